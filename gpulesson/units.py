@@ -1,0 +1,247 @@
+"""Formatting and parsing of quantities with units.
+
+Every formula in :mod:`gpulesson` works in SI base units (bytes, FLOPs, seconds, bytes/s,
+FLOP/s, watts, USD). Prefixes appear only here, at the edge where a number meets a reader:
+
+* decimal prefixes (k, M, G, T, P, E = 10^3 ... 10^18) for bytes, FLOPs and rates, as GPU
+  datasheets use them ("80 GB", "3.35 TB/s", "989 TFLOP/s");
+* binary prefixes (KiB, MiB, GiB, TiB = 2^10 ... 2^40) only when asked for, and always
+  spelled with the ``i`` so a reader can tell them apart (1 GiB = 1.0737 GB).
+
+Standard library only: this module also runs in the browser (Pyodide).
+Taught in: ``book/conventions.md`` (GB vs GiB, FLOPs vs FLOP/s).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+
+__all__ = [
+    "DIMENSIONS",
+    "format_bandwidth",
+    "format_bytes",
+    "format_flop_rate",
+    "format_flops",
+    "format_quantity",
+    "format_seconds",
+    "format_usd",
+    "parse_quantity",
+]
+
+_SI = [(1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, "")]
+_BINARY = [(2.0**40, "Ti"), (2.0**30, "Gi"), (2.0**20, "Mi"), (2.0**10, "Ki"), (1.0, "")]
+
+
+def _check_number(name: str, value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} must be a number, got {type(value).__name__} {value!r}")
+    value = float(value)
+    if not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number, got {value!r}")
+    return value
+
+
+def _scaled(value: float, table: list[tuple[float, str]], digits: int) -> tuple[str, str]:
+    """Pick the largest prefix that keeps the mantissa >= 1 and format it."""
+    magnitude = abs(value)
+    for factor, prefix in table:
+        if magnitude >= factor:
+            return f"{value / factor:,.{digits}f}", prefix
+    return f"{value:,.{digits}g}", ""
+
+
+def format_bytes(n: float, *, binary: bool = False, digits: int = 1) -> str:
+    """Format a byte count: ``14e9 -> '14.0 GB'``; with ``binary=True`` ``-> '13.0 GiB'``."""
+    value = _check_number("n", n)
+    text, prefix = _scaled(value, _BINARY if binary else _SI, digits)
+    return f"{text} {prefix}B"
+
+
+def format_flops(n: float, *, digits: int = 2) -> str:
+    """Format a FLOP *count*: ``1.1e9 -> '1.10 GFLOP'`` (a count has no ``/s``)."""
+    text, prefix = _scaled(_check_number("n", n), _SI, digits)
+    return f"{text} {prefix}FLOP"
+
+
+def format_flop_rate(rate: float, *, digits: int = 1) -> str:
+    """Format a FLOP *rate*: ``989.4e12 -> '989.4 TFLOP/s'``."""
+    text, prefix = _scaled(_check_number("rate", rate), _SI, digits)
+    return f"{text} {prefix}FLOP/s"
+
+
+def format_bandwidth(rate: float, *, digits: int = 2) -> str:
+    """Format bytes per second with decimal prefixes: ``3.35e12 -> '3.35 TB/s'``."""
+    text, prefix = _scaled(_check_number("rate", rate), _SI, digits)
+    return f"{text} {prefix}B/s"
+
+
+def format_seconds(seconds: float, *, digits: int = 3) -> str:
+    """Format a duration with a readable unit: ns, µs, ms, s, min, h or days.
+
+    ``digits`` is the number of significant digits.
+    """
+    s = _check_number("seconds", seconds)
+    magnitude = abs(s)
+    for factor, unit in [(86400.0, "days"), (3600.0, "h"), (60.0, "min"), (1.0, "s"),
+                         (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns")]:
+        if magnitude >= factor:
+            return f"{_significant(s / factor, digits)} {unit}"
+    return f"{_significant(s / 1e-9, digits)} ns" if s else "0 s"
+
+
+def format_usd(amount: float, *, cents: bool | None = None) -> str:
+    """Format US dollars: ``1234.5 -> '$1,234.50'``, ``0.0831 -> '$0.0831'``.
+
+    Amounts under one dollar keep three significant digits so that costs per 1K tokens
+    stay readable; ``cents`` forces (True) or drops (False) two decimals.
+    """
+    value = _check_number("amount", amount)
+    sign = "-" if value < 0 else ""
+    value = abs(value)
+    if cents is None:
+        cents = value < 1e6
+    if 0 < value < 1 and cents:
+        return f"{sign}${_significant(value, 3)}"
+    return f"{sign}${value:,.2f}" if cents else f"{sign}${value:,.0f}"
+
+
+def _significant(value: float, digits: int) -> str:
+    if value == 0:
+        return "0"
+    decimals = max(digits - 1 - math.floor(math.log10(abs(value))), 0)
+    return f"{value:,.{decimals}f}"
+
+
+# ---------------------------------------------------------------------------------------
+# Parsing "14 GB", "14e9 bytes", "13.04 GiB", "1.1 TFLOP", "239 tokens/s", "$0.08" ...
+
+#: Units a learner may type, by dimension, with their factor to the SI base unit.
+DIMENSIONS: Mapping[str, Mapping[str, float]] = {
+    "bytes": {"b": 1, "byte": 1, "bytes": 1, "kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12,
+              "pb": 1e15, "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40,
+              "pib": 2**50},
+    "flops": {"flop": 1, "flops": 1, "kflop": 1e3, "mflop": 1e6, "gflop": 1e9,
+              "tflop": 1e12, "pflop": 1e15, "eflop": 1e18, "kflops": 1e3, "mflops": 1e6,
+              "gflops": 1e9, "tflops": 1e12, "pflops": 1e15, "eflops": 1e18},
+    "flop/s": {"flop/s": 1, "kflop/s": 1e3, "mflop/s": 1e6, "gflop/s": 1e9,
+               "tflop/s": 1e12, "pflop/s": 1e15, "eflop/s": 1e18, "flops": 1,
+               "gflops": 1e9, "tflops": 1e12, "pflops": 1e15},
+    "bytes/s": {"b/s": 1, "kb/s": 1e3, "mb/s": 1e6, "gb/s": 1e9, "tb/s": 1e12,
+                "gib/s": 2**30, "tib/s": 2**40},
+    "seconds": {"s": 1, "sec": 1, "second": 1, "seconds": 1, "ms": 1e-3, "us": 1e-6,
+                "µs": 1e-6, "ns": 1e-9, "min": 60, "minute": 60, "minutes": 60, "h": 3600,
+                "hour": 3600, "hours": 3600, "day": 86400, "days": 86400},
+    "tokens/s": {"tokens/s": 1, "tok/s": 1, "token/s": 1, "tokens/sec": 1},
+    "usd": {"$": 1, "usd": 1, "dollar": 1, "dollars": 1},
+    "count": {"": 1, "x": 1, "×": 1, "k": 1e3, "m": 1e6, "b": 1e9, "billion": 1e9,
+              "million": 1e6, "thousand": 1e3},
+    "percent": {"%": 0.01, "": 1},
+}
+
+_MAX_INPUT_CHARS = 64
+_NUMBER = re.compile(
+    r"^\s*(?P<dollar>\$)?\s*(?P<num>[+-]?(\d[\d,_]*\.?\d*|\.\d+)([eE][+-]?\d+)?)\s*(?P<unit>.*?)\s*$"
+)
+
+
+def parse_quantity(text: str, dimension: str = "count", *, allow_negative: bool = False) -> float:
+    """Parse a learner's answer such as ``"14 GB"`` into SI base units (here 14e9 bytes).
+
+    Numbers may use ``e`` notation, thousands separators (``1,024``) and ``×10^n`` is
+    not accepted (type ``1e9``). A bare number is read in the base unit of ``dimension``
+    (bytes, FLOPs, seconds ...). Nothing is ever ``eval``-ed.
+
+    Raises
+    ------
+    ValueError
+        with a message that says what was typed, what was expected and an example. The
+        message is meant to be shown to the learner as it is.
+    """
+    if dimension not in DIMENSIONS:
+        raise ValueError(f"dimension must be one of {sorted(DIMENSIONS)}, got {dimension!r}")
+    if not isinstance(text, str):
+        raise TypeError(f"answer must be text, got {type(text).__name__}")
+    units = DIMENSIONS[dimension]
+    example = _example(dimension)
+    if not text.strip():
+        raise ValueError(f"Please type a number, for example {example}.")
+    if len(text) > _MAX_INPUT_CHARS:
+        raise ValueError(
+            f"That answer is {len(text)} characters long; type just a number and a unit, "
+            f"for example {example}."
+        )
+    match = _NUMBER.match(text.replace("\u2212", "-"))
+    if not match:
+        shown = text.strip()
+        raise ValueError(f"Could not read a number in {shown!r}; type for example {example}.")
+    number = float(match["num"].replace(",", "").replace("_", ""))
+    unit = match["unit"].strip()
+    if match["dollar"]:
+        if dimension != "usd":
+            raise ValueError(f"A dollar amount was typed, but the answer is in {dimension}.")
+        unit = unit or "$"
+    key = unit.lower().replace(" ", "")
+    if dimension == "bytes" and unit in {"b"}:  # lower-case b is ambiguous (bit): refuse it
+        raise ValueError("'b' could mean bits; write B or bytes, for example 14 GB.")
+    if key not in units and not (key == "" and dimension in {"bytes", "flops", "flop/s",
+                                                               "bytes/s", "seconds",
+                                                               "tokens/s", "usd"}):
+        allowed = ", ".join(u for u in _display_units(dimension) if u)
+        raise ValueError(
+            f"Unknown unit {unit!r} for {dimension}; use one of: {allowed} (for example {example})."
+        )
+    value = number * units.get(key, 1)
+    if not math.isfinite(value):
+        raise ValueError(f"{text.strip()!r} is too large to be a sensible answer.")
+    if value < 0 and not allow_negative:
+        raise ValueError(f"{text.strip()!r} is negative; this quantity cannot be below zero.")
+    return value
+
+
+def _display_units(dimension: str) -> list[str]:
+    preferred = {
+        "bytes": ["B", "kB", "MB", "GB", "TB", "KiB", "MiB", "GiB", "TiB"],
+        "flops": ["FLOP", "GFLOP", "TFLOP", "PFLOP", "EFLOP"],
+        "flop/s": ["FLOP/s", "GFLOP/s", "TFLOP/s", "PFLOP/s"],
+        "bytes/s": ["B/s", "MB/s", "GB/s", "TB/s"],
+        "seconds": ["ns", "µs", "ms", "s", "min", "h", "days"],
+        "tokens/s": ["tokens/s"],
+        "usd": ["$", "USD"],
+        "count": ["", "k", "M", "B (billion)"],
+        "percent": ["%"],
+    }
+    return preferred[dimension]
+
+
+def _example(dimension: str) -> str:
+    return {
+        "bytes": "'14 GB' or '13.04 GiB' or '14e9'",
+        "flops": "'1.1 GFLOP' or '1.1e9'",
+        "flop/s": "'989 TFLOP/s'",
+        "bytes/s": "'3.35 TB/s'",
+        "seconds": "'12 ms' or '3.5 days'",
+        "tokens/s": "'239 tokens/s' or '239'",
+        "usd": "'$0.08' or '0.08'",
+        "count": "'4096' or '7e9'",
+        "percent": "'45%' or '0.45'",
+    }[dimension]
+
+
+def format_quantity(value: float, dimension: str) -> str:
+    """Format ``value`` (SI base units) in the natural unit of ``dimension``."""
+    formatters = {
+        "bytes": format_bytes,
+        "flops": format_flops,
+        "flop/s": format_flop_rate,
+        "bytes/s": format_bandwidth,
+        "seconds": format_seconds,
+        "usd": format_usd,
+        "tokens/s": lambda v: f"{_significant(v, 3)} tokens/s",
+        "count": lambda v: f"{v:,.0f}" if float(v).is_integer() else _significant(v, 4),
+        "percent": lambda v: f"{100 * v:.1f}%",
+    }
+    if dimension not in formatters:
+        raise ValueError(f"dimension must be one of {sorted(formatters)}, got {dimension!r}")
+    return formatters[dimension](value)
