@@ -1,0 +1,330 @@
+"""ipywidgets calculators built from the registry :mod:`gpulesson.calculators`.
+
+One generic builder, no per-calculator widget code: :func:`calculator_widget` reads a
+registry entry and lays out
+
+* one labelled control per input (a text box or slider with its unit, a dropdown for
+  choices and presets; choosing a preset fills the inputs it covers, editing a filled
+  input by hand turns the preset to "custom");
+* one ``HTML`` widget per output, recomputed on every change by
+  :func:`gpulesson.calculators.evaluate` (which calls the calculator functions);
+* an ``HTML`` widget that shows an invalid combination inline, in red: never a
+  traceback, never ``print``.
+
+It returns a :class:`gpulesson.display.Interactive` whose static ``text/html`` rendering
+(the worked example, computed now) follows the markup of ``CONTRIBUTING.md`` ("Two
+renderings"), so the static site shows real numbers and can upgrade the form in place.
+
+Taught in: every lesson that embeds a calculator (see each entry's ``lesson``).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping
+from typing import Any
+
+from gpulesson import calculators as _calc
+from gpulesson.display import Interactive, escape
+
+__all__ = ["CalculatorWidget", "calculator_widget", "static_html"]
+
+#: Red with enough contrast on white and on JupyterLab's dark background.
+ERROR_COLOR = "#d32f2f"
+_MISSING = "—"
+_ids = itertools.count(1)
+
+
+def _value_attr(value: Any) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def static_html(name: str, values: Mapping[str, Any] | None = None,
+                uid: str | None = None) -> str:
+    """The static rendering of calculator ``name`` with ``values`` (shown units).
+
+    Markup (relied on by the site's JavaScript and the browser tests):
+    ``<div class="gl-calculator" data-calculator="NAME">``, one labelled ``<input>`` or
+    ``<select>`` per input with ``name="INPUT"``, one ``<output data-output="OUTPUT">`` per
+    output holding the value computed now, an element ``class="gl-calc-error"
+    role="alert"`` and an ``aria-live="polite"`` region around the outputs.
+    """
+    calc = _calc.get(name)
+    shown = _calc.resolve(name, **dict(values or {}))
+    result = _calc.evaluate(name, shown)
+    uid = uid or f"gl-calc-{next(_ids)}"
+    parts = [
+        f'<div class="gl-calculator" data-calculator="{escape(name)}" '
+        f'data-lesson="{escape(calc.lesson)}" id="{escape(uid)}">',
+        f'<p class="gl-calc-title"><strong>{escape(calc.title)}</strong></p>',
+        f'<p class="gl-calc-description">{escape(calc.description)}</p>',
+    ]
+    basic = [s for s in calc.inputs if not s.advanced]
+    advanced = [s for s in calc.inputs if s.advanced]
+    parts.append('<div class="gl-calc-inputs">')
+    parts.extend(_field_html(spec, shown[spec.name], uid) for spec in basic)
+    if advanced:
+        parts.append('<details class="gl-calc-advanced"><summary>More inputs</summary>')
+        parts.extend(_field_html(spec, shown[spec.name], uid) for spec in advanced)
+        parts.append("</details>")
+    parts.append("</div>")
+    parts.append('<div class="gl-calc-outputs" aria-live="polite"><dl>')
+    for out in calc.outputs:
+        text = result["text"][out.name] if result["ok"] else _MISSING
+        help_attr = f' title="{escape(out.help)}"' if out.help else ""
+        parts.append(
+            f'<dt id="{escape(uid)}-out-{escape(out.name)}"{help_attr}>{escape(out.label)}</dt>'
+            f'<dd><output data-output="{escape(out.name)}" name="{escape(out.name)}" '
+            f'aria-labelledby="{escape(uid)}-out-{escape(out.name)}">{escape(text)}</output></dd>'
+        )
+    parts.append("</dl></div>")
+    error = "" if result["ok"] else result["error"]
+    parts.append(
+        f'<p class="gl-calc-error" role="alert" style="color: {ERROR_COLOR}">'
+        f"{escape(error)}</p>"
+    )
+    parts.append("</div>")
+    return "\n".join(parts)
+
+
+def _field_html(spec: _calc.Input, value: Any, uid: str) -> str:
+    fid = f"{uid}-{spec.name}"
+    unit = f' <span class="gl-calc-unit">{escape(spec.unit)}</span>' if spec.unit else ""
+    described = f' aria-describedby="{escape(fid)}-help"' if spec.help else ""
+    label = f'<label for="{escape(fid)}">{escape(spec.label)}</label>'
+    if spec.kind in ("choice", "preset"):
+        options = "".join(
+            f'<option value="{escape(c.value)}"{" selected" if c.value == value else ""}>'
+            f"{escape(c.label)}</option>"
+            for c in spec.choices
+        )
+        control = (f'<select id="{escape(fid)}" name="{escape(spec.name)}" '
+                   f'data-kind="{spec.kind}"{described}>{options}</select>')
+    else:
+        step = spec.step if spec.step is not None else (1 if spec.kind == "integer" else "any")
+        control = (
+            f'<input type="number" id="{escape(fid)}" name="{escape(spec.name)}" '
+            f'data-kind="{spec.kind}" value="{escape(_value_attr(value))}" '
+            f'min="{escape(_value_attr(spec.min))}" max="{escape(_value_attr(spec.max))}" '
+            f'step="{escape(_value_attr(step))}"{described}>'
+        )
+    help_text = (f'<small class="gl-calc-help" id="{escape(fid)}-help">{escape(spec.help)}'
+                 "</small>" if spec.help else "")
+    return f'<div class="gl-calc-field">{label} {control}{unit} {help_text}</div>'
+
+
+class CalculatorWidget(Interactive):
+    """A live calculator: :class:`Interactive` plus handles for code and tests.
+
+    Attributes
+    ----------
+    name:
+        the registry entry.
+    controls:
+        input name -> ipywidget (set ``.value`` to change an input).
+    outputs:
+        output name -> ``HTML`` widget holding the formatted value.
+    error:
+        ``HTML`` widget: empty, or the message for an invalid combination (in red).
+    """
+
+    def __init__(self, name: str, widget: Any, static: str, controls: dict[str, Any],
+                 outputs: dict[str, Any], error: Any) -> None:
+        super().__init__(widget, static)
+        self.name = name
+        self.controls = controls
+        self.outputs = outputs
+        self.error = error
+        self.last: dict[str, Any] = {}
+
+    def values(self) -> dict[str, Any]:
+        """The current inputs, in shown units."""
+        return {key: control.value for key, control in self.controls.items()}
+
+    @property
+    def error_text(self) -> str:
+        """The current error message as plain text ('' when the inputs are valid)."""
+        from gpulesson.display import _plain
+
+        return _plain(self.error.value)
+
+
+def _control(spec: _calc.Input, value: Any) -> Any:
+    import ipywidgets as w
+
+    layout = w.Layout(width="auto", min_width="9em")
+    if spec.kind in ("choice", "preset"):
+        return w.Dropdown(options=[(c.label, c.value) for c in spec.choices], value=value,
+                          layout=layout, tooltip=spec.help or None)
+    if spec.kind == "integer":
+        if spec.slider:
+            return w.IntSlider(value=value, min=int(spec.min), max=int(spec.max),
+                               step=int(spec.step or 1), continuous_update=False,
+                               layout=layout, tooltip=spec.help or None)
+        return w.IntText(value=value, step=int(spec.step or 1), layout=layout,
+                         tooltip=spec.help or None)
+    if spec.slider:
+        return w.FloatSlider(value=value, min=spec.min, max=spec.max,
+                             step=spec.step or (spec.max - spec.min) / 100,
+                             continuous_update=False, readout_format=".3g",
+                             layout=layout, tooltip=spec.help or None)
+    # an unbounded box: a value outside the range is explained inline, never clamped
+    return w.FloatText(value=value, step=spec.step, layout=layout, tooltip=spec.help or None)
+
+
+def _row(spec: _calc.Input, control: Any) -> Any:
+    import ipywidgets as w
+
+    label = w.HTML(f"<b>{escape(spec.label)}</b>", layout=w.Layout(width="16em"))
+    unit = w.HTML(escape(spec.unit), layout=w.Layout(min_width="4em"))
+    children = [label, control, unit]
+    if spec.help:
+        children.append(w.HTML(f'<span style="opacity: 0.75">{escape(spec.help)}</span>',
+                               layout=w.Layout(flex="1 1 auto")))
+    return w.HBox(children)
+
+
+def _error_html(message: str) -> str:
+    return (f'<div role="alert" style="color: {ERROR_COLOR}; font-weight: 600">'
+            f"{escape(message)}</div>") if message else ""
+
+
+def calculator_widget(name: str, **overrides: Any) -> CalculatorWidget:
+    """An ipywidgets calculator for registry entry ``name``, with a static rendering.
+
+    Parameters
+    ----------
+    name:
+        a key of :data:`gpulesson.calculators.CALCULATORS`.
+    **overrides:
+        initial inputs in shown units (a preset choice fills what it covers).
+
+    Returns
+    -------
+    CalculatorWidget
+        display it in Jupyter (the live widget) or on the site (static HTML of the
+        initial state). ``.controls``, ``.outputs`` and ``.error`` give the widgets.
+
+    Raises
+    ------
+    ValueError
+        when ``overrides`` names an unknown input. An invalid value is not raised: it is
+        shown inline, as a learner would see it.
+    """
+    import ipywidgets as w
+
+    calc = _calc.get(name)
+    initial = _calc.resolve(name, **overrides)
+    controls = {spec.name: _control(spec, initial[spec.name]) for spec in calc.inputs}
+    outputs = {o.name: w.HTML(_MISSING) for o in calc.outputs}
+    error = w.HTML("")
+
+    # which preset fills which input, and which inputs key a preset's fill
+    filled_by: dict[str, list[str]] = {}
+    keyed_by: dict[str, list[str]] = {}
+    for spec in calc.inputs:
+        if spec.kind != "preset":
+            continue
+        for fills in spec.fills.values():
+            for target, raw in fills.items():
+                filled_by.setdefault(target, [])
+                if spec.name not in filled_by[target]:
+                    filled_by[target].append(spec.name)
+                if isinstance(raw, _calc.Keyed):
+                    keyed_by.setdefault(raw.by, [])
+                    if spec.name not in keyed_by[raw.by]:
+                        keyed_by[raw.by].append(spec.name)
+
+    busy = {"on": False}
+    widget_box: dict[str, CalculatorWidget] = {}
+
+    def current() -> dict[str, Any]:
+        return {key: control.value for key, control in controls.items()}
+
+    def set_quietly(updates: Mapping[str, Any]) -> None:
+        busy["on"] = True
+        try:
+            for key, value in updates.items():
+                controls[key].value = value
+        finally:
+            busy["on"] = False
+
+    def recompute() -> None:
+        result = _calc.evaluate(name, current())
+        if result["ok"]:
+            for key, out in outputs.items():
+                out.value = escape(result["text"][key])
+            error.value = ""
+            widget_box["w"].last = result
+        else:
+            for out in outputs.values():
+                out.value = _MISSING
+            error.value = _error_html(result["error"])
+            widget_box["w"].last = result
+
+    def fill(preset: str) -> bool:
+        try:
+            updates = _calc.apply_preset(name, preset, controls[preset].value, current())
+        except ValueError as exc:
+            for out in outputs.values():
+                out.value = _MISSING
+            error.value = _error_html(str(exc))
+            return False
+        set_quietly(updates)
+        return True
+
+    def on_change(change: Mapping[str, Any]) -> None:
+        if busy["on"]:
+            return
+        changed = change["owner"]._gl_input
+        spec = calc.input(changed)
+        ok = True
+        if spec.kind == "preset":
+            ok = fill(changed)
+        else:
+            for preset in filled_by.get(changed, []):
+                choice = controls[preset].value
+                if choice == _calc.CUSTOM:
+                    continue
+                try:
+                    expected = _calc.apply_preset(name, preset, choice, current())
+                except ValueError:
+                    expected = {}
+                if expected.get(changed) != controls[changed].value:
+                    set_quietly({preset: _calc.CUSTOM})
+            for preset in keyed_by.get(changed, []):
+                if controls[preset].value != _calc.CUSTOM:
+                    ok = fill(preset) and ok
+        if ok:
+            recompute()
+
+    rows = []
+    advanced_rows = []
+    for spec in calc.inputs:
+        control = controls[spec.name]
+        control._gl_input = spec.name
+        control.observe(on_change, names="value")
+        (advanced_rows if spec.advanced else rows).append(_row(spec, control))
+    if advanced_rows:
+        more = w.Accordion(children=[w.VBox(advanced_rows)], selected_index=None)
+        more.set_title(0, "More inputs")
+        rows.append(more)
+
+    out_rows = [
+        w.HBox([w.HTML(f"{escape(o.label)}", layout=w.Layout(width="16em")), outputs[o.name]])
+        for o in calc.outputs
+    ]
+    box = w.VBox([
+        w.HTML(f"<h4 style='margin: 0.3em 0'>{escape(calc.title)}</h4>"
+               f"<p style='margin: 0'>{escape(calc.description)}</p>"),
+        w.VBox(rows),
+        w.HTML("<hr style='margin: 0.4em 0'>"),
+        w.VBox(out_rows),
+        error,
+    ])
+    widget = CalculatorWidget(name, box, static_html(name, initial), controls, outputs, error)
+    widget_box["w"] = widget
+    recompute()
+    return widget
