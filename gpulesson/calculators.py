@@ -315,7 +315,8 @@ def resolve(name: str, **inputs: Any) -> dict[str, Any]:
     """All inputs of ``name`` in shown units: defaults, then presets, then ``inputs``.
 
     A preset named in ``inputs`` (or by default) fills the inputs it covers unless they are
-    given explicitly. Nothing is validated here; see :func:`compute`.
+    given explicitly. Only choices are validated here (a preset fill may depend on one);
+    numbers are validated by :func:`compute`.
     """
     calc = get(name)
     known = {i.name for i in calc.inputs}
@@ -327,6 +328,9 @@ def resolve(name: str, **inputs: Any) -> dict[str, Any]:
         )
     values = _declared_defaults(calc)
     values.update(inputs)
+    for spec in calc.inputs:  # a preset fill may be keyed by a choice: check those first
+        if spec.kind == "choice":
+            _validate_one(spec, values.get(spec.name))
     for spec in calc.inputs:
         if spec.kind != "preset":
             continue
@@ -365,13 +369,17 @@ def _validate_one(spec: Input, value: Any) -> Any:
             )
         return value
     if value is None:
-        raise ValueError(f"{spec.name} ({spec.label}) needs a value")
+        raise ValueError(f"{spec.name} ({spec.label}) needs a value {_range_text(spec)}")
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ValueError(
-            f"{spec.name} ({spec.label}) must be a number, got {type(value).__name__} {value!r}"
+            f"{spec.name} ({spec.label}) must be a number {_range_text(spec)}, "
+            f"got {type(value).__name__} {value!r}"
         )
     if not math.isfinite(value):
-        raise ValueError(f"{spec.name} ({spec.label}) must be a finite number, got {value!r}")
+        raise ValueError(
+            f"{spec.name} ({spec.label}) must be a finite number {_range_text(spec)}, "
+            f"got {value!r}"
+        )
     if spec.kind == "integer":
         if isinstance(value, float):
             if not value.is_integer():
@@ -454,6 +462,8 @@ def format_output(spec: Output, value: Any) -> str:
         return f"{_significant(value, spec.digits)}×"
     if fmt == "intensity":
         return f"{_significant(value, spec.digits)} FLOP/byte"
+    if fmt == "count" and isinstance(value, int):
+        return f"{value:,} {spec.unit}".strip()  # exact: no detour through float
     if fmt == "number":
         text = _significant(value, spec.digits)
         return f"{text} {spec.unit}".strip()
