@@ -1,18 +1,30 @@
 # GPU Mathematics for Machine Learning: every command a learner, instructor or CI needs.
 # `make book` and `make test` each do the whole set-up themselves (idempotent, fast when done).
+# Nothing here downloads from anywhere but the package registries (PyPI, npm, Debian).
 
-PYTHON ?= python3
-VENV   := .venv
-BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed
+PYTHON   ?= $(shell command -v python3.11 || command -v python3)
+VENV     := .venv
+BIN      := $(VENV)/bin
+STAMP    := $(VENV)/.installed
+HOST     ?= 127.0.0.1
+PORT     ?= 8000
+# Browser tests drive this Chromium through Playwright (its own browser download cannot work
+# offline). On Debian/Ubuntu `make test` installs it; elsewhere point CHROMIUM at a Chrome.
+CHROMIUM ?= /usr/bin/chromium
+SUDO     := $(if $(filter 0,$(shell id -u)),,sudo)
+# Every notebook is a test (nbval); $(wildcard) keeps a fresh clone without any working.
+NOTEBOOKS = $(wildcard notebooks/*.ipynb exercises/*.ipynb)
+NBVAL     = --nbval-lax --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
+JB_FLAGS  = -W -n --keep-going
 
-.PHONY: help install book test unit lab serve clean
+.PHONY: help install site-assets chromium book test unit lab serve clean
 
 help:
 	@echo "make book    install, execute every notebook, build the site into _build/html"
-	@echo "make test    install, then run every test (unit, notebooks, book, browser)"
+	@echo "make test    install, then run every test (unit, notebooks, hygiene, book, browser)"
 	@echo "make lab     open the lessons in JupyterLab"
-	@echo "make serve   serve the built site on http://127.0.0.1:8000"
+	@echo "make serve   serve the built site on http://$(HOST):$(PORT)"
+	@echo "make clean   remove the built site, caches and vendored JavaScript"
 
 # The virtual environment, re-made only when the pins or the package metadata change.
 $(STAMP): pyproject.toml constraints.txt
@@ -23,14 +35,50 @@ $(STAMP): pyproject.toml constraints.txt
 
 install: $(STAMP)
 
-unit: install
-	$(BIN)/python -m pytest -q tests
+# The site's JavaScript, pinned in package-lock.json, copied into _vendor/ (published at the
+# site root) so that no page loads anything from a CDN.
+node_modules/.package-lock.json: package.json package-lock.json
+	npm ci --ignore-scripts --no-audit --no-fund
+	touch $@
 
-test: install
-	$(BIN)/python -m pytest -q tests
+_vendor/_lib/VERSIONS.json: node_modules/.package-lock.json scripts/vendor_js.py
+	$(PYTHON) scripts/vendor_js.py
+
+site-assets: _vendor/_lib/VERSIONS.json
+
+chromium:
+	@if [ -x "$(CHROMIUM)" ]; then :; \
+	elif command -v apt-get >/dev/null; then \
+		echo "Installing Debian's chromium for the browser tests"; \
+		$(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium >/dev/null; \
+	else \
+		echo "No $(CHROMIUM) and no apt-get: the browser tests will be skipped" \
+		     "(set CHROMIUM=/path/to/chrome to run them)."; \
+	fi
+
+book: install site-assets
+	$(BIN)/jupyter-book build . $(JB_FLAGS)
+	@echo
+	@echo "The site is in _build/html. Serve it and open it in a browser with:"
+	@echo "    make serve        (then visit http://$(HOST):$(PORT)/)"
+
+# One pytest run, one closing summary: unit tests, every notebook (nbval), notebook hygiene,
+# the book build (warnings are errors) and the browser checks of the built site.
+test: install site-assets chromium
+	GL_CHROMIUM=$(CHROMIUM) GL_REQUIRE_BROWSER=$(if $(shell command -v apt-get),1,0) \
+	MPLBACKEND=Agg $(BIN)/python -m pytest -q --durations=10 $(NBVAL) tests $(NOTEBOOKS)
+
+unit: install
+	$(BIN)/python -m pytest -q tests -m "not book and not browser"
 
 lab: install
 	$(BIN)/jupyter lab notebooks
 
+serve:
+	@test -f _build/html/index.html || { echo "No site yet: run 'make book' first."; exit 1; }
+	@echo "Serving _build/html on http://$(HOST):$(PORT)/ (Ctrl-C stops)"
+	$(PYTHON) -m http.server $(PORT) --bind $(HOST) --directory _build/html
+
 clean:
-	rm -rf _build .pytest_cache
+	rm -rf _build _vendor .pytest_cache

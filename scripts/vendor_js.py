@@ -1,0 +1,133 @@
+"""Copy the JavaScript the site needs from ``node_modules`` into ``_vendor/``.
+
+The published site must work with no network: by default the ipywidgets manager,
+RequireJS and MathJax would load from public CDNs when a reader opens a page. Instead
+``npm ci`` fetches pinned versions (``package-lock.json``) at build time and this script
+copies the few files a browser needs into ``_vendor/``.
+
+``_vendor/`` mirrors the root of the built site: ``_config.yml`` lists it in
+``html_extra_path``, so ``_vendor/_lib/x`` is published as ``_build/html/_lib/x``. It is
+deliberately *not* under ``_static/``, whose every ``.js`` file Jupyter Book 1 loads on
+every page. Other vendored trees (for example ``_vendor/_pyodide/<version>/``) can live
+beside ``_lib/``; this script only ever rewrites ``_vendor/_lib/``.
+
+Usage: ``python scripts/vendor_js.py [--node-modules DIR] [--out DIR]`` (run by
+``make book`` and ``make test`` after ``npm ci``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# What the site loads, relative to each npm package, and where it lands under _lib/.
+# Paths are what a browser requests, so _config.yml refers to them (see SITE_PATHS).
+BUNDLES: dict[str, dict[str, object]] = {
+    "requirejs": {
+        "dest": "requirejs",
+        # require.js is small (85 kB) and the package ships no minified build.
+        "files": ["require.js"],
+    },
+    "@jupyter-widgets/html-manager": {
+        "dest": "jupyter-widgets",
+        # embed-amd.js is the self-contained AMD bundle (base, controls and output
+        # widgets) for ipywidgets 8; the hashed font files are fetched by its CSS
+        # relative to the script's own URL.
+        "files": ["dist/embed-amd.js", "dist/embed.js.LICENSE.txt"],
+        "globs": ["dist/*.woff2", "dist/*.woff", "dist/*.ttf", "dist/*.eot", "dist/*.svg"],
+    },
+    "mathjax": {
+        "dest": "mathjax",
+        # tex-chtml.js plus the components it loads on demand (TeX extensions via
+        # autoload, the CHTML fonts, the accessibility menu and its speech rules).
+        "files": ["es5/tex-chtml.js", "LICENSE"],
+        "trees": ["es5/input", "es5/output", "es5/a11y", "es5/ui", "es5/sre", "es5/adaptors"],
+    },
+}
+
+# Site-relative URLs that _config.yml points at (tests/test_site_config.py checks them).
+SITE_PATHS = {
+    "requirejs": "_lib/requirejs/require.js",
+    "@jupyter-widgets/html-manager": "_lib/jupyter-widgets/embed-amd.js",
+    "mathjax": "_lib/mathjax/tex-chtml.js",
+}
+
+
+def _copy_file(src: Path, dst: Path) -> None:
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(src, dst)
+
+
+def vendor(node_modules: Path, out: Path) -> dict[str, dict[str, str]]:
+    """Copy every bundle of :data:`BUNDLES` into ``out/_lib`` and return a manifest.
+
+    Parameters
+    ----------
+    node_modules:
+        the ``node_modules`` folder written by ``npm ci``.
+    out:
+        the ``_vendor`` folder (the root of the extra files published with the site).
+
+    Returns
+    -------
+    dict
+        package name -> ``{"version", "license", "path"}`` (also written to
+        ``out/_lib/VERSIONS.json``).
+    """
+    lib = out / "_lib"
+    if lib.exists():
+        shutil.rmtree(lib)
+    manifest: dict[str, dict[str, str]] = {}
+    for package, spec in BUNDLES.items():
+        pkg_dir = node_modules / package
+        meta_file = pkg_dir / "package.json"
+        if not meta_file.is_file():
+            raise FileNotFoundError(
+                f"{meta_file} is missing: run `npm ci` in {ROOT} first (make book does)"
+            )
+        meta = json.loads(meta_file.read_text(encoding="utf-8"))
+        dest = lib / str(spec["dest"])
+        for rel in spec.get("files", []):  # type: ignore[union-attr]
+            src = pkg_dir / rel
+            if not src.is_file():
+                raise FileNotFoundError(f"{package}@{meta['version']} has no {rel}")
+            _copy_file(src, dest / Path(rel).name)
+        for pattern in spec.get("globs", []):  # type: ignore[union-attr]
+            matches = sorted(pkg_dir.glob(pattern))
+            for src in matches:
+                _copy_file(src, dest / src.name)
+        for rel in spec.get("trees", []):  # type: ignore[union-attr]
+            src_tree = pkg_dir / rel
+            # Keep the tree's position relative to the entry script (es5/x -> x).
+            shutil.copytree(src_tree, dest / Path(rel).relative_to("es5"))
+        manifest[package] = {
+            "version": str(meta["version"]),
+            "license": str(meta.get("license", "see package")),
+            "path": SITE_PATHS[package],
+        }
+    (lib / "VERSIONS.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    return manifest
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--node-modules", type=Path, default=ROOT / "node_modules")
+    parser.add_argument("--out", type=Path, default=ROOT / "_vendor")
+    args = parser.parse_args(argv)
+    try:
+        manifest = vendor(args.node_modules, args.out)
+    except FileNotFoundError as exc:
+        print(f"vendor_js: {exc}", file=sys.stderr)
+        return 1
+    for package, info in manifest.items():
+        print(f"vendored {package}@{info['version']} -> _build/html/{info['path']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
