@@ -1,0 +1,93 @@
+"""Exercises that check answers, explain mistakes, and serve learners and instructors.
+
+Four kinds (:mod:`gpulesson.exercises.core`, standard library only, runs in Pyodide):
+
+* :class:`NumericExercise`: a number with units ("14 GB", "14e9 bytes", "13.04 GiB" are
+  all read by :func:`gpulesson.units.parse_quantity`), accepted within a relative
+  tolerance;
+* :class:`ChoiceExercise`: multiple choice, the correct option chosen by a calculator;
+* :class:`PredictExercise`: predict, then run: the learner commits a number, a later cell
+  measures the real one and :meth:`Lesson.reveal` says how far off it was;
+* :class:`CodeExercise`: the learner writes a small function (a real callable, never a
+  string) that is checked against the reference calculator on the lesson's numbers and
+  on random valid inputs, and the first input where it differs is reported.
+
+``check(answer) -> Feedback`` is pure and never raises for anything a learner can type.
+Each exercise declares common mistakes as functions of its inputs (see
+:mod:`gpulesson.exercises.mistakes`); a wrong answer that matches one gets that mistake's
+hint. Hints come one at a time; the worked solution after a correct answer or on request.
+
+Using exercises in a notebook::
+
+    from gpulesson.exercises import load_lesson
+    lesson = load_lesson("parallelism_at_the_core")
+    lesson.show(1)        # live widget in Jupyter; question + collapsed solution on the site
+
+Adding exercises for a lesson
+-----------------------------
+1. Create ``gpulesson/exercises/bank/<lesson_slug>.py`` defining ``LESSON`` (the slug),
+   ``TITLE`` and ``EXERCISES``, a tuple numbered 1, 2, ... (ids are ``<slug>-ex<N>``;
+   never renumber a published exercise: the number keys learners' progress).
+2. Every answer comes from a calculator (``gpulesson.gemm``, ``memory``, ``inference``
+   ...): ``answer=lambda p: gemm.flops(p["m"], p["k"], p["n"])``. Never type a number
+   that a calculator computes; that includes the worked solution, whose figures come
+   from ``derived(p)``.
+3. Declare mistakes as the answer a learner making them would give, computed with the
+   same calculators (``counted_macs(lambda p: gemm.flops(...) / 2)``), with a hint
+   that names the mistake. Mistakes must stay distinguishable from the answer and from
+   each other; :meth:`Exercise.problems` says when they are not.
+4. Give ``sample(rng)`` to draw class variants (``variant(seed)`` retries draws until
+   every mistake stays distinguishable) and ``defaults`` for the lesson's own numbers.
+5. Write ``exercises/<slug>.ipynb``: a title cell with the label ``(<slug>_exercises)=``,
+   ``lesson = load_lesson("<slug>")`` and one ``lesson.show(N)`` cell per exercise
+   (tag ``nbval-ignore-output``). Cells an instructor's student edition must not contain
+   (a reference solution, hidden checks that use it) carry the tag ``solution``.
+6. ``tests/exercises/test_bank.py`` checks every bank module automatically: reference
+   accepted, each mistake gets its own hint, nonsense gets generic feedback, variants
+   stay valid, static HTML has the collapsed solution.
+
+Instructors: ``python -m gpulesson.exercises export --all --out export/`` (or
+``make student``) writes student notebooks without solutions, and answer keys.
+Progress: :func:`progress_summary` reads the local ``.gpulesson-progress.json``.
+"""
+
+from gpulesson.exercises.core import (
+    ChoiceExercise,
+    CodeExercise,
+    Exercise,
+    Feedback,
+    Mistake,
+    NumericExercise,
+    PredictExercise,
+    format_number,
+)
+from gpulesson.exercises.lesson import (
+    Lesson,
+    available_lessons,
+    configure,
+    lesson_module,
+    load_lesson,
+    settings,
+)
+from gpulesson.exercises.progress import progress_summary
+from gpulesson.exercises.render import answer_key_markdown, static_html
+
+__all__ = [
+    "ChoiceExercise",
+    "CodeExercise",
+    "Exercise",
+    "Feedback",
+    "Lesson",
+    "Mistake",
+    "NumericExercise",
+    "PredictExercise",
+    "answer_key_markdown",
+    "available_lessons",
+    "configure",
+    "format_number",
+    "lesson_module",
+    "load_lesson",
+    "progress_summary",
+    "settings",
+    "static_html",
+]

@@ -1,0 +1,855 @@
+"""The pure core of the exercise system: exercise kinds, answer checking, feedback.
+
+Standard library only (this module also runs in Pyodide). Nothing here imports ipywidgets
+or numpy, and nothing typed by a learner is ever ``eval``-ed: numeric answers go through
+:func:`gpulesson.units.parse_quantity`, choices are matched against declared keys, and a
+code exercise receives a real Python callable that the learner defined in a cell.
+
+An exercise is *data plus reference functions*:
+
+* ``defaults``: the inputs of the lesson's own version of the question;
+* ``sample(rng)``: draws fresh, valid inputs for a class variant (optional);
+* ``answer(p)``: the reference answer, computed by the calculators of :mod:`gpulesson`
+  (never typed by hand);
+* ``mistakes``: common mistakes, each the answer a learner *making that mistake* would
+  give, as a function of the same inputs, with a specific hint;
+* ``hints``: progressive hints, and ``solution``: the worked solution.
+
+Texts (question, hints, solution, mistake hints) are either ``str.format`` templates or
+callables; both receive the *context*: the inputs, whatever ``derived(p)`` adds, and
+``answer`` (the formatted reference answer).
+
+Taught in: every lesson's exercise notebook (``exercises/<slug>.ipynb``).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import random
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, ClassVar
+
+from gpulesson.units import DIMENSIONS, parse_quantity
+
+__all__ = [
+    "ChoiceExercise",
+    "CodeExercise",
+    "Exercise",
+    "Feedback",
+    "Mistake",
+    "NumericExercise",
+    "PredictExercise",
+    "Text",
+    "format_number",
+]
+
+#: A text of an exercise: a ``str.format`` template or a function of the context.
+Text = str | Callable[[Mapping[str, Any]], str]
+
+#: Feedback statuses. ``correct``, ``mistake`` (a declared mistake matched), ``incorrect``
+#: (wrong, no declared mistake matched), ``invalid`` (could not be read),
+#: ``committed`` (a prediction was recorded) and ``compared`` (a prediction met a measurement).
+STATUSES = ("correct", "mistake", "incorrect", "invalid", "committed", "compared")
+
+_MAX_ANSWER_CHARS = 64
+_BARE_NUMBER = re.compile(r"^\s*[+\-\u2212]?(\d[\d,_]*\.?\d*|\.\d+)([eE][+-]?\d+)?\s*$")
+
+
+def format_number(value: float, digits: int = 4) -> str:
+    """Format a plain number for a learner: integers exactly, others to ``digits`` figures.
+
+    ``512 -> '512'``, ``4096 -> '4,096'``, ``5.9259 -> '5.926'``, ``0.0033 -> '0.0033'``.
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"value must be a number, got {type(value).__name__}")
+    value = float(value)
+    if not math.isfinite(value):
+        raise ValueError(f"value must be finite, got {value!r}")
+    if value == 0:
+        return "0"
+    if value.is_integer() and abs(value) < 1e15:
+        return f"{int(value):,}"
+    magnitude = math.floor(math.log10(abs(value)))
+    if magnitude >= 15 or magnitude < -4:
+        return f"{value:.{digits - 1}e}"
+    decimals = max(digits - 1 - magnitude, 0)
+    text = f"{value:,.{decimals}f}"
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return text
+
+
+def _render(text: Text, context: Mapping[str, Any]) -> str:
+    if callable(text):
+        return text(context)
+    return text.format(**context)
+
+
+@dataclass(frozen=True)
+class Mistake:
+    """A common mistake, declared as the answer a learner making it would give.
+
+    Parameters
+    ----------
+    key:
+        short identifier, e.g. ``"counted_macs"``; recorded in :class:`Feedback`.
+    hint:
+        the specific hint shown when a wrong answer matches (template or callable of
+        the context).
+    value:
+        function of the exercise's inputs (for a code exercise: of one call's inputs)
+        returning the answer this mistake produces, or ``None`` where the mistake does
+        not apply to these inputs. For a choice exercise it returns an option key.
+    """
+
+    key: str
+    hint: Text
+    value: Callable[[Mapping[str, Any]], Any]
+
+
+@dataclass(frozen=True)
+class Feedback:
+    """What a learner is told about one answer. Plain data; render with :meth:`to_html`.
+
+    Attributes
+    ----------
+    exercise_id:
+        ``"<lesson>-ex<N>"``.
+    status:
+        one of ``correct``, ``mistake``, ``incorrect``, ``invalid``, ``committed``,
+        ``compared``.
+    message:
+        one or two plain-text sentences, shown as they are.
+    mistake:
+        the key of the declared mistake that matched, if any.
+    value:
+        the parsed answer (SI base units, option key, or the prediction), if any.
+    details:
+        extra plain-text lines (for a code exercise: the first input that differed).
+    """
+
+    exercise_id: str
+    status: str
+    message: str
+    mistake: str | None = None
+    value: Any = None
+    details: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.status not in STATUSES:
+            raise ValueError(f"status must be one of {STATUSES}, got {self.status!r}")
+
+    @property
+    def correct(self) -> bool:
+        """True when the answer was accepted."""
+        return self.status == "correct"
+
+    @property
+    def is_error(self) -> bool:
+        """True for answers that could not be read (shown in red)."""
+        return self.status == "invalid"
+
+    def to_html(self) -> str:
+        """Inline-styled HTML (the notebook has no course CSS), safe to show anywhere."""
+        from gpulesson.exercises.render import feedback_html
+
+        return feedback_html(self)
+
+    def _repr_html_(self) -> str:
+        return self.to_html()
+
+    def __str__(self) -> str:
+        return "\n".join((self.message, *self.details))
+
+
+@dataclass(frozen=True, kw_only=True)
+class Exercise:
+    """Common fields of every exercise kind. Use a subclass.
+
+    Parameters
+    ----------
+    lesson:
+        the lesson slug, e.g. ``"parallelism_at_the_core"``.
+    number:
+        the exercise's number in that lesson (1, 2, ...); the id is ``"<lesson>-ex<N>"``.
+    title:
+        a short title ("Rounds at batch size 1").
+    question, solution:
+        texts (templates or callables of the context).
+    hints:
+        progressive hints, the gentlest first.
+    mistakes:
+        declared common mistakes (:class:`Mistake`).
+    defaults:
+        the inputs of the lesson's own version.
+    sample:
+        ``sample(rng) -> inputs`` for class variants; ``None`` for a fixed exercise.
+    derived:
+        ``derived(inputs) -> mapping`` of extra template values (formatted numbers
+        computed by the calculators for the question and the solution).
+    params:
+        the bound inputs; ``None`` means ``defaults``. Set by :meth:`variant`.
+    variant_seed:
+        the seed of this variant, ``None`` for the lesson's own numbers.
+    """
+
+    kind: ClassVar[str] = "exercise"
+
+    lesson: str
+    number: int
+    title: str
+    question: Text
+    solution: Text
+    hints: tuple[Text, ...] = ()
+    mistakes: tuple[Mistake, ...] = ()
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+    sample: Callable[[random.Random], Mapping[str, Any]] | None = None
+    derived: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None
+    params: Mapping[str, Any] | None = None
+    variant_seed: int | None = None
+
+    def __post_init__(self) -> None:
+        if not re.fullmatch(r"[a-z][a-z0-9_]*", self.lesson or ""):
+            raise ValueError(f"lesson must be a slug like 'parallelism_at_the_core', "
+                             f"got {self.lesson!r}")
+        if isinstance(self.number, bool) or not isinstance(self.number, int) or self.number < 1:
+            raise ValueError(f"number must be a positive integer, got {self.number!r}")
+        keys = [m.key for m in self.mistakes]
+        if len(set(keys)) != len(keys):
+            raise ValueError(f"mistake keys must be unique in {self.id}, got {keys}")
+
+    # ------------------------------------------------------------------ identity, inputs
+    @property
+    def id(self) -> str:
+        """``"<lesson>-ex<N>"``: the HTML id, the progress key and the answer-key anchor."""
+        return f"{self.lesson}-ex{self.number}"
+
+    @property
+    def inputs(self) -> Mapping[str, Any]:
+        """The bound inputs (the defaults unless this is a variant)."""
+        return dict(self.defaults if self.params is None else self.params)
+
+    def context(self) -> dict[str, Any]:
+        """Everything a text template may use: inputs, derived values and ``answer``."""
+        ctx: dict[str, Any] = dict(self.inputs)
+        if self.derived is not None:
+            ctx.update(self.derived(self.inputs))
+        ctx.setdefault("answer", self.answer_text())
+        return ctx
+
+    def variant(self, seed: int | None) -> Exercise:
+        """A copy with fresh inputs drawn from ``seed`` (``None``: the lesson's own numbers).
+
+        Each variant is still checked by the calculators. Draws are repeated (up to 100
+        times, deterministically) until every declared mistake stays distinguishable
+        from the answer and from each other, so each mistake keeps its own hint.
+        """
+        if seed is None:
+            return replace(self, params=None, variant_seed=None)
+        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+            raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
+        if self.sample is None:
+            return replace(self, params=None, variant_seed=seed)
+        rng = random.Random(f"{self.id}/variant/{seed}")
+        candidate = self
+        for _ in range(100):
+            candidate = replace(self, params=dict(self.sample(rng)), variant_seed=seed)
+            if not candidate.problems():
+                return candidate
+        raise RuntimeError(f"{self.id}: no valid variant in 100 draws for seed {seed}; "
+                           f"last problems: {candidate.problems()}")
+
+    # ------------------------------------------------------------------ texts
+    def question_text(self) -> str:
+        return _render(self.question, self.context())
+
+    def solution_text(self) -> str:
+        return _render(self.solution, self.context())
+
+    def hint_texts(self) -> list[str]:
+        ctx = self.context()
+        return [_render(h, ctx) for h in self.hints]
+
+    def hint(self, level: int) -> str | None:
+        """The ``level``-th hint (1 = gentlest), or ``None`` when there are no more."""
+        texts = self.hint_texts()
+        return texts[level - 1] if 1 <= level <= len(texts) else None
+
+    def mistake_hint(self, key: str) -> str:
+        for mistake in self.mistakes:
+            if mistake.key == key:
+                return _render(mistake.hint, self.context())
+        raise KeyError(f"{self.id} has no mistake {key!r}; known: "
+                       f"{[m.key for m in self.mistakes]}")
+
+    # ------------------------------------------------------------------ to override
+    def answer_value(self) -> Any:
+        """The reference answer (SI units, option key ...), from the calculators."""
+        raise NotImplementedError
+
+    def answer_text(self) -> str:
+        """The reference answer as a learner would write it."""
+        raise NotImplementedError
+
+    def check(self, answer: Any) -> Feedback:
+        """Check one answer. Never raises for anything a learner can type."""
+        raise NotImplementedError
+
+    def problems(self) -> list[str]:
+        """Reasons this (variant of the) exercise cannot teach well; empty when fine."""
+        return []
+
+    def example_answers(self) -> dict[str, Any]:
+        """Answers for tests and the answer key: ``"reference"`` and one per mistake."""
+        return {}
+
+    # ------------------------------------------------------------------ helpers
+    def _feedback(self, status: str, message: str, **kwargs: Any) -> Feedback:
+        return Feedback(exercise_id=self.id, status=status, message=message, **kwargs)
+
+
+def _close(x: float, target: float, rtol: float, atol: float) -> bool:
+    return abs(x - target) <= max(rtol * abs(target), atol)
+
+
+@dataclass(frozen=True, kw_only=True)
+class NumericExercise(Exercise):
+    """A numeric answer with units, e.g. "14 GB", "14e9 bytes" or "13.04 GiB".
+
+    Parameters
+    ----------
+    answer:
+        ``answer(inputs) -> float`` in SI base units, computed by a calculator.
+    dimension:
+        a dimension of :data:`gpulesson.units.DIMENSIONS` ("bytes", "flops", "count",
+        "tokens/s", "seconds" ...).
+    unit:
+        the unit the question asks for ("GB", "tokens/s", "rounds"); a bare number typed
+        by the learner is read in this unit, and the answer is shown in it.
+    extra_units:
+        exercise-specific unit words and their factor to the base unit, e.g.
+        ``{"FLOP/byte": 1}`` or ``{"rounds": 1}``.
+    rtol, atol:
+        accepted when ``|x - answer| <= max(rtol * |answer|, atol)``. The same tolerance
+        decides whether a wrong answer matches a declared mistake.
+    digits:
+        significant figures when showing the answer.
+    """
+
+    kind: ClassVar[str] = "numeric"
+
+    answer: Callable[[Mapping[str, Any]], float]
+    dimension: str = "count"
+    unit: str = ""
+    extra_units: Mapping[str, float] = field(default_factory=dict)
+    rtol: float = 0.02
+    atol: float = 0.0
+    digits: int = 4
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.dimension not in DIMENSIONS:
+            raise ValueError(f"dimension must be one of {sorted(DIMENSIONS)}, "
+                             f"got {self.dimension!r}")
+        if not (0 <= self.rtol < 1) or self.atol < 0:
+            raise ValueError(f"rtol must be in [0, 1) and atol >= 0, got {self.rtol}, {self.atol}")
+
+    # units -------------------------------------------------------------
+    def _unit_factor(self) -> float | None:
+        table = {k.lower(): v for k, v in self.extra_units.items()}
+        table.update({k: v for k, v in DIMENSIONS[self.dimension].items() if k})
+        return table.get(self.unit.lower().replace(" ", "")) if self.unit else None
+
+    def format_value(self, value: float) -> str:
+        """Show ``value`` (SI base units) in the exercise's unit."""
+        factor = self._unit_factor()
+        if factor is None:
+            text = format_number(value, self.digits)
+            return f"{text} {self.unit}".strip()
+        return f"{format_number(value / factor, self.digits)} {self.unit}".strip()
+
+    def parse(self, text: Any) -> float:
+        """Read a learner's answer in SI base units; ``ValueError`` with a learner message.
+
+        Numbers (``int``/``float``) and bare numbers typed as text are read in
+        :attr:`unit`.
+        """
+        if isinstance(text, bool):
+            raise ValueError("Please type a number, not True/False.")
+        if isinstance(text, numbers.Real):
+            if not math.isfinite(float(text)):
+                raise ValueError(f"Please type a finite number, not {text!r}.")
+            text = repr(float(text))
+        if not isinstance(text, str):
+            raise ValueError(f"Please type a number; got a {type(text).__name__}.")
+        raw = text.strip()
+        if len(text) > _MAX_ANSWER_CHARS or not raw:
+            return parse_quantity(text, self.dimension)  # raises the length/empty message
+        lowered = raw.lower()
+        for word in sorted(self.extra_units, key=len, reverse=True):
+            if lowered.endswith(word.lower()):
+                number = raw[: len(raw) - len(word)]
+                if _BARE_NUMBER.match(number):
+                    value = parse_quantity(number, "count") * self.extra_units[word]
+                    return self._finite(value, raw)
+        factor = self._unit_factor()
+        if _BARE_NUMBER.match(raw) and factor is not None:
+            value = parse_quantity(raw, "count", allow_negative=True) * factor
+            if value < 0:
+                raise ValueError(f"{raw!r} is negative; this quantity cannot be below zero.")
+            return self._finite(value, raw)
+        return parse_quantity(raw, self.dimension)
+
+    def _bare_in_base_unit(self, answer: Any) -> float | None:
+        factor = self._unit_factor()
+        if factor in (None, 1) or not isinstance(answer, str) or not _BARE_NUMBER.match(answer):
+            return None
+        try:
+            return parse_quantity(answer, self.dimension)
+        except ValueError:
+            return None
+
+    @staticmethod
+    def _finite(value: float, raw: str) -> float:
+        if not math.isfinite(value):
+            raise ValueError(f"{raw!r} is too large to be a sensible answer.")
+        return value
+
+    # reference ---------------------------------------------------------
+    def answer_value(self) -> float:
+        value = self.answer(self.inputs)
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise TypeError(f"{self.id}: answer() must return a number, got {value!r}")
+        return float(value)
+
+    def answer_text(self) -> str:
+        return self.format_value(self.answer_value())
+
+    def _mistake_values(self) -> list[tuple[Mistake, float]]:
+        out = []
+        for mistake in self.mistakes:
+            value = mistake.value(self.inputs)
+            if value is not None:
+                out.append((mistake, float(value)))
+        return out
+
+    def check(self, answer: Any) -> Feedback:
+        try:
+            value = self.parse(answer)
+        except (ValueError, TypeError, OverflowError) as error:
+            return self._feedback("invalid", str(error))
+        expected = self.answer_value()
+        shown = self.format_value(value)
+        if _close(value, expected, self.rtol, self.atol):
+            return self._feedback("correct", f"Correct: {shown}.", value=value)
+        base = self._bare_in_base_unit(answer)
+        if base is not None and _close(base, expected, self.rtol, self.atol):
+            # "14e9" in a GB field: a bare number in the base unit is a fair reading too
+            return self._feedback("correct", f"Correct: {self.format_value(base)} (your "
+                                  f"number read as {self.dimension}).", value=base)
+        for mistake, wrong in self._mistake_values():
+            if _close(value, wrong, self.rtol, self.atol):
+                hint = _render(mistake.hint, self.context())
+                return self._feedback("mistake", f"Not quite: {shown}. {hint}",
+                                      mistake=mistake.key, value=value)
+        return self._feedback("incorrect", f"Not quite: {shown}. {self._direction(value, expected)}"
+                              " Try again, or ask for a hint.", value=value)
+
+    def _direction(self, value: float, expected: float) -> str:
+        if expected == 0 or value == 0:
+            return "That is not the expected value."
+        ratio = value / expected
+        if 1 / 1.15 < ratio < 1.15:
+            return (f"Close, but outside the {self.rtol:.0%} tolerance: "
+                    "check your rounding and the units.")
+        if ratio > 1:
+            return f"That is about {format_number(ratio, 2)}× too high."
+        return f"That is about {format_number(1 / ratio, 2)}× too low."
+
+    def problems(self) -> list[str]:
+        found = []
+        try:
+            expected = self.answer_value()
+        except (ValueError, TypeError, KeyError) as error:
+            return [f"answer() failed: {error}"]
+        if not math.isfinite(expected) or expected < 0:
+            found.append(f"answer {expected!r} is not a finite non-negative number")
+        values = self._mistake_values()
+        for i, (mistake, wrong) in enumerate(values):
+            if _close(wrong, expected, self.rtol, self.atol) or _close(
+                expected, wrong, self.rtol, self.atol
+            ):
+                found.append(f"mistake {mistake.key} gives the right answer ({wrong!r})")
+            for other, other_value in values[i + 1:]:
+                if _close(wrong, other_value, self.rtol, self.atol) or _close(
+                    other_value, wrong, self.rtol, self.atol
+                ):
+                    found.append(f"mistakes {mistake.key} and {other.key} coincide")
+        return found
+
+    def example_answers(self) -> dict[str, Any]:
+        examples: dict[str, Any] = {"reference": self.answer_text()}
+        for mistake, wrong in self._mistake_values():
+            examples[mistake.key] = self.format_value(wrong)
+        return examples
+
+    def tolerance_text(self) -> str:
+        parts = []
+        if self.rtol:
+            parts.append(f"±{self.rtol:.0%}")
+        if self.atol:
+            parts.append(f"±{self.format_value(self.atol)}")
+        return " or ".join(parts) if parts else "exact"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ChoiceExercise(Exercise):
+    """Multiple choice: one correct option, chosen by a reference function.
+
+    Parameters
+    ----------
+    options:
+        ``(key, label)`` pairs, or a function of the context returning them. Labels may be
+        templates.
+    answer:
+        ``answer(inputs) -> key`` of the correct option, computed by the calculators.
+    """
+
+    kind: ClassVar[str] = "choice"
+
+    options: Sequence[tuple[str, str]] | Callable[[Mapping[str, Any]], Sequence[tuple[str, str]]]
+    answer: Callable[[Mapping[str, Any]], str]
+
+    def option_pairs(self) -> list[tuple[str, str]]:
+        """``(key, label)`` with the labels rendered for these inputs."""
+        ctx = self.context()
+        raw = self.options(ctx) if callable(self.options) else self.options
+        return [(key, _render(label, ctx)) for key, label in raw]
+
+    def answer_value(self) -> str:
+        key = self.answer(self.inputs)
+        known = [k for k, _ in self._raw_options()]
+        if key not in known:
+            raise ValueError(f"{self.id}: answer() returned {key!r}, not one of {known}")
+        return key
+
+    def _raw_options(self) -> list[tuple[str, str]]:
+        # option keys without rendering (rendering needs answer_text: avoid recursion)
+        if callable(self.options):
+            ctx: dict[str, Any] = dict(self.inputs)
+            if self.derived is not None:
+                ctx.update(self.derived(self.inputs))
+            return list(self.options(ctx))
+        return list(self.options)
+
+    def answer_text(self) -> str:
+        key = self.answer_value()
+        ctx: dict[str, Any] = dict(self.inputs)
+        if self.derived is not None:
+            ctx.update(self.derived(self.inputs))
+        ctx.setdefault("answer", "")
+        for k, label in self._raw_options():
+            if k == key:
+                return _render(label, ctx)
+        raise AssertionError("unreachable")
+
+    def check(self, answer: Any) -> Feedback:
+        pairs = self.option_pairs()
+        if answer is None or (isinstance(answer, str) and not answer.strip()):
+            return self._feedback("invalid", "Please choose one of the options.")
+        if not isinstance(answer, str):
+            return self._feedback("invalid", "Please choose one of the options "
+                                  f"(got a {type(answer).__name__}).")
+        key = None
+        for k, label in pairs:
+            if answer.strip() in (k, label):
+                key = k
+        if key is None:
+            shown = answer if len(answer) <= 40 else answer[:37] + "..."
+            return self._feedback("invalid", f"{shown!r} is not one of the options; choose one "
+                                  f"of: {', '.join(k for k, _ in pairs)}.")
+        label = dict(pairs)[key]
+        if key == self.answer_value():
+            return self._feedback("correct", f"Correct: {label}.", value=key)
+        for mistake in self.mistakes:
+            if mistake.value(self.inputs) == key:
+                hint = _render(mistake.hint, self.context())
+                return self._feedback("mistake", f"Not quite. {hint}", mistake=mistake.key,
+                                      value=key)
+        return self._feedback("incorrect", f"Not quite: “{label}” is not right here. "
+                              "Try again, or ask for a hint.", value=key)
+
+    def problems(self) -> list[str]:
+        found = []
+        try:
+            correct = self.answer_value()
+        except (ValueError, TypeError, KeyError) as error:
+            return [f"answer() failed: {error}"]
+        seen: dict[str, str] = {}
+        known = [k for k, _ in self._raw_options()]
+        for mistake in self.mistakes:
+            chosen = mistake.value(self.inputs)
+            if chosen is None:
+                continue
+            if chosen not in known:
+                found.append(f"mistake {mistake.key} picks unknown option {chosen!r}")
+            elif chosen == correct:
+                found.append(f"mistake {mistake.key} picks the correct option")
+            elif chosen in seen:
+                found.append(f"mistakes {seen[chosen]} and {mistake.key} pick the same option")
+            seen[chosen] = mistake.key
+        return found
+
+    def example_answers(self) -> dict[str, Any]:
+        examples: dict[str, Any] = {"reference": self.answer_value()}
+        for mistake in self.mistakes:
+            chosen = mistake.value(self.inputs)
+            if chosen is not None:
+                examples[mistake.key] = chosen
+        return examples
+
+
+@dataclass(frozen=True, kw_only=True)
+class PredictExercise(Exercise):
+    """Predict, then run: the learner commits a number; a later cell measures the real one.
+
+    :meth:`check` records (validates) the prediction; :meth:`compare` sets it against the
+    measured value and says how far off it was. There is no reference answer to type:
+    the measurement is the answer, so nothing here is typed by hand either.
+
+    Parameters
+    ----------
+    dimension, unit, extra_units:
+        as for :class:`NumericExercise`.
+    good_within:
+        a prediction within this factor of the measurement counts as a good estimate.
+    """
+
+    kind: ClassVar[str] = "predict"
+
+    dimension: str = "count"
+    unit: str = ""
+    extra_units: Mapping[str, float] = field(default_factory=dict)
+    good_within: float = 2.0
+    digits: int = 3
+
+    def _numeric(self) -> NumericExercise:
+        return NumericExercise(lesson=self.lesson, number=self.number, title=self.title,
+                               question="", solution="", answer=lambda p: 0.0,
+                               dimension=self.dimension, unit=self.unit,
+                               extra_units=self.extra_units, digits=self.digits)
+
+    def parse(self, text: Any) -> float:
+        return self._numeric().parse(text)
+
+    def format_value(self, value: float) -> str:
+        return self._numeric().format_value(value)
+
+    def answer_value(self) -> None:
+        return None
+
+    def answer_text(self) -> str:
+        return "measured when you run the notebook"
+
+    def check(self, answer: Any) -> Feedback:
+        try:
+            value = self.parse(answer)
+        except (ValueError, TypeError, OverflowError) as error:
+            return self._feedback("invalid", str(error))
+        return self._feedback("committed", f"Prediction recorded: {self.format_value(value)}. "
+                              "Now run the measurement cell below and compare.", value=value)
+
+    def compare(self, prediction: float | None, measured: float) -> Feedback:
+        """How far ``prediction`` (SI units; ``None`` if none was made) is from ``measured``."""
+        if isinstance(measured, bool) or not isinstance(measured, numbers.Real) or not (
+            math.isfinite(measured) and measured > 0
+        ):
+            return self._feedback("invalid", f"The measurement {measured!r} is not a positive "
+                                  "finite number; run the measurement cell again.")
+        shown = self.format_value(float(measured))
+        if prediction is None:
+            return self._feedback("compared", f"Measured: {shown}. You did not commit a "
+                                  "prediction this time; try predicting before you run it next "
+                                  "time.", value=None)
+        if prediction <= 0:
+            ratio_text = "Your prediction was zero."
+            good = False
+        else:
+            ratio = prediction / measured
+            good = 1 / self.good_within <= ratio <= self.good_within
+            if 1 / 1.1 <= ratio <= 1.1:
+                ratio_text = "That is within 10%: an excellent estimate."
+            elif ratio > 1:
+                ratio_text = f"Your prediction was {format_number(ratio, 2)}× too high."
+            else:
+                ratio_text = f"Your prediction was {format_number(1 / ratio, 2)}× too low."
+            if good and not 1 / 1.1 <= ratio <= 1.1:
+                ratio_text += f" Within a factor of {format_number(self.good_within, 2)}: " \
+                              "a good estimate."
+        return self._feedback("compared", f"You predicted {self.format_value(prediction)}; "
+                              f"measured {shown}. {ratio_text}", value=prediction)
+
+    def example_answers(self) -> dict[str, Any]:
+        return {}
+
+
+@dataclass(frozen=True, kw_only=True)
+class CodeExercise(Exercise):
+    """Write a small function; it is checked against the reference calculator.
+
+    The learner's function is a real callable defined in a notebook cell; nothing is
+    evaluated from text. It is called with keyword arguments on the ``examples`` first,
+    then on ``trials`` random valid inputs drawn deterministically from the variant seed;
+    the first input where it differs from ``reference`` is reported, with the hint of a
+    declared mistake when its output matches one.
+
+    Parameters
+    ----------
+    function_name:
+        the name the learner defines, e.g. ``"matmul_flops"``.
+    signature:
+        the parameter list shown to the learner, e.g. ``"m, k, n"``.
+    reference:
+        ``reference(**inputs) -> number``: a calculator call.
+    sample_input:
+        ``sample_input(rng) -> inputs`` for one random valid call.
+    examples:
+        fixed inputs tried first (the lesson's own numbers).
+    model_solution:
+        a plain implementation a learner could write; shown as the worked solution (its
+        source) and tested to pass :meth:`check`.
+    rtol:
+        relative tolerance (exact integers compare exactly when ``rtol`` is 0).
+    """
+
+    kind: ClassVar[str] = "code"
+
+    function_name: str
+    signature: str
+    reference: Callable[..., float]
+    sample_input: Callable[[random.Random], Mapping[str, Any]]
+    examples: tuple[Mapping[str, Any], ...] = ()
+    model_solution: Callable[..., Any] | None = None
+    trials: int = 8
+    rtol: float = 1e-9
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not self.function_name.isidentifier():
+            raise ValueError(f"function_name must be an identifier, got {self.function_name!r}")
+
+    def answer_value(self) -> Callable[..., Any] | None:
+        return self.model_solution
+
+    def answer_text(self) -> str:
+        return f"a function {self.function_name}({self.signature})"
+
+    def trial_inputs(self) -> list[dict[str, Any]]:
+        """The inputs a submission is checked on, in order (deterministic per variant)."""
+        rng = random.Random(f"{self.id}/trials/{self.variant_seed}")
+        return [dict(x) for x in self.examples] + [
+            dict(self.sample_input(rng)) for _ in range(self.trials)
+        ]
+
+    def model_solution_source(self) -> str:
+        """The source of the model solution (for the worked solution and the answer key)."""
+        if self.model_solution is None:
+            return ""
+        import inspect
+        import textwrap
+
+        try:
+            return textwrap.dedent(inspect.getsource(self.model_solution)).strip()
+        except (OSError, TypeError):
+            return f"# see {self.model_solution.__module__}.{self.model_solution.__qualname__}"
+
+    def check(self, answer: Any) -> Feedback:
+        if isinstance(answer, str):
+            return self._feedback("invalid", f"Pass the function itself, not text: "
+                                  f"check({self.function_name}) without quotes. Text is never run.")
+        if not callable(answer):
+            return self._feedback("invalid", f"Define a function {self.function_name}"
+                                  f"({self.signature}) in a cell and pass it (got "
+                                  f"{type(answer).__name__}).")
+        inputs_list = self.trial_inputs()
+        for inputs in inputs_list:
+            call = ", ".join(f"{k}={v!r}" for k, v in inputs.items())
+            try:
+                got = answer(**inputs)
+            except Exception as error:  # the learner's code: report, never propagate
+                return self._feedback(
+                    "incorrect",
+                    f"Your function raised {type(error).__name__} for "
+                    f"{self.function_name}({call}): {_short(str(error))}",
+                    details=(f"first failing input: {call}",))
+            expected = self.reference(**inputs)
+            if isinstance(got, bool) or not isinstance(got, numbers.Real):
+                return self._feedback(
+                    "incorrect",
+                    f"{self.function_name}({call}) returned {_short(repr(got))}; it should "
+                    "return a number. Did you forget `return`?",
+                    details=(f"first failing input: {call}",))
+            got_f = float(got)
+            if math.isfinite(got_f) and _close(got_f, float(expected), self.rtol, 0.0):
+                continue
+            for mistake in self.mistakes:
+                wrong = mistake.value(inputs)
+                if wrong is not None and math.isfinite(got_f) and _close(
+                    got_f, float(wrong), max(self.rtol, 1e-9), 0.0
+                ):
+                    hint = _render(mistake.hint, self.context())
+                    return self._feedback(
+                        "mistake",
+                        f"{self.function_name}({call}) returned {format_number(got_f)}, "
+                        f"expected {format_number(float(expected))}. {hint}",
+                        mistake=mistake.key, details=(f"first failing input: {call}",))
+            shown = format_number(got_f) if math.isfinite(got_f) else repr(got_f)
+            return self._feedback(
+                "incorrect",
+                f"{self.function_name}({call}) returned {shown}, expected "
+                f"{format_number(float(expected))}. Try again, or ask for a hint.",
+                details=(f"first failing input: {call}",))
+        return self._feedback("correct", f"Correct: {self.function_name} agrees with the "
+                              f"course's calculator on all {len(inputs_list)} inputs tried.",
+                              value=self.function_name)
+
+    def problems(self) -> list[str]:
+        found = []
+        for inputs in self.trial_inputs():
+            expected = float(self.reference(**inputs))
+            values = []
+            for mistake in self.mistakes:
+                wrong = mistake.value(inputs)
+                if wrong is None:
+                    continue
+                if _close(float(wrong), expected, max(self.rtol, 1e-9), 0.0):
+                    # harmless for one input if other inputs tell them apart
+                    continue
+                values.append((mistake.key, float(wrong)))
+            for i, (key, v) in enumerate(values):
+                for other, w in values[i + 1:]:
+                    if _close(v, w, max(self.rtol, 1e-9), 0.0):
+                        found.append(f"mistakes {key} and {other} coincide for {inputs}")
+        if self.model_solution is not None and not self.check(self.model_solution).correct:
+            found.append("the model solution does not pass check()")
+        return found
+
+    def mistake_function(self, key: str) -> Callable[..., float]:
+        """A learner-style function that makes mistake ``key`` (for tests and demos)."""
+        for mistake in self.mistakes:
+            if mistake.key == key:
+                def wrong(*, _mistake: Mistake = mistake, **inputs: Any) -> float:
+                    value = _mistake.value(inputs)
+                    return float(self.reference(**inputs) if value is None else value)
+
+                wrong.__name__ = f"{self.function_name}_{key}"
+                return wrong
+        raise KeyError(f"{self.id} has no mistake {key!r}")
+
+
+def _short(text: str, limit: int = 160) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."

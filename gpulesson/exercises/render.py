@@ -1,0 +1,228 @@
+"""Static renderings of exercises: HTML for the site and Markdown for the answer key.
+
+Standard library only. The site's markup (``CONTRIBUTING.md``, "Two renderings")::
+
+    <div class="gl-exercise" id="SLUG-exN" data-kind="numeric">
+      <h3 class="gl-exercise-title">Exercise N: title</h3>
+      <div class="gl-question">...</div>
+      <p class="gl-answer-format">...</p>          (how to answer: unit, options, signature)
+      <details class="gl-hints">...</details>          (progressive hints, collapsed)
+      <details class="gl-solution">                    (collapsed by default)
+        <summary>Answer and worked solution</summary>
+        <p class="gl-answer">...</p> <div class="gl-worked">...</div>
+      </details>
+    </div>
+
+Texts use a tiny markup, the same in the widget, on the site and in the answer key:
+blank lines separate paragraphs, lines starting with ``- `` form a list, ```code```
+and ``**bold**`` work inline. Everything else is escaped.
+
+The course stylesheet for this markup is ``book/_static/gpulesson.css``; the notebook
+rendering uses inline styles so it looks right without it.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from gpulesson.exercises.core import Exercise, Feedback
+
+__all__ = ["answer_key_markdown", "feedback_html", "markup", "static_html", "STATUS_STYLE"]
+
+#: Colours with at least 4.5:1 contrast on white and on JupyterLab's dark theme
+#: background for the bold text used (the red matches :mod:`gpulesson.widgets`).
+STATUS_STYLE = {
+    "correct": ("#2e7d32", "✔"),
+    "mistake": ("#b45309", "✘"),
+    "incorrect": ("#b45309", "✘"),
+    "invalid": ("#d32f2f", "⚠"),
+    "committed": ("#1565c0", "✎"),
+    "compared": ("#1565c0", "⏱"),
+}
+
+_OTHER_UNITS = {
+    "bytes": " (other units such as MB, GiB or bytes are converted)",
+    "flops": " (other units such as GFLOP or TFLOP are converted)",
+    "flop/s": " (other units such as TFLOP/s are converted)",
+    "bytes/s": " (other units such as GB/s or TB/s are converted)",
+    "seconds": " (other units such as ms, s or h are converted)",
+}
+_INLINE_CODE = re.compile(r"`([^`]+)`")
+_BOLD = re.compile(r"\*\*([^*]+)\*\*")
+
+
+def _inline(text: str) -> str:
+    out = []
+    pos = 0
+    for match in _INLINE_CODE.finditer(text):
+        out.append(_BOLD.sub(r"<strong>\1</strong>", html.escape(text[pos:match.start()])))
+        out.append(f"<code>{html.escape(match.group(1))}</code>")
+        pos = match.end()
+    out.append(_BOLD.sub(r"<strong>\1</strong>", html.escape(text[pos:])))
+    return "".join(out)
+
+
+def markup(text: str) -> str:
+    """Render the exercise mini-markup (paragraphs, ``- `` lists, code, bold) as HTML."""
+    blocks = re.split(r"\n\s*\n", text.strip())
+    out = []
+    for block in blocks:
+        lines = [line.rstrip() for line in block.splitlines() if line.strip()]
+        if not lines:
+            continue
+        if lines[0].startswith("```"):
+            body = "\n".join(ln for ln in lines if not ln.startswith("```"))
+            out.append(f"<pre><code>{html.escape(body)}</code></pre>")
+        elif all(line.lstrip().startswith("- ") for line in lines):
+            items = "".join(f"<li>{_inline(line.lstrip()[2:])}</li>" for line in lines)
+            out.append(f"<ul>{items}</ul>")
+        else:
+            out.append(f"<p>{_inline(' '.join(line.strip() for line in lines))}</p>")
+    return "\n".join(out)
+
+
+def feedback_html(feedback: Feedback) -> str:
+    """Inline-styled feedback: colour plus a symbol and a word, never colour alone."""
+    colour, symbol = STATUS_STYLE[feedback.status]
+    role = "alert" if feedback.status == "invalid" else "status"
+    details = "".join(f"<br><small>{html.escape(line)}</small>" for line in feedback.details)
+    return (
+        f'<div class="gl-feedback gl-feedback-{feedback.status}" role="{role}" '
+        f'aria-live="polite" style="color: {colour}; font-weight: 600; margin: 0.3em 0">'
+        f'<span aria-hidden="true">{symbol}</span> {html.escape(feedback.message)}{details}'
+        "</div>"
+    )
+
+
+def answer_format_html(exercise: Exercise) -> str:
+    """How to answer, for the static page (the widget shows its own controls)."""
+    from gpulesson.exercises.core import (
+        ChoiceExercise,
+        CodeExercise,
+        NumericExercise,
+        PredictExercise,
+    )
+
+    if isinstance(exercise, ChoiceExercise):
+        items = "".join(f'<li data-option="{html.escape(key)}">{_inline(label)}</li>'
+                        for key, label in exercise.option_pairs())
+        return (f'<p class="gl-answer-format">Choose one:</p>'
+                f'<ol class="gl-options" type="A">{items}</ol>')
+    if isinstance(exercise, CodeExercise):
+        return ('<p class="gl-answer-format">Write a function:</p>'
+                f'<pre class="gl-signature"><code>def {html.escape(exercise.function_name)}'
+                f"({html.escape(exercise.signature)}):\n    ...</code></pre>")
+    if isinstance(exercise, (NumericExercise, PredictExercise)):
+        unit = f" in {html.escape(exercise.unit)}" if exercise.unit else " with a number"
+        verb = "Predict" if isinstance(exercise, PredictExercise) else "Answer"
+        other = _OTHER_UNITS.get(exercise.dimension, "")
+        return f'<p class="gl-answer-format">{verb}{unit}{other}.</p>'
+    return ""
+
+
+def static_html(exercise: Exercise, *, solution: bool = True) -> str:
+    """The static rendering of ``exercise`` for the site.
+
+    Parameters
+    ----------
+    exercise:
+        any exercise kind, bound to its inputs.
+    solution:
+        include the answer and worked solution (collapsed). ``False`` for student editions:
+        the answer must not sit in a notebook's saved outputs.
+    """
+    eid = html.escape(exercise.id)
+    heading_id = f"{eid}-title"
+    parts = [
+        f'<div class="gl-exercise" id="{eid}" data-kind="{exercise.kind}" '
+        f'role="region" aria-labelledby="{heading_id}">',
+        f'<h3 class="gl-exercise-title" id="{heading_id}">Exercise {exercise.number}: '
+        f"{html.escape(exercise.title)}</h3>",
+        f'<div class="gl-question">{markup(exercise.question_text())}</div>',
+        answer_format_html(exercise),
+    ]
+    hints = exercise.hint_texts()
+    if hints:
+        items = "".join(f"<li>{markup(h)}</li>" for h in hints)
+        parts.append(f'<details class="gl-hints"><summary>Hints ({len(hints)})</summary>'
+                     f"<ol>{items}</ol></details>")
+    if solution:
+        parts.append(
+            '<details class="gl-solution"><summary>Answer and worked solution</summary>'
+            f'<p class="gl-answer"><strong>Answer:</strong> {_inline(exercise.answer_text())}'
+            f"</p>{_worked_html(exercise)}</details>"
+        )
+    else:
+        parts.append('<p class="gl-solution-withheld"><em>Solutions are not included in this '
+                     "edition; your instructor has them.</em></p>")
+    parts.append("</div>")
+    return "\n".join(p for p in parts if p)
+
+
+def _worked_html(exercise: Exercise) -> str:
+    from gpulesson.exercises.core import CodeExercise
+
+    body = markup(exercise.solution_text())
+    if isinstance(exercise, CodeExercise) and exercise.model_solution is not None:
+        body += (f'<pre class="gl-model-solution"><code>'
+                 f"{html.escape(exercise.model_solution_source())}</code></pre>")
+    return f'<div class="gl-worked">{body}</div>'
+
+
+def answer_key_markdown(exercises: list[Exercise], *, title: str) -> str:
+    """The instructor's answer key: questions, answers, tolerances, solutions, mistakes."""
+    from gpulesson.exercises.core import (
+        ChoiceExercise,
+        CodeExercise,
+        NumericExercise,
+        PredictExercise,
+    )
+
+    lines = [f"# Answer key: {title}", ""]
+    seeds = {e.variant_seed for e in exercises}
+    if seeds == {None}:
+        lines += ["Variant: the lesson's own numbers.", ""]
+    else:
+        lines += [f"Variant seed: {', '.join(str(s) for s in sorted(seeds, key=str))}.", ""]
+    lines += ["Every answer below was computed by the course's calculators "
+              "(`gpulesson`), not typed by hand.", ""]
+    for ex in exercises:
+        lines += [f"## Exercise {ex.number}: {ex.title}", "", f"`{ex.id}` ({ex.kind})", ""]
+        lines += [ex.question_text(), ""]
+        if isinstance(ex, ChoiceExercise):
+            for key, label in ex.option_pairs():
+                mark = " **(correct)**" if key == ex.answer_value() else ""
+                lines.append(f"- `{key}`: {label}{mark}")
+            lines.append("")
+        if isinstance(ex, NumericExercise):
+            lines += [f"**Answer:** {ex.answer_text()} (accepted within {ex.tolerance_text()})",
+                      ""]
+        elif isinstance(ex, PredictExercise):
+            lines += ["**Answer:** no fixed value: the notebook measures it on the learner's "
+                      "machine and compares it with the committed prediction.", ""]
+        elif isinstance(ex, CodeExercise):
+            lines += [f"**Answer:** `{ex.function_name}({ex.signature})`, checked against the "
+                      f"calculator on {len(ex.trial_inputs())} inputs.", ""]
+            if ex.model_solution is not None:
+                lines += ["```python", ex.model_solution_source(), "```", ""]
+        else:
+            lines += [f"**Answer:** {ex.answer_text()}", ""]
+        lines += ["**Worked solution.**", "", ex.solution_text(), ""]
+        hints = ex.hint_texts()
+        if hints:
+            lines += ["**Hints, in order:**", ""]
+            lines += [f"{i}. {h}" for i, h in enumerate(hints, 1)]
+            lines.append("")
+        if ex.mistakes:
+            examples = ex.example_answers()
+            lines += ["**Common mistakes recognised:**", "",
+                      "| mistake | gives | hint shown |", "|---|---|---|"]
+            for mistake in ex.mistakes:
+                gives = examples.get(mistake.key, "(see hint)")
+                hint = ex.mistake_hint(mistake.key).replace("|", "\\|").replace("\n", " ")
+                lines.append(f"| `{mistake.key}` | {gives} | {hint} |")
+            lines.append("")
+    return "\n".join(lines).rstrip() + "\n"
