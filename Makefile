@@ -17,7 +17,7 @@ NOTEBOOKS = $(wildcard notebooks/*.ipynb exercises/*.ipynb)
 NBVAL     = --nbval-lax --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
 JB_FLAGS  = -W -n --keep-going
 
-.PHONY: help install site-assets chromium book test unit lab serve clean
+.PHONY: help install site-assets chromium book test unit lab serve clean gpu-check
 
 help:
 	@echo "make book    install, execute every notebook, build the site into _build/html"
@@ -25,6 +25,8 @@ help:
 	@echo "make lab     open the lessons in JupyterLab"
 	@echo "make serve   serve the built site on http://$(HOST):$(PORT)"
 	@echo "make clean   remove the built site, caches and vendored JavaScript"
+	@echo "make gpu-check  on a CUDA GPU with .[gpu] installed: tests + notebooks on the GPU,"
+	@echo "                measured figures into benchmarks/results/"
 
 # The virtual environment, re-made only when the pins or the package metadata change.
 $(STAMP): pyproject.toml constraints.txt
@@ -71,6 +73,13 @@ test: install site-assets chromium
 
 unit: install
 	$(BIN)/python -m pytest -q tests -m "not book and not browser"
+
+# On a machine with a CUDA GPU and the gpu extra (pip install -c constraints.txt -e '.[gpu]',
+# or cupy-cuda13x for CUDA 13): run the unit tests and notebooks with GPULESSON_DEVICE=gpu and
+# write GEMM FLOP/s, copy bandwidth and CPU-vs-GPU speed-ups to benchmarks/results/.
+# Without a usable GPU it stops with exit code 2 and says why (the correct outcome).
+gpu-check: install
+	GPULESSON_DEVICE=gpu MPLBACKEND=Agg $(BIN)/python scripts/gpu_check.py
 
 lab: install
 	$(BIN)/jupyter lab notebooks
