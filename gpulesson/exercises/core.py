@@ -55,6 +55,7 @@ Text = str | Callable[[Mapping[str, Any]], str]
 STATUSES = ("correct", "mistake", "incorrect", "invalid", "committed", "compared")
 
 _MAX_ANSWER_CHARS = 64
+_UNITS_WITHOUT_SPACE = ("×", "x", "%")
 _BARE_NUMBER = re.compile(r"^\s*[+\-\u2212]?(\d[\d,_]*\.?\d*|\.\d+)([eE][+-]?\d+)?\s*$")
 
 
@@ -263,6 +264,10 @@ class Exercise:
                            f"last problems: {candidate.problems()}")
 
     # ------------------------------------------------------------------ texts
+    def title_text(self) -> str:
+        """The title, rendered for these inputs (titles may be templates too)."""
+        return _render(self.title, self.context())
+
     def question_text(self) -> str:
         return _render(self.question, self.context())
 
@@ -366,10 +371,15 @@ class NumericExercise(Exercise):
     def format_value(self, value: float) -> str:
         """Show ``value`` (SI base units) in the exercise's unit."""
         factor = self._unit_factor()
-        if factor is None:
-            text = format_number(value, self.digits)
-            return f"{text} {self.unit}".strip()
-        return f"{format_number(value / factor, self.digits)} {self.unit}".strip()
+        number = format_number(value if factor is None else value / factor, self.digits)
+        unit = self.unit
+        if unit.endswith("s") and number == "1" and unit[:-1].lower() in {
+            k.lower() for k in self.extra_units
+        }:
+            unit = unit[:-1]  # "1 round", not "1 rounds"
+        if unit in _UNITS_WITHOUT_SPACE:
+            return f"{number}{unit}"
+        return f"{number} {unit}".strip()
 
     def parse(self, text: Any) -> float:
         """Read a learner's answer in SI base units; ``ValueError`` with a learner message.

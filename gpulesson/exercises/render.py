@@ -140,7 +140,7 @@ def static_html(exercise: Exercise, *, solution: bool = True) -> str:
         f'<div class="gl-exercise" id="{eid}" data-kind="{exercise.kind}" '
         f'role="region" aria-labelledby="{heading_id}">',
         f'<h3 class="gl-exercise-title" id="{heading_id}">Exercise {exercise.number}: '
-        f"{html.escape(exercise.title)}</h3>",
+        f"{html.escape(exercise.title_text())}</h3>",
         f'<div class="gl-question">{markup(exercise.question_text())}</div>',
         answer_format_html(exercise),
     ]
@@ -190,7 +190,7 @@ def answer_key_markdown(exercises: list[Exercise], *, title: str) -> str:
     lines += ["Every answer below was computed by the course's calculators "
               "(`gpulesson`), not typed by hand.", ""]
     for ex in exercises:
-        lines += [f"## Exercise {ex.number}: {ex.title}", "", f"`{ex.id}` ({ex.kind})", ""]
+        lines += [f"## Exercise {ex.number}: {ex.title_text()}", "", f"`{ex.id}` ({ex.kind})", ""]
         lines += [ex.question_text(), ""]
         if isinstance(ex, ChoiceExercise):
             for key, label in ex.option_pairs():

@@ -69,7 +69,7 @@ class ExerciseWidget(Interactive):
 
         ex = exercise
         header = w.HTML(
-            f'<h4 style="margin: 0.2em 0">Exercise {ex.number}: {html.escape(ex.title)}</h4>'
+            f'<h4 style="margin: 0.2em 0">Exercise {ex.number}: {html.escape(ex.title_text())}</h4>'
             f"{markup(ex.question_text())}"
         )
         self.answer: Any = None
