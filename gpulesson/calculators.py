@@ -63,7 +63,7 @@ CUSTOM = "custom"
 KINDS = ("number", "integer", "choice", "preset")
 
 #: Output formats: any dimension of :func:`gpulesson.units.format_quantity`, plus these.
-EXTRA_FORMATS = ("ratio", "intensity", "text", "bool", "number")
+EXTRA_FORMATS = ("ratio", "intensity", "text", "bool", "number", "words")
 
 _MAX_SAFE_INTEGER = 2**53  # larger integers lose precision in JavaScript
 
@@ -152,7 +152,9 @@ class Output:
     ``format`` is a dimension of :func:`gpulesson.units.format_quantity` (``"bytes"``,
     ``"flops"``, ``"flop/s"``, ``"bytes/s"``, ``"seconds"``, ``"usd"``, ``"tokens/s"``,
     ``"count"``, ``"percent"``) or one of ``"ratio"`` (×), ``"intensity"`` (FLOP/byte),
-    ``"text"``, ``"bool"`` (yes/no) and ``"number"`` (significant digits and ``unit``).
+    ``"text"``, ``"bool"`` (yes/no), ``"number"`` (significant digits and ``unit``) and
+    ``"words"`` (135 billion). ``binary`` adds the GiB figure to a bytes output; FLOP
+    counts beyond the E prefix are written as powers of ten.
     """
 
     name: str
@@ -161,6 +163,11 @@ class Output:
     unit: str = ""
     digits: int = 3
     help: str = ""
+    binary: bool = False
+
+    def __post_init__(self) -> None:
+        if self.binary and self.format != "bytes":
+            raise ValueError(f"{self.name}: binary applies to bytes outputs only")
 
 
 @dataclass(frozen=True)
@@ -328,21 +335,25 @@ def resolve(name: str, **inputs: Any) -> dict[str, Any]:
         )
     values = _declared_defaults(calc)
     values.update(inputs)
-    for spec in calc.inputs:  # a preset fill may be keyed by a choice: check those first
-        if spec.kind == "choice":
-            _validate_one(spec, values.get(spec.name))
-    for spec in calc.inputs:
-        if spec.kind != "preset":
-            continue
-        choice = values.get(spec.name, CUSTOM)
-        if choice == CUSTOM or choice not in spec.fills:
-            continue  # an unknown choice is reported by validation
-        for target, raw in spec.fills[choice].items():
-            # evaluated even when the target is given, so that a contradiction (a GPU
-            # without a figure for the chosen precision) is reported, not hidden
-            filled = _fill_value(calc, spec, choice, target, raw, values)
-            if target not in inputs:
-                values[target] = filled
+    presets = [spec for spec in calc.inputs if spec.kind == "preset"
+               and values.get(spec.name, CUSTOM) in spec.fills]  # unknown: validation says
+    # plain fills first, then check the choices (a keyed fill is looked up by one), then
+    # the keyed fills
+    for keyed in (False, True):
+        if keyed:
+            for spec in calc.inputs:
+                if spec.kind == "choice":
+                    _validate_one(spec, values.get(spec.name))
+        for spec in presets:
+            choice = values[spec.name]
+            for target, raw in spec.fills[choice].items():
+                if isinstance(raw, Keyed) != keyed:
+                    continue
+                # evaluated even when the target is given, so that a contradiction (a GPU
+                # without a figure for the chosen precision) is reported, not hidden
+                filled = _fill_value(calc, spec, choice, target, raw, values)
+                if target not in inputs:
+                    values[target] = filled
     return {i.name: values.get(i.name) for i in calc.inputs}
 
 
@@ -462,6 +473,13 @@ def format_output(spec: Output, value: Any) -> str:
         return f"{_significant(value, spec.digits)}×"
     if fmt == "intensity":
         return f"{_significant(value, spec.digits)} FLOP/byte"
+    if fmt == "flops" and abs(value) >= 1e21:  # beyond the E prefix: powers of ten
+        return _power_of_ten(value, spec.digits) + " FLOP"
+    if fmt == "words":
+        return _in_words(value, spec.digits, spec.unit)
+    if fmt == "bytes" and spec.binary:
+        return (f"{units.format_bytes(value)} "
+                f"({units.format_bytes(value, binary=True, digits=2)})")
     if fmt == "count" and isinstance(value, int):
         return f"{value:,} {spec.unit}".strip()  # exact: no detour through float
     if fmt == "number":
@@ -469,6 +487,26 @@ def format_output(spec: Output, value: Any) -> str:
         return f"{text} {spec.unit}".strip()
     text = units.format_quantity(value, fmt)
     return f"{text} {spec.unit}".strip() if spec.unit else text
+
+
+_SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
+
+
+def _power_of_ten(value: float, digits: int) -> str:
+    """``8.09e22 -> '8.09 × 10²²'``."""
+    mantissa, exponent = f"{value:.{max(digits - 1, 0)}e}".split("e")
+    return f"{mantissa} × 10{str(int(exponent)).translate(_SUPERSCRIPT)}"
+
+
+_WORDS = ((1e12, "trillion"), (1e9, "billion"), (1e6, "million"), (1e3, "thousand"))
+
+
+def _in_words(value: float, digits: int, unit: str) -> str:
+    """``1.348e11 -> '135 billion'``: large counts a reader can say aloud."""
+    for factor, word in _WORDS:
+        if abs(value) >= factor:
+            return f"{_significant(value / factor, digits)} {word} {unit}".strip()
+    return f"{_significant(value, digits)} {unit}".strip()
 
 
 def _significant(value: float, digits: int) -> str:
@@ -563,7 +601,8 @@ def describe(name: str) -> dict[str, Any]:
         "name": calc.name, "title": calc.title, "description": calc.description,
         "lesson": calc.lesson, "sources": list(calc.sources), "inputs": inputs,
         "outputs": [{"name": o.name, "label": o.label, "format": o.format, "unit": o.unit,
-                     "digits": o.digits, "help": o.help} for o in calc.outputs],
+                     "digits": o.digits, "help": o.help, "binary": o.binary}
+                    for o in calc.outputs],
         "example": {
             "inputs": ex["inputs"], "outputs": ex["outputs"],
             "text": {o.name: format_output(o, ex["outputs"][o.name]) for o in calc.outputs},
@@ -623,3 +662,623 @@ def _default_from_preset(calc: Calculator, target: str, filled: Mapping[str, str
         return False
     preset = next(i for i in calc.inputs if i.name == preset_name)
     return preset.default not in (None, CUSTOM) and target in preset.fills.get(preset.default, {})
+
+
+# =======================================================================================
+# The entries. Each compute function only assembles arguments and calls the calculator
+# functions; every number it returns comes from them.
+
+from gpulesson import flops as _flops  # noqa: E402
+from gpulesson import gemm as _gemm  # noqa: E402
+from gpulesson import hardware as _hardware  # noqa: E402
+from gpulesson import inference as _inference  # noqa: E402
+from gpulesson import memory as _memory  # noqa: E402
+from gpulesson import roofline as _roofline  # noqa: E402
+from gpulesson import transformer as _transformer  # noqa: E402
+
+# ---------------------------------------------------------------------------------------
+# Shared input groups: models, GPUs, precisions
+
+#: How the model presets are shown (the keys are gpulesson.transformer.PRESETS names).
+MODEL_LABELS: Mapping[str, str] = {
+    "gpt2": "GPT-2 (124M)", "gpt2-medium": "GPT-2 Medium (355M)",
+    "gpt2-large": "GPT-2 Large (774M)", "gpt2-xl": "GPT-2 XL (1.5B)",
+    "gpt3-175b": "GPT-3 175B", "llama-2-7b": "Llama-2-7B", "llama-2-13b": "Llama-2-13B",
+    "llama-2-70b": "Llama-2-70B", "llama-3-8b": "Llama-3-8B", "llama-3-70b": "Llama-3-70B",
+    "llama-3.1-405b": "Llama-3.1-405B", "llama-3.2-1b": "Llama-3.2-1B",
+    "mistral-7b": "Mistral-7B", "qwen2.5-7b": "Qwen2.5-7B",
+}
+
+_CUSTOM_MODEL = Choice(CUSTOM, "Custom (edit the shape)")
+_CUSTOM_GPU = Choice(CUSTOM, "Custom (edit the figures)")
+
+_ARCH_FIELDS = ("hidden", "layers", "heads", "kv_heads", "head_dim", "ffn", "vocab",
+                "max_positions", "embeddings", "mlp", "norm", "biases")
+
+
+def _model_fill(cfg: Any) -> dict[str, Any]:
+    biases = "all" if cfg.linear_bias else ("qkv" if cfg.qkv_bias else "none")
+    return {
+        "hidden": cfg.hidden, "layers": cfg.layers, "heads": cfg.heads,
+        "kv_heads": cfg.kv_heads, "head_dim": cfg.head_dim, "ffn": cfg.ffn,
+        "vocab": cfg.vocab, "max_positions": cfg.max_positions,
+        "embeddings": "tied" if cfg.tied_embeddings else "untied",
+        "mlp": "gated" if cfg.gated_mlp else "plain", "norm": cfg.norm, "biases": biases,
+    }
+
+
+def _model_inputs(default: str = "llama-2-7b", *, advanced: bool = True) -> tuple[Input, ...]:
+    """The model preset and the shape it fills (``advanced``: folded away)."""
+    presets = _transformer.PRESETS
+    choices = tuple(Choice(k, MODEL_LABELS.get(k, k)) for k in presets) + (_CUSTOM_MODEL,)
+    fills = {k: _model_fill(cfg) for k, cfg in presets.items()}
+
+    def shape(name: str, label: str, hi: int, help: str, lo: int = 1) -> Input:
+        return Input(name, label, "integer", None, lo, hi, 1, help=help, advanced=advanced)
+
+    return (
+        Input("model", "Model", "preset", default, choices=choices, fills=fills,
+              help="A published model; its shape comes from its config file "
+                   "(gpulesson.transformer.PRESETS). Edit any field to explore."),
+        shape("hidden", "Hidden size d", 65536, "Model width (hidden_size, n_embd)."),
+        shape("layers", "Layers L", 1000, "Number of transformer blocks."),
+        shape("heads", "Attention heads", 1024, "Query heads."),
+        shape("kv_heads", "KV heads", 1024,
+              "Key/value heads: equal to heads for multi-head attention, fewer with "
+              "grouped-query attention (must divide heads)."),
+        shape("head_dim", "Head size", 1024, "Size of one head, usually hidden ÷ heads."),
+        shape("ffn", "MLP inner size", 262144, "intermediate_size; 4·d in GPT-2."),
+        shape("vocab", "Vocabulary", 1_000_000, "Rows of the token-embedding matrix."),
+        shape("max_positions", "Learned positions", 1_000_000,
+              "Rows of a learned position embedding (GPT-2: 1024); 0 for rotary.", lo=0),
+        Input("embeddings", "Output layer", "choice", None,
+              choices=(Choice("tied", "tied to the embedding"),
+                       Choice("untied", "separate matrix")),
+              help="Whether the output layer reuses the token-embedding matrix.",
+              advanced=True),
+        Input("mlp", "MLP", "choice", None,
+              choices=(Choice("plain", "2 matrices (GELU)"),
+                       Choice("gated", "3 matrices (SwiGLU)")),
+              help="GPT-2 uses two matrices; Llama's SwiGLU uses three.", advanced=True),
+        Input("norm", "Norm", "choice", None,
+              choices=(Choice("layernorm", "LayerNorm (weight + bias)"),
+                       Choice("rmsnorm", "RMSNorm (weight)")),
+              help="Each norm has d or 2·d parameters.", advanced=True),
+        Input("biases", "Biases", "choice", None,
+              choices=(Choice("all", "on every linear layer"),
+                       Choice("qkv", "on q, k, v only"), Choice("none", "none")),
+              help="GPT-2 has biases everywhere, Llama none, Qwen2 on q, k, v.",
+              advanced=True),
+    )
+
+
+def _config(kw: Mapping[str, Any]) -> Any:
+    """The TransformerConfig the model inputs describe (it validates itself)."""
+    return _transformer.TransformerConfig(
+        hidden=kw["hidden"], layers=kw["layers"], heads=kw["heads"], vocab=kw["vocab"],
+        ffn=kw["ffn"], kv_heads=kw["kv_heads"], head_dim=kw["head_dim"],
+        max_positions=kw["max_positions"], tied_embeddings=kw["embeddings"] == "tied",
+        gated_mlp=kw["mlp"] == "gated", norm=kw["norm"],
+        linear_bias=kw["biases"] == "all", qkv_bias=kw["biases"] == "qkv",
+    )
+
+
+_GPU_NOTE = ("Figures from gpulesson.hardware (datasheets, dense tensor-core peaks; "
+             "sparse figures are never used).")
+_MISSING_PEAK = "{choice} has no dense {key} figure on its datasheet"
+
+
+def _gpu_input(default: str = "H100 SXM", *, memory: str | None = None,
+               bandwidth: str | None = None, peak: str | None = None,
+               peak_by: str = "dtype", name: str = "gpu") -> Input:
+    """A GPU preset that fills the named memory, bandwidth and peak inputs."""
+    fills: dict[str, dict[str, Any]] = {}
+    for key, spec in _hardware.GPUS.items():
+        fill: dict[str, Any] = {}
+        if memory:
+            fill[memory] = spec.memory_bytes
+        if bandwidth:
+            fill[bandwidth] = spec.bandwidth
+        if peak:
+            fill[peak] = Keyed(peak_by, dict(spec.peak_flops), missing=_MISSING_PEAK)
+        fills[key] = fill
+    choices = tuple(Choice(k, k) for k in _hardware.GPUS) + (_CUSTOM_GPU,)
+    return Input(name, "GPU", "preset", default, choices=choices, fills=fills,
+                 help=_GPU_NOTE)
+
+
+def _memory_input(name: str = "gpu_memory", label: str = "GPU memory") -> Input:
+    return Input(name, label, "number", None, 1, 10000, 1, unit="GB", scale=1e9,
+                 dimension="bytes", help="Device memory, decimal GB (10^9 bytes).")
+
+
+def _bandwidth_input() -> Input:
+    return Input("bandwidth", "Memory bandwidth", "number", None, 0.01, 100, 0.01,
+                 unit="TB/s", scale=1e12, dimension="bytes/s",
+                 help="Peak HBM/GDDR bandwidth, decimal TB/s.")
+
+
+def _peak_input(label: str = "Peak compute (dense)") -> Input:
+    return Input("peak_flops", label, "number", None, 0.1, 100_000, 0.1, unit="TFLOP/s",
+                 scale=1e12, dimension="flop/s",
+                 help="Dense peak for the chosen precision (not the 2:4-sparse headline).")
+
+
+_COMPUTE_DTYPES = (Choice("bf16", "BF16"), Choice("fp16", "FP16"), Choice("fp8", "FP8"),
+                   Choice("tf32", "TF32 (FP32 storage)"), Choice("fp32", "FP32"))
+_STORAGE = (Choice("fp32", "FP32 (4 bytes)"), Choice("bf16", "BF16 (2 bytes)"),
+            Choice("fp16", "FP16 (2 bytes)"), Choice("fp8", "FP8 (1 byte)"),
+            Choice("int8", "INT8 (1 byte)"), Choice("int4", "INT4 (0.5 byte)"))
+
+
+def _dtype_input(name: str = "dtype", label: str = "Precision",
+                 default: str = "bf16") -> Input:
+    return Input(name, label, "choice", default, choices=_COMPUTE_DTYPES,
+                 help="Data type of the tensor-core math; sets the peak and the bytes "
+                      "per element.")
+
+
+def _storage_input(name: str, label: str, default: str = "bf16", help: str = "") -> Input:
+    return Input(name, label, "choice", default, choices=_STORAGE,
+                 help=help or "Bytes per stored value (gpulesson.memory.PRECISION_BYTES).")
+
+
+def _yes_no(name: str, label: str, default: str, help: str) -> Input:
+    return Input(name, label, "choice", default,
+                 choices=(Choice("no", "no"), Choice("yes", "yes")), help=help)
+
+
+# ---------------------------------------------------------------------------------------
+# Lesson 1: parallelism_at_the_core
+
+
+def _amdahl(*, serial_fraction: float, workers: int) -> dict[str, Any]:
+    return {"speedup": _roofline.amdahl_speedup(serial_fraction, workers)}
+
+
+CALCULATORS._add(Calculator(
+    name="amdahl",
+    title="Amdahl's law",
+    description="How much faster N workers finish a job of which a share must run "
+                "serially.",
+    lesson="parallelism_at_the_core",
+    inputs=(
+        Input("serial_fraction", "Serial share", "number", 5, 0, 100, 0.5, unit="%",
+              scale=0.01, dimension="percent", slider=True,
+              help="Share of the one-worker run time that cannot be split."),
+        Input("workers", "Workers", "integer", 64, 1, 1_000_000, 1,
+              help="Cores, GPUs or people working in parallel."),
+    ),
+    outputs=(Output("speedup", "Speed-up over one worker", "ratio"),),
+    function=_amdahl,
+    sources=("Amdahl 1967, AFIPS Spring Joint Computer Conference",),
+))
+
+
+def _will_it_fit(**kw: Any) -> dict[str, Any]:
+    cfg = _config(kw)
+    n = _transformer.param_count(cfg)
+    kv = _inference.kv_cache_bytes(cfg, seq_len=kw["context"], batch=kw["batch"],
+                                   bytes_per_element=_memory.precision_bytes(kw["kv_dtype"]))
+    mem = _memory.inference_memory(n, precision=kw["precision"], kv_cache_bytes=kv,
+                                   overhead_bytes=kw["overhead"])
+    return {
+        "n_params": n, "weights": mem.weights, "kv_cache": mem.kv_cache,
+        "total": mem.total, "fits": _memory.fits(mem.total, kw["gpu_memory"]),
+        "headroom": _memory.headroom(mem.total, kw["gpu_memory"]),
+        "gpus_needed": _memory.gpus_needed(mem.total, kw["gpu_memory"]),
+    }
+
+
+CALCULATORS._add(Calculator(
+    name="will_it_fit",
+    title="Will it fit? Serving a model on one GPU",
+    description="Weights at a precision, plus the KV cache of the sequences in flight and "
+                "a fixed overhead, against the memory of a GPU.",
+    lesson="parallelism_at_the_core",
+    inputs=(
+        *_model_inputs("llama-3-8b"),
+        _storage_input("precision", "Weights precision"),
+        Input("context", "Context length", "integer", 8192, 1, 1_048_576, 1, unit="tokens",
+              help="Tokens held per sequence (prompt + generated)."),
+        Input("batch", "Concurrent sequences", "integer", 1, 1, 4096, 1),
+        _storage_input("kv_dtype", "KV-cache precision"),
+        Input("overhead", "Overhead", "number", 2, 0, 1000, 0.5, unit="GB", scale=1e9,
+              dimension="bytes",
+              help="CUDA context, framework and activation buffers: an assumption, about "
+                   "1-2 GB in practice; measure yours."),
+        _gpu_input("H100 SXM", memory="gpu_memory"),
+        _memory_input(),
+    ),
+    outputs=(
+        Output("n_params", "Parameters", "count"),
+        Output("weights", "Weights", "bytes"),
+        Output("kv_cache", "KV cache", "bytes"),
+        Output("total", "Total", "bytes"),
+        Output("fits", "Fits on one GPU", "bool"),
+        Output("headroom", "Headroom (negative: short by)", "bytes"),
+        Output("gpus_needed", "GPUs needed (evenly split)", "count"),
+    ),
+    function=_will_it_fit,
+))
+
+
+def _decode_ceiling(**kw: Any) -> dict[str, Any]:
+    weights = _memory.weight_bytes(kw["n_params"], precision=kw["precision"])
+    return {
+        "weights": weights,
+        "tokens_per_second": _inference.decode_ceiling_tokens_per_second(
+            weight_bytes=weights, bandwidth=kw["bandwidth"], batch=kw["batch"],
+            kv_bytes_per_sequence=kw["kv_per_sequence"]),
+    }
+
+
+CALCULATORS._add(Calculator(
+    name="decode_ceiling",
+    title="The decode ceiling",
+    description="Generating a token reads every weight once: memory bandwidth caps the "
+                "tokens per second, and batching shares each read.",
+    lesson="parallelism_at_the_core",
+    inputs=(
+        Input("model", "Model", "preset", "llama-2-7b",
+              choices=tuple(Choice(k, MODEL_LABELS.get(k, k))
+                            for k in _transformer.PRESETS) + (_CUSTOM_MODEL,),
+              fills={k: {"n_params": _transformer.param_count(cfg)}
+                     for k, cfg in _transformer.PRESETS.items()},
+              help="Fills the parameter count (gpulesson.transformer.param_count)."),
+        Input("n_params", "Parameters", "number", None, 0.001, 10_000, 0.1, unit="billion",
+              scale=1e9, dimension="count"),
+        _storage_input("precision", "Weights precision"),
+        _gpu_input("H100 SXM", bandwidth="bandwidth"),
+        _bandwidth_input(),
+        Input("batch", "Batch (sequences)", "integer", 1, 1, 4096, 1,
+              help="Sequences decoded together: one weight read serves them all."),
+        Input("kv_per_sequence", "KV cache per sequence", "number", 0, 0, 10_000, 0.1,
+              unit="GB", scale=1e9, dimension="bytes",
+              help="Read every step too; 0 ignores it (see the KV-cache calculator)."),
+    ),
+    outputs=(
+        Output("weights", "Weights read per step", "bytes"),
+        Output("tokens_per_second", "Ceiling, all sequences", "tokens/s"),
+    ),
+    function=_decode_ceiling,
+))
+
+
+# ---------------------------------------------------------------------------------------
+# Lesson 2: roofline_and_tensor_cores
+
+
+def _gemm_calc(**kw: Any) -> dict[str, Any]:
+    a = _gemm.analyse(kw["m"], kw["k"], kw["n"], peak_flops=kw["peak_flops"],
+                      bandwidth=kw["bandwidth"],
+                      bytes_per_element=_memory.precision_bytes(kw["dtype"]),
+                      read_c=kw["read_c"] == "yes")
+    return {
+        "flops": a.flops, "bytes": a.bytes, "intensity": a.intensity,
+        "ridge_point": a.ridge_point, "compute_time": a.compute_time,
+        "memory_time": a.memory_time, "time": a.time, "bound": a.bound,
+        "attainable": _roofline.attainable_flops(a.intensity, kw["peak_flops"],
+                                                 kw["bandwidth"]),
+    }
+
+
+def _dim(name: str, label: str) -> Input:
+    return Input(name, label, "integer", 4096, 1, 262_144, 1)
+
+
+CALCULATORS._add(Calculator(
+    name="gemm",
+    title="Tensor-core GEMM calculator",
+    description="FLOPs, minimum bytes, arithmetic intensity and roofline time of "
+                "C = A·B with A of M×K and B of K×N on a chosen GPU.",
+    lesson="roofline_and_tensor_cores",
+    inputs=(
+        _dim("m", "M (rows of A and C)"), _dim("k", "K (inner dimension)"),
+        _dim("n", "N (columns of B and C)"),
+        _dtype_input(),
+        _yes_no("read_c", "Also read C (β ≠ 0)", "no",
+                "C = αAB + βC reads C as well: one more M×N matrix of traffic."),
+        _gpu_input("H100 SXM", bandwidth="bandwidth", peak="peak_flops"),
+        _peak_input(), _bandwidth_input(),
+    ),
+    outputs=(
+        Output("flops", "Operations (2·M·K·N)", "flops"),
+        Output("bytes", "Minimum memory traffic", "bytes"),
+        Output("intensity", "Arithmetic intensity", "intensity"),
+        Output("ridge_point", "GPU ridge point", "intensity"),
+        Output("compute_time", "Time at peak compute", "seconds"),
+        Output("memory_time", "Time at peak bandwidth", "seconds"),
+        Output("time", "Roofline time", "seconds"),
+        Output("bound", "Bound by", "text"),
+        Output("attainable", "Attainable FLOP/s", "flop/s"),
+    ),
+    function=_gemm_calc,
+    sources=("Williams, Waterman & Patterson 2009 (roofline)", _GPU_NOTE),
+))
+
+
+# ---------------------------------------------------------------------------------------
+# Lesson 3: memory_what_fits
+
+
+def _param_count(**kw: Any) -> dict[str, Any]:
+    cfg = _config(kw)
+    parts = _transformer.param_breakdown(cfg)
+    return {
+        "total": _transformer.param_count(cfg),
+        "embedding": parts["embedding"], "attention": parts["attention"],
+        "mlp": parts["mlp"], "norm": parts["norm"], "lm_head": parts["lm_head"],
+        "non_embedding": _transformer.non_embedding_params(cfg),
+    }
+
+
+CALCULATORS._add(Calculator(
+    name="param_count",
+    title="Parameter counting for transformers",
+    description="Exact parameters of a GPT-2- or Llama-style decoder, part by part; the "
+                "presets match the models' published counts.",
+    lesson="memory_what_fits",
+    inputs=_model_inputs("gpt2", advanced=False),
+    outputs=(
+        Output("total", "Total parameters", "count"),
+        Output("embedding", "Embeddings (token + position)", "count"),
+        Output("attention", "Attention (all layers)", "count"),
+        Output("mlp", "MLP (all layers)", "count"),
+        Output("norm", "Norms", "count"),
+        Output("lm_head", "Output layer (0 when tied)", "count"),
+        Output("non_embedding", "Non-embedding (Kaplan's N)", "count"),
+    ),
+    function=_param_count,
+    sources=("Radford et al. 2019 (GPT-2); Touvron et al. 2023 (Llama 2); the models' "
+             "config.json files",),
+))
+
+
+_TRAINING_PRECISIONS = (
+    Choice("mixed", "mixed BF16/FP16 + FP32 master (16 B/param with Adam)"),
+    Choice("mixed_fp32_grads", "mixed, FP32 gradients (18 B/param)"),
+    Choice("fp32", "FP32 (16 B/param with Adam)"),
+    Choice("pure_bf16", "pure BF16, no master copy"),
+)
+_OPTIMIZERS = (Choice("adam", "Adam / AdamW (2 states)"),
+               Choice("sgd_momentum", "SGD with momentum (1 state)"),
+               Choice("sgd", "plain SGD (no state)"))
+_RECOMPUTE = (Choice("none", "none (store everything)"),
+              Choice("selective", "selective (attention scores)"),
+              Choice("full", "full (store layer inputs only)"))
+
+
+def _training_memory(**kw: Any) -> dict[str, Any]:
+    cfg = _config(kw)
+    m = _memory.training_memory(
+        cfg, batch=kw["batch"], seq_len=kw["seq_len"], precision=kw["precision"],
+        optimizer=kw["optimizer"], recompute=kw["recompute"], tp=kw["tp"],
+        sequence_parallel=kw["sequence_parallel"] == "yes", memory_per_gpu=kw["gpu_memory"])
+    return {
+        "n_params": _transformer.param_count(cfg),
+        "bytes_per_param": _memory.bytes_per_param(kw["precision"], kw["optimizer"]),
+        "weights": m.weights, "gradients": m.gradients, "optimizer_state": m.optimizer,
+        "activations": m.activations, "total": m.total,
+        "fits": _memory.fits(m.total, kw["gpu_memory"]), "gpus_needed": m.gpus_needed,
+    }
+
+
+CALCULATORS._add(Calculator(
+    name="training_memory",
+    title="Training memory calculator",
+    description="Weights, gradients, optimizer state and activations per GPU of a "
+                "tensor-parallel group, and how many GPUs the whole state needs.",
+    lesson="memory_what_fits",
+    inputs=(
+        *_model_inputs("llama-2-7b"),
+        Input("batch", "Micro-batch", "integer", 1, 1, 4096, 1, unit="sequences"),
+        Input("seq_len", "Sequence length", "integer", 4096, 1, 1_048_576, 1, unit="tokens"),
+        Input("precision", "Training precision", "choice", "mixed",
+              choices=_TRAINING_PRECISIONS,
+              help="What each parameter keeps: ZeRO paper §3.1 counts 2 + 2 + 12 bytes."),
+        Input("optimizer", "Optimizer", "choice", "adam", choices=_OPTIMIZERS),
+        Input("recompute", "Activation recomputation", "choice", "none", choices=_RECOMPUTE,
+              help="Korthikanti et al. 2022: selective drops the attention scores, full "
+                   "keeps only each layer's input."),
+        Input("tp", "Tensor-parallel size", "integer", 1, 1, 512, 1,
+              help="GPUs sharing each layer; must divide heads and hidden."),
+        _yes_no("sequence_parallel", "Sequence parallel", "no",
+                "Megatron sequence parallelism: also splits norms and dropout by the TP "
+                "size."),
+        _gpu_input("H100 SXM", memory="gpu_memory"),
+        _memory_input(),
+    ),
+    outputs=(
+        Output("n_params", "Parameters", "count"),
+        Output("bytes_per_param", "Model-state bytes per parameter", "number", unit="B"),
+        Output("weights", "Weights per GPU", "bytes"),
+        Output("gradients", "Gradients per GPU", "bytes"),
+        Output("optimizer_state", "Optimizer state + master weights per GPU", "bytes"),
+        Output("activations", "Activations per GPU", "bytes",
+               help="Korthikanti et al. 2022, Table 2 (GPT-style block, 16-bit)."),
+        Output("total", "Total per GPU", "bytes"),
+        Output("fits", "Fits on the chosen GPU", "bool"),
+        Output("gpus_needed", "GPUs needed for the whole state (fully sharded)", "count"),
+    ),
+    function=_training_memory,
+    sources=("Rajbhandari et al. 2020 (ZeRO) §3.1", "Korthikanti et al. 2022, Table 2"),
+))
+
+
+# ---------------------------------------------------------------------------------------
+# Lesson 4: flops_and_scaling
+
+
+def _training_flops(**kw: Any) -> dict[str, Any]:
+    cfg = _config(kw)
+    n = (_transformer.param_count(cfg) if kw["count"] == "all"
+         else _transformer.non_embedding_params(cfg))
+    total = _flops.training_flops(n, kw["tokens"])
+    return {
+        "n_params": n,
+        "flops_per_token": _flops.flops_per_token(
+            n, layers=cfg.layers, heads=cfg.heads, head_dim=cfg.head_dim,
+            seq_len=kw["seq_len"]),
+        "attention_per_token": _flops.attention_flops_per_token(
+            layers=cfg.layers, heads=cfg.heads, head_dim=cfg.head_dim,
+            seq_len=kw["seq_len"]),
+        "total": total,
+        "time": _flops.training_time(total, kw["n_devices"], kw["peak_flops"], kw["mfu"]),
+        "chinchilla_tokens": _flops.chinchilla_tokens(n),
+    }
+
+
+CALCULATORS._add(Calculator(
+    name="training_flops",
+    title="Training FLOPs calculator",
+    description="6·N·D training FLOPs, the attention term per token, and the days a "
+                "cluster needs at an assumed model FLOPs utilisation (MFU).",
+    lesson="flops_and_scaling",
+    inputs=(
+        *_model_inputs("llama-2-7b"),
+        Input("count", "N counts", "choice", "all",
+              choices=(Choice("all", "all parameters (PaLM, Chinchilla, Llama 3)"),
+                       Choice("non_embedding", "non-embedding parameters (Kaplan et al.)")),
+              help="Which parameters 6N counts; say which when you quote a figure."),
+        Input("tokens", "Training tokens D", "number", 2000, 0.001, 1_000_000, 1,
+              unit="billion", scale=1e9, dimension="count",
+              help="Llama 2 was trained on 2.0T tokens (Touvron et al. 2023, Table 1)."),
+        Input("seq_len", "Sequence length", "integer", 4096, 1, 1_048_576, 1, unit="tokens",
+              help="Only the attention term (12·L·H·Q·T per token) depends on it."),
+        _dtype_input(),
+        _gpu_input("A100 80GB", peak="peak_flops"),
+        _peak_input(),
+        Input("n_devices", "GPUs", "integer", 1024, 1, 1_000_000, 1),
+        Input("mfu", "MFU (assumed)", "number", 40, 1, 100, 1, unit="%", scale=0.01,
+              dimension="percent", slider=True,
+              help="Model FLOPs utilisation: 35-45 % is typical of large published runs "
+                   "(e.g. Llama 3 405B: 38-43 %, Dubey et al. 2024, Table 4)."),
+    ),
+    outputs=(
+        Output("n_params", "N used", "count"),
+        Output("flops_per_token", "FLOPs per token (6N + attention)", "flops"),
+        Output("attention_per_token", "of which attention (12·L·H·Q·T)", "flops"),
+        Output("total", "Training FLOPs (6·N·D)", "flops"),
+        Output("time", "Training time at that MFU", "seconds"),
+        Output("chinchilla_tokens", "Chinchilla-optimal tokens (20·N)", "words",
+               unit="tokens"),
+    ),
+    function=_training_flops,
+    sources=("Kaplan et al. 2020 §2.1", "Chowdhery et al. 2022 (PaLM), appendix B",
+             "Hoffmann et al. 2022 (Chinchilla)"),
+))
+
+
+# ---------------------------------------------------------------------------------------
+# Lesson 5: inference_and_kv_cache
+
+
+def _kv_cache(**kw: Any) -> dict[str, Any]:
+    cfg = _config(kw)
+    b = _memory.precision_bytes(kw["kv_dtype"])
+    mha = _transformer.TransformerConfig(
+        hidden=cfg.hidden, layers=cfg.layers, heads=cfg.heads, vocab=cfg.vocab,
+        ffn=cfg.ffn, kv_heads=cfg.heads, head_dim=cfg.head_dim)
+    return {
+        "per_token": _inference.kv_cache_bytes_per_token(cfg, bytes_per_element=b),
+        "total": _inference.kv_cache_bytes(cfg, seq_len=kw["seq_len"], batch=kw["batch"],
+                                           bytes_per_element=b),
+        "total_mha": _inference.kv_cache_bytes(mha, seq_len=kw["seq_len"],
+                                               batch=kw["batch"], bytes_per_element=b),
+    }
+
+
+CALCULATORS._add(Calculator(
+    name="kv_cache",
+    title="KV-cache calculator",
+    description="Bytes of keys and values a model keeps for every token in flight, with "
+                "grouped-query attention counted right.",
+    lesson="inference_and_kv_cache",
+    inputs=(
+        *_model_inputs("llama-3-8b"),
+        Input("seq_len", "Context length", "integer", 8192, 1, 1_048_576, 1, unit="tokens"),
+        Input("batch", "Concurrent sequences", "integer", 1, 1, 4096, 1),
+        _storage_input("kv_dtype", "KV-cache precision"),
+    ),
+    outputs=(
+        Output("per_token", "Per token (2·L·kv_heads·head_dim·bytes)", "bytes",
+               binary=True),
+        Output("total", "KV cache", "bytes", binary=True),
+        Output("total_mha", "Same model with one KV head per query head", "bytes",
+               binary=True),
+    ),
+    function=_kv_cache,
+    sources=("Ainslie et al. 2023 (GQA)", "the models' config.json files"),
+))
+
+
+def _inference_calc(**kw: Any) -> dict[str, Any]:
+    cfg = _config(kw)
+    n = _transformer.param_count(cfg)
+    shape = {"layers": cfg.layers, "heads": cfg.heads, "head_dim": cfg.head_dim}
+    weights = _memory.weight_bytes(n, precision=kw["precision"])
+    kv_b = _memory.precision_bytes(kw["kv_dtype"])
+    context = kw["prompt"] + kw["new_tokens"]
+    kv_seq = _inference.kv_cache_bytes(cfg, seq_len=context, batch=1, bytes_per_element=kv_b)
+    return {
+        "n_params": n,
+        "prefill_flops": _inference.prefill_flops(n, kw["prompt"], batch=kw["batch"],
+                                                  **shape),
+        "decode_flops": _inference.decode_flops(n, kw["new_tokens"], context_len=kw["prompt"],
+                                                batch=kw["batch"], **shape),
+        "weights": weights,
+        "kv_cache": _inference.kv_cache_bytes(cfg, seq_len=context, batch=kw["batch"],
+                                              bytes_per_element=kv_b),
+        "prefill_time": _inference.prefill_time(
+            n_params=n, tokens=kw["prompt"], peak_flops=kw["peak_flops"],
+            bandwidth=kw["bandwidth"], weight_bytes=weights, batch=kw["batch"], **shape),
+        "step_time": _inference.decode_step_time(
+            n_params=n, weight_bytes=weights, batch=kw["batch"], kv_bytes_per_sequence=kv_seq,
+            peak_flops=kw["peak_flops"], bandwidth=kw["bandwidth"]),
+        "ceiling": _inference.decode_ceiling_tokens_per_second(
+            weight_bytes=weights, bandwidth=kw["bandwidth"], batch=kw["batch"],
+            kv_bytes_per_sequence=kv_seq),
+        "compute_bound_batch": _inference.decode_compute_bound_batch(
+            peak_flops=kw["peak_flops"], bandwidth=kw["bandwidth"],
+            bytes_per_param=_memory.precision_bytes(kw["precision"])),
+        "crossover": _inference.attention_crossover_tokens(n, **shape),
+    }
+
+
+CALCULATORS._add(Calculator(
+    name="inference",
+    title="Inference FLOPs and KV cache",
+    description="Prefill and decode FLOPs, the KV cache, and the memory-bandwidth ceiling "
+                "on decode speed for a model on a GPU.",
+    lesson="inference_and_kv_cache",
+    inputs=(
+        *_model_inputs("llama-3-8b"),
+        Input("prompt", "Prompt tokens", "integer", 8192, 1, 1_048_576, 1, unit="tokens"),
+        Input("new_tokens", "Generated tokens", "integer", 512, 1, 1_048_576, 1,
+              unit="tokens"),
+        Input("batch", "Batch (sequences)", "integer", 1, 1, 4096, 1),
+        _storage_input("precision", "Weights precision"),
+        _storage_input("kv_dtype", "KV-cache precision"),
+        _dtype_input("dtype", "Compute precision"),
+        _gpu_input("H100 SXM", bandwidth="bandwidth", peak="peak_flops"),
+        _peak_input(), _bandwidth_input(),
+    ),
+    outputs=(
+        Output("n_params", "Parameters", "count"),
+        Output("prefill_flops", "Prefill FLOPs (2·N·T + attention)", "flops"),
+        Output("decode_flops", "Decode FLOPs (2·N per token + attention)", "flops"),
+        Output("weights", "Weights", "bytes"),
+        Output("kv_cache", "KV cache at the end", "bytes"),
+        Output("prefill_time", "Prefill time (roofline)", "seconds"),
+        Output("step_time", "Decode step time at the end (roofline)", "seconds"),
+        Output("ceiling", "Decode ceiling, all sequences", "tokens/s"),
+        Output("compute_bound_batch", "Batch where decode turns compute-bound", "number",
+               unit="sequences"),
+        Output("crossover", "Prompt length where attention FLOPs equal weight FLOPs",
+               "number", unit="tokens"),
+    ),
+    function=_inference_calc,
+    sources=("Pope et al. 2022 (Efficiently scaling transformer inference)",
+             "Chowdhery et al. 2022 (PaLM), appendix B", _GPU_NOTE),
+))
