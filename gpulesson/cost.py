@@ -1,0 +1,155 @@
+"""The cost of a model: power, on-premises TCO, cloud cost, break-even, cost per token.
+
+Prices are inputs, never constants here: dated example prices with their sources live
+in the calculator registry (:mod:`gpulesson.calculators`). A year is 8,760 hours
+(365 days) and a month 730 hours (a twelfth of that).
+
+* Power cost: ``power_watts / 1000 * pue * hours * usd_per_kwh``. The *power usage
+  effectiveness* (PUE = facility power / IT power; The Green Grid 2007) adds cooling and
+  distribution: about 1.1 for the best hyperscale halls, 1.4-1.6 for typical data
+  centres (Uptime Institute surveys report an industry average near 1.55).
+* Utilisation scales the hours that draw power (on-premises) or are billed (cloud);
+  idle power of an owned machine is ignored.
+
+Taught in: ``notebooks/cost_economics.ipynb``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gpulesson import _validate as v
+
+__all__ = [
+    "HOURS_PER_MONTH",
+    "HOURS_PER_YEAR",
+    "TCOBreakdown",
+    "breakeven_months",
+    "cloud_cost",
+    "cost_per_1k_tokens",
+    "on_prem_breakdown",
+    "on_prem_tco",
+    "power_cost",
+]
+
+HOURS_PER_YEAR = 8760
+HOURS_PER_MONTH = HOURS_PER_YEAR / 12
+
+
+def power_cost(*, power_watts: float, usd_per_kwh: float, hours: float,
+               pue: float = 1.4) -> float:
+    """Electricity cost: ``power_watts / 1000 * pue * hours * usd_per_kwh`` (USD).
+
+    Parameters
+    ----------
+    power_watts : float
+        IT power drawn (all GPUs and their servers), watts.
+    usd_per_kwh : float
+        Electricity price.
+    hours : float
+        Hours of operation.
+    pue : float
+        Power usage effectiveness, >= 1.
+    """
+    w = v.nonneg_number("power_watts", power_watts)
+    price = v.nonneg_number("usd_per_kwh", usd_per_kwh)
+    h = v.nonneg_number("hours", hours)
+    p = v.number_at_least("pue", pue, 1)
+    return w / 1000 * p * h * price
+
+
+@dataclass(frozen=True)
+class TCOBreakdown:
+    """On-premises total cost of ownership: hardware, power and their sum (USD)."""
+
+    hardware: float
+    power: float
+    total: float
+
+
+def on_prem_breakdown(
+    *,
+    hardware_usd: float,
+    power_watts: float,
+    usd_per_kwh: float,
+    years: float,
+    pue: float = 1.4,
+    utilization: float = 1.0,
+) -> TCOBreakdown:
+    """Hardware plus ``years`` of power at ``utilization`` (see :func:`on_prem_tco`)."""
+    hw = v.nonneg_number("hardware_usd", hardware_usd)
+    y = v.positive_number("years", years)
+    u = v.fraction("utilization", utilization)
+    power = power_cost(power_watts=power_watts, usd_per_kwh=usd_per_kwh,
+                       hours=HOURS_PER_YEAR * y * u, pue=pue)
+    return TCOBreakdown(hardware=hw, power=power, total=hw + power)
+
+
+def on_prem_tco(
+    *,
+    hardware_usd: float,
+    power_watts: float,
+    usd_per_kwh: float,
+    years: float,
+    pue: float = 1.4,
+    utilization: float = 1.0,
+) -> float:
+    """On-premises TCO: ``hardware_usd + power_cost(hours = 8760 * years * utilization)``.
+
+    Leaves out staff, networking, space and financing, which a real plan adds.
+    """
+    return on_prem_breakdown(hardware_usd=hardware_usd, power_watts=power_watts,
+                             usd_per_kwh=usd_per_kwh, years=years, pue=pue,
+                             utilization=utilization).total
+
+
+def cloud_cost(*, usd_per_hour: float, years: float, utilization: float = 1.0) -> float:
+    """Cloud cost when paying only for used hours: ``usd_per_hour * 8760 * years * u``."""
+    rate = v.nonneg_number("usd_per_hour", usd_per_hour)
+    y = v.positive_number("years", years)
+    u = v.fraction("utilization", utilization)
+    return rate * HOURS_PER_YEAR * y * u
+
+
+def breakeven_months(
+    *,
+    hardware_usd: float,
+    power_watts: float,
+    usd_per_kwh: float,
+    cloud_usd_per_hour: float,
+    pue: float = 1.4,
+    utilization: float = 1.0,
+) -> float:
+    """Months after which owning is cheaper than renting.
+
+    ``hardware_usd / (cloud per month - power per month)`` with 730-hour months, both at
+    the same utilisation. Raises ``ValueError`` when the cloud costs no more per hour
+    than the power, since then owning never breaks even.
+    """
+    hw = v.nonneg_number("hardware_usd", hardware_usd)
+    cloud = v.nonneg_number("cloud_usd_per_hour", cloud_usd_per_hour)
+    u = v.fraction("utilization", utilization, allow_zero=False)
+    hours = HOURS_PER_MONTH * u
+    power_month = power_cost(power_watts=power_watts, usd_per_kwh=usd_per_kwh, hours=hours,
+                             pue=pue)
+    saving = cloud * hours - power_month
+    if saving <= 0:
+        raise ValueError(
+            f"owning never breaks even: the cloud costs ${cloud * hours:,.2f} per month and "
+            f"the power alone ${power_month:,.2f}; cloud_usd_per_hour must exceed the "
+            "hourly power cost"
+        )
+    return hw / saving
+
+
+def cost_per_1k_tokens(*, usd_per_gpu_hour: float, gpus: int,
+                       tokens_per_second: float) -> float:
+    """Serving cost per 1,000 tokens: ``usd_per_gpu_hour * gpus / (3600 * tokens/s) * 1000``.
+
+    ``tokens_per_second`` is the aggregate throughput of the ``gpus`` (all sequences of a
+    batch together), at the utilisation actually achieved.
+    """
+    rate = v.nonneg_number("usd_per_gpu_hour", usd_per_gpu_hour)
+    n = v.positive_int("gpus", gpus)
+    tps = v.positive_number("tokens_per_second", tokens_per_second)
+    return rate * n / (3600 * tps) * 1000

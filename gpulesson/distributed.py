@@ -1,0 +1,514 @@
+"""Distributed training: collectives, pipeline bubbles, ZeRO, scaling, and a layout advisor.
+
+Collectives (nccl-tests ``doc/PERFORMANCE.md``)
+------------------------------------------------
+``algbw = S / t``. The *bus bandwidth* ``busbw = algbw * factor`` is comparable with the
+link bandwidth whatever the number of ranks ``n``: all-reduce ``2(n-1)/n``;
+reduce-scatter, all-gather and all-to-all ``(n-1)/n``; broadcast and reduce 1. ``S`` is
+the size of the whole buffer (for all-gather the gathered output, for reduce-scatter the
+input). A ring all-reduce sends and receives ``2(n-1)/n * S`` bytes per rank (Patarasuk &
+Yuan 2009), so it takes at least ``2(n-1)/n * S / B`` on links of bandwidth ``B``.
+
+Pipeline bubble (Huang et al. 2019, GPipe; Narayanan et al. 2021, section 2.2)
+-------------------------------------------------------------------------------
+With ``p`` stages and ``m`` micro-batches, GPipe and 1F1B schedules idle for
+``(p-1)/m`` of the ideal time; the interleaved schedule with ``v`` model chunks per
+device divides that by ``v``: ``(p-1)/(v*m)``.
+
+ZeRO (Rajbhandari et al. 2020, section 5 and Figure 1)
+--------------------------------------------------------
+Model-state bytes per GPU for ``Psi`` parameters, data-parallel degree ``Nd`` and
+``K`` bytes of optimizer state per parameter (12 for mixed-precision Adam):
+stage 0 ``(2+2+K)*Psi``; stage 1 (optimizer states partitioned) ``4*Psi + K*Psi/Nd``;
+stage 2 (+ gradients) ``2*Psi + (2+K)*Psi/Nd``; stage 3 (+ parameters) ``(4+K)*Psi/Nd``.
+The paper's 7.5B example with ``Nd = 64``: 120 GB, 31.4 GB, 16.6 GB, 1.9 GB.
+
+Taught in: ``notebooks/distributed_math.ipynb``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from gpulesson import _validate as v
+from gpulesson import memory, units
+from gpulesson.transformer import TransformerConfig
+
+__all__ = [
+    "COLLECTIVES",
+    "LayoutRecommendation",
+    "PipelineSlot",
+    "algorithm_bandwidth",
+    "allreduce_bytes_per_rank",
+    "bus_bandwidth",
+    "bus_bandwidth_factor",
+    "collective_time",
+    "effective_speedup",
+    "pipeline_bubble_fraction",
+    "pipeline_makespan",
+    "pipeline_schedule",
+    "recommend_layout",
+    "scaling_efficiency",
+    "zero_memory_per_gpu",
+]
+
+#: nccl-tests bus-bandwidth factors as functions of the number of ranks.
+COLLECTIVES: Mapping[str, str] = MappingProxyType({
+    "all_reduce": "2(n-1)/n",
+    "reduce_scatter": "(n-1)/n",
+    "all_gather": "(n-1)/n",
+    "alltoall": "(n-1)/n",
+    "broadcast": "1",
+    "reduce": "1",
+    "sendrecv": "1",
+})
+_COLLECTIVE_ALIASES = {"all_to_all": "alltoall", "send_recv": "sendrecv", "p2p": "sendrecv"}
+
+
+def bus_bandwidth_factor(collective: str, n_ranks: int) -> float:
+    """nccl-tests factor from algorithm to bus bandwidth for ``collective`` on ``n_ranks``.
+
+    ``all_reduce`` 2(n-1)/n; ``reduce_scatter``, ``all_gather``, ``alltoall`` (n-1)/n;
+    ``broadcast``, ``reduce``, ``sendrecv`` 1. Names ignore case, ``_`` and ``-``
+    (``"allreduce"``, ``"all-reduce"``).
+    """
+    name = v.lookup("collective", collective, COLLECTIVES, _COLLECTIVE_ALIASES)[0]
+    n = v.positive_int("n_ranks", n_ranks)
+    if name == "all_reduce":
+        return 2 * (n - 1) / n
+    if name in ("reduce_scatter", "all_gather", "alltoall"):
+        return (n - 1) / n
+    return 1.0
+
+
+def allreduce_bytes_per_rank(size_bytes: float, n_ranks: int) -> float:
+    """Bytes each rank sends (and receives) in a ring all-reduce: ``2(n-1)/n * S``."""
+    s = v.nonneg_number("size_bytes", size_bytes)
+    return bus_bandwidth_factor("all_reduce", n_ranks) * s
+
+
+def algorithm_bandwidth(size_bytes: float, seconds: float) -> float:
+    """nccl-tests algorithm bandwidth ``S / t`` (bytes/s)."""
+    s = v.nonneg_number("size_bytes", size_bytes)
+    t = v.positive_number("seconds", seconds)
+    return s / t
+
+
+def bus_bandwidth(collective: str, size_bytes: float, seconds: float, n_ranks: int) -> float:
+    """nccl-tests bus bandwidth ``S / t * factor(collective, n)`` (bytes/s)."""
+    return algorithm_bandwidth(size_bytes, seconds) * bus_bandwidth_factor(collective, n_ranks)
+
+
+def collective_time(
+    collective: str, size_bytes: float, n_ranks: int, *, bandwidth: float, latency: float = 0
+) -> float:
+    """Alpha-beta time of a collective: ``latency + factor * size_bytes / bandwidth``.
+
+    ``bandwidth`` is the bus (per-rank link) bandwidth in bytes/s and ``latency`` the
+    fixed per-operation overhead alpha in seconds, as nccl-tests describe the time
+    ("overhead + size / bw"). With ``bandwidth`` the measured bus bandwidth this inverts
+    :func:`bus_bandwidth`.
+    """
+    factor = bus_bandwidth_factor(collective, n_ranks)
+    s = v.nonneg_number("size_bytes", size_bytes)
+    bw = v.positive_number("bandwidth", bandwidth)
+    alpha = v.nonneg_number("latency", latency)
+    return alpha + factor * s / bw
+
+
+def pipeline_bubble_fraction(stages: int, microbatches: int, interleave: int = 1) -> float:
+    """Pipeline bubble as a fraction of the ideal time: ``(p - 1) / (v * m)``.
+
+    Narayanan et al. 2021, section 2.2.1 (GPipe/1F1B, ``v = 1``) and 2.2.2 (interleaved).
+    As a fraction of the *total* time it is ``(p-1) / (v*m + p - 1)``.
+    """
+    p = v.positive_int("stages", stages)
+    m = v.positive_int("microbatches", microbatches)
+    k = v.positive_int("interleave", interleave)
+    return (p - 1) / (k * m)
+
+
+@dataclass(frozen=True)
+class PipelineSlot:
+    """One forward or backward pass of one micro-batch on one pipeline stage.
+
+    ``stage`` is the device (0-based), ``start`` and ``duration`` are in units of the
+    given forward/backward times, ``kind`` is ``"forward"`` or ``"backward"``, ``chunk``
+    the model chunk on that device (interleaved schedule; 0 otherwise).
+    """
+
+    stage: int
+    start: float
+    duration: float
+    kind: str
+    microbatch: int
+    chunk: int = 0
+
+
+def _orders(p: int, m: int, schedule: str, k: int) -> list[list[tuple[str, int, int]]]:
+    """Per device, the order of (kind, microbatch, chunk) operations."""
+    orders = []
+    for s in range(p):
+        if schedule == "gpipe":
+            ops = [("forward", i, 0) for i in range(m)] + [("backward", i, 0) for i in range(m)]
+        else:
+            total = m * k
+
+            def fwd(j: int) -> tuple[str, int, int]:
+                return ("forward", (j // (p * k)) * p + j % p, (j // p) % k)
+
+            def bwd(j: int) -> tuple[str, int, int]:
+                return ("backward", (j // (p * k)) * p + j % p, k - 1 - (j // p) % k)
+
+            if schedule == "1f1b":
+                warmup = min(p - s - 1, m)
+            else:
+                warmup = min((p - s - 1) * 2 + (k - 1) * p, total)
+            ops = [fwd(j) for j in range(warmup)]
+            for j in range(total - warmup):
+                ops += [fwd(warmup + j), bwd(j)]
+            ops += [bwd(j) for j in range(total - warmup, total)]
+        orders.append(ops)
+    return orders
+
+
+def pipeline_schedule(
+    stages: int,
+    microbatches: int,
+    *,
+    schedule: str = "1f1b",
+    interleave: int = 1,
+    forward_time: float = 1.0,
+    backward_time: float = 2.0,
+) -> list[PipelineSlot]:
+    """Simulate a pipeline schedule: when each stage runs each forward and backward pass.
+
+    Parameters
+    ----------
+    stages : int
+        Pipeline stages (devices) ``p``.
+    microbatches : int
+        Micro-batches per iteration ``m``.
+    schedule : str
+        ``"gpipe"`` (all forwards, then all backwards; Huang et al. 2019), ``"1f1b"``
+        (PipeDream-Flush: warm up, then alternate one forward and one backward;
+        Narayanan et al. 2021) or ``"interleaved"`` (1F1B over ``interleave`` model chunks
+        per device, Megatron-LM's order; ``m`` must be a multiple of ``p``).
+    interleave : int
+        Model chunks per device ``v`` (only for ``"interleaved"``).
+    forward_time, backward_time : float
+        Time of one micro-batch's forward and backward pass through one whole stage
+        (a chunk takes ``1/v`` of it). Backward is about twice the forward.
+
+    Returns
+    -------
+    list[PipelineSlot]
+        Sorted by start time. The makespan is ``(m + p - 1) * (f + b)`` for GPipe and
+        1F1B, ``m*(f + b) + (p - 1)*(f + b)/v`` interleaved: the bubble of
+        :func:`pipeline_bubble_fraction`.
+    """
+    p = v.positive_int("stages", stages)
+    m = v.positive_int("microbatches", microbatches)
+    kind = v.choice("schedule", schedule, ("gpipe", "1f1b", "interleaved"))
+    k = v.positive_int("interleave", interleave)
+    tf = v.positive_number("forward_time", forward_time)
+    tb = v.positive_number("backward_time", backward_time)
+    if kind != "interleaved" and k != 1:
+        raise ValueError(f"interleave must be 1 for schedule {kind!r}, got {k}")
+    if kind == "interleaved" and m % p:
+        raise ValueError(
+            f"microbatches must be a multiple of stages ({p}) for the interleaved schedule, "
+            f"got {m}"
+        )
+    orders = _orders(p, m, kind, k)
+    n_virtual = p * k
+    done: dict[tuple[str, int, int], float] = {}  # (kind, microbatch, virtual stage) -> end
+    free = [0.0] * p
+    position = [0] * p
+    slots: list[PipelineSlot] = []
+    remaining = sum(len(o) for o in orders)
+    while remaining:
+        progressed = False
+        for s in range(p):
+            while position[s] < len(orders[s]):
+                op, mb, chunk = orders[s][position[s]]
+                vs = chunk * p + s
+                if op == "forward":
+                    dep = ("forward", mb, vs - 1) if vs > 0 else None
+                elif vs < n_virtual - 1:
+                    dep = ("backward", mb, vs + 1)
+                else:
+                    dep = ("forward", mb, vs)
+                if dep is not None and dep not in done:
+                    break
+                start = max(free[s], done[dep] if dep is not None else 0.0)
+                duration = (tf if op == "forward" else tb) / k
+                done[(op, mb, vs)] = start + duration
+                free[s] = start + duration
+                slots.append(PipelineSlot(stage=s, start=start, duration=duration, kind=op,
+                                          microbatch=mb, chunk=chunk))
+                position[s] += 1
+                remaining -= 1
+                progressed = True
+        if not progressed:  # pragma: no cover - the orders above never deadlock
+            raise RuntimeError("pipeline schedule deadlocked")
+    slots.sort(key=lambda slot: (slot.start, slot.stage))
+    return slots
+
+
+def pipeline_makespan(slots: list[PipelineSlot]) -> float:
+    """End time of the last pass of a schedule from :func:`pipeline_schedule`."""
+    if not slots:
+        raise ValueError("slots must not be empty")
+    return max(slot.start + slot.duration for slot in slots)
+
+
+def zero_memory_per_gpu(
+    n_params: float, *, stage: int, dp: int, optimizer_bytes: float = 12
+) -> float:
+    """Model-state bytes per GPU under ZeRO stage 0-3 (Rajbhandari et al. 2020).
+
+    Parameters
+    ----------
+    n_params : float
+        ``Psi``.
+    stage : int
+        0 (plain data parallel), 1 (optimizer states partitioned), 2 (+ gradients),
+        3 (+ parameters).
+    dp : int
+        Data-parallel degree ``Nd``.
+    optimizer_bytes : float
+        ``K``, optimizer-state bytes per parameter (12 for mixed-precision Adam: FP32
+        master weights, momentum and variance). Weights and gradients are 2 bytes each.
+
+    Returns
+    -------
+    float
+        ``(2+2+K)Psi``, ``4Psi + K Psi/Nd``, ``2Psi + (2+K)Psi/Nd`` or ``(4+K)Psi/Nd``.
+    """
+    psi = v.positive_number("n_params", n_params)
+    if isinstance(stage, bool) or stage not in (0, 1, 2, 3):
+        raise ValueError(f"stage must be 0, 1, 2 or 3, got {stage!r}")
+    nd = v.positive_int("dp", dp)
+    k = v.nonneg_number("optimizer_bytes", optimizer_bytes)
+    return _zero_bytes(psi, 2, 2, k, stage, nd)
+
+
+def _zero_bytes(psi: float, w: float, g: float, k: float, stage: int, nd: int) -> float:
+    # psi * (replicated + partitioned / nd): computing the coefficient first keeps the
+    # stages exactly ordered in floating point (all equal when nd = 1).
+    if stage == 0:
+        return psi * (w + g + k)
+    if stage == 1:
+        return psi * ((w + g) + k / nd)
+    if stage == 2:
+        return psi * (w + (g + k) / nd)
+    return psi * ((w + g + k) / nd)
+
+
+def scaling_efficiency(compute_time: float, comm_time: float, overlap: float = 0.0) -> float:
+    """Fraction of ideal speed when communication is partly hidden behind compute.
+
+    ``compute / (compute + exposed)`` with ``exposed = comm - min(overlap*comm, compute)``:
+    ``overlap`` is the fraction of the communication that runs concurrently with compute
+    (0 = none, 1 = all of it, as far as there is compute to hide behind).
+    """
+    c = v.positive_number("compute_time", compute_time)
+    comm = v.nonneg_number("comm_time", comm_time)
+    o = v.fraction("overlap", overlap)
+    exposed = comm - min(o * comm, c)
+    return c / (c + exposed)
+
+
+def effective_speedup(n_gpus: int, efficiency: float) -> float:
+    """Speed-up over one GPU: ``n_gpus * efficiency``."""
+    n = v.positive_int("n_gpus", n_gpus)
+    e = v.fraction("efficiency", efficiency)
+    return n * e
+
+
+@dataclass(frozen=True)
+class LayoutRecommendation:
+    """The cheapest parallel layout that fits, and why.
+
+    Attributes
+    ----------
+    name : str
+        e.g. ``"data parallel"``, ``"ZeRO-2"``, ``"tensor parallel + ZeRO-1"``.
+    dp, tp, pp : int
+        Data-, tensor- and pipeline-parallel degrees (``dp * tp * pp = n_gpus``).
+    zero_stage : int
+        ZeRO stage used across the data-parallel group (0 = none).
+    memory_per_gpu : float
+        Bytes per GPU: model state plus activations.
+    fits : bool
+        Whether ``memory_per_gpu <= gpu_memory``.
+    reason : str
+        One or two sentences a learner can read.
+    """
+
+    name: str
+    dp: int
+    tp: int
+    pp: int
+    zero_stage: int
+    memory_per_gpu: float
+    fits: bool
+    reason: str
+
+
+def _powers_of_two_dividing(n: int, limit: int) -> list[int]:
+    out, k = [], 2
+    while k <= limit:
+        if n % k == 0:
+            out.append(k)
+        k *= 2
+    return out
+
+
+def recommend_layout(
+    *,
+    n_params: float,
+    gpu_memory: float,
+    n_gpus: int,
+    gpus_per_node: int = 8,
+    precision: str = "mixed",
+    optimizer: str = "adam",
+    activation_bytes: float = 0,
+    cfg: TransformerConfig | None = None,
+    batch: int = 1,
+    seq_len: int | None = None,
+    recompute: str = "none",
+) -> LayoutRecommendation:
+    """Name the cheapest parallel layout whose memory per GPU fits, and say why.
+
+    Tried in order of communication cost, the first that fits wins:
+
+    1. plain data parallel (every GPU holds the whole training state);
+    2. ZeRO-1, ZeRO-2, ZeRO-3 over all ``n_gpus`` (same traffic as data parallel for 1
+       and 2, 1.5x for 3; Rajbhandari et al. 2020);
+    3. tensor parallel inside a node (``tp`` = 2, 4, ... up to ``gpus_per_node``), with
+       ZeRO-1 across the data-parallel groups (Megatron-LM's distributed optimizer); it
+       needs fast intra-node links and divides weights and activations by ``tp``;
+    4. pipeline parallel across nodes on top of a full node of tensor parallelism (adds
+       a bubble; first-stage activations do not shrink with 1F1B, Korthikanti et al.).
+
+    Parameters
+    ----------
+    n_params : float
+        Parameters ``Psi``.
+    gpu_memory : float
+        Bytes per GPU (e.g. ``gpu("H100 SXM").memory_bytes``).
+    n_gpus : int
+        GPUs available.
+    gpus_per_node : int
+        GPUs sharing a fast intra-node link (NVLink); the largest tensor-parallel size.
+    precision, optimizer : str
+        Training precision and optimizer (see :func:`gpulesson.memory.model_state_bytes`).
+    activation_bytes : float
+        Activation bytes of one micro-batch for the whole model without tensor
+        parallelism. Ignored when ``cfg`` and ``seq_len`` are given, which compute them
+        with :func:`gpulesson.memory.activation_bytes_per_layer` (sequence parallel when
+        ``tp > 1``).
+    cfg : TransformerConfig, optional
+        The model; also restricts ``tp`` to divisors of its heads and ``pp`` to divisors
+        of its layers.
+    batch, seq_len, recompute
+        Micro-batch size, sequence length and recomputation mode for the activations.
+    """
+    psi = v.positive_number("n_params", n_params)
+    mem = v.positive_number("gpu_memory", gpu_memory)
+    n = v.positive_int("n_gpus", n_gpus)
+    per_node = v.positive_int("gpus_per_node", gpus_per_node)
+    act_given = v.nonneg_number("activation_bytes", activation_bytes)
+    b = v.positive_int("batch", batch)
+    if seq_len is not None:
+        v.positive_int("seq_len", seq_len)
+    v.choice("recompute", recompute, memory.RECOMPUTE_MODES)
+    if cfg is not None and not isinstance(cfg, TransformerConfig):
+        raise TypeError(f"cfg must be a TransformerConfig or None, got {type(cfg).__name__}")
+    state = memory.model_state_bytes(precision, optimizer)
+    w, g, k = state.weights, state.gradients, state.optimizer
+
+    def activations(tp: int) -> float:
+        if cfg is not None and seq_len is not None:
+            per_layer = memory.activation_bytes_per_layer(
+                seq_len=seq_len, batch=b, hidden=cfg.hidden, heads=cfg.heads, tp=tp,
+                sequence_parallel=tp > 1, recompute=recompute,
+            )
+            return cfg.layers * per_layer
+        return act_given / tp
+
+    def per_gpu(dp: int, tp: int, pp: int, stage: int) -> float:
+        return _zero_bytes(psi / (tp * pp), w, g, k, stage, dp) + activations(tp)
+
+    fmt = units.format_bytes
+    cap = fmt(mem)
+    tried: list[LayoutRecommendation] = []
+
+    def candidate(name: str, dp: int, tp: int, pp: int, stage: int, why: str) -> bool:
+        need = per_gpu(dp, tp, pp, stage)
+        ok = need <= mem
+        tried.append(LayoutRecommendation(name=name, dp=dp, tp=tp, pp=pp, zero_stage=stage,
+                                          memory_per_gpu=need, fits=ok, reason=why.format(
+                                              need=fmt(need), cap=cap)))
+        return ok
+
+    full_state = fmt((w + g + k) * psi)
+    if candidate("data parallel", n, 1, 1, 0,
+                 "Plain data parallelism fits: every GPU keeps the whole training state "
+                 f"({full_state} of model state) plus activations, {{need}} of {{cap}}; it "
+                 "has the least communication (one gradient all-reduce per step)."):
+        return tried[-1]
+    if n > 1:
+        notes = {
+            1: "partitioning the optimizer states",
+            2: "partitioning optimizer states and gradients",
+            3: "partitioning optimizer states, gradients and parameters",
+        }
+        for stage in (1, 2, 3):
+            traffic = ("the same traffic as data parallelism" if stage < 3
+                       else "1.5x the traffic of data parallelism")
+            if candidate(f"ZeRO-{stage}", n, 1, 1, stage,
+                         f"Data parallelism does not fit ({full_state} of model state per "
+                         f"GPU). ZeRO-{stage} ({notes[stage]} over {n} GPUs) needs {{need}} "
+                         f"of {{cap}}, with {traffic}."):
+                return tried[-1]
+    heads_ok = (lambda t: cfg.heads % t == 0 and cfg.hidden % t == 0) if cfg else (
+        lambda t: True)
+    tps = [t for t in _powers_of_two_dividing(n, min(per_node, n)) if heads_ok(t)]
+    for tp in tps:
+        dp = n // tp
+        zero = " + ZeRO-1" if dp > 1 else ""
+        if candidate(f"tensor parallel (tp={tp}){zero}", dp, tp, 1, 1 if dp > 1 else 0,
+                     f"Sharding over data parallelism alone does not fit. Tensor parallelism "
+                     f"over {tp} GPUs of a node splits weights and activations"
+                     + (f", with ZeRO-1 across {dp} data-parallel groups" if dp > 1 else "")
+                     + ": {need} of {cap}. It needs the "
+                     "node's fast links (NVLink)."):
+            return tried[-1]
+    tp = tps[-1] if tps else 1
+    layers_ok = (lambda q: cfg.layers % q == 0) if cfg else (lambda q: True)
+    rest = n // tp
+    for pp in [q for q in range(2, rest + 1) if rest % q == 0 and layers_ok(q)]:
+        dp = rest // pp
+        zero = " + ZeRO-1" if dp > 1 else ""
+        if candidate(f"tensor (tp={tp}) + pipeline (pp={pp}) parallel{zero}", dp, tp, pp,
+                     1 if dp > 1 else 0,
+                     f"Tensor parallelism within a node is not enough. Adding {pp} pipeline "
+                     f"stages across nodes (tp={tp}, dp={dp}) brings it to {{need}} of {{cap}}; "
+                     "the pipeline costs a bubble of (pp-1)/microbatches."):
+            return tried[-1]
+    best = min(tried, key=lambda r: r.memory_per_gpu)
+    total = (w + g + k) * psi + activations(1)
+    short = memory.gpus_needed(total, mem)
+    reason = (f"Nothing fits on {n} GPUs of {cap}: the most sharded layout tried ({best.name}, "
+              f"dp={best.dp}, tp={best.tp}, pp={best.pp}) still needs {fmt(best.memory_per_gpu)} "
+              f"per GPU. The training state totals {fmt(total)}, at least {short} such GPUs "
+              "even with perfect sharding; add GPUs, recompute activations or shrink the "
+              "micro-batch.")
+    return LayoutRecommendation(name=best.name, dp=best.dp, tp=best.tp, pp=best.pp,
+                                zero_stage=best.zero_stage, memory_per_gpu=best.memory_per_gpu,
+                                fits=False, reason=reason)

@@ -1,0 +1,186 @@
+"""Optimisations that change the math: FlashAttention, checkpointing, mixed precision.
+
+FlashAttention IO complexity (Dao et al. 2022, Algorithms 0 and 1, Theorem 2)
+-------------------------------------------------------------------------------
+Standard attention writes the ``N x N`` score and probability matrices to HBM and reads
+them back: ``Theta(N*d + N^2)`` accesses. FlashAttention tiles ``Q``, ``K``, ``V`` into
+on-chip SRAM of ``M`` elements and never materialises them: ``Theta(N^2 * d^2 / M)``
+accesses. The functions below count Algorithm 0's and Algorithm 1's HBM reads and writes
+line by line (one head, forward pass).
+
+Gradient checkpointing (Chen et al. 2016, *Training Deep Nets with Sublinear Memory
+Cost*)
+------------------------------------------------------------------------------------------
+Split ``L`` layers into ``k`` segments, store only the segment boundaries, and recompute
+one segment at a time in the backward pass: memory ``~ k + L/k`` layers, smallest at
+``k = sqrt(L)`` (``O(sqrt(L))``), for the cost of one extra forward pass: about 1/3 more
+FLOPs (forward 2N of the 6N per token), not the 20 % sometimes quoted.
+
+Mixed precision (Micikevicius et al. 2018)
+------------------------------------------
+With Adam it saves no model-state memory (16 bytes per parameter either way; ZeRO
+paper section 3.1); it halves activation memory and runs on tensor cores.
+
+Taught in: ``notebooks/optimisations.ipynb``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from gpulesson import _validate as v
+from gpulesson import flops, memory
+
+__all__ = [
+    "MixedPrecisionSavings",
+    "checkpoint_memory",
+    "flash_attention_hbm_bytes",
+    "flash_attention_tiles",
+    "mixed_precision_savings",
+    "optimal_segments",
+    "recompute_overhead",
+    "standard_attention_hbm_bytes",
+]
+
+
+def standard_attention_hbm_bytes(
+    *, seq_len: int, head_dim: int, batch: int = 1, heads: int = 1,
+    bytes_per_element: float = 2,
+) -> int:
+    """HBM bytes read and written by standard attention (Dao et al. 2022, Algorithm 0).
+
+    Per head: read Q, K (``2Nd``), write S (``N^2``); read S, write P (``2N^2``); read P
+    and V (``N^2 + Nd``), write O (``Nd``): ``4*N*d + 4*N^2`` elements.
+    """
+    n = v.positive_int("seq_len", seq_len)
+    d = v.positive_int("head_dim", head_dim)
+    b = v.positive_int("batch", batch)
+    h = v.positive_int("heads", heads)
+    e = v.positive_number("bytes_per_element", bytes_per_element)
+    return v.tensor_bytes((4 * n * d + 4 * n * n) * b * h, e)
+
+
+def flash_attention_tiles(*, seq_len: int, head_dim: int, sram_bytes: float,
+                          bytes_per_element: float = 2) -> tuple[int, int, int]:
+    """Algorithm 1's block sizes and outer-loop count: ``(B_c, B_r, T_c)``.
+
+    ``M = sram_bytes / bytes_per_element`` elements, ``B_c = ceil(M / 4d)``,
+    ``B_r = min(B_c, d)``, ``T_c = ceil(N / B_c)``.
+    """
+    n = v.positive_int("seq_len", seq_len)
+    d = v.positive_int("head_dim", head_dim)
+    sram = v.positive_number("sram_bytes", sram_bytes)
+    e = v.positive_number("bytes_per_element", bytes_per_element)
+    m = int(sram // e)
+    if m < 1:
+        raise ValueError(f"sram_bytes must hold at least one element, got {sram!r}")
+    block_c = -(-m // (4 * d))
+    block_r = min(block_c, d)
+    return block_c, block_r, -(-n // block_c)
+
+
+def flash_attention_hbm_bytes(
+    *, seq_len: int, head_dim: int, sram_bytes: float, batch: int = 1, heads: int = 1,
+    bytes_per_element: float = 2,
+) -> int:
+    """HBM bytes read and written by FlashAttention's forward pass (Algorithm 1).
+
+    Per head: initialise O, l, m in HBM (``Nd + 2N``); each of the ``T_c`` outer
+    iterations loads one K and V block (``2Nd`` over all of them) and sweeps all row
+    blocks, reading Q, O, l, m and writing O, l, m (``3Nd + 4N``). Total
+    ``3Nd + 2N + T_c*(3Nd + 4N)`` elements with ``T_c = ceil(4Nd / M)``: Theorem 2's
+    ``Theta(N^2 d^2 / M)``. Statistics are counted at ``bytes_per_element`` like the rest.
+    """
+    n = v.positive_int("seq_len", seq_len)
+    d = v.positive_int("head_dim", head_dim)
+    b = v.positive_int("batch", batch)
+    h = v.positive_int("heads", heads)
+    e = v.positive_number("bytes_per_element", bytes_per_element)
+    _, _, t_c = flash_attention_tiles(seq_len=n, head_dim=d, sram_bytes=sram_bytes,
+                                      bytes_per_element=e)
+    elements = 3 * n * d + 2 * n + t_c * (3 * n * d + 4 * n)
+    return v.tensor_bytes(elements * b * h, e)
+
+
+def optimal_segments(layers: int) -> int:
+    """Number of checkpoint segments that minimises :func:`checkpoint_memory` (~sqrt(L))."""
+    n = v.positive_int("layers", layers)
+    root = math.isqrt(n)
+    candidates = range(max(1, root - 2), min(n, root + 3) + 1)
+    return min(candidates, key=lambda k: (k - 1 + -(-n // k), k))
+
+
+def checkpoint_memory(*, layers: int, per_layer_bytes: float,
+                      segments: int | None = None) -> float:
+    """Activation memory with segment checkpointing (Chen et al. 2016), bytes.
+
+    Keep the input of each of ``k`` segments (the first is the model input, held anyway:
+    ``k - 1`` extra) and, during backward, the activations of one recomputed segment of
+    ``ceil(L/k)`` layers: ``(k - 1 + ceil(L/k)) * per_layer_bytes``. ``k = 1`` or ``k = L``
+    is no saving (``L`` layers); ``segments=None`` picks the best ``k ~ sqrt(L)``, giving
+    about ``2*sqrt(L) - 1`` layers.
+    """
+    n = v.positive_int("layers", layers)
+    b = v.positive_number("per_layer_bytes", per_layer_bytes)
+    k = optimal_segments(n) if segments is None else v.positive_int("segments", segments)
+    if k > n:
+        raise ValueError(f"segments must be at most layers ({n}), got {k}")
+    return (k - 1 + -(-n // k)) * b
+
+
+def recompute_overhead(
+    *,
+    recompute: str = "full",
+    n_params: float | None = None,
+    layers: int | None = None,
+    heads: int | None = None,
+    head_dim: int | None = None,
+    seq_len: int | None = None,
+) -> float:
+    """Extra FLOPs of activation recomputation as a fraction of the model FLOPs.
+
+    ``"full"``: one more forward pass, ``8N/6N - 1 = 1/3`` (attention included, it
+    scales the same way). ``"selective"`` (Korthikanti et al. 2022) recomputes only the
+    attention score products: ``4LHQT / (6N + 12LHQT)``; it needs ``n_params`` and the
+    attention shape. ``"none"``: 0.
+    """
+    mode = v.choice("recompute", recompute, memory.RECOMPUTE_MODES)
+    if mode == "none":
+        return 0.0
+    if mode == "full" and n_params is None:
+        return 1 / 3
+    if n_params is None or None in (layers, heads, head_dim, seq_len):
+        raise ValueError("recompute='selective' needs n_params, layers, heads, head_dim "
+                         "and seq_len")
+    shape = {"layers": layers, "heads": heads, "head_dim": head_dim, "seq_len": seq_len}
+    model = flops.flops_per_token(n_params, **shape)
+    hardware = flops.hardware_flops_per_token(n_params, recompute=mode, **shape)
+    return hardware / model - 1
+
+
+@dataclass(frozen=True)
+class MixedPrecisionSavings:
+    """Training memory in FP32 and in mixed precision, and the difference (bytes)."""
+
+    fp32_bytes: float
+    mixed_bytes: float
+    saved_bytes: float
+    saved_fraction: float
+
+
+def mixed_precision_savings(
+    *, n_params: float, activation_bytes_fp32: float = 0, optimizer: str = "adam"
+) -> MixedPrecisionSavings:
+    """Memory saved by mixed precision: model state plus activations, FP32 vs mixed.
+
+    Model state uses :func:`gpulesson.memory.bytes_per_param`: 16 bytes per parameter in
+    both with Adam (8 and 8 with plain SGD), because mixed precision keeps an FP32 master
+    copy, so the saving is all in the activations, which halve (16-bit instead of 32-bit).
+    """
+    n = v.positive_number("n_params", n_params)
+    act = v.nonneg_number("activation_bytes_fp32", activation_bytes_fp32)
+    fp32 = n * memory.bytes_per_param("fp32", optimizer) + act
+    mixed = n * memory.bytes_per_param("mixed", optimizer) + act / 2
+    return MixedPrecisionSavings(fp32_bytes=fp32, mixed_bytes=mixed, saved_bytes=fp32 - mixed,
+                                 saved_fraction=(fp32 - mixed) / fp32)
