@@ -681,9 +681,9 @@ class PredictExercise(Exercise):
                                   "finite number; run the measurement cell again.")
         shown = self.format_value(float(measured))
         if prediction is None:
-            return self._feedback("compared", f"Measured: {shown}. You did not commit a "
-                                  "prediction this time; try predicting before you run it next "
-                                  "time.", value=None)
+            return self._feedback("compared", f"Measured on this machine: {shown}. Commit a "
+                                  "prediction above before running the measurement to see how "
+                                  "close you were.", value=None)
         if prediction <= 0:
             ratio_text = "Your prediction was zero."
             good = False

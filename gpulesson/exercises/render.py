@@ -116,7 +116,10 @@ def answer_format_html(exercise: Exercise) -> str:
                 f'<pre class="gl-signature"><code>def {html.escape(exercise.function_name)}'
                 f"({html.escape(exercise.signature)}):\n    ...</code></pre>")
     if isinstance(exercise, (NumericExercise, PredictExercise)):
-        unit = f" in {html.escape(exercise.unit)}" if exercise.unit else " with a number"
+        if exercise.unit in ("×", "x"):
+            unit = " with a number of times (for example 3 or 3×)"
+        else:
+            unit = f" in {html.escape(exercise.unit)}" if exercise.unit else " with a number"
         verb = "Predict" if isinstance(exercise, PredictExercise) else "Answer"
         other = _OTHER_UNITS.get(exercise.dimension, "")
         return f'<p class="gl-answer-format">{verb}{unit}{other}.</p>'
@@ -198,8 +201,9 @@ def answer_key_markdown(exercises: list[Exercise], *, title: str) -> str:
                 lines.append(f"- `{key}`: {label}{mark}")
             lines.append("")
         if isinstance(ex, NumericExercise):
-            lines += [f"**Answer:** {ex.answer_text()} (accepted within {ex.tolerance_text()})",
-                      ""]
+            tolerance = ex.tolerance_text()
+            accepted = "exact" if tolerance == "exact" else f"accepted within {tolerance}"
+            lines += [f"**Answer:** {ex.answer_text()} ({accepted})", ""]
         elif isinstance(ex, PredictExercise):
             lines += ["**Answer:** no fixed value: the notebook measures it on the learner's "
                       "machine and compares it with the committed prediction.", ""]

@@ -229,7 +229,7 @@ def test_predict_commits_then_compares():
     good = ex.compare(50, 52.0)
     assert "within 10%" in good.message
     none = ex.compare(None, 52.0)
-    assert none.value is None and "did not commit" in none.message
+    assert none.value is None and "Commit a prediction" in none.message
     assert ex.compare(50, float("nan")).status == "invalid"
     assert ex.compare(50, -1).status == "invalid"
 

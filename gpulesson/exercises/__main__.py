@@ -1,0 +1,89 @@
+"""Command line: ``python -m gpulesson.exercises {export,list,progress} ...``.
+
+Examples::
+
+    python -m gpulesson.exercises export --all --out export/
+    python -m gpulesson.exercises export --lesson parallelism_at_the_core --variant 7 --out a/
+    python -m gpulesson.exercises list
+    python -m gpulesson.exercises progress parallelism_at_the_core
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from gpulesson.exercises.export import export, find_root
+from gpulesson.exercises.lesson import available_lessons, lesson_module
+from gpulesson.exercises.progress import progress_summary
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m gpulesson.exercises",
+                                     description="Exercises of the course: export, list, "
+                                                 "progress.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    exp = sub.add_parser("export", help="student notebooks without solutions + answer keys")
+    which = exp.add_mutually_exclusive_group(required=True)
+    which.add_argument("--lesson", action="append", metavar="SLUG",
+                       help="a lesson slug (repeat for several)")
+    which.add_argument("--all", action="store_true", help="every lesson with exercises")
+    exp.add_argument("--out", required=True, help="output folder (created)")
+    exp.add_argument("--variant", type=int, default=None,
+                     help="class variant seed (default: the lesson's own numbers)")
+    exp.add_argument("--solutions", choices=["after-correct", "never"],
+                     default="after-correct",
+                     help="when students see worked solutions (default: after-correct)")
+    exp.add_argument("--root", default=None,
+                     help="course repository (default: found from the current folder)")
+
+    sub.add_parser("list", help="lessons and their exercises")
+
+    prog = sub.add_parser("progress", help="one line of local progress per lesson")
+    prog.add_argument("lesson", nargs="*", help="lesson slugs (default: all)")
+    prog.add_argument("--file", default=None, help="progress file (default: "
+                      "./.gpulesson-progress.json)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.command == "export":
+        if args.variant is not None and args.variant < 0:
+            print("error: --variant must be a non-negative integer", file=sys.stderr)
+            return 2
+        root = args.root or find_root()
+        try:
+            results = export(None if args.all else args.lesson, args.out, root=root,
+                             variant=args.variant, solutions=args.solutions)
+        except (KeyError, ValueError) as error:
+            print(f"error: {error.args[0] if error.args else error}", file=sys.stderr)
+            return 2
+        for r in results:
+            student = (f"{r.student_notebook} ({r.removed_cells} solution cells removed)"
+                       if r.student_notebook else "no exercises/ notebook yet")
+            print(f"{r.lesson}: {student}; answer key {r.answer_key}")
+        return 0
+    if args.command == "list":
+        for slug in available_lessons():
+            module = lesson_module(slug)
+            print(f"{slug}: {module.TITLE} ({len(module.EXERCISES)} exercises)")
+            for ex in module.EXERCISES:
+                print(f"  {ex.id:<40} {ex.kind:<8} {ex.title_text()}")
+        return 0
+    if args.command == "progress":
+        slugs = args.lesson or available_lessons()
+        for slug in slugs:
+            try:
+                print(progress_summary(slug, args.file))
+            except KeyError as error:
+                print(f"error: {error.args[0]}", file=sys.stderr)
+                return 2
+        return 0
+    return 2  # pragma: no cover - argparse requires a command
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
