@@ -17,7 +17,7 @@ NOTEBOOKS = $(wildcard notebooks/*.ipynb exercises/*.ipynb)
 NBVAL     = --nbval-lax --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
 JB_FLAGS  = -W -n --keep-going
 
-.PHONY: help install site-assets chromium book test unit lab serve clean gpu-check
+.PHONY: help install site-assets chromium book test unit lab serve clean gpu-check student
 
 help:
 	@echo "make book    install, execute every notebook, build the site into _build/html"
@@ -27,6 +27,8 @@ help:
 	@echo "make clean   remove the built site, caches and vendored JavaScript"
 	@echo "make gpu-check  on a CUDA GPU with .[gpu] installed: tests + notebooks on the GPU,"
 	@echo "                measured figures into benchmarks/results/"
+	@echo "make student  instructors: student notebooks without solutions + answer keys"
+	@echo "              into export/ (VARIANT=N for a class variant of the numbers)"
 
 # The virtual environment, re-made only when the pins or the package metadata change.
 $(STAMP): pyproject.toml constraints.txt
@@ -80,6 +82,11 @@ unit: install
 # Without a usable GPU it stops with exit code 2 and says why (the correct outcome).
 gpu-check: install
 	GPULESSON_DEVICE=gpu MPLBACKEND=Agg $(BIN)/python scripts/gpu_check.py
+
+# Instructors: every lesson's exercise notebook without solutions (export/students/) and its
+# answer key (export/answer_key/). VARIANT=N draws the class's own numbers from seed N.
+student: install
+	$(BIN)/python -m gpulesson.exercises export --all --out export $(if $(VARIANT),--variant $(VARIANT))
 
 lab: install
 	$(BIN)/jupyter lab notebooks
