@@ -1,0 +1,401 @@
+"""This machine, measured at run time: cores, GEMM FLOP/s and copy bandwidth.
+
+Datasheets give a GPU's peaks; a laptop has no datasheet a lesson can trust, so the course
+measures it. The result has the same attribute names as :class:`gpulesson.hardware.GPUSpec`
+(``name``, ``memory_bytes``, ``bandwidth``, ``peak_flops``, ``tdp_watts``, ``source``), so a
+lesson can put "this machine" in the same table or roofline plot as an H100::
+
+    from gpulesson.machine import this_machine
+    from gpulesson import hardware, units
+
+    me = this_machine()            # about a second on two CPU cores; cached per process
+    print(me.describe())
+    for spec in (me, hardware.gpu("H100 SXM")):
+        print(spec.name, units.format_flop_rate(spec.peak_flops["fp32"]),
+              units.format_bandwidth(spec.bandwidth))
+
+What is measured, and how it is counted
+---------------------------------------
+* GEMM: ``C = A @ B`` with square ``n x n`` matrices, FLOPs from :func:`gpulesson.gemm.flops`
+  (2·n³). ``peak_flops[dtype]`` is the *best* of the timed runs (the ceiling this machine
+  reached), the median is kept in ``measurements``. fp64 and fp32 on the CPU; on a GPU
+  also fp16 and tf32 (cuBLAS tensor-core mode for float32 inputs), and bf16 where cupy
+  supports it.
+* Copy bandwidth (STREAM-like "copy"): ``dst[...] = src`` on one large array; each call
+  counts ``2 x nbytes`` (every byte read once and written once), as STREAM does. Caches
+  can make the hardware move more (write-allocate reads the destination first), so the
+  figure is what the program achieves, a lower bound on what the memory did.
+* ``memory_bytes`` is the RAM size (CPU) or GPU memory, read from the OS/driver.
+
+Taught in: ``parallelism_at_the_core`` (this machine vs datacenter GPUs),
+``roofline_and_tensor_cores``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import math
+import platform
+import types
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from gpulesson import gemm, roofline, units
+from gpulesson.bench import BenchResult, benchmark
+from gpulesson.device import Device, cpu_device
+
+__all__ = [
+    "GEMM_DTYPES",
+    "MachineSpec",
+    "clear_cache",
+    "measure_copy",
+    "measure_gemm",
+    "this_machine",
+]
+
+#: Precision names (as in ``GPUSpec.peak_flops``) and the array dtype each GEMM uses.
+#: tf32 is float32 data multiplied on tensor cores with a 10-bit mantissa (GPU only).
+GEMM_DTYPES: Mapping[str, str] = types.MappingProxyType({
+    "fp64": "float64",
+    "fp32": "float32",
+    "tf32": "float32",
+    "bf16": "bfloat16",
+    "fp16": "float16",
+})
+
+_DEFAULTS = {
+    # (GEMM n, bytes per copied array): ~1 s in all on two CPU cores; on a GPU, large
+    # enough that launch overhead is a small fraction of each call
+    "cpu": (1024, 64 * 2**20),
+    "gpu": (8192, 2**30),
+}
+
+
+@dataclass(frozen=True)
+class MachineSpec:
+    """Measured figures of one machine, with the attribute names of ``hardware.GPUSpec``.
+
+    Attributes
+    ----------
+    name : str
+        "This machine (<processor>)".
+    memory_bytes : int or None
+        RAM (CPU) or device memory (GPU), bytes; ``None`` when unknown.
+    bandwidth : float
+        Measured copy bandwidth, bytes/s (bytes read + bytes written per second).
+    peak_flops : Mapping[str, float]
+        Precision -> best measured dense GEMM FLOP/s.
+    tdp_watts : None
+        Power is not measured.
+    source : str
+        How and when it was measured.
+    sparse_flops, other_flops : Mapping[str, float]
+        Empty: kept so code written for ``GPUSpec`` works unchanged.
+    vendor, architecture, memory_type, released, interconnect : str
+        What is known cheaply (vendor from the processor name, ``platform.machine()``).
+    interconnect_bandwidth : float
+        0.0: not measured.
+    figure_sources : Mapping[str, str]
+        For every figure (``"bandwidth"``, ``"peak_flops.fp32"`` ...), how it was measured.
+    notes : str
+        Caveats.
+    kind, cores : str, int or None
+        ``"cpu"``/``"gpu"`` and the core (or streaming multiprocessor) count.
+    measurements : Mapping[str, BenchResult]
+        The timings behind each figure (``"gemm_fp64"``, ``"gemm_fp32"``, ``"copy"`` ...),
+        with medians and spreads.
+    """
+
+    name: str
+    memory_bytes: int | None
+    bandwidth: float
+    peak_flops: Mapping[str, float]
+    tdp_watts: float | None = None
+    source: str = ""
+    sparse_flops: Mapping[str, float] = field(default_factory=dict)
+    other_flops: Mapping[str, float] = field(default_factory=dict)
+    vendor: str = ""
+    architecture: str = ""
+    memory_type: str = ""
+    released: str = ""
+    interconnect: str = ""
+    interconnect_bandwidth: float = 0.0
+    figure_sources: Mapping[str, str] = field(default_factory=dict)
+    notes: str = ""
+    kind: str = "cpu"
+    cores: int | None = None
+    measurements: Mapping[str, BenchResult] = field(default_factory=dict)
+
+    def dense(self, dtype: str = "fp32") -> float:
+        """Best measured GEMM FLOP/s for ``dtype``; ``KeyError`` listing those measured."""
+        if dtype not in self.peak_flops:
+            raise KeyError(
+                f"{self.name} dtype {dtype!r} was not measured; measured: "
+                f"{', '.join(self.peak_flops)}"
+            )
+        return self.peak_flops[dtype]
+
+    def ridge_point(self, dtype: str = "fp32") -> float:
+        """FLOP per byte where this machine's roofline bends (``roofline.ridge_point``)."""
+        return roofline.ridge_point(peak_flops=self.dense(dtype), bandwidth=self.bandwidth)
+
+    def describe(self) -> str:
+        """A few lines with units: what was measured, and how."""
+        rates = ", ".join(
+            f"{dtype} {units.format_flop_rate(rate)}" for dtype, rate in self.peak_flops.items()
+        )
+        memory = ("unknown" if self.memory_bytes is None
+                  else units.format_bytes(self.memory_bytes, binary=True))
+        return (
+            f"{self.name}: {self.cores} cores, memory {memory}\n"
+            f"  GEMM (best run): {rates}\n"
+            f"  copy bandwidth: {units.format_bandwidth(self.bandwidth)} "
+            f"(bytes read + written)\n"
+            f"  source: {self.source}"
+        )
+
+
+def _vendor(name: str) -> str:
+    lowered = name.lower()
+    for needle, vendor in (("nvidia", "NVIDIA"), ("intel", "Intel"), ("amd", "AMD"),
+                           ("apple", "Apple"), ("arm", "Arm")):
+        if needle in lowered:
+            return vendor
+    return ""
+
+
+# ---------------------------------------------------------------------------------------
+# Single measurements
+
+
+def _resolve_dtype(xp: Any, precision: str) -> Any:
+    if precision not in GEMM_DTYPES:
+        raise ValueError(
+            f"dtype must be one of {', '.join(GEMM_DTYPES)}, got {precision!r}"
+        )
+    is_gpu = xp is not np
+    if precision == "tf32" and not is_gpu:
+        raise ValueError(
+            "dtype 'tf32' is a GPU tensor-core mode (float32 data, 10-bit mantissa products); "
+            "numpy has no TF32: measure 'fp32' on the CPU"
+        )
+    if precision == "bf16":
+        try:
+            import ml_dtypes  # bfloat16 for numpy (and cupy >= 14), when installed
+        except ImportError as err:
+            raise ValueError(
+                "dtype 'bf16' needs the ml_dtypes package (numpy has no bfloat16; cupy >= 14 "
+                f"uses ml_dtypes for it): {err}"
+            ) from err
+        return np.dtype(ml_dtypes.bfloat16)
+    return np.dtype(GEMM_DTYPES[precision])
+
+
+@contextlib.contextmanager
+def _gemm_math_mode(xp: Any, precision: str) -> Iterator[None]:
+    """On cupy, pick cuBLAS's float32 compute type for the GEMM: TF32 for ``tf32``, the
+    default (full FP32) for ``fp32`` even if ``CUPY_TF32=1`` is set; restore it after."""
+    core = getattr(xp, "_core", None)
+    if xp is np or precision not in ("fp32", "tf32") or not hasattr(core, "set_compute_type"):
+        yield
+        return
+    from cupy._core import _routines_linalg as linalg  # GPU only
+
+    wanted = linalg.COMPUTE_TYPE_TF32 if precision == "tf32" else linalg.COMPUTE_TYPE_DEFAULT
+    previous = core.get_compute_type(np.float32)
+    core.set_compute_type(np.float32, wanted)
+    try:
+        yield
+    finally:
+        core.set_compute_type(np.float32, previous)
+
+
+def _check_size(name: str, value: Any, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def measure_gemm(
+    n: int,
+    dtype: str = "fp32",
+    device: Device | None = None,
+    *,
+    warmup: int = 1,
+    repeats: int = 3,
+    min_time: float = 0.0,
+) -> BenchResult:
+    """Time ``A @ B`` for ``n x n`` matrices in precision ``dtype`` on ``device``.
+
+    Parameters
+    ----------
+    n:
+        matrix size (>= 1).
+    dtype:
+        ``fp64``, ``fp32``, ``tf32`` (GPU), ``bf16`` (needs ``ml_dtypes``) or ``fp16``.
+        On numpy, fp16 is not done by BLAS and is slow: an honest measurement, not a peak.
+    device:
+        where to run; ``None`` means numpy on the CPU.
+
+    Returns
+    -------
+    BenchResult
+        with ``flops = gemm.flops(n, n, n)`` and ``bytes = gemm.min_bytes(...)``.
+    """
+    n = _check_size("n", n, 1)
+    dev = device if device is not None else cpu_device()
+    xp = dev.xp
+    dt = _resolve_dtype(xp, dtype)
+    rs = xp.random.RandomState(n)
+    a = (rs.random_sample((n, n)) - 0.5).astype(dt)
+    b = (rs.random_sample((n, n)) - 0.5).astype(dt)
+    out = xp.empty((n, n), dtype=dt)
+
+    def matmul() -> None:
+        xp.matmul(a, b, out=out)
+
+    with _gemm_math_mode(xp, dtype):
+        return benchmark(
+            matmul, warmup=warmup, repeats=repeats, min_time=min_time,
+            flops=gemm.flops(n, n, n),
+            bytes=gemm.min_bytes(n, n, n, bytes_per_element=dt.itemsize),
+            device=dev, name=f"GEMM {dtype} n={n}",
+        )
+
+
+def measure_copy(
+    nbytes: int,
+    device: Device | None = None,
+    *,
+    warmup: int = 1,
+    repeats: int = 5,
+    min_time: float = 0.0,
+) -> BenchResult:
+    """Time ``dst[...] = src`` for one array of ``nbytes`` bytes (float32 elements).
+
+    ``bytes`` of the result is ``2 * nbytes``: each byte is read once and written once.
+    """
+    nbytes = _check_size("nbytes", nbytes, 4)
+    dev = device if device is not None else cpu_device()
+    xp = dev.xp
+    count = nbytes // 4
+    src = xp.arange(count, dtype=xp.float32)
+    dst = xp.empty_like(src)
+
+    def copy() -> None:
+        xp.copyto(dst, src)
+
+    return benchmark(
+        copy, warmup=warmup, repeats=repeats, min_time=min_time,
+        bytes=2 * count * 4, device=dev,
+        name=f"copy {units.format_bytes(count * 4, binary=True)} (read + write counted)",
+    )
+
+
+# ---------------------------------------------------------------------------------------
+# The whole machine
+
+_CACHE: dict[tuple[Any, ...], MachineSpec] = {}
+
+
+def clear_cache() -> None:
+    """Forget measured machines (the next :func:`this_machine` measures again)."""
+    _CACHE.clear()
+
+
+def this_machine(
+    device: Device | None = None,
+    *,
+    dtypes: Sequence[str] | None = None,
+    gemm_size: int | None = None,
+    copy_bytes: int | None = None,
+    refresh: bool = False,
+) -> MachineSpec:
+    """Measure this machine once per process: peak GEMM FLOP/s per precision and copy bandwidth.
+
+    Parameters
+    ----------
+    device:
+        ``None`` (default): the CPU with numpy, whatever GPU exists. Pass
+        ``gpulesson.device.get_device()`` to measure the GPU instead.
+    dtypes:
+        precisions to measure; default ``("fp64", "fp32")`` on the CPU and
+        ``("fp64", "fp32", "tf32", "fp16")`` on a GPU.
+    gemm_size, copy_bytes:
+        matrix size and copied bytes; defaults keep the CPU measurement near one second
+        (n = 1024, 64 MiB) and make the GPU one meaningful (n = 8192, 1 GiB).
+    refresh:
+        measure again even if a result is cached.
+    """
+    dev = device if device is not None else cpu_device("numpy on the CPU: this machine")
+    default_n, default_bytes = _DEFAULTS[dev.kind]
+    n = _check_size("gemm_size", gemm_size if gemm_size is not None else default_n, 1)
+    nbytes = _check_size("copy_bytes", copy_bytes if copy_bytes is not None else default_bytes,
+                         4)
+    if dtypes is None:
+        dtypes = ("fp64", "fp32", "tf32", "fp16") if dev.is_gpu else ("fp64", "fp32")
+    dtypes = tuple(dtypes)
+    if not dtypes:
+        raise ValueError("dtypes must name at least one precision, got none")
+    for dt in dtypes:
+        if dt not in GEMM_DTYPES:
+            raise ValueError(f"dtypes must be drawn from {', '.join(GEMM_DTYPES)}, got {dt!r}")
+    key = (dev.kind, dev.name, dtypes, n, nbytes)
+    if not refresh and key in _CACHE:
+        return _CACHE[key]
+
+    measurements: dict[str, BenchResult] = {}
+    peaks: dict[str, float] = {}
+    for dt in dtypes:
+        # best of several runs: on a shared machine one run can lose its cores
+        result = measure_gemm(n, dt, dev, repeats=5, min_time=0.1)
+        measurements[f"gemm_{dt}"] = result
+        assert result.flops is not None
+        peaks[dt] = result.flops / result.min  # the best run: the ceiling reached
+    copy = measure_copy(nbytes, dev, repeats=5, min_time=0.1)
+    measurements["copy"] = copy
+    assert copy.bytes is not None
+    bandwidth = copy.bytes / copy.min
+    if not (math.isfinite(bandwidth) and bandwidth > 0):
+        raise RuntimeError(f"copy bandwidth measurement failed: {copy.describe()}")
+
+    when = _dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z").strip()
+
+    def how_gemm(dt: str) -> str:
+        runs = len(measurements[f"gemm_{dt}"].times)
+        return f"best of {runs} runs of a {n}x{n} {dt} GEMM (2n^3 FLOPs) with {dev.library}"
+
+    how_copy = (f"best of {len(copy.times)} copies of {units.format_bytes(nbytes, binary=True)}"
+                f", bytes read + written counted")
+    figure_sources = {"bandwidth": f"measured {when}: {how_copy}"}
+    for dt in dtypes:
+        figure_sources[f"peak_flops.{dt}"] = f"measured {when}: {how_gemm(dt)}"
+    spec = MachineSpec(
+        name=f"This machine ({dev.name})",
+        memory_bytes=dev.memory_bytes,
+        bandwidth=bandwidth,
+        peak_flops=types.MappingProxyType(peaks),
+        tdp_watts=None,
+        source=(f"measured on this machine {when} ({copy.timer}): "
+                f"{'; '.join(how_gemm(dt) for dt in dtypes)}; {how_copy}"),
+        sparse_flops=types.MappingProxyType({}),
+        other_flops=types.MappingProxyType({}),
+        vendor=_vendor(dev.name),
+        architecture="" if dev.is_gpu else platform.machine(),
+        memory_type="GPU device memory" if dev.is_gpu else "system RAM",
+        figure_sources=types.MappingProxyType(figure_sources),
+        notes=(
+            "Measured, not a datasheet: a best run on a possibly shared machine. The GEMM "
+            "figure is what the BLAS library reached, the copy figure a lower bound on "
+            "the memory traffic (write-allocate is not counted)."
+        ),
+        kind=dev.kind,
+        cores=dev.cores,
+        measurements=types.MappingProxyType(measurements),
+    )
+    _CACHE[key] = spec
+    return spec

@@ -1,0 +1,124 @@
+"""gpulesson.machine: this machine measured at run time, shaped like hardware.GPUSpec."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import importlib.util
+import math
+from collections.abc import Mapping
+
+import pytest
+
+from gpulesson import gemm, hardware, roofline
+from gpulesson.device import cpu_device
+from gpulesson.machine import (
+    GEMM_DTYPES,
+    MachineSpec,
+    clear_cache,
+    measure_copy,
+    measure_gemm,
+    this_machine,
+)
+
+SMALL = {"gemm_size": 128, "copy_bytes": 2**20}
+
+
+@pytest.fixture(autouse=True)
+def fresh() -> None:
+    clear_cache()
+
+
+def test_default_measurement_gives_sane_positive_figures() -> None:
+    me = this_machine()
+    assert me.kind == "cpu" and me.cores is not None and me.cores >= 1
+    assert set(me.peak_flops) == {"fp64", "fp32"}
+    for dtype, rate in me.peak_flops.items():
+        # between 100 MFLOP/s (any BLAS) and 100 TFLOP/s (no CPU socket comes close)
+        assert 1e8 < rate < 1e14, (dtype, rate)
+    assert 1e8 < me.bandwidth < 1e13  # 100 MB/s .. 10 TB/s
+    assert me.memory_bytes is None or me.memory_bytes > 2**28
+    assert me.tdp_watts is None
+    today = datetime.date.today().isoformat()
+    assert "measured on this machine" in me.source and today in me.source
+    assert me.figure_sources["bandwidth"].startswith("measured")
+    assert set(me.measurements) == {"gemm_fp64", "gemm_fp32", "copy"}
+    # the peak is the best run, so it is at least the median rate
+    assert me.peak_flops["fp32"] >= me.measurements["gemm_fp32"].flop_rate
+    assert "FLOP/s" in me.describe() and "GB/s" in me.describe()
+
+
+def test_same_attribute_names_as_gpuspec() -> None:
+    gpu_fields = {f.name for f in dataclasses.fields(hardware.GPUSpec)}
+    machine_fields = {f.name for f in dataclasses.fields(MachineSpec)}
+    assert gpu_fields <= machine_fields, gpu_fields - machine_fields
+    me = this_machine(**SMALL)
+    h100 = hardware.gpu("H100 SXM")
+    for name in gpu_fields:  # the same kind of value under each name
+        ours, theirs = getattr(me, name), getattr(h100, name)
+        if name == "tdp_watts":
+            assert ours is None  # power is not measured
+        elif isinstance(theirs, Mapping):
+            assert isinstance(ours, Mapping), name
+        elif isinstance(theirs, str):
+            assert isinstance(ours, str), name
+        else:
+            assert isinstance(ours, int | float), name
+    assert set(me.peak_flops) <= set(hardware.DTYPES)
+    assert me.dense("fp64") == me.peak_flops["fp64"]
+    assert me.ridge_point("fp32") == roofline.ridge_point(me.peak_flops["fp32"], me.bandwidth)
+    with pytest.raises(KeyError, match="not measured"):
+        me.dense("bf16")
+
+
+def test_cached_per_process_until_refreshed() -> None:
+    first = this_machine(**SMALL)
+    assert this_machine(**SMALL) is first
+    assert this_machine(**SMALL, refresh=True) is not first
+    clear_cache()
+    assert this_machine(**SMALL) is not first
+
+
+def test_gemm_measurement_counts_come_from_the_calculator() -> None:
+    r = measure_gemm(96, "fp64", repeats=2)
+    assert r.flops == gemm.flops(96, 96, 96) == 2 * 96**3
+    assert r.bytes == gemm.min_bytes(96, 96, 96, bytes_per_element=8)
+    assert r.flop_rate == pytest.approx(r.flops / r.median)
+    r32 = measure_gemm(96, "fp32", repeats=2)
+    assert r32.bytes == gemm.min_bytes(96, 96, 96, bytes_per_element=4)
+
+
+def test_copy_counts_bytes_read_and_written() -> None:
+    r = measure_copy(4 * 2**20, repeats=3)
+    assert r.bytes == 2 * 4 * 2**20
+    assert r.byte_rate is not None and r.byte_rate > 1e8
+    assert "read + write" in r.name
+
+
+def test_bad_precisions_and_sizes_are_explained() -> None:
+    with pytest.raises(ValueError, match="tf32.*GPU"):
+        measure_gemm(16, "tf32")
+    with pytest.raises(ValueError) as info:
+        measure_gemm(16, "fp12")
+    assert all(d in str(info.value) for d in GEMM_DTYPES)
+    with pytest.raises(ValueError, match="n must be an integer >= 1"):
+        measure_gemm(0)
+    with pytest.raises(ValueError, match="nbytes must be an integer >= 4"):
+        measure_copy(2)
+    with pytest.raises(ValueError, match="dtypes must be drawn from"):
+        this_machine(dtypes=("fp64", "fp99"), **SMALL)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("ml_dtypes") is not None,
+                    reason="ml_dtypes is installed, so bf16 is available")
+def test_bf16_without_ml_dtypes_says_what_is_missing() -> None:
+    with pytest.raises(ValueError, match="ml_dtypes"):
+        measure_gemm(16, "bf16")
+
+
+def test_an_explicit_cpu_device_and_fp16_work() -> None:
+    """fp16 on numpy is not done by BLAS; it is still measured, with 2-byte elements."""
+    dev = cpu_device("test")
+    half = measure_gemm(64, "fp16", dev, repeats=1, warmup=0)
+    assert half.flop_rate is not None and math.isfinite(half.flop_rate)
+    assert half.bytes == gemm.min_bytes(64, 64, 64, bytes_per_element=2)
