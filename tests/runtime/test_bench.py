@@ -111,7 +111,6 @@ def test_rates_follow_from_the_counts() -> None:
 
 def test_fraction_of_peak_with_both_limits_uses_the_roofline() -> None:
     """Intensity 10 FLOP/B on a 100 GFLOP/s, 1 GB/s machine: the roof is 10 GFLOP/s."""
-    pytest.importorskip("gpulesson.roofline")
     r = make_result((0.5,), flops=1e9, bytes=1e8)  # 2 GFLOP/s achieved
     assert r.fraction_of_peak(peak_flops=100e9, bandwidth=1e9) == pytest.approx(0.2)
 

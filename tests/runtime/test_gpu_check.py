@@ -8,8 +8,11 @@ import json
 import os
 import subprocess
 import sys
+import time
+import types
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from gpulesson import hardware
@@ -129,3 +132,44 @@ def test_datasheet_comparison_uses_dense_peaks() -> None:
 def test_failure_types_are_specific() -> None:
     assert gc._failure_types(CPU) == (ValueError, TypeError, NotImplementedError)
     assert isinstance(CPU, Device)
+
+
+def test_main_end_to_end_with_a_simulated_gpu(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The whole check (minus the pytest runs) against a stand-in GPU: numpy arrays timed by
+    a fake cupyx.profiler.benchmark. Proves the orchestration writes a complete report."""
+
+    def fake_benchmark(fn, args=(), n_repeat=10000, *, n_warmup=10, **_kwargs):
+        for _ in range(n_warmup):
+            fn(*args)
+        times = []
+        for _ in range(n_repeat):
+            start = time.perf_counter()
+            fn(*args)
+            times.append(time.perf_counter() - start)
+        return types.SimpleNamespace(gpu_times=np.array([times]))
+
+    profiler = types.ModuleType("cupyx.profiler")
+    profiler.benchmark = fake_benchmark
+    cupyx = types.ModuleType("cupyx")
+    cupyx.profiler = profiler
+    monkeypatch.setitem(sys.modules, "cupyx", cupyx)
+    monkeypatch.setitem(sys.modules, "cupyx.profiler", profiler)
+    fake = Device(xp=np, kind="gpu", name="NVIDIA H200 (simulated)", why="test double")
+    monkeypatch.setattr(gc, "get_device", lambda *a: fake)
+    monkeypatch.setattr(gc, "QUICK", {"gemm": (64,), "copy": (2**16,), "speedup_gemm": (32,),
+                                      "speedup_elementwise": (1024,)})
+    monkeypatch.setenv("GPULESSON_DEVICE", "gpu")
+
+    assert gc.main(["--outdir", str(tmp_path), "--quick", "--skip-tests"]) == 0
+    (json_path,) = tmp_path.glob("gpu-check-*-nvidia-h200-simulated.json")
+    data = json.loads(json_path.read_text())
+    assert data["ok"] is True and data["device"]["kind"] == "gpu"
+    statuses = {r["dtype"]: r["status"] for r in data["gemm"]}
+    assert statuses["fp64"] == statuses["fp32"] == "ok"
+    assert data["copy"][0]["byte_rate_best"] > 0
+    impls = {r["implementation"] for r in data["speedups"]["matmul_fp32"]["records"]}
+    assert impls == {"numpy (CPU)", "numpy (GPU)"}
+    assert data["datasheet"]["name"] == hardware.gpu("H200").name  # matched by name
+    assert json_path.with_suffix(".md").is_file()
