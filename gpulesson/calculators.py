@@ -322,8 +322,8 @@ def resolve(name: str, **inputs: Any) -> dict[str, Any]:
     """All inputs of ``name`` in shown units: defaults, then presets, then ``inputs``.
 
     A preset named in ``inputs`` (or by default) fills the inputs it covers unless they are
-    given explicitly. Only choices are validated here (a preset fill may depend on one);
-    numbers are validated by :func:`compute`.
+    given explicitly. Presets and choices are validated here (a preset fill may depend on
+    a choice, so a bad one raises ``ValueError`` naming it); numbers by :func:`compute`.
     """
     calc = get(name)
     known = {i.name for i in calc.inputs}
@@ -335,8 +335,10 @@ def resolve(name: str, **inputs: Any) -> dict[str, Any]:
         )
     values = _declared_defaults(calc)
     values.update(inputs)
-    presets = [spec for spec in calc.inputs if spec.kind == "preset"
-               and values.get(spec.name, CUSTOM) in spec.fills]  # unknown: validation says
+    presets = [spec for spec in calc.inputs if spec.kind == "preset"]
+    for spec in presets:
+        _validate_one(spec, values.get(spec.name))
+    presets = [spec for spec in presets if values[spec.name] != CUSTOM]
     # plain fills first, then check the choices (a keyed fill is looked up by one), then
     # the keyed fills
     for keyed in (False, True):
@@ -1281,4 +1283,383 @@ CALCULATORS._add(Calculator(
     function=_inference_calc,
     sources=("Pope et al. 2022 (Efficiently scaling transformer inference)",
              "Chowdhery et al. 2022 (PaLM), appendix B", _GPU_NOTE),
+))
+
+
+# ---------------------------------------------------------------------------------------
+# Lesson 6: distributed_math
+
+from gpulesson import cost as _cost  # noqa: E402
+from gpulesson import distributed as _distributed  # noqa: E402
+from gpulesson import optimisations as _optimisations  # noqa: E402
+
+
+def _params_preset(default: str = "llama-2-7b") -> Input:
+    """A model preset that fills only ``n_params`` (gpulesson.transformer.param_count)."""
+    return Input("model", "Model", "preset", default,
+                 choices=tuple(Choice(k, MODEL_LABELS.get(k, k))
+                               for k in _transformer.PRESETS) + (_CUSTOM_MODEL,),
+                 fills={k: {"n_params": _transformer.param_count(cfg)}
+                        for k, cfg in _transformer.PRESETS.items()},
+                 help="Fills the parameter count (gpulesson.transformer.param_count).")
+
+
+def _params_input(default: float | None = None) -> Input:
+    return Input("n_params", "Parameters", "number", default, 0.001, 10_000, 0.1,
+                 unit="billion", scale=1e9, dimension="count")
+
+
+_GRAD_DTYPES = (Choice("bf16", "BF16 (2 bytes)"), Choice("fp16", "FP16 (2 bytes)"),
+                Choice("fp32", "FP32 (4 bytes)"))
+
+
+def _scaling(**kw: Any) -> dict[str, Any]:
+    grads = _memory.weight_bytes(kw["n_params"], precision=kw["grad_dtype"])
+    comm = _distributed.collective_time("all_reduce", grads, kw["n_gpus"],
+                                        bandwidth=kw["bandwidth"], latency=kw["latency"])
+    efficiency = _distributed.scaling_efficiency(kw["compute_time"], comm, kw["overlap"])
+    layout = _distributed.recommend_layout(
+        n_params=kw["n_params"], gpu_memory=kw["gpu_memory"], n_gpus=kw["n_gpus"],
+        gpus_per_node=kw["gpus_per_node"])
+    return {
+        "gradient_bytes": grads,
+        "volume": _distributed.allreduce_bytes_per_rank(grads, kw["n_gpus"]),
+        "comm_time": comm,
+        "efficiency": efficiency,
+        "speedup": _distributed.effective_speedup(kw["n_gpus"], efficiency),
+        "layout": layout.name,
+        "layout_memory": layout.memory_per_gpu,
+        "reason": layout.reason,
+    }
+
+
+CALCULATORS._add(Calculator(
+    name="scaling_efficiency",
+    title="Scaling efficiency calculator",
+    description="Data-parallel training: the gradient all-reduce each step (ring, "
+                "alpha-beta model), how much of it compute hides, and the resulting "
+                "speed-up; plus the cheapest layout whose model state fits.",
+    lesson="distributed_math",
+    inputs=(
+        _params_preset(),
+        _params_input(),
+        Input("grad_dtype", "Gradient precision", "choice", "bf16", choices=_GRAD_DTYPES,
+              help="Bytes per gradient value in the all-reduce."),
+        Input("n_gpus", "GPUs", "integer", 64, 1, 100_000, 1),
+        Input("gpus_per_node", "GPUs per node", "integer", 8, 1, 72, 1,
+              help="GPUs sharing NVLink: the largest tensor-parallel size considered."),
+        Input("bandwidth", "Bus bandwidth per GPU", "number", 50, 0.1, 10_000, 1,
+              unit="GB/s", scale=1e9, dimension="bytes/s",
+              help="One-way network bandwidth per GPU: 400 Gb/s InfiniBand NDR is 50 GB/s "
+                   "(one NIC per GPU, as in NVIDIA DGX H100)."),
+        Input("latency", "Latency per all-reduce (α)", "number", 10, 0, 100_000, 1,
+              unit="µs", scale=1e-6, dimension="seconds",
+              help="Fixed cost of one collective; fit it to measurements (lesson 6)."),
+        Input("compute_time", "Compute time per step", "number", 5, 0.001, 100_000, 0.1,
+              unit="s", dimension="seconds",
+              help="Forward + backward of one step on one GPU: measure it, or compute "
+                   "6·N·tokens ÷ (peak·MFU) with the training-FLOPs calculator."),
+        Input("overlap", "Overlap of communication with compute", "number", 0, 0, 100, 5,
+              unit="%", scale=0.01, dimension="percent", slider=True,
+              help="Share of the all-reduce hidden behind the backward pass (bucketed "
+                   "gradients overlap a large part of it)."),
+        _gpu_input("H100 SXM", memory="gpu_memory"),
+        _memory_input(),
+    ),
+    outputs=(
+        Output("gradient_bytes", "Gradients to all-reduce", "bytes"),
+        Output("volume", "Sent per GPU (2(N−1)/N × size)", "bytes"),
+        Output("comm_time", "Communication time (α + volume ÷ bandwidth)", "seconds"),
+        Output("efficiency", "Scaling efficiency", "percent"),
+        Output("speedup", "Effective speed-up", "ratio"),
+        Output("layout", "Recommended layout (model state only)", "text"),
+        Output("layout_memory", "Memory per GPU in that layout", "bytes"),
+        Output("reason", "Why", "text"),
+    ),
+    function=_scaling,
+    sources=("Patarasuk & Yuan 2009 (ring all-reduce)", "nccl-tests doc/PERFORMANCE.md",
+             "Rajbhandari et al. 2020 (ZeRO)"),
+))
+
+
+def _zero(**kw: Any) -> dict[str, Any]:
+    per_stage = {s: _distributed.zero_memory_per_gpu(
+        kw["n_params"], stage=s, dp=kw["dp"], optimizer_bytes=kw["optimizer_bytes"])
+        for s in range(4)}
+    chosen = per_stage[int(kw["stage"])]
+    return {
+        "stage0": per_stage[0], "stage1": per_stage[1], "stage2": per_stage[2],
+        "stage3": per_stage[3], "chosen": chosen,
+        "fits": _memory.fits(chosen, kw["gpu_memory"]),
+        "headroom": _memory.headroom(chosen, kw["gpu_memory"]),
+    }
+
+
+CALCULATORS._add(Calculator(
+    name="zero",
+    title="ZeRO optimizer analysis",
+    description="Model-state memory per GPU for ZeRO stages 0-3: partitioning optimizer "
+                "states, then gradients, then parameters over the data-parallel GPUs.",
+    lesson="distributed_math",
+    inputs=(
+        _params_preset(CUSTOM),
+        _params_input(7.5),
+        Input("dp", "Data-parallel GPUs (Nd)", "integer", 64, 1, 100_000, 1),
+        Input("optimizer_bytes", "Optimizer bytes per parameter (K)", "number", 12, 0, 64,
+              1, unit="bytes", dimension="bytes",
+              help="12 for mixed-precision Adam: FP32 master weights, momentum and "
+                   "variance (ZeRO paper §3.1)."),
+        Input("stage", "ZeRO stage", "choice", "3",
+              choices=(Choice("0", "0: plain data parallel"),
+                       Choice("1", "1: optimizer states partitioned"),
+                       Choice("2", "2: + gradients"), Choice("3", "3: + parameters"))),
+        _gpu_input("A100 80GB", memory="gpu_memory"),
+        _memory_input(),
+    ),
+    outputs=(
+        Output("stage0", "Stage 0: (2+2+K)Ψ", "bytes"),
+        Output("stage1", "Stage 1: 4Ψ + KΨ/Nd", "bytes"),
+        Output("stage2", "Stage 2: 2Ψ + (2+K)Ψ/Nd", "bytes"),
+        Output("stage3", "Stage 3: (4+K)Ψ/Nd", "bytes"),
+        Output("chosen", "Chosen stage, per GPU", "bytes"),
+        Output("fits", "Fits on the chosen GPU (model state only)", "bool"),
+        Output("headroom", "Left for activations (negative: short by)", "bytes"),
+    ),
+    function=_zero,
+    sources=("Rajbhandari et al. 2020, ZeRO, Figure 1 (7.5B parameters, Nd = 64, K = 12)",),
+))
+
+
+def _pipeline(**kw: Any) -> dict[str, Any]:
+    slots = _distributed.pipeline_schedule(kw["stages"], kw["microbatches"],
+                                           schedule=kw["schedule"],
+                                           interleave=kw["interleave"])
+    return {
+        "bubble": _distributed.pipeline_bubble_fraction(kw["stages"], kw["microbatches"],
+                                                        kw["interleave"]),
+        "makespan": _distributed.pipeline_makespan(slots),
+    }
+
+
+CALCULATORS._add(Calculator(
+    name="pipeline_bubble",
+    title="Pipeline bubble",
+    description="Idle time of pipeline parallelism: (p − 1)/(v·m) of the ideal time, and "
+                "the length of the simulated schedule.",
+    lesson="distributed_math",
+    inputs=(
+        Input("stages", "Pipeline stages p", "integer", 4, 1, 16, 1, slider=True),
+        Input("microbatches", "Micro-batches m", "integer", 8, 1, 64, 1, slider=True),
+        Input("schedule", "Schedule", "choice", "1f1b",
+              choices=(Choice("gpipe", "GPipe (all forwards, then backwards)"),
+                       Choice("1f1b", "1F1B (one forward, one backward)"),
+                       Choice("interleaved", "interleaved 1F1B (v chunks per GPU)"))),
+        Input("interleave", "Model chunks per GPU v", "integer", 1, 1, 4, 1,
+              help="Only the interleaved schedule uses v > 1; it needs m to be a multiple "
+                   "of p."),
+    ),
+    outputs=(
+        Output("bubble", "Bubble, as a share of the ideal time", "percent"),
+        Output("makespan", "Iteration length (forward = 1, backward = 2)", "number",
+               unit="time units"),
+    ),
+    function=_pipeline,
+    sources=("Huang et al. 2019 (GPipe)", "Narayanan et al. 2021 §2.2"),
+))
+
+
+# ---------------------------------------------------------------------------------------
+# Lesson 7: cost_economics. Prices are dated examples with a source, never current facts.
+
+_PRICE_NOTE = "Example price, dated; prices change: use a current quote for real plans."
+
+
+def _tco(**kw: Any) -> dict[str, Any]:
+    power = dict(power_watts=kw["power_watts"], usd_per_kwh=kw["usd_per_kwh"],
+                 pue=kw["pue"], utilization=kw["utilization"])
+    owned = _cost.on_prem_breakdown(hardware_usd=kw["hardware_usd"], years=kw["years"],
+                                    **power)
+    return {
+        "annual_power": _cost.on_prem_breakdown(hardware_usd=0, years=1, **power).power,
+        "power": owned.power,
+        "on_prem": owned.total,
+        "cloud": _cost.cloud_cost(usd_per_hour=kw["cloud_usd_per_hour"], years=kw["years"],
+                                  utilization=kw["utilization"]),
+        "breakeven": _cost.breakeven_months(hardware_usd=kw["hardware_usd"],
+                                            cloud_usd_per_hour=kw["cloud_usd_per_hour"],
+                                            **power),
+    }
+
+
+CALCULATORS._add(Calculator(
+    name="tco",
+    title="Total cost of ownership: buy or rent",
+    description="An 8-GPU server bought and powered for some years, against renting the "
+                "same in the cloud by the hour. Hardware and power only: staff, network, "
+                "space and financing come on top.",
+    lesson="cost_economics",
+    inputs=(
+        Input("hardware_usd", "Hardware price", "number", 270_000, 0, 1e9, 1000, unit="$",
+              dimension="usd",
+              help="Example: about $270,000 for an NVIDIA DGX H100 (8 GPUs), SemiAnalysis's "
+                   "estimate of May 2023 as cited by Epoch AI. " + _PRICE_NOTE),
+        Input("power_watts", "Power draw", "number", 10_200, 0, 1e8, 100, unit="W",
+              dimension="count",
+              help="DGX H100: about 10.2 kW maximum system power (NVIDIA DGX H100 "
+                   "datasheet, 2023)."),
+        Input("pue", "PUE", "number", 1.58, 1, 3, 0.01,
+              help="Facility power ÷ IT power: industry average 1.58 in the Uptime Institute "
+                   "Global Data Center Survey 2023; about 1.1 for the best hyperscale halls."),
+        Input("usd_per_kwh", "Electricity price", "number", 0.0806, 0, 10, 0.001,
+              unit="$/kWh", dimension="usd",
+              help="Example: US average industrial price in 2023, 8.06 ¢/kWh (EIA). "
+                   + _PRICE_NOTE),
+        Input("cloud_usd_per_hour", "Cloud price (same 8 GPUs)", "number", 98.32, 0, 1e6,
+              0.01, unit="$/h", dimension="usd",
+              help="Example: AWS p5.48xlarge (8× H100) on demand, us-east-1, at its launch "
+                   "in July 2023 (The Next Platform, 2023-07-27); reserved and smaller "
+                   "providers' prices are much lower. " + _PRICE_NOTE),
+        Input("years", "Years", "number", 5, 0.1, 20, 0.5, unit="years", dimension="count"),
+        Input("utilization", "Utilisation", "number", 100, 1, 100, 1, unit="%", scale=0.01,
+              dimension="percent", slider=True,
+              help="Share of hours the machine works: the cloud bills only those hours, "
+                   "the owned machine draws power only then (idle power ignored)."),
+    ),
+    outputs=(
+        Output("annual_power", "Power per year", "usd"),
+        Output("power", "Power over the period", "usd"),
+        Output("on_prem", "On-premises total (hardware + power)", "usd"),
+        Output("cloud", "Cloud total", "usd"),
+        Output("breakeven", "Owning is cheaper after", "number", unit="months"),
+    ),
+    function=_tco,
+    sources=("The Green Grid 2007 (PUE)", "Uptime Institute Global Data Center Survey 2023",
+             "EIA Electric Power Annual 2023", "NVIDIA DGX H100 datasheet"),
+))
+
+
+def _cost_per_token(**kw: Any) -> dict[str, Any]:
+    return {"per_1k": _cost.cost_per_1k_tokens(
+        usd_per_gpu_hour=kw["usd_per_gpu_hour"], gpus=kw["gpus"],
+        tokens_per_second=kw["tokens_per_second"])}
+
+
+CALCULATORS._add(Calculator(
+    name="cost_per_token",
+    title="Inference cost per token",
+    description="What 1,000 generated tokens cost from the price of a GPU-hour and the "
+                "throughput the GPUs actually sustain.",
+    lesson="cost_economics",
+    inputs=(
+        Input("usd_per_gpu_hour", "Price per GPU-hour", "number", 12.29, 0, 1000, 0.01,
+              unit="$/h", dimension="usd",
+              help="Example: $98.32 per hour for AWS p5.48xlarge (8× H100) on demand, "
+                   "us-east-1, July 2023, i.e. $12.29 per GPU-hour; smaller providers "
+                   "charged $2-3. " + _PRICE_NOTE),
+        Input("gpus", "GPUs serving", "integer", 1, 1, 100_000, 1),
+        Input("tokens_per_second", "Throughput, all sequences", "number", 1000, 0.001, 1e9,
+              10, unit="tokens/s", dimension="tokens/s",
+              help="Measured aggregate tokens/s at the utilisation achieved. A 7B model in "
+                   "BF16 on one H100 is capped near 250 tokens/s at batch 1 (see the "
+                   "decode-ceiling calculator); batching raises it."),
+    ),
+    outputs=(Output("per_1k", "Cost per 1,000 tokens", "usd"),),
+    function=_cost_per_token,
+))
+
+
+# ---------------------------------------------------------------------------------------
+# Lesson 8: optimisations
+
+
+def _flash(**kw: Any) -> dict[str, Any]:
+    e = _memory.precision_bytes(kw["dtype"])
+    shape = dict(seq_len=kw["seq_len"], head_dim=kw["head_dim"], batch=kw["batch"],
+                 heads=kw["heads"], bytes_per_element=e)
+    block_c, block_r, t_c = _optimisations.flash_attention_tiles(
+        seq_len=kw["seq_len"], head_dim=kw["head_dim"], sram_bytes=kw["sram_bytes"],
+        bytes_per_element=e)
+    return {
+        "standard": _optimisations.standard_attention_hbm_bytes(**shape),
+        "flash": _optimisations.flash_attention_hbm_bytes(sram_bytes=kw["sram_bytes"],
+                                                          **shape),
+        "block_c": block_c, "block_r": block_r, "passes": t_c,
+    }
+
+
+CALCULATORS._add(Calculator(
+    name="flash_attention",
+    title="FlashAttention: bytes to and from HBM",
+    description="HBM traffic of one attention forward pass: standard attention writes and "
+                "re-reads the N×N scores; FlashAttention keeps tiles in on-chip SRAM.",
+    lesson="optimisations",
+    inputs=(
+        Input("seq_len", "Sequence length N", "integer", 1024, 1, 262_144, 1, unit="tokens",
+              help="The defaults are GPT-2 medium as in Dao et al. 2022, Figure 2: N = 1024, "
+                   "d = 64, 16 heads, batch 64, FP16, on an A100."),
+        Input("head_dim", "Head size d", "integer", 64, 1, 1024, 1),
+        Input("heads", "Heads", "integer", 16, 1, 1024, 1),
+        Input("batch", "Batch", "integer", 64, 1, 4096, 1),
+        Input("dtype", "Precision", "choice", "fp16",
+              choices=(Choice("bf16", "BF16"), Choice("fp16", "FP16"),
+                       Choice("fp32", "FP32"))),
+        Input("sram_bytes", "On-chip SRAM per SM (M)", "number", 192, 1, 100_000, 1,
+              unit="KiB", scale=1024, dimension="bytes",
+              help="A100: 192 KiB of combined L1/shared memory per SM (NVIDIA A100 "
+                   "whitepaper); H100: 256 KiB."),
+    ),
+    outputs=(
+        Output("standard", "Standard attention (4Nd + 4N² per head)", "bytes"),
+        Output("flash", "FlashAttention (Algorithm 1)", "bytes"),
+        Output("block_c", "Key/value block B_c", "count"),
+        Output("block_r", "Query block B_r", "count"),
+        Output("passes", "Outer passes T_c", "count"),
+    ),
+    function=_flash,
+    sources=("Dao et al. 2022, FlashAttention, Algorithms 0 and 1, Theorem 2",),
+))
+
+
+def _checkpointing(**kw: Any) -> dict[str, Any]:
+    cfg = _config(kw)
+    per_layer = _memory.activation_bytes_per_layer(
+        seq_len=kw["seq_len"], batch=kw["batch"], hidden=cfg.hidden, heads=cfg.heads)
+    segments = kw["segments"] or None  # 0: the best number, about sqrt(L)
+    return {
+        "per_layer": per_layer,
+        "without": _optimisations.checkpoint_memory(layers=cfg.layers,
+                                                    per_layer_bytes=per_layer, segments=1),
+        "with": _optimisations.checkpoint_memory(layers=cfg.layers,
+                                                 per_layer_bytes=per_layer,
+                                                 segments=segments),
+        "best_segments": _optimisations.optimal_segments(cfg.layers),
+        "overhead": _optimisations.recompute_overhead(recompute="full"),
+    }
+
+
+CALCULATORS._add(Calculator(
+    name="checkpointing",
+    title="Gradient checkpointing trade-off",
+    description="Store only segment boundaries and recompute each segment in the backward "
+                "pass: activation memory falls to about 2√L layers for one extra forward "
+                "pass.",
+    lesson="optimisations",
+    inputs=(
+        *_model_inputs("llama-2-7b"),
+        Input("batch", "Micro-batch", "integer", 1, 1, 4096, 1, unit="sequences"),
+        Input("seq_len", "Sequence length", "integer", 4096, 1, 1_048_576, 1, unit="tokens"),
+        Input("segments", "Segments k", "integer", 0, 0, 1000, 1,
+              help="0 picks the best k (about √L); k = 1 or k = L saves nothing."),
+    ),
+    outputs=(
+        Output("per_layer", "Activations per layer", "bytes",
+               help="Korthikanti et al. 2022, no recomputation, GPT-style block."),
+        Output("without", "Activations without checkpointing (L layers)", "bytes"),
+        Output("with", "With checkpointing (k − 1 + ⌈L/k⌉ layers)", "bytes"),
+        Output("best_segments", "Best number of segments", "count"),
+        Output("overhead", "Extra compute (one more forward pass)", "percent"),
+    ),
+    function=_checkpointing,
+    sources=("Chen et al. 2016, Training Deep Nets with Sublinear Memory Cost",
+             "Korthikanti et al. 2022"),
 ))

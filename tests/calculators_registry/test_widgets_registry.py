@@ -1,0 +1,96 @@
+"""Every registry entry as a widget (no kernel): static markup, live outputs, errors."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpulesson import calculators as C
+from gpulesson import hardware
+from gpulesson.widgets import ERROR_COLOR, calculator_widget
+
+from .test_widget_builder import parse
+
+NAMES = list(C.CALCULATORS)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_static_html_labels_every_input_and_shows_every_output(name):
+    calc = C.get(name)
+    w = calculator_widget(name)
+    doc = parse(w.static_html)
+    root_tag, root = doc.tags[0]
+    assert (root_tag, root["class"], root["data-calculator"]) == ("div", "gl-calculator",
+                                                                 name)
+    labels = {a["for"] for t, a in doc.tags if t == "label"}
+    controls = {a["name"]: a for t, a in doc.tags if t in ("input", "select")}
+    assert set(controls) == {i.name for i in calc.inputs}
+    assert all(a["id"] in labels for a in controls.values())
+    example = C.evaluate(name)
+    assert doc.text == example["text"]  # the build-time worked example, every output
+    assert sum(1 for t, a in doc.tags if a.get("class") == "gl-calc-error"
+               and a.get("role") == "alert") == 1
+    assert any(a.get("aria-live") == "polite" for _, a in doc.tags)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_live_outputs_match_the_registry_and_follow_a_change(name):
+    calc = C.get(name)
+    w = calculator_widget(name)
+    assert w.error.value == ""
+    assert {k: o.value for k, o in w.outputs.items()} == {
+        k: v.replace("&", "&amp;") for k, v in C.evaluate(name)["text"].items()}
+    # change the first number input to another valid value and compare with the registry
+    spec = next(i for i in calc.inputs if i.kind in ("number", "integer"))
+    new = spec.max if w.values()[spec.name] != spec.max else spec.min
+    w.controls[spec.name].value = new
+    expected = C.evaluate(name, w.values())
+    if expected["ok"]:
+        assert w.error.value == ""
+        assert {k: o.value for k, o in w.outputs.items()} == {
+            k: v.replace("&", "&amp;") for k, v in expected["text"].items()}
+    else:
+        assert w.error_text == expected["error"]
+
+
+def test_invalid_combination_is_shown_inline_in_red():
+    """Tensor parallelism over 3 GPUs cannot split Llama-2-7B's 32 heads."""
+    w = calculator_widget("training_memory")
+    w.controls["tp"].value = 3
+    assert w.error_text == "tp must divide heads (32), got 3"
+    assert ERROR_COLOR in w.error.value and 'role="alert"' in w.error.value
+    assert all(o.value == "—" for o in w.outputs.values())
+    w.controls["tp"].value = 4
+    assert w.error.value == ""
+    assert w.outputs["total"].value == C.evaluate("training_memory", {"tp": 4})["text"]["total"]
+
+
+def test_gpu_preset_fills_figures_and_manual_edit_makes_it_custom():
+    w = calculator_widget("gemm")
+    w.controls["gpu"].value = "A100 80GB"
+    assert w.values()["peak_flops"] == hardware.gpu("A100 80GB").peak_flops["bf16"] / 1e12
+    assert w.outputs["ridge_point"].value == C.evaluate("gemm", {"gpu": "A100 80GB"})[
+        "text"]["ridge_point"]
+    w.controls["dtype"].value = "fp32"  # the preset follows the precision
+    assert w.values()["peak_flops"] == 19.5
+    w.controls["bandwidth"].value = 1.0
+    assert w.controls["gpu"].value == C.CUSTOM
+    w.controls["gpu"].value = "V100 SXM"
+    w.controls["dtype"].value = "bf16"  # the V100 has no BF16 tensor cores
+    assert w.error_text.startswith("gpu: V100 SXM has no dense bf16 figure")
+
+
+def test_model_preset_fills_the_shape():
+    w = calculator_widget("param_count")
+    w.controls["model"].value = "llama-2-7b"
+    assert w.outputs["total"].value == "6,738,415,616"
+    w.controls["layers"].value = 33
+    assert w.controls["model"].value == C.CUSTOM
+    assert w.outputs["total"].value == C.evaluate("param_count", w.values())["text"]["total"]
+
+
+def test_overrides_set_the_static_worked_example():
+    w = calculator_widget("kv_cache", model="llama-2-7b", seq_len=4096)
+    doc = parse(w.static_html)
+    assert doc.text["total"] == C.evaluate("kv_cache", {"model": "llama-2-7b",
+                                                        "seq_len": 4096})["text"]["total"]
+    assert 'value="4096"' in w.static_html
