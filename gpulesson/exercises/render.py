@@ -40,7 +40,7 @@ STATUS_STYLE = {
     "incorrect": ("#b45309", "✘"),
     "invalid": ("#d32f2f", "⚠"),
     "committed": ("#1565c0", "✎"),
-    "compared": ("#1565c0", "⏱"),
+    "compared": ("#1565c0", "↔"),
 }
 
 _OTHER_UNITS = {
