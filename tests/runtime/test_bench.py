@@ -43,7 +43,8 @@ def test_a_known_sleep_is_measured_within_tolerance() -> None:
     """time.sleep(20 ms) never returns early; scheduler noise may add a little."""
     r = benchmark(time.sleep, 0.02, warmup=0, repeats=5, min_time=0.0, device=CPU)
     assert r.repeats == 5 and len(r.times) == 5
-    assert 0.0199 <= r.min <= r.median <= 0.045
+    assert 0.0199 <= r.min <= 0.03  # never early; the best run a few ms late at most
+    assert r.min <= r.median < 0.1
     assert r.timer == "time.perf_counter"
 
 
@@ -69,7 +70,10 @@ def test_min_time_keeps_timing_until_enough_was_measured() -> None:
 
 
 def test_a_counted_loop_scales_with_its_work() -> None:
-    """A loop of 4x the iterations takes about 4x as long (2x to 8x allows for noise)."""
+    """A loop of 4x the iterations takes about 4x as long (2x to 8x allows for noise).
+
+    Compared on the fastest run: on a shared machine the median can catch another process's
+    time slice, the best run rarely does."""
 
     def count(n: int) -> int:
         total = 0
@@ -77,9 +81,9 @@ def test_a_counted_loop_scales_with_its_work() -> None:
             total += i
         return total
 
-    small = benchmark(count, 50_000, repeats=5, device=CPU)
-    large = benchmark(count, 200_000, repeats=5, device=CPU)
-    assert 2.0 < large.median / small.median < 8.0
+    small = benchmark(count, 50_000, repeats=7, device=CPU)
+    large = benchmark(count, 200_000, repeats=7, device=CPU)
+    assert 2.0 < large.min / small.min < 8.0
 
 
 def test_spread_statistics_on_known_times() -> None:
