@@ -178,7 +178,7 @@ def pipeline_schedule(
     stages: int,
     microbatches: int,
     *,
-    schedule: str = "1f1b",
+    schedule: str = "gpipe",
     interleave: int = 1,
     forward_time: float = 1.0,
     backward_time: float = 2.0,

@@ -116,3 +116,32 @@ def test_amdahl_serial_fraction_range() -> None:
         roofline.amdahl_speedup(1.2, 8)
     with pytest.raises(ValueError, match="workers"):
         roofline.amdahl_speedup(0.1, 0.5)
+
+
+def test_distributed_cost_optimisations_validate() -> None:
+    from gpulesson import cost, distributed, optimisations
+
+    with pytest.raises(ValueError, match="stage must be 0, 1, 2 or 3, got 4"):
+        distributed.zero_memory_per_gpu(1e9, stage=4, dp=8)
+    with pytest.raises(ValueError, match="dp must be a positive integer, got 0"):
+        distributed.zero_memory_per_gpu(1e9, stage=1, dp=0)
+    with pytest.raises(TypeError, match="n_ranks must be a positive integer"):
+        distributed.bus_bandwidth_factor("all_reduce", 8.0)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="latency"):
+        distributed.collective_time("all_reduce", 1e9, 8, bandwidth=1e11, latency=-1)
+    with pytest.raises(ValueError, match="overlap"):
+        distributed.scaling_efficiency(1.0, 1.0, overlap=2)
+    with pytest.raises(ValueError, match="pue must be a finite number >= 1"):
+        cost.power_cost(power_watts=1, usd_per_kwh=1, hours=1, pue=0.9)
+    with pytest.raises(ValueError, match="utilization"):
+        cost.cloud_cost(usd_per_hour=1, years=1, utilization=1.5)
+    with pytest.raises(ValueError, match="years"):
+        cost.on_prem_tco(hardware_usd=1, power_watts=1, usd_per_kwh=1, years=math.inf)
+    with pytest.raises(ValueError, match="gpus must be a positive integer, got 0"):
+        cost.cost_per_1k_tokens(usd_per_gpu_hour=1, gpus=0, tokens_per_second=1)
+    with pytest.raises(ValueError, match="sram_bytes"):
+        optimisations.flash_attention_hbm_bytes(seq_len=8, head_dim=8, sram_bytes=0)
+    with pytest.raises(ValueError, match="recompute must be one of"):
+        optimisations.recompute_overhead(recompute="half")
+    with pytest.raises(ValueError, match="gpu_memory"):
+        distributed.recommend_layout(n_params=1e9, gpu_memory=math.nan, n_gpus=8)
