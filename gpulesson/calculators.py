@@ -1663,3 +1663,100 @@ CALCULATORS._add(Calculator(
     sources=("Chen et al. 2016, Training Deep Nets with Sublinear Memory Cost",
              "Korthikanti et al. 2022"),
 ))
+
+
+# ---------------------------------------------------------------------------------------
+# Lesson 9: planning_dashboard
+
+
+def _planning(**kw: Any) -> dict[str, Any]:
+    cfg = _config(kw)
+    n = _transformer.param_count(cfg)
+    layout = _distributed.recommend_layout(
+        n_params=n, gpu_memory=kw["gpu_memory"], n_gpus=kw["n_gpus"],
+        gpus_per_node=kw["gpus_per_node"], precision=kw["precision"],
+        optimizer=kw["optimizer"], cfg=cfg, batch=kw["batch"], seq_len=kw["seq_len"],
+        recompute=kw["recompute"])
+    total = _flops.training_flops(n, kw["tokens"])
+    step = _flops.training_time(_flops.training_flops(n, kw["step_tokens"]), kw["n_gpus"],
+                                kw["peak_flops"], kw["mfu"])
+    # each data-parallel rank all-reduces the gradients of its model-parallel shard
+    shard = _memory.weight_bytes(n / (layout.tp * layout.pp), precision=kw["grad_dtype"])
+    comm = _distributed.collective_time("all_reduce", shard, layout.dp,
+                                        bandwidth=kw["bandwidth"], latency=kw["latency"])
+    efficiency = _distributed.scaling_efficiency(step, comm, kw["overlap"])
+    if not layout.fits:
+        bottleneck = "memory: no layout fits on these GPUs"
+    elif efficiency < 0.5:  # exposed communication takes longer than the compute
+        bottleneck = "communication: the gradient all-reduce outlasts the compute"
+    else:
+        bottleneck = "compute: the GPUs' arithmetic sets the pace"
+    return {
+        "n_params": n, "layout": layout.name,
+        "degrees": f"dp {layout.dp} × tp {layout.tp} × pp {layout.pp}, "
+                   f"ZeRO stage {layout.zero_stage}",
+        "memory_per_gpu": layout.memory_per_gpu, "fits": layout.fits,
+        "reason": layout.reason, "total_flops": total, "step_compute": step,
+        "comm_time": comm, "efficiency": efficiency, "bottleneck": bottleneck,
+        "time": _flops.training_time(total, kw["n_gpus"], kw["peak_flops"], kw["mfu"]),
+    }
+
+
+CALCULATORS._add(Calculator(
+    name="planning",
+    title="Plan a training run",
+    description="Choose a model, a GPU, a cluster, a precision and a batch: the layout that "
+                "fits, memory per GPU, step time, communication, bottleneck and training "
+                "days, every figure from the calculators with its inputs in view.",
+    lesson="planning_dashboard",
+    inputs=(
+        *_model_inputs("llama-2-7b"),
+        _dtype_input(),
+        _gpu_input("H100 SXM", memory="gpu_memory", peak="peak_flops"),
+        _memory_input(), _peak_input(),
+        Input("n_gpus", "GPUs", "integer", 64, 1, 100_000, 1),
+        Input("gpus_per_node", "GPUs per node", "integer", 8, 1, 72, 1,
+              help="GPUs sharing NVLink: the largest tensor-parallel size considered."),
+        Input("precision", "Training precision", "choice", "mixed",
+              choices=_TRAINING_PRECISIONS),
+        Input("optimizer", "Optimizer", "choice", "adam", choices=_OPTIMIZERS),
+        Input("batch", "Micro-batch per GPU", "integer", 1, 1, 4096, 1, unit="sequences"),
+        Input("seq_len", "Sequence length", "integer", 4096, 1, 1_048_576, 1, unit="tokens"),
+        Input("recompute", "Activation recomputation", "choice", "selective",
+              choices=_RECOMPUTE),
+        Input("tokens", "Training tokens", "number", 2000, 0.001, 1_000_000, 1,
+              unit="billion", scale=1e9, dimension="count"),
+        Input("step_tokens", "Tokens per step (global batch)", "number", 4, 0.001, 1000,
+              0.5, unit="million", scale=1e6, dimension="count",
+              help="Llama 2 used 4M tokens per step (Touvron et al. 2023, §2.2)."),
+        Input("mfu", "MFU (assumed)", "number", 40, 1, 100, 1, unit="%", scale=0.01,
+              dimension="percent", slider=True,
+              help="Model FLOPs utilisation of the whole run: an assumption, shown so you "
+                   "can question it (large published runs report 35-45 %)."),
+        Input("grad_dtype", "Gradient precision", "choice", "bf16", choices=_GRAD_DTYPES),
+        Input("bandwidth", "Network bandwidth per GPU", "number", 50, 0.1, 10_000, 1,
+              unit="GB/s", scale=1e9, dimension="bytes/s",
+              help="One-way, per GPU: 400 Gb/s InfiniBand NDR is 50 GB/s."),
+        Input("latency", "Latency per all-reduce (α)", "number", 10, 0, 100_000, 1,
+              unit="µs", scale=1e-6, dimension="seconds"),
+        Input("overlap", "Overlap of communication with compute", "number", 50, 0, 100, 5,
+              unit="%", scale=0.01, dimension="percent", slider=True),
+    ),
+    outputs=(
+        Output("n_params", "Parameters", "count"),
+        Output("layout", "Recommended layout", "text"),
+        Output("degrees", "Parallel degrees", "text"),
+        Output("memory_per_gpu", "Memory per GPU (model state + activations)", "bytes"),
+        Output("fits", "Fits", "bool"),
+        Output("reason", "Why this layout", "text"),
+        Output("total_flops", "Training FLOPs (6·N·D)", "flops"),
+        Output("step_compute", "Compute time per step at that MFU", "seconds"),
+        Output("comm_time", "Gradient all-reduce per step", "seconds"),
+        Output("efficiency", "Scaling efficiency", "percent"),
+        Output("bottleneck", "Bottleneck", "text"),
+        Output("time", "Training time at that MFU", "seconds"),
+    ),
+    function=_planning,
+    sources=("Narayanan et al. 2021 (Megatron-LM at scale)", "Rajbhandari et al. 2020",
+             "Korthikanti et al. 2022", "Chowdhery et al. 2022, appendix B"),
+))

@@ -239,6 +239,30 @@ def o_checkpointing(a):
             "overhead": opt.recompute_overhead(recompute="full")}
 
 
+def o_planning(a):
+    cfg = cfg_of(a)
+    n = transformer.param_count(cfg)
+    lay = distributed.recommend_layout(
+        n_params=n, gpu_memory=a["gpu_memory"], n_gpus=a["n_gpus"],
+        gpus_per_node=a["gpus_per_node"], precision=a["precision"],
+        optimizer=a["optimizer"], cfg=cfg, batch=a["batch"], seq_len=a["seq_len"],
+        recompute=a["recompute"])
+    total = flops.training_flops(n, a["tokens"])
+    step = flops.training_time(flops.training_flops(n, a["step_tokens"]), a["n_gpus"],
+                               a["peak_flops"], a["mfu"])
+    grads = memory.weight_bytes(n / (lay.tp * lay.pp), precision=a["grad_dtype"])
+    comm = distributed.collective_time("all_reduce", grads, lay.dp, bandwidth=a["bandwidth"],
+                                       latency=a["latency"])
+    eff = distributed.scaling_efficiency(step, comm, a["overlap"])
+    word = ("memory" if not lay.fits else "communication" if eff < 0.5 else "compute")
+    return {"n_params": n, "layout": lay.name,
+            "degrees": f"dp {lay.dp} × tp {lay.tp} × pp {lay.pp}, ZeRO stage {lay.zero_stage}",
+            "memory_per_gpu": lay.memory_per_gpu, "fits": lay.fits, "reason": lay.reason,
+            "total_flops": total, "step_compute": step, "comm_time": comm,
+            "efficiency": eff, "bottleneck": word,
+            "time": flops.training_time(total, a["n_gpus"], a["peak_flops"], a["mfu"])}
+
+
 ORACLES = {name[2:]: fn for name, fn in globals().items() if name.startswith("o_")}
 
 
@@ -257,6 +281,7 @@ NARROW = {
     "tp": st.sampled_from([1, 2, 4, 8, 3]),
     "stages": st.integers(1, 8),
     "microbatches": st.integers(1, 32),
+    "n_gpus": st.sampled_from([1, 2, 8, 64, 512, 3, 12]),
 }
 
 
@@ -318,6 +343,9 @@ def valid_inputs(draw, name: str):
 def _same(got: dict[str, Any], want: dict[str, Any]) -> None:
     assert list(got) == list(want) or set(got) == set(want)
     for key, value in want.items():
+        if key == "bottleneck":  # the registry adds a sentence after the word
+            assert got[key].split(":")[0] == value
+            continue
         assert got[key] == value, (key, got[key], value)
         assert type(got[key]) is type(value), (key, type(got[key]), type(value))
 
