@@ -58,6 +58,7 @@ __all__ = [
     "ComparisonRow",
     "ComparisonTable",
     "MismatchError",
+    "NOISY_SPREAD",
     "benchmark",
     "compare",
     "sizes_for",
@@ -409,6 +410,10 @@ def sizes_for(device: Device | str | None = None, kind: str = "gemm") -> list[in
 # Comparing implementations across sizes
 
 
+#: A time cell is flagged as noisy when IQR / median exceeds this.
+NOISY_SPREAD = 0.5
+
+
 class MismatchError(AssertionError):
     """Two implementations of the same computation gave different answers."""
 
@@ -483,7 +488,7 @@ class ComparisonTable:
             }
             if r.result is not None:
                 record.update(
-                    iqr_s=r.result.iqr, repeats=r.result.repeats,
+                    min_s=r.result.min, iqr_s=r.result.iqr, repeats=r.result.repeats,
                     flop_rate=r.result.flop_rate, byte_rate=r.result.byte_rate,
                 )
             records.append(record)
@@ -508,7 +513,10 @@ class ComparisonTable:
             return lines
 
         def time_cell(r: ComparisonRow) -> str:
-            return "skipped" if r.median is None else units.format_seconds(r.median)
+            if r.result is None:
+                return "skipped"
+            mark = " *" if r.result.spread > NOISY_SPREAD else ""
+            return units.format_seconds(r.result.median) + mark
 
         def speed_cell(r: ComparisonRow) -> str:
             return "-" if r.speedup is None else _format_speedup(r.speedup)
@@ -526,11 +534,23 @@ class ComparisonTable:
 
             lines.append("")
             lines += block("achieved FLOP/s at the median time", rate_cell)
+        if any(r.result is not None and r.result.spread > NOISY_SPREAD for r in self.rows):
+            lines.append("")
+            lines.append(
+                f"* noisy: the middle half of the runs spans more than {NOISY_SPREAD:.0%} of "
+                "the median, usually because another program competed for the cores; the "
+                "fastest runs (min_s in to_records()) show what the hardware can do."
+            )
         lines += list(self.notes)
         return "\n".join(lines)
 
     def __str__(self) -> str:
         return self.to_text()
+
+
+def _callable_name(fn: Callable[..., Any]) -> str:
+    name = getattr(fn, "__name__", "")
+    return name if name and not name.startswith("<") else "computation"
 
 
 def _format_speedup(speedup: float) -> str:
@@ -682,7 +702,7 @@ def compare(
                        else None)
             rows.append(ComparisonRow(n, name, dev.kind, result, errors[(n, name)], speedup))
     return ComparisonTable(
-        title=title or f"{getattr(fn, '__name__', 'computation')} across sizes",
+        title=title or f"{_callable_name(fn)} across sizes",
         sizes=sizes,
         implementations=names,
         baseline=baseline,

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import matplotlib as mpl
 import numpy as np
-from matplotlib.ticker import EngFormatter
+from matplotlib.ticker import EngFormatter, FixedLocator, FuncFormatter, NullLocator
 
 from gpulesson import roofline
 
@@ -68,7 +68,7 @@ STYLE: Mapping[str, Any] = {
     "axes.titlesize": 11,
     "axes.labelsize": 10,
     "axes.grid": True,
-    "axes.grid.which": "both",
+    "axes.grid.which": "major",
     "grid.alpha": 0.3,
     "grid.linewidth": 0.6,
     "axes.spines.top": False,
@@ -349,5 +349,11 @@ def comparison_plot(
     label_axes(ax, f"Problem size {table.size_label}", quantity, xunit=size_unit,
                yunit=unit, logx=True, logy=True, si_y=what != "speedup",
                title=title or table.title)
+    # tick exactly at the measured sizes, written out (1,024 or 1.05 M), not as 2^10 or 10^3
+    ax.xaxis.set_major_locator(FixedLocator(list(table.sizes)))
+    ax.xaxis.set_minor_locator(NullLocator())
+    big = max(table.sizes) >= 100_000
+    ax.xaxis.set_major_formatter(EngFormatter(places=1, sep=" ") if big else
+                                 FuncFormatter(lambda v, _pos: f"{v:,.0f}"))
     ax.legend()
     return lines

@@ -299,3 +299,22 @@ def test_compare_validates_its_arguments() -> None:
         compare(lambda xp, a: a, lambda n: np.ones(n), [4, 0])
     with pytest.raises(ValueError, match="at least one problem size"):
         compare(lambda xp, a: a, lambda n: np.ones(n), [])
+
+
+def test_noisy_cells_are_flagged_in_the_text_table() -> None:
+    """A computation whose runs alternate 1 ms / 20 ms has IQR far above half its median."""
+    durations = iter([0.001, 0.02] * 20)
+
+    def uneven(xp, a):
+        time.sleep(next(durations))
+        return a
+
+    table = compare(uneven, lambda n: np.ones(n), [4], warmup=0, repeats=4)
+    row = table.row(4, "numpy (CPU)")
+    assert row.result is not None and row.result.spread > 0.5
+    text = table.to_text()
+    assert " *" in text and "* noisy" in text
+    assert table.to_records()[0]["min_s"] == row.result.min
+    quiet = compare(lambda xp, a: a, lambda n: np.ones(n), [4], repeats=3)
+    if all(r.result.spread <= 0.5 for r in quiet.rows):
+        assert "* noisy" not in quiet.to_text()
