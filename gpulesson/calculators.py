@@ -791,7 +791,7 @@ def _gpu_input(default: str = "H100 SXM", *, memory: str | None = None,
 
 def _memory_input(name: str = "gpu_memory", label: str = "GPU memory") -> Input:
     return Input(name, label, "number", None, 1, 10000, 1, unit="GB", scale=1e9,
-                 dimension="bytes", help="Device memory, decimal GB (10^9 bytes).")
+                 dimension="bytes", help="Device memory, decimal GB (10⁹ bytes).")
 
 
 def _bandwidth_input() -> Input:

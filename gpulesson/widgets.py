@@ -34,6 +34,15 @@ ERROR_COLOR = "#d32f2f"
 _MISSING = "—"
 _ids = itertools.count(1)
 
+# Minimal inline layout for the static rendering, neutral in light and dark themes (the
+# site's stylesheet may refine it through the gl-calc-* classes).
+_BOX = ("border: 1px solid rgba(127, 127, 127, 0.45); border-radius: 8px; "
+        "padding: 0.8em 1em; margin: 1em 0")
+_FIELD = "display: flex; flex-wrap: wrap; gap: 0.2em 0.6em; align-items: baseline; margin: 0.3em 0"
+_HELP = "flex-basis: 100%; opacity: 0.75"
+_GRID = ("display: grid; grid-template-columns: minmax(12em, max-content) auto; "
+         "gap: 0.25em 1em; margin: 0.8em 0 0.4em")
+
 
 def _value_attr(value: Any) -> str:
     if isinstance(value, float) and value.is_integer():
@@ -57,9 +66,11 @@ def static_html(name: str, values: Mapping[str, Any] | None = None,
     uid = uid or f"gl-calc-{next(_ids)}"
     parts = [
         f'<div class="gl-calculator" data-calculator="{escape(name)}" '
-        f'data-lesson="{escape(calc.lesson)}" id="{escape(uid)}">',
-        f'<p class="gl-calc-title"><strong>{escape(calc.title)}</strong></p>',
-        f'<p class="gl-calc-description">{escape(calc.description)}</p>',
+        f'data-lesson="{escape(calc.lesson)}" id="{escape(uid)}" style="{_BOX}">',
+        f'<p class="gl-calc-title" style="margin: 0 0 0.3em"><strong>{escape(calc.title)}'
+        "</strong></p>",
+        f'<p class="gl-calc-description" style="margin: 0 0 0.6em">'
+        f"{escape(calc.description)}</p>",
     ]
     basic = [s for s in calc.inputs if not s.advanced]
     advanced = [s for s in calc.inputs if s.advanced]
@@ -70,13 +81,14 @@ def static_html(name: str, values: Mapping[str, Any] | None = None,
         parts.extend(_field_html(spec, shown[spec.name], uid) for spec in advanced)
         parts.append("</details>")
     parts.append("</div>")
-    parts.append('<div class="gl-calc-outputs" aria-live="polite"><dl>')
+    parts.append(f'<div class="gl-calc-outputs" aria-live="polite"><dl style="{_GRID}">')
     for out in calc.outputs:
         text = result["text"][out.name] if result["ok"] else _MISSING
         help_attr = f' title="{escape(out.help)}"' if out.help else ""
         parts.append(
             f'<dt id="{escape(uid)}-out-{escape(out.name)}"{help_attr}>{escape(out.label)}</dt>'
-            f'<dd><output data-output="{escape(out.name)}" name="{escape(out.name)}" '
+            f'<dd style="margin: 0; font-weight: 600">'
+            f'<output data-output="{escape(out.name)}" name="{escape(out.name)}" '
             f'aria-labelledby="{escape(uid)}-out-{escape(out.name)}">{escape(text)}</output></dd>'
         )
     parts.append("</dl></div>")
@@ -93,7 +105,7 @@ def _field_html(spec: _calc.Input, value: Any, uid: str) -> str:
     fid = f"{uid}-{spec.name}"
     unit = f' <span class="gl-calc-unit">{escape(spec.unit)}</span>' if spec.unit else ""
     described = f' aria-describedby="{escape(fid)}-help"' if spec.help else ""
-    label = f'<label for="{escape(fid)}">{escape(spec.label)}</label>'
+    label = f'<label for="{escape(fid)}" style="min-width: 14em">{escape(spec.label)}</label>'
     if spec.kind in ("choice", "preset"):
         options = "".join(
             f'<option value="{escape(c.value)}"{" selected" if c.value == value else ""}>'
@@ -103,16 +115,19 @@ def _field_html(spec: _calc.Input, value: Any, uid: str) -> str:
         control = (f'<select id="{escape(fid)}" name="{escape(spec.name)}" '
                    f'data-kind="{spec.kind}"{described}>{options}</select>')
     else:
-        step = spec.step if spec.step is not None else (1 if spec.kind == "integer" else "any")
+        # a number's step is only a hint (preset figures such as 0.864 TB/s are off any
+        # grid): "any" keeps the browser from flagging them; data-step keeps the hint
+        step = 1 if spec.kind == "integer" else "any"
+        hint = f' data-step="{escape(_value_attr(spec.step))}"' if spec.step else ""
         control = (
             f'<input type="number" id="{escape(fid)}" name="{escape(spec.name)}" '
             f'data-kind="{spec.kind}" value="{escape(_value_attr(value))}" '
             f'min="{escape(_value_attr(spec.min))}" max="{escape(_value_attr(spec.max))}" '
-            f'step="{escape(_value_attr(step))}"{described}>'
+            f'step="{step}"{hint}{described}>'
         )
-    help_text = (f'<small class="gl-calc-help" id="{escape(fid)}-help">{escape(spec.help)}'
-                 "</small>" if spec.help else "")
-    return f'<div class="gl-calc-field">{label} {control}{unit} {help_text}</div>'
+    help_text = (f'<small class="gl-calc-help" id="{escape(fid)}-help" style="{_HELP}">'
+                 f"{escape(spec.help)}</small>" if spec.help else "")
+    return f'<div class="gl-calc-field" style="{_FIELD}">{label} {control}{unit} {help_text}</div>'
 
 
 class CalculatorWidget(Interactive):
