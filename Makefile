@@ -45,7 +45,7 @@ node_modules/.package-lock.json: package.json package-lock.json
 	npm ci --ignore-scripts --no-audit --no-fund
 	touch $@
 
-_vendor/_lib/VERSIONS.json: node_modules/.package-lock.json scripts/vendor_js.py
+_vendor/_lib/VERSIONS.json: node_modules/.package-lock.json scripts/vendor_js.py scripts/site_js/*.js
 	$(PYTHON) scripts/vendor_js.py
 
 site-assets: _vendor/_lib/VERSIONS.json

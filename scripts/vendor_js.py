@@ -50,12 +50,14 @@ BUNDLES: dict[str, dict[str, object]] = {
     },
 }
 
-# Site-relative URLs that _config.yml points at (tests/test_site_config.py checks them).
+# Site-relative URLs that _config.yml points at (tests/book/test_site_config.py checks them).
 SITE_PATHS = {
     "requirejs": "_lib/requirejs/require.js",
     "@jupyter-widgets/html-manager": "_lib/jupyter-widgets/embed-amd.js",
     "mathjax": "_lib/mathjax/tex-chtml.js",
 }
+# The course's own scripts (scripts/site_js/), published beside the libraries they adapt.
+OWN_SCRIPTS = {"widgets-setup.js": "_lib/course/widgets-setup.js"}
 
 
 def _copy_file(src: Path, dst: Path) -> None:
@@ -110,6 +112,8 @@ def vendor(node_modules: Path, out: Path) -> dict[str, dict[str, str]]:
             "license": str(meta.get("license", "see package")),
             "path": SITE_PATHS[package],
         }
+    for name, site_path in OWN_SCRIPTS.items():
+        _copy_file(ROOT / "scripts" / "site_js" / name, out / site_path)
     (lib / "VERSIONS.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return manifest
 
