@@ -53,12 +53,16 @@ def _type_name(value: object) -> str:
 
 
 def _is_real(value: object) -> bool:
+    if type(value) is int or type(value) is float:  # fast path for the common case
+        return True
     return isinstance(value, numbers.Real) and not isinstance(value, bool) and not (
         type(value).__name__ == "bool_"
     )
 
 
 def _is_int(value: object) -> bool:
+    if type(value) is int:  # fast path for the common case
+        return True
     return isinstance(value, numbers.Integral) and not isinstance(value, bool) and not (
         type(value).__name__ == "bool_"
     )
@@ -66,6 +70,8 @@ def _is_int(value: object) -> bool:
 
 def positive_int(name: str, value: object) -> int:
     """Return ``value`` as an ``int`` if it is an integer >= 1, else raise."""
+    if type(value) is int and value >= 1:  # fast path
+        return value
     if not _is_int(value):
         raise TypeError(
             f"{name} must be a positive integer, got {value!r} ({_type_name(value)})"
@@ -89,6 +95,10 @@ def nonneg_int(name: str, value: object) -> int:
 
 
 def _finite(name: str, value: object, what: str) -> int | float:
+    if type(value) is float and value - value == 0.0:  # finite float fast path
+        return value
+    if type(value) is int:
+        return value
     if not _is_real(value):
         raise TypeError(f"{name} must be {what}, got {value!r} ({_type_name(value)})")
     if _is_int(value):
@@ -163,6 +173,22 @@ def choice(name: str, value: object, choices: Iterable[str]) -> str:
     return value
 
 
+_INDEXES: dict[tuple[int, int], tuple[object, object, dict[str, str]]] = {}
+
+
+def _index(table: Mapping[str, object], aliases: Mapping[str, str] | None) -> dict[str, str]:
+    """Normalised spelling -> canonical key, built once per (table, aliases) pair."""
+    cache_key = (id(table), id(aliases))
+    hit = _INDEXES.get(cache_key)
+    if hit is not None and hit[0] is table and hit[1] is aliases:
+        return hit[2]
+    index = {_normalise(key): key for key in table}
+    for alias, target in (aliases or {}).items():
+        index.setdefault(_normalise(alias), target)
+    _INDEXES[cache_key] = (table, aliases, index)  # keeps both alive: ids stay unique
+    return index
+
+
 def lookup(
     name: str,
     value: object,
@@ -179,10 +205,10 @@ def lookup(
             f"{name} must be a name (str), got {value!r} ({_type_name(value)}); "
             f"known: {', '.join(table)}"
         )
-    index = {_normalise(key): key for key in table}
-    for alias, target in (aliases or {}).items():
-        index.setdefault(_normalise(alias), target)
-    key = index.get(_normalise(value))
+    index = _index(table, aliases)
+    key = index.get(value)
+    if key is None:
+        key = index.get(_normalise(value))
     if key is None:
         raise UnknownNameError(
             f"unknown {name} {value!r}; known {name}s: {', '.join(table)}"

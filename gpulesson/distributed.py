@@ -146,6 +146,16 @@ class PipelineSlot:
     microbatch: int
     chunk: int = 0
 
+    @classmethod
+    def _fast(cls, stage: int, start: float, duration: float, kind: str, microbatch: int,
+              chunk: int) -> PipelineSlot:
+        """Build without the frozen ``__init__``'s per-field ``object.__setattr__`` (a
+        schedule has thousands of slots; the fields are already validated)."""
+        slot = object.__new__(cls)
+        slot.__dict__.update(stage=stage, start=start, duration=duration, kind=kind,
+                             microbatch=microbatch, chunk=chunk)
+        return slot
+
 
 def _orders(p: int, m: int, schedule: str, k: int) -> list[list[tuple[str, int, int]]]:
     """Per device, the order of (kind, microbatch, chunk) operations."""
@@ -224,36 +234,68 @@ def pipeline_schedule(
         )
     orders = _orders(p, m, kind, k)
     n_virtual = p * k
-    done: dict[tuple[str, int, int], float] = {}  # (kind, microbatch, virtual stage) -> end
-    free = [0.0] * p
-    position = [0] * p
-    slots: list[PipelineSlot] = []
-    remaining = sum(len(o) for o in orders)
-    while remaining:
-        progressed = False
-        for s in range(p):
-            while position[s] < len(orders[s]):
-                op, mb, chunk = orders[s][position[s]]
-                vs = chunk * p + s
-                if op == "forward":
-                    dep = ("forward", mb, vs - 1) if vs > 0 else None
-                elif vs < n_virtual - 1:
-                    dep = ("backward", mb, vs + 1)
-                else:
-                    dep = ("forward", mb, vs)
-                if dep is not None and dep not in done:
-                    break
-                start = max(free[s], done[dep] if dep is not None else 0.0)
-                duration = (tf if op == "forward" else tb) / k
-                done[(op, mb, vs)] = start + duration
-                free[s] = start + duration
-                slots.append(PipelineSlot(stage=s, start=start, duration=duration, kind=op,
-                                          microbatch=mb, chunk=chunk))
-                position[s] += 1
-                remaining -= 1
-                progressed = True
-        if not progressed:  # pragma: no cover - the orders above never deadlock
-            raise RuntimeError("pipeline schedule deadlocked")
+    per_kind = m * n_virtual
+    # Each pass starts as soon as the previous pass on its device and the pass it
+    # depends on (previous stage's forward, next stage's backward; the last stage's
+    # backward waits for its own forward) have finished: a longest-path computation over
+    # the schedule's DAG, resolved with an explicit stack. Passes are numbered
+    # (kind * m + microbatch) * n_virtual + virtual_stage.
+    total = 2 * per_kind
+    prev = [-1] * total
+    dep = [-1] * total
+    info: list[tuple[int, int, int, int] | None] = [None] * total  # stage, kind, mb, chunk
+    sequence: list[int] = []
+    for s, ops in enumerate(orders):
+        before = -1
+        for op, mb, chunk in ops:
+            vs = chunk * p + s
+            backward = op == "backward"
+            ident = (backward * m + mb) * n_virtual + vs
+            if not backward:
+                dep[ident] = ident - 1 if vs > 0 else -1
+            elif vs < n_virtual - 1:
+                dep[ident] = ident + 1
+            else:
+                dep[ident] = mb * n_virtual + vs
+            prev[ident] = before
+            info[ident] = (s, backward, mb, chunk)
+            sequence.append(ident)
+            before = ident
+    end = [-1.0] * total
+    start_at = [0.0] * total
+    durations = (tf / k, tb / k)
+    for root in sequence:
+        if end[root] >= 0:
+            continue
+        stack = [root]
+        while stack:
+            ident = stack[-1]
+            if end[ident] >= 0:
+                stack.pop()
+                continue
+            a, b = prev[ident], dep[ident]
+            pending = False
+            if a >= 0 and end[a] < 0:
+                stack.append(a)
+                pending = True
+            if b >= 0 and end[b] < 0:
+                stack.append(b)
+                pending = True
+            if pending:
+                if len(stack) > 3 * total + 3:  # pragma: no cover - orders are acyclic
+                    raise RuntimeError("pipeline schedule deadlocked")
+                continue
+            begin = max(end[a] if a >= 0 else 0.0, end[b] if b >= 0 else 0.0)
+            start_at[ident] = begin
+            end[ident] = begin + durations[info[ident][1]]  # type: ignore[index]
+            stack.pop()
+    kinds = ("forward", "backward")
+    slots = []
+    for ident in sequence:
+        stage_of, backward, mb, chunk = info[ident]  # type: ignore[misc]
+        slots.append(PipelineSlot._fast(stage_of, start_at[ident],
+                                        end[ident] - start_at[ident], kinds[backward], mb,
+                                        chunk))
     slots.sort(key=lambda slot: (slot.start, slot.stage))
     return slots
 

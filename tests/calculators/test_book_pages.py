@@ -153,7 +153,7 @@ SEED_CORRECTIONS: list[tuple[str, Callable[[], str]]] = [
     ("165.2 TFLOP/s", lambda: units.format_flop_rate(gpu("RTX 4090").peak_flops["fp16"])),
     ("it is 330.3", lambda: f"it is {gpu('RTX 4090').other_flops['fp16_fp16_accumulate'] / 1e12}"),
     ("1,008 GB/s", lambda: f"{gpu('RTX 4090').bandwidth / 1e9:,.0f} GB/s"),
-    ("activations of 19 layers", lambda: "activations of "
+    ("activations of 20 layers", lambda: "activations of "
      f"{optimisations.checkpoint_memory(layers=96, per_layer_bytes=1):.0f} layers"),
     ("about 33% more FLOPs", lambda: "about " + _pct(optimisations.recompute_overhead())
      + " more FLOPs"),
