@@ -15,13 +15,17 @@ Compare the same computation on numpy and, where a GPU is usable, cupy, across s
 
     from gpulesson.bench import compare, sizes_for
 
+    def inputs(n):                       # numpy arrays, copied to each device by compare
+        rng = np.random.default_rng(n)
+        return rng.standard_normal((n, n)), rng.standard_normal((n, n))
+
     table = compare(
-        lambda xp, a, b: a @ b,                             # runs on numpy and on cupy
-        setup=lambda n: (rng.standard_normal((n, n)),) * 2,  # numpy inputs, copied to each device
-        sizes=sizes_for(kind="gemm"),                       # small on CPU, large on GPU
+        lambda xp, a, b: a @ b,          # runs on numpy, and on cupy when a GPU is usable
+        inputs,
+        sizes_for(kind="gemm"),          # small on CPU, large on GPU
         flops=lambda n: gemm.flops(n, n, n),
     )
-    print(table.to_text())
+    print(table.to_text())               # times, speed-ups, FLOP/s; plotting.comparison_plot
 
 How timing works
 ----------------
@@ -523,8 +527,9 @@ class ComparisonTable:
 
         lines = [self.title]
         lines += block("median time per call", time_cell)
-        lines.append("")
-        lines += block(f"speed-up over {self.baseline} (higher is faster)", speed_cell)
+        if len(self.implementations) > 1:
+            lines.append("")
+            lines += block(f"speed-up over {self.baseline} (higher is faster)", speed_cell)
         if any(r.result is not None and r.result.flop_rate for r in self.rows):
 
             def rate_cell(r: ComparisonRow) -> str:
