@@ -53,6 +53,7 @@ __all__ = [
     "get",
     "resolve",
     "si_inputs",
+    "sweep",
     "to_json",
 ]
 
@@ -453,6 +454,17 @@ def compute(name: str, **inputs: Any) -> dict[str, Any]:
             f"calculator {name!r} returned {sorted(result)}, declared {sorted(expected)}"
         )
     return {key: result[key] for key in expected}
+
+
+def sweep(name: str, input: str, values: Any, **inputs: Any) -> list[dict[str, Any]]:
+    """Outputs of ``name`` for each of ``values`` of one input, the others fixed.
+
+    For plots tied to a calculator (``gpulesson.widgets.explorer``): every point comes
+    from :func:`compute`. Raises ``ValueError`` (naming the input) at the first invalid
+    point.
+    """
+    get(name).input(input)
+    return [compute(name, **{**inputs, input: value}) for value in values]
 
 
 def example(name: str) -> dict[str, dict[str, Any]]:

@@ -27,7 +27,7 @@ from typing import Any
 from gpulesson import calculators as _calc
 from gpulesson.display import Interactive, escape
 
-__all__ = ["CalculatorWidget", "calculator_widget", "static_html"]
+__all__ = ["CalculatorWidget", "calculator_widget", "explorer", "static_html"]
 
 #: Red with enough contrast on white and on JupyterLab's dark background.
 ERROR_COLOR = "#d32f2f"
@@ -343,3 +343,99 @@ def calculator_widget(name: str, **overrides: Any) -> CalculatorWidget:
     widget_box["w"] = widget
     recompute()
     return widget
+
+
+# ---------------------------------------------------------------------------------------
+# Explorers: a calculator with a plot of one output against one input
+
+#: Axis unit of each output format (SI, prefixes come from the tick formatter).
+_AXIS_UNITS = {"bytes": "B", "flops": "FLOP", "flop/s": "FLOP/s", "bytes/s": "B/s",
+               "seconds": "s", "usd": "$", "tokens/s": "tokens/s", "count": "",
+               "ratio": "×", "intensity": "FLOP/byte", "number": ""}
+
+
+def _sweep_figure(name: str, x: str, y: str, values: Any, current: dict[str, Any],
+                  log_x: bool, log_y: bool) -> Any:
+    """A matplotlib figure of output ``y`` against input ``x`` at the current inputs."""
+    from matplotlib.figure import Figure
+
+    from gpulesson import plotting
+
+    calc = _calc.get(name)
+    x_spec, y_spec = calc.input(x), calc.output(y)
+    others = {k: v for k, v in current.items() if k != x}
+    points = _calc.sweep(name, x, values, **others)
+    plotting.use_style()
+    fig = Figure(figsize=(5.5, 3.2))
+    ax = fig.add_subplot()
+    ax.plot(list(values), [p[y] for p in points], marker="o", markersize=3)
+    here = _calc.evaluate(name, current)
+    if here["ok"]:
+        ax.plot([current[x]], [_calc.compute(name, **current)[y]], marker="o", markersize=8,
+                linestyle="none", label="current inputs")
+        ax.legend(loc="best")
+    unit = _AXIS_UNITS.get(y_spec.format, y_spec.unit)
+    plotting.label_axes(ax, x_spec.label, y_spec.label, xunit=x_spec.unit or None,
+                        logx=log_x, logy=log_y)
+    if unit:  # SI prefixes on the ticks carry the unit (1 GB, 10 ms, 60 ktokens/s)
+        from matplotlib.ticker import EngFormatter
+
+        ax.yaxis.set_major_formatter(EngFormatter(unit=unit))
+    fig.tight_layout()
+    return fig
+
+
+def explorer(name: str, x: str, y: str, values: Any, *, log_x: bool = False,
+             log_y: bool = False, **overrides: Any) -> CalculatorWidget:
+    """A calculator widget with a plot of output ``y`` against input ``x``.
+
+    The curve is computed with :func:`gpulesson.calculators.sweep` over ``values`` (in the
+    input's shown unit) at the other inputs' current values and redrawn on every change;
+    the current point is marked. The static rendering adds the plot as inline SVG.
+
+    Example: ``explorer("decode_ceiling", "batch", "tokens_per_second", [1, 2, 4, 8, 16,
+    32, 64, 128], log_x=True)``.
+    """
+    import io
+
+    import ipywidgets as w
+
+    calc = _calc.get(name)
+    x_spec, y_spec = calc.input(x), calc.output(y)
+    if x_spec.kind not in ("number", "integer"):
+        raise ValueError(f"x must be a number input of {name}, got {x!r} ({x_spec.kind})")
+    if y_spec.format not in _AXIS_UNITS:
+        raise ValueError(f"y must be a numeric output of {name}, got {y!r} ({y_spec.format})")
+    values = list(values)
+    base = calculator_widget(name, **overrides)
+    plot = w.Output()
+
+    def draw(*_: Any) -> None:
+        import matplotlib.pyplot as plt
+        from IPython.display import display
+
+        plot.clear_output(wait=True)
+        if base.error.value:  # the error is already shown in red above
+            return
+        fig = _sweep_figure(name, x, y, values, base.values(), log_x, log_y)
+        with plot:
+            display(fig)
+        plt.close("all")
+
+    for control in base.controls.values():
+        control.observe(draw, names="value")
+    draw()
+    svg = io.StringIO()
+    _sweep_figure(name, x, y, values, _calc.resolve(name, **overrides), log_x,
+                  log_y).savefig(svg, format="svg")
+    figure = svg.getvalue()
+    figure = figure[figure.index("<svg"):]  # drop the XML prolog: inline SVG in HTML
+    static = base.static_html.rsplit("</div>", 1)
+    static_html_ = (static[0] + f'<figure class="gl-calc-plot" style="margin: 0.5em 0">'
+                    f"{figure}<figcaption>{escape(y_spec.label)} against "
+                    f"{escape(x_spec.label.lower())}</figcaption></figure></div>" + static[1])
+    box = w.VBox([base.widget, plot])
+    result = CalculatorWidget(name, box, static_html_, base.controls, base.outputs,
+                              base.error)
+    result.plot = plot
+    return result

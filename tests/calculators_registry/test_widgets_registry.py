@@ -99,3 +99,26 @@ def test_overrides_set_the_static_worked_example():
     assert doc.text["total"] == C.evaluate("kv_cache", {"model": "llama-2-7b",
                                                         "seq_len": 4096})["text"]["total"]
     assert 'value="4096"' in w.static_html
+
+
+def test_sweep_is_compute_at_each_value():
+    points = C.sweep("decode_ceiling", "batch", [1, 8, 64])
+    assert points == [C.compute("decode_ceiling", batch=b) for b in (1, 8, 64)]
+    with pytest.raises(ValueError, match=r"^batch \("):
+        C.sweep("decode_ceiling", "batch", [1, 0])
+
+
+def test_explorer_adds_a_plot_to_both_renderings(capsys):
+    from gpulesson.widgets import explorer
+
+    e = explorer("decode_ceiling", "batch", "tokens_per_second", [1, 4, 16, 64], log_x=True)
+    assert "<svg" in e.static_html and "<?xml" not in e.static_html
+    assert 'class="gl-calc-plot"' in e.static_html
+    assert parse(e.static_html).text == C.evaluate("decode_ceiling")["text"]
+    e.controls["precision"].value = "int4"  # redraws; outputs follow as in any calculator
+    assert shown(e) == C.evaluate("decode_ceiling", e.values())["text"]
+    e.controls["batch"].value = 0
+    assert e.error_text.startswith("batch (")
+    with pytest.raises(ValueError, match="x must be a number input"):
+        explorer("gemm", "dtype", "time", ["bf16"])
+    capsys.readouterr()  # without a kernel, the figure's repr goes to stdout
