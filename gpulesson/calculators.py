@@ -24,6 +24,18 @@ taken from :data:`gpulesson.transformer.PRESETS` or :data:`gpulesson.hardware.GP
 may depend on another input (a GPU's peak FLOP/s depends on the chosen precision). Every
 preset has a ``"custom"`` choice; editing a filled input by hand makes the preset custom.
 
+API: :data:`CALCULATORS` (ordered, course order), :func:`get`, :func:`compute` (validated
+outputs in SI units), :func:`example` (the worked example), :func:`describe` (JSON spec),
+:func:`evaluate` (never raises: values, formatted text or the error and the input at
+fault), :func:`apply_preset` (what a preset choice fills in), :func:`resolve` and
+:func:`si_inputs` (the inputs as shown and as passed on), :func:`sweep` (outputs across
+one input, for plots) and :func:`to_json` (integers above 2^53 as strings).
+
+In the browser: build the form from :func:`describe`, call :func:`apply_preset` when a
+preset changes (and when an input its fill is keyed by changes), and :func:`evaluate` on
+every change; set a preset to ``"custom"`` when the reader edits an input it filled.
+:mod:`gpulesson.widgets` does exactly this with ipywidgets.
+
 Standard library only: this module runs in the browser (Pyodide).
 """
 

@@ -29,7 +29,9 @@ from gpulesson.display import Interactive, escape
 
 __all__ = ["CalculatorWidget", "calculator_widget", "explorer", "static_html"]
 
-#: Red with enough contrast on white and on JupyterLab's dark background.
+#: Red for errors on a light background (5.5:1 on white). Themes may override it: the
+#: widget uses JupyterLab's ``--jp-error-color1`` (light and dark variants) and the static
+#: markup ``--gl-error-color``, which the site's stylesheet can set per theme.
 ERROR_COLOR = "#d32f2f"
 _MISSING = "—"
 _ids = itertools.count(1)
@@ -94,7 +96,8 @@ def static_html(name: str, values: Mapping[str, Any] | None = None,
     parts.append("</dl></div>")
     error = "" if result["ok"] else result["error"]
     parts.append(
-        f'<p class="gl-calc-error" role="alert" style="color: {ERROR_COLOR}">'
+        f'<p class="gl-calc-error" role="alert" '
+        f'style="color: var(--gl-error-color, {ERROR_COLOR})">'
         f"{escape(error)}</p>"
     )
     parts.append("</div>")
@@ -202,7 +205,8 @@ def _row(spec: _calc.Input, control: Any) -> Any:
 
 
 def _error_html(message: str) -> str:
-    return (f'<div role="alert" style="color: {ERROR_COLOR}; font-weight: 600">'
+    return (f'<div role="alert" style="color: var(--jp-error-color1, {ERROR_COLOR}); '
+            'font-weight: 600">'
             f"{escape(message)}</div>") if message else ""
 
 
