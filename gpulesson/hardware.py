@@ -32,6 +32,7 @@ from importlib import resources
 from types import MappingProxyType
 
 from gpulesson import _validate as v
+from gpulesson import roofline
 
 __all__ = ["DTYPES", "GPUS", "SOURCES", "GPUSpec", "gpu"]
 
@@ -93,8 +94,8 @@ class GPUSpec:
         return v.lookup(f"{self.name} dtype", dtype, self.peak_flops)[1]
 
     def ridge_point(self, dtype: str = "bf16") -> float:
-        """``dense(dtype) / bandwidth``: FLOP per byte where the roofline bends."""
-        return self.dense(dtype) / self.bandwidth
+        """FLOP per byte where the roofline bends (:func:`gpulesson.roofline.ridge_point`)."""
+        return roofline.ridge_point(self.dense(dtype), self.bandwidth)
 
 
 def _cite(sources: Mapping[str, Mapping[str, str]], key: str) -> str:
