@@ -38,7 +38,7 @@ STATUS_STYLE = {
     "correct": ("#2e7d32", "✔"),
     "mistake": ("#b45309", "✘"),
     "incorrect": ("#b45309", "✘"),
-    "invalid": ("#d32f2f", "⚠"),
+    "invalid": ("var(--jp-error-color1, #d32f2f)", "⚠"),
     "committed": ("#1565c0", "✎"),
     "compared": ("#1565c0", "↔"),
 }
