@@ -88,8 +88,11 @@ gpu-check: install
 student: install
 	$(BIN)/python -m gpulesson.exercises export --all --out export $(if $(VARIANT),--variant $(VARIANT))
 
+# From the repository root, so that notebooks/ and exercises/ are both in reach; on localhost.
+# (--allow-root only where we are root, as in containers.)
 lab: install
-	$(BIN)/jupyter lab notebooks
+	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --LabApp.default_url=/lab/tree/notebooks \
+		$(if $(filter 0,$(shell id -u)),--allow-root)
 
 serve:
 	@test -f _build/html/index.html || { echo "No site yet: run 'make book' first."; exit 1; }
