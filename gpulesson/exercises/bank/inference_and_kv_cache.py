@@ -1,0 +1,821 @@
+"""Exercises of lesson 5, *Inference: Prefill, Decode and the KV Cache*.
+
+The exercise notebook is ``exercises/inference_and_kv_cache.ipynb``.
+
+They practise what the lesson teaches: prefill FLOPs of a prompt (and how little the
+attention term adds), the time to the first token, the KV cache of a long-context batch,
+``kv_cache_bytes`` written as code, how many long conversations fit beside the weights,
+the decode ceiling of a 13B model, the per-user speed once KV reads are counted, the batch
+where decode turns compute-bound, what batching does to latency and throughput, and a
+predict-then-run of this machine's decode-like loop.
+
+Every answer and every figure in a worked solution comes from the calculators
+(:mod:`gpulesson.inference`, :mod:`gpulesson.memory`, :mod:`gpulesson.transformer`,
+:mod:`gpulesson.hardware`) or from :func:`max_sequences` below, which only searches with
+:func:`gpulesson.memory.fits`. Standard library only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+from gpulesson import hardware, inference, memory, transformer
+from gpulesson.calculators import MODEL_LABELS
+from gpulesson.exercises.core import (
+    ChoiceExercise,
+    CodeExercise,
+    Mistake,
+    NumericExercise,
+    PredictExercise,
+    format_number,
+)
+from gpulesson.exercises.mistakes import (
+    counted_macs,
+    gib_as_gb,
+    hidden_instead_of_kv,
+    inverted_ratio,
+    used_sparse_peak,
+)
+from gpulesson.transformer import TransformerConfig
+from gpulesson.units import format_bandwidth, format_bytes, format_flops, format_seconds
+
+LESSON = "inference_and_kv_cache"
+TITLE = "Inference: Prefill, Decode and the KV Cache"
+
+P = Mapping[str, Any]
+_TIMES = {"×": 1, "x": 1, "times": 1}
+_USERS = {"users": 1, "user": 1, "sequences": 1, "sequence": 1, "conversations": 1,
+          "conversation": 1}
+_SEQUENCES = {"sequences": 1, "sequence": 1, "seqs": 1}
+_NAMES = {"fp32": "FP32", "bf16": "BF16", "fp16": "FP16", "fp8": "FP8", "int8": "INT8",
+          "int4": "INT4"}
+
+#: Models with grouped-query attention (fewer KV heads than query heads) whose query heads
+#: times head size equal the hidden size, so "the hidden-size formula" and "one KV head per
+#: query head" give the same (wrong) number.
+_GQA_MODELS = ("llama-3-8b", "mistral-7b", "qwen2.5-7b", "llama-2-70b", "llama-3-70b",
+               "llama-3.1-405b")
+_SMALL_MODELS = ("llama-3-8b", "mistral-7b", "qwen2.5-7b", "llama-2-7b", "llama-2-13b")
+
+
+def max_sequences(cfg: TransformerConfig, *, context: int, gpu_memory: float,
+                  precision: str = "bf16", kv_dtype: str = "bf16",
+                  overhead: float = 2e9) -> int:
+    """Most sequences of ``context`` tokens whose KV cache fits beside the weights.
+
+    Searches with :func:`gpulesson.memory.fits` on :func:`gpulesson.memory.inference_memory`
+    (weights at ``precision`` + :func:`gpulesson.inference.kv_cache_bytes` of the batch +
+    ``overhead`` bytes) against ``gpu_memory`` bytes: the largest batch that fits, 0 when
+    not even one sequence does. No formula of its own: doubling, then bisection, on the
+    calculators' verdict. Taught in: ``inference_and_kv_cache`` ("How many users fit?").
+
+    Raises
+    ------
+    ValueError
+        from the calculators, naming the argument (a non-positive context, memory ...).
+    """
+    n = transformer.param_count(cfg)
+    kv_bytes = memory.precision_bytes(kv_dtype)
+
+    def fits(batch: int) -> bool:
+        kv = inference.kv_cache_bytes(cfg, seq_len=context, batch=batch,
+                                      bytes_per_element=kv_bytes)
+        need = memory.inference_memory(n, precision=precision, kv_cache_bytes=kv,
+                                       overhead_bytes=overhead).total
+        return memory.fits(need, gpu_memory)
+
+    if not fits(1):
+        return 0
+    low, high = 1, 2
+    while fits(high):
+        low, high = high, high * 2
+    while high - low > 1:  # fits(low) and not fits(high)
+        mid = (low + high) // 2
+        low, high = (mid, high) if fits(mid) else (low, mid)
+    return low
+
+
+def _label(model: str) -> str:
+    return MODEL_LABELS.get(model, model)
+
+
+def _mha(cfg: TransformerConfig) -> TransformerConfig:
+    """The same model with one KV head per query head (the hidden-size KV formula)."""
+    return dataclasses.replace(cfg, kv_heads=cfg.heads)
+
+
+def _gb(n_bytes: float, digits: int = 1) -> str:
+    return format_bytes(n_bytes, digits=digits)
+
+
+def _gib(n_bytes: float, digits: int = 1) -> str:
+    return format_bytes(n_bytes, binary=True, digits=digits)
+
+
+def _tok(rate: float) -> str:
+    return f"{format_number(rate, 4)} tokens/s"
+
+
+def _shape(cfg: TransformerConfig) -> dict[str, int]:
+    return {"layers": cfg.layers, "heads": cfg.heads, "head_dim": cfg.head_dim}
+
+
+# ---------------------------------------------------------------------------------------
+# 1. Prefill FLOPs of a prompt
+
+def _prefill(p: P, *, attention: bool = True) -> float:
+    cfg = transformer.preset(p["model"])
+    shape = _shape(cfg) if attention else {}
+    return inference.prefill_flops(transformer.param_count(cfg), p["tokens"], **shape)
+
+
+def _prefill_derived(p: P) -> dict[str, Any]:
+    cfg = transformer.preset(p["model"])
+    n = transformer.param_count(cfg)
+    linear, total = _prefill(p, attention=False), _prefill(p)
+    return {
+        "name": _label(p["model"]), "tokens_text": f"{p['tokens']:,}",
+        "n_text": f"{n:,}", "L": cfg.layers, "H": cfg.heads, "Q": cfg.head_dim,
+        "linear": format_flops(linear), "attention": format_flops(total - linear),
+        "share": f"{(total - linear) / total:.1%}",
+        "crossover": f"{inference.attention_crossover_tokens(n, **_shape(cfg)):,.0f}",
+    }
+
+
+prefill_flops_2k = NumericExercise(
+    lesson=LESSON, number=1, title="Prefill FLOPs of a {tokens_text}-token prompt",
+    question=(
+        "{name} has {n_text} parameters, {L} layers and {H} query heads of size {Q}. How "
+        "many FLOPs does the prefill of one {tokens_text}-token prompt take? Count 2 FLOPs "
+        "per parameter per token for the weights, and the attention scores over the full "
+        "T×T matrix (QKᵀ and the product with V, as PaLM counts them)."
+    ),
+    hints=(
+        "Two parts: the weights, which every token passes through once, and attention, "
+        "where every token meets every other token.",
+        "Weights: 2·N·T. Attention: 4·L·H·Q·T² (2·L·H·Q·T² for QKᵀ, as much again for the "
+        "product with V).",
+    ),
+    solution=(
+        "Weights: 2 × {n_text} × {tokens_text} = {linear}. Attention: 4 × {L} × {H} × {Q} × "
+        "{tokens_text}² = {attention}. Total **{answer}**, of which attention is only "
+        "{share}.\n\n"
+        "The attention part grows with T², the weight part with T; they are equal at "
+        "T = N ÷ (2·L·H·Q) = {crossover} tokens. Below that, prefill cost grows almost "
+        "linearly with the prompt, which is why \"prefill scales with the square of the "
+        "sequence length\" is mostly wrong for prompts of a few thousand tokens. (A causal "
+        "kernel skips the masked half of the scores and does about half the attention "
+        "FLOPs.)"
+    ),
+    answer=_prefill,
+    derived=_prefill_derived,
+    mistakes=(
+        Mistake("forgot_attention",
+                "That is the weight part alone, 2·N·T = {linear}. Add the attention scores: "
+                "4·L·H·Q·T² = {attention} more.",
+                lambda p: _prefill(p, attention=False)),
+        Mistake("causal_half",
+                "You counted only the causal half of the score matrix. A real causal kernel "
+                "does about that, but this question counts the full T×T matrix, as PaLM "
+                "does: 4·L·H·Q·T².",
+                lambda p: (_prefill(p) + _prefill(p, attention=False)) / 2),
+        counted_macs(lambda p: _prefill(p) / 2),
+        Mistake("training_6n",
+                "6 FLOPs per parameter per token is training (forward 2N + backward 4N). "
+                "Prefill is a forward pass only: 2N per token.",
+                lambda p: 3 * _prefill(p, attention=False)),
+        Mistake("squared_everything",
+                "That scales the whole cost with T². Only the attention scores grow with "
+                "T²; the weights cost 2·N per token, linear in T.",
+                lambda p: _prefill(p, attention=False) * p["tokens"]),
+    ),
+    defaults={"model": "llama-2-7b", "tokens": 2048},
+    sample=lambda rng: {"model": rng.choice(_SMALL_MODELS),
+                        "tokens": rng.choice([2048, 4096, 8192])},
+    dimension="flops", unit="TFLOP", rtol=0.02,
+)
+
+
+# ---------------------------------------------------------------------------------------
+# 2. Time to the first token (the prefill on a GPU's roofline)
+
+def _ttft(p: P, *, peak: float | None = None, attention: bool = True) -> float:
+    cfg = transformer.preset(p["model"])
+    g = hardware.gpu(p["gpu"])
+    n = transformer.param_count(cfg)
+    shape = _shape(cfg) if attention else {}
+    return inference.prefill_time(
+        n_params=n, tokens=p["tokens"], peak_flops=peak or g.dense("bf16"),
+        bandwidth=g.bandwidth, weight_bytes=memory.weight_bytes(n, precision="bf16"),
+        **shape)
+
+
+def _ttft_derived(p: P) -> dict[str, Any]:
+    cfg = transformer.preset(p["model"])
+    g = hardware.gpu(p["gpu"])
+    n = transformer.param_count(cfg)
+    weights = memory.weight_bytes(n, precision="bf16")
+    return {
+        "name": _label(p["model"]), "tokens_text": f"{p['tokens']:,}",
+        "flops": format_flops(inference.prefill_flops(n, p["tokens"], **_shape(cfg))),
+        "peak": f"{format_number(g.dense('bf16') / 1e12, 5)} TFLOP/s",
+        "bw": format_bandwidth(g.bandwidth), "weights": _gb(weights),
+        "read_time": format_seconds(weights / g.bandwidth),
+        "decode_step": format_seconds(inference.decode_step_time(
+            n_params=n, weight_bytes=weights, batch=1,
+            kv_bytes_per_sequence=inference.kv_cache_bytes(cfg, seq_len=p["tokens"]),
+            peak_flops=g.dense("bf16"), bandwidth=g.bandwidth)),
+    }
+
+
+time_to_first_token = NumericExercise(
+    lesson=LESSON, number=2, title="Time to the first token on the {gpu}",
+    question=(
+        "A user sends a prompt of {tokens_text} tokens to {name} in BF16 on one {gpu} "
+        "({peak} dense BF16, {bw}). On the roofline (no overheads, attention counted over "
+        "the full score matrix), how long does the prefill take, that is the time to the "
+        "first token? Answer in milliseconds."
+    ),
+    hints=(
+        "Is prefill limited by reading the weights once, or by its arithmetic? Compute both "
+        "times and take the larger.",
+        "Prefill FLOPs (2·N·T + 4·L·H·Q·T²) ÷ dense peak, against weight bytes ÷ bandwidth.",
+    ),
+    solution=(
+        "The prefill does {flops}; at {peak} that takes **{answer}**. Reading the {weights} "
+        "of weights once takes only {read_time}, so prefill is compute-bound: every weight "
+        "read is used for all {tokens_text} tokens.\n\n"
+        "Each later token (decode) then takes at least {decode_step} on its own, almost all "
+        "of it reading weights and KV cache: per token, decode is far slower than prefill."
+    ),
+    answer=_ttft,
+    derived=_ttft_derived,
+    mistakes=(
+        Mistake("memory_bound_prefill",
+                "That is the time to read the weights once ({read_time}). Prefill uses each "
+                "weight for every prompt token, so its arithmetic takes much longer: "
+                "compute-bound.",
+                lambda p: (lambda cfg: memory.weight_bytes(transformer.param_count(cfg),
+                                                           precision="bf16")
+                           / hardware.gpu(p["gpu"]).bandwidth)(transformer.preset(p["model"]))),
+        used_sparse_peak(lambda p: (lambda g: None if "bf16" not in g.sparse_flops
+                                    else _ttft(p, peak=g.sparse_flops["bf16"]))(
+            hardware.gpu(p["gpu"]))),
+        Mistake("forgot_attention",
+                "You left out the attention scores (4·L·H·Q·T² FLOPs); at {tokens_text} "
+                "tokens they add a noticeable share.",
+                lambda p: _ttft(p, attention=False)),
+    ),
+    defaults={"model": "llama-3-8b", "tokens": 8192, "gpu": "H100 SXM"},
+    sample=lambda rng: {"model": rng.choice(_SMALL_MODELS),
+                        "tokens": rng.choice([4096, 8192, 16384]),
+                        "gpu": rng.choice(["H100 SXM", "A100 80GB", "H200", "L40S"])},
+    dimension="seconds", unit="ms", rtol=0.02,
+)
+
+
+# ---------------------------------------------------------------------------------------
+# 3. KV cache of a long-context batch
+
+def _kv_total(p: P, *, mha: bool = False, batch: int | None = None) -> int:
+    cfg = transformer.preset(p["model"])
+    return inference.kv_cache_bytes(
+        _mha(cfg) if mha else cfg, seq_len=p["seq_len"],
+        batch=p["batch"] if batch is None else batch,
+        bytes_per_element=memory.precision_bytes(p["kv_dtype"]))
+
+
+def _kv_derived(p: P) -> dict[str, Any]:
+    cfg = transformer.preset(p["model"])
+    b = memory.precision_bytes(p["kv_dtype"])
+    per_token = inference.kv_cache_bytes_per_token(cfg, bytes_per_element=b)
+    return {
+        "name": _label(p["model"]), "L": cfg.layers, "H": cfg.heads, "KV": cfg.kv_heads,
+        "Q": cfg.head_dim, "hidden": f"{cfg.hidden:,}", "seq_text": f"{p['seq_len']:,}",
+        "prec": _NAMES[p["kv_dtype"]], "bpe": format_number(b),
+        "per_token": _gib(per_token, 0) if per_token >= 2**20 else f"{per_token // 1024} KiB",
+        "per_seq": _gib(_kv_total(p, batch=1)), "gib": _gib(_kv_total(p)),
+        "mha": _gb(_kv_total(p, mha=True)), "ratio": format_number(cfg.heads / cfg.kv_heads),
+        "h100s": memory.gpus_needed(_kv_total(p), hardware.gpu("H100 SXM").memory_bytes),
+    }
+
+
+kv_cache_long_context = NumericExercise(
+    lesson=LESSON, number=3, title="KV cache of {name} at {seq_text} tokens",
+    question=(
+        "{name} has {L} layers, {H} query heads and {KV} key/value heads of size {Q} "
+        "(hidden size {hidden}). It serves {batch} conversations at once, each holding "
+        "{seq_text} tokens, with the KV cache in {prec} ({bpe} bytes per value). How large "
+        "is the KV cache in GB (10⁹ bytes)?"
+    ),
+    hints=(
+        "Per token and layer the cache holds one key and one value vector for each KV "
+        "head, not for each query head.",
+        "2 × layers × kv_heads × head_dim × bytes per value, per token; times tokens, times "
+        "conversations.",
+    ),
+    solution=(
+        "Per token: 2 × {L} × {KV} × {Q} × {bpe} bytes = {per_token}. One conversation of "
+        "{seq_text} tokens: {per_seq}. {batch} of them: {gib}, that is **{answer}**.\n\n"
+        "With one KV head per query head (the hidden-size formula, right only for "
+        "multi-head attention) you would get {mha}, {ratio} times too much. Even the right "
+        "figure needs {h100s} H100s' worth of memory for the cache alone."
+    ),
+    answer=lambda p: _kv_total(p),
+    derived=_kv_derived,
+    mistakes=(
+        hidden_instead_of_kv(lambda p: _kv_total(p, mha=True)),
+        Mistake("keys_only",
+                "That is half the cache: every layer keeps a key *and* a value vector per "
+                "KV head, the factor 2.",
+                lambda p: _kv_total(p) / 2),
+        Mistake("forgot_batch",
+                "That is one conversation's cache ({per_seq}). The question has {batch} of "
+                "them in flight.",
+                lambda p: _kv_total(p, batch=1)),
+        gib_as_gb(lambda p: _kv_total(p) * 1e9 / 2**30),
+    ),
+    defaults={"model": "llama-3-70b", "seq_len": 32768, "batch": 8, "kv_dtype": "bf16"},
+    sample=lambda rng: {"model": rng.choice(_GQA_MODELS),
+                        "seq_len": rng.choice([8192, 16384, 32768, 65536, 131072]),
+                        "batch": rng.choice([2, 4, 8, 16, 32]),
+                        "kv_dtype": rng.choice(["bf16", "bf16", "fp8"])},
+    dimension="bytes", unit="GB", rtol=0.02,
+)
+
+
+# ---------------------------------------------------------------------------------------
+# 4. Code: kv_cache_bytes
+
+def _kv_reference(layers: int, heads: int, kv_heads: int, head_dim: int, seq_len: int,
+                  batch: int, bytes_per_element: float) -> int:
+    cfg = TransformerConfig(hidden=heads * head_dim, layers=layers, heads=heads, vocab=1000,
+                            kv_heads=kv_heads, head_dim=head_dim)
+    return inference.kv_cache_bytes(cfg, seq_len=seq_len, batch=batch,
+                                    bytes_per_element=bytes_per_element)
+
+
+def _kv_model(layers, heads, kv_heads, head_dim, seq_len, batch, bytes_per_element):
+    # a key and a value vector per KV head, per layer, per token, per sequence
+    return 2 * layers * kv_heads * head_dim * seq_len * batch * bytes_per_element
+
+
+def _kv_sample(rng: Any) -> dict[str, Any]:
+    heads = rng.choice([8, 16, 32, 40, 64, 128])
+    return {"layers": rng.choice([16, 24, 28, 32, 40, 48, 60, 80, 126]), "heads": heads,
+            "kv_heads": rng.choice([k for k in (1, 2, 4, 8) if k < heads]),
+            "head_dim": rng.choice([64, 128, 256]), "seq_len": rng.randint(1, 131072),
+            "batch": rng.choice([1, 3, 4, 8, 12]),
+            "bytes_per_element": rng.choice([0.5, 1, 2, 4])}
+
+
+kv_cache_code = CodeExercise(
+    lesson=LESSON, number=4, title="Write kv_cache_bytes",
+    question=(
+        "Write `kv_cache_bytes(layers, heads, kv_heads, head_dim, seq_len, batch, "
+        "bytes_per_element)`: the bytes of keys and values a model with `heads` query heads "
+        "and `kv_heads` key/value heads keeps for `batch` sequences of `seq_len` tokens. It "
+        "is checked on the lesson's models and on random shapes against the course's "
+        "calculator `gpulesson.inference.kv_cache_bytes`."
+    ),
+    hints=(
+        "Which heads have keys and values: the query heads or the KV heads?",
+        "Per token and layer: a key and a value vector (the 2) for each KV head, each "
+        "head_dim numbers long. Then multiply by layers, tokens, sequences and bytes.",
+    ),
+    solution=(
+        "2 × layers × kv_heads × head_dim × seq_len × batch × bytes_per_element. For "
+        "Llama-3-8B (32 layers, 8 KV heads of 128) at 8,192 tokens in BF16: "
+        f"{_gib(_kv_reference(32, 32, 8, 128, 8192, 1, 2))}; for Llama-2-7B (32 KV heads) "
+        f"{_gib(_kv_reference(32, 32, 32, 128, 8192, 1, 2))}. The query-head count does not "
+        "appear: it is the argument the hidden-size formula wrongly uses."
+    ),
+    function_name="kv_cache_bytes",
+    signature="layers, heads, kv_heads, head_dim, seq_len, batch, bytes_per_element",
+    reference=_kv_reference,
+    sample_input=_kv_sample,
+    examples=(
+        {"layers": 32, "heads": 32, "kv_heads": 8, "head_dim": 128, "seq_len": 8192,
+         "batch": 1, "bytes_per_element": 2},
+        {"layers": 80, "heads": 64, "kv_heads": 8, "head_dim": 128, "seq_len": 32768,
+         "batch": 8, "bytes_per_element": 2},
+        {"layers": 32, "heads": 32, "kv_heads": 32, "head_dim": 128, "seq_len": 4096,
+         "batch": 1, "bytes_per_element": 2},
+    ),
+    mistakes=(
+        hidden_instead_of_kv(lambda i: _kv_reference(**{**i, "kv_heads": i["heads"]})),
+        Mistake("keys_only", "Your function counts keys only: every layer stores a key *and* "
+                "a value vector per KV head (the factor 2).",
+                lambda i: _kv_reference(**i) / 2),
+        Mistake("forgot_layers", "Every layer keeps its own keys and values: multiply by "
+                "`layers`.", lambda i: _kv_reference(**{**i, "layers": 1})),
+        Mistake("forgot_batch", "Each of the `batch` sequences has its own cache: multiply "
+                "by `batch`.", lambda i: _kv_reference(**{**i, "batch": 1})),
+    ),
+    model_solution=_kv_model,
+    rtol=1e-12,
+)
+
+
+# ---------------------------------------------------------------------------------------
+# 5. How many long conversations fit beside the weights?
+
+def _fit(p: P, *, mha: bool = False, overhead: float | None = None,
+         weights_free: bool = False) -> int:
+    cfg = transformer.preset(p["model"])
+    memory_bytes = hardware.gpu(p["gpu"]).memory_bytes
+    if weights_free:  # the mistake: as if the weights took no memory
+        memory_bytes += memory.weight_bytes(transformer.param_count(cfg), precision="bf16")
+    return max_sequences(_mha(cfg) if mha else cfg, context=p["context"],
+                         gpu_memory=memory_bytes,
+                         overhead=p["overhead"] if overhead is None else overhead)
+
+
+def _fit_derived(p: P) -> dict[str, Any]:
+    cfg = transformer.preset(p["model"])
+    n = transformer.param_count(cfg)
+    g = hardware.gpu(p["gpu"])
+    weights = memory.weight_bytes(n, precision="bf16")
+    per_seq = inference.kv_cache_bytes(cfg, seq_len=p["context"])
+    users = _fit(p)
+    used = memory.inference_memory(
+        n, precision="bf16", overhead_bytes=p["overhead"],
+        kv_cache_bytes=inference.kv_cache_bytes(cfg, seq_len=p["context"], batch=max(users, 1)))
+    return {
+        "name": _label(p["model"]), "ctx_text": f"{p['context']:,}",
+        "mem": _gb(g.memory_bytes, 0), "over": _gb(p["overhead"], 0),
+        "weights": _gb(weights, 2), "per_seq": _gb(per_seq, 3),
+        "free": _gb(memory.headroom(weights + p["overhead"], g.memory_bytes), 2),
+        "total": _gb(used.total, 2), "mha_users": _fit(p, mha=True),
+        "KV": cfg.kv_heads, "H": cfg.heads,
+    }
+
+
+sequences_that_fit = NumericExercise(
+    lesson=LESSON, number=5, title="How many {ctx_text}-token conversations fit?",
+    question=(
+        "{name} is served in BF16 on one {gpu} ({mem}). Allow {over} for the CUDA context "
+        "and buffers. How many conversations of {ctx_text} tokens each can be kept in "
+        "flight at once, with their whole KV cache (BF16) in memory?"
+    ),
+    hints=(
+        "What is left after the weights and the overhead? Then divide by one "
+        "conversation's KV cache.",
+        "Weights: parameters × 2 bytes. One conversation: 2 × layers × kv_heads × head_dim "
+        "× tokens × 2 bytes. Round down.",
+    ),
+    solution=(
+        "Weights {weights} + overhead {over} leave {free}. One {ctx_text}-token "
+        "conversation keeps {per_seq} of keys and values ({KV} KV heads, not {H}), so "
+        "**{answer}** fit (using {total} in all).\n\n"
+        "With the hidden-size formula, one KV head per query head, only {mha_users} would "
+        "seem to fit. Grouped-query attention is what lets one GPU serve this many long "
+        "conversations."
+    ),
+    answer=_fit,
+    derived=_fit_derived,
+    mistakes=(
+        hidden_instead_of_kv(lambda p: None if _fit(p, mha=True) == _fit(p)
+                             else _fit(p, mha=True)),
+        Mistake("forgot_weights",
+                "You gave the whole memory to the KV cache. The {weights} of weights come "
+                "first.",
+                lambda p: _fit(p, weights_free=True)),
+        Mistake("forgot_overhead",
+                "You left out the {over} of overhead the question allows for.",
+                lambda p: _fit(p, overhead=0)),
+    ),
+    defaults={"model": "llama-3-8b", "context": 8192, "gpu": "H100 SXM", "overhead": 2e9},
+    sample=lambda rng: {"model": rng.choice(["llama-3-8b", "mistral-7b", "qwen2.5-7b"]),
+                        "context": rng.choice([4096, 8192, 16384, 32768]),
+                        "gpu": rng.choice(["H100 SXM", "A100 80GB", "H200", "L40S"]),
+                        "overhead": rng.choice([1e9, 2e9, 3e9])},
+    dimension="count", unit="conversations", extra_units=_USERS, rtol=0.0, atol=0.0,
+)
+
+
+# ---------------------------------------------------------------------------------------
+# 6. The decode ceiling of a 13B model
+
+def _ceiling(p: P, *, precision: str | None = None) -> float:
+    g = hardware.gpu(p["gpu"])
+    return inference.decode_ceiling_tokens_per_second(
+        weight_bytes=memory.weight_bytes(p["n_params"], precision=precision or p["precision"]),
+        bandwidth=g.bandwidth)
+
+
+def _ceiling_derived(p: P) -> dict[str, Any]:
+    g = hardware.gpu(p["gpu"])
+    weights = memory.weight_bytes(p["n_params"], precision=p["precision"])
+    per_token = inference.decode_flops(p["n_params"], 1)
+    return {
+        "model": f"{format_number(p['n_params'] / 1e9, 3)}B", "prec": _NAMES[p["precision"]],
+        "bpp": format_number(memory.precision_bytes(p["precision"])),
+        "bw": format_bandwidth(g.bandwidth), "weights": _gb(weights),
+        "step": format_seconds(weights / g.bandwidth),
+        "per_token": format_flops(per_token),
+        "peak": f"{format_number(g.dense('bf16') / 1e12, 5)} TFLOP/s",
+        "busy": f"{per_token * _ceiling(p) / g.dense('bf16'):.2%}",
+    }
+
+
+decode_ceiling_13b = NumericExercise(
+    lesson=LESSON, number=6, title="Decode ceiling of a {model} model on the {gpu}",
+    question=(
+        "A {model}-parameter model runs in {prec} on one {gpu} ({bw}). One user, batch 1; "
+        "ignore the KV cache. At most how many tokens per second can decode produce?"
+    ),
+    hints=(
+        "What must be read from memory for every new token?",
+        "Every weight, once per step: tokens/s ≤ bandwidth ÷ weight bytes.",
+    ),
+    solution=(
+        "Each step reads the {weights} of weights ({model} × {bpp} bytes). At {bw} that "
+        "takes {step}, so decode gives at most **{answer}**.\n\n"
+        "The arithmetic is no limit: {per_token} per token at that rate keeps the "
+        "{peak} Tensor Cores busy only {busy} of the time."
+    ),
+    answer=_ceiling,
+    derived=_ceiling_derived,
+    mistakes=(
+        Mistake("one_byte_per_param",
+                "Check the bytes per parameter: {prec} takes {bpp} bytes, so a step reads "
+                "{weights}.",
+                lambda p: None if p["precision"] == "int8" else _ceiling(p, precision="int8")),
+        Mistake("compute_ceiling",
+                "That is the dense peak divided by 2·N FLOPs per token: the limit if "
+                "arithmetic were the bottleneck. At batch 1 the weights' bytes are.",
+                lambda p: hardware.gpu(p["gpu"]).dense("bf16")
+                / inference.decode_flops(p["n_params"], 1)),
+        inverted_ratio(lambda p: 1 / _ceiling(p),
+                       hint="That is seconds per token (bytes ÷ bandwidth). Tokens per second "
+                            "is its inverse."),
+    ),
+    defaults={"n_params": 13e9, "precision": "fp16", "gpu": "H100 SXM"},
+    sample=lambda rng: {"n_params": rng.choice([7e9, 8e9, 13e9, 34e9, 70e9]),
+                        "precision": rng.choice(["fp16", "bf16", "int4"]),
+                        "gpu": rng.choice(["H100 SXM", "A100 80GB", "H200", "MI300X"])},
+    dimension="tokens/s", unit="tokens/s", rtol=0.02,
+)
+
+
+# ---------------------------------------------------------------------------------------
+# 7. Per-user speed once the KV cache is read too
+
+def _per_user(p: P, *, kv: bool = True, mha: bool = False, aggregate: bool = False) -> float:
+    cfg = transformer.preset(p["model"])
+    g = hardware.gpu(p["gpu"])
+    kv_seq = inference.kv_cache_bytes(_mha(cfg) if mha else cfg, seq_len=p["context"])
+    total = inference.decode_ceiling_tokens_per_second(
+        weight_bytes=memory.weight_bytes(transformer.param_count(cfg), precision="bf16"),
+        bandwidth=g.bandwidth, batch=p["batch"], kv_bytes_per_sequence=kv_seq if kv else 0)
+    return total if aggregate else total / p["batch"]
+
+
+def _per_user_derived(p: P) -> dict[str, Any]:
+    cfg = transformer.preset(p["model"])
+    g = hardware.gpu(p["gpu"])
+    weights = memory.weight_bytes(transformer.param_count(cfg), precision="bf16")
+    kv_all = inference.kv_cache_bytes(cfg, seq_len=p["context"], batch=p["batch"])
+    return {
+        "name": _label(p["model"]), "ctx_text": f"{p['context']:,}",
+        "bw": format_bandwidth(g.bandwidth), "weights": _gb(weights, 2),
+        "kv_seq": _gb(inference.kv_cache_bytes(cfg, seq_len=p["context"]), 1),
+        "kv_all": _gb(kv_all, 2), "read": _gb(weights + kv_all, 2),
+        "aggregate": _tok(_per_user(p, aggregate=True)),
+        "no_kv": _tok(_per_user(p, kv=False)),
+    }
+
+
+per_user_with_kv = NumericExercise(
+    lesson=LESSON, number=7, title="Per-user speed with {batch} users and their KV caches",
+    question=(
+        "{name} in BF16 on one {gpu} ({bw}) decodes for {batch} users at once, each with "
+        "{ctx_text} tokens of context in a BF16 KV cache. Every step reads the weights once "
+        "and every user's KV cache. On this memory-bound ceiling, how many tokens per "
+        "second does *each* user get?"
+    ),
+    hints=(
+        "Add up the bytes one decode step reads: the weights once, plus each user's KV "
+        "cache.",
+        "Steps per second = bandwidth ÷ bytes per step; each step gives every user one "
+        "token.",
+    ),
+    solution=(
+        "One step reads {weights} of weights plus {batch} × {kv_seq} = {kv_all} of KV "
+        "cache: {read}. At {bw} that is **{answer}** per user, {aggregate} in all.\n\n"
+        "Ignoring the KV cache would promise {no_kv} per user: at long contexts the KV "
+        "reads, not the weights, start to set the pace, and each extra user slows the "
+        "others."
+    ),
+    answer=_per_user,
+    derived=_per_user_derived,
+    mistakes=(
+        Mistake("ignored_kv",
+                "That ignores the KV cache: each step also reads {kv_all} of keys and "
+                "values, on top of the {weights} of weights.",
+                lambda p: _per_user(p, kv=False)),
+        Mistake("aggregate",
+                "That is the total over all {batch} users ({aggregate}). The question asks "
+                "what each of them gets.",
+                lambda p: _per_user(p, aggregate=True)),
+        hidden_instead_of_kv(lambda p: _per_user(p, mha=True)),
+    ),
+    defaults={"model": "llama-3-8b", "gpu": "H100 SXM", "batch": 16, "context": 4096},
+    sample=lambda rng: {"model": rng.choice(["llama-3-8b", "mistral-7b", "qwen2.5-7b"]),
+                        "gpu": rng.choice(["H100 SXM", "A100 80GB", "H200"]),
+                        "batch": rng.choice([8, 16, 32]),
+                        "context": rng.choice([2048, 4096, 8192])},
+    dimension="tokens/s", unit="tokens/s", rtol=0.02,
+)
+
+
+# ---------------------------------------------------------------------------------------
+# 8. The batch at which decode turns compute-bound
+
+def _bound_batch(p: P, *, peak: float | None = None, bytes_per_param: float | None = None
+                 ) -> float:
+    g = hardware.gpu(p["gpu"])
+    return inference.decode_compute_bound_batch(
+        peak_flops=peak or g.dense("bf16"), bandwidth=g.bandwidth,
+        bytes_per_param=bytes_per_param or memory.precision_bytes("bf16"))
+
+
+def _bound_derived(p: P) -> dict[str, Any]:
+    g = hardware.gpu(p["gpu"])
+    return {"peak": f"{format_number(g.dense('bf16') / 1e12, 5)} TFLOP/s",
+            "bw": format_bandwidth(g.bandwidth),
+            "ridge": format_number(g.ridge_point("bf16"), 4)}
+
+
+compute_bound_batch = NumericExercise(
+    lesson=LESSON, number=8, title="When does decode turn compute-bound on the {gpu}?",
+    question=(
+        "The {gpu} does {peak} of dense BF16 arithmetic and reads {bw}. A model with BF16 "
+        "weights (2 bytes per parameter) decodes a batch of sequences: each step reads every "
+        "weight once and does 2 FLOPs per parameter per sequence. Ignoring the KV cache, "
+        "from what batch size does the arithmetic take longer than reading the weights?"
+    ),
+    hints=(
+        "Write both times for a model of N parameters at batch B: arithmetic 2·N·B ÷ peak, "
+        "weights 2·N bytes ÷ bandwidth.",
+        "Set them equal: N cancels, leaving B = peak × bytes per parameter ÷ (2 × "
+        "bandwidth).",
+    ),
+    solution=(
+        "2·N·B ÷ {peak} = 2·N ÷ {bw} gives B = {peak} × 2 bytes ÷ (2 × {bw}) = "
+        "**{answer}**. With BF16 weights this equals the ridge point, {ridge} FLOP/byte, "
+        "because each 2-byte parameter brings 2 FLOPs per sequence.\n\n"
+        "Below this batch, adding sequences is almost free; above it, each sequence adds "
+        "its arithmetic. Counting KV reads moves the point further out, and for long "
+        "contexts decode never gets there."
+    ),
+    answer=_bound_batch,
+    derived=_bound_derived,
+    mistakes=(
+        used_sparse_peak(lambda p: (lambda g: None if "bf16" not in g.sparse_flops
+                                    else _bound_batch(p, peak=g.sparse_flops["bf16"]))(
+            hardware.gpu(p["gpu"]))),
+        Mistake("one_byte_per_param",
+                "BF16 weights take 2 bytes per parameter: a step reads 2·N bytes, so the "
+                "arithmetic catches up with the read at twice the batch you found.",
+                lambda p: _bound_batch(p, bytes_per_param=1)),
+        Mistake("fp32_peak",
+                "That uses the FP32 (CUDA-core) peak. BF16 matrix products run on the "
+                "Tensor Cores: {peak}.",
+                lambda p: _bound_batch(p, peak=hardware.gpu(p["gpu"]).dense("fp32"))),
+        inverted_ratio(lambda p: 1 / _bound_batch(p),
+                       hint="You divided the wrong way round: the batch is peak × bytes per "
+                            "parameter ÷ (2 × bandwidth)."),
+    ),
+    defaults={"gpu": "A100 80GB"},
+    sample=lambda rng: {"gpu": rng.choice(["A100 40GB", "A100 80GB", "H100 SXM", "H100 PCIe",
+                                           "H200", "L40S", "MI300X"])},
+    dimension="count", unit="sequences", extra_units=_SEQUENCES, rtol=0.02,
+)
+
+
+# ---------------------------------------------------------------------------------------
+# 9. Batching: latency against throughput
+
+def _rates(p: P, batch: int, *, kv: bool = True) -> tuple[float, float]:
+    """(per-user, aggregate) tokens/s from the roofline step time."""
+    cfg = transformer.preset(p["model"])
+    g = hardware.gpu(p["gpu"])
+    n = transformer.param_count(cfg)
+    step = inference.decode_step_time(
+        n_params=n, weight_bytes=memory.weight_bytes(n, precision="bf16"), batch=batch,
+        kv_bytes_per_sequence=inference.kv_cache_bytes(cfg, seq_len=p["context"]) if kv else 0,
+        peak_flops=g.dense("bf16"), bandwidth=g.bandwidth)
+    return 1 / step, batch / step
+
+
+def _batching_key(p: P, *, kv: bool = True) -> str:
+    one, many = _rates(p, 1, kv=kv), _rates(p, p["batch"], kv=kv)
+    user, total = many[0] / one[0], many[1] / one[1]
+    if user > 0.98:
+        return "user_same"
+    if total > 1.02:
+        return "user_slower"
+    return "total_same"
+
+
+def _batching_derived(p: P) -> dict[str, Any]:
+    one, many = _rates(p, 1), _rates(p, p["batch"])
+    return {"name": _label(p["model"]), "ctx_text": f"{p['context']:,}",
+            "user1": _tok(one[0]), "userb": _tok(many[0]), "totalb": _tok(many[1]),
+            "gain": format_number(many[1] / one[1], 3),
+            "loss": f"{1 - many[0] / one[0]:.0%}"}
+
+
+batching_tradeoff = ChoiceExercise(
+    lesson=LESSON, number=9, title="Batch 1 to batch {batch}: who gains, who pays?",
+    question=(
+        "{name} in BF16 on one {gpu} serves conversations of {ctx_text} tokens each. We go "
+        "from decoding one conversation at a time to {batch} at once. On the roofline of a "
+        "decode step (weights and every KV cache read, arithmetic at the dense peak), what "
+        "happens?"
+    ),
+    options=[("user_same", "Total tokens/s rises {batch}-fold; each user is as fast as before"),
+             ("user_slower", "Total tokens/s rises, but less than {batch}-fold; each user "
+                             "gets slower"),
+             ("total_same", "Total tokens/s stays the same; each user gets {batch} times "
+                            "slower")],
+    hints=(
+        "What does one decode step read at batch 1, and what at batch {batch}?",
+        "The weights are read once per step whatever the batch; every user's KV cache is "
+        "read as well.",
+    ),
+    solution=(
+        "One user alone gets {user1}. With {batch} users each gets {userb} ({loss} less) "
+        "and all together {totalb}, {gain} times as much: **{answer}**. The weight read is "
+        "shared, which is why batching pays; the KV reads are not, which is why each user "
+        "slows down as contexts grow."
+    ),
+    answer=_batching_key,
+    derived=_batching_derived,
+    mistakes=(
+        Mistake("ignored_kv",
+                "That holds only if the KV cache is ignored. Every user's {ctx_text}-token "
+                "cache is read at every step too, so the step gets longer as users join.",
+                lambda p: _batching_key(p, kv=False)),
+        Mistake("bandwidth_split",
+                "Batching does not split the bandwidth between users: one read of the "
+                "weights serves every user in the batch.",
+                lambda p: "total_same"),
+    ),
+    defaults={"model": "llama-3-8b", "gpu": "H100 SXM", "context": 8192, "batch": 32},
+    sample=lambda rng: {"model": rng.choice(["llama-3-8b", "mistral-7b", "llama-2-7b"]),
+                        "gpu": rng.choice(["H100 SXM", "A100 80GB", "H200"]),
+                        "context": rng.choice([2048, 4096, 8192]),
+                        "batch": rng.choice([4, 8, 16, 32])},
+)
+
+
+# ---------------------------------------------------------------------------------------
+# 10. Predict, then run: batching on this machine
+
+batching_here = PredictExercise(
+    lesson=LESSON, number=10, title="Batching on this machine: predict, then run",
+    question=(
+        "The cell after this one times a decode-like step on this machine: a batch of "
+        "vectors multiplied by weight matrices too large for the CPU's caches, first for "
+        "one sequence, then for 32 at once.\n\n"
+        "Before running it: **how many times more tokens per second** (sequences × steps "
+        "per second) do you expect at batch 32 than at batch 1? Commit a number, then run "
+        "the measurement."
+    ),
+    hints=(
+        "At batch 1 the step is limited by reading the weights. How much longer does the "
+        "read take for 32 vectors?",
+        "If the step time stayed the same, batch 32 would give 32×. It stops doing so once "
+        "the arithmetic (2 FLOPs per weight per sequence) takes longer than the read: on a "
+        "CPU that happens at a batch of roughly 5 to 50.",
+    ),
+    solution=(
+        "While the step is memory-bound, 32 sequences cost about as much as one and the "
+        "gain approaches 32×. A CPU's ridge point is low (a few to a few tens of FLOP per "
+        "byte), so by batch 32 many CPUs are already compute-bound and the gain is smaller, "
+        "typically 5 to 30×. A GPU, whose ridge point is far higher, gets nearly the full "
+        "32× in the same experiment."
+    ),
+    dimension="count", unit="×", extra_units=_TIMES, good_within=2.0,
+)
+
+
+EXERCISES = (
+    prefill_flops_2k,
+    time_to_first_token,
+    kv_cache_long_context,
+    kv_cache_code,
+    sequences_that_fit,
+    decode_ceiling_13b,
+    per_user_with_kv,
+    compute_bound_batch,
+    batching_tradeoff,
+    batching_here,
+)
+
+__all__ = ["EXERCISES", "LESSON", "TITLE", "max_sequences"]
