@@ -3,9 +3,10 @@
  * before @jupyter-widgets/html-manager's embed-amd.js on pages with saved widget state
  * (see nb_ipywidgets_js in _config.yml; scripts/vendor_js.py publishes this file).
  *
- * 1. Fonts. The bundle finds its icon fonts next to the URL RequireJS gives its module,
- *    by default <page folder>/@jupyter-widgets/html-manager/dist/, which does not exist.
- *    Map that module path to the vendored copy, whatever the page's depth.
+ * 1. Fonts. Each AMD module of the bundle looks for the icon fonts next to the URL RequireJS
+ *    gives that module, by default under <page folder>/@jupyter-widgets/, which does not
+ *    exist. Map every module the bundle defines so that its URL lies in the vendored copy,
+ *    whatever the page's depth (whichever module loads the fonts first then finds them).
  * 2. MathJax. The widgets typeset labels through the MathJax 2 API
  *    (MathJax.Hub.Queue(["Typeset", MathJax.Hub, element])); the site runs MathJax 3,
  *    where that call throws. Bridge it to MathJax 3's typesetPromise, turning the $...$ a
@@ -16,11 +17,12 @@
   "use strict";
   var here = document.currentScript && document.currentScript.src;
   if (here && typeof window.require === "function" && window.require.config) {
-    window.require.config({
-      paths: {
-        "@jupyter-widgets/html-manager/dist": new URL("../jupyter-widgets", here).href,
-      },
+    var vendored = new URL("../jupyter-widgets/", here).href;
+    var paths = { "@jupyter-widgets/html-manager/dist": vendored.slice(0, -1) };
+    ["base", "base7", "controls", "controls7", "output", "html-manager"].forEach(function (name) {
+      paths["@jupyter-widgets/" + name] = vendored + name; // module URL: vendored/<name>.js
     });
+    window.require.config({ paths: paths });
   }
 
   function dollarsToParens(element) {
