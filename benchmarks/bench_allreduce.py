@@ -3,7 +3,8 @@
 Run: ``.venv/bin/python benchmarks/bench_allreduce.py`` (needs the ``dist`` extra:
 ``pip install -e '.[dist]'``). Options: ``--ranks 2,4``, ``--min-bytes 4096``,
 ``--max-bytes 67108864``, ``--factor 4``, ``--iterations 20``, ``--warmup 5``,
-``--repeats 5``, ``--in-place``, ``--dtype float32``.
+``--repeats 5``, ``--min-seconds-per-size 0.02``, ``--max-seconds-per-size 2``,
+``--in-place``, ``--dtype float32``.
 
 For every rank count it prints the measured table (size, count, type, redop, time,
 algbw, busbw, #wrong; time in microseconds, bandwidths in GB/s = 10^9 bytes/s), the fitted
@@ -38,6 +39,7 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--repeats", type=int, default=5, help="timed blocks; median reported")
     parser.add_argument("--min-seconds-per-size", type=float, default=0.02)
+    parser.add_argument("--max-seconds-per-size", type=float, default=2.0)
     parser.add_argument("--dtype", default="float32", choices=sorted(collectives.DTYPES))
     parser.add_argument("--in-place", action="store_true")
     args = parser.parse_args()
@@ -63,6 +65,7 @@ def main() -> None:
             dtype=args.dtype,
             in_place=args.in_place,
             min_seconds_per_size=args.min_seconds_per_size,
+            max_seconds_per_size=args.max_seconds_per_size,
         )
         wall = time.perf_counter() - t0
         place = "in-place" if args.in_place else "out-of-place"

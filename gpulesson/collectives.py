@@ -191,6 +191,9 @@ class AllReduceMeasurement:
         The same with the mean over ranks instead of the maximum (s).
     block_seconds : tuple of float
         Every block's average time per call, maximum over ranks (s).
+    warmup_seconds : float
+        Average time per warm-up call, slowest rank (s); 0 without warm-up. The
+        ``*_seconds_per_size`` options size the blocks from it.
     algorithm_bandwidth : float
         ``S / time_seconds`` (bytes/s), from :func:`gpulesson.distributed.algorithm_bandwidth`.
     bus_bandwidth : float
@@ -219,6 +222,7 @@ class AllReduceMeasurement:
     time_seconds: float
     time_seconds_rank_mean: float
     block_seconds: tuple[float, ...]
+    warmup_seconds: float
     algorithm_bandwidth: float
     bus_bandwidth: float
     wrong: int
@@ -367,6 +371,7 @@ def allreduce_command(
     dtype: str = "float32",
     in_place: bool = False,
     min_seconds_per_size: float = 0.0,
+    max_seconds_per_size: float = 0.0,
     output: str = "result.json",
     mpiexec: str = "mpiexec",
     python: str | None = None,
@@ -389,6 +394,7 @@ def allreduce_command(
         "--dtype", dtype,
         *(["--in-place"] if in_place else []),
         "--min-seconds-per-size", repr(float(min_seconds_per_size)),
+        "--max-seconds-per-size", repr(float(max_seconds_per_size)),
         "--output", output,
     ]  # fmt: skip
 
@@ -437,6 +443,7 @@ def run_allreduce_benchmark(
     dtype: str = "float32",
     in_place: bool = False,
     min_seconds_per_size: float = 0.0,
+    max_seconds_per_size: float = 0.0,
     timeout: float = 120.0,
 ) -> list[AllReduceMeasurement]:
     """Measure ``MPI_Allreduce`` (sum) between ``n_ranks`` local processes.
@@ -465,6 +472,11 @@ def run_allreduce_benchmark(
         When > 0, sizes whose ``iterations`` calls would take less than this are timed over
         more calls (up to 100000 per block), estimated from the warm-up; steadier times for
         small messages.
+    max_seconds_per_size : float, default 0
+        When > 0, sizes whose ``iterations`` calls would take longer than this are timed
+        over fewer calls (at least one; fewer blocks if fewer calls than ``repeats``),
+        estimated from the warm-up; bounds the run time of large messages on a slow or
+        busy machine. Wins over ``min_seconds_per_size``.
     timeout : float, default 120
         Seconds before the whole run (``mpiexec`` and all ranks) is killed.
 
@@ -493,6 +505,9 @@ def run_allreduce_benchmark(
     min_seconds_per_size = _check_seconds(
         "min_seconds_per_size", min_seconds_per_size, allow_zero=True
     )
+    max_seconds_per_size = _check_seconds(
+        "max_seconds_per_size", max_seconds_per_size, allow_zero=True
+    )
     timeout = _check_seconds("timeout", timeout)
     mpiexec = _require_mpi()
 
@@ -501,7 +516,7 @@ def run_allreduce_benchmark(
         command = allreduce_command(
             n_ranks, sizes, iterations=iterations, warmup=warmup, repeats=repeats, dtype=dtype,
             in_place=in_place, min_seconds_per_size=min_seconds_per_size,
-            output=output, mpiexec=mpiexec,
+            max_seconds_per_size=max_seconds_per_size, output=output, mpiexec=mpiexec,
         )  # fmt: skip
         proc = subprocess.Popen(
             command,
@@ -562,6 +577,7 @@ def _measurement(row: dict, payload: dict) -> AllReduceMeasurement:
         time_seconds=seconds,
         time_seconds_rank_mean=float(np.median(per_rank.mean(axis=0))),
         block_seconds=tuple(float(b) for b in blocks),
+        warmup_seconds=float(row["warmup_seconds"]),
         algorithm_bandwidth=algorithm_bandwidth(size, seconds),
         bus_bandwidth=bus_bandwidth(COLLECTIVE, size, seconds, n_ranks),
         wrong=int(row["wrong"]),
@@ -772,6 +788,7 @@ def _worker(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--dtype", default="float32", choices=sorted(DTYPES))
     parser.add_argument("--in-place", action="store_true")
     parser.add_argument("--min-seconds-per-size", type=float, default=0.0)
+    parser.add_argument("--max-seconds-per-size", type=float, default=0.0)
     parser.add_argument("--output", required=True)
     args = parser.parse_args(argv)
 
@@ -800,15 +817,18 @@ def _worker(argv: Sequence[str] | None = None) -> None:
         total = float(recv.sum(dtype=np.float64))
         del expected
 
-        # 2. Warm-up; its time (slowest rank) sizes the timed loop when asked to.
+        # 2. Warm-up; its time (slowest rank) sizes the timed blocks when asked to.
         comm.Barrier()
         start = MPI.Wtime()
         for _ in range(args.warmup):
             allreduce()
         per_call = comm.allreduce((MPI.Wtime() - start) / max(args.warmup, 1), op=MPI.MAX)
         calls = args.iterations
-        if args.min_seconds_per_size > 0 and args.warmup > 0 and per_call > 0:
-            calls = max(calls, math.ceil(args.min_seconds_per_size / per_call))
+        if args.warmup > 0 and per_call > 0:
+            if args.min_seconds_per_size > 0:
+                calls = max(calls, math.ceil(args.min_seconds_per_size / per_call))
+            if args.max_seconds_per_size > 0:
+                calls = max(1, min(calls, math.floor(args.max_seconds_per_size / per_call)))
         repeats = min(args.repeats, calls)
         iterations = min(math.ceil(calls / repeats), MAX_ITERATIONS)
         # Every rank must make the same number of calls: take rank 0's decision.
@@ -831,6 +851,7 @@ def _worker(argv: Sequence[str] | None = None) -> None:
                     "size_bytes": size,
                     "count": count,
                     "iterations": iterations,
+                    "warmup_seconds": per_call if args.warmup > 0 else 0.0,
                     "rank_seconds": rank_seconds,
                     "wrong": wrong,
                     "result_head": head,

@@ -9,6 +9,7 @@ The runs below start real ``mpiexec`` jobs (Open MPI from the ``dist`` extra, wh
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import re
 import subprocess
@@ -136,7 +137,7 @@ def test_reported_time_is_slowest_rank_then_median_block():
     payload = {"n_ranks": 2, "dtype": "float32", "in_place": False, "warmup": 5,
                "library": "test"}  # fmt: skip
     row = {
-        "size_bytes": 4096, "count": 1024, "iterations": 4, "wrong": 0,
+        "size_bytes": 4096, "count": 1024, "iterations": 4, "wrong": 0, "warmup_seconds": 5e-6,
         "result_head": [], "result_sum": 0.0,
         "rank_seconds": [[4e-6, 5e-6, 10e-3, 4e-6, 6e-6],
                          [5e-6, 6e-6, 7e-6, 5e-6, 5e-6]],
@@ -147,6 +148,19 @@ def test_reported_time_is_slowest_rank_then_median_block():
     assert m.repeats == 5 and m.iterations == 4
     assert m.time_seconds_rank_mean == pytest.approx(5.5e-6)
     assert m.algorithm_bandwidth == pytest.approx(4096 / 6e-6)
+
+
+def test_time_caps_change_the_number_of_calls():
+    """A tiny cap leaves one timed call; a 50 ms floor sets the calls from the warm-up."""
+    capped, floored = (
+        C.run_allreduce_benchmark(2, [64 * KiB], iterations=20, warmup=2, **kw)[0]
+        for kw in ({"max_seconds_per_size": 1e-9}, {"min_seconds_per_size": 0.05})
+    )
+    assert (capped.iterations, capped.repeats, len(capped.block_seconds)) == (1, 1, 1)
+    assert capped.wrong == 0 and capped.time_seconds > 0 and capped.warmup_seconds > 0
+    calls = max(20, math.ceil(0.05 / floored.warmup_seconds))
+    assert floored.repeats == 5
+    assert floored.iterations == math.ceil(calls / 5)
 
 
 def test_root_permission_is_set_only_for_the_subprocess(monkeypatch):
@@ -241,6 +255,7 @@ def test_mpiexec_failure_is_reported_with_its_stderr(monkeypatch, tmp_path):
         ({"repeats": 0}, r"repeats must be an integer in \[1, 1000\]"),
         ({"timeout": 0}, r"timeout must be a finite number of seconds > 0"),
         ({"min_seconds_per_size": -1.0}, r"min_seconds_per_size must be .* >= 0"),
+        ({"max_seconds_per_size": float("nan")}, r"max_seconds_per_size must be a finite"),
     ],
 )
 def test_bad_arguments_name_the_argument(kwargs, pattern):
@@ -264,7 +279,8 @@ def synthetic(n_ranks, sizes, *, alpha, beta, noise=None):
             C.AllReduceMeasurement(
                 n_ranks=n_ranks, size_bytes=size, count=size // 4, dtype="float32",
                 in_place=False, iterations=4, repeats=5, warmup=5, time_seconds=t,
-                time_seconds_rank_mean=t, block_seconds=(t,) * 5, algorithm_bandwidth=size / t,
+                time_seconds_rank_mean=t, block_seconds=(t,) * 5, warmup_seconds=t,
+                algorithm_bandwidth=size / t,
                 bus_bandwidth=size / t * 2 * (n_ranks - 1) / n_ranks, wrong=0,
                 result_head=(), result_sum=0.0, library="synthetic",
             )
