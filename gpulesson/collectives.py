@@ -53,7 +53,8 @@ container and CI:
 * running as root (containers, CI): Open MPI refuses unless ``OMPI_ALLOW_RUN_AS_ROOT=1``
   and ``OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1`` are set; they are set in the subprocess's
   environment only, and only when the effective user is root.
-* a timeout kills the whole process group (``mpiexec`` and every rank).
+* a timeout stops the run: SIGTERM to ``mpiexec``, which ends every rank (it starts each
+  rank in a process group of its own), then SIGKILL to its group if it lingers.
 
 What is timed (as nccl-tests does)
 ----------------------------------
@@ -70,10 +71,13 @@ as one block; here they are split into ``repeats`` blocks (each after a barrier)
 **median block** is reported (all blocks are kept in
 :attr:`AllReduceMeasurement.block_seconds`). On a laptop or a shared 2-core machine the
 operating system sometimes parks a spinning rank for milliseconds; in one block that
-hiccup would multiply the time of a 4 KiB message a hundredfold, while the median of five
-blocks ignores it. The operation is a float sum, out-of-place by default
-(separate send and receive buffers, nccl-tests' first column) or in-place
-(``MPI_IN_PLACE``, its second column; ``torch.distributed.all_reduce`` is in-place).
+hiccup can multiply the time of a 4 KiB message a thousandfold (4 us became 16 ms on the
+test machine), while the median of five blocks ignores it. Sustained load from other
+programs slows every block: the times then describe the busy machine, not the library.
+
+The operation is a float sum, out-of-place by default (separate send and receive buffers,
+nccl-tests' first column) or in-place (``MPI_IN_PLACE``, its second column;
+``torch.distributed.all_reduce`` is in-place).
 Algorithm and bus bandwidth come from :func:`gpulesson.distributed.algorithm_bandwidth`
 and :func:`gpulesson.distributed.bus_bandwidth`.
 
