@@ -195,7 +195,7 @@ days_on_cluster = NumericExercise(
                         "gpu": rng.choice(["A100 80GB", "H100 SXM", "H200", "B200"]),
                         "gpus": rng.choice([256, 512, 1024, 2048, 4096]),
                         "mfu": rng.choice([0.35, 0.38, 0.40, 0.42])},
-    dimension="seconds", unit="days", rtol=0.02,
+    dimension="seconds", unit="days", rtol=0.02, digits=3,
 )
 
 
@@ -260,7 +260,7 @@ mfu_from_throughput = NumericExercise(
     ),
     defaults={"gpu": "A100 80GB", "n_params": 7e9, "per_gpu": 3_000, "gpus": 64},
     sample=_throughput_sample,
-    dimension="percent", unit="%", rtol=0.02,
+    dimension="percent", unit="%", rtol=0.02, digits=3,
 )
 
 
@@ -417,7 +417,7 @@ sparse_peak_mfu = NumericExercise(
     ),
     defaults={"gpu": "H100 SXM", "achieved": 400e12},
     sample=_sparse_sample,
-    dimension="percent", unit="%", rtol=0.02,
+    dimension="percent", unit="%", rtol=0.02, digits=3,
 )
 
 
@@ -522,10 +522,9 @@ def _crossover_derived(p: P) -> dict[str, Any]:
     return {"name": MODEL_LABELS.get(p["model"], p["model"]), "n_text": f"{n:,}",
             "layers": cfg.layers, "heads": cfg.heads,
             "kv_heads": cfg.kv_heads, "head_dim": cfg.head_dim,
-            "six_n": _sci(flops.flops_per_token(n)),
             "share_4k": _pct(_attention_share(cfg, 4096)),
             "share_128k": _pct(_attention_share(cfg, 131_072)),
-            "t_round": f"{round(_crossover(p)):,}"}
+}
 
 
 attention_crossover = NumericExercise(
@@ -542,7 +541,7 @@ attention_crossover = NumericExercise(
         "scores, even when key/value heads are shared.",
     ),
     solution=(
-        "12·L·H·Q·T = 6N gives T = N / (2·L·H·Q) = **{answer}** (about {t_round} tokens). "
+        "12·L·H·Q·T = 6N gives T = N / (2·L·H·Q) = **{answer}**. "
         "The same length balances the forward pass alone (4·L·H·Q·T against 2N), so "
         "prefill and training cross over together. Below it the weights dominate: at "
         "4,096 tokens attention adds {share_4k} to the 6N of this model, while a "
