@@ -1,0 +1,141 @@
+"""Lesson 5, *Inference: Prefill, Decode and the KV Cache*: its exercise bank's helper and
+published figures, and the wiring of its two notebooks.
+
+The bank itself (reference accepted, each mistake its own hint, variants) is covered for
+every lesson by ``tests/exercises/test_bank.py``; here are the checks specific to this one.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gpulesson import hardware, inference, memory, transformer
+from gpulesson.exercises import lesson_module
+from gpulesson.exercises.bank.inference_and_kv_cache import max_sequences
+
+ROOT = Path(__file__).resolve().parents[2]
+SLUG = "inference_and_kv_cache"
+BANK = lesson_module(SLUG)
+
+
+def _exercise(number: int):
+    return BANK.EXERCISES[number - 1]
+
+
+def _fits(cfg, batch: int, *, context: int, gpu_memory: float, overhead: float) -> bool:
+    kv = inference.kv_cache_bytes(cfg, seq_len=context, batch=batch)
+    need = memory.inference_memory(transformer.param_count(cfg), precision="bf16",
+                                   kv_cache_bytes=kv, overhead_bytes=overhead)
+    return need.total <= gpu_memory
+
+
+@pytest.mark.parametrize("model", ["llama-2-7b", "llama-3-8b", "mistral-7b", "qwen2.5-7b"])
+@pytest.mark.parametrize("context", [1, 2048, 8192, 131072])
+@pytest.mark.parametrize("gpu", ["L4", "A100 40GB", "H100 SXM", "MI300X"])
+def test_max_sequences_is_the_largest_batch_that_fits(model, context, gpu):
+    cfg = transformer.preset(model)
+    mem = hardware.gpu(gpu).memory_bytes
+    n = max_sequences(cfg, context=context, gpu_memory=mem, overhead=2e9)
+    if n:
+        assert _fits(cfg, n, context=context, gpu_memory=mem, overhead=2e9)
+    assert not _fits(cfg, n + 1, context=context, gpu_memory=mem, overhead=2e9)
+
+
+def test_max_sequences_is_zero_when_the_weights_do_not_fit():
+    """Llama-3-70B in BF16 (141 GB of weights) on one 80 GB H100."""
+    cfg = transformer.preset("llama-3-70b")
+    assert max_sequences(cfg, context=8192, gpu_memory=80e9) == 0
+    assert max_sequences(cfg, context=8192, gpu_memory=80e9, precision="fp8") == 2
+
+
+def test_max_sequences_refuses_bad_input_naming_it():
+    with pytest.raises(ValueError, match="seq_len"):
+        max_sequences(transformer.preset("llama-3-8b"), context=0, gpu_memory=80e9)
+
+
+def test_kv_code_reference_reproduces_the_vllm_paper():
+    """Kwon et al. 2023 (vLLM), section 3: for a 13B OPT model one token's KV cache is
+    2 (key and value) x 5120 (hidden) x 40 (layers) x 2 bytes = 800 KB, and a 2,048-token
+    request holds up to 1.6 GB. OPT-13B is multi-head: 40 heads of 128."""
+    reference = _exercise(4).reference
+    per_token = reference(layers=40, heads=40, kv_heads=40, head_dim=128, seq_len=1,
+                          batch=1, bytes_per_element=2)
+    assert per_token == 2 * 5120 * 40 * 2
+    assert round(per_token / 1024) == 800
+    assert round(reference(layers=40, heads=40, kv_heads=40, head_dim=128, seq_len=2048,
+                           batch=1, bytes_per_element=2) / 1e9, 1) == 1.7
+    assert round(2048 * 800e3 / 1e9, 1) == 1.6  # the paper's own rounding of the same count
+
+
+def test_code_exercise_names_the_hidden_size_formula():
+    """The widely quoted B x S x H x L x 2 x bytes, with H the hidden size, written by a
+    learner, is recognised on a GQA model (Llama-3-8B: 32 query heads, 8 KV heads)."""
+    ex = _exercise(4)
+
+    def hidden_size_formula(layers, heads, kv_heads, head_dim, seq_len, batch,
+                            bytes_per_element):
+        hidden = heads * head_dim
+        return batch * seq_len * hidden * layers * 2 * bytes_per_element
+
+    feedback = ex.check(hidden_size_formula)
+    assert feedback.mistake == "hidden_instead_of_kv" and "KV heads" in feedback.message
+    assert ex.check(ex.model_solution).correct
+
+
+def test_kv_exercise_default_is_llama3_70b_at_32k_and_batch_8():
+    """Llama 3 70B config.json: 80 layers, 8 KV heads of 128. 8 x 32,768 tokens in BF16 is
+    2 x 80 x 8 x 128 x 2 bytes x 262,144 tokens = exactly 80 GiB."""
+    ex = _exercise(3)
+    assert ex.inputs == {"model": "llama-3-70b", "seq_len": 32768, "batch": 8,
+                         "kv_dtype": "bf16"}
+    assert ex.answer_value() == 80 * 2**30
+    assert ex.check("80 GiB").correct and ex.check("85.9 GB").correct
+    assert ex.check("687.2 GB").mistake == "hidden_instead_of_kv"
+
+
+def test_decode_ceiling_exercise_default_is_a_13b_fp16_model_on_an_h100():
+    """26 GB of FP16 weights read per token at the H100 SXM's 3.35 TB/s: 128.8 tokens/s."""
+    ex = _exercise(6)
+    assert round(ex.answer_value(), 1) == 128.8
+    assert ex.check("257.7 tokens/s").mistake == "one_byte_per_param"
+
+
+def test_compute_bound_batch_exercise_uses_the_dense_peak_of_the_a100():
+    """A100 80GB datasheet: 312 TFLOP/s dense BF16 (624 sparse), 2,039 GB/s."""
+    ex = _exercise(8)
+    assert ex.inputs["gpu"] == "A100 80GB"
+    assert round(ex.answer_value()) == 153
+    assert ex.check("306").mistake == "used_sparse_peak"
+
+
+def _code_sources(path: Path) -> list[str]:
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    return ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
+
+
+def test_exercise_notebook_shows_every_exercise_once():
+    sources = _code_sources(ROOT / "exercises" / f"{SLUG}.ipynb")
+    shown = [int(s.split("lesson.show(")[1].split(")")[0]) for s in sources
+             if s.strip().startswith("lesson.show(")]
+    assert shown == list(range(1, len(BANK.EXERCISES) + 1))
+    assert any("lesson.reveal(10," in s for s in sources)  # the predict-then-run result
+
+
+def test_lesson_embeds_the_inference_calculators_and_links_its_exercises():
+    path = ROOT / "notebooks" / f"{SLUG}.ipynb"
+    sources = _code_sources(path)
+    for name in ("inference", "kv_cache"):
+        assert any(f'calculator_widget("{name}"' in s for s in sources), name
+    text = path.read_text(encoding="utf-8")
+    assert f"../exercises/{SLUG}.ipynb" in text and f"({SLUG})=" in text
+
+
+def test_both_notebooks_are_in_the_table_of_contents_in_course_order():
+    toc = (ROOT / "_toc.yml").read_text(encoding="utf-8")
+    lesson, exercises = f"file: notebooks/{SLUG}", f"file: exercises/{SLUG}"
+    assert lesson in toc and exercises in toc
+    assert toc.index(lesson) < toc.index(exercises)
+    assert toc.index("file: exercises/parallelism_at_the_core") < toc.index(lesson)
