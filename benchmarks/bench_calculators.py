@@ -75,6 +75,8 @@ CALLS: dict[str, Callable[[], object]] = {
     "flops.megatron_flops_per_iteration": lambda: flops.megatron_flops_per_iteration(
         batch=1536, seq_len=2048, layers=96, hidden=12288, vocab=51200),
     "flops.training_time": lambda: flops.training_time(3.14e23, 1024, PEAK, 0.4),
+    "flops.tokens_per_second": lambda: flops.tokens_per_second(
+        n_devices=1024, peak_flops=PEAK, mfu=0.4, flops_per_token=6 * N),
     "flops.training_days": lambda: flops.training_days(3.14e23, 1024, PEAK, 0.4),
     "flops.chinchilla_tokens": lambda: flops.chinchilla_tokens(70e9),
     "flops.chinchilla_optimal": lambda: flops.chinchilla_optimal(5.76e23),
@@ -119,6 +121,13 @@ CALLS: dict[str, Callable[[], object]] = {
     "cost.cloud_cost": lambda: cost.cloud_cost(usd_per_hour=48, years=5),
     "cost.breakeven_months": lambda: cost.breakeven_months(
         hardware_usd=240_000, power_watts=30_000, usd_per_kwh=0.1, cloud_usd_per_hour=48),
+    "cost.run_cost": lambda: cost.run_cost(usd_per_gpu_hour=2, gpus=2048, seconds=3e5),
+    "distributed.layout_memory": lambda: distributed.layout_memory(
+        n_params=N, n_gpus=64, tp=8, pp=2, zero_stage=1, cfg=CFG, seq_len=4096),
+    "distributed.data_parallel_sync_time": lambda: distributed.data_parallel_sync_time(
+        N / 8, dp=64, zero_stage=1, bandwidth=50e9),
+    "memory.lora_training_memory": lambda: memory.lora_training_memory(
+        CFG, rank=16, batch=1, seq_len=2048),
     "cost.cost_per_1k_tokens": lambda: cost.cost_per_1k_tokens(
         usd_per_gpu_hour=3, gpus=8, tokens_per_second=80),
     "optimisations.standard_attention_hbm_bytes":

@@ -1696,42 +1696,64 @@ CALCULATORS._add(Calculator(
 def _planning(**kw: Any) -> dict[str, Any]:
     cfg = _config(kw)
     n = _transformer.param_count(cfg)
-    layout = _distributed.recommend_layout(
-        n_params=n, gpu_memory=kw["gpu_memory"], n_gpus=kw["n_gpus"],
+    n_gpus = kw["n_gpus"]
+    advised = _distributed.recommend_layout(
+        n_params=n, gpu_memory=kw["gpu_memory"], n_gpus=n_gpus,
         gpus_per_node=kw["gpus_per_node"], precision=kw["precision"],
         optimizer=kw["optimizer"], cfg=cfg, batch=kw["batch"], seq_len=kw["seq_len"],
         recompute=kw["recompute"])
+    if kw["layout"] == "manual":
+        chosen = _distributed.layout_memory(
+            n_params=n, n_gpus=n_gpus, tp=kw["tp"], pp=kw["pp"],
+            zero_stage=kw["zero_stage"], precision=kw["precision"],
+            optimizer=kw["optimizer"], cfg=cfg, batch=kw["batch"], seq_len=kw["seq_len"],
+            recompute=kw["recompute"])
+        dp, tp, pp, stage = chosen.dp, chosen.tp, chosen.pp, chosen.zero_stage
+        need, shard = chosen.total, chosen.params_per_gpu
+        fits = _memory.fits(need, kw["gpu_memory"])
+    else:
+        dp, tp, pp, stage = advised.dp, advised.tp, advised.pp, advised.zero_stage
+        need, shard, fits = advised.memory_per_gpu, advised.params_per_gpu, advised.fits
     total = _flops.training_flops(n, kw["tokens"])
-    step = _flops.training_time(_flops.training_flops(n, kw["step_tokens"]), kw["n_gpus"],
+    step = _flops.training_time(_flops.training_flops(n, kw["step_tokens"]), n_gpus,
                                 kw["peak_flops"], kw["mfu"])
-    # each data-parallel rank all-reduces the gradients of its model-parallel shard
-    shard = _memory.weight_bytes(n / (layout.tp * layout.pp), precision=kw["grad_dtype"])
-    comm = _distributed.collective_time("all_reduce", shard, layout.dp,
-                                        bandwidth=kw["bandwidth"], latency=kw["latency"])
+    # each data-parallel rank synchronises the gradients of its model-parallel shard
+    comm = _distributed.data_parallel_sync_time(
+        shard, dp=dp, zero_stage=stage,
+        bytes_per_value=_memory.precision_bytes(kw["grad_dtype"]),
+        bandwidth=kw["bandwidth"], latency=kw["latency"])
     efficiency = _distributed.scaling_efficiency(step, comm, kw["overlap"])
-    if not layout.fits:
-        bottleneck = "memory: no layout fits on these GPUs"
+    if not fits:
+        bottleneck = ("memory: this layout does not fit on these GPUs" if kw["layout"] == "manual"
+                      else "memory: no layout fits on these GPUs")
     elif efficiency < 0.5:  # exposed communication takes longer than the compute
-        bottleneck = "communication: the gradient all-reduce outlasts the compute"
+        bottleneck = "communication: the gradient synchronisation outlasts the compute"
     else:
         bottleneck = "compute: the GPUs' arithmetic sets the pace"
+    time = _flops.training_time(total, n_gpus, kw["peak_flops"], kw["mfu"])
     return {
-        "n_params": n, "layout": layout.name,
-        "degrees": f"dp {layout.dp} × tp {layout.tp} × pp {layout.pp}, "
-                   f"ZeRO stage {layout.zero_stage}",
-        "memory_per_gpu": layout.memory_per_gpu, "fits": layout.fits,
-        "reason": layout.reason, "total_flops": total, "step_compute": step,
-        "comm_time": comm, "efficiency": efficiency, "bottleneck": bottleneck,
-        "time": _flops.training_time(total, kw["n_gpus"], kw["peak_flops"], kw["mfu"]),
+        "n_params": n, "layout": advised.name,
+        "degrees": f"dp {dp} × tp {tp} × pp {pp}, ZeRO stage {stage}",
+        "memory_per_gpu": need, "fits": fits,
+        "reason": advised.reason, "total_flops": total,
+        "tokens_per_second": _flops.tokens_per_second(
+            n_devices=n_gpus, peak_flops=kw["peak_flops"], mfu=kw["mfu"],
+            flops_per_token=_flops.flops_per_token(n)),
+        "step_compute": step, "comm_time": comm, "efficiency": efficiency,
+        "bottleneck": bottleneck, "time": time,
+        "gpu_hours": _cost.gpu_hours(gpus=n_gpus, seconds=time),
+        "cost": _cost.run_cost(usd_per_gpu_hour=kw["usd_per_gpu_hour"], gpus=n_gpus,
+                               seconds=time),
     }
 
 
 CALCULATORS._add(Calculator(
     name="planning",
     title="Plan a training run",
-    description="Choose a model, a GPU, a cluster, a precision and a batch: the layout that "
-                "fits, memory per GPU, step time, communication, bottleneck and training "
-                "days, every figure from the calculators with its inputs in view.",
+    description="Choose a model, a GPU, a cluster, a precision, a batch and a layout (or let "
+                "the advisor pick one): memory per GPU, throughput, step time, communication, "
+                "bottleneck, training days and cost, every figure from the calculators with "
+                "its inputs in view.",
     lesson="planning_dashboard",
     inputs=(
         *_model_inputs("llama-2-7b"),
@@ -1741,6 +1763,20 @@ CALCULATORS._add(Calculator(
         Input("n_gpus", "GPUs", "integer", 64, 1, 100_000, 1),
         Input("gpus_per_node", "GPUs per node", "integer", 8, 1, 72, 1,
               help="GPUs sharing NVLink: the largest tensor-parallel size considered."),
+        Input("layout", "Parallel layout", "choice", "recommended",
+              choices=(Choice("recommended", "recommended (cheapest that fits)"),
+                       Choice("manual", "as set below (tp, pp, ZeRO stage)")),
+              help="The advisor tries data parallel, ZeRO-1/2/3, tensor parallel in a node, "
+                   "then pipeline stages, and takes the first that fits; or set your own."),
+        Input("tp", "Tensor-parallel size (if set)", "integer", 1, 1, 1024, 1,
+              help="Used when the layout is set: splits every weight matrix; must divide "
+                   "the heads. tp × pp must divide the GPUs; dp is the rest."),
+        Input("pp", "Pipeline stages (if set)", "integer", 1, 1, 1024, 1,
+              help="Used when the layout is set: at most the number of layers; the largest "
+                   "stage holds ⌈layers ÷ pp⌉ layers."),
+        Input("zero_stage", "ZeRO stage (if set)", "integer", 1, 0, 3, 1,
+              help="Used when the layout is set: 0 none, 1 optimizer states, 2 + gradients, "
+                   "3 + parameters, partitioned across the data-parallel GPUs."),
         Input("precision", "Training precision", "choice", "mixed",
               choices=_TRAINING_PRECISIONS),
         Input("optimizer", "Optimizer", "choice", "adam", choices=_OPTIMIZERS),
@@ -1765,22 +1801,32 @@ CALCULATORS._add(Calculator(
               unit="µs", scale=1e-6, dimension="seconds"),
         Input("overlap", "Overlap of communication with compute", "number", 50, 0, 100, 5,
               unit="%", scale=0.01, dimension="percent", slider=True),
+        Input("usd_per_gpu_hour", "Price per GPU-hour", "number", 12.29, 0, 1000, 0.01,
+              unit="$/h", dimension="usd",
+              help="Example: $98.32 per hour for AWS p5.48xlarge (8× H100) on demand, "
+                   "us-east-1, July 2023, i.e. $12.29 per GPU-hour; reserved clusters and "
+                   "smaller providers charged a fraction of that. " + _PRICE_NOTE),
     ),
     outputs=(
         Output("n_params", "Parameters", "count"),
         Output("layout", "Recommended layout", "text"),
-        Output("degrees", "Parallel degrees", "text"),
-        Output("memory_per_gpu", "Memory per GPU (model state + activations)", "bytes"),
+        Output("degrees", "Layout used", "text"),
+        Output("memory_per_gpu", "Memory per GPU, largest stage (model state + activations)",
+               "bytes"),
         Output("fits", "Fits", "bool"),
-        Output("reason", "Why this layout", "text"),
+        Output("reason", "Why the recommended layout", "text"),
         Output("total_flops", "Training FLOPs (6·N·D)", "flops"),
+        Output("tokens_per_second", "Throughput at that MFU (all GPUs)", "tokens/s"),
         Output("step_compute", "Compute time per step at that MFU", "seconds"),
-        Output("comm_time", "Gradient all-reduce per step", "seconds"),
+        Output("comm_time", "Gradient synchronisation per step", "seconds"),
         Output("efficiency", "Scaling efficiency", "percent"),
         Output("bottleneck", "Bottleneck", "text"),
         Output("time", "Training time at that MFU", "seconds"),
+        Output("gpu_hours", "GPU-hours", "number", unit="GPU-hours"),
+        Output("cost", "Cost at that price", "usd"),
     ),
     function=_planning,
     sources=("Narayanan et al. 2021 (Megatron-LM at scale)", "Rajbhandari et al. 2020",
-             "Korthikanti et al. 2022", "Chowdhery et al. 2022, appendix B"),
+             "Korthikanti et al. 2022", "Chowdhery et al. 2022, appendix B",
+             "Dubey et al. 2024 (Llama 3), section 3.3"),
 ))

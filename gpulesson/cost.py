@@ -8,10 +8,12 @@ in the calculator registry (:mod:`gpulesson.calculators`). A year is 8,760 hours
   effectiveness* (PUE = facility power / IT power; The Green Grid 2007) adds cooling and
   distribution: about 1.1 for the best hyperscale halls, 1.4-1.6 for typical data
   centres (Uptime Institute surveys report an industry average near 1.55).
+* A training run rents ``gpus`` for ``seconds``: ``gpus * seconds / 3600`` GPU-hours, the
+  unit papers report (:func:`gpu_hours`), at a price per GPU-hour (:func:`run_cost`).
 * Utilisation scales the hours that draw power (on-premises) or are billed (cloud);
   idle power of an owned machine is ignored.
 
-Taught in: ``notebooks/cost_economics.ipynb``.
+Taught in: ``notebooks/cost_economics.ipynb`` and ``notebooks/planning_dashboard.ipynb``.
 """
 
 from __future__ import annotations
@@ -27,13 +29,16 @@ __all__ = [
     "breakeven_months",
     "cloud_cost",
     "cost_per_1k_tokens",
+    "gpu_hours",
     "on_prem_breakdown",
     "on_prem_tco",
     "power_cost",
+    "run_cost",
 ]
 
 HOURS_PER_YEAR = 8760
 HOURS_PER_MONTH = HOURS_PER_YEAR / 12
+SECONDS_PER_HOUR = 3600
 
 
 def power_cost(*, power_watts: float, usd_per_kwh: float, hours: float,
@@ -153,3 +158,35 @@ def cost_per_1k_tokens(*, usd_per_gpu_hour: float, gpus: int,
     n = v.positive_int("gpus", gpus)
     tps = v.positive_number("tokens_per_second", tokens_per_second)
     return rate * n / (3600 * tps) * 1000
+
+
+def gpu_hours(*, gpus: int, seconds: float) -> float:
+    """GPU-hours of ``gpus`` GPUs busy for ``seconds``: ``gpus * seconds / 3600``.
+
+    The unit training reports use (Llama 2: 184,320 A100 GPU-hours for the 7B model,
+    Touvron et al. 2023, Table 2). DeepSeek-V3 reports 180K H800 GPU-hours per trillion
+    tokens, "3.7 days" on its 2,048 GPUs (DeepSeek-AI 2024, section 1).
+    """
+    n = v.positive_int("gpus", gpus)
+    s = v.nonneg_number("seconds", seconds)
+    return n * s / SECONDS_PER_HOUR
+
+
+def run_cost(*, usd_per_gpu_hour: float, gpus: int, seconds: float) -> float:
+    """Cost of renting ``gpus`` GPUs for ``seconds``: ``usd_per_gpu_hour * gpus * seconds / 3600``.
+
+    Every GPU-hour of the run is billed, busy or not (a reserved cluster). DeepSeek-V3:
+    2.788M H800 GPU-hours at an assumed $2 per GPU-hour is $5.576M (DeepSeek-AI 2024,
+    Table 1). Prices are inputs: use a dated quote (see the module docstring).
+
+    Parameters
+    ----------
+    usd_per_gpu_hour : float
+        Price of one GPU for one hour, USD.
+    gpus : int
+        GPUs rented.
+    seconds : float
+        Wall-clock duration of the run.
+    """
+    rate = v.nonneg_number("usd_per_gpu_hour", usd_per_gpu_hour)
+    return rate * gpu_hours(gpus=gpus, seconds=seconds)

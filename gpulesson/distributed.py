@@ -23,7 +23,17 @@ stage 0 ``(2+2+K)*Psi``; stage 1 (optimizer states partitioned) ``4*Psi + K*Psi/
 stage 2 (+ gradients) ``2*Psi + (2+K)*Psi/Nd``; stage 3 (+ parameters) ``(4+K)*Psi/Nd``.
 The paper's 7.5B example with ``Nd = 64``: 120 GB, 31.4 GB, 16.6 GB, 1.9 GB.
 
-Taught in: ``notebooks/distributed_math.ipynb``.
+Layouts: what one GPU holds (Narayanan et al. 2021; Korthikanti et al. 2022)
+---------------------------------------------------------------------------
+A layout ``dp x tp x pp = n_gpus`` splits every weight matrix over ``tp`` GPUs of a node and
+the ``L`` layers over ``pp`` pipeline stages. Stages need not hold equal numbers of layers:
+Llama 3 405B spread 126 layers over 16 stages (Dubey et al. 2024, section 3.3), so the
+largest stage holds ``ceil(L/pp)`` layers, and that stage sets the memory per GPU
+(:func:`params_per_gpu`, :func:`layout_memory`). With a 1F1B schedule the first stage keeps
+the activations of ``pp`` micro-batches in flight, each over its ``ceil(L/pp)`` layers:
+about one micro-batch's activations of the whole model, whatever ``pp``.
+
+Taught in: ``notebooks/distributed_math.ipynb`` and ``notebooks/planning_dashboard.ipynb``.
 """
 
 from __future__ import annotations
@@ -38,6 +48,7 @@ from gpulesson.transformer import TransformerConfig
 
 __all__ = [
     "COLLECTIVES",
+    "LayoutMemory",
     "LayoutRecommendation",
     "PipelineSlot",
     "algorithm_bandwidth",
@@ -45,12 +56,16 @@ __all__ = [
     "bus_bandwidth",
     "bus_bandwidth_factor",
     "collective_time",
+    "data_parallel_sync_time",
     "effective_speedup",
+    "layout_memory",
+    "params_per_gpu",
     "pipeline_bubble_fraction",
     "pipeline_makespan",
     "pipeline_schedule",
     "recommend_layout",
     "scaling_efficiency",
+    "stage_layers",
     "zero_memory_per_gpu",
 ]
 
@@ -371,6 +386,212 @@ def effective_speedup(n_gpus: int, efficiency: float) -> float:
     return n * e
 
 
+def stage_layers(layers: int, pp: int) -> int:
+    """Layers on the largest of ``pp`` pipeline stages: ``ceil(layers / pp)``.
+
+    Stages need not be equal: Llama 3 405B put its 126 layers on 16 stages (Dubey et al.
+    2024, section 3.3 and Table 4), at most ``ceil(126/16) = 8`` per stage. Every stage
+    needs at least one layer, so ``pp <= layers``.
+    """
+    n_layers = v.positive_int("layers", layers)
+    p = v.positive_int("pp", pp)
+    if p > n_layers:
+        raise ValueError(f"pp must be at most layers ({n_layers}): every pipeline stage needs "
+                         f"a layer, got {p}")
+    return -(-n_layers // p)
+
+
+def params_per_gpu(n_params: float, *, tp: int = 1, pp: int = 1,
+                   layers: int | None = None) -> float:
+    """Parameters one GPU holds: its ``1/tp`` share of the largest pipeline stage.
+
+    ``n_params / tp * ceil(L/pp) / L`` when the number of layers ``L`` is given (stages of
+    whole layers, :func:`stage_layers`), else ``n_params / (tp * pp)`` (layers split evenly).
+    Embeddings and the output layer are counted as if spread like the layers; real
+    pipelines balance them by giving the first and last stages fewer layers (Llama 3:
+    Dubey et al. 2024, section 3.3). Replicated norm weights are ignored (Narayanan et al.
+    2021 shard every weight matrix ``tp`` ways).
+
+    Parameters
+    ----------
+    n_params : float
+        Parameters of the whole model ``Psi``.
+    tp, pp : int
+        Tensor- and pipeline-parallel degrees.
+    layers : int, optional
+        Transformer layers ``L``; ``pp`` must then be at most ``L``.
+    """
+    psi = v.positive_number("n_params", n_params)
+    t = v.positive_int("tp", tp)
+    p = v.positive_int("pp", pp)
+    if layers is None:
+        return psi / (t * p)
+    return psi / t * stage_layers(layers, p) / layers
+
+
+def data_parallel_sync_time(
+    shard_params: float,
+    *,
+    dp: int,
+    zero_stage: int = 0,
+    bytes_per_value: float = 2,
+    bandwidth: float,
+    latency: float = 0,
+) -> float:
+    """Seconds per step to synchronise gradients across ``dp`` data-parallel ranks.
+
+    Each rank exchanges the gradients of its model-parallel shard, ``S = shard_params *
+    bytes_per_value`` bytes (``shard_params`` from :func:`params_per_gpu`). Plain data
+    parallelism and ZeRO stages 1 and 2 move what one all-reduce moves (a reduce-scatter
+    plus an all-gather, ``2(n-1)/n * S`` per rank); stage 3 also all-gathers the parameters
+    once more, ``3(n-1)/n * S``: 1.5x the traffic (Rajbhandari et al. 2020, section 7).
+    Times follow :func:`collective_time` (alpha-beta); no exchange is needed when
+    ``dp == 1`` (0 s). Tensor- and pipeline-parallel traffic is not counted.
+
+    Parameters
+    ----------
+    shard_params : float
+        Parameters whose gradients one rank synchronises.
+    dp : int
+        Data-parallel degree.
+    zero_stage : int
+        0-3.
+    bytes_per_value : float
+        Bytes per gradient value (2 for BF16/FP16, 4 for FP32).
+    bandwidth : float
+        Per-GPU (bus) bandwidth of the links the data-parallel group uses, bytes/s.
+    latency : float
+        Fixed cost alpha of each collective, seconds.
+    """
+    psi = v.positive_number("shard_params", shard_params)
+    nd = v.positive_int("dp", dp)
+    if isinstance(zero_stage, bool) or zero_stage not in (0, 1, 2, 3):
+        raise ValueError(f"zero_stage must be 0, 1, 2 or 3, got {zero_stage!r}")
+    b = v.positive_number("bytes_per_value", bytes_per_value)
+    size = psi * b
+    t = collective_time("all_reduce", size, nd, bandwidth=bandwidth, latency=latency)
+    if nd == 1:
+        return 0.0
+    if zero_stage == 3:
+        t += collective_time("all_gather", size, nd, bandwidth=bandwidth, latency=latency)
+    return t
+
+
+@dataclass(frozen=True)
+class LayoutMemory:
+    """Memory of one GPU of a layout ``dp x tp x pp`` (bytes), on its largest stage.
+
+    Attributes
+    ----------
+    dp, tp, pp, zero_stage : int
+        The layout.
+    params_per_gpu : float
+        Parameters held (:func:`params_per_gpu`).
+    model_state : float
+        Weights, gradients and optimizer state of those parameters under ZeRO
+        ``zero_stage`` across ``dp`` ranks.
+    activations : float
+        Stored activations (see :func:`layout_memory`).
+    total : float
+        ``model_state + activations``.
+    """
+
+    dp: int
+    tp: int
+    pp: int
+    zero_stage: int
+    params_per_gpu: float
+    model_state: float
+    activations: float
+    total: float
+
+
+def _activations(cfg: TransformerConfig | None, seq_len: int | None, batch: int,
+                 recompute: str, activation_bytes: float, tp: int, pp: int) -> float:
+    if cfg is None:
+        return activation_bytes / tp
+    # 1F1B: the first stage holds pp micro-batches in flight over its ceil(L/pp) layers
+    held = pp * stage_layers(cfg.layers, pp)
+    if seq_len is None:
+        return activation_bytes / tp * held / cfg.layers
+    per_layer = memory.activation_bytes_per_layer(
+        seq_len=seq_len, batch=batch, hidden=cfg.hidden, heads=cfg.heads, tp=tp,
+        sequence_parallel=tp > 1, recompute=recompute)
+    return held * per_layer
+
+
+def layout_memory(
+    *,
+    n_params: float,
+    n_gpus: int,
+    tp: int = 1,
+    pp: int = 1,
+    zero_stage: int = 0,
+    precision: str = "mixed",
+    optimizer: str = "adam",
+    activation_bytes: float = 0,
+    cfg: TransformerConfig | None = None,
+    batch: int = 1,
+    seq_len: int | None = None,
+    recompute: str = "none",
+) -> LayoutMemory:
+    """Bytes per GPU of a chosen layout: model state plus activations, largest stage.
+
+    ``dp = n_gpus / (tp * pp)`` (it must divide). Model state: the GPU's parameters
+    (:func:`params_per_gpu`) times the bytes per parameter of ``precision`` and
+    ``optimizer``, partitioned by ZeRO ``zero_stage`` over ``dp`` ranks as in
+    :func:`zero_memory_per_gpu`. Activations: with ``cfg`` and ``seq_len``,
+    :func:`gpulesson.memory.activation_bytes_per_layer` (Korthikanti et al. 2022; sequence
+    parallel when ``tp > 1``) for ``pp * ceil(L/pp)`` layers, what the first stage of a
+    1F1B schedule holds with at least ``pp`` micro-batches (Korthikanti et al. 2022,
+    section 4.2.3); otherwise ``activation_bytes / tp`` (scaled the same way when ``cfg``
+    gives the layers).
+
+    Parameters
+    ----------
+    n_params : float
+        Parameters ``Psi``.
+    n_gpus : int
+        GPUs in the layout.
+    tp, pp : int
+        Tensor- and pipeline-parallel degrees; ``tp`` must divide the heads and the hidden
+        size of ``cfg``, ``pp`` be at most its layers.
+    zero_stage : int
+        ZeRO stage across the data-parallel group, 0-3.
+    precision, optimizer : str
+        As in :func:`gpulesson.memory.model_state_bytes`.
+    activation_bytes : float
+        Activation bytes of one micro-batch for the whole model without tensor
+        parallelism, used when ``cfg`` or ``seq_len`` is missing.
+    cfg, batch, seq_len, recompute
+        The model, micro-batch, sequence length and recomputation mode for activations.
+    """
+    psi = v.positive_number("n_params", n_params)
+    n = v.positive_int("n_gpus", n_gpus)
+    t = v.positive_int("tp", tp)
+    p = v.positive_int("pp", pp)
+    if isinstance(zero_stage, bool) or zero_stage not in (0, 1, 2, 3):
+        raise ValueError(f"zero_stage must be 0, 1, 2 or 3, got {zero_stage!r}")
+    if n % (t * p):
+        raise ValueError(f"tp x pp ({t} x {p} = {t * p}) must divide n_gpus ({n})")
+    act_given = v.nonneg_number("activation_bytes", activation_bytes)
+    b = v.positive_int("batch", batch)
+    if seq_len is not None:
+        v.positive_int("seq_len", seq_len)
+    v.choice("recompute", recompute, memory.RECOMPUTE_MODES)
+    if cfg is not None and not isinstance(cfg, TransformerConfig):
+        raise TypeError(f"cfg must be a TransformerConfig or None, got {type(cfg).__name__}")
+    state = memory.model_state_bytes(precision, optimizer)
+    dp = n // (t * p)
+    shard = params_per_gpu(psi, tp=t, pp=p, layers=cfg.layers if cfg else None)
+    model_state = _zero_bytes(shard, state.weights, state.gradients, state.optimizer,
+                              zero_stage, dp)
+    activations = _activations(cfg, seq_len, b, recompute, act_given, t, p)
+    return LayoutMemory(dp=dp, tp=t, pp=p, zero_stage=zero_stage, params_per_gpu=shard,
+                        model_state=model_state, activations=activations,
+                        total=model_state + activations)
+
+
 @dataclass(frozen=True)
 class LayoutRecommendation:
     """The cheapest parallel layout that fits, and why.
@@ -389,6 +610,9 @@ class LayoutRecommendation:
         Whether ``memory_per_gpu <= gpu_memory``.
     reason : str
         One or two sentences a learner can read.
+    params_per_gpu : float
+        Parameters one GPU holds (:func:`params_per_gpu`): the shard whose gradients the
+        data-parallel group synchronises.
     """
 
     name: str
@@ -399,6 +623,7 @@ class LayoutRecommendation:
     memory_per_gpu: float
     fits: bool
     reason: str
+    params_per_gpu: float
 
 
 def _powers_of_two_dividing(n: int, limit: int) -> list[int]:
@@ -434,8 +659,13 @@ def recommend_layout(
     3. tensor parallel inside a node (``tp`` = 2, 4, ... up to ``gpus_per_node``), with
        ZeRO-1 across the data-parallel groups (Megatron-LM's distributed optimizer); it
        needs fast intra-node links and divides weights and activations by ``tp``;
-    4. pipeline parallel across nodes on top of a full node of tensor parallelism (adds
-       a bubble; first-stage activations do not shrink with 1F1B, Korthikanti et al.).
+    4. pipeline parallel across nodes on top of a full node of tensor parallelism, the
+       fewest stages first (adds a bubble; first-stage activations do not shrink with
+       1F1B, Korthikanti et al.). Any ``pp`` dividing ``n_gpus / tp`` is tried, up to
+       the number of layers: stages may hold unequal numbers of layers, and the largest,
+       ``ceil(L/pp)`` layers, sets the memory (Llama 3 405B: 126 layers on 16 stages).
+
+    Memory per GPU is :func:`layout_memory`.
 
     Parameters
     ----------
@@ -455,8 +685,8 @@ def recommend_layout(
         with :func:`gpulesson.memory.activation_bytes_per_layer` (sequence parallel when
         ``tp > 1``).
     cfg : TransformerConfig, optional
-        The model; also restricts ``tp`` to divisors of its heads and ``pp`` to divisors
-        of its layers.
+        The model; also restricts ``tp`` to divisors of its heads and ``pp`` to at most
+        its layers.
     batch, seq_len, recompute
         Micro-batch size, sequence length and recomputation mode for the activations.
     """
@@ -473,33 +703,25 @@ def recommend_layout(
         raise TypeError(f"cfg must be a TransformerConfig or None, got {type(cfg).__name__}")
     state = memory.model_state_bytes(precision, optimizer)
     w, g, k = state.weights, state.gradients, state.optimizer
-
-    def activations(tp: int) -> float:
-        if cfg is not None and seq_len is not None:
-            per_layer = memory.activation_bytes_per_layer(
-                seq_len=seq_len, batch=b, hidden=cfg.hidden, heads=cfg.heads, tp=tp,
-                sequence_parallel=tp > 1, recompute=recompute,
-            )
-            return cfg.layers * per_layer
-        return act_given / tp
-
-    def per_gpu(dp: int, tp: int, pp: int, stage: int) -> float:
-        return _zero_bytes(psi / (tp * pp), w, g, k, stage, dp) + activations(tp)
+    common = dict(n_params=psi, n_gpus=n, precision=precision, optimizer=optimizer,
+                  activation_bytes=act_given, cfg=cfg, batch=b, seq_len=seq_len,
+                  recompute=recompute)
 
     fmt = units.format_bytes
     cap = fmt(mem)
     tried: list[LayoutRecommendation] = []
 
-    def candidate(name: str, dp: int, tp: int, pp: int, stage: int, why: str) -> bool:
-        need = per_gpu(dp, tp, pp, stage)
-        ok = need <= mem
-        tried.append(LayoutRecommendation(name=name, dp=dp, tp=tp, pp=pp, zero_stage=stage,
-                                          memory_per_gpu=need, fits=ok, reason=why.format(
-                                              need=fmt(need), cap=cap)))
+    def candidate(name: str, tp: int, pp: int, stage: int, why: str) -> bool:
+        lay = layout_memory(tp=tp, pp=pp, zero_stage=stage, **common)  # type: ignore[arg-type]
+        ok = lay.total <= mem
+        tried.append(LayoutRecommendation(
+            name=name, dp=lay.dp, tp=tp, pp=pp, zero_stage=stage, memory_per_gpu=lay.total,
+            fits=ok, reason=why.format(need=fmt(lay.total), cap=cap),
+            params_per_gpu=lay.params_per_gpu))
         return ok
 
     full_state = fmt((w + g + k) * psi)
-    if candidate("data parallel", n, 1, 1, 0,
+    if candidate("data parallel", 1, 1, 0,
                  "Plain data parallelism fits: every GPU keeps the whole training state "
                  f"({full_state} of model state) plus activations, {{need}} of {{cap}}; it "
                  "has the least communication (one gradient all-reduce per step)."):
@@ -513,7 +735,7 @@ def recommend_layout(
         for stage in (1, 2, 3):
             traffic = ("the same traffic as data parallelism" if stage < 3
                        else "1.5x the traffic of data parallelism")
-            if candidate(f"ZeRO-{stage}", n, 1, 1, stage,
+            if candidate(f"ZeRO-{stage}", 1, 1, stage,
                          f"Data parallelism does not fit ({full_state} of model state per "
                          f"GPU). ZeRO-{stage} ({notes[stage]} over {n} GPUs) needs {{need}} "
                          f"of {{cap}}, with {traffic}."):
@@ -524,7 +746,7 @@ def recommend_layout(
     for tp in tps:
         dp = n // tp
         zero = " + ZeRO-1" if dp > 1 else ""
-        if candidate(f"tensor parallel (tp={tp}){zero}", dp, tp, 1, 1 if dp > 1 else 0,
+        if candidate(f"tensor parallel (tp={tp}){zero}", tp, 1, 1 if dp > 1 else 0,
                      f"Sharding over data parallelism alone does not fit. Tensor parallelism "
                      f"over {tp} GPUs of a node splits weights and activations"
                      + (f", with ZeRO-1 across {dp} data-parallel groups" if dp > 1 else "")
@@ -532,19 +754,21 @@ def recommend_layout(
                      "node's fast links (NVLink)."):
             return tried[-1]
     tp = tps[-1] if tps else 1
-    layers_ok = (lambda q: cfg.layers % q == 0) if cfg else (lambda q: True)
     rest = n // tp
-    for pp in [q for q in range(2, rest + 1) if rest % q == 0 and layers_ok(q)]:
+    most = min(rest, cfg.layers) if cfg else rest
+    for pp in [q for q in range(2, most + 1) if rest % q == 0]:
         dp = rest // pp
         zero = " + ZeRO-1" if dp > 1 else ""
-        if candidate(f"tensor (tp={tp}) + pipeline (pp={pp}) parallel{zero}", dp, tp, pp,
+        stages = (f"at most {stage_layers(cfg.layers, pp)} of the {cfg.layers} layers per "
+                  "stage, " if cfg else "")
+        if candidate(f"tensor (tp={tp}) + pipeline (pp={pp}) parallel{zero}", tp, pp,
                      1 if dp > 1 else 0,
                      f"Tensor parallelism within a node is not enough. Adding {pp} pipeline "
-                     f"stages across nodes (tp={tp}, dp={dp}) brings it to {{need}} of {{cap}}; "
-                     "the pipeline costs a bubble of (pp-1)/microbatches."):
+                     f"stages across nodes ({stages}tp={tp}, dp={dp}) brings it to {{need}} "
+                     "of {cap}; the pipeline costs a bubble of (pp-1)/microbatches."):
             return tried[-1]
     best = min(tried, key=lambda r: r.memory_per_gpu)
-    total = (w + g + k) * psi + activations(1)
+    total = (w + g + k) * psi + _activations(cfg, seq_len, b, recompute, act_given, 1, 1)
     short = memory.gpus_needed(total, mem)
     reason = (f"Nothing fits on {n} GPUs of {cap}: the most sharded layout tried ({best.name}, "
               f"dp={best.dp}, tp={best.tp}, pp={best.pp}) still needs {fmt(best.memory_per_gpu)} "
@@ -553,4 +777,4 @@ def recommend_layout(
               "micro-batch.")
     return LayoutRecommendation(name=best.name, dp=best.dp, tp=best.tp, pp=best.pp,
                                 zero_stage=best.zero_stage, memory_per_gpu=best.memory_per_gpu,
-                                fits=False, reason=reason)
+                                fits=False, reason=reason, params_per_gpu=best.params_per_gpu)

@@ -47,6 +47,7 @@ __all__ = [
     "mfu",
     "training_days",
     "training_flops",
+    "tokens_per_second",
     "training_time",
     "utilization",
 ]
@@ -221,6 +222,33 @@ def training_time(total_flops: float, n_devices: int, peak_flops: float, mfu: fl
     p = v.positive_number("peak_flops", peak_flops)
     u = v.fraction("mfu", mfu, allow_zero=False)
     return f / (n * p * u)
+
+
+def tokens_per_second(*, n_devices: int, peak_flops: float, mfu: float,
+                      flops_per_token: float) -> float:
+    """Training throughput implied by an MFU: ``n_devices * peak_flops * mfu / flops_per_token``.
+
+    :func:`mfu` solved for the tokens per second (PaLM, Chowdhery et al. 2022, appendix B):
+    PaLM 540B's 46.2 % MFU on 6,144 TPU v4 chips of 275 TFLOP/s, at
+    ``6N + 12LHQT`` = 3.27e12 FLOPs per token, is 238.3K tokens/s, the throughput the paper
+    reports. Use the dense peak and the model FLOPs per token (:func:`flops_per_token`).
+
+    Parameters
+    ----------
+    n_devices : int
+        GPUs (or accelerators) training together.
+    peak_flops : float
+        Dense peak FLOP/s of one device in the training precision.
+    mfu : float
+        Model FLOPs utilisation, in (0, 1]: an assumption unless measured.
+    flops_per_token : float
+        Model training FLOPs per token (``6N``, plus the attention term if counted).
+    """
+    n = v.positive_int("n_devices", n_devices)
+    p = v.positive_number("peak_flops", peak_flops)
+    u = v.fraction("mfu", mfu, allow_zero=False)
+    f = v.positive_number("flops_per_token", flops_per_token)
+    return n * p * u / f
 
 
 def training_days(total_flops: float, n_devices: int, peak_flops: float, mfu: float) -> float:

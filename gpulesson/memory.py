@@ -32,7 +32,17 @@ The ``5*a*s/h`` term is the attention score matrices (``QK^T``, softmax, its dro
 that grow with ``s^2``; selective recomputation recomputes exactly those. For GPT-3
 (``a = 96``, ``s = 2048``, ``h = 12288``) it is 80, larger than the 34.
 
-Taught in: ``notebooks/memory_what_fits.ipynb``.
+LoRA: frozen weights plus low-rank adapters (Hu et al. 2021, *LoRA*, sections 4 and 5)
+---------------------------------------------------------------------------------------
+LoRA freezes a weight matrix ``W`` (``d_in x d_out``) and trains ``B A`` beside it, with
+``A`` of ``d_in x r`` and ``B`` of ``r x d_out``: ``r * (d_in + d_out)`` trainable
+parameters per adapted matrix, ``2 * r * d`` for a square one. The paper adapts the query
+and value projections; GPT-3 175B (96 layers, d = 12,288) at ``r = 8`` has 37.7M trainable
+parameters. The frozen weights need no gradients and no optimizer state: training memory is
+the base weights at their storage precision, the adapters' full training state, and the
+activations (:func:`lora_params`, :func:`lora_training_memory`).
+
+Taught in: ``notebooks/memory_what_fits.ipynb`` (LoRA: ``notebooks/planning_dashboard.ipynb``).
 """
 
 from __future__ import annotations
@@ -47,11 +57,13 @@ from gpulesson import _validate as v
 from gpulesson.transformer import TransformerConfig, param_count
 
 __all__ = [
+    "LORA_TARGETS",
     "OPTIMIZERS",
     "PRECISION_BYTES",
     "RECOMPUTE_MODES",
     "TRAINING_PRECISIONS",
     "InferenceMemory",
+    "LoraMemory",
     "MemoryBreakdown",
     "ModelStateBytes",
     "activation_bytes_per_layer",
@@ -60,6 +72,8 @@ __all__ = [
     "gpus_needed",
     "headroom",
     "inference_memory",
+    "lora_params",
+    "lora_training_memory",
     "model_state_bytes",
     "precision_bytes",
     "training_memory",
@@ -356,3 +370,146 @@ def gpus_needed(bytes_needed: float, memory_per_gpu: float) -> int:
     need = v.nonneg_number("bytes_needed", bytes_needed)
     mem = v.positive_number("memory_per_gpu", memory_per_gpu)
     return math.ceil(Fraction(need) / Fraction(mem))
+
+
+#: Weight matrices LoRA can adapt in each layer: attention q, k, v, o and the MLP's
+#: gate (SwiGLU only), up and down projections.
+LORA_TARGETS = ("q", "k", "v", "o", "gate", "up", "down")
+
+
+def _lora_shapes(cfg: TransformerConfig) -> dict[str, tuple[int, int]]:
+    """(d_in, d_out) of each adaptable matrix of one layer."""
+    d, q, kv, f = cfg.hidden, cfg.q_dim, cfg.kv_dim, cfg.ffn
+    shapes = {"q": (d, q), "k": (d, kv), "v": (d, kv), "o": (q, d), "up": (d, f),
+              "down": (f, d)}
+    if cfg.gated_mlp:
+        shapes["gate"] = (d, f)
+    return shapes  # type: ignore[return-value]
+
+
+def lora_params(cfg: TransformerConfig, *, rank: int,
+                targets: tuple[str, ...] | list[str] = ("q", "v")) -> int:
+    """Trainable parameters of LoRA adapters: ``layers * sum r * (d_in + d_out)``.
+
+    Hu et al. 2021: each adapted matrix ``W`` (``d_in x d_out``) gets ``A`` (``d_in x r``)
+    and ``B`` (``r x d_out``); for square matrices that is the paper's
+    ``|Theta| = 2 * L_hat * d_model * r`` over ``L_hat`` adapted matrices. With
+    grouped-query attention the k and v projections are ``d x kv_heads*head_dim``.
+    GPT-3 175B, q and v, ``r = 8``: 37.7M (the paper's Table 4); ``r = 4``: 18.9M.
+
+    Parameters
+    ----------
+    cfg : TransformerConfig
+        The model (``transformer.preset``).
+    rank : int
+        ``r``, at most the smaller side of every adapted matrix.
+    targets : sequence of str
+        Matrices adapted in every layer, from :data:`LORA_TARGETS` (``"gate"`` only for
+        gated MLPs). Default: the paper's ``("q", "v")``.
+    """
+    if not isinstance(cfg, TransformerConfig):
+        raise TypeError(f"cfg must be a TransformerConfig (see transformer.preset), got "
+                        f"{type(cfg).__name__}")
+    r = v.positive_int("rank", rank)
+    if isinstance(targets, str) or not isinstance(targets, (tuple, list)) or not targets:
+        raise TypeError(f"targets must be a non-empty tuple of names from {list(LORA_TARGETS)}, "
+                        f"got {targets!r}")
+    names = [v.choice("targets", t, LORA_TARGETS) for t in targets]
+    if len(set(names)) != len(names):
+        raise ValueError(f"targets must not repeat a matrix, got {list(names)}")
+    shapes = _lora_shapes(cfg)
+    per_layer = 0
+    for name in names:
+        if name not in shapes:
+            raise ValueError("targets: 'gate' exists only in a gated (SwiGLU) MLP; this model's "
+                             "MLP has two matrices, 'up' and 'down'")
+        d_in, d_out = shapes[name]
+        if r > min(d_in, d_out):
+            raise ValueError(f"rank must be at most {min(d_in, d_out)} (the smaller side of "
+                             f"the {name!r} matrix, {d_in} x {d_out}), got {r}")
+        per_layer += r * (d_in + d_out)
+    return cfg.layers * per_layer
+
+
+@dataclass(frozen=True)
+class LoraMemory:
+    """Memory to fine-tune with LoRA (bytes), one GPU, no sharding.
+
+    Attributes
+    ----------
+    trainable_params : int
+        Adapter parameters (:func:`lora_params`).
+    base_weights : float
+        The frozen weights at their storage precision.
+    adapter_weights, adapter_gradients, adapter_optimizer : float
+        The adapters' training state (``optimizer`` includes a master copy, as in
+        :func:`model_state_bytes`).
+    activations : float
+        Stored activations of one micro-batch.
+    total : float
+        Sum of the five.
+    """
+
+    trainable_params: int
+    base_weights: float
+    adapter_weights: float
+    adapter_gradients: float
+    adapter_optimizer: float
+    activations: float
+    total: float
+
+
+def lora_training_memory(
+    cfg: TransformerConfig,
+    *,
+    rank: int,
+    batch: int,
+    seq_len: int,
+    targets: tuple[str, ...] | list[str] = ("q", "v"),
+    base_precision: str = "bf16",
+    precision: str = "mixed",
+    optimizer: str = "adam",
+    recompute: str = "none",
+) -> LoraMemory:
+    """Training memory with LoRA: frozen base weights + adapters' state + activations.
+
+    * Base weights: ``param_count(cfg) * precision_bytes(base_precision)``, no gradients
+      and no optimizer state (Hu et al. 2021, section 4.2: GPT-3 175B fine-tunes in
+      350 GB of weights instead of 1.2 TB). A 4-bit base (``"int4"``) is the QLoRA idea.
+    * Adapters: :func:`lora_params` times :func:`model_state_bytes` of ``precision`` and
+      ``optimizer`` (16 bytes for mixed-precision Adam).
+    * Activations: ``layers * activation_bytes_per_layer(...)`` as for full training
+      (Korthikanti et al. 2022), an upper bound: the gradient must still flow back through
+      every frozen layer to reach the adapters below, so the nonlinearities keep their
+      inputs; a framework may drop the inputs of frozen matrices that have no adapter.
+      The adapters' own ``r``-wide activations are negligible and left out.
+
+    Parameters
+    ----------
+    cfg : TransformerConfig
+        The model.
+    rank, targets
+        As in :func:`lora_params`.
+    batch, seq_len : int
+        Micro-batch size and sequence length.
+    base_precision : str
+        Storage of the frozen weights (``"bf16"``, ``"int8"``, ``"int4"`` ...).
+    precision, optimizer : str
+        Training precision and optimizer of the adapters (:func:`model_state_bytes`).
+    recompute : str
+        ``"none"``, ``"selective"`` or ``"full"`` (:func:`activation_bytes_per_layer`).
+    """
+    trainable = lora_params(cfg, rank=rank, targets=targets)
+    b = v.positive_int("batch", batch)
+    s = v.positive_int("seq_len", seq_len)
+    base = weight_bytes(param_count(cfg), precision=base_precision)
+    state = model_state_bytes(precision, optimizer)
+    per_layer = activation_bytes_per_layer(seq_len=s, batch=b, hidden=cfg.hidden,
+                                           heads=cfg.heads, recompute=recompute)
+    activations = cfg.layers * per_layer
+    w = trainable * state.weights
+    g = trainable * state.gradients
+    o = trainable * state.optimizer
+    return LoraMemory(trainable_params=trainable, base_weights=base, adapter_weights=w,
+                      adapter_gradients=g, adapter_optimizer=o, activations=activations,
+                      total=base + w + g + o + activations)

@@ -247,20 +247,38 @@ def o_planning(a):
         gpus_per_node=a["gpus_per_node"], precision=a["precision"],
         optimizer=a["optimizer"], cfg=cfg, batch=a["batch"], seq_len=a["seq_len"],
         recompute=a["recompute"])
+    if a["layout"] == "manual":
+        m = distributed.layout_memory(
+            n_params=n, n_gpus=a["n_gpus"], tp=a["tp"], pp=a["pp"], zero_stage=a["zero_stage"],
+            precision=a["precision"], optimizer=a["optimizer"], cfg=cfg, batch=a["batch"],
+            seq_len=a["seq_len"], recompute=a["recompute"])
+        used = (m.dp, m.tp, m.pp, m.zero_stage, m.total, m.params_per_gpu,
+                memory.fits(m.total, a["gpu_memory"]))
+    else:
+        used = (lay.dp, lay.tp, lay.pp, lay.zero_stage, lay.memory_per_gpu, lay.params_per_gpu,
+                lay.fits)
+    dp, tp, pp, stage, need, shard, fits = used
     total = flops.training_flops(n, a["tokens"])
     step = flops.training_time(flops.training_flops(n, a["step_tokens"]), a["n_gpus"],
                                a["peak_flops"], a["mfu"])
-    grads = memory.weight_bytes(n / (lay.tp * lay.pp), precision=a["grad_dtype"])
-    comm = distributed.collective_time("all_reduce", grads, lay.dp, bandwidth=a["bandwidth"],
-                                       latency=a["latency"])
+    comm = distributed.data_parallel_sync_time(
+        shard, dp=dp, zero_stage=stage, bytes_per_value=memory.PRECISION_BYTES[a["grad_dtype"]],
+        bandwidth=a["bandwidth"], latency=a["latency"])
     eff = distributed.scaling_efficiency(step, comm, a["overlap"])
-    word = ("memory" if not lay.fits else "communication" if eff < 0.5 else "compute")
+    word = ("memory" if not fits else "communication" if eff < 0.5 else "compute")
+    seconds = flops.training_time(total, a["n_gpus"], a["peak_flops"], a["mfu"])
     return {"n_params": n, "layout": lay.name,
-            "degrees": f"dp {lay.dp} × tp {lay.tp} × pp {lay.pp}, ZeRO stage {lay.zero_stage}",
-            "memory_per_gpu": lay.memory_per_gpu, "fits": lay.fits, "reason": lay.reason,
-            "total_flops": total, "step_compute": step, "comm_time": comm,
-            "efficiency": eff, "bottleneck": word,
-            "time": flops.training_time(total, a["n_gpus"], a["peak_flops"], a["mfu"])}
+            "degrees": f"dp {dp} × tp {tp} × pp {pp}, ZeRO stage {stage}",
+            "memory_per_gpu": need, "fits": fits, "reason": lay.reason,
+            "total_flops": total,
+            "tokens_per_second": flops.tokens_per_second(
+                n_devices=a["n_gpus"], peak_flops=a["peak_flops"], mfu=a["mfu"],
+                flops_per_token=flops.flops_per_token(n)),
+            "step_compute": step, "comm_time": comm,
+            "efficiency": eff, "bottleneck": word, "time": seconds,
+            "gpu_hours": cost.gpu_hours(gpus=a["n_gpus"], seconds=seconds),
+            "cost": cost.run_cost(usd_per_gpu_hour=a["usd_per_gpu_hour"], gpus=a["n_gpus"],
+                                  seconds=seconds)}
 
 
 ORACLES = {name[2:]: fn for name, fn in globals().items() if name.startswith("o_")}
@@ -279,6 +297,7 @@ ARCH = {"hidden", "layers", "heads", "kv_heads", "head_dim", "ffn", "vocab",
 #: needlessly huge work (the refusals themselves are still checked below).
 NARROW = {
     "tp": st.sampled_from([1, 2, 4, 8, 3]),
+    "pp": st.sampled_from([1, 2, 4, 16, 3]),
     "stages": st.integers(1, 8),
     "microbatches": st.integers(1, 32),
     "n_gpus": st.sampled_from([1, 2, 8, 64, 512, 3, 12]),
