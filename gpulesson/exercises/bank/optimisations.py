@@ -274,7 +274,7 @@ merge_softmax_states = CodeExercise(
                 lambda i: (lambda m: i["l_a"] * math.exp(m - i["m_a"])
                            + i["l_b"] * math.exp(m - i["m_b"]))(max(i["m_a"], i["m_b"]))),
         Mistake("smaller_maximum",
-                "You rescaled both sums to the *smaller* of the two maxima. Use the larger "
+                "You rescaled both sums to the **smaller** of the two maxima. Use the larger "
                 "one, m = max(m_a, m_b), so that every factor exp(m_part − m) is at most 1 "
                 "and nothing can overflow.",
                 lambda i: (lambda m: i["l_a"] * math.exp(i["m_a"] - m)
@@ -432,7 +432,7 @@ recompute_flops = NumericExercise(
     question=(
         "Training {model_name} ({params} parameters) on {tokens_text} tokens costs about "
         "6·N·D = {step}. With full activation recomputation (every layer's activations "
-        "recomputed once in the backward pass), how many *extra* FLOPs does the run "
+        "recomputed once in the backward pass), how many **extra** FLOPs does the run "
         "execute? Ignore the attention-score term."
     ),
     hints=("Of the 6N FLOPs per token, how many are the forward pass?",
@@ -487,7 +487,7 @@ smallest_normal = NumericExercise(
     question=(
         "{prec} has {e_bits} exponent bits and {f_bits} fraction bits (IEEE 754 layout: the "
         "exponent field's all-zeros and all-ones patterns are reserved for zero/subnormals "
-        "and infinity/NaN). What is the smallest positive *normal* {prec} number?"
+        "and infinity/NaN). What is the smallest positive **normal** {prec} number?"
     ),
     hints=("The exponent bias is 2^(e−1) − 1 = {bias}; the smallest usable stored exponent "
            "is 1.",
@@ -503,7 +503,7 @@ smallest_normal = NumericExercise(
     derived=_fmt_derived,
     mistakes=(
         Mistake("subnormal",
-                "That is the smallest *subnormal* number ({sub}). Normal numbers stop at "
+                "That is the smallest **subnormal** number ({sub}). Normal numbers stop at "
                 "2^(1 − bias), where the leading 1 bit is still implicit.",
                 lambda p: float_format(p["fmt"]).smallest_subnormal),
         Mistake("epsilon",
@@ -575,7 +575,7 @@ tiny_gradient = ChoiceExercise(
     derived=_keeps_derived,
     mistakes=(
         Mistake("precision_for_range",
-                "FP16 has more fraction bits than BF16, so it is more *precise*, but "
+                "FP16 has more fraction bits than BF16, so it is more **precise**, but "
                 "precision is not range: with 5 exponent bits FP16 cannot go below about "
                 "{fp16_sub}, while BF16 reaches {bf16_normal}.",
                 lambda p: "fp16"),
@@ -624,7 +624,7 @@ model_state_saving = ChoiceExercise(
     question=(
         "Training with Adam, you switch from FP32 to mixed precision (BF16 weights and "
         "gradients for the arithmetic, FP32 master weights and Adam moments). How much "
-        "*model-state* memory (weights, gradients, optimiser state; not activations) does "
+        "**model-state** memory (weights, gradients, optimiser state; not activations) does "
         "that save per parameter?"
     ),
     options=_SAVINGS,
