@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gpulesson import units
@@ -1759,7 +1759,11 @@ CALCULATORS._add(Calculator(
         *_model_inputs("llama-2-7b"),
         _dtype_input(),
         _gpu_input("H100 SXM", memory="gpu_memory", peak="peak_flops"),
-        _memory_input(), _peak_input(),
+        _memory_input(),
+        # down to 1 GFLOP/s: a CPU's measured rate (gpulesson.machine) is a valid "GPU" here
+        replace(_peak_input(), min=0.001,
+                help="Dense peak for the chosen precision (not the 2:4-sparse headline), or "
+                     "a measured rate: gpulesson.machine.this_machine() for this computer."),
         Input("n_gpus", "GPUs", "integer", 64, 1, 100_000, 1),
         Input("gpus_per_node", "GPUs per node", "integer", 8, 1, 72, 1,
               help="GPUs sharing NVLink: the largest tensor-parallel size considered."),

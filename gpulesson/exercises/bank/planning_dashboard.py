@@ -1,0 +1,657 @@
+"""Exercises of lesson 9, *Plan It: the GPU Planning Dashboard*
+(``exercises/planning_dashboard.ipynb``).
+
+They practise each link of a training plan: the throughput an assumed MFU implies, the
+cost of a run, the model state per GPU of a layout with uneven pipeline stages, reading the
+bottleneck of a plan, LoRA's trainable parameters and training memory, the cost of a token
+at the traffic actually served, a plan written as code, and a prediction of what the
+learner's own machine would take for a 7B fine-tune.
+
+Every answer and every figure in a worked solution comes from the calculators
+(:mod:`gpulesson.flops`, :mod:`gpulesson.cost`, :mod:`gpulesson.distributed`,
+:mod:`gpulesson.memory`, the registry entry ``planning``). Standard library only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from gpulesson import (
+    calculators,
+    cost,
+    distributed,
+    flops,
+    hardware,
+    memory,
+    transformer,
+    units,
+)
+from gpulesson.calculators import MODEL_LABELS
+from gpulesson.exercises.core import (
+    ChoiceExercise,
+    CodeExercise,
+    Mistake,
+    NumericExercise,
+    PredictExercise,
+    format_number,
+)
+from gpulesson.exercises.mistakes import used_sparse_peak
+
+LESSON = "planning_dashboard"
+TITLE = "Plan It: the GPU Planning Dashboard"
+
+P = Mapping[str, Any]
+SECONDS_PER_DAY = 86_400  # a unit conversion: traffic per day to tokens per second
+
+_TOKENS_S = {"tokens/s": 1, "tok/s": 1, "k tokens/s": 1e3, "m tokens/s": 1e6,
+             "million tokens/s": 1e6}
+_PARAMS = {"parameters": 1, "params": 1, "m parameters": 1e6, "million parameters": 1e6,
+           "million": 1e6, "m": 1e6}
+
+
+def _sci(value: float, digits: int = 3) -> str:
+    """8.4e22 -> '8.40e22' (papers' notation, no '+')."""
+    mantissa, exponent = f"{value:.{digits - 1}e}".split("e")
+    return f"{mantissa}e{int(exponent)}"
+
+
+def _pct(fraction: float) -> str:
+    return f"{format_number(100 * fraction, 3)}%"
+
+
+def _billions(n: float) -> str:
+    return f"{format_number(n / 1e9, 3)}B"
+
+
+def _peak(p: P) -> float:
+    return hardware.gpu(p["gpu"]).dense("bf16")
+
+
+def _usd(amount: float) -> str:
+    return units.format_usd(amount)
+
+
+# ---------------------------------------------------------------------------------------
+# 1. Throughput from an assumed MFU
+
+def _tps(p: P, *, per_token: float | None = None, gpus: int | None = None,
+         mfu: float | None = None, peak: float | None = None) -> float:
+    return flops.tokens_per_second(
+        n_devices=gpus or p["gpus"], peak_flops=peak or _peak(p), mfu=mfu or p["mfu"],
+        flops_per_token=per_token or flops.flops_per_token(p["n_params"]))
+
+
+def _tps_derived(p: P) -> dict[str, Any]:
+    return {"model": _billions(p["n_params"]), "gpus_text": f"{p['gpus']:,}",
+            "mfu_pct": _pct(p["mfu"]), "dense": units.format_flop_rate(_peak(p)),
+            "sustained": units.format_flop_rate(p["gpus"] * _peak(p) * p["mfu"]),
+            "per_token": _sci(flops.flops_per_token(p["n_params"])),
+            "per_gpu": f"{_tps(p) / p['gpus']:,.0f}"}
+
+
+throughput_from_mfu = NumericExercise(
+    lesson=LESSON, number=1, title="Throughput at an assumed MFU",
+    question=(
+        "A plan trains a {model}-parameter model on {gpus_text} {gpu} GPUs in BF16 (dense "
+        "peak {dense} each) and assumes {mfu_pct} MFU. How many tokens per second does the "
+        "whole cluster process? Count 6N FLOPs per token."
+    ),
+    hints=(
+        "MFU = tokens/s × FLOPs per token ÷ (GPUs × peak). Solve it for tokens/s.",
+        "The cluster sustains GPUs × dense peak × MFU FLOP/s; each token needs 6N of them.",
+    ),
+    solution=(
+        "The cluster sustains {gpus_text} × {dense} × {mfu_pct} = {sustained}. Each token "
+        "needs 6N = {per_token} FLOPs, so it processes **{answer}**, {per_gpu} tokens/s per "
+        "GPU (`flops.tokens_per_second`)."
+    ),
+    answer=lambda p: _tps(p),
+    derived=_tps_derived,
+    mistakes=(
+        Mistake("forgot_mfu", "That is the throughput at 100% of the peak. The plan assumes "
+                "{mfu_pct}: multiply by it.", lambda p: _tps(p, mfu=1.0)),
+        Mistake("inference_flops", "You counted 2N FLOPs per token, the forward pass only. "
+                "Training also runs the backward pass: 6N per token.",
+                lambda p: _tps(p, per_token=2 * p["n_params"])),
+        Mistake("per_gpu", "That is one GPU's share. The question asks for the whole "
+                "cluster: multiply by the {gpus_text} GPUs.", lambda p: _tps(p, gpus=1)),
+        used_sparse_peak(lambda p: _tps(p, peak=hardware.gpu(p["gpu"]).sparse_flops["bf16"])),
+    ),
+    defaults={"n_params": 7e9, "gpu": "H100 SXM", "gpus": 64, "mfu": 0.40},
+    sample=lambda rng: {"n_params": rng.choice([1e9, 7e9, 8e9, 13e9, 70e9]),
+                        "gpu": rng.choice(["A100 80GB", "H100 SXM", "B200"]),
+                        "gpus": rng.choice([8, 64, 256, 512, 2048]),
+                        "mfu": rng.choice([0.35, 0.38, 0.40, 0.42, 0.45])},
+    dimension="tokens/s", unit="tokens/s", extra_units=_TOKENS_S, rtol=0.02, digits=3,
+)
+
+
+# ---------------------------------------------------------------------------------------
+# 2. The cost of a training run
+
+def _seconds(p: P, *, mfu: float | None = None, peak: float | None = None) -> float:
+    return flops.training_time(flops.training_flops(p["n_params"], p["tokens"]), p["gpus"],
+                               peak or _peak(p), mfu or p["mfu"])
+
+
+def _run_cost(p: P, *, gpus: int | None = None, seconds: float | None = None) -> float:
+    return cost.run_cost(usd_per_gpu_hour=p["price"], gpus=gpus or p["gpus"],
+                         seconds=seconds if seconds is not None else _seconds(p))
+
+
+def _cost_derived(p: P) -> dict[str, Any]:
+    s = _seconds(p)
+    return {"model": _billions(p["n_params"]),
+            "data": f"{format_number(p['tokens'] / 1e12, 3)}T",
+            "gpus_text": f"{p['gpus']:,}", "mfu_pct": _pct(p["mfu"]),
+            "price_text": f"${format_number(p['price'], 4)}",
+            "flops_text": _sci(flops.training_flops(p["n_params"], p["tokens"])),
+            "days": format_number(s / SECONDS_PER_DAY, 3),
+            "gpu_hours": f"{cost.gpu_hours(gpus=p['gpus'], seconds=s):,.0f}"}
+
+
+run_cost_exercise = NumericExercise(
+    lesson=LESSON, number=2, title="What the run costs",
+    question=(
+        "The team pretrains a {model}-parameter model on {data} tokens on {gpus_text} {gpu} "
+        "GPUs (BF16) at an assumed {mfu_pct} MFU, renting them at {price_text} per "
+        "GPU-hour. What does the run cost, in dollars?"
+    ),
+    hints=(
+        "First the time: 6·N·D FLOPs ÷ (GPUs × dense peak × MFU).",
+        "Then GPU-hours = GPUs × hours, and cost = price × GPU-hours.",
+    ),
+    solution=(
+        "6·N·D = {flops_text} FLOPs take {days} days on {gpus_text} GPUs at {mfu_pct} MFU: "
+        "{gpu_hours} GPU-hours (`cost.gpu_hours`), at {price_text} each **{answer}** "
+        "(`cost.run_cost`). At a fixed MFU the number of GPUs changes the days, not the "
+        "GPU-hours or the bill."
+    ),
+    answer=lambda p: _run_cost(p),
+    derived=_cost_derived,
+    mistakes=(
+        Mistake("forgot_gpus", "That is the price of one GPU for the run's wall-clock time. "
+                "You rent {gpus_text} GPUs: multiply by them (GPU-hours = GPUs × hours).",
+                lambda p: _run_cost(p, gpus=1)),
+        Mistake("forgot_mfu", "That is the cost at 100% of the peak. At {mfu_pct} MFU the "
+                "run takes longer and costs more: divide by the MFU.",
+                lambda p: _run_cost(p, seconds=_seconds(p, mfu=1.0))),
+        Mistake("days_as_hours", "You multiplied the price per hour by the number of "
+                "*days*. Convert to hours first (× 24).",
+                lambda p: _run_cost(p, seconds=_seconds(p) / 24)),
+        used_sparse_peak(lambda p: _run_cost(
+            p, seconds=_seconds(p, peak=hardware.gpu(p["gpu"]).sparse_flops["bf16"]))),
+    ),
+    defaults={"n_params": 7e9, "tokens": 2e12, "gpu": "H100 SXM", "gpus": 512,
+              "mfu": 0.40, "price": 2.0},
+    sample=lambda rng: {"n_params": rng.choice([7e9, 8e9, 13e9, 70e9]),
+                        "tokens": rng.choice([1e12, 2e12, 15e12]),
+                        "gpu": rng.choice(["A100 80GB", "H100 SXM"]),
+                        "gpus": rng.choice([256, 512, 2048, 4096]),
+                        "mfu": rng.choice([0.35, 0.40, 0.45]),
+                        "price": rng.choice([2.0, 2.5, 4.0, 12.29])},
+    dimension="usd", unit="USD", rtol=0.02, digits=3,
+)
+
+
+# ---------------------------------------------------------------------------------------
+# 3. Model state per GPU with uneven pipeline stages
+
+#: (model, tp, pp, dp): pipeline sizes that do not divide the layers, so the largest
+#: stage holds noticeably more than layers / pp.
+_UNEVEN = (("llama-3.1-405b", 8, 20, 8), ("llama-3.1-405b", 8, 24, 4),
+           ("llama-3.1-405b", 8, 40, 4), ("llama-2-70b", 8, 24, 8),
+           ("llama-3-70b", 8, 48, 4), ("gpt3-175b", 8, 40, 8), ("gpt3-175b", 8, 64, 16))
+
+
+def _cfg(p: P) -> transformer.TransformerConfig:
+    return transformer.preset(p["model"])
+
+
+def _state(p: P, *, stage: int = 1, layers: bool = True, tp: int | None = None) -> float:
+    cfg = _cfg(p)
+    t = tp or p["tp"]
+    if layers:
+        return distributed.layout_memory(
+            n_params=transformer.param_count(cfg), n_gpus=t * p["pp"] * p["dp"], tp=t,
+            pp=p["pp"], zero_stage=stage, cfg=cfg).model_state
+    # the same layout with the layers split evenly (no cfg): N / (tp * pp) per GPU
+    return distributed.layout_memory(n_params=transformer.param_count(cfg),
+                                     n_gpus=t * p["pp"] * p["dp"], tp=t, pp=p["pp"],
+                                     zero_stage=stage).model_state
+
+
+def _state_derived(p: P) -> dict[str, Any]:
+    cfg = _cfg(p)
+    n = transformer.param_count(cfg)
+    share = distributed.params_per_gpu(n, tp=p["tp"], pp=p["pp"], layers=cfg.layers)
+    return {"model_label": MODEL_LABELS.get(p["model"], p["model"]), "layers": cfg.layers,
+            "n_text": _billions(n), "gpus_text": f"{p['tp'] * p['pp'] * p['dp']:,}",
+            "largest": distributed.stage_layers(cfg.layers, p["pp"]),
+            "even": format_number(cfg.layers / p["pp"], 3),
+            "share": _billions(share),
+            "per_param": format_number(
+                distributed.zero_memory_per_gpu(1.0, stage=1, dp=p["dp"]), 4)}
+
+
+uneven_stages = NumericExercise(
+    lesson=LESSON, number=3, title="Model state per GPU with uneven pipeline stages",
+    question=(
+        "{model_label} ({n_text} parameters, {layers} layers) trains on {gpus_text} GPUs as "
+        "tp = {tp}, pp = {pp}, dp = {dp}, with ZeRO-1 across the data-parallel replicas and "
+        "mixed-precision Adam (16 bytes per parameter: 2 weights, 2 gradients, 12 optimizer). "
+        "The {pp} stages hold whole layers. How much model state (no activations) does one "
+        "GPU of the largest stage hold?"
+    ),
+    hints=(
+        "How many layers does the largest stage hold when {layers} layers go to {pp} "
+        "stages?",
+        "Parameters per GPU = N ÷ tp × (layers of the largest stage ÷ {layers}). ZeRO-1 "
+        "keeps the 2 + 2 bytes of weights and gradients and splits the 12 optimizer bytes "
+        "over the dp replicas.",
+    ),
+    solution=(
+        "{layers} layers on {pp} stages: the largest holds ⌈{layers}/{pp}⌉ = {largest} "
+        "layers, not {even}. One GPU holds its 1/{tp} slice of them: {share} parameters "
+        "(`distributed.params_per_gpu`). ZeRO-1 over dp = {dp} leaves 4 + 12/{dp} = "
+        "{per_param} bytes per parameter, so **{answer}** (`distributed.layout_memory`)."
+    ),
+    answer=lambda p: _state(p),
+    derived=_state_derived,
+    mistakes=(
+        Mistake("even_split", "That splits the layers evenly, {layers}/{pp} = {even} per "
+                "stage. Stages hold whole layers: the largest has ⌈{layers}/{pp}⌉ = {largest},"
+                " and it sets the memory.", lambda p: _state(p, layers=False)),
+        Mistake("no_zero", "That keeps all 16 bytes per parameter on every GPU. ZeRO-1 "
+                "splits the 12 bytes of optimizer state over the {dp} data-parallel "
+                "replicas.", lambda p: _state(p, stage=0)),
+        Mistake("zero3", "That splits all 16 bytes over the replicas (ZeRO-3). ZeRO-1 "
+                "splits only the optimizer's 12; weights and gradients stay whole.",
+                lambda p: _state(p, stage=3)),
+        Mistake("forgot_tp", "Tensor parallelism also splits every matrix of the stage "
+                "over tp = {tp} GPUs: divide by it.", lambda p: _state(p, tp=1)),
+    ),
+    defaults={"model": "llama-3.1-405b", "tp": 8, "pp": 20, "dp": 8},
+    sample=lambda rng: dict(zip(("model", "tp", "pp", "dp"), rng.choice(_UNEVEN), strict=True)),
+    dimension="bytes", unit="GB", rtol=0.02, digits=3,
+)
+
+
+# ---------------------------------------------------------------------------------------
+# 4. Reading the bottleneck
+
+def _plan(p: P) -> dict[str, Any]:
+    return calculators.compute("planning", model=p["model"], n_gpus=p["gpus"],
+                               step_tokens=p["step_tokens"], bandwidth=p["bandwidth"])
+
+
+def _word(p: P) -> str:
+    return _plan(p)["bottleneck"].split(":")[0]
+
+
+def _other(p: P) -> str | None:
+    word = _word(p)
+    return {"compute": "communication", "communication": "compute"}.get(word)
+
+
+def _bottleneck_derived(p: P) -> dict[str, Any]:
+    r = _plan(p)
+    return {"model_label": MODEL_LABELS.get(p["model"], p["model"]),
+            "gpus_text": f"{p['gpus']:,}", "layout": r["layout"],
+            "memory": units.format_bytes(r["memory_per_gpu"]),
+            "compute": units.format_seconds(r["step_compute"]),
+            "comm": units.format_seconds(r["comm_time"]),
+            "efficiency": _pct(r["efficiency"]), "word": _word(p)}
+
+
+bottleneck = ChoiceExercise(
+    lesson=LESSON, number=4, title="Compute, memory or communication?",
+    question=(
+        "The dashboard's plan for {model_label} on {gpus_text} H100s: {step_tokens} million "
+        "tokens per step, 4,096-token sequences, 40% MFU, {bandwidth} GB/s of network per "
+        "GPU and half of the communication overlapped with compute. The advisor picks "
+        "{layout}, which needs {memory} per GPU. What limits this plan?"
+    ),
+    options=[("compute", "Compute: the GPUs' arithmetic sets the pace"),
+             ("memory", "Memory: the layout does not fit"),
+             ("communication", "Communication: the gradient synchronisation outlasts the "
+                               "compute")],
+    hints=(
+        "Compute per step = tokens per step × 6N ÷ (GPUs × peak × MFU). Gradient "
+        "synchronisation ≈ 2 × (gradient bytes of the GPU's share) ÷ bandwidth.",
+        "Half of the communication can hide behind the compute. Is the rest longer than "
+        "the compute itself (efficiency below 50%)?",
+    ),
+    solution=(
+        "It fits ({memory} per GPU), so memory is not the limit. Each step computes for "
+        "{compute} and synchronises gradients for {comm}; with half of it overlapped the "
+        "scaling efficiency is {efficiency}, so the bottleneck is **{word}**. With a fixed "
+        "number of tokens per step, each GPU's compute shrinks as GPUs are added while the "
+        "gradients it synchronises do not."
+    ),
+    answer=_word,
+    derived=_bottleneck_derived,
+    mistakes=(
+        Mistake("memory", "The layout fits: {memory} per GPU. Memory decides what *can* "
+                "run; here the question is how fast.", lambda p: "memory"),
+        Mistake("compute_vs_communication", "Compare the two times per step: {compute} of "
+                "compute against {comm} of gradient synchronisation, half of which hides "
+                "behind the compute. Efficiency is {efficiency}.", _other),
+    ),
+    defaults={"model": "llama-2-7b", "gpus": 4096, "step_tokens": 4, "bandwidth": 50},
+    sample=lambda rng: {"model": rng.choice(["llama-2-7b", "llama-3-8b", "mistral-7b"]),
+                        "gpus": rng.choice([64, 256, 2048, 4096, 8192]),
+                        "step_tokens": rng.choice([2, 4, 8]),
+                        "bandwidth": rng.choice([25, 50, 100])},
+)
+
+
+# ---------------------------------------------------------------------------------------
+# 5. LoRA's trainable parameters
+
+_LORA_MODELS = ("llama-2-7b", "llama-3-8b", "mistral-7b", "llama-2-13b")
+
+
+def _lora(p: P) -> int:
+    return memory.lora_params(_cfg(p), rank=p["rank"], targets=("q", "v"))
+
+
+def _lora_gqa_as_mha(p: P) -> int | None:
+    cfg = _cfg(p)
+    if cfg.kv_dim == cfg.hidden:
+        return None  # no grouped-query attention: the mistake gives the right answer
+    return cfg.layers * 2 * p["rank"] * (cfg.hidden + cfg.q_dim)
+
+
+def _lora_derived(p: P) -> dict[str, Any]:
+    cfg = _cfg(p)
+    per_layer = _lora(p) // cfg.layers
+    return {"model_label": MODEL_LABELS.get(p["model"], p["model"]), "layers": cfg.layers,
+            "hidden": f"{cfg.hidden:,}", "q_dim": f"{cfg.q_dim:,}", "kv_dim": f"{cfg.kv_dim:,}",
+            "per_layer": f"{per_layer:,}",
+            "share": _pct(_lora(p) / transformer.param_count(cfg)),
+            "gqa": ("" if cfg.kv_dim == cfg.hidden else
+                    " With grouped-query attention the value projection is narrower than the "
+                    f"model: {cfg.hidden:,} × {cfg.kv_dim:,}.")}
+
+
+lora_parameters = NumericExercise(
+    lesson=LESSON, number=5, title="LoRA's trainable parameters",
+    question=(
+        "LoRA adapters of rank r = {rank} are added to the query and value projections of "
+        "every layer of {model_label} (hidden size {hidden}, query projection {hidden} × "
+        "{q_dim}, value projection {hidden} × {kv_dim}, {layers} layers). How many "
+        "parameters are trained?"
+    ),
+    hints=(
+        "An adapter for a d_in × d_out matrix is A (d_in × r) and B (r × d_out).",
+        "r × (d_in + d_out) per adapted matrix, two matrices per layer, times the layers.",
+    ),
+    solution=(
+        "Per layer: r × ({hidden} + {q_dim}) for the queries plus r × ({hidden} + {kv_dim}) "
+        "for the values = {per_layer}. Over {layers} layers: **{answer}** in all "
+        "(`memory.lora_params`), {share} of the model.{gqa}"
+    ),
+    answer=lambda p: float(_lora(p)),
+    derived=_lora_derived,
+    mistakes=(
+        Mistake("one_factor", "That counts only one of the two thin matrices. Each "
+                "adapter is A (d_in × r) *and* B (r × d_out).",
+                lambda p: float(_cfg(p).layers * p["rank"] * 2 * _cfg(p).hidden)),
+        Mistake("one_layer", "That is one layer's adapters. Every one of the {layers} "
+                "layers gets its own.", lambda p: float(_lora(p) // _cfg(p).layers)),
+        Mistake("gqa_as_mha", "That treats the value projection as {hidden} × {hidden}. "
+                "With grouped-query attention it is {hidden} × {kv_dim}: use the KV heads × "
+                "head size.", _lora_gqa_as_mha),
+        Mistake("frozen_matrix", "That is the size of the frozen matrices themselves. LoRA "
+                "trains only the thin factors: r × (d_in + d_out) each.",
+                lambda p: float(_cfg(p).layers * _cfg(p).hidden
+                                * (_cfg(p).q_dim + _cfg(p).kv_dim))),
+    ),
+    defaults={"model": "llama-2-7b", "rank": 16},
+    sample=lambda rng: {"model": rng.choice(_LORA_MODELS), "rank": rng.choice([8, 16, 32, 64])},
+    dimension="count", unit="parameters", extra_units=_PARAMS, rtol=0.01, digits=4,
+)
+
+
+# ---------------------------------------------------------------------------------------
+# 6. LoRA training memory
+
+def _lora_memory(p: P, **overrides: Any) -> memory.LoraMemory:
+    kw = {"rank": p["rank"], "targets": ("q", "v"), "batch": 1, "seq_len": p["seq_len"],
+          "recompute": p["recompute"], "base_precision": "bf16"}
+    kw.update(overrides)
+    return memory.lora_training_memory(_cfg(p), **kw)
+
+
+def _lora_mem_derived(p: P) -> dict[str, Any]:
+    m = _lora_memory(p)
+    return {"model_label": MODEL_LABELS.get(p["model"], p["model"]),
+            "base": units.format_bytes(m.base_weights),
+            "adapters": units.format_bytes(m.adapter_weights + m.adapter_gradients
+                                           + m.adapter_optimizer),
+            "trainable": f"{m.trainable_params:,}",
+            "activations": units.format_bytes(m.activations),
+            "full": units.format_bytes(memory.training_memory(
+                _cfg(p), batch=1, seq_len=p["seq_len"], recompute=p["recompute"]).total),
+            "seq_text": f"{p['seq_len']:,}"}
+
+
+lora_memory = NumericExercise(
+    lesson=LESSON, number=6, title="Does the LoRA fine-tune fit?",
+    question=(
+        "The shop fine-tunes {model_label} with LoRA: rank {rank} on the query and value "
+        "projections, base weights frozen in BF16, adapters trained with mixed-precision "
+        "Adam (16 bytes per trainable parameter), micro-batch 1 of {seq_text} tokens, "
+        "{recompute} activation recomputation (activations as in full training). How much "
+        "memory does training need, in GB?"
+    ),
+    hints=(
+        "Three parts: the frozen weights (2 bytes each, no gradients, no optimizer), the "
+        "adapters' full training state, and the activations.",
+        "The activations are those of full training for the same recomputation "
+        "(`memory.activation_bytes_per_layer` × layers).",
+    ),
+    solution=(
+        "Frozen BF16 weights {base}; {trainable} adapter parameters × 16 bytes = {adapters};"
+        " activations {activations}. In all **{answer}** (`memory.lora_training_memory`), "
+        "against {full} for full fine-tuning with the same activations."
+    ),
+    answer=lambda p: _lora_memory(p).total,
+    derived=_lora_mem_derived,
+    mistakes=(
+        Mistake("full_finetune", "That is full fine-tuning: 16 bytes for *every* parameter. "
+                "LoRA freezes the base weights: 2 bytes each, no gradients, no optimizer "
+                "state.", lambda p: memory.training_memory(
+                    _cfg(p), batch=1, seq_len=p["seq_len"], recompute=p["recompute"]).total),
+        Mistake("forgot_activations", "That leaves out the activations. The backward pass "
+                "still runs through every frozen layer to reach the adapters, so the "
+                "activations are stored as in full training.",
+                lambda p: _lora_memory(p).total - _lora_memory(p).activations),
+        Mistake("fp32_base", "That stores the frozen weights in FP32. They are kept in "
+                "BF16, 2 bytes each.",
+                lambda p: _lora_memory(p, base_precision="fp32").total),
+    ),
+    defaults={"model": "llama-2-7b", "rank": 16, "seq_len": 2048, "recompute": "full"},
+    sample=lambda rng: {"model": rng.choice(_LORA_MODELS), "rank": rng.choice([8, 16, 64]),
+                        "seq_len": rng.choice([1024, 2048, 4096]),
+                        "recompute": rng.choice(["selective", "full"])},
+    dimension="bytes", unit="GB", rtol=0.02, digits=3,
+)
+
+
+# ---------------------------------------------------------------------------------------
+# 7. The cost of a token at the traffic actually served
+
+def _per_1k(p: P, rate: float | None = None) -> float:
+    served = rate if rate is not None else p["per_day"] / SECONDS_PER_DAY
+    return cost.cost_per_1k_tokens(usd_per_gpu_hour=p["price"], gpus=1,
+                                   tokens_per_second=served)
+
+
+def _per_1k_derived(p: P) -> dict[str, Any]:
+    return {"per_day_text": f"{p['per_day']:,.0f}",
+            "rate": format_number(p["per_day"] / SECONDS_PER_DAY, 3),
+            "capacity_text": f"{p['capacity']:,}",
+            "price_text": f"${format_number(p['price'], 4)}",
+            "at_capacity": f"${format_number(_per_1k(p, p['capacity']), 3)}",
+            "ratio": format_number(_per_1k(p) / _per_1k(p, p["capacity"]), 3)}
+
+
+token_cost = NumericExercise(
+    lesson=LESSON, number=7, title="What 1,000 tokens cost at real traffic",
+    question=(
+        "A shop rents one GPU around the clock at {price_text} per hour to serve its "
+        "chatbot. The GPU could generate up to {capacity_text} tokens/s, but the shop's "
+        "customers ask for {per_day_text} tokens a day. What does the shop pay per 1,000 "
+        "tokens served?"
+    ),
+    hints=(
+        "Cost per 1,000 tokens = price per hour ÷ tokens served per hour × 1,000.",
+        "The GPU is billed for every hour, busy or idle: use the tokens actually served "
+        "({per_day_text} a day), not the capacity.",
+    ),
+    solution=(
+        "{per_day_text} tokens a day is {rate} tokens/s on average. At {price_text} an hour "
+        "that is **{answer}** per 1,000 tokens (`cost.cost_per_1k_tokens`). At full capacity "
+        "it would be {at_capacity}: the idle hours make tokens {ratio} times dearer."
+    ),
+    answer=lambda p: _per_1k(p),
+    derived=_per_1k_derived,
+    mistakes=(
+        Mistake("used_capacity", "That assumes the GPU generates {capacity_text} tokens/s "
+                "all day. It is billed for every hour but serves only {per_day_text} tokens "
+                "a day.", lambda p: _per_1k(p, p["capacity"])),
+        Mistake("hours_not_day", "You spread a day's tokens over one hour. A day has 24 of "
+                "them: {per_day_text} tokens a day is {rate} tokens/s.",
+                lambda p: _per_1k(p, p["per_day"] / 3600)),
+    ),
+    defaults={"price": 12.29, "capacity": 1290, "per_day": 1_000_000},
+    sample=lambda rng: {"price": rng.choice([2.0, 4.0, 12.29]),
+                        "capacity": rng.choice([300, 1290, 2500]),
+                        "per_day": rng.choice([200_000, 1_000_000, 5_000_000])},
+    dimension="usd", unit="USD", rtol=0.02, digits=3,
+)
+
+
+# ---------------------------------------------------------------------------------------
+# 8. A plan as code
+
+def _plan_cost(n_params: float, tokens: float, gpus: int, peak_flops: float, mfu: float,
+               usd_per_gpu_hour: float) -> float:
+    seconds = flops.training_time(flops.training_flops(n_params, tokens), gpus, peak_flops,
+                                  mfu)
+    return cost.run_cost(usd_per_gpu_hour=usd_per_gpu_hour, gpus=gpus, seconds=seconds)
+
+
+def training_cost(n_params, tokens, gpus, peak_flops, mfu, usd_per_gpu_hour):
+    """Dollars to train n_params on tokens: 6ND FLOPs at gpus x peak x mfu, all GPUs billed."""
+    seconds = 6 * n_params * tokens / (gpus * peak_flops * mfu)
+    gpu_hours = gpus * seconds / 3600
+    return usd_per_gpu_hour * gpu_hours
+
+
+_H100_BF16 = hardware.gpu("H100 SXM").dense("bf16")
+_N_7B = transformer.param_count(transformer.preset("llama-2-7b"))
+
+plan_as_code = CodeExercise(
+    lesson=LESSON, number=8, title="Write training_cost",
+    question=(
+        "Write `training_cost(n_params, tokens, gpus, peak_flops, mfu, usd_per_gpu_hour)`: "
+        "the dollars a training run costs when it needs 6·N·D FLOPs, runs on `gpus` GPUs of "
+        "dense peak `peak_flops` (FLOP/s) at utilisation `mfu` (a fraction), and every GPU "
+        "is billed `usd_per_gpu_hour` for the whole run. It is checked against "
+        "`cost.run_cost` with `flops.training_time` on the lesson's 7B plan and on random "
+        "plans."
+    ),
+    hints=(
+        "Time in seconds = 6·N·D ÷ (gpus × peak × mfu).",
+        "GPU-hours = gpus × seconds ÷ 3600; cost = price × GPU-hours.",
+    ),
+    solution=(
+        "Time = 6·N·D ÷ (GPUs × peak × MFU), GPU-hours = GPUs × time ÷ 3600 s/h, cost = "
+        "price × GPU-hours. The GPUs cancel: at a fixed MFU the bill does not depend on "
+        "how many GPUs share the work. The lesson's 7B plan (2T tokens, 64 H100s, 40%, "
+        f"$12.29/h) costs {_usd(_plan_cost(_N_7B, 2e12, 64, _H100_BF16, 0.4, 12.29))}."
+    ),
+    function_name="training_cost",
+    signature="n_params, tokens, gpus, peak_flops, mfu, usd_per_gpu_hour",
+    reference=_plan_cost,
+    sample_input=lambda rng: {"n_params": rng.choice([1e9, 7e9, 13e9, 70e9, 405e9]),
+                              "tokens": rng.choice([2e11, 1e12, 2e12, 15e12]),
+                              "gpus": rng.choice([8, 64, 512, 2048, 16384]),
+                              "peak_flops": rng.choice([312e12, 989.4e12, 2250e12]),
+                              "mfu": rng.choice([0.3, 0.38, 0.4, 0.45]),
+                              "usd_per_gpu_hour": rng.choice([1.5, 2.0, 4.0, 12.29])},
+    examples=({"n_params": _N_7B, "tokens": 2e12, "gpus": 64,
+               "peak_flops": _H100_BF16, "mfu": 0.4, "usd_per_gpu_hour": 12.29},),
+    model_solution=training_cost,
+    mistakes=(
+        Mistake("forgot_gpus", "Your cost is the price of one GPU for the run's duration. "
+                "Every one of the GPUs is billed: GPU-hours = GPUs × hours.",
+                lambda i: _plan_cost(**i) / i["gpus"]),
+        Mistake("inference_flops", "Your run needs 2·N·D FLOPs, the forward pass only. "
+                "Training costs 6·N·D.", lambda i: _plan_cost(**i) / 3),
+        Mistake("forgot_mfu", "Your cost assumes the GPUs run at 100% of their peak. At the "
+                "MFU they are slower: time = FLOPs ÷ (GPUs × peak × MFU).",
+                lambda i: _plan_cost(**i) * i["mfu"]),
+        Mistake("seconds_as_hours", "You billed seconds as hours. Divide the GPU-seconds by "
+                "3600.", lambda i: _plan_cost(**i) * 3600),
+    ),
+)
+
+
+# ---------------------------------------------------------------------------------------
+# 9. Predict, then run: a 7B fine-tune on this machine
+
+def _predict_derived() -> dict[str, Any]:
+    work = flops.training_flops(_N_7B, 20e6)
+    fine_tune = calculators.compute("planning", model="llama-2-7b", n_gpus=1, seq_len=2048,
+                                    tokens=0.02, step_tokens=0.5)
+    return {"work": _sci(work, 2), "h100_peak": units.format_flop_rate(_H100_BF16),
+            "h100_minutes": format_number(fine_tune["time"] / 60, 2),
+            "at_100g": format_number(flops.training_days(work, 1, 100e9, 0.4), 2),
+            "state": units.format_bytes(fine_tune["memory_per_gpu"])}
+
+
+predict_this_machine = PredictExercise(
+    lesson=LESSON, number=9, title="A 7B fine-tune on this machine: predict, then run",
+    question=(
+        "The next cell measures this machine's best matrix-product rate (FP32 on a CPU, "
+        "FP16 on a GPU) and feeds it to the dashboard as the peak of a one-GPU cluster: a "
+        "full fine-tune of Llama 2 7B, one pass over 20 million tokens, at 40% of that "
+        "peak.\n\n"
+        "Before running: **how many days** do you expect it to take? (An H100 at 40% of "
+        "its dense BF16 peak takes {h100_minutes} minutes.)"
+    ),
+    hints=(
+        "The FLOPs are the same on every machine: 6·N·D = {work} FLOPs. Only the rate "
+        "changes.",
+        "A laptop CPU reaches tens to a few hundred GFLOP/s in FP32; an H100 reaches "
+        "{h100_peak} dense in BF16.",
+    ),
+    solution=(
+        "Days = 6·N·D ÷ (measured peak × 40%) ÷ 86,400 s. At 100 GFLOP/s that would be "
+        "{at_100g} days: the ratio to the H100's {h100_minutes} minutes is the ratio of "
+        "the peaks. The memory would not fit a laptop either: {state} of training state "
+        "and activations. LoRA, not a faster CPU, is what makes small machines useful here."
+    ),
+    derived=lambda p: _predict_derived(),
+    dimension="seconds", unit="days", good_within=2.0,
+)
+
+
+EXERCISES = (
+    throughput_from_mfu,
+    run_cost_exercise,
+    uneven_stages,
+    bottleneck,
+    lora_parameters,
+    lora_memory,
+    token_cost,
+    plan_as_code,
+    predict_this_machine,
+)
+
+__all__ = ["EXERCISES", "LESSON", "TITLE", "training_cost"]
