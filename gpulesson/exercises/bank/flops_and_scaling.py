@@ -278,8 +278,8 @@ chinchilla_70b = NumericExercise(
     lesson=LESSON, number=4, title="Chinchilla-optimal data for a {model} model",
     question=(
         "By the Chinchilla rule of thumb, how many training tokens are compute-optimal for a "
-        "model with {model} parameters? (Type for example `1.4e12 tokens` or "
-        "`1.4 trillion tokens`.)"
+        "model with {model} parameters? (Type for example `5e11 tokens` or "
+        "`0.5 trillion tokens`.)"
     ),
     hints=(
         "Hoffmann et al. found that parameters and tokens should grow together.",
@@ -603,7 +603,7 @@ llama3_gpu_hours = NumericExercise(
     question=(
         "Llama 3 405B was pretrained with {total_sci} FLOPs on up to {gpus_text} {gpu} "
         "GPUs in BF16 (dense peak {dense}). At an MFU of {mfu_pct}, how many **GPU-hours** "
-        "does that take? (Type for example `25e6 GPU-hours` or `25 million GPU-hours`.)"
+        "does that take? (Type for example `3e6 GPU-hours` or `3 million GPU-hours`.)"
     ),
     hints=(
         "GPU-hours do not depend on how many GPUs share the work: they are the time one "
