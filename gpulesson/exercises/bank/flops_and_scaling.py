@@ -681,8 +681,8 @@ def _model_share() -> float:
 
 def _hfu_derived(p: P) -> dict[str, Any]:
     share = _model_share()
-    return {"hfu_pct": _pct(p["hfu"]), "low": _pct(p["hfu"] * share),
-            "high": _pct(p["hfu"] / share), "share": format_number(share, 3)}
+    return {"hfu_pct": f"{p['hfu']:.0%}", "low": f"{p['hfu'] * share:.0%}",
+            "high": f"{p['hfu'] / share:.0%}", "share": format_number(share, 3)}
 
 
 hfu_to_mfu = ChoiceExercise(
