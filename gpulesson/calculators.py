@@ -1815,8 +1815,9 @@ CALCULATORS._add(Calculator(
         Output("n_params", "Parameters", "count"),
         Output("layout", "Recommended layout", "text"),
         Output("degrees", "Layout used", "text"),
-        Output("memory_per_gpu", "Memory per GPU, largest stage (model state + activations)",
-               "bytes"),
+        Output("memory_per_gpu", "Memory per GPU", "bytes",
+               help="Model state after ZeRO plus stored activations, on the GPUs of the "
+                    "largest pipeline stage."),
         Output("fits", "Fits", "bool"),
         Output("reason", "Why the recommended layout", "text"),
         Output("total_flops", "Training FLOPs (6·N·D)", "flops"),

@@ -52,7 +52,8 @@ def _source(path: Path, kind: str | None = None) -> str:
 
 
 def _prose() -> str:
-    return " ".join(_source(LESSON_NB, "markdown").split())
+    """The lesson's markdown on one line, currency signs unescaped (MyST needs "\\$")."""
+    return " ".join(_source(LESSON_NB, "markdown").split()).replace("\\$", "$")
 
 
 # ---------------------------------------------------------------------------------------
