@@ -1651,8 +1651,8 @@ def _checkpointing(**kw: Any) -> dict[str, Any]:
     segments = kw["segments"] or None  # 0: the best number, about sqrt(L)
     return {
         "per_layer": per_layer,
-        "without": _optimisations.checkpoint_memory(layers=cfg.layers,
-                                                    per_layer_bytes=per_layer, segments=1),
+        "without": _optimisations.activation_memory_without_checkpointing(
+            layers=cfg.layers, per_layer_bytes=per_layer),
         "with": _optimisations.checkpoint_memory(layers=cfg.layers,
                                                  per_layer_bytes=per_layer,
                                                  segments=segments),
@@ -1679,8 +1679,12 @@ CALCULATORS._add(Calculator(
         Output("per_layer", "Activations per layer", "bytes",
                help="Korthikanti et al. 2022, no recomputation, GPT-style block."),
         Output("without", "Activations without checkpointing (L layers)", "bytes"),
-        Output("with", "With checkpointing (k − 1 + ⌈L/k⌉ layers)", "bytes"),
-        Output("best_segments", "Best number of segments", "count"),
+        Output("with", "With checkpointing (k + ⌈L/k⌉ layers)", "bytes",
+               help="k checkpoints, each counted as one layer's worth (Chen et al. 2016), "
+                    "plus the ⌈L/k⌉ layers of the segment being recomputed."),
+        Output("best_segments", "Best number of segments", "count",
+               help="The k with the least memory; among equally good k, the one nearest "
+                    "√L."),
         Output("overhead", "Extra compute (one more forward pass)", "percent"),
     ),
     function=_checkpointing,

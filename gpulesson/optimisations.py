@@ -35,6 +35,7 @@ from gpulesson import flops, memory
 
 __all__ = [
     "MixedPrecisionSavings",
+    "activation_memory_without_checkpointing",
     "checkpoint_memory",
     "flash_attention_hbm_bytes",
     "flash_attention_tiles",
@@ -105,11 +106,32 @@ def flash_attention_hbm_bytes(
 
 
 def optimal_segments(layers: int) -> int:
-    """Number of segments ``k`` that minimises :func:`checkpoint_memory` (about sqrt(L))."""
+    """Number of segments ``k`` that minimises :func:`checkpoint_memory`, about sqrt(L).
+
+    Chen et al. 2016 (section 4.1) set ``k = sqrt(n)``. Because ``k + ceil(L/k)`` is flat
+    near its minimum, several ``k`` often give the same memory (32 layers: 4, 5 and 6 all
+    keep 12 layers' worth; 96 layers: 8 to 12 all keep 20); among those this returns the
+    one nearest ``sqrt(L)`` (6 for 32 layers, 10 for 96), the paper's choice. Every tied
+    ``k`` recomputes the same single forward pass, so the tie costs nothing either way.
+    """
     n = v.positive_int("layers", layers)
-    root = math.isqrt(n)
-    candidates = range(max(1, root - 2), min(n, root + 3) + 1)
-    return min(candidates, key=lambda k: (k + -(-n // k), k))
+    root = math.sqrt(n)
+    candidates = range(max(1, math.isqrt(n) - 2), min(n, math.isqrt(n) + 3) + 1)
+    # |k - sqrt(L)| never ties: sqrt of an integer is never a half-integer
+    return min(candidates, key=lambda k: (k + -(-n // k), abs(k - root)))
+
+
+def activation_memory_without_checkpointing(*, layers: int, per_layer_bytes: float) -> float:
+    """Activation memory kept for the backward pass without checkpointing, bytes.
+
+    Every layer's activations stay in memory from the forward pass until the backward
+    pass reaches them: ``L * per_layer_bytes`` (Chen et al. 2016, the ``O(n)`` baseline).
+    Note that :func:`checkpoint_memory` with ``segments=1`` is *not* this: a single
+    segment also keeps its checkpoint (its input), ``L + 1`` layers' worth.
+    """
+    n = v.positive_int("layers", layers)
+    b = v.positive_number("per_layer_bytes", per_layer_bytes)
+    return n * b
 
 
 def checkpoint_memory(*, layers: int, per_layer_bytes: float,
@@ -120,8 +142,10 @@ def checkpoint_memory(*, layers: int, per_layer_bytes: float,
     activations) at the start of each segment, and during backward hold the activations
     of the one segment being recomputed, ``ceil(L/k)`` layers:
     ``(k + ceil(L/k)) * per_layer_bytes``, the paper's ``L/k + k``. ``segments=None`` picks
-    the best ``k``, about ``sqrt(L)``, giving about ``2*sqrt(L)`` layers instead of the
-    ``L`` stored without checkpointing (``layers * per_layer_bytes``).
+    the best ``k`` (:func:`optimal_segments`, about ``sqrt(L)``), giving about
+    ``2*sqrt(L)`` layers instead of the ``L`` stored without checkpointing
+    (:func:`activation_memory_without_checkpointing`). ``k = 1`` and ``k = L`` both keep
+    ``L + 1`` layers' worth: they save nothing.
     """
     n = v.positive_int("layers", layers)
     b = v.positive_number("per_layer_bytes", per_layer_bytes)
@@ -143,18 +167,28 @@ def recompute_overhead(
     """Extra FLOPs of activation recomputation as a fraction of the model FLOPs.
 
     ``"full"``: one more forward pass, ``8N/6N - 1 = 1/3`` (attention included, it
-    scales the same way). ``"selective"`` (Korthikanti et al. 2022) recomputes only the
-    attention score products: ``4LHQT / (6N + 12LHQT)``; it needs ``n_params`` and the
-    attention shape. ``"none"``: 0.
+    scales the same way). With ``n_params`` it needs the attention shape
+    (``layers``, ``heads``, ``head_dim``, ``seq_len``) and counts the attention term too.
+    ``"selective"`` (Korthikanti et al. 2022) recomputes only the attention score
+    products: ``4LHQT / (6N + 12LHQT)``; it needs ``n_params`` and the attention shape.
+    ``"none"``: 0.
     """
     mode = v.choice("recompute", recompute, memory.RECOMPUTE_MODES)
     if mode == "none":
         return 0.0
     if mode == "full" and n_params is None:
         return 1 / 3
-    if n_params is None or None in (layers, heads, head_dim, seq_len):
-        raise ValueError("recompute='selective' needs n_params, layers, heads, head_dim "
-                         "and seq_len")
+    missing = [name for name, value in (("n_params", n_params), ("layers", layers),
+                                        ("heads", heads), ("head_dim", head_dim),
+                                        ("seq_len", seq_len)) if value is None]
+    if missing:
+        if mode == "full":
+            raise ValueError(
+                "recompute='full' with n_params needs the attention shape as well (layers, "
+                f"heads, head_dim and seq_len); missing: {', '.join(missing)}. Leave out "
+                "n_params for the shape-free 1/3.")
+        raise ValueError(f"recompute='selective' needs n_params, layers, heads, head_dim "
+                         f"and seq_len; missing: {', '.join(missing)}")
     shape = {"layers": layers, "heads": heads, "head_dim": head_dim, "seq_len": seq_len}
     model = flops.flops_per_token(n_params, **shape)
     hardware = flops.hardware_flops_per_token(n_params, recompute=mode, **shape)

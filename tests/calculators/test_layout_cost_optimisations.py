@@ -172,6 +172,11 @@ def test_selective_recompute_overhead_is_small() -> None:
     assert optimisations.recompute_overhead(recompute="none") == 0
     with pytest.raises(ValueError, match="needs n_params"):
         optimisations.recompute_overhead(recompute="selective")
+    # 'full' with a parameter count but no attention shape names what is missing, and
+    # does not talk about 'selective'
+    with pytest.raises(ValueError, match="recompute='full'.*missing: layers, heads") as err:
+        optimisations.recompute_overhead(recompute="full", n_params=param_count(cfg))
+    assert "selective" not in str(err.value)
 
 
 def test_mixed_precision_saves_only_activations_with_adam() -> None:

@@ -99,6 +99,35 @@ def test_source_chen_sqrt_checkpointing() -> None:
     assert optimisations.recompute_overhead(recompute="full") == pytest.approx(1 / 3)
 
 
+def test_chen_ties_go_to_the_k_nearest_sqrt_l() -> None:
+    """Chen et al. 2016 set k = sqrt(n). Where k + ceil(L/k) ties, the calculator takes the
+    k nearest sqrt(L): 32 layers tie at 12 for k = 4 to 8 (4 + 8, 5 + 7, 6 + 6, 7 + 5,
+    8 + 4), and sqrt(32) = 5.66 picks 6; 96 layers tie at 20 for k = 8 to 12, and
+    sqrt(96) = 9.80 picks 10; 64 layers have a single best k = 8 = sqrt(64)."""
+    assert [k + -(-32 // k) for k in range(3, 10)] == [14, 12, 12, 12, 12, 12, 13]
+    assert optimisations.optimal_segments(32) == 6
+    assert optimisations.optimal_segments(96) == 10
+    assert optimisations.optimal_segments(64) == 8
+    assert optimisations.checkpoint_memory(layers=32, per_layer_bytes=1.0) == 12
+
+
+def test_without_checkpointing_keeps_every_layer_once() -> None:
+    """No checkpointing keeps all L layers (Chen et al.'s O(n) baseline): Llama 2 7B at
+    4,096 tokens, batch 1, 32 layers of Korthikanti et al.'s sbh(34 + 5as/h) =
+    4096 * 4096 * (34 + 5 * 32 * 4096 / 4096) = 3,254,779,904 bytes: 104.15 GB, not the
+    33 layers' 107.4 GB that a one-segment checkpoint schedule keeps."""
+    per_layer = 4096 * 4096 * (34 + 5 * 32 * 4096 // 4096)
+    assert per_layer == 3_254_779_904
+    without = optimisations.activation_memory_without_checkpointing(
+        layers=32, per_layer_bytes=per_layer)
+    assert round(without / 1e9, 1) == 104.2
+    one_segment = optimisations.checkpoint_memory(layers=32, per_layer_bytes=per_layer,
+                                                  segments=1)
+    assert round(one_segment / 1e9, 1) == 107.4 and one_segment - without == per_layer
+    with pytest.raises(ValueError, match="layers"):
+        optimisations.activation_memory_without_checkpointing(layers=0, per_layer_bytes=1)
+
+
 def test_source_dao_algorithm0_hbm_accesses() -> None:
     """Dao et al. 2022 (FlashAttention), Algorithm 0 / Theorem 2: standard attention
     reads and writes Theta(Nd + N^2) elements: Q, K, V read, S and P written and read

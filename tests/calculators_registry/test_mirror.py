@@ -232,8 +232,8 @@ def o_checkpointing(a):
                                             hidden=cfg.hidden, heads=cfg.heads)
     k = None if a["segments"] == 0 else a["segments"]
     return {"per_layer": per,
-            "without": opt.checkpoint_memory(layers=cfg.layers, per_layer_bytes=per,
-                                             segments=1),
+            "without": opt.activation_memory_without_checkpointing(layers=cfg.layers,
+                                                                   per_layer_bytes=per),
             "with": opt.checkpoint_memory(layers=cfg.layers, per_layer_bytes=per, segments=k),
             "best_segments": opt.optimal_segments(cfg.layers),
             "overhead": opt.recompute_overhead(recompute="full")}

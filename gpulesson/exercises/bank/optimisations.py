@@ -338,6 +338,11 @@ def _ckpt_bytes(p: P, segments: int | None = None) -> float:
                                            segments=segments)
 
 
+def _no_ckpt_bytes(p: P) -> float:
+    return optimisations.activation_memory_without_checkpointing(
+        layers=p["layers"], per_layer_bytes=p["gb"] * 1e9)
+
+
 def _ckpt_parts(p: P) -> tuple[int, int]:
     k = optimisations.optimal_segments(p["layers"])
     return k, -(-p["layers"] // k)
@@ -347,7 +352,7 @@ def _ckpt_derived(p: P) -> dict[str, Any]:
     k, seg = _ckpt_parts(p)
     return {"k": k, "seg": seg, "root": format_number(math.sqrt(p["layers"]), 3),
             "gb_text": format_number(p["gb"]),
-            "without": _bytes_text(p["layers"] * p["gb"] * 1e9),
+            "without": _bytes_text(_no_ckpt_bytes(p)),
             "units": k + seg,
             "k_less": format_number(k - 1), "k_more": format_number(k + 1),
             "mem_less": _bytes_text(_ckpt_bytes(p, k - 1)) if k > 1 else "—",
@@ -380,7 +385,7 @@ checkpoint_64_layers = NumericExercise(
         Mistake("no_checkpointing",
                 "That is all {layers} layers, the memory without checkpointing. Checkpointing "
                 "keeps only the segment boundaries plus one segment at a time.",
-                lambda p: p["layers"] * p["gb"] * 1e9),
+                _no_ckpt_bytes),
         Mistake("segment_only",
                 "You counted the recomputed segment ({seg} layers) but not the {k} "
                 "checkpoints, which stay in memory through the backward pass.",
