@@ -1565,7 +1565,15 @@ CALCULATORS._add(Calculator(
 def _cost_per_token(**kw: Any) -> dict[str, Any]:
     return {"per_1k": _cost.cost_per_1k_tokens(
         usd_per_gpu_hour=kw["usd_per_gpu_hour"], gpus=kw["gpus"],
-        tokens_per_second=kw["tokens_per_second"])}
+        tokens_per_second=kw["tokens_per_second"], utilization=kw["utilization"])}
+
+
+# Llama 2 7B's BF16 weights read once per token from one H100 SXM: the batch-1 ceiling
+# quoted in the help text below, from the calculators rather than typed in.
+_CEILING_7B_H100 = _inference.decode_ceiling_tokens_per_second(
+    weight_bytes=_memory.weight_bytes(
+        _transformer.param_count(_transformer.preset("llama-2-7b")), precision="bf16"),
+    bandwidth=_hardware.gpu("H100 SXM").bandwidth)
 
 
 CALCULATORS._add(Calculator(
@@ -1583,9 +1591,14 @@ CALCULATORS._add(Calculator(
         Input("gpus", "GPUs serving", "integer", 1, 1, 100_000, 1),
         Input("tokens_per_second", "Throughput, all sequences", "number", 1000, 0.001, 1e9,
               10, unit="tokens/s", dimension="tokens/s",
-              help="Measured aggregate tokens/s at the utilisation achieved. A 7B model in "
-                   "BF16 on one H100 is capped near 250 tokens/s at batch 1 (see the "
-                   "decode-ceiling calculator); batching raises it."),
+              help="Aggregate tokens/s of all the GPUs while they work. Llama 2 7B in BF16 "
+                   f"on one H100 SXM is capped at {_CEILING_7B_H100:,.0f} tokens/s at batch "
+                   "1 (the decode-ceiling calculator); batching raises it."),
+        Input("utilization", "Utilisation", "number", 100, 1, 100, 1, unit="%", scale=0.01,
+              dimension="percent", slider=True,
+              help="Share of the paid hours the GPUs have work: idle hours are billed too, "
+                   "so 50 % doubles the cost per token. Leave 100 % if the throughput is "
+                   "already averaged over every paid hour."),
     ),
     outputs=(Output("per_1k", "Cost per 1,000 tokens", "usd"),),
     function=_cost_per_token,

@@ -11,7 +11,8 @@ in the calculator registry (:mod:`gpulesson.calculators`). A year is 8,760 hours
 * A training run rents ``gpus`` for ``seconds``: ``gpus * seconds / 3600`` GPU-hours, the
   unit papers report (:func:`gpu_hours`), at a price per GPU-hour (:func:`run_cost`).
 * Utilisation scales the hours that draw power (on-premises) or are billed (cloud);
-  idle power of an owned machine is ignored.
+  idle power of an owned machine is ignored. For serving, the idle share of paid hours
+  divides the tokens that share the price (:func:`cost_per_1k_tokens`).
 
 Taught in: ``notebooks/cost_economics.ipynb`` and ``notebooks/planning_dashboard.ipynb``.
 """
@@ -147,17 +148,35 @@ def breakeven_months(
     return hw / saving
 
 
-def cost_per_1k_tokens(*, usd_per_gpu_hour: float, gpus: int,
-                       tokens_per_second: float) -> float:
-    """Serving cost per 1,000 tokens: ``usd_per_gpu_hour * gpus / (3600 * tokens/s) * 1000``.
+def cost_per_1k_tokens(*, usd_per_gpu_hour: float, gpus: int, tokens_per_second: float,
+                       utilization: float = 1.0) -> float:
+    """Serving cost per 1,000 tokens, USD.
 
-    ``tokens_per_second`` is the aggregate throughput of the ``gpus`` (all sequences of a
-    batch together), at the utilisation actually achieved.
+    ``usd_per_gpu_hour * gpus / (3600 * tokens_per_second * utilization) * 1000``.
+
+    Every paid hour is billed, busy or idle, so the tokens that share an hour's price are
+    the aggregate throughput of the ``gpus`` (all sequences of a batch together) *averaged
+    over the paid hours*. Give either that average as ``tokens_per_second`` (and leave
+    ``utilization=1``), or the throughput while busy together with the share of paid
+    hours that are busy: a GPU busy half the time (``utilization=0.5``) doubles the cost
+    per token. Taught in ``cost_economics`` (section 5).
+
+    Parameters
+    ----------
+    usd_per_gpu_hour : float
+        Price of one GPU for one hour, USD.
+    gpus : int
+        GPUs serving together.
+    tokens_per_second : float
+        Aggregate tokens/s of the ``gpus`` while they work.
+    utilization : float
+        Share of the paid hours with work, in (0, 1].
     """
     rate = v.nonneg_number("usd_per_gpu_hour", usd_per_gpu_hour)
     n = v.positive_int("gpus", gpus)
     tps = v.positive_number("tokens_per_second", tokens_per_second)
-    return rate * n / (3600 * tps) * 1000
+    u = v.fraction("utilization", utilization, allow_zero=False)
+    return rate * n / (SECONDS_PER_HOUR * tps * u) * 1000
 
 
 def gpu_hours(*, gpus: int, seconds: float) -> float:

@@ -139,6 +139,22 @@ def test_cost_per_1k_tokens() -> None:
                                    tokens_per_second=80) == pytest.approx(24 / 288)
 
 
+def test_cost_per_1k_tokens_at_a_utilisation() -> None:
+    """A GPU billed every hour but busy a quarter of them: $2 per hour buys 0.25 * 3,600 s
+    * 1,000 tokens/s = 900,000 tokens, $2 / 900 = $0.00222 per 1K, four times the busy
+    figure; utilisation 1 is the old signature's result, and 0 or above 1 is refused."""
+    busy = cost.cost_per_1k_tokens(usd_per_gpu_hour=2, gpus=1, tokens_per_second=1000)
+    quarter = cost.cost_per_1k_tokens(usd_per_gpu_hour=2, gpus=1, tokens_per_second=1000,
+                                      utilization=0.25)
+    assert quarter == pytest.approx(2 / 900) and quarter == pytest.approx(4 * busy)
+    assert cost.cost_per_1k_tokens(usd_per_gpu_hour=2, gpus=1, tokens_per_second=1000,
+                                   utilization=1.0) == busy
+    for bad in (0, 1.5, float("nan")):
+        with pytest.raises(ValueError, match="utilization"):
+            cost.cost_per_1k_tokens(usd_per_gpu_hour=2, gpus=1, tokens_per_second=1000,
+                                    utilization=bad)
+
+
 def test_checkpoint_memory_edges() -> None:
     """k + ceil(L/k): one segment keeps its input and all 12 layers; 12 segments keep 12
     checkpoints and a one-layer segment; 4 segments of 3 layers: 4 + 3."""

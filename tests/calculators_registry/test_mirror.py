@@ -212,7 +212,8 @@ def o_tco(a):
 def o_cost_per_token(a):
     return {"per_1k": cost.cost_per_1k_tokens(usd_per_gpu_hour=a["usd_per_gpu_hour"],
                                               gpus=a["gpus"],
-                                              tokens_per_second=a["tokens_per_second"])}
+                                              tokens_per_second=a["tokens_per_second"],
+                                              utilization=a["utilization"])}
 
 
 def o_flash_attention(a):

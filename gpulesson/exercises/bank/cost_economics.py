@@ -4,7 +4,8 @@ They practise what the lesson teaches: the electricity bill of eight H100s with 
 centre's PUE, a cloud bill at a utilisation below 100%, the months until buying a server
 pays off, buying or renting at low utilisation, the cost of 1,000 tokens from tokens per
 second and a price per GPU-hour, per-GPU against per-server prices, what batching does to
-the cost per token on the decode roofline, and ``cost_per_1k_tokens`` written as code.
+the cost per token on the decode roofline, ``cost_per_1k_tokens`` written as code, and
+the cost per token of a GPU that idles part of the hours it is paid for.
 
 Prices are inputs: the defaults are the lesson's dated examples (AWS p5.48xlarge at
 $98.32 an hour in July 2023; US industrial electricity 8.06 ¢/kWh in 2023; a DGX H100 at
@@ -605,6 +606,63 @@ cost_code = CodeExercise(
 )
 
 
+# ---------------------------------------------------------------------------------------
+# 9. Idle hours and the cost per token
+
+def _idle_per_1k(p: P, utilization: float | None = None) -> float:
+    return cost.cost_per_1k_tokens(
+        usd_per_gpu_hour=p["gpu_price"], gpus=1, tokens_per_second=p["tps"],
+        utilization=p["utilization"] if utilization is None else utilization)
+
+
+def _idle_derived(p: P) -> dict[str, Any]:
+    return {"price": _usd(p["gpu_price"]), "tps_text": f"{p['tps']:,}",
+            "pct": f"{p['utilization']:.0%}", "busy": _usd(_idle_per_1k(p, 1.0)),
+            "served": f"{p['tps'] * p['utilization']:,.0f}",
+            "ratio": format_number(_idle_per_1k(p) / _idle_per_1k(p, 1.0), 3)}
+
+
+idle_hours = NumericExercise(
+    lesson=LESSON, number=9, title="1,000 tokens from a GPU busy {pct} of the time",
+    question=(
+        "A chatbot rents one H100 around the clock at {price} per GPU-hour. While it has "
+        "conversations to serve, the GPU generates {tps_text} tokens per second in total; "
+        "but its traffic follows the working day, and it has work only {pct} of the hours. "
+        "What do 1,000 generated tokens cost, in US dollars?"
+    ),
+    hints=(
+        "Every rented hour is billed, busy or idle. How many tokens does an *average* "
+        "hour produce?",
+        "Averaged over all hours the GPU makes {tps_text} × {pct} = {served} tokens/s.",
+    ),
+    solution=(
+        "Averaged over every paid hour the GPU makes {tps_text} × {pct} = {served} tokens "
+        "per second, so 1,000 tokens cost **{answer}** "
+        "(`cost.cost_per_1k_tokens(..., utilization=...)`). Busy around the clock they "
+        "would cost {busy}: the idle hours make each token {ratio} times dearer, the "
+        "inverse of the utilisation. Batching more conversations raises the tokens/s "
+        "while busy; only more traffic, or giving idle hours back, raises the utilisation."
+    ),
+    answer=lambda p: _idle_per_1k(p),
+    derived=_idle_derived,
+    mistakes=(
+        Mistake("busy_rate",
+                "That is the cost if the GPU were busy every hour. It is billed for all of "
+                "them but has work only {pct} of the time.",
+                lambda p: _idle_per_1k(p, 1.0)),
+        Mistake("times_utilisation",
+                "That makes idle hours a saving: you multiplied the busy cost by {pct}. The "
+                "idle hours are paid for and produce nothing, so divide by it instead.",
+                lambda p: _idle_per_1k(p, 1.0) * p["utilization"]),
+    ),
+    defaults={"gpu_price": 2.50, "tps": 2400, "utilization": 0.3},
+    sample=lambda rng: {"gpu_price": rng.choice([2.0, 2.5, 4.0, 12.29]),
+                        "tps": rng.choice([800, 1600, 2400, 4600]),
+                        "utilization": rng.choice([0.2, 0.25, 0.3, 0.4, 0.5])},
+    dimension="usd", unit="USD", rtol=0.02,
+)
+
+
 EXERCISES = (
     gpu_power_bill,
     cloud_bill,
@@ -614,6 +672,7 @@ EXERCISES = (
     server_price,
     batching_cost,
     cost_code,
+    idle_hours,
 )
 
 __all__ = ["EXERCISES", "LESSON", "TITLE"]
