@@ -158,9 +158,9 @@ def test_measurement_cells_are_not_compared_by_nbval() -> None:
 
 def test_measurement_fits_the_time_budget() -> None:
     """The brief: the whole lesson under 60 s on 2 busy cores. The rounds of measurement
-    stop after about 25 s, and each run is bounded per size and in total."""
+    stop after about 40 s, and each run is bounded per size and in total."""
     code = "\n".join(_code(hidden=False))
-    assert re.search(r"> 25:", code)
+    assert re.search(r"> 40:", code)
     assert "for attempt in range(3)" in code
     assert re.search(r"SIZES = \[4\*\*k \* 2\*\*12 for k in range\(8\)\]", code)
 
