@@ -1247,6 +1247,9 @@ def _inference_calc(**kw: Any) -> dict[str, Any]:
     kv_b = _memory.precision_bytes(kw["kv_dtype"])
     context = kw["prompt"] + kw["new_tokens"]
     kv_seq = _inference.kv_cache_bytes(cfg, seq_len=context, batch=1, bytes_per_element=kv_b)
+    speed = _inference.decode_speed(
+        n_params=n, weight_bytes=weights, batch=kw["batch"], kv_bytes_per_sequence=kv_seq,
+        peak_flops=kw["peak_flops"], bandwidth=kw["bandwidth"])
     return {
         "n_params": n,
         "prefill_flops": _inference.prefill_flops(n, kw["prompt"], batch=kw["batch"],
@@ -1259,9 +1262,9 @@ def _inference_calc(**kw: Any) -> dict[str, Any]:
         "prefill_time": _inference.prefill_time(
             n_params=n, tokens=kw["prompt"], peak_flops=kw["peak_flops"],
             bandwidth=kw["bandwidth"], weight_bytes=weights, batch=kw["batch"], **shape),
-        "step_time": _inference.decode_step_time(
-            n_params=n, weight_bytes=weights, batch=kw["batch"], kv_bytes_per_sequence=kv_seq,
-            peak_flops=kw["peak_flops"], bandwidth=kw["bandwidth"]),
+        "step_time": speed.step_time,
+        "decode_total": speed.tokens_per_second,
+        "decode_per_user": speed.per_sequence,
         "ceiling": _inference.decode_ceiling_tokens_per_second(
             weight_bytes=weights, bandwidth=kw["bandwidth"], batch=kw["batch"],
             kv_bytes_per_sequence=kv_seq),
@@ -1298,6 +1301,10 @@ CALCULATORS._add(Calculator(
         Output("kv_cache", "KV cache at the end", "bytes"),
         Output("prefill_time", "Prefill time (roofline)", "seconds"),
         Output("step_time", "Decode step time at the end (roofline)", "seconds"),
+        Output("decode_total", "Decode speed at the end, all sequences", "tokens/s",
+               help="batch ÷ step time: what the GPU produces for all users together."),
+        Output("decode_per_user", "Decode speed at the end, each sequence", "tokens/s",
+               help="1 ÷ step time: what one user sees; batching lowers it."),
         Output("ceiling", "Decode ceiling, all sequences", "tokens/s"),
         Output("compute_bound_batch", "Batch where decode turns compute-bound", "number",
                unit="sequences"),

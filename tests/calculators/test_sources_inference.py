@@ -45,3 +45,44 @@ def test_source_gqa_reduction_factor() -> None:
                             vocab=cfg.vocab, ffn=cfg.ffn)
     assert inference.kv_cache_bytes(mha, seq_len=4096) == 8 * inference.kv_cache_bytes(
         cfg, seq_len=4096)
+
+
+def test_max_concurrent_sequences_by_hand() -> None:
+    """Llama 3 8B (config.json: 32 layers, 8 KV heads of 128) in BF16 on an 80 GB H100 with
+    2 GB of overhead: 8,030,261,248 x 2 bytes of weights, 2 x 32 x 8 x 128 x 8,192 x 2 =
+    1,073,741,824 bytes of cache per 8,192-token conversation, and
+    (80e9 - 16,060,522,496 - 2e9) / 1,073,741,824 = 57.7, so 57 conversations fit; an FP8
+    cache halves the per-conversation bytes: 115. With OPT-13B's 800 KB per token (vLLM
+    paper, section 3) a 2,048-token request holds 1.6 GB, and on an A100 40GB beside 25.7 GB
+    of FP16 weights and 2 GB of overhead only 7 such requests fit (12.3 GB / 1.68 GB)."""
+    cfg = preset("llama-3-8b")
+    per_conversation = 2 * 32 * 8 * 128 * 8192 * 2
+    assert per_conversation == 1_073_741_824
+    by_hand = int((80e9 - 8_030_261_248 * 2 - 2e9) // per_conversation)
+    assert by_hand == 57
+    assert inference.max_concurrent_sequences(cfg, context=8192, gpu_memory=80e9) == by_hand
+    assert inference.max_concurrent_sequences(cfg, context=8192, gpu_memory=80e9,
+                                              kv_dtype="fp8") == 115
+    opt13b = TransformerConfig(hidden=5120, layers=40, heads=40, vocab=50272,
+                               max_positions=2048)
+    assert inference.max_concurrent_sequences(opt13b, context=2048, gpu_memory=40e9) == 7
+    assert inference.max_concurrent_sequences(cfg, context=8192, gpu_memory=10e9) == 0
+
+
+def test_decode_speed_total_and_per_user() -> None:
+    """One decode step of 16 GB of weights plus 8 caches of 1 GB at 3.2 TB/s takes
+    24 GB / 3.2e12 = 7.5 ms (memory-bound: 2 x 8e9 x 8 FLOPs at 1e15 take 0.128 ms), so
+    8 / 7.5 ms = 1,066.7 tokens/s in all and 133.3 for each user. Without caches, at batch
+    400 the FLOPs win: 2 x 8e9 x 400 / 1e15 = 6.4 ms against 16e9 / 3.2e12 = 5 ms, so each
+    user gets 1 / 6.4 ms = 156.25 tokens/s."""
+    s = inference.decode_speed(n_params=8e9, weight_bytes=16e9, batch=8,
+                               kv_bytes_per_sequence=1e9, peak_flops=1e15, bandwidth=3.2e12)
+    assert s.step_time == pytest.approx(7.5e-3)
+    assert s.tokens_per_second == pytest.approx(8 / 7.5e-3)
+    assert s.per_sequence == pytest.approx(1 / 7.5e-3)
+    c = inference.decode_speed(n_params=8e9, weight_bytes=16e9, batch=400,
+                               kv_bytes_per_sequence=0, peak_flops=1e15, bandwidth=3.2e12)
+    assert c.step_time == pytest.approx(6.4e-3) and c.per_sequence == pytest.approx(156.25)
+    with pytest.raises(ValueError, match="batch"):
+        inference.decode_speed(n_params=8e9, weight_bytes=16e9, batch=0,
+                               kv_bytes_per_sequence=0, peak_flops=1e15, bandwidth=3.2e12)

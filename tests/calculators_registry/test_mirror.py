@@ -152,6 +152,12 @@ def o_inference(a):
                                                 kv_bytes_per_sequence=kv1,
                                                 peak_flops=a["peak_flops"],
                                                 bandwidth=a["bandwidth"]),
+        "decode_total": inference.decode_speed(
+            n_params=n, weight_bytes=w, batch=a["batch"], kv_bytes_per_sequence=kv1,
+            peak_flops=a["peak_flops"], bandwidth=a["bandwidth"]).tokens_per_second,
+        "decode_per_user": inference.decode_speed(
+            n_params=n, weight_bytes=w, batch=a["batch"], kv_bytes_per_sequence=kv1,
+            peak_flops=a["peak_flops"], bandwidth=a["bandwidth"]).per_sequence,
         "ceiling": inference.decode_ceiling_tokens_per_second(
             weight_bytes=w, bandwidth=a["bandwidth"], batch=a["batch"],
             kv_bytes_per_sequence=kv1),

@@ -14,7 +14,6 @@ import pytest
 
 from gpulesson import hardware, inference, memory, transformer
 from gpulesson.exercises import lesson_module
-from gpulesson.exercises.bank.inference_and_kv_cache import max_sequences
 
 ROOT = Path(__file__).resolve().parents[2]
 SLUG = "inference_and_kv_cache"
@@ -38,7 +37,8 @@ def _fits(cfg, batch: int, *, context: int, gpu_memory: float, overhead: float) 
 def test_max_sequences_is_the_largest_batch_that_fits(model, context, gpu):
     cfg = transformer.preset(model)
     mem = hardware.gpu(gpu).memory_bytes
-    n = max_sequences(cfg, context=context, gpu_memory=mem, overhead=2e9)
+    n = inference.max_concurrent_sequences(cfg, context=context, gpu_memory=mem,
+                                           overhead=2e9)
     if n:
         assert _fits(cfg, n, context=context, gpu_memory=mem, overhead=2e9)
     assert not _fits(cfg, n + 1, context=context, gpu_memory=mem, overhead=2e9)
@@ -47,13 +47,21 @@ def test_max_sequences_is_the_largest_batch_that_fits(model, context, gpu):
 def test_max_sequences_is_zero_when_the_weights_do_not_fit():
     """Llama-3-70B in BF16 (141 GB of weights) on one 80 GB H100."""
     cfg = transformer.preset("llama-3-70b")
-    assert max_sequences(cfg, context=8192, gpu_memory=80e9) == 0
-    assert max_sequences(cfg, context=8192, gpu_memory=80e9, precision="fp8") == 2
+    assert inference.max_concurrent_sequences(cfg, context=8192, gpu_memory=80e9) == 0
+    assert inference.max_concurrent_sequences(cfg, context=8192, gpu_memory=80e9,
+                                              precision="fp8") == 2
 
 
 def test_max_sequences_refuses_bad_input_naming_it():
-    with pytest.raises(ValueError, match="seq_len"):
-        max_sequences(transformer.preset("llama-3-8b"), context=0, gpu_memory=80e9)
+    with pytest.raises(ValueError, match="context must be a positive integer"):
+        inference.max_concurrent_sequences(transformer.preset("llama-3-8b"), context=0,
+                                           gpu_memory=80e9)
+    with pytest.raises(ValueError, match="gpu_memory"):
+        inference.max_concurrent_sequences(transformer.preset("llama-3-8b"), context=8,
+                                           gpu_memory=-1)
+    with pytest.raises(ValueError, match="precision"):
+        inference.max_concurrent_sequences(transformer.preset("llama-3-8b"), context=8,
+                                           gpu_memory=80e9, precision="fp7")
 
 
 def test_kv_code_reference_reproduces_the_vllm_paper():

@@ -444,11 +444,10 @@ def _tokens_per_second(p: P, batch: int, *, kv: bool = True) -> float:
     cfg = transformer.preset(p["model"])
     n = transformer.param_count(cfg)
     gpu = hardware.gpu(p["gpu"])
-    step = inference.decode_step_time(
+    return inference.decode_speed(
         n_params=n, weight_bytes=memory.weight_bytes(n, precision="bf16"), batch=batch,
         kv_bytes_per_sequence=inference.kv_cache_bytes(cfg, seq_len=p["context"]) if kv else 0,
-        peak_flops=gpu.dense("bf16"), bandwidth=gpu.bandwidth)
-    return batch / step
+        peak_flops=gpu.dense("bf16"), bandwidth=gpu.bandwidth).tokens_per_second
 
 
 def _batch_saving(p: P, *, kv: bool = True) -> float:

@@ -10,9 +10,9 @@ where decode turns compute-bound, what batching does to latency and throughput, 
 predict-then-run of this machine's decode-like loop.
 
 Every answer and every figure in a worked solution comes from the calculators
-(:mod:`gpulesson.inference`, :mod:`gpulesson.memory`, :mod:`gpulesson.transformer`,
-:mod:`gpulesson.hardware`) or from :func:`max_sequences` below, which only searches with
-:func:`gpulesson.memory.fits`. Standard library only.
+(:mod:`gpulesson.inference`, among them ``max_concurrent_sequences``,
+:mod:`gpulesson.memory`, :mod:`gpulesson.transformer`, :mod:`gpulesson.hardware`).
+Standard library only.
 """
 
 from __future__ import annotations
@@ -58,43 +58,6 @@ _NAMES = {"fp32": "FP32", "bf16": "BF16", "fp16": "FP16", "fp8": "FP8", "int8": 
 _GQA_MODELS = ("llama-3-8b", "mistral-7b", "qwen2.5-7b", "llama-2-70b", "llama-3-70b",
                "llama-3.1-405b")
 _SMALL_MODELS = ("llama-3-8b", "mistral-7b", "qwen2.5-7b", "llama-2-7b", "llama-2-13b")
-
-
-def max_sequences(cfg: TransformerConfig, *, context: int, gpu_memory: float,
-                  precision: str = "bf16", kv_dtype: str = "bf16",
-                  overhead: float = 2e9) -> int:
-    """Most sequences of ``context`` tokens whose KV cache fits beside the weights.
-
-    Searches with :func:`gpulesson.memory.fits` on :func:`gpulesson.memory.inference_memory`
-    (weights at ``precision`` + :func:`gpulesson.inference.kv_cache_bytes` of the batch +
-    ``overhead`` bytes) against ``gpu_memory`` bytes: the largest batch that fits, 0 when
-    not even one sequence does. No formula of its own: doubling, then bisection, on the
-    calculators' verdict. Taught in: ``inference_and_kv_cache`` ("How many users fit?").
-
-    Raises
-    ------
-    ValueError
-        from the calculators, naming the argument (a non-positive context, memory ...).
-    """
-    n = transformer.param_count(cfg)
-    kv_bytes = memory.precision_bytes(kv_dtype)
-
-    def fits(batch: int) -> bool:
-        kv = inference.kv_cache_bytes(cfg, seq_len=context, batch=batch,
-                                      bytes_per_element=kv_bytes)
-        need = memory.inference_memory(n, precision=precision, kv_cache_bytes=kv,
-                                       overhead_bytes=overhead).total
-        return memory.fits(need, gpu_memory)
-
-    if not fits(1):
-        return 0
-    low, high = 1, 2
-    while fits(high):
-        low, high = high, high * 2
-    while high - low > 1:  # fits(low) and not fits(high)
-        mid = (low + high) // 2
-        low, high = (mid, high) if fits(mid) else (low, mid)
-    return low
 
 
 def _label(model: str) -> str:
@@ -428,9 +391,9 @@ def _fit(p: P, *, mha: bool = False, overhead: float | None = None,
     memory_bytes = hardware.gpu(p["gpu"]).memory_bytes
     if weights_free:  # the mistake: as if the weights took no memory
         memory_bytes += memory.weight_bytes(transformer.param_count(cfg), precision="bf16")
-    return max_sequences(_mha(cfg) if mha else cfg, context=p["context"],
-                         gpu_memory=memory_bytes,
-                         overhead=p["overhead"] if overhead is None else overhead)
+    return inference.max_concurrent_sequences(
+        _mha(cfg) if mha else cfg, context=p["context"], gpu_memory=memory_bytes,
+        overhead=p["overhead"] if overhead is None else overhead)
 
 
 def _fit_derived(p: P) -> dict[str, Any]:
@@ -705,11 +668,11 @@ def _rates(p: P, batch: int, *, kv: bool = True) -> tuple[float, float]:
     cfg = transformer.preset(p["model"])
     g = hardware.gpu(p["gpu"])
     n = transformer.param_count(cfg)
-    step = inference.decode_step_time(
+    speed = inference.decode_speed(
         n_params=n, weight_bytes=memory.weight_bytes(n, precision="bf16"), batch=batch,
         kv_bytes_per_sequence=inference.kv_cache_bytes(cfg, seq_len=p["context"]) if kv else 0,
         peak_flops=g.dense("bf16"), bandwidth=g.bandwidth)
-    return 1 / step, batch / step
+    return speed.per_sequence, speed.tokens_per_second
 
 
 def _batching_key(p: P, *, kv: bool = True) -> str:
@@ -818,4 +781,4 @@ EXERCISES = (
     batching_here,
 )
 
-__all__ = ["EXERCISES", "LESSON", "TITLE", "max_sequences"]
+__all__ = ["EXERCISES", "LESSON", "TITLE"]
