@@ -1,32 +1,70 @@
 """Every number stated on book/conventions.md and book/seed_corrections.md is recomputed
 here by the calculators, so the pages cannot drift from the code.
 
-Each claim is (page, text on the page, calculator call that must produce that text).
+Each claim is (text as the page renders it, calculator call that must produce that text).
+The pages escape dollar signs (``\\$``, MyST would otherwise pair them into inline maths)
+and wrap lines, so the page is compared as rendered: backslash escapes removed and
+whitespace collapsed (:func:`rendered`).
+
+Sources of the published inputs and figures: the seed pages themselves (their figures,
+quoted as the claims under test); GPT-3 (Brown et al. 2020: 174.6B parameters, 300B
+tokens, 3.14e23 FLOPs, 3.2M-token batch); the ZeRO paper (Rajbhandari et al. 2020, section
+3.1 and Figure 1: 16 bytes per parameter, the 7.5B model on 64 GPUs); Korthikanti et al.
+2022 (activation bytes per layer); the NVIDIA and AMD datasheets of
+``gpulesson/data/gpus.json``; the Llama 3 paper (Dubey et al. 2024: 16,384 H100s, TP 8 x
+PP 16, 15.6T tokens); FlashAttention-3 (Shah et al. 2024: 740 TFLOP/s FP16); Chen et al.
+2016 (sqrt(n) checkpointing); the cost lesson's dated inputs (DGX H100 10.2 kW, EIA 2023
+industrial tariff, Uptime 2023 PUE, AWS p5 July 2023).
 """
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from gpulesson import cost, distributed, flops, gemm, inference, memory, optimisations, units
+from gpulesson import (
+    calculators,
+    cost,
+    distributed,
+    flops,
+    gemm,
+    inference,
+    memory,
+    optimisations,
+    roofline,
+    transformer,
+    units,
+)
 from gpulesson.hardware import gpu
 from gpulesson.transformer import non_embedding_params, param_count, preset
 
 BOOK = Path(__file__).resolve().parents[2] / "book"
 H100 = gpu("H100 SXM")
+A100 = gpu("A100 80GB")
+RTX = gpu("RTX 4090")
 L27 = preset("llama-2-7b")
 L38 = preset("llama-3-8b")
+L370 = preset("llama-3-70b")
 L405 = preset("llama-3.1-405b")
+L270 = preset("llama-2-70b")
+GPT3 = preset("gpt3-175b")
+N7 = param_count(L27)
+W7_FP16 = memory.weight_bytes(7e9, precision="fp16")  # the seed's "7B in FP16", 14 GB
+PEAK = H100.dense("bf16")
 KIB = 1024
+GPU_MEMORY = 80e9
+N4096 = (4096, 4096, 4096)
+
+Claim = tuple[str, Callable[[], str]]
 
 
-def _gemm_time_us() -> str:
-    a = gemm.analyse(4096, 4096, 4096, peak_flops=H100.peak_flops["bf16"],
-                     bandwidth=H100.bandwidth)
-    return f"{a.time * 1e6:.1f} µs"
+def rendered(markdown: str) -> str:
+    r"""The text a reader sees, for matching: ``\$`` -> ``$``, whitespace collapsed."""
+    return " ".join(re.sub(r"\\([$*_#|])", r"\1", markdown).split())
 
 
 def _pct(x: float, digits: int = 0) -> str:
@@ -37,15 +75,45 @@ def _int(x: float) -> str:
     return f"{x:,.0f}"
 
 
-def _gpt3_activations() -> str:
-    per_layer = memory.activation_bytes_per_layer(seq_len=2048, batch=1, hidden=12288,
+def _usd(x: float) -> str:
+    return units.format_usd(x, cents=False)
+
+
+def _gb(n_bytes: float) -> str:
+    return units.format_bytes(n_bytes)
+
+
+def _gemm_time(dtype: str, bytes_per_element: int) -> str:
+    a = gemm.analyse(*N4096, peak_flops=H100.dense(dtype), bandwidth=H100.bandwidth,
+                     bytes_per_element=bytes_per_element)
+    return units.format_seconds(a.time)
+
+
+def _gemm_time_us() -> str:
+    a = gemm.analyse(*N4096, peak_flops=H100.peak_flops["bf16"], bandwidth=H100.bandwidth)
+    return f"{a.time * 1e6:.1f} µs"
+
+
+def _gpt3_activations() -> float:
+    return 96 * memory.activation_bytes_per_layer(seq_len=2048, batch=1, hidden=12288,
                                                   heads=96)
-    return units.format_bytes(96 * per_layer)
 
 
-def _crossover() -> float:
-    return inference.attention_crossover_tokens(param_count(L27), layers=L27.layers,
-                                                heads=L27.heads, head_dim=L27.head_dim)
+def _seed_activation_formula(b: int, s: int, h: int, layers: int, p: float = 1) -> float:
+    """The seed page's formula as printed, B·S·H·L·(16 + 2/p) bytes (p undefined there)."""
+    return b * s * h * layers * (16 + 2 / p)
+
+
+def _long_llama_ratio() -> float:
+    """Korthikanti et al.'s count over the seed formula, Llama-2-7B at 32,768 tokens."""
+    ours = L27.layers * memory.activation_bytes_per_layer(seq_len=32768, batch=1,
+                                                          hidden=L27.hidden, heads=L27.heads)
+    return ours / _seed_activation_formula(1, 32768, L27.hidden, L27.layers)
+
+
+def _crossover(cfg: transformer.TransformerConfig) -> float:
+    return inference.attention_crossover_tokens(param_count(cfg), layers=cfg.layers,
+                                                heads=cfg.heads, head_dim=cfg.head_dim)
 
 
 def _attention_share_405b() -> float:
@@ -54,32 +122,174 @@ def _attention_share_405b() -> float:
     return att / flops.flops_per_token(param_count(L405))
 
 
-def _decode_ceiling() -> float:
-    return inference.decode_ceiling_tokens_per_second(weight_bytes=14e9, bandwidth=3.35e12)
+def _decode_ceiling(weight_bytes: float, bandwidth: float) -> float:
+    return inference.decode_ceiling_tokens_per_second(weight_bytes=weight_bytes,
+                                                      bandwidth=bandwidth)
 
 
-def _breakeven() -> float:
-    return cost.breakeven_months(hardware_usd=240_000, power_watts=30_000, usd_per_kwh=0.10,
-                                 cloud_usd_per_hour=48)
+def _zero(stage: int) -> float:
+    return distributed.zero_memory_per_gpu(7.5e9, stage=stage, dp=64)
 
 
-def _zero(stage: int) -> str:
-    return units.format_bytes(distributed.zero_memory_per_gpu(7.5e9, stage=stage, dp=64))
+def _hidden_size_kv(cfg: transformer.TransformerConfig, seq_len: int) -> int:
+    """The seed's KV formula B·S·H·L·2·bytes with H the hidden size (FP16, batch 1)."""
+    return 1 * seq_len * cfg.hidden * cfg.layers * 2 * 2
 
 
-CONVENTIONS: list[tuple[str, Callable[[], str]]] = [
+def _gpt3_fp32_state() -> memory.MemoryBreakdown:
+    return memory.training_memory(GPT3, batch=1, seq_len=2048, precision="fp32",
+                                  memory_per_gpu=GPU_MEMORY)
+
+
+def _llama8b_prefill() -> tuple[float, float]:
+    n = param_count(L38)
+    shape = {"layers": L38.layers, "heads": L38.heads, "head_dim": L38.head_dim}
+    work = inference.prefill_flops(n, 2048, **shape)
+    seconds = inference.prefill_time(n_params=n, tokens=2048, peak_flops=PEAK,
+                                     bandwidth=H100.bandwidth,
+                                     weight_bytes=memory.weight_bytes(n), **shape)
+    return work, seconds
+
+
+def _pcie5_each_way() -> float:
+    return gpu("H100 PCIe").interconnect_bandwidth / 2
+
+
+def _compute_per_step(n_params: float, batch_tokens: float, n_gpus: int) -> float:
+    """Seconds of compute per step when ``n_gpus`` H100s at 40% MFU share a batch."""
+    return flops.training_time(flops.training_flops(n_params, batch_tokens), n_gpus, PEAK,
+                               0.40)
+
+
+def _seed_scaling() -> tuple[float, float, float, float]:
+    """The seed's scaling figures from the inputs lesson 6 names (175B FP16, 8 GPUs,
+    50 GB/s, 0.1 s of compute)."""
+    volume = distributed.allreduce_bytes_per_rank(memory.weight_bytes(175e9,
+                                                                      precision="fp16"), 8)
+    comm = distributed.data_parallel_sync_time(175e9, dp=8, bandwidth=50e9)
+    efficiency = distributed.scaling_efficiency(0.1, comm)
+    return volume, comm, efficiency, distributed.effective_speedup(8, efficiency)
+
+
+def _gpt3_batch_efficiency(layout: str) -> float:
+    gpt3_batch = 3.2e6  # tokens per step (Brown et al. 2020, Table 2.1)
+    if layout == "dp8":
+        comm = distributed.data_parallel_sync_time(175e9, dp=8, bandwidth=50e9)
+        return distributed.scaling_efficiency(_compute_per_step(175e9, gpt3_batch, 8), comm)
+    compute = _compute_per_step(175e9, gpt3_batch, 1024)
+    if layout == "zero3":
+        comm = distributed.data_parallel_sync_time(175e9, dp=1024, zero_stage=3,
+                                                   bandwidth=50e9)
+    else:
+        shard = distributed.params_per_gpu(175e9, tp=8, pp=8)
+        comm = distributed.data_parallel_sync_time(shard, dp=16, zero_stage=1,
+                                                   bandwidth=50e9)
+    return distributed.scaling_efficiency(compute, comm)
+
+
+def _seed_tco() -> dict[str, float]:
+    """The seed's TCO figures from the inputs lesson 7 names."""
+    seed = {"hardware_usd": 240_000, "power_watts": 30_000, "usd_per_kwh": 0.10,
+            "pue": 1.4}
+    return {
+        "power": cost.on_prem_breakdown(years=1, **seed).power,
+        "hourly power": cost.power_cost(power_watts=30_000, usd_per_kwh=0.10, hours=1,
+                                        pue=1.4),
+        "own": cost.on_prem_tco(years=5, **seed),
+        "cloud": cost.cloud_cost(usd_per_hour=48, years=5),
+        "no power": cost.breakeven_months(**{**seed, "power_watts": 0},
+                                          cloud_usd_per_hour=48),
+        "with power": cost.breakeven_months(cloud_usd_per_hour=48, **seed),
+        "half busy": cost.breakeven_months(cloud_usd_per_hour=48, utilization=0.5, **seed),
+    }
+
+
+def _dgx_year() -> float:
+    ex = calculators.si_inputs("tco")  # DGX H100, EIA 2023 average, Uptime 2023 PUE
+    return cost.on_prem_breakdown(hardware_usd=ex["hardware_usd"],
+                                  power_watts=ex["power_watts"],
+                                  usd_per_kwh=ex["usd_per_kwh"], years=1,
+                                  pue=ex["pue"]).power
+
+
+def _mistral_batch_gain(batch: int) -> float:
+    """How many times cheaper a token of Mistral 7B is at ``batch`` than at batch 1."""
+    cfg = preset("mistral-7b")
+    n = param_count(cfg)
+    kv = inference.kv_cache_bytes(cfg, seq_len=2048)
+
+    def per_1k(b: int) -> float:
+        step = inference.decode_step_time(n_params=n, weight_bytes=memory.weight_bytes(n),
+                                          batch=b, kv_bytes_per_sequence=kv,
+                                          peak_flops=PEAK, bandwidth=H100.bandwidth)
+        return cost.cost_per_1k_tokens(usd_per_gpu_hour=2.5, gpus=1,
+                                       tokens_per_second=b / step)
+
+    return per_1k(1) / per_1k(batch)
+
+
+def _seed_per_1k(utilization: float = 1.0) -> float:
+    """The seed's $0.083 per 1K tokens: 288,000 tokens/h on 4 GPUs at $6 per GPU-hour,
+    with the GPUs busy ``utilization`` of the paid hours."""
+    return cost.cost_per_1k_tokens(usd_per_gpu_hour=6, gpus=4,
+                                   tokens_per_second=288_000 / 3600 * utilization)
+
+
+def _parts(precision: str) -> str:
+    s = memory.model_state_bytes(precision)
+    return f"{s.weights} + {s.gradients} + {s.optimizer}"
+
+
+def _days(n_params: float, tokens: float, n_gpus: int, mfu: float) -> float:
+    """Days to train on ``n_gpus`` H100s at ``mfu`` of the dense BF16 peak."""
+    return flops.training_days(flops.training_flops(n_params, tokens), n_gpus, PEAK, mfu)
+
+
+def _plan_days(mfu: float) -> float:
+    return _days(N7, 2e12, 64, mfu)
+
+
+def _h100_tokens_per_second(n_params: float) -> float:
+    """Training tokens/s of one H100 at 40% MFU."""
+    return flops.tokens_per_second(n_devices=1, peak_flops=PEAK, mfu=0.4,
+                                   flops_per_token=flops.flops_per_token(n_params))
+
+
+def _one_h100_tokens() -> float:
+    return _h100_tokens_per_second(N7)
+
+
+def _dashboard_price() -> float:
+    return calculators.si_inputs("cost_per_token")["usd_per_gpu_hour"]
+
+
+def _dashboard_per_1k(tokens_per_second: float) -> float:
+    return cost.cost_per_1k_tokens(usd_per_gpu_hour=_dashboard_price(), gpus=1,
+                                   tokens_per_second=tokens_per_second)
+
+
+def _ratio(name: str) -> str:
+    g = gpu(name)
+    return f"{g.dense('fp16') / g.dense('fp32'):.1f}×"
+
+
+def _tflops(rate: float) -> str:
+    return f"{rate / 1e12:,.1f}"
+
+
+CONVENTIONS: list[Claim] = [
     ("48 FLOPs", lambda: f"{gemm.flops(2, 3, 4)} FLOPs"),
-    ("137.4 GFLOP", lambda: units.format_flops(gemm.flops(4096, 4096, 4096), digits=1)),
+    ("137.4 GFLOP", lambda: units.format_flops(gemm.flops(*N4096), digits=1)),
     ("989.4 TFLOP/s", lambda: units.format_flop_rate(H100.peak_flops["bf16"])),
     ("138.9 µs", _gemm_time_us),
-    ("100.7 MB", lambda: units.format_bytes(gemm.min_bytes(4096, 4096, 4096, 2))),
+    ("100.7 MB", lambda: _gb(gemm.min_bytes(*N4096, 2))),
     ("1,978.9 TFLOP/s", lambda: f"{H100.sparse_flops['bf16'] / 1e12:,.1f} TFLOP/s"),
     ("43% MFU", lambda: _pct(flops.utilization(430e12, H100.peak_flops["bf16"])) + " MFU"),
     ("look like 22%", lambda: "look like " + _pct(flops.utilization(
         430e12, H100.sparse_flops["bf16"]))),
     ("6,738,415,616 parameters", lambda: _int(param_count(L27)) + " parameters"),
     ("13,476,831,232 bytes", lambda: _int(memory.weight_bytes(param_count(L27))) + " bytes"),
-    ("13.5 GB or 12.6 GiB", lambda: units.format_bytes(memory.weight_bytes(param_count(L27)))
+    ("13.5 GB or 12.6 GiB", lambda: _gb(memory.weight_bytes(param_count(L27)))
      + " or " + units.format_bytes(memory.weight_bytes(param_count(L27)), binary=True)),
     ("3.35 TB/s", lambda: units.format_bandwidth(H100.bandwidth)),
     ("900 GB/s both ways", lambda: units.format_bandwidth(H100.interconnect_bandwidth, digits=0)
@@ -91,12 +301,10 @@ CONVENTIONS: list[tuple[str, Callable[[], str]]] = [
     ('`memory.bytes_per_param("fp32")` is 16',
      lambda: f'`memory.bytes_per_param("fp32")` is {memory.bytes_per_param("fp32")}'),
     ("is 18", lambda: f'is {memory.bytes_per_param("mixed_fp32_grads")}'),
-    ("107.8 GB", lambda: units.format_bytes(memory.training_memory(L27, batch=1,
-                                                                   seq_len=1).total
-                                            - memory.training_memory(L27, batch=1,
-                                                                     seq_len=1).activations)),
+    ("107.8 GB", lambda: _gb(memory.training_memory(L27, batch=1, seq_len=1).total
+                             - memory.training_memory(L27, batch=1, seq_len=1).activations)),
     ("`5·a·s/h` is 80", lambda: f"`5·a·s/h` is {5 * 96 * 2048 // 12288}"),
-    ("275.4 GB", _gpt3_activations),
+    ("275.4 GB", lambda: _gb(_gpt3_activations())),
     ("512 KiB per token", lambda: f"{inference.kv_cache_bytes_per_token(L27) // KIB} KiB per "
                                   "token"),
     ("needs 128 KiB", lambda: f"needs {inference.kv_cache_bytes_per_token(L38) // KIB} KiB"),
@@ -105,82 +313,344 @@ CONVENTIONS: list[tuple[str, Callable[[], str]]] = [
                                        binary=True) + ")"),
     ("124,439,808 parameters", lambda: _int(param_count(preset("gpt2"))) + " parameters"),
     ("85,056,000 are not", lambda: _int(non_embedding_params(preset("gpt2"))) + " are not"),
-    ("3.14e23", lambda: f"{flops.training_flops(param_count(preset('gpt3-175b')), 300e9):.2e}"
+    ("3.14e23", lambda: f"{flops.training_flops(param_count(GPT3), 300e9):.2e}"
      .replace("e+", "e")),
-    ("174.6B", lambda: f"{param_count(preset('gpt3-175b')) / 1e9:.1f}B"),
+    ("174.6B", lambda: f"{param_count(GPT3) / 1e9:.1f}B"),
     ("adds 8.3%", lambda: "adds " + _pct(_attention_share_405b(), 1)),
 ]
 
-SEED_CORRECTIONS: list[tuple[str, Callable[[], str]]] = [
-    ("137.4 GFLOP", lambda: units.format_flops(gemm.flops(4096, 4096, 4096), digits=1)),
-    ("201.3 MB", lambda: units.format_bytes(gemm.min_bytes(4096, 4096, 4096, 4))),
-    ("682.7 FLOP per byte", lambda: f"{gemm.arithmetic_intensity(4096, 4096, 4096, 4):.1f} "
-                                    "FLOP per byte"),
-    ("268.4 MB", lambda: units.format_bytes(gemm.min_bytes(4096, 4096, 4096, 4, read_c=True))),
-    ("would need 4 PFLOP/s", lambda: "would need "
-     f"{gemm.flops(4096, 4096, 4096) / 0.034e-3 / 1e15:.0f} PFLOP/s"),
-    ("138.9 µs", _gemm_time_us),
-    ('`memory.bytes_per_param("mixed")` = 16',
-     lambda: f'`memory.bytes_per_param("mixed")` = {memory.bytes_per_param("mixed")}'),
-    ('`memory.bytes_per_param("fp32")` = 16',
-     lambda: f'`memory.bytes_per_param("fp32")` = {memory.bytes_per_param("fp32")}'),
-    ('`memory.bytes_per_param("mixed_fp32_grads")` = 18',
-     lambda: '`memory.bytes_per_param("mixed_fp32_grads")` = '
-             f'{memory.bytes_per_param("mixed_fp32_grads")}'),
-    ("is 80", lambda: f"is {5 * 96 * 2048 // 12288}"),
-    ("275.4 GB", _gpt3_activations),
-    ("by 70%", lambda: "by " + _pct(1 - memory.activation_bytes_per_layer(
-        seq_len=2048, batch=1, hidden=12288, heads=96, tp=8, sequence_parallel=True,
-        recompute="selective") / memory.activation_bytes_per_layer(
-        seq_len=2048, batch=1, hidden=12288, heads=96, tp=8, sequence_parallel=True))),
-    ("120.0 GB, 31.4 GB, 16.6 GB\nand 1.9 GB",
-     lambda: f"{_zero(0)}, {_zero(1)}, {_zero(2)}\nand {_zero(3)}"),
-    ("24.5 GB", lambda: units.format_bytes(distributed.allreduce_bytes_per_rank(14e9, 8))),
-    ("idle 21.9%", lambda: "idle " + _pct(distributed.pipeline_bubble_fraction(8, 32), 1)),
-    ("to 5.5%", lambda: "to " + _pct(distributed.pipeline_bubble_fraction(8, 32, 4), 1)),
-    ("3.14e23", lambda: f"{flops.training_flops(param_count(preset('gpt3-175b')), 300e9):.2e}"
-     .replace("e+", "e")),
+SEED_CORRECTIONS: list[Claim] = [
+    ("6,738,415,616 parameters", lambda: _int(N7) + " parameters"),
+    ("dense BF16 rate, 989.4 TFLOP/s", lambda: "dense BF16 rate, "
+     + units.format_flop_rate(PEAK)),
+    # Lesson 1: the seed lesson's worked numbers.
+    ("2·M·K·N = 48 FLOPs | Right: 48 FLOPs", lambda: f"2·M·K·N = {gemm.flops(2, 3, 4)} FLOPs "
+     f"| Right: {gemm.flops(2, 3, 4)} FLOPs"),
+    ("4,096 workers give 19.9×", lambda: f"4,096 workers give "
+     f"{roofline.amdahl_speedup(0.05, 4096):.1f}×"),
+    ("no number of cores gives more than 20×", lambda: "no number of cores gives more than "
+     f"{roofline.amdahl_speedup(0.05, 1e12):.0f}×"),
+    ("one user: 239.3 tokens/s", lambda: f"one user: {_decode_ceiling(14e9, 3.35e12):.1f} "
+     "tokens/s"),
+    ("112.0 GB for 7e9 parameters", lambda: f"{_gb(7e9 * memory.bytes_per_param('mixed'))} "
+     "for 7e9 parameters"),
+    # Lesson 2: the GEMM calculator and the GPU table.
+    ("137.4 GFLOP, not a rate", lambda: units.format_flops(gemm.flops(*N4096), digits=1)
+     + ", not a rate"),
+    ("201.3 MB and 682.7 FLOP per byte", lambda: f"{_gb(gemm.min_bytes(*N4096, 4))} and "
+     f"{gemm.arithmetic_intensity(*N4096, 4):.1f} FLOP per byte"),
+    ("(β ≠ 0), 268.4 MB", lambda: "(β ≠ 0), " + _gb(gemm.min_bytes(*N4096, 4, read_c=True))),
+    ("In BF16, 100.7 MB and 1,365.3 FLOP per byte", lambda: "In BF16, "
+     f"{_gb(gemm.min_bytes(*N4096, 2))} and {gemm.arithmetic_intensity(*N4096, 2):,.1f} "
+     "FLOP per byte"),
+    ("Would need 4.0 PFLOP/s", lambda: "Would need "
+     + units.format_flop_rate(gemm.flops(*N4096) / 0.034e-3)),
+    ("2.05 ms on the FP32 cores", lambda: _gemm_time("fp32", 4) + " on the FP32 cores"),
+    ("278 µs on the tensor cores in TF32", lambda: _gemm_time("tf32", 4)
+     + " on the tensor cores in TF32"),
+    ("stored in BF16, 139 µs", lambda: "stored in BF16, " + _gemm_time("bf16", 2)),
+    ("dense FP16 and BF16 is 989.4 TFLOP/s", lambda: "dense FP16 and BF16 is "
+     + units.format_flop_rate(H100.dense("fp16"))),
+    ('H100 SXM FP16 "1,979"', lambda: f'H100 SXM FP16 "{H100.sparse_flops["fp16"] / 1e12:,.0f}"'),
+    ("dense 312 the table suggests 6.3 times; dense against dense it is 3.2 times",
+     lambda: f"dense {A100.dense('fp16') / 1e12:.0f} the table suggests "
+     f"{H100.sparse_flops['fp16'] / A100.dense('fp16'):.1f} times; dense against dense it is "
+     f"{H100.dense('fp16') / A100.dense('fp16'):.1f} times"),
+    ("165.2 TFLOP/s with FP32 accumulation, 330.3 with FP16 accumulation",
+     lambda: f"{units.format_flop_rate(RTX.dense('fp16'))} with FP32 accumulation, "
+     f"{_tflops(RTX.other_flops['fp16_fp16_accumulate'])} with FP16 accumulation"),
+    ("bandwidth 1,008 GB/s", lambda: f"bandwidth {RTX.bandwidth / 1e9:,.0f} GB/s"),
+    ('FP32 "35" TFLOPS | 82.6 TFLOP/s', lambda: 'FP32 "35" TFLOPS | '
+     + units.format_flop_rate(RTX.dense("fp32"))),
+    ("ceiling 14.8 times over FP32", lambda: "ceiling "
+     f"{H100.dense('bf16') / H100.dense('fp32'):.1f} times over FP32"),
+    # Lesson 3: memory.
+    ("124,439,808 parameters. The parts are 39.4M, 28.3M and 56.7M",
+     lambda: _int(param_count(preset("gpt2"))) + " parameters. The parts are "
+     + ", ".join(f"{transformer.param_breakdown(preset('gpt2'))[k] / 1e6:.1f}M"
+                 for k in ("embedding", "attention")) + " and "
+     + f"{transformer.param_breakdown(preset('gpt2'))['mlp'] / 1e6:.1f}M"),
+    ("84.9M is L·12d²", lambda: f"{12 * 768**2 * 12 / 1e6:.1f}M is L·12d²"),
+    ("add up to 180.5M", lambda: f"add up to {39.0 + 84.9 + 56.6:.1f}M"),
+    ("With Adam both are 16", lambda: "With Adam both are "
+     + " and ".join(sorted({str(memory.bytes_per_param(p)) for p in ("mixed", "fp32")}))),
+    ("2 + 2 + 12 in mixed precision", lambda: _parts("mixed") + " in mixed precision"),
+    ("4 + 4 + 8 in FP32", lambda: _parts("fp32") + " in FP32"),
+    ("18 with FP32 gradients", lambda: f"{memory.bytes_per_param('mixed_fp32_grads')} with "
+     "FP32 gradients"),
+    ("in 67.4 GB on one 80 GB GPU; the real 107.8 GB does not fit",
+     lambda: f"in {_gb(10 * N7)} on one {GPU_MEMORY / 1e9:.0f} GB GPU; the real "
+     f"{_gb(N7 * memory.bytes_per_param())} does "
+     + ("not fit" if not memory.fits(N7 * memory.bytes_per_param(), GPU_MEMORY)
+        and memory.fits(10 * N7, GPU_MEMORY) else "fit")),
+    ("stores 275.4 GB, 6.3 times the formula's 43.5 GB (p = 1)",
+     lambda: f"stores {_gb(_gpt3_activations())}, "
+     f"{_gpt3_activations() / _seed_activation_formula(1, 2048, 12288, 96):.1f} times the "
+     f"formula's {_gb(_seed_activation_formula(1, 2048, 12288, 96))} (p = 1)"),
+    ("at 32,768 tokens, 73 times", lambda: f"at 32,768 tokens, {_long_llama_ratio():.0f} times"),
+    ("cuts GPT-3's activations by 70%", lambda: "cuts GPT-3's activations by " + _pct(
+        1 - memory.activation_bytes_per_layer(
+            seq_len=2048, batch=1, hidden=12288, heads=96, tp=8, sequence_parallel=True,
+            recompute="selective") / memory.activation_bytes_per_layer(
+            seq_len=2048, batch=1, hidden=12288, heads=96, tp=8, sequence_parallel=True))),
+    ("698.4 GB + 698.4 GB + 1.4 TB", lambda: " + ".join(
+        _gb(getattr(_gpt3_fp32_state(), k)) for k in ("weights", "gradients", "optimizer"))),
+    ("(275.4 GB of activations) it needs at least 39 GPUs",
+     lambda: f"({_gb(_gpt3_fp32_state().activations)} of activations) it needs at least "
+     f"{_gpt3_fp32_state().gpus_needed} GPUs"),
+    ("5.2 TB, 65 GPUs of 80 GB", lambda: f"5.2 TB, {math.ceil(5.2e12 / GPU_MEMORY)} GPUs of "
+     "80 GB"),
+    # Lesson 4: FLOPs.
+    ("GPT-3: 3.14e23 FLOPs with its 174.6B parameters",
+     lambda: f"GPT-3: {flops.training_flops(param_count(GPT3), 300e9):.2e}".replace("e+", "e")
+     + f" FLOPs with its {param_count(GPT3) / 1e9:.1f}B parameters"),
+    ("attention adds 8.3%", lambda: "attention adds " + _pct(_attention_share_405b(), 1)),
+    ("1.05e12 FLOPs per token, a count", lambda: f"{flops.flops_per_token(175e9):.2e}"
+     .replace("e+", "e") + " FLOPs per token, a count"),
+    ("3.15 × 10²³ | Right for exactly 175B parameters; GPT-3's own figure is 3.14e23",
+     lambda: f"{flops.training_flops(175e9, 300e9) / 1e23:.2f} × 10²³ | Right for exactly "
+     f"175B parameters; GPT-3's own figure is "
+     + f"{flops.training_flops(param_count(GPT3), 300e9):.2e}".replace("e+", "e")),
+    ("reproduce 3.0 days only at 60.6% of the 2:4-sparse peak",
+     lambda: f"reproduce {flops.training_days(3.15e23, 1024, H100.sparse_flops['bf16'], 0.606):.1f}"
+     " days only at 60.6% of the 2:4-sparse peak"),
+    ("the same MFU means 5.9 days, and at 40% MFU 9.0 days",
+     lambda: f"the same MFU means {flops.training_days(3.15e23, 1024, PEAK, 0.606):.1f} days,"
+     f" and at 40% MFU {flops.training_days(3.15e23, 1024, PEAK, 0.40):.1f} days"),
+    # Lesson 5: inference.
     ("formula gives 2,147,483,648 bytes", lambda: "formula gives "
-     + _int(2 * L38.hidden * L38.layers * 4096 * 2) + " bytes"),
-    ("need 536,870,912", lambda: "need " + _int(inference.kv_cache_bytes(L38, seq_len=4096))),
-    ("four times less", lambda: {4: "four"}[2 * L38.hidden * L38.layers * 4096 * 2
-                                          // inference.kv_cache_bytes(L38, seq_len=4096)]
-     + " times less"),
-    ("25,705 tokens", lambda: f"{_crossover():,.0f} tokens"),
-    ("adds 8.0%", lambda: "adds " + _pct(2048 / _crossover(), 1)),
-    ("239.3 tokens/s", lambda: f"{_decode_ceiling():.1f} tokens/s"),
-    ("989.4 TFLOP/s", lambda: units.format_flop_rate(H100.peak_flops["fp16"])),
-    ("165.2 TFLOP/s", lambda: units.format_flop_rate(gpu("RTX 4090").peak_flops["fp16"])),
-    ("it is 330.3", lambda: f"it is {gpu('RTX 4090').other_flops['fp16_fp16_accumulate'] / 1e12}"),
-    ("1,008 GB/s", lambda: f"{gpu('RTX 4090').bandwidth / 1e9:,.0f} GB/s"),
+     + _int(_hidden_size_kv(L38, 4096)) + " bytes"),
+    ("need 536,870,912, four times less (eight times less for Llama-3-70B)",
+     lambda: "need " + _int(inference.kv_cache_bytes(L38, seq_len=4096)) + ", "
+     + {4: "four", 8: "eight"}[_hidden_size_kv(L38, 4096)
+                               // inference.kv_cache_bytes(L38, seq_len=4096)]
+     + " times less (" + {4: "four", 8: "eight"}[_hidden_size_kv(L370, 4096)
+                                                 // inference.kv_cache_bytes(L370, seq_len=4096)]
+     + " times less for Llama-3-70B)"),
+    ("25,705 tokens for Llama-2-7B (53,828 for Llama-3-70B)",
+     lambda: f"{_crossover(L27):,.0f} tokens for Llama-2-7B ({_crossover(L370):,.0f} for "
+     "Llama-3-70B)"),
+    ("At 2,048 tokens attention adds 8.0%", lambda: "At 2,048 tokens attention adds "
+     + _pct(2048 / _crossover(L27), 1)),
+    ("35.09 TFLOP of work, which takes 35.5 ms at 989.4 TFLOP/s",
+     lambda: f"{_llama8b_prefill()[0] / 1e12:.2f} TFLOP of work, which takes "
+     f"{_llama8b_prefill()[1] * 1e3:.1f} ms at {units.format_flop_rate(PEAK)}"),
+    ("from 4.6 tokens/s with its weights streamed over PCIe 5.0 (64 GB/s each way) to "
+     "239.3 tokens/s",
+     lambda: f"from {_decode_ceiling(W7_FP16, _pcie5_each_way()):.1f} tokens/s with its "
+     f"weights streamed over PCIe 5.0 ({_pcie5_each_way() / 1e9:.0f} GB/s each way) to "
+     f"{_decode_ceiling(W7_FP16, H100.bandwidth):.1f} tokens/s"),
+    # Lesson 6: distributed.
+    ("each of 8 ranks 24.5 GB", lambda: "each of 8 ranks "
+     + _gb(distributed.allreduce_bytes_per_rank(14e9, 8))),
+    ("32 micro-batches idle 21.9%", lambda: "32 micro-batches idle "
+     + _pct(distributed.pipeline_bubble_fraction(8, 32), 1)),
+    ("cut it to 5.5%", lambda: "cut it to " + _pct(distributed.pipeline_bubble_fraction(8, 32, 4),
+                                                   1)),
+    ("120.0 GB, 31.4 GB, 16.6 GB and 1.9 GB per GPU for stages 0 to 3, savings of 3.8×, "
+     "7.2× and 64×",
+     lambda: f"{_gb(_zero(0))}, {_gb(_zero(1))}, {_gb(_zero(2))} and {_gb(_zero(3))} per GPU "
+     f"for stages 0 to 3, savings of {_zero(0) / _zero(1):.1f}×, {_zero(0) / _zero(2):.1f}× "
+     f"and {_zero(0) / _zero(3):.0f}×"),
+    ("Communication volume 612.5 GB, time 12.25 s, scaling efficiency 0.8%, effective "
+     "speed-up 0.06×",
+     lambda: f"Communication volume {_gb(_seed_scaling()[0])}, time {_seed_scaling()[1]} s, "
+     f"scaling efficiency {_pct(_seed_scaling()[2], 1)}, effective speed-up "
+     f"{_seed_scaling()[3]:.2f}×"),
+    ("175B FP16 gradients (350 GB)", lambda: "175B FP16 gradients ("
+     + units.format_bytes(memory.weight_bytes(175e9, precision="fp16"), digits=0) + ")"),
+    ("trains a 175B model on 38 tokens", lambda: "trains a 175B model on "
+     f"{0.1 * _h100_tokens_per_second(175e9):.0f} tokens"),
+    ("8 GPUs compute 1,061 s per step and the same exchange leaves them 98.9% efficient",
+     lambda: f"8 GPUs compute {_compute_per_step(175e9, 3.2e6, 8):,.0f} s per step and the "
+     f"same exchange leaves them {_pct(_gpt3_batch_efficiency('dp8'), 1)} efficient"),
+    ("175B's 2.8 TB of training state: at least 35 GPUs",
+     lambda: f"175B's {_gb(175e9 * memory.bytes_per_param())} of training state: at least "
+     f"{memory.gpus_needed(175e9 * memory.bytes_per_param(), GPU_MEMORY)} GPUs"),
+    ("ZeRO-3 alone is 28.3% efficient", lambda: "ZeRO-3 alone is "
+     + _pct(_gpt3_batch_efficiency("zero3"), 1) + " efficient"),
+    ("over the remaining 16, 97.6%", lambda: "over the remaining "
+     f"{1024 // (8 * 8)}, {_pct(_gpt3_batch_efficiency('3d'), 1)}"),
+    ("tensor 8 × pipeline 16 = 128 GPUs", lambda: f"tensor 8 × pipeline 16 = {8 * 16} GPUs"),
+    ("the run used 64 to 128 replicas", lambda: f"the run used {8_192 // 128} to "
+     f"{16_384 // 128} replicas"),
+    ("needs at least 82 H100s", lambda: "needs at least "
+     f"{memory.gpus_needed(param_count(L405) * memory.bytes_per_param(), H100.memory_bytes)}"
+     " H100s"),
+    ("would need about 24 years", lambda: "would need about "
+     f"{_days(param_count(L405), 15.6e12, 128, 0.4) / 365:.0f} years"),
+    # Lesson 7: cost.
+    ("Eight GPUs at the $30,000", lambda: f"Eight GPUs at the {_usd(240_000 / 8)}"),
+    ("estimated at about $270,000", lambda: "estimated at about "
+     + _usd(calculators.si_inputs("tco")["hardware_usd"])),
+    ("Annual power cost $36,792 | $4.20 of electricity an hour",
+     lambda: f"Annual power cost {_usd(_seed_tco()['power'])} | "
+     f"{units.format_usd(_seed_tco()['hourly power'], cents=True)} of electricity an hour"),
+    ("three DGX H100s' worth of power", lambda: {3: "three"}[
+        round(30_000 / calculators.si_inputs("tco")["power_watts"])]
+     + " DGX H100s' worth of power"),
+    ("One DGX H100 (10.2 kW) at the 2023 US industrial average (8.06 ¢/kWh) and PUE (1.58) "
+     "costs $11,379 a year",
+     lambda: f"One DGX H100 ({calculators.si_inputs('tco')['power_watts'] / 1e3:.1f} kW) at "
+     f"the 2023 US industrial average ({100 * calculators.si_inputs('tco')['usd_per_kwh']:.2f}"
+     f" ¢/kWh) and PUE ({calculators.si_inputs('tco')['pue']}) costs {_usd(_dgx_year())} a "
+     "year"),
+    ("TCO $423,960", lambda: "TCO " + _usd(_seed_tco()["own"])),
+    ("5-year cloud cost $2,102,400, savings $1,678,440",
+     lambda: f"5-year cloud cost {_usd(_seed_tco()['cloud'])}, savings "
+     f"{_usd(_seed_tco()['cloud'] - _seed_tco()['own'])}"),
+    ("Follow from $48 an hour ($6 per GPU-hour)", lambda: "Follow from "
+     + f"{_usd(_seed_tco()['cloud'] / (5 * cost.HOURS_PER_YEAR))} an hour "
+     + f"({_usd(_seed_tco()['cloud'] / (5 * cost.HOURS_PER_YEAR) / 8)} per GPU-hour)"),
+    ("Breakeven point 6.8 months", lambda: f"Breakeven point {_seed_tco()['no power']:.1f} "
+     "months"),
+    ("owning breaks even after 7.5 months; at 50% utilisation, after 15.0 months",
+     lambda: f"owning breaks even after {_seed_tco()['with power']:.1f} months; at 50% "
+     f"utilisation, after {_seed_tco()['half busy']:.1f} months"),
+    ("the 2023 average was 1.58", lambda: "the 2023 average was "
+     f"{calculators.si_inputs('tco')['pue']}"),
+    ("288,000 at $0.083 per 1K tokens | 80 tokens/s",
+     lambda: f"288,000 at ${_seed_per_1k():.3f} per 1K tokens | {288_000 / 3600:.0f} tokens/s"),
+    ("that is $24 an hour: four GPUs at $6 per GPU-hour",
+     lambda: f"that is {_usd(_seed_per_1k() * 288_000 / 1000)} an hour: four GPUs at $6 per "
+     "GPU-hour"),
+    ("a ceiling of 97 tokens/s", lambda: "a ceiling of "
+     f"{_decode_ceiling(memory.weight_bytes(param_count(L270)), 4 * H100.bandwidth):.0f} "
+     "tokens/s"),
+    ("costs $576; $5,760 would need a price of 83 cents per 1,000 tokens and buyers for 6.9 "
+     "million tokens a day",
+     lambda: f"costs {_usd(cost.cloud_cost(usd_per_hour=4 * 6, years=1 / 365))}; $5,760 would"
+     f" need a price of {100 * 5760 / (288_000 * 24 / 1000):.0f} cents per 1,000 tokens and "
+     f"buyers for {288_000 * 24 / 1e6:.1f} million tokens a day"),
+    ("(80% to 40% doubles it)", lambda: "(80% to 40% "
+     + {2.0: "doubles"}[_seed_per_1k(0.4) / _seed_per_1k(0.8)] + " it)"),
+    ("costs 20.5 times less per token at batch 32", lambda: "costs "
+     f"{_mistral_batch_gain(32):.1f} times less per token at batch 32"),
+    # Lesson 8: optimisations.
     ("activations of 20 layers", lambda: "activations of "
      f"{optimisations.checkpoint_memory(layers=96, per_layer_bytes=1):.0f} layers"),
-    ("about 33% more FLOPs", lambda: "about " + _pct(optimisations.recompute_overhead())
-     + " more FLOPs"),
-    ("is 75% of", lambda: "is " + _pct(flops.utilization(740e12, H100.peak_flops["fp16"]))
-     + " of"),
-    ("$36,792 a year of power", lambda: units.format_usd(cost.on_prem_breakdown(
-        hardware_usd=240_000, power_watts=30_000, usd_per_kwh=0.10, years=1, pue=1.4).power,
-        cents=False) + " a year of power"),
-    ("after 7.5 months", lambda: f"after {_breakeven():.1f} months"),
-    ("6.8 months", lambda: f"{240_000 / cost.cloud_cost(usd_per_hour=48, years=1 / 12):.1f} "
-                           "months"),
+    ("2N on top of 6N per token, about 33% more FLOPs", lambda: "2N on top of 6N per token, "
+     f"about {_pct(optimisations.recompute_overhead())} more FLOPs"),
+    ("104.2 GB of activations, 18.3 GB with selective recomputation (4.6% more FLOPs), "
+     "1.07 GB with a checkpoint at every layer (33% more)",
+     lambda: f"{_gb(memory.training_memory(L27, batch=1, seq_len=4096).activations)} of "
+     f"activations, "
+     f"{_gb(memory.training_memory(L27, batch=1, seq_len=4096, recompute='selective').activations)}"
+     " with selective recomputation ("
+     + _pct(optimisations.recompute_overhead(recompute="selective", n_params=N7,
+                                             layers=L27.layers, heads=L27.heads,
+                                             head_dim=L27.head_dim, seq_len=4096), 1)
+     + " more FLOPs), "
+     + units.format_bytes(memory.training_memory(L27, batch=1, seq_len=4096,
+                                                 recompute="full").activations, digits=2)
+     + " with a checkpoint at every layer ("
+     + _pct(optimisations.recompute_overhead(recompute="full")) + " more)"),
+    ("740 TFLOP/s in FP16 is 75% of the dense 989.4",
+     lambda: f"740 TFLOP/s in FP16 is {_pct(flops.utilization(740e12, H100.dense('fp16')))} of"
+     f" the dense {_tflops(H100.dense('fp16'))}"),
+    ("1 − 10/16", lambda: f"1 − 10/{memory.bytes_per_param('fp32')}"),
+    ("32.9% for Llama-2-7B at 4,096 tokens",
+     lambda: _pct(optimisations.mixed_precision_savings(
+         n_params=N7,
+         activation_bytes_fp32=2 * memory.training_memory(L27, batch=1, seq_len=4096)
+         .activations).saved_fraction, 1) + " for Llama-2-7B at 4,096 tokens"),
+    ("8.0× on a V100, 16.0× on an A100, 14.8× on an H100 and 30.0× on a B200",
+     lambda: f"{_ratio('V100 SXM')} on a V100, {_ratio('A100 80GB')} on an A100, "
+     f"{_ratio('H100 SXM')} on an H100 and {_ratio('B200')} on a B200"),
+    # Lesson 9: the dashboard.
+    ("19.7 days instead of 36.9 at 40%", lambda: f"{_plan_days(0.752):.1f} days instead of "
+     f"{_plan_days(0.40):.1f} at 40%"),
+    ("uses 58.1% of an 80 GB H100", lambda: "uses "
+     + _pct(calculators.compute("planning")["memory_per_gpu"] / H100.memory_bytes, 1)
+     + f" of an {H100.memory_bytes / 1e9:.0f} GB H100"),
+    ("9,789 tokens/s on one H100 at 40% MFU; 342 tokens/s would be 1.4% MFU",
+     lambda: f"{_one_h100_tokens():,.0f} tokens/s on one H100 at 40% MFU; 342 tokens/s would "
+     f"be {_pct(flops.mfu(342, flops.flops_per_token(N7), 1, PEAK), 1)} MFU"),
+    ("cannot exceed 249 tokens/s", lambda: "cannot exceed "
+     f"{_decode_ceiling(memory.weight_bytes(N7, precision='bf16'), H100.bandwidth):.0f} "
+     "tokens/s"),
+    ("($12.29 per H100-hour, AWS, July 2023), 342 tokens/s cost $0.0100 per 1,000 tokens",
+     lambda: f"(${_dashboard_price()} per H100-hour, AWS, July 2023), 342 tokens/s cost "
+     f"${_dashboard_per_1k(342):.4f} per 1,000 tokens"),
+    ("Scale factor 6.8× | Reproducible as 8 GPUs at 85% scaling efficiency",
+     lambda: f"Scale factor {distributed.effective_speedup(8, 0.85):.1f}× | Reproducible as 8 "
+     "GPUs at 85% scaling efficiency"),
+    ("64 GPUs at 96.0%", lambda: "64 GPUs at "
+     + _pct(calculators.compute("planning")["efficiency"], 1)),
+    ("its FP32 rate, 16.0×; on an H100 it is 14.8×",
+     lambda: f"its FP32 rate, {A100.dense('bf16') / A100.dense('fp32'):.1f}×; on an H100 it "
+     f"is {H100.dense('bf16') / H100.dense('fp32'):.1f}×"),
+    ("989.4 TFLOP/s for an H100 SXM, 1,307.4 for an MI300X, 2,250.0 for a B200",
+     lambda: f"{units.format_flop_rate(PEAK)} for an H100 SXM, "
+     f"{_tflops(gpu('MI300X').dense('bf16'))} for an MI300X, "
+     f"{_tflops(gpu('B200').dense('bf16'))} for a B200"),
+    ("HBM bandwidth, 3.35 TB/s", lambda: "HBM bandwidth, "
+     + units.format_bandwidth(H100.bandwidth)),
 ]
+
+
+def test_seed_claims_that_no_gpu_peak_reproduces() -> None:
+    """'1.2 PFLOPS' is no GPU's dense BF16 rate; 0.034 ms no GPU's dense or sparse rate
+    (the lesson finds 0.0347 ms at best)."""
+    from gpulesson.hardware import GPUS
+
+    dense_bf16 = [g.dense("bf16") for g in GPUS.values() if "bf16" in g.peak_flops]
+    assert all(round(rate / 1e15, 1) != 1.2 for rate in dense_bf16)
+    for spec in GPUS.values():
+        for table in (spec.peak_flops, spec.sparse_flops):
+            for rate in table.values():
+                t = roofline.time(flops=gemm.flops(*N4096), bytes=0, peak_flops=rate,
+                                  bandwidth=spec.bandwidth)
+                assert round(t * 1e3, 3) != 0.034, (spec.name, rate)
+
+
+def test_seed_gpt2_parts_exceed_the_total() -> None:
+    """The seed's 84.9M 'attention' is L·12d² for GPT-2 small (attention + MLP weights)."""
+    cfg = preset("gpt2")
+    assert round(cfg.layers * 12 * cfg.hidden**2 / 1e6, 1) == 84.9
+    assert 39.0e6 + 84.9e6 + 56.6e6 > param_count(cfg)
+
+
+def test_seed_dashboard_mixed_precision_saving_is_ten_sixteenths() -> None:
+    """'37%' = 1 - 10/16; with Adam the model state saves nothing (ZeRO paper, 3.1)."""
+    assert math.floor(100 * (1 - 10 / memory.bytes_per_param("fp32"))) == 37
+    assert optimisations.mixed_precision_savings(n_params=N7).saved_fraction == 0
 
 
 @pytest.mark.parametrize(("text", "compute"), CONVENTIONS, ids=[c[0] for c in CONVENTIONS])
 def test_conventions_page_numbers(text: str, compute: Callable[[], str]) -> None:
-    page = (BOOK / "conventions.md").read_text(encoding="utf-8")
+    page = rendered((BOOK / "conventions.md").read_text(encoding="utf-8"))
     assert compute() == text
-    assert text in page, f"{text!r} is no longer on book/conventions.md"
+    assert rendered(text) in page, f"{text!r} is no longer on book/conventions.md"
 
 
 @pytest.mark.parametrize(("text", "compute"), SEED_CORRECTIONS,
-                         ids=[c[0] for c in SEED_CORRECTIONS])
+                         ids=[c[0][:60] for c in SEED_CORRECTIONS])
 def test_seed_corrections_page_numbers(text: str, compute: Callable[[], str]) -> None:
-    page = (BOOK / "seed_corrections.md").read_text(encoding="utf-8")
+    page = rendered((BOOK / "seed_corrections.md").read_text(encoding="utf-8"))
     assert compute() == text
-    assert text in page, f"{text!r} is no longer on book/seed_corrections.md"
+    assert rendered(text) in page, f"{text!r} is no longer on book/seed_corrections.md"
+
+
+def python_blocks(markdown: str) -> list[str]:
+    """The ``python`` code blocks of a page (fenced with backticks or tildes), in order."""
+    return [m.group(2) for m in re.finditer(r"^(```|~~~)python\n(.*?)^\1", markdown,
+                                            flags=re.M | re.S)]
+
+
+def test_seed_corrections_calls_run() -> None:
+    """The set-up block and each table's folded block of calls run as printed (in one
+    namespace, in page order, as a reader pasting them into a notebook would)."""
+    blocks = python_blocks((BOOK / "seed_corrections.md").read_text(encoding="utf-8"))
+    assert len(blocks) == 10 and "import" in blocks[0]
+    namespace: dict[str, object] = {}
+    for block in blocks:
+        exec(compile(block, "book/seed_corrections.md", "exec"), namespace)
+    assert namespace["N7"] == N7
+
+
+def test_rendered_strips_escapes_and_wrapping() -> None:
+    assert rendered("costs \\$576;\n  \\$5,760 would") == "costs $576; $5,760 would"
 
 
 def test_pages_start_with_their_labels() -> None:
@@ -190,8 +660,6 @@ def test_pages_start_with_their_labels() -> None:
 
 
 def test_cited_keys_exist() -> None:
-    import re
-
     bib = (BOOK / "references.bib").read_text(encoding="utf-8")
     keys = set(re.findall(r"^@\w+\{([^,]+),", bib, flags=re.M))
     for name in ("conventions.md", "seed_corrections.md"):

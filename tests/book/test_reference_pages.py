@@ -1,0 +1,109 @@
+"""The book's reference pages, checked without building the book.
+
+* ``book/seed_corrections.md``: one section per lesson, each linking its lesson, every
+  table row with the seed's claim, the course's figure and a source column, and under
+  every table a folded block of the calculator calls behind it; the numbers themselves
+  are recomputed, and the calls run, by ``tests/calculators/test_book_pages.py``.
+* Dollar signs are escaped on every reference page: MyST pairs bare ``$`` into inline
+  maths, which turns a sentence with two prices into a formula.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+BOOK = REPO / "book"
+PAGES = ("seed_corrections", "conventions", "glossary", "intro", "how_to_use")
+
+
+def course_slugs() -> list[str]:
+    """Lesson slugs in course order, from the table in CONTRIBUTING.md."""
+    text = (REPO / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\|\s*(\d+)\s*\|\s*`([a-z0-9_]+)`\s*\|", text, flags=re.M)
+    return [slug for _, slug in sorted(rows, key=lambda r: int(r[0]))]
+
+
+SLUGS = course_slugs()
+
+
+def page(name: str) -> str:
+    return (BOOK / f"{name}.md").read_text(encoding="utf-8")
+
+
+def prose(markdown: str) -> str:
+    """The page without fenced code blocks and inline code, where ``$`` is literal."""
+    without_fences = re.sub(r"^(```|~~~).*?^\1", "", markdown, flags=re.M | re.S)
+    return re.sub(r"`[^`\n]*`", "", without_fences)
+
+
+def sections(markdown: str) -> dict[str, str]:
+    """``## `` heading -> the text up to the next one."""
+    parts = re.split(r"^## (.+)$", markdown, flags=re.M)
+    return dict(zip(parts[1::2], parts[2::2], strict=True))
+
+
+def table_rows(markdown: str) -> list[list[str]]:
+    """The body rows of the pipe tables in ``markdown``, split into cells."""
+    rows = []
+    for line in markdown.splitlines():
+        if line.startswith("|") and not re.match(r"^\|\s*-{3}", line):
+            cells = [c.strip() for c in re.split(r"(?<![\\`])\|", line.strip())[1:-1]]
+            rows.append(cells)
+    return [r for r in rows if r[0] != "The seed says"]
+
+
+def test_course_has_nine_lessons() -> None:
+    assert len(SLUGS) == 9 and len(set(SLUGS)) == 9
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_dollar_signs_are_escaped(name: str) -> None:
+    text = prose(page(name))
+    bare = [m.start() for m in re.finditer(r"(?<!\\)\$", text)]
+    assert not bare, (
+        f"book/{name}.md has unescaped $ (write \\$): "
+        + "; ".join(text[max(0, i - 20):i + 20].replace("\n", " ") for i in bare[:5]))
+
+
+def test_prose_helper_keeps_text_and_drops_code() -> None:
+    assert prose("a \\$1 `x = $2` b\n```python\ny = '$3'\n```\n") == "a \\$1  b\n\n"
+
+
+def test_seed_corrections_has_one_section_per_lesson_in_order() -> None:
+    text = page("seed_corrections")
+    linked = [re.search(r"\{doc\}`/notebooks/([a-z0-9_]+)`", body)
+              for body in sections(text).values()]
+    assert [m.group(1) for m in linked if m] == SLUGS
+    headings = list(sections(text))
+    assert [int(re.match(r"Lesson (\d):", h).group(1)) for h in headings] == list(range(1, 10))
+
+
+def test_seed_corrections_rows_name_claim_value_and_source() -> None:
+    rows = table_rows(page("seed_corrections"))
+    assert len(rows) >= 50, "every seed claim the lessons correct belongs on the page"
+    for cells in rows:
+        assert len(cells) == 3, cells
+        claim, course, source = cells
+        assert claim and len(course) > 10, cells
+        assert source == "–" or "{cite" in source or "datasheets" in source, cells
+
+
+def test_seed_corrections_each_table_has_its_calculator_calls() -> None:
+    """Under every table, a folded admonition with the calls that compute its figures
+    (``tests/calculators/test_book_pages.py`` runs them)."""
+    for heading, body in sections(page("seed_corrections")).items():
+        assert body.count("| The seed says |") == 1, heading
+        calls = re.search(r"```\{admonition\} Calculator calls\n:class: dropdown\n\n"
+                          r"~~~python\n(.+?)~~~\n```", body, flags=re.S)
+        assert calls and "(" in calls.group(1), f"no calculator calls under {heading!r}"
+        assert body.index("| The seed says |") < calls.start(), heading
+
+
+def test_seed_corrections_groups_each_have_a_label() -> None:
+    text = page("seed_corrections")
+    labels = re.findall(r"^\((seed_corrections_[a-z]+)\)=\n## ", text, flags=re.M)
+    assert len(labels) == 9 and len(set(labels)) == 9
