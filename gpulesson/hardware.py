@@ -20,21 +20,25 @@ Conventions (see ``book/conventions.md``):
   conservative figure. ``bandwidth`` is the peak memory (HBM/GDDR) bandwidth in bytes/s;
   ``interconnect_bandwidth`` is the total bidirectional GPU-to-GPU link bandwidth.
 
+Efficiency: :func:`flops_per_watt` divides a dense peak by the rated board power.
+
 Taught in: ``notebooks/roofline_and_tensor_cores.ipynb`` and ``book/hardware.md``.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from types import MappingProxyType
+from typing import Protocol
 
 from gpulesson import _validate as v
 from gpulesson import roofline
 
-__all__ = ["DTYPES", "GPUS", "SOURCES", "GPUSpec", "gpu"]
+__all__ = ["DTYPES", "GPUS", "SOURCES", "GPUSpec", "PoweredSpec", "flops_per_watt", "gpu"]
 
 #: Data types a ``peak_flops`` mapping may hold.
 DTYPES = ("fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "int8")
@@ -163,3 +167,53 @@ def gpu(name: str) -> GPUSpec:
     H100 SXM. An unknown name raises ``KeyError`` listing the known names.
     """
     return v.lookup("GPU", name, GPUS, _ALIASES)[1]
+
+
+class PoweredSpec(Protocol):
+    """What :func:`flops_per_watt` reads: a :class:`GPUSpec`, or a measured machine."""
+
+    name: str
+    peak_flops: Mapping[str, float]
+    sparse_flops: Mapping[str, float]
+    tdp_watts: float | None
+
+
+def flops_per_watt(spec: PoweredSpec, dtype: str = "fp16", *, sparse: bool = False) -> float:
+    """Peak FLOP/s per watt of board power: ``peak_flops[dtype] / tdp_watts``.
+
+    A datasheet efficiency (FLOP per joule at full power), not a measurement: real runs
+    draw less than the TDP and reach less than the peak. Use the dense peak (the default);
+    ``sparse=True`` divides the 2:4-sparse headline instead, twice the dense figure, to
+    show what a sparse headline would claim. H100 SXM: 989.4 TFLOP/s dense FP16 at 700 W,
+    1.41 TFLOP/s per watt (NVIDIA H100 whitepaper, 2022). Taught in:
+    ``roofline_and_tensor_cores`` (the GPU table).
+
+    Parameters
+    ----------
+    spec:
+        a :class:`GPUSpec` (or anything with ``name``, ``peak_flops``, ``tdp_watts`` and,
+        for ``sparse=True``, ``sparse_flops``).
+    dtype:
+        a key of ``spec.peak_flops`` (``"fp16"``, ``"bf16"``, ``"fp32"`` ...).
+    sparse:
+        use ``spec.sparse_flops`` instead of the dense ``spec.peak_flops``.
+
+    Raises
+    ------
+    KeyError
+        when the datasheet gives no figure for ``dtype`` (lists those it gives).
+    ValueError
+        when ``tdp_watts`` is missing or not a positive number (a measured machine).
+    """
+    rates = spec.sparse_flops if sparse else spec.peak_flops
+    kind = "sparse" if sparse else "dense"
+    if dtype not in rates:
+        raise KeyError(f"{spec.name} has no {kind} {dtype!r} figure; it has "
+                       f"{', '.join(rates) or 'none'}")
+    watts = spec.tdp_watts
+    if isinstance(watts, bool) or not isinstance(watts, (int, float)) or not (
+        math.isfinite(watts) and watts > 0
+    ):
+        raise ValueError(f"tdp_watts of {spec.name} must be a positive number of watts, "
+                         f"got {watts!r}")
+    return rates[dtype] / watts

@@ -10,15 +10,22 @@ which both take the same time.
 All quantities are SI base units: FLOPs, bytes, seconds, FLOP/s, bytes/s. Use dense
 peaks (see :mod:`gpulesson.hardware`) unless a lesson is about sparsity.
 
+Rounds of parallel work: ``cells`` independent pieces of work on ``workers`` that each
+finish one piece per round take ``ceil(cells / workers)`` rounds (:func:`parallel_rounds`);
+the last round may leave workers idle (:func:`parallel_occupancy`).
+
 Taught in: ``notebooks/roofline_and_tensor_cores.ipynb`` (roofline) and
-``notebooks/parallelism_at_the_core.ipynb`` (Amdahl's law).
+``notebooks/parallelism_at_the_core.ipynb`` (Amdahl's law, rounds of work).
 """
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 from gpulesson import _validate as v
 
-__all__ = ["amdahl_speedup", "attainable_flops", "bound", "ridge_point", "time"]
+__all__ = ["amdahl_speedup", "attainable_flops", "bound", "parallel_occupancy",
+           "parallel_rounds", "ridge_point", "time"]
 
 
 def ridge_point(peak_flops: float, bandwidth: float) -> float:
@@ -105,3 +112,32 @@ def amdahl_speedup(serial_fraction: float, workers: float) -> float:
     s = v.fraction("serial_fraction", serial_fraction)
     n = v.number_at_least("workers", workers, 1)
     return 1.0 / (s + (1.0 - s) / n)
+
+
+def parallel_rounds(cells: int, workers: int) -> int:
+    """Rounds of work when each of ``workers`` finishes one of ``cells`` per round.
+
+    ``ceil(cells / workers)``, exact for integers: a partly used round is still a round.
+    The lesson's picture of parallel work, a stadium of workers each computing one
+    independent output cell at a time: a 32 x 4,096 layer output (131,072 cells) takes
+    16,384 rounds on 8 cores and 32 on 4,096 GPU lanes. Taught in:
+    ``parallelism_at_the_core`` ("Serial work vs parallel work").
+
+    Raises
+    ------
+    ValueError
+        when ``cells`` or ``workers`` is not a positive integer.
+    """
+    c = v.positive_int("cells", cells)
+    w = v.positive_int("workers", workers)
+    return -(-c // w)
+
+
+def parallel_occupancy(cells: int, workers: int) -> float:
+    """Share of worker-rounds that do work: ``cells / (parallel_rounds * workers)``.
+
+    1 when ``workers`` divides ``cells``; 4,097 cells on 4,096 lanes take 2 rounds and
+    keep the lanes busy 50.01 % of the time. Taught in: ``parallelism_at_the_core``.
+    """
+    r = parallel_rounds(cells, workers)
+    return float(Fraction(cells, r * workers))

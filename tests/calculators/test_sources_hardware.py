@@ -91,3 +91,45 @@ def test_every_figure_has_a_dated_source() -> None:
         assert keys <= set(spec.figure_sources), spec.name
     for source in hardware.SOURCES.values():
         assert source["date"][:2] == "20" and source["title"]
+
+
+# --- FLOP/s per watt: dense peak over rated board power; expected values by hand from
+# the datasheets' printed figures, not by the function.
+
+
+def test_h100_sxm_dense_fp16_per_watt() -> None:
+    """NVIDIA H100 whitepaper (2022), SXM5: 989.4 TFLOP/s dense FP16 at 700 W max TDP,
+    i.e. 1.4134 TFLOP/s per watt."""
+    assert hardware.flops_per_watt(hardware.gpu("H100 SXM"), "fp16") == \
+        pytest.approx(1.4134e12, rel=1e-4)
+
+
+def test_l4_dense_fp16_per_watt() -> None:
+    """NVIDIA L4 datasheet (2023): 242 TFLOPS FP16 *with sparsity*, 121 dense, at 72 W:
+    1.68 TFLOP/s per watt dense (the sparse headline would claim 3.36)."""
+    value = hardware.flops_per_watt(hardware.gpu("L4"), "fp16")
+    assert value == pytest.approx(121e12 / 72, rel=1e-3)
+    assert hardware.flops_per_watt(hardware.gpu("L4"), "fp16", sparse=True) == \
+        pytest.approx(242e12 / 72, rel=1e-3)
+
+
+def test_a100_fp32_per_watt() -> None:
+    """NVIDIA A100 datasheet (2021), SXM: 19.5 TFLOP/s FP32 at 400 W: 48.75 GFLOP/s per W."""
+    assert hardware.flops_per_watt(hardware.gpu("A100 80GB"), "fp32") == \
+        pytest.approx(48.75e9)
+
+
+def test_flops_per_watt_missing_dtype_names_what_exists() -> None:
+    with pytest.raises(KeyError, match="V100 SXM has no dense 'bf16' figure.*fp16"):
+        hardware.flops_per_watt(hardware.gpu("V100 SXM"), "bf16")
+
+
+@pytest.mark.parametrize("watts", [None, 0, -5.0, float("nan"), True])
+def test_flops_per_watt_refuses_missing_or_bad_power(watts: object) -> None:
+    class Measured:
+        name = "This machine"
+        peak_flops = {"fp32": 1e11}
+        tdp_watts = watts
+
+    with pytest.raises(ValueError, match="tdp_watts of This machine must be a positive"):
+        hardware.flops_per_watt(Measured(), "fp32")

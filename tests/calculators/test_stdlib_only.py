@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 MODULES = ["units", "_validate", "gemm", "roofline", "transformer", "memory", "flops",
-           "inference", "distributed", "cost", "optimisations", "hardware"]
+           "inference", "distributed", "cost", "optimisations", "hardware", "precision"]
 REPO = Path(__file__).resolve().parents[2]
 
 # Run without site-packages (-S; the package is imported from the source tree) and import

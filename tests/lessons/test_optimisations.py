@@ -24,6 +24,7 @@ import pytest
 
 from gpulesson import calculators, flops, hardware
 from gpulesson.exercises import lesson_module
+from gpulesson.precision import float_format
 
 REPO = Path(__file__).resolve().parents[2]
 SLUG = "optimisations"
@@ -154,13 +155,13 @@ def test_flashattention3_utilisation_as_published() -> None:
 
 
 # ---------------------------------------------------------------------------------------
-# The bank's helpers against NumPy and the format definitions
+# The float formats (gpulesson.precision) and the bank's helper against NumPy
 
 
 @pytest.mark.parametrize("name,dtype", [("fp16", np.float16), ("fp32", np.float32)])
 def test_float_format_limits_are_ieee_754(name: str, dtype: type) -> None:
     """IEEE 754 binary16 and binary32, as NumPy's finfo reports them."""
-    spec, info = BANK.float_format(name), np.finfo(dtype)
+    spec, info = float_format(name), np.finfo(dtype)
     assert spec.largest == float(info.max)
     assert spec.smallest_normal == float(info.smallest_normal)
     assert spec.smallest_subnormal == float(info.smallest_subnormal)
@@ -175,7 +176,7 @@ def test_bf16_limits_from_its_bit_patterns() -> None:
     def from_bits(pattern: int) -> float:
         return float(np.uint32(pattern << 16).view(np.float32))
 
-    spec = BANK.float_format("bf16")
+    spec = float_format("bf16")
     assert spec.largest == from_bits(0x7F7F)
     assert spec.smallest_normal == from_bits(0x0080) == float(np.finfo(np.float32).tiny)
     assert spec.smallest_subnormal == from_bits(0x0001)
@@ -184,14 +185,14 @@ def test_bf16_limits_from_its_bit_patterns() -> None:
 
 def test_bf16_limits_match_ml_dtypes_where_installed() -> None:
     ml_dtypes = pytest.importorskip("ml_dtypes")
-    spec, info = BANK.float_format("bf16"), ml_dtypes.finfo(ml_dtypes.bfloat16)
+    spec, info = float_format("bf16"), ml_dtypes.finfo(ml_dtypes.bfloat16)
     assert spec.largest == float(info.max) and spec.epsilon == float(info.eps)
     assert spec.smallest_normal == float(info.smallest_normal)
 
 
 def test_rounds_to_zero_matches_numpy_casts() -> None:
     """Round-to-nearest-even: FP16 turns everything up to 2^-25 into zero, nothing above."""
-    fp16, bf16 = BANK.float_format("fp16"), BANK.float_format("bf16")
+    fp16, bf16 = float_format("fp16"), float_format("bf16")
     values = np.geomspace(1e-44, 1e-4, 4001)
     for x in values:
         assert fp16.rounds_to_zero(float(x)) == (float(np.float16(x)) == 0.0), x
@@ -200,7 +201,7 @@ def test_rounds_to_zero_matches_numpy_casts() -> None:
     with pytest.raises(ValueError, match="value"):
         fp16.rounds_to_zero(float("nan"))
     with pytest.raises(KeyError, match="fp16"):
-        BANK.float_format("fp8")
+        float_format("fp8")
 
 
 def test_merged_softmax_sum_equals_a_direct_log_sum_exp() -> None:

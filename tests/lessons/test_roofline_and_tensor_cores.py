@@ -1,52 +1,13 @@
-"""Lesson 2, *Rooflines and Tensor Cores*: the helper its bank adds, and the seed figures the
-lesson recomputes.
+"""Lesson 2, *Rooflines and Tensor Cores*: the seed figures the lesson recomputes.
 
-``flops_per_watt`` divides a datasheet's dense peak by its rated board power; the expected
-values below are computed by hand from the datasheets' printed figures, not by the function.
+``hardware.flops_per_watt``, once a helper of this lesson's bank, is tested with the other
+datasheet figures in ``tests/calculators/test_sources_hardware.py``.
 """
 
 from __future__ import annotations
 
-import pytest
-
-from gpulesson import gemm, hardware
-from gpulesson.exercises.bank.roofline_and_tensor_cores import flops_per_watt, seed_bytes_precision
-
-
-def test_h100_sxm_dense_fp16_per_watt():
-    """NVIDIA H100 whitepaper (2022), SXM5: 989.4 TFLOP/s dense FP16 at 700 W max TDP,
-    i.e. 1.4134 TFLOP/s per watt."""
-    assert flops_per_watt(hardware.gpu("H100 SXM"), "fp16") == pytest.approx(1.4134e12,
-                                                                             rel=1e-4)
-
-
-def test_l4_dense_fp16_per_watt():
-    """NVIDIA L4 datasheet (2023): 242 TFLOPS FP16 *with sparsity*, 121 dense, at 72 W:
-    1.68 TFLOP/s per watt dense (the sparse headline would claim 3.36)."""
-    value = flops_per_watt(hardware.gpu("L4"), "fp16")
-    assert value == pytest.approx(121e12 / 72, rel=1e-3)
-    assert value < hardware.gpu("L4").sparse_flops["fp16"] / 72 / 1.9
-
-
-def test_a100_fp32_per_watt():
-    """NVIDIA A100 datasheet (2021), SXM: 19.5 TFLOP/s FP32 at 400 W: 48.75 GFLOP/s per W."""
-    assert flops_per_watt(hardware.gpu("A100 80GB"), "fp32") == pytest.approx(48.75e9)
-
-
-def test_missing_dtype_names_what_exists():
-    with pytest.raises(KeyError, match="V100 SXM has no dense 'bf16' figure.*fp16"):
-        flops_per_watt(hardware.gpu("V100 SXM"), "bf16")
-
-
-@pytest.mark.parametrize("watts", [None, 0, -5.0, float("nan"), True])
-def test_missing_or_bad_power_is_refused(watts):
-    class Measured:
-        name = "This machine"
-        peak_flops = {"fp32": 1e11}
-        tdp_watts = watts
-
-    with pytest.raises(ValueError, match="tdp_watts of This machine must be a positive"):
-        flops_per_watt(Measured(), "fp32")
+from gpulesson import gemm
+from gpulesson.exercises.bank.roofline_and_tensor_cores import seed_bytes_precision
 
 
 def test_seed_gemm_figures_are_fp32_ones():

@@ -12,17 +12,16 @@ datasheet.
 
 Every answer and every figure in a worked solution comes from the calculators
 (:mod:`gpulesson.optimisations`, :mod:`gpulesson.memory`, :mod:`gpulesson.flops`,
-:mod:`gpulesson.hardware`, :mod:`gpulesson.transformer`) or from the two small helpers
-defined here, :func:`float_format` (the IEEE-style limits of FP32, FP16 and BF16, from
-their bit layout) and :func:`merged_softmax_sum` (the online-softmax update). The lesson
-checks both against NumPy. Standard library only.
+:mod:`gpulesson.hardware`, :mod:`gpulesson.transformer`, :mod:`gpulesson.precision` for
+the limits of FP32, FP16 and BF16) or from the small helper defined here,
+:func:`merged_softmax_sum` (the online-softmax update), which the lesson checks against
+NumPy. Standard library only.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from gpulesson import flops, hardware, memory, optimisations, transformer
@@ -36,6 +35,7 @@ from gpulesson.exercises.core import (
     format_number,
 )
 from gpulesson.exercises.mistakes import inverted_ratio, used_sparse_peak
+from gpulesson.precision import float_format
 from gpulesson.units import format_bytes, format_flops
 
 LESSON = "optimisations"
@@ -47,71 +47,7 @@ _NAMES = {"fp32": "FP32", "fp16": "FP16", "bf16": "BF16"}
 
 
 # ---------------------------------------------------------------------------------------
-# Helpers: floating-point formats and the online-softmax update
-
-@dataclass(frozen=True)
-class FloatFormat:
-    """A binary floating-point format with IEEE 754 layout: sign, exponent, fraction.
-
-    All limits follow from the two widths: exponent bias ``2**(e-1) - 1``; largest finite
-    ``(2 - 2**-f) * 2**bias``; smallest normal ``2**(1 - bias)``; smallest subnormal
-    ``2**(1 - bias - f)``; machine epsilon (spacing just above 1) ``2**-f``. BF16 has
-    FP32's 8 exponent bits and 7 fraction bits (Kalamkar et al. 2019); FP16 is IEEE 754
-    binary16 (5 and 10). Taught in: ``optimisations`` (mixed precision).
-    """
-
-    name: str
-    exponent_bits: int
-    fraction_bits: int
-
-    @property
-    def bias(self) -> int:
-        return 2 ** (self.exponent_bits - 1) - 1
-
-    @property
-    def largest(self) -> float:
-        return math.ldexp(2 - math.ldexp(1, -self.fraction_bits), self.bias)
-
-    @property
-    def smallest_normal(self) -> float:
-        return math.ldexp(1, 1 - self.bias)
-
-    @property
-    def smallest_subnormal(self) -> float:
-        return math.ldexp(1, 1 - self.bias - self.fraction_bits)
-
-    @property
-    def epsilon(self) -> float:
-        return math.ldexp(1, -self.fraction_bits)
-
-    def rounds_to_zero(self, value: float) -> bool:
-        """True when rounding ``value`` to this format (to nearest, ties to even) gives 0.
-
-        Everything up to half the smallest subnormal rounds to zero (the tie at exactly
-        half goes to the even neighbour, zero).
-        """
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(
-            value
-        ):
-            raise ValueError(f"value must be a finite number, got {value!r}")
-        return abs(value) <= self.smallest_subnormal / 2
-
-
-FLOAT_FORMATS: Mapping[str, FloatFormat] = {
-    "fp32": FloatFormat("FP32", 8, 23),
-    "fp16": FloatFormat("FP16", 5, 10),
-    "bf16": FloatFormat("BF16", 8, 7),
-}
-
-
-def float_format(name: str) -> FloatFormat:
-    """The :class:`FloatFormat` called ``name`` (``"fp32"``, ``"fp16"`` or ``"bf16"``)."""
-    key = {"float32": "fp32", "float16": "fp16", "half": "fp16", "bfloat16": "bf16"}.get(
-        str(name).lower(), str(name).lower())
-    if key not in FLOAT_FORMATS:
-        raise KeyError(f"name must be one of {', '.join(FLOAT_FORMATS)}, got {name!r}")
-    return FLOAT_FORMATS[key]
-
+# Helper: the online-softmax update (float formats: gpulesson.precision)
 
 def merged_softmax_sum(m_a: float, l_a: float, m_b: float, l_b: float) -> float:
     """Merge two partial softmax statistics: the sum relative to the common maximum.
@@ -726,5 +662,4 @@ EXERCISES = (
     tensor_core_ratio,
 )
 
-__all__ = ["EXERCISES", "FLOAT_FORMATS", "LESSON", "TITLE", "FloatFormat", "float_format",
-           "merged_softmax_sum"]
+__all__ = ["EXERCISES", "LESSON", "TITLE", "merged_softmax_sum"]

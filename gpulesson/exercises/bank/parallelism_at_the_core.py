@@ -12,10 +12,8 @@ Every answer and every figure in a worked solution comes from the calculators
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping
-from fractions import Fraction
 from typing import Any
 
 from gpulesson import gemm, hardware, inference, memory, roofline
@@ -45,24 +43,6 @@ _PER_BYTE = {"FLOP/byte": 1, "FLOPs/byte": 1, "FLOP/B": 1, "FLOPs per byte": 1,
              "FLOP per byte": 1}
 _PRECISION_NAMES = {"fp32": "FP32", "fp16": "FP16", "bf16": "BF16", "int8": "INT8",
                     "int4": "INT4"}
-
-
-def rounds(cells: int, workers: int) -> int:
-    """Rounds of work when each of ``workers`` finishes one output cell per round.
-
-    ``ceil(cells / workers)``, computed exactly. The lesson's picture of parallel work:
-    a stadium of workers each computing one independent output cell at a time.
-    Taught in: ``parallelism_at_the_core`` ("Serial work vs parallel work").
-
-    Raises
-    ------
-    ValueError
-        when ``cells`` or ``workers`` is not a positive integer.
-    """
-    for name, value in (("cells", cells), ("workers", workers)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return math.ceil(Fraction(cells, workers))
 
 
 def _trim(text: str) -> str:
@@ -212,12 +192,11 @@ matmul_flops_code = CodeExercise(
 
 def _rounds_derived(p: P) -> dict[str, Any]:
     cells = p["batch"] * p["d_out"]
-    r = rounds(cells, p["workers"])
-    busy = Fraction(cells, r * p["workers"])
+    busy = roofline.parallel_occupancy(cells, p["workers"])
     return {"cells": f"{cells:,}", "workers_text": f"{p['workers']:,}",
             "d_out_text": f"{p['d_out']:,}",
-            "rounds32": f"{rounds(32 * p['d_out'], p['workers']):,}",
-            "busy": f"{float(busy):.0%}", "idle": f"{1 - float(busy):.0%}"}
+            "rounds32": f"{roofline.parallel_rounds(32 * p['d_out'], p['workers']):,}",
+            "busy": f"{busy:.0%}", "idle": f"{1 - busy:.0%}"}
 
 
 def _rounds_exercise(number: int, title: str, workers: int, machine: str,
@@ -238,13 +217,13 @@ def _rounds_exercise(number: int, title: str, workers: int, machine: str,
             "finish them in ⌈{cells} ÷ {workers_text}⌉ = **{answer}**; at batch 32 it was "
             "{rounds32} rounds.\n\n" + closing
         ),
-        answer=lambda p: rounds(p["batch"] * p["d_out"], p["workers"]),
+        answer=lambda p: roofline.parallel_rounds(p["batch"] * p["d_out"], p["workers"]),
         derived=_rounds_derived,
         mistakes=(
             Mistake("kept_batch_32",
                     "That is the answer for the lesson's batch of 32. Set the batch to "
                     "{batch}: there are {cells} cells now.",
-                    lambda p: rounds(32 * p["d_out"], p["workers"])),
+                    lambda p: roofline.parallel_rounds(32 * p["d_out"], p["workers"])),
             Mistake("counted_cells",
                     "That is the number of cells. Each round, every one of the "
                     "{workers_text} workers finishes one cell: divide.",
@@ -769,4 +748,4 @@ EXERCISES = (
     decode_on_cpu,
 )
 
-__all__ = ["EXERCISES", "LESSON", "TITLE", "rounds"]
+__all__ = ["EXERCISES", "LESSON", "TITLE"]

@@ -10,16 +10,15 @@ sparse-peak mistake of comparing GPUs, and dense FLOP/s per watt.
 
 Every answer and every figure in a worked solution comes from the calculators
 (:mod:`gpulesson.gemm`, :mod:`gpulesson.roofline`, :mod:`gpulesson.hardware`,
-:mod:`gpulesson.memory`, :mod:`gpulesson.transformer`) or from :func:`flops_per_watt`
-below. Standard library only.
+:mod:`gpulesson.memory`, :mod:`gpulesson.transformer`), among them
+:func:`gpulesson.hardware.flops_per_watt`. Standard library only.
 """
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Any
 
 from gpulesson import gemm, hardware, memory, roofline, transformer
 from gpulesson.calculators import MODEL_LABELS
@@ -47,46 +46,6 @@ _PER_WATT = {"GFLOP/s/W": 1e9, "GFLOP/s per W": 1e9, "GFLOP/s per watt": 1e9,
 _BF16 = memory.precision_bytes("bf16")
 _NAMES = {"fp64": "FP64", "fp32": "FP32", "tf32": "TF32", "bf16": "BF16", "fp16": "FP16",
           "fp8": "FP8", "int8": "INT8"}
-
-
-class _PoweredSpec(Protocol):
-    name: str
-    peak_flops: Mapping[str, float]
-    tdp_watts: float | None
-
-
-def flops_per_watt(spec: _PoweredSpec, dtype: str = "fp16") -> float:
-    """Dense peak FLOP/s per watt of board power: ``peak_flops[dtype] / tdp_watts``.
-
-    A datasheet efficiency (FLOP per joule at full power), not a measurement: real runs
-    draw less than the TDP and reach less than the peak. Use the dense peak; the 2:4-sparse
-    headline would double it. Taught in: ``roofline_and_tensor_cores`` (the GPU table).
-
-    Parameters
-    ----------
-    spec:
-        a :class:`gpulesson.hardware.GPUSpec` (or anything with ``name``, ``peak_flops``
-        and ``tdp_watts``).
-    dtype:
-        a key of ``spec.peak_flops`` (``"fp16"``, ``"bf16"``, ``"fp32"`` ...).
-
-    Raises
-    ------
-    KeyError
-        when the datasheet gives no dense figure for ``dtype`` (lists those it gives).
-    ValueError
-        when ``tdp_watts`` is missing or not a positive number (a measured machine).
-    """
-    if dtype not in spec.peak_flops:
-        raise KeyError(f"{spec.name} has no dense {dtype!r} figure; it has "
-                       f"{', '.join(spec.peak_flops) or 'none'}")
-    watts = spec.tdp_watts
-    if isinstance(watts, bool) or not isinstance(watts, (int, float)) or not (
-        math.isfinite(watts) and watts > 0
-    ):
-        raise ValueError(f"tdp_watts of {spec.name} must be a positive number of watts, "
-                         f"got {watts!r}")
-    return spec.peak_flops[dtype] / watts
 
 
 def _trim(text: str) -> str:
@@ -611,7 +570,7 @@ def _watt_derived(p: P) -> dict[str, Any]:
     return {"peak": _tflops(g.dense("fp16")), "sparse": _tflops(g.sparse_flops["fp16"]),
             "watts": format_number(g.tdp_watts), "fp32": _tflops(g.dense("fp32")),
             "other": "H100 SXM" if p["gpu"] == "L4" else "L4",
-            "other_rate": format_number(flops_per_watt(
+            "other_rate": format_number(hardware.flops_per_watt(
                 hardware.gpu("H100 SXM" if p["gpu"] == "L4" else "L4")) / 1e9, 4)}
 
 
@@ -630,15 +589,15 @@ per_watt = NumericExercise(
         "real work draws less power than the rating and reaches less than the peak, so "
         "measure both when efficiency matters."
     ),
-    answer=lambda p: flops_per_watt(hardware.gpu(p["gpu"]), "fp16"),
+    answer=lambda p: hardware.flops_per_watt(hardware.gpu(p["gpu"]), "fp16"),
     derived=_watt_derived,
     mistakes=(
-        used_sparse_peak(lambda p: hardware.gpu(p["gpu"]).sparse_flops["fp16"]
-                         / hardware.gpu(p["gpu"]).tdp_watts),
+        used_sparse_peak(lambda p: hardware.flops_per_watt(hardware.gpu(p["gpu"]), "fp16",
+                                                           sparse=True)),
         Mistake("fp32_rate",
                 "That uses the plain FP32 rate ({fp32}). The question asks about dense FP16 "
                 "on the tensor cores: {peak}.",
-                lambda p: flops_per_watt(hardware.gpu(p["gpu"]), "fp32")),
+                lambda p: hardware.flops_per_watt(hardware.gpu(p["gpu"]), "fp32")),
     ),
     defaults={"gpu": "H100 SXM"},
     sample=lambda rng: {"gpu": rng.choice([n for n, g in hardware.GPUS.items()
@@ -660,4 +619,4 @@ EXERCISES = (
     per_watt,
 )
 
-__all__ = ["EXERCISES", "LESSON", "TITLE", "flops_per_watt"]
+__all__ = ["EXERCISES", "LESSON", "TITLE"]
