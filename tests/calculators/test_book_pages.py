@@ -1,5 +1,7 @@
-"""Every number stated on book/conventions.md and book/seed_corrections.md is recomputed
-here by the calculators, so the pages cannot drift from the code.
+"""Every number stated on book/conventions.md and book/seed_corrections.md, and the
+glossary's computable figures (FP16's limits from NumPy, the rest from the calculators),
+are recomputed here, so the pages cannot drift from the code. The blocks of calculator
+calls on book/seed_corrections.md are run as printed.
 
 Each claim is (text as the page renders it, calculator call that must produce that text).
 The pages escape dollar signs (``\\$``, MyST would otherwise pair them into inline maths)
@@ -24,6 +26,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from gpulesson import (
@@ -56,6 +59,7 @@ N7 = param_count(L27)
 W7_FP16 = memory.weight_bytes(7e9, precision="fp16")  # the seed's "7B in FP16", 14 GB
 PEAK = H100.dense("bf16")
 KIB = 1024
+FP16 = np.finfo(np.float16)
 GPU_MEMORY = 80e9
 N4096 = (4096, 4096, 4096)
 
@@ -589,6 +593,92 @@ SEED_CORRECTIONS: list[Claim] = [
 ]
 
 
+
+def _pue(cooling_overhead: float) -> str:
+    """The PUE that adds ``cooling_overhead`` to the IT power, as the cost calculator
+    applies it (a multiplier on the energy bill)."""
+    def bill(pue: float) -> float:
+        return cost.power_cost(power_watts=1000, usd_per_kwh=1, hours=1, pue=pue)
+    pue = 1 + cooling_overhead
+    assert math.isclose(bill(pue) / bill(1.0), pue)
+    return f"{pue:.1f}"
+
+
+def _gqa_ratio(*cfgs: transformer.TransformerConfig) -> int:
+    """Query heads per key/value head, the same for every model given."""
+    (ratio,) = {cfg.heads // cfg.kv_heads for cfg in cfgs}
+    return ratio
+
+
+def _fp16_exponent(what: str) -> int:
+    """The powers of two the glossary names for FP16, read off NumPy's float16: the
+    smallest normal and subnormal numbers, and the largest value that rounds to zero."""
+    if what == "normal":
+        value = float(FP16.smallest_normal)
+    elif what == "subnormal":
+        value = float(FP16.smallest_subnormal)
+    else:
+        value = float(FP16.smallest_subnormal) / 2
+        # exactly half rounds to zero (ties to even), anything above it rounds up
+        assert float(np.float16(value)) == 0
+        assert float(np.float16(np.nextafter(value, 1.0))) == float(FP16.smallest_subnormal)
+    exponent = int(np.log2(value))
+    assert 2.0**exponent == value
+    return exponent
+
+
+def _fp16_power(exponent: int) -> str:
+    """``2^{e}\approx m\times10^{x}`` as the glossary writes it (LaTeX in a math role)."""
+    mantissa, power = f"{2.0**exponent:.2e}".split("e")
+    return rf"2^{{{exponent}}}\approx {mantissa}\times10^{{{int(power)}}}"
+
+
+GLOSSARY: list[Claim] = [
+    ("largest value is 65,504", lambda: f"largest value is {float(FP16.max):,.0f}"),
+    ("smallest normal number {math}`2^{-14}\\approx 6.10\\times10^{-5}`",
+     lambda: f"smallest normal number {{math}}`{_fp16_power(_fp16_exponent('normal'))}`"),
+    ("reach down to {math}`2^{-24}\\approx 5.96\\times10^{-8}`",
+     lambda: f"reach down to {{math}}`{_fp16_power(_fp16_exponent('subnormal'))}`"),
+    ("below {math}`2^{-25}\\approx 2.98\\times10^{-8}` round to zero",
+     lambda: f"below {{math}}`{_fp16_power(_fp16_exponent('zero'))}` round to zero"),
+    ("5 % serial work no number of workers gives more than 20 times",
+     lambda: "5 % serial work no number of workers gives more than "
+     f"{roofline.amdahl_speedup(0.05, 1e12):.0f} times"),
+    ("{math}`989.4\\times10^{12} / 3.35\\times10^{12} \\approx 295` FLOP per byte",
+     lambda: f"{{math}}`{_tflops(PEAK)}\\times10^{{12}} / {H100.bandwidth / 1e12}\\times10^{{12}}"
+     f" \\approx {roofline.ridge_point(PEAK, H100.bandwidth):.0f}` FLOP per byte"),
+    ("(3.35 TB/s on an H100 SXM)", lambda: f"({units.format_bandwidth(H100.bandwidth)} on an "
+     "H100 SXM)"),
+    ("about 3.35 TB/s for an H100 SXM's", lambda: f"about {units.format_bandwidth(H100.bandwidth)}"
+     " for an H100 SXM's"),
+    ("an H100 SXM has 900 GB/s", lambda: "an H100 SXM has "
+     + units.format_bandwidth(H100.interconnect_bandwidth, digits=0)),
+    ("about 64 GB/s in each direction, some fifty times less than an H100's HBM",
+     lambda: f"about {_pcie5_each_way() / 1e9:.0f} GB/s in each direction, some "
+     + {50: "fifty"}[round(H100.bandwidth / _pcie5_each_way(), -1)]
+     + " times less than an H100's HBM"),
+    ("GPT-2 small has 124,439,808", lambda: "GPT-2 small has "
+     + _int(param_count(preset("gpt2")))),
+    ("reaches about 75 % of an H100's dense FP16 peak", lambda: "reaches about "
+     f"{100 * flops.utilization(740e12, H100.dense('fp16')):.0f} % of an H100's dense FP16 peak"),
+    ("still needs 16 bytes of model state per parameter, as many as FP32",
+     lambda: f"still needs {memory.bytes_per_param('mixed')} bytes of model state per "
+     "parameter, as many as FP32"
+     if memory.bytes_per_param("fp32") == memory.bytes_per_param("mixed") else "differs"),
+    ("(2 + 2 for 16-bit weights and gradients, 12 for the FP32 master copy and two moments)",
+     lambda: "({} + {} for 16-bit weights and gradients, {} for the FP32 master copy and two "
+     "moments)".format(*(getattr(memory.model_state_bytes("mixed"), k)
+                         for k in ("weights", "gradients", "optimizer")))),
+    ("paper's {math}`K = 12` bytes per parameter", lambda: "paper's {math}`K = "
+     f"{memory.model_state_bytes('mixed').optimizer}` bytes per parameter"),
+    ("(700 W for an H100 SXM)", lambda: f"({H100.tdp_watts:.0f} W for an H100 SXM)"),
+    ("a PUE of 1.3–1.5", lambda: f"a PUE of {_pue(0.30)}–{_pue(0.50)}"),
+    ("was 1.58 in 2023", lambda: f"was {calculators.si_inputs('tco')['pue']} in 2023"),
+    ("(8 in Llama 2 70B and Llama 3 70B, 4 in Llama 3 8B)",
+     lambda: f"({_gqa_ratio(L270, L370)} in Llama 2 70B and Llama 3 70B, {_gqa_ratio(L38)} "
+     "in Llama 3 8B)"),
+]
+
 def test_seed_claims_that_no_gpu_peak_reproduces() -> None:
     """'1.2 PFLOPS' is no GPU's dense BF16 rate; 0.034 ms no GPU's dense or sparse rate
     (the lesson finds 0.0347 ms at best)."""
@@ -651,6 +741,13 @@ def test_seed_corrections_calls_run() -> None:
 
 def test_rendered_strips_escapes_and_wrapping() -> None:
     assert rendered("costs \\$576;\n  \\$5,760 would") == "costs $576; $5,760 would"
+
+
+@pytest.mark.parametrize(("text", "compute"), GLOSSARY, ids=[c[0][:60] for c in GLOSSARY])
+def test_glossary_numbers(text: str, compute: Callable[[], str]) -> None:
+    page = rendered((BOOK / "glossary.md").read_text(encoding="utf-8"))
+    assert compute() == text
+    assert rendered(text) in page, f"{text!r} is no longer on book/glossary.md"
 
 
 def test_pages_start_with_their_labels() -> None:
