@@ -1141,6 +1141,7 @@ def _training_flops(**kw: Any) -> dict[str, Any]:
     n = (_transformer.param_count(cfg) if kw["count"] == "all"
          else _transformer.non_embedding_params(cfg))
     total = _flops.training_flops(n, kw["tokens"])
+    time = _flops.training_time(total, kw["n_devices"], kw["peak_flops"], kw["mfu"])
     return {
         "n_params": n,
         "flops_per_token": _flops.flops_per_token(
@@ -1150,7 +1151,8 @@ def _training_flops(**kw: Any) -> dict[str, Any]:
             layers=cfg.layers, heads=cfg.heads, head_dim=cfg.head_dim,
             seq_len=kw["seq_len"]),
         "total": total,
-        "time": _flops.training_time(total, kw["n_devices"], kw["peak_flops"], kw["mfu"]),
+        "time": time,
+        "gpu_hours": _cost.gpu_hours(gpus=kw["n_devices"], seconds=time),
         "chinchilla_tokens": _flops.chinchilla_tokens(n),
     }
 
@@ -1187,6 +1189,10 @@ CALCULATORS._add(Calculator(
         Output("attention_per_token", "of which attention (12·L·H·Q·T)", "flops"),
         Output("total", "Training FLOPs (6·N·D)", "flops"),
         Output("time", "Training time at that MFU", "seconds"),
+        Output("gpu_hours", "GPU-hours (GPUs × time)", "number", unit="GPU-hours",
+               help="What papers report and clouds bill: the time one GPU alone would "
+                    "need. Llama 2 7B reports 184,320 A100 GPU-hours (Touvron et al. 2023, "
+                    "Table 2)."),
         Output("chinchilla_tokens", "Chinchilla-optimal tokens (20·N)", "words",
                unit="tokens"),
     ),

@@ -112,6 +112,8 @@ def o_training_flops(a):
             "attention_per_token": flops.attention_flops_per_token(**shape),
             "total": total,
             "time": flops.training_time(total, a["n_devices"], a["peak_flops"], a["mfu"]),
+            "gpu_hours": cost.gpu_hours(gpus=a["n_devices"], seconds=flops.training_time(
+                total, a["n_devices"], a["peak_flops"], a["mfu"])),
             "chinchilla_tokens": flops.chinchilla_tokens(n)}
 
 

@@ -163,6 +163,7 @@ def test_worked_examples_reproduce_published_figures():
     assert out["total"] == pytest.approx(8.086e22, rel=1e-3)
     gpu_hours = out["time"] * C.example("training_flops")["inputs"]["n_devices"] / 3600
     assert gpu_hours == pytest.approx(184_320, rel=0.05)
+    assert out["gpu_hours"] == pytest.approx(gpu_hours, rel=1e-12)
 
 
 def test_invalid_combination_names_the_argument():

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gpulesson import flops, gemm, hardware, inference, transformer, units
+from gpulesson import cost, flops, gemm, hardware, inference, transformer, units
 from gpulesson.calculators import MODEL_LABELS
 from gpulesson.exercises.core import (
     ChoiceExercise,
@@ -579,12 +579,18 @@ attention_crossover = NumericExercise(
 REPORTED_LLAMA31_405B_GPU_HOURS = 30.84e6  # Llama 3.1 model card, "Training Energy Use"
 
 
-def _gpu_hours(p: P, *, peak: float | None = None, devices: int = 1,
-               mfu: float | None = None) -> float:
+def _gpu_hours(p: P, *, peak: float | None = None, mfu: float | None = None) -> float:
     g = hardware.gpu(p["gpu"])
-    seconds = flops.training_time(p["total"], devices, peak or g.dense("bf16"),
-                                  mfu or p["mfu"])
-    return seconds / SECONDS_PER_HOUR
+    wall = flops.training_time(p["total"], p["gpus"], peak or g.dense("bf16"),
+                               mfu or p["mfu"])
+    return cost.gpu_hours(gpus=p["gpus"], seconds=wall)
+
+
+def _wall_hours(p: P) -> float:
+    # the mistake: the wall-clock time in hours, not GPU-hours
+    g = hardware.gpu(p["gpu"])
+    return flops.training_time(p["total"], p["gpus"], g.dense("bf16"),
+                               p["mfu"]) / SECONDS_PER_HOUR
 
 
 def _hours_derived(p: P) -> dict[str, Any]:
@@ -626,7 +632,7 @@ llama3_gpu_hours = NumericExercise(
         Mistake("wall_clock",
                 "That is the wall-clock time in hours on {gpus_text} GPUs. GPU-hours count "
                 "every GPU's hours: the time one GPU alone would need.",
-                lambda p: _gpu_hours(p, devices=p["gpus"])),
+                _wall_hours),
         Mistake("forgot_mfu",
                 "That is the time at 100% of the peak. At {mfu_pct} MFU the GPUs need "
                 "longer: divide by the MFU.",
