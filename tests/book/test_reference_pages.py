@@ -107,3 +107,28 @@ def test_seed_corrections_groups_each_have_a_label() -> None:
     text = page("seed_corrections")
     labels = re.findall(r"^\((seed_corrections_[a-z]+)\)=\n## ", text, flags=re.M)
     assert len(labels) == 9 and len(set(labels)) == 9
+
+
+def test_conventions_cover_accuracy_md_and_link_lessons_and_corrections() -> None:
+    """Each convention of the accuracy brief has a section with a worked example, the
+    lessons that use it and, where the seed pages broke it, the corrections."""
+    text = page("conventions")
+    body = sections(text)
+    topics = ("FLOPs are a count", "Dense, not sparse", "GB is 10⁹ bytes", "Bandwidth",
+              "Bytes per parameter", "KV cache", "6N per token")
+    for topic in topics:
+        assert any(topic in heading for heading in body), f"no section on {topic!r}"
+    for heading, section in body.items():
+        assert "**Worked example.**" in section, heading
+        used = re.search(r"\*\*Used in\*\* (.+?)\.(?:\s|$)", section, flags=re.S)
+        assert used, f"{heading!r} does not say which lessons use it"
+        lessons = re.findall(r"\{doc\}`/notebooks/([a-z0-9_]+)`", used.group(1))
+        assert lessons and set(lessons) <= set(SLUGS), heading
+    assert "{ref}`seed_corrections`" in text
+
+
+def test_cross_links_to_seed_corrections_resolve() -> None:
+    labels = set(re.findall(r"^\(([a-z_]+)\)=", page("seed_corrections"), flags=re.M))
+    for name in PAGES:
+        for target in re.findall(r"<(seed_corrections[a-z_]*)>`", page(name)):
+            assert target in labels, f"book/{name}.md links to missing label {target!r}"

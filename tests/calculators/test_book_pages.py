@@ -272,6 +272,11 @@ def _dashboard_per_1k(tokens_per_second: float) -> float:
                                    tokens_per_second=tokens_per_second)
 
 
+def _per_1k_at(usd_per_gpu_hour: float, tokens_per_second: float) -> float:
+    return cost.cost_per_1k_tokens(usd_per_gpu_hour=usd_per_gpu_hour, gpus=1,
+                                   tokens_per_second=tokens_per_second)
+
+
 def _ratio(name: str) -> str:
     g = gpu(name)
     return f"{g.dense('fp16') / g.dense('fp32'):.1f}×"
@@ -321,6 +326,14 @@ CONVENTIONS: list[Claim] = [
      .replace("e+", "e")),
     ("174.6B", lambda: f"{param_count(GPT3) / 1e9:.1f}B"),
     ("adds 8.3%", lambda: "adds " + _pct(_attention_share_405b(), 1)),
+    ("on demand in July 2023: $98.32 an hour, $12.29 per GPU-hour",
+     lambda: "on demand in July 2023: "
+     f"{units.format_usd(calculators.si_inputs('tco')['cloud_usd_per_hour'])} an hour, "
+     f"{units.format_usd(_dashboard_price())} per GPU-hour"),
+    ("2,400 tokens per second at $12.29 an hour costs $0.00142 per 1,000 tokens",
+     lambda: f"2,400 tokens per second at ${_dashboard_price()} an hour costs "
+     f"${_per_1k_at(_dashboard_price(), 2400):.5f} per 1,000 tokens"),
+    ("at $2.50 an hour, $0.000289", lambda: f"at $2.50 an hour, ${_per_1k_at(2.5, 2400):.6f}"),
 ]
 
 SEED_CORRECTIONS: list[Claim] = [
