@@ -4,12 +4,19 @@
   table row with the seed's claim, the course's figure and a source column, and under
   every table a folded block of the calculator calls behind it; the numbers themselves
   are recomputed, and the calls run, by ``tests/calculators/test_book_pages.py``.
+* ``book/conventions.md``: a section with a worked example for each convention of the
+  accuracy brief, naming the lessons that use it and linking the corrections.
+* ``book/intro.md`` lists the nine lessons in course order, each with its question;
+  ``book/how_to_use.md`` covers self-study, classes, GPUs, Binder and Colab.
+* ``book/glossary.md`` defines every ``{term}`` the course links.
 * Dollar signs are escaped on every reference page: MyST pairs bare ``$`` into inline
-  maths, which turns a sentence with two prices into a formula.
+  maths, which turns a sentence with two prices into a formula. ``{doc}`` links point at
+  files that exist.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -132,3 +139,58 @@ def test_cross_links_to_seed_corrections_resolve() -> None:
     for name in PAGES:
         for target in re.findall(r"<(seed_corrections[a-z_]*)>`", page(name)):
             assert target in labels, f"book/{name}.md links to missing label {target!r}"
+
+
+def test_intro_lists_the_nine_lessons_each_with_its_question() -> None:
+    items = re.findall(r"^(\d)\. \{doc\}`/notebooks/([a-z0-9_]+)`: (.+?)(?=^\d\. |^\n|\Z)",
+                       page("intro"), flags=re.M | re.S)
+    assert [slug for _, slug, _ in items] == SLUGS
+    assert [int(n) for n, _, _ in items] == list(range(1, 10))
+    for _, slug, question in items:
+        assert question.rstrip().endswith("?"), f"{slug}: say which question it answers"
+        assert len(" ".join(question.split())) < 150, f"{slug}: one line each"
+
+
+def test_how_to_use_covers_each_way_of_taking_the_course() -> None:
+    headings = " | ".join(sections(page("how_to_use")))
+    for topic in ("your own computer", "on your own", "class", "GPU", "Binder and Colab"):
+        assert topic in headings, f"how_to_use has no section on {topic!r}"
+    text = page("how_to_use")
+    assert "GPULESSON_DEVICE" in text and "make student" in text
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_doc_links_point_at_files_that_exist(name: str) -> None:
+    """A ``{doc}`` link to a page that is not in the repository breaks the build (-n):
+    link a page only once it exists (the instructors' page, for example)."""
+    for target in re.findall(r"\{doc\}`(?:[^`<]*<)?([^`>]+)>?`", page(name)):
+        path = REPO / target.lstrip("/") if target.startswith("/") else BOOK / target
+        assert any(path.with_suffix(s).is_file() for s in (".md", ".ipynb")), (name, target)
+
+
+def _glossary_entries() -> set[str]:
+    block = page("glossary").split("```{glossary}", 1)[1].split("\n```", 1)[0]
+    return {line.strip().lower() for line in block.splitlines()
+            if line and not line.startswith((" ", ":"))}
+
+
+def test_every_term_the_course_links_is_in_the_glossary() -> None:
+    """``{term}`` roles in lessons, exercise notebooks, banks and book pages all resolve
+    (a missing term fails the book build)."""
+    sources = list((REPO / "notebooks").glob("*.ipynb"))
+    sources += list((REPO / "exercises").glob("*.ipynb"))
+    sources += list((REPO / "gpulesson" / "exercises").rglob("*.py"))
+    sources += list(BOOK.glob("*.md"))
+    entries = _glossary_entries()
+    missing = set()
+    for source in sources:
+        text = source.read_text(encoding="utf-8")
+        if source.suffix == ".ipynb":
+            text = "\n".join("".join(c["source"]) for c in json.loads(text)["cells"])
+        for role in re.findall(r"\{term\}`([^`]+)`", text):
+            explicit = re.match(r".*<(.+)>\s*$", role, flags=re.S)
+            term = " ".join((explicit.group(1) if explicit else role).split()).lower()
+            if term not in entries:
+                missing.add((source.relative_to(REPO).as_posix(), term))
+    assert not missing, f"add to book/glossary.md: {sorted(missing)}"
+    assert "scaling efficiency" in entries and "subnormal number" in entries
