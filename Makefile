@@ -48,7 +48,12 @@ node_modules/.package-lock.json: package.json package-lock.json
 _vendor/_lib/VERSIONS.json: node_modules/.package-lock.json scripts/vendor_js.py scripts/site_js/*.js
 	$(PYTHON) scripts/vendor_js.py
 
-site-assets: _vendor/_lib/VERSIONS.json
+# Pyodide (the site's calculators run the course's Python in the browser), into a versioned
+# folder published at /_pyodide/<version>/.
+_vendor/_pyodide/manifest.json: node_modules/.package-lock.json scripts/vendor_pyodide.py
+	$(PYTHON) scripts/vendor_pyodide.py
+
+site-assets: _vendor/_lib/VERSIONS.json _vendor/_pyodide/manifest.json
 
 chromium:
 	@if [ -x "$(CHROMIUM)" ]; then :; \
@@ -66,11 +71,14 @@ book: install site-assets
 	@echo
 	@echo "The site is in _build/html. Serve it and open it in a browser with:"
 	@echo "    make serve        (then visit http://$(HOST):$(PORT)/)"
+	@echo "Opened straight from disk (file://) the pages work, but the calculators stay"
+	@echo "at their worked examples: browsers let only a served site start them."
 
 # One pytest run, one closing summary: unit tests, every notebook (nbval), notebook hygiene,
 # the book build (warnings are errors) and the browser checks of the built site.
 test: install site-assets chromium
 	GL_CHROMIUM=$(CHROMIUM) GL_REQUIRE_BROWSER=$(if $(shell command -v apt-get),1,0) \
+	GL_SCREENSHOT_DIR=$${GL_SCREENSHOT_DIR:-_build/screenshots} \
 	MPLBACKEND=Agg $(BIN)/python -m pytest -q --durations=10 $(NBVAL) tests $(NOTEBOOKS)
 
 unit: install
@@ -94,10 +102,10 @@ lab: install
 	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --LabApp.default_url=/lab/tree/notebooks \
 		$(if $(filter 0,$(shell id -u)),--allow-root)
 
+# http.server with the types Pyodide needs (.mjs as JavaScript, .wasm as application/wasm).
 serve:
 	@test -f _build/html/index.html || { echo "No site yet: run 'make book' first."; exit 1; }
-	@echo "Serving _build/html on http://$(HOST):$(PORT)/ (Ctrl-C stops)"
-	$(PYTHON) -m http.server $(PORT) --bind $(HOST) --directory _build/html
+	$(PYTHON) scripts/serve_site.py --host $(HOST) --port $(PORT) --directory _build/html
 
 clean:
 	rm -rf _build _vendor .pytest_cache

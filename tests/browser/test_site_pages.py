@@ -1,12 +1,15 @@
 """Every page of the built site, opened in Chromium from 127.0.0.1: it loads with no console
 error, no uncaught exception, no failed request, no HTTP error and no request to any other
-host (the site must work offline). Also: search works offline, and dark mode is as clean.
+host (the site must work offline), and axe-core reports no serious or critical accessibility
+violation in light or dark mode (``axe.py``). Also: search works offline, and dark mode is
+as clean.
 """
 
 from __future__ import annotations
 
 import pytest
 
+from .axe import assert_accessible
 from .harness import RecordedPage, toc_pages
 
 pytestmark = pytest.mark.browser
@@ -22,6 +25,8 @@ def test_page_loads_cleanly_and_offline(site_page: RecordedPage, path: str) -> N
         titles = [text.strip() for text in site_page.page.locator("main h1").all_inner_texts()]
         assert any(titles), f"{path} has no visible title"
     site_page.assert_clean(path)
+    # same page load: axe-core finds nothing serious, in light and in dark mode
+    assert_accessible(site_page, path)
 
 
 def test_intro_is_clean_in_dark_mode_too(site_page_dark: RecordedPage) -> None:

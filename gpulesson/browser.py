@@ -1,0 +1,193 @@
+"""The site's calculators, Python side: what the browser calls on every reader action.
+
+On the published site each calculator (the static markup of
+:func:`gpulesson.widgets.static_html`) is brought to life by a few lines of JavaScript that
+only move text between the page and this module, which runs in Pyodide in a Web Worker
+together with :mod:`gpulesson.calculators` and the calculator modules it calls. No formula
+and no preset logic exists in JavaScript: the page sends what the reader typed, Python
+answers with what to show.
+
+Protocol (:func:`react_json`, strings in and out so that nothing is lost crossing into
+JavaScript: integers above 2^53 travel as strings, see :func:`gpulesson.calculators.to_json`):
+
+request
+    ``name``: the registry entry; ``values``: ``{input: text as typed}`` for every input
+    of the form (``""`` for an empty box); ``changed``: the inputs the reader changed since
+    the last answer, in order (empty to simply recompute, for example at start-up).
+answer
+    ``{"updates": {input: shown value}, "result": evaluate(...)}``: ``updates`` are the
+    inputs to overwrite (the values a preset fills, or ``"custom"`` for a preset whose
+    filled input the reader edited by hand); ``result`` is exactly
+    :func:`gpulesson.calculators.evaluate` of the inputs after those updates: formatted
+    ``text`` per output, or the ``error`` message naming the ``input`` at fault.
+
+The preset rules are those of :mod:`gpulesson.widgets` (Jupyter): choosing a preset fills
+what it covers; changing an input a fill is keyed by (a GPU's peak depends on the
+precision) fills again; editing a filled input by hand turns its preset to ``custom``.
+
+Standard library only: this module runs in the browser (Pyodide).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from gpulesson import calculators as _calc
+
+__all__ = ["parse_value", "preset_links", "react", "react_json"]
+
+
+def parse_value(spec: _calc.Input, text: Any) -> Any:
+    """The shown value of input ``spec`` from the text of its form control.
+
+    Choices and presets stay strings; numbers become ``float``; integers become ``int``
+    when the text is a whole number (a fraction or ``1e3`` is kept as ``float`` so that the
+    registry's validation names it). An empty box becomes ``None`` ("needs a value");
+    text that is not a number is kept as text, which validation reports with the range.
+    """
+    if spec.kind in ("choice", "preset"):
+        return "" if text is None else str(text)
+    if text is None:
+        return None
+    if isinstance(text, bool):
+        return text
+    if isinstance(text, (int, float)):
+        return float(text) if spec.kind == "number" else text
+    text = str(text).strip()
+    if not text:
+        return None
+    if spec.kind == "integer":
+        try:
+            return int(text, 10)
+        except ValueError:
+            pass
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def preset_links(name: str) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """Which presets fill each input, and which presets are keyed by each input.
+
+    Returns ``(filled_by, keyed_by)``: input name -> preset input names, in declaration
+    order. Derived from the registry's declarations (``Input.fills`` and ``Keyed.by``).
+    """
+    calc = _calc.get(name)
+    filled_by: dict[str, list[str]] = {}
+    keyed_by: dict[str, list[str]] = {}
+    for spec in calc.inputs:
+        if spec.kind != "preset":
+            continue
+        for fills in spec.fills.values():
+            for target, raw in fills.items():
+                targets = filled_by.setdefault(target, [])
+                if spec.name not in targets:
+                    targets.append(spec.name)
+                if isinstance(raw, _calc.Keyed):
+                    keys = keyed_by.setdefault(raw.by, [])
+                    if spec.name not in keys:
+                        keys.append(spec.name)
+    return filled_by, keyed_by
+
+
+def _failure(message: str, input_name: str | None) -> dict[str, Any]:
+    return {"ok": False, "error": message, "input": input_name}
+
+
+def react(name: str, values: Mapping[str, Any],
+          changed: Iterable[str] = ()) -> dict[str, Any]:
+    """Apply the reader's changes to calculator ``name``; say what to show.
+
+    Parameters
+    ----------
+    name:
+        a key of :data:`gpulesson.calculators.CALCULATORS`.
+    values:
+        input name -> the text of its control (see :func:`parse_value`); inputs left out
+        take their defaults.
+    changed:
+        the inputs the reader changed, in order; unknown names are ignored.
+
+    Returns
+    -------
+    dict
+        ``{"updates": {input: shown value}, "result": {...}}`` where ``result`` is
+        :func:`gpulesson.calculators.evaluate` of the updated inputs (never raises for bad
+        input), or the preset's own error when a preset has no figure for the current
+        combination (for example a GPU without an FP8 peak).
+    """
+    calc = _calc.get(name)
+    known = {spec.name: spec for spec in calc.inputs}
+    shown = {key: parse_value(known[key], text) for key, text in values.items() if key in known}
+    filled_by, keyed_by = preset_links(name)
+    updates: dict[str, Any] = {}
+
+    def fill(preset: str) -> dict[str, Any] | None:
+        """The preset's fills applied to ``shown``; ``None`` with its error otherwise."""
+        try:
+            filled = _calc.apply_preset(name, preset, shown.get(preset, _calc.CUSTOM), shown)
+        except ValueError as exc:
+            return {"error": str(exc.args[0]) if exc.args else str(exc)}
+        shown.update(filled)
+        updates.update(filled)
+        return None
+
+    for key in changed:
+        spec = known.get(key)
+        if spec is None:
+            continue
+        if spec.kind == "preset":
+            problem = fill(key)
+            if problem:
+                return {"updates": _calc.to_json(updates),
+                        "result": _failure(problem["error"], key)}
+            continue
+        for preset in filled_by.get(key, []):
+            choice = shown.get(preset)
+            if choice in (None, _calc.CUSTOM):
+                continue
+            try:
+                expected = _calc.apply_preset(name, preset, choice, shown)
+            except ValueError:
+                expected = {}
+            if not _same(expected.get(key), shown.get(key)):
+                shown[preset] = _calc.CUSTOM
+                updates[preset] = _calc.CUSTOM
+        for preset in keyed_by.get(key, []):
+            if shown.get(preset) not in (None, _calc.CUSTOM):
+                problem = fill(preset)
+                if problem:
+                    return {"updates": _calc.to_json(updates),
+                            "result": _failure(problem["error"], preset)}
+    return {"updates": _calc.to_json(updates), "result": _calc.evaluate(name, shown)}
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal as shown values: 80 and 80.0 are the same figure; choices compare as text."""
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool):
+        return math.isclose(a, b, rel_tol=1e-12, abs_tol=0.0) or a == b
+    return a == b
+
+
+def react_json(name: str, values_json: str, changed_json: str = "[]") -> str:
+    """:func:`react` with JSON text in and out: the one function the browser calls.
+
+    Anything unexpected (an unknown calculator, a malformed request) is answered as an
+    error result rather than raised, so that the page shows a message, never a traceback.
+    """
+    try:
+        values = json.loads(values_json)
+        changed = json.loads(changed_json)
+        if not isinstance(values, dict) or not isinstance(changed, list):
+            raise TypeError("values must be an object and changed a list")
+        answer = react(name, values, [str(c) for c in changed])
+    except KeyError as exc:
+        answer = {"updates": {}, "result": _failure(str(exc.args[0]) if exc.args else
+                                                    str(exc), None)}
+    except (TypeError, ValueError) as exc:
+        answer = {"updates": {}, "result": _failure(f"bad request from the page: {exc}", None)}
+    return json.dumps(answer, ensure_ascii=False, allow_nan=False)

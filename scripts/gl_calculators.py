@@ -1,0 +1,440 @@
+"""Sphinx extension: live calculators on the static site, and the GPU table page.
+
+Design (one source of truth). A calculator of :mod:`gpulesson.calculators` appears on a page
+as the static markup of :func:`gpulesson.widgets.static_html`, computed at build time: the
+worked example's numbers, so a reader never sees an empty box. On pages that contain one,
+a small loader (``scripts/site_js/calculators.js``) starts a Web Worker
+(``calculators-worker.js``) that boots Pyodide (vendored by ``scripts/vendor_pyodide.py``
+into ``_pyodide/<version>/``) and loads the course's own package, packed by this extension
+at build time from the very files the notebooks import. From then on every change of an
+input goes to :func:`gpulesson.browser.react_json` and the page shows what Python answers:
+no formula exists in JavaScript. Pages without a calculator load none of it.
+
+What this extension adds:
+
+``calculator`` directive
+    ````{calculator} kv_cache```` places calculator ``kv_cache`` on any page, with a link
+    to the lesson that explains it (``:no-lesson-link:`` drops it). ``:values:`` takes a
+    JSON object of inputs in shown units (``{"model": "llama-3-70b"}``).
+``gpu-table`` directive
+    the GPU specification tables of ``book/hardware.md``, generated from
+    :data:`gpulesson.hardware.GPUS` and their sources (dense and sparse rates apart).
+``html-page-context``
+    adds the loader (with the Pyodide folder and the package pack as data attributes) to
+    exactly the pages whose HTML holds a registry calculator, wherever it came from (this
+    directive or a notebook's ``calculator_widget`` output); two accessibility repairs of
+    generated markup (see ``_MYSTNB_SUMMARY`` and ``_BIBLIOENTRY``).
+``build-finished``
+    writes the pack (``_lib/course/gpulesson-pack.json``: every module of the package
+    that :mod:`gpulesson.browser` imports, transitively, plus ``gpulesson/data``) and the
+    two scripts into the output folder.
+
+Loaded by ``_config.yml`` (``sphinx: local_extensions``).
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import re
+import shutil
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from docutils import nodes
+from docutils.parsers.rst import directives
+from sphinx import addnodes
+from sphinx.application import Sphinx
+from sphinx.errors import ExtensionError
+from sphinx.util.docutils import SphinxDirective
+
+ROOT = Path(__file__).resolve().parent.parent
+SITE_JS = ROOT / "scripts" / "site_js"
+#: The course's browser scripts this extension publishes (under ``_lib/course/``).
+SCRIPTS = ("calculators.js", "calculators-worker.js")
+COURSE_DIR = "_lib/course"
+#: The loader as Sphinx sees it (local scripts are prefixed with ``_static/``).
+LOADER = f"../{COURSE_DIR}/calculators.js"
+#: The module the browser imports; the pack is its import closure within the package.
+ENTRY_MODULE = "gpulesson.browser"
+#: The package pack, site-relative (see :func:`make_pack`).
+PACK_PATH = f"{COURSE_DIR}/gpulesson-pack.json"
+#: How long the page waits for Python before it says the calculator could not start.
+DEFAULT_TIMEOUT_MS = 60_000
+
+
+# ---------------------------------------------------------------------------------------
+# The pack: the package's own files, as the notebooks import them
+
+
+def _package_dir() -> Path:
+    import gpulesson
+
+    return Path(gpulesson.__file__).resolve().parent
+
+
+def _module_file(package: Path, module: str) -> Path | None:
+    rel = module.split(".")[1:]
+    candidate = package.joinpath(*rel)
+    if candidate.with_suffix(".py").is_file():
+        return candidate.with_suffix(".py")
+    if (candidate / "__init__.py").is_file():
+        return candidate / "__init__.py"
+    return None
+
+
+def _imports(path: Path, module: str) -> tuple[set[str], set[str]]:
+    """(package modules imported anywhere, third-party modules imported at module level)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    ours: set[str] = set()
+    foreign: set[str] = set()
+    top_level = set(map(id, tree.body))
+    is_package = path.name == "__init__.py"
+    for node in ast.walk(tree):
+        found: list[str] = []
+        if isinstance(node, ast.Import):
+            found = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = module.split(".")
+                parent = parts if is_package else parts[:-1]
+                parent = parent[: len(parent) - (node.level - 1)]
+                base = ".".join(parent + ([base] if base else []))
+            found = [base] + [f"{base}.{alias.name}" for alias in node.names]
+        for name in found:
+            top = name.partition(".")[0]
+            if top == "gpulesson":
+                ours.add(name)
+            elif (top and top not in sys.stdlib_module_names and top != "__future__"
+                  and id(node) in top_level):
+                foreign.add(name)
+    return ours, foreign
+
+
+def pack_files(entry: str = ENTRY_MODULE) -> dict[str, str]:
+    """The files the browser needs to import ``entry``: path -> text.
+
+    Every module of ``gpulesson`` that ``entry`` imports (at module level or inside a
+    function, transitively), each package's ``__init__.py``, and every file of
+    ``gpulesson/data``. Raises :class:`~sphinx.errors.ExtensionError` when a packed module
+    imports a third-party library at module level (it could not run in Pyodide).
+    """
+    package = _package_dir()
+    todo = [entry, "gpulesson"]
+    seen: set[str] = set()
+    files: dict[str, str] = {}
+    while todo:
+        module = todo.pop()
+        if module in seen:
+            continue
+        seen.add(module)
+        path = _module_file(package, module)
+        if path is None:  # "gpulesson.x.name" where name is a function or class
+            continue
+        rel = path.relative_to(package.parent).as_posix()
+        files[rel] = path.read_text(encoding="utf-8")
+        ours, foreign = _imports(path, module)
+        if foreign:
+            raise ExtensionError(
+                f"{rel} imports {', '.join(sorted(foreign))} at module level: the site's "
+                "calculators run in Pyodide with the standard library only"
+            )
+        parts = module.split(".")
+        todo.extend(".".join(parts[:i]) for i in range(1, len(parts)))  # parent packages
+        todo.extend(ours)
+    for data in sorted((package / "data").rglob("*")):
+        if data.is_file() and "__pycache__" not in data.parts:
+            files[data.relative_to(package.parent).as_posix()] = data.read_text(encoding="utf-8")
+    return dict(sorted(files.items()))
+
+
+def make_pack(entry: str = ENTRY_MODULE) -> dict[str, Any]:
+    """The pack the browser loads: ``{"version", "entry", "sha256", "files"}``."""
+    import gpulesson
+
+    files = pack_files(entry)
+    digest = hashlib.sha256(json.dumps(files, sort_keys=True).encode("utf-8")).hexdigest()
+    return {"version": gpulesson.__version__, "entry": entry, "sha256": digest, "files": files}
+
+
+def pyodide_manifest(app: Sphinx) -> dict[str, Any] | None:
+    """The vendored Pyodide (``_pyodide/manifest.json`` in an ``html_extra_path`` folder)."""
+    for extra in app.config.html_extra_path:
+        manifest = Path(app.confdir, extra, "_pyodide", "manifest.json")
+        if manifest.is_file():
+            return json.loads(manifest.read_text(encoding="utf-8"))
+    return None
+
+
+# ---------------------------------------------------------------------------------------
+# Directives
+
+
+class CalculatorDirective(SphinxDirective):
+    """````{calculator} NAME```` : a registry calculator, live on the site."""
+
+    required_arguments = 1
+    option_spec = {
+        "values": directives.unchanged,
+        "no-lesson-link": directives.flag,
+    }
+
+    def run(self) -> list[nodes.Node]:
+        from gpulesson import calculators
+        from gpulesson.widgets import static_html
+
+        name = self.arguments[0].strip()
+        if name not in calculators.CALCULATORS:
+            raise self.error(
+                f"unknown calculator {name!r}; known: {', '.join(calculators.CALCULATORS)}"
+            )
+        values: dict[str, Any] = {}
+        if "values" in self.options:
+            try:
+                values = json.loads(self.options["values"])
+            except json.JSONDecodeError as exc:
+                raise self.error(f":values: must be a JSON object: {exc}") from exc
+            if not isinstance(values, dict):
+                raise self.error(":values: must be a JSON object")
+        # ids unique within the page: gl-<name>, gl-<name>-2, ...
+        counts = self.env.temp_data.setdefault("gl_calculator_ids", {})
+        counts[name] = counts.get(name, 0) + 1
+        uid = f"gl-{name.replace('_', '-')}" + (f"-{counts[name]}" if counts[name] > 1 else "")
+        try:
+            markup = static_html(name, values, uid=uid)
+        except (ValueError, KeyError) as exc:
+            raise self.error(f"calculator {name}: {exc}") from exc
+        result: list[nodes.Node] = [nodes.raw("", markup, format="html")]
+        calc = calculators.get(name)
+        lesson_doc = f"notebooks/{calc.lesson}"
+        if "no-lesson-link" not in self.options and self.env.docname != lesson_doc:
+            result.append(self._lesson_link(lesson_doc, calc.lesson))
+        return result
+
+    def _lesson_link(self, lesson_doc: str, slug: str) -> nodes.paragraph:
+        para = nodes.paragraph(classes=["gl-calc-lesson"])
+        para += nodes.Text("Explained in ")
+        if lesson_doc in self.env.found_docs:
+            ref = addnodes.pending_xref(
+                "", refdomain="std", reftype="doc", reftarget=f"/{lesson_doc}",
+                refexplicit=False, refwarn=True, refdoc=self.env.docname,
+            )
+            ref += nodes.literal("", slug)
+            para += ref
+        else:  # the lesson is not on the site yet: name it, link nothing
+            para += nodes.Text(f"the lesson {slug} (not yet published)")
+        para += nodes.Text(".")
+        return para
+
+
+def _plain_number(value: float, decimals: int = 2) -> str:
+    text = f"{value:,.{decimals}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def _table(caption: str, header: list[str], rows: Iterable[list[nodes.Node | str]],
+           classes: Iterable[str] = ()) -> nodes.table:
+    table = nodes.table(classes=["gl-gpu-table", *classes])
+    table += nodes.title(text=caption)
+    group = nodes.tgroup(cols=len(header))
+    table += group
+    for _ in header:
+        group += nodes.colspec(colwidth=10)
+    head = nodes.thead()
+    group += head
+    header_row = nodes.row()
+    for title in header:
+        header_row += nodes.entry("", nodes.paragraph(text=title))
+    head += header_row
+    body = nodes.tbody()
+    group += body
+    for cells in rows:
+        row = nodes.row()
+        for cell in cells:
+            para = nodes.paragraph()
+            para += nodes.Text(cell) if isinstance(cell, str) else cell
+            row += nodes.entry("", para)
+        body += row
+    return table
+
+
+def _source_id(key: str) -> str:
+    return f"gpu-source-{nodes.make_id(key)}"
+
+
+class GPUTableDirective(SphinxDirective):
+    """The GPU specification tables, generated from :mod:`gpulesson.hardware` at build time."""
+
+    has_content = False
+
+    def run(self) -> list[nodes.Node]:
+        from gpulesson import hardware
+        from gpulesson.hardware import _cite  # the same citation text the specs carry
+
+        by_citation = {_cite(hardware.SOURCES, key): key for key in hardware.SOURCES}
+        gpus = list(hardware.GPUS.values())
+        dtypes = list(hardware.DTYPES)
+        missing = "—"
+
+        def rate(value: float | None) -> str:
+            return missing if value is None else _plain_number(value / 1e12)
+
+        def source_links(spec: hardware.GPUSpec) -> nodes.inline:
+            keys: list[str] = []
+            for citation in spec.figure_sources.values():
+                key = by_citation.get(citation)
+                if key and key not in keys:
+                    keys.append(key)
+            holder = nodes.inline()
+            for i, key in enumerate(keys):
+                if i:
+                    holder += nodes.Text(", ")
+                holder += nodes.reference("", key, refuri=f"#{_source_id(key)}")
+            return holder
+
+        memory = _table(
+            "Memory, bandwidth and power (datasheet figures; GB = 10⁹ bytes)",
+            ["GPU", "Architecture", "Released", "Memory (GB)", "Memory type",
+             "Bandwidth (TB/s)", "Board power (W)", "GPU-to-GPU link",
+             "Link bandwidth (GB/s, both ways)", "Sources"],
+            ([g.name, f"{g.vendor} {g.architecture}", g.released,
+              _plain_number(g.memory_bytes / 1e9), g.memory_type,
+              _plain_number(g.bandwidth / 1e12, 3), _plain_number(g.tdp_watts),
+              g.interconnect, _plain_number(g.interconnect_bandwidth / 1e9),
+              source_links(g)] for g in gpus),
+        )
+        dense = _table(
+            "Dense peak rates in TFLOP/s (INT8 in TOPS): the figures for MFU and rooflines",
+            ["GPU", *(d.upper() for d in dtypes), "Ridge point, BF16 (FLOP/byte)"],
+            ([g.name, *(rate(g.peak_flops.get(d)) for d in dtypes),
+              _plain_number(g.ridge_point("bf16"), 0) if "bf16" in g.peak_flops else missing]
+             for g in gpus),
+        )
+        sparse_gpus = [g for g in gpus if g.sparse_flops]
+        sparse_types = [d for d in dtypes if any(d in g.sparse_flops for g in sparse_gpus)]
+        sparse = _table(
+            "2:4 structured-sparsity peak rates in TFLOP/s (INT8 in TOPS): twice the dense "
+            "rate, the figure datasheets headline; never use it for MFU",
+            ["GPU", *(d.upper() for d in sparse_types)],
+            ([g.name, *(rate(g.sparse_flops.get(d)) for d in sparse_types)]
+             for g in sparse_gpus),
+        )
+        other_keys = sorted({k for g in gpus for k in g.other_flops})
+        other = _table(
+            "Other rates in TFLOP/s",
+            ["GPU", *other_keys],
+            ([g.name, *(rate(g.other_flops.get(k)) for k in other_keys)]
+             for g in gpus if g.other_flops),
+        )
+        notes = nodes.definition_list(classes=["gl-gpu-notes"])
+        for g in gpus:
+            if g.notes:
+                item = nodes.definition_list_item()
+                item += nodes.term(text=g.name)
+                item += nodes.definition("", nodes.paragraph(text=g.notes))
+                notes += item
+        sources = nodes.bullet_list(classes=["gl-gpu-sources"])
+        for key, src in hardware.SOURCES.items():
+            para = nodes.paragraph()
+            para += nodes.inline("", key, classes=["gl-source-key"], ids=[_source_id(key)])
+            para += nodes.Text(f": {src['title']}, {src['publisher']}, {src['date']}. ")
+            para += nodes.reference("", src["url"], refuri=src["url"])
+            sources += nodes.list_item("", para)
+        section_notes = nodes.rubric(text="Notes")
+        section_sources = nodes.rubric(text="Sources")
+        return [memory, dense, sparse, other, section_notes, notes, section_sources, sources]
+
+
+# ---------------------------------------------------------------------------------------
+# Events
+
+_CALC_ATTR = re.compile(r'class="gl-calculator"[^>]*\bdata-calculator="([^"]+)"')
+
+
+def page_calculators(body: str) -> list[str]:
+    """The registry calculators a page's HTML body holds (static markup), in order."""
+    from gpulesson import calculators
+
+    return [name for name in _CALC_ATTR.findall(body) if name in calculators.CALCULATORS]
+
+
+def _on_config_inited(app: Sphinx, config: Any) -> None:
+    # A config value with rebuild="html": when the vendored Pyodide changes version,
+    # Sphinx rewrites every page, so no page keeps pointing at a folder that is gone.
+    manifest = pyodide_manifest(app)
+    config.gl_pyodide_path = str(manifest["path"]) if manifest else ""
+
+
+def _on_builder_inited(app: Sphinx) -> None:
+    if app.builder.format == "html":
+        app.env.gl_pack = make_pack()  # type: ignore[attr-defined]
+
+
+def pack_url(pack: dict[str, Any]) -> str:
+    """Site-relative URL of the pack; its hash in the query, so a browser never keeps a
+    stale copy (the file name is stable, so pages of an incremental build stay valid)."""
+    return f"{PACK_PATH}?v={pack['sha256'][:16]}"
+
+
+#: myst-nb labels the toggle of a hidden cell "Toggle hidden content" while it shows "Show
+#: code cell source": a screen reader and a speech-input user then disagree on its name
+#: (WCAG 2.5.3, label in name). Without the label the visible text names it.
+_MYSTNB_SUMMARY = '<summary aria-label="Toggle hidden content">'
+#: docutils marks bibliography entries (in a role="list") with DPUB-ARIA's doc-biblioentry,
+#: a role ARIA has deprecated and that is no list item, so the list has no valid children
+#: for assistive technology (axe-core: aria-required-children, critical). A list item is
+#: what each entry is.
+_BIBLIOENTRY = 'role="doc-biblioentry"'
+
+
+def _on_html_page_context(app: Sphinx, pagename: str, templatename: str,
+                          context: dict[str, Any], doctree: Any) -> None:
+    body = context.get("body") or ""
+    if _MYSTNB_SUMMARY in body:
+        body = context["body"] = body.replace(_MYSTNB_SUMMARY, "<summary>")
+    if _BIBLIOENTRY in body:
+        body = context["body"] = body.replace(_BIBLIOENTRY, 'role="listitem"')
+    if "gl-calculator" not in body or not page_calculators(body):
+        return
+    if not app.config.gl_pyodide_path:
+        raise ExtensionError(
+            f"{pagename} holds a calculator but the vendored Pyodide is missing "
+            "(_vendor/_pyodide/manifest.json): run `make site-assets` (make book does)"
+        )
+    app.add_js_file(
+        LOADER,
+        loading_method="defer",
+        **{
+            "data-pyodide": app.config.gl_pyodide_path,
+            "data-pack": pack_url(app.env.gl_pack),  # type: ignore[attr-defined]
+            "data-timeout": str(app.config.gl_calculator_timeout_ms),
+        },
+    )
+
+
+def _on_build_finished(app: Sphinx, exception: Exception | None) -> None:
+    if exception is not None or app.builder.format != "html":
+        return
+    out = Path(app.outdir) / COURSE_DIR
+    out.mkdir(parents=True, exist_ok=True)
+    pack = app.env.gl_pack  # type: ignore[attr-defined]
+    (Path(app.outdir) / PACK_PATH).write_text(json.dumps(pack, ensure_ascii=False),
+                                             encoding="utf-8")
+    for name in SCRIPTS:
+        shutil.copy2(SITE_JS / name, out / name)
+
+
+def setup(app: Sphinx) -> dict[str, Any]:
+    app.add_config_value("gl_calculator_timeout_ms", DEFAULT_TIMEOUT_MS, "html")
+    app.add_config_value("gl_pyodide_path", "", "html")
+    app.connect("config-inited", _on_config_inited)
+    app.add_directive("calculator", CalculatorDirective)
+    app.add_directive("gpu-table", GPUTableDirective)
+    app.connect("builder-inited", _on_builder_inited)
+    app.connect("html-page-context", _on_html_page_context)
+    app.connect("build-finished", _on_build_finished)
+    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
