@@ -24,7 +24,12 @@ What is measured, and how it is counted
 * Copy bandwidth (STREAM-like "copy"): ``dst[...] = src`` on one large array; each call
   counts ``2 x nbytes`` (every byte read once and written once), as STREAM does. Caches
   can make the hardware move more (write-allocate reads the destination first), so the
-  figure is what the program achieves, a lower bound on what the memory did.
+  figure is what the program achieves, a lower bound on what the memory did. On a CPU the
+  array is sized from the last-level cache the OS reports (:func:`last_level_cache_bytes`,
+  Linux sysfs; :data:`LLC_FALLBACK_BYTES` elsewhere): twice its size, so source and
+  destination together are four times the cache and the copy streams from main memory
+  rather than from the cache (:func:`copy_bytes_for`). The size used is recorded
+  (``MachineSpec.copy_bytes``, ``cache_bytes``).
 * ``memory_bytes`` is the RAM size (CPU) or GPU memory, read from the OS/driver.
 
 Taught in: ``parallelism_at_the_core`` (this machine vs datacenter GPUs),
@@ -40,6 +45,7 @@ import platform
 import types
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -50,8 +56,12 @@ from gpulesson.device import Device, cpu_device
 
 __all__ = [
     "GEMM_DTYPES",
+    "LLC_FALLBACK_BYTES",
+    "LLC_MULTIPLE",
     "MachineSpec",
     "clear_cache",
+    "copy_bytes_for",
+    "last_level_cache_bytes",
     "measure_copy",
     "measure_gemm",
     "this_machine",
@@ -68,11 +78,74 @@ GEMM_DTYPES: Mapping[str, str] = types.MappingProxyType({
 })
 
 _DEFAULTS = {
-    # (GEMM n, bytes per copied array): ~1 s in all on two CPU cores; on a GPU, large
-    # enough that launch overhead is a small fraction of each call
-    "cpu": (1024, 64 * 2**20),
+    # (GEMM n, bytes per copied array): on a GPU large enough that launch overhead is a
+    # small fraction of each call; on a CPU the copy is sized from the last-level cache
+    # (copy_bytes_for), so only the GEMM size is fixed here (~1 s on two cores)
+    "cpu": (1024, None),
     "gpu": (8192, 2**30),
 }
+
+#: Last-level cache assumed when the OS does not report one (no Linux sysfs): as large as
+#: the L3 of most laptop and desktop processors, so a copy sized from it still leaves them.
+LLC_FALLBACK_BYTES = 32 * 2**20
+#: The CPU copy: ``LLC_MULTIPLE`` x the last-level cache per array (source and
+#: destination together twice that), between these bounds, and at most 1/16 of the RAM.
+LLC_MULTIPLE = 2
+_CPU_COPY_MIN = 64 * 2**20
+_CPU_COPY_MAX = 512 * 2**20  # about 0.5 s of allocating and copying on two busy cores
+_SYSFS_CACHES = Path("/sys/devices/system/cpu/cpu0/cache")
+_SIZE_SUFFIX = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30}
+
+
+def last_level_cache_bytes(caches: Path | str | None = None) -> int | None:
+    """Size of the largest data or unified CPU cache the OS reports, bytes; ``None`` if unknown.
+
+    Reads Linux sysfs, ``/sys/devices/system/cpu/cpu0/cache/index*/{type,size}`` (sizes
+    such as ``"266240K"``); instruction caches are skipped. Other systems, or an unreadable
+    sysfs, give ``None`` (callers fall back to :data:`LLC_FALLBACK_BYTES`). ``caches``
+    points at another directory of ``index*`` folders (for tests).
+    """
+    root = Path(caches) if caches is not None else _SYSFS_CACHES
+    sizes = []
+    try:
+        entries = sorted(root.glob("index*"))
+    except OSError:
+        return None
+    for entry in entries:
+        try:
+            kind = (entry / "type").read_text().strip().lower()
+            text = (entry / "size").read_text().strip().upper()
+        except OSError:
+            continue
+        if kind == "instruction":
+            continue
+        number, suffix = text.rstrip("KMG"), text[len(text.rstrip("KMG")):]
+        if number.isdigit() and suffix in _SIZE_SUFFIX and int(number) > 0:
+            sizes.append(int(number) * _SIZE_SUFFIX[suffix])
+    return max(sizes, default=None)
+
+
+def copy_bytes_for(device: Device | None = None, *, cache_bytes: int | None = None) -> int:
+    """Bytes per array of the default copy measurement on ``device`` (None: the CPU).
+
+    GPU: 1 GiB, far beyond any GPU's L2 cache. CPU: :data:`LLC_MULTIPLE` times the
+    last-level cache (``cache_bytes``, else :func:`last_level_cache_bytes`, else
+    :data:`LLC_FALLBACK_BYTES`), so that source and destination together are four times
+    the cache and the copy measures main memory, not the cache; at least 64 MiB, at most
+    512 MiB and 1/16 of the machine's RAM, rounded down to whole MiB. A 260 MiB cache
+    gives 512 MiB; a 32 MiB one 64 MiB.
+    """
+    dev = device if device is not None else cpu_device()
+    if dev.is_gpu:
+        return int(_DEFAULTS["gpu"][1])  # type: ignore[arg-type]
+    llc = cache_bytes if cache_bytes is not None else (
+        last_level_cache_bytes() or LLC_FALLBACK_BYTES)
+    llc = _check_size("cache_bytes", llc, 1)
+    wanted = max(_CPU_COPY_MIN, LLC_MULTIPLE * llc)
+    cap = _CPU_COPY_MAX
+    if dev.memory_bytes:
+        cap = min(cap, max(_CPU_COPY_MIN, dev.memory_bytes // 16))
+    return min(wanted, cap) // 2**20 * 2**20
 
 
 @dataclass(frozen=True)
@@ -105,6 +178,11 @@ class MachineSpec:
         Caveats.
     kind, cores : str, int or None
         ``"cpu"``/``"gpu"`` and the core (or streaming multiprocessor) count.
+    copy_bytes : int
+        Bytes of each array of the copy measurement (source and destination alike).
+    cache_bytes : int or None
+        Last-level cache the OS reports, which sizes the default CPU copy (``None`` on a
+        GPU, or when the OS does not say).
     measurements : Mapping[str, BenchResult]
         The timings behind each figure (``"gemm_fp64"``, ``"gemm_fp32"``, ``"copy"`` ...),
         with medians and spreads.
@@ -129,6 +207,8 @@ class MachineSpec:
     kind: str = "cpu"
     cores: int | None = None
     measurements: Mapping[str, BenchResult] = field(default_factory=dict)
+    copy_bytes: int = 0
+    cache_bytes: int | None = None
 
     def dense(self, dtype: str = "fp32") -> float:
         """Best measured GEMM FLOP/s for ``dtype``; ``KeyError`` listing those measured."""
@@ -326,16 +406,19 @@ def this_machine(
         precisions to measure; default ``("fp64", "fp32")`` on the CPU and
         ``("fp64", "fp32", "tf32", "fp16")`` on a GPU.
     gemm_size, copy_bytes:
-        matrix size and copied bytes; defaults keep the CPU measurement near one second
-        (n = 1024, 64 MiB) and make the GPU one meaningful (n = 8192, 1 GiB).
+        matrix size and bytes per copied array; defaults keep the CPU measurement near one
+        to two seconds (n = 1024; :func:`copy_bytes_for`: twice the last-level cache, 64 to
+        512 MiB) and make the GPU one meaningful (n = 8192, 1 GiB).
     refresh:
         measure again even if a result is cached.
     """
     dev = device if device is not None else cpu_device("numpy on the CPU: this machine")
-    default_n, default_bytes = _DEFAULTS[dev.kind]
+    default_n = _DEFAULTS[dev.kind][0]
     n = _check_size("gemm_size", gemm_size if gemm_size is not None else default_n, 1)
-    nbytes = _check_size("copy_bytes", copy_bytes if copy_bytes is not None else default_bytes,
-                         4)
+    llc = None if dev.is_gpu else last_level_cache_bytes()
+    if copy_bytes is None:
+        copy_bytes = copy_bytes_for(dev, cache_bytes=llc or LLC_FALLBACK_BYTES)
+    nbytes = _check_size("copy_bytes", copy_bytes, 4)
     if dtypes is None:
         dtypes = ("fp64", "fp32", "tf32", "fp16") if dev.is_gpu else ("fp64", "fp32")
     dtypes = tuple(dtypes)
@@ -356,7 +439,8 @@ def this_machine(
         measurements[f"gemm_{dt}"] = result
         assert result.flops is not None
         peaks[dt] = result.flops / result.min  # the best run: the ceiling reached
-    copy = measure_copy(nbytes, dev, repeats=5, min_time=0.1)
+    # a copy larger than the caches takes tens of ms: 3 timed runs keep the total near 1 s
+    copy = measure_copy(nbytes, dev, repeats=3, min_time=0.1)
     measurements["copy"] = copy
     assert copy.bytes is not None
     bandwidth = copy.bytes / copy.min
@@ -369,8 +453,16 @@ def this_machine(
         runs = len(measurements[f"gemm_{dt}"].times)
         return f"best of {runs} runs of a {n}x{n} {dt} GEMM (2n^3 FLOPs) with {dev.library}"
 
+    if dev.is_gpu:
+        sized = ""
+    elif llc:
+        sized = (f" ({nbytes / llc:.2g}x the {units.format_bytes(llc, binary=True)} "
+                 "last-level cache the OS reports)")
+    else:
+        sized = (" (the OS reports no cache size; sized for a "
+                 f"{units.format_bytes(LLC_FALLBACK_BYTES, binary=True)} one)")
     how_copy = (f"best of {len(copy.times)} copies of {units.format_bytes(nbytes, binary=True)}"
-                f", bytes read + written counted")
+                f"{sized}, bytes read + written counted")
     figure_sources = {"bandwidth": f"measured {when}: {how_copy}"}
     for dt in dtypes:
         figure_sources[f"peak_flops.{dt}"] = f"measured {when}: {how_gemm(dt)}"
@@ -396,6 +488,8 @@ def this_machine(
         kind=dev.kind,
         cores=dev.cores,
         measurements=types.MappingProxyType(measurements),
+        copy_bytes=nbytes,
+        cache_bytes=llc,
     )
     _CACHE[key] = spec
     return spec

@@ -14,8 +14,12 @@ from gpulesson import gemm, hardware, roofline
 from gpulesson.device import cpu_device
 from gpulesson.machine import (
     GEMM_DTYPES,
+    LLC_FALLBACK_BYTES,
+    LLC_MULTIPLE,
     MachineSpec,
     clear_cache,
+    copy_bytes_for,
+    last_level_cache_bytes,
     measure_copy,
     measure_gemm,
     this_machine,
@@ -122,3 +126,65 @@ def test_an_explicit_cpu_device_and_fp16_work() -> None:
     half = measure_gemm(64, "fp16", dev, repeats=1, warmup=0)
     assert half.flop_rate is not None and math.isfinite(half.flop_rate)
     assert half.bytes == gemm.min_bytes(64, 64, 64, bytes_per_element=2)
+
+
+# ---------------------------------------------------------------------------------------
+# The copy is sized from the last-level cache, so that it measures memory, not the cache
+
+
+def _fake_sysfs(root, caches: list[tuple[str, str]]):
+    for i, (kind, size) in enumerate(caches):
+        entry = root / f"index{i}"
+        entry.mkdir()
+        (entry / "type").write_text(kind + "\n")
+        (entry / "size").write_text(size + "\n")
+    return root
+
+
+def test_last_level_cache_is_the_largest_data_or_unified_cache(tmp_path) -> None:
+    """sysfs of a Xeon with 48K L1d, 32K L1i, 2048K L2 and 266240K L3: 260 MiB."""
+    root = _fake_sysfs(tmp_path, [("Data", "48K"), ("Instruction", "32K"),
+                                  ("Unified", "2048K"), ("Unified", "266240K")])
+    assert last_level_cache_bytes(root) == 266_240 * 1024 == 260 * 2**20
+
+
+def test_last_level_cache_skips_instruction_caches_and_garbage(tmp_path) -> None:
+    root = _fake_sysfs(tmp_path, [("Data", "32K"), ("Instruction", "64M"), ("Unified", "8M"),
+                                  ("Unified", "lots"), ("Unified", "0K")])
+    assert last_level_cache_bytes(root) == 8 * 2**20
+    assert last_level_cache_bytes(tmp_path / "missing") is None
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert last_level_cache_bytes(empty) is None
+
+
+def test_cpu_copy_is_twice_the_cache_within_bounds() -> None:
+    """2 x LLC per array (source + destination: 4 x LLC), at least 64 MiB, at most 512 MiB
+    and 1/16 of the RAM: 260 MiB -> 512 MiB (capped), 100 MiB -> 200 MiB, 32 MiB -> 64 MiB,
+    8 MiB -> 64 MiB; with 2 GiB of RAM at most 128 MiB."""
+    cpu = cpu_device("test")
+    big = dataclasses.replace(cpu, memory_bytes=64 * 2**30)
+    mib = 2**20
+    assert LLC_MULTIPLE == 2
+    assert [copy_bytes_for(big, cache_bytes=c * mib) // mib for c in (260, 100, 32, 8)] == \
+        [512, 200, 64, 64]
+    small = dataclasses.replace(cpu, memory_bytes=2 * 2**30)
+    assert copy_bytes_for(small, cache_bytes=100 * mib) == 128 * mib
+    gpu_like = dataclasses.replace(cpu, kind="gpu")
+    assert copy_bytes_for(gpu_like) == 2**30
+    with pytest.raises(ValueError, match="cache_bytes"):
+        copy_bytes_for(big, cache_bytes=0)
+
+
+def test_default_copy_size_and_cache_are_recorded() -> None:
+    me = this_machine(gemm_size=64)
+    llc = last_level_cache_bytes()
+    assert me.cache_bytes == llc
+    assert me.copy_bytes == copy_bytes_for(cache_bytes=llc or LLC_FALLBACK_BYTES)
+    assert me.copy_bytes >= 64 * 2**20
+    if llc:
+        assert me.copy_bytes >= min(2 * llc, 512 * 2**20, (me.memory_bytes or 2**40) // 16)
+        assert "last-level cache the OS reports" in me.figure_sources["bandwidth"]
+    assert me.measurements["copy"].bytes == 2 * me.copy_bytes
+    explicit = this_machine(**SMALL)
+    assert explicit.copy_bytes == SMALL["copy_bytes"]
