@@ -506,8 +506,6 @@ def format_output(spec: Output, value: Any) -> str:
     if fmt == "bytes" and spec.binary:
         return (f"{units.format_bytes(value)} "
                 f"({units.format_bytes(value, binary=True, digits=2)})")
-    if fmt == "count" and isinstance(value, int):
-        return f"{value:,} {spec.unit}".strip()  # exact: no detour through float
     if fmt == "number":
         text = _significant(value, spec.digits)
         return f"{text} {spec.unit}".strip()

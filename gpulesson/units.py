@@ -91,15 +91,27 @@ def format_seconds(seconds: float, *, digits: int = 3) -> str:
     return f"{_significant(s / 1e-9, digits)} ns" if s else "0 s"
 
 
-def format_usd(amount: float, *, cents: bool | None = None) -> str:
+def format_usd(amount: float, *, cents: bool | None = None, digits: int | None = None) -> str:
     """Format US dollars: ``1234.5 -> '$1,234.50'``, ``0.0831 -> '$0.0831'``.
 
     Amounts under one dollar keep three significant digits so that costs per 1K tokens
-    stay readable; ``cents`` forces (True) or drops (False) two decimals.
+    stay readable; ``cents`` forces (True) or drops (False) two decimals. ``digits`` shows
+    that many significant digits instead (``6867.84 -> '$6,868'`` with 4,
+    ``0.0017528 -> '$0.001753'``), with two decimals when any are shown (``'$2.50'``):
+    what an answer checked to a tolerance shows.
     """
     value = _check_number("amount", amount)
     sign = "-" if value < 0 else ""
     value = abs(value)
+    if digits is not None:
+        if isinstance(digits, bool) or not isinstance(digits, int) or digits < 1:
+            raise ValueError(f"digits must be a positive integer, got {digits!r}")
+        text = _significant(value, digits)
+        if "." in text:
+            whole, fraction = text.split(".")
+            fraction = fraction.rstrip("0")
+            text = whole if not fraction else f"{whole}.{fraction.ljust(2, '0')}"
+        return f"{sign}${text}"
     if cents is None:
         cents = value < 1e6
     if 0 < value < 1 and cents:
@@ -229,6 +241,16 @@ def _example(dimension: str) -> str:
     }[dimension]
 
 
+def _format_count(value: float) -> str:
+    """``1234 -> '1,234'``; an ``int`` stays exact at any size (no trip through float,
+    which keeps only 53 bits); a fractional count keeps four significant digits."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,}"
+    if float(value).is_integer():
+        return f"{value:,.0f}"
+    return _significant(value, 4)
+
+
 def format_quantity(value: float, dimension: str) -> str:
     """Format ``value`` (SI base units) in the natural unit of ``dimension``."""
     formatters = {
@@ -239,7 +261,7 @@ def format_quantity(value: float, dimension: str) -> str:
         "seconds": format_seconds,
         "usd": format_usd,
         "tokens/s": lambda v: f"{_significant(v, 3)} tokens/s",
-        "count": lambda v: f"{v:,.0f}" if float(v).is_integer() else _significant(v, 4),
+        "count": _format_count,
         "percent": lambda v: f"{100 * v:.1f}%",
     }
     if dimension not in formatters:

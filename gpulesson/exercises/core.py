@@ -32,7 +32,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
-from gpulesson.units import DIMENSIONS, parse_quantity
+from gpulesson.units import DIMENSIONS, format_usd, parse_quantity
 
 __all__ = [
     "ChoiceExercise",
@@ -369,8 +369,14 @@ class NumericExercise(Exercise):
         return table.get(self.unit.lower().replace(" ", "")) if self.unit else None
 
     def format_value(self, value: float) -> str:
-        """Show ``value`` (SI base units) in the exercise's unit."""
+        """Show ``value`` (SI base units) in the exercise's unit.
+
+        US dollars read as money, to :attr:`digits` significant figures
+        (:func:`gpulesson.units.format_usd`): ``$6,868``, ``$12.29``, ``$0.0002894``.
+        """
         factor = self._unit_factor()
+        if self.dimension == "usd" and factor in (None, 1):
+            return format_usd(value, digits=self.digits)
         number = format_number(value if factor is None else value / factor, self.digits)
         unit = self.unit
         if unit.endswith("s") and number == "1" and unit[:-1].lower() in {

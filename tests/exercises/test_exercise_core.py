@@ -51,6 +51,22 @@ def test_numeric_accepts_equivalent_units(answer):
     assert feedback.value == pytest.approx(14e9, rel=0.02)
 
 
+def test_dollar_answers_read_as_money():
+    """A year of 5.6 kW at PUE 1.4 and $0.10/kWh is $6,867.84: shown as "$6,868" (four
+    significant digits, the default), small amounts likewise, and read back."""
+    bill = weights_exercise(question="Power bill?", solution="{answer}",
+                            answer=lambda p: 5.6 * 1.4 * 8760 * 0.10, dimension="usd",
+                            unit="USD", mistakes=(), hints=("kW x h x $/kWh",))
+    assert bill.answer_text() == "$6,868"
+    assert bill.check("$6,868").correct and bill.check("6868 USD").correct
+    assert "$4,906" in bill.check("$4,905.60").message
+    cheap = weights_exercise(question="Per 1K tokens?", solution="{answer}",
+                             answer=lambda p: 2.5 / 8_640_000 * 1000, dimension="usd",
+                             unit="USD", mistakes=(), hints=("price / tokens",))
+    assert cheap.answer_text() == "$0.0002894"
+    assert cheap.check(cheap.answer_text()).correct
+
+
 def test_numeric_tolerance_is_relative_to_the_answer():
     ex = weights_exercise()
     assert ex.check("14.27 GB").correct        # +1.9%
