@@ -21,6 +21,7 @@ Taught in: every lesson that embeds a calculator (see each entry's ``lesson``).
 from __future__ import annotations
 
 import itertools
+import textwrap
 from collections.abc import Mapping
 from typing import Any
 
@@ -378,15 +379,44 @@ def _sweep_figure(name: str, x: str, y: str, values: Any, current: dict[str, Any
         ax.plot([current[x]], [_calc.compute(name, **current)[y]], marker="o", markersize=8,
                 linestyle="none", label="current inputs")
         ax.legend(loc="best")
-    unit = _AXIS_UNITS.get(y_spec.format, y_spec.unit)
-    plotting.label_axes(ax, x_spec.label, y_spec.label, xunit=x_spec.unit or None,
-                        logx=log_x, logy=log_y)
-    if unit:  # SI prefixes on the ticks carry the unit (1 GB, 10 ms, 60 ktokens/s)
-        from matplotlib.ticker import EngFormatter
-
-        ax.yaxis.set_major_formatter(EngFormatter(unit=unit))
+    # SI prefixes on the ticks carry a prefixable unit (1 GB, 10 ms, 60 ktokens/s); a plain
+    # number's own unit ("sequences", "GPU-hours") goes into the label instead
+    unit = _AXIS_UNITS.get(y_spec.format, "")
+    label_unit = None if unit else (y_spec.unit or None)
+    # long labels wrap rather than run off the figure (the y label has its height to fill)
+    plotting.label_axes(ax, textwrap.fill(x_spec.label, 60),
+                        textwrap.fill(y_spec.label, 34 if label_unit is None else 28),
+                        xunit=x_spec.unit or None, yunit=label_unit, logx=log_x, logy=log_y)
+    _format_ticks(ax.xaxis, "", log_x)
+    _format_ticks(ax.yaxis, unit, log_y)
     fig.tight_layout()
     return fig
+
+
+def _format_ticks(axis: Any, unit: str, log: bool) -> None:
+    """One style for every labelled tick of ``axis``: SI prefixes with ``unit`` where there
+    is one (1 GB, 10 ms, 60 ktokens/s), else plain numbers on a log scale (1, 10, 1,000).
+
+    On a log axis matplotlib also labels minor ticks when the data span less than about a
+    decade, in its own ``6×10¹⁰`` notation; they get the major ticks' style then, and no
+    labels once the axis spans a decade or more (the major ticks suffice).
+    """
+    import math
+
+    from matplotlib.ticker import EngFormatter, FuncFormatter, NullFormatter
+
+    def style() -> Any:
+        if unit:
+            return EngFormatter(unit=unit)
+        return FuncFormatter(lambda value, _pos: f"{value:,.12g}")
+
+    if unit or log:
+        axis.set_major_formatter(style())
+    if log:
+        low, high = axis.get_view_interval()
+        low, high = min(low, high), max(low, high)
+        decades = math.log10(high / low) if low > 0 else 0.0
+        axis.set_minor_formatter(NullFormatter() if decades >= 1 else style())
 
 
 def explorer(name: str, x: str, y: str, values: Any, *, log_x: bool = False,

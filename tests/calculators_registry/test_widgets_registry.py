@@ -122,3 +122,46 @@ def test_explorer_adds_a_plot_to_both_renderings(capsys):
     with pytest.raises(ValueError, match="x must be a number input"):
         explorer("gemm", "dtype", "time", ["bf16"])
     capsys.readouterr()  # without a kernel, the figure's repr goes to stdout
+
+
+def _drawn_sweep(name, x, y, values, *, log_x=False, log_y=False):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from gpulesson.widgets import _sweep_figure
+
+    fig = _sweep_figure(name, x, y, values, C.resolve(name), log_x, log_y)
+    FigureCanvasAgg(fig).draw()
+    return fig, fig.axes[0]
+
+
+def _labels(ticks):
+    return [t.get_text() for t in ticks if t.get_text()]
+
+
+def test_sweep_plot_log_ticks_share_one_style():
+    """Less than a decade on a log y axis: the minor ticks carry the labels, in the major
+    ticks' SI style ("150 tokens/s"), never matplotlib's "6×10¹⁰"; x ticks read "2", "4".
+    Over more than a decade only the major ticks are labelled."""
+    fig, ax = _drawn_sweep("inference", "batch", "decode_per_user", [1, 2, 4, 8],
+                           log_x=True, log_y=True)
+    minor = _labels(ax.yaxis.get_minorticklabels())
+    assert minor and all(t.endswith("tokens/s") for t in minor), minor
+    texts = minor + _labels(ax.xaxis.get_minorticklabels()) + _labels(
+        ax.xaxis.get_majorticklabels())
+    assert not any("10^" in t or "×10" in t or "times10" in t for t in texts), texts
+    assert {"2", "4"} <= set(_labels(ax.xaxis.get_majorticklabels())
+                             + _labels(ax.xaxis.get_minorticklabels()))
+    fig, ax = _drawn_sweep("decode_ceiling", "batch", "tokens_per_second",
+                           [1, 4, 16, 64, 256, 1024], log_x=True, log_y=True)
+    assert _labels(ax.yaxis.get_minorticklabels()) == []
+    assert "1 ktokens/s" in _labels(ax.yaxis.get_majorticklabels())
+
+
+def test_sweep_plot_long_labels_wrap_inside_the_figure():
+    fig, ax = _drawn_sweep("inference", "prompt", "crossover", [1024, 4096, 16384])
+    label = ax.yaxis.label
+    assert "\n" in label.get_text()  # "Prompt length where attention FLOPs equal ..."
+    box, frame = label.get_window_extent(fig.canvas.get_renderer()), fig.bbox
+    assert frame.y0 <= box.y0 and box.y1 <= frame.y1 and frame.x0 <= box.x0
+    # a plain number's own unit goes into the label, not onto SI-prefixed ticks
+    assert label.get_text().replace("\n", " ").endswith("(tokens)")
