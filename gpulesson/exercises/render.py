@@ -2,7 +2,7 @@
 
 Standard library only. The site's markup (``CONTRIBUTING.md``, "Two renderings")::
 
-    <div class="gl-exercise" id="SLUG-exN" data-kind="numeric">
+    <div class="gl-exercise mathjax_ignore" id="SLUG-exN" data-kind="numeric">
       <h3 class="gl-exercise-title">Exercise N: title</h3>
       <div class="gl-question">...</div>
       <p class="gl-answer-format">...</p>          (how to answer: unit, options, signature)
@@ -15,7 +15,9 @@ Standard library only. The site's markup (``CONTRIBUTING.md``, "Two renderings")
 
 Texts use a tiny markup, the same in the widget, on the site and in the answer key:
 blank lines separate paragraphs, lines starting with ``- `` form a list, ```code```
-and ``**bold**`` work inline. Everything else is escaped.
+and ``**bold**`` work inline. Everything else is escaped. There is no maths in it, and
+``mathjax_ignore`` keeps MathJax away: JupyterLab's (used when a front end shows the
+static rendering) pairs any two ``$`` of a paragraph, and prices often come in pairs.
 
 The course stylesheet for this markup is ``book/_static/gpulesson.css``; the notebook
 rendering uses inline styles so it looks right without it.
@@ -140,7 +142,7 @@ def static_html(exercise: Exercise, *, solution: bool = True) -> str:
     eid = html.escape(exercise.id)
     heading_id = f"{eid}-title"
     parts = [
-        f'<div class="gl-exercise" id="{eid}" data-kind="{exercise.kind}" '
+        f'<div class="gl-exercise mathjax_ignore" id="{eid}" data-kind="{exercise.kind}" '
         f'role="region" aria-labelledby="{heading_id}">',
         f'<h3 class="gl-exercise-title" id="{heading_id}">Exercise {exercise.number}: '
         f"{html.escape(exercise.title_text())}</h3>",

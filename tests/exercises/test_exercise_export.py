@@ -96,7 +96,7 @@ def test_exported_student_notebook_executes_and_shows_no_solutions(exported, tmp
                    resources={"metadata": {"path": str(tmp_path)}}).execute()
     shown = [o.get("data", {}).get("text/html", "") for c in nb.cells if c.cell_type == "code"
              for o in c.get("outputs", [])]
-    exercises = [h for h in shown if 'class="gl-exercise"' in h]
+    exercises = [h for h in shown if 'class="gl-exercise ' in h]
     assert len(exercises) == len(load_lesson(SLUG))
     for markup in exercises:
         soup = BeautifulSoup(markup, "html.parser")

@@ -124,7 +124,8 @@ def test_display_bundle_carries_widget_and_static_html():
     ui = ExerciseWidget(weights_exercise())
     bundle = ui._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle
-    assert bundle["text/html"].startswith('<div class="gl-exercise" id="demo-ex1"')
+    assert bundle["text/html"].startswith(
+        '<div class="gl-exercise mathjax_ignore" id="demo-ex1"')
 
 
 def test_configure_validates():

@@ -114,7 +114,7 @@ def test_seed_16x_is_the_a100_tensor_core_ratio_and_37_percent_the_10_byte_error
     a100 = hardware.gpu("A100 80GB")
     assert a100.dense("bf16") / a100.dense("fp32") == 16.0
     assert optimisations.mixed_precision_savings(n_params=N_7B).saved_fraction == 0
-    assert round(1 - 10 / 16, 3) == 0.375 and "$1 - 10/16$" in _prose()
+    assert round(1 - 10 / 16, 3) == 0.375 and "1 − 10/16" in _prose()
 
 
 def test_seed_training_speed_means_one_percent_mfu_on_an_h100():
