@@ -30,13 +30,13 @@ from gpulesson.exercises.core import (
     format_number,
 )
 from gpulesson.exercises.mistakes import inverted_ratio
+from gpulesson.exercises.wording import TIMES
 from gpulesson.units import format_bytes, format_usd
 
 LESSON = "cost_economics"
 TITLE = "The Cost of a Model"
 
 P = Mapping[str, Any]
-_TIMES = {"×": 1, "x": 1, "times": 1}
 _MONTHS = {"months": 1, "month": 1, "mo": 1, "years": 12, "year": 12}
 _H100 = "H100 SXM"
 #: The lesson's owned server: an NVIDIA DGX H100 (8 GPUs), dated example prices.
@@ -540,7 +540,7 @@ batching_cost = NumericExercise(
     defaults={"model": "mistral-7b", "gpu": "H100 SXM", "context": 2048, "batch": 32,
               "gpu_price": 2.50},
     sample=_batch_sample,
-    dimension="count", unit="×", extra_units=_TIMES, rtol=0.02, digits=3,
+    dimension="count", unit="×", extra_units=TIMES, rtol=0.02, digits=3,
 )
 
 

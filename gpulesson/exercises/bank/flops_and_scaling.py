@@ -28,6 +28,7 @@ from gpulesson.exercises.core import (
     format_number,
 )
 from gpulesson.exercises.mistakes import counted_macs, inverted_ratio, used_sparse_peak
+from gpulesson.exercises.wording import billions, percent, scientific, tflop_rate
 
 LESSON = "flops_and_scaling"
 TITLE = "FLOPs, MFU and Scaling Laws"
@@ -50,26 +51,8 @@ _THROUGHPUT = {"A100 80GB": ((1e9, 20_000), (7e9, 3_000), (13e9, 1_600), (70e9, 
                "H100 SXM": ((1e9, 60_000), (7e9, 9_500), (13e9, 5_000), (70e9, 950))}
 
 
-def _sci(value: float, digits: int = 3) -> str:
-    """8.4e22 -> '8.40e22' (papers' notation, no '+')."""
-    mantissa, exponent = f"{value:.{digits - 1}e}".split("e")
-    return f"{mantissa}e{int(exponent)}"
-
-
-def _pct(fraction: float) -> str:
-    return f"{format_number(100 * fraction, 3)}%"
-
-
-def _billions(n: float) -> str:
-    return f"{format_number(n / 1e9, 3)}B"
-
-
 def _tokens_text(n: float) -> str:
     return (f"{format_number(n / 1e12, 3)}T" if n >= 1e12 else f"{format_number(n / 1e9, 3)}B")
-
-
-def _tflops(rate: float) -> str:
-    return f"{format_number(rate / 1e12, 4)} TFLOP/s"
 
 
 def _days(seconds: float) -> str:
@@ -84,10 +67,10 @@ def _total(p: P) -> float:
 
 
 def _total_derived(p: P) -> dict[str, Any]:
-    return {"model": _billions(p["n_params"]), "data": _tokens_text(p["tokens"]),
-            "per_token": _sci(flops.flops_per_token(p["n_params"])),
-            "forward": _sci(inference.prefill_flops(p["n_params"], int(p["tokens"]))),
-            "total_sci": _sci(_total(p))}
+    return {"model": billions(p["n_params"]), "data": _tokens_text(p["tokens"]),
+            "per_token": scientific(flops.flops_per_token(p["n_params"])),
+            "forward": scientific(inference.prefill_flops(p["n_params"], int(p["tokens"]))),
+            "total_sci": scientific(_total(p))}
 
 
 training_flops_7b = NumericExercise(
@@ -144,10 +127,10 @@ def _time(p: P, *, peak: float | None = None, gpus: int | None = None,
 
 def _time_derived(p: P) -> dict[str, Any]:
     g = hardware.gpu(p["gpu"])
-    return {"model": _billions(p["n_params"]), "data": _tokens_text(p["tokens"]),
-            "total_sci": _sci(_total(p)), "gpus_text": f"{p['gpus']:,}",
-            "mfu_pct": _pct(p["mfu"]), "dense": _tflops(g.dense("bf16")),
-            "sparse": _tflops(g.sparse_flops["bf16"]),
+    return {"model": billions(p["n_params"]), "data": _tokens_text(p["tokens"]),
+            "total_sci": scientific(_total(p)), "gpus_text": f"{p['gpus']:,}",
+            "mfu_pct": percent(p["mfu"]), "dense": tflop_rate(g.dense("bf16"), 4),
+            "sparse": tflop_rate(g.sparse_flops["bf16"], 4),
             "sustained": units.format_flop_rate(_total(p) / _time(p)),
             "at_100": _days(_time(p, mfu=1.0))}
 
@@ -215,10 +198,10 @@ def _mfu(p: P, *, per_token: float | None = None, devices: int | None = None,
 
 def _mfu_derived(p: P) -> dict[str, Any]:
     g = hardware.gpu(p["gpu"])
-    return {"model": _billions(p["n_params"]), "tps": f"{_tps(p):,.0f}",
-            "gpus_text": f"{p['gpus']:,}", "dense": _tflops(g.dense("bf16")),
-            "per_token": _sci(flops.flops_per_token(p["n_params"])),
-            "achieved": _tflops(_mfu(p) * g.dense("bf16"))}
+    return {"model": billions(p["n_params"]), "tps": f"{_tps(p):,.0f}",
+            "gpus_text": f"{p['gpus']:,}", "dense": tflop_rate(g.dense("bf16"), 4),
+            "per_token": scientific(flops.flops_per_token(p["n_params"])),
+            "achieved": tflop_rate(_mfu(p) * g.dense("bf16"), 4)}
 
 
 def _throughput_sample(rng: Any) -> dict[str, Any]:
@@ -269,9 +252,9 @@ mfu_from_throughput = NumericExercise(
 
 def _chinchilla_derived(p: P) -> dict[str, Any]:
     n = p["n_params"]
-    return {"model": _billions(n), "tokens_text": _tokens_text(flops.chinchilla_tokens(n)),
+    return {"model": billions(n), "tokens_text": _tokens_text(flops.chinchilla_tokens(n)),
             "ratio": format_number(flops.chinchilla_tokens(n) / n),
-            "budget": _sci(flops.training_flops(n, flops.chinchilla_tokens(n)))}
+            "budget": scientific(flops.training_flops(n, flops.chinchilla_tokens(n)))}
 
 
 chinchilla_70b = NumericExercise(
@@ -326,8 +309,8 @@ def _mac_derived(p: P) -> dict[str, Any]:
     return {"d_in_text": f"{p['d_in']:,}", "d_out_text": f"{p['d_out']:,}",
             "tokens_text": f"{p['tokens']:,}",
             "reported": f"{format_number(_macs(p) / 1e9, 4)} G",
-            "forward": _sci(gemm.flops(p["tokens"], p["d_in"], p["d_out"])),
-            "total_sci": _sci(_layer_total(p))}
+            "forward": scientific(gemm.flops(p["tokens"], p["d_in"], p["d_out"])),
+            "total_sci": scientific(_layer_total(p))}
 
 
 mac_counting = NumericExercise(
@@ -379,9 +362,10 @@ mac_counting = NumericExercise(
 
 def _sparse_derived(p: P) -> dict[str, Any]:
     g = hardware.gpu(p["gpu"])
-    return {"dense": _tflops(g.dense("bf16")), "sparse": _tflops(g.sparse_flops["bf16"]),
-            "achieved_text": _tflops(p["achieved"]),
-            "sparse_pct": _pct(flops.utilization(p["achieved"], g.sparse_flops["bf16"]))}
+    return {"dense": tflop_rate(g.dense("bf16"), 4),
+            "sparse": tflop_rate(g.sparse_flops["bf16"], 4),
+            "achieved_text": tflop_rate(p["achieved"], 4),
+            "sparse_pct": percent(flops.utilization(p["achieved"], g.sparse_flops["bf16"]))}
 
 
 def _sparse_sample(rng: Any) -> dict[str, Any]:
@@ -460,9 +444,10 @@ flops_per_token_code = CodeExercise(
         "6N for the weights, plus 12·L·H·Q·T for attention: 4·L·H·Q·T in the forward "
         "pass (QKᵀ and AV), twice that in the backward pass. For Llama-2-7B at 4,096 "
         "tokens: "
-        f"{_sci(_fpt_reference(transformer.param_count(_LLAMA2), 32, 32, 128, 4096))} "
+        f"{scientific(_fpt_reference(transformer.param_count(_LLAMA2), 32, 32, 128, 4096))} "
         "FLOPs per token, of which attention is "
-        f"{_sci(flops.attention_flops_per_token(layers=32, heads=32, head_dim=128, seq_len=4096))}."
+        + scientific(flops.attention_flops_per_token(layers=32, heads=32, head_dim=128,
+                                                     seq_len=4096)) + "."
     ),
     function_name="flops_per_token", signature="n_params, layers, heads, head_dim, seq_len",
     reference=_fpt_reference,
@@ -522,8 +507,8 @@ def _crossover_derived(p: P) -> dict[str, Any]:
     return {"name": MODEL_LABELS.get(p["model"], p["model"]), "n_text": f"{n:,}",
             "layers": cfg.layers, "heads": cfg.heads,
             "kv_heads": cfg.kv_heads, "head_dim": cfg.head_dim,
-            "share_4k": _pct(_attention_share(cfg, 4096)),
-            "share_128k": _pct(_attention_share(cfg, 131_072)),
+            "share_4k": percent(_attention_share(cfg, 4096)),
+            "share_128k": percent(_attention_share(cfg, 131_072)),
 }
 
 
@@ -596,12 +581,12 @@ def _wall_hours(p: P) -> float:
 def _hours_derived(p: P) -> dict[str, Any]:
     g = hardware.gpu(p["gpu"])
     at_peak = _gpu_hours(p, mfu=1.0)
-    return {"total_sci": _sci(p["total"]), "mfu_pct": _pct(p["mfu"]),
-            "dense": _tflops(g.dense("bf16")), "gpus_text": f"{p['gpus']:,}",
+    return {"total_sci": scientific(p["total"]), "mfu_pct": percent(p["mfu"]),
+            "dense": tflop_rate(g.dense("bf16"), 4), "gpus_text": f"{p['gpus']:,}",
             "days": _days(flops.training_time(p["total"], p["gpus"], g.dense("bf16"),
                                               p["mfu"])),
             "reported": f"{format_number(REPORTED_LLAMA31_405B_GPU_HOURS / 1e6, 4)}M",
-            "implied": _pct(at_peak / REPORTED_LLAMA31_405B_GPU_HOURS)}
+            "implied": percent(at_peak / REPORTED_LLAMA31_405B_GPU_HOURS)}
 
 
 llama3_gpu_hours = NumericExercise(

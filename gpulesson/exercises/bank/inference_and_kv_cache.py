@@ -22,7 +22,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from gpulesson import hardware, inference, memory, transformer
-from gpulesson.calculators import MODEL_LABELS
 from gpulesson.exercises.core import (
     ChoiceExercise,
     CodeExercise,
@@ -38,6 +37,7 @@ from gpulesson.exercises.mistakes import (
     inverted_ratio,
     used_sparse_peak,
 )
+from gpulesson.exercises.wording import TIMES, model_label
 from gpulesson.transformer import TransformerConfig
 from gpulesson.units import format_bandwidth, format_bytes, format_flops, format_seconds
 
@@ -45,7 +45,6 @@ LESSON = "inference_and_kv_cache"
 TITLE = "Inference: Prefill, Decode and the KV Cache"
 
 P = Mapping[str, Any]
-_TIMES = {"×": 1, "x": 1, "times": 1}
 _USERS = {"users": 1, "user": 1, "sequences": 1, "sequence": 1, "conversations": 1,
           "conversation": 1}
 _SEQUENCES = {"sequences": 1, "sequence": 1, "seqs": 1}
@@ -58,10 +57,6 @@ _NAMES = {"fp32": "FP32", "bf16": "BF16", "fp16": "FP16", "fp8": "FP8", "int8": 
 _GQA_MODELS = ("llama-3-8b", "mistral-7b", "qwen2.5-7b", "llama-2-70b", "llama-3-70b",
                "llama-3.1-405b")
 _SMALL_MODELS = ("llama-3-8b", "mistral-7b", "qwen2.5-7b", "llama-2-7b", "llama-2-13b")
-
-
-def _label(model: str) -> str:
-    return MODEL_LABELS.get(model, model)
 
 
 def _mha(cfg: TransformerConfig) -> TransformerConfig:
@@ -99,7 +94,7 @@ def _prefill_derived(p: P) -> dict[str, Any]:
     n = transformer.param_count(cfg)
     linear, total = _prefill(p, attention=False), _prefill(p)
     return {
-        "name": _label(p["model"]), "tokens_text": f"{p['tokens']:,}",
+        "name": model_label(p["model"]), "tokens_text": f"{p['tokens']:,}",
         "n_text": f"{n:,}", "L": cfg.layers, "H": cfg.heads, "Q": cfg.head_dim,
         "linear": format_flops(linear), "attention": format_flops(total - linear),
         "share": f"{(total - linear) / total:.1%}",
@@ -181,7 +176,7 @@ def _ttft_derived(p: P) -> dict[str, Any]:
     n = transformer.param_count(cfg)
     weights = memory.weight_bytes(n, precision="bf16")
     return {
-        "name": _label(p["model"]), "tokens_text": f"{p['tokens']:,}",
+        "name": model_label(p["model"]), "tokens_text": f"{p['tokens']:,}",
         "flops": format_flops(inference.prefill_flops(n, p["tokens"], **_shape(cfg))),
         "peak": f"{format_number(g.dense('bf16') / 1e12, 5)} TFLOP/s",
         "bw": format_bandwidth(g.bandwidth), "weights": _gb(weights),
@@ -255,7 +250,7 @@ def _kv_derived(p: P) -> dict[str, Any]:
     b = memory.precision_bytes(p["kv_dtype"])
     per_token = inference.kv_cache_bytes_per_token(cfg, bytes_per_element=b)
     return {
-        "name": _label(p["model"]), "L": cfg.layers, "H": cfg.heads, "KV": cfg.kv_heads,
+        "name": model_label(p["model"]), "L": cfg.layers, "H": cfg.heads, "KV": cfg.kv_heads,
         "Q": cfg.head_dim, "hidden": f"{cfg.hidden:,}", "seq_text": f"{p['seq_len']:,}",
         "prec": _NAMES[p["kv_dtype"]], "bpe": format_number(b),
         "per_token": _gib(per_token, 0) if per_token >= 2**20 else f"{per_token // 1024} KiB",
@@ -407,7 +402,7 @@ def _fit_derived(p: P) -> dict[str, Any]:
         n, precision="bf16", overhead_bytes=p["overhead"],
         kv_cache_bytes=inference.kv_cache_bytes(cfg, seq_len=p["context"], batch=max(users, 1)))
     return {
-        "name": _label(p["model"]), "ctx_text": f"{p['context']:,}",
+        "name": model_label(p["model"]), "ctx_text": f"{p['context']:,}",
         "mem": _gb(g.memory_bytes, 0), "over": _gb(p["overhead"], 0),
         "weights": _gb(weights, 2), "per_seq": _gb(per_seq, 3),
         "free": _gb(memory.headroom(weights + p["overhead"], g.memory_bytes), 2),
@@ -543,7 +538,7 @@ def _per_user_derived(p: P) -> dict[str, Any]:
     weights = memory.weight_bytes(transformer.param_count(cfg), precision="bf16")
     kv_all = inference.kv_cache_bytes(cfg, seq_len=p["context"], batch=p["batch"])
     return {
-        "name": _label(p["model"]), "ctx_text": f"{p['context']:,}",
+        "name": model_label(p["model"]), "ctx_text": f"{p['context']:,}",
         "bw": format_bandwidth(g.bandwidth), "weights": _gb(weights, 2),
         "kv_seq": _gb(inference.kv_cache_bytes(cfg, seq_len=p["context"]), 1),
         "kv_all": _gb(kv_all, 2), "read": _gb(weights + kv_all, 2),
@@ -687,7 +682,7 @@ def _batching_key(p: P, *, kv: bool = True) -> str:
 
 def _batching_derived(p: P) -> dict[str, Any]:
     one, many = _rates(p, 1), _rates(p, p["batch"])
-    return {"name": _label(p["model"]), "ctx_text": f"{p['context']:,}",
+    return {"name": model_label(p["model"]), "ctx_text": f"{p['context']:,}",
             "user1": _tok(one[0]), "userb": _tok(many[0]), "totalb": _tok(many[1]),
             "gain": format_number(many[1] / one[1], 3),
             "loss": f"{1 - many[0] / one[0]:.0%}"}
@@ -764,7 +759,7 @@ batching_here = PredictExercise(
         "typically 5 to 30×. A GPU, whose ridge point is far higher, gets nearly the full "
         "32× in the same experiment."
     ),
-    dimension="count", unit="×", extra_units=_TIMES, good_within=2.0,
+    dimension="count", unit="×", extra_units=TIMES, good_within=2.0,
 )
 
 

@@ -21,7 +21,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from gpulesson import memory, transformer
-from gpulesson.calculators import MODEL_LABELS
 from gpulesson.exercises.core import (
     ChoiceExercise,
     CodeExercise,
@@ -30,6 +29,7 @@ from gpulesson.exercises.core import (
     format_number,
 )
 from gpulesson.exercises.mistakes import forgot_training_state, gib_as_gb
+from gpulesson.exercises.wording import model_label
 from gpulesson.units import format_bytes
 
 LESSON = "memory_what_fits"
@@ -52,10 +52,6 @@ def _n(p: P) -> int:
     return transformer.param_count(_cfg(p))
 
 
-def _label(name: str) -> str:
-    return MODEL_LABELS.get(name, name)
-
-
 def _gb(n_bytes: float, digits: int = 2) -> str:
     return format_bytes(n_bytes, digits=digits)
 
@@ -76,7 +72,7 @@ def _attention_derived(p: P) -> dict[str, Any]:
     cfg = _cfg(p)
     d, layers = cfg.hidden, cfg.layers
     parts = transformer.param_breakdown(cfg)
-    return {"label": _label(p["model"]), "d": f"{d:,}", "layers": layers,
+    return {"label": model_label(p["model"]), "d": f"{d:,}", "layers": layers,
             "per_layer": format_number(parts["attention"] // layers),
             "weights_per_layer": format_number(4 * d * d),
             "biases_per_layer": format_number(4 * d),
@@ -300,7 +296,7 @@ def _weights_derived(p: P) -> dict[str, Any]:
     n = _n(p)
     w = memory.weight_bytes(n, precision=p["precision"])
     other = _other_precision(p["precision"])
-    return {"label": _label(p["model"]), "count": f"{n:,}",
+    return {"label": model_label(p["model"]), "count": f"{n:,}",
             "prec": _PRECISION_NAMES[p["precision"]],
             "bpp": format_number(memory.precision_bytes(p["precision"])),
             "other": _PRECISION_NAMES[other],
@@ -357,7 +353,7 @@ def _training_derived(p: P) -> dict[str, Any]:
     n = _n(p)
     s = _state(p)
     per = memory.model_state_bytes("mixed", "adam")
-    return {"label": _label(p["model"]), "count": f"{n:,}", "per": per.total,
+    return {"label": model_label(p["model"]), "count": f"{n:,}", "per": per.total,
             "w": per.weights, "g": per.gradients, "o": per.optimizer,
             "weights": _gb(s.weights), "grads": _gb(s.gradients), "opt": _gb(s.optimizer),
             "claimed": _gb(n * _CLAIMED_BYTES_PER_PARAM),
@@ -437,7 +433,7 @@ def _sequences(batch: int) -> str:
 def _fit_derived(p: P) -> dict[str, Any]:
     m = _run(p)
     state = m.weights + m.gradients + m.optimizer
-    return {"label": _label(p["model"]), "mem": _gb(p["gpu_memory"], 0),
+    return {"label": model_label(p["model"]), "mem": _gb(p["gpu_memory"], 0),
             "sequences": _sequences(p["batch"]),
             "seq": f"{p['seq_len']:,}", "state": _gb(state, 1), "acts": _gb(m.activations, 1),
             "total": _gb(m.total, 1), "weights": _gb(m.weights, 1),
@@ -505,7 +501,7 @@ def _acts(p: P, *, recompute: str = "selective", tp: int = 1, sp: bool = False) 
 
 def _acts_derived(p: P) -> dict[str, Any]:
     cfg = _cfg(p)
-    return {"label": _label(p["model"]), "h": f"{cfg.hidden:,}", "a": cfg.heads,
+    return {"label": model_label(p["model"]), "h": f"{cfg.hidden:,}", "a": cfg.heads,
             "sequences": _sequences(p["batch"]),
             "layers": cfg.layers, "seq": f"{p['seq_len']:,}",
             "none": _gb(_acts(p, recompute="none")), "full": _gb(_acts(p, recompute="full")),
@@ -564,7 +560,7 @@ activations_selective = NumericExercise(
 def _tp_derived(p: P) -> dict[str, Any]:
     cfg = _cfg(p)
     layers = cfg.layers
-    return {"label": _label(p["model"]), "layers": layers, "seq": f"{p['seq_len']:,}",
+    return {"label": model_label(p["model"]), "layers": layers, "seq": f"{p['seq_len']:,}",
             "one": _gb(layers * _acts(p)), "tp_only": _gb(layers * _acts(p, tp=p["tp"])),
             "per_layer": _gb(_acts(p, tp=p["tp"], sp=True))}
 
@@ -626,7 +622,7 @@ def _gpus_derived(p: P) -> dict[str, Any]:
     state = _state(p).total
     weights = memory.weight_bytes(_n(p), precision="bf16")
     serve = memory.gpus_needed(weights, p["gpu_memory"])
-    return {"label": _label(p["model"]), "count": f"{_n(p):,}", "mem": _gb(p["gpu_memory"], 0),
+    return {"label": model_label(p["model"]), "count": f"{_n(p):,}", "mem": _gb(p["gpu_memory"], 0),
             "state": _gb(state), "ratio": format_number(state / p["gpu_memory"], 4),
             "weights": _gb(weights, 1), "serve": f"{serve} GPU{'s' if serve > 1 else ''}"}
 

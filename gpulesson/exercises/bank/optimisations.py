@@ -35,6 +35,7 @@ from gpulesson.exercises.core import (
     format_number,
 )
 from gpulesson.exercises.mistakes import inverted_ratio, used_sparse_peak
+from gpulesson.exercises.wording import TIMES
 from gpulesson.precision import float_format
 from gpulesson.units import format_bytes, format_flops
 
@@ -42,7 +43,6 @@ LESSON = "optimisations"
 TITLE = "Optimisations that Change the Math"
 
 P = Mapping[str, Any]
-_TIMES = {"×": 1, "x": 1, "times": 1}
 _NAMES = {"fp32": "FP32", "fp16": "FP16", "bf16": "BF16"}
 
 
@@ -262,7 +262,7 @@ tiled_on_cpu = PredictExercise(
     ),
     derived=_tiled_derived,
     defaults={"n": 512},
-    dimension="count", unit="×", extra_units=_TIMES, good_within=3.0,
+    dimension="count", unit="×", extra_units=TIMES, good_within=3.0,
 )
 
 
@@ -646,7 +646,7 @@ tensor_core_ratio = NumericExercise(
     defaults={"gpu": "H100 SXM"},
     sample=lambda rng: {"gpu": rng.choice(["A100 40GB", "A100 80GB", "H100 SXM", "H100 PCIe",
                                            "H200", "B200", "L40S"])},
-    dimension="count", unit="×", extra_units=_TIMES, rtol=0.02,
+    dimension="count", unit="×", extra_units=TIMES, rtol=0.02,
 )
 
 

@@ -12,7 +12,6 @@ Every answer and every figure in a worked solution comes from the calculators
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -32,38 +31,23 @@ from gpulesson.exercises.mistakes import (
     inverted_ratio,
     used_sparse_peak,
 )
+from gpulesson.exercises.wording import PER_BYTE, TIMES, billions, tflop_rate, trim_zeros
 from gpulesson.units import format_bandwidth, format_bytes, format_flops
 
 LESSON = "parallelism_at_the_core"
 TITLE = "Parallelism at the Core"
 
 P = Mapping[str, Any]
-_TIMES = {"×": 1, "x": 1, "times": 1}
-_PER_BYTE = {"FLOP/byte": 1, "FLOPs/byte": 1, "FLOP/B": 1, "FLOPs per byte": 1,
-             "FLOP per byte": 1}
 _PRECISION_NAMES = {"fp32": "FP32", "fp16": "FP16", "bf16": "BF16", "int8": "INT8",
                     "int4": "INT4"}
 
 
-def _trim(text: str) -> str:
-    """'24.0 GB' -> '24 GB', '50.00 GB/s' -> '50 GB/s', '3.35 TB/s' unchanged."""
-    return re.sub(r"(\.\d*?)0+(?=\s)", r"\1", text).replace(". ", " ")
-
-
 def _gb(n_bytes: float) -> str:
-    return _trim(format_bytes(n_bytes, digits=1))
+    return trim_zeros(format_bytes(n_bytes, digits=1))
 
 
 def _bw(rate: float) -> str:
-    return _trim(format_bandwidth(rate, digits=2))
-
-
-def _tflops(rate: float) -> str:
-    return f"{format_number(rate / 1e12, 5)} TFLOP/s"
-
-
-def _billions(n: float) -> str:
-    return f"{format_number(n / 1e9, 3)}B"
+    return trim_zeros(format_bandwidth(rate, digits=2))
 
 
 # ---------------------------------------------------------------------------------------
@@ -92,7 +76,7 @@ loop_vs_vectorised = PredictExercise(
         "independence is what lets the library (and a GPU, with thousands of cores) work on "
         "many cells at once."
     ),
-    dimension="count", unit="×", extra_units=_TIMES, good_within=3.0,
+    dimension="count", unit="×", extra_units=TIMES, good_within=3.0,
 )
 
 
@@ -306,7 +290,7 @@ amdahl_eight = NumericExercise(
     defaults={"serial": 0.05, "workers": 8},
     sample=lambda rng: {"serial": rng.choice([0.02, 0.05, 0.1, 0.2, 0.25]),
                         "workers": rng.choice([4, 8, 16, 32, 64])},
-    dimension="count", unit="×", extra_units=_TIMES, rtol=0.02,
+    dimension="count", unit="×", extra_units=TIMES, rtol=0.02,
 )
 
 
@@ -351,7 +335,7 @@ faster_gpu_job = NumericExercise(
     defaults={"data_share": 0.5, "gpu_speedup": 2},
     sample=lambda rng: {"data_share": rng.choice([0.2, 0.3, 0.4, 0.5, 0.6]),
                         "gpu_speedup": rng.choice([2, 3, 4, 10])},
-    dimension="count", unit="×", extra_units=_TIMES, rtol=0.02,
+    dimension="count", unit="×", extra_units=TIMES, rtol=0.02,
 )
 
 
@@ -409,7 +393,7 @@ def _fit_derived(p: P) -> dict[str, Any]:
     fp16 = memory.weight_bytes(n, precision="fp16")
     fp32 = memory.weight_bytes(n, precision="fp32")
     spare = memory.headroom(fp16, mem)
-    return {"model": _billions(n), "mem_gb": _gb(mem), "fp16_gb": _gb(fp16),
+    return {"model": billions(n), "mem_gb": _gb(mem), "fp16_gb": _gb(fp16),
             "fp32_gb": _gb(fp32),
             "spare_text": (f"in FP16, {_gb(spare)} stays free for them" if spare >= 0 else
                            f"in FP16 the card is already {_gb(-spare)} short"),
@@ -476,7 +460,7 @@ fits_on_24gb = ChoiceExercise(
 def _train_derived(p: P) -> dict[str, Any]:
     state = memory.training_memory(p["n_params"], batch=1, seq_len=1)
     per = memory.model_state_bytes("mixed", "adam")
-    return {"model": _billions(p["n_params"]), "weights_gb": _gb(state.weights),
+    return {"model": billions(p["n_params"]), "weights_gb": _gb(state.weights),
             "grads_gb": _gb(state.gradients), "opt_gb": _gb(state.optimizer),
             "per_param": per.total, "w_b": per.weights, "g_b": per.gradients,
             "o_b": per.optimizer,
@@ -525,9 +509,9 @@ def _intensity_derived(p: P) -> dict[str, Any]:
     b, d = p["batch"], p["d"]
     return {
         "d_text": f"{d:,}",
-        "flops": _trim(format_flops(gemm.flops(b, d, d))),
-        "bytes": _trim(format_bytes(gemm.min_bytes(b, d, d, bytes_per_element=2), digits=2)),
-        "weight_bytes": _trim(format_bytes(memory.weight_bytes(d * d, precision="fp16"),
+        "flops": trim_zeros(format_flops(gemm.flops(b, d, d))),
+        "bytes": trim_zeros(format_bytes(gemm.min_bytes(b, d, d, bytes_per_element=2), digits=2)),
+        "weight_bytes": trim_zeros(format_bytes(memory.weight_bytes(d * d, precision="fp16"),
                                            digits=2)),
         "i1": format_number(gemm.arithmetic_intensity(1, d, d, bytes_per_element=2), 3),
         "ridge": format_number(hardware.gpu("H100 SXM").ridge_point("fp16"), 3),
@@ -569,7 +553,7 @@ intensity_large_batch = NumericExercise(
     defaults={"batch": 256, "d": 4096},
     sample=lambda rng: {"batch": rng.choice([64, 128, 256, 512]),
                         "d": rng.choice([1024, 2048, 4096, 8192])},
-    dimension="count", unit="FLOP/byte", extra_units=_PER_BYTE, rtol=0.02,
+    dimension="count", unit="FLOP/byte", extra_units=PER_BYTE, rtol=0.02,
 )
 
 
@@ -588,7 +572,7 @@ def _bound_key(p: P) -> str:
 
 def _bound_derived(p: P) -> dict[str, Any]:
     g = hardware.gpu(p["gpu"])
-    return {"peak": _tflops(g.peak_flops["fp16"]), "bw": _bw(g.bandwidth),
+    return {"peak": tflop_rate(g.peak_flops["fp16"]), "bw": _bw(g.bandwidth),
             "ridge": format_number(roofline.ridge_point(g.peak_flops["fp16"], g.bandwidth), 3),
             "i1": format_number(gemm.arithmetic_intensity(1, p["d"], p["d"]), 3),
             "ib": format_number(gemm.arithmetic_intensity(p["batch"], p["d"], p["d"]), 4),
@@ -638,7 +622,7 @@ bound_on_gpu = ChoiceExercise(
 
 def _ridge_derived(p: P) -> dict[str, Any]:
     g = hardware.gpu(p["gpu"])
-    return {"peak": _tflops(g.peak_flops["fp16"]), "sparse": _tflops(g.sparse_flops["fp16"]),
+    return {"peak": tflop_rate(g.peak_flops["fp16"]), "sparse": tflop_rate(g.sparse_flops["fp16"]),
             "bw": _bw(g.bandwidth)}
 
 
@@ -668,7 +652,7 @@ ridge_point = NumericExercise(
     defaults={"gpu": "H100 SXM"},
     sample=lambda rng: {"gpu": rng.choice([n for n, g in hardware.GPUS.items()
                                            if "fp16" in g.sparse_flops])},
-    dimension="count", unit="FLOP/byte", extra_units=_PER_BYTE, rtol=0.02,
+    dimension="count", unit="FLOP/byte", extra_units=PER_BYTE, rtol=0.02,
 )
 
 
@@ -678,7 +662,7 @@ ridge_point = NumericExercise(
 def _decode_derived(p: P) -> dict[str, Any]:
     weights = memory.weight_bytes(p["n_params"], precision=p["precision"])
     h100 = hardware.gpu("H100 SXM")
-    return {"model": _billions(p["n_params"]), "prec": _PRECISION_NAMES[p["precision"]],
+    return {"model": billions(p["n_params"]), "prec": _PRECISION_NAMES[p["precision"]],
             "bw": _bw(p["bandwidth"]), "weights_gb": _gb(weights),
             "bpp": format_number(memory.precision_bytes(p["precision"])),
             "h100_bw": _bw(h100.bandwidth),

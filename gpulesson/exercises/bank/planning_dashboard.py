@@ -37,6 +37,7 @@ from gpulesson.exercises.core import (
     format_number,
 )
 from gpulesson.exercises.mistakes import used_sparse_peak
+from gpulesson.exercises.wording import billions, percent, scientific
 
 LESSON = "planning_dashboard"
 TITLE = "Plan It: the GPU Planning Dashboard"
@@ -48,20 +49,6 @@ _TOKENS_S = {"tokens/s": 1, "tok/s": 1, "k tokens/s": 1e3, "m tokens/s": 1e6,
              "million tokens/s": 1e6}
 _PARAMS = {"parameters": 1, "params": 1, "m parameters": 1e6, "million parameters": 1e6,
            "million": 1e6, "m": 1e6}
-
-
-def _sci(value: float, digits: int = 3) -> str:
-    """8.4e22 -> '8.40e22' (papers' notation, no '+')."""
-    mantissa, exponent = f"{value:.{digits - 1}e}".split("e")
-    return f"{mantissa}e{int(exponent)}"
-
-
-def _pct(fraction: float) -> str:
-    return f"{format_number(100 * fraction, 3)}%"
-
-
-def _billions(n: float) -> str:
-    return f"{format_number(n / 1e9, 3)}B"
 
 
 def _peak(p: P) -> float:
@@ -83,10 +70,10 @@ def _tps(p: P, *, per_token: float | None = None, gpus: int | None = None,
 
 
 def _tps_derived(p: P) -> dict[str, Any]:
-    return {"model": _billions(p["n_params"]), "gpus_text": f"{p['gpus']:,}",
-            "mfu_pct": _pct(p["mfu"]), "dense": units.format_flop_rate(_peak(p)),
+    return {"model": billions(p["n_params"]), "gpus_text": f"{p['gpus']:,}",
+            "mfu_pct": percent(p["mfu"]), "dense": units.format_flop_rate(_peak(p)),
             "sustained": units.format_flop_rate(p["gpus"] * _peak(p) * p["mfu"]),
-            "per_token": _sci(flops.flops_per_token(p["n_params"])),
+            "per_token": scientific(flops.flops_per_token(p["n_params"])),
             "per_gpu": f"{_tps(p) / p['gpus']:,.0f}"}
 
 
@@ -142,11 +129,11 @@ def _run_cost(p: P, *, gpus: int | None = None, seconds: float | None = None) ->
 
 def _cost_derived(p: P) -> dict[str, Any]:
     s = _seconds(p)
-    return {"model": _billions(p["n_params"]),
+    return {"model": billions(p["n_params"]),
             "data": f"{format_number(p['tokens'] / 1e12, 3)}T",
-            "gpus_text": f"{p['gpus']:,}", "mfu_pct": _pct(p["mfu"]),
+            "gpus_text": f"{p['gpus']:,}", "mfu_pct": percent(p["mfu"]),
             "price_text": f"${format_number(p['price'], 4)}",
-            "flops_text": _sci(flops.training_flops(p["n_params"], p["tokens"])),
+            "flops_text": scientific(flops.training_flops(p["n_params"], p["tokens"])),
             "days": format_number(s / SECONDS_PER_DAY, 3),
             "gpu_hours": f"{cost.gpu_hours(gpus=p['gpus'], seconds=s):,.0f}"}
 
@@ -227,10 +214,10 @@ def _state_derived(p: P) -> dict[str, Any]:
     n = transformer.param_count(cfg)
     share = distributed.params_per_gpu(n, tp=p["tp"], pp=p["pp"], layers=cfg.layers)
     return {"model_label": MODEL_LABELS.get(p["model"], p["model"]), "layers": cfg.layers,
-            "n_text": _billions(n), "gpus_text": f"{p['tp'] * p['pp'] * p['dp']:,}",
+            "n_text": billions(n), "gpus_text": f"{p['tp'] * p['pp'] * p['dp']:,}",
             "largest": distributed.stage_layers(cfg.layers, p["pp"]),
             "even": format_number(cfg.layers / p["pp"], 3),
-            "share": _billions(share),
+            "share": billions(share),
             "per_param": format_number(
                 distributed.zero_memory_per_gpu(1.0, stage=1, dp=p["dp"]), 4)}
 
@@ -302,7 +289,7 @@ def _bottleneck_derived(p: P) -> dict[str, Any]:
             "memory": units.format_bytes(r["memory_per_gpu"]),
             "compute": units.format_seconds(r["step_compute"]),
             "comm": units.format_seconds(r["comm_time"]),
-            "efficiency": _pct(r["efficiency"]), "word": _word(p)}
+            "efficiency": percent(r["efficiency"]), "word": _word(p)}
 
 
 bottleneck = ChoiceExercise(
@@ -370,7 +357,7 @@ def _lora_derived(p: P) -> dict[str, Any]:
     return {"model_label": MODEL_LABELS.get(p["model"], p["model"]), "layers": cfg.layers,
             "hidden": f"{cfg.hidden:,}", "q_dim": f"{cfg.q_dim:,}", "kv_dim": f"{cfg.kv_dim:,}",
             "per_layer": f"{per_layer:,}",
-            "share": _pct(_lora(p) / transformer.param_count(cfg)),
+            "share": percent(_lora(p) / transformer.param_count(cfg)),
             "gqa": ("" if cfg.kv_dim == cfg.hidden else
                     " With grouped-query attention the value projection is narrower than the "
                     f"model: {cfg.hidden:,} × {cfg.kv_dim:,}.")}
@@ -609,7 +596,7 @@ def _predict_derived() -> dict[str, Any]:
     work = flops.training_flops(_N_7B, 20e6)
     fine_tune = calculators.compute("planning", model="llama-2-7b", n_gpus=1, seq_len=2048,
                                     tokens=0.02, step_tokens=0.5)
-    return {"work": _sci(work, 2), "h100_peak": units.format_flop_rate(_H100_BF16),
+    return {"work": scientific(work, 2), "h100_peak": units.format_flop_rate(_H100_BF16),
             "h100_minutes": format_number(fine_tune["time"] / 60, 2),
             "at_100g": format_number(flops.training_days(work, 1, 100e9, 0.4), 2),
             "state": units.format_bytes(fine_tune["memory_per_gpu"])}

@@ -16,7 +16,6 @@ Every answer and every figure in a worked solution comes from the calculators
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -31,15 +30,13 @@ from gpulesson.exercises.core import (
     format_number,
 )
 from gpulesson.exercises.mistakes import counted_macs, inverted_ratio, used_sparse_peak
+from gpulesson.exercises.wording import PER_BYTE, TIMES, tflop_rate, trim_zeros
 from gpulesson.units import format_bandwidth, format_bytes, format_flops, format_seconds
 
 LESSON = "roofline_and_tensor_cores"
 TITLE = "Rooflines and Tensor Cores"
 
 P = Mapping[str, Any]
-_TIMES = {"×": 1, "x": 1, "times": 1}
-_PER_BYTE = {"FLOP/byte": 1, "FLOPs/byte": 1, "FLOP/B": 1, "FLOPs per byte": 1,
-             "FLOP per byte": 1}
 _PER_WATT = {"GFLOP/s/W": 1e9, "GFLOP/s per W": 1e9, "GFLOP/s per watt": 1e9,
              "GFLOP/J": 1e9, "TFLOP/s/W": 1e12, "TFLOP/s per W": 1e12,
              "TFLOP/s per watt": 1e12, "FLOP/s/W": 1, "FLOP/J": 1}
@@ -48,17 +45,8 @@ _NAMES = {"fp64": "FP64", "fp32": "FP32", "tf32": "TF32", "bf16": "BF16", "fp16"
           "fp8": "FP8", "int8": "INT8"}
 
 
-def _trim(text: str) -> str:
-    """'24.0 GB' -> '24 GB', '50.00 GB/s' -> '50 GB/s', '3.35 TB/s' unchanged."""
-    return re.sub(r"(\.\d*?)0+(?=\s)", r"\1", text).replace(". ", " ")
-
-
-def _tflops(rate: float) -> str:
-    return f"{format_number(rate / 1e12, 5)} TFLOP/s"
-
-
 def _bw(rate: float) -> str:
-    return _trim(format_bandwidth(rate, digits=3))
+    return trim_zeros(format_bandwidth(rate, digits=3))
 
 
 def _analysis(p: P, *, bytes_per_element: float | None = None,
@@ -100,7 +88,7 @@ def _seed_precision(p: P) -> str:
 def _seed_derived(p: P) -> dict[str, Any]:
     n = p["size"]
     return {"size_text": f"{n:,}", "elements": f"{3 * n * n:,}",
-            **{f"mb_{key}": _trim(format_bytes(_gemm_mb(p, key) * 1e6, digits=1))
+            **{f"mb_{key}": trim_zeros(format_bytes(_gemm_mb(p, key) * 1e6, digits=1))
                for key, _ in _SEED_PRECISIONS},
             "quoted": f"{p['quoted_mb']:.1f} MB",
             "intensity": format_number(gemm.arithmetic_intensity(
@@ -172,8 +160,8 @@ def _mlp_derived(p: P) -> dict[str, Any]:
     return {
         "model_name": MODEL_LABELS.get(p["model"], p["model"]),
         "tokens_text": f"{m:,}", "hidden": f"{k:,}", "ffn": f"{n:,}",
-        "flops": _trim(format_flops(gemm.flops(m, k, n))),
-        "bytes": _trim(format_bytes(gemm.min_bytes(m, k, n, bytes_per_element=b), digits=1)),
+        "flops": trim_zeros(format_flops(gemm.flops(m, k, n))),
+        "bytes": trim_zeros(format_bytes(gemm.min_bytes(m, k, n, bytes_per_element=b), digits=1)),
         "square": format_number(gemm.arithmetic_intensity(k, k, k, bytes_per_element=b), 4),
         "ridge": format_number(h100.ridge_point("bf16"), 3),
         "verdict": ("above the ridge: compute-bound there"
@@ -227,7 +215,7 @@ mlp_intensity = NumericExercise(
     sample=lambda rng: {"model": rng.choice(["llama-2-7b", "llama-3-8b", "mistral-7b",
                                              "llama-2-70b", "qwen2.5-7b"]),
                         "tokens": rng.choice([256, 512, 1024, 2048, 4096])},
-    dimension="count", unit="FLOP/byte", extra_units=_PER_BYTE, rtol=0.02,
+    dimension="count", unit="FLOP/byte", extra_units=PER_BYTE, rtol=0.02,
 )
 
 
@@ -239,8 +227,9 @@ def _time_derived(p: P) -> dict[str, Any]:
     g = hardware.gpu(p["gpu"])
     return {
         "m_text": f"{p['m']:,}", "k_text": f"{p['k']:,}", "n_text": f"{p['n']:,}",
-        "prec": _NAMES[p["dtype"]], "peak": _tflops(g.dense(p["dtype"])), "bw": _bw(g.bandwidth),
-        "flops": _trim(format_flops(a.flops)), "bytes": _trim(format_bytes(a.bytes, digits=1)),
+        "prec": _NAMES[p["dtype"]], "peak": tflop_rate(g.dense(p["dtype"])),
+        "bw": _bw(g.bandwidth), "flops": trim_zeros(format_flops(a.flops)),
+        "bytes": trim_zeros(format_bytes(a.bytes, digits=1)),
         "compute_time": format_seconds(a.compute_time),
         "memory_time": format_seconds(a.memory_time),
         "bound": a.bound, "intensity": format_number(a.intensity, 3),
@@ -359,8 +348,8 @@ roofline_time_code = CodeExercise(
 
 def _ridge_derived(p: P) -> dict[str, Any]:
     g = hardware.gpu(p["gpu"])
-    return {"prec": _NAMES[p["dtype"]], "peak": _tflops(g.dense(p["dtype"])),
-            "sparse": _tflops(g.sparse_flops[p["dtype"]]), "bw": _bw(g.bandwidth),
+    return {"prec": _NAMES[p["dtype"]], "peak": tflop_rate(g.dense(p["dtype"])),
+            "sparse": tflop_rate(g.sparse_flops[p["dtype"]]), "bw": _bw(g.bandwidth),
             "bf16_ridge": format_number(g.ridge_point("bf16"), 3),
             "contrast": (f"in FP32, without tensor cores, it is "
                          f"{format_number(g.ridge_point('fp32'), 3)} FLOP/byte"
@@ -403,7 +392,7 @@ ridge_in_precision = NumericExercise(
         "gpu": rng.choice([n for n, g in hardware.GPUS.items()
                            if dt in g.sparse_flops and dt in g.peak_flops])})(
         rng.choice(["fp8", "bf16", "tf32"])),
-    dimension="count", unit="FLOP/byte", extra_units=_PER_BYTE, rtol=0.02,
+    dimension="count", unit="FLOP/byte", extra_units=PER_BYTE, rtol=0.02,
 )
 
 
@@ -427,7 +416,7 @@ def _batch_derived(p: P) -> dict[str, Any]:
     g = hardware.gpu(p["gpu"])
     answer = int(_first_compute_bound(p, g.dense("bf16")) or _BATCHES[-1])
     before = _BATCHES[_BATCHES.index(answer) - 1] if answer != _BATCHES[0] else answer
-    return {"d_text": f"{p['d']:,}", "peak": _tflops(g.dense("bf16")), "bw": _bw(g.bandwidth),
+    return {"d_text": f"{p['d']:,}", "peak": tflop_rate(g.dense("bf16")), "bw": _bw(g.bandwidth),
             "ridge": format_number(g.ridge_point("bf16"), 3),
             "sparse_ridge": format_number(roofline.ridge_point(g.sparse_flops["bf16"],
                                                                g.bandwidth), 3),
@@ -498,7 +487,7 @@ half_precision_on_cpu = PredictExercise(
         "`@` does not."
     ),
     defaults={"n": 256},
-    dimension="count", unit="×", extra_units=_TIMES, good_within=3.0,
+    dimension="count", unit="×", extra_units=TIMES, good_within=3.0,
 )
 
 
@@ -513,9 +502,9 @@ def _speed_ratio(p: P, *, fast_peak: str = "dense") -> float:
 
 def _ratio_derived(p: P) -> dict[str, Any]:
     fast, slow = hardware.gpu(p["fast"]), hardware.gpu(p["slow"])
-    return {"prec": _NAMES[p["dtype"]], "fast_dense": _tflops(fast.dense(p["dtype"])),
-            "fast_sparse": _tflops(fast.sparse_flops[p["dtype"]]),
-            "slow_dense": _tflops(slow.dense(p["dtype"])),
+    return {"prec": _NAMES[p["dtype"]], "fast_dense": tflop_rate(fast.dense(p["dtype"])),
+            "fast_sparse": tflop_rate(fast.sparse_flops[p["dtype"]]),
+            "slow_dense": tflop_rate(slow.dense(p["dtype"])),
             "fast_bw": _bw(fast.bandwidth), "slow_bw": _bw(slow.bandwidth),
             "mixed": format_number(_speed_ratio(p, fast_peak="sparse"), 3),
             "bw_ratio": format_number(fast.bandwidth / slow.bandwidth, 3)}
@@ -558,7 +547,7 @@ sparse_mixup = NumericExercise(
         [("H100 SXM", "A100 80GB"), ("H100 SXM", "V100 SXM"), ("H200", "A100 40GB"),
          ("B200", "H100 SXM"), ("H100 PCIe", "A100 40GB"), ("L40S", "L4"),
          ("A100 80GB", "V100 SXM")]), strict=True)) | {"dtype": "fp16"},
-    dimension="count", unit="×", extra_units=_TIMES, rtol=0.02,
+    dimension="count", unit="×", extra_units=TIMES, rtol=0.02,
 )
 
 
@@ -567,8 +556,8 @@ sparse_mixup = NumericExercise(
 
 def _watt_derived(p: P) -> dict[str, Any]:
     g = hardware.gpu(p["gpu"])
-    return {"peak": _tflops(g.dense("fp16")), "sparse": _tflops(g.sparse_flops["fp16"]),
-            "watts": format_number(g.tdp_watts), "fp32": _tflops(g.dense("fp32")),
+    return {"peak": tflop_rate(g.dense("fp16")), "sparse": tflop_rate(g.sparse_flops["fp16"]),
+            "watts": format_number(g.tdp_watts), "fp32": tflop_rate(g.dense("fp32")),
             "other": "H100 SXM" if p["gpu"] == "L4" else "L4",
             "other_rate": format_number(hardware.flops_per_watt(
                 hardware.gpu("H100 SXM" if p["gpu"] == "L4" else "L4")) / 1e9, 4)}

@@ -1,0 +1,60 @@
+"""Small pieces of wording the exercise banks share: unit words, number styles, names.
+
+Formulas live in the calculator modules and quantities are formatted by
+:mod:`gpulesson.units`; what is here is only how the banks' questions and solutions spell
+things (``"989.4 TFLOP/s"``, ``"8.09e22"``, ``"40%"``, ``"6.74B"``, ``"Llama 2 7B"``) and the
+extra unit words a learner may type. One copy, so that every lesson's exercises read alike.
+Standard library only.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from types import MappingProxyType
+
+from gpulesson.calculators import MODEL_LABELS
+from gpulesson.exercises.core import format_number
+
+__all__ = ["PER_BYTE", "TIMES", "billions", "model_label", "percent", "scientific",
+           "tflop_rate", "trim_zeros"]
+
+#: Words for a plain ratio: "3×", "3 x", "3 times".
+TIMES: Mapping[str, float] = MappingProxyType({"×": 1, "x": 1, "times": 1})
+#: Words for an arithmetic intensity.
+PER_BYTE: Mapping[str, float] = MappingProxyType({
+    "FLOP/byte": 1, "FLOPs/byte": 1, "FLOP/B": 1, "FLOPs per byte": 1, "FLOP per byte": 1})
+
+_TRAILING_ZEROS = re.compile(r"(\.\d*?)0+(?=\s)")
+
+
+def trim_zeros(text: str) -> str:
+    """Drop trailing zeros of a formatted quantity: ``'24.0 GB' -> '24 GB'``,
+    ``'50.00 GB/s' -> '50 GB/s'``; ``'3.35 TB/s'`` unchanged."""
+    return _TRAILING_ZEROS.sub(r"\1", text).replace(". ", " ")
+
+
+def scientific(value: float, digits: int = 3) -> str:
+    """Papers' notation without a '+': ``8.4e22 -> '8.40e22'``."""
+    mantissa, exponent = f"{value:.{digits - 1}e}".split("e")
+    return f"{mantissa}e{int(exponent)}"
+
+
+def percent(fraction: float, digits: int = 3) -> str:
+    """``0.4 -> '40%'``, ``0.3456 -> '34.6%'`` (``digits`` significant figures)."""
+    return f"{format_number(100 * fraction, digits)}%"
+
+
+def billions(n: float, digits: int = 3) -> str:
+    """``6.738e9 -> '6.74B'``: a parameter count as papers write it."""
+    return f"{format_number(n / 1e9, digits)}B"
+
+
+def tflop_rate(rate: float, digits: int = 5) -> str:
+    """``989.4e12 -> '989.4 TFLOP/s'``."""
+    return f"{format_number(rate / 1e12, digits)} TFLOP/s"
+
+
+def model_label(name: str) -> str:
+    """The reader's name of a model preset (``'llama-2-7b' -> 'Llama 2 7B'``)."""
+    return MODEL_LABELS.get(name, name)

@@ -1,0 +1,29 @@
+"""gpulesson.exercises.wording: the spelling the banks share."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpulesson.exercises import wording
+
+
+@pytest.mark.parametrize(("text", "trimmed"), [("24.0 GB", "24 GB"), ("50.00 GB/s", "50 GB/s"),
+                                               ("3.35 TB/s", "3.35 TB/s"), ("1.50 ms", "1.5 ms")])
+def test_trim_zeros(text: str, trimmed: str) -> None:
+    assert wording.trim_zeros(text) == trimmed
+
+
+def test_number_styles() -> None:
+    assert wording.scientific(8.4e22) == "8.40e22" and wording.scientific(3.14e23, 2) == "3.1e23"
+    assert wording.percent(0.4) == "40%" and wording.percent(0.34567) == "34.6%"
+    assert wording.billions(6_738_415_616) == "6.74B"
+    assert wording.tflop_rate(989.4e12) == "989.4 TFLOP/s"
+    assert wording.tflop_rate(312e12, 4) == "312 TFLOP/s"
+    assert wording.model_label("llama-2-7b") != "llama-2-7b"
+    assert wording.model_label("not-a-model") == "not-a-model"
+
+
+def test_unit_words_are_read_only() -> None:
+    with pytest.raises(TypeError):
+        wording.TIMES["fold"] = 1  # type: ignore[index]
+    assert wording.PER_BYTE["FLOP/byte"] == 1
