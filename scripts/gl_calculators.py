@@ -35,6 +35,7 @@ Loaded by ``_config.yml`` (``sphinx: local_extensions``).
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import json
 import re
@@ -152,6 +153,14 @@ def pack_files(entry: str = ENTRY_MODULE) -> dict[str, str]:
     return dict(sorted(files.items()))
 
 
+@functools.cache
+def _package_sources() -> tuple[str, ...]:
+    """Absolute paths of the packed files and of this extension: what a page with a
+    calculator or the GPU table depends on (Sphinx re-reads it when one changes)."""
+    root = _package_dir().parent
+    return (__file__, *(str(root / path) for path in pack_files()))
+
+
 def make_pack(entry: str = ENTRY_MODULE) -> dict[str, Any]:
     """The pack the browser loads: ``{"version", "entry", "sha256", "files"}``."""
     import gpulesson
@@ -208,6 +217,8 @@ class CalculatorDirective(SphinxDirective):
             markup = static_html(name, values, uid=uid)
         except (ValueError, KeyError) as exc:
             raise self.error(f"calculator {name}: {exc}") from exc
+        for path in _package_sources():  # re-read this page when the package changes
+            self.env.note_dependency(path)
         result: list[nodes.Node] = [nodes.raw("", markup, format="html")]
         calc = calculators.get(name)
         lesson_doc = f"notebooks/{calc.lesson}"
@@ -262,6 +273,14 @@ def _table(caption: str, header: list[str], rows: Iterable[list[nodes.Node | str
     return table
 
 
+#: Column titles of the "other rates" of :attr:`gpulesson.hardware.GPUSpec.other_flops`.
+OTHER_RATES = {
+    "fp64_vector": "FP64 on vector units",
+    "fp16_fp16_accumulate": "FP16 with FP16 accumulation",
+    "fp4": "FP4 (dense)",
+}
+
+
 def _source_id(key: str) -> str:
     return f"gpu-source-{nodes.make_id(key)}"
 
@@ -275,7 +294,10 @@ class GPUTableDirective(SphinxDirective):
         from gpulesson import hardware
         from gpulesson.hardware import _cite  # the same citation text the specs carry
 
+        for path in _package_sources():  # re-read this page when the data changes
+            self.env.note_dependency(path)
         by_citation = {_cite(hardware.SOURCES, key): key for key in hardware.SOURCES}
+        numbers = {key: i for i, key in enumerate(hardware.SOURCES, start=1)}
         gpus = list(hardware.GPUS.values())
         dtypes = list(hardware.DTYPES)
         missing = "—"
@@ -290,26 +312,32 @@ class GPUTableDirective(SphinxDirective):
                 if key and key not in keys:
                     keys.append(key)
             holder = nodes.inline()
-            for i, key in enumerate(keys):
+            for i, key in enumerate(sorted(keys, key=numbers.__getitem__)):
                 if i:
-                    holder += nodes.Text(", ")
-                holder += nodes.reference("", key, refuri=f"#{_source_id(key)}")
+                    holder += nodes.Text(" ")
+                number = numbers[key]
+                holder += nodes.reference("", f"[{number}]", refuri=f"#{_source_id(key)}",
+                                          reftitle=hardware.SOURCES[key]["title"])
             return holder
 
         memory = _table(
-            "Memory, bandwidth and power (datasheet figures; GB = 10⁹ bytes)",
-            ["GPU", "Architecture", "Released", "Memory (GB)", "Memory type",
-             "Bandwidth (TB/s)", "Board power (W)", "GPU-to-GPU link",
-             "Link bandwidth (GB/s, both ways)", "Sources"],
-            ([g.name, f"{g.vendor} {g.architecture}", g.released,
+            "Memory, bandwidth and power (GB = 10⁹ bytes)",
+            ["GPU", "Architecture (year)", "Memory (GB)", "Memory type", "Bandwidth (TB/s)",
+             "Board power (W)", "Sources"],
+            ([g.name, f"{g.vendor} {g.architecture} ({g.released})",
               _plain_number(g.memory_bytes / 1e9), g.memory_type,
               _plain_number(g.bandwidth / 1e12, 3), _plain_number(g.tdp_watts),
-              g.interconnect, _plain_number(g.interconnect_bandwidth / 1e9),
               source_links(g)] for g in gpus),
+        )
+        links = _table(
+            "Links between GPUs (bandwidth of both directions together)",
+            ["GPU", "Link", "Bandwidth (GB/s)"],
+            ([g.name, g.interconnect, _plain_number(g.interconnect_bandwidth / 1e9)]
+             for g in gpus),
         )
         dense = _table(
             "Dense peak rates in TFLOP/s (INT8 in TOPS): the figures for MFU and rooflines",
-            ["GPU", *(d.upper() for d in dtypes), "Ridge point, BF16 (FLOP/byte)"],
+            ["GPU", *(d.upper() for d in dtypes), "BF16 ridge point (FLOP/B)"],
             ([g.name, *(rate(g.peak_flops.get(d)) for d in dtypes),
               _plain_number(g.ridge_point("bf16"), 0) if "bf16" in g.peak_flops else missing]
              for g in gpus),
@@ -326,7 +354,7 @@ class GPUTableDirective(SphinxDirective):
         other_keys = sorted({k for g in gpus for k in g.other_flops})
         other = _table(
             "Other rates in TFLOP/s",
-            ["GPU", *other_keys],
+            ["GPU", *(OTHER_RATES.get(k, k.upper()) for k in other_keys)],
             ([g.name, *(rate(g.other_flops.get(k)) for k in other_keys)]
              for g in gpus if g.other_flops),
         )
@@ -337,16 +365,16 @@ class GPUTableDirective(SphinxDirective):
                 item += nodes.term(text=g.name)
                 item += nodes.definition("", nodes.paragraph(text=g.notes))
                 notes += item
-        sources = nodes.bullet_list(classes=["gl-gpu-sources"])
+        sources = nodes.enumerated_list(classes=["gl-gpu-sources"], enumtype="arabic")
         for key, src in hardware.SOURCES.items():
-            para = nodes.paragraph()
-            para += nodes.inline("", key, classes=["gl-source-key"], ids=[_source_id(key)])
-            para += nodes.Text(f": {src['title']}, {src['publisher']}, {src['date']}. ")
+            para = nodes.paragraph(ids=[_source_id(key)])
+            para += nodes.Text(f"{src['title']}, {src['publisher']}, {src['date']}. ")
             para += nodes.reference("", src["url"], refuri=src["url"])
             sources += nodes.list_item("", para)
         section_notes = nodes.rubric(text="Notes")
         section_sources = nodes.rubric(text="Sources")
-        return [memory, dense, sparse, other, section_notes, notes, section_sources, sources]
+        return [memory, dense, sparse, other, links, section_notes, notes, section_sources,
+                sources]
 
 
 # ---------------------------------------------------------------------------------------

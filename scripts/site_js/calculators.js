@@ -133,6 +133,7 @@
 
   Calculator.prototype.show = function (answer) {
     var key;
+    this.last = answer; // the last answer, as JSON gave it (big integers are strings)
     for (key in answer.updates) {
       // an input the reader edited while Python was answering keeps the reader's value
       if (this.controls[key] && this.pending.indexOf(key) < 0) {

@@ -325,6 +325,25 @@ def test_invalid_inputs_show_the_package_message(live_page: RecordedPage, name: 
     assert all(calc.output(k) for k in report["outputs"])
 
 
+def test_integers_above_2_53_reach_the_page_exactly(live_page: RecordedPage) -> None:
+    """A GEMM of 262,144³ is 2 x 2^54 = 36,028,797,018,963,968 FLOPs: more than a JavaScript
+    number holds exactly (2^53), so it crosses as a string, digit for digit."""
+    calc = calculators.get("gemm")
+    sizes = {name: str(int(calc.input(name).max)) for name in ("m", "k", "n")}
+    expected_values = calculators.compute("gemm", **{k: int(v) for k, v in sizes.items()})
+    flops = expected_values["flops"]
+    assert isinstance(flops, int) and flops > 2**53
+    page = live_page.page
+    uid = _element_id(page, "gemm")
+    report = page.evaluate(APPLY_JS, [uid, [list(sizes.items())]])[0]
+    last = page.evaluate("window.GLCalculators.calculators.find(c => c.name === 'gemm')"
+                         ".last.result.values.flops")
+    assert last == str(flops)
+    shown = calculators.evaluate("gemm", _typed(calc, {
+        **{k: v for k, v in report["values"].items()}}))
+    assert report["outputs"] == shown["text"]
+
+
 def test_update_times_are_recorded(live_page: RecordedPage) -> None:
     stats = live_page.page.evaluate("window.GLCalculators.stats")
     assert len(stats["updates"]) >= len(calculators.CALCULATORS) * SAMPLES
