@@ -13,7 +13,6 @@ Standard library only.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -27,40 +26,27 @@ from gpulesson.exercises.core import (
     format_number,
 )
 from gpulesson.exercises.mistakes import gib_as_gb
+from gpulesson.exercises.wording import TIMES, billions, percent, trim_zeros
 from gpulesson.units import format_bandwidth, format_bytes, format_seconds
 
 LESSON = "distributed_math"
 TITLE = "Distributed Math"
 
 P = Mapping[str, Any]
-_TIMES = {"×": 1, "x": 1, "times": 1}
 _GPU = "H100 SXM"
 
 
-def _trim(text: str) -> str:
-    """'24.0 GB' -> '24 GB'; '3.35 TB/s' unchanged."""
-    return re.sub(r"(\.\d*?)0+(?=\s)", r"\1", text).replace(". ", " ")
-
-
 def _gb(n_bytes: float) -> str:
-    return _trim(format_bytes(n_bytes, digits=2))
+    return trim_zeros(format_bytes(n_bytes, digits=2))
 
 
 def _bw(rate: float) -> str:
-    return _trim(format_bandwidth(rate, digits=1))
-
-
-def _billions(n: float) -> str:
-    return f"{format_number(n / 1e9, 3)}B"
-
-
-def _pct(fraction: float) -> str:
-    return f"{format_number(100 * fraction, 4)}%"
+    return trim_zeros(format_bandwidth(rate, digits=1))
 
 
 def _binary(n_bytes: int) -> str:
     """Sizes nccl-tests prints: powers of two shown in MiB or GiB."""
-    return _trim(format_bytes(n_bytes, binary=True, digits=0))
+    return trim_zeros(format_bytes(n_bytes, binary=True, digits=0))
 
 
 # ---------------------------------------------------------------------------------------
@@ -80,7 +66,7 @@ def _ring(p: P, *, factor: float | None = None) -> float:
 def _ring_derived(p: P) -> dict[str, Any]:
     size = _grad_bytes(p)
     half = distributed.bus_bandwidth_factor("reduce_scatter", p["n"]) * size
-    return {"size": _gb(size), "model": _billions(p["n_params"]), "half": _gb(half),
+    return {"size": _gb(size), "model": billions(p["n_params"]), "half": _gb(half),
             "chunk": _gb(size / p["n"]), "steps": f"{p['n'] - 1}",
             "factor": format_number(distributed.bus_bandwidth_factor("all_reduce", p["n"]), 4),
             "naive": _gb((p["n"] - 1) * size)}
@@ -221,9 +207,9 @@ def _share_of_total(p: P, *, interleave: int | None = None) -> float:
 
 def _bubble_derived(p: P) -> dict[str, Any]:
     v = p.get("v", 1)
-    return {"p_minus_1": f"{p['p'] - 1}", "plain": _pct(_bubble(p, interleave=1)),
-            "total": _pct(_share_of_total(p)), "vm": f"{v * p['m']}",
-            "doubled_m": _pct(distributed.pipeline_bubble_fraction(p["p"], 2 * p["m"]))
+    return {"p_minus_1": f"{p['p'] - 1}", "plain": percent(_bubble(p, interleave=1), 4),
+            "total": percent(_share_of_total(p), 4), "vm": f"{v * p['m']}",
+            "doubled_m": percent(distributed.pipeline_bubble_fraction(p["p"], 2 * p["m"]), 4)
             if v == 1 else "", "chunks": f"{v * p['p']}"}
 
 
@@ -327,7 +313,7 @@ def _zero(p: P, *, stage: int | None = None, optimizer_bytes: float = 12) -> flo
 
 
 def _zero_derived(p: P) -> dict[str, Any]:
-    return {"model": _billions(p["n_params"]),
+    return {"model": billions(p["n_params"]),
             "plain": _gb(_zero(p, stage=0)),
             "stages": ", ".join(f"stage {s}: {_gb(_zero(p, stage=s))}" for s in range(4)),
             "gpu_mem": _gb(hardware.gpu(_GPU).memory_bytes)}
@@ -593,7 +579,7 @@ scaling_speedup = NumericExercise(
                         "compute": rng.choice([0.8, 1.2, 2.0]),
                         "comm": rng.choice([0.3, 0.4, 0.6]),
                         "overlap": rng.choice([0.25, 0.5, 0.75])},
-    dimension="count", unit="×", extra_units=_TIMES, rtol=0.02, digits=3,
+    dimension="count", unit="×", extra_units=TIMES, rtol=0.02, digits=3,
 )
 
 
@@ -629,7 +615,7 @@ ring_code = CodeExercise(
         "reduce-scatter and n_ranks − 1 in the all-gather: 2(n − 1)/n × size_bytes. For "
         "14 GB of gradients over 8 GPUs that is "
         f"{_gb(_ring_reference(14e9, 8))}; for 1 GiB over 4 ranks "
-        f"{_trim(format_bytes(_ring_reference(2**30, 4), binary=True, digits=2))}."
+        f"{trim_zeros(format_bytes(_ring_reference(2**30, 4), binary=True, digits=2))}."
     ),
     function_name="ring_allreduce_bytes",
     signature="size_bytes, n_ranks",
@@ -680,7 +666,7 @@ more_ranks_here = PredictExercise(
         "scheduled: measured ratios of 2 to 5 are common. On a GPU server each GPU has its "
         "own NVLink ports and the bus bandwidth stays nearly constant as GPUs are added."
     ),
-    dimension="count", unit="×", extra_units=_TIMES, good_within=2.0,
+    dimension="count", unit="×", extra_units=TIMES, good_within=2.0,
 )
 
 
