@@ -496,9 +496,9 @@ def format_output(spec: Output, value: Any) -> str:
     if fmt == "bool":
         return "yes" if value else "no"
     if fmt == "ratio":
-        return f"{_significant(value, spec.digits)}×"
+        return f"{units.format_significant(value, spec.digits)}×"
     if fmt == "intensity":
-        return f"{_significant(value, spec.digits)} FLOP/byte"
+        return f"{units.format_significant(value, spec.digits)} FLOP/byte"
     if fmt == "flops" and abs(value) >= 1e21:  # beyond the E prefix: powers of ten
         return _power_of_ten(value, spec.digits) + " FLOP"
     if fmt == "words":
@@ -507,7 +507,7 @@ def format_output(spec: Output, value: Any) -> str:
         return (f"{units.format_bytes(value)} "
                 f"({units.format_bytes(value, binary=True, digits=2)})")
     if fmt == "number":
-        text = _significant(value, spec.digits)
+        text = units.format_significant(value, spec.digits)
         return f"{text} {spec.unit}".strip()
     text = units.format_quantity(value, fmt)
     return f"{text} {spec.unit}".strip() if spec.unit else text
@@ -529,17 +529,8 @@ def _in_words(value: float, digits: int, unit: str) -> str:
     """``1.348e11 -> '135 billion'``: large counts a reader can say aloud."""
     for factor, word in _WORDS:
         if abs(value) >= factor:
-            return f"{_significant(value / factor, digits)} {word} {unit}".strip()
-    return f"{_significant(value, digits)} {unit}".strip()
-
-
-def _significant(value: float, digits: int) -> str:
-    if value == 0:
-        return "0"
-    if isinstance(value, int) and abs(value) < 10**digits:
-        return f"{value:,}"
-    decimals = max(digits - 1 - math.floor(math.log10(abs(value))), 0)
-    return f"{value:,.{decimals}f}"
+            return f"{units.format_significant(value / factor, digits)} {word} {unit}".strip()
+    return f"{units.format_significant(value, digits)} {unit}".strip()
 
 
 def to_json(value: Any) -> Any:

@@ -26,6 +26,7 @@ __all__ = [
     "format_flops",
     "format_quantity",
     "format_seconds",
+    "format_significant",
     "format_usd",
     "parse_quantity",
 ]
@@ -119,11 +120,19 @@ def format_usd(amount: float, *, cents: bool | None = None, digits: int | None =
     return f"{sign}${value:,.2f}" if cents else f"{sign}${value:,.0f}"
 
 
-def _significant(value: float, digits: int) -> str:
+def format_significant(value: float, digits: int) -> str:
+    """``value`` with ``digits`` significant figures and thousands separators:
+    ``1234.5 -> '1,234'`` (3), ``0.012345 -> '0.0123'`` (3); an ``int`` below
+    ``10**digits`` exactly (``12 -> '12'``, not ``'12.0'``)."""
     if value == 0:
         return "0"
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) < 10**digits:
+        return f"{value:,}"
     decimals = max(digits - 1 - math.floor(math.log10(abs(value))), 0)
     return f"{value:,.{decimals}f}"
+
+
+_significant = format_significant
 
 
 # ---------------------------------------------------------------------------------------

@@ -32,3 +32,12 @@ def test_format_usd_to_significant_digits(amount: float, digits: int, text: str)
 def test_format_usd_refuses_bad_digits() -> None:
     with pytest.raises(ValueError, match="digits must be a positive integer"):
         units.format_usd(1.0, digits=0)
+
+
+@pytest.mark.parametrize(("value", "digits", "text"),
+                         [(1234.5, 3, "1,234"), (0.012345, 3, "0.0123"), (12, 3, "12"),
+                          (12.0, 3, "12.0"), (2**60 + 1, 3, "1,152,921,504,606,846,977"),
+                          (0, 3, "0"), (-3.14159, 3, "-3.14")])
+def test_format_significant(value: float, digits: int, text: str) -> None:
+    """One helper for significant figures (units, the registry's outputs)."""
+    assert units.format_significant(value, digits) == text
