@@ -122,11 +122,11 @@ def format_usd(amount: float, *, cents: bool | None = None, digits: int | None =
 
 def format_significant(value: float, digits: int) -> str:
     """``value`` with ``digits`` significant figures and thousands separators:
-    ``1234.5 -> '1,234'`` (3), ``0.012345 -> '0.0123'`` (3); an ``int`` below
-    ``10**digits`` exactly (``12 -> '12'``, not ``'12.0'``)."""
+    ``1234.5 -> '1,234'`` (3), ``0.012345 -> '0.0123'`` (3); an ``int`` exactly, whole
+    (``12 -> '12'``, not ``'12.0'``; no detour through float above 2^53)."""
     if value == 0:
         return "0"
-    if isinstance(value, int) and not isinstance(value, bool) and abs(value) < 10**digits:
+    if isinstance(value, int) and not isinstance(value, bool):
         return f"{value:,}"
     decimals = max(digits - 1 - math.floor(math.log10(abs(value))), 0)
     return f"{value:,.{decimals}f}"
