@@ -390,31 +390,6 @@ def test_keyboard_alone_drives_a_calculator(live_page: RecordedPage) -> None:
     assert float(values["bandwidth"]) == 2.0, "the H100 PCIe preset fills its 2 TB/s"
 
 
-def test_lesson_calculators_go_live_and_plain_pages_load_no_pyodide(
-        site_page: RecordedPage, site_dir: Path) -> None:
-    lessons = sorted(p for p in (site_dir / "notebooks").glob("*.html")
-                     if 'class="gl-calculator"' in p.read_text(encoding="utf-8"))
-    assert lessons, "no lesson page shows a calculator"
-    lesson = lessons[0].relative_to(site_dir).as_posix()
-    requests: list[str] = []
-    site_page.page.on("request", lambda r: requests.append(r.url))
-    site_page.open("book/intro.html")
-    assert not [u for u in requests if "_pyodide" in u or "calculators" in u], requests
-    site_page.open(lesson)
-    first = site_page.page.locator(".gl-calculator").first
-    if first.evaluate("e => e.getBoundingClientRect().top") > 2 * 900:
-        # far below the first screen: Python starts only once the reader gets near it
-        assert not [u for u in requests if "_pyodide" in u], "Pyodide loaded before needed"
-    first.scroll_into_view_if_needed()
-    site_page.page.wait_for_function(
-        "Array.from(document.querySelectorAll('.gl-calculator')).every("
-        "e => e.dataset.glState === 'live' && e.dataset.glPending === '0')",
-        timeout=BOOT_TIMEOUT_MS,
-    )
-    assert any("pyodide.asm.wasm" in u for u in requests)
-    site_page.assert_clean(lesson)
-
-
 # ---------------------------------------------------------------------------------------
 # When the calculator cannot start, it says so
 
@@ -466,30 +441,84 @@ def test_a_page_opened_from_disk_says_to_serve_the_site(browser: Any, site_dir: 
 
 
 # ---------------------------------------------------------------------------------------
-# Screenshots for the report (GL_SCREENSHOT_DIR), light and dark
+# A lesson's calculators, and screenshots for the report (GL_SCREENSHOT_DIR)
+
+LESSON = "notebooks/memory_what_fits.html"
+ALL_LIVE = ("Array.from(document.querySelectorAll('.gl-calculator')).every("
+            "e => e.dataset.glState === 'live' && e.dataset.glPending === '0')")
 
 
-@pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_screenshots(browser: Any, site_server: SiteServer, site_dir: Path, scheme: str) -> None:
-    context = new_context(browser, scheme)
+def _shoot(page: Any, name: str, locator: Any = None) -> None:
+    folder = os.environ.get("GL_SCREENSHOT_DIR")
+    if folder:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        target = locator if locator is not None else page
+        target.screenshot(path=str(Path(folder) / f"{name}.png"))
+
+
+def _example_ops(name: str) -> list[tuple[str, str]]:
+    """The worked example as a reader would set it: presets, then what they do not fill."""
+    calc = calculators.get(name)
+    shown = calculators.resolve(name)
+    filled = _filled_by_presets(calc, shown)
+    order = {"preset": 0, "choice": 1, "integer": 2, "number": 2}
+    return [(spec.name, str(shown[spec.name]))
+            for spec in sorted(calc.inputs, key=lambda s: order[s.kind])
+            if spec.kind == "preset" or spec.name not in filled]
+
+
+def test_screenshots_light(live_page: RecordedPage) -> None:
+    page = live_page.page
+    uid = _element_id(page, "kv_cache")
+    report = page.evaluate(APPLY_JS, [uid, [_example_ops("kv_cache")]])[0]
+    example = calculators.evaluate("kv_cache", calculators.resolve("kv_cache"))
+    assert report["outputs"] == example["text"], "back at the worked example"
+    page.evaluate("window.scrollTo(0, 0)")
+    _shoot(page, "calculators-page-light")
+    _shoot(page, "calculator-kv-cache-light",
+           page.locator('.gl-calculator[data-calculator="kv_cache"]'))
+    lesson = page.context.new_page()  # same context: the calculators page stays open
     try:
-        recorded = record_page(context, site_server)
-        recorded.open(PAGE, settle=False)
-        page = recorded.page
-        page.wait_for_function(
-            "Array.from(document.querySelectorAll('.gl-calculator')).every("
-            "e => e.dataset.glState === 'live' && e.dataset.glPending === '0')",
-            timeout=BOOT_TIMEOUT_MS,
-        )
-        assert page.evaluate("document.documentElement.dataset.theme") == scheme
-        recorded.screenshot(f"calculators-page-{scheme}", full_page=False)
-        calc = page.locator('.gl-calculator[data-calculator="kv_cache"]')
-        calc.scroll_into_view_if_needed()
-        if os.environ.get("GL_SCREENSHOT_DIR"):
-            calc.screenshot(path=str(Path(os.environ["GL_SCREENSHOT_DIR"])
-                                     / f"calculator-kv-cache-{scheme}.png"))
-        recorded.open("notebooks/memory_what_fits.html")
-        recorded.screenshot(f"lesson-{scheme}", full_page=False)
-        recorded.assert_clean()
+        lesson.goto(f"{live_page.origin}/{LESSON}", wait_until="networkidle")
+        _shoot(lesson, "lesson-light")
     finally:
-        context.close()
+        lesson.close()
+
+
+def test_a_lesson_goes_live_near_its_calculator_in_dark_mode(
+        site_page_dark: RecordedPage, site_dir: Path) -> None:
+    """On a lesson, Python starts only when the reader nears a calculator; then the
+    lesson's calculators go live like the calculators page's (and dark mode for the report)."""
+    assert 'class="gl-calculator"' in (site_dir / LESSON).read_text(encoding="utf-8")
+    recorded = site_page_dark
+    page = recorded.page
+    requests: list[str] = []
+    page.on("request", lambda r: requests.append(r.url))
+    recorded.open(LESSON)
+    assert page.evaluate("document.documentElement.dataset.theme") == "dark"
+    _shoot(page, "lesson-dark")
+    first = page.locator(".gl-calculator").first
+    if first.evaluate("e => e.getBoundingClientRect().top") > 2 * 900:
+        # far below the first screen: nothing of Pyodide is loaded yet
+        assert not [u for u in requests if "_pyodide" in u], "Pyodide loaded before needed"
+    first.scroll_into_view_if_needed()
+    page.wait_for_function(ALL_LIVE, timeout=BOOT_TIMEOUT_MS)
+    assert any("pyodide.asm.wasm" in u for u in requests)
+    name = first.get_attribute("data-calculator")
+    shown = page.evaluate(
+        "Array.from(document.querySelector('.gl-calculator').querySelectorAll('output'))"
+        ".map(o => [o.dataset.output, o.textContent])")
+    values = page.evaluate(
+        "Object.fromEntries(Array.from(document.querySelector('.gl-calculator')"
+        ".querySelectorAll('input[name], select[name]')).map(c => [c.name, c.value]))")
+    expected = calculators.evaluate(str(name), _typed(calculators.get(str(name)), values))
+    assert dict(shown) == expected["text"], "the lesson's calculator disagrees with CPython"
+    first.evaluate("e => e.scrollIntoView({block: 'start'})")
+    _shoot(page, "lesson-calculator-dark")
+    recorded.assert_clean(LESSON)
+    recorded.open(PAGE, settle=False)
+    page.wait_for_function(ALL_LIVE, timeout=BOOT_TIMEOUT_MS)
+    _shoot(page, "calculators-page-dark")
+    _shoot(page, "calculator-kv-cache-dark",
+           page.locator('.gl-calculator[data-calculator="kv_cache"]'))
+    recorded.assert_clean(PAGE)

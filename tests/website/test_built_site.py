@@ -207,3 +207,25 @@ def test_instructors_page_says_how_to_export_and_run(site_dir: Path) -> None:
     for needle in ("make student", "python -m gpulesson.exercises export", "--variant",
                    "answer_key", "make gpu-check", "Binder", "Colab", "JupyterHub"):
         assert needle in text, f"instructors page lacks {needle!r}"
+
+
+@pytest.mark.book
+def test_every_lesson_has_launch_buttons_a_download_glossary_links_and_citations(
+        site_dir: Path) -> None:
+    lessons = sorted((site_dir / "notebooks").glob("*.html"))
+    assert lessons, "no lesson was built"
+    missing: list[str] = []
+    for page in lessons:
+        html = page.read_text(encoding="utf-8")
+        slug = page.stem
+        wanted = {
+            "Binder": "mybinder.org/v2/gh/",
+            "Colab": "colab.research.google.com/github/",
+            "JupyterHub": "/hub/user-redirect/git-pull",
+            "notebook download": f"_sources/notebooks/{slug}.ipynb",
+            "glossary link": "glossary.html#term-",
+            "citation": "references.html#",
+        }
+        missing += [f"{slug}: {what}" for what, needle in wanted.items() if needle not in html]
+        assert (site_dir / "_sources" / "notebooks" / f"{slug}.ipynb").is_file()
+    assert not missing, "\n".join(missing)
