@@ -14,39 +14,21 @@ every lesson by ``tests/exercises/test_bank.py``; here are the checks specific t
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
 import pytest
+from book.test_dollar_signs import paragraphs
 
 from gpulesson import calculators, cost, hardware
 from gpulesson.exercises import lesson_module
 
-REPO = Path(__file__).resolve().parents[2]
+from . import nbtools as nb
+
 SLUG = "cost_economics"
-NOTEBOOK = REPO / "notebooks" / f"{SLUG}.ipynb"
-EXERCISES = REPO / "exercises" / f"{SLUG}.ipynb"
+NOTEBOOK = nb.notebook(SLUG)
+EXERCISES = nb.exercise_notebook(SLUG)
 BANK = lesson_module(SLUG)
-
-
-def _cells(path: Path = NOTEBOOK) -> list[dict]:
-    return json.loads(path.read_text(encoding="utf-8"))["cells"]
-
-
-def _markdown(path: Path = NOTEBOOK) -> str:
-    return "\n\n".join("".join(c["source"]) for c in _cells(path) if c["cell_type"] == "markdown")
-
-
-def _code(path: Path = NOTEBOOK, *, hidden: bool | None = None) -> list[str]:
-    out = []
-    for cell in _cells(path):
-        if cell["cell_type"] != "code":
-            continue
-        is_hidden = "remove-cell" in cell.get("metadata", {}).get("tags", [])
-        if hidden is None or hidden == is_hidden:
-            out.append("".join(cell["source"]))
-    return out
 
 
 # ---------------------------------------------------------------------------------------
@@ -54,18 +36,12 @@ def _code(path: Path = NOTEBOOK, *, hidden: bool | None = None) -> list[str]:
 
 
 def test_skeleton_of_the_house_style() -> None:
-    text = _markdown()
-    assert text.startswith(f"({SLUG})=\n# The Cost of a Model")
-    assert "```{include} ../book/_gpu_note.md\n```" in text
-    for heading in ("## What you'll learn", "## What you need", "## Key takeaways",
-                    "## Key terms", "## Exercises"):
-        assert heading in text, heading
-    assert f"(../exercises/{SLUG}.ipynb)" in text
+    nb.check_skeleton(SLUG, "The Cost of a Model")
 
 
 def test_prices_are_flagged_as_dated_examples() -> None:
     """The brief: prices are inputs with dated defaults and a source, never current facts."""
-    text = _markdown()
+    text = nb.markdown(NOTEBOOK)
     block = text.split("```{admonition} Prices here are dated examples, not current facts", 1)
     assert len(block) == 2
     warning = block[1].split("```", 1)[0]
@@ -74,91 +50,51 @@ def test_prices_are_flagged_as_dated_examples() -> None:
 
 
 def test_every_pause_and_think_hides_its_answer() -> None:
-    blocks = re.findall(r"::::\{admonition\} Pause and think\n(.*?)\n::::", _markdown(),
-                        flags=re.S)
-    assert len(blocks) >= 4
-    for block in blocks:
-        assert re.search(r":::\{admonition\} Answer\n:class: dropdown\n", block), block
+    nb.check_pauses_hide_answers(nb.markdown(NOTEBOOK), at_least=4)
 
 
 def test_widgets_are_this_lessons_registry_calculators() -> None:
-    used = set(re.findall(r'calculator_widget\("([a-z_]+)"', "\n".join(_code())))
-    assert used == {"tco", "cost_per_token"}
-    for name in used:
-        assert calculators.get(name).lesson == SLUG
-
-
-def _glossary_terms() -> set[str]:
-    text = (REPO / "book" / "glossary.md").read_text(encoding="utf-8")
-    block = text.split("```{glossary}", 1)[1]
-    return {line.strip().lower() for line in block.splitlines()
-            if line and not line.startswith((" ", ":", "`"))}
+    nb.check_registry_widgets(SLUG, {"tco", "cost_per_token"})
 
 
 def test_every_term_is_in_the_glossary() -> None:
-    terms = {m.group(2) or m.group(1)
-             for m in re.finditer(r"\{term\}`([^`<]+?)(?:\s*<([^>]+)>)?`", _markdown())}
+    terms = nb.check_terms_in_glossary(nb.markdown(NOTEBOOK))
     assert {"TCO", "PUE", "utilisation", "break-even point", "GPU-hour"} <= terms
-    missing = sorted(t for t in terms if t.strip().lower() not in _glossary_terms())
-    assert not missing, f"add to book/glossary.md: {missing}"
 
 
 def test_every_citation_is_in_the_bibliography() -> None:
-    bib = (REPO / "book" / "references.bib").read_text(encoding="utf-8")
-    keys = set(re.findall(r"^@\w+\{([^,]+),", bib, flags=re.M))
-    cited = {k.strip() for group in re.findall(r"\{cite(?::[pt])?\}`([^`]+)`", _markdown())
-             for k in group.split(",")}
+    cited = nb.check_citations_in_bibliography(nb.markdown(NOTEBOOK))
     assert {"nextplatform2023p5", "eia2024electricity", "uptime2023survey",
             "nvidia2023dgxh100", "semianalysis2023servercost"} <= cited
-    assert cited <= keys, f"add to book/references.bib: {sorted(cited - keys)}"
 
 
 def test_prose_numbers_are_pinned_by_hidden_asserts() -> None:
-    hidden = "\n".join(_code(hidden=True))
-    assert hidden.count("assert") >= 30
-    for pinned in ("round(year.power) == 11_379", "== 326_894", "[3.8, 7.6, 15.2]",
-                   "[19.8, 39.6, 79.1]", "[10.6, 54.9, 6.4, 33.0]", "== 36_792",
-                   "== 423_960", "(6.85, 7.51, 15.01)", "== 0.000289", "== 20.5",
-                   '{"mistral-7b": 236, "llama-2-7b": 60}'):
-        assert pinned in hidden, pinned
+    nb.check_pinned(NOTEBOOK, asserts=30, pinned=(
+        "round(year.power) == 11_379", "== 326_894", "[3.8, 7.6, 15.2]",
+        "[19.8, 39.6, 79.1]", "[10.6, 54.9, 6.4, 33.0]", "== 36_792", "== 423_960",
+        "(6.85, 7.51, 15.01)", "== 0.000289", "== 20.5",
+        '{"mistral-7b": 236, "llama-2-7b": 60}'))
 
 
 def test_measurement_sizes_come_from_sizes_for_and_say_the_device() -> None:
-    code = "\n".join(_code(hidden=False))
+    code = "\n".join(nb.code(NOTEBOOK, hidden=False))
     assert 'sizes_for(dev, "matvec")' in code and "benchmark(" in code
     assert "dev.describe()" in code and "dev.kind.upper()" in code
-
-
-def _blocks(markdown: str) -> list[str]:
-    """Blank-line separated blocks, keeping backtick fences (code in JupyterLab) whole."""
-    out, current, fence = [], [], False
-    for line in markdown.split("\n"):
-        if line.startswith("```"):
-            fence = not fence
-        if not line.strip() and not fence:
-            if current:
-                out.append("\n".join(current))
-                current = []
-            continue
-        current.append(line)
-    if current:
-        out.append("\n".join(current))
-    return out
 
 
 @pytest.mark.parametrize("path", [NOTEBOOK, EXERCISES], ids=["lesson", "exercises"])
 def test_dollar_amounts_are_protected_from_jupyterlab_mathjax(path: Path) -> None:
     """Every markdown block with a dollar amount sits in a mathjax_ignore div and holds no
-    inline math (which the div would leave untypeset in JupyterLab)."""
-    for cell in _cells(path):
+    inline math (which the div would leave untypeset in JupyterLab). Stricter than the
+    book-wide rule of ``tests/book/test_dollar_signs.py`` (two amounts, or an amount beside
+    maths), whose paragraph splitting it shares: here one amount is enough."""
+    for cell in nb.cells(path):
         if cell["cell_type"] != "markdown":
             continue
-        blocks = _blocks("".join(cell["source"]))
-        for i, block in enumerate(blocks):
-            if "\\$" not in block or block.startswith("```"):
+        for block, inside in paragraphs("".join(cell["source"])):
+            if "\\$" not in block:
                 continue
-            assert blocks[i - 1] == '<div class="mathjax_ignore">', block[:80]
-            assert blocks[i + 1] == "</div>", block[:80]
+            assert inside, block[:80]
             assert not re.search(r"(?<!\\)\$", block.replace("\\$", "")), block[:80]
 
 
@@ -206,7 +142,7 @@ def test_the_earlier_pages_serving_figures() -> None:
     per_1k = cost.cost_per_1k_tokens(usd_per_gpu_hour=6, gpus=4, tokens_per_second=80)
     assert f"{per_1k:.3f}" == "0.083"
     assert cost.cloud_cost(usd_per_hour=24, years=1 / 365) == pytest.approx(576)
-    assert "\\$5,760 is ten times that" in _markdown()
+    assert "\\$5,760 is ten times that" in nb.markdown(NOTEBOOK)
 
 
 # ---------------------------------------------------------------------------------------
@@ -233,19 +169,5 @@ def test_exercise_defaults_match_the_brief() -> None:
 
 
 def test_exercise_notebook_shows_every_exercise_once() -> None:
-    sources = _code(EXERCISES)
-    shown = [int(s.split("lesson.show(")[1].split(")")[0]) for s in sources
-             if s.strip().startswith("lesson.show(")]
-    assert shown == list(range(1, len(BANK.EXERCISES) + 1))
-    assert _markdown(EXERCISES).startswith(f"({SLUG}_exercises)=")
+    sources = nb.check_exercise_notebook(SLUG)
     assert any("def cost_per_1k_tokens(" in s for s in sources)
-
-
-def test_both_notebooks_are_in_the_table_of_contents_in_course_order() -> None:
-    toc = (REPO / "_toc.yml").read_text(encoding="utf-8")
-    lesson, exercises = f"file: notebooks/{SLUG}", f"file: exercises/{SLUG}"
-    assert lesson in toc and exercises in toc
-    assert toc.index(lesson) < toc.index(exercises)
-    assert toc.index("file: exercises/inference_and_kv_cache") < toc.index(lesson)
-    if "file: notebooks/optimisations" in toc:
-        assert toc.index(exercises) < toc.index("file: notebooks/optimisations")

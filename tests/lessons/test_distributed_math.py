@@ -15,38 +15,18 @@ every lesson by ``tests/exercises/test_bank.py``; here are the checks specific t
 
 from __future__ import annotations
 
-import json
 import re
-from pathlib import Path
 
 import pytest
 
 from gpulesson import calculators, distributed, flops, hardware, memory, transformer
 from gpulesson.exercises import lesson_module
 
-REPO = Path(__file__).resolve().parents[2]
+from . import nbtools as nb
+
 SLUG = "distributed_math"
-NOTEBOOK = REPO / "notebooks" / f"{SLUG}.ipynb"
-EXERCISES = REPO / "exercises" / f"{SLUG}.ipynb"
+NOTEBOOK = nb.notebook(SLUG)
 BANK = lesson_module(SLUG)
-
-
-def _cells(path: Path = NOTEBOOK) -> list[dict]:
-    return json.loads(path.read_text(encoding="utf-8"))["cells"]
-
-
-def _markdown(path: Path = NOTEBOOK) -> str:
-    return "\n\n".join("".join(c["source"]) for c in _cells(path) if c["cell_type"] == "markdown")
-
-
-def _code_cells(path: Path = NOTEBOOK) -> list[tuple[str, list[str]]]:
-    return [("".join(c["source"]), c.get("metadata", {}).get("tags", []))
-            for c in _cells(path) if c["cell_type"] == "code"]
-
-
-def _code(path: Path = NOTEBOOK, *, hidden: bool | None = None) -> list[str]:
-    return [src for src, tags in _code_cells(path)
-            if hidden is None or hidden == ("remove-cell" in tags)]
 
 
 # ---------------------------------------------------------------------------------------
@@ -54,76 +34,43 @@ def _code(path: Path = NOTEBOOK, *, hidden: bool | None = None) -> list[str]:
 
 
 def test_skeleton_of_the_house_style() -> None:
-    text = _markdown()
-    assert text.startswith(f"({SLUG})=\n# Distributed Math")
-    assert "```{include} ../book/_gpu_note.md\n```" in text
-    for heading in ("## What you'll learn", "## What you need", "## Key takeaways",
-                    "## Key terms", "## Exercises"):
-        assert heading in text, heading
-    assert f"(../exercises/{SLUG}.ipynb)" in text
+    nb.check_skeleton(SLUG, "Distributed Math")
 
 
 def test_every_pause_and_think_hides_its_answer() -> None:
-    blocks = re.findall(r"::::\{admonition\} Pause and think\n(.*?)\n::::", _markdown(),
-                        flags=re.S)
-    assert len(blocks) >= 6
-    for block in blocks:
-        assert re.search(r":::\{admonition\} Answer\n:class: dropdown\n", block), block
+    nb.check_pauses_hide_answers(nb.markdown(NOTEBOOK), at_least=6)
 
 
 def test_widgets_are_this_lessons_registry_calculators() -> None:
     """The brief: calculator_widget("scaling_efficiency"), ("zero"), ("pipeline_bubble")."""
-    used = set(re.findall(r'calculator_widget\("([a-z_]+)"', "\n".join(_code())))
-    assert used == {"scaling_efficiency", "zero", "pipeline_bubble"}
-    for name in used:
-        assert calculators.get(name).lesson == SLUG
-    for src, tags in _code_cells():
-        if "calculator_widget(" in src:
-            assert "nbval-ignore-output" in tags
-
-
-def _glossary_terms() -> set[str]:
-    text = (REPO / "book" / "glossary.md").read_text(encoding="utf-8")
-    block = text.split("```{glossary}", 1)[1]
-    return {line.strip().lower() for line in block.splitlines()
-            if line and not line.startswith((" ", ":", "`"))}
+    nb.check_registry_widgets(SLUG, {"scaling_efficiency", "zero", "pipeline_bubble"})
 
 
 def test_every_term_is_in_the_glossary() -> None:
-    terms = {m.group(2) or m.group(1)
-             for m in re.finditer(r"\{term\}`([^`<]+?)(?:\s*<([^>]+)>)?`", _markdown())}
+    terms = nb.check_terms_in_glossary(nb.markdown(NOTEBOOK))
     assert {"all-reduce", "all-gather", "reduce-scatter", "bus bandwidth",
             "algorithm bandwidth", "alpha-beta model", "pipeline bubble", "ZeRO",
             "scaling efficiency", "MPI"} <= terms
-    missing = sorted(t for t in terms if t.strip().lower() not in _glossary_terms())
-    assert not missing, f"add to book/glossary.md: {missing}"
 
 
 def test_every_citation_is_in_the_bibliography() -> None:
-    bib = (REPO / "book" / "references.bib").read_text(encoding="utf-8")
-    keys = set(re.findall(r"^@\w+\{([^,]+),", bib, flags=re.M))
-    cited = {k.strip() for group in re.findall(r"\{cite(?::[pt])?\}`([^`]+)`", _markdown())
-             for k in group.split(",")}
+    cited = nb.check_citations_in_bibliography(nb.markdown(NOTEBOOK))
     assert {"dubey2024llama3", "rajbhandari2020zero", "nccltests", "patarasuk2009bandwidth",
             "huang2019gpipe", "narayanan2021megatron", "mpi41",
             "hockney1994communication"} <= cited
-    assert cited <= keys, f"add to book/references.bib: {sorted(cited - keys)}"
 
 
 def test_prose_numbers_are_pinned_by_hidden_asserts() -> None:
-    hidden = "\n".join(_code(hidden=True))
-    assert hidden.count("assert") >= 40
-    for pinned in ("== 1.10", "== 521", "== 66", "== 11.8", "== 13.5", "== 23.6",
-                   "== 52 and", "== 531", "== 257", "[33, 33, 28.5]", "== [8, 4]",
-                   "[120.0, 31.4, 16.6, 1.9]", "== [None, None, None, 14]",
-                   "[99.9, 92.7, 75.7, 43.7]", "== 612.5e9", "== 12.25", "== 38",
-                   "== 1061", "== 28.3", "== 97.6", "== [43, 40, 38]",
-                   "[8_192, 16_384, 8_192]", "== 79.8", "== 0.9375"):
-        assert pinned in hidden, pinned
+    nb.check_pinned(NOTEBOOK, asserts=40, pinned=(
+        "== 1.10", "== 521", "== 66", "== 11.8", "== 13.5", "== 23.6", "== 52 and",
+        "== 531", "== 257", "[33, 33, 28.5]", "== [8, 4]", "[120.0, 31.4, 16.6, 1.9]",
+        "== [None, None, None, 14]", "[99.9, 92.7, 75.7, 43.7]", "== 612.5e9", "== 12.25",
+        "== 38", "== 1061", "== 28.3", "== 97.6", "== [43, 40, 38]",
+        "[8_192, 16_384, 8_192]", "== 79.8", "== 0.9375"))
 
 
 def test_plots_have_labelled_axes() -> None:
-    plots = [src for src in _code() if "plt.show()" in src]
+    plots = [src for src in nb.code(NOTEBOOK) if "plt.show()" in src]
     assert len(plots) >= 5
     for src in plots:
         assert "label_axes(" in src
@@ -134,7 +81,7 @@ def test_plots_have_labelled_axes() -> None:
 
 
 def test_the_measurement_is_a_real_mpi_allreduce_with_2_and_4_processes() -> None:
-    code = "\n".join(_code(hidden=False))
+    code = "\n".join(nb.code(NOTEBOOK, hidden=False))
     assert "collectives.run_allreduce_benchmark(" in code
     assert "RANKS = (2, 4)" in code
     assert "max_seconds_per_size=" in code and "timeout=" in code
@@ -143,12 +90,12 @@ def test_the_measurement_is_a_real_mpi_allreduce_with_2_and_4_processes() -> Non
                  "collectives.allreduce_command("):
         assert call in code, call
     # the hand-made ring only counts bytes; the timed all-reduce is MPI's
-    ring_cells = [src for src in _code(hidden=False) if "def ring_allreduce(" in src]
+    ring_cells = [src for src in nb.code(NOTEBOOK, hidden=False) if "def ring_allreduce(" in src]
     assert len(ring_cells) == 1 and "perf_counter" not in ring_cells[0]
 
 
 def test_measurement_cells_are_not_compared_by_nbval() -> None:
-    for src, tags in _code_cells():
+    for src, tags in nb.code_cells(NOTEBOOK):
         if ("run_allreduce_benchmark(" in src or "fit_alpha_beta(" in src) and \
                 "remove-cell" not in tags:
             assert "nbval-ignore-output" in tags, src[:60]
@@ -159,14 +106,14 @@ def test_measurement_cells_are_not_compared_by_nbval() -> None:
 def test_measurement_fits_the_time_budget() -> None:
     """The brief: the whole lesson under 60 s on 2 busy cores. The rounds of measurement
     stop after about 40 s, and each run is bounded per size and in total."""
-    code = "\n".join(_code(hidden=False))
+    code = "\n".join(nb.code(NOTEBOOK, hidden=False))
     assert re.search(r"> 40:", code)
     assert "for attempt in range(3)" in code
     assert re.search(r"SIZES = \[4\*\*k \* 2\*\*12 for k in range\(8\)\]", code)
 
 
 def test_the_page_says_what_makes_the_measurement_noisy() -> None:
-    text = _markdown()
+    text = nb.markdown(NOTEBOOK)
     for phrase in ("oversubscribed", "cache", "busy", "shared memory"):
         assert phrase in text, phrase
     for phrase in ("754 MB", "6.6 MB", "NVLink", "InfiniBand", "tree"):
@@ -201,7 +148,7 @@ def test_llama3_table4_mfu_and_layouts() -> None:
     assert 8 * 1 * 16 * 64 == 8_192 and 8 * 1 * 16 * 128 == 16_384
     assert transformer.preset("llama-3.1-405b").layers == 126
     assert distributed.stage_layers(126, 16) == 8
-    text = _markdown()
+    text = nb.markdown(NOTEBOOK)
     assert "16,000+ H100 GPUs across multiple datacenters" in text
     assert "within the same datacenter building" in text and "4D parallelism" in text
 
@@ -247,20 +194,6 @@ def test_exercise_defaults_match_the_brief() -> None:
 
 
 def test_exercise_notebook_shows_every_exercise_once() -> None:
-    sources = _code(EXERCISES)
-    shown = [int(s.split("lesson.show(")[1].split(")")[0]) for s in sources
-             if s.strip().startswith("lesson.show(")]
-    assert shown == list(range(1, len(BANK.EXERCISES) + 1))
-    assert _markdown(EXERCISES).startswith(f"({SLUG}_exercises)=")
+    sources = nb.check_exercise_notebook(SLUG)
     assert any("def ring_allreduce_bytes(" in s for s in sources)
     assert any("lesson.reveal(10," in s and "run_allreduce_benchmark(" in s for s in sources)
-
-
-def test_both_notebooks_are_in_the_table_of_contents_in_course_order() -> None:
-    toc = (REPO / "_toc.yml").read_text(encoding="utf-8")
-    lesson, exercises = f"file: notebooks/{SLUG}", f"file: exercises/{SLUG}"
-    assert lesson in toc and exercises in toc
-    assert toc.index(lesson) < toc.index(exercises)
-    assert toc.index("file: exercises/inference_and_kv_cache") < toc.index(lesson)
-    if "file: notebooks/cost_economics" in toc:
-        assert toc.index(exercises) < toc.index("file: notebooks/cost_economics")

@@ -8,8 +8,6 @@ hidden asserts. Here are the checks specific to this lesson.
 
 from __future__ import annotations
 
-import json
-import re
 from pathlib import Path
 
 import pytest
@@ -17,24 +15,16 @@ import pytest
 from gpulesson import flops, hardware, transformer
 from gpulesson.exercises import lesson_module
 
-ROOT = Path(__file__).resolve().parents[2]
+from . import nbtools as nb
+
 SLUG = "flops_and_scaling"
 BANK = lesson_module(SLUG)
-LESSON_NB = ROOT / "notebooks" / f"{SLUG}.ipynb"
-EXERCISE_NB = ROOT / "exercises" / f"{SLUG}.ipynb"
+LESSON_NB = nb.notebook(SLUG)
+EXERCISE_NB = nb.exercise_notebook(SLUG)
 
 
 def _exercise(number: int):
     return BANK.EXERCISES[number - 1]
-
-
-def _cells(path: Path) -> list[dict]:
-    return json.loads(path.read_text(encoding="utf-8"))["cells"]
-
-
-def _source(path: Path, kind: str | None = None) -> str:
-    return "\n".join("".join(c["source"]) for c in _cells(path)
-                     if kind is None or c["cell_type"] == kind)
 
 
 # ---------------------------------------------------------------------------------------
@@ -119,42 +109,18 @@ def test_code_exercise_accepts_a_correct_learner_function_and_rejects_a_stub():
 
 
 def test_exercise_notebook_shows_every_exercise_once_in_order():
-    shown = [int(n) for n in re.findall(r"lesson\.show\((\d+)\)", _source(EXERCISE_NB))]
-    assert shown == list(range(1, len(BANK.EXERCISES) + 1))
-    assert f'load_lesson("{SLUG}")' in _source(EXERCISE_NB)
-    assert f"({SLUG}_exercises)=" in _source(EXERCISE_NB, "markdown")
-    assert "lesson.reveal(10, measured)" in _source(EXERCISE_NB)
+    sources = nb.check_exercise_notebook(SLUG)
+    assert any("lesson.reveal(10, measured)" in s for s in sources)
 
 
 def test_lesson_notebook_skeleton():
-    text = _source(LESSON_NB, "markdown")
-    assert text.startswith(f"({SLUG})=")
-    assert "```{include} ../book/_gpu_note.md" in text
-    for heading in ("## What you'll learn", "## What you need", "## Key takeaways",
-                    "## Key terms", "Pause and think"):
-        assert heading in text
-    assert f"../exercises/{SLUG}.ipynb" in text
-    assert 'calculator_widget("training_flops")' in _source(LESSON_NB, "code")
+    text = nb.check_skeleton(SLUG, "FLOPs, MFU and Scaling Laws")
+    nb.check_pauses_hide_answers(text, at_least=1)
+    nb.check_registry_widgets(SLUG, {"training_flops"})
 
 
 @pytest.mark.parametrize("path", [LESSON_NB, EXERCISE_NB], ids=["lesson", "exercises"])
-def test_cited_keys_and_glossary_terms_exist(path):
-    text = _source(path, "markdown")
-    bib = (ROOT / "book" / "references.bib").read_text(encoding="utf-8")
-    keys = set(re.findall(r"^@\w+\{([^,]+),", bib, flags=re.M))
-    for group in re.findall(r"\{cite:?p?\}`([^`]+)`", text):
-        for key in group.split(","):
-            assert key.strip() in keys, key
-    glossary = (ROOT / "book" / "glossary.md").read_text(encoding="utf-8").lower()
-    defined = set(re.findall(r"^([^\s].*)$", glossary, flags=re.M))
-    for term in re.findall(r"\{term\}`([^`]+)`", text):
-        target = re.search(r"<([^>]+)>", term)
-        name = (target.group(1) if target else term).strip().lower()
-        assert name in defined, name
-
-
-def test_notebooks_carry_no_outputs():
-    for path in (LESSON_NB, EXERCISE_NB):
-        for cell in _cells(path):
-            if cell["cell_type"] == "code":
-                assert cell["outputs"] == [] and cell["execution_count"] is None
+def test_cited_keys_and_glossary_terms_exist(path: Path):
+    text = nb.markdown(path)
+    nb.check_citations_in_bibliography(text)
+    nb.check_terms_in_glossary(text)

@@ -7,15 +7,13 @@ every lesson by ``tests/exercises/test_bank.py``; here are the checks specific t
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
 
 from gpulesson import hardware, inference, memory, transformer
 from gpulesson.exercises import lesson_module
 
-ROOT = Path(__file__).resolve().parents[2]
+from . import nbtools as nb
+
 SLUG = "inference_and_kv_cache"
 BANK = lesson_module(SLUG)
 
@@ -119,31 +117,11 @@ def test_compute_bound_batch_exercise_uses_the_dense_peak_of_the_a100():
     assert ex.check("306").mistake == "used_sparse_peak"
 
 
-def _code_sources(path: Path) -> list[str]:
-    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
-    return ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
-
-
 def test_exercise_notebook_shows_every_exercise_once():
-    sources = _code_sources(ROOT / "exercises" / f"{SLUG}.ipynb")
-    shown = [int(s.split("lesson.show(")[1].split(")")[0]) for s in sources
-             if s.strip().startswith("lesson.show(")]
-    assert shown == list(range(1, len(BANK.EXERCISES) + 1))
+    sources = nb.check_exercise_notebook(SLUG)
     assert any("lesson.reveal(10," in s for s in sources)  # the predict-then-run result
 
 
 def test_lesson_embeds_the_inference_calculators_and_links_its_exercises():
-    path = ROOT / "notebooks" / f"{SLUG}.ipynb"
-    sources = _code_sources(path)
-    for name in ("inference", "kv_cache"):
-        assert any(f'calculator_widget("{name}"' in s for s in sources), name
-    text = path.read_text(encoding="utf-8")
-    assert f"../exercises/{SLUG}.ipynb" in text and f"({SLUG})=" in text
-
-
-def test_both_notebooks_are_in_the_table_of_contents_in_course_order():
-    toc = (ROOT / "_toc.yml").read_text(encoding="utf-8")
-    lesson, exercises = f"file: notebooks/{SLUG}", f"file: exercises/{SLUG}"
-    assert lesson in toc and exercises in toc
-    assert toc.index(lesson) < toc.index(exercises)
-    assert toc.index("file: exercises/parallelism_at_the_core") < toc.index(lesson)
+    nb.check_skeleton(SLUG, "Inference: Prefill, Decode and the KV Cache")
+    assert {"inference", "kv_cache"} <= nb.widgets_used(nb.notebook(SLUG))

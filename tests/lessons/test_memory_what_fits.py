@@ -14,19 +14,17 @@ page and its exercises make, checked without running the notebook (nbval runs it
 
 from __future__ import annotations
 
-import json
 import re
-from pathlib import Path
 
 import pytest
 
-from gpulesson import calculators, memory, transformer
+from gpulesson import memory, transformer
 from gpulesson.exercises import lesson_module
 
-REPO = Path(__file__).resolve().parents[2]
+from . import nbtools as nb
+
 SLUG = "memory_what_fits"
-NOTEBOOK = REPO / "notebooks" / f"{SLUG}.ipynb"
-EXERCISES = REPO / "exercises" / f"{SLUG}.ipynb"
+NOTEBOOK = nb.notebook(SLUG)
 
 #: Exact parameter counts of the published checkpoints (PyTorch's count of the Hugging Face
 #: weights; each model card's config.json gives the shape): GPT-2 (Radford et al. 2019),
@@ -45,116 +43,63 @@ PUBLISHED = {
 }
 
 
-def _cells(path: Path = NOTEBOOK) -> list[dict]:
-    return json.loads(path.read_text(encoding="utf-8"))["cells"]
-
-
-def _markdown() -> str:
-    return "\n\n".join("".join(c["source"]) for c in _cells() if c["cell_type"] == "markdown")
-
-
-def _code(*, hidden: bool | None = None, path: Path = NOTEBOOK) -> list[str]:
-    out = []
-    for cell in _cells(path):
-        if cell["cell_type"] != "code":
-            continue
-        is_hidden = "remove-cell" in cell.get("metadata", {}).get("tags", [])
-        if hidden is None or hidden == is_hidden:
-            out.append("".join(cell["source"]))
-    return out
-
-
 def test_skeleton_of_the_house_style() -> None:
-    text = _markdown()
-    assert text.startswith(f"({SLUG})=\n# Memory: What Fits")
-    assert "```{include} ../book/_gpu_note.md\n```" in text
-    for heading in ("## What you'll learn", "## What you need", "## Set-up",
-                    "## Key takeaways", "## Key terms", "## Exercises"):
-        assert heading in text, heading
-    assert f"(../exercises/{SLUG}.ipynb)" in text
-    assert EXERCISES.is_file()
-    first_code = _code()[0]
-    assert "get_device()" in first_code and "dev.describe()" in first_code
+    nb.check_skeleton(SLUG, "Memory: What Fits", headings=("## Set-up",))
+    nb.check_first_cell_picks_the_device(NOTEBOOK)
 
 
 def test_every_pause_and_think_hides_its_answer() -> None:
-    blocks = re.findall(
-        r"::::\{admonition\} Pause and think\n(.*?)\n::::", _markdown(), flags=re.S
-    )
-    assert len(blocks) >= 5
-    for block in blocks:
-        assert re.search(r":::\{admonition\} Answer\n:class: dropdown\n\S", block), block
+    nb.check_pauses_hide_answers(nb.markdown(NOTEBOOK), at_least=5)
 
 
 def test_the_seed_corrections_are_taught_side_by_side() -> None:
     """The earlier page's GPT-2 breakdown, its 10 bytes/param, its activation formula and
     its 5.2 TB / 65 GPUs: each gets a warning box and a cell that computes both figures."""
     boxes = re.findall(r"```\{admonition\} A figure that circulates:(.*?)\n```",
-                       _markdown(), flags=re.S)
+                       nb.markdown(NOTEBOOK), flags=re.S)
     assert len(boxes) == 4
     joined = " ".join(boxes)
     for claim in ("84.9M", "10 bytes", "16 + 2/p", "5.2 TB"):
         assert claim in joined, claim
-    code = "\n".join(_code(hidden=False))
+    code = "\n".join(nb.code(NOTEBOOK, hidden=False))
     assert "seed_figures" in code and "seed_activation_formula" in code
     assert "n7 * 10" in code
 
 
 def test_calculators_are_this_lessons_registry_entries() -> None:
-    used = set(re.findall(r'calculator_widget\("([a-z_]+)"', "\n".join(_code())))
-    assert used == {"param_count", "training_memory"}
-    for name in used:
-        assert calculators.get(name).lesson == SLUG
+    nb.check_registry_widgets(SLUG, {"param_count", "training_memory"})
 
 
 def test_counts_are_checked_against_arrays_and_bytes_measured() -> None:
     """Section 2 builds real arrays (on the lesson's device) and compares their element count
     with param_count; section 6 compares nbytes and the allocator with training_memory;
     section 7 measures a forward pass with tracemalloc."""
-    code = "\n".join(_code(hidden=False))
+    code = "\n".join(nb.code(NOTEBOOK, hidden=False))
     for needed in ("build_weights(gpt2_shapes(small_gpt))",
                    "build_weights(llama_shapes(small_llama))",
                    "int(a.size)", "a.nbytes", "tracemalloc.get_traced_memory()",
                    "get_default_memory_pool()"):
         assert needed in code, needed
     assert re.search(r"memory\.training_memory\(\s*n_small", code)
-    hidden = "\n".join(_code(hidden=True))
+    hidden = "\n".join(nb.code(NOTEBOOK, hidden=True))
     assert "counted == transformer.param_count(small_gpt)" in hidden
     assert "counted == transformer.param_count(small_llama)" in hidden
     assert "kept_bytes == memory.activation_bytes_per_layer(" in hidden
 
 
-def _glossary_terms() -> set[str]:
-    text = (REPO / "book" / "glossary.md").read_text(encoding="utf-8")
-    block = text.split("```{glossary}", 1)[1]
-    return {line.strip().lower() for line in block.splitlines()
-            if line and not line.startswith((" ", ":", "`", "%"))}
-
-
 def test_every_term_is_in_the_glossary() -> None:
-    terms = {m.group(2) or m.group(1)
-             for m in re.finditer(r"\{term\}`([^`<]+?)(?:\s*<([^>]+)>)?`", _markdown())}
-    assert len(terms) >= 20
-    missing = sorted(t for t in terms if t.strip().lower() not in _glossary_terms())
-    assert not missing, f"add to book/glossary.md: {missing}"
+    assert len(nb.check_terms_in_glossary(nb.markdown(NOTEBOOK))) >= 20
 
 
 def test_every_citation_is_in_the_bibliography() -> None:
-    bib = (REPO / "book" / "references.bib").read_text(encoding="utf-8")
-    keys = set(re.findall(r"^@\w+\{([^,]+),", bib, flags=re.M))
-    cited = {k.strip() for group in re.findall(r"\{cite(?::[pt])?\}`([^`]+)`", _markdown())
-             for k in group.split(",")}
-    assert len(cited) >= 10
-    assert cited <= keys, f"add to book/references.bib: {sorted(cited - keys)}"
+    assert len(nb.check_citations_in_bibliography(nb.markdown(NOTEBOOK))) >= 10
 
 
 def test_prose_numbers_are_pinned_by_hidden_asserts() -> None:
-    hidden = "\n".join(_code(hidden=True))
-    assert hidden.count("assert") >= 50
-    for pinned in ("124_439_808", "163_037_184", "6_738_415_616", "1_291_845_632",
-                   '"12.55 GiB"', '"107.8 GB"', '"67.4 GB"', '"104.2 GB"', '"275.4 GB"',
-                   '"91.3 GB"', '"11.4 GB"', '"68.6 GB"', "== 17", "(2, 15, 16)", "== 73"):
-        assert pinned in hidden, pinned
+    nb.check_pinned(NOTEBOOK, asserts=50, pinned=(
+        "124_439_808", "163_037_184", "6_738_415_616", "1_291_845_632", '"12.55 GiB"',
+        '"107.8 GB"', '"67.4 GB"', '"104.2 GB"', '"275.4 GB"', '"91.3 GB"', '"11.4 GB"',
+        '"68.6 GB"', "== 17", "(2, 15, 16)", "== 73"))
 
 
 @pytest.mark.parametrize("name", sorted(PUBLISHED))
@@ -203,7 +148,7 @@ def test_gpt3_attention_term_as_in_korthikanti() -> None:
     selective = memory.activation_bytes_per_layer(seq_len=s, batch=1, hidden=h, heads=a,
                                                   recompute="selective")
     assert full == s * h * (34 + 80) and selective == 34 * s * h
-    assert "80" in _markdown() and "275.4 GB" in _markdown()
+    assert "80" in nb.markdown(NOTEBOOK) and "275.4 GB" in nb.markdown(NOTEBOOK)
 
 
 def test_exercise_bank_promises() -> None:
@@ -214,6 +159,4 @@ def test_exercise_bank_promises() -> None:
     for mistake in ("ten_bytes", "gib_as_gb", "forgot_training_state", "forgot_optimizer",
                     "no_recompute", "no_sequence_parallel", "rounded_down"):
         assert mistake in keys, mistake
-    shown = {int(n) for n in re.findall(r"lesson\.show\((\d+)\)",
-                                        "\n".join(_code(path=EXERCISES)))}
-    assert shown == {ex.number for ex in exercises}
+    nb.check_exercise_notebook(SLUG)

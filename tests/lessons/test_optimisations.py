@@ -14,42 +14,20 @@ runs it, hidden asserts included).
 
 from __future__ import annotations
 
-import json
 import math
-import re
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-from gpulesson import calculators, flops, hardware
+from gpulesson import flops, hardware
 from gpulesson.exercises import lesson_module
 from gpulesson.precision import float_format
 
-REPO = Path(__file__).resolve().parents[2]
+from . import nbtools as nb
+
 SLUG = "optimisations"
-NOTEBOOK = REPO / "notebooks" / f"{SLUG}.ipynb"
-EXERCISES = REPO / "exercises" / f"{SLUG}.ipynb"
+NOTEBOOK = nb.notebook(SLUG)
 BANK = lesson_module(SLUG)
-
-
-def _cells(path: Path = NOTEBOOK) -> list[dict]:
-    return json.loads(path.read_text(encoding="utf-8"))["cells"]
-
-
-def _markdown() -> str:
-    return "\n\n".join("".join(c["source"]) for c in _cells() if c["cell_type"] == "markdown")
-
-
-def _code(*, hidden: bool | None = None, path: Path = NOTEBOOK) -> list[str]:
-    out = []
-    for cell in _cells(path):
-        if cell["cell_type"] != "code":
-            continue
-        is_hidden = "remove-cell" in cell.get("metadata", {}).get("tags", [])
-        if hidden is None or hidden == is_hidden:
-            out.append("".join(cell["source"]))
-    return out
 
 
 def _to_bf16(x: np.ndarray) -> np.ndarray:
@@ -64,64 +42,35 @@ def _to_bf16(x: np.ndarray) -> np.ndarray:
 
 
 def test_skeleton_of_the_house_style() -> None:
-    text = _markdown()
-    assert text.startswith(f"({SLUG})=\n# Optimisations that Change the Math")
-    assert "```{include} ../book/_gpu_note.md\n```" in text
-    for heading in ("## What you'll learn", "## What you need", "## Set-up",
-                    "## 1. FlashAttention", "## 2. Gradient checkpointing",
-                    "## 3. Mixed precision", "## Exercises", "## Key takeaways",
-                    "## Key terms"):
-        assert heading in text, heading
-    assert f"(../exercises/{SLUG}.ipynb)" in text
-    first_code = _code()[0]
-    assert "get_device()" in first_code and "dev.describe()" in first_code
+    nb.check_skeleton(SLUG, "Optimisations that Change the Math", headings=(
+        "## Set-up", "## 1. FlashAttention", "## 2. Gradient checkpointing",
+        "## 3. Mixed precision"))
+    nb.check_first_cell_picks_the_device(NOTEBOOK)
 
 
 def test_every_pause_and_think_hides_its_answer() -> None:
-    blocks = re.findall(r"::::\{admonition\} Pause and think\n(.*?)\n::::", _markdown(),
-                        flags=re.S)
-    assert len(blocks) >= 3
-    for block in blocks:
-        assert re.search(r":::\{admonition\} Answer\n:class: dropdown\n\S", block), block
+    nb.check_pauses_hide_answers(nb.markdown(NOTEBOOK), at_least=3)
 
 
 def test_calculators_are_this_lessons_registry_entries() -> None:
-    used = set(re.findall(r'calculator_widget\("([a-z_]+)"', "\n".join(_code())))
-    assert used == {"flash_attention", "checkpointing"}
-    for name in used:
-        assert calculators.get(name).lesson == SLUG
-
-
-def _glossary_terms() -> set[str]:
-    text = (REPO / "book" / "glossary.md").read_text(encoding="utf-8")
-    block = text.split("```{glossary}", 1)[1]
-    return {line.strip().lower() for line in block.splitlines()
-            if line and not line.startswith((" ", ":", "`", "%"))}
+    nb.check_registry_widgets(SLUG, {"flash_attention", "checkpointing"})
 
 
 def test_every_term_is_in_the_glossary() -> None:
-    terms = {m.group(2) or m.group(1)
-             for m in re.finditer(r"\{term\}`([^`<]+?)(?:\s*<([^>]+)>)?`", _markdown())}
-    assert len(terms) >= 20
-    missing = sorted(t for t in terms if t.strip().lower() not in _glossary_terms())
-    assert not missing, f"add to book/glossary.md: {missing}"
+    assert len(nb.check_terms_in_glossary(nb.markdown(NOTEBOOK))) >= 20
 
 
 def test_every_citation_is_in_the_bibliography() -> None:
-    bib = (REPO / "book" / "references.bib").read_text(encoding="utf-8")
-    keys = set(re.findall(r"^@\w+\{([^,]+),", bib, flags=re.M))
-    cited = {k.strip() for group in re.findall(r"\{cite(?::[pt])?\}`([^`]+)`", _markdown())
-             for k in group.split(",")}
+    cited = nb.check_citations_in_bibliography(nb.markdown(NOTEBOOK))
     assert {"dao2022flashattention", "shah2024flashattention3", "chen2016sublinear",
             "korthikanti2022reducing", "micikevicius2018mixed"} <= cited
-    assert cited <= keys, f"add to book/references.bib: {sorted(cited - keys)}"
 
 
 def test_implementations_are_checked_against_the_calculators() -> None:
     """The byte counters of both attentions equal the calculator's counts; the outputs agree
     with each other; the simulated schedule's peak equals checkpoint_memory for every k."""
-    visible = "\n".join(_code(hidden=False))
-    hidden = "\n".join(_code(hidden=True))
+    visible = "\n".join(nb.code(NOTEBOOK, hidden=False))
+    hidden = "\n".join(nb.code(NOTEBOOK, hidden=True))
     assert "np.testing.assert_allclose(out_flash, out_std" in visible
     assert "c_std == optimisations.standard_attention_hbm_bytes(" in hidden
     assert "c_flash == optimisations.flash_attention_hbm_bytes(" in hidden
@@ -135,14 +84,12 @@ def test_implementations_are_checked_against_the_calculators() -> None:
 
 
 def test_prose_figures_are_pinned_by_hidden_asserts() -> None:
-    hidden = "\n".join(_code(hidden=True))
-    assert hidden.count("assert") >= 40
-    for pinned in ("274_877_906_944", "9_126_805_504", "1_639_972_864", "== 5.6",
-                   "round(fa3, 2) == 0.75", "3_254_779_904", "== 104.2", "== 107.8",
-                   "optimal_segments(96) == 10", "== 20", "== 4.3", "== 18.3",
-                   "round(sel_extra, 3) == 0.046", "== 0.363", "== 0.329", "== 14.8"):
-        assert pinned in hidden, pinned
-    text = _markdown()
+    nb.check_pinned(NOTEBOOK, asserts=40, pinned=(
+        "274_877_906_944", "9_126_805_504", "1_639_972_864", "== 5.6",
+        "round(fa3, 2) == 0.75", "3_254_779_904", "== 104.2", "== 107.8",
+        "optimal_segments(96) == 10", "== 20", "== 4.3", "== 18.3",
+        "round(sel_extra, 3) == 0.046", "== 0.363", "== 0.329", "== 14.8"))
+    text = nb.markdown(NOTEBOOK)
     for figure in ("9.13 GB", "5.87 ms", "5.6 times", "75 %", "104 GB", "18.3 GB",
                    "4.6 %", "4.3 GB", "20 layers", "33 %"):
         assert figure in text, figure
@@ -235,10 +182,8 @@ def test_exercise_bank_promises() -> None:
                     "precision_for_range", "quoted_percentage", "forgot_master_copy",
                     "used_sparse_peak"):
         assert mistake in keys, mistake
-    shown = {int(n) for n in re.findall(r"lesson\.show\((\d+)\)",
-                                        "\n".join(_code(path=EXERCISES)))}
-    assert shown == {ex.number for ex in exercises}
-    assert "lesson.reveal(3, ratio)" in "\n".join(_code(path=EXERCISES))
+    sources = nb.check_exercise_notebook(SLUG)
+    assert "lesson.reveal(3, ratio)" in "\n".join(sources)
 
 
 def test_exercise_answers_agree_with_numpy() -> None:

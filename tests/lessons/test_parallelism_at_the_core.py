@@ -13,105 +13,52 @@ promises its page makes, checked without running it (nbval runs it).
 
 from __future__ import annotations
 
-import json
 import re
-from pathlib import Path
 
 import pytest
 
-from gpulesson import calculators, hardware, inference, memory
+from gpulesson import hardware, inference, memory
 
-REPO = Path(__file__).resolve().parents[2]
+from . import nbtools as nb
+
 SLUG = "parallelism_at_the_core"
-NOTEBOOK = REPO / "notebooks" / f"{SLUG}.ipynb"
-
-
-def _cells() -> list[dict]:
-    return json.loads(NOTEBOOK.read_text(encoding="utf-8"))["cells"]
-
-
-def _markdown() -> str:
-    return "\n\n".join("".join(c["source"]) for c in _cells() if c["cell_type"] == "markdown")
-
-
-def _code(*, hidden: bool | None = None) -> list[str]:
-    out = []
-    for cell in _cells():
-        if cell["cell_type"] != "code":
-            continue
-        is_hidden = "remove-cell" in cell.get("metadata", {}).get("tags", [])
-        if hidden is None or hidden == is_hidden:
-            out.append("".join(cell["source"]))
-    return out
+NOTEBOOK = nb.notebook(SLUG)
 
 
 def test_skeleton_of_the_house_style() -> None:
-    text = _markdown()
-    assert text.startswith(f"({SLUG})=\n# Parallelism at the Core")
-    assert "```{include} ../book/_gpu_note.md\n```" in text
-    for heading in ("## What you'll learn", "## What you need", "## Key takeaways",
-                    "## Key terms", "## Exercises"):
-        assert heading in text, heading
-    assert f"(../exercises/{SLUG}.ipynb)" in text
-    assert (REPO / "exercises" / f"{SLUG}.ipynb").is_file()
+    nb.check_skeleton(SLUG, "Parallelism at the Core")
 
 
 def test_every_pause_and_think_hides_its_answer() -> None:
     """The seed's four prompts (FLOPs of 2x3 by 3x4, the 24 GB card, the data-loading job,
     batching 8 users) at least, each followed by a collapsed answer."""
-    blocks = re.findall(
-        r"::::\{admonition\} Pause and think\n(.*?)\n::::", _markdown(), flags=re.S
-    )
-    assert len(blocks) >= 4
-    for block in blocks:
-        assert re.search(r":::\{admonition\} Answer\n:class: dropdown\n\S", block), block
+    blocks = nb.check_pauses_hide_answers(nb.markdown(NOTEBOOK), at_least=4)
     joined = " ".join(blocks)
     for seed_prompt in (r"2\\times3", "24 GB", "loading", "8 users"):
         assert re.search(seed_prompt, joined), seed_prompt
 
 
 def test_explorers_are_this_lessons_registry_calculators() -> None:
-    used = set(re.findall(r'calculator_widget\("([a-z_]+)"', "\n".join(_code())))
-    assert used == {"amdahl", "will_it_fit", "decode_ceiling"}
-    for name in used:
-        assert calculators.get(name).lesson == SLUG
-
-
-def _glossary_terms() -> set[str]:
-    text = (REPO / "book" / "glossary.md").read_text(encoding="utf-8")
-    block = text.split("```{glossary}", 1)[1]
-    return {line.strip().lower() for line in block.splitlines()
-            if line and not line.startswith((" ", ":", "`"))}
+    nb.check_registry_widgets(SLUG, {"amdahl", "will_it_fit", "decode_ceiling"})
 
 
 def test_every_term_is_in_the_glossary() -> None:
-    terms = {m.group(2) or m.group(1)
-             for m in re.finditer(r"\{term\}`([^`<]+?)(?:\s*<([^>]+)>)?`", _markdown())}
-    assert len(terms) > 30
-    missing = sorted(t for t in terms if t.strip().lower() not in _glossary_terms())
-    assert not missing, f"add to book/glossary.md: {missing}"
+    assert len(nb.check_terms_in_glossary(nb.markdown(NOTEBOOK))) > 30
 
 
 def test_every_citation_is_in_the_bibliography() -> None:
-    bib = (REPO / "book" / "references.bib").read_text(encoding="utf-8")
-    keys = set(re.findall(r"^@\w+\{([^,]+),", bib, flags=re.M))
-    cited = {k.strip() for group in re.findall(r"\{cite(?::[pt])?\}`([^`]+)`", _markdown())
-             for k in group.split(",")}
-    assert len(cited) >= 10
-    assert cited <= keys, f"add to book/references.bib: {sorted(cited - keys)}"
+    assert len(nb.check_citations_in_bibliography(nb.markdown(NOTEBOOK))) >= 10
 
 
 def test_prose_numbers_are_pinned_by_hidden_asserts() -> None:
-    hidden = "\n".join(_code(hidden=True))
-    assert hidden.count("assert") >= 40
     # the lesson's headline figures, each checked against a calculator in a hidden cell
-    for pinned in ("== 239", "[239, 479, 957]", "== 1473", "== 184", "== 295",
-                   "(2, 2, 12, 16)", "round(i256, 1) == 227.6", "[21, 43, 86]"):
-        assert pinned in hidden, pinned
+    nb.check_pinned(NOTEBOOK, asserts=40, pinned=(
+        "== 239", "[239, 479, 957]", "== 1473", "== 184", "== 295", "(2, 2, 12, 16)",
+        "round(i256, 1) == 227.6", "[21, 43, 86]"))
 
 
 def test_problem_sizes_come_from_sizes_for_and_answers_are_checked() -> None:
-    code = "\n".join(_code(hidden=False))
+    code = "\n".join(nb.code(NOTEBOOK, hidden=False))
     assert 'sizes_for(dev, "loop")' in code and 'sizes_for(dev, "gemm")' in code
     assert "compare(" in code and "reference=matmul_loop" in code
 
@@ -124,7 +71,7 @@ def test_h100_dense_and_sparse_fp16_as_taught() -> None:
     assert h100.peak_flops["fp16"] == pytest.approx(989.4e12)
     assert h100.sparse_flops["fp16"] == pytest.approx(1978.9e12)
     assert h100.peak_flops["fp8"] == pytest.approx(1978.9e12)
-    assert "1,979" in _markdown() and "989.4" in _markdown()
+    assert "1,979" in nb.markdown(NOTEBOOK) and "989.4" in nb.markdown(NOTEBOOK)
 
 
 def test_training_state_of_a_7b_model_as_taught() -> None:
@@ -132,7 +79,7 @@ def test_training_state_of_a_7b_model_as_taught() -> None:
     bytes per parameter; 7e9 parameters need 112 GB of model state."""
     assert memory.bytes_per_param("mixed", "adam") == 16
     assert 7e9 * memory.bytes_per_param("mixed", "adam") == pytest.approx(112e9)
-    assert "112 GB" in _markdown()
+    assert "112 GB" in nb.markdown(NOTEBOOK)
 
 
 def test_decode_ceiling_with_kv_reads_as_taught() -> None:
@@ -146,5 +93,5 @@ def test_decode_ceiling_with_kv_reads_as_taught() -> None:
     assert inference.decode_ceiling_tokens_per_second(
         weight_bytes=14e9, bandwidth=3.35e12, batch=8,
         kv_bytes_per_sequence=kv) == pytest.approx(1472.99, abs=0.01)
-    text = _markdown()
+    text = nb.markdown(NOTEBOOK)
     assert "1,473" in text and "239" in text and "231" in text

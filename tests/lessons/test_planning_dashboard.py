@@ -12,8 +12,6 @@ hidden asserts; the calculators it adds are tested in
 from __future__ import annotations
 
 import dataclasses
-import json
-import re
 from pathlib import Path
 
 import pytest
@@ -31,29 +29,21 @@ from gpulesson import (
 )
 from gpulesson.exercises import lesson_module
 
-ROOT = Path(__file__).resolve().parents[2]
+from . import nbtools as nb
+
 SLUG = "planning_dashboard"
 BANK = lesson_module(SLUG)
-LESSON_NB = ROOT / "notebooks" / f"{SLUG}.ipynb"
-EXERCISE_NB = ROOT / "exercises" / f"{SLUG}.ipynb"
+LESSON_NB = nb.notebook(SLUG)
+EXERCISE_NB = nb.exercise_notebook(SLUG)
 H100 = hardware.gpu("H100 SXM")
 L4 = hardware.gpu("L4")
 LLAMA2_7B = transformer.preset("llama-2-7b")
 N_7B = transformer.param_count(LLAMA2_7B)
 
 
-def _cells(path: Path) -> list[dict]:
-    return json.loads(path.read_text(encoding="utf-8"))["cells"]
-
-
-def _source(path: Path, kind: str | None = None) -> str:
-    return "\n".join("".join(c["source"]) for c in _cells(path)
-                     if kind is None or c["cell_type"] == kind)
-
-
 def _prose() -> str:
     """The lesson's markdown on one line, currency signs unescaped (MyST needs "\\$")."""
-    return " ".join(_source(LESSON_NB, "markdown").split()).replace("\\$", "$")
+    return " ".join(nb.markdown(LESSON_NB).split()).replace("\\$", "$")
 
 
 # ---------------------------------------------------------------------------------------
@@ -90,7 +80,7 @@ def test_seven_b_plan_matches_llama2_reported_gpu_hours_order():
 
 def test_deepseek_price_is_the_lesson_cheaper_rental_example():
     """DeepSeek-AI 2024: $2 per H800 GPU-hour. The lesson's "$2/h" row uses it, cited."""
-    assert "{cite:p}`deepseek2024v3`" in _source(LESSON_NB, "markdown")
+    assert "{cite:p}`deepseek2024v3`" in nb.markdown(LESSON_NB)
     per_1k = cost.cost_per_1k_tokens(usd_per_gpu_hour=2.0, gpus=1,
                                      tokens_per_second=2000 * 500 / 86_400)
     assert round(per_1k, 3) == 0.048
@@ -230,46 +220,23 @@ def test_lora_exercise_catches_the_gqa_slip():
 
 
 def test_exercise_notebook_shows_every_exercise_once_in_order():
-    shown = [int(n) for n in re.findall(r"lesson\.show\((\d+)\)", _source(EXERCISE_NB))]
-    assert shown == list(range(1, len(BANK.EXERCISES) + 1))
+    sources = nb.check_exercise_notebook(SLUG)
     assert len(BANK.EXERCISES) >= 5
     assert {ex.kind for ex in BANK.EXERCISES} == {"numeric", "choice", "code", "predict"}
-    assert f'load_lesson("{SLUG}")' in _source(EXERCISE_NB)
-    assert f"({SLUG}_exercises)=" in _source(EXERCISE_NB, "markdown")
-    assert "lesson.reveal(9, measured)" in _source(EXERCISE_NB)
+    assert any("lesson.reveal(9, measured)" in s for s in sources)
 
 
 def test_lesson_notebook_skeleton():
-    text = _source(LESSON_NB, "markdown")
-    assert text.startswith(f"({SLUG})=")
-    assert "```{include} ../book/_gpu_note.md" in text
-    for heading in ("## What you'll learn", "## What you need", "## Key takeaways",
-                    "## Key terms", "Pause and think", ":class: dropdown"):
-        assert heading in text
-    assert f"../exercises/{SLUG}.ipynb" in text
-    code = _source(LESSON_NB, "code")
-    assert 'calculator_widget("planning")' in code and 'explorer("planning"' in code
+    text = nb.check_skeleton(SLUG, "Plan It: the GPU Planning Dashboard")
+    nb.check_pauses_hide_answers(text, at_least=1)
+    nb.check_registry_widgets(SLUG, {"planning"})
+    code = "\n".join(nb.code(LESSON_NB))
+    assert 'explorer("planning"' in code
     assert "this_machine(" in code and "benchmark(" in code
 
 
 @pytest.mark.parametrize("path", [LESSON_NB, EXERCISE_NB], ids=["lesson", "exercises"])
-def test_cited_keys_and_glossary_terms_exist(path):
-    text = _source(path, "markdown")
-    bib = (ROOT / "book" / "references.bib").read_text(encoding="utf-8")
-    keys = set(re.findall(r"^@\w+\{([^,]+),", bib, flags=re.M))
-    for group in re.findall(r"\{cite:?[pt]?\}`([^`]+)`", text):
-        for key in group.split(","):
-            assert key.strip() in keys, key
-    glossary = (ROOT / "book" / "glossary.md").read_text(encoding="utf-8").lower()
-    defined = set(re.findall(r"^([^\s].*)$", glossary, flags=re.M))
-    for term in re.findall(r"\{term\}`([^`]+)`", text):
-        target = re.search(r"<([^>]+)>", term)
-        name = (target.group(1) if target else term).strip().lower()
-        assert name in defined, name
-
-
-def test_notebooks_carry_no_outputs():
-    for path in (LESSON_NB, EXERCISE_NB):
-        for cell in _cells(path):
-            if cell["cell_type"] == "code":
-                assert cell["outputs"] == [] and cell["execution_count"] is None
+def test_cited_keys_and_glossary_terms_exist(path: Path):
+    text = nb.markdown(path)
+    nb.check_citations_in_bibliography(text)
+    nb.check_terms_in_glossary(text)

@@ -1,4 +1,5 @@
-"""Lesson 2, *Rooflines and Tensor Cores*: the seed figures the lesson recomputes.
+"""Lesson 2, *Rooflines and Tensor Cores*: the seed figures the lesson recomputes, and the
+promises every lesson page makes (``nbtools``) that this page keeps.
 
 ``hardware.flops_per_watt``, once a helper of this lesson's bank, is tested with the other
 datasheet figures in ``tests/calculators/test_sources_hardware.py``.
@@ -9,6 +10,10 @@ from __future__ import annotations
 from gpulesson import gemm
 from gpulesson.exercises.bank.roofline_and_tensor_cores import seed_bytes_precision
 
+from . import nbtools as nb
+
+SLUG = "roofline_and_tensor_cores"
+
 
 def test_seed_gemm_figures_are_fp32_ones():
     """The seed calculator page: 4096^3 GEMM, '201.3 MB' and '682.7 ops/byte'. Both follow
@@ -17,3 +22,13 @@ def test_seed_gemm_figures_are_fp32_ones():
     assert round(gemm.min_bytes(n, n, n, bytes_per_element=4) / 1e6, 1) == 201.3
     assert round(gemm.arithmetic_intensity(n, n, n, bytes_per_element=4), 1) == 682.7
     assert seed_bytes_precision.answer_value() == "fp32"
+
+
+def test_calculator_terms_citations_and_exercise_notebook() -> None:
+    """The page's shared promises (nbtools): its registry calculator, glossary terms and
+    citations that exist, and the exercise notebook showing every exercise once."""
+    nb.check_registry_widgets(SLUG, {"gemm"})
+    text = nb.markdown(nb.notebook(SLUG))
+    assert len(nb.check_terms_in_glossary(text)) >= 10
+    assert len(nb.check_citations_in_bibliography(text)) >= 5
+    nb.check_exercise_notebook(SLUG)
