@@ -2,8 +2,9 @@
 
 Formulas live in the calculator modules and quantities are formatted by
 :mod:`gpulesson.units`; what is here is only how the banks' questions and solutions spell
-things (``"989.4 TFLOP/s"``, ``"8.09e22"``, ``"40%"``, ``"6.74B"``, ``"Llama 2 7B"``) and the
-extra unit words a learner may type. One copy, so that every lesson's exercises read alike.
+things (``"989.4 TFLOP/s"``, ``"8.09e22"``, ``"40%"``, ``"6.74B"``, ``"Llama 2 7B"``,
+``"BF16"``) and the extra unit words a learner may type. One copy, so that every lesson's
+exercises read alike.
 Standard library only.
 """
 
@@ -16,14 +17,19 @@ from types import MappingProxyType
 from gpulesson.calculators import MODEL_LABELS
 from gpulesson.exercises.core import format_number
 
-__all__ = ["PER_BYTE", "TIMES", "billions", "model_label", "percent", "scientific",
-           "tflop_rate", "trim_zeros"]
+__all__ = ["PER_BYTE", "PRECISION_LABELS", "TIMES", "billions", "model_label", "percent",
+           "precision_label", "scientific", "tflop_rate", "trim_zeros"]
 
 #: Words for a plain ratio: "3×", "3 x", "3 times".
 TIMES: Mapping[str, float] = MappingProxyType({"×": 1, "x": 1, "times": 1})
 #: Words for an arithmetic intensity.
 PER_BYTE: Mapping[str, float] = MappingProxyType({
     "FLOP/byte": 1, "FLOPs/byte": 1, "FLOP/B": 1, "FLOPs per byte": 1, "FLOP per byte": 1})
+
+#: How the texts name a number format or precision key of the calculators.
+PRECISION_LABELS: Mapping[str, str] = MappingProxyType({
+    "fp64": "FP64", "fp32": "FP32", "tf32": "TF32", "bf16": "BF16", "fp16": "FP16",
+    "fp8": "FP8", "int8": "INT8", "int4": "INT4"})
 
 _TRAILING_ZEROS = re.compile(r"(\.\d*?)0+(?=\s)")
 
@@ -58,3 +64,9 @@ def tflop_rate(rate: float, digits: int = 5) -> str:
 def model_label(name: str) -> str:
     """The reader's name of a model preset (``'llama-2-7b' -> 'Llama 2 7B'``)."""
     return MODEL_LABELS.get(name, name)
+
+
+def precision_label(key: str) -> str:
+    """The reader's name of a precision key (``'bf16' -> 'BF16'``); ``KeyError`` for a key
+    the calculators do not use."""
+    return PRECISION_LABELS[key]

@@ -27,3 +27,18 @@ def test_unit_words_are_read_only() -> None:
     with pytest.raises(TypeError):
         wording.TIMES["fold"] = 1  # type: ignore[index]
     assert wording.PER_BYTE["FLOP/byte"] == 1
+
+
+def test_precision_labels_name_every_precision_the_calculators_take() -> None:
+    """Every storage precision of gpulesson.memory and every plain float format of
+    gpulesson.precision has a label, the upper-case key as datasheets print it."""
+    from gpulesson import memory, precision
+
+    keys = set(memory.PRECISION_BYTES) | {k for k in precision.FORMATS if "_" not in k}
+    assert keys <= set(wording.PRECISION_LABELS)
+    assert {wording.precision_label(k) for k in keys} == {k.upper() for k in keys}
+    assert wording.precision_label("bf16") == "BF16"
+    with pytest.raises(KeyError):
+        wording.precision_label("fp7")
+    with pytest.raises(TypeError):
+        wording.PRECISION_LABELS["fp7"] = "FP7"  # type: ignore[index]

@@ -37,7 +37,7 @@ from gpulesson.exercises.mistakes import (
     inverted_ratio,
     used_sparse_peak,
 )
-from gpulesson.exercises.wording import TIMES, model_label
+from gpulesson.exercises.wording import TIMES, billions, model_label, precision_label
 from gpulesson.transformer import TransformerConfig
 from gpulesson.units import format_bandwidth, format_bytes, format_flops, format_seconds
 
@@ -48,8 +48,6 @@ P = Mapping[str, Any]
 _USERS = {"users": 1, "user": 1, "sequences": 1, "sequence": 1, "conversations": 1,
           "conversation": 1}
 _SEQUENCES = {"sequences": 1, "sequence": 1, "seqs": 1}
-_NAMES = {"fp32": "FP32", "bf16": "BF16", "fp16": "FP16", "fp8": "FP8", "int8": "INT8",
-          "int4": "INT4"}
 
 #: Models with grouped-query attention (fewer KV heads than query heads) whose query heads
 #: times head size equal the hidden size, so "the hidden-size formula" and "one KV head per
@@ -252,7 +250,7 @@ def _kv_derived(p: P) -> dict[str, Any]:
     return {
         "name": model_label(p["model"]), "L": cfg.layers, "H": cfg.heads, "KV": cfg.kv_heads,
         "Q": cfg.head_dim, "hidden": f"{cfg.hidden:,}", "seq_text": f"{p['seq_len']:,}",
-        "prec": _NAMES[p["kv_dtype"]], "bpe": format_number(b),
+        "prec": precision_label(p["kv_dtype"]), "bpe": format_number(b),
         "per_token": _gib(per_token, 0) if per_token >= 2**20 else f"{per_token // 1024} KiB",
         "per_seq": _gib(_kv_total(p, batch=1)), "gib": _gib(_kv_total(p)),
         "mha": _gb(_kv_total(p, mha=True)), "ratio": format_number(cfg.heads / cfg.kv_heads),
@@ -469,7 +467,7 @@ def _ceiling_derived(p: P) -> dict[str, Any]:
     weights = memory.weight_bytes(p["n_params"], precision=p["precision"])
     per_token = inference.decode_flops(p["n_params"], 1)
     return {
-        "model": f"{format_number(p['n_params'] / 1e9, 3)}B", "prec": _NAMES[p["precision"]],
+        "model": billions(p["n_params"]), "prec": precision_label(p["precision"]),
         "bpp": format_number(memory.precision_bytes(p["precision"])),
         "bw": format_bandwidth(g.bandwidth), "weights": _gb(weights),
         "step": format_seconds(weights / g.bandwidth),

@@ -29,7 +29,7 @@ from gpulesson.exercises.core import (
     format_number,
 )
 from gpulesson.exercises.mistakes import forgot_training_state, gib_as_gb
-from gpulesson.exercises.wording import model_label
+from gpulesson.exercises.wording import model_label, precision_label
 from gpulesson.units import format_bytes
 
 LESSON = "memory_what_fits"
@@ -38,8 +38,6 @@ TITLE = "Memory: What Fits"
 P = Mapping[str, Any]
 _PARAMS = {"parameters": 1, "params": 1, "parameter": 1}
 _GPUS = {"GPUs": 1, "GPU": 1}
-_PRECISION_NAMES = {"fp32": "FP32", "bf16": "BF16", "fp16": "FP16", "fp8": "FP8",
-                    "int8": "INT8", "int4": "INT4"}
 #: The seed page's figure for mixed precision, wrong with Adam (ZeRO paper, section 3.1).
 _CLAIMED_BYTES_PER_PARAM = 10
 
@@ -297,9 +295,9 @@ def _weights_derived(p: P) -> dict[str, Any]:
     w = memory.weight_bytes(n, precision=p["precision"])
     other = _other_precision(p["precision"])
     return {"label": model_label(p["model"]), "count": f"{n:,}",
-            "prec": _PRECISION_NAMES[p["precision"]],
+            "prec": precision_label(p["precision"]),
             "bpp": format_number(memory.precision_bytes(p["precision"])),
-            "other": _PRECISION_NAMES[other],
+            "other": precision_label(other),
             "other_bpp": format_number(memory.precision_bytes(other)),
             "gib": _gib(w), "bytes": f"{w:,.0f}",
             "train": _gb(_state({"model": p["model"]}).total, 1)}

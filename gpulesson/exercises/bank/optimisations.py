@@ -35,7 +35,7 @@ from gpulesson.exercises.core import (
     format_number,
 )
 from gpulesson.exercises.mistakes import inverted_ratio, used_sparse_peak
-from gpulesson.exercises.wording import TIMES
+from gpulesson.exercises.wording import TIMES, precision_label
 from gpulesson.precision import float_format
 from gpulesson.units import format_bytes, format_flops
 
@@ -43,7 +43,6 @@ LESSON = "optimisations"
 TITLE = "Optimisations that Change the Math"
 
 P = Mapping[str, Any]
-_NAMES = {"fp32": "FP32", "fp16": "FP16", "bf16": "BF16"}
 
 
 # ---------------------------------------------------------------------------------------
@@ -91,7 +90,7 @@ def _square_bytes(p: P) -> float:
 def _std_derived(p: P) -> dict[str, Any]:
     n, d = p["n"], p["d"]
     e = memory.precision_bytes(p["dtype"])
-    return {"n_text": f"{n:,}", "d_text": f"{d:,}", "prec": _NAMES[p["dtype"]],
+    return {"n_text": f"{n:,}", "d_text": f"{d:,}", "prec": precision_label(p["dtype"]),
             "e": format_number(e),
             "elements": f"{_std_bytes(p, 1):,}",
             "square": f"{n * n:,}", "nd": f"{n * d:,}",

@@ -31,15 +31,20 @@ from gpulesson.exercises.mistakes import (
     inverted_ratio,
     used_sparse_peak,
 )
-from gpulesson.exercises.wording import PER_BYTE, TIMES, billions, tflop_rate, trim_zeros
+from gpulesson.exercises.wording import (
+    PER_BYTE,
+    TIMES,
+    billions,
+    precision_label,
+    tflop_rate,
+    trim_zeros,
+)
 from gpulesson.units import format_bandwidth, format_bytes, format_flops
 
 LESSON = "parallelism_at_the_core"
 TITLE = "Parallelism at the Core"
 
 P = Mapping[str, Any]
-_PRECISION_NAMES = {"fp32": "FP32", "fp16": "FP16", "bf16": "BF16", "int8": "INT8",
-                    "int4": "INT4"}
 
 
 def _gb(n_bytes: float) -> str:
@@ -662,7 +667,7 @@ ridge_point = NumericExercise(
 def _decode_derived(p: P) -> dict[str, Any]:
     weights = memory.weight_bytes(p["n_params"], precision=p["precision"])
     h100 = hardware.gpu("H100 SXM")
-    return {"model": billions(p["n_params"]), "prec": _PRECISION_NAMES[p["precision"]],
+    return {"model": billions(p["n_params"]), "prec": precision_label(p["precision"]),
             "bw": _bw(p["bandwidth"]), "weights_gb": _gb(weights),
             "bpp": format_number(memory.precision_bytes(p["precision"])),
             "h100_bw": _bw(h100.bandwidth),

@@ -30,7 +30,7 @@ from gpulesson.exercises.core import (
     format_number,
 )
 from gpulesson.exercises.mistakes import counted_macs, inverted_ratio, used_sparse_peak
-from gpulesson.exercises.wording import PER_BYTE, TIMES, tflop_rate, trim_zeros
+from gpulesson.exercises.wording import PER_BYTE, TIMES, precision_label, tflop_rate, trim_zeros
 from gpulesson.units import format_bandwidth, format_bytes, format_flops, format_seconds
 
 LESSON = "roofline_and_tensor_cores"
@@ -41,8 +41,6 @@ _PER_WATT = {"GFLOP/s/W": 1e9, "GFLOP/s per W": 1e9, "GFLOP/s per watt": 1e9,
              "GFLOP/J": 1e9, "TFLOP/s/W": 1e12, "TFLOP/s per W": 1e12,
              "TFLOP/s per watt": 1e12, "FLOP/s/W": 1, "FLOP/J": 1}
 _BF16 = memory.precision_bytes("bf16")
-_NAMES = {"fp64": "FP64", "fp32": "FP32", "tf32": "TF32", "bf16": "BF16", "fp16": "FP16",
-          "fp8": "FP8", "int8": "INT8"}
 
 
 def _bw(rate: float) -> str:
@@ -227,7 +225,7 @@ def _time_derived(p: P) -> dict[str, Any]:
     g = hardware.gpu(p["gpu"])
     return {
         "m_text": f"{p['m']:,}", "k_text": f"{p['k']:,}", "n_text": f"{p['n']:,}",
-        "prec": _NAMES[p["dtype"]], "peak": tflop_rate(g.dense(p["dtype"])),
+        "prec": precision_label(p["dtype"]), "peak": tflop_rate(g.dense(p["dtype"])),
         "bw": _bw(g.bandwidth), "flops": trim_zeros(format_flops(a.flops)),
         "bytes": trim_zeros(format_bytes(a.bytes, digits=1)),
         "compute_time": format_seconds(a.compute_time),
@@ -348,7 +346,7 @@ roofline_time_code = CodeExercise(
 
 def _ridge_derived(p: P) -> dict[str, Any]:
     g = hardware.gpu(p["gpu"])
-    return {"prec": _NAMES[p["dtype"]], "peak": tflop_rate(g.dense(p["dtype"])),
+    return {"prec": precision_label(p["dtype"]), "peak": tflop_rate(g.dense(p["dtype"])),
             "sparse": tflop_rate(g.sparse_flops[p["dtype"]]), "bw": _bw(g.bandwidth),
             "bf16_ridge": format_number(g.ridge_point("bf16"), 3),
             "contrast": (f"in FP32, without tensor cores, it is "
@@ -502,7 +500,7 @@ def _speed_ratio(p: P, *, fast_peak: str = "dense") -> float:
 
 def _ratio_derived(p: P) -> dict[str, Any]:
     fast, slow = hardware.gpu(p["fast"]), hardware.gpu(p["slow"])
-    return {"prec": _NAMES[p["dtype"]], "fast_dense": tflop_rate(fast.dense(p["dtype"])),
+    return {"prec": precision_label(p["dtype"]), "fast_dense": tflop_rate(fast.dense(p["dtype"])),
             "fast_sparse": tflop_rate(fast.sparse_flops[p["dtype"]]),
             "slow_dense": tflop_rate(slow.dense(p["dtype"])),
             "fast_bw": _bw(fast.bandwidth), "slow_bw": _bw(slow.bandwidth),
