@@ -177,8 +177,11 @@
     callbacks: {},
     start: function (calculators) {
       var self = this;
+      // A server that sends .wasm with the wrong type makes Pyodide hang without an error:
+      // say so after the timeout, but keep waiting (a slow connection may still get there).
       var timer = window.setTimeout(function () {
-        self.fail("it did not start within " + Math.round(config.timeoutMs / 1000) + " s", calculators);
+        self.fail("no answer from Python after " + Math.round(config.timeoutMs / 1000) + " s",
+                  calculators, true);
       }, config.timeoutMs);
       try {
         this.worker = new Worker(config.worker, { type: "module", name: "gpulesson" });
@@ -215,9 +218,11 @@
       };
       this.worker.postMessage({ type: "boot", pyodide: config.pyodide, pack: config.pack });
     },
-    fail: function (reason, calculators) {
-      if (this.worker) { this.worker.terminate(); }
-      this.worker = null;
+    fail: function (reason, calculators, keepWaiting) {
+      if (this.worker && !keepWaiting) {
+        this.worker.terminate();
+        this.worker = null;
+      }
       calculators.forEach(function (calc) {
         if (calc.ready) { return; }
         calc.setState("failed", MESSAGES.failed(reason));

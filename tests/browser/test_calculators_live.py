@@ -395,29 +395,40 @@ def test_keyboard_alone_drives_a_calculator(live_page: RecordedPage) -> None:
 
 
 class _WrongTypes(http.server.SimpleHTTPRequestHandler):
-    """A misconfigured static host: .mjs and .wasm served as plain bytes."""
+    """A misconfigured static host: some files served as plain bytes."""
 
-    extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map,
-                      ".mjs": "application/octet-stream", ".wasm": "application/octet-stream",
-                      ".js": "text/javascript"}
+    wrong: tuple[str, ...] = ()
+
+    def guess_type(self, path: Any) -> str:
+        if str(path).endswith(self.wrong):
+            return "application/octet-stream"
+        return "text/javascript" if str(path).endswith((".js", ".mjs")) else super().guess_type(
+            path)
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib name
         pass
 
 
-def test_a_misconfigured_server_gives_a_clear_message(browser: Any, site_dir: Path) -> None:
-    handler = functools.partial(_WrongTypes, directory=str(site_dir))
+@pytest.mark.parametrize(("wrong", "reason"), [
+    (".mjs", "Failed to fetch dynamically imported module"),  # fails at once
+    (".wasm", "no answer from Python after 5 s"),             # Pyodide hangs: the timeout
+])
+def test_a_misconfigured_server_gives_a_clear_message(browser: Any, site_dir: Path,
+                                                      wrong: str, reason: str) -> None:
+    handler = functools.partial(type("Wrong", (_WrongTypes,), {"wrong": (wrong,)}),
+                                directory=str(site_dir))
     server = http.server.ThreadingHTTPServer((HOST, 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     context = new_context(browser, "light")
     try:
-        context.add_init_script("window.GL_CALC_TIMEOUT_MS = 8000;")
+        context.add_init_script("window.GL_CALC_TIMEOUT_MS = 5000;")
         page = context.new_page()
         page.goto(f"http://{HOST}:{server.server_address[1]}/{PAGE}")
         page.wait_for_selector("[data-gl-state=failed]", timeout=30_000)
         status = page.locator(".gl-calc-status").first.inner_text()
         assert "could not start" in status and "application/wasm" in status, status
+        assert reason in status, status
         # the worked example is still there
         example = calculators.evaluate("gemm", calculators.resolve("gemm"))["text"]
         shown = page.locator('.gl-calculator[data-calculator="gemm"] output').first.inner_text()
