@@ -21,7 +21,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from gpulesson import cost, hardware, inference, memory, transformer
-from gpulesson.calculators import MODEL_LABELS
 from gpulesson.exercises.core import (
     ChoiceExercise,
     CodeExercise,
@@ -30,7 +29,7 @@ from gpulesson.exercises.core import (
     format_number,
 )
 from gpulesson.exercises.mistakes import inverted_ratio
-from gpulesson.exercises.wording import TIMES
+from gpulesson.exercises.wording import TIMES, model_label
 from gpulesson.units import format_bytes, format_usd
 
 LESSON = "cost_economics"
@@ -468,7 +467,7 @@ def _batch_derived(p: P) -> dict[str, Any]:
         return _usd(cost.cost_per_1k_tokens(usd_per_gpu_hour=p["gpu_price"], gpus=1,
                                             tokens_per_second=rate))
 
-    return {"name": MODEL_LABELS[p["model"]], "ctx_text": f"{p['context']:,}",
+    return {"name": model_label(p["model"]), "ctx_text": f"{p['context']:,}",
             "one": f"{one:,.0f}", "many": f"{many:,.0f}", "cost_one": per_1k(one),
             "cost_many": per_1k(many), "price": _usd(p["gpu_price"]),
             "weights_gb": format_bytes(weights, digits=1),

@@ -18,7 +18,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from gpulesson import cost, flops, gemm, hardware, inference, transformer, units
-from gpulesson.calculators import MODEL_LABELS
 from gpulesson.exercises.core import (
     ChoiceExercise,
     CodeExercise,
@@ -28,7 +27,7 @@ from gpulesson.exercises.core import (
     format_number,
 )
 from gpulesson.exercises.mistakes import counted_macs, inverted_ratio, used_sparse_peak
-from gpulesson.exercises.wording import billions, percent, scientific, tflop_rate
+from gpulesson.exercises.wording import billions, model_label, percent, scientific, tflop_rate
 
 LESSON = "flops_and_scaling"
 TITLE = "FLOPs, MFU and Scaling Laws"
@@ -52,7 +51,7 @@ _THROUGHPUT = {"A100 80GB": ((1e9, 20_000), (7e9, 3_000), (13e9, 1_600), (70e9, 
 
 
 def _tokens_text(n: float) -> str:
-    return (f"{format_number(n / 1e12, 3)}T" if n >= 1e12 else f"{format_number(n / 1e9, 3)}B")
+    return (f"{format_number(n / 1e12, 3)}T" if n >= 1e12 else billions(n))
 
 
 def _days(seconds: float) -> str:
@@ -504,7 +503,7 @@ def _attention_share(cfg: transformer.TransformerConfig, seq_len: int) -> float:
 def _crossover_derived(p: P) -> dict[str, Any]:
     cfg = _cfg(p)
     n = transformer.param_count(cfg)
-    return {"name": MODEL_LABELS.get(p["model"], p["model"]), "n_text": f"{n:,}",
+    return {"name": model_label(p["model"]), "n_text": f"{n:,}",
             "layers": cfg.layers, "heads": cfg.heads,
             "kv_heads": cfg.kv_heads, "head_dim": cfg.head_dim,
             "share_4k": percent(_attention_share(cfg, 4096)),

@@ -37,7 +37,7 @@ from gpulesson.exercises.mistakes import (
     inverted_ratio,
     used_sparse_peak,
 )
-from gpulesson.exercises.wording import TIMES, billions, model_label, precision_label
+from gpulesson.exercises.wording import TIMES, billions, model_label, precision_label, tflop_rate
 from gpulesson.transformer import TransformerConfig
 from gpulesson.units import format_bandwidth, format_bytes, format_flops, format_seconds
 
@@ -176,7 +176,7 @@ def _ttft_derived(p: P) -> dict[str, Any]:
     return {
         "name": model_label(p["model"]), "tokens_text": f"{p['tokens']:,}",
         "flops": format_flops(inference.prefill_flops(n, p["tokens"], **_shape(cfg))),
-        "peak": f"{format_number(g.dense('bf16') / 1e12, 5)} TFLOP/s",
+        "peak": tflop_rate(g.dense('bf16')),
         "bw": format_bandwidth(g.bandwidth), "weights": _gb(weights),
         "read_time": format_seconds(weights / g.bandwidth),
         "decode_step": format_seconds(inference.decode_step_time(
@@ -472,7 +472,7 @@ def _ceiling_derived(p: P) -> dict[str, Any]:
         "bw": format_bandwidth(g.bandwidth), "weights": _gb(weights),
         "step": format_seconds(weights / g.bandwidth),
         "per_token": format_flops(per_token),
-        "peak": f"{format_number(g.dense('bf16') / 1e12, 5)} TFLOP/s",
+        "peak": tflop_rate(g.dense('bf16')),
         "busy": f"{per_token * _ceiling(p) / g.dense('bf16'):.2%}",
     }
 
@@ -601,7 +601,7 @@ def _bound_batch(p: P, *, peak: float | None = None, bytes_per_param: float | No
 
 def _bound_derived(p: P) -> dict[str, Any]:
     g = hardware.gpu(p["gpu"])
-    return {"peak": f"{format_number(g.dense('bf16') / 1e12, 5)} TFLOP/s",
+    return {"peak": tflop_rate(g.dense('bf16')),
             "bw": format_bandwidth(g.bandwidth),
             "ridge": format_number(g.ridge_point("bf16"), 4)}
 

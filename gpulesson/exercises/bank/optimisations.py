@@ -25,7 +25,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from gpulesson import flops, hardware, memory, optimisations, transformer
-from gpulesson.calculators import MODEL_LABELS
 from gpulesson.exercises.core import (
     ChoiceExercise,
     CodeExercise,
@@ -35,7 +34,7 @@ from gpulesson.exercises.core import (
     format_number,
 )
 from gpulesson.exercises.mistakes import inverted_ratio, used_sparse_peak
-from gpulesson.exercises.wording import TIMES, precision_label
+from gpulesson.exercises.wording import TIMES, model_label, precision_label, tflop_rate
 from gpulesson.precision import float_format
 from gpulesson.units import format_bytes, format_flops
 
@@ -358,7 +357,7 @@ def _extra_flops(p: P) -> float:
 
 def _recompute_derived(p: P) -> dict[str, Any]:
     n = _model_params(p)
-    return {"model_name": MODEL_LABELS.get(p["model"], p["model"]),
+    return {"model_name": model_label(p["model"]),
             "params": format_number(n / 1e9, 4) + " billion",
             "tokens_text": format_number(p["tokens"] / 1e12, 3) + " trillion",
             "step": format_flops(flops.training_flops(n, p["tokens"]), digits=3),
@@ -604,10 +603,10 @@ model_state_saving = ChoiceExercise(
 
 def _tc_derived(p: P) -> dict[str, Any]:
     g = hardware.gpu(p["gpu"])
-    return {"bf16": format_number(g.dense("bf16") / 1e12, 5) + " TFLOP/s",
-            "fp32": format_number(g.dense("fp32") / 1e12, 5) + " TFLOP/s",
-            "tf32": format_number(g.dense("tf32") / 1e12, 5) + " TFLOP/s",
-            "sparse": format_number(g.sparse_flops["bf16"] / 1e12, 5) + " TFLOP/s",
+    return {"bf16": tflop_rate(g.dense("bf16")),
+            "fp32": tflop_rate(g.dense("fp32")),
+            "tf32": tflop_rate(g.dense("tf32")),
+            "sparse": tflop_rate(g.sparse_flops["bf16"]),
             "vs_tf32": format_number(g.dense("bf16") / g.dense("tf32"), 3)}
 
 

@@ -27,7 +27,6 @@ from gpulesson import (
     transformer,
     units,
 )
-from gpulesson.calculators import MODEL_LABELS
 from gpulesson.exercises.core import (
     ChoiceExercise,
     CodeExercise,
@@ -37,7 +36,7 @@ from gpulesson.exercises.core import (
     format_number,
 )
 from gpulesson.exercises.mistakes import used_sparse_peak
-from gpulesson.exercises.wording import billions, percent, scientific
+from gpulesson.exercises.wording import billions, model_label, percent, scientific
 
 LESSON = "planning_dashboard"
 TITLE = "Plan It: the GPU Planning Dashboard"
@@ -213,7 +212,7 @@ def _state_derived(p: P) -> dict[str, Any]:
     cfg = _cfg(p)
     n = transformer.param_count(cfg)
     share = distributed.params_per_gpu(n, tp=p["tp"], pp=p["pp"], layers=cfg.layers)
-    return {"model_label": MODEL_LABELS.get(p["model"], p["model"]), "layers": cfg.layers,
+    return {"model_label": model_label(p["model"]), "layers": cfg.layers,
             "n_text": billions(n), "gpus_text": f"{p['tp'] * p['pp'] * p['dp']:,}",
             "largest": distributed.stage_layers(cfg.layers, p["pp"]),
             "even": format_number(cfg.layers / p["pp"], 3),
@@ -284,7 +283,7 @@ def _other(p: P) -> str | None:
 
 def _bottleneck_derived(p: P) -> dict[str, Any]:
     r = _plan(p)
-    return {"model_label": MODEL_LABELS.get(p["model"], p["model"]),
+    return {"model_label": model_label(p["model"]),
             "gpus_text": f"{p['gpus']:,}", "layout": r["layout"],
             "memory": units.format_bytes(r["memory_per_gpu"]),
             "compute": units.format_seconds(r["step_compute"]),
@@ -354,7 +353,7 @@ def _lora_gqa_as_mha(p: P) -> int | None:
 def _lora_derived(p: P) -> dict[str, Any]:
     cfg = _cfg(p)
     per_layer = _lora(p) // cfg.layers
-    return {"model_label": MODEL_LABELS.get(p["model"], p["model"]), "layers": cfg.layers,
+    return {"model_label": model_label(p["model"]), "layers": cfg.layers,
             "hidden": f"{cfg.hidden:,}", "q_dim": f"{cfg.q_dim:,}", "kv_dim": f"{cfg.kv_dim:,}",
             "per_layer": f"{per_layer:,}",
             "share": percent(_lora(p) / transformer.param_count(cfg)),
@@ -414,7 +413,7 @@ def _lora_memory(p: P, **overrides: Any) -> memory.LoraMemory:
 
 def _lora_mem_derived(p: P) -> dict[str, Any]:
     m = _lora_memory(p)
-    return {"model_label": MODEL_LABELS.get(p["model"], p["model"]),
+    return {"model_label": model_label(p["model"]),
             "base": units.format_bytes(m.base_weights),
             "adapters": units.format_bytes(m.adapter_weights + m.adapter_gradients
                                            + m.adapter_optimizer),

@@ -20,7 +20,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from gpulesson import gemm, hardware, memory, roofline, transformer
-from gpulesson.calculators import MODEL_LABELS
 from gpulesson.exercises.core import (
     ChoiceExercise,
     CodeExercise,
@@ -30,7 +29,14 @@ from gpulesson.exercises.core import (
     format_number,
 )
 from gpulesson.exercises.mistakes import counted_macs, inverted_ratio, used_sparse_peak
-from gpulesson.exercises.wording import PER_BYTE, TIMES, precision_label, tflop_rate, trim_zeros
+from gpulesson.exercises.wording import (
+    PER_BYTE,
+    TIMES,
+    model_label,
+    precision_label,
+    tflop_rate,
+    trim_zeros,
+)
 from gpulesson.units import format_bandwidth, format_bytes, format_flops, format_seconds
 
 LESSON = "roofline_and_tensor_cores"
@@ -156,7 +162,7 @@ def _mlp_derived(p: P) -> dict[str, Any]:
     h100 = hardware.gpu("H100 SXM")
     intensity = _mlp_intensity(p)
     return {
-        "model_name": MODEL_LABELS.get(p["model"], p["model"]),
+        "model_name": model_label(p["model"]),
         "tokens_text": f"{m:,}", "hidden": f"{k:,}", "ffn": f"{n:,}",
         "flops": trim_zeros(format_flops(gemm.flops(m, k, n))),
         "bytes": trim_zeros(format_bytes(gemm.min_bytes(m, k, n, bytes_per_element=b), digits=1)),
