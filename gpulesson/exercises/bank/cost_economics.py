@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from gpulesson import cost, hardware, inference, memory, transformer
+from gpulesson.exercises import serving
 from gpulesson.exercises.core import (
     ChoiceExercise,
     CodeExercise,
@@ -440,13 +441,8 @@ server_price = NumericExercise(
 # 7. Batching and the cost per token
 
 def _tokens_per_second(p: P, batch: int, *, kv: bool = True) -> float:
-    cfg = transformer.preset(p["model"])
-    n = transformer.param_count(cfg)
-    gpu = hardware.gpu(p["gpu"])
-    return inference.decode_speed(
-        n_params=n, weight_bytes=memory.weight_bytes(n, precision="bf16"), batch=batch,
-        kv_bytes_per_sequence=inference.kv_cache_bytes(cfg, seq_len=p["context"]) if kv else 0,
-        peak_flops=gpu.dense("bf16"), bandwidth=gpu.bandwidth).tokens_per_second
+    return serving.decode_speed(p["model"], p["gpu"], context=p["context"], batch=batch,
+                                kv=kv).tokens_per_second
 
 
 def _batch_saving(p: P, *, kv: bool = True) -> float:

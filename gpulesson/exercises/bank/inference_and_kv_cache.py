@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from gpulesson import hardware, inference, memory, transformer
+from gpulesson.exercises import serving
 from gpulesson.exercises.core import (
     ChoiceExercise,
     CodeExercise,
@@ -176,13 +177,11 @@ def _ttft_derived(p: P) -> dict[str, Any]:
     return {
         "name": model_label(p["model"]), "tokens_text": f"{p['tokens']:,}",
         "flops": format_flops(inference.prefill_flops(n, p["tokens"], **_shape(cfg))),
-        "peak": tflop_rate(g.dense('bf16')),
+        "peak": tflop_rate(g.dense("bf16")),
         "bw": format_bandwidth(g.bandwidth), "weights": _gb(weights),
         "read_time": format_seconds(weights / g.bandwidth),
-        "decode_step": format_seconds(inference.decode_step_time(
-            n_params=n, weight_bytes=weights, batch=1,
-            kv_bytes_per_sequence=inference.kv_cache_bytes(cfg, seq_len=p["tokens"]),
-            peak_flops=g.dense("bf16"), bandwidth=g.bandwidth)),
+        "decode_step": format_seconds(serving.decode_speed(
+            p["model"], p["gpu"], context=p["tokens"], batch=1).step_time),
     }
 
 
@@ -472,7 +471,7 @@ def _ceiling_derived(p: P) -> dict[str, Any]:
         "bw": format_bandwidth(g.bandwidth), "weights": _gb(weights),
         "step": format_seconds(weights / g.bandwidth),
         "per_token": format_flops(per_token),
-        "peak": tflop_rate(g.dense('bf16')),
+        "peak": tflop_rate(g.dense("bf16")),
         "busy": f"{per_token * _ceiling(p) / g.dense('bf16'):.2%}",
     }
 
@@ -601,7 +600,7 @@ def _bound_batch(p: P, *, peak: float | None = None, bytes_per_param: float | No
 
 def _bound_derived(p: P) -> dict[str, Any]:
     g = hardware.gpu(p["gpu"])
-    return {"peak": tflop_rate(g.dense('bf16')),
+    return {"peak": tflop_rate(g.dense("bf16")),
             "bw": format_bandwidth(g.bandwidth),
             "ridge": format_number(g.ridge_point("bf16"), 4)}
 
@@ -658,13 +657,7 @@ compute_bound_batch = NumericExercise(
 
 def _rates(p: P, batch: int, *, kv: bool = True) -> tuple[float, float]:
     """(per-user, aggregate) tokens/s from the roofline step time."""
-    cfg = transformer.preset(p["model"])
-    g = hardware.gpu(p["gpu"])
-    n = transformer.param_count(cfg)
-    speed = inference.decode_speed(
-        n_params=n, weight_bytes=memory.weight_bytes(n, precision="bf16"), batch=batch,
-        kv_bytes_per_sequence=inference.kv_cache_bytes(cfg, seq_len=p["context"]) if kv else 0,
-        peak_flops=g.dense("bf16"), bandwidth=g.bandwidth)
+    speed = serving.decode_speed(p["model"], p["gpu"], context=p["context"], batch=batch, kv=kv)
     return speed.per_sequence, speed.tokens_per_second
 
 
