@@ -473,12 +473,10 @@ def _batch_derived(p: P) -> dict[str, Any]:
 
 
 def _batch_fits(p: P) -> bool:
-    cfg = transformer.preset(p["model"])
-    need = memory.inference_memory(
-        transformer.param_count(cfg), precision="bf16",
-        kv_cache_bytes=inference.kv_cache_bytes(cfg, seq_len=p["context"], batch=p["batch"]),
-        overhead_bytes=2e9)
-    return memory.fits(need.total, hardware.gpu(p["gpu"]).memory_bytes)
+    # BF16 weights, the batch's BF16 caches and 2 GB of overhead in the GPU's memory
+    return p["batch"] <= inference.max_concurrent_sequences(
+        transformer.preset(p["model"]), context=p["context"],
+        gpu_memory=hardware.gpu(p["gpu"]).memory_bytes, overhead=2e9)
 
 
 def _batch_sample(rng: Any) -> dict[str, Any]:
