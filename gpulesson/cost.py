@@ -64,6 +64,14 @@ def power_cost(*, power_watts: float, usd_per_kwh: float, hours: float,
     return w / 1000 * p * h * price
 
 
+def _hours_used(years: float, utilization: float, per_hour: float = 1.0) -> float:
+    """``per_hour`` times the hours used in ``years`` at ``utilization``:
+    ``per_hour * 8760 * years * utilization`` (the hours themselves by default)."""
+    y = v.positive_number("years", years)
+    u = v.fraction("utilization", utilization)
+    return per_hour * HOURS_PER_YEAR * y * u
+
+
 @dataclass(frozen=True)
 class TCOBreakdown:
     """On-premises total cost of ownership: hardware, power and their sum (USD)."""
@@ -84,10 +92,8 @@ def on_prem_breakdown(
 ) -> TCOBreakdown:
     """Hardware plus ``years`` of power at ``utilization`` (see :func:`on_prem_tco`)."""
     hw = v.nonneg_number("hardware_usd", hardware_usd)
-    y = v.positive_number("years", years)
-    u = v.fraction("utilization", utilization)
     power = power_cost(power_watts=power_watts, usd_per_kwh=usd_per_kwh,
-                       hours=HOURS_PER_YEAR * y * u, pue=pue)
+                       hours=_hours_used(years, utilization), pue=pue)
     return TCOBreakdown(hardware=hw, power=power, total=hw + power)
 
 
@@ -112,9 +118,7 @@ def on_prem_tco(
 def cloud_cost(*, usd_per_hour: float, years: float, utilization: float = 1.0) -> float:
     """Cloud cost when paying only for used hours: ``usd_per_hour * 8760 * years * u``."""
     rate = v.nonneg_number("usd_per_hour", usd_per_hour)
-    y = v.positive_number("years", years)
-    u = v.fraction("utilization", utilization)
-    return rate * HOURS_PER_YEAR * y * u
+    return _hours_used(years, utilization, per_hour=rate)
 
 
 def breakeven_months(
