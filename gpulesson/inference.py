@@ -158,6 +158,16 @@ def decode_flops(
     return b * (2.0 * n * k + 4.0 * lhq * attended)
 
 
+def _step_bytes(weight_bytes: float, batch: int,
+                kv_bytes_per_sequence: float) -> tuple[int, float]:
+    """``(batch, bytes one decode step reads)``: every weight once and each sequence's KV
+    cache, ``weight_bytes + batch * kv_bytes_per_sequence``."""
+    w = v.positive_number("weight_bytes", weight_bytes)
+    b = v.positive_int("batch", batch)
+    kv = v.nonneg_number("kv_bytes_per_sequence", kv_bytes_per_sequence)
+    return b, w + b * kv
+
+
 def decode_ceiling_tokens_per_second(
     *,
     weight_bytes: float,
@@ -171,11 +181,9 @@ def decode_ceiling_tokens_per_second(
     per sequence: ``batch * bandwidth / (weight_bytes + batch * kv_bytes_per_sequence)``.
     A 7B model in FP16 (14 GB) on 3.35 TB/s: at most ~239 tokens/s at batch 1.
     """
-    w = v.positive_number("weight_bytes", weight_bytes)
+    b, read = _step_bytes(weight_bytes, batch, kv_bytes_per_sequence)
     bw = v.positive_number("bandwidth", bandwidth)
-    b = v.positive_int("batch", batch)
-    kv = v.nonneg_number("kv_bytes_per_sequence", kv_bytes_per_sequence)
-    return b * bw / (w + b * kv)
+    return b * bw / read
 
 
 def decode_compute_bound_batch(*, peak_flops: float, bandwidth: float,
@@ -206,12 +214,10 @@ def decode_step_time(
     Attention FLOPs are left out (small next to ``2N`` at moderate context lengths).
     """
     n = v.positive_number("n_params", n_params)
-    w = v.positive_number("weight_bytes", weight_bytes)
-    b = v.positive_int("batch", batch)
-    kv = v.nonneg_number("kv_bytes_per_sequence", kv_bytes_per_sequence)
+    b, read = _step_bytes(weight_bytes, batch, kv_bytes_per_sequence)
     p = v.positive_number("peak_flops", peak_flops)
     bw = v.positive_number("bandwidth", bandwidth)
-    return max(2.0 * n * b / p, (w + b * kv) / bw)
+    return max(2.0 * n * b / p, read / bw)
 
 
 @dataclass(frozen=True)
