@@ -506,6 +506,20 @@ class LayoutMemory:
     total: float
 
 
+def _activation_inputs(activation_bytes: float, cfg: TransformerConfig | None, batch: int,
+                       seq_len: int | None, recompute: str) -> tuple[float, int]:
+    """Check the activation inputs of :func:`layout_memory` and :func:`recommend_layout`;
+    returns ``(activation_bytes, batch)``."""
+    act_given = v.nonneg_number("activation_bytes", activation_bytes)
+    b = v.positive_int("batch", batch)
+    if seq_len is not None:
+        v.positive_int("seq_len", seq_len)
+    v.choice("recompute", recompute, memory.RECOMPUTE_MODES)
+    if cfg is not None and not isinstance(cfg, TransformerConfig):
+        raise TypeError(f"cfg must be a TransformerConfig or None, got {type(cfg).__name__}")
+    return act_given, b
+
+
 def _activations(cfg: TransformerConfig | None, seq_len: int | None, batch: int,
                  recompute: str, activation_bytes: float, tp: int, pp: int) -> float:
     if cfg is None:
@@ -574,13 +588,7 @@ def layout_memory(
         raise ValueError(f"zero_stage must be 0, 1, 2 or 3, got {zero_stage!r}")
     if n % (t * p):
         raise ValueError(f"tp x pp ({t} x {p} = {t * p}) must divide n_gpus ({n})")
-    act_given = v.nonneg_number("activation_bytes", activation_bytes)
-    b = v.positive_int("batch", batch)
-    if seq_len is not None:
-        v.positive_int("seq_len", seq_len)
-    v.choice("recompute", recompute, memory.RECOMPUTE_MODES)
-    if cfg is not None and not isinstance(cfg, TransformerConfig):
-        raise TypeError(f"cfg must be a TransformerConfig or None, got {type(cfg).__name__}")
+    act_given, b = _activation_inputs(activation_bytes, cfg, batch, seq_len, recompute)
     state = memory.model_state_bytes(precision, optimizer)
     dp = n // (t * p)
     shard = params_per_gpu(psi, tp=t, pp=p, layers=cfg.layers if cfg else None)
@@ -694,13 +702,7 @@ def recommend_layout(
     mem = v.positive_number("gpu_memory", gpu_memory)
     n = v.positive_int("n_gpus", n_gpus)
     per_node = v.positive_int("gpus_per_node", gpus_per_node)
-    act_given = v.nonneg_number("activation_bytes", activation_bytes)
-    b = v.positive_int("batch", batch)
-    if seq_len is not None:
-        v.positive_int("seq_len", seq_len)
-    v.choice("recompute", recompute, memory.RECOMPUTE_MODES)
-    if cfg is not None and not isinstance(cfg, TransformerConfig):
-        raise TypeError(f"cfg must be a TransformerConfig or None, got {type(cfg).__name__}")
+    act_given, b = _activation_inputs(activation_bytes, cfg, batch, seq_len, recompute)
     state = memory.model_state_bytes(precision, optimizer)
     w, g, k = state.weights, state.gradients, state.optimizer
     common = dict(n_params=psi, n_gpus=n, precision=precision, optimizer=optimizer,
