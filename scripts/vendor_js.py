@@ -21,7 +21,9 @@ import argparse
 import json
 import shutil
 import sys
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any, TypeVar
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -60,6 +62,44 @@ SITE_PATHS = {
 OWN_SCRIPTS = {"widgets-setup.js": "_lib/course/widgets-setup.js"}
 
 
+Manifest = TypeVar("Manifest")
+
+
+def package_meta(package_dir: Path) -> dict[str, Any]:
+    """The ``package.json`` of an npm package that ``npm ci`` installed in ``package_dir``.
+
+    Raises ``FileNotFoundError`` saying to run ``npm ci`` when it is not there. Shared with
+    ``scripts/vendor_pyodide.py``.
+    """
+    meta_file = package_dir / "package.json"
+    if not meta_file.is_file():
+        raise FileNotFoundError(
+            f"{meta_file} is missing: run `npm ci` in {ROOT} first (make book does)"
+        )
+    return json.loads(meta_file.read_text(encoding="utf-8"))
+
+
+def run_cli(name: str, description: str, vendor_into: Callable[[Path, Path], Manifest],
+            report: Callable[[Manifest], Iterable[str]], argv: list[str] | None) -> int:
+    """The command line of the vendoring scripts: ``[--node-modules DIR] [--out DIR]``.
+
+    Runs ``vendor_into(node_modules, out)`` and prints ``report(manifest)``; a missing
+    package or file prints ``<name>: <why>`` to stderr and returns 1.
+    """
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--node-modules", type=Path, default=ROOT / "node_modules")
+    parser.add_argument("--out", type=Path, default=ROOT / "_vendor")
+    args = parser.parse_args(argv)
+    try:
+        manifest = vendor_into(args.node_modules, args.out)
+    except FileNotFoundError as exc:
+        print(f"{name}: {exc}", file=sys.stderr)
+        return 1
+    for line in report(manifest):
+        print(line)
+    return 0
+
+
 def _copy_file(src: Path, dst: Path) -> None:
     dst.parent.mkdir(parents=True, exist_ok=True)
     shutil.copy2(src, dst)
@@ -87,12 +127,7 @@ def vendor(node_modules: Path, out: Path) -> dict[str, dict[str, str]]:
     manifest: dict[str, dict[str, str]] = {}
     for package, spec in BUNDLES.items():
         pkg_dir = node_modules / package
-        meta_file = pkg_dir / "package.json"
-        if not meta_file.is_file():
-            raise FileNotFoundError(
-                f"{meta_file} is missing: run `npm ci` in {ROOT} first (make book does)"
-            )
-        meta = json.loads(meta_file.read_text(encoding="utf-8"))
+        meta = package_meta(pkg_dir)
         dest = lib / str(spec["dest"])
         for rel in spec.get("files", []):  # type: ignore[union-attr]
             src = pkg_dir / rel
@@ -119,18 +154,10 @@ def vendor(node_modules: Path, out: Path) -> dict[str, dict[str, str]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--node-modules", type=Path, default=ROOT / "node_modules")
-    parser.add_argument("--out", type=Path, default=ROOT / "_vendor")
-    args = parser.parse_args(argv)
-    try:
-        manifest = vendor(args.node_modules, args.out)
-    except FileNotFoundError as exc:
-        print(f"vendor_js: {exc}", file=sys.stderr)
-        return 1
-    for package, info in manifest.items():
-        print(f"vendored {package}@{info['version']} -> _build/html/{info['path']}")
-    return 0
+    return run_cli("vendor_js", __doc__.splitlines()[0], vendor,
+                   lambda manifest: [f"vendored {package}@{info['version']} -> "
+                                     f"_build/html/{info['path']}"
+                                     for package, info in manifest.items()], argv)
 
 
 if __name__ == "__main__":

@@ -21,13 +21,17 @@ site-assets``, run by ``make book`` and ``make test``, after ``npm ci``).
 
 from __future__ import annotations
 
-import argparse
 import json
 import shutil
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+HERE = Path(__file__).resolve().parent
+if str(HERE) not in sys.path:  # the sibling vendor_js, however this file is loaded
+    sys.path.insert(0, str(HERE))
+from vendor_js import package_meta, run_cli  # noqa: E402
+
+ROOT = HERE.parent
 
 #: What a browser loads: the ES module, the interpreter (JS glue + WebAssembly), the
 #: standard library and the package index Pyodide reads at start-up. Source maps only
@@ -68,12 +72,7 @@ def vendor(node_modules: Path, out: Path) -> dict[str, object]:
         when the npm package (or one of its core files) is missing.
     """
     package = node_modules / "pyodide"
-    meta_file = package / "package.json"
-    if not meta_file.is_file():
-        raise FileNotFoundError(
-            f"{meta_file} is missing: run `npm ci` in {ROOT} first (make book does)"
-        )
-    meta = json.loads(meta_file.read_text(encoding="utf-8"))
+    meta = package_meta(package)
     version = str(meta["version"])
     folder = out / SITE_FOLDER
     if folder.exists():  # drop older versions: the site serves exactly the pinned one
@@ -98,20 +97,14 @@ def vendor(node_modules: Path, out: Path) -> dict[str, object]:
     return manifest
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--node-modules", type=Path, default=ROOT / "node_modules")
-    parser.add_argument("--out", type=Path, default=ROOT / "_vendor")
-    args = parser.parse_args(argv)
-    try:
-        manifest = vendor(args.node_modules, args.out)
-    except FileNotFoundError as exc:
-        print(f"vendor_pyodide: {exc}", file=sys.stderr)
-        return 1
+def _report(manifest: dict[str, object]) -> list[str]:
     size = int(manifest["bytes"]) / 1e6  # type: ignore[call-overload]
-    print(f"vendored pyodide@{manifest['version']} ({size:.1f} MB) -> "
-          f"_build/html/{manifest['path']}")
-    return 0
+    return [f"vendored pyodide@{manifest['version']} ({size:.1f} MB) -> "
+            f"_build/html/{manifest['path']}"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    return run_cli("vendor_pyodide", __doc__.splitlines()[0], vendor, _report, argv)
 
 
 if __name__ == "__main__":
