@@ -31,8 +31,6 @@ if str(HERE) not in sys.path:  # the sibling vendor_js, however this file is loa
     sys.path.insert(0, str(HERE))
 from vendor_js import package_meta, run_cli  # noqa: E402
 
-ROOT = HERE.parent
-
 #: What a browser loads: the ES module, the interpreter (JS glue + WebAssembly), the
 #: standard library and the package index Pyodide reads at start-up. Source maps only
 #: help a reader's developer tools; they are small and avoid a 404 there.
