@@ -21,9 +21,11 @@ answer
     :func:`gpulesson.calculators.evaluate` of the inputs after those updates: formatted
     ``text`` per output, or the ``error`` message naming the ``input`` at fault.
 
-The preset rules are those of :mod:`gpulesson.widgets` (Jupyter): choosing a preset fills
-what it covers; changing an input a fill is keyed by (a GPU's peak depends on the
-precision) fills again; editing a filled input by hand turns its preset to ``custom``.
+The preset rules are :func:`gpulesson.calculators.apply_changes`, the very function the
+Jupyter widgets (:mod:`gpulesson.widgets`) call: choosing a preset fills what it covers;
+changing an input a fill is keyed by (a GPU's peak depends on the precision) fills again;
+editing a filled input by hand turns its preset to ``custom``. This module only turns the
+page's text into values (:func:`parse_value`) and the answer into JSON.
 
 Standard library only: this module runs in the browser (Pyodide).
 """
@@ -31,13 +33,12 @@ Standard library only: this module runs in the browser (Pyodide).
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from gpulesson import calculators as _calc
 
-__all__ = ["parse_value", "preset_links", "react", "react_json"]
+__all__ = ["parse_value", "react", "react_json"]
 
 
 def parse_value(spec: _calc.Input, text: Any) -> Any:
@@ -70,30 +71,6 @@ def parse_value(spec: _calc.Input, text: Any) -> Any:
         return text
 
 
-def preset_links(name: str) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
-    """Which presets fill each input, and which presets are keyed by each input.
-
-    Returns ``(filled_by, keyed_by)``: input name -> preset input names, in declaration
-    order. Derived from the registry's declarations (``Input.fills`` and ``Keyed.by``).
-    """
-    calc = _calc.get(name)
-    filled_by: dict[str, list[str]] = {}
-    keyed_by: dict[str, list[str]] = {}
-    for spec in calc.inputs:
-        if spec.kind != "preset":
-            continue
-        for fills in spec.fills.values():
-            for target, raw in fills.items():
-                targets = filled_by.setdefault(target, [])
-                if spec.name not in targets:
-                    targets.append(spec.name)
-                if isinstance(raw, _calc.Keyed):
-                    keys = keyed_by.setdefault(raw.by, [])
-                    if spec.name not in keys:
-                        keys.append(spec.name)
-    return filled_by, keyed_by
-
-
 def _failure(message: str, input_name: str | None) -> dict[str, Any]:
     return {"ok": False, "error": message, "input": input_name}
 
@@ -115,62 +92,16 @@ def react(name: str, values: Mapping[str, Any],
     Returns
     -------
     dict
-        ``{"updates": {input: shown value}, "result": {...}}`` where ``result`` is
-        :func:`gpulesson.calculators.evaluate` of the updated inputs (never raises for bad
-        input), or the preset's own error when a preset has no figure for the current
-        combination (for example a GPU without an FP8 peak).
+        the answer of :func:`gpulesson.calculators.apply_changes` for the parsed values,
+        its ``updates`` made JSON-safe: ``{"updates": {input: shown value}, "result":
+        {...}}`` where ``result`` is :func:`gpulesson.calculators.evaluate` of the updated
+        inputs (never raises for bad input), or the preset's own error when a preset has
+        no figure for the current combination (for example a GPU without an FP8 peak).
     """
-    calc = _calc.get(name)
-    known = {spec.name: spec for spec in calc.inputs}
+    known = {spec.name: spec for spec in _calc.get(name).inputs}
     shown = {key: parse_value(known[key], text) for key, text in values.items() if key in known}
-    filled_by, keyed_by = preset_links(name)
-    updates: dict[str, Any] = {}
-
-    def fill(preset: str) -> dict[str, Any] | None:
-        """The preset's fills applied to ``shown``; ``None`` with its error otherwise."""
-        try:
-            filled = _calc.apply_preset(name, preset, shown.get(preset, _calc.CUSTOM), shown)
-        except ValueError as exc:
-            return {"error": str(exc.args[0]) if exc.args else str(exc)}
-        shown.update(filled)
-        updates.update(filled)
-        return None
-
-    for key in changed:
-        spec = known.get(key)
-        if spec is None:
-            continue
-        if spec.kind == "preset":
-            problem = fill(key)
-            if problem:
-                return {"updates": _calc.to_json(updates),
-                        "result": _failure(problem["error"], key)}
-            continue
-        for preset in filled_by.get(key, []):
-            choice = shown.get(preset)
-            if choice in (None, _calc.CUSTOM):
-                continue
-            try:
-                expected = _calc.apply_preset(name, preset, choice, shown)
-            except ValueError:
-                expected = {}
-            if not _same(expected.get(key), shown.get(key)):
-                shown[preset] = _calc.CUSTOM
-                updates[preset] = _calc.CUSTOM
-        for preset in keyed_by.get(key, []):
-            if shown.get(preset) not in (None, _calc.CUSTOM):
-                problem = fill(preset)
-                if problem:
-                    return {"updates": _calc.to_json(updates),
-                            "result": _failure(problem["error"], preset)}
-    return {"updates": _calc.to_json(updates), "result": _calc.evaluate(name, shown)}
-
-
-def _same(a: Any, b: Any) -> bool:
-    """Equal as shown values: 80 and 80.0 are the same figure; choices compare as text."""
-    if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool):
-        return math.isclose(a, b, rel_tol=1e-12, abs_tol=0.0) or a == b
-    return a == b
+    answer = _calc.apply_changes(name, shown, changed)
+    return {"updates": _calc.to_json(answer["updates"]), "result": answer["result"]}
 
 
 def react_json(name: str, values_json: str, changed_json: str = "[]") -> str:

@@ -27,14 +27,17 @@ preset has a ``"custom"`` choice; editing a filled input by hand makes the prese
 API: :data:`CALCULATORS` (ordered, course order), :func:`get`, :func:`compute` (validated
 outputs in SI units), :func:`example` (the worked example), :func:`describe` (JSON spec),
 :func:`evaluate` (never raises: values, formatted text or the error and the input at
-fault), :func:`apply_preset` (what a preset choice fills in), :func:`resolve` and
-:func:`si_inputs` (the inputs as shown and as passed on), :func:`sweep` (outputs across
-one input, for plots) and :func:`to_json` (integers above 2^53 as strings).
+fault), :func:`apply_preset` (what a preset choice fills in), :func:`apply_changes` (the
+preset rules of a live form and what it then shows), :func:`preset_links` (which presets
+fill, or are keyed by, each input), :func:`resolve` and :func:`si_inputs` (the inputs as
+shown and as passed on), :func:`sweep` (outputs across one input, for plots) and
+:func:`to_json` (integers above 2^53 as strings).
 
-In the browser: build the form from :func:`describe`, call :func:`apply_preset` when a
-preset changes (and when an input its fill is keyed by changes), and :func:`evaluate` on
-every change; set a preset to ``"custom"`` when the reader edits an input it filled.
-:mod:`gpulesson.widgets` does exactly this with ipywidgets.
+A live form calls :func:`apply_changes` on every change: it fills from a preset when one is
+chosen (and again when an input its fill is keyed by changes), sets a preset to
+``"custom"`` when the reader edits an input it filled, and evaluates the result. Both
+front ends do exactly this: :mod:`gpulesson.widgets` with ipywidgets, and
+:mod:`gpulesson.browser` on the site.
 
 Standard library only: this module runs in the browser (Pyodide).
 """
@@ -42,7 +45,7 @@ Standard library only: this module runs in the browser (Pyodide).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -56,6 +59,7 @@ __all__ = [
     "Input",
     "Keyed",
     "Output",
+    "apply_changes",
     "apply_preset",
     "compute",
     "describe",
@@ -63,6 +67,7 @@ __all__ = [
     "example",
     "format_output",
     "get",
+    "preset_links",
     "resolve",
     "si_inputs",
     "sweep",
@@ -623,6 +628,116 @@ def describe(name: str) -> dict[str, Any]:
             "text": {o.name: format_output(o, ex["outputs"][o.name]) for o in calc.outputs},
         },
     })
+
+
+# ---------------------------------------------------------------------------------------
+# A live form: the preset rules, for the Jupyter widgets and the site's calculators alike
+
+
+def preset_links(name: str) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """Which presets fill each input, and which presets are keyed by each input.
+
+    Returns ``(filled_by, keyed_by)``: input name -> preset input names, in declaration
+    order. Derived from the declarations (``Input.fills`` and ``Keyed.by``).
+    """
+    filled_by: dict[str, list[str]] = {}
+    keyed_by: dict[str, list[str]] = {}
+    for spec in get(name).inputs:
+        if spec.kind != "preset":
+            continue
+        for fills in spec.fills.values():
+            for target, raw in fills.items():
+                _append_once(filled_by.setdefault(target, []), spec.name)
+                if isinstance(raw, Keyed):
+                    _append_once(keyed_by.setdefault(raw.by, []), spec.name)
+    return filled_by, keyed_by
+
+
+def _append_once(names: list[str], name: str) -> None:
+    if name not in names:
+        names.append(name)
+
+
+def _same_shown(a: Any, b: Any) -> bool:
+    """Equal as shown values: 80 and 80.0 are the same figure; choices compare as text."""
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool):
+        return math.isclose(a, b, rel_tol=1e-12, abs_tol=0.0) or a == b
+    return a == b
+
+
+def apply_changes(name: str, values: Mapping[str, Any],
+                  changed: Iterable[str] = ()) -> dict[str, Any]:
+    """What a form shows once the reader has changed the inputs ``changed``.
+
+    The one implementation of the preset rules, used by :mod:`gpulesson.widgets` (Jupyter)
+    and :mod:`gpulesson.browser` (the site). For each changed input, in order:
+
+    * a preset fills what it covers (:func:`apply_preset`);
+    * an input a preset filled, edited to anything but the preset's figure, turns that
+      preset to ``custom`` (80 and 80.0 are the same figure);
+    * an input a fill is keyed by (a GPU's peak depends on the precision) makes the presets
+      keyed by it fill again, unless they are custom.
+
+    Parameters
+    ----------
+    name:
+        a key of :data:`CALCULATORS`.
+    values:
+        the form's inputs in shown units (``None`` for an empty box); inputs left out take
+        their defaults.
+    changed:
+        the inputs the reader changed, in order; unknown names are ignored.
+
+    Returns
+    -------
+    dict
+        ``{"updates": {input: shown value}, "result": ...}``: the inputs to overwrite, and
+        :func:`evaluate` of the inputs after those updates (never raises for bad input), or
+        ``{"ok": False, "error": message, "input": preset}`` when a preset has no figure
+        for the current combination (for example a GPU without an FP8 peak).
+    """
+    calc = get(name)
+    known = {spec.name: spec for spec in calc.inputs}
+    shown = dict(values)
+    filled_by, keyed_by = preset_links(name)
+    updates: dict[str, Any] = {}
+
+    def fill(preset: str) -> dict[str, Any] | None:
+        """The preset's fills applied to ``shown``; the failure result otherwise."""
+        try:
+            filled = apply_preset(name, preset, shown.get(preset, CUSTOM), shown)
+        except ValueError as exc:
+            message = str(exc.args[0]) if exc.args else str(exc)
+            return {"ok": False, "error": message, "input": preset}
+        shown.update(filled)
+        updates.update(filled)
+        return None
+
+    for key in changed:
+        spec = known.get(key)
+        if spec is None:
+            continue
+        if spec.kind == "preset":
+            failure = fill(key)
+            if failure:
+                return {"updates": updates, "result": failure}
+            continue
+        for preset in filled_by.get(key, []):
+            choice = shown.get(preset)
+            if choice in (None, CUSTOM):
+                continue
+            try:
+                expected = apply_preset(name, preset, choice, shown)
+            except ValueError:
+                expected = {}
+            if not _same_shown(expected.get(key), shown.get(key)):
+                shown[preset] = updates[preset] = CUSTOM
+        for preset in keyed_by.get(key, []):
+            if shown.get(preset) not in (None, CUSTOM):
+                failure = fill(preset)
+                if failure:
+                    return {"updates": updates, "result": failure}
+    return {"updates": updates, "result": evaluate(name, shown)}
 
 
 # ---------------------------------------------------------------------------------------

@@ -5,7 +5,8 @@ registry entry and lays out
 
 * one labelled control per input (a text box or slider with its unit, a dropdown for
   choices and presets; choosing a preset fills the inputs it covers, editing a filled
-  input by hand turns the preset to "custom");
+  input by hand turns the preset to "custom": the rules of
+  :func:`gpulesson.calculators.apply_changes`, which the site's calculators call too);
 * one ``HTML`` widget per output, recomputed on every change by
   :func:`gpulesson.calculators.evaluate` (which calls the calculator functions);
 * an ``HTML`` widget that shows an invalid combination inline, in red: never a
@@ -241,27 +242,8 @@ def calculator_widget(name: str, **overrides: Any) -> CalculatorWidget:
     outputs = {o.name: w.HTML(_MISSING) for o in calc.outputs}
     error = w.HTML("")
 
-    # which preset fills which input, and which inputs key a preset's fill
-    filled_by: dict[str, list[str]] = {}
-    keyed_by: dict[str, list[str]] = {}
-    for spec in calc.inputs:
-        if spec.kind != "preset":
-            continue
-        for fills in spec.fills.values():
-            for target, raw in fills.items():
-                filled_by.setdefault(target, [])
-                if spec.name not in filled_by[target]:
-                    filled_by[target].append(spec.name)
-                if isinstance(raw, _calc.Keyed):
-                    keyed_by.setdefault(raw.by, [])
-                    if spec.name not in keyed_by[raw.by]:
-                        keyed_by[raw.by].append(spec.name)
-
     busy = {"on": False}
     widget_box: dict[str, CalculatorWidget] = {}
-
-    def current() -> dict[str, Any]:
-        return {key: control.value for key, control in controls.items()}
 
     def set_quietly(updates: Mapping[str, Any]) -> None:
         busy["on"] = True
@@ -271,54 +253,20 @@ def calculator_widget(name: str, **overrides: Any) -> CalculatorWidget:
         finally:
             busy["on"] = False
 
-    def recompute() -> None:
-        result = _calc.evaluate(name, current())
-        if result["ok"]:
-            for key, out in outputs.items():
-                out.value = escape(result["text"][key])
-            error.value = ""
-            widget_box["w"].last = result
-        else:
-            for out in outputs.values():
-                out.value = _MISSING
-            error.value = _error_html(result["error"])
-            widget_box["w"].last = result
-
-    def fill(preset: str) -> bool:
-        try:
-            updates = _calc.apply_preset(name, preset, controls[preset].value, current())
-        except ValueError as exc:
-            for out in outputs.values():
-                out.value = _MISSING
-            error.value = _error_html(str(exc))
-            return False
-        set_quietly(updates)
-        return True
+    def show(changed: list[str]) -> None:
+        """The preset rules and the result (gpulesson.calculators.apply_changes), shown."""
+        answer = _calc.apply_changes(
+            name, {key: control.value for key, control in controls.items()}, changed)
+        set_quietly(answer["updates"])
+        result = answer["result"]
+        for key, out in outputs.items():
+            out.value = escape(result["text"][key]) if result["ok"] else _MISSING
+        error.value = "" if result["ok"] else _error_html(result["error"])
+        widget_box["w"].last = result
 
     def on_change(change: Mapping[str, Any]) -> None:
-        if busy["on"]:
-            return
-        changed = change["owner"]._gl_input
-        spec = calc.input(changed)
-        ok = True
-        if spec.kind == "preset":
-            ok = fill(changed)
-        else:
-            for preset in filled_by.get(changed, []):
-                choice = controls[preset].value
-                if choice == _calc.CUSTOM:
-                    continue
-                try:
-                    expected = _calc.apply_preset(name, preset, choice, current())
-                except ValueError:
-                    expected = {}
-                if expected.get(changed) != controls[changed].value:
-                    set_quietly({preset: _calc.CUSTOM})
-            for preset in keyed_by.get(changed, []):
-                if controls[preset].value != _calc.CUSTOM:
-                    ok = fill(preset) and ok
-        if ok:
-            recompute()
+        if not busy["on"]:
+            show([change["owner"]._gl_input])
 
     rows = []
     advanced_rows = []
@@ -346,7 +294,7 @@ def calculator_widget(name: str, **overrides: Any) -> CalculatorWidget:
     ])
     widget = CalculatorWidget(name, box, static_html(name, initial), controls, outputs, error)
     widget_box["w"] = widget
-    recompute()
+    show([])
     return widget
 
 

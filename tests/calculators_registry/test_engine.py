@@ -92,6 +92,39 @@ def test_apply_preset_returns_shown_values(toy):
     assert C.apply_preset(toy, "gpu", C.CUSTOM, {}) == {}
 
 
+def test_apply_changes_fills_refills_and_turns_custom(toy):
+    """The one preset rule of the widgets and the site: fill, refill on the key, custom."""
+    chosen = C.apply_changes(toy, {"gpu": "old", "precision": "fp32"}, ["gpu"])
+    assert chosen["updates"] == {"peak": 15.7, "rate": 0.9}
+    assert chosen["result"]["values"]["rate_out"] == 0.9e12
+    refill = C.apply_changes(toy, {"gpu": "fast", "precision": "fp32", "peak": 1000},
+                             ["precision"])
+    assert refill["updates"] == {"peak": 60, "rate": 3.35}
+    edited = C.apply_changes(toy, {"gpu": "fast", "peak": 1000, "rate": 1.5}, ["rate"])
+    assert edited["updates"] == {"gpu": C.CUSTOM}
+    assert edited["result"]["values"]["rate_out"] == 1.5e12
+    # the preset's own figure typed as another number type keeps the preset
+    assert C.apply_changes(toy, {"gpu": "fast", "rate": 3.35}, ["rate"])["updates"] == {}
+    # a custom preset no longer follows its key; unknown names are ignored
+    kept = C.apply_changes(toy, {"gpu": C.CUSTOM, "precision": "fp32", "peak": 5, "rate": 2},
+                           ["precision", "bogus"])
+    assert kept["updates"] == {} and kept["result"]["values"]["peak_out"] == 5e12
+
+
+def test_apply_changes_reports_a_missing_figure_against_the_preset(toy):
+    answer = C.apply_changes(toy, {"gpu": "old", "precision": "fp32"}, ["precision"])
+    assert answer["result"]["ok"]
+    missing = C.apply_changes(toy, {"gpu": "old", "precision": "bf16"}, ["precision"])
+    assert missing["updates"] == {}
+    assert missing["result"]["ok"] is False and missing["result"]["input"] == "gpu"
+    assert "bf16" in missing["result"]["error"]
+
+
+def test_preset_links_follow_the_declarations(toy):
+    assert C.preset_links(toy) == ({"peak": ["gpu"], "rate": ["gpu"]},
+                                   {"precision": ["gpu"]})
+
+
 def test_declaration_errors_are_caught_when_an_entry_is_added():
     bad = Calculator(name="_bad", title="", description="", lesson="", function=_echo,
                      inputs=(Input("n", "Count", "integer", None, 1, 10, 1),),

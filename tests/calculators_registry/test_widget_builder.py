@@ -85,9 +85,11 @@ def test_invalid_combination_shows_inline_and_recovers(toy):
     assert "bf16" in w.error_text
     assert _is_red_alert(w.error.value)
     assert w.outputs["peak_out"].value == "—"
+    assert w.last["ok"] is False and w.last["input"] == "gpu"  # what is shown, not stale
     w.controls["precision"].value = "fp32"
     assert w.error.value == ""
     assert w.outputs["peak_out"].value == "15.7 TFLOP/s"
+    assert w.last["ok"] and w.last["text"]["peak_out"] == "15.7 TFLOP/s"
 
 
 def test_invalid_override_is_shown_not_raised(toy):
