@@ -206,21 +206,18 @@ class Calculator:
     sources: tuple[str, ...] = ()
 
     def input(self, name: str) -> Input:
-        for spec in self.inputs:
-            if spec.name == name:
-                return spec
-        raise KeyError(
-            f"calculator {self.name!r} has no input {name!r}; "
-            f"inputs are {', '.join(i.name for i in self.inputs)}"
-        )
+        return self._named("input", self.inputs, name)
 
     def output(self, name: str) -> Output:
-        for spec in self.outputs:
+        return self._named("output", self.outputs, name)
+
+    def _named(self, what: str, specs: tuple[Any, ...], name: str) -> Any:
+        for spec in specs:
             if spec.name == name:
                 return spec
         raise KeyError(
-            f"calculator {self.name!r} has no output {name!r}; "
-            f"outputs are {', '.join(o.name for o in self.outputs)}"
+            f"calculator {self.name!r} has no {what} {name!r}; "
+            f"{what}s are {', '.join(s.name for s in specs)}"
         )
 
 
@@ -798,11 +795,14 @@ def _default_from_preset(calc: Calculator, target: str, filled: Mapping[str, str
 # The entries. Each compute function only assembles arguments and calls the calculator
 # functions; every number it returns comes from them.
 
+from gpulesson import cost as _cost  # noqa: E402
+from gpulesson import distributed as _distributed  # noqa: E402
 from gpulesson import flops as _flops  # noqa: E402
 from gpulesson import gemm as _gemm  # noqa: E402
 from gpulesson import hardware as _hardware  # noqa: E402
 from gpulesson import inference as _inference  # noqa: E402
 from gpulesson import memory as _memory  # noqa: E402
+from gpulesson import optimisations as _optimisations  # noqa: E402
 from gpulesson import roofline as _roofline  # noqa: E402
 from gpulesson import transformer as _transformer  # noqa: E402
 
@@ -822,8 +822,9 @@ MODEL_LABELS: Mapping[str, str] = {
 _CUSTOM_MODEL = Choice(CUSTOM, "Custom (edit the shape)")
 _CUSTOM_GPU = Choice(CUSTOM, "Custom (edit the figures)")
 
-_ARCH_FIELDS = ("hidden", "layers", "heads", "kv_heads", "head_dim", "ffn", "vocab",
-                "max_positions", "embeddings", "mlp", "norm", "biases")
+#: The choices of a model preset: every gpulesson.transformer.PRESETS name, then custom.
+_MODEL_CHOICES = tuple(Choice(k, MODEL_LABELS.get(k, k))
+                       for k in _transformer.PRESETS) + (_CUSTOM_MODEL,)
 
 
 def _model_fill(cfg: Any) -> dict[str, Any]:
@@ -839,15 +840,13 @@ def _model_fill(cfg: Any) -> dict[str, Any]:
 
 def _model_inputs(default: str = "llama-2-7b", *, advanced: bool = True) -> tuple[Input, ...]:
     """The model preset and the shape it fills (``advanced``: folded away)."""
-    presets = _transformer.PRESETS
-    choices = tuple(Choice(k, MODEL_LABELS.get(k, k)) for k in presets) + (_CUSTOM_MODEL,)
-    fills = {k: _model_fill(cfg) for k, cfg in presets.items()}
+    fills = {k: _model_fill(cfg) for k, cfg in _transformer.PRESETS.items()}
 
     def shape(name: str, label: str, hi: int, help: str, lo: int = 1) -> Input:
         return Input(name, label, "integer", None, lo, hi, 1, help=help, advanced=advanced)
 
     return (
-        Input("model", "Model", "preset", default, choices=choices, fills=fills,
+        Input("model", "Model", "preset", default, choices=_MODEL_CHOICES, fills=fills,
               help="A published model; its shape comes from its config file "
                    "(gpulesson.transformer.PRESETS). Edit any field to explore."),
         shape("hidden", "Hidden size d", 65536, "Model width (hidden_size, n_embd)."),
@@ -882,6 +881,22 @@ def _model_inputs(default: str = "llama-2-7b", *, advanced: bool = True) -> tupl
     )
 
 
+def _params_inputs(default: str = "llama-2-7b", n_params: float | None = None
+                   ) -> tuple[Input, Input]:
+    """A model preset that fills only the parameter count, and that count (billions).
+
+    ``n_params`` is the count's own default, for a preset that is custom by default.
+    """
+    return (
+        Input("model", "Model", "preset", default, choices=_MODEL_CHOICES,
+              fills={k: {"n_params": _transformer.param_count(cfg)}
+                     for k, cfg in _transformer.PRESETS.items()},
+              help="Fills the parameter count (gpulesson.transformer.param_count)."),
+        Input("n_params", "Parameters", "number", n_params, 0.001, 10_000, 0.1,
+              unit="billion", scale=1e9, dimension="count"),
+    )
+
+
 def _config(kw: Mapping[str, Any]) -> Any:
     """The TransformerConfig the model inputs describe (it validates itself)."""
     return _transformer.TransformerConfig(
@@ -898,40 +913,42 @@ _GPU_NOTE = ("Figures from gpulesson.hardware (datasheets, dense tensor-core pea
 _MISSING_PEAK = "{choice} has no dense {key} figure on its datasheet"
 
 
-def _gpu_input(default: str = "H100 SXM", *, memory: str | None = None,
-               bandwidth: str | None = None, peak: str | None = None,
-               peak_by: str = "dtype", name: str = "gpu") -> Input:
-    """A GPU preset that fills the named memory, bandwidth and peak inputs."""
+#: The figures a GPU preset fills (their defaults come from the preset).
+_GPU_MEMORY = Input("gpu_memory", "GPU memory", "number", None, 1, 10000, 1, unit="GB",
+                    scale=1e9, dimension="bytes", help="Device memory, decimal GB (10⁹ bytes).")
+_PEAK = Input("peak_flops", "Peak compute (dense)", "number", None, 0.1, 100_000, 0.1,
+              unit="TFLOP/s", scale=1e12, dimension="flop/s",
+              help="Dense peak for the chosen precision (not the 2:4-sparse headline).")
+_BANDWIDTH = Input("bandwidth", "Memory bandwidth", "number", None, 0.01, 100, 0.01,
+                   unit="TB/s", scale=1e12, dimension="bytes/s",
+                   help="Peak HBM/GDDR bandwidth, decimal TB/s.")
+
+
+def _gpu_inputs(default: str, *, memory: bool = False, peak: bool | Input = False,
+                bandwidth: bool = False) -> tuple[Input, ...]:
+    """A GPU preset (``gpu``) and the figures it fills from gpulesson.hardware.GPUS.
+
+    The figures follow the preset in this order: ``gpu_memory`` (GB), ``peak_flops``
+    (dense TFLOP/s, keyed by the ``dtype`` input) and ``bandwidth`` (TB/s). ``peak`` may
+    be the peak input to use instead of :data:`_PEAK` (another range or help).
+    """
     fills: dict[str, dict[str, Any]] = {}
     for key, spec in _hardware.GPUS.items():
         fill: dict[str, Any] = {}
         if memory:
-            fill[memory] = spec.memory_bytes
+            fill["gpu_memory"] = spec.memory_bytes
         if bandwidth:
-            fill[bandwidth] = spec.bandwidth
+            fill["bandwidth"] = spec.bandwidth
         if peak:
-            fill[peak] = Keyed(peak_by, dict(spec.peak_flops), missing=_MISSING_PEAK)
+            fill["peak_flops"] = Keyed("dtype", dict(spec.peak_flops), missing=_MISSING_PEAK)
         fills[key] = fill
     choices = tuple(Choice(k, k) for k in _hardware.GPUS) + (_CUSTOM_GPU,)
-    return Input(name, "GPU", "preset", default, choices=choices, fills=fills,
-                 help=_GPU_NOTE)
-
-
-def _memory_input(name: str = "gpu_memory", label: str = "GPU memory") -> Input:
-    return Input(name, label, "number", None, 1, 10000, 1, unit="GB", scale=1e9,
-                 dimension="bytes", help="Device memory, decimal GB (10⁹ bytes).")
-
-
-def _bandwidth_input() -> Input:
-    return Input("bandwidth", "Memory bandwidth", "number", None, 0.01, 100, 0.01,
-                 unit="TB/s", scale=1e12, dimension="bytes/s",
-                 help="Peak HBM/GDDR bandwidth, decimal TB/s.")
-
-
-def _peak_input(label: str = "Peak compute (dense)") -> Input:
-    return Input("peak_flops", label, "number", None, 0.1, 100_000, 0.1, unit="TFLOP/s",
-                 scale=1e12, dimension="flop/s",
-                 help="Dense peak for the chosen precision (not the 2:4-sparse headline).")
+    figures = (_GPU_MEMORY if memory else None,
+               (peak if isinstance(peak, Input) else _PEAK) if peak else None,
+               _BANDWIDTH if bandwidth else None)
+    return (Input("gpu", "GPU", "preset", default, choices=choices, fills=fills,
+                  help=_GPU_NOTE),
+            *(figure for figure in figures if figure is not None))
 
 
 _COMPUTE_DTYPES = (Choice("bf16", "BF16"), Choice("fp16", "FP16"), Choice("fp8", "FP8"),
@@ -1017,8 +1034,7 @@ CALCULATORS._add(Calculator(
               dimension="bytes",
               help="CUDA context, framework and activation buffers: an assumption, about "
                    "1-2 GB in practice; measure yours."),
-        _gpu_input("H100 SXM", memory="gpu_memory"),
-        _memory_input(),
+        *_gpu_inputs("H100 SXM", memory=True),
     ),
     outputs=(
         Output("n_params", "Parameters", "count"),
@@ -1050,17 +1066,9 @@ CALCULATORS._add(Calculator(
                 "tokens per second, and batching shares each read.",
     lesson="parallelism_at_the_core",
     inputs=(
-        Input("model", "Model", "preset", "llama-2-7b",
-              choices=tuple(Choice(k, MODEL_LABELS.get(k, k))
-                            for k in _transformer.PRESETS) + (_CUSTOM_MODEL,),
-              fills={k: {"n_params": _transformer.param_count(cfg)}
-                     for k, cfg in _transformer.PRESETS.items()},
-              help="Fills the parameter count (gpulesson.transformer.param_count)."),
-        Input("n_params", "Parameters", "number", None, 0.001, 10_000, 0.1, unit="billion",
-              scale=1e9, dimension="count"),
+        *_params_inputs(),
         _storage_input("precision", "Weights precision"),
-        _gpu_input("H100 SXM", bandwidth="bandwidth"),
-        _bandwidth_input(),
+        *_gpu_inputs("H100 SXM", bandwidth=True),
         Input("batch", "Batch (sequences)", "integer", 1, 1, 4096, 1,
               help="Sequences decoded together: one weight read serves them all."),
         Input("kv_per_sequence", "KV cache per sequence", "number", 0, 0, 10_000, 0.1,
@@ -1109,8 +1117,7 @@ CALCULATORS._add(Calculator(
         _dtype_input(),
         _yes_no("read_c", "Also read C (β ≠ 0)", "no",
                 "C = αAB + βC reads C as well: one more M×N matrix of traffic."),
-        _gpu_input("H100 SXM", bandwidth="bandwidth", peak="peak_flops"),
-        _peak_input(), _bandwidth_input(),
+        *_gpu_inputs("H100 SXM", peak=True, bandwidth=True),
     ),
     outputs=(
         Output("flops", "Operations (2·M·K·N)", "flops"),
@@ -1216,8 +1223,7 @@ CALCULATORS._add(Calculator(
         _yes_no("sequence_parallel", "Sequence parallel", "no",
                 "Megatron sequence parallelism: also splits norms and dropout by the TP "
                 "size."),
-        _gpu_input("H100 SXM", memory="gpu_memory"),
-        _memory_input(),
+        *_gpu_inputs("H100 SXM", memory=True),
     ),
     outputs=(
         Output("n_params", "Parameters", "count"),
@@ -1279,8 +1285,7 @@ CALCULATORS._add(Calculator(
         Input("seq_len", "Sequence length", "integer", 4096, 1, 1_048_576, 1, unit="tokens",
               help="Only the attention term (12·L·H·Q·T per token) depends on it."),
         _dtype_input(),
-        _gpu_input("A100 80GB", peak="peak_flops"),
-        _peak_input(),
+        *_gpu_inputs("A100 80GB", peak=True),
         Input("n_devices", "GPUs", "integer", 1024, 1, 1_000_000, 1),
         Input("mfu", "MFU (assumed)", "number", 40, 1, 100, 1, unit="%", scale=0.01,
               dimension="percent", slider=True,
@@ -1400,8 +1405,7 @@ CALCULATORS._add(Calculator(
         _storage_input("precision", "Weights precision"),
         _storage_input("kv_dtype", "KV-cache precision"),
         _dtype_input("dtype", "Compute precision"),
-        _gpu_input("H100 SXM", bandwidth="bandwidth", peak="peak_flops"),
-        _peak_input(), _bandwidth_input(),
+        *_gpu_inputs("H100 SXM", peak=True, bandwidth=True),
     ),
     outputs=(
         Output("n_params", "Parameters", "count"),
@@ -1429,26 +1433,6 @@ CALCULATORS._add(Calculator(
 
 # ---------------------------------------------------------------------------------------
 # Lesson 6: distributed_math
-
-from gpulesson import cost as _cost  # noqa: E402
-from gpulesson import distributed as _distributed  # noqa: E402
-from gpulesson import optimisations as _optimisations  # noqa: E402
-
-
-def _params_preset(default: str = "llama-2-7b") -> Input:
-    """A model preset that fills only ``n_params`` (gpulesson.transformer.param_count)."""
-    return Input("model", "Model", "preset", default,
-                 choices=tuple(Choice(k, MODEL_LABELS.get(k, k))
-                               for k in _transformer.PRESETS) + (_CUSTOM_MODEL,),
-                 fills={k: {"n_params": _transformer.param_count(cfg)}
-                        for k, cfg in _transformer.PRESETS.items()},
-                 help="Fills the parameter count (gpulesson.transformer.param_count).")
-
-
-def _params_input(default: float | None = None) -> Input:
-    return Input("n_params", "Parameters", "number", default, 0.001, 10_000, 0.1,
-                 unit="billion", scale=1e9, dimension="count")
-
 
 _GRAD_DTYPES = (Choice("bf16", "BF16 (2 bytes)"), Choice("fp16", "FP16 (2 bytes)"),
                 Choice("fp32", "FP32 (4 bytes)"))
@@ -1482,8 +1466,7 @@ CALCULATORS._add(Calculator(
                 "speed-up; plus the cheapest layout whose model state fits.",
     lesson="distributed_math",
     inputs=(
-        _params_preset(),
-        _params_input(),
+        *_params_inputs(),
         Input("grad_dtype", "Gradient precision", "choice", "bf16", choices=_GRAD_DTYPES,
               help="Bytes per gradient value in the all-reduce."),
         Input("n_gpus", "GPUs", "integer", 64, 1, 100_000, 1),
@@ -1504,8 +1487,7 @@ CALCULATORS._add(Calculator(
               unit="%", scale=0.01, dimension="percent", slider=True,
               help="Share of the all-reduce hidden behind the backward pass (bucketed "
                    "gradients overlap a large part of it)."),
-        _gpu_input("H100 SXM", memory="gpu_memory"),
-        _memory_input(),
+        *_gpu_inputs("H100 SXM", memory=True),
     ),
     outputs=(
         Output("gradient_bytes", "Gradients to all-reduce", "bytes"),
@@ -1543,8 +1525,7 @@ CALCULATORS._add(Calculator(
                 "states, then gradients, then parameters over the data-parallel GPUs.",
     lesson="distributed_math",
     inputs=(
-        _params_preset(CUSTOM),
-        _params_input(7.5),
+        *_params_inputs(CUSTOM, n_params=7.5),
         Input("dp", "Data-parallel GPUs (Nd)", "integer", 64, 1, 100_000, 1),
         Input("optimizer_bytes", "Optimizer bytes per parameter (K)", "number", 12, 0, 64,
               1, unit="bytes", dimension="bytes",
@@ -1554,8 +1535,7 @@ CALCULATORS._add(Calculator(
               choices=(Choice("0", "0: plain data parallel"),
                        Choice("1", "1: optimizer states partitioned"),
                        Choice("2", "2: + gradients"), Choice("3", "3: + parameters"))),
-        _gpu_input("A100 80GB", memory="gpu_memory"),
-        _memory_input(),
+        *_gpu_inputs("A100 80GB", memory=True),
     ),
     outputs=(
         Output("stage0", "Stage 0: (2+2+K)Ψ", "bytes"),
@@ -1892,12 +1872,11 @@ CALCULATORS._add(Calculator(
     inputs=(
         *_model_inputs("llama-2-7b"),
         _dtype_input(),
-        _gpu_input("H100 SXM", memory="gpu_memory", peak="peak_flops"),
-        _memory_input(),
         # down to 1 GFLOP/s: a CPU's measured rate (gpulesson.machine) is a valid "GPU" here
-        replace(_peak_input(), min=0.001,
-                help="Dense peak for the chosen precision (not the 2:4-sparse headline), or "
-                     "a measured rate: gpulesson.machine.this_machine() for this computer."),
+        *_gpu_inputs("H100 SXM", memory=True, peak=replace(
+            _PEAK, min=0.001,
+            help="Dense peak for the chosen precision (not the 2:4-sparse headline), or a "
+                 "measured rate: gpulesson.machine.this_machine() for this computer.")),
         Input("n_gpus", "GPUs", "integer", 64, 1, 100_000, 1),
         Input("gpus_per_node", "GPUs per node", "integer", 8, 1, 72, 1,
               help="GPUs sharing NVLink: the largest tensor-parallel size considered."),
