@@ -975,6 +975,23 @@ def _yes_no(name: str, label: str, default: str, help: str) -> Input:
                  choices=(Choice("no", "no"), Choice("yes", "yes")), help=help)
 
 
+def _tokens(name: str, label: str, default: int, help: str = "") -> Input:
+    """Tokens of one sequence (a context, a prompt): 1 to 1,048,576."""
+    return Input(name, label, "integer", default, 1, 1_048_576, 1, unit="tokens", help=help)
+
+
+def _batch(label: str, default: int = 1, *, unit: str = "", help: str = "") -> Input:
+    """``batch``: sequences processed together, 1 to 4096."""
+    return Input("batch", label, "integer", default, 1, 4096, 1, unit=unit, help=help)
+
+
+def _percent(name: str, label: str, default: float, lo: float, hi: float, step: float,
+             help: str = "") -> Input:
+    """A share entered in percent on a slider, passed on as a fraction."""
+    return Input(name, label, "number", default, lo, hi, step, unit="%", scale=0.01,
+                 dimension="percent", slider=True, help=help)
+
+
 # ---------------------------------------------------------------------------------------
 # Lesson 1: parallelism_at_the_core
 
@@ -990,9 +1007,8 @@ CALCULATORS._add(Calculator(
                 "serially.",
     lesson="parallelism_at_the_core",
     inputs=(
-        Input("serial_fraction", "Serial share", "number", 5, 0, 100, 0.5, unit="%",
-              scale=0.01, dimension="percent", slider=True,
-              help="Share of the one-worker run time that cannot be split."),
+        _percent("serial_fraction", "Serial share", 5, 0, 100, 0.5,
+                 help="Share of the one-worker run time that cannot be split."),
         Input("workers", "Workers", "integer", 64, 1, 1_000_000, 1,
               help="Cores, GPUs or people working in parallel."),
     ),
@@ -1026,9 +1042,9 @@ CALCULATORS._add(Calculator(
     inputs=(
         *_model_inputs("llama-3-8b"),
         _storage_input("precision", "Weights precision"),
-        Input("context", "Context length", "integer", 8192, 1, 1_048_576, 1, unit="tokens",
-              help="Tokens held per sequence (prompt + generated)."),
-        Input("batch", "Concurrent sequences", "integer", 1, 1, 4096, 1),
+        _tokens("context", "Context length", 8192,
+                help="Tokens held per sequence (prompt + generated)."),
+        _batch("Concurrent sequences"),
         _storage_input("kv_dtype", "KV-cache precision"),
         Input("overhead", "Overhead", "number", 2, 0, 1000, 0.5, unit="GB", scale=1e9,
               dimension="bytes",
@@ -1069,8 +1085,8 @@ CALCULATORS._add(Calculator(
         *_params_inputs(),
         _storage_input("precision", "Weights precision"),
         *_gpu_inputs("H100 SXM", bandwidth=True),
-        Input("batch", "Batch (sequences)", "integer", 1, 1, 4096, 1,
-              help="Sequences decoded together: one weight read serves them all."),
+        _batch("Batch (sequences)",
+               help="Sequences decoded together: one weight read serves them all."),
         Input("kv_per_sequence", "KV cache per sequence", "number", 0, 0, 10_000, 0.1,
               unit="GB", scale=1e9, dimension="bytes",
               help="Read every step too; 0 ignores it (see the KV-cache calculator)."),
@@ -1184,6 +1200,11 @@ _OPTIMIZERS = (Choice("adam", "Adam / AdamW (2 states)"),
 _RECOMPUTE = (Choice("none", "none (store everything)"),
               Choice("selective", "selective (attention scores)"),
               Choice("full", "full (store layer inputs only)"))
+_TRAINING_PRECISION = Input("precision", "Training precision", "choice", "mixed",
+                            choices=_TRAINING_PRECISIONS)
+_OPTIMIZER = Input("optimizer", "Optimizer", "choice", "adam", choices=_OPTIMIZERS)
+_RECOMPUTE_INPUT = Input("recompute", "Activation recomputation", "choice", "none",
+                         choices=_RECOMPUTE)
 
 
 def _training_memory(**kw: Any) -> dict[str, Any]:
@@ -1209,15 +1230,14 @@ CALCULATORS._add(Calculator(
     lesson="memory_what_fits",
     inputs=(
         *_model_inputs("llama-2-7b"),
-        Input("batch", "Micro-batch", "integer", 1, 1, 4096, 1, unit="sequences"),
-        Input("seq_len", "Sequence length", "integer", 4096, 1, 1_048_576, 1, unit="tokens"),
-        Input("precision", "Training precision", "choice", "mixed",
-              choices=_TRAINING_PRECISIONS,
-              help="What each parameter keeps: ZeRO paper §3.1 counts 2 + 2 + 12 bytes."),
-        Input("optimizer", "Optimizer", "choice", "adam", choices=_OPTIMIZERS),
-        Input("recompute", "Activation recomputation", "choice", "none", choices=_RECOMPUTE,
-              help="Korthikanti et al. 2022: selective drops the attention scores, full "
-                   "keeps only each layer's input."),
+        _batch("Micro-batch", unit="sequences"),
+        _tokens("seq_len", "Sequence length", 4096),
+        replace(_TRAINING_PRECISION,
+                help="What each parameter keeps: ZeRO paper §3.1 counts 2 + 2 + 12 bytes."),
+        _OPTIMIZER,
+        replace(_RECOMPUTE_INPUT,
+                help="Korthikanti et al. 2022: selective drops the attention scores, full "
+                     "keeps only each layer's input."),
         Input("tp", "Tensor-parallel size", "integer", 1, 1, 512, 1,
               help="GPUs sharing each layer; must divide heads and hidden."),
         _yes_no("sequence_parallel", "Sequence parallel", "no",
@@ -1244,6 +1264,10 @@ CALCULATORS._add(Calculator(
 
 # ---------------------------------------------------------------------------------------
 # Lesson 4: flops_and_scaling
+
+
+_TRAINING_TOKENS = Input("tokens", "Training tokens", "number", 2000, 0.001, 1_000_000, 1,
+                         unit="billion", scale=1e9, dimension="count")
 
 
 def _training_flops(**kw: Any) -> dict[str, Any]:
@@ -1279,18 +1303,16 @@ CALCULATORS._add(Calculator(
               choices=(Choice("all", "all parameters (PaLM, Chinchilla, Llama 3)"),
                        Choice("non_embedding", "non-embedding parameters (Kaplan et al.)")),
               help="Which parameters 6N counts; say which when you quote a figure."),
-        Input("tokens", "Training tokens D", "number", 2000, 0.001, 1_000_000, 1,
-              unit="billion", scale=1e9, dimension="count",
-              help="Llama 2 was trained on 2.0T tokens (Touvron et al. 2023, Table 1)."),
-        Input("seq_len", "Sequence length", "integer", 4096, 1, 1_048_576, 1, unit="tokens",
-              help="Only the attention term (12·L·H·Q·T per token) depends on it."),
+        replace(_TRAINING_TOKENS, label="Training tokens D",
+                help="Llama 2 was trained on 2.0T tokens (Touvron et al. 2023, Table 1)."),
+        _tokens("seq_len", "Sequence length", 4096,
+                help="Only the attention term (12·L·H·Q·T per token) depends on it."),
         _dtype_input(),
         *_gpu_inputs("A100 80GB", peak=True),
         Input("n_devices", "GPUs", "integer", 1024, 1, 1_000_000, 1),
-        Input("mfu", "MFU (assumed)", "number", 40, 1, 100, 1, unit="%", scale=0.01,
-              dimension="percent", slider=True,
-              help="Model FLOPs utilisation: 35-45 % is typical of large published runs "
-                   "(e.g. Llama 3 405B: 38-43 %, Dubey et al. 2024, Table 4)."),
+        _percent("mfu", "MFU (assumed)", 40, 1, 100, 1,
+                 help="Model FLOPs utilisation: 35-45 % is typical of large published runs "
+                      "(e.g. Llama 3 405B: 38-43 %, Dubey et al. 2024, Table 4)."),
     ),
     outputs=(
         Output("n_params", "N used", "count"),
@@ -1338,8 +1360,8 @@ CALCULATORS._add(Calculator(
     lesson="inference_and_kv_cache",
     inputs=(
         *_model_inputs("llama-3-8b"),
-        Input("seq_len", "Context length", "integer", 8192, 1, 1_048_576, 1, unit="tokens"),
-        Input("batch", "Concurrent sequences", "integer", 1, 1, 4096, 1),
+        _tokens("seq_len", "Context length", 8192),
+        _batch("Concurrent sequences"),
         _storage_input("kv_dtype", "KV-cache precision"),
     ),
     outputs=(
@@ -1398,10 +1420,9 @@ CALCULATORS._add(Calculator(
     lesson="inference_and_kv_cache",
     inputs=(
         *_model_inputs("llama-3-8b"),
-        Input("prompt", "Prompt tokens", "integer", 8192, 1, 1_048_576, 1, unit="tokens"),
-        Input("new_tokens", "Generated tokens", "integer", 512, 1, 1_048_576, 1,
-              unit="tokens"),
-        Input("batch", "Batch (sequences)", "integer", 1, 1, 4096, 1),
+        _tokens("prompt", "Prompt tokens", 8192),
+        _tokens("new_tokens", "Generated tokens", 512),
+        _batch("Batch (sequences)"),
         _storage_input("precision", "Weights precision"),
         _storage_input("kv_dtype", "KV-cache precision"),
         _dtype_input("dtype", "Compute precision"),
@@ -1437,6 +1458,22 @@ CALCULATORS._add(Calculator(
 _GRAD_DTYPES = (Choice("bf16", "BF16 (2 bytes)"), Choice("fp16", "FP16 (2 bytes)"),
                 Choice("fp32", "FP32 (4 bytes)"))
 
+# The cluster of a data-parallel run (also in the planning dashboard, lesson 9).
+_GRAD_DTYPE = Input("grad_dtype", "Gradient precision", "choice", "bf16", choices=_GRAD_DTYPES)
+_N_GPUS = Input("n_gpus", "GPUs", "integer", 64, 1, 100_000, 1)
+_GPUS_PER_NODE = Input(
+    "gpus_per_node", "GPUs per node", "integer", 8, 1, 72, 1,
+    help="GPUs sharing NVLink: the largest tensor-parallel size considered.")
+_NETWORK = Input("bandwidth", "Network bandwidth per GPU", "number", 50, 0.1, 10_000, 1,
+                 unit="GB/s", scale=1e9, dimension="bytes/s")
+_LATENCY = Input("latency", "Latency per all-reduce (α)", "number", 10, 0, 100_000, 1,
+                 unit="µs", scale=1e-6, dimension="seconds")
+
+
+def _overlap(default: float, help: str = "") -> Input:
+    return _percent("overlap", "Overlap of communication with compute", default, 0, 100, 5,
+                    help=help)
+
 
 def _scaling(**kw: Any) -> dict[str, Any]:
     grads = _memory.weight_bytes(kw["n_params"], precision=kw["grad_dtype"])
@@ -1467,26 +1504,20 @@ CALCULATORS._add(Calculator(
     lesson="distributed_math",
     inputs=(
         *_params_inputs(),
-        Input("grad_dtype", "Gradient precision", "choice", "bf16", choices=_GRAD_DTYPES,
-              help="Bytes per gradient value in the all-reduce."),
-        Input("n_gpus", "GPUs", "integer", 64, 1, 100_000, 1),
-        Input("gpus_per_node", "GPUs per node", "integer", 8, 1, 72, 1,
-              help="GPUs sharing NVLink: the largest tensor-parallel size considered."),
-        Input("bandwidth", "Bus bandwidth per GPU", "number", 50, 0.1, 10_000, 1,
-              unit="GB/s", scale=1e9, dimension="bytes/s",
-              help="One-way network bandwidth per GPU: 400 Gb/s InfiniBand NDR is 50 GB/s "
-                   "(one NIC per GPU, as in NVIDIA DGX H100)."),
-        Input("latency", "Latency per all-reduce (α)", "number", 10, 0, 100_000, 1,
-              unit="µs", scale=1e-6, dimension="seconds",
-              help="Fixed cost of one collective; fit it to measurements (lesson 6)."),
+        replace(_GRAD_DTYPE, help="Bytes per gradient value in the all-reduce."),
+        _N_GPUS,
+        _GPUS_PER_NODE,
+        replace(_NETWORK, label="Bus bandwidth per GPU",
+                help="One-way network bandwidth per GPU: 400 Gb/s InfiniBand NDR is 50 GB/s "
+                     "(one NIC per GPU, as in NVIDIA DGX H100)."),
+        replace(_LATENCY, help="Fixed cost of one collective; fit it to measurements "
+                               "(lesson 6)."),
         Input("compute_time", "Compute time per step", "number", 5, 0.001, 100_000, 0.1,
               unit="s", dimension="seconds",
               help="Forward + backward of one step on one GPU: measure it, or compute "
                    "6·N·tokens ÷ (peak·MFU) with the training-FLOPs calculator."),
-        Input("overlap", "Overlap of communication with compute", "number", 0, 0, 100, 5,
-              unit="%", scale=0.01, dimension="percent", slider=True,
-              help="Share of the all-reduce hidden behind the backward pass (bucketed "
-                   "gradients overlap a large part of it)."),
+        _overlap(0, help="Share of the all-reduce hidden behind the backward pass (bucketed "
+                         "gradients overlap a large part of it)."),
         *_gpu_inputs("H100 SXM", memory=True),
     ),
     outputs=(
@@ -1595,6 +1626,19 @@ CALCULATORS._add(Calculator(
 _PRICE_NOTE = "Example price, dated; prices change: use a current quote for real plans."
 
 
+def _utilization(help: str) -> Input:
+    return _percent("utilization", "Utilisation", 100, 1, 100, 1, help=help)
+
+
+def _gpu_hour_price(others: str) -> Input:
+    """The price of a GPU-hour, with the AWS p5 example and what ``others`` charged."""
+    return Input("usd_per_gpu_hour", "Price per GPU-hour", "number", 12.29, 0, 1000, 0.01,
+                 unit="$/h", dimension="usd",
+                 help="Example: $98.32 per hour for AWS p5.48xlarge (8× H100) on demand, "
+                      "us-east-1, July 2023, i.e. $12.29 per GPU-hour; " + others + " "
+                      + _PRICE_NOTE)
+
+
 def _tco(**kw: Any) -> dict[str, Any]:
     power = dict(power_watts=kw["power_watts"], usd_per_kwh=kw["usd_per_kwh"],
                  pue=kw["pue"], utilization=kw["utilization"])
@@ -1641,10 +1685,8 @@ CALCULATORS._add(Calculator(
                    "in July 2023 (The Next Platform, 2023-07-27); reserved and smaller "
                    "providers' prices are much lower. " + _PRICE_NOTE),
         Input("years", "Years", "number", 5, 0.1, 20, 0.5, unit="years", dimension="count"),
-        Input("utilization", "Utilisation", "number", 100, 1, 100, 1, unit="%", scale=0.01,
-              dimension="percent", slider=True,
-              help="Share of hours the machine works: the cloud bills only those hours, "
-                   "the owned machine draws power only then (idle power ignored)."),
+        _utilization("Share of hours the machine works: the cloud bills only those hours, "
+                     "the owned machine draws power only then (idle power ignored)."),
     ),
     outputs=(
         Output("annual_power", "Power per year", "usd"),
@@ -1680,22 +1722,16 @@ CALCULATORS._add(Calculator(
                 "throughput the GPUs actually sustain.",
     lesson="cost_economics",
     inputs=(
-        Input("usd_per_gpu_hour", "Price per GPU-hour", "number", 12.29, 0, 1000, 0.01,
-              unit="$/h", dimension="usd",
-              help="Example: $98.32 per hour for AWS p5.48xlarge (8× H100) on demand, "
-                   "us-east-1, July 2023, i.e. $12.29 per GPU-hour; smaller providers "
-                   "charged $2-3. " + _PRICE_NOTE),
+        _gpu_hour_price("smaller providers charged $2-3."),
         Input("gpus", "GPUs serving", "integer", 1, 1, 100_000, 1),
         Input("tokens_per_second", "Throughput, all sequences", "number", 1000, 0.001, 1e9,
               10, unit="tokens/s", dimension="tokens/s",
               help="Aggregate tokens/s of all the GPUs while they work. Llama 2 7B in BF16 "
                    f"on one H100 SXM is capped at {_CEILING_7B_H100:,.0f} tokens/s at batch "
                    "1 (the decode-ceiling calculator); batching raises it."),
-        Input("utilization", "Utilisation", "number", 100, 1, 100, 1, unit="%", scale=0.01,
-              dimension="percent", slider=True,
-              help="Share of the paid hours the GPUs have work: idle hours are billed too, "
-                   "so 50 % doubles the cost per token. Leave 100 % if the throughput is "
-                   "already averaged over every paid hour."),
+        _utilization("Share of the paid hours the GPUs have work: idle hours are billed "
+                     "too, so 50 % doubles the cost per token. Leave 100 % if the throughput "
+                     "is already averaged over every paid hour."),
     ),
     outputs=(Output("per_1k", "Cost per 1,000 tokens", "usd"),),
     function=_cost_per_token,
@@ -1733,7 +1769,7 @@ CALCULATORS._add(Calculator(
                    "d = 64, 16 heads, batch 64, FP16, on an A100."),
         Input("head_dim", "Head size d", "integer", 64, 1, 1024, 1),
         Input("heads", "Heads", "integer", 16, 1, 1024, 1),
-        Input("batch", "Batch", "integer", 64, 1, 4096, 1),
+        _batch("Batch", 64),
         Input("dtype", "Precision", "choice", "fp16",
               choices=(Choice("bf16", "BF16"), Choice("fp16", "FP16"),
                        Choice("fp32", "FP32"))),
@@ -1780,8 +1816,8 @@ CALCULATORS._add(Calculator(
     lesson="optimisations",
     inputs=(
         *_model_inputs("llama-2-7b"),
-        Input("batch", "Micro-batch", "integer", 1, 1, 4096, 1, unit="sequences"),
-        Input("seq_len", "Sequence length", "integer", 4096, 1, 1_048_576, 1, unit="tokens"),
+        _batch("Micro-batch", unit="sequences"),
+        _tokens("seq_len", "Sequence length", 4096),
         Input("segments", "Segments k", "integer", 0, 0, 1000, 1,
               help="0 picks the best k (about √L); k = 1 or k = L saves nothing."),
     ),
@@ -1877,9 +1913,8 @@ CALCULATORS._add(Calculator(
             _PEAK, min=0.001,
             help="Dense peak for the chosen precision (not the 2:4-sparse headline), or a "
                  "measured rate: gpulesson.machine.this_machine() for this computer.")),
-        Input("n_gpus", "GPUs", "integer", 64, 1, 100_000, 1),
-        Input("gpus_per_node", "GPUs per node", "integer", 8, 1, 72, 1,
-              help="GPUs sharing NVLink: the largest tensor-parallel size considered."),
+        _N_GPUS,
+        _GPUS_PER_NODE,
         Input("layout", "Parallel layout", "choice", "recommended",
               choices=(Choice("recommended", "recommended (cheapest that fits)"),
                        Choice("manual", "as set below (tp, pp, ZeRO stage)")),
@@ -1894,35 +1929,24 @@ CALCULATORS._add(Calculator(
         Input("zero_stage", "ZeRO stage (if set)", "integer", 1, 0, 3, 1,
               help="Used when the layout is set: 0 none, 1 optimizer states, 2 + gradients, "
                    "3 + parameters, partitioned across the data-parallel GPUs."),
-        Input("precision", "Training precision", "choice", "mixed",
-              choices=_TRAINING_PRECISIONS),
-        Input("optimizer", "Optimizer", "choice", "adam", choices=_OPTIMIZERS),
-        Input("batch", "Micro-batch per GPU", "integer", 1, 1, 4096, 1, unit="sequences"),
-        Input("seq_len", "Sequence length", "integer", 4096, 1, 1_048_576, 1, unit="tokens"),
-        Input("recompute", "Activation recomputation", "choice", "selective",
-              choices=_RECOMPUTE),
-        Input("tokens", "Training tokens", "number", 2000, 0.001, 1_000_000, 1,
-              unit="billion", scale=1e9, dimension="count"),
+        _TRAINING_PRECISION,
+        _OPTIMIZER,
+        _batch("Micro-batch per GPU", unit="sequences"),
+        _tokens("seq_len", "Sequence length", 4096),
+        replace(_RECOMPUTE_INPUT, default="selective"),
+        _TRAINING_TOKENS,
         Input("step_tokens", "Tokens per step (global batch)", "number", 4, 0.001, 1000,
               0.5, unit="million", scale=1e6, dimension="count",
               help="Llama 2 used 4M tokens per step (Touvron et al. 2023, §2.2)."),
-        Input("mfu", "MFU (assumed)", "number", 40, 1, 100, 1, unit="%", scale=0.01,
-              dimension="percent", slider=True,
-              help="Model FLOPs utilisation of the whole run: an assumption, shown so you "
-                   "can question it (large published runs report 35-45 %)."),
-        Input("grad_dtype", "Gradient precision", "choice", "bf16", choices=_GRAD_DTYPES),
-        Input("bandwidth", "Network bandwidth per GPU", "number", 50, 0.1, 10_000, 1,
-              unit="GB/s", scale=1e9, dimension="bytes/s",
-              help="One-way, per GPU: 400 Gb/s InfiniBand NDR is 50 GB/s."),
-        Input("latency", "Latency per all-reduce (α)", "number", 10, 0, 100_000, 1,
-              unit="µs", scale=1e-6, dimension="seconds"),
-        Input("overlap", "Overlap of communication with compute", "number", 50, 0, 100, 5,
-              unit="%", scale=0.01, dimension="percent", slider=True),
-        Input("usd_per_gpu_hour", "Price per GPU-hour", "number", 12.29, 0, 1000, 0.01,
-              unit="$/h", dimension="usd",
-              help="Example: $98.32 per hour for AWS p5.48xlarge (8× H100) on demand, "
-                   "us-east-1, July 2023, i.e. $12.29 per GPU-hour; reserved clusters and "
-                   "smaller providers charged a fraction of that. " + _PRICE_NOTE),
+        _percent("mfu", "MFU (assumed)", 40, 1, 100, 1,
+                 help="Model FLOPs utilisation of the whole run: an assumption, shown so "
+                      "you can question it (large published runs report 35-45 %)."),
+        _GRAD_DTYPE,
+        replace(_NETWORK, help="One-way, per GPU: 400 Gb/s InfiniBand NDR is 50 GB/s."),
+        _LATENCY,
+        _overlap(50),
+        _gpu_hour_price("reserved clusters and smaller providers charged a fraction of "
+                        "that."),
     ),
     outputs=(
         Output("n_params", "Parameters", "count"),
