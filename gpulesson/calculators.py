@@ -975,6 +975,14 @@ def _yes_no(name: str, label: str, default: str, help: str) -> Input:
                  choices=(Choice("no", "no"), Choice("yes", "yes")), help=help)
 
 
+#: Outputs several entries show.
+_N_PARAMS_OUT = Output("n_params", "Parameters", "count")
+_WEIGHTS_OUT = Output("weights", "Weights", "bytes")
+_TRAINING_TIME_OUT = Output("time", "Training time at that MFU", "seconds")
+_GPU_HOURS_OUT = Output("gpu_hours", "GPU-hours", "number", unit="GPU-hours")
+_EFFICIENCY_OUT = Output("efficiency", "Scaling efficiency", "percent")
+
+
 def _tokens(name: str, label: str, default: int, help: str = "") -> Input:
     """Tokens of one sequence (a context, a prompt): 1 to 1,048,576."""
     return Input(name, label, "integer", default, 1, 1_048_576, 1, unit="tokens", help=help)
@@ -1053,8 +1061,8 @@ CALCULATORS._add(Calculator(
         *_gpu_inputs("H100 SXM", memory=True),
     ),
     outputs=(
-        Output("n_params", "Parameters", "count"),
-        Output("weights", "Weights", "bytes"),
+        _N_PARAMS_OUT,
+        _WEIGHTS_OUT,
         Output("kv_cache", "KV cache", "bytes"),
         Output("total", "Total", "bytes"),
         Output("fits", "Fits on one GPU", "bool"),
@@ -1246,7 +1254,7 @@ CALCULATORS._add(Calculator(
         *_gpu_inputs("H100 SXM", memory=True),
     ),
     outputs=(
-        Output("n_params", "Parameters", "count"),
+        _N_PARAMS_OUT,
         Output("bytes_per_param", "Model-state bytes per parameter", "number", unit="B"),
         Output("weights", "Weights per GPU", "bytes"),
         Output("gradients", "Gradients per GPU", "bytes"),
@@ -1270,12 +1278,18 @@ _TRAINING_TOKENS = Input("tokens", "Training tokens", "number", 2000, 0.001, 1_0
                          unit="billion", scale=1e9, dimension="count")
 
 
+def _training_run(n_params: int, tokens: float, gpus: int,
+                  kw: Mapping[str, Any]) -> tuple[float, float]:
+    """``(FLOPs, seconds)``: 6·N·D over ``tokens``, and ``gpus`` at the entry's peak and MFU."""
+    total = _flops.training_flops(n_params, tokens)
+    return total, _flops.training_time(total, gpus, kw["peak_flops"], kw["mfu"])
+
+
 def _training_flops(**kw: Any) -> dict[str, Any]:
     cfg = _config(kw)
     n = (_transformer.param_count(cfg) if kw["count"] == "all"
          else _transformer.non_embedding_params(cfg))
-    total = _flops.training_flops(n, kw["tokens"])
-    time = _flops.training_time(total, kw["n_devices"], kw["peak_flops"], kw["mfu"])
+    total, time = _training_run(n, kw["tokens"], kw["n_devices"], kw)
     return {
         "n_params": n,
         "flops_per_token": _flops.flops_per_token(
@@ -1319,9 +1333,9 @@ CALCULATORS._add(Calculator(
         Output("flops_per_token", "FLOPs per token (6N + attention)", "flops"),
         Output("attention_per_token", "of which attention (12·L·H·Q·T)", "flops"),
         Output("total", "Training FLOPs (6·N·D)", "flops"),
-        Output("time", "Training time at that MFU", "seconds"),
-        Output("gpu_hours", "GPU-hours (GPUs × time)", "number", unit="GPU-hours",
-               help="What papers report and clouds bill: the time one GPU alone would "
+        _TRAINING_TIME_OUT,
+        replace(_GPU_HOURS_OUT, label="GPU-hours (GPUs × time)",
+                help="What papers report and clouds bill: the time one GPU alone would "
                     "need. Llama 2 7B reports 184,320 A100 GPU-hours (Touvron et al. 2023, "
                     "Table 2)."),
         Output("chinchilla_tokens", "Chinchilla-optimal tokens (20·N)", "words",
@@ -1429,10 +1443,10 @@ CALCULATORS._add(Calculator(
         *_gpu_inputs("H100 SXM", peak=True, bandwidth=True),
     ),
     outputs=(
-        Output("n_params", "Parameters", "count"),
+        _N_PARAMS_OUT,
         Output("prefill_flops", "Prefill FLOPs (2·N·T + attention)", "flops"),
         Output("decode_flops", "Decode FLOPs (2·N per token + attention)", "flops"),
-        Output("weights", "Weights", "bytes"),
+        _WEIGHTS_OUT,
         Output("kv_cache", "KV cache at the end", "bytes"),
         Output("prefill_time", "Prefill time (roofline)", "seconds"),
         Output("step_time", "Decode step time at the end (roofline)", "seconds"),
@@ -1524,7 +1538,7 @@ CALCULATORS._add(Calculator(
         Output("gradient_bytes", "Gradients to all-reduce", "bytes"),
         Output("volume", "Sent per GPU (2(N−1)/N × size)", "bytes"),
         Output("comm_time", "Communication time (α + volume ÷ bandwidth)", "seconds"),
-        Output("efficiency", "Scaling efficiency", "percent"),
+        _EFFICIENCY_OUT,
         Output("speedup", "Effective speed-up", "ratio"),
         Output("layout", "Recommended layout (model state only)", "text"),
         Output("layout_memory", "Memory per GPU in that layout", "bytes"),
@@ -1864,9 +1878,8 @@ def _planning(**kw: Any) -> dict[str, Any]:
     else:
         dp, tp, pp, stage = advised.dp, advised.tp, advised.pp, advised.zero_stage
         need, shard, fits = advised.memory_per_gpu, advised.params_per_gpu, advised.fits
-    total = _flops.training_flops(n, kw["tokens"])
-    step = _flops.training_time(_flops.training_flops(n, kw["step_tokens"]), n_gpus,
-                                kw["peak_flops"], kw["mfu"])
+    total, time = _training_run(n, kw["tokens"], n_gpus, kw)
+    step = _training_run(n, kw["step_tokens"], n_gpus, kw)[1]  # one global batch
     # each data-parallel rank synchronises the gradients of its model-parallel shard
     comm = _distributed.data_parallel_sync_time(
         shard, dp=dp, zero_stage=stage,
@@ -1880,7 +1893,6 @@ def _planning(**kw: Any) -> dict[str, Any]:
         bottleneck = "communication: the gradient synchronisation outlasts the compute"
     else:
         bottleneck = "compute: the GPUs' arithmetic sets the pace"
-    time = _flops.training_time(total, n_gpus, kw["peak_flops"], kw["mfu"])
     return {
         "n_params": n, "layout": advised.name,
         "degrees": f"dp {dp} × tp {tp} × pp {pp}, ZeRO stage {stage}",
@@ -1949,7 +1961,7 @@ CALCULATORS._add(Calculator(
                         "that."),
     ),
     outputs=(
-        Output("n_params", "Parameters", "count"),
+        _N_PARAMS_OUT,
         Output("layout", "Recommended layout", "text"),
         Output("degrees", "Layout used", "text"),
         Output("memory_per_gpu", "Memory per GPU", "bytes",
@@ -1961,10 +1973,10 @@ CALCULATORS._add(Calculator(
         Output("tokens_per_second", "Throughput at that MFU (all GPUs)", "tokens/s"),
         Output("step_compute", "Compute time per step at that MFU", "seconds"),
         Output("comm_time", "Gradient synchronisation per step", "seconds"),
-        Output("efficiency", "Scaling efficiency", "percent"),
+        _EFFICIENCY_OUT,
         Output("bottleneck", "Bottleneck", "text"),
-        Output("time", "Training time at that MFU", "seconds"),
-        Output("gpu_hours", "GPU-hours", "number", unit="GPU-hours"),
+        _TRAINING_TIME_OUT,
+        _GPU_HOURS_OUT,
         Output("cost", "Cost at that price", "usd"),
     ),
     function=_planning,
