@@ -975,14 +975,6 @@ def _yes_no(name: str, label: str, default: str, help: str) -> Input:
                  choices=(Choice("no", "no"), Choice("yes", "yes")), help=help)
 
 
-#: Outputs several entries show.
-_N_PARAMS_OUT = Output("n_params", "Parameters", "count")
-_WEIGHTS_OUT = Output("weights", "Weights", "bytes")
-_TRAINING_TIME_OUT = Output("time", "Training time at that MFU", "seconds")
-_GPU_HOURS_OUT = Output("gpu_hours", "GPU-hours", "number", unit="GPU-hours")
-_EFFICIENCY_OUT = Output("efficiency", "Scaling efficiency", "percent")
-
-
 def _tokens(name: str, label: str, default: int, help: str = "") -> Input:
     """Tokens of one sequence (a context, a prompt): 1 to 1,048,576."""
     return Input(name, label, "integer", default, 1, 1_048_576, 1, unit="tokens", help=help)
@@ -998,6 +990,14 @@ def _percent(name: str, label: str, default: float, lo: float, hi: float, step: 
     """A share entered in percent on a slider, passed on as a fraction."""
     return Input(name, label, "number", default, lo, hi, step, unit="%", scale=0.01,
                  dimension="percent", slider=True, help=help)
+
+
+#: Outputs several entries show.
+_N_PARAMS_OUT = Output("n_params", "Parameters", "count")
+_WEIGHTS_OUT = Output("weights", "Weights", "bytes")
+_TRAINING_TIME_OUT = Output("time", "Training time at that MFU", "seconds")
+_GPU_HOURS_OUT = Output("gpu_hours", "GPU-hours", "number", unit="GPU-hours")
+_EFFICIENCY_OUT = Output("efficiency", "Scaling efficiency", "percent")
 
 
 # ---------------------------------------------------------------------------------------
