@@ -5,6 +5,10 @@ as ``make book`` builds it (``jupyter-book build . -W -n --keep-going``, which e
 notebook of ``_toc.yml``). ``tests/book/test_book_build.py`` asserts that the build succeeded;
 ``site_dir`` hands the built folder to the browser tests (``tests/browser``). Set
 ``GL_SITE_DIR`` to an already built site to skip the build while working on browser tests.
+
+After a successful build the fixture records where the build keeps its executed notebooks
+(``config.gl_jupyter_cache``, the build's jupyter-cache); the repository's root
+``conftest.py`` uses them as nbval's reference for cells tagged ``nbval-check-output``.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ BUILD_LOG = REPO_ROOT / "_build" / "book-build.log"
 
 
 @pytest.fixture(scope="session")
-def built_site() -> BookBuild:
+def built_site(request: pytest.FixtureRequest) -> BookBuild:
     """The course site, built once per session (or taken from ``GL_SITE_DIR``)."""
     given = os.environ.get("GL_SITE_DIR")
     if given:
@@ -30,6 +34,8 @@ def built_site() -> BookBuild:
     result = build_book(REPO_ROOT)
     BUILD_LOG.parent.mkdir(exist_ok=True)
     BUILD_LOG.write_text(result.log, encoding="utf-8")
+    if result.ok:
+        request.config.gl_jupyter_cache = result.html_dir.parent / ".jupyter_cache"
     return result
 
 
