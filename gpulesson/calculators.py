@@ -49,7 +49,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from gpulesson import units
+from gpulesson import course, units
 
 __all__ = [
     "CALCULATORS",
@@ -781,6 +781,8 @@ def _check_declaration(calc: Calculator) -> None:
                 "bytes", "flops", "flop/s", "bytes/s", "seconds", "usd", "tokens/s",
                 "count", "percent"):
             raise ValueError(f"{calc.name}.{o.name}: unknown format {o.format!r}")
+    if calc.lesson not in course.SLUGS:
+        raise ValueError(f"{calc.name}: lesson {calc.lesson!r} is not in gpulesson.course")
 
 
 def _default_from_preset(calc: Calculator, target: str, filled: Mapping[str, str]) -> bool:
@@ -809,15 +811,7 @@ from gpulesson import transformer as _transformer  # noqa: E402
 # ---------------------------------------------------------------------------------------
 # Shared input groups: models, GPUs, precisions
 
-#: How the model presets are shown (the keys are gpulesson.transformer.PRESETS names).
-MODEL_LABELS: Mapping[str, str] = {
-    "gpt2": "GPT-2 (124M)", "gpt2-medium": "GPT-2 Medium (355M)",
-    "gpt2-large": "GPT-2 Large (774M)", "gpt2-xl": "GPT-2 XL (1.5B)",
-    "gpt3-175b": "GPT-3 175B", "llama-2-7b": "Llama-2-7B", "llama-2-13b": "Llama-2-13B",
-    "llama-2-70b": "Llama-2-70B", "llama-3-8b": "Llama-3-8B", "llama-3-70b": "Llama-3-70B",
-    "llama-3.1-405b": "Llama-3.1-405B", "llama-3.2-1b": "Llama-3.2-1B",
-    "mistral-7b": "Mistral-7B", "qwen2.5-7b": "Qwen2.5-7B",
-}
+MODEL_LABELS = _transformer.MODEL_LABELS
 
 _CUSTOM_MODEL = Choice(CUSTOM, "Custom (edit the shape)")
 _CUSTOM_GPU = Choice(CUSTOM, "Custom (edit the figures)")

@@ -29,8 +29,10 @@ from types import MappingProxyType
 from gpulesson import _validate as v
 
 __all__ = [
+    "MODEL_LABELS",
     "PRESETS",
     "TransformerConfig",
+    "model_label",
     "embedding_params",
     "non_embedding_params",
     "param_breakdown",
@@ -250,6 +252,23 @@ _PRESET_LIST = [
 
 #: The model presets of the course by name (read-only).
 PRESETS: Mapping[str, TransformerConfig] = MappingProxyType({p.name: p for p in _PRESET_LIST})
+
+
+#: How the presets are named for a reader (keys are :data:`PRESETS` names).
+MODEL_LABELS: Mapping[str, str] = MappingProxyType({
+    "gpt2": "GPT-2 (124M)", "gpt2-medium": "GPT-2 Medium (355M)",
+    "gpt2-large": "GPT-2 Large (774M)", "gpt2-xl": "GPT-2 XL (1.5B)",
+    "gpt3-175b": "GPT-3 175B", "llama-2-7b": "Llama-2-7B", "llama-2-13b": "Llama-2-13B",
+    "llama-2-70b": "Llama-2-70B", "llama-3-8b": "Llama-3-8B", "llama-3-70b": "Llama-3-70B",
+    "llama-3.1-405b": "Llama-3.1-405B", "llama-3.2-1b": "Llama-3.2-1B",
+    "mistral-7b": "Mistral-7B", "qwen2.5-7b": "Qwen2.5-7B",
+})
+
+
+def model_label(name: str) -> str:
+    """The reader's name of a preset (``'llama-2-7b' -> 'Llama-2-7B'``); other names as
+    given."""
+    return MODEL_LABELS.get(name, name)
 
 
 def preset(name: str) -> TransformerConfig:

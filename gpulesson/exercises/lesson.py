@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
+from gpulesson import course
 from gpulesson.exercises.core import CodeExercise, Exercise, Feedback, PredictExercise
 
 __all__ = ["Lesson", "Settings", "available_lessons", "configure", "lesson_module",
@@ -98,7 +99,7 @@ def available_lessons() -> list[str]:
     from gpulesson.exercises import bank
 
     found = [m.name for m in pkgutil.iter_modules(bank.__path__) if not m.name.startswith("_")]
-    order = bank.COURSE_ORDER
+    order = course.SLUGS
     return sorted(found, key=lambda s: (order.index(s) if s in order else len(order), s))
 
 

@@ -14,8 +14,8 @@ import re
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from gpulesson.calculators import MODEL_LABELS
 from gpulesson.exercises.core import format_number
+from gpulesson.transformer import model_label  # the banks spell models through wording
 
 __all__ = ["PER_BYTE", "PRECISION_LABELS", "TIMES", "billions", "model_label", "percent",
            "precision_label", "scientific", "tflop_rate", "trim_zeros"]
@@ -59,11 +59,6 @@ def billions(n: float, digits: int = 3) -> str:
 def tflop_rate(rate: float, digits: int = 5) -> str:
     """``989.4e12 -> '989.4 TFLOP/s'``."""
     return f"{format_number(rate / 1e12, digits)} TFLOP/s"
-
-
-def model_label(name: str) -> str:
-    """The reader's name of a model preset (``'llama-2-7b' -> 'Llama 2 7B'``)."""
-    return MODEL_LABELS.get(name, name)
 
 
 def precision_label(key: str) -> str:

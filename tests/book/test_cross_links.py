@@ -15,12 +15,11 @@ from pathlib import Path
 
 import pytest
 
+from gpulesson import course
+
 REPO = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted([*REPO.glob("notebooks/*.ipynb"), *REPO.glob("exercises/*.ipynb")])
-#: Course order (CONTRIBUTING.md, "Lesson slugs").
-SLUGS = ("parallelism_at_the_core", "roofline_and_tensor_cores", "memory_what_fits",
-         "flops_and_scaling", "inference_and_kv_cache", "distributed_math", "cost_economics",
-         "optimisations", "planning_dashboard")
+SLUGS = course.SLUGS
 
 _SKIP = re.compile(r"\{[a-z:]+\}`[^`]*`|`[^`]*`|\[[^\]]*\]\([^)]*\)|\$[^$\n]*\$|<[^>]+>")
 _MENTION = re.compile(r"\b[Ll]esson ([1-9])\b|\b[Tt]he first lesson\b")

@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from gpulesson import course
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CONFIG = yaml.safe_load((REPO_ROOT / "_config.yml").read_text(encoding="utf-8"))
 TOC = yaml.safe_load((REPO_ROOT / "_toc.yml").read_text(encoding="utf-8"))
@@ -54,13 +56,6 @@ def _source_for(docname: str) -> Path | None:
     return None
 
 
-def course_slugs() -> list[str]:
-    """Lesson slugs in course order, from the table in CONTRIBUTING.md."""
-    text = (REPO_ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
-    rows = re.findall(r"^\|\s*(\d+)\s*\|\s*`([a-z0-9_]+)`\s*\|", text, flags=re.M)
-    return [slug for _, slug in sorted(rows, key=lambda row: int(row[0]))]
-
-
 def test_toc_lists_only_files_that_exist() -> None:
     missing = [doc for doc in toc_files() if _source_for(doc) is None]
     assert not missing, f"_toc.yml lists files that do not exist: {missing}"
@@ -81,12 +76,13 @@ def test_every_notebook_is_in_the_toc() -> None:
 
 
 def test_lessons_follow_course_order_each_followed_by_its_exercises() -> None:
-    slugs = course_slugs()
-    assert len(slugs) >= 9, "CONTRIBUTING.md's lesson table could not be read"
+    slugs = list(course.SLUGS)
     lesson_docs = [d for d in toc_files() if d.startswith(("notebooks/", "exercises/"))]
     seen = [(slugs.index(Path(d).name) if Path(d).name in slugs else -1, d) for d in lesson_docs]
     unknown = [d for rank, d in seen if rank < 0 and d.startswith("notebooks/")]
-    assert not unknown, f"lessons missing from CONTRIBUTING.md's slug table: {unknown}"
+    assert not unknown, f"lessons missing from gpulesson/course.py: {unknown}"
+    listed = [Path(d).name for d in lesson_docs if d.startswith("notebooks/")]
+    assert listed == slugs, f"_toc.yml's lessons {listed} are not gpulesson.course's {slugs}"
     ranks = [rank for rank, _ in seen if rank >= 0]
     assert ranks == sorted(ranks), f"lessons out of course order in _toc.yml: {lesson_docs}"
     for i, doc in enumerate(lesson_docs):

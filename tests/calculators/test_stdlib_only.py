@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-MODULES = ["units", "_validate", "gemm", "roofline", "transformer", "memory", "flops",
+MODULES = ["course", "units", "_validate", "gemm", "roofline", "transformer", "memory", "flops",
            "inference", "distributed", "cost", "optimisations", "hardware", "precision",
            "calculators", "browser", "display",
            # the exercise logic runs without a kernel (and could run in the browser)

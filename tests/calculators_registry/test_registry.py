@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from gpulesson import calculators as C
-from gpulesson import hardware, transformer
+from gpulesson import course, hardware, transformer
 
 NAMES = list(C.CALCULATORS)
 
@@ -23,11 +23,7 @@ REQUIRED = {
     "flash_attention", "checkpointing", "amdahl", "will_it_fit", "decode_ceiling",
 }
 
-LESSONS = {
-    "parallelism_at_the_core", "roofline_and_tensor_cores", "memory_what_fits",
-    "flops_and_scaling", "inference_and_kv_cache", "distributed_math", "cost_economics",
-    "optimisations", "planning_dashboard",
-}
+LESSONS = set(course.SLUGS)
 
 
 def test_every_required_calculator_is_registered():
@@ -182,7 +178,7 @@ STDLIB = set(sys.stdlib_module_names)
 
 def test_calculators_module_imports_only_the_standard_library_and_calculators():
     tree = ast.parse((ROOT / "gpulesson" / "calculators.py").read_text(encoding="utf-8"))
-    allowed_package = {"units", "gemm", "roofline", "transformer", "memory", "flops",
+    allowed_package = {"course", "units", "gemm", "roofline", "transformer", "memory", "flops",
                        "inference", "distributed", "cost", "optimisations", "hardware",
                        "_validate"}
     for node in ast.walk(tree):

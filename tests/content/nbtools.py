@@ -1,6 +1,6 @@
 """Reading a lesson's notebooks without running them, and the checks every lesson shares.
 
-Each ``tests/lessons/test_<slug>.py`` uses these for what the house style asks of every
+Each ``tests/content/test_<slug>.py`` uses these for what the house style asks of every
 lesson page (``CONTRIBUTING.md``, "Notebooks") and keeps only its own figures and
 expectations: which headings, terms, citations and calculators, how many prompts and
 hidden asserts, which pinned figures. The checks raise ``AssertionError`` naming what is

@@ -1,0 +1,150 @@
+"""Claims: a figure as a page states it, held against the call that computes it.
+
+A page of the course (a lesson notebook's markdown, or a narrative page in ``book/``) states
+figures in its prose: "Llama-3-8B keeps 128 KiB per token". Each such figure is a
+:class:`Claim`: the text exactly as it reads in the page's markdown, and a function that
+builds the same text from the calculators. A claim is checked both ways:
+
+* the function must return the text (the calculators still give that figure), and
+* the text must still be on the page (the sentence still says it).
+
+So a change of formula, or an edit of the sentence, fails the test that names the claim.
+
+``uncovered_figures`` closes the loop: every number in the prose must lie inside a claim's
+text or inside an explicitly listed non-figure (a year, "lesson 6", a formula's constant),
+so a figure added to a page without a claim fails too.
+
+Matching is on the markdown as written, with whitespace collapsed and MyST's backslash
+escapes removed (:func:`rendered`), so a claim may span a line break of the source and
+``\\$`` on the page is ``$`` in the claim. Maths stays as written (``$T^\\ast$``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A figure on a page: ``text`` as the page's markdown has it, and ``compute``, which
+    must return exactly ``text`` from the calculators."""
+
+    text: str
+    compute: Callable[[], str]
+
+    def check(self, page: str, where: str) -> None:
+        """Fail unless the calculators give the text and the page still holds it."""
+        got = self.compute()
+        assert got == self.text, f"the calculators now give {got!r}, {where} says {self.text!r}"
+        assert rendered(self.text) in page, f"{self.text!r} is no longer on {where}"
+
+
+def claims(*pairs: tuple[str, Callable[[], str]]) -> list[Claim]:
+    """A list of claims from ``(text, compute)`` pairs."""
+    return [Claim(text, compute) for text, compute in pairs]
+
+
+def parametrize(items: Sequence[Claim]) -> pytest.MarkDecorator:
+    """``@parametrize(CLAIMS)``: one test per claim, named after its text."""
+    return pytest.mark.parametrize("claim", items, ids=[c.text[:70] for c in items])
+
+
+# ---------------------------------------------------------------------------------------
+# Reading pages
+
+
+def _unescaped(markdown: str) -> str:
+    return re.sub(r"\\([$*_#|])", r"\1", markdown)
+
+
+def rendered(markdown: str) -> str:
+    r"""The text for matching: MyST's backslash escapes (``\$``, ``\*`` ...) removed and all
+    whitespace collapsed to single spaces."""
+    return " ".join(_unescaped(markdown).split())
+
+
+def markdown_of(path: Path) -> str:
+    """A page's markdown: a ``.md`` file as it is, or every markdown cell of a notebook, in
+    order, separated by a blank line."""
+    text = path.read_text(encoding="utf-8")
+    if path.suffix != ".ipynb":
+        return text
+    cells = json.loads(text)["cells"]
+    return "\n\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+
+
+def page(path: Path) -> str:
+    """The page as :func:`rendered` text, for :meth:`Claim.check`."""
+    return rendered(markdown_of(path))
+
+
+# ---------------------------------------------------------------------------------------
+# Every figure is claimed
+
+#: A number as prose writes it: 8,192 or 3.35 or 0.5, not glued to letters (H100, FP16,
+#: 70B and sm_90 are names, not figures).
+_NUMBER = re.compile(r"(?<![\w.,])\d+(?:,\d{3})*(?:\.\d+)?(?![\w])")
+#: Parts of a page whose digits are not figures: labels, roles ({ref}`..`, {cite}`..`,
+#: {term}`..`), link targets, directive names and option lines, fenced code, comments,
+#: HTML tags, headings' section numbers and bare years.
+_NOT_PROSE = (
+    re.compile(r"^\(\w+\)=$", re.M),
+    re.compile(r"^(`{3,}|~{3,})(?:[\w-]*|\{code(?:-block|-cell)?\}.*)\n.*?^\1$", re.M | re.S),
+    re.compile(r"\{(?:ref|cite(?::\w+)?|numref|doc|download)\}`[^`]*`"),
+    re.compile(r"\{term\}`|(?<=\S) <[^<>`]+>`"),
+    re.compile(r"\]\([^)]*\)"),
+    re.compile(r"^(`{3,}|~{3,}|:{3,}).*$", re.M),
+    re.compile(r"^:[\w-]+:.*$", re.M),
+    re.compile(r"<!--.*?-->|^%.*$", re.M | re.S),
+    re.compile(r"<[^>\n]+>"),
+    re.compile(r"^#+ \d+(?:\.\d+)*\.?", re.M),
+    re.compile(r"(`+)(?:(?!\1)[^\n])+?\1"),
+)
+_YEAR = re.compile(r"(?:19|20)\d\d")
+
+
+def _prose_only(markdown: str) -> str:
+    """:func:`rendered` text with every character outside the prose blanked (``\x01``):
+    the same length and offsets as ``rendered(markdown)``."""
+    text = _unescaped(markdown)
+    for pattern in _NOT_PROSE:
+        text = pattern.sub(lambda m: re.sub(r"\S", "\x01", m.group(0)), text)
+    return " ".join(text.split())
+
+
+def figures(markdown: str) -> list[tuple[int, str]]:
+    """``(offset, number)`` of each figure in the prose of ``markdown`` (offsets into
+    :func:`rendered` text). Integers below 10 and years are words, not figures."""
+    found = []
+    for m in _NUMBER.finditer(_prose_only(markdown)):
+        token = m.group(0)
+        if _YEAR.fullmatch(token) or ("," not in token and "." not in token and int(token) < 10):
+            continue
+        found.append((m.start(), token))
+    return found
+
+
+def uncovered_figures(markdown: str, covered: Iterable[str]) -> list[str]:
+    """The figures of ``markdown``'s prose that lie inside no occurrence of a ``covered``
+    text (the claims' texts and the page's listed non-figures), each with its context."""
+    text = rendered(markdown)
+    spans = []
+    for item in covered:
+        needle = rendered(item)
+        start = text.find(needle)
+        while needle and start >= 0:
+            spans.append((start, start + len(needle)))
+            start = text.find(needle, start + 1)
+    missing = []
+    for offset, token in figures(markdown):
+        if not any(a <= offset and offset + len(token) <= b for a, b in spans):
+            missing.append(f"{token!r} in …{text[max(0, offset - 40):offset + 40]}…")
+    return missing
