@@ -97,7 +97,6 @@ _NUMBER = re.compile(r"(?<![\w.,])\d+(?:,\d{3})*(?:\.\d+)?(?![\w])")
 #: HTML tags, headings' section numbers and bare years.
 _NOT_PROSE = (
     re.compile(r"^\(\w+\)=$", re.M),
-    re.compile(r"^(`{3,}|~{3,})(?:[\w-]*|\{code(?:-block|-cell)?\}.*)\n.*?^\1$", re.M | re.S),
     re.compile(r"\{(?:ref|cite(?::\w+)?|numref|doc|download)\}`[^`]*`"),
     re.compile(r"\{term\}`|(?<=\S) <[^<>`]+>`"),
     re.compile(r"\]\([^)]*\)"),
@@ -111,12 +110,47 @@ _NOT_PROSE = (
 _YEAR = re.compile(r"(?:19|20)\d\d")
 
 
+_FENCE = re.compile(r"^(`{3,}|~{3,}|:{3,})\s*(\S*)")
+_CODE_DIRECTIVES = ("{code", "{code-block", "{code-cell", "{literalinclude")
+
+
+def _blank(text: str) -> str:
+    return re.sub(r"\S", "\x01", text)
+
+
+def _without_code_blocks(text: str) -> str:
+    """``text`` with fenced code blocks blanked. Fences are read in order, as MyST does:
+    a bare fence closes the innermost open fence of the same character and at most its
+    length, and opens a code block only when no such fence is open."""
+    out, stack, code = [], [], None  # stack: (char, length) of open directive fences
+    for line in text.split("\n"):
+        m = _FENCE.match(line)
+        if code is not None:  # inside a code block: only its own closing fence ends it
+            if m and m.group(1)[0] == code[0] and len(m.group(1)) >= code[1] \
+                    and not m.group(2):
+                code = None
+            out.append(_blank(line))
+            continue
+        if m:
+            mark, info = m.group(1), m.group(2)
+            opens_code = mark[0] != ":" and (not info.startswith("{")
+                                             or info.startswith(_CODE_DIRECTIVES))
+            if not info and stack and stack[-1][0] == mark[0] and stack[-1][1] <= len(mark):
+                stack.pop()
+            elif opens_code:
+                code = (mark[0], len(mark))
+            elif info:
+                stack.append((mark[0], len(mark)))
+        out.append(line)
+    return "\n".join(out)
+
+
 def _prose_only(markdown: str) -> str:
     """:func:`rendered` text with every character outside the prose blanked (``\x01``):
     the same length and offsets as ``rendered(markdown)``."""
-    text = _unescaped(markdown)
+    text = _without_code_blocks(_unescaped(markdown))
     for pattern in _NOT_PROSE:
-        text = pattern.sub(lambda m: re.sub(r"\S", "\x01", m.group(0)), text)
+        text = pattern.sub(lambda m: _blank(m.group(0)), text)
     return " ".join(text.split())
 
 

@@ -40,3 +40,24 @@ def test_a_claim_fails_when_the_page_or_the_calculator_changes() -> None:
         Claim("reads 3.35 TB/s", lambda: "reads 3.36 TB/s").check(page, "the page")
     with pytest.raises(AssertionError, match="no longer on"):
         Claim("reads 3.36 TB/s", lambda: "reads 3.36 TB/s").check(page, "the page")
+
+
+def test_fences_are_read_in_order() -> None:
+    """A bare fence closes the open admonition; prose after it is prose again, and a code
+    block inside an admonition is code."""
+    page = """```{admonition} Note
+:class: tip
+Inside, 250 times.
+
+```python
+y = 512
+```
+```
+
+After the admonition, 1,024 GPUs.
+
+```
+a bare code block, 777
+```
+"""
+    assert [token for _, token in figures(page)] == ["250", "1,024"]
