@@ -98,18 +98,18 @@ _NUMBER = re.compile(r"(?<![\w.,])\d+(?:,\d{3})*(?:\.\d+)?(?![\w])")
 _NOT_PROSE = (
     re.compile(r"^\(\w+\)=$", re.M),
     re.compile(r"\{(?:ref|cite(?::\w+)?|numref|doc|download)\}`[^`]*`"),
-    re.compile(r"\{term\}`|(?<=\S) <[^<>`]+>`"),
     re.compile(r"\]\([^)]*\)"),
     re.compile(r"^(`{3,}|~{3,}|:{3,}).*$", re.M),
     re.compile(r"^:[\w-]+:.*$", re.M),
     re.compile(r"<!--.*?-->|^%.*$", re.M | re.S),
     re.compile(r"<[^>\n]+>"),
     re.compile(r"^#+ \d+(?:\.\d+)*\.?", re.M),
-    re.compile(r"(`+)(?:(?!\1)[^\n])+?\1"),
+    re.compile(r"(`+)(?:(?!\1)(?:[^\n`]|\n(?![ \t]*\n)))+?\1"),
 )
 _YEAR = re.compile(r"(?:19|20)\d\d")
 
 
+_TERM = re.compile(r"(\{term\}`)([^`<]*?)((?:\s*<[^<>`]+>)?`)")
 _FENCE = re.compile(r"^(`{3,}|~{3,}|:{3,})\s*(\S*)")
 _CODE_DIRECTIVES = ("{code", "{code-block", "{code-cell", "{literalinclude")
 
@@ -149,6 +149,8 @@ def _prose_only(markdown: str) -> str:
     """:func:`rendered` text with every character outside the prose blanked (``\x01``):
     the same length and offsets as ``rendered(markdown)``."""
     text = _without_code_blocks(_unescaped(markdown))
+    # a {term} role's text is prose; its role name and target are not
+    text = _TERM.sub(lambda m: _blank(m.group(1)) + m.group(2) + _blank(m.group(3)), text)
     for pattern in _NOT_PROSE:
         text = pattern.sub(lambda m: _blank(m.group(0)), text)
     return " ".join(text.split())

@@ -61,3 +61,10 @@ a bare code block, 777
 ```
 """
     assert [token for _, token in figures(page)] == ["250", "1,024"]
+
+
+def test_roles_and_wrapped_code_spans() -> None:
+    """A plain {term} role leaves no stray backtick behind, and a code span that wraps
+    over a line break is code."""
+    page = "The {term}`ridge point` is 295 FLOP/byte; `x =\n4096` is code; 61 more.\n"
+    assert [token for _, token in figures(page)] == ["295", "61"]
