@@ -1,12 +1,23 @@
-"""Every number stated on book/conventions.md and book/seed_corrections.md, and the
-glossary's computable figures (FP16's limits from NumPy, the rest from the calculators),
-are recomputed here, so the pages cannot drift from the code. The blocks of calculator
-calls on book/seed_corrections.md are run as printed.
+"""The figures of the narrative pages in ``book/``, each held against the call that
+computes it (:mod:`tests.content.claims`), so the pages cannot drift from the code.
 
-Each claim is (text as the page renders it, calculator call that must produce that text).
-The pages escape dollar signs (``\\$``, MyST would otherwise pair them into inline maths)
-and wrap lines, so the page is compared as rendered: backslash escapes removed and
-whitespace collapsed (:func:`rendered`).
+Each page's figures are a list of claims: the text as the page's markdown has it and a
+call of the calculators (``gpulesson.*``; FP16's limits from NumPy; the Python version
+from the repository's own configuration) that must return exactly that text. Every number
+in a page's prose must lie inside a claim or inside one of the page's listed non-figures
+(``*_NOT_FIGURES``), which are only: inputs the page chooses, the seed pages' quoted
+figures that a page corrects, formula constants, and published inputs taken from a paper
+or a datasheet (each with its source in a comment); ``NAMES`` holds the numbers inside
+names (Llama 3.1, PCIe 5.0, RTX 4090, "16-bit"). The blocks of calculator calls on
+book/seed_corrections.md are run as printed.
+
+Pages whose figures are generated hold no hand-written figures and so no claims; the
+coverage test still reads their prose. ``book/hardware.md``'s tables are written at build
+time by the ``{gpu-table}`` directive (``scripts/gl_calculators.py``) from
+``gpulesson/data/gpus.json`` through ``gpulesson.hardware``; ``book/status.md``'s by the
+``{machine-status}`` directive (``scripts/gl_status.py``) and MyST-NB's
+``{nb-exec-table}``; ``book/calculators.md``'s values by the ``{calculator}`` directives
+from the calculator registry.
 
 Sources of the published inputs and figures: the seed pages themselves (their figures,
 quoted as the claims under test); GPT-3 (Brown et al. 2020: 174.6B parameters, 300B
@@ -21,9 +32,9 @@ industrial tariff, Uptime 2023 PUE, AWS p5 July 2023).
 
 from __future__ import annotations
 
+import functools
 import math
 import re
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -43,9 +54,21 @@ from gpulesson import (
     units,
 )
 from gpulesson.hardware import gpu
+from gpulesson.precision import float_format
 from gpulesson.transformer import non_embedding_params, param_count, preset
 
-BOOK = Path(__file__).resolve().parents[2] / "book"
+from .claims import (
+    REPO,
+    Claim,
+    claims,
+    markdown_of,
+    page,
+    parametrize,
+    rendered,
+    uncovered_figures,
+)
+
+BOOK = REPO / "book"
 H100 = gpu("H100 SXM")
 A100 = gpu("A100 80GB")
 RTX = gpu("RTX 4090")
@@ -62,13 +85,6 @@ KIB = 1024
 FP16 = np.finfo(np.float16)
 GPU_MEMORY = 80e9
 N4096 = (4096, 4096, 4096)
-
-Claim = tuple[str, Callable[[], str]]
-
-
-def rendered(markdown: str) -> str:
-    r"""The text a reader sees, for matching: ``\$`` -> ``$``, whitespace collapsed."""
-    return " ".join(re.sub(r"\\([$*_#|])", r"\1", markdown).split())
 
 
 def _pct(x: float, digits: int = 0) -> str:
@@ -165,14 +181,20 @@ def _compute_per_step(n_params: float, batch_tokens: float, n_gpus: int) -> floa
                                0.40)
 
 
+#: The inputs that reproduce the seed's scaling figures, as lesson 6 names them (with 175B
+#: FP16 gradients): GPUs, bandwidth in bytes/s, seconds of compute per step.
+SEED_SCALING = {"gpus": 8, "bandwidth": 50e9, "compute": 0.1}
+
+
 def _seed_scaling() -> tuple[float, float, float, float]:
     """The seed's scaling figures from the inputs lesson 6 names (175B FP16, 8 GPUs,
     50 GB/s, 0.1 s of compute)."""
+    gpus, bandwidth = SEED_SCALING["gpus"], SEED_SCALING["bandwidth"]
     volume = distributed.allreduce_bytes_per_rank(memory.weight_bytes(175e9,
-                                                                      precision="fp16"), 8)
-    comm = distributed.data_parallel_sync_time(175e9, dp=8, bandwidth=50e9)
-    efficiency = distributed.scaling_efficiency(0.1, comm)
-    return volume, comm, efficiency, distributed.effective_speedup(8, efficiency)
+                                                                      precision="fp16"), gpus)
+    comm = distributed.data_parallel_sync_time(175e9, dp=gpus, bandwidth=bandwidth)
+    efficiency = distributed.scaling_efficiency(SEED_SCALING["compute"], comm)
+    return volume, comm, efficiency, distributed.effective_speedup(gpus, efficiency)
 
 
 def _gpt3_batch_efficiency(layout: str) -> float:
@@ -191,20 +213,26 @@ def _gpt3_batch_efficiency(layout: str) -> float:
     return distributed.scaling_efficiency(compute, comm)
 
 
+#: The inputs that reproduce the seed's TCO figures, as lesson 7 names them (and $48 an
+#: hour of cloud, ``SEED_CLOUD_USD_PER_HOUR``).
+SEED_TCO = {"hardware_usd": 240_000, "power_watts": 30_000, "usd_per_kwh": 0.10, "pue": 1.4}
+SEED_CLOUD_USD_PER_HOUR = 48
+
+
 def _seed_tco() -> dict[str, float]:
     """The seed's TCO figures from the inputs lesson 7 names."""
-    seed = {"hardware_usd": 240_000, "power_watts": 30_000, "usd_per_kwh": 0.10,
-            "pue": 1.4}
+    seed, rent = SEED_TCO, SEED_CLOUD_USD_PER_HOUR
     return {
         "power": cost.on_prem_breakdown(years=1, **seed).power,
-        "hourly power": cost.power_cost(power_watts=30_000, usd_per_kwh=0.10, hours=1,
-                                        pue=1.4),
+        "hourly power": cost.power_cost(power_watts=seed["power_watts"],
+                                        usd_per_kwh=seed["usd_per_kwh"], hours=1,
+                                        pue=seed["pue"]),
         "own": cost.on_prem_tco(years=5, **seed),
-        "cloud": cost.cloud_cost(usd_per_hour=48, years=5),
+        "cloud": cost.cloud_cost(usd_per_hour=rent, years=5),
         "no power": cost.breakeven_months(**{**seed, "power_watts": 0},
-                                          cloud_usd_per_hour=48),
-        "with power": cost.breakeven_months(cloud_usd_per_hour=48, **seed),
-        "half busy": cost.breakeven_months(cloud_usd_per_hour=48, utilization=0.5, **seed),
+                                          cloud_usd_per_hour=rent),
+        "with power": cost.breakeven_months(cloud_usd_per_hour=rent, **seed),
+        "half busy": cost.breakeven_months(cloud_usd_per_hour=rent, utilization=0.5, **seed),
     }
 
 
@@ -286,7 +314,45 @@ def _tflops(rate: float) -> str:
     return f"{rate / 1e12:,.1f}"
 
 
-CONVENTIONS: list[Claim] = [
+def _this_test() -> str:
+    """The pages' pointer to this file."""
+    return f"A test (`{Path(__file__).resolve().relative_to(REPO).as_posix()}`)"
+
+
+def _mixed_state_parts() -> str:
+    """Mixed precision's bytes per parameter, part by part: 16-bit weights and gradients,
+    an FP32 master copy and Adam's two FP32 moments (the ZeRO paper's K = 12, section 3.1)."""
+    s = memory.model_state_bytes("mixed")
+    fp32 = float_format("fp32").storage_bytes
+    moment = (s.optimizer - fp32) / 2
+    return (f"keeps {s.weights} bytes of {8 * s.weights}-bit weights, {s.gradients} bytes of "
+            f"{8 * s.gradients}-bit gradients, a {fp32:.0f}-byte FP32 master copy and two "
+            f"{moment:.0f}-byte Adam moments: **{memory.bytes_per_param('mixed')} bytes per "
+            "parameter**")
+
+
+def _fp32_state_parts() -> str:
+    """FP32 training's bytes per parameter: weights, gradients and Adam's two moments."""
+    s = memory.model_state_bytes("fp32")
+    return (f"also needs {memory.bytes_per_param('fp32')} ({s.weights} + {s.gradients} + "
+            f"{s.optimizer // 2} + {s.optimizer // 2}, no master copy)")
+
+
+def _llama7b_state_vs_gpu() -> str:
+    """Llama-2-7B's model state against one H100's memory."""
+    state = memory.training_memory(L27, batch=1, seq_len=1)
+    state_bytes = state.total - state.activations
+    word = "more" if state_bytes > H100.memory_bytes else "less"
+    return f"{word} than one {H100.memory_bytes / 1e9:.0f} GB GPU holds"
+
+
+def _gpt3_layers_store() -> str:
+    per_layer = memory.activation_bytes_per_layer(seq_len=2048, batch=1, hidden=GPT3.hidden,
+                                                  heads=GPT3.heads)
+    return f"the {GPT3.layers} layers store {_gb(GPT3.layers * per_layer)} per sequence"
+
+
+CONVENTIONS = claims(
     ("48 FLOPs", lambda: f"{gemm.flops(2, 3, 4)} FLOPs"),
     ("137.4 GFLOP", lambda: units.format_flops(gemm.flops(*N4096), digits=1)),
     ("989.4 TFLOP/s", lambda: units.format_flop_rate(H100.peak_flops["bf16"])),
@@ -334,12 +400,71 @@ CONVENTIONS: list[Claim] = [
      lambda: f"2,400 tokens per second at ${_dashboard_price()} an hour costs "
      f"${_per_1k_at(_dashboard_price(), 2400):.5f} per 1,000 tokens"),
     ("at $2.50 an hour, $0.000289", lambda: f"at $2.50 an hour, ${_per_1k_at(2.5, 2400):.6f}"),
-]
+    # The page's pointer to this file, and the figures around the worked examples.
+    ("A test (`tests/content/test_book_pages.py`)", _this_test),
+    ('datasheet\'s "1,979 teraFLOPS" for BF16', lambda: "datasheet's \""
+     f"{H100.sparse_flops['bf16'] / 1e12:,.0f} teraFLOPS\" for BF16"),
+    ("1 GiB is 1.074 GB", lambda: "1 GiB is "
+     + units.format_bytes(units.parse_quantity("1 GiB", "bytes"), digits=3)),
+    ("keeps 2 bytes of 16-bit weights, 2 bytes of 16-bit gradients, a 4-byte FP32 master copy "
+     "and two 4-byte Adam moments: **16 bytes per parameter**", _mixed_state_parts),
+    ("also needs 16 (4 + 4 + 4 + 4, no master copy)", _fp32_state_parts),
+    ("makes it 18", lambda: f"makes it {memory.bytes_per_param('mixed_fp32_grads')}"),
+    ("more than one 80 GB GPU holds", _llama7b_state_vs_gpu),
+    ("the 96 layers store 275.4 GB per sequence", _gpt3_layers_store),
+    ("Llama-2-7B (32 KV heads)", lambda: f"Llama-2-7B ({L27.kv_heads} KV heads)"),
+    ("Llama-3-8B (8 KV heads)", lambda: f"Llama-3-8B ({L38.kv_heads} KV heads)"),
+    ("`cost.cost_per_1k_tokens(usd_per_gpu_hour=12.29, gpus=1, tokens_per_second=2400)`",
+     lambda: f"`cost.cost_per_1k_tokens(usd_per_gpu_hour={_dashboard_price()}, gpus=1, "
+     "tokens_per_second=2400)`"),
+)
 
-SEED_CORRECTIONS: list[Claim] = [
+#: Numbers of book/conventions.md's prose that are not results.
+CONVENTIONS_NOT_FIGURES = (
+    # Inputs the page chooses for its worked examples.
+    "A 4,096-token Llama-3-8B sequence",
+    "Llama 3.1 405B at 8,192 tokens",
+    # Formula constants.
+    "powers of 10",
+    "the 34 of everything else",  # Korthikanti et al. 2022, eq. 2: s·b·h·(34 + 5·a·s/h)
+    # Published inputs.
+    "430 TFLOP/s per GPU",  # Dubey et al. 2024 (Llama 3), Table 4
+)
+
+def _seed_gpt3_state() -> str:
+    """GPT-3 175B's FP32 model state rounded to 100 GB, as the seed prints it."""
+    state = _gpt3_fp32_state()
+
+    def hundreds(n_bytes: float) -> str:
+        return f"{round(n_bytes / 1e11) * 100:,} GB"
+
+    return (f"{hundreds(state.weights)} parameters, {hundreds(state.gradients)} gradients, "
+            f"{hundreds(state.optimizer)} optimizer")
+
+
+def _seed_power_inputs() -> str:
+    return (f"{SEED_TCO['power_watts'] / 1e3:.0f} kW at a PUE of {SEED_TCO['pue']} and "
+            f"${SEED_TCO['usd_per_kwh']:.2f} per kWh")
+
+
+def _starting_plan() -> str:
+    """The dashboard's starting plan, from the planning calculator's inputs."""
+    plan = calculators.si_inputs("planning")
+    short = {"H100 SXM": "H100"}[plan["gpu"]]
+    return (f"{transformer.model_label(plan['model'])} on {plan['tokens'] / 1e12:.0f}T tokens, "
+            f"{plan['n_gpus']} {short}s")
+
+
+def _fa3_share() -> str:
+    """FlashAttention-3's 740 TFLOP/s in FP16 (Shah et al. 2024) as a share of the dense peak."""
+    return _pct(flops.utilization(740e12, H100.dense("fp16")))
+
+
+SEED_CORRECTIONS = claims(
     ("6,738,415,616 parameters", lambda: _int(N7) + " parameters"),
     ("dense BF16 rate, 989.4 TFLOP/s", lambda: "dense BF16 rate, "
      + units.format_flop_rate(PEAK)),
+    ("A test (`tests/content/test_book_pages.py`)", _this_test),
     # Lesson 1: the seed lesson's worked numbers.
     ("2·M·K·N = 48 FLOPs | Right: 48 FLOPs", lambda: f"2·M·K·N = {gemm.flops(2, 3, 4)} FLOPs "
      f"| Right: {gemm.flops(2, 3, 4)} FLOPs"),
@@ -351,6 +476,14 @@ SEED_CORRECTIONS: list[Claim] = [
      "tokens/s"),
     ("112.0 GB for 7e9 parameters", lambda: f"{_gb(7e9 * memory.bytes_per_param('mixed'))} "
      "for 7e9 parameters"),
+    ("A 7B model in FP16 (14 GB) decodes at most about 239 tokens/s on 3.35 TB/s",
+     lambda: f"A 7B model in FP16 ({units.format_bytes(W7_FP16, digits=0)}) decodes at most "
+     f"about {_decode_ceiling(W7_FP16, H100.bandwidth):.0f} tokens/s on "
+     + units.format_bandwidth(H100.bandwidth)),
+    ("Full training of a 7B model needs about 16 bytes per parameter, 112 GB",
+     lambda: "Full training of a 7B model needs about "
+     f"{memory.bytes_per_param('mixed')} bytes per parameter, "
+     + units.format_bytes(7e9 * memory.bytes_per_param("mixed"), digits=0)),
     # Lesson 2: the GEMM calculator and the GPU table.
     ("137.4 GFLOP, not a rate", lambda: units.format_flops(gemm.flops(*N4096), digits=1)
      + ", not a rate"),
@@ -381,6 +514,15 @@ SEED_CORRECTIONS: list[Claim] = [
      + units.format_flop_rate(RTX.dense("fp32"))),
     ("ceiling 14.8 times over FP32", lambda: "ceiling "
      f"{H100.dense('bf16') / H100.dense('fp32'):.1f} times over FP32"),
+    ('"137.4 GFLOPS" | Right, as a count', lambda: f'"{gemm.flops(*N4096) / 1e9:.1f} GFLOPS" '
+     "| Right, as a count"),
+    ('"201.3 MB", "682.7 ops/byte" | Right as the minimum traffic, for 4-byte (FP32) elements',
+     lambda: f'"{_gb(gemm.min_bytes(*N4096, 4))}", '
+     f'"{gemm.arithmetic_intensity(*N4096, 4):.1f} ops/byte" | Right as the minimum traffic, '
+     f"for {float_format('fp32').storage_bytes:.0f}-byte (FP32) elements"),
+    ('RTX 4090 FP16 "165" TFLOPS, "1.0 TB/s"', lambda: f'{RTX.name} FP16 '
+     f'"{RTX.dense("fp16") / 1e12:.0f}" TFLOPS, '
+     f'"{units.format_bandwidth(RTX.bandwidth, digits=1)}"'),
     # Lesson 3: memory.
     ("124,439,808 parameters. The parts are 39.4M, 28.3M and 56.7M",
      lambda: _int(param_count(preset("gpt2"))) + " parameters. The parts are "
@@ -417,6 +559,10 @@ SEED_CORRECTIONS: list[Claim] = [
      f"{_gpt3_fp32_state().gpus_needed} GPUs"),
     ("5.2 TB, 65 GPUs of 80 GB", lambda: f"5.2 TB, {math.ceil(5.2e12 / GPU_MEMORY)} GPUs of "
      "80 GB"),
+    ("124.4M in total | The total is right", lambda: f"{param_count(preset('gpt2')) / 1e6:.1f}M "
+     "in total | The total is right"),
+    ("vs FP32: 16 bytes/param", lambda: f"vs FP32: {memory.bytes_per_param('fp32')} bytes/param"),
+    ("700 GB parameters, 700 GB gradients, 1,400 GB optimizer", _seed_gpt3_state),
     # Lesson 4: FLOPs.
     ("GPT-3: 3.14e23 FLOPs with its 174.6B parameters",
      lambda: f"GPT-3: {flops.training_flops(param_count(GPT3), 300e9):.2e}".replace("e+", "e")
@@ -434,6 +580,8 @@ SEED_CORRECTIONS: list[Claim] = [
     ("the same MFU means 5.9 days, and at 40% MFU 9.0 days",
      lambda: f"the same MFU means {flops.training_days(3.15e23, 1024, PEAK, 0.606):.1f} days,"
      f" and at 40% MFU {flops.training_days(3.15e23, 1024, PEAK, 0.40):.1f} days"),
+    ('FLOPS per token "1.05 TFLOPS"', lambda: "FLOPS per token "
+     f'"{flops.flops_per_token(175e9) / 1e12:.2f} TFLOPS"'),
     # Lesson 5: inference.
     ("formula gives 2,147,483,648 bytes", lambda: "formula gives "
      + _int(_hidden_size_kv(L38, 4096)) + " bytes"),
@@ -496,6 +644,17 @@ SEED_CORRECTIONS: list[Claim] = [
      " H100s"),
     ("would need about 24 years", lambda: "would need about "
      f"{_days(param_count(L405), 15.6e12, 128, 0.4) / 365:.0f} years"),
+    ("The 14 GB of BF16 gradients of a 7B model", lambda: "The "
+     + units.format_bytes(memory.weight_bytes(7e9, precision="bf16"), digits=0)
+     + " of BF16 gradients of a 7B model"),
+    ("on 8 GPUs at 50 GB/s with 0.1 s of compute per step. But 0.1 s of an H100",
+     lambda: f"on {SEED_SCALING['gpus']} GPUs at "
+     f"{units.format_bandwidth(SEED_SCALING['bandwidth'], digits=0)} with "
+     f"{SEED_SCALING['compute']} s of compute per step. But {SEED_SCALING['compute']} s of an "
+     "H100"),
+    ("No layout of 8 GPUs of 80 GB holds", lambda: (
+        "No" if 8 * H100.memory_bytes < 175e9 * memory.bytes_per_param() else "A")
+     + f" layout of 8 GPUs of {H100.memory_bytes / 1e9:.0f} GB holds"),
     # Lesson 7: cost.
     ("Eight GPUs at the $30,000", lambda: f"Eight GPUs at the {_usd(240_000 / 8)}"),
     ("estimated at about $270,000", lambda: "estimated at about "
@@ -543,6 +702,23 @@ SEED_CORRECTIONS: list[Claim] = [
      + {2.0: "doubles"}[_seed_per_1k(0.4) / _seed_per_1k(0.8)] + " it)"),
     ("costs 20.5 times less per token at batch 32", lambda: "costs "
      f"{_mistral_batch_gain(32):.1f} times less per token at batch 32"),
+    ("$240,000 of hardware, 30 kW at a PUE of 1.4 and $0.10 per kWh, and $48 an hour of cloud",
+     lambda: f"{_usd(SEED_TCO['hardware_usd'])} of hardware, {_seed_power_inputs()}, and "
+     f"{_usd(SEED_CLOUD_USD_PER_HOUR)} an hour of cloud"),
+    ("Hardware cost $240,000", lambda: "Hardware cost " + _usd(SEED_TCO["hardware_usd"])),
+    ("of electricity an hour: 30 kW at a PUE of 1.4 and $0.10 per kWh",
+     lambda: "of electricity an hour: " + _seed_power_inputs()),
+    ("the comparison assumes 100% utilisation", lambda: "the comparison assumes " + _pct(
+        2_102_400 / cost.cloud_cost(usd_per_hour=SEED_CLOUD_USD_PER_HOUR, years=5))
+     + " utilisation"),
+    ('"Power includes 30–50% cooling overhead" | A PUE of 1.3 to 1.5',
+     lambda: f'"Power includes {100 * 0.30:.0f}–{100 * 0.50:.0f}% cooling overhead" | A PUE of '
+     f"{_pue(0.30)} to {_pue(0.50)}"),
+    ("At $0.083 per 1,000 tokens that is $24 an hour", lambda: f"At ${_seed_per_1k():.3f} per "
+     f"1,000 tokens that is {_usd(_seed_per_1k() * 288_000 / 1000)} an hour"),
+    ('the page\'s own $0.083 lies above its "poor" tier',
+     lambda: f"the page's own ${_seed_per_1k():.3f} lies "
+     + ("above" if _seed_per_1k() > 0.01 else "below") + ' its "poor" tier'),
     # Lesson 8: optimisations.
     ("activations of 20 layers", lambda: "activations of "
      f"{optimisations.checkpoint_memory(layers=96, per_layer_bytes=1):.0f} layers"),
@@ -574,6 +750,15 @@ SEED_CORRECTIONS: list[Claim] = [
     ("8.0× on a V100, 16.0× on an A100, 14.8× on an H100 and 30.0× on a B200",
      lambda: f"{_ratio('V100 SXM')} on a V100, {_ratio('A100 80GB')} on an A100, "
      f"{_ratio('H100 SXM')} on an H100 and {_ratio('B200')} on a B200"),
+    ("96 layers keep the activations of 20 layers", lambda: "96 layers keep the activations of "
+     f"{optimisations.checkpoint_memory(layers=96, per_layer_bytes=1):.0f} layers"),
+    ("FlashAttention-3: 75% of the H100's maximum", lambda: f"FlashAttention-3: {_fa3_share()} "
+     "of the H100's maximum"),
+    ("Mixed precision savings 37% | 1 − 10/16", lambda: "Mixed precision savings "
+     f"{math.floor(100 * (1 - 10 / memory.bytes_per_param('fp32')))}% | 1 − 10/"
+     f"{memory.bytes_per_param('fp32')}"),
+    ("keeps the model state at 16 bytes per parameter", lambda: "keeps the model state at "
+     f"{memory.bytes_per_param('mixed')} bytes per parameter"),
     # Lesson 9: the dashboard.
     ("19.7 days instead of 36.9 at 40%", lambda: f"{_plan_days(0.752):.1f} days instead of "
      f"{_plan_days(0.40):.1f} at 40%"),
@@ -603,7 +788,76 @@ SEED_CORRECTIONS: list[Claim] = [
      f"{_tflops(gpu('B200').dense('bf16'))} for a B200"),
     ("HBM bandwidth, 3.35 TB/s", lambda: "HBM bandwidth, "
      + units.format_bandwidth(H100.bandwidth)),
-]
+    ("Llama-2-7B on 2T tokens, 64 H100s", _starting_plan),
+    ("FlashAttention-3's 75%", lambda: f"FlashAttention-3's {_fa3_share()}"),
+    ("16× performance improvement | Matches an A100's dense BF16 rate over its FP32 rate",
+     lambda: f"{A100.dense('bf16') / A100.dense('fp32'):.0f}× performance improvement | "
+     "Matches an A100's dense BF16 rate over its FP32 rate"),
+    ("3.35 TB/s memory; 75% max H100 utilization | Right",
+     lambda: f"{units.format_bandwidth(H100.bandwidth)} memory; {_fa3_share()} max H100 "
+     "utilization | Right"),
+)
+
+#: Numbers of book/seed_corrections.md's prose that are not results.
+SEED_CORRECTIONS_NOT_FIGURES = (
+    # The seed pages' figures that the page corrects (or finds no way to check), quoted.
+    'Execution time "0.034 ms"',
+    '"Performance score" 9.8/10, 8.5/10, 6.8/10, 7.2/10',
+    "Prices $30,000, $15,000, $8,000, $1,600",
+    "Transformers 70–85% utilisation with an 8× Tensor Core benefit, CNNs 80–95% with 4×, "
+    "RNNs 10–40%, GNNs 10–30%",
+    "GPT-2 small: 39.0M embedding, 84.9M attention, 56.6M MLP",
+    "Mixed precision: 10 bytes/param",
+    "(16 + 2/p)",
+    "2.4 TB activations",
+    "The 2.4 TB of activations",
+    "Model FLOPS utilization 60.6%, training time 3.0 days",
+    'Prefill FLOPS "35 TFLOPS", generation "17.5 TFLOPS"',
+    '"4.5 tok/s"',
+    '"16,000+ H100 GPUs across multiple datacenters"',
+    '"Optimal efficiency achieved at 64–512 GPU clusters"',
+    "Total GPUs required: 128",
+    "Daily revenue potential $5,760",
+    "$0.001 per 1K tokens at 80%+ utilisation, $0.005 at 40–60%, $0.01+ below 30%",
+    "Compute overhead ≈ 20%",
+    'Memory reduction "√L ≈ 75%", effective memory 125 GB, batch size 4×, "2–4× larger batch '
+    'sizes"',
+    "FlashAttention: memory usage 2.1 GB, speed-up 2.8×, memory reduction 65%",
+    "from the 10 bytes per parameter above",
+    "Tensor Core speedup 3.5×",
+    "Current GPU efficiency 75.2%",
+    "Memory utilization 68.4%",
+    "Training speed 342 tok/s",
+    "Cost efficiency $0.045",
+    "Overall score 8.4/10",
+    "1.2 PFLOPS peak",
+    "37% mixed precision savings; 3.5× Tensor Core speedup",
+    # Inputs the page chooses, or infers from the seed's figures.
+    "the seed calculator's default 4096×4096 GEMM",
+    "1,024 H100s reproduce",
+    "GPT-3 175B at 2,048 tokens",
+    "With one 2,048-token sequence",
+    "For one 4,096-token Llama-3-8B sequence",
+    "a 2,048-token Llama-3-8B prompt",
+    "Llama 3.1 405B at 8,192 tokens",
+    "at 40% MFU",
+    "On 1,024 GPUs",
+    "and 128 H100s",
+    "For Llama-2-7B at 4,096 tokens",
+    # Formula constants.
+    "s·b·h·(34 + 5·a·s/h)",  # Korthikanti et al. 2022, eq. 2
+    "PaLM's 12·L·H·Q·T attention term",  # Chowdhery et al. 2022, appendix B
+    # Published figures.
+    "Large published runs report PaLM 46.2% and Llama 3 38–43%",  # PaLM Table 3; Llama 3 Table 4
+    "(PaLM 46.2%, Llama 3 38–43%)",  # the same
+    "the ZeRO paper's 7.5B model on 64 GPUs",  # Rajbhandari et al. 2020, Figure 1
+    "Up to 16,384 H100s",  # Dubey et al. 2024 (Llama 3), section 3.3.1
+    "it reports 38–43% MFU on 8,192 and 16,384 GPUs",  # Dubey et al. 2024, Table 4
+    "over 90% effective training time, 466 job interruptions in a 54-day period",  # ibid. 3.3.4
+    "its 15.6T tokens",  # Dubey et al. 2024, section 3
+    "Chen et al. measured 30% more time",  # Chen et al. 2016, section 5
+    "1.5–2× over FlashAttention-2",  # Shah et al. 2024, abstract
+)
 
 
 
@@ -646,7 +900,80 @@ def _fp16_power(exponent: int) -> str:
     return rf"2^{{{exponent}}}\approx {mantissa}\times10^{{{int(power)}}}"
 
 
-GLOSSARY: list[Claim] = [
+#: Small counts as the glossary spells them.
+_WORDS = {2: "two", 3: "three", 7: "seven"}
+
+
+def _bit_layout(key: str) -> tuple[int, int, int]:
+    """Total, exponent and fraction bits of a format of :mod:`gpulesson.precision`."""
+    fmt = float_format(key)
+    return fmt.bits, fmt.exponent_bits, fmt.fraction_bits
+
+
+def _about_digits(key: str) -> str:
+    """'about three' significant decimal digits, from the fraction bits."""
+    return "about " + _WORDS[round(float_format(key).decimal_digits)]
+
+
+def _power_of_ten(x: float) -> str:
+    """``3.4\\times10^{38}`` for 3.39e38, as the glossary writes a number in maths."""
+    mantissa, power = f"{x:.1e}".split("e")
+    return rf"{mantissa}\times10^{{{int(power)}}}"
+
+
+def _bf16_entry() -> str:
+    bits, exponent, fraction = _bit_layout("bf16")
+    same = exponent == float_format("fp32").exponent_bits
+    digits = float_format("bf16").decimal_digits
+    return (f"a {bits}-bit floating-point format with the {'same' if same else 'different'} "
+            f"{exponent} exponent bits as FP32 (so the same range, up to about "
+            f"{{math}}`{_power_of_ten(float_format('bf16').largest)}`) but only {fraction} "
+            f"fraction bits ({_WORDS[math.floor(digits)]} to {_WORDS[math.ceil(digits)]} "
+            "significant decimal digits)")
+
+
+def _normal_floor(*keys: str) -> str:
+    """The power of ten of the smallest normal number, the same for every format given."""
+    (power,) = {math.floor(math.log10(float_format(k).smallest_normal)) for k in keys}
+    return f"{{math}}`10^{{{power}}}`"
+
+
+def _rounds_back_to_one() -> str:
+    """A master weight's reason to exist: in FP16, 1 + 1e-4 is 1 again (NumPy's rounding)."""
+    verb = "rounds back to 1" if float(np.float16(1 + 1e-4)) == 1.0 else "survives"
+    return f"in FP16, {{math}}`1 + 10^{{-4}}` {verb}"
+
+
+def _gpu_hours_alike(n: int = 1024) -> str:
+    week = 7 * 24 * 3600
+    same = cost.gpu_hours(gpus=n, seconds=week) == cost.gpu_hours(gpus=1, seconds=n * week)
+    return (f"a week on {n:,} GPUs and {n:,} weeks on one GPU are "
+            f"{'the same' if same else 'not the same'} number of GPU-hours")
+
+
+def _sm_count(name: str) -> int:
+    """Streaming multiprocessors of a GPU, from its datasheet note in ``gpus.json``."""
+    (count,) = re.findall(r"(\d+) SMs", gpu(name).notes)
+    return int(count)
+
+
+def _tied_embeddings() -> str:
+    llamas = [k for k in transformer.MODEL_LABELS if k.startswith("llama")]
+    untied = sum(not preset(k).tied_embeddings for k in llamas)
+    if (preset("gpt2").tied_embeddings and preset("llama-3.2-1b").tied_embeddings
+            and 2 * untied > len(llamas)):
+        return "GPT-2 and Llama 3.2 1B tie them; most Llama models keep a separate"
+    return "the presets say otherwise"
+
+
+def _ndr_port() -> str:
+    """The calculators' network default: one 400 Gb/s InfiniBand NDR port per GPU."""
+    one_way = calculators.si_inputs("scaling_efficiency")["bandwidth"]
+    return (f"a {8 * one_way / 1e9:.0f} Gb/s (NDR) port moves "
+            f"{units.format_bandwidth(one_way, digits=0)} in each direction")
+
+
+GLOSSARY = claims(
     ("largest value is 65,504", lambda: f"largest value is {float(FP16.max):,.0f}"),
     ("smallest normal number {math}`2^{-14}\\approx 6.10\\times10^{-5}`",
      lambda: f"smallest normal number {{math}}`{_fp16_power(_fp16_exponent('normal'))}`"),
@@ -690,7 +1017,90 @@ GLOSSARY: list[Claim] = [
     ("(8 in Llama 2 70B and Llama 3 70B, 4 in Llama 3 8B)",
      lambda: f"({_gqa_ratio(L270, L370)} in Llama 2 70B and Llama 3 70B, {_gqa_ratio(L38)} "
      "in Llama 3 8B)"),
-]
+    # Number formats, from their bit layouts (gpulesson.precision).
+    ("16 bits with 5 exponent and 10 fraction bits (about three significant decimal digits)",
+     lambda: "{} bits with {} exponent and {} fraction bits".format(*_bit_layout("fp16"))
+     + f" ({_about_digits('fp16')} significant decimal digits)"),
+    ("32 bits, 8 exponent and 23 fraction bits (about seven significant decimal digits)",
+     lambda: "{} bits, {} exponent and {} fraction bits".format(*_bit_layout("fp32"))
+     + f" ({_about_digits('fp32')} significant decimal digits)"),
+    ("a 16-bit floating-point format with the same 8 exponent bits as FP32 (so the same range,"
+     " up to about {math}`3.4\\times10^{38}`) but only 7 fraction bits (two to three "
+     "significant decimal digits)", _bf16_entry),
+    ("keeping FP32's 8 exponent bits but only 10 fraction bits",
+     lambda: "keeping FP32's {1} exponent bits but only {2} fraction bits".format(
+         *_bit_layout("tf32")) if _bit_layout("tf32")[1] == _bit_layout("fp32")[1] else "no"),
+    ("E4M3 (more precision, largest value 448)", lambda: "E4M3 (more precision, largest value "
+     f"{float_format('fp8_e4m3').largest:.0f})"),
+    ("{term}`BF16` and FP32 reach down to about {math}`10^{-38}` as normal numbers",
+     lambda: f"{{term}}`BF16` and FP32 reach down to about {_normal_floor('bf16', 'fp32')} as "
+     "normal numbers"),
+    ("in FP16, {math}`1 + 10^{-4}` rounds back to 1", _rounds_back_to_one),
+    # Other entries.
+    ("about 20 tokens per parameter", lambda: f"about {flops.CHINCHILLA_TOKENS_PER_PARAM} "
+     "tokens per parameter"),
+    ("a week on 1,024 GPUs and 1,024 weeks on one GPU are the same number of GPU-hours",
+     _gpu_hours_alike),
+    ("1.0 would mean no overhead", lambda: f"{_pue(0.0)} would mean no overhead"),
+    ('"30–50 % cooling overhead" is a PUE of 1.3–1.5',
+     lambda: f'"{100 * 0.30:.0f}–{100 * 0.50:.0f} % cooling overhead" is a PUE of '
+     f"{_pue(0.30)}–{_pue(0.50)}"),
+    ("An H100 SXM has 132.", lambda: f"An H100 SXM has {_sm_count('H100 SXM')}."),
+    ("2 in BF16 to serve, 16 to train with {term}`Adam`",
+     lambda: f"{memory.weight_bytes(1, precision='bf16'):.0f} in BF16 to serve, "
+     f"{memory.bytes_per_param('mixed')} to train with {{term}}`Adam`"),
+    ("GPT-2 and Llama 3.2 1B tie them; most Llama models keep a separate", _tied_embeddings),
+    ("(192 KiB of combined L1 cache and shared memory on an A100",
+     lambda: f"({calculators.si_inputs('flash_attention')['sram_bytes'] // KIB} KiB of combined "
+     "L1 cache and shared memory on an A100"),
+    ("a 400 Gb/s (NDR) port moves 50 GB/s in each direction", _ndr_port),
+    ("100 % when {math}`n` GPUs are {math}`n` times faster than one",
+     lambda: f"{100 * distributed.scaling_efficiency(1.0, 0.0):.0f} % when {{math}}`n` GPUs "
+     "are {math}`n` times faster than one"),
+)
+
+#: Numbers of book/glossary.md's prose that are not results: published figures.
+GLOSSARY_NOT_FIGURES = (
+    # Chowdhery et al. 2022 (PaLM), Table 3; Dubey et al. 2024 (Llama 3), Table 4.
+    "report about 40 %: PaLM 46.2 %, Llama 3 38–43 %",
+    # Uptime Institute, Global Data Center Survey 2023.
+    "report about 1.1",
+    # NVIDIA 2023, Matrix Multiplication Background User's Guide (tile and wave sizes).
+    "multiples of 8 to 64 elements",
+    # NVIDIA 2022, H100 Tensor Core GPU architecture: 256 KB of L1/shared memory per SM.
+    "256 KiB on an H100",
+)
+
+#: Numbers inside names, which are not figures: model and bus versions, a GPU's model
+#: number, and the widths that name number formats ("16-bit weights").
+NAMES = ("Llama 3.1", "Llama 3.2", "PCIe 5.0", "RTX 4090", "TensorFloat-32", "16-bit", "32-bit")
+
+
+def _python_versions() -> tuple[str, str]:
+    """The Python the course is built and published with (Binder's ``runtime.txt``, which
+    the deploy workflow and the Makefile must match) and the oldest it supports
+    (``requires-python`` of ``pyproject.toml``)."""
+    def read(*parts: str) -> str:
+        return REPO.joinpath(*parts).read_text(encoding="utf-8")
+
+    built = read("binder", "runtime.txt").strip().removeprefix("python-")
+    others = (re.findall(r'python-version:\s*"([\d.]+)"', read(".github", "workflows",
+                                                               "deploy.yml"))
+              + re.findall(r"command -v python(\d+\.\d+)", read("Makefile")))
+    oldest = re.findall(r'^requires-python\s*=\s*">=([\d.]+)"', read("pyproject.toml"), re.M)
+    if set(others) != {built} or len(oldest) != 1:
+        return f"{built} (but {others} elsewhere)", f"{oldest}"
+    return built, oldest[0]
+
+
+HOW_TO_USE = claims(
+    ("You need Python 3.11 (3.10 or newer works)", lambda: "You need Python {} ({} or newer "
+     "works)".format(*_python_versions())),
+)
+
+INSTRUCTORS = claims(
+    ("with `make` and Python 3.11", lambda: f"with `make` and Python {_python_versions()[0]}"),
+)
 
 def test_seed_claims_that_no_gpu_peak_reproduces() -> None:
     """'1.2 PFLOPS' is no GPU's dense BF16 rate; 0.034 ms no GPU's dense or sparse rate
@@ -720,19 +1130,91 @@ def test_seed_dashboard_mixed_precision_saving_is_ten_sixteenths() -> None:
     assert optimisations.mixed_precision_savings(n_params=N7).saved_fraction == 0
 
 
-@pytest.mark.parametrize(("text", "compute"), CONVENTIONS, ids=[c[0] for c in CONVENTIONS])
-def test_conventions_page_numbers(text: str, compute: Callable[[], str]) -> None:
-    page = rendered((BOOK / "conventions.md").read_text(encoding="utf-8"))
-    assert compute() == text
-    assert rendered(text) in page, f"{text!r} is no longer on book/conventions.md"
+@functools.cache
+def _page(name: str) -> str:
+    """``book/<name>`` as :func:`~tests.content.claims.page` text."""
+    return page(BOOK / name)
 
 
-@pytest.mark.parametrize(("text", "compute"), SEED_CORRECTIONS,
-                         ids=[c[0][:60] for c in SEED_CORRECTIONS])
-def test_seed_corrections_page_numbers(text: str, compute: Callable[[], str]) -> None:
-    page = rendered((BOOK / "seed_corrections.md").read_text(encoding="utf-8"))
-    assert compute() == text
-    assert rendered(text) in page, f"{text!r} is no longer on book/seed_corrections.md"
+@parametrize(CONVENTIONS)
+def test_conventions_page_numbers(claim: Claim) -> None:
+    claim.check(_page("conventions.md"), "book/conventions.md")
+
+
+@parametrize(SEED_CORRECTIONS)
+def test_seed_corrections_page_numbers(claim: Claim) -> None:
+    claim.check(_page("seed_corrections.md"), "book/seed_corrections.md")
+
+
+@parametrize(GLOSSARY)
+def test_glossary_numbers(claim: Claim) -> None:
+    claim.check(_page("glossary.md"), "book/glossary.md")
+
+
+@parametrize(HOW_TO_USE)
+def test_how_to_use_numbers(claim: Claim) -> None:
+    claim.check(_page("how_to_use.md"), "book/how_to_use.md")
+
+
+@parametrize(INSTRUCTORS)
+def test_instructors_numbers(claim: Claim) -> None:
+    claim.check(_page("instructors.md"), "book/instructors.md")
+
+
+#: Every page in ``book/``: its claims and the numbers of its prose that are not figures.
+#: Pages without figures of their own (or whose figures are generated, see the module
+#: docstring) have neither.
+PAGES: dict[str, tuple[list[Claim], tuple[str, ...]]] = {
+    "_gpu_note.md": ([], ()),
+    "calculators.md": ([], ()),
+    "conventions.md": (CONVENTIONS, CONVENTIONS_NOT_FIGURES),
+    "glossary.md": (GLOSSARY, GLOSSARY_NOT_FIGURES),
+    "hardware.md": ([], ()),
+    "how_to_use.md": (HOW_TO_USE, ()),
+    "instructors.md": (INSTRUCTORS, ()),
+    "intro.md": ([], ()),
+    "references.md": ([], ()),
+    "seed_corrections.md": (SEED_CORRECTIONS, SEED_CORRECTIONS_NOT_FIGURES),
+    "status.md": ([], ()),
+}
+
+
+def test_every_page_is_listed() -> None:
+    assert sorted(PAGES) == sorted(p.name for p in BOOK.glob("*.md"))
+
+
+@pytest.mark.parametrize("name", sorted(PAGES))
+def test_every_figure_is_claimed(name: str) -> None:
+    """Every number of the page's prose lies in a claim's text, a listed non-figure of the
+    page or a name (``NAMES``)."""
+    claimed, not_figures = PAGES[name]
+    covered = [c.text for c in claimed] + list(not_figures) + list(NAMES)
+    missing = uncovered_figures(markdown_of(BOOK / name), covered)
+    assert not missing, f"book/{name} states figures no claim covers:\n" + "\n".join(missing)
+
+
+@pytest.mark.parametrize("name", [n for n, (_, listed) in PAGES.items() if listed])
+def test_listed_non_figures_are_on_their_page(name: str) -> None:
+    """A listed non-figure that left the page would cover nothing but could hide a figure
+    added later; each must still be there."""
+    text = _page(name)
+    gone = [item for item in PAGES[name][1] if rendered(item) not in text]
+    assert not gone, f"no longer on book/{name}: {gone}"
+
+
+def test_names_are_on_some_page() -> None:
+    text = " ".join(_page(name) for name in PAGES)
+    assert [name for name in NAMES if name not in text] == []
+
+
+def test_generated_pages_hold_their_directives() -> None:
+    """The pages whose figures are generated at build time still generate them."""
+    for name, directives in (("hardware.md", ["gpu-table"]),
+                             ("status.md", ["machine-status", "nb-exec-table"]),
+                             ("calculators.md", ["calculator"])):
+        markdown = markdown_of(BOOK / name)
+        for directive in directives:
+            assert re.search(rf"^```\{{{directive}\}}", markdown, flags=re.M), (name, directive)
 
 
 def python_blocks(markdown: str) -> list[str]:
@@ -754,13 +1236,6 @@ def test_seed_corrections_calls_run() -> None:
 
 def test_rendered_strips_escapes_and_wrapping() -> None:
     assert rendered("costs \\$576;\n  \\$5,760 would") == "costs $576; $5,760 would"
-
-
-@pytest.mark.parametrize(("text", "compute"), GLOSSARY, ids=[c[0][:60] for c in GLOSSARY])
-def test_glossary_numbers(text: str, compute: Callable[[], str]) -> None:
-    page = rendered((BOOK / "glossary.md").read_text(encoding="utf-8"))
-    assert compute() == text
-    assert rendered(text) in page, f"{text!r} is no longer on book/glossary.md"
 
 
 def test_pages_start_with_their_labels() -> None:
