@@ -6,9 +6,10 @@ runs it, hidden asserts included).
   registry calculators, glossary terms and citations that exist;
 * the byte counts of the NumPy attentions and the checkpointing simulation are checked
   against the calculators by hidden asserts, and the prose figures are pinned;
-* the floating-point limits the bank computes from bit layouts are IEEE 754's (as NumPy
-  reports them) and BF16's (Kalamkar et al. 2019: FP32's 8 exponent bits, 7 fraction bits);
-  the online-softmax merge equals a direct log-sum-exp;
+* the floating-point limits the bank computes from bit layouts are BF16's (Kalamkar et al.
+  2019: FP32's 8 exponent bits, 7 fraction bits; the IEEE 754 formats are checked against
+  NumPy in ``tests/unit/test_precision.py``); the online-softmax merge equals a direct
+  log-sum-exp;
 * the exercise bank has the kinds and common mistakes the lesson promises.
 """
 
@@ -103,17 +104,6 @@ def test_flashattention3_utilisation_as_published() -> None:
 
 # ---------------------------------------------------------------------------------------
 # The float formats (gpulesson.precision) and the bank's helper against NumPy
-
-
-@pytest.mark.parametrize("name,dtype", [("fp16", np.float16), ("fp32", np.float32)])
-def test_float_format_limits_are_ieee_754(name: str, dtype: type) -> None:
-    """IEEE 754 binary16 and binary32, as NumPy's finfo reports them."""
-    spec, info = float_format(name), np.finfo(dtype)
-    assert spec.largest == float(info.max)
-    assert spec.smallest_normal == float(info.smallest_normal)
-    assert spec.smallest_subnormal == float(info.smallest_subnormal)
-    assert spec.epsilon == float(info.eps)
-    assert (spec.exponent_bits, spec.fraction_bits) == (info.nexp, info.nmant)
 
 
 def test_bf16_limits_from_its_bit_patterns() -> None:

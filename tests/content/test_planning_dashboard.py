@@ -5,8 +5,8 @@ two notebooks.
 
 The bank itself (reference accepted, each mistake its own hint, variants) is covered for
 every lesson by ``tests/exercises/test_bank.py``; the notebooks run under nbval with their
-hidden asserts; the calculators it adds are tested in
-``tests/calculators/test_planning_calculators.py``.
+hidden asserts; the calculators it adds are tested with their modules, in
+``tests/unit/test_flops.py``, ``test_cost.py``, ``test_distributed.py`` and ``test_memory.py``.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ the promises its page makes, checked without running it (nbval runs it).
   figures the lesson recomputes come out as the seed printed them.
 
 ``hardware.flops_per_watt``, once a helper of this lesson's bank, is tested with the other
-datasheet figures in ``tests/calculators/test_sources_hardware.py``.
+datasheet figures in ``tests/unit/test_hardware.py``.
 """
 
 from __future__ import annotations

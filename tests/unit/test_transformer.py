@@ -1,15 +1,25 @@
-"""Published figures about model sizes, reproduced by the calculators.
+"""gpulesson.transformer: parameter counts of the model presets and of any configuration.
 
-Each test names its primary source. Exact counts are compared exactly; figures that a
-paper rounds are compared within the rounding of the printed digits.
+Published figures: each test names its primary source. Exact counts are compared exactly;
+figures that a paper rounds are compared within the rounding of the printed digits. The
+argument rules every calculator shares (counts are ints, names are looked up ignoring
+case) are checked in ``test_validate.py``.
 """
 
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from gpulesson import transformer
 from gpulesson.transformer import TransformerConfig, param_count, preset
+
+from .strategies import configs
+
+# ---------------------------------------------------------------------------------------
+# Published figures
+
 
 # (preset, exact count from the model's Hugging Face config.json arithmetic, source).
 # The counts are those the model repositories report (e.g. `model.num_parameters()`,
@@ -109,3 +119,43 @@ def test_source_qwen_report_non_embedding_params() -> None:
     non-embedding parameters (the untied output matrix is excluded too)."""
     count = transformer.non_embedding_params(preset("qwen2.5-7b")) / 1e9
     assert round(count, 2) == 6.53
+
+
+# ---------------------------------------------------------------------------------------
+# Validation
+
+
+def test_kv_heads_must_divide_heads() -> None:
+    with pytest.raises(ValueError, match=r"kv_heads must divide heads \(32\), got 5"):
+        TransformerConfig(hidden=4096, layers=2, heads=32, kv_heads=5, vocab=100)
+
+
+def test_hidden_must_divide_by_heads_without_head_dim() -> None:
+    with pytest.raises(ValueError, match="divisible by heads"):
+        TransformerConfig(hidden=100, layers=2, heads=3, vocab=100)
+
+
+def test_cfg_must_be_a_config() -> None:
+    with pytest.raises(TypeError, match="TransformerConfig"):
+        transformer.param_count({"hidden": 1})  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------------------------------
+# Properties
+
+
+@given(cfg=configs())
+def test_breakdown_sums_and_is_nonnegative(cfg: TransformerConfig) -> None:
+    parts = transformer.param_breakdown(cfg)
+    assert set(parts) >= {"embedding", "attention", "mlp", "norm", "lm_head"}
+    assert all(isinstance(x, int) and x >= 0 for x in parts.values())
+    assert sum(parts.values()) == transformer.param_count(cfg)
+    assert 0 <= transformer.non_embedding_params(cfg) <= transformer.param_count(cfg)
+
+
+@given(cfg=configs(), extra=st.integers(1, 10))
+def test_more_layers_never_fewer_parameters(cfg: TransformerConfig, extra: int) -> None:
+    import dataclasses
+
+    deeper = dataclasses.replace(cfg, layers=cfg.layers + extra)
+    assert transformer.param_count(deeper) > transformer.param_count(cfg)

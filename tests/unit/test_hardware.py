@@ -1,11 +1,16 @@
-"""Datasheet figures (dense and sparse kept apart) and roofline figures derived from them."""
+"""gpulesson.hardware: datasheet figures (dense and sparse kept apart), their sources, and
+FLOP/s per watt."""
 
 from __future__ import annotations
 
 import pytest
 
-from gpulesson import gemm, hardware, roofline
+from gpulesson import hardware
 from gpulesson.hardware import gpu
+
+# ---------------------------------------------------------------------------------------
+# Published figures
+
 
 # (GPU, field, expected, source)
 DATASHEET = [
@@ -66,22 +71,6 @@ def test_source_rtx4090_fp16_accumulate_rate_is_double() -> None:
     assert spec.peak_flops["fp16"] == pytest.approx(165.2e12)
 
 
-def test_source_h100_ridge_point() -> None:
-    """H100 SXM datasheet figures (989.4 TFLOP/s dense BF16, 3.35 TB/s): the roofline
-    bends at about 295 FLOP/byte (the seed lesson's 'roughly 300 FLOPs per byte')."""
-    spec = gpu("H100 SXM")
-    assert roofline.ridge_point(spec.peak_flops["bf16"], spec.bandwidth) == pytest.approx(
-        295.3, abs=0.05)
-
-
-def test_source_seed_gemm_4096_fp32_figures() -> None:
-    """Seed tensor-core calculator for N = 4096 in FP32: 137.4 GFLOP, 201.3 MB,
-    682.7 FLOP/byte (right for 2N^3 and the 3N^2 minimum; BLAS definition of GEMM)."""
-    assert round(gemm.flops(4096, 4096, 4096) / 1e9, 1) == 137.4
-    assert round(gemm.min_bytes(4096, 4096, 4096, 4) / 1e6, 1) == 201.3
-    assert round(gemm.arithmetic_intensity(4096, 4096, 4096, 4), 1) == 682.7
-
-
 def test_every_figure_has_a_dated_source() -> None:
     """gpus.json: each figure names a source, and each source has a date."""
     for spec in hardware.GPUS.values():
@@ -93,8 +82,8 @@ def test_every_figure_has_a_dated_source() -> None:
         assert source["date"][:2] == "20" and source["title"]
 
 
-# --- FLOP/s per watt: dense peak over rated board power; expected values by hand from
-# the datasheets' printed figures, not by the function.
+# FLOP/s per watt: dense peak over rated board power; expected values by hand from the
+# datasheets' printed figures, not by the function.
 
 
 def test_h100_sxm_dense_fp16_per_watt() -> None:
@@ -117,6 +106,10 @@ def test_a100_fp32_per_watt() -> None:
     """NVIDIA A100 datasheet (2021), SXM: 19.5 TFLOP/s FP32 at 400 W: 48.75 GFLOP/s per W."""
     assert hardware.flops_per_watt(hardware.gpu("A100 80GB"), "fp32") == \
         pytest.approx(48.75e9)
+
+
+# ---------------------------------------------------------------------------------------
+# Validation
 
 
 def test_flops_per_watt_missing_dtype_names_what_exists() -> None:

@@ -1,4 +1,4 @@
-"""Float formats from their bit layouts (gpulesson.precision) against the specifications.
+"""gpulesson.precision: float formats from their bit layouts, against the specifications.
 
 IEEE 754-2019 binary64/32/16 as NumPy's ``finfo`` reports them; BF16 (Kalamkar et al. 2019)
 and TF32 (NVIDIA A100 whitepaper, 2020) from their widths; FP8 E4M3 and E5M2 from the OCP

@@ -1,13 +1,23 @@
-"""Published KV-cache sizes and inference figures."""
+"""gpulesson.inference: KV-cache sizes, prefill and decode, and what fits in a GPU."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gpulesson import inference
 from gpulesson.transformer import TransformerConfig, preset
 
+from .strategies import bytes_per, configs, finite_nonneg, params, rates
+
 KIB = 1024
+
+
+# ---------------------------------------------------------------------------------------
+# Published figures
 
 
 @pytest.mark.parametrize(("name", "kib_per_token"),
@@ -45,6 +55,51 @@ def test_source_gqa_reduction_factor() -> None:
                             vocab=cfg.vocab, ffn=cfg.ffn)
     assert inference.kv_cache_bytes(mha, seq_len=4096) == 8 * inference.kv_cache_bytes(
         cfg, seq_len=4096)
+
+
+# ---------------------------------------------------------------------------------------
+# Validation
+
+
+def test_prefill_refuses_a_partial_attention_shape() -> None:
+    with pytest.raises(ValueError, match="give all of layers, heads and head_dim"):
+        inference.prefill_flops(7e9, 100, heads=32)
+
+
+def test_kv_cache_needs_a_config() -> None:
+    with pytest.raises(TypeError, match="TransformerConfig"):
+        inference.kv_cache_bytes("llama-2-7b", seq_len=10)  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------------------------------
+# Properties
+
+
+@given(cfg=configs(), seq=st.integers(1, 10**6), batch=st.integers(1, 1024), b=bytes_per)
+def test_kv_cache_is_exact_and_gqa_aware(cfg: TransformerConfig, seq: int, batch: int,
+                                         b: float) -> None:
+    kv = inference.kv_cache_bytes(cfg, seq_len=seq, batch=batch, bytes_per_element=b)
+    assert isinstance(kv, int) and kv > 0
+    assert kv == math.ceil(2 * cfg.layers * cfg.kv_heads * cfg.head_dim * seq * batch * b)
+
+
+@given(n=params, tokens=st.integers(1, 10**6), peak=rates, bw=rates, b=st.integers(1, 4096))
+@settings(max_examples=50)
+def test_inference_outputs_finite(n: float, tokens: int, peak: float, bw: float,
+                                  b: int) -> None:
+    assert inference.prefill_flops(n, tokens) == 2 * n * tokens
+    w = 2 * n
+    assert finite_nonneg(inference.prefill_time(n_params=n, tokens=tokens, peak_flops=peak,
+                                                bandwidth=bw, weight_bytes=w))
+    one = inference.decode_ceiling_tokens_per_second(weight_bytes=w, bandwidth=bw, batch=1,
+                                                     kv_bytes_per_sequence=1e6)
+    many = inference.decode_ceiling_tokens_per_second(weight_bytes=w, bandwidth=bw, batch=b,
+                                                      kv_bytes_per_sequence=1e6)
+    assert finite_nonneg(one) and many >= one * (1 - 1e-12)
+
+
+# ---------------------------------------------------------------------------------------
+# Behaviour
 
 
 def test_max_concurrent_sequences_by_hand() -> None:
