@@ -369,6 +369,7 @@ NOT_FIGURES = (
     "Large runs reach 35–55 % MFU",
     # formula constants
     r"N \approx 12\,L\,d^2",
+    "falls short of 100 %",
     "(100 % minus the last column)",
     "sits below 100 %",
     "rather than 100 %",
@@ -390,6 +391,7 @@ NOT_FIGURES = (
     "for 60.6 % and 3.0 days",
     "And 60.6 % would be well above",
     # inputs the lesson chooses
+    "a quote for 1,024 A100 80GB GPUs",
     "That is why 40 % MFU on thousands of GPUs",
     'A framework prints "MFU 55 %"',
     "Llama 2 7B on 2T tokens, 1,024 A100s, 40 % MFU.",
