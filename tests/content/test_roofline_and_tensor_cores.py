@@ -21,7 +21,6 @@ datasheet figures in ``tests/unit/test_hardware.py``; the formats of
 from __future__ import annotations
 
 import math
-import re
 
 import pytest
 
