@@ -174,6 +174,12 @@ def times(ratio: float) -> str:
 WORDS = {3: "three"}
 
 
+def memory_bound_up_to() -> float:
+    """The batch at which an H100's BF16 decode step turns compute-bound (lesson 5)."""
+    return inference.decode_compute_bound_batch(peak_flops=H100.dense("bf16"),
+                                                bandwidth=H100.bandwidth, bytes_per_param=2)
+
+
 def mistral_gain(batch: int) -> float:
     return per_1k(RENT_GPU, mistral(1)) / per_1k(RENT_GPU, mistral(batch))
 
@@ -336,7 +342,7 @@ CLAIMS = claims(
      lambda: f"Although the machine costs {RENT_GPU / 0.10:.0f} times less per hour than the "
      "H100"),
     ("memory-bound up to a batch of about 295", lambda: "memory-bound up to a batch of about "
-     f"{inference.decode_compute_bound_batch(peak_flops=H100.dense('bf16'), bandwidth=H100.bandwidth, bytes_per_param=2):.0f}"),  # noqa: E501
+     f"{memory_bound_up_to():.0f}"),
     ("6.8 months becomes 7.5 with the power bill and 15 at half utilisation; a cost per token "
      "moves twentyfold with the batch and fivefold with the price of a GPU-hour",
      lambda: f"{breakeven(48, **{**SEED, 'power_watts': 0}):.1f} months becomes "

@@ -93,6 +93,18 @@ def sci(x: float) -> str:
     return f"{mantissa}\\times10^{{{int(exponent)}}}"
 
 
+def roofline_time(hbm_bytes: float) -> float:
+    """The Figure 2 forward pass on the A100's roofline, moving ``hbm_bytes``."""
+    return roofline.time(ATTN_FLOPS, hbm_bytes, PEAK, BW)
+
+
+def fp32_intensity(seq_len: int) -> float:
+    """FLOP per byte of standard attention in FP32, one head of 64."""
+    work = gemm.flops(seq_len, 64, seq_len) + gemm.flops(seq_len, seq_len, 64)
+    return work / optimisations.standard_attention_hbm_bytes(seq_len=seq_len, head_dim=64,
+                                                            bytes_per_element=4)
+
+
 def flash_ratio(seq_len: int, head_dim: int) -> float:
     """How many times fewer bytes FlashAttention moves (FP16, the lesson's SRAM)."""
     return (optimisations.standard_attention_hbm_bytes(seq_len=seq_len, head_dim=head_dim,
@@ -163,7 +175,7 @@ CLAIMS = claims(
      f"({units.format_flop_rate(PEAK, digits=0)} dense FP16, "
      f"{units.format_bandwidth(BW, digits=3)}) the arithmetic needs {ms(ATTN_FLOPS / PEAK)} "
      f"and the traffic {ms(STD_BYTES / BW)}: a {{term}}`roofline` bound of "
-     f"{ms(roofline.time(ATTN_FLOPS, STD_BYTES, PEAK, BW))}, {roofline.bound(ATTN_FLOPS / STD_BYTES, PEAK, BW)}-bound "  # noqa: E501
+     f"{ms(roofline_time(STD_BYTES))}, {roofline.bound(ATTN_FLOPS / STD_BYTES, PEAK, BW)}-bound "
      f"by a factor of almost {WORDS[math.ceil(STD_BYTES / BW / (ATTN_FLOPS / PEAK))]}. The "
      f"{{term}}`arithmetic intensity` is {ATTN_FLOPS / STD_BYTES:.0f} FLOP/byte, far below "
      f"the A100's {{term}}`ridge point` of {A100.ridge_point('fp16'):.0f}."),
@@ -179,11 +191,11 @@ CLAIMS = claims(
      f"{ratio_range(128)} times fewer"),
     ("The roofline predicts a forward pass up to 5.6 times faster",
      lambda: "The roofline predicts a forward pass up to "
-     f"{roofline.time(ATTN_FLOPS, STD_BYTES, PEAK, BW) / roofline.time(ATTN_FLOPS, FLASH_BYTES, PEAK, BW):.1f} "  # noqa: E501
+     f"{roofline_time(STD_BYTES) / roofline_time(FLASH_BYTES):.1f} "
      "times faster"),
     ("attention in FP32 does about 15 FLOP per byte even in its standard form",
      lambda: "attention in FP32 does about "
-     f"{(gemm.flops(1024, 64, 1024) + gemm.flops(1024, 1024, 64)) / optimisations.standard_attention_hbm_bytes(seq_len=1024, head_dim=64, bytes_per_element=4):.0f} "  # noqa: E501
+     f"{fp32_intensity(1024):.0f} "
      "FLOP per byte even in its standard form"),
     ("sits far below a ridge point of about 200 FLOP/byte",
      lambda: f"sits far below a ridge point of about {round(A100.ridge_point('fp16'), -2):.0f} "

@@ -205,7 +205,7 @@ CLAIMS = claims(
      "{cite:p}`dubey2024llama3`: 7 + 14 × 8 + 7 = 126.)",
      lambda: f"Stages need not be equal: {LLAMA3_405B.layers} layers do not divide into 16, "
      "and the largest of 16 stages holds "
-     f"$\\lceil {LLAMA3_405B.layers}/16\\rceil = {distributed.stage_layers(LLAMA3_405B.layers, 16)}$"  # noqa: E501
+     f"$\\lceil {LLAMA3_405B.layers}/16\\rceil = {largest_stage()}$"
      " layers. (The Llama 3 team gave the first and last stages one layer fewer, since they "
      "also hold the embedding and the output layer {cite:p}`dubey2024llama3`: "
      f"{uneven_stages()}.)"),
@@ -317,7 +317,7 @@ CLAIMS = claims(
      f"the L4's {L4.memory_bytes / 1e9:.0f} and leave room for only "
      f"{WORDS[most_conversations('L4', 'bf16')]} full conversations. INT8 weights "
      "({term}`quantisation`) free "
-     f"{gb(memory.weight_bytes(N_7B, precision='bf16') - memory.weight_bytes(N_7B, precision='int8'))}"  # noqa: E501
+     f"{gb(memory.weight_bytes(N_7B) - memory.weight_bytes(N_7B, precision='int8'))}"
      f": {WORDS[most_conversations('L4', 'int8')]} conversations, "
      f"{WORDS[round(served('L4', 'int8') / served('L4', 'bf16'))]} the throughput. INT4 adds "
      f"only {WORDS[most_conversations('L4', 'int4') - most_conversations('L4', 'int8')]} more"),
@@ -436,9 +436,14 @@ def slow_cost() -> float:
                          seconds=days_7b(0.28) * DAY)
 
 
+def largest_stage() -> int:
+    """Layers of the largest of Llama 3's 16 pipeline stages."""
+    return distributed.stage_layers(LLAMA3_405B.layers, 16)
+
+
 def uneven_stages() -> str:
     """Llama 3's pipeline: the first and last of 16 stages one layer short of the largest."""
-    largest = distributed.stage_layers(LLAMA3_405B.layers, 16)
+    largest = largest_stage()
     return (f"{largest - 1} + 14 × {largest} + {largest - 1} = "
             f"{2 * (largest - 1) + 14 * largest}")
 
