@@ -33,6 +33,16 @@ largest stage holds ``ceil(L/pp)`` layers, and that stage sets the memory per GP
 the activations of ``pp`` micro-batches in flight, each over its ``ceil(L/pp)`` layers:
 about one micro-batch's activations of the whole model, whatever ``pp``.
 
+Achievable bandwidth, in-switch reduction, tiers and overlap
+-------------------------------------------------------------
+NCCL reaches about 80 % of the NVLink line rate as bus bandwidth (370 of 450 GB/s on H100,
+nccl-tests issue #212) and about 94 % of a 400 Gb/s NIC (:func:`achievable_bandwidth`).
+NVLink SHARP reduces inside the switch, so an all-reduce is not bound by the ring's
+``2(n-1)/n`` (:func:`sharp_allreduce_time`). A collective runs on the tier it crosses
+(:func:`group_tier`), and hides only behind the compute it can overlap
+(:func:`exposed_time`: gradient buckets are ready only during the backward pass). The bytes
+of each parallel dimension are :mod:`gpulesson.traffic`.
+
 Taught in: ``notebooks/distributed_math.ipynb`` and ``notebooks/planning_dashboard.ipynb``.
 """
 
@@ -48,16 +58,24 @@ from gpulesson.transformer import TransformerConfig
 
 __all__ = [
     "COLLECTIVES",
+    "NETWORK_EFFICIENCY",
+    "NVLINK_EFFICIENCY",
+    "NVLS_ALGBW_FRACTION",
+    "TIERS",
     "LayoutMemory",
     "LayoutRecommendation",
     "PipelineSlot",
+    "achievable_bandwidth",
     "algorithm_bandwidth",
     "allreduce_bytes_per_rank",
     "bus_bandwidth",
     "bus_bandwidth_factor",
     "collective_time",
     "data_parallel_sync_time",
+    "dualpipe_bubble_fraction",
     "effective_speedup",
+    "exposed_time",
+    "group_tier",
     "layout_memory",
     "params_per_gpu",
     "pipeline_bubble_fraction",
@@ -65,6 +83,7 @@ __all__ = [
     "pipeline_schedule",
     "recommend_layout",
     "scaling_efficiency",
+    "sharp_allreduce_time",
     "stage_layers",
     "zero_memory_per_gpu",
 ]
@@ -780,3 +799,91 @@ def recommend_layout(
     return LayoutRecommendation(name=best.name, dp=best.dp, tp=best.tp, pp=best.pp,
                                 zero_stage=best.zero_stage, memory_per_gpu=best.memory_per_gpu,
                                 fits=False, reason=reason, params_per_gpu=best.params_per_gpu)
+
+
+# ---------------------------------------------------------------------------------------
+# The traffic of every parallel dimension, on the links it crosses
+
+#: Achievable fraction of the NVLink line rate for NCCL's bus bandwidth: "450GB/s is the
+#: line rate. With the protocol overhead (~20%) NCCL can get an effective NVLink bandwidth
+#: of 370GB/s" on H100 (NVIDIA/nccl-tests issue #212, S. Jeaugey, 2024): 370/450.
+NVLINK_EFFICIENCY = 370 / 450
+#: Achievable fraction of a scale-out NIC's line rate: "For NDR @ 400Gbps you should see
+#: 46-48GB/s per NIC" (NVIDIA/nccl-tests issue #290, 2025): 47 of 50 GB/s.
+NETWORK_EFFICIENCY = 47 / 50
+#: NVLink SHARP all-reduce (NCCL's NVLS algorithm): algorithm bandwidth as a fraction of the
+#: NVLink line rate. The switch adds the buffers, so each GPU sends and receives its ``S``
+#: bytes once, instead of the ring's ``2(n-1)/n * S``; on 8 H100 NCCL reaches "a peak busBw
+#: of ~480GB/s (algbw ~275GB/s)" (nccl-tests #212), 8 H200 475 GB/s (nccl-tests #272):
+#: 275/450 of the line rate as algbw, more than a ring's bus bandwidth can ever give.
+NVLS_ALGBW_FRACTION = 275 / 450
+TIERS = ("nvlink", "network")
+
+
+def achievable_bandwidth(line_rate: float, tier: str = "nvlink") -> float:
+    """Bus bandwidth NCCL achieves on a link of ``line_rate`` bytes/s (one way, per GPU).
+
+    ``line_rate * NVLINK_EFFICIENCY`` (370 of 450 GB/s on H100 NVLink) inside an NVLink
+    domain, ``line_rate * NETWORK_EFFICIENCY`` (47 of 50 GB/s on 400 Gb/s NDR) over the
+    scale-out network. Taught in ``distributed_math`` (achievable bandwidth).
+    """
+    rate = v.positive_number("line_rate", line_rate)
+    kind = v.choice("tier", tier, TIERS)
+    return rate * (NVLINK_EFFICIENCY if kind == "nvlink" else NETWORK_EFFICIENCY)
+
+
+def sharp_allreduce_time(size_bytes: float, *, line_rate: float, latency: float = 0) -> float:
+    """All-reduce time with in-switch reduction (NVLink SHARP): ``alpha + S / algbw``.
+
+    ``algbw = NVLS_ALGBW_FRACTION * line_rate`` whatever the number of GPUs in the domain:
+    each GPU pushes its buffer into the switch once and reads the sum back once. On 8 H100
+    (450 GB/s) that is 275 GB/s of algorithm bandwidth, where a ring at 370 GB/s of bus
+    bandwidth gives ``370 / (2 * 7/8) = 211`` GB/s (nccl-tests #212).
+    """
+    s = v.nonneg_number("size_bytes", size_bytes)
+    rate = v.positive_number("line_rate", line_rate)
+    return v.nonneg_number("latency", latency) + s / (NVLS_ALGBW_FRACTION * rate)
+
+
+def group_tier(*, stride: int, size: int, domain: int) -> str:
+    """Which link a group of ``size`` ranks spaced ``stride`` apart crosses.
+
+    Ranks are numbered so that GPUs ``0..domain-1`` share one NVLink domain (a server of 8,
+    or 72 GPUs of a GB200 NVL72 rack). The group ``{r, r+stride, ..., r+(size-1)*stride}``
+    stays inside one domain when ``stride * size <= domain`` (``"nvlink"``), else it crosses
+    the scale-out network (``"network"``). Megatron-LM orders the dimensions tensor,
+    context, expert, data, pipeline from the fastest-varying, so tensor parallelism is the
+    first to get NVLink.
+    """
+    st_ = v.positive_int("stride", stride)
+    n = v.positive_int("size", size)
+    d = v.positive_int("domain", domain)
+    return "nvlink" if n == 1 or st_ * n <= d else "network"
+
+
+def exposed_time(comm_time: float, window: float, overlap: float = 1.0) -> float:
+    """Communication left on the critical path: ``max(0, comm - overlap * window)``.
+
+    ``window`` is the compute it can run beside. DDP and Megatron's gradient buckets are
+    ready only as the backward pass produces them, so the data-parallel window is the
+    backward pass of the last micro-batch, not the whole step (PyTorch DDP, Li et al. 2020,
+    section 3.2.3).
+    """
+    c = v.nonneg_number("comm_time", comm_time)
+    w = v.nonneg_number("window", window)
+    return max(0.0, c - v.fraction("overlap", overlap) * w)
+
+
+def dualpipe_bubble_fraction(stages: int, microbatches: int) -> float:
+    """DualPipe's bubble as a fraction of the ideal time (DeepSeek-V3, section 3.2.1).
+
+    Table 2 of the DeepSeek-V3 report gives ``(PP/2 - 1) * (F&B + B - 3W)`` for DualPipe
+    against 1F1B's ``(PP - 1) * (F + B)``. With a forward, an input-gradient and a
+    weight-gradient pass of one unit each (``F = B = W = 1``, ``F&B = 3``) the bubble is
+    ``PP/2 - 1`` units against the ``3m`` units of ``m`` micro-batches.
+    """
+    p = v.positive_int("stages", stages)
+    m = v.positive_int("microbatches", microbatches)
+    if p % 2:
+        raise ValueError(f"stages must be even for DualPipe, got {p}")
+    return (p / 2 - 1) / (3 * m)
