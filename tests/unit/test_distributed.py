@@ -330,3 +330,58 @@ def test_scaling_efficiency_and_speedup() -> None:
     assert distributed.scaling_efficiency(1.0, 1.0, overlap=1.0) == 1.0
     assert distributed.scaling_efficiency(1.0, 3.0, overlap=1.0) == pytest.approx(1 / 3)
     assert distributed.effective_speedup(64, 0.5) == 32
+
+
+# ---------------------------------------------------------------------------------------
+# Achievable bandwidth, NVLink SHARP, tiers, overlap, DualPipe
+
+
+def test_source_nccl_tests_212_achievable_nvlink_bandwidth() -> None:
+    """nccl-tests issue #212 (S. Jeaugey): "450GB/s is the line rate. With the protocol
+    overhead (~20%) NCCL can get an effective NVLink bandwidth of 370GB/s"."""
+    assert distributed.achievable_bandwidth(450e9) == pytest.approx(370e9)
+    assert distributed.achievable_bandwidth(450e9) / 450e9 == pytest.approx(0.8, abs=0.03)
+
+
+def test_source_nccl_tests_290_ndr_nic() -> None:
+    """nccl-tests issue #290: "For NDR @ 400Gbps you should see 46-48GB/s per NIC"."""
+    assert 46e9 <= distributed.achievable_bandwidth(50e9, "network") <= 48e9
+
+
+def test_source_nccl_tests_212_sharp_beats_the_ring() -> None:
+    """On 8 H100, NVLink SHARP reaches algbw ~275 GB/s (busbw ~480 GB/s): faster than any
+    ring at 370 GB/s of bus bandwidth, whose algbw is 370 / (2 x 7/8) = 211 GB/s."""
+    size = 1e9
+    sharp = distributed.sharp_allreduce_time(size, line_rate=450e9)
+    ring = distributed.collective_time("all_reduce", size, 8, bandwidth=370e9)
+    assert size / sharp == pytest.approx(275e9)
+    assert size / ring == pytest.approx(211.4e9, rel=1e-3)
+    assert sharp < ring
+    busbw = distributed.bus_bandwidth("all_reduce", size, sharp, 8)
+    assert busbw > 450e9  # above the line rate: the ring's 2(n-1)/n bound does not apply
+
+
+def test_group_tier() -> None:
+    """tp 8 in an 8-GPU server stays on NVLink; the data-parallel group of stride 8 crosses
+    servers; in a 72-GPU NVL72 rack a stride-8 group of 9 stays inside."""
+    assert distributed.group_tier(stride=1, size=8, domain=8) == "nvlink"
+    assert distributed.group_tier(stride=8, size=2, domain=8) == "network"
+    assert distributed.group_tier(stride=8, size=9, domain=72) == "nvlink"
+    assert distributed.group_tier(stride=8, size=1, domain=8) == "nvlink"
+
+
+def test_exposed_time_limited_to_window() -> None:
+    assert distributed.exposed_time(1.0, 0.4) == pytest.approx(0.6)
+    assert distributed.exposed_time(1.0, 5.0) == 0.0
+    assert distributed.exposed_time(1.0, 5.0, overlap=0.5) == 0.0
+    assert distributed.exposed_time(1.0, 1.0, overlap=0.0) == 1.0
+
+
+def test_source_deepseek_v3_dualpipe_bubble() -> None:
+    """DeepSeek-V3, Table 2: DualPipe's bubble (PP/2 - 1)(F&B + B - 3W) against 1F1B's
+    (PP - 1)(F + B); with unit passes, 7 units against 45 for 16 stages."""
+    dual = distributed.dualpipe_bubble_fraction(16, 20)
+    plain = distributed.pipeline_bubble_fraction(16, 20)
+    assert dual / plain == pytest.approx(7 / 45)
+    with pytest.raises(ValueError, match="stages"):
+        distributed.dualpipe_bubble_fraction(15, 20)

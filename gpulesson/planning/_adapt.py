@@ -1,0 +1,312 @@
+"""What the planners read from a model and a GPU, in one place, with stated fallbacks.
+
+The planners need more than a parameter count and a datasheet: the active parameters of a
+mixture-of-experts model, the bytes of its KV cache per token, the memory a framework can
+really use, the NVLink bandwidth and domain, a scale-out NIC, a price, and how close large
+matrix products get to the peak. Every such figure is read here, by :func:`model_view` and
+:func:`gpu_view`, so that the rest of :mod:`gpulesson.planning` never guesses.
+
+Where :mod:`gpulesson.transformer` or :mod:`gpulesson.hardware` carry a figure
+(``transformer.active_params``, ``GPUSpec.usable_memory_bytes`` ...), it is used; where they
+do not (yet), the fallback is stated in :attr:`GPUView.notes` and :attr:`ModelView.notes`.
+
+Achievable matrix-multiply efficiency (:data:`MATMUL_EFFICIENCY`): the best BF16 ``matmul``
+rate found by a search over shapes, over the dense peak ("Maximum Achievable Matmul FLOPS
+comparison table", S. Bekman, *Machine Learning Engineering*, github.com/stas00/ml-engineering,
+``compute/accelerator/README.md``): A100 SXM 267.9 of 312 TFLOP/s (85.9 %), H100 SXM 792.1 of
+989 (80.1 %), MI300X 781.9 of 1,300 (60.1 %). A figure measured on your own GPU
+(``gpulesson.machine``) replaces it: pass ``matmul_efficiency``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+
+from gpulesson import _validate as v
+from gpulesson import hardware, inference, transformer
+from gpulesson.transformer import TransformerConfig
+
+__all__ = ["ATTENTION_EFFICIENCY", "FP8_MATMUL_EFFICIENCY", "MATMUL_EFFICIENCY", "GPUView",
+           "ModelView", "gpu_view", "model_view"]
+
+_MAMF = "Bekman, ML Engineering, Maximum Achievable Matmul FLOPS table"
+#: Achievable fraction of the dense BF16 peak in large matrix products, by architecture:
+#: (fraction, source). Measured where the source measured it; assumed (and said) elsewhere.
+MATMUL_EFFICIENCY: Mapping[str, tuple[float, str]] = MappingProxyType({
+    "Volta": (0.80, "assumed, as Hopper (no measurement in the MAMF table)"),
+    "Ampere": (267.9 / 312, f"A100 SXM 267.9 of 312 TFLOP/s ({_MAMF})"),
+    "Hopper": (792.1 / 989, f"H100 SXM 792.1 of 989 TFLOP/s ({_MAMF})"),
+    "Blackwell": (792.1 / 989, "assumed, as Hopper (no BF16 measurement in the MAMF table)"),
+    "Ada Lovelace": (0.75, "assumed (no measurement in the MAMF table)"),
+    "CDNA 3": (781.9 / 1300, f"MI300X 781.9 of 1,300 TFLOP/s ({_MAMF})"),
+})
+_DEFAULT_EFFICIENCY = (0.75, "assumed (no measurement for this architecture)")
+#: FP8 matrix products against the dense FP8 peak: DeepGEMM reaches "up to 1350+ FP8 TFLOPS
+#: on Hopper GPUs" (deepseek-ai/open-infra-index, DeepGEMM, 2025) of H100's 1,978.9.
+#: Elsewhere the BF16 efficiency is assumed.
+FP8_MATMUL_EFFICIENCY: Mapping[str, tuple[float, str]] = MappingProxyType({
+    "Hopper": (1350 / 1978.9, "DeepGEMM, 1,350 of 1,978.9 TFLOP/s on Hopper"),
+})
+#: Achievable fraction of the dense peak in causal attention kernels (forward and backward,
+#: FLOPs actually executed): FlashAttention-2 reaches "50-73% of the theoretical maximum
+#: FLOPs/s on A100" (Dao 2023, abstract) and "only 35% utilization on H100" (Shah et al.
+#: 2024, FlashAttention-3, section 1), where FlashAttention-3 reaches 75 % forward.
+ATTENTION_EFFICIENCY: Mapping[str, tuple[float, str]] = MappingProxyType({
+    "Ampere": (0.50, "FlashAttention-2 on A100, 50-73 % (Dao 2023): the low end"),
+    "Hopper": (0.35, "FlashAttention-2 on H100, 35 % (Shah et al. 2024)"),
+    "Blackwell": (0.35, "assumed, as Hopper"),
+})
+_DEFAULT_ATTENTION = (0.35, "assumed, as FlashAttention-2 on H100 (Shah et al. 2024)")
+#: One 400 Gb/s NIC per GPU, the scale-out design of Llama 3's clusters ("both fabrics use
+#: 400 Gbps interconnects between GPUs", Dubey et al. 2024, section 3.3.1): 50 GB/s one way.
+DEFAULT_SCALEOUT = 50e9
+#: GPUs with NVSwitch-based in-switch reduction (NVLink SHARP, third-generation NVSwitch on).
+_SHARP_ARCHITECTURES = ("Hopper", "Blackwell")
+#: The course's dated example price (AWS p5.48xlarge on demand, us-east-1, July 2023,
+#: $98.32 for 8 H100 = $12.29 per GPU-hour), the only price :mod:`gpulesson.hardware`
+#: does not (yet) carry per GPU.
+_H100_PRICE = (12.29, "AWS p5.48xlarge on demand, us-east-1, July 2023, $98.32 / 8 GPUs")
+
+
+@dataclass(frozen=True)
+class ModelView:
+    """A model as the planners see it (SI units, counts as numbers).
+
+    ``cfg`` is the :class:`~gpulesson.transformer.TransformerConfig` the formula modules take
+    (layers, widths, heads). ``total_params`` is what memory holds; ``active_params`` what one
+    token's forward pass uses (FLOPs): equal for a dense model. ``expert_params`` are the
+    routed experts (sharded by expert parallelism), ``kv_bytes_per_token`` the 16-bit KV
+    cache of one token (all layers), ``attn_head_dim`` the head size of the attention FLOPs.
+    """
+
+    name: str
+    cfg: TransformerConfig
+    total_params: float
+    active_params: float
+    kv_bytes_per_token: float
+    attn_head_dim: int
+    routed_experts: int = 0
+    experts_per_token: int = 0
+    moe_layers: int = 0
+    expert_params: float = 0.0
+    notes: tuple[str, ...] = ()
+
+    @property
+    def is_moe(self) -> bool:
+        """True for a mixture-of-experts model."""
+        return self.routed_experts > 0
+
+    @property
+    def layers(self) -> int:
+        return self.cfg.layers
+
+    @property
+    def hidden(self) -> int:
+        return self.cfg.hidden
+
+    @property
+    def heads(self) -> int:
+        return self.cfg.heads
+
+    @property
+    def kv_heads(self) -> int:
+        return self.cfg.kv_heads  # type: ignore[return-value]
+
+    @property
+    def kv_dim(self) -> int:
+        """Width of K (or V) per token per layer, ``kv_heads * head_dim``."""
+        return self.cfg.kv_dim
+
+
+def _moe_fields(cfg: TransformerConfig) -> tuple[int, int, int]:
+    """(routed experts, experts per token, MoE layers) of a config; 0s for a dense one."""
+    experts = int(getattr(cfg, "n_routed_experts", 0) or 0)
+    if not experts:
+        return 0, 0, 0
+    k = int(getattr(cfg, "experts_per_token", 0) or getattr(cfg, "num_experts_per_tok", 0))
+    dense = int(getattr(cfg, "first_dense_layers", 0) or getattr(cfg, "first_k_dense", 0) or 0)
+    return experts, k, cfg.layers - dense
+
+
+def _from_config(cfg: TransformerConfig) -> ModelView:
+    total = transformer.param_count(cfg)
+    experts, k, moe_layers = _moe_fields(cfg)
+    notes: list[str] = []
+    active_fn = getattr(transformer, "active_params", None)
+    if experts and active_fn is None:  # pragma: no cover - until transformer knows MoE
+        raise ValueError(f"{cfg.name or 'this model'} is a mixture of experts, but "
+                         "gpulesson.transformer has no active_params yet")
+    active = active_fn(cfg) if active_fn is not None else total
+    expert_params = 0.0
+    if experts:
+        width = int(getattr(cfg, "expert_ffn", 0) or getattr(cfg, "moe_ffn", 0) or cfg.ffn)
+        matrices = 3 if cfg.gated_mlp else 2
+        expert_params = float(moe_layers * experts * matrices * cfg.hidden * width)
+    head_dim = int(getattr(cfg, "qk_head_dim", 0) or cfg.head_dim)
+    kv = inference.kv_cache_bytes_per_token(cfg, bytes_per_element=2)
+    return ModelView(name=cfg.name or "custom model", cfg=cfg, total_params=float(total),
+                     active_params=float(active), kv_bytes_per_token=float(kv),
+                     attn_head_dim=head_dim, routed_experts=experts, experts_per_token=k,
+                     moe_layers=moe_layers, expert_params=expert_params, notes=tuple(notes))
+
+
+_HF_DENSE = ("llama", "mistral", "qwen2", "qwen3", "gemma", "phi3", "olmo2")
+
+
+def _from_mapping(config: Mapping[str, object]) -> TransformerConfig:
+    """A config.json mapping: :func:`transformer.from_hf_config` when it exists, else the
+    dense Llama-family fields (``hidden_size``, ``num_hidden_layers`` ...)."""
+    reader = getattr(transformer, "from_hf_config", None)
+    if reader is not None:
+        return reader(config)
+    kind = config.get("model_type")
+    if kind not in _HF_DENSE:
+        raise ValueError(f"model: config.json of model_type {kind!r} is not supported here; "
+                         f"supported: {', '.join(_HF_DENSE)} (dense decoder configs)")
+    try:
+        heads = int(config["num_attention_heads"])  # type: ignore[call-overload]
+        hidden = int(config["hidden_size"])  # type: ignore[call-overload]
+        return TransformerConfig(
+            hidden=hidden, layers=int(config["num_hidden_layers"]),  # type: ignore[call-overload]
+            heads=heads, vocab=int(config["vocab_size"]),  # type: ignore[call-overload]
+            ffn=int(config["intermediate_size"]),  # type: ignore[call-overload]
+            kv_heads=int(config.get("num_key_value_heads", heads)),  # type: ignore[call-overload]
+            head_dim=int(config.get("head_dim") or hidden // heads),  # type: ignore[call-overload]
+            tied_embeddings=bool(config.get("tie_word_embeddings", False)), gated_mlp=True,
+            norm="rmsnorm", linear_bias=False, qkv_bias=kind == "qwen2",
+            name=str(config.get("_name_or_path", kind)), source="config.json")
+    except KeyError as missing:
+        raise ValueError(f"model: config.json lacks the field {missing}") from None
+
+
+def model_view(model: object) -> ModelView:
+    """The :class:`ModelView` of a preset name, a ``TransformerConfig``, a config.json mapping
+    or a ``ModelView`` (returned as it is). Unknown names raise the preset's error."""
+    if isinstance(model, ModelView):
+        return model
+    if isinstance(model, str):
+        return _from_config(transformer.preset(model))
+    if isinstance(model, TransformerConfig):
+        return _from_config(model)
+    if isinstance(model, Mapping):
+        return _from_config(_from_mapping(model))
+    raise TypeError("model must be a preset name, a TransformerConfig, a config.json mapping "
+                    f"or a ModelView, got {type(model).__name__}")
+
+
+@dataclass(frozen=True)
+class GPUView:
+    """A GPU as the planners see it: memory a framework can use, links, price, efficiency.
+
+    ``usable_memory`` is the memory a framework can allocate (bytes), ``nvlink_bandwidth``
+    one direction per GPU inside an NVLink (or Infinity Fabric) domain of ``domain`` GPUs,
+    ``scaleout_bandwidth`` one direction per GPU over the network, ``sharp`` whether the
+    switches reduce in-network. ``matmul_efficiency`` is the achievable fraction of the dense
+    peak in large matrix products, ``attention_efficiency`` in causal attention kernels
+    (``fp8_matmul_efficiency`` of the FP8 peak); ``price`` USD per GPU-hour or ``None``.
+    ``notes`` say which figures are fallbacks.
+    """
+
+    name: str
+    spec: hardware.GPUSpec
+    usable_memory: float
+    bandwidth: float
+    nvlink_bandwidth: float
+    domain: int
+    scaleout_bandwidth: float
+    sharp: bool
+    matmul_efficiency: float
+    attention_efficiency: float
+    fp8_matmul_efficiency: float
+    price: float | None
+    notes: tuple[str, ...] = field(default=())
+
+    def peak(self, dtype: str = "bf16") -> float:
+        """Dense peak FLOP/s (``GPUSpec.dense``); FP16 stands in where BF16 is missing."""
+        rates = self.spec.peak_flops
+        if dtype == "bf16" and "bf16" not in rates and "fp16" in rates:
+            return rates["fp16"]
+        return self.spec.dense(dtype)
+
+
+def _first(spec: object, names: tuple[str, ...]) -> object:
+    for name in names:
+        value = getattr(spec, name, None)
+        if value:
+            return value
+    return None
+
+
+def gpu_view(gpu: object, *, usable_memory: float | None = None,
+             nvlink_bandwidth: float | None = None, domain: int | None = None,
+             scaleout_bandwidth: float | None = None, matmul_efficiency: float | None = None,
+             attention_efficiency: float | None = None,
+             usd_per_gpu_hour: float | None = None) -> GPUView:
+    """The :class:`GPUView` of a GPU name or ``GPUSpec``; keyword arguments override."""
+    spec = hardware.gpu(gpu) if isinstance(gpu, str) else gpu
+    if not isinstance(spec, hardware.GPUSpec):
+        raise TypeError(f"gpu must be a GPU name or a GPUSpec, got {type(gpu).__name__}")
+    notes: list[str] = []
+    arch = spec.architecture
+    mem = _first(spec, ("usable_memory_bytes", "usable_memory"))
+    if mem is None:
+        mem = spec.memory_bytes
+        notes.append("usable memory: the datasheet capacity (decimal GB), no usable figure")
+    link = _first(spec, ("nvlink_bandwidth", "scaleup_bandwidth"))
+    if link is None:
+        link = spec.interconnect_bandwidth / 2
+        notes.append("NVLink: half the datasheet's bidirectional GPU-to-GPU bandwidth")
+    size = _first(spec, ("nvlink_domain", "nvlink_domain_size", "domain_size"))
+    if size is None:
+        linked = spec.interconnect.startswith(("NVLink", "Infinity"))
+        size = 8 if linked else 1
+        notes.append(f"NVLink domain: {size} GPU{'s' if size > 1 else ''} "
+                     "(an 8-GPU server)" if linked else "NVLink domain: none (PCIe card)")
+    nic = _first(spec, ("scaleout_bandwidth", "nic_bandwidth"))
+    if nic is None:
+        nic = DEFAULT_SCALEOUT
+        notes.append("scale-out: one 400 Gb/s NIC per GPU (50 GB/s), as in Llama 3's clusters")
+    eff, eff_source = MATMUL_EFFICIENCY.get(arch, _DEFAULT_EFFICIENCY)
+    att, att_source = ATTENTION_EFFICIENCY.get(arch, _DEFAULT_ATTENTION)
+    fp8, fp8_source = FP8_MATMUL_EFFICIENCY.get(arch, (eff, "assumed, as BF16"))
+    price = _first(spec, ("usd_per_gpu_hour", "price_usd_per_hour", "default_price"))
+    if price is None and getattr(hardware, "price", None) is not None:
+        try:
+            quote = hardware.price(spec.name)  # type: ignore[attr-defined]
+            price = getattr(quote, "usd_per_gpu_hour", quote)
+        except (KeyError, ValueError):
+            price = None
+    if price is None and spec.name == "H100 SXM":
+        price = _H100_PRICE[0]
+        notes.append(f"price: ${_H100_PRICE[0]} per GPU-hour ({_H100_PRICE[1]})")
+    view = GPUView(name=spec.name, spec=spec, usable_memory=float(mem),  # type: ignore[arg-type]
+                   bandwidth=spec.bandwidth, nvlink_bandwidth=float(link),  # type: ignore[arg-type]
+                   domain=int(size), scaleout_bandwidth=float(nic),  # type: ignore[call-overload]
+                   sharp=arch in _SHARP_ARCHITECTURES and int(size) > 1,  # type: ignore[call-overload]
+                   matmul_efficiency=eff, attention_efficiency=att,
+                   fp8_matmul_efficiency=fp8,
+                   price=price,  # type: ignore[arg-type]
+                   notes=(*notes, f"matmul efficiency {eff:.1%}: {eff_source}",
+                          f"attention efficiency {att:.0%}: {att_source}",
+                          f"FP8 matmul efficiency {fp8:.1%}: {fp8_source}"))
+    over: dict[str, object] = {}
+    if usable_memory is not None:
+        over["usable_memory"] = v.positive_number("usable_memory", usable_memory)
+    if nvlink_bandwidth is not None:
+        over["nvlink_bandwidth"] = v.positive_number("nvlink_bandwidth", nvlink_bandwidth)
+    if domain is not None:
+        over["domain"] = v.positive_int("domain", domain)
+    if scaleout_bandwidth is not None:
+        over["scaleout_bandwidth"] = v.positive_number("scaleout_bandwidth",
+                                                       scaleout_bandwidth)
+    if matmul_efficiency is not None:
+        over["matmul_efficiency"] = over["fp8_matmul_efficiency"] = v.fraction(
+            "matmul_efficiency", matmul_efficiency, allow_zero=False)
+    if attention_efficiency is not None:
+        over["attention_efficiency"] = v.fraction("attention_efficiency", attention_efficiency,
+                                                  allow_zero=False)
+    if usd_per_gpu_hour is not None:
+        over["price"] = v.nonneg_number("usd_per_gpu_hour", usd_per_gpu_hour)
+    return replace(view, **over) if over else view  # type: ignore[arg-type]
