@@ -23,6 +23,7 @@ from gpulesson.exercises import (
     format_number,
 )
 from gpulesson.exercises.mistakes import counted_macs, gib_as_gb
+from gpulesson.exercises.render import feedback_html
 from gpulesson.units import DIMENSIONS
 
 
@@ -120,7 +121,7 @@ def test_malformed_input_gets_a_clear_message_and_no_exception(answer, words):
     assert feedback.status == "invalid"
     assert words.lower() in feedback.message.lower(), feedback.message
     assert feedback.is_error
-    assert "Traceback" not in feedback.to_html()
+    assert "Traceback" not in feedback_html(feedback)
     assert len(feedback.message) < 300
 
 
@@ -339,7 +340,7 @@ def test_code_exercise_never_evaluates_text(monkeypatch):
 # ---------------------------------------------------------------- feedback, formatting
 def test_feedback_html_is_escaped_and_coloured():
     fb = Feedback("demo-ex1", "invalid", "<script>alert(1)</script>")
-    markup = fb.to_html()
+    markup = feedback_html(fb)
     assert "<script>" not in markup and "&lt;script&gt;" in markup
     assert 'role="alert"' in markup and "color:" in markup
     with pytest.raises(ValueError):
@@ -363,7 +364,7 @@ def test_format_number_refuses_non_numbers():
 def test_pure_core_imports_only_the_standard_library():
     """The core and the bank run in Pyodide: no numpy, no ipywidgets, no IPython."""
     code = ("import sys, gpulesson.exercises as g, gpulesson.exercises.mistakes\n"
-            "from gpulesson.exercises.lesson import available_lessons\n"
+            "from gpulesson.exercises.catalogue import available_lessons\n"
             "for slug in available_lessons(): g.lesson_module(slug)\n"
             "bad = [m for m in ('numpy', 'ipywidgets', 'IPython', 'matplotlib') "
             "if m in sys.modules]\n"
