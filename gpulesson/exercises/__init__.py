@@ -91,7 +91,7 @@ from gpulesson.exercises.core import (
 )
 from gpulesson.exercises.lesson import Lesson, load_lesson
 from gpulesson.exercises.progress import progress_summary
-from gpulesson.exercises.render import answer_key_markdown, static_html
+from gpulesson.exercises.render import answer_key_markdown, feedback_html, static_html
 from gpulesson.exercises.session import configure, settings
 
 __all__ = [
@@ -106,6 +106,7 @@ __all__ = [
     "answer_key_markdown",
     "available_lessons",
     "configure",
+    "feedback_html",
     "format_number",
     "lesson_module",
     "load_lesson",
