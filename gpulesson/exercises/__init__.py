@@ -40,11 +40,14 @@ Adding exercises for a lesson
    every mistake stays distinguishable) and ``defaults`` for the lesson's own numbers.
 5. Write ``exercises/<slug>.ipynb``: a title cell with the label ``(<slug>_exercises)=``,
    ``lesson = load_lesson("<slug>")`` and one ``lesson.show(N)`` cell per exercise
-   (tag ``nbval-ignore-output``). Cells an instructor's student edition must not contain
-   (a reference solution, hidden checks that use it) carry the tag ``solution``.
+   (tag ``nbval-ignore-output``); a code exercise's cell hands out a stub,
+   ``def <function_name>(<signature>): return None``. The notebook needs no hidden
+   checks (step 6 makes them); a cell an instructor's student edition must not contain
+   (a reference solution) carries the tag ``solution``.
 6. ``tests/unit/exercises/test_bank.py`` checks every bank module automatically: reference
    accepted (model solutions included), each mistake gets its own hint, nonsense gets
-   generic feedback, variants stay valid, static HTML has the collapsed solution.
+   generic feedback, variants stay valid, static HTML has the collapsed solution, and the
+   notebook's stub has the signature and is not taken for an answer.
 
 Instructors: ``python -m gpulesson.exercises export --all --out export/`` (or
 ``make student``) writes student notebooks without solutions, and answer keys.
