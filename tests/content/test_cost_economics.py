@@ -517,7 +517,7 @@ def test_example_prices_are_the_published_ones() -> None:
 # Exercises
 
 
-def test_exercise_defaults_match_the_brief() -> None:
+def test_exercise_answers_and_mistakes_on_the_lessons_numbers() -> None:
     """8 H100s at 700 W, PUE 1.4, $0.10/kWh: 5.6 kW x 1.4 x 8,760 h = 68,678.4 kWh, so
     $6,867.84 a year; 3 years of $98.32/h at 60%: 15,768 h, $1,550,309.76; 2,400 tokens/s
     at $2.50 per GPU-hour: 8,640,000 tokens for $2.50, $0.000289 per 1,000."""

@@ -822,7 +822,7 @@ def test_the_earlier_pages_scaling_figures_follow_from_the_named_inputs() -> Non
 # Exercises
 
 
-def test_exercise_defaults_match_the_brief() -> None:
+def test_exercise_answers_and_mistakes_on_the_lessons_numbers() -> None:
     """14 GB of BF16 gradients over 8 GPUs: 24.5 GB per GPU; 4 stages, 16 micro-batches:
     18.75%, interleaved v = 2: 9.375%; ZeRO-3, 7B on 64 GPUs: 16 x 7e9 / 64 = 1.75 GB."""
     by_number = {ex.number: ex for ex in BANK.EXERCISES}
