@@ -1,5 +1,6 @@
-"""The package gpulesson.exercises as a whole: its public names, its import graph (no
-circles, no imports hidden in functions to dodge one) and which modules stay pure."""
+"""The package gpulesson.exercises as a whole: its public names, no import hidden in a
+function (to dodge a cycle) but the optional widget layer's, and which modules stay pure.
+The package-wide import-cycle check is ``tests/unit/test_package.py``."""
 
 from __future__ import annotations
 
@@ -65,56 +66,6 @@ def _scope(tree: ast.Module) -> dict[ast.AST, str]:
 
     visit(tree, [])
     return found
-
-
-def import_graph() -> dict[str, set[str]]:
-    """``module -> modules of the package it imports``, wherever the import statement is."""
-    graph: dict[str, set[str]] = {}
-    for module, path in MODULES.items():
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        graph[module] = {t for node in ast.walk(tree)
-                         if isinstance(node, (ast.Import, ast.ImportFrom))
-                         for t in _targets(module, node)} - {module}
-    return graph
-
-
-def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
-    """One import circle of ``graph`` as ``[a, b, ..., a]``, or ``None``."""
-    state: dict[str, str] = {}
-    stack: list[str] = []
-
-    def visit(node: str) -> list[str] | None:
-        state[node] = "open"
-        stack.append(node)
-        for nxt in sorted(graph.get(node, ())):
-            if state.get(nxt) == "open":
-                return stack[stack.index(nxt):] + [nxt]
-            if nxt not in state and (cycle := visit(nxt)):
-                return cycle
-        stack.pop()
-        state[node] = "done"
-        return None
-
-    for start in sorted(graph):
-        if start not in state and (cycle := visit(start)):
-            return cycle
-    return None
-
-
-def test_the_cycle_finder_finds_circles():
-    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
-    assert find_cycle({"a": {"b", "c"}, "b": {"c"}, "c": set()}) is None
-
-
-def test_the_graph_sees_the_imports_the_modules_make():
-    graph = import_graph()
-    assert f"{NAME}.core" in graph[f"{NAME}.render"]
-    assert f"{NAME}.widgets" in graph[f"{NAME}.lesson"]       # even inside Lesson.show
-    assert f"{NAME}.serving" in graph[f"{NAME}.bank.cost_economics"]   # from ... import
-
-
-def test_no_import_circle_in_the_package():
-    assert find_cycle(import_graph()) is None
 
 
 def test_only_the_widget_layer_is_imported_inside_a_function():
