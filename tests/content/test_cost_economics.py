@@ -18,12 +18,12 @@ import re
 from pathlib import Path
 
 import pytest
-from book.test_dollar_signs import paragraphs
 
 from gpulesson import calculators, cost, hardware
 from gpulesson.exercises import lesson_module
 
 from . import nbtools as nb
+from .test_dollar_signs import paragraphs
 
 SLUG = "cost_economics"
 NOTEBOOK = nb.notebook(SLUG)
@@ -86,7 +86,7 @@ def test_measurement_sizes_come_from_sizes_for_and_say_the_device() -> None:
 def test_dollar_amounts_are_protected_from_jupyterlab_mathjax(path: Path) -> None:
     """Every markdown block with a dollar amount sits in a mathjax_ignore div and holds no
     inline math (which the div would leave untypeset in JupyterLab). Stricter than the
-    book-wide rule of ``tests/book/test_dollar_signs.py`` (two amounts, or an amount beside
+    book-wide rule of ``tests/content/test_dollar_signs.py`` (two amounts, or an amount beside
     maths), whose paragraph splitting it shares: here one amount is enough."""
     for cell in nb.cells(path):
         if cell["cell_type"] != "markdown":

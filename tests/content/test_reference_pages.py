@@ -3,7 +3,7 @@
 * ``book/seed_corrections.md``: one section per lesson, each linking its lesson, every
   table row with the seed's claim, the course's figure and a source column, and under
   every table a folded block of the calculator calls behind it; the numbers themselves
-  are recomputed, and the calls run, by ``tests/calculators/test_book_pages.py``.
+  are recomputed, and the calls run, by ``tests/content/test_book_pages.py``.
 * ``book/conventions.md``: a section with a worked example for each convention of the
   accuracy brief, naming the lessons that use it and linking the corrections.
 * ``book/intro.md`` lists the nine lessons in course order, each with its question;
