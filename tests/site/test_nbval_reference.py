@@ -2,8 +2,9 @@
 
 A small notebook of its own and a jupyter-cache of its own stand in for the book build
 (``GL_SITE_DIR``): pytest runs on the notebook alone, as a learner would run one lesson,
-and each tagged cell must be compared with the cache's run of it. A correct reference
-passes, a corrupted one fails, a changed cell fails for want of a reference, and
+and each tagged cell must be compared with the cache's run of it, so a correct reference
+passes and a corrupted one fails. A cell changed since the build fails for want of a
+reference, so does every tagged cell when the book did not build, and
 ``--no-book-reference`` runs the cells without comparing them. The session's build is
 obtained once however often it is asked for.
 """
@@ -23,11 +24,12 @@ from . import building, nbval_reference
 from .building import BookBuild
 from .nbval_reference import CHECK_TAG, executed_cells, reference_for
 
-#: (notebook, source run by nbval, source the cache executed, output the cache holds)
+#: notebook -> its tagged cells: (cell id, source nbval runs, source the cache executed,
+#: output the cache holds)
 NOTEBOOKS = {
-    "agrees": ("print(6 * 7)", "print(6 * 7)", "42\n"),
-    "corrupted": ("print(7 * 6)", "print(7 * 6)", "41\n"),
-    "changed": ("print(2 + 3)", "print(2 + 2)", "4\n"),
+    "lesson": [("right", "print(6 * 7)", "print(6 * 7)", "42\n"),
+               ("corrupted", "print(7 * 6)", "print(7 * 6)", "41\n")],
+    "changed": [("edited", "print(2 + 3)", "print(2 + 2)", "4\n")],
 }
 NBVAL = ("-p", "tests.site.nbval_reference", "--nbval-lax", "--nbval-current-env", "-rA",
          "-p", "no:cacheprovider")
@@ -41,15 +43,18 @@ def _pytest(folder: Path, *args: str, site_dir: Path) -> subprocess.CompletedPro
                           env=env, capture_output=True, text=True, timeout=300)
 
 
-def _notebook(source: str, output: str | None = None) -> nbformat.NotebookNode:
+def _notebook(cells: list[tuple[str, str, str, str]], *, executed: bool) -> nbformat.NotebookNode:
+    """The notebook as committed (``executed=False``) or as the cache holds its run."""
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
                                  "language": "python"}
-    cell = nbformat.v4.new_code_cell(source, id="answer", metadata={"tags": [CHECK_TAG]})
-    if output is not None:
-        cell.execution_count = 1
-        cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=output)]
-    nb.cells = [cell]
+    for count, (cell_id, source, cached_source, output) in enumerate(cells, start=1):
+        cell = nbformat.v4.new_code_cell(cached_source if executed else source, id=cell_id,
+                                         metadata={"tags": [CHECK_TAG]})
+        if executed:
+            cell.execution_count = count
+            cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=output)]
+        nb.cells.append(cell)
     return nb
 
 
@@ -62,26 +67,24 @@ def fake_build(tmp_path: Path) -> Path:
     html.mkdir(parents=True)
     (html / "index.html").write_text("<html></html>", encoding="utf-8")
     cache = get_cache(tmp_path / "_build" / ".jupyter_cache")
-    executed = tmp_path / "executed"
-    executed.mkdir()
-    for name, (source, cached_source, output) in NOTEBOOKS.items():
-        nbformat.write(_notebook(source), tmp_path / f"{name}.ipynb")
-        nbformat.write(_notebook(cached_source, output), executed / f"{name}.ipynb")
-        cache.cache_notebook_file(str(executed / f"{name}.ipynb"), check_validity=False)
+    (tmp_path / "executed").mkdir()
+    for name, cells in NOTEBOOKS.items():
+        nbformat.write(_notebook(cells, executed=False), tmp_path / f"{name}.ipynb")
+        run = tmp_path / "executed" / f"{name}.ipynb"
+        nbformat.write(_notebook(cells, executed=True), run)
+        cache.cache_notebook_file(str(run), check_validity=False)
     return html
 
 
 def test_a_notebook_run_alone_is_compared_with_the_build(fake_build: Path) -> None:
-    run = _pytest(fake_build.parents[1], *(f"{name}.ipynb" for name in NOTEBOOKS),
-                  site_dir=fake_build)
+    run = _pytest(fake_build.parents[1], "lesson.ipynb", site_dir=fake_build)
     out = run.stdout
     assert run.returncode == 1, out
-    assert "1 failed, 1 passed, 1 error" in out, out
-    assert "PASSED agrees.ipynb::Cell 0" in out
-    assert "FAILED corrupted.ipynb::Cell 0" in out and "Cell outputs differ" in out
-    assert "ERROR changed.ipynb::Cell 0" in out  # in the cell's set-up: no reference
-    assert "holds no execution of its current source" in out
-    assert f"{CHECK_TAG}: 2 of 3 tagged cells handed the book build's outputs" in out
+    assert "1 failed, 1 passed" in out, out
+    assert "PASSED lesson.ipynb::Cell 0" in out
+    assert "FAILED lesson.ipynb::Cell 1" in out and "Cell outputs differ" in out
+    assert "'41\\n' == '42\\n'" in out, "the reference is the cache's output"
+    assert f"{CHECK_TAG}: 2 of 2 tagged cells handed the book build's outputs" in out
 
 
 class _Reporter:
@@ -98,15 +101,26 @@ class _Reporter:
 
 
 def _tagged_cell(notebook: Path, *, no_book_reference: bool) -> types.SimpleNamespace:
-    """An nbval cell item of ``notebook``'s tagged cell, in a session of its own."""
+    """An nbval item of ``notebook``'s first (tagged) cell, in a session of its own."""
     options = {"no_book_reference": no_book_reference}
     config = types.SimpleNamespace(stash=pytest.Stash(), getoption=options.__getitem__)
     return types.SimpleNamespace(cell=nbformat.read(notebook, 4).cells[0], config=config,
                                  path=notebook)
 
 
+def test_a_cell_changed_since_the_build_fails_for_want_of_a_reference(
+        fake_build: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GL_SITE_DIR", str(fake_build))
+    item = _tagged_cell(fake_build.parents[1] / "changed.ipynb", no_book_reference=False)
+    with pytest.raises(pytest.fail.Exception, match="holds no execution of its current source"):
+        nbval_reference.pytest_runtest_setup(item)
+    right = _tagged_cell(fake_build.parents[1] / "lesson.ipynb", no_book_reference=False)
+    nbval_reference.pytest_runtest_setup(right)
+    assert right.cell.outputs[0]["text"] == "42\n" and right.cell.execution_count == 1
+
+
 def test_no_book_reference_runs_the_cells_without_comparing(fake_build: Path) -> None:
-    item = _tagged_cell(fake_build.parents[1] / "corrupted.ipynb", no_book_reference=True)
+    item = _tagged_cell(fake_build.parents[1] / "lesson.ipynb", no_book_reference=True)
     nbval_reference.pytest_runtest_setup(item)
     assert item.cell.execution_count is None and item.cell.outputs == [], (
         "nbval compares only a cell with a reference run")
@@ -123,7 +137,7 @@ def test_a_tagged_cell_fails_when_the_book_did_not_build(
     monkeypatch.delenv("GL_SITE_DIR", raising=False)
     monkeypatch.setattr(building, "build_book", lambda source, *extra: failed)
     monkeypatch.setattr(building, "BUILD_LOG", tmp_path / "book-build.log")
-    item = _tagged_cell(fake_build.parents[1] / "agrees.ipynb", no_book_reference=False)
+    item = _tagged_cell(fake_build.parents[1] / "lesson.ipynb", no_book_reference=False)
     with pytest.raises(pytest.fail.Exception, match=r"failed \(exit code 2\)[\s\S]*Extension"):
         nbval_reference.pytest_runtest_setup(item)
     assert building.session_build(item.config) is failed
@@ -131,11 +145,11 @@ def test_a_tagged_cell_fails_when_the_book_did_not_build(
 
 def test_reference_is_the_cached_run_of_the_current_source(fake_build: Path) -> None:
     cache_dir = fake_build.parent / ".jupyter_cache"
-    notebook = fake_build.parents[1] / "agrees.ipynb"
-    cell = nbformat.read(notebook, 4).cells[0]
-    outputs, count = reference_for(cell, notebook, executed_cells(cache_dir, notebook),
-                                   cache_dir)
-    assert count == 1 and outputs[0]["text"] == "42\n"
+    notebook = fake_build.parents[1] / "lesson.ipynb"
+    cells = nbformat.read(notebook, 4).cells
+    executed = executed_cells(cache_dir, notebook)
+    outputs, count = reference_for(cells[1], notebook, executed, cache_dir)
+    assert count == 2 and outputs[0]["text"] == "41\n"
     changed = fake_build.parents[1] / "changed.ipynb"
     assert executed_cells(cache_dir, changed) == {}
     with pytest.raises(LookupError, match="holds no execution of its current source"):
