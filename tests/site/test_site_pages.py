@@ -10,7 +10,8 @@ from __future__ import annotations
 import pytest
 
 from .axe import assert_accessible
-from .harness import RecordedPage, toc_pages
+from .building import toc_pages
+from .harness import RecordedPage
 
 pytestmark = pytest.mark.browser
 

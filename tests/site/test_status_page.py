@@ -1,21 +1,19 @@
-"""The status page's table (scripts/gl_status.py), without building the book."""
+"""The status page: its table (``scripts/gl_status.py``) without building the book, and the
+built page naming the machine the lessons ran on."""
 
 from __future__ import annotations
 
-import importlib.util
+import re
 import types
+from pathlib import Path
 
 import pytest
 
-from book.building import REPO_ROOT
+from .building import script_module
 
 
 def _gl_status():
-    spec = importlib.util.spec_from_file_location("gl_status", REPO_ROOT / "scripts/gl_status.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return script_module("gl_status")
 
 
 def test_rows_report_the_forced_cpu_device_and_versions(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -36,3 +34,11 @@ def test_cuda_versions_are_read_from_cupy_runtime() -> None:
     fake_cupy = types.SimpleNamespace(cuda=types.SimpleNamespace(runtime=runtime))
     assert _gl_status()._cuda_versions(fake_cupy) == "runtime 12.4, driver 13.0"
     assert _gl_status()._cuda_versions(types.SimpleNamespace()) is None
+
+
+@pytest.mark.book
+def test_status_page_names_the_machine(site_dir: Path) -> None:
+    html = (site_dir / "book" / "status.html").read_text(encoding="utf-8")
+    for label in ("Device the lessons ran on", "Python", "numpy", "Built"):
+        assert label in html, f"status page lacks {label!r}"
+    assert re.search(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC", html), "status page has no build date"

@@ -1,6 +1,7 @@
-"""Helpers of the browser tests: the page list, a static server, a recorded page.
+"""Helpers of the browser tests: a static server of the built site, a recorded page.
 
-The fixtures that use them are in ``conftest.py`` (see there).
+The fixtures that use them are in ``conftest.py`` (see there); the list of the site's pages
+is :func:`~.building.toc_pages`.
 """
 
 from __future__ import annotations
@@ -16,9 +17,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-import yaml
+from .building import script_module
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 HOST = "127.0.0.1"
 CHROMIUM = Path(os.environ.get("GL_CHROMIUM", "/usr/bin/chromium"))
 #: architecture.md: headless, no sandbox (we run as root in CI), and no background traffic
@@ -37,46 +37,12 @@ CHROMIUM_FLAGS = [
 SETTLE_MS = 15_000
 
 
-def toc_pages() -> list[str]:
-    """Site-relative paths of every page the book builds, read from ``_toc.yml``.
-
-    The root, every ``file:`` entry, and Sphinx's own ``genindex.html`` and ``search.html``;
-    ``index.html`` is the redirect Jupyter Book writes to the root page.
-    """
-    toc = yaml.safe_load((REPO_ROOT / "_toc.yml").read_text(encoding="utf-8"))
-    docs: list[str] = []
-
-    def walk(node: object) -> None:
-        if isinstance(node, dict):
-            for key in ("root", "file"):
-                if key in node:
-                    docs.append(str(node[key]))
-            for value in node.values():
-                walk(value)
-        elif isinstance(node, list):
-            for item in node:
-                walk(item)
-
-    walk(toc)
-    return ["index.html", *(f"{doc}.html" for doc in docs), "genindex.html", "search.html"]
-
-
 # ---------------------------------------------------------------------------------------
 # The server
 
 
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    # What a static host must serve with the right type (Pyodide needs .mjs and .wasm).
-    extensions_map = {
-        **http.server.SimpleHTTPRequestHandler.extensions_map,
-        ".js": "text/javascript",
-        ".mjs": "text/javascript",
-        ".wasm": "application/wasm",
-        ".json": "application/json",
-        ".woff2": "font/woff2",
-        ".woff": "font/woff",
-        ".svg": "image/svg+xml",
-    }
+class _QuietHandler(script_module("serve_site").SiteHandler):
+    """``make serve``'s handler (the MIME types Pyodide needs), without a log line per request."""
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib name
         pass

@@ -2,12 +2,12 @@
 
 The table of contents lists exactly the course's notebooks, in course order; the site points
 at JavaScript it serves itself (never a CDN); the vendored widget manager matches the
-installed ipywidgets; the HTML builder prefers the static rendering of interactive objects.
+installed ipywidgets; the HTML builder prefers the static rendering of interactive objects;
+the course's pages are in the toc, the reference pages in its "Reference" part.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 from importlib import metadata
@@ -18,34 +18,11 @@ import yaml
 
 from gpulesson import course
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+from .building import REPO_ROOT, script_module, toc_files
+
 CONFIG = yaml.safe_load((REPO_ROOT / "_config.yml").read_text(encoding="utf-8"))
 TOC = yaml.safe_load((REPO_ROOT / "_toc.yml").read_text(encoding="utf-8"))
 SPHINX = CONFIG["sphinx"]["config"]
-
-
-def _load_vendor_module():
-    spec = importlib.util.spec_from_file_location("vendor_js", REPO_ROOT / "scripts/vendor_js.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def toc_files(node: object = TOC) -> list[str]:
-    """Every ``file:`` (and the root) of the toc, in reading order, without extensions."""
-    found: list[str] = []
-    if isinstance(node, dict):
-        for key in ("root", "file"):
-            if key in node:
-                found.append(str(node[key]))
-        for value in node.values():
-            if isinstance(value, (list, dict)):
-                found += toc_files(value)
-    elif isinstance(node, list):
-        for item in node:
-            found += toc_files(item)
-    return found
 
 
 def _source_for(docname: str) -> Path | None:
@@ -102,7 +79,7 @@ def test_build_settings_fail_on_errors() -> None:
 
 def test_site_loads_its_scripts_from_itself() -> None:
     """mathjax_path and nb_ipywidgets_js point at the files scripts/vendor_js.py publishes."""
-    vendor = _load_vendor_module()
+    vendor = script_module("vendor_js")
     assert "_vendor" in SPHINX["html_extra_path"]
     configured = [SPHINX["mathjax_path"], *SPHINX["nb_ipywidgets_js"]]
     for url in configured:
@@ -159,7 +136,16 @@ def test_widget_manager_matches_installed_ipywidgets() -> None:
         assert re.fullmatch(r"\d+\.\d+\.\d+", spec), f"{name} must be pinned exactly, got {spec}"
 
 
-@pytest.mark.parametrize("page", ["book/intro", "book/how_to_use", "book/glossary",
-                                  "book/references", "book/status"])
-def test_course_pages_are_in_the_toc(page: str) -> None:
+COURSE_PAGES = [("book/intro", None), ("book/how_to_use", None), ("book/glossary", None),
+                ("book/references", None), ("book/status", None),
+                ("book/calculators", "Reference"), ("book/hardware", "Reference"),
+                ("book/instructors", "Reference")]
+
+
+@pytest.mark.parametrize(("page", "part"), COURSE_PAGES, ids=[page for page, _ in COURSE_PAGES])
+def test_course_pages_are_in_the_toc(page: str, part: str | None) -> None:
+    """Every course page is in the toc; the reference pages in its "Reference" part."""
     assert page in toc_files()
+    if part is not None:
+        chapters = next(p["chapters"] for p in TOC["parts"] if p["caption"] == part)
+        assert page in [chapter["file"] for chapter in chapters], f"{page} is not in {part!r}"

@@ -14,7 +14,8 @@ from urllib.parse import urldefrag, urljoin, urlsplit
 
 import pytest
 
-from .harness import SiteServer, toc_pages
+from .building import toc_pages
+from .harness import SiteServer
 
 pytestmark = pytest.mark.browser
 

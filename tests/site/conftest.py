@@ -1,10 +1,16 @@
-"""Browser test harness: the built site served on 127.0.0.1, driven by Chromium.
+"""Fixtures of the site tests: the built book, the served site, Chromium.
 
-Reusable fixtures (calculator and accessibility tests build on them):
-
+``built_site`` (session)
+    the course book of this session (:func:`~.building.course_build`): built once into
+    ``_build/html`` exactly as ``make book`` builds it, or the site ``GL_SITE_DIR`` names
+    (set it to a built ``_build/html`` to skip the build while working on these tests).
+    The nbval references of the notebooks come from the same build (``nbval_reference.py``),
+    whichever asks first. ``test_book_build.py`` asserts that the build succeeded.
+``site_dir`` (session)
+    the built site's folder; fails, in each test that needs it, when the book did not build.
 ``site_server`` (session)
-    serves the built site (the ``site_dir`` fixture of ``tests/conftest.py``) on
-    ``127.0.0.1`` at a free port; ``site_server.url("book/intro.html")``.
+    serves the built site on ``127.0.0.1`` at a free port, with the MIME types of
+    ``make serve``; ``site_server.url("book/intro.html")``.
 ``browser`` (session)
     Debian's Chromium (``/usr/bin/chromium``, or ``GL_CHROMIUM``) launched by Playwright
     through ``executable_path`` with the flags of architecture.md. Skipped, with the reason,
@@ -18,9 +24,10 @@ Reusable fixtures (calculator and accessibility tests build on them):
 ``site_page_dark``
     the same with the reader's system in dark mode (``prefers-color-scheme: dark``).
 
-Helpers live in ``harness.py``: ``toc_pages()`` lists the site's pages at collection time;
-``serve``, ``new_context`` and ``record_page`` serve and record any other folder.
-Set ``GL_SCREENSHOT_DIR`` to keep the screenshots tests take with ``RecordedPage.screenshot``.
+Helpers live in ``building.py`` (``toc_pages()`` lists the site's pages at collection time)
+and ``harness.py`` (``serve``, ``new_context`` and ``record_page`` serve and record any
+other folder). Set ``GL_SCREENSHOT_DIR`` to keep the screenshots tests take with
+``RecordedPage.screenshot``.
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ from typing import Any
 
 import pytest
 
+from .building import BookBuild, course_build
 from .harness import (
     CHROMIUM,
     CHROMIUM_FLAGS,
@@ -41,6 +49,21 @@ from .harness import (
     record_page,
     serve,
 )
+
+
+@pytest.fixture(scope="session")
+def built_site(request: pytest.FixtureRequest) -> BookBuild:
+    """The course site of this session, built once (or taken from ``GL_SITE_DIR``)."""
+    return course_build(request.config)
+
+
+@pytest.fixture(scope="session")
+def site_dir(built_site: BookBuild) -> Path:
+    """The built site's folder; fails (each test that needs it) when the book did not build."""
+    if not built_site.ok:
+        pytest.fail(f"{built_site.describe()}. Last lines:\n{built_site.tail(30)}",
+                    pytrace=False)
+    return built_site.html_dir
 
 
 @pytest.fixture(scope="session")

@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from .harness import REPO_ROOT, RecordedPage
+from .building import REPO_ROOT
+from .harness import RecordedPage
 
 AXE = REPO_ROOT / "node_modules" / "axe-core" / "axe.min.js"
 FAILING_IMPACTS = ("serious", "critical")

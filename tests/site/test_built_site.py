@@ -1,40 +1,30 @@
-"""The built site holds what its calculators need, and the reference pages this issue adds.
+"""The built site, read from disk without a browser: what its pages and calculators need.
 
-Reads the built site (the session fixture ``site_dir``: ``make book``'s build, or
-``GL_SITE_DIR``) without a browser: the vendored Pyodide in its versioned folder, the
-package pack, the loader on exactly the pages with a calculator, every registry calculator
-on the calculators page with a link to its lesson, the GPU tables generated from the data
-(dense and sparse apart, every source listed), the instructors page. Also, without a
-build: ``scripts/vendor_pyodide.py`` and the MIME types of ``make serve``.
+Reads the built site (the session fixture ``site_dir``: this session's build, or
+``GL_SITE_DIR``): the vendored JavaScript, Pyodide (in its versioned folder) and the
+package pack published at the site root and never under ``_static``; the calculator loader
+on exactly the pages with a calculator; every registry calculator on the calculators page
+with a link to its lesson; the GPU tables generated from the data (dense and sparse apart,
+every source listed); the instructors page; on every lesson, launch buttons, a download of
+the notebook, glossary links and citations, and no thebe.
 """
 
 from __future__ import annotations
 
-import functools
-import http.server
-import importlib.util
 import json
 import re
-import threading
-import urllib.request
 from html import unescape
 from pathlib import Path
 
 import pytest
-import yaml
 
 from gpulesson import calculators, hardware
 
-REPO = Path(__file__).resolve().parents[2]
+from .building import script_module
+
+pytestmark = pytest.mark.book
+
 LOADER = "_lib/course/calculators.js"
-
-
-def _load(name: str):
-    spec = importlib.util.spec_from_file_location(name, REPO / "scripts" / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _pages(site_dir: Path) -> list[Path]:
@@ -46,94 +36,23 @@ def _text(html: str) -> str:
     return unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html)))
 
 
-# ---------------------------------------------------------------------------------------
-# Without a build
-
-
-def test_vendor_pyodide_copies_the_pinned_core_into_a_versioned_folder(tmp_path: Path) -> None:
-    vendor = _load("vendor_pyodide")
-    lock = json.loads((REPO / "package-lock.json").read_text(encoding="utf-8"))
-    pinned = lock["packages"]["node_modules/pyodide"]["version"]
-    package = json.loads((REPO / "package.json").read_text(encoding="utf-8"))
-    assert package["dependencies"]["pyodide"] == pinned, "pyodide must be pinned exactly"
-    modules = tmp_path / "node_modules" / "pyodide"
-    modules.mkdir(parents=True)
-    for name in vendor.CORE_FILES:
-        content = json.dumps({"version": pinned}) if name == "package.json" else name
-        (modules / name).write_text(content, encoding="utf-8")
-    (tmp_path / "_vendor" / "_pyodide" / "0.0.1").mkdir(parents=True)  # an older version
-    manifest = vendor.vendor(tmp_path / "node_modules", tmp_path / "_vendor")
-    assert manifest["path"] == f"_pyodide/{pinned}/"
-    folder = tmp_path / "_vendor" / "_pyodide"
-    assert sorted(p.name for p in folder.iterdir()) == sorted([pinned, "manifest.json"])
-    assert {p.name for p in (folder / pinned).iterdir()} == set(vendor.CORE_FILES)
-    (modules / "pyodide.asm.wasm").unlink()
-    with pytest.raises(FileNotFoundError, match="pyodide.asm.wasm"):
-        vendor.vendor(tmp_path / "node_modules", tmp_path / "_vendor")
-
-
-def test_make_serve_sends_the_types_pyodide_needs(tmp_path: Path) -> None:
-    serve_site = _load("serve_site")
-    for name in ("a.mjs", "b.wasm", "c.js", "d.json", "index.html"):
-        (tmp_path / name).write_text("x", encoding="utf-8")
-    handler = functools.partial(serve_site.SiteHandler, directory=str(tmp_path))
-    handler.log_message = lambda *args: None  # type: ignore[method-assign]
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        def kind(name: str) -> str:
-            url = f"http://127.0.0.1:{server.server_address[1]}/{name}"
-            with urllib.request.urlopen(url, timeout=10) as response:
-                return response.headers.get_content_type()
-
-        assert kind("a.mjs") == "text/javascript"
-        assert kind("b.wasm") == "application/wasm"
-        assert kind("c.js") == "text/javascript"
-    finally:
-        server.shutdown()
-        server.server_close()
-    makefile = (REPO / "Makefile").read_text(encoding="utf-8")
-    assert "scripts/serve_site.py" in makefile, "make serve must use the typed server"
-
-
-def test_deploy_workflow_tests_then_publishes_the_built_site() -> None:
-    workflow = yaml.safe_load((REPO / ".github" / "workflows" / "deploy.yml").read_text(
-        encoding="utf-8"))
-    steps = workflow["jobs"]["build"]["steps"]
-    runs = [step.get("run", "") for step in steps]
-    uses = [step.get("uses", "") for step in steps]
-    test_at = next(i for i, run in enumerate(runs) if run.startswith("make test"))
-    upload_at = next(i for i, use in enumerate(uses) if use.startswith(
-        "actions/upload-pages-artifact"))
-    assert test_at < upload_at, "publish only what passed make test"
-    assert steps[upload_at]["with"]["path"] == "_build/html"
-    deploy = workflow["jobs"]["deploy"]
-    assert deploy["needs"] == "build"
-    assert deploy["steps"][-1]["uses"].startswith("actions/deploy-pages")
-
-
-def test_reference_pages_are_in_the_toc() -> None:
-    toc = yaml.safe_load((REPO / "_toc.yml").read_text(encoding="utf-8"))
-    reference = next(part for part in toc["parts"] if part["caption"] == "Reference")
-    files = [chapter["file"] for chapter in reference["chapters"]]
-    for page in ("book/calculators", "book/hardware", "book/instructors"):
-        assert page in files
-
-
-# ---------------------------------------------------------------------------------------
-# The built site
-
-
-@pytest.mark.book
-def test_pyodide_and_the_pack_are_published(site_dir: Path) -> None:
-    vendor = _load("vendor_pyodide")
+def test_vendored_files_and_the_pack_are_published_at_the_site_root(site_dir: Path) -> None:
+    """The JavaScript of ``scripts/vendor_js.py``, Pyodide's core in its versioned folder,
+    the course's own scripts and the package pack: at the site root, never under
+    ``_static`` (which every page would load)."""
+    for path in ("_lib/requirejs/require.js", "_lib/jupyter-widgets/embed-amd.js",
+                 "_lib/mathjax/tex-chtml.js", "_lib/course/widgets-setup.js",
+                 "_lib/VERSIONS.json"):
+        assert (site_dir / path).is_file(), f"{path} was not published"
+    vendor = script_module("vendor_pyodide")
     manifest = json.loads((site_dir / "_pyodide" / "manifest.json").read_text(encoding="utf-8"))
     folder = site_dir / manifest["path"]
     assert folder.name == manifest["version"]
     for name in vendor.CORE_FILES:
         assert (folder / name).is_file(), f"{name} was not published"
-    assert not (site_dir / "_static" / "_pyodide").exists(), "never under _static"
-    ext = _load("gl_calculators")
+    for folder_name in ("_lib", "_pyodide"):
+        assert not (site_dir / "_static" / folder_name).exists(), f"{folder_name} under _static"
+    ext = script_module("gl_calculators")
     pack = json.loads((site_dir / ext.PACK_PATH).read_text(encoding="utf-8"))
     assert pack["files"] == ext.make_pack()["files"], (
         "the published pack differs from the package: rebuild the site")
@@ -141,7 +60,6 @@ def test_pyodide_and_the_pack_are_published(site_dir: Path) -> None:
         assert (site_dir / ext.COURSE_DIR / script).is_file()
 
 
-@pytest.mark.book
 def test_the_loader_is_on_exactly_the_pages_with_a_calculator(site_dir: Path) -> None:
     with_calculator, without = [], []
     for page in _pages(site_dir):
@@ -161,7 +79,6 @@ def test_the_loader_is_on_exactly_the_pages_with_a_calculator(site_dir: Path) ->
     assert not js, f"calculator code under _static (loaded on every page): {js}"
 
 
-@pytest.mark.book
 def test_calculators_page_has_every_calculator_and_its_lesson(site_dir: Path) -> None:
     html = (site_dir / "book" / "calculators.html").read_text(encoding="utf-8")
     names = re.findall(r'class="gl-calculator"[^>]*data-calculator="(\w+)"', html)
@@ -176,7 +93,6 @@ def test_calculators_page_has_every_calculator_and_its_lesson(site_dir: Path) ->
             assert f"the lesson {lesson} (not yet published)" in block
 
 
-@pytest.mark.book
 def test_hardware_page_is_generated_from_the_data(site_dir: Path) -> None:
     """Dense and sparse in separate tables: the H100 SXM's dense BF16 is 989.4 TFLOP/s and
     its 2:4-sparse figure 1,978.9 (NVIDIA H100 whitepaper, 2022)."""
@@ -201,7 +117,6 @@ def test_hardware_page_is_generated_from_the_data(site_dir: Path) -> None:
         assert source["url"] in html and source["title"] in text
 
 
-@pytest.mark.book
 def test_instructors_page_says_how_to_export_and_run(site_dir: Path) -> None:
     text = _text((site_dir / "book" / "instructors.html").read_text(encoding="utf-8"))
     for needle in ("make student", "python -m gpulesson.exercises export", "--variant",
@@ -209,7 +124,6 @@ def test_instructors_page_says_how_to_export_and_run(site_dir: Path) -> None:
         assert needle in text, f"instructors page lacks {needle!r}"
 
 
-@pytest.mark.book
 def test_every_lesson_has_launch_buttons_a_download_glossary_links_and_citations(
         site_dir: Path) -> None:
     lessons = sorted((site_dir / "notebooks").glob("*.html"))
@@ -227,5 +141,7 @@ def test_every_lesson_has_launch_buttons_a_download_glossary_links_and_citations
             "citation": "references.html#",
         }
         missing += [f"{slug}: {what}" for what, needle in wanted.items() if needle not in html]
+        if "thebe" in html.lower().replace("thebelab", ""):
+            missing.append(f"{slug}: thebe is still on the page")
         assert (site_dir / "_sources" / "notebooks" / f"{slug}.ipynb").is_file()
     assert not missing, "\n".join(missing)
