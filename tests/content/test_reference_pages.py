@@ -22,19 +22,14 @@ from pathlib import Path
 
 import pytest
 
+from gpulesson import course
+
 REPO = Path(__file__).resolve().parents[2]
 BOOK = REPO / "book"
 PAGES = ("seed_corrections", "conventions", "glossary", "intro", "how_to_use")
 
 
-def course_slugs() -> list[str]:
-    """Lesson slugs in course order, from the table in CONTRIBUTING.md."""
-    text = (REPO / "CONTRIBUTING.md").read_text(encoding="utf-8")
-    rows = re.findall(r"^\|\s*(\d+)\s*\|\s*`([a-z0-9_]+)`\s*\|", text, flags=re.M)
-    return [slug for _, slug in sorted(rows, key=lambda r: int(r[0]))]
-
-
-SLUGS = course_slugs()
+SLUGS = list(course.SLUGS)
 
 
 def page(name: str) -> str:
