@@ -10,6 +10,8 @@
   meet them.
 * :func:`reconcile_vllm_log`, :func:`reconcile_nccl_tests`: read a real log and set each
   figure beside the prediction, term by term.
+* :func:`bottleneck`: the plain rule that names what limits a run (memory first, then
+  communication when the exposed communication outlasts the compute, else compute).
 * :data:`PUBLISHED_RUNS` and :func:`published_comparison`: predicted MFU against published
   runs (Llama 3 405B, Megatron-LM 1T, MegaScale 175B, DeepSeek-V3).
 
@@ -28,10 +30,12 @@ from ._adapt import MATMUL_EFFICIENCY, GPUView, ModelView, gpu_view, model_view
 from .layout import Layout
 from .logs import reconcile_nccl_tests, reconcile_vllm_log
 from .published import PUBLISHED_RUNS, published_comparison
+from .rules import COMMUNICATION_BOUND_BELOW, bottleneck
 from .serving import ServingPlan, kv_budget, plan_serving
 from .training import TrainingPlan, plan_training
 
 __all__ = [
+    "COMMUNICATION_BOUND_BELOW",
     "MATMUL_EFFICIENCY",
     "PUBLISHED_RUNS",
     "GPUView",
@@ -39,6 +43,7 @@ __all__ = [
     "ModelView",
     "ServingPlan",
     "TrainingPlan",
+    "bottleneck",
     "gpu_view",
     "kv_budget",
     "model_view",

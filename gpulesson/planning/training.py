@@ -108,6 +108,25 @@ class TrainingPlan:
     notes: tuple[str, ...] = field(default=())
 
     @property
+    def memory_fits(self) -> bool:
+        """Whether the memory per GPU is within the limit."""
+        return self.memory_per_gpu <= self.memory_limit
+
+    @property
+    def efficiency(self) -> float:
+        """Share of the step spent computing (compute, recompute, memory-bound work)."""
+        b = self.breakdown
+        return (b["compute"] + b["recompute"] + b["memory_bound"]) / self.step_time
+
+    @property
+    def bottleneck(self) -> str:
+        """:func:`gpulesson.planning.rules.bottleneck` of this plan: memory first, then
+        communication and bubble when they outlast the compute, else compute."""
+        from .rules import bottleneck
+        return bottleneck(fits=self.memory_fits, efficiency=self.efficiency,
+                          layout_set=not self.reason.startswith("Fastest"))
+
+    @property
     def hfu(self) -> float:
         """Hardware FLOPs utilisation: as :attr:`mfu` with the recomputed FLOPs counted."""
         work = self.breakdown["compute"]
