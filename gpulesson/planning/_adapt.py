@@ -255,7 +255,7 @@ def gpu_view(gpu: object, *, usable_memory: float | None = None,
         mem = spec.memory_bytes
         notes.append("usable memory: the datasheet capacity (decimal GB), no usable figure")
     link = _first(spec, ("nvlink_bandwidth", "scaleup_bandwidth"))
-    if link is None:
+    if link is None and spec.interconnect_bandwidth > 0:
         link = spec.interconnect_bandwidth / 2
         notes.append("NVLink: half the datasheet's bidirectional GPU-to-GPU bandwidth")
     size = _first(spec, ("nvlink_domain", "nvlink_domain_size", "domain_size"))
@@ -268,6 +268,9 @@ def gpu_view(gpu: object, *, usable_memory: float | None = None,
     if nic is None:
         nic = DEFAULT_SCALEOUT
         notes.append("scale-out: one 400 Gb/s NIC per GPU (50 GB/s), as in Llama 3's clusters")
+    if link is None:  # no GPU-to-GPU link on record: the GPUs talk over the network
+        link = nic
+        notes.append("no GPU-to-GPU link on record: the network's bandwidth is used")
     eff, eff_source = MATMUL_EFFICIENCY.get(arch, _DEFAULT_EFFICIENCY)
     att, att_source = ATTENTION_EFFICIENCY.get(arch, _DEFAULT_ATTENTION)
     fp8, fp8_source = FP8_MATMUL_EFFICIENCY.get(arch, (eff, "assumed, as BF16"))

@@ -327,6 +327,10 @@ def _plan_tp(mv: ModelView, gv: GPUView, t: int, common: Mapping[str, object],
                             f"{units.format_seconds(speed.step(1.0))} even for one sequence")
         replicas, (step, ttft, batch) = _replicas(speed, rate, p, o, slo_ttft, slo_tpot,
                                                   seqs_cap, problems)
+        if step == float("inf"):  # overloaded: show the idle figures, say why
+            problems.append(f"qps: {rate:g} requests/s overload {replicas} replica(s) of tp "
+                            f"= {t}; the step time grows without bound")
+            step, ttft, batch = speed.step(1.0), alone, 1.0
         tpot, throughput = step, rate * o
     gpus = t * replicas
     price = gv.price

@@ -106,6 +106,7 @@ class TrainingPlan:
     settings: TrainingSettings
     reason: str = ""
     notes: tuple[str, ...] = field(default=())
+    searched: bool = False
 
     @property
     def memory_fits(self) -> bool:
@@ -124,7 +125,7 @@ class TrainingPlan:
         communication and bubble when they outlast the compute, else compute."""
         from .rules import bottleneck
         return bottleneck(fits=self.memory_fits, efficiency=self.efficiency,
-                          layout_set=not self.reason.startswith("Fastest"))
+                          layout_set=not self.searched)
 
     @property
     def hfu(self) -> float:
@@ -470,4 +471,4 @@ def plan_training(
 
 def _with(plan: TrainingPlan, *, reason: str) -> TrainingPlan:
     from dataclasses import replace
-    return replace(plan, reason=reason)
+    return replace(plan, reason=reason, searched=True)

@@ -142,7 +142,10 @@ def test_every_gpu_preset_fills_the_datasheet_figures(name):
     calc = C.get(name)
     for key, gpu in hardware.GPUS.items():
         filled = set(calc.input("gpu").fills[key])
-        assert filled and filled <= {"gpu_memory", "bandwidth", "peak_flops"}
+        # the planners' presets also fill what gpulesson.planning.gpu_view reads of the GPU
+        assert filled and filled <= {"gpu_memory", "bandwidth", "peak_flops",
+                                     "matmul_efficiency", "usd_per_gpu_hour",
+                                     "gpus_per_node", "scaleout"}
         for dtype in ("bf16", "fp32"):
             values = {"gpu": key, **({"dtype": dtype} if "peak_flops" in filled else {})}
             if "peak_flops" in filled and dtype not in gpu.peak_flops:
