@@ -762,7 +762,7 @@ SEED_CORRECTIONS = claims(
     # Lesson 9: the dashboard.
     ("19.7 days instead of 36.9 at 40%", lambda: f"{_plan_days(0.752):.1f} days instead of "
      f"{_plan_days(0.40):.1f} at 40%"),
-    ("uses 58.1% of an 80 GB H100", lambda: "uses "
+    ("uses 80.9% of an 80 GB H100", lambda: "uses "
      + _pct(calculators.compute("planning")["memory_per_gpu"] / H100.memory_bytes, 1)
      + f" of an {H100.memory_bytes / 1e9:.0f} GB H100"),
     ("9,789 tokens/s on one H100 at 40% MFU; 342 tokens/s would be 1.4% MFU",
@@ -777,8 +777,8 @@ SEED_CORRECTIONS = claims(
     ("Scale factor 6.8× | Reproducible as 8 GPUs at 85% scaling efficiency",
      lambda: f"Scale factor {distributed.effective_speedup(8, 0.85):.1f}× | Reproducible as 8 "
      "GPUs at 85% scaling efficiency"),
-    ("64 GPUs at 96.0%", lambda: "64 GPUs at "
-     + _pct(calculators.compute("planning")["efficiency"], 1)),
+    ("64 GPUs computing 97.9% of each step", lambda: "64 GPUs computing "
+     + _pct(calculators.compute("planning")["efficiency"], 1) + " of each step"),
     ("its FP32 rate, 16.0×; on an H100 it is 14.8×",
      lambda: f"its FP32 rate, {A100.dense('bf16') / A100.dense('fp32'):.1f}×; on an H100 it "
      f"is {H100.dense('bf16') / H100.dense('fp32'):.1f}×"),

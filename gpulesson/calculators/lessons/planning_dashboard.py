@@ -101,10 +101,10 @@ def _spec(kw: dict[str, Any], precision: str) -> hardware.GPUSpec:
                             source="the reader's figures")
 
 
-def _cost_text(plan_cost: float | None, price: float) -> str:
+def _price_note(plan_cost: float | None, price: float) -> str:
     if plan_cost is None or price <= 0:
-        return "no dated price for this GPU: enter a quote"
-    return f"{units.format_usd(plan_cost)} at ${price:g} per GPU-hour"
+        return "no dated price for this GPU: enter a quote (cost shown as 0)"
+    return f"at ${price:g} per GPU-hour"
 
 
 def _planning(**kw: Any) -> dict[str, Any]:
@@ -137,7 +137,7 @@ def _planning(**kw: Any) -> dict[str, Any]:
         "mfu": plan.mfu,
         "time": plan.days * flops.SECONDS_PER_DAY,
         "gpu_hours": plan.gpu_hours,
-        "cost": _cost_text(plan.cost_usd, price),
+        "cost": plan.cost_usd or 0.0, "price_note": _price_note(plan.cost_usd, price),
         "memory_per_gpu": plan.memory_per_gpu, "memory_limit": plan.memory_limit,
         "fits": plan.memory_fits,
         "tokens_per_second": plan.tokens_per_second, "step_time": plan.step_time,
@@ -210,7 +210,8 @@ PLANNING = Calculator(
                help="Model FLOPs over the BF16 dense peak: an output of the step time."),
         Output("time", "Training time", _SECONDS),
         shared.GPU_HOURS_OUT,
-        Output("cost", "Cost", "text"),
+        Output("cost", "Cost", "usd"),
+        Output("price_note", "Price", "text"),
         Output("memory_per_gpu", "Memory per GPU", "bytes",
                help="Model state after ZeRO plus stored activations, on the largest "
                     "pipeline stage."),
@@ -263,9 +264,9 @@ def _serving(**kw: Any) -> dict[str, Any]:
         "reason": plan.reason or "tp as set",
         "kv_cache_tokens": plan.kv_cache_tokens, "max_concurrency": plan.max_concurrency,
         "batch": plan.batch, "ttft": plan.ttft, "tpot": plan.tpot,
-        "throughput": plan.throughput,
-        "cost": (f"{units.format_usd(per_m)} per million output tokens" if per_m is not None
-                 else "no dated price for this GPU: enter a quote"),
+        "throughput": plan.throughput, "cost": per_m or 0.0,
+        "price_note": ("per million output tokens at the traffic" if per_m is not None
+                       else "no dated price for this GPU: enter a quote (cost shown as 0)"),
         "kv_memory": max(plan.budget.kv_cache, 0.0), "weights": plan.budget.weights,
         "activation_peak": plan.budget.activation_peak,
     }
@@ -313,7 +314,8 @@ SERVING = Calculator(
         Output("ttft", "Time to first token", _SECONDS),
         Output("tpot", "Time per output token", _SECONDS),
         Output("throughput", "Output tokens/s, all replicas", "tokens/s"),
-        Output("cost", "Cost", "text"),
+        Output("cost", "Cost per million output tokens", "usd"),
+        Output("price_note", "Price", "text"),
         Output("kv_memory", "KV cache memory per GPU", "bytes", binary=True),
         Output("weights", "Weights per GPU", "bytes", binary=True),
         Output("activation_peak", "Profiled activation peak per GPU", "bytes", binary=True),
