@@ -72,6 +72,53 @@ _PRESET_LIST = [
     _llama("qwen2.5-7b", _HF + "Qwen/Qwen2.5-7B (biases on q, k, v)",
            hidden=3584, layers=28, heads=28, kv_heads=4, vocab=152064, ffn=18944,
            qkv_bias=True, context=131072),
+    # --- the models of 2024-26 ------------------------------------------------------------
+    _llama("mixtral-8x7b", _HF + "mistralai/Mixtral-8x7B-v0.1 (Jiang et al. 2024: 46.7B "
+           "parameters, 12.9B active; 8 experts, 2 per token)",
+           hidden=4096, layers=32, heads=32, kv_heads=8, vocab=32000, ffn=14336,
+           experts=8, experts_per_token=2, context=32768),
+    _llama("deepseek-v3", _HF + "deepseek-ai/DeepSeek-V3 (DeepSeek-AI 2024: 671B parameters, "
+           "37B activated; latent attention, 256 routed + 1 shared expert, 8 per token, "
+           "3 dense layers; the checkpoint adds a 14B multi-token-prediction module)",
+           hidden=7168, layers=61, heads=128, vocab=129280, ffn=18432,
+           kv_lora_rank=512, q_lora_rank=1536, qk_rope_head_dim=64, qk_nope_head_dim=128,
+           v_head_dim=128, experts=256, experts_per_token=8, shared_experts=1,
+           expert_ffn=2048, dense_layers=3, router_bias=True, mtp_layers=1, context=163840),
+    _llama("qwen3-8b", _HF + "Qwen/Qwen3-8B (Qwen Team 2025; q/k norms, head_dim 128)",
+           hidden=4096, layers=36, heads=32, kv_heads=8, head_dim=128, vocab=151936,
+           ffn=12288, qk_norm="head", context=40960),
+    _llama("qwen3-30b-a3b", _HF + "Qwen/Qwen3-30B-A3B (30.5B parameters, 3.3B activated; "
+           "128 experts, 8 per token)",
+           hidden=2048, layers=48, heads=32, kv_heads=4, head_dim=128, vocab=151936,
+           ffn=6144, qk_norm="head", experts=128, experts_per_token=8, expert_ffn=768,
+           context=40960),
+    _llama("qwen3-235b-a22b", _HF + "Qwen/Qwen3-235B-A22B (235B parameters, 22B activated; "
+           "128 experts, 8 per token)",
+           hidden=4096, layers=94, heads=64, kv_heads=4, head_dim=128, vocab=151936,
+           ffn=12288, qk_norm="head", experts=128, experts_per_token=8, expert_ffn=1536,
+           context=40960),
+    _llama("gemma-2-9b", _HF + "google/gemma-2-9b (Gemma Team 2024: GeGLU, four norms per "
+           "layer, 4,096-token sliding window on every other layer, tied embeddings)",
+           hidden=3584, layers=42, heads=16, kv_heads=8, head_dim=256, vocab=256000,
+           ffn=14336, norms_per_layer=4, tied_embeddings=True, sliding_window=4096,
+           sliding_window_pattern=2, context=8192),
+    _llama("phi-3-mini", _HF + "microsoft/Phi-3-mini-4k-instruct (Abdin et al. 2024: 3.8B; "
+           "fused qkv and gate/up matrices, a 2,047-token sliding window)",
+           hidden=3072, layers=32, heads=32, vocab=32064, ffn=8192, sliding_window=2047,
+           context=4096),
+    _llama("gpt-oss-20b", _HF + "openai/gpt-oss-20b (OpenAI 2025, Table 1: 20.91B total, "
+           "3.61B active; 32 experts, 4 per token; 128-token window on alternate layers; "
+           "attention sinks; biases)",
+           hidden=2880, layers=24, heads=64, kv_heads=8, head_dim=64, vocab=201088,
+           ffn=2880, qkv_bias=True, attn_out_bias=True, mlp_bias=True, attention_sinks=True,
+           sliding_window=128, sliding_window_pattern=2, experts=32, experts_per_token=4,
+           router_bias=True, context=131072),
+    _llama("gpt-oss-120b", _HF + "openai/gpt-oss-120b (OpenAI 2025, Table 1: 116.83B total, "
+           "5.13B active; 128 experts, 4 per token)",
+           hidden=2880, layers=36, heads=64, kv_heads=8, head_dim=64, vocab=201088,
+           ffn=2880, qkv_bias=True, attn_out_bias=True, mlp_bias=True, attention_sinks=True,
+           sliding_window=128, sliding_window_pattern=2, experts=128, experts_per_token=4,
+           router_bias=True, context=131072),
 ]
 
 #: The model presets of the course by name (read-only).
@@ -86,6 +133,11 @@ MODEL_LABELS: Mapping[str, str] = MappingProxyType({
     "llama-2-70b": "Llama-2-70B", "llama-3-8b": "Llama-3-8B", "llama-3-70b": "Llama-3-70B",
     "llama-3.1-405b": "Llama-3.1-405B", "llama-3.2-1b": "Llama-3.2-1B",
     "mistral-7b": "Mistral-7B", "qwen2.5-7b": "Qwen2.5-7B",
+    "mixtral-8x7b": "Mixtral 8x7B (MoE)", "deepseek-v3": "DeepSeek-V3 (MoE, MLA)",
+    "qwen3-8b": "Qwen3-8B", "qwen3-30b-a3b": "Qwen3-30B-A3B (MoE)",
+    "qwen3-235b-a22b": "Qwen3-235B-A22B (MoE)", "gemma-2-9b": "Gemma-2-9B",
+    "phi-3-mini": "Phi-3-mini (3.8B)", "gpt-oss-20b": "gpt-oss-20b (MoE)",
+    "gpt-oss-120b": "gpt-oss-120b (MoE)",
 })
 
 
@@ -100,8 +152,11 @@ def preset(name: str) -> TransformerConfig:
 
     Names: ``gpt2``, ``gpt2-medium``, ``gpt2-large``, ``gpt2-xl``, ``gpt3-175b``,
     ``llama-2-7b``, ``llama-2-13b``, ``llama-2-70b``, ``llama-3-8b``, ``llama-3-70b``,
-    ``llama-3.1-405b``, ``llama-3.2-1b``, ``mistral-7b``, ``qwen2.5-7b``. Lookup
-    ignores case and spaces. Each preset's ``source`` names its config file or paper.
+    ``llama-3.1-405b``, ``llama-3.2-1b``, ``mistral-7b``, ``qwen2.5-7b``, and the models
+    of 2024-26: ``mixtral-8x7b``, ``deepseek-v3``, ``qwen3-8b``, ``qwen3-30b-a3b``,
+    ``qwen3-235b-a22b``, ``gemma-2-9b``, ``phi-3-mini``, ``gpt-oss-20b``,
+    ``gpt-oss-120b``. Lookup ignores case and spaces. Each preset's ``source`` names its
+    config file or paper.
     """
     if not isinstance(name, str):
         raise TypeError(f"preset name must be a str, got {type(name).__name__}")

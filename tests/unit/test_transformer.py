@@ -192,6 +192,70 @@ def test_source_deepseek_v3_checkpoint_holds_the_mtp_module() -> None:
         "checkpoint_bf16_fp8"] == 3_918_786_560 + 680_571_043_840
 
 
+# The presets of 2024-26 and the file each copies (all fields but name and source).
+PRESET_FILES = {
+    "mixtral-8x7b": "mixtral__Mixtral-8x7B-v0.1.json",
+    "deepseek-v3": "deepseek_v3__DeepSeek-V3.json",
+    "qwen3-8b": "qwen3__Qwen3-8B.json",
+    "qwen3-30b-a3b": "qwen3_moe__Qwen3-30B-A3B.json",
+    "qwen3-235b-a22b": "qwen3_moe__Qwen3-235B-A22B.json",
+    "gemma-2-9b": "gemma2__gemma-2-9b.json",
+    "gpt-oss-20b": "gpt_oss__gpt-oss-20b.json",
+    "gpt-oss-120b": "gpt_oss__gpt-oss-120b.json",
+    "qwen2.5-7b": "qwen2__Qwen2.5-7B.json",
+}
+
+
+@pytest.mark.parametrize("name", sorted(PRESET_FILES))
+def test_preset_is_its_config_file(name: str) -> None:
+    """Each preset copies its model's config.json: from_hf_config gives the same model."""
+    from_file = dataclasses.replace(hf(PRESET_FILES[name]), name=name,
+                                    source=preset(name).source)
+    assert from_file == preset(name)
+
+
+def test_presets_that_differ_from_their_file_only_where_stated() -> None:
+    """mistral-7b leaves out its config's 4,096-token window (the lessons count the full
+    context); Phi-3-mini (4k) and Phi-3.5-mini share every matrix; both counts match."""
+    mistral = hf("mistral__Mistral-7B-v0.1.json")
+    assert dataclasses.replace(mistral, sliding_window=0, name="mistral-7b",
+                               source=preset("mistral-7b").source) == preset("mistral-7b")
+    assert param_count(preset("phi-3-mini")) == HF_INDEX[
+        "phi3__Phi-3.5-mini-instruct.json"]["params"]
+
+
+def test_every_preset_has_a_label_and_a_source() -> None:
+    assert set(transformer.MODEL_LABELS) == set(transformer.PRESETS)
+    assert all(cfg.source for cfg in transformer.PRESETS.values())
+
+
+@pytest.mark.parametrize(("name", "low", "high", "input_embedding", "source"), [
+    ("mixtral-8x7b", 12.85e9, 12.95e9, True, "Mistral AI 2023: 12.9B per token"),
+    ("deepseek-v3", 36.5e9, 37.5e9, False, "DeepSeek-AI 2024: 37B activated"),
+    ("deepseek-v3", 37.5e9, 37.6e9, True, "37B is about 37.5B with the input embedding"),
+    ("qwen3-30b-a3b", 3.3e9, 3.4e9, True, "Qwen3 card: 3.3B activated"),
+    ("qwen3-235b-a22b", 21.5e9, 22.5e9, True, "Qwen3 card: 22B activated"),
+    ("gpt-oss-20b", 3.605e9, 3.615e9, False, "OpenAI 2025, Table 1: 3.61B active"),
+    ("gpt-oss-120b", 5.125e9, 5.135e9, False, "OpenAI 2025, Table 1: 5.13B active"),
+])
+def test_source_active_parameters_of_the_moe_presets(name: str, low: float, high: float,
+                                                     input_embedding: bool,
+                                                     source: str) -> None:
+    """Published active (activated) parameters per token; DeepSeek and OpenAI state them
+    without the input embedding, a lookup that costs no multiplication."""
+    active = transformer.active_params(preset(name), input_embedding=input_embedding)
+    assert low <= active <= high, source
+
+
+def test_active_parameters_skip_exactly_the_unrouted_experts() -> None:
+    """Mixtral: each of 32 layers skips 6 of its 8 experts of 3 x 4096 x 14336 weights."""
+    cfg = preset("mixtral-8x7b")
+    expert = transformer.expert_params(cfg)
+    assert expert == 3 * 4096 * 14336
+    assert param_count(cfg) - transformer.active_params(cfg) == 32 * 6 * expert
+    assert transformer.active_params(preset("llama-3-8b")) == param_count(preset("llama-3-8b"))
+
+
 def test_hf_config_reads_a_mapping_or_a_path_alike() -> None:
     path = HF_DIR / "mixtral__Mixtral-8x7B-v0.1.json"
     from_path = transformer.from_hf_config(path)
@@ -318,6 +382,33 @@ def test_breakdown_sums_and_is_nonnegative(cfg: TransformerConfig) -> None:
     assert all(isinstance(x, int) and x >= 0 for x in parts.values())
     assert sum(parts.values()) == transformer.param_count(cfg)
     assert 0 <= transformer.non_embedding_params(cfg) <= transformer.param_count(cfg)
+
+
+@st.composite
+def moe_configs(draw: st.DrawFn) -> TransformerConfig:
+    """Small mixture-of-experts models, with or without shared and dense layers."""
+    layers = draw(st.integers(2, 16))
+    experts = draw(st.integers(1, 64))
+    shared = draw(st.integers(0, 2))
+    return TransformerConfig(
+        hidden=64, layers=layers, heads=4, vocab=draw(st.integers(1, 5000)),
+        ffn=draw(st.integers(1, 512)), experts=experts,
+        experts_per_token=draw(st.integers(1, experts)), shared_experts=shared,
+        expert_ffn=draw(st.integers(1, 256)), dense_layers=draw(st.integers(0, layers - 1)),
+        gated_mlp=draw(st.booleans()), router_bias=draw(st.booleans()),
+        shared_expert_gate=shared > 0 and draw(st.booleans()), linear_bias=False,
+        tied_embeddings=draw(st.booleans()))
+
+
+@given(cfg=moe_configs())
+def test_moe_counts_add_up(cfg: TransformerConfig) -> None:
+    parts = transformer.param_breakdown(cfg)
+    assert sum(transformer.moe_breakdown(cfg).values()) == parts["mlp"]
+    active = transformer.active_params(cfg)
+    assert transformer.active_params(cfg, input_embedding=False) <= active
+    assert 0 < active <= param_count(cfg)
+    everything = dataclasses.replace(cfg, experts_per_token=cfg.experts)
+    assert transformer.active_params(everything) == param_count(cfg)
 
 
 @given(cfg=configs(), extra=st.integers(1, 10))
