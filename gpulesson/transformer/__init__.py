@@ -15,7 +15,7 @@ One configuration (:class:`TransformerConfig`) covers the models the course coun
   and 3, gpt-oss), q/k norms (Qwen3, OLMo 2), four norms per layer (Gemma 2), attention
   sinks (gpt-oss), a norm after the embedding (BLOOM).
 
-The package is split by task, and every name is importable from here:
+The package is split by subject, and every name is importable from here:
 
 * :mod:`~gpulesson.transformer.config`: :class:`TransformerConfig`;
 * :mod:`~gpulesson.transformer.params`: :func:`param_count`, :func:`param_breakdown`,
