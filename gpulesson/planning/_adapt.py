@@ -6,9 +6,10 @@ really use, the NVLink bandwidth and domain, a scale-out NIC, a price, and how c
 matrix products get to the peak. Every such figure is read here, by :func:`model_view` and
 :func:`gpu_view`, so that the rest of :mod:`gpulesson.planning` never guesses.
 
-Where :mod:`gpulesson.transformer` or :mod:`gpulesson.hardware` carry a figure
-(``transformer.active_params``, ``GPUSpec.usable_memory_bytes`` ...), it is used; where they
-do not (yet), the fallback is stated in :attr:`GPUView.notes` and :attr:`ModelView.notes`.
+Models come from :mod:`gpulesson.transformer` (presets, configs, ``config.json`` files:
+active parameters, experts, latent attention). Where :mod:`gpulesson.hardware` carries a
+GPU figure (``GPUSpec.usable_memory_bytes`` ...), it is used; where it does not (yet), the
+fallback is stated in :attr:`GPUView.notes`.
 
 Achievable matrix-multiply efficiency (:data:`MATMUL_EFFICIENCY`): the best BF16 ``matmul``
 rate found by a search over shapes, over the dense peak ("Maximum Achievable Matmul FLOPS
@@ -25,7 +26,7 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 from gpulesson import _validate as v
-from gpulesson import hardware, inference, transformer
+from gpulesson import flops, hardware, inference, transformer
 from gpulesson.transformer import TransformerConfig
 
 __all__ = ["ATTENTION_EFFICIENCY", "FP8_MATMUL_EFFICIENCY", "MATMUL_EFFICIENCY", "GPUView",
@@ -74,11 +75,13 @@ _H100_PRICE = (12.29, "AWS p5.48xlarge on demand, us-east-1, July 2023, $98.32 /
 class ModelView:
     """A model as the planners see it (SI units, counts as numbers).
 
-    ``cfg`` is the :class:`~gpulesson.transformer.TransformerConfig` the formula modules take
-    (layers, widths, heads). ``total_params`` is what memory holds; ``active_params`` what one
-    token's forward pass uses (FLOPs): equal for a dense model. ``expert_params`` are the
-    routed experts (sharded by expert parallelism), ``kv_bytes_per_token`` the 16-bit KV
-    cache of one token (all layers), ``attn_head_dim`` the head size of the attention FLOPs.
+    ``cfg`` is the :class:`~gpulesson.transformer.TransformerConfig` the formula modules take.
+    ``total_params`` is what memory holds (:func:`gpulesson.transformer.param_count`);
+    ``active_params`` what one token's forward pass uses, the FLOPs' ``N``
+    (:func:`gpulesson.transformer.active_params`): equal for a dense model.
+    ``expert_params`` are all the routed experts (sharded by expert parallelism),
+    ``kv_bytes_per_token`` the 16-bit KV cache of one token, all layers
+    (:func:`gpulesson.inference.kv_cache_bytes_per_token`: latent attention's cache too).
     """
 
     name: str
@@ -86,7 +89,6 @@ class ModelView:
     total_params: float
     active_params: float
     kv_bytes_per_token: float
-    attn_head_dim: int
     routed_experts: int = 0
     experts_per_token: int = 0
     moe_layers: int = 0
@@ -114,76 +116,35 @@ class ModelView:
     def kv_heads(self) -> int:
         return self.cfg.kv_heads  # type: ignore[return-value]
 
-    @property
-    def kv_dim(self) -> int:
-        """Width of K (or V) per token per layer, ``kv_heads * head_dim``."""
-        return self.cfg.kv_dim
+    def model_flops_per_token(self, seq_len: int) -> float:
+        """Training FLOPs per token (:func:`gpulesson.flops.model_flops_per_token`): ``6N``
+        with the active parameters plus the architecture's attention (windows, latent
+        attention), PaLM's full score matrix."""
+        return flops.model_flops_per_token(self.cfg, seq_len=seq_len)
 
-
-def _moe_fields(cfg: TransformerConfig) -> tuple[int, int, int]:
-    """(routed experts, experts per token, MoE layers) of a config; 0s for a dense one."""
-    experts = int(getattr(cfg, "n_routed_experts", 0) or 0)
-    if not experts:
-        return 0, 0, 0
-    k = int(getattr(cfg, "experts_per_token", 0) or getattr(cfg, "num_experts_per_tok", 0))
-    dense = int(getattr(cfg, "first_dense_layers", 0) or getattr(cfg, "first_k_dense", 0) or 0)
-    return experts, k, cfg.layers - dense
+    def prefill_attention_flops(self, prompt: int) -> float:
+        """Forward attention FLOPs of a causal prefill of ``prompt`` tokens: each token
+        attends to half the prompt on average (:func:`gpulesson.flops.
+        forward_attention_flops_per_token` at the full prompt, halved)."""
+        return flops.forward_attention_flops_per_token(self.cfg, context=prompt) * prompt / 2
 
 
 def _from_config(cfg: TransformerConfig) -> ModelView:
-    total = transformer.param_count(cfg)
-    experts, k, moe_layers = _moe_fields(cfg)
-    notes: list[str] = []
-    active_fn = getattr(transformer, "active_params", None)
-    if experts and active_fn is None:  # pragma: no cover - until transformer knows MoE
-        raise ValueError(f"{cfg.name or 'this model'} is a mixture of experts, but "
-                         "gpulesson.transformer has no active_params yet")
-    active = active_fn(cfg) if active_fn is not None else total
-    expert_params = 0.0
-    if experts:
-        width = int(getattr(cfg, "expert_ffn", 0) or getattr(cfg, "moe_ffn", 0) or cfg.ffn)
-        matrices = 3 if cfg.gated_mlp else 2
-        expert_params = float(moe_layers * experts * matrices * cfg.hidden * width)
-    head_dim = int(getattr(cfg, "qk_head_dim", 0) or cfg.head_dim)
-    kv = inference.kv_cache_bytes_per_token(cfg, bytes_per_element=2)
-    return ModelView(name=cfg.name or "custom model", cfg=cfg, total_params=float(total),
-                     active_params=float(active), kv_bytes_per_token=float(kv),
-                     attn_head_dim=head_dim, routed_experts=experts, experts_per_token=k,
-                     moe_layers=moe_layers, expert_params=expert_params, notes=tuple(notes))
-
-
-_HF_DENSE = ("llama", "mistral", "qwen2", "qwen3", "gemma", "phi3", "olmo2")
-
-
-def _from_mapping(config: Mapping[str, object]) -> TransformerConfig:
-    """A config.json mapping: :func:`transformer.from_hf_config` when it exists, else the
-    dense Llama-family fields (``hidden_size``, ``num_hidden_layers`` ...)."""
-    reader = getattr(transformer, "from_hf_config", None)
-    if reader is not None:
-        return reader(config)
-    kind = config.get("model_type")
-    if kind not in _HF_DENSE:
-        raise ValueError(f"model: config.json of model_type {kind!r} is not supported here; "
-                         f"supported: {', '.join(_HF_DENSE)} (dense decoder configs)")
-    try:
-        heads = int(config["num_attention_heads"])  # type: ignore[call-overload]
-        hidden = int(config["hidden_size"])  # type: ignore[call-overload]
-        return TransformerConfig(
-            hidden=hidden, layers=int(config["num_hidden_layers"]),  # type: ignore[call-overload]
-            heads=heads, vocab=int(config["vocab_size"]),  # type: ignore[call-overload]
-            ffn=int(config["intermediate_size"]),  # type: ignore[call-overload]
-            kv_heads=int(config.get("num_key_value_heads", heads)),  # type: ignore[call-overload]
-            head_dim=int(config.get("head_dim") or hidden // heads),  # type: ignore[call-overload]
-            tied_embeddings=bool(config.get("tie_word_embeddings", False)), gated_mlp=True,
-            norm="rmsnorm", linear_bias=False, qkv_bias=kind == "qwen2",
-            name=str(config.get("_name_or_path", kind)), source="config.json")
-    except KeyError as missing:
-        raise ValueError(f"model: config.json lacks the field {missing}") from None
+    experts = cfg.experts if cfg.moe else 0
+    return ModelView(
+        name=cfg.name or "custom model", cfg=cfg,
+        total_params=float(transformer.param_count(cfg)),
+        active_params=float(transformer.active_params(cfg)),
+        kv_bytes_per_token=float(inference.kv_cache_bytes_per_token(cfg, bytes_per_element=2)),
+        routed_experts=experts, experts_per_token=cfg.experts_per_token if experts else 0,
+        moe_layers=cfg.moe_layers if experts else 0,
+        expert_params=float(transformer.moe_breakdown(cfg)["routed_experts"]))
 
 
 def model_view(model: object) -> ModelView:
     """The :class:`ModelView` of a preset name, a ``TransformerConfig``, a config.json mapping
-    or a ``ModelView`` (returned as it is). Unknown names raise the preset's error."""
+    (:func:`gpulesson.transformer.from_hf_config`) or a ``ModelView`` (returned as it is).
+    Unknown names and unsupported configs raise the transformer module's errors."""
     if isinstance(model, ModelView):
         return model
     if isinstance(model, str):
@@ -191,7 +152,7 @@ def model_view(model: object) -> ModelView:
     if isinstance(model, TransformerConfig):
         return _from_config(model)
     if isinstance(model, Mapping):
-        return _from_config(_from_mapping(model))
+        return _from_config(transformer.from_hf_config(model))
     raise TypeError("model must be a preset name, a TransformerConfig, a config.json mapping "
                     f"or a ModelView, got {type(model).__name__}")
 

@@ -27,7 +27,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from gpulesson import flops, transformer
+from gpulesson import flops
 from gpulesson.transformer import TransformerConfig
 
 from ._adapt import ModelView, model_view
@@ -66,24 +66,10 @@ def megatron_1t() -> TransformerConfig:
 
 
 def deepseek_v3() -> ModelView:
-    """DeepSeek-V3 as its report states it: 671B parameters, 37B activated per token.
-
-    61 layers of width 7,168 with 128 heads (MLA: 192-wide query-key heads, 128-wide value
-    heads, a 512-wide latent plus 64 rotary dims cached per layer), 58 MoE layers of 256
-    routed experts (8 per token) of width 2,048, vocabulary 129,280 (DeepSeek-AI 2024,
-    section 4.2). Uses ``transformer.preset("deepseek-v3")`` when the course has it.
-    """
-    if "deepseek-v3" in transformer.PRESETS:
-        return model_view("deepseek-v3")
-    skeleton = TransformerConfig(hidden=7168, layers=61, heads=128, vocab=129280, ffn=18432,
-                                 head_dim=128, gated_mlp=True, norm="rmsnorm",
-                                 linear_bias=False, tied_embeddings=False, name="deepseek-v3",
-                                 source="DeepSeek-AI 2024, DeepSeek-V3 technical report")
-    return ModelView(name="deepseek-v3", cfg=skeleton, total_params=671e9, active_params=37e9,
-                     kv_bytes_per_token=(512 + 64) * 61 * 2, attn_head_dim=(192 + 128) // 2,
-                     routed_experts=256, experts_per_token=8, moe_layers=58,
-                     expert_params=58 * 256 * 3 * 7168 * 2048,
-                     notes=("DeepSeek-V3 from its report's totals (671B, 37B activated)",))
+    """DeepSeek-V3 (``transformer.preset("deepseek-v3")``): 671B parameters, 37B activated
+    per token, 61 layers of multi-head latent attention, 58 of them with 256 routed experts
+    (8 per token) and a shared one (DeepSeek-AI 2024, section 4.2)."""
+    return model_view("deepseek-v3")
 
 
 def _megatron_mfu() -> float:
@@ -96,9 +82,7 @@ def _megatron_mfu() -> float:
 
 def _deepseek_mfu() -> float:
     """The MFU 180K H800 GPU-hours per trillion tokens implies (BF16 dense peak 989.4)."""
-    mv = deepseek_v3()
-    per_token = flops.flops_per_token(mv.active_params, layers=61, heads=128,
-                                      head_dim=mv.attn_head_dim, seq_len=4096)
+    per_token = deepseek_v3().model_flops_per_token(4096)
     return per_token * 1e12 / (180e3 * 3600 * 989.4e12)
 
 

@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from gpulesson import _validate as v
-from gpulesson import cost, distributed, memory, units
+from gpulesson import cost, distributed, inference, memory, units
 
 from ._adapt import GPUView, ModelView, gpu_view, model_view
 from .layout import divisors
@@ -100,8 +100,8 @@ def kv_budget(model: object, gpu: object | None = None, *, tp: int = 1, max_mode
     block = v.positive_int("block_size", block_size)
     weights = _weight_bytes(mv, weight_dtype) / t
     cfg = mv.cfg
-    ffn = cfg.ffn if not mv.is_moe else mv.experts_per_token * (
-        mv.expert_params / max(mv.moe_layers * mv.routed_experts * 3 * cfg.hidden, 1))
+    ffn = cfg.ffn if not mv.is_moe else mv.experts_per_token * cfg.expert_ffn + (
+        cfg.shared_experts * (cfg.shared_expert_ffn or 0))
     mlp = tokens * (3 * ffn / t + 3 * cfg.hidden) * 2
     sampler = seqs * cfg.vocab * 4
     act = max(mlp, sampler)
@@ -172,14 +172,13 @@ class _Speed:
         self.link, self.layers = link, mv.layers
 
     def _experts_read(self, batch: float) -> float:
-        """Weight bytes one step reads: all of a dense model; for MoE the experts the batch
-        routes to, ``E * (1 - (1 - k/E)^B)`` of them per layer under uniform routing."""
+        """Weight bytes one step reads (:func:`gpulesson.inference.decode_weight_bytes`): all
+        of a dense model; for MoE the experts the batch routes to, under uniform routing."""
         if not self.mv.is_moe:
             return self.weights
-        e, k = self.mv.routed_experts, self.mv.experts_per_token
-        touched = e * (1 - (1 - k / e) ** max(batch, 1)) / e
-        return self.weights - self.mv.expert_params * (1 - touched) * (
-            self.weights / self.mv.total_params)
+        share = inference.decode_weight_bytes(self.mv.cfg, batch=max(int(batch), 1),
+                                              bytes_per_param=1) / self.mv.total_params
+        return self.weights * share
 
     def comm(self, tokens: float) -> float:
         if self.tp == 1:
@@ -194,9 +193,7 @@ class _Speed:
                 + batch * self.kv_read / self.bw + self.comm(batch + prefill_tokens))
 
     def prefill(self, prompt: int) -> float:
-        cfg = self.mv
-        attn = 2 * cfg.layers * cfg.heads * cfg.attn_head_dim * prompt * prompt  # causal half
-        flop = 2 * cfg.active_params * prompt + attn
+        flop = 2 * self.mv.active_params * prompt + self.mv.prefill_attention_flops(prompt)
         return max(flop / self.rate, self.weights / self.bw) + self.comm(prompt)
 
 

@@ -14,7 +14,8 @@ MFU follows from it (an output, never an input):
   selective ``+4LHQT``, full ``8N`` instead of ``6N``);
 * **memory-bound** work (norms, activations, residuals): the activations a layer stores are
   written forward, read backward and their gradients written and read, 4 passes over
-  ``activation_bytes_per_layer`` at the HBM bandwidth (FP8 casts add half again);
+  :func:`gpulesson.activations.activation_bytes` at the HBM bandwidth (FP8 casts add half
+  again);
 * **exposed communication** of each dimension (:mod:`gpulesson.traffic`), on the tier it
   crosses at NCCL's achievable bandwidth (:func:`gpulesson.distributed.achievable_bandwidth`,
   NVLink SHARP for all-reduces where the switches reduce); tensor, context, expert and
@@ -24,9 +25,10 @@ MFU follows from it (an output, never an input):
 * **bubble**: ``(p - 1)/(v m)`` of that work
   (:func:`gpulesson.distributed.pipeline_bubble_fraction`), or DualPipe's.
 
-Memory per GPU is :func:`gpulesson.distributed.layout_memory` (context parallelism splits the
-sequence; expert parallelism the routed experts), against the GPU's usable memory less a
-stated reserve.
+Memory per GPU is :func:`gpulesson.distributed.layout_memory` with FlashAttention's
+activations, context parallelism splitting the sequence and, with pipeline stages, the
+embedding and output layer on the end stages; expert parallelism divides the routed experts.
+It is held against the GPU's usable memory less a stated reserve.
 
 Taught in: ``notebooks/planning_dashboard.ipynb``.
 """
@@ -38,7 +40,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from gpulesson import _validate as v
-from gpulesson import cost, distributed, flops, memory, traffic, units
+from gpulesson import activations, cost, distributed, flops, memory, traffic, units
 
 from ._adapt import GPUView, ModelView, gpu_view, model_view
 from .layout import Layout, batch_split, candidate_layouts, layout_problems
@@ -141,15 +143,17 @@ def _peak(gpu: GPUView, precision: str) -> tuple[float, list[str]]:
     return gpu.peak("bf16" if precision == "bf16" else precision), []
 
 
-def _memory(model: ModelView, lay: Layout, s_gpu: int, recompute: str) -> tuple[float, float]:
+def _memory(model: ModelView, lay: Layout, seq_len: int, recompute: str
+            ) -> tuple[float, float]:
     """(bytes per GPU, parameters per GPU) from distributed.layout_memory."""
     n_eff = model.total_params - model.expert_params + model.expert_params / lay.ep
-    dp = (lay.dp or 1) * lay.cp  # ZeRO partitions over every GPU holding the same weights
     tp = lay.tp if model.heads % lay.tp == 0 and model.hidden % lay.tp == 0 else 1
     pp = min(lay.pp, model.layers)
+    cp = lay.cp if seq_len % lay.cp == 0 else 1
     mem = distributed.layout_memory(
-        n_params=n_eff, n_gpus=tp * pp * dp, tp=tp, pp=pp, zero_stage=lay.zero_stage,
-        cfg=model.cfg, batch=lay.micro_batch, seq_len=s_gpu, recompute=recompute)
+        n_params=n_eff, n_gpus=tp * pp * cp * (lay.dp or 1), tp=tp, pp=pp, cp=cp,
+        zero_stage=lay.zero_stage, cfg=model.cfg, batch=lay.micro_batch, seq_len=seq_len,
+        recompute=recompute, attention="flash", embedding_on_ends=pp > 1)
     return mem.total * tp / lay.tp, mem.params_per_gpu * tp / lay.tp
 
 
@@ -204,12 +208,13 @@ def _evaluate(model: ModelView, gpu: GPUView, lay: Layout, st: TrainingSettings,
     pp = min(lay.pp, L)
     stage = -(-L // pp)
     imbalance = _imbalance(model, pp)
-    shape = dict(layers=L, heads=model.heads, head_dim=model.attn_head_dim, seq_len=s)
     n_act = model.active_params
-    model_fpt = flops.flops_per_token(n_act, **shape)
-    hw_fpt = flops.hardware_flops_per_token(n_act, recompute=rc, **shape)
+    model_fpt = model.model_flops_per_token(s)
     attn = model_fpt - 6 * n_act
+    # recomputation as flops.hardware_flops_per_token counts it: the attention core again
+    # (selective and full), and one more forward pass of the weights (full)
     attn_hw = attn * (4 / 3 if rc != "none" else 1)
+    hw_fpt = (8 if rc == "full" else 6) * n_act + attn_hw
     per_gpu = st.global_batch_tokens / st.n_gpus * imbalance  # tokens' worth of work
     # a causal kernel executes half of PaLM's attention count: rate per counted FLOP x 2
     sms = 1 - st.comm_sm_fraction  # SMs left to compute beside communication kernels
@@ -220,9 +225,10 @@ def _evaluate(model: ModelView, gpu: GPUView, lay: Layout, st: TrainingSettings,
     recompute = per_gpu * ((hw_fpt - attn_hw - 6 * n_act) / rate_w + (attn_hw - attn) / rate_a)
     m = max(micro, 1e-9)
     tp_act = lay.tp if model.heads % lay.tp == 0 and model.hidden % lay.tp == 0 else 1
-    stored = memory.activation_bytes_per_layer(
-        seq_len=s_gpu, batch=lay.micro_batch, hidden=model.hidden, heads=model.heads,
-        tp=tp_act, sequence_parallel=tp_act > 1, recompute="selective") * tp_act / lay.tp
+    stored = activations.activation_bytes(
+        model.cfg, seq_len=s, batch=lay.micro_batch, attention="flash", tp=tp_act,
+        sequence_parallel=tp_act > 1, cp=lay.cp if s % lay.cp == 0 else 1
+    ) / L * tp_act / lay.tp
     passes = 4 * (1.5 if st.precision == "fp8" else 1)
     memory_bound = passes * stored * stage * m / (gpu.bandwidth * sms)
     ov = st.overlap
@@ -263,7 +269,7 @@ def _evaluate(model: ModelView, gpu: GPUView, lay: Layout, st: TrainingSettings,
     else:
         fraction = 0.0
     bubble = fraction * work
-    mem, shard = _memory(model, lay, s_gpu, rc)
+    mem, shard = _memory(model, lay, s, rc)
     dp_group = (lay.dp or 1) * lay.cp
     data_tier = links.tier(lay.tp, dp_group)
     per_micro = work / m
