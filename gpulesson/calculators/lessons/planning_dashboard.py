@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from gpulesson import flops, hardware, planning, transformer, units
+from gpulesson import flops, hardware, planning, transformer
 from gpulesson.calculators import shared
 from gpulesson.calculators.spec import (
     CUSTOM,
