@@ -16,11 +16,40 @@ def test_trim_zeros(text: str, trimmed: str) -> None:
 def test_number_styles() -> None:
     assert wording.scientific(8.4e22) == "8.40e22" and wording.scientific(3.14e23, 2) == "3.1e23"
     assert wording.percent(0.4) == "40%" and wording.percent(0.34567) == "34.6%"
-    assert wording.billions(6_738_415_616) == "6.74B"
     assert wording.tflop_rate(989.4e12) == "989.4 TFLOP/s"
     assert wording.tflop_rate(312e12, 4) == "312 TFLOP/s"
     assert wording.model_label("llama-2-7b") != "llama-2-7b"
     assert wording.model_label("not-a-model") == "not-a-model"
+
+
+@pytest.mark.parametrize(("n", "text"), [(4096, "4,096"), (2400.0, "2,400"),
+                                         (68_678.4, "68,678"), (7, "7"),
+                                         (8_030_261_248, "8,030,261,248"),
+                                         (2**60 + 1, "1,152,921,504,606,846,977")])
+def test_counts_in_full(n: float, text: str) -> None:
+    assert wording.count(n) == text
+
+
+def test_count_refuses_what_is_not_a_number() -> None:
+    for bad in ("4096", True, None):
+        with pytest.raises(TypeError, match="n must be a number"):
+            wording.count(bad)  # type: ignore[arg-type]
+
+
+def test_counts_with_their_noun() -> None:
+    assert wording.plural(1, "sequence") == "1 sequence"
+    assert wording.plural(8, "sequence") == "8 sequences"
+    assert wording.plural(1024, "token") == "1,024 tokens"
+    assert wording.plural(2, "query", "queries") == "2 queries"
+
+
+def test_counts_in_billions_and_trillions() -> None:
+    """Llama 2 7B: 6,738,415,616 parameters, trained on 2T tokens (Touvron et al. 2023);
+    Chinchilla: 70B parameters on 1.4T tokens (Hoffmann et al. 2022)."""
+    assert wording.billions(6_738_415_616) == "6.74B"
+    assert wording.billions(6_738_415_616, 4, long=True) == "6.738 billion"
+    assert wording.trillions(2e12) == "2T" and wording.trillions(1.4e12) == "1.4T"
+    assert wording.trillions(2e12, long=True) == "2 trillion"
 
 
 def test_unit_words_are_read_only() -> None:

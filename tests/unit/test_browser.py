@@ -1,17 +1,19 @@
 """The Python side of the site's calculators (:mod:`gpulesson.browser`) and its pack.
 
-What the browser runs is checked here in CPython: the preset rules (a datasheet figure
-filled in, editing it by hand turns the preset to custom, a precision change fills again),
-text from form controls parsed into the registry's types, errors as messages, large
-integers as strings, and the pack the site ships: exactly the package's files, standard
-library only, and it answers like the installed package when imported on its own in a
-bare interpreter (``python -I -S``, as in Pyodide: no site-packages).
+What the browser runs is checked here in CPython: text from form controls parsed into the
+registry's types and handed to the preset rules of
+:func:`gpulesson.calculators.apply_changes`, errors as messages, large integers as
+strings, and the pack the site ships (``scripts/gl_calculators.py``): exactly the
+package's files, every module the registry imports (its lesson modules are imported by
+name), standard library only, and it answers like the installed package when imported
+on its own in a bare interpreter (``python -I -S``, as in Pyodide: no site-packages).
 """
 
 from __future__ import annotations
 
 import importlib.util
 import json
+import random
 import subprocess
 import sys
 from pathlib import Path
@@ -36,32 +38,47 @@ ext = _load_extension()
 
 
 # ---------------------------------------------------------------------------------------
-# react: the preset rules of gpulesson.widgets, driven by text from the page
+# react: the page's text through the preset rules of gpulesson.calculators.apply_changes
 
 
-def test_choosing_a_gpu_fills_its_datasheet_figures() -> None:
-    """NVIDIA H100 whitepaper (2022): H100 SXM5, 989.4 TFLOP/s dense BF16, 3.35 TB/s."""
-    answer = browser.react("gemm", {"gpu": "H100 SXM", "dtype": "bf16"}, ["gpu"])
-    assert answer["updates"]["peak_flops"] == 989.4
-    assert answer["updates"]["bandwidth"] == 3.35
-    assert answer["result"]["ok"]
+def _as_text(value: object) -> str:
+    return "" if value is None else str(value)
 
 
-def test_a_precision_change_refills_the_keyed_peak() -> None:
-    """A100 datasheet (2021): 19.5 TFLOP/s FP32 (no tensor cores), 312 TFLOP/s dense FP16."""
-    values = {"gpu": "A100 80GB", "dtype": "fp32", "peak_flops": "312", "bandwidth": "2.039"}
-    answer = browser.react("gemm", values, ["dtype"])
-    assert answer["updates"] == {"peak_flops": 19.5, "bandwidth": 2.039}
+def _edit(rng: random.Random, spec: calculators.Input) -> str:
+    """What a reader might type into or choose in the control of ``spec``."""
+    if spec.kind in ("choice", "preset"):
+        return rng.choice(spec.choice_values())
+    return rng.choice([str(spec.min), str(spec.max), str((spec.min + spec.max) / 2), "",
+                       "abc", str(spec.max * 3), "1e3"])
 
 
-def test_editing_a_filled_figure_turns_the_preset_to_custom() -> None:
-    values = {"gpu": "H100 SXM", "dtype": "bf16", "peak_flops": "500", "bandwidth": "3.35"}
-    answer = browser.react("gemm", values, ["peak_flops"])
-    assert answer["updates"] == {"gpu": "custom"}
-    assert answer["result"]["ok"]
-    # the same figure typed again (80 vs 80.0) keeps the preset
-    same = browser.react("gemm", {**values, "peak_flops": "989.40"}, ["peak_flops"])
-    assert same["updates"] == {}
+@pytest.mark.parametrize("name", list(calculators.CALCULATORS))
+def test_react_is_apply_changes_of_the_parsed_text(name: str) -> None:
+    """Over a seeded run of a reader's edits, the answer is exactly the registry's
+    apply_changes of the parsed values: the bridge adds parsing and JSON, no rule."""
+    rng = random.Random(name)
+    calc = calculators.get(name)
+    text = {k: _as_text(v) for k, v in calculators.resolve(name).items()}
+    for _ in range(12):
+        spec = rng.choice(calc.inputs)
+        text[spec.name] = _edit(rng, spec)
+        answer = browser.react(name, text, [spec.name])
+        parsed = {k: browser.parse_value(calc.input(k), v) for k, v in text.items()}
+        expected = calculators.apply_changes(name, parsed, [spec.name])
+        assert answer == {"updates": calculators.to_json(expected["updates"]),
+                          "result": expected["result"]}
+        text.update({k: _as_text(v) for k, v in answer["updates"].items()})
+
+
+def test_the_same_figure_typed_again_keeps_the_preset() -> None:
+    """NVIDIA H100 whitepaper (2022): H100 SXM5, 989.4 TFLOP/s dense BF16, 3.35 TB/s.
+    "989.40" is that figure; "500" is not, and turns the GPU preset to custom."""
+    values = {"gpu": "H100 SXM", "dtype": "bf16", "peak_flops": "989.40", "bandwidth": "3.35"}
+    assert browser.react("gemm", values, ["peak_flops"])["updates"] == {}
+    edited = browser.react("gemm", {**values, "peak_flops": "500"}, ["peak_flops"])
+    assert edited["updates"] == {"gpu": "custom"}
+    assert edited["result"]["ok"]
 
 
 def test_a_gpu_without_the_precision_names_the_preset() -> None:
@@ -70,16 +87,6 @@ def test_a_gpu_without_the_precision_names_the_preset() -> None:
     assert not answer["result"]["ok"]
     assert answer["result"]["input"] == "gpu"
     assert "bf16" in answer["result"]["error"]
-
-
-def test_result_is_exactly_the_registry_evaluate() -> None:
-    shown = calculators.resolve("kv_cache")
-    text = {k: str(v) for k, v in shown.items()}
-    answer = browser.react("kv_cache", text)
-    assert answer["updates"] == {}
-    assert answer["result"] == calculators.evaluate("kv_cache", {
-        k: browser.parse_value(calculators.get("kv_cache").input(k), v) for k, v in text.items()
-    })
 
 
 @pytest.mark.parametrize(("kind", "text", "expected"), [
@@ -133,15 +140,61 @@ def test_pack_is_the_packages_own_files() -> None:
     for path, text in pack["files"].items():
         assert (REPO / path).read_text(encoding="utf-8") == text, path
     names = set(pack["files"])
-    for needed in ("gpulesson/__init__.py", "gpulesson/browser.py", "gpulesson/calculators.py",
-                   "gpulesson/units.py", "gpulesson/hardware.py", "gpulesson/data/gpus.json"):
+    for needed in ("gpulesson/__init__.py", "gpulesson/browser.py",
+                   "gpulesson/calculators/__init__.py", "gpulesson/calculators/engine.py",
+                   "gpulesson/planning.py", "gpulesson/units.py", "gpulesson/hardware.py",
+                   "gpulesson/data/gpus.json"):
         assert needed in names
+    lessons = {p.relative_to(REPO).as_posix()
+               for p in (package / "calculators" / "lessons").glob("*.py")}
+    assert lessons and lessons <= names
     # nothing that needs numpy, matplotlib or ipywidgets
     for heavy in ("widgets", "display", "bench", "device", "machine", "plotting"):
         assert f"gpulesson/{heavy}.py" not in names
     assert len(pack["sha256"]) == 64
     assert {p.name for p in (package / "data").iterdir() if p.is_file()} <= {
         Path(n).name for n in names}
+
+
+IMPORTED = r"""
+import json, sys
+import gpulesson.browser
+print(json.dumps(sorted(m.__file__ for name, m in sys.modules.items()
+                        if name.partition(".")[0] == "gpulesson")))
+"""
+
+
+def test_pack_holds_every_module_the_registry_imports() -> None:
+    """Whatever importing gpulesson.browser loads, in a fresh interpreter (the registry
+    and the lesson modules it imports by name), the pack holds."""
+    proc = subprocess.run([sys.executable, "-c", IMPORTED], capture_output=True, text=True,
+                          timeout=120, cwd=REPO)
+    assert proc.returncode == 0, proc.stderr
+    loaded = {Path(f).resolve().relative_to(REPO).as_posix() for f in json.loads(proc.stdout)}
+    assert any(p.startswith("gpulesson/calculators/lessons/") for p in loaded)
+    missing = loaded - set(ext.pack_files())
+    assert not missing, f"imported but not packed: {sorted(missing)}"
+
+
+def test_a_package_imported_by_name_is_packed_whole(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No import statement names the lesson modules (they are imported by slug at run
+    time), so the pack takes every module of the packages in ``WHOLE_PACKAGES``."""
+    fake = tmp_path / "gpulesson"
+    (fake / "calculators" / "lessons").mkdir(parents=True)
+    (fake / "__init__.py").write_text("")
+    (fake / "browser.py").write_text("from gpulesson import calculators\n")
+    (fake / "calculators" / "__init__.py").write_text(
+        "import importlib\nimportlib.import_module('gpulesson.calculators.lessons.one')\n")
+    (fake / "calculators" / "lessons" / "__init__.py").write_text("")
+    (fake / "calculators" / "lessons" / "one.py").write_text("from gpulesson import units\n")
+    (fake / "units.py").write_text("")
+    (fake / "unused.py").write_text("")
+    monkeypatch.setattr(ext, "_package_dir", lambda: fake)
+    assert set(ext.pack_files()) == {
+        "gpulesson/__init__.py", "gpulesson/browser.py", "gpulesson/calculators/__init__.py",
+        "gpulesson/calculators/lessons/__init__.py", "gpulesson/calculators/lessons/one.py",
+        "gpulesson/units.py"}
 
 
 def test_pack_refuses_a_module_that_imports_a_third_party_library(
@@ -171,7 +224,7 @@ for name in calculators.CALCULATORS:
 bad = [m for m in sys.modules if m.partition(".")[0] not in sys.stdlib_module_names
        and m.partition(".")[0] not in ("gpulesson", "__main__")]
 assert calculators.__file__.startswith(sys.argv[1]), calculators.__file__
-print(json.dumps({"answers": out, "foreign": bad}))
+print(json.dumps({"answers": out, "foreign": bad, "names": list(calculators.CALCULATORS)}))
 """
 
 
@@ -185,6 +238,7 @@ def test_pack_alone_answers_like_the_installed_package(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
     assert report["foreign"] == []
+    assert report["names"] == list(calculators.CALCULATORS)
     for name, answer in report["answers"].items():
         shown = calculators.resolve(name)
         here = json.loads(browser.react_json(name, json.dumps({k: str(v) for k, v in

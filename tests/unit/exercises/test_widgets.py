@@ -1,22 +1,29 @@
-"""The widget layer without a kernel: set ``.value``, ``.click()``, read the HTML widgets."""
+"""gpulesson.exercises.widgets without a kernel: set ``.value``, ``.click()``, read the
+``HTML`` widgets."""
 
 from __future__ import annotations
+
+import dataclasses
 
 import ipywidgets as w
 import pytest
 
-from gpulesson.exercises import configure, settings
+from gpulesson.exercises import PredictExercise, configure
 from gpulesson.exercises.widgets import ExerciseWidget
 
-from .test_exercise_core import fit_exercise, flops_code_exercise, weights_exercise
+from .demo import fit_exercise, flops_code_exercise, weights_exercise
+
+pytestmark = pytest.mark.usefixtures("clean_session")
 
 
-@pytest.fixture(autouse=True)
-def _no_progress_file(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    saved = (settings.solutions, settings.variant, settings.progress, settings.progress_path)
-    yield
-    (settings.solutions, settings.variant, settings.progress, settings.progress_path) = saved
+class _Lesson:
+    """Stands in for a Lesson: keeps what the widget reports."""
+
+    def __init__(self) -> None:
+        self.records: list[tuple[int, str]] = []
+
+    def record(self, number, feedback):
+        self.records.append((number, feedback.status))
 
 
 def test_numeric_widget_answer_fail_hint_succeed_solution():
@@ -34,13 +41,13 @@ def test_numeric_widget_answer_fail_hint_succeed_solution():
     assert ui.hint_button.description == "Hint (2 of 2)"
     ui.hint_button.click()
     assert "Multiply by 7,000,000,000" in ui.hints.value
-    assert ui.hint_button.disabled
+    assert ui.hint_button.disabled and ui.hint_button.description == "No more hints"
 
     ui.answer.value = "14 GB"
     ui.check_button.click()
     assert ui.last.correct and "Correct" in ui.feedback_text
     assert "Worked solution" in ui.solution.value and "14 GB" in ui.solution.value
-    assert ui.solved
+    assert ui.solved and ui.attempts == 2
 
 
 def test_errors_show_inline_in_red_never_a_traceback():
@@ -52,6 +59,14 @@ def test_errors_show_inline_in_red_never_a_traceback():
         assert "#d32f2f" in ui.feedback.value and 'role="alert"' in ui.feedback.value
         assert "Traceback" not in ui.feedback.value
     assert ui.attempts == 0  # unreadable answers are not attempts
+
+
+def test_a_broken_definition_shows_a_message_not_a_traceback():
+    broken = dataclasses.replace(flops_code_exercise(), reference=lambda **inputs: 1 / 0)
+    ui = ExerciseWidget(broken, namespace={"matmul_flops": lambda m, k, n: 2 * m * k * n})
+    ui.check_button.click()
+    assert ui.last.status == "invalid" and "could not be checked" in ui.feedback_text
+    assert "ZeroDivisionError" in ui.feedback_text and "Traceback" not in ui.feedback.value
 
 
 def test_enter_in_the_field_checks_once():
@@ -79,6 +94,11 @@ def test_solution_on_request_and_student_modes():
     never.answer.value = "14 GB"
     never.check_button.click()
     assert never.last.correct and never.solution.value == ""
+
+
+def test_the_session_setting_decides_the_solutions_mode():
+    configure(solutions="after-correct")
+    assert ExerciseWidget(weights_exercise()).solution_button is None
 
 
 def test_choice_widget():
@@ -111,6 +131,41 @@ def test_code_widget_looks_the_function_up_by_name():
     assert ui.last.correct and "<pre><code>" in ui.solution.value
 
 
+def test_code_widget_reads_the_notebook_namespace_by_default(monkeypatch):
+    import __main__
+
+    monkeypatch.setattr(__main__, "matmul_flops", lambda m, k, n: 2 * m * k * n,
+                        raising=False)
+    ui = ExerciseWidget(flops_code_exercise())
+    ui.check_button.click()
+    assert ui.last.correct
+
+
+def test_predict_widget_commits_once():
+    ex = PredictExercise(lesson="demo", number=5, title="t", question="q", solution="s",
+                         unit="×", hints=("Think of the loop.",))
+    ui = ExerciseWidget(ex)
+    assert ui.answer.description == "Your prediction (×)"
+    ui.answer.value = "fast"
+    assert ui.last.status == "invalid" and not ui.answer.disabled
+    ui.answer.value = "30x"
+    assert ui.last.status == "committed" and ui.answer.disabled and ui.check_button.disabled
+    assert ui.check_button.description == "Prediction committed"
+    ui.show_comparison(ex.compare(30, 60.0))
+    assert "2× too low" in ui.feedback_text and "Worked solution" in ui.solution.value
+
+
+def test_the_widget_reports_graded_answers_and_predictions_to_its_lesson():
+    lesson = _Lesson()
+    ui = ExerciseWidget(weights_exercise(), lesson=lesson)
+    for text in ("abc", "13.04 GB", "14 GB"):
+        ui.answer.value = text
+    predict = ExerciseWidget(PredictExercise(lesson="demo", number=5, title="t",
+                                             question="q", solution="s"), lesson=lesson)
+    predict.answer.value = "12"
+    assert lesson.records == [(1, "mistake"), (1, "correct"), (5, "committed")]
+
+
 def test_every_input_is_labelled_and_buttons_have_tooltips():
     for ex in (weights_exercise(), fit_exercise(), flops_code_exercise()):
         ui = ExerciseWidget(ex)
@@ -121,17 +176,7 @@ def test_every_input_is_labelled_and_buttons_have_tooltips():
 
 
 def test_display_bundle_carries_widget_and_static_html():
-    ui = ExerciseWidget(weights_exercise())
-    bundle = ui._repr_mimebundle_()
+    bundle = ExerciseWidget(weights_exercise())._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle
     assert bundle["text/html"].startswith(
         '<div class="gl-exercise mathjax_ignore" id="demo-ex1"')
-
-
-def test_configure_validates():
-    with pytest.raises(ValueError, match="solutions"):
-        configure(solutions="sometimes")
-    with pytest.raises(ValueError, match="variant"):
-        configure(variant=-3)
-    configure(solutions="after-correct")
-    assert ExerciseWidget(weights_exercise()).solution_button is None

@@ -1,45 +1,27 @@
-"""The pure exercise core, on small stand-alone exercises (no kernel, no widgets).
-
-The bank's real exercises are tested in ``test_bank.py``; here each behaviour is pinned
-on an exercise whose right and wrong answers are obvious by construction.
-"""
+"""gpulesson.exercises.core: exercise kinds, checking and feedback, on the demo exercises
+(no kernel, no widgets, no rendering)."""
 
 from __future__ import annotations
 
+import builtins
 import math
 import random
-import subprocess
-import sys
 
 import pytest
 
 from gpulesson.exercises import (
     ChoiceExercise,
-    CodeExercise,
     Feedback,
     Mistake,
     NumericExercise,
     PredictExercise,
     format_number,
 )
-from gpulesson.exercises.mistakes import counted_macs, gib_as_gb
+from gpulesson.exercises.core import STATUSES
+from gpulesson.exercises.mistakes import counted_macs
 from gpulesson.units import DIMENSIONS
 
-
-def weights_exercise(**overrides) -> NumericExercise:
-    """Weights of n parameters at 2 bytes each: 7e9 -> 14 GB (stand-in reference)."""
-    fields = dict(
-        lesson="demo", number=1, title="Weights", question="Weights of {n:,.0f} parameters?",
-        solution="{n:,.0f} × 2 bytes = {answer}", answer=lambda p: p["n"] * 2,
-        dimension="bytes", unit="GB", defaults={"n": 7e9},
-        hints=("How many bytes does one FP16 number take?", "Multiply by {n:,.0f}."),
-        mistakes=(gib_as_gb(lambda p: p["n"] * 2 * 1e9 / 2**30),
-                  Mistake("one_byte", "One byte per parameter is INT8, not FP16.",
-                          lambda p: p["n"])),
-        sample=lambda rng: {"n": rng.choice([1e9, 3e9, 7e9, 13e9, 70e9])},
-    )
-    fields.update(overrides)
-    return NumericExercise(**fields)
+from .demo import fit_exercise, flops_code_exercise, weights_exercise
 
 
 # ---------------------------------------------------------------- numeric: accepted forms
@@ -71,60 +53,11 @@ def test_numeric_tolerance_is_relative_to_the_answer():
     ex = weights_exercise()
     assert ex.check("14.27 GB").correct        # +1.9%
     assert not ex.check("14.35 GB").correct    # +2.5%
-    tight = weights_exercise(rtol=0.001)
-    assert not tight.check("14.1 GB").correct
+    assert not weights_exercise(rtol=0.001).check("14.1 GB").correct
+    assert ex.tolerance_text() == "±2%"
+    assert weights_exercise(rtol=0).tolerance_text() == "exact"
 
 
-# ---------------------------------------------------------------- mistakes and hints
-def test_each_declared_mistake_gets_its_own_hint():
-    ex = weights_exercise()
-    gib = ex.check("13.04 GB")
-    assert gib.status == "mistake" and gib.mistake == "gib_as_gb"
-    assert "GiB" in gib.message
-    one = ex.check("7 GB")
-    assert one.status == "mistake" and one.mistake == "one_byte"
-    assert "INT8" in one.message
-    assert gib.message != one.message
-
-
-def test_clearly_wrong_answer_gets_generic_feedback_with_direction():
-    ex = weights_exercise()
-    high = ex.check("100 GB")
-    assert high.status == "incorrect" and high.mistake is None
-    assert "too high" in high.message and "hint" in high.message
-    low = ex.check("1 GB")
-    assert low.status == "incorrect" and "too low" in low.message
-    near = ex.check("15 GB")
-    assert near.status == "incorrect" and "tolerance" in near.message
-
-
-# ---------------------------------------------------------------- malformed input
-@pytest.mark.parametrize("answer, words", [
-    ("abc", "Could not read a number"),
-    ("", "Please type a number"),
-    ("   ", "Please type a number"),
-    ("1e999", "too large"),
-    ("1e999 GB", "too large"),
-    ("-5 GB", "negative"),
-    ("-5", "negative"),
-    ("5 parsecs", "Unknown unit"),
-    ("14 b", "bits"),
-    ("9" * 100_000, "characters long"),
-    (None, "Please type a number"),
-    (True, "not True/False"),
-    ([14], "Please type a number"),
-    (float("nan"), "finite"),
-])
-def test_malformed_input_gets_a_clear_message_and_no_exception(answer, words):
-    feedback = weights_exercise().check(answer)
-    assert feedback.status == "invalid"
-    assert words.lower() in feedback.message.lower(), feedback.message
-    assert feedback.is_error
-    assert "Traceback" not in feedback.to_html()
-    assert len(feedback.message) < 300
-
-
-# ---------------------------------------------------------------- units round-trip
 @pytest.mark.parametrize("dimension", sorted(DIMENSIONS))
 def test_unit_parsing_round_trips_through_the_shown_answer(dimension):
     """Whatever unit an exercise asks in, its shown answer parses back to the value."""
@@ -150,22 +83,86 @@ def test_extra_units_are_read():
     assert ex.check("abc FLOP/byte").status == "invalid"
 
 
-# ---------------------------------------------------------------- hints and solution text
-def test_progressive_hints_are_rendered_with_the_inputs():
+# ---------------------------------------------------------------- numeric: wrong answers
+def test_each_declared_mistake_gets_its_own_hint():
+    ex = weights_exercise()
+    gib = ex.check("13.04 GB")
+    assert gib.status == "mistake" and gib.mistake == "gib_as_gb"
+    assert "GiB" in gib.message
+    one = ex.check("7 GB")
+    assert one.status == "mistake" and one.mistake == "one_byte"
+    assert "INT8" in one.message
+    assert gib.message != one.message
+
+
+def test_clearly_wrong_answer_gets_generic_feedback_with_direction():
+    ex = weights_exercise()
+    high = ex.check("100 GB")
+    assert high.status == "incorrect" and high.mistake is None
+    assert "too high" in high.message and "hint" in high.message
+    low = ex.check("1 GB")
+    assert low.status == "incorrect" and "too low" in low.message
+    near = ex.check("15 GB")
+    assert near.status == "incorrect" and "tolerance" in near.message
+
+
+@pytest.mark.parametrize("answer, words", [
+    ("abc", "Could not read a number"),
+    ("", "Please type a number"),
+    ("   ", "Please type a number"),
+    ("1e999", "too large"),
+    ("1e999 GB", "too large"),
+    ("-5 GB", "negative"),
+    ("-5", "negative"),
+    ("5 parsecs", "Unknown unit"),
+    ("14 b", "bits"),
+    ("9" * 100_000, "characters long"),
+    (None, "Please type a number"),
+    (True, "not True/False"),
+    ([14], "Please type a number"),
+    (float("nan"), "finite"),
+])
+def test_malformed_input_gets_a_clear_message_and_no_exception(answer, words):
+    feedback = weights_exercise().check(answer)
+    assert feedback.status == "invalid" and feedback.is_error
+    assert words.lower() in feedback.message.lower(), feedback.message
+    assert len(feedback.message) < 300
+
+
+def test_text_is_never_evaluated(monkeypatch):
+    def boom(*args, **kwargs):
+        raise AssertionError("eval/exec must never be called")
+
+    monkeypatch.setattr(builtins, "eval", boom)
+    monkeypatch.setattr(builtins, "exec", boom)
+    assert flops_code_exercise().check("2*m*k*n").status == "invalid"
+    assert weights_exercise().check("__import__('os')").status == "invalid"
+
+
+# ---------------------------------------------------------------- texts
+def test_progressive_hints_and_solution_are_rendered_with_the_inputs():
     ex = weights_exercise()
     assert ex.hint(1).startswith("How many bytes")
     assert ex.hint(2) == "Multiply by 7,000,000,000."
     assert ex.hint(3) is None and ex.hint(0) is None
     assert ex.solution_text() == "7,000,000,000 × 2 bytes = 14 GB"
+    assert ex.mistake_hint("one_byte") == "One byte per parameter is INT8, not FP16."
+    with pytest.raises(KeyError, match="one_byte"):
+        ex.mistake_hint("no_such_mistake")
 
 
-# ---------------------------------------------------------------- variants
+def test_example_answers_give_the_reference_and_each_mistake():
+    assert weights_exercise().example_answers() == {
+        "reference": "14 GB", "gib_as_gb": "13.04 GB", "one_byte": "7 GB"}
+    assert fit_exercise().example_answers() == {"reference": "yes", "fp32": "no"}
+
+
+# ---------------------------------------------------------------- variants, problems
 def test_variants_are_deterministic_and_checked_by_the_reference():
     ex = weights_exercise()
     a, b = ex.variant(5), ex.variant(5)
     assert a.inputs == b.inputs and a.variant_seed == 5
-    seen = {ex.variant(s).inputs["n"] for s in range(30)}
-    assert len(seen) > 2
+    assert len({ex.variant(s).inputs["n"] for s in range(30)}) > 2
     for seed in range(10):
         v = ex.variant(seed)
         assert v.check(v.answer_text()).correct
@@ -176,7 +173,7 @@ def test_variants_are_deterministic_and_checked_by_the_reference():
 
 
 def test_variant_draws_avoid_indistinguishable_mistakes():
-    """n = 0.5e9... would make 'one byte' equal to another mistake: such draws are skipped."""
+    """n = 1e9 would make the two mistakes equal: such draws are skipped."""
     ex = weights_exercise(
         mistakes=(Mistake("half", "Half.", lambda p: p["n"]),
                   Mistake("dup", "Same as half when n is 1e9.",
@@ -191,22 +188,19 @@ def test_problems_reports_a_mistake_equal_to_the_answer():
     assert any("right answer" in p for p in ex.problems())
 
 
-def test_duplicate_mistake_keys_are_refused():
-    with pytest.raises(ValueError, match="unique"):
-        weights_exercise(mistakes=(counted_macs(lambda p: 1), counted_macs(lambda p: 2)))
+@pytest.mark.parametrize("fields, words", [
+    ({"mistakes": (counted_macs(lambda p: 1), counted_macs(lambda p: 2))}, "unique"),
+    ({"lesson": "Not A Slug"}, "lesson"),
+    ({"number": 0}, "number"),
+    ({"dimension": "parsecs"}, "dimension"),
+    ({"rtol": 1.5}, "rtol"),
+])
+def test_bad_definitions_are_refused(fields, words):
+    with pytest.raises(ValueError, match=words):
+        weights_exercise(**fields)
 
 
 # ---------------------------------------------------------------- choice
-def fit_exercise() -> ChoiceExercise:
-    return ChoiceExercise(
-        lesson="demo", number=3, title="Fit", question="Does {gb} GB fit on {mem} GB?",
-        solution="s", defaults={"gb": 14, "mem": 24},
-        options=[("yes", "Yes, with {mem} GB"), ("no", "No")],
-        answer=lambda p: "yes" if p["gb"] <= p["mem"] else "no",
-        mistakes=(Mistake("fp32", "FP32 doubles it.", lambda p: "no"),),
-    )
-
-
 def test_choice_by_key_or_label():
     ex = fit_exercise()
     assert ex.check("yes").correct
@@ -240,10 +234,8 @@ def test_predict_commits_then_compares():
     assert ex.check("fast").status == "invalid"
     low = ex.compare(50, 200.0)
     assert low.status == "compared" and "4× too low" in low.message
-    high = ex.compare(50, 20.0)
-    assert "2.5× too high" in high.message
-    good = ex.compare(50, 52.0)
-    assert "within 10%" in good.message
+    assert "2.5× too high" in ex.compare(50, 20.0).message
+    assert "within 10%" in ex.compare(50, 52.0).message
     none = ex.compare(None, 52.0)
     assert none.value is None and "Commit a prediction" in none.message
     assert ex.compare(50, float("nan")).status == "invalid"
@@ -251,24 +243,6 @@ def test_predict_commits_then_compares():
 
 
 # ---------------------------------------------------------------- code exercises
-def _ref(m: int, k: int, n: int) -> int:
-    return 2 * m * k * n  # stand-in reference for the core's own tests
-
-
-def flops_code_exercise() -> CodeExercise:
-    return CodeExercise(
-        lesson="demo", number=6, title="FLOPs", question="Write matmul_flops.", solution="s",
-        function_name="matmul_flops", signature="m, k, n", reference=_ref,
-        sample_input=lambda rng: {"m": rng.randint(1, 64), "k": rng.randint(1, 64),
-                                  "n": rng.randint(1, 64)},
-        examples=({"m": 2, "k": 3, "n": 4},),
-        mistakes=(counted_macs(lambda i: i["m"] * i["k"] * i["n"]),
-                  Mistake("exact_count", "Convention: 2K per cell.",
-                          lambda i: i["m"] * i["n"] * (2 * i["k"] - 1))),
-        model_solution=lambda m, k, n: 2 * m * k * n,
-    )
-
-
 def test_code_exercise_accepts_a_correct_function():
     def matmul_flops(m, k, n):
         return 2 * m * n * k
@@ -324,25 +298,19 @@ def test_code_exercise_trials_are_seeded():
     assert ex.mistake_function("counted_macs")(m=2, k=3, n=4) == 24
 
 
-def test_code_exercise_never_evaluates_text(monkeypatch):
-    import builtins
-
-    def boom(*args, **kwargs):
-        raise AssertionError("eval/exec must never be called")
-
-    monkeypatch.setattr(builtins, "eval", boom)
-    monkeypatch.setattr(builtins, "exec", boom)
-    assert flops_code_exercise().check("2*m*k*n").status == "invalid"
-    assert weights_exercise().check("__import__('os')").status == "invalid"
+def test_model_solution_source_is_the_code_a_learner_reads():
+    source = flops_code_exercise().model_solution_source()
+    assert "2 * m * k * n" in source and source == source.strip()
 
 
-# ---------------------------------------------------------------- feedback, formatting
-def test_feedback_html_is_escaped_and_coloured():
-    fb = Feedback("demo-ex1", "invalid", "<script>alert(1)</script>")
-    markup = fb.to_html()
-    assert "<script>" not in markup and "&lt;script&gt;" in markup
-    assert 'role="alert"' in markup and "color:" in markup
-    with pytest.raises(ValueError):
+# ---------------------------------------------------------------- feedback, numbers
+def test_feedback_is_plain_data_with_a_known_status():
+    feedback = Feedback("demo-ex1", "mistake", "Not quite.", details=("first failing input",))
+    assert not feedback.correct and not feedback.is_error
+    assert str(feedback) == "Not quite.\nfirst failing input"
+    assert set(STATUSES) == {"correct", "mistake", "incorrect", "invalid", "committed",
+                             "compared"}
+    with pytest.raises(ValueError, match="status"):
         Feedback("demo-ex1", "great", "x")
 
 
@@ -358,67 +326,3 @@ def test_format_number_refuses_non_numbers():
         format_number("1")
     with pytest.raises(ValueError):
         format_number(math.inf)
-
-
-def test_pure_core_imports_only_the_standard_library():
-    """The core and the bank run in Pyodide: no numpy, no ipywidgets, no IPython."""
-    code = ("import sys, gpulesson.exercises as g, gpulesson.exercises.mistakes\n"
-            "from gpulesson.exercises.lesson import available_lessons\n"
-            "for slug in available_lessons(): g.lesson_module(slug)\n"
-            "bad = [m for m in ('numpy', 'ipywidgets', 'IPython', 'matplotlib') "
-            "if m in sys.modules]\n"
-            "assert not bad, bad\n")
-    subprocess.run([sys.executable, "-c", code], check=True)
-
-
-# ---------------------------------------------------------------- the issue's own example
-def test_kv_cache_code_exercise_with_the_mistake_library():
-    """A `kv_cache_bytes(...)` code exercise checked against `gpulesson.inference`, whose
-    declared mistakes (hidden size instead of KV heads × head_dim; keys only) each name
-    themselves. Llama-3-8B-like shapes: 32 layers, 32 query heads, 8 KV heads of 128."""
-    from gpulesson import inference
-    from gpulesson.exercises.mistakes import hidden_instead_of_kv
-    from gpulesson.transformer import TransformerConfig
-
-    def reference(layers, heads, kv_heads, head_dim, seq_len, batch):
-        cfg = TransformerConfig(hidden=heads * head_dim, layers=layers, heads=heads,
-                                vocab=1000, kv_heads=kv_heads, head_dim=head_dim)
-        return inference.kv_cache_bytes(cfg, seq_len=seq_len, batch=batch)
-
-    def with_hidden(i):
-        cfg = TransformerConfig(hidden=i["heads"] * i["head_dim"], layers=i["layers"],
-                                heads=i["heads"], vocab=1000, head_dim=i["head_dim"])
-        return inference.kv_cache_bytes(cfg, seq_len=i["seq_len"], batch=i["batch"])
-
-    def sample(rng):
-        heads = rng.choice([8, 16, 32, 64])
-        return {"layers": rng.randint(1, 80), "heads": heads,
-                "kv_heads": rng.choice([k for k in (1, 2, 4, 8) if k < heads]),
-                "head_dim": rng.choice([64, 128]), "seq_len": rng.randint(1, 8192),
-                "batch": rng.randint(1, 16)}
-
-    ex = CodeExercise(
-        lesson="demo", number=7, title="KV cache", question="Write kv_cache_bytes.",
-        solution="s", function_name="kv_cache_bytes",
-        signature="layers, heads, kv_heads, head_dim, seq_len, batch", reference=reference,
-        sample_input=sample,
-        examples=({"layers": 32, "heads": 32, "kv_heads": 8, "head_dim": 128,
-                   "seq_len": 8192, "batch": 1},),
-        mistakes=(hidden_instead_of_kv(with_hidden),
-                  Mistake("keys_only", "Store values as well as keys: the factor 2.",
-                          lambda i: reference(**i) / 2)),
-        model_solution=lambda layers, heads, kv_heads, head_dim, seq_len, batch:
-            2 * layers * kv_heads * head_dim * seq_len * batch * 2,
-        rtol=0.0,
-    )
-    assert ex.problems() == []
-    # vLLM-style figure for Llama 3 8B: 128 KiB per token in BF16, 1 GiB for 8,192 tokens
-    assert reference(32, 32, 8, 128, 8192, 1) == 2**30
-
-    def mha(layers, heads, kv_heads, head_dim, seq_len, batch):
-        return 2 * layers * heads * head_dim * seq_len * batch * 2
-
-    feedback = ex.check(mha)
-    assert feedback.mistake == "hidden_instead_of_kv" and "KV heads" in feedback.message
-    assert ex.check(ex.mistake_function("keys_only")).mistake == "keys_only"
-    assert ex.check(ex.model_solution).correct

@@ -1,14 +1,21 @@
 """Every exercise of every bank module, for the lesson's numbers and for class variants.
 
 These tests run on whatever is in ``gpulesson/exercises/bank/``: a later lesson's module
-is covered as soon as it exists.
+is covered as soon as it exists. They include what an exercise notebook needs of its bank:
+every model solution passes, every declared mistake is recognised, and the stub a code
+exercise's notebook hands out is not taken for an answer.
 """
 
 from __future__ import annotations
 
+import ast
+import json
+from pathlib import Path
+
 import pytest
 from bs4 import BeautifulSoup
 
+from gpulesson import course
 from gpulesson.exercises import (
     ChoiceExercise,
     CodeExercise,
@@ -18,6 +25,8 @@ from gpulesson.exercises import (
     lesson_module,
     static_html,
 )
+
+ROOT = Path(__file__).resolve().parents[3]
 
 VARIANT_SEEDS = (None, 0, 1, 2, 3, 7, 42)
 MALFORMED = ["abc", "", "1e999", "-5 GB", "9" * 20_000, "12 parsecs", "NaN", "1/0",
@@ -184,3 +193,32 @@ def test_student_rendering_has_no_answer(ex):
     assert soup.find(class_="gl-answer") is None
     if isinstance(ex, CodeExercise) and ex.model_solution is not None:
         assert ex.model_solution_source() not in markup
+
+
+def _code_exercises():
+    for slug in available_lessons():
+        for ex in lesson_module(slug).EXERCISES:
+            if isinstance(ex, CodeExercise):
+                yield pytest.param(ex, id=ex.id)
+
+
+def _stub(ex: CodeExercise):
+    """The function the exercise notebook hands out for ``ex``, defined from its cell."""
+    notebook = json.loads((ROOT / course.lesson(ex.lesson).exercises).read_text("utf-8"))
+    for cell in notebook["cells"]:
+        if cell["cell_type"] != "code":
+            continue
+        for node in ast.parse("".join(cell["source"])).body:
+            if isinstance(node, ast.FunctionDef) and node.name == ex.function_name:
+                namespace: dict = {}
+                exec(compile(ast.Module([node], []), cell["id"], "exec"), namespace)
+                return node, namespace[ex.function_name]
+    pytest.fail(f"{course.lesson(ex.lesson).exercises} defines no {ex.function_name}()")
+
+
+@pytest.mark.parametrize("ex", list(_code_exercises()))
+def test_the_notebook_stub_has_the_signature_and_is_not_an_answer(ex):
+    node, stub = _stub(ex)
+    assert [a.arg for a in node.args.args] == [s.strip() for s in ex.signature.split(",")]
+    feedback = ex.check(stub)
+    assert feedback.status == "incorrect" and "forget `return`" in feedback.message

@@ -1,10 +1,9 @@
-"""Instructor export: student notebooks without solutions that still execute, answer keys."""
+"""gpulesson.exercises.export: student notebooks without solutions that still execute, and
+answer keys."""
 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import nbformat
@@ -13,12 +12,17 @@ from bs4 import BeautifulSoup
 from nbclient import NotebookClient
 
 from gpulesson.exercises import load_lesson
-from gpulesson.exercises.__main__ import main
-from gpulesson.exercises.export import SOLUTION_TAG, export, find_root, student_notebook
+from gpulesson.exercises.export import (
+    SOLUTION_TAG,
+    STUDENT_SETUP_TAG,
+    export,
+    find_root,
+    student_notebook,
+)
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SLUG = "parallelism_at_the_core"
-SOURCE = ROOT / "exercises" / f"{SLUG}.ipynb"
+SECRET = "# reference solution: the student edition must not contain this cell"
 
 
 def _tiny_notebook() -> dict:
@@ -39,17 +43,17 @@ def _tiny_notebook() -> dict:
 def test_student_notebook_drops_solution_cells_outputs_and_widget_state():
     student, removed = student_notebook(_tiny_notebook(), variant=4)
     assert removed == 1
-    text = json.dumps(student)
-    assert "the answer is 42" not in text
+    assert "the answer is 42" not in json.dumps(student)
     assert "widgets" not in student["metadata"]
     for cell in student["cells"]:
         assert SOLUTION_TAG not in cell.get("metadata", {}).get("tags", [])
         if cell["cell_type"] == "code":
             assert cell["outputs"] == [] and cell["execution_count"] is None
-    # the set-up cell comes right after the title and sets student mode and the variant
+    # a note and a set-up cell come right after the title: student mode and the variant
     assert "".join(student["cells"][0]["source"]) == "# Title"
-    setup = "".join(student["cells"][2]["source"])
-    assert "configure(solutions='after-correct', variant=4)" in setup
+    assert [c["metadata"]["tags"] for c in student["cells"][1:3]] == [[STUDENT_SETUP_TAG]] * 2
+    assert "class variant 4" in student["cells"][1]["source"]
+    assert "configure(solutions='after-correct', variant=4)" in student["cells"][2]["source"]
     nbformat.validate(nbformat.reads(json.dumps(student), as_version=4))
 
 
@@ -61,30 +65,47 @@ def test_student_notebook_refuses_bad_options(kwargs, words):
         student_notebook(_tiny_notebook(), **kwargs)
 
 
+def test_student_notebook_refuses_what_is_not_nbformat_4():
+    with pytest.raises(ValueError, match="nbformat 4"):
+        student_notebook({"nbformat": 3, "cells": [], "metadata": {}})
+
+
 def test_export_unknown_lesson_names_the_known_ones(tmp_path):
     with pytest.raises(KeyError, match=SLUG):
         export(["no_such_lesson"], tmp_path, root=ROOT)
 
 
 @pytest.fixture(scope="module")
-def exported(tmp_path_factory):
+def course_root(tmp_path_factory) -> Path:
+    """A copy of the course's exercise notebook with a reference-solution cell added."""
+    root = tmp_path_factory.mktemp("course")
+    (root / "exercises").mkdir()
+    nb = nbformat.read(ROOT / "exercises" / f"{SLUG}.ipynb", as_version=4)
+    cell = nbformat.v4.new_code_cell(f"{SECRET}\ndef matmul_flops(m, k, n):\n"
+                                     "    return 2 * m * k * n")
+    cell.metadata["tags"] = [SOLUTION_TAG, "remove-cell"]
+    nb.cells.append(cell)
+    nbformat.write(nb, root / "exercises" / f"{SLUG}.ipynb")
+    return root
+
+
+@pytest.fixture(scope="module")
+def exported(course_root, tmp_path_factory):
     out = tmp_path_factory.mktemp("export")
-    code = main(["export", "--lesson", SLUG, "--variant", "3", "--out", str(out),
-                 "--root", str(ROOT)])
-    assert code == 0
+    source = nbformat.read(course_root / "exercises" / f"{SLUG}.ipynb", as_version=4)
+    tagged = [c for c in source.cells if SOLUTION_TAG in c.metadata.get("tags", [])]
+    results = export([SLUG], out, root=course_root, variant=3)
+    assert [(r.lesson, r.removed_cells) for r in results] == [(SLUG, len(tagged))]
+    assert results[0].student_notebook == out / "students" / f"{SLUG}.ipynb"
+    assert results[0].answer_key == out / "answer_key" / f"{SLUG}.md"
     return out
 
 
 def test_export_writes_a_student_notebook_without_solutions(exported):
-    path = exported / "students" / f"{SLUG}.ipynb"
-    nb = nbformat.read(path, as_version=4)
+    text = (exported / "students" / f"{SLUG}.ipynb").read_text(encoding="utf-8")
+    nb = nbformat.reads(text, as_version=4)
     assert not [c for c in nb.cells if SOLUTION_TAG in c.metadata.get("tags", [])]
-    source = nbformat.read(SOURCE, as_version=4)
-    tagged = [c for c in source.cells if SOLUTION_TAG in c.metadata.get("tags", [])]
-    assert tagged, "the lesson notebook has reference-solution cells"
-    text = path.read_text(encoding="utf-8")
-    for cell in tagged:
-        assert cell.source not in text
+    assert SECRET not in text
     for ex in load_lesson(SLUG).code_exercises():
         assert ex.model_solution_source() not in text
     assert "variant=3" in text
@@ -123,18 +144,11 @@ def test_answer_key_has_every_answer_for_the_variant(exported):
         assert ex.model_solution_source() in key
 
 
-def test_cli_reports_errors_without_a_traceback(tmp_path, capsys):
-    assert main(["export", "--lesson", "nope", "--out", str(tmp_path)]) == 2
-    assert "known" in capsys.readouterr().err
-    assert main(["export", "--all", "--variant", "-2", "--out", str(tmp_path)]) == 2
-    with pytest.raises(SystemExit):
-        main(["export", "--out", str(tmp_path)])  # --lesson or --all is required
-
-
-def test_cli_list_and_module_entry_point():
-    result = subprocess.run([sys.executable, "-m", "gpulesson.exercises", "list"],
-                            capture_output=True, text=True, check=True, cwd=ROOT)
-    assert f"{SLUG}-ex1" in result.stdout and "predict" in result.stdout
+def test_a_lesson_without_an_exercise_notebook_gets_its_answer_key(tmp_path):
+    (tmp_path / "course").mkdir()
+    [result] = export([SLUG], tmp_path / "out", root=tmp_path / "course")
+    assert result.student_notebook is None and result.removed_cells == 0
+    assert result.answer_key.read_text(encoding="utf-8").startswith("# Answer key:")
 
 
 def test_find_root_finds_the_repository(tmp_path):
