@@ -412,3 +412,30 @@ def peak_mismatch(spec: GPUSpec, dtype: str, peak_flops: float, *,
     if dense is None:
         return sentence + f"the datasheet gives no dense {kind.upper()} figure."
     return sentence + f"the dense {kind.upper()} peak is {_tflops(dense)} TFLOP/s."
+
+
+def peak_warning(gpu_name: str, dtype: str, peak_flops: float) -> str | None:
+    """:func:`peak_mismatch` for a calculator's GPU choice, ``"custom"`` included.
+
+    With a GPU of :data:`GPUS` chosen, its own figures are checked. With ``"custom"``
+    (the reader has edited the preset's figures), every GPU is: no warning when the typed
+    peak is some GPU's dense ``dtype`` peak, otherwise the first GPU whose sparse or
+    FP16-accumulate figure it matches, and how many others share it. Taught in:
+    ``roofline_and_tensor_cores``.
+    """
+    if gpu_name in GPUS:
+        return peak_mismatch(GPUS[gpu_name], dtype, peak_flops)
+    value = v.positive_number("peak_flops", peak_flops)
+    kind = v.lookup("dtype", dtype, {d: d for d in DTYPES})[0]
+    if any(kind in g.peak_flops and abs(value - g.peak_flops[kind]) <= 0.01 * g.peak_flops[kind]
+           for g in GPUS.values()):
+        return None
+    found = [(g, text) for g in GPUS.values()
+             if (text := peak_mismatch(g, kind, value)) is not None]
+    if not found:
+        return None
+    first, text = found[0]
+    if len(found) > 1:
+        others = ", ".join(g.name for g, _ in found[1:])
+        text += f" The same figure belongs to the {others}."
+    return text
