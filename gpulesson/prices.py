@@ -16,7 +16,7 @@ on-demand quote, or, where no hyperscaler rents that GPU, the lowest current spe
 quote; the quote says which it is. "Current" is the latest quote of each provider and
 instance type: older quotes stay in the table as history (AWS's p5.48xlarge, 8 x H100,
 cost $98.32 an hour at its launch in July 2023 and $55.04 after the cut of June 2025,
-"up to 45 %" in AWS's words).
+a cut reported as "up to 45%").
 
 Prices change faster than datasheets: check a current quote before planning real money.
 Standard library only. Taught in: ``notebooks/cost_economics.ipynb`` and

@@ -335,3 +335,15 @@ def test_flops_per_watt_refuses_missing_or_bad_power(watts: object) -> None:
 
     with pytest.raises(ValueError, match="tdp_watts of This machine must be a positive"):
         hardware.flops_per_watt(Measured(), "fp32")
+
+
+def test_peak_warning_for_a_custom_gpu_checks_every_gpu() -> None:
+    """With the GPU custom, 1,979 TFLOP/s BF16 is still named (the H100 SXM's and the
+    H200's sparse figure, NVIDIA datasheets), while 2,250 (the B200's and B300's dense
+    BF16, HGX pages) is a real peak and draws no warning."""
+    text = hardware.peak_warning("custom", "bf16", 1979e12)
+    assert text.startswith("1,979 TFLOP/s is the H100 SXM's 2:4-sparse BF16 figure")
+    assert text.endswith("The same figure belongs to the H200.")
+    assert hardware.peak_warning("custom", "bf16", 2250e12) is None
+    assert hardware.peak_warning("H100 SXM", "bf16", 1979e12) == \
+        hardware.peak_mismatch(gpu("H100 SXM"), "bf16", 1979e12)

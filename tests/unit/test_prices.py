@@ -2,8 +2,8 @@
 
 Sources, each read on the date its quote carries: AWS's EC2 on-demand price list
 (us-east-1, 2026-09-19; p6-b300 from us-west-2), The Next Platform on the p5 launch price
-(2023-07-27), AWS's "Announcing up to 45% price reduction for Amazon EC2 NVIDIA
-GPU-accelerated instances" (2025-06-05), Oracle's OCI price list API, Azure's Retail
+(2023-07-27), Usage.ai on AWS's June 2025 cut of P5 on-demand prices "by up to 45%"
+(2026-06-30), Oracle's OCI price list API, Azure's Retail
 Prices API, and the CoreWeave, Lambda, Nebius, RunPod, Hyperstack, Crusoe and DigitalOcean
 pricing pages (all 2026-09-19, as recorded by the public survey the data file names).
 """
