@@ -172,6 +172,12 @@ class MachineSpec:
         What is known cheaply (vendor from the processor name, ``platform.machine()``).
     interconnect_bandwidth : float
         0.0: not measured.
+    reported_memory_bytes : int or None
+        The memory the OS or driver reports (the same as ``memory_bytes``).
+    nvlink_domain : int
+        1: a single device.
+    scaleout_bandwidth : float
+        0.0: not measured.
     figure_sources : Mapping[str, str]
         For every figure (``"bandwidth"``, ``"peak_flops.fp32"`` ...), how it was measured.
     notes : str
@@ -209,6 +215,9 @@ class MachineSpec:
     measurements: Mapping[str, BenchResult] = field(default_factory=dict)
     copy_bytes: int = 0
     cache_bytes: int | None = None
+    reported_memory_bytes: int | None = None
+    nvlink_domain: int = 1
+    scaleout_bandwidth: float = 0.0
 
     def dense(self, dtype: str = "fp32") -> float:
         """Best measured GEMM FLOP/s for ``dtype``; ``KeyError`` listing those measured."""
@@ -490,6 +499,7 @@ def this_machine(
         measurements=types.MappingProxyType(measurements),
         copy_bytes=nbytes,
         cache_bytes=llc,
+        reported_memory_bytes=dev.memory_bytes,
     )
     _CACHE[key] = spec
     return spec
