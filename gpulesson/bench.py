@@ -40,12 +40,17 @@ How timing works
   run (``min``) is what the hardware can do when nothing interferes.
 
 Speed goals never live in timed asserts (machines differ); ``benchmarks/`` prints them.
+
+``GPULESSON_TIMING=smoke`` makes every :func:`benchmark` a quick smoke run (at most one
+warm-up and two timed calls, no ``min_time``): for test runs that exercise code paths,
+not timings, such as the notebooks on the GPU stand-in of ``tests/gpu_standin``.
 Taught in: ``parallelism_at_the_core`` (loop vs vectorised vs GPU), ``roofline_and_tensor_cores``.
 """
 
 from __future__ import annotations
 
 import math
+import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -56,7 +61,11 @@ import numpy as np
 from gpulesson import units
 from gpulesson.device import Device, cpu_device, get_device, to_numpy
 
+#: Environment variable: ``smoke`` turns every benchmark into a quick smoke run.
+TIMING_ENV = "GPULESSON_TIMING"
+
 __all__ = [
+    "TIMING_ENV",
     "GPU_MEMORY_SHARE",
     "SIZE_FOOTPRINT",
     "SIZE_KINDS",
@@ -350,6 +359,9 @@ def benchmark(
         raise ValueError(f"min_time must be a finite number of seconds >= 0, got {min_time!r}")
     flops_count = _check_work("flops", flops)
     bytes_count = _check_work("bytes", bytes)
+    if os.environ.get(TIMING_ENV, "").strip().lower() == "smoke":  # code paths, not timings
+        warmup, repeats, min_time = min(warmup, 1), min(repeats, 2), 0.0
+        max_repeats = max(repeats, min(max_repeats, 2))
     dev = device if device is not None else get_device()
     if dev.is_gpu:
         times = _time_on_gpu(fn, args, warmup, repeats, float(min_time), max_repeats)

@@ -62,6 +62,7 @@ from pathlib import Path
 
 import numpy as np
 
+from gpulesson.bench import TIMING_ENV
 from gpulesson.collectives.model import (
     ALGORITHMS,
     COLLECTIVE,
@@ -296,6 +297,9 @@ def run_allreduce_benchmark(
     timeout : float
         Seconds before ``mpiexec`` and every rank are stopped.
 
+    With ``GPULESSON_TIMING=smoke`` (:data:`gpulesson.bench.TIMING_ENV`) every size is a
+    quick smoke run: one block of at most two timed calls after one warm-up.
+
     Raises
     ------
     MPIUnavailableError
@@ -323,6 +327,9 @@ def run_allreduce_benchmark(
     timeout = check_seconds("timeout", timeout)
     hosts = _check_hosts(hosts)
     mpiexec = _require_mpi()
+    if os.environ.get(TIMING_ENV, "").strip().lower() == "smoke":  # code paths, not timings
+        iterations, repeats, warmup = min(iterations, 2), 1, min(warmup, 1)
+        min_seconds_per_size = max_seconds_per_size = 0.0
 
     with tempfile.TemporaryDirectory(prefix="gpulesson-allreduce-") as tmp:
         output = os.path.join(tmp, "result.json")

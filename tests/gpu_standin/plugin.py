@@ -6,7 +6,9 @@ kernel then starts with
 
 * ``GPULESSON_DEVICE=gpu``: ``gpulesson.device`` must find a GPU or fail, and
 * ``tests/gpu_standin`` first on ``PYTHONPATH``: ``import cupy`` finds the stand-in
-  (``tests/gpu_standin/cupy``), which reports one small, usable GPU,
+  (``tests/gpu_standin/cupy``), which reports one small, usable GPU, and
+* ``GPULESSON_TIMING=smoke``: every ``gpulesson.bench.benchmark`` makes at most two timed
+  calls (the book build, in the same session, does the real timings),
 
 so every lesson's and exercise's GPU branch runs, with CuPy's API rules enforced (see the
 stand-in's docstring: no implicit host copies, no clock read with queued work, finite
@@ -42,6 +44,7 @@ def standin_environment(base: dict[str, str] | None = None, log: Path | None = N
                                          if p]
     env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
     env["GPULESSON_DEVICE"] = "gpu"
+    env["GPULESSON_TIMING"] = "smoke"  # code paths, not timings: the book build times
     if log is not None:
         env[LOG_VAR] = str(log)
     return env
@@ -94,7 +97,8 @@ def pytest_runtest_setup(item: pytest.Item):
     if notebook not in logs:
         logs[notebook] = (item.config.gl_standin_logs
                           / f"{notebook.parent.name}-{notebook.stem}.log")
-    saved = {key: os.environ.get(key) for key in ("PYTHONPATH", "GPULESSON_DEVICE", LOG_VAR)}
+    saved = {key: os.environ.get(key)
+             for key in ("PYTHONPATH", "GPULESSON_DEVICE", "GPULESSON_TIMING", LOG_VAR)}
     os.environ.update(standin_environment(log=logs[notebook]))
     try:
         yield

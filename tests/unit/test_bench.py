@@ -347,3 +347,13 @@ def test_noisy_cells_are_flagged_in_the_text_table() -> None:
     quiet = compare(lambda xp, a: a, lambda n: np.ones(n), [4], repeats=3)
     if all(r.result.spread <= 0.5 for r in quiet.rows):
         assert "* noisy" not in quiet.to_text()
+
+
+def test_smoke_timing_makes_at_most_two_timed_calls(monkeypatch) -> None:
+    """GPULESSON_TIMING=smoke (the GPU stand-in's notebook runs): code paths, not timings."""
+    calls = []
+    monkeypatch.setenv(bench.TIMING_ENV, "smoke")
+    r = benchmark(lambda: calls.append(1), warmup=3, repeats=7, min_time=5.0, device=CPU)
+    assert (r.warmup, r.repeats, len(calls)) == (1, 2, 3)
+    monkeypatch.delenv(bench.TIMING_ENV)
+    assert benchmark(lambda: None, repeats=4, min_time=0.0, device=CPU).repeats == 4

@@ -532,3 +532,11 @@ def test_best_of_keeps_the_fastest_and_reports_the_spread():
     assert spread == pytest.approx([0.5, 0.5])
     with pytest.raises(ValueError, match="same sizes"):
         C.best_of([fast, fast[:1]])
+
+
+def test_smoke_timing_makes_one_short_block_per_size(monkeypatch):
+    """GPULESSON_TIMING=smoke (the notebooks' second run, on the GPU stand-in)."""
+    monkeypatch.setenv("GPULESSON_TIMING", "smoke")
+    (m,) = C.run_allreduce_benchmark(2, [64 * KiB], iterations=50, repeats=5, warmup=5,
+                                     min_seconds_per_size=1.0)
+    assert (m.repeats, m.iterations, m.warmup, m.wrong) == (1, 2, 1, 0)
