@@ -67,6 +67,7 @@ from .claims import (
     rendered,
     uncovered_figures,
 )
+from .study_time import study_minutes
 
 BOOK = REPO / "book"
 H100 = gpu("H100 SXM")
@@ -1093,9 +1094,33 @@ def _python_versions() -> tuple[str, str]:
     return built, oldest[0]
 
 
+def _study_row(slug: str) -> str:
+    """A lesson's row of the study-time table: its time from the lesson itself."""
+    return f"| {{doc}}`/notebooks/{slug}` | about {study_minutes(slug)} min |"
+
+
 HOW_TO_USE = claims(
     ("You need Python 3.11 (3.10 or newer works)", lambda: "You need Python {} ({} or newer "
      "works)".format(*_python_versions())),
+    # the study times: reading outside dropdowns, exercises and cells (study_time.py)
+    ("| {doc}`/notebooks/parallelism_at_the_core` | about 75 min |", functools.partial(_study_row,
+                                                                    "parallelism_at_the_core")),
+    ("| {doc}`/notebooks/roofline_and_tensor_cores` | about 55 min |", functools.partial(_study_row,
+                                                                    "roofline_and_tensor_cores")),
+    ("| {doc}`/notebooks/memory_what_fits` | about 55 min |", functools.partial(_study_row,
+                                                                    "memory_what_fits")),
+    ("| {doc}`/notebooks/flops_and_scaling` | about 55 min |", functools.partial(_study_row,
+                                                                    "flops_and_scaling")),
+    ("| {doc}`/notebooks/inference_and_kv_cache` | about 60 min |", functools.partial(_study_row,
+                                                                    "inference_and_kv_cache")),
+    ("| {doc}`/notebooks/distributed_math` | about 75 min |", functools.partial(_study_row,
+                                                                    "distributed_math")),
+    ("| {doc}`/notebooks/cost_economics` | about 55 min |", functools.partial(_study_row,
+                                                                    "cost_economics")),
+    ("| {doc}`/notebooks/optimisations` | about 60 min |", functools.partial(_study_row,
+                                                                    "optimisations")),
+    ("| {doc}`/notebooks/planning_dashboard` | about 60 min |", functools.partial(_study_row,
+                                                                    "planning_dashboard")),
 )
 
 INSTRUCTORS = claims(
