@@ -79,11 +79,14 @@ book: install site-assets
 # the book build (warnings are errors) and the checks of the built site, from disk and in
 # Chromium (tests/site). The book is built once, by whichever needs it first: a site test,
 # or a notebook cell tagged nbval-check-output, whose reference is the build's run of it.
-# GL_SITE_DIR=_build/html reuses a built site instead.
+# GL_SITE_DIR=_build/html reuses a built site instead. The book build runs every notebook on
+# the CPU; nbval then runs each once more on a numpy-backed CuPy stand-in
+# (tests/gpu_standin), so every GPU branch of the lessons runs on every test run.
 test: install site-assets chromium
 	GL_CHROMIUM=$(CHROMIUM) GL_REQUIRE_BROWSER=$(if $(shell command -v apt-get),1,0) \
 	GL_SCREENSHOT_DIR=$${GL_SCREENSHOT_DIR:-_build/screenshots} \
-	MPLBACKEND=Agg $(BIN)/python -m pytest -q --durations=10 $(NBVAL) tests $(NOTEBOOKS)
+	MPLBACKEND=Agg $(BIN)/python -m pytest -q --durations=10 $(NBVAL) \
+		-p tests.gpu_standin.plugin --gpu-standin tests $(NOTEBOOKS)
 
 # Everything but the site: no book build, no browser, no notebook runs.
 unit: install

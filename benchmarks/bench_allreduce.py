@@ -1,94 +1,111 @@
-"""A real MPI all-reduce between local processes, printed like nccl-tests, with the alpha-beta fit.
+"""A real all-reduce between processes, printed as nccl-tests prints it, with the fits.
 
-Run: ``.venv/bin/python benchmarks/bench_allreduce.py`` (needs the ``dist`` extra:
-``pip install -e '.[dist]'``). Options: ``--ranks 2,4``, ``--min-bytes 4096``,
-``--max-bytes 67108864``, ``--factor 4``, ``--iterations 20``, ``--warmup 5``,
-``--repeats 5``, ``--min-seconds-per-size 0.02``, ``--max-seconds-per-size 2``,
-``--in-place``, ``--dtype float32``.
+Run: ``.venv/bin/python benchmarks/bench_allreduce.py`` (MPI: the ``dist`` extra,
+``pip install -e '.[dist]'``). Options: ``--ranks 2,4,8`` (default: the counts with a
+core for every rank), ``--min-bytes 4096``, ``--max-bytes 67108864``, ``--factor 2``,
+``--iterations 20``, ``--warmup 5``, ``--repeats 5``, ``--max-seconds-per-size 1``,
+``--algorithm ring`` (or ``recursive_doubling``, ``rabenseifner``, ``default``),
+``--hosts node1:4,node2:4`` (across machines, ``mpirun -H``), ``--backend gloo`` or
+``nccl`` (torch.distributed instead of MPI, where PyTorch is installed).
 
-For every rank count it prints the measured table (size, count, type, redop, time,
-algbw, busbw, #wrong; time in microseconds, bandwidths in GB/s = 10^9 bytes/s), the fitted
-latency alpha and bandwidth beta of ``t = alpha + 2(n-1)/n * S / beta``, and the model's
-prediction next to each measurement. A time is the average per call of a block of calls,
-for the slowest rank, median over ``--repeats`` blocks (see :mod:`gpulesson.collectives`);
-it depends on the machine and on what else runs on it, so the load average is printed.
+For every rank count it prints the nccl-tests rows (out-of-place and in-place: size,
+count, type, redop, root, time in us, algbw and busbw in GB/s, #wrong), which algorithm
+ran and how the library confirmed it, the one-line alpha-beta fit and the separate
+latency and bandwidth regimes, and whether each size lies within its spread. A time is
+the slowest rank's average per call, median over ``--repeats`` blocks; it depends on the
+machine and what else runs on it, so the load average is printed.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
+from pathlib import Path
 
-from gpulesson import collectives
-from gpulesson.units import format_bandwidth, format_seconds
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from gpulesson import collectives  # noqa: E402
+from gpulesson.units import format_bandwidth, format_seconds  # noqa: E402
 
 
 def _load() -> float:
-    """1-minute load average (runnable processes): above the CPU count, times get noisy."""
+    """1-minute load average (runnable processes): above the core count, times get noisy."""
     return os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--ranks", default="2,4", help="comma-separated rank counts")
+    parser.add_argument("--ranks", default=None, help="comma-separated rank counts")
     parser.add_argument("--min-bytes", type=int, default=4 * 2**10)
     parser.add_argument("--max-bytes", type=int, default=64 * 2**20)
-    parser.add_argument("--factor", type=int, default=4, help="size step, like nccl-tests -f")
+    parser.add_argument("--factor", type=int, default=2, help="size step, like nccl-tests -f")
     parser.add_argument("--iterations", type=int, default=20)
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--repeats", type=int, default=5, help="timed blocks; median reported")
     parser.add_argument("--min-seconds-per-size", type=float, default=0.02)
-    parser.add_argument("--max-seconds-per-size", type=float, default=2.0)
+    parser.add_argument("--max-seconds-per-size", type=float, default=1.0)
     parser.add_argument("--dtype", default="float32", choices=sorted(collectives.DTYPES))
-    parser.add_argument("--in-place", action="store_true")
+    parser.add_argument("--algorithm", default="ring", choices=sorted(collectives.ALGORITHMS))
+    parser.add_argument("--hosts", default=None, help="mpirun -H list: node1:4,node2:4")
+    parser.add_argument("--backend", default="mpi", choices=("mpi", "gloo", "nccl"))
     args = parser.parse_args()
     if args.factor < 2:
         parser.error(f"--factor must be an integer >= 2, got {args.factor}")
-
     sizes = []
     size = args.min_bytes
     while size <= args.max_bytes:
         sizes.append(size)
         size *= args.factor
+    if args.ranks:
+        ranks = [int(n) for n in args.ranks.split(",")]
+    elif args.hosts:
+        ranks = [sum(int(h.split(":")[1]) if ":" in h else 1 for h in args.hosts.split(","))]
+    else:
+        ranks, skipped = collectives.ranks_for_this_machine()
+        if skipped:
+            print(f"# {collectives.usable_cores()} cores here: skipping "
+                  f"{', '.join(map(str, skipped))} ranks (more ranks than cores measure the "
+                  "scheduler; --ranks runs them anyway)")
 
     start = time.perf_counter()
-    for n_ranks in (int(n) for n in args.ranks.split(",")):
-        load_before = _load()
-        t0 = time.perf_counter()
-        rows = collectives.run_allreduce_benchmark(
-            n_ranks,
-            sizes,
-            iterations=args.iterations,
-            warmup=args.warmup,
-            repeats=args.repeats,
-            dtype=args.dtype,
-            in_place=args.in_place,
-            min_seconds_per_size=args.min_seconds_per_size,
-            max_seconds_per_size=args.max_seconds_per_size,
-        )
-        wall = time.perf_counter() - t0
-        place = "in-place" if args.in_place else "out-of-place"
-        print(f"# all_reduce, {n_ranks} ranks, {place}, {rows[0].library}")
-        calls = [m.iterations * m.repeats for m in rows]
+    for n_ranks in ranks:
+        load_before, t0 = _load(), time.perf_counter()
+        if args.backend == "mpi":
+            rows = collectives.run_allreduce_benchmark(
+                n_ranks, sizes, iterations=args.iterations, warmup=args.warmup,
+                repeats=args.repeats, dtype=args.dtype, passes="both",
+                algorithm=args.algorithm, min_seconds_per_size=args.min_seconds_per_size,
+                max_seconds_per_size=args.max_seconds_per_size, hosts=args.hosts,
+                timeout=600)
+        else:
+            rows = collectives.run_torch_allreduce(
+                n_ranks, sizes, backend=args.backend, iterations=args.iterations,
+                warmup=args.warmup, repeats=args.repeats, dtype=args.dtype,
+                max_seconds_per_size=args.max_seconds_per_size, timeout=600)
+        print(f"# all_reduce, {n_ranks} ranks on {rows[0].hosts} host(s), {rows[0].library}")
+        print(f"# algorithm: {collectives.ALGORITHMS[rows[0].algorithm].label}; "
+              f"{rows[0].algorithm_check}")
         print(f"# time = mean per call, slowest rank, median of {rows[0].repeats} blocks; "
-              f"{min(calls)} to {max(calls)} timed calls per size after {args.warmup} "
-              f"warm-up calls; "
-              f"run took {wall:.1f} s; load average before/after {load_before:.2f}/"
-              f"{_load():.2f} on {os.cpu_count()} CPUs")  # fmt: skip
-        print(collectives.format_table(rows))
-        fit = collectives.fit_alpha_beta(rows)
-        print(
-            f"# alpha-beta fit: alpha = {format_seconds(fit.alpha_seconds)}, "
-            f"beta = {format_bandwidth(fit.beta_bytes_per_second)}, "
-            f"R^2 (log t) = {fit.r2:.4f}"
-        )
-        print(f"# {'size (B)':>10} {'measured (us)':>14} {'model (us)':>11} {'model/meas':>10}")
-        for row, predicted in zip(rows, collectives.predict_times(fit, sizes), strict=True):
-            print(
-                f"# {row.size_bytes:>10d} {row.time_seconds * 1e6:>14.1f} "
-                f"{predicted * 1e6:>11.1f} {predicted / row.time_seconds:>10.2f}"
-            )
+              f"run took {time.perf_counter() - t0:.1f} s; load average before/after "
+              f"{load_before:.2f}/{_load():.2f} on {os.cpu_count()} CPUs")
+        print(collectives.nccl_tests_rows(rows))
+        measured = [m for m in rows if m.in_place == (args.backend != "mpi")]
+        line = collectives.fit_alpha_beta(measured)
+        print(f"# one line: alpha = {format_seconds(line.alpha_seconds)}, beta = "
+              f"{format_bandwidth(line.beta_bytes_per_second)}, R^2 (log t) = {line.r2:.4f}")
+        if len(measured) >= 6:
+            fit = collectives.fit_regimes(measured)
+            for r in fit.regimes:
+                beta = "" if r.beta_bytes_per_second is None else \
+                    f", beta {format_bandwidth(r.beta_bytes_per_second)}"
+                print(f"# {r.kind} regime {r.first_bytes}-{r.last_bytes} B: alpha "
+                      f"{format_seconds(r.alpha_seconds)}{beta}")
+            print(f"# {'size (B)':>10} {'measured/model':>15} {'spread':>7} {'within':>7}")
+            for s, ratio, spread, ok in zip(fit.sizes, fit.ratios, fit.spreads,
+                                            fit.within_spread, strict=True):
+                print(f"# {int(s):>10d} {ratio:>15.2f} {spread:>7.2f} {'yes' if ok else 'no':>7}")
         print()
     print(f"# total {time.perf_counter() - start:.1f} s")
 

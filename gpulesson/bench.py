@@ -40,12 +40,17 @@ How timing works
   run (``min``) is what the hardware can do when nothing interferes.
 
 Speed goals never live in timed asserts (machines differ); ``benchmarks/`` prints them.
+
+``GPULESSON_TIMING=smoke`` makes every :func:`benchmark` a quick smoke run (at most one
+warm-up and two timed calls, no ``min_time``): for test runs that exercise code paths,
+not timings, such as the notebooks on the GPU stand-in of ``tests/gpu_standin``.
 Taught in: ``parallelism_at_the_core`` (loop vs vectorised vs GPU), ``roofline_and_tensor_cores``.
 """
 
 from __future__ import annotations
 
 import math
+import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -56,7 +61,13 @@ import numpy as np
 from gpulesson import units
 from gpulesson.device import Device, cpu_device, get_device, to_numpy
 
+#: Environment variable: ``smoke`` turns every benchmark into a quick smoke run.
+TIMING_ENV = "GPULESSON_TIMING"
+
 __all__ = [
+    "TIMING_ENV",
+    "GPU_MEMORY_SHARE",
+    "SIZE_FOOTPRINT",
     "SIZE_KINDS",
     "BenchResult",
     "ComparisonRow",
@@ -348,6 +359,9 @@ def benchmark(
         raise ValueError(f"min_time must be a finite number of seconds >= 0, got {min_time!r}")
     flops_count = _check_work("flops", flops)
     bytes_count = _check_work("bytes", bytes)
+    if os.environ.get(TIMING_ENV, "").strip().lower() == "smoke":  # code paths, not timings
+        warmup, repeats, min_time = min(warmup, 1), min(repeats, 2), 0.0
+        max_repeats = max(repeats, min(max_repeats, 2))
     dev = device if device is not None else get_device()
     if dev.is_gpu:
         times = _time_on_gpu(fn, args, warmup, repeats, float(min_time), max_repeats)
@@ -386,8 +400,29 @@ SIZE_KINDS: Mapping[str, Mapping[str, tuple[int, ...]]] = {
 }
 
 
+#: Bytes a problem of each kind keeps on the device at size ``n``, in the widest precision
+#: the lessons use for it (three FP64 matrices for a GEMM, one FP32 matrix for a
+#: matrix-vector product, a float32 source and destination for a copy).
+SIZE_FOOTPRINT: Mapping[str, Callable[[int], int]] = {
+    "gemm": lambda n: 3 * n * n * 8,
+    "matvec": lambda n: n * n * 4,
+    "copy": lambda n: 2 * n * 4,
+    "elementwise": lambda n: 2 * n * 4,
+    "loop": lambda n: 0,  # runs in Python on the host
+}
+#: On a GPU, a size is used only if its footprint is at most this share of the device's
+#: memory: a lesson holds several such problems at once, CuPy's memory pool keeps freed
+#: blocks, and a 16 GB laptop GPU must not run out. An 80 GB GPU still gets every size.
+GPU_MEMORY_SHARE = 1 / 16
+
+
 def sizes_for(device: Device | str | None = None, kind: str = "gemm") -> list[int]:
     """Problem sizes for ``kind`` on ``device``: small on CPU, large on GPU.
+
+    On a :class:`Device` that is a GPU with known memory, the GPU sizes whose footprint
+    (:data:`SIZE_FOOTPRINT`) exceeds :data:`GPU_MEMORY_SHARE` of its memory are left out
+    (the smallest GPU size always stays): an 80 GB H100 gets the whole GPU table, a 16 GB
+    card the sizes up to a 4,096-wide GEMM, and a small device the small end of the table.
 
     Parameters
     ----------
@@ -396,18 +431,33 @@ def sizes_for(device: Device | str | None = None, kind: str = "gemm") -> list[in
     kind:
         one of ``gemm``, ``matvec``, ``copy``, ``elementwise``, ``loop`` (see
         :data:`SIZE_KINDS` for what the size means in each).
+
+    Raises
+    ------
+    ValueError
+        an unknown ``kind`` or ``device``, or a size table without sizes for the device's
+        kind (every kind needs CPU and GPU sizes).
     """
     if kind not in SIZE_KINDS:
         raise ValueError(f"kind must be one of {', '.join(SIZE_KINDS)}, got {kind!r}")
     if device is None:
         device = get_device()
+    memory = None
     if isinstance(device, Device):
-        device_kind = device.kind
+        device_kind, memory = device.kind, device.memory_bytes
     elif device in ("cpu", "gpu"):
         device_kind = device
     else:
         raise ValueError(f"device must be a Device, 'cpu' or 'gpu', got {device!r}")
-    return list(SIZE_KINDS[kind][device_kind])
+    sizes = SIZE_KINDS[kind].get(device_kind)
+    if not sizes:
+        raise ValueError(
+            f"SIZE_KINDS[{kind!r}] has no {device_kind!r} sizes: every kind needs CPU and "
+            f"GPU sizes, got {dict(SIZE_KINDS[kind])!r}")
+    if device_kind == "gpu" and memory:
+        fits = [n for n in sizes if SIZE_FOOTPRINT[kind](n) <= GPU_MEMORY_SHARE * memory]
+        return fits or [min(sizes)]
+    return list(sizes)
 
 
 # ---------------------------------------------------------------------------------------

@@ -1,8 +1,9 @@
 """The cost of a model: power, on-premises TCO, cloud cost, break-even, cost per token.
 
-Prices are inputs, never constants here: dated example prices with their sources live
-in the calculator registry (:mod:`gpulesson.calculators`). A year is 8,760 hours
-(365 days) and a month 730 hours (a twelfth of that).
+Prices are inputs, never constants here: dated, sourced cloud prices per GPU-hour live in
+:mod:`gpulesson.prices` (``prices.default_price("H100 SXM")``), and the calculator
+registry defaults its price inputs to them. A year is 8,760 hours (365 days) and a month
+730 hours (a twelfth of that).
 
 * Power cost: ``power_watts / 1000 * pue * hours * usd_per_kwh``. The *power usage
   effectiveness* (PUE = facility power / IT power; The Green Grid 2007) adds cooling and

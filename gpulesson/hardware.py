@@ -1,26 +1,53 @@
-"""GPU specifications: memory, bandwidth, dense (and, apart, sparse) peak rates, power.
+"""GPU specifications: memory, bandwidth, dense (and, apart, sparse) peak rates, power, links.
 
 The figures live in ``gpulesson/data/gpus.json`` (loaded once with
-:mod:`importlib.resources`); every figure there names its source (a datasheet or
-whitepaper) and every source carries a date.
+:mod:`importlib.resources`); every figure there names its source (a datasheet,
+whitepaper, vendor page or a public report of what a driver prints) and every source
+carries a date.
 
 Conventions (see ``book/conventions.md``):
 
 * ``peak_flops`` holds **dense** rates, the ones to use for MFU and the roofline.
   Datasheets often headline the 2:4 structured-sparsity rate, which is twice the dense
-  one; those figures live in ``sparse_flops`` and are never mixed in.
+  one; those figures live in ``sparse_flops`` and are never mixed in. Where a datasheet
+  prints only the sparse rate (NVIDIA's HGX, NVL72 and NVL tables, for all but FP4), the
+  dense figure is half of it, and the figure's note says so. NVIDIA prints FP4 both ways
+  (the GB300's dense FP4 is three quarters of its sparse FP4, not half).
 * ``fp16``/``bf16`` rates are tensor-core rates with FP32 accumulation (what training
   uses). On GeForce cards the FP16-accumulate rate is twice that; it is kept in
   ``other_flops``.
+* ``fp8``, ``fp6`` and ``fp4`` are the tensor-core rates of those element widths, whatever
+  the block scaling (NVIDIA's FP8/FP6 row and its FP4 row cover MXFP8/MXFP6/MXFP4 and
+  NVFP4 alike; AMD's MI355X runs MXFP6 at its MXFP4 rate and has no NVFP4).
 * ``fp64`` is the highest dense FP64 rate (the FP64 tensor-core rate where there is one);
   the plain vector rate is ``other_flops["fp64_vector"]``.
 * ``int8`` figures are integer operations per second (TOPS), stored under the same key.
+
+Memory, three numbers (``book/conventions.md``):
+
 * ``memory_bytes`` is the datasheet capacity in decimal GB (``80 GB = 80e9 bytes``);
-  the physical HBM is often slightly larger (an "80 GB" card has 80 GiB), so this is the
-  conservative figure. ``bandwidth`` is the peak memory (HBM/GDDR) bandwidth in bytes/s;
-  ``interconnect_bandwidth`` is the total bidirectional GPU-to-GPU link bandwidth.
+* ``reported_memory_bytes`` is what the driver reports (an H100 SXM: 81,559 MiB in
+  ``nvidia-smi``, 85.5e9 bytes; on ROCm the total PyTorch reports), ``None`` where no
+  public report was found;
+* :meth:`GPUSpec.usable_memory` is what a framework can plan with: the reported total
+  (or, failing that, the datasheet capacity) times :data:`USABLE_MEMORY_FRACTION`, vLLM's
+  default ``gpu_memory_utilization`` of 0.9. The other tenth is the stated reserve for
+  the CUDA/ROCm context, communication buffers and allocator fragmentation.
+
+Links: ``interconnect_bandwidth`` is the GPU-to-GPU (NVLink, Infinity Fabric or, failing
+those, PCIe) bandwidth **per GPU, both directions together**;
+:meth:`GPUSpec.link_bandwidth_one_way` halves it. ``nvlink_domain`` is how many GPUs
+share that fabric (8 on an HGX board or an MI300-series baseboard, 72 in an NVL72 rack, 2
+or 4 for bridged PCIe cards, 1 with no GPU link). ``scaleout_bandwidth`` is a typical
+scale-out NIC per GPU, **one direction** (400 Gb/s = 50e9 bytes/s), ``None`` for cards no
+reference system networks.
+
+The course's worked examples use :data:`TEACHING_BASELINE` (the H100 SXM, two
+generations old by 2026) and set :data:`CURRENT_GENERATION` beside it.
 
 Efficiency: :func:`flops_per_watt` divides a dense peak by the rated board power.
+Spec-sheet mistakes: :func:`peak_mismatch` recognises a typed peak that is a sparse or
+FP16-accumulate figure of the GPU.
 
 Taught in: ``notebooks/roofline_and_tensor_cores.ipynb`` and ``book/hardware.md``.
 """
@@ -38,10 +65,22 @@ from typing import Protocol
 from gpulesson import _validate as v
 from gpulesson import roofline
 
-__all__ = ["DTYPES", "GPUS", "SOURCES", "GPUSpec", "PoweredSpec", "flops_per_watt", "gpu"]
+__all__ = [
+    "CURRENT_GENERATION",
+    "DTYPES",
+    "GPUS",
+    "SOURCES",
+    "TEACHING_BASELINE",
+    "USABLE_MEMORY_FRACTION",
+    "GPUSpec",
+    "PoweredSpec",
+    "flops_per_watt",
+    "gpu",
+    "peak_mismatch",
+]
 
 #: Data types a ``peak_flops`` mapping may hold.
-DTYPES = ("fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "int8")
+DTYPES = ("fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "fp6", "fp4", "int8")
 
 
 @dataclass(frozen=True)
@@ -69,11 +108,20 @@ class GPUSpec:
     vendor, architecture, memory_type, released, interconnect : str
         Descriptive fields.
     interconnect_bandwidth : float
-        Total bidirectional GPU-to-GPU (or PCIe) bandwidth, bytes/s.
+        GPU-to-GPU (NVLink, Infinity Fabric or PCIe) bandwidth per GPU, both directions
+        together, bytes/s.
     figure_sources : Mapping[str, str]
         For every figure (``"bandwidth"``, ``"peak_flops.bf16"`` ...), its source and date.
     notes : str
         Caveats worth knowing.
+    reported_memory_bytes : int or None
+        Memory total the driver reports (``nvidia-smi``; PyTorch on ROCm), bytes; ``None``
+        when no public report was found.
+    nvlink_domain : int
+        GPUs in one NVLink (or Infinity Fabric) domain: 8 (HGX), 72 (NVL72), 1 (none).
+    scaleout_bandwidth : float or None
+        Typical scale-out NIC bandwidth per GPU, one direction, bytes/s; ``None`` where no
+        reference system gives one.
     """
 
     name: str
@@ -92,6 +140,9 @@ class GPUSpec:
     interconnect_bandwidth: float = 0.0
     figure_sources: Mapping[str, str] = field(default_factory=dict)
     notes: str = ""
+    reported_memory_bytes: int | None = None
+    nvlink_domain: int = 1
+    scaleout_bandwidth: float | None = None
 
     def dense(self, dtype: str = "bf16") -> float:
         """Dense peak FLOP/s for ``dtype``; ``KeyError`` listing those this GPU has."""
@@ -101,13 +152,61 @@ class GPUSpec:
         """FLOP per byte where the roofline bends (:func:`gpulesson.roofline.ridge_point`)."""
         return roofline.ridge_point(self.dense(dtype), self.bandwidth)
 
+    def usable_memory(self, fraction: float | None = None) -> float:
+        """Bytes a framework can plan with: ``reported total * fraction``.
+
+        The reported total is :attr:`reported_memory_bytes` (what ``nvidia-smi`` prints),
+        or the datasheet :attr:`memory_bytes` where no report was found
+        (:attr:`memory_basis` says which). ``fraction`` defaults to
+        :data:`USABLE_MEMORY_FRACTION` (0.9, vLLM's ``gpu_memory_utilization``); the rest
+        is the reserve for the runtime context, communication buffers and fragmentation.
+        H100 SXM: 81,559 MiB x 0.9 = 76.97e9 bytes (71.7 GiB), below the "80 GB" label.
+        Taught in: ``memory_what_fits`` and ``book/hardware.md``.
+
+        Raises
+        ------
+        ValueError
+            when ``fraction`` is not in (0, 1].
+        """
+        share = USABLE_MEMORY_FRACTION if fraction is None else v.fraction(
+            "fraction", fraction, allow_zero=False)
+        return self.memory_total * share
+
+    @property
+    def memory_total(self) -> int:
+        """The reported memory total, or the datasheet capacity when none is known."""
+        if self.reported_memory_bytes is not None:
+            return self.reported_memory_bytes
+        return self.memory_bytes
+
+    @property
+    def memory_basis(self) -> str:
+        """Which total :meth:`usable_memory` starts from: ``"reported"`` or ``"datasheet"``."""
+        return "reported" if self.reported_memory_bytes is not None else "datasheet"
+
+    def link_bandwidth_one_way(self) -> float:
+        """GPU-to-GPU bandwidth per GPU in one direction: ``interconnect_bandwidth / 2``
+        (NVLink 5: 1.8 TB/s both ways, 900 GB/s each way)."""
+        return self.interconnect_bandwidth / 2
+
+    @property
+    def is_teaching_baseline(self) -> bool:
+        """True for the GPU the lessons' worked examples use (:data:`TEACHING_BASELINE`)."""
+        return self.name == TEACHING_BASELINE
+
+    @property
+    def is_current_generation(self) -> bool:
+        """True for the newest parts of the table (:data:`CURRENT_GENERATION`)."""
+        return self.name in CURRENT_GENERATION
+
 
 def _cite(sources: Mapping[str, Mapping[str, str]], key: str) -> str:
     src = sources[key]
     return f"{src['title']}, {src['publisher']}, {src['date']}"
 
 
-def _load() -> tuple[Mapping[str, GPUSpec], dict[str, str], Mapping[str, Mapping[str, str]]]:
+def _load() -> tuple[Mapping[str, GPUSpec], dict[str, str], Mapping[str, Mapping[str, str]],
+                     Mapping[str, object]]:
     text = resources.files("gpulesson").joinpath("data/gpus.json").read_text(encoding="utf-8")
     data = json.loads(text)
     sources = data["sources"]
@@ -120,6 +219,10 @@ def _load() -> tuple[Mapping[str, GPUSpec], dict[str, str], Mapping[str, Mapping
             record[key] = _cite(sources, str(item["source"]))
             return item["value"]  # type: ignore[return-value]
 
+        def optional(key: str, item: Mapping[str, object] | None,
+                     record: dict[str, str]) -> float | None:
+            return None if item is None else value(key, item, record)
+
         def table(group: str, items: Mapping[str, Mapping[str, object]],
                   record: dict[str, str]) -> Mapping[str, float]:
             return MappingProxyType(
@@ -128,6 +231,8 @@ def _load() -> tuple[Mapping[str, GPUSpec], dict[str, str], Mapping[str, Mapping
 
         name = entry["name"]
         main_source = entry["memory_bytes"]["source"]
+        reported = optional("reported_memory_bytes", entry["reported_memory"], figure_sources)
+        scaleout = optional("scaleout_bandwidth", entry["scaleout_bandwidth"], figure_sources)
         specs[name] = GPUSpec(
             name=name,
             memory_bytes=int(value("memory_bytes", entry["memory_bytes"], figure_sources)),
@@ -147,17 +252,36 @@ def _load() -> tuple[Mapping[str, GPUSpec], dict[str, str], Mapping[str, Mapping
             ),
             figure_sources=MappingProxyType(figure_sources),
             notes=entry["notes"],
+            reported_memory_bytes=None if reported is None else int(reported),
+            nvlink_domain=int(value("nvlink_domain", entry["nvlink_domain"], figure_sources)),
+            scaleout_bandwidth=None if scaleout is None else float(scaleout),
         )
         for alias in entry["aliases"]:
             aliases[alias] = name
-    return MappingProxyType(specs), aliases, MappingProxyType(sources)
+    meta = {key: data[key] for key in ("teaching_baseline", "current_generation",
+                                       "usable_memory")}
+    return MappingProxyType(specs), aliases, MappingProxyType(sources), meta
 
 
 #: All GPUs of the course by canonical name (read-only).
 GPUS: Mapping[str, GPUSpec]
 #: The sources of the figures: key -> title, publisher, date, url.
 SOURCES: Mapping[str, Mapping[str, str]]
-GPUS, _ALIASES, SOURCES = _load()
+GPUS, _ALIASES, SOURCES, _META = _load()
+
+#: The GPU the lessons work their examples on (the H100 SXM: Hopper, two generations
+#: before the Blackwell Ultra parts of 2026).
+TEACHING_BASELINE: str = _META["teaching_baseline"]["gpu"]  # type: ignore[index]
+#: The newest parts in the table, as of :data:`CURRENT_GENERATION_AS_OF`.
+CURRENT_GENERATION: tuple[str, ...] = tuple(
+    _META["current_generation"]["gpus"])  # type: ignore[index]
+#: The month :data:`CURRENT_GENERATION` was last revised.
+CURRENT_GENERATION_AS_OF: str = _META["current_generation"]["as_of"]  # type: ignore[index]
+#: Share of the reported memory a framework plans with (vLLM's default
+#: ``gpu_memory_utilization``).
+USABLE_MEMORY_FRACTION: float = float(_META["usable_memory"]["fraction"])  # type: ignore[index]
+#: The source of :data:`USABLE_MEMORY_FRACTION`, with its date.
+USABLE_MEMORY_SOURCE: str = _cite(SOURCES, _META["usable_memory"]["source"])  # type: ignore[index]
 
 
 def gpu(name: str) -> GPUSpec:
@@ -217,3 +341,101 @@ def flops_per_watt(spec: PoweredSpec, dtype: str = "fp16", *, sparse: bool = Fal
         raise ValueError(f"tdp_watts of {spec.name} must be a positive number of watts, "
                          f"got {watts!r}")
     return rates[dtype] / watts
+
+
+def _tflops(rate: float) -> str:
+    text = f"{rate / 1e12:,.1f}"
+    return text[:-2] if text.endswith(".0") else text
+
+
+def peak_mismatch(spec: GPUSpec, dtype: str, peak_flops: float, *,
+                  rtol: float = 0.01) -> str | None:
+    """A warning when a typed peak is one of the GPU's non-dense figures, else ``None``.
+
+    The most common spec-sheet mistake is to take a datasheet's headline, which for
+    tensor cores is the 2:4 structured-sparsity rate (twice the dense one), or, on GeForce
+    cards, the FP16-accumulate rate (twice the FP32-accumulate one training uses). When
+    ``peak_flops`` lies within ``rtol`` of such a figure of ``spec`` and not of the dense
+    ``dtype`` peak, this returns one sentence naming the figure and the dense peak to use
+    instead. H100 SXM, BF16, 1,979 TFLOP/s: "1,979 TFLOP/s is the H100 SXM's 2:4-sparse BF16
+    figure, twice the dense rate; the dense BF16 peak is 989.4 TFLOP/s." A figure of another
+    precision is named too (3,958 TFLOP/s for BF16 is the sparse FP8 figure). A warning, not an
+    error: a learner may mean it (the sparsity lesson does). Taught in:
+    ``roofline_and_tensor_cores`` and ``book/seed_corrections.md``.
+
+    Parameters
+    ----------
+    spec:
+        the chosen GPU.
+    dtype:
+        the precision the peak is meant for (a key of :data:`DTYPES`).
+    peak_flops:
+        the typed peak, FLOP/s.
+    rtol:
+        relative tolerance of the match (datasheets round: 1,979 for 1,978.9).
+
+    Raises
+    ------
+    ValueError
+        when ``peak_flops`` is not a positive number or ``rtol`` not in (0, 1].
+    KeyError
+        when ``dtype`` is not one of :data:`DTYPES`.
+    """
+    value = v.positive_number("peak_flops", peak_flops)
+    tol = v.fraction("rtol", rtol, allow_zero=False)
+    kind = v.lookup("dtype", dtype, {d: d for d in DTYPES})[0]
+
+    def near(figure: float) -> bool:
+        return abs(value - figure) <= tol * figure
+
+    dense = spec.peak_flops.get(kind)
+    if dense is not None and near(dense):
+        return None
+    found: list[tuple[str, str]] = []  # (precision, description)
+    for name, rate in spec.sparse_flops.items():
+        if near(rate):
+            base = spec.peak_flops.get(name)
+            ratio = "" if base is None else (
+                ", twice the dense rate" if abs(rate / base - 2) < 0.01
+                else f", {rate / base:.2f} times the dense rate")
+            found.append((name, f"2:4-sparse {name.upper()} figure{ratio}"))
+    for key, rate in spec.other_flops.items():
+        if key.endswith("_fp16_accumulate") and near(rate):
+            name = key.split("_", 1)[0]
+            found.append((name, f"{name.upper()} figure with FP16 accumulation (training "
+                                "accumulates in FP32, at half that rate)"))
+    if not found:
+        return None
+    first = kind if any(name == kind for name, _ in found) else found[0][0]
+    what = " and its ".join(text for name, text in found if name == first)
+    sentence = f"{_tflops(value)} TFLOP/s is the {spec.name}'s {what}; "
+    if dense is None:
+        return sentence + f"the datasheet gives no dense {kind.upper()} figure."
+    return sentence + f"the dense {kind.upper()} peak is {_tflops(dense)} TFLOP/s."
+
+
+def peak_warning(gpu_name: str, dtype: str, peak_flops: float) -> str | None:
+    """:func:`peak_mismatch` for a calculator's GPU choice, ``"custom"`` included.
+
+    With a GPU of :data:`GPUS` chosen, its own figures are checked. With ``"custom"``
+    (the reader has edited the preset's figures), every GPU is: no warning when the typed
+    peak is some GPU's dense ``dtype`` peak, otherwise the first GPU whose sparse or
+    FP16-accumulate figure it matches, and how many others share it. Taught in:
+    ``roofline_and_tensor_cores``.
+    """
+    if gpu_name in GPUS:
+        return peak_mismatch(GPUS[gpu_name], dtype, peak_flops)
+    value = v.positive_number("peak_flops", peak_flops)
+    kind = v.lookup("dtype", dtype, {d: d for d in DTYPES})[0]
+    if any(kind in g.peak_flops and abs(value - g.peak_flops[kind]) <= 0.01 * g.peak_flops[kind]
+           for g in GPUS.values()):
+        return None
+    found = [(g, text) for g in GPUS.values()
+             if (text := peak_mismatch(g, kind, value)) is not None]
+    if not found:
+        return None
+    first, text = found[0]
+    if len(found) > 1:
+        others = ", ".join(g.name for g, _ in found[1:])
+        text += f" The same figure belongs to the {others}."
+    return text

@@ -51,7 +51,7 @@ from typing import Any
 import numpy as np
 
 from gpulesson import gemm, roofline, units
-from gpulesson.bench import BenchResult, benchmark
+from gpulesson.bench import BenchResult, benchmark, sizes_for
 from gpulesson.device import Device, cpu_device
 
 __all__ = [
@@ -78,11 +78,13 @@ GEMM_DTYPES: Mapping[str, str] = types.MappingProxyType({
 })
 
 _DEFAULTS = {
-    # (GEMM n, bytes per copied array): on a GPU large enough that launch overhead is a
-    # small fraction of each call; on a CPU the copy is sized from the last-level cache
-    # (copy_bytes_for), so only the GEMM size is fixed here (~1 s on two cores)
+    # (GEMM n, bytes per copied array). On a CPU the copy is sized from the last-level
+    # cache (copy_bytes_for), so only the GEMM size is fixed here (~1 s on two cores). On a
+    # GPU both are the largest of the device's size tables (gpulesson.bench.sizes_for),
+    # large enough that launch overhead is a small fraction of each call: 8,192 and 1 GiB
+    # on an 80 GB GPU, less on a smaller one.
     "cpu": (1024, None),
-    "gpu": (8192, 2**30),
+    "gpu": (None, None),
 }
 
 #: Last-level cache assumed when the OS does not report one (no Linux sysfs): as large as
@@ -128,7 +130,8 @@ def last_level_cache_bytes(caches: Path | str | None = None) -> int | None:
 def copy_bytes_for(device: Device | None = None, *, cache_bytes: int | None = None) -> int:
     """Bytes per array of the default copy measurement on ``device`` (None: the CPU).
 
-    GPU: 1 GiB, far beyond any GPU's L2 cache. CPU: :data:`LLC_MULTIPLE` times the
+    GPU: the largest copy of ``sizes_for(device, "copy")`` (1 GiB on an 80 GB GPU,
+    far beyond any GPU's L2 cache). CPU: :data:`LLC_MULTIPLE` times the
     last-level cache (``cache_bytes``, else :func:`last_level_cache_bytes`, else
     :data:`LLC_FALLBACK_BYTES`), so that source and destination together are four times
     the cache and the copy measures main memory, not the cache; at least 64 MiB, at most
@@ -137,7 +140,7 @@ def copy_bytes_for(device: Device | None = None, *, cache_bytes: int | None = No
     """
     dev = device if device is not None else cpu_device()
     if dev.is_gpu:
-        return int(_DEFAULTS["gpu"][1])  # type: ignore[arg-type]
+        return 4 * sizes_for(dev, "copy")[-1]  # float32 elements
     llc = cache_bytes if cache_bytes is not None else (
         last_level_cache_bytes() or LLC_FALLBACK_BYTES)
     llc = _check_size("cache_bytes", llc, 1)
@@ -171,6 +174,12 @@ class MachineSpec:
     vendor, architecture, memory_type, released, interconnect : str
         What is known cheaply (vendor from the processor name, ``platform.machine()``).
     interconnect_bandwidth : float
+        0.0: not measured.
+    reported_memory_bytes : int or None
+        The memory the OS or driver reports (the same as ``memory_bytes``).
+    nvlink_domain : int
+        1: a single device.
+    scaleout_bandwidth : float
         0.0: not measured.
     figure_sources : Mapping[str, str]
         For every figure (``"bandwidth"``, ``"peak_flops.fp32"`` ...), how it was measured.
@@ -209,6 +218,9 @@ class MachineSpec:
     measurements: Mapping[str, BenchResult] = field(default_factory=dict)
     copy_bytes: int = 0
     cache_bytes: int | None = None
+    reported_memory_bytes: int | None = None
+    nvlink_domain: int = 1
+    scaleout_bandwidth: float = 0.0
 
     def dense(self, dtype: str = "fp32") -> float:
         """Best measured GEMM FLOP/s for ``dtype``; ``KeyError`` listing those measured."""
@@ -408,12 +420,13 @@ def this_machine(
     gemm_size, copy_bytes:
         matrix size and bytes per copied array; defaults keep the CPU measurement near one
         to two seconds (n = 1024; :func:`copy_bytes_for`: twice the last-level cache, 64 to
-        512 MiB) and make the GPU one meaningful (n = 8192, 1 GiB).
+        512 MiB) and make the GPU one meaningful (the largest sizes of
+        :func:`gpulesson.bench.sizes_for`: n = 8192, 1 GiB on an 80 GB GPU).
     refresh:
         measure again even if a result is cached.
     """
     dev = device if device is not None else cpu_device("numpy on the CPU: this machine")
-    default_n = _DEFAULTS[dev.kind][0]
+    default_n = _DEFAULTS[dev.kind][0] or sizes_for(dev, "gemm")[-1]
     n = _check_size("gemm_size", gemm_size if gemm_size is not None else default_n, 1)
     llc = None if dev.is_gpu else last_level_cache_bytes()
     if copy_bytes is None:
@@ -490,6 +503,7 @@ def this_machine(
         measurements=types.MappingProxyType(measurements),
         copy_bytes=nbytes,
         cache_bytes=llc,
+        reported_memory_bytes=dev.memory_bytes,
     )
     _CACHE[key] = spec
     return spec

@@ -61,6 +61,7 @@ from fractions import Fraction
 from types import MappingProxyType
 
 from gpulesson import _validate as v
+from gpulesson import precision as _precision
 from gpulesson.activations import activation_bytes
 from gpulesson.transformer import TransformerConfig, param_count
 from gpulesson.transformer.params import moe_breakdown
@@ -89,13 +90,26 @@ __all__ = [
     "weight_bytes",
 ]
 
-#: Bytes per value of each storage precision.
-PRECISION_BYTES: Mapping[str, float] = MappingProxyType(
-    {"fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1, "int4": 0.5}
-)
+def _bytes(name: str) -> float:
+    """Bytes per element from :func:`gpulesson.precision.bytes_per_element`, an ``int``
+    when whole (2, not 2.0)."""
+    b = _precision.bytes_per_element(name)
+    return int(b) if b == int(b) else b
+
+
+#: Bytes per value of each storage precision, block scales included (MXFP4: 4.25 bits =
+#: 0.53125 bytes; NVFP4: 4.5 bits = 0.5625 bytes; see :mod:`gpulesson.precision`).
+PRECISION_BYTES: Mapping[str, float] = MappingProxyType({
+    name: _bytes(name)
+    for name in ("fp32", "tf32", "bf16", "fp16", "fp8", "int8", "int4", "mxfp8", "fp6",
+                 "mxfp6", "nvfp4", "mxfp4", "fp4")
+})
 _PRECISION_ALIASES = {
     "float32": "fp32", "float": "fp32", "bfloat16": "bf16", "float16": "fp16",
     "half": "fp16", "e4m3": "fp8", "e5m2": "fp8", "fp8_e4m3": "fp8", "fp8_e5m2": "fp8",
+    "mxfp8_e4m3": "mxfp8", "mxfp8_e5m2": "mxfp8", "fp6_e2m3": "fp6", "fp6_e3m2": "fp6",
+    "e2m3": "fp6", "e3m2": "fp6", "mxfp6_e2m3": "mxfp6", "mxfp6_e3m2": "mxfp6",
+    "fp4_e2m1": "fp4", "e2m1": "fp4", "mxfp4_e2m1": "mxfp4", "nvfp4_e2m1": "nvfp4",
 }
 
 #: Training precisions: bytes per parameter of (weights, gradients, master copy) and the
@@ -124,8 +138,13 @@ RECOMPUTE_MODES = ("none", "selective", "full")
 def precision_bytes(name: str) -> float:
     """Bytes per value of a storage precision (``"bf16"`` -> 2, ``"int4"`` -> 0.5).
 
-    Known: fp32, tf32, bf16, fp16, fp8, int8, int4 (and spellings such as ``bfloat16``).
-    TF32 is a tensor-core compute mode; its values are stored in 4-byte FP32.
+    Known: fp32, tf32, bf16, fp16, fp8, int8, int4, and the formats of 2025-26: mxfp8
+    (1.03125), fp6 (0.75), mxfp6 (0.78125), nvfp4 (0.5625), mxfp4 (0.53125) and fp4
+    (0.5, no scales), with spellings such as ``bfloat16`` or ``mxfp6_e2m3``. Block-scaled
+    formats include their scales (OCP MX v1.0: one 8-bit scale per 32 elements; NVFP4:
+    one per 16, plus an FP32 scale per tensor that a per-element figure leaves out). TF32
+    is a tensor-core compute mode; its values are stored in 4-byte FP32. Every figure
+    comes from :func:`gpulesson.precision.bytes_per_element`.
     """
     return PRECISION_BYTES[v.lookup("precision", name, PRECISION_BYTES, _PRECISION_ALIASES)[0]]
 

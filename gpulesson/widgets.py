@@ -101,7 +101,7 @@ def static_html(name: str, values: Mapping[str, Any] | None = None,
             f'aria-labelledby="{escape(uid)}-out-{escape(out.name)}">{escape(text)}</output></dd>'
         )
     parts.append("</dl></div>")
-    error = "" if result["ok"] else result["error"]
+    error = _message(result)
     parts.append(
         f'<p class="gl-calc-error" role="alert" '
         f'style="color: var(--gl-error-color, {ERROR_COLOR})">'
@@ -211,6 +211,14 @@ def _row(spec: _calc.Input, control: Any) -> Any:
     return w.HBox(children)
 
 
+def _message(result: Mapping[str, Any]) -> str:
+    """What the alert line of a form says: the error, or the warnings of a result that
+    computed (a 2:4-sparse peak typed as dense); empty when there is neither."""
+    if not result["ok"]:
+        return result["error"]
+    return " ".join(w["message"] for w in result.get("warnings", ()))
+
+
 def _error_html(message: str) -> str:
     return (f'<div role="alert" style="color: var(--jp-error-color1, {ERROR_COLOR}); '
             'font-weight: 600">'
@@ -266,7 +274,7 @@ def calculator_widget(name: str, **overrides: Any) -> CalculatorWidget:
         result = answer["result"]
         for key, out in outputs.items():
             out.value = escape(result["text"][key]) if result["ok"] else _MISSING
-        error.value = "" if result["ok"] else _error_html(result["error"])
+        error.value = _error_html(_message(result))
         widget_box["w"].last = result
 
     def on_change(change: Mapping[str, Any]) -> None:

@@ -299,12 +299,19 @@ def _table(caption: str, header: list[str], rows: Iterable[list[nodes.Node | str
 OTHER_RATES = {
     "fp64_vector": "FP64 on vector units",
     "fp16_fp16_accumulate": "FP16 with FP16 accumulation",
-    "fp4": "FP4 (dense)",
+    "fp8_fp16_accumulate": "FP8 with FP16 accumulation",
 }
 
 
-def _source_id(key: str) -> str:
-    return f"gpu-source-{nodes.make_id(key)}"
+def _source_id(key: str, prefix: str = "gpu-source") -> str:
+    return f"{prefix}-{nodes.make_id(key)}"
+
+
+def _role(spec: Any) -> str:
+    """The GPU's place in the course: the teaching baseline, the current generation."""
+    if spec.is_teaching_baseline:
+        return "teaching baseline"
+    return "current generation" if spec.is_current_generation else ""
 
 
 class GPUTableDirective(SphinxDirective):
@@ -342,19 +349,30 @@ class GPUTableDirective(SphinxDirective):
                                           reftitle=hardware.SOURCES[key]["title"])
             return holder
 
+        def gb(value: float | None, decimals: int = 2) -> str:
+            return missing if value is None else _plain_number(value / 1e9, decimals)
+
         memory = _table(
-            "Memory, bandwidth and power (GB = 10⁹ bytes)",
-            ["GPU", "Architecture (year)", "Memory (GB)", "Memory type", "Bandwidth (TB/s)",
+            "Memory, bandwidth and power (GB = 10⁹ bytes; MiB = 2²⁰ bytes)",
+            ["GPU", "Role", "Architecture (year)", "Memory (GB, datasheet)",
+             "Reported (MiB)", f"Usable (GB, {hardware.USABLE_MEMORY_FRACTION:g} of the "
+             "reported or datasheet total)", "Memory type", "Bandwidth (TB/s)",
              "Board power (W)", "Sources"],
-            ([g.name, f"{g.vendor} {g.architecture} ({g.released})",
-              _plain_number(g.memory_bytes / 1e9), g.memory_type,
+            ([g.name, _role(g), f"{g.vendor} {g.architecture} ({g.released})",
+              _plain_number(g.memory_bytes / 1e9),
+              missing if g.reported_memory_bytes is None
+              else _plain_number(g.reported_memory_bytes / 2**20, 0),
+              gb(g.usable_memory(), 1), g.memory_type,
               _plain_number(g.bandwidth / 1e12, 3), _plain_number(g.tdp_watts),
               source_links(g)] for g in gpus),
         )
         links = _table(
-            "Links between GPUs (bandwidth of both directions together)",
-            ["GPU", "Link", "Bandwidth (GB/s)"],
-            ([g.name, g.interconnect, _plain_number(g.interconnect_bandwidth / 1e9)]
+            "Links between GPUs and to the network",
+            ["GPU", "Link", "GPU-to-GPU per GPU, both directions (GB/s)",
+             "GPUs in one NVLink or Infinity Fabric domain",
+             "Typical scale-out NIC per GPU, one direction (GB/s)"],
+            ([g.name, g.interconnect, _plain_number(g.interconnect_bandwidth / 1e9),
+              str(g.nvlink_domain), gb(g.scaleout_bandwidth, 2)]
              for g in gpus),
         )
         dense = _table(
@@ -367,8 +385,9 @@ class GPUTableDirective(SphinxDirective):
         sparse_gpus = [g for g in gpus if g.sparse_flops]
         sparse_types = [d for d in dtypes if any(d in g.sparse_flops for g in sparse_gpus)]
         sparse = _table(
-            "2:4 structured-sparsity peak rates in TFLOP/s (INT8 in TOPS): twice the dense "
-            "rate, the figure datasheets headline; never use it for MFU",
+            "2:4 structured-sparsity peak rates in TFLOP/s (INT8 in TOPS): the figures "
+            "datasheets headline, twice the dense rate (four thirds of it for Blackwell "
+            "Ultra FP4); never use them for MFU",
             ["GPU", *(d.upper() for d in sparse_types)],
             ([g.name, *(rate(g.sparse_flops.get(d)) for d in sparse_types)]
              for g in sparse_gpus),
@@ -380,6 +399,7 @@ class GPUTableDirective(SphinxDirective):
             ([g.name, *(rate(g.other_flops.get(k)) for k in other_keys)]
              for g in gpus if g.other_flops),
         )
+        price_table, price_sources = _price_nodes(missing)
         notes = nodes.definition_list(classes=["gl-gpu-notes"])
         for g in gpus:
             if g.notes:
@@ -395,8 +415,47 @@ class GPUTableDirective(SphinxDirective):
             sources += nodes.list_item("", para)
         section_notes = nodes.rubric(text="Notes")
         section_sources = nodes.rubric(text="Sources")
-        return [memory, dense, sparse, other, links, section_notes, notes, section_sources,
-                sources]
+        section_prices = nodes.rubric(text="Price sources")
+        return [memory, dense, sparse, other, links, price_table, section_notes, notes,
+                section_sources, sources, section_prices, price_sources]
+
+
+def _price_nodes(missing: str) -> tuple[nodes.table, nodes.enumerated_list]:
+    """The dated cloud prices of :mod:`gpulesson.prices` (current quotes, the default of
+    each GPU marked) and the list of their sources."""
+    from gpulesson import hardware, prices
+
+    numbers = {key: i for i, key in enumerate(prices.SOURCES, start=1)}
+    by_title = {f"{s['title']}, {s['publisher']}, {s['date']}": key
+                for key, s in prices.SOURCES.items()}
+    rows = []
+    for name in hardware.GPUS:
+        current = prices.current_quotes(name)
+        default = prices.default_price(name) if current else None
+        for q in current:
+            key = by_title[q.source]
+            link = nodes.reference("", f"[{numbers[key]}]",
+                                   refuri=f"#{_source_id(key, 'price-source')}",
+                                   reftitle=prices.SOURCES[key]["title"])
+            rows.append([name, q.provider, q.kind, q.instance, str(q.gpus),
+                         f"${q.usd_per_gpu_hour:,.2f}",
+                         "default" if q is default else "", q.date, link])
+        if not current:
+            rows.append([name, missing, missing, missing, missing, missing,
+                         "no quote found", missing, missing])
+    table = _table(
+        "Cloud prices per GPU-hour, on demand (USD): hyperscalers (AWS, Azure, OCI) and "
+        "specialist GPU clouds; the calculators default to the row marked default",
+        ["GPU", "Provider", "Kind", "Instance", "GPUs", "Per GPU-hour", "Default", "Read on",
+         "Source"],
+        rows, classes=["gl-price-table"])
+    listing = nodes.enumerated_list(classes=["gl-price-sources"], enumtype="arabic")
+    for key, src in prices.SOURCES.items():
+        para = nodes.paragraph(ids=[_source_id(key, "price-source")])
+        para += nodes.Text(f"{src['title']}, {src['publisher']}, {src['date']}. ")
+        para += nodes.reference("", src["url"], refuri=src["url"])
+        listing += nodes.list_item("", para)
+    return table, listing
 
 
 # ---------------------------------------------------------------------------------------

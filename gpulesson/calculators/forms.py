@@ -25,7 +25,8 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from gpulesson.calculators.engine import apply_preset, compute, example
+from gpulesson.calculators import shared
+from gpulesson.calculators.engine import apply_preset, compute, example, si_inputs
 from gpulesson.calculators.formatting import format_output, to_json
 from gpulesson.calculators.registry import get
 from gpulesson.calculators.spec import CUSTOM, Calculator, Keyed
@@ -50,7 +51,11 @@ def evaluate(name: str, inputs: Mapping[str, Any] | None = None) -> dict[str, An
 
     Never raises for bad input: returns ``{"ok": False, "error": message, "input": name
     of the input at fault (or None)}``. On success ``{"ok": True, "values": JSON-safe SI
-    values, "text": formatted strings}``. Used by the widgets and, in Pyodide, by the site.
+    values, "text": formatted strings}``, plus ``"warnings"``, a list of ``{"input",
+    "message"}``, when an input looks like a spec-sheet mistake
+    (:func:`gpulesson.calculators.shared.input_warnings`: a 2:4-sparse peak typed as the
+    dense one): the form shows them, and the outputs still stand. Used by the widgets
+    and, in Pyodide, by the site.
     """
     calc = get(name)
     try:
@@ -58,11 +63,15 @@ def evaluate(name: str, inputs: Mapping[str, Any] | None = None) -> dict[str, An
     except (ValueError, TypeError, KeyError) as exc:
         message = str(exc.args[0]) if exc.args else str(exc)
         return {"ok": False, "error": message, "input": _input_for_message(calc, message)}
-    return {
+    result: dict[str, Any] = {
         "ok": True,
         "values": to_json(outputs),
         "text": {o.name: format_output(o, outputs[o.name]) for o in calc.outputs},
     }
+    warnings = shared.input_warnings(calc, si_inputs(name, **dict(inputs or {})))
+    if warnings:
+        result["warnings"] = warnings
+    return result
 
 
 def describe(name: str) -> dict[str, Any]:
@@ -148,7 +157,8 @@ def apply_changes(name: str, values: Mapping[str, Any],
 
     * a preset fills what it covers (:func:`apply_preset`);
     * an input a preset filled, edited to anything but the preset's figure, turns that
-      preset to ``custom`` (80 and 80.0 are the same figure);
+      preset to ``custom`` (80 and 80.0 are the same figure); an input the preset's
+      current choice does not fill (a GPU the price table has no quote for) leaves it;
     * an input a fill is keyed by (a GPU's peak depends on the precision) makes the presets
       keyed by it fill again, unless they are custom.
 
@@ -201,10 +211,12 @@ def apply_changes(name: str, values: Mapping[str, Any],
             if choice in (None, CUSTOM):
                 continue
             try:
-                expected = apply_preset(name, preset, choice, shown)
+                expected: dict[str, Any] | None = apply_preset(name, preset, choice, shown)
             except ValueError:
-                expected = {}
-            if not _same_shown(expected.get(key), shown.get(key)):
+                expected = None
+            if expected is not None and key not in expected:
+                continue  # this choice fills other inputs only (a GPU without a price)
+            if expected is None or not _same_shown(expected.get(key), shown.get(key)):
                 shown[preset] = updates[preset] = CUSTOM
         for preset in keyed_by.get(key, []):
             if shown.get(preset) not in (None, CUSTOM):

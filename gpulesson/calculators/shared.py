@@ -3,10 +3,13 @@
 Groups: a model preset and the shape it fills (:func:`model_inputs`, read back into a
 :class:`~gpulesson.transformer.TransformerConfig` by :func:`config`), a model preset that
 fills only the parameter count (:func:`params_inputs`), a GPU preset and the datasheet
-figures it fills (:func:`gpu_inputs`), precisions (:func:`dtype_input`,
+figures it fills (:func:`gpu_inputs`, with the GPU's dated price from
+:func:`gpulesson.prices.default_price` where asked), precisions (:func:`dtype_input`,
 :func:`storage_input`), and the training and cluster inputs that the distributed-training
 and planning calculators share. Every figure a preset fills comes from
-:data:`gpulesson.transformer.PRESETS` or :data:`gpulesson.hardware.GPUS`.
+:data:`gpulesson.transformer.PRESETS`, :data:`gpulesson.hardware.GPUS` or
+:data:`gpulesson.prices.QUOTES`. :func:`input_warnings` names the spec-sheet mistakes a
+form shows beside its outputs (a 2:4-sparse peak typed as dense).
 
 Standard library only: this module runs in the browser (Pyodide).
 """
@@ -16,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gpulesson import flops, hardware, transformer
+from gpulesson import flops, hardware, prices, transformer
 from gpulesson.calculators.spec import (
     CUSTOM,
     Choice,
@@ -125,9 +128,20 @@ def params_inputs(default: str = "llama-2-7b", n_params: float | None = None
 # GPUs
 
 GPU_NOTE = ("Figures from gpulesson.hardware (datasheets, dense tensor-core peaks; "
-            "sparse figures are never used).")
+            f"sparse figures are never used). The {hardware.TEACHING_BASELINE} is the "
+            "course's teaching baseline; the current generation is "
+            f"{', '.join(hardware.CURRENT_GENERATION)} "
+            f"(as of {hardware.CURRENT_GENERATION_AS_OF}).")
 _CUSTOM_GPU = Choice(CUSTOM, "Custom (edit the figures)")
+
+
+#: The choices of a GPU preset: every gpulesson.hardware.GPUS name (the teaching baseline
+#: and the current generation among them, as the help says), then custom.
+GPU_CHOICES = tuple(Choice(k, k) for k in hardware.GPUS) + (_CUSTOM_GPU,)
 _MISSING_PEAK = "{choice} has no dense {key} figure on its datasheet"
+
+#: The GPUs the price table quotes (gpulesson.prices).
+_PRICED = frozenset(q.gpu for q in prices.QUOTES)
 
 #: The figures a GPU preset fills (their defaults come from the preset).
 GPU_MEMORY = Number("gpu_memory", "GPU memory", range=(1, 10000), step=1, unit="GB",
@@ -142,12 +156,16 @@ BANDWIDTH = Number("bandwidth", "Memory bandwidth", range=(0.01, 100), step=0.01
 
 
 def gpu_inputs(default: str, *, memory: bool = False, peak: bool | Input = False,
-               bandwidth: bool = False) -> tuple[Input, ...]:
+               bandwidth: bool = False, price: bool = False) -> tuple[Input, ...]:
     """A GPU preset (``gpu``) and the figures it fills from gpulesson.hardware.GPUS.
 
     The figures follow the preset in this order: ``gpu_memory`` (GB), ``peak_flops``
     (dense TFLOP/s, keyed by the ``dtype`` input) and ``bandwidth`` (TB/s). ``peak`` may
-    be the peak input to use instead of :data:`PEAK` (another range or help).
+    be the peak input to use instead of :data:`PEAK` (another range or help). ``price``
+    also fills the calculator's ``usd_per_gpu_hour`` (declare it with
+    :func:`gpu_hour_price`) with the GPU's dated default quote
+    (:func:`gpulesson.prices.default_price`), for the GPUs the price table covers; a GPU
+    without a quote leaves the price as typed.
     """
     fills: dict[str, dict[str, Any]] = {}
     for key, spec in hardware.GPUS.items():
@@ -159,8 +177,10 @@ def gpu_inputs(default: str, *, memory: bool = False, peak: bool | Input = False
         if peak:
             fill["peak_flops"] = Keyed(by="dtype", values=dict(spec.peak_flops),
                                        missing=_MISSING_PEAK)
+        if price and key in _PRICED:
+            fill["usd_per_gpu_hour"] = prices.default_price(key).usd_per_gpu_hour
         fills[key] = fill
-    choices = tuple(Choice(k, k) for k in hardware.GPUS) + (_CUSTOM_GPU,)
+    choices = GPU_CHOICES
     figures = (GPU_MEMORY if memory else None,
                (peak if isinstance(peak, Input) else PEAK) if peak else None,
                BANDWIDTH if bandwidth else None)
@@ -176,7 +196,9 @@ _COMPUTE_DTYPES = (Choice("bf16", "BF16"), Choice("fp16", "FP16"), Choice("fp8",
                    Choice("tf32", "TF32 (FP32 storage)"), Choice("fp32", "FP32"))
 _STORAGE = (Choice("fp32", "FP32 (4 bytes)"), Choice("bf16", "BF16 (2 bytes)"),
             Choice("fp16", "FP16 (2 bytes)"), Choice("fp8", "FP8 (1 byte)"),
-            Choice("int8", "INT8 (1 byte)"), Choice("int4", "INT4 (0.5 byte)"))
+            Choice("int8", "INT8 (1 byte)"), Choice("int4", "INT4 (0.5 byte)"),
+            Choice("nvfp4", "NVFP4 (4.5 bits with its scales)"),
+            Choice("mxfp4", "MXFP4 (4.25 bits with its scales)"))
 
 
 def dtype_input(name: str = "dtype", label: str = "Precision",
@@ -276,13 +298,45 @@ def overlap(default: float, help: str = "") -> Input:
 PRICE_NOTE = "Example price, dated; prices change: use a current quote for real plans."
 
 
+_H100_NOW = prices.default_price(hardware.TEACHING_BASELINE)
+
+
 def gpu_hour_price(others: str) -> Input:
-    """The price of a GPU-hour, with the AWS p5 example and what ``others`` charged."""
+    """The price of a GPU-hour, with the AWS p5 example and what ``others`` charged.
+
+    A calculator whose GPU preset is declared with ``gpu_inputs(..., price=True)`` fills it
+    with the chosen GPU's dated quote; otherwise its default is the July 2023 example.
+    """
     return Number("usd_per_gpu_hour", "Price per GPU-hour", default=12.29, range=(0, 1000),
                   step=0.01, unit="$/h", dimension="usd",
                   help="Example: $98.32 per hour for AWS p5.48xlarge (8× H100) on demand, "
                        "us-east-1, July 2023, i.e. $12.29 per GPU-hour; " + others + " "
-                       + PRICE_NOTE)
+                       f"After AWS's June 2025 cut: ${_H100_NOW.usd_per_gpu_hour:.2f} "
+                       f"({_H100_NOW.provider} {_H100_NOW.instance}, {_H100_NOW.date}); "
+                       "each GPU's dated quotes are in gpulesson.prices. " + PRICE_NOTE)
+
+
+# ---------------------------------------------------------------------------------------
+# Warnings a form shows beside its outputs
+
+
+def input_warnings(calc: Any, kw: Mapping[str, Any]) -> list[dict[str, str]]:
+    """The spec-sheet mistakes in a calculator's SI inputs ``kw``, as ``{"input",
+    "message"}`` items (an empty list when there are none).
+
+    A calculator with a GPU preset, a ``dtype`` and a ``peak_flops`` input is checked with
+    :func:`gpulesson.hardware.peak_warning`: a peak that is the chosen GPU's (or, for a
+    custom GPU, any GPU's) 2:4-sparse or FP16-accumulate figure is named, and the dense
+    peak given. The outputs are still computed: a warning is not an error.
+    """
+    names = {spec.name for spec in calc.inputs}
+    if not {"gpu", "dtype", "peak_flops"} <= names:
+        return []
+    try:
+        text = hardware.peak_warning(kw["gpu"], kw["dtype"], kw["peak_flops"])
+    except (ValueError, KeyError):  # a precision the spec sheet does not tabulate
+        return []
+    return [] if text is None else [{"input": "peak_flops", "message": text}]
 
 
 # ---------------------------------------------------------------------------------------

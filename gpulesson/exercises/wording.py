@@ -31,7 +31,8 @@ PER_BYTE: Mapping[str, float] = MappingProxyType({
 #: How the texts name a number format or precision key of the calculators.
 PRECISION_LABELS: Mapping[str, str] = MappingProxyType({
     "fp64": "FP64", "fp32": "FP32", "tf32": "TF32", "bf16": "BF16", "fp16": "FP16",
-    "fp8": "FP8", "int8": "INT8", "int4": "INT4"})
+    "fp8": "FP8", "int8": "INT8", "int4": "INT4", "mxfp8": "MXFP8", "fp6": "FP6",
+    "mxfp6": "MXFP6", "nvfp4": "NVFP4", "mxfp4": "MXFP4", "fp4": "FP4"})
 
 _TRAILING_ZEROS = re.compile(r"(\.\d*?)0+(?=\s)")
 

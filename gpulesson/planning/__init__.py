@@ -32,11 +32,12 @@ from .logs import reconcile_nccl_tests, reconcile_vllm_log
 from .published import PUBLISHED_RUNS, published_comparison
 from .rules import COMMUNICATION_BOUND_BELOW, bottleneck
 from .serving import ServingPlan, kv_budget, plan_serving
-from .training import TrainingPlan, plan_training
+from .training import MEMORY_RESERVE, TrainingPlan, plan_training
 
 __all__ = [
     "COMMUNICATION_BOUND_BELOW",
     "MATMUL_EFFICIENCY",
+    "MEMORY_RESERVE",
     "PUBLISHED_RUNS",
     "GPUView",
     "Layout",

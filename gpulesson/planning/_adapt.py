@@ -8,7 +8,8 @@ matrix products get to the peak. Every such figure is read here, by :func:`model
 
 Models come from :mod:`gpulesson.transformer` (presets, configs, ``config.json`` files:
 active parameters, experts, latent attention). Where :mod:`gpulesson.hardware` carries a
-GPU figure (``GPUSpec.usable_memory_bytes`` ...), it is used; where it does not (yet), the
+GPU figure (the reported memory, NVLink, the NVLink domain, the scale-out NIC), it is used,
+and :mod:`gpulesson.prices` gives the default dated price; where a figure is missing, the
 fallback is stated in :attr:`GPUView.notes`.
 
 Achievable matrix-multiply efficiency (:data:`MATMUL_EFFICIENCY`): the best BF16 ``matmul``
@@ -26,7 +27,7 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 from gpulesson import _validate as v
-from gpulesson import flops, hardware, inference, transformer
+from gpulesson import flops, hardware, inference, prices, transformer
 from gpulesson.transformer import TransformerConfig
 
 __all__ = ["ATTENTION_EFFICIENCY", "FP8_MATMUL_EFFICIENCY", "MATMUL_EFFICIENCY", "GPUView",
@@ -65,10 +66,6 @@ _DEFAULT_ATTENTION = (0.35, "assumed, as FlashAttention-2 on H100 (Shah et al. 2
 DEFAULT_SCALEOUT = 50e9
 #: GPUs with NVSwitch-based in-switch reduction (NVLink SHARP, third-generation NVSwitch on).
 _SHARP_ARCHITECTURES = ("Hopper", "Blackwell")
-#: The course's dated example price (AWS p5.48xlarge on demand, us-east-1, July 2023,
-#: $98.32 for 8 H100 = $12.29 per GPU-hour), the only price :mod:`gpulesson.hardware`
-#: does not (yet) carry per GPU.
-_H100_PRICE = (12.29, "AWS p5.48xlarge on demand, us-east-1, July 2023, $98.32 / 8 GPUs")
 
 
 @dataclass(frozen=True)
@@ -192,66 +189,51 @@ class GPUView:
         return self.spec.dense(dtype)
 
 
-def _first(spec: object, names: tuple[str, ...]) -> object:
-    for name in names:
-        value = getattr(spec, name, None)
-        if value:
-            return value
-    return None
-
-
 def gpu_view(gpu: object, *, usable_memory: float | None = None,
              nvlink_bandwidth: float | None = None, domain: int | None = None,
              scaleout_bandwidth: float | None = None, matmul_efficiency: float | None = None,
              attention_efficiency: float | None = None,
              usd_per_gpu_hour: float | None = None) -> GPUView:
-    """The :class:`GPUView` of a GPU name or ``GPUSpec``; keyword arguments override."""
+    """The :class:`GPUView` of a GPU name or ``GPUSpec``; keyword arguments override.
+
+    From :mod:`gpulesson.hardware`: the memory the driver reports
+    (``GPUSpec.memory_total``: H100 SXM 81,559 MiB), NVLink one way
+    (``link_bandwidth_one_way``) and the NVLink domain, the scale-out NIC; from
+    :mod:`gpulesson.prices`, the GPU's default dated price. What is missing is a stated
+    fallback in :attr:`GPUView.notes`.
+    """
     spec = hardware.gpu(gpu) if isinstance(gpu, str) else gpu
     if not isinstance(spec, hardware.GPUSpec):
         raise TypeError(f"gpu must be a GPU name or a GPUSpec, got {type(gpu).__name__}")
     notes: list[str] = []
     arch = spec.architecture
-    mem = _first(spec, ("usable_memory_bytes", "usable_memory"))
-    if mem is None:
-        mem = spec.memory_bytes
-        notes.append("usable memory: the datasheet capacity (decimal GB), no usable figure")
-    link = _first(spec, ("nvlink_bandwidth", "scaleup_bandwidth"))
-    if link is None and spec.interconnect_bandwidth > 0:
-        link = spec.interconnect_bandwidth / 2
-        notes.append("NVLink: half the datasheet's bidirectional GPU-to-GPU bandwidth")
-    size = _first(spec, ("nvlink_domain", "nvlink_domain_size", "domain_size"))
-    if size is None:
-        linked = spec.interconnect.startswith(("NVLink", "Infinity"))
-        size = 8 if linked else 1
-        notes.append(f"NVLink domain: {size} GPU{'s' if size > 1 else ''} "
-                     "(an 8-GPU server)" if linked else "NVLink domain: none (PCIe card)")
-    nic = _first(spec, ("scaleout_bandwidth", "nic_bandwidth"))
+    mem = float(spec.memory_total)
+    if spec.memory_basis != "reported":
+        notes.append("memory: the datasheet capacity (no reported total on record)")
+    nic = spec.scaleout_bandwidth
     if nic is None:
         nic = DEFAULT_SCALEOUT
         notes.append("scale-out: one 400 Gb/s NIC per GPU (50 GB/s), as in Llama 3's clusters")
-    if link is None:  # no GPU-to-GPU link on record: the GPUs talk over the network
+    link = spec.link_bandwidth_one_way()
+    if link <= 0:  # no GPU-to-GPU link on record: the GPUs talk over the network
         link = nic
         notes.append("no GPU-to-GPU link on record: the network's bandwidth is used")
+    size = max(int(spec.nvlink_domain), 1)
     eff, eff_source = MATMUL_EFFICIENCY.get(arch, _DEFAULT_EFFICIENCY)
     att, att_source = ATTENTION_EFFICIENCY.get(arch, _DEFAULT_ATTENTION)
     fp8, fp8_source = FP8_MATMUL_EFFICIENCY.get(arch, (eff, "assumed, as BF16"))
-    price = _first(spec, ("usd_per_gpu_hour", "price_usd_per_hour", "default_price"))
-    if price is None and getattr(hardware, "price", None) is not None:
-        try:
-            quote = hardware.price(spec.name)  # type: ignore[attr-defined]
-            price = getattr(quote, "usd_per_gpu_hour", quote)
-        except (KeyError, ValueError):
-            price = None
-    if price is None and spec.name == "H100 SXM":
-        price = _H100_PRICE[0]
-        notes.append(f"price: ${_H100_PRICE[0]} per GPU-hour ({_H100_PRICE[1]})")
-    view = GPUView(name=spec.name, spec=spec, usable_memory=float(mem),  # type: ignore[arg-type]
-                   bandwidth=spec.bandwidth, nvlink_bandwidth=float(link),  # type: ignore[arg-type]
-                   domain=int(size), scaleout_bandwidth=float(nic),  # type: ignore[call-overload]
-                   sharp=arch in _SHARP_ARCHITECTURES and int(size) > 1,  # type: ignore[call-overload]
+    price: float | None = None
+    try:
+        quote = prices.default_price(spec.name)
+        price = quote.usd_per_gpu_hour
+        notes.append(f"price: {quote.describe()}")
+    except (KeyError, ValueError):
+        notes.append(f"price: no dated quote for {spec.name}: give usd_per_gpu_hour")
+    view = GPUView(name=spec.name, spec=spec, usable_memory=mem, bandwidth=spec.bandwidth,
+                   nvlink_bandwidth=float(link), domain=size, scaleout_bandwidth=float(nic),
+                   sharp=arch in _SHARP_ARCHITECTURES and size > 1,
                    matmul_efficiency=eff, attention_efficiency=att,
-                   fp8_matmul_efficiency=fp8,
-                   price=price,  # type: ignore[arg-type]
+                   fp8_matmul_efficiency=fp8, price=price,
                    notes=(*notes, f"matmul efficiency {eff:.1%}: {eff_source}",
                           f"attention efficiency {att:.0%}: {att_source}",
                           f"FP8 matmul efficiency {fp8:.1%}: {fp8_source}"))

@@ -158,7 +158,12 @@
       var text = result.ok ? result.text[key] : MISSING;
       if (this.outputs[key].textContent !== text) { this.outputs[key].textContent = text; }
     }
-    if (this.error) { this.error.textContent = result.ok ? "" : result.error; }
+    if (this.error) {
+      // an error, or the warnings of a result that computed (a sparse peak typed as dense)
+      this.error.textContent = result.ok ? (result.warnings || []).map(function (w) {
+        return w.message;
+      }).join(" ") : result.error;
+    }
     if (this.outputBox) { this.outputBox.classList.remove("gl-calc-stale"); }
     this.element.classList.toggle("gl-calc-invalid", !result.ok);
     var plot = this.element.querySelector(".gl-calc-plot figcaption");

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,7 @@ from gpulesson import (
     memory,
     optimisations,
     planning,
+    prices,
     transformer,
     units,
 )
@@ -49,7 +51,10 @@ LLAMA3_405B = transformer.preset("llama-3.1-405b")
 N_405B = transformer.param_count(LLAMA3_405B)
 PEAK = H100.dense("bf16")
 DAY = flops.SECONDS_PER_DAY
-PRICE = calculators.si_inputs("cost_per_token")["usd_per_gpu_hour"]  # AWS p5, July 2023
+PRICE = prices.default_price("H100 SXM").usd_per_gpu_hour  # AWS p5, 2026-09-19
+#: What a plan may hold on an H100: the reported total less the planner's 5 % reserve.
+REPORTED = planning.gpu_view(H100).usable_memory
+USABLE = REPORTED * (1 - planning.MEMORY_RESERVE)
 PLAN = calculators.si_inputs("planning")    # the dashboard's starting point
 MFU = 0.40                                  # section 1's assumed MFU (a pilot's figure)
 TOTAL_7B = flops.training_flops(N_7B, PLAN["tokens"])
@@ -169,13 +174,34 @@ def frontier(**change) -> dict:
     return plan(**FRONTIER, **change)
 
 
+def kept_layout() -> str:
+    """The planner's frontier layout in the lesson's words: 'tp 8 × pp 32 with ZeRO-1 and two
+    chunks per GPU'."""
+    chosen = frontier()["degrees"]
+    tp, pp, zero = (int(re.search(rf"{k}(\d+)", chosen)[1]) for k in ("tp ", "pp ", "ZeRO-"))
+    found = re.search(r"(\d+) chunks", chosen)
+    chunks = int(found[1]) if found else 1
+    words = {1: "one chunk", 2: "two chunks", 4: "four chunks"}
+    return f"tp {tp} × pp {pp} with ZeRO-{zero} and {words.get(chunks, chunks)} per GPU"
+
+
+def launch_price() -> float:
+    """AWS p5.48xlarge on demand at its launch, July 2023: $98.32 for 8 H100s."""
+    [quote] = [q for q in prices.quotes("H100 SXM") if q.date.startswith("2023-07")
+               and q.provider == "AWS"]
+    return quote.usd_per_gpu_hour
+
+
 CLAIMS = claims(
     ("16 bytes per parameter", lambda: f"{memory.bytes_per_param('mixed')} bytes per parameter"),
     ("on one 24 GB GPU", lambda: f"on one {L4.memory_bytes / 1e9:.0f} GB GPU"),
     # Section 1: from a model to a bill
-    ("The price is a dated example, $12.29 per H100-hour",
-     lambda: f"The price is a dated example, {units.format_usd(PRICE)} per H100-hour"),
-    ("About 37 days, 57,000 GPU-hours and $698,000 at an assumed 40 % MFU.",
+    ("The price is a dated quote, $6.88 per H100-hour (AWS on demand, September 2026; it was "
+     "$12.29 at launch in July 2023)",
+     lambda: f"The price is a dated quote, {units.format_usd(PRICE)} per H100-hour (AWS on "
+     f"demand, September 2026; it was {units.format_usd(launch_price())} at launch in July "
+     "2023)"),
+    ("About 37 days, 57,000 GPU-hours and $390,000 at an assumed 40 % MFU.",
      lambda: f"About {days_7b(MFU):.0f} days, {round(chain_hours(), -3):,.0f} GPU-hours and "
      f"{dollars(round(chain_cost(), -3))} at an assumed {pct(MFU)} MFU."),
     ("at the same MFU, 1,024 GPUs would finish 16 times sooner for the same bill",
@@ -188,7 +214,7 @@ CLAIMS = claims(
      lambda: "a run that assumes 50 % where it will reach 30 % is off by "
      + {0.667: "two thirds"}[round(days_7b(0.30) / days_7b(0.50) - 1, 3)]),
     ("half the price at 28/40 = 0.7 of the utilisation costs 0.5 / 0.7 = 71 % as much, about "
-     "$498,000 instead of $698,000. It takes 43 % longer, 52.8 days instead of 36.9.",
+     "$279,000 instead of $390,000. It takes 43 % longer, 52.8 days instead of 36.9.",
      lambda: f"half the price at 28/40 = {0.28 / 0.40:.1f} of the utilisation costs 0.5 / "
      f"{0.28 / 0.40:.1f} = {pct(slow_cost() / chain_cost())} as much, about "
      f"{dollars(round(slow_cost(), -3))} instead of {dollars(round(chain_cost(), -3))}. It "
@@ -222,9 +248,16 @@ CLAIMS = claims(
      + ("failed" if LOG_29K.budget.kv_cache_tokens < LOG_29K.measured["max_model_len"]
         else "worked")),
     # Section 3: what one GPU holds
-    ("Llama 3.1 405B trains on 16,384 H100s of 80 GB, on sequences of 8,192 tokens.",
-     lambda: f"Llama 3.1 405B trains on 16,384 H100s of {H100.memory_bytes / 1e9:.0f} GB, on "
-     "sequences of 8,192 tokens."),
+    ("Llama 3.1 405B trains on 16,384 H100s, on sequences of 8,192 tokens.",
+     lambda: f"Llama 3.1 405B trains on {RUN_405B['n_gpus']:,} H100s, on sequences of "
+     f"{RUN_405B['seq_len']:,} tokens."),
+    ('An H100 reports 81,559 MiB, 85.5 GB (the "80 GB" of its label is 80 GiB, less what',
+     lambda: f"An H100 reports {REPORTED / 2**20:,.0f} MiB, {gb(REPORTED)} (the "
+     f'"{H100.memory_bytes / 1e9:.0f} GB" of its label is {H100.memory_bytes / 1e9:.0f} GiB, '
+     + ("less" if REPORTED < H100.memory_bytes / 1e9 * 2**30 else "more") + " what"),
+    ("a plan keeps 5 % of that free for the framework, communication buffers and "
+     "fragmentation: 81.2 GB.", lambda: f"a plan keeps {pct(planning.MEMORY_RESERVE)} of that "
+     f"free for the framework, communication buffers and fragmentation: {gb(USABLE)}."),
     ("Stages need not be equal: 126 layers do not divide into 16, and the largest of 16 stages "
      "holds $\\lceil 126/16\\rceil = 8$ layers. (The Llama 3 team gave the first and last "
      "stages one layer fewer, since they also hold the embedding and the output layer "
@@ -251,20 +284,17 @@ CLAIMS = claims(
      f" at 32, where the total finally {fits_word(layout(8, 32, 1).total)}: "
      f"{gb(layout(8, 32, 1).total)}. ZeRO-3 with full recomputation also "
      f"{fits_word(layout(1, 1, 3, 'full').total)}, at {gb(layout(1, 1, 3, 'full').total)}"),
-    ("the layout our count puts at 86.2 GB, 8 % over the datasheet's 80 GB, and the planner "
-     "finds nothing that fits under 76 GB",
+    ("The planner keeps tp 8 × pp 32 with ZeRO-1 and two chunks per GPU, 79.2 GB at 43.1 % MFU",
+     lambda: f"The planner keeps {kept_layout()}, {gb(frontier()['memory_per_gpu'])} at "
+     f"{pct(frontier()['mfu'], 1)} MFU"),
+    ("the layout our count puts at 86.2 GB, 6 % over the 81.2 GB a plan may use.",
      lambda: f"the layout our count puts at {gb(layout(8, 16, 1).total)}, "
-     f"{pct(layout(8, 16, 1).total / H100.memory_bytes - 1)} over the datasheet's "
-     f"{H100.memory_bytes / 1e9:.0f} GB, and the planner "
-     + ("finds nothing that fits" if not frontier()["feasible"] else "finds a layout")
-     + f" under {frontier()['memory_limit'] / 1e9:.0f} GB"),
+     f"{pct(layout(8, 16, 1).total / USABLE - 1)} "
+     + ("over" if layout(8, 16, 1).total > USABLE else "under")
+     + f" the {gb(frontier()['memory_limit'])} a plan may use."),
+    ("So read 86 GB as", lambda: f"So read {layout(8, 16, 1).total / 1e9:.0f} GB as"),
     ("8 key-value heads instead of 128", lambda: f"{LLAMA3_405B.kv_heads} key-value heads "
      f"instead of {LLAMA3_405B.heads}"),
-    ('And the "80 GB" of the datasheet is 80 GiB on the card, 85.9 GB. So read 86 GB as',
-     lambda: f'And the "{H100.memory_bytes / 1e9:.0f} GB" of the datasheet is '
-     f"{H100.memory_bytes / 1e9:.0f} GiB on the card, "
-     f"{gb(H100.memory_bytes / 1e9 * 2**30)}. So read "
-     f"{layout(8, 16, 1).total / 1e9:.0f} GB as"),
     # Section 4: compute, memory or communication
     ("ZeRO-3 with full recomputation fits in 34 GB per GPU", lambda: "ZeRO-3 with full "
      f"recomputation fits in {layout(1, 1, 3, 'full').total / 1e9:.0f} GB per GPU"),
@@ -313,10 +343,10 @@ CLAIMS = claims(
     ("The planner's own prediction for that plan, 67.5 %, is a bound",
      lambda: f"The planner's own prediction for that plan, {pct(DEFAULT['mfu'], 1)}, is a "
      "bound"),
-    ("The dashboard's own starting plan uses 81.1 %; Llama 3's layout of section 3 would use "
-     "108 %.", lambda: "The dashboard's own starting plan uses "
-     f"{pct(DEFAULT['memory_per_gpu'] / H100.memory_bytes, 1)}; Llama 3's layout of section 3 "
-     f"would use {pct(layout(8, 16, 1).total / H100.memory_bytes)}."),
+    ("The dashboard's own starting plan uses 79.9 %; Llama 3's layout of section 3 would use "
+     "106 %.", lambda: "The dashboard's own starting plan uses "
+     f"{pct(DEFAULT['memory_per_gpu'] / USABLE, 1)}; Llama 3's layout of section 3 "
+     f"would use {pct(layout(8, 16, 1).total / USABLE)}."),
     ("A 7B model trains at about 9,800 tokens/s on one H100 at 40 % MFU; at 342 tokens/s that "
      "GPU would be at 1.4 % MFU.", lambda: "A 7B model trains at about "
      f"{round(one_h100_tokens(), -2):,.0f} tokens/s on one H100 at {pct(MFU)} MFU; at 342 "
@@ -324,7 +354,7 @@ CLAIMS = claims(
      f"{pct(flops.mfu(342, flops.flops_per_token(N_7B), 1, PEAK), 1)} MFU."),
     ("cannot exceed 249 tokens/s on an H100", lambda: "cannot exceed "
      f"{decode_ceiling_7b():.0f} tokens/s on an H100"),
-    ("342 tokens/s cost $0.0100 per 1,000 tokens", lambda: "342 tokens/s cost "
+    ("342 tokens/s cost $0.0056 per 1,000 tokens", lambda: "342 tokens/s cost "
      f"${per_1k(PRICE, 342):.4f} per 1,000 tokens"),
     ('"Scale factor 6.8×".** Reproducible, if it means 8 GPUs at 85 % scaling efficiency',
      lambda: f'"Scale factor {distributed.effective_speedup(8, 0.85):.1f}×".** Reproducible, '
@@ -398,7 +428,7 @@ CLAIMS = claims(
      lambda: f"at {L4.tdp_watts:.0f} W and the US industrial average of "
      f"{100 * calculators.si_inputs('tco')['usd_per_kwh']:.2f} ¢/kWh"),
     ("At full capacity an H100 produces tokens for a quarter of a cent per thousand. Rented "
-     "around the clock for the shop's traffic it costs 111 times as much, 29 cents per "
+     "around the clock for the shop's traffic it costs 111 times as much, 17 cents per "
      "thousand, because it sits idle 99 % of the time",
      lambda: "At full capacity an H100 produces tokens for "
      f"{cents_words(per_1k(PRICE, served('H100 SXM', 'bf16')))} per thousand. Rented around "
@@ -427,9 +457,9 @@ CLAIMS = claims(
      f"{pct(lora('full').trainable_params / N_7B, 2)} of the model, and "
      f"{gb(lora('full').adapter_weights)} on disk, against "
      f"{gb(memory.weight_bytes(N_7B, precision='bf16'))} for a fully fine-tuned copy."),
-    ("two H100s with ZeRO-2, 10 minutes, about $4 at the example price",
+    ("two H100s with ZeRO-1, 10 minutes, about $2 at the dated price",
      lambda: f"two H100s with ZeRO-{rented_zero(2)}, "
-     f"{rented(2)['time'] / 60:.0f} minutes, about {dollars(rented(2)['cost'])} at the example "
+     f"{rented(2)['time'] / 60:.0f} minutes, about {dollars(rented(2)['cost'])} at the dated "
      "price" if rented(2)["fits"] and not rented(1)["fits"] else "does not fit"),
     # The plan, decided
     ("(compute would only bind past ~400)", lambda: "(compute would only bind past "
@@ -438,13 +468,13 @@ CLAIMS = claims(
      lambda: f"about {served('L4', 'int8'):.0f} tokens/s in all, "
      f"{each('L4', 'int8'):.0f} per conversation at full context"),
     ("electricity: $0.00014, plus the card's price over its life | an idle rented H100 would "
-     "cost $0.29", lambda: f"electricity: ${per_1k(l4_power_hour(), TRAFFIC):.5f}, plus the "
+     "cost $0.17", lambda: f"electricity: ${per_1k(l4_power_hour(), TRAFFIC):.5f}, plus the "
      "card's price over its life | an idle rented H100 would cost "
      f"${per_1k(PRICE, TRAFFIC):.2f}"),
     ("on the L4: 14.1 GB, about 4.6 h | full fine-tuning needs 117 GB",
      lambda: f"on the L4: {gb(lora('full').total)}, about {lora_hours():.1f} h | full "
      f"fine-tuning needs {fine_tune('selective') / 1e9:.0f} GB"),
-    ("full fine-tune on 2 rented H100s, 10 min, about $4",
+    ("full fine-tune on 2 rented H100s, 10 min, about $2",
      lambda: f"full fine-tune on 2 rented H100s, {rented(2)['time'] / 60:.0f} min, about "
      f"{dollars(rented(2)['cost'])}"),
     ("The average, 35 tokens/s, is still far below the L4's 96",
@@ -569,7 +599,7 @@ def zero_partitioned() -> tuple[int, int, int]:
     return s.optimizer, s.optimizer + s.gradients, s.optimizer + s.gradients + s.weights
 
 
-def fits_word(total: float, room: float = H100.memory_bytes) -> str:
+def fits_word(total: float, room: float = USABLE) -> str:
     return "fits" if memory.fits(total, room) else "does not fit"
 
 
@@ -663,17 +693,23 @@ def test_the_bottleneck_answers_of_the_pause() -> None:
 
 def test_which_layouts_fit_and_what_the_planner_keeps() -> None:
     """Section 3's table: of the ten layouts only ZeRO-3 with full recomputation and tp 8 x
-    pp 32 fit in the datasheet's 80 GB; the planner, which keeps 5 % free and needs a whole
-    sequence per GPU, finds none with selective recomputation. Section 4: ZeRO-3 on 16,384
+    pp 32 fit in the 81.2 GB a plan may use (the reported 81,559 MiB less 5 %), the same two
+    as in the datasheet's 80 GB; the planner keeps a tp 8 x pp 32 layout with selective
+    recomputation, and Llama 3's own (tp 8 x pp 16) is over. Section 4: ZeRO-3 on 16,384
     GPUs cannot split 2,048 sequences; Llama 3's own layout is paced by its bubble."""
     fitting = {(tp, pp, z, rc) for tp, pp, z, rc in (
         (1, 1, 0, "selective"), (1, 1, 1, "selective"), (1, 1, 2, "selective"),
         (1, 1, 3, "selective"), (1, 1, 3, "full"), (8, 1, 1, "selective"),
         (8, 4, 1, "selective"), (8, 8, 1, "selective"), (8, 16, 1, "selective"),
-        (8, 32, 1, "selective")) if memory.fits(layout(tp, pp, z, rc).total, H100.memory_bytes)}
-    assert fitting == {(1, 1, 3, "full"), (8, 32, 1, "selective")}
-    assert not frontier()["feasible"] and "None of the" in frontier()["reason"]
+        (8, 32, 1, "selective"))}
+    for room in (USABLE, H100.memory_bytes):
+        assert {c for c in fitting if memory.fits(layout(*c).total, room)} == {
+            (1, 1, 3, "full"), (8, 32, 1, "selective")}
+    assert frontier()["memory_limit"] == pytest.approx(USABLE)
+    assert frontier()["feasible"] and "tp 8 " in frontier()["degrees"]
+    assert "pp 32" in frontier()["degrees"]
     assert frontier(recompute="full")["feasible"]
+    assert not llama3()["fits"]
     assert "2,048 sequences" in zero3()["problems"]
     b = llama3()
     assert b["bubble"] > max(b["tensor_comm"], b["pipeline_comm"], b["comm_time"])
@@ -709,13 +745,13 @@ def test_the_shops_batch_is_the_one_will_it_fit_accepts() -> None:
 def test_llama3_405b_layout_is_within_a_tenth_of_the_h100():
     """Dubey et al. 2024 (Llama 3), Table 4: 405B trained on 16,384 H100s with tp = 8,
     pp = 16, 8K sequences. The lesson's accounting (Korthikanti GPT-block activations with
-    sequence parallelism and selective recomputation) puts that layout 8 % over the
-    datasheet's 80 GB and within 1 % of the 80 GiB the card carries: an estimate close to a
+    sequence parallelism and selective recomputation) puts that layout 6 % over the 81.2 GB
+    a plan may use and within 1 % of the 81,559 MiB the card reports: an estimate close to a
     layout that ran, not a contradiction."""
     m = layout(8, 16, 1)
     assert m.dp == 128
-    assert round(m.total / H100.memory_bytes - 1, 2) == 0.08
-    assert abs(m.total / 80 / 2**30 - 1) < 0.01
+    assert round(m.total / USABLE - 1, 2) == 0.06
+    assert abs(m.total / REPORTED - 1) < 0.01
 
 
 def test_seven_b_plan_chain_matches_llama2_reported_gpu_hours_order():

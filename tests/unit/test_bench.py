@@ -9,7 +9,10 @@ import types
 import numpy as np
 import pytest
 
+from gpulesson import bench
 from gpulesson.bench import (
+    GPU_MEMORY_SHARE,
+    SIZE_FOOTPRINT,
     SIZE_KINDS,
     BenchResult,
     ComparisonTable,
@@ -211,6 +214,31 @@ def test_sizes_are_small_on_cpu_and_large_on_gpu() -> None:
     assert max(sizes_for("cpu", "loop")) <= 128
 
 
+def test_gpu_sizes_leave_out_what_a_small_gpu_cannot_hold() -> None:
+    """A GPU gets the sizes whose footprint is at most GPU_MEMORY_SHARE of its memory; an
+    80 GB H100 (the H100 SXM datasheet's memory) keeps the whole GPU table."""
+    def gpu(memory):
+        return Device(xp=np, kind="gpu", name="test GPU", why="test", memory_bytes=memory)
+
+    for kind in ("gemm", "matvec", "copy", "elementwise", "loop"):
+        assert sizes_for(gpu(80 * 10**9), kind) == list(SIZE_KINDS[kind]["gpu"])
+        assert sizes_for(gpu(None), kind) == list(SIZE_KINDS[kind]["gpu"])  # unknown memory
+    small = gpu(2**30)
+    for kind, largest in (("gemm", 1024), ("matvec", 4096), ("copy", 2**23)):
+        assert sizes_for(small, kind)[-1] == largest
+        assert SIZE_FOOTPRINT[kind](largest) <= GPU_MEMORY_SHARE * 2**30
+    assert sizes_for(gpu(10**6), "gemm") == [min(SIZE_KINDS["gemm"]["gpu"])]  # never empty
+
+
+def test_every_size_table_has_cpu_and_gpu_sizes(monkeypatch) -> None:
+    for kind, table in SIZE_KINDS.items():
+        assert set(table) == {"cpu", "gpu"} and table["cpu"] and table["gpu"], kind
+    monkeypatch.setitem(bench.SIZE_KINDS, "fft", {"cpu": (64, 128)})
+    monkeypatch.setitem(bench.SIZE_FOOTPRINT, "fft", lambda n: n)
+    with pytest.raises(ValueError, match="no 'gpu' sizes"):
+        sizes_for("gpu", "fft")
+
+
 def test_sizes_for_refuses_unknown_kinds_and_devices() -> None:
     with pytest.raises(ValueError) as info:
         sizes_for("cpu", "fft")
@@ -319,3 +347,13 @@ def test_noisy_cells_are_flagged_in_the_text_table() -> None:
     quiet = compare(lambda xp, a: a, lambda n: np.ones(n), [4], repeats=3)
     if all(r.result.spread <= 0.5 for r in quiet.rows):
         assert "* noisy" not in quiet.to_text()
+
+
+def test_smoke_timing_makes_at_most_two_timed_calls(monkeypatch) -> None:
+    """GPULESSON_TIMING=smoke (the GPU stand-in's notebook runs): code paths, not timings."""
+    calls = []
+    monkeypatch.setenv(bench.TIMING_ENV, "smoke")
+    r = benchmark(lambda: calls.append(1), warmup=3, repeats=7, min_time=5.0, device=CPU)
+    assert (r.warmup, r.repeats, len(calls)) == (1, 2, 3)
+    monkeypatch.delenv(bench.TIMING_ENV)
+    assert benchmark(lambda: None, repeats=4, min_time=0.0, device=CPU).repeats == 4

@@ -1,4 +1,5 @@
-"""gpulesson.collectives: a real MPI all-reduce between local processes, and the alpha-beta fit.
+"""gpulesson.collectives: a real MPI all-reduce between local processes, the algorithm that
+ran, nccl-tests rows, and the alpha-beta fits.
 
 The runs below start real ``mpiexec`` jobs (Open MPI from the ``dist`` extra, which
 ``make test`` installs). Expected sums are computed here from the documented inputs, rank
@@ -11,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
-import re
 import subprocess
 import time
 from pathlib import Path
@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 from gpulesson import collectives as C
+from gpulesson.collectives import mpi as M
 from gpulesson.distributed import collective_time
 
 KiB, MiB = 2**10, 2**20
@@ -135,14 +136,14 @@ def test_float64_run():
 def test_reported_time_is_slowest_rank_then_median_block():
     """Rank 1 is slower in every block; block 2 caught a 10 ms hiccup on rank 0."""
     payload = {"n_ranks": 2, "dtype": "float32", "in_place": False, "warmup": 5,
-               "library": "test"}  # fmt: skip
+               "library": "test", "format": M._RESULT_FORMAT}  # fmt: skip
     row = {
         "size_bytes": 4096, "count": 1024, "iterations": 4, "wrong": 0, "warmup_seconds": 5e-6,
         "result_head": [], "result_sum": 0.0,
         "rank_seconds": [[4e-6, 5e-6, 10e-3, 4e-6, 6e-6],
                          [5e-6, 6e-6, 7e-6, 5e-6, 5e-6]],
     }  # fmt: skip
-    m = C._measurement(row, payload)
+    m = M._measurement(row, payload)
     assert m.block_seconds == (5e-6, 6e-6, 10e-3, 5e-6, 6e-6)
     assert m.time_seconds == 6e-6
     assert m.repeats == 5 and m.iterations == 4
@@ -167,12 +168,12 @@ def test_root_permission_is_set_only_for_the_subprocess(monkeypatch):
     monkeypatch.delenv("OMPI_ALLOW_RUN_AS_ROOT", raising=False)
     monkeypatch.delenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", raising=False)
     monkeypatch.setattr(os, "geteuid", lambda: 0)
-    env = C._subprocess_env()
+    env = M._subprocess_env()
     assert env["OMPI_ALLOW_RUN_AS_ROOT"] == "1"
     assert env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] == "1"
     assert "OMPI_ALLOW_RUN_AS_ROOT" not in os.environ
     monkeypatch.setattr(os, "geteuid", lambda: 1000)
-    assert "OMPI_ALLOW_RUN_AS_ROOT" not in C._subprocess_env()
+    assert "OMPI_ALLOW_RUN_AS_ROOT" not in M._subprocess_env()
 
 
 def test_command_keeps_mpi_on_this_machine():
@@ -206,7 +207,7 @@ def test_timeout_stops_mpiexec_and_every_rank(monkeypatch):
         started.append(list(cmd))
         return real_popen(cmd, *args, **kwargs)
 
-    monkeypatch.setattr(C.subprocess, "Popen", recording_popen)
+    monkeypatch.setattr(M.subprocess, "Popen", recording_popen)
     t0 = time.perf_counter()
     with pytest.raises(TimeoutError, match=r"timeout=2 s"):
         C.run_allreduce_benchmark(2, [16 * MiB], iterations=100_000, timeout=2)
@@ -220,14 +221,14 @@ def test_timeout_stops_mpiexec_and_every_rank(monkeypatch):
 
 
 def test_missing_mpi4py_gives_install_hint(monkeypatch):
-    monkeypatch.setattr(C, "_has_mpi4py", lambda: False)
+    monkeypatch.setattr(M, "_has_mpi4py", lambda: False)
     assert not C.mpi_available()
     with pytest.raises(C.MPIUnavailableError, match=r"mpi4py.*pip install -e '\.\[dist\]'"):
         C.run_allreduce_benchmark(2, [4096])
 
 
 def test_missing_mpiexec_gives_install_hint(monkeypatch):
-    monkeypatch.setattr(C, "find_mpiexec", lambda: None)
+    monkeypatch.setattr(M, "find_mpiexec", lambda: None)
     assert not C.mpi_available()
     with pytest.raises(C.MPIUnavailableError, match=r"mpiexec.*pip install -e '\.\[dist\]'"):
         C.run_allreduce_benchmark(2, [4096])
@@ -237,7 +238,7 @@ def test_mpiexec_failure_is_reported_with_its_stderr(monkeypatch, tmp_path):
     fake = tmp_path / "mpiexec"
     fake.write_text("#!/bin/sh\necho 'no slots for you' >&2\nexit 3\n")
     fake.chmod(0o755)
-    monkeypatch.setattr(C, "find_mpiexec", lambda: str(fake))
+    monkeypatch.setattr(M, "find_mpiexec", lambda: str(fake))
     with pytest.raises(C.MPIRunError, match=r"status 3(.|\n)*no slots for you"):
         C.run_allreduce_benchmark(2, [4096])
 
@@ -349,23 +350,193 @@ def test_table_has_nccl_tests_columns(two_ranks):
     table = C.format_table(two_ranks)
     lines = table.splitlines()
     assert lines[0].split() == ["size", "count", "type", "redop", "time", "algbw", "busbw",
-                                "#wrong"]  # fmt: skip
+                                "#wrong", "algorithm"]  # fmt: skip
     assert len(lines) == 2 + len(two_ranks)
     last = lines[-1].split()
+    assert last[-1] == "ring"
     m = two_ranks[-1]
     assert last[:4] == [str(m.size_bytes), str(m.count), "float", "sum"]
     assert float(last[4]) == pytest.approx(m.time_seconds * 1e6, abs=0.06)
     assert float(last[6]) == pytest.approx(m.bus_bandwidth / 1e9, abs=0.006)
 
 
-def test_torch_recipe_is_valid_python_and_names_the_commands():
+def test_torch_recipe_names_one_command_per_backend_and_the_cluster_runs():
     text = C.torch_nccl_recipe()
-    assert "torchrun --standalone --nproc-per-node=8 allreduce_bench.py" in text
+    assert ("torchrun --standalone --nproc-per-node=2 -m gpulesson.collectives.torch_dist"
+            in text)
+    assert "--backend gloo" in text and "--backend nccl" in text
     assert "--nnodes=2" in text and "--rdzv-endpoint=HOST0:29500" in text
-    assert "all_reduce_perf -b 8 -e 8G -f 2 -g 8" in text
-    # The indented script between the first "Save as" paragraph and "One node" compiles.
-    script = text.split("bandwidth formulas: pip install -e . in the course folder):")[1]
-    script = script.split("One node with 8 GPUs")[0]
-    code = "\n".join(line[4:] for line in script.splitlines())
-    compile(code, "allreduce_bench.py", "exec")
-    assert re.search(r'init_process_group\(backend="nccl"\)', code)
+    assert "mpirun -H node1:4,node2:4" in text and "all_reduce_perf -b 8 -e 8G -f 2 -g 8" in text
+    assert C.torch_command(2, [4096])[1:6] == ["-m", "torch.distributed.run", "--standalone",
+                                               "--nproc-per-node=2", "-m"]
+
+
+# ----------------------------------------------------------------------------- what ran
+
+
+def test_the_ring_is_pinned_and_the_library_confirms_it(two_ranks):
+    """The worker sets Open MPI's dynamic rules (coll_tuned_allreduce_algorithm = 4, the
+    ring, in ``ompi_info --param coll tuned --level 9``) and reads them back via MPI_T."""
+    for m in two_ranks:
+        assert m.algorithm == "ring" and m.algorithm_ran == "ring"
+        assert m.algorithm_check.startswith("confirmed through MPI_T in every rank")
+        assert "coll_tuned_allreduce_algorithm=4" in m.algorithm_check
+
+
+def test_without_a_pin_open_mpi_chooses_and_the_run_says_so():
+    (m,) = C.run_allreduce_benchmark(2, [64 * KiB], iterations=2, warmup=1,
+                                     algorithm="default")
+    assert m.algorithm == "default" and m.wrong == 0
+    assert m.algorithm_check.startswith("not pinned")
+    assert "coll_tuned_use_dynamic_rules=0" in m.algorithm_check
+
+
+def test_pinning_sets_open_mpis_dynamic_rules():
+    assert C.pin_environment("ring") == {
+        "OMPI_MCA_coll_tuned_use_dynamic_rules": "1",
+        "OMPI_MCA_coll_tuned_allreduce_algorithm": "4",
+        "OMPI_MCA_coll_han_priority": "0"}
+    assert C.pin_environment("recursive_doubling")["OMPI_MCA_coll_tuned_allreduce_algorithm"] \
+        == "3"
+    assert C.pin_environment("default") == {}
+    with pytest.raises(ValueError, match=r"algorithm must be one of \['default', "):
+        C.pin_environment("tree")
+
+
+def test_algorithm_fallbacks_and_cost_factors():
+    """Open MPI's ring falls back to recursive doubling for fewer elements than ranks
+    (coll_base_allreduce.c); the byte factors are the ring's 2(n-1)/n (Patarasuk and Yuan
+    2009) and recursive doubling's log2(n) whole buffers (Thakur et al. 2005)."""
+    assert C.algorithm_at("ring", 1024, 8) == "ring"
+    assert C.algorithm_at("ring", 4, 8).startswith("recursive doubling")
+    assert C.ALGORITHMS["ring"].bytes_factor(8) == 1.75
+    assert C.ALGORITHMS["ring"].steps(8) == 14
+    assert C.ALGORITHMS["recursive_doubling"].bytes_factor(8) == 3
+    assert C.ALGORITHMS["rabenseifner"].steps(8) == 6
+
+
+def test_command_across_machines_adds_hosts_and_tcp():
+    cmd = C.allreduce_command(8, [4096], hosts="node1:4,node2:4", output=None,
+                              mpiexec="mpirun", python="python")
+    text = " ".join(cmd)
+    assert cmd[:5] == ["mpirun", "-n", "8", "-H", "node1:4,node2:4"]
+    assert "--mca btl self,sm,tcp" in text and "--algorithm ring" in text
+    assert "--output" not in cmd
+    with pytest.raises(ValueError, match="hosts must be an mpirun -H list"):
+        C.allreduce_command(2, [4096], hosts="node1 node2")
+
+
+def test_rank_counts_follow_the_cores():
+    assert C.ranks_for_this_machine(cores=2) == ([2], [4, 8])
+    assert C.ranks_for_this_machine(cores=8) == ([2, 4, 8], [])
+    assert C.ranks_for_this_machine(cores=1) == ([], [2, 4, 8])
+
+
+def test_the_worker_run_by_hand_prints_nccl_tests_rows():
+    """``mpiexec -n 2 python -m gpulesson.collectives --sizes ...``, the command a learner
+    types (under ``mpirun -H`` on several machines), prints both of nccl-tests' passes."""
+    command = C.allreduce_command(2, [4 * KiB, 256 * KiB], iterations=4, warmup=1,
+                                  passes="both", output=None, mpiexec=C.find_mpiexec())
+    proc = subprocess.run(command, capture_output=True, text=True, env=M._subprocess_env(),
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "# algorithm: ring; confirmed through MPI_T" in proc.stdout
+    rows = C.parse_nccl_tests(proc.stdout)
+    assert [r.size_bytes for r in rows] == [4 * KiB, 256 * KiB]
+    for r in rows:
+        assert r.type == "float" and r.redop == "sum" and r.root == -1
+        assert r.out_of_place_wrong == 0 and r.in_place_wrong == 0
+        assert r.out_of_place_us > 0 and r.in_place_us > 0
+        assert r.out_of_place_algbw == pytest.approx(r.size_bytes / r.out_of_place_us / 1e3,
+                                                     abs=0.006)
+    assert "# Out of bounds values : 0 OK" in proc.stdout
+
+
+# ----------------------------------------------------------------------------- nccl-tests text
+
+
+#: Two rows of nccl-tests' all_reduce_perf, 8 GPUs, as posted in NVIDIA/nccl issue #1530
+#: (NCCL_ALGO=TREE, RTX 4090) and microsoft/mscclpp pull request #507; header as printed.
+NCCL_TESTS_LOG = """\
+# nThread 1 nGpus 8 minBytes 8 maxBytes 134217728 step: 2(factor) warmup iters: 5 iters: 20
+#                                                              out-of-place                       in-place
+#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong
+#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)
+           8             2     float     sum      -1    42.56    0.00    0.00      0    41.90    0.00    0.00      0
+        4096          1024     float     sum      -1     5.80    0.71    1.24      0     5.78    0.71    1.24      0
+# Out of bounds values : 0 OK
+"""  # noqa: E501
+
+
+def test_nccl_tests_output_is_read():
+    rows = C.parse_nccl_tests(NCCL_TESTS_LOG)
+    assert [(r.size_bytes, r.count, r.type, r.root) for r in rows] == [
+        (8, 2, "float", -1), (4096, 1024, "float", -1)]
+    assert (rows[1].out_of_place_us, rows[1].out_of_place_algbw, rows[1].out_of_place_busbw,
+            rows[1].in_place_us) == (5.80, 0.71, 1.24, 5.78)
+
+
+def test_our_rows_have_nccl_tests_columns_and_widths(two_ranks):
+    text = C.nccl_tests_rows(two_ranks)
+    header = [line for line in NCCL_TESTS_LOG.splitlines() if "size" in line][0]
+    assert header.split() == text.splitlines()[1].split()
+    rows = C.parse_nccl_tests(text)
+    assert len(rows) == len(two_ranks)
+    assert all(r.in_place_us is None for r in rows)  # only the out-of-place pass measured
+    # the out-of-place #wrong column ends where nccl-tests' does (column 84)
+    ours = text.splitlines()[3].split("  N/A")[0].rstrip()
+    assert len(ours) == len(NCCL_TESTS_LOG.splitlines()[4][:88].rstrip()) == 84
+
+
+# ----------------------------------------------------------------------------- regimes
+
+
+def regime_run(sizes, alpha, beta_cache, beta_memory=None, cache=None):
+    """Times from a latency floor alpha, then bandwidth lines (the second past `cache`)."""
+    rows = synthetic(2, sizes, alpha=0, beta=beta_cache)
+    out = []
+    for m in rows:
+        t = max(alpha, m.size_bytes / beta_cache)
+        if cache is not None and m.size_bytes > cache:
+            t = m.size_bytes / beta_memory
+        out.append(dataclasses.replace(m, time_seconds=t, block_seconds=(t,) * 5))
+    return out
+
+
+def test_regimes_separate_latency_from_bandwidth():
+    sizes = [2**k for k in range(12, 27)]
+    fit = C.fit_regimes(regime_run(sizes, 20e-6, 5e9), [0.0] * len(sizes))
+    assert [r.kind for r in fit.regimes] == ["latency", "bandwidth"]
+    assert fit.alpha_seconds == pytest.approx(20e-6, rel=0.05)
+    assert fit.beta_bytes_per_second == pytest.approx(5e9, rel=0.05)
+
+
+def test_a_second_bandwidth_regime_only_when_one_does_not_fit():
+    sizes = [2**k for k in range(12, 27)]
+    run = regime_run(sizes, 10e-6, 8e9, beta_memory=2e9, cache=4 * MiB)
+    fit = C.fit_regimes(run, [0.03] * len(sizes))
+    assert [r.kind for r in fit.regimes] == ["latency", "bandwidth", "bandwidth"]
+    assert fit.regimes[2].first_bytes == 8 * MiB
+    assert fit.regimes[2].beta_bytes_per_second == pytest.approx(2e9, rel=0.05)
+    assert all(fit.within_spread)
+    one = C.fit_regimes(run, [0.03] * len(sizes), max_bandwidth_regimes=1)
+    assert len(one.regimes) == 2 and not all(one.within_spread)
+
+
+def test_best_of_keeps_the_fastest_and_reports_the_spread():
+    sizes = [4 * KiB, 1 * MiB]
+    fast = synthetic(2, sizes, alpha=1e-5, beta=1e9)
+    slow = [dataclasses.replace(m, time_seconds=m.time_seconds * 1.5) for m in fast]
+    best, spread = C.best_of([slow, fast])
+    assert [m.time_seconds for m in best] == [m.time_seconds for m in fast]
+    assert spread == pytest.approx([0.5, 0.5])
+    with pytest.raises(ValueError, match="same sizes"):
+        C.best_of([fast, fast[:1]])
+
+
+def test_smoke_timing_makes_one_short_block_per_size(monkeypatch):
+    """GPULESSON_TIMING=smoke (the notebooks' second run, on the GPU stand-in)."""
+    monkeypatch.setenv("GPULESSON_TIMING", "smoke")
+    (m,) = C.run_allreduce_benchmark(2, [64 * KiB], iterations=50, repeats=5, warmup=5,
+                                     min_seconds_per_size=1.0)
+    assert (m.repeats, m.iterations, m.warmup, m.wrong) == (1, 2, 1, 0)

@@ -170,8 +170,10 @@ def test_cpu_copy_is_twice_the_cache_within_bounds() -> None:
         [512, 200, 64, 64]
     small = dataclasses.replace(cpu, memory_bytes=2 * 2**30)
     assert copy_bytes_for(small, cache_bytes=100 * mib) == 128 * mib
-    gpu_like = dataclasses.replace(cpu, kind="gpu")
+    # a GPU copies the largest array its size table allows: 1 GiB on an 80 GB H100
+    gpu_like = dataclasses.replace(cpu, kind="gpu", memory_bytes=80 * 10**9)
     assert copy_bytes_for(gpu_like) == 2**30
+    assert copy_bytes_for(dataclasses.replace(gpu_like, memory_bytes=24 * 10**9)) == 2**28
     with pytest.raises(ValueError, match="cache_bytes"):
         copy_bytes_for(big, cache_bytes=0)
 

@@ -126,7 +126,7 @@ def test_cost_per_million_tokens_at_the_traffic() -> None:
                         prompt_tokens=2000, output_tokens=300)
     assert plan.throughput == pytest.approx(20 * 300)
     assert plan.cost_per_million_tokens == pytest.approx(
-        12.29 * plan.gpus / (3600 * 6000) * 1e6)
+        6.88 * plan.gpus / (3600 * 6000) * 1e6)  # AWS p5.48xlarge, 2026-09-19
 
 
 @pytest.mark.parametrize(("kwargs", "name"), [

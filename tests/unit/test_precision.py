@@ -3,7 +3,10 @@
 IEEE 754-2019 binary64/32/16 as NumPy's ``finfo`` reports them; BF16 (Kalamkar et al. 2019)
 and TF32 (NVIDIA A100 whitepaper, 2020) from their widths; FP8 E4M3 and E5M2 from the OCP
 8-bit Floating Point Specification (OFP8) 1.0 (2023), Table 1, which Micikevicius et al.
-2022 (Table 1) also print.
+2022 (Table 1) also print; the FP6 and FP4 elements, the E8M0 scale and the MX formats from
+the OCP Microscaling Formats (MX) Specification v1.0 (2023); NVFP4 from NVIDIA's
+"Introducing NVFP4 for Efficient and Accurate Low-Precision Inference" (Technical Blog,
+2025-06).
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gpulesson import memory, precision
+from gpulesson import inference, memory, precision, transformer
 from gpulesson.precision import float_format
 
 
@@ -87,3 +90,131 @@ def test_lookup_names_and_refusals() -> None:
         float_format("fp16").rounds_to_zero(float("inf"))
     with pytest.raises(ValueError, match="exponent_bits must be at least 2"):
         precision.FloatFormat("odd", 1, 3)
+
+
+# ---------------------------------------------------------------------------------------
+# The OCP Microscaling (MX) elements and scales, NVFP4
+
+
+@pytest.mark.parametrize(("name", "e", "m", "largest", "normal", "subnormal"), [
+    ("fp6_e3m2", 3, 2, 28.0, 0.25, 0.0625),
+    ("fp6_e2m3", 2, 3, 7.5, 1.0, 0.125),
+    ("fp4_e2m1", 2, 1, 6.0, 1.0, 0.5),
+])
+def test_ocp_mx_element_limits(name: str, e: int, m: int, largest: float, normal: float,
+                               subnormal: float) -> None:
+    """OCP MX v1.0, section 5.3 (Tables 2 and 3): FP6 E3M2 max normal 28.0, min normal
+    2^-2, min subnormal 2^-4; FP6 E2M3 7.5, 2^0, 2^-3; FP4 E2M1 6.0, 2^0, 2^-1. No
+    infinities and no NaN: every code is a number."""
+    spec = float_format(name)
+    assert (spec.exponent_bits, spec.fraction_bits, spec.bits) == (e, m, 1 + e + m)
+    assert spec.largest == largest
+    assert spec.smallest_normal == normal and spec.smallest_subnormal == subnormal
+    assert spec.finite_only and not spec.ieee_special
+
+
+def test_fp4_e2m1_has_eight_magnitudes() -> None:
+    """OCP MX v1.0, section 5.3.3: E2M1 represents +-{0, 0.5, 1, 1.5, 2, 3, 4, 6}."""
+    assert float_format("fp4").values == (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0)
+    assert len(float_format("fp6_e2m3").values) == 32  # 5 bits of magnitude, all numbers
+    assert float_format("fp8_e4m3").values[-1] == 448.0  # S.1111.111 (480) is NaN
+    with pytest.raises(ValueError, match="at most 8 bits; BF16 has 16"):
+        float_format("bf16").values  # noqa: B018
+
+
+def test_e8m0_scale_range() -> None:
+    """OCP MX v1.0, section 5.4.1: E8M0 is an unsigned exponent with bias 127, from 2^-127
+    to 2^127 (0xFF is NaN), so an MX scale only ever shifts by a power of two."""
+    e8m0 = precision.SCALE_FORMATS["e8m0"]
+    assert (e8m0.bits, e8m0.smallest, e8m0.largest) == (8, 2.0**-127, 2.0**127)
+    assert e8m0.power_of_two
+    ue4m3 = precision.SCALE_FORMATS["ue4m3"]  # NVFP4's block scale: positive E4M3
+    assert (ue4m3.largest, ue4m3.smallest) == (448.0, 2.0**-9) and not ue4m3.power_of_two
+
+
+@pytest.mark.parametrize(("name", "bits", "block", "element"), [
+    ("mxfp8_e4m3", 8.25, 32, "FP8 E4M3"), ("mxfp8_e5m2", 8.25, 32, "FP8 E5M2"),
+    ("mxfp6_e3m2", 6.25, 32, "FP6 E3M2"), ("mxfp6_e2m3", 6.25, 32, "FP6 E2M3"),
+    ("mxfp4", 4.25, 32, "FP4 E2M1"), ("nvfp4", 4.5, 16, "FP4 E2M1"),
+])
+def test_block_formats_bits_include_the_scales(name: str, bits: float, block: int,
+                                               element: str) -> None:
+    """OCP MX v1.0, Table 1: every MX format shares one 8-bit E8M0 scale among k = 32
+    elements, so MXFP4 takes 4 + 8/32 = 4.25 bits per element, MXFP6 6.25 and MXFP8 8.25.
+    NVIDIA (2025): NVFP4 shares one FP8 E4M3 scale among 16 E2M1 values, 4 + 8/16 = 4.5
+    bits ("4.5 bits per value"), and adds one FP32 scale per tensor."""
+    fmt = precision.block_format(name)
+    assert fmt.bits_per_element == bits == precision.bits_per_element(name)
+    assert (fmt.block_size, fmt.element.name) == (block, element)
+    assert fmt.bytes_per_element == bits / 8 == memory.precision_bytes(name.split("_")[0])
+    assert fmt.tensor_scale_bits == (32 if name == "nvfp4" else 0)
+
+
+def test_nvfp4_tensor_bytes_count_the_per_tensor_scale() -> None:
+    """NVFP4 (NVIDIA, 2025): a 4,096 x 4,096 weight holds 16,777,216 values of 4 bits
+    (8,388,608 bytes), 1,048,576 one-byte E4M3 block scales and one 4-byte FP32 tensor
+    scale; MXFP4 (OCP MX v1.0) holds 524,288 E8M0 scales and no tensor scale."""
+    n = 4096 * 4096
+    assert precision.block_format("nvfp4").tensor_bytes(n) == 8_388_608 + 1_048_576 + 4
+    assert precision.block_format("mxfp4").tensor_bytes(n) == 8_388_608 + 524_288
+    # a partial block still carries its scale; odd counts pad to whole bytes
+    assert precision.block_format("mxfp4").tensor_bytes(33) == 17 + 2
+    with pytest.raises(ValueError, match="elements must be a positive integer"):
+        precision.block_format("mxfp4").tensor_bytes(0)
+
+
+def test_block_format_range_and_precision() -> None:
+    """OCP MX v1.0: with E8M0 scales, an MXFP4 block spans 2^-127 x 0.5 to 2^127 x 6; inside
+    one block the E2M1 elements span 6 / 0.5 = 12 with a step of 0.5 near 1. NVFP4's E4M3
+    block scale reaches 448, so a block holds at most 6 x 448 = 2,688 before the per-tensor
+    FP32 scale (NVIDIA, 2025)."""
+    mx, nv = precision.block_format("mxfp4"), precision.block_format("nvfp4")
+    assert mx.largest == 6.0 * 2.0**127 and nv.largest == 2688.0
+    assert mx.block_dynamic_range == nv.block_dynamic_range == 12.0
+    assert mx.epsilon == nv.epsilon == 0.5
+    assert precision.block_format("mxfp8").element is float_format("fp8_e4m3")
+
+
+def test_storage_names_and_refusals() -> None:
+    """Generic names whose variants take the same memory are accepted for sizes; an
+    ambiguous name is refused where the layout matters."""
+    assert precision.bits_per_element("fp8") == 8 == precision.bits_per_element("e5m2")
+    assert precision.bits_per_element("mxfp6") == 6.25
+    assert precision.bytes_per_element("tf32") == 4  # stored as FP32
+    assert precision.bytes_per_element("nvfp4") == 0.5625
+    with pytest.raises(KeyError, match="known block formats: mxfp8_e4m3"):
+        precision.block_format("mxfp6")  # E2M3 or E3M2
+    with pytest.raises(KeyError, match="unknown format 'fp5'"):
+        precision.bits_per_element("fp5")
+    with pytest.raises(ValueError, match="ieee_special must be False"):
+        precision.FloatFormat("odd", 2, 1, finite_only=True)
+
+
+def test_nvfp4_memory_saving_matches_nvidias_figures() -> None:
+    """NVIDIA (2025): NVFP4 "reduces model memory footprint by approximately 3.5x relative
+    to FP16 and 1.8x compared to FP8" (16 / 4.5 = 3.56, 8 / 4.5 = 1.78). The weight and
+    decode calculators take the block formats by name, scales included."""
+    n = 8_030_261_248  # Llama 3 8B (transformer.preset("llama-3-8b"))
+    nv = memory.weight_bytes(n, precision="nvfp4")
+    assert round(memory.weight_bytes(n, precision="fp16") / nv, 1) == 3.6  # "about 3.5x"
+    assert round(memory.weight_bytes(n, precision="fp8") / nv, 1) == 1.8
+    assert nv == n * 0.5625 and memory.weight_bytes(n, precision="mxfp4") == n * 0.53125
+    ceiling = inference.decode_ceiling_tokens_per_second(weight_bytes=nv, bandwidth=8e12)
+    assert ceiling == pytest.approx(8e12 / (n * 0.5625))
+
+
+def test_kv_cache_in_block_formats_is_exact() -> None:
+    """A KV cache stored in NVFP4 or MXFP4 keeps an exact byte count: 0.5625 and 0.53125
+    are binary fractions. Llama 3 8B at 8,192 tokens: 2 x 32 x 1,024 x 8,192 = 536,870,912
+    values (1 GiB in BF16, OCP/NVIDIA sizes times that count)."""
+    cfg = transformer.preset("llama-3-8b")
+    values = 2 * cfg.layers * cfg.kv_heads * cfg.head_dim * 8192
+    assert values == 536_870_912
+    for name, b in (("bf16", 2), ("fp8", 1), ("nvfp4", 0.5625), ("mxfp4", 0.53125)):
+        got = inference.kv_cache_bytes(cfg, seq_len=8192,
+                                       bytes_per_element=memory.precision_bytes(name))
+        assert got == int(values * b) and isinstance(got, int), name
+    assert inference.max_concurrent_sequences(cfg, context=8192, gpu_memory=80e9,
+                                              kv_dtype="nvfp4") > \
+        inference.max_concurrent_sequences(cfg, context=8192, gpu_memory=80e9,
+                                           kv_dtype="fp8")

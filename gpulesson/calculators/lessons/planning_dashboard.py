@@ -51,12 +51,13 @@ def _gpu_inputs(default: str, *, serving: bool = False) -> tuple[Any, ...]:
         Choice(CUSTOM, "Custom (edit the figures)"),)
     out = [
         Preset("gpu", "GPU", default=default, choices=choices, fills=fills,
-               help="Figures from gpulesson.hardware and gpulesson.planning.gpu_view: the "
-                    "memory a framework can use, dense peaks, links, a dated price."),
-        Number("gpu_memory", "Usable memory per GPU", range=(0.001, 10_000), step=1,
+               help=shared.GPU_NOTE + " The planners read the reported memory, links and "
+                    "a dated price through gpulesson.planning.gpu_view."),
+        Number("gpu_memory", "Memory per GPU (reported)", range=(0.001, 10_000), step=1,
                unit="GB", scale=1e9, dimension="bytes",
-               help="What a framework can allocate (decimal GB); the plan keeps 5 % of it "
-                    "free."),
+               help="The total the driver reports, decimal GB (nvidia-smi: H100 SXM 81,559 "
+                    "MiB = 85.5 GB); a training plan keeps 5 % of it free, a serving plan "
+                    "uses the utilization share."),
         Number("bandwidth", "Memory bandwidth", range=(0.001, 100), step=0.01, unit="TB/s",
                scale=1e12, dimension="bytes/s"),
         replace(shared.PEAK, min=0.001,
@@ -78,8 +79,9 @@ def _gpu_inputs(default: str, *, serving: bool = False) -> tuple[Any, ...]:
         ]
     out.append(Number("usd_per_gpu_hour", "Price per GPU-hour", range=(0, 1000), step=0.01,
                       unit="$/h", dimension="usd",
-                      help="The course's dated price for the GPU where it has one (0 = none "
-                           "known: enter a quote). " + shared.PRICE_NOTE))
+                      help="The GPU's dated default quote (gpulesson.prices.default_price: the "
+                           "cheapest hyperscaler on demand) where it has one (0 = none known: "
+                           "enter a quote). " + shared.PRICE_NOTE))
     return tuple(out)
 
 

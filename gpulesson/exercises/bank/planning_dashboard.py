@@ -25,6 +25,7 @@ from gpulesson import (
     flops,
     hardware,
     memory,
+    prices,
     transformer,
     units,
 )
@@ -56,6 +57,9 @@ _TOKENS_S = {"tokens/s": 1, "tok/s": 1, "k tokens/s": 1e3, "m tokens/s": 1e6,
              "million tokens/s": 1e6}
 _PARAMS = {"parameters": 1, "params": 1, "m parameters": 1e6, "million parameters": 1e6,
            "million": 1e6, "m": 1e6}
+
+#: The H100's dated default price, the lesson's (AWS p5.48xlarge on demand, 2026-09-19).
+_H100_PRICE = prices.default_price("H100 SXM").usd_per_gpu_hour
 
 
 def _peak(p: P) -> float:
@@ -525,8 +529,8 @@ token_cost = NumericExercise(
                 "them: {per_day_text} tokens a day is {rate} tokens/s.",
                 lambda p: _per_1k(p, p["per_day"] / 3600)),
     ),
-    defaults={"price": 12.29, "capacity": 1290, "per_day": 1_000_000},
-    sample=lambda rng: {"price": rng.choice([2.0, 4.0, 12.29]),
+    defaults={"price": _H100_PRICE, "capacity": 1290, "per_day": 1_000_000},
+    sample=lambda rng: {"price": rng.choice([2.0, 4.0, _H100_PRICE, 12.29]),
                         "capacity": rng.choice([300, 1290, 2500]),
                         "per_day": rng.choice([200_000, 1_000_000, 5_000_000])},
     dimension="usd", unit="USD", rtol=0.02, digits=3,
@@ -571,7 +575,8 @@ plan_as_code = CodeExercise(
         "Time = 6·N·D ÷ (GPUs × peak × MFU), GPU-hours = GPUs × time ÷ 3600 s/h, cost = "
         "price × GPU-hours. The GPUs cancel: at a fixed MFU the bill does not depend on "
         "how many GPUs share the work. The lesson's 7B plan (2T tokens, 64 H100s, 40%, "
-        f"$12.29/h) costs {_usd(_plan_cost(_N_7B, 2e12, 64, _H100_BF16, 0.4, 12.29))}."
+        f"${_H100_PRICE:.2f}/h) costs "
+        f"{_usd(_plan_cost(_N_7B, 2e12, 64, _H100_BF16, 0.4, _H100_PRICE))}."
     ),
     function_name="training_cost",
     signature="n_params, tokens, gpus, peak_flops, mfu, usd_per_gpu_hour",
@@ -583,7 +588,7 @@ plan_as_code = CodeExercise(
                               "mfu": rng.choice([0.3, 0.38, 0.4, 0.45]),
                               "usd_per_gpu_hour": rng.choice([1.5, 2.0, 4.0, 12.29])},
     examples=({"n_params": _N_7B, "tokens": 2e12, "gpus": 64,
-               "peak_flops": _H100_BF16, "mfu": 0.4, "usd_per_gpu_hour": 12.29},),
+               "peak_flops": _H100_BF16, "mfu": 0.4, "usd_per_gpu_hour": _H100_PRICE},),
     model_solution=training_cost,
     mistakes=(
         Mistake("forgot_gpus", "Your cost is the price of one GPU for the run's duration. "

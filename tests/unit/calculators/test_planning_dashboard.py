@@ -63,11 +63,12 @@ def test_a_slow_network_makes_the_run_communication_bound():
 
 
 def test_price_follows_the_gpu():
-    """The dated $12.29 is the H100's (AWS, July 2023); a GPU without a dated price asks
-    for a quote instead of borrowing it."""
+    """The H100's dated default price, $6.88 (AWS p5.48xlarge on demand, 2026-09-19,
+    gpulesson.prices); a GPU without a dated price asks for a quote instead of borrowing
+    it."""
     h100 = C.compute("planning")
-    assert h100["price_note"] == "at $12.29 per GPU-hour"
-    assert h100["cost"] == pytest.approx(12.29 * h100["gpu_hours"])
+    assert h100["price_note"] == "at $6.88 per GPU-hour"
+    assert h100["cost"] == pytest.approx(6.88 * h100["gpu_hours"])
     b200 = planning.gpu_view("B200")
     text = C.compute("planning", gpu="B200")["price_note"]
     assert ("enter a quote" in text) == (b200.price is None)

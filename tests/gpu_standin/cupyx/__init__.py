@@ -1,0 +1,1 @@
+"""The stand-in's ``cupyx`` (see ``cupy/__init__.py``): the profiler's ``benchmark``."""

@@ -1,0 +1,123 @@
+"""gpulesson.prices: the dated table of cloud prices per GPU-hour and the default quote.
+
+Sources, each read on the date its quote carries: AWS's EC2 on-demand price list
+(us-east-1, 2026-09-19; p6-b300 from us-west-2), The Next Platform on the p5 launch price
+(2023-07-27), Usage.ai on AWS's June 2025 cut of P5 on-demand prices "by up to 45%"
+(2026-06-30), Oracle's OCI price list API, Azure's Retail
+Prices API, and the CoreWeave, Lambda, Nebius, RunPod, Hyperstack, Crusoe and DigitalOcean
+pricing pages (all 2026-09-19, as recorded by the public survey the data file names).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from gpulesson import cost, hardware, prices
+
+
+def _quote(provider: str, instance: str, date: str) -> prices.PriceQuote:
+    [q] = [q for q in prices.QUOTES
+           if (q.provider, q.instance, q.date) == (provider, instance, date)]
+    return q
+
+
+def test_source_aws_p5_price_cut_of_june_2025() -> None:
+    """p5.48xlarge (8 x H100), us-east-1 on demand: $98.32 an hour at launch (The Next
+    Platform, 2023-07-27: $12.29 per GPU-hour), $55.04 after AWS's June 2025 cut ($6.88
+    per GPU-hour, AWS price list 2026-09-19): 44 % lower, AWS's "up to 45 %"."""
+    before = _quote("AWS", "p5.48xlarge", "2023-07-27")
+    after = _quote("AWS", "p5.48xlarge", "2026-09-19")
+    assert before.usd_per_gpu_hour == pytest.approx(12.29)
+    assert after.usd_per_gpu_hour == pytest.approx(6.88)
+    assert round(100 * (1 - after.usd_per_instance_hour / before.usd_per_instance_hour)) == 44
+    assert "45%" in prices.SOURCES["aws-price-cut-2025"]["title"]
+
+
+# (GPU, provider, instance, $ per GPU-hour as the provider prints it)
+PRINTED = [
+    ("B300", "AWS", "p6-b300.48xlarge", 17.802),       # $142.416 for 8
+    ("B200", "AWS", "p6-b200.48xlarge", 14.2416),      # $113.9328 for 8
+    ("H200", "AWS", "p5en.48xlarge", 7.912),           # $63.296 for 8
+    ("A100 40GB", "AWS", "p4d.24xlarge", 2.7447),      # $21.9576 for 8
+    ("GB300 NVL72", "Oracle OCI", "BM.GPU.GB300.4", 18.00),
+    ("B300", "Oracle OCI", "BM.GPU.B300.8", 15.00),
+    ("MI355X", "Oracle OCI", "BM.GPU.MI355X.8", 8.60),
+    ("GB200 NVL72", "Microsoft Azure", "ND128isr_NDR_GB200_v6", 27.04),  # $108.16 for 4
+    ("H100 SXM", "Microsoft Azure", "ND96isr_H100_v5", 12.29),          # $98.32 for 8
+    ("GB200 NVL72", "CoreWeave", "GB200 NVL72 slice", 10.50),           # $42.00 for 4
+    ("H100 SXM", "CoreWeave", "HGX H100", 6.155),                       # $49.24 for 8
+    ("RTX 5090", "RunPod", "RTX 5090 (Secure Cloud)", 0.99),
+    ("MI325X", "DigitalOcean", "MI325X GPU Droplet", 3.80),
+]
+
+
+@pytest.mark.parametrize(("name", "provider", "instance", "per_gpu"), PRINTED,
+                         ids=[f"{r[1]}-{r[2]}" for r in PRINTED])
+def test_source_per_gpu_prices(name: str, provider: str, instance: str,
+                               per_gpu: float) -> None:
+    """Instance price / GPUs in it = the per-GPU-hour price the provider prints or the
+    survey's quotient (see the module docstring for the sheets)."""
+    q = _quote(provider, instance, "2026-09-19")
+    assert q.gpu == name
+    assert q.usd_per_gpu_hour == pytest.approx(per_gpu, abs=5e-4)
+
+
+def test_every_quote_is_dated_sourced_and_classified() -> None:
+    """Each quote: a GPU of the spec sheet, a kind, an ISO date, a dated source with a URL."""
+    assert len(prices.QUOTES) >= 40
+    for q in prices.QUOTES:
+        assert q.gpu in hardware.GPUS and q.kind in prices.KINDS and q.offer == "on-demand"
+        assert q.date[:2] == "20" and len(q.date) == 10 and q.url.startswith("https://")
+        assert q.gpus >= 1 and q.usd_per_instance_hour > 0
+    hyperscalers = {q.provider for q in prices.QUOTES if q.kind == "hyperscaler"}
+    assert hyperscalers == {"AWS", "Microsoft Azure", "Oracle OCI"}
+    assert not hyperscalers & {q.provider for q in prices.QUOTES if q.kind == "specialist"}
+    for source in prices.SOURCES.values():
+        assert source["date"][:2] == "20" and source["title"] and source["url"]
+
+
+def test_default_price_is_the_cheapest_current_hyperscaler_quote() -> None:
+    """H100 SXM: AWS ($6.88) under OCI ($10.00) and Azure ($12.29); the 2023 AWS quote is
+    history, not current. B300: OCI $15.00 under AWS $17.80. RTX 5090: no hyperscaler
+    rents it, so RunPod's specialist $0.99."""
+    h100 = prices.default_price("H100 SXM")
+    assert (h100.provider, h100.kind, h100.date) == ("AWS", "hyperscaler", "2026-09-19")
+    assert h100.usd_per_gpu_hour == pytest.approx(6.88)
+    assert prices.default_price("b300").provider == "Oracle OCI"
+    rtx = prices.default_price("RTX 5090")
+    assert (rtx.kind, rtx.provider, rtx.usd_per_gpu_hour) == ("specialist", "RunPod", 0.99)
+    current = prices.current_quotes("H100 SXM")
+    assert [q.usd_per_gpu_hour for q in current] == sorted(q.usd_per_gpu_hour for q in current)
+    assert all(q.date == "2026-09-19" for q in current)
+    assert len(prices.quotes("H100 SXM")) == len(current) + 1  # the 2023 launch price
+
+
+def test_specialists_undercut_hyperscalers_for_the_teaching_baseline() -> None:
+    """2026-09-19: Hyperstack rents an H100 SXM for $3.20 per GPU-hour, under half of AWS's
+    $6.88 and about a quarter of Azure's $12.29."""
+    cheapest = prices.current_quotes("H100 SXM", kind="specialist")[0]
+    assert (cheapest.provider, cheapest.usd_per_gpu_hour) == ("Hyperstack", 3.20)
+    assert cheapest.usd_per_gpu_hour < prices.default_price("H100 SXM").usd_per_gpu_hour / 2
+
+
+def test_a_default_quote_feeds_the_cost_calculators() -> None:
+    """DeepSeek-V3's 2.788M H800 GPU-hours at its paper's assumed $2: $5.576M (DeepSeek-AI
+    2024, Table 1); the same hours at the H100's default quote cost 3.44 times as much."""
+    hours = 2.788e6
+    assert cost.run_cost(usd_per_gpu_hour=2, gpus=1, seconds=hours * 3600) == \
+        pytest.approx(5.576e6)
+    default = prices.default_price("H100 SXM").usd_per_gpu_hour
+    assert round(cost.run_cost(usd_per_gpu_hour=default, gpus=1, seconds=hours * 3600)
+                 / 5.576e6, 2) == 3.44
+
+
+def test_describe_and_refusals() -> None:
+    assert prices.default_price("H100 SXM").describe().startswith(
+        "$6.88 per GPU-hour: AWS p5.48xlarge (8 x H100 SXM, us-east-1), hyperscaler")
+    with pytest.raises(KeyError, match="no price quote for GPU 'V100 SXM'; GPUs with "
+                                       "prices: A100 40GB"):
+        prices.default_price("V100")
+    with pytest.raises(KeyError, match="unknown GPU 'H900'"):
+        prices.quotes("H900")
+    with pytest.raises(ValueError, match="kind must be one of"):
+        prices.quotes(kind="neocloud")
