@@ -26,7 +26,8 @@ What this extension adds:
     generated markup (see ``_MYSTNB_SUMMARY`` and ``_BIBLIOENTRY``).
 ``build-finished``
     writes the pack (``_lib/course/gpulesson-pack.json``: every module of the package
-    that :mod:`gpulesson.browser` imports, transitively, plus ``gpulesson/data``) and the
+    that :mod:`gpulesson.browser` imports, transitively, every module of the packages it
+    imports by name at run time (:data:`WHOLE_PACKAGES`), plus ``gpulesson/data``) and the
     two scripts into the output folder.
 
 Loaded by ``_config.yml`` (``sphinx: local_extensions``).
@@ -61,6 +62,10 @@ COURSE_DIR = "_lib/course"
 LOADER = f"../{COURSE_DIR}/calculators.js"
 #: The module the browser imports; the pack is its import closure within the package.
 ENTRY_MODULE = "gpulesson.browser"
+#: Packages packed whole, every module in them: the registry imports its lesson modules
+#: (``gpulesson.calculators.lessons.<slug>``) by name at run time, in course order, which no
+#: reading of import statements can see.
+WHOLE_PACKAGES = ("gpulesson.calculators",)
 #: The package pack, site-relative (see :func:`make_pack`).
 PACK_PATH = f"{COURSE_DIR}/gpulesson-pack.json"
 #: How long the page waits for Python before it says the calculator could not start.
@@ -116,13 +121,28 @@ def _imports(path: Path, module: str) -> tuple[set[str], set[str]]:
     return ours, foreign
 
 
+def _modules_in(package: Path, name: str) -> list[str]:
+    """Every module of subpackage ``name`` of ``gpulesson`` (at ``package``), nested ones too."""
+    root = package.joinpath(*name.split(".")[1:])
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        if "__pycache__" in path.parts:
+            continue
+        parts = list(path.relative_to(package.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        found.append(".".join(parts))
+    return found
+
+
 def pack_files(entry: str = ENTRY_MODULE) -> dict[str, str]:
     """The files the browser needs to import ``entry``: path -> text.
 
     Every module of ``gpulesson`` that ``entry`` imports (at module level or inside a
-    function, transitively), each package's ``__init__.py``, and every file of
-    ``gpulesson/data``. Raises :class:`~sphinx.errors.ExtensionError` when a packed module
-    imports a third-party library at module level (it could not run in Pyodide).
+    function, transitively), every module of a package of :data:`WHOLE_PACKAGES` it
+    imports, each package's ``__init__.py``, and every file of ``gpulesson/data``. Raises
+    :class:`~sphinx.errors.ExtensionError` when a packed module imports a third-party
+    library at module level (it could not run in Pyodide).
     """
     package = _package_dir()
     todo = [entry, "gpulesson"]
@@ -147,6 +167,8 @@ def pack_files(entry: str = ENTRY_MODULE) -> dict[str, str]:
         parts = module.split(".")
         todo.extend(".".join(parts[:i]) for i in range(1, len(parts)))  # parent packages
         todo.extend(ours)
+        if module in WHOLE_PACKAGES:
+            todo.extend(_modules_in(package, module))
     for data in sorted((package / "data").rglob("*")):
         if data.is_file() and "__pycache__" not in data.parts:
             files[data.relative_to(package.parent).as_posix()] = data.read_text(encoding="utf-8")

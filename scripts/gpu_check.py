@@ -21,7 +21,7 @@ Steps:
 
 Exit codes: 0 all passed; 1 a test or a required measurement (fp32, fp64, copy) failed;
 2 no usable GPU. The collection and serialisation functions take a ``Device`` and run on
-the CPU too, which is how ``tests/runtime/test_gpu_check.py`` checks them.
+the CPU too, which is how ``tests/unit/test_gpu_check.py`` checks them.
 """
 
 from __future__ import annotations

@@ -40,17 +40,48 @@ Adding exercises for a lesson
    every mistake stays distinguishable) and ``defaults`` for the lesson's own numbers.
 5. Write ``exercises/<slug>.ipynb``: a title cell with the label ``(<slug>_exercises)=``,
    ``lesson = load_lesson("<slug>")`` and one ``lesson.show(N)`` cell per exercise
-   (tag ``nbval-ignore-output``). Cells an instructor's student edition must not contain
-   (a reference solution, hidden checks that use it) carry the tag ``solution``.
-6. ``tests/exercises/test_bank.py`` checks every bank module automatically: reference
-   accepted, each mistake gets its own hint, nonsense gets generic feedback, variants
-   stay valid, static HTML has the collapsed solution.
+   (tag ``nbval-ignore-output``); a code exercise's cell hands out a stub,
+   ``def <function_name>(<signature>): return None``. The notebook needs no hidden
+   checks (step 6 makes them); a cell an instructor's student edition must not contain
+   (a reference solution) carries the tag ``solution``.
+6. ``tests/unit/exercises/test_bank.py`` checks every bank module automatically: reference
+   accepted (model solutions included), each mistake gets its own hint, nonsense gets
+   generic feedback, variants stay valid, static HTML has the collapsed solution, and the
+   notebook's stub has the signature and is not taken for an answer.
 
 Instructors: ``python -m gpulesson.exercises export --all --out export/`` (or
 ``make student``) writes student notebooks without solutions, and answer keys.
 Progress: :func:`progress_summary` reads the local ``.gpulesson-progress.json``.
+
+The modules, in the order they build on each other
+--------------------------------------------------
+Each imports only modules listed before it, so there is no import circle; the one
+exception is :meth:`Lesson.show`, which loads ``widgets`` (and so ipywidgets) when called.
+
+``core``
+    exercise kinds, checking, :class:`Feedback` (plain data);
+``mistakes``, ``wording``, ``serving``
+    what the banks share: common mistakes, how numbers and names are spelled, a decode
+    step several lessons ask about;
+``bank/<slug>``
+    one lesson's exercises;
+``render``
+    HTML for the site and the feedback, Markdown for the answer key;
+``session``
+    the session settings (:func:`configure`, :data:`settings`);
+``catalogue``
+    which lessons have exercises (:func:`available_lessons`, :func:`lesson_module`);
+``progress``
+    the local progress file;
+``lesson``
+    :class:`Lesson`, what a notebook uses;
+``widgets``
+    the ipywidgets layer (the only module that needs more than the standard library);
+``export``, ``__main__``
+    student editions, answer keys and the command line.
 """
 
+from gpulesson.exercises.catalogue import available_lessons, lesson_module
 from gpulesson.exercises.core import (
     ChoiceExercise,
     CodeExercise,
@@ -61,16 +92,10 @@ from gpulesson.exercises.core import (
     PredictExercise,
     format_number,
 )
-from gpulesson.exercises.lesson import (
-    Lesson,
-    available_lessons,
-    configure,
-    lesson_module,
-    load_lesson,
-    settings,
-)
+from gpulesson.exercises.lesson import Lesson, load_lesson
 from gpulesson.exercises.progress import progress_summary
-from gpulesson.exercises.render import answer_key_markdown, static_html
+from gpulesson.exercises.render import answer_key_markdown, feedback_html, static_html
+from gpulesson.exercises.session import configure, settings
 
 __all__ = [
     "ChoiceExercise",
@@ -84,6 +109,7 @@ __all__ = [
     "answer_key_markdown",
     "available_lessons",
     "configure",
+    "feedback_html",
     "format_number",
     "lesson_module",
     "load_lesson",

@@ -14,8 +14,8 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from gpulesson.exercises.catalogue import available_lessons, lesson_module
 from gpulesson.exercises.export import export, find_root
-from gpulesson.exercises.lesson import available_lessons, lesson_module
 from gpulesson.exercises.progress import progress_summary
 
 

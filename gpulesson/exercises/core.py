@@ -24,10 +24,12 @@ Taught in: every lesson's exercise notebook (``exercises/<slug>.ipynb``).
 
 from __future__ import annotations
 
+import inspect
 import math
 import numbers
 import random
 import re
+import textwrap
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
@@ -113,7 +115,11 @@ class Mistake:
 
 @dataclass(frozen=True)
 class Feedback:
-    """What a learner is told about one answer. Plain data; render with :meth:`to_html`.
+    """What a learner is told about one answer.
+
+    Plain data: :func:`gpulesson.exercises.render.feedback_html` renders it, and what a
+    :class:`~gpulesson.exercises.lesson.Lesson` returns shows itself as that HTML in
+    Jupyter (:class:`~gpulesson.exercises.render.RenderedFeedback`).
 
     Attributes
     ----------
@@ -152,15 +158,6 @@ class Feedback:
     def is_error(self) -> bool:
         """True for answers that could not be read (shown in red)."""
         return self.status == "invalid"
-
-    def to_html(self) -> str:
-        """Inline-styled HTML (the notebook has no course CSS), safe to show anywhere."""
-        from gpulesson.exercises.render import feedback_html
-
-        return feedback_html(self)
-
-    def _repr_html_(self) -> str:
-        return self.to_html()
 
     def __str__(self) -> str:
         return "\n".join((self.message, *self.details))
@@ -774,9 +771,6 @@ class CodeExercise(Exercise):
         """The source of the model solution (for the worked solution and the answer key)."""
         if self.model_solution is None:
             return ""
-        import inspect
-        import textwrap
-
         try:
             return textwrap.dedent(inspect.getsource(self.model_solution)).strip()
         except (OSError, TypeError):

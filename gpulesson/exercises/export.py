@@ -23,8 +23,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gpulesson.exercises.lesson import SOLUTION_MODES, Lesson, available_lessons
+from gpulesson.exercises.catalogue import available_lessons
+from gpulesson.exercises.lesson import Lesson
 from gpulesson.exercises.render import answer_key_markdown
+from gpulesson.exercises.session import SOLUTION_MODES
 
 __all__ = ["ExportResult", "SOLUTION_TAG", "export", "find_root", "student_notebook"]
 

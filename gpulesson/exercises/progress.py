@@ -18,6 +18,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from gpulesson.exercises.catalogue import lesson_module
+from gpulesson.exercises.session import settings
+
 __all__ = ["PROGRESS_FILE", "load_progress", "progress_path", "progress_summary", "record"]
 
 PROGRESS_FILE = ".gpulesson-progress.json"
@@ -25,12 +28,11 @@ _VERSION = 1
 
 
 def progress_path(path: str | os.PathLike[str] | None = None) -> Path:
-    """Where progress is kept: ``path``, else ``$GPULESSON_PROGRESS_FILE``, else
-    ``./.gpulesson-progress.json``."""
+    """Where progress is kept: ``path``, else the session's ``progress_path`` (see
+    :func:`~gpulesson.exercises.session.configure`), else ``$GPULESSON_PROGRESS_FILE``,
+    else ``./.gpulesson-progress.json``."""
     if path is not None:
         return Path(path)
-    from gpulesson.exercises.lesson import settings
-
     if settings.progress_path is not None:
         return Path(settings.progress_path)
     env = os.environ.get("GPULESSON_PROGRESS_FILE")
@@ -38,8 +40,6 @@ def progress_path(path: str | os.PathLike[str] | None = None) -> Path:
 
 
 def _enabled() -> bool:
-    from gpulesson.exercises.lesson import settings
-
     return settings.progress and os.environ.get("GPULESSON_PROGRESS", "").lower() not in {
         "0", "off", "no", "false"}
 
@@ -100,8 +100,6 @@ def progress_summary(lesson: str, path: str | os.PathLike[str] | None = None) ->
     >>> progress_summary("parallelism_at_the_core")  # doctest: +SKIP
     'Parallelism at the Core: 3 of 12 exercises done (1, 2, 5); next: exercise 3.'
     """
-    from gpulesson.exercises.lesson import lesson_module
-
     module = lesson_module(lesson)
     numbers = [ex.number for ex in module.EXERCISES]
     done_ids = {k for k, v in load_progress(path)["exercises"].items() if v.get("done")}

@@ -27,12 +27,19 @@ from __future__ import annotations
 
 import html
 import re
-from typing import TYPE_CHECKING
+from dataclasses import fields
 
-if TYPE_CHECKING:  # pragma: no cover
-    from gpulesson.exercises.core import Exercise, Feedback
+from gpulesson.exercises.core import (
+    ChoiceExercise,
+    CodeExercise,
+    Exercise,
+    Feedback,
+    NumericExercise,
+    PredictExercise,
+)
 
-__all__ = ["answer_key_markdown", "feedback_html", "markup", "static_html", "STATUS_STYLE"]
+__all__ = ["RenderedFeedback", "STATUS_STYLE", "answer_key_markdown", "feedback_html",
+           "markup", "rendered", "static_html"]
 
 #: Colours with at least 4.5:1 contrast on white and on JupyterLab's dark theme
 #: background for the bold text used (the red matches :mod:`gpulesson.widgets`).
@@ -87,7 +94,8 @@ def markup(text: str) -> str:
 
 
 def feedback_html(feedback: Feedback) -> str:
-    """Inline-styled feedback: colour plus a symbol and a word, never colour alone."""
+    """Inline-styled feedback (the notebook has no course CSS), safe to show anywhere:
+    colour plus a symbol and a word, never colour alone; the message is escaped."""
     colour, symbol = STATUS_STYLE[feedback.status]
     role = "alert" if feedback.status == "invalid" else "status"
     details = "".join(f"<br><small>{html.escape(line)}</small>" for line in feedback.details)
@@ -99,15 +107,29 @@ def feedback_html(feedback: Feedback) -> str:
     )
 
 
+class RenderedFeedback(Feedback):
+    """A :class:`~gpulesson.exercises.core.Feedback` that Jupyter (and the site's build)
+    shows as :func:`feedback_html`: what :class:`~gpulesson.exercises.lesson.Lesson`
+    returns from ``check``, ``predict`` and ``reveal``, so that a cell ending in
+    ``lesson.reveal(10, measured)`` displays the feedback."""
+
+    def to_html(self) -> str:
+        """The feedback's HTML (:func:`feedback_html`)."""
+        return feedback_html(self)
+
+    def _repr_html_(self) -> str:
+        return feedback_html(self)
+
+
+def rendered(feedback: Feedback) -> RenderedFeedback:
+    """The same feedback, as a :class:`RenderedFeedback`."""
+    if isinstance(feedback, RenderedFeedback):
+        return feedback
+    return RenderedFeedback(*(getattr(feedback, f.name) for f in fields(Feedback)))
+
+
 def answer_format_html(exercise: Exercise) -> str:
     """How to answer, for the static page (the widget shows its own controls)."""
-    from gpulesson.exercises.core import (
-        ChoiceExercise,
-        CodeExercise,
-        NumericExercise,
-        PredictExercise,
-    )
-
     if isinstance(exercise, ChoiceExercise):
         items = "".join(f'<li data-option="{html.escape(key)}">{_inline(label)}</li>'
                         for key, label in exercise.option_pairs())
@@ -168,8 +190,6 @@ def static_html(exercise: Exercise, *, solution: bool = True) -> str:
 
 
 def _worked_html(exercise: Exercise) -> str:
-    from gpulesson.exercises.core import CodeExercise
-
     body = markup(exercise.solution_text())
     if isinstance(exercise, CodeExercise) and exercise.model_solution is not None:
         body += (f'<pre class="gl-model-solution"><code>'
@@ -179,13 +199,6 @@ def _worked_html(exercise: Exercise) -> str:
 
 def answer_key_markdown(exercises: list[Exercise], *, title: str) -> str:
     """The instructor's answer key: questions, answers, tolerances, solutions, mistakes."""
-    from gpulesson.exercises.core import (
-        ChoiceExercise,
-        CodeExercise,
-        NumericExercise,
-        PredictExercise,
-    )
-
     lines = [f"# Answer key: {title}", ""]
     seeds = {e.variant_seed for e in exercises}
     if seeds == {None}:

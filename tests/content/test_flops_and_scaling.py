@@ -1,30 +1,472 @@
-"""Lesson 4, *FLOPs, MFU and Scaling Laws*: published figures behind its worked examples and
-exercises, learner-style answers to its code exercise, and the wiring of its two notebooks.
+"""Lesson 4, *FLOPs, MFU and Scaling Laws*: every figure its prose states, computed from the
+calculators; published figures behind its worked examples and exercises; learner-style
+answers to its code exercise; and the wiring of its two notebooks.
 
+Each claim is the text exactly as the lesson's markdown has it and the calculator calls
+that must produce it (``tests/content/claims.py``), so a changed formula or an edited
+sentence fails the claim that names it, and a number added to the prose without a claim
+fails ``test_every_figure_is_claimed``.
+
+Sources of the published inputs: Touvron et al. 2023 (Llama 2: 2.0T tokens, 4,096-token
+context, 184,320 A100 GPU-hours for 7B), Chowdhery et al. 2022 (PaLM appendix B: 540.35B
+parameters, L = 118, H = 48, Q = 256, T = 2,048, 238.3K tokens/s on 6,144 TPU v4 chips of
+275 TFLOP/s, 57.8 % HFU), Narayanan et al. 2021 (Megatron-LM Table 1: the 1T model on
+3,072 A100s at 163 TFLOP/s; GPT-3 on 1,024 A100s at 140 TFLOP/s), Brown et al. 2020
+(GPT-3: 300B tokens, 3.64e3 PFLOP/s-days), Dubey et al. 2024 (Llama 3: 15.6T tokens,
+380-430 TFLOP/s per H100 in Table 4, 8,192 to 16,384 GPUs, 466 interruptions in 54 days),
+the Llama 3.1 model card (30.84M H100 GPU-hours for 405B, 15T tokens for 8B), Hoffmann et
+al. 2022 (Chinchilla: Gopher's 5.76e23 FLOPs) and the seed calculator page's figures.
 The bank itself (reference accepted, each mistake its own hint, variants) is covered for
-every lesson by ``tests/exercises/test_bank.py``; the notebooks run under nbval with their
-hidden asserts. Here are the checks specific to this lesson.
+every lesson by ``tests/exercises/test_bank.py``.
 """
 
 from __future__ import annotations
 
+import json
+import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from gpulesson import flops, hardware, transformer
+from gpulesson import calculators, cost, flops, hardware, inference, transformer
 from gpulesson.exercises import lesson_module
 
 from . import nbtools as nb
+from .claims import claims, markdown_of, page, parametrize, uncovered_figures
 
 SLUG = "flops_and_scaling"
 BANK = lesson_module(SLUG)
 LESSON_NB = nb.notebook(SLUG)
 EXERCISE_NB = nb.exercise_notebook(SLUG)
+PAGE = page(LESSON_NB)
+
+A100 = hardware.gpu("A100 80GB")
+H100 = hardware.gpu("H100 SXM")
+A100_PEAK = A100.dense("bf16")
+H100_PEAK = H100.dense("bf16")
+
+L27 = transformer.preset("llama-2-7b")
+L38 = transformer.preset("llama-3-8b")
+L405 = transformer.preset("llama-3.1-405b")
+GPT3 = transformer.preset("gpt3-175b")
+N7 = transformer.param_count(L27)
+N405 = transformer.param_count(L405)
+SHAPE7 = {"layers": L27.layers, "heads": L27.heads, "head_dim": L27.head_dim}
+
+# Inputs the lesson chooses, and published inputs (sources in the module docstring).
+MLP_DIMS, MLP_TOKENS = (512, 2048, 512), 1024   # section 1's network and batch
+LLAMA2_CONTEXT = 4096                           # Llama 2's training length
+LLAMA2_TOKENS = 2.0e12
+LLAMA2_GPUS, MFU = 1024, 0.40                   # the running example's quote and MFU
+LLAMA2_REPORTED_HOURS = 184_320
+PALM = {"n": 540.35e9, "tps": 238.3e3, "chips": 6144, "peak": 275e12,
+        "shape": {"layers": 118, "heads": 48, "head_dim": 256, "seq_len": 2048}}
+MEGATRON_1T_RATE = 163e12
+GPT3_TOKENS = 300e9
+GPT3_MEGATRON_RATE, GPT3_MEGATRON_GPUS = 140e12, 1024
+LLAMA3_RATES = (380e12, 400e12, 430e12)         # TFLOP/s per GPU, Table 4
+L405_TOKENS = 15.6e12
+L405_REPORTED_HOURS = 30.84e6
+L38_TOKENS = 15e12
+FRAMEWORK_MFU = 0.55                            # the Pause and think's printed "MFU 55 %"
+SEED = {"n": 175e9, "mfu": 0.606}               # the seed page's GPT-3 inputs
+GOPHER_BUDGET = 5.76e23
+H100_OFFER = 256                                # the Pause and think's other quote
+
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
-def _exercise(number: int):
-    return BANK.EXERCISES[number - 1]
+def _sci(x: float, digits: int = 3) -> str:
+    """A count as the lesson writes it in prose: ``3.14 × 10²³``."""
+    mantissa, exponent = f"{x:.{digits - 1}e}".split("e")
+    return f"{mantissa} × 10{str(int(exponent)).translate(_SUPERSCRIPT)}"
+
+
+def _tex(x: float, digits: int = 3, *, spaced: bool = False) -> str:
+    """The same in the lesson's maths: ``6.44\\times10^9``, ``4.04\\times10^{10}``, or
+    spaced ``3.15 \\times 10^{23}``."""
+    mantissa, exponent = f"{x:.{digits - 1}e}".split("e")
+    power = str(int(exponent))
+    times = r" \times " if spaced else r"\times"
+    return f"{mantissa}{times}10^{power if len(power) == 1 else '{' + power + '}'}"
+
+
+def _pct(x: float, digits: int = 0) -> str:
+    """A share as the lesson writes it, with a space before the sign: ``46.2 %``."""
+    return f"{100 * x:.{digits}f} %"
+
+
+def _llama3_range() -> str:
+    """Table 4's lowest and highest TFLOP/s per H100 as MFU against the dense peak."""
+    low, high = (flops.utilization(r, H100_PEAK) for r in (min(LLAMA3_RATES),
+                                                           max(LLAMA3_RATES)))
+    return f"{100 * low:.0f}–{100 * high:.0f} %"
+
+
+def _attention_coefficient() -> str:
+    """PaLM's 12 in 12·L·H·Q·T: the attention FLOPs per token of a unit shape."""
+    return f"{flops.attention_flops_per_token(layers=1, heads=1, head_dim=1, seq_len=1):.0f}"
+
+
+def _attention_7b() -> float:
+    """Llama 2 7B's attention FLOPs per token at its training length."""
+    return flops.attention_flops_per_token(**SHAPE7, seq_len=LLAMA2_CONTEXT)
+
+
+def _non_embedding_share(name: str) -> float:
+    cfg = transformer.preset(name)
+    return 1 - transformer.non_embedding_params(cfg) / transformer.param_count(cfg)
+
+
+def _palm(per_token: float) -> float:
+    return flops.mfu(PALM["tps"], per_token, PALM["chips"], PALM["peak"])
+
+
+def _palm_mfu() -> str:
+    return _pct(_palm(flops.flops_per_token(PALM["n"], **PALM["shape"])), 1)
+
+
+def _palm_hfu_full() -> str:
+    return _pct(_palm(flops.hardware_flops_per_token(PALM["n"], recompute="full",
+                                                     **PALM["shape"])), 1)
+
+
+def _llama2_total() -> float:
+    return flops.training_flops(N7, LLAMA2_TOKENS)
+
+
+def _llama2_hours() -> float:
+    return cost.gpu_hours(gpus=LLAMA2_GPUS, seconds=flops.training_time(
+        _llama2_total(), LLAMA2_GPUS, A100_PEAK, MFU))
+
+
+def _llama2_implied(per_token: float) -> float:
+    """The MFU the reported GPU-hours imply, for a count of FLOPs per token."""
+    return flops.mfu(LLAMA2_TOKENS / (LLAMA2_REPORTED_HOURS * 3600), per_token, 1, A100_PEAK)
+
+
+def _gpt3_days(per_token: float) -> float:
+    """Days on Megatron-LM's 1,024 A100s at 140 TFLOP/s, counting ``per_token``."""
+    return flops.training_days(per_token * GPT3_TOKENS, GPT3_MEGATRON_GPUS, A100_PEAK,
+                               flops.utilization(GPT3_MEGATRON_RATE, A100_PEAK))
+
+
+def _gpt3_pf_days() -> float:
+    return flops.training_flops(transformer.param_count(GPT3), GPT3_TOKENS) / (1e15 * 86400)
+
+
+def _l405_average() -> float:
+    return flops.mfu(L405_TOKENS / (L405_REPORTED_HOURS * 3600), flops.flops_per_token(N405),
+                     1, H100_PEAK)
+
+
+def _seed_days(peak: float, mfu: float) -> str:
+    total = flops.training_flops(SEED["n"], GPT3_TOKENS)
+    return f"{flops.training_days(total, 1024, peak, mfu):.1f} days"
+
+
+def _quote_days(n_gpus: int, gpu: hardware.GPUSpec) -> str:
+    total = flops.training_flops(N7, LLAMA2_TOKENS)
+    return f"{flops.training_days(total, n_gpus, gpu.dense('bf16'), MFU):.1f} days"
+
+
+def _dims() -> str:
+    return f"{MLP_DIMS[0]}, hidden width {MLP_DIMS[1]:,}"
+
+
+def _step_flops() -> str:
+    n = sum(k * m for k, m in zip(MLP_DIMS[:-1], MLP_DIMS[1:], strict=True))
+    return f"{flops.training_flops(n, MLP_TOKENS):,.0f} FLOPs for the step"
+
+
+def _calculator_defaults() -> str:
+    """The training_flops calculator's defaults, as section 6's calculator names them."""
+    d = calculators.si_inputs("training_flops")
+    label = transformer.model_label(d["model"]).replace("-", " ")
+    return (f"({label}, {d['tokens'] / 1e12:.0f}T tokens, {d['n_devices']:,} "
+            f"{d['gpu'].split()[0]}s, {_pct(d['mfu'])})")
+
+
+def _ten_times() -> str:
+    """Chinchilla's model for Llama 3 8B's training budget, in the Pause and think's words."""
+    n = transformer.param_count(L38)
+    point = flops.chinchilla_optimal(flops.training_flops(n, L38_TOKENS))
+    bigger, fewer = point.params / n, L38_TOKENS / point.tokens
+    if round(bigger) == round(fewer) == 10:
+        return "about ten times larger on a tenth of the tokens"
+    return f"about {bigger:.1f} times larger on 1/{fewer:.1f} of the tokens"
+
+
+def _predict_exercise() -> str:
+    (number,) = (ex.number for ex in BANK.EXERCISES if ex.kind == "predict")
+    return f"Exercise {number} asks you to commit a number"
+
+
+def _exercise_2_cluster() -> str:
+    ex = BANK.EXERCISES[1]
+    return f"its days on {ex.inputs['gpus']:,} {ex.inputs['gpu'].split()[0]}s"
+
+
+CLAIMS = claims(
+    # In short, and section 7: Chinchilla's ratio
+    ("about 20 tokens per parameter", lambda: f"about {flops.chinchilla_tokens(1):.0f} tokens "
+     "per parameter"),
+    ("about **20 tokens per parameter**", lambda: f"about **{flops.chinchilla_tokens(1):.0f} "
+     "tokens per parameter**"),
+    ("far beyond 20 tokens per parameter", lambda: "far beyond "
+     f"{flops.chinchilla_tokens(1):.0f} tokens per parameter"),
+    (r"N_\text{opt} = \sqrt{C/120}, \qquad D_\text{opt} = 20\,N_\text{opt}",
+     lambda: rf"N_\text{{opt}} = \sqrt{{C/"
+     f"{flops.training_flops(1, flops.chinchilla_tokens(1)):.0f}}}"
+     rf", \qquad D_\text{{opt}} = {flops.chinchilla_tokens(1):.0f}\,N_\text{{opt}}"),
+    # 1. Where 6N comes from
+    ("(width 512, hidden width 2,048, as in", lambda: f"(width {_dims()}, as in"),
+    ("12,884,901,888 FLOPs for the step", _step_flops),
+    # 2. What N counts
+    ("For GPT-3 the two counts differ by 0.4 %, for GPT-2 small by almost a third, and for "
+     "Llama 3 8B, whose 128,256-token vocabulary needs two large matrices, by 13 %.",
+     lambda: f"For GPT-3 the two counts differ by {_pct(_non_embedding_share('gpt3-175b'), 1)}, "
+     "for GPT-2 small by "
+     + ("almost a third" if 0.3 < _non_embedding_share("gpt2") < 1 / 3 else
+        _pct(_non_embedding_share("gpt2"))) + ", and for Llama 3 8B, whose "
+     f"{L38.vocab:,}-token vocabulary needs two large matrices, by "
+     f"{_pct(_non_embedding_share('llama-3-8b'))}."),
+    # 3. The attention term
+    (r"12\,L\,H\,Q\,T", lambda: _attention_coefficient() + r"\,L\,H\,Q\,T"),
+    (r"C_\text{token} = 6N + 12\,L\,H\,Q\,T", lambda: rf"C_\text{{token}} = "
+     f"{flops.flops_per_token(1):.0f}N + {_attention_coefficient()}" r"\,L\,H\,Q\,T"),
+    ("Llama 2 7B ($L = 32$, $H = 32$, $Q = 128$) at its training length of 4,096 tokens: "
+     r"$12\cdot32\cdot32\cdot128\cdot4096 = 6.44\times10^9$ FLOPs per token, against "
+     r"$6N = 4.04\times10^{10}$. Attention adds 15.9 %. The two are equal at "
+     "$T = N/(2LHQ)$, 25,705 tokens.",
+     lambda: f"Llama 2 7B ($L = {L27.layers}$, $H = {L27.heads}$, $Q = {L27.head_dim}$) at its "
+     f"training length of {LLAMA2_CONTEXT:,} tokens: "
+     rf"$12\cdot{L27.layers}\cdot{L27.heads}\cdot{L27.head_dim}\cdot{LLAMA2_CONTEXT} = "
+     f"{_tex(_attention_7b())}$ FLOPs per token, against "
+     f"$6N = {_tex(flops.flops_per_token(N7))}$. Attention adds "
+     f"{_pct(_attention_7b() / flops.flops_per_token(N7), 1)}. The two are equal at "
+     "$T = N/(2LHQ)$, "
+     f"{inference.attention_crossover_tokens(N7, **SHAPE7):,.0f} tokens."),
+    ("at 131,072 tokens attention dominates even for the largest models",
+     lambda: "at 131,072 tokens attention "
+     + ("dominates" if flops.attention_flops_per_token(
+         layers=L405.layers, heads=L405.heads, head_dim=L405.head_dim, seq_len=131_072)
+        > flops.flops_per_token(N405) else "does not dominate")
+     + " even for the largest models"),
+    # 4. MFU and HFU
+    ("This is PaLM's published 46.2 % MFU", lambda: f"This is PaLM's published {_palm_mfu()} "
+     "MFU"),
+    ("and the 61.6 % that recomputing the whole forward pass would give",
+     lambda: f"and the {_palm_hfu_full()} that recomputing the whole forward pass would give"),
+    ('at 163 TFLOP/s per GPU, "52 % of peak"', lambda: f"at {MEGATRON_1T_RATE / 1e12:.0f} "
+     f'TFLOP/s per GPU, "{_pct(flops.utilization(MEGATRON_1T_RATE, A100_PEAK))} of peak"'),
+    ("so 52 % is a hardware utilisation", lambda: "so "
+     f"{_pct(flops.utilization(MEGATRON_1T_RATE, A100_PEAK))} is a hardware utilisation"),
+    ("reports 380–430 TFLOP/s per H100 in BF16, 38–43 % MFU",
+     lambda: f"reports {min(LLAMA3_RATES) / 1e12:.0f}–{max(LLAMA3_RATES) / 1e12:.0f} TFLOP/s "
+     f"per H100 in BF16, {_llama3_range()} MFU"),
+    ("That is against the dense 989.4 TFLOP/s. Against the 1,979 TFLOP/s a datasheet "
+     "headlines", lambda: f"That is against the dense {H100_PEAK / 1e12:.1f} TFLOP/s. Against "
+     f"the {H100.sparse_flops['bf16'] / 1e12:,.0f} TFLOP/s a datasheet headlines"),
+    ("comparing it with Llama 3's 38–43 %", lambda: f"comparing it with Llama 3's "
+     f"{_llama3_range()}"),
+    ("about three quarters of it, 41 %", lambda: "about three quarters of it, "
+     + _pct(FRAMEWORK_MFU * flops.flops_per_token(1)
+            / flops.hardware_flops_per_token(1, recompute="full"))),
+    ("the dense BF16 989.4 TFLOP/s, the sparse 1,979,", lambda: "the dense BF16 "
+     f"{H100_PEAK / 1e12:.1f} TFLOP/s, the sparse {H100.sparse_flops['bf16'] / 1e12:,.0f},"),
+    # 5. The measurement
+    ("Exercise 10 asks you to commit a number", _predict_exercise),
+    # 6. How long, and what does it cost?
+    ("The estimate, 8.09 × 10²² FLOPs and about 180,000 GPU-hours (7.3 days on 1,024 GPUs), "
+     "is within 3 % of the 184,320 A100 GPU-hours Meta reports",
+     lambda: f"The estimate, {_sci(_llama2_total())} FLOPs and about "
+     f"{round(_llama2_hours(), -4):,.0f} GPU-hours ("
+     f"{flops.training_days(_llama2_total(), LLAMA2_GPUS, A100_PEAK, MFU):.1f} days on "
+     f"{LLAMA2_GPUS:,} GPUs), is within "
+     f"{math.ceil(100 * (1 - _llama2_hours() / LLAMA2_REPORTED_HOURS))} % of the "
+     f"{LLAMA2_REPORTED_HOURS:,} A100 GPU-hours Meta reports"),
+    ("the run sustained 39 % MFU counting $6N$, or 45 % with the attention term: at 4,096 "
+     "tokens attention is worth 16 % for a 7B model",
+     lambda: f"the run sustained {_pct(_llama2_implied(flops.flops_per_token(N7)))} MFU counting "
+     "$6N$, or "
+     f"{_pct(_llama2_implied(flops.flops_per_token(N7, **SHAPE7, seq_len=LLAMA2_CONTEXT)))}"
+     f" with the attention term: at {LLAMA2_CONTEXT:,} tokens attention is worth "
+     f"{_pct(_attention_7b() / flops.flops_per_token(N7))} for a 7B model"),
+    ("Brown et al. give 3.14 × 10²³ FLOPs for 300B tokens", lambda: "Brown et al. give "
+     f"{_sci(flops.training_flops(transformer.param_count(GPT3), GPT3_TOKENS))} FLOPs for "
+     f"{GPT3_TOKENS / 1e9:.0f}B tokens"),
+    ("which is $6ND$ with all 174.6B parameters", lambda: "which is $6ND$ with all "
+     f"{transformer.param_count(GPT3) / 1e9:.1f}B parameters"),
+    ("would need 34 days on 1,024 A100s at the 140 TFLOP/s per GPU",
+     lambda: f"would need {_gpt3_days(flops.hardware_flops_per_token(175e9, recompute='full')):.0f}"
+     f" days on {GPT3_MEGATRON_GPUS:,} A100s at the {GPT3_MEGATRON_RATE / 1e12:.0f} TFLOP/s "
+     "per GPU"),
+    ("The 3,638 PFLOP/s-days are the 3.64 × 10³ of the GPT-3 paper's table D.1. The 34 days "
+     "match Megatron-LM's estimate; had we taken 140 TFLOP/s as *model* FLOP/s we would have "
+     "said 25 days", lambda: f"The {_gpt3_pf_days():,.0f} PFLOP/s-days are the "
+     f"{_sci(_gpt3_pf_days())} of the GPT-3 paper's table D.1. The "
+     f"{_gpt3_days(flops.hardware_flops_per_token(175e9, recompute='full')):.0f} days match "
+     f"Megatron-LM's estimate; had we taken {GPT3_MEGATRON_RATE / 1e12:.0f} TFLOP/s as *model* "
+     f"FLOP/s we would have said {_gpt3_days(flops.flops_per_token(175e9)):.0f} days"),
+    ("$6ND$ with all 405.9B parameters and 15.6T tokens is 3.8 × 10²⁵ FLOPs",
+     lambda: f"$6ND$ with all {N405 / 1e9:.1f}B parameters and {L405_TOKENS / 1e12:.1f}T tokens "
+     f"is {_sci(flops.training_flops(N405, L405_TOKENS), 2)} FLOPs"),
+    ("It reports 38–43 % MFU on 8,192 to 16,384 H100s", lambda: f"It reports {_llama3_range()} "
+     "MFU on 8,192 to 16,384 H100s"),
+    ("The reported GPU-hours correspond to 35 % of the dense peak, below the 38–43 % measured",
+     lambda: f"The reported GPU-hours correspond to {_pct(_l405_average())} of the dense peak, "
+     f"below the {_llama3_range()} measured"),
+    # Reading a calculator's output: the seed page
+    ('"FLOPS per Token 1.05 TFLOPS", "Total Training FLOPS 3.15 × 10²³"',
+     lambda: f'"FLOPS per Token {flops.flops_per_token(SEED["n"]) / 1e12:.2f} TFLOPS", '
+     f'"Total Training FLOPS {_sci(flops.training_flops(SEED["n"], GPT3_TOKENS))}"'),
+    ('"Training Time 3.0 days"', lambda: f'"Training Time '
+     f'{_seed_days(H100.sparse_flops["bf16"], SEED["mfu"])}"'),
+    (r'"1.05 TFLOPS per token" is $6N$ for $N = 175 \times 10^9$: $1.05\times10^{12}$ FLOPs',
+     lambda: f'"{flops.flops_per_token(SEED["n"]) / 1e12:.2f} TFLOPS per token" is $6N$ for '
+     rf"$N = {SEED['n'] / 1e9:.0f} \times 10^9$: ${_tex(flops.flops_per_token(SEED['n']))}$ "
+     "FLOPs"),
+    (r"$3.15 \times 10^{23}$ is that count times 300B tokens. GPT-3's own figure is "
+     r"$3.14 \times 10^{23}$ because the model has 174.6B parameters, not 175B.",
+     lambda: f"${_tex(flops.training_flops(SEED['n'], GPT3_TOKENS), spaced=True)}$ is that "
+     f"count times {GPT3_TOKENS / 1e9:.0f}B tokens. GPT-3's own figure is "
+     f"${_tex(flops.training_flops(transformer.param_count(GPT3), GPT3_TOKENS), spaced=True)}$"
+     f" because the model has {transformer.param_count(GPT3) / 1e9:.1f}B parameters, not "
+     f"{SEED['n'] / 1e9:.0f}B."),
+    ("1,024 H100s with the 2:4-*sparse* BF16 peak: 3.0 days. With the dense peak the same "
+     "60.6 % means 5.9 days, and at 40 % MFU, a typical figure for large runs, 9.0 days.",
+     lambda: f"1,024 H100s with the 2:4-*sparse* BF16 peak: "
+     f"{_seed_days(H100.sparse_flops['bf16'], SEED['mfu'])}. With the dense peak the same "
+     f"{_pct(SEED['mfu'], 1)} means {_seed_days(H100_PEAK, SEED['mfu'])}, and at "
+     f"{_pct(MFU)} MFU, a typical figure for large runs, {_seed_days(H100_PEAK, MFU)}."),
+    ("(PaLM 46.2 %, Llama 3 38–43 %)", lambda: f"(PaLM {_palm_mfu()}, Llama 3 "
+     f"{_llama3_range()})"),
+    ("(Llama 2 7B, 2T tokens, 1,024 A100s, 40 %)", _calculator_defaults),
+    ("1,024 × 312 TFLOP/s is 319 PFLOP/s of dense BF16 peak; 256 × 989.4 TFLOP/s is 253 "
+     "PFLOP/s. At the same MFU the run takes 7.3 days on the A100s and 9.2 days on the H100s.",
+     lambda: f"{LLAMA2_GPUS:,} × {A100_PEAK / 1e12:.0f} TFLOP/s is "
+     f"{LLAMA2_GPUS * A100_PEAK / 1e15:.0f} PFLOP/s of dense BF16 peak; {H100_OFFER} × "
+     f"{H100_PEAK / 1e12:.1f} TFLOP/s is {H100_OFFER * H100_PEAK / 1e15:.0f} PFLOP/s. At the "
+     f"same MFU the run takes {_quote_days(LLAMA2_GPUS, A100)} on the A100s and "
+     f"{_quote_days(H100_OFFER, H100)} on the H100s."),
+    # 7. Chinchilla
+    ("5.76 × 10²³ FLOPs, is compute-optimal for a 69B model on 1.4T tokens",
+     lambda: f"{_sci(GOPHER_BUDGET)} FLOPs, is compute-optimal for a "
+     f"{flops.chinchilla_optimal(GOPHER_BUDGET).params / 1e9:.0f}B model on "
+     f"{flops.chinchilla_optimal(GOPHER_BUDGET).tokens / 1e12:.1f}T tokens"),
+    ("Llama 3 8B saw 15 trillion tokens, almost 1,900 per parameter",
+     lambda: f"Llama 3 8B saw {L38_TOKENS / 1e12:.0f} trillion tokens, almost "
+     f"{round(L38_TOKENS / transformer.param_count(L38), -2):,.0f} per parameter"),
+    ("about ten times larger on a tenth of the tokens", _ten_times),
+    ("its days on 1,024 H100s", _exercise_2_cluster),
+)
+
+NOT_FIGURES = (
+    # the range of MFU published large runs report (its low end is section 6's 35 %)
+    "published runs reach 35–55 %",
+    "Large runs reach 35–55 % MFU",
+    # formula constants
+    r"N \approx 12\,L\,d^2",
+    "falls short of 100 %",
+    "(100 % minus the last column)",
+    "sits below 100 %",
+    "rather than 100 %",
+    r"\times 3600\ \text{s/h}",
+    # the Llama 3 team's pretraining context (Dubey et al. 2024)
+    "trains most tokens at 8,192",
+    # published inputs of the worked examples (sources in the module docstring)
+    "PaLM trained at 238.3K tokens per second on 6,144 TPU v4 chips of 275 TFLOP/s (BF16) "
+    "each, with $L = 118$ layers, $H = 48$ heads of $Q = 256$ and sequences of "
+    "$T = 2{,}048$ tokens",
+    "an HFU of 57.8 %",
+    "($L = 128$, $h = 25{,}600$, vocabulary 51,200, sequences of 2,048, batch 3,072) on "
+    "3,072 A100s",
+    "140 TFLOP/s includes the recomputed FLOPs",
+    "the Llama 3.1 model card reports 30.84 million H100 GPU-hours",
+    "466 job interruptions in one 54-day period",
+    # the seed page's inputs and quoted figure
+    '"Model FLOPS Utilization 60.6 %"',
+    "for 60.6 % and 3.0 days",
+    "And 60.6 % would be well above",
+    # inputs the lesson chooses
+    "a quote for 1,024 A100 80GB GPUs",
+    "That is why 40 % MFU on thousands of GPUs",
+    'A framework prints "MFU 55 %"',
+    "Llama 2 7B on 2T tokens, 1,024 A100s, 40 % MFU.",
+    "The team's quote is for 1,024 A100s. Another provider offers 256 H100s for the same "
+    "monthly price. At 40 % MFU",
+)
+
+
+def _code_cell(cell_id: str) -> str:
+    (cell,) = (c for c in json.loads(LESSON_NB.read_text(encoding="utf-8"))["cells"]
+               if c.get("id") == cell_id)
+    return "".join(cell["source"])
+
+
+# ---------------------------------------------------------------------------------------
+# The figures of the prose
+
+
+@parametrize(CLAIMS)
+def test_claim(claim) -> None:
+    claim.check(PAGE, "notebooks/flops_and_scaling.ipynb")
+
+
+def test_every_figure_is_claimed() -> None:
+    covered = [c.text for c in CLAIMS] + list(NOT_FIGURES)
+    assert uncovered_figures(markdown_of(LESSON_NB), covered) == []
+
+
+def test_the_lessons_training_step_computes_the_true_gradients() -> None:
+    """Section 1's ``train_step`` (the notebook's own code, run here) against central
+    differences in float64: the weight updates at lr = 1 are the gradients, and the value
+    returned is d(loss)/dx. ``make_mlp`` keeps everything in float32, the precision of the
+    measured peak."""
+    namespace: dict[str, object] = {"np": np}   # what the set-up cell imported
+    exec(compile(_code_cell("c005"), "flops_and_scaling.ipynb:c005", "exec"), namespace)
+    make_mlp, train_step = namespace["make_mlp"], namespace["train_step"]
+    assert namespace["n_params"] == 2 * 512 * 2048
+    assert all(a.dtype == np.float32 for a in (*namespace["weights"], namespace["x"],
+                                               namespace["y"], namespace["grad_x"]))
+
+    def loss(ws, x, y):
+        h = x
+        for i, w in enumerate(ws):
+            h = h @ w
+            if i < len(ws) - 1:
+                h = np.maximum(h, 0)
+        return float(np.mean((h - y) ** 2))
+
+    ws, x, y = make_mlp([5, 7, 3], 4, seed=1)
+    ws, x, y = [w.astype(np.float64) for w in ws], x.astype(np.float64), y.astype(np.float64)
+    before = [w.copy() for w in ws]
+    grad_x = train_step(ws, x, y, lr=1.0)
+    eps = 1e-6
+
+    def central(f, a):
+        out = np.zeros_like(a)
+        for j in np.ndindex(a.shape):
+            plus, minus = a.copy(), a.copy()
+            plus[j] += eps
+            minus[j] -= eps
+            out[j] = (f(plus) - f(minus)) / (2 * eps)
+        return out
+
+    for i, w in enumerate(before):
+        numeric = central(lambda wi, i=i: loss([*before[:i], wi, *before[i + 1:]], x, y), w)
+        assert np.allclose(w - ws[i], numeric, atol=1e-7)
+    assert np.allclose(grad_x, central(lambda xi: loss(before, xi, y), x), atol=1e-7)
+
+
+def test_the_attention_crossover_is_where_attention_equals_6n() -> None:
+    """Section 3: inference's crossover T = N/(2LHQ) is the training one too, since
+    12LHQT = 6N there."""
+    t = inference.attention_crossover_tokens(N7, **SHAPE7)
+    assert flops.attention_flops_per_token(**SHAPE7, seq_len=round(t)) == pytest.approx(
+        flops.flops_per_token(N7), rel=1e-4)
 
 
 # ---------------------------------------------------------------------------------------
@@ -47,7 +489,7 @@ def test_llama31_405b_reported_hours_mean_about_35_percent_of_peak():
     FLOPs. Averaged over the reported hours the GPUs sustained about 35 % of the dense
     989.4 TFLOP/s, below the 38-43 % of steady training (Table 4): exercise 9's solution
     says so, and must keep its figure in that range."""
-    ex = _exercise(9)
+    ex = BANK.EXERCISES[8]
     assert ex.inputs["total"] == 3.8e25
     assert BANK.REPORTED_LLAMA31_405B_GPU_HOURS == 30.84e6
     at_peak = flops.training_time(3.8e25, 1, hardware.gpu("H100 SXM").dense("bf16"), 1.0)
@@ -76,8 +518,8 @@ def test_seed_calculator_figures_are_reproduced_only_with_the_sparse_peak():
 def test_code_reference_reproduces_palm_mfu():
     """Chowdhery et al. 2022 (PaLM), appendix B: 540.35B parameters, L=118, H=48, Q=256,
     T=2048, 238.3K tokens/s on 6,144 TPU v4 chips of 275 TFLOP/s: 46.2 % MFU."""
-    per_token = _exercise(7).reference(n_params=540.35e9, layers=118, heads=48,
-                                       head_dim=256, seq_len=2048)
+    per_token = BANK.EXERCISES[6].reference(n_params=540.35e9, layers=118, heads=48,
+                                            head_dim=256, seq_len=2048)
     assert round(100 * flops.mfu(238.3e3, per_token, 6144, 275e12), 1) == 46.2
 
 
@@ -94,13 +536,13 @@ def _learner(body):
     (lambda n, lhqt: 3 * n + 6 * lhqt, "counted_macs"),
 ])
 def test_code_exercise_names_each_learner_mistake(body, mistake):
-    feedback = _exercise(7).check(_learner(body))
+    feedback = BANK.EXERCISES[6].check(_learner(body))
     assert feedback.status == "mistake" and feedback.mistake == mistake
 
 
 def test_code_exercise_accepts_a_correct_learner_function_and_rejects_a_stub():
-    assert _exercise(7).check(_learner(lambda n, lhqt: 6 * n + 12 * lhqt)).correct
-    stub = _exercise(7).check(lambda n_params, layers, heads, head_dim, seq_len: None)
+    assert BANK.EXERCISES[6].check(_learner(lambda n, lhqt: 6 * n + 12 * lhqt)).correct
+    stub = BANK.EXERCISES[6].check(lambda n_params, layers, heads, head_dim, seq_len: None)
     assert not stub.correct and "return" in stub.message
 
 
@@ -117,6 +559,12 @@ def test_lesson_notebook_skeleton():
     text = nb.check_skeleton(SLUG, "FLOPs, MFU and Scaling Laws")
     nb.check_pauses_hide_answers(text, at_least=1)
     nb.check_registry_widgets(SLUG, {"training_flops"})
+
+
+def test_lesson_notebook_hides_no_asserts():
+    """The lesson's checks are the claims above and the tests of this file; what a learner
+    should see checked is printed by a visible cell."""
+    assert not any("assert" in src for src in nb.code(LESSON_NB, hidden=True))
 
 
 @pytest.mark.parametrize("path", [LESSON_NB, EXERCISE_NB], ids=["lesson", "exercises"])

@@ -1,5 +1,14 @@
-"""Lesson 5, *Inference: Prefill, Decode and the KV Cache*: its exercise bank's helper and
-published figures, and the wiring of its two notebooks.
+"""Lesson 5, *Inference: Prefill, Decode and the KV Cache*: every figure its prose states,
+computed from the calculators; its exercise bank's helper and published figures; and the
+wiring of its two notebooks.
+
+Each claim is the text exactly as the lesson's markdown has it and the calculator calls
+that must produce it (``tests/content/claims.py``), so a changed formula or an edited
+sentence fails the claim that names it, and a number added to the prose without a claim
+fails ``test_every_figure_is_claimed``. The lesson's running example is Llama-3-8B in
+BF16 on an H100 SXM with 8,192-token conversations and 2 GB of working memory; its
+inputs are the module's constants, the models' shapes come from ``gpulesson.transformer``
+and the GPUs' figures from ``gpulesson.hardware``.
 
 The bank itself (reference accepted, each mistake its own hint, variants) is covered for
 every lesson by ``tests/exercises/test_bank.py``; here are the checks specific to this one.
@@ -7,16 +16,520 @@ every lesson by ``tests/exercises/test_bank.py``; here are the checks specific t
 
 from __future__ import annotations
 
+import ast
+import json
+import re
+
 import pytest
 
-from gpulesson import hardware, inference, memory, transformer
+from gpulesson import calculators, hardware, inference, memory, roofline, transformer, units
+from gpulesson.bench import sizes_for
 from gpulesson.exercises import lesson_module
 
 from . import nbtools as nb
+from .claims import claims, markdown_of, page, parametrize, uncovered_figures
 
 SLUG = "inference_and_kv_cache"
 BANK = lesson_module(SLUG)
+NOTEBOOK = nb.notebook(SLUG)
+PAGE = page(NOTEBOOK)
 
+H100 = hardware.gpu("H100 SXM")
+A100 = hardware.gpu("A100 80GB")
+PEAK = H100.dense("bf16")
+MODELS = {name: transformer.preset(name) for name in ("llama-2-7b", "llama-3-8b",
+                                                      "llama-3-70b")}
+PARAMS = {name: transformer.param_count(cfg) for name, cfg in MODELS.items()}
+
+# Inputs the lesson chooses
+CONTEXT = 8192          # tokens per conversation
+NEW_TOKENS = 512        # tokens generated in section 1
+OVERHEAD = 2e9          # working memory beside weights and cache, bytes
+SHORT_PROMPT = 2048     # the prompt of the units note and of section 2
+LONG_BATCH = (8, 32768)  # section 3's long-context batch of Llama-3-70B
+TARGET = 50.0           # tokens/s each user should see (section 7)
+SHORT_CONTEXT, LONG_CONTEXT = 1024, 32768   # section 7's other curves
+H100_7B_FP16 = memory.weight_bytes(7e9, precision="fp16")   # the "4.5 tokens/s" box
+
+
+def _ms(seconds: float, digits: int = 1) -> str:
+    return f"{seconds * 1e3:.{digits}f} ms"
+
+
+def _pct(x: float, digits: int = 0) -> str:
+    return f"{100 * x:.{digits}f} %"
+
+
+def _gb(n_bytes: float, digits: int) -> str:
+    return units.format_bytes(n_bytes, digits=digits)
+
+
+def _kib(n_bytes: float) -> str:
+    return units.format_bytes(n_bytes, binary=True, digits=0)
+
+
+def _shape(name: str) -> dict[str, int]:
+    cfg = MODELS[name]
+    return {"layers": cfg.layers, "heads": cfg.heads, "head_dim": cfg.head_dim}
+
+
+def _weights(name: str, precision: str = "bf16") -> float:
+    return memory.weight_bytes(PARAMS[name], precision=precision)
+
+
+def _worked() -> dict[str, float]:
+    """Section 1's worked example, from the registry's ``inference`` calculator."""
+    return calculators.compute("inference", model="llama-3-8b", prompt=CONTEXT,
+                               new_tokens=NEW_TOKENS, batch=1, gpu="H100 SXM")
+
+
+def _prefill(name: str, tokens: int) -> float:
+    return inference.prefill_time(n_params=PARAMS[name], tokens=tokens, peak_flops=PEAK,
+                                  bandwidth=H100.bandwidth, weight_bytes=_weights(name),
+                                  **_shape(name))
+
+
+def _weight_read(name: str = "llama-3-8b") -> float:
+    return _weights(name) / H100.bandwidth
+
+
+def _flat_prefill() -> str:
+    """Up to which prompt the prefill costs one weight read: about the ridge point."""
+    tokens = 1
+    while _prefill("llama-3-8b", tokens + 1) == _weight_read():
+        tokens += 1
+    ridge = H100.ridge_point("bf16")
+    return f"about {ridge:.0f}" if abs(tokens / ridge - 1) < 0.02 else f"{tokens}"
+
+
+def _attention_share(name: str, tokens: int) -> float:
+    """Attention's part of prefill FLOPs over the weight part."""
+    linear = inference.prefill_flops(PARAMS[name], tokens)
+    return inference.prefill_flops(PARAMS[name], tokens, **_shape(name)) / linear - 1
+
+
+def _crossover(name: str) -> float:
+    return inference.attention_crossover_tokens(PARAMS[name], **_shape(name))
+
+
+def _kv(name: str, context: int = CONTEXT, batch: int = 1) -> float:
+    return inference.kv_cache_bytes(MODELS[name], seq_len=context, batch=batch) if context \
+        else 0
+
+
+def _fit(name: str, **kw) -> int:
+    return inference.max_concurrent_sequences(transformer.preset(name), context=CONTEXT,
+                                              gpu_memory=H100.memory_bytes, overhead=OVERHEAD,
+                                              **kw)
+
+
+def _ceiling(name: str, *, kv: bool = True, batch: int = 1) -> float:
+    return inference.decode_ceiling_tokens_per_second(
+        weight_bytes=_weights(name), bandwidth=H100.bandwidth, batch=batch,
+        kv_bytes_per_sequence=_kv(name) if kv else 0)
+
+
+def _step(name: str, batch: int, context: int) -> float:
+    """Section 7's roofline decode step on an H100, BF16 weights and cache."""
+    return inference.decode_step_time(n_params=PARAMS[name], weight_bytes=_weights(name),
+                                      batch=batch, kv_bytes_per_sequence=_kv(name, context),
+                                      peak_flops=PEAK, bandwidth=H100.bandwidth)
+
+
+def _fits_on_h100(name: str, batch: int, context: int) -> bool:
+    need = memory.inference_memory(PARAMS[name], precision="bf16", overhead_bytes=OVERHEAD,
+                                   kv_cache_bytes=_kv(name, context, batch))
+    return memory.fits(need.total, H100.memory_bytes)
+
+
+def _full(name: str, context: int) -> int:
+    """The largest batch that fits on the H100 (section 7's crosses)."""
+    return max(b for b in range(1, 1000) if _fits_on_h100(name, b, context))
+
+
+def _per_user(name: str, batch: int, context: int) -> float:
+    return 1 / _step(name, batch, context)
+
+
+def _turn(gpu: hardware.GPUSpec, dtype: str = "bf16") -> float:
+    return inference.decode_compute_bound_batch(
+        peak_flops=gpu.dense(dtype), bandwidth=gpu.bandwidth,
+        bytes_per_param=memory.precision_bytes(dtype))
+
+
+def _kv_flops_per_byte(name: str) -> float:
+    """Decode attention's FLOPs per byte of KV cache read, at the lesson's context."""
+    attention = inference.decode_flops(PARAMS[name], 1, context_len=CONTEXT - 1,
+                                       **_shape(name)) - inference.decode_flops(PARAMS[name], 1)
+    return attention / _kv(name)
+
+
+_WORDS = {2: "twice", 4: "four times", 8: "eight times", 9: "nine times", 20: "twenty times"}
+
+
+def _times(ratio: float) -> str:
+    return _WORDS.get(round(ratio), f"{ratio:.1f} times")
+
+
+def _section_1() -> str:
+    r = _worked()
+    return (f"The prompt takes about {r['prefill_time'] * 1e3:.0f} ms: this is the pause before "
+            "the first word (the {term}`time to first token`). Each later token takes at least "
+            f"{_ms(r['step_time'])} (the {{term}}`time per output token`), which is "
+            f"{r['step_time'] / (r['prefill_time'] / CONTEXT):.0f} times more than a prompt "
+            "token cost.")
+
+
+def _bound() -> str:
+    r = _worked()
+    read = _weight_read()
+    return (f"Reading {r['weights'] / 1e9:.0f} GB of BF16 weights once takes "
+            f"${r['weights'] / 1e9:.2f}\\ \\text{{GB}} / {H100.bandwidth / 1e12:.2f}\\ "
+            f"\\text{{TB/s}} = {read * 1e3:.1f}$ ms. The prefill does "
+            f"{r['prefill_flops'] / 1e12:.2f} TFLOP, which at {PEAK / 1e12:.1f} TFLOP/s takes "
+            f"{r['prefill_time'] * 1e3:.0f} ms, {r['prefill_time'] / read:.0f} times longer")
+
+
+def _units_note() -> str:
+    work = inference.prefill_flops(PARAMS["llama-3-8b"], SHORT_PROMPT, **_shape("llama-3-8b"))
+    return (f"the prefill of a {SHORT_PROMPT:,}-token prompt of Llama-3-8B is "
+            f"{work / 1e12:.2f} TFLOP, and at {PEAK / 1e12:.1f} TFLOP/s it takes "
+            f"{_ms(_prefill('llama-3-8b', SHORT_PROMPT))}")
+
+
+def _cache_sizes() -> str:
+    old, new = (inference.kv_cache_bytes_per_token(MODELS[n]) for n in ("llama-2-7b",
+                                                                         "llama-3-8b"))
+    cfg = MODELS["llama-3-8b"]
+    return (f"Llama-2-7B keeps {_kib(old)} per token, Llama-3-8B {_kib(new)[:-4]} KiB: the newer "
+            f"model is larger, yet its cache is {_times(old / new)} smaller, because its "
+            f"{cfg.heads} query heads share {cfg.kv_heads} key/value heads. One "
+            f"{CONTEXT:,}-token conversation holds {_kib(_kv('llama-2-7b'))[:-4]} GiB with "
+            f"Llama-2-7B and {_kib(_kv('llama-3-8b'))[:-4]} GiB with Llama-3-8B.")
+
+
+def _long_batch() -> str:
+    batch, tokens = LONG_BATCH
+    kv = _kv("llama-3-70b", tokens, batch)
+    more = "more" if kv > H100.memory_bytes else "less"
+    return (f"Llama-3-70B serving {batch} conversations of {tokens:,} tokens each keeps "
+            f"{units.format_bytes(kv, binary=True, digits=0)} ({_gb(kv, 1)}) of keys and "
+            f"values: {more} than an H100's entire memory")
+
+
+def _nine_times() -> str:
+    ratio = PARAMS["llama-3-70b"] / PARAMS["llama-3-8b"]
+    almost = "almost nine times" if 8.5 < ratio < 9 else f"{ratio:.1f} times"
+    per = {n: inference.kv_cache_bytes_per_token(MODELS[n]) for n in ("llama-3-8b",
+                                                                       "llama-3-70b")}
+    return (f"Llama-3-70B has {almost} the parameters of Llama-3-8B, yet only "
+            f"{per['llama-3-70b'] / per['llama-3-8b']:g} times the KV cache per token.")
+
+
+def _nine_times_answer() -> str:
+    small, large = MODELS["llama-3-8b"], MODELS["llama-3-70b"]
+    assert small.kv_heads == large.kv_heads and small.head_dim == large.head_dim
+    per = [inference.kv_cache_bytes_per_token(c) for c in (large, small)]
+    return (f"Both models have {large.kv_heads} KV heads of size {large.head_dim}; the 70B model "
+            f"has {large.layers} layers instead of {small.layers}, hence "
+            f"${large.layers}/{small.layers} = {large.layers / small.layers:g}$ times the cache "
+            f"({_kib(per[0])} against {_kib(per[1])} per token). Its extra width went into more "
+            f"query heads ({large.heads} instead of {small.heads})")
+
+
+def _fit_worked() -> str:
+    left = memory.headroom(_weights("llama-3-8b") + OVERHEAD, H100.memory_bytes)
+    return (f"Llama-3-8B's weights take {_gb(_weights('llama-3-8b'), 2)}, which with "
+            f"{OVERHEAD / 1e9:.0f} GB of overhead leaves {_gb(left, 2)}; each conversation "
+            f"takes {_gb(_kv('llama-3-8b'), 3)}, so {_fit('llama-3-8b')} fit. Llama-2-7B's "
+            f"weights are smaller, but its conversations take {_gb(_kv('llama-2-7b'), 3)} each: "
+            f"only {_fit('llama-2-7b')} fit.")
+
+
+def _gqa_and_fp8() -> str:
+    gqa = _fit("llama-3-8b") / _fit("llama-2-7b")
+    fp8 = _fit("llama-3-8b", kv_dtype="fp8") / _fit("llama-3-8b")
+    first = "nearly quadruples" if 3.5 < gqa < 4 else f"multiplies by {gqa:.1f}"
+    second = "roughly doubles" if 1.8 < fp8 < 2.2 else f"multiplies by {fp8:.1f}"
+    return (f"Grouped-query attention {first} the number of long conversations a GPU can hold, "
+            f"and storing the cache in FP8 {second} it again.")
+
+
+def _seventy_b() -> str:
+    fp8 = calculators.compute("will_it_fit", model="llama-3-70b", precision="fp8",
+                              context=CONTEXT, batch=1, gpu="H100 SXM")
+    return (f"Llama-3-70B's weights alone take {_gb(_weights('llama-3-70b'), 0)} in BF16, more "
+            f"than one H100. Quantised to FP8 they take {_gb(fp8['weights'], 2)}, which leaves "
+            f"room for just {_fit('llama-3-70b', precision='fp8')} conversations of "
+            f"{CONTEXT:,} tokens, each holding {_gb(fp8['kv_cache'], 2)} of cache.")
+
+
+def _ceilings() -> str:
+    new, old = "llama-3-8b", "llama-2-7b"
+    return (f"for one conversation of {CONTEXT:,} tokens on an H100: Llama-3-8B decodes at most "
+            f"{_ceiling(new):.1f} tokens/s ({_ceiling(new, kv=False):.1f} if the cache were "
+            f"free); Llama-2-7B at most {_ceiling(old):.1f} ({_ceiling(old, kv=False):.1f} "
+            "without the cache). The KV reads cost as much as the weight reads once about "
+            f"{_weights(new) / _kv(new):.0f} Llama-3-8B conversations share a step, but only "
+            f"{_weights(old) / _kv(old):.1f} Llama-2-7B ones.")
+
+
+def _gpu_full() -> str:
+    new, old = "llama-3-8b", "llama-2-7b"
+    total = {n: _ceiling(n, batch=_fit(n)) for n in (new, old)}
+    each = {n: total[n] / _fit(n) for n in (new, old)}
+    either = (f"about {each[new]:.0f} tokens/s with *either* model"
+              if round(each[new]) == round(each[old]) else f"{each[new]:.0f} and {each[old]:.0f}")
+    return (f"Fill the H100 with conversations ({_fit(new)} for Llama-3-8B, {_fit(old)} for "
+            f"Llama-2-7B): Llama-3-8B then decodes at most {total[new]:,.0f} tokens/s in all, "
+            f"Llama-2-7B {total[old]:,.0f}. Each user gets {either}")
+
+
+def _kv_against_arithmetic() -> str:
+    read = _kv("llama-3-8b") / H100.bandwidth
+    arithmetic = inference.decode_flops(PARAMS["llama-3-8b"], 1) / PEAK
+    return (f"For Llama-3-8B at {CONTEXT:,} tokens, reading one conversation's cache takes "
+            f"{read * 1e6:.0f} µs on an H100, while its share of the weight arithmetic takes "
+            f"{arithmetic * 1e6:.0f} µs. Every conversation added to a batch therefore costs "
+            f"{_times(read / arithmetic)} more in reading than in arithmetic: at long contexts, "
+            "decode stays memory-bound at *any* batch, and memory fills up "
+            f"({_fit('llama-3-8b')} conversations) long before batch {_turn(H100):.0f}.")
+
+
+def _kv_intensity() -> str:
+    cfg = MODELS["llama-3-8b"]
+    return (f"A decode step of Llama-3-8B spends {_kv_flops_per_byte('llama-3-8b'):.0f} FLOPs "
+            f"on each byte of KV cache it reads ({cfg.heads // cfg.kv_heads} query heads share "
+            f"each KV head), Llama-2-7B only {_kv_flops_per_byte('llama-2-7b'):.0f}: far below "
+            f"the ridge point of {H100.ridge_point('bf16'):.0f}.")
+
+
+def _no_cache_curve() -> str:
+    first, last = (_per_user("llama-3-8b", b, 0) for b in (1, round(_turn(H100))))
+    assert round(first) == round(last), "each user no longer keeps the same speed"
+    return (f"until the arithmetic catches up at batch {_turn(H100):.0f} (the thin vertical "
+            f"line), and until then each user keeps about {first:.0f} tokens/s.")
+
+
+def _short_context_curve() -> str:
+    name, turn = "llama-3-8b", round(_turn(H100))
+    full = _full(name, SHORT_CONTEXT)
+    bound = ("before the step ever turns compute-bound"
+             if _step(name, full, SHORT_CONTEXT) > inference.decode_flops(
+                 PARAMS[name], 1, batch=full) / PEAK else "after the step turns compute-bound")
+    speeds = [_per_user(name, b, SHORT_CONTEXT) for b in (1, _fit(name), turn)]
+    return (f"With {SHORT_CONTEXT:,} tokens each, throughput still grows almost in proportion "
+            f"for the first few dozen conversations, but per-user speed slides from "
+            f"{speeds[0]:.0f} tokens/s to {speeds[1]:.0f} at batch {_fit(name)} and to "
+            f"{speeds[2]:.0f} at batch {turn}, and {full} conversations fill the memory {bound}")
+
+
+def _long_context_curve() -> str:
+    batch = _fit("llama-3-8b")
+    steeper = _per_user("llama-3-8b", batch, CONTEXT) < _per_user("llama-3-8b", batch,
+                                                                   SHORT_CONTEXT)
+    return (f"With {CONTEXT:,} tokens the slide is {'steeper' if steeper else 'gentler'}; "
+            f"at {LONG_CONTEXT:,} tokens only {_full('llama-3-8b', LONG_CONTEXT)} conversations "
+            f"fit, and Llama-2-7B (dashed) is full at {_full('llama-2-7b', CONTEXT)}.")
+
+
+CURVES = (("llama-3-8b", SHORT_CONTEXT), ("llama-3-8b", CONTEXT), ("llama-3-8b", LONG_CONTEXT),
+          ("llama-2-7b", CONTEXT))
+
+
+def _crosses() -> str:
+    speeds = [_per_user(n, _full(n, c), c) for n, c in CURVES]
+    return (f"a full GPU gives each user {min(speeds):.0f} to {max(speeds):.0f} tokens/s. A step "
+            f"then reads nearly the whole memory, {_gb(H100.memory_bytes - OVERHEAD, 0)} at "
+            f"{units.format_bandwidth(H100.bandwidth)}.")
+
+
+def _target() -> str:
+    name = "llama-3-8b"
+    best = max(b for b in range(1, 1024) if _fits_on_h100(name, b, CONTEXT)
+               and _per_user(name, b, CONTEXT) >= TARGET)
+    return (f"{best} conversations at {TARGET:.0f} tokens/s each give the GPU "
+            f"{best / _step(name, best, CONTEXT):,.0f} tokens/s; relaxing the target to "
+            f"{_per_user(name, _fit(name), CONTEXT):.0f} tokens/s would allow the {_fit(name)} "
+            "conversations that fit.")
+
+
+def _sizes() -> str:
+    cpu, gpu = (sizes_for(kind, "matvec")[-1] for kind in ("cpu", "gpu"))
+    return f'`sizes_for(dev, "matvec")` ({cpu:,} on a CPU, {gpu:,} on a GPU)'
+
+
+def _fp32_h100() -> str:
+    return (f"({H100.dense('fp32') / 1e12:.1f} TFLOP/s on CUDA cores, "
+            f"{units.format_bandwidth(H100.bandwidth)})")
+
+
+def _fp32_answer() -> str:
+    return (f"On an H100 in FP32 the same formula gives a batch of {_turn(H100, 'fp32'):.0f}; "
+            f"with 2-byte weights on the BF16 Tensor Cores, {_turn(H100):.0f}.")
+
+
+def _pcie_box() -> str:
+    pcie = hardware.gpu("H100 PCIe").interconnect_bandwidth / 2    # PCIe 5.0 x16, each way
+    low, high = (inference.decode_ceiling_tokens_per_second(weight_bytes=H100_7B_FP16,
+                                                            bandwidth=bw)
+                 for bw in (pcie, H100.bandwidth))
+    return (f"the ceiling ranges from {low:.1f} tokens/s with the weights streamed over PCIe 5.0 "
+            f"to {high:.0f} tokens/s from an H100's HBM")
+
+
+CLAIMS = claims(
+    # What you'll learn, the running example
+    ("fit beside the weights on an 80 GB GPU", lambda: "fit beside the weights on an "
+     f"{_gb(H100.memory_bytes, 0)} GPU"),
+    ("NVIDIA H100 SXM GPUs (80 GB, 3.35 TB/s)", lambda: "NVIDIA H100 SXM GPUs "
+     f"({_gb(H100.memory_bytes, 0)}, {units.format_bandwidth(H100.bandwidth)})"),
+    # 1. Two phases
+    ("an 8,192-token prompt, then 512 generated tokens", lambda: f"an {CONTEXT:,}-token prompt, "
+     f"then {NEW_TOKENS} generated tokens"),
+    ("The prompt takes about 169 ms: this is the pause before the first word (the {term}`time "
+     "to first token`). Each later token takes at least 5.1 ms (the {term}`time per output "
+     "token`), which is 250 times more than a prompt token cost.", _section_1),
+    (r"Reading 16 GB of BF16 weights once takes $16.06\ \text{GB} / 3.35\ \text{TB/s} = 4.8$ "
+     "ms. The prefill does 166.75 TFLOP, which at 989.4 TFLOP/s takes 169 ms, 35 times longer",
+     _bound),
+    ("A decode step for one conversation does only 16 GFLOP in the same 4.8 ms of reading",
+     lambda: "A decode step for one conversation does only "
+     f"{inference.decode_flops(PARAMS['llama-3-8b'], 1) / 1e9:.0f} GFLOP in the same "
+     f"{_ms(_weight_read())} of reading"),
+    ("the H100's {term}`ridge point` of 295 FLOP per byte", lambda: "the H100's {term}`ridge "
+     f"point` of {H100.ridge_point('bf16'):.0f} FLOP per byte"),
+    ("up to about 295 prompt tokens, the prefill costs the same 4.8 ms whatever its length",
+     lambda: f"up to {_flat_prefill()} prompt tokens, the prefill costs the same "
+     f"{_ms(_weight_read())} whatever its length"),
+    ('"166.75 TFLOP" is a *count* of operations; "989.4 TFLOP/s" is a *rate*.',
+     lambda: f'"{_worked()["prefill_flops"] / 1e12:.2f} TFLOP" is a *count* of operations; '
+     f'"{units.format_flop_rate(PEAK)}" is a *rate*.'),
+    ("the prefill of a 2,048-token prompt of Llama-3-8B is 35.09 TFLOP, and at 989.4 TFLOP/s "
+     "it takes 35.5 ms", _units_note),
+    ("A prompt token costs 20.6 µs and a generated token 5.1 ms", lambda: "A prompt token costs "
+     f"{_worked()['prefill_time'] / CONTEXT * 1e6:.1f} µs and a generated token "
+     f"{_ms(_worked()['step_time'])}"),
+    ("(512 tokens × 5.1 ms is 2.6 s, against 0.17 s of prefill)", lambda: f"({NEW_TOKENS} "
+     f"tokens × {_ms(_worked()['step_time'])} is {NEW_TOKENS * _worked()['step_time']:.1f} s, "
+     f"against {_worked()['prefill_time']:.2f} s of prefill)"),
+    # 2. Does prefill grow with the square of the prompt?
+    (r"For Llama-2-7B, $T^\ast$ is 25,705 tokens; for Llama-3-70B, 53,828. At a 2,048-token "
+     "prompt, attention adds 8.0 % to Llama-2-7B's weight FLOPs.",
+     lambda: f"For Llama-2-7B, $T^\\ast$ is {_crossover('llama-2-7b'):,.0f} tokens; for "
+     f"Llama-3-70B, {_crossover('llama-3-70b'):,.0f}. At a {SHORT_PROMPT:,}-token prompt, "
+     f"attention adds {_pct(_attention_share('llama-2-7b', SHORT_PROMPT), 1)} to Llama-2-7B's "
+     "weight FLOPs."),
+    ("attention is 7 % of a 2,048-token prefill of Llama-2-7B. The square takes over only "
+     "beyond about 26,000 tokens for Llama-2-7B and 54,000 for Llama-3-70B.",
+     lambda: "attention is "
+     f"{_pct(1 - 1 / (1 + _attention_share('llama-2-7b', SHORT_PROMPT)))} of a "
+     f"{SHORT_PROMPT:,}-token prefill of Llama-2-7B. The square takes over only beyond about "
+     f"{round(_crossover('llama-2-7b'), -3):,.0f} tokens for Llama-2-7B and "
+     f"{round(_crossover('llama-3-70b'), -3):,.0f} for Llama-3-70B."),
+    # 3. The KV cache
+    ("Llama-3-8B has 32 query heads and 8 KV heads", lambda: "Llama-3-8B has "
+     f"{MODELS['llama-3-8b'].heads} query heads and {MODELS['llama-3-8b'].kv_heads} KV heads"),
+    ("Llama-2-7B keeps 512 KiB per token, Llama-3-8B 128 KiB: the newer model is larger, yet "
+     "its cache is four times smaller, because its 32 query heads share 8 key/value heads. One "
+     "8,192-token conversation holds 4 GiB with Llama-2-7B and 1 GiB with Llama-3-8B.",
+     _cache_sizes),
+    ("four times for Llama-3-8B, eight times for Llama-3-70B", lambda: ", ".join(
+        f"{_times(MODELS[n].heads / MODELS[n].kv_heads)} for {transformer.model_label(n)}"
+        for n in ("llama-3-8b", "llama-3-70b"))),
+    ("Llama-3-70B serving 8 conversations of 32,768 tokens each keeps 80 GiB (85.9 GB) of keys "
+     "and values: more than an H100's entire memory", _long_batch),
+    ("Llama-3-70B has almost nine times the parameters of Llama-3-8B, yet only 2.5 times the KV "
+     "cache per token.", _nine_times),
+    ("Both models have 8 KV heads of size 128; the 70B model has 80 layers instead of 32, hence "
+     "$80/32 = 2.5$ times the cache (320 KiB against 128 KiB per token). Its extra width went "
+     "into more query heads (64 instead of 32)", _nine_times_answer),
+    # 4. How many conversations fit?
+    ("How many 8,192-token conversations can one 80 GB H100 keep", lambda: f"How many "
+     f"{CONTEXT:,}-token conversations can one {_gb(H100.memory_bytes, 0)} H100 keep"),
+    ("Llama-3-8B's weights take 16.06 GB, which with 2 GB of overhead leaves 61.94 GB; each "
+     "conversation takes 1.074 GB, so 57 fit. Llama-2-7B's weights are smaller, but its "
+     "conversations take 4.295 GB each: only 15 fit.", _fit_worked),
+    ("Grouped-query attention nearly quadruples the number of long conversations a GPU can "
+     "hold, and storing the cache in FP8 roughly doubles it again.", _gqa_and_fp8),
+    ("Llama-3-70B's weights alone take 141 GB in BF16, more than one H100. Quantised to FP8 "
+     "they take 70.55 GB, which leaves room for just 2 conversations of 8,192 tokens, each "
+     "holding 2.68 GB of cache.", _seventy_b),
+    # 5. The bandwidth ceiling
+    ("for one conversation of 8,192 tokens on an H100: Llama-3-8B decodes at most 195.5 "
+     "tokens/s (208.6 if the cache were free); Llama-2-7B at most 188.5 (248.6 without the "
+     "cache). The KV reads cost as much as the weight reads once about 15 Llama-3-8B "
+     "conversations share a step, but only 3.1 Llama-2-7B ones.", _ceilings),
+    ("Fill the H100 with conversations (57 for Llama-3-8B, 15 for Llama-2-7B): Llama-3-8B then "
+     "decodes at most 2,471 tokens/s in all, Llama-2-7B 645. Each user gets about 43 tokens/s "
+     "with *either* model", _gpu_full),
+    # 6. Batching
+    ("the GPU's ridge point: 295 on an H100 SXM, 153 on an A100 80GB.",
+     lambda: "the GPU's ridge point: "
+     f"{_turn(H100):.0f} on an H100 SXM, {_turn(A100):.0f} on an A100 80GB."),
+    ("For Llama-3-8B at 8,192 tokens, reading one conversation's cache takes 321 µs on an "
+     "H100, while its share of the weight arithmetic takes 16 µs. Every conversation added to "
+     "a batch therefore costs twenty times more in reading than in arithmetic: at long "
+     "contexts, decode stays memory-bound at *any* batch, and memory fills up (57 "
+     "conversations) long before batch 295.", _kv_against_arithmetic),
+    ("A decode step of Llama-3-8B spends 4 FLOPs on each byte of KV cache it reads (4 query "
+     "heads share each KV head), Llama-2-7B only 1: far below the ridge point of 295.",
+     _kv_intensity),
+    ("Decode attention on an 8,192-token context runs at about 4 FLOP per byte",
+     lambda: f"Decode attention on an {CONTEXT:,}-token context runs at about "
+     f"{_kv_flops_per_byte('llama-3-8b'):.0f} FLOP per byte"),
+    # 7. Latency against throughput
+    ("until the arithmetic catches up at batch 295 (the thin vertical line), and until then "
+     "each user keeps about 209 tokens/s.", _no_cache_curve),
+    ("With 1,024 tokens each, throughput still grows almost in proportion for the first few "
+     "dozen conversations, but per-user speed slides from 207 tokens/s to 141 at batch 57 and "
+     "to 60 at batch 295, and 461 conversations fill the memory before the step ever turns "
+     "compute-bound", _short_context_curve),
+    ("With 8,192 tokens the slide is steeper; at 32,768 tokens only 14 conversations fit, and "
+     "Llama-2-7B (dashed) is full at 15.",
+     _long_context_curve),
+    ("a full GPU gives each user 43 to 44 tokens/s. A step then reads nearly the whole memory, "
+     "78 GB at 3.35 TB/s.", _crosses),
+    ("47 conversations at 50 tokens/s each give the GPU 2,367 tokens/s; relaxing the target to "
+     "43 tokens/s would allow the 57 conversations that fit.", _target),
+    ("an 8,192-token prompt takes 169 ms, which would stall", lambda: f"an {CONTEXT:,}-token "
+     f"prompt takes {_worked()['prefill_time'] * 1e3:.0f} ms, which would stall"),
+    # 8. The measurement
+    ('`sizes_for(dev, "matvec")` (4,096 on a CPU, 32,768 on a GPU)', _sizes),
+    ("on an H100, with BF16 Tensor Cores, at 295.", lambda: "on an H100, with BF16 Tensor Cores, "
+     f"at {_turn(H100):.0f}."),
+    ("(66.9 TFLOP/s on CUDA cores, 3.35 TB/s)", _fp32_h100),
+    ("On an H100 in FP32 the same formula gives a batch of 40; with 2-byte weights on the BF16 "
+     "Tensor Cores, 295.", _fp32_answer),
+    # 9. What this model leaves out
+    ("the ceiling ranges from 4.6 tokens/s with the weights streamed over PCIe 5.0 to 239 "
+     "tokens/s from an H100's HBM", _pcie_box),
+    # Exercises, key takeaways
+    ("prefill FLOPs of a 2,048-token prompt", lambda: "prefill FLOPs of a "
+     f"{BANK.EXERCISES[0].inputs['tokens']:,}-token prompt"),
+    (r"$T^\ast = N/(2LHQ)$, 25,705 tokens for Llama-2-7B", lambda: r"$T^\ast = N/(2LHQ)$, "
+     f"{_crossover('llama-2-7b'):,.0f} tokens for Llama-2-7B"),
+    ("57 against 15 conversations of 8K tokens on one H100", lambda: f"{_fit('llama-3-8b')} "
+     f"against {_fit('llama-2-7b')} conversations of {CONTEXT // 1024}K tokens on one H100"),
+    ("(295 on an H100 in BF16)", lambda: f"({_turn(H100):.0f} on an H100 in BF16)"),
+)
+
+NOT_FIGURES = (
+    "(sections 6 and 13)",            # sections of lesson 1
+    # inputs the lesson chooses
+    "about 8,000 tokens",
+    "receives an 8,192-token conversation",
+    "per token and per 8,192-token conversation",
+    "This count reserves the full 8,192 tokens",
+    "at least 50 tokens/s",
+    "The target of 50 tokens/s per user, for 8,192-token conversations",
+    "for $B$ from 1 to 256",
+    "at least 256 MiB",
+    "at batches 2 to 32",
+    "a square 1,024 × 1,024 product",
+    # a figure quoted from calculator pages, corrected in the box
+    'as "35 TFLOPS"',
+)
 
 def _exercise(number: int):
     return BANK.EXERCISES[number - 1]
@@ -123,5 +636,75 @@ def test_exercise_notebook_shows_every_exercise_once():
 
 
 def test_lesson_embeds_the_inference_calculators_and_links_its_exercises():
-    nb.check_skeleton(SLUG, "Inference: Prefill, Decode and the KV Cache")
-    assert {"inference", "kv_cache"} <= nb.widgets_used(nb.notebook(SLUG))
+    text = nb.check_skeleton(SLUG, "Inference: Prefill, Decode and the KV Cache")
+    nb.check_pauses_hide_answers(text, at_least=3)
+    assert {"inference", "kv_cache"} <= nb.widgets_used(NOTEBOOK)
+    for src, tags in nb.code_cells(NOTEBOOK):
+        if "calculator_widget(" in src:
+            assert "nbval-ignore-output" in tags, src[:60]
+
+
+@pytest.mark.parametrize("path", [NOTEBOOK, nb.exercise_notebook(SLUG)],
+                         ids=["lesson", "exercises"])
+def test_cited_keys_and_glossary_terms_exist(path):
+    text = nb.markdown(path)
+    nb.check_citations_in_bibliography(text)
+    nb.check_terms_in_glossary(text)
+
+
+# ---------------------------------------------------------------------------------------
+# The figures of the prose
+
+
+@parametrize(CLAIMS)
+def test_claim(claim) -> None:
+    claim.check(PAGE, "notebooks/inference_and_kv_cache.ipynb")
+
+
+def test_every_figure_is_claimed() -> None:
+    covered = [c.text for c in CLAIMS] + list(NOT_FIGURES)
+    assert uncovered_figures(markdown_of(NOTEBOOK), covered) == []
+
+
+def test_lesson_notebook_hides_no_asserts():
+    """The lesson's checks are the claims above and the tests of this file; what a learner
+    should see checked is printed by a visible cell."""
+    assert not any("assert" in src for src in nb.code(NOTEBOOK, hidden=True))
+
+
+def _cell(cell_id: str) -> str:
+    (cell,) = (c for c in json.loads(NOTEBOOK.read_text(encoding="utf-8"))["cells"]
+               if c.get("id") == cell_id)
+    return "".join(cell["source"])
+
+
+def test_the_shape_written_in_section_1_is_llama_3_8bs():
+    """Section 1's prefill table spells Llama-3-8B's attention shape out by hand."""
+    written = re.search(r"^shape_8b = (\{.*?\})", _cell("ik011"), re.M)
+    assert ast.literal_eval(written.group(1)) == _shape("llama-3-8b")
+
+
+@pytest.mark.parametrize("name", ["llama-2-7b", "llama-3-8b", "mistral-7b"])
+def test_the_will_it_fit_calculator_takes_exactly_the_batch_that_fits(name):
+    """Section 4: the registry's will_it_fit accepts the largest batch
+    max_concurrent_sequences finds, and refuses one more."""
+    n = inference.max_concurrent_sequences(transformer.preset(name), context=CONTEXT,
+                                           gpu_memory=H100.memory_bytes, overhead=OVERHEAD)
+    for batch, fits in ((n, True), (n + 1, False)):
+        out = calculators.compute("will_it_fit", model=name, precision="bf16", context=CONTEXT,
+                                  batch=batch, gpu="H100 SXM", overhead=OVERHEAD / 1e9)
+        assert out["fits"] is fits
+
+
+@pytest.mark.parametrize(("name", "context"), CURVES)
+def test_a_full_gpu_is_still_memory_bound(name, context):
+    """Section 7: at every cross (memory full) the step still takes longer than its
+    arithmetic, so memory, not compute, ends the growth."""
+    full = _full(name, context)
+    assert _step(name, full, context) > inference.decode_flops(PARAMS[name], 1,
+                                                                batch=full) / PEAK
+
+
+def test_the_ridge_point_is_the_compute_bound_batch_with_2_byte_weights():
+    """Section 6: B* = peak x b / (2 x bandwidth) equals the ridge point when b = 2."""
+    assert _turn(H100) == pytest.approx(roofline.ridge_point(PEAK, H100.bandwidth))

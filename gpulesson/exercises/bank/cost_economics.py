@@ -30,7 +30,12 @@ from gpulesson.exercises.core import (
     format_number,
 )
 from gpulesson.exercises.mistakes import inverted_ratio
-from gpulesson.exercises.wording import TIMES, model_label
+from gpulesson.exercises.wording import (
+    TIMES,
+    count,
+    model_label,
+    plural,
+)
 from gpulesson.units import format_bytes, format_usd
 
 LESSON = "cost_economics"
@@ -66,9 +71,9 @@ def _power_derived(p: P) -> dict[str, Any]:
     # kilowatt-hours: the calculator's bill at $1 per kWh
     it_kwh = cost.power_cost(power_watts=watts, usd_per_kwh=1, hours=cost.HOURS_PER_YEAR,
                              pue=1)
-    return {"watts": f"{watts:,.0f} W", "tdp": f"{hardware.gpu(_H100).tdp_watts:,.0f} W",
-            "tariff_text": _cents(p["tariff"]), "it_kwh": f"{it_kwh:,.0f} kWh",
-            "facility_kwh": f"{cost.power_cost(power_watts=watts, usd_per_kwh=1, hours=cost.HOURS_PER_YEAR, pue=p['pue']):,.0f} kWh",  # noqa: E501
+    return {"watts": f"{count(watts)} W", "tdp": f"{count(hardware.gpu(_H100).tdp_watts)} W",
+            "tariff_text": _cents(p["tariff"]), "it_kwh": f"{count(it_kwh)} kWh",
+            "facility_kwh": f"{count(cost.power_cost(power_watts=watts, usd_per_kwh=1, hours=cost.HOURS_PER_YEAR, pue=p['pue']))} kWh",  # noqa: E501
             "no_pue": _usd(_gpu_power(p, pue=1.0)),
             "dgx": _usd(cost.power_cost(power_watts=_DGX["power_watts"],
                                         usd_per_kwh=p["tariff"], hours=cost.HOURS_PER_YEAR,
@@ -132,20 +137,20 @@ def _cloud_derived(p: P) -> dict[str, Any]:
             "idle_pct": f"{1 - p['utilization']:.0%}",
             "per_gpu": _usd(p["node_price"] / _GPUS_PER_SERVER),
             "full": _usd(_cloud(p, utilization=1.0)),
-            "hours": f"{cost.cloud_cost(usd_per_hour=1, years=p['years'], utilization=p['utilization']):,.0f}",  # noqa: E501
-            "year_s": "year" if p["years"] == 1 else "years"}
+            "hours": count(cost.cloud_cost(usd_per_hour=1, years=p['years'], utilization=p['utilization'])),  # noqa: E501
+            "years_text": plural(p["years"], "year")}
 
 
 cloud_bill = NumericExercise(
-    lesson=LESSON, number=2, title="{years} {year_s} of a cloud server at {pct} utilisation",
+    lesson=LESSON, number=2, title="{years_text} of a cloud server at {pct} utilisation",
     question=(
         "An 8-GPU cloud server (AWS p5.48xlarge, 8 × H100) cost {price} per hour on demand "
         "at its launch in July 2023. A team needs it {pct} of the time and releases it in "
-        "between. What does it pay over {years} {year_s}, in US dollars?"
+        "between. What does it pay over {years_text}, in US dollars?"
     ),
     hints=(
         "On demand, you pay only for the hours the server runs.",
-        "Hours in {years} {year_s}: 8,760 × {years}; of those the server runs {pct}. The "
+        "Hours in {years_text}: 8,760 × {years}; of those the server runs {pct}. The "
         "price is already for the whole server.",
     ),
     solution=(
@@ -205,7 +210,7 @@ def _breakeven_derived(p: P) -> dict[str, Any]:
     return {"hw": _usd(p["hardware"]), "kw": format_number(p["power_watts"] / 1000, 3),
             "tariff_text": _cents(p["tariff"]), "gpu_price_text": _usd(p["gpu_price"]),
             "pct": f"{p['utilization']:.0%}", "server_hour": _usd(server_hour),
-            "power_hour": _usd(power_hour), "month_hours": f"{month:,.0f}",
+            "power_hour": _usd(power_hour), "month_hours": count(month),
             "no_power": format_number(_breakeven(p, power_watts=0), 3),
             "full_time": format_number(_breakeven(p, utilization=1.0), 3),
             "years": format_number(_breakeven(p) / 12, 2)}
@@ -342,8 +347,8 @@ def _per_1k(p: P, *, price: float | None = None, tps: float | None = None) -> fl
 
 def _per_1k_derived(p: P) -> dict[str, Any]:
     per_1k = _per_1k(p)
-    return {"price": _usd(p["gpu_price"]), "tps_text": f"{p['tps']:,}",
-            "per_hour": f"{p['tps'] * 3600:,}", "per_million": _usd(1000 * per_1k)}
+    return {"price": _usd(p["gpu_price"]), "tps_text": count(p['tps']),
+            "per_hour": count(p['tps'] * 3600), "per_million": _usd(1000 * per_1k)}
 
 
 cost_per_1k = NumericExercise(
@@ -395,7 +400,7 @@ def _server_per_1k(p: P, *, usd_per_gpu_hour: float | None = None, gpus: int = 8
 
 def _server_derived(p: P) -> dict[str, Any]:
     return {"node": _usd(p["node_price"]), "per_gpu": _usd(p["node_price"] / _GPUS_PER_SERVER),
-            "tps_text": f"{p['tps']:,}", "total": f"{_GPUS_PER_SERVER * p['tps']:,}"}
+            "tps_text": count(p['tps']), "total": count(_GPUS_PER_SERVER * p['tps'])}
 
 
 server_price = NumericExercise(
@@ -463,13 +468,13 @@ def _batch_derived(p: P) -> dict[str, Any]:
         return _usd(cost.cost_per_1k_tokens(usd_per_gpu_hour=p["gpu_price"], gpus=1,
                                             tokens_per_second=rate))
 
-    return {"name": model_label(p["model"]), "ctx_text": f"{p['context']:,}",
-            "one": f"{one:,.0f}", "many": f"{many:,.0f}", "cost_one": per_1k(one),
+    return {"name": model_label(p["model"]), "ctx_text": count(p['context']),
+            "one": count(one), "many": count(many), "cost_one": per_1k(one),
             "cost_many": per_1k(many), "price": _usd(p["gpu_price"]),
             "weights_gb": format_bytes(weights, digits=1),
             "kv_gb": format_bytes(per_seq, digits=1),
             "batch_kv_gb": format_bytes(p["batch"] * per_seq, digits=1),
-            "user_many": f"{many / p['batch']:,.0f}"}
+            "user_many": count(many / p['batch'])}
 
 
 def _batch_fits(p: P) -> bool:
@@ -608,9 +613,9 @@ def _idle_per_1k(p: P, utilization: float | None = None) -> float:
 
 
 def _idle_derived(p: P) -> dict[str, Any]:
-    return {"price": _usd(p["gpu_price"]), "tps_text": f"{p['tps']:,}",
+    return {"price": _usd(p["gpu_price"]), "tps_text": count(p['tps']),
             "pct": f"{p['utilization']:.0%}", "busy": _usd(_idle_per_1k(p, 1.0)),
-            "served": f"{p['tps'] * p['utilization']:,.0f}",
+            "served": count(p['tps'] * p['utilization']),
             "ratio": format_number(_idle_per_1k(p) / _idle_per_1k(p, 1.0), 3)}
 
 

@@ -26,7 +26,13 @@ from gpulesson.exercises.core import (
     format_number,
 )
 from gpulesson.exercises.mistakes import gib_as_gb
-from gpulesson.exercises.wording import TIMES, billions, percent, trim_zeros
+from gpulesson.exercises.wording import (
+    TIMES,
+    billions,
+    count,
+    percent,
+    trim_zeros,
+)
 from gpulesson.units import format_bandwidth, format_bytes, format_seconds
 
 LESSON = "distributed_math"
@@ -130,7 +136,7 @@ def _busbw(p: P, *, collective: str = "all_reduce", size: float | None = None) -
 
 def _busbw_derived(p: P) -> dict[str, Any]:
     algbw = distributed.algorithm_bandwidth(p["size"], p["time_us"] * 1e-6)
-    return {"size_text": _binary(p["size"]), "size_bytes": f"{p['size']:,}",
+    return {"size_text": _binary(p["size"]), "size_bytes": count(p['size']),
             "time_text": format_seconds(p["time_us"] * 1e-6, digits=3),
             "algbw": _bw(algbw),
             "factor": format_number(distributed.bus_bandwidth_factor("all_reduce", p["n"]), 4)}

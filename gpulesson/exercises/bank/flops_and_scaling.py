@@ -27,7 +27,15 @@ from gpulesson.exercises.core import (
     format_number,
 )
 from gpulesson.exercises.mistakes import counted_macs, inverted_ratio, used_sparse_peak
-from gpulesson.exercises.wording import billions, model_label, percent, scientific, tflop_rate
+from gpulesson.exercises.wording import (
+    billions,
+    count,
+    model_label,
+    percent,
+    scientific,
+    tflop_rate,
+    trillions,
+)
 
 LESSON = "flops_and_scaling"
 TITLE = "FLOPs, MFU and Scaling Laws"
@@ -51,7 +59,7 @@ _THROUGHPUT = {"A100 80GB": ((1e9, 20_000), (7e9, 3_000), (13e9, 1_600), (70e9, 
 
 
 def _tokens_text(n: float) -> str:
-    return (f"{format_number(n / 1e12, 3)}T" if n >= 1e12 else billions(n))
+    return trillions(n) if n >= 1e12 else billions(n)
 
 
 def _days(seconds: float) -> str:
@@ -127,7 +135,7 @@ def _time(p: P, *, peak: float | None = None, gpus: int | None = None,
 def _time_derived(p: P) -> dict[str, Any]:
     g = hardware.gpu(p["gpu"])
     return {"model": billions(p["n_params"]), "data": _tokens_text(p["tokens"]),
-            "total_sci": scientific(_total(p)), "gpus_text": f"{p['gpus']:,}",
+            "total_sci": scientific(_total(p)), "gpus_text": count(p['gpus']),
             "mfu_pct": percent(p["mfu"]), "dense": tflop_rate(g.dense("bf16"), 4),
             "sparse": tflop_rate(g.sparse_flops["bf16"], 4),
             "sustained": units.format_flop_rate(_total(p) / _time(p)),
@@ -197,8 +205,8 @@ def _mfu(p: P, *, per_token: float | None = None, devices: int | None = None,
 
 def _mfu_derived(p: P) -> dict[str, Any]:
     g = hardware.gpu(p["gpu"])
-    return {"model": billions(p["n_params"]), "tps": f"{_tps(p):,.0f}",
-            "gpus_text": f"{p['gpus']:,}", "dense": tflop_rate(g.dense("bf16"), 4),
+    return {"model": billions(p["n_params"]), "tps": count(_tps(p)),
+            "gpus_text": count(p['gpus']), "dense": tflop_rate(g.dense("bf16"), 4),
             "per_token": scientific(flops.flops_per_token(p["n_params"])),
             "achieved": tflop_rate(_mfu(p) * g.dense("bf16"), 4)}
 
@@ -305,8 +313,8 @@ def _macs(p: P) -> int:
 
 
 def _mac_derived(p: P) -> dict[str, Any]:
-    return {"d_in_text": f"{p['d_in']:,}", "d_out_text": f"{p['d_out']:,}",
-            "tokens_text": f"{p['tokens']:,}",
+    return {"d_in_text": count(p['d_in']), "d_out_text": count(p['d_out']),
+            "tokens_text": count(p['tokens']),
             "reported": f"{format_number(_macs(p) / 1e9, 4)} G",
             "forward": scientific(gemm.flops(p["tokens"], p["d_in"], p["d_out"])),
             "total_sci": scientific(_layer_total(p))}
@@ -503,7 +511,7 @@ def _attention_share(cfg: transformer.TransformerConfig, seq_len: int) -> float:
 def _crossover_derived(p: P) -> dict[str, Any]:
     cfg = _cfg(p)
     n = transformer.param_count(cfg)
-    return {"name": model_label(p["model"]), "n_text": f"{n:,}",
+    return {"name": model_label(p["model"]), "n_text": count(n),
             "layers": cfg.layers, "heads": cfg.heads,
             "kv_heads": cfg.kv_heads, "head_dim": cfg.head_dim,
             "share_4k": percent(_attention_share(cfg, 4096)),
@@ -581,7 +589,7 @@ def _hours_derived(p: P) -> dict[str, Any]:
     g = hardware.gpu(p["gpu"])
     at_peak = _gpu_hours(p, mfu=1.0)
     return {"total_sci": scientific(p["total"]), "mfu_pct": percent(p["mfu"]),
-            "dense": tflop_rate(g.dense("bf16"), 4), "gpus_text": f"{p['gpus']:,}",
+            "dense": tflop_rate(g.dense("bf16"), 4), "gpus_text": count(p['gpus']),
             "days": _days(flops.training_time(p["total"], p["gpus"], g.dense("bf16"),
                                               p["mfu"])),
             "reported": f"{format_number(REPORTED_LLAMA31_405B_GPU_HOURS / 1e6, 4)}M",

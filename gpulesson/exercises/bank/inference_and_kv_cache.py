@@ -38,7 +38,14 @@ from gpulesson.exercises.mistakes import (
     inverted_ratio,
     used_sparse_peak,
 )
-from gpulesson.exercises.wording import TIMES, billions, model_label, precision_label, tflop_rate
+from gpulesson.exercises.wording import (
+    TIMES,
+    billions,
+    count,
+    model_label,
+    precision_label,
+    tflop_rate,
+)
 from gpulesson.transformer import TransformerConfig
 from gpulesson.units import format_bandwidth, format_bytes, format_flops, format_seconds
 
@@ -93,11 +100,11 @@ def _prefill_derived(p: P) -> dict[str, Any]:
     n = transformer.param_count(cfg)
     linear, total = _prefill(p, attention=False), _prefill(p)
     return {
-        "name": model_label(p["model"]), "tokens_text": f"{p['tokens']:,}",
-        "n_text": f"{n:,}", "L": cfg.layers, "H": cfg.heads, "Q": cfg.head_dim,
+        "name": model_label(p["model"]), "tokens_text": count(p['tokens']),
+        "n_text": count(n), "L": cfg.layers, "H": cfg.heads, "Q": cfg.head_dim,
         "linear": format_flops(linear), "attention": format_flops(total - linear),
         "share": f"{(total - linear) / total:.1%}",
-        "crossover": f"{inference.attention_crossover_tokens(n, **_shape(cfg)):,.0f}",
+        "crossover": count(inference.attention_crossover_tokens(n, **_shape(cfg))),
     }
 
 
@@ -175,7 +182,7 @@ def _ttft_derived(p: P) -> dict[str, Any]:
     n = transformer.param_count(cfg)
     weights = memory.weight_bytes(n, precision="bf16")
     return {
-        "name": model_label(p["model"]), "tokens_text": f"{p['tokens']:,}",
+        "name": model_label(p["model"]), "tokens_text": count(p['tokens']),
         "flops": format_flops(inference.prefill_flops(n, p["tokens"], **_shape(cfg))),
         "peak": tflop_rate(g.dense("bf16")),
         "bw": format_bandwidth(g.bandwidth), "weights": _gb(weights),
@@ -248,7 +255,7 @@ def _kv_derived(p: P) -> dict[str, Any]:
     per_token = inference.kv_cache_bytes_per_token(cfg, bytes_per_element=b)
     return {
         "name": model_label(p["model"]), "L": cfg.layers, "H": cfg.heads, "KV": cfg.kv_heads,
-        "Q": cfg.head_dim, "hidden": f"{cfg.hidden:,}", "seq_text": f"{p['seq_len']:,}",
+        "Q": cfg.head_dim, "hidden": count(cfg.hidden), "seq_text": count(p['seq_len']),
         "prec": precision_label(p["kv_dtype"]), "bpe": format_number(b),
         "per_token": _gib(per_token, 0) if per_token >= 2**20 else f"{per_token // 1024} KiB",
         "per_seq": _gib(_kv_total(p, batch=1)), "gib": _gib(_kv_total(p)),
@@ -399,7 +406,7 @@ def _fit_derived(p: P) -> dict[str, Any]:
         n, precision="bf16", overhead_bytes=p["overhead"],
         kv_cache_bytes=inference.kv_cache_bytes(cfg, seq_len=p["context"], batch=max(users, 1)))
     return {
-        "name": model_label(p["model"]), "ctx_text": f"{p['context']:,}",
+        "name": model_label(p["model"]), "ctx_text": count(p['context']),
         "mem": _gb(g.memory_bytes, 0), "over": _gb(p["overhead"], 0),
         "weights": _gb(weights, 2), "per_seq": _gb(per_seq, 3),
         "free": _gb(memory.headroom(weights + p["overhead"], g.memory_bytes), 2),
@@ -535,7 +542,7 @@ def _per_user_derived(p: P) -> dict[str, Any]:
     weights = memory.weight_bytes(transformer.param_count(cfg), precision="bf16")
     kv_all = inference.kv_cache_bytes(cfg, seq_len=p["context"], batch=p["batch"])
     return {
-        "name": model_label(p["model"]), "ctx_text": f"{p['context']:,}",
+        "name": model_label(p["model"]), "ctx_text": count(p['context']),
         "bw": format_bandwidth(g.bandwidth), "weights": _gb(weights, 2),
         "kv_seq": _gb(inference.kv_cache_bytes(cfg, seq_len=p["context"]), 1),
         "kv_all": _gb(kv_all, 2), "read": _gb(weights + kv_all, 2),
@@ -673,7 +680,7 @@ def _batching_key(p: P, *, kv: bool = True) -> str:
 
 def _batching_derived(p: P) -> dict[str, Any]:
     one, many = _rates(p, 1), _rates(p, p["batch"])
-    return {"name": model_label(p["model"]), "ctx_text": f"{p['context']:,}",
+    return {"name": model_label(p["model"]), "ctx_text": count(p['context']),
             "user1": _tok(one[0]), "userb": _tok(many[0]), "totalb": _tok(many[1]),
             "gain": format_number(many[1] / one[1], 3),
             "loss": f"{1 - many[0] / one[0]:.0%}"}

@@ -29,7 +29,12 @@ from gpulesson.exercises.core import (
     format_number,
 )
 from gpulesson.exercises.mistakes import forgot_training_state, gib_as_gb
-from gpulesson.exercises.wording import model_label, precision_label
+from gpulesson.exercises.wording import (
+    count,
+    model_label,
+    plural,
+    precision_label,
+)
 from gpulesson.units import format_bytes
 
 LESSON = "memory_what_fits"
@@ -70,7 +75,7 @@ def _attention_derived(p: P) -> dict[str, Any]:
     cfg = _cfg(p)
     d, layers = cfg.hidden, cfg.layers
     parts = transformer.param_breakdown(cfg)
-    return {"label": model_label(p["model"]), "d": f"{d:,}", "layers": layers,
+    return {"label": model_label(p["model"]), "d": count(d), "layers": layers,
             "per_layer": format_number(parts["attention"] // layers),
             "weights_per_layer": format_number(4 * d * d),
             "biases_per_layer": format_number(4 * d),
@@ -160,9 +165,9 @@ gpt2_code = CodeExercise(
     ),
     solution=(
         "Tables V·d + P·d; each block 12d² + 13d; a final LayerNorm 2d. GPT-2 small "
-        f"(50,257, 1,024, 768, 12) gives {_gpt2_reference(50257, 1024, 768, 12):,}, its "
+        f"(50,257, 1,024, 768, 12) gives {count(_gpt2_reference(50257, 1024, 768, 12))}, its "
         "published count; GPT-2 XL (width 1,600, 48 blocks) "
-        f"{_gpt2_reference(50257, 1024, 1600, 48):,}."
+        f"{count(_gpt2_reference(50257, 1024, 1600, 48))}."
     ),
     function_name="gpt2_param_count", signature="vocab, positions, hidden, layers",
     reference=_gpt2_reference,
@@ -253,8 +258,8 @@ llama_code = CodeExercise(
     ),
     solution=(
         "Embedding and output layer 2·V·d; per block 2d² + 2d·kv + 3·d·f + 2d; a final norm "
-        f"d. Llama-2-7B gives {_llama_reference(**_as_llama('llama-2-7b')):,} and "
-        f"Llama-3-8B {_llama_reference(**_as_llama('llama-3-8b')):,}, their published "
+        f"d. Llama-2-7B gives {count(_llama_reference(**_as_llama('llama-2-7b')))} and "
+        f"Llama-3-8B {count(_llama_reference(**_as_llama('llama-3-8b')))}, their published "
         "counts."
     ),
     function_name="llama_param_count", signature="vocab, hidden, layers, ffn, heads, kv_heads",
@@ -294,12 +299,12 @@ def _weights_derived(p: P) -> dict[str, Any]:
     n = _n(p)
     w = memory.weight_bytes(n, precision=p["precision"])
     other = _other_precision(p["precision"])
-    return {"label": model_label(p["model"]), "count": f"{n:,}",
+    return {"label": model_label(p["model"]), "count": count(n),
             "prec": precision_label(p["precision"]),
             "bpp": format_number(memory.precision_bytes(p["precision"])),
             "other": precision_label(other),
             "other_bpp": format_number(memory.precision_bytes(other)),
-            "gib": _gib(w), "bytes": f"{w:,.0f}",
+            "gib": _gib(w), "bytes": count(w),
             "train": _gb(_state({"model": p["model"]}).total, 1)}
 
 
@@ -351,7 +356,7 @@ def _training_derived(p: P) -> dict[str, Any]:
     n = _n(p)
     s = _state(p)
     per = memory.model_state_bytes("mixed", "adam")
-    return {"label": model_label(p["model"]), "count": f"{n:,}", "per": per.total,
+    return {"label": model_label(p["model"]), "count": count(n), "per": per.total,
             "w": per.weights, "g": per.gradients, "o": per.optimizer,
             "weights": _gb(s.weights), "grads": _gb(s.gradients), "opt": _gb(s.optimizer),
             "claimed": _gb(n * _CLAIMED_BYTES_PER_PARAM),
@@ -424,16 +429,12 @@ def _fit_answer(p: P) -> str:
     return _fit_key(m.weights + m.gradients + m.optimizer, m.activations, p["gpu_memory"])
 
 
-def _sequences(batch: int) -> str:
-    return "1 sequence" if batch == 1 else f"{batch} sequences"
-
-
 def _fit_derived(p: P) -> dict[str, Any]:
     m = _run(p)
     state = m.weights + m.gradients + m.optimizer
     return {"label": model_label(p["model"]), "mem": _gb(p["gpu_memory"], 0),
-            "sequences": _sequences(p["batch"]),
-            "seq": f"{p['seq_len']:,}", "state": _gb(state, 1), "acts": _gb(m.activations, 1),
+            "sequences": plural(p["batch"], "sequence"),
+            "seq": count(p['seq_len']), "state": _gb(state, 1), "acts": _gb(m.activations, 1),
             "total": _gb(m.total, 1), "weights": _gb(m.weights, 1),
             "claimed": _gb(_n(p) * _CLAIMED_BYTES_PER_PARAM, 1),
             "spare": _gb(abs(memory.headroom(m.total, p["gpu_memory"])), 1),
@@ -499,9 +500,9 @@ def _acts(p: P, *, recompute: str = "selective", tp: int = 1, sp: bool = False) 
 
 def _acts_derived(p: P) -> dict[str, Any]:
     cfg = _cfg(p)
-    return {"label": model_label(p["model"]), "h": f"{cfg.hidden:,}", "a": cfg.heads,
-            "sequences": _sequences(p["batch"]),
-            "layers": cfg.layers, "seq": f"{p['seq_len']:,}",
+    return {"label": model_label(p["model"]), "h": count(cfg.hidden), "a": cfg.heads,
+            "sequences": plural(p["batch"], "sequence"),
+            "layers": cfg.layers, "seq": count(p['seq_len']),
             "none": _gb(_acts(p, recompute="none")), "full": _gb(_acts(p, recompute="full")),
             "ratio": format_number(5 * cfg.heads * p["seq_len"] / cfg.hidden, 3),
             "all": _gb(cfg.layers * _acts(p), 1)}
@@ -558,7 +559,7 @@ activations_selective = NumericExercise(
 def _tp_derived(p: P) -> dict[str, Any]:
     cfg = _cfg(p)
     layers = cfg.layers
-    return {"label": model_label(p["model"]), "layers": layers, "seq": f"{p['seq_len']:,}",
+    return {"label": model_label(p["model"]), "layers": layers, "seq": count(p['seq_len']),
             "one": _gb(layers * _acts(p)), "tp_only": _gb(layers * _acts(p, tp=p["tp"])),
             "per_layer": _gb(_acts(p, tp=p["tp"], sp=True))}
 
@@ -620,7 +621,7 @@ def _gpus_derived(p: P) -> dict[str, Any]:
     state = _state(p).total
     weights = memory.weight_bytes(_n(p), precision="bf16")
     serve = memory.gpus_needed(weights, p["gpu_memory"])
-    return {"label": model_label(p["model"]), "count": f"{_n(p):,}", "mem": _gb(p["gpu_memory"], 0),
+    return {"label": model_label(p["model"]), "count": count(_n(p)), "mem": _gb(p["gpu_memory"], 0),
             "state": _gb(state), "ratio": format_number(state / p["gpu_memory"], 4),
             "weights": _gb(weights, 1), "serve": f"{serve} GPU{'s' if serve > 1 else ''}"}
 

@@ -34,7 +34,15 @@ from gpulesson.exercises.core import (
     format_number,
 )
 from gpulesson.exercises.mistakes import inverted_ratio, used_sparse_peak
-from gpulesson.exercises.wording import TIMES, model_label, precision_label, tflop_rate
+from gpulesson.exercises.wording import (
+    TIMES,
+    billions,
+    count,
+    model_label,
+    precision_label,
+    tflop_rate,
+    trillions,
+)
 from gpulesson.precision import float_format
 from gpulesson.units import format_bytes, format_flops
 
@@ -89,10 +97,10 @@ def _square_bytes(p: P) -> float:
 def _std_derived(p: P) -> dict[str, Any]:
     n, d = p["n"], p["d"]
     e = memory.precision_bytes(p["dtype"])
-    return {"n_text": f"{n:,}", "d_text": f"{d:,}", "prec": precision_label(p["dtype"]),
+    return {"n_text": count(n), "d_text": count(d), "prec": precision_label(p["dtype"]),
             "e": format_number(e),
-            "elements": f"{_std_bytes(p, 1):,}",
-            "square": f"{n * n:,}", "nd": f"{n * d:,}",
+            "elements": count(_std_bytes(p, 1)),
+            "square": count(n * n), "nd": count(n * d),
             "scores": _bytes_text(_square_bytes(p)),
             "flash": _bytes_text(optimisations.flash_attention_hbm_bytes(
                 seq_len=n, head_dim=d, sram_bytes=192 * 1024, bytes_per_element=e))}
@@ -358,8 +366,8 @@ def _extra_flops(p: P) -> float:
 def _recompute_derived(p: P) -> dict[str, Any]:
     n = _model_params(p)
     return {"model_name": model_label(p["model"]),
-            "params": format_number(n / 1e9, 4) + " billion",
-            "tokens_text": format_number(p["tokens"] / 1e12, 3) + " trillion",
+            "params": billions(n, 4, long=True),
+            "tokens_text": trillions(p["tokens"], long=True),
             "step": format_flops(flops.training_flops(n, p["tokens"]), digits=3),
             "with": format_flops(flops.hardware_flops_per_token(n, recompute="full")
                                  * p["tokens"], digits=3),

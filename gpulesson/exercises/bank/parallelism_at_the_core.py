@@ -35,6 +35,7 @@ from gpulesson.exercises.wording import (
     PER_BYTE,
     TIMES,
     billions,
+    count,
     precision_label,
     tflop_rate,
     trim_zeros,
@@ -182,9 +183,9 @@ matmul_flops_code = CodeExercise(
 def _rounds_derived(p: P) -> dict[str, Any]:
     cells = p["batch"] * p["d_out"]
     busy = roofline.parallel_occupancy(cells, p["workers"])
-    return {"cells": f"{cells:,}", "workers_text": f"{p['workers']:,}",
-            "d_out_text": f"{p['d_out']:,}",
-            "rounds32": f"{roofline.parallel_rounds(32 * p['d_out'], p['workers']):,}",
+    return {"cells": count(cells), "workers_text": count(p['workers']),
+            "d_out_text": count(p['d_out']),
+            "rounds32": count(roofline.parallel_rounds(32 * p['d_out'], p['workers'])),
             "busy": f"{busy:.0%}", "idle": f"{1 - busy:.0%}"}
 
 
@@ -513,7 +514,7 @@ fine_tune_state = NumericExercise(
 def _intensity_derived(p: P) -> dict[str, Any]:
     b, d = p["batch"], p["d"]
     return {
-        "d_text": f"{d:,}",
+        "d_text": count(d),
         "flops": trim_zeros(format_flops(gemm.flops(b, d, d))),
         "bytes": trim_zeros(format_bytes(gemm.min_bytes(b, d, d, bytes_per_element=2), digits=2)),
         "weight_bytes": trim_zeros(format_bytes(memory.weight_bytes(d * d, precision="fp16"),
@@ -581,7 +582,7 @@ def _bound_derived(p: P) -> dict[str, Any]:
             "ridge": format_number(roofline.ridge_point(g.peak_flops["fp16"], g.bandwidth), 3),
             "i1": format_number(gemm.arithmetic_intensity(1, p["d"], p["d"]), 3),
             "ib": format_number(gemm.arithmetic_intensity(p["batch"], p["d"], p["d"]), 4),
-            "d_text": f"{p['d']:,}"}
+            "d_text": count(p['d'])}
 
 
 bound_on_gpu = ChoiceExercise(

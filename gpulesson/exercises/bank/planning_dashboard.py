@@ -36,7 +36,14 @@ from gpulesson.exercises.core import (
     format_number,
 )
 from gpulesson.exercises.mistakes import used_sparse_peak
-from gpulesson.exercises.wording import billions, model_label, percent, scientific
+from gpulesson.exercises.wording import (
+    billions,
+    count,
+    model_label,
+    percent,
+    scientific,
+    trillions,
+)
 
 LESSON = "planning_dashboard"
 TITLE = "Plan It: the GPU Planning Dashboard"
@@ -69,11 +76,11 @@ def _tps(p: P, *, per_token: float | None = None, gpus: int | None = None,
 
 
 def _tps_derived(p: P) -> dict[str, Any]:
-    return {"model": billions(p["n_params"]), "gpus_text": f"{p['gpus']:,}",
+    return {"model": billions(p["n_params"]), "gpus_text": count(p['gpus']),
             "mfu_pct": percent(p["mfu"]), "dense": units.format_flop_rate(_peak(p)),
             "sustained": units.format_flop_rate(p["gpus"] * _peak(p) * p["mfu"]),
             "per_token": scientific(flops.flops_per_token(p["n_params"])),
-            "per_gpu": f"{_tps(p) / p['gpus']:,.0f}"}
+            "per_gpu": count(_tps(p) / p['gpus'])}
 
 
 throughput_from_mfu = NumericExercise(
@@ -129,12 +136,12 @@ def _run_cost(p: P, *, gpus: int | None = None, seconds: float | None = None) ->
 def _cost_derived(p: P) -> dict[str, Any]:
     s = _seconds(p)
     return {"model": billions(p["n_params"]),
-            "data": f"{format_number(p['tokens'] / 1e12, 3)}T",
-            "gpus_text": f"{p['gpus']:,}", "mfu_pct": percent(p["mfu"]),
+            "data": trillions(p["tokens"]),
+            "gpus_text": count(p['gpus']), "mfu_pct": percent(p["mfu"]),
             "price_text": f"${format_number(p['price'], 4)}",
             "flops_text": scientific(flops.training_flops(p["n_params"], p["tokens"])),
             "days": format_number(s / SECONDS_PER_DAY, 3),
-            "gpu_hours": f"{cost.gpu_hours(gpus=p['gpus'], seconds=s):,.0f}"}
+            "gpu_hours": count(cost.gpu_hours(gpus=p['gpus'], seconds=s))}
 
 
 run_cost_exercise = NumericExercise(
@@ -213,7 +220,7 @@ def _state_derived(p: P) -> dict[str, Any]:
     n = transformer.param_count(cfg)
     share = distributed.params_per_gpu(n, tp=p["tp"], pp=p["pp"], layers=cfg.layers)
     return {"model_label": model_label(p["model"]), "layers": cfg.layers,
-            "n_text": billions(n), "gpus_text": f"{p['tp'] * p['pp'] * p['dp']:,}",
+            "n_text": billions(n), "gpus_text": count(p['tp'] * p['pp'] * p['dp']),
             "largest": distributed.stage_layers(cfg.layers, p["pp"]),
             "even": format_number(cfg.layers / p["pp"], 3),
             "share": billions(share),
@@ -284,7 +291,7 @@ def _other(p: P) -> str | None:
 def _bottleneck_derived(p: P) -> dict[str, Any]:
     r = _plan(p)
     return {"model_label": model_label(p["model"]),
-            "gpus_text": f"{p['gpus']:,}", "layout": r["layout"],
+            "gpus_text": count(p['gpus']), "layout": r["layout"],
             "memory": units.format_bytes(r["memory_per_gpu"]),
             "compute": units.format_seconds(r["step_compute"]),
             "comm": units.format_seconds(r["comm_time"]),
@@ -354,12 +361,12 @@ def _lora_derived(p: P) -> dict[str, Any]:
     cfg = _cfg(p)
     per_layer = _lora(p) // cfg.layers
     return {"model_label": model_label(p["model"]), "layers": cfg.layers,
-            "hidden": f"{cfg.hidden:,}", "q_dim": f"{cfg.q_dim:,}", "kv_dim": f"{cfg.kv_dim:,}",
-            "per_layer": f"{per_layer:,}",
+            "hidden": count(cfg.hidden), "q_dim": count(cfg.q_dim), "kv_dim": count(cfg.kv_dim),
+            "per_layer": count(per_layer),
             "share": percent(_lora(p) / transformer.param_count(cfg)),
             "gqa": ("" if cfg.kv_dim == cfg.hidden else
                     " With grouped-query attention the value projection is narrower than the "
-                    f"model: {cfg.hidden:,} × {cfg.kv_dim:,}.")}
+                    f"model: {count(cfg.hidden)} × {count(cfg.kv_dim)}.")}
 
 
 lora_parameters = NumericExercise(
@@ -417,11 +424,11 @@ def _lora_mem_derived(p: P) -> dict[str, Any]:
             "base": units.format_bytes(m.base_weights),
             "adapters": units.format_bytes(m.adapter_weights + m.adapter_gradients
                                            + m.adapter_optimizer),
-            "trainable": f"{m.trainable_params:,}",
+            "trainable": count(m.trainable_params),
             "activations": units.format_bytes(m.activations),
             "full": units.format_bytes(memory.training_memory(
                 _cfg(p), batch=1, seq_len=p["seq_len"], recompute=p["recompute"]).total),
-            "seq_text": f"{p['seq_len']:,}"}
+            "seq_text": count(p['seq_len'])}
 
 
 lora_memory = NumericExercise(
@@ -477,9 +484,9 @@ def _per_1k(p: P, rate: float | None = None) -> float:
 
 
 def _per_1k_derived(p: P) -> dict[str, Any]:
-    return {"per_day_text": f"{p['per_day']:,.0f}",
+    return {"per_day_text": count(p['per_day']),
             "rate": format_number(p["per_day"] / SECONDS_PER_DAY, 3),
-            "capacity_text": f"{p['capacity']:,}",
+            "capacity_text": count(p['capacity']),
             "price_text": f"${format_number(p['price'], 4)}",
             "at_capacity": f"${format_number(_per_1k(p, p['capacity']), 3)}",
             "ratio": format_number(_per_1k(p) / _per_1k(p, p["capacity"]), 3)}

@@ -32,7 +32,9 @@ from gpulesson.exercises.mistakes import counted_macs, inverted_ratio, used_spar
 from gpulesson.exercises.wording import (
     PER_BYTE,
     TIMES,
+    count,
     model_label,
+    plural,
     precision_label,
     tflop_rate,
     trim_zeros,
@@ -91,7 +93,7 @@ def _seed_precision(p: P) -> str:
 
 def _seed_derived(p: P) -> dict[str, Any]:
     n = p["size"]
-    return {"size_text": f"{n:,}", "elements": f"{3 * n * n:,}",
+    return {"size_text": count(n), "elements": count(3 * n * n),
             **{f"mb_{key}": trim_zeros(format_bytes(_gemm_mb(p, key) * 1e6, digits=1))
                for key, _ in _SEED_PRECISIONS},
             "quoted": f"{p['quoted_mb']:.1f} MB",
@@ -163,7 +165,7 @@ def _mlp_derived(p: P) -> dict[str, Any]:
     intensity = _mlp_intensity(p)
     return {
         "model_name": model_label(p["model"]),
-        "tokens_text": f"{m:,}", "hidden": f"{k:,}", "ffn": f"{n:,}",
+        "tokens_text": count(m), "hidden": count(k), "ffn": count(n),
         "flops": trim_zeros(format_flops(gemm.flops(m, k, n))),
         "bytes": trim_zeros(format_bytes(gemm.min_bytes(m, k, n, bytes_per_element=b), digits=1)),
         "square": format_number(gemm.arithmetic_intensity(k, k, k, bytes_per_element=b), 4),
@@ -230,7 +232,7 @@ def _time_derived(p: P) -> dict[str, Any]:
     a = _analysis(p)
     g = hardware.gpu(p["gpu"])
     return {
-        "m_text": f"{p['m']:,}", "k_text": f"{p['k']:,}", "n_text": f"{p['n']:,}",
+        "m_text": count(p['m']), "k_text": count(p['k']), "n_text": count(p['n']),
         "prec": precision_label(p["dtype"]), "peak": tflop_rate(g.dense(p["dtype"])),
         "bw": _bw(g.bandwidth), "flops": trim_zeros(format_flops(a.flops)),
         "bytes": trim_zeros(format_bytes(a.bytes, digits=1)),
@@ -420,7 +422,7 @@ def _batch_derived(p: P) -> dict[str, Any]:
     g = hardware.gpu(p["gpu"])
     answer = int(_first_compute_bound(p, g.dense("bf16")) or _BATCHES[-1])
     before = _BATCHES[_BATCHES.index(answer) - 1] if answer != _BATCHES[0] else answer
-    return {"d_text": f"{p['d']:,}", "peak": tflop_rate(g.dense("bf16")), "bw": _bw(g.bandwidth),
+    return {"d_text": count(p['d']), "peak": tflop_rate(g.dense("bf16")), "bw": _bw(g.bandwidth),
             "ridge": format_number(g.ridge_point("bf16"), 3),
             "sparse_ridge": format_number(roofline.ridge_point(g.sparse_flops["bf16"],
                                                                g.bandwidth), 3),
@@ -436,7 +438,7 @@ batch_turns_compute_bound = ChoiceExercise(
         "{d_text}×{d_text} BF16 weight matrix. What is the smallest of these batch sizes "
         "at which the layer is compute-bound rather than memory-bound?"
     ),
-    options=[(str(t), f"{t:,} tokens") for t in _BATCHES],
+    options=[(str(t), plural(t, "token")) for t in _BATCHES],
     hints=("Find the GPU's ridge point, then the batch whose intensity first reaches it.",
            "Intensity of a t×{d_text} by {d_text}×{d_text} BF16 GEMM: 2·t·d² FLOPs over "
            "2·(2·t·d + d²) bytes. The ridge is {ridge} FLOP/byte."),

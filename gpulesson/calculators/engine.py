@@ -1,0 +1,253 @@
+"""The engine: inputs resolved, validated, converted to SI units and computed.
+
+A calculator's inputs are entered in the units shown to the reader (a bandwidth in TB/s);
+each :class:`~gpulesson.calculators.spec.Input` declares a ``scale`` to the SI base unit
+the calculator functions take (``3.35 TB/s × 1e12 = 3.35e12 B/s``). This module turns
+what a reader typed into those SI keyword arguments and calls the entry's function:
+
+* :func:`resolve`: every input as shown, from the defaults, the presets and what is given;
+* :func:`apply_preset`: what one preset choice fills in (a :class:`Keyed` fill reads its
+  key, such as the precision, from the other inputs);
+* :func:`si_inputs`: the validated SI keyword arguments (``ValueError`` naming the input
+  and its allowed range);
+* :func:`compute`, :func:`sweep` and :func:`example`: the outputs in SI units.
+
+Standard library only: this module runs in the browser (Pyodide).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from gpulesson.calculators.formatting import MAX_SAFE_INTEGER
+from gpulesson.calculators.registry import get
+from gpulesson.calculators.spec import CUSTOM, Calculator, Input, Keyed
+
+__all__ = ["apply_preset", "compute", "example", "resolve", "si_inputs", "sweep"]
+
+
+def _nice(value: float) -> float | int:
+    """A shown value without float noise: 12 significant digits, ints kept as ints."""
+    if isinstance(value, int):
+        return value
+    rounded = float(f"{value:.12g}")
+    return int(rounded) if rounded.is_integer() and abs(rounded) < MAX_SAFE_INTEGER else rounded
+
+
+def _fill_value(calc: Calculator, preset: Input, choice: str, target: str, raw: Any,
+                values: Mapping[str, Any]) -> Any:
+    """The shown value a preset puts into ``target`` (converted from SI to its unit)."""
+    spec = calc.input(target)
+    if isinstance(raw, Keyed):
+        key = values.get(raw.by)
+        if key not in raw.values:
+            label = _choice_label(preset, choice)
+            message = raw.missing or "{choice} has no figure for {key}"
+            raise ValueError(
+                f"{preset.name}: " + message.format(choice=label, key=key)
+                + f" (choose another {calc.input(raw.by).label.lower()} or {preset.label.lower()})"
+            )
+        raw = raw.values[key]
+    if spec.kind in ("choice", "preset"):
+        return raw
+    if spec.kind == "integer":
+        shown = raw / spec.scale if spec.scale != 1 else raw
+        return int(round(shown))
+    return _nice(raw / spec.scale)
+
+
+def _choice_label(spec: Input, value: str) -> str:
+    for choice in spec.choices:
+        if choice.value == value:
+            return choice.label
+    return str(value)
+
+
+def apply_preset(name: str, preset: str, choice: str,
+                 values: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The values (in shown units) that preset input ``preset`` set to ``choice`` fills in.
+
+    ``values`` are the current inputs; a :class:`Keyed` fill reads its key from them (for
+    example the precision). ``custom`` fills nothing.
+
+    Raises
+    ------
+    ValueError
+        when the preset has no figure for the current combination (for example a GPU
+        without a BF16 peak), naming the preset input.
+    """
+    calc = get(name)
+    spec = calc.input(preset)
+    if spec.kind != "preset":
+        raise ValueError(f"{preset} is not a preset input of {name}")
+    if choice == CUSTOM:
+        return {}
+    if choice not in spec.fills:
+        raise ValueError(
+            f"{preset} must be one of {', '.join(spec.choice_values())}, got {choice!r}"
+        )
+    current = dict(_declared_defaults(calc))
+    current.update(values or {})
+    return {target: _fill_value(calc, spec, choice, target, raw, current)
+            for target, raw in spec.fills[choice].items()}
+
+
+def _declared_defaults(calc: Calculator) -> dict[str, Any]:
+    return {i.name: i.default for i in calc.inputs if i.default is not None}
+
+
+def resolve(name: str, **inputs: Any) -> dict[str, Any]:
+    """All inputs of ``name`` in shown units: defaults, then presets, then ``inputs``.
+
+    A preset named in ``inputs`` (or by default) fills the inputs it covers unless they are
+    given explicitly. Presets and choices are validated here (a preset fill may depend on
+    a choice, so a bad one raises ``ValueError`` naming it); numbers by :func:`compute`.
+    """
+    calc = get(name)
+    known = {i.name for i in calc.inputs}
+    unknown = sorted(set(inputs) - known)
+    if unknown:
+        raise ValueError(
+            f"{unknown[0]} is not an input of calculator {name!r}; "
+            f"inputs are {', '.join(i.name for i in calc.inputs)}"
+        )
+    values = _declared_defaults(calc)
+    values.update(inputs)
+    presets = [spec for spec in calc.inputs if spec.kind == "preset"]
+    for spec in presets:
+        _validate_one(spec, values.get(spec.name))
+    presets = [spec for spec in presets if values[spec.name] != CUSTOM]
+    # plain fills first, then check the choices (a keyed fill is looked up by one), then
+    # the keyed fills
+    for keyed in (False, True):
+        if keyed:
+            for spec in calc.inputs:
+                if spec.kind == "choice":
+                    _validate_one(spec, values.get(spec.name))
+        for spec in presets:
+            choice = values[spec.name]
+            for target, raw in spec.fills[choice].items():
+                if isinstance(raw, Keyed) != keyed:
+                    continue
+                # evaluated even when the target is given, so that a contradiction (a GPU
+                # without a figure for the chosen precision) is reported, not hidden
+                filled = _fill_value(calc, spec, choice, target, raw, values)
+                if target not in inputs:
+                    values[target] = filled
+    return {i.name: values.get(i.name) for i in calc.inputs}
+
+
+def _range_text(spec: Input) -> str:
+    unit = f" {spec.unit}" if spec.unit else ""
+    return f"between {_shown(spec.min)} and {_shown(spec.max)}{unit}"
+
+
+def _shown(value: float | None) -> str:
+    if value is None:
+        return "?"
+    if float(value).is_integer() and abs(value) >= 1e4:
+        return f"{int(value):,}"
+    return f"{value:g}"
+
+
+def _validate_one(spec: Input, value: Any) -> Any:
+    """Check one shown value against its declaration; return it normalised."""
+    if spec.kind in ("choice", "preset"):
+        allowed = spec.choice_values()
+        if value not in allowed:
+            raise ValueError(
+                f"{spec.name} ({spec.label}) must be one of {', '.join(allowed)}, got {value!r}"
+            )
+        return value
+    if value is None:
+        raise ValueError(f"{spec.name} ({spec.label}) needs a value {_range_text(spec)}")
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(
+            f"{spec.name} ({spec.label}) must be a number {_range_text(spec)}, "
+            f"got {type(value).__name__} {value!r}"
+        )
+    if not math.isfinite(value):
+        raise ValueError(
+            f"{spec.name} ({spec.label}) must be a finite number {_range_text(spec)}, "
+            f"got {value!r}"
+        )
+    if spec.kind == "integer":
+        if isinstance(value, float):
+            if not value.is_integer():
+                raise ValueError(
+                    f"{spec.name} ({spec.label}) must be a whole number "
+                    f"{_range_text(spec)}, got {value!r}"
+                )
+            value = int(value)
+    if (spec.min is not None and value < spec.min) or (spec.max is not None and value > spec.max):
+        kind = "a whole number" if spec.kind == "integer" else "a number"
+        raise ValueError(
+            f"{spec.name} ({spec.label}) must be {kind} {_range_text(spec)}, got {_shown(value)}"
+        )
+    return value
+
+
+def _to_si(spec: Input, value: Any) -> Any:
+    if spec.kind in ("choice", "preset") or spec.scale == 1:
+        return value
+    si = value * spec.scale
+    if spec.kind == "integer" and float(si).is_integer():
+        return int(si)
+    return si
+
+
+def si_inputs(name: str, **inputs: Any) -> dict[str, Any]:
+    """Resolve and validate ``inputs``; return the SI keyword arguments ``function`` gets.
+
+    Raises
+    ------
+    ValueError
+        naming the first invalid input and its allowed range.
+    """
+    calc = get(name)
+    shown = resolve(name, **inputs)
+    return {spec.name: _to_si(spec, _validate_one(spec, shown[spec.name]))
+            for spec in calc.inputs}
+
+
+def compute(name: str, **inputs: Any) -> dict[str, Any]:
+    """Compute every output of calculator ``name`` from ``inputs`` (shown units).
+
+    Missing inputs take their defaults (the worked example), a preset fills the inputs it
+    covers, explicit inputs win. Outputs are SI values (bytes, FLOPs, seconds, USD ...).
+
+    Raises
+    ------
+    ValueError
+        naming the input and its allowed range, or the calculator function's own message
+        for a combination it refuses (for example heads that do not divide hidden).
+    """
+    calc = get(name)
+    kwargs = si_inputs(name, **inputs)
+    result = dict(calc.function(**kwargs))
+    expected = [o.name for o in calc.outputs]
+    if sorted(result) != sorted(expected):
+        raise RuntimeError(
+            f"calculator {name!r} returned {sorted(result)}, declared {sorted(expected)}"
+        )
+    return {key: result[key] for key in expected}
+
+
+def sweep(name: str, input: str, values: Any, **inputs: Any) -> list[dict[str, Any]]:
+    """Outputs of ``name`` for each of ``values`` of one input, the others fixed.
+
+    For plots tied to a calculator (``gpulesson.widgets.explorer``): every point comes
+    from :func:`compute`. Raises ``ValueError`` (naming the input) at the first invalid
+    point.
+    """
+    get(name).input(input)
+    return [compute(name, **{**inputs, input: value}) for value in values]
+
+
+def example(name: str) -> dict[str, dict[str, Any]]:
+    """The worked example: ``{"inputs": shown default inputs, "outputs": SI values}``."""
+    return {"inputs": resolve(name), "outputs": compute(name)}
+
+

@@ -1,0 +1,85 @@
+"""Output values written for a reader, and values made safe for JavaScript.
+
+:func:`format_output` writes an output's SI value with its unit (prefixes and GB vs GiB
+from :mod:`gpulesson.units`); :func:`to_json` turns integers above 2^53, which a
+JavaScript number cannot hold exactly, into strings before anything crosses into the
+browser.
+
+Standard library only: this module runs in the browser (Pyodide).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from gpulesson import units
+from gpulesson.calculators.spec import Output
+
+__all__ = ["MAX_SAFE_INTEGER", "format_output", "to_json"]
+
+#: Integers larger than 2^53 lose precision in JavaScript, whose numbers are doubles.
+MAX_SAFE_INTEGER = 2**53
+
+
+def format_output(spec: Output, value: Any) -> str:
+    """Format an output value for a reader (units from :mod:`gpulesson.units`)."""
+    fmt = spec.format
+    if fmt == "text":
+        return str(value)
+    if fmt == "bool":
+        return "yes" if value else "no"
+    if fmt == "ratio":
+        return f"{units.format_significant(value, spec.digits)}×"
+    if fmt == "intensity":
+        return f"{units.format_significant(value, spec.digits)} FLOP/byte"
+    if fmt == "flops" and abs(value) >= 1e21:  # beyond the E prefix: powers of ten
+        return _power_of_ten(value, spec.digits) + " FLOP"
+    if fmt == "words":
+        return _in_words(value, spec.digits, spec.unit)
+    if fmt == "bytes" and spec.binary:
+        return (f"{units.format_bytes(value)} "
+                f"({units.format_bytes(value, binary=True, digits=2)})")
+    if fmt == "number":
+        text = units.format_significant(value, spec.digits)
+        return f"{text} {spec.unit}".strip()
+    text = units.format_quantity(value, fmt)
+    return f"{text} {spec.unit}".strip() if spec.unit else text
+
+
+_SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
+
+
+def _power_of_ten(value: float, digits: int) -> str:
+    """``8.09e22 -> '8.09 × 10²²'``."""
+    mantissa, exponent = f"{value:.{max(digits - 1, 0)}e}".split("e")
+    return f"{mantissa} × 10{str(int(exponent)).translate(_SUPERSCRIPT)}"
+
+
+_WORDS = ((1e12, "trillion"), (1e9, "billion"), (1e6, "million"), (1e3, "thousand"))
+
+
+def _in_words(value: float, digits: int, unit: str) -> str:
+    """``1.348e11 -> '135 billion'``: large counts a reader can say aloud."""
+    for factor, word in _WORDS:
+        if abs(value) >= factor:
+            return f"{units.format_significant(value / factor, digits)} {word} {unit}".strip()
+    return f"{units.format_significant(value, digits)} {unit}".strip()
+
+
+def to_json(value: Any) -> Any:
+    """``value`` made JSON-safe for the browser: integers above 2^53 become strings."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int):
+        return str(value) if abs(value) > MAX_SAFE_INTEGER else value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"cannot send a non-finite number to the browser: {value!r}")
+        return value
+    if isinstance(value, Mapping):
+        return {str(k): to_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_json(v) for v in value]
+    return str(value)

@@ -1,0 +1,124 @@
+"""Lesson 7, ``cost_economics``: buy or rent, and the cost of 1,000 tokens.
+
+Prices are dated examples with a source, never current facts.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpulesson import cost, hardware, inference, memory, transformer
+from gpulesson.calculators import shared
+from gpulesson.calculators.spec import Calculator, Input, Integer, Number, Output
+
+LESSON = "cost_economics"
+
+
+def _utilization(help: str) -> Input:
+    return shared.percent("utilization", "Utilisation", default=100, range=(1, 100), step=1,
+                          help=help)
+
+
+def _tco(**kw: Any) -> dict[str, Any]:
+    power = dict(power_watts=kw["power_watts"], usd_per_kwh=kw["usd_per_kwh"],
+                 pue=kw["pue"], utilization=kw["utilization"])
+    owned = cost.on_prem_breakdown(hardware_usd=kw["hardware_usd"], years=kw["years"],
+                                   **power)
+    return {
+        # the power bill of one year: the breakdown of a free machine kept for a year
+        "annual_power": cost.on_prem_breakdown(hardware_usd=0, years=1, **power).power,
+        "power": owned.power,
+        "on_prem": owned.total,
+        "cloud": cost.cloud_cost(usd_per_hour=kw["cloud_usd_per_hour"], years=kw["years"],
+                                 utilization=kw["utilization"]),
+        "breakeven": cost.breakeven_months(hardware_usd=kw["hardware_usd"],
+                                           cloud_usd_per_hour=kw["cloud_usd_per_hour"],
+                                           **power),
+    }
+
+
+TCO = Calculator(
+    name="tco",
+    title="Total cost of ownership: buy or rent",
+    description="An 8-GPU server bought and powered for some years, against renting the "
+                "same in the cloud by the hour. Hardware and power only: staff, network, "
+                "space and financing come on top.",
+    lesson=LESSON,
+    inputs=(
+        Number("hardware_usd", "Hardware price", default=270_000, range=(0, 1e9), step=1000,
+               unit="$", dimension="usd",
+               help="Example: about $270,000 for an NVIDIA DGX H100 (8 GPUs), "
+                    "SemiAnalysis's estimate of May 2023 as cited by Epoch AI. "
+                    + shared.PRICE_NOTE),
+        Number("power_watts", "Power draw", default=10_200, range=(0, 1e8), step=100,
+               unit="W", dimension="count",
+               help="DGX H100: about 10.2 kW maximum system power (NVIDIA DGX H100 "
+                    "datasheet, 2023)."),
+        Number("pue", "PUE", default=1.58, range=(1, 3), step=0.01,
+               help="Facility power ÷ IT power: industry average 1.58 in the Uptime "
+                    "Institute Global Data Center Survey 2023; about 1.1 for the best "
+                    "hyperscale halls."),
+        Number("usd_per_kwh", "Electricity price", default=0.0806, range=(0, 10), step=0.001,
+               unit="$/kWh", dimension="usd",
+               help="Example: US average industrial price in 2023, 8.06 ¢/kWh (EIA). "
+                    + shared.PRICE_NOTE),
+        Number("cloud_usd_per_hour", "Cloud price (same 8 GPUs)", default=98.32,
+               range=(0, 1e6), step=0.01, unit="$/h", dimension="usd",
+               help="Example: AWS p5.48xlarge (8× H100) on demand, us-east-1, at its launch "
+                    "in July 2023 (The Next Platform, 2023-07-27); reserved and smaller "
+                    "providers' prices are much lower. " + shared.PRICE_NOTE),
+        Number("years", "Years", default=5, range=(0.1, 20), step=0.5, unit="years",
+               dimension="count"),
+        _utilization("Share of hours the machine works: the cloud bills only those hours, "
+                     "the owned machine draws power only then (idle power ignored)."),
+    ),
+    outputs=(
+        Output("annual_power", "Power per year", "usd"),
+        Output("power", "Power over the period", "usd"),
+        Output("on_prem", "On-premises total (hardware + power)", "usd"),
+        Output("cloud", "Cloud total", "usd"),
+        Output("breakeven", "Owning is cheaper after", "number", unit="months"),
+    ),
+    function=_tco,
+    sources=("The Green Grid 2007 (PUE)", "Uptime Institute Global Data Center Survey 2023",
+             "EIA Electric Power Annual 2023", "NVIDIA DGX H100 datasheet"),
+)
+
+
+def _cost_per_token(**kw: Any) -> dict[str, Any]:
+    return {"per_1k": cost.cost_per_1k_tokens(
+        usd_per_gpu_hour=kw["usd_per_gpu_hour"], gpus=kw["gpus"],
+        tokens_per_second=kw["tokens_per_second"], utilization=kw["utilization"])}
+
+
+# Llama 2 7B's BF16 weights read once per token from one H100 SXM: the batch-1 ceiling
+# quoted in the help text below, from the calculators rather than typed in.
+_CEILING_7B_H100 = inference.decode_ceiling_tokens_per_second(
+    weight_bytes=memory.weight_bytes(
+        transformer.param_count(transformer.preset("llama-2-7b")), precision="bf16"),
+    bandwidth=hardware.gpu("H100 SXM").bandwidth)
+
+
+COST_PER_TOKEN = Calculator(
+    name="cost_per_token",
+    title="Inference cost per token",
+    description="What 1,000 generated tokens cost from the price of a GPU-hour and the "
+                "throughput the GPUs actually sustain.",
+    lesson=LESSON,
+    inputs=(
+        shared.gpu_hour_price("smaller providers charged $2-3."),
+        Integer("gpus", "GPUs serving", default=1, range=(1, 100_000)),
+        Number("tokens_per_second", "Throughput, all sequences", default=1000,
+               range=(0.001, 1e9), step=10, unit="tokens/s", dimension="tokens/s",
+               help="Aggregate tokens/s of all the GPUs while they work. Llama 2 7B in BF16 "
+                    f"on one H100 SXM is capped at {_CEILING_7B_H100:,.0f} tokens/s at batch "
+                    "1 (the decode-ceiling calculator); batching raises it."),
+        _utilization("Share of the paid hours the GPUs have work: idle hours are billed "
+                     "too, so 50 % doubles the cost per token. Leave 100 % if the throughput "
+                     "is already averaged over every paid hour."),
+    ),
+    outputs=(Output("per_1k", "Cost per 1,000 tokens", "usd"),),
+    function=_cost_per_token,
+)
+
+ENTRIES = (TCO, COST_PER_TOKEN)

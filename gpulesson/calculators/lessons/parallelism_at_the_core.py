@@ -1,0 +1,116 @@
+"""Lesson 1, ``parallelism_at_the_core``: Amdahl's law, will a model fit, the decode ceiling."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpulesson import inference, memory, roofline, transformer
+from gpulesson.calculators import shared
+from gpulesson.calculators.spec import Calculator, Integer, Number, Output
+
+LESSON = "parallelism_at_the_core"
+
+
+def _amdahl(*, serial_fraction: float, workers: int) -> dict[str, Any]:
+    return {"speedup": roofline.amdahl_speedup(serial_fraction, workers)}
+
+
+AMDAHL = Calculator(
+    name="amdahl",
+    title="Amdahl's law",
+    description="How much faster N workers finish a job of which a share must run "
+                "serially.",
+    lesson=LESSON,
+    inputs=(
+        shared.percent("serial_fraction", "Serial share", default=5, range=(0, 100),
+                       step=0.5, help="Share of the one-worker run time that cannot be split."),
+        Integer("workers", "Workers", default=64, range=(1, 1_000_000),
+                help="Cores, GPUs or people working in parallel."),
+    ),
+    outputs=(Output("speedup", "Speed-up over one worker", "ratio"),),
+    function=_amdahl,
+    sources=("Amdahl 1967, AFIPS Spring Joint Computer Conference",),
+)
+
+
+def _will_it_fit(**kw: Any) -> dict[str, Any]:
+    cfg = shared.config(kw)
+    n = transformer.param_count(cfg)
+    kv = inference.kv_cache_bytes(cfg, seq_len=kw["context"], batch=kw["batch"],
+                                  bytes_per_element=memory.precision_bytes(kw["kv_dtype"]))
+    mem = memory.inference_memory(n, precision=kw["precision"], kv_cache_bytes=kv,
+                                  overhead_bytes=kw["overhead"])
+    return {
+        "n_params": n, "weights": mem.weights, "kv_cache": mem.kv_cache,
+        "total": mem.total, "fits": memory.fits(mem.total, kw["gpu_memory"]),
+        "headroom": memory.headroom(mem.total, kw["gpu_memory"]),
+        "gpus_needed": memory.gpus_needed(mem.total, kw["gpu_memory"]),
+    }
+
+
+WILL_IT_FIT = Calculator(
+    name="will_it_fit",
+    title="Will it fit? Serving a model on one GPU",
+    description="Weights at a precision, plus the KV cache of the sequences in flight and "
+                "a fixed overhead, against the memory of a GPU.",
+    lesson=LESSON,
+    inputs=(
+        *shared.model_inputs("llama-3-8b"),
+        shared.storage_input("precision", "Weights precision"),
+        shared.tokens("context", "Context length", 8192,
+                      help="Tokens held per sequence (prompt + generated)."),
+        shared.batch("Concurrent sequences"),
+        shared.storage_input("kv_dtype", "KV-cache precision"),
+        Number("overhead", "Overhead", default=2, range=(0, 1000), step=0.5, unit="GB",
+               scale=1e9, dimension="bytes",
+               help="CUDA context, framework and activation buffers: an assumption, about "
+                    "1-2 GB in practice; measure yours."),
+        *shared.gpu_inputs("H100 SXM", memory=True),
+    ),
+    outputs=(
+        shared.N_PARAMS_OUT,
+        shared.WEIGHTS_OUT,
+        Output("kv_cache", "KV cache", "bytes"),
+        Output("total", "Total", "bytes"),
+        Output("fits", "Fits on one GPU", "bool"),
+        Output("headroom", "Headroom (negative: short by)", "bytes"),
+        Output("gpus_needed", "GPUs needed (evenly split)", "count"),
+    ),
+    function=_will_it_fit,
+)
+
+
+def _decode_ceiling(**kw: Any) -> dict[str, Any]:
+    weights = memory.weight_bytes(kw["n_params"], precision=kw["precision"])
+    return {
+        "weights": weights,
+        "tokens_per_second": inference.decode_ceiling_tokens_per_second(
+            weight_bytes=weights, bandwidth=kw["bandwidth"], batch=kw["batch"],
+            kv_bytes_per_sequence=kw["kv_per_sequence"]),
+    }
+
+
+DECODE_CEILING = Calculator(
+    name="decode_ceiling",
+    title="The decode ceiling",
+    description="Generating a token reads every weight once: memory bandwidth caps the "
+                "tokens per second, and batching shares each read.",
+    lesson=LESSON,
+    inputs=(
+        *shared.params_inputs(),
+        shared.storage_input("precision", "Weights precision"),
+        *shared.gpu_inputs("H100 SXM", bandwidth=True),
+        shared.batch("Batch (sequences)",
+                     help="Sequences decoded together: one weight read serves them all."),
+        Number("kv_per_sequence", "KV cache per sequence", default=0, range=(0, 10_000),
+               step=0.1, unit="GB", scale=1e9, dimension="bytes",
+               help="Read every step too; 0 ignores it (see the KV-cache calculator)."),
+    ),
+    outputs=(
+        Output("weights", "Weights read per step", "bytes"),
+        Output("tokens_per_second", "Ceiling, all sequences", "tokens/s"),
+    ),
+    function=_decode_ceiling,
+)
+
+ENTRIES = (AMDAHL, WILL_IT_FIT, DECODE_CEILING)

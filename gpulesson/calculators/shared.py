@@ -1,0 +1,295 @@
+"""Inputs and outputs that several lessons' calculators declare alike.
+
+Groups: a model preset and the shape it fills (:func:`model_inputs`, read back into a
+:class:`~gpulesson.transformer.TransformerConfig` by :func:`config`), a model preset that
+fills only the parameter count (:func:`params_inputs`), a GPU preset and the datasheet
+figures it fills (:func:`gpu_inputs`), precisions (:func:`dtype_input`,
+:func:`storage_input`), and the training and cluster inputs that the distributed-training
+and planning calculators share. Every figure a preset fills comes from
+:data:`gpulesson.transformer.PRESETS` or :data:`gpulesson.hardware.GPUS`.
+
+Standard library only: this module runs in the browser (Pyodide).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from gpulesson import flops, hardware, transformer
+from gpulesson.calculators.spec import (
+    CUSTOM,
+    Choice,
+    Input,
+    Integer,
+    Keyed,
+    Number,
+    Output,
+    Preset,
+    Select,
+)
+
+# ---------------------------------------------------------------------------------------
+# Models
+
+_CUSTOM_MODEL = Choice(CUSTOM, "Custom (edit the shape)")
+
+#: The choices of a model preset: every gpulesson.transformer.PRESETS name, then custom.
+MODEL_CHOICES = tuple(Choice(k, transformer.MODEL_LABELS.get(k, k))
+                      for k in transformer.PRESETS) + (_CUSTOM_MODEL,)
+
+
+def _model_fill(cfg: transformer.TransformerConfig) -> dict[str, Any]:
+    """The form fields of a model's shape (the inverse of :func:`config`)."""
+    biases = "all" if cfg.linear_bias else ("qkv" if cfg.qkv_bias else "none")
+    return {
+        "hidden": cfg.hidden, "layers": cfg.layers, "heads": cfg.heads,
+        "kv_heads": cfg.kv_heads, "head_dim": cfg.head_dim, "ffn": cfg.ffn,
+        "vocab": cfg.vocab, "max_positions": cfg.max_positions,
+        "embeddings": "tied" if cfg.tied_embeddings else "untied",
+        "mlp": "gated" if cfg.gated_mlp else "plain", "norm": cfg.norm, "biases": biases,
+    }
+
+
+def model_inputs(default: str = "llama-2-7b", *, advanced: bool = True) -> tuple[Input, ...]:
+    """The model preset and the shape it fills (``advanced``: folded away)."""
+    fills = {k: _model_fill(cfg) for k, cfg in transformer.PRESETS.items()}
+
+    def shape(name: str, label: str, high: int, help: str, low: int = 1) -> Input:
+        return Integer(name, label, range=(low, high), help=help, advanced=advanced)
+
+    return (
+        Preset("model", "Model", default=default, choices=MODEL_CHOICES, fills=fills,
+               help="A published model; its shape comes from its config file "
+                    "(gpulesson.transformer.PRESETS). Edit any field to explore."),
+        shape("hidden", "Hidden size d", 65536, "Model width (hidden_size, n_embd)."),
+        shape("layers", "Layers L", 1000, "Number of transformer blocks."),
+        shape("heads", "Attention heads", 1024, "Query heads."),
+        shape("kv_heads", "KV heads", 1024,
+              "Key/value heads: equal to heads for multi-head attention, fewer with "
+              "grouped-query attention (must divide heads)."),
+        shape("head_dim", "Head size", 1024, "Size of one head, usually hidden ÷ heads."),
+        shape("ffn", "MLP inner size", 262144, "intermediate_size; 4·d in GPT-2."),
+        shape("vocab", "Vocabulary", 1_000_000, "Rows of the token-embedding matrix."),
+        shape("max_positions", "Learned positions", 1_000_000,
+              "Rows of a learned position embedding (GPT-2: 1024); 0 for rotary.", low=0),
+        Select("embeddings", "Output layer",
+               choices=(Choice("tied", "tied to the embedding"),
+                        Choice("untied", "separate matrix")),
+               help="Whether the output layer reuses the token-embedding matrix.",
+               advanced=True),
+        Select("mlp", "MLP",
+               choices=(Choice("plain", "2 matrices (GELU)"),
+                        Choice("gated", "3 matrices (SwiGLU)")),
+               help="GPT-2 uses two matrices; Llama's SwiGLU uses three.", advanced=True),
+        Select("norm", "Norm",
+               choices=(Choice("layernorm", "LayerNorm (weight + bias)"),
+                        Choice("rmsnorm", "RMSNorm (weight)")),
+               help="Each norm has d or 2·d parameters.", advanced=True),
+        Select("biases", "Biases",
+               choices=(Choice("all", "on every linear layer"),
+                        Choice("qkv", "on q, k, v only"), Choice("none", "none")),
+               help="GPT-2 has biases everywhere, Llama none, Qwen2 on q, k, v.",
+               advanced=True),
+    )
+
+
+def config(kw: Mapping[str, Any]) -> transformer.TransformerConfig:
+    """The TransformerConfig the model inputs describe (it validates itself)."""
+    return transformer.TransformerConfig(
+        hidden=kw["hidden"], layers=kw["layers"], heads=kw["heads"], vocab=kw["vocab"],
+        ffn=kw["ffn"], kv_heads=kw["kv_heads"], head_dim=kw["head_dim"],
+        max_positions=kw["max_positions"], tied_embeddings=kw["embeddings"] == "tied",
+        gated_mlp=kw["mlp"] == "gated", norm=kw["norm"],
+        linear_bias=kw["biases"] == "all", qkv_bias=kw["biases"] == "qkv",
+    )
+
+
+def params_inputs(default: str = "llama-2-7b", n_params: float | None = None
+                  ) -> tuple[Input, Input]:
+    """A model preset that fills only the parameter count, and that count (billions).
+
+    ``n_params`` is the count's own default, for a preset that is custom by default.
+    """
+    return (
+        Preset("model", "Model", default=default, choices=MODEL_CHOICES,
+               fills={k: {"n_params": transformer.param_count(cfg)}
+                      for k, cfg in transformer.PRESETS.items()},
+               help="Fills the parameter count (gpulesson.transformer.param_count)."),
+        Number("n_params", "Parameters", default=n_params, range=(0.001, 10_000), step=0.1,
+               unit="billion", scale=1e9, dimension="count"),
+    )
+
+
+# ---------------------------------------------------------------------------------------
+# GPUs
+
+GPU_NOTE = ("Figures from gpulesson.hardware (datasheets, dense tensor-core peaks; "
+            "sparse figures are never used).")
+_CUSTOM_GPU = Choice(CUSTOM, "Custom (edit the figures)")
+_MISSING_PEAK = "{choice} has no dense {key} figure on its datasheet"
+
+#: The figures a GPU preset fills (their defaults come from the preset).
+GPU_MEMORY = Number("gpu_memory", "GPU memory", range=(1, 10000), step=1, unit="GB",
+                    scale=1e9, dimension="bytes",
+                    help="Device memory, decimal GB (10⁹ bytes).")
+PEAK = Number("peak_flops", "Peak compute (dense)", range=(0.1, 100_000), step=0.1,
+              unit="TFLOP/s", scale=1e12, dimension="flop/s",
+              help="Dense peak for the chosen precision (not the 2:4-sparse headline).")
+BANDWIDTH = Number("bandwidth", "Memory bandwidth", range=(0.01, 100), step=0.01,
+                   unit="TB/s", scale=1e12, dimension="bytes/s",
+                   help="Peak HBM/GDDR bandwidth, decimal TB/s.")
+
+
+def gpu_inputs(default: str, *, memory: bool = False, peak: bool | Input = False,
+               bandwidth: bool = False) -> tuple[Input, ...]:
+    """A GPU preset (``gpu``) and the figures it fills from gpulesson.hardware.GPUS.
+
+    The figures follow the preset in this order: ``gpu_memory`` (GB), ``peak_flops``
+    (dense TFLOP/s, keyed by the ``dtype`` input) and ``bandwidth`` (TB/s). ``peak`` may
+    be the peak input to use instead of :data:`PEAK` (another range or help).
+    """
+    fills: dict[str, dict[str, Any]] = {}
+    for key, spec in hardware.GPUS.items():
+        fill: dict[str, Any] = {}
+        if memory:
+            fill["gpu_memory"] = spec.memory_bytes
+        if bandwidth:
+            fill["bandwidth"] = spec.bandwidth
+        if peak:
+            fill["peak_flops"] = Keyed(by="dtype", values=dict(spec.peak_flops),
+                                       missing=_MISSING_PEAK)
+        fills[key] = fill
+    choices = tuple(Choice(k, k) for k in hardware.GPUS) + (_CUSTOM_GPU,)
+    figures = (GPU_MEMORY if memory else None,
+               (peak if isinstance(peak, Input) else PEAK) if peak else None,
+               BANDWIDTH if bandwidth else None)
+    return (Preset("gpu", "GPU", default=default, choices=choices, fills=fills,
+                   help=GPU_NOTE),
+            *(figure for figure in figures if figure is not None))
+
+
+# ---------------------------------------------------------------------------------------
+# Precisions and other small inputs
+
+_COMPUTE_DTYPES = (Choice("bf16", "BF16"), Choice("fp16", "FP16"), Choice("fp8", "FP8"),
+                   Choice("tf32", "TF32 (FP32 storage)"), Choice("fp32", "FP32"))
+_STORAGE = (Choice("fp32", "FP32 (4 bytes)"), Choice("bf16", "BF16 (2 bytes)"),
+            Choice("fp16", "FP16 (2 bytes)"), Choice("fp8", "FP8 (1 byte)"),
+            Choice("int8", "INT8 (1 byte)"), Choice("int4", "INT4 (0.5 byte)"))
+
+
+def dtype_input(name: str = "dtype", label: str = "Precision",
+                default: str = "bf16") -> Input:
+    """The precision of the tensor-core math (it keys a GPU preset's peak)."""
+    return Select(name, label, default=default, choices=_COMPUTE_DTYPES,
+                  help="Data type of the tensor-core math; sets the peak and the bytes "
+                       "per element.")
+
+
+def storage_input(name: str, label: str, default: str = "bf16", help: str = "") -> Input:
+    """The precision values are stored in (weights, a KV cache)."""
+    return Select(name, label, default=default, choices=_STORAGE,
+                  help=help or "Bytes per stored value (gpulesson.memory.PRECISION_BYTES).")
+
+
+def yes_no(name: str, label: str, default: str, help: str) -> Input:
+    """A switch: ``"no"`` or ``"yes"``."""
+    return Select(name, label, default=default,
+                  choices=(Choice("no", "no"), Choice("yes", "yes")), help=help)
+
+
+def tokens(name: str, label: str, default: int, help: str = "") -> Input:
+    """Tokens of one sequence (a context, a prompt): 1 to 1,048,576."""
+    return Integer(name, label, default=default, range=(1, 1_048_576), unit="tokens",
+                   help=help)
+
+
+def batch(label: str, default: int = 1, *, unit: str = "", help: str = "") -> Input:
+    """``batch``: sequences processed together, 1 to 4096."""
+    return Integer("batch", label, default=default, range=(1, 4096), unit=unit, help=help)
+
+
+def percent(name: str, label: str, *, default: float, range: tuple[float, float],
+            step: float, help: str = "") -> Input:
+    """A share entered in percent on a slider, passed on as a fraction."""
+    return Number(name, label, default=default, range=range, step=step, unit="%",
+                  scale=0.01, dimension="percent", slider=True, help=help)
+
+
+# ---------------------------------------------------------------------------------------
+# Training (memory, FLOPs and the planning dashboard)
+
+TRAINING_PRECISION = Select(
+    "precision", "Training precision", default="mixed",
+    choices=(Choice("mixed", "mixed BF16/FP16 + FP32 master (16 B/param with Adam)"),
+             Choice("mixed_fp32_grads", "mixed, FP32 gradients (18 B/param)"),
+             Choice("fp32", "FP32 (16 B/param with Adam)"),
+             Choice("pure_bf16", "pure BF16, no master copy")))
+OPTIMIZER = Select(
+    "optimizer", "Optimizer", default="adam",
+    choices=(Choice("adam", "Adam / AdamW (2 states)"),
+             Choice("sgd_momentum", "SGD with momentum (1 state)"),
+             Choice("sgd", "plain SGD (no state)")))
+RECOMPUTE = Select(
+    "recompute", "Activation recomputation", default="none",
+    choices=(Choice("none", "none (store everything)"),
+             Choice("selective", "selective (attention scores)"),
+             Choice("full", "full (store layer inputs only)")))
+TRAINING_TOKENS = Number("tokens", "Training tokens", default=2000,
+                         range=(0.001, 1_000_000), step=1, unit="billion", scale=1e9,
+                         dimension="count")
+
+
+def training_run(n_params: int, tokens: float, gpus: int,
+                 kw: Mapping[str, Any]) -> tuple[float, float]:
+    """``(FLOPs, seconds)``: 6·N·D over ``tokens``, and ``gpus`` at the entry's peak and MFU."""
+    total = flops.training_flops(n_params, tokens)
+    return total, flops.training_time(total, gpus, kw["peak_flops"], kw["mfu"])
+
+
+# ---------------------------------------------------------------------------------------
+# The cluster of a data-parallel run (distributed training and the planning dashboard)
+
+GRAD_DTYPE = Select("grad_dtype", "Gradient precision", default="bf16",
+                    choices=(Choice("bf16", "BF16 (2 bytes)"), Choice("fp16", "FP16 (2 bytes)"),
+                             Choice("fp32", "FP32 (4 bytes)")))
+N_GPUS = Integer("n_gpus", "GPUs", default=64, range=(1, 100_000))
+GPUS_PER_NODE = Integer(
+    "gpus_per_node", "GPUs per node", default=8, range=(1, 72),
+    help="GPUs sharing NVLink: the largest tensor-parallel size considered.")
+NETWORK = Number("bandwidth", "Network bandwidth per GPU", default=50, range=(0.1, 10_000),
+                 step=1, unit="GB/s", scale=1e9, dimension="bytes/s")
+LATENCY = Number("latency", "Latency per all-reduce (α)", default=10, range=(0, 100_000),
+                 step=1, unit="µs", scale=1e-6, dimension="seconds")
+
+
+def overlap(default: float, help: str = "") -> Input:
+    """The share of the communication hidden behind compute."""
+    return percent("overlap", "Overlap of communication with compute", default=default,
+                   range=(0, 100), step=5, help=help)
+
+
+# ---------------------------------------------------------------------------------------
+# Prices (the cost lesson and the planning dashboard)
+
+PRICE_NOTE = "Example price, dated; prices change: use a current quote for real plans."
+
+
+def gpu_hour_price(others: str) -> Input:
+    """The price of a GPU-hour, with the AWS p5 example and what ``others`` charged."""
+    return Number("usd_per_gpu_hour", "Price per GPU-hour", default=12.29, range=(0, 1000),
+                  step=0.01, unit="$/h", dimension="usd",
+                  help="Example: $98.32 per hour for AWS p5.48xlarge (8× H100) on demand, "
+                       "us-east-1, July 2023, i.e. $12.29 per GPU-hour; " + others + " "
+                       + PRICE_NOTE)
+
+
+# ---------------------------------------------------------------------------------------
+# Outputs several entries show
+
+N_PARAMS_OUT = Output("n_params", "Parameters", "count")
+WEIGHTS_OUT = Output("weights", "Weights", "bytes")
+TRAINING_TIME_OUT = Output("time", "Training time at that MFU", "seconds")
+GPU_HOURS_OUT = Output("gpu_hours", "GPU-hours", "number", unit="GPU-hours")
+EFFICIENCY_OUT = Output("efficiency", "Scaling efficiency", "percent")

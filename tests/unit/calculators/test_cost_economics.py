@@ -1,0 +1,49 @@
+"""Lesson 7's calculators on their dated, sourced example prices: buying or renting an
+8-GPU server, and the cost of 1,000 tokens."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpulesson import calculators as C
+
+
+def test_dgx_h100_power_bill_and_cloud_rent():
+    """An NVIDIA DGX H100 draws about 10.2 kW at most (DGX H100 datasheet, 2023); at the
+    industry-average PUE of 1.58 (Uptime Institute Global Data Center Survey 2023) and the
+    2023 US average industrial price of 8.06 ¢/kWh (EIA), a year of full use costs
+    10.2 kW × 1.58 × 8,760 h × $0.0806 = $11,378.80. Renting the same 8 H100s as an AWS
+    p5.48xlarge at $98.32 per hour (on demand at its launch, July 2023; The Next Platform)
+    costs $98.32 × 8,760 h × 5 = $4,306,416 over five years."""
+    out = C.compute("tco")
+    assert out["annual_power"] == pytest.approx(11_378.80, abs=0.005)
+    assert out["power"] == pytest.approx(5 * 11_378.80, abs=0.05)
+    assert out["cloud"] == pytest.approx(4_306_416)
+    assert out["on_prem"] == pytest.approx(270_000 + out["power"])
+
+
+def test_owning_breaks_even_within_four_months_at_full_use():
+    """At full use the rent of a month (730 h × $98.32 = $71,773.60) less its power bill
+    ($948.23) repays SemiAnalysis's $270,000 estimate for a DGX H100 (May 2023, as cited
+    by Epoch AI) in 3.81 months."""
+    assert C.compute("tco")["breakeven"] == pytest.approx(3.812, abs=0.001)
+    assert C.evaluate("tco")["text"]["breakeven"] == "3.81 months"
+
+
+def test_cost_per_1k_tokens_at_the_aws_p5_price():
+    """$98.32 per hour for 8 H100s is $12.29 per GPU-hour; a GPU producing 1,000 tokens/s
+    makes 3.6M tokens an hour: $0.00341 per 1,000 tokens, and twice that when it has
+    work only half of the paid hours."""
+    out = C.compute("cost_per_token")
+    assert out["per_1k"] == pytest.approx(12.29 / 3600)
+    assert C.compute("cost_per_token", utilization=50)["per_1k"] == pytest.approx(
+        2 * out["per_1k"])
+
+
+def test_the_throughput_help_quotes_the_decode_ceiling_calculator():
+    """The throughput's help text quotes Llama 2 7B's batch-1 ceiling on one H100 SXM as
+    the decode-ceiling calculator computes it (249 tokens/s), not as typed in."""
+    ceiling = C.evaluate("decode_ceiling")["text"]["tokens_per_second"]
+    assert ceiling == "249 tokens/s"
+    assert f"capped at {ceiling} at batch 1" in C.get("cost_per_token").input(
+        "tokens_per_second").help

@@ -1,0 +1,58 @@
+"""Lesson 6's calculators on published figures: ZeRO's memory per GPU, the ring
+all-reduce of data parallelism, and the pipeline bubble."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpulesson import calculators as C
+
+
+def test_zero_figure_1():
+    """Rajbhandari et al. 2020 (ZeRO), Figure 1: a 7.5B-parameter model with K = 12 on
+    Nd = 64 GPUs keeps 120 GB of model state per GPU, 31.4 GB with the optimizer states
+    partitioned, 16.6 GB with the gradients too and 1.9 GB with the parameters too."""
+    out = C.compute("zero")
+    assert [round(out[f"stage{s}"] / 1e9, 1) for s in range(4)] == [120.0, 31.4, 16.6, 1.9]
+    assert out["chosen"] == out["stage3"] and out["fits"] is True
+
+
+def test_a_ring_all_reduce_at_the_nccl_tests_bus_bandwidth():
+    """NVIDIA nccl-tests, doc/PERFORMANCE.md: an all-reduce sends 2(n − 1)/n of the data per
+    rank, so 1 GB on 8 GPUs at a bus bandwidth of 175 GB/s takes 1.75 GB / 175 GB/s =
+    10 ms. 1 GB is the BF16 gradients of 0.5B parameters; with 10 ms of compute per step
+    and no overlap half the time is communication: 50 % efficiency, a 4× speed-up on 8."""
+    out = C.compute("scaling_efficiency", model="custom", n_params=0.5, n_gpus=8,
+                    bandwidth=175, latency=0, compute_time=0.01)
+    assert out["gradient_bytes"] == 1e9
+    assert out["volume"] == pytest.approx(1.75e9)
+    assert out["comm_time"] == pytest.approx(0.01)
+    assert out["efficiency"] == pytest.approx(0.5)
+    assert out["speedup"] == pytest.approx(4)
+
+
+def test_the_all_reduce_latency_adds_once_per_step():
+    """The alpha-beta model (Hockney 1994): each collective pays its latency α once."""
+    base = dict(model="custom", n_params=0.5, n_gpus=8, bandwidth=175, compute_time=0.01)
+    slow = C.compute("scaling_efficiency", latency=1000, **base)["comm_time"]
+    assert slow == pytest.approx(0.01 + 1000e-6)
+
+
+@pytest.mark.parametrize(("inputs", "bubble"), [
+    ({"stages": 8, "microbatches": 32, "schedule": "1f1b"}, 7 / 32),
+    ({"stages": 8, "microbatches": 32, "schedule": "interleaved", "interleave": 4}, 7 / 128),
+], ids=["1f1b", "interleaved"])
+def test_pipeline_bubble_of_narayanan_et_al(inputs, bubble):
+    """Narayanan et al. 2021, §2.2: the bubble is (p − 1)/m of the ideal time for 1F1B,
+    and (1/v)(p − 1)/m with v model chunks per GPU: 7/32 and 7/128 for p = 8, m = 32."""
+    assert C.compute("pipeline_bubble", **inputs)["bubble"] == pytest.approx(bubble)
+
+
+def test_gpipe_schedule_idles_k_minus_1_of_m_plus_k_minus_1():
+    """Huang et al. 2019 (GPipe), §2.3: with K stages and M micro-batches each device idles
+    (K − 1)/(M + K − 1) of the time: K = 4, M = 16 take 19 slots of a forward (1) and a
+    backward (2) each, 57 time units, of which 9 idle."""
+    out = C.compute("pipeline_bubble", stages=4, microbatches=16, schedule="gpipe")
+    assert out["makespan"] == 57
+    assert out["bubble"] == pytest.approx(3 / 16)
+    assert (out["makespan"] - 16 * 3) / out["makespan"] == pytest.approx(3 / 19)

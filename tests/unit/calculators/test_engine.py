@@ -1,0 +1,118 @@
+"""The engine (:mod:`gpulesson.calculators.engine`) on the toy calculator of ``toy.py``.
+
+The toy's function only echoes its SI inputs, so these tests check what the engine does
+around a calculator (defaults, presets, units, validation), not any formula: formulas are
+tested in the calculator modules' own tests, each entry in ``test_<lesson slug>.py``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from gpulesson import calculators as C
+
+from .toy import TOY
+
+
+def test_defaults_come_from_the_default_preset(toy):
+    assert C.resolve(toy) == {"n": 8, "precision": "bf16", "gpu": "fast", "peak": 1000,
+                              "rate": 3.35}
+
+
+def test_shown_units_are_scaled_to_si_before_the_function(toy):
+    assert C.si_inputs(toy, rate=2.0) == {"n": 8, "precision": "bf16", "gpu": "fast",
+                                          "peak": 1000e12, "rate": 2.0e12}
+    out = C.compute(toy, rate=2.0)
+    assert out["rate_out"] == 2.0e12
+    assert out["peak_out"] == 1000e12
+
+
+def test_preset_fill_follows_the_key_input(toy):
+    assert C.resolve(toy, precision="fp32")["peak"] == 60
+    assert C.resolve(toy, gpu="old", precision="fp32")["rate"] == 0.9
+
+
+def test_preset_without_a_figure_for_the_key_is_an_error_naming_the_preset(toy):
+    with pytest.raises(ValueError, match=r"^gpu: Old GPU has no figure for bf16"):
+        C.compute(toy, gpu="old")  # no BF16 figure for the old GPU
+
+
+def test_explicit_inputs_win_over_the_preset(toy):
+    assert C.compute(toy, peak=5.0)["peak_out"] == 5e12
+
+
+def test_custom_preset_keeps_given_values(toy):
+    assert C.resolve(toy, gpu=C.CUSTOM, peak=7.0)["peak"] == 7.0
+
+
+@pytest.mark.parametrize(
+    ("inputs", "name"),
+    [({"n": 0}, "n"), ({"n": 2000}, "n"), ({"n": 2.5}, "n"), ({"n": True}, "n"),
+     ({"rate": float("nan")}, "rate"), ({"rate": -1.0}, "rate"), ({"rate": "fast"}, "rate"),
+     ({"rate": None}, "rate"), ({"precision": "fp64"}, "precision"), ({"gpu": "nope"}, "gpu")],
+)
+def test_invalid_inputs_raise_value_error_naming_the_input_and_range(toy, inputs, name):
+    with pytest.raises(ValueError) as err:
+        C.compute(toy, **inputs)
+    message = str(err.value)
+    assert message.startswith(f"{name} ({TOY.input(name).label})")
+    if TOY.input(name).kind in ("number", "integer"):
+        assert "between" in message
+
+
+def test_out_of_range_message_spells_the_range_in_the_shown_unit(toy):
+    with pytest.raises(ValueError, match=r"^rate \(Bandwidth\) must be a number between "
+                                         r"0\.01 and 100 TB/s, got 200$"):
+        C.compute(toy, rate=200)
+    with pytest.raises(ValueError, match=r"^n \(Count\) must be a whole number between 1 "
+                                         r"and 1024, got 2\.5$"):
+        C.compute(toy, n=2.5)
+
+
+def test_unknown_input_is_refused(toy):
+    with pytest.raises(ValueError, match="bogus is not an input of calculator '_toy'"):
+        C.compute(toy, bogus=1)
+
+
+def test_integer_valued_floats_from_the_browser_are_accepted(toy):
+    assert C.compute(toy, n=16.0)["n_out"] == 16
+    assert isinstance(C.compute(toy, n=16.0)["n_out"], int)
+
+
+def test_a_function_returning_other_outputs_than_declared_is_a_programming_error(toy):
+    C.CALCULATORS._remove(toy)
+    C.CALCULATORS._add(replace(TOY, function=lambda **kw: {"n_out": 1}))
+    with pytest.raises(RuntimeError, match=r"returned \['n_out'\], declared \['big', "):
+        C.compute(toy)
+
+
+def test_example_is_the_defaults_and_their_outputs(toy):
+    ex = C.example(toy)
+    assert ex["inputs"] == C.resolve(toy)
+    assert ex["outputs"] == C.compute(toy)
+
+
+def test_sweep_is_compute_at_each_value(toy):
+    points = C.sweep(toy, "n", [1, 8, 64], rate=2.0)
+    assert points == [C.compute(toy, n=n, rate=2.0) for n in (1, 8, 64)]
+    with pytest.raises(ValueError, match=r"^n \("):
+        C.sweep(toy, "n", [1, 0])
+    with pytest.raises(KeyError, match="no input 'm'"):
+        C.sweep(toy, "m", [1])
+
+
+def test_apply_preset_returns_shown_values(toy):
+    assert C.apply_preset(toy, "gpu", "old", {"precision": "fp32"}) == {"peak": 15.7,
+                                                                        "rate": 0.9}
+    assert C.apply_preset(toy, "gpu", C.CUSTOM, {}) == {}
+    with pytest.raises(ValueError, match="gpu must be one of fast, old, custom"):
+        C.apply_preset(toy, "gpu", "new")
+    with pytest.raises(ValueError, match="n is not a preset input"):
+        C.apply_preset(toy, "n", "fast")
+
+
+def test_get_lists_the_known_calculators():
+    with pytest.raises(KeyError, match="unknown calculator 'nope'; known calculators: amdahl"):
+        C.get("nope")

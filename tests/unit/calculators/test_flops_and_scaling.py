@@ -1,0 +1,58 @@
+"""Lesson 4's training-FLOPs calculator on published figures: 6·N·D, the attention term,
+GPU-hours at an MFU and Chinchilla's tokens."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpulesson import calculators as C
+
+
+def test_gpt3_training_compute():
+    """Brown et al. 2020 (GPT-3), Table D.1: the 175B model trained on 300B tokens took
+    3.14e23 FLOPs (6·N·D)."""
+    out = C.compute("training_flops", model="gpt3-175b", tokens=300)
+    assert round(out["total"] / 1e23, 2) == 3.14
+    assert C.evaluate("training_flops", {"model": "gpt3-175b", "tokens": 300})["text"][
+        "total"] == "3.14 × 10²³ FLOP"
+
+
+def test_llama2_7b_gpu_hours_at_40_percent_mfu():
+    """Touvron et al. 2023 (Llama 2): the 7B model saw 2.0T tokens (Table 1) in 184,320
+    A100-80GB GPU-hours (Table 2). 6·N·D = 8.09e22 FLOPs at 312 TFLOP/s dense BF16 (A100
+    datasheet) and an assumed 40 % MFU gives 179,979 GPU-hours, within 3 %: the run's MFU
+    was about 39 %."""
+    out = C.compute("training_flops")
+    assert out["total"] == pytest.approx(8.086e22, rel=1e-3)
+    assert out["gpu_hours"] == pytest.approx(184_320, rel=0.03)
+    assert out["gpu_hours"] == pytest.approx(out["time"] * 1024 / 3600, rel=1e-12)
+
+
+def test_palm_attention_flops_per_token():
+    """Chowdhery et al. 2022 (PaLM), appendix B: besides 6·N per token, attention costs
+    12·L·H·Q·T FLOPs per token: for PaLM 540B (L = 118, H = 48, Q = 256, T = 2,048)
+    12 × 118 × 48 × 256 × 2,048 = 35,634,806,784."""
+    palm = dict(model="custom", hidden=18432, layers=118, heads=48, kv_heads=1, head_dim=256,
+                ffn=73728, vocab=256000, max_positions=0, embeddings="tied", mlp="gated",
+                norm="layernorm", biases="none", seq_len=2048)
+    out = C.compute("training_flops", **palm)
+    assert out["attention_per_token"] == 35_634_806_784
+    assert out["flops_per_token"] == 6 * out["n_params"] + 35_634_806_784
+
+
+def test_chinchilla_optimal_tokens():
+    """Hoffmann et al. 2022: compute-optimal training uses about 20 tokens per parameter
+    (Chinchilla: 70B parameters on 1.4T tokens); Llama 3 70B's 70.55B parameters call for
+    1.41T tokens."""
+    out = C.compute("training_flops", model="llama-3-70b")
+    assert out["chinchilla_tokens"] == pytest.approx(1.41e12, rel=1e-3)
+    assert C.evaluate("training_flops", {"model": "llama-3-70b"})["text"][
+        "chinchilla_tokens"] == "1.41 trillion tokens"
+
+
+def test_kaplans_count_leaves_the_embeddings_out():
+    """Kaplan et al. 2020, §2.1: N counts the non-embedding parameters; the parameter-count
+    calculator gives the same N (GPT-2 small: 85,056,000)."""
+    out = C.compute("training_flops", model="gpt2", count="non_embedding")
+    assert out["n_params"] == C.compute("param_count", model="gpt2")["non_embedding"]
+    assert out["n_params"] == 85_056_000

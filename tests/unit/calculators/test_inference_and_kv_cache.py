@@ -1,0 +1,61 @@
+"""Lesson 5's calculators on published figures: the KV cache with grouped-query attention,
+and prefill and decode on a GPU."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpulesson import calculators as C
+
+KIB = 1024
+
+
+def test_llama3_8b_kv_cache_at_8k_context():
+    """Meta-Llama-3-8B config.json: 32 layers, 8 KV heads of 128: 2 × 32 × 8 × 128 × 2 bytes
+    = 128 KiB per token in BF16, 1 GiB for 8,192 tokens; with one KV head per query head
+    (32) the cache would be 32/8 = 4 times larger (Ainslie et al. 2023, GQA)."""
+    out = C.compute("kv_cache")
+    assert out["per_token"] == 128 * KIB
+    assert out["total"] == 2**30
+    assert out["total_mha"] == 4 * 2**30
+    assert C.evaluate("kv_cache")["text"]["total"] == "1.1 GB (1.00 GiB)"
+
+
+def test_llama2_7b_kv_cache_at_4k_context():
+    """NVIDIA Technical Blog, 'Mastering LLM Techniques: Inference Optimization' (2023):
+    Llama 2 7B, batch 1, 4,096 tokens, 16-bit: 1 × 4096 × 2 × 32 × 4096 × 2 bytes, about
+    2 GB (exactly 2 GiB); multi-head attention, so the GQA figure is the same."""
+    out = C.compute("kv_cache", model="llama-2-7b", seq_len=4096)
+    assert out["total"] == out["total_mha"] == 2 * 2**30
+
+
+def test_llama2_70b_kv_cache_per_token():
+    """Llama-2-70b-hf config.json: 80 layers, 8 KV heads of 128 for 64 query heads:
+    320 KiB per token in 16-bit, 8 times less than multi-head attention would keep."""
+    out = C.compute("kv_cache", model="llama-2-70b", seq_len=1)
+    assert out["per_token"] == out["total"] == 320 * KIB
+    assert out["total_mha"] == 8 * 320 * KIB
+
+
+def test_opt_13b_kv_cache_per_token():
+    """Kwon et al. 2023 (vLLM), §3: one token of OPT-13B keeps 800 KB of KV cache,
+    2 (key and value) × 5,120 (hidden size) × 40 (layers) × 2 bytes."""
+    opt13b = dict(model="custom", hidden=5120, layers=40, heads=40, kv_heads=40,
+                  head_dim=128, ffn=20480, vocab=50272, max_positions=2048,
+                  embeddings="tied", mlp="plain", norm="layernorm", biases="all")
+    assert C.compute("kv_cache", seq_len=1, **opt13b)["per_token"] == 800 * KIB
+
+
+def test_llama3_8b_decoding_on_an_h100():
+    """Llama-3-8B in BF16 (16,060,522,496 bytes of weights, 128 KiB of KV cache per token)
+    after an 8,192-token prompt and 512 generated tokens holds 8,704 × 128 KiB =
+    1,140,850,688 bytes of cache; one decode step reads both at 3.35 TB/s (H100 SXM
+    datasheet): at most 3.35e12 / 17,201,373,184 = 194.8 tokens/s. Decode turns
+    compute-bound once 2·N FLOPs per sequence outlast reading 2·N bytes of weights, at a
+    batch of 989.4 / 3.35 = 295 sequences, the ridge point (Pope et al. 2022: decoding
+    small batches is bound by loading the weights)."""
+    out = C.compute("inference")
+    assert (out["weights"], out["kv_cache"]) == (16_060_522_496, 1_140_850_688)
+    assert out["ceiling"] == pytest.approx(194.75, rel=1e-4)
+    assert out["decode_total"] == out["decode_per_user"] == pytest.approx(out["ceiling"])
+    assert out["compute_bound_batch"] == pytest.approx(295.3, abs=0.05)

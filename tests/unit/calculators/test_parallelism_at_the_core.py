@@ -1,0 +1,55 @@
+"""Lesson 1's calculators on published figures: Amdahl's law, will a model fit on one GPU,
+and the decode ceiling that memory bandwidth sets."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpulesson import calculators as C
+
+
+def test_amdahl_reproduces_hennessy_and_pattersons_web_server():
+    """Hennessy & Patterson, Computer Architecture: A Quantitative Approach (5th ed., 2012),
+    section 1.9: a processor 10× faster on the 40 % of the time spent computing (the other
+    60 % waits for I/O) speeds the whole up 1 / (0.6 + 0.4/10) = 1/0.64, about 1.56×."""
+    out = C.compute("amdahl", serial_fraction=60, workers=10)
+    assert out["speedup"] == pytest.approx(1.5625, rel=1e-12)
+    assert C.evaluate("amdahl", {"serial_fraction": 60, "workers": 10})["text"] == {
+        "speedup": "1.56×"}
+
+
+def test_amdahl_speedup_never_passes_one_over_the_serial_share():
+    """Amdahl 1967: the serial share bounds the speed-up; with 5 % serial (95 % parallel)
+    no number of workers passes 1/0.05 = 20× (a million workers get 19.9996×)."""
+    assert C.compute("amdahl", serial_fraction=5, workers=1_000_000)["speedup"] == \
+        pytest.approx(20, abs=1e-3)
+    assert C.compute("amdahl", serial_fraction=5, workers=1)["speedup"] == 1
+
+
+def test_will_it_fit_llama3_8b_conversations_on_one_h100():
+    """Meta-Llama-3-8B: 8,030,261,248 parameters, 16,060,522,496 bytes in BF16 (its
+    safetensors index), and from its config.json (32 layers, 8 KV heads of 128) a BF16 KV
+    cache of 2 × 32 × 8 × 128 × 8,192 × 2 = 1,073,741,824 bytes per 8,192-token
+    conversation. On an 80 GB H100 SXM (datasheet) with 2 GB of overhead,
+    (80e9 − 16,060,522,496 − 2e9) / 1,073,741,824 = 57.7: 57 conversations fit, 58 do not."""
+    one = C.compute("will_it_fit")
+    assert (one["n_params"], one["weights"], one["kv_cache"]) == (
+        8_030_261_248, 16_060_522_496, 1_073_741_824)
+    assert one["total"] == 16_060_522_496 + 1_073_741_824 + 2e9
+    assert C.compute("will_it_fit", batch=57)["fits"] is True
+    too_many = C.compute("will_it_fit", batch=58)
+    assert too_many["fits"] is False and too_many["gpus_needed"] == 2
+    assert too_many["headroom"] == pytest.approx(80e9 - 80_337_548_288, abs=1)
+
+
+def test_decode_ceiling_llama2_7b_on_an_h100():
+    """Decoding reads every weight once per step. Llama-2-7B: 6,738,415,616 parameters
+    (its safetensors index), 13,476,831,232 bytes in BF16; the H100 SXM reads 3.35 TB/s
+    (datasheet): at most 3.35e12 / 13,476,831,232 = 248.6 tokens/s at batch 1, and a batch
+    of 64 shares each read: 64 × 248.6 = 15,909 tokens/s."""
+    one = C.compute("decode_ceiling")
+    assert one["weights"] == 13_476_831_232
+    assert one["tokens_per_second"] == pytest.approx(248.575, rel=1e-5)
+    assert C.evaluate("decode_ceiling")["text"]["tokens_per_second"] == "249 tokens/s"
+    assert C.compute("decode_ceiling", batch=64)["tokens_per_second"] == pytest.approx(
+        64 * 248.575, rel=1e-5)

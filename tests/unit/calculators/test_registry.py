@@ -1,0 +1,190 @@
+"""Every registry entry: where it is declared, its worked example, its JSON spec, its
+presets wired to the tables they claim, its errors naming the input; and what the
+registry's modules may import."""
+
+from __future__ import annotations
+
+import ast
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from gpulesson import calculators as C
+from gpulesson import course, hardware, transformer
+from gpulesson.calculators import lessons
+
+NAMES = list(C.CALCULATORS)
+PACKAGE = Path(C.__file__).resolve().parent
+
+
+def test_one_lesson_module_per_slug_and_entries_in_course_order():
+    modules = sorted(p.stem for p in (PACKAGE / "lessons").glob("*.py") if p.stem != "__init__")
+    assert set(modules) <= set(course.SLUGS), "a lesson module not named by a lesson slug"
+    order = [course.number(C.get(name).lesson) for name in NAMES]
+    assert order == sorted(order)
+    assert [c.name for c in lessons.entries()] == NAMES
+
+
+def test_an_entry_filed_under_another_lesson_is_refused(monkeypatch):
+    from dataclasses import replace
+
+    from gpulesson.calculators.lessons import optimisations
+
+    moved = replace(optimisations.ENTRIES[0], lesson="cost_economics")
+    monkeypatch.setattr(optimisations, "ENTRIES", (moved,))
+    with pytest.raises(ValueError, match="lessons.optimisations declares 'flash_attention' "
+                                         "with lesson 'cost_economics'"):
+        lessons.entries()
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_example_computes_every_declared_output(name):
+    calc = C.get(name)
+    ex = C.example(name)
+    assert list(ex["outputs"]) == [o.name for o in calc.outputs]
+    assert set(ex["inputs"]) == {i.name for i in calc.inputs}
+    assert calc.title and calc.description
+    result = C.evaluate(name)
+    assert result["ok"], result
+    for out in calc.outputs:
+        text = result["text"][out.name]
+        assert text and "nan" not in text.lower() and "inf" not in text.lower()
+
+
+def _walk(value):
+    if isinstance(value, dict):
+        for v in value.values():
+            yield from _walk(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _walk(v)
+    else:
+        yield value
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_describe_is_json_with_no_unsafe_integers(name):
+    spec = C.describe(name)
+    assert json.loads(json.dumps(spec, allow_nan=False)) == spec
+    for leaf in _walk(spec):
+        if isinstance(leaf, int) and not isinstance(leaf, bool):
+            assert abs(leaf) <= 2**53
+    assert [i["name"] for i in spec["inputs"]] == [i.name for i in C.get(name).inputs]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_input_and_choice_is_documented(name):
+    for spec in C.get(name).inputs:
+        assert spec.label
+        if spec.kind in ("number", "integer"):
+            default = C.resolve(name)[spec.name]
+            assert spec.min <= default <= spec.max, spec.name
+        else:
+            assert all(c.label for c in spec.choices)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_number_input_out_of_range_raises_naming_it(name):
+    calc = C.get(name)
+    for spec in calc.inputs:
+        if spec.kind not in ("number", "integer"):
+            continue
+        bad = spec.max * 2 + 1
+        with pytest.raises(ValueError) as err:
+            C.compute(name, **{spec.name: bad})
+        assert str(err.value).startswith(f"{spec.name} ("), str(err.value)
+        assert "between" in str(err.value)
+        result = C.evaluate(name, {spec.name: bad})
+        assert result["ok"] is False and result["input"] == spec.name
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_unknown_choice_raises_naming_it(name):
+    for spec in C.get(name).inputs:
+        if spec.kind in ("choice", "preset"):
+            with pytest.raises(ValueError, match=rf"^{spec.name} "):
+                C.compute(name, **{spec.name: "no-such-choice"})
+
+
+# --- presets are wired to the tables they claim ---------------------------------------
+
+SHAPE = ("hidden", "layers", "heads", "kv_heads", "head_dim", "ffn", "vocab", "max_positions")
+
+
+def _with_preset(preset: str) -> list[str]:
+    return [n for n in NAMES if any(i.name == preset and i.kind == "preset"
+                                    for i in C.get(n).inputs)]
+
+
+@pytest.mark.parametrize("name", _with_preset("model"))
+def test_every_model_preset_fills_the_models_config(name):
+    """Each model choice fills the shape (or the count) of gpulesson.transformer.PRESETS,
+    whose figures come from the models' config.json files."""
+    inputs = {i.name for i in C.get(name).inputs}
+    for key, cfg in transformer.PRESETS.items():
+        shown = C.resolve(name, model=key)
+        if "n_params" in inputs:
+            assert shown["n_params"] * 1e9 == pytest.approx(transformer.param_count(cfg),
+                                                            rel=1e-12)
+            continue
+        assert tuple(shown[k] for k in SHAPE) == tuple(getattr(cfg, k) for k in SHAPE), key
+        assert shown["embeddings"] == ("tied" if cfg.tied_embeddings else "untied")
+        assert shown["mlp"] == ("gated" if cfg.gated_mlp else "plain")
+        assert shown["norm"] == cfg.norm
+
+
+@pytest.mark.parametrize("name", _with_preset("gpu"))
+def test_every_gpu_preset_fills_the_datasheet_figures(name):
+    """Each GPU choice fills the figures of gpulesson.hardware.GPUS (datasheets), the dense
+    peak of the chosen precision; a precision without a figure names the GPU input."""
+    calc = C.get(name)
+    for key, gpu in hardware.GPUS.items():
+        filled = set(calc.input("gpu").fills[key])
+        assert filled and filled <= {"gpu_memory", "bandwidth", "peak_flops"}
+        for dtype in ("bf16", "fp32"):
+            values = {"gpu": key, **({"dtype": dtype} if "peak_flops" in filled else {})}
+            if "peak_flops" in filled and dtype not in gpu.peak_flops:
+                with pytest.raises(ValueError, match=rf"^gpu: {key} has no dense {dtype}"):
+                    C.resolve(name, **values)
+                continue
+            shown = C.resolve(name, **values)
+            if "gpu_memory" in filled:
+                assert shown["gpu_memory"] * 1e9 == pytest.approx(gpu.memory_bytes, rel=1e-12)
+            if "bandwidth" in filled:
+                assert shown["bandwidth"] * 1e12 == pytest.approx(gpu.bandwidth, rel=1e-12)
+            if "peak_flops" in filled:
+                assert shown["peak_flops"] * 1e12 == pytest.approx(gpu.peak_flops[dtype],
+                                                                   rel=1e-12)
+
+
+# --- what the registry may import -----------------------------------------------------
+
+#: The formula modules (and the lesson list) the registry builds on.
+FORMULA_MODULES = {"course", "units", "_validate", "gemm", "roofline", "transformer",
+                   "memory", "flops", "inference", "distributed", "cost", "optimisations",
+                   "hardware", "planning"}
+
+
+@pytest.mark.parametrize("path", sorted(PACKAGE.rglob("*.py")),
+                         ids=lambda p: p.relative_to(PACKAGE).as_posix())
+def test_registry_modules_import_only_formula_modules_and_each_other(path: Path):
+    """The registry declares; it builds on the formula modules and never on a front end
+    (widgets, exercises) or a third-party library."""
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = ([f"{node.module}.{a.name}" for a in node.names]
+                     if node.module == "gpulesson" else [node.module])
+        else:
+            assert not isinstance(node, ast.ImportFrom), "relative import"
+            continue
+        for name in names:
+            parts = name.split(".")
+            if parts[0] != "gpulesson":
+                assert parts[0] in sys.stdlib_module_names, name
+            elif parts[1] != "calculators":
+                assert parts[1] in FORMULA_MODULES, name
+

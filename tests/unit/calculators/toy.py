@@ -1,0 +1,76 @@
+"""A small calculator declared only for the tests of the engine and the widget builder.
+
+Its function only echoes its SI inputs (plus one integer beyond 2^53), so the tests that
+use it check what the engine, the forms and the widgets do around a calculator (defaults,
+presets, units, validation, JSON, widgets), not a formula.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+
+from gpulesson import calculators as C
+from gpulesson.calculators import (
+    Calculator,
+    Choice,
+    Integer,
+    Keyed,
+    Number,
+    Output,
+    Preset,
+    Select,
+)
+
+
+def echo(**kw):
+    return {
+        "n_out": kw["n"],
+        "rate_out": kw["rate"],
+        "peak_out": kw["peak"],
+        "big": 2**60 + kw["n"],
+        "precision_out": kw["precision"],
+    }
+
+
+TOY = Calculator(
+    name="_toy",
+    title="Toy",
+    description="Echoes its inputs.",
+    lesson="parallelism_at_the_core",
+    inputs=(
+        Integer("n", "Count", default=8, range=(1, 1024)),
+        Select("precision", "Precision", default="bf16",
+               choices=(Choice("bf16", "BF16"), Choice("fp32", "FP32"))),
+        Preset("gpu", "GPU", default="fast",
+               choices=(Choice("fast", "Fast GPU"), Choice("old", "Old GPU"),
+                        Choice(C.CUSTOM, "Custom")),
+               fills={"fast": {"peak": Keyed(by="precision",
+                                             values={"bf16": 1000e12, "fp32": 60e12}),
+                               "rate": 3.35e12},
+                      "old": {"peak": Keyed(by="precision", values={"fp32": 15.7e12}),
+                              "rate": 0.9e12}}),
+        Number("peak", "Peak", range=(0.001, 1e5), unit="TFLOP/s", scale=1e12,
+               dimension="flop/s"),
+        Number("rate", "Bandwidth", range=(0.01, 100), unit="TB/s", scale=1e12,
+               dimension="bytes/s"),
+    ),
+    outputs=(
+        Output("n_out", "n", "count"),
+        Output("rate_out", "rate", "bytes/s"),
+        Output("peak_out", "peak", "flop/s"),
+        Output("big", "big", "count"),
+        Output("precision_out", "precision", "text"),
+    ),
+    function=echo,
+)
+
+
+@contextlib.contextmanager
+def registered() -> Iterator[str]:
+    """The toy calculator in the registry for the duration of a ``with``; its name."""
+    C.CALCULATORS._add(TOY)
+    try:
+        yield TOY.name
+    finally:
+        C.CALCULATORS._remove(TOY.name)

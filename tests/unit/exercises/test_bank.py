@@ -1,0 +1,224 @@
+"""Every exercise of every bank module, for the lesson's numbers and for class variants.
+
+These tests run on whatever is in ``gpulesson/exercises/bank/``: a later lesson's module
+is covered as soon as it exists. They include what an exercise notebook needs of its bank:
+every model solution passes, every declared mistake is recognised, and the stub a code
+exercise's notebook hands out is not taken for an answer.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+
+import pytest
+from bs4 import BeautifulSoup
+
+from gpulesson import course
+from gpulesson.exercises import (
+    ChoiceExercise,
+    CodeExercise,
+    NumericExercise,
+    PredictExercise,
+    available_lessons,
+    lesson_module,
+    static_html,
+)
+
+ROOT = Path(__file__).resolve().parents[3]
+
+VARIANT_SEEDS = (None, 0, 1, 2, 3, 7, 42)
+MALFORMED = ["abc", "", "1e999", "-5 GB", "9" * 20_000, "12 parsecs", "NaN", "1/0",
+             "__import__('os').system('true')"]
+
+
+def _all_exercises():
+    for slug in available_lessons():
+        for ex in lesson_module(slug).EXERCISES:
+            yield pytest.param(ex, id=ex.id)
+
+
+def _all_variants():
+    for slug in available_lessons():
+        for ex in lesson_module(slug).EXERCISES:
+            for seed in VARIANT_SEEDS:
+                yield pytest.param(ex.variant(seed), id=f"{ex.id}-v{seed}")
+
+
+def all_exercises():
+    return list(_all_exercises())
+
+
+def all_variants():
+    return list(_all_variants())
+
+
+def test_there_are_lessons_with_at_least_six_exercises_of_several_kinds():
+    assert "parallelism_at_the_core" in available_lessons()
+    exercises = lesson_module("parallelism_at_the_core").EXERCISES
+    assert len(exercises) >= 6
+    kinds = {ex.kind for ex in exercises}
+    assert kinds == {"numeric", "choice", "predict", "code"}
+
+
+@pytest.mark.parametrize("slug", available_lessons())
+def test_bank_module_is_well_formed(slug):
+    module = lesson_module(slug)
+    assert module.LESSON == slug and module.TITLE
+    numbers = [ex.number for ex in module.EXERCISES]
+    assert numbers == list(range(1, len(numbers) + 1)), "number exercises 1, 2, ... in order"
+    assert all(ex.lesson == slug for ex in module.EXERCISES)
+
+
+@pytest.mark.parametrize("ex", all_variants())
+def test_variant_has_no_problems(ex):
+    assert ex.problems() == []
+
+
+@pytest.mark.parametrize("ex", all_variants())
+def test_reference_solution_is_accepted(ex):
+    if isinstance(ex, NumericExercise):
+        feedback = ex.check(ex.answer_text())
+        assert feedback.correct, feedback.message
+        # the same value in base units is accepted too (e.g. bytes for a GB question)
+        assert ex.check(repr(ex.answer_value())).correct or ex.unit == ""
+    elif isinstance(ex, ChoiceExercise):
+        assert ex.check(ex.answer_value()).correct
+        assert ex.check(ex.answer_text()).correct
+    elif isinstance(ex, CodeExercise):
+        assert ex.model_solution is not None, "a code exercise needs a model solution"
+        assert ex.check(ex.model_solution).correct
+        assert ex.check(ex.reference).correct
+    elif isinstance(ex, PredictExercise):
+        committed = ex.check("10")
+        assert committed.status == "committed"
+        assert ex.compare(committed.value, 10.0).status == "compared"
+    else:  # pragma: no cover
+        pytest.fail(f"unknown kind {ex.kind}")
+
+
+@pytest.mark.parametrize("ex", all_variants())
+def test_each_declared_mistake_produces_its_own_hint(ex):
+    seen_messages = set()
+    for mistake in ex.mistakes:
+        if isinstance(ex, NumericExercise):
+            wrong = mistake.value(ex.inputs)
+            if wrong is None:
+                continue
+            feedback = ex.check(ex.format_value(float(wrong)))
+        elif isinstance(ex, ChoiceExercise):
+            feedback = ex.check(mistake.value(ex.inputs))
+        elif isinstance(ex, CodeExercise):
+            feedback = ex.check(ex.mistake_function(mistake.key))
+        else:  # pragma: no cover
+            pytest.fail("predict exercises have no mistakes")
+        assert feedback.status == "mistake", (mistake.key, feedback.message)
+        assert feedback.mistake == mistake.key
+        assert ex.mistake_hint(mistake.key) in feedback.message
+        seen_messages.add(ex.mistake_hint(mistake.key))
+    assert len(seen_messages) == len({m.key for m in ex.mistakes
+                                      if isinstance(ex, (ChoiceExercise, CodeExercise))
+                                      or m.value(ex.inputs) is not None})
+
+
+@pytest.mark.parametrize("ex", all_exercises())
+def test_every_gradable_exercise_declares_mistakes_and_hints(ex):
+    assert ex.hint_texts(), "give at least one hint"
+    if not isinstance(ex, PredictExercise):
+        assert ex.mistakes, "declare the common mistakes"
+
+
+@pytest.mark.parametrize("ex", all_variants())
+def test_clearly_wrong_answer_gets_generic_feedback(ex):
+    if isinstance(ex, NumericExercise):
+        for factor in (1000.0, 1e-3):
+            feedback = ex.check(ex.format_value(ex.answer_value() * factor))
+            assert feedback.status == "incorrect", feedback.message
+            assert feedback.mistake is None and "hint" in feedback.message
+    elif isinstance(ex, CodeExercise):
+        feedback = ex.check(lambda **kwargs: 123456789.0)
+        assert feedback.status == "incorrect" and "first failing input" in feedback.details[0]
+    elif isinstance(ex, ChoiceExercise):
+        claimed = {ex.answer_value()} | {m.value(ex.inputs) for m in ex.mistakes}
+        free = [key for key, _ in ex.option_pairs() if key not in claimed]
+        for key in free:
+            assert ex.check(key).status == "incorrect"
+        assert ex.check("not an option").status == "invalid"
+
+
+@pytest.mark.parametrize("ex", all_exercises())
+def test_malformed_input_gets_a_clear_message(ex):
+    if isinstance(ex, CodeExercise):
+        for bad in ("2*m*k*n", None, 42):
+            feedback = ex.check(bad)
+            assert feedback.status == "invalid" and feedback.message
+        return
+    for bad in MALFORMED:
+        feedback = ex.check(bad)
+        assert feedback.status == "invalid", (bad[:20], feedback.message)
+        assert 10 < len(feedback.message) < 300
+
+
+@pytest.mark.parametrize("ex", all_variants())
+def test_static_rendering_has_question_and_collapsed_solution(ex):
+    soup = BeautifulSoup(static_html(ex), "html.parser")
+    block = soup.find("div", class_="gl-exercise")
+    assert block is not None and block["id"] == ex.id
+    heading = block.find(["h2", "h3", "h4"])
+    assert heading is not None and f"Exercise {ex.number}" in heading.get_text()
+    question = block.find(class_="gl-question")
+    assert question.get_text(" ", strip=True)
+    first_words = " ".join(ex.question_text().replace("`", "").replace("**", "").split()[:4])
+    assert first_words in " ".join(question.get_text().split())
+    solution = block.find("details", class_="gl-solution")
+    assert solution is not None and not solution.has_attr("open")
+    assert solution.find("summary").get_text(strip=True)
+    if not isinstance(ex, PredictExercise):
+        answer = solution.find(class_="gl-answer").get_text(" ", strip=True)
+        assert ex.answer_text().replace("`", "") in " ".join(answer.split())
+    if isinstance(ex, CodeExercise):
+        assert f"def {ex.model_solution.__name__}" in solution.get_text() or \
+               f"def {ex.function_name}" in solution.get_text()
+    if isinstance(ex, ChoiceExercise):
+        options = [li["data-option"] for li in block.select("ol.gl-options li")]
+        assert options == [key for key, _ in ex.option_pairs()]
+
+
+@pytest.mark.parametrize("ex", all_exercises())
+def test_student_rendering_has_no_answer(ex):
+    markup = static_html(ex, solution=False)
+    soup = BeautifulSoup(markup, "html.parser")
+    assert soup.find(class_="gl-solution") is None
+    assert soup.find(class_="gl-answer") is None
+    if isinstance(ex, CodeExercise) and ex.model_solution is not None:
+        assert ex.model_solution_source() not in markup
+
+
+def _code_exercises():
+    for slug in available_lessons():
+        for ex in lesson_module(slug).EXERCISES:
+            if isinstance(ex, CodeExercise):
+                yield pytest.param(ex, id=ex.id)
+
+
+def _stub(ex: CodeExercise):
+    """The function the exercise notebook hands out for ``ex``, defined from its cell."""
+    notebook = json.loads((ROOT / course.lesson(ex.lesson).exercises).read_text("utf-8"))
+    for cell in notebook["cells"]:
+        if cell["cell_type"] != "code":
+            continue
+        for node in ast.parse("".join(cell["source"])).body:
+            if isinstance(node, ast.FunctionDef) and node.name == ex.function_name:
+                namespace: dict = {}
+                exec(compile(ast.Module([node], []), cell["id"], "exec"), namespace)
+                return node, namespace[ex.function_name]
+    pytest.fail(f"{course.lesson(ex.lesson).exercises} defines no {ex.function_name}()")
+
+
+@pytest.mark.parametrize("ex", list(_code_exercises()))
+def test_the_notebook_stub_has_the_signature_and_is_not_an_answer(ex):
+    node, stub = _stub(ex)
+    assert [a.arg for a in node.args.args] == [s.strip() for s in ex.signature.split(",")]
+    feedback = ex.check(stub)
+    assert feedback.status == "incorrect" and "forget `return`" in feedback.message

@@ -1,0 +1,64 @@
+"""``python -m gpulesson.exercises {export,list,progress}``: what it prints and returns."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gpulesson.exercises import available_lessons, load_lesson
+from gpulesson.exercises.__main__ import main
+from gpulesson.exercises.progress import record
+
+ROOT = Path(__file__).resolve().parents[3]
+SLUG = "parallelism_at_the_core"
+
+
+def test_export_prints_one_line_per_lesson(tmp_path, capsys):
+    assert main(["export", "--lesson", SLUG, "--lesson", "memory_what_fits", "--out",
+                 str(tmp_path), "--root", str(ROOT)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split(":")[0] for line in lines] == [SLUG, "memory_what_fits"]
+    assert f"answer key {tmp_path / 'answer_key' / (SLUG + '.md')}" in lines[0]
+    assert "solution cells removed" in lines[0]
+    assert (tmp_path / "students" / f"{SLUG}.ipynb").is_file()
+
+
+def test_export_never_mode_reaches_the_student_notebook(tmp_path):
+    assert main(["export", "--lesson", SLUG, "--solutions", "never", "--out", str(tmp_path),
+                 "--root", str(ROOT)]) == 0
+    text = (tmp_path / "students" / f"{SLUG}.ipynb").read_text(encoding="utf-8")
+    assert "configure(solutions='never', variant=None)" in text
+
+
+def test_errors_are_reported_without_a_traceback(tmp_path, capsys):
+    assert main(["export", "--lesson", "nope", "--out", str(tmp_path)]) == 2
+    assert "known" in capsys.readouterr().err
+    assert main(["export", "--all", "--variant", "-2", "--out", str(tmp_path)]) == 2
+    assert "--variant must be a non-negative integer" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["export", "--out", str(tmp_path)])  # --lesson or --all is required
+
+
+def test_list_through_the_module_entry_point():
+    result = subprocess.run([sys.executable, "-m", "gpulesson.exercises", "list"],
+                            capture_output=True, text=True, check=True, cwd=ROOT)
+    heads = [line.split(":")[0] for line in result.stdout.splitlines()
+             if not line.startswith(" ")]
+    assert heads == available_lessons()
+    assert f"{SLUG}-ex1" in result.stdout and "predict" in result.stdout
+    assert f"Parallelism at the Core ({len(load_lesson(SLUG))} exercises)" in result.stdout
+
+
+def test_progress_prints_a_summary_per_lesson(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("GPULESSON_PROGRESS", raising=False)
+    path = tmp_path / "progress.json"
+    assert record(f"{SLUG}-ex2", "correct", path=path)
+    assert main(["progress", SLUG, "memory_what_fits", "--file", str(path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("Parallelism at the Core: 1 of") and "(2)" in lines[0]
+    assert lines[1].startswith("Memory: What Fits: 0 of")
+    assert main(["progress", "nope", "--file", str(path)]) == 2
+    assert "no exercises for lesson 'nope'" in capsys.readouterr().err

@@ -1,0 +1,328 @@
+"""gpulesson.exercises.core: exercise kinds, checking and feedback, on the demo exercises
+(no kernel, no widgets, no rendering)."""
+
+from __future__ import annotations
+
+import builtins
+import math
+import random
+
+import pytest
+
+from gpulesson.exercises import (
+    ChoiceExercise,
+    Feedback,
+    Mistake,
+    NumericExercise,
+    PredictExercise,
+    format_number,
+)
+from gpulesson.exercises.core import STATUSES
+from gpulesson.exercises.mistakes import counted_macs
+from gpulesson.units import DIMENSIONS
+
+from .demo import fit_exercise, flops_code_exercise, weights_exercise
+
+
+# ---------------------------------------------------------------- numeric: accepted forms
+@pytest.mark.parametrize("answer", ["14 GB", "14e9 bytes", "13.04 GiB", "14", "14.1 GB",
+                                    "14,000 MB", "0.014 TB", " 14 gb ", 14, 14.0, "14e9"])
+def test_numeric_accepts_equivalent_units(answer):
+    feedback = weights_exercise().check(answer)
+    assert feedback.correct, feedback.message
+    assert feedback.value == pytest.approx(14e9, rel=0.02)
+
+
+def test_dollar_answers_read_as_money():
+    """A year of 5.6 kW at PUE 1.4 and $0.10/kWh is $6,867.84: shown as "$6,868" (four
+    significant digits, the default), small amounts likewise, and read back."""
+    bill = weights_exercise(question="Power bill?", solution="{answer}",
+                            answer=lambda p: 5.6 * 1.4 * 8760 * 0.10, dimension="usd",
+                            unit="USD", mistakes=(), hints=("kW x h x $/kWh",))
+    assert bill.answer_text() == "$6,868"
+    assert bill.check("$6,868").correct and bill.check("6868 USD").correct
+    assert "$4,906" in bill.check("$4,905.60").message
+    cheap = weights_exercise(question="Per 1K tokens?", solution="{answer}",
+                             answer=lambda p: 2.5 / 8_640_000 * 1000, dimension="usd",
+                             unit="USD", mistakes=(), hints=("price / tokens",))
+    assert cheap.answer_text() == "$0.0002894"
+    assert cheap.check(cheap.answer_text()).correct
+
+
+def test_numeric_tolerance_is_relative_to_the_answer():
+    ex = weights_exercise()
+    assert ex.check("14.27 GB").correct        # +1.9%
+    assert not ex.check("14.35 GB").correct    # +2.5%
+    assert not weights_exercise(rtol=0.001).check("14.1 GB").correct
+    assert ex.tolerance_text() == "±2%"
+    assert weights_exercise(rtol=0).tolerance_text() == "exact"
+
+
+@pytest.mark.parametrize("dimension", sorted(DIMENSIONS))
+def test_unit_parsing_round_trips_through_the_shown_answer(dimension):
+    """Whatever unit an exercise asks in, its shown answer parses back to the value."""
+    rng = random.Random(dimension)
+    for unit in [u for u in DIMENSIONS[dimension] if u and u not in {"b"}][:12]:
+        for _ in range(5):
+            value = rng.choice([1, 3.5, 7e9, 2.5e-3, 123456.0, 989.4e12]) * rng.uniform(0.5, 2)
+            ex = NumericExercise(lesson="demo", number=1, title="t", question="q",
+                                 solution="s", answer=lambda p, v=value: v,
+                                 dimension=dimension, unit=unit)
+            shown = ex.answer_text()
+            assert ex.parse(shown) == pytest.approx(value, rel=1e-3), (unit, shown)
+            assert ex.check(shown).correct
+
+
+def test_extra_units_are_read():
+    ex = NumericExercise(lesson="demo", number=2, title="t", question="q", solution="s",
+                         answer=lambda p: 227.6, unit="FLOP/byte",
+                         extra_units={"FLOP/byte": 1, "FLOPs/byte": 1})
+    for text in ["227.6 FLOP/byte", "228 flops/byte", "227.6", "2.276e2 FLOP/byte"]:
+        assert ex.check(text).correct, text
+    assert ex.answer_text() == "227.6 FLOP/byte"
+    assert ex.check("abc FLOP/byte").status == "invalid"
+
+
+# ---------------------------------------------------------------- numeric: wrong answers
+def test_each_declared_mistake_gets_its_own_hint():
+    ex = weights_exercise()
+    gib = ex.check("13.04 GB")
+    assert gib.status == "mistake" and gib.mistake == "gib_as_gb"
+    assert "GiB" in gib.message
+    one = ex.check("7 GB")
+    assert one.status == "mistake" and one.mistake == "one_byte"
+    assert "INT8" in one.message
+    assert gib.message != one.message
+
+
+def test_clearly_wrong_answer_gets_generic_feedback_with_direction():
+    ex = weights_exercise()
+    high = ex.check("100 GB")
+    assert high.status == "incorrect" and high.mistake is None
+    assert "too high" in high.message and "hint" in high.message
+    low = ex.check("1 GB")
+    assert low.status == "incorrect" and "too low" in low.message
+    near = ex.check("15 GB")
+    assert near.status == "incorrect" and "tolerance" in near.message
+
+
+@pytest.mark.parametrize("answer, words", [
+    ("abc", "Could not read a number"),
+    ("", "Please type a number"),
+    ("   ", "Please type a number"),
+    ("1e999", "too large"),
+    ("1e999 GB", "too large"),
+    ("-5 GB", "negative"),
+    ("-5", "negative"),
+    ("5 parsecs", "Unknown unit"),
+    ("14 b", "bits"),
+    ("9" * 100_000, "characters long"),
+    (None, "Please type a number"),
+    (True, "not True/False"),
+    ([14], "Please type a number"),
+    (float("nan"), "finite"),
+])
+def test_malformed_input_gets_a_clear_message_and_no_exception(answer, words):
+    feedback = weights_exercise().check(answer)
+    assert feedback.status == "invalid" and feedback.is_error
+    assert words.lower() in feedback.message.lower(), feedback.message
+    assert len(feedback.message) < 300
+
+
+def test_text_is_never_evaluated(monkeypatch):
+    def boom(*args, **kwargs):
+        raise AssertionError("eval/exec must never be called")
+
+    monkeypatch.setattr(builtins, "eval", boom)
+    monkeypatch.setattr(builtins, "exec", boom)
+    assert flops_code_exercise().check("2*m*k*n").status == "invalid"
+    assert weights_exercise().check("__import__('os')").status == "invalid"
+
+
+# ---------------------------------------------------------------- texts
+def test_progressive_hints_and_solution_are_rendered_with_the_inputs():
+    ex = weights_exercise()
+    assert ex.hint(1).startswith("How many bytes")
+    assert ex.hint(2) == "Multiply by 7,000,000,000."
+    assert ex.hint(3) is None and ex.hint(0) is None
+    assert ex.solution_text() == "7,000,000,000 × 2 bytes = 14 GB"
+    assert ex.mistake_hint("one_byte") == "One byte per parameter is INT8, not FP16."
+    with pytest.raises(KeyError, match="one_byte"):
+        ex.mistake_hint("no_such_mistake")
+
+
+def test_example_answers_give_the_reference_and_each_mistake():
+    assert weights_exercise().example_answers() == {
+        "reference": "14 GB", "gib_as_gb": "13.04 GB", "one_byte": "7 GB"}
+    assert fit_exercise().example_answers() == {"reference": "yes", "fp32": "no"}
+
+
+# ---------------------------------------------------------------- variants, problems
+def test_variants_are_deterministic_and_checked_by_the_reference():
+    ex = weights_exercise()
+    a, b = ex.variant(5), ex.variant(5)
+    assert a.inputs == b.inputs and a.variant_seed == 5
+    assert len({ex.variant(s).inputs["n"] for s in range(30)}) > 2
+    for seed in range(10):
+        v = ex.variant(seed)
+        assert v.check(v.answer_text()).correct
+        assert not v.problems()
+    assert ex.variant(None).inputs == {"n": 7e9}
+    with pytest.raises(ValueError, match="seed"):
+        ex.variant(-1)
+
+
+def test_variant_draws_avoid_indistinguishable_mistakes():
+    """n = 1e9 would make the two mistakes equal: such draws are skipped."""
+    ex = weights_exercise(
+        mistakes=(Mistake("half", "Half.", lambda p: p["n"]),
+                  Mistake("dup", "Same as half when n is 1e9.",
+                          lambda p: 1e9 if p["n"] == 1e9 else p["n"] * 3)),
+        sample=lambda rng: {"n": rng.choice([1e9, 2e9])})
+    for seed in range(20):
+        assert ex.variant(seed).inputs["n"] == 2e9
+
+
+def test_problems_reports_a_mistake_equal_to_the_answer():
+    ex = weights_exercise(mistakes=(Mistake("same", "x", lambda p: p["n"] * 2),))
+    assert any("right answer" in p for p in ex.problems())
+
+
+@pytest.mark.parametrize("fields, words", [
+    ({"mistakes": (counted_macs(lambda p: 1), counted_macs(lambda p: 2))}, "unique"),
+    ({"lesson": "Not A Slug"}, "lesson"),
+    ({"number": 0}, "number"),
+    ({"dimension": "parsecs"}, "dimension"),
+    ({"rtol": 1.5}, "rtol"),
+])
+def test_bad_definitions_are_refused(fields, words):
+    with pytest.raises(ValueError, match=words):
+        weights_exercise(**fields)
+
+
+# ---------------------------------------------------------------- choice
+def test_choice_by_key_or_label():
+    ex = fit_exercise()
+    assert ex.check("yes").correct
+    assert ex.check("Yes, with 24 GB").correct
+    wrong = ex.check("no")
+    assert wrong.status == "mistake" and "FP32" in wrong.message
+    assert ex.answer_text() == "Yes, with 24 GB"
+
+
+@pytest.mark.parametrize("answer", [None, "", "maybe", 3, "x" * 10_000])
+def test_choice_invalid(answer):
+    feedback = fit_exercise().check(answer)
+    assert feedback.status == "invalid"
+    assert len(feedback.message) < 300
+
+
+def test_choice_without_matching_mistake_is_generic():
+    ex = ChoiceExercise(lesson="demo", number=4, title="t", question="q", solution="s",
+                        options=[("a", "A"), ("b", "B"), ("c", "C")], answer=lambda p: "a",
+                        mistakes=(Mistake("b", "Why b.", lambda p: "b"),))
+    assert ex.check("c").status == "incorrect"
+    assert ex.check("b").mistake == "b"
+
+
+# ---------------------------------------------------------------- predict, then run
+def test_predict_commits_then_compares():
+    ex = PredictExercise(lesson="demo", number=5, title="t", question="q", solution="s",
+                         unit="×", dimension="count")
+    committed = ex.check("50x")
+    assert committed.status == "committed" and committed.value == 50
+    assert ex.check("fast").status == "invalid"
+    low = ex.compare(50, 200.0)
+    assert low.status == "compared" and "4× too low" in low.message
+    assert "2.5× too high" in ex.compare(50, 20.0).message
+    assert "within 10%" in ex.compare(50, 52.0).message
+    none = ex.compare(None, 52.0)
+    assert none.value is None and "Commit a prediction" in none.message
+    assert ex.compare(50, float("nan")).status == "invalid"
+    assert ex.compare(50, -1).status == "invalid"
+
+
+# ---------------------------------------------------------------- code exercises
+def test_code_exercise_accepts_a_correct_function():
+    def matmul_flops(m, k, n):
+        return 2 * m * n * k
+
+    feedback = flops_code_exercise().check(matmul_flops)
+    assert feedback.correct and "9 inputs" in feedback.message
+
+
+def test_code_exercise_names_the_mistake_and_the_first_failing_input():
+    def macs(m, k, n):
+        return m * k * n
+
+    feedback = flops_code_exercise().check(macs)
+    assert feedback.status == "mistake" and feedback.mistake == "counted_macs"
+    assert "matmul_flops(m=2, k=3, n=4) returned 24, expected 48" in feedback.message
+
+    def exact(m, k, n):
+        return m * n * (2 * k - 1)
+
+    assert flops_code_exercise().check(exact).mistake == "exact_count"
+
+
+def test_code_exercise_reports_a_difference_found_only_on_random_inputs():
+    def only_lesson_numbers(m, k, n):
+        return 48 if (m, k, n) == (2, 3, 4) else 0
+
+    feedback = flops_code_exercise().check(only_lesson_numbers)
+    assert feedback.status == "incorrect"
+    assert "first failing input" in feedback.details[0]
+    assert "(m=2, k=3, n=4)" not in feedback.message
+
+
+@pytest.mark.parametrize("submission, words", [
+    ("def matmul_flops(m, k, n): return 2*m*k*n", "not text"),
+    (42, "Define a function"),
+    (lambda m, k, n: None, "forget `return`"),
+    (lambda m, k, n: 1 / 0, "ZeroDivisionError"),
+    (lambda a, b, c: 2 * a * b * c, "unexpected keyword"),
+    (lambda m, k, n: "48", "should return a number"),
+    (lambda m, k, n: float("inf"), "returned inf"),
+])
+def test_code_exercise_bad_submissions_never_raise(submission, words):
+    feedback = flops_code_exercise().check(submission)
+    assert not feedback.correct
+    assert words in feedback.message, feedback.message
+
+
+def test_code_exercise_trials_are_seeded():
+    ex = flops_code_exercise()
+    assert ex.trial_inputs() == ex.trial_inputs()
+    assert ex.trial_inputs()[0] == {"m": 2, "k": 3, "n": 4}
+    assert ex.variant(1).trial_inputs() != ex.variant(2).trial_inputs()
+    assert ex.mistake_function("counted_macs")(m=2, k=3, n=4) == 24
+
+
+def test_model_solution_source_is_the_code_a_learner_reads():
+    source = flops_code_exercise().model_solution_source()
+    assert "2 * m * k * n" in source and source == source.strip()
+
+
+# ---------------------------------------------------------------- feedback, numbers
+def test_feedback_is_plain_data_with_a_known_status():
+    feedback = Feedback("demo-ex1", "mistake", "Not quite.", details=("first failing input",))
+    assert not feedback.correct and not feedback.is_error
+    assert str(feedback) == "Not quite.\nfirst failing input"
+    assert set(STATUSES) == {"correct", "mistake", "incorrect", "invalid", "committed",
+                             "compared"}
+    with pytest.raises(ValueError, match="status"):
+        Feedback("demo-ex1", "great", "x")
+
+
+@pytest.mark.parametrize("value, text", [(512, "512"), (4096, "4,096"), (5.92593, "5.926"),
+                                         (0.00337, "0.00337"), (227.55, "227.6"),
+                                         (1.0e-7, "1.000e-07"), (1.5e20, "1.500e+20")])
+def test_format_number(value, text):
+    assert format_number(value) == text
+
+
+def test_format_number_refuses_non_numbers():
+    with pytest.raises(TypeError):
+        format_number("1")
+    with pytest.raises(ValueError):
+        format_number(math.inf)

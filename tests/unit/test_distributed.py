@@ -1,0 +1,332 @@
+"""gpulesson.distributed: ZeRO, collectives, pipeline schedules and the layout advisor."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from gpulesson import distributed, memory
+from gpulesson.hardware import gpu
+from gpulesson.transformer import param_count, preset
+
+GB = 1e9
+LLAMA_405B = preset("llama-3.1-405b")
+
+
+# ---------------------------------------------------------------------------------------
+# Published figures
+
+
+@pytest.mark.parametrize(("stage", "gb"), [(0, 120.0), (1, 31.4), (2, 16.6), (3, 1.9)],
+                         ids=["baseline", "P_os", "P_os+g", "P_os+g+p"])
+def test_source_zero_figure1_7_5b_example(stage: int, gb: float) -> None:
+    """Rajbhandari et al. 2020 (ZeRO), Figure 1 / section 5: a 7.5B model with K = 12 and
+    Nd = 64 needs 120 GB per GPU of model state, 31.4 GB with P_os, 16.6 GB with P_os+g
+    and 1.9 GB with P_os+g+p."""
+    value = distributed.zero_memory_per_gpu(7.5e9, stage=stage, dp=64, optimizer_bytes=12)
+    assert round(value / GB, 1) == gb
+
+
+def test_source_zero_asymptotic_reductions() -> None:
+    """ZeRO section 5: for large Nd the stages approach 4x (P_os), 8x (P_os+g) and Nd-fold
+    (P_os+g+p) reductions of the 16 Psi baseline (K = 12)."""
+    psi, nd = 1e9, 1_000_000
+    base = distributed.zero_memory_per_gpu(psi, stage=0, dp=nd)
+    assert base / distributed.zero_memory_per_gpu(psi, stage=1, dp=nd) == pytest.approx(4,
+                                                                                      rel=1e-4)
+    assert base / distributed.zero_memory_per_gpu(psi, stage=2, dp=nd) == pytest.approx(8,
+                                                                                      rel=1e-4)
+    assert base / distributed.zero_memory_per_gpu(psi, stage=3, dp=nd) == pytest.approx(nd)
+
+
+@pytest.mark.parametrize(("stage", "gb"), [(0, 120), (1, 31.4), (2, 16.6), (3, 1.9)])
+def test_source_zero_figure1_through_layout_memory(stage: int, gb: float) -> None:
+    """Rajbhandari et al. 2020 (ZeRO), Figure 1: 7.5B parameters, Nd = 64, K = 12:
+    120, 31.4, 16.6 and 1.9 GB per GPU; layout_memory without activations agrees."""
+    m = distributed.layout_memory(n_params=7.5e9, n_gpus=64, zero_stage=stage)
+    assert (m.dp, m.tp, m.pp) == (64, 1, 1)
+    assert m.activations == 0 and m.total == m.model_state
+    assert round(m.total / 1e9, 1) == gb
+
+
+def test_source_zero_stage3_moves_one_and_a_half_times_the_data() -> None:
+    """Rajbhandari et al. 2020, section 7: ZeRO-1 and ZeRO-2 communicate 2 Psi per step,
+    like an all-reduce; ZeRO-3 3 Psi, 1.5x. Ring volumes from nccl-tests: all-reduce
+    2(n-1)/n S, all-gather (n-1)/n S."""
+    base = dict(dp=64, bytes_per_value=2, bandwidth=50e9)
+    plain = distributed.data_parallel_sync_time(7e9, zero_stage=0, **base)
+    assert plain == pytest.approx(2 * 63 / 64 * 14e9 / 50e9)
+    for stage in (1, 2):
+        assert distributed.data_parallel_sync_time(7e9, zero_stage=stage, **base) == plain
+    assert distributed.data_parallel_sync_time(7e9, zero_stage=3, **base) == pytest.approx(
+        1.5 * plain)
+    assert distributed.data_parallel_sync_time(7e9, dp=1, bandwidth=50e9, latency=1e-3) == 0
+
+
+NCCL_FACTORS = [
+    ("all_reduce", 2 * 7 / 8), ("reduce_scatter", 7 / 8), ("all_gather", 7 / 8),
+    ("alltoall", 7 / 8), ("broadcast", 1.0), ("reduce", 1.0),
+]
+
+
+@pytest.mark.parametrize(("collective", "factor"), NCCL_FACTORS,
+                         ids=[row[0] for row in NCCL_FACTORS])
+def test_source_nccl_tests_bus_bandwidth_factor(collective: str, factor: float) -> None:
+    """NVIDIA nccl-tests, doc/PERFORMANCE.md, 'Summary': bus-bandwidth correction factors
+    (AllReduce 2(n-1)/n; ReduceScatter, AllGather, AlltoAll (n-1)/n; Broadcast, Reduce 1),
+    here for n = 8 ranks."""
+    assert distributed.bus_bandwidth_factor(collective, 8) == pytest.approx(factor)
+
+
+def test_source_nccl_tests_busbw_from_algbw() -> None:
+    """nccl-tests PERFORMANCE.md: algbw = S/t and, for AllReduce, busbw = algbw * 2(n-1)/n;
+    the ideal time is t = (S/B) * 2(n-1)/n. 1 GB on 8 ranks in 10 ms: algbw 100 GB/s,
+    busbw 175 GB/s."""
+    assert distributed.algorithm_bandwidth(1e9, 0.01) == pytest.approx(100e9)
+    assert distributed.bus_bandwidth("all_reduce", 1e9, 0.01, 8) == pytest.approx(175e9)
+    assert distributed.collective_time("all_reduce", 1e9, 8, bandwidth=175e9) == pytest.approx(
+        0.01)
+    assert distributed.allreduce_bytes_per_rank(1e9, 8) == pytest.approx(1.75e9)
+
+
+def test_source_narayanan_bubble_fractions() -> None:
+    """Narayanan et al. 2021, sections 2.2.1-2.2.2: the pipeline bubble is (p-1)/m of the
+    ideal time for GPipe/1F1B and (1/v)(p-1)/m for the interleaved schedule."""
+    assert distributed.pipeline_bubble_fraction(8, 32) == pytest.approx(7 / 32)
+    assert distributed.pipeline_bubble_fraction(8, 32, 4) == pytest.approx(7 / 128)
+
+
+@pytest.mark.parametrize("schedule", ["gpipe", "1f1b"])
+def test_source_gpipe_bubble_overhead_in_simulated_schedule(schedule: str) -> None:
+    """Huang et al. 2019 (GPipe), section 2.3: with K stages and M micro-batches each
+    device idles (K-1)/(M+K-1) of the time, the ratio to ideal being (K-1)/M; the
+    simulated schedule reproduces it."""
+    p, m = 4, 16
+    slots = distributed.pipeline_schedule(p, m, schedule=schedule)
+    makespan = distributed.pipeline_makespan(slots)
+    busy = sum(s.duration for s in slots if s.stage == 0)
+    assert (makespan - busy) / makespan == pytest.approx((p - 1) / (m + p - 1))
+    assert makespan / busy - 1 == pytest.approx(
+        distributed.pipeline_bubble_fraction(p, m))
+
+
+def test_source_narayanan_interleaved_schedule_bubble() -> None:
+    """Narayanan et al. 2021, section 2.2.2: with v model chunks per device the bubble
+    time drops to (p-1)(t_f+t_b)/v; the simulated interleaved schedule matches."""
+    p, m, v = 4, 8, 2
+    slots = distributed.pipeline_schedule(p, m, schedule="interleaved", interleave=v)
+    makespan = distributed.pipeline_makespan(slots)
+    ideal = m * (1.0 + 2.0)
+    assert makespan - ideal == pytest.approx((p - 1) * 3.0 / v)
+    assert (makespan - ideal) / ideal == pytest.approx(
+        distributed.pipeline_bubble_fraction(p, m, v))
+
+
+def test_source_llama3_stages_hold_at_most_8_layers() -> None:
+    """Dubey et al. 2024, section 3.3: 126 layers on 16 pipeline stages, the first and
+    last holding one layer fewer (7 + 14 x 8 + 7 = 126): the largest stage has 8."""
+    assert distributed.stage_layers(126, 16) == 8
+    assert 7 + 14 * 8 + 7 == 126
+    n = param_count(LLAMA_405B)
+    assert distributed.params_per_gpu(n, tp=8, pp=16, layers=126) == pytest.approx(
+        n / 8 * 8 / 126)
+    assert distributed.params_per_gpu(n, tp=8, pp=16) == pytest.approx(n / 128)
+
+
+# ---------------------------------------------------------------------------------------
+# Validation
+
+
+def test_bad_arguments_are_refused_by_name() -> None:
+    with pytest.raises(ValueError, match="stage must be 0, 1, 2 or 3, got 4"):
+        distributed.zero_memory_per_gpu(1e9, stage=4, dp=8)
+    with pytest.raises(ValueError, match="dp must be a positive integer, got 0"):
+        distributed.zero_memory_per_gpu(1e9, stage=1, dp=0)
+    with pytest.raises(TypeError, match="n_ranks must be a positive integer"):
+        distributed.bus_bandwidth_factor("all_reduce", 8.0)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="latency"):
+        distributed.collective_time("all_reduce", 1e9, 8, bandwidth=1e11, latency=-1)
+    with pytest.raises(ValueError, match="overlap"):
+        distributed.scaling_efficiency(1.0, 1.0, overlap=2)
+    with pytest.raises(ValueError, match="gpu_memory"):
+        distributed.recommend_layout(n_params=1e9, gpu_memory=math.nan, n_gpus=8)
+    with pytest.raises(ValueError, match="zero_stage must be 0, 1, 2 or 3"):
+        distributed.data_parallel_sync_time(1e9, dp=8, zero_stage=5, bandwidth=50e9)
+
+
+def test_schedule_validation() -> None:
+    with pytest.raises(ValueError, match="multiple of stages"):
+        distributed.pipeline_schedule(4, 6, schedule="interleaved", interleave=2)
+    with pytest.raises(ValueError, match="interleave must be 1"):
+        distributed.pipeline_schedule(4, 8, schedule="1f1b", interleave=2)
+    with pytest.raises(KeyError, match="all_reduce"):
+        distributed.bus_bandwidth_factor("gossip", 4)
+
+
+def test_stage_layers_refuses_more_stages_than_layers() -> None:
+    with pytest.raises(ValueError, match=r"pp must be at most layers \(126\)"):
+        distributed.stage_layers(126, 127)
+
+
+def test_layout_memory_needs_dividing_degrees() -> None:
+    with pytest.raises(ValueError, match=r"tp x pp \(8 x 3 = 24\) must divide n_gpus \(64\)"):
+        distributed.layout_memory(n_params=7e9, n_gpus=64, tp=8, pp=3)
+    with pytest.raises(ValueError, match="zero_stage must be 0, 1, 2 or 3"):
+        distributed.layout_memory(n_params=7e9, n_gpus=64, zero_stage=4)
+    with pytest.raises(ValueError, match=r"tp must divide heads \(32\)"):
+        distributed.layout_memory(n_params=7e9, n_gpus=48, tp=3, cfg=preset("llama-2-7b"),
+                                  seq_len=4096)
+
+
+# ---------------------------------------------------------------------------------------
+# Properties
+
+
+@given(psi=st.floats(1e6, 1e13), dp=st.integers(1, 4096), k=st.sampled_from([4, 8, 12, 14]))
+def test_zero_monotone(psi: float, dp: int, k: float) -> None:
+    """Stage k+1 never needs more than stage k; more ranks never more under ZeRO-3."""
+    values = [distributed.zero_memory_per_gpu(psi, stage=s, dp=dp, optimizer_bytes=k)
+              for s in range(4)]
+    assert all(math.isfinite(x) and x > 0 for x in values)
+    assert values[0] >= values[1] >= values[2] >= values[3]
+    more = distributed.zero_memory_per_gpu(psi, stage=3, dp=dp + 1, optimizer_bytes=k)
+    assert more <= values[3]
+
+
+@given(p=st.integers(1, 8), m=st.integers(1, 24),
+       schedule=st.sampled_from(["gpipe", "1f1b"]))
+def test_schedule_makespan_matches_bubble(p: int, m: int, schedule: str) -> None:
+    slots = distributed.pipeline_schedule(p, m, schedule=schedule)
+    assert len(slots) == 2 * p * m
+    assert distributed.pipeline_makespan(slots) == pytest.approx((m + p - 1) * 3.0)
+    for stage in range(p):  # no overlap on a device
+        mine = sorted((s.start, s.start + s.duration) for s in slots if s.stage == stage)
+        assert all(a[1] <= b[0] + 1e-12 for a, b in zip(mine, mine[1:], strict=False))
+
+
+@given(p=st.integers(2, 6), groups=st.integers(1, 4), v=st.integers(1, 4))
+def test_interleaved_makespan(p: int, groups: int, v: int) -> None:
+    m = p * groups
+    slots = distributed.pipeline_schedule(p, m, schedule="interleaved", interleave=v)
+    assert len(slots) == 2 * p * m * v
+    assert distributed.pipeline_makespan(slots) == pytest.approx(m * 3.0 + (p - 1) * 3.0 / v)
+
+
+# ---------------------------------------------------------------------------------------
+# Behaviour
+
+
+def test_small_model_gets_plain_data_parallel() -> None:
+    """GPT-2 small: 124M x 16 bytes = 2 GB fits an 80 GB GPU without any sharding."""
+    r = distributed.recommend_layout(n_params=param_count(preset("gpt2")), gpu_memory=80e9,
+                                     n_gpus=8)
+    assert (r.name, r.dp, r.tp, r.pp, r.zero_stage, r.fits) == ("data parallel", 8, 1, 1, 0,
+                                                                 True)
+    assert "least communication" in r.reason
+
+
+def test_7b_on_8_h100_needs_zero() -> None:
+    """7B x 16 bytes = 112 GB > 80 GB, but ZeRO-1 over 8 GPUs is 4*7 + 12*7/8 = 38.5 GB."""
+    r = distributed.recommend_layout(n_params=7e9, gpu_memory=gpu("H100 SXM").memory_bytes,
+                                     n_gpus=8)
+    assert r.name == "ZeRO-1" and r.fits
+    assert r.memory_per_gpu == pytest.approx(38.5e9)
+    assert "112.0 GB" in r.reason and "ZeRO-1" in r.reason
+
+
+def test_activations_push_to_tensor_parallel() -> None:
+    """Large activations that ZeRO cannot shard call for tensor parallelism in a node."""
+    r = distributed.recommend_layout(n_params=7e9, gpu_memory=80e9, n_gpus=8,
+                                     activation_bytes=120e9)
+    assert r.tp > 1 and r.pp == 1 and r.fits
+    assert r.dp * r.tp * r.pp == 8
+    assert "NVLink" in r.reason
+
+
+def test_pipeline_across_nodes_for_70b_with_activations() -> None:
+    """Llama-2-70B, 4K tokens, selective recomputation on 64 x 80 GB: tensor parallelism
+    alone does not fit, a pipeline across nodes is added."""
+    cfg = preset("llama-2-70b")
+    r = distributed.recommend_layout(n_params=param_count(cfg), gpu_memory=80e9, n_gpus=64,
+                                     cfg=cfg, seq_len=4096, recompute="none")
+    assert not r.fits or r.pp > 1
+    r2 = distributed.recommend_layout(n_params=param_count(cfg), gpu_memory=80e9, n_gpus=64,
+                                      cfg=cfg, seq_len=4096, recompute="selective")
+    assert r2.fits and r2.dp * r2.tp * r2.pp == 64 and cfg.heads % r2.tp == 0
+
+
+def test_nothing_fits_says_how_many_gpus() -> None:
+    r = distributed.recommend_layout(n_params=1e12, gpu_memory=80e9, n_gpus=8)
+    assert not r.fits
+    assert "at least 200 such GPUs" in r.reason
+
+
+def test_single_gpu_no_zero() -> None:
+    r = distributed.recommend_layout(n_params=7e9, gpu_memory=80e9, n_gpus=1)
+    assert not r.fits and r.dp == 1 and r.zero_stage == 0
+
+
+def test_first_stage_activations_do_not_shrink_with_pipeline() -> None:
+    """Korthikanti et al. 2022, section 4.2.3: with 1F1B the first stage holds pp
+    micro-batches over L/pp layers, the activations of the whole model for one micro-batch.
+    With uneven stages it holds pp * ceil(L/pp) layers' worth."""
+    cfg = LLAMA_405B
+    kw = dict(n_params=param_count(cfg), n_gpus=16_384, tp=8, zero_stage=1, cfg=cfg,
+              seq_len=8192, recompute="selective")
+    per_layer = memory.activation_bytes_per_layer(seq_len=8192, batch=1, hidden=cfg.hidden,
+                                                  heads=cfg.heads, tp=8,
+                                                  sequence_parallel=True,
+                                                  recompute="selective")
+    for pp in (2, 16, 32, 64):
+        m = distributed.layout_memory(pp=pp, **kw)
+        assert m.activations == pp * distributed.stage_layers(126, pp) * per_layer
+        assert m.activations >= 126 * per_layer
+
+
+def test_advisor_finds_a_layout_for_llama3_405b_on_16k_h100() -> None:
+    """Llama 3.1 405B, 16,384 H100s of 80 GB, 8K sequences, selective recomputation: the
+    advisor used to try only pipeline sizes dividing the 126 layers (2 here) and found
+    nothing. With uneven stages it finds tp = 8 and pp = 32 (126 layers on 32 stages, at
+    most 4 each), which fits. Llama 3 itself ran tp = 8, pp = 16 (Dubey et al. 2024,
+    Table 4); with the Korthikanti GPT-block activations that needs about 86 GB, a little
+    more than its lighter Llama blocks (grouped-query attention, no dropout) store."""
+    cfg = LLAMA_405B
+    n = param_count(cfg)
+    h100 = gpu("H100 SXM").memory_bytes
+    r = distributed.recommend_layout(n_params=n, gpu_memory=h100, n_gpus=16_384, cfg=cfg,
+                                     seq_len=8192, recompute="selective")
+    assert r.fits and (r.tp, r.pp, r.dp, r.zero_stage) == (8, 32, 64, 1)
+    assert 126 % r.pp != 0
+    assert "at most 4 of the 126 layers" in r.reason
+    assert r.params_per_gpu == pytest.approx(distributed.params_per_gpu(n, tp=8, pp=32,
+                                                                        layers=126))
+    llama3 = distributed.layout_memory(n_params=n, n_gpus=16_384, tp=8, pp=16,
+                                       zero_stage=1, cfg=cfg, seq_len=8192,
+                                       recompute="selective")
+    assert llama3.dp == 128 and 80e9 < llama3.total < 90e9
+    # at 4K tokens fewer stages suffice, again a size that does not divide 126
+    r4 = distributed.recommend_layout(n_params=n, gpu_memory=h100, n_gpus=16_384, cfg=cfg,
+                                      seq_len=4096, recompute="selective")
+    assert r4.fits and (r4.tp, r4.pp) == (8, 8)
+
+
+def test_1f1b_limits_in_flight_microbatches() -> None:
+    """1F1B keeps at most p micro-batches in flight on the first stage (GPipe keeps m)."""
+    def max_in_flight(schedule: str) -> int:
+        slots = distributed.pipeline_schedule(4, 12, schedule=schedule)
+        live, peak = 0, 0
+        for s in sorted((s for s in slots if s.stage == 0), key=lambda s: s.start):
+            live += 1 if s.kind == "forward" else -1
+            peak = max(peak, live)
+        return peak
+    assert max_in_flight("1f1b") == 4 and max_in_flight("gpipe") == 12
+
+
+def test_scaling_efficiency_and_speedup() -> None:
+    assert distributed.scaling_efficiency(1.0, 1.0) == 0.5
+    assert distributed.scaling_efficiency(1.0, 1.0, overlap=1.0) == 1.0
+    assert distributed.scaling_efficiency(1.0, 3.0, overlap=1.0) == pytest.approx(1 / 3)
+    assert distributed.effective_speedup(64, 0.5) == 32

@@ -1,0 +1,188 @@
+"""gpulesson.flops: training FLOPs, MFU, throughput, training time and Chinchilla."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given
+
+from gpulesson import cost, flops
+from gpulesson.hardware import gpu
+from gpulesson.transformer import param_count, preset
+
+from .strategies import finite_nonneg, params
+
+LLAMA_405B = preset("llama-3.1-405b")
+
+
+# ---------------------------------------------------------------------------------------
+# Published figures
+
+
+def test_source_gpt3_training_compute() -> None:
+    """Brown et al. 2020 (GPT-3), Table D.1: 175B trained on 300B tokens takes 3.14e23
+    FLOPs (= 3.64e3 PF-days), i.e. 6 N D with N = 174.6B."""
+    total = flops.training_flops(param_count(preset("gpt3-175b")), 300e9)
+    assert round(total / 1e23, 2) == 3.14
+    assert round(total / (1e15 * 86400) / 1e3, 2) == pytest.approx(3.64, abs=0.01)
+
+
+def test_source_llama3_405b_throughput_and_days() -> None:
+    """Dubey et al. 2024 (The Llama 3 Herd of Models), Table 4 and section 3: 16,384 H100s
+    at 400 TFLOP/s per GPU (BF16); section 3.1: 405B trained on 15.6T tokens with 3.8e25
+    FLOPs, 6N per token. The tokens per second implied by that utilisation give the same
+    time as the FLOP count does, and the GPU-hours stay below the 30.84M of the Llama 3.1
+    model card (which also counts restarts and the long-context stage) by less than 15 %."""
+    n = param_count(LLAMA_405B)
+    peak = gpu("H100 SXM").dense("bf16")
+    u = flops.utilization(400e12, peak)
+    tps = flops.tokens_per_second(n_devices=16_384, peak_flops=peak, mfu=u,
+                                  flops_per_token=flops.flops_per_token(n))
+    total = flops.training_flops(n, 15.6e12)
+    assert round(total / 1e25, 1) == 3.8
+    seconds = flops.training_time(total, 16_384, peak, u)
+    assert 15.6e12 / tps == pytest.approx(seconds, rel=1e-12)
+    hours = cost.gpu_hours(gpus=16_384, seconds=seconds)
+    assert 0.85 * 30.84e6 < hours < 30.84e6
+
+
+@pytest.mark.parametrize(("tflops_per_gpu", "reported_mfu"), [(430, 0.43), (400, 0.41),
+                                                              (380, 0.38)])
+def test_source_llama3_table4_bf16_mfu(tflops_per_gpu: float, reported_mfu: float) -> None:
+    """Dubey et al. 2024, Table 4: 405B training on 8K-16K H100s at 430/400/380 TFLOP/s per
+    GPU is 43%/41%/38% BF16 MFU against the dense 989 TFLOP/s peak. (400/989.4 is 40.4%;
+    the table rounds its TFLOP/s, so the tolerance is one point.)"""
+    peak = gpu("H100 SXM").peak_flops["bf16"]
+    assert flops.utilization(tflops_per_gpu * 1e12, peak) == pytest.approx(reported_mfu,
+                                                                            abs=0.01)
+
+
+def test_source_palm_540b_mfu() -> None:
+    """Chowdhery et al. 2022 (PaLM), appendix B: 540B (L=118, H=48, Q=256, T=2048) at
+    238.3K tokens/s on 6144 TPU v4 chips (275 TFLOP/s bf16 each) is 46.2% MFU, counting
+    6N + 12LHQT FLOPs per token."""
+    per_token = flops.flops_per_token(540.35e9, layers=118, heads=48, head_dim=256,
+                                      seq_len=2048)
+    value = flops.mfu(238.3e3, per_token, 6144, 275e12)
+    assert round(value * 100, 1) == 46.2
+
+
+def test_source_palm_throughput_from_its_mfu() -> None:
+    """Chowdhery et al. 2022 (PaLM), appendix B: 540.35B parameters, L=118, H=48, Q=256,
+    T=2048, on 6,144 TPU v4 chips of 275 TFLOP/s at 46.2 % MFU: 238.3K tokens/s. The MFU
+    is rounded to 0.1 %, so the throughput agrees to within 0.1 %."""
+    per_token = flops.flops_per_token(540.35e9, layers=118, heads=48, head_dim=256,
+                                      seq_len=2048)
+    tps = flops.tokens_per_second(n_devices=6144, peak_flops=275e12, mfu=0.462,
+                                  flops_per_token=per_token)
+    assert tps == pytest.approx(238.3e3, rel=1e-3)
+
+
+def test_source_palm_attention_term() -> None:
+    """PaLM appendix B: the attention term is 12 L H Q T FLOPs per token."""
+    assert flops.attention_flops_per_token(layers=118, heads=48, head_dim=256,
+                                           seq_len=2048) == 12 * 118 * 48 * 256 * 2048
+
+
+@pytest.mark.parametrize(
+    ("n_params", "tokens", "gpus", "tflops", "days"),
+    [(175e9, 300e9, 1024, 140, 34), (1e12, 450e9, 3072, 163, 84)],
+    ids=["gpt3-175b", "1T"],
+)
+def test_source_megatron_training_days(n_params: float, tokens: float, gpus: int,
+                                       tflops: float, days: int) -> None:
+    """Narayanan et al. 2021, section 5.1 (eq. 4): GPT-3 175B on 300B tokens with 1024 A100s
+    at 140 TFLOP/s takes about 34 days; a 1T model on 450B tokens with 3072 A100s at 163
+    TFLOP/s about 84 days. Their estimate counts 8 N T FLOPs (full recomputation)."""
+    total = flops.hardware_flops_per_token(n_params, recompute="full") * tokens
+    peak = gpu("A100 80GB").peak_flops["bf16"]
+    value = flops.training_days(total, gpus, peak, tflops * 1e12 / peak)
+    assert value == pytest.approx(days, abs=1)
+
+
+def test_source_megatron_table1_percent_of_peak() -> None:
+    """Narayanan et al. 2021, Table 1: 163 TFLOP/s per GPU is 52% of the A100's 312
+    TFLOP/s peak (the 1T model); 137 TFLOP/s is 44% (1.7B)."""
+    peak = gpu("A100 80GB").peak_flops["bf16"]
+    assert round(flops.utilization(163e12, peak) * 100) == 52
+    assert round(flops.utilization(137e12, peak) * 100) == 44
+
+
+def test_source_megatron_eq3_flops_per_iteration() -> None:
+    """Narayanan et al. 2021, eq. 3: F = 96 B s l h^2 (1 + s/6h + V/16lh) with
+    recomputation; this is 4 passes of the 72 B s l h^2 (...) model FLOPs of Korthikanti
+    et al. 2022 (appendix) for the weight matrices, with the logit layer unchanged."""
+    kw = {"batch": 1536, "seq_len": 2048, "layers": 96, "hidden": 12288, "vocab": 51200}
+    b, s, layer, h, v = 1536, 2048, 96, 12288, 51200
+    with_recompute = flops.megatron_flops_per_iteration(**kw, recompute=True)
+    assert with_recompute == pytest.approx(
+        96 * b * s * layer * h**2 * (1 + s / (6 * h) + v / (16 * layer * h)))
+    without = flops.megatron_flops_per_iteration(**kw, recompute=False)
+    assert with_recompute - without == pytest.approx(24 * b * s * layer * h**2 *
+                                                     (1 + s / (6 * h)))
+
+
+def test_source_chinchilla_tokens_and_budget() -> None:
+    """Hoffmann et al. 2022 (Chinchilla): 70B parameters trained on 1.4T tokens, the
+    compute-optimal split of Gopher's 5.76e23 FLOP budget (about 20 tokens/parameter)."""
+    assert flops.chinchilla_tokens(70e9) == pytest.approx(1.4e12)
+    point = flops.chinchilla_optimal(5.76e23)
+    assert point.params == pytest.approx(70e9, rel=0.02)
+    assert point.tokens == pytest.approx(1.4e12, rel=0.02)
+
+
+@pytest.mark.parametrize(("n_params", "tokens"), [(400e6, 8.0e9), (1e9, 20.2e9)])
+def test_source_chinchilla_table3(n_params: float, tokens: float) -> None:
+    """Hoffmann et al. 2022, Table 3: 400M -> 8.0B tokens, 1B -> 20.2B tokens."""
+    assert flops.chinchilla_tokens(n_params) == pytest.approx(tokens, rel=0.011)
+
+
+def test_source_flashattention3_fraction_of_peak() -> None:
+    """Shah et al. 2024 (FlashAttention-3): 740 TFLOP/s FP16 on H100 is 75% of peak."""
+    assert round(flops.utilization(740e12, gpu("H100 SXM").peak_flops["fp16"]) * 100) == 75
+
+
+# ---------------------------------------------------------------------------------------
+# Validation
+
+
+@pytest.mark.parametrize("bad", [0.0, -0.1, 1.5, math.nan])
+def test_mfu_must_be_a_fraction(bad: float) -> None:
+    with pytest.raises(ValueError, match=r"mfu must be a number in \(0, 1\]"):
+        flops.training_time(1e20, 8, 1e15, bad)
+
+
+def test_partial_attention_shape_is_refused() -> None:
+    with pytest.raises(ValueError, match="give all of layers, heads, head_dim and seq_len"):
+        flops.flops_per_token(7e9, layers=32)
+
+
+def test_tokens_per_second_validates() -> None:
+    with pytest.raises(ValueError, match="mfu must be a number in"):
+        flops.tokens_per_second(n_devices=8, peak_flops=1e15, mfu=0, flops_per_token=1e10)
+    with pytest.raises(TypeError, match="n_devices must be a positive integer"):
+        flops.tokens_per_second(n_devices=8.0, peak_flops=1e15, mfu=0.4,
+                                flops_per_token=1e10)
+
+
+# ---------------------------------------------------------------------------------------
+# Properties
+
+
+@given(n=params, tokens=params)
+def test_flops_finite(n: float, tokens: float) -> None:
+    total = flops.training_flops(n, tokens)
+    assert finite_nonneg(total)
+    assert flops.hardware_flops_per_token(n, recompute="full") >= flops.flops_per_token(n)
+    assert finite_nonneg(flops.chinchilla_optimal(total).params)
+
+
+# ---------------------------------------------------------------------------------------
+# Behaviour
+
+
+def test_tokens_per_second_inverts_mfu() -> None:
+    tps = flops.tokens_per_second(n_devices=64, peak_flops=989.4e12, mfu=0.4,
+                                  flops_per_token=6 * 7e9)
+    assert flops.mfu(tps, 6 * 7e9, 64, 989.4e12) == pytest.approx(0.4, rel=1e-12)

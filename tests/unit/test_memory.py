@@ -1,0 +1,213 @@
+"""gpulesson.memory: bytes per parameter, activations, training memory and LoRA."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from gpulesson import memory
+from gpulesson.transformer import preset
+
+from .strategies import finite_nonneg, params
+
+GPT3 = preset("gpt3-175b")
+
+
+# ---------------------------------------------------------------------------------------
+# Published figures
+
+
+def test_source_zero_bytes_per_param() -> None:
+    """Rajbhandari et al. 2020 (ZeRO), section 3.1: mixed-precision Adam keeps 2 + 2 + 12
+    bytes per parameter (K = 12: fp32 master, momentum, variance)."""
+    state = memory.model_state_bytes("mixed", "adam")
+    assert (state.weights, state.gradients, state.optimizer) == (2, 2, 12)
+    assert memory.bytes_per_param("mixed", "adam") == 16
+
+
+def test_source_zero_gpt2_1_5b_model_states() -> None:
+    """ZeRO section 3.1: a 1.5B-parameter GPT-2 needs 24 GB for its model states with
+    mixed-precision Adam, though its fp16 weights are only 3 GB."""
+    assert 1.5e9 * memory.bytes_per_param() == 24e9
+    assert memory.weight_bytes(1.5e9, precision="fp16") == 3e9
+
+
+def test_source_korthikanti_gpt3_attention_term() -> None:
+    """Korthikanti et al. 2022, section 4: for GPT-3 (a=96, s=2048, h=12288) the 5as/h
+    term is 80, against 34 for the rest of the layer."""
+    s, b, h, a = 2048, 1, 12288, 96
+    full = memory.activation_bytes_per_layer(seq_len=s, batch=b, hidden=h, heads=a)
+    selective = memory.activation_bytes_per_layer(seq_len=s, batch=b, hidden=h, heads=a,
+                                                  recompute="selective")
+    assert selective == 34 * s * b * h
+    assert (full - selective) / (s * b * h) == 80
+
+
+@pytest.mark.parametrize(("name", "heads", "hidden", "saving"),
+                         [("GPT-3", 96, 12288, 70), ("MT-NLG", 128, 20480, 65)])
+def test_source_korthikanti_selective_saving(name: str, heads: int, hidden: int,
+                                             saving: int) -> None:
+    """Korthikanti et al. 2022, section 4.2: selective recomputation cuts activation
+    memory by 70% for GPT-3 and 65% for MT-NLG 530B (s = 2048)."""
+    kw = {"seq_len": 2048, "batch": 1, "hidden": hidden, "heads": heads, "tp": 8}
+    none = memory.activation_bytes_per_layer(**kw, sequence_parallel=True)
+    selective = memory.activation_bytes_per_layer(**kw, sequence_parallel=True,
+                                                  recompute="selective")
+    assert round(100 * (1 - selective / none)) == saving, name
+
+
+KORTHIKANTI_TABLE_2 = [
+    # (tp, sequence_parallel, recompute, coefficient function of (s, h, a, t))
+    (1, False, "none", lambda s, h, a, t: 34 + 5 * a * s / h),
+    (8, False, "none", lambda s, h, a, t: 10 + 24 / t + 5 * a * s / (h * t)),
+    (8, True, "none", lambda s, h, a, t: 34 / t + 5 * a * s / (h * t)),
+    (8, False, "selective", lambda s, h, a, t: 10 + 24 / t),
+    (8, True, "selective", lambda s, h, a, t: 34 / t),
+    (8, False, "full", lambda s, h, a, t: 2),
+]
+
+
+@pytest.mark.parametrize(("tp", "sp", "recompute", "coefficient"), KORTHIKANTI_TABLE_2,
+                         ids=["no-parallelism", "tensor", "tensor+sequence", "selective",
+                              "sequence+selective", "full"])
+def test_source_korthikanti_table2(tp: int, sp: bool, recompute: str, coefficient) -> None:
+    """Korthikanti et al. 2022, Table 2: activation bytes per layer, s*b*h*(coefficient),
+    on the paper's 530B configuration (a=128, h=20480, s=2048, t=8, b=1)."""
+    s, b, h, a = 2048, 1, 20480, 128
+    got = memory.activation_bytes_per_layer(seq_len=s, batch=b, hidden=h, heads=a, tp=tp,
+                                            sequence_parallel=sp, recompute=recompute)
+    assert got == pytest.approx(s * b * h * coefficient(s, h, a, tp), rel=1e-12)
+
+
+@pytest.mark.parametrize(("rank", "targets", "millions"), [
+    (8, ("q", "v"), 37.7),   # Table 4, "LoRA 37.7M"
+    (1, ("q", "v"), 4.7),    # Table 4, "LoRA 4.7M"
+])
+def test_source_lora_gpt3_trainable_parameters(rank: int, targets: tuple[str, ...],
+                                               millions: float) -> None:
+    """Hu et al. 2021 (LoRA), Table 4: GPT-3 175B (96 layers, d = 12,288) with adapters
+    on W_q and W_v: 4.7M and 37.7M trainable parameters, 2 * L_hat * d * r."""
+    assert round(memory.lora_params(GPT3, rank=rank, targets=targets) / 1e6, 1) == millions
+
+
+def test_source_lora_gpt3_equal_budgets_of_table5() -> None:
+    """Hu et al. 2021, Table 5: the same budget of "18M" trainable parameters buys W_q at
+    r = 8, W_q and W_v at r = 4, or all four attention matrices at r = 2."""
+    budgets = {memory.lora_params(GPT3, rank=8, targets=("q",)),
+               memory.lora_params(GPT3, rank=4, targets=("q", "v")),
+               memory.lora_params(GPT3, rank=2, targets=("q", "k", "v", "o"))}
+    assert len(budgets) == 1 and 18e6 < budgets.pop() < 19e6
+
+
+def test_source_lora_gpt3_memory_and_checkpoint() -> None:
+    """Hu et al. 2021, section 4.2: on GPT-3 175B, LoRA (r = 4, W_q and W_v) trains with
+    350 GB of frozen weights instead of 1.2 TB, and the checkpoint shrinks from 350 GB to
+    35 MB. The frozen FP16 weights are 349 GB; the adapters in 16 bits 37.7 MB, 36 MiB."""
+    m = memory.lora_training_memory(GPT3, rank=4, batch=1, seq_len=2048)
+    assert round(m.base_weights / 1e9, -1) == 350
+    assert m.adapter_weights == 2 * m.trainable_params
+    assert m.adapter_weights / 2**20 == pytest.approx(35, rel=0.05)
+    # the adapters' full state is 16 bytes per trainable parameter, far below the base
+    assert m.adapter_weights + m.adapter_gradients + m.adapter_optimizer == (
+        16 * m.trainable_params)
+    assert m.total == (m.base_weights + m.adapter_weights + m.adapter_gradients
+                       + m.adapter_optimizer + m.activations)
+
+
+# ---------------------------------------------------------------------------------------
+# Validation
+
+
+def test_tp_must_divide_heads() -> None:
+    with pytest.raises(ValueError, match=r"tp must divide heads \(12\), got 8"):
+        memory.activation_bytes_per_layer(seq_len=8, batch=1, hidden=768, heads=12, tp=8)
+
+
+def test_training_memory_validates() -> None:
+    with pytest.raises(ValueError, match="batch must be a positive integer, got 0"):
+        memory.training_memory(7e9, batch=0, seq_len=10)
+    with pytest.raises(ValueError, match="cfg_or_params"):
+        memory.training_memory(-7e9, batch=1, seq_len=10)
+    with pytest.raises(ValueError, match="memory_per_gpu"):
+        memory.training_memory(7e9, batch=1, seq_len=10, memory_per_gpu=0)
+
+
+@pytest.mark.parametrize(("kwargs", "error", "match"), [
+    ({"rank": 0}, ValueError, "rank must be a positive integer, got 0"),
+    ({"rank": 8, "targets": ("q", "q")}, ValueError, "targets must not repeat"),
+    ({"rank": 8, "targets": ("x",)}, ValueError, "targets must be one of"),
+    ({"rank": 8, "targets": "qv"}, TypeError, "targets must be a non-empty tuple"),
+    ({"rank": 8, "targets": ()}, TypeError, "targets must be a non-empty tuple"),
+    ({"rank": 5000}, ValueError, r"rank must be at most 4096"),
+])
+def test_lora_params_validates(kwargs: dict, error: type, match: str) -> None:
+    with pytest.raises(error, match=match):
+        memory.lora_params(preset("llama-2-7b"), **kwargs)
+
+
+def test_lora_training_memory_needs_a_config() -> None:
+    with pytest.raises(TypeError, match="cfg must be a TransformerConfig"):
+        memory.lora_training_memory("llama-2-7b", rank=8, batch=1, seq_len=128)  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------------------------------
+# Properties
+
+
+@given(s=st.integers(1, 65536), b=st.integers(1, 64), heads=st.sampled_from([8, 16, 32, 64]),
+       head_dim=st.sampled_from([64, 128]), tp=st.sampled_from([1, 2, 4, 8]))
+def test_activation_variants_are_ordered(s: int, b: int, heads: int, head_dim: int,
+                                         tp: int) -> None:
+    h = heads * head_dim
+    kw = {"seq_len": s, "batch": b, "hidden": h, "heads": heads, "tp": tp}
+    none = memory.activation_bytes_per_layer(**kw)
+    sp = memory.activation_bytes_per_layer(**kw, sequence_parallel=True)
+    sel = memory.activation_bytes_per_layer(**kw, recompute="selective")
+    sp_sel = memory.activation_bytes_per_layer(**kw, sequence_parallel=True,
+                                               recompute="selective")
+    full = memory.activation_bytes_per_layer(**kw, recompute="full")
+    assert all(isinstance(x, int) and x > 0 for x in (none, sp, sel, sp_sel, full))
+    assert sp <= none and sel <= none and sp_sel <= sel and sp_sel <= sp
+    assert full <= 2 * s * b * h
+
+
+@given(n=params, batch=st.integers(1, 64), seq=st.integers(1, 8192),
+       precision=st.sampled_from(["mixed", "fp32", "mixed_fp32_grads", "pure_bf16"]),
+       optimizer=st.sampled_from(["adam", "sgd", "sgd_momentum"]))
+def test_training_memory_finite(n: float, batch: int, seq: int, precision: str,
+                                optimizer: str) -> None:
+    m = memory.training_memory(n, batch=batch, seq_len=seq, precision=precision,
+                               optimizer=optimizer, memory_per_gpu=80e9)
+    assert all(finite_nonneg(x) for x in (m.weights, m.gradients, m.optimizer, m.total))
+    assert m.gpus_needed is not None and m.gpus_needed * 80e9 >= m.total
+
+
+@given(need=st.integers(0, 10**15), mem=st.integers(1, 10**12))
+def test_gpus_needed_is_the_exact_ceiling(need: int, mem: int) -> None:
+    k = memory.gpus_needed(need, mem)
+    assert k * mem >= need and (k - 1) * mem < need or (k == 0 and need == 0)
+
+
+# ---------------------------------------------------------------------------------------
+# Behaviour
+
+
+def test_lora_activations_equal_full_training() -> None:
+    """The activations of the frozen layers are kept as in full training (an upper bound)."""
+    cfg = preset("llama-2-7b")
+    lora = memory.lora_training_memory(cfg, rank=16, batch=2, seq_len=2048,
+                                       recompute="selective")
+    full = memory.training_memory(cfg, batch=2, seq_len=2048, recompute="selective")
+    assert lora.activations == full.activations
+    assert lora.total < full.total / 3
+
+
+def test_lora_gqa_and_mlp_shapes() -> None:
+    """With grouped-query attention k and v are d x (kv_heads * head_dim): Llama 3 8B has
+    4,096 x 1,024 projections, so r * (4096 + 1024) per layer for each."""
+    cfg = preset("llama-3-8b")
+    assert memory.lora_params(cfg, rank=8, targets=("k",)) == 32 * 8 * (4096 + 1024)
+    assert memory.lora_params(cfg, rank=8, targets=("gate",)) == 32 * 8 * (4096 + 14336)
+    with pytest.raises(ValueError, match="'gate' exists only in a gated"):
+        memory.lora_params(preset("gpt2"), rank=8, targets=("gate",))

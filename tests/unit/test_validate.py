@@ -1,0 +1,155 @@
+"""gpulesson._validate: the argument rules every calculator shares.
+
+Bad input is refused with a message naming the argument, the value and what is allowed;
+``bool`` is never a number; NaN and infinities are refused; counts must be integers; an
+unknown name (preset, GPU, precision ...) is both a ``KeyError`` and a ``ValueError`` and
+lists the known names, and names are looked up ignoring case, spaces and dashes. The rules
+are checked first through the calculators that use them, then on the helpers themselves.
+Each module's own checks (which values divide which, which ranges) are in its own file.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from gpulesson import _validate as v
+from gpulesson import gemm, hardware, memory, roofline
+from gpulesson.transformer import TransformerConfig, preset
+
+# ---------------------------------------------------------------------------------------
+# The rules, through the calculators
+
+
+BAD_COUNTS = [0, -1, True, 2.5, "3", None, math.nan]
+
+
+@pytest.mark.parametrize("bad", BAD_COUNTS)
+def test_gemm_sizes_must_be_positive_integers(bad: object) -> None:
+    with pytest.raises((TypeError, ValueError), match="m must be a positive integer"):
+        gemm.flops(bad, 2, 3)  # type: ignore[arg-type]
+
+
+def test_message_names_argument_and_value() -> None:
+    with pytest.raises(ValueError, match=r"^layers must be a positive integer, got 0$"):
+        TransformerConfig(hidden=64, layers=0, heads=4, vocab=100)
+
+
+@pytest.mark.parametrize("bad", [0, -1.0, math.nan, math.inf, -math.inf, True, "1e12"])
+def test_rates_must_be_finite_positive(bad: object) -> None:
+    with pytest.raises((TypeError, ValueError), match="peak_flops"):
+        roofline.ridge_point(bad, 1e12)  # type: ignore[arg-type]
+    with pytest.raises((TypeError, ValueError), match="bandwidth"):
+        roofline.time(1.0, 1.0, 1e12, bad)  # type: ignore[arg-type]
+
+
+def test_float_count_is_a_type_error() -> None:
+    with pytest.raises(TypeError, match="heads must be a positive integer, got 32.0"):
+        TransformerConfig(hidden=4096, layers=32, heads=32.0, vocab=32000)  # type: ignore
+
+
+def test_bool_flags_must_be_bool() -> None:
+    with pytest.raises(TypeError, match="read_c must be True or False"):
+        gemm.min_bytes(2, 2, 2, read_c=1)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="tied_embeddings"):
+        TransformerConfig(hidden=64, layers=1, heads=4, vocab=10, tied_embeddings="yes")
+
+
+def test_unknown_names_list_the_known_ones() -> None:
+    with pytest.raises(KeyError, match="llama-2-7b"):
+        preset("llama-9")
+    with pytest.raises(KeyError, match="H100 SXM"):
+        hardware.gpu("Z9000")
+    with pytest.raises(KeyError, match="bf16"):
+        memory.precision_bytes("fp12")
+    with pytest.raises(ValueError, match="bf16"):  # also a ValueError
+        memory.precision_bytes("fp12")
+    with pytest.raises(KeyError, match="adam"):
+        memory.bytes_per_param("mixed", "lion")
+    with pytest.raises(ValueError, match="'none', 'selective', 'full'"):
+        memory.activation_bytes_per_layer(seq_len=8, batch=1, hidden=64, heads=4,
+                                          recompute="some")
+    with pytest.raises(KeyError, match="fp16"):
+        hardware.gpu("V100").dense("bf16")
+
+
+def test_lookup_ignores_case_and_spaces() -> None:
+    assert hardware.gpu("h100 sxm") is hardware.gpu("H100-SXM") is hardware.gpu("H100SXM")
+    assert preset("Llama-2-7B") is preset("llama 2 7b")
+    assert memory.precision_bytes("BFloat16") == 2
+
+
+# ---------------------------------------------------------------------------------------
+# The helpers
+
+
+def test_numpy_integers_are_counts_and_numpy_bools_are_not() -> None:
+    """A count may come out of a NumPy computation; a NumPy bool is no more a number than
+    ``True`` is."""
+    layers = v.positive_int("layers", np.int64(32))
+    assert layers == 32 and type(layers) is int
+    with pytest.raises(TypeError, match="layers must be a positive integer, got"):
+        v.positive_int("layers", np.bool_(True))
+    with pytest.raises(TypeError, match="bandwidth must be a finite positive number, got"):
+        v.positive_number("bandwidth", np.bool_(True))
+    assert v.positive_number("bandwidth", np.float32(2.5)) == 2.5
+
+
+def test_integers_stay_exact_integers() -> None:
+    """2^60 + 1 bytes stays 1,152,921,504,606,846,977: a float would keep 53 bits."""
+    exact = v.positive_number("bytes", 2**60 + 1)
+    assert exact == 2**60 + 1 and type(exact) is int
+    assert type(v.nonneg_number("bytes", 0)) is int
+    with pytest.raises(ValueError, match="count must be a non-negative integer, got -1"):
+        v.nonneg_int("count", -1)
+
+
+def test_fraction_ends_are_in_or_out_as_asked() -> None:
+    assert v.fraction("utilization", 0) == 0.0 and v.fraction("utilization", 1) == 1.0
+    for kwargs, bad, interval in [({}, 1.5, "[0, 1]"), ({"allow_zero": False}, 0, "(0, 1]"),
+                                  ({"allow_one": False}, 1, "[0, 1)")]:
+        message = re.escape(f"utilization must be a number in {interval}, got")
+        with pytest.raises(ValueError, match=message):
+            v.fraction("utilization", bad, **kwargs)
+
+
+def test_lookup_follows_aliases_and_refuses_non_strings() -> None:
+    table = {"fp16": 2, "fp32": 4}
+    assert v.lookup("precision", "FP-16", table) == ("fp16", 2)
+    assert v.lookup("precision", "half", table, aliases={"half": "fp16"}) == ("fp16", 2)
+    with pytest.raises(TypeError, match=r"precision must be a name \(str\), got 16 .*fp16, fp32"):
+        v.lookup("precision", 16, table)
+    with pytest.raises(v.UnknownNameError) as err:
+        v.lookup("precision", "fp12", table)
+    # printed as its message (a plain KeyError would print it in quotes)
+    assert str(err.value) == "unknown precision 'fp12'; known precisions: fp16, fp32"
+
+
+def test_choice_takes_exact_strings_only() -> None:
+    """Unlike a lookup, a choice must be spelled exactly as one of the options."""
+    modes = ["none", "selective", "full"]
+    assert v.choice("recompute", "full", modes) == "full"
+    with pytest.raises(v.UnknownNameError, match="recompute must be one of"):
+        v.choice("recompute", "Full", modes)
+    with pytest.raises(TypeError, match="recompute must be one of"):
+        v.choice("recompute", None, modes)
+
+
+def test_tensor_bytes_pads_packed_elements_exactly() -> None:
+    """int4 packs two values in a byte: 3 values need 2 bytes, 2^60 + 1 values 2^59 + 1
+    bytes (exactly: a float product would lose the last bit)."""
+    assert v.tensor_bytes(3, 0.5) == 2
+    assert v.tensor_bytes(2**60 + 1, 0.5) == 2**59 + 1
+    assert v.tensor_bytes(2**60 + 1, 2) == 2**61 + 2
+
+
+@given(elements=st.integers(0, 2**70),
+       size=st.sampled_from([0.125, 0.5, 0.75, 1, 1.5, 2, 4]))
+def test_tensor_bytes_is_the_exact_ceiling(elements: int, size: float) -> None:
+    assert v.tensor_bytes(elements, size) == math.ceil(Fraction(elements) * Fraction(size))
