@@ -21,10 +21,11 @@ def test_lessons_are_numbered_from_one_in_course_order() -> None:
 
 def test_lookups_by_slug() -> None:
     """CONTRIBUTING.md's table of lessons: lesson 3 is ``memory_what_fits``, "Memory: What
-    Fits"; lesson 9, the last, is ``planning_dashboard``."""
+    Fits"; lesson 9 is ``planning_dashboard``, lesson 10, the last, ``inside_the_gpu``."""
     assert course.number("memory_what_fits") == 3
     assert course.title("memory_what_fits") == "Memory: What Fits"
-    assert course.number("planning_dashboard") == 9 == len(course.LESSONS)
+    assert course.number("planning_dashboard") == 9
+    assert course.number("inside_the_gpu") == 10 == len(course.LESSONS)
     for info in course.LESSONS:
         assert course.lesson(info.slug) is info is course.LESSONS[course.number(info.slug) - 1]
         assert course.title(info.slug) == info.title
