@@ -69,7 +69,8 @@ class Site:
     text: str
 
     def __str__(self) -> str:
-        shown = f": `{self.text}`" if self.text else ""
+        code = self.text.split("  #", 1)[0].rstrip()  # the code, without a trailing comment
+        shown = f": `{code}`" if code else ""
         return f"line {self.line} of {self.function}{shown}"
 
 
@@ -106,7 +107,8 @@ class Finding:
             raise ValueError(f"kind must be one of {KINDS}, got {self.kind!r}")
 
     def __str__(self) -> str:
-        more = f" ({self.count - 1} more times)" if self.count > 1 else ""
+        more = (f" ({self.count - 1} more time{'s' if self.count > 2 else ''})"
+                if self.count > 1 else "")
         return f"{self.message}{more}"
 
 
@@ -184,7 +186,7 @@ class Report:
         case = self.first_case
         return f"{self.kernel} failed on {case.label}: {self.first}"
 
-    def lines(self, limit: int = 6) -> list[str]:
+    def lines(self, limit: int = 4) -> list[str]:
         """The summary, then up to ``limit`` findings, one per line."""
         out = [self.summary()]
         for finding in self.findings[1:limit]:

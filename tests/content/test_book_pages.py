@@ -44,6 +44,7 @@ from gpulesson import (
     calculators,
     cost,
     distributed,
+    execution,
     flops,
     gemm,
     inference,
@@ -1057,6 +1058,26 @@ GLOSSARY = claims(
     ("100 % when {math}`n` GPUs are {math}`n` times faster than one",
      lambda: f"{100 * distributed.scaling_efficiency(1.0, 0.0):.0f} % when {{math}}`n` GPUs "
      "are {math}`n` times faster than one"),
+    # The execution model (gpulesson.execution).
+    ("Memory moves in 32-byte sectors",
+     lambda: f"Memory moves in {execution.coalescing().sector_bytes}-byte sectors"),
+    ("(9.0 for the H100, 10.0 for the B200)",
+     lambda: f"({execution.gpu_execution('H100 SXM').compute_capability} for the H100, "
+     f"{execution.gpu_execution('B200').compute_capability} for the B200)"),
+    ("(65,536 32-bit registers on recent NVIDIA GPUs)",
+     lambda: f"({execution.sm_limits('9.0').registers_per_sm:,} 32-bit registers on recent "
+     "NVIDIA GPUs)"),
+    ("up to 228 KiB per SM on an H100",
+     lambda: f"up to {execution.sm_limits('H100 SXM').shared_memory_per_sm // KIB} KiB per SM "
+     "on an H100"),
+    ("A group of up to 1,024 threads",
+     lambda: f"A group of up to {execution.sm_limits('9.0').max_threads_per_block:,} threads"),
+    ("A group of 32 consecutive threads",
+     lambda: f"A group of {execution.sm_limits('9.0').warp_size} consecutive threads"),
+    ("a wave of a large GEMM is 132 tiles, one per SM",
+     lambda: "a wave of a large GEMM is "
+     f"{execution.gemm_waves(4096, 4096, sms=execution.gpu_execution('H100 SXM').sms).wave_size}"
+     " tiles, one per SM"),
 )
 
 #: Numbers of book/glossary.md's prose that are not results: published figures.
