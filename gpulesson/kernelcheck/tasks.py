@@ -178,6 +178,11 @@ def _compare(t: KernelTask, run: Run, expected: Mapping[str, Any], np: Any) -> l
         writer = run.writer(name, flat)
         if writer is None and t.fills_outputs:
             unwritten = sum(1 for i in range(total) if run.writer(name, i) is None)
+            if unwritten == total:  # no element at all: index None
+                found.append(Finding(
+                    "missing_value", f"no thread wrote any element of {name}: the kernel must "
+                    f"store its results in {name}", array=name))
+                continue
             found.append(Finding(
                 "missing_value", f"no thread wrote {name}[{shown}] ({unwritten} of {total} "
                 f"elements were never written): the grid covers them, so a condition in the "
