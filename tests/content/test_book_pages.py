@@ -456,12 +456,24 @@ def _starting_plan() -> str:
             f"{plan['n_gpus']} {short}s")
 
 
+def _resident(name: str) -> tuple[int, int, int]:
+    """Threads a GPU keeps in flight, its SMs and the threads of one SM."""
+    sms = execution.gpu_execution(name).sms
+    per_sm = execution.sm_limits(name).max_threads_per_sm
+    return sms * per_sm, sms, per_sm
+
+
 def _fa3_share() -> str:
     """FlashAttention-3's 740 TFLOP/s in FP16 (Shah et al. 2024) as a share of the dense peak."""
     return _pct(flops.utilization(740e12, H100.dense("fp16")))
 
 
 SEED_CORRECTIONS = claims(
+    # Lesson 10: threads in flight (gpulesson.execution).
+    ("an H100 SXM holds 270,336 resident threads (132 SMs of 2,048), a B200 303,104 (148 of "
+     "2,048)",
+     lambda: "an H100 SXM holds {:,} resident threads ({} SMs of {:,}), a B200 {:,} ({} of "
+     "{:,})".format(*_resident("H100 SXM"), *_resident("B200"))),
     ("6,738,415,616 parameters", lambda: _int(N7) + " parameters"),
     ("dense BF16 rate, 989.4 TFLOP/s", lambda: "dense BF16 rate, "
      + units.format_flop_rate(PEAK)),
@@ -801,6 +813,7 @@ SEED_CORRECTIONS = claims(
 
 #: Numbers of book/seed_corrections.md's prose that are not results.
 SEED_CORRECTIONS_NOT_FIGURES = (
+    "## Lesson 10:",  # a heading's lesson number
     # The seed pages' figures that the page corrects (or finds no way to check), quoted.
     'Execution time "0.034 ms"',
     '"Performance score" 9.8/10, 8.5/10, 6.8/10, 7.2/10',
@@ -1193,7 +1206,7 @@ PAGES: dict[str, tuple[list[Claim], tuple[str, ...]]] = {
     "hardware.md": ([], ()),
     "how_to_use.md": (HOW_TO_USE, ()),
     "instructors.md": (INSTRUCTORS, ()),
-    "intro.md": ([], ()),
+    "intro.md": ([], ("10. {doc}`/notebooks/inside_the_gpu`",)),  # a list item's number
     "references.md": ([], ()),
     "seed_corrections.md": (SEED_CORRECTIONS, SEED_CORRECTIONS_NOT_FIGURES),
     "status.md": ([], ()),
@@ -1248,7 +1261,7 @@ def test_seed_corrections_calls_run() -> None:
     """The set-up block and each table's folded block of calls run as printed (in one
     namespace, in page order, as a reader pasting them into a notebook would)."""
     blocks = python_blocks((BOOK / "seed_corrections.md").read_text(encoding="utf-8"))
-    assert len(blocks) == 10 and "import" in blocks[0]
+    assert len(blocks) == 11 and "import" in blocks[0]
     namespace: dict[str, object] = {}
     for block in blocks:
         exec(compile(block, "book/seed_corrections.md", "exec"), namespace)
