@@ -36,6 +36,7 @@ from __future__ import annotations
 import ctypes
 import inspect
 import linecache
+import math
 import re
 import sys
 import threading
@@ -56,6 +57,8 @@ MAX_FINDINGS = 20
 MAX_ACCESSES = 200_000
 #: Seconds the scheduler waits for one thread to reach a barrier or finish.
 STEP_TIMEOUT = 20.0
+#: The most threads an interleaved run takes: each is an OS thread, alive all run long.
+MAX_INTERLEAVED_THREADS = 4096
 
 
 class _NeedsThreads(BaseException):
@@ -754,6 +757,11 @@ def run_kernel(kernel: Any, grid: Any, block: Any, *args: Any,
         raise ValueError(f"block must have at most 1,024 threads, got {block3}")
     if schedule not in SCHEDULES:
         raise ValueError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")
+    threads = math.prod(grid3) * math.prod(block3)
+    if schedule == "interleaved" and threads > MAX_INTERLEAVED_THREADS:
+        raise ValueError(f"an interleaved run keeps every thread alive at once: at most "
+                         f"{MAX_INTERLEAVED_THREADS:,} threads, got {threads:,} (grid {grid3}, "
+                         f"block {block3}); try a smaller size")
     params = list(names) if names is not None else list(inspect.signature(fn).parameters)
     if len(params) != len(args):
         raise ValueError(f"{fn.__name__} takes {len(params)} arguments ({', '.join(params)}), "

@@ -252,6 +252,17 @@ def test_shared_arrays_start_as_nan_and_are_per_block() -> None:
     assert [f.kind for f in run.findings] == ["uninitialized"]
 
 
+def test_a_runaway_loop_is_stopped() -> None:
+    @cuda.jit
+    def spins(a, b, out):
+        while a[0] == a[0]:
+            pass
+
+    run = kc.run_kernel(spins, 1, 1, np.zeros(1), np.zeros(1), np.zeros(1))
+    assert [f.kind for f in run.findings] == ["timeout"]
+    assert "array accesses without finishing" in run.findings[0].message
+
+
 @pytest.mark.parametrize(("call", "message"), [
     (lambda: kc.run_kernel(vector_add, 1, 2048, np.zeros(1), np.zeros(1), np.zeros(1)),
      "block must have at most 1,024 threads"),
@@ -262,6 +273,8 @@ def test_shared_arrays_start_as_nan_and_are_per_block() -> None:
     (lambda: kc.run_kernel(vector_add, 1, 32, np.zeros(1), np.zeros(1), np.zeros(1),
                            schedule="random"), "schedule must be one of"),
     (lambda: kc.run_kernel("vector_add", 1, 32), "kernel must be a @cuda.jit kernel"),
+    (lambda: kc.run_kernel(vector_add, 64, 128, np.zeros(1), np.zeros(1), np.zeros(1),
+                           schedule="interleaved"), "at most 4,096 threads, got 8,192"),
     (lambda: kc.task("transpose"), "no kernel task 'transpose'; the tasks are: vector_add"),
 ])
 def test_bad_arguments_name_the_argument(call, message: str) -> None:
