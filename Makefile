@@ -22,6 +22,7 @@ JB_FLAGS  = -W -n --keep-going
 help:
 	@echo "make book    install, execute every notebook, build the site into _build/html"
 	@echo "make test    install, then run every test (unit, notebooks, hygiene, book, browser)"
+	@echo "make unit    the tests that need no book build and no browser"
 	@echo "make lab     open the lessons in JupyterLab"
 	@echo "make serve   serve the built site on http://$(HOST):$(PORT)"
 	@echo "make clean   remove the built site, caches and vendored JavaScript"
@@ -75,12 +76,16 @@ book: install site-assets
 	@echo "at their worked examples: browsers let only a served site start them."
 
 # One pytest run, one closing summary: unit tests, every notebook (nbval), notebook hygiene,
-# the book build (warnings are errors) and the browser checks of the built site.
+# the book build (warnings are errors) and the checks of the built site, from disk and in
+# Chromium (tests/site). The book is built once, by whichever needs it first: a site test,
+# or a notebook cell tagged nbval-check-output, whose reference is the build's run of it.
+# GL_SITE_DIR=_build/html reuses a built site instead.
 test: install site-assets chromium
 	GL_CHROMIUM=$(CHROMIUM) GL_REQUIRE_BROWSER=$(if $(shell command -v apt-get),1,0) \
 	GL_SCREENSHOT_DIR=$${GL_SCREENSHOT_DIR:-_build/screenshots} \
 	MPLBACKEND=Agg $(BIN)/python -m pytest -q --durations=10 $(NBVAL) tests $(NOTEBOOKS)
 
+# Everything but the site: no book build, no browser, no notebook runs.
 unit: install
 	$(BIN)/python -m pytest -q tests -m "not book and not browser"
 

@@ -33,6 +33,15 @@ largest stage holds ``ceil(L/pp)`` layers, and that stage sets the memory per GP
 the activations of ``pp`` micro-batches in flight, each over its ``ceil(L/pp)`` layers:
 about one micro-batch's activations of the whole model, whatever ``pp``.
 
+The first stage also holds the token embedding and the last one the output layer (and,
+with tied embeddings, its own copy of the embedding matrix, whose gradients the two stages
+add up; Narayanan et al. 2021, section 2.2). With ``embedding_params`` given,
+:func:`stage_params` puts them there and gives the stages' extra layers to the middle
+ones, which is how Llama 3 405B balanced its 126 layers on 16 stages: 7 on the first and
+the last, 8 on the others (Dubey et al. 2024, section 3.3.2). Context parallelism over
+``cp`` GPUs splits each sequence, so ``dp x tp x pp x cp = n_gpus``; the activations are
+divided by ``cp`` and ZeRO shards over the ``dp x cp`` ranks that hold the same weights.
+
 Taught in: ``notebooks/distributed_math.ipynb`` and ``notebooks/planning_dashboard.ipynb``.
 """
 
@@ -43,8 +52,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from gpulesson import _validate as v
-from gpulesson import memory, units
-from gpulesson.transformer import TransformerConfig
+from gpulesson import activations, memory, units
+from gpulesson.transformer import TransformerConfig, embedding_params, param_breakdown
 
 __all__ = [
     "COLLECTIVES",
@@ -65,7 +74,9 @@ __all__ = [
     "pipeline_schedule",
     "recommend_layout",
     "scaling_efficiency",
+    "stage_layer_counts",
     "stage_layers",
+    "stage_params",
     "zero_memory_per_gpu",
 ]
 
@@ -401,14 +412,63 @@ def stage_layers(layers: int, pp: int) -> int:
     return -(-n_layers // p)
 
 
+def stage_layer_counts(layers: int, pp: int) -> list[int]:
+    """Layers of each of ``pp`` stages: ``L // pp`` each, the remainder one more each on
+    the middle stages (the first and last hold the embedding and the output layer).
+
+    Llama 3 405B, 126 layers on 16 stages: ``[7, 8, ..., 8, 7]`` (Dubey et al. 2024,
+    section 3.3.2: one layer fewer on the first and the last stage).
+    """
+    n_layers = v.positive_int("layers", layers)
+    p = v.positive_int("pp", pp)
+    stage_layers(n_layers, p)  # refuses pp > layers
+    base, extra = divmod(n_layers, p)
+    counts = [base] * p
+    order = list(range(1, p - 1)) + [p - 1, 0]  # middle stages first, then the ends
+    for i in order[:extra]:
+        counts[i] += 1
+    return counts
+
+
+def stage_params(n_params: float, *, layers: int, pp: int, embedding_params: float = 0,
+                 output_params: float = 0, tied_embeddings: bool = False) -> list[float]:
+    """Parameters of each pipeline stage, with the embedding and output layer at the ends.
+
+    The layers' parameters ``(n_params - embedding - output) / L`` each are spread by
+    :func:`stage_layer_counts`; the first stage adds ``embedding_params``, the last
+    ``output_params`` and, when ``tied_embeddings``, a copy of the embedding (the shared
+    matrix is needed at both ends; ``n_params`` counts it once). With ``pp == 1`` there is
+    one stage of ``n_params``.
+    """
+    psi = v.positive_number("n_params", n_params)
+    emb = v.nonneg_number("embedding_params", embedding_params)
+    out = v.nonneg_number("output_params", output_params)
+    v.boolean("tied_embeddings", tied_embeddings)
+    counts = stage_layer_counts(layers, pp)
+    body = psi - emb - out
+    if body <= 0:
+        raise ValueError(f"embedding_params + output_params ({emb + out:g}) must be below "
+                         f"n_params ({psi:g})")
+    per_layer = body / layers
+    stages = [c * per_layer for c in counts]
+    if len(stages) == 1:
+        return [psi]
+    stages[0] += emb
+    stages[-1] += out + (emb if tied_embeddings else 0)
+    return stages
+
+
 def params_per_gpu(n_params: float, *, tp: int = 1, pp: int = 1,
-                   layers: int | None = None) -> float:
+                   layers: int | None = None, embedding_params: float = 0,
+                   output_params: float = 0, tied_embeddings: bool = False) -> float:
     """Parameters one GPU holds: its ``1/tp`` share of the largest pipeline stage.
 
     ``n_params / tp * ceil(L/pp) / L`` when the number of layers ``L`` is given (stages of
     whole layers, :func:`stage_layers`), else ``n_params / (tp * pp)`` (layers split evenly).
-    Embeddings and the output layer are counted as if spread like the layers; real
-    pipelines balance them by giving the first and last stages fewer layers (Llama 3:
+    Without ``embedding_params`` the embeddings and the output layer are counted as if
+    spread like the layers. With them (and ``output_params``, ``tied_embeddings``), they
+    sit on the first and last stages (:func:`stage_params`), and the largest stage sets
+    the figure; real pipelines balance them by giving those stages fewer layers (Llama 3:
     Dubey et al. 2024, section 3.3). Replicated norm weights are ignored (Narayanan et al.
     2021 shard every weight matrix ``tp`` ways).
 
@@ -424,6 +484,13 @@ def params_per_gpu(n_params: float, *, tp: int = 1, pp: int = 1,
     psi = v.positive_number("n_params", n_params)
     t = v.positive_int("tp", tp)
     p = v.positive_int("pp", pp)
+    if embedding_params or output_params or tied_embeddings:
+        if layers is None:
+            raise ValueError("embedding_params and output_params need layers, to place "
+                             "them on the first and last pipeline stages")
+        return max(stage_params(psi, layers=layers, pp=p, embedding_params=embedding_params,
+                                output_params=output_params,
+                                tied_embeddings=tied_embeddings)) / t
     if layers is None:
         return psi / (t * p)
     return psi / t * stage_layers(layers, p) / layers
@@ -494,6 +561,8 @@ class LayoutMemory:
         Stored activations (see :func:`layout_memory`).
     total : float
         ``model_state + activations``.
+    cp : int
+        Context-parallel size.
     """
 
     dp: int
@@ -504,6 +573,7 @@ class LayoutMemory:
     model_state: float
     activations: float
     total: float
+    cp: int = 1
 
 
 def _activation_inputs(activation_bytes: float, cfg: TransformerConfig | None, batch: int,
@@ -521,17 +591,25 @@ def _activation_inputs(activation_bytes: float, cfg: TransformerConfig | None, b
 
 
 def _activations(cfg: TransformerConfig | None, seq_len: int | None, batch: int,
-                 recompute: str, activation_bytes: float, tp: int, pp: int) -> float:
+                 recompute: str, activation_bytes: float, tp: int, pp: int,
+                 attention: str | None = None, dropout: bool | None = None,
+                 cp: int = 1) -> float:
     if cfg is None:
-        return activation_bytes / tp
+        return activation_bytes / tp / cp if cp > 1 else activation_bytes / tp
     # 1F1B: the first stage holds pp micro-batches in flight over its ceil(L/pp) layers
     held = pp * stage_layers(cfg.layers, pp)
     if seq_len is None:
-        return activation_bytes / tp * held / cfg.layers
+        whole = activation_bytes / tp * held / cfg.layers
+        return whole / cp if cp > 1 else whole
+    if attention is not None:  # derived per tensor; the mean layer of the model
+        every_layer = activations.activation_bytes(
+            cfg, seq_len=seq_len, batch=batch, attention=attention, dropout=dropout, tp=tp,
+            sequence_parallel=tp > 1, recompute=recompute, cp=cp)
+        return held * every_layer / cfg.layers
     per_layer = memory.activation_bytes_per_layer(
         seq_len=seq_len, batch=batch, hidden=cfg.hidden, heads=cfg.heads, tp=tp,
         sequence_parallel=tp > 1, recompute=recompute)
-    return held * per_layer
+    return held * per_layer // cp if cp > 1 else held * per_layer
 
 
 def layout_memory(
@@ -548,6 +626,10 @@ def layout_memory(
     batch: int = 1,
     seq_len: int | None = None,
     recompute: str = "none",
+    cp: int = 1,
+    embedding_on_ends: bool = False,
+    attention: str | None = None,
+    dropout: bool | None = None,
 ) -> LayoutMemory:
     """Bytes per GPU of a chosen layout: model state plus activations, largest stage.
 
@@ -579,25 +661,49 @@ def layout_memory(
         parallelism, used when ``cfg`` or ``seq_len`` is missing.
     cfg, batch, seq_len, recompute
         The model, micro-batch, sequence length and recomputation mode for activations.
+    cp : int
+        Context-parallel size: ``dp x tp x pp x cp = n_gpus``; divides the activations,
+        and ZeRO shards over ``dp x cp`` ranks.
+    embedding_on_ends : bool
+        Put ``cfg``'s embedding on the first stage and its output layer on the last
+        (:func:`stage_params`) instead of spreading them like the layers.
+    attention, dropout
+        As in :func:`gpulesson.memory.training_memory`: ``None`` keeps the GPT formula,
+        ``"flash"``/``"eager"`` derive the activations from the architecture.
     """
     psi = v.positive_number("n_params", n_params)
     n = v.positive_int("n_gpus", n_gpus)
     t = v.positive_int("tp", tp)
     p = v.positive_int("pp", pp)
+    c = v.positive_int("cp", cp)
+    v.boolean("embedding_on_ends", embedding_on_ends)
     if isinstance(zero_stage, bool) or zero_stage not in (0, 1, 2, 3):
         raise ValueError(f"zero_stage must be 0, 1, 2 or 3, got {zero_stage!r}")
-    if n % (t * p):
+    if c == 1 and n % (t * p):
         raise ValueError(f"tp x pp ({t} x {p} = {t * p}) must divide n_gpus ({n})")
+    if n % (t * p * c):
+        raise ValueError(f"tp x pp x cp ({t} x {p} x {c} = {t * p * c}) must divide "
+                         f"n_gpus ({n})")
     act_given, b = _activation_inputs(activation_bytes, cfg, batch, seq_len, recompute)
+    if seq_len is not None and seq_len % c:
+        raise ValueError(f"cp must divide seq_len ({seq_len}), got {c}")
+    if (embedding_on_ends or attention is not None) and cfg is None:
+        raise ValueError("embedding_on_ends and attention need cfg, the model's shape")
     state = memory.model_state_bytes(precision, optimizer)
-    dp = n // (t * p)
-    shard = params_per_gpu(psi, tp=t, pp=p, layers=cfg.layers if cfg else None)
+    dp = n // (t * p * c)
+    if embedding_on_ends and cfg is not None:
+        shard = params_per_gpu(psi, tp=t, pp=p, layers=cfg.layers,
+                               embedding_params=embedding_params(cfg),
+                               output_params=param_breakdown(cfg)["lm_head"],
+                               tied_embeddings=cfg.tied_embeddings and p > 1)
+    else:
+        shard = params_per_gpu(psi, tp=t, pp=p, layers=cfg.layers if cfg else None)
     model_state = _zero_bytes(shard, state.weights, state.gradients, state.optimizer,
-                              zero_stage, dp)
-    activations = _activations(cfg, seq_len, b, recompute, act_given, t, p)
+                              zero_stage, dp * c)
+    held = _activations(cfg, seq_len, b, recompute, act_given, t, p, attention, dropout, c)
     return LayoutMemory(dp=dp, tp=t, pp=p, zero_stage=zero_stage, params_per_gpu=shard,
-                        model_state=model_state, activations=activations,
-                        total=model_state + activations)
+                        model_state=model_state, activations=held,
+                        total=model_state + held, cp=c)
 
 
 @dataclass(frozen=True)

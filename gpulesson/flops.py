@@ -17,6 +17,18 @@ per token (layers ``L``, heads ``H``, head size ``Q``, sequence length ``T``: fo
 ``QK^T`` and ``AV`` are ``4*L*H*Q*T``, times 3 for forward + backward). It matters when
 ``T`` is comparable to ``6N / (12 L H Q)``; for 7B-class models at T = 2048 it adds ~5 %.
 
+Mixture-of-experts, latent attention, sliding windows
+-----------------------------------------------------
+:func:`model_flops_per_token` takes the model itself. Its ``N`` is the *active*
+parameters (:func:`gpulesson.transformer.active_params`): a token is multiplied only by
+the experts it is routed to, while memory holds them all. Its attention term follows each
+layer: ``2*H*(d_qk + d_v)*T`` forward FLOPs per token per layer, with the query/key head
+size ``d_qk`` and the value head size ``d_v`` (both ``Q`` in PaLM's count, 192 and 128 in
+DeepSeek-V3's latent attention), and ``T`` capped at the window in sliding-window layers.
+Training is three times the forward pass, so a dense model with full attention gives
+PaLM's ``12*L*H*Q*T`` exactly. :func:`model_training_flops` multiplies by the tokens, with
+the same attention term, so that per-token figures, totals, days and GPU-hours agree.
+
 MFU and HFU
 -----------
 *Model FLOPs utilisation* = achieved model FLOP/s / peak FLOP/s, where model FLOPs are
@@ -24,6 +36,13 @@ the ones the model needs (``6N + 12LHQT`` per token) whatever the implementation
 (PaLM appendix B). *Hardware FLOPs utilisation* counts the FLOPs actually executed,
 including activation recomputation: a full recomputation adds one forward pass
 (``8N`` instead of ``6N``; Narayanan et al. 2021, eq. 3), which is why HFU > MFU.
+
+Chinchilla: a heuristic and the fit
+-----------------------------------
+"20 tokens per parameter" (:func:`chinchilla_tokens`, :func:`chinchilla_optimal`) is a
+rule of thumb read off Hoffmann et al. 2022. The paper's own projections
+(:func:`chinchilla_fitted_optimal`, Table 3) give a smaller model at large budgets: 67B
+parameters for Gopher's 5.76e23 FLOPs, where ``D = 20N`` gives 69B.
 
 Taught in: ``notebooks/flops_and_scaling.ipynb``.
 """
@@ -34,13 +53,19 @@ import math
 from dataclasses import dataclass
 
 from gpulesson import _validate as v
+from gpulesson.transformer import TransformerConfig, active_params
 
 __all__ = [
+    "CHINCHILLA_TABLE_3",
     "ChinchillaPoint",
     "attention_flops_per_token",
+    "chinchilla_fitted_optimal",
     "chinchilla_optimal",
     "chinchilla_tokens",
     "flops_per_token",
+    "forward_attention_flops_per_token",
+    "model_flops_per_token",
+    "model_training_flops",
     "hardware_flops_per_token",
     "hfu",
     "megatron_flops_per_iteration",
@@ -140,6 +165,78 @@ def hardware_flops_per_token(
     attention = _attention_or_zero(layers, heads, head_dim, seq_len)
     weights = 8.0 * n if mode == "full" else 6.0 * n
     return weights + (attention * 4 / 3 if mode != "none" else attention)
+
+
+def _check_cfg(cfg: object) -> TransformerConfig:
+    if not isinstance(cfg, TransformerConfig):
+        raise TypeError(f"cfg must be a TransformerConfig (see transformer.preset), got "
+                        f"{type(cfg).__name__}")
+    return cfg
+
+
+def forward_attention_flops_per_token(cfg: TransformerConfig, *, context: int) -> int:
+    """Forward attention FLOPs of one token that attends to ``context`` tokens.
+
+    ``sum over layers of 2 * heads * (d_qk + d_v) * min(context, window)``: the
+    ``QK^T`` scores (``2*d_qk`` per head and key) and the weighted values (``2*d_v``),
+    with the window only in sliding-window layers. Counts every key as PaLM does (no
+    saving for causal masking). Llama-2-7B at 4,096 tokens: ``4*32*32*128*4096`` =
+    2.1 GFLOP.
+
+    Parameters
+    ----------
+    cfg : TransformerConfig
+        The model: heads, head sizes (latent attention's ``d_qk = 192``, ``d_v = 128``
+        for DeepSeek-V3), windows.
+    context : int
+        Keys each query sees: the sequence length for training and prefill (full score
+        matrix), the cache length in decode.
+    """
+    cfg = _check_cfg(cfg)
+    t = v.positive_int("context", context)
+    per_key = 2 * cfg.heads * (cfg.head_dim + cfg.value_head_dim)  # type: ignore[operator]
+    local = min(t, cfg.sliding_window) if cfg.sliding_window else t
+    return per_key * (cfg.global_layers * t + cfg.local_layers * local)
+
+
+def model_flops_per_token(cfg: TransformerConfig, *, seq_len: int | None = None,
+                          n_params: float | None = None) -> float:
+    """Model training FLOPs per token of any architecture: ``6 * N_active`` + attention.
+
+    ``N_active`` is :func:`gpulesson.transformer.active_params` (all parameters for a
+    dense model, embeddings included as PaLM and Chinchilla count them); the attention
+    term, when ``seq_len`` is given, is three times :func:`forward_attention_flops_per_token`
+    (forward + backward). For a dense model with full attention this is
+    :func:`flops_per_token` with the model's shape, PaLM's ``6N + 12*L*H*Q*T``.
+
+    Parameters
+    ----------
+    cfg : TransformerConfig
+        The model.
+    seq_len : int, optional
+        Training sequence length; without it, ``6 * N_active`` only.
+    n_params : float, optional
+        Override ``N`` (e.g. ``transformer.non_embedding_params`` for Kaplan's count).
+    """
+    cfg = _check_cfg(cfg)
+    n = active_params(cfg) if n_params is None else v.positive_number("n_params", n_params)
+    attention = 0 if seq_len is None else 3 * forward_attention_flops_per_token(
+        cfg, context=seq_len)
+    return 6.0 * n + attention
+
+
+def model_training_flops(cfg: TransformerConfig, *, tokens: float,
+                         seq_len: int | None = None,
+                         n_params: float | None = None) -> float:
+    """Training FLOPs of ``tokens`` tokens: ``tokens * model_flops_per_token(...)``.
+
+    The same convention as the per-token figure, attention included when ``seq_len`` is
+    given, so totals, days and GPU-hours match the FLOPs per token a calculator shows.
+    A mixture-of-experts model costs its active parameters: Mixtral 8x7B trains like a
+    12.9B dense model, not a 46.7B one.
+    """
+    d = v.positive_number("tokens", tokens)
+    return d * model_flops_per_token(cfg, seq_len=seq_len, n_params=n_params)
 
 
 def _utilisation(tokens_per_second: float, per_token: float, n_devices: int, peak: float,
@@ -257,7 +354,12 @@ def training_days(total_flops: float, n_devices: int, peak_flops: float, mfu: fl
 
 
 def chinchilla_tokens(n_params: float) -> float:
-    """Compute-optimal training tokens, ``20 * N`` (Hoffmann et al. 2022)."""
+    """Compute-optimal training tokens by the rule of thumb ``20 * N``.
+
+    A heuristic read off Hoffmann et al. 2022 (70B parameters, 1.4T tokens for
+    Chinchilla), not the paper's fit: :func:`chinchilla_fitted_optimal` gives the fitted
+    projection, which needs fewer parameters than ``D = 20N`` at large budgets.
+    """
     n = v.positive_number("n_params", n_params)
     return float(CHINCHILLA_TOKENS_PER_PARAM * n)
 
@@ -273,9 +375,54 @@ class ChinchillaPoint:
 def chinchilla_optimal(total_flops: float) -> ChinchillaPoint:
     """Parameters and tokens that spend ``total_flops`` with ``D = 20N`` and ``C = 6ND``.
 
-    ``N = sqrt(C / 120)``, ``D = 20N``. Gopher's budget of 5.76e23 FLOPs gives about
-    69B parameters and 1.4T tokens, the Chinchilla model (Hoffmann et al. 2022).
+    ``N = sqrt(C / 120)``, ``D = 20N``: the 20-tokens-per-parameter **heuristic**. Gopher's
+    budget of 5.76e23 FLOPs gives about 69B parameters and 1.4T tokens, close to the 70B
+    Chinchilla model (Hoffmann et al. 2022) but not the paper's fitted optimum, 67B
+    (:func:`chinchilla_fitted_optimal`).
     """
     c = v.positive_number("total_flops", total_flops)
     n = math.sqrt(c / (6 * CHINCHILLA_TOKENS_PER_PARAM))
     return ChinchillaPoint(params=n, tokens=CHINCHILLA_TOKENS_PER_PARAM * n)
+
+
+#: Hoffmann et al. 2022, Table 3 (approach 1): compute-optimal parameters, FLOPs and
+#: training tokens, as printed.
+CHINCHILLA_TABLE_3: tuple[tuple[float, float, float], ...] = (
+    (400e6, 1.92e19, 8.0e9),
+    (1e9, 1.21e20, 20.2e9),
+    (10e9, 1.23e22, 205.1e9),
+    (67e9, 5.76e23, 1.5e12),
+    (175e9, 3.85e24, 3.7e12),
+    (280e9, 9.90e24, 5.9e12),
+    (520e9, 3.43e25, 11.0e12),
+    (1e12, 1.27e26, 21.2e12),
+    (10e12, 1.30e28, 216.2e12),
+)
+
+
+def chinchilla_fitted_optimal(total_flops: float) -> ChinchillaPoint:
+    """The paper's compute-optimal size and tokens for a FLOP budget (its fit, not 20N).
+
+    Hoffmann et al. 2022 fit the loss-optimal model size as a power law of compute
+    (approach 1: ``N_opt ~ C^0.50``, ``D_opt ~ C^0.50``) and print its projections in
+    Table 3 (:data:`CHINCHILLA_TABLE_3`). This function interpolates that table on log-log
+    axes, so it returns the printed rows exactly: 67B parameters and 1.5T tokens at
+    Gopher's 5.76e23 FLOPs, where the heuristic ``D = 20N`` (:func:`chinchilla_optimal`)
+    gives 69B and 1.4T. Below 1B parameters the two agree; above, the fit wants fewer
+    parameters and more tokens per parameter (22 at 67B, 22 at 10T).
+
+    Raises
+    ------
+    ValueError
+        outside the table, 1.92e19 to 1.30e28 FLOPs.
+    """
+    c = v.positive_number("total_flops", total_flops)
+    low, high = CHINCHILLA_TABLE_3[0][1], CHINCHILLA_TABLE_3[-1][1]
+    if not low <= c <= high:
+        raise ValueError(f"total_flops must be within Hoffmann et al.'s Table 3, {low:.3g} "
+                         f"to {high:.3g} FLOPs, got {c:.3g}")
+    for (n0, c0, d0), (n1, c1, d1) in zip(CHINCHILLA_TABLE_3, CHINCHILLA_TABLE_3[1:], strict=False):
+        if c0 <= c <= c1:
+            f = math.log(c / c0) / math.log(c1 / c0)
+            return ChinchillaPoint(params=n0 * (n1 / n0) ** f, tokens=d0 * (d1 / d0) ** f)
+    raise AssertionError("unreachable: c lies in the table")  # pragma: no cover

@@ -8,6 +8,26 @@ With grouped-query attention (``kv_heads < heads``) this is ``heads / kv_heads``
 smaller than the multi-head formula that uses the hidden size (which is right only when
 ``kv_heads == heads``). Llama-2-7B in FP16: 512 KiB per token; Llama-3-8B: 128 KiB.
 
+Two architectures change the count (:func:`kv_cache_bytes` follows the config):
+
+* **Multi-head latent attention** (DeepSeek-V2/V3) caches, per layer and token, one
+  compressed latent of ``kv_lora_rank`` values and the shared rotary key of
+  ``qk_rope_head_dim``: ``(d_c + d_R) * layers``, 576 values per layer for DeepSeek-V3
+  where multi-head attention with its 128 heads of 128 would keep 32,768 (DeepSeek-AI
+  2024a, Table 1: ``(d_c + d_R) * l``, about ``4.5 * d_h * l``);
+* **sliding-window layers** (Mistral 7B v0.1, Gemma 2 and 3, gpt-oss) keep at most the
+  window: ``min(seq_len, window)`` tokens, so the cache of a local layer stops growing.
+
+Mixture-of-experts decode
+-------------------------
+A decode step reads the attention and shared weights once, and in each MoE layer only
+the experts that the batch's tokens are routed to. If each of ``B`` tokens picks ``k`` of
+``E`` experts uniformly at random (the **assumption**: real routers are not uniform, and
+skew lowers the count), the expected number of experts touched is
+``E * (1 - (1 - k/E)^B)`` (:func:`expected_experts_used`): ``k`` at ``B = 1``, all ``E``
+as ``B`` grows. Mixtral 8x7B at batch 1 reads its 12.9B active parameters; at batch 16,
+99.0 % of its experts.
+
 Prefill and decode
 ------------------
 A forward pass costs ``2N`` FLOPs per token for the weights. Attention adds
@@ -39,7 +59,9 @@ from dataclasses import dataclass
 
 from gpulesson import _validate as v
 from gpulesson import memory
-from gpulesson.transformer import TransformerConfig, param_count
+from gpulesson.flops import forward_attention_flops_per_token
+from gpulesson.transformer import TransformerConfig, active_params, param_count
+from gpulesson.transformer.params import expert_params, moe_breakdown
 
 __all__ = [
     "DecodeSpeed",
@@ -49,9 +71,14 @@ __all__ = [
     "decode_flops",
     "decode_speed",
     "decode_step_time",
+    "decode_weight_bytes",
+    "expected_experts_used",
     "kv_cache_bytes",
     "kv_cache_bytes_per_token",
     "max_concurrent_sequences",
+    "model_decode_flops",
+    "model_decode_speed",
+    "model_prefill_flops",
     "prefill_flops",
     "prefill_time",
 ]
@@ -65,34 +92,100 @@ def _cfg(cfg: object) -> TransformerConfig:
     return cfg
 
 
+def _kv_values_per_layer(cfg: TransformerConfig) -> int:
+    """Cached values per token and layer: a key and a value per KV head, or latent
+    attention's latent plus its rotary key."""
+    if cfg.latent_attention:
+        return cfg.kv_lora_rank + cfg.qk_rope_head_dim
+    return cfg.kv_dim + cfg.v_dim
+
+
 def kv_cache_bytes_per_token(cfg: TransformerConfig, *, bytes_per_element: float = 2) -> int:
-    """KV-cache bytes for one token of one sequence: ``2 * L * kv_heads * head_dim * b``."""
+    """KV-cache bytes one token adds to one sequence while every layer still keeps it:
+    ``2 * L * kv_heads * head_dim * b`` (latent attention: ``L * (d_c + d_R) * b``).
+
+    A sliding-window layer stops adding once the sequence passes its window; use
+    :func:`kv_cache_bytes` for a whole sequence.
+    """
     cfg = _cfg(cfg)
     b = v.positive_number("bytes_per_element", bytes_per_element)
-    return v.tensor_bytes(2 * cfg.layers * cfg.kv_dim, b)
+    return v.tensor_bytes(cfg.layers * _kv_values_per_layer(cfg), b)
 
 
 def kv_cache_bytes(
-    cfg: TransformerConfig, *, seq_len: int, batch: int = 1, bytes_per_element: float = 2
+    cfg: TransformerConfig, *, seq_len: int, batch: int = 1, bytes_per_element: float = 2,
+    cap_windows: bool = True,
 ) -> int:
     """KV-cache bytes: ``2 * layers * kv_heads * head_dim * seq_len * batch * bytes``.
+
+    Per layer and token the cache holds ``kv_heads`` keys and values (GQA/MQA), or, with
+    latent attention, ``kv_lora_rank + qk_rope_head_dim`` values. A sliding-window layer
+    holds ``min(seq_len, window)`` tokens. DeepSeek-V3 in BF16: 70,272 bytes per token
+    (61 x 576 x 2); Gemma-2-9B at 8,192 tokens: 21 global layers of 8,192 tokens and 21
+    local ones of 4,096.
 
     Parameters
     ----------
     cfg : TransformerConfig
-        The model (its ``kv_heads`` and ``head_dim`` are used, not ``hidden``).
+        The model (its ``kv_heads``, head sizes, latent rank and windows are used, not
+        ``hidden``).
     seq_len : int
         Tokens held per sequence (prompt + generated so far).
     batch : int
         Concurrent sequences.
     bytes_per_element : float
         2 for FP16/BF16 caches, 1 for FP8/INT8.
+    cap_windows : bool
+        Keep only the window in sliding-window layers (default). ``False`` counts every
+        token in every layer, as a server that allocates the whole context does.
     """
     cfg = _cfg(cfg)
     s = v.positive_int("seq_len", seq_len)
     n = v.positive_int("batch", batch)
     b = v.positive_number("bytes_per_element", bytes_per_element)
-    return v.tensor_bytes(2 * cfg.layers * cfg.kv_dim * s * n, b)
+    v.boolean("cap_windows", cap_windows)
+    local = min(s, cfg.sliding_window) if cfg.sliding_window and cap_windows else s
+    tokens = cfg.global_layers * s + cfg.local_layers * local
+    return v.tensor_bytes(_kv_values_per_layer(cfg) * tokens * n, b)
+
+
+def expected_experts_used(*, experts: int, experts_per_token: int, tokens: int) -> float:
+    """Expected number of distinct experts that ``tokens`` tokens route to in one layer.
+
+    ``E * (1 - (1 - k/E)^tokens)``, **assuming uniform routing**: each token picks its
+    ``k`` experts uniformly at random, independently of the others, so one expert is
+    missed by one token with probability ``1 - k/E``. ``k`` at one token; approaching
+    ``E`` as tokens grow (Mixtral, ``k = 2`` of 8: 3.5 at 2 tokens, 7.92 at 16). Real
+    routers are skewed towards popular experts, which touches fewer.
+    """
+    e = v.positive_int("experts", experts)
+    k = v.positive_int("experts_per_token", experts_per_token)
+    if k > e:
+        raise ValueError(f"experts_per_token must be between 1 and experts ({e}), got {k}")
+    t = v.positive_int("tokens", tokens)
+    return e * (1.0 - (1.0 - k / e) ** t)
+
+
+def decode_weight_bytes(cfg: TransformerConfig, *, batch: int = 1,
+                        bytes_per_param: float = 2) -> float:
+    """Weight bytes one decode step reads: everything but the routed experts once, plus
+    the experts the batch routes to.
+
+    ``(param_count - routed + moe_layers * expected_experts_used * expert) * bytes``,
+    with :func:`expected_experts_used` under uniform routing. For a dense model it is all
+    the weights (``param_count * bytes``). Mixtral 8x7B in BF16: 25.8 GB at batch 1 (its
+    12.9B active parameters), 92.5 GB at batch 16, of 93.4 GB in all.
+    """
+    cfg = _cfg(cfg)
+    b = v.positive_int("batch", batch)
+    bpp = v.positive_number("bytes_per_param", bytes_per_param)
+    total = param_count(cfg)
+    if not cfg.moe:
+        return total * bpp
+    routed = moe_breakdown(cfg)["routed_experts"]
+    used = expected_experts_used(experts=cfg.experts, experts_per_token=cfg.experts_per_token,
+                                 tokens=b)
+    return (total - routed + cfg.moe_layers * used * expert_params(cfg)) * bpp
 
 
 def _shape(layers: int | None, heads: int | None, head_dim: int | None) -> int:
@@ -156,6 +249,52 @@ def decode_flops(
     lhq = _shape(layers, heads, head_dim)
     attended = k * c + k * (k + 1) // 2
     return b * (2.0 * n * k + 4.0 * lhq * attended)
+
+
+def model_prefill_flops(cfg: TransformerConfig, tokens: int, *, batch: int = 1) -> float:
+    """Forward FLOPs of a ``tokens``-long prompt for any architecture.
+
+    ``2 * N_active * T + T * attention(T)``, with the active parameters
+    (:func:`gpulesson.transformer.active_params`) and the forward attention of every
+    layer at context ``T`` (:func:`gpulesson.flops.forward_attention_flops_per_token`:
+    latent attention's head sizes, windows capped). A dense model with full attention
+    gives :func:`prefill_flops` with its shape. Times ``batch`` prompts.
+    """
+    cfg = _cfg(cfg)
+    t = v.positive_int("tokens", tokens)
+    b = v.positive_int("batch", batch)
+    attention = t * forward_attention_flops_per_token(cfg, context=t)
+    return b * (2.0 * active_params(cfg) * t + attention)
+
+
+def _attended(context: int, new_tokens: int, window: int) -> int:
+    """``sum_{i=1..k} min(context + i, window)`` (``window = 0``: no cap)."""
+    c, k = context, new_tokens
+    if not window:
+        return k * c + k * (k + 1) // 2
+    m = min(max(window - c, 0), k)  # steps whose context is still inside the window
+    return m * c + m * (m + 1) // 2 + (k - m) * window
+
+
+def model_decode_flops(cfg: TransformerConfig, new_tokens: int, *, context_len: int = 0,
+                       batch: int = 1) -> float:
+    """Forward FLOPs to generate ``new_tokens`` after ``context_len`` cached tokens.
+
+    ``2 * N_active`` per token, plus attention to the cache and itself: the ``i``-th new
+    token attends to ``context_len + i`` tokens in global layers and at most the window
+    in local ones, at ``2 * heads * (d_qk + d_v)`` FLOPs per key and layer. A dense model
+    with full attention gives :func:`decode_flops` with its shape. Latent attention is
+    counted as its heads attend after up-projection; kernels that absorb the up-projection
+    into the query do other work for the same result.
+    """
+    cfg = _cfg(cfg)
+    k = v.positive_int("new_tokens", new_tokens)
+    c = v.nonneg_int("context_len", context_len)
+    b = v.positive_int("batch", batch)
+    per_key = 2 * cfg.heads * (cfg.head_dim + cfg.value_head_dim)  # type: ignore[operator]
+    keys = (cfg.global_layers * _attended(c, k, 0)
+            + cfg.local_layers * _attended(c, k, cfg.sliding_window))
+    return b * (2.0 * active_params(cfg) * k + per_key * keys)
 
 
 def _step_bytes(weight_bytes: float, batch: int,
@@ -256,6 +395,28 @@ def decode_speed(
                             kv_bytes_per_sequence=kv_bytes_per_sequence,
                             peak_flops=peak_flops, bandwidth=bandwidth)
     return DecodeSpeed(step_time=step, tokens_per_second=b / step, per_sequence=1 / step)
+
+
+def model_decode_speed(cfg: TransformerConfig, *, batch: int, context: int,
+                       peak_flops: float, bandwidth: float, bytes_per_param: float = 2,
+                       kv_bytes_per_element: float = 2) -> DecodeSpeed:
+    """:func:`decode_speed` of a model from its config: active parameters for the FLOPs,
+    the weights the batch reads (:func:`decode_weight_bytes`, routed experts under
+    uniform routing) and each sequence's KV cache at ``context`` tokens
+    (:func:`kv_cache_bytes`, latent and windowed caches included).
+
+    For a dense model it is :func:`decode_speed` with ``n_params = param_count`` and the
+    weights at ``bytes_per_param``. Mixtral 8x7B on an H100 SXM (3.35 TB/s) in BF16 at
+    batch 1: about 130 tokens/s, the speed of a 12.9B dense model, not of a 46.7B one.
+    """
+    cfg = _cfg(cfg)
+    kv = kv_cache_bytes(cfg, seq_len=v.positive_int("context", context),
+                        bytes_per_element=kv_bytes_per_element)
+    return decode_speed(n_params=active_params(cfg),
+                        weight_bytes=decode_weight_bytes(cfg, batch=batch,
+                                                         bytes_per_param=bytes_per_param),
+                        batch=batch, kv_bytes_per_sequence=kv, peak_flops=peak_flops,
+                        bandwidth=bandwidth)
 
 
 def max_concurrent_sequences(cfg: TransformerConfig, *, context: int, gpu_memory: float,

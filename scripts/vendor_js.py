@@ -52,7 +52,7 @@ BUNDLES: dict[str, dict[str, object]] = {
     },
 }
 
-# Site-relative URLs that _config.yml points at (tests/book/test_site_config.py checks them).
+# Site-relative URLs that _config.yml points at (tests/site/test_site_config.py checks them).
 SITE_PATHS = {
     "requirejs": "_lib/requirejs/require.js",
     "@jupyter-widgets/html-manager": "_lib/jupyter-widgets/embed-amd.js",

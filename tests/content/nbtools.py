@@ -7,9 +7,9 @@ hidden asserts, which pinned figures. The checks raise ``AssertionError`` naming
 missing, so a test that calls one fails where the page breaks its promise.
 
 The table of contents (every notebook listed, in course order, exercises right after their
-lesson) is checked once for all lessons in ``tests/book/test_site_config.py``, and clean
+lesson) is checked once for all lessons in ``tests/site/test_site_config.py``, and clean
 notebooks (no outputs, execution counts or widget state) in
-``tests/book/test_notebook_hygiene.py``.
+``tests/content/test_notebook_hygiene.py``.
 """
 
 from __future__ import annotations

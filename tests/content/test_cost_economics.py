@@ -12,7 +12,7 @@ the promises the pages make, checked without running them (nbval runs them).
   paragraph into inline math unless the paragraph is marked ``mathjax_ignore``).
 
 The bank itself (reference accepted, each mistake its own hint, variants) is covered for
-every lesson by ``tests/exercises/test_bank.py``; here are the checks specific to this one.
+every lesson by ``tests/unit/exercises/test_bank.py``; here are the checks specific to this one.
 """
 
 from __future__ import annotations
@@ -22,13 +22,13 @@ import re
 from pathlib import Path
 
 import pytest
-from book.test_dollar_signs import paragraphs
 
 from gpulesson import calculators, cost, hardware, inference, memory, transformer, units
 from gpulesson.exercises import lesson_module
 
 from . import nbtools as nb
 from .claims import claims, page, parametrize, uncovered_figures
+from .test_dollar_signs import paragraphs
 
 SLUG = "cost_economics"
 NOTEBOOK = nb.notebook(SLUG)
@@ -439,7 +439,7 @@ def test_the_lowest_paying_utilisation_is_a_break_even_at_the_end_of_the_life() 
 
 
 def test_prices_are_flagged_as_dated_examples() -> None:
-    """The brief: prices are inputs with dated defaults and a source, never current facts."""
+    """Prices are inputs with dated defaults and a source, never current facts."""
     text = nb.markdown(NOTEBOOK)
     block = text.split("```{admonition} Prices here are dated examples, not current facts", 1)
     assert len(block) == 2
@@ -482,7 +482,7 @@ def test_measurement_sizes_come_from_sizes_for_and_say_the_device() -> None:
 def test_dollar_amounts_are_protected_from_jupyterlab_mathjax(path: Path) -> None:
     """Every markdown block with a dollar amount sits in a mathjax_ignore div and holds no
     inline math (which the div would leave untypeset in JupyterLab). Stricter than the
-    book-wide rule of ``tests/book/test_dollar_signs.py`` (two amounts, or an amount beside
+    book-wide rule of ``tests/content/test_dollar_signs.py`` (two amounts, or an amount beside
     maths), whose paragraph splitting it shares: here one amount is enough."""
     for cell in nb.cells(path):
         if cell["cell_type"] != "markdown":

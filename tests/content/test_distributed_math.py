@@ -21,7 +21,7 @@ al. 2024 (Llama 3: Table 4's layouts and 380-430 TFLOP/s, 16K H100s, 3,072-GPU p
 racks of 16, 466 interruptions in 54 days, 41 % and 43 % MFU), the PyPI and PyTorch
 download sizes, and the seed calculator page's figures and claims.
 The bank itself (reference accepted, each mistake its own hint, variants) is covered for
-every lesson by ``tests/exercises/test_bank.py``; here are the checks specific to this one.
+every lesson by ``tests/unit/exercises/test_bank.py``; here are the checks specific to this one.
 """
 
 from __future__ import annotations
@@ -701,7 +701,7 @@ def test_every_pause_and_think_hides_its_answer() -> None:
 
 
 def test_widgets_are_this_lessons_registry_calculators() -> None:
-    """The brief: calculator_widget("scaling_efficiency"), ("zero"), ("pipeline_bubble")."""
+    """The lesson shows calculator_widget("scaling_efficiency"), ("zero"), ("pipeline_bubble")."""
     nb.check_registry_widgets(SLUG, {"scaling_efficiency", "zero", "pipeline_bubble"})
 
 
@@ -754,7 +754,7 @@ def test_measurement_cells_are_not_compared_by_nbval() -> None:
 
 
 def test_measurement_fits_the_time_budget() -> None:
-    """The brief: the whole lesson under 60 s on 2 busy cores. The rounds of measurement
+    """The whole lesson runs under 60 s on 2 busy cores. The rounds of measurement
     stop after about 40 s, and each run is bounded per size and in total."""
     code = "\n".join(nb.code(NOTEBOOK, hidden=False))
     assert re.search(r"> 40:", code)

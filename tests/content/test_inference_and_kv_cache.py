@@ -11,7 +11,7 @@ inputs are the module's constants, the models' shapes come from ``gpulesson.tran
 and the GPUs' figures from ``gpulesson.hardware``.
 
 The bank itself (reference accepted, each mistake its own hint, variants) is covered for
-every lesson by ``tests/exercises/test_bank.py``; here are the checks specific to this one.
+every lesson by ``tests/unit/exercises/test_bank.py``; here are the checks specific to this one.
 """
 
 from __future__ import annotations

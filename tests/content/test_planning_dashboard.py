@@ -4,7 +4,7 @@ them, the frontier layout, the shop's decisions); the published figures behind i
 examples; learner-style answers to its code exercise; and the wiring of its two notebooks.
 
 The bank itself (reference accepted, each mistake its own hint, variants) is covered for
-every lesson by ``tests/exercises/test_bank.py``; the notebooks run under nbval; the
+every lesson by ``tests/unit/exercises/test_bank.py``; the notebooks run under nbval; the
 calculators it adds are tested with their modules, in ``tests/unit/test_flops.py``,
 ``test_cost.py``, ``test_distributed.py`` and ``test_memory.py``.
 """

@@ -330,3 +330,58 @@ def test_scaling_efficiency_and_speedup() -> None:
     assert distributed.scaling_efficiency(1.0, 1.0, overlap=1.0) == 1.0
     assert distributed.scaling_efficiency(1.0, 3.0, overlap=1.0) == pytest.approx(1 / 3)
     assert distributed.effective_speedup(64, 0.5) == 32
+
+
+# ---------------------------------------------------------------------------------------
+# Embeddings on the first and last stage, context parallelism
+
+
+def test_source_llama3_405b_stage_layout() -> None:
+    """Dubey et al. 2024, section 3.3.2: Llama 3 405B's 126 layers on 16 pipeline stages,
+    with one layer fewer on the first and the last stage (they hold the embedding and the
+    output layer): 7, then 14 stages of 8, then 7."""
+    assert distributed.stage_layer_counts(126, 16) == [7] + [8] * 14 + [7]
+    assert sum(distributed.stage_layer_counts(61, 8)) == 61
+
+
+def test_embeddings_sit_on_the_end_stages() -> None:
+    """Llama 3 405B with its 2.1B-parameter embedding on the first stage and its 2.1B
+    output layer on the last: the two ends, one layer lighter, hold 24.4B, within 5 % of
+    the middle stages' 25.5B, which is why the layout removes that layer."""
+    from gpulesson.transformer import embedding_params, param_breakdown
+
+    cfg = LLAMA_405B
+    n = param_count(cfg)
+    emb, out = embedding_params(cfg), param_breakdown(cfg)["lm_head"]
+    stages = distributed.stage_params(n, layers=126, pp=16, embedding_params=emb,
+                                      output_params=out)
+    assert sum(stages) == pytest.approx(n)
+    per_layer = (n - emb - out) / 126
+    assert stages[0] == pytest.approx(7 * per_layer + emb)
+    assert stages[-1] == pytest.approx(7 * per_layer + out)
+    assert max(stages) == pytest.approx(8 * per_layer)
+    assert round(stages[0] / 1e9, 1) == 24.4 and round(max(stages) / 1e9, 1) == 25.5
+    # spread like the layers (the default), the largest stage is ceil(126/16) = 8 layers
+    assert distributed.params_per_gpu(n, pp=16, layers=126) == pytest.approx(n * 8 / 126)
+    # tied embeddings: the last stage keeps a copy of the shared matrix
+    tied = distributed.stage_params(100.0, layers=2, pp=2, embedding_params=10.0,
+                                    tied_embeddings=True)
+    assert tied == [55.0, 55.0]
+
+
+def test_layout_with_context_parallelism_and_end_stages() -> None:
+    cfg = preset("llama-3-8b")
+    n = param_count(cfg)
+    base = distributed.layout_memory(n_params=n, n_gpus=8, cfg=cfg, seq_len=32768,
+                                     attention="flash")
+    cp = distributed.layout_memory(n_params=n, n_gpus=8, cp=4, cfg=cfg, seq_len=32768,
+                                   attention="flash", zero_stage=1)
+    assert (cp.dp, cp.cp) == (2, 4)
+    assert cp.activations == pytest.approx(base.activations / 4)
+    ends = distributed.layout_memory(n_params=n, n_gpus=8, pp=4, cfg=cfg,
+                                     embedding_on_ends=True)
+    assert ends.params_per_gpu > distributed.layout_memory(n_params=n, n_gpus=8, pp=4,
+                                                           cfg=cfg).params_per_gpu
+    with pytest.raises(ValueError, match=r"tp x pp x cp \(1 x 1 x 3 = 3\) must divide "
+                                         r"n_gpus \(8\)"):
+        distributed.layout_memory(n_params=n, n_gpus=8, cp=3)

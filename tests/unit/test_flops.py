@@ -186,3 +186,70 @@ def test_tokens_per_second_inverts_mfu() -> None:
     tps = flops.tokens_per_second(n_devices=64, peak_flops=989.4e12, mfu=0.4,
                                   flops_per_token=6 * 7e9)
     assert flops.mfu(tps, 6 * 7e9, 64, 989.4e12) == pytest.approx(0.4, rel=1e-12)
+
+
+# ---------------------------------------------------------------------------------------
+# Any architecture: active parameters, latent attention, windows; Chinchilla's fit
+
+
+def test_model_flops_per_token_is_palm_for_a_dense_model() -> None:
+    """For a dense model with full attention, 6N + 3 x forward attention is PaLM's
+    6N + 12LHQT (Chowdhery et al. 2022, appendix B), the figure flops_per_token gives."""
+    cfg = preset("llama-2-7b")
+    shape = {"layers": 32, "heads": 32, "head_dim": 128, "seq_len": 4096}
+    assert flops.model_flops_per_token(cfg, seq_len=4096) == flops.flops_per_token(
+        param_count(cfg), **shape)
+    assert flops.model_flops_per_token(cfg) == 6 * param_count(cfg)
+
+
+def test_source_mixtral_trains_at_the_cost_of_its_active_parameters() -> None:
+    """Mixtral 8x7B "uses only 13B active parameters for each token" (Jiang et al. 2024,
+    section 1): 6 x 12.9B FLOPs per token, not 6 x 46.7B."""
+    cfg = preset("mixtral-8x7b")
+    per_token = flops.model_flops_per_token(cfg)
+    assert round(per_token / 6 / 1e9, 1) == 12.9
+    assert flops.model_training_flops(cfg, tokens=1e12) == pytest.approx(1e12 * per_token)
+    assert flops.model_training_flops(cfg, tokens=1e12, seq_len=4096) > 1e12 * per_token
+
+
+def test_latent_attention_and_windows_in_the_attention_term() -> None:
+    """DeepSeek-V3's heads score with 192-wide queries and keys and mix 128-wide values:
+    2 x 128 x (192 + 128) FLOPs per key and layer (DeepSeek-AI 2024, section 2.1.1).
+    Gemma-2-9B at 8,192 tokens: 21 global layers see 8,192 keys, 21 local ones 4,096."""
+    ds = preset("deepseek-v3")
+    assert flops.forward_attention_flops_per_token(ds, context=1) == 61 * 2 * 128 * 320
+    gemma = preset("gemma-2-9b")
+    per_key = 2 * 16 * (256 + 256)
+    assert flops.forward_attention_flops_per_token(gemma, context=8192) == per_key * (
+        21 * 8192 + 21 * 4096)
+    assert flops.forward_attention_flops_per_token(gemma, context=1000) == (
+        per_key * 42 * 1000)
+
+
+@pytest.mark.parametrize(("params", "total_flops", "tokens"), flops.CHINCHILLA_TABLE_3)
+def test_source_chinchilla_fitted_optimum_table3(params: float, total_flops: float,
+                                                 tokens: float) -> None:
+    """Hoffmann et al. 2022, Table 3 (approach 1): the fitted compute-optimal size and
+    tokens for each budget, e.g. 67B and 1.5T tokens at Gopher's 5.76e23 FLOPs."""
+    point = flops.chinchilla_fitted_optimal(total_flops)
+    assert point.params == pytest.approx(params, rel=1e-12)
+    assert point.tokens == pytest.approx(tokens, rel=1e-12)
+
+
+def test_source_chinchilla_heuristic_differs_from_the_fit_at_gopher_scale() -> None:
+    """20 tokens per parameter is a heuristic: at 5.76e23 FLOPs it gives 69B, the paper's
+    fit 67B (Hoffmann et al. 2022, Table 3); between rows the fit is a power law."""
+    assert round(flops.chinchilla_optimal(5.76e23).params / 1e9) == 69
+    assert round(flops.chinchilla_fitted_optimal(5.76e23).params / 1e9) == 67
+    between = flops.chinchilla_fitted_optimal(1e24)
+    assert 67e9 < between.params < 175e9 and 1.5e12 < between.tokens < 3.7e12
+    with pytest.raises(ValueError, match=r"total_flops must be within Hoffmann et al.'s "
+                                         r"Table 3, 1.92e\+19 to 1.3e\+28 FLOPs, got 1e\+30"):
+        flops.chinchilla_fitted_optimal(1e30)
+
+
+def test_model_flops_need_a_config() -> None:
+    with pytest.raises(TypeError, match="cfg must be a TransformerConfig"):
+        flops.model_flops_per_token(7e9)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="context must be a positive integer, got 0"):
+        flops.forward_attention_flops_per_token(preset("gpt2"), context=0)

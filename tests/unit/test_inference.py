@@ -141,3 +141,100 @@ def test_decode_speed_total_and_per_user() -> None:
     with pytest.raises(ValueError, match="batch"):
         inference.decode_speed(n_params=8e9, weight_bytes=16e9, batch=0,
                                kv_bytes_per_sequence=0, peak_flops=1e15, bandwidth=3.2e12)
+
+
+# ---------------------------------------------------------------------------------------
+# Latent attention, sliding windows, mixture-of-experts decode
+
+
+def test_source_deepseek_latent_kv_cache_is_gqa_with_2_25_groups() -> None:
+    """DeepSeek-AI 2024a (DeepSeek-V2), Table 1: MLA caches (d_c + d_R) x l values per
+    token, about 4.5 d_h l with d_c = 4 d_h and d_R = d_h / 2: the cache of GQA with only
+    2.25 groups. DeepSeek-V3 (d_h = 128, 61 layers) in BF16: 70,272 bytes per token."""
+    ds = preset("deepseek-v3")
+    per_token = inference.kv_cache_bytes_per_token(ds, bytes_per_element=1)
+    assert per_token == 4.5 * 128 * 61 == 2 * 2.25 * 128 * 61
+    assert inference.kv_cache_bytes(ds, seq_len=1000, batch=3) == 3 * 1000 * 2 * per_token
+    mha = 2 * 61 * 128 * 128  # what 128 heads of keys and values of 128 would keep
+    assert round(mha / per_token, 1) == 56.9
+
+
+def test_source_mistral_rolling_buffer_cuts_the_cache_8x_at_32k() -> None:
+    """Jiang et al. 2023 (Mistral 7B), section 2: with a 4,096-token window "on a sequence
+    length of 32k tokens, this reduces the cache memory usage by 8x"."""
+    from gpulesson.transformer import from_hf_config
+
+    from .test_transformer import HF_DIR
+
+    cfg = from_hf_config(HF_DIR / "mistral__Mistral-7B-v0.1.json")
+    full = inference.kv_cache_bytes(cfg, seq_len=32768, cap_windows=False)
+    assert full / inference.kv_cache_bytes(cfg, seq_len=32768) == 8
+    assert full == inference.kv_cache_bytes(preset("mistral-7b"), seq_len=32768)
+    assert inference.kv_cache_bytes(cfg, seq_len=4096) == inference.kv_cache_bytes(
+        preset("mistral-7b"), seq_len=4096)
+
+
+def test_hybrid_windows_cap_only_the_local_layers() -> None:
+    """Gemma-2-9B: half its 42 layers slide a 4,096-token window (Gemma Team 2024);
+    gpt-oss-20b: 12 of 24 layers a 128-token window (OpenAI 2025)."""
+    gemma = preset("gemma-2-9b")
+    per_layer_token = 2 * 8 * 256 * 2
+    assert inference.kv_cache_bytes(gemma, seq_len=8192) == per_layer_token * (
+        21 * 8192 + 21 * 4096)
+    oss = preset("gpt-oss-20b")
+    assert inference.kv_cache_bytes(oss, seq_len=131072) == 2 * 8 * 64 * 2 * (
+        12 * 131072 + 12 * 128)
+
+
+@given(e=st.integers(1, 256), data=st.data())
+def test_expected_experts_grow_from_k_to_all(e: int, data: st.DataObject) -> None:
+    """Uniform routing: one token touches its k experts; more tokens touch more, never
+    more than all of them."""
+    k = data.draw(st.integers(1, e))
+    b = data.draw(st.integers(1, 10_000))
+    one = inference.expected_experts_used(experts=e, experts_per_token=k, tokens=1)
+    many = inference.expected_experts_used(experts=e, experts_per_token=k, tokens=b)
+    assert one == pytest.approx(k)
+    assert k - 1e-9 <= many <= e + 1e-9
+    assert inference.expected_experts_used(experts=e, experts_per_token=k,
+                                           tokens=b + 1) >= many - 1e-9
+
+
+def test_source_mixtral_decodes_like_a_13b_model_at_batch_1() -> None:
+    """Mistral AI (Mixtral of experts, 2023): it "processes input and generates output at
+    the same speed and for the same cost as a 12.9B model": at batch 1 a decode step reads
+    the active parameters; at batch 64 nearly all 46.7B (uniform routing)."""
+    from gpulesson.transformer import active_params, param_count
+
+    cfg = preset("mixtral-8x7b")
+    assert inference.decode_weight_bytes(cfg, batch=1) == 2 * active_params(cfg)
+    assert inference.decode_weight_bytes(cfg, batch=64) / (2 * param_count(cfg)) > 0.9999
+    dense = preset("llama-3-8b")
+    assert inference.decode_weight_bytes(dense, batch=64) == 2 * param_count(dense)
+    h100 = {"peak_flops": 989.4e12, "bandwidth": 3.35e12}
+    alone = inference.model_decode_speed(cfg, batch=1, context=1, **h100)
+    assert round(alone.tokens_per_second) == round(3.35e12 / (2 * active_params(cfg)
+                                                              + 2 * 32 * 1024 * 2))
+
+
+def test_model_prefill_and_decode_reduce_to_the_shape_formulas_when_dense() -> None:
+    from gpulesson.transformer import param_count
+
+    cfg = preset("llama-2-7b")
+    n, shape = param_count(cfg), {"layers": 32, "heads": 32, "head_dim": 128}
+    assert inference.model_prefill_flops(cfg, 3000, batch=2) == inference.prefill_flops(
+        n, 3000, batch=2, **shape)
+    assert inference.model_decode_flops(cfg, 50, context_len=700) == inference.decode_flops(
+        n, 50, context_len=700, **shape)
+    # a window caps the keys a decoding token attends to
+    gemma = preset("gemma-2-9b")
+    capped = inference.model_decode_flops(gemma, 10, context_len=9000)
+    per_key = 2 * 16 * 512
+    attention = capped - 2 * 9_241_705_984 * 10
+    assert attention == per_key * (21 * sum(9000 + i for i in range(1, 11)) + 21 * 10 * 4096)
+
+
+def test_expected_experts_validates() -> None:
+    with pytest.raises(ValueError, match=r"experts_per_token must be between 1 and experts "
+                                         r"\(8\), got 9"):
+        inference.expected_experts_used(experts=8, experts_per_token=9, tokens=4)

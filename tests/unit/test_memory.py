@@ -211,3 +211,131 @@ def test_lora_gqa_and_mlp_shapes() -> None:
     assert memory.lora_params(cfg, rank=8, targets=("gate",)) == 32 * 8 * (4096 + 14336)
     with pytest.raises(ValueError, match="'gate' exists only in a gated"):
         memory.lora_params(preset("gpt2"), rank=8, targets=("gate",))
+
+
+# ---------------------------------------------------------------------------------------
+# 2026: every parameter held, 20 bytes per parameter, activations of any architecture
+
+
+def test_source_playbook_bf16_baseline_is_20_bytes_per_parameter() -> None:
+    """Tazi et al. 2025 (The Ultra-Scale Playbook), mixed-precision table: the
+    "bfloat16 + fp32 mixed precision baseline" keeps 4 + 4 + 2 + 2 + 4 + 4 = 20 bytes
+    (FP32 master weights and accumulated gradients, BF16 weights and gradients, FP32
+    Adam states), 16 without FP32 gradient accumulation; DeepSeek-V3's FP8 recipe,
+    4 + 4 + 1 + 2 + 2 + 2 = 15. The Playbook's ZeRO section: 2Psi + 6Psi + 12Psi."""
+    assert memory.bytes_per_param("mixed_fp32_grad_accum") == 20
+    assert memory.model_state_bytes("mixed_fp32_grad_accum").gradients == 6
+    assert memory.bytes_per_param("mixed") == 16
+    assert memory.bytes_per_param("fp8_deepseek_v3") == 15
+
+
+def test_moe_training_memory_holds_every_expert() -> None:
+    """Mixture-of-experts training holds all 46.7B of Mixtral's parameters, 16 bytes
+    each; expert parallelism spreads only the routed experts."""
+    from gpulesson import transformer
+
+    cfg = preset("mixtral-8x7b")
+    m = memory.training_memory(cfg, batch=1, seq_len=1)
+    assert m.weights == 2 * transformer.param_count(cfg)
+    ep = memory.training_memory(cfg, batch=1, seq_len=1, ep=8)
+    routed = transformer.moe_breakdown(cfg)["routed_experts"]
+    assert ep.weights == 2 * (transformer.param_count(cfg) - routed + routed / 8)
+    with pytest.raises(ValueError, match=r"ep must divide experts \(8\), got 3"):
+        memory.training_memory(cfg, batch=1, seq_len=1, ep=3)
+
+
+GPT_BLOCK = {"seq_len": 2048, "batch": 1, "hidden": 12288, "heads": 96}
+
+
+@pytest.mark.parametrize(("tp", "sp", "recompute"), [
+    (1, False, "none"), (8, False, "none"), (8, True, "none"), (8, False, "selective"),
+    (8, True, "selective"), (1, False, "full"), (8, False, "full")])
+def test_source_derivation_is_korthikanti_for_a_gpt_block(tp: int, sp: bool,
+                                                         recompute: str) -> None:
+    """Korthikanti et al. 2022, Table 2 is the special case of the per-tensor derivation:
+    a GPT block (multi-head attention, 4h GeLU MLP, dropout, eager attention), here GPT-3."""
+    from gpulesson import activations
+
+    derived = activations.layer_activation_bytes(
+        GPT3, seq_len=2048, attention="eager", dropout=True, tp=tp, sequence_parallel=sp,
+        recompute=recompute)
+    assert derived == memory.activation_bytes_per_layer(
+        **GPT_BLOCK, tp=tp, sequence_parallel=sp, recompute=recompute)
+
+
+def test_flash_swiglu_gqa_llama_keeps_a_sixth_of_the_gpt_formula() -> None:
+    """Llama-2-7B, one 4,096-token sequence: the GPT formula says 104.2 GB for 32 layers
+    (Korthikanti et al. 2022 applied to it); FlashAttention (no score matrix, Dao et al.
+    2022), SwiGLU's three 11,008-wide tensors and no dropout keep 17.3 GB."""
+    from gpulesson import activations, units
+
+    cfg = preset("llama-2-7b")
+    gpt_formula = memory.training_memory(cfg, batch=1, seq_len=4096).activations
+    derived = memory.training_memory(cfg, batch=1, seq_len=4096, attention="flash")
+    assert units.format_bytes(gpt_formula) == "104.2 GB"
+    assert units.format_bytes(derived.activations) == "17.3 GB"
+    assert derived.activations == activations.activation_bytes(cfg, seq_len=4096)
+    assert round(gpt_formula / derived.activations) == 6
+    # eager attention without dropout keeps 2as^2b of scores per layer, not 5as^2b
+    eager = activations.activation_bytes(cfg, seq_len=4096, attention="eager")
+    assert eager - derived.activations == 32 * (2 * 32 * 4096 * 4096 - 4 * 32 * 4096)
+
+
+LLAMA_BLOCK = {"hidden": 64, "layers": 2, "heads": 8, "kv_heads": 2, "vocab": 100,
+               "ffn": 176, "gated_mlp": True, "norm": "rmsnorm", "linear_bias": False,
+               "dropout": False, "tied_embeddings": False}
+
+
+@pytest.mark.parametrize("attention", ["flash", "eager"])
+@pytest.mark.parametrize("experts", [0, 8])
+def test_derivation_equals_a_measured_forward_pass(attention: str, experts: int) -> None:
+    """A real forward pass of a Llama-style block in NumPy (RMSNorm, rotary GQA with 8
+    query and 2 KV heads, SwiGLU or 8 experts with 2 per token), keeping what its backward
+    needs: every tensor's bytes equal the derivation, with the FlashAttention-style pass
+    keeping no score matrix; both attentions give the same output."""
+    from gpulesson import activations, forward_pass
+    from gpulesson.transformer import TransformerConfig
+
+    moe = {"experts": experts, "experts_per_token": 2, "expert_ffn": 48} if experts else {}
+    cfg = TransformerConfig(**LLAMA_BLOCK, **moe)
+    measured = forward_pass.llama_block_saved_bytes(cfg, seq_len=64, batch=2,
+                                                    attention=attention)
+    assert measured == activations.activation_tensors(cfg, seq_len=64, batch=2,
+                                                      attention=attention)
+    assert ("softmax output" in measured) == (attention == "eager")
+
+
+def test_flash_style_pass_computes_attention() -> None:
+    """The block-wise pass gives the eager result (to float32 rounding)."""
+    import numpy as np
+
+    from gpulesson import forward_pass
+    from gpulesson.transformer import TransformerConfig
+
+    cfg = TransformerConfig(**LLAMA_BLOCK)
+    flash, _ = forward_pass.llama_block_saved(cfg, seq_len=48, attention="flash", block=7)
+    eager, _ = forward_pass.llama_block_saved(cfg, seq_len=48, attention="eager")
+    assert np.abs(flash - eager).max() < 1e-5
+
+
+def test_context_parallelism_divides_the_activations() -> None:
+    cfg = preset("llama-3-8b")
+    one = memory.training_memory(cfg, batch=1, seq_len=32768, attention="flash")
+    four = memory.training_memory(cfg, batch=1, seq_len=32768, attention="flash", cp=4)
+    assert four.activations == one.activations / 4
+    legacy = memory.training_memory(cfg, batch=1, seq_len=32768, cp=4)
+    assert legacy.activations == memory.training_memory(cfg, batch=1,
+                                                        seq_len=32768).activations // 4
+    with pytest.raises(ValueError, match=r"cp must divide seq_len \(1000\), got 3"):
+        memory.training_memory(cfg, batch=1, seq_len=1000, cp=3)
+
+
+def test_activation_tensors_validate() -> None:
+    from gpulesson import activations
+
+    with pytest.raises(ValueError, match=r"attention must be one of \['flash', 'eager'\]"):
+        activations.activation_tensors(preset("gpt2"), seq_len=8, attention="sdpa")
+    with pytest.raises(ValueError, match=r"tp must divide heads \(12\), got 8"):
+        activations.activation_tensors(preset("gpt2"), seq_len=8, tp=8)
+    with pytest.raises(ValueError, match="attention needs the model's shape"):
+        memory.training_memory(7e9, batch=1, seq_len=8, attention="flash")

@@ -1,0 +1,354 @@
+"""The shape of a decoder-only transformer: :class:`TransformerConfig`.
+
+One frozen dataclass describes every model the course counts, from GPT-2 to the
+mixture-of-experts and latent-attention models of 2025-26. Its defaults are GPT-2's
+(learned positions, LayerNorm, biases everywhere, a 4x MLP, tied embeddings, dropout);
+each later idea is one field whose default leaves it out:
+
+* **attention**: grouped-query heads (``kv_heads``), an explicit ``head_dim``, biases on
+  q/k/v and on the output projection, norms on the queries and keys (``qk_norm``),
+  attention sinks, sliding-window layers and their pattern, and multi-head latent
+  attention (``kv_lora_rank`` ...), where the KV cache holds a compressed latent;
+* **the MLP**: gated (SwiGLU/GeGLU) or plain, and mixture-of-experts (routed experts,
+  experts per token, shared experts, the expert width, leading dense layers, a router
+  bias, a shared-expert gate);
+* **norms**: LayerNorm or RMSNorm, how many per layer (Gemma 2 has four, Falcon-7B one),
+  a norm after the embedding (BLOOM);
+* **training**: whether dropout is applied (it changes the activations kept, not the
+  parameters).
+
+Taught in: ``notebooks/memory_what_fits.ipynb`` and ``notebooks/inference_and_kv_cache.ipynb``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gpulesson import _validate as v
+
+__all__ = ["NORMS", "QK_NORMS", "TransformerConfig"]
+
+#: Norm kinds: LayerNorm has a weight and a bias per channel, RMSNorm a weight.
+NORMS = ("layernorm", "rmsnorm")
+#: Query/key norms: none; one weight vector of ``head_dim`` shared by the heads (Qwen3,
+#: Gemma 3); or one over the whole projection, ``heads*head_dim`` and
+#: ``kv_heads*head_dim`` (OLMo 2).
+QK_NORMS = ("none", "head", "full")
+
+
+def _fail(field: str, value: object, allowed: str) -> ValueError:
+    return ValueError(f"{field} must be {allowed}, got {value!r}")
+
+
+@dataclass(frozen=True)
+class TransformerConfig:
+    """Shape of a decoder-only transformer. Validates itself on construction.
+
+    Parameters
+    ----------
+    hidden : int
+        Model width ``d`` (``hidden_size``, ``n_embd``).
+    layers : int
+        Number of transformer blocks ``L``.
+    heads : int
+        Number of query heads ``a``.
+    vocab : int
+        Vocabulary size ``V`` (rows of the embedding matrix).
+    ffn : int, optional
+        MLP inner width (``intermediate_size``); default ``4*hidden``. In a
+        mixture-of-experts model, the width of the dense layers' MLP.
+    kv_heads : int, optional
+        Key/value heads (GQA/MQA); default ``heads``. Must divide ``heads``.
+    head_dim : int, optional
+        Size of one query/key head; default ``hidden // heads`` (``hidden`` must then
+        divide), or ``qk_nope_head_dim + qk_rope_head_dim`` with latent attention.
+    max_positions : int
+        Rows of a learned position embedding; 0 for rotary/relative positions.
+    tied_embeddings : bool
+        Output layer shares the token-embedding matrix.
+    gated_mlp : bool
+        SwiGLU/GeGLU MLP with three matrices instead of two (experts too).
+    norm : str
+        ``"layernorm"`` (weight and bias) or ``"rmsnorm"`` (weight only).
+    linear_bias : bool
+        A bias on every linear layer (GPT-2, BLOOM). Implies the next three.
+    qkv_bias : bool
+        Biases on the q, k and v projections (Qwen2).
+    attn_out_bias : bool
+        A bias on the attention output projection (gpt-oss; Llama's ``attention_bias``).
+    mlp_bias : bool
+        Biases on the MLP's (and every expert's) matrices (gpt-oss).
+    norms_per_layer : int
+        Norms in each block: 2 (before attention and MLP, or after them in OLMo 2), 4 in
+        Gemma 2 and 3 (before and after each), 1 in Falcon-7B's parallel block.
+    qk_norm : str
+        ``"none"``, ``"head"`` or ``"full"`` (see :data:`QK_NORMS`).
+    embedding_norm : bool
+        A norm right after the token embedding (BLOOM's ``word_embeddings_layernorm``).
+    parallel_attention : bool
+        Attention and MLP read the same normalised input and are added together
+        (GPT-J, Falcon); changes the activations, not the parameters.
+    dropout : bool
+        Training applies dropout (GPT-2: 0.1); modern models train without. Changes the
+        activations kept for backward.
+    context : int
+        Longest sequence the model is configured for (``max_position_embeddings``);
+        0 when not stated. A sliding window must fit in it.
+    sliding_window : int
+        Tokens a sliding-window (local) layer attends to; 0 for none.
+    sliding_window_pattern : int
+        With a window: 0 makes every layer local (Mistral 7B v0.1); ``p >= 2`` makes every
+        ``p``-th layer global and the others local (Gemma 2 and gpt-oss: 2, alternating;
+        Gemma 3: 6, five local then one global).
+    attention_sinks : bool
+        A learned sink logit per head and layer (gpt-oss).
+    kv_lora_rank : int
+        Multi-head latent attention (DeepSeek-V2/V3) when > 0: the width of the
+        compressed key/value latent that the KV cache holds.
+    q_lora_rank : int
+        Latent attention's query compression rank; 0 for a direct query projection.
+    qk_rope_head_dim, qk_nope_head_dim, v_head_dim : int
+        Latent attention's per-head sizes: the rotary part of a query/key (shared by the
+        heads in the cache), the rest of it, and a value head.
+    experts : int
+        Routed experts per mixture-of-experts layer; 0 for a dense model.
+    experts_per_token : int
+        Routed experts each token uses (top-k), ``1 <= k <= experts``.
+    shared_experts : int
+        Experts every token uses besides the routed ones (DeepSeek, Qwen2-MoE).
+    expert_ffn : int, optional
+        Inner width of a routed expert (``moe_intermediate_size``); default ``ffn``.
+    shared_expert_ffn : int, optional
+        Inner width of a shared expert; default ``expert_ffn``.
+    dense_layers : int
+        Leading layers with a dense MLP instead of experts (``first_k_dense_replace``).
+    router_bias : bool
+        A bias per expert in the router (gpt-oss; DeepSeek-V3's correction bias).
+    shared_expert_gate : bool
+        A ``d -> 1`` gate on the shared expert's output (Qwen2-MoE).
+    mtp_layers : int
+        Multi-token-prediction modules stored with the checkpoint but not part of the
+        model's count (DeepSeek-V3: 1); see :func:`~gpulesson.transformer.checkpoint_params`.
+    name, source : str
+        Label and provenance (config file or paper) for presets.
+
+    Raises
+    ------
+    ValueError
+        naming the field, the value and what is allowed (a ``kv_heads`` that does not
+        divide ``heads``, ``experts_per_token`` above ``experts``, a window larger than
+        the context ...).
+
+    Notes
+    -----
+    After construction ``ffn``, ``kv_heads``, ``head_dim``, ``expert_ffn`` and
+    ``shared_expert_ffn`` hold their resolved values. ``dataclasses.replace(cfg,
+    hidden=...)`` keeps the old resolved ``ffn``; pass ``ffn`` explicitly when changing
+    ``hidden``.
+    """
+
+    hidden: int
+    layers: int
+    heads: int
+    vocab: int
+    ffn: int | None = None
+    kv_heads: int | None = None
+    head_dim: int | None = None
+    max_positions: int = 0
+    tied_embeddings: bool = True
+    gated_mlp: bool = False
+    norm: str = "layernorm"
+    linear_bias: bool = True
+    qkv_bias: bool = False
+    attn_out_bias: bool = False
+    mlp_bias: bool = False
+    norms_per_layer: int = 2
+    qk_norm: str = "none"
+    embedding_norm: bool = False
+    parallel_attention: bool = False
+    dropout: bool = True
+    context: int = 0
+    sliding_window: int = 0
+    sliding_window_pattern: int = 0
+    attention_sinks: bool = False
+    kv_lora_rank: int = 0
+    q_lora_rank: int = 0
+    qk_rope_head_dim: int = 0
+    qk_nope_head_dim: int = 0
+    v_head_dim: int = 0
+    experts: int = 0
+    experts_per_token: int = 0
+    shared_experts: int = 0
+    expert_ffn: int | None = None
+    shared_expert_ffn: int | None = None
+    dense_layers: int = 0
+    router_bias: bool = False
+    shared_expert_gate: bool = False
+    mtp_layers: int = 0
+    name: str = ""
+    source: str = ""
+
+    def __post_init__(self) -> None:
+        hidden = v.positive_int("hidden", self.hidden)
+        layers = v.positive_int("layers", self.layers)
+        heads = v.positive_int("heads", self.heads)
+        v.positive_int("vocab", self.vocab)
+        ffn = 4 * hidden if self.ffn is None else v.positive_int("ffn", self.ffn)
+        v.nonneg_int("max_positions", self.max_positions)
+        for flag in ("tied_embeddings", "gated_mlp", "linear_bias", "qkv_bias",
+                     "attn_out_bias", "mlp_bias", "embedding_norm", "parallel_attention",
+                     "dropout", "attention_sinks", "router_bias", "shared_expert_gate"):
+            v.boolean(flag, getattr(self, flag))
+        v.choice("norm", self.norm, NORMS)
+        v.choice("qk_norm", self.qk_norm, QK_NORMS)
+        v.nonneg_int("norms_per_layer", self.norms_per_layer)
+        if not isinstance(self.name, str) or not isinstance(self.source, str):
+            raise TypeError("name and source must be strings")
+        kv_heads, head_dim = self._attention(hidden, heads)
+        self._window(layers)
+        expert_ffn, shared_ffn = self._experts(layers, ffn)
+        object.__setattr__(self, "ffn", ffn)
+        object.__setattr__(self, "kv_heads", kv_heads)
+        object.__setattr__(self, "head_dim", head_dim)
+        object.__setattr__(self, "expert_ffn", expert_ffn)
+        object.__setattr__(self, "shared_expert_ffn", shared_ffn)
+
+    def _attention(self, hidden: int, heads: int) -> tuple[int, int]:
+        """Check the attention fields; return the resolved ``(kv_heads, head_dim)``."""
+        kv_heads = heads if self.kv_heads is None else v.positive_int("kv_heads", self.kv_heads)
+        if kv_heads > heads or heads % kv_heads:
+            raise ValueError(f"kv_heads must divide heads ({heads}), got {kv_heads}")
+        rank = v.nonneg_int("kv_lora_rank", self.kv_lora_rank)
+        latent = {name: v.nonneg_int(name, getattr(self, name)) for name in
+                  ("q_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim")}
+        if rank == 0:
+            for name, value in latent.items():
+                if value:
+                    raise ValueError(f"{name} is a latent-attention size: it needs "
+                                     f"kv_lora_rank > 0, got {name}={value} with kv_lora_rank=0")
+        else:
+            for name in ("qk_rope_head_dim", "v_head_dim"):
+                if not latent[name]:
+                    raise _fail(name, latent[name], "a positive integer with latent attention "
+                                "(kv_lora_rank > 0)")
+            if kv_heads != heads:
+                raise ValueError(f"kv_heads must equal heads ({heads}) with latent attention: "
+                                 f"every head gets its own keys and values, got {kv_heads}")
+            for flag in ("linear_bias", "qkv_bias", "attn_out_bias"):
+                if getattr(self, flag):
+                    raise ValueError(f"{flag} must be False with latent attention (the "
+                                     "latent projections have no biases), got True")
+            qk = latent["qk_nope_head_dim"] + latent["qk_rope_head_dim"]
+            if self.head_dim is not None and self.head_dim != qk:
+                raise ValueError(f"head_dim must be qk_nope_head_dim + qk_rope_head_dim ({qk}) "
+                                 f"with latent attention, got {self.head_dim!r}")
+            return kv_heads, qk
+        if self.head_dim is None:
+            if hidden % heads:
+                raise ValueError(f"hidden ({hidden}) must be divisible by heads ({heads}) "
+                                 "when head_dim is not given")
+            return kv_heads, hidden // heads
+        return kv_heads, v.positive_int("head_dim", self.head_dim)
+
+    def _window(self, layers: int) -> None:
+        context = v.nonneg_int("context", self.context)
+        window = v.nonneg_int("sliding_window", self.sliding_window)
+        pattern = v.nonneg_int("sliding_window_pattern", self.sliding_window_pattern)
+        if context and window > context:
+            raise ValueError(f"sliding_window must be at most the context ({context} tokens), "
+                             f"got {window}")
+        if pattern == 1 or pattern > max(layers, 1):
+            raise _fail("sliding_window_pattern", pattern,
+                        f"0 (every layer local) or between 2 and layers ({layers})")
+        if pattern and not window:
+            raise ValueError(f"sliding_window_pattern ({pattern}) needs a sliding_window > 0")
+
+    def _experts(self, layers: int, ffn: int) -> tuple[int | None, int | None]:
+        experts = v.nonneg_int("experts", self.experts)
+        k = v.nonneg_int("experts_per_token", self.experts_per_token)
+        shared = v.nonneg_int("shared_experts", self.shared_experts)
+        dense = v.nonneg_int("dense_layers", self.dense_layers)
+        v.nonneg_int("mtp_layers", self.mtp_layers)
+        if experts == 0:
+            for name, value in (("experts_per_token", k), ("shared_experts", shared),
+                                ("dense_layers", dense)):
+                if value:
+                    raise ValueError(f"{name} needs routed experts (experts > 0), got "
+                                     f"{name}={value} with experts=0")
+            for name in ("expert_ffn", "shared_expert_ffn"):
+                if getattr(self, name) is not None:
+                    raise ValueError(f"{name} needs routed experts (experts > 0)")
+            if self.router_bias or self.shared_expert_gate:
+                raise ValueError("router_bias and shared_expert_gate need routed experts "
+                                 "(experts > 0)")
+            return None, None
+        if not 1 <= k <= experts:
+            raise _fail("experts_per_token", k, f"between 1 and experts ({experts})")
+        if dense >= layers:
+            raise _fail("dense_layers", dense, f"below layers ({layers}) in a "
+                        "mixture-of-experts model")
+        expert_ffn = ffn if self.expert_ffn is None else v.positive_int("expert_ffn",
+                                                                        self.expert_ffn)
+        if self.shared_expert_ffn is None:
+            shared_ffn = expert_ffn
+        else:
+            shared_ffn = v.positive_int("shared_expert_ffn", self.shared_expert_ffn)
+        if self.shared_expert_gate and not shared:
+            raise ValueError("shared_expert_gate needs shared_experts > 0")
+        return expert_ffn, shared_ffn
+
+    # --- derived sizes ----------------------------------------------------------------
+
+    @property
+    def q_dim(self) -> int:
+        """Width of the query projection, ``heads * head_dim``."""
+        return self.heads * self.head_dim  # type: ignore[operator]
+
+    @property
+    def kv_dim(self) -> int:
+        """Width of the key projection, ``kv_heads * head_dim``."""
+        return self.kv_heads * self.head_dim  # type: ignore[operator]
+
+    @property
+    def value_head_dim(self) -> int:
+        """Size of one value head: ``v_head_dim`` with latent attention, else ``head_dim``."""
+        return self.v_head_dim if self.kv_lora_rank else self.head_dim  # type: ignore[return-value]
+
+    @property
+    def v_dim(self) -> int:
+        """Width of the value projection (and of the attention output), all KV heads."""
+        return self.kv_heads * self.value_head_dim  # type: ignore[operator]
+
+    @property
+    def o_dim(self) -> int:
+        """Width of the attention output (the output projection's input), ``heads`` value
+        heads."""
+        return self.heads * self.value_head_dim
+
+    @property
+    def latent_attention(self) -> bool:
+        """Whether the model uses multi-head latent attention (``kv_lora_rank > 0``)."""
+        return self.kv_lora_rank > 0
+
+    @property
+    def moe(self) -> bool:
+        """Whether the model has routed experts."""
+        return self.experts > 0
+
+    @property
+    def moe_layers(self) -> int:
+        """Layers whose MLP is a mixture of experts (0 for a dense model)."""
+        return self.layers - self.dense_layers if self.experts else 0
+
+    @property
+    def local_layers(self) -> int:
+        """Layers with sliding-window attention (0 without a window)."""
+        if not self.sliding_window:
+            return 0
+        p = self.sliding_window_pattern
+        return self.layers - self.layers // p if p else self.layers
+
+    @property
+    def global_layers(self) -> int:
+        """Layers that attend to the whole sequence."""
+        return self.layers - self.local_layers

@@ -1,0 +1,243 @@
+"""Exact parameter counts: total, by part, active per token, and the checkpoint's.
+
+Per layer, with ``q = heads*head_dim``, ``kv = kv_heads*head_dim`` and width ``d``:
+
+* **attention** ``d*q + 2*d*kv + q*d``, plus biases (q, k, v and/or the output) and one
+  sink logit per head (gpt-oss). Latent attention (DeepSeek-V2/V3, with ``c`` the KV rank
+  and ``c_q`` the query rank, ``r``/``n``/``v`` the rope, no-rope and value head sizes)
+  replaces it by ``d*c_q + c_q*a*(n+r)`` (or ``d*a*(n+r)`` without query compression)
+  ``+ d*(c+r) + c*a*(n+v) + a*v*d``;
+* **MLP** ``2*d*f`` or ``3*d*f`` (gated) plus biases; a mixture-of-experts layer has a
+  router ``d*E`` (+ ``E`` biases), ``E`` routed experts of width ``f_e``, its shared
+  experts and, in Qwen2-MoE, a ``d -> 1`` gate on the shared expert;
+* **norms** ``norms_per_layer`` of ``2d`` (LayerNorm) or ``d`` (RMSNorm), plus the q/k
+  norms and latent attention's two latent norms;
+
+then a final norm (and BLOOM's norm after the embedding), the embeddings and, when untied,
+an output matrix ``V*d``. :func:`param_count` equals each model's own count to the
+parameter (``llama-2-7b``: 6,738,415,616; ``deepseek-v3``: 671,026,419,200).
+
+Taught in: ``notebooks/memory_what_fits.ipynb`` and ``notebooks/flops_and_scaling.ipynb``.
+"""
+
+from __future__ import annotations
+
+from gpulesson.transformer.config import TransformerConfig
+
+__all__ = [
+    "active_params",
+    "checkpoint_params",
+    "embedding_params",
+    "expert_params",
+    "moe_breakdown",
+    "non_embedding_params",
+    "param_breakdown",
+    "param_count",
+]
+
+
+def _check(cfg: object) -> TransformerConfig:
+    if not isinstance(cfg, TransformerConfig):
+        raise TypeError(
+            f"cfg must be a TransformerConfig (see transformer.preset), got {type(cfg).__name__}"
+        )
+    return cfg
+
+
+def _norm_size(cfg: TransformerConfig, width: int) -> int:
+    """Parameters of one norm over ``width`` channels (LayerNorm has a bias)."""
+    return 2 * width if cfg.norm == "layernorm" else width
+
+
+def _attention(cfg: TransformerConfig) -> int:
+    """One layer's attention weights, biases and sinks (norms excluded)."""
+    d, a = cfg.hidden, cfg.heads
+    if cfg.latent_attention:
+        qk = cfg.head_dim  # nope + rope
+        if cfg.q_lora_rank:
+            q = d * cfg.q_lora_rank + cfg.q_lora_rank * a * qk
+        else:
+            q = d * a * qk
+        kv = (d * (cfg.kv_lora_rank + cfg.qk_rope_head_dim)
+              + cfg.kv_lora_rank * a * (cfg.qk_nope_head_dim + cfg.v_head_dim))
+        weights = q + kv + cfg.o_dim * d
+        biases = 0
+    else:
+        weights = d * cfg.q_dim + d * cfg.kv_dim + d * cfg.v_dim + cfg.o_dim * d
+        biases = 0
+        if cfg.linear_bias or cfg.qkv_bias:
+            biases += cfg.q_dim + cfg.kv_dim + cfg.v_dim
+        if cfg.linear_bias or cfg.attn_out_bias:
+            biases += d
+    return weights + biases + (a if cfg.attention_sinks else 0)
+
+
+def _layer_norms(cfg: TransformerConfig) -> int:
+    """One layer's norms: the block's, the q/k norms and the latent norms."""
+    total = cfg.norms_per_layer * _norm_size(cfg, cfg.hidden)
+    if cfg.qk_norm == "head":
+        total += 2 * _norm_size(cfg, cfg.head_dim)  # type: ignore[arg-type]
+    elif cfg.qk_norm == "full":
+        total += _norm_size(cfg, cfg.q_dim) + _norm_size(cfg, cfg.kv_dim)
+    if cfg.latent_attention:
+        total += _norm_size(cfg, cfg.kv_lora_rank)
+        if cfg.q_lora_rank:
+            total += _norm_size(cfg, cfg.q_lora_rank)
+    return total
+
+
+def _mlp(cfg: TransformerConfig, width: int) -> int:
+    """One MLP (or expert) of inner width ``width``, with its biases."""
+    d = cfg.hidden
+    matrices = 3 if cfg.gated_mlp else 2
+    total = matrices * d * width
+    if cfg.linear_bias or cfg.mlp_bias:
+        total += (matrices - 1) * width + d
+    return total
+
+
+def expert_params(cfg: TransformerConfig) -> int:
+    """Parameters of one routed expert (an MLP of width ``expert_ffn``); 0 for dense."""
+    cfg = _check(cfg)
+    return _mlp(cfg, cfg.expert_ffn) if cfg.moe else 0  # type: ignore[arg-type]
+
+
+def moe_breakdown(cfg: TransformerConfig) -> dict[str, int]:
+    """The MLP parameters of all layers by kind (they sum to ``param_breakdown()['mlp']``).
+
+    Returns
+    -------
+    dict[str, int]
+        ``dense`` (the MLPs of dense layers), ``router`` (router weights and biases),
+        ``routed_experts`` (every routed expert of every layer), ``shared_experts`` (and
+        their gate). A dense model has everything in ``dense``.
+    """
+    cfg = _check(cfg)
+    dense_layers = cfg.layers - cfg.moe_layers
+    out = {"dense": dense_layers * _mlp(cfg, cfg.ffn), "router": 0,  # type: ignore[arg-type]
+           "routed_experts": 0, "shared_experts": 0}
+    if cfg.moe:
+        n = cfg.moe_layers
+        router = cfg.hidden * cfg.experts + (cfg.experts if cfg.router_bias else 0)
+        shared = cfg.shared_experts * _mlp(cfg, cfg.shared_expert_ffn)  # type: ignore[arg-type]
+        if cfg.shared_expert_gate:
+            shared += cfg.hidden
+        out["router"] = n * router
+        out["routed_experts"] = n * cfg.experts * expert_params(cfg)
+        out["shared_experts"] = n * shared
+    return out
+
+
+def param_breakdown(cfg: TransformerConfig) -> dict[str, int]:
+    """Exact parameter count by part.
+
+    Returns
+    -------
+    dict[str, int]
+        ``embedding`` (token + learned position embeddings), ``attention`` (the q, k, v
+        and output projections with their biases, latent projections and sinks, all
+        layers), ``mlp`` (all layers' MLPs, or routers and experts), ``norm`` (every norm,
+        including the q/k norms, the final one and one after the embedding), ``lm_head``
+        (0 when tied). Sums to :func:`param_count`.
+    """
+    cfg = _check(cfg)
+    norm = cfg.layers * _layer_norms(cfg) + _norm_size(cfg, cfg.hidden)
+    if cfg.embedding_norm:
+        norm += _norm_size(cfg, cfg.hidden)
+    return {
+        "embedding": embedding_params(cfg),
+        "attention": cfg.layers * _attention(cfg),
+        "mlp": sum(moe_breakdown(cfg).values()),
+        "norm": norm,
+        "lm_head": 0 if cfg.tied_embeddings else cfg.vocab * cfg.hidden,
+    }
+
+
+def param_count(cfg: TransformerConfig) -> int:
+    """Exact total number of parameters (each tied matrix counted once).
+
+    For a mixture-of-experts model this is every expert: what memory must hold.
+    DeepSeek-V3's checkpoint also stores a multi-token-prediction module that is not part
+    of the model's published count; :func:`checkpoint_params` adds it.
+    """
+    return sum(param_breakdown(cfg).values())
+
+
+def embedding_params(cfg: TransformerConfig) -> int:
+    """Token embedding ``V*d`` plus learned position embedding ``P*d``."""
+    cfg = _check(cfg)
+    return (cfg.vocab + cfg.max_positions) * cfg.hidden
+
+
+def non_embedding_params(cfg: TransformerConfig) -> int:
+    """Parameters without the vocabulary and position matrices (Kaplan et al. 2020's N).
+
+    Excludes the token embedding, a learned position embedding and, when untied, the
+    output (unembedding) matrix, as the Qwen2.5 report does for its "non-embedding
+    parameters" (7B: 6.53B). Kaplan et al.'s approximation is ``12 * layers * hidden^2``.
+    """
+    return param_count(cfg) - embedding_params(cfg) - param_breakdown(cfg)["lm_head"]
+
+
+def active_params(cfg: TransformerConfig, *, input_embedding: bool = True) -> int:
+    """Parameters one token's forward pass uses: the total minus the routed experts it skips.
+
+    ``param_count - moe_layers * (experts - experts_per_token) * expert_params``; equal to
+    :func:`param_count` for a dense model. Mixtral 8x7B: 12.9B of 46.7B (Jiang et al. 2024);
+    Qwen3-30B-A3B: 3.3B of 30.5B.
+
+    Parameters
+    ----------
+    cfg : TransformerConfig
+        The model.
+    input_embedding : bool
+        Count the input embedding lookup (default). ``False`` leaves out the rows that a
+        token only looks up and never multiplies: the learned position embedding and, when
+        untied, the token embedding. DeepSeek and OpenAI state "activated" parameters this
+        way: DeepSeek-V3's 37B (37.5B with the input embedding; DeepSeek-AI 2024, section
+        1), gpt-oss-120b's 5.13B and gpt-oss-20b's 3.61B (OpenAI 2025, Table 1).
+
+    Notes
+    -----
+    Training and inference FLOPs per token use the active parameters; memory holds all of
+    them (:func:`param_count`).
+    """
+    cfg = _check(cfg)
+    if not isinstance(input_embedding, bool):
+        raise TypeError(f"input_embedding must be True or False, got {input_embedding!r}")
+    skipped = cfg.moe_layers * (cfg.experts - cfg.experts_per_token) * expert_params(cfg)
+    total = param_count(cfg) - skipped
+    if not input_embedding:
+        total -= cfg.max_positions * cfg.hidden
+        if not cfg.tied_embeddings:
+            total -= cfg.vocab * cfg.hidden
+    return total
+
+
+def _mtp_module(cfg: TransformerConfig) -> int:
+    """One DeepSeek-V3 multi-token-prediction module as its checkpoint stores it.
+
+    Its own copies of the embedding and the output head (``2*V*d``), two input norms and
+    the head's norm, the ``2d -> d`` projection ``eh_proj`` and one decoder layer like the
+    model's last (DeepSeek-AI 2024, section 2.2 and Figure 3).
+    """
+    d = cfg.hidden
+    last = _attention(cfg) + _layer_norms(cfg)
+    if cfg.moe:
+        per_layer = moe_breakdown(cfg)
+        last += sum(per_layer[k] for k in ("router", "routed_experts", "shared_experts")
+                    ) // cfg.moe_layers
+    else:
+        last += _mlp(cfg, cfg.ffn)  # type: ignore[arg-type]
+    return 2 * cfg.vocab * d + 3 * _norm_size(cfg, d) + 2 * d * d + last
+
+
+def checkpoint_params(cfg: TransformerConfig) -> int:
+    """Parameters the released checkpoint stores: :func:`param_count` plus the
+    multi-token-prediction modules (``mtp_layers``) some models ship for speculative
+    decoding. DeepSeek-V3: 671.03B + 13.46B = 684.49B, the BF16 and FP8 tensors of its
+    safetensors; the model card's "685B" (the Hub's 684.53B) also counts the FP32 block
+    scales of the FP8 weights. Equal to :func:`param_count` when ``mtp_layers == 0``.
+    """
+    cfg = _check(cfg)
+    return param_count(cfg) + cfg.mtp_layers * _mtp_module(cfg)

@@ -1,0 +1,147 @@
+"""The built site, read from disk without a browser: what its pages and calculators need.
+
+Reads the built site (the session fixture ``site_dir``: this session's build, or
+``GL_SITE_DIR``): the vendored JavaScript, Pyodide (in its versioned folder) and the
+package pack published at the site root and never under ``_static``; the calculator loader
+on exactly the pages with a calculator; every registry calculator on the calculators page
+with a link to its lesson; the GPU tables generated from the data (dense and sparse apart,
+every source listed); the instructors page; on every lesson, launch buttons, a download of
+the notebook, glossary links and citations, and no thebe.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from html import unescape
+from pathlib import Path
+
+import pytest
+
+from gpulesson import calculators, hardware
+
+from .building import script_module
+
+pytestmark = pytest.mark.book
+
+LOADER = "_lib/course/calculators.js"
+
+
+def _pages(site_dir: Path) -> list[Path]:
+    return [p for p in sorted(site_dir.rglob("*.html"))
+            if not {"_lib", "_static", "_pyodide", "_sources"} & set(p.parts)]
+
+
+def _text(html: str) -> str:
+    return unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html)))
+
+
+def test_vendored_files_and_the_pack_are_published_at_the_site_root(site_dir: Path) -> None:
+    """The JavaScript of ``scripts/vendor_js.py``, Pyodide's core in its versioned folder,
+    the course's own scripts and the package pack: at the site root, never under
+    ``_static`` (which every page would load)."""
+    for path in ("_lib/requirejs/require.js", "_lib/jupyter-widgets/embed-amd.js",
+                 "_lib/mathjax/tex-chtml.js", "_lib/course/widgets-setup.js",
+                 "_lib/VERSIONS.json"):
+        assert (site_dir / path).is_file(), f"{path} was not published"
+    vendor = script_module("vendor_pyodide")
+    manifest = json.loads((site_dir / "_pyodide" / "manifest.json").read_text(encoding="utf-8"))
+    folder = site_dir / manifest["path"]
+    assert folder.name == manifest["version"]
+    for name in vendor.CORE_FILES:
+        assert (folder / name).is_file(), f"{name} was not published"
+    for folder_name in ("_lib", "_pyodide"):
+        assert not (site_dir / "_static" / folder_name).exists(), f"{folder_name} under _static"
+    ext = script_module("gl_calculators")
+    pack = json.loads((site_dir / ext.PACK_PATH).read_text(encoding="utf-8"))
+    assert pack["files"] == ext.make_pack()["files"], (
+        "the published pack differs from the package: rebuild the site")
+    for script in ext.SCRIPTS:
+        assert (site_dir / ext.COURSE_DIR / script).is_file()
+
+
+def test_the_loader_is_on_exactly_the_pages_with_a_calculator(site_dir: Path) -> None:
+    with_calculator, without = [], []
+    for page in _pages(site_dir):
+        html = page.read_text(encoding="utf-8")
+        has_calc = re.search(r'class="gl-calculator"[^>]*data-calculator="(\w+)"', html)
+        has_registry_calc = has_calc and has_calc.group(1) in calculators.CALCULATORS
+        loads = LOADER in html
+        assert "_pyodide/" not in html.replace('data-pyodide="_pyodide/', ""), (
+            f"{page}: Pyodide is referenced outside the loader's attribute")
+        assert bool(has_registry_calc) == loads, (
+            f"{page.relative_to(site_dir)}: calculator={bool(has_registry_calc)}, "
+            f"loader={loads}")
+        (with_calculator if loads else without).append(page)
+    assert site_dir / "book" / "calculators.html" in with_calculator
+    assert site_dir / "book" / "intro.html" in without
+    js = [p for p in (site_dir / "_static").rglob("*.js") if "calculators" in p.name]
+    assert not js, f"calculator code under _static (loaded on every page): {js}"
+
+
+def test_calculators_page_has_every_calculator_and_its_lesson(site_dir: Path) -> None:
+    html = (site_dir / "book" / "calculators.html").read_text(encoding="utf-8")
+    names = re.findall(r'class="gl-calculator"[^>]*data-calculator="(\w+)"', html)
+    assert sorted(names) == sorted(calculators.CALCULATORS)
+    built = {p.stem for p in (site_dir / "notebooks").glob("*.html")}
+    for name in names:
+        lesson = calculators.get(name).lesson
+        block = html.split(f'data-calculator="{name}"', 1)[1].split('class="gl-calculator"')[0]
+        if lesson in built:
+            assert f'href="../notebooks/{lesson}.html"' in block, f"{name}: no lesson link"
+        else:
+            assert f"the lesson {lesson} (not yet published)" in block
+
+
+def test_hardware_page_is_generated_from_the_data(site_dir: Path) -> None:
+    """Dense and sparse in separate tables: the H100 SXM's dense BF16 is 989.4 TFLOP/s and
+    its 2:4-sparse figure 1,978.9 (NVIDIA H100 whitepaper, 2022)."""
+    html = (site_dir / "book" / "hardware.html").read_text(encoding="utf-8")
+    tables = re.findall(r"<table.*?</table>", html, flags=re.S)
+    captions = [_text(t.split("</caption>")[0]) for t in tables]
+    dense = tables[next(i for i, c in enumerate(captions) if "Dense" in c)]
+    sparse = tables[next(i for i, c in enumerate(captions) if "sparsity" in c)]
+
+    def cell(table: str, gpu: str, column: str) -> str:
+        rows = [[_text(c).strip() for c in re.findall(r"<t[hd].*?</t[hd]>", r, flags=re.S)]
+                for r in re.findall(r"<tr.*?</tr>", table, flags=re.S)]
+        return next(r for r in rows if r[0] == gpu)[rows[0].index(column)]
+
+    assert cell(dense, "H100 SXM", "BF16") == "989.4"
+    assert cell(sparse, "H100 SXM", "BF16") == "1,978.9"
+    assert cell(dense, "V100 SXM", "BF16") == "—", "no BF16 on a V100"
+    text = _text(html)
+    for gpu in hardware.GPUS:
+        assert gpu in text
+    for source in hardware.SOURCES.values():
+        assert source["url"] in html and source["title"] in text
+
+
+def test_instructors_page_says_how_to_export_and_run(site_dir: Path) -> None:
+    text = _text((site_dir / "book" / "instructors.html").read_text(encoding="utf-8"))
+    for needle in ("make student", "python -m gpulesson.exercises export", "--variant",
+                   "answer_key", "make gpu-check", "Binder", "Colab", "JupyterHub"):
+        assert needle in text, f"instructors page lacks {needle!r}"
+
+
+def test_every_lesson_has_launch_buttons_a_download_glossary_links_and_citations(
+        site_dir: Path) -> None:
+    lessons = sorted((site_dir / "notebooks").glob("*.html"))
+    assert lessons, "no lesson was built"
+    missing: list[str] = []
+    for page in lessons:
+        html = page.read_text(encoding="utf-8")
+        slug = page.stem
+        wanted = {
+            "Binder": "mybinder.org/v2/gh/",
+            "Colab": "colab.research.google.com/github/",
+            "JupyterHub": "/hub/user-redirect/git-pull",
+            "notebook download": f"_sources/notebooks/{slug}.ipynb",
+            "glossary link": "glossary.html#term-",
+            "citation": "references.html#",
+        }
+        missing += [f"{slug}: {what}" for what, needle in wanted.items() if needle not in html]
+        if "thebe" in html.lower().replace("thebelab", ""):
+            missing.append(f"{slug}: thebe is still on the page")
+        assert (site_dir / "_sources" / "notebooks" / f"{slug}.ipynb").is_file()
+    assert not missing, "\n".join(missing)

@@ -1,0 +1,58 @@
+"""Every page of the built site, opened in Chromium from 127.0.0.1: it loads with no console
+error, no uncaught exception, no failed request, no HTTP error and no request to any other
+host (the site must work offline), and axe-core reports no serious or critical accessibility
+violation in light or dark mode (``axe.py``). Also: search works offline, and dark mode is
+as clean.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from .axe import assert_accessible
+from .building import toc_pages
+from .harness import RecordedPage
+
+pytestmark = pytest.mark.browser
+
+PAGES = toc_pages()
+
+
+@pytest.mark.parametrize("path", PAGES)
+def test_page_loads_cleanly_and_offline(site_page: RecordedPage, path: str) -> None:
+    response = site_page.open(path)
+    assert response is not None and response.ok, f"{path}: HTTP {response and response.status}"
+    if path != "index.html":  # index.html is Jupyter Book's redirect to the root page
+        titles = [text.strip() for text in site_page.page.locator("main h1").all_inner_texts()]
+        assert any(titles), f"{path} has no visible title"
+    site_page.assert_clean(path)
+    # same page load: axe-core finds nothing serious, in light and in dark mode
+    assert_accessible(site_page, path)
+
+
+def test_intro_is_clean_in_dark_mode_too(site_page_dark: RecordedPage) -> None:
+    site_page_dark.open("book/intro.html")
+    theme = site_page_dark.page.evaluate("document.documentElement.dataset.theme")
+    assert theme == "dark", f"the theme did not follow the reader's dark mode (got {theme!r})"
+    site_page_dark.screenshot("intro-dark")
+    site_page_dark.assert_clean()
+
+
+def test_search_finds_a_glossary_term_offline(site_page: RecordedPage) -> None:
+    """Sphinx's search runs in the page from the site's own index: no search service."""
+    site_page.open("search.html?q=bandwidth")
+    results = site_page.page.locator("#search-results ul.search li")
+    results.first.wait_for(timeout=15_000)
+    anchors = results.locator("a")
+    links = [anchors.nth(i).get_attribute("href") for i in range(anchors.count())]
+    assert any("glossary" in (href or "") for href in links), f"no glossary hit in {links}"
+    site_page.assert_clean()
+
+
+def test_glossary_terms_render_math(site_page: RecordedPage) -> None:
+    """MathJax comes from the site (vendored) and typesets the glossary's formulas."""
+    site_page.open("book/glossary.html")
+    typeset = site_page.page.locator("mjx-container").count()
+    assert typeset > 5, f"only {typeset} formulas typeset on the glossary"
+    site_page.screenshot("glossary-light")
+    site_page.assert_clean()

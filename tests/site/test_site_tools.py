@@ -1,0 +1,83 @@
+"""The scripts that vendor, serve and publish the site, checked without building it.
+
+``scripts/vendor_pyodide.py`` copies the pinned Pyodide core into a versioned folder;
+``make serve`` (``scripts/serve_site.py``, also the browser tests' server) sends ``.mjs``
+and ``.wasm`` with the types Pyodide needs; the deploy workflow publishes only a site that
+passed ``make test``.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import json
+import threading
+import urllib.request
+from pathlib import Path
+
+import pytest
+import yaml
+
+from .building import REPO_ROOT, script_module
+
+
+def test_vendor_pyodide_copies_the_pinned_core_into_a_versioned_folder(tmp_path: Path) -> None:
+    vendor = script_module("vendor_pyodide")
+    lock = json.loads((REPO_ROOT / "package-lock.json").read_text(encoding="utf-8"))
+    pinned = lock["packages"]["node_modules/pyodide"]["version"]
+    package = json.loads((REPO_ROOT / "package.json").read_text(encoding="utf-8"))
+    assert package["dependencies"]["pyodide"] == pinned, "pyodide must be pinned exactly"
+    modules = tmp_path / "node_modules" / "pyodide"
+    modules.mkdir(parents=True)
+    for name in vendor.CORE_FILES:
+        content = json.dumps({"version": pinned}) if name == "package.json" else name
+        (modules / name).write_text(content, encoding="utf-8")
+    (tmp_path / "_vendor" / "_pyodide" / "0.0.1").mkdir(parents=True)  # an older version
+    manifest = vendor.vendor(tmp_path / "node_modules", tmp_path / "_vendor")
+    assert manifest["path"] == f"_pyodide/{pinned}/"
+    folder = tmp_path / "_vendor" / "_pyodide"
+    assert sorted(p.name for p in folder.iterdir()) == sorted([pinned, "manifest.json"])
+    assert {p.name for p in (folder / pinned).iterdir()} == set(vendor.CORE_FILES)
+    (modules / "pyodide.asm.wasm").unlink()
+    with pytest.raises(FileNotFoundError, match="pyodide.asm.wasm"):
+        vendor.vendor(tmp_path / "node_modules", tmp_path / "_vendor")
+
+
+def test_make_serve_sends_the_types_pyodide_needs(tmp_path: Path) -> None:
+    serve_site = script_module("serve_site")
+    for name in ("a.mjs", "b.wasm", "c.js", "d.json", "index.html"):
+        (tmp_path / name).write_text("x", encoding="utf-8")
+    handler = functools.partial(serve_site.SiteHandler, directory=str(tmp_path))
+    handler.log_message = lambda *args: None  # type: ignore[method-assign]
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        def kind(name: str) -> str:
+            url = f"http://127.0.0.1:{server.server_address[1]}/{name}"
+            with urllib.request.urlopen(url, timeout=10) as response:
+                return response.headers.get_content_type()
+
+        assert kind("a.mjs") == "text/javascript"
+        assert kind("b.wasm") == "application/wasm"
+        assert kind("c.js") == "text/javascript"
+    finally:
+        server.shutdown()
+        server.server_close()
+    makefile = (REPO_ROOT / "Makefile").read_text(encoding="utf-8")
+    assert "scripts/serve_site.py" in makefile, "make serve must use the typed server"
+
+
+def test_deploy_workflow_tests_then_publishes_the_built_site() -> None:
+    workflow = yaml.safe_load((REPO_ROOT / ".github" / "workflows" / "deploy.yml").read_text(
+        encoding="utf-8"))
+    steps = workflow["jobs"]["build"]["steps"]
+    runs = [step.get("run", "") for step in steps]
+    uses = [step.get("uses", "") for step in steps]
+    test_at = next(i for i, run in enumerate(runs) if run.startswith("make test"))
+    upload_at = next(i for i, use in enumerate(uses) if use.startswith(
+        "actions/upload-pages-artifact"))
+    assert test_at < upload_at, "publish only what passed make test"
+    assert steps[upload_at]["with"]["path"] == "_build/html"
+    deploy = workflow["jobs"]["deploy"]
+    assert deploy["needs"] == "build"
+    assert deploy["steps"][-1]["uses"].startswith("actions/deploy-pages")
