@@ -9,6 +9,7 @@ exercise's notebook hands out is not taken for an answer.
 from __future__ import annotations
 
 import ast
+import importlib
 import json
 from pathlib import Path
 
@@ -25,6 +26,7 @@ from gpulesson.exercises import (
     lesson_module,
     static_html,
 )
+from gpulesson.exercises.kernel import KernelExercise
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -210,10 +212,20 @@ def _stub(ex: CodeExercise):
             continue
         for node in ast.parse("".join(cell["source"])).body:
             if isinstance(node, ast.FunctionDef) and node.name == ex.function_name:
-                namespace: dict = {}
+                namespace: dict = _kernel_names() if isinstance(ex, KernelExercise) else {}
                 exec(compile(ast.Module([node], []), cell["id"], "exec"), namespace)
                 return node, namespace[ex.function_name]
     pytest.fail(f"{course.lesson(ex.lesson).exercises} defines no {ex.function_name}()")
+
+
+def _kernel_names() -> dict:
+    """What a kernel exercise's notebook defines before its stubs: Numba's ``cuda`` and
+    ``float32`` (its set-up cell) and the checker's constants."""
+    from gpulesson.kernelcheck import numba_cuda, tasks
+
+    cuda = numba_cuda()  # chooses the target before numba.cuda is first imported
+    return {"cuda": cuda, "float32": importlib.import_module("numba").float32,
+            "TILE": tasks.TILE, "BLOCK": tasks.SUM_BLOCK}
 
 
 @pytest.mark.parametrize("ex", list(_code_exercises()))
@@ -221,4 +233,7 @@ def test_the_notebook_stub_has_the_signature_and_is_not_an_answer(ex):
     node, stub = _stub(ex)
     assert [a.arg for a in node.args.args] == [s.strip() for s in ex.signature.split(",")]
     feedback = ex.check(stub)
+    if isinstance(ex, KernelExercise):  # a kernel returns nothing: the checker says why
+        assert feedback.status == "incorrect", feedback.message
+        return
     assert feedback.status == "incorrect" and "forget `return`" in feedback.message
