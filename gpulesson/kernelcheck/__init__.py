@@ -66,6 +66,23 @@ def simulated() -> bool | None:
     return bool(config.ENABLE_CUDASIM)
 
 
+def cuda_driver_present() -> bool:
+    """Whether NVIDIA's driver library (``libcuda``), which Numba's CUDA target loads, is
+    installed here."""
+    import ctypes
+    import ctypes.util
+
+    for name in ("libcuda.so.1", "libcuda.so", ctypes.util.find_library("cuda"), "nvcuda.dll"):
+        if not name:
+            continue
+        try:
+            ctypes.CDLL(name)
+        except OSError:
+            continue
+        return True
+    return False
+
+
 def numba_cuda(device: Any = None) -> ModuleType:
     """``numba.cuda`` for this machine: the real CUDA target when ``device`` (default
     :func:`gpulesson.device.get_device`) is a GPU, Numba's CPU simulator otherwise.
@@ -86,7 +103,9 @@ def numba_cuda(device: Any = None) -> ModuleType:
         from gpulesson.device import get_device
 
         device = get_device()
-    want_simulator = not device.is_gpu
+    # Numba's CUDA target needs NVIDIA's driver library itself; an array library that
+    # reports a GPU without it (a test stand-in) still gets the simulator
+    want_simulator = not device.is_gpu or not cuda_driver_present()
     mode = simulated()
     if mode is None:
         if want_simulator:

@@ -288,3 +288,23 @@ def test_numba_cuda_matches_the_machine() -> None:
 
     assert kc.simulated() is (not get_device().is_gpu) or kc.simulated() is True
     assert kc.numba_cuda() is cuda
+
+
+def test_a_gpu_without_nvidias_driver_library_gets_the_simulator() -> None:
+    """An array library may report a GPU (CuPy's test stand-in does) on a machine without
+    libcuda; Numba's CUDA target would then fail at the first launch, so the simulator is
+    chosen. Numba fixes its target once per process: checked in a fresh one."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    if kc.cuda_driver_present():
+        pytest.skip("NVIDIA's driver library is installed here")
+    code = ("from types import SimpleNamespace\n"
+            "from gpulesson import kernelcheck as kc\n"
+            "kc.numba_cuda(SimpleNamespace(is_gpu=True))\n"
+            "print(kc.simulated())\n")
+    env = {k: v for k, v in __import__("os").environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=Path(__file__).resolve().parents[2], env=env, timeout=120)
+    assert out.stdout.strip() == "True", out.stderr[-2000:]
