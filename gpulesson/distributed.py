@@ -780,3 +780,6 @@ def recommend_layout(
     return LayoutRecommendation(name=best.name, dp=best.dp, tp=best.tp, pp=best.pp,
                                 zero_stage=best.zero_stage, memory_per_gpu=best.memory_per_gpu,
                                 fits=False, reason=reason, params_per_gpu=best.params_per_gpu)
+
+
+v.guard_module(globals())

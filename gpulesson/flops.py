@@ -279,3 +279,6 @@ def chinchilla_optimal(total_flops: float) -> ChinchillaPoint:
     c = v.positive_number("total_flops", total_flops)
     n = math.sqrt(c / (6 * CHINCHILLA_TOKENS_PER_PARAM))
     return ChinchillaPoint(params=n, tokens=CHINCHILLA_TOKENS_PER_PARAM * n)
+
+
+v.guard_module(globals())

@@ -217,3 +217,6 @@ def flops_per_watt(spec: PoweredSpec, dtype: str = "fp16", *, sparse: bool = Fal
         raise ValueError(f"tdp_watts of {spec.name} must be a positive number of watts, "
                          f"got {watts!r}")
     return rates[dtype] / watts
+
+
+v.guard_module(globals())

@@ -143,3 +143,6 @@ def float_format(name: str) -> FloatFormat:
     (``"float16"``, ``"bfloat16"``). Plain ``"fp8"`` is ambiguous and refused.
     """
     return v.lookup("format", name, FORMATS, _ALIASES)[1]
+
+
+v.guard_module(globals())
