@@ -55,14 +55,14 @@ def evaluate(name: str, inputs: Mapping[str, Any] | None = None) -> dict[str, An
     calc = get(name)
     try:
         outputs = compute(name, **dict(inputs or {}))
-    except (ValueError, TypeError, KeyError) as exc:
+        text = {o.name: format_output(o, outputs[o.name]) for o in calc.outputs}
+        values = to_json(outputs)
+    except (ValueError, TypeError, KeyError, ArithmeticError) as exc:
         message = str(exc.args[0]) if exc.args else str(exc)
+        if isinstance(exc, ArithmeticError):
+            message = f"these inputs are beyond what the calculator can compute ({message})"
         return {"ok": False, "error": message, "input": _input_for_message(calc, message)}
-    return {
-        "ok": True,
-        "values": to_json(outputs),
-        "text": {o.name: format_output(o, outputs[o.name]) for o in calc.outputs},
-    }
+    return {"ok": True, "values": values, "text": text}
 
 
 def describe(name: str) -> dict[str, Any]:

@@ -330,3 +330,30 @@ def test_scaling_efficiency_and_speedup() -> None:
     assert distributed.scaling_efficiency(1.0, 1.0, overlap=1.0) == 1.0
     assert distributed.scaling_efficiency(1.0, 3.0, overlap=1.0) == pytest.approx(1 / 3)
     assert distributed.effective_speedup(64, 0.5) == 32
+
+
+# ---------------------------------------------------------------------------------------
+# Bounded work and wrong types
+
+
+def test_a_schedule_beyond_the_cap_is_refused_at_once() -> None:
+    """``pipeline_schedule(4, 10**6)`` used to run 20 s and then fail with MemoryError; it is
+    refused before any work, naming the three sizes (the bubble formula answers any size)."""
+    import time
+
+    began = time.perf_counter()
+    with pytest.raises(ValueError, match=r"stages=4, microbatches=1000000, interleave=1"):
+        distributed.pipeline_schedule(4, 10**6)
+    assert time.perf_counter() - began < 0.5
+    assert distributed.pipeline_bubble_fraction(4, 10**6) == pytest.approx(3e-6)
+    cap = distributed.MAX_PIPELINE_SLOTS
+    assert len(distributed.pipeline_schedule(5, cap // 10)) == cap  # the cap itself runs
+    with pytest.raises(ValueError, match="at most"):
+        distributed.pipeline_schedule(5, cap // 10 + 1)
+
+
+@pytest.mark.parametrize("bad", ["abc", 3, None, [1, 2], ("x",)])
+def test_makespan_refuses_what_is_not_a_schedule(bad: object) -> None:
+    """``pipeline_makespan("abc")`` raised AttributeError."""
+    with pytest.raises(TypeError, match="slots must be a list of PipelineSlot"):
+        distributed.pipeline_makespan(bad)  # type: ignore[arg-type]

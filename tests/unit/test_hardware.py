@@ -126,3 +126,12 @@ def test_flops_per_watt_refuses_missing_or_bad_power(watts: object) -> None:
 
     with pytest.raises(ValueError, match="tdp_watts of This machine must be a positive"):
         hardware.flops_per_watt(Measured(), "fp32")
+
+
+@pytest.mark.parametrize("bad", [-1, "H100 SXM", None, {"peak_flops": {}}])
+def test_flops_per_watt_refuses_what_is_not_a_spec(bad: object) -> None:
+    """``flops_per_watt(-1)`` raised AttributeError; a GPU name is looked up with ``gpu``."""
+    with pytest.raises(TypeError, match="spec must be a GPUSpec"):
+        hardware.flops_per_watt(bad)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="dtype must be a name"):
+        hardware.flops_per_watt(gpu("H100 SXM"), ["fp16"])  # type: ignore[arg-type]
