@@ -30,6 +30,7 @@ import inspect
 import math
 import numbers
 import sys
+import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
@@ -294,7 +295,10 @@ def tensor_bytes(elements: int, bytes_per_element: int | float) -> int:
 #: Annotations (as written, ``from __future__ import annotations``) that make a flag.
 _FLAG_ANNOTATIONS = {"bool": False, "bool | None": True, "None | bool": True,
                      "Optional[bool]": True}
-_MAX_WALK = 100_000  # values of a result inspected at most (a schedule of 10^5 slots)
+_MAX_DEPTH = 6  # containers inside containers looked into
+_PLAIN = (int, str, bool, type(None))
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+_calls = threading.local()  # how deep this thread is inside guarded functions
 
 
 def _flags(func: Callable[..., Any]) -> tuple[tuple[str, int | None, bool], ...]:
@@ -329,45 +333,92 @@ def _call_text(func: Callable[..., Any], args: tuple[Any, ...], kwargs: Mapping[
     return f"{func.__name__}({text})"
 
 
+def _field_names(kind: type) -> tuple[str, ...]:
+    names = _FIELD_NAMES.get(kind)
+    if names is None:
+        names = _FIELD_NAMES[kind] = tuple(f.name for f in dataclasses.fields(kind))
+    return names
+
+
+def _children(item: Any) -> list[tuple[str, Any]] | None:
+    """``(path step, value)`` of what ``item`` holds, or ``None`` for a leaf."""
+    if isinstance(item, Mapping):
+        return [(f"[{key!r}]", sub) for key, sub in item.items()]
+    if isinstance(item, (tuple, list)):
+        return [(f"[{i}]", sub) for i, sub in enumerate(item)]
+    if dataclasses.is_dataclass(item) and not isinstance(item, type):
+        return [(f".{name}", getattr(item, name, None)) for name in _field_names(type(item))]
+    return None
+
+
+def _leaf_bad(item: Any) -> float | None:
+    """The non-finite value a leaf stands for (inf for a Fraction beyond the range)."""
+    kind = type(item)
+    if kind is float:
+        return item if item - item != 0.0 else None
+    if isinstance(item, _PLAIN):
+        return None
+    if isinstance(item, complex):
+        finite = math.isfinite(item.real) and math.isfinite(item.imag)
+        return None if finite else math.nan
+    if isinstance(item, numbers.Real) and not isinstance(item, numbers.Integral):
+        try:
+            as_float = float(item)
+        except (OverflowError, ValueError, TypeError):
+            return math.inf
+        return None if math.isfinite(as_float) else as_float
+    return None
+
+
+def _any_bad(item: Any, depth: int = 0) -> bool:
+    """Whether ``item`` holds a NaN or an infinity (the fast pass: no paths built)."""
+    kind = type(item)
+    if kind is float:
+        return item - item != 0.0
+    if kind is int or kind is str or kind is bool or item is None:
+        return False
+    if depth < _MAX_DEPTH:
+        if kind is tuple or kind is list:
+            values: Iterable[Any] = item
+        elif kind in _FIELD_NAMES or (dataclasses.is_dataclass(item)
+                                      and not isinstance(item, type)):
+            names = _field_names(kind)
+            held = getattr(item, "__dict__", None)
+            values = (held.values() if held is not None and len(held) == len(names)
+                      else [getattr(item, name, None) for name in names])
+        elif isinstance(item, Mapping):
+            values = item.values()
+        else:
+            return _leaf_bad(item) is not None
+        for sub in values:
+            sub_kind = type(sub)
+            if sub_kind is float:
+                if sub - sub != 0.0:
+                    return True
+            elif sub_kind is not int and sub_kind is not str and sub is not None and (
+                _any_bad(sub, depth + 1)
+            ):
+                return True
+        return False
+    return _leaf_bad(item) is not None
+
+
 def _first_non_finite(value: Any) -> tuple[str, float] | None:
     """Where ``value`` (a number, a tuple, list or mapping of them, a dataclass) holds a
     NaN or an infinity: ``(path, the value)``; ``None`` when all is finite."""
+    if not _any_bad(value):
+        return None
     stack: list[tuple[str, Any, int]] = [("", value, 0)]
-    seen = 0
-    while stack and seen < _MAX_WALK:
+    while stack:
         path, item, depth = stack.pop()
-        seen += 1
-        kind = type(item)
-        if kind is float:
-            if item - item != 0.0:
-                return path or "the result", item
+        children = _children(item) if depth < _MAX_DEPTH else None
+        if children is None:
+            bad = _leaf_bad(item)
+            if bad is not None:
+                return path or "the result", bad
             continue
-        if kind is int or kind is str or kind is bool or item is None:
-            continue
-        if isinstance(item, numbers.Real) and not isinstance(item, numbers.Integral):
-            try:
-                as_float = float(item)
-            except (OverflowError, ValueError, TypeError):
-                return path or "the result", math.inf
-            if not math.isfinite(as_float):
-                return path or "the result", as_float
-            continue
-        if isinstance(item, complex):
-            if not (math.isfinite(item.real) and math.isfinite(item.imag)):
-                return path or "the result", math.nan
-            continue
-        if depth >= 6:
-            continue
-        if isinstance(item, Mapping):
-            stack.extend(reversed([(f"{path}[{key!r}]", sub, depth + 1)
-                                   for key, sub in item.items()]))
-        elif isinstance(item, (tuple, list)):
-            stack.extend(reversed([(f"{path}[{i}]", sub, depth + 1)
-                                   for i, sub in enumerate(item)]))
-        elif dataclasses.is_dataclass(item) and not isinstance(item, type):
-            stack.extend(reversed([(f"{path}.{f.name}", getattr(item, f.name, None), depth + 1)
-                                   for f in dataclasses.fields(item)]))
-    return None
+        stack.extend(reversed([(path + step, sub, depth + 1) for step, sub in children]))
+    return None  # pragma: no cover - the fast pass found one
 
 
 def guarded(func: Callable[..., T]) -> Callable[..., T]:
@@ -380,6 +431,10 @@ def guarded(func: Callable[..., T]) -> Callable[..., T]:
     * a result holding NaN or an infinity (in a number, a tuple, a mapping or a dataclass)
       raises ``ValueError`` naming the call, its inputs and where the result overflowed.
 
+    A guarded function called by another one (in the same thread) runs unchecked: the
+    outermost call checks the final result, so a calculator built from calculators pays
+    for one check, not one per step.
+
     ``inspect.signature`` and ``inspect.getsource`` still see ``func`` (``__wrapped__``).
     """
     if getattr(func, "__gl_guarded__", False):
@@ -388,6 +443,9 @@ def guarded(func: Callable[..., T]) -> Callable[..., T]:
 
     @functools.wraps(func)
     def checked(*args: Any, **kwargs: Any) -> T:
+        depth = getattr(_calls, "depth", 0)
+        if depth:  # called by another guarded function: the outer call checks the result
+            return func(*args, **kwargs)
         for name, position, none_ok in flags:
             if name in kwargs:
                 value = kwargs[name]
@@ -399,6 +457,7 @@ def guarded(func: Callable[..., T]) -> Callable[..., T]:
                 continue
             if value is not True and value is not False:
                 boolean(name, value)
+        _calls.depth = 1
         try:
             result = func(*args, **kwargs)
         except ArithmeticError as error:
@@ -406,6 +465,8 @@ def guarded(func: Callable[..., T]) -> Callable[..., T]:
                 f"{_call_text(func, args, kwargs)} cannot be computed: the inputs are beyond "
                 f"what a float holds ({type(error).__name__}: {error}); use smaller values"
             ) from error
+        finally:
+            _calls.depth = 0
         kind = type(result)
         if kind is int or kind is str or kind is bool:
             return result

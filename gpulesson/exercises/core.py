@@ -178,7 +178,16 @@ class Exercise:
 
         Each variant is still checked by the calculators. Draws are repeated (up to 100
         times, deterministically) until every declared mistake stays distinguishable
-        from the answer and from each other, so each mistake keeps its own hint.
+        from the answer and from each other, so each mistake keeps its own hint. When no
+        draw manages that (two mistakes that often pick the same option), the draw that
+        keeps the most mistakes is used, without the mistakes that coincide with the
+        answer or with an earlier one: those get the generic feedback in that variant.
+
+        Raises
+        ------
+        RuntimeError
+            when no draw gives a variant that can be checked at all (a bank's bug),
+            naming the exercise, the seed and what went wrong.
         """
         if seed is None:
             return replace(self, params=None, variant_seed=None)
@@ -187,13 +196,32 @@ class Exercise:
         if self.sample is None:
             return replace(self, params=None, variant_seed=seed)
         rng = random.Random(f"{self.id}/variant/{seed}")
-        candidate = self
+        draws = []
         for _ in range(100):
             candidate = replace(self, params=dict(self.sample(rng)), variant_seed=seed)
             if not candidate.problems():
                 return candidate
-        raise RuntimeError(f"{self.id}: no valid variant in 100 draws for seed {seed}; "
-                           f"last problems: {candidate.problems()}")
+            draws.append(candidate)
+        best: Exercise | None = None
+        for candidate in draws:
+            trimmed = candidate._without_clashing_mistakes()
+            if trimmed is not None and (best is None or
+                                        len(trimmed.mistakes) > len(best.mistakes)):
+                best = trimmed
+        if best is None:
+            raise RuntimeError(f"{self.id}: no valid variant in 100 draws for seed {seed}; "
+                               f"last problems: {draws[-1].problems()}")
+        return best
+
+    def _without_clashing_mistakes(self) -> Exercise | None:
+        """This exercise keeping, in order, each mistake that stays distinguishable from
+        the answer and from those kept before it; ``None`` if even that has problems."""
+        kept: list[Mistake] = []
+        for mistake in self.mistakes:
+            if not replace(self, mistakes=(*kept, mistake)).problems():
+                kept.append(mistake)
+        trimmed = replace(self, mistakes=tuple(kept))
+        return None if trimmed.problems() else trimmed
 
     # ------------------------------------------------------------------ texts
     def title_text(self) -> str:
