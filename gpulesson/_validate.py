@@ -323,10 +323,20 @@ def _flags(func: Callable[..., Any]) -> tuple[tuple[str, int | None, bool], ...]
     return tuple(found)
 
 
+def _bound(func: Callable[..., Any], args: tuple[Any, ...],
+           kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """The arguments of a call by parameter name (positional ones named too)."""
+    try:
+        return dict(inspect.signature(func).bind_partial(*args, **kwargs).arguments)
+    except (TypeError, ValueError):
+        named = {f"#{i}": a for i, a in enumerate(args)}
+        named.update(kwargs)
+        return named
+
+
 def _call_text(func: Callable[..., Any], args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> str:
-    """``name(arg, key=value)`` with every value cut short, for a message."""
-    parts = [_short_repr(a, 40) for a in args] + [f"{k}={_short_repr(x, 40)}"
-                                                   for k, x in kwargs.items()]
+    """``name(key=value, ...)`` with every value cut short, for a message."""
+    parts = [f"{k}={_short_repr(x, 40)}" for k, x in _bound(func, args, kwargs).items()]
     text = ", ".join(parts)
     if len(text) > 240:
         text = text[:237] + "..."
@@ -421,6 +431,22 @@ def _first_non_finite(value: Any) -> tuple[str, float] | None:
     return None  # pragma: no cover - the fast pass found one
 
 
+def _renamed(error: Exception, func: Callable[..., Any], args: tuple[Any, ...],
+             kwargs: Mapping[str, Any]) -> Exception | None:
+    """``error`` again, its message led by the call, when the message names none of the
+    call's arguments (a check deep inside: ``hours must be finite`` from ``on_prem_tco``);
+    ``None`` when it already names one."""
+    names = [name for name in _bound(func, args, kwargs) if not name.startswith("#")]
+    message = str(error.args[0]) if isinstance(error, KeyError) and error.args else str(error)
+    if not names or any(name in message for name in names):
+        return None
+    text = f"{_call_text(func, args, kwargs)}: {message}"
+    try:
+        return type(error)(text)
+    except Exception:  # noqa: BLE001 - an exception class with another signature
+        return ValueError(text)
+
+
 def guarded(func: Callable[..., T]) -> Callable[..., T]:
     """``func`` with the contract of a calculator enforced around it.
 
@@ -428,6 +454,9 @@ def guarded(func: Callable[..., T]) -> Callable[..., T]:
       ``TypeError`` naming it;
     * an ``ArithmeticError`` inside (``OverflowError``, ``ZeroDivisionError``) becomes a
       ``ValueError`` that names the call and its inputs;
+    * a ``ValueError``, ``TypeError`` or ``KeyError`` whose message names none of the
+      arguments (it came from a check deeper down) is raised again, of the same type, led
+      by the call and its inputs;
     * a result holding NaN or an infinity (in a number, a tuple, a mapping or a dataclass)
       raises ``ValueError`` naming the call, its inputs and where the result overflowed.
 
@@ -465,6 +494,11 @@ def guarded(func: Callable[..., T]) -> Callable[..., T]:
                 f"{_call_text(func, args, kwargs)} cannot be computed: the inputs are beyond "
                 f"what a float holds ({type(error).__name__}: {error}); use smaller values"
             ) from error
+        except (ValueError, TypeError, KeyError) as error:
+            renamed = _renamed(error, func, args, kwargs)
+            if renamed is None:
+                raise
+            raise renamed from error
         finally:
             _calls.depth = 0
         kind = type(result)
