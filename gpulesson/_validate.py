@@ -41,6 +41,7 @@ __all__ = [
     "fraction",
     "guard_module",
     "guarded",
+    "learner_messages",
     "lookup",
     "nonneg_int",
     "nonneg_number",
@@ -447,6 +448,14 @@ def _renamed(error: Exception, func: Callable[..., Any], args: tuple[Any, ...],
         return ValueError(text)
 
 
+def learner_messages(func: Callable[..., T]) -> Callable[..., T]:
+    """Mark ``func`` as one whose error messages are written for a learner and shown as
+    they are (:func:`gpulesson.units.parse_quantity`): :func:`guarded` leaves them alone
+    instead of leading them with the call."""
+    func.__gl_learner_messages__ = True  # type: ignore[attr-defined]
+    return func
+
+
 def guarded(func: Callable[..., T]) -> Callable[..., T]:
     """``func`` with the contract of a calculator enforced around it.
 
@@ -456,7 +465,8 @@ def guarded(func: Callable[..., T]) -> Callable[..., T]:
       ``ValueError`` that names the call and its inputs;
     * a ``ValueError``, ``TypeError`` or ``KeyError`` whose message names none of the
       arguments (it came from a check deeper down) is raised again, of the same type, led
-      by the call and its inputs;
+      by the call and its inputs (unless ``func`` writes its messages for a learner:
+      :func:`learner_messages`);
     * a result holding NaN or an infinity (in a number, a tuple, a mapping or a dataclass)
       raises ``ValueError`` naming the call, its inputs and where the result overflowed.
 
@@ -469,6 +479,7 @@ def guarded(func: Callable[..., T]) -> Callable[..., T]:
     if getattr(func, "__gl_guarded__", False):
         return func
     flags = _flags(func)
+    as_is = getattr(func, "__gl_learner_messages__", False)
 
     @functools.wraps(func)
     def checked(*args: Any, **kwargs: Any) -> T:
@@ -495,7 +506,7 @@ def guarded(func: Callable[..., T]) -> Callable[..., T]:
                 f"what a float holds ({type(error).__name__}: {error}); use smaller values"
             ) from error
         except (ValueError, TypeError, KeyError) as error:
-            renamed = _renamed(error, func, args, kwargs)
+            renamed = None if as_is else _renamed(error, func, args, kwargs)
             if renamed is None:
                 raise
             raise renamed from error

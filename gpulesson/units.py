@@ -217,6 +217,7 @@ def _number(text: str, match: re.Match[str]) -> float:
     return float(num.replace(",", "").replace("_", ""))
 
 
+@_validate.learner_messages
 def parse_quantity(text: str, dimension: str = "count", *, allow_negative: bool = False) -> float:
     """Parse a learner's answer such as ``"14 GB"`` into SI base units (here 14e9 bytes).
 

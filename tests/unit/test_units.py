@@ -119,3 +119,10 @@ def test_every_shown_figure_can_be_typed_back(value: float, negative: bool,
     back = units.parse_quantity(text, dimension, allow_negative=True)
     shown_step = 1e-3 if dimension == "percent" else 1e-9
     assert back == pytest.approx(signed, rel=0.05, abs=shown_step), text
+
+
+def test_messages_for_the_learner_are_shown_as_they_are():
+    """The guard leads a message that names no argument with the call; the parser's
+    messages are written for the learner who typed the text, and stay as written."""
+    with pytest.raises(ValueError, match=r"^Could not read a number in 'abc'; type for example"):
+        units.parse_quantity("abc", "usd")

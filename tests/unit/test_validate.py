@@ -263,3 +263,16 @@ def test_every_public_function_of_a_formula_module_is_guarded(name: str) -> None
                                                      False)]
     assert unguarded == [], (f"{name}: end the module that defines {unguarded} with "
                              "v.guard_module(globals())")
+
+
+def test_a_message_naming_no_argument_is_led_by_the_call():
+    """``hours must be finite`` from deep inside ``on_prem_tco`` names none of its inputs."""
+    def outer(*, years: float) -> float:
+        raise ValueError("hours must be a finite non-negative number, got inf")
+
+    with pytest.raises(ValueError, match=r"^outer\(years=1e\+308\): hours must be"):
+        v.guarded(outer)(years=1e308)
+    with pytest.raises(ValueError, match=r"^hours must be"):
+        v.guarded(v.learner_messages(outer))(years=1e308)
+    with pytest.raises(KeyError, match=r"dtype='mixed'\): H100 SXM has no dense 'mixed'"):
+        hardware.flops_per_watt(hardware.gpu("H100 SXM"), "mixed")
