@@ -467,6 +467,9 @@ def guarded(func: Callable[..., T]) -> Callable[..., T]:
       arguments (it came from a check deeper down) is raised again, of the same type, led
       by the call and its inputs (unless ``func`` writes its messages for a learner:
       :func:`learner_messages`);
+    * an ``AttributeError`` (an argument lacks what the formula reads: ``None`` for a
+      config) becomes a ``TypeError``, and an ``OSError`` (a path given that cannot be
+      read) a ``ValueError``, both led by the call and its inputs;
     * a result holding NaN or an infinity (in a number, a tuple, a mapping or a dataclass)
       raises ``ValueError`` naming the call, its inputs and where the result overflowed.
 
@@ -510,6 +513,12 @@ def guarded(func: Callable[..., T]) -> Callable[..., T]:
             if renamed is None:
                 raise
             raise renamed from error
+        except AttributeError as error:  # an argument lacks what the formula reads
+            raise TypeError(f"{_call_text(func, args, kwargs)}: an argument is not of the "
+                            f"type this function takes ({error})") from error
+        except OSError as error:  # a path given cannot be read
+            raise ValueError(f"{_call_text(func, args, kwargs)}: cannot read what was "
+                             f"given ({type(error).__name__}: {error})") from error
         finally:
             _calls.depth = 0
         kind = type(result)

@@ -276,3 +276,21 @@ def test_a_message_naming_no_argument_is_led_by_the_call():
         v.guarded(v.learner_messages(outer))(years=1e308)
     with pytest.raises(KeyError, match=r"dtype='mixed'\): H100 SXM has no dense 'mixed'"):
         hardware.flops_per_watt(hardware.gpu("H100 SXM"), "mixed")
+
+
+def test_a_wrong_type_or_an_unreadable_path_is_a_clean_refusal():
+    """A calculator reads only its arguments: an AttributeError inside means an argument
+    of the wrong type (``cfg=None``), an OSError a path that cannot be read."""
+    def layers_of(cfg: object) -> int:
+        return cfg.layers  # type: ignore[attr-defined]
+
+    def read(path: str) -> str:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read()
+
+    with pytest.raises(TypeError, match=r"^layers_of\(cfg=None\): an argument is not of the "
+                                        r"type"):
+        v.guarded(layers_of)(None)
+    with pytest.raises(ValueError, match=r"^read\(path='/no/such/config.json'\): cannot read "
+                                         r"what was given \(FileNotFoundError"):
+        v.guarded(read)("/no/such/config.json")
