@@ -742,3 +742,6 @@ def branch_cost(conditions: Iterable[bool], *, then_cost: float = 1.0,
         useful += one.useful_cycles
     return BranchCost(warps=warps, divergent_warps=divergent, cycles=cycles,
                       useful_cycles=useful)
+
+
+v.guard_module(globals())
