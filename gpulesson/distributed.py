@@ -50,19 +50,32 @@ NVLink SHARP reduces inside the switch, so an all-reduce is not bound by the rin
 ``2(n-1)/n`` (:func:`sharp_allreduce_time`). A collective runs on the tier it crosses
 (:func:`group_tier`), and hides only behind the compute it can overlap
 (:func:`exposed_time`: gradient buckets are ready only during the backward pass). The bytes
-of each parallel dimension are :mod:`gpulesson.traffic`.
+of each parallel dimension are :mod:`gpulesson.traffic`. These live in
+:mod:`gpulesson.links` and are re-exported here.
 
 Taught in: ``notebooks/distributed_math.ipynb`` and ``notebooks/planning_dashboard.ipynb``.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
 from gpulesson import _validate as v
 from gpulesson import activations, memory, units
+from gpulesson.links import (
+    NETWORK_EFFICIENCY,
+    NVLINK_EFFICIENCY,
+    NVLS_ALGBW_FRACTION,
+    TIERS,
+    achievable_bandwidth,
+    dualpipe_bubble_fraction,
+    exposed_time,
+    group_tier,
+    sharp_allreduce_time,
+)
 from gpulesson.transformer import TransformerConfig, embedding_params, param_breakdown
 
 __all__ = [
@@ -73,6 +86,7 @@ __all__ = [
     "TIERS",
     "LayoutMemory",
     "LayoutRecommendation",
+    "MAX_STAGES",
     "PipelineSlot",
     "achievable_bandwidth",
     "algorithm_bandwidth",
@@ -81,6 +95,7 @@ __all__ = [
     "bus_bandwidth_factor",
     "collective_time",
     "data_parallel_sync_time",
+    "divisors",
     "dualpipe_bubble_fraction",
     "effective_speedup",
     "exposed_time",
@@ -202,6 +217,13 @@ class PipelineSlot:
         return slot
 
 
+#: The most passes :func:`pipeline_schedule` simulates (2·p·m·v): 10^5 slots take about a
+#: second; beyond, the bubble formula (:func:`pipeline_bubble_fraction`) answers instead.
+MAX_PIPELINE_SLOTS = 100_000
+#: The most pipeline stages a per-stage list is built for (no run has near this many).
+MAX_PIPELINE_STAGES = 10_000
+
+
 def _orders(p: int, m: int, schedule: str, k: int) -> list[list[tuple[str, int, int]]]:
     """Per device, the order of (kind, microbatch, chunk) operations."""
     orders = []
@@ -263,6 +285,12 @@ def pipeline_schedule(
         Sorted by start time. The makespan is ``(m + p - 1) * (f + b)`` for GPipe and
         1F1B, ``m*(f + b) + (p - 1)*(f + b)/v`` interleaved: the bubble of
         :func:`pipeline_bubble_fraction`.
+
+    Raises
+    ------
+    ValueError
+        for a schedule of more than :data:`MAX_PIPELINE_SLOTS` passes (``2·p·m·v``),
+        naming ``stages``, ``microbatches`` and ``interleave``.
     """
     p = v.positive_int("stages", stages)
     m = v.positive_int("microbatches", microbatches)
@@ -272,6 +300,13 @@ def pipeline_schedule(
     tb = v.positive_number("backward_time", backward_time)
     if kind != "interleaved" and k != 1:
         raise ValueError(f"interleave must be 1 for schedule {kind!r}, got {k}")
+    if 2 * p * m * k > MAX_PIPELINE_SLOTS:
+        raise ValueError(
+            f"stages × microbatches × interleave must be at most {MAX_PIPELINE_SLOTS // 2:,} "
+            f"(a schedule of {MAX_PIPELINE_SLOTS:,} passes), got stages={p}, "
+            f"microbatches={m}, interleave={k}; pipeline_bubble_fraction gives the bubble "
+            f"of any size"
+        )
     if kind == "interleaved" and m % p:
         raise ValueError(
             f"microbatches must be a multiple of stages ({p}) for the interleaved schedule, "
@@ -347,6 +382,11 @@ def pipeline_schedule(
 
 def pipeline_makespan(slots: list[PipelineSlot]) -> float:
     """End time of the last pass of a schedule from :func:`pipeline_schedule`."""
+    if not isinstance(slots, (list, tuple)) or not all(
+        isinstance(slot, PipelineSlot) for slot in slots
+    ):
+        raise TypeError(f"slots must be a list of PipelineSlot (from pipeline_schedule), "
+                        f"got {v._short_repr(slots)} ({type(slots).__name__})")
     if not slots:
         raise ValueError("slots must not be empty")
     return max(slot.start + slot.duration for slot in slots)
@@ -434,12 +474,16 @@ def stage_layers(layers: int, pp: int) -> int:
 def stage_layer_counts(layers: int, pp: int) -> list[int]:
     """Layers of each of ``pp`` stages: ``L // pp`` each, the remainder one more each on
     the middle stages (the first and last hold the embedding and the output layer).
+    At most :data:`MAX_PIPELINE_STAGES` stages.
 
     Llama 3 405B, 126 layers on 16 stages: ``[7, 8, ..., 8, 7]`` (Dubey et al. 2024,
     section 3.3.2: one layer fewer on the first and the last stage).
     """
     n_layers = v.positive_int("layers", layers)
     p = v.positive_int("pp", pp)
+    if p > MAX_PIPELINE_STAGES:
+        raise ValueError(f"pp must be at most {MAX_PIPELINE_STAGES:,} stages (one list entry "
+                         f"each), got {p:,}")
     stage_layers(n_layers, p)  # refuses pp > layers
     base, extra = divmod(n_layers, p)
     counts = [base] * p
@@ -759,6 +803,34 @@ class LayoutRecommendation:
     params_per_gpu: float
 
 
+#: Without a cap from the model (its layers), the search tries at most this many stages.
+MAX_STAGES = 2**20
+
+
+def divisors(n: int, limit: int | None = None) -> list[int]:
+    """The divisors of ``n`` no larger than ``limit`` (default ``n``), ascending.
+
+    Trial division up to ``min(sqrt(n), limit)``: a divisor ``d > sqrt(n)`` pairs with
+    ``n // d < sqrt(n)``, so the work is bounded by the square root (2^40 GPUs: about a
+    million steps), and by ``limit`` when that is smaller. Past 2^42 GPUs (more than two
+    million steps) give a ``limit`` of at most 2^21.
+    """
+    n = v.positive_int("n", n)
+    top = n if limit is None else v.positive_int("limit", limit)
+    root = math.isqrt(n)
+    steps = min(root, top)
+    if steps > 2**21:
+        raise ValueError(f"n = {n:.3g} is too large to search for all its divisors: give a "
+                         "limit of at most 2^21 (2,097,152)")
+    small, large = [], []
+    for k in range(1, steps + 1):
+        if n % k == 0:
+            small.append(k)
+            if n // k != k and n // k <= top:
+                large.append(n // k)
+    return small + large[::-1]
+
+
 def _powers_of_two_dividing(n: int, limit: int) -> list[int]:
     out, k = [], 2
     while k <= limit:
@@ -882,8 +954,8 @@ def recommend_layout(
             return tried[-1]
     tp = tps[-1] if tps else 1
     rest = n // tp
-    most = min(rest, cfg.layers) if cfg else rest
-    for pp in [q for q in range(2, most + 1) if rest % q == 0]:
+    most = min(rest, cfg.layers) if cfg else min(rest, MAX_STAGES)
+    for pp in divisors(rest, most)[1:]:
         dp = rest // pp
         zero = " + ZeRO-1" if dp > 1 else ""
         stages = (f"at most {stage_layers(cfg.layers, pp)} of the {cfg.layers} layers per "
@@ -907,89 +979,4 @@ def recommend_layout(
                                 fits=False, reason=reason, params_per_gpu=best.params_per_gpu)
 
 
-# ---------------------------------------------------------------------------------------
-# The traffic of every parallel dimension, on the links it crosses
-
-#: Achievable fraction of the NVLink line rate for NCCL's bus bandwidth: "450GB/s is the
-#: line rate. With the protocol overhead (~20%) NCCL can get an effective NVLink bandwidth
-#: of 370GB/s" on H100 (NVIDIA/nccl-tests issue #212, S. Jeaugey, 2024): 370/450.
-NVLINK_EFFICIENCY = 370 / 450
-#: Achievable fraction of a scale-out NIC's line rate: "For NDR @ 400Gbps you should see
-#: 46-48GB/s per NIC" (NVIDIA/nccl-tests issue #290, 2025): 47 of 50 GB/s.
-NETWORK_EFFICIENCY = 47 / 50
-#: NVLink SHARP all-reduce (NCCL's NVLS algorithm): algorithm bandwidth as a fraction of the
-#: NVLink line rate. The switch adds the buffers, so each GPU sends and receives its ``S``
-#: bytes once, instead of the ring's ``2(n-1)/n * S``; on 8 H100 NCCL reaches "a peak busBw
-#: of ~480GB/s (algbw ~275GB/s)" (nccl-tests #212), 8 H200 475 GB/s (nccl-tests #272):
-#: 275/450 of the line rate as algbw, more than a ring's bus bandwidth can ever give.
-NVLS_ALGBW_FRACTION = 275 / 450
-TIERS = ("nvlink", "network")
-
-
-def achievable_bandwidth(line_rate: float, tier: str = "nvlink") -> float:
-    """Bus bandwidth NCCL achieves on a link of ``line_rate`` bytes/s (one way, per GPU).
-
-    ``line_rate * NVLINK_EFFICIENCY`` (370 of 450 GB/s on H100 NVLink) inside an NVLink
-    domain, ``line_rate * NETWORK_EFFICIENCY`` (47 of 50 GB/s on 400 Gb/s NDR) over the
-    scale-out network. Taught in ``distributed_math`` (achievable bandwidth).
-    """
-    rate = v.positive_number("line_rate", line_rate)
-    kind = v.choice("tier", tier, TIERS)
-    return rate * (NVLINK_EFFICIENCY if kind == "nvlink" else NETWORK_EFFICIENCY)
-
-
-def sharp_allreduce_time(size_bytes: float, *, line_rate: float, latency: float = 0) -> float:
-    """All-reduce time with in-switch reduction (NVLink SHARP): ``alpha + S / algbw``.
-
-    ``algbw = NVLS_ALGBW_FRACTION * line_rate`` whatever the number of GPUs in the domain:
-    each GPU pushes its buffer into the switch once and reads the sum back once. On 8 H100
-    (450 GB/s) that is 275 GB/s of algorithm bandwidth, where a ring at 370 GB/s of bus
-    bandwidth gives ``370 / (2 * 7/8) = 211`` GB/s (nccl-tests #212).
-    """
-    s = v.nonneg_number("size_bytes", size_bytes)
-    rate = v.positive_number("line_rate", line_rate)
-    return v.nonneg_number("latency", latency) + s / (NVLS_ALGBW_FRACTION * rate)
-
-
-def group_tier(*, stride: int, size: int, domain: int) -> str:
-    """Which link a group of ``size`` ranks spaced ``stride`` apart crosses.
-
-    Ranks are numbered so that GPUs ``0..domain-1`` share one NVLink domain (a server of 8,
-    or 72 GPUs of a GB200 NVL72 rack). The group ``{r, r+stride, ..., r+(size-1)*stride}``
-    stays inside one domain when ``stride * size <= domain`` (``"nvlink"``), else it crosses
-    the scale-out network (``"network"``). Megatron-LM orders the dimensions tensor,
-    context, expert, data, pipeline from the fastest-varying, so tensor parallelism is the
-    first to get NVLink.
-    """
-    st_ = v.positive_int("stride", stride)
-    n = v.positive_int("size", size)
-    d = v.positive_int("domain", domain)
-    return "nvlink" if n == 1 or st_ * n <= d else "network"
-
-
-def exposed_time(comm_time: float, window: float, overlap: float = 1.0) -> float:
-    """Communication left on the critical path: ``max(0, comm - overlap * window)``.
-
-    ``window`` is the compute it can run beside. DDP and Megatron's gradient buckets are
-    ready only as the backward pass produces them, so the data-parallel window is the
-    backward pass of the last micro-batch, not the whole step (PyTorch DDP, Li et al. 2020,
-    section 3.2.3).
-    """
-    c = v.nonneg_number("comm_time", comm_time)
-    w = v.nonneg_number("window", window)
-    return max(0.0, c - v.fraction("overlap", overlap) * w)
-
-
-def dualpipe_bubble_fraction(stages: int, microbatches: int) -> float:
-    """DualPipe's bubble as a fraction of the ideal time (DeepSeek-V3, section 3.2.1).
-
-    Table 2 of the DeepSeek-V3 report gives ``(PP/2 - 1) * (F&B + B - 3W)`` for DualPipe
-    against 1F1B's ``(PP - 1) * (F + B)``. With a forward, an input-gradient and a
-    weight-gradient pass of one unit each (``F = B = W = 1``, ``F&B = 3``) the bubble is
-    ``PP/2 - 1`` units against the ``3m`` units of ``m`` micro-batches.
-    """
-    p = v.positive_int("stages", stages)
-    m = v.positive_int("microbatches", microbatches)
-    if p % 2:
-        raise ValueError(f"stages must be even for DualPipe, got {p}")
-    return (p / 2 - 1) / (3 * m)
+v.guard_module(globals())

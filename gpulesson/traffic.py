@@ -205,3 +205,6 @@ def data_parallel_traffic(shard_params: float, *, dp: int, zero_stage: int = 1,
         out.append(_traffic("data", "all_gather", w, 1, nd,
                             "parameters gathered again for the backward pass"))
     return tuple(out)
+
+
+v.guard_module(globals())

@@ -256,3 +256,6 @@ def gpu_view(gpu: object, *, usable_memory: float | None = None,
     if usd_per_gpu_hour is not None:
         over["price"] = v.nonneg_number("usd_per_gpu_hour", usd_per_gpu_hour)
     return replace(view, **over) if over else view  # type: ignore[arg-type]
+
+
+v.guard_module(globals())

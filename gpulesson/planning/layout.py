@@ -21,24 +21,11 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from gpulesson import _validate as v
+from gpulesson.distributed import divisors
 
 from ._adapt import ModelView
 
 __all__ = ["Layout", "batch_split", "candidate_layouts", "divisors", "layout_problems"]
-
-
-def divisors(n: int, limit: int | None = None) -> list[int]:
-    """The divisors of ``n`` (at most ``limit``), ascending, by trial division up to sqrt(n)."""
-    n = v.positive_int("n", n)
-    top = n if limit is None else v.positive_int("limit", limit)
-    small, large, k = [], [], 1
-    while k * k <= n:
-        if n % k == 0:
-            small.append(k)
-            if k * k != n:
-                large.append(n // k)
-        k += 1
-    return [d for d in small + large[::-1] if d <= top]
 
 
 @dataclass(frozen=True)
@@ -199,3 +186,6 @@ def candidate_layouts(model: ModelView, *, n_gpus: int, seq_len: int, domain: in
                                                   zero_stage=zero, micro_batch=mb,
                                                   interleave=chunks))
     return out
+
+
+v.guard_module(globals())

@@ -363,3 +363,6 @@ def reconcile_nccl_tests(text: str, *, line_rate: float, tier: str = "nvlink",
     return NCCLReconciliation(collective=name, n_ranks=n, rows=tuple(rows), alpha=alpha,
                               beta=beta, peak_busbw=peak, predicted_busbw=predicted,
                               line_rate=rate, tier=kind, explanation=why)
+
+
+v.guard_module(globals())

@@ -27,6 +27,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from gpulesson import _validate as v
 from gpulesson import flops
 from gpulesson.transformer import TransformerConfig
 
@@ -162,3 +163,6 @@ def published_comparison(runs: tuple[PublishedRun, ...] = PUBLISHED_RUNS
 
 #: Short labels of the runs, for tables.
 LABELS: Mapping[str, str] = MappingProxyType({run.name: run.name for run in PUBLISHED_RUNS})
+
+
+v.guard_module(globals())

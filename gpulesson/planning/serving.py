@@ -374,3 +374,6 @@ def _replicas(speed: _Speed, qps: float, p: int, o: int, slo_ttft: float | None,
 BLOCK_SIZE = 16
 DEFAULTS: Mapping[str, object] = MappingProxyType({"block_size": BLOCK_SIZE,
                                                    "non_torch_memory": NON_TORCH_BYTES})
+
+
+v.guard_module(globals())

@@ -478,3 +478,6 @@ def plan_training(
 def _with(plan: TrainingPlan, *, reason: str) -> TrainingPlan:
     from dataclasses import replace
     return replace(plan, reason=reason, searched=True)
+
+
+v.guard_module(globals())

@@ -15,6 +15,7 @@ Every answer and every figure in a worked solution comes from the calculators
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -280,9 +281,15 @@ uneven_stages = NumericExercise(
 # 4. Reading the bottleneck
 
 def _plan(p: P) -> dict[str, Any]:
-    return calculators.compute("planning", model=p["model"], n_gpus=p["gpus"],
-                               step_tokens=p["step_tokens"] * 1.048576,
-                               scaleout=p["bandwidth"])
+    return _planned(p["model"], p["gpus"], p["step_tokens"], p["bandwidth"])
+
+
+@functools.lru_cache(maxsize=64)
+def _planned(model: str, gpus: int, step_tokens: float, bandwidth: float) -> dict[str, Any]:
+    """One plan per exercise variant: a check reads it for the answer, the wording and each
+    mistake, and the planner's layout search is the slow part."""
+    return calculators.compute("planning", model=model, n_gpus=gpus,
+                               step_tokens=step_tokens * 1.048576, scaleout=bandwidth)
 
 
 def _word(p: P) -> str:

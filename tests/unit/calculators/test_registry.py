@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from gpulesson import calculators as C
-from gpulesson import course, hardware, transformer
+from gpulesson import course, execution, hardware, transformer
 from gpulesson.calculators import lessons
 
 NAMES = list(C.CALCULATORS)
@@ -138,12 +138,19 @@ def test_every_model_preset_fills_the_models_config(name):
 @pytest.mark.parametrize("name", _with_preset("gpu"))
 def test_every_gpu_preset_fills_the_datasheet_figures(name):
     """Each GPU choice fills the figures of gpulesson.hardware.GPUS (datasheets), the dense
-    peak of the chosen precision; a precision without a figure names the GPU input."""
+    peak of the chosen precision, and an SM count that of gpulesson.execution (a preset with
+    SM counts lists the GPUs that module knows); a precision without a figure names the GPU
+    input."""
     calc = C.get(name)
+    fills = calc.input("gpu").fills
     for key, gpu in hardware.GPUS.items():
-        filled = set(calc.input("gpu").fills[key])
+        if key not in fills:
+            assert key not in execution.GPU_EXECUTION, key
+            assert any("sms" in fill for fill in fills.values()), key
+            continue
+        filled = set(fills[key])
         # the planners' presets also fill what gpulesson.planning.gpu_view reads of the GPU
-        assert filled and filled <= {"gpu_memory", "bandwidth", "peak_flops",
+        assert filled and filled <= {"gpu_memory", "bandwidth", "peak_flops", "sms",
                                      "matmul_efficiency", "usd_per_gpu_hour",
                                      "gpus_per_node", "scaleout"}
         for dtype in ("bf16", "fp32"):
@@ -153,6 +160,8 @@ def test_every_gpu_preset_fills_the_datasheet_figures(name):
                     C.resolve(name, **values)
                 continue
             shown = C.resolve(name, **values)
+            if "sms" in filled:
+                assert shown["sms"] == execution.gpu_execution(key).sms
             if "gpu_memory" in filled:
                 # a planner starts from the reported total (GPUSpec.memory_total)
                 memory = gpu.memory_total if "matmul_efficiency" in filled else gpu.memory_bytes
@@ -169,7 +178,7 @@ def test_every_gpu_preset_fills_the_datasheet_figures(name):
 #: The formula modules (and the lesson list) the registry builds on.
 FORMULA_MODULES = {"course", "units", "_validate", "gemm", "roofline", "transformer",
                    "memory", "flops", "inference", "distributed", "cost", "optimisations",
-                   "hardware", "planning", "prices"}
+                   "hardware", "planning", "prices", "execution"}
 
 
 @pytest.mark.parametrize("path", sorted(PACKAGE.rglob("*.py")),
