@@ -1150,13 +1150,13 @@ HOW_TO_USE = claims(
                                                                     "flops_and_scaling")),
     ("| {doc}`/notebooks/inference_and_kv_cache` | about 60 min |", functools.partial(_study_row,
                                                                     "inference_and_kv_cache")),
-    ("| {doc}`/notebooks/distributed_math` | about 80 min |", functools.partial(_study_row,
+    ("| {doc}`/notebooks/distributed_math` | about 70 min |", functools.partial(_study_row,
                                                                     "distributed_math")),
-    ("| {doc}`/notebooks/cost_economics` | about 60 min |", functools.partial(_study_row,
+    ("| {doc}`/notebooks/cost_economics` | about 55 min |", functools.partial(_study_row,
                                                                     "cost_economics")),
     ("| {doc}`/notebooks/optimisations` | about 60 min |", functools.partial(_study_row,
                                                                     "optimisations")),
-    ("| {doc}`/notebooks/planning_dashboard` | about 65 min |", functools.partial(_study_row,
+    ("| {doc}`/notebooks/planning_dashboard` | about 60 min |", functools.partial(_study_row,
                                                                     "planning_dashboard")),
 )
 

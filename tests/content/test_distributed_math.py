@@ -298,14 +298,14 @@ def _idle(slots: list, stage: int) -> tuple[float, float, float]:
     return end - busy, busy, end
 
 
-def _drawn_bubble() -> str:
+def _drawn_bubble() -> tuple[str, str]:
     s = _schedules()
     idle, busy, end = _idle(s["GPipe"], 0)
     halved = _idle(s["interleaved"], 0)
     half = "half of it" if halved[0] / halved[1] == idle / busy / 2 else "less"
     return (f"equals $(p-1)/(v\\,m)$ exactly: {_pct(idle / busy, 1)} of the ideal time for GPipe "
-            f"and 1F1B, {half} with two chunks per GPU. (The same idle time is "
-            f"{_pct(idle / end, 1)} of the whole iteration")
+            f"and 1F1B, {half} with two chunks per GPU.",
+            f"The same idle time is {_pct(idle / end, 1)} of the whole iteration")
 
 
 def _zero_savings() -> str:
@@ -551,7 +551,8 @@ CLAIMS = claims(
      "1.75 ÷ 50 GB/s, plus 30 µs): nine times longer", _eight_machines),
     # 5. The pipeline bubble
     ("equals $(p-1)/(v\\,m)$ exactly: 37.5% of the ideal time for GPipe and 1F1B, half of it with "
-     "two chunks per GPU. (The same idle time is 27.3% of the whole iteration", _drawn_bubble),
+     "two chunks per GPU.", lambda: _drawn_bubble()[0]),
+    ("The same idle time is 27.3% of the whole iteration", lambda: _drawn_bubble()[1]),
     ("With 4 stages and 16 micro-batches the bubble is 18.75%.", lambda: f"With {WIDGET_STAGES} "
      f"stages and {WIDGET_MICRO} micro-batches the bubble is "
      f"{_pct(_bubble(WIDGET_STAGES, WIDGET_MICRO), 2)}."),
