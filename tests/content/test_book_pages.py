@@ -776,7 +776,7 @@ SEED_CORRECTIONS = claims(
     # Lesson 9: the dashboard.
     ("19.7 days instead of 36.9 at 40%", lambda: f"{_plan_days(0.752):.1f} days instead of "
      f"{_plan_days(0.40):.1f} at 40%"),
-    ("uses 79.9% of the 81.2 GB a plan may use on an H100", lambda: "uses "
+    ("uses 77.2% of the 81.2 GB a plan may use on an H100", lambda: "uses "
      + _pct(calculators.compute("planning")["memory_per_gpu"]
             / calculators.compute("planning")["memory_limit"], 1)
      + f" of the {units.format_bytes(calculators.compute('planning')['memory_limit'])} a "

@@ -31,6 +31,22 @@ LESSON = "planning_dashboard"
 _NO_PRICE = 0.0
 
 
+#: The fields of a model's shape the form shows (gpulesson.calculators.shared.config).
+_SHAPE = ("hidden", "layers", "heads", "kv_heads", "head_dim", "ffn", "vocab", "max_positions",
+          "tied_embeddings", "gated_mlp", "norm", "linear_bias", "qkv_bias")
+
+
+def _config(kw: dict[str, Any]) -> transformer.TransformerConfig:
+    """The model the inputs describe: a preset's whole config (its experts, latent attention,
+    sliding windows), with the shape as entered; the shape alone for a custom model."""
+    shown = shared.config(kw)
+    base = transformer.PRESETS.get(kw.get("model", CUSTOM))
+    if base is None:
+        return shown
+    edits = {f: getattr(shown, f) for f in _SHAPE if getattr(shown, f) != getattr(base, f)}
+    return replace(base, **edits, name=f"{base.name}, edited") if edits else base
+
+
 def _gpu_fill(name: str, *, serving: bool = False) -> dict[str, Any]:
     view = planning.gpu_view(name)
     fill: dict[str, Any] = {
@@ -110,7 +126,7 @@ def _price_note(plan_cost: float | None, price: float) -> str:
 
 
 def _planning(**kw: Any) -> dict[str, Any]:
-    cfg = shared.config(kw)
+    cfg = _config(kw)
     dtype = kw["dtype"]
     precision = dtype if dtype in ("bf16", "fp16", "fp8") else "bf16"
     layout: planning.Layout | str = "auto"
@@ -241,7 +257,7 @@ PLANNING = Calculator(
 
 
 def _serving(**kw: Any) -> dict[str, Any]:
-    cfg = shared.config(kw)
+    cfg = _config(kw)
     base = hardware.gpu(kw["gpu"]) if kw["gpu"] != CUSTOM else None
     peaks = dict(base.peak_flops) if base else {}
     peaks["bf16"] = kw["peak_flops"]

@@ -85,3 +85,18 @@ def test_serving_plan_meets_the_slos():
     impossible = C.compute("serving_plan", ttft_slo=1, prompt_tokens=32000,
                            max_model_len=40000)
     assert impossible["feasible"] is False and "ttft_slo" in impossible["problems"]
+
+
+@pytest.mark.parametrize("model", ["mixtral-8x7b", "qwen3-30b-a3b", "deepseek-v3", "qwen3-8b"])
+def test_a_preset_is_planned_with_its_whole_config(model):
+    """The form shows a model's shape only; a preset still brings its experts, latent
+    attention and the rest of its config.json (gpulesson.transformer.PRESETS), so the
+    dashboard plans Mixtral 8x7B as 46.7B parameters with 12.9B active, as
+    planning.plan_training does, not as a dense 7B model."""
+    shown = C.compute("planning", model=model, n_gpus=256)
+    direct = planning.plan_training(model, "H100 SXM", n_gpus=256, tokens=2e12,
+                                    global_batch_tokens=4 * 2**20, seq_len=4096)
+    assert shown["mfu"] == pytest.approx(direct.mfu, rel=1e-9)
+    assert shown["memory_per_gpu"] == pytest.approx(direct.memory_per_gpu, rel=1e-9)
+    edited = C.compute("planning", model=model, n_gpus=256, layers=8)
+    assert edited["total_flops"] < shown["total_flops"]  # an edit to the shape still counts
