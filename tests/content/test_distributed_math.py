@@ -674,6 +674,8 @@ NOT_FIGURES = (
     # DeepSeek-V3's and NVIDIA's published configurations
     "sends each token to 8 of 256 experts", "In a GB200 NVL72 rack, 72 GPUs share",
     "the same 64 GPUs of expert parallelism", "groups of up to 72 GPUs",
+    # the parallel_traffic calculator's DeepSeek-V3 setting (DeepSeek-AI 2024, section 3.2)
+    "with tp 1, pp 16 and ep 64 on 2,048 GPUs",
     "what a 72-GPU NVLink domain changes", "which a 72-GPU NVLink domain removes",
     # published inputs and figures (sources in the module docstring)
     "Llama 3 405B on 16,384 GPUs",
@@ -788,8 +790,10 @@ def test_every_pause_and_think_hides_its_answer() -> None:
 
 
 def test_widgets_are_this_lessons_registry_calculators() -> None:
-    """The lesson shows calculator_widget("scaling_efficiency"), ("zero"), ("pipeline_bubble")."""
-    nb.check_registry_widgets(SLUG, {"scaling_efficiency", "zero", "pipeline_bubble"})
+    """The lesson shows calculator_widget("scaling_efficiency"), ("zero"), ("pipeline_bubble")
+    and ("parallel_traffic")."""
+    nb.check_registry_widgets(SLUG, {"scaling_efficiency", "zero", "pipeline_bubble",
+                                     "parallel_traffic"})
 
 
 def test_every_term_is_in_the_glossary() -> None:

@@ -14,129 +14,32 @@ from dataclasses import replace
 from typing import Any
 
 from gpulesson import flops, hardware, planning, transformer
-from gpulesson.calculators import shared
+from gpulesson.calculators import planner_inputs, shared
 from gpulesson.calculators.spec import (
     CUSTOM,
     Calculator,
     Choice,
     Integer,
-    Keyed,
     Number,
     Output,
-    Preset,
     Select,
 )
 
 LESSON = "planning_dashboard"
-_NO_PRICE = 0.0
-
-
-#: The fields of a model's shape the form shows (gpulesson.calculators.shared.config).
-_SHAPE = ("hidden", "layers", "heads", "kv_heads", "head_dim", "ffn", "vocab", "max_positions",
-          "tied_embeddings", "gated_mlp", "norm", "linear_bias", "qkv_bias")
-
-
-def _config(kw: dict[str, Any]) -> transformer.TransformerConfig:
-    """The model the inputs describe: a preset's whole config (its experts, latent attention,
-    sliding windows), with the shape as entered; the shape alone for a custom model."""
-    shown = shared.config(kw)
-    base = transformer.PRESETS.get(kw.get("model", CUSTOM))
-    if base is None:
-        return shown
-    edits = {f: getattr(shown, f) for f in _SHAPE if getattr(shown, f) != getattr(base, f)}
-    return replace(base, **edits, name=f"{base.name}, edited") if edits else base
-
-
-def _gpu_fill(name: str, *, serving: bool = False) -> dict[str, Any]:
-    view = planning.gpu_view(name)
-    fill: dict[str, Any] = {
-        "gpu_memory": view.usable_memory, "bandwidth": view.bandwidth,
-        "peak_flops": Keyed(by="dtype", values=dict(view.spec.peak_flops),
-                            missing="{choice} has no dense {key} figure on its datasheet"),
-        "usd_per_gpu_hour": view.price if view.price is not None else _NO_PRICE,
-        "matmul_efficiency": view.matmul_efficiency}
-    if not serving:
-        fill.update(gpus_per_node=max(view.domain, 1), scaleout=view.scaleout_bandwidth)
-    return fill
-
-
-def _gpu_inputs(default: str, *, serving: bool = False) -> tuple[Any, ...]:
-    """A GPU preset filling what the planners read of it (gpulesson.planning.gpu_view)."""
-    fills = {k: _gpu_fill(k, serving=serving) for k in hardware.GPUS}
-    choices = tuple(Choice(k, k) for k in hardware.GPUS) + (
-        Choice(CUSTOM, "Custom (edit the figures)"),)
-    out = [
-        Preset("gpu", "GPU", default=default, choices=choices, fills=fills,
-               help=shared.GPU_NOTE + " The planners read the reported memory, links and "
-                    "a dated price through gpulesson.planning.gpu_view."),
-        Number("gpu_memory", "Memory per GPU (reported)", range=(0.001, 10_000), step=1,
-               unit="GB", scale=1e9, dimension="bytes",
-               help="The total the driver reports, decimal GB (nvidia-smi: H100 SXM 81,559 "
-                    "MiB = 85.5 GB); a training plan keeps 5 % of it free, a serving plan "
-                    "uses the utilization share."),
-        Number("bandwidth", "Memory bandwidth", range=(0.001, 100), step=0.01, unit="TB/s",
-               scale=1e12, dimension="bytes/s"),
-        replace(shared.PEAK, min=0.001,
-                help="Dense peak for the chosen precision (never the 2:4-sparse headline), "
-                     "or a measured rate: gpulesson.machine.this_machine()."),
-        shared.percent("matmul_efficiency", "Achievable matmul efficiency", default=None,
-                       range=(1, 100), step=1,
-                       help="Best large-GEMM rate over the dense peak (Bekman's MAMF table: "
-                            "H100 80 %, A100 86 %), or 100 % for a measured peak."),
-    ]
-    if not serving:
-        out += [
-            replace(shared.GPUS_PER_NODE, label="GPUs per NVLink domain", default=None,
-                    help="GPUs sharing NVLink: 8 in an HGX server, 72 in an NVL72 rack."),
-            Number("scaleout", "Network bandwidth per GPU", range=(0.1, 10_000), step=1,
-                   unit="GB/s", scale=1e9, dimension="bytes/s",
-                   help="One way, per GPU: 400 Gb/s InfiniBand NDR is 50 GB/s; NCCL reaches "
-                        "about 94 % of it."),
-        ]
-    out.append(Number("usd_per_gpu_hour", "Price per GPU-hour", range=(0, 1000), step=0.01,
-                      unit="$/h", dimension="usd",
-                      help="The GPU's dated default quote (gpulesson.prices.default_price: the "
-                           "cheapest hyperscaler on demand) where it has one (0 = none known: "
-                           "enter a quote). " + shared.PRICE_NOTE))
-    return tuple(out)
-
-
-def _spec(kw: dict[str, Any], precision: str) -> hardware.GPUSpec:
-    """The GPU the inputs describe: the preset's datasheet with the figures as entered."""
-    base = hardware.gpu(kw["gpu"]) if kw["gpu"] != CUSTOM else None
-    peaks = dict(base.peak_flops) if base else {}
-    peak = kw["peak_flops"]
-    if precision == "fp8":
-        peaks["fp8"] = peak
-        peaks.setdefault("bf16", peak / 2)
-    else:
-        peaks["bf16"] = peaks["fp16"] = peak
-    if base is not None:
-        return replace(base, memory_bytes=int(kw["gpu_memory"]), bandwidth=kw["bandwidth"],
-                       peak_flops=peaks)
-    return hardware.GPUSpec(name="custom GPU", memory_bytes=int(kw["gpu_memory"]),
-                            bandwidth=kw["bandwidth"], peak_flops=peaks, tdp_watts=1.0,
-                            source="the reader's figures")
-
-
-def _price_note(plan_cost: float | None, price: float) -> str:
-    if plan_cost is None or price <= 0:
-        return "no dated price for this GPU: enter a quote (cost shown as 0)"
-    return f"at ${price:g} per GPU-hour"
 
 
 def _planning(**kw: Any) -> dict[str, Any]:
-    cfg = _config(kw)
+    cfg = planner_inputs.config(kw)
     dtype = kw["dtype"]
     precision = dtype if dtype in ("bf16", "fp16", "fp8") else "bf16"
     layout: planning.Layout | str = "auto"
     if kw["layout"] == "manual":
-        layout = planning.Layout(tp=kw["tp"], pp=kw["pp"], cp=kw["cp"],
+        layout = planning.Layout(tp=kw["tp"], pp=kw["pp"], cp=kw["cp"], ep=kw["ep"],
                                  zero_stage=kw["zero_stage"], micro_batch=kw["batch"],
                                  interleave=kw["interleave"])
     price = kw["usd_per_gpu_hour"]
     plan = planning.plan_training(
-        cfg, _spec(kw, precision), n_gpus=kw["n_gpus"], tokens=kw["tokens"],
+        cfg, planner_inputs.spec(kw, precision), n_gpus=kw["n_gpus"], tokens=kw["tokens"],
         global_batch_tokens=int(round(kw["step_tokens"])), seq_len=kw["seq_len"],
         precision=precision, layout=layout, recompute=kw["recompute"],
         scaleout_bandwidth=kw["scaleout"], nvlink_domain=kw["gpus_per_node"],
@@ -145,6 +48,7 @@ def _planning(**kw: Any) -> dict[str, Any]:
         grad_bytes=4 if kw["grad_dtype"] == "fp32" else 2,
         overlap={"data": kw["overlap"]})
     n = transformer.param_count(cfg)
+    active = transformer.active_params(cfg)
     b = plan.breakdown
     return {
         "feasible": plan.feasible,
@@ -155,16 +59,17 @@ def _planning(**kw: Any) -> dict[str, Any]:
         "mfu": plan.mfu,
         "time": plan.days * flops.SECONDS_PER_DAY,
         "gpu_hours": plan.gpu_hours,
-        "cost": plan.cost_usd or 0.0, "price_note": _price_note(plan.cost_usd, price),
+        "cost": plan.cost_usd or 0.0, "price_note": planner_inputs.price_note(plan.cost_usd, price),
         "memory_per_gpu": plan.memory_per_gpu, "memory_limit": plan.memory_limit,
         "fits": plan.memory_fits,
         "tokens_per_second": plan.tokens_per_second, "step_time": plan.step_time,
         "micro_batches": plan.micro_batches,
         "step_compute": b["compute"] + b["recompute"] + b["memory_bound"],
         "bubble": b["bubble"], "tensor_comm": b["tensor"], "context_comm": b["context"],
-        "pipeline_comm": b["pipeline"], "comm_time": b["data"],
+        "pipeline_comm": b["pipeline"], "expert_comm": b["expert"], "comm_time": b["data"],
         "efficiency": plan.efficiency,
-        "n_params": n, "total_flops": flops.training_flops(n, kw["tokens"]),
+        "n_params": n, "active_params": active,
+        "total_flops": flops.training_flops(active, kw["tokens"]),
     }
 
 
@@ -187,7 +92,7 @@ PLANNING = Calculator(
                     "a whole number of sequences."),
         shared.tokens("seq_len", "Sequence length", 4096),
         # hardware
-        *_gpu_inputs("H100 SXM"),
+        *planner_inputs.gpu_inputs("H100 SXM"),
         replace(shared.dtype_input(), help="Matrix-multiply precision: FP8 speeds up the "
                 "weight matrices only; MFU stays against the BF16 peak."),
         shared.N_GPUS,
@@ -204,6 +109,9 @@ PLANNING = Calculator(
                 help="At most the number of layers; adds a bubble of (pp − 1)/(v·m)."),
         Integer("cp", "Context-parallel size (if set)", default=1, range=(1, 1024),
                 help="Splits each sequence; must divide it."),
+        Integer("ep", "Expert-parallel size (if set)", default=1, range=(1, 1024),
+                help="Mixture-of-experts models only: splits the experts over ep of the dp "
+                     "GPUs; must divide dp and the experts."),
         Integer("zero_stage", "ZeRO stage (if set)", default=1, range=(0, 3),
                 help="0 none, 1 optimizer states (Megatron's distributed optimizer), 2 + "
                      "gradients, 3 + parameters."),
@@ -243,10 +151,14 @@ PLANNING = Calculator(
         Output("tensor_comm", "… tensor-parallel traffic", _SECONDS),
         Output("context_comm", "… context-parallel traffic", _SECONDS),
         Output("pipeline_comm", "… pipeline sends", _SECONDS),
+        Output("expert_comm", "… expert-parallel all-to-all", _SECONDS),
         Output("comm_time", "… gradient synchronisation, exposed", _SECONDS),
         Output("efficiency", "Share of the step computing", "percent"),
         shared.N_PARAMS_OUT,
-        Output("total_flops", "Training FLOPs (6·N·D)", "flops"),
+        Output("active_params", "Active parameters per token", "count",
+               help="All parameters for a dense model; the routed experts a token uses, "
+                    "plus the rest, for a mixture of experts."),
+        Output("total_flops", "Training FLOPs (6·N·D, N active)", "flops"),
     ),
     function=_planning,
     sources=("Narayanan et al. 2021 (Megatron-LM at scale)", "Korthikanti et al. 2022",
@@ -257,7 +169,7 @@ PLANNING = Calculator(
 
 
 def _serving(**kw: Any) -> dict[str, Any]:
-    cfg = _config(kw)
+    cfg = planner_inputs.config(kw)
     base = hardware.gpu(kw["gpu"]) if kw["gpu"] != CUSTOM else None
     peaks = dict(base.peak_flops) if base else {}
     peaks["bf16"] = kw["peak_flops"]
@@ -300,7 +212,7 @@ SERVING = Calculator(
     lesson=LESSON,
     inputs=(
         *shared.model_inputs("llama-3-70b"),
-        *_gpu_inputs("H100 SXM", serving=True),
+        *planner_inputs.gpu_inputs("H100 SXM", serving=True),
         replace(shared.dtype_input(), help="Precision of the matrix products (the peak "
                 "above follows it)."),
         Integer("tp", "Tensor-parallel size (0 = choose)", default=0, range=(0, 64),
