@@ -169,9 +169,11 @@ def test_source_mistral_rolling_buffer_cuts_the_cache_8x_at_32k() -> None:
     cfg = from_hf_config(HF_DIR / "mistral__Mistral-7B-v0.1.json")
     full = inference.kv_cache_bytes(cfg, seq_len=32768, cap_windows=False)
     assert full / inference.kv_cache_bytes(cfg, seq_len=32768) == 8
-    assert full == inference.kv_cache_bytes(preset("mistral-7b"), seq_len=32768)
-    assert inference.kv_cache_bytes(cfg, seq_len=4096) == inference.kv_cache_bytes(
-        preset("mistral-7b"), seq_len=4096)
+    assert full == inference.kv_cache_bytes(preset("mistral-7b"), seq_len=32768,
+                                            cap_windows=False)
+    assert inference.kv_cache_bytes(cfg, seq_len=32768) == inference.kv_cache_bytes(
+        preset("mistral-7b"), seq_len=32768)
+    assert inference.model_attention_crossover_tokens(preset("mistral-7b")) is None
 
 
 def test_hybrid_windows_cap_only_the_local_layers() -> None:

@@ -247,6 +247,32 @@ def test_moe_training_memory_holds_every_expert() -> None:
 GPT_BLOCK = {"seq_len": 2048, "batch": 1, "hidden": 12288, "heads": 96}
 
 
+@pytest.mark.parametrize(("name", "attention"), [
+    ("gpt2", "eager"), ("gpt3-175b", "eager"), ("llama-2-7b", "flash"),
+    ("mistral-7b", "flash"), ("deepseek-v3", "flash"), ("gemma-2-9b", "flash")])
+def test_default_attention_keeps_the_published_gpt_case(name: str, attention: str) -> None:
+    """GPT-2 and GPT-3 (learned positions, a plain MLP) keep Korthikanti et al. 2022's
+    formula, eager attention with dropout, exactly as Table 2 prints it; modern models
+    (rotary, gated MLP) are derived with FlashAttention, PyTorch's default since 2.0."""
+    from gpulesson import activations
+
+    cfg = preset(name)
+    assert activations.default_attention(cfg) == attention
+    for tp, sp, recompute in ((1, False, "none"), (8, True, "full")):
+        if cfg.heads % tp:
+            continue
+        got = memory.training_memory(cfg, batch=1, seq_len=1024, tp=tp,
+                                     sequence_parallel=sp, recompute=recompute).activations
+        if attention == "eager":
+            assert got == cfg.layers * memory.activation_bytes_per_layer(
+                seq_len=1024, batch=1, hidden=cfg.hidden, heads=cfg.heads, tp=tp,
+                sequence_parallel=sp, recompute=recompute)
+        else:
+            assert got == activations.activation_bytes(
+                cfg, seq_len=1024, attention="flash", tp=tp, sequence_parallel=sp,
+                recompute=recompute)
+
+
 @pytest.mark.parametrize(("tp", "sp", "recompute"), [
     (1, False, "none"), (8, False, "none"), (8, True, "none"), (8, False, "selective"),
     (8, True, "selective"), (1, False, "full"), (8, False, "full")])
@@ -266,12 +292,15 @@ def test_source_derivation_is_korthikanti_for_a_gpt_block(tp: int, sp: bool,
 def test_flash_swiglu_gqa_llama_keeps_a_sixth_of_the_gpt_formula() -> None:
     """Llama-2-7B, one 4,096-token sequence: the GPT formula says 104.2 GB for 32 layers
     (Korthikanti et al. 2022 applied to it); FlashAttention (no score matrix, Dao et al.
-    2022), SwiGLU's three 11,008-wide tensors and no dropout keep 17.3 GB."""
+    2022), SwiGLU's three 11,008-wide tensors and no dropout keep 17.3 GB, the default
+    for a modern model."""
     from gpulesson import activations, units
 
     cfg = preset("llama-2-7b")
-    gpt_formula = memory.training_memory(cfg, batch=1, seq_len=4096).activations
-    derived = memory.training_memory(cfg, batch=1, seq_len=4096, attention="flash")
+    gpt_formula = 32 * memory.activation_bytes_per_layer(seq_len=4096, batch=1, hidden=4096,
+                                                         heads=32)
+    derived = memory.training_memory(cfg, batch=1, seq_len=4096)
+    assert derived == memory.training_memory(cfg, batch=1, seq_len=4096, attention="flash")
     assert units.format_bytes(gpt_formula) == "104.2 GB"
     assert units.format_bytes(derived.activations) == "17.3 GB"
     assert derived.activations == activations.activation_bytes(cfg, seq_len=4096)
