@@ -1071,6 +1071,9 @@ GLOSSARY = claims(
     ("100 % when {math}`n` GPUs are {math}`n` times faster than one",
      lambda: f"{100 * distributed.scaling_efficiency(1.0, 0.0):.0f} % when {{math}}`n` GPUs "
      "are {math}`n` times faster than one"),
+    ("(Mixtral 8x7B: 12.9B of 46.7B", lambda: "(Mixtral 8x7B: "
+     f"{transformer.active_params(transformer.preset('mixtral-8x7b')) / 1e9:.1f}B of "
+     f"{transformer.param_count(transformer.preset('mixtral-8x7b')) / 1e9:.1f}B"),
 )
 
 #: Numbers of book/glossary.md's prose that are not results: published figures.

@@ -193,6 +193,28 @@ def _breakdown_change() -> dict[str, int]:
             "net": sum(b.values()) - sum(a.values())}
 
 
+def _moe(name: str) -> tuple[transformer.TransformerConfig, int, int]:
+    cfg = transformer.preset(name)
+    return cfg, transformer.param_count(cfg), transformer.active_params(cfg)
+
+
+def _routed_share(name: str) -> float:
+    cfg, total, _ = _moe(name)
+    return transformer.moe_breakdown(cfg)["routed_experts"] / total
+
+
+def _gpt_oss_checkpoint() -> float:
+    """gpt-oss-120b as shipped: routed experts in MXFP4, everything else in BF16."""
+    cfg, total, _ = _moe("gpt-oss-120b")
+    routed = transformer.moe_breakdown(cfg)["routed_experts"]
+    return (memory.weight_bytes(routed, precision="mxfp4")
+            + memory.weight_bytes(total - routed, precision="bf16"))
+
+
+def _state_gpus(name: str) -> int:
+    return memory.gpus_needed(_state(L370), hardware.gpu(name).usable_memory())
+
+
 def _fp8_70b() -> tuple[float, float]:
     weights = memory.weight_bytes(N70, precision="fp8")
     return weights, memory.headroom(weights, GPU_MEMORY)
@@ -218,8 +240,9 @@ CLAIMS = claims(
     ("16 bytes per parameter", lambda: f"{memory.bytes_per_param('mixed', 'adam')} bytes per "
      "parameter"),
     ("80 GB GPU", lambda: f"{_gb(GPU_MEMORY, 0)} GPU"),
-    ("A team rents GPUs with 80 GB of memory each (H100 SXM)",
-     lambda: f"A team rents GPUs with {_gb(GPU_MEMORY, 0)} of memory each ({H100.name})"),
+    ("A team rents GPUs with 80 GB of memory each (H100 SXM, the course's teaching baseline",
+     lambda: f"A team rents GPUs with {_gb(GPU_MEMORY, 0)} of memory each ({H100.name}, the "
+     "course's teaching baseline" if H100.name == hardware.TEACHING_BASELINE else "?"),
     ("$sbh(34 + 5as/h)$", lambda: f"$sbh({_kept()} + {_score_coefficient():.0f}as/h)$"),
     # 1. GPT-2's parameters.
     ("($V = 50{,}257$, $P = 1{,}024$, $d = 768$, $L = 12$)",
@@ -257,6 +280,36 @@ CLAIMS = claims(
               f" heads instead of {L27.kv_heads} removes {c['attention'] / 1e6:.1f}M from "
               f"the $K$ and $V$ projections. Net: +{c['net']:,}")(_breakdown_change())),
     ("two thirds to four fifths in the MLPs", lambda: _mlp_share_words() + " in the MLPs"),
+    # 3b. Mixture of experts.
+    ("Mixtral 8x7B holds 46.7B parameters, 93.4 GB in BF16, more than one 80 GB GPU, though "
+     "each token uses 12.9B of them",
+     lambda: (lambda c, n, a: f"Mixtral 8x7B holds {n / 1e9:.1f}B parameters, "
+              f"{_gb(memory.weight_bytes(n))} in BF16, "
+              + ("more" if not memory.fits(memory.weight_bytes(n), GPU_MEMORY) else "less")
+              + f" than one {_gb(GPU_MEMORY, 0)} GPU, though each token uses {a / 1e9:.1f}B "
+              "of them")(*_moe("mixtral-8x7b"))),
+    ("DeepSeek-V3 has 3 dense layers and 58 mixture-of-experts layers of 256 routed experts "
+     "(8 per token) and one shared expert",
+     lambda: (lambda c: f"DeepSeek-V3 has {c.dense_layers} dense layers and {c.moe_layers} "
+              f"mixture-of-experts layers of {c.experts} routed experts "
+              f"({c.experts_per_token} per token) and "
+              + {1: "one"}[c.shared_experts] + " shared expert")(
+                  transformer.preset("deepseek-v3"))),
+    ("routed experts hold 97.4 % of the 671.0B", lambda: "routed experts hold "
+     f"{100 * _routed_share('deepseek-v3'):.1f} % of the "
+     f"{_moe('deepseek-v3')[1] / 1e9:.1f}B"),
+    ("with it, 37.6B", lambda: f"with it, {_moe('deepseek-v3')[2] / 1e9:.1f}B"),
+    ("gpt-oss-120b keeps 98.2 % of its parameters in its experts and ships them in MXFP4, 4.25 "
+     "bits with the block scales",
+     lambda: f"gpt-oss-120b keeps {100 * _routed_share('gpt-oss-120b'):.1f} % of its "
+     "parameters in its experts and ships them in MXFP4, "
+     f"{8 * memory.precision_bytes('mxfp4'):g} bits with the block scales"),
+    ("its checkpoint comes to 60.71 GiB", lambda: "its checkpoint comes to "
+     f"{units.format_bytes(_gpt_oss_checkpoint(), binary=True, digits=2)}"),
+    ("fits on one 80 GB GPU where BF16 would need 233.7 GB",
+     lambda: ("fits" if memory.fits(_gpt_oss_checkpoint(), GPU_MEMORY) else "does not fit")
+     + f" on one {_gb(GPU_MEMORY, 0)} GPU where BF16 would need "
+     f"{_gb(memory.weight_bytes(_moe('gpt-oss-120b')[1]))}"),
     # 4. Bytes to serve.
     ("$6{,}738{,}415{,}616 \\times 2$ bytes $= 13.48$ GB in BF16. The same bytes are 12.55 "
      "**GiB**",
@@ -439,6 +492,18 @@ CLAIMS = claims(
      lambda: f"over 8 GPUs each keeps {_gb(_tp8_sp(L370))}, and "
      f"{_gb(GPU_MEMORY - _tp8_sp(L370))} remain on each for its share of the state. That "
      f"makes at least {memory.gpus_needed(_state(L370), GPU_MEMORY - _tp8_sp(L370))} GPUs"),
+    ("A framework plans with about 90 % of what the driver reports",
+     lambda: f"A framework plans with about {100 * hardware.USABLE_MEMORY_FRACTION:.0f} % of "
+     "what the driver reports"),
+    ("the same 1.13 TB of Llama-3-70B state needs 15 H100s against 5 of a B300, a GB300 or an "
+     "MI355X, whose datasheets say 288 GB",
+     lambda: f"the same {_gb(_state(L370), 2)} of Llama-3-70B state needs "
+     f"{_state_gpus('H100 SXM')} H100s against "
+     + {1: str(_state_gpus("B300"))}[len({_state_gpus(g) for g in ("B300", "GB300 NVL72",
+                                                                     "MI355X")})]
+     + " of a B300, a GB300 or an MI355X, whose datasheets say "
+     + {1: _gb(hardware.gpu("B300").memory_bytes, 0)}[len({hardware.gpu(g).memory_bytes for g in (
+         "B300", "GB300 NVL72", "MI355X")})]),
     ("No. 14 GB is the BF16 weights; training keeps 16 bytes per parameter, 107.8 GB for "
      "Llama-2-7B",
      lambda: f"No. {_gb(memory.weight_bytes(7e9), 0)} is the BF16 weights; training keeps "
@@ -497,6 +562,8 @@ NOT_FIGURES = (
     "11 in attention", "19 in the MLP",
     # CuPy's allocation granularity
     "a multiple of 512 bytes",
+    # the published figures the lesson holds its counts against
+    '"37B activated"', "OpenAI's model card gives 60.8 GiB",
     # definitions, names and cross-references
     "$10^9$", "$2^{30}$", "32-bit", "16-bit", "§3.1",
 )
@@ -635,12 +702,27 @@ def test_gpt3_attention_term_as_in_korthikanti() -> None:
     assert full == s * h * (34 + 80) and selective == 34 * s * h
 
 
+def test_moe_and_llama_exercises_reproduce_published_figures() -> None:
+    """Jiang et al. 2024 (Mixtral, section 2.1): 47B parameters, 13B active, so its BF16
+    weights are 2 bytes x 46.7B, and the declared mistake is 2 bytes x 12.9B. A Llama-2-7B
+    layer at 4,096 tokens with FlashAttention keeps what the measured forward pass keeps
+    (tests/unit/test_memory.py), a sixth of the GPT formula."""
+    bank = lesson_module(SLUG)
+    moe = next(e for e in bank.EXERCISES if e.number == 11)
+    assert round(moe.answer_value() / 1e9, 1) == round(2 * 46.7, 1)
+    assert moe.check(f"{2 * 12.88:.1f} GB").mistake == "active_for_memory"
+    flash = next(e for e in bank.EXERCISES if e.number == 10)
+    assert round(_gpt_formula(L27, 4096) / (L27.layers * flash.answer_value())) == 6
+    assert flash.check(f"{_per_layer(L27, 4096) / 1e9:.2f} GB").mistake == "gpt_formula"
+
+
 def test_exercise_bank_promises() -> None:
     exercises = lesson_module(SLUG).EXERCISES
     assert len(exercises) >= 5
     assert {ex.kind for ex in exercises} >= {"numeric", "choice", "code"}
     keys = {m.key for ex in exercises for m in ex.mistakes}
     for mistake in ("ten_bytes", "gib_as_gb", "forgot_training_state", "forgot_optimizer",
-                    "no_recompute", "no_sequence_parallel", "rounded_down"):
+                    "no_recompute", "no_sequence_parallel", "rounded_down", "gpt_formula",
+                    "eager_scores", "active_for_memory"):
         assert mistake in keys, mistake
     nb.check_exercise_notebook(SLUG)
