@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gpulesson import memory
-from gpulesson.transformer import preset
+from gpulesson.transformer import param_count, preset
 
 from .strategies import finite_nonneg, params
 
@@ -368,3 +368,18 @@ def test_activation_tensors_validate() -> None:
         activations.activation_tensors(preset("gpt2"), seq_len=8, tp=8)
     with pytest.raises(ValueError, match="attention needs the model's shape"):
         memory.training_memory(7e9, batch=1, seq_len=8, attention="flash")
+
+
+@pytest.mark.parametrize(("name", "gib"), [("gpt-oss-120b", 60.8), ("gpt-oss-20b", 12.8)])
+def test_source_gpt_oss_checkpoints_with_mxfp4_experts(name: str, gib: float) -> None:
+    """OpenAI 2025 (gpt-oss model card, Table 1): the checkpoints are 60.8 GiB and 12.8 GiB,
+    with the MoE weights in MXFP4 (4.25 bits per parameter) and the rest in BF16: the
+    routed experts at memory.precision_bytes("mxfp4") plus everything else at 2 bytes."""
+    from gpulesson import transformer
+
+    cfg = preset(name)
+    routed = transformer.moe_breakdown(cfg)["routed_experts"]
+    stored = (memory.weight_bytes(routed, precision="mxfp4")
+              + memory.weight_bytes(param_count(cfg) - routed, precision="bf16"))
+    assert memory.precision_bytes("mxfp4") * 8 == 4.25
+    assert stored / 2**30 == pytest.approx(gib, rel=0.005)
