@@ -465,6 +465,18 @@ def _fa3_share() -> str:
     return _pct(flops.utilization(740e12, H100.dense("fp16")))
 
 
+def _latent_values() -> str:
+    """DeepSeek-V3's cached values per layer and token, latent and multi-head."""
+    cfg = transformer.preset("deepseek-v3")
+    mha = inference.multi_head_equivalent(cfg)
+
+    def per_layer(c: transformer.TransformerConfig) -> int:
+        return inference.kv_cache_bytes_per_token(c, bytes_per_element=1) // c.layers
+
+    return (f"DeepSeek-V3 caches {per_layer(cfg)} values per layer and token, where its "
+            f"{mha.kv_heads} heads of {mha.head_dim} would keep {per_layer(mha):,}")
+
+
 def _gpt_block_activations(cfg: transformer.TransformerConfig, **kw: str) -> int:
     """All layers counted as GPT blocks (Korthikanti et al. 2022), one 4,096-token
     sequence."""
@@ -1071,6 +1083,10 @@ GLOSSARY = claims(
     ("100 % when {math}`n` GPUs are {math}`n` times faster than one",
      lambda: f"{100 * distributed.scaling_efficiency(1.0, 0.0):.0f} % when {{math}}`n` GPUs "
      "are {math}`n` times faster than one"),
+    ("DeepSeek-V3 caches 576 values per layer and token, where its 128 heads of 128 would "
+     "keep 32,768", _latent_values),
+    ("({math}`w` = 4,096)", lambda: "({math}`w` = "
+     f"{transformer.preset('mistral-7b').sliding_window:,})"),
     ("(Mixtral 8x7B: 12.9B of 46.7B", lambda: "(Mixtral 8x7B: "
      f"{transformer.active_params(transformer.preset('mixtral-8x7b')) / 1e9:.1f}B of "
      f"{transformer.param_count(transformer.preset('mixtral-8x7b')) / 1e9:.1f}B"),
