@@ -49,6 +49,7 @@ from gpulesson import (
     inference,
     memory,
     optimisations,
+    precision,
     roofline,
     transformer,
     units,
@@ -1087,6 +1088,14 @@ GLOSSARY = claims(
      "keep 32,768", _latent_values),
     ("({math}`w` = 4,096)", lambda: "({math}`w` = "
      f"{transformer.preset('mistral-7b').sliding_window:,})"),
+    ("one 8-bit power of two per 32 elements", lambda: "one "
+     f"{precision.block_format('mxfp4').scale.bits}-bit power of two per "
+     f"{precision.block_format('mxfp4').block_size} elements"),
+    ("scale per 16 elements", lambda: "scale per "
+     f"{precision.block_format('nvfp4').block_size} elements"),
+    ("MXFP4 takes 4.25 bits per element, NVFP4 4.5", lambda: "MXFP4 takes "
+     f"{precision.bits_per_element('mxfp4'):g} bits per element, NVFP4 "
+     f"{precision.bits_per_element('nvfp4'):g}"),
     ("(Mixtral 8x7B: 12.9B of 46.7B", lambda: "(Mixtral 8x7B: "
      f"{transformer.active_params(transformer.preset('mixtral-8x7b')) / 1e9:.1f}B of "
      f"{transformer.param_count(transformer.preset('mixtral-8x7b')) / 1e9:.1f}B"),
