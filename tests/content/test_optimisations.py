@@ -158,6 +158,17 @@ def model_state(precision: str) -> str:
     return f"{s.weights} + {s.gradients} + {s.optimizer}"
 
 
+def fp8_share(rate: float, dtype: str) -> str:
+    return pct(flops.utilization(rate, H100.dense(dtype)))
+
+
+def deepseek_v3_rate() -> float:
+    """DeepSeek-V3's pre-training FLOP/s per H800: 6 N_active x 14.8T tokens over 2.664M
+    GPU-hours (DeepSeek-AI 2024, Table 1)."""
+    v3 = transformer.preset("deepseek-v3")
+    return flops.model_training_flops(v3, tokens=14.8e12) / (2.664e6 * 3600)
+
+
 def mixed_saving() -> float:
     """Section 3's example: FP32 activations taken as twice the 16-bit count."""
     return optimisations.mixed_precision_savings(
@@ -304,6 +315,22 @@ CLAIMS = claims(
      lambda: f"mixed precision keeps {memory.bytes_per_param('mixed')} bytes of model state per "
      "parameter, as FP32 does" if memory.bytes_per_param("fp32") == memory.bytes_per_param(
          "mixed") else "differs from FP32"),
+    # Section 3b: FP8 training
+    ("An H100's dense FP8 peak, 1,978.9 TFLOP/s, is twice its BF16 peak",
+     lambda: f"An H100's dense FP8 peak, {H100.dense('fp8') / 1e12:,.1f} TFLOP/s, is "
+     + {2: "twice"}[round(H100.dense("fp8") / H100.dense("bf16"))] + " its BF16 peak"),
+    ("ran at 39 % of the H100's dense BF16 peak", lambda: "ran at "
+     f"{fp8_share(390e12, 'bf16')} of the H100's dense BF16 peak"),
+    ("and at 20 % of its FP8 peak", lambda: f"and at {fp8_share(390e12, 'fp8')} of its FP8 "
+     "peak"),
+    ("make at least 35 % of the BF16 peak", lambda: "make at least "
+     f"{pct(math.floor(100 * flops.utilization(deepseek_v3_rate(), H100.dense('bf16'))) / 100)}"
+     " of the BF16 peak"),
+    ("15 bytes per parameter", lambda: f"{memory.bytes_per_param('fp8_deepseek_v3')} bytes "
+     "per parameter"),
+    ("against 16 for BF16 mixed precision", lambda: f"against {memory.bytes_per_param('mixed')}"
+     " for BF16 mixed precision"),
+    ("(Llama 4 Behemoth: 39 %)", lambda: f"(Llama 4 Behemoth: {fp8_share(390e12, 'bf16')})"),
 )
 
 #: Numbers of the prose that are not results of the calculators.
@@ -319,7 +346,13 @@ NOT_FIGURES = (
     "The paper's 40.3 GB and 4.4 GB", "(5.7× in Figure 2)",
     "the paper reports 75.2 against 66.6 GFLOPs, and 7.3 against 41.7 ms",
     # shared memory per SM (NVIDIA A100 and H100 architecture whitepapers)
-    "(192 KiB per SM on an A100, 256 KiB on an H100)", "or the H100's 256 KiB",
+    "(192 KiB per SM on an A100, 256 KiB on an H100)", "or an H100 with its 256 KiB",
+    # published figures of FP8 training: DeepSeek-AI 2024 (section 3.3 and Table 1), PyTorch
+    # torchao's float8 pre-training page, Meta's Llama 4 announcement, Llama 3 (Table 4)
+    "tiles of 1 × 128 activations and blocks of 128 × 128 weights",
+    "up to 1.5× for FP8 pre-training on 512 GPUs and 1.34 to 1.43× on 2,048 H200s",
+    "on 32,768 GPUs at 390 TFLOP/s each", "BF16 runs did (38–43 %)",
+    "14.8T tokens in 2.664M H800 GPU-hours", "published runs 1.3 to 1.5×",
     # inputs the lesson chooses
     "also at $N = 1000$", "from 256 to 131,072 tokens", "try $d = 128$",
     "on 4,096-token sequences", "Llama 2 7B at 4,096 tokens", "training step of 16 layers",
@@ -507,3 +540,13 @@ def test_exercise_answers_agree_with_numpy() -> None:
     code = by_number[2]
     assert code.check(code.model_solution).correct
     assert code.check(lambda m_a, l_a, m_b, l_b: l_a + l_b).mistake == "no_rescaling"
+
+
+def test_fp8_exercise_is_amdahls_law():
+    """PyTorch torchao's float8 pre-training reports 1.34-1.5x, not the 2x of the H100's
+    FP8 peak over BF16 (datasheet): with 70 % of the step in FP8-able products Amdahl's law
+    allows 1/(0.3 + 0.35) = 1.54x; the peak ratio is the declared mistake."""
+    ex = next(e for e in BANK.EXERCISES if e.number == 10)
+    assert ex.answer_value() == pytest.approx(1 / (0.3 + 0.7 / 2))
+    assert ex.check("2").mistake == "peak_ratio"
+    assert 1.34 <= ex.answer_value() <= 1.6
