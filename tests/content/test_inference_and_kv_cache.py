@@ -570,6 +570,16 @@ CLAIMS = claims(
     ("the arithmetic catches up with the reads at batch 1,071, not 295",
      lambda: "the arithmetic catches up with the reads at batch "
      f"{_mixtral_turn():,.0f}, not {_turn(H100):.0f}"),
+    # the current generation beside the baseline
+    ("a B300 reads 7.75 TB/s and a GB300 or an MI355X 8 TB/s, 2.3 to 2.4 times an H100",
+     lambda: (lambda b, g, m: f"a B300 reads {b.bandwidth / 1e12:g} TB/s and a GB300 or an "
+              f"MI355X {({1: m.bandwidth}[len({g.bandwidth, m.bandwidth})]) / 1e12:g}"
+              f" TB/s, {b.bandwidth / H100.bandwidth:.1f} to "
+              f"{m.bandwidth / H100.bandwidth:.1f} times an H100")(
+        hardware.gpu("B300"), hardware.gpu("GB300 NVL72"), hardware.gpu("MI355X"))),
+    ("to 290 for a B300 and 312 for an MI355X", lambda: "to "
+     f"{_turn(hardware.gpu('B300')):.0f} for a B300 and {_turn(hardware.gpu('MI355X')):.0f} "
+     "for an MI355X"),
 )
 
 NOT_FIGURES = (
