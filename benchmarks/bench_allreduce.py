@@ -92,7 +92,12 @@ def main() -> None:
               f"{load_before:.2f}/{_load():.2f} on {os.cpu_count()} CPUs")
         print(collectives.nccl_tests_rows(rows))
         measured = [m for m in rows if m.in_place == (args.backend != "mpi")]
-        line = collectives.fit_alpha_beta(measured)
+        try:
+            line = collectives.fit_alpha_beta(measured)
+        except ValueError as error:  # e.g. a loaded machine: times that do not grow
+            print(f"# no alpha-beta fit for these rows: {error}")
+            print()
+            continue
         print(f"# one line: alpha = {format_seconds(line.alpha_seconds)}, beta = "
               f"{format_bandwidth(line.beta_bytes_per_second)}, R^2 (log t) = {line.r2:.4f}")
         if len(measured) >= 6:

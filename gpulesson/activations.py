@@ -271,3 +271,6 @@ def activation_bytes(cfg: TransformerConfig, **kw: object) -> int:
     if cfg.moe_layers:
         total += cfg.moe_layers * layer_activation_bytes(cfg, moe_layer=True, **kw)
     return total
+
+
+v.guard_module(globals())

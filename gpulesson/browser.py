@@ -107,8 +107,9 @@ def react(name: str, values: Mapping[str, Any],
 def react_json(name: str, values_json: str, changed_json: str = "[]") -> str:
     """:func:`react` with JSON text in and out: the one function the browser calls.
 
-    Anything unexpected (an unknown calculator, a malformed request) is answered as an
-    error result rather than raised, so that the page shows a message, never a traceback.
+    Anything unexpected (an unknown calculator, a malformed request, inputs beyond what a
+    float holds) is answered as an error result rather than raised, so that the page shows
+    a message, never a traceback.
     """
     try:
         values = json.loads(values_json)
@@ -119,6 +120,10 @@ def react_json(name: str, values_json: str, changed_json: str = "[]") -> str:
     except KeyError as exc:
         answer = {"updates": {}, "result": _failure(str(exc.args[0]) if exc.args else
                                                     str(exc), None)}
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, ArithmeticError, RecursionError) as exc:
         answer = {"updates": {}, "result": _failure(f"bad request from the page: {exc}", None)}
-    return json.dumps(answer, ensure_ascii=False, allow_nan=False)
+    try:
+        return json.dumps(answer, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError, RecursionError) as exc:  # a value JSON cannot carry
+        return json.dumps({"updates": {}, "result": _failure(
+            f"the answer could not be sent to the page: {exc}", None)}, ensure_ascii=False)

@@ -214,3 +214,6 @@ def run_cost(*, usd_per_gpu_hour: float, gpus: int, seconds: float) -> float:
     """
     rate = v.nonneg_number("usd_per_gpu_hour", usd_per_gpu_hour)
     return rate * gpu_hours(gpus=gpus, seconds=seconds)
+
+
+v.guard_module(globals())

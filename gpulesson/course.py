@@ -48,6 +48,7 @@ LESSONS: tuple[LessonInfo, ...] = tuple(
         ("cost_economics", "The Cost of a Model"),
         ("optimisations", "Optimisations that Change the Math"),
         ("planning_dashboard", "Plan It: the GPU Planning Dashboard"),
+        ("inside_the_gpu", "Inside the GPU: threads, warps, tiles and waves"),
     ), start=1)
 )
 

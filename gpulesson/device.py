@@ -20,11 +20,16 @@ How the choice is made
    tiny array, run one kernel, copy the result back). ``pip install cupy-cuda12x`` succeeds
    on a machine without an NVIDIA driver and ``import cupy`` then works too; the first
    allocation is what raises ``cupy.cuda.runtime.CUDARuntimeError``. Only that error (plus
-   cupy's driver and kernel-compiler errors, and ``ImportError`` for the import) counts as
-   "no usable GPU"; anything else is a bug and propagates.
+   cupy's driver and kernel-compiler errors, NVRTC's errors, cupy's ``RuntimeError("CuPy
+   failed to load libnvrtc.so.12 ...")`` when a CUDA library is missing, and
+   ``ImportError`` for the import) counts as "no usable GPU"; anything else is a bug and
+   propagates.
 4. ``auto`` falls back to numpy and says why; ``gpu`` raises :class:`RuntimeError` saying
    what was tried, why it failed and how to install the ``gpu`` extra. Nothing downgrades
    silently when a GPU was asked for.
+5. The probe runs under a time limit (:data:`PROBE_TIMEOUT_S`, or ``GPULESSON_PROBE_TIMEOUT``
+   in seconds): a driver that hangs in ``getDeviceCount`` counts as no usable GPU instead
+   of blocking the lesson.
 
 The probe runs once per process (cached); :func:`reset_device_cache` forgets it (tests).
 Taught in: every lesson's set-up cell (``parallelism_at_the_core`` first).
@@ -35,6 +40,8 @@ from __future__ import annotations
 import functools
 import os
 import platform
+import re
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
@@ -45,6 +52,7 @@ import numpy as np
 __all__ = [
     "ALLOWED_VALUES",
     "ENV_VAR",
+    "PROBE_TIMEOUT_S",
     "Device",
     "cpu_device",
     "describe",
@@ -58,6 +66,10 @@ __all__ = [
 ENV_VAR = "GPULESSON_DEVICE"
 #: Values accepted by ``prefer`` and by ``GPULESSON_DEVICE`` (empty means ``auto``).
 ALLOWED_VALUES = ("auto", "cpu", "gpu")
+#: Seconds the GPU probe may take before it counts as "no usable GPU"
+#: (``GPULESSON_PROBE_TIMEOUT`` overrides it). A first CUDA start takes a few seconds.
+PROBE_TIMEOUT_S = 30.0
+TIMEOUT_VAR = "GPULESSON_PROBE_TIMEOUT"
 
 _INSTALL_HINT = (
     "Install the GPU extra inside the course's virtual environment: "
@@ -175,12 +187,24 @@ def _cupy_error_types(cupy: ModuleType) -> tuple[type[BaseException], ...]:
     """
     cuda = cupy.cuda
     types: list[type[BaseException]] = [cuda.runtime.CUDARuntimeError]
-    for module_name, attr in (("driver", "CUDADriverError"), ("compiler", "CompileException")):
+    for module_name, attr in (("driver", "CUDADriverError"), ("compiler", "CompileException"),
+                              ("nvrtc", "NVRTCError")):
         module = getattr(cuda, module_name, None)
         error = getattr(module, attr, None) if module is not None else None
         if isinstance(error, type) and issubclass(error, BaseException):
             types.append(error)
     return tuple(types)
+
+
+#: cupy's message when a CUDA library cannot be loaded at the first kernel, e.g.
+#: ``RuntimeError: CuPy failed to load libnvrtc.so.12: OSError: libnvrtc.so.12: cannot open
+#: shared object file`` (cupy/_environment.py).
+_LIBRARY_FAILURE = re.compile(r"^CuPy failed to load ")
+
+
+def _library_failure(err: BaseException) -> bool:
+    """Whether ``err`` says a CUDA library could not be loaded (no usable GPU, not a bug)."""
+    return isinstance(err, RuntimeError) and bool(_LIBRARY_FAILURE.match(str(err)))
 
 
 def _probe_gpu_uncached(import_cupy: Callable[[], ModuleType]) -> _Probe:
@@ -209,6 +233,10 @@ def _probe_gpu_uncached(import_cupy: Callable[[], ModuleType]) -> _Probe:
     except errors as err:
         return _Probe(None, f"cupy is installed but CUDA is not usable: "
                             f"{type(err).__name__}: {err}")
+    except RuntimeError as err:
+        if not _library_failure(err):
+            raise
+        return _Probe(None, f"cupy is installed but cannot load a CUDA library: {err}")
     plural = "s" if count != 1 else ""
     device = Device(
         xp=cupy,
@@ -227,9 +255,49 @@ def _import_cupy() -> ModuleType:
     return cupy
 
 
+def _probe_timeout() -> float:
+    """:data:`PROBE_TIMEOUT_S`, or ``GPULESSON_PROBE_TIMEOUT`` when it is a positive number."""
+    raw = os.environ.get(TIMEOUT_VAR, "").strip()
+    if not raw:
+        return PROBE_TIMEOUT_S
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not (value > 0 and value < float("inf")):
+        raise ValueError(f"{TIMEOUT_VAR} must be a positive number of seconds, got {raw!r}")
+    return value
+
+
+def _probe_with_timeout(import_cupy: Callable[[], ModuleType], timeout: float) -> _Probe:
+    """:func:`_probe_gpu_uncached` in a helper thread, given up after ``timeout`` seconds.
+
+    A hung driver call cannot be cancelled; the daemon thread is left behind (it does not
+    keep the process alive) and the probe reports that the GPU did not answer. An error
+    the probe does not handle is raised again here.
+    """
+    outcome: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            outcome["probe"] = _probe_gpu_uncached(import_cupy)
+        except BaseException as err:  # noqa: BLE001 - handed to the calling thread
+            outcome["error"] = err
+
+    worker = threading.Thread(target=run, name="gpulesson-gpu-probe", daemon=True)
+    worker.start()
+    worker.join(timeout)
+    if "error" in outcome:
+        raise outcome["error"]
+    if "probe" in outcome:
+        return outcome["probe"]
+    return _Probe(None, f"the GPU probe did not finish within {timeout:g} s (a CUDA call "
+                        f"hung; set {TIMEOUT_VAR} to wait longer)")
+
+
 @functools.lru_cache(maxsize=1)
 def _probe_gpu() -> _Probe:
-    return _probe_gpu_uncached(_import_cupy)
+    return _probe_with_timeout(_import_cupy, _probe_timeout())
 
 
 @functools.lru_cache(maxsize=1)
@@ -245,7 +313,7 @@ def reset_device_cache() -> None:
 
 def _resolve_preference(prefer: str | None) -> tuple[str, str]:
     """Return (choice, where it came from), validating the value."""
-    if prefer is not None:
+    if prefer is not None and not (isinstance(prefer, str) and not prefer.strip()):
         source, raw = "prefer", prefer
     elif os.environ.get(ENV_VAR, "").strip():
         source, raw = ENV_VAR, os.environ[ENV_VAR]
@@ -268,8 +336,9 @@ def get_device(prefer: str | None = None) -> Device:
     Parameters
     ----------
     prefer:
-        ``"auto"``, ``"cpu"`` or ``"gpu"``. ``None`` (default) reads ``GPULESSON_DEVICE``
-        and falls back to ``"auto"``. An explicit argument wins over the environment.
+        ``"auto"``, ``"cpu"`` or ``"gpu"``. ``None`` (default) or an empty string reads
+        ``GPULESSON_DEVICE`` and falls back to ``"auto"``. An explicit argument wins over
+        the environment.
 
     Returns
     -------

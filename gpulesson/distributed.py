@@ -183,6 +183,13 @@ class PipelineSlot:
         return slot
 
 
+#: The most passes :func:`pipeline_schedule` simulates (2·p·m·v): 10^5 slots take about a
+#: second; beyond, the bubble formula (:func:`pipeline_bubble_fraction`) answers instead.
+MAX_PIPELINE_SLOTS = 100_000
+#: The most pipeline stages a per-stage list is built for (no run has near this many).
+MAX_PIPELINE_STAGES = 10_000
+
+
 def _orders(p: int, m: int, schedule: str, k: int) -> list[list[tuple[str, int, int]]]:
     """Per device, the order of (kind, microbatch, chunk) operations."""
     orders = []
@@ -244,6 +251,12 @@ def pipeline_schedule(
         Sorted by start time. The makespan is ``(m + p - 1) * (f + b)`` for GPipe and
         1F1B, ``m*(f + b) + (p - 1)*(f + b)/v`` interleaved: the bubble of
         :func:`pipeline_bubble_fraction`.
+
+    Raises
+    ------
+    ValueError
+        for a schedule of more than :data:`MAX_PIPELINE_SLOTS` passes (``2·p·m·v``),
+        naming ``stages``, ``microbatches`` and ``interleave``.
     """
     p = v.positive_int("stages", stages)
     m = v.positive_int("microbatches", microbatches)
@@ -253,6 +266,13 @@ def pipeline_schedule(
     tb = v.positive_number("backward_time", backward_time)
     if kind != "interleaved" and k != 1:
         raise ValueError(f"interleave must be 1 for schedule {kind!r}, got {k}")
+    if 2 * p * m * k > MAX_PIPELINE_SLOTS:
+        raise ValueError(
+            f"stages × microbatches × interleave must be at most {MAX_PIPELINE_SLOTS // 2:,} "
+            f"(a schedule of {MAX_PIPELINE_SLOTS:,} passes), got stages={p}, "
+            f"microbatches={m}, interleave={k}; pipeline_bubble_fraction gives the bubble "
+            f"of any size"
+        )
     if kind == "interleaved" and m % p:
         raise ValueError(
             f"microbatches must be a multiple of stages ({p}) for the interleaved schedule, "
@@ -328,6 +348,11 @@ def pipeline_schedule(
 
 def pipeline_makespan(slots: list[PipelineSlot]) -> float:
     """End time of the last pass of a schedule from :func:`pipeline_schedule`."""
+    if not isinstance(slots, (list, tuple)) or not all(
+        isinstance(slot, PipelineSlot) for slot in slots
+    ):
+        raise TypeError(f"slots must be a list of PipelineSlot (from pipeline_schedule), "
+                        f"got {v._short_repr(slots)} ({type(slots).__name__})")
     if not slots:
         raise ValueError("slots must not be empty")
     return max(slot.start + slot.duration for slot in slots)
@@ -415,12 +440,16 @@ def stage_layers(layers: int, pp: int) -> int:
 def stage_layer_counts(layers: int, pp: int) -> list[int]:
     """Layers of each of ``pp`` stages: ``L // pp`` each, the remainder one more each on
     the middle stages (the first and last hold the embedding and the output layer).
+    At most :data:`MAX_PIPELINE_STAGES` stages.
 
     Llama 3 405B, 126 layers on 16 stages: ``[7, 8, ..., 8, 7]`` (Dubey et al. 2024,
     section 3.3.2: one layer fewer on the first and the last stage).
     """
     n_layers = v.positive_int("layers", layers)
     p = v.positive_int("pp", pp)
+    if p > MAX_PIPELINE_STAGES:
+        raise ValueError(f"pp must be at most {MAX_PIPELINE_STAGES:,} stages (one list entry "
+                         f"each), got {p:,}")
     stage_layers(n_layers, p)  # refuses pp > layers
     base, extra = divmod(n_layers, p)
     counts = [base] * p
@@ -889,3 +918,6 @@ def recommend_layout(
     return LayoutRecommendation(name=best.name, dp=best.dp, tp=best.tp, pp=best.pp,
                                 zero_stage=best.zero_stage, memory_per_gpu=best.memory_per_gpu,
                                 fits=False, reason=reason, params_per_gpu=best.params_per_gpu)
+
+
+v.guard_module(globals())

@@ -438,3 +438,6 @@ def chinchilla_fitted_optimal(total_flops: float) -> ChinchillaPoint:
             f = math.log(c / c0) / math.log(c1 / c0)
             return ChinchillaPoint(params=n0 * (n1 / n0) ** f, tokens=d0 * (d1 / d0) ** f)
     raise AssertionError("unreachable: c lies in the table")  # pragma: no cover
+
+
+v.guard_module(globals())

@@ -150,3 +150,6 @@ def analyse(
         time=max(compute_time, memory_time),
         bound="compute" if intensity >= ridge else "memory",
     )
+
+
+v.guard_module(globals())

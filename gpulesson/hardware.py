@@ -329,6 +329,12 @@ def flops_per_watt(spec: PoweredSpec, dtype: str = "fp16", *, sparse: bool = Fal
     ValueError
         when ``tdp_watts`` is missing or not a positive number (a measured machine).
     """
+    needed = ("name", "peak_flops", "tdp_watts") + (("sparse_flops",) if sparse else ())
+    if not all(hasattr(spec, attribute) for attribute in needed):
+        raise TypeError(f"spec must be a GPUSpec (gpu(name)) or a measured machine, got "
+                        f"{v._short_repr(spec)} ({type(spec).__name__})")
+    if not isinstance(dtype, str):
+        raise TypeError(f"dtype must be a name such as 'fp16', got {v._short_repr(dtype)}")
     rates = spec.sparse_flops if sparse else spec.peak_flops
     kind = "sparse" if sparse else "dense"
     if dtype not in rates:
@@ -439,3 +445,6 @@ def peak_warning(gpu_name: str, dtype: str, peak_flops: float) -> str | None:
         others = ", ".join(g.name for g, _ in found[1:])
         text += f" The same figure belongs to the {others}."
     return text
+
+
+v.guard_module(globals())

@@ -597,3 +597,6 @@ def attention_crossover_tokens(n_params: float, *, layers: int, heads: int,
     n = v.positive_number("n_params", n_params)
     lhq = _shape(layers, heads, head_dim)
     return n / (2.0 * lhq)
+
+
+v.guard_module(globals())

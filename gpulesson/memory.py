@@ -615,3 +615,6 @@ def lora_training_memory(
     return LoraMemory(trainable_params=trainable, base_weights=base, adapter_weights=w,
                       adapter_gradients=g, adapter_optimizer=o, activations=activations,
                       total=base + w + g + o + activations)
+
+
+v.guard_module(globals())

@@ -300,3 +300,6 @@ def mixed_precision_savings(
     mixed = n * memory.bytes_per_param("mixed", optimizer) + act / 2
     return MixedPrecisionSavings(fp32_bytes=fp32, mixed_bytes=mixed, saved_bytes=fp32 - mixed,
                                  saved_fraction=(fp32 - mixed) / fp32)
+
+
+v.guard_module(globals())

@@ -68,3 +68,6 @@ def bottleneck(*, fits: bool, efficiency: float, layout_set: bool = False) -> st
     if efficiency < COMMUNICATION_BOUND_BELOW:
         return "communication: the gradient synchronisation outlasts the compute"
     return "compute: the GPUs' arithmetic sets the pace"
+
+
+v.guard_module(globals())

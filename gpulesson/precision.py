@@ -374,3 +374,6 @@ def bits_per_element(name: str) -> float:
 def bytes_per_element(name: str) -> float:
     """:func:`bits_per_element` / 8: BF16 2, FP8 1, MXFP4 0.53125, NVFP4 0.5625."""
     return bits_per_element(name) / 8
+
+
+v.guard_module(globals())

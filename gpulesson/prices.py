@@ -166,3 +166,6 @@ def default_price(gpu: str) -> PriceQuote:
     priced = sorted({q.gpu for q in QUOTES})
     raise v.UnknownNameError(
         f"no price quote for GPU {name!r}; GPUs with prices: {', '.join(priced)}")
+
+
+v.guard_module(globals())

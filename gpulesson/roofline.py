@@ -141,3 +141,6 @@ def parallel_occupancy(cells: int, workers: int) -> float:
     """
     r = parallel_rounds(cells, workers)
     return float(Fraction(cells, r * workers))
+
+
+v.guard_module(globals())

@@ -18,6 +18,8 @@ import math
 import re
 from collections.abc import Mapping
 
+from gpulesson import _validate
+
 __all__ = [
     "DIMENSIONS",
     "format_bandwidth",
@@ -35,13 +37,34 @@ _SI = [(1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")
 _BINARY = [(2.0**40, "Ti"), (2.0**30, "Gi"), (2.0**20, "Mi"), (2.0**10, "Ki"), (1.0, "")]
 
 
+_MAX_DIGITS = 20
+
+
 def _check_number(name: str, value: object) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"{name} must be a number, got {type(value).__name__} {value!r}")
-    value = float(value)
+        raise TypeError(f"{name} must be a number, got {type(value).__name__} "
+                        f"{_validate._short_repr(value)}")
+    try:
+        value = float(value)
+    except OverflowError:
+        raise ValueError(f"{name} must be a finite number no larger than "
+                         f"{_validate.FLOAT_MAX:.4g}, got {_validate._short_repr(value)}"
+                         ) from None
     if not math.isfinite(value):
         raise ValueError(f"{name} must be a finite number, got {value!r}")
     return value
+
+
+def _check_digits(digits: object, *, low: int) -> int:
+    """``digits`` as an ``int`` from ``low`` (0 for decimals, 1 for significant figures)
+    to 20, else ``ValueError``/``TypeError`` naming it."""
+    if isinstance(digits, bool) or not isinstance(digits, int):
+        raise TypeError(f"digits must be an integer from {low} to {_MAX_DIGITS}, got "
+                        f"{_validate._short_repr(digits)} ({type(digits).__name__})")
+    if not low <= digits <= _MAX_DIGITS:
+        what = "a positive integer" if low == 1 else "an integer"
+        raise ValueError(f"digits must be {what} from {low} to {_MAX_DIGITS}, got {digits}")
+    return digits
 
 
 def _scaled(value: float, table: list[tuple[float, str]], digits: int) -> tuple[str, str]:
@@ -56,25 +79,25 @@ def _scaled(value: float, table: list[tuple[float, str]], digits: int) -> tuple[
 def format_bytes(n: float, *, binary: bool = False, digits: int = 1) -> str:
     """Format a byte count: ``14e9 -> '14.0 GB'``; with ``binary=True`` ``-> '13.0 GiB'``."""
     value = _check_number("n", n)
-    text, prefix = _scaled(value, _BINARY if binary else _SI, digits)
+    text, prefix = _scaled(value, _BINARY if binary else _SI, _check_digits(digits, low=0))
     return f"{text} {prefix}B"
 
 
 def format_flops(n: float, *, digits: int = 2) -> str:
     """Format a FLOP *count*: ``1.1e9 -> '1.10 GFLOP'`` (a count has no ``/s``)."""
-    text, prefix = _scaled(_check_number("n", n), _SI, digits)
+    text, prefix = _scaled(_check_number("n", n), _SI, _check_digits(digits, low=0))
     return f"{text} {prefix}FLOP"
 
 
 def format_flop_rate(rate: float, *, digits: int = 1) -> str:
     """Format a FLOP *rate*: ``989.4e12 -> '989.4 TFLOP/s'``."""
-    text, prefix = _scaled(_check_number("rate", rate), _SI, digits)
+    text, prefix = _scaled(_check_number("rate", rate), _SI, _check_digits(digits, low=0))
     return f"{text} {prefix}FLOP/s"
 
 
 def format_bandwidth(rate: float, *, digits: int = 2) -> str:
     """Format bytes per second with decimal prefixes: ``3.35e12 -> '3.35 TB/s'``."""
-    text, prefix = _scaled(_check_number("rate", rate), _SI, digits)
+    text, prefix = _scaled(_check_number("rate", rate), _SI, _check_digits(digits, low=0))
     return f"{text} {prefix}B/s"
 
 
@@ -84,6 +107,7 @@ def format_seconds(seconds: float, *, digits: int = 3) -> str:
     ``digits`` is the number of significant digits.
     """
     s = _check_number("seconds", seconds)
+    digits = _check_digits(digits, low=1)
     magnitude = abs(s)
     for factor, unit in [(86400.0, "days"), (3600.0, "h"), (60.0, "min"), (1.0, "s"),
                          (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns")]:
@@ -105,9 +129,7 @@ def format_usd(amount: float, *, cents: bool | None = None, digits: int | None =
     sign = "-" if value < 0 else ""
     value = abs(value)
     if digits is not None:
-        if isinstance(digits, bool) or not isinstance(digits, int) or digits < 1:
-            raise ValueError(f"digits must be a positive integer, got {digits!r}")
-        text = _significant(value, digits)
+        text = _significant(value, _check_digits(digits, low=1))
         if "." in text:
             whole, fraction = text.split(".")
             fraction = fraction.rstrip("0")
@@ -124,10 +146,13 @@ def format_significant(value: float, digits: int) -> str:
     """``value`` with ``digits`` significant figures and thousands separators:
     ``1234.5 -> '1,234'`` (3), ``0.012345 -> '0.0123'`` (3); an ``int`` exactly, whole
     (``12 -> '12'``, not ``'12.0'``; no detour through float above 2^53)."""
+    digits = _check_digits(digits, low=1)
+    if isinstance(value, int) and not isinstance(value, bool):
+        _validate.number_at_least("value", value, -_validate.FLOAT_MAX)
+        return f"{value:,}"
+    value = _check_number("value", value)
     if value == 0:
         return "0"
-    if isinstance(value, int) and not isinstance(value, bool):
-        return f"{value:,}"
     decimals = max(digits - 1 - math.floor(math.log10(abs(value))), 0)
     return f"{value:,.{decimals}f}"
 
@@ -141,8 +166,8 @@ _significant = format_significant
 #: Units a learner may type, by dimension, with their factor to the SI base unit.
 DIMENSIONS: Mapping[str, Mapping[str, float]] = {
     "bytes": {"b": 1, "byte": 1, "bytes": 1, "kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12,
-              "pb": 1e15, "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40,
-              "pib": 2**50},
+              "pb": 1e15, "eb": 1e18, "kib": 2**10, "mib": 2**20, "gib": 2**30,
+              "tib": 2**40, "pib": 2**50, "eib": 2**60},
     "flops": {"flop": 1, "flops": 1, "kflop": 1e3, "mflop": 1e6, "gflop": 1e9,
               "tflop": 1e12, "pflop": 1e15, "eflop": 1e18, "kflops": 1e3, "mflops": 1e6,
               "gflops": 1e9, "tflops": 1e12, "pflops": 1e15, "eflops": 1e18},
@@ -150,6 +175,7 @@ DIMENSIONS: Mapping[str, Mapping[str, float]] = {
                "tflop/s": 1e12, "pflop/s": 1e15, "eflop/s": 1e18, "flops": 1,
                "gflops": 1e9, "tflops": 1e12, "pflops": 1e15},
     "bytes/s": {"b/s": 1, "kb/s": 1e3, "mb/s": 1e6, "gb/s": 1e9, "tb/s": 1e12,
+                "pb/s": 1e15, "eb/s": 1e18, "kib/s": 2**10, "mib/s": 2**20,
                 "gib/s": 2**30, "tib/s": 2**40},
     "seconds": {"s": 1, "sec": 1, "second": 1, "seconds": 1, "ms": 1e-3, "us": 1e-6,
                 "µs": 1e-6, "ns": 1e-9, "min": 60, "minute": 60, "minutes": 60, "h": 3600,
@@ -163,16 +189,42 @@ DIMENSIONS: Mapping[str, Mapping[str, float]] = {
 
 _MAX_INPUT_CHARS = 64
 _NUMBER = re.compile(
-    r"^\s*(?P<dollar>\$)?\s*(?P<num>[+-]?(\d[\d,_]*\.?\d*|\.\d+)([eE][+-]?\d+)?)\s*(?P<unit>.*?)\s*$"
+    r"^\s*(?P<sign>[+-](?=\s*\$))?\s*(?P<dollar>\$)?\s*"
+    r"(?P<num>[+-]?((?P<whole>\d[\d,_]*)\.?\d*|\.\d+)([eE][+-]?\d+)?)\s*(?P<unit>.*?)\s*$"
 )
+#: The whole part of a number with thousands separators: groups of three after the first.
+_GROUPED = re.compile(r"\d{1,3}(,\d{3})+|\d{1,3}(_\d{3})+|\d+")
 
 
+def _number(text: str, match: re.Match[str]) -> float:
+    """The number of ``match`` (``_NUMBER``), its separators checked.
+
+    ``1,024`` and ``1_000_000`` are read; ``1,5`` (a decimal comma) and ``12,34,5`` are
+    refused with a message saying how to write them, never read as 15 or 12345.
+    """
+    num, whole = match["num"], match["whole"]
+    shown = text.strip()
+    if whole is not None and not _GROUPED.fullmatch(whole):
+        parts = re.split("[,_]", whole)
+        decimal = (len(parts) == 2 and "," in whole and len(parts[1]) != 3
+                   and "." not in num and parts[1] != "")
+        if decimal:
+            raise ValueError(f"{shown!r}: use a point for decimals, as in "
+                             f"{num.replace(',', '.')}; a comma only separates thousands "
+                             "(1,024).")
+        raise ValueError(f"{shown!r}: separate thousands in groups of three (1,234,567 or "
+                         "1234567), or leave the separators out.")
+    return float(num.replace(",", "").replace("_", ""))
+
+
+@_validate.learner_messages
 def parse_quantity(text: str, dimension: str = "count", *, allow_negative: bool = False) -> float:
     """Parse a learner's answer such as ``"14 GB"`` into SI base units (here 14e9 bytes).
 
-    Numbers may use ``e`` notation, thousands separators (``1,024``) and ``×10^n`` is
-    not accepted (type ``1e9``). A bare number is read in the base unit of ``dimension``
-    (bytes, FLOPs, seconds ...). Nothing is ever ``eval``-ed.
+    Numbers may use ``e`` notation and thousands separators in groups of three
+    (``1,024``, ``1_000_000``); a decimal comma (``1,5``) is refused with a message asking
+    for a point, and ``×10^n`` is not accepted (type ``1e9``). A bare number is read in the
+    base unit of ``dimension`` (bytes, FLOPs, seconds ...). Nothing is ever ``eval``-ed.
 
     Raises
     ------
@@ -180,10 +232,13 @@ def parse_quantity(text: str, dimension: str = "count", *, allow_negative: bool 
         with a message that says what was typed, what was expected and an example. The
         message is meant to be shown to the learner as it is.
     """
-    if dimension not in DIMENSIONS:
-        raise ValueError(f"dimension must be one of {sorted(DIMENSIONS)}, got {dimension!r}")
+    if not isinstance(dimension, str) or dimension not in DIMENSIONS:
+        raise ValueError(f"dimension must be one of {sorted(DIMENSIONS)}, "
+                         f"got {_validate._short_repr(dimension)}")
     if not isinstance(text, str):
-        raise TypeError(f"answer must be text, got {type(text).__name__}")
+        raise TypeError(f"text must be a string (the answer as typed), got "
+                        f"{type(text).__name__}")
+    allow_negative = _validate.boolean("allow_negative", allow_negative)
     units = DIMENSIONS[dimension]
     example = _example(dimension)
     if not text.strip():
@@ -197,7 +252,9 @@ def parse_quantity(text: str, dimension: str = "count", *, allow_negative: bool 
     if not match:
         shown = text.strip()
         raise ValueError(f"Could not read a number in {shown!r}; type for example {example}.")
-    number = float(match["num"].replace(",", "").replace("_", ""))
+    number = _number(text, match)
+    if match["sign"] == "-":
+        number = -number
     unit = match["unit"].strip()
     if match["dollar"]:
         if dimension != "usd":
@@ -273,6 +330,12 @@ def format_quantity(value: float, dimension: str) -> str:
         "count": _format_count,
         "percent": lambda v: f"{100 * v:.1f}%",
     }
-    if dimension not in formatters:
-        raise ValueError(f"dimension must be one of {sorted(formatters)}, got {dimension!r}")
+    if not isinstance(dimension, str) or dimension not in formatters:
+        raise ValueError(f"dimension must be one of {sorted(formatters)}, "
+                         f"got {_validate._short_repr(dimension)}")
+    if dimension in ("tokens/s", "percent"):
+        value = _check_number("value", value)
     return formatters[dimension](value)
+
+
+_validate.guard_module(globals())

@@ -21,11 +21,14 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from gpulesson import _validate
 from gpulesson.calculators.formatting import MAX_SAFE_INTEGER
 from gpulesson.calculators.registry import get
 from gpulesson.calculators.spec import CUSTOM, Calculator, Input, Keyed
 
 __all__ = ["apply_preset", "compute", "example", "resolve", "si_inputs", "sweep"]
+
+_INT_MAX = int(_validate.FLOAT_MAX)  # an integer beyond it cannot become a float
 
 
 def _nice(value: float) -> float | int:
@@ -167,6 +170,11 @@ def _validate_one(spec: Input, value: Any) -> Any:
         raise ValueError(
             f"{spec.name} ({spec.label}) must be a number {_range_text(spec)}, "
             f"got {type(value).__name__} {value!r}"
+        )
+    if isinstance(value, int) and not -_INT_MAX <= value <= _INT_MAX:
+        raise ValueError(
+            f"{spec.name} ({spec.label}) must be a number {_range_text(spec)}, got "
+            f"{_validate._int_text(value)}"
         )
     if not math.isfinite(value):
         raise ValueError(

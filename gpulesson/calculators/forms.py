@@ -60,15 +60,15 @@ def evaluate(name: str, inputs: Mapping[str, Any] | None = None) -> dict[str, An
     calc = get(name)
     try:
         outputs = compute(name, **dict(inputs or {}))
-    except (ValueError, TypeError, KeyError) as exc:
+        text = {o.name: format_output(o, outputs[o.name]) for o in calc.outputs}
+        values = to_json(outputs)
+        warnings = shared.input_warnings(calc, si_inputs(name, **dict(inputs or {})))
+    except (ValueError, TypeError, KeyError, ArithmeticError) as exc:
         message = str(exc.args[0]) if exc.args else str(exc)
+        if isinstance(exc, ArithmeticError):
+            message = f"these inputs are beyond what the calculator can compute ({message})"
         return {"ok": False, "error": message, "input": _input_for_message(calc, message)}
-    result: dict[str, Any] = {
-        "ok": True,
-        "values": to_json(outputs),
-        "text": {o.name: format_output(o, outputs[o.name]) for o in calc.outputs},
-    }
-    warnings = shared.input_warnings(calc, si_inputs(name, **dict(inputs or {})))
+    result: dict[str, Any] = {"ok": True, "values": values, "text": text}
     if warnings:
         result["warnings"] = warnings
     return result

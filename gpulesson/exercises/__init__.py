@@ -12,7 +12,12 @@ Four kinds (:mod:`gpulesson.exercises.core`, standard library only, runs in Pyod
   string) that is checked against the reference calculator on the lesson's numbers and
   on random valid inputs, and the first input where it differs is reported.
 
-``check(answer) -> Feedback`` is pure and never raises for anything a learner can type.
+``check(answer) -> Feedback`` is pure and never raises for anything a learner can type or
+write: a function that raises (``SystemExit`` included) is reported, a ratio far off the
+scale is "far too high", and a failure to build feedback is ``invalid`` feedback saying why.
+In Jupyter a check runs under guard (:mod:`gpulesson.exercises.guard`: a time budget,
+printed output captured and shown, interrupts reported); in the browser the same check is
+a plain call inside a Web Worker that the page stops on timeout.
 Each exercise declares common mistakes as functions of its inputs (see
 :mod:`gpulesson.exercises.mistakes`); a wrong answer that matches one gets that mistake's
 hint. Hints come one at a time; the worked solution after a correct answer or on request.
@@ -51,15 +56,18 @@ Adding exercises for a lesson
 
 Instructors: ``python -m gpulesson.exercises export --all --out export/`` (or
 ``make student``) writes student notebooks without solutions, and answer keys.
-Progress: :func:`progress_summary` reads the local ``.gpulesson-progress.json``.
+Progress: :func:`progress_summary` reads the local ``.gpulesson-progress.json``; an
+unreadable file is moved aside, never silently replaced (:mod:`gpulesson.exercises.progress`).
 
 The modules, in the order they build on each other
 --------------------------------------------------
 Each imports only modules listed before it, so there is no import circle; the one
 exception is :meth:`Lesson.show`, which loads ``widgets`` (and so ipywidgets) when called.
 
+``feedback``
+    :class:`Feedback` (plain data), its statuses, and the wording of numbers and ratios;
 ``core``
-    exercise kinds, checking, :class:`Feedback` (plain data);
+    exercise kinds, checking;
 ``mistakes``, ``wording``, ``serving``
     what the banks share: common mistakes, how numbers and names are spelled, a decode
     step several lessons ask about;
@@ -69,6 +77,9 @@ exception is :meth:`Lesson.show`, which loads ``widgets`` (and so ipywidgets) wh
     HTML for the site and the feedback, Markdown for the answer key;
 ``session``
     the session settings (:func:`configure`, :data:`settings`);
+``guard``
+    how a check runs: under a time budget with output captured (Jupyter), or as a plain
+    call (the browser);
 ``catalogue``
     which lessons have exercises (:func:`available_lessons`, :func:`lesson_module`);
 ``progress``

@@ -49,18 +49,33 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; return the exit status (0, or 2 with a one-line message on stderr:
+    whatever goes wrong is reported as ``error: ...``, never as a traceback)."""
     args = _parser().parse_args(argv)
+    try:
+        return _run(args)
+    except Exception as error:  # noqa: BLE001 - the command line prints, it never crashes
+        print(f"error: {_message(error)}", file=sys.stderr)
+        return 2
+
+
+def _message(error: Exception) -> str:
+    """An error as one line: its message, with its kind where the message alone is unclear."""
+    text = str(error.args[0]) if isinstance(error, KeyError) and error.args else str(error)
+    text = " ".join(text.split()) or type(error).__name__
+    if not isinstance(error, (KeyError, ValueError, OSError)):
+        text = f"{text} ({type(error).__name__})"
+    return text
+
+
+def _run(args: argparse.Namespace) -> int:
     if args.command == "export":
         if args.variant is not None and args.variant < 0:
             print("error: --variant must be a non-negative integer", file=sys.stderr)
             return 2
         root = args.root or find_root()
-        try:
-            results = export(None if args.all else args.lesson, args.out, root=root,
-                             variant=args.variant, solutions=args.solutions)
-        except (KeyError, ValueError) as error:
-            print(f"error: {error.args[0] if error.args else error}", file=sys.stderr)
-            return 2
+        results = export(None if args.all else args.lesson, args.out, root=root,
+                         variant=args.variant, solutions=args.solutions)
         for r in results:
             student = (f"{r.student_notebook} ({r.removed_cells} solution cells removed)"
                        if r.student_notebook else "no exercises/ notebook yet")
@@ -76,11 +91,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "progress":
         slugs = args.lesson or available_lessons()
         for slug in slugs:
-            try:
-                print(progress_summary(slug, args.file))
-            except KeyError as error:
-                print(f"error: {error.args[0]}", file=sys.stderr)
-                return 2
+            print(progress_summary(slug, args.file))
         return 0
     return 2  # pragma: no cover - argparse requires a command
 

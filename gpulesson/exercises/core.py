@@ -34,9 +34,23 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
+from gpulesson.exercises.feedback import (
+    FAR_FACTOR,
+    STATUSES,
+    CheckStopped,
+    Feedback,
+    format_number,
+    how_far,
+    safe_repr,
+    short,
+    text_of,
+)
 from gpulesson.units import DIMENSIONS, format_usd, parse_quantity
 
 __all__ = [
+    "FAR_FACTOR",
+    "STATUSES",
+    "CheckStopped",
     "ChoiceExercise",
     "CodeExercise",
     "Exercise",
@@ -51,38 +65,9 @@ __all__ = [
 #: A text of an exercise: a ``str.format`` template or a function of the context.
 Text = str | Callable[[Mapping[str, Any]], str]
 
-#: Feedback statuses. ``correct``, ``mistake`` (a declared mistake matched), ``incorrect``
-#: (wrong, no declared mistake matched), ``invalid`` (could not be read),
-#: ``committed`` (a prediction was recorded) and ``compared`` (a prediction met a measurement).
-STATUSES = ("correct", "mistake", "incorrect", "invalid", "committed", "compared")
-
 _MAX_ANSWER_CHARS = 64
 _UNITS_WITHOUT_SPACE = ("×", "x", "%")
 _BARE_NUMBER = re.compile(r"^\s*[+\-\u2212]?(\d[\d,_]*\.?\d*|\.\d+)([eE][+-]?\d+)?\s*$")
-
-
-def format_number(value: float, digits: int = 4) -> str:
-    """Format a plain number for a learner: integers exactly, others to ``digits`` figures.
-
-    ``512 -> '512'``, ``4096 -> '4,096'``, ``5.9259 -> '5.926'``, ``0.0033 -> '0.0033'``.
-    """
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"value must be a number, got {type(value).__name__}")
-    value = float(value)
-    if not math.isfinite(value):
-        raise ValueError(f"value must be finite, got {value!r}")
-    if value == 0:
-        return "0"
-    if value.is_integer() and abs(value) < 1e15:
-        return f"{int(value):,}"
-    magnitude = math.floor(math.log10(abs(value)))
-    if magnitude >= 15 or magnitude < -4:
-        return f"{value:.{digits - 1}e}"
-    decimals = max(digits - 1 - magnitude, 0)
-    text = f"{value:,.{decimals}f}"
-    if "." in text:
-        text = text.rstrip("0").rstrip(".")
-    return text
 
 
 def _render(text: Text, context: Mapping[str, Any]) -> str:
@@ -111,56 +96,6 @@ class Mistake:
     key: str
     hint: Text
     value: Callable[[Mapping[str, Any]], Any]
-
-
-@dataclass(frozen=True)
-class Feedback:
-    """What a learner is told about one answer.
-
-    Plain data: :func:`gpulesson.exercises.render.feedback_html` renders it, and what a
-    :class:`~gpulesson.exercises.lesson.Lesson` returns shows itself as that HTML in
-    Jupyter (:class:`~gpulesson.exercises.render.RenderedFeedback`).
-
-    Attributes
-    ----------
-    exercise_id:
-        ``"<lesson>-ex<N>"``.
-    status:
-        one of ``correct``, ``mistake``, ``incorrect``, ``invalid``, ``committed``,
-        ``compared``.
-    message:
-        one or two plain-text sentences, shown as they are.
-    mistake:
-        the key of the declared mistake that matched, if any.
-    value:
-        the parsed answer (SI base units, option key, or the prediction), if any.
-    details:
-        extra plain-text lines (for a code exercise: the first input that differed).
-    """
-
-    exercise_id: str
-    status: str
-    message: str
-    mistake: str | None = None
-    value: Any = None
-    details: tuple[str, ...] = ()
-
-    def __post_init__(self) -> None:
-        if self.status not in STATUSES:
-            raise ValueError(f"status must be one of {STATUSES}, got {self.status!r}")
-
-    @property
-    def correct(self) -> bool:
-        """True when the answer was accepted."""
-        return self.status == "correct"
-
-    @property
-    def is_error(self) -> bool:
-        """True for answers that could not be read (shown in red)."""
-        return self.status == "invalid"
-
-    def __str__(self) -> str:
-        return "\n".join((self.message, *self.details))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -243,7 +178,16 @@ class Exercise:
 
         Each variant is still checked by the calculators. Draws are repeated (up to 100
         times, deterministically) until every declared mistake stays distinguishable
-        from the answer and from each other, so each mistake keeps its own hint.
+        from the answer and from each other, so each mistake keeps its own hint. When no
+        draw manages that (two mistakes that often pick the same option), the draw that
+        keeps the most mistakes is used, without the mistakes that coincide with the
+        answer or with an earlier one: those get the generic feedback in that variant.
+
+        Raises
+        ------
+        RuntimeError
+            when no draw gives a variant that can be checked at all (a bank's bug),
+            naming the exercise, the seed and what went wrong.
         """
         if seed is None:
             return replace(self, params=None, variant_seed=None)
@@ -252,13 +196,32 @@ class Exercise:
         if self.sample is None:
             return replace(self, params=None, variant_seed=seed)
         rng = random.Random(f"{self.id}/variant/{seed}")
-        candidate = self
+        draws = []
         for _ in range(100):
             candidate = replace(self, params=dict(self.sample(rng)), variant_seed=seed)
             if not candidate.problems():
                 return candidate
-        raise RuntimeError(f"{self.id}: no valid variant in 100 draws for seed {seed}; "
-                           f"last problems: {candidate.problems()}")
+            draws.append(candidate)
+        best: Exercise | None = None
+        for candidate in draws:
+            trimmed = candidate._without_clashing_mistakes()
+            if trimmed is not None and (best is None or
+                                        len(trimmed.mistakes) > len(best.mistakes)):
+                best = trimmed
+        if best is None:
+            raise RuntimeError(f"{self.id}: no valid variant in 100 draws for seed {seed}; "
+                               f"last problems: {draws[-1].problems()}")
+        return best
+
+    def _without_clashing_mistakes(self) -> Exercise | None:
+        """This exercise keeping, in order, each mistake that stays distinguishable from
+        the answer and from those kept before it; ``None`` if even that has problems."""
+        kept: list[Mistake] = []
+        for mistake in self.mistakes:
+            if not replace(self, mistakes=(*kept, mistake)).problems():
+                kept.append(mistake)
+        trimmed = replace(self, mistakes=tuple(kept))
+        return None if trimmed.problems() else trimmed
 
     # ------------------------------------------------------------------ texts
     def title_text(self) -> str:
@@ -297,7 +260,20 @@ class Exercise:
         raise NotImplementedError
 
     def check(self, answer: Any) -> Feedback:
-        """Check one answer. Never raises for anything a learner can type."""
+        """Check one answer. Never raises for anything a learner can type or write.
+
+        A failure to build the feedback (a bug in a definition, a value no formatter can
+        show) becomes ``invalid`` feedback that says what failed. Only
+        :class:`CheckStopped` and ``KeyboardInterrupt`` leave a check: they stop it.
+        """
+        try:
+            return self._check(answer)
+        except Exception as error:  # noqa: BLE001 - reported to the learner, never raised
+            return self._feedback("invalid", "Sorry, this answer could not be checked "
+                                  f"({type(error).__name__}: {short(text_of(error))}).")
+
+    def _check(self, answer: Any) -> Feedback:
+        """The check of one kind (:meth:`check` calls it and catches its failures)."""
         raise NotImplementedError
 
     def problems(self) -> list[str]:
@@ -414,7 +390,10 @@ class NumericExercise(Exercise):
             if value < 0:
                 raise ValueError(f"{raw!r} is negative; this quantity cannot be below zero.")
             return self._finite(value, raw)
-        return parse_quantity(raw, self.dimension)
+        value = parse_quantity(raw, self.dimension)
+        if factor:
+            self._finite(value / factor, raw)  # 1e308 µs would show as inf in the unit
+        return value
 
     def _bare_in_base_unit(self, answer: Any) -> float | None:
         factor = self._unit_factor()
@@ -449,13 +428,23 @@ class NumericExercise(Exercise):
                 out.append((mistake, float(value)))
         return out
 
-    def check(self, answer: Any) -> Feedback:
+    def _shown(self, value: float) -> str:
+        """:meth:`format_value`, or e-notation when that fails or runs long (1e308 USD)."""
+        try:
+            text = self.format_value(value)
+        except (ValueError, TypeError, OverflowError):
+            text = ""
+        if not text or len(text) > 40:
+            text = f"{value:.3e} {self.unit}".strip()
+        return text
+
+    def _check(self, answer: Any) -> Feedback:
         try:
             value = self.parse(answer)
         except (ValueError, TypeError, OverflowError) as error:
             return self._feedback("invalid", str(error))
         expected = self.answer_value()
-        shown = self.format_value(value)
+        shown = self._shown(value)
         if _close(value, expected, self.rtol, self.atol):
             return self._feedback("correct", f"Correct: {shown}.", value=value)
         base = self._bare_in_base_unit(answer)
@@ -474,13 +463,11 @@ class NumericExercise(Exercise):
     def _direction(self, value: float, expected: float) -> str:
         if expected == 0 or value == 0:
             return "That is not the expected value."
-        ratio = value / expected
+        ratio = value / expected  # inf or 0.0 at the ends of the float range: see _how_far
         if 1 / 1.15 < ratio < 1.15:
             return (f"Close, but outside the {self.rtol:.0%} tolerance: "
                     "check your rounding and the units.")
-        if ratio > 1:
-            return f"That is about {format_number(ratio, 2)}× too high."
-        return f"That is about {format_number(1 / ratio, 2)}× too low."
+        return how_far(ratio)
 
     def problems(self) -> list[str]:
         found = []
@@ -569,7 +556,7 @@ class ChoiceExercise(Exercise):
                 return _render(label, ctx)
         raise AssertionError("unreachable")
 
-    def check(self, answer: Any) -> Feedback:
+    def _check(self, answer: Any) -> Feedback:
         pairs = self.option_pairs()
         if answer is None or (isinstance(answer, str) and not answer.strip()):
             return self._feedback("invalid", "Please choose one of the options.")
@@ -667,42 +654,64 @@ class PredictExercise(Exercise):
     def answer_text(self) -> str:
         return "measured when you run the notebook"
 
-    def check(self, answer: Any) -> Feedback:
+    def _shown(self, value: float) -> str:
+        return self._numeric()._shown(value)
+
+    def _check(self, answer: Any) -> Feedback:
         try:
             value = self.parse(answer)
         except (ValueError, TypeError, OverflowError) as error:
             return self._feedback("invalid", str(error))
-        return self._feedback("committed", f"Prediction recorded: {self.format_value(value)}. "
+        return self._feedback("committed", f"Prediction recorded: {self._shown(value)}. "
                               "Now run the measurement cell below and compare.", value=value)
 
     def compare(self, prediction: float | None, measured: float) -> Feedback:
-        """How far ``prediction`` (SI units; ``None`` if none was made) is from ``measured``."""
+        """How far ``prediction`` (SI units; ``None`` if none was made) is from ``measured``.
+
+        Never raises: a measurement or prediction that is not a finite number, or a
+        failure to word the comparison, is ``invalid`` feedback saying so.
+        """
+        try:
+            return self._compare(prediction, measured)
+        except Exception as error:  # noqa: BLE001 - reported, never raised
+            return self._feedback("invalid", "Sorry, this measurement could not be compared "
+                                  f"({type(error).__name__}: {short(text_of(error))}).")
+
+    def _compare(self, prediction: float | None, measured: float) -> Feedback:
         if isinstance(measured, bool) or not isinstance(measured, numbers.Real) or not (
             math.isfinite(measured) and measured > 0
         ):
-            return self._feedback("invalid", f"The measurement {measured!r} is not a positive "
-                                  "finite number; run the measurement cell again.")
-        shown = self.format_value(float(measured))
+            return self._feedback("invalid", f"The measurement {short(repr(measured), 60)} is "
+                                  "not a positive finite number; run the measurement cell "
+                                  "again.")
+        measured = float(measured)
+        shown = self._shown(measured)
+        if prediction is not None and (
+            isinstance(prediction, bool) or not isinstance(prediction, numbers.Real)
+            or not math.isfinite(prediction) or prediction < 0
+        ):
+            return self._feedback("invalid", f"The prediction {short(repr(prediction), 60)} "
+                                  "is not a finite number; commit a prediction again.")
         if prediction is None:
             return self._feedback("compared", f"Measured on this machine: {shown}. Commit a "
                                   "prediction above before running the measurement to see how "
                                   "close you were.", value=None)
+        prediction = float(prediction)
         if prediction <= 0:
             ratio_text = "Your prediction was zero."
             good = False
         else:
-            ratio = prediction / measured
+            ratio = prediction / measured  # inf or 0.0 at the ends of the range: _how_far
             good = 1 / self.good_within <= ratio <= self.good_within
             if 1 / 1.1 <= ratio <= 1.1:
                 ratio_text = "That is within 10%: an excellent estimate."
-            elif ratio > 1:
-                ratio_text = f"Your prediction was {format_number(ratio, 2)}× too high."
             else:
-                ratio_text = f"Your prediction was {format_number(1 / ratio, 2)}× too low."
+                ratio_text = how_far(ratio, you="Your prediction was",
+                                      far="Your prediction was")
             if good and not 1 / 1.1 <= ratio <= 1.1:
                 ratio_text += f" Within a factor of {format_number(self.good_within, 2)}: " \
                               "a good estimate."
-        return self._feedback("compared", f"You predicted {self.format_value(prediction)}; "
+        return self._feedback("compared", f"You predicted {self._shown(prediction)}; "
                               f"measured {shown}. {ratio_text}", value=prediction)
 
     def example_answers(self) -> dict[str, Any]:
@@ -776,7 +785,7 @@ class CodeExercise(Exercise):
         except (OSError, TypeError):
             return f"# see {self.model_solution.__module__}.{self.model_solution.__qualname__}"
 
-    def check(self, answer: Any) -> Feedback:
+    def _check(self, answer: Any) -> Feedback:
         if isinstance(answer, str):
             return self._feedback("invalid", f"Pass the function itself, not text: "
                                   f"check({self.function_name}) without quotes. Text is never run.")
@@ -787,22 +796,26 @@ class CodeExercise(Exercise):
         inputs_list = self.trial_inputs()
         for inputs in inputs_list:
             call = ", ".join(f"{k}={v!r}" for k, v in inputs.items())
-            try:
+            failing = (f"first failing input: {call}",)
+            try:  # the learner's code: the call, and turning what it returned into a float
                 got = answer(**inputs)
-            except Exception as error:  # the learner's code: report, never propagate
+                number = not (isinstance(got, bool) or not isinstance(got, numbers.Real))
+                got_f = _as_float(got) if number else math.nan
+                returned = "" if number else short(safe_repr(got))
+            except CheckStopped as stop:  # the time budget ran out: the runner reports it
+                stop.during = f"{self.function_name}({call})"
+                raise
+            except KeyboardInterrupt:
+                raise
+            except BaseException as error:  # noqa: BLE001 - SystemExit too: report it
+                return self._feedback("incorrect", _raised(self.function_name, call, error),
+                                      details=failing)
+            if not number:
                 return self._feedback(
                     "incorrect",
-                    f"Your function raised {type(error).__name__} for "
-                    f"{self.function_name}({call}): {_short(str(error))}",
-                    details=(f"first failing input: {call}",))
+                    f"{self.function_name}({call}) returned {returned}; it should "
+                    "return a number. Did you forget `return`?", details=failing)
             expected = self.reference(**inputs)
-            if isinstance(got, bool) or not isinstance(got, numbers.Real):
-                return self._feedback(
-                    "incorrect",
-                    f"{self.function_name}({call}) returned {_short(repr(got))}; it should "
-                    "return a number. Did you forget `return`?",
-                    details=(f"first failing input: {call}",))
-            got_f = float(got)
             if math.isfinite(got_f) and _close(got_f, float(expected), self.rtol, 0.0):
                 continue
             for mistake in self.mistakes:
@@ -815,13 +828,15 @@ class CodeExercise(Exercise):
                         "mistake",
                         f"{self.function_name}({call}) returned {format_number(got_f)}, "
                         f"expected {format_number(float(expected))}. {hint}",
-                        mistake=mistake.key, details=(f"first failing input: {call}",))
+                        mistake=mistake.key, details=failing)
             shown = format_number(got_f) if math.isfinite(got_f) else repr(got_f)
+            if math.isinf(got_f) and isinstance(got, numbers.Integral):
+                shown = "an integer beyond the float range"
             return self._feedback(
                 "incorrect",
                 f"{self.function_name}({call}) returned {shown}, expected "
                 f"{format_number(float(expected))}. Try again, or ask for a hint.",
-                details=(f"first failing input: {call}",))
+                details=failing)
         return self._feedback("correct", f"Correct: {self.function_name} agrees with the "
                               f"course's calculator on all {len(inputs_list)} inputs tried.",
                               value=self.function_name)
@@ -860,6 +875,20 @@ class CodeExercise(Exercise):
         raise KeyError(f"{self.id} has no mistake {key!r}")
 
 
-def _short(text: str, limit: int = 160) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+def _as_float(value: Any) -> float:
+    """``float(value)``; inf for an integer beyond the float range (10**400)."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf
+
+
+def _raised(function_name: str, call: str, error: BaseException) -> str:
+    """The message for a learner's function that raised ``error`` (``SystemExit`` too)."""
+    kind = type(error).__name__
+    if isinstance(error, SystemExit):
+        return (f"Your function called sys.exit() (SystemExit) for {function_name}({call}): "
+                "a check calls your function, so it must return its value, not end the "
+                "program. The kernel keeps running.")
+    return (f"Your function raised {kind} for {function_name}({call}): "
+            f"{short(text_of(error))}")

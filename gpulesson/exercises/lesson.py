@@ -8,11 +8,13 @@ everything else here also runs where ipywidgets is not installed (Pyodide, a pla
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from gpulesson.exercises import progress
 from gpulesson.exercises.catalogue import lesson_module
 from gpulesson.exercises.core import CodeExercise, Exercise, Feedback, PredictExercise
+from gpulesson.exercises.guard import Runner, default_runner
 from gpulesson.exercises.render import RenderedFeedback, rendered
 from gpulesson.exercises.session import UNSET, settings
 
@@ -33,13 +35,19 @@ class Lesson:
     variant:
         class-variant seed, or ``None`` for the lesson's own numbers; left out, the
         session's :attr:`~gpulesson.exercises.session.Settings.variant`.
+    runner:
+        how checks run (:mod:`gpulesson.exercises.guard`): by default under guard in
+        Jupyter (a time budget, printed output captured) and as a plain call in the
+        browser, whose Web Worker keeps the time.
     """
 
-    def __init__(self, slug: str, variant: int | None = UNSET) -> None:
+    def __init__(self, slug: str, variant: int | None = UNSET, *,
+                 runner: Runner | None = None) -> None:
         module = lesson_module(slug)
         self.slug = slug
         self.title: str = getattr(module, "TITLE", slug)
         self.variant = settings.variant if variant is UNSET else variant
+        self.runner: Runner = default_runner() if runner is None else runner
         self.exercises: list[Exercise] = [ex.variant(self.variant) for ex in module.EXERCISES]
         self._widgets: dict[int, Any] = {}
         self._predictions: dict[int, float] = {}
@@ -78,10 +86,14 @@ class Lesson:
         """Check ``answer`` to exercise ``number`` and note it in the progress file.
 
         For a predict-then-run exercise this commits the prediction. For a code
-        exercise pass the function itself: ``lesson.check(3, matmul_flops)``.
+        exercise pass the function itself: ``lesson.check(3, matmul_flops)``; it runs
+        under :attr:`runner` (a time budget, printed output captured and shown).
         """
-        feedback = self.exercise(number).check(answer)
-        self.record(number, feedback)
+        ex = self.exercise(number)
+        feedback = self.runner(ex, lambda: ex.check(answer))
+        notice = self.record(number, feedback)
+        if notice:
+            feedback = replace(feedback, details=(*feedback.details, notice))
         return rendered(feedback)
 
     def predict(self, number: int, prediction: Any) -> RenderedFeedback:
@@ -90,18 +102,21 @@ class Lesson:
             raise TypeError(f"exercise {number} of {self.slug} is not a predict-then-run one")
         return self.check(number, prediction)
 
-    def record(self, number: int, feedback: Feedback) -> None:
+    def record(self, number: int, feedback: Feedback) -> str | None:
         """Take note of ``feedback`` on an answer to exercise ``number``.
 
         A committed prediction is kept for :meth:`reveal`; a graded answer (not an
-        unreadable one) goes to the progress file. :meth:`check` calls this; so does the
-        exercise's widget, which checks answers itself.
+        unreadable one, nor a check that timed out or was interrupted) goes to the
+        progress file. :meth:`check` calls this; so does the exercise's widget, which
+        checks answers itself. Returns what the learner must be told once about the
+        progress file (it was unreadable and moved aside), else ``None``.
         """
         ex = self.exercise(number)
         if isinstance(ex, PredictExercise) and feedback.status == "committed":
             self._predictions[number] = feedback.value
-        if feedback.status not in ("invalid", "committed"):
+        if feedback.graded:
             progress.record(ex.id, feedback.status, variant=self.variant)
+        return progress.take_notice()
 
     def prediction(self, number: int) -> float | None:
         """The committed prediction (SI units), if any."""
@@ -117,11 +132,13 @@ class Lesson:
         if not isinstance(ex, PredictExercise):
             raise TypeError(f"exercise {number} of {self.slug} is not a predict-then-run one")
         feedback = ex.compare(self.prediction(number), measured)
+        if feedback.value is not None:
+            notice = self.record(number, feedback)
+            if notice:
+                feedback = replace(feedback, details=(*feedback.details, notice))
         widget = self._widgets.get(number)
         if widget is not None:
             widget.show_comparison(feedback)
-        if feedback.value is not None:
-            self.record(number, feedback)
         return rendered(feedback)
 
     def summary(self) -> str:
@@ -133,6 +150,7 @@ class Lesson:
         return [ex for ex in self.exercises if isinstance(ex, CodeExercise)]
 
 
-def load_lesson(slug: str, variant: int | None = UNSET) -> Lesson:
+def load_lesson(slug: str, variant: int | None = UNSET, *,
+                runner: Runner | None = None) -> Lesson:
     """The exercises of lesson ``slug`` (see :class:`Lesson`)."""
-    return Lesson(slug, variant)
+    return Lesson(slug, variant, runner=runner)

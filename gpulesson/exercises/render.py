@@ -50,6 +50,8 @@ STATUS_STYLE = {
     "invalid": ("var(--jp-error-color1, #d32f2f)", "⚠"),
     "committed": ("#1565c0", "✎"),
     "compared": ("#1565c0", "↔"),
+    "timeout": ("var(--jp-error-color1, #d32f2f)", "⏱"),
+    "error": ("var(--jp-error-color1, #d32f2f)", "⚠"),
 }
 
 _OTHER_UNITS = {
@@ -97,13 +99,20 @@ def feedback_html(feedback: Feedback) -> str:
     """Inline-styled feedback (the notebook has no course CSS), safe to show anywhere:
     colour plus a symbol and a word, never colour alone; the message is escaped."""
     colour, symbol = STATUS_STYLE[feedback.status]
-    role = "alert" if feedback.status == "invalid" else "status"
+    role = "alert" if feedback.is_error else "status"
     details = "".join(f"<br><small>{html.escape(line)}</small>" for line in feedback.details)
+    printed = ""
+    if feedback.output:
+        printed = ('<div class="gl-printed" style="color: inherit; font-weight: normal">'
+                   "<small>Your code printed:</small>"
+                   '<pre style="max-height: 12em; overflow: auto; margin: 0.2em 0">'
+                   f"{html.escape(feedback.output)}</pre></div>")
     return (
         f'<div class="gl-feedback gl-feedback-{feedback.status}" role="{role}" '
-        f'aria-live="polite" style="color: {colour}; font-weight: 600; margin: 0.3em 0">'
+        f'data-status="{feedback.status}" aria-live="polite" '
+        f'style="color: {colour}; font-weight: 600; margin: 0.3em 0">'
         f'<span aria-hidden="true">{symbol}</span> {html.escape(feedback.message)}{details}'
-        "</div>"
+        f"{printed}</div>"
     )
 
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["SOLUTION_MODES", "Settings", "UNSET", "configure", "settings"]
+__all__ = ["SOLUTION_MODES", "Settings", "UNSET", "check_time_budget", "configure",
+           "settings"]
 
 #: When a learner sees worked solutions (see :class:`Settings`).
 SOLUTION_MODES = ("on-request", "after-correct", "never")
@@ -39,19 +40,24 @@ class Settings:
         keep the local progress file (see :mod:`gpulesson.exercises.progress`).
     progress_path:
         where to keep it (default ``./.gpulesson-progress.json``).
+    time_budget:
+        seconds one check of a code exercise may run in Jupyter before it is stopped
+        (:class:`~gpulesson.exercises.guard.GuardedRunner`).
     """
 
     solutions: str = "on-request"
     variant: int | None = None
     progress: bool = True
     progress_path: str | None = None
+    time_budget: float = 10.0
 
 
 settings = Settings()
 
 
 def configure(*, solutions: str | None = None, variant: int | None = UNSET,
-              progress: bool | None = None, progress_path: str | None = UNSET) -> Settings:
+              progress: bool | None = None, progress_path: str | None = UNSET,
+              time_budget: float | None = None) -> Settings:
     """Change the session settings (an instructor's student edition calls this first).
 
     Arguments left out keep their value. Returns :data:`settings`.
@@ -59,7 +65,8 @@ def configure(*, solutions: str | None = None, variant: int | None = UNSET,
     Raises
     ------
     ValueError
-        for an unknown ``solutions`` mode or a negative ``variant``.
+        for an unknown ``solutions`` mode, a negative ``variant`` or a ``time_budget``
+        that is not a number of seconds in (0, 86400).
     """
     if solutions is not None:
         if solutions not in SOLUTION_MODES:
@@ -71,7 +78,21 @@ def configure(*, solutions: str | None = None, variant: int | None = UNSET,
             raise ValueError(f"variant must be a non-negative integer or None, got {variant!r}")
         settings.variant = variant
     if progress is not None:
-        settings.progress = bool(progress)
+        if not isinstance(progress, bool):
+            raise TypeError(f"progress must be True or False, got {progress!r}")
+        settings.progress = progress
     if progress_path is not UNSET:
         settings.progress_path = None if progress_path is None else str(progress_path)
+    if time_budget is not None:
+        settings.time_budget = check_time_budget(time_budget)
     return settings
+
+
+def check_time_budget(seconds: object) -> float:
+    """``seconds`` as a float if it is a number of seconds in (0, 86400), else raise."""
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not (
+        0 < seconds < 86_400
+    ):
+        raise ValueError(f"time_budget must be a number of seconds in (0, 86400), "
+                         f"got {seconds!r}")
+    return float(seconds)

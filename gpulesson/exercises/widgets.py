@@ -9,6 +9,12 @@ field, type, Enter; Tab to a button, Enter or Space).
 The logic lives in the core; this module only wires buttons to :meth:`Exercise.check`,
 so it is tested without a kernel: build the widget, set ``.value``, call ``.click()``,
 and read the ``HTML`` widget's ``.value``.
+
+Every check runs under the lesson's runner (:class:`~gpulesson.exercises.guard.GuardedRunner`
+by default): a learner's function that loops for ever is stopped after the time budget,
+one that calls ``sys.exit()`` is reported, what it prints is shown below the feedback (cut
+short), and an interrupt only stops the check. The widget stays usable whatever happened:
+press Check again.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from __future__ import annotations
 import html
 import re
 import sys
+from dataclasses import replace
 from typing import Any
 
 import ipywidgets as w
@@ -30,6 +37,8 @@ from gpulesson.exercises.core import (
     NumericExercise,
     PredictExercise,
 )
+from gpulesson.exercises.feedback import short, text_of
+from gpulesson.exercises.guard import Runner, default_runner
 from gpulesson.exercises.render import feedback_html, markup, static_html
 from gpulesson.exercises.session import settings
 
@@ -56,13 +65,17 @@ class ExerciseWidget(Interactive):
         ``HTML`` widgets holding what the learner is shown.
     last:
         the last :class:`Feedback`, or ``None``.
+    runner:
+        how checks run: ``runner``, else the lesson's, else
+        :func:`~gpulesson.exercises.guard.default_runner`.
     """
 
     def __init__(self, exercise: Exercise, *, lesson: Any = None,
                  namespace: dict[str, Any] | None = None,
-                 solutions: str | None = None) -> None:
+                 solutions: str | None = None, runner: Runner | None = None) -> None:
         self.exercise = exercise
         self.lesson = lesson
+        self.runner: Runner = runner or getattr(lesson, "runner", None) or default_runner()
         self.namespace = namespace
         self.solutions = solutions or settings.solutions
         self.last: Feedback | None = None
@@ -140,6 +153,13 @@ class ExerciseWidget(Interactive):
             self._on_check()
 
     def _on_check(self, _button: Any = None) -> None:
+        try:
+            self._check()
+        except Exception as error:  # noqa: BLE001 - never a traceback, the widget stays usable
+            self._show(Feedback(self.exercise.id, "error", "Sorry, this answer could not be "
+                                f"checked ({type(error).__name__}: {short(text_of(error))})."))
+
+    def _check(self) -> None:
         ex = self.exercise
         if isinstance(ex, CodeExercise):
             submitted = self._lookup_function()
@@ -150,23 +170,21 @@ class ExerciseWidget(Interactive):
             submitted = self.answer.value
             if submitted == self._last_checked and self.last is not None:
                 return  # the same answer again (Enter, then the button): nothing new
-        try:
-            feedback = ex.check(submitted)
-        except Exception as error:  # a bug in a definition must not show a traceback
-            feedback = Feedback(ex.id, "invalid", "Sorry, this answer could not be checked "
-                                f"({type(error).__name__}: {error}).")
-        if not isinstance(ex, CodeExercise):
+        feedback = self.runner(ex, lambda: ex.check(submitted))
+        if not isinstance(ex, CodeExercise) and feedback.status not in ("timeout", "error"):
             self._last_checked = submitted
         self._show(feedback)
-        if feedback.status == "invalid":
-            return
+        if not feedback.graded and feedback.status != "committed":
+            return  # unreadable, stopped or interrupted: nothing to note, try again
         self.attempts += 1
         if isinstance(ex, PredictExercise):
             self.answer.disabled = True
             self.check_button.disabled = True
             self.check_button.description = "Prediction committed"
         if self.lesson is not None:
-            self.lesson.record(ex.number, feedback)
+            notice = self.lesson.record(ex.number, feedback)
+            if notice:
+                self._show(replace(feedback, details=(*feedback.details, notice)))
         if feedback.correct:
             self.solved = True
             if self.solutions != "never":

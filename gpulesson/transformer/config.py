@@ -352,3 +352,6 @@ class TransformerConfig:
     def global_layers(self) -> int:
         """Layers that attend to the whole sequence."""
         return self.layers - self.local_layers
+
+
+v.guard_module(globals())

@@ -24,6 +24,7 @@ import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from gpulesson import _validate as v
 from gpulesson.transformer.config import TransformerConfig
 
 __all__ = ["SUPPORTED_MODEL_TYPES", "from_hf_config"]
@@ -399,3 +400,6 @@ def from_hf_config(config: Mapping[str, Any] | str | os.PathLike[str], *,
     fields["name"] = name or str(top_name)
     fields["source"] = source or f"config.json (model_type {model_type})"
     return TransformerConfig(**fields)
+
+
+v.guard_module(globals())

@@ -22,6 +22,7 @@ Taught in: ``notebooks/memory_what_fits.ipynb`` and ``notebooks/flops_and_scalin
 
 from __future__ import annotations
 
+from gpulesson import _validate as v
 from gpulesson.transformer.config import TransformerConfig
 
 __all__ = [
@@ -241,3 +242,6 @@ def checkpoint_params(cfg: TransformerConfig) -> int:
     """
     cfg = _check(cfg)
     return param_count(cfg) + cfg.mtp_layers * _mtp_module(cfg)
+
+
+v.guard_module(globals())

@@ -165,3 +165,6 @@ def preset(name: str) -> TransformerConfig:
             f"unknown preset {name!r}; known presets: {', '.join(PRESETS)}"
         )
     return PRESETS[key]
+
+
+v.guard_module(globals())

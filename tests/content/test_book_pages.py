@@ -44,6 +44,7 @@ from gpulesson import (
     calculators,
     cost,
     distributed,
+    execution,
     flops,
     gemm,
     inference,
@@ -462,6 +463,13 @@ def _starting_plan() -> str:
             f"{plan['n_gpus']} {short}s")
 
 
+def _resident(name: str) -> tuple[int, int, int]:
+    """Threads a GPU keeps in flight, its SMs and the threads of one SM."""
+    sms = execution.gpu_execution(name).sms
+    per_sm = execution.sm_limits(name).max_threads_per_sm
+    return sms * per_sm, sms, per_sm
+
+
 def _fa3_share() -> str:
     """FlashAttention-3's 740 TFLOP/s in FP16 (Shah et al. 2024) as a share of the dense peak."""
     return _pct(flops.utilization(740e12, H100.dense("fp16")))
@@ -522,6 +530,11 @@ def _seed_2026() -> dict[str, str]:
 
 
 SEED_CORRECTIONS = claims(
+    # Lesson 10: threads in flight (gpulesson.execution).
+    ("an H100 SXM holds 270,336 resident threads (132 SMs of 2,048), a B200 303,104 (148 of "
+     "2,048)",
+     lambda: "an H100 SXM holds {:,} resident threads ({} SMs of {:,}), a B200 {:,} ({} of "
+     "{:,})".format(*_resident("H100 SXM"), *_resident("B200"))),
     ("6,738,415,616 parameters", lambda: _int(N7) + " parameters"),
     ("dense BF16 rate, 989.4 TFLOP/s", lambda: "dense BF16 rate, "
      + units.format_flop_rate(PEAK)),
@@ -902,6 +915,7 @@ SEED_CORRECTIONS_NOT_FIGURES = (
     "| 10× cost reduction possible |", "Together they can exceed 10×",
     # the lever's inputs: PaLM's attention term, a batch of the course's examples
     "12·L·H·Q·T", "(32 conversations of 2,048 tokens",
+    "## Lesson 10:",  # a heading's lesson number
     # The seed pages' figures that the page corrects (or finds no way to check), quoted.
     'Execution time "0.034 ms"',
     '"Performance score" 9.8/10, 8.5/10, 6.8/10, 7.2/10',
@@ -1174,6 +1188,26 @@ GLOSSARY = claims(
     ("(Mixtral 8x7B: 12.9B of 46.7B", lambda: "(Mixtral 8x7B: "
      f"{transformer.active_params(transformer.preset('mixtral-8x7b')) / 1e9:.1f}B of "
      f"{transformer.param_count(transformer.preset('mixtral-8x7b')) / 1e9:.1f}B"),
+    # The execution model (gpulesson.execution).
+    ("Memory moves in 32-byte sectors",
+     lambda: f"Memory moves in {execution.coalescing().sector_bytes}-byte sectors"),
+    ("(9.0 for the H100, 10.0 for the B200)",
+     lambda: f"({execution.gpu_execution('H100 SXM').compute_capability} for the H100, "
+     f"{execution.gpu_execution('B200').compute_capability} for the B200)"),
+    ("(65,536 32-bit registers on recent NVIDIA GPUs)",
+     lambda: f"({execution.sm_limits('9.0').registers_per_sm:,} 32-bit registers on recent "
+     "NVIDIA GPUs)"),
+    ("up to 228 KiB per SM on an H100",
+     lambda: f"up to {execution.sm_limits('H100 SXM').shared_memory_per_sm // KIB} KiB per SM "
+     "on an H100"),
+    ("A group of up to 1,024 threads",
+     lambda: f"A group of up to {execution.sm_limits('9.0').max_threads_per_block:,} threads"),
+    ("A group of 32 consecutive threads",
+     lambda: f"A group of {execution.sm_limits('9.0').warp_size} consecutive threads"),
+    ("a wave of a large GEMM is 132 tiles, one per SM",
+     lambda: "a wave of a large GEMM is "
+     f"{execution.gemm_waves(4096, 4096, sms=execution.gpu_execution('H100 SXM').sms).wave_size}"
+     " tiles, one per SM"),
 )
 
 #: Numbers of book/glossary.md's prose that are not results: published figures.
@@ -1313,7 +1347,7 @@ PAGES: dict[str, tuple[list[Claim], tuple[str, ...]]] = {
     "hardware.md": ([], ()),
     "how_to_use.md": (HOW_TO_USE, ()),
     "instructors.md": (INSTRUCTORS, ()),
-    "intro.md": ([], ()),
+    "intro.md": ([], ("10. {doc}`/notebooks/inside_the_gpu`",)),  # a list item's number
     "references.md": ([], ()),
     "seed_corrections.md": (SEED_CORRECTIONS, SEED_CORRECTIONS_NOT_FIGURES),
     "status.md": ([], ()),
@@ -1368,7 +1402,7 @@ def test_seed_corrections_calls_run() -> None:
     """The set-up block and each table's folded block of calls run as printed (in one
     namespace, in page order, as a reader pasting them into a notebook would)."""
     blocks = python_blocks((BOOK / "seed_corrections.md").read_text(encoding="utf-8"))
-    assert len(blocks) == 10 and "import" in blocks[0]
+    assert len(blocks) == 11 and "import" in blocks[0]
     namespace: dict[str, object] = {}
     for block in blocks:
         exec(compile(block, "book/seed_corrections.md", "exec"), namespace)

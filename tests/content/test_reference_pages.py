@@ -6,7 +6,7 @@
   are recomputed, and the calls run, by ``tests/content/test_book_pages.py``.
 * ``book/conventions.md``: a section with a worked example for each convention of the
   accuracy brief, naming the lessons that use it and linking the corrections.
-* ``book/intro.md`` lists the nine lessons in course order, each with its question;
+* ``book/intro.md`` lists the lessons in course order, each with its question;
   ``book/how_to_use.md`` covers self-study, classes, GPUs, Binder and Colab.
 * ``book/glossary.md`` defines every ``{term}`` the course links.
 * Dollar signs are escaped on every reference page: MyST pairs bare ``$`` into inline
@@ -58,8 +58,8 @@ def table_rows(markdown: str) -> list[list[str]]:
     return [r for r in rows if r[0] != "The seed says"]
 
 
-def test_course_has_nine_lessons() -> None:
-    assert len(SLUGS) == 9 and len(set(SLUGS)) == 9
+def test_course_has_ten_lessons() -> None:
+    assert len(SLUGS) == 10 and len(set(SLUGS)) == 10
 
 
 @pytest.mark.parametrize("name", PAGES)
@@ -81,7 +81,8 @@ def test_seed_corrections_has_one_section_per_lesson_in_order() -> None:
               for body in sections(text).values()]
     assert [m.group(1) for m in linked if m] == SLUGS
     headings = list(sections(text))
-    assert [int(re.match(r"Lesson (\d):", h).group(1)) for h in headings] == list(range(1, 10))
+    assert [int(re.match(r"Lesson (\d+):", h).group(1)) for h in headings] == \
+        list(range(1, len(SLUGS) + 1))
 
 
 def test_seed_corrections_rows_name_claim_value_and_source() -> None:
@@ -108,7 +109,7 @@ def test_seed_corrections_each_table_has_its_calculator_calls() -> None:
 def test_seed_corrections_groups_each_have_a_label() -> None:
     text = page("seed_corrections")
     labels = re.findall(r"^\((seed_corrections_[a-z]+)\)=\n## ", text, flags=re.M)
-    assert len(labels) == 9 and len(set(labels)) == 9
+    assert len(labels) == len(SLUGS) == len(set(labels))
 
 
 def test_conventions_cover_accuracy_md_and_link_lessons_and_corrections() -> None:
@@ -136,11 +137,11 @@ def test_cross_links_to_seed_corrections_resolve() -> None:
             assert target in labels, f"book/{name}.md links to missing label {target!r}"
 
 
-def test_intro_lists_the_nine_lessons_each_with_its_question() -> None:
-    items = re.findall(r"^(\d)\. \{doc\}`/notebooks/([a-z0-9_]+)`: (.+?)(?=^\d\. |^\n|\Z)",
+def test_intro_lists_the_lessons_each_with_its_question() -> None:
+    items = re.findall(r"^(\d+)\. \{doc\}`/notebooks/([a-z0-9_]+)`: (.+?)(?=^\d+\. |^\n|\Z)",
                        page("intro"), flags=re.M | re.S)
     assert [slug for _, slug, _ in items] == SLUGS
-    assert [int(n) for n, _, _ in items] == list(range(1, 10))
+    assert [int(n) for n, _, _ in items] == list(range(1, len(SLUGS) + 1))
     for _, slug, question in items:
         assert question.rstrip().endswith("?"), f"{slug}: say which question it answers"
         assert len(" ".join(question.split())) < 150, f"{slug}: one line each"

@@ -130,6 +130,20 @@ def test_react_json_answers_bad_requests_with_a_message() -> None:
     assert not broken["result"]["ok"] and "bad request" in broken["result"]["error"]
 
 
+@pytest.mark.parametrize("typed", ["1" + "0" * 400, "-" + "9" * 330, "1e400", "nan"])
+def test_react_json_answers_numbers_beyond_float_range(typed: str) -> None:
+    """An integer of 401 digits typed into a box raised OverflowError out of the one
+    function the page calls; it is a message naming the input."""
+    answer = json.loads(browser.react_json("amdahl", json.dumps({"workers": typed}),
+                                           json.dumps(["workers"])))
+    assert answer["result"]["ok"] is False and answer["result"]["input"] == "workers"
+
+
+def test_react_json_answers_nesting_too_deep_for_json() -> None:
+    answer = json.loads(browser.react_json("amdahl", "[" * 100_000 + "]" * 100_000))
+    assert answer["result"]["ok"] is False and "bad request" in answer["result"]["error"]
+
+
 # ---------------------------------------------------------------------------------------
 # The pack the site ships
 

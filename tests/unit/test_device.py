@@ -232,3 +232,95 @@ def test_device_is_frozen() -> None:
         dev.kind = "gpu"  # type: ignore[misc]
     assert isinstance(dev, Device)
     assert device_mod.ALLOWED_VALUES == ("auto", "cpu", "gpu")
+
+
+# ---------------------------------------------------------------------------------------
+# A CUDA library that cannot load, a hung driver, and an empty preference
+
+
+def _cupy_failing_at_first_kernel(error: BaseException) -> types.ModuleType:
+    """cupy that counts and allocates, then fails at the first kernel with ``error``."""
+    cupy = make_fake_cupy(driver=True)
+
+    class Failing(FakeArray):
+        def __add__(self, other: float) -> FakeArray:
+            raise error
+
+    cupy.zeros = lambda n, dtype=None: Failing(np.zeros(n, dtype=dtype))
+    return cupy
+
+
+NVRTC_MISSING = RuntimeError(
+    "CuPy failed to load libnvrtc.so.12: OSError: libnvrtc.so.12: cannot open shared object "
+    "file: No such file or directory")
+
+
+def test_a_cuda_library_that_cannot_load_falls_back_in_auto_mode(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The real cupy raises ``RuntimeError("CuPy failed to load libnvrtc.so.12 ...")`` at
+    the first kernel when NVRTC is missing (cupy/_environment.py); auto mode used to crash
+    on it instead of running on numpy."""
+    monkeypatch.setitem(sys.modules, "cupy", _cupy_failing_at_first_kernel(NVRTC_MISSING))
+    dev = get_device()
+    assert dev.kind == "cpu" and "cannot load a CUDA library" in dev.why
+    assert "libnvrtc.so.12" in dev.why
+    with pytest.raises(RuntimeError, match="asks for a GPU, but none is usable.*libnvrtc"):
+        get_device("gpu")
+
+
+def test_an_nvrtc_error_falls_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    class FakeNVRTCError(RuntimeError):
+        """Stands in for cupy_backends.cuda.libs.nvrtc.NVRTCError."""
+
+    cupy = _cupy_failing_at_first_kernel(FakeNVRTCError("NVRTC_ERROR_COMPILATION (6)"))
+    cupy.cuda.nvrtc = types.SimpleNamespace(NVRTCError=FakeNVRTCError)
+    monkeypatch.setitem(sys.modules, "cupy", cupy)
+    assert "FakeNVRTCError" in get_device().why
+
+
+def test_another_runtime_error_is_still_a_bug(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "cupy",
+                        _cupy_failing_at_first_kernel(RuntimeError("an unrelated bug")))
+    with pytest.raises(RuntimeError, match="an unrelated bug"):
+        get_device()
+
+
+def test_a_hung_probe_times_out_and_falls_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A ``getDeviceCount`` that never returns blocked the lesson forever."""
+    import threading
+    import time
+
+    release = threading.Event()
+    cupy = make_fake_cupy(driver=True)
+    cupy.cuda.runtime.getDeviceCount = lambda: release.wait(30) and 1
+    monkeypatch.setitem(sys.modules, "cupy", cupy)
+    monkeypatch.setenv(device_mod.TIMEOUT_VAR, "0.2")
+    began = time.perf_counter()
+    try:
+        dev = get_device()
+        assert time.perf_counter() - began < 5
+        assert dev.kind == "cpu" and "did not finish within 0.2 s" in dev.why
+        reset_device_cache()
+        with pytest.raises(RuntimeError, match="did not finish within 0.2 s"):
+            get_device("gpu")
+    finally:
+        release.set()
+
+
+@pytest.mark.parametrize("raw", ["0", "-3", "soon", "inf"])
+def test_a_bad_probe_timeout_names_the_variable(monkeypatch: pytest.MonkeyPatch,
+                                                raw: str) -> None:
+    monkeypatch.setitem(sys.modules, "cupy", make_fake_cupy(driver=True))
+    monkeypatch.setenv(device_mod.TIMEOUT_VAR, raw)
+    with pytest.raises(ValueError, match="GPULESSON_PROBE_TIMEOUT must be a positive number"):
+        get_device()
+
+
+@pytest.mark.parametrize("empty", ["", "   "])
+def test_an_empty_preference_means_auto(monkeypatch: pytest.MonkeyPatch, empty: str) -> None:
+    """The message says "empty means auto"; ``get_device("")`` was refused."""
+    monkeypatch.setitem(sys.modules, "cupy", None)
+    assert get_device(empty).kind == "cpu"
+    monkeypatch.setenv(ENV_VAR, "cpu")  # an empty argument leaves the choice to the variable
+    assert "GPULESSON_DEVICE=cpu" in get_device(empty).why

@@ -347,3 +347,12 @@ def test_peak_warning_for_a_custom_gpu_checks_every_gpu() -> None:
     assert hardware.peak_warning("custom", "bf16", 2250e12) is None
     assert hardware.peak_warning("H100 SXM", "bf16", 1979e12) == \
         hardware.peak_mismatch(gpu("H100 SXM"), "bf16", 1979e12)
+
+
+@pytest.mark.parametrize("bad", [-1, "H100 SXM", None, {"peak_flops": {}}])
+def test_flops_per_watt_refuses_what_is_not_a_spec(bad: object) -> None:
+    """``flops_per_watt(-1)`` raised AttributeError; a GPU name is looked up with ``gpu``."""
+    with pytest.raises(TypeError, match="spec must be a GPUSpec"):
+        hardware.flops_per_watt(bad)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="dtype must be a name"):
+        hardware.flops_per_watt(gpu("H100 SXM"), ["fp16"])  # type: ignore[arg-type]

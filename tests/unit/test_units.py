@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from gpulesson import units
 
@@ -41,3 +43,86 @@ def test_format_usd_refuses_bad_digits() -> None:
 def test_format_significant(value: float, digits: int, text: str) -> None:
     """One helper for significant figures (units, the registry's outputs)."""
     assert units.format_significant(value, digits) == text
+
+
+# ---------------------------------------------------------------------------------------
+# Reading what a learner types: separators, flags, and every shown figure typed back
+
+
+@pytest.mark.parametrize("typed", ["1,5", "2,25", "1,5e3"])
+def test_a_decimal_comma_asks_for_a_point(typed: str) -> None:
+    """``'1,5'`` was read as 15, so a learner writing a decimal comma was told "Correct: 15
+    GPUs"; it is refused with a message that shows the number with a point."""
+    with pytest.raises(ValueError, match=r"use a point for decimals, as in 1\.5|2\.25"):
+        units.parse_quantity(typed)
+
+
+@pytest.mark.parametrize("typed", ["12,34,5", "1_5", "1,", "1,000,00", "1,000_000", "1234,567"])
+def test_thousands_separators_only_in_groups_of_three(typed: str) -> None:
+    with pytest.raises(ValueError, match="groups of three"):
+        units.parse_quantity(typed)
+
+
+@pytest.mark.parametrize(("typed", "value"), [("1,024", 1024), ("12,345,678", 12_345_678),
+                                              ("1_000_000", 1e6), ("1,000.5", 1000.5),
+                                              ("999", 999), (".5", 0.5)])
+def test_separated_thousands_still_read(typed: str, value: float) -> None:
+    assert units.parse_quantity(typed) == value
+
+
+@pytest.mark.parametrize("flag", ["no", "yes", 0, 1, None])
+def test_allow_negative_must_be_a_bool(flag: object) -> None:
+    """``allow_negative="no"`` was truthy and let -14 GB through."""
+    with pytest.raises(TypeError, match="allow_negative must be True or False"):
+        units.parse_quantity("-14 GB", "bytes", allow_negative=flag)  # type: ignore[arg-type]
+    assert units.parse_quantity("-14 GB", "bytes", allow_negative=True) == -14e9
+
+
+@pytest.mark.parametrize(("formatter", "bad"), [
+    (units.format_bytes, -1), (units.format_flops, 21), (units.format_flop_rate, 2.5),
+    (units.format_bandwidth, True), (units.format_seconds, 0), (units.format_usd, 0),
+])
+def test_formatters_refuse_bad_digits(formatter, bad: object) -> None:
+    with pytest.raises((TypeError, ValueError), match="digits must be"):
+        formatter(1e9, digits=bad)
+
+
+def test_huge_integers_are_refused_by_the_formatters() -> None:
+    with pytest.raises(ValueError, match="n must be a finite number no larger than"):
+        units.format_bytes(10**400)
+    with pytest.raises(ValueError, match="value must be a finite number"):
+        units.format_significant(10**400, 3)
+
+
+@pytest.mark.parametrize(("text", "dimension", "value"), [
+    ("1.0 EB", "bytes", 1e18), ("2.00 PB/s", "bytes/s", 2e15), ("3.0 EiB", "bytes", 3 * 2**60),
+    ("5.00 kB/s", "bytes/s", 5e3), ("1.5 EFLOP/s", "flop/s", 1.5e18), ("-$5.00", "usd", -5.0),
+])
+def test_the_largest_shown_units_read_back(text: str, dimension: str, value: float) -> None:
+    assert units.parse_quantity(text, dimension, allow_negative=True) == pytest.approx(value)
+
+
+@given(value=st.floats(min_value=1e-9, max_value=1e30),
+       negative=st.booleans(),
+       dimension=st.sampled_from(["bytes", "flops", "flop/s", "bytes/s", "seconds", "usd",
+                                  "tokens/s", "count", "percent"]))
+def test_every_shown_figure_can_be_typed_back(value: float, negative: bool,
+                                              dimension: str) -> None:
+    """What the course shows (``format_quantity``) is an answer ``parse_quantity`` reads,
+    to the precision shown (one decimal of the mantissa at worst: 5%)."""
+    if dimension == "percent":
+        value = value % 10
+    elif dimension in ("bytes", "flops", "flop/s", "bytes/s") and value < 1:
+        value += 1  # below one unit these show one significant figure ("0.2 B")
+    signed = -value if negative else value
+    text = units.format_quantity(signed, dimension)
+    back = units.parse_quantity(text, dimension, allow_negative=True)
+    shown_step = 1e-3 if dimension == "percent" else 1e-9
+    assert back == pytest.approx(signed, rel=0.05, abs=shown_step), text
+
+
+def test_messages_for_the_learner_are_shown_as_they_are():
+    """The guard leads a message that names no argument with the call; the parser's
+    messages are written for the learner who typed the text, and stay as written."""
+    with pytest.raises(ValueError, match=r"^Could not read a number in 'abc'; type for example"):
+        units.parse_quantity("abc", "usd")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from fractions import Fraction
 
 import numpy as np
@@ -22,6 +23,8 @@ from hypothesis import strategies as st
 from gpulesson import _validate as v
 from gpulesson import gemm, hardware, memory, roofline
 from gpulesson.transformer import TransformerConfig, preset
+
+from .calculator_modules import calculator_modules
 
 # ---------------------------------------------------------------------------------------
 # The rules, through the calculators
@@ -153,3 +156,141 @@ def test_tensor_bytes_pads_packed_elements_exactly() -> None:
        size=st.sampled_from([0.125, 0.5, 0.75, 1, 1.5, 2, 4]))
 def test_tensor_bytes_is_the_exact_ceiling(elements: int, size: float) -> None:
     assert v.tensor_bytes(elements, size) == math.ceil(Fraction(elements) * Fraction(size))
+
+
+# ---------------------------------------------------------------------------------------
+# Integers beyond the float range, flags, and results that must stay finite
+
+#: Every module whose public functions are calculators (each ends with ``guard_module``).
+FORMULA_MODULES = calculator_modules()
+
+
+def test_integers_beyond_float_range_are_refused_naming_the_argument() -> None:
+    """2^1024 is the first integer a float cannot hold; ``float(10**400)`` raises
+    ``OverflowError``, which every formula would then meet."""
+    from gpulesson import flops
+
+    with pytest.raises(ValueError, match=r"^n_params must be a finite positive number no "
+                                         r"larger than 1\.798e\+308.*about 10\^400"):
+        flops.training_flops(10**400, 1e12)
+    with pytest.raises(ValueError, match="layers must be a positive integer no larger"):
+        TransformerConfig(hidden=64, layers=2**1024, heads=4, vocab=10)
+    with pytest.raises(ValueError, match="count must be a non-negative integer no larger"):
+        v.nonneg_int("count", 2**1100)
+    with pytest.raises(ValueError, match="cells must be a finite number >= 1"):
+        v.number_at_least("cells", -(2**1024), 1)
+    with pytest.raises(ValueError, match="within the float range"):
+        v.positive_number("tokens", Fraction(10**400, 3))
+    # the largest integer below the range passes, exactly
+    assert v.positive_number("bytes", int(sys.float_info.max)) == int(sys.float_info.max)
+
+
+def test_a_huge_integer_is_named_by_its_size_not_printed_in_full() -> None:
+    """``str(10**5000)`` itself raises on Python 3.11+ (the 4,300-digit limit)."""
+    with pytest.raises(ValueError) as err:
+        v.positive_int("workers", 10**5000)
+    assert "about 10^5000" in str(err.value) and len(str(err.value)) < 200
+
+
+@pytest.mark.parametrize("bad", ["no", "yes", 1, 0, None, 1.0])
+def test_flags_refuse_anything_but_true_or_false(bad: object) -> None:
+    """``sparse="no"`` used to count as true: every parameter declared ``bool`` of a
+    guarded function now refuses it with a ``TypeError`` naming the flag."""
+    with pytest.raises(TypeError, match="sparse must be True or False"):
+        hardware.flops_per_watt(hardware.gpu("H100 SXM"), "fp16", sparse=bad)
+    with pytest.raises(TypeError, match="read_c must be True or False"):
+        gemm.min_bytes(2, 2, 2, 2, bad)  # positional too
+
+
+def test_an_optional_flag_takes_none() -> None:
+    from gpulesson import units
+
+    assert units.format_usd(2.5, cents=None) == units.format_usd(2.5)
+    with pytest.raises(TypeError, match="cents must be True or False"):
+        units.format_usd(2.5, cents="no")
+
+
+def test_a_result_that_is_not_finite_is_refused_naming_the_inputs() -> None:
+    from gpulesson import optimisations
+
+    with pytest.raises(ValueError, match=r"mixed_precision_savings\(n_params=1\.7e\+308\) "
+                                         r"has no finite result \(\.fp32_bytes would be inf"):
+        optimisations.mixed_precision_savings(n_params=1.7e308)
+
+
+def test_an_arithmetic_error_inside_becomes_a_value_error_naming_the_inputs() -> None:
+    def ratio(a: float, b: float) -> float:
+        return a / b
+
+    with pytest.raises(ValueError, match=r"ratio\(a=1, b=0\) cannot be computed.*"
+                                         r"ZeroDivisionError") as err:
+        v.guarded(ratio)(1, 0)
+    assert isinstance(err.value.__cause__, ZeroDivisionError)
+
+
+def test_guarding_keeps_the_signature_the_source_and_passes_finite_results() -> None:
+    import inspect
+
+    def halves(*, total: float, exact: bool = False) -> tuple[float, dict[str, float]]:
+        return 2.0, {"half": total / 2}
+
+    checked = v.guarded(halves)
+    assert v.guarded(checked) is checked
+    assert checked(total=3.0) == (2.0, {"half": 1.5})
+    assert list(inspect.signature(checked).parameters) == ["total", "exact"]
+    assert 'return 2.0, {"half": total / 2}' in inspect.getsource(checked)
+    with pytest.raises(ValueError, match=r"\[1\]\['half'\] would be inf"):
+        checked(total=math.inf)
+
+
+def test_the_formula_modules_are_found():
+    for name in ("gemm", "roofline", "transformer", "memory", "flops", "inference",
+                 "distributed", "cost", "optimisations", "hardware", "precision", "planning",
+                 "units"):
+        assert f"gpulesson.{name}" in FORMULA_MODULES
+
+
+@pytest.mark.parametrize("name", FORMULA_MODULES)
+def test_every_public_function_of_a_formula_module_is_guarded(name: str) -> None:
+    """Found by introspection: a function added to a module's ``__all__``, or a new module,
+    is covered (a function a package re-exports is guarded where it is defined)."""
+    import importlib
+
+    module = importlib.import_module(name)
+    functions = [n for n in getattr(module, "__all__", ()) if callable(getattr(module, n))
+                 and not isinstance(getattr(module, n), type)]
+    unguarded = [n for n in functions if not getattr(getattr(module, n), "__gl_guarded__",
+                                                     False)]
+    assert unguarded == [], (f"{name}: end the module that defines {unguarded} with "
+                             "v.guard_module(globals())")
+
+
+def test_a_message_naming_no_argument_is_led_by_the_call():
+    """``hours must be finite`` from deep inside ``on_prem_tco`` names none of its inputs."""
+    def outer(*, years: float) -> float:
+        raise ValueError("hours must be a finite non-negative number, got inf")
+
+    with pytest.raises(ValueError, match=r"^outer\(years=1e\+308\): hours must be"):
+        v.guarded(outer)(years=1e308)
+    with pytest.raises(ValueError, match=r"^hours must be"):
+        v.guarded(v.learner_messages(outer))(years=1e308)
+    with pytest.raises(KeyError, match=r"dtype='mixed'\): H100 SXM has no dense 'mixed'"):
+        hardware.flops_per_watt(hardware.gpu("H100 SXM"), "mixed")
+
+
+def test_a_wrong_type_or_an_unreadable_path_is_a_clean_refusal():
+    """A calculator reads only its arguments: an AttributeError inside means an argument
+    of the wrong type (``cfg=None``), an OSError a path that cannot be read."""
+    def layers_of(cfg: object) -> int:
+        return cfg.layers  # type: ignore[attr-defined]
+
+    def read(path: str) -> str:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read()
+
+    with pytest.raises(TypeError, match=r"^layers_of\(cfg=None\): an argument is not of the "
+                                        r"type"):
+        v.guarded(layers_of)(None)
+    with pytest.raises(ValueError, match=r"^read\(path='/no/such/config.json'\): cannot read "
+                                         r"what was given \(FileNotFoundError"):
+        v.guarded(read)("/no/such/config.json")

@@ -84,3 +84,23 @@ def test_apply_changes_reports_a_missing_figure_against_the_preset(toy):
     assert missing["result"] == {
         "ok": False, "input": "gpu",
         "error": "gpu: Old GPU has no figure for bf16 (choose another precision or gpu)"}
+
+
+def test_evaluate_refuses_an_integer_beyond_float_range_naming_the_input(toy):
+    """10**400 made ``math.isfinite`` raise OverflowError inside validation."""
+    result = C.evaluate(toy, {"n": 10**400})
+    assert result["ok"] is False and result["input"] == "n"
+    assert "about 10^400" in result["error"]
+
+
+def test_evaluate_answers_an_arithmetic_error_of_the_function(toy):
+    """``evaluate`` is documented never to raise: an ArithmeticError inside a calculator's
+    function (a registry function doing its own sum) is an error result too."""
+    from dataclasses import replace
+
+    from .toy import TOY
+
+    C.CALCULATORS._remove(toy)
+    C.CALCULATORS._add(replace(TOY, function=lambda **kw: {"n_out": 1 / 0}))
+    result = C.evaluate(toy, {})
+    assert result["ok"] is False and "beyond what the calculator can compute" in result["error"]

@@ -15,10 +15,15 @@ from collections.abc import Iterator
 import pytest
 
 from gpulesson import calculators as C
-from gpulesson import hardware, prices
+from gpulesson import execution, hardware, prices
 from gpulesson.calculators import shared
 
-WITH_GPU = [c.name for c in C.CALCULATORS.values() if "gpu" in {i.name for i in c.inputs}]
+#: The execution-model calculators need an SM count: they list only the GPUs that have one.
+WITH_SMS = [c.name for c in C.CALCULATORS.values()
+            if "gpu" in {i.name for i in c.inputs}
+            and ("sms" in {i.name for i in c.inputs} or c.input("gpu").kind == "choice")]
+WITH_GPU = [c.name for c in C.CALCULATORS.values()
+            if "gpu" in {i.name for i in c.inputs} and c.name not in WITH_SMS]
 WITH_PEAK = [c.name for c in C.CALCULATORS.values()
              if {"gpu", "dtype", "peak_flops"} <= {i.name for i in c.inputs}]
 
@@ -35,6 +40,12 @@ def test_every_gpu_menu_lists_the_2026_gpus(name: str) -> None:
     help_text = C.get(name).input("gpu").help
     assert "The H100 SXM is the course's teaching baseline" in help_text
     assert "B300, GB300 NVL72, MI355X (as of 2026-12)" in help_text
+
+
+@pytest.mark.parametrize("name", WITH_SMS)
+def test_execution_menus_list_the_gpus_with_an_sm_count(name: str) -> None:
+    menu = [c.value for c in C.get(name).input("gpu").choices if c.value != C.CUSTOM]
+    assert menu == list(execution.GPU_EXECUTION)
 
 
 def test_wide_menus_fill_the_new_gpus_figures() -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from gpulesson import calculators as C
-from gpulesson import course, hardware, transformer
+from gpulesson import course, execution, hardware, transformer
 from gpulesson.calculators import lessons
 
 NAMES = list(C.CALCULATORS)
@@ -138,11 +138,18 @@ def test_every_model_preset_fills_the_models_config(name):
 @pytest.mark.parametrize("name", _with_preset("gpu"))
 def test_every_gpu_preset_fills_the_datasheet_figures(name):
     """Each GPU choice fills the figures of gpulesson.hardware.GPUS (datasheets), the dense
-    peak of the chosen precision; a precision without a figure names the GPU input."""
+    peak of the chosen precision, and an SM count that of gpulesson.execution (a preset with
+    SM counts lists the GPUs that module knows); a precision without a figure names the GPU
+    input."""
     calc = C.get(name)
+    fills = calc.input("gpu").fills
     for key, gpu in hardware.GPUS.items():
-        filled = set(calc.input("gpu").fills[key])
-        assert filled and filled <= {"gpu_memory", "bandwidth", "peak_flops"}
+        if key not in fills:
+            assert key not in execution.GPU_EXECUTION, key
+            assert any("sms" in fill for fill in fills.values()), key
+            continue
+        filled = set(fills[key])
+        assert filled and filled <= {"gpu_memory", "bandwidth", "peak_flops", "sms"}
         for dtype in ("bf16", "fp32"):
             values = {"gpu": key, **({"dtype": dtype} if "peak_flops" in filled else {})}
             if "peak_flops" in filled and dtype not in gpu.peak_flops:
@@ -150,6 +157,8 @@ def test_every_gpu_preset_fills_the_datasheet_figures(name):
                     C.resolve(name, **values)
                 continue
             shown = C.resolve(name, **values)
+            if "sms" in filled:
+                assert shown["sms"] == execution.gpu_execution(key).sms
             if "gpu_memory" in filled:
                 assert shown["gpu_memory"] * 1e9 == pytest.approx(gpu.memory_bytes, rel=1e-12)
             if "bandwidth" in filled:
@@ -164,7 +173,7 @@ def test_every_gpu_preset_fills_the_datasheet_figures(name):
 #: The formula modules (and the lesson list) the registry builds on.
 FORMULA_MODULES = {"course", "units", "_validate", "gemm", "roofline", "transformer",
                    "activations", "memory", "flops", "inference", "distributed", "cost",
-                   "optimisations", "hardware", "planning", "prices"}
+                   "optimisations", "hardware", "planning", "prices", "execution"}
 
 
 @pytest.mark.parametrize("path", sorted(PACKAGE.rglob("*.py")),

@@ -62,3 +62,28 @@ def test_progress_prints_a_summary_per_lesson(tmp_path, capsys, monkeypatch):
     assert lines[1].startswith("Memory: What Fits: 0 of")
     assert main(["progress", "nope", "--file", str(path)]) == 2
     assert "no exercises for lesson 'nope'" in capsys.readouterr().err
+
+
+def test_the_variant_that_used_to_crash_exports(tmp_path, capsys):
+    """``export --variant 8`` of memory_what_fits crashed with a RuntimeError traceback:
+    exercise 6 could not build that variant (see test_bank's seeds 0-99)."""
+    assert main(["export", "--lesson", "memory_what_fits", "--variant", "8", "--out",
+                 str(tmp_path), "--root", str(ROOT)]) == 0
+    key = (tmp_path / "answer_key" / "memory_what_fits.md").read_text(encoding="utf-8")
+    assert "Variant seed: 8." in key
+
+
+@pytest.mark.parametrize("error", [RuntimeError("no valid variant in 100 draws"),
+                                   OSError(28, "No space left on device"),
+                                   AssertionError()])
+def test_any_failure_is_one_line_on_stderr(tmp_path, capsys, monkeypatch, error):
+    import gpulesson.exercises.__main__ as cli
+
+    def failing(*args, **kwargs):
+        raise error
+
+    monkeypatch.setattr(cli, "export", failing)
+    assert main(["export", "--all", "--out", str(tmp_path), "--root", str(ROOT)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1 and "Traceback" not in err
+    assert type(error).__name__ in err or str(error) in err

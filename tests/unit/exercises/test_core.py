@@ -308,8 +308,9 @@ def test_feedback_is_plain_data_with_a_known_status():
     feedback = Feedback("demo-ex1", "mistake", "Not quite.", details=("first failing input",))
     assert not feedback.correct and not feedback.is_error
     assert str(feedback) == "Not quite.\nfirst failing input"
+    # the statuses of the site's DOM contract (data-status of [data-feedback])
     assert set(STATUSES) == {"correct", "mistake", "incorrect", "invalid", "committed",
-                             "compared"}
+                             "compared", "timeout", "error"}
     with pytest.raises(ValueError, match="status"):
         Feedback("demo-ex1", "great", "x")
 
@@ -326,3 +327,100 @@ def test_format_number_refuses_non_numbers():
         format_number("1")
     with pytest.raises(ValueError):
         format_number(math.inf)
+
+
+# ---------------------------------------------------------------- never raises
+def test_an_answer_at_the_ends_of_the_float_range_gets_feedback_not_an_error():
+    """``check("5e-324 GB")`` raised ZeroDivisionError (the ratio underflowed to 0) and
+    ``check("1e308")`` raised "value must be finite" (it overflowed to inf), in 53 of the
+    67 numeric and predict exercises. Beyond 10^6× the feedback says only "far too"."""
+    from gpulesson.exercises import load_lesson
+
+    tiny = load_lesson("memory_what_fits").exercise(4).check("5e-324 GB")
+    assert tiny.status == "incorrect" and "far too low" in tiny.message
+    huge = load_lesson("cost_economics").exercise(5).check("1e308")
+    assert huge.status == "incorrect" and "far too high" in huge.message
+    assert "inf" not in huge.message
+    ex = weights_exercise()
+    assert "about 2× too high" in ex.check("28 GB").message  # ordinary ratios as before
+    assert "far too high" in ex.check("1e290 GB").message
+
+
+@pytest.mark.parametrize(("prediction", "measured", "words"), [
+    (1e-300, 1e300, "far too low"), (1e300, 1e-300, "far too high"),
+    (5e-324, 1.0, "far too low"), (1.0, 1.7e308, "far too low"), (0.0, 3.0, "zero"),
+])
+def test_a_comparison_at_the_ends_of_the_range_never_raises(prediction, measured, words):
+    ex = PredictExercise(lesson="demo", number=5, title="t", question="q", solution="s",
+                         unit="×")
+    feedback = ex.compare(prediction, measured)
+    assert feedback.status == "compared" and words in feedback.message
+
+
+@pytest.mark.parametrize("prediction", [math.inf, math.nan, -1.0, "12", True, object()])
+def test_a_prediction_that_is_not_a_number_is_invalid(prediction):
+    ex = PredictExercise(lesson="demo", number=5, title="t", question="q", solution="s")
+    assert ex.compare(prediction, 3.0).status == "invalid"
+
+
+def test_a_failure_to_build_feedback_is_invalid_feedback_saying_why():
+    import dataclasses
+
+    ex = dataclasses.replace(weights_exercise(), answer=lambda p: 1 / 0)
+    feedback = ex.check("14 GB")
+    assert feedback.status == "invalid" and "ZeroDivisionError" in feedback.message
+
+
+class _Hostile(float):
+    """A number whose repr and str raise: what a learner's class might return."""
+
+    def __repr__(self):
+        raise RuntimeError("no repr")
+
+    __str__ = __repr__
+
+
+class _HostileError(Exception):
+    def __str__(self):
+        raise RuntimeError("no str")
+
+
+@pytest.mark.parametrize(("returned", "words"), [
+    (10**400, "an integer beyond the float range"), (math.nan, "returned nan"),
+    (_Hostile(3.0), "returned 3"), ([1, 2], "should return a number"),
+], ids=["huge-int", "nan", "hostile-float", "list"])
+def test_what_a_learners_function_returns_never_breaks_the_check(returned, words):
+    feedback = flops_code_exercise().check(lambda m, k, n: returned)
+    assert feedback.status == "incorrect" and words in feedback.message
+
+
+def test_an_exception_that_cannot_be_printed_is_still_reported():
+    def matmul_flops(m, k, n):
+        raise _HostileError
+
+    feedback = flops_code_exercise().check(matmul_flops)
+    assert feedback.status == "incorrect" and "_HostileError" in feedback.message
+
+
+def test_system_exit_is_reported_not_raised():
+    import sys
+
+    feedback = flops_code_exercise().check(lambda m, k, n: sys.exit(1))
+    assert feedback.status == "incorrect" and "sys.exit()" in feedback.message
+
+
+def test_an_interrupt_and_a_stop_leave_the_check():
+    """The runner reports them (gpulesson.exercises.guard); a check never swallows them."""
+    from gpulesson.exercises.core import CheckStopped
+
+    def interrupted(m, k, n):
+        raise KeyboardInterrupt
+
+    def stopped(m, k, n):
+        raise CheckStopped("timeout")
+
+    with pytest.raises(KeyboardInterrupt):
+        flops_code_exercise().check(interrupted)
+    with pytest.raises(CheckStopped) as err:
+        flops_code_exercise().check(stopped)
+    assert err.value.during == "matmul_flops(m=2, k=3, n=4)"

@@ -8,7 +8,13 @@ import json
 import pytest
 
 from gpulesson.exercises import configure, lesson_module, progress_summary
-from gpulesson.exercises.progress import PROGRESS_FILE, load_progress, progress_path, record
+from gpulesson.exercises.progress import (
+    PROGRESS_FILE,
+    load_progress,
+    progress_path,
+    record,
+    take_notice,
+)
 
 pytestmark = pytest.mark.usefixtures("clean_session")
 
@@ -64,12 +70,112 @@ def test_a_file_in_the_way_is_tolerated(clean_session):
     assert load_progress(blocker / PROGRESS_FILE)["exercises"] == {}
 
 
-@pytest.mark.parametrize("content", ["{not json", "[]", '{"exercises": 3}', "\x00\xff"])
-def test_corrupt_file_is_ignored_and_replaced(clean_session, content):
-    (clean_session / PROGRESS_FILE).write_text(content, encoding="latin-1")
-    assert load_progress() == {"version": 1, "exercises": {}}
+TRUNCATED = '{"version": 1, "exercises": {"parallelism_at_the_core-ex1": {"attempts": 2'
+UNREADABLE = {"truncated": TRUNCATED, "empty": "", "not json": "{not json", "list": "[]",
+              "exercises not an object": '{"exercises": 3}', "not utf-8": "\x00\xff",
+              "nested too deep": "[" * 100_000 + "]" * 100_000}
+
+
+@pytest.mark.parametrize("content", UNREADABLE.values(), ids=UNREADABLE.keys())
+def test_an_unreadable_file_is_moved_aside_and_the_learner_told_once(clean_session, content):
+    """A truncated, empty, non-UTF-8 or list-shaped file used to load as empty, and the next
+    answer rewrote it with one entry: everything else was lost without a word."""
+    original = content.encode("latin-1")
+    (clean_session / PROGRESS_FILE).write_bytes(original)
+    assert load_progress() == {"version": 1, "exercises": {}}  # reading moves nothing
+    assert "could not be read" in progress_summary(SLUG)
+    assert take_notice() is None
     assert record(f"{SLUG}-ex2", "correct") is True
+    kept = list(clean_session.glob(f"{PROGRESS_FILE}.corrupt-*"))
+    assert len(kept) == 1 and kept[0].read_bytes() == original
+    notice = take_notice()
+    assert notice is not None and kept[0].name in notice and "could not be read" in notice
+    assert take_notice() is None  # told once
     assert load_progress()["exercises"][f"{SLUG}-ex2"]["done"]
+    assert record(f"{SLUG}-ex3", "correct") is True and take_notice() is None
+
+
+def test_a_second_unreadable_file_is_kept_beside_the_first(clean_session):
+    for _ in range(2):
+        (clean_session / PROGRESS_FILE).write_text("{oops")
+        record(f"{SLUG}-ex1", "incorrect")
+    assert len(list(clean_session.glob(f"{PROGRESS_FILE}.corrupt-*"))) == 2
+
+
+def test_unknown_keys_and_a_newer_version_are_kept(clean_session):
+    """Unknown keys used to be dropped and ``version: 2`` written back as 1."""
+    target = clean_session / PROGRESS_FILE
+    target.write_text(json.dumps({
+        "version": 2, "learner": "ada", "settings": {"theme": "dark"},
+        "exercises": {f"{SLUG}-ex1": {"attempts": 4, "done": True, "streak": 3},
+                      "other_course-ex9": ["kept", "as", "it", "is"]}}))
+    assert record(f"{SLUG}-ex1", "incorrect") is True
+    data = json.loads(target.read_text())
+    assert data["version"] == 2 and data["learner"] == "ada"
+    assert data["settings"] == {"theme": "dark"}
+    assert data["exercises"]["other_course-ex9"] == ["kept", "as", "it", "is"]
+    entry = data["exercises"][f"{SLUG}-ex1"]
+    assert entry["streak"] == 3 and entry["attempts"] == 5 and entry["done"] is True
+    assert load_progress()["learner"] == "ada"
+
+
+@pytest.mark.parametrize("attempts", ["1e999", '"many"', "-3", "true", "null", "[1]"])
+def test_a_count_that_is_not_a_count_restarts_it(clean_session, attempts):
+    """``"attempts": 1e999`` (read as inf) crashed the checker with OverflowError."""
+    target = clean_session / PROGRESS_FILE
+    entry_text = f'{{"attempts": {attempts}, "done": true}}'
+    target.write_text(f'{{"version": 1, "exercises": {{"{SLUG}-ex1": {entry_text}}}}}')
+    assert record(f"{SLUG}-ex1", "incorrect") is True
+    entry = json.loads(target.read_text())["exercises"][f"{SLUG}-ex1"]
+    assert entry["attempts"] == 1 and entry["done"] is True
+
+
+def test_the_file_keeps_its_permissions(clean_session):
+    """The atomic replace used to leave the file with mkstemp's 0600."""
+    import os
+    import stat
+
+    target = clean_session / PROGRESS_FILE
+    record(f"{SLUG}-ex1", "incorrect")
+    os.chmod(target, 0o640)
+    record(f"{SLUG}-ex1", "correct")
+    assert stat.S_IMODE(os.stat(target).st_mode) == 0o640
+
+
+WRITER = """
+import sys
+from gpulesson.exercises.progress import record
+for _ in range(int(sys.argv[2])):
+    assert record(sys.argv[1], "incorrect", path=sys.argv[3])
+"""
+
+
+def test_two_processes_recording_at_once_keep_every_update(clean_session):
+    """Two writers of 300 records each kept 260 and 71 of them before the lock; all the
+    exercise notebooks of a folder share one file."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    target = clean_session / PROGRESS_FILE
+    root = str(Path(__file__).resolve().parents[3])
+    env = {**os.environ, "PYTHONPATH": root}
+    writers = [subprocess.Popen([sys.executable, "-c", WRITER, f"{SLUG}-ex{n}", "300",
+                                 str(target)], env=env) for n in (1, 2)]
+    assert [w.wait(timeout=120) for w in writers] == [0, 0]
+    exercises = json.loads(target.read_text())["exercises"]
+    assert exercises[f"{SLUG}-ex1"]["attempts"] == 300
+    assert exercises[f"{SLUG}-ex2"]["attempts"] == 300
+
+
+def test_without_a_lock_on_the_platform_records_still_work(clean_session, monkeypatch):
+    from gpulesson.exercises import progress
+
+    monkeypatch.setattr(progress, "fcntl", None)
+    monkeypatch.setattr(progress, "msvcrt", None)
+    assert record(f"{SLUG}-ex1", "correct") is True
+    assert load_progress()["exercises"][f"{SLUG}-ex1"]["done"]
 
 
 @pytest.mark.parametrize("value", ["0", "off", "no", "false", "OFF"])

@@ -40,7 +40,7 @@ def test_every_status_has_a_colour_and_a_symbol_never_colour_alone(status):
                          "html.parser")
     block = soup.find("div", class_=f"gl-feedback-{status}")
     assert colour in block["style"] and block["aria-live"] == "polite"
-    assert block["role"] == ("alert" if status == "invalid" else "status")
+    assert block["role"] == ("alert" if status in ("invalid", "timeout", "error") else "status")
     assert block.find("span", attrs={"aria-hidden": "true"}).get_text() == symbol
     assert "Message." in block.get_text()
 

@@ -180,3 +180,84 @@ def test_display_bundle_carries_widget_and_static_html():
     assert "application/vnd.jupyter.widget-view+json" in bundle
     assert bundle["text/html"].startswith(
         '<div class="gl-exercise mathjax_ignore" id="demo-ex1"')
+
+
+# ---------------------------------------------------------------------------------------
+# Learner code under guard: exits, endless loops, floods of output
+
+
+def test_a_function_that_calls_sys_exit_is_reported_and_the_kernel_lives():
+    """``sys.exit()`` in a learner's function used to raise SystemExit out of the Check
+    button's handler, which kills a Jupyter kernel and every variable in it."""
+    import sys
+
+    def matmul_flops(m, k, n):
+        sys.exit(0)
+
+    ui = ExerciseWidget(flops_code_exercise(), namespace={"matmul_flops": matmul_flops})
+    ui.check_button.click()  # no SystemExit leaves the handler
+    assert ui.last.status == "incorrect" and "sys.exit()" in ui.feedback_text
+    assert "The kernel keeps running" in ui.feedback_text
+    ui.namespace["matmul_flops"] = lambda m, k, n: 2 * m * k * n
+    ui.check_button.click()
+    assert ui.last.correct  # still usable
+
+
+@pytest.mark.parametrize("error", [SystemExit(3), GeneratorExit(), BaseException("odd")])
+def test_every_base_exception_but_an_interrupt_is_reported(error):
+    def matmul_flops(m, k, n):
+        raise error
+
+    ui = ExerciseWidget(flops_code_exercise(), namespace={"matmul_flops": matmul_flops})
+    ui.check_button.click()
+    assert ui.last.status == "incorrect" and type(error).__name__ in ui.feedback_text
+
+
+def test_an_endless_loop_stops_at_the_time_budget_and_the_widget_stays_usable():
+    """``while True: pass`` blocked the kernel until it was interrupted, and the feedback
+    stayed empty afterwards."""
+    import time
+
+    def matmul_flops(m, k, n):
+        while True:
+            pass
+
+    configure(time_budget=0.3)
+    ui = ExerciseWidget(flops_code_exercise(), namespace={"matmul_flops": matmul_flops})
+    began = time.monotonic()
+    ui.check_button.click()
+    assert time.monotonic() - began < 3
+    assert ui.last.status == "timeout" and "Stopped after 0.3 s" in ui.feedback_text
+    assert "matmul_flops(m=" in ui.feedback_text and 'role="alert"' in ui.feedback.value
+    assert not ui.check_button.disabled and ui.attempts == 0
+    ui.namespace["matmul_flops"] = lambda m, k, n: 2 * m * k * n
+    ui.check_button.click()
+    assert ui.last.correct
+
+
+def test_an_interrupt_stops_the_check_with_a_message():
+    def matmul_flops(m, k, n):
+        raise KeyboardInterrupt  # what Kernel → Interrupt raises in the running code
+
+    ui = ExerciseWidget(flops_code_exercise(), namespace={"matmul_flops": matmul_flops})
+    ui.check_button.click()
+    assert ui.last.status == "error" and "interrupted" in ui.feedback_text
+    assert not ui.check_button.disabled
+
+
+def test_printed_output_is_captured_bounded_and_shown():
+    """A function printing 200,000 lines streamed 22.9 MB to the front end."""
+    calls = []
+
+    def matmul_flops(m, k, n):
+        if not calls:  # the first call floods, the others are quiet
+            for i in range(200_000):
+                print("step", i)
+        calls.append(1)
+        return 2 * m * k * n
+
+    ui = ExerciseWidget(flops_code_exercise(), namespace={"matmul_flops": matmul_flops})
+    ui.check_button.click()
+    assert ui.last.correct
+    assert len(ui.feedback.value) < 5_000 and "Your code printed" in ui.feedback.value
+    assert "step 0" in ui.feedback.value and "more lines" in ui.feedback.value

@@ -1,0 +1,256 @@
+"""Lesson ``inside_the_gpu``: occupancy, tile and wave quantization of a GEMM, coalescing
+of a strided load, and the intensity of a tiled matrix product."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpulesson import execution, gemm, hardware, memory, roofline
+from gpulesson.calculators import shared
+from gpulesson.calculators.spec import (
+    CUSTOM,
+    Calculator,
+    Choice,
+    Input,
+    Integer,
+    Keyed,
+    Number,
+    Output,
+    Preset,
+    Select,
+)
+
+LESSON = "inside_the_gpu"
+
+_EXECUTION_NOTE = ("SM counts from the architecture whitepapers, per-SM limits from the CUDA "
+                   "C++ Programming Guide (gpulesson.execution).")
+_GPU_CHOICES = tuple(Choice(name, f"{name} (compute capability {g.compute_capability})")
+                     for name, g in execution.GPU_EXECUTION.items())
+
+
+def _gpu_select(default: str = "H100 SXM") -> Input:
+    return Select("gpu", "GPU", default=default, choices=_GPU_CHOICES,
+                  help="Sets the per-SM limits of its compute capability. " + _EXECUTION_NOTE)
+
+
+def _occupancy(*, gpu: str, threads_per_block: int, registers_per_thread: int,
+               shared_memory_per_block: float) -> dict[str, Any]:
+    spec = execution.gpu_execution(gpu)
+    occ = execution.occupancy(threads_per_block, registers_per_thread=registers_per_thread,
+                              shared_memory_per_block=round(shared_memory_per_block),
+                              arch=spec.compute_capability)
+    return {
+        "blocks_per_sm": occ.blocks_per_sm, "warps_per_sm": occ.warps_per_sm,
+        "occupancy": occ.occupancy, "limited_by": ", ".join(occ.limited_by),
+        "registers_per_block": occ.registers_per_block,
+        "shared_memory_allocated": occ.shared_memory_per_block,
+        "resident_threads": occ.threads_per_sm * spec.sms,
+    }
+
+
+OCCUPANCY = Calculator(
+    name="occupancy",
+    title="Occupancy of a kernel",
+    description="Blocks and warps one SM holds at once for a kernel's block size, registers "
+                "per thread and shared memory per block, and which limit sets them.",
+    lesson=LESSON,
+    inputs=(
+        _gpu_select(),
+        Integer("threads_per_block", "Threads per block", default=256, range=(1, 1024),
+                help="blockDim.x × blockDim.y × blockDim.z of the launch."),
+        Integer("registers_per_thread", "Registers per thread", default=32, range=(1, 255),
+                help="What the compiler allocated (nvcc --resource-usage, or Numba's "
+                     "kernel.get_regs_per_thread())."),
+        Number("shared_memory_per_block", "Shared memory per block", default=0,
+               range=(0, 227), step=1, unit="KiB", scale=1024, dimension="bytes",
+               help="Static plus dynamic shared memory of one block, KiB (1,024 bytes); "
+                    "the driver adds 1 KiB per block from compute capability 8.0."),
+    ),
+    outputs=(
+        Output("blocks_per_sm", "Blocks per SM", "count"),
+        Output("warps_per_sm", "Warps per SM", "count"),
+        Output("occupancy", "Occupancy (warps / maximum)", "percent"),
+        Output("limited_by", "Limited by", "text"),
+        Output("registers_per_block", "Registers allocated per block", "count"),
+        Output("shared_memory_allocated", "Shared memory allocated per block", "bytes",
+               binary=True),
+        Output("resident_threads", "Threads resident on the whole GPU", "count"),
+    ),
+    function=_occupancy,
+    sources=("NVIDIA CUDA Occupancy Calculator and cuda_occupancy.h",
+             "NVIDIA CUDA C++ Programming Guide, compute capabilities", _EXECUTION_NOTE),
+)
+
+
+def _sm_preset(default: str = "H100 SXM", *, peak: bool = False,
+               bandwidth: bool = False) -> tuple[Input, ...]:
+    """A GPU preset that fills the SM count (and its dense peak or bandwidth)."""
+    fills: dict[str, dict[str, Any]] = {}
+    for name, spec in execution.GPU_EXECUTION.items():
+        fill: dict[str, Any] = {"sms": spec.sms}
+        data = hardware.gpu(name)
+        if peak:
+            fill["peak_flops"] = Keyed(by="dtype", values=dict(data.peak_flops),
+                                       missing="{choice} has no dense {key} figure")
+        if bandwidth:
+            fill["bandwidth"] = data.bandwidth
+        fills[name] = fill
+    fills[CUSTOM] = {}
+    choices = tuple(Choice(name, name) for name in execution.GPU_EXECUTION) + (
+        Choice(CUSTOM, "Custom (edit the figures)"),)
+    inputs: list[Input] = [
+        Preset("gpu", "GPU", default=default, choices=choices, fills=fills,
+               help=_EXECUTION_NOTE + " " + shared.GPU_NOTE),
+        Integer("sms", "Streaming multiprocessors (SMs)", range=(1, 1000),
+                help="SMs the GPU runs blocks on."),
+    ]
+    if peak:
+        inputs.append(shared.PEAK)
+    if bandwidth:
+        inputs.append(shared.BANDWIDTH)
+    return tuple(inputs)
+
+
+def _dim(name: str, label: str, default: int = 4096) -> Input:
+    return Integer(name, label, default=default, range=(1, 262_144))
+
+
+def _gemm_waves(**kw: Any) -> dict[str, Any]:
+    layout = execution.gemm_waves(kw["m"], kw["n"], sms=kw["sms"], tile_m=kw["tile_m"],
+                                  tile_n=kw["tile_n"], blocks_per_sm=kw["blocks_per_sm"])
+    time = execution.gemm_time(kw["m"], kw["n"], kw["k"], peak_flops=kw["peak_flops"],
+                               sms=kw["sms"], tile_m=kw["tile_m"], tile_n=kw["tile_n"],
+                               blocks_per_sm=kw["blocks_per_sm"])
+    work = gemm.flops(kw["m"], kw["k"], kw["n"])
+    return {
+        "tiles": layout.tiles, "wave_size": layout.wave_size, "waves": layout.waves,
+        "fractional_waves": layout.fractional_waves, "last_wave_tiles": layout.last_wave_tiles,
+        "tile_efficiency": layout.tile_efficiency, "wave_efficiency": layout.wave_efficiency,
+        "efficiency": layout.efficiency, "time": time, "achieved": work / time,
+    }
+
+
+GEMM_WAVES = Calculator(
+    name="gemm_waves",
+    title="Tile and wave quantization of a GEMM",
+    description="How a tiled GEMM's output tiles fill the SMs of a GPU in waves, the "
+                "arithmetic the rounding wastes, and the time it predicts for a "
+                "compute-bound product.",
+    lesson=LESSON,
+    inputs=(
+        _dim("m", "M (rows of C)"), _dim("n", "N (columns of C)"),
+        _dim("k", "K (inner dimension)"),
+        Integer("tile_m", "Tile rows", default=256, range=(1, 1024),
+                help="Rows of C one thread block computes (cuBLAS picks among 64 to 256)."),
+        Integer("tile_n", "Tile columns", default=128, range=(1, 1024),
+                help="Columns of C one thread block computes."),
+        Integer("blocks_per_sm", "Tiles per SM at once", default=1, range=(1, 32),
+                help="1 for the large tiles of a big GEMM (the occupancy calculator says "
+                     "how many fit)."),
+        shared.dtype_input(),
+        *_sm_preset(peak=True),
+    ),
+    outputs=(
+        Output("tiles", "Output tiles (thread blocks)", "count"),
+        Output("wave_size", "Tiles per wave", "count"),
+        Output("waves", "Waves", "count"),
+        Output("fractional_waves", "Tiles / wave size", "number"),
+        Output("last_wave_tiles", "Tiles in the last wave", "count"),
+        Output("tile_efficiency", "Tile efficiency", "percent"),
+        Output("wave_efficiency", "Wave efficiency", "percent"),
+        Output("efficiency", "Useful share of the arithmetic", "percent"),
+        Output("time", "Predicted time (whole waves)", "seconds"),
+        Output("achieved", "Achieved FLOP/s", "flop/s"),
+    ),
+    function=_gemm_waves,
+    sources=("NVIDIA Matrix Multiplication Background User's Guide (2023), dimension "
+             "quantization effects", _EXECUTION_NOTE, shared.GPU_NOTE),
+)
+
+
+_ELEMENT_BYTES = tuple(Choice(str(b), f"{b} bytes") for b in (1, 2, 4, 8, 16))
+
+
+def _coalescing(**kw: Any) -> dict[str, Any]:
+    c = execution.coalescing(kw["stride"], element_bytes=int(kw["element_bytes"]),
+                             offset_elements=kw["offset_elements"])
+    return {"sectors": c.sectors, "bytes_moved": c.bytes_moved, "useful_bytes": c.useful_bytes,
+            "efficiency": c.efficiency, "bytes_per_useful_byte": c.bytes_per_useful_byte,
+            "useful_bandwidth": kw["bandwidth"] * c.efficiency}
+
+
+COALESCING = Calculator(
+    name="coalescing",
+    title="Coalescing of a warp's load",
+    description="The 32-byte sectors one warp's load touches when thread t reads element "
+                "offset + t × stride, and the bandwidth left for useful bytes.",
+    lesson=LESSON,
+    inputs=(
+        Integer("stride", "Stride between threads (elements)", default=1, range=(1, 4096)),
+        Select("element_bytes", "Element size", default="4", choices=_ELEMENT_BYTES,
+               help="4 bytes for FP32, 2 for BF16."),
+        Integer("offset_elements", "Offset of thread 0 (elements)", default=0,
+                range=(0, 64), help="Elements from a 32-byte boundary to thread 0's one."),
+        *shared.gpu_inputs("H100 SXM", bandwidth=True),
+    ),
+    outputs=(
+        Output("sectors", "32-byte sectors touched", "count"),
+        Output("bytes_moved", "Bytes moved", "bytes"),
+        Output("useful_bytes", "Bytes the threads asked for", "bytes"),
+        Output("efficiency", "Efficiency (useful / moved)", "percent"),
+        Output("bytes_per_useful_byte", "Bytes moved per useful byte", "ratio"),
+        Output("useful_bandwidth", "Useful bandwidth at the peak", "bytes/s"),
+    ),
+    function=_coalescing,
+    sources=("NVIDIA CUDA C++ Best Practices Guide, coalesced access to global memory",
+             shared.GPU_NOTE),
+)
+
+
+def _tiled(**kw: Any) -> dict[str, Any]:
+    b = memory.precision_bytes(kw["dtype"])
+    m, n, k, tile = kw["m"], kw["n"], kw["k"], kw["tile"]
+    intensity = execution.tiled_matmul_intensity(m, n, k, tile_m=tile, bytes_per_element=b)
+    return {
+        "bytes": execution.tiled_matmul_bytes(m, n, k, tile_m=tile, bytes_per_element=b),
+        "intensity": intensity,
+        "naive_intensity": execution.tiled_matmul_intensity(m, n, k, tile_m=1,
+                                                            bytes_per_element=b),
+        "ridge_point": roofline.ridge_point(kw["peak_flops"], kw["bandwidth"]),
+        "bound": roofline.bound(intensity, kw["peak_flops"], kw["bandwidth"]),
+        "attainable": roofline.attainable_flops(intensity, kw["peak_flops"], kw["bandwidth"]),
+        "shared_per_block": memory.weight_bytes(2 * tile * tile, precision=kw["dtype"]),
+    }
+
+
+TILED_MATMUL = Calculator(
+    name="tiled_matmul",
+    title="Shared-memory tiling of a matrix product",
+    description="Global-memory traffic and arithmetic intensity of a matrix product whose "
+                "blocks compute T × T tiles from shared memory, against the naive kernel "
+                "and the GPU's ridge point.",
+    lesson=LESSON,
+    inputs=(
+        _dim("m", "M (rows of C)"), _dim("n", "N (columns of C)"),
+        _dim("k", "K (inner dimension)"),
+        Integer("tile", "Tile width T", default=32, range=(1, 512),
+                help="Each block computes a T × T tile of C; T = 1 is the naive kernel."),
+        shared.dtype_input(default="fp32"),
+        *shared.gpu_inputs("H100 SXM", peak=True, bandwidth=True),
+    ),
+    outputs=(
+        Output("bytes", "Global-memory traffic", "bytes"),
+        Output("intensity", "Arithmetic intensity", "intensity"),
+        Output("naive_intensity", "Intensity of the naive kernel", "intensity"),
+        Output("ridge_point", "GPU ridge point", "intensity"),
+        Output("bound", "Bound by", "text"),
+        Output("attainable", "Attainable FLOP/s", "flop/s"),
+        Output("shared_per_block", "Shared memory per block (two tiles)", "bytes",
+               binary=True),
+    ),
+    function=_tiled,
+    sources=("Hwu, Kirk & El Hajj 2022, Programming Massively Parallel Processors, ch. 5",
+             shared.GPU_NOTE),
+)
+
+ENTRIES = (OCCUPANCY, GEMM_WAVES, COALESCING, TILED_MATMUL)

@@ -1,0 +1,158 @@
+"""What a learner is told: :class:`Feedback` (plain data) and the wording of numbers.
+
+Standard library only (runs in Pyodide). :mod:`gpulesson.exercises.core` builds feedback
+with these; :mod:`gpulesson.exercises.render` turns it into HTML. Every helper here is
+safe on anything a learner's code can hand back: a ratio beyond :data:`FAR_FACTOR` is
+worded "far too high" rather than printed, and a ``repr`` or ``str`` that raises is
+replaced by the type's name.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["FAR_FACTOR", "STATUSES", "CheckStopped", "Feedback", "format_number", "how_far"]
+
+#: Feedback statuses. ``correct``, ``mistake`` (a declared mistake matched), ``incorrect``
+#: (wrong, no declared mistake matched), ``invalid`` (could not be read),
+#: ``committed`` (a prediction was recorded), ``compared`` (a prediction met a measurement),
+#: ``timeout`` (the learner's code ran past the time budget) and ``error`` (the check was
+#: interrupted or could not run; nothing was graded).
+STATUSES = ("correct", "mistake", "incorrect", "invalid", "committed", "compared", "timeout",
+            "error")
+#: Beyond this factor a wrong answer is only "far too high" (or low): no ratio is printed.
+FAR_FACTOR = 1e6
+
+
+def format_number(value: float, digits: int = 4) -> str:
+    """Format a plain number for a learner: integers exactly, others to ``digits`` figures.
+
+    ``512 -> '512'``, ``4096 -> '4,096'``, ``5.9259 -> '5.926'``, ``0.0033 -> '0.0033'``.
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"value must be a number, got {type(value).__name__}")
+    value = float(value)
+    if not math.isfinite(value):
+        raise ValueError(f"value must be finite, got {value!r}")
+    if value == 0:
+        return "0"
+    if value.is_integer() and abs(value) < 1e15:
+        return f"{int(value):,}"
+    magnitude = math.floor(math.log10(abs(value)))
+    if magnitude >= 15 or magnitude < -4:
+        return f"{value:.{digits - 1}e}"
+    decimals = max(digits - 1 - magnitude, 0)
+    text = f"{value:,.{decimals}f}"
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return text
+
+
+class CheckStopped(BaseException):
+    """Raised into a running check to stop it (its time budget ran out).
+
+    A ``BaseException``, so that a learner's ``except Exception`` does not swallow it, and
+    never caught by a check: the runner that raised it (:mod:`gpulesson.exercises.guard`)
+    turns it into ``timeout`` feedback. ``during`` names the call that was running.
+    """
+
+    def __init__(self, reason: str = "timeout") -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.during: str | None = None
+
+
+def text_of(error: BaseException) -> str:
+    """``str(error)``, or its type's name when even that fails (a learner's exception)."""
+    try:
+        return str(error)
+    except Exception:  # noqa: BLE001 - a broken __str__ must not break the feedback
+        return type(error).__name__
+
+
+@dataclass(frozen=True)
+class Feedback:
+    """What a learner is told about one answer.
+
+    Plain data: :func:`gpulesson.exercises.render.feedback_html` renders it, and what a
+    :class:`~gpulesson.exercises.lesson.Lesson` returns shows itself as that HTML in
+    Jupyter (:class:`~gpulesson.exercises.render.RenderedFeedback`).
+
+    Attributes
+    ----------
+    exercise_id:
+        ``"<lesson>-ex<N>"``.
+    status:
+        one of :data:`STATUSES`: ``correct``, ``mistake``, ``incorrect``, ``invalid``,
+        ``committed``, ``compared``, ``timeout``, ``error``.
+    message:
+        one or two plain-text sentences, shown as they are.
+    mistake:
+        the key of the declared mistake that matched, if any.
+    value:
+        the parsed answer (SI base units, option key, or the prediction), if any.
+    details:
+        extra plain-text lines (for a code exercise: the first input that differed).
+    output:
+        what the learner's code printed during the check (cut short), shown as it is.
+    """
+
+    exercise_id: str
+    status: str
+    message: str
+    mistake: str | None = None
+    value: Any = None
+    details: tuple[str, ...] = ()
+    output: str = ""
+
+    def __post_init__(self) -> None:
+        if self.status not in STATUSES:
+            raise ValueError(f"status must be one of {STATUSES}, got {self.status!r}")
+
+    @property
+    def correct(self) -> bool:
+        """True when the answer was accepted."""
+        return self.status == "correct"
+
+    @property
+    def is_error(self) -> bool:
+        """True for answers that could not be read or checks that could not finish (red)."""
+        return self.status in ("invalid", "timeout", "error")
+
+    @property
+    def graded(self) -> bool:
+        """True when the answer was judged (it counts as an attempt in the progress file)."""
+        return self.status not in ("invalid", "committed", "timeout", "error")
+
+    def __str__(self) -> str:
+        return "\n".join((self.message, *self.details))
+
+
+def how_far(ratio: float, *, you: str = "That is about", far: str = "That is") -> str:
+    """``"That is about 3.2× too high."`` for ``ratio`` = given / expected > 0; beyond
+    :data:`FAR_FACTOR` either way (an overflow to inf, an underflow to 0 included) only
+    "far too high" or "far too low", so that no ratio is ever printed as inf."""
+    if not ratio < FAR_FACTOR:
+        return f"{far} far too high (over {format_number(FAR_FACTOR)}× too high)."
+    if not ratio > 1 / FAR_FACTOR:
+        return f"{far} far too low (over {format_number(FAR_FACTOR)}× too low)."
+    if ratio > 1:
+        return f"{you} {format_number(ratio, 2)}× too high."
+    return f"{you} {format_number(1 / ratio, 2)}× too low."
+
+
+def short(text: str, limit: int = 160) -> str:
+    """``text`` on one line, cut to ``limit`` characters (a message never holds a page)."""
+    text = " ".join(text[: 4 * limit].split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def safe_repr(value: Any) -> str:
+    """``repr(value)`` of what a learner's function returned; its type if that fails."""
+    try:
+        return repr(value)
+    except Exception:  # noqa: BLE001 - the learner's __repr__
+        return f"a {type(value).__name__} object"

@@ -1,0 +1,191 @@
+"""Kernel exercises: the learner writes a CUDA kernel, and the kernel checker runs it.
+
+A :class:`KernelExercise` is a :class:`~gpulesson.exercises.core.CodeExercise` whose answer
+is a ``@cuda.jit`` kernel (Numba). :meth:`KernelExercise.check` runs it with
+:func:`gpulesson.kernelcheck.check_kernel` on the task's shapes, ragged edges included, in
+two thread orders, and reports the first problem with its thread, element and line: an
+index out of bounds, a race, a missing barrier, a wrong or missing element. A report that
+matches a declared :class:`KernelMistake` gets that mistake's hint.
+
+The model solution and each mistake are kernel *sources* (:class:`KernelSource`): the
+worked solution shows exactly the code the checker runs, and the bank module stays
+standard-library only. The checker imports numpy and Numba when it runs a kernel, not when
+this module is imported.
+Taught in: ``exercises/inside_the_gpu.ipynb``.
+"""
+
+from __future__ import annotations
+
+import linecache
+import weakref
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from gpulesson.exercises.core import CodeExercise, Feedback, Mistake
+from gpulesson.kernelcheck import check_kernel, numba_cuda, python_function
+
+__all__ = ["KernelExercise", "KernelMistake", "KernelSource"]
+
+#: Names every kernel source may use besides ``cuda``: Numba's ``float32`` and constants.
+_PRELUDE = "from numba import float32, int32\n"
+
+
+class KernelSource:
+    """A kernel written out as source (``@cuda.jit`` included), compiled on first use.
+
+    ``py_func`` is the kernel's Python function, which is what the checker runs; ``source``
+    is what the worked solution shows. ``constants`` are module-level names the kernel uses
+    (``TILE = 8``).
+    """
+
+    def __init__(self, name: str, source: str, constants: Mapping[str, Any] | None = None):
+        self.__name__ = name
+        self.source = source.strip("\n")
+        self.constants = dict(constants or {})
+        self._function: Any = None
+
+    @property
+    def py_func(self) -> Any:
+        if self._function is None:
+            namespace: dict[str, Any] = {"cuda": numba_cuda(), **self.constants}
+            exec(_PRELUDE, namespace)  # noqa: S102 - the course's own code, never a learner's
+            code = compile(self.source + "\n", f"<{self.__name__}>", "exec")
+            exec(code, namespace)  # noqa: S102
+            linecache.cache[f"<{self.__name__}>"] = (len(self.source), None,
+                                                    self.source.splitlines(True),
+                                                    f"<{self.__name__}>")
+            function = getattr(namespace[self.__name__], "py_func", namespace[self.__name__])
+            function._course_kernel = True  # its checker report may be kept
+            self._function = function
+        return self._function
+
+    def edited(self, old: str, new: str = "", *, occurrence: int = 1) -> KernelSource:
+        """The same kernel with the ``occurrence``-th ``old`` replaced by ``new`` (a mistake
+        made on purpose). ``ValueError`` when ``old`` does not occur that often."""
+        parts = self.source.split(old)
+        if len(parts) <= occurrence:
+            raise ValueError(f"{old!r} occurs {len(parts) - 1} times in {self.__name__}, "
+                             f"not {occurrence}")
+        text = old.join(parts[:occurrence]) + new + old.join(parts[occurrence:])
+        return KernelSource(self.__name__, text, self.constants)
+
+    def __call__(self, *args: Any) -> Any:  # a kernel is launched, not called
+        raise TypeError(f"launch {self.__name__} as {self.__name__}[grid, block](...)")
+
+    def __repr__(self) -> str:
+        return f"KernelSource({self.__name__!r})"
+
+
+@dataclass(frozen=True)
+class KernelMistake(Mistake):
+    """A common kernel bug: a kernel that makes it, and how the checker's report shows it.
+
+    Parameters
+    ----------
+    kernel:
+        a :class:`KernelSource` with the bug (for tests, and to show what it looks like).
+    detect:
+        ``detect(report) -> bool``: whether a failing report is this mistake (for example
+        ``lambda r: r.first.kind == "out_of_bounds"``).
+    """
+
+    kernel: KernelSource | None = None
+    detect: Callable[[Any], bool] = field(default=lambda report: False)
+
+
+# Reports of the course's own kernels (model solutions, mistakes), by the function checked;
+# a learner's kernels are checked afresh each time, since the globals they read may change.
+_REPORTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+@dataclass(frozen=True, kw_only=True)
+class KernelExercise(CodeExercise):
+    """Write a CUDA kernel; the kernel checker runs it on the task's shapes.
+
+    Parameters
+    ----------
+    task:
+        the name of a :data:`gpulesson.kernelcheck.TASKS` entry (shapes, launch, expected
+        result); ``function_name`` is usually the same.
+    model_solution, reference:
+        the model kernel (a :class:`KernelSource`).
+    mistakes:
+        :class:`KernelMistake` declarations, tried in order.
+    """
+
+    kind: ClassVar[str] = "code"
+
+    task: str
+    sample_input: Callable[[Any], Mapping[str, Any]] = field(default=lambda rng: {})
+    trials: int = 0
+
+    def answer_text(self) -> str:
+        return f"a kernel {self.function_name}({self.signature})"
+
+    def model_solution_source(self) -> str:
+        solution = self.model_solution
+        return solution.source if isinstance(solution, KernelSource) else \
+            super().model_solution_source()
+
+    def report(self, kernel: Any) -> Any:
+        """The checker's :class:`~gpulesson.kernelcheck.Report` for ``kernel``."""
+        fn = python_function(kernel)
+        ours = getattr(fn, "_course_kernel", False)
+        if ours and fn in _REPORTS:
+            return _REPORTS[fn]
+        found = check_kernel(fn, self.task)
+        if ours:
+            _REPORTS[fn] = found
+        return found
+
+    def check(self, answer: Any) -> Feedback:
+        if isinstance(answer, str):
+            return self._feedback("invalid", "Pass the kernel itself, not text: "
+                                  f"check({self.function_name}) without quotes.")
+        if not callable(answer) and not hasattr(answer, "py_func"):
+            return self._feedback("invalid", f"Define a kernel {self.function_name}"
+                                  f"({self.signature}) with @cuda.jit in a cell and pass it "
+                                  f"(got {type(answer).__name__}).")
+        try:
+            report = self.report(answer)
+        except TypeError as error:
+            return self._feedback("invalid", f"{error}: define {self.function_name} with "
+                                  "def, under @cuda.jit.")
+        except ImportError as error:
+            return self._feedback("invalid", str(error))
+        if report.ok:
+            return self._feedback("correct", f"Correct: {report.summary()} No access out of "
+                                  "bounds, no race, every element right, in two thread "
+                                  "orders.", value=self.function_name)
+        case = report.first_case
+        details = (f"first failing input: {case.label}, {case.schedule} thread order",
+                   *(f"- {finding}" for finding in report.findings[1:5]))
+        for mistake in self.mistakes:
+            if isinstance(mistake, KernelMistake) and mistake.detect(report):
+                return self._feedback("mistake", f"Not yet: {report.summary()} "
+                                      f"{self.mistake_hint(mistake.key)}",
+                                      mistake=mistake.key, details=details)
+        return self._feedback("incorrect", f"Not yet: {report.summary()} Try again, or ask "
+                              "for a hint.", details=details)
+
+    def mistake_function(self, key: str) -> Any:
+        """The declared kernel that makes mistake ``key``."""
+        for mistake in self.mistakes:
+            if mistake.key == key and isinstance(mistake, KernelMistake):
+                return mistake.kernel
+        raise KeyError(f"{self.id} has no kernel mistake {key!r}")
+
+    def problems(self) -> list[str]:
+        found = []
+        if self.model_solution is None or not self.check(self.model_solution).correct:
+            found.append("the model solution does not pass check()")
+        for mistake in self.mistakes:
+            if not isinstance(mistake, KernelMistake) or mistake.kernel is None:
+                found.append(f"mistake {mistake.key} declares no kernel")
+                continue
+            feedback = self.check(mistake.kernel)
+            if feedback.mistake != mistake.key:
+                found.append(f"the kernel of mistake {mistake.key} is reported as "
+                             f"{feedback.mistake or feedback.status}: {feedback.message}")
+        return found

@@ -1,0 +1,207 @@
+"""What the kernel checker found: one :class:`Finding` per problem, with the thread, the
+array element and the line of the kernel, gathered in a :class:`Report`.
+
+Plain data and text (standard library only): a report prints as a few sentences and shows
+as HTML in a notebook.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass, field
+
+__all__ = ["KINDS", "CaseResult", "Finding", "Report", "Site", "ThreadId"]
+
+#: Kinds of finding, most serious first: a report names the first kind it holds.
+KINDS = (
+    "exception",           # the kernel raised (a Python error in its code)
+    "out_of_bounds",       # an index outside its array
+    "barrier_divergence",  # threads of a block at different barriers, or gone
+    "race",                # two threads, one writing, on one element, unordered
+    "uninitialized",       # a shared-memory element read before its block wrote it
+    "input_written",       # the kernel changed an array that is only an input
+    "order_dependent",     # two thread orders gave different results
+    "missing_value",       # an output element no thread wrote
+    "wrong_value",         # an output element that differs from the expected one
+    "timeout",             # a thread ran too long without finishing
+    "unsupported",         # something the simulator cannot follow (slices, dynamic memory)
+)
+
+
+@dataclass(frozen=True)
+class ThreadId:
+    """A CUDA thread: its block and its thread index within the block, and the launch
+    shape, for a readable name."""
+
+    block: tuple[int, int, int]
+    thread: tuple[int, int, int]
+    grid_dim: tuple[int, int, int]
+    block_dim: tuple[int, int, int]
+
+    @property
+    def global_index(self) -> tuple[int, int, int]:
+        """``cuda.grid(3)`` of this thread."""
+        return tuple(b * d + t for b, d, t in zip(self.block, self.block_dim, self.thread,
+                                                 strict=True))
+
+    def __str__(self) -> str:
+        dims = 1 + (self.grid_dim[1] > 1 or self.block_dim[1] > 1) + (
+            self.grid_dim[2] > 1 or self.block_dim[2] > 1)
+        if dims == 1:
+            return (f"thread {self.global_index[0]} (block {self.block[0]}, threadIdx.x "
+                    f"{self.thread[0]})")
+        n = 2 if dims == 2 else 3
+        return (f"the thread at cuda.grid({n}) = {_tuple(self.global_index[:n])} (block "
+                f"{_tuple(self.block[:n])}, threadIdx {_tuple(self.thread[:n])})")
+
+
+def _tuple(values: tuple[int, ...]) -> str:
+    return "(" + ", ".join(str(v) for v in values) + ")"
+
+
+@dataclass(frozen=True)
+class Site:
+    """A line of the kernel: its number within the kernel's source (1 = the ``def`` line)
+    and its text."""
+
+    function: str
+    line: int
+    text: str
+
+    def __str__(self) -> str:
+        code = self.text.split("  #", 1)[0].rstrip()  # the code, without a trailing comment
+        shown = f": `{code}`" if code else ""
+        return f"line {self.line} of {self.function}{shown}"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem the checker found.
+
+    Attributes
+    ----------
+    kind:
+        one of :data:`KINDS`.
+    message:
+        one or two plain sentences, naming the thread, the element and the line.
+    array, index:
+        the array (kernel argument or shared array) and element concerned, if any.
+    thread:
+        the thread at fault (the second one, for a race), if any.
+    site:
+        the line of the kernel, if known.
+    count:
+        how many times the same problem occurred (threads or elements).
+    """
+
+    kind: str
+    message: str
+    array: str | None = None
+    index: tuple[int, ...] | None = None
+    thread: ThreadId | None = None
+    site: Site | None = None
+    count: int = 1
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"kind must be one of {KINDS}, got {self.kind!r}")
+
+    def __str__(self) -> str:
+        more = (f" ({self.count - 1} more time{'s' if self.count > 2 else ''})"
+                if self.count > 1 else "")
+        return f"{self.message}{more}"
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    """One launch of a check: the shape it ran, the schedule, and what it found."""
+
+    label: str
+    grid: tuple[int, ...]
+    block: tuple[int, ...]
+    findings: tuple[Finding, ...]
+    schedule: str = "sequential"
+
+    @property
+    def ok(self) -> bool:
+        return not self.findings
+
+
+def _rank(finding: Finding) -> int:
+    return KINDS.index(finding.kind)
+
+
+@dataclass(frozen=True)
+class Report:
+    """Everything one check found, over several shapes and thread orders.
+
+    ``ok`` is true when no launch found anything. :attr:`findings` lists the problems most
+    serious first; :attr:`first` is the one to fix first.
+    """
+
+    kernel: str
+    task: str
+    cases: tuple[CaseResult, ...]
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def findings(self) -> tuple[Finding, ...]:
+        """Every finding of every case, most serious first, each problem once."""
+        seen: dict[tuple, Finding] = {}
+        for case in self.cases:
+            for finding in case.findings:
+                key = (finding.kind, finding.array, finding.site)
+                seen.setdefault(key, finding)
+        return tuple(sorted(seen.values(), key=_rank))
+
+    @property
+    def ok(self) -> bool:
+        return all(case.ok for case in self.cases)
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        """The kinds found, most serious first."""
+        return tuple(dict.fromkeys(f.kind for f in self.findings))
+
+    def has(self, kind: str) -> bool:
+        """Whether any case found a problem of ``kind``."""
+        return kind in self.kinds
+
+    @property
+    def first(self) -> Finding | None:
+        """The most serious finding, or ``None``."""
+        found = self.findings
+        return found[0] if found else None
+
+    @property
+    def first_case(self) -> CaseResult | None:
+        """The first case that found something."""
+        return next((case for case in self.cases if not case.ok), None)
+
+    def summary(self) -> str:
+        """One sentence: passed on which shapes, or the first problem."""
+        shapes = "; ".join(dict.fromkeys(case.label for case in self.cases))
+        if self.ok:
+            return f"{self.kernel} passed the {self.task} checks on {shapes}."
+        case = self.first_case
+        return f"{self.kernel} failed on {case.label}: {self.first}"
+
+    def lines(self, limit: int = 4) -> list[str]:
+        """The summary, then up to ``limit`` findings, one per line."""
+        out = [self.summary()]
+        for finding in self.findings[1:limit]:
+            out.append(f"- {finding}")
+        out.extend(self.notes)
+        return out
+
+    def __str__(self) -> str:
+        return "\n".join(self.lines())
+
+    def _repr_html_(self) -> str:
+        colour = "#1a7f37" if self.ok else "#b3261e"
+        items = "".join(f"<li>{html.escape(str(f))}</li>" for f in self.findings[:8])
+        notes = "".join(f"<p>{html.escape(note)}</p>" for note in self.notes)
+        listing = f"<ul>{items}</ul>" if items and not self.ok else ""
+        return (f'<div class="gl-kernel-report" role="status"><p style="color: {colour}">'
+                f"<strong>{'Passed' if self.ok else 'Problem found'}:</strong> "
+                f"{html.escape(self.summary())}</p>{listing}{notes}</div>")

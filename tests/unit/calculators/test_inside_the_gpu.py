@@ -1,0 +1,81 @@
+"""The calculators of *Inside the GPU* on published figures: occupancy, tile and wave
+quantization, coalescing and shared-memory tiling."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpulesson import calculators as C
+
+
+def test_occupancy_best_practices_guide_example():
+    """CUDA C++ Best Practices Guide, "Calculating Occupancy" (compute capability 7.0, a
+    V100): 37 registers per thread and 128-thread blocks give 12 blocks and 75 %."""
+    out = C.compute("occupancy", gpu="V100 SXM", threads_per_block=128,
+                    registers_per_thread=37)
+    assert (out["blocks_per_sm"], out["warps_per_sm"], out["occupancy"]) == (12, 48, 0.75)
+    assert out["limited_by"] == "registers"
+    assert out["registers_per_block"] == 4 * 1280  # 37 × 32 rounded up to 1,280 per warp
+
+
+def test_occupancy_on_an_h100_counts_the_reserved_kilobyte():
+    """NVIDIA H100 whitepaper (2022): 132 SMs of 2,048 threads (270,336 threads resident at
+    full occupancy); CUDA C++ Programming Guide: from compute capability 8.0 the driver
+    reserves 1 KB of shared memory per block, so 48 KiB blocks take 49 KiB and four fit in
+    the 228 KiB of an SM."""
+    full = C.compute("occupancy")
+    assert (full["occupancy"], full["resident_threads"]) == (1.0, 270_336)
+    assert full["shared_memory_allocated"] == 1024
+    out = C.compute("occupancy", shared_memory_per_block=48)
+    assert (out["blocks_per_sm"], out["limited_by"]) == (4, "shared memory")
+    assert out["shared_memory_allocated"] == 49 * 1024
+
+
+def test_occupancy_errors_name_the_input():
+    result = C.evaluate("occupancy", {"threads_per_block": 2048})
+    assert result["ok"] is False and result["input"] == "threads_per_block"
+    assert "1 to 1024" in result["error"] or "1024" in result["error"]
+
+
+def test_gemm_waves_matrix_multiplication_guide():
+    """NVIDIA Matrix Multiplication Background User's Guide, "Wave Quantization": an A100 has
+    108 SMs and runs one 256 × 128 tile per SM, a wave of 108 tiles; with M = 2304 and
+    K = 4096, N = 1536 is one full wave and N = 1537 needs a second, nearly empty one."""
+    full = C.compute("gemm_waves", gpu="A100 80GB", m=2304, n=1536, k=4096)
+    assert (full["wave_size"], full["tiles"], full["waves"]) == (108, 108, 1)
+    assert full["efficiency"] == 1.0
+    over = C.compute("gemm_waves", gpu="A100 80GB", m=2304, n=1537, k=4096)
+    assert (over["tiles"], over["waves"], over["last_wave_tiles"]) == (117, 2, 9)
+    assert over["time"] == pytest.approx(2 * full["time"])
+
+
+def test_gemm_waves_presets_fill_sm_counts_and_dense_peaks():
+    """H100 SXM5: 132 SMs and 989.4 TFLOP/s dense BF16 (H100 whitepaper, 2022); B200: 148
+    SMs."""
+    shown = C.resolve("gemm_waves", gpu="H100 SXM")
+    assert (shown["sms"], shown["peak_flops"]) == (132, 989.4)
+    assert C.resolve("gemm_waves", gpu="B200")["sms"] == 148
+
+
+def test_coalescing_best_practices_guide():
+    """CUDA C++ Best Practices Guide, "Coalesced Access to Global Memory": 4-byte words
+    misaligned by one take five 32-byte sectors (80 %); a stride of 2 gives 50 %."""
+    shifted = C.compute("coalescing", offset_elements=1)
+    assert (shifted["sectors"], shifted["efficiency"]) == (5, 0.8)
+    assert C.compute("coalescing", stride=2)["efficiency"] == 0.5
+    wide = C.compute("coalescing", stride=1024)
+    assert wide["bytes_per_useful_byte"] == 8.0
+    assert wide["useful_bandwidth"] == pytest.approx(3.35e12 / 8)
+
+
+def test_tiled_matmul_pmpp_factor_of_the_tile_width():
+    """Hwu, Kirk & El Hajj, Programming Massively Parallel Processors (4th ed.), ch. 5: 16 ×
+    16 tiles cut global-memory accesses by a factor of 16; the H100 SXM's FP32 ridge is
+    66.9 / 3.35 = 20 FLOP/byte (H100 whitepaper), above 32 × 32 FP32 tiles (8 FLOP/byte)."""
+    naive = C.compute("tiled_matmul", tile=1)
+    tiled = C.compute("tiled_matmul", tile=16)
+    assert naive["bytes"] / tiled["bytes"] == pytest.approx(16, rel=0.01)
+    default = C.compute("tiled_matmul")
+    assert default["ridge_point"] == pytest.approx(20.0, abs=0.05)
+    assert default["bound"] == "memory" and default["intensity"] < default["ridge_point"]
+    assert default["shared_per_block"] == 2 * 32 * 32 * 4

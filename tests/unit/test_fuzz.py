@@ -1,0 +1,435 @@
+"""Fuzzing the whole contract: no crash, no hang, no inf or NaN, whatever comes in.
+
+Property-based (Hypothesis), bounded (a fixed number of examples per target, a derandomised
+seed, each call under a 2 s alarm) and found by introspection, so that a new function or a
+new exercise is fuzzed as soon as it exists:
+
+* every public function of every calculator module (``calculator_modules.py``: every
+  module of the package but the front ends and helpers), called with valid values, bad
+  values of every kind (``None``, text, ``True``, NaN, infinities, negatives, containers,
+  objects), extreme finite values (1.7e308, 5e-324) and integers beyond the float range
+  (10**400). The contract: it returns a result without NaN or infinity, or refuses with
+  ``ValueError``, ``TypeError`` or ``KeyError`` whose message names one of the arguments
+  given;
+* every exercise's checker with malformed and extreme answers (text, numbers at the ends
+  of the float range, decimal commas, objects; for a code exercise, functions that return
+  odd things or raise anything, ``SystemExit`` included): it never raises and always
+  answers with a known status; every predict-then-run comparison likewise;
+* every registry calculator through :func:`gpulesson.calculators.evaluate` and
+  :func:`gpulesson.browser.react_json`, which never raise and answer strict JSON.
+
+At the end the suite prints its figures: calls made, refusals (a clean error) and escapes
+(anything else: must be 0).
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+import math
+import signal
+import sys
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from gpulesson import browser, calculators
+from gpulesson.exercises import (
+    ChoiceExercise,
+    CodeExercise,
+    NumericExercise,
+    PredictExercise,
+    available_lessons,
+    lesson_module,
+)
+from gpulesson.exercises.core import STATUSES
+
+from .calculator_modules import calculator_modules
+
+CALL_LIMIT_S = 2.0
+FIGURES: Counter[str] = Counter()
+
+#: Functions whose work is not bounded yet, with the reason: a call that runs past the
+#: limit is counted as "pending", not as an escape (tests/unit/test_distributed.py holds the
+#: test that fails until the work is bounded).
+PENDING: dict[str, str] = {
+    "gpulesson.distributed.recommend_layout":
+        "the pipeline search tries every integer up to n_gpus; walking the divisors up to "
+        "the square root bounds it",
+}
+
+FUZZ = settings(max_examples=40, deadline=None, database=None, derandomize=True,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+# ---------------------------------------------------------------------------------------
+# What is fuzzed, found by introspection
+
+
+def public_functions() -> list[tuple[str, Callable[..., Any]]]:
+    """Every public function, once: where a package re-exports its submodules' functions,
+    they are fuzzed under the submodule that defines them."""
+    out = []
+    for name in calculator_modules():
+        module = importlib.import_module(name)
+        for attr in getattr(module, "__all__", ()):
+            obj = getattr(module, attr)
+            if callable(obj) and not isinstance(obj, type) and getattr(
+                obj, "__module__", name
+            ) == name:
+                out.append((f"{name}.{attr}", obj))
+    return out
+
+
+FUNCTIONS = public_functions()
+
+
+# ---------------------------------------------------------------------------------------
+# Values
+
+
+class _Opaque:
+    """An object of no use to any calculator."""
+
+    def __repr__(self) -> str:
+        return "<opaque>"
+
+
+BAD = [None, "", "abc", "-1", True, False, math.nan, math.inf, -math.inf, -1, 0, -2.5,
+       [], {}, (), [1, 2], {"a": 1}, _Opaque(), b"14", 1j]
+EXTREME = [1.7976931348623157e308, -1.7976931348623157e308, 5e-324, 1e-300, 1e300,
+           2**1023, 2**53 + 1, 0.1]
+HUGE = [10**400, -(10**400), 2**1024, 10**5000]
+ODD = BAD + EXTREME + HUGE
+
+NAMES = ["mixed", "bf16", "fp16", "fp32", "fp8", "int8", "adam", "sgd", "none", "selective",
+         "full", "all_reduce", "all_gather", "reduce_scatter", "broadcast", "gpipe", "1f1b",
+         "interleaved", "bytes", "count", "seconds", "usd", "percent", "llama-2-7b", "gpt2",
+         "H100 SXM", "A100 80GB", "float16", "bfloat16", "14 GB", "1,024", "q", "v"]
+
+
+def _valid_pool(annotation: str) -> list[Any]:
+    """Plausible values for a parameter declared ``annotation`` (so calls get past the
+    first check and into the formula)."""
+    from gpulesson.distributed import pipeline_schedule
+    from gpulesson.hardware import gpu
+    from gpulesson.transformer import preset
+
+    text = str(annotation)
+    pool: list[Any] = []
+    if "TransformerConfig" in text:
+        pool += [preset("gpt2"), preset("llama-2-7b"), preset("llama-3-70b")]
+    if "Spec" in text:
+        pool += [gpu("H100 SXM"), gpu("V100 SXM"), gpu("L4")]
+    if "PipelineSlot" in text:
+        pool += [pipeline_schedule(2, 4), pipeline_schedule(4, 8, schedule="1f1b")]
+    if "tuple[str" in text or "list[str" in text:
+        pool += [("q", "v"), ["q", "k", "v", "o"], ("mlp",)]
+    if "bool" in text:
+        pool += [True, False]
+    if "int" in text:
+        pool += [0, 1, 2, 3, 4, 8, 16, 64, 1024, 10**6, 2**40]
+    if "float" in text:
+        pool += [0.5, 1.0, 2.0, 12.0, 0.9, 7e9, 1e12, 3.35e12, 989e12, 80e9, 1e20]
+    if text.startswith("str") or "| str" in text or text == "str | None":
+        pool += NAMES
+    if "None" in text:
+        pool.append(None)
+    return pool or [1.0, 2, "bf16"]
+
+
+@st.composite
+def _calls(draw: st.DrawFn, signature: inspect.Signature) -> dict[str, Any]:
+    """Keyword arguments: mostly valid, up to two (or none) drawn from the odd values."""
+    params = [p for p in signature.parameters.values()
+              if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    names = [p.name for p in params]
+    odd = draw(st.sets(st.sampled_from(names), max_size=2)) if names else set()
+    args: dict[str, Any] = {}
+    for param in params:
+        optional = param.default is not param.empty
+        if optional and param.name not in odd and not draw(st.booleans()):
+            continue
+        pool = ODD if param.name in odd else _valid_pool(param.annotation)
+        args[param.name] = draw(st.sampled_from(pool))
+    return args
+
+
+# ---------------------------------------------------------------------------------------
+# The contract
+
+
+class _Hang(BaseException):
+    pass
+
+
+def _ring(_signum: int, _frame: Any) -> None:
+    raise _Hang
+
+
+def _within_limit(function: Callable[[], Any]) -> Any:
+    previous = signal.signal(signal.SIGALRM, _ring)
+    signal.setitimer(signal.ITIMER_REAL, CALL_LIMIT_S)
+    try:
+        return function()
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _non_finite(value: Any, depth: int = 0) -> bool:
+    """Whether ``value`` holds a NaN or an infinity (numbers, containers, dataclasses)."""
+    import dataclasses
+
+    if isinstance(value, bool) or value is None or isinstance(value, (int, str, bytes)):
+        return False
+    if isinstance(value, float):
+        return not math.isfinite(value)
+    if depth > 6:
+        return False
+    if isinstance(value, dict):
+        return any(_non_finite(v, depth + 1) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(_non_finite(v, depth + 1) for v in value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return any(_non_finite(getattr(value, f.name), depth + 1)
+                   for f in dataclasses.fields(value))
+    return False
+
+
+def _message(error: BaseException) -> str:
+    if isinstance(error, KeyError) and error.args:
+        return str(error.args[0])
+    return str(error)
+
+
+def _verdict(qualname: str, function: Callable[..., Any], args: dict[str, Any]) -> str:
+    """``""`` when the call kept the contract, else what went wrong."""
+    FIGURES["calls"] += 1
+    try:
+        result = _within_limit(lambda: function(**args))
+    except _Hang:
+        if qualname in PENDING:
+            FIGURES["pending"] += 1
+            return ""
+        return f"ran past {CALL_LIMIT_S} s"
+    except (ValueError, TypeError, KeyError) as error:
+        FIGURES["refusals"] += 1
+        message = _message(error)
+        if getattr(function, "__gl_learner_messages__", False):
+            # written for the learner who typed the text: it says what was typed and how
+            # to write it, not the parameter's name
+            return "" if message.strip() else f"{type(error).__name__} without a message"
+        if args and not any(name in message for name in args):
+            return f"{type(error).__name__} naming no argument: {message[:300]}"
+        return ""
+    except BaseException as error:  # noqa: BLE001 - the escapes this suite looks for
+        return f"escaped with {type(error).__name__}: {str(error)[:300]}"
+    if _non_finite(result):
+        return f"returned NaN or infinity: {result!r:.300}"
+    return ""
+
+
+def _count_escape(problem: str) -> str:
+    if problem:
+        FIGURES["escapes"] += 1
+    return problem
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _report(request: pytest.FixtureRequest):
+    yield
+    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
+    capture = request.config.pluginmanager.get_plugin("capturemanager")
+    line = (f"fuzz: {FIGURES['calls']:,} calls, {FIGURES['refusals']:,} refusals, "
+            f"{FIGURES['escapes']:,} escapes, {FIGURES['checks']:,} answers checked, "
+            f"{FIGURES['pending']:,} pending (unbounded work, see PENDING)")
+    if reporter is None or capture is None:  # pragma: no cover - a bare run
+        print(line, file=sys.stderr)
+        return
+    with capture.global_and_fixture_disabled():
+        reporter.write_line("")
+        reporter.write_line(line)
+
+
+# ---------------------------------------------------------------------------------------
+# Every public function
+
+
+def test_the_fuzz_finds_the_calculators() -> None:
+    modules = calculator_modules()
+    for name in ("gpulesson.gemm", "gpulesson.memory", "gpulesson.units",
+                 "gpulesson.distributed", "gpulesson.planning"):
+        assert name in modules
+    assert len(FUNCTIONS) >= 90
+
+
+@pytest.mark.parametrize(("qualname", "function"), FUNCTIONS, ids=[q for q, _ in FUNCTIONS])
+@FUZZ
+@given(data=st.data())
+def test_every_public_function_keeps_the_contract(qualname: str, function: Callable[..., Any],
+                                                  data: st.DataObject) -> None:
+    args = data.draw(_calls(inspect.signature(function)), label="arguments")
+    problem = _count_escape(_verdict(qualname, function, args))
+    assert problem == "", f"{qualname}(**{args!r:.400}): {problem}"
+
+
+# ---------------------------------------------------------------------------------------
+# Every exercise's checker
+
+ANSWERS = ["", " ", "abc", "5e-324", "1e308", "-1e308", "1.7976931348623157e308", "1e309",
+           "1e-320 GB", "1e308 GB", "1e308 ms", "1e308 ns", "5e-324 days", "$1e308", "-$5",
+           "1,5", "12,34,5", "1_5", "1,024", "9" * 63, "9" * 65, "NaN", "inf", "-0", "0",
+           "0 GB", "1/0", "2**1024", "1e", "e9", ".", "-", "+", "..5", "1..5", "14 GB GB",
+           "14 parsecs", "\u221214 GB", "１４ GB", "14\u00a0GB", "٣", "\x00", "yes", "a",
+           "__import__('os').system('true')", "{}", "[]", "None", "🙂", "14e9 bytes"]
+ODD_ANSWERS = [None, True, 0, -1, 5e-324, 1.7976931348623157e308, math.nan, math.inf,
+               10**400, 2**1023, [], {}, ("a",), _Opaque(), b"14 GB", 1j]
+
+
+class _Weird(float):
+    def __repr__(self) -> str:
+        raise RuntimeError("a repr that fails")
+
+
+class _WeirdError(Exception):
+    def __str__(self) -> str:
+        raise RuntimeError("a str that fails")
+
+
+def _returning(value: Any) -> Callable[..., Any]:
+    return lambda **kwargs: value
+
+
+def _raising(error: BaseException) -> Callable[..., Any]:
+    def learner(**kwargs: Any) -> Any:
+        raise error
+
+    return learner
+
+
+LEARNER_FUNCTIONS = [_returning(v) for v in ODD_ANSWERS + [_Weird(1.0), "12", -0.0]] + [
+    _raising(e) for e in (SystemExit(0), SystemExit("bye"), GeneratorExit(),
+                          BaseException("odd"), ValueError("v"), RecursionError(),
+                          MemoryError(), _WeirdError(), ZeroDivisionError())] + [
+    lambda: 1, lambda *a: 1, lambda **kw: sum(kw.values()) * 1e308 * 10,
+    lambda **kw: 10**400, lambda **kw: -(10**400), lambda **kw: sys.exit(1)]
+
+EXERCISES = [ex for slug in available_lessons() for ex in lesson_module(slug).EXERCISES]
+
+
+def _answers(exercise: Any) -> st.SearchStrategy[Any]:
+    if isinstance(exercise, CodeExercise):
+        return st.sampled_from(LEARNER_FUNCTIONS)
+    typed = [*ANSWERS]
+    if isinstance(exercise, (NumericExercise, PredictExercise)) and exercise.unit:
+        typed += [f"{a} {exercise.unit}" for a in ("5e-324", "1e308", "1,5", "-3", "0")]
+    if isinstance(exercise, ChoiceExercise):
+        typed += [key for key, _ in exercise.option_pairs()] + ["A", "Z"]
+    return st.one_of(st.sampled_from(typed), st.sampled_from(ODD_ANSWERS),
+                     st.text(max_size=80),
+                     st.floats(allow_nan=True, allow_infinity=True).map(repr),
+                     st.integers(-(10**320), 10**320).map(str))
+
+
+@pytest.mark.parametrize("exercise", EXERCISES, ids=[ex.id for ex in EXERCISES])
+@FUZZ
+@given(data=st.data())
+def test_every_check_answers_anything(exercise: Any, data: st.DataObject) -> None:
+    answer = data.draw(_answers(exercise), label="answer")
+    FIGURES["checks"] += 1
+    try:
+        feedback = _within_limit(lambda: exercise.check(answer))
+    except BaseException as error:  # noqa: BLE001 - a check never raises
+        _count_escape("raised")
+        pytest.fail(f"{exercise.id}.check({answer!r:.200}) raised {type(error).__name__}: "
+                    f"{error!s:.300}")
+    assert feedback.status in STATUSES and feedback.message.strip()
+    assert feedback.exercise_id == exercise.id
+
+
+PREDICTIONS = [None, 0.0, 5e-324, 1e-300, 1.0, 1e300, 1.7976931348623157e308, math.inf,
+               math.nan, -1.0, "12", True, 10**400]
+MEASURED = [5e-324, 1e-300, 1e-9, 1.0, 3.5, 1e300, 1.7976931348623157e308, 0.0, -1.0,
+            math.nan, math.inf, "3", None, True, 10**400]
+PREDICT_EXERCISES = [ex for ex in EXERCISES if isinstance(ex, PredictExercise)]
+
+
+@pytest.mark.parametrize("exercise", PREDICT_EXERCISES, ids=[ex.id for ex in PREDICT_EXERCISES])
+@FUZZ
+@given(prediction=st.sampled_from(PREDICTIONS), measured=st.sampled_from(MEASURED))
+def test_every_comparison_answers_anything(exercise: PredictExercise, prediction: Any,
+                                           measured: Any) -> None:
+    FIGURES["checks"] += 1
+    try:
+        feedback = exercise.compare(prediction, measured)
+    except BaseException as error:  # noqa: BLE001 - a comparison never raises
+        _count_escape("raised")
+        pytest.fail(f"{exercise.id}.compare({prediction!r}, {measured!r}) raised "
+                    f"{type(error).__name__}: {error}")
+    assert feedback.status in ("compared", "invalid") and feedback.message.strip()
+
+
+# ---------------------------------------------------------------------------------------
+# Every registry calculator, in Python and as the browser calls it
+
+CALCULATORS = list(calculators.CALCULATORS)
+
+
+def _input_values(spec: Any) -> list[Any]:
+    values: list[Any] = [spec.default, spec.min, spec.max]
+    values += [c.value for c in getattr(spec, "choices", ()) or ()]
+    return [v for v in values if v is not None] + ODD
+
+
+@pytest.mark.parametrize("name", CALCULATORS)
+@settings(FUZZ, max_examples=25)
+@given(data=st.data())
+def test_every_calculator_evaluates_anything(name: str, data: st.DataObject) -> None:
+    calc = calculators.get(name)
+    inputs = {spec.name: data.draw(st.sampled_from(_input_values(spec)), label=spec.name)
+              for spec in calc.inputs if data.draw(st.booleans(), label=f"set {spec.name}")}
+    FIGURES["calls"] += 1
+    try:
+        result = _within_limit(lambda: calculators.evaluate(name, inputs))
+    except BaseException as error:  # noqa: BLE001 - documented never to raise
+        _count_escape("raised")
+        pytest.fail(f"evaluate({name!r}, {inputs!r:.300}) raised {type(error).__name__}: "
+                    f"{error!s:.300}")
+    if not result["ok"]:
+        FIGURES["refusals"] += 1
+        assert result["error"]
+    else:
+        assert not _non_finite(result["values"])
+    json.dumps(result, allow_nan=False)
+
+
+TEXTS = st.one_of(st.text(max_size=30), st.sampled_from(
+    ["", "1", "0", "-1", "1e308", "1e400", "1" + "0" * 400, "nan", "inf", "-inf", "5e-324",
+     "custom", "bf16", "H100 SXM", "1,5", "0x10", "1_000", "  8  "]))
+
+
+@pytest.mark.parametrize("name", CALCULATORS)
+@settings(FUZZ, max_examples=15)
+@given(data=st.data())
+def test_the_browser_entry_answers_anything(name: str, data: st.DataObject) -> None:
+    calc = calculators.get(name)
+    values = {spec.name: data.draw(TEXTS, label=spec.name) for spec in calc.inputs}
+    changed = data.draw(st.lists(st.sampled_from([s.name for s in calc.inputs] + ["x"]),
+                                 max_size=3), label="changed")
+    FIGURES["calls"] += 1
+    try:
+        answer = _within_limit(lambda: browser.react_json(name, json.dumps(values),
+                                                          json.dumps(changed)))
+    except BaseException as error:  # noqa: BLE001 - the page's one function never raises
+        _count_escape("raised")
+        pytest.fail(f"react_json({name!r}, {values!r:.300}) raised "
+                    f"{type(error).__name__}: {error!s:.300}")
+    decoded = json.loads(answer, parse_constant=lambda c: pytest.fail(f"{c} in {answer}"))
+    if not decoded["result"]["ok"]:
+        FIGURES["refusals"] += 1
