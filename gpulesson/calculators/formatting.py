@@ -39,8 +39,10 @@ def format_output(spec: Output, value: Any) -> str:
     if fmt == "words":
         return _in_words(value, spec.digits, spec.unit)
     if fmt == "bytes" and spec.binary:
+        # the binary figure to three significant figures: "(1 GiB)", "(448 MiB)", never
+        # "(1.00 GiB)", whose zeros claim a precision the decimal figure beside it lacks
         return (f"{units.format_bytes(value)} "
-                f"({units.format_bytes(value, binary=True, digits=2)})")
+                f"({units.format_bytes(value, binary=True, significant=3)})")
     if fmt == "number":
         text = units.format_significant(value, spec.digits)
         return f"{text} {spec.unit}".strip()
