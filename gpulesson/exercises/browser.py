@@ -27,8 +27,9 @@ of the notebook's ``.gpulesson-progress.json``, :mod:`gpulesson.exercises.progre
     merge a progress file (exported from the site, or a notebook's) into the kept one.
 
 The answer: ``status`` (a feedback status of :data:`gpulesson.exercises.core.STATUSES`, or
-``"error"`` when the exercise itself failed), ``message`` and ``details`` (plain text; the
-page shows them as text, never as markup), ``mistake`` (the declared mistake's key, if one
+``"error"`` when the exercise itself failed), ``message`` and ``details`` (plain text),
+``message_html`` (the message escaped, with the exercises' mini-markup: what the page
+shows), ``mistake`` (the declared mistake's key, if one
 matched), ``output`` and ``output_dropped`` (code exercises), and ``progress``:
 ``{"text": what to keep, "summary": one line, "done": [numbers done], "reset": message or
 null}``. A progress record is updated as :meth:`Lesson.record
@@ -54,6 +55,7 @@ from typing import Any
 from gpulesson.exercises import progress as _progress
 from gpulesson.exercises.core import CodeExercise, Exercise, Feedback, PredictExercise
 from gpulesson.exercises.lesson import Lesson
+from gpulesson.exercises.render import markup
 
 __all__ = [
     "MAX_SOURCE_CHARS",
@@ -65,8 +67,10 @@ __all__ = [
     "exercise",
     "handle",
     "handle_json",
+    "learner_solution",
     "measured_value",
     "merge_progress",
+    "message_html",
     "read_progress",
 ]
 
@@ -105,11 +109,21 @@ def exercise(ref: str) -> Exercise:
 
 def _answer(feedback: Feedback) -> dict[str, Any]:
     return {"status": feedback.status, "message": feedback.message,
+            "message_html": message_html(feedback.message),
             "details": list(feedback.details), "mistake": feedback.mistake}
 
 
 def _error(message: str) -> dict[str, Any]:
-    return {"status": "error", "message": message, "details": [], "mistake": None}
+    return {"status": "error", "message": message, "message_html": message_html(message),
+            "details": [], "mistake": None}
+
+
+def message_html(message: str) -> str:
+    """A feedback message as inline HTML: escaped, with the exercises' mini-markup
+    (:func:`gpulesson.exercises.render.markup`: code, bold, emphasis, powers), so that
+    ``2^30`` reads as a power on the page as it does in the question."""
+    block = markup(" ".join(str(message).split()))
+    return block[3:-4] if block.startswith("<p>") and block.endswith("</p>") else block
 
 
 def check(ref: str, answer: Any) -> dict[str, Any]:
@@ -156,6 +170,27 @@ def measured_value(ex: PredictExercise, text: str) -> float | None:
 
 # ---------------------------------------------------------------------------------------
 # Code exercises
+
+
+def learner_solution(ex: CodeExercise) -> str:
+    """The model solution as a learner can paste it into the editor and check it.
+
+    The bank defines it under a private name, with the modules it uses imported at the top
+    of the bank; here its ``def`` takes the exercise's :attr:`~CodeExercise.function_name`
+    and an ``import`` line comes first for each module it uses (``import math``).
+    """
+    source = ex.model_solution_source()
+    if not source:
+        return ""
+    source = re.sub(r"^def [A-Za-z_]\w*\(", f"def {ex.function_name}(", source, count=1)
+    function = ex.model_solution
+    names = getattr(getattr(function, "__code__", None), "co_names", ())
+    space = getattr(function, "__globals__", {})
+    modules = sorted(name for name in set(names)
+                     if type(space.get(name)).__name__ == "module"
+                     and getattr(space[name], "__name__", "") == name)
+    imports = "".join(f"import {name}\n" for name in modules)
+    return f"{imports}\n\n{source}" if imports else source
 
 
 class _Bounded:
@@ -247,8 +282,9 @@ def _run_and_check(ex: CodeExercise, source: Any, out: _Bounded) -> dict[str, An
             return _answer(ex._feedback("invalid", f"Your code defines no function {name}: "
                                         f"write {stub} ..."))
         if not callable(function):
-            return _answer(ex._feedback("invalid", f"{name} is a {type(function).__name__}, "
-                                        "not a function; define it with def."))
+            return _answer(ex._feedback("invalid", f"{name} is not a function (it holds a "
+                                        f"{type(function).__name__} value); define it with "
+                                        "def."))
         try:
             return _answer(ex.check(function))
         except (Exception, SystemExit) as error:  # the checker must never reach the page raw
