@@ -55,8 +55,10 @@ function create(textarea, options) {
           ...defaultKeymap,
           ...historyKeymap,
         ]),
+        EditorView.lineWrapping, // long lines wrap: the editor never scrolls sideways
         EditorView.contentAttributes.of(Object.assign({
           "aria-multiline": "true",
+          tabindex: "0",
           spellcheck: "false",
           autocorrect: "off",
           autocapitalize: "off",
