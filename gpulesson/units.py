@@ -44,58 +44,37 @@ def _check_number(name: str, value: object) -> float:
     return value
 
 
-def _scaled(value: float, table: list[tuple[float, str]], digits: int,
-            significant: int | None = None) -> tuple[str, str]:
-    """Pick the largest prefix that keeps the mantissa >= 1 and format it: ``digits``
-    decimals, or with ``significant`` given that many significant figures at most (no
-    trailing zeros: ``448 MiB``, ``900 GB/s``, ``6.25 GiB``)."""
-    if significant is not None and (isinstance(significant, bool) or not isinstance(
-            significant, int) or significant < 1):
-        raise ValueError(f"significant must be a positive integer or None, got {significant!r}")
+def _scaled(value: float, table: list[tuple[float, str]], digits: int) -> tuple[str, str]:
+    """Pick the largest prefix that keeps the mantissa >= 1 and format it."""
     magnitude = abs(value)
     for factor, prefix in table:
         if magnitude >= factor:
-            if significant is not None:
-                return _figures(value / factor, significant), prefix
             return f"{value / factor:,.{digits}f}", prefix
-    if significant is not None:
-        return _figures(value, significant), ""
     return f"{value:,.{digits}g}", ""
 
 
-def _figures(value: float, significant: int) -> str:
-    text = format_significant(value, significant)
-    return text.rstrip("0").rstrip(".") if "." in text else text
-
-
-def format_bytes(n: float, *, binary: bool = False, digits: int = 1,
-                 significant: int | None = None) -> str:
-    """Format a byte count: ``14e9 -> '14.0 GB'``; with ``binary=True`` ``-> '13.0 GiB'``.
-
-    ``significant=3`` shows at most three significant figures instead of ``digits``
-    decimals (``469762048, binary=True -> '448 MiB'``, not ``'448.00 MiB'``).
-    """
+def format_bytes(n: float, *, binary: bool = False, digits: int = 1) -> str:
+    """Format a byte count: ``14e9 -> '14.0 GB'``; with ``binary=True`` ``-> '13.0 GiB'``."""
     value = _check_number("n", n)
-    text, prefix = _scaled(value, _BINARY if binary else _SI, digits, significant)
+    text, prefix = _scaled(value, _BINARY if binary else _SI, digits)
     return f"{text} {prefix}B"
 
 
-def format_flops(n: float, *, digits: int = 2, significant: int | None = None) -> str:
+def format_flops(n: float, *, digits: int = 2) -> str:
     """Format a FLOP *count*: ``1.1e9 -> '1.10 GFLOP'`` (a count has no ``/s``)."""
-    text, prefix = _scaled(_check_number("n", n), _SI, digits, significant)
+    text, prefix = _scaled(_check_number("n", n), _SI, digits)
     return f"{text} {prefix}FLOP"
 
 
-def format_flop_rate(rate: float, *, digits: int = 1, significant: int | None = None) -> str:
+def format_flop_rate(rate: float, *, digits: int = 1) -> str:
     """Format a FLOP *rate*: ``989.4e12 -> '989.4 TFLOP/s'``."""
-    text, prefix = _scaled(_check_number("rate", rate), _SI, digits, significant)
+    text, prefix = _scaled(_check_number("rate", rate), _SI, digits)
     return f"{text} {prefix}FLOP/s"
 
 
-def format_bandwidth(rate: float, *, digits: int = 2, significant: int | None = None) -> str:
-    """Format bytes per second with decimal prefixes: ``3.35e12 -> '3.35 TB/s'``
-    (``significant=3``: ``900e9 -> '900 GB/s'``, not ``'900.00 GB/s'``)."""
-    text, prefix = _scaled(_check_number("rate", rate), _SI, digits, significant)
+def format_bandwidth(rate: float, *, digits: int = 2) -> str:
+    """Format bytes per second with decimal prefixes: ``3.35e12 -> '3.35 TB/s'``."""
+    text, prefix = _scaled(_check_number("rate", rate), _SI, digits)
     return f"{text} {prefix}B/s"
 
 
