@@ -140,8 +140,8 @@ def _modules_in(package: Path, name: str) -> list[str]:
     return found
 
 
-def pack_files(entry: str = ENTRY_MODULE,
-               whole: Iterable[str] = WHOLE_PACKAGES) -> dict[str, str]:
+def pack_files(entry: str = ENTRY_MODULE, whole: Iterable[str] = WHOLE_PACKAGES,
+               left_out: dict[str, list[str]] | None = None) -> dict[str, str]:
     """The files the browser needs to import ``entry``: path -> text.
 
     Every module of ``gpulesson`` that ``entry`` imports (at module level or inside a
@@ -151,7 +151,8 @@ def pack_files(entry: str = ENTRY_MODULE,
     browser imports imports a third-party library at module level (it could not run in
     Pyodide). A module imported only inside a function and that needs a third-party library
     (``Lesson.show`` loads the ipywidgets layer) is left out: that function has no use in
-    the browser, and calling it there would raise ``ImportError``.
+    the browser, and calling it there would raise ``ImportError``; ``left_out``, when
+    given, receives each such module with the libraries it needs.
     """
     package = _package_dir()
     whole = tuple(whole)
@@ -170,6 +171,8 @@ def pack_files(entry: str = ENTRY_MODULE,
         ours, deferred, foreign = _imports(path, module)
         if foreign:
             if not needed:  # only a function imports it: leave it out
+                if left_out is not None:
+                    left_out[module] = sorted({name.partition(".")[0] for name in foreign})
                 continue
             raise ExtensionError(
                 f"{rel} imports {', '.join(sorted(foreign))} at module level: the site's "
@@ -198,13 +201,16 @@ def _package_sources() -> tuple[str, ...]:
 
 def make_pack(entry: str = ENTRY_MODULE,
               whole: Iterable[str] = WHOLE_PACKAGES) -> dict[str, Any]:
-    """The pack the browser loads: ``{"version", "entry", "sha256", "files"}`` (the files of
-    :func:`pack_files` for ``entry`` and ``whole``)."""
+    """The pack the browser loads: ``{"version", "entry", "sha256", "files", "left_out"}``
+    (the files of :func:`pack_files` for ``entry`` and ``whole``; ``left_out``: the package
+    modules only a function imports that need a third-party library, with those libraries)."""
     import gpulesson
 
-    files = pack_files(entry, whole)
+    left_out: dict[str, list[str]] = {}
+    files = pack_files(entry, whole, left_out)
     digest = hashlib.sha256(json.dumps(files, sort_keys=True).encode("utf-8")).hexdigest()
-    return {"version": gpulesson.__version__, "entry": entry, "sha256": digest, "files": files}
+    return {"version": gpulesson.__version__, "entry": entry, "sha256": digest, "files": files,
+            "left_out": dict(sorted(left_out.items()))}
 
 
 def pyodide_manifest(app: Sphinx) -> dict[str, Any] | None:

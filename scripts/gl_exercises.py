@@ -16,6 +16,9 @@ a folded solution). On any page that holds one, this extension
   id the exercise points at (``data-measurement``), and the measured figure is written on
   the exercise (``data-measured``, SI units), so the page can hide the measurement until a
   prediction is committed, then compare the two with the exercise's own rule;
+* leaves static, with a note, an exercise whose checker needs a library a browser cannot
+  load (a CUDA kernel checked by Numba): :func:`browser_unavailable` finds them by running
+  every reference answer in the standard library and the pack alone, as in Pyodide;
 * adds the site's introduction (how the exercises work here, and the progress kept in
   this browser, with export and import) before the page's first section;
 * adds the page side (``scripts/site_js/exercises.js``), the Python worker it shares with
@@ -253,13 +256,30 @@ def controls_html(ex: Any, *, stub: str = "", time_limit_ms: int = DEFAULT_TIME_
 
 def live_markup(static: str, ex: Any, *, stub: str = "", measurement: str | None = None,
                 measured: float | None = None,
-                time_limit_ms: int = DEFAULT_TIME_LIMIT_MS) -> str:
+                time_limit_ms: int = DEFAULT_TIME_LIMIT_MS,
+                needs: list[str] | None = None) -> str:
     """The static rendering ``static`` of ``ex`` with the attributes and controls of the
-    site's DOM contract (see the module docstring)."""
+    site's DOM contract (see the module docstring).
+
+    ``needs``: the libraries its checker needs that a browser cannot load (see
+    :func:`browser_unavailable`); the exercise then keeps its static rendering, says so,
+    and gets ``data-state="unavailable"`` instead of controls.
+    """
     opening = _EXERCISE.search(static)
     if opening is None or f"{opening['slug']}-ex{opening['number']}" != ex.id:
         raise ValueError(f"no static rendering of {ex.id} in the markup given")
     ref = f"{ex.lesson}:{ex.number}"
+    if needs:
+        attributes = f' data-exercise="{ref}" data-state="unavailable"'
+        text = static[:opening.end()] + attributes + static[opening.end():]
+        libraries = ", ".join(sorted(needs))
+        note = ('<p class="gl-ex-unavailable" data-unavailable>This exercise is checked in '
+                f"Jupyter only: its checker needs {html.escape(libraries)}, which the site's "
+                "Python in your browser does not have. Open this notebook in Jupyter to check "
+                "your answer; the question, the hints and the worked solution are here.</p>")
+        at = text.find('<p class="gl-answer-format">')
+        at = at if at >= 0 else text.rfind("</div>")
+        return text[:at] + note + "\n" + text[at:]
     attributes = f' data-exercise="{ref}" data-state="static"'
     if measurement is not None:
         attributes += f' data-measurement="{html.escape(measurement)}"'
@@ -372,6 +392,7 @@ def _on_doctree_resolved(app: Sphinx, doctree: nodes.document, docname: str) -> 
     if app.builder.format != "html":
         return
     measured = measurement_cells(doctree)
+    unavailable = getattr(app.env, "gl_unavailable", {})
     sources: list[str] | None = None
     limit = app.config.gl_exercise_time_limit_ms
     found = 0
@@ -394,7 +415,7 @@ def _on_doctree_resolved(app: Sphinx, doctree: nodes.document, docname: str) -> 
                     continue
                 end = _end_of_div(text, match.start())
                 stub = ""
-                if ex.kind == "code":
+                if ex.kind == "code" and ref not in unavailable:
                     if sources is None:
                         sources = _notebook_sources(app, docname)
                     stub = _stub(ex, sources)
@@ -415,7 +436,7 @@ def _on_doctree_resolved(app: Sphinx, doctree: nodes.document, docname: str) -> 
                 text = (text[:match.start()]
                         + live_markup(text[match.start():end], ex, stub=stub,
                                       measurement=measurement, measured=value,
-                                      time_limit_ms=limit)
+                                      time_limit_ms=limit, needs=unavailable.get(ref))
                         + text[end:])
                 found += 1
             raw.children = [nodes.Text(text)]
@@ -554,9 +575,105 @@ def exercise_pack() -> dict[str, Any]:
     return gl_calculators.make_pack(ENTRY_MODULE, WHOLE_PACKAGES)
 
 
+_SANDBOX = r"""
+import importlib.abc, json, sys
+sys.path.insert(0, sys.argv[1])
+left_out = json.loads(sys.argv[2])
+missing = []
+
+
+class Absent(importlib.abc.MetaPathFinder):
+    # last on the path: sees every import nothing could find (a package module left out
+    # of the pack stands for the libraries it needs)
+    def find_spec(self, name, path=None, target=None):
+        top = name.partition(".")[0]
+        if name in left_out:
+            missing.extend(left_out[name])
+        elif top not in sys.stdlib_module_names and top != "gpulesson":
+            missing.append(top)
+        return None
+
+
+sys.meta_path.append(Absent())
+from gpulesson.exercises import browser
+from gpulesson.exercises.catalogue import available_lessons
+from gpulesson.exercises.core import CodeExercise, PredictExercise
+
+found = {}
+for slug in available_lessons():
+    del missing[:]
+    try:
+        lesson = browser._lesson(slug)
+    except BaseException as error:
+        found[slug] = {"needs": sorted(set(missing)), "why": f"{type(error).__name__}: {error}"}
+        continue
+    for ex in lesson:
+        ref = f"{slug}:{ex.number}"
+        del missing[:]
+        try:
+            if isinstance(ex, CodeExercise):
+                answer = browser.check_code(ref, browser.learner_solution(ex))
+                if answer["status"] != "correct" and ex.model_solution is not None:
+                    direct = ex.check(ex.model_solution)  # says what it lacks, if anything
+                    answer = {"status": direct.status, "message": direct.message}
+            elif isinstance(ex, PredictExercise):
+                answer = browser.check(ref, "1")
+            else:
+                answer = browser.check(ref, ex.example_answers()["reference"])
+            ok = answer["status"] in ("correct", "committed")
+            why = answer["message"]
+        except BaseException as error:
+            ok, why = False, f"{type(error).__name__}: {error}"
+        if not ok:
+            found[ref] = {"needs": sorted(set(missing)), "why": why}
+print(json.dumps(found))
+"""
+
+
+def browser_unavailable(pack: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The exercises the browser cannot check, and why: ``{ref: {"needs", "why"}}``.
+
+    Runs every exercise's reference answer (a code exercise: its model solution, as the
+    page shows it) through :mod:`gpulesson.exercises.browser` imported from ``pack`` alone
+    in ``python -I -S``: the standard library and the pack, as in Pyodide. ``needs`` lists
+    the third-party libraries its checker tried to import and could not (``["numba"]`` for
+    a CUDA kernel, checked by Numba's simulator); a reference key ``<slug>`` stands for a
+    lesson whose bank did not load. An exercise that fails with ``needs`` empty is a bug
+    of the site's Python, not a missing library: the caller reports it.
+    """
+    import subprocess
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="gl-pack-") as folder:
+        for path, text in pack["files"].items():
+            target = Path(folder, path)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+        left_out = json.dumps(pack.get("left_out", {}))
+        proc = subprocess.run([sys.executable, "-I", "-S", "-c", _SANDBOX, folder, left_out],
+                              capture_output=True, text=True, timeout=600, cwd=folder)
+    if proc.returncode != 0:
+        raise ExtensionError(f"the exercises' pack does not run on its own: {proc.stderr}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
 def _on_builder_inited(app: Sphinx) -> None:
     if app.builder.format == "html":
-        app.env.gl_exercise_pack = exercise_pack()  # type: ignore[attr-defined]
+        pack = app.env.gl_exercise_pack = exercise_pack()  # type: ignore[attr-defined]
+        unavailable: dict[str, list[str]] = {}
+        for ref, found in browser_unavailable(pack).items():
+            if not found["needs"]:
+                logger.warning(f"exercise {ref} fails in the browser's Python although it "
+                               f"needs no other library: {found['why']}")
+                continue
+            if ":" in ref:
+                unavailable[ref] = found["needs"]
+            else:  # a whole lesson's bank
+                from gpulesson.exercises.catalogue import lesson_module
+
+                for ex in lesson_module(ref).EXERCISES:
+                    unavailable[f"{ref}:{ex.number}"] = found["needs"]
+        app.env.gl_unavailable = unavailable  # type: ignore[attr-defined]
         # after Sphinx's own scripts (searchtools.js among them), on every page
         app.add_js_file(SITE_SCRIPT, loading_method="defer", priority=900)
 

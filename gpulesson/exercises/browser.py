@@ -328,6 +328,9 @@ def read_progress(text: Any) -> tuple[dict[str, Any], str | None]:
         return empty, reset
     with _progress_file(text) as path:
         data = _progress.load_progress(path)
+    # entries the page can read: an exercise id and its record
+    data["exercises"] = {k: v for k, v in data["exercises"].items()
+                         if isinstance(k, str) and isinstance(v, dict)}
     dropped = len(raw["exercises"]) - len(data["exercises"])
     if dropped:
         return data, (f"{dropped} saved {'entry' if dropped == 1 else 'entries'} of your "
@@ -344,6 +347,11 @@ def _progress_file(text: str | None):  # noqa: ANN202 - a context manager of a p
             with open(path, "w", encoding="utf-8") as handle:
                 handle.write(text)
         yield path
+
+
+def _read_text(path: str) -> str:
+    with open(path, encoding="utf-8") as handle:
+        return handle.read()
 
 
 def _progress_answer(slug: str | None, data: Mapping[str, Any],
@@ -364,7 +372,7 @@ def _record(slug: str, kept: Any, ex: Exercise | None, status: str | None) -> di
                                                                  "error"):
         with _progress_file(_serialise(data)) as path:
             if _progress.record(ex.id, status, variant=None, path=path):
-                data = _progress.load_progress(path)
+                data, _ = read_progress(_read_text(path))
     return _progress_answer(slug, data, reset)
 
 

@@ -12,7 +12,9 @@
  *
  * DOM contract (tests and other tools rely on it):
  *   [data-exercise="<slug>:<n>"]  each exercise; data-state = static | loading | live |
- *                                 restarting | failed | file ("live": it can be checked)
+ *                                 restarting | failed | file ("live": it can be checked),
+ *                                 or unavailable (its checker needs a library a browser
+ *                                 cannot load: it stays static, and says so)
  *   [data-answer]                 its answer control (the code editor's editable element,
  *                                 whose `value` is the code, for a code exercise)
  *   button[data-check]            checks (or commits a prediction)
@@ -512,7 +514,8 @@
   }
 
   function start() {
-    var roots = document.querySelectorAll("[data-exercise]");
+    // an exercise whose checker needs a library a browser cannot load stays static
+    var roots = document.querySelectorAll("[data-exercise]:not([data-state=unavailable])");
     if (!roots.length) { return; }
     var exercises = Array.prototype.map.call(roots, function (root) { return new Exercise(root); });
     api.exercises = exercises;

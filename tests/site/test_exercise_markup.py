@@ -164,3 +164,56 @@ def test_the_footer_runs_to_this_year(monkeypatch: pytest.MonkeyPatch) -> None:
     assert EXT.copyright_years("The course authors", in_2026) == "The course authors"
     monkeypatch.setenv("SOURCE_DATE_EPOCH", str(calendar.timegm((2027, 1, 2, 0, 0, 0))))
     assert EXT.copyright_years("2025") == "2025–2027"
+
+
+def test_an_exercise_the_browser_cannot_check_stays_static_and_says_why() -> None:
+    ex = next(e for e in EXERCISES if e.kind == "code")
+    markup = EXT.live_markup(static_html(ex), ex, needs=["numba", "numpy"])
+    soup = BeautifulSoup(markup, "html.parser")
+    block = soup.select_one("div.gl-exercise")
+    assert block["data-state"] == "unavailable"
+    assert not block.select("[data-gl-live], [data-answer], button[data-check]")
+    note = block.select_one("[data-unavailable]").get_text()
+    assert "Jupyter" in note and "numba, numpy" in note
+    assert block.select_one("details.gl-solution") is not None
+
+
+FAKE_BANK = '''
+from gpulesson.exercises.core import NumericExercise
+
+LESSON = "zz_fake"
+TITLE = "Fake"
+
+
+def _needs_a_library(p):
+    import not_an_installed_library  # noqa: F401
+    return 1.0
+
+
+def _broken(p):
+    return 1 / 0
+
+
+EXERCISES = (
+    NumericExercise(lesson=LESSON, number=1, title="fine", question="q", solution="s",
+                    answer=lambda p: 2.0, unit="GB", dimension="bytes"),
+    NumericExercise(lesson=LESSON, number=2, title="library", question="q", solution="s",
+                    answer=_needs_a_library, unit="GB", dimension="bytes"),
+    NumericExercise(lesson=LESSON, number=3, title="bug", question="q", solution="s",
+                    answer=_broken, unit="GB", dimension="bytes"),
+)
+'''
+
+
+def test_the_build_tells_a_missing_library_from_a_bug() -> None:
+    """Run in the pack alone, an exercise that imports a library the pack lacks names it;
+    one that fails for another reason names none (the build warns, so -W fails it)."""
+    pack = EXT.exercise_pack()
+    assert EXT.browser_unavailable(pack) == {} or all(
+        found["needs"] for found in EXT.browser_unavailable(pack).values())
+    pack = {**pack, "files": {**pack["files"],
+                              "gpulesson/exercises/bank/zz_fake.py": FAKE_BANK}}
+    found = EXT.browser_unavailable(pack)
+    assert "zz_fake:1" not in found
+    assert found["zz_fake:2"]["needs"] == ["not_an_installed_library"]
+    assert found["zz_fake:3"]["needs"] == [] and "ZeroDivisionError" in found["zz_fake:3"]["why"]
