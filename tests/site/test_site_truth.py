@@ -121,7 +121,7 @@ def test_exercise_page_carries_the_dom_contract(site_dir: Path, slug: str) -> No
             assert target.select(".gl-feedback-compared"), where
     assert len(main.select("aside.gl-ex-intro")) == 1
     assert main.select_one("[data-gl-status]") and main.select_one("[data-progress-export]")
-    loader = soup.find("script", src=re.compile(r"_lib/course/exercises\.js$"))
+    loader = soup.find("script", src=re.compile(r"_lib/course/exercises\.js(\?v=\w+)?$"))
     assert loader is not None
     pack = (page.parent / loader["src"]).resolve().parent / Path(
         loader["data-pack"].split("?")[0]).name
