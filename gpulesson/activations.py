@@ -59,6 +59,7 @@ __all__ = [
     "SCORE_TENSORS",
     "activation_bytes",
     "activation_tensors",
+    "default_attention",
     "layer_activation_bytes",
 ]
 
@@ -72,6 +73,27 @@ SCORE_TENSORS = ("softmax output", "softmax dropout mask", "softmax dropout outp
 
 def _ceil_div(x: int, t: int) -> int:
     return -(-x // t)
+
+
+def default_attention(cfg: TransformerConfig) -> str:
+    """How a model's attention is computed in training unless told otherwise.
+
+    ``"eager"`` for a GPT-2/GPT-3 block (learned position embeddings and a plain MLP), the
+    block Korthikanti et al. 2022 count with its score matrices materialised, so that
+    their published figures stay the special case; ``"flash"`` for every modern model
+    (rotary or relative positions, or a gated MLP), since FlashAttention/SDPA is what
+    PyTorch and Hugging Face run by default (Dao et al. 2022; PyTorch 2.0's
+    ``scaled_dot_product_attention``, 2023).
+
+    Examples
+    --------
+    GPT-2 and GPT-3 175B: ``"eager"``; Llama, Mistral, Qwen, Gemma, DeepSeek-V3:
+    ``"flash"``.
+    """
+    if not isinstance(cfg, TransformerConfig):
+        raise TypeError(f"cfg must be a TransformerConfig (see transformer.preset), got "
+                        f"{type(cfg).__name__}")
+    return "eager" if cfg.max_positions and not cfg.gated_mlp else "flash"
 
 
 def activation_tensors(

@@ -664,6 +664,8 @@ def _activations(cfg: TransformerConfig | None, seq_len: int | None, batch: int,
     if seq_len is None:
         whole = activation_bytes / tp * held / cfg.layers
         return whole / cp if cp > 1 else whole
+    if attention is None and activations.default_attention(cfg) == "flash":
+        attention = "flash"  # a modern model: memory.training_memory's default
     if attention is not None:  # derived per tensor; the mean layer of the model
         every_layer = activations.activation_bytes(
             cfg, seq_len=seq_len, batch=batch, attention=attention, dropout=dropout, tp=tp,
@@ -699,8 +701,9 @@ def layout_memory(
     ``dp = n_gpus / (tp * pp)`` (it must divide). Model state: the GPU's parameters
     (:func:`params_per_gpu`) times the bytes per parameter of ``precision`` and
     ``optimizer``, partitioned by ZeRO ``zero_stage`` over ``dp`` ranks as in
-    :func:`zero_memory_per_gpu`. Activations: with ``cfg`` and ``seq_len``,
-    :func:`gpulesson.memory.activation_bytes_per_layer` (Korthikanti et al. 2022; sequence
+    :func:`zero_memory_per_gpu`. Activations: with ``cfg`` and ``seq_len``, the model's
+    as :func:`gpulesson.memory.training_memory` counts them (Korthikanti et al. 2022 for a
+    GPT-2/3 block, FlashAttention derived per tensor for a modern model; sequence
     parallel when ``tp > 1``) for ``pp * ceil(L/pp)`` layers, what the first stage of a
     1F1B schedule holds with at least ``pp`` micro-batches (Korthikanti et al. 2022,
     section 4.2.3); otherwise ``activation_bytes / tp`` (scaled the same way when ``cfg``
@@ -731,7 +734,8 @@ def layout_memory(
         Put ``cfg``'s embedding on the first stage and its output layer on the last
         (:func:`stage_params`) instead of spreading them like the layers.
     attention, dropout
-        As in :func:`gpulesson.memory.training_memory`: ``None`` keeps the GPT formula,
+        As in :func:`gpulesson.memory.training_memory`: ``None`` is the model's default
+        (the GPT formula for GPT-2/3, FlashAttention for modern models),
         ``"flash"``/``"eager"`` derive the activations from the architecture.
     """
     psi = v.positive_number("n_params", n_params)
@@ -887,8 +891,7 @@ def recommend_layout(
     activation_bytes : float
         Activation bytes of one micro-batch for the whole model without tensor
         parallelism. Ignored when ``cfg`` and ``seq_len`` are given, which compute them
-        with :func:`gpulesson.memory.activation_bytes_per_layer` (sequence parallel when
-        ``tp > 1``).
+        as :func:`layout_memory` does (sequence parallel when ``tp > 1``).
     cfg : TransformerConfig, optional
         The model; also restricts ``tp`` to divisors of its heads and ``pp`` to at most
         its layers.

@@ -70,6 +70,7 @@ __all__ = [
     "hfu",
     "megatron_flops_per_iteration",
     "mfu",
+    "model_attention_flops_per_token",
     "training_days",
     "training_flops",
     "tokens_per_second",
@@ -199,6 +200,17 @@ def forward_attention_flops_per_token(cfg: TransformerConfig, *, context: int) -
     return per_key * (cfg.global_layers * t + cfg.local_layers * local)
 
 
+def model_attention_flops_per_token(cfg: TransformerConfig, *, seq_len: int) -> int:
+    """Training attention FLOPs per token of any architecture: three times
+    :func:`forward_attention_flops_per_token` at ``seq_len`` (forward + backward).
+
+    For a dense model with full attention this is PaLM's ``12*L*H*Q*T``
+    (:func:`attention_flops_per_token`); latent attention uses its head sizes and
+    sliding-window layers their window. The attention term of :func:`model_flops_per_token`.
+    """
+    return 3 * forward_attention_flops_per_token(cfg, context=seq_len)
+
+
 def model_flops_per_token(cfg: TransformerConfig, *, seq_len: int | None = None,
                           n_params: float | None = None) -> float:
     """Model training FLOPs per token of any architecture: ``6 * N_active`` + attention.
@@ -220,8 +232,8 @@ def model_flops_per_token(cfg: TransformerConfig, *, seq_len: int | None = None,
     """
     cfg = _check_cfg(cfg)
     n = active_params(cfg) if n_params is None else v.positive_number("n_params", n_params)
-    attention = 0 if seq_len is None else 3 * forward_attention_flops_per_token(
-        cfg, context=seq_len)
+    attention = 0 if seq_len is None else model_attention_flops_per_token(cfg,
+                                                                          seq_len=seq_len)
     return 6.0 * n + attention
 
 

@@ -55,7 +55,7 @@ Taught in: ``notebooks/inference_and_kv_cache.ipynb``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gpulesson import _validate as v
 from gpulesson import memory
@@ -76,9 +76,13 @@ __all__ = [
     "kv_cache_bytes",
     "kv_cache_bytes_per_token",
     "max_concurrent_sequences",
+    "model_attention_crossover_tokens",
+    "model_compute_bound_batch",
     "model_decode_flops",
     "model_decode_speed",
     "model_prefill_flops",
+    "model_prefill_time",
+    "multi_head_equivalent",
     "prefill_flops",
     "prefill_time",
 ]
@@ -346,17 +350,21 @@ def decode_step_time(
     kv_bytes_per_sequence: float,
     peak_flops: float,
     bandwidth: float,
+    attention_flops_per_sequence: float = 0,
 ) -> float:
     """Roofline time of one decode step for ``batch`` sequences (seconds).
 
-    ``max(2*N*batch / peak_flops, (weight_bytes + batch*kv_bytes_per_sequence) / bandwidth)``.
-    Attention FLOPs are left out (small next to ``2N`` at moderate context lengths).
+    ``max((2*N + A)*batch / peak_flops, (weight_bytes + batch*kv_bytes_per_sequence) /
+    bandwidth)``, with ``A`` the attention FLOPs of one new token
+    (``attention_flops_per_sequence``; by default 0, left out as small next to ``2N`` at
+    moderate context lengths; :func:`model_decode_speed` counts them).
     """
     n = v.positive_number("n_params", n_params)
     b, read = _step_bytes(weight_bytes, batch, kv_bytes_per_sequence)
     p = v.positive_number("peak_flops", peak_flops)
     bw = v.positive_number("bandwidth", bandwidth)
-    return max(2.0 * n * b / p, read / bw)
+    a = v.nonneg_number("attention_flops_per_sequence", attention_flops_per_sequence)
+    return max((2.0 * n + a) * b / p, read / bw)
 
 
 @dataclass(frozen=True)
@@ -381,8 +389,10 @@ def decode_speed(
     kv_bytes_per_sequence: float,
     peak_flops: float,
     bandwidth: float,
+    attention_flops_per_sequence: float = 0,
 ) -> DecodeSpeed:
-    """Total and per-sequence decode tokens/s from :func:`decode_step_time`.
+    """Total and per-sequence decode tokens/s from :func:`decode_step_time` (same
+    arguments).
 
     Every step yields one token for each of the ``batch`` sequences:
     ``tokens_per_second = batch / t_step`` and ``per_sequence = 1 / t_step``. Llama 3 8B
@@ -393,7 +403,8 @@ def decode_speed(
     b = v.positive_int("batch", batch)
     step = decode_step_time(n_params=n_params, weight_bytes=weight_bytes, batch=b,
                             kv_bytes_per_sequence=kv_bytes_per_sequence,
-                            peak_flops=peak_flops, bandwidth=bandwidth)
+                            peak_flops=peak_flops, bandwidth=bandwidth,
+                            attention_flops_per_sequence=attention_flops_per_sequence)
     return DecodeSpeed(step_time=step, tokens_per_second=b / step, per_sequence=1 / step)
 
 
@@ -403,20 +414,111 @@ def model_decode_speed(cfg: TransformerConfig, *, batch: int, context: int,
     """:func:`decode_speed` of a model from its config: active parameters for the FLOPs,
     the weights the batch reads (:func:`decode_weight_bytes`, routed experts under
     uniform routing) and each sequence's KV cache at ``context`` tokens
-    (:func:`kv_cache_bytes`, latent and windowed caches included).
+    (:func:`kv_cache_bytes`, latent and windowed caches included). The compute side also
+    counts each new token's attention to its ``context`` cached tokens
+    (:func:`gpulesson.flops.forward_attention_flops_per_token`), as the decode FLOPs of
+    :func:`model_decode_flops` do.
 
-    For a dense model it is :func:`decode_speed` with ``n_params = param_count`` and the
-    weights at ``bytes_per_param``. Mixtral 8x7B on an H100 SXM (3.35 TB/s) in BF16 at
-    batch 1: about 130 tokens/s, the speed of a 12.9B dense model, not of a 46.7B one.
+    For a dense model at batch sizes where the weights' reads set the pace it is
+    :func:`decode_speed` with ``n_params = param_count`` and the weights at
+    ``bytes_per_param``. Mixtral 8x7B on an H100 SXM (3.35 TB/s) in BF16 at batch 1: about
+    130 tokens/s, the speed of a 12.9B dense model, not of a 46.7B one.
     """
     cfg = _cfg(cfg)
-    kv = kv_cache_bytes(cfg, seq_len=v.positive_int("context", context),
-                        bytes_per_element=kv_bytes_per_element)
+    ctx = v.positive_int("context", context)
+    kv = kv_cache_bytes(cfg, seq_len=ctx, bytes_per_element=kv_bytes_per_element)
     return decode_speed(n_params=active_params(cfg),
                         weight_bytes=decode_weight_bytes(cfg, batch=batch,
                                                          bytes_per_param=bytes_per_param),
                         batch=batch, kv_bytes_per_sequence=kv, peak_flops=peak_flops,
-                        bandwidth=bandwidth)
+                        bandwidth=bandwidth,
+                        attention_flops_per_sequence=forward_attention_flops_per_token(
+                            cfg, context=ctx))
+
+
+def model_prefill_time(cfg: TransformerConfig, tokens: int, *, peak_flops: float,
+                       bandwidth: float, bytes_per_param: float = 2, batch: int = 1) -> float:
+    """Roofline time of a prefill for any architecture (seconds).
+
+    ``max(model_prefill_flops / peak, weights read / bandwidth)``: the FLOPs of
+    :func:`model_prefill_flops` (active parameters, the model's attention) and the weights
+    the prompt's ``batch * tokens`` tokens route to (:func:`decode_weight_bytes`: every
+    weight of a dense model; the experts they reach, under uniform routing). A dense
+    model with full attention gives :func:`prefill_time`.
+    """
+    cfg = _cfg(cfg)
+    t = v.positive_int("tokens", tokens)
+    b = v.positive_int("batch", batch)
+    p = v.positive_number("peak_flops", peak_flops)
+    bw = v.positive_number("bandwidth", bandwidth)
+    weights = decode_weight_bytes(cfg, batch=t * b, bytes_per_param=bytes_per_param)
+    return max(model_prefill_flops(cfg, t, batch=b) / p, weights / bw)
+
+
+def model_compute_bound_batch(cfg: TransformerConfig, *, peak_flops: float, bandwidth: float,
+                              bytes_per_param: float = 2) -> float:
+    """Batch at which a decode step's weight FLOPs take as long as its weight reads.
+
+    A dense model: :func:`decode_compute_bound_batch`, ``peak * bytes_per_param / (2 *
+    bandwidth)``. A mixture-of-experts model does ``2 * N_active`` FLOPs per sequence but
+    reads the experts its batch routes to (:func:`decode_weight_bytes`), nearly all of them
+    at large batch, so it turns compute-bound only at the smallest whole batch ``B`` with
+    ``2 * N_active * B / peak >= decode_weight_bytes(B) / bandwidth``: about
+    ``N_total / N_active`` times later (Mixtral 8x7B on an H100 SXM: 1,071 sequences
+    against 295). KV-cache reads are ignored, as in :func:`decode_compute_bound_batch`.
+    """
+    cfg = _cfg(cfg)
+    dense = decode_compute_bound_batch(peak_flops=peak_flops, bandwidth=bandwidth,
+                                       bytes_per_param=bytes_per_param)
+    if not cfg.moe:
+        return dense
+    n = active_params(cfg)
+
+    def compute_bound(batch: int) -> bool:
+        return (2.0 * n * batch / peak_flops
+                >= decode_weight_bytes(cfg, batch=batch, bytes_per_param=bytes_per_param)
+                / bandwidth)
+
+    low, high = 0, max(1, int(dense))  # not compute-bound at low (or low is 0)
+    while not compute_bound(high):
+        low, high = high, 2 * high
+    while high - low > 1:
+        mid = (low + high) // 2
+        low, high = (low, mid) if compute_bound(mid) else (mid, high)
+    return float(high)
+
+
+def model_attention_crossover_tokens(cfg: TransformerConfig) -> float | None:
+    """Prompt length at which prefill's attention FLOPs equal its weight FLOPs, any model.
+
+    The ``T`` with ``forward_attention_flops_per_token(cfg, context=T) = 2 * N_active``:
+    ``T = N_active / (L * H * (d_qk + d_v))`` with full attention, which for a dense model
+    (``d_qk = d_v = Q``) is :func:`attention_crossover_tokens`, ``N / (2*L*H*Q)``. Sliding-window
+    layers stop adding attention beyond their window, so with them the crossover comes
+    later, and never (``None``) when every layer is local and the window is too short for
+    attention to catch up (Mistral 7B v0.1: 4,096 tokens, where 27,620 would be needed).
+    """
+    cfg = _cfg(cfg)
+    per_key = 2 * cfg.heads * (cfg.head_dim + cfg.value_head_dim)  # type: ignore[operator]
+    target = 2.0 * active_params(cfg) / per_key  # keys per token, summed over layers
+    if not cfg.sliding_window or target <= cfg.layers * cfg.sliding_window:
+        return target / cfg.layers
+    if not cfg.global_layers:
+        return None
+    return (target - cfg.local_layers * cfg.sliding_window) / cfg.global_layers
+
+
+def multi_head_equivalent(cfg: TransformerConfig) -> TransformerConfig:
+    """The same model with one key and one value head per query head (multi-head
+    attention), to hold its KV cache against: ``kv_heads = heads``; latent attention
+    replaced by heads of the value size ``d_h`` (DeepSeek-AI 2024a, Table 1 compares MLA's
+    ``(d_c + d_R) * l`` with ``2 * n_h * d_h * l``). Windows are kept."""
+    cfg = _cfg(cfg)
+    if not cfg.latent_attention:
+        return replace(cfg, kv_heads=cfg.heads, name=cfg.name + " (MHA)")
+    return replace(cfg, kv_lora_rank=0, q_lora_rank=0, qk_rope_head_dim=0,
+                   qk_nope_head_dim=0, v_head_dim=0, head_dim=cfg.v_head_dim,
+                   kv_heads=cfg.heads, name=cfg.name + " (MHA)")
 
 
 def max_concurrent_sequences(cfg: TransformerConfig, *, context: int, gpu_memory: float,

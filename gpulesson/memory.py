@@ -32,12 +32,14 @@ The ``5*a*s/h`` term is the attention score matrices (``QK^T``, softmax, its dro
 that grow with ``s^2``; selective recomputation recomputes exactly those. For GPT-3
 (``a = 96``, ``s = 2048``, ``h = 12288``) it is 80, larger than the 34.
 
-These formulas are a GPT block's. :mod:`gpulesson.activations` derives the list tensor by
-tensor from any architecture (gated MLP, GQA, experts, latent attention, dropout or not,
-``attention="flash"`` or ``"eager"``), and gives these formulas exactly for a GPT block with
-eager attention; :func:`training_memory` uses it when ``attention`` is given. With
-FlashAttention, SwiGLU and no dropout, Llama-2-7B keeps 17.3 GB at 4,096 tokens where
-the GPT formula says 104.2 GB.
+These formulas are a GPT block's, and they stay its published special case.
+:mod:`gpulesson.activations` derives the list tensor by tensor from any architecture
+(gated MLP, GQA, experts, latent attention, dropout or not, ``attention="flash"`` or
+``"eager"``) and gives these formulas for a GPT block with eager attention.
+:func:`training_memory` follows the model (:func:`gpulesson.activations.default_attention`):
+a GPT-2/GPT-3 block keeps Korthikanti et al.'s formula, a modern model (rotary positions
+or a gated MLP) is derived with FlashAttention, which PyTorch and Hugging Face run by
+default. Llama-2-7B at 4,096 tokens keeps 17.3 GB, where the GPT formula says 104.2 GB.
 
 LoRA: frozen weights plus low-rank adapters (Hu et al. 2021, *LoRA*, sections 4 and 5)
 ---------------------------------------------------------------------------------------
@@ -62,7 +64,7 @@ from types import MappingProxyType
 
 from gpulesson import _validate as v
 from gpulesson import precision as _precision
-from gpulesson.activations import activation_bytes
+from gpulesson.activations import activation_bytes, default_attention
 from gpulesson.transformer import TransformerConfig, param_count
 from gpulesson.transformer.params import moe_breakdown
 
@@ -288,6 +290,25 @@ def activation_bytes_per_layer(
     return linear + 5 * (a // t) * s * s * b
 
 
+def _model_activations(cfg: TransformerConfig, *, seq_len: int, batch: int,
+                       attention: str | None, dropout: bool | None, tp: int,
+                       sequence_parallel: bool, recompute: str, cp: int) -> float:
+    """All layers' activations of one micro-batch: Korthikanti et al.'s GPT formula for a
+    GPT-2/3 block left to its default, otherwise derived per tensor (FlashAttention unless
+    ``attention`` says otherwise)."""
+    if attention is None:
+        attention = default_attention(cfg)
+        if attention == "eager" and dropout in (None, cfg.dropout):
+            # the published special case, exactly as printed
+            per_layer = activation_bytes_per_layer(
+                seq_len=seq_len, batch=batch, hidden=cfg.hidden, heads=cfg.heads, tp=tp,
+                sequence_parallel=sequence_parallel, recompute=recompute)
+            return cfg.layers * per_layer // cp
+    return activation_bytes(cfg, seq_len=seq_len, batch=batch, attention=attention,
+                            dropout=dropout, tp=tp, sequence_parallel=sequence_parallel,
+                            recompute=recompute, cp=cp)
+
+
 @dataclass(frozen=True)
 class MemoryBreakdown:
     """Training memory per GPU of a tensor-parallel group (bytes).
@@ -340,12 +361,15 @@ def training_memory(
     :class:`~gpulesson.transformer.TransformerConfig`; with a bare parameter count they
     are reported as 0):
 
-    * ``attention=None`` (default): ``layers * activation_bytes_per_layer(...)``, the GPT
-      block of Korthikanti et al. 2022 whatever the model, as the lessons publish it;
+    * ``attention=None`` (default): the model's own
+      (:func:`gpulesson.activations.default_attention`). A GPT-2/GPT-3 block (learned
+      positions, plain MLP) keeps ``layers * activation_bytes_per_layer(...)``, the GPT
+      block of Korthikanti et al. 2022 as published; a modern model (rotary positions or
+      a gated MLP) is derived with FlashAttention, which PyTorch and Hugging Face run by
+      default for it;
     * ``attention="flash"`` or ``"eager"``: derived tensor by tensor from the
       architecture (:func:`gpulesson.activations.activation_bytes`): gated MLP, GQA,
-      experts, latent attention, ``dropout`` (default: the model's). FlashAttention is what
-      PyTorch and Hugging Face run by default for modern models.
+      experts, latent attention, ``dropout`` (default: the model's).
 
     Context parallelism over ``cp`` GPUs divides the activations by ``cp`` (each GPU keeps
     its share of the sequence; with eager attention, its queries' scores against every
@@ -365,7 +389,8 @@ def training_memory(
     memory_per_gpu : float, optional
         Device memory in bytes; fills ``gpus_needed``.
     attention : str, optional
-        ``None`` (the GPT formula), ``"flash"`` or ``"eager"`` (derived).
+        ``None`` (the model's default: the GPT formula for GPT-2/3, FlashAttention for
+        modern models), ``"flash"`` or ``"eager"`` (derived).
     dropout : bool, optional
         With ``attention``: whether training applies dropout (default ``cfg.dropout``).
     cp : int
@@ -400,18 +425,9 @@ def training_memory(
             raise ValueError(f"ep must divide experts ({cfg.experts}), got {e}")
         routed = moe_breakdown(cfg)["routed_experts"]
         shards = (n - routed) / t + routed / (t * e)
-    if cfg is not None and attention is not None:
-        activations: float = activation_bytes(
-            cfg, seq_len=s, batch=b, attention=attention, dropout=dropout, tp=t,
-            sequence_parallel=sequence_parallel, recompute=recompute, cp=c)
-    elif cfg is not None:
-        per_layer = activation_bytes_per_layer(
-            seq_len=s, batch=b, hidden=cfg.hidden, heads=cfg.heads, tp=t,
-            sequence_parallel=sequence_parallel, recompute=recompute,
-        )
-        activations = cfg.layers * per_layer // c
-    else:
-        activations = 0
+    activations: float = 0 if cfg is None else _model_activations(
+        cfg, seq_len=s, batch=b, attention=attention, dropout=dropout, tp=t,
+        sequence_parallel=sequence_parallel, recompute=recompute, cp=c)
     if e == 1:
         weights = n * state.weights / t
         gradients = n * state.gradients / t
@@ -551,6 +567,7 @@ def lora_training_memory(
     precision: str = "mixed",
     optimizer: str = "adam",
     recompute: str = "none",
+    attention: str | None = None,
 ) -> LoraMemory:
     """Training memory with LoRA: frozen base weights + adapters' state + activations.
 
@@ -559,8 +576,9 @@ def lora_training_memory(
       350 GB of weights instead of 1.2 TB). A 4-bit base (``"int4"``) is the QLoRA idea.
     * Adapters: :func:`lora_params` times :func:`model_state_bytes` of ``precision`` and
       ``optimizer`` (16 bytes for mixed-precision Adam).
-    * Activations: ``layers * activation_bytes_per_layer(...)`` as for full training
-      (Korthikanti et al. 2022), an upper bound: the gradient must still flow back through
+    * Activations: as for full training (:func:`training_memory`: Korthikanti et al.'s
+      GPT formula for GPT-2/3, FlashAttention derived per tensor for modern models), an
+      upper bound: the gradient must still flow back through
       every frozen layer to reach the adapters below, so the nonlinearities keep their
       inputs; a framework may drop the inputs of frozen matrices that have no adapter.
       The adapters' own ``r``-wide activations are negligible and left out.
@@ -579,15 +597,18 @@ def lora_training_memory(
         Training precision and optimizer of the adapters (:func:`model_state_bytes`).
     recompute : str
         ``"none"``, ``"selective"`` or ``"full"`` (:func:`activation_bytes_per_layer`).
+    attention : str, optional
+        As in :func:`training_memory` (default: the model's).
     """
     trainable = lora_params(cfg, rank=rank, targets=targets)
     b = v.positive_int("batch", batch)
     s = v.positive_int("seq_len", seq_len)
     base = weight_bytes(param_count(cfg), precision=base_precision)
     state = model_state_bytes(precision, optimizer)
-    per_layer = activation_bytes_per_layer(seq_len=s, batch=b, hidden=cfg.hidden,
-                                           heads=cfg.heads, recompute=recompute)
-    activations = cfg.layers * per_layer
+    v.choice("recompute", recompute, RECOMPUTE_MODES)
+    activations = _model_activations(cfg, seq_len=s, batch=b, attention=attention,
+                                     dropout=None, tp=1, sequence_parallel=False,
+                                     recompute=recompute, cp=1)
     w = trainable * state.weights
     g = trainable * state.gradients
     o = trainable * state.optimizer

@@ -34,8 +34,10 @@ from gpulesson import _validate as v
 from gpulesson import flops, memory
 
 __all__ = [
+    "AttentionOnGPU",
     "MixedPrecisionSavings",
     "activation_memory_without_checkpointing",
+    "attention_on_gpu",
     "checkpoint_memory",
     "flash_attention_hbm_bytes",
     "flash_attention_tiles",
@@ -103,6 +105,84 @@ def flash_attention_hbm_bytes(
                                       bytes_per_element=e)
     elements = 3 * n * d + 2 * n + t_c * (3 * n * d + 4 * n)
     return v.tensor_bytes(elements * b * h, e)
+
+
+@dataclass(frozen=True)
+class AttentionOnGPU:
+    """One attention forward pass, standard (Algorithm 0) and FlashAttention (Algorithm 1),
+    on one GPU: FLOPs, HBM bytes, roofline times and the memory kept for backward.
+
+    Attributes
+    ----------
+    flops : float
+        ``4 * N^2 * d`` per head (``QK^T`` and ``PV``), the same for both.
+    standard_bytes, flash_bytes : int
+        HBM bytes read and written (:func:`standard_attention_hbm_bytes`,
+        :func:`flash_attention_hbm_bytes`).
+    standard_time, flash_time : float
+        Roofline seconds, ``max(flops / peak, bytes / bandwidth)``.
+    standard_memory, flash_memory : int
+        Bytes kept for the backward pass beyond ``Q``, ``K``, ``V`` and the output: the
+        ``N x N`` probabilities per head, or one FP32 log-sum-exp per row (FlashAttention-2
+        and PyTorch's SDPA; the first FlashAttention kept two statistics per row).
+    """
+
+    flops: float
+    standard_bytes: int
+    flash_bytes: int
+    standard_time: float
+    flash_time: float
+    standard_memory: int
+    flash_memory: int
+
+    @property
+    def time_saved(self) -> float:
+        """``standard_time - flash_time``, seconds."""
+        return self.standard_time - self.flash_time
+
+    @property
+    def memory_saved(self) -> int:
+        """``standard_memory - flash_memory``, bytes."""
+        return self.standard_memory - self.flash_memory
+
+
+def attention_on_gpu(*, seq_len: int, head_dim: int, sram_bytes: float, peak_flops: float,
+                     bandwidth: float, batch: int = 1, heads: int = 1,
+                     bytes_per_element: float = 2) -> AttentionOnGPU:
+    """Standard attention against FlashAttention on a GPU: time and memory saved.
+
+    Both do the same ``4*N^2*d`` FLOPs per head; standard attention moves
+    ``4Nd + 4N^2`` elements through HBM (Algorithm 0) and FlashAttention
+    ``Theta(N^2 d^2 / M)`` (Algorithm 1), so on the roofline the standard kernel is
+    memory-bound long before FlashAttention is (Dao et al. 2022, section 3.2: "IO-aware").
+    For the backward pass, standard attention keeps the ``N x N`` probabilities
+    (``bytes_per_element`` each); FlashAttention keeps one FP32 statistic per row and
+    recomputes the scores. GPT-2 medium's attention (N = 1,024, d = 64, 16 heads, batch 64,
+    FP16) on an A100 40GB (1.555 TB/s): 9.1 GB of HBM traffic, 5.9 ms, and 2.15 GB kept,
+    against 1.6 GB, 1.05 ms, and 4.2 MB.
+
+    Parameters
+    ----------
+    seq_len, head_dim, batch, heads, bytes_per_element
+        As in :func:`standard_attention_hbm_bytes`.
+    sram_bytes : float
+        On-chip SRAM of one SM (:func:`flash_attention_tiles`).
+    peak_flops, bandwidth : float
+        The GPU's dense peak for the precision, FLOP/s, and its HBM bandwidth, bytes/s.
+    """
+    shape = dict(seq_len=seq_len, head_dim=head_dim, batch=batch, heads=heads,
+                 bytes_per_element=bytes_per_element)
+    standard = standard_attention_hbm_bytes(**shape)  # type: ignore[arg-type]
+    flash = flash_attention_hbm_bytes(sram_bytes=sram_bytes, **shape)  # type: ignore[arg-type]
+    p = v.positive_number("peak_flops", peak_flops)
+    bw = v.positive_number("bandwidth", bandwidth)
+    n, d, rows = seq_len, head_dim, batch * heads
+    f = 4.0 * n * n * d * rows
+    return AttentionOnGPU(
+        flops=f, standard_bytes=standard, flash_bytes=flash,
+        standard_time=max(f / p, standard / bw), flash_time=max(f / p, flash / bw),
+        standard_memory=v.tensor_bytes(n * n * rows, bytes_per_element),
+        flash_memory=4 * n * rows)
 
 
 def optimal_segments(layers: int) -> int:

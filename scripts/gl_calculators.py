@@ -4,7 +4,7 @@ Design (one source of truth). A calculator of :mod:`gpulesson.calculators` appea
 as the static markup of :func:`gpulesson.widgets.static_html`, computed at build time: the
 worked example's numbers, so a reader never sees an empty box. On pages that contain one,
 a small loader (``scripts/site_js/calculators.js``) starts a Web Worker
-(``calculators-worker.js``) that boots Pyodide (vendored by ``scripts/vendor_pyodide.py``
+(``python-worker.js``) that boots Pyodide (vendored by ``scripts/vendor_pyodide.py``
 into ``_pyodide/<version>/``) and loads the course's own package, packed by this extension
 at build time from the very files the notebooks import. From then on every change of an
 input goes to :func:`gpulesson.browser.react_json` and the page shows what Python answers:
@@ -56,7 +56,7 @@ from sphinx.util.docutils import SphinxDirective
 ROOT = Path(__file__).resolve().parent.parent
 SITE_JS = ROOT / "scripts" / "site_js"
 #: The course's browser scripts this extension publishes (under ``_lib/course/``).
-SCRIPTS = ("calculators.js", "calculators-worker.js")
+SCRIPTS = ("calculators.js", "python-worker.js")
 COURSE_DIR = "_lib/course"
 #: The loader as Sphinx sees it (local scripts are prefixed with ``_static/``).
 LOADER = f"../{COURSE_DIR}/calculators.js"
@@ -92,12 +92,17 @@ def _module_file(package: Path, module: str) -> Path | None:
     return None
 
 
-def _imports(path: Path, module: str) -> tuple[set[str], set[str]]:
-    """(package modules imported anywhere, third-party modules imported at module level)."""
+def _imports(path: Path, module: str) -> tuple[set[str], set[str], set[str]]:
+    """(package modules imported at module level, package modules imported only inside a
+    function, third-party modules imported at module level)."""
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     ours: set[str] = set()
+    deferred: set[str] = set()
     foreign: set[str] = set()
     top_level = set(map(id, tree.body))
+    for statement in tree.body:  # module level includes `if`/`try` blocks, not functions
+        if not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            top_level.update(map(id, ast.walk(statement)))
     is_package = path.name == "__init__.py"
     for node in ast.walk(tree):
         found: list[str] = []
@@ -114,11 +119,11 @@ def _imports(path: Path, module: str) -> tuple[set[str], set[str]]:
         for name in found:
             top = name.partition(".")[0]
             if top == "gpulesson":
-                ours.add(name)
+                (ours if id(node) in top_level else deferred).add(name)
             elif (top and top not in sys.stdlib_module_names and top != "__future__"
                   and id(node) in top_level):
                 foreign.add(name)
-    return ours, foreign
+    return ours, deferred - ours, foreign
 
 
 def _modules_in(package: Path, name: str) -> list[str]:
@@ -135,40 +140,51 @@ def _modules_in(package: Path, name: str) -> list[str]:
     return found
 
 
-def pack_files(entry: str = ENTRY_MODULE) -> dict[str, str]:
+def pack_files(entry: str = ENTRY_MODULE, whole: Iterable[str] = WHOLE_PACKAGES,
+               left_out: dict[str, list[str]] | None = None) -> dict[str, str]:
     """The files the browser needs to import ``entry``: path -> text.
 
     Every module of ``gpulesson`` that ``entry`` imports (at module level or inside a
-    function, transitively), every module of a package of :data:`WHOLE_PACKAGES` it
-    imports, each package's ``__init__.py``, and every file of ``gpulesson/data``. Raises
-    :class:`~sphinx.errors.ExtensionError` when a packed module imports a third-party
-    library at module level (it could not run in Pyodide).
+    function, transitively), every module of a package of ``whole`` (default
+    :data:`WHOLE_PACKAGES`) it imports, each package's ``__init__.py``, and every file of
+    ``gpulesson/data``. Raises :class:`~sphinx.errors.ExtensionError` when a module the
+    browser imports imports a third-party library at module level (it could not run in
+    Pyodide). A module imported only inside a function and that needs a third-party library
+    (``Lesson.show`` loads the ipywidgets layer) is left out: that function has no use in
+    the browser, and calling it there would raise ``ImportError``; ``left_out``, when
+    given, receives each such module with the libraries it needs.
     """
     package = _package_dir()
-    todo = [entry, "gpulesson"]
-    seen: set[str] = set()
+    whole = tuple(whole)
+    todo: list[tuple[str, bool]] = [(entry, True), ("gpulesson", True)]
+    seen: dict[str, bool] = {}
     files: dict[str, str] = {}
     while todo:
-        module = todo.pop()
-        if module in seen:
+        module, needed = todo.pop()
+        if module in seen and (seen[module] or not needed):
             continue
-        seen.add(module)
+        seen[module] = needed
         path = _module_file(package, module)
         if path is None:  # "gpulesson.x.name" where name is a function or class
             continue
         rel = path.relative_to(package.parent).as_posix()
-        files[rel] = path.read_text(encoding="utf-8")
-        ours, foreign = _imports(path, module)
+        ours, deferred, foreign = _imports(path, module)
         if foreign:
+            if not needed:  # only a function imports it: leave it out
+                if left_out is not None:
+                    left_out[module] = sorted({name.partition(".")[0] for name in foreign})
+                continue
             raise ExtensionError(
                 f"{rel} imports {', '.join(sorted(foreign))} at module level: the site's "
-                "calculators run in Pyodide with the standard library only"
+                "calculators and exercises run in Pyodide with the standard library only"
             )
+        files[rel] = path.read_text(encoding="utf-8")
         parts = module.split(".")
-        todo.extend(".".join(parts[:i]) for i in range(1, len(parts)))  # parent packages
-        todo.extend(ours)
-        if module in WHOLE_PACKAGES:
-            todo.extend(_modules_in(package, module))
+        todo.extend((".".join(parts[:i]), True) for i in range(1, len(parts)))  # parents
+        todo.extend((name, needed) for name in ours)
+        todo.extend((name, False) for name in deferred)
+        if module in whole:
+            todo.extend((name, needed) for name in _modules_in(package, module))
     for data in sorted((package / "data").rglob("*")):
         if data.is_file() and "__pycache__" not in data.parts:
             files[data.relative_to(package.parent).as_posix()] = data.read_text(encoding="utf-8")
@@ -183,13 +199,18 @@ def _package_sources() -> tuple[str, ...]:
     return (__file__, *(str(root / path) for path in pack_files()))
 
 
-def make_pack(entry: str = ENTRY_MODULE) -> dict[str, Any]:
-    """The pack the browser loads: ``{"version", "entry", "sha256", "files"}``."""
+def make_pack(entry: str = ENTRY_MODULE,
+              whole: Iterable[str] = WHOLE_PACKAGES) -> dict[str, Any]:
+    """The pack the browser loads: ``{"version", "entry", "sha256", "files", "left_out"}``
+    (the files of :func:`pack_files` for ``entry`` and ``whole``; ``left_out``: the package
+    modules only a function imports that need a third-party library, with those libraries)."""
     import gpulesson
 
-    files = pack_files(entry)
+    left_out: dict[str, list[str]] = {}
+    files = pack_files(entry, whole, left_out)
     digest = hashlib.sha256(json.dumps(files, sort_keys=True).encode("utf-8")).hexdigest()
-    return {"version": gpulesson.__version__, "entry": entry, "sha256": digest, "files": files}
+    return {"version": gpulesson.__version__, "entry": entry, "sha256": digest, "files": files,
+            "left_out": dict(sorted(left_out.items()))}
 
 
 def pyodide_manifest(app: Sphinx) -> dict[str, Any] | None:

@@ -11,6 +11,11 @@ deliberately *not* under ``_static/``, whose every ``.js`` file Jupyter Book 1 l
 every page. Other vendored trees (for example ``_vendor/_pyodide/<version>/``) can live
 beside ``_lib/``; this script only ever rewrites ``_vendor/_lib/``.
 
+The code exercises' editor (CodeMirror 6) is a set of ES modules; :data:`BUILT` bundles
+them with esbuild (a pinned development dependency) into one script, from the course's
+entry file ``scripts/site_js/code-editor-entry.js``, with the licences of every package
+that went into it beside the bundle.
+
 Usage: ``python scripts/vendor_js.py [--node-modules DIR] [--out DIR]`` (run by
 ``make book`` and ``make test`` after ``npm ci``).
 """
@@ -19,7 +24,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shutil
+import subprocess
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -60,6 +67,15 @@ SITE_PATHS = {
 }
 # The course's own scripts (scripts/site_js/), published beside the libraries they adapt.
 OWN_SCRIPTS = {"widgets-setup.js": "_lib/course/widgets-setup.js"}
+# Scripts bundled from npm packages by esbuild: name -> the entry file (in scripts/site_js/),
+# the bundle's site path, and the package whose version names the bundle.
+BUILT: dict[str, dict[str, str]] = {
+    "codemirror": {
+        "entry": "code-editor-entry.js",
+        "path": "_lib/codemirror/code-editor.js",
+        "version_of": "@codemirror/view",
+    },
+}
 
 
 Manifest = TypeVar("Manifest")
@@ -149,8 +165,57 @@ def vendor(node_modules: Path, out: Path) -> dict[str, dict[str, str]]:
         }
     for name, site_path in OWN_SCRIPTS.items():
         _copy_file(ROOT / "scripts" / "site_js" / name, out / site_path)
+    for name, spec in BUILT.items():
+        manifest[name] = bundle(node_modules, ROOT / "scripts" / "site_js" / spec["entry"],
+                                out / spec["path"], spec["version_of"])
+        manifest[name]["path"] = spec["path"]
     (lib / "VERSIONS.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return manifest
+
+
+def _package_of(path: str) -> str | None:
+    """The npm package a path under ``node_modules`` belongs to (``@scope/name`` or ``name``)."""
+    match = re.search(r"node_modules/((?:@[^/]+/)?[^/]+)/", path.replace("\\", "/"))
+    return match.group(1) if match else None
+
+
+def bundle(node_modules: Path, entry: Path, target: Path, version_of: str) -> dict[str, str]:
+    """Bundle ``entry`` and the npm modules it imports into one minified script ``target``.
+
+    Runs the pinned esbuild of ``node_modules``; writes ``LICENSES.txt`` beside ``target``
+    with the licence of every package the bundle holds. Returns the manifest entry:
+    ``{"version": "<version_of>@<version>", "license", "packages"}``.
+    """
+    esbuild = node_modules / ".bin" / "esbuild"
+    if not esbuild.is_file():
+        raise FileNotFoundError(f"{esbuild} is missing: run `npm ci` in {ROOT} first")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    meta_file = target.with_suffix(".meta.json")
+    proc = subprocess.run(
+        [str(esbuild), str(entry), "--bundle", "--minify", "--format=iife", "--target=es2020",
+         "--legal-comments=none", f"--outfile={target}", f"--metafile={meta_file}",
+         "--log-level=warning"],
+        cwd=node_modules.parent, capture_output=True, text=True, check=False,
+    )
+    if proc.returncode != 0:
+        raise FileNotFoundError(f"esbuild could not bundle {entry.name}: {proc.stderr.strip()}")
+    inputs = json.loads(meta_file.read_text(encoding="utf-8"))["inputs"]
+    meta_file.unlink()
+    packages = sorted({name for path in inputs if (name := _package_of(path))})
+    licences = []
+    versions = {}
+    for name in packages:
+        meta = package_meta(node_modules / name)
+        versions[name] = str(meta["version"])
+        found = sorted((node_modules / name).glob("LICEN[CS]E*"))
+        text = found[0].read_text(encoding="utf-8").strip() if found else (
+            f"License: {meta.get('license', 'see package')}")
+        licences.append(f"{name}@{meta['version']}\n{'=' * 40}\n{text}\n")
+    (target.parent / "LICENSES.txt").write_text("\n".join(licences), encoding="utf-8")
+    lead = package_meta(node_modules / version_of)
+    return {"version": str(lead["version"]), "built_from": version_of,
+            "license": str(lead.get("license", "see package")),
+            "packages": versions}  # type: ignore[dict-item]
 
 
 def main(argv: list[str] | None = None) -> int:

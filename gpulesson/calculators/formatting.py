@@ -39,13 +39,26 @@ def format_output(spec: Output, value: Any) -> str:
     if fmt == "words":
         return _in_words(value, spec.digits, spec.unit)
     if fmt == "bytes" and spec.binary:
-        return (f"{units.format_bytes(value)} "
-                f"({units.format_bytes(value, binary=True, digits=2)})")
+        return f"{units.format_bytes(value)} ({_binary_figure(value)})"
     if fmt == "number":
         text = units.format_significant(value, spec.digits)
         return f"{text} {spec.unit}".strip()
     text = units.format_quantity(value, fmt)
     return f"{text} {spec.unit}".strip() if spec.unit else text
+
+
+def _binary_figure(value: float, figures: int = 3) -> str:
+    """A byte count in binary units to at most ``figures`` significant figures, without
+    trailing zeros: ``2**30 -> '1 GiB'``, ``469762048 -> '448 MiB'``, ``6.25 * 2**30 ->
+    '6.25 GiB'``; never ``'1.00 GiB'``, whose zeros claim a precision the decimal figure
+    beside it lacks. The prefix is :func:`gpulesson.units.format_bytes`'s."""
+    whole = units.format_bytes(value, binary=True, digits=0).split(" ")[0]
+    integer_digits = len(whole.replace(",", "").lstrip("-"))
+    text = units.format_bytes(value, binary=True, digits=max(figures - integer_digits, 0))
+    number, unit = text.split(" ")
+    if "." in number:
+        number = number.rstrip("0").rstrip(".")
+    return f"{number} {unit}"
 
 
 _SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")

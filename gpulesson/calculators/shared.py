@@ -17,9 +17,10 @@ Standard library only: this module runs in the browser (Pyodide).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
-from gpulesson import flops, hardware, prices, transformer
+from gpulesson import activations, flops, hardware, prices, transformer
 from gpulesson.calculators.spec import (
     CUSTOM,
     Choice,
@@ -43,7 +44,8 @@ MODEL_CHOICES = tuple(Choice(k, transformer.MODEL_LABELS.get(k, k))
 
 
 def _model_fill(cfg: transformer.TransformerConfig) -> dict[str, Any]:
-    """The form fields of a model's shape (the inverse of :func:`config`)."""
+    """The form fields of a model's shape (the inverse of :func:`config` for the fields a
+    form shows)."""
     biases = "all" if cfg.linear_bias else ("qkv" if cfg.qkv_bias else "none")
     return {
         "hidden": cfg.hidden, "layers": cfg.layers, "heads": cfg.heads,
@@ -51,20 +53,47 @@ def _model_fill(cfg: transformer.TransformerConfig) -> dict[str, Any]:
         "vocab": cfg.vocab, "max_positions": cfg.max_positions,
         "embeddings": "tied" if cfg.tied_embeddings else "untied",
         "mlp": "gated" if cfg.gated_mlp else "plain", "norm": cfg.norm, "biases": biases,
+        "experts": cfg.experts, "experts_per_token": cfg.experts_per_token,
+        "expert_ffn": cfg.expert_ffn or 0, "sliding_window": cfg.sliding_window,
+        "sliding_window_pattern": cfg.sliding_window_pattern,
     }
 
 
-def model_inputs(default: str = "llama-2-7b", *, advanced: bool = True) -> tuple[Input, ...]:
-    """The model preset and the shape it fills (``advanced``: folded away)."""
-    fills = {k: _model_fill(cfg) for k, cfg in transformer.PRESETS.items()}
+def _training_fill(cfg: transformer.TransformerConfig) -> dict[str, Any]:
+    """How a model trains: its attention implementation and whether it uses dropout."""
+    return {"attention": activations.default_attention(cfg),
+            "dropout": "yes" if cfg.dropout else "no"}
 
-    def shape(name: str, label: str, high: int, help: str, low: int = 1) -> Input:
-        return Integer(name, label, range=(low, high), help=help, advanced=advanced)
 
-    return (
+#: What a form shows of a preset's configuration, beyond its shape.
+_NOT_SHOWN = ("latent attention, shared experts, leading dense layers, extra norms, q/k "
+              "norms, sinks and the output-projection and MLP biases")
+
+
+def model_inputs(default: str = "llama-2-7b", *, advanced: bool = True,
+                 training: bool = False) -> tuple[Input, ...]:
+    """The model preset and the fields it fills (``advanced``: folded away).
+
+    The preset carries the model's whole configuration (:func:`config`); the fields show
+    its shape, its experts and its sliding window. ``training`` adds how it trains: the
+    attention implementation (``attention``: FlashAttention for modern models, eager for
+    GPT-2/3 as Korthikanti et al. publish them) and ``dropout``.
+    """
+    fills = {k: _model_fill(cfg) | (_training_fill(cfg) if training else {})
+             for k, cfg in transformer.PRESETS.items()}
+
+    def shape(name: str, label: str, high: int, help: str, low: int = 1,
+              fold: bool = advanced) -> Input:
+        # an architecture field (low 0) means "none" at 0, the custom model's default
+        return Integer(name, label, range=(low, high), help=help, advanced=fold,
+                       default=0 if fold and not low else None)
+
+    inputs = (
         Preset("model", "Model", default=default, choices=MODEL_CHOICES, fills=fills,
-               help="A published model; its shape comes from its config file "
-                    "(gpulesson.transformer.PRESETS). Edit any field to explore."),
+               help="A published model, with its whole configuration from its config "
+                    "file (gpulesson.transformer.PRESETS): the fields below and what "
+                    f"they do not show ({_NOT_SHOWN}). Edit a field and the model "
+                    "becomes custom: the fields below describe it alone."),
         shape("hidden", "Hidden size d", 65536, "Model width (hidden_size, n_embd)."),
         shape("layers", "Layers L", 1000, "Number of transformer blocks."),
         shape("heads", "Attention heads", 1024, "Query heads."),
@@ -72,7 +101,9 @@ def model_inputs(default: str = "llama-2-7b", *, advanced: bool = True) -> tuple
               "Key/value heads: equal to heads for multi-head attention, fewer with "
               "grouped-query attention (must divide heads)."),
         shape("head_dim", "Head size", 1024, "Size of one head, usually hidden ÷ heads."),
-        shape("ffn", "MLP inner size", 262144, "intermediate_size; 4·d in GPT-2."),
+        shape("ffn", "MLP inner size", 262144,
+              "intermediate_size; 4·d in GPT-2. In a mixture-of-experts model, the width "
+              "of its dense layers."),
         shape("vocab", "Vocabulary", 1_000_000, "Rows of the token-embedding matrix."),
         shape("max_positions", "Learned positions", 1_000_000,
               "Rows of a learned position embedding (GPT-2: 1024); 0 for rotary.", low=0),
@@ -94,18 +125,85 @@ def model_inputs(default: str = "llama-2-7b", *, advanced: bool = True) -> tuple
                         Choice("qkv", "on q, k, v only"), Choice("none", "none")),
                help="GPT-2 has biases everywhere, Llama none, Qwen2 on q, k, v.",
                advanced=True),
+        shape("experts", "Routed experts", 4096,
+              "Experts per mixture-of-experts layer (num_local_experts, n_routed_experts); "
+              "0 for a dense model. Memory holds them all.", low=0, fold=True),
+        shape("experts_per_token", "Experts per token", 4096,
+              "Routed experts each token uses (top-k; Mixtral 2, DeepSeek-V3 8): what the "
+              "FLOPs count. 0 for a dense model.", low=0, fold=True),
+        shape("expert_ffn", "Expert inner size", 262144,
+              "Inner width of one routed expert (moe_intermediate_size); 0: the MLP inner "
+              "size.", low=0, fold=True),
+        shape("sliding_window", "Sliding window", 1_048_576,
+              "Tokens a local (sliding-window) layer attends to and caches; 0 for none.",
+              low=0, fold=True),
+        shape("sliding_window_pattern", "Global layer every", 1000,
+              "With a window: 0 makes every layer local (Mistral 7B v0.1), p makes every "
+              "p-th layer global (Gemma 2, gpt-oss: 2; Gemma 3: 6).", low=0, fold=True),
     )
+    if not training:
+        return inputs
+    return (*inputs, ATTENTION, yes_no(
+        "dropout", "Dropout in training", "no",
+        "GPT-2 and GPT-3 train with dropout (masks kept for backward); modern models "
+        "without."))
+
+
+#: How attention runs in training (the model preset fills it).
+ATTENTION = Select(
+    "attention", "Attention implementation", default="flash",
+    choices=(Choice("flash", "FlashAttention / SDPA (no score matrix kept)"),
+             Choice("eager", "eager (score matrices kept)")),
+    help="FlashAttention is PyTorch's and Hugging Face's default for modern models; "
+         "GPT-2 and GPT-3 are counted eager, as Korthikanti et al. 2022 publish them.")
+
+#: The config fields read from the form as they are (the rest are translated).
+_DIRECT = ("hidden", "layers", "heads", "vocab", "ffn", "kv_heads", "head_dim",
+           "max_positions", "norm", "experts", "experts_per_token", "sliding_window",
+           "sliding_window_pattern")
+
+
+def _fields(kw: Mapping[str, Any]) -> dict[str, Any]:
+    """The TransformerConfig fields a form's model inputs give."""
+    fields = {name: kw[name] for name in _DIRECT if name in kw}
+    fields.update(
+        tied_embeddings=kw["embeddings"] == "tied", gated_mlp=kw["mlp"] == "gated",
+        linear_bias=kw["biases"] == "all", qkv_bias=kw["biases"] == "qkv")
+    if "expert_ffn" in kw:
+        fields["expert_ffn"] = kw["expert_ffn"] or None
+    if "dropout" in kw:
+        fields["dropout"] = kw["dropout"] == "yes"
+    return fields
 
 
 def config(kw: Mapping[str, Any]) -> transformer.TransformerConfig:
-    """The TransformerConfig the model inputs describe (it validates itself)."""
-    return transformer.TransformerConfig(
-        hidden=kw["hidden"], layers=kw["layers"], heads=kw["heads"], vocab=kw["vocab"],
-        ffn=kw["ffn"], kv_heads=kw["kv_heads"], head_dim=kw["head_dim"],
-        max_positions=kw["max_positions"], tied_embeddings=kw["embeddings"] == "tied",
-        gated_mlp=kw["mlp"] == "gated", norm=kw["norm"],
-        linear_bias=kw["biases"] == "all", qkv_bias=kw["biases"] == "qkv",
-    )
+    """The TransformerConfig the model inputs describe (it validates itself).
+
+    With a preset chosen, the preset's whole configuration, with any field given
+    otherwise than the preset fills it replaced (``dataclasses.replace``): DeepSeek-V3
+    keeps its latent attention and shared expert, Gemma 2 its four norms per layer. With
+    ``custom``, the fields alone (a dense model unless ``experts`` says otherwise).
+    """
+    fields = _fields(kw)
+    base = transformer.PRESETS.get(kw.get("model", CUSTOM))
+    if base is None:
+        return transformer.TransformerConfig(**fields)
+    changed = {name: value for name, value in fields.items()
+               if getattr(base, name) != value
+               and not (name == "expert_ffn" and value is None and not base.moe)}
+    return replace(base, **changed) if changed else base
+
+
+def preset_config(kw: Mapping[str, Any]) -> transformer.TransformerConfig | None:
+    """The whole configuration of the model preset a :func:`params_inputs` form names,
+    while its parameter count is still the preset's; ``None`` for custom or an edited
+    count (the form then knows the count only)."""
+    cfg = transformer.PRESETS.get(kw.get("model", CUSTOM))
+    n = kw.get("n_params")
+    count = transformer.param_count(cfg) if cfg is not None else 0
+    if cfg is None or n is None or abs(n - count) > 1e-9 * count:  # shown to 12 digits
+        return None
+    return cfg
 
 
 def params_inputs(default: str = "llama-2-7b", n_params: float | None = None

@@ -45,8 +45,10 @@ Adding exercises for a lesson
    every mistake stays distinguishable) and ``defaults`` for the lesson's own numbers.
 5. Write ``exercises/<slug>.ipynb``: a title cell with the label ``(<slug>_exercises)=``,
    ``lesson = load_lesson("<slug>")`` and one ``lesson.show(N)`` cell per exercise
-   (tag ``nbval-ignore-output``); a code exercise's cell hands out a stub,
-   ``def <function_name>(<signature>): return None``. The notebook needs no hidden
+   (tags ``nbval-ignore-output`` and ``remove-input``); a code exercise's cell hands out a
+   stub, ``def <function_name>(<signature>): return None``. The site checks the exercises
+   in the browser (:mod:`gpulesson.exercises.browser`), so the ``load_lesson`` cell, the
+   stubs and a progress printout carry ``remove-cell``. The notebook needs no hidden
    checks (step 6 makes them); a cell an instructor's student edition must not contain
    (a reference solution) carries the tag ``solution``.
 6. ``tests/unit/exercises/test_bank.py`` checks every bank module automatically: reference

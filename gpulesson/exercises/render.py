@@ -14,8 +14,9 @@ Standard library only. The site's markup (``CONTRIBUTING.md``, "Two renderings")
     </div>
 
 Texts use a tiny markup, the same in the widget, on the site and in the answer key:
-blank lines separate paragraphs, lines starting with ``- `` form a list, ```code```
-and ``**bold**`` work inline. Everything else is escaped. There is no maths in it, and
+blank lines separate paragraphs, lines starting with ``- `` form a list, ```code```,
+``**bold**``, ``*emphasis*`` and powers (``10^9``, ``2^-14``, ``2^(e−1)``) work inline.
+Everything else is escaped. There is no maths in it, and
 ``mathjax_ignore`` keeps MathJax away: JupyterLab's (used when a front end shows the
 static rendering) pairs any two ``$`` of a paragraph, and prices often come in pairs.
 
@@ -63,21 +64,39 @@ _OTHER_UNITS = {
 }
 _INLINE_CODE = re.compile(r"`([^`]+)`")
 _BOLD = re.compile(r"\*\*([^*]+)\*\*")
+#: ``*emphasis*``: one star each side, touching a word (``2 * 3`` and ``a*b`` stay as they are).
+_EMPHASIS = re.compile(r"(?<![\w*])\*(?=[^\s*])([^*]*?[^\s*])\*(?![\w*])")
+#: A power ``10^9``, ``2^-14``, ``2^(e−1)``: the exponent is a signed number or word, or a
+#: bracketed expression (shown without its brackets).
+_POWER = re.compile(r"(?<=[\w)])\^(?:\(([^()]{1,24})\)|([+\-\u2212]?[\w.]*\w))")
+
+
+def _power(match: re.Match[str]) -> str:
+    exponent = match.group(1) if match.group(1) is not None else match.group(2)
+    return "<sup>" + exponent.replace("-", "\u2212") + "</sup>"
+
+
+def _prose(escaped: str) -> str:
+    """Bold, emphasis and powers in text already escaped for HTML."""
+    escaped = _BOLD.sub(r"<strong>\1</strong>", escaped)
+    escaped = _EMPHASIS.sub(r"<em>\1</em>", escaped)
+    return _POWER.sub(_power, escaped)
 
 
 def _inline(text: str) -> str:
     out = []
     pos = 0
     for match in _INLINE_CODE.finditer(text):
-        out.append(_BOLD.sub(r"<strong>\1</strong>", html.escape(text[pos:match.start()])))
+        out.append(_prose(html.escape(text[pos:match.start()])))
         out.append(f"<code>{html.escape(match.group(1))}</code>")
         pos = match.end()
-    out.append(_BOLD.sub(r"<strong>\1</strong>", html.escape(text[pos:])))
+    out.append(_prose(html.escape(text[pos:])))
     return "".join(out)
 
 
 def markup(text: str) -> str:
-    """Render the exercise mini-markup (paragraphs, ``- `` lists, code, bold) as HTML."""
+    """Render the exercise mini-markup (paragraphs, ``- `` lists, code, bold, emphasis,
+    powers) as HTML."""
     blocks = re.split(r"\n\s*\n", text.strip())
     out = []
     for block in blocks:

@@ -64,11 +64,10 @@ _PRESET_LIST = [
     _llama("llama-3.2-1b", _HF + "meta-llama/Llama-3.2-1B (tied embeddings)",
            hidden=2048, layers=16, heads=32, kv_heads=8, head_dim=64, vocab=128256,
            ffn=8192, tied_embeddings=True, context=131072),
-    # The config's 4,096-token sliding window is left out of this preset (the lessons'
-    # KV-cache figures count the full context); from_hf_config keeps it.
-    _llama("mistral-7b", _HF + "mistralai/Mistral-7B-v0.1 (Jiang et al. 2023)",
+    _llama("mistral-7b", _HF + "mistralai/Mistral-7B-v0.1 (Jiang et al. 2023: a "
+           "4,096-token sliding window on every layer)",
            hidden=4096, layers=32, heads=32, kv_heads=8, vocab=32000, ffn=14336,
-           context=32768),
+           sliding_window=4096, context=32768),
     _llama("qwen2.5-7b", _HF + "Qwen/Qwen2.5-7B (biases on q, k, v)",
            hidden=3584, layers=28, heads=28, kv_heads=4, vocab=152064, ffn=18944,
            qkv_bias=True, context=131072),

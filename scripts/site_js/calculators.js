@@ -4,7 +4,7 @@
  * Added by scripts/gl_calculators.py only to pages whose HTML holds a calculator
  * (<div class="gl-calculator" data-calculator=NAME>, the markup of
  * gpulesson.widgets.static_html, showing the worked example computed at build time). It
- * starts one Web Worker (calculators-worker.js) that runs the course's Python package in
+ * starts one Web Worker (python-worker.js) that runs the course's Python package in
  * Pyodide; every change of an input is sent there and the answer (new input values from
  * a preset, formatted outputs or an error message) is written back into the page. This
  * file holds no formula and no preset rule: it moves text between the page and Python.
@@ -27,7 +27,7 @@
   var config = {
     pyodide: new URL(script.getAttribute("data-pyodide"), siteRoot).href,
     pack: new URL(script.getAttribute("data-pack"), siteRoot).href,
-    worker: new URL("calculators-worker.js", script.src).href,
+    worker: new URL("python-worker.js", script.src).href,
     timeoutMs: Number(window.GL_CALC_TIMEOUT_MS || script.getAttribute("data-timeout") || 60000),
   };
   var stats = { bootMs: null, pageToReadyMs: null, updates: [], python: [], info: null };

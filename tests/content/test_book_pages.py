@@ -50,6 +50,8 @@ from gpulesson import (
     inference,
     memory,
     optimisations,
+    precision,
+    prices,
     roofline,
     transformer,
     units,
@@ -414,6 +416,10 @@ CONVENTIONS = claims(
     ("makes it 18", lambda: f"makes it {memory.bytes_per_param('mixed_fp32_grads')}"),
     ("more than one 80 GB GPU holds", _llama7b_state_vs_gpu),
     ("the 96 layers store 275.4 GB per sequence", _gpt3_layers_store),
+    ("Llama-2-7B at 4,096 tokens keeps 17.3 GB, where the GPT formula says 104.2 GB",
+     lambda: "Llama-2-7B at 4,096 tokens keeps "
+     f"{_gb(memory.training_memory(L27, batch=1, seq_len=4096).activations)}, where the GPT "
+     f"formula says {_gb(_gpt_block_activations(L27))}"),
     ("Llama-2-7B (32 KV heads)", lambda: f"Llama-2-7B ({L27.kv_heads} KV heads)"),
     ("Llama-3-8B (8 KV heads)", lambda: f"Llama-3-8B ({L38.kv_heads} KV heads)"),
     ("`cost.cost_per_1k_tokens(usd_per_gpu_hour=12.29, gpus=1, tokens_per_second=2400)`",
@@ -467,6 +473,60 @@ def _resident(name: str) -> tuple[int, int, int]:
 def _fa3_share() -> str:
     """FlashAttention-3's 740 TFLOP/s in FP16 (Shah et al. 2024) as a share of the dense peak."""
     return _pct(flops.utilization(740e12, H100.dense("fp16")))
+
+
+def _latent_values() -> str:
+    """DeepSeek-V3's cached values per layer and token, latent and multi-head."""
+    cfg = transformer.preset("deepseek-v3")
+    mha = inference.multi_head_equivalent(cfg)
+
+    def per_layer(c: transformer.TransformerConfig) -> int:
+        return inference.kv_cache_bytes_per_token(c, bytes_per_element=1) // c.layers
+
+    return (f"DeepSeek-V3 caches {per_layer(cfg)} values per layer and token, where its "
+            f"{mha.kv_heads} heads of {mha.head_dim} would keep {per_layer(mha):,}")
+
+
+def _gpt_block_activations(cfg: transformer.TransformerConfig, **kw: str) -> int:
+    """All layers counted as GPT blocks (Korthikanti et al. 2022), one 4,096-token
+    sequence."""
+    return cfg.layers * memory.activation_bytes_per_layer(
+        seq_len=4096, batch=1, hidden=cfg.hidden, heads=cfg.heads, **kw)
+
+
+def _seed_2026() -> dict[str, str]:
+    """The corrections' figures that the 2026 models and formats bring."""
+    l27, v3 = transformer.preset("llama-2-7b"), transformer.preset("deepseek-v3")
+    flash_32k = memory.training_memory(l27, batch=1, seq_len=32768).activations
+    seed_32k = 1 * 32768 * l27.hidden * l27.layers * (16 + 2 / 1)
+    kv = inference.kv_cache_bytes_per_token(v3)
+    kv_mha = inference.kv_cache_bytes_per_token(inference.multi_head_equivalent(v3))
+    fa = calculators.compute("flash_attention")
+    attention = flops.attention_flops_per_token(layers=32, heads=32, head_dim=128,
+                                                seq_len=4096)
+    batch = [calculators.compute("inference", model="llama-3-8b", prompt=2048,
+                                 new_tokens=1, batch=b)["decode_total"] for b in (1, 32)]
+    ceiling = [inference.decode_ceiling_tokens_per_second(
+        weight_bytes=memory.weight_bytes(7e9, precision=p), bandwidth=H100.bandwidth)
+        for p in ("fp16", "nvfp4")]
+    quotes = sorted((q for q in prices.QUOTES if q.gpu == "H100 SXM" and q.provider == "AWS"),
+                    key=lambda q: q.date)
+    return {
+        "flash_32k": _gb(flash_32k), "flash_ratio": f"{flash_32k / seed_32k:.1f}",
+        "active": f"{transformer.active_params(v3) / 1e9:.1f}B",
+        "total": f"{transformer.param_count(v3) / 1e9:.1f}B",
+        "kv": f"{kv:,}", "kv_ratio": f"{kv_mha / kv:.0f}",
+        "mha_heads": f"{inference.multi_head_equivalent(v3).kv_heads}",
+        "fa_speedup": f"{fa['speedup']:.1f}", "fa_saved": _gb(fa["memory_saved"]),
+        "fp8_peak": f"{H100.dense('fp8') / 1e12:,.1f}",
+        "attention_share": _pct(attention / flops.model_flops_per_token(l27, seq_len=4096), 1),
+        "batching": f"{batch[1] / batch[0]:.1f}",
+        "fp16": f"{ceiling[0]:.0f}", "nvfp4": f"{ceiling[1]:.0f}",
+        "quant": f"{ceiling[1] / ceiling[0]:.1f}",
+        "old_price": f"{quotes[0].usd_per_gpu_hour:.2f}",
+        "new_price": f"{quotes[-1].usd_per_gpu_hour:.2f}",
+        "price_ratio": f"{quotes[0].usd_per_gpu_hour / quotes[-1].usd_per_gpu_hour:.1f}",
+    }
 
 
 SEED_CORRECTIONS = claims(
@@ -738,12 +798,14 @@ SEED_CORRECTIONS = claims(
      f"{optimisations.checkpoint_memory(layers=96, per_layer_bytes=1):.0f} layers"),
     ("2N on top of 6N per token, about 33% more FLOPs", lambda: "2N on top of 6N per token, "
      f"about {_pct(optimisations.recompute_overhead())} more FLOPs"),
-    ("104.2 GB of activations, 18.3 GB with selective recomputation (4.6% more FLOPs), "
-     "1.07 GB with a checkpoint at every layer (33% more)",
+    ("17.3 GB of activations with FlashAttention, its default (104.2 GB counted as GPT blocks "
+     "with eager attention, 18.3 GB with selective recomputation, 4.6% more FLOPs), 1.07 GB "
+     "with a checkpoint at every layer (33% more)",
      lambda: f"{_gb(memory.training_memory(L27, batch=1, seq_len=4096).activations)} of "
-     f"activations, "
-     f"{_gb(memory.training_memory(L27, batch=1, seq_len=4096, recompute='selective').activations)}"
-     " with selective recomputation ("
+     "activations with FlashAttention, its default ("
+     f"{_gb(_gpt_block_activations(L27))} counted as GPT blocks with eager attention, "
+     f"{_gb(_gpt_block_activations(L27, recompute='selective'))} with selective "
+     "recomputation, "
      + _pct(optimisations.recompute_overhead(recompute="selective", n_params=N7,
                                              layers=L27.layers, heads=L27.heads,
                                              head_dim=L27.head_dim, seq_len=4096), 1)
@@ -756,7 +818,7 @@ SEED_CORRECTIONS = claims(
      lambda: f"740 TFLOP/s in FP16 is {_pct(flops.utilization(740e12, H100.dense('fp16')))} of"
      f" the dense {_tflops(H100.dense('fp16'))}"),
     ("1 − 10/16", lambda: f"1 − 10/{memory.bytes_per_param('fp32')}"),
-    ("32.9% for Llama-2-7B at 4,096 tokens",
+    ("12.1% for Llama-2-7B at 4,096 tokens",
      lambda: _pct(optimisations.mixed_precision_savings(
          n_params=N7,
          activation_bytes_fp32=2 * memory.training_memory(L27, batch=1, seq_len=4096)
@@ -813,10 +875,49 @@ SEED_CORRECTIONS = claims(
     ("3.35 TB/s memory; 75% max H100 utilization | Right",
      lambda: f"{units.format_bandwidth(H100.bandwidth)} memory; {_fa3_share()} max H100 "
      "utilization | Right"),
+    # The 2026 models and formats
+    ("Its own blocks with FlashAttention keep no s² term either, and still 138.1 GB, 1.8 "
+     "times the formula", lambda: "Its own blocks with FlashAttention keep no s² term either, "
+     f"and still {_seed_2026()['flash_32k']}, {_seed_2026()['flash_ratio']} times the "
+     "formula"),
+    ("DeepSeek-V3 trains at 37.6B of its 671.0B", lambda: "DeepSeek-V3 trains at "
+     f"{_seed_2026()['active']} of its {_seed_2026()['total']}"),
+    ("DeepSeek-V3 keeps 70,272 bytes per token, 57 times less than its 128 heads would",
+     lambda: f"DeepSeek-V3 keeps {_seed_2026()['kv']} bytes per token, "
+     f"{_seed_2026()['kv_ratio']} times less than its {_seed_2026()['mha_heads']} heads "
+     "would"),
+    ("5.6 times less time on the roofline and 2.1 GB less kept for the backward pass",
+     lambda: f"{_seed_2026()['fa_speedup']} times less time on the roofline and "
+     f"{_seed_2026()['fa_saved']} less kept for the backward pass"),
+    ("where the dense FP8 peak is 1,978.9 TFLOP/s", lambda: "where the dense FP8 peak is "
+     f"{_seed_2026()['fp8_peak']} TFLOP/s"),
+    ("13.7% of them for Llama-2-7B at 4,096 tokens", lambda: f"{_seed_2026()['attention_share']}"
+     " of them for Llama-2-7B at 4,096 tokens"),
+    ("give an H100 21.2 times the tokens per second of one", lambda: "give an H100 "
+     f"{_seed_2026()['batching']} times the tokens per second of one"),
+    ("from 239 tokens/s in FP16 to 851 in NVFP4, 3.6×", lambda: "from "
+     f"{_seed_2026()['fp16']} tokens/s in FP16 to {_seed_2026()['nvfp4']} in NVFP4, "
+     f"{_seed_2026()['quant']}×"),
+    ("fell from $12.29 in 2023 to $6.88, 1.8×", lambda: f"fell from "
+     f"${_seed_2026()['old_price']} in 2023 to ${_seed_2026()['new_price']}, "
+     f"{_seed_2026()['price_ratio']}×"),
+    ("(50% utilisation doubles the cost per token)", lambda: "("
+     f"{_pct(0.5)} utilisation "
+     + {2: "doubles"}[round(cost.cost_per_1k_tokens(usd_per_gpu_hour=1, gpus=1,
+                                                    tokens_per_second=1, utilization=0.5)
+                            / cost.cost_per_1k_tokens(usd_per_gpu_hour=1, gpus=1,
+                                                      tokens_per_second=1))]
+     + " the cost per token)"),
 )
 
 #: Numbers of book/seed_corrections.md's prose that are not results.
 SEED_CORRECTIONS_NOT_FIGURES = (
+    # the seed's headline figures and FlashAttention-3's FP8 result (Shah et al. 2024)
+    "| 1.2 PFLOPS peak |", "close to 1.2 PFLOP/s on an H100",
+    "No GPU's dense BF16 figure is 1.2 PFLOP/s", "| 95% matrix operations |",
+    "| 10× cost reduction possible |", "Together they can exceed 10×",
+    # the lever's inputs: PaLM's attention term, a batch of the course's examples
+    "12·L·H·Q·T", "(32 conversations of 2,048 tokens",
     "## Lesson 10:",  # a heading's lesson number
     # The seed pages' figures that the page corrects (or finds no way to check), quoted.
     'Execution time "0.034 ms"',
@@ -1075,6 +1176,21 @@ GLOSSARY = claims(
     ("100 % when {math}`n` GPUs are {math}`n` times faster than one",
      lambda: f"{100 * distributed.scaling_efficiency(1.0, 0.0):.0f} % when {{math}}`n` GPUs "
      "are {math}`n` times faster than one"),
+    ("DeepSeek-V3 caches 576 values per layer and token, where its 128 heads of 128 would "
+     "keep 32,768", _latent_values),
+    ("({math}`w` = 4,096)", lambda: "({math}`w` = "
+     f"{transformer.preset('mistral-7b').sliding_window:,})"),
+    ("one 8-bit power of two per 32 elements", lambda: "one "
+     f"{precision.block_format('mxfp4').scale.bits}-bit power of two per "
+     f"{precision.block_format('mxfp4').block_size} elements"),
+    ("scale per 16 elements", lambda: "scale per "
+     f"{precision.block_format('nvfp4').block_size} elements"),
+    ("MXFP4 takes 4.25 bits per element, NVFP4 4.5", lambda: "MXFP4 takes "
+     f"{precision.bits_per_element('mxfp4'):g} bits per element, NVFP4 "
+     f"{precision.bits_per_element('nvfp4'):g}"),
+    ("(Mixtral 8x7B: 12.9B of 46.7B", lambda: "(Mixtral 8x7B: "
+     f"{transformer.active_params(transformer.preset('mixtral-8x7b')) / 1e9:.1f}B of "
+     f"{transformer.param_count(transformer.preset('mixtral-8x7b')) / 1e9:.1f}B"),
     # The execution model (gpulesson.execution).
     ("Memory moves in 32-byte sectors",
      lambda: f"Memory moves in {execution.coalescing().sector_bytes}-byte sectors"),

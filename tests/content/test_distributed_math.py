@@ -631,7 +631,7 @@ CLAIMS = claims(
     (r"$\lceil 126/16 \rceil = 8$ layers", lambda: rf"$\lceil {L405.layers}/16 \rceil = "
      f"{distributed.stage_layers(L405.layers, 16)}$ layers"),
     ("Without sharding, the model state of a 3.2B-parameter shard (51.5 GB) plus the activations "
-     "would not fit; sharded like ZeRO-2 it is 6.8 GB, and the estimate lands at 79.8 GB, right "
+     "would not fit; sharded like ZeRO-2 it is 6.8 GB, and the estimate lands at 75.0 GB, right "
      "at the edge of 80 GB.", _memory_405b),
     ("With one chunk per GPU the bubble would be 47% or 94% of the ideal time, irreconcilable "
      "with 41–43% MFU, so the real run must interleave several chunks per GPU (at most 8 with 8 "

@@ -171,6 +171,17 @@ def _quote_days(n_gpus: int, gpu: hardware.GPUSpec) -> str:
     return f"{flops.training_days(total, n_gpus, gpu.dense('bf16'), MFU):.1f} days"
 
 
+V3 = transformer.preset("deepseek-v3")
+V3_TOKENS = 14.8e12                              # DeepSeek-AI 2024, section 4.1
+
+
+def _current_days() -> dict[str, str]:
+    """Llama 3 405B's 6ND on 16,384 GPUs of each kind at 40 % MFU, in whole days."""
+    total = flops.training_flops(N405, L405_TOKENS)
+    return {g: f"{flops.training_days(total, 16_384, hardware.gpu(g).dense('bf16'), 0.40):.0f}"
+            for g in ("H100 SXM", *hardware.CURRENT_GENERATION)}
+
+
 def _dims() -> str:
     return f"{MLP_DIMS[0]}, hidden width {MLP_DIMS[1]:,}"
 
@@ -351,11 +362,31 @@ CLAIMS = claims(
      f"{H100_PEAK / 1e12:.1f} TFLOP/s is {H100_OFFER * H100_PEAK / 1e15:.0f} PFLOP/s. At the "
      f"same MFU the run takes {_quote_days(LLAMA2_GPUS, A100)} on the A100s and "
      f"{_quote_days(H100_OFFER, H100)} on the H100s."),
+    # 2b. Mixture of experts
+    ("DeepSeek-V3's 14.8T training tokens cost 3.33 × 10²⁴ FLOPs at its active parameters; "
+     "counted with all 671.0B they would be 18 times more",
+     lambda: f"DeepSeek-V3's {V3_TOKENS / 1e12:.1f}T training tokens cost "
+     f"{_sci(flops.model_training_flops(V3, tokens=V3_TOKENS))} FLOPs at its active "
+     f"parameters; counted with all {transformer.param_count(V3) / 1e9:.1f}B they would be "
+     f"{transformer.param_count(V3) / transformer.active_params(V3):.0f} times more"),
+    # 6. The current generation
+    ("16,384 H100s take 68 days, B300s (2,250 TFLOP/s dense BF16) 30 days, and GB300s or "
+     "MI355Xs (2,500) 27 days",
+     lambda: (lambda d: f"16,384 H100s take {d['H100 SXM']} days, B300s "
+              f"({hardware.gpu('B300').dense('bf16') / 1e12:,.0f} TFLOP/s dense BF16) "
+              f"{d['B300']} days, and GB300s or MI355Xs "
+              f"({hardware.gpu('MI355X').dense('bf16') / 1e12:,.0f}) "
+              + {1: d["MI355X"]}[len({d["GB300 NVL72"], d["MI355X"]})] + " days")(
+                  _current_days())),
     # 7. Chinchilla
     ("5.76 × 10²³ FLOPs, is compute-optimal for a 69B model on 1.4T tokens",
      lambda: f"{_sci(GOPHER_BUDGET)} FLOPs, is compute-optimal for a "
      f"{flops.chinchilla_optimal(GOPHER_BUDGET).params / 1e9:.0f}B model on "
      f"{flops.chinchilla_optimal(GOPHER_BUDGET).tokens / 1e12:.1f}T tokens"),
+    ("puts this budget at 67B parameters and 1.5T tokens",
+     lambda: "puts this budget at "
+     f"{flops.chinchilla_fitted_optimal(GOPHER_BUDGET).params / 1e9:.0f}B parameters and "
+     f"{flops.chinchilla_fitted_optimal(GOPHER_BUDGET).tokens / 1e12:.1f}T tokens"),
     ("Llama 3 8B saw 15 trillion tokens, almost 1,900 per parameter",
      lambda: f"Llama 3 8B saw {L38_TOKENS / 1e12:.0f} trillion tokens, almost "
      f"{round(L38_TOKENS / transformer.param_count(L38), -2):,.0f} per parameter"),
@@ -391,7 +422,8 @@ NOT_FIGURES = (
     "for 60.6 % and 3.0 days",
     "And 60.6 % would be well above",
     # inputs the lesson chooses
-    "a quote for 1,024 A100 80GB GPUs",
+    "a quote for 1,024 A100 80GB GPUs", "at the same 40 % MFU", "its Table 3",
+    "The 20 is a rule of thumb",
     "That is why 40 % MFU on thousands of GPUs",
     'A framework prints "MFU 55 %"',
     "Llama 2 7B on 2T tokens, 1,024 A100s, 40 % MFU.",
@@ -572,3 +604,14 @@ def test_cited_keys_and_glossary_terms_exist(path: Path):
     text = nb.markdown(path)
     nb.check_citations_in_bibliography(text)
     nb.check_terms_in_glossary(text)
+
+
+def test_moe_exercise_counts_the_active_parameters():
+    """DeepSeek-AI 2024 (DeepSeek-V3, section 1): 37B activated of 671B; its 14.8T tokens
+    cost 6 x 37.6B x 14.8T (input embedding included, attention aside), and counting all
+    671B is the declared mistake."""
+    ex = next(e for e in BANK.EXERCISES if e.number == 12)
+    assert ex.answer_value() == pytest.approx(6 * transformer.active_params(V3) * V3_TOKENS)
+    assert round(transformer.active_params(V3) / 1e9) in (37, 38)
+    wrong = flops.training_flops(transformer.param_count(V3), V3_TOKENS)
+    assert ex.check(f"{wrong:.3e} FLOP").mistake == "total_for_flops"

@@ -378,6 +378,28 @@ def _pcie_box() -> str:
             f"to {high:.0f} tokens/s from an H100's HBM")
 
 
+def _kvc(name: str, seq_len: int) -> dict[str, float]:
+    """The registry's KV-cache calculator, one BF16 conversation."""
+    return calculators.compute("kv_cache", model=name, seq_len=seq_len, batch=1)
+
+
+def _contexts() -> str:
+    c = {name: f"{transformer.preset(name).context:,}" for name in (
+        "llama-3-8b", "gemma-2-9b", "mistral-7b", "gpt-oss-120b", "deepseek-v3")}
+    same = {1: c["llama-3-8b"]}[len({c["llama-3-8b"], c["gemma-2-9b"]})]
+    return (f"({same} tokens for Llama-3-8B and Gemma 2, {c['mistral-7b']} for Mistral-7B, "
+            f"{c['gpt-oss-120b']} for gpt-oss, {c['deepseek-v3']} for DeepSeek-V3)")
+
+
+def _mixtral_turn() -> float:
+    return inference.model_compute_bound_batch(transformer.preset("mixtral-8x7b"),
+                                               peak_flops=PEAK, bandwidth=H100.bandwidth)
+
+
+def _mixtral_read(batch: int) -> float:
+    return inference.decode_weight_bytes(transformer.preset("mixtral-8x7b"), batch=batch)
+
+
 CLAIMS = claims(
     # What you'll learn, the running example
     ("fit beside the weights on an 80 GB GPU", lambda: "fit beside the weights on an "
@@ -512,9 +534,57 @@ CLAIMS = claims(
     ("57 against 15 conversations of 8K tokens on one H100", lambda: f"{_fit('llama-3-8b')} "
      f"against {_fit('llama-2-7b')} conversations of {CONTEXT // 1024}K tokens on one H100"),
     ("(295 on an H100 in BF16)", lambda: f"({_turn(H100):.0f} on an H100 in BF16)"),
+    # 3b. Latent attention and sliding windows
+    ('"Longest" is each model\'s configured context (8,192 tokens for Llama-3-8B and Gemma 2, '
+     "32,768 for Mistral-7B, 131,072 for gpt-oss, 163,840 for DeepSeek-V3)",
+     lambda: '"Longest" is each model\'s configured context ' + _contexts()),
+    ("DeepSeek-V3 keeps 549 MiB per 8,192-token conversation, 57 times less than multi-head "
+     "attention", lambda: "DeepSeek-V3 keeps "
+     f"{units.format_bytes(_kvc('deepseek-v3', 8192)['total'], binary=True, digits=0)} per "
+     "8,192-token conversation, "
+     f"{_kvc('deepseek-v3', 8192)['total_mha'] / _kvc('deepseek-v3', 8192)['total']:.0f} "
+     "times less than multi-head attention"),
+    ("Mistral-7B's window caps every layer at 4,096 tokens: its cache stays at 512 MiB however "
+     "long the conversation, an eighth of the uncapped cache at 32,768 tokens, so 118 of its 8K "
+     "conversations fit on an H100 beside the weights, against 57 for Llama-3-8B",
+     lambda: (lambda m: f"Mistral-7B's window caps every layer at {m.sliding_window:,} "
+              "tokens: its cache stays at "
+              f"{units.format_bytes(_kvc('mistral-7b', m.context)['total'], binary=True, digits=0)}"
+              " however long the conversation, "
+              + {8: "an eighth"}[round(_kvc("mistral-7b", m.context)["total_uncapped"]
+                                       / _kvc("mistral-7b", m.context)["total"])]
+              + f" of the uncapped cache at {m.context:,} tokens, so "
+              f"{_fit('mistral-7b')} of its 8K conversations fit on an H100 beside the "
+              f"weights, against {_fit('llama-3-8b')} for Llama-3-8B")(
+                  transformer.preset("mistral-7b"))),
+    # 6b. A mixture of experts
+    ("At batch 1 Mixtral 8x7B reads its 12.9B active parameters, 25.8 GB",
+     lambda: "At batch 1 Mixtral 8x7B reads its "
+     f"{transformer.active_params(transformer.preset('mixtral-8x7b')) / 1e9:.1f}B active "
+     f"parameters, {_gb(_mixtral_read(1), 1)}"),
+    ("by batch 16 it reads 7.92 of its 8 experts per layer, 92.5 GB, nearly the whole 93.4 GB",
+     lambda: "by batch 16 it reads "
+     f"{inference.expected_experts_used(experts=8, experts_per_token=2, tokens=16):.2f} of its "
+     f"8 experts per layer, {_gb(_mixtral_read(16), 1)}, nearly the whole "
+     f"{_gb(_mixtral_read(10_000), 1)}"),
+    ("the arithmetic catches up with the reads at batch 1,071, not 295",
+     lambda: "the arithmetic catches up with the reads at batch "
+     f"{_mixtral_turn():,.0f}, not {_turn(H100):.0f}"),
+    # the current generation beside the baseline
+    ("a B300 reads 7.75 TB/s and a GB300 or an MI355X 8 TB/s, 2.3 to 2.4 times an H100",
+     lambda: (lambda b, g, m: f"a B300 reads {b.bandwidth / 1e12:g} TB/s and a GB300 or an "
+              f"MI355X {({1: m.bandwidth}[len({g.bandwidth, m.bandwidth})]) / 1e12:g}"
+              f" TB/s, {b.bandwidth / H100.bandwidth:.1f} to "
+              f"{m.bandwidth / H100.bandwidth:.1f} times an H100")(
+        hardware.gpu("B300"), hardware.gpu("GB300 NVL72"), hardware.gpu("MI355X"))),
+    ("to 290 for a B300 and 312 for an MI355X", lambda: "to "
+     f"{_turn(hardware.gpu('B300')):.0f} for a B300 and {_turn(hardware.gpu('MI355X')):.0f} "
+     "for an MI355X"),
 )
 
 NOT_FIGURES = (
+    # sections 3b and 6b: what the configurations say (names and the assumed routing)
+    "with its 128 heads would", "of its 8 experts per layer",
     "(sections 6 and 13)",            # sections of lesson 1
     # inputs the lesson chooses
     "about 8,000 tokens",
@@ -710,3 +780,24 @@ def test_a_full_gpu_is_still_memory_bound(name, context):
 def test_the_ridge_point_is_the_compute_bound_batch_with_2_byte_weights():
     """Section 6: B* = peak x b / (2 x bandwidth) equals the ridge point when b = 2."""
     assert _turn(H100) == pytest.approx(roofline.ridge_point(PEAK, H100.bandwidth))
+
+
+def test_new_exercises_reproduce_the_published_designs():
+    """DeepSeek-AI 2024 (DeepSeek-V2, Table 1): MLA caches (d_c + d_R) l values per token,
+    512 + 64 for DeepSeek-V3's 61 layers; the multi-head formula is the declared mistake.
+    Jiang et al. 2024 (Mixtral, section 2.1): at batch 1 a decode step reads the 12.9B
+    active parameters; under uniform routing a batch of B reads E(1 - (1 - k/E)^B) experts
+    per layer."""
+    from dataclasses import replace
+
+    kv = next(e for e in BANK.EXERCISES if e.number == 11)
+    assert kv.answer_value() == 61 * (512 + 64) * 2 * 32768
+    mha = 61 * 2 * 128 * 128 * 2 * 32768
+    assert kv.check(f"{mha / 1e9:.2f} GB").mistake == "mha_for_latent"
+    moe = next(e for e in BANK.EXERCISES if e.number == 12)
+    at_one = replace(moe, params={"model": "mixtral-8x7b", "batch": 1})
+    assert at_one.answer_value() == 2 * 12_879_925_248
+    at_four = replace(moe, params={"model": "mixtral-8x7b", "batch": 4})
+    routed = 32 * 8 * 3 * 4096 * 14336
+    assert at_four.answer_value() == pytest.approx(
+        2 * (46_702_792_704 - routed + routed * (1 - 0.75**4)), rel=1e-12)

@@ -23,6 +23,7 @@ from dataclasses import replace
 import pytest
 
 from gpulesson import hardware, inference, memory, optimisations, transformer, units
+from gpulesson.activations import activation_tensors, layer_activation_bytes
 from gpulesson.exercises import lesson_module
 from gpulesson.precision import float_format
 
@@ -89,6 +90,28 @@ def _activations(cfg: transformer.TransformerConfig, seq_len: int, *, batch: int
 def _per_layer(cfg: transformer.TransformerConfig, seq_len: int, **kw) -> int:
     return memory.activation_bytes_per_layer(seq_len=seq_len, batch=1, hidden=cfg.hidden,
                                              heads=cfg.heads, **kw)
+
+
+def _gpt_formula(cfg: transformer.TransformerConfig, seq_len: int, **kw) -> int:
+    """All layers counted as GPT blocks (the lesson's ``activations()``)."""
+    return cfg.layers * _per_layer(cfg, seq_len, **kw)
+
+
+def _llama_coefficients() -> dict[str, float]:
+    """The constants of the Llama derivation, sbh(12 + 4 n_kv/a + 6f/h) + 4asb, read off
+    ``activation_tensors`` of Llama-2-7B (the calculators' per-tensor list)."""
+    s, b, cfg = 4096, 1, L27
+    t = activation_tensors(cfg, seq_len=s, batch=b)
+    f_part = sum(t[k] for k in t if k.startswith("MLP") and k != "MLP input")
+    kv_part = t["K"] + t["V"]
+    rest = sum(t.values()) - f_part - kv_part - t["softmax statistics"]
+    return {"const": rest / (s * b * cfg.hidden), "kv": kv_part / (s * b * cfg.kv_dim),
+            "f": f_part / (s * b * cfg.ffn),
+            "stats": t["softmax statistics"] / (cfg.heads * s * b)}
+
+
+def _l7_flash(seq_len: int = 4096, **kw) -> float:
+    return _activations(L27, seq_len, **kw)
 
 
 def _per_sbh(cfg: transformer.TransformerConfig = GPT3, seq_len: int = 2048, **kw) -> float:
@@ -170,6 +193,28 @@ def _breakdown_change() -> dict[str, int]:
             "net": sum(b.values()) - sum(a.values())}
 
 
+def _moe(name: str) -> tuple[transformer.TransformerConfig, int, int]:
+    cfg = transformer.preset(name)
+    return cfg, transformer.param_count(cfg), transformer.active_params(cfg)
+
+
+def _routed_share(name: str) -> float:
+    cfg, total, _ = _moe(name)
+    return transformer.moe_breakdown(cfg)["routed_experts"] / total
+
+
+def _gpt_oss_checkpoint() -> float:
+    """gpt-oss-120b as shipped: routed experts in MXFP4, everything else in BF16."""
+    cfg, total, _ = _moe("gpt-oss-120b")
+    routed = transformer.moe_breakdown(cfg)["routed_experts"]
+    return (memory.weight_bytes(routed, precision="mxfp4")
+            + memory.weight_bytes(total - routed, precision="bf16"))
+
+
+def _state_gpus(name: str) -> int:
+    return memory.gpus_needed(_state(L370), hardware.gpu(name).usable_memory())
+
+
 def _fp8_70b() -> tuple[float, float]:
     weights = memory.weight_bytes(N70, precision="fp8")
     return weights, memory.headroom(weights, GPU_MEMORY)
@@ -195,8 +240,9 @@ CLAIMS = claims(
     ("16 bytes per parameter", lambda: f"{memory.bytes_per_param('mixed', 'adam')} bytes per "
      "parameter"),
     ("80 GB GPU", lambda: f"{_gb(GPU_MEMORY, 0)} GPU"),
-    ("A team rents GPUs with 80 GB of memory each (H100 SXM)",
-     lambda: f"A team rents GPUs with {_gb(GPU_MEMORY, 0)} of memory each ({H100.name})"),
+    ("A team rents GPUs with 80 GB of memory each (H100 SXM, the course's teaching baseline",
+     lambda: f"A team rents GPUs with {_gb(GPU_MEMORY, 0)} of memory each ({H100.name}, the "
+     "course's teaching baseline" if H100.name == hardware.TEACHING_BASELINE else "?"),
     ("$sbh(34 + 5as/h)$", lambda: f"$sbh({_kept()} + {_score_coefficient():.0f}as/h)$"),
     # 1. GPT-2's parameters.
     ("($V = 50{,}257$, $P = 1{,}024$, $d = 768$, $L = 12$)",
@@ -234,6 +280,36 @@ CLAIMS = claims(
               f" heads instead of {L27.kv_heads} removes {c['attention'] / 1e6:.1f}M from "
               f"the $K$ and $V$ projections. Net: +{c['net']:,}")(_breakdown_change())),
     ("two thirds to four fifths in the MLPs", lambda: _mlp_share_words() + " in the MLPs"),
+    # 3b. Mixture of experts.
+    ("Mixtral 8x7B holds 46.7B parameters, 93.4 GB in BF16, more than one 80 GB GPU, though "
+     "each token uses 12.9B of them",
+     lambda: (lambda c, n, a: f"Mixtral 8x7B holds {n / 1e9:.1f}B parameters, "
+              f"{_gb(memory.weight_bytes(n))} in BF16, "
+              + ("more" if not memory.fits(memory.weight_bytes(n), GPU_MEMORY) else "less")
+              + f" than one {_gb(GPU_MEMORY, 0)} GPU, though each token uses {a / 1e9:.1f}B "
+              "of them")(*_moe("mixtral-8x7b"))),
+    ("DeepSeek-V3 has 3 dense layers and 58 mixture-of-experts layers of 256 routed experts "
+     "(8 per token) and one shared expert",
+     lambda: (lambda c: f"DeepSeek-V3 has {c.dense_layers} dense layers and {c.moe_layers} "
+              f"mixture-of-experts layers of {c.experts} routed experts "
+              f"({c.experts_per_token} per token) and "
+              + {1: "one"}[c.shared_experts] + " shared expert")(
+                  transformer.preset("deepseek-v3"))),
+    ("routed experts hold 97.4 % of the 671.0B", lambda: "routed experts hold "
+     f"{100 * _routed_share('deepseek-v3'):.1f} % of the "
+     f"{_moe('deepseek-v3')[1] / 1e9:.1f}B"),
+    ("with it, 37.6B", lambda: f"with it, {_moe('deepseek-v3')[2] / 1e9:.1f}B"),
+    ("gpt-oss-120b keeps 98.2 % of its parameters in its experts and ships them in MXFP4, 4.25 "
+     "bits with the block scales",
+     lambda: f"gpt-oss-120b keeps {100 * _routed_share('gpt-oss-120b'):.1f} % of its "
+     "parameters in its experts and ships them in MXFP4, "
+     f"{8 * memory.precision_bytes('mxfp4'):g} bits with the block scales"),
+    ("its checkpoint comes to 60.71 GiB", lambda: "its checkpoint comes to "
+     f"{units.format_bytes(_gpt_oss_checkpoint(), binary=True, digits=2)}"),
+    ("fits on one 80 GB GPU where BF16 would need 233.7 GB",
+     lambda: ("fits" if memory.fits(_gpt_oss_checkpoint(), GPU_MEMORY) else "does not fit")
+     + f" on one {_gb(GPU_MEMORY, 0)} GPU where BF16 would need "
+     f"{_gb(memory.weight_bytes(_moe('gpt-oss-120b')[1]))}"),
     # 4. Bytes to serve.
     ("$6{,}738{,}415{,}616 \\times 2$ bytes $= 13.48$ GB in BF16. The same bytes are 12.55 "
      "**GiB**",
@@ -308,30 +384,44 @@ CLAIMS = claims(
      "\\right)"),
     ("The 34 collects the $sbh$-sized tensors", lambda: f"The {_kept()} collects the "
      "$sbh$-sized tensors"),
-    ("For Llama-2-7B at 4,096 tokens, one sequence per micro-batch ($a = 32$, $h = "
-     "4{,}096$): $5as/h = 160$, almost five times the 34, and each layer keeps 3.25 GB; 32 "
-     "layers keep 104.2 GB",
-     lambda: "For Llama-2-7B at 4,096 tokens, one sequence per micro-batch "
-     f"($a = {L27.heads}$, $h = {_comma(L27.hidden)}$): $5as/h = "
-     f"{_score_term(L27, 4096):.0f}$, almost five times the {_kept()}, and each layer keeps "
-     f"{_gb(_per_layer(L27, 4096), 2)}; {L27.layers} layers keep "
-     f"{_gb(_activations(L27, 4096))}"),
-    ("For GPT-3 at 2,048 tokens the attention term is 80 and one sequence keeps 275.4 GB "
-     "across 96 layers",
-     lambda: f"For GPT-3 at 2,048 tokens the attention term is {_score_term(GPT3, 2048):.0f} "
-     f"and one sequence keeps {_gb(_activations(GPT3, 2048))} across {GPT3.layers} layers"),
+    ("at 4,096 tokens ($a = 32$, $h = 4{,}096$) $5as/h = 160$, almost five times the 34, and "
+     "each layer would keep 3.25 GB; 32 layers would keep 104.2 GB",
+     lambda: f"at 4,096 tokens ($a = {L27.heads}$, $h = {_comma(L27.hidden)}$) $5as/h = "
+     f"{_score_term(L27, 4096):.0f}$, almost five times the {_kept()}, and each layer would "
+     f"keep {_gb(_per_layer(L27, 4096), 2)}; {L27.layers} layers would keep "
+     f"{_gb(_gpt_formula(L27, 4096))}"),
+    ("For GPT-3 at 2,048 tokens, one sequence per micro-batch, the attention term is 80 and "
+     "one sequence keeps 275.4 GB across 96 layers",
+     lambda: "For GPT-3 at 2,048 tokens, one sequence per micro-batch, the attention term is "
+     f"{_score_term(GPT3, 2048):.0f} and one sequence keeps {_gb(_activations(GPT3, 2048))} "
+     f"across {GPT3.layers} layers"),
+    ("s\\,b\\,h\\left(12 + \\frac{4\\,n_\\text{kv}}{a} + \\frac{6f}{h}\\right) + "
+     "4\\,a\\,s\\,b",
+     lambda: (lambda c: f"s\\,b\\,h\\left({c['const']:.0f} + \\frac{{{c['kv']:.0f}\\,"
+              f"n_\\text{{kv}}}}{{a}} + \\frac{{{c['f']:.0f}f}}{{h}}\\right) + "
+              f"{c['stats']:.0f}\\,a\\,s\\,b")(_llama_coefficients())),
+    ("the derivation keeps 539.5 MB per layer, 17.3 GB for 32 layers, where the GPT formula "
+     "says 104.2 GB: six times less",
+     lambda: f"the derivation keeps {_gb(layer_activation_bytes(L27, seq_len=4096))} per "
+     f"layer, {_gb(_l7_flash())} for {L27.layers} layers, where the GPT formula says "
+     f"{_gb(_gpt_formula(L27, 4096))}: "
+     + WORDS[round(_gpt_formula(L27, 4096) / _l7_flash())] + " times less"),
     ("the 34 of the published count. With $p = 1$ it gives 18 bytes per $sbh$",
      lambda: f"the {_kept()} of the published count. With $p = 1$ it gives "
      f"{_seed_activation_formula(1, 1, 1, 1):.0f} bytes per $sbh$"),
     ("The page's formula is about six times too low for GPT-3 without recomputation, and it "
      "misses the quadratic growth entirely: for Llama-2-7B at 32,768 tokens it is 73 times "
-     "too low",
+     "below the GPT count. Even against FlashAttention, which has no $s^2$ term either, it "
+     "is 1.8 times too low",
      lambda: "The page's formula is about "
      + WORDS[round(_activations(GPT3, 2048)
                    / _seed_activation_formula(1, 2048, GPT3.hidden, GPT3.layers))]
      + " times too low for GPT-3 without recomputation, and it misses the quadratic growth "
      "entirely: for Llama-2-7B at 32,768 tokens it is "
-     f"{_activations(L27, 32768) / _seed_activation_formula(1, 32768, L27.hidden, L27.layers):.0f}"
+     f"{_gpt_formula(L27, 32768) / _seed_activation_formula(1, 32768, L27.hidden, L27.layers):.0f}"
+     " times below the GPT count. Even against FlashAttention, which has no $s^2$ term "
+     "either, it is "
+     f"{_l7_flash(32768) / _seed_activation_formula(1, 32768, L27.hidden, L27.layers):.1f}"
      " times too low"),
     # 8. Recomputation, tensor and sequence parallelism.
     ("What stays is $34\\,sbh$", lambda: f"What stays is ${_kept()}\\,sbh$"),
@@ -345,33 +435,35 @@ CLAIMS = claims(
     ("$sbh\\,(10 + 24/t)$ or $34\\,sbh/t$", lambda: f"$sbh\\,({_split_by_tp()[1]} + "
      f"{_split_by_tp()[0]}/t)$ or ${_kept()}\\,sbh/t$"),
     ("all 80 layers", lambda: f"all {L370.layers} layers"),
-    ("Without recomputation, one sequence of Llama-3-70B keeps 520.8 GB of activations. "
-     "Selective recomputation brings it to 91.3 GB, still more than a GPU holds; spread over "
-     "8 GPUs with tensor and sequence parallelism it is 11.4 GB each",
-     lambda: "Without recomputation, one sequence of Llama-3-70B keeps "
-     f"{_gb(_activations(L370, 4096))} of activations. Selective recomputation brings it to "
-     f"{_gb(_activations(L370, 4096, recompute='selective'))}, still "
-     + ("more" if _activations(L370, 4096, recompute="selective") > GPU_MEMORY else "less")
+    ("With eager attention one sequence of Llama-3-70B keeps 261.7 GB of activations. "
+     "FlashAttention brings it to 90.0 GB, still more than a GPU holds; spread over 8 GPUs "
+     "with tensor and sequence parallelism it is 11.3 GB each",
+     lambda: "With eager attention one sequence of Llama-3-70B keeps "
+     f"{_gb(_activations(L370, 4096, attention='eager'))} of activations. FlashAttention "
+     f"brings it to {_gb(_activations(L370, 4096))}, still "
+     + ("more" if _activations(L370, 4096) > GPU_MEMORY else "less")
      + " than a GPU holds; spread over 8 GPUs with tensor and sequence parallelism it is "
      f"{_gb(_tp8_sp(L370))} each"),
-    ("The model state is flat at 107.8 GB. Without recomputation the activations nearly equal "
-     "it at 4,096 tokens (104.2 GB) and are 3.5 times larger at 8,192",
-     lambda: f"The model state is flat at {_gb(_state(L27))}. Without recomputation the "
-     f"activations nearly equal it at 4,096 tokens ({_gb(_activations(L27, 4096))}) and are "
-     f"{_activations(L27, 8192) / _state(L27):.1f} times larger at 8,192"),
-    ("18.3 GB at 4,096 tokens, 146.0 GB at 32,768",
-     lambda: f"{_gb(_activations(L27, 4096, recompute='selective'))} at 4,096 tokens, "
-     f"{_gb(_activations(L27, 32768, recompute='selective'))} at 32,768"),
-    ("from 208.3 GB to 104.2 GB at 4,096 tokens. Selective recomputation at 2 sequences brings "
-     "them to 36.5 GB, better than halving the batch, for about 4.6 % more FLOPs",
-     lambda: f"from {_gb(_activations(L27, 4096, batch=2))} to "
-     f"{_gb(_activations(L27, 4096))} at 4,096 tokens. Selective recomputation at 2 sequences"
-     f" brings them to {_gb(_activations(L27, 4096, batch=2, recompute='selective'))}, better "
-     "than halving the batch, for about "
+    ("The model state is flat at 107.8 GB. With eager attention the activations reach nearly "
+     "half of it at 4,096 tokens (51.6 GB) and are 1.6 times larger at 8,192",
+     lambda: f"The model state is flat at {_gb(_state(L27))}. With eager attention the "
+     "activations reach "
+     + {True: "nearly half"}[0.4 < _l7_flash(attention="eager") / _state(L27) < 0.5]
+     + f" of it at 4,096 tokens ({_gb(_l7_flash(attention='eager'))}) and are "
+     f"{_l7_flash(8192, attention='eager') / _state(L27):.1f} times larger at 8,192"),
+    ("17.3 GB at 4,096 tokens, 138.1 GB at 32,768",
+     lambda: f"{_gb(_l7_flash())} at 4,096 tokens, {_gb(_l7_flash(32768))} at 32,768"),
+    ("from 103.2 GB to 51.6 GB at 4,096 tokens. FlashAttention at 2 sequences brings them to "
+     "34.5 GB, better than halving the batch; it recomputes the scores in the backward pass, "
+     "about 4.6 % more FLOPs",
+     lambda: f"from {_gb(_l7_flash(batch=2, attention='eager'))} to "
+     f"{_gb(_l7_flash(attention='eager'))} at 4,096 tokens. FlashAttention at 2 sequences "
+     f"brings them to {_gb(_l7_flash(batch=2))}, better than halving the batch; it recomputes "
+     "the scores in the backward pass, about "
      f"{100 * _selective_overhead():.1f} % more FLOPs"),
-    ("Both together: 18.3 GB. Neither fixes the 107.8 GB of model state",
-     lambda: f"Both together: {_gb(_activations(L27, 4096, recompute='selective'))}. Neither "
-     f"fixes the {_gb(_state(L27))} of model state"),
+    ("Both together: 17.3 GB. Neither fixes the 107.8 GB of model state",
+     lambda: f"Both together: {_gb(_l7_flash())}. Neither fixes the {_gb(_state(L27))} of "
+     "model state"),
     # 9. How many 80 GB GPUs?
     ("Training needs eight times the memory of serving, 16 bytes per parameter against the 2 "
      "of BF16 weights",
@@ -380,7 +472,7 @@ CLAIMS = claims(
      + f" times the memory of serving, {memory.bytes_per_param()} bytes per parameter against"
      f" the {memory.precision_bytes('bf16'):g} of BF16 weights"),
     ("serves from one GPU with 66.5 GB to spare for the KV cache, and trains on no fewer than "
-     "2: 107.8 GB of state plus 18.3 GB of activations",
+     "2: 107.8 GB of state plus 17.3 GB of activations",
      lambda: "serves from one GPU with "
      f"{_gb(memory.headroom(memory.weight_bytes(N7), GPU_MEMORY))} to spare for the KV "
      "cache, and trains on no fewer than "
@@ -389,35 +481,55 @@ CLAIMS = claims(
      + f": {_gb(_state(L27))} of state plus "
      f"{_gb(_activations(L27, 4096, recompute='selective'))} of activations"),
     ("has 1.13 TB of model state: at least 15 GPUs before activations. And one 4,096-token "
-     "sequence keeps 91.3 GB of activations",
+     "sequence keeps 90.0 GB of activations even with FlashAttention",
      lambda: f"has {_gb(_state(L370), 2)} of model state: at least "
      f"{memory.gpus_needed(_state(L370), GPU_MEMORY)} GPUs before activations. And one "
      "4,096-token sequence keeps "
-     f"{_gb(_activations(L370, 4096, recompute='selective'))} of activations"),
-    ("over 8 GPUs each keeps 11.4 GB, and 68.6 GB remain on each for its share of the state. "
+     f"{_gb(_activations(L370, 4096, recompute='selective'))} of activations even with "
+     "FlashAttention"),
+    ("over 8 GPUs each keeps 11.3 GB, and 68.7 GB remain on each for its share of the state. "
      "That makes at least 17 GPUs",
      lambda: f"over 8 GPUs each keeps {_gb(_tp8_sp(L370))}, and "
      f"{_gb(GPU_MEMORY - _tp8_sp(L370))} remain on each for its share of the state. That "
      f"makes at least {memory.gpus_needed(_state(L370), GPU_MEMORY - _tp8_sp(L370))} GPUs"),
+    ("A framework plans with about 90 % of what the driver reports",
+     lambda: f"A framework plans with about {100 * hardware.USABLE_MEMORY_FRACTION:.0f} % of "
+     "what the driver reports"),
+    ("the same 1.13 TB of Llama-3-70B state needs 15 H100s against 5 of a B300, a GB300 or an "
+     "MI355X, whose datasheets say 288 GB",
+     lambda: f"the same {_gb(_state(L370), 2)} of Llama-3-70B state needs "
+     f"{_state_gpus('H100 SXM')} H100s against "
+     + {1: str(_state_gpus("B300"))}[len({_state_gpus(g) for g in ("B300", "GB300 NVL72",
+                                                                     "MI355X")})]
+     + " of a B300, a GB300 or an MI355X, whose datasheets say "
+     + {1: _gb(hardware.gpu("B300").memory_bytes, 0)}[len({hardware.gpu(g).memory_bytes for g in (
+         "B300", "GB300 NVL72", "MI355X")})]),
     ("No. 14 GB is the BF16 weights; training keeps 16 bytes per parameter, 107.8 GB for "
      "Llama-2-7B",
      lambda: f"No. {_gb(memory.weight_bytes(7e9), 0)} is the BF16 weights; training keeps "
      f"{memory.bytes_per_param()} bytes per parameter, {_gb(_state(L27))} for Llama-2-7B"),
-    ("73.0 GB for 4 sequences of 4,096 tokens even with selective recomputation, which leaves "
-     "each GPU only 7.0 GB for its share of the state: 16 GPUs would be needed "
-     "(`memory.gpus_needed(107.8e9, 7.0e9)`)",
-     lambda: f"{_gb(_micro_batch_of_four('selective').activations)} for 4 sequences of 4,096 "
-     "tokens even with selective recomputation, which leaves each GPU only "
-     f"{_gb(GPU_MEMORY - _micro_batch_of_four('selective').activations)} for its share of the"
-     f" state: {_gpus_each_keeping_its_batch('selective')} GPUs would be needed "
-     "(`memory.gpus_needed(107.8e9, 7.0e9)`)"),
+    ("69.1 GB for 4 sequences of 4,096 tokens even with FlashAttention, which leaves each GPU "
+     "only 10.9 GB for its share of the state: 10 GPUs would be needed "
+     "(`memory.gpus_needed(107.8e9, 10.9e9)`)",
+     lambda: f"{_gb(_micro_batch_of_four('none').activations)} for 4 sequences of 4,096 "
+     "tokens even with FlashAttention, which leaves each GPU only "
+     f"{_gb(GPU_MEMORY - _micro_batch_of_four('none').activations)} for its share of the"
+     f" state: {_gpus_each_keeping_its_batch('none')} GPUs would be needed "
+     f"(`memory.gpus_needed({_state(L27) / 1e9:.1f}e9, "
+     f"{(GPU_MEMORY - _micro_batch_of_four('none').activations) / 1e9:.1f}e9)`)"),
     ("state plus *one* micro-batch, says 3", lambda: "state plus *one* micro-batch, says "
-     f"{_micro_batch_of_four('selective').gpus_needed}"),
+     f"{_micro_batch_of_four('none').gpus_needed}"),
     ("With full recomputation the activations take 4.3 GB per GPU and two GPUs do hold it all",
      lambda: "With full recomputation the activations take "
      f"{_gb(_micro_batch_of_four('full').activations)} per GPU and "
      f"{WORDS[_gpus_each_keeping_its_batch('full')]} GPUs do hold it all"),
     # Key takeaways.
+    ("$sbh(12 + 4n_\\text{kv}/a + 6f/h) + 4asb$, 17.3 GB for Llama-2-7B at 4,096 tokens "
+     "against the GPT formula's 104.2 GB",
+     lambda: (lambda c: f"$sbh({c['const']:.0f} + {c['kv']:.0f}n_\\text{{kv}}/a + "
+              f"{c['f']:.0f}f/h) + {c['stats']:.0f}asb$, {_gb(_l7_flash())} for Llama-2-7B at "
+              f"4,096 tokens against the GPT formula's {_gb(_gpt_formula(L27, 4096))}")(
+                  _llama_coefficients())),
     ("$Vd + Pd + L(12d^2 + 13d) + 2d = 124{,}439{,}808$",
      lambda: f"$Vd + Pd + L(12d^2 + 13d) + 2d = {_comma(transformer.param_count(GPT2))}$"),
     ("Training with Adam keeps 16 bytes per parameter in mixed precision *and* in FP32",
@@ -441,6 +553,8 @@ NOT_FIGURES = (
     # the lesson's chosen inputs
     "width 256, 4 blocks, 8 heads, a vocabulary of 8,192 and 512 positions",
     "an MLP width of 688", "4,096 tokens", "4,096-token", "2,048-token",
+    "8 query heads sharing 2 KV heads", "over blocks of 16 keys", "one FP32 log-sum-exp",
+    "2 sequences", "($2as^2b$, not $5as^2b$)",
     "an update of $10^{-4}$",
     # GPT-2's formula, its constants (Radford et al. 2019, as counted in section 1)
     "\\underbrace{12 d^2}", "\\underbrace{13 d}",
@@ -448,6 +562,8 @@ NOT_FIGURES = (
     "11 in attention", "19 in the MLP",
     # CuPy's allocation granularity
     "a multiple of 512 bytes",
+    # the published figures the lesson holds its counts against
+    '"37B activated"', "OpenAI's model card gives 60.8 GiB",
     # definitions, names and cross-references
     "$10^9$", "$2^{30}$", "32-bit", "16-bit", "§3.1",
 )
@@ -506,7 +622,8 @@ def test_counts_are_checked_against_arrays_and_bytes_measured() -> None:
     """Section 2 builds real arrays (on the lesson's device) and shows that their element
     count equals param_count; section 6 compares nbytes and the allocator with
     training_memory; section 7 measures a forward pass with tracemalloc and shows that the
-    tensors it keeps add up to activation_bytes_per_layer."""
+    tensors it keeps add up to activation_bytes_per_layer, and a Llama block's forward pass
+    (eager and FlashAttention-style) that its tensors add up to the derivation."""
     code = "\n".join(nb.code(NOTEBOOK, hidden=False))
     for needed in ("build_weights(gpt2_shapes(small_gpt))",
                    "build_weights(llama_shapes(small_llama))",
@@ -514,7 +631,8 @@ def test_counts_are_checked_against_arrays_and_bytes_measured() -> None:
                    "get_default_memory_pool()",
                    "counted == transformer.param_count(small_gpt)",
                    "counted == transformer.param_count(small_llama)",
-                   "kept_bytes == formula"):
+                   "kept_bytes == formula", "llama_block_saved(small_block",
+                   "measured == derived"):
         assert needed in code, needed
     assert re.search(r"memory\.training_memory\(\s*n_small", code)
 
@@ -584,12 +702,27 @@ def test_gpt3_attention_term_as_in_korthikanti() -> None:
     assert full == s * h * (34 + 80) and selective == 34 * s * h
 
 
+def test_moe_and_llama_exercises_reproduce_published_figures() -> None:
+    """Jiang et al. 2024 (Mixtral, section 2.1): 47B parameters, 13B active, so its BF16
+    weights are 2 bytes x 46.7B, and the declared mistake is 2 bytes x 12.9B. A Llama-2-7B
+    layer at 4,096 tokens with FlashAttention keeps what the measured forward pass keeps
+    (tests/unit/test_memory.py), a sixth of the GPT formula."""
+    bank = lesson_module(SLUG)
+    moe = next(e for e in bank.EXERCISES if e.number == 11)
+    assert round(moe.answer_value() / 1e9, 1) == round(2 * 46.7, 1)
+    assert moe.check(f"{2 * 12.88:.1f} GB").mistake == "active_for_memory"
+    flash = next(e for e in bank.EXERCISES if e.number == 10)
+    assert round(_gpt_formula(L27, 4096) / (L27.layers * flash.answer_value())) == 6
+    assert flash.check(f"{_per_layer(L27, 4096) / 1e9:.2f} GB").mistake == "gpt_formula"
+
+
 def test_exercise_bank_promises() -> None:
     exercises = lesson_module(SLUG).EXERCISES
     assert len(exercises) >= 5
     assert {ex.kind for ex in exercises} >= {"numeric", "choice", "code"}
     keys = {m.key for ex in exercises for m in ex.mistakes}
     for mistake in ("ten_bytes", "gib_as_gb", "forgot_training_state", "forgot_optimizer",
-                    "no_recompute", "no_sequence_parallel", "rounded_down"):
+                    "no_recompute", "no_sequence_parallel", "rounded_down", "gpt_formula",
+                    "eager_scores", "active_for_memory"):
         assert mistake in keys, mistake
     nb.check_exercise_notebook(SLUG)

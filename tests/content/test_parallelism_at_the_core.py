@@ -385,6 +385,22 @@ CLAIMS = claims(
      "time"),
     ("at a batch of about 295 conversations (the ridge point again",
      lambda: f"at a batch of about {_turn():.0f} conversations (the ridge point again"),
+    ("in NVFP4, whose block scales bring a weight to 4.5 bits, 3.9 GB and 851 tokens/s",
+     lambda: "in NVFP4, whose block scales bring a weight to "
+     f"{precision.bits_per_element('nvfp4'):g} bits, "
+     f"{_gb(memory.weight_bytes(SEVEN_B, precision='nvfp4'), 1)} and "
+     f"{_ceiling('nvfp4'):.0f} tokens/s"),
+    ("one scale per block of 16 or 32 values", lambda: "one scale per block of "
+     f"{precision.block_format('nvfp4').block_size} or "
+     f"{precision.block_format('mxfp4').block_size} values"),
+    ("MXFP4 takes 4.25 bits per element and NVFP4 4.5", lambda: "MXFP4 takes "
+     f"{precision.bits_per_element('mxfp4'):g} bits per element and NVFP4 "
+     f"{precision.bits_per_element('nvfp4'):g}"),
+    ("A B300's dense FP4 peak is 13,500 TFLOP/s, three times its FP8 rate",
+     lambda: (lambda g: "A B300's dense FP4 peak is "
+              f"{g.dense('fp4') / 1e12:,.0f} TFLOP/s, "
+              + {3: "three times"}[round(g.dense("fp4") / g.dense("fp8"))]
+              + " its FP8 rate")(hardware.gpu("B300"))),
     ("In INT8 the weights take 7 GB and the ceiling doubles to 479 tokens/s; in INT4, 3.5 GB "
      "and 957 tokens/s",
      lambda: f"In INT8 the weights take {_gb(memory.weight_bytes(SEVEN_B, precision='int8'))}"
@@ -545,3 +561,15 @@ def test_decode_ceiling_with_kv_reads_as_taught() -> None:
     assert inference.decode_ceiling_tokens_per_second(
         weight_bytes=14e9, bandwidth=3.35e12, batch=8,
         kv_bytes_per_sequence=kv) == pytest.approx(1472.99, abs=0.01)
+
+
+def test_fp4_exercise_reads_the_scales_too():
+    """NVIDIA 2025 (NVFP4): one E4M3 scale per 16 E2M1 elements, 4.5 bits per weight; a
+    7B model's decode on a B300 (7.75 TB/s, datasheet) is capped at 7.75e12 / (7e9 x 4.5/8)
+    tokens/s at batch 1, and half a byte per weight is the declared mistake."""
+    from gpulesson.exercises import lesson_module
+
+    ex = next(e for e in lesson_module(SLUG).EXERCISES if e.number == 15)
+    bw = hardware.gpu("B300").bandwidth
+    assert ex.answer_value() == pytest.approx(bw / (7e9 * 4.5 / 8))
+    assert ex.check(f"{bw / 3.5e9:.0f} tokens/s").mistake == "forgot_scales"

@@ -24,7 +24,17 @@ import math
 
 import pytest
 
-from gpulesson import calculators, flops, gemm, hardware, memory, roofline, transformer, units
+from gpulesson import (
+    calculators,
+    flops,
+    gemm,
+    hardware,
+    memory,
+    precision,
+    roofline,
+    transformer,
+    units,
+)
 from gpulesson.bench import sizes_for
 from gpulesson.exercises.bank.roofline_and_tensor_cores import seed_bytes_precision
 from gpulesson.precision import float_format
@@ -125,6 +135,17 @@ def _fp16_accumulator_step() -> tuple[int, float]:
     fp16 = float_format("fp16")
     start = 2 ** (fp16.fraction_bits - 1)
     return start, start * fp16.epsilon
+
+
+def _e2m1() -> str:
+    """FP4 E2M1's non-negative values, as the lesson lists them."""
+    values = [f"{v:g}" for v in float_format("fp4_e2m1").values]
+    return ", ".join(values[:-1]) + " or " + values[-1]
+
+
+def _fp4_70b(name: str) -> str:
+    n = transformer.param_count(transformer.preset("llama-3-70b"))
+    return units.format_bytes(memory.weight_bytes(n, precision=name), digits=1)
 
 
 CLAIMS = claims(
@@ -321,6 +342,27 @@ CLAIMS = claims(
     # Key takeaways.
     ("Their peak is 15 times FP32's on an H100", lambda: "Their peak is "
      f"{H100.dense('bf16') / H100.dense('fp32'):.0f} times FP32's on an H100"),
+    # 4. Block-scaled formats
+    ("an FP4 (E2M1) number is one of 0, 0.5, 1, 1.5, 2, 3, 4 or 6",
+     lambda: f"an FP4 (E2M1) number is one of {_e2m1()}"),
+    ("the largest is only 12 times the smallest non-zero value",
+     lambda: "the largest is only "
+     f"{precision.block_format('mxfp4').block_dynamic_range:g} times the smallest non-zero "
+     "value"),
+    ("the OCP MX formats an 8-bit power of two per 32 elements, NVFP4 an FP8 (E4M3) scale per "
+     "16 elements", lambda: (lambda mx, nv: f"the OCP MX formats an {mx.scale.bits}-bit power "
+                             f"of two per {mx.block_size} elements, NVFP4 an FP8 (E4M3) scale "
+                             f"per {nv.block_size} elements")(
+        precision.block_format("mxfp4"), precision.block_format("nvfp4"))),
+    ("MXFP4 takes 4.25 bits per element and NVFP4 4.5, not 4: Llama-3-70B's weights take 37.5 "
+     "GB in MXFP4 and 39.7 GB in NVFP4, against the 35.3 GB",
+     lambda: f"MXFP4 takes {precision.bits_per_element('mxfp4'):g} bits per element and NVFP4 "
+     f"{precision.bits_per_element('nvfp4'):g}, not "
+     f"{precision.block_format('mxfp4').element.bits}: Llama-3-70B's weights take "
+     f"{_fp4_70b('mxfp4').replace(' GB', '')} GB in MXFP4 and {_fp4_70b('nvfp4')} in NVFP4, "
+     f"against the {_fp4_70b('int4')}"),
+    ("a relative step of 0.5", lambda: "a relative step of "
+     f"{precision.block_format('nvfp4').epsilon:g}"),
 )
 
 #: Numbers of the prose that are not results.
@@ -422,3 +464,15 @@ def test_h100_dense_and_sparse_as_taught() -> None:
     assert H100.peak_flops["bf16"] == pytest.approx(989.4e12)
     assert H100.sparse_flops["bf16"] == pytest.approx(1978.9e12)
     assert gemm.flops(4096, 4096, 4096) / 989.4e12 == pytest.approx(138.9e-6, abs=0.05e-6)
+
+
+def test_fp4_exercise_counts_the_block_scales():
+    """OCP MX v1.0 (section 5) and NVIDIA's NVFP4 (2025): MXFP4 stores one 8-bit scale per
+    32 E2M1 elements, 4.25 bits each; Llama-3-70B's 70.55B weights then take 37.48 GB, and
+    the bare half byte per weight is the declared mistake."""
+    from gpulesson.exercises import lesson_module
+
+    ex = next(e for e in lesson_module("roofline_and_tensor_cores").EXERCISES if e.number == 10)
+    n = transformer.param_count(transformer.preset("llama-3-70b"))
+    assert ex.answer_value() == n * (4 + 8 / 32) / 8
+    assert ex.check(f"{n * 0.5 / 1e9:.2f} GB").mistake == "forgot_scales"

@@ -50,6 +50,8 @@ def _write_book(root: Path) -> None:
     config["sphinx"]["config"]["html_static_path"] = [
         str(REPO_ROOT / p) for p in config["sphinx"]["config"].get("html_static_path", [])
     ]
+    if config["html"].get("favicon"):
+        config["html"]["favicon"] = str(REPO_ROOT / config["html"]["favicon"])
     (root / "_config.yml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
     (root / "_toc.yml").write_text(
         "format: jb-book\nroot: index\nchapters:\n  - file: notebooks/demo\n", encoding="utf-8"

@@ -5,8 +5,9 @@ Reads the built site (the session fixture ``site_dir``: this session's build, or
 package pack published at the site root and never under ``_static``; the calculator loader
 on exactly the pages with a calculator; every registry calculator on the calculators page
 with a link to its lesson; the GPU tables generated from the data (dense and sparse apart,
-every source listed); the instructors page; on every lesson, launch buttons, a download of
-the notebook, glossary links and citations, and no thebe.
+every source listed); the instructors page; on every lesson a download of the notebook,
+glossary links and citations, no thebe, and launch buttons exactly when ``_config.yml``
+names a real repository (the deploy workflow's build), none while it holds the placeholder.
 """
 
 from __future__ import annotations
@@ -124,8 +125,16 @@ def test_instructors_page_says_how_to_export_and_run(site_dir: Path) -> None:
         assert needle in text, f"instructors page lacks {needle!r}"
 
 
-def test_every_lesson_has_launch_buttons_a_download_glossary_links_and_citations(
+def test_every_lesson_has_a_download_glossary_links_citations_and_true_buttons(
         site_dir: Path) -> None:
+    import yaml
+
+    from .building import REPO_ROOT
+
+    config = yaml.safe_load((REPO_ROOT / "_config.yml").read_text(encoding="utf-8"))
+    ext = script_module("gl_exercises")
+    real = not ext.placeholder_url(config["repository"]["url"])
+    hub = real and not ext.placeholder_url(config["launch_buttons"].get("jupyterhub_url"))
     lessons = sorted((site_dir / "notebooks").glob("*.html"))
     assert lessons, "no lesson was built"
     missing: list[str] = []
@@ -133,14 +142,18 @@ def test_every_lesson_has_launch_buttons_a_download_glossary_links_and_citations
         html = page.read_text(encoding="utf-8")
         slug = page.stem
         wanted = {
-            "Binder": "mybinder.org/v2/gh/",
-            "Colab": "colab.research.google.com/github/",
-            "JupyterHub": "/hub/user-redirect/git-pull",
             "notebook download": f"_sources/notebooks/{slug}.ipynb",
             "glossary link": "glossary.html#term-",
             "citation": "references.html#",
         }
+        launch = {"Binder": ("mybinder.org/v2/gh/", real),
+                  "Colab": ("colab.research.google.com/github/", real),
+                  "JupyterHub": ("/hub/user-redirect/git-pull", hub),
+                  "repository button": (config["repository"]["url"], real)}
         missing += [f"{slug}: {what}" for what, needle in wanted.items() if needle not in html]
+        missing += [f"{slug}: {what} {'missing' if wanted_here else 'shown for a placeholder'}"
+                    for what, (needle, wanted_here) in launch.items()
+                    if (needle in html) != wanted_here]
         if "thebe" in html.lower().replace("thebelab", ""):
             missing.append(f"{slug}: thebe is still on the page")
         assert (site_dir / "_sources" / "notebooks" / f"{slug}.ipynb").is_file()

@@ -56,3 +56,18 @@ def test_glossary_terms_render_math(site_page: RecordedPage) -> None:
     assert typeset > 5, f"only {typeset} formulas typeset on the glossary"
     site_page.screenshot("glossary-light")
     site_page.assert_clean()
+
+
+def test_search_passages_quote_the_article(site_page: RecordedPage) -> None:
+    """Each result quotes its page's text, not the page's buttons or its contents list
+    (scripts/site_js/site.js narrows Sphinx's passage to the article)."""
+    site_page.open("search.html?q=lessons")
+    passages = site_page.page.locator("#search-results ul.search li p.context")
+    passages.first.wait_for(timeout=15_000)
+    site_page.page.wait_for_timeout(2_000)  # passages arrive one page fetch at a time
+    texts = passages.all_inner_texts()
+    assert len(texts) >= 5
+    for text in texts:
+        assert "Contents" not in text.split()[:3] and not text.startswith("....md"), text
+        assert "Binder" not in text and ".ipynb .pdf" not in text, text
+    site_page.assert_clean()

@@ -253,3 +253,16 @@ def test_model_flops_need_a_config() -> None:
         flops.model_flops_per_token(7e9)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="context must be a positive integer, got 0"):
         flops.forward_attention_flops_per_token(preset("gpt2"), context=0)
+
+
+def test_model_attention_term_is_palms_for_full_attention() -> None:
+    """Chowdhery et al. 2022 (PaLM), appendix B: 12 L H Q T training FLOPs of attention
+    per token; a sliding window caps T in its local layers (Mistral 7B's 4,096)."""
+    from dataclasses import replace
+
+    cfg = preset("llama-2-7b")
+    assert flops.model_attention_flops_per_token(cfg, seq_len=4096) == (
+        flops.attention_flops_per_token(layers=32, heads=32, head_dim=128, seq_len=4096))
+    windowed = replace(cfg, sliding_window=4096)
+    assert flops.model_attention_flops_per_token(windowed, seq_len=32768) == (
+        flops.attention_flops_per_token(layers=32, heads=32, head_dim=128, seq_len=4096))

@@ -169,9 +169,11 @@ def test_source_mistral_rolling_buffer_cuts_the_cache_8x_at_32k() -> None:
     cfg = from_hf_config(HF_DIR / "mistral__Mistral-7B-v0.1.json")
     full = inference.kv_cache_bytes(cfg, seq_len=32768, cap_windows=False)
     assert full / inference.kv_cache_bytes(cfg, seq_len=32768) == 8
-    assert full == inference.kv_cache_bytes(preset("mistral-7b"), seq_len=32768)
-    assert inference.kv_cache_bytes(cfg, seq_len=4096) == inference.kv_cache_bytes(
-        preset("mistral-7b"), seq_len=4096)
+    assert full == inference.kv_cache_bytes(preset("mistral-7b"), seq_len=32768,
+                                            cap_windows=False)
+    assert inference.kv_cache_bytes(cfg, seq_len=32768) == inference.kv_cache_bytes(
+        preset("mistral-7b"), seq_len=32768)
+    assert inference.model_attention_crossover_tokens(preset("mistral-7b")) is None
 
 
 def test_hybrid_windows_cap_only_the_local_layers() -> None:
@@ -238,3 +240,79 @@ def test_expected_experts_validates() -> None:
     with pytest.raises(ValueError, match=r"experts_per_token must be between 1 and experts "
                                          r"\(8\), got 9"):
         inference.expected_experts_used(experts=8, experts_per_token=9, tokens=4)
+
+
+def test_source_mha_equivalent_of_latent_attention() -> None:
+    """DeepSeek-AI 2024a (DeepSeek-V2), Table 1 compares MLA's (d_c + d_R) l cached values
+    with multi-head attention's 2 n_h d_h l: for DeepSeek-V3's 128 heads of d_h = 128 the
+    multi-head cache is 56.9 times larger. A GQA model's equivalent has kv_heads = heads."""
+    ds = preset("deepseek-v3")
+    mha = inference.multi_head_equivalent(ds)
+    assert inference.kv_cache_bytes_per_token(mha, bytes_per_element=1) == 2 * 61 * 128 * 128
+    llama = inference.multi_head_equivalent(preset("llama-3-8b"))
+    assert (llama.kv_heads, llama.heads) == (32, 32)
+
+
+def test_model_prefill_time_and_compute_bound_batch_reduce_to_the_dense_formulas() -> None:
+    """A dense model's prefill reads every weight once and its decode turns compute-bound at
+    peak x bytes / (2 x bandwidth): H100 SXM, BF16, 295 sequences (Pope et al. 2022)."""
+    from gpulesson.transformer import param_count
+
+    cfg = preset("llama-2-7b")
+    n = param_count(cfg)
+    h100 = {"peak_flops": 989.4e12, "bandwidth": 3.35e12}
+    for tokens in (16, 300, 8192):
+        assert inference.model_prefill_time(cfg, tokens, **h100) == inference.prefill_time(
+            n_params=n, tokens=tokens, weight_bytes=2 * n, layers=32, heads=32,
+            head_dim=128, **h100)
+    assert inference.model_compute_bound_batch(cfg, **h100) == pytest.approx(295.3, abs=0.05)
+
+
+def test_source_mixtral_turns_compute_bound_later_than_a_dense_model() -> None:
+    """Mixtral 8x7B computes with 12.9B parameters per token but a large batch reads all
+    46.7B (Jiang et al. 2024; uniform routing): on an H100 SXM decode turns compute-bound at
+    the first batch whose 2 N_active B FLOPs outlast the weights it reads, about 46.7/12.9
+    times the dense 295."""
+    from gpulesson.transformer import active_params, param_count
+
+    cfg = preset("mixtral-8x7b")
+    h100 = {"peak_flops": 989.4e12, "bandwidth": 3.35e12}
+    turn = inference.model_compute_bound_batch(cfg, **h100)
+    assert turn == pytest.approx(295.3 * param_count(cfg) / active_params(cfg), rel=0.01)
+
+    def bound(batch: int) -> bool:
+        return (2 * active_params(cfg) * batch / 989.4e12
+                >= inference.decode_weight_bytes(cfg, batch=batch) / 3.35e12)
+
+    assert bound(int(turn)) and not bound(int(turn) - 1)
+
+
+def test_attention_crossover_follows_windows_and_latent_attention() -> None:
+    """Prefill's attention equals its weight FLOPs at T = N / (2 L H Q) for a dense model
+    (Llama-2-7B: 25,705 tokens); DeepSeek-V3's heads score 192-wide keys and mix 128-wide
+    values, so T = N_active / (L H (192 + 128)); Gemma-2-9B's local layers stop at 4,096
+    keys, so only its 21 global layers carry the rest."""
+    from gpulesson.transformer import active_params, param_count
+
+    llama = preset("llama-2-7b")
+    assert inference.model_attention_crossover_tokens(llama) == (
+        inference.attention_crossover_tokens(param_count(llama), layers=32, heads=32,
+                                             head_dim=128))
+    ds = preset("deepseek-v3")
+    assert inference.model_attention_crossover_tokens(ds) == pytest.approx(
+        active_params(ds) / (61 * 128 * 320))
+    gemma = preset("gemma-2-9b")
+    per_key = 2 * 16 * 512
+    t = inference.model_attention_crossover_tokens(gemma)
+    assert per_key * (21 * t + 21 * 4096) == pytest.approx(2 * param_count(gemma))
+
+
+def test_decode_step_counts_the_attention_flops_it_is_given() -> None:
+    """max((2N + A) B / peak, bytes / bandwidth): attention FLOPs only matter once the step
+    is compute-bound."""
+    step = {"n_params": 1e9, "weight_bytes": 2e9, "kv_bytes_per_sequence": 0,
+            "peak_flops": 1e15, "bandwidth": 1e12}
+    assert inference.decode_step_time(batch=1, attention_flops_per_sequence=1e9,
+                                      **step) == 2e-3
+    assert inference.decode_step_time(batch=1000, attention_flops_per_sequence=1e9,
+                                      **step) == pytest.approx(3e-3)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-import importlib.util
 import math
+import sys
 from collections.abc import Mapping
 
 import pytest
@@ -113,11 +113,16 @@ def test_bad_precisions_and_sizes_are_explained() -> None:
         this_machine(dtypes=("fp64", "fp99"), **SMALL)
 
 
-@pytest.mark.skipif(importlib.util.find_spec("ml_dtypes") is not None,
-                    reason="ml_dtypes is installed, so bf16 is available")
-def test_bf16_without_ml_dtypes_says_what_is_missing() -> None:
+def test_bf16_without_ml_dtypes_says_what_is_missing(monkeypatch) -> None:
+    monkeypatch.setitem(sys.modules, "ml_dtypes", None)  # as if it were not installed
     with pytest.raises(ValueError, match="ml_dtypes"):
         measure_gemm(16, "bf16")
+
+
+def test_bf16_is_measured_with_ml_dtypes() -> None:
+    """A dependency of the course: numpy's bfloat16 from ml_dtypes, 2 bytes an element."""
+    result = measure_gemm(32, "bf16", repeats=1, warmup=0)
+    assert result.bytes == gemm.min_bytes(32, 32, 32, bytes_per_element=2)
 
 
 def test_an_explicit_cpu_device_and_fp16_work() -> None:

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gpulesson import memory
-from gpulesson.transformer import preset
+from gpulesson.transformer import param_count, preset
 
 from .strategies import finite_nonneg, params
 
@@ -247,6 +247,32 @@ def test_moe_training_memory_holds_every_expert() -> None:
 GPT_BLOCK = {"seq_len": 2048, "batch": 1, "hidden": 12288, "heads": 96}
 
 
+@pytest.mark.parametrize(("name", "attention"), [
+    ("gpt2", "eager"), ("gpt3-175b", "eager"), ("llama-2-7b", "flash"),
+    ("mistral-7b", "flash"), ("deepseek-v3", "flash"), ("gemma-2-9b", "flash")])
+def test_default_attention_keeps_the_published_gpt_case(name: str, attention: str) -> None:
+    """GPT-2 and GPT-3 (learned positions, a plain MLP) keep Korthikanti et al. 2022's
+    formula, eager attention with dropout, exactly as Table 2 prints it; modern models
+    (rotary, gated MLP) are derived with FlashAttention, PyTorch's default since 2.0."""
+    from gpulesson import activations
+
+    cfg = preset(name)
+    assert activations.default_attention(cfg) == attention
+    for tp, sp, recompute in ((1, False, "none"), (8, True, "full")):
+        if cfg.heads % tp:
+            continue
+        got = memory.training_memory(cfg, batch=1, seq_len=1024, tp=tp,
+                                     sequence_parallel=sp, recompute=recompute).activations
+        if attention == "eager":
+            assert got == cfg.layers * memory.activation_bytes_per_layer(
+                seq_len=1024, batch=1, hidden=cfg.hidden, heads=cfg.heads, tp=tp,
+                sequence_parallel=sp, recompute=recompute)
+        else:
+            assert got == activations.activation_bytes(
+                cfg, seq_len=1024, attention="flash", tp=tp, sequence_parallel=sp,
+                recompute=recompute)
+
+
 @pytest.mark.parametrize(("tp", "sp", "recompute"), [
     (1, False, "none"), (8, False, "none"), (8, True, "none"), (8, False, "selective"),
     (8, True, "selective"), (1, False, "full"), (8, False, "full")])
@@ -266,12 +292,15 @@ def test_source_derivation_is_korthikanti_for_a_gpt_block(tp: int, sp: bool,
 def test_flash_swiglu_gqa_llama_keeps_a_sixth_of_the_gpt_formula() -> None:
     """Llama-2-7B, one 4,096-token sequence: the GPT formula says 104.2 GB for 32 layers
     (Korthikanti et al. 2022 applied to it); FlashAttention (no score matrix, Dao et al.
-    2022), SwiGLU's three 11,008-wide tensors and no dropout keep 17.3 GB."""
+    2022), SwiGLU's three 11,008-wide tensors and no dropout keep 17.3 GB, the default
+    for a modern model."""
     from gpulesson import activations, units
 
     cfg = preset("llama-2-7b")
-    gpt_formula = memory.training_memory(cfg, batch=1, seq_len=4096).activations
-    derived = memory.training_memory(cfg, batch=1, seq_len=4096, attention="flash")
+    gpt_formula = 32 * memory.activation_bytes_per_layer(seq_len=4096, batch=1, hidden=4096,
+                                                         heads=32)
+    derived = memory.training_memory(cfg, batch=1, seq_len=4096)
+    assert derived == memory.training_memory(cfg, batch=1, seq_len=4096, attention="flash")
     assert units.format_bytes(gpt_formula) == "104.2 GB"
     assert units.format_bytes(derived.activations) == "17.3 GB"
     assert derived.activations == activations.activation_bytes(cfg, seq_len=4096)
@@ -339,3 +368,18 @@ def test_activation_tensors_validate() -> None:
         activations.activation_tensors(preset("gpt2"), seq_len=8, tp=8)
     with pytest.raises(ValueError, match="attention needs the model's shape"):
         memory.training_memory(7e9, batch=1, seq_len=8, attention="flash")
+
+
+@pytest.mark.parametrize(("name", "gib"), [("gpt-oss-120b", 60.8), ("gpt-oss-20b", 12.8)])
+def test_source_gpt_oss_checkpoints_with_mxfp4_experts(name: str, gib: float) -> None:
+    """OpenAI 2025 (gpt-oss model card, Table 1): the checkpoints are 60.8 GiB and 12.8 GiB,
+    with the MoE weights in MXFP4 (4.25 bits per parameter) and the rest in BF16: the
+    routed experts at memory.precision_bytes("mxfp4") plus everything else at 2 bytes."""
+    from gpulesson import transformer
+
+    cfg = preset(name)
+    routed = transformer.moe_breakdown(cfg)["routed_experts"]
+    stored = (memory.weight_bytes(routed, precision="mxfp4")
+              + memory.weight_bytes(param_count(cfg) - routed, precision="bf16"))
+    assert memory.precision_bytes("mxfp4") * 8 == 4.25
+    assert stored / 2**30 == pytest.approx(gib, rel=0.005)

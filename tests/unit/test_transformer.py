@@ -215,10 +215,12 @@ def test_preset_is_its_config_file(name: str) -> None:
 
 
 def test_presets_that_differ_from_their_file_only_where_stated() -> None:
-    """mistral-7b leaves out its config's 4,096-token window (the lessons count the full
-    context); Phi-3-mini (4k) and Phi-3.5-mini share every matrix; both counts match."""
+    """mistral-7b is its config.json, 4,096-token sliding window included (Jiang et al.
+    2023, section 2); Phi-3-mini (4k) and Phi-3.5-mini share every matrix; both counts
+    match."""
     mistral = hf("mistral__Mistral-7B-v0.1.json")
-    assert dataclasses.replace(mistral, sliding_window=0, name="mistral-7b",
+    assert mistral.sliding_window == 4096
+    assert dataclasses.replace(mistral, name="mistral-7b",
                                source=preset("mistral-7b").source) == preset("mistral-7b")
     assert param_count(preset("phi-3-mini")) == HF_INDEX[
         "phi3__Phi-3.5-mini-instruct.json"]["params"]

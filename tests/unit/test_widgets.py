@@ -284,10 +284,10 @@ def test_sweep_plot_log_ticks_share_one_style():
 
 
 def test_sweep_plot_long_labels_wrap_inside_the_figure():
-    fig, ax = _drawn_sweep("inference", "prompt", "crossover", [1024, 4096, 16384])
+    fig, ax = _drawn_sweep("inference", "bandwidth", "compute_bound_batch", [1, 2, 4])
     label = ax.yaxis.label
-    assert "\n" in label.get_text()  # "Prompt length where attention FLOPs equal ..."
+    assert "\n" in label.get_text()  # "Batch where decode turns compute-bound"
     box, frame = label.get_window_extent(fig.canvas.get_renderer()), fig.bbox
     assert frame.y0 <= box.y0 and box.y1 <= frame.y1 and frame.x0 <= box.x0
     # a plain number's own unit goes into the label, not onto SI-prefixed ticks
-    assert label.get_text().replace("\n", " ").endswith("(tokens)")
+    assert label.get_text().replace("\n", " ").endswith("(sequences)")

@@ -17,8 +17,10 @@ def _param_count(**kw: Any) -> dict[str, Any]:
     parts = transformer.param_breakdown(cfg)
     return {
         "total": transformer.param_count(cfg),
+        "active": transformer.active_params(cfg),
         "embedding": parts["embedding"], "attention": parts["attention"],
-        "mlp": parts["mlp"], "norm": parts["norm"], "lm_head": parts["lm_head"],
+        "mlp": parts["mlp"], "routed_experts": transformer.moe_breakdown(cfg)["routed_experts"],
+        "norm": parts["norm"], "lm_head": parts["lm_head"],
         "non_embedding": transformer.non_embedding_params(cfg),
     }
 
@@ -26,22 +28,28 @@ def _param_count(**kw: Any) -> dict[str, Any]:
 PARAM_COUNT = Calculator(
     name="param_count",
     title="Parameter counting for transformers",
-    description="Exact parameters of a GPT-2- or Llama-style decoder, part by part; the "
-                "presets match the models' published counts.",
+    description="Exact parameters of a decoder (GPT-2, Llama, mixture-of-experts and "
+                "latent-attention models), part by part, and the active parameters one "
+                "token uses; the presets match the models' published counts.",
     lesson=LESSON,
     inputs=shared.model_inputs("gpt2", advanced=False),
     outputs=(
-        Output("total", "Total parameters", "count"),
+        Output("total", "Total parameters (what memory holds)", "count"),
+        Output("active", "Active per token (what the FLOPs count)", "count",
+               help="The total minus the routed experts a token skips "
+                    "(transformer.active_params); equal to the total for a dense model."),
         Output("embedding", "Embeddings (token + position)", "count"),
         Output("attention", "Attention (all layers)", "count"),
         Output("mlp", "MLP (all layers)", "count"),
+        Output("routed_experts", "of which routed experts", "count"),
         Output("norm", "Norms", "count"),
         Output("lm_head", "Output layer (0 when tied)", "count"),
         Output("non_embedding", "Non-embedding (Kaplan's N)", "count"),
     ),
     function=_param_count,
-    sources=("Radford et al. 2019 (GPT-2); Touvron et al. 2023 (Llama 2); the models' "
-             "config.json files",),
+    sources=("Radford et al. 2019 (GPT-2); Touvron et al. 2023 (Llama 2); Jiang et al. "
+             "2024 (Mixtral); DeepSeek-AI 2024 (DeepSeek-V3); the models' config.json "
+             "files",),
 )
 
 
@@ -50,7 +58,8 @@ def _training_memory(**kw: Any) -> dict[str, Any]:
     m = memory.training_memory(
         cfg, batch=kw["batch"], seq_len=kw["seq_len"], precision=kw["precision"],
         optimizer=kw["optimizer"], recompute=kw["recompute"], tp=kw["tp"],
-        sequence_parallel=kw["sequence_parallel"] == "yes", memory_per_gpu=kw["gpu_memory"])
+        sequence_parallel=kw["sequence_parallel"] == "yes", memory_per_gpu=kw["gpu_memory"],
+        attention=kw["attention"])
     return {
         "n_params": transformer.param_count(cfg),
         "bytes_per_param": memory.bytes_per_param(kw["precision"], kw["optimizer"]),
@@ -64,10 +73,11 @@ TRAINING_MEMORY = Calculator(
     name="training_memory",
     title="Training memory calculator",
     description="Weights, gradients, optimizer state and activations per GPU of a "
-                "tensor-parallel group, and how many GPUs the whole state needs.",
+                "tensor-parallel group, and how many GPUs the whole state needs. Every "
+                "parameter is held, all the experts of a mixture-of-experts model.",
     lesson=LESSON,
     inputs=(
-        *shared.model_inputs("llama-2-7b"),
+        *shared.model_inputs("llama-2-7b", training=True),
         shared.batch("Micro-batch", unit="sequences"),
         shared.tokens("seq_len", "Sequence length", 4096),
         replace(shared.TRAINING_PRECISION,
@@ -84,19 +94,23 @@ TRAINING_MEMORY = Calculator(
         *shared.gpu_inputs("H100 SXM", memory=True),
     ),
     outputs=(
-        shared.N_PARAMS_OUT,
+        replace(shared.N_PARAMS_OUT, label="Parameters held (all experts)"),
         Output("bytes_per_param", "Model-state bytes per parameter", "number", unit="B"),
         Output("weights", "Weights per GPU", "bytes"),
         Output("gradients", "Gradients per GPU", "bytes"),
         Output("optimizer_state", "Optimizer state + master weights per GPU", "bytes"),
         Output("activations", "Activations per GPU", "bytes",
-               help="Korthikanti et al. 2022, Table 2 (GPT-style block, 16-bit)."),
+               help="Derived tensor by tensor for the architecture and the attention "
+                    "implementation (gpulesson.activations, 16-bit): FlashAttention keeps "
+                    "no score matrix. For a GPT block with eager attention and dropout it is "
+                    "Korthikanti et al. 2022, Table 2."),
         Output("total", "Total per GPU", "bytes"),
         Output("fits", "Fits on the chosen GPU", "bool"),
         Output("gpus_needed", "GPUs needed for the whole state (fully sharded)", "count"),
     ),
     function=_training_memory,
-    sources=("Rajbhandari et al. 2020 (ZeRO) §3.1", "Korthikanti et al. 2022, Table 2"),
+    sources=("Rajbhandari et al. 2020 (ZeRO) §3.1", "Korthikanti et al. 2022, Table 2",
+             "Dao et al. 2022 (FlashAttention)"),
 )
 
 ENTRIES = (PARAM_COUNT, TRAINING_MEMORY)

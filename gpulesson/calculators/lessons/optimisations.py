@@ -1,4 +1,4 @@
-"""Lesson 8, ``optimisations``: FlashAttention's HBM traffic, gradient checkpointing."""
+"""Lesson 8, ``optimisations``: FlashAttention on a GPU, gradient checkpointing."""
 
 from __future__ import annotations
 
@@ -19,18 +19,25 @@ def _flash(**kw: Any) -> dict[str, Any]:
     block_c, block_r, t_c = opt.flash_attention_tiles(
         seq_len=kw["seq_len"], head_dim=kw["head_dim"], sram_bytes=kw["sram_bytes"],
         bytes_per_element=e)
+    on_gpu = opt.attention_on_gpu(sram_bytes=kw["sram_bytes"], peak_flops=kw["peak_flops"],
+                                  bandwidth=kw["bandwidth"], **shape)
     return {
-        "standard": opt.standard_attention_hbm_bytes(**shape),
-        "flash": opt.flash_attention_hbm_bytes(sram_bytes=kw["sram_bytes"], **shape),
+        "standard": on_gpu.standard_bytes, "flash": on_gpu.flash_bytes,
+        "standard_time": on_gpu.standard_time, "flash_time": on_gpu.flash_time,
+        "time_saved": on_gpu.time_saved, "speedup": on_gpu.standard_time / on_gpu.flash_time,
+        "standard_memory": on_gpu.standard_memory, "flash_memory": on_gpu.flash_memory,
+        "memory_saved": on_gpu.memory_saved,
         "block_c": block_c, "block_r": block_r, "passes": t_c,
     }
 
 
 FLASH_ATTENTION = Calculator(
     name="flash_attention",
-    title="FlashAttention: bytes to and from HBM",
-    description="HBM traffic of one attention forward pass: standard attention writes and "
-                "re-reads the N×N scores; FlashAttention keeps tiles in on-chip SRAM.",
+    title="FlashAttention: bytes, time and memory on a GPU",
+    description="One attention forward pass: standard attention writes and re-reads the "
+                "N×N scores through HBM; FlashAttention keeps tiles in on-chip SRAM. "
+                "What that saves on the chosen GPU, in HBM bytes, in time on its roofline "
+                "and in memory kept for the backward pass.",
     lesson=LESSON,
     inputs=(
         Integer("seq_len", "Sequence length N", default=1024, range=(1, 262_144),
@@ -47,23 +54,39 @@ FLASH_ATTENTION = Calculator(
                step=1, unit="KiB", scale=1024, dimension="bytes",
                help="A100: 192 KiB of combined L1/shared memory per SM (NVIDIA A100 "
                     "whitepaper); H100: 256 KiB."),
+        *shared.gpu_inputs("A100 40GB", peak=True, bandwidth=True),
     ),
     outputs=(
         Output("standard", "Standard attention (4Nd + 4N² per head)", "bytes"),
         Output("flash", "FlashAttention (Algorithm 1)", "bytes"),
+        Output("standard_time", "Standard attention on this GPU (roofline)", "seconds",
+               help="max(4N²d FLOPs per head ÷ peak, HBM bytes ÷ bandwidth): bound by "
+                    "memory for all but tiny heads."),
+        Output("flash_time", "FlashAttention on this GPU (roofline)", "seconds",
+               help="The same FLOPs, far fewer bytes: several times faster, and bound by "
+                    "compute once the bytes fall below the ridge point."),
+        Output("time_saved", "Time saved", "seconds"),
+        Output("speedup", "Speed-up", "ratio"),
+        Output("standard_memory", "Kept for backward: the N×N probabilities", "bytes"),
+        Output("flash_memory", "Kept for backward: one FP32 statistic per row", "bytes",
+               help="FlashAttention recomputes the scores in the backward pass "
+                    "(FlashAttention-2 and PyTorch's SDPA keep one log-sum-exp per row)."),
+        Output("memory_saved", "Memory saved", "bytes"),
         Output("block_c", "Key/value block B_c", "count"),
         Output("block_r", "Query block B_r", "count"),
         Output("passes", "Outer passes T_c", "count"),
     ),
     function=_flash,
-    sources=("Dao et al. 2022, FlashAttention, Algorithms 0 and 1, Theorem 2",),
+    sources=("Dao et al. 2022, FlashAttention, Algorithms 0 and 1, Theorem 2",
+             "Dao 2023, FlashAttention-2", shared.GPU_NOTE),
 )
 
 
 def _checkpointing(**kw: Any) -> dict[str, Any]:
     cfg = shared.config(kw)
-    per_layer = memory.activation_bytes_per_layer(
-        seq_len=kw["seq_len"], batch=kw["batch"], hidden=cfg.hidden, heads=cfg.heads)
+    kept = memory.training_memory(cfg, batch=kw["batch"], seq_len=kw["seq_len"],
+                                  attention=kw["attention"]).activations
+    per_layer = kept / cfg.layers  # the mean layer (a few dense layers differ in MoE)
     segments = kw["segments"] or None  # 0: the best number, about sqrt(L)
     return {
         "per_layer": per_layer,
@@ -84,7 +107,7 @@ CHECKPOINTING = Calculator(
                 "pass.",
     lesson=LESSON,
     inputs=(
-        *shared.model_inputs("llama-2-7b"),
+        *shared.model_inputs("llama-2-7b", training=True),
         shared.batch("Micro-batch", unit="sequences"),
         shared.tokens("seq_len", "Sequence length", 4096),
         Integer("segments", "Segments k", default=0, range=(0, 1000),
@@ -92,7 +115,9 @@ CHECKPOINTING = Calculator(
     ),
     outputs=(
         Output("per_layer", "Activations per layer", "bytes",
-               help="Korthikanti et al. 2022, no recomputation, GPT-style block."),
+               help="No recomputation, derived for the architecture and the attention "
+                    "implementation (gpulesson.activations; for GPT-2/3 with eager "
+                    "attention, Korthikanti et al. 2022)."),
         Output("without", "Activations without checkpointing (L layers)", "bytes"),
         Output("with", "With checkpointing (k + ⌈L/k⌉ layers)", "bytes",
                help="k checkpoints, each counted as one layer's worth (Chen et al. 2016), "
@@ -104,7 +129,7 @@ CHECKPOINTING = Calculator(
     ),
     function=_checkpointing,
     sources=("Chen et al. 2016, Training Deep Nets with Sublinear Memory Cost",
-             "Korthikanti et al. 2022"),
+             "Korthikanti et al. 2022", "Dao et al. 2022 (FlashAttention)"),
 )
 
 ENTRIES = (FLASH_ATTENTION, CHECKPOINTING)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from gpulesson import inference, memory, roofline, transformer
@@ -68,7 +69,7 @@ WILL_IT_FIT = Calculator(
         *shared.gpu_inputs("H100 SXM", memory=True),
     ),
     outputs=(
-        shared.N_PARAMS_OUT,
+        replace(shared.N_PARAMS_OUT, label="Parameters held (all experts)"),
         shared.WEIGHTS_OUT,
         Output("kv_cache", "KV cache", "bytes"),
         Output("total", "Total", "bytes"),
@@ -81,7 +82,12 @@ WILL_IT_FIT = Calculator(
 
 
 def _decode_ceiling(**kw: Any) -> dict[str, Any]:
-    weights = memory.weight_bytes(kw["n_params"], precision=kw["precision"])
+    cfg = shared.preset_config(kw)
+    if cfg is not None and cfg.moe:  # a mixture of experts reads the experts it routes to
+        weights = inference.decode_weight_bytes(
+            cfg, batch=kw["batch"], bytes_per_param=memory.precision_bytes(kw["precision"]))
+    else:
+        weights = memory.weight_bytes(kw["n_params"], precision=kw["precision"])
     return {
         "weights": weights,
         "tokens_per_second": inference.decode_ceiling_tokens_per_second(
@@ -107,7 +113,10 @@ DECODE_CEILING = Calculator(
                help="Read every step too; 0 ignores it (see the KV-cache calculator)."),
     ),
     outputs=(
-        Output("weights", "Weights read per step", "bytes"),
+        Output("weights", "Weights read per step", "bytes",
+               help="Every weight of a dense model. A mixture-of-experts preset reads only "
+                    "the experts its batch routes to (its active parameters at batch 1, "
+                    "nearly all at a large batch; uniform routing assumed)."),
         Output("tokens_per_second", "Ceiling, all sequences", "tokens/s"),
     ),
     function=_decode_ceiling,

@@ -4,8 +4,9 @@ They practise what the lesson teaches: the training FLOPs of a run (6·N·D), th
 takes on a cluster at an assumed MFU, MFU from a measured throughput, Chinchilla's tokens
 per parameter, the two classic slips (counting multiply-adds as FLOPs, dividing by the
 sparse peak), the attention term as code and as a crossover length, the GPU-hours of
-Llama 3 405B, HFU against MFU, and a prediction of the MFU of a numpy training step on
-the learner's own machine.
+Llama 3 405B, HFU against MFU, a prediction of the MFU of a numpy training step on the
+learner's own machine, and the training FLOPs of a mixture of experts (its active
+parameters, not its total).
 
 Every answer and every figure in a worked solution comes from the calculators
 (:mod:`gpulesson.flops`, :mod:`gpulesson.gemm`, :mod:`gpulesson.inference`,
@@ -716,6 +717,68 @@ hfu_to_mfu = ChoiceExercise(
 )
 
 
+# ---------------------------------------------------------------------------------------
+# 12. The training FLOPs of a mixture of experts
+
+def _moe_cfg(p: P) -> transformer.TransformerConfig:
+    return transformer.preset(p["model"])
+
+
+def _moe_flops(p: P) -> float:
+    return flops.model_training_flops(_moe_cfg(p), tokens=p["tokens"])
+
+
+def _moe_derived(p: P) -> dict[str, Any]:
+    cfg = _moe_cfg(p)
+    total, active = transformer.param_count(cfg), transformer.active_params(cfg)
+    return {"label": model_label(p["model"]), "experts": cfg.experts,
+            "k": cfg.experts_per_token, "data": _tokens_text(p["tokens"]),
+            "total": billions(total), "active": billions(active),
+            "per_token": scientific(flops.model_flops_per_token(cfg)),
+            "dense": scientific(flops.training_flops(total, p["tokens"])),
+            "times": format_number(total / active, 2)}
+
+
+moe_training_flops = NumericExercise(
+    lesson=LESSON, number=12, title="Training FLOPs of {label}",
+    question=(
+        "{label} has {total} parameters; each token is routed to {k} of the {experts} "
+        "experts of every mixture-of-experts layer. How many FLOPs does training it on "
+        "{data} tokens take, by the 6N rule with the attention term left out?"
+    ),
+    hints=(
+        "6N counts the weights a token is multiplied by. Is that every expert?",
+        "N is the active parameters, {active} (`transformer.active_params`): the total "
+        "minus the routed experts a token skips.",
+    ),
+    solution=(
+        "A token is multiplied only by the experts it is routed to, so N is its {active} "
+        "active parameters: 6N = {per_token} FLOPs per token, and over {data} tokens "
+        "**{answer}** (`flops.model_training_flops`). Counting all {total} would give {dense}, "
+        "{times} times too many: memory holds every expert, the FLOPs use a few."
+    ),
+    answer=_moe_flops,
+    derived=_moe_derived,
+    mistakes=(
+        Mistake("total_for_flops",
+                "That counts every expert, {total}. A token is multiplied only by the {k} "
+                "experts it is routed to: use the active parameters, {active}.",
+                lambda p: flops.training_flops(transformer.param_count(_moe_cfg(p)),
+                                               p["tokens"])),
+        Mistake("forward_only",
+                "That is the forward pass only, 2N per token. Training adds the backward "
+                "pass: 6N.",
+                lambda p: _moe_flops(p) / 3),
+    ),
+    defaults={"model": "deepseek-v3", "tokens": 14.8e12},
+    sample=lambda rng: {"model": rng.choice(["mixtral-8x7b", "qwen3-30b-a3b",
+                                             "qwen3-235b-a22b", "deepseek-v3",
+                                             "gpt-oss-120b"]),
+                        "tokens": rng.choice([1e12, 2e12, 14.8e12, 36e12])},
+    dimension="flops", unit="FLOP", rtol=0.02,
+)
+
+
 EXERCISES = (
     training_flops_7b,
     days_on_cluster,
@@ -728,6 +791,7 @@ EXERCISES = (
     llama3_gpu_hours,
     mlp_mfu_predict,
     hfu_to_mfu,
+    moe_training_flops,
 )
 
 __all__ = ["EXERCISES", "LESSON", "TITLE"]

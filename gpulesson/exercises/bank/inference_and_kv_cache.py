@@ -6,8 +6,9 @@ They practise what the lesson teaches: prefill FLOPs of a prompt (and how little
 attention term adds), the time to the first token, the KV cache of a long-context batch,
 ``kv_cache_bytes`` written as code, how many long conversations fit beside the weights,
 the decode ceiling of a 13B model, the per-user speed once KV reads are counted, the batch
-where decode turns compute-bound, what batching does to latency and throughput, and a
-predict-then-run of this machine's decode-like loop.
+where decode turns compute-bound, what batching does to latency and throughput, a
+predict-then-run of this machine's decode-like loop, the cache of latent attention and
+sliding windows, and the weights a mixture-of-experts decode step reads.
 
 Every answer and every figure in a worked solution comes from the calculators
 (:mod:`gpulesson.inference`, among them ``max_concurrent_sequences``,
@@ -59,10 +60,10 @@ _SEQUENCES = {"sequences": 1, "sequence": 1, "seqs": 1}
 
 #: Models with grouped-query attention (fewer KV heads than query heads) whose query heads
 #: times head size equal the hidden size, so "the hidden-size formula" and "one KV head per
-#: query head" give the same (wrong) number.
-_GQA_MODELS = ("llama-3-8b", "mistral-7b", "qwen2.5-7b", "llama-2-70b", "llama-3-70b",
+#: query head" give the same (wrong) number; none has a sliding window (exercise 11 has).
+_GQA_MODELS = ("llama-3-8b", "qwen3-8b", "qwen2.5-7b", "llama-2-70b", "llama-3-70b",
                "llama-3.1-405b")
-_SMALL_MODELS = ("llama-3-8b", "mistral-7b", "qwen2.5-7b", "llama-2-7b", "llama-2-13b")
+_SMALL_MODELS = ("llama-3-8b", "qwen3-8b", "qwen2.5-7b", "llama-2-7b", "llama-2-13b")
 
 
 def _mha(cfg: TransformerConfig) -> TransformerConfig:
@@ -450,7 +451,7 @@ sequences_that_fit = NumericExercise(
                 lambda p: _fit(p, overhead=0)),
     ),
     defaults={"model": "llama-3-8b", "context": 8192, "gpu": "H100 SXM", "overhead": 2e9},
-    sample=lambda rng: {"model": rng.choice(["llama-3-8b", "mistral-7b", "qwen2.5-7b"]),
+    sample=lambda rng: {"model": rng.choice(["llama-3-8b", "qwen3-8b", "qwen2.5-7b"]),
                         "context": rng.choice([4096, 8192, 16384, 32768]),
                         "gpu": rng.choice(["H100 SXM", "A100 80GB", "H200", "L40S"]),
                         "overhead": rng.choice([1e9, 2e9, 3e9])},
@@ -586,7 +587,7 @@ per_user_with_kv = NumericExercise(
         hidden_instead_of_kv(lambda p: _per_user(p, mha=True)),
     ),
     defaults={"model": "llama-3-8b", "gpu": "H100 SXM", "batch": 16, "context": 4096},
-    sample=lambda rng: {"model": rng.choice(["llama-3-8b", "mistral-7b", "qwen2.5-7b"]),
+    sample=lambda rng: {"model": rng.choice(["llama-3-8b", "qwen3-8b", "qwen2.5-7b"]),
                         "gpu": rng.choice(["H100 SXM", "A100 80GB", "H200"]),
                         "batch": rng.choice([8, 16, 32]),
                         "context": rng.choice([2048, 4096, 8192])},
@@ -723,7 +724,7 @@ batching_tradeoff = ChoiceExercise(
                 lambda p: "total_same"),
     ),
     defaults={"model": "llama-3-8b", "gpu": "H100 SXM", "context": 8192, "batch": 32},
-    sample=lambda rng: {"model": rng.choice(["llama-3-8b", "mistral-7b", "llama-2-7b"]),
+    sample=lambda rng: {"model": rng.choice(["llama-3-8b", "qwen3-8b", "llama-2-7b"]),
                         "gpu": rng.choice(["H100 SXM", "A100 80GB", "H200"]),
                         "context": rng.choice([2048, 4096, 8192]),
                         "batch": rng.choice([4, 8, 16, 32])},
@@ -761,6 +762,150 @@ batching_here = PredictExercise(
 )
 
 
+# ---------------------------------------------------------------------------------------
+# 11. The cache of latent attention and sliding windows
+
+def _arch_kv(p: P, *, mha: bool = False, cap_windows: bool = True) -> int:
+    cfg = transformer.preset(p["model"])
+    return inference.kv_cache_bytes(inference.multi_head_equivalent(cfg) if mha else cfg,
+                                    seq_len=p["seq_len"], cap_windows=cap_windows)
+
+
+def _arch_kv_derived(p: P) -> dict[str, Any]:
+    cfg = transformer.preset(p["model"])
+    if cfg.latent_attention:
+        design = (f"latent attention: per layer and token it caches a {cfg.kv_lora_rank}-"
+                  f"value latent and a {cfg.qk_rope_head_dim}-value rotary key, "
+                  f"({cfg.kv_lora_rank} + {cfg.qk_rope_head_dim}) × {cfg.layers} values per "
+                  "token")
+    elif cfg.sliding_window_pattern:
+        design = (f"{cfg.local_layers} of its {cfg.layers} layers keep only the last "
+                  f"{count(cfg.sliding_window)} tokens, the other {cfg.global_layers} every "
+                  f"token; {cfg.kv_heads} KV heads of {cfg.head_dim}")
+    else:
+        design = (f"every one of its {cfg.layers} layers keeps only the last "
+                  f"{count(cfg.sliding_window)} tokens; {cfg.kv_heads} KV heads of "
+                  f"{cfg.head_dim}")
+    return {"name": model_label(p["model"]), "seq_text": count(p["seq_len"]),
+            "design": design, "mha": format_bytes(_arch_kv(p, mha=True)),
+            "uncapped": format_bytes(_arch_kv(p, cap_windows=False))}
+
+
+arch_kv_cache = NumericExercise(
+    lesson=LESSON, number=11, title="The KV cache of {name} at {seq_text} tokens",
+    question=(
+        "{name} holds one conversation of {seq_text} tokens, its KV cache in BF16. How large "
+        "is the cache, in GB? Read its design from the lesson (or "
+        "`transformer.preset(...)`): {design}."
+    ),
+    hints=(
+        "Latent attention caches a latent and a rotary key per layer, not a key and a value "
+        "per head; a sliding-window layer keeps at most its window.",
+        "Count per layer: how many tokens it holds, times the values per token, times 2 "
+        "bytes.",
+    ),
+    solution=(
+        "Following the design, {design}: **{answer}** (`inference.kv_cache_bytes`). "
+        "Without the window every layer would hold every token, {uncapped}; with one key "
+        "and one value per query head (multi-head attention) {mha}."
+    ),
+    answer=_arch_kv,
+    derived=_arch_kv_derived,
+    mistakes=(
+        Mistake("mha_for_latent",
+                "That is the multi-head formula, 2 × layers × heads × head size: latent "
+                "attention caches only its latent and rotary key per layer.",
+                lambda p: _arch_kv(p, mha=True) if transformer.preset(
+                    p["model"]).latent_attention else None),
+        Mistake("window_ignored",
+                "That lets every layer keep every token. A sliding-window layer keeps at "
+                "most its window.",
+                lambda p: _arch_kv(p, cap_windows=False) if transformer.preset(
+                    p["model"]).sliding_window else None),
+        hidden_instead_of_kv(lambda p: None if transformer.preset(p["model"]).latent_attention
+                             else _arch_kv(p, mha=True)),
+        gib_as_gb(lambda p: _arch_kv(p) * 1e9 / 2**30),
+    ),
+    defaults={"model": "deepseek-v3", "seq_len": 32768},
+    sample=lambda rng: {"model": rng.choice(["deepseek-v3", "mistral-7b", "gemma-2-9b",
+                                             "gpt-oss-20b", "gpt-oss-120b"]),
+                        "seq_len": rng.choice([8192, 16384, 32768])},
+    dimension="bytes", unit="GB", rtol=0.02,
+)
+
+
+# ---------------------------------------------------------------------------------------
+# 12. What a mixture-of-experts decode step reads
+
+def _moe_read(p: P) -> float:
+    return inference.decode_weight_bytes(transformer.preset(p["model"]), batch=p["batch"])
+
+
+def _moe_no_sharing(p: P) -> float | None:
+    """k experts per token with no expert shared between tokens (at most all E)."""
+    cfg = transformer.preset(p["model"])
+    if p["batch"] == 1 or p["batch"] * cfg.experts_per_token >= cfg.experts:
+        return None  # the same as one expert per token, or as every expert
+    extra = (p["batch"] - 1) * cfg.experts_per_token
+    return (inference.decode_weight_bytes(cfg, batch=1)
+            + 2 * cfg.moe_layers * extra * transformer.expert_params(cfg))
+
+
+def _moe_read_derived(p: P) -> dict[str, Any]:
+    cfg = transformer.preset(p["model"])
+    used = inference.expected_experts_used(experts=cfg.experts,
+                                           experts_per_token=cfg.experts_per_token,
+                                           tokens=p["batch"])
+    return {"name": model_label(p["model"]), "E": cfg.experts, "k": cfg.experts_per_token,
+            "layers": cfg.moe_layers, "used": format_number(used, 3),
+            "active": billions(transformer.active_params(cfg)),
+            "total": billions(transformer.param_count(cfg))}
+
+
+moe_decode_read = NumericExercise(
+    lesson=LESSON, number=12, title="What a decode step of {name} reads at batch {batch}",
+    question=(
+        "{name} routes each token to {k} of the {E} experts of each of its {layers} "
+        "expert layers. A decode step of {batch} conversations reads the BF16 weights once. "
+        "Assuming uniform routing, how many GB of weights does the step read?"
+    ),
+    hints=(
+        "The attention and shared weights are read once; in each expert layer, only the "
+        "experts at least one of the {batch} tokens is routed to.",
+        "Expected experts per layer: E × (1 − (1 − k/E)^B) = {used}.",
+    ),
+    solution=(
+        "Each layer touches {used} of its {E} experts on average "
+        "(`inference.expected_experts_used`), so the step reads the non-expert weights "
+        "and {used} experts per layer: **{answer}** (`inference.decode_weight_bytes`). At "
+        "batch 1 it would be the active parameters ({active}, × 2 bytes); at a large batch "
+        "nearly all {total}."
+    ),
+    answer=_moe_read,
+    derived=_moe_read_derived,
+    mistakes=(
+        Mistake("active_at_any_batch",
+                "That is the active parameters, what one token reads. The batch's tokens "
+                "are routed to different experts, so a step reads more of them.",
+                lambda p: None if p["batch"] == 1 else 2 * transformer.active_params(
+                    transformer.preset(p["model"]))),
+        Mistake("every_expert",
+                "That reads every expert. Under uniform routing some experts get no token of "
+                "this batch: E × (1 − (1 − k/E)^B) are touched.",
+                lambda p: 2 * transformer.param_count(transformer.preset(p["model"]))),
+        Mistake("k_times_batch",
+                "That counts k experts per token as if no two tokens shared one. Expected "
+                "distinct experts are E × (1 − (1 − k/E)^B), at most E.",
+                _moe_no_sharing),
+    ),
+    defaults={"model": "qwen3-30b-a3b", "batch": 4},
+    sample=lambda rng: {"model": rng.choice(["mixtral-8x7b", "qwen3-30b-a3b",
+                                             "deepseek-v3", "gpt-oss-120b"]),
+                        "batch": rng.choice([2, 4, 8, 16])},
+    dimension="bytes", unit="GB", rtol=0.02,
+)
+
+
 EXERCISES = (
     prefill_flops_2k,
     time_to_first_token,
@@ -772,6 +917,8 @@ EXERCISES = (
     compute_bound_batch,
     batching_tradeoff,
     batching_here,
+    arch_kv_cache,
+    moe_decode_read,
 )
 
 __all__ = ["EXERCISES", "LESSON", "TITLE"]

@@ -4,13 +4,15 @@ They practise what the lesson counts: GPT-2's attention parameters (the figure a
 shared page gets wrong), a GPT-2 and a Llama parameter count written as functions, the
 weights of a 13B model in GB (and GiB), the full training state of a 7B model, whether a
 fine-tune fits on one GPU, the activations of a layer with selective recomputation, the
-activations per GPU with tensor and sequence parallelism, and the number of 80 GB GPUs a
-70B model's training state needs.
+activations per GPU with tensor and sequence parallelism, the number of 80 GB GPUs a 70B
+model's training state needs, what a Llama layer keeps with FlashAttention, and the weights
+of a mixture-of-experts model.
 
 Every answer and every figure in a worked solution comes from the calculators
 (:mod:`gpulesson.transformer`, :mod:`gpulesson.memory`); the declared mistakes are the
 same calculators with the mistake put in (10 bytes per parameter, GiB written as GB,
-gradients and optimizer state forgotten, the wrong recomputation mode ...).
+gradients and optimizer state forgotten, the wrong recomputation mode, the GPT formula for
+a Llama block, active parameters used for memory ...).
 Standard library only.
 """
 
@@ -20,7 +22,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from gpulesson import memory, transformer
+from gpulesson import activations, memory, transformer
 from gpulesson.exercises.core import (
     ChoiceExercise,
     CodeExercise,
@@ -30,6 +32,7 @@ from gpulesson.exercises.core import (
 )
 from gpulesson.exercises.mistakes import forgot_training_state, gib_as_gb
 from gpulesson.exercises.wording import (
+    billions,
     count,
     model_label,
     plural,
@@ -432,7 +435,10 @@ def _fit_answer(p: P) -> str:
 def _fit_derived(p: P) -> dict[str, Any]:
     m = _run(p)
     state = m.weights + m.gradients + m.optimizer
-    return {"label": model_label(p["model"]), "mem": _gb(p["gpu_memory"], 0),
+    how = ("FlashAttention, which stores no scores, derived tensor by tensor"
+           if activations.default_attention(_cfg(p)) == "flash"
+           else "selective recomputation, 34·s·b·h bytes per layer")
+    return {"label": model_label(p["model"]), "mem": _gb(p["gpu_memory"], 0), "how": how,
             "sequences": plural(p["batch"], "sequence"),
             "seq": count(p['seq_len']), "state": _gb(state, 1), "acts": _gb(m.activations, 1),
             "total": _gb(m.total, 1), "weights": _gb(m.weights, 1),
@@ -448,19 +454,21 @@ fits_one_gpu = ChoiceExercise(
     question=(
         "We want to fully fine-tune {label} with mixed-precision AdamW on one GPU with "
         "{mem} of memory: a micro-batch of {sequences} of {seq} tokens, with "
-        "selective activation recomputation. Does it fit?"
+        "selective activation recomputation (FlashAttention, for a Llama model). Does it "
+        "fit?"
     ),
     options=[("fits", "Yes: model state and activations fit together"),
              ("activations", "The model state fits, but the activations push it over"),
              ("state", "No: the model state alone is too large")],
     hints=(
-        "Model state first: 16 bytes per parameter. Then the activations: 34·s·b·h bytes "
-        "per layer with selective recomputation.",
+        "Model state first: 16 bytes per parameter. Then the activations, none of them "
+        "attention scores: 34·s·b·h bytes per layer for a GPT block, about 32·s·b·h for "
+        "Llama-2-7B's (`memory.training_memory` counts the model's own block).",
         "Model state {state}, activations {acts}, against {mem}.",
     ),
     solution=(
-        "Model state: 16 bytes per parameter, {state}. Activations with selective "
-        "recomputation (34·s·b·h bytes per layer, all layers): {acts}. Together {total}; "
+        "Model state: 16 bytes per parameter, {state}. Activations ({how}, all layers): "
+        "{acts}. Together {total}; "
         "against the GPU's {mem} it {verdict}. Answer: **{answer}**.\n\n"
         "Serving needs only the weights ({weights} in BF16), and the 10 bytes per "
         "parameter that circulate for mixed precision would give {claimed} of state: both "
@@ -570,7 +578,7 @@ activations_tp_sp = NumericExercise(
         "{label} ({layers} layers) trains on sequences of {seq} tokens, micro-batch 1, with "
         "selective recomputation, split over **{tp} GPUs with tensor parallelism and "
         "sequence parallelism**. How much activation memory does each GPU keep for all "
-        "layers, in GB?"
+        "layers, in GB (Korthikanti et al.'s count for a GPT-style block)?"
     ),
     hints=(
         "On one GPU each layer keeps 34·s·b·h bytes with selective recomputation. What "
@@ -669,6 +677,133 @@ gpus_for_state = NumericExercise(
 )
 
 
+# ---------------------------------------------------------------------------------------
+# 10. A Llama layer with FlashAttention
+
+def _flash_layer(p: P, attention: str = "flash") -> int:
+    return activations.layer_activation_bytes(_cfg(p), seq_len=p["seq_len"],
+                                              batch=p["batch"], attention=attention)
+
+
+def _flash_derived(p: P) -> dict[str, Any]:
+    cfg = _cfg(p)
+    gpt = memory.activation_bytes_per_layer(seq_len=p["seq_len"], batch=p["batch"],
+                                            hidden=cfg.hidden, heads=cfg.heads)
+    return {"label": model_label(p["model"]), "h": count(cfg.hidden), "a": cfg.heads,
+            "kv": cfg.kv_heads, "f": count(cfg.ffn), "seq": count(p["seq_len"]),
+            "sequences": plural(p["batch"], "sequence"), "gpt": _gb(gpt),
+            "eager": _gb(_flash_layer(p, "eager")), "layers": cfg.layers,
+            "all": _gb(cfg.layers * _flash_layer(p), 1)}
+
+
+llama_flash_layer = NumericExercise(
+    lesson=LESSON, number=10, title="What a {label} layer keeps with FlashAttention",
+    question=(
+        "{label} has width h = {h}, {a} query heads sharing {kv} key/value heads and a SwiGLU "
+        "MLP of width f = {f}; it trains without dropout and with FlashAttention. With a "
+        "micro-batch of {sequences} of {seq} tokens and 16-bit activations, how much does "
+        "**one** layer keep for the backward pass, in GB?"
+    ),
+    hints=(
+        "List the tensors: two norm inputs, the attention input, Q, K and V (K and V only "
+        "n_kv/a as wide), the attention output, the MLP input, and the gate, up and their "
+        "product (f wide). FlashAttention keeps no score matrix, only one FP32 log-sum-exp "
+        "per head and token.",
+        "s·b·h·(12 + 4·n_kv/a + 6·f/h) + 4·a·s·b bytes.",
+    ),
+    solution=(
+        "In units of s·b·h: 4 for the two norm inputs, 2 each for the attention input, Q, "
+        "the attention output and the MLP input, 4·n_kv/a for K and V, 6·f/h for the three "
+        "MLP tensors; plus 4·a·s·b bytes of softmax statistics: **{answer}** "
+        "(`activations.layer_activation_bytes`), {all} for all {layers} layers. Eager "
+        "attention would keep the 2·a·s²·b of scores as well, {eager}; Korthikanti et al.'s "
+        "formula for a GPT block, s·b·h·(34 + 5·a·s/h), says {gpt}."
+    ),
+    answer=_flash_layer,
+    derived=_flash_derived,
+    mistakes=(
+        Mistake("gpt_formula",
+                "That is Korthikanti et al.'s GPT block, s·b·h·(34 + 5·a·s/h), with dropout "
+                "masks and the scores kept. A Llama layer has no dropout, a SwiGLU MLP, "
+                "grouped K and V, and FlashAttention keeps no scores.",
+                lambda p: memory.activation_bytes_per_layer(
+                    seq_len=p["seq_len"], batch=p["batch"], hidden=_cfg(p).hidden,
+                    heads=_cfg(p).heads)),
+        Mistake("gpt_selective",
+                "That is 34·s·b·h, a GPT block with the scores dropped. Count Llama's own "
+                "tensors: the SwiGLU MLP keeps three f-wide tensors, K and V are n_kv/a as "
+                "wide, and there are no dropout masks.",
+                lambda p: memory.activation_bytes_per_layer(
+                    seq_len=p["seq_len"], batch=p["batch"], hidden=_cfg(p).hidden,
+                    heads=_cfg(p).heads, recompute="selective")),
+        Mistake("eager_scores",
+                "That keeps the 2·a·s²·b bytes of attention scores: eager attention. "
+                "FlashAttention recomputes them in the backward pass.",
+                lambda p: _flash_layer(p, "eager")),
+        Mistake("all_layers", "That is all {layers} layers; the question asks for one.",
+                lambda p: _cfg(p).layers * _flash_layer(p)),
+    ),
+    defaults={"model": "llama-2-7b", "batch": 1, "seq_len": 4096},
+    sample=lambda rng: {"model": rng.choice(["llama-2-7b", "llama-2-13b", "llama-3-8b",
+                                             "mistral-7b", "llama-3-70b"]),
+                        "batch": rng.choice([1, 2, 4]),
+                        "seq_len": rng.choice([2048, 4096, 8192])},
+    dimension="bytes", unit="GB", rtol=0.02,
+)
+
+
+# ---------------------------------------------------------------------------------------
+# 11. The weights of a mixture of experts
+
+def _moe_weights(p: P, n: float | None = None) -> float:
+    return memory.weight_bytes(_n(p) if n is None else n, precision=p["precision"])
+
+
+def _moe_derived(p: P) -> dict[str, Any]:
+    cfg = _cfg(p)
+    return {"label": model_label(p["model"]), "experts": cfg.experts,
+            "k": cfg.experts_per_token, "precision": precision_label(p["precision"]),
+            "bytes": format_number(memory.precision_bytes(p["precision"])),
+            "total": billions(_n(p)), "active": billions(transformer.active_params(cfg)),
+            "gpus": memory.gpus_needed(_moe_weights(p), 80e9)}
+
+
+moe_weights = NumericExercise(
+    lesson=LESSON, number=11, title="The weights of {label}",
+    question=(
+        "{label} routes each token to {k} of the {experts} experts of every "
+        "mixture-of-experts layer. How much memory do its weights take in {precision}, in "
+        "GB?"
+    ),
+    hints=(
+        "A token uses a few experts, but the next token may need any of them: which "
+        "parameters must be in memory?",
+        "All of them: `transformer.param_count` × {bytes} bytes.",
+    ),
+    solution=(
+        "Any expert may be needed by the next token, so memory holds them all: {total} "
+        "parameters × {bytes} bytes = **{answer}**, at least {gpus} GPUs of 80 GB for the "
+        "weights alone. A token is multiplied by only {active} of them, its active "
+        "parameters (`transformer.active_params`): they set the FLOPs, not the bytes."
+    ),
+    answer=_moe_weights,
+    derived=_moe_derived,
+    mistakes=(
+        Mistake("active_for_memory",
+                "That counts the active parameters, the ones one token uses. Memory must hold "
+                "every expert of every layer: count all {total}.",
+                lambda p: _moe_weights(p, transformer.active_params(_cfg(p)))),
+        gib_as_gb(lambda p: _moe_weights(p) * 1e9 / 2**30),
+    ),
+    defaults={"model": "mixtral-8x7b", "precision": "bf16"},
+    sample=lambda rng: {"model": rng.choice(["mixtral-8x7b", "qwen3-30b-a3b",
+                                             "qwen3-235b-a22b", "gpt-oss-20b",
+                                             "deepseek-v3"]),
+                        "precision": rng.choice(["bf16", "fp8"])},
+    dimension="bytes", unit="GB", rtol=0.02,
+)
+
+
 EXERCISES = (
     gpt2_attention,
     gpt2_code,
@@ -679,6 +814,8 @@ EXERCISES = (
     activations_selective,
     activations_tp_sp,
     gpus_for_state,
+    llama_flash_layer,
+    moe_weights,
 )
 
 __all__ = ["EXERCISES", "LESSON", "TITLE", "gpt2_param_count", "llama_param_count"]

@@ -24,7 +24,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from gpulesson import flops, hardware, memory, optimisations, transformer
+from gpulesson import flops, hardware, memory, optimisations, roofline, transformer
 from gpulesson.exercises.core import (
     ChoiceExercise,
     CodeExercise,
@@ -656,6 +656,55 @@ tensor_core_ratio = NumericExercise(
 )
 
 
+# ---------------------------------------------------------------------------------------
+# 10. What FP8 does to a whole training step
+
+def _fp8_step(p: P) -> float:
+    return roofline.amdahl_speedup(1 - p["share"], 2)
+
+
+def _fp8_derived(p: P) -> dict[str, Any]:
+    h100 = hardware.gpu("H100 SXM")
+    return {"share_pct": f"{100 * p['share']:.0f} %", "rest": f"{100 * (1 - p['share']):.0f} %",
+            "ratio": format_number(h100.dense("fp8") / h100.dense("bf16"), 3),
+            "time": format_number(1 - p["share"] + p["share"] / 2, 3)}
+
+
+fp8_step = NumericExercise(
+    lesson=LESSON, number=10, title="FP8 on a training step that is {share_pct} matrix products",
+    question=(
+        "Profiling a BF16 training step on H100s shows that {share_pct} of its time is in "
+        "matrix products that FP8 can take over (the linear layers); the rest (attention, "
+        "norms, the optimizer, communication) stays as it is. The H100's dense FP8 peak is "
+        "{ratio} times its BF16 peak. At best, how many times faster is the whole step in "
+        "FP8?"
+    ),
+    hints=(
+        "Only the {share_pct} gets faster. What is left of the step's time?",
+        "Amdahl's law: the time becomes (1 − f) + f/2 of the original.",
+    ),
+    solution=(
+        "The FP8-able {share_pct} runs twice as fast, the other {rest} does not: the step "
+        "takes {rest} + {share_pct}/2 = {time} of its BF16 time, **{answer}** faster at best "
+        "(`roofline.amdahl_speedup(1 - f, 2)`), before the scaling kernels take their share. "
+        "Published FP8 pre-training runs gain 1.3 to 1.5×, not 2×."
+    ),
+    answer=_fp8_step,
+    derived=_fp8_derived,
+    mistakes=(
+        Mistake("peak_ratio", "That is the ratio of the peaks. Only the matrix products get "
+                "the faster rate: the rest of the step takes as long as before.",
+                lambda p: 2.0),
+        Mistake("added_the_gain", "That adds the share to 1, as if the speed-up were 1 + f. "
+                "Add the times instead: (1 − f) + f/2, then invert.",
+                lambda p: 1 + p["share"]),
+    ),
+    defaults={"share": 0.7},
+    sample=lambda rng: {"share": rng.choice([0.5, 0.6, 0.7, 0.8, 0.9])},
+    dimension="count", unit="×", extra_units=TIMES, rtol=0.01,
+)
+
+
 EXERCISES = (
     standard_attention_bytes,
     merge_softmax_states,
@@ -666,6 +715,7 @@ EXERCISES = (
     tiny_gradient,
     model_state_saving,
     tensor_core_ratio,
+    fp8_step,
 )
 
 __all__ = ["EXERCISES", "LESSON", "TITLE", "merged_softmax_sum"]

@@ -721,6 +721,65 @@ decode_on_cpu = NumericExercise(
 )
 
 
+# ---------------------------------------------------------------------------------------
+# 15. The decode ceiling with 4-bit weights
+
+def _fp4_ceiling(p: P, bytes_per_param: float | None = None) -> float:
+    g = hardware.gpu(p["gpu"])
+    weights = (memory.weight_bytes(p["n_params"], precision="nvfp4") if bytes_per_param is None
+               else p["n_params"] * bytes_per_param)
+    return inference.decode_ceiling_tokens_per_second(weight_bytes=weights,
+                                                      bandwidth=g.bandwidth)
+
+
+def _fp4_derived(p: P) -> dict[str, Any]:
+    g = hardware.gpu(p["gpu"])
+    weights = memory.weight_bytes(p["n_params"], precision="nvfp4")
+    return {"model": f"{p['n_params'] / 1e9:g}B", "gpu": g.name, "bw": format_bandwidth(
+                g.bandwidth), "bits": f"{8 * memory.precision_bytes('nvfp4'):g}",
+            "weights": format_bytes(weights),
+            "fp16": format_number(_fp4_ceiling(p, memory.precision_bytes("fp16")), 3)}
+
+
+fp4_decode_ceiling = NumericExercise(
+    lesson=LESSON, number=15, title="The decode ceiling of a {model} model in NVFP4",
+    question=(
+        "A {model}-parameter model is served on a {gpu} ({bw}) with its weights in NVFP4: "
+        "4-bit elements with one 8-bit scale per block of 16. At batch 1, what is the most "
+        "tokens per second it can generate (the KV cache left out)?"
+    ),
+    hints=(
+        "Each token reads every weight once. How many bytes is one NVFP4 weight, its share "
+        "of the block scale included?",
+        "(4 + 8/16) bits = {bits} bits per weight: {weights} per token.",
+    ),
+    solution=(
+        "Every weight is read once per token: {bits} bits each with its scale, {weights} "
+        "in all, so the ceiling is bandwidth ÷ bytes = **{answer}** "
+        "(`inference.decode_ceiling_tokens_per_second`). In FP16 it would be {fp16} "
+        "tokens/s; the FP4 Tensor Cores do not enter: decode at batch 1 is bound by memory."
+    ),
+    answer=_fp4_ceiling,
+    derived=_fp4_derived,
+    mistakes=(
+        Mistake("forgot_scales",
+                "That counts half a byte per weight. NVFP4 stores an 8-bit scale with every "
+                "16 elements: {bits} bits per weight.",
+                lambda p: _fp4_ceiling(p, 0.5)),
+        Mistake("fp16_weights", "That is the ceiling with 2-byte FP16 weights.",
+                lambda p: _fp4_ceiling(p, memory.precision_bytes("fp16"))),
+        Mistake("compute_roof",
+                "That is the arithmetic limit, FP4 peak ÷ 2N. At batch 1 the weights' reads "
+                "take far longer: divide the bandwidth by the bytes.",
+                lambda p: hardware.gpu(p["gpu"]).peak_flops["fp4"] / (2 * p["n_params"])),
+    ),
+    defaults={"n_params": 7e9, "gpu": "B300"},
+    sample=lambda rng: {"n_params": rng.choice([3e9, 7e9, 8e9, 13e9, 32e9, 70e9]),
+                        "gpu": rng.choice(["B200", "B300", "MI355X"])},
+    dimension="tokens/s", unit="tokens/s", rtol=0.02,
+)
+
+
 EXERCISES = (
     loop_vs_vectorised,
     matmul_flops_small,
@@ -736,6 +795,7 @@ EXERCISES = (
     bound_on_gpu,
     ridge_point,
     decode_on_cpu,
+    fp4_decode_ceiling,
 )
 
 __all__ = ["EXERCISES", "LESSON", "TITLE"]

@@ -460,7 +460,7 @@ lora_memory = NumericExercise(
         "Three parts: the frozen weights (2 bytes each, no gradients, no optimizer), the "
         "adapters' full training state, and the activations.",
         "The activations are those of full training for the same recomputation "
-        "(`memory.activation_bytes_per_layer` × layers).",
+        "(`memory.training_memory` counts them: FlashAttention for a Llama block).",
     ),
     solution=(
         "Frozen BF16 weights {base}; {trainable} adapter parameters × 16 bytes = {adapters};"

@@ -6,7 +6,8 @@ They practise what the lesson teaches: which precision a GEMM's bytes imply, the
 intensity of a real layer's shape, the roofline time of a GEMM on an H100 (by hand and as a
 function), the ridge point of a GPU from its datasheet, the batch at which a layer turns
 compute-bound on an A100, how slow half precision is on a CPU (predict, then run), the
-sparse-peak mistake of comparing GPUs, and dense FLOP/s per watt.
+sparse-peak mistake of comparing GPUs, dense FLOP/s per watt, and the bytes of weights in a
+block-scaled 4-bit format (its scales included).
 
 Every answer and every figure in a worked solution comes from the calculators
 (:mod:`gpulesson.gemm`, :mod:`gpulesson.roofline`, :mod:`gpulesson.hardware`,
@@ -19,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gpulesson import gemm, hardware, memory, roofline, transformer
+from gpulesson import gemm, hardware, memory, precision, roofline, transformer
 from gpulesson.exercises.core import (
     ChoiceExercise,
     CodeExercise,
@@ -602,6 +603,68 @@ per_watt = NumericExercise(
 )
 
 
+# ---------------------------------------------------------------------------------------
+# 10. Weights in a block-scaled 4-bit format
+
+def _fp4_weights(p: P, bytes_per_param: float | None = None) -> float:
+    n = transformer.param_count(transformer.preset(p["model"]))
+    if bytes_per_param is None:
+        return memory.weight_bytes(n, precision=p["format"])
+    return n * bytes_per_param
+
+
+def _fp4_derived(p: P) -> dict[str, Any]:
+    block = precision.block_format(p["format"])
+    other = precision.block_format("nvfp4" if p["format"] == "mxfp4" else "mxfp4")
+    return {"label": model_label(p["model"]), "fmt": block.name, "elem": block.element.bits,
+            "block": block.block_size, "scale": block.scale.name,
+            "scale_bits": block.scale.bits, "bits": format_number(block.bits_per_element),
+            "n": count(transformer.param_count(transformer.preset(p["model"]))),
+            "bare": format_bytes(_fp4_weights(p, 0.5)), "other": other.name,
+            "other_gb": format_bytes(_fp4_weights(p, other.bytes_per_element))}
+
+
+fp4_weights = NumericExercise(
+    lesson=LESSON, number=10, title="The weights of {label} in {fmt}",
+    question=(
+        "{label} is stored in {fmt}: {elem}-bit E2M1 elements in blocks of {block}, each "
+        "block with one {scale_bits}-bit {scale} scale. How many GB do its {n} weights take "
+        "(leave out any per-tensor scale)?"
+    ),
+    hints=(
+        "Every block of {block} elements carries its scale: how many bits is that per "
+        "element?",
+        "{elem} + {scale_bits}/{block} = {bits} bits per element.",
+    ),
+    solution=(
+        "Each element costs its {elem} bits plus a share of its block's scale, "
+        "{scale_bits}/{block} bits: {bits} bits, so the weights take **{answer}** "
+        "(`memory.weight_bytes(n, precision=...)`, which reads "
+        "`precision.bits_per_element`). A bare half byte per weight would say {bare}; "
+        "{other} would take {other_gb}."
+    ),
+    answer=_fp4_weights,
+    derived=_fp4_derived,
+    mistakes=(
+        Mistake("forgot_scales",
+                "That is 4 bits per weight, the elements alone. Every block of {block} also "
+                "stores a {scale_bits}-bit scale: {bits} bits per weight.",
+                lambda p: _fp4_weights(p, 0.5)),
+        Mistake("other_block",
+                "That is {other}'s size: {fmt} uses blocks of {block} with a {scale} scale.",
+                lambda p: _fp4_weights(p, precision.block_format(
+                    "nvfp4" if p["format"] == "mxfp4" else "mxfp4").bytes_per_element)),
+        Mistake("fp8_bytes", "That is one byte per weight, FP8. FP4 elements take half a "
+                "byte before their scales.", lambda p: _fp4_weights(p, 1.0)),
+    ),
+    defaults={"model": "llama-3-70b", "format": "mxfp4"},
+    sample=lambda rng: {"model": rng.choice(["llama-3-8b", "llama-3-70b", "qwen3-8b",
+                                             "llama-3.1-405b", "mixtral-8x7b"]),
+                        "format": rng.choice(["mxfp4", "nvfp4"])},
+    dimension="bytes", unit="GB", rtol=0.005,
+)
+
+
 EXERCISES = (
     seed_bytes_precision,
     mlp_intensity,
@@ -612,6 +675,7 @@ EXERCISES = (
     half_precision_on_cpu,
     sparse_mixup,
     per_watt,
+    fp4_weights,
 )
 
 __all__ = ["EXERCISES", "LESSON", "TITLE"]

@@ -10,11 +10,37 @@ from gpulesson import calculators as C
 
 def test_gpt3_training_compute():
     """Brown et al. 2020 (GPT-3), Table D.1: the 175B model trained on 300B tokens took
-    3.14e23 FLOPs (6·N·D)."""
-    out = C.compute("training_flops", model="gpt3-175b", tokens=300)
+    3.14e23 FLOPs (6·N·D, the attention term left out)."""
+    gpt3 = {"model": "gpt3-175b", "tokens": 300, "attention_term": "left_out"}
+    out = C.compute("training_flops", **gpt3)
     assert round(out["total"] / 1e23, 2) == 3.14
-    assert C.evaluate("training_flops", {"model": "gpt3-175b", "tokens": 300})["text"][
-        "total"] == "3.14 × 10²³ FLOP"
+    assert out["attention_per_token"] == 0
+    assert C.evaluate("training_flops", gpt3)["text"]["total"] == "3.14 × 10²³ FLOP"
+
+
+def test_one_attention_convention_from_flops_per_token_to_gpu_hours():
+    """Chowdhery et al. 2022 (PaLM), appendix B: model FLOPs per token are 6N + 12·L·H·Q·T.
+    GPT-3 at its 2,048-token context: 12 × 96 × 96 × 128 × 2,048 = 28,991,029,248 more
+    FLOPs per token; the total over 300B tokens, the time and the GPU-hours all carry it,
+    so the total is exactly tokens × FLOPs per token."""
+    gpt3 = {"model": "gpt3-175b", "tokens": 300, "seq_len": 2048}
+    counted = C.compute("training_flops", **gpt3)
+    left_out = C.compute("training_flops", **gpt3, attention_term="left_out")
+    assert counted["attention_per_token"] == 28_991_029_248
+    assert counted["total"] == pytest.approx(300e9 * counted["flops_per_token"], rel=1e-12)
+    assert counted["total"] - left_out["total"] == pytest.approx(300e9 * 28_991_029_248,
+                                                                rel=1e-9)
+    assert counted["gpu_hours"] / left_out["gpu_hours"] == pytest.approx(
+        counted["flops_per_token"] / left_out["flops_per_token"], rel=1e-12)
+
+
+def test_a_mixture_of_experts_trains_at_its_active_parameters():
+    """Jiang et al. 2024 (Mixtral of Experts, section 2.1): each token uses 13B of Mixtral
+    8x7B's 47B parameters, so a training token costs 6 × 12.9B FLOPs (plus attention), not
+    6 × 46.7B; memory still holds the 46.7B."""
+    out = C.compute("training_flops", model="mixtral-8x7b", attention_term="left_out")
+    assert (round(out["n_params"] / 1e9), round(out["total_params"] / 1e9)) == (13, 47)
+    assert out["flops_per_token"] == 6 * out["n_params"]
 
 
 def test_llama2_7b_gpu_hours_at_40_percent_mfu():
@@ -22,7 +48,7 @@ def test_llama2_7b_gpu_hours_at_40_percent_mfu():
     A100-80GB GPU-hours (Table 2). 6·N·D = 8.09e22 FLOPs at 312 TFLOP/s dense BF16 (A100
     datasheet) and an assumed 40 % MFU gives 179,979 GPU-hours, within 3 %: the run's MFU
     was about 39 %."""
-    out = C.compute("training_flops")
+    out = C.compute("training_flops", attention_term="left_out")
     assert out["total"] == pytest.approx(8.086e22, rel=1e-3)
     assert out["gpu_hours"] == pytest.approx(184_320, rel=0.03)
     assert out["gpu_hours"] == pytest.approx(out["time"] * 1024 / 3600, rel=1e-12)

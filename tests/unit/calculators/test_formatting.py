@@ -28,9 +28,14 @@ def test_format_output_writes_the_unit(output, value, text):
 
 
 def test_bytes_can_show_the_binary_figure_too():
-    """A KV cache of 2^30 bytes is 1.07 GB, which a reader may know as 1 GiB."""
+    """A KV cache of 2^30 bytes is 1.07 GB, which a reader may know as 1 GiB: written
+    "1 GiB" (three significant figures, no trailing zeros), never "1.00 GiB"."""
     assert C.format_output(Output("x", "x", "bytes", binary=True), 2**30) == \
-        "1.1 GB (1.00 GiB)"
+        "1.1 GB (1 GiB)"
+    # Qwen2.5-7B's KV cache for 8,192 tokens in BF16: 28 layers x 4 KV heads x 128 x 2 x 2
+    # bytes = 56 KiB per token (Qwen2.5 technical report, config), 448 MiB in all
+    assert C.format_output(Output("x", "x", "bytes", binary=True), 8192 * 56 * 1024) == \
+        "469.8 MB (448 MiB)"
 
 
 def test_flops_beyond_the_exa_prefix_are_powers_of_ten():

@@ -18,7 +18,7 @@ def test_llama3_8b_kv_cache_at_8k_context():
     assert out["per_token"] == 128 * KIB
     assert out["total"] == 2**30
     assert out["total_mha"] == 4 * 2**30
-    assert C.evaluate("kv_cache")["text"]["total"] == "1.1 GB (1.00 GiB)"
+    assert C.evaluate("kv_cache")["text"]["total"] == "1.1 GB (1 GiB)"
 
 
 def test_llama2_7b_kv_cache_at_4k_context():
@@ -59,3 +59,42 @@ def test_llama3_8b_decoding_on_an_h100():
     assert out["ceiling"] == pytest.approx(194.75, rel=1e-4)
     assert out["decode_total"] == out["decode_per_user"] == pytest.approx(out["ceiling"])
     assert out["compute_bound_batch"] == pytest.approx(295.3, abs=0.05)
+
+
+def test_deepseek_v3_caches_its_latent():
+    """DeepSeek-AI 2024 (DeepSeek-V2, Table 1): multi-head latent attention caches
+    (d_c + d_R)·l values per token, against 2·n_h·d_h·l for multi-head attention.
+    DeepSeek-V3's config.json: d_c = 512, d_R = 64, 61 layers, 128 heads of d_h = 128; in
+    BF16 that is 61 × 576 × 2 = 70,272 bytes per token, against 61 × 2 × 128 × 128 × 2 =
+    3,997,696 (1.76 %)."""
+    out = C.compute("kv_cache", model="deepseek-v3", seq_len=1)
+    assert out["per_token"] == out["total"] == 70_272
+    assert out["total_mha"] == 3_997_696
+
+
+def test_gemma2_local_layers_keep_their_window():
+    """google/gemma-2-9b config.json: 42 layers, 8 KV heads of 256, a 4,096-token sliding
+    window on every other layer (Gemma Team 2024, section 2). At 8,192 tokens the 21 local
+    layers hold 4,096 tokens and the 21 global ones 8,192: 2 × 8 × 256 × 2 bytes × 21 ×
+    (8,192 + 4,096) = 2,113,929,216 bytes, three quarters of the 2,818,572,288 a cache
+    without the window would reserve."""
+    out = C.compute("kv_cache", model="gemma-2-9b", seq_len=8192)
+    assert out["total"] == 2_113_929_216
+    assert out["total_uncapped"] == 2_818_572_288
+
+
+def test_mixtral_decode_reads_the_experts_its_batch_routes_to():
+    """Jiang et al. 2024 (Mixtral of Experts, section 2.1): a token is processed by 2 of 8
+    experts, 12.9B of the 46.7B parameters, so a decode step at batch 1 reads 25.8 GB of
+    BF16 weights, not 93.4 GB. With uniform routing the batch's tokens reach
+    8 × (1 − (6/8)^B) experts per layer: 7.92 at B = 16, nearly all of them. The step's
+    FLOPs stay 2 × 12.9B per token, so decode turns compute-bound at a batch about
+    46.7/12.9 times the dense 295 of an H100 SXM (989.4 TFLOP/s, 3.35 TB/s)."""
+    one = C.compute("inference", model="mixtral-8x7b", batch=1)
+    assert one["decode_weights"] == 2 * one["active"] == 2 * 12_879_925_248
+    sixteen = C.compute("inference", model="mixtral-8x7b", batch=16)
+    routed = 32 * 8 * 3 * 4096 * 14336  # every expert of every layer
+    assert sixteen["decode_weights"] == pytest.approx(
+        2 * (one["n_params"] - routed + routed * (1 - 0.75**16)), rel=1e-12)
+    turn = one["compute_bound_batch"]
+    assert turn == pytest.approx(295.3 * one["n_params"] / one["active"], rel=0.01)

@@ -53,20 +53,68 @@ def test_model_state_of_mixed_precision_adam_is_16_bytes_per_parameter():
     assert round(out["weights"] / 1e9) == 3
 
 
+GPT3 = {"model": "gpt3-175b", "seq_len": 2048}
+
+
 @pytest.mark.parametrize(("inputs", "per_layer"), [
-    ({"recompute": "none"}, 4096 * 4096 * (34 + 5 * 32 * 4096 / 4096)),
-    ({"recompute": "selective"}, 34 * 4096 * 4096),
-    ({"recompute": "full"}, 2 * 4096 * 4096),
+    ({"recompute": "none"}, 2048 * 12288 * (34 + 5 * 96 * 2048 / 12288)),
+    ({"recompute": "selective"}, 34 * 2048 * 12288),
+    ({"recompute": "full"}, 2 * 2048 * 12288),
     ({"recompute": "none", "tp": 8, "sequence_parallel": "yes"},
-     4096 * 4096 * (34 + 5 * 32 * 4096 / 4096) / 8),
-], ids=["none", "selective", "full", "tp8-sp"])
-def test_activations_follow_korthikanti_table_2(inputs, per_layer):
-    """Korthikanti et al. 2022, Table 2, bytes of activations per layer of a GPT-style block
-    in 16-bit: s·b·h·(34 + 5·a·s/h) without recomputation, 34·s·b·h with selective
-    recomputation, 2·s·b·h (the layer input) with full recomputation, and all of it
-    divided by t with tensor and sequence parallelism. Llama-2-7B's shape (h = 4,096,
-    a = 32, 32 layers) at s = 4,096, b = 1: 104.15 GB, 18.25 GB and 1.07 GB in all."""
-    assert C.compute("training_memory", **inputs)["activations"] == 32 * per_layer
+     2048 * 12288 * (34 + 5 * 96 * 2048 / 12288) / 8),
+    ({"recompute": "selective", "tp": 8}, 2048 * 12288 * (10 + 24 / 8)),
+], ids=["none", "selective", "full", "tp8-sp", "tp8-selective"])
+def test_gpt3_activations_follow_korthikanti_table_2(inputs, per_layer):
+    """Korthikanti et al. 2022, Table 2, bytes of activations per layer of a GPT block in
+    16-bit (eager attention, dropout: GPT-3 as the preset trains it): s·b·h·(34 + 5·a·s/h)
+    without recomputation, 34·s·b·h with selective recomputation, 2·s·b·h with full
+    recomputation, everything divided by t with tensor and sequence parallelism, and
+    s·b·h·(10 + 24/t) with tensor parallelism alone. GPT-3 (h = 12,288, a = 96, 96 layers)
+    at s = 2,048: the attention term 5as/h = 80."""
+    out = C.compute("training_memory", **GPT3, **inputs)
+    assert C.resolve("training_memory", **GPT3)["attention"] == "eager"
+    assert out["activations"] == 96 * per_layer
+
+
+def test_llama2_7b_trains_with_flashattention_by_default():
+    """Dao et al. 2022 (FlashAttention, section 3.1): the N×N scores are never stored, only
+    one statistic per row, and PyTorch's SDPA and Hugging Face run it for Llama by default.
+    So Llama-2-7B at 4,096 tokens (no dropout, SwiGLU) keeps no 2·a·s²·b score tensor per
+    layer: the eager count minus 32 layers × (2 × 32 × 4,096² − 4 × 32 × 4,096 bytes of
+    FP32 log-sum-exp)."""
+    flash = C.compute("training_memory")
+    eager = C.compute("training_memory", attention="eager")
+    assert C.resolve("training_memory")["attention"] == "flash"
+    assert eager["activations"] - flash["activations"] == 32 * (
+        2 * 32 * 4096**2 - 4 * 32 * 4096)
+    assert C.evaluate("training_memory")["text"]["activations"] == "17.3 GB"
+
+
+def test_moe_presets_hold_every_expert_and_compute_with_the_active_ones():
+    """Jiang et al. 2024 (Mixtral of Experts, section 2.1): Mixtral 8x7B has 47B parameters
+    and uses 13B active parameters per token (46,702,792,704 and 12,879,925,248 from its
+    config.json); DeepSeek-AI 2024 (DeepSeek-V3 technical report, section 1): 671B in total,
+    37B activated per token, counted without the input embedding."""
+    mixtral = C.compute("param_count", model="mixtral-8x7b")
+    assert (round(mixtral["total"] / 1e9), round(mixtral["active"] / 1e9)) == (47, 13)
+    assert mixtral["routed_experts"] == mixtral["mlp"] - 32 * 4096 * 8  # routers aside
+    v3 = C.compute("param_count", model="deepseek-v3")
+    assert round(v3["total"] / 1e9) == 671
+    assert round((v3["active"] - v3["embedding"]) / 1e9) == 37
+    memory = C.compute("training_memory", model="mixtral-8x7b")
+    assert memory["weights"] == 2 * mixtral["total"]
+
+
+def test_a_preset_keeps_what_the_form_does_not_show():
+    """Gemma 2 (Gemma Team 2024): four RMSNorms per layer, where the form shows one norm
+    kind only; the preset keeps them, so its count is the checkpoint's 9,241,705,984
+    (google/gemma-2-9b; KerasHub's gemma2_9b_en metadata and the Hugging Face safetensors
+    total agree). The same fields typed as a custom
+    model describe a two-norm block, 42 × 2 × 3,584 parameters fewer."""
+    preset = C.compute("param_count", model="gemma-2-9b")
+    assert preset["total"] == 9_241_705_984
+    fields = dict(C.resolve("param_count", model="gemma-2-9b"), model="custom")
+    assert preset["total"] - C.compute("param_count", **fields)["total"] == 42 * 2 * 3584
 
 
 def test_tensor_parallelism_must_divide_the_heads():

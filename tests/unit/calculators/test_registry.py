@@ -177,8 +177,8 @@ def test_every_gpu_preset_fills_the_datasheet_figures(name):
 
 #: The formula modules (and the lesson list) the registry builds on.
 FORMULA_MODULES = {"course", "units", "_validate", "gemm", "roofline", "transformer",
-                   "memory", "flops", "inference", "distributed", "cost", "optimisations",
-                   "hardware", "planning", "prices", "execution"}
+                   "activations", "memory", "flops", "inference", "distributed", "cost",
+                   "optimisations", "hardware", "planning", "prices", "execution"}
 
 
 @pytest.mark.parametrize("path", sorted(PACKAGE.rglob("*.py")),

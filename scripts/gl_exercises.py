@@ -1,0 +1,729 @@
+"""Sphinx extension: the exercises live on the site, and what every page says is true of it.
+
+Exercises. A notebook's ``lesson.show(n)`` leaves the static rendering of an exercise in
+the page (:func:`gpulesson.exercises.render.static_html`: question, answer format, hints,
+a folded solution). On any page that holds one, this extension
+
+* gives each exercise the attributes and controls of the site's DOM contract
+  (:func:`live_markup`): ``data-exercise="<slug>:<n>"`` and ``data-state`` on the
+  exercise, an answer control carrying ``data-answer`` (a text box, radio buttons, or for a
+  code exercise a text area that the page turns into a code editor, holding the
+  notebook's stub), a ``button[data-check]`` and a ``[data-feedback]`` region whose
+  ``data-status`` the page sets; the controls stay ``hidden`` until Python is ready, so a
+  page that cannot run them shows only the static rendering;
+* pairs each predict-then-run exercise with the cell below it that revealed the build's
+  measurement (its ``lesson.reveal`` output, :func:`measurement_cells`): the cell gets an
+  id the exercise points at (``data-measurement``), and the measured figure is written on
+  the exercise (``data-measured``, SI units), so the page can hide the measurement until a
+  prediction is committed, then compare the two with the exercise's own rule;
+* leaves static, with a note, an exercise whose checker needs a library a browser cannot
+  load (a CUDA kernel checked by Numba): :func:`browser_unavailable` finds them by running
+  every reference answer in the standard library and the pack alone, as in Pyodide;
+* adds the site's introduction (how the exercises work here, and the progress kept in
+  this browser, with export and import) before the page's first section;
+* adds the page side (``scripts/site_js/exercises.js``), the Python worker it shares with
+  the calculators and the code editor bundled by ``scripts/vendor_js.py``, and writes the
+  exercises' package pack (:func:`exercise_pack`: :mod:`gpulesson.exercises.browser` and
+  every bank module) into the site.
+
+Pages. Independent of exercises, this extension also
+
+* shows launch and repository buttons only when ``repository.url`` is a real repository
+  (the deploy workflow puts the published repository there); a placeholder host
+  (``example.org``, ``github.com/example/...``) drops them, and a placeholder JupyterHub
+  drops that button alone (:func:`placeholder_url`);
+* writes the current year into the copyright line (``2025–2026``; ``SOURCE_DATE_EPOCH``
+  fixes it for reproducible builds);
+* gives the "Key terms" list of every lesson a one-line definition per term, the first
+  sentence of its glossary entry (:func:`key_term_definitions`);
+* adds ``scripts/site_js/site.js`` to every page: search results quote the article, not
+  the page's buttons and contents list, and a display equation wider than the column is
+  set smaller until it fits (or scrolls, with a cue);
+* deletes the theme's Jinja fragments that Sphinx copies into ``_static``
+  (:data:`TEMPLATE_FRAGMENTS`): they are not pages, and a browser that opens one requests
+  ``{{ pathto(...) }}`` from the site.
+
+Loaded by ``_config.yml`` (``sphinx: local_extensions``) after ``gl_calculators``.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import re
+import shutil
+import sys
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from docutils import nodes
+from sphinx.application import Sphinx
+from sphinx.errors import ExtensionError
+from sphinx.util import logging
+
+HERE = Path(__file__).resolve().parent
+if str(HERE) not in sys.path:  # the sibling gl_calculators, however this file is loaded
+    sys.path.insert(0, str(HERE))
+import gl_calculators  # noqa: E402
+
+logger = logging.getLogger(__name__)
+
+ROOT = HERE.parent
+SITE_JS = HERE / "site_js"
+COURSE_DIR = gl_calculators.COURSE_DIR
+#: The page side of the exercises, as Sphinx sees it (local scripts get a ``_static/``
+#: prefix, hence ``../``).
+LOADER = f"../{COURSE_DIR}/exercises.js"
+#: The scripts this extension publishes under ``_lib/course/`` (the worker is
+#: gl_calculators', shared): the exercises' page side, and the repairs of every page.
+SCRIPTS = ("exercises.js", "site.js")
+#: The repairs of every page (search passages, wide equations), as Sphinx sees it.
+SITE_SCRIPT = f"../{COURSE_DIR}/site.js"
+#: The module the exercises' worker imports, and the package imported by name at run time.
+ENTRY_MODULE = "gpulesson.exercises.browser"
+WHOLE_PACKAGES = ("gpulesson.exercises.bank", *gl_calculators.WHOLE_PACKAGES)
+PACK_PATH = f"{COURSE_DIR}/gpulesson-exercises-pack.json"
+#: The code editor bundle (scripts/vendor_js.py, BUILT["codemirror"]).
+EDITOR_PATH = "_lib/codemirror/code-editor.js"
+#: How long a learner's function may run before the page stops it, in milliseconds.
+DEFAULT_TIME_LIMIT_MS = 10_000
+#: How long the page waits for Python to start before it says it could not.
+DEFAULT_BOOT_TIMEOUT_MS = 60_000
+#: Jinja fragments of the theme that Sphinx copies into _static: not pages, never served.
+TEMPLATE_FRAGMENTS = ("webpack-macros.html", "sbt-webpack-macros.html")
+#: Hosts that only ever stand for "put your own here".
+PLACEHOLDER_HOSTS = ("example.org", "example.com", "example.net", "example.edu")
+
+_EXERCISE = re.compile(
+    r'<div class="gl-exercise[^"]*" id="(?P<slug>[a-z][a-z0-9_]*)-ex(?P<number>[0-9]+)" '
+    r'data-kind="(?P<kind>[a-z]+)"')
+#: The worked solution's code, shown as a learner can paste it into the editor (the bank
+#: names it privately and imports its modules elsewhere: exercises.browser.learner_solution).
+_MODEL_SOLUTION = re.compile(r'(<pre class="gl-model-solution"><code>).*?(</code></pre>)', re.S)
+_REVEALED = re.compile(r'<div class="gl-feedback gl-feedback-compared"[^>]*>(?P<body>.*?)</div>',
+                       re.S)
+
+
+# ---------------------------------------------------------------------------------------
+# Repository and launch buttons, copyright
+
+
+def placeholder_url(url: Any) -> bool:
+    """True when ``url`` is empty or only stands for a real address (``example.org``,
+    ``github.com/example/...``)."""
+    if not isinstance(url, str) or not url.strip():
+        return True
+    parts = urlsplit(url.strip())
+    host = (parts.hostname or "").lower()
+    if not host or host in PLACEHOLDER_HOSTS or host.endswith(
+            tuple("." + h for h in PLACEHOLDER_HOSTS)):
+        return True
+    owner = parts.path.strip("/").split("/")[0].lower()
+    return host in ("github.com", "gitlab.com") and owner in ("", "example", "your-name",
+                                                               "owner")
+
+
+def copyright_years(first: str, now: float | None = None) -> str:
+    """``first`` (a year) to the current one: ``"2025"`` in 2025, ``"2025–2026"`` after.
+
+    ``now`` defaults to ``SOURCE_DATE_EPOCH`` when set (a reproducible build), else the
+    clock. Anything but a plain year is returned as it is.
+    """
+    text = str(first).strip()
+    if not re.fullmatch(r"\d{4}", text):
+        return text
+    if now is None:
+        epoch = os.environ.get("SOURCE_DATE_EPOCH", "")
+        now = float(epoch) if epoch.strip().isdigit() else time.time()
+    year = time.gmtime(now).tm_year
+    return text if year <= int(text) else f"{text}–{year}"
+
+
+def _on_config_inited(app: Sphinx, config: Any) -> None:
+    options = config.html_theme_options
+    if placeholder_url(options.get("repository_url")):
+        for key in ("use_repository_button", "use_issues_button", "use_edit_page_button",
+                    "use_source_button"):
+            options[key] = False
+        options["launch_buttons"] = {}
+        options.pop("repository_url", None)
+    else:
+        launch = dict(options.get("launch_buttons") or {})
+        for key in ("binderhub_url", "colab_url", "jupyterhub_url"):
+            if key in launch and placeholder_url(launch[key]):
+                launch.pop(key)
+        options["launch_buttons"] = launch
+    config.copyright = copyright_years(config.copyright)
+
+
+# ---------------------------------------------------------------------------------------
+# Exercises: the markup of the DOM contract
+
+
+def exercise(ref: str) -> Any:
+    """The exercise a page calls ``"<slug>:<number>"``, as the site's Python sees it."""
+    from gpulesson.exercises import browser
+
+    return browser.exercise(ref)
+
+
+def _inline(text: str) -> str:
+    from gpulesson.exercises.render import markup
+
+    block = markup(text)
+    return block[3:-4] if block.startswith("<p>") and block.endswith("</p>") else block
+
+
+def _stub(ex: Any, sources: Iterable[str]) -> str:
+    """The notebook's stub of code exercise ``ex`` (the cell that defines its function,
+    imports included), else one written from its signature."""
+    head = f"def {ex.function_name}("
+    for source in sources:
+        if re.search(rf"^{re.escape(head)}", source, re.M) and "lesson." not in source:
+            return source.strip() + "\n"
+    return f"{head}{ex.signature}):\n    return None  # replace with your code\n"
+
+
+def controls_html(ex: Any, *, stub: str = "", time_limit_ms: int = DEFAULT_TIME_LIMIT_MS) -> str:
+    """The live controls of exercise ``ex`` (hidden until Python is ready)."""
+    from gpulesson.exercises.core import ChoiceExercise, CodeExercise, PredictExercise
+
+    eid = html.escape(ex.id)
+    unit = f" ({html.escape(ex.unit)})" if getattr(ex, "unit", "") else ""
+    described = f"{eid}-format"
+    parts = ['<div class="gl-ex-live" data-gl-live hidden>',
+             '<p class="gl-ex-done" data-done-note hidden><span aria-hidden="true">✔</span> '
+             "Done in this browser.</p>",
+             f'<form class="gl-ex-form" data-gl-form novalidate '
+             f'aria-label="Your answer to exercise {ex.number}">']
+    if isinstance(ex, ChoiceExercise):
+        parts.append(f'<fieldset class="gl-ex-choices" data-answer aria-describedby="{described}">'
+                     "<legend>Your answer</legend>")
+        for i, (key, label) in enumerate(ex.option_pairs()):
+            oid = f"{eid}-option-{i + 1}"
+            parts.append(f'<div class="gl-ex-choice"><input type="radio" name="{eid}-choice" '
+                         f'id="{oid}" value="{html.escape(key)}" data-option="{html.escape(key)}">'
+                         f'<label for="{oid}">{_inline(label)}</label></div>')
+        parts.append("</fieldset>")
+        parts.append('<button type="submit" class="gl-ex-button gl-ex-primary" data-check>'
+                     "Check</button>")
+    elif isinstance(ex, CodeExercise):
+        seconds = f"{time_limit_ms / 1000:g}"
+        lines = max(6, min(24, stub.count("\n") + 3))
+        parts.append(
+            f'<label class="gl-ex-label" for="{eid}-code" id="{eid}-code-label">Your function '
+            f"<code>{html.escape(ex.function_name)}</code></label>"
+            f'<p class="gl-ex-keys" id="{eid}-keys">In the editor, Tab indents; press Esc, '
+            "then Tab, to move on. Ctrl+Enter checks. Your function runs in your browser and "
+            f"is stopped if it takes more than {seconds} s.</p>"
+            f'<div class="gl-ex-editor" data-editor><textarea id="{eid}-code" data-answer '
+            f'rows="{lines}" spellcheck="false" autocomplete="off" autocapitalize="off" '
+            f'aria-describedby="{eid}-keys {described}">{html.escape(stub)}</textarea></div>'
+            '<button type="submit" class="gl-ex-button gl-ex-primary" data-check>Check '
+            f"{html.escape(ex.function_name)}</button>")
+    else:
+        predict = isinstance(ex, PredictExercise)
+        label = "Your prediction" if predict else "Your answer"
+        button = "Commit prediction" if predict else "Check"
+        parts.append(
+            f'<label class="gl-ex-label" for="{eid}-answer">{label}{unit}</label>'
+            f'<input type="text" class="gl-ex-input" id="{eid}-answer" data-answer '
+            'autocomplete="off" autocapitalize="off" spellcheck="false" inputmode="text" '
+            f'aria-describedby="{described}">'
+            f'<button type="submit" class="gl-ex-button gl-ex-primary" data-check>{button}'
+            "</button>")
+    parts.append("</form>")
+    parts.append(f'<div class="gl-ex-feedback" id="{eid}-feedback" data-feedback data-status="" '
+                 'role="status" aria-live="polite"></div>')
+    if isinstance(ex, CodeExercise):
+        parts.append('<div class="gl-ex-output" data-output hidden>'
+                     '<p class="gl-ex-output-title">What your code printed</p>'
+                     '<pre tabindex="0" aria-label="What your code printed"></pre></div>')
+    hints = ex.hint_texts()
+    if hints:
+        parts.append('<div class="gl-ex-actions">'
+                     '<button type="button" class="gl-ex-button" data-hint>'
+                     f"Hint (1 of {len(hints)})</button></div>"
+                     '<div class="gl-ex-hints" data-hints-shown hidden>'
+                     '<p class="gl-ex-hints-title">Hints</p><ol aria-live="polite"></ol></div>')
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def live_markup(static: str, ex: Any, *, stub: str = "", measurement: str | None = None,
+                measured: float | None = None,
+                time_limit_ms: int = DEFAULT_TIME_LIMIT_MS,
+                needs: list[str] | None = None) -> str:
+    """The static rendering ``static`` of ``ex`` with the attributes and controls of the
+    site's DOM contract (see the module docstring).
+
+    ``needs``: the libraries its checker needs that a browser cannot load (see
+    :func:`browser_unavailable`); the exercise then keeps its static rendering, says so,
+    and gets ``data-state="unavailable"`` instead of controls.
+    """
+    opening = _EXERCISE.search(static)
+    if opening is None or f"{opening['slug']}-ex{opening['number']}" != ex.id:
+        raise ValueError(f"no static rendering of {ex.id} in the markup given")
+    ref = f"{ex.lesson}:{ex.number}"
+    if needs:
+        attributes = f' data-exercise="{ref}" data-state="unavailable"'
+        text = static[:opening.end()] + attributes + static[opening.end():]
+        libraries = ", ".join(sorted(needs))
+        note = ('<p class="gl-ex-unavailable" data-unavailable>This exercise is checked in '
+                f"Jupyter only: its checker needs {html.escape(libraries)}, which the site's "
+                "Python in your browser does not have. Open this notebook in Jupyter to check "
+                "your answer; the question, the hints and the worked solution are here.</p>")
+        at = text.find('<p class="gl-answer-format">')
+        at = at if at >= 0 else text.rfind("</div>")
+        return text[:at] + note + "\n" + text[at:]
+    attributes = f' data-exercise="{ref}" data-state="static"'
+    if measurement is not None:
+        attributes += f' data-measurement="{html.escape(measurement)}"'
+    if measured is not None:
+        attributes += f' data-measured="{measured!r}"'
+    if getattr(ex, "function_name", None):
+        attributes += f' data-function="{html.escape(ex.function_name)}"'
+    text = static[:opening.end()] + attributes + static[opening.end():]
+    if getattr(ex, "function_name", None):
+        from gpulesson.exercises.browser import learner_solution
+
+        pasteable = html.escape(learner_solution(ex), quote=False)
+        text = _MODEL_SOLUTION.sub(lambda m: m.group(1) + pasteable + m.group(2), text, count=1)
+    text = text.replace('<p class="gl-answer-format">',
+                        f'<p class="gl-answer-format" id="{html.escape(ex.id)}-format">', 1)
+    controls = controls_html(ex, stub=stub, time_limit_ms=time_limit_ms)
+    for anchor in ('<details class="gl-hints">', '<details class="gl-solution">',
+                   '<p class="gl-solution-withheld">'):
+        at = text.find(anchor)
+        if at >= 0:
+            return text[:at] + controls + "\n" + text[at:]
+    at = text.rfind("</div>")
+    return text[:at] + controls + "\n" + text[at:]
+
+
+# ---------------------------------------------------------------------------------------
+# Exercises: the page's cells
+
+
+def _cells(doctree: nodes.document) -> list[nodes.container]:
+    return [node for node in doctree.findall(nodes.container)
+            if node.get("nb_element") == "cell_code"]
+
+
+def _html_outputs(cell: nodes.Element) -> list[nodes.raw]:
+    return [node for node in cell.findall(nodes.raw) if "html" in node.get("format", "")]
+
+
+def _plain(fragment: str) -> str:
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", fragment)).split())
+
+
+def measurement_cells(doctree: nodes.document) -> dict[str, tuple[nodes.container, str]]:
+    """Exercise id -> (the cell that revealed its measurement, that feedback's plain text).
+
+    A cell whose output is a revealed comparison (``gl-feedback-compared``) belongs to the
+    nearest predict-then-run exercise above it that has none yet.
+    """
+    found: dict[str, tuple[nodes.container, str]] = {}
+    waiting: list[str] = []
+    for cell in _cells(doctree):
+        for raw in _html_outputs(cell):
+            text = raw.astext()
+            for match in _EXERCISE.finditer(text):
+                if match["kind"] == "predict":
+                    waiting.append(f"{match['slug']}-ex{match['number']}")
+            revealed = _REVEALED.search(text)
+            if revealed and waiting:
+                found[waiting.pop()] = (cell, _plain(revealed["body"]))
+                waiting.clear()
+    return found
+
+
+def _notebook_sources(app: Sphinx, docname: str) -> list[str]:
+    path = Path(app.env.doc2path(docname))
+    if path.suffix != ".ipynb":
+        return []
+    try:
+        notebook = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    return ["".join(cell.get("source", "")) for cell in notebook.get("cells", [])
+            if cell.get("cell_type") == "code"]
+
+
+def site_introduction(time_limit_ms: int = DEFAULT_TIME_LIMIT_MS) -> str:
+    """What a reader of an exercise page needs to know about using it on the site (the
+    notebook's own introduction says how the exercises work anywhere)."""
+    seconds = f"{time_limit_ms / 1000:g}"
+    return (
+        '<aside class="gl-ex-intro" aria-labelledby="gl-ex-intro-title">'
+        '<p class="gl-ex-intro-title" id="gl-ex-intro-title"><strong>On this site</strong></p>'
+        "<p>Your browser checks every answer with the course's own Python, the checker the "
+        "notebook uses, so both give the same feedback. A prediction is committed first; "
+        "then the page shows the measurement made when this site was built. A code exercise "
+        f"runs the function you write in your browser and stops it after {seconds} s.</p>"
+        '<p class="gl-ex-status" data-gl-status role="status">The checker starts once the '
+        "page has loaded; until then each exercise shows its question, its hints and its "
+        "folded solution.</p>"
+        '<div class="gl-ex-progress" data-gl-progress hidden>'
+        '<p data-progress-summary aria-live="polite"></p>'
+        '<p class="gl-ex-progress-note">Your progress is kept in this browser only and is '
+        "never sent anywhere. To carry it to Jupyter, export it and save the file as "
+        "<code>.gpulesson-progress.json</code> next to the notebook; import a notebook's "
+        "file to bring its progress here.</p>"
+        '<p class="gl-ex-progress-actions">'
+        '<button type="button" class="gl-ex-button" data-progress-export>Export progress'
+        "</button> "
+        '<button type="button" class="gl-ex-button" data-progress-import>Import progress'
+        "</button>"
+        '<input type="file" accept=".json,application/json" data-progress-file hidden '
+        'aria-label="Progress file to import"></p>'
+        '<p class="gl-ex-progress-message" data-progress-message role="status"></p>'
+        "</div></aside>"
+    )
+
+
+def _on_doctree_resolved(app: Sphinx, doctree: nodes.document, docname: str) -> None:
+    key_term_definitions(app, doctree)
+    if app.builder.format != "html":
+        return
+    measured = measurement_cells(doctree)
+    unavailable = getattr(app.env, "gl_unavailable", {})
+    sources: list[str] | None = None
+    limit = app.config.gl_exercise_time_limit_ms
+    found = 0
+    for cell in _cells(doctree):
+        for raw in _html_outputs(cell):
+            text = raw.astext()
+            matches = list(_EXERCISE.finditer(text))
+            if not matches:
+                continue
+            for match in reversed(matches):
+                ref = f"{match['slug']}:{match['number']}"
+                try:
+                    ex = exercise(ref)
+                except KeyError as error:
+                    logger.warning(f"{docname}: {error}", location=cell)
+                    continue
+                if ex.kind != match["kind"]:
+                    logger.warning(f"{docname}: exercise {ref} shows as {match['kind']} but "
+                                   f"is {ex.kind} in its bank", location=cell)
+                    continue
+                end = _end_of_div(text, match.start())
+                stub = ""
+                if ex.kind == "code" and ref not in unavailable:
+                    if sources is None:
+                        sources = _notebook_sources(app, docname)
+                    stub = _stub(ex, sources)
+                measurement = value = None
+                if ex.kind == "predict" and ex.id in measured:
+                    target, plain = measured[ex.id]
+                    from gpulesson.exercises.browser import measured_value
+
+                    value = measured_value(ex, plain)
+                    if value is None:
+                        logger.warning(f"{docname}: the measurement of {ref} cannot be read "
+                                       f"from {plain!r}", location=target)
+                    else:
+                        measurement = f"{ex.id}-measurement"
+                        if measurement not in target["ids"]:
+                            target["ids"].append(measurement)
+                        target["classes"].append("gl-measurement")
+                text = (text[:match.start()]
+                        + live_markup(text[match.start():end], ex, stub=stub,
+                                      measurement=measurement, measured=value,
+                                      time_limit_ms=limit, needs=unavailable.get(ref))
+                        + text[end:])
+                found += 1
+            raw.children = [nodes.Text(text)]
+            raw.rawsource = text
+    if found:
+        _insert_introduction(doctree, site_introduction(limit))
+
+
+def _end_of_div(text: str, start: int) -> int:
+    """The index just after the ``</div>`` closing the ``<div`` at ``start``."""
+    depth = 0
+    for tag in re.finditer(r"<(/?)div\b[^>]*>", text[start:]):
+        depth += -1 if tag.group(1) else 1
+        if depth == 0:
+            return start + tag.end()
+    return len(text)
+
+
+def _insert_introduction(doctree: nodes.document, markup: str) -> None:
+    intro = nodes.raw("", markup, format="html")
+    top = next(iter(doctree.findall(nodes.section)), None)
+    if top is None:
+        doctree.insert(0, intro)
+        return
+    for i, child in enumerate(top.children):
+        if isinstance(child, nodes.section) or (
+                isinstance(child, nodes.container) and child.get("nb_element") == "cell_code"):
+            top.insert(i, intro)
+            return
+    top.append(intro)
+
+
+# ---------------------------------------------------------------------------------------
+# Key terms: one line each
+
+
+def _glossary_sentences(app: Sphinx) -> dict[str, list[nodes.Node]]:
+    """Glossary anchor -> the first sentence of its entry, as nodes (cached per build)."""
+    cache = getattr(app.env, "gl_glossary_sentences", None)
+    if cache is not None:
+        return cache
+    found: dict[str, list[nodes.Node]] = {}
+    std = app.env.get_domain("std")
+    docs = {doc for (kind, _name), (doc, _anchor) in getattr(std, "objects", {}).items()
+            if kind == "term"}
+    for doc in sorted(docs):
+        try:
+            tree = app.env.get_doctree(doc)
+        except (FileNotFoundError, OSError):
+            continue
+        for item in tree.findall(nodes.definition_list_item):
+            terms = [t for t in item.children if isinstance(t, nodes.term)]
+            definition = next((d for d in item.children if isinstance(d, nodes.definition)),
+                              None)
+            if not terms or definition is None:
+                continue
+            sentence = _first_sentence(definition)
+            for term in terms:
+                for anchor in term["ids"]:
+                    found[anchor] = sentence
+    app.env.gl_glossary_sentences = found  # type: ignore[attr-defined]
+    return found
+
+
+def _first_sentence(definition: nodes.definition) -> list[nodes.Node]:
+    paragraph = next(iter(definition.findall(nodes.paragraph)), None)
+    if paragraph is None:
+        return []
+    out: list[nodes.Node] = []
+    for child in paragraph.children:
+        if isinstance(child, nodes.Text):
+            text = str(child)
+            end = re.search(r"[.!?](\s|$)", text)
+            if end:
+                out.append(nodes.Text(text[:end.start() + 1]))
+                return out
+            out.append(nodes.Text(text))
+        elif isinstance(child, nodes.math):
+            out.append(child.deepcopy())
+        else:  # cross-references (unresolved in another page's tree) become their text
+            text = child.astext()
+            end = re.search(r"[.!?](\s|$)", text)
+            emphasis = isinstance(child, nodes.emphasis)
+            piece = text[:end.start() + 1] if end else text
+            out.append(nodes.emphasis(piece, piece) if emphasis else nodes.Text(piece))
+            if end:
+                return out
+    return out
+
+
+def key_term_definitions(app: Sphinx, doctree: nodes.document) -> int:
+    """Turn each "Key terms" paragraph of term links into a list: term, one-line definition.
+
+    Returns the number of terms defined. A paragraph is changed only when it holds nothing
+    but glossary links and separators; any other text keeps it as it is.
+    """
+    sentences = None
+    count = 0
+    for section in list(doctree.findall(nodes.section)):
+        title = section.next_node(nodes.title)
+        if title is None or title.parent is not section or \
+                title.astext().strip().lower() != "key terms":
+            continue
+        for paragraph in [c for c in section.children if isinstance(c, nodes.paragraph)]:
+            links = [c for c in paragraph.children if isinstance(c, nodes.reference)]
+            rest = "".join(c.astext() for c in paragraph.children
+                           if not isinstance(c, nodes.reference))
+            if not links or rest.strip(" ,.;\n"):
+                continue
+            if sentences is None:
+                sentences = _glossary_sentences(app)
+            items = nodes.bullet_list(classes=["gl-key-terms"])
+            for link in links:
+                anchor = link.get("refuri", "").rpartition("#")[2]
+                item = nodes.list_item()
+                para = nodes.paragraph()
+                para += link.deepcopy()
+                sentence = sentences.get(anchor)
+                if sentence:
+                    para += nodes.Text(": ")
+                    for node in sentence:
+                        para += node.deepcopy()
+                item += para
+                items += item
+                count += 1
+            paragraph.replace_self(items)
+    return count
+
+
+# ---------------------------------------------------------------------------------------
+# The page side and the pack
+
+
+def exercise_pack() -> dict[str, Any]:
+    """The exercises' pack: :mod:`gpulesson.exercises.browser`'s files and every bank."""
+    return gl_calculators.make_pack(ENTRY_MODULE, WHOLE_PACKAGES)
+
+
+_SANDBOX = r"""
+import importlib.abc, json, sys
+sys.path.insert(0, sys.argv[1])
+left_out = json.loads(sys.argv[2])
+missing = []
+
+
+class Absent(importlib.abc.MetaPathFinder):
+    # last on the path: sees every import nothing could find (a package module left out
+    # of the pack stands for the libraries it needs)
+    def find_spec(self, name, path=None, target=None):
+        top = name.partition(".")[0]
+        if name in left_out:
+            missing.extend(left_out[name])
+        elif top not in sys.stdlib_module_names and top != "gpulesson":
+            missing.append(top)
+        return None
+
+
+sys.meta_path.append(Absent())
+from gpulesson.exercises import browser
+from gpulesson.exercises.catalogue import available_lessons
+from gpulesson.exercises.core import CodeExercise, PredictExercise
+
+found = {}
+for slug in available_lessons():
+    del missing[:]
+    try:
+        lesson = browser._lesson(slug)
+    except BaseException as error:
+        found[slug] = {"needs": sorted(set(missing)), "why": f"{type(error).__name__}: {error}"}
+        continue
+    for ex in lesson:
+        ref = f"{slug}:{ex.number}"
+        del missing[:]
+        try:
+            if isinstance(ex, CodeExercise):
+                answer = browser.check_code(ref, browser.learner_solution(ex))
+                if answer["status"] != "correct" and ex.model_solution is not None:
+                    direct = ex.check(ex.model_solution)  # says what it lacks, if anything
+                    answer = {"status": direct.status, "message": direct.message}
+            elif isinstance(ex, PredictExercise):
+                answer = browser.check(ref, "1")
+            else:
+                answer = browser.check(ref, ex.example_answers()["reference"])
+            ok = answer["status"] in ("correct", "committed")
+            why = answer["message"]
+        except BaseException as error:
+            ok, why = False, f"{type(error).__name__}: {error}"
+        if not ok:
+            found[ref] = {"needs": sorted(set(missing)), "why": why}
+print(json.dumps(found))
+"""
+
+
+def browser_unavailable(pack: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The exercises the browser cannot check, and why: ``{ref: {"needs", "why"}}``.
+
+    Runs every exercise's reference answer (a code exercise: its model solution, as the
+    page shows it) through :mod:`gpulesson.exercises.browser` imported from ``pack`` alone
+    in ``python -I -S``: the standard library and the pack, as in Pyodide. ``needs`` lists
+    the third-party libraries its checker tried to import and could not (``["numba"]`` for
+    a CUDA kernel, checked by Numba's simulator); a reference key ``<slug>`` stands for a
+    lesson whose bank did not load. An exercise that fails with ``needs`` empty is a bug
+    of the site's Python, not a missing library: the caller reports it.
+    """
+    import subprocess
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="gl-pack-") as folder:
+        for path, text in pack["files"].items():
+            target = Path(folder, path)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+        left_out = json.dumps(pack.get("left_out", {}))
+        proc = subprocess.run([sys.executable, "-I", "-S", "-c", _SANDBOX, folder, left_out],
+                              capture_output=True, text=True, timeout=600, cwd=folder)
+    if proc.returncode != 0:
+        raise ExtensionError(f"the exercises' pack does not run on its own: {proc.stderr}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _on_builder_inited(app: Sphinx) -> None:
+    if app.builder.format == "html":
+        pack = app.env.gl_exercise_pack = exercise_pack()  # type: ignore[attr-defined]
+        unavailable: dict[str, list[str]] = {}
+        for ref, found in browser_unavailable(pack).items():
+            if not found["needs"]:
+                logger.warning(f"exercise {ref} fails in the browser's Python although it "
+                               f"needs no other library: {found['why']}")
+                continue
+            if ":" in ref:
+                unavailable[ref] = found["needs"]
+            else:  # a whole lesson's bank
+                from gpulesson.exercises.catalogue import lesson_module
+
+                for ex in lesson_module(ref).EXERCISES:
+                    unavailable[f"{ref}:{ex.number}"] = found["needs"]
+        app.env.gl_unavailable = unavailable  # type: ignore[attr-defined]
+        # after Sphinx's own scripts (searchtools.js among them), on every page
+        app.add_js_file(SITE_SCRIPT, loading_method="defer", priority=900)
+
+
+def _on_html_page_context(app: Sphinx, pagename: str, templatename: str,
+                          context: dict[str, Any], doctree: Any) -> None:
+    body = context.get("body") or ""
+    if "data-exercise=" not in body:
+        return
+    if not app.config.gl_pyodide_path:
+        raise ExtensionError(
+            f"{pagename} holds an exercise but the vendored Pyodide is missing "
+            "(_vendor/_pyodide/manifest.json): run `make site-assets` (make book does)"
+        )
+    pack = app.env.gl_exercise_pack  # type: ignore[attr-defined]
+    app.add_js_file(
+        LOADER,
+        loading_method="defer",
+        **{
+            "data-pyodide": app.config.gl_pyodide_path,
+            "data-pack": gl_calculators.pack_url(pack).replace(gl_calculators.PACK_PATH,
+                                                                PACK_PATH),
+            "data-editor": EDITOR_PATH,
+            "data-time-limit": str(app.config.gl_exercise_time_limit_ms),
+            "data-timeout": str(app.config.gl_calculator_timeout_ms),
+        },
+    )
+
+
+def _on_build_finished(app: Sphinx, exception: Exception | None) -> None:
+    if exception is not None or app.builder.format != "html":
+        return
+    out = Path(app.outdir)
+    for name in TEMPLATE_FRAGMENTS:
+        (out / "_static" / name).unlink(missing_ok=True)
+    (out / COURSE_DIR).mkdir(parents=True, exist_ok=True)
+    pack = app.env.gl_exercise_pack  # type: ignore[attr-defined]
+    (out / PACK_PATH).write_text(json.dumps(pack, ensure_ascii=False), encoding="utf-8")
+    for name in SCRIPTS:
+        shutil.copy2(SITE_JS / name, out / COURSE_DIR / name)
+    for name in gl_calculators.SCRIPTS:  # the shared worker, on a site without calculators too
+        shutil.copy2(SITE_JS / name, out / COURSE_DIR / name)
+
+
+def setup(app: Sphinx) -> dict[str, Any]:
+    app.setup_extension("gl_calculators")  # its config values and the shared worker
+    app.add_config_value("gl_exercise_time_limit_ms", DEFAULT_TIME_LIMIT_MS, "html")
+    app.connect("config-inited", _on_config_inited)
+    app.connect("builder-inited", _on_builder_inited)
+    app.connect("doctree-resolved", _on_doctree_resolved)
+    app.connect("html-page-context", _on_html_page_context)
+    app.connect("build-finished", _on_build_finished)
+    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

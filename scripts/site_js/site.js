@@ -1,0 +1,120 @@
+/*
+ * Small repairs on every page of the site (added by scripts/gl_exercises.py).
+ *
+ * - Search results: Sphinx's search shows, under each hit, a passage of the page's
+ *   [role=main] element, which in this theme also holds the page's buttons and its
+ *   "Contents" list, so results read "Contents The nine lessons What you need ...". The
+ *   passage is taken from the article alone.
+ * - Display equations wider than the text column (the pipeline-bubble equation) are set
+ *   smaller, down to 70 %, until they fit; one that still does not fit scrolls sideways.
+ * - Whatever scrolls sideways (an equation, a wide table, an output table on a phone)
+ *   shows a shadow on the side that has more to see (gpulesson.css) and becomes a
+ *   keyboard stop, so the arrow keys can scroll it.
+ */
+(function () {
+  "use strict";
+
+  // ------------------------------------------------------------ search passages
+  /* global Search */
+  if (typeof Search !== "undefined" && Search && typeof Search.htmlToText === "function") {
+    var original = Search.htmlToText;
+    Search.htmlToText = function (htmlString, anchor) {
+      var doc = new DOMParser().parseFromString(htmlString, "text/html");
+      var article = doc.querySelector("[role=main] article") || doc.querySelector("article");
+      if (!article) { return original(htmlString, anchor); }
+      var drop = [".headerlink", "script", "style", ".bd-header-article", ".bd-sidebar-secondary",
+                  ".prev-next-area", ".toctree-wrapper", ".gl-ex-intro", ".gl-ex-live",
+                  ".gl-calc-status"];
+      drop.forEach(function (query) {
+        article.querySelectorAll(query).forEach(function (el) { el.remove(); });
+      });
+      if (anchor) {
+        var part = article.querySelector(anchor);
+        if (part) { return part.textContent; }
+      }
+      return article.textContent;
+    };
+  }
+
+  // ------------------------------------------------------------ wide equations
+  var SMALLEST = 0.7;
+
+  function fit() {
+    var shown = document.querySelectorAll("main mjx-container[display='true']");
+    Array.prototype.forEach.call(shown, function (box) {
+      box.style.fontSize = "";
+      var room = box.clientWidth;
+      var needed = box.scrollWidth;
+      var scale = 1;
+      if (room > 0 && needed > room + 1) {
+        scale = Math.max(SMALLEST, Math.floor((room / needed) * 100) / 100);
+        box.style.fontSize = Math.round(scale * 100) + "%";
+      }
+    });
+    cue();
+  }
+
+  // ------------------------------------------------------------ the scroll cue
+  // What scrolls sideways (a wide table, an output table on a phone, an equation) gets a
+  // shadow on each side that has more to see, and a keyboard stop so arrows can scroll it.
+  var WATCHED = ".bd-article pre, .bd-article .pst-scrollable-table-container, " +
+    ".bd-article mjx-container[display='true']";
+
+  function edges(box) {
+    var more = box.scrollWidth - box.clientWidth;
+    box.classList.toggle("gl-more-left", more > 1 && box.scrollLeft > 1);
+    box.classList.toggle("gl-more-right", more > 1 && box.scrollLeft < more - 1);
+  }
+
+  function cue() {
+    Array.prototype.forEach.call(document.querySelectorAll(WATCHED), function (box) {
+      var scrolls = box.scrollWidth > box.clientWidth + 1;
+      box.classList.toggle("gl-scrolls", scrolls);
+      if (scrolls && !box.hasAttribute("tabindex")) {
+        box.setAttribute("tabindex", "0");
+        box.setAttribute("data-gl-tabstop", "");
+      } else if (!scrolls && box.hasAttribute("data-gl-tabstop")) {
+        box.removeAttribute("tabindex");
+        box.removeAttribute("data-gl-tabstop");
+      }
+      if (!box.hasAttribute("data-gl-cue")) {
+        box.setAttribute("data-gl-cue", "");
+        box.addEventListener("scroll", function () { edges(box); }, { passive: true });
+      }
+      edges(box);
+      if (box.classList.contains("pst-scrollable-table-container")) { tableHint(box, scrolls); }
+    });
+  }
+
+  // A table's rows paint over any shadow, so a wide table also gets a line of text.
+  function tableHint(box, scrolls) {
+    var hint = box.previousElementSibling;
+    var ours = hint && hint.classList.contains("gl-scroll-hint");
+    if (scrolls && !ours) {
+      hint = document.createElement("p");
+      hint.className = "gl-scroll-hint";
+      hint.textContent = "This table is wider than the page: scroll it sideways to see " +
+        "every column.";
+      box.parentNode.insertBefore(hint, box);
+    } else if (!scrolls && ours) {
+      hint.remove();
+    }
+  }
+
+  function whenTypeset() {
+    var mj = window.MathJax;
+    if (mj && mj.startup && mj.startup.promise) {
+      mj.startup.promise.then(fit);
+    } else {
+      fit();
+    }
+  }
+
+  var pending = null;
+  window.addEventListener("resize", function () {
+    window.clearTimeout(pending);
+    pending = window.setTimeout(fit, 150);
+  });
+  if (document.readyState === "complete") { whenTypeset(); }
+  else { window.addEventListener("load", whenTypeset); }
+})();

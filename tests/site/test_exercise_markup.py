@@ -1,0 +1,219 @@
+"""The site extension ``scripts/gl_exercises.py``, checked without building the book.
+
+The exercises' markup of the DOM contract for every exercise of every lesson (one answer
+control, one check button, one feedback region, labels, unique ids, the controls hidden
+until the page makes them live, the worked solution pasteable); the pairing of a
+prediction with the cell that revealed its measurement; the notebook's stub in the
+editor; launch and repository buttons dropped for a placeholder repository and kept for a
+real one; the footer's years.
+"""
+
+from __future__ import annotations
+
+import calendar
+from types import SimpleNamespace
+
+import pytest
+from bs4 import BeautifulSoup
+from docutils import nodes
+
+from gpulesson.exercises import browser
+from gpulesson.exercises.catalogue import available_lessons, lesson_module
+from gpulesson.exercises.render import static_html
+
+from .building import script_module
+
+EXT = script_module("gl_exercises")
+EXERCISES = [ex.variant(None) for slug in available_lessons()
+             for ex in lesson_module(slug).EXERCISES]
+
+
+@pytest.mark.parametrize("ex", EXERCISES, ids=[ex.id for ex in EXERCISES])
+def test_live_markup_carries_the_dom_contract(ex) -> None:
+    markup = EXT.live_markup(static_html(ex), ex, stub="def f():\n    return 1\n",
+                             measurement=f"{ex.id}-measurement" if ex.kind == "predict" else None,
+                             measured=2.5 if ex.kind == "predict" else None)
+    soup = BeautifulSoup(markup, "html.parser")
+    block = soup.select_one("div.gl-exercise")
+    assert block["data-exercise"] == f"{ex.lesson}:{ex.number}"
+    assert block["data-state"] == "static" and block["data-kind"] == ex.kind
+    live = block.select_one("[data-gl-live]")
+    assert live.has_attr("hidden")
+    assert len(block.select("[data-answer]")) == 1
+    assert len(block.select("button[data-check]")) == 1
+    assert block.select_one("[data-feedback]")["data-status"] == ""
+    ids = [el["id"] for el in soup.select("[id]")]
+    assert len(ids) == len(set(ids)), "ids repeat"
+    for target in (t for el in soup.select("[aria-describedby]")
+                   for t in el["aria-describedby"].split()):
+        assert target in ids, f"aria-describedby points at a missing {target}"
+    for control in block.select("input:not([type=file]), textarea"):
+        assert block.find("label", attrs={"for": control["id"]}), control
+    # the static rendering is all still there, before the controls
+    assert block.select_one("details.gl-solution") is not None
+    if ex.hints:
+        assert block.select_one("button[data-hint]").get_text() == f"Hint (1 of {len(ex.hints)})"
+        assert str(block).index("data-gl-live") < str(block).index('class="gl-hints"')
+    if ex.kind == "choice":
+        values = [i["value"] for i in block.select("[data-answer] input[type=radio]")]
+        assert values == [key for key, _ in ex.option_pairs()]
+    if ex.kind == "code":
+        assert block["data-function"] == ex.function_name
+        assert block.select_one("textarea[data-answer]").get_text() == "def f():\n    return 1\n"
+        assert block.select_one("pre.gl-model-solution").get_text() == \
+            browser.learner_solution(ex)
+        assert f"Check {ex.function_name}" in block.select_one("button[data-check]").get_text()
+    if ex.kind == "predict":
+        assert block["data-measurement"] == f"{ex.id}-measurement"
+        assert float(block["data-measured"]) == 2.5
+        assert block.select_one("button[data-check]").get_text() == "Commit prediction"
+
+
+def test_live_markup_refuses_markup_of_another_exercise() -> None:
+    first, second = EXERCISES[0], EXERCISES[1]
+    with pytest.raises(ValueError, match=second.id):
+        EXT.live_markup(static_html(first), second)
+
+
+def _cell(*outputs: str) -> nodes.container:
+    cell = nodes.container(nb_element="cell_code", classes=["cell"])
+    out = nodes.container(nb_element="cell_code_output", classes=["cell_output"])
+    for text in outputs:
+        out += nodes.raw("", text, format="html")
+    cell += out
+    return cell
+
+
+def test_a_prediction_is_paired_with_the_cell_that_revealed_it() -> None:
+    slug = "flops_and_scaling"
+    predict = next(ex for ex in lesson_module(slug).EXERCISES if ex.kind == "predict")
+    other = next(ex for ex in lesson_module(slug).EXERCISES if ex.kind == "numeric")
+    revealed = predict.variant(None).compare(None, 0.5)
+    from gpulesson.exercises.render import feedback_html
+
+    doc = nodes.document(None, None)
+    shown = _cell(static_html(predict.variant(None)))
+    unrelated = _cell("<p>no reveal here</p>")
+    reveal = _cell("<pre>MFU 50%</pre>", feedback_html(revealed))
+    later = _cell(static_html(other.variant(None)), feedback_html(revealed))
+    for node in (shown, unrelated, reveal, later):
+        doc += node
+    found = EXT.measurement_cells(doc)
+    assert list(found) == [predict.id]
+    cell, text = found[predict.id]
+    assert cell is reveal
+    assert browser.measured_value(predict.variant(None), text) == pytest.approx(0.5)
+
+
+def test_the_editor_starts_from_the_notebooks_stub() -> None:
+    ex = next(e for e in EXERCISES if e.id == "optimisations-ex2")
+    stub = "import math\n\n\ndef merge_sums(m_a, l_a, m_b, l_b):\n    return None\n"
+    sources = ["from gpulesson.exercises import load_lesson", "lesson.show(2)", stub]
+    assert EXT._stub(ex, sources) == stub
+    assert EXT._stub(ex, ["lesson.check(2, merge_sums)"]).startswith(
+        f"def merge_sums({ex.signature}):")
+
+
+@pytest.mark.parametrize(("url", "placeholder"), [
+    ("https://github.com/example/gpu-mathematics-for-ml", True),
+    ("https://jupyterhub.example.org", True),
+    ("https://hub.example.com/x", True),
+    ("", True),
+    (None, True),
+    ("https://github.com/acme-university/gpu-course", False),
+    ("https://mybinder.org", False),
+    ("https://hub.uni-example.de", False),
+])
+def test_placeholder_urls(url, placeholder) -> None:
+    assert EXT.placeholder_url(url) is placeholder
+
+
+def _config(repository: str, hub: str) -> SimpleNamespace:
+    return SimpleNamespace(copyright="2025", html_theme_options={
+        "repository_url": repository, "use_repository_button": True,
+        "launch_buttons": {"binderhub_url": "https://mybinder.org",
+                           "colab_url": "https://colab.research.google.com",
+                           "jupyterhub_url": hub, "notebook_interface": "jupyterlab"}})
+
+
+def test_a_placeholder_repository_shows_no_buttons() -> None:
+    config = _config("https://github.com/example/gpu-mathematics-for-ml", "")
+    EXT._on_config_inited(None, config)
+    options = config.html_theme_options
+    assert options["launch_buttons"] == {} and options["use_repository_button"] is False
+    assert "repository_url" not in options
+
+
+def test_a_real_repository_keeps_its_buttons_but_no_placeholder_hub() -> None:
+    config = _config("https://github.com/acme/gpu-course", "https://jupyterhub.example.org")
+    EXT._on_config_inited(None, config)
+    options = config.html_theme_options
+    assert options["repository_url"] == "https://github.com/acme/gpu-course"
+    assert options["use_repository_button"] is True
+    assert set(options["launch_buttons"]) == {"binderhub_url", "colab_url", "notebook_interface"}
+    real_hub = _config("https://github.com/acme/gpu-course", "https://hub.acme.edu")
+    EXT._on_config_inited(None, real_hub)
+    assert real_hub.html_theme_options["launch_buttons"]["jupyterhub_url"] == \
+        "https://hub.acme.edu"
+
+
+def test_the_footer_runs_to_this_year(monkeypatch: pytest.MonkeyPatch) -> None:
+    in_2026 = calendar.timegm((2026, 12, 1, 12, 0, 0))
+    assert EXT.copyright_years("2025", in_2026) == "2025–2026"
+    assert EXT.copyright_years("2025", calendar.timegm((2025, 6, 1, 0, 0, 0))) == "2025"
+    assert EXT.copyright_years("The course authors", in_2026) == "The course authors"
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", str(calendar.timegm((2027, 1, 2, 0, 0, 0))))
+    assert EXT.copyright_years("2025") == "2025–2027"
+
+
+def test_an_exercise_the_browser_cannot_check_stays_static_and_says_why() -> None:
+    ex = next(e for e in EXERCISES if e.kind == "code")
+    markup = EXT.live_markup(static_html(ex), ex, needs=["numba", "numpy"])
+    soup = BeautifulSoup(markup, "html.parser")
+    block = soup.select_one("div.gl-exercise")
+    assert block["data-state"] == "unavailable"
+    assert not block.select("[data-gl-live], [data-answer], button[data-check]")
+    note = block.select_one("[data-unavailable]").get_text()
+    assert "Jupyter" in note and "numba, numpy" in note
+    assert block.select_one("details.gl-solution") is not None
+
+
+FAKE_BANK = '''
+from gpulesson.exercises.core import NumericExercise
+
+LESSON = "zz_fake"
+TITLE = "Fake"
+
+
+def _needs_a_library(p):
+    import not_an_installed_library  # noqa: F401
+    return 1.0
+
+
+def _broken(p):
+    return 1 / 0
+
+
+EXERCISES = (
+    NumericExercise(lesson=LESSON, number=1, title="fine", question="q", solution="s",
+                    answer=lambda p: 2.0, unit="GB", dimension="bytes"),
+    NumericExercise(lesson=LESSON, number=2, title="library", question="q", solution="s",
+                    answer=_needs_a_library, unit="GB", dimension="bytes"),
+    NumericExercise(lesson=LESSON, number=3, title="bug", question="q", solution="s",
+                    answer=_broken, unit="GB", dimension="bytes"),
+)
+'''
+
+
+def test_the_build_tells_a_missing_library_from_a_bug() -> None:
+    """Run in the pack alone, an exercise that imports a library the pack lacks names it;
+    one that fails for another reason names none (the build warns, so -W fails it)."""
+    pack = EXT.exercise_pack()
+    assert EXT.browser_unavailable(pack) == {} or all(
+        found["needs"] for found in EXT.browser_unavailable(pack).values())
+    pack = {**pack, "files": {**pack["files"],
+                              "gpulesson/exercises/bank/zz_fake.py": FAKE_BANK}}
+    found = EXT.browser_unavailable(pack)
+    assert "zz_fake:1" not in found
+    assert found["zz_fake:2"]["needs"] == ["not_an_installed_library"]
+    assert found["zz_fake:3"]["needs"] == [] and "ZeroDivisionError" in found["zz_fake:3"]["why"]

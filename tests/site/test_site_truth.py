@@ -1,0 +1,179 @@
+"""The built site, read from disk: every page says what is true of it.
+
+No page links to a placeholder host (``example.org``, ``github.com/example/...``); every
+page has a favicon and the current year in its footer; the theme's Jinja fragments are not
+published; no page says a live calculator "shows the worked example". Every exercise page
+carries the DOM contract on each exercise (``data-exercise``, one ``[data-answer]``, one
+``button[data-check]``, one ``[data-feedback]``, the controls hidden until the page makes
+them live), the site's introduction, the loader with the exercises' pack, and none of the
+cells only a kernel needs; each prediction points at the cell with the build's
+measurement; the texts render emphasis and powers; a code exercise's editor starts from
+the notebook's stub. Each lesson's key terms come with a one-line definition.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from html import unescape
+from pathlib import Path
+
+import pytest
+from bs4 import BeautifulSoup
+
+from gpulesson.exercises.catalogue import available_lessons, lesson_module
+
+from .building import script_module, toc_pages
+
+pytestmark = pytest.mark.book
+
+EXT = script_module("gl_exercises")
+UNAVAILABLE = EXT.browser_unavailable(EXT.exercise_pack())
+
+
+def _html_pages(site_dir: Path) -> list[Path]:
+    return [p for p in sorted(site_dir.rglob("*.html"))
+            if not {"_lib", "_static", "_pyodide", "_sources", "_images"} & set(p.parts)]
+
+
+def test_no_page_links_to_a_placeholder_host(site_dir: Path) -> None:
+    found = []
+    for page in _html_pages(site_dir):
+        html = page.read_text(encoding="utf-8")
+        for url in re.findall(r'(?:href|src|action)="([^"]+)"', html):
+            url = unescape(url)
+            if url.startswith(("http://", "https://", "//")) and EXT.placeholder_url(url):
+                found.append(f"{page.relative_to(site_dir)}: {url}")
+            elif re.search(r"example\.(org|com|net)|github\.com/example/", url):
+                found.append(f"{page.relative_to(site_dir)}: {url}")
+    assert not found, "\n".join(found[:20])
+
+
+def test_every_page_has_a_favicon_and_this_years_footer(site_dir: Path) -> None:
+    years = EXT.copyright_years("2025")
+    problems = []
+    for path in toc_pages():
+        if path == "index.html":  # Jupyter Book's redirect
+            continue
+        page = site_dir / path
+        soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+        icon = soup.find("link", rel="icon")
+        if icon is None or not (page.parent / icon["href"]).resolve().is_file():
+            problems.append(f"{path}: no favicon")
+        footer = " ".join(" ".join(f.get_text(" ") for f in soup.find_all("footer")).split())
+        if f"Copyright {years}" not in footer:
+            problems.append(f"{path}: footer {footer[-120:]!r} lacks {years}")
+    assert not problems, "\n".join(problems)
+
+
+def test_no_template_fragment_is_published(site_dir: Path) -> None:
+    for name in EXT.TEMPLATE_FRAGMENTS:
+        assert not (site_dir / "_static" / name).exists(), f"_static/{name} is published"
+    leftovers = [p.relative_to(site_dir) for p in (site_dir / "_static").rglob("*.html")]
+    assert not leftovers, leftovers
+
+
+def test_no_lesson_says_its_live_calculator_is_static(site_dir: Path) -> None:
+    for page in sorted((site_dir / "notebooks").glob("*.html")):
+        text = " ".join(BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+                        .get_text(" ").split())
+        assert "on the website it shows" not in text, page.name
+
+
+@pytest.mark.parametrize("slug", available_lessons())
+def test_exercise_page_carries_the_dom_contract(site_dir: Path, slug: str) -> None:
+    page = site_dir / "exercises" / f"{slug}.html"
+    soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+    main = soup.find("main")
+    exercises = main.select("div.gl-exercise[data-exercise]")
+    bank = lesson_module(slug).EXERCISES
+    assert [e["data-exercise"] for e in exercises] == [f"{slug}:{ex.number}" for ex in bank]
+    for block, ex in zip(exercises, bank, strict=True):
+        where = block["data-exercise"]
+        if block["data-state"] == "unavailable":  # its checker needs a library Pyodide lacks
+            assert f"{slug}:{ex.number}" in UNAVAILABLE, where
+            assert block.select_one("[data-unavailable]") is not None, where
+            assert not block.select("[data-gl-live], [data-answer], button[data-check]"), where
+            continue
+        assert block["data-state"] == "static", where
+        assert block["data-kind"] == ex.kind, where
+        live = block.select("[data-gl-live]")
+        assert len(live) == 1 and live[0].has_attr("hidden"), where
+        assert len(block.select("[data-answer]")) == 1, where
+        assert len(block.select("button[data-check]")) == 1, where
+        feedback = block.select("[data-feedback]")
+        assert len(feedback) == 1 and feedback[0].has_attr("data-status"), where
+        assert feedback[0]["aria-live"] == "polite", where
+        for control in block.select("input, textarea"):
+            if control.get("type") == "radio":
+                assert block.find("label", attrs={"for": control["id"]}), where
+            elif control.get("type") != "file":
+                assert block.find("label", attrs={"for": control["id"]}), where
+        if ex.kind == "code":
+            stub = block.select_one("textarea[data-answer]").get_text()
+            assert re.search(rf"^def {ex.function_name}\(", stub, re.M), where
+            solution = block.select_one("pre.gl-model-solution").get_text()
+            assert f"def {ex.function_name}(" in solution, where
+        if ex.kind == "predict":
+            target = soup.find(id=block["data-measurement"])
+            assert target is not None and "cell" in target["class"], where
+            assert float(block["data-measured"]) > 0, where
+            assert target.select(".gl-feedback-compared"), where
+    assert len(main.select("aside.gl-ex-intro")) == 1
+    assert main.select_one("[data-gl-status]") and main.select_one("[data-progress-export]")
+    loader = soup.find("script", src=re.compile(r"_lib/course/exercises\.js(\?v=\w+)?$"))
+    assert loader is not None
+    pack = (page.parent / loader["src"]).resolve().parent / Path(
+        loader["data-pack"].split("?")[0]).name
+    assert json.loads(pack.read_text(encoding="utf-8"))["files"] == \
+        EXT.exercise_pack()["files"], "the site's exercise pack is stale: rebuild the book"
+    assert (site_dir / EXT.EDITOR_PATH).is_file()
+
+
+@pytest.mark.parametrize("slug", available_lessons())
+def test_exercise_page_hides_what_only_a_kernel_needs(site_dir: Path, slug: str) -> None:
+    soup = BeautifulSoup((site_dir / "exercises" / f"{slug}.html").read_text(encoding="utf-8"),
+                         "html.parser")
+    code = " ".join(pre.get_text() for pre in soup.select("main .cell_input pre"))
+    for kernel_only in ("lesson.show(", "lesson.summary()", "load_lesson("):
+        assert kernel_only not in code, f"{slug}: {kernel_only} shows on the site"
+    for ex in lesson_module(slug).EXERCISES:
+        if ex.kind == "code" and f"{slug}:{ex.number}" not in UNAVAILABLE:
+            assert f"def {ex.function_name}(" not in code, f"{slug}: the stub cell shows"
+    headings = [h.get_text(" ", strip=True) for h in soup.select("main h2")]
+    assert not any(h.startswith("Your progress") for h in headings), headings
+
+
+@pytest.mark.parametrize("slug", available_lessons())
+def test_exercise_texts_render_emphasis_and_powers(site_dir: Path, slug: str) -> None:
+    soup = BeautifulSoup((site_dir / "exercises" / f"{slug}.html").read_text(encoding="utf-8"),
+                         "html.parser")
+    for block in soup.select("main div.gl-exercise"):
+        for code in block.select("code, pre, script, textarea"):
+            code.decompose()
+        text = block.get_text(" ")
+        assert not re.search(r"(?<![\w*])\*[A-Za-z][^*\n]{0,60}\*(?![\w*])", text), \
+            f"{block.get('id')}: raw *emphasis*"
+        assert not re.search(r"\w\^[\w(\-−]", text), f"{block.get('id')}: a raw power"
+
+
+def test_every_lesson_defines_its_key_terms_in_a_line(site_dir: Path) -> None:
+    problems = []
+    for page in sorted((site_dir / "notebooks").glob("*.html")):
+        soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+        section = soup.find("section", id="key-terms")
+        if section is None:
+            problems.append(f"{page.name}: no key terms")
+            continue
+        items = section.select("ul.gl-key-terms > li")
+        if not items:
+            problems.append(f"{page.name}: key terms are bare links")
+        for item in items:
+            link = item.find("a", href=re.compile("glossary.html#term-"))
+            if link is None:
+                problems.append(f"{page.name}: {item.get_text(' ', strip=True)[:60]!r}")
+                continue
+            rest = item.get_text(" ", strip=True)[len(link.get_text(" ", strip=True)):].strip()
+            if not rest.startswith(":") or len(rest) < 12:
+                problems.append(f"{page.name}: {item.get_text(' ', strip=True)[:60]!r}")
+    assert not problems, "\n".join(problems)
