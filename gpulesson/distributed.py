@@ -42,31 +42,64 @@ the last, 8 on the others (Dubey et al. 2024, section 3.3.2). Context parallelis
 ``cp`` GPUs splits each sequence, so ``dp x tp x pp x cp = n_gpus``; the activations are
 divided by ``cp`` and ZeRO shards over the ``dp x cp`` ranks that hold the same weights.
 
+Achievable bandwidth, in-switch reduction, tiers and overlap
+-------------------------------------------------------------
+NCCL reaches about 80 % of the NVLink line rate as bus bandwidth (370 of 450 GB/s on H100,
+nccl-tests issue #212) and about 94 % of a 400 Gb/s NIC (:func:`achievable_bandwidth`).
+NVLink SHARP reduces inside the switch, so an all-reduce is not bound by the ring's
+``2(n-1)/n`` (:func:`sharp_allreduce_time`). A collective runs on the tier it crosses
+(:func:`group_tier`), and hides only behind the compute it can overlap
+(:func:`exposed_time`: gradient buckets are ready only during the backward pass). The bytes
+of each parallel dimension are :mod:`gpulesson.traffic`. These live in
+:mod:`gpulesson.links` and are re-exported here.
+
 Taught in: ``notebooks/distributed_math.ipynb`` and ``notebooks/planning_dashboard.ipynb``.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
 from gpulesson import _validate as v
 from gpulesson import activations, memory, units
+from gpulesson.links import (
+    NETWORK_EFFICIENCY,
+    NVLINK_EFFICIENCY,
+    NVLS_ALGBW_FRACTION,
+    TIERS,
+    achievable_bandwidth,
+    dualpipe_bubble_fraction,
+    exposed_time,
+    group_tier,
+    sharp_allreduce_time,
+)
 from gpulesson.transformer import TransformerConfig, embedding_params, param_breakdown
 
 __all__ = [
     "COLLECTIVES",
+    "NETWORK_EFFICIENCY",
+    "NVLINK_EFFICIENCY",
+    "NVLS_ALGBW_FRACTION",
+    "TIERS",
     "LayoutMemory",
     "LayoutRecommendation",
+    "MAX_STAGES",
     "PipelineSlot",
+    "achievable_bandwidth",
     "algorithm_bandwidth",
     "allreduce_bytes_per_rank",
     "bus_bandwidth",
     "bus_bandwidth_factor",
     "collective_time",
     "data_parallel_sync_time",
+    "divisors",
+    "dualpipe_bubble_fraction",
     "effective_speedup",
+    "exposed_time",
+    "group_tier",
     "layout_memory",
     "params_per_gpu",
     "pipeline_bubble_fraction",
@@ -74,6 +107,7 @@ __all__ = [
     "pipeline_schedule",
     "recommend_layout",
     "scaling_efficiency",
+    "sharp_allreduce_time",
     "stage_layer_counts",
     "stage_layers",
     "stage_params",
@@ -773,6 +807,34 @@ class LayoutRecommendation:
     params_per_gpu: float
 
 
+#: Without a cap from the model (its layers), the search tries at most this many stages.
+MAX_STAGES = 2**20
+
+
+def divisors(n: int, limit: int | None = None) -> list[int]:
+    """The divisors of ``n`` no larger than ``limit`` (default ``n``), ascending.
+
+    Trial division up to ``min(sqrt(n), limit)``: a divisor ``d > sqrt(n)`` pairs with
+    ``n // d < sqrt(n)``, so the work is bounded by the square root (2^40 GPUs: about a
+    million steps), and by ``limit`` when that is smaller. Past 2^42 GPUs (more than two
+    million steps) give a ``limit`` of at most 2^21.
+    """
+    n = v.positive_int("n", n)
+    top = n if limit is None else v.positive_int("limit", limit)
+    root = math.isqrt(n)
+    steps = min(root, top)
+    if steps > 2**21:
+        raise ValueError(f"n = {n:.3g} is too large to search for all its divisors: give a "
+                         "limit of at most 2^21 (2,097,152)")
+    small, large = [], []
+    for k in range(1, steps + 1):
+        if n % k == 0:
+            small.append(k)
+            if n // k != k and n // k <= top:
+                large.append(n // k)
+    return small + large[::-1]
+
+
 def _powers_of_two_dividing(n: int, limit: int) -> list[int]:
     out, k = [], 2
     while k <= limit:
@@ -895,8 +957,8 @@ def recommend_layout(
             return tried[-1]
     tp = tps[-1] if tps else 1
     rest = n // tp
-    most = min(rest, cfg.layers) if cfg else rest
-    for pp in [q for q in range(2, most + 1) if rest % q == 0]:
+    most = min(rest, cfg.layers) if cfg else min(rest, MAX_STAGES)
+    for pp in divisors(rest, most)[1:]:
         dp = rest // pp
         zero = " + ZeRO-1" if dp > 1 else ""
         stages = (f"at most {stage_layers(cfg.layers, pp)} of the {cfg.layers} layers per "

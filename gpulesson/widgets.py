@@ -54,6 +54,11 @@ def _value_attr(value: Any) -> str:
     return str(value)
 
 
+#: Calculators with more inputs than this (the dashboards) show their outputs beside the
+#: inputs, so that the verdict stays in view while the reader changes a figure.
+_SIDE_BY_SIDE = 16
+
+
 def static_html(name: str, values: Mapping[str, Any] | None = None,
                 uid: str | None = None) -> str:
     """The static rendering of calculator ``name`` with ``values`` (shown units).
@@ -292,14 +297,16 @@ def calculator_widget(name: str, **overrides: Any) -> CalculatorWidget:
         w.HBox([w.HTML(f"{escape(o.label)}", layout=w.Layout(width="16em")), outputs[o.name]])
         for o in calc.outputs
     ]
-    box = w.VBox([
-        w.HTML(f"<h4 style='margin: 0.3em 0'>{escape(calc.title)}</h4>"
-               f"<p style='margin: 0'>{escape(calc.description)}</p>"),
-        w.VBox(rows),
-        w.HTML("<hr style='margin: 0.4em 0'>"),
-        w.VBox(out_rows),
-        error,
-    ])
+    title = w.HTML(f"<h4 style='margin: 0.3em 0'>{escape(calc.title)}</h4>"
+                   f"<p style='margin: 0'>{escape(calc.description)}</p>")
+    if len(calc.inputs) > _SIDE_BY_SIDE:  # a dashboard: outputs beside the inputs, in view
+        box = w.VBox([title, w.HBox([
+            w.VBox(rows, layout=w.Layout(flex="1 1 55%")),
+            w.VBox([*out_rows, error], layout=w.Layout(flex="1 1 45%", margin="0 0 0 1em")),
+        ])])
+    else:
+        box = w.VBox([title, w.VBox(rows), w.HTML("<hr style='margin: 0.4em 0'>"),
+                      w.VBox(out_rows), error])
     widget = CalculatorWidget(name, box, static_html(name, initial), controls, outputs, error)
     widget_box["w"] = widget
     show([])

@@ -299,9 +299,9 @@ def _dashboard_price() -> float:
     return calculators.si_inputs("cost_per_token")["usd_per_gpu_hour"]
 
 
-def _dashboard_per_1k(tokens_per_second: float) -> float:
-    return cost.cost_per_1k_tokens(usd_per_gpu_hour=_dashboard_price(), gpus=1,
-                                   tokens_per_second=tokens_per_second)
+def _planner_price() -> float:
+    """The planning dashboard's H100 price: the GPU's dated default quote (gpulesson.prices)."""
+    return calculators.si_inputs("planning")["usd_per_gpu_hour"]
 
 
 def _per_1k_at(usd_per_gpu_hour: float, tokens_per_second: float) -> float:
@@ -838,23 +838,26 @@ SEED_CORRECTIONS = claims(
     # Lesson 9: the dashboard.
     ("19.7 days instead of 36.9 at 40%", lambda: f"{_plan_days(0.752):.1f} days instead of "
      f"{_plan_days(0.40):.1f} at 40%"),
-    ("uses 56.9% of an 80 GB H100", lambda: "uses "
-     + _pct(calculators.compute("planning")["memory_per_gpu"] / H100.memory_bytes, 1)
-     + f" of an {H100.memory_bytes / 1e9:.0f} GB H100"),
+    ("uses 77.2% of the 81.2 GB a plan may use on an H100", lambda: "uses "
+     + _pct(calculators.compute("planning")["memory_per_gpu"]
+            / calculators.compute("planning")["memory_limit"], 1)
+     + f" of the {units.format_bytes(calculators.compute('planning')['memory_limit'])} a "
+     "plan may use on an H100"),
     ("9,789 tokens/s on one H100 at 40% MFU; 342 tokens/s would be 1.4% MFU",
      lambda: f"{_one_h100_tokens():,.0f} tokens/s on one H100 at 40% MFU; 342 tokens/s would "
      f"be {_pct(flops.mfu(342, flops.flops_per_token(N7), 1, PEAK), 1)} MFU"),
     ("cannot exceed 249 tokens/s", lambda: "cannot exceed "
      f"{_decode_ceiling(memory.weight_bytes(N7, precision='bf16'), H100.bandwidth):.0f} "
      "tokens/s"),
-    ("($12.29 per H100-hour, AWS, July 2023), 342 tokens/s cost $0.0100 per 1,000 tokens",
-     lambda: f"(${_dashboard_price()} per H100-hour, AWS, July 2023), 342 tokens/s cost "
-     f"${_dashboard_per_1k(342):.4f} per 1,000 tokens"),
+    ("($6.88 per H100-hour, AWS on demand, September 2026), 342 tokens/s cost $0.0056 per "
+     "1,000 tokens", lambda: f"(${_planner_price():.2f} per H100-hour, AWS on demand, "
+     f"September 2026), 342 tokens/s cost ${_per_1k_at(_planner_price(), 342):.4f} per "
+     "1,000 tokens"),
     ("Scale factor 6.8× | Reproducible as 8 GPUs at 85% scaling efficiency",
      lambda: f"Scale factor {distributed.effective_speedup(8, 0.85):.1f}× | Reproducible as 8 "
      "GPUs at 85% scaling efficiency"),
-    ("64 GPUs at 96.0%", lambda: "64 GPUs at "
-     + _pct(calculators.compute("planning")["efficiency"], 1)),
+    ("64 GPUs computing 97.9% of each step", lambda: "64 GPUs computing "
+     + _pct(calculators.compute("planning")["efficiency"], 1) + " of each step"),
     ("its FP32 rate, 16.0×; on an H100 it is 14.8×",
      lambda: f"its FP32 rate, {A100.dense('bf16') / A100.dense('fp32'):.1f}×; on an H100 it "
      f"is {H100.dense('bf16') / H100.dense('fp32'):.1f}×"),
@@ -1263,7 +1266,7 @@ HOW_TO_USE = claims(
                                                                     "flops_and_scaling")),
     ("| {doc}`/notebooks/inference_and_kv_cache` | about 60 min |", functools.partial(_study_row,
                                                                     "inference_and_kv_cache")),
-    ("| {doc}`/notebooks/distributed_math` | about 75 min |", functools.partial(_study_row,
+    ("| {doc}`/notebooks/distributed_math` | about 70 min |", functools.partial(_study_row,
                                                                     "distributed_math")),
     ("| {doc}`/notebooks/cost_economics` | about 55 min |", functools.partial(_study_row,
                                                                     "cost_economics")),

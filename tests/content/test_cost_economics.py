@@ -23,7 +23,16 @@ from pathlib import Path
 
 import pytest
 
-from gpulesson import calculators, cost, hardware, inference, memory, transformer, units
+from gpulesson import (
+    calculators,
+    cost,
+    hardware,
+    inference,
+    memory,
+    planning,
+    transformer,
+    units,
+)
 from gpulesson.exercises import lesson_module
 
 from . import nbtools as nb
@@ -183,6 +192,26 @@ def memory_bound_up_to() -> float:
 def mistral_gain(batch: int) -> float:
     return per_1k(RENT_GPU, mistral(1)) / per_1k(RENT_GPU, mistral(batch))
 
+
+
+# Self-hosting beside a hosted API: the chain's traffic, dated API prices (inputs)
+CONVERSATIONS, PROMPT, ANSWER = 50_000, 1000, 500
+GPT4O_MINI = (0.15e-6, 0.60e-6)      # $ per input and output token, OpenAI, July 2024
+
+
+def _hosted(times: int) -> planning.ServingPlan:
+    return planning.plan_serving("mistral-7b", "H100 SXM", max_model_len=4096,
+                                 qps=times * CONVERSATIONS / 86_400, prompt_tokens=PROMPT,
+                                 output_tokens=ANSWER, usd_per_gpu_hour=RENT_GPU)
+
+
+def _per_conversation(times: int) -> float:
+    return _hosted(times).cost_per_million_tokens * ANSWER / 1e6
+
+
+def _api_breakeven() -> float:
+    per_conv = PROMPT * GPT4O_MINI[0] + ANSWER * GPT4O_MINI[1]
+    return 24 * RENT_GPU / per_conv
 
 CLAIMS = claims(
     # The dated example prices (the registry's defaults) and section 1
@@ -367,10 +396,35 @@ CLAIMS = claims(
      f"{per_1k(RENT_GPU, 2400, 0.3) / per_1k(RENT_GPU, 2400):.1f} times dearer"),
     ("batch 32 cuts the cost per token 20.5-fold against batch 1",
      lambda: f"batch 32 cuts the cost per token {mistral_gain(32):.1f}-fold against batch 1"),
+    # self-hosting beside a hosted API
+    ("At the chain's own traffic, 0.58 requests per second, the rented H100 holds about one "
+     "conversation at a time and idles between them: $0.0012 a conversation",
+     lambda: f"At the chain's own traffic, {CONVERSATIONS / 86_400:.2f} requests per second, "
+     f"the rented H100 holds about {'one' if round(_hosted(1).batch) == 1 else 'several'} "
+     "conversation at a time and idles between them: "
+     f"{units.format_usd(_per_conversation(1), digits=2)} a conversation"),
+    ("a conversation costs a quarter as much, $0.0003, below both API prices; at 16 times, "
+     "still one GPU, $0.000075; only at 64 times does it take a second GPU",
+     lambda: "a conversation costs a quarter as much, "
+     f"{units.format_usd(_per_conversation(4), digits=1)}, below both API prices; at 16 "
+     f"times, still {'one GPU' if _hosted(16).gpus == 1 else 'more GPUs'}, "
+     f"{units.format_usd(_per_conversation(16), digits=2)}; only at 64 times does it take a "
+     + ("second GPU" if _hosted(64).gpus == 2 and _hosted(16).gpus == 1 else "GPU more")),
+    ("A GPU rented around the clock for $60 a day matches GPT-4o mini's price at about "
+     "130,000 conversations a day", lambda: "A GPU rented around the clock for "
+     f"${24 * RENT_GPU:.0f} a day matches GPT-4o mini's price at about "
+     f"{round(_api_breakeven(), -4):,.0f} conversations a day"),
 )
 
 #: Numbers of the prose that are not results of the calculators.
 NOT_FIGURES = (
+    # the chain's traffic and the dated API prices (DeepSeek API docs, Feb 2025; OpenAI,
+    # July 2024), inputs of the self-hosting comparison
+    "about 50,000 conversations a day, each with some 1,000 tokens of question and context and "
+    "500 tokens of answer",
+    "$0.27 per million input tokens and $1.10 per million output tokens from February 2025",
+    "$0.15 and $0.60 since July 2024", "at $2.50 per GPU-hour", "At four times the traffic",
+    "only at 64 times",
     # units of the cost figures and formula constants
     "1,000 tokens", "per 1,000", "1,000 generated tokens", "\\frac{P}{1000}",
     "8760\\cdot \\text{years}", "in 3,600 seconds", "{3600 \\times", "}\\times 1000",

@@ -30,11 +30,22 @@ import contextlib
 import io
 import json
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from gpulesson import calculators, distributed, flops, hardware, memory, transformer, units
+from gpulesson import (
+    calculators,
+    distributed,
+    flops,
+    hardware,
+    memory,
+    planning,
+    traffic,
+    transformer,
+    units,
+)
 from gpulesson.exercises import lesson_module
 
 from . import nbtools as nb
@@ -123,13 +134,21 @@ def _compute_per_step(n_params: float, tokens: float, n_gpus: int) -> float:
     return flops.training_time(flops.training_flops(n_params, tokens / n_gpus), 1, PEAK, MFU)
 
 
-def _dp_step(n_gpus: int, overlap: float = 0.0) -> tuple[float, float, float]:
-    """Section 7's data-parallel step of Llama 2 7B: compute, all-reduce, efficiency."""
-    compute = _compute_per_step(N7, BATCH_TOKENS, n_gpus)
-    link, alpha = ((NVLINK, ALPHA_NVLINK) if n_gpus <= GPUS_PER_SERVER
-                   else (NETWORK, ALPHA_NETWORK))   # each tier with its one alpha
-    comm = _allreduce(n_gpus, link, alpha)
-    return compute, comm, distributed.scaling_efficiency(compute, comm, overlap)
+ACHIEVED = {"nvlink": distributed.achievable_bandwidth(NVLINK),
+            "network": distributed.achievable_bandwidth(NETWORK, "network")}
+ALPHAS = {"nvlink": ALPHA_NVLINK, "network": ALPHA_NETWORK}
+
+
+def _dp_step(n_gpus: int, overlap: float = 0.0, tokens: float | None = None
+             ) -> tuple[float, float, float]:
+    """Section 7's data-parallel step of Llama 2 7B at the bandwidth NCCL achieves, each
+    tier with its alpha: compute, all-reduce, efficiency, with overlap limited to the
+    backward pass (2/3 of the compute)."""
+    compute = _compute_per_step(N7, tokens or BATCH_TOKENS, n_gpus)
+    tier = distributed.group_tier(stride=1, size=n_gpus, domain=GPUS_PER_SERVER)
+    comm = _allreduce(n_gpus, ACHIEVED[tier], ALPHAS[tier])
+    exposed = distributed.exposed_time(comm, compute * 2 / 3, overlap)
+    return compute, comm, compute / (compute + exposed)
 
 
 def _bubble(p: int, m: int, v: int = 1) -> float:
@@ -279,14 +298,14 @@ def _idle(slots: list, stage: int) -> tuple[float, float, float]:
     return end - busy, busy, end
 
 
-def _drawn_bubble() -> str:
+def _drawn_bubble() -> tuple[str, str]:
     s = _schedules()
     idle, busy, end = _idle(s["GPipe"], 0)
     halved = _idle(s["interleaved"], 0)
     half = "half of it" if halved[0] / halved[1] == idle / busy / 2 else "less"
     return (f"equals $(p-1)/(v\\,m)$ exactly: {_pct(idle / busy, 1)} of the ideal time for GPipe "
-            f"and 1F1B, {half} with two chunks per GPU. (The same idle time is "
-            f"{_pct(idle / end, 1)} of the whole iteration")
+            f"and 1F1B, {half} with two chunks per GPU.",
+            f"The same idle time is {_pct(idle / end, 1)} of the whole iteration")
 
 
 def _zero_savings() -> str:
@@ -333,8 +352,9 @@ def _scaling_worked() -> str:
     return (f"On 64 GPUs each step computes for {c64:.1f} s and all-reduces for {comm64:.2f} s: "
             f"{_pct(eff64, 1)} efficient even without overlap. On 1,024 GPUs each GPU gets {one}, "
             f"computes for only {c1024:.2f} s, and still all-reduces the same {_gb(GRADS7)}: the "
-            "all-reduce now takes longer than the compute, and the efficiency falls to "
-            f"{_pct(eff1024, 1)} ({_pct(_dp_step(1024, 0.5)[2], 1)} with half of it overlapped).")
+            "all-reduce now takes longer than the whole compute, and the efficiency falls to "
+            f"{_pct(eff1024, 1)}, {_pct(_dp_step(1024, 1.0)[2], 1)} even with all of it "
+            f"overlapped, because only the {c1024 * 2 / 3:.2f} s of backward pass can hide it.")
 
 
 def _seed_page() -> dict[str, float]:
@@ -397,13 +417,16 @@ def _real_batch() -> str:
 
 def _shop_scaling() -> str:
     compute = _compute_per_step(N7, SHOP_TOKENS, 8)
-    nv, net = _allreduce(8, NVLINK, ALPHA_NVLINK), _allreduce(8, NETWORK, ALPHA_NETWORK)
+    nv = _allreduce(8, ACHIEVED["nvlink"], ALPHA_NVLINK)
+    net = _allreduce(8, ACHIEVED["network"], ALPHA_NETWORK)
     eff = [distributed.scaling_efficiency(compute, t) for t in (nv, net)]
-    return (f"Each GPU computes on {SHOP_TOKENS // 8:,} tokens: {compute:.2f} s per step. On "
-            f"NVLink the all-reduce takes {_ms(nv)}, {_pct(eff[0], 1)} efficiency; on the network "
-            f"{_ms(net)}, {_pct(eff[1], 1)}. Overlapping the all-reduce with the backward pass "
-            "would recover most of the difference on the network, since "
-            f"{_ms(net)} is well under the {compute:.2f} s of compute.")
+    backward = compute * 2 / 3
+    hides = "all of it" if net <= backward else "part of it"
+    return (f"Each GPU computes on {SHOP_TOKENS // 8:,} tokens: {compute:.2f} s per step. At "
+            f"the bandwidth NCCL achieves the all-reduce takes {_ms(nv)} on NVLink, "
+            f"{_pct(eff[0], 1)} efficiency, and {_ms(net)} on the network, {_pct(eff[1], 1)}. "
+            f"Overlapping it with the backward pass would hide {hides} on the network, since "
+            f"{_ms(net)} is under the {backward:.2f} s of backward pass.")
 
 
 def _table4_checks() -> str:
@@ -441,6 +464,46 @@ def _bubble_405b() -> str:
             f"real run must interleave several chunks per GPU (at most {most} with {most} layers "
             "per stage)")
 
+
+
+LOGS = Path(__file__).resolve().parents[1] / "data" / "logs"
+
+
+def _fit_44() -> planning.logs.NCCLReconciliation:
+    log = LOGS / "nccl-tests-44-rtx2080ti-nvlink.txt"
+    return planning.reconcile_nccl_tests(log.read_text(), line_rate=50e9,
+                                         collective="all_reduce", n_ranks=2)
+
+
+def _log_fit() -> str:
+    fit = _fit_44()
+    ratio = {0.5: "half"}[round(fit.ratio * 2) / 2]
+    return (f"a {fit.alpha * 1e6:.0f} µs start-up and {fit.beta / 1e9:.0f} GB/s, but $\\beta$ is "
+            f"{ratio} of what the bridge's two links should give")
+
+
+def _tp_bytes() -> str:
+    t = traffic.tensor_parallel_traffic(micro_batch=1, seq_len=8192, hidden=L405.hidden,
+                                        layers=distributed.stage_layers(L405.layers, 16), tp=8)
+    return f"{t.bytes_per_rank / 1e9:.0f} GB per GPU for each micro-batch"
+
+
+def _expert_times() -> tuple[float, float, float]:
+    v3 = transformer.preset("deepseek-v3")
+    ep = traffic.expert_parallel_traffic(tokens=4096, hidden=v3.hidden,
+                                         experts_per_token=v3.experts_per_token,
+                                         moe_layers=1, ep=64, dispatch_bytes_per_value=1)
+    ib = ep.time(bandwidth=distributed.achievable_bandwidth(NETWORK, "network"))
+    nvl = ep.time(bandwidth=distributed.achievable_bandwidth(
+        planning.gpu_view("B200", domain=72).nvlink_bandwidth))
+    compute = flops.training_time(4096 * 6 * transformer.active_params(v3) / v3.layers, 1,
+                                  PEAK, MFU)
+    return ib, compute, nvl
+
+
+def _shares() -> str:
+    return (f"about {10 * round(10 * distributed.NVLINK_EFFICIENCY)} % of NVLink, "
+            f"{100 * distributed.NETWORK_EFFICIENCY:.0f} % of the network")
 
 CLAIMS = claims(
     # In short, what you need, section 1
@@ -488,7 +551,8 @@ CLAIMS = claims(
      "1.75 ÷ 50 GB/s, plus 30 µs): nine times longer", _eight_machines),
     # 5. The pipeline bubble
     ("equals $(p-1)/(v\\,m)$ exactly: 37.5% of the ideal time for GPipe and 1F1B, half of it with "
-     "two chunks per GPU. (The same idle time is 27.3% of the whole iteration", _drawn_bubble),
+     "two chunks per GPU.", lambda: _drawn_bubble()[0]),
+    ("The same idle time is 27.3% of the whole iteration", lambda: _drawn_bubble()[1]),
     ("With 4 stages and 16 micro-batches the bubble is 18.75%.", lambda: f"With {WIDGET_STAGES} "
      f"stages and {WIDGET_MICRO} micro-batches the bubble is "
      f"{_pct(_bubble(WIDGET_STAGES, WIDGET_MICRO), 2)}."),
@@ -526,10 +590,11 @@ CLAIMS = claims(
      "server and the 50 GB/s network beyond it", lambda: f"Llama 2 7B, {BATCH_TOKENS // 4096:,} "
      f"sequences of 4,096 tokens per step, H100s at {_pct(MFU)} MFU, NVLink inside one server "
      f"and the {_bw(NETWORK)} network beyond it"),
-    ("On 64 GPUs each step computes for 6.7 s and all-reduces for 0.53 s: 92.7% efficient even "
+    ("On 64 GPUs each step computes for 6.7 s and all-reduces for 0.56 s: 92.2% efficient even "
      "without overlap. On 1,024 GPUs each GPU gets a single sequence, computes for only 0.42 s, "
-     "and still all-reduces the same 13.5 GB: the all-reduce now takes longer than the compute, "
-     "and the efficiency falls to 43.7% (60.8% with half of it overlapped).", _scaling_worked),
+     "and still all-reduces the same 13.5 GB: the all-reduce now takes longer than the whole "
+     "compute, and the efficiency falls to 42.2%, 58.7% even with all of it overlapped, because "
+     "only the 0.28 s of backward pass can hide it.", _scaling_worked),
     ("a communication volume of 612.5 GB, a communication time of 12.25 s, a scaling efficiency "
      "of 0.8%, an effective speed-up of 0.06×", _seed_figures),
     ("Working backwards: 612.5 GB is $2(n-1)/n \\times 350$ GB for $n = 8$, and 350 GB is the "
@@ -548,10 +613,10 @@ CLAIMS = claims(
      "of traffic against 8.3 s of compute, 28% efficiency. Tensor parallelism inside each server "
      "and eight pipeline stages leave each GPU a shard of 2.7B parameters to synchronise across "
      "16 data-parallel copies: 0.21 s, 97.6%.", _real_batch),
-    ("Each GPU computes on 16,384 tokens: 1.67 s per step. On NVLink the all-reduce takes 52 ms, "
-     "97.0% efficiency; on the network 472 ms, 78.0%. Overlapping the all-reduce with the "
-     "backward pass would recover most of the difference on the network, since 472 ms is well "
-     "under the 1.67 s of compute.", _shop_scaling),
+    ("Each GPU computes on 16,384 tokens: 1.67 s per step. At the bandwidth NCCL achieves the "
+     "all-reduce takes 64 ms on NVLink, 96.3% efficiency, and 502 ms on the network, 76.9%. "
+     "Overlapping it with the backward pass would hide all of it on the network, since 502 ms "
+     "is under the 1.12 s of backward pass.", _shop_scaling),
     # 8. Llama 3 405B
     ("up to 16K H100s (80 GB, 700 W)", lambda: f"up to 16K H100s ({_gb(H100.memory_bytes, 0)}, "
      f"{H100.tdp_watts:.0f} W)"),
@@ -586,10 +651,32 @@ CLAIMS = claims(
     ("at 1.5 times the traffic", lambda: f"at {_zero_traffic():g} times the traffic"),
     ("on up to 16,384 H100s in one datacenter, at 38–43% MFU", lambda: "on up to "
      f"{TABLE4[1][0]:,} H100s in one datacenter, at {_llama3_range()} MFU"),
+    # achievable bandwidth, SHARP, a real log; every dimension's traffic
+    ("about 80 % of NVLink, 94 % of the network", _shares),
+    ("NCCL achieves about 80 % of the NVLink line rate", lambda: "NCCL achieves about "
+     f"{10 * round(10 * distributed.NVLINK_EFFICIENCY)} % of the NVLink line rate"),
+    ("a 16 µs start-up and 20 GB/s, but $\\beta$ is half of what the bridge's two links should "
+     "give", _log_fit),
+    ("15 GB per GPU for each micro-batch", _tp_bytes),
+    ("the all-to-all of one layer takes 29.5 ms against 38.2 ms of compute",
+     lambda: "the all-to-all of one layer takes "
+     f"{_expert_times()[0] * 1e3:.1f} ms against {_expert_times()[1] * 1e3:.1f} ms of compute"),
+    ("would exchange those bytes on NVLink in 1.87 ms", lambda: "would exchange those bytes on "
+     f"NVLink in {_expert_times()[2] * 1e3:.2f} ms"),
 )
 
 NOT_FIGURES = (
-    "a 70-billion-parameter model",            # the model's name, as in "70B"
+    "a 70-billion-parameter model",
+    # quoted from NCCL's issue threads (nccl-tests #212, #272, #290; nccl #557)
+    '"an effective NVLink bandwidth of 370GB/s" on an H100, of 450 GB/s',
+    "(issue #212), and 46–48 GB/s of a 400 Gb/s InfiniBand port (issue #290)",
+    "475 GB/s on 8 H200, nccl-tests issue #272", "(NVIDIA/nccl issue #557)",
+    # DeepSeek-V3's and NVIDIA's published configurations
+    "sends each token to 8 of 256 experts", "In a GB200 NVL72 rack, 72 GPUs share",
+    "the same 64 GPUs of expert parallelism", "groups of up to 72 GPUs",
+    # the parallel_traffic calculator's DeepSeek-V3 setting (DeepSeek-AI 2024, section 3.2)
+    "with tp 1, pp 16 and ep 64 on 2,048 GPUs",
+    "what a 72-GPU NVLink domain changes", "which a 72-GPU NVLink domain removes",
     # published inputs and figures (sources in the module docstring)
     "Llama 3 405B on 16,384 GPUs",
     "laid out on 16,384 H100s",
@@ -703,8 +790,10 @@ def test_every_pause_and_think_hides_its_answer() -> None:
 
 
 def test_widgets_are_this_lessons_registry_calculators() -> None:
-    """The lesson shows calculator_widget("scaling_efficiency"), ("zero"), ("pipeline_bubble")."""
-    nb.check_registry_widgets(SLUG, {"scaling_efficiency", "zero", "pipeline_bubble"})
+    """The lesson shows calculator_widget("scaling_efficiency"), ("zero"), ("pipeline_bubble")
+    and ("parallel_traffic")."""
+    nb.check_registry_widgets(SLUG, {"scaling_efficiency", "zero", "pipeline_bubble",
+                                     "parallel_traffic"})
 
 
 def test_every_term_is_in_the_glossary() -> None:

@@ -156,7 +156,7 @@ def test_pack_is_the_packages_own_files() -> None:
     names = set(pack["files"])
     for needed in ("gpulesson/__init__.py", "gpulesson/browser.py",
                    "gpulesson/calculators/__init__.py", "gpulesson/calculators/engine.py",
-                   "gpulesson/planning.py", "gpulesson/units.py", "gpulesson/hardware.py",
+                   "gpulesson/planning/__init__.py", "gpulesson/units.py", "gpulesson/hardware.py",
                    "gpulesson/data/gpus.json"):
         assert needed in names
     lessons = {p.relative_to(REPO).as_posix()

@@ -57,11 +57,7 @@ FIGURES: Counter[str] = Counter()
 #: Functions whose work is not bounded yet, with the reason: a call that runs past the
 #: limit is counted as "pending", not as an escape (tests/unit/test_distributed.py holds the
 #: test that fails until the work is bounded).
-PENDING: dict[str, str] = {
-    "gpulesson.distributed.recommend_layout":
-        "the pipeline search tries every integer up to n_gpus; walking the divisors up to "
-        "the square root bounds it",
-}
+PENDING: dict[str, str] = {}
 
 FUZZ = settings(max_examples=40, deadline=None, database=None, derandomize=True,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

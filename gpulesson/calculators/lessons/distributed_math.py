@@ -1,12 +1,13 @@
-"""Lesson 6, ``distributed_math``: data-parallel scaling, ZeRO stages, the pipeline bubble."""
+"""Lesson 6, ``distributed_math``: data-parallel scaling, ZeRO stages, the pipeline bubble,
+and the traffic of every parallel dimension of a layout."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 from typing import Any
 
-from gpulesson import distributed, memory
-from gpulesson.calculators import shared
+from gpulesson import distributed, memory, planning, units
+from gpulesson.calculators import planner_inputs, shared
 from gpulesson.calculators.spec import CUSTOM, Calculator, Choice, Integer, Number, Output, Select
 
 LESSON = "distributed_math"
@@ -156,4 +157,108 @@ PIPELINE_BUBBLE = Calculator(
     sources=("Huang et al. 2019 (GPipe)", "Narayanan et al. 2021 §2.2"),
 )
 
-ENTRIES = (SCALING_EFFICIENCY, ZERO, PIPELINE_BUBBLE)
+
+_DIMENSIONS = ("tensor", "context", "expert", "pipeline", "data")
+_LINKS = {"nvlink": "NVLink", "network": "network"}
+
+
+def _parallel_traffic(**kw: Any) -> dict[str, Any]:
+    dtype = kw["dtype"]
+    precision = dtype if dtype in ("bf16", "fp16", "fp8") else "bf16"
+    plan = planning.plan_training(
+        planner_inputs.config(kw), planner_inputs.spec(kw, precision), n_gpus=kw["n_gpus"],
+        tokens=1e12, global_batch_tokens=int(round(kw["step_tokens"])), seq_len=kw["seq_len"],
+        precision=precision, recompute=kw["recompute"],
+        layout=planning.Layout(tp=kw["tp"], pp=kw["pp"], cp=kw["cp"], ep=kw["ep"],
+                               zero_stage=kw["zero_stage"], micro_batch=kw["batch"],
+                               interleave=kw["interleave"]),
+        scaleout_bandwidth=kw["scaleout"], nvlink_domain=kw["gpus_per_node"],
+        usable_memory=kw["gpu_memory"], matmul_efficiency=kw["matmul_efficiency"],
+        grad_bytes=4 if kw["grad_dtype"] == "fp32" else 2, overlap={"data": kw["overlap"]})
+    b, sent, tiers = plan.breakdown, plan.traffic, plan.tiers
+    out: dict[str, Any] = {
+        "degrees": plan.layout.describe(), "feasible": plan.feasible,
+        "problems": " ".join(plan.problems) or "none",
+        "links": "; ".join(f"{d}: {_LINKS[tiers[d]]}" for d in _DIMENSIONS
+                           if sent.get(d, 0) > 0) or "no traffic (one GPU)",
+    }
+    for d in _DIMENSIONS:
+        out[f"{d}_bytes"] = sent.get(d, 0.0)
+        out[f"{d}_time"] = b.get(d, 0.0)
+    largest = max(_DIMENSIONS, key=lambda d: b.get(d, 0.0))
+    out["largest"] = (f"{largest}: {units.format_seconds(b[largest])} exposed per step"
+                      if b.get(largest, 0) > 0 else "nothing exposed")
+    out.update(step_compute=b["compute"] + b["recompute"] + b["memory_bound"],
+               bubble=b["bubble"], step_time=plan.step_time, mfu=plan.mfu,
+               memory_per_gpu=plan.memory_per_gpu, fits=plan.memory_fits)
+    return out
+
+
+_S = "seconds"
+PARALLEL_TRAFFIC = Calculator(
+    name="parallel_traffic",
+    title="Traffic of every parallel dimension",
+    description="A layout tp × cp × pp × dp (and ep for a mixture of experts) on a cluster: "
+                "the bytes each GPU sends per step in each dimension, the link it crosses "
+                "(NVLink inside the domain, the network beyond it, at the bandwidth NCCL "
+                "achieves) and the seconds it leaves exposed, from "
+                "gpulesson.planning.plan_training.",
+    lesson=LESSON,
+    inputs=(
+        *shared.model_inputs("llama-3.1-405b"),
+        shared.tokens("seq_len", "Sequence length", 8192),
+        Number("step_tokens", "Tokens per step (global batch)", default=16.777216,
+               range=(0.001, 1000), step=0.5, unit="million", scale=1e6, dimension="count",
+               help="Llama 3 405B: 16M tokens per step (Dubey et al. 2024, Table 4)."),
+        *planner_inputs.gpu_inputs("H100 SXM"),
+        replace(shared.dtype_input(), help="FP8 also sends an expert all-to-all's dispatch "
+                "in FP8, as DeepSeek-V3 does."),
+        replace(shared.N_GPUS, default=16_384),
+        Integer("tp", "Tensor-parallel size", default=8, range=(1, 1024),
+                help="Innermost: consecutive GPUs, inside the NVLink domain when it fits."),
+        Integer("cp", "Context-parallel size", default=1, range=(1, 1024),
+                help="Splits each sequence; must divide it."),
+        Integer("ep", "Expert-parallel size", default=1, range=(1, 1024),
+                help="Mixture-of-experts models: the experts split over ep of the dp GPUs."),
+        Integer("pp", "Pipeline stages", default=16, range=(1, 1024),
+                help="Outermost; dp is what is left: n_gpus ÷ (tp · cp · pp)."),
+        Integer("zero_stage", "ZeRO stage", default=1, range=(0, 3),
+                help="1: Megatron's distributed optimizer (gradients reduce-scattered, "
+                     "weights all-gathered); 3 also gathers the weights in every pass."),
+        shared.batch("Micro-batch", unit="sequences"),
+        Integer("interleave", "Model chunks per pipeline GPU", default=2, range=(1, 64)),
+        replace(shared.RECOMPUTE, default="selective"),
+        shared.GRAD_DTYPE,
+        shared.overlap(100, help="Share of the gradient synchronisation hidden behind the "
+                                 "backward pass of the last micro-batch."),
+    ),
+    outputs=(
+        Output("degrees", "Layout", "text"),
+        Output("feasible", "Feasible", "bool"),
+        Output("problems", "Problems", "text"),
+        Output("links", "Link each dimension crosses", "text"),
+        Output("tensor_bytes", "Tensor parallel: sent per GPU per step", "bytes"),
+        Output("context_bytes", "Context parallel: sent per GPU per step", "bytes"),
+        Output("expert_bytes", "Expert parallel (all-to-all): sent per GPU per step", "bytes"),
+        Output("pipeline_bytes", "Pipeline: sent per GPU per step", "bytes"),
+        Output("data_bytes", "Data parallel: sent per GPU per step", "bytes"),
+        Output("tensor_time", "Tensor parallel, exposed", _S),
+        Output("context_time", "Context parallel, exposed", _S),
+        Output("expert_time", "Expert parallel, exposed", _S),
+        Output("pipeline_time", "Pipeline sends, exposed", _S),
+        Output("data_time", "Gradient synchronisation, exposed", _S),
+        Output("largest", "Largest exposed traffic", "text"),
+        Output("step_compute", "Computing per step (incl. recompute)", _S),
+        Output("bubble", "Pipeline bubble per step", _S),
+        Output("step_time", "Step time", _S),
+        Output("mfu", "MFU (predicted)", "percent"),
+        Output("memory_per_gpu", "Memory per GPU", "bytes"),
+        Output("fits", "Fits", "bool"),
+    ),
+    function=_parallel_traffic,
+    sources=("Korthikanti et al. 2022 (tensor and sequence parallelism)",
+             "Dubey et al. 2024 (Llama 3), Table 4", "DeepSeek-AI 2024 (DeepSeek-V3), §3.2",
+             "nccl-tests issues #212 and #290 (achievable bandwidth)"),
+)
+
+ENTRIES = (SCALING_EFFICIENCY, ZERO, PIPELINE_BUBBLE, PARALLEL_TRAFFIC)

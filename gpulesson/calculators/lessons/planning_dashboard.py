@@ -1,140 +1,258 @@
-"""Lesson 9, ``planning_dashboard``: plan a training run, every figure from a formula."""
+"""Lesson 9, ``planning_dashboard``: plan a training run and a deployment.
+
+Both entries hand their inputs to :mod:`gpulesson.planning` and show what it returns:
+``planning`` is :func:`gpulesson.planning.plan_training` (memory per GPU, step time and its
+parts, the predicted MFU, days and cost; the layout set or searched), ``serving_plan`` is
+:func:`gpulesson.planning.plan_serving` (vLLM's KV cache and concurrency, TTFT, TPOT,
+replicas and cost for a traffic). Inputs come in the dashboard's groups: model and data,
+hardware, layout; outputs follow, the verdict first.
+"""
 
 from __future__ import annotations
 
 from dataclasses import replace
 from typing import Any
 
-from gpulesson import cost, distributed, flops, memory, planning, transformer
-from gpulesson.calculators import shared
-from gpulesson.calculators.spec import Calculator, Choice, Integer, Number, Output, Select
+from gpulesson import flops, hardware, planning, transformer
+from gpulesson.calculators import planner_inputs, shared
+from gpulesson.calculators.spec import (
+    CUSTOM,
+    Calculator,
+    Choice,
+    Integer,
+    Number,
+    Output,
+    Select,
+)
 
 LESSON = "planning_dashboard"
 
 
 def _planning(**kw: Any) -> dict[str, Any]:
-    cfg = shared.config(kw)
+    cfg = planner_inputs.config(kw)
+    dtype = kw["dtype"]
+    precision = dtype if dtype in ("bf16", "fp16", "fp8") else "bf16"
+    layout: planning.Layout | str = "auto"
+    if kw["layout"] == "manual":
+        layout = planning.Layout(tp=kw["tp"], pp=kw["pp"], cp=kw["cp"], ep=kw["ep"],
+                                 zero_stage=kw["zero_stage"], micro_batch=kw["batch"],
+                                 interleave=kw["interleave"])
+    price = kw["usd_per_gpu_hour"]
+    plan = planning.plan_training(
+        cfg, planner_inputs.spec(kw, precision), n_gpus=kw["n_gpus"], tokens=kw["tokens"],
+        global_batch_tokens=int(round(kw["step_tokens"])), seq_len=kw["seq_len"],
+        precision=precision, layout=layout, recompute=kw["recompute"],
+        scaleout_bandwidth=kw["scaleout"], nvlink_domain=kw["gpus_per_node"],
+        usable_memory=kw["gpu_memory"], matmul_efficiency=kw["matmul_efficiency"],
+        usd_per_gpu_hour=price if price > 0 else None,
+        grad_bytes=4 if kw["grad_dtype"] == "fp32" else 2,
+        overlap={"data": kw["overlap"]})
     n = transformer.param_count(cfg)
-    n_gpus = kw["n_gpus"]
-    layout_set = kw["layout"] == "manual"
-    advised = distributed.recommend_layout(
-        n_params=n, gpu_memory=kw["gpu_memory"], n_gpus=n_gpus,
-        gpus_per_node=kw["gpus_per_node"], precision=kw["precision"],
-        optimizer=kw["optimizer"], cfg=cfg, batch=kw["batch"], seq_len=kw["seq_len"],
-        recompute=kw["recompute"])
-    if layout_set:
-        chosen = distributed.layout_memory(
-            n_params=n, n_gpus=n_gpus, tp=kw["tp"], pp=kw["pp"],
-            zero_stage=kw["zero_stage"], precision=kw["precision"],
-            optimizer=kw["optimizer"], cfg=cfg, batch=kw["batch"], seq_len=kw["seq_len"],
-            recompute=kw["recompute"])
-        dp, tp, pp, stage = chosen.dp, chosen.tp, chosen.pp, chosen.zero_stage
-        need, shard = chosen.total, chosen.params_per_gpu
-        fits = memory.fits(need, kw["gpu_memory"])
-    else:
-        dp, tp, pp, stage = advised.dp, advised.tp, advised.pp, advised.zero_stage
-        need, shard, fits = advised.memory_per_gpu, advised.params_per_gpu, advised.fits
-    total, time = shared.training_run(n, kw["tokens"], n_gpus, kw)
-    step = shared.training_run(n, kw["step_tokens"], n_gpus, kw)[1]  # one global batch
-    # each data-parallel rank synchronises the gradients of its model-parallel shard
-    comm = distributed.data_parallel_sync_time(
-        shard, dp=dp, zero_stage=stage,
-        bytes_per_value=memory.precision_bytes(kw["grad_dtype"]),
-        bandwidth=kw["bandwidth"], latency=kw["latency"])
-    efficiency = distributed.scaling_efficiency(step, comm, kw["overlap"])
+    active = transformer.active_params(cfg)
+    b = plan.breakdown
     return {
-        "n_params": n, "layout": advised.name,
-        "degrees": f"dp {dp} × tp {tp} × pp {pp}, ZeRO stage {stage}",
-        "memory_per_gpu": need, "fits": fits,
-        "reason": advised.reason, "total_flops": total,
-        "tokens_per_second": flops.tokens_per_second(
-            n_devices=n_gpus, peak_flops=kw["peak_flops"], mfu=kw["mfu"],
-            flops_per_token=flops.flops_per_token(n)),
-        "step_compute": step, "comm_time": comm, "efficiency": efficiency,
-        "bottleneck": planning.bottleneck(fits=fits, efficiency=efficiency,
-                                          layout_set=layout_set),
-        "time": time,
-        "gpu_hours": cost.gpu_hours(gpus=n_gpus, seconds=time),
-        "cost": cost.run_cost(usd_per_gpu_hour=kw["usd_per_gpu_hour"], gpus=n_gpus,
-                              seconds=time),
+        "feasible": plan.feasible,
+        "problems": " ".join(plan.problems) or "none",
+        "degrees": plan.layout.describe(),
+        "reason": plan.reason or "the layout as set",
+        "bottleneck": plan.bottleneck,
+        "mfu": plan.mfu,
+        "time": plan.days * flops.SECONDS_PER_DAY,
+        "gpu_hours": plan.gpu_hours,
+        "cost": plan.cost_usd or 0.0, "price_note": planner_inputs.price_note(plan.cost_usd, price),
+        "memory_per_gpu": plan.memory_per_gpu, "memory_limit": plan.memory_limit,
+        "fits": plan.memory_fits,
+        "tokens_per_second": plan.tokens_per_second, "step_time": plan.step_time,
+        "micro_batches": plan.micro_batches,
+        "step_compute": b["compute"] + b["recompute"] + b["memory_bound"],
+        "bubble": b["bubble"], "tensor_comm": b["tensor"], "context_comm": b["context"],
+        "pipeline_comm": b["pipeline"], "expert_comm": b["expert"], "comm_time": b["data"],
+        "efficiency": plan.efficiency,
+        "n_params": n, "active_params": active,
+        "total_flops": flops.training_flops(active, kw["tokens"]),
     }
 
 
+_SECONDS = "seconds"
 PLANNING = Calculator(
     name="planning",
     title="Plan a training run",
-    description="Choose a model, a GPU, a cluster, a precision, a batch and a layout (or let "
-                "the advisor pick one): memory per GPU, throughput, step time, communication, "
-                "bottleneck, training days and cost, every figure from the calculators with "
-                "its inputs in view.",
+    description="Choose a model and its data, a GPU and a cluster, and a layout (or let the "
+                "planner compare them): memory per GPU, the step time and where it goes, "
+                "the predicted MFU, days, GPU-hours and cost, every figure from "
+                "gpulesson.planning with its inputs in view.",
     lesson=LESSON,
     inputs=(
+        # model and data
         *shared.model_inputs("llama-2-7b"),
-        shared.dtype_input(),
-        # down to 1 GFLOP/s: a CPU's measured rate (gpulesson.machine) is a valid "GPU" here
-        *shared.gpu_inputs("H100 SXM", memory=True, peak=replace(
-            shared.PEAK, min=0.001,
-            help="Dense peak for the chosen precision (not the 2:4-sparse headline), or a "
-                 "measured rate: gpulesson.machine.this_machine() for this computer.")),
-        shared.N_GPUS,
-        shared.GPUS_PER_NODE,
-        Select("layout", "Parallel layout", default="recommended",
-               choices=(Choice("recommended", "recommended (cheapest that fits)"),
-                        Choice("manual", "as set below (tp, pp, ZeRO stage)")),
-               help="The advisor tries data parallel, ZeRO-1/2/3, tensor parallel in a "
-                    "node, then pipeline stages, and takes the first that fits; or set your "
-                    "own."),
-        Integer("tp", "Tensor-parallel size (if set)", default=1, range=(1, 1024),
-                help="Used when the layout is set: splits every weight matrix; must divide "
-                     "the heads. tp × pp must divide the GPUs; dp is the rest."),
-        Integer("pp", "Pipeline stages (if set)", default=1, range=(1, 1024),
-                help="Used when the layout is set: at most the number of layers; the "
-                     "largest stage holds ⌈layers ÷ pp⌉ layers."),
-        Integer("zero_stage", "ZeRO stage (if set)", default=1, range=(0, 3),
-                help="Used when the layout is set: 0 none, 1 optimizer states, 2 + "
-                     "gradients, 3 + parameters, partitioned across the data-parallel GPUs."),
-        shared.TRAINING_PRECISION,
-        shared.OPTIMIZER,
-        shared.batch("Micro-batch per GPU", unit="sequences"),
-        shared.tokens("seq_len", "Sequence length", 4096),
-        replace(shared.RECOMPUTE, default="selective"),
         shared.TRAINING_TOKENS,
-        Number("step_tokens", "Tokens per step (global batch)", default=4,
+        Number("step_tokens", "Tokens per step (global batch)", default=4.194304,
                range=(0.001, 1000), step=0.5, unit="million", scale=1e6, dimension="count",
-               help="Llama 2 used 4M tokens per step (Touvron et al. 2023, §2.2)."),
-        shared.percent("mfu", "MFU (assumed)", default=40, range=(1, 100), step=1,
-                       help="Model FLOPs utilisation of the whole run: an assumption, shown "
-                            "so you can question it (large published runs report 35-45 %)."),
+               help="Llama 2 used 4M (4,194,304) tokens per step (Touvron et al. 2023, §2.2); "
+                    "a whole number of sequences."),
+        shared.tokens("seq_len", "Sequence length", 4096),
+        # hardware
+        *planner_inputs.gpu_inputs("H100 SXM"),
+        replace(shared.dtype_input(), help="Matrix-multiply precision: FP8 speeds up the "
+                "weight matrices only; MFU stays against the BF16 peak."),
+        shared.N_GPUS,
+        # layout
+        Select("layout", "Parallel layout", default="auto",
+               choices=(Choice("auto", "fastest that fits (compared)"),
+                        Choice("manual", "as set below")),
+               help="The planner compares the valid layouts and keeps the fastest that fits; "
+                    "or set tp, pp, cp, ZeRO stage and micro-batch yourself (dp is the rest)."),
+        Integer("tp", "Tensor-parallel size (if set)", default=1, range=(1, 1024),
+                help="Must divide the heads and KV heads; beyond the NVLink domain its "
+                     "all-reduces cross the network."),
+        Integer("pp", "Pipeline stages (if set)", default=1, range=(1, 1024),
+                help="At most the number of layers; adds a bubble of (pp − 1)/(v·m)."),
+        Integer("cp", "Context-parallel size (if set)", default=1, range=(1, 1024),
+                help="Splits each sequence; must divide it."),
+        Integer("ep", "Expert-parallel size (if set)", default=1, range=(1, 1024),
+                help="Mixture-of-experts models only: splits the experts over ep of the dp "
+                     "GPUs; must divide dp and the experts."),
+        Integer("zero_stage", "ZeRO stage (if set)", default=1, range=(0, 3),
+                help="0 none, 1 optimizer states (Megatron's distributed optimizer), 2 + "
+                     "gradients, 3 + parameters."),
+        shared.batch("Micro-batch (if set)", unit="sequences"),
+        Integer("interleave", "Model chunks per pipeline GPU (if set)", default=1,
+                range=(1, 64), help="Interleaved schedule: divides the bubble."),
+        replace(shared.RECOMPUTE, default="selective",
+                help="Selective: the attention core is recomputed (FlashAttention's way); "
+                     "full: every layer's forward again, 8N instead of 6N."),
         shared.GRAD_DTYPE,
-        replace(shared.NETWORK, help="One-way, per GPU: 400 Gb/s InfiniBand NDR is 50 GB/s."),
-        shared.LATENCY,
-        shared.overlap(50),
-        shared.gpu_hour_price("reserved clusters and smaller providers charged a fraction "
-                              "of that."),
+        shared.overlap(100, help="Share of the gradient synchronisation hidden behind the "
+                               "backward pass of the last micro-batch (buckets are ready "
+                               "only then)."),
     ),
     outputs=(
-        shared.N_PARAMS_OUT,
-        Output("layout", "Recommended layout", "text"),
-        Output("degrees", "Layout used", "text"),
-        Output("memory_per_gpu", "Memory per GPU", "bytes",
-               help="Model state after ZeRO plus stored activations, on the GPUs of the "
-                    "largest pipeline stage."),
-        Output("fits", "Fits", "bool"),
-        Output("reason", "Why the recommended layout", "text"),
-        Output("total_flops", "Training FLOPs (6·N·D)", "flops"),
-        Output("tokens_per_second", "Throughput at that MFU (all GPUs)", "tokens/s"),
-        Output("step_compute", "Compute time per step at that MFU", "seconds"),
-        Output("comm_time", "Gradient synchronisation per step", "seconds"),
-        shared.EFFICIENCY_OUT,
+        Output("feasible", "Feasible", "bool"),
+        Output("problems", "Problems", "text"),
+        Output("degrees", "Layout", "text"),
+        Output("reason", "Why this layout", "text"),
         Output("bottleneck", "Bottleneck", "text"),
-        shared.TRAINING_TIME_OUT,
+        Output("mfu", "MFU (predicted)", "percent",
+               help="Model FLOPs over the BF16 dense peak: an output of the step time."),
+        Output("time", "Training time", _SECONDS),
         shared.GPU_HOURS_OUT,
-        Output("cost", "Cost at that price", "usd"),
+        Output("cost", "Cost", "usd"),
+        Output("price_note", "Price", "text"),
+        Output("memory_per_gpu", "Memory per GPU", "bytes",
+               help="Model state after ZeRO plus stored activations, on the largest "
+                    "pipeline stage."),
+        Output("memory_limit", "Memory a GPU can use (5 % kept free)", "bytes"),
+        Output("fits", "Fits", "bool"),
+        Output("tokens_per_second", "Throughput (all GPUs)", "tokens/s"),
+        Output("step_time", "Step time", _SECONDS),
+        Output("micro_batches", "Micro-batches per step", "number"),
+        Output("step_compute", "… computing (incl. recompute)", _SECONDS),
+        Output("bubble", "… pipeline bubble", _SECONDS),
+        Output("tensor_comm", "… tensor-parallel traffic", _SECONDS),
+        Output("context_comm", "… context-parallel traffic", _SECONDS),
+        Output("pipeline_comm", "… pipeline sends", _SECONDS),
+        Output("expert_comm", "… expert-parallel all-to-all", _SECONDS),
+        Output("comm_time", "… gradient synchronisation, exposed", _SECONDS),
+        Output("efficiency", "Share of the step computing", "percent"),
+        shared.N_PARAMS_OUT,
+        Output("active_params", "Active parameters per token", "count",
+               help="All parameters for a dense model; the routed experts a token uses, "
+                    "plus the rest, for a mixture of experts."),
+        Output("total_flops", "Training FLOPs (6·N·D, N active)", "flops"),
     ),
     function=_planning,
-    sources=("Narayanan et al. 2021 (Megatron-LM at scale)", "Rajbhandari et al. 2020",
-             "Korthikanti et al. 2022", "Chowdhery et al. 2022, appendix B",
-             "Dubey et al. 2024 (Llama 3), section 3.3"),
+    sources=("Narayanan et al. 2021 (Megatron-LM at scale)", "Korthikanti et al. 2022",
+             "Rajbhandari et al. 2020", "Dubey et al. 2024 (Llama 3), Table 4",
+             "nccl-tests issue #212 (achievable NVLink bandwidth)",
+             "Bekman, ML Engineering: Maximum Achievable Matmul FLOPS"),
 )
 
-ENTRIES = (PLANNING,)
+
+def _serving(**kw: Any) -> dict[str, Any]:
+    cfg = planner_inputs.config(kw)
+    base = hardware.gpu(kw["gpu"]) if kw["gpu"] != CUSTOM else None
+    peaks = dict(base.peak_flops) if base else {}
+    peaks["bf16"] = kw["peak_flops"]
+    spec = (replace(base, memory_bytes=int(kw["gpu_memory"]), bandwidth=kw["bandwidth"],
+                    peak_flops=peaks) if base else hardware.GPUSpec(
+        name="custom GPU", memory_bytes=int(kw["gpu_memory"]), bandwidth=kw["bandwidth"],
+        peak_flops=peaks, tdp_watts=1.0, source="the reader's figures"))
+    price = kw["usd_per_gpu_hour"]
+    plan = planning.plan_serving(
+        cfg, spec, tp=kw["tp"] or None, max_model_len=kw["max_model_len"],
+        kv_dtype=kw["kv_dtype"], weight_dtype=kw["weight_dtype"],
+        gpu_memory_utilization=kw["utilization"], qps=kw["qps"] or None,
+        prompt_tokens=kw["prompt_tokens"], output_tokens=kw["output_tokens"],
+        ttft_slo=kw["ttft_slo"] or None, tpot_slo=kw["tpot_slo"] or None,
+        usable_memory=kw["gpu_memory"], matmul_efficiency=kw["matmul_efficiency"],
+        usd_per_gpu_hour=price if price > 0 else None)
+    per_m = plan.cost_per_million_tokens
+    return {
+        "feasible": plan.feasible, "problems": " ".join(plan.problems) or "none",
+        "layout": f"tp {plan.tp} × {plan.replicas} replica{'s' if plan.replicas > 1 else ''}"
+                  f" = {plan.gpus} GPU{'s' if plan.gpus > 1 else ''}",
+        "reason": plan.reason or "tp as set",
+        "kv_cache_tokens": plan.kv_cache_tokens, "max_concurrency": plan.max_concurrency,
+        "batch": plan.batch, "ttft": plan.ttft, "tpot": plan.tpot,
+        "throughput": plan.throughput, "cost": per_m or 0.0,
+        "price_note": ("per million output tokens at the traffic" if per_m is not None
+                       else "no dated price for this GPU: enter a quote (cost shown as 0)"),
+        "kv_memory": max(plan.budget.kv_cache, 0.0), "weights": plan.budget.weights,
+        "activation_peak": plan.budget.activation_peak,
+    }
+
+
+SERVING = Calculator(
+    name="serving_plan",
+    title="Plan a deployment",
+    description="A model on a GPU with vLLM: the KV cache it allocates at start-up and its "
+                "maximum concurrency, then for a traffic and its SLOs the tensor-parallel "
+                "size and replicas that meet them, time to first token, time per output "
+                "token and cost, from gpulesson.planning.plan_serving.",
+    lesson=LESSON,
+    inputs=(
+        *shared.model_inputs("llama-3-70b"),
+        *planner_inputs.gpu_inputs("H100 SXM", serving=True),
+        replace(shared.dtype_input(), help="Precision of the matrix products (the peak "
+                "above follows it)."),
+        Integer("tp", "Tensor-parallel size (0 = choose)", default=0, range=(0, 64),
+                help="GPUs per replica; 0 lets the planner compare 1, 2, 4 and 8."),
+        shared.storage_input("weight_dtype", "Weights", "bf16"),
+        shared.storage_input("kv_dtype", "KV cache", "bf16"),
+        shared.tokens("max_model_len", "max_model_len", 8192,
+                      help="The longest request vLLM must admit; its KV cache must fit."),
+        shared.percent("utilization", "gpu_memory_utilization", default=90, range=(10, 100),
+                       step=1, help="vLLM's share of the memory (default 0.9)."),
+        Number("qps", "Traffic (0 = one replica at full load)", default=20, range=(0, 1e6),
+               step=1, unit="requests/s", help="Arrivals per second, all replicas."),
+        shared.tokens("prompt_tokens", "Prompt", 2000),
+        shared.tokens("output_tokens", "Output", 300),
+        Number("ttft_slo", "Time to first token, at most (0 = any)", default=200,
+               range=(0, 1e6), step=10, unit="ms", scale=1e-3, dimension="seconds"),
+        Number("tpot_slo", "Time per output token, at most (0 = any)", default=50,
+               range=(0, 1e6), step=5, unit="ms", scale=1e-3, dimension="seconds"),
+    ),
+    outputs=(
+        Output("feasible", "Feasible", "bool"),
+        Output("problems", "Problems", "text"),
+        Output("layout", "GPUs", "text"),
+        Output("reason", "Why", "text"),
+        Output("kv_cache_tokens", "KV cache per replica (vLLM's 'GPU KV cache size')",
+               "count", help="Tokens of KV cache the budget leaves, in 16-token blocks."),
+        Output("max_concurrency", "Maximum concurrency at max_model_len", "ratio"),
+        Output("batch", "Sequences in flight per replica", "number"),
+        Output("ttft", "Time to first token", _SECONDS),
+        Output("tpot", "Time per output token", _SECONDS),
+        Output("throughput", "Output tokens/s, all replicas", "tokens/s"),
+        Output("cost", "Cost per million output tokens", "usd"),
+        Output("price_note", "Price", "text"),
+        Output("kv_memory", "KV cache memory per GPU", "bytes", binary=True),
+        Output("weights", "Weights per GPU", "bytes", binary=True),
+        Output("activation_peak", "Profiled activation peak per GPU", "bytes", binary=True),
+    ),
+    function=_serving,
+    sources=("vLLM issue #10517 (start-up memory arithmetic)", "vLLM PR #13596 (maximum "
+             "concurrency)", "Bekman, ML Engineering: Maximum Achievable Matmul FLOPS"),
+)
+
+ENTRIES = (PLANNING, SERVING)

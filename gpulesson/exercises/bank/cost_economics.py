@@ -5,7 +5,8 @@ centre's PUE, a cloud bill at a utilisation below 100%, the months until buying 
 pays off, buying or renting at low utilisation, the cost of 1,000 tokens from tokens per
 second and a price per GPU-hour, per-GPU against per-server prices, what batching does to
 the cost per token on the decode roofline, ``cost_per_1k_tokens`` written as code, and
-the cost per token of a GPU that idles part of the hours it is paid for.
+the cost per token of a GPU that idles part of the hours it is paid for, and the traffic at
+which a rented GPU matches a hosted API's price per token.
 
 Prices are inputs: the defaults are the lesson's dated examples (AWS p5.48xlarge at
 $98.32 an hour in July 2023; US industrial electricity 8.06 ¢/kWh in 2023; a DGX H100 at
@@ -660,6 +661,75 @@ idle_hours = NumericExercise(
 )
 
 
+# ---------------------------------------------------------------------------------------
+# 10. Self-hosting against a hosted API
+
+def _api_per_conversation(p: P) -> float:
+    return p["prompt"] * p["price_in"] / 1e6 + p["answer"] * p["price_out"] / 1e6
+
+
+def _breakeven_traffic(p: P) -> float:
+    """Conversations a day at which one GPU rented around the clock costs what the API does."""
+    day = cost.run_cost(usd_per_gpu_hour=p["gpu_hour"], gpus=1, seconds=86_400)
+    return day / _api_per_conversation(p)
+
+
+def _api_derived(p: P) -> dict[str, Any]:
+    day = cost.run_cost(usd_per_gpu_hour=p["gpu_hour"], gpus=1, seconds=86_400)
+    return {"gpu_hour_text": format_usd(p["gpu_hour"]), "day": format_usd(day, cents=False),
+            "per_conv": format_usd(_api_per_conversation(p), digits=2),
+            "prompt_text": count(p["prompt"]), "answer_text": count(p["answer"]),
+            "price_in_text": format_usd(p["price_in"]),
+            "price_out_text": format_usd(p["price_out"])}
+
+
+api_breakeven = NumericExercise(
+    lesson=LESSON, number=10, title="When a rented GPU matches a hosted API",
+    question=(
+        "A hosted API charges {price_in_text} per million input tokens and {price_out_text} "
+        "per million output tokens. Your conversations average {prompt_text} tokens in and "
+        "{answer_text} out. A GPU rented around the clock costs {gpu_hour_text} an hour, and "
+        "it could serve far more than your traffic. From how many **conversations a day** "
+        "does the rented GPU cost less per conversation than the API?"
+    ),
+    hints=(
+        "The API's cost of one conversation: input tokens × input price + output tokens × "
+        "output price.",
+        "The GPU costs the same every day, busy or not: 24 × its hourly price. Divide it by "
+        "the API's cost of one conversation.",
+    ),
+    solution=(
+        "One conversation through the API costs {per_conv}. The GPU costs {day} a day "
+        "whatever the traffic. They match at {day} ÷ {per_conv} = **{answer}** "
+        "conversations a day; below that the API is cheaper, because its provider fills "
+        "its GPUs with other customers' traffic. (Self-hosting is a fixed cost, the API a "
+        "cost per token: utilisation decides.)"
+    ),
+    answer=_breakeven_traffic,
+    derived=_api_derived,
+    mistakes=(
+        Mistake("output_only", "You priced only the output tokens. The input tokens are "
+                "billed too, at {price_in_text} per million.",
+                lambda p: _breakeven_traffic({**p, "price_in": 0.0})),
+        Mistake("one_hour", "You compared one hour of the GPU with a day of conversations. "
+                "A GPU rented around the clock costs 24 hours a day.",
+                lambda p: _breakeven_traffic(p) / 24),
+        Mistake("input_only", "You priced only the input tokens. The answer's tokens cost "
+                "{price_out_text} per million, usually the larger part.",
+                lambda p: _breakeven_traffic({**p, "price_out": 0.0})),
+    ),
+    defaults={"price_in": 0.15, "price_out": 0.60, "prompt": 1000, "answer": 500,
+              "gpu_hour": 2.50},
+    sample=lambda rng: {"price_in": rng.choice([0.15, 0.27, 0.5]),
+                        "price_out": rng.choice([0.6, 1.1, 2.0]),
+                        "prompt": rng.choice([500, 1000, 2000]),
+                        "answer": rng.choice([200, 500, 800]),
+                        "gpu_hour": rng.choice([1.5, 2.5, 4.0])},
+    dimension="count", unit="conversations",
+    extra_units={"conversations": 1, "conversations a day": 1, "a day": 1}, rtol=0.02,
+)
+
+
 EXERCISES = (
     gpu_power_bill,
     cloud_bill,
@@ -670,6 +740,7 @@ EXERCISES = (
     batching_cost,
     cost_code,
     idle_hours,
+    api_breakeven,
 )
 
 __all__ = ["EXERCISES", "LESSON", "TITLE"]

@@ -4,10 +4,12 @@ They practise what the lesson teaches: the bytes each rank sends in a ring all-r
 bus bandwidth from a measured time (and the algorithm-bandwidth mistake), the pipeline
 bubble with and without interleaving, ZeRO's model state per GPU, the alpha-beta time of
 an all-reduce, scaling efficiency with overlap, the ring all-reduce volume written as
-code, and a prediction checked against a real MPI all-reduce on this machine.
+code, a prediction checked against a real MPI all-reduce on this machine, and the bytes a
+mixture-of-experts layer's all-to-all sends.
 
 Every answer and every figure in a worked solution comes from the calculators
-(:mod:`gpulesson.distributed`, :mod:`gpulesson.memory`, :mod:`gpulesson.hardware`).
+(:mod:`gpulesson.distributed`, :mod:`gpulesson.traffic`, :mod:`gpulesson.memory`,
+:mod:`gpulesson.hardware`).
 Standard library only.
 """
 
@@ -16,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gpulesson import distributed, hardware, memory
+from gpulesson import distributed, hardware, memory, traffic
 from gpulesson.exercises.core import (
     ChoiceExercise,
     CodeExercise,
@@ -676,6 +678,67 @@ more_ranks_here = PredictExercise(
 )
 
 
+# ---------------------------------------------------------------------------------------
+# 11. The bytes of an expert-parallel all-to-all
+
+def _a2a(p: P, *, k: int | None = None, ep: int | None = None) -> float:
+    """Bytes one GPU sends to dispatch its tokens forward (one all-to-all, BF16)."""
+    item = traffic.expert_parallel_traffic(
+        tokens=p["tokens"], hidden=p["hidden"], experts_per_token=k or p["k"], moe_layers=1,
+        ep=ep or p["ep"])
+    return item.bytes_per_rank / item.count
+
+
+def _a2a_derived(p: P) -> dict[str, Any]:
+    buffer = p["tokens"] * p["k"] * p["hidden"] * 2
+    return {"tokens_text": count(p["tokens"]), "hidden_text": count(p["hidden"]),
+            "buffer": _gb(buffer), "share": f"{p['ep'] - 1}/{p['ep']}",
+            "all_four": _gb(4 * _a2a(p))}
+
+
+expert_all_to_all = NumericExercise(
+    lesson=LESSON, number=11, title="The all-to-all of a mixture-of-experts layer",
+    question=(
+        "A mixture-of-experts layer of hidden size {hidden_text} sends each token to {k} "
+        "experts. Experts are spread over {ep} GPUs (expert parallelism), and each GPU holds "
+        "{tokens_text} tokens of the micro-batch. Tokens travel in BF16. How many bytes does "
+        "**one GPU send** to dispatch its tokens to their experts, one all-to-all, forward "
+        "only, in GB?"
+    ),
+    hints=(
+        "Each token's h values go to each of its k experts: the GPU's buffer holds "
+        "tokens × k × h values of 2 bytes.",
+        "With experts spread evenly, the part addressed to experts on this same GPU stays "
+        "home: (ep − 1)/ep of the buffer leaves.",
+    ),
+    solution=(
+        "The dispatch buffer is {tokens_text} × {k} × {hidden_text} × 2 bytes = {buffer}. "
+        "An all-to-all keeps the 1/{ep} meant for the GPU's own experts, so {share} of it "
+        "leaves: **{answer}**. The combine sends as much back, and the backward pass both "
+        "again: {all_four} per layer per micro-batch, every MoE layer. DeepSeek-V3 "
+        "dispatches in FP8 to halve the first of the four."
+    ),
+    answer=_a2a,
+    derived=_a2a_derived,
+    mistakes=(
+        Mistake("one_expert", "You sent each token once. It goes to each of its {k} "
+                "experts: k copies of its h values.", lambda p: _a2a(p, k=1)),
+        Mistake("all_leaves", "You counted the whole buffer. The 1/{ep} addressed to this "
+                "GPU's own experts never leaves it.",
+                lambda p: p["tokens"] * p["k"] * p["hidden"] * 2),
+        Mistake("four_exchanges", "That is all four all-to-alls of the layer (dispatch and "
+                "combine, forward and backward). The question asks for one dispatch.",
+                lambda p: 4 * _a2a(p)),
+        gib_as_gb(lambda p: _a2a(p) / 2**30 * 1e9),
+    ),
+    defaults={"tokens": 4096, "hidden": 7168, "k": 8, "ep": 8},
+    sample=lambda rng: {"tokens": rng.choice([2048, 4096, 8192]),
+                        "hidden": rng.choice([4096, 5120, 7168]),
+                        "k": rng.choice([2, 4, 8]), "ep": rng.choice([4, 8, 16])},
+    dimension="bytes", unit="GB", rtol=0.02,
+)
+
+
 EXERCISES = (
     ring_bytes,
     busbw_from_time,
@@ -687,6 +750,7 @@ EXERCISES = (
     scaling_speedup,
     ring_code,
     more_ranks_here,
+    expert_all_to_all,
 )
 
 __all__ = ["EXERCISES", "LESSON", "TITLE"]

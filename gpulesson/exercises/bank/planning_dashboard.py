@@ -5,7 +5,8 @@ They practise each link of a training plan: the throughput an assumed MFU implie
 cost of a run, the model state per GPU of a layout with uneven pipeline stages, reading the
 bottleneck of a plan, LoRA's trainable parameters and training memory, the cost of a token
 at the traffic actually served, a plan written as code, and a prediction of what the
-learner's own machine would take for a 7B fine-tune.
+learner's own machine would take for a 7B fine-tune, and a layout to design for a 70B run
+that the planner checks.
 
 Every answer and every figure in a worked solution comes from the calculators
 (:mod:`gpulesson.flops`, :mod:`gpulesson.cost`, :mod:`gpulesson.distributed`,
@@ -14,6 +15,7 @@ Every answer and every figure in a worked solution comes from the calculators
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -24,6 +26,7 @@ from gpulesson import (
     flops,
     hardware,
     memory,
+    prices,
     transformer,
     units,
 )
@@ -55,6 +58,9 @@ _TOKENS_S = {"tokens/s": 1, "tok/s": 1, "k tokens/s": 1e3, "m tokens/s": 1e6,
              "million tokens/s": 1e6}
 _PARAMS = {"parameters": 1, "params": 1, "m parameters": 1e6, "million parameters": 1e6,
            "million": 1e6, "m": 1e6}
+
+#: The H100's dated default price, the lesson's (AWS p5.48xlarge on demand, 2026-09-19).
+_H100_PRICE = prices.default_price("H100 SXM").usd_per_gpu_hour
 
 
 def _peak(p: P) -> float:
@@ -275,8 +281,15 @@ uneven_stages = NumericExercise(
 # 4. Reading the bottleneck
 
 def _plan(p: P) -> dict[str, Any]:
-    return calculators.compute("planning", model=p["model"], n_gpus=p["gpus"],
-                               step_tokens=p["step_tokens"], bandwidth=p["bandwidth"])
+    return _planned(p["model"], p["gpus"], p["step_tokens"], p["bandwidth"])
+
+
+@functools.lru_cache(maxsize=64)
+def _planned(model: str, gpus: int, step_tokens: float, bandwidth: float) -> dict[str, Any]:
+    """One plan per exercise variant: a check reads it for the answer, the wording and each
+    mistake, and the planner's layout search is the slow part."""
+    return calculators.compute("planning", model=model, n_gpus=gpus,
+                               step_tokens=step_tokens * 1.048576, scaleout=bandwidth)
 
 
 def _word(p: P) -> str:
@@ -291,52 +304,55 @@ def _other(p: P) -> str | None:
 def _bottleneck_derived(p: P) -> dict[str, Any]:
     r = _plan(p)
     return {"model_label": model_label(p["model"]),
-            "gpus_text": count(p['gpus']), "layout": r["layout"],
+            "gpus_text": count(p["gpus"]), "layout": r["degrees"],
             "memory": units.format_bytes(r["memory_per_gpu"]),
+            "limit": units.format_bytes(r["memory_limit"]),
+            "sequences": count(round(p["step_tokens"] * 1.048576e6 / 4096)),
             "compute": units.format_seconds(r["step_compute"]),
-            "comm": units.format_seconds(r["comm_time"]),
+            "waiting": units.format_seconds(r["step_time"] - r["step_compute"]),
             "efficiency": percent(r["efficiency"]), "word": _word(p)}
 
 
 bottleneck = ChoiceExercise(
     lesson=LESSON, number=4, title="Compute, memory or communication?",
     question=(
-        "The dashboard's plan for {model_label} on {gpus_text} H100s: {step_tokens} million "
-        "tokens per step, 4,096-token sequences, 40% MFU, {bandwidth} GB/s of network per "
-        "GPU and half of the communication overlapped with compute. The advisor picks "
-        "{layout}, which needs {memory} per GPU. What limits this plan?"
+        "The dashboard plans {model_label} on {gpus_text} H100s: {step_tokens} × 2²⁰ tokens "
+        "per step, that is {sequences} sequences of 4,096 tokens, and {bandwidth} GB/s of "
+        "network per GPU. Its layout search keeps {layout}, which needs {memory} per GPU of "
+        "the {limit} a GPU can use. What limits this plan?"
     ),
     options=[("compute", "Compute: the GPUs' arithmetic sets the pace"),
              ("memory", "Memory: the layout does not fit"),
-             ("communication", "Communication: the gradient synchronisation outlasts the "
-                               "compute")],
+             ("communication", "Communication: the GPUs wait longer than they compute")],
     hints=(
-        "Compute per step = tokens per step × 6N ÷ (GPUs × peak × MFU). Gradient "
-        "synchronisation ≈ 2 × (gradient bytes of the GPU's share) ÷ bandwidth.",
-        "Half of the communication can hide behind the compute. Is the rest longer than "
-        "the compute itself (efficiency below 50%)?",
+        "Memory first: does the layout fit in what a GPU can use?",
+        "Then compare the step's computing with the rest of the step (exposed traffic, "
+        "pipeline bubble): is the share of the step spent computing below 50%?",
     ),
     solution=(
-        "It fits ({memory} per GPU), so memory is not the limit. Each step computes for "
-        "{compute} and synchronises gradients for {comm}; with half of it overlapped the "
-        "scaling efficiency is {efficiency}, so the bottleneck is **{word}**. With a fixed "
-        "number of tokens per step, each GPU's compute shrinks as GPUs are added while the "
-        "gradients it synchronises do not."
+        "The plan needs {memory} per GPU of {limit}. Each step computes for {compute} and "
+        "waits {waiting} more (exposed communication and the pipeline bubble): "
+        "{efficiency} of the step is computing, so the bottleneck is **{word}**. With a "
+        "fixed global batch, each GPU's share of a step shrinks as GPUs are added, while "
+        "the gradients it synchronises do not; and no layout may give a GPU less than a "
+        "whole sequence, so beyond {sequences} GPUs the rest must go to tensor or pipeline "
+        "parallelism."
     ),
     answer=_word,
     derived=_bottleneck_derived,
     mistakes=(
-        Mistake("memory", "The layout fits: {memory} per GPU. Memory decides what *can* "
-                "run; here the question is how fast.", lambda p: "memory"),
-        Mistake("compute_vs_communication", "Compare the two times per step: {compute} of "
-                "compute against {comm} of gradient synchronisation, half of which hides "
-                "behind the compute. Efficiency is {efficiency}.", _other),
+        Mistake("memory", "The layout fits: {memory} per GPU of {limit}. Memory decides "
+                "what *can* run; here the question is how fast.",
+                lambda p: "memory"),
+        Mistake("compute_vs_communication", "Compare the two parts of a step: {compute} of "
+                "computing against {waiting} of waiting. {efficiency} of the step is "
+                "computing.", _other),
     ),
-    defaults={"model": "llama-2-7b", "gpus": 4096, "step_tokens": 4, "bandwidth": 50},
+    defaults={"model": "llama-2-7b", "gpus": 256, "step_tokens": 4, "bandwidth": 1},
     sample=lambda rng: {"model": rng.choice(["llama-2-7b", "llama-3-8b", "mistral-7b"]),
-                        "gpus": rng.choice([64, 256, 2048, 4096, 8192]),
+                        "gpus": rng.choice([64, 256, 1024]),
                         "step_tokens": rng.choice([2, 4, 8]),
-                        "bandwidth": rng.choice([25, 50, 100])},
+                        "bandwidth": rng.choice([1, 5, 50])},
 )
 
 
@@ -520,8 +536,8 @@ token_cost = NumericExercise(
                 "them: {per_day_text} tokens a day is {rate} tokens/s.",
                 lambda p: _per_1k(p, p["per_day"] / 3600)),
     ),
-    defaults={"price": 12.29, "capacity": 1290, "per_day": 1_000_000},
-    sample=lambda rng: {"price": rng.choice([2.0, 4.0, 12.29]),
+    defaults={"price": _H100_PRICE, "capacity": 1290, "per_day": 1_000_000},
+    sample=lambda rng: {"price": rng.choice([2.0, 4.0, _H100_PRICE, 12.29]),
                         "capacity": rng.choice([300, 1290, 2500]),
                         "per_day": rng.choice([200_000, 1_000_000, 5_000_000])},
     dimension="usd", unit="USD", rtol=0.02, digits=3,
@@ -566,7 +582,8 @@ plan_as_code = CodeExercise(
         "Time = 6·N·D ÷ (GPUs × peak × MFU), GPU-hours = GPUs × time ÷ 3600 s/h, cost = "
         "price × GPU-hours. The GPUs cancel: at a fixed MFU the bill does not depend on "
         "how many GPUs share the work. The lesson's 7B plan (2T tokens, 64 H100s, 40%, "
-        f"$12.29/h) costs {_usd(_plan_cost(_N_7B, 2e12, 64, _H100_BF16, 0.4, 12.29))}."
+        f"${_H100_PRICE:.2f}/h) costs "
+        f"{_usd(_plan_cost(_N_7B, 2e12, 64, _H100_BF16, 0.4, _H100_PRICE))}."
     ),
     function_name="training_cost",
     signature="n_params, tokens, gpus, peak_flops, mfu, usd_per_gpu_hour",
@@ -578,7 +595,7 @@ plan_as_code = CodeExercise(
                               "mfu": rng.choice([0.3, 0.38, 0.4, 0.45]),
                               "usd_per_gpu_hour": rng.choice([1.5, 2.0, 4.0, 12.29])},
     examples=({"n_params": _N_7B, "tokens": 2e12, "gpus": 64,
-               "peak_flops": _H100_BF16, "mfu": 0.4, "usd_per_gpu_hour": 12.29},),
+               "peak_flops": _H100_BF16, "mfu": 0.4, "usd_per_gpu_hour": _H100_PRICE},),
     model_solution=training_cost,
     mistakes=(
         Mistake("forgot_gpus", "Your cost is the price of one GPU for the run's duration. "
@@ -601,10 +618,11 @@ plan_as_code = CodeExercise(
 def _predict_derived() -> dict[str, Any]:
     work = flops.training_flops(_N_7B, 20e6)
     fine_tune = calculators.compute("planning", model="llama-2-7b", n_gpus=1, seq_len=2048,
-                                    tokens=0.02, step_tokens=0.5)
+                                    tokens=0.02, step_tokens=0.524288)
     return {"work": scientific(work, 2), "h100_peak": units.format_flop_rate(_H100_BF16),
             "h100_minutes": format_number(fine_tune["time"] / 60, 2),
-            "at_100g": format_number(flops.training_days(work, 1, 100e9, 0.4), 2),
+            "h100_mfu": percent(fine_tune["mfu"]),
+            "at_100g": format_number(flops.training_days(work, 1, 100e9, 1.0), 2),
             "state": units.format_bytes(fine_tune["memory_per_gpu"])}
 
 
@@ -612,11 +630,10 @@ predict_this_machine = PredictExercise(
     lesson=LESSON, number=9, title="A 7B fine-tune on this machine: predict, then run",
     question=(
         "The next cell measures this machine's best matrix-product rate (FP32 on a CPU, "
-        "FP16 on a GPU) and feeds it to the dashboard as the peak of a one-GPU cluster: a "
-        "full fine-tune of Llama 2 7B, one pass over 20 million tokens, at 40% of that "
-        "peak.\n\n"
-        "Before running: **how many days** do you expect it to take? (An H100 at 40% of "
-        "its dense BF16 peak takes {h100_minutes} minutes.)"
+        "FP16 on a GPU) and feeds it to the dashboard as the achievable rate of a one-GPU "
+        "cluster: a full fine-tune of Llama 2 7B, one pass over 20 million tokens.\n\n"
+        "Before running: **how many days** do you expect it to take? (The dashboard plans "
+        "an H100 at {h100_mfu} MFU: {h100_minutes} minutes.)"
     ),
     hints=(
         "The FLOPs are the same on every machine: 6·N·D = {work} FLOPs. Only the rate "
@@ -625,13 +642,85 @@ predict_this_machine = PredictExercise(
         "{h100_peak} dense in BF16.",
     ),
     solution=(
-        "Days = 6·N·D ÷ (measured peak × 40%) ÷ 86,400 s. At 100 GFLOP/s that would be "
-        "{at_100g} days: the ratio to the H100's {h100_minutes} minutes is the ratio of "
-        "the peaks. The memory would not fit a laptop either: {state} of training state "
+        "Days ≈ 6·N·D ÷ the measured rate ÷ 86,400 s. At 100 GFLOP/s that would be "
+        "{at_100g} days: the ratio to the H100's {h100_minutes} minutes is about the ratio "
+        "of the rates. The memory would not fit a laptop either: {state} of training state "
         "and activations. LoRA, not a faster CPU, is what makes small machines useful here."
     ),
     derived=lambda p: _predict_derived(),
     dimension="seconds", unit="days", good_within=2.0,
+)
+
+
+# ---------------------------------------------------------------------------------------
+# 10. Design a layout: the planner says what breaks
+
+_DESIGNS = {
+    "dp": (dict(tp=1, pp=1), "data parallel over all of them (ZeRO-1)"),
+    "tp16": (dict(tp=16, pp=1), "tp 16 (two servers per tensor group) × dp 16"),
+    "pp128": (dict(tp=2, pp=128), "tp 2 × pp 128"),
+    "tp8": (dict(tp=8, pp=1), "tp 8 (one server) × dp 32"),
+    "tp8pp4": (dict(tp=8, pp=4), "tp 8 × pp 4 × dp 8"),
+}
+
+
+def _design(p: P, key: str) -> dict[str, Any]:
+    degrees = _DESIGNS[key][0]
+    return calculators.compute("planning", model="llama-3-70b", n_gpus=256,
+                               step_tokens=4.194304, seq_len=p["seq_len"], layout="manual",
+                               zero_stage=1, cp=1, batch=1, interleave=1, **degrees)
+
+
+def _best_design(p: P) -> str:
+    fits = {k: _design(p, k)["step_time"] for k in _DESIGNS if _design(p, k)["feasible"]}
+    return min(fits, key=fits.__getitem__)
+
+
+def _design_derived(p: P) -> dict[str, Any]:
+    out: dict[str, Any] = {"sequences": count(4 * 2**20 // p["seq_len"])}
+    best = _best_design(p)
+    for key in _DESIGNS:
+        r = _design(p, key)
+        out[f"why_{key}"] = r["problems"] if not r["feasible"] else (
+            f"it fits ({units.format_bytes(r['memory_per_gpu'])} per GPU) but a step takes "
+            f"{units.format_seconds(r['step_time'])} against "
+            f"{units.format_seconds(_design(p, best)['step_time'])}: the pipeline bubble "
+            f"costs {units.format_seconds(r['bubble'])}")
+        out[f"step_{key}"] = units.format_seconds(r["step_time"])
+    return out
+
+
+def _wrong(key: str) -> Mistake:
+    return Mistake(f"design_{key}", "That layout breaks or loses: {why_" + key + "}.",
+                   lambda p, k=key: k if _best_design(p) != k else None)
+
+
+design_layout = ChoiceExercise(
+    lesson=LESSON, number=10, title="Design a layout: 70B on 256 GPUs",
+    question=(
+        "You are to train Llama 3 70B on 256 H100s (32 servers of 8, NVLink inside a "
+        "server, 50 GB/s of network per GPU), 4 × 2²⁰ tokens per step in {seq_len}-token "
+        "sequences ({sequences} of them), selective recomputation. Which of these layouts "
+        "fits and runs fastest? Choose one: the checker plans it and says what breaks."
+    ),
+    options=[(key, label) for key, (_, label) in _DESIGNS.items()],
+    hints=(
+        "Memory first: 70B parameters carry 16 bytes each of Adam state, 1.1 TB; how many "
+        "GPUs must share them before activations even count?",
+        "Tensor parallelism must divide the 8 KV heads and is fast only inside a server; a "
+        "pipeline needs at least one layer per stage and costs a bubble.",
+    ),
+    solution=(
+        "Data parallelism alone: {why_dp}. tp 16: {why_tp16}. pp 128: {why_pp128}. Of the "
+        "two that fit, tp 8 × dp 32 takes {step_tp8} per step and tp 8 × pp 4 {step_tp8pp4}: "
+        "the pipeline's bubble costs more than the memory it saves buys. The planner's own "
+        "search (layout 'auto') also tries interleaving and other degrees."
+    ),
+    answer=_best_design,
+    derived=_design_derived,
+    mistakes=tuple(_wrong(key) for key in _DESIGNS if key != "tp8"),
+    defaults={"seq_len": 8192},
+    sample=lambda rng: {"seq_len": rng.choice([4096, 8192])},
 )
 
 
@@ -645,6 +734,7 @@ EXERCISES = (
     token_cost,
     plan_as_code,
     predict_this_machine,
+    design_layout,
 )
 
 __all__ = ["EXERCISES", "LESSON", "TITLE", "training_cost"]

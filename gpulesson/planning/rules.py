@@ -1,4 +1,4 @@
-"""Plans built from the formula modules: what limits a training run.
+"""What limits a training run: memory, communication or compute.
 
 A plan answers a composite question (will this run fit, how long will it take, what holds
 it back) by combining figures that the formula modules compute: memory per GPU from

@@ -1,0 +1,117 @@
+"""The inputs the planning calculators share: a model preset planned with its whole
+config, and a GPU preset filling what :func:`gpulesson.planning.gpu_view` reads of it.
+
+Used by the lesson entries that hand their inputs to :mod:`gpulesson.planning`: lesson 9's
+``planning`` and ``serving_plan``, lesson 6's ``parallel_traffic``. :func:`config` keeps a
+preset's experts, latent attention and the rest of its ``config.json`` (the form shows only
+the shape); :func:`gpu_inputs` fills the reported memory, the dense peak, the achievable
+matmul efficiency, the NVLink domain, the network and a dated price; :func:`spec` is the
+GPU the inputs describe.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from gpulesson import hardware, planning, transformer
+from gpulesson.calculators import shared
+from gpulesson.calculators.spec import CUSTOM, Choice, Keyed, Number, Preset
+
+__all__ = ["config", "gpu_inputs", "price_note", "spec"]
+
+_NO_PRICE = 0.0
+
+
+#: The fields of a model's shape the form shows (gpulesson.calculators.shared.config).
+_SHAPE = ("hidden", "layers", "heads", "kv_heads", "head_dim", "ffn", "vocab", "max_positions",
+          "tied_embeddings", "gated_mlp", "norm", "linear_bias", "qkv_bias")
+
+
+def config(kw: dict[str, Any]) -> transformer.TransformerConfig:
+    """The model the inputs describe: a preset's whole config (its experts, latent attention,
+    sliding windows), with the shape as entered; the shape alone for a custom model."""
+    shown = shared.config(kw)
+    base = transformer.PRESETS.get(kw.get("model", CUSTOM))
+    if base is None:
+        return shown
+    edits = {f: getattr(shown, f) for f in _SHAPE if getattr(shown, f) != getattr(base, f)}
+    return replace(base, **edits, name=f"{base.name}, edited") if edits else base
+
+
+def _gpu_fill(name: str, *, serving: bool = False) -> dict[str, Any]:
+    view = planning.gpu_view(name)
+    fill: dict[str, Any] = {
+        "gpu_memory": view.usable_memory, "bandwidth": view.bandwidth,
+        "peak_flops": Keyed(by="dtype", values=dict(view.spec.peak_flops),
+                            missing="{choice} has no dense {key} figure on its datasheet"),
+        "usd_per_gpu_hour": view.price if view.price is not None else _NO_PRICE,
+        "matmul_efficiency": view.matmul_efficiency}
+    if not serving:
+        fill.update(gpus_per_node=max(view.domain, 1), scaleout=view.scaleout_bandwidth)
+    return fill
+
+
+def gpu_inputs(default: str, *, serving: bool = False) -> tuple[Any, ...]:
+    """A GPU preset filling what the planners read of it (gpulesson.planning.gpu_view)."""
+    fills = {k: _gpu_fill(k, serving=serving) for k in hardware.GPUS}
+    choices = tuple(Choice(k, k) for k in hardware.GPUS) + (
+        Choice(CUSTOM, "Custom (edit the figures)"),)
+    out = [
+        Preset("gpu", "GPU", default=default, choices=choices, fills=fills,
+               help=shared.GPU_NOTE + " The planners read the reported memory, links and "
+                    "a dated price through gpulesson.planning.gpu_view."),
+        Number("gpu_memory", "Memory per GPU (reported)", range=(0.001, 10_000), step=1,
+               unit="GB", scale=1e9, dimension="bytes",
+               help="The total the driver reports, decimal GB (nvidia-smi: H100 SXM 81,559 "
+                    "MiB = 85.5 GB); a training plan keeps 5 % of it free, a serving plan "
+                    "uses the utilization share."),
+        Number("bandwidth", "Memory bandwidth", range=(0.001, 100), step=0.01, unit="TB/s",
+               scale=1e12, dimension="bytes/s"),
+        replace(shared.PEAK, min=0.001,
+                help="Dense peak for the chosen precision (never the 2:4-sparse headline), "
+                     "or a measured rate: gpulesson.machine.this_machine()."),
+        shared.percent("matmul_efficiency", "Achievable matmul efficiency", default=None,
+                       range=(1, 100), step=1,
+                       help="Best large-GEMM rate over the dense peak (Bekman's MAMF table: "
+                            "H100 80 %, A100 86 %), or 100 % for a measured peak."),
+    ]
+    if not serving:
+        out += [
+            replace(shared.GPUS_PER_NODE, label="GPUs per NVLink domain", default=None,
+                    help="GPUs sharing NVLink: 8 in an HGX server, 72 in an NVL72 rack."),
+            Number("scaleout", "Network bandwidth per GPU", range=(0.1, 10_000), step=1,
+                   unit="GB/s", scale=1e9, dimension="bytes/s",
+                   help="One way, per GPU: 400 Gb/s InfiniBand NDR is 50 GB/s; NCCL reaches "
+                        "about 94 % of it."),
+        ]
+    out.append(Number("usd_per_gpu_hour", "Price per GPU-hour", range=(0, 1000), step=0.01,
+                      unit="$/h", dimension="usd",
+                      help="The GPU's dated default quote (gpulesson.prices.default_price: the "
+                           "cheapest hyperscaler on demand) where it has one (0 = none known: "
+                           "enter a quote). " + shared.PRICE_NOTE))
+    return tuple(out)
+
+
+def spec(kw: dict[str, Any], precision: str) -> hardware.GPUSpec:
+    """The GPU the inputs describe: the preset's datasheet with the figures as entered."""
+    base = hardware.gpu(kw["gpu"]) if kw["gpu"] != CUSTOM else None
+    peaks = dict(base.peak_flops) if base else {}
+    peak = kw["peak_flops"]
+    if precision == "fp8":
+        peaks["fp8"] = peak
+        peaks.setdefault("bf16", peak / 2)
+    else:
+        peaks["bf16"] = peaks["fp16"] = peak
+    if base is not None:
+        return replace(base, memory_bytes=int(kw["gpu_memory"]), bandwidth=kw["bandwidth"],
+                       peak_flops=peaks)
+    return hardware.GPUSpec(name="custom GPU", memory_bytes=int(kw["gpu_memory"]),
+                            bandwidth=kw["bandwidth"], peak_flops=peaks, tdp_watts=1.0,
+                            source="the reader's figures")
+
+
+def price_note(plan_cost: float | None, price: float) -> str:
+    if plan_cost is None or price <= 0:
+        return "no dated price for this GPU: enter a quote (cost shown as 0)"
+    return f"at ${price:g} per GPU-hour"

@@ -1,0 +1,56 @@
+"""Plans you can trust: training and serving plans built only from the course's formulas.
+
+* :func:`plan_training` -> :class:`TrainingPlan`: memory per GPU, step time and its
+  breakdown (compute, recompute, memory-bound work, bubble, and the exposed communication
+  of every parallel dimension on the link it crosses), the predicted MFU, days, GPU-hours
+  and cost, for a :class:`Layout` or the fastest layout that fits (``layout="auto"``).
+* :func:`plan_serving` -> :class:`ServingPlan`: the KV cache vLLM would allocate, its
+  maximum concurrency, time to first token, time per output token, throughput, replicas
+  and the cost per million tokens; with a traffic and SLOs, the tp, batch and replicas that
+  meet them.
+* :func:`reconcile_vllm_log`, :func:`reconcile_nccl_tests`: read a real log and set each
+  figure beside the prediction, term by term.
+* :func:`bottleneck`: the plain rule that names what limits a run (memory first, then
+  communication when the exposed communication outlasts the compute, else compute).
+* :data:`PUBLISHED_RUNS` and :func:`published_comparison`: predicted MFU against published
+  runs (Llama 3 405B, Megatron-LM 1T, MegaScale 175B, DeepSeek-V3).
+
+A plan that cannot run is not an error: ``feasible`` is ``False`` and ``problems`` name the
+input at fault and a fix. Bad arguments (zero GPUs, a layout whose product is not
+``n_gpus``, a negative bandwidth, a log in an unknown format) raise ``ValueError`` naming
+the argument. Standard library only: the site runs the planners in the browser.
+
+Taught in: ``notebooks/planning_dashboard.ipynb`` (and the logs in
+``notebooks/distributed_math.ipynb``).
+"""
+
+from __future__ import annotations
+
+from ._adapt import MATMUL_EFFICIENCY, GPUView, ModelView, gpu_view, model_view
+from .layout import Layout
+from .logs import reconcile_nccl_tests, reconcile_vllm_log
+from .published import PUBLISHED_RUNS, published_comparison
+from .rules import COMMUNICATION_BOUND_BELOW, bottleneck
+from .serving import ServingPlan, kv_budget, plan_serving
+from .training import MEMORY_RESERVE, TrainingPlan, plan_training
+
+__all__ = [
+    "COMMUNICATION_BOUND_BELOW",
+    "MATMUL_EFFICIENCY",
+    "MEMORY_RESERVE",
+    "PUBLISHED_RUNS",
+    "GPUView",
+    "Layout",
+    "ModelView",
+    "ServingPlan",
+    "TrainingPlan",
+    "bottleneck",
+    "gpu_view",
+    "kv_budget",
+    "model_view",
+    "plan_serving",
+    "plan_training",
+    "published_comparison",
+    "reconcile_nccl_tests",
+    "reconcile_vllm_log",
+]

@@ -1,0 +1,368 @@
+"""Read a real log and explain it: vLLM's start-up memory lines and nccl-tests tables.
+
+:func:`reconcile_vllm_log` parses the memory figures vLLM prints at start-up (model weights,
+the profiled activation peak, non-torch memory, the KV cache in GiB, blocks and tokens,
+maximum concurrency; V0 and V1 spellings) and sets each beside
+:func:`~gpulesson.planning.serving.kv_budget`'s prediction, term by term: the difference in
+KV memory is the sum of the differences above it.
+
+:func:`reconcile_nccl_tests` parses an nccl-tests table (size, count, type, time, algbw,
+busbw per row; with or without the ``redop`` and ``root`` columns), fits the alpha-beta
+model (:func:`alpha_beta_fit`) and compares the fitted bus bandwidth with what the link
+predicts (:func:`gpulesson.distributed.achievable_bandwidth`).
+
+Taught in: ``notebooks/planning_dashboard.ipynb`` (a vLLM log) and
+``notebooks/distributed_math.ipynb`` (an nccl-tests log).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from gpulesson import _validate as v
+from gpulesson import distributed, units
+
+from .serving import GIB, NON_TORCH_BYTES, KVBudget, kv_budget
+
+__all__ = ["LogRow", "NCCLReconciliation", "NCCLRow", "VLLMReconciliation", "alpha_beta_fit",
+           "parse_nccl_tests", "parse_vllm_log", "reconcile_nccl_tests", "reconcile_vllm_log"]
+
+_NUM = r"([0-9][0-9,]*\.?[0-9]*)"
+_VLLM_PATTERNS = {
+    "weights": [rf"Loading model weights took {_NUM}\s*Gi?B", rf"Model loading took {_NUM}\s*GiB",
+                rf"model weights take {_NUM}\s*GiB"],
+    "total_memory": [rf"total_gpu_memory=\s*{_NUM}\s*GiB", rf"total_gpu_memory \({_NUM}GiB\)"],
+    "utilization": [rf"gpu_memory_utilization=\s*{_NUM}",
+                    rf"x gpu_memory_utilization \({_NUM}\)"],
+    "peak_torch": [rf"peak_torch_memory=\s*{_NUM}\s*GiB"],
+    "activation_peak": [rf"PyTorch activation peak memory takes {_NUM}\s*GiB"],
+    "non_torch": [rf"non_torch_memory=\s*{_NUM}\s*GiB", rf"non_torch_memory takes {_NUM}\s*GiB"],
+    "kv_cache": [rf"kv_cache_size=\s*{_NUM}\s*GiB",
+                 rf"reserved for KV Cache is (-?{_NUM[1:-1]})\s*GiB",
+                 rf"Available KV cache memory: {_NUM}\s*GiB"],
+    "blocks": [rf"# (?:GPU|cuda) blocks: {_NUM}", rf"GPU blocks: {_NUM}"],
+    "kv_cache_tokens": [rf"GPU KV cache size: {_NUM} tokens",
+                        rf"maximum number of tokens that can be stored in KV cache \({_NUM}\)"],
+    "concurrency_len": [rf"Maximum concurrency for {_NUM} tokens per request"],
+    "max_concurrency": [rf"tokens per request: {_NUM}x"],
+    "max_model_len": [rf"max_seq_len=\s*{_NUM}", rf"max seq len \({_NUM}\)"],
+}
+
+
+def _number(text: str) -> float:
+    return float(text.replace(",", ""))
+
+
+def parse_vllm_log(text: str) -> dict[str, float]:
+    """The memory figures of a vLLM start-up log (GiB figures in bytes, counts as numbers).
+
+    Keys, where the log has them: ``weights``, ``total_memory``, ``utilization``,
+    ``peak_torch``, ``activation_peak``, ``non_torch``, ``kv_cache``, ``blocks``,
+    ``kv_cache_tokens``, ``max_concurrency``, ``max_model_len``. The weights line's "GB" is
+    GiB (vLLM divides by 2^30). ``ValueError`` when the text has none of them.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
+    found: dict[str, float] = {}
+    for key, patterns in _VLLM_PATTERNS.items():
+        for pattern in patterns:
+            hit = re.search(pattern, text)
+            if hit:
+                found[key] = _number(hit.group(1))
+                break
+    for key in ("weights", "total_memory", "peak_torch", "activation_peak", "non_torch",
+                "kv_cache"):
+        if key in found:
+            found[key] *= GIB
+    if "activation_peak" not in found and {"peak_torch", "weights"} <= found.keys():
+        found["activation_peak"] = found["peak_torch"] - found["weights"]
+    if "max_model_len" not in found and "concurrency_len" in found:
+        found["max_model_len"] = found["concurrency_len"]
+    found.pop("concurrency_len", None)
+    if not found.keys() & {"weights", "kv_cache", "blocks", "kv_cache_tokens",
+                           "max_concurrency"}:
+        raise ValueError("text: not a vLLM start-up log (no 'Loading model weights took', "
+                         "'KV cache', 'GPU blocks' or 'Maximum concurrency' line found)")
+    return found
+
+
+@dataclass(frozen=True)
+class LogRow:
+    """One figure of a log beside its prediction: ``difference = measured - predicted``."""
+
+    term: str
+    measured: float | None
+    predicted: float
+    unit: str
+    explanation: str
+
+    @property
+    def difference(self) -> float | None:
+        return None if self.measured is None else self.measured - self.predicted
+
+    @property
+    def relative(self) -> float | None:
+        """``measured / predicted - 1`` (``None`` without a measurement)."""
+        if self.measured is None or self.predicted == 0:
+            return None
+        return self.measured / self.predicted - 1
+
+
+@dataclass(frozen=True)
+class VLLMReconciliation:
+    """A vLLM log read and predicted: ``rows`` term by term, ``budget`` the prediction."""
+
+    measured: dict[str, float]
+    budget: KVBudget
+    rows: tuple[LogRow, ...]
+
+    def table(self) -> str:
+        """The rows as plain text (GiB for memory)."""
+        lines = [f"{'term':24s}{'log':>14s}{'predicted':>14s}  why"]
+        for row in self.rows:
+            lines.append(f"{row.term:24s}{_show(row.measured, row.unit):>14s}"
+                         f"{_show(row.predicted, row.unit):>14s}  {row.explanation}")
+        return "\n".join(lines)
+
+
+def _show(x: float | None, unit: str) -> str:
+    if x is None:
+        return "-"
+    if unit == "bytes":
+        return f"{x / GIB:.2f} GiB"
+    return f"{x:,.2f}" if unit == "x" else f"{x:,.0f}"
+
+
+def reconcile_vllm_log(text: str, model: object, gpu: object | None = None, *, tp: int = 1,
+                       max_model_len: int | None = None, kv_dtype: str = "bf16",
+                       weight_dtype: str = "bf16", max_num_batched_tokens: int | None = None,
+                       max_num_seqs: int | None = None, block_size: int = 16,
+                       usable_memory: float | None = None) -> VLLMReconciliation:
+    """Set each memory figure of a vLLM start-up log beside the prediction, and explain.
+
+    The device memory and ``gpu_memory_utilization`` come from the log when it prints them
+    (they are inputs of vLLM's arithmetic, not results), else from ``usable_memory`` or the
+    GPU; ``max_model_len`` from the log's concurrency line unless given.
+    """
+    got = parse_vllm_log(text)
+    length = max_model_len or int(got.get("max_model_len", 0))
+    if not length:
+        raise ValueError("max_model_len: not in the log; give it")
+    total = got.get("total_memory", usable_memory)
+    util = got.get("utilization", 0.9)
+    non_torch = got.get("non_torch", NON_TORCH_BYTES)
+    budget = kv_budget(model, gpu, tp=tp, max_model_len=length, kv_dtype=kv_dtype,
+                       weight_dtype=weight_dtype, gpu_memory_utilization=util,
+                       usable_memory=total, max_num_batched_tokens=max_num_batched_tokens,
+                       max_num_seqs=max_num_seqs, block_size=block_size,
+                       non_torch_memory=non_torch)
+    gib = units.format_bytes
+
+    def gap(key: str, predicted: float) -> str:
+        if key not in got:
+            return "not in the log"
+        return f"{(got[key] - predicted) / GIB:+.2f} GiB"
+
+    w_gap = got.get("weights", budget.weights) - budget.weights
+    a_gap = got.get("activation_peak", budget.activation_peak) - budget.activation_peak
+    if abs(w_gap) <= 0.02 * budget.weights:
+        w_why = "the log adds buffers that are not parameters (rotary tables, padding)"
+    elif weight_dtype in ("int4", "int8", "fp8"):
+        w_why = ("a quantised checkpoint also stores scales and zero points, and may keep "
+                 "more layers in 16 bits than the prediction")
+    else:
+        w_why = "the checkpoint's dtype or parameter count is not the prediction's"
+    if abs(a_gap) <= 0.1 * budget.activation_peak:
+        a_why = "the profiling pass's MLP, 3 ffn/tp + 3 h values per token"
+    else:
+        a_why = ("the profiling pass peaked elsewhere than the MLP: quantised kernels "
+                 "dequantise weights into temporary buffers, a sampler over max_num_seqs "
+                 "sequences, or a different max_num_batched_tokens")
+    from_log = None
+    if "kv_cache" in got:
+        from_log = max(int(got["kv_cache"] // (block_size * budget.kv_bytes_per_token)), 0) * (
+            block_size)
+    rows = [
+        LogRow("usable x utilisation", total * util if total else None, budget.requested,
+               "bytes", "an input: the device memory CUDA reports times gpu_memory_utilization"),
+        LogRow("model weights", got.get("weights"), budget.weights, "bytes",
+               f"{gap('weights', budget.weights)}: parameters x bytes per value / tp; {w_why}"),
+        LogRow("activation peak", got.get("activation_peak"), budget.activation_peak, "bytes",
+               f"{gap('activation_peak', budget.activation_peak)}: {a_why}"),
+        LogRow("non-torch memory", got.get("non_torch"), budget.non_torch, "bytes",
+               "taken from the log when it prints it (CUDA context, NCCL)"),
+        LogRow("KV cache memory", got.get("kv_cache"), budget.kv_cache, "bytes",
+               f"what is left over; the weights ({gib(w_gap, binary=True)} against the "
+               f"prediction) and the activations ({gib(a_gap, binary=True)}) account for the "
+               "difference"),
+        LogRow("KV cache tokens", got.get("kv_cache_tokens", got["blocks"] * block_size
+                                           if "blocks" in got else None),
+               budget.kv_cache_tokens, "tokens",
+               f"KV memory / {budget.kv_bytes_per_token:,.0f} bytes per token, whole blocks "
+               f"of {block_size}"),
+        LogRow("tokens from the log's KV", got.get("kv_cache_tokens", got["blocks"] * block_size
+                                                    if "blocks" in got else None),
+               float(from_log) if from_log is not None else budget.kv_cache_tokens, "tokens",
+               "the log's own KV memory divided the same way: checks the bytes per token"),
+        LogRow("maximum concurrency", got.get("max_concurrency"), budget.max_concurrency, "x",
+               f"KV cache tokens / max_model_len ({length:,}): vLLM's definition"),
+    ]
+    return VLLMReconciliation(measured=got, budget=budget, rows=tuple(rows))
+
+
+# ---------------------------------------------------------------------------------------
+# nccl-tests
+
+@dataclass(frozen=True)
+class NCCLRow:
+    """One row of an nccl-tests table (out-of-place columns): bytes, s, bytes/s."""
+
+    size_bytes: int
+    count: int
+    dtype: str
+    seconds: float
+    algbw: float
+    busbw: float
+
+
+_ROW = re.compile(r"^\s*(?:\[\d+\]\s*)?(\d+)\s+(\d+)\s+([a-z0-9_]+)\s+(?:([a-z]+)\s+)?"
+                  r"(?:(-?\d+)\s+)?([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)\s", re.M)
+_DTYPE_BYTES = {"float": 4, "double": 8, "half": 2, "bfloat16": 2, "int8": 1, "uint8": 1,
+                "int32": 4, "uint32": 4, "int64": 8, "uint64": 8}
+_COLLECTIVE = re.compile(r"(all_reduce|all_gather|reduce_scatter|alltoall|broadcast|reduce|"
+                         r"sendrecv)_perf")
+
+
+def parse_nccl_tests(text: str) -> tuple[str | None, list[NCCLRow]]:
+    """``(collective or None, rows)`` of an nccl-tests output; ``ValueError`` when no row."""
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
+    rows = []
+    for hit in _ROW.finditer(text):
+        size, count, dtype = int(hit.group(1)), int(hit.group(2)), hit.group(3)
+        if dtype in _DTYPE_BYTES and size != count * _DTYPE_BYTES[dtype]:
+            # early nccl-tests runs with -g 2 printed the bytes of all GPUs of the process;
+            # the buffer is count elements
+            size = count * _DTYPE_BYTES[dtype]
+        seconds = float(hit.group(6)) * 1e-6
+        if size == 0 or seconds <= 0:
+            continue
+        rows.append(NCCLRow(size, count, dtype, seconds, float(hit.group(7)) * 1e9,
+                            float(hit.group(8)) * 1e9))
+    if not rows:
+        raise ValueError("text: not an nccl-tests table (no 'size count type ... time algbw "
+                         "busbw' row found)")
+    name = _COLLECTIVE.search(text)
+    return (name.group(1) if name else None), rows
+
+
+def alpha_beta_fit(sizes_bytes: list[float], seconds: list[float], *,
+                   collective: str = "all_reduce", n_ranks: int) -> tuple[float, float]:
+    """Fit ``t = alpha + factor * S / beta`` to measured times: ``(alpha, beta)``.
+
+    Least squares on residuals relative to each time (weights ``1/t``, so that every size
+    counts, not just the largest), refitted through the origin if ``alpha`` comes out
+    negative: the fit of :func:`gpulesson.collectives.fit_alpha_beta`, in the standard
+    library so that the site can run it. ``beta`` is the bus bandwidth (bytes/s).
+    """
+    if len(sizes_bytes) != len(seconds) or len(seconds) < 2:
+        raise ValueError(f"sizes_bytes and seconds must hold the same number (>= 2) of "
+                         f"points, got {len(sizes_bytes)} and {len(seconds)}")
+    f = distributed.bus_bandwidth_factor(collective, n_ranks)
+    xs = [f * v.positive_number("sizes_bytes", s) for s in sizes_bytes]
+    ts = [v.positive_number("seconds", t) for t in seconds]
+    if len(set(xs)) < 2:
+        raise ValueError("sizes_bytes must hold at least 2 different sizes")
+    w2 = [1 / (t * t) for t in ts]
+    sw, sx = sum(w2), sum(w * x for w, x in zip(w2, xs, strict=True))
+    sxx = sum(w * x * x for w, x in zip(w2, xs, strict=True))
+    st_ = sum(w * t for w, t in zip(w2, ts, strict=True))
+    sxt = sum(w * x * t for w, x, t in zip(w2, xs, ts, strict=True))
+    det = sw * sxx - sx * sx
+    alpha, slope = (sxx * st_ - sx * sxt) / det, (sw * sxt - sx * st_) / det
+    if alpha < 0:
+        alpha, slope = 0.0, sxt / sxx
+    if slope <= 0:
+        raise ValueError("seconds: the times do not grow with size, no bandwidth can be fitted")
+    return alpha, 1 / slope
+
+
+@dataclass(frozen=True)
+class NCCLReconciliation:
+    """An nccl-tests log fitted and set beside the link's prediction."""
+
+    collective: str
+    n_ranks: int
+    rows: tuple[NCCLRow, ...]
+    alpha: float
+    beta: float
+    peak_busbw: float
+    predicted_busbw: float
+    line_rate: float
+    tier: str
+    explanation: str
+
+    @property
+    def ratio(self) -> float:
+        """Fitted bus bandwidth over the predicted achievable one."""
+        return self.beta / self.predicted_busbw
+
+
+def _ranks_from(rows: list[NCCLRow], collective: str) -> int:
+    """The rank count nccl-tests' busbw/algbw ratio implies (2(n-1)/n or (n-1)/n)."""
+    big = max(rows, key=lambda r: r.size_bytes)
+    ratio = big.busbw / big.algbw if big.algbw else 1.0
+    if collective == "all_reduce":
+        return max(round(2 / (2 - ratio)), 1) if ratio < 2 else 1
+    if collective in ("all_gather", "reduce_scatter", "alltoall"):
+        return max(round(1 / (1 - ratio)), 1) if ratio < 1 else 1
+    return 1
+
+
+def reconcile_nccl_tests(text: str, *, line_rate: float, tier: str = "nvlink",
+                         collective: str | None = None, n_ranks: int | None = None,
+                         min_size: int = 0) -> NCCLReconciliation:
+    """Fit alpha and beta to an nccl-tests table and compare with the link.
+
+    ``line_rate`` is the link's one-way bandwidth per GPU (bytes/s: 450e9 for H100 NVLink,
+    50e9 for a 400 Gb/s NIC), ``tier`` ``"nvlink"`` or ``"network"``; the prediction is
+    :func:`gpulesson.distributed.achievable_bandwidth`. The rank count comes from the
+    ``# Rank`` lines, else from the busbw/algbw ratio. Rows below ``min_size`` bytes are left
+    out of the fit.
+    """
+    rate = v.positive_number("line_rate", line_rate)
+    kind = v.choice("tier", tier, distributed.TIERS)
+    found, rows = parse_nccl_tests(text)
+    name = collective or found or "all_reduce"
+    distributed.bus_bandwidth_factor(name, 2)  # refuse an unknown collective by name
+    name = {"allreduce": "all_reduce"}.get(name, name)
+    ranks = len(re.findall(r"^#\s+Rank\s+\d+", text, re.M))
+    n = n_ranks or ranks or _ranks_from(rows, name)
+    used = [r for r in rows if r.size_bytes >= min_size] or rows
+    alpha, beta = alpha_beta_fit([r.size_bytes for r in used], [r.seconds for r in used],
+                                 collective=name, n_ranks=n)
+    predicted = distributed.achievable_bandwidth(rate, kind)
+    peak = max(r.busbw for r in rows)
+    ratio = beta / predicted
+    if ratio > 1.1 and name == "all_reduce" and kind == "nvlink":
+        why = (f"above what a ring can carry on this link ({units.format_bandwidth(predicted)}):"
+               " the switches add the data in flight (NVLink SHARP), so each GPU sends its "
+               "buffer once instead of 2(n-1)/n times")
+    elif ratio > 0.85:
+        share = predicted / rate
+        why = (f"{ratio:.0%} of the achievable {units.format_bandwidth(predicted)} "
+               f"({share:.0%} of the {units.format_bandwidth(rate)} line rate): as the "
+               "topology predicts")
+    else:
+        share = beta / rate
+        why = (f"only {ratio:.0%} of the achievable {units.format_bandwidth(predicted)}: the "
+               f"data moves at {share:.0%} of the stated line rate, as if fewer links were "
+               "working (a bridge seated on some links only, or traffic through PCIe): check "
+               "nvidia-smi topo -m and nvidia-smi nvlink --status")
+    return NCCLReconciliation(collective=name, n_ranks=n, rows=tuple(rows), alpha=alpha,
+                              beta=beta, peak_busbw=peak, predicted_busbw=predicted,
+                              line_rate=rate, tier=kind, explanation=why)
+
+
+v.guard_module(globals())

@@ -1,0 +1,379 @@
+"""Plan serving: the KV cache vLLM will allocate, the speed it gives, and the GPUs a traffic needs.
+
+KV budget (vLLM's start-up arithmetic, ``vllm/worker`` memory profiling)::
+
+    usable memory x gpu_memory_utilization
+      - weights (per GPU: / tp)
+      - activation peak of the profiling forward pass (max_num_batched_tokens tokens)
+      - non-torch memory (CUDA context, cuBLAS and NCCL workspaces)
+    = KV cache memory  ->  blocks of block_size tokens  ->  KV cache tokens
+
+``max_concurrency`` is vLLM's own "Maximum concurrency for N tokens per request": KV
+cache tokens / ``max_model_len``. The activation peak is where the MLP holds its
+``gate_up`` output (``2*ffn/tp`` values per token), the activated half (``ffn/tp``) and
+three hidden-width tensors (the residual, the normalised input and the down projection's
+output): ``T * (3*ffn/tp + 3*h) * 2`` bytes for ``T`` batched tokens, or the sampler's FP32
+logits of ``max_num_seqs`` sequences when larger. On Llama 3.1 8B this predicts 108 KiB per
+token, the slope between two of vLLM's own logs (issue #10517).
+
+Decode step (the minimum-step-time model)::
+
+    t_step = max(2 * N_active * B / (peak * eff * tp), weight bytes / (tp * HBM bandwidth))
+             + B * context * KV bytes per token / (tp * HBM bandwidth)
+             + tensor-parallel all-reduces (2 per layer of B * h values)
+
+the matrix products against the weight reads, and attention's KV-cache reads as memory-bound
+kernels of their own on top. With a traffic of ``qps`` requests/s, Little's law gives the
+sequences in flight, ``B = qps * (ttft + output_tokens * t_step)``, and the prefill tokens
+arriving during a step join its matrix products (chunked prefill); the step time is the
+fixed point of both. Time to first token is the prefill of one prompt plus the step it waits
+for.
+
+Taught in: ``notebooks/planning_dashboard.ipynb`` (serving) and
+``notebooks/inference_and_kv_cache.ipynb`` (the KV cache).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from gpulesson import _validate as v
+from gpulesson import cost, distributed, inference, memory, units
+
+from ._adapt import GPUView, ModelView, gpu_view, model_view
+from .layout import divisors
+
+__all__ = ["ServingPlan", "kv_budget", "plan_serving"]
+
+GIB = 2**30
+#: Non-torch memory of one vLLM process, as its logs print it for one GPU: 0.35 GiB
+#: (Llama 3.1 8B on an RTX 3090, vLLM issue #10517).
+NON_TORCH_BYTES = 0.35 * GIB
+#: vLLM V1's ``vllm serve`` defaults: (max_num_batched_tokens, max_num_seqs) for GPUs with
+#: at least 70 GiB, and for smaller ones.
+_V1_DEFAULTS = ((8192, 1024), (2048, 256))
+
+
+@dataclass(frozen=True)
+class KVBudget:
+    """vLLM's start-up memory arithmetic on one GPU (bytes); ``kv_cache`` may be negative."""
+
+    requested: float
+    weights: float
+    activation_peak: float
+    non_torch: float
+    kv_cache: float
+    kv_bytes_per_token: float
+    blocks: int
+    kv_cache_tokens: int
+    max_concurrency: float
+
+
+def kv_budget(model: object, gpu: object | None = None, *, tp: int = 1, max_model_len: int,
+              kv_dtype: str = "bf16", weight_dtype: str = "bf16",
+              gpu_memory_utilization: float = 0.9, usable_memory: float | None = None,
+              max_num_batched_tokens: int | None = None, max_num_seqs: int | None = None,
+              block_size: int = 16, non_torch_memory: float = NON_TORCH_BYTES) -> KVBudget:
+    """The KV cache vLLM allocates per GPU, term by term (module docstring).
+
+    ``usable_memory`` is what CUDA reports as the device's total (vLLM's
+    ``total_gpu_memory``); by default the GPU's usable memory. ``max_num_batched_tokens``
+    and ``max_num_seqs`` default to vLLM V1's ``vllm serve`` values (8,192 and 1,024 on GPUs
+    of 70 GiB or more, else 2,048 and 256).
+    """
+    mv = model_view(model)
+    t = v.positive_int("tp", tp)
+    length = v.positive_int("max_model_len", max_model_len)
+    util = v.fraction("gpu_memory_utilization", gpu_memory_utilization, allow_zero=False)
+    if usable_memory is None:
+        if gpu is None:
+            raise ValueError("usable_memory: give a gpu or the device memory in bytes")
+        total = gpu_view(gpu).usable_memory
+    else:
+        total = v.positive_number("usable_memory", usable_memory)
+    big = _V1_DEFAULTS[0 if total >= 70 * GIB else 1]
+    tokens = big[0] if max_num_batched_tokens is None else v.positive_int(
+        "max_num_batched_tokens", max_num_batched_tokens)
+    seqs = big[1] if max_num_seqs is None else v.positive_int("max_num_seqs", max_num_seqs)
+    block = v.positive_int("block_size", block_size)
+    weights = _weight_bytes(mv, weight_dtype) / t
+    cfg = mv.cfg
+    ffn = cfg.ffn if not mv.is_moe else mv.experts_per_token * cfg.expert_ffn + (
+        cfg.shared_experts * (cfg.shared_expert_ffn or 0))
+    mlp = tokens * (3 * ffn / t + 3 * cfg.hidden) * 2
+    sampler = seqs * cfg.vocab * 4
+    act = max(mlp, sampler)
+    other = v.nonneg_number("non_torch_memory", non_torch_memory)
+    requested = total * util
+    kv = requested - weights - act - other
+    per_token = mv.kv_bytes_per_token * memory.precision_bytes(kv_dtype) / 2 / min(
+        t, max(mv.kv_heads, 1))
+    blocks = max(int(kv // (block * per_token)), 0)
+    kv_tokens = blocks * block
+    return KVBudget(requested=requested, weights=weights, activation_peak=act, non_torch=other,
+                    kv_cache=kv, kv_bytes_per_token=per_token, blocks=blocks,
+                    kv_cache_tokens=kv_tokens, max_concurrency=kv_tokens / length)
+
+
+def _weight_bytes(mv: ModelView, dtype: str) -> float:
+    """Weights at ``dtype``; quantised checkpoints (AWQ, GPTQ, INT8, FP8) keep the embedding
+    and the output layer in 16 bits."""
+    full = memory.weight_bytes(mv.total_params, precision=dtype)
+    if memory.precision_bytes(dtype) >= 2:
+        return full
+    table = mv.hidden * mv.cfg.vocab * (1 if mv.cfg.tied_embeddings else 2)
+    return full + table * (2 - memory.precision_bytes(dtype))
+
+
+@dataclass(frozen=True)
+class ServingPlan:
+    """A serving plan: ``tp`` GPUs per replica, ``replicas`` of them.
+
+    ``kv_cache_tokens`` and ``max_concurrency`` per replica as vLLM prints them; ``ttft``
+    and ``tpot`` in seconds under the traffic; ``throughput`` output tokens/s of all replicas;
+    ``batch`` sequences in flight per replica; ``cost_per_million_tokens`` USD per million
+    output tokens at that throughput (``None`` without a price). ``budget`` is the KV
+    arithmetic; ``problems`` name the input at fault.
+    """
+
+    feasible: bool
+    problems: tuple[str, ...]
+    tp: int
+    replicas: int
+    gpus: int
+    kv_cache_tokens: int
+    max_concurrency: float
+    batch: float
+    ttft: float
+    tpot: float
+    throughput: float
+    cost_per_million_tokens: float | None
+    budget: KVBudget
+    model: str
+    gpu: str
+    reason: str = ""
+    notes: tuple[str, ...] = field(default=())
+
+
+class _Speed:
+    """Step and prefill times of one replica of ``tp`` GPUs."""
+
+    def __init__(self, mv: ModelView, gv: GPUView, tp: int, weight_dtype: str, per_token: float,
+                 context: float) -> None:
+        self.mv, self.tp = mv, tp
+        self.rate = gv.peak("bf16") * gv.matmul_efficiency * tp
+        self.bw = gv.bandwidth * tp
+        self.weights = _weight_bytes(mv, weight_dtype)
+        self.kv_read = context * per_token * tp  # per sequence per step, all GPUs
+        link = distributed.achievable_bandwidth(gv.nvlink_bandwidth,
+                                                "nvlink" if gv.domain >= tp else "network")
+        self.link, self.layers = link, mv.layers
+
+    def _experts_read(self, batch: float) -> float:
+        """Weight bytes one step reads (:func:`gpulesson.inference.decode_weight_bytes`): all
+        of a dense model; for MoE the experts the batch routes to, under uniform routing."""
+        if not self.mv.is_moe:
+            return self.weights
+        share = inference.decode_weight_bytes(self.mv.cfg, batch=max(int(batch), 1),
+                                              bytes_per_param=1) / self.mv.total_params
+        return self.weights * share
+
+    def comm(self, tokens: float) -> float:
+        if self.tp == 1:
+            return 0.0
+        size = tokens * self.mv.hidden * 2
+        return 2 * self.layers * distributed.collective_time(
+            "all_reduce", size, self.tp, bandwidth=self.link, latency=10e-6)
+
+    def step(self, batch: float, prefill_tokens: float = 0.0) -> float:
+        flop = 2 * self.mv.active_params * (batch + prefill_tokens)
+        return (max(flop / self.rate, self._experts_read(batch) / self.bw)
+                + batch * self.kv_read / self.bw + self.comm(batch + prefill_tokens))
+
+    def prefill(self, prompt: int) -> float:
+        flop = 2 * self.mv.active_params * prompt + self.mv.prefill_attention_flops(prompt)
+        return max(flop / self.rate, self.weights / self.bw) + self.comm(prompt)
+
+
+def _steady(speed: _Speed, qps: float, prompt: int, output: int) -> tuple[float, float, float]:
+    """(t_step, ttft, batch) at ``qps`` requests/s on one replica; inf when overloaded."""
+    prefill = speed.prefill(prompt)
+    t = speed.step(1.0)
+    for _ in range(200):
+        ttft = prefill + t
+        batch = qps * (ttft + output * t)
+        new = speed.step(batch, qps * prompt * t)
+        if new > 1e3 or batch > 1e7:
+            return float("inf"), float("inf"), float("inf")
+        if abs(new - t) <= 1e-9 + 1e-7 * t:
+            t = new
+            break
+        t = 0.5 * (t + new)
+    else:
+        return float("inf"), float("inf"), float("inf")
+    return t, prefill + t, qps * (prefill + t + output * t)
+
+
+def plan_serving(
+    model: object,
+    gpu: object,
+    *,
+    tp: int | None = 1,
+    max_model_len: int,
+    kv_dtype: str = "bf16",
+    weight_dtype: str = "bf16",
+    gpu_memory_utilization: float = 0.9,
+    qps: float | None = None,
+    prompt_tokens: int = 1024,
+    output_tokens: int = 256,
+    ttft_slo: float | None = None,
+    tpot_slo: float | None = None,
+    usable_memory: float | None = None,
+    max_num_batched_tokens: int | None = None,
+    max_num_seqs: int | None = None,
+    block_size: int = 16,
+    non_torch_memory: float = NON_TORCH_BYTES,
+    matmul_efficiency: float | None = None,
+    usd_per_gpu_hour: float | None = None,
+) -> ServingPlan:
+    """Plan serving ``model`` on ``gpu`` with vLLM: KV cache, speed, replicas and cost.
+
+    Without ``qps``: one replica of ``tp`` GPUs running as many sequences as its KV cache
+    (and ``max_num_seqs``) holds. With ``qps`` (requests/s of ``prompt_tokens`` in and
+    ``output_tokens`` out) and optional SLOs: the fewest GPUs (``tp`` x replicas) that serve
+    the traffic within ``ttft_slo`` (seconds to the first token) and ``tpot_slo`` (seconds
+    per output token); ``tp=None`` lets the planner choose ``tp`` too. When no choice meets
+    an SLO, the plan says which and why (``feasible=False``).
+    """
+    mv = model_view(model)
+    gv = gpu_view(gpu, usable_memory=usable_memory, matmul_efficiency=matmul_efficiency,
+                  usd_per_gpu_hour=usd_per_gpu_hour)
+    p = v.positive_int("prompt_tokens", prompt_tokens)
+    o = v.positive_int("output_tokens", output_tokens)
+    length = v.positive_int("max_model_len", max_model_len)
+    rate = None if qps is None else v.positive_number("qps", qps)
+    slo_ttft = None if ttft_slo is None else v.positive_number("ttft_slo", ttft_slo)
+    slo_tpot = None if tpot_slo is None else v.positive_number("tpot_slo", tpot_slo)
+    tps = ([v.positive_int("tp", tp)] if tp is not None else
+           [t for t in divisors(max(gv.domain, 1)) if mv.heads % t == 0])
+    common = dict(max_model_len=length, kv_dtype=kv_dtype, weight_dtype=weight_dtype,
+                  gpu_memory_utilization=gpu_memory_utilization, usable_memory=gv.usable_memory,
+                  max_num_batched_tokens=max_num_batched_tokens, max_num_seqs=max_num_seqs,
+                  block_size=block_size, non_torch_memory=non_torch_memory)
+    candidates: list[ServingPlan] = []
+    for t in tps:
+        candidates.append(_plan_tp(mv, gv, t, common, rate, p, o, slo_ttft, slo_tpot))
+    good = [c for c in candidates if c.feasible]
+    if good:
+        best = min(good, key=lambda c: (c.gpus, c.tpot))
+        if len(candidates) > 1:
+            best = _reason(best, candidates)
+        return best
+    return min(candidates, key=lambda c: len(c.problems))
+
+
+def _reason(best: ServingPlan, plans: list[ServingPlan]) -> ServingPlan:
+    from dataclasses import replace
+    parts = [f"tp {c.tp}: {c.gpus} GPUs" if c.feasible else f"tp {c.tp}: {c.problems[0]}"
+             for c in plans]
+    return replace(best, reason=f"Fewest GPUs that meet the traffic: tp {best.tp} x "
+                   f"{best.replicas} replicas. Compared: " + "; ".join(parts) + ".")
+
+
+def _plan_tp(mv: ModelView, gv: GPUView, t: int, common: Mapping[str, object],
+             rate: float | None, p: int, o: int, slo_ttft: float | None,
+             slo_tpot: float | None) -> ServingPlan:
+    problems: list[str] = []
+    if mv.heads % t:
+        problems.append(f"tp = {t} must divide the {mv.heads} attention heads")
+    if t > gv.domain and gv.domain >= 1:
+        problems.append(f"tp = {t} spans more than the {gv.domain}-GPU NVLink domain of a "
+                        f"{gv.name}: its all-reduces would cross the network")
+    budget = kv_budget(mv, tp=t, **common)  # type: ignore[arg-type]
+    length = int(common["max_model_len"])  # type: ignore[call-overload]
+    if budget.kv_cache <= 0:
+        problems.append(
+            f"memory: no room for a KV cache ({units.format_bytes(budget.kv_cache, binary=True)}"
+            f" left of {units.format_bytes(budget.requested, binary=True)} after weights, "
+            "activations and non-torch memory); raise gpu_memory_utilization, use more tp, "
+            "lighter weights (weight_dtype) or fewer max_num_batched_tokens")
+    elif budget.kv_cache_tokens < length:
+        problems.append(
+            f"max_model_len ({length:,}) is larger than the {budget.kv_cache_tokens:,} tokens "
+            "the KV cache can store: lower max_model_len or raise gpu_memory_utilization "
+            "(vLLM refuses to start)")
+    speed = _Speed(mv, gv, t, str(common["weight_dtype"]), budget.kv_bytes_per_token, p + o / 2)
+    seqs_cap = budget.kv_cache_tokens / (p + o)  # sequences of real length the cache holds
+    replicas = 1
+    if rate is None:
+        batch = max(min(seqs_cap, float(common["max_num_seqs"] or 1024)), 1.0)  # type: ignore[arg-type]
+        step = speed.step(batch)
+        ttft, tpot = speed.prefill(p) + step, step
+        throughput = batch / step
+    else:
+        alone = speed.prefill(p) + speed.step(1.0)
+        if slo_ttft is not None and alone > slo_ttft:
+            problems.append(f"ttft_slo ({units.format_seconds(slo_ttft)}) cannot be met on tp "
+                            f"= {t}: a {p:,}-token prefill alone takes "
+                            f"{units.format_seconds(alone)}")
+        if slo_tpot is not None and speed.step(1.0) > slo_tpot:
+            problems.append(f"tpot_slo ({units.format_seconds(slo_tpot)}) cannot be met on "
+                            f"tp = {t}: one decode step reads the weights in "
+                            f"{units.format_seconds(speed.step(1.0))} even for one sequence")
+        replicas, (step, ttft, batch) = _replicas(speed, rate, p, o, slo_ttft, slo_tpot,
+                                                  seqs_cap, problems)
+        if step == float("inf"):  # overloaded: show the idle figures, say why
+            problems.append(f"qps: {rate:g} requests/s overload {replicas} replica(s) of tp "
+                            f"= {t}; the step time grows without bound")
+            step, ttft, batch = speed.step(1.0), alone, 1.0
+        tpot, throughput = step, rate * o
+    gpus = t * replicas
+    price = gv.price
+    per_m = (cost.cost_per_1k_tokens(usd_per_gpu_hour=price, gpus=gpus,
+                                     tokens_per_second=throughput) * 1000
+             if price is not None and throughput > 0 else None)
+    return ServingPlan(
+        feasible=not problems, problems=tuple(problems), tp=t, replicas=replicas, gpus=gpus,
+        kv_cache_tokens=budget.kv_cache_tokens, max_concurrency=budget.max_concurrency,
+        batch=batch, ttft=ttft, tpot=tpot, throughput=throughput,
+        cost_per_million_tokens=per_m, budget=budget, model=mv.name, gpu=gv.name,
+        notes=(*mv.notes, *gv.notes))
+
+
+def _replicas(speed: _Speed, qps: float, p: int, o: int, slo_ttft: float | None,
+              slo_tpot: float | None, seqs_cap: float, problems: list[str]
+              ) -> tuple[int, tuple[float, float, float]]:
+    """Fewest replicas whose steady state meets the SLOs and fits the KV cache."""
+    if problems:
+        return 1, _steady(speed, qps, p, o)
+
+    def ok(r: int) -> tuple[bool, tuple[float, float, float]]:
+        state = _steady(speed, qps / r, p, o)
+        step, ttft, batch = state
+        good = (step != float("inf") and batch <= seqs_cap
+                and (slo_ttft is None or ttft <= slo_ttft)
+                and (slo_tpot is None or step <= slo_tpot))
+        return good, state
+
+    high = 1
+    while not ok(high)[0]:
+        high *= 2
+        if high > 1 << 20:
+            problems.append("qps: no number of replicas up to a million meets the SLOs")
+            return high, ok(high)[1]
+    low = high // 2
+    while high - low > 1:
+        mid = (low + high) // 2
+        low, high = (low, mid) if ok(mid)[0] else (mid, high)
+    return high, ok(high)[1]
+
+
+#: Default vLLM block size (tokens per KV block).
+BLOCK_SIZE = 16
+DEFAULTS: Mapping[str, object] = MappingProxyType({"block_size": BLOCK_SIZE,
+                                                   "non_torch_memory": NON_TORCH_BYTES})
+
+
+v.guard_module(globals())

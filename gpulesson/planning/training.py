@@ -1,0 +1,483 @@
+"""Plan a training run that respects physics: memory, batch, bubble, recompute, links.
+
+:func:`plan_training` predicts the step time of a layout from first principles and the
+MFU follows from it (an output, never an input):
+
+* **compute**: the weight FLOPs (``6N`` per token with the *active* parameters) at the
+  GPU's dense peak times its achievable matmul efficiency
+  (:data:`gpulesson.planning._adapt.MATMUL_EFFICIENCY`), and attention: PaLM's ``12LHQT``
+  counts the whole score matrix, a causal kernel executes half of it, at the attention
+  kernel's efficiency (:data:`~gpulesson.planning._adapt.ATTENTION_EFFICIENCY`). FP8
+  speeds up only the weight matrices (attention stays BF16) and MFU is quoted against the
+  BF16 peak, as the papers that report it do (Llama 3's "BF16 MFU");
+* **recompute**: the FLOPs recomputation adds (:func:`gpulesson.flops.hardware_flops_per_token`:
+  selective ``+4LHQT``, full ``8N`` instead of ``6N``);
+* **memory-bound** work (norms, activations, residuals): the activations a layer stores are
+  written forward, read backward and their gradients written and read, 4 passes over
+  :func:`gpulesson.activations.activation_bytes` at the HBM bandwidth (FP8 casts add half
+  again);
+* **exposed communication** of each dimension (:mod:`gpulesson.traffic`), on the tier it
+  crosses at NCCL's achievable bandwidth (:func:`gpulesson.distributed.achievable_bandwidth`,
+  NVLink SHARP for all-reduces where the switches reduce); tensor, context, expert and
+  pipeline traffic is on the critical path unless an overlap fraction says otherwise, the
+  gradient synchronisation hides only behind the backward pass of the last micro-batch
+  (and the parameter all-gather behind the next forward);
+* **bubble**: ``(p - 1)/(v m)`` of that work
+  (:func:`gpulesson.distributed.pipeline_bubble_fraction`), or DualPipe's.
+
+Memory per GPU is :func:`gpulesson.distributed.layout_memory` with FlashAttention's
+activations, context parallelism splitting the sequence and, with pipeline stages, the
+embedding and output layer on the end stages; expert parallelism divides the routed experts.
+It is held against the GPU's usable memory less a stated reserve.
+
+Taught in: ``notebooks/planning_dashboard.ipynb``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from gpulesson import _validate as v
+from gpulesson import activations, cost, distributed, flops, memory, traffic, units
+
+from ._adapt import GPUView, ModelView, gpu_view, model_view
+from .layout import Layout, batch_split, candidate_layouts, layout_problems
+
+__all__ = ["TrainingPlan", "TrainingSettings", "plan_training"]
+
+#: Start-up cost alpha of one collective, by tier: the order of what nccl-tests shows for
+#: small messages (about 10 us on an NVLink pair, nccl-tests issue #44; more across a network).
+LATENCY = MappingProxyType({"nvlink": 10e-6, "network": 20e-6})
+#: Share of usable memory kept free by default: allocator fragmentation, NCCL and CUDA
+#: workspaces. Measure yours (``torch.cuda.max_memory_reserved``) and pass ``memory_reserve``.
+MEMORY_RESERVE = 0.05
+_DIMENSIONS = ("tensor", "context", "expert", "pipeline", "data")
+_PRECISIONS = ("bf16", "fp16", "fp8")
+
+
+@dataclass(frozen=True)
+class TrainingSettings:
+    """Everything :func:`plan_training` was asked, in SI units (for the record)."""
+
+    n_gpus: int
+    tokens: float
+    global_batch_tokens: int
+    seq_len: int
+    precision: str
+    recompute: str
+    memory_reserve: float
+    grad_bytes: float
+    overlap: Mapping[str, float]
+    schedule: str
+    comm_sm_fraction: float = 0.0
+    max_nodes_per_token: int | None = None
+
+
+@dataclass(frozen=True)
+class TrainingPlan:
+    """A training plan: feasible or not, and every figure behind it.
+
+    ``breakdown`` holds seconds per step: ``compute``, ``recompute``, ``memory_bound``,
+    ``bubble`` and the exposed communication of ``tensor``, ``context``, ``expert``,
+    ``pipeline`` and ``data`` parallelism; they add up to ``step_time``. ``tiers`` say which
+    link each dimension crosses, ``traffic`` the bytes each GPU sends per step. ``mfu`` is
+    predicted (model FLOPs over the BF16 dense peak). ``cost_usd`` is ``None`` without a
+    price. ``problems`` name the input at fault and a fix; ``notes`` the assumptions.
+    """
+
+    feasible: bool
+    problems: tuple[str, ...]
+    layout: Layout
+    memory_per_gpu: float
+    memory_limit: float
+    step_time: float
+    breakdown: Mapping[str, float]
+    mfu: float
+    tokens_per_second: float
+    days: float
+    gpu_hours: float
+    cost_usd: float | None
+    micro_batches: float
+    sequences: float
+    tiers: Mapping[str, str]
+    traffic: Mapping[str, float]
+    model: str
+    gpu: str
+    settings: TrainingSettings
+    reason: str = ""
+    notes: tuple[str, ...] = field(default=())
+    searched: bool = False
+
+    @property
+    def memory_fits(self) -> bool:
+        """Whether the memory per GPU is within the limit."""
+        return self.memory_per_gpu <= self.memory_limit
+
+    @property
+    def efficiency(self) -> float:
+        """Share of the step spent computing (compute, recompute, memory-bound work)."""
+        b = self.breakdown
+        return (b["compute"] + b["recompute"] + b["memory_bound"]) / self.step_time
+
+    @property
+    def bottleneck(self) -> str:
+        """:func:`gpulesson.planning.rules.bottleneck` of this plan: memory first, then
+        communication and bubble when they outlast the compute, else compute."""
+        from .rules import bottleneck
+        return bottleneck(fits=self.memory_fits, efficiency=self.efficiency,
+                          layout_set=not self.searched)
+
+    @property
+    def hfu(self) -> float:
+        """Hardware FLOPs utilisation: as :attr:`mfu` with the recomputed FLOPs counted."""
+        work = self.breakdown["compute"]
+        return self.mfu * (work + self.breakdown["recompute"]) / work if work else 0.0
+
+
+def _peak(gpu: GPUView, precision: str) -> tuple[float, list[str]]:
+    if precision == "fp8" and "fp8" not in gpu.spec.peak_flops:
+        return gpu.peak("bf16"), [f"precision: {gpu.name} has no FP8 tensor cores; use "
+                                  "bf16"]
+    return gpu.peak("bf16" if precision == "bf16" else precision), []
+
+
+def _memory(model: ModelView, lay: Layout, seq_len: int, recompute: str
+            ) -> tuple[float, float]:
+    """(bytes per GPU, parameters per GPU) from distributed.layout_memory."""
+    n_eff = model.total_params - model.expert_params + model.expert_params / lay.ep
+    tp = lay.tp if model.heads % lay.tp == 0 and model.hidden % lay.tp == 0 else 1
+    pp = min(lay.pp, model.layers)
+    cp = lay.cp if seq_len % lay.cp == 0 else 1
+    mem = distributed.layout_memory(
+        n_params=n_eff, n_gpus=tp * pp * cp * (lay.dp or 1), tp=tp, pp=pp, cp=cp,
+        zero_stage=lay.zero_stage, cfg=model.cfg, batch=lay.micro_batch, seq_len=seq_len,
+        recompute=recompute, attention="flash", embedding_on_ends=pp > 1)
+    return mem.total * tp / lay.tp, mem.params_per_gpu * tp / lay.tp
+
+
+class _Links:
+    """Bandwidth and latency of the two tiers for one GPU and its overrides."""
+
+    def __init__(self, gpu: GPUView, latency: Mapping[str, float], sharp: bool) -> None:
+        self.bw = {"nvlink": distributed.achievable_bandwidth(gpu.nvlink_bandwidth, "nvlink")
+                   if gpu.domain > 1 else distributed.achievable_bandwidth(
+                       gpu.nvlink_bandwidth, "network"),
+                   "network": distributed.achievable_bandwidth(gpu.scaleout_bandwidth,
+                                                               "network")}
+        self.latency, self.domain = latency, gpu.domain
+        self.sharp_rate = gpu.nvlink_bandwidth if sharp and gpu.sharp else 0.0
+
+    def tier(self, stride: int, size: int) -> str:
+        return distributed.group_tier(stride=stride, size=size, domain=self.domain)
+
+    def time(self, item: traffic.Traffic, tier: str) -> float:
+        return item.time(bandwidth=self.bw[tier], latency=self.latency[tier],
+                         sharp_line_rate=self.sharp_rate if tier == "nvlink" else 0.0)
+
+
+def _imbalance(model: ModelView, pp: int) -> float:
+    """Work of the busiest pipeline stage over the mean: it paces the pipeline.
+
+    Stages hold ``ceil(L/pp)`` or fewer whole layers, and the last one also the output layer
+    (``V*h`` weights, when untied; the embedding lookup of the first costs no FLOPs).
+    Counted in weight FLOPs per token, ``6 * params``.
+    """
+    if pp == 1:
+        return 1.0
+    L = model.layers
+    head = model.hidden * model.cfg.vocab
+    per_layer = max(model.active_params - head * (1 if model.cfg.tied_embeddings else 2), 1) / L
+    stage = -(-L // pp)
+    last = (L - stage * (pp - 1)) if L > stage * (pp - 1) else stage
+    busiest = max(stage * per_layer, last * per_layer + head)
+    return busiest * pp / model.active_params
+
+
+def _evaluate(model: ModelView, gpu: GPUView, lay: Layout, st: TrainingSettings,
+              links: _Links) -> TrainingPlan:
+    L, s, rc = model.layers, st.seq_len, st.recompute
+    problems = layout_problems(lay, model, seq_len=s)
+    sequences, micro, batch_problems = batch_split(
+        lay, global_batch_tokens=st.global_batch_tokens, seq_len=s)
+    problems += batch_problems
+    peak, peak_problems = _peak(gpu, st.precision)
+    problems += peak_problems
+    s_gpu = max(s // lay.cp, 1)
+    pp = min(lay.pp, L)
+    stage = -(-L // pp)
+    imbalance = _imbalance(model, pp)
+    n_act = model.active_params
+    model_fpt = model.model_flops_per_token(s)
+    attn = model_fpt - 6 * n_act
+    # recomputation as flops.hardware_flops_per_token counts it: the attention core again
+    # (selective and full), and one more forward pass of the weights (full)
+    attn_hw = attn * (4 / 3 if rc != "none" else 1)
+    hw_fpt = (8 if rc == "full" else 6) * n_act + attn_hw
+    per_gpu = st.global_batch_tokens / st.n_gpus * imbalance  # tokens' worth of work
+    # a causal kernel executes half of PaLM's attention count: rate per counted FLOP x 2
+    sms = 1 - st.comm_sm_fraction  # SMs left to compute beside communication kernels
+    rate_w = peak * sms * (gpu.fp8_matmul_efficiency if st.precision == "fp8"
+                           and not peak_problems else gpu.matmul_efficiency)
+    rate_a = gpu.peak("bf16") * gpu.attention_efficiency * 2 * sms
+    compute = per_gpu * (6 * n_act / rate_w + attn / rate_a)
+    recompute = per_gpu * ((hw_fpt - attn_hw - 6 * n_act) / rate_w + (attn_hw - attn) / rate_a)
+    m = max(micro, 1e-9)
+    tp_act = lay.tp if model.heads % lay.tp == 0 and model.hidden % lay.tp == 0 else 1
+    stored = activations.activation_bytes(
+        model.cfg, seq_len=s, batch=lay.micro_batch, attention="flash", tp=tp_act,
+        sequence_parallel=tp_act > 1, cp=lay.cp if s % lay.cp == 0 else 1
+    ) / L * tp_act / lay.tp
+    passes = 4 * (1.5 if st.precision == "fp8" else 1)
+    memory_bound = passes * stored * stage * m / (gpu.bandwidth * sms)
+    ov = st.overlap
+    items: dict[str, tuple[traffic.Traffic, str]] = {}
+    strides = lay.strides
+    items["tensor"] = (traffic.tensor_parallel_traffic(
+        micro_batch=lay.micro_batch, seq_len=s_gpu, hidden=model.hidden, layers=stage,
+        tp=lay.tp, recompute=rc, sequence_parallel=lay.tp > 1),
+        links.tier(*strides["tensor"]))
+    kv_width = max(int(model.kv_bytes_per_token // (4 * L)), 1)
+    items["context"] = (traffic.context_parallel_traffic(
+        micro_batch=lay.micro_batch, seq_len=s, kv_dim=kv_width, layers=stage, cp=lay.cp,
+        tp=min(lay.tp, max(model.kv_heads, 1)), recompute=rc), links.tier(*strides["context"]))
+    if model.is_moe and lay.ep > 1:
+        moe_here = -(-model.moe_layers // pp)
+        tier = links.tier(*strides["expert"])
+        routes = model.experts_per_token
+        if tier == "network" and st.max_nodes_per_token:
+            routes = min(routes, st.max_nodes_per_token)  # one copy per node crosses
+        items["expert"] = (traffic.expert_parallel_traffic(
+            tokens=lay.micro_batch * s_gpu, hidden=model.hidden, experts_per_token=routes,
+            moe_layers=moe_here, ep=lay.ep,
+            dispatch_bytes_per_value=1 if st.precision == "fp8" else None), tier)
+    pipe_stride = strides["pipeline"][0]
+    items["pipeline"] = (traffic.pipeline_traffic(
+        micro_batch=lay.micro_batch, seq_len=s_gpu, hidden=model.hidden, tp=lay.tp,
+        interleave=lay.interleave, pp=pp), links.tier(pipe_stride, 2) if pp > 1 else "nvlink")
+    # each dimension hides behind the compute of its micro-batch, as far as there is some
+    window = (compute + recompute + memory_bound) / m
+    exposed = {dim: distributed.exposed_time(links.time(item, tier), window, ov[dim]) * m
+               for dim, (item, tier) in items.items()}
+    work = compute + recompute + memory_bound + sum(exposed.values())
+    if pp > 1:
+        whole = max(round(micro), 1)
+        fraction = (distributed.dualpipe_bubble_fraction(pp, whole)
+                    if st.schedule == "dualpipe" and pp % 2 == 0
+                    else distributed.pipeline_bubble_fraction(pp, whole, lay.interleave))
+    else:
+        fraction = 0.0
+    bubble = fraction * work
+    mem, shard = _memory(model, lay, s, rc)
+    dp_group = (lay.dp or 1) * lay.cp
+    data_tier = links.tier(lay.tp, dp_group)
+    per_micro = work / m
+    data = 0.0
+    sent = {dim: item.bytes_per_rank * m for dim, (item, _) in items.items()}
+    sent["data"] = 0.0
+    if dp_group > 1:
+        for item in traffic.data_parallel_traffic(shard, dp=dp_group, zero_stage=lay.zero_stage,
+                                                  grad_bytes=st.grad_bytes):
+            window = per_micro / 3 if item.collective == "all_gather" else per_micro * 2 / 3
+            data += distributed.exposed_time(links.time(item, data_tier), window, ov["data"])
+            sent["data"] += item.bytes_per_rank
+    exposed["data"] = data
+    step = work + bubble + data
+    breakdown = {"compute": compute, "recompute": recompute, "memory_bound": memory_bound,
+                 "bubble": bubble, **{d: exposed.get(d, 0.0) for d in _DIMENSIONS}}
+    limit = gpu.usable_memory * (1 - st.memory_reserve)
+    if mem > limit:
+        problems.append(
+            f"memory: {units.format_bytes(mem)} per GPU exceeds the {units.format_bytes(limit)} "
+            f"a {gpu.name} can use ({units.format_bytes(gpu.usable_memory)} less a "
+            f"{st.memory_reserve:.0%} reserve); try recompute='full', more tensor or "
+            "pipeline parallelism, a higher zero_stage or a smaller micro_batch")
+    tps = st.global_batch_tokens / step
+    seconds = st.tokens / tps
+    hours = cost.gpu_hours(gpus=st.n_gpus, seconds=seconds)
+    bill = (cost.run_cost(usd_per_gpu_hour=gpu.price, gpus=st.n_gpus, seconds=seconds)
+            if gpu.price is not None else None)
+    tiers = {d: t for d, (_, t) in items.items()}
+    tiers["data"] = data_tier
+    return TrainingPlan(
+        feasible=not problems, problems=tuple(problems), layout=lay, memory_per_gpu=mem,
+        memory_limit=limit, step_time=step, breakdown=MappingProxyType(breakdown),
+        mfu=flops.mfu(tps, model_fpt, st.n_gpus, gpu.peak("bf16")), tokens_per_second=tps,
+        days=seconds / flops.SECONDS_PER_DAY, gpu_hours=hours, cost_usd=bill,
+        micro_batches=micro, sequences=sequences, tiers=MappingProxyType(tiers),
+        traffic=MappingProxyType(sent), model=model.name, gpu=gpu.name, settings=st,
+        notes=(*model.notes, *gpu.notes))
+
+
+def _comparison(best: TrainingPlan, ranked: list[TrainingPlan], fitting: int, tried: int,
+                fastest: TrainingPlan) -> str:
+    text = (f"Fastest of the {fitting} layouts that fit, of {tried} valid ones compared: "
+            f"{best.layout.describe()}, {units.format_seconds(best.step_time)} per step at "
+            f"{best.mfu:.1%} MFU.")
+    others = [p for p in ranked[1:] if p.layout.degrees != best.layout.degrees]
+    if others:
+        second = others[0]
+        worse = max(best.breakdown, key=lambda k: second.breakdown[k] - best.breakdown[k])
+        gap = second.step_time / best.step_time - 1
+        text += (f" The runner-up, {second.layout.describe()}, takes {gap:.1%} longer, most "
+                 f"of it in {worse.replace('_', '-')} time "
+                 f"({units.format_seconds(second.breakdown[worse])} against "
+                 f"{units.format_seconds(best.breakdown[worse])}).")
+    if fastest is not best and fastest.step_time < best.step_time:
+        text += (f" {fastest.layout.degrees} would be faster "
+                 f"({units.format_seconds(fastest.step_time)}) but needs "
+                 f"{units.format_bytes(fastest.memory_per_gpu)} per GPU.")
+    return text
+
+
+def plan_training(
+    model: object,
+    gpu: object,
+    *,
+    n_gpus: int,
+    tokens: float,
+    global_batch_tokens: int,
+    seq_len: int,
+    precision: str = "bf16",
+    layout: Layout | str = "auto",
+    recompute: str = "selective",
+    scaleout_bandwidth: float | None = None,
+    nvlink_bandwidth: float | None = None,
+    nvlink_domain: int | None = None,
+    usable_memory: float | None = None,
+    memory_reserve: float = MEMORY_RESERVE,
+    matmul_efficiency: float | None = None,
+    attention_efficiency: float | None = None,
+    usd_per_gpu_hour: float | None = None,
+    grad_bytes: float = 2,
+    overlap: Mapping[str, float] | None = None,
+    sharp: bool = True,
+    latency: Mapping[str, float] | None = None,
+    pipeline_schedule: str = "1f1b",
+    comm_sm_fraction: float = 0.0,
+    max_nodes_per_token: int | None = None,
+) -> TrainingPlan:
+    """Plan pretraining ``model`` on ``n_gpus`` GPUs: memory, step time, MFU, days, cost.
+
+    Parameters
+    ----------
+    model : str, TransformerConfig, mapping or ModelView
+        A preset name, a config, a parsed config.json, or a :class:`ModelView`.
+    gpu : str or GPUSpec
+        The GPU (``"H100 SXM"``).
+    n_gpus : int
+        GPUs training together.
+    tokens : float
+        Training tokens ``D``.
+    global_batch_tokens : int
+        Tokens per optimizer step (Llama 3 405B: 16M, Dubey et al. 2024, Table 4).
+    seq_len : int
+        Tokens per sequence.
+    precision : str
+        Matrix-multiply precision: ``"bf16"``, ``"fp16"`` or ``"fp8"`` (weights' matmuls
+        only; MFU stays against the BF16 peak).
+    layout : Layout or "auto"
+        The degrees of parallelism, or ``"auto"``: the fastest that fits among
+        :func:`~gpulesson.planning.layout.candidate_layouts`, with a comparison as reason.
+    recompute : str
+        ``"none"``, ``"selective"`` (attention recomputed: FlashAttention's default) or
+        ``"full"``.
+    scaleout_bandwidth, nvlink_bandwidth, nvlink_domain, usable_memory, matmul_efficiency,
+    attention_efficiency, usd_per_gpu_hour
+        Override the GPU's figures (bytes/s one way per GPU, GPUs, bytes, fraction, USD):
+        for example alpha and beta measured on your machine (lesson 6) or a quote.
+    memory_reserve : float
+        Share of usable memory kept free (default 5 %).
+    grad_bytes : float
+        Bytes per gradient value reduced across data-parallel GPUs (4: FP32, as Llama 3).
+    overlap : mapping
+        Share of each dimension's communication hidden behind compute, ``{"tensor": 0,
+        "context": 0, "expert": 0, "pipeline": 0, "data": 1}`` by default. Each hides only
+        behind the compute of its micro-batch; the gradient synchronisation only behind the
+        backward pass of the last micro-batch (the parameter all-gather behind a forward).
+    sharp : bool
+        Use NVLink SHARP for all-reduces inside the NVLink domain where the GPU has it.
+    latency : mapping
+        Seconds of start-up per collective, ``{"nvlink": ..., "network": ...}``.
+    pipeline_schedule : str
+        ``"1f1b"`` (interleaved when ``layout.interleave > 1``) or ``"dualpipe"``.
+    comm_sm_fraction : float
+        Share of the streaming multiprocessors that communication kernels keep while they
+        overlap compute (DeepSeek-V3 gives 20 of the H800's 132 to its all-to-alls, section
+        3.2.2): compute runs that much slower.
+    max_nodes_per_token : int, optional
+        Node-limited routing: each token's activations cross the network to at most this
+        many nodes, then NVLink fans them out (DeepSeek-V3: 4, section 3.2.2).
+
+    Returns
+    -------
+    TrainingPlan
+        ``feasible=False`` with ``problems`` for a plan that cannot run; ``ValueError`` only
+        for bad arguments (zero GPUs, a layout whose product is not ``n_gpus`` ...).
+    """
+    n = v.positive_int("n_gpus", n_gpus)
+    d = v.positive_number("tokens", tokens)
+    batch = v.positive_int("global_batch_tokens", global_batch_tokens)
+    s = v.positive_int("seq_len", seq_len)
+    prec = v.choice("precision", precision, _PRECISIONS)
+    rc = v.choice("recompute", recompute, memory.RECOMPUTE_MODES)
+    schedule = v.choice("pipeline_schedule", pipeline_schedule, ("1f1b", "dualpipe"))
+    shares = {"tensor": 0.0, "context": 0.0, "expert": 0.0, "pipeline": 0.0, "data": 1.0}
+    for key, value in (overlap or {}).items():
+        if key not in shares:
+            raise ValueError(f"overlap: unknown dimension {key!r}; known: {', '.join(shares)}")
+        shares[key] = v.fraction(f"overlap[{key!r}]", value)
+    alpha = dict(LATENCY)
+    for key, value in (latency or {}).items():
+        if key not in alpha:
+            raise ValueError(f"latency: unknown tier {key!r}; known: nvlink, network")
+        alpha[key] = v.nonneg_number(f"latency[{key!r}]", value)
+    mv = model_view(model)
+    gv = gpu_view(gpu, usable_memory=usable_memory, nvlink_bandwidth=nvlink_bandwidth,
+                  domain=nvlink_domain, scaleout_bandwidth=scaleout_bandwidth,
+                  matmul_efficiency=matmul_efficiency,
+                  attention_efficiency=attention_efficiency, usd_per_gpu_hour=usd_per_gpu_hour)
+    st = TrainingSettings(
+        n_gpus=n, tokens=d, global_batch_tokens=batch, seq_len=s, precision=prec,
+        recompute=rc, memory_reserve=v.fraction("memory_reserve", memory_reserve,
+                                                allow_one=False),
+        grad_bytes=v.positive_number("grad_bytes", grad_bytes),
+        overlap=MappingProxyType(shares), schedule=schedule,
+        comm_sm_fraction=v.fraction("comm_sm_fraction", comm_sm_fraction, allow_one=False),
+        max_nodes_per_token=None if max_nodes_per_token is None else v.positive_int(
+            "max_nodes_per_token", max_nodes_per_token))
+    links = _Links(gv, alpha, v.boolean("sharp", sharp))
+    if isinstance(layout, Layout):
+        return _evaluate(mv, gv, layout.resolve(n), st, links)
+    if layout != "auto":
+        raise ValueError(f"layout must be a Layout or 'auto', got {layout!r}")
+    candidates = candidate_layouts(mv, n_gpus=n, seq_len=s, domain=gv.domain,
+                                   sequences=batch / s)
+    plans = [_evaluate(mv, gv, lay, st, links) for lay in candidates
+             if not layout_problems(lay, mv, seq_len=s)]
+    if not plans:
+        fallback = _evaluate(mv, gv, Layout().resolve(n), st, links)
+        return _with(fallback, reason="No layout of tp, cp and pp dividing the model and the "
+                     "batch was found; shown: plain data parallelism.")
+    # equal times (to 4 digits): the simpler layout, lower ZeRO stage and micro-batch first
+    ranked = sorted((p for p in plans if p.feasible), key=lambda p: (
+        float(f"{p.step_time:.4g}"), p.layout.zero_stage, p.layout.micro_batch,
+        p.layout.interleave, p.memory_per_gpu))
+    fastest = min(plans, key=lambda p: p.step_time)
+    if ranked:
+        return _with(ranked[0], reason=_comparison(ranked[0], ranked, len(ranked), len(plans),
+                                                    fastest))
+    leanest = min(plans, key=lambda p: p.memory_per_gpu)
+    why = (f"None of the {len(plans)} valid layouts fits: the leanest, "
+           f"{leanest.layout.describe()}, needs {units.format_bytes(leanest.memory_per_gpu)} "
+           f"per GPU of the {units.format_bytes(leanest.memory_limit)} usable.")
+    return _with(leanest, reason=why)
+
+
+def _with(plan: TrainingPlan, *, reason: str) -> TrainingPlan:
+    from dataclasses import replace
+    return replace(plan, reason=reason, searched=True)
+
+
+v.guard_module(globals())

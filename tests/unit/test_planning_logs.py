@@ -1,0 +1,88 @@
+"""Reading real logs: vLLM start-up memory lines and nccl-tests tables (tests/data/logs/,
+each file names its public issue thread)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gpulesson.planning import reconcile_nccl_tests, reconcile_vllm_log
+from gpulesson.planning.logs import alpha_beta_fit, parse_nccl_tests, parse_vllm_log
+
+LOGS = Path(__file__).resolve().parents[1] / "data" / "logs"
+
+
+def _read(name: str) -> str:
+    return (LOGS / name).read_text()
+
+
+def test_parse_vllm_v0_memory_line() -> None:
+    """vLLM issue #10517 (20k): every figure of the V0 "Memory profiling results" line."""
+    got = parse_vllm_log(_read("vllm-10517-rtx3090-llama3.1-8b-20k.log"))
+    assert got["weights"] == pytest.approx(14.9888 * 2**30)
+    assert got["activation_peak"] == pytest.approx((17.06 - 14.9888) * 2**30)
+    assert (got["blocks"], got["max_model_len"], got["max_concurrency"]) == (1952, 20000, 1.56)
+
+
+def test_parse_vllm_v07_worker_lines() -> None:
+    """vLLM issue #13882: the 'model weights take ...; the rest ... is -1.05GiB' spelling."""
+    got = parse_vllm_log(_read("vllm-13882-rtx4060-qwen2.5-7b-awq.log"))
+    assert got["kv_cache"] == pytest.approx(-1.05 * 2**30)
+    assert got["activation_peak"] == pytest.approx(1.42 * 2**30)
+    assert got["total_memory"] == pytest.approx(8 * 2**30) and got["utilization"] == 0.70
+
+
+def test_reconcile_vllm_terms_add_up() -> None:
+    """Term by term: the KV difference is what the weight and activation differences leave."""
+    r = reconcile_vllm_log(_read("vllm-10517-rtx3090-llama3.1-8b-29k.log"), "llama-3-8b",
+                           max_num_batched_tokens=29000, max_num_seqs=256)
+    rows = {row.term: row for row in r.rows}
+    kv, w, a = rows["KV cache memory"], rows["model weights"], rows["activation peak"]
+    assert kv.difference == pytest.approx(-(w.difference + a.difference), abs=0.011 * 2**30)
+    assert abs(rows["maximum concurrency"].relative) < 0.10
+    assert "KV cache tokens" in r.table()
+
+
+def test_unknown_log_format_is_refused() -> None:
+    with pytest.raises(ValueError, match="text"):
+        parse_vllm_log("hello world")
+    with pytest.raises(ValueError, match="text"):
+        parse_nccl_tests("no table here")
+
+
+def test_source_nccl_tests_44_2080ti_bridge_runs_at_half_its_links() -> None:
+    """nccl-tests issue #44: two RTX 2080 Ti over an NVLink bridge reach about 21 GB/s of
+    bus bandwidth. Two NVLink 2 links (25 GB/s each way) predict 41 GB/s achievable: the
+    fit says half, as a bridge making contact on some links only would (the diagnosis of
+    NVIDIA/nccl issue #557 for this log)."""
+    r = reconcile_nccl_tests(_read("nccl-tests-44-rtx2080ti-nvlink.txt"), line_rate=50e9,
+                             collective="all_reduce", n_ranks=2)
+    assert r.beta == pytest.approx(21e9, rel=0.05)
+    assert 5e-6 < r.alpha < 30e-6
+    assert 0.4 < r.ratio < 0.6 and "fewer links" in r.explanation
+
+
+def test_source_nccl_tests_194_h100_pcie_pair() -> None:
+    """nccl-tests issue #194: two H100 PCIe over NVLink bridges, 116 GB/s bus bandwidth at
+    1-4 GiB, below half of what 600 GB/s of bridges (300 each way) should give."""
+    collective, rows = parse_nccl_tests(_read("nccl-tests-194-h100pcie-nvlink.txt"))
+    assert collective == "all_reduce" and len(rows) == 3
+    r = reconcile_nccl_tests(_read("nccl-tests-194-h100pcie-nvlink.txt"), line_rate=300e9)
+    assert r.n_ranks == 2
+    assert r.beta == pytest.approx(116e9, rel=0.02)
+    assert r.ratio < 0.6
+
+
+def test_alpha_beta_fit_recovers_a_line() -> None:
+    sizes = [2.0**k for k in range(10, 30, 2)]
+    times = [20e-6 + 2 * 7 / 8 * s / 300e9 for s in sizes]
+    alpha, beta = alpha_beta_fit(sizes, times, n_ranks=8)
+    assert alpha == pytest.approx(20e-6, rel=1e-6) and beta == pytest.approx(300e9, rel=1e-6)
+    with pytest.raises(ValueError, match="sizes_bytes"):
+        alpha_beta_fit([1.0], [1.0], n_ranks=2)
+
+
+def test_reconcile_nccl_refuses_bad_line_rate() -> None:
+    with pytest.raises(ValueError, match="line_rate"):
+        reconcile_nccl_tests(_read("nccl-tests-44-rtx2080ti-nvlink.txt"), line_rate=-5.0)

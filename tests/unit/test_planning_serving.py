@@ -1,0 +1,141 @@
+"""gpulesson.planning.plan_serving and kv_budget: vLLM's start-up arithmetic and SLOs.
+
+The real logs under tests/data/logs/ name the public thread each comes from.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gpulesson.planning import plan_serving
+from gpulesson.planning.logs import parse_vllm_log
+from gpulesson.planning.serving import GIB, kv_budget
+
+LOGS = Path(__file__).resolve().parents[1] / "data" / "logs"
+
+
+@pytest.mark.parametrize("name", ["vllm-10517-rtx3090-llama3.1-8b-20k.log",
+                                  "vllm-10517-rtx3090-llama3.1-8b-29k.log"])
+def test_source_vllm_10517_kv_cache_within_10_percent(name: str) -> None:
+    """vLLM issue #10517: Llama 3.1 8B on an RTX 3090 (23.58 GiB as CUDA reports it,
+    utilisation 0.90, vLLM 0.6 profiling max_model_len tokens at once). The prediction
+    reproduces the KV cache memory, tokens and maximum concurrency within 10 %."""
+    log = parse_vllm_log((LOGS / name).read_text())
+    length = int(log["max_model_len"])
+    budget = kv_budget("llama-3-8b", usable_memory=log["total_memory"], max_model_len=length,
+                       gpu_memory_utilization=log["utilization"],
+                       max_num_batched_tokens=length, max_num_seqs=256)
+    assert budget.kv_cache == pytest.approx(log["kv_cache"], rel=0.10)
+    assert budget.kv_cache_tokens == pytest.approx(log["blocks"] * 16, rel=0.10)
+    assert budget.max_concurrency == pytest.approx(log["max_concurrency"], rel=0.10)
+    assert budget.weights == pytest.approx(log["weights"], rel=0.01)
+
+
+def test_source_vllm_13882_no_room_for_a_kv_cache() -> None:
+    """vLLM issue #13882: a 4-bit Qwen2.5-7B on an 8 GB RTX 4060 at utilisation 0.70 has
+    no memory left for the KV cache ("# cuda blocks: 0", "0.00x"); the prediction, with
+    the 16-bit embedding and output layer AWQ keeps, finds none either."""
+    log = parse_vllm_log((LOGS / "vllm-13882-rtx4060-qwen2.5-7b-awq.log").read_text())
+    budget = kv_budget("qwen2.5-7b", usable_memory=log["total_memory"], max_model_len=4096,
+                       gpu_memory_utilization=0.70, weight_dtype="int4",
+                       max_num_batched_tokens=4096, max_num_seqs=256,
+                       non_torch_memory=log["non_torch"])
+    assert log["blocks"] == 0 and log["max_concurrency"] == 0
+    assert budget.kv_cache <= 0 and budget.blocks == 0 and budget.max_concurrency == 0
+    assert budget.weights == pytest.approx(log["weights"], rel=0.05)
+    plan = plan_serving("qwen2.5-7b", "L4", max_model_len=4096, weight_dtype="int4",
+                        usable_memory=log["total_memory"], gpu_memory_utilization=0.70,
+                        max_num_batched_tokens=4096, max_num_seqs=256,
+                        non_torch_memory=log["non_torch"])
+    assert not plan.feasible and "KV cache" in plan.problems[0]
+
+
+def test_source_vllm_21348_tokens_per_gib_of_a_4_way_split() -> None:
+    """vLLM issue #21348: Qwen3-235B-A22B on 4 H100 (tp 4) prints "Available KV cache
+    memory: 8.11 GiB" and "GPU KV cache size: 178,880 tokens". With 94 layers of 4 KV heads
+    of 128 (its config.json), one KV head per GPU: 48,128 bytes per token, 8.11 GiB hold
+    about 181K tokens, within 2 %."""
+    from gpulesson.transformer import TransformerConfig
+    skeleton = TransformerConfig(hidden=4096, layers=94, heads=64, kv_heads=4, head_dim=128,
+                                 vocab=151936, ffn=12288, gated_mlp=True, norm="rmsnorm",
+                                 linear_bias=False, tied_embeddings=False)
+    log = parse_vllm_log((LOGS / "vllm-21348-4xh100-qwen3-235b-fp8.log").read_text())
+    budget = kv_budget(skeleton, "H100 SXM", tp=4, max_model_len=40960)
+    assert budget.kv_bytes_per_token == 48_128
+    tokens = log["kv_cache"] // budget.kv_bytes_per_token
+    assert tokens == pytest.approx(log["kv_cache_tokens"], rel=0.02)
+
+
+def test_max_concurrency_is_vllms_definition() -> None:
+    """"Maximum concurrency for N tokens per request" = KV cache tokens / max_model_len
+    (vLLM PR #13596)."""
+    plan = plan_serving("llama-3-8b", "H100 SXM", max_model_len=8192)
+    assert plan.max_concurrency == pytest.approx(plan.kv_cache_tokens / 8192)
+    assert plan.kv_cache_tokens % 16 == 0
+
+
+def test_utilisation_moves_the_kv_cache_not_the_weights() -> None:
+    """Each 1 % of utilisation on an 80 GB card is 0.8 GB more KV cache, nothing else."""
+    a = kv_budget("llama-3-8b", "H100 SXM", max_model_len=8192, gpu_memory_utilization=0.90)
+    b = kv_budget("llama-3-8b", "H100 SXM", max_model_len=8192, gpu_memory_utilization=0.91)
+    assert b.weights == a.weights and b.activation_peak == a.activation_peak
+    assert b.kv_cache - a.kv_cache == pytest.approx(0.01 * a.requested / 0.90)
+
+
+def test_decode_step_is_weights_plus_kv_reads() -> None:
+    """At batch 1 a decode step reads every weight once: 16 GB at 3.35 TB/s, about 5 ms
+    for Llama 3 8B in BF16 on an H100; the KV reads come on top."""
+    plan = plan_serving("llama-3-8b", "H100 SXM", max_model_len=8192, qps=0.01,
+                        prompt_tokens=128, output_tokens=16)
+    assert plan.tpot == pytest.approx(16.06e9 / 3.35e12, rel=0.05)
+    longer = plan_serving("llama-3-8b", "H100 SXM", max_model_len=8192, qps=0.01,
+                          prompt_tokens=6000, output_tokens=16)
+    assert longer.tpot > plan.tpot
+
+
+def test_slo_search_finds_replicas_and_tp() -> None:
+    """20 requests/s of 2,000 tokens in and 300 out within 200 ms to the first token and
+    50 ms per token: the planner returns the fewest GPUs that meet both."""
+    plan = plan_serving("llama-3-70b", "H100 SXM", tp=None, max_model_len=8192, qps=20,
+                        prompt_tokens=2000, output_tokens=300, ttft_slo=0.2, tpot_slo=0.05)
+    assert plan.feasible
+    assert plan.ttft <= 0.2 and plan.tpot <= 0.05
+    assert plan.gpus == plan.tp * plan.replicas
+    fewer = plan_serving("llama-3-70b", "H100 SXM", tp=plan.tp, max_model_len=8192, qps=20,
+                         prompt_tokens=2000, output_tokens=300)
+    assert fewer.replicas <= plan.replicas
+    assert "Compared" in plan.reason
+
+
+def test_impossible_slo_says_which_and_why() -> None:
+    """A 10 ms TTFT for a 32K-token prompt of a 70B model cannot be met on any tp."""
+    plan = plan_serving("llama-3-70b", "H100 SXM", tp=None, max_model_len=40000, qps=1,
+                        prompt_tokens=32000, output_tokens=100, ttft_slo=0.01)
+    assert not plan.feasible
+    assert any(p.startswith("ttft_slo") and "prefill alone" in p for p in plan.problems)
+    plan = plan_serving("llama-3-70b", "H100 SXM", tp=4, max_model_len=8192, qps=1,
+                        tpot_slo=0.001)
+    assert any(p.startswith("tpot_slo") for p in plan.problems)
+
+
+def test_cost_per_million_tokens_at_the_traffic() -> None:
+    """Cost = GPUs x price / output tokens per hour: at 20 requests/s of 300 tokens."""
+    plan = plan_serving("llama-3-70b", "H100 SXM", tp=8, max_model_len=8192, qps=20,
+                        prompt_tokens=2000, output_tokens=300)
+    assert plan.throughput == pytest.approx(20 * 300)
+    assert plan.cost_per_million_tokens == pytest.approx(
+        6.88 * plan.gpus / (3600 * 6000) * 1e6)  # AWS p5.48xlarge, 2026-09-19
+
+
+@pytest.mark.parametrize(("kwargs", "name"), [
+    (dict(max_model_len=0), "max_model_len"), (dict(qps=-1.0), "qps"),
+    (dict(gpu_memory_utilization=1.5), "gpu_memory_utilization"), (dict(tp=0), "tp"),
+])
+def test_bad_arguments(kwargs: dict, name: str) -> None:
+    args = dict(max_model_len=8192)
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=name):
+        plan_serving("llama-3-8b", "H100 SXM", **args)
+    assert GIB == 2**30

@@ -1,0 +1,75 @@
+"""gpulesson.traffic: the bytes every parallel dimension moves."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpulesson import traffic
+
+
+def test_source_korthikanti_four_allreduces_per_layer() -> None:
+    """Korthikanti et al. 2022, section 4.2.2: tensor parallelism needs "four all-reduce
+    operations in a single forward and backward pass" per layer, each of b*s*h values;
+    sequence parallelism moves the same bytes as reduce-scatters and all-gathers."""
+    t = traffic.tensor_parallel_traffic(micro_batch=1, seq_len=2048, hidden=12288, layers=1,
+                                        tp=8, sequence_parallel=False)
+    assert (t.count, t.size_bytes, t.group) == (4, 2048 * 12288 * 2, 8)
+    assert t.bytes_per_rank == pytest.approx(4 * 2 * 7 / 8 * 2048 * 12288 * 2)
+    sp = traffic.tensor_parallel_traffic(micro_batch=1, seq_len=2048, hidden=12288, layers=1,
+                                         tp=8)
+    assert sp.bytes_per_rank == t.bytes_per_rank
+    full = traffic.tensor_parallel_traffic(micro_batch=1, seq_len=2048, hidden=12288,
+                                           layers=1, tp=8, recompute="full")
+    assert full.count == 6
+
+
+def test_source_narayanan_scatter_gather_divides_p2p_by_tp() -> None:
+    """Narayanan et al. 2021, section 4.1: the scatter/gather optimisation sends b*s*h/t
+    per GPU across a stage boundary; interleaving multiplies the transfers by v."""
+    p = traffic.pipeline_traffic(micro_batch=1, seq_len=2048, hidden=25600, tp=8, pp=64)
+    assert p.size_bytes == 2048 * 25600 * 2 / 8 and p.count == 2
+    assert traffic.pipeline_traffic(micro_batch=1, seq_len=2048, hidden=25600, tp=8,
+                                    interleave=2, pp=64).count == 4
+    assert traffic.pipeline_traffic(micro_batch=1, seq_len=2048, hidden=256, pp=1).time(
+        bandwidth=1e9) == 0
+
+
+def test_context_parallel_gathers_kv_of_the_whole_sequence() -> None:
+    """Llama 3 (Dubey et al. 2024, section 3.3.2) all-gathers K and V: for 128K tokens of
+    8 KV heads of 128 in BF16, 2 x 131,072 x 1,024 x 2 bytes per layer, split over tp."""
+    c = traffic.context_parallel_traffic(micro_batch=1, seq_len=131072, kv_dim=1024,
+                                         layers=1, cp=16, tp=8)
+    assert c.size_bytes == 2 * 131072 * 1024 * 2 / 8
+    assert c.bytes_per_rank == pytest.approx(2 * 15 / 16 * c.size_bytes)
+
+
+def test_source_deepseek_v3_fp8_dispatch_bf16_combine() -> None:
+    """DeepSeek-V3 (section 3.3.2): tokens are dispatched in FP8 and combined in BF16.
+    Each token sends its h = 7,168 values to 8 experts: 8 x 7,168 bytes forward out,
+    twice that back; the backward pass moves the same again in BF16."""
+    e = traffic.expert_parallel_traffic(tokens=1, hidden=7168, experts_per_token=8,
+                                        moe_layers=1, ep=64, dispatch_bytes_per_value=1)
+    total = e.count * e.size_bytes  # buffers, before the (ep-1)/ep that leaves the GPU
+    assert total == pytest.approx(8 * 7168 * (1 + 2) * 2)
+    bf16 = traffic.expert_parallel_traffic(tokens=1, hidden=7168, experts_per_token=8,
+                                           moe_layers=1, ep=64)
+    assert bf16.count == 4
+
+
+def test_source_zero_data_parallel_volumes() -> None:
+    """Rajbhandari et al. 2020, section 7: ZeRO-1/2 move 2 Psi (reduce-scatter + all-gather,
+    like one all-reduce), ZeRO-3 3 Psi."""
+    one = traffic.data_parallel_traffic(1e9, dp=64, zero_stage=1)
+    zero = traffic.data_parallel_traffic(1e9, dp=64, zero_stage=0)
+    three = traffic.data_parallel_traffic(1e9, dp=64, zero_stage=3)
+    per = [sum(t.bytes_per_rank for t in x) for x in (zero, one, three)]
+    assert per[0] == pytest.approx(per[1]) and per[2] == pytest.approx(1.5 * per[1])
+    fp32 = traffic.data_parallel_traffic(1e9, dp=64, zero_stage=1, grad_bytes=4)
+    assert fp32[0].size_bytes == 4e9 and fp32[1].size_bytes == 2e9
+
+
+def test_bad_arguments() -> None:
+    with pytest.raises(ValueError, match="micro_batch"):
+        traffic.tensor_parallel_traffic(micro_batch=0, seq_len=1, hidden=1, layers=1, tp=1)
+    with pytest.raises(ValueError, match="zero_stage"):
+        traffic.data_parallel_traffic(1.0, dp=2, zero_stage=4)
