@@ -290,7 +290,7 @@ def _evaluate(model: ModelView, gpu: GPUView, lay: Layout, st: TrainingSettings,
     if mem > limit:
         problems.append(
             f"memory: {units.format_bytes(mem)} per GPU exceeds the {units.format_bytes(limit)} "
-            f"a {gpu.name} can use ({units.format_bytes(gpu.usable_memory)} less a "
+            f"usable on the {gpu.name} ({units.format_bytes(gpu.usable_memory)} less a "
             f"{st.memory_reserve:.0%} reserve); try recompute='full', more tensor or "
             "pipeline parallelism, a higher zero_stage or a smaller micro_batch")
     tps = st.global_batch_tokens / step

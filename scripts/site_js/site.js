@@ -57,8 +57,10 @@
   // ------------------------------------------------------------ the scroll cue
   // What scrolls sideways (a wide table, an output table on a phone, an equation) gets a
   // shadow on each side that has more to see, and a keyboard stop so arrows can scroll it.
+  // A notebook's own HTML output may wrap a table in a box of its own that scrolls.
   var WATCHED = ".bd-article pre, .bd-article .pst-scrollable-table-container, " +
-    ".bd-article mjx-container[display='true']";
+    ".bd-article mjx-container[display='true'], " +
+    ".bd-article .cell_output .text_html > div[style*='overflow']";
 
   function edges(box) {
     var more = box.scrollWidth - box.clientWidth;

@@ -675,7 +675,7 @@ NOT_FIGURES = (
     "sends each token to 8 of 256 experts", "In a GB200 NVL72 rack, 72 GPUs share",
     "the same 64 GPUs of expert parallelism", "groups of up to 72 GPUs",
     # the parallel_traffic calculator's DeepSeek-V3 setting (DeepSeek-AI 2024, section 3.2)
-    "with tp 1, pp 16 and ep 64 on 2,048 GPUs",
+    "with tp 1, pp 16, dp 128 and ep 64 (2,048 GPUs)",
     "what a 72-GPU NVLink domain changes", "which a 72-GPU NVLink domain removes",
     # published inputs and figures (sources in the module docstring)
     "Llama 3 405B on 16,384 GPUs",

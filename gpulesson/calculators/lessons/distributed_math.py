@@ -165,8 +165,9 @@ _LINKS = {"nvlink": "NVLink", "network": "network"}
 def _parallel_traffic(**kw: Any) -> dict[str, Any]:
     dtype = kw["dtype"]
     precision = dtype if dtype in ("bf16", "fp16", "fp8") else "bf16"
+    n_gpus = kw["tp"] * kw["cp"] * kw["pp"] * kw["dp"]
     plan = planning.plan_training(
-        planner_inputs.config(kw), planner_inputs.spec(kw, precision), n_gpus=kw["n_gpus"],
+        planner_inputs.config(kw), planner_inputs.spec(kw, precision), n_gpus=n_gpus,
         tokens=1e12, global_batch_tokens=int(round(kw["step_tokens"])), seq_len=kw["seq_len"],
         precision=precision, recompute=kw["recompute"],
         layout=planning.Layout(tp=kw["tp"], pp=kw["pp"], cp=kw["cp"], ep=kw["ep"],
@@ -177,7 +178,7 @@ def _parallel_traffic(**kw: Any) -> dict[str, Any]:
         grad_bytes=4 if kw["grad_dtype"] == "fp32" else 2, overlap={"data": kw["overlap"]})
     b, sent, tiers = plan.breakdown, plan.traffic, plan.tiers
     out: dict[str, Any] = {
-        "degrees": plan.layout.describe(), "feasible": plan.feasible,
+        "degrees": plan.layout.describe(), "n_gpus": n_gpus, "feasible": plan.feasible,
         "problems": " ".join(plan.problems) or "none",
         "links": "; ".join(f"{d}: {_LINKS[tiers[d]]}" for d in _DIMENSIONS
                            if sent.get(d, 0) > 0) or "no traffic (one GPU)",
@@ -198,7 +199,8 @@ _S = "seconds"
 PARALLEL_TRAFFIC = Calculator(
     name="parallel_traffic",
     title="Traffic of every parallel dimension",
-    description="A layout tp × cp × pp × dp (and ep for a mixture of experts) on a cluster: "
+    description="A layout tp × cp × pp × dp (and ep for a mixture of experts; the GPU count "
+                "follows from it): "
                 "the bytes each GPU sends per step in each dimension, the link it crosses "
                 "(NVLink inside the domain, the network beyond it, at the bandwidth NCCL "
                 "achieves) and the seconds it leaves exposed, from "
@@ -213,7 +215,6 @@ PARALLEL_TRAFFIC = Calculator(
         *planner_inputs.gpu_inputs("H100 SXM"),
         replace(shared.dtype_input(), help="FP8 also sends an expert all-to-all's dispatch "
                 "in FP8, as DeepSeek-V3 does."),
-        replace(shared.N_GPUS, default=16_384),
         Integer("tp", "Tensor-parallel size", default=8, range=(1, 1024),
                 help="Innermost: consecutive GPUs, inside the NVLink domain when it fits."),
         Integer("cp", "Context-parallel size", default=1, range=(1, 1024),
@@ -221,7 +222,10 @@ PARALLEL_TRAFFIC = Calculator(
         Integer("ep", "Expert-parallel size", default=1, range=(1, 1024),
                 help="Mixture-of-experts models: the experts split over ep of the dp GPUs."),
         Integer("pp", "Pipeline stages", default=16, range=(1, 1024),
-                help="Outermost; dp is what is left: n_gpus ÷ (tp · cp · pp)."),
+                help="Outermost: consecutive stages sit on different servers."),
+        Integer("dp", "Data-parallel size", default=128, range=(1, 1_000_000),
+                help="Copies of the model; the GPU count is tp · cp · pp · dp. Llama 3 405B: "
+                     "8 · 1 · 16 · 128 = 16,384 GPUs."),
         Integer("zero_stage", "ZeRO stage", default=1, range=(0, 3),
                 help="1: Megatron's distributed optimizer (gradients reduce-scattered, "
                      "weights all-gathered); 3 also gathers the weights in every pass."),
@@ -234,6 +238,7 @@ PARALLEL_TRAFFIC = Calculator(
     ),
     outputs=(
         Output("degrees", "Layout", "text"),
+        Output("n_gpus", "GPUs (tp · cp · pp · dp)", "count"),
         Output("feasible", "Feasible", "bool"),
         Output("problems", "Problems", "text"),
         Output("links", "Link each dimension crosses", "text"),

@@ -56,3 +56,25 @@ def test_gpipe_schedule_idles_k_minus_1_of_m_plus_k_minus_1():
     assert out["makespan"] == 57
     assert out["bubble"] == pytest.approx(3 / 16)
     assert (out["makespan"] - 16 * 3) / out["makespan"] == pytest.approx(3 / 19)
+
+
+def test_parallel_traffic_counts_its_gpus_from_the_layout():
+    """Dubey et al. 2024 (Llama 3), Table 4: tp 8, cp 1, pp 16 and dp 128 are 16,384 GPUs;
+    the tensor all-reduces stay inside the 8-GPU NVLink server, the gradients cross the
+    network."""
+    out = C.compute("parallel_traffic")
+    assert out["n_gpus"] == 16_384
+    assert "tensor: NVLink" in out["links"] and "data: network" in out["links"]
+
+
+def test_parallel_traffic_moves_the_expert_all_to_all_onto_a_72_gpu_domain():
+    """DeepSeek-AI 2024 (DeepSeek-V3), section 3.2: ep 64 over 8-GPU servers sends the
+    expert all-to-all across the network; in a GB200 NVL72 rack (72 GPUs on one NVLink
+    domain, NVIDIA's specification) the same 64 GPUs exchange it on NVLink, in far less
+    exposed time."""
+    setting = dict(model="deepseek-v3", tp=1, pp=16, dp=128, ep=64, dtype="fp8")
+    h100 = C.compute("parallel_traffic", gpu="H100 SXM", **setting)
+    nvl72 = C.compute("parallel_traffic", gpu="GB200 NVL72", **setting)
+    assert h100["n_gpus"] == nvl72["n_gpus"] == 2048
+    assert "expert: network" in h100["links"] and "expert: NVLink" in nvl72["links"]
+    assert nvl72["expert_time"] < h100["expert_time"] / 5
