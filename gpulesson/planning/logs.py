@@ -2,9 +2,9 @@
 
 :func:`reconcile_vllm_log` parses the memory figures vLLM prints at start-up (model weights,
 the profiled activation peak, non-torch memory, the KV cache in GiB, blocks and tokens,
-maximum concurrency; V0 and V1 spellings) and sets each beside
-:func:`~gpulesson.planning.serving.kv_budget`'s prediction, term by term: the difference in
-KV memory is the sum of the differences above it.
+maximum concurrency; V0 and V1 spellings, and vLLM 0.6.5's summary of one figure per line)
+and sets each beside :func:`~gpulesson.planning.serving.kv_budget`'s prediction, term by
+term: the difference in KV memory is the sum of the differences above it.
 
 :func:`reconcile_nccl_tests` parses an nccl-tests table (size, count, type, time, algbw,
 busbw per row; with or without the ``redop`` and ``root`` columns), fits the alpha-beta
@@ -31,17 +31,20 @@ __all__ = ["LogRow", "NCCLReconciliation", "NCCLRow", "VLLMReconciliation", "alp
 _NUM = r"([0-9][0-9,]*\.?[0-9]*)"
 _VLLM_PATTERNS = {
     "weights": [rf"Loading model weights took {_NUM}\s*Gi?B", rf"Model loading took {_NUM}\s*GiB",
-                rf"model weights take {_NUM}\s*GiB"],
-    "total_memory": [rf"total_gpu_memory=\s*{_NUM}\s*GiB", rf"total_gpu_memory \({_NUM}GiB\)"],
+                rf"model weights take\s+{_NUM}\s*GiB"],
+    "total_memory": [rf"total_gpu_memory=\s*{_NUM}\s*GiB", rf"total_gpu_memory \({_NUM}GiB\)",
+                     rf"total_gpu_memory\s+{_NUM}\s*GiB"],
     "utilization": [rf"gpu_memory_utilization=\s*{_NUM}",
-                    rf"x gpu_memory_utilization \({_NUM}\)"],
+                    rf"x gpu_memory_utilization \({_NUM}\)", rf"gpu_memory_utilization\s+{_NUM}"],
     "peak_torch": [rf"peak_torch_memory=\s*{_NUM}\s*GiB"],
-    "activation_peak": [rf"PyTorch activation peak memory takes {_NUM}\s*GiB"],
-    "non_torch": [rf"non_torch_memory=\s*{_NUM}\s*GiB", rf"non_torch_memory takes {_NUM}\s*GiB"],
+    "activation_peak": [rf"PyTorch activation peak memory (?:takes )?\s*{_NUM}\s*GiB"],
+    "non_torch": [rf"non_torch_memory=\s*{_NUM}\s*GiB", rf"non_torch_memory takes {_NUM}\s*GiB",
+                  rf"non_torch_memory\s+{_NUM}\s*GiB"],
     "kv_cache": [rf"kv_cache_size=\s*{_NUM}\s*GiB",
                  rf"reserved for KV Cache is (-?{_NUM[1:-1]})\s*GiB",
-                 rf"Available KV cache memory: {_NUM}\s*GiB"],
-    "blocks": [rf"# (?:GPU|cuda) blocks: {_NUM}", rf"GPU blocks: {_NUM}"],
+                 rf"Available KV cache memory: {_NUM}\s*GiB",
+                 rf"available_kv_cache_memory\s+{_NUM}\s*GiB"],
+    "blocks": [rf"# (?:GPU|cuda|CUDA) blocks: {_NUM}", rf"GPU blocks: {_NUM}"],
     "kv_cache_tokens": [rf"GPU KV cache size: {_NUM} tokens",
                         rf"maximum number of tokens that can be stored in KV cache \({_NUM}\)"],
     "concurrency_len": [rf"Maximum concurrency for {_NUM} tokens per request"],

@@ -33,6 +33,25 @@ def test_parse_vllm_v07_worker_lines() -> None:
     assert got["total_memory"] == pytest.approx(8 * 2**30) and got["utilization"] == 0.70
 
 
+def test_parse_vllm_upper_case_cuda_blocks() -> None:
+    """vLLM issue #15815 (0.7.1): "# CUDA blocks: 3947" in capitals, beside the worker
+    lines."""
+    got = parse_vllm_log(_read("vllm-15815-2xl40s-qwen2.5-32b-tp2.log"))
+    assert got["blocks"] == 3947 and got["kv_cache"] == pytest.approx(7.71 * 2**30)
+    assert got["total_memory"] == pytest.approx(44.42 * 2**30) and got["utilization"] == 0.90
+
+
+def test_parse_vllm_one_figure_per_line_summary() -> None:
+    """vLLM pull request #10511 (0.6.5): "Memory profiling results:" then one figure a line,
+    name and value apart by spaces."""
+    got = parse_vllm_log(_read("vllm-10511-h100-llama3-8b.log"))
+    gib = {k: got[k] / 2**30 for k in ("total_memory", "weights", "non_torch",
+                                       "activation_peak", "kv_cache")}
+    assert gib == pytest.approx({"total_memory": 79.22, "weights": 14.96, "non_torch": 1.79,
+                                 "activation_peak": 1.26, "kv_cache": 53.29})
+    assert got["utilization"] == 0.90
+
+
 def test_reconcile_vllm_terms_add_up() -> None:
     """Term by term: the KV difference is what the weight and activation differences leave."""
     r = reconcile_vllm_log(_read("vllm-10517-rtx3090-llama3.1-8b-29k.log"), "llama-3-8b",

@@ -33,6 +33,49 @@ def test_source_vllm_10517_kv_cache_within_10_percent(name: str) -> None:
     assert budget.weights == pytest.approx(log["weights"], rel=0.01)
 
 
+def test_source_vllm_15815_qwen2_5_32b_on_two_l40s_within_10_percent() -> None:
+    """vLLM issue #15815: Qwen2.5-32B-Instruct in BF16 on 2 L40S (44.42 GiB as CUDA reports
+    it), tp 2, utilisation 0.90, max_model_len 10,000 and no chunked prefill (vLLM 0.7.1
+    V0, so the profiling pass batches max_model_len tokens). The model is its config.json
+    (64 layers, 8 KV heads of 128, ffn 27,648, vocab 152,064, q/k/v biases). The log
+    prints 7.71 GiB of KV cache and 3,947 blocks; the prediction is within 10 %, and so
+    is the maximum concurrency (blocks x 16 / max_model_len, vLLM's definition: the
+    quoted log stops before that line's figure). Weights within 1 %."""
+    from gpulesson.transformer import TransformerConfig
+    qwen = TransformerConfig(hidden=5120, layers=64, heads=40, kv_heads=8, vocab=152064,
+                             ffn=27648, gated_mlp=True, norm="rmsnorm", linear_bias=False,
+                             qkv_bias=True, tied_embeddings=False, max_positions=0,
+                             dropout=False)
+    log = parse_vllm_log((LOGS / "vllm-15815-2xl40s-qwen2.5-32b-tp2.log").read_text())
+    length = int(log["max_model_len"])
+    budget = kv_budget(qwen, tp=2, usable_memory=log["total_memory"], max_model_len=length,
+                       gpu_memory_utilization=log["utilization"],
+                       max_num_batched_tokens=length, max_num_seqs=256)
+    assert budget.kv_bytes_per_token == 64 * 4 * 128 * 2 * 2  # 4 of the 8 KV heads per GPU
+    assert budget.kv_cache == pytest.approx(log["kv_cache"], rel=0.10)
+    assert budget.kv_cache_tokens == pytest.approx(log["blocks"] * 16, rel=0.10)
+    assert budget.max_concurrency == pytest.approx(log["blocks"] * 16 / length, rel=0.10)
+    assert budget.weights == pytest.approx(log["weights"], rel=0.01)
+
+
+def test_source_vllm_10511_llama3_8b_on_an_h100_within_10_percent() -> None:
+    """vLLM pull request #10511: `vllm serve meta-llama/Meta-Llama-3-8B` with its defaults
+    on one H100 (79.22 GiB as CUDA reports it, utilisation 0.90, max_model_len 8,192, no
+    chunked prefill: 8,192 tokens profiled). The log prints 53.29 GiB available for the KV
+    cache; the prediction is within 10 %, and so are the tokens and the concurrency those
+    53.29 GiB hold at 128 KiB per token (the quoted summary has no block count). Weights
+    within 1 %."""
+    log = parse_vllm_log((LOGS / "vllm-10511-h100-llama3-8b.log").read_text())
+    budget = kv_budget("llama-3-8b", usable_memory=log["total_memory"], max_model_len=8192,
+                       gpu_memory_utilization=log["utilization"],
+                       max_num_batched_tokens=8192, max_num_seqs=256)
+    assert budget.kv_cache == pytest.approx(log["kv_cache"], rel=0.10)
+    logged_tokens = log["kv_cache"] // (16 * budget.kv_bytes_per_token) * 16
+    assert budget.kv_cache_tokens == pytest.approx(logged_tokens, rel=0.10)
+    assert budget.max_concurrency == pytest.approx(logged_tokens / 8192, rel=0.10)
+    assert budget.weights == pytest.approx(log["weights"], rel=0.01)
+
+
 def test_source_vllm_13882_no_room_for_a_kv_cache() -> None:
     """vLLM issue #13882: a 4-bit Qwen2.5-7B on an 8 GB RTX 4060 at utilisation 0.70 has
     no memory left for the KV cache ("# cuda blocks: 0", "0.00x"); the prediction, with
