@@ -41,6 +41,7 @@ LESSONS: tuple[LessonInfo, ...] = tuple(
     LessonInfo(i, slug, title) for i, (slug, title) in enumerate((
         ("parallelism_at_the_core", "Parallelism at the Core"),
         ("roofline_and_tensor_cores", "Rooflines and Tensor Cores"),
+        ("inside_the_gpu", "Inside the GPU: threads, warps, tiles and waves"),
         ("memory_what_fits", "Memory: What Fits"),
         ("flops_and_scaling", "FLOPs, MFU and Scaling Laws"),
         ("inference_and_kv_cache", "Inference: Prefill, Decode and the KV Cache"),
@@ -48,7 +49,6 @@ LESSONS: tuple[LessonInfo, ...] = tuple(
         ("cost_economics", "The Cost of a Model"),
         ("optimisations", "Optimisations that Change the Math"),
         ("planning_dashboard", "Plan It: the GPU Planning Dashboard"),
-        ("inside_the_gpu", "Inside the GPU: threads, warps, tiles and waves"),
     ), start=1)
 )
 

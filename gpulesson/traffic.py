@@ -1,6 +1,6 @@
 """The bytes every parallel dimension moves, as collectives a calculator can time.
 
-Lesson 6's "5D parallelism": each dimension of a layout sends something different, over a
+Lesson 7's "5D parallelism": each dimension of a layout sends something different, over a
 group of a different size, on a link of a different speed
 (:func:`gpulesson.distributed.group_tier`):
 

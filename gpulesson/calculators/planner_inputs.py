@@ -1,8 +1,8 @@
 """The inputs the planning calculators share: a model preset planned with its whole
 config, and a GPU preset filling what :func:`gpulesson.planning.gpu_view` reads of it.
 
-Used by the lesson entries that hand their inputs to :mod:`gpulesson.planning`: lesson 9's
-``planning`` and ``serving_plan``, lesson 6's ``parallel_traffic``. :func:`config` keeps a
+Used by the lesson entries that hand their inputs to :mod:`gpulesson.planning`: lesson 10's
+``planning`` and ``serving_plan``, lesson 7's ``parallel_traffic``. :func:`config` keeps a
 preset's experts, latent attention and the rest of its ``config.json`` (the form shows only
 the shape); :func:`gpu_inputs` fills the reported memory, the dense peak, the achievable
 matmul efficiency, the NVLink domain, the network and a dated price; :func:`spec` is the

@@ -24,7 +24,7 @@ and its default Linux wheel a CUDA build of several GB. What is measured carries
 ``ncclAllReduce`` is ``MPI_Allreduce`` on GPU buffers (NVIDIA's "NCCL and MPI" page: "The
 NCCL API and usage is similar to MPI"), and both print nccl-tests' columns here.
 
-Taught in: ``notebooks/distributed_math.ipynb`` (lesson 6, Distributed Math).
+Taught in: ``notebooks/distributed_math.ipynb`` (lesson 7, Distributed Math).
 """
 
 from gpulesson.collectives.model import (

@@ -11,7 +11,7 @@
   the fewest regimes that describe every size within its measured spread.
 * :func:`best_of`: the fastest of several runs per size, and how far the runs spread.
 
-Taught in: ``notebooks/distributed_math.ipynb`` (lesson 6, section 4).
+Taught in: ``notebooks/distributed_math.ipynb`` (lesson 7, section 4).
 """
 
 from __future__ import annotations

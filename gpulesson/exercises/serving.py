@@ -1,8 +1,8 @@
 """The serving set-up several exercise banks ask about: a preset model with BF16 weights
 decoding on one GPU of the catalogue.
 
-Lesson 5 (``inference_and_kv_cache``: time to the first token against one decode step,
-batching's latency against its throughput) and lesson 7 (``cost_economics``: what batching
+Lesson 6 (``inference_and_kv_cache``: time to the first token against one decode step,
+batching's latency against its throughput) and lesson 8 (``cost_economics``: what batching
 does to the cost per token) put the same questions to the same roofline of a decode step.
 This module assembles that call once from :mod:`gpulesson.transformer`,
 :mod:`gpulesson.memory`, :mod:`gpulesson.hardware` and :func:`gpulesson.inference.decode_speed`;

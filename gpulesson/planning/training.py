@@ -386,7 +386,7 @@ def plan_training(
     scaleout_bandwidth, nvlink_bandwidth, nvlink_domain, usable_memory, matmul_efficiency,
     attention_efficiency, usd_per_gpu_hour
         Override the GPU's figures (bytes/s one way per GPU, GPUs, bytes, fraction, USD):
-        for example alpha and beta measured on your machine (lesson 6) or a quote.
+        for example alpha and beta measured on your machine (lesson 7) or a quote.
     memory_reserve : float
         Share of usable memory kept free (default 5 %).
     grad_bytes : float

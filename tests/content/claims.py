@@ -11,7 +11,7 @@ builds the same text from the calculators. A claim is checked both ways:
 So a change of formula, or an edit of the sentence, fails the test that names the claim.
 
 ``uncovered_figures`` closes the loop: every number in the prose must lie inside a claim's
-text or inside an explicitly listed non-figure (a year, "lesson 6", a formula's constant),
+text or inside an explicitly listed non-figure (a year, "lesson 7", a formula's constant),
 so a figure added to a page without a claim fails too.
 
 Matching is on the markdown as written, with whitespace collapsed and MyST's backslash

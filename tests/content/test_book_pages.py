@@ -56,6 +56,7 @@ from gpulesson import (
     transformer,
     units,
 )
+from gpulesson.course import SLUGS
 from gpulesson.hardware import gpu
 from gpulesson.precision import float_format
 from gpulesson.transformer import non_embedding_params, param_count, preset
@@ -185,13 +186,13 @@ def _compute_per_step(n_params: float, batch_tokens: float, n_gpus: int) -> floa
                                0.40)
 
 
-#: The inputs that reproduce the seed's scaling figures, as lesson 6 names them (with 175B
+#: The inputs that reproduce the seed's scaling figures, as lesson 7 names them (with 175B
 #: FP16 gradients): GPUs, bandwidth in bytes/s, seconds of compute per step.
 SEED_SCALING = {"gpus": 8, "bandwidth": 50e9, "compute": 0.1}
 
 
 def _seed_scaling() -> tuple[float, float, float, float]:
-    """The seed's scaling figures from the inputs lesson 6 names (175B FP16, 8 GPUs,
+    """The seed's scaling figures from the inputs lesson 7 names (175B FP16, 8 GPUs,
     50 GB/s, 0.1 s of compute)."""
     gpus, bandwidth = SEED_SCALING["gpus"], SEED_SCALING["bandwidth"]
     volume = distributed.allreduce_bytes_per_rank(memory.weight_bytes(175e9,
@@ -217,14 +218,14 @@ def _gpt3_batch_efficiency(layout: str) -> float:
     return distributed.scaling_efficiency(compute, comm)
 
 
-#: The inputs that reproduce the seed's TCO figures, as lesson 7 names them (and $48 an
+#: The inputs that reproduce the seed's TCO figures, as lesson 8 names them (and $48 an
 #: hour of cloud, ``SEED_CLOUD_USD_PER_HOUR``).
 SEED_TCO = {"hardware_usd": 240_000, "power_watts": 30_000, "usd_per_kwh": 0.10, "pue": 1.4}
 SEED_CLOUD_USD_PER_HOUR = 48
 
 
 def _seed_tco() -> dict[str, float]:
-    """The seed's TCO figures from the inputs lesson 7 names."""
+    """The seed's TCO figures from the inputs lesson 8 names."""
     seed, rent = SEED_TCO, SEED_CLOUD_USD_PER_HOUR
     return {
         "power": cost.on_prem_breakdown(years=1, **seed).power,
@@ -530,7 +531,7 @@ def _seed_2026() -> dict[str, str]:
 
 
 SEED_CORRECTIONS = claims(
-    # Lesson 10: threads in flight (gpulesson.execution).
+    # Lesson 3: threads in flight (gpulesson.execution).
     ("an H100 SXM holds 270,336 resident threads (132 SMs of 2,048), a B200 303,104 (148 of "
      "2,048)",
      lambda: "an H100 SXM holds {:,} resident threads ({} SMs of {:,}), a B200 {:,} ({} of "
@@ -597,7 +598,7 @@ SEED_CORRECTIONS = claims(
     ('RTX 4090 FP16 "165" TFLOPS, "1.0 TB/s"', lambda: f'{RTX.name} FP16 '
      f'"{RTX.dense("fp16") / 1e12:.0f}" TFLOPS, '
      f'"{units.format_bandwidth(RTX.bandwidth, digits=1)}"'),
-    # Lesson 3: memory.
+    # Lesson 4: memory.
     ("124,439,808 parameters. The parts are 39.4M, 28.3M and 56.7M",
      lambda: _int(param_count(preset("gpt2"))) + " parameters. The parts are "
      + ", ".join(f"{transformer.param_breakdown(preset('gpt2'))[k] / 1e6:.1f}M"
@@ -637,7 +638,7 @@ SEED_CORRECTIONS = claims(
      "in total | The total is right"),
     ("vs FP32: 16 bytes/param", lambda: f"vs FP32: {memory.bytes_per_param('fp32')} bytes/param"),
     ("700 GB parameters, 700 GB gradients, 1,400 GB optimizer", _seed_gpt3_state),
-    # Lesson 4: FLOPs.
+    # Lesson 5: FLOPs.
     ("GPT-3: 3.14e23 FLOPs with its 174.6B parameters",
      lambda: f"GPT-3: {flops.training_flops(param_count(GPT3), 300e9):.2e}".replace("e+", "e")
      + f" FLOPs with its {param_count(GPT3) / 1e9:.1f}B parameters"),
@@ -656,7 +657,7 @@ SEED_CORRECTIONS = claims(
      f" and at 40% MFU {flops.training_days(3.15e23, 1024, PEAK, 0.40):.1f} days"),
     ('FLOPS per token "1.05 TFLOPS"', lambda: "FLOPS per token "
      f'"{flops.flops_per_token(175e9) / 1e12:.2f} TFLOPS"'),
-    # Lesson 5: inference.
+    # Lesson 6: inference.
     ("formula gives 2,147,483,648 bytes", lambda: "formula gives "
      + _int(_hidden_size_kv(L38, 4096)) + " bytes"),
     ("need 536,870,912, four times less (eight times less for Llama-3-70B)",
@@ -679,7 +680,7 @@ SEED_CORRECTIONS = claims(
      lambda: f"from {_decode_ceiling(W7_FP16, _pcie5_each_way()):.1f} tokens/s with its "
      f"weights streamed over PCIe 5.0 ({_pcie5_each_way() / 1e9:.0f} GB/s each way) to "
      f"{_decode_ceiling(W7_FP16, H100.bandwidth):.1f} tokens/s"),
-    # Lesson 6: distributed.
+    # Lesson 7: distributed.
     ("each of 8 ranks 24.5 GB", lambda: "each of 8 ranks "
      + _gb(distributed.allreduce_bytes_per_rank(14e9, 8))),
     ("32 micro-batches idle 21.9%", lambda: "32 micro-batches idle "
@@ -729,7 +730,7 @@ SEED_CORRECTIONS = claims(
     ("No layout of 8 GPUs of 80 GB holds", lambda: (
         "No" if 8 * H100.memory_bytes < 175e9 * memory.bytes_per_param() else "A")
      + f" layout of 8 GPUs of {H100.memory_bytes / 1e9:.0f} GB holds"),
-    # Lesson 7: cost.
+    # Lesson 8: cost.
     ("Eight GPUs at the $30,000", lambda: f"Eight GPUs at the {_usd(240_000 / 8)}"),
     ("estimated at about $270,000", lambda: "estimated at about "
      + _usd(calculators.si_inputs("tco")["hardware_usd"])),
@@ -793,7 +794,7 @@ SEED_CORRECTIONS = claims(
     ('the page\'s own $0.083 lies above its "poor" tier',
      lambda: f"the page's own ${_seed_per_1k():.3f} lies "
      + ("above" if _seed_per_1k() > 0.01 else "below") + ' its "poor" tier'),
-    # Lesson 8: optimisations.
+    # Lesson 9: optimisations.
     ("activations of 20 layers", lambda: "activations of "
      f"{optimisations.checkpoint_memory(layers=96, per_layer_bytes=1):.0f} layers"),
     ("2N on top of 6N per token, about 33% more FLOPs", lambda: "2N on top of 6N per token, "
@@ -835,7 +836,7 @@ SEED_CORRECTIONS = claims(
      f"{memory.bytes_per_param('fp32')}"),
     ("keeps the model state at 16 bytes per parameter", lambda: "keeps the model state at "
      f"{memory.bytes_per_param('mixed')} bytes per parameter"),
-    # Lesson 9: the dashboard.
+    # Lesson 10: the dashboard.
     ("19.7 days instead of 36.9 at 40%", lambda: f"{_plan_days(0.752):.1f} days instead of "
      f"{_plan_days(0.40):.1f} at 40%"),
     ("uses 77.2% of the 81.2 GB a plan may use on an H100", lambda: "uses "
@@ -1256,24 +1257,8 @@ HOW_TO_USE = claims(
     ("You need Python 3.11 (3.10 or newer works)", lambda: "You need Python {} ({} or newer "
      "works)".format(*_python_versions())),
     # the study times: reading outside dropdowns, exercises and cells (study_time.py)
-    ("| {doc}`/notebooks/parallelism_at_the_core` | about 75 min |", functools.partial(_study_row,
-                                                                    "parallelism_at_the_core")),
-    ("| {doc}`/notebooks/roofline_and_tensor_cores` | about 55 min |", functools.partial(_study_row,
-                                                                    "roofline_and_tensor_cores")),
-    ("| {doc}`/notebooks/memory_what_fits` | about 55 min |", functools.partial(_study_row,
-                                                                    "memory_what_fits")),
-    ("| {doc}`/notebooks/flops_and_scaling` | about 55 min |", functools.partial(_study_row,
-                                                                    "flops_and_scaling")),
-    ("| {doc}`/notebooks/inference_and_kv_cache` | about 60 min |", functools.partial(_study_row,
-                                                                    "inference_and_kv_cache")),
-    ("| {doc}`/notebooks/distributed_math` | about 70 min |", functools.partial(_study_row,
-                                                                    "distributed_math")),
-    ("| {doc}`/notebooks/cost_economics` | about 55 min |", functools.partial(_study_row,
-                                                                    "cost_economics")),
-    ("| {doc}`/notebooks/optimisations` | about 60 min |", functools.partial(_study_row,
-                                                                    "optimisations")),
-    ("| {doc}`/notebooks/planning_dashboard` | about 60 min |", functools.partial(_study_row,
-                                                                    "planning_dashboard")),
+    *((f"| {{doc}}`/notebooks/{slug}` | about {study_minutes(slug)} min |",
+       functools.partial(_study_row, slug)) for slug in SLUGS),
 )
 
 INSTRUCTORS = claims(
@@ -1350,7 +1335,7 @@ PAGES: dict[str, tuple[list[Claim], tuple[str, ...]]] = {
     "hardware.md": ([], ()),
     "how_to_use.md": (HOW_TO_USE, ()),
     "instructors.md": (INSTRUCTORS, ()),
-    "intro.md": ([], ("10. {doc}`/notebooks/inside_the_gpu`",)),  # a list item's number
+    "intro.md": ([], ("10. {doc}`/notebooks/planning_dashboard`",)),  # a list item's number
     "references.md": ([], ()),
     "seed_corrections.md": (SEED_CORRECTIONS, SEED_CORRECTIONS_NOT_FIGURES),
     "status.md": ([], ()),

@@ -13,7 +13,7 @@ PAGE = """(slug)=
 ## 3. Decode on an H100
 
 An H100 SXM reads 3.35 TB/s; an 8,192-token prompt of Llama-3-70B takes {term}`about 169 ms <TTFT>`
-in 2024 (see {cite:p}`dao2022flashattention` and [lesson 6](distributed_math.ipynb)).
+in 2024 (see {cite:p}`dao2022flashattention` and [lesson 7](distributed_math.ipynb)).
 Two GPUs, 12\\$ an hour, `sizes = 4096` and ``(128)``.
 
 ```python

@@ -1,4 +1,4 @@
-"""Lesson 7, *The Cost of a Model* (``notebooks/cost_economics.ipynb``), and its exercises:
+"""Lesson 8, *The Cost of a Model* (``notebooks/cost_economics.ipynb``), and its exercises:
 the promises the pages make, checked without running them (nbval runs them).
 
 * the skeleton of the house style, hidden answers, the lesson's registry widgets, glossary
@@ -184,7 +184,7 @@ WORDS = {3: "three"}
 
 
 def memory_bound_up_to() -> float:
-    """The batch at which an H100's BF16 decode step turns compute-bound (lesson 5)."""
+    """The batch at which an H100's BF16 decode step turns compute-bound (lesson 6)."""
     return inference.decode_compute_bound_batch(peak_flops=H100.dense("bf16"),
                                                 bandwidth=H100.bandwidth, bytes_per_param=2)
 

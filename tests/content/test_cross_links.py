@@ -1,7 +1,7 @@
 """A lesson that mentions another lesson links to it.
 
-"Lesson 5" or "the first lesson" in a notebook's markdown is a link
-(``[lesson 5](inference_and_kv_cache.ipynb)``), which works both in JupyterLab (a
+"Lesson 6" or "the first lesson" in a notebook's markdown is a link
+(``[lesson 6](inference_and_kv_cache.ipynb)``), which works both in JupyterLab (a
 relative link opens the notebook) and in the book (MyST turns it into a document
 reference that ``-W -n`` checks). A lesson's mention of its own number is left alone, and
 every relative link to a notebook must point at one that exists.
@@ -55,8 +55,8 @@ def test_mentions_of_other_lessons_are_links(path: Path) -> None:
 
 
 def test_the_check_sees_plain_and_linked_mentions() -> None:
-    assert unlinked_mentions(["the decode step of lesson 5, shortened"], own=7)
+    assert unlinked_mentions(["the decode step of lesson 6, shortened"], own=7)
     assert unlinked_mentions(["the chatbot of the first lesson"], own=9)
-    assert not unlinked_mentions(["of [lesson 5](inference_and_kv_cache.ipynb), shortened"], 7)
-    assert not unlinked_mentions(["as in lesson 5 earlier"], own=5)
-    assert not unlinked_mentions(["see `lesson 5` in code", "{ref}`lesson 5 <x>`"], own=7)
+    assert not unlinked_mentions(["of [lesson 6](inference_and_kv_cache.ipynb), shortened"], 7)
+    assert not unlinked_mentions(["as in lesson 6 earlier"], own=6)
+    assert not unlinked_mentions(["see `lesson 6` in code", "{ref}`lesson 6 <x>`"], own=7)

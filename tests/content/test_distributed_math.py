@@ -1,4 +1,4 @@
-"""Lesson 6, *Distributed Math* (``notebooks/distributed_math.ipynb``), and its exercises:
+"""Lesson 7, *Distributed Math* (``notebooks/distributed_math.ipynb``), and its exercises:
 the promises the pages make, checked without running them (nbval runs them).
 
 * every figure the prose states, as a claim: the text exactly as the markdown has it and the

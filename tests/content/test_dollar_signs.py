@@ -12,7 +12,7 @@ paragraph (blank-line separated, outside backtick fences and code spans):
 * an inline-math span that reads as prose ("$2 per GPU-hour and $3$") is an unescaped
   amount that MyST turned into math.
 
-Lesson 7 (``cost_economics``) introduced the convention; this test holds every notebook to it.
+Lesson 8 (``cost_economics``) introduced the convention; this test holds every notebook to it.
 The exercise banks' texts are protected as a whole (``gl-exercise mathjax_ignore``, see
 ``gpulesson/exercises/render.py``).
 """
@@ -98,7 +98,7 @@ def test_dollar_amounts_are_safe_from_both_renderers(path: Path) -> None:
 
 def test_the_checks_catch_what_they_should() -> None:
     assert problems("About \\$498,000 instead of \\$698,000.")
-    assert problems("Lesson 4's $6N$ per token at \\$12.29 an hour.")
+    assert problems("Lesson 5's $6N$ per token at \\$12.29 an hour.")
     assert problems(f"{OPEN_DIV}\n\nCosts \\$2 and takes $6N$ FLOPs.\n\n</div>")
     assert problems("at an assumed $2 per GPU-hour, change it")
     assert problems("from $0.045 per GPU-hour to $3 per hour")

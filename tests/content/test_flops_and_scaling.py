@@ -1,4 +1,4 @@
-"""Lesson 4, *FLOPs, MFU and Scaling Laws*: every figure its prose states, computed from the
+"""Lesson 5, *FLOPs, MFU and Scaling Laws*: every figure its prose states, computed from the
 calculators; published figures behind its worked examples and exercises; learner-style
 answers to its code exercise; and the wiring of its two notebooks.
 

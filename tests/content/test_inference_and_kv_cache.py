@@ -1,4 +1,4 @@
-"""Lesson 5, *Inference: Prefill, Decode and the KV Cache*: every figure its prose states,
+"""Lesson 6, *Inference: Prefill, Decode and the KV Cache*: every figure its prose states,
 computed from the calculators; its exercise bank's helper and published figures; and the
 wiring of its two notebooks.
 

@@ -1,4 +1,4 @@
-"""Lesson 3, *Memory: What Fits* (``notebooks/memory_what_fits.ipynb``): the promises its
+"""Lesson 4, *Memory: What Fits* (``notebooks/memory_what_fits.ipynb``): the promises its
 page and its exercises make, checked without running the notebook (nbval runs it).
 
 * the skeleton of the house style, the collapsed "Pause and think" answers, the two

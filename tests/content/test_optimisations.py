@@ -1,4 +1,4 @@
-"""Lesson 8, *Optimisations that Change the Math* (``notebooks/optimisations.ipynb``): the
+"""Lesson 9, *Optimisations that Change the Math* (``notebooks/optimisations.ipynb``): the
 promises its page and its exercises make, checked without running the notebook (nbval
 runs it).
 

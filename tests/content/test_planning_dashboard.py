@@ -1,4 +1,4 @@
-"""Lesson 9, *Plan It: the GPU Planning Dashboard*: every figure its prose states, as a
+"""Lesson 10, *Plan It: the GPU Planning Dashboard*: every figure its prose states, as a
 claim rebuilt from the calculators (the seed dashboard's figures as the lesson recomputes
 them, the frontier layout, the shop's decisions); the published figures behind its worked
 examples; learner-style answers to its code exercise; and the wiring of its two notebooks.

@@ -28,7 +28,7 @@ def test_source_deepseek_v3_gpu_hours_per_trillion_tokens() -> None:
 
 def test_source_llama2_7b_gpu_hours() -> None:
     """Touvron et al. 2023 (Llama 2), Table 2: 184,320 A100 GPU-hours for 7B; on the
-    1,024 A100s of lesson 4's example that is 7.5 days of wall-clock time."""
+    1,024 A100s of lesson 5's example that is 7.5 days of wall-clock time."""
     seconds = 184_320 / 1024 * 3600
     assert cost.gpu_hours(gpus=1024, seconds=seconds) == pytest.approx(184_320)
     assert round(seconds / 86_400, 1) == 7.5

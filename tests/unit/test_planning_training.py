@@ -74,7 +74,7 @@ def test_defect_fp8_does_not_halve_the_time_and_mfu_stays_against_bf16() -> None
 
 def test_defect_data_parallel_inside_one_server_uses_nvlink() -> None:
     """Eight H100 of one server synchronise over NVLink, not the 50 GB/s network: the
-    gradient all-reduce of Llama 2 7B in BF16 takes about 50 ms (lesson 6's 52 ms), where
+    gradient all-reduce of Llama 2 7B in BF16 takes about 50 ms (lesson 7's 52 ms), where
     the network would take about 0.5 s."""
     plan = plan_training("llama-2-7b", "H100 SXM", n_gpus=8,
                          layout=Layout(dp=8, zero_stage=0), **BASE)

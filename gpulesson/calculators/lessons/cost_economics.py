@@ -1,4 +1,4 @@
-"""Lesson 7, ``cost_economics``: buy or rent, and the cost of 1,000 tokens.
+"""Lesson 8, ``cost_economics``: buy or rent, and the cost of 1,000 tokens.
 
 Prices are dated examples with a source, never current facts.
 """

@@ -1,4 +1,4 @@
-"""Lesson 6, ``distributed_math``: data-parallel scaling, ZeRO stages, the pipeline bubble,
+"""Lesson 7, ``distributed_math``: data-parallel scaling, ZeRO stages, the pipeline bubble,
 and the traffic of every parallel dimension of a layout."""
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ SCALING_EFFICIENCY = Calculator(
                 help="One-way network bandwidth per GPU: 400 Gb/s InfiniBand NDR is 50 GB/s "
                      "(one NIC per GPU, as in NVIDIA DGX H100)."),
         replace(shared.LATENCY, help="Fixed cost of one collective; fit it to measurements "
-                                     "(lesson 6)."),
+                                     "(lesson 7)."),
         Number("compute_time", "Compute time per step", default=5, range=(0.001, 100_000),
                step=0.1, unit="s", dimension="seconds",
                help="Forward + backward of one step on one GPU: measure it, or compute "

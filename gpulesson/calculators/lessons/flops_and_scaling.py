@@ -1,4 +1,4 @@
-"""Lesson 4, ``flops_and_scaling``: training FLOPs, time at an MFU, Chinchilla tokens.
+"""Lesson 5, ``flops_and_scaling``: training FLOPs, time at an MFU, Chinchilla tokens.
 
 One attention convention: the FLOPs per token, the total, the time and the GPU-hours all
 count the attention term (:func:`gpulesson.flops.model_training_flops`).

@@ -1,4 +1,4 @@
-"""Lesson 5, ``inference_and_kv_cache``: the KV cache, prefill and decode on a GPU.
+"""Lesson 6, ``inference_and_kv_cache``: the KV cache, prefill and decode on a GPU.
 
 Both calculators take the preset's whole configuration (:func:`~gpulesson.calculators.
 shared.config`): a latent-attention cache holds its latent, a sliding-window layer its

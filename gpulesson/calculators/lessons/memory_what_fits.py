@@ -1,4 +1,4 @@
-"""Lesson 3, ``memory_what_fits``: parameters part by part, and the memory of training."""
+"""Lesson 4, ``memory_what_fits``: parameters part by part, and the memory of training."""
 
 from __future__ import annotations
 

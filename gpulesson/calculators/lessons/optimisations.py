@@ -1,4 +1,4 @@
-"""Lesson 8, ``optimisations``: FlashAttention on a GPU, gradient checkpointing."""
+"""Lesson 9, ``optimisations``: FlashAttention on a GPU, gradient checkpointing."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Lesson 9, ``planning_dashboard``: plan a training run and a deployment.
+"""Lesson 10, ``planning_dashboard``: plan a training run and a deployment.
 
 Both entries hand their inputs to :mod:`gpulesson.planning` and show what it returns:
 ``planning`` is :func:`gpulesson.planning.plan_training` (memory per GPU, step time and its

@@ -1,4 +1,4 @@
-"""Exercises of lesson 7, *The Cost of a Model* (``exercises/cost_economics.ipynb``).
+"""Exercises of lesson 8, *The Cost of a Model* (``exercises/cost_economics.ipynb``).
 
 They practise what the lesson teaches: the electricity bill of eight H100s with the data
 centre's PUE, a cloud bill at a utilisation below 100%, the months until buying a server

@@ -1,4 +1,4 @@
-"""Exercises of lesson 6, *Distributed Math* (``exercises/distributed_math.ipynb``).
+"""Exercises of lesson 7, *Distributed Math* (``exercises/distributed_math.ipynb``).
 
 They practise what the lesson teaches: the bytes each rank sends in a ring all-reduce,
 bus bandwidth from a measured time (and the algorithm-bandwidth mistake), the pipeline

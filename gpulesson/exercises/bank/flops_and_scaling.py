@@ -1,4 +1,4 @@
-"""Exercises of lesson 4, *FLOPs, MFU and Scaling Laws* (``exercises/flops_and_scaling.ipynb``).
+"""Exercises of lesson 5, *FLOPs, MFU and Scaling Laws* (``exercises/flops_and_scaling.ipynb``).
 
 They practise what the lesson teaches: the training FLOPs of a run (6·N·D), the days it
 takes on a cluster at an assumed MFU, MFU from a measured throughput, Chinchilla's tokens

@@ -1,4 +1,4 @@
-"""Exercises of lesson 5, *Inference: Prefill, Decode and the KV Cache*.
+"""Exercises of lesson 6, *Inference: Prefill, Decode and the KV Cache*.
 
 The exercise notebook is ``exercises/inference_and_kv_cache.ipynb``.
 

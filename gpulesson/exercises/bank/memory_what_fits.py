@@ -1,4 +1,4 @@
-"""Exercises of lesson 3, *Memory: What Fits* (``exercises/memory_what_fits.ipynb``).
+"""Exercises of lesson 4, *Memory: What Fits* (``exercises/memory_what_fits.ipynb``).
 
 They practise what the lesson counts: GPT-2's attention parameters (the figure a widely
 shared page gets wrong), a GPT-2 and a Llama parameter count written as functions, the

@@ -1,4 +1,4 @@
-"""Exercises of lesson 8, *Optimisations that Change the Math*.
+"""Exercises of lesson 9, *Optimisations that Change the Math*.
 
 The exercise notebook is ``exercises/optimisations.ipynb``.
 

@@ -1,4 +1,4 @@
-"""Exercises of lesson 9, *Plan It: the GPU Planning Dashboard*
+"""Exercises of lesson 10, *Plan It: the GPU Planning Dashboard*
 (``exercises/planning_dashboard.ipynb``).
 
 They practise each link of a training plan: the throughput an assumed MFU implies, the

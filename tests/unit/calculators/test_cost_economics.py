@@ -1,4 +1,4 @@
-"""Lesson 7's calculators on their dated, sourced example prices: buying or renting an
+"""Lesson 8's calculators on their dated, sourced example prices: buying or renting an
 8-GPU server, and the cost of 1,000 tokens."""
 
 from __future__ import annotations

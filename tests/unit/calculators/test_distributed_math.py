@@ -1,4 +1,4 @@
-"""Lesson 6's calculators on published figures: ZeRO's memory per GPU, the ring
+"""Lesson 7's calculators on published figures: ZeRO's memory per GPU, the ring
 all-reduce of data parallelism, and the pipeline bubble."""
 
 from __future__ import annotations

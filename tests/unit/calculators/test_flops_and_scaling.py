@@ -1,4 +1,4 @@
-"""Lesson 4's training-FLOPs calculator on published figures: 6·N·D, the attention term,
+"""Lesson 5's training-FLOPs calculator on published figures: 6·N·D, the attention term,
 GPU-hours at an MFU and Chinchilla's tokens."""
 
 from __future__ import annotations

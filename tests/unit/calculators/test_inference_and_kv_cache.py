@@ -1,4 +1,4 @@
-"""Lesson 5's calculators on published figures: the KV cache with grouped-query attention,
+"""Lesson 6's calculators on published figures: the KV cache with grouped-query attention,
 and prefill and decode on a GPU."""
 
 from __future__ import annotations

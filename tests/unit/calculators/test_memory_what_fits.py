@@ -1,4 +1,4 @@
-"""Lesson 3's calculators on published figures: parameter counts, and the memory of
+"""Lesson 4's calculators on published figures: parameter counts, and the memory of
 training (model state and activations)."""
 
 from __future__ import annotations

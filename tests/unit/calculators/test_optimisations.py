@@ -1,4 +1,4 @@
-"""Lesson 8's calculators on published figures: FlashAttention's tiles and HBM traffic,
+"""Lesson 9's calculators on published figures: FlashAttention's tiles and HBM traffic,
 and the memory gradient checkpointing saves."""
 
 from __future__ import annotations

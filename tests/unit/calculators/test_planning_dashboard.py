@@ -1,4 +1,4 @@
-"""Lesson 9's calculators on published figures: ``planning`` (gpulesson.planning.plan_training)
+"""Lesson 10's calculators on published figures: ``planning`` (gpulesson.planning.plan_training)
 and ``serving_plan`` (gpulesson.planning.plan_serving)."""
 
 from __future__ import annotations

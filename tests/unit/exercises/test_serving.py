@@ -1,4 +1,4 @@
-"""gpulesson.exercises.serving: the decode step lessons 5 and 7 pose, assembled once."""
+"""gpulesson.exercises.serving: the decode step lessons 6 and 8 pose, assembled once."""
 
 from __future__ import annotations
 
