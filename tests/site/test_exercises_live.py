@@ -279,6 +279,7 @@ def test_every_exercise_page_goes_live(site_page: RecordedPage, slug: str) -> No
     finds nothing serious with the controls shown and a feedback on screen."""
     page = site_page.page
     seconds = _open_live(site_page, _page(slug))
+    assert any(text.strip() for text in page.locator("main h1").all_inner_texts())
     count = page.locator("[data-exercise][data-state=live]").count()
     refs = [f"{slug}:{ex.number}" for ex in lesson_module(slug).EXERCISES]
     static = [r for r in refs if r in UNAVAILABLE]
