@@ -18,7 +18,7 @@ from gpulesson import hardware, planning, transformer
 from gpulesson.calculators import shared
 from gpulesson.calculators.spec import CUSTOM, Choice, Keyed, Number, Preset
 
-__all__ = ["config", "gpu_inputs", "price_note", "spec"]
+__all__ = ["config", "gpu_inputs", "layout", "plan_training", "precision", "price_note", "spec"]
 
 _NO_PRICE = 0.0
 
@@ -109,6 +109,34 @@ def spec(kw: dict[str, Any], precision: str) -> hardware.GPUSpec:
     return hardware.GPUSpec(name="custom GPU", memory_bytes=int(kw["gpu_memory"]),
                             bandwidth=kw["bandwidth"], peak_flops=peaks, tdp_watts=1.0,
                             source="the reader's figures")
+
+
+def precision(kw: dict[str, Any]) -> str:
+    """The matrix-multiply precision the planner takes: the chosen dtype, BF16 for others."""
+    return kw["dtype"] if kw["dtype"] in ("bf16", "fp16", "fp8") else "bf16"
+
+
+def layout(kw: dict[str, Any]) -> planning.Layout:
+    """The layout the inputs set (dp is left to the planner: the GPUs that remain)."""
+    return planning.Layout(tp=kw["tp"], pp=kw["pp"], cp=kw["cp"], ep=kw["ep"],
+                           zero_stage=kw["zero_stage"], micro_batch=kw["batch"],
+                           interleave=kw["interleave"])
+
+
+def plan_training(kw: dict[str, Any], *, n_gpus: int, tokens: float,
+                  plan_layout: planning.Layout | str,
+                  usd_per_gpu_hour: float | None = None) -> planning.TrainingPlan:
+    """:func:`gpulesson.planning.plan_training` on the model, GPU, batch, recomputation,
+    links and gradient settings the form's inputs describe."""
+    chosen = precision(kw)
+    return planning.plan_training(
+        config(kw), spec(kw, chosen), n_gpus=n_gpus, tokens=tokens,
+        global_batch_tokens=int(round(kw["step_tokens"])), seq_len=kw["seq_len"],
+        precision=chosen, layout=plan_layout, recompute=kw["recompute"],
+        scaleout_bandwidth=kw["scaleout"], nvlink_domain=kw["gpus_per_node"],
+        usable_memory=kw["gpu_memory"], matmul_efficiency=kw["matmul_efficiency"],
+        usd_per_gpu_hour=usd_per_gpu_hour, grad_bytes=4 if kw["grad_dtype"] == "fp32" else 2,
+        overlap={"data": kw["overlap"]})
 
 
 def price_note(plan_cost: float | None, price: float) -> str:

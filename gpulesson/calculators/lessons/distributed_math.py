@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from gpulesson import distributed, memory, planning, units
+from gpulesson import distributed, memory, units
 from gpulesson.calculators import planner_inputs, shared
 from gpulesson.calculators.spec import CUSTOM, Calculator, Choice, Integer, Number, Output, Select
 
@@ -163,19 +163,9 @@ _LINKS = {"nvlink": "NVLink", "network": "network"}
 
 
 def _parallel_traffic(**kw: Any) -> dict[str, Any]:
-    dtype = kw["dtype"]
-    precision = dtype if dtype in ("bf16", "fp16", "fp8") else "bf16"
     n_gpus = kw["tp"] * kw["cp"] * kw["pp"] * kw["dp"]
-    plan = planning.plan_training(
-        planner_inputs.config(kw), planner_inputs.spec(kw, precision), n_gpus=n_gpus,
-        tokens=1e12, global_batch_tokens=int(round(kw["step_tokens"])), seq_len=kw["seq_len"],
-        precision=precision, recompute=kw["recompute"],
-        layout=planning.Layout(tp=kw["tp"], pp=kw["pp"], cp=kw["cp"], ep=kw["ep"],
-                               zero_stage=kw["zero_stage"], micro_batch=kw["batch"],
-                               interleave=kw["interleave"]),
-        scaleout_bandwidth=kw["scaleout"], nvlink_domain=kw["gpus_per_node"],
-        usable_memory=kw["gpu_memory"], matmul_efficiency=kw["matmul_efficiency"],
-        grad_bytes=4 if kw["grad_dtype"] == "fp32" else 2, overlap={"data": kw["overlap"]})
+    plan = planner_inputs.plan_training(kw, n_gpus=n_gpus, tokens=1e12,
+                                        plan_layout=planner_inputs.layout(kw))
     b, sent, tiers = plan.breakdown, plan.traffic, plan.tiers
     out: dict[str, Any] = {
         "degrees": plan.layout.describe(), "n_gpus": n_gpus, "feasible": plan.feasible,

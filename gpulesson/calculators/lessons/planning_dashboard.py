@@ -13,10 +13,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from gpulesson import flops, hardware, planning, transformer
+from gpulesson import flops, planning, transformer
 from gpulesson.calculators import planner_inputs, shared
 from gpulesson.calculators.spec import (
-    CUSTOM,
     Calculator,
     Choice,
     Integer,
@@ -30,23 +29,11 @@ LESSON = "planning_dashboard"
 
 def _planning(**kw: Any) -> dict[str, Any]:
     cfg = planner_inputs.config(kw)
-    dtype = kw["dtype"]
-    precision = dtype if dtype in ("bf16", "fp16", "fp8") else "bf16"
-    layout: planning.Layout | str = "auto"
-    if kw["layout"] == "manual":
-        layout = planning.Layout(tp=kw["tp"], pp=kw["pp"], cp=kw["cp"], ep=kw["ep"],
-                                 zero_stage=kw["zero_stage"], micro_batch=kw["batch"],
-                                 interleave=kw["interleave"])
     price = kw["usd_per_gpu_hour"]
-    plan = planning.plan_training(
-        cfg, planner_inputs.spec(kw, precision), n_gpus=kw["n_gpus"], tokens=kw["tokens"],
-        global_batch_tokens=int(round(kw["step_tokens"])), seq_len=kw["seq_len"],
-        precision=precision, layout=layout, recompute=kw["recompute"],
-        scaleout_bandwidth=kw["scaleout"], nvlink_domain=kw["gpus_per_node"],
-        usable_memory=kw["gpu_memory"], matmul_efficiency=kw["matmul_efficiency"],
-        usd_per_gpu_hour=price if price > 0 else None,
-        grad_bytes=4 if kw["grad_dtype"] == "fp32" else 2,
-        overlap={"data": kw["overlap"]})
+    plan = planner_inputs.plan_training(
+        kw, n_gpus=kw["n_gpus"], tokens=kw["tokens"],
+        plan_layout=planner_inputs.layout(kw) if kw["layout"] == "manual" else "auto",
+        usd_per_gpu_hour=price if price > 0 else None)
     n = transformer.param_count(cfg)
     active = transformer.active_params(cfg)
     b = plan.breakdown
@@ -170,13 +157,7 @@ PLANNING = Calculator(
 
 def _serving(**kw: Any) -> dict[str, Any]:
     cfg = planner_inputs.config(kw)
-    base = hardware.gpu(kw["gpu"]) if kw["gpu"] != CUSTOM else None
-    peaks = dict(base.peak_flops) if base else {}
-    peaks["bf16"] = kw["peak_flops"]
-    spec = (replace(base, memory_bytes=int(kw["gpu_memory"]), bandwidth=kw["bandwidth"],
-                    peak_flops=peaks) if base else hardware.GPUSpec(
-        name="custom GPU", memory_bytes=int(kw["gpu_memory"]), bandwidth=kw["bandwidth"],
-        peak_flops=peaks, tdp_watts=1.0, source="the reader's figures"))
+    spec = planner_inputs.spec(kw, "bf16")  # serving plans read the BF16 peak only
     price = kw["usd_per_gpu_hour"]
     plan = planning.plan_serving(
         cfg, spec, tp=kw["tp"] or None, max_model_len=kw["max_model_len"],
