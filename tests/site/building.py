@@ -36,9 +36,9 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 JB_FLAGS = ("-W", "-n", "--keep-going")
 #: Where the session's build of the course writes its full log.
 BUILD_LOG = REPO_ROOT / "_build" / "book-build.log"
-#: With pytest-xdist: the lock the workers of a run take to build once, and the outcome.
-BUILD_LOCK = REPO_ROOT / "_build" / ".book-build.lock"
-BUILD_RECORD = REPO_ROOT / "_build" / ".book-build.json"
+#: With pytest-xdist, beside the log: the lock the workers of a run take to build the book
+#: once (``.book-build.lock``), and the outcome of that build (``.book-build.json``).
+LOCK_NAME, RECORD_NAME = ".book-build.lock", ".book-build.json"
 
 
 @dataclass(frozen=True)
@@ -118,8 +118,8 @@ def course_build(config: pytest.Config) -> BookBuild:
     exactly as ``make book`` builds it (``jupyter-book build . -W -n --keep-going``, which
     executes every notebook of ``_toc.yml``), its log written to :data:`BUILD_LOG`. A failed
     build is remembered too: it is not retried within the session. Under pytest-xdist the
-    workers of one run take :data:`BUILD_LOCK` in turn: the first builds, the others wait
-    and reuse its outcome (:data:`BUILD_RECORD`, keyed by the run's id).
+    workers of one run take a lock beside :data:`BUILD_LOG` in turn: the first builds, the
+    others wait and reuse its outcome (recorded beside the log, under the run's id).
     """
     if _SESSION_BUILD not in config.stash:
         config.stash[_SESSION_BUILD] = _obtain_course_build()
@@ -147,19 +147,20 @@ def _obtain_course_build() -> BookBuild:
     # builds and records the outcome under the run's id; the others wait for the lock and
     # read the record.
     BUILD_LOG.parent.mkdir(exist_ok=True)
-    with open(BUILD_LOCK, "a", encoding="utf-8") as lock:
+    record_path = BUILD_LOG.with_name(RECORD_NAME)
+    with open(BUILD_LOG.with_name(LOCK_NAME), "a", encoding="utf-8") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
-            record = json.loads(BUILD_RECORD.read_text(encoding="utf-8"))
+            record = json.loads(record_path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             record = {}
         if record.get("run") == run:
-            return BookBuild(returncode=record["returncode"],
-                             html_dir=REPO_ROOT / "_build" / "html",
+            return BookBuild(returncode=record["returncode"], html_dir=Path(record["html"]),
                              log=BUILD_LOG.read_text(encoding="utf-8"),
                              seconds=record["seconds"])
         result = _build_course()
-        BUILD_RECORD.write_text(json.dumps({"run": run, "returncode": result.returncode,
+        record_path.write_text(json.dumps({"run": run, "returncode": result.returncode,
+                                            "html": str(result.html_dir),
                                             "seconds": result.seconds}), encoding="utf-8")
         return result
 
