@@ -15,6 +15,8 @@ SUDO     := $(if $(filter 0,$(shell id -u)),,sudo)
 # Every notebook is a test (nbval); $(wildcard) keeps a fresh clone without any working.
 NOTEBOOKS = $(wildcard notebooks/*.ipynb exercises/*.ipynb)
 NBVAL     = --nbval-lax --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
+TEST_WORKERS ?= 2
+XDIST     = $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS))
 JB_FLAGS  = -W -n --keep-going
 
 .PHONY: help install site-assets chromium book test unit lab serve clean gpu-check student
@@ -82,10 +84,12 @@ book: install site-assets
 # GL_SITE_DIR=_build/html reuses a built site instead. The book build runs every notebook on
 # the CPU; nbval then runs each once more on a numpy-backed CuPy stand-in
 # (tests/gpu_standin), so every GPU branch of the lessons runs on every test run.
+# Two worker processes share the run (pytest-xdist; tests/scheduling.py orders it): one
+# builds the book while the other runs the tests that need none. TEST_WORKERS=0: one process.
 test: install site-assets chromium
 	GL_CHROMIUM=$(CHROMIUM) GL_REQUIRE_BROWSER=$(if $(shell command -v apt-get),1,0) \
 	GL_SCREENSHOT_DIR=$${GL_SCREENSHOT_DIR:-_build/screenshots} \
-	MPLBACKEND=Agg $(BIN)/python -m pytest -q --durations=10 $(NBVAL) \
+	MPLBACKEND=Agg $(BIN)/python -m pytest -q --durations=10 $(NBVAL) $(XDIST) \
 		-p tests.gpu_standin.plugin --gpu-standin tests $(NOTEBOOKS)
 
 # Everything but the site: no book build, no browser, no notebook runs.

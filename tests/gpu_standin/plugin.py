@@ -79,6 +79,7 @@ def pytest_report_header(config: pytest.Config) -> str | None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.gl_standin_notebooks = {}  # notebook -> its kernel's import log
+    config.gl_standin_workers = {}  # pytest-xdist controller: the workers' notebooks
     config.gl_standin_logs = Path(tempfile.mkdtemp(prefix="gpulesson-standin-"))
 
 
@@ -110,13 +111,32 @@ def pytest_runtest_setup(item: pytest.Item):
                 os.environ[key] = value
 
 
+def _notebooks_run(config: pytest.Config) -> dict[str, bool]:
+    """Notebooks whose kernels this process started: path -> imported the stand-in."""
+    return {str(nb.relative_to(REPO)): log.is_file()
+            for nb, log in config.gl_standin_notebooks.items()}
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """In a pytest-xdist worker: hand the notebooks it ran to the controller."""
+    output = getattr(session.config, "workeroutput", None)
+    if output is not None and _enabled(session.config):
+        output["gl_standin"] = _notebooks_run(session.config)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error) -> None:
+    """In the pytest-xdist controller: gather the workers' notebooks for the summary."""
+    node.config.gl_standin_workers.update(getattr(node, "workeroutput", {}).get("gl_standin", {}))
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config) -> None:
     if not _enabled(config):
         return
-    logs = config.gl_standin_notebooks
-    used = sorted(str(nb.relative_to(REPO)) for nb, log in logs.items() if log.is_file())
-    unused = sorted(str(nb.relative_to(REPO)) for nb, log in logs.items() if not log.is_file())
+    runs = {**config.gl_standin_workers, **_notebooks_run(config)}
+    used = sorted(nb for nb, imported in runs.items() if imported)
+    unused = sorted(nb for nb, imported in runs.items() if not imported)
     terminalreporter.write_sep("-", "gpu stand-in")
     terminalreporter.write_line(
-        f"{len(used)} of {len(logs)} notebooks ran their GPU branches on the stand-in"
+        f"{len(used)} of {len(runs)} notebooks ran their GPU branches on the stand-in"
         + (f"; never asked for a device: {', '.join(unused)}" if unused else ""))

@@ -4,7 +4,8 @@
 once per session into ``_build/html`` (or taken from ``GL_SITE_DIR``), by whichever asks
 first. The fixtures ``built_site``/``site_dir`` (``conftest.py``) and the nbval references
 of ``nbval_reference.py`` both ask it, so the order of the paths on the pytest command line
-does not matter and ``make test`` builds the book once. :func:`build_book` also builds the
+does not matter and ``make test`` builds the book once (with pytest-xdist, once for all the
+workers of the run: see :func:`course_build`). :func:`build_book` also builds the
 small books that some tests write with the course's configuration.
 
 Also here, because the site tests share them: the pages of ``_toc.yml``
@@ -14,8 +15,10 @@ path (:func:`script_module`).
 
 from __future__ import annotations
 
+import fcntl
 import functools
 import importlib.util
+import json
 import os
 import shutil
 import subprocess
@@ -33,6 +36,9 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 JB_FLAGS = ("-W", "-n", "--keep-going")
 #: Where the session's build of the course writes its full log.
 BUILD_LOG = REPO_ROOT / "_build" / "book-build.log"
+#: With pytest-xdist, beside the log: the lock the workers of a run take to build the book
+#: once (``.book-build.lock``), and the outcome of that build (``.book-build.json``).
+LOCK_NAME, RECORD_NAME = ".book-build.lock", ".book-build.json"
 
 
 @dataclass(frozen=True)
@@ -111,7 +117,9 @@ def course_build(config: pytest.Config) -> BookBuild:
     built; its jupyter-cache is the ``.jupyter_cache`` beside it. Otherwise the book is built
     exactly as ``make book`` builds it (``jupyter-book build . -W -n --keep-going``, which
     executes every notebook of ``_toc.yml``), its log written to :data:`BUILD_LOG`. A failed
-    build is remembered too: it is not retried within the session.
+    build is remembered too: it is not retried within the session. Under pytest-xdist the
+    workers of one run take a lock beside :data:`BUILD_LOG` in turn: the first builds, the
+    others wait and reuse its outcome (recorded beside the log, under the run's id).
     """
     if _SESSION_BUILD not in config.stash:
         config.stash[_SESSION_BUILD] = _obtain_course_build()
@@ -132,6 +140,32 @@ def _obtain_course_build() -> BookBuild:
             f"GL_SITE_DIR={given} has no index.html: build the book first (make book)")
         return BookBuild(returncode=0 if ok else 1, html_dir=html, log=log, seconds=0.0,
                          given=given)
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    if run is None:  # one process: this session is the only one that asks
+        return _build_course()
+    # pytest-xdist: the workers of one run share one build. The first to take the lock
+    # builds and records the outcome under the run's id; the others wait for the lock and
+    # read the record.
+    BUILD_LOG.parent.mkdir(exist_ok=True)
+    record_path = BUILD_LOG.with_name(RECORD_NAME)
+    with open(BUILD_LOG.with_name(LOCK_NAME), "a", encoding="utf-8") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            record = json.loads(record_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            record = {}
+        if record.get("run") == run:
+            return BookBuild(returncode=record["returncode"], html_dir=Path(record["html"]),
+                             log=BUILD_LOG.read_text(encoding="utf-8"),
+                             seconds=record["seconds"])
+        result = _build_course()
+        record_path.write_text(json.dumps({"run": run, "returncode": result.returncode,
+                                            "html": str(result.html_dir),
+                                            "seconds": result.seconds}), encoding="utf-8")
+        return result
+
+
+def _build_course() -> BookBuild:
     result = build_book(REPO_ROOT)
     BUILD_LOG.parent.mkdir(exist_ok=True)
     BUILD_LOG.write_text(result.log, encoding="utf-8")

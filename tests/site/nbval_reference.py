@@ -35,6 +35,8 @@ CHECK_TAG = "nbval-check-output"
 _SEEN = pytest.StashKey[dict[tuple[str, str], str]]()
 #: Executed cells read from a jupyter-cache, per (cache folder, notebook), for this session.
 _EXECUTED = pytest.StashKey[dict[tuple[Path, Path], dict[str, nbformat.NotebookNode]]]()
+#: pytest-xdist controller: how each worker's book came about (one line when they shared it).
+_WORKER_BOOKS = pytest.StashKey[set[str]]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -107,15 +109,41 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     seen[key] = "compared"
 
 
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """In a pytest-xdist worker: hand the book and the tagged cells seen to the controller."""
+    output = getattr(session.config, "workeroutput", None)
+    if output is None:
+        return
+    build = session_build(session.config)
+    output["gl_book"] = build.describe() if build is not None else None
+    output["gl_seen"] = [[*key, state] for key, state in
+                         session.config.stash.get(_SEEN, {}).items()]
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error) -> None:
+    """In the pytest-xdist controller: gather what each worker saw, for the summary."""
+    output = getattr(node, "workeroutput", {})
+    config = node.config
+    if output.get("gl_book"):
+        config.stash.setdefault(_WORKER_BOOKS, set()).add(output["gl_book"])
+    seen = config.stash.setdefault(_SEEN, {})
+    for notebook, cell, state in output.get("gl_seen", []):
+        seen[notebook, cell] = state
+
+
 def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
     """Say where the session's book came from and how many tagged cells were compared."""
     build = session_build(config)
+    books = sorted(config.stash.get(_WORKER_BOOKS, set()))
+    if build is not None:
+        books = [build.describe()]
     seen = config.stash.get(_SEEN, {})
-    if build is None and not seen:
+    if not books and not seen:
         return
     terminalreporter.section("book build and nbval references", sep="-")
-    if build is not None:
-        terminalreporter.write_line(f"book: {build.describe()}")
+    for book in books:
+        terminalreporter.write_line(f"book: {book}")
     if seen:
         compared = sum(1 for state in seen.values() if state == "compared")
         line = (f"{CHECK_TAG}: {compared} of {len(seen)} tagged cells handed the book "

@@ -168,6 +168,7 @@ def test_the_session_build_is_obtained_once(tmp_path: Path,
         return BookBuild(returncode=0, html_dir=tmp_path / "html", log="built", seconds=1.0)
 
     monkeypatch.delenv("GL_SITE_DIR", raising=False)
+    monkeypatch.delenv("PYTEST_XDIST_TESTRUNUID", raising=False)  # one process, not xdist
     monkeypatch.setattr(building, "build_book", fake_build_book)
     monkeypatch.setattr(building, "BUILD_LOG", tmp_path / "book-build.log")
     session = types.SimpleNamespace(stash=pytest.Stash())  # all course_build reads of a Config
@@ -178,3 +179,30 @@ def test_the_session_build_is_obtained_once(tmp_path: Path,
     assert (tmp_path / "book-build.log").read_text(encoding="utf-8") == "built"
     other_session = types.SimpleNamespace(stash=pytest.Stash())
     assert building.course_build(other_session) is not first and len(calls) == 2
+
+
+def test_the_workers_of_one_xdist_run_share_one_build(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under pytest-xdist each worker is a session of its own: the first to ask builds, the
+    others of the same run reuse that build (its outcome and log); a new run builds again."""
+    calls: list[Path] = []
+
+    def fake_build_book(source: Path, *extra: str) -> BookBuild:
+        calls.append(source)
+        return BookBuild(returncode=3, html_dir=tmp_path / "html", log=f"build {len(calls)}",
+                         seconds=7.0)
+
+    monkeypatch.delenv("GL_SITE_DIR", raising=False)
+    monkeypatch.setattr(building, "build_book", fake_build_book)
+    monkeypatch.setattr(building, "BUILD_LOG", tmp_path / "book-build.log")
+
+    def worker(run: str) -> BookBuild:
+        monkeypatch.setenv("PYTEST_XDIST_TESTRUNUID", run)
+        return building.course_build(types.SimpleNamespace(stash=pytest.Stash()))
+
+    worker("run-a")
+    second = worker("run-a")
+    assert len(calls) == 1
+    assert (second.returncode, second.html_dir, second.log, second.seconds) == (
+        3, tmp_path / "html", "build 1", 7.0)
+    assert worker("run-b").log == "build 2" and len(calls) == 2
