@@ -45,11 +45,27 @@ MATMUL_EFFICIENCY: Mapping[str, tuple[float, str]] = MappingProxyType({
     "CDNA 3": (781.9 / 1300, f"MI300X 781.9 of 1,300 TFLOP/s ({_MAMF})"),
 })
 _DEFAULT_EFFICIENCY = (0.75, "assumed (no measurement for this architecture)")
-#: FP8 matrix products against the dense FP8 peak: DeepGEMM reaches "up to 1350+ FP8 TFLOPS
-#: on Hopper GPUs" (deepseek-ai/open-infra-index, DeepGEMM, 2025) of H100's 1,978.9.
-#: Elsewhere the BF16 efficiency is assumed.
+#: FP8 matrix products in training against the dense FP8 peak, on the whole GPU. Hopper:
+#: DeepSeek-V3's own training trace (DeepSeek-AI, profile-data, ``train.json``, commit
+#: 449602428a1b, captured 2025-02-25 on an H800: a DualPipe forward and backward chunk of
+#: 4 MoE layers, EP64, one 4,096-token micro-batch). Its FP8 GEMMs (fprop, dgrad and
+#: wgrad) do 57.5 TFLOP in 69.8 ms of kernel time, 824 TFLOP/s on the 112 SMs they are
+#: launched on (the all-to-all kernels keep the other 20 of 132): 824 x 132/112 = 971 per
+#: whole GPU, 49.1 % of the H800's 1,978.9. The planner takes the 20 SMs away itself
+#: (``comm_sm_fraction``). This replaces DeepGEMM's headline "1350+ FP8 TFLOPS" (all 132
+#: SMs, forward GEMMs of inference shapes): the weight gradients (about 695 TFLOP/s in the
+#: trace) and the small MLA and shared-expert products (about 804) are slower than the big
+#: expert products (about 1,007). The two measurements agree where they overlap: the
+#: trace's first expert product (fc1 fprop, N 4,096, K 7,168) runs at 1,106 TFLOP/s, 0.85
+#: of the 1,297 that DeepGEMM's README table (first release, commit a6d97a1c) gives for the
+#: same shape on all 132 SMs, as 112/132 = 0.85 predicts. Like the end-to-end gains
+#: published for FP8 pre-training (torchao: 1.34 to 1.43x on 2,048 H200s), it is well short
+#: of the peaks' 2x: 971 TFLOP/s is 1.23x the 792 that BF16 products reach
+#: (:data:`MATMUL_EFFICIENCY`). Elsewhere the BF16 efficiency is assumed.
 FP8_MATMUL_EFFICIENCY: Mapping[str, tuple[float, str]] = MappingProxyType({
-    "Hopper": (1350 / 1978.9, "DeepGEMM, 1,350 of 1,978.9 TFLOP/s on Hopper"),
+    "Hopper": (824 * 132 / 112 / 1978.9,
+               "DeepSeek-V3 training trace (profile-data, 2025): 824 TFLOP/s on 112 of "
+               "132 SMs, 971 of 1,978.9 per whole GPU"),
 })
 #: Achievable fraction of the dense peak in causal attention kernels (forward and backward,
 #: FLOPs actually executed): FlashAttention-2 reaches "50-73% of the theoretical maximum

@@ -16,7 +16,15 @@ leaves a setting out, the planner's default is used and the entry says so.
 * MegaScale's 175B run, Jiang et al. 2024 (*MegaScale*, NSDI): 55.2 % MFU on 12,288 GPUs
   (abstract), batch 6,144 (Table 2).
 * DeepSeek-V3, DeepSeek-AI 2024 (technical report): "180K H800 GPU hours" per trillion
-  tokens (section 1, Table 1: 2,664K for 14.8T); the MFU that figure implies.
+  tokens (section 1, Table 1: 2,664K for 14.8T); the MFU that figure implies. The planner
+  takes its FP8 matrix-product rate and the cost of its FP8 casts from DeepSeek's own
+  training trace (DeepSeek-AI, profile-data, ``train.json``, commit 449602428a1b:
+  :data:`~gpulesson.planning._adapt.FP8_MATMUL_EFFICIENCY`,
+  :data:`~gpulesson.planning.training.FP8_MEMORY_BOUND_EXTRA`) and the H800's NVLink from
+  the report (section 3.2.2). It does not model what no primary source quantifies: pipeline
+  stages made uneven by the embedding, the output head and the multi-token-prediction
+  module, the pipeline's own communication (left out of the trace), real routing imbalance
+  (the trace forces balanced routing), the optimizer step and downtime.
 
 Taught in: ``notebooks/planning_dashboard.ipynb`` (predicted against published).
 """
@@ -37,7 +45,9 @@ from .training import TrainingPlan, plan_training
 
 __all__ = ["PUBLISHED_RUNS", "Comparison", "PublishedRun", "published_comparison"]
 
-H800_NVLINK = 200e9  # 400 GB/s bidirectional: the H100's compute with NVLink cut back
+#: The H800: an H100's compute with NVLink cut back. "NVLink offers a bandwidth of 160 GB/s,
+#: roughly 3.2 times that of IB (50 GB/s)" (DeepSeek-AI 2024, section 3.2.2).
+H800_NVLINK = 160e9
 
 
 @dataclass(frozen=True)
@@ -125,11 +135,15 @@ PUBLISHED_RUNS: tuple[PublishedRun, ...] = (
                           "nvlink_bandwidth": H800_NVLINK, "comm_sm_fraction": 20 / 132,
                           "max_nodes_per_token": 4,
                           "overlap": {"expert": 1.0, "pipeline": 1.0, "data": 1.0}},
-                 assumptions="H800 as an H100 SXM with 200 GB/s NVLink per direction; FP8 "
-                             "matmuls, DualPipe overlapping the all-to-alls (section 3.2); "
-                             "20 of 132 SMs kept by the all-to-all kernels and tokens sent to "
-                             "at most 4 nodes (section 3.2.2); the final batch of 15,360 "
-                             "sequences."),
+                 assumptions="H800 as an H100 SXM with 160 GB/s NVLink (section 3.2.2); FP8 "
+                             "matmuls at the rate, and FP8 casts at the cost, of DeepSeek's "
+                             "training trace (profile-data, train.json); DualPipe overlapping "
+                             "the all-to-alls (section 3.2); 20 of 132 SMs kept by the "
+                             "all-to-all kernels and tokens sent to at most 4 nodes (section "
+                             "3.2.2); the final batch of 15,360 sequences. Not modelled: "
+                             "pipeline stages made uneven by the embedding, output head and "
+                             "MTP module, pipeline communication, real routing imbalance, "
+                             "the optimizer step and downtime."),
 )
 
 

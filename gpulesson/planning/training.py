@@ -14,8 +14,9 @@ MFU follows from it (an output, never an input):
   selective ``+4LHQT``, full ``8N`` instead of ``6N``);
 * **memory-bound** work (norms, activations, residuals): the activations a layer stores are
   written forward, read backward and their gradients written and read, 4 passes over
-  :func:`gpulesson.activations.activation_bytes` at the HBM bandwidth (FP8 casts add half
-  again);
+  :func:`gpulesson.activations.activation_bytes` at the HBM bandwidth. FP8's casts,
+  quantization and transposes add 1.27 times that (:data:`FP8_MEMORY_BOUND_EXTRA`,
+  measured in DeepSeek-V3's training trace);
 * **exposed communication** of each dimension (:mod:`gpulesson.traffic`), on the tier it
   crosses at NCCL's achievable bandwidth (:func:`gpulesson.distributed.achievable_bandwidth`,
   NVLink SHARP for all-reduces where the switches reduce); tensor, context, expert and
@@ -45,7 +46,7 @@ from gpulesson import activations, cost, distributed, flops, memory, traffic, un
 from ._adapt import GPUView, ModelView, gpu_view, model_view
 from .layout import Layout, batch_split, candidate_layouts, layout_problems
 
-__all__ = ["TrainingPlan", "TrainingSettings", "plan_training"]
+__all__ = ["FP8_MEMORY_BOUND_EXTRA", "TrainingPlan", "TrainingSettings", "plan_training"]
 
 #: Start-up cost alpha of one collective, by tier: the order of what nccl-tests shows for
 #: small messages (about 10 us on an NVLink pair, nccl-tests issue #44; more across a network).
@@ -53,6 +54,14 @@ LATENCY = MappingProxyType({"nvlink": 10e-6, "network": 20e-6})
 #: Share of usable memory kept free by default: allocator fragmentation, NCCL and CUDA
 #: workspaces. Measure yours (``torch.cuda.max_memory_reserved``) and pass ``memory_reserve``.
 MEMORY_RESERVE = 0.05
+#: Memory-bound time FP8 adds, as a share of the other memory-bound kernels: casting,
+#: quantizing and transposing activations and gradients to FP8 with their scales. In
+#: DeepSeek-V3's training trace (DeepSeek-AI, profile-data, ``train.json``, commit
+#: 449602428a1b, captured 2025-02-25 on an H800: one DualPipe forward and backward chunk of
+#: 4 MoE layers, one 4,096-token micro-batch) the FP8 cast, quantize and transpose kernels
+#: take 18,226 us, the norms, SwiGLU, token permutation, RoPE, copies and other elementwise
+#: kernels 14,300 us (on the main compute stream): 1.27x as long again.
+FP8_MEMORY_BOUND_EXTRA = 18_226 / (4_415 + 3_448 + 3_062 + 1_863 + 1_512)
 _DIMENSIONS = ("tensor", "context", "expert", "pipeline", "data")
 _PRECISIONS = ("bf16", "fp16", "fp8")
 
@@ -229,7 +238,7 @@ def _evaluate(model: ModelView, gpu: GPUView, lay: Layout, st: TrainingSettings,
         model.cfg, seq_len=s, batch=lay.micro_batch, attention="flash", tp=tp_act,
         sequence_parallel=tp_act > 1, cp=lay.cp if s % lay.cp == 0 else 1
     ) / L * tp_act / lay.tp
-    passes = 4 * (1.5 if st.precision == "fp8" else 1)
+    passes = 4 * (1 + FP8_MEMORY_BOUND_EXTRA if st.precision == "fp8" else 1)
     memory_bound = passes * stored * stage * m / (gpu.bandwidth * sms)
     ov = st.overlap
     items: dict[str, tuple[traffic.Traffic, str]] = {}

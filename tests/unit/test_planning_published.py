@@ -6,7 +6,12 @@ import pytest
 
 from gpulesson import distributed
 from gpulesson.planning import Layout, plan_training
-from gpulesson.planning.published import PUBLISHED_RUNS, deepseek_v3, published_comparison
+from gpulesson.planning.published import (
+    H800_NVLINK,
+    PUBLISHED_RUNS,
+    deepseek_v3,
+    published_comparison,
+)
 
 COMPARISONS = {c.run.name: c for c in published_comparison()}
 WITHIN = [r.name for r in PUBLISHED_RUNS if not r.name.startswith("DeepSeek")]
@@ -29,14 +34,34 @@ def test_source_megatron_published_mfu_conversion() -> None:
     assert run.published_mfu == pytest.approx(0.392, abs=0.001)
 
 
-@pytest.mark.xfail(strict=True, reason="the planner leaves out what makes DeepSeek-V3 slower "
-                   "than its arithmetic: expert load imbalance, the memory traffic of routing "
-                   "tokens and fine-grained FP8 scaling; it predicts about 1.5x the MFU "
-                   "180K H800 GPU-hours per trillion tokens imply")
 def test_source_deepseek_v3_gpu_hours_within_25_percent() -> None:
-    """DeepSeek-AI 2024, section 1: 180K H800 GPU-hours per trillion tokens."""
+    """DeepSeek-AI 2024 (DeepSeek-V3 technical report), section 1: 180K H800 GPU-hours per
+    trillion tokens, 44.7 % MFU. Planned with FP8 products at the rate and FP8 casts at the
+    cost that DeepSeek's own training trace measures (DeepSeek-AI, profile-data,
+    ``train.json``, commit 449602428a1b) and the H800's 160 GB/s NVLink (report, section
+    3.2.2), the prediction is within 25 %. Not modelled: pipeline stages made uneven by the
+    embedding, output head and MTP module, pipeline communication, real routing imbalance,
+    the optimizer step and downtime."""
     c = COMPARISONS["DeepSeek-V3"]
-    assert abs(c.error) <= 0.25
+    assert abs(c.error) <= 0.25, (c.predicted_mfu, c.run.published_mfu)
+
+
+def test_source_deepseek_v3_memory_bound_time_matches_the_training_trace() -> None:
+    """DeepSeek-AI, profile-data, ``train.json`` (commit 449602428a1b, an H800, 2025-02-25):
+    one DualPipe forward and backward chunk of 4 MoE layers on a 4,096-token micro-batch
+    spends 14.3 ms in memory-bound kernels other than the FP8 casts (norms 3,448 us, SwiGLU
+    1,863, token permutation 3,062, RoPE 1,512, copies and other elementwise kernels 4,415).
+    The planner's memory-bound time without FP8 (4 passes over the stored activations at
+    the HBM bandwidth left beside the all-to-all kernels' 20 SMs) for the same 4-layer stage
+    and micro-batch is within 20 % of it."""
+    run = next(r for r in PUBLISHED_RUNS if r.name == "DeepSeek-V3")
+    plan = plan_training(run.model(), run.gpu, n_gpus=run.n_gpus, tokens=run.tokens,
+                         global_batch_tokens=run.global_batch_tokens, seq_len=run.seq_len,
+                         layout=run.layout, **{**run.options, "precision": "bf16"})
+    stage_layers = -(-deepseek_v3().layers // run.layout.pp)
+    assert stage_layers == 4 and run.layout.micro_batch * run.seq_len == 4096
+    per_micro_batch = plan.breakdown["memory_bound"] / plan.micro_batches
+    assert per_micro_batch == pytest.approx(14.3e-3, rel=0.20)
 
 
 def test_source_deepseek_v3_expert_traffic_about_equals_compute() -> None:
@@ -46,7 +71,7 @@ def test_source_deepseek_v3_expert_traffic_about_equals_compute() -> None:
     run = next(r for r in PUBLISHED_RUNS if r.name == "DeepSeek-V3")
     plan = plan_training(deepseek_v3(), "H100 SXM", n_gpus=2048, tokens=1e12,
                          global_batch_tokens=run.global_batch_tokens, seq_len=4096,
-                         layout=run.layout, precision="fp8", nvlink_bandwidth=200e9,
+                         layout=run.layout, precision="fp8", nvlink_bandwidth=H800_NVLINK,
                          overlap={"data": 1.0})
     b = plan.breakdown
     ratio = b["expert"] / (b["compute"] + b["recompute"] + b["memory_bound"])
