@@ -17,7 +17,8 @@ rate found by a search over shapes, over the dense peak ("Maximum Achievable Mat
 comparison table", S. Bekman, *Machine Learning Engineering*, github.com/stas00/ml-engineering,
 ``compute/accelerator/README.md``): A100 SXM 267.9 of 312 TFLOP/s (85.9 %), H100 SXM 792.1 of
 989 (80.1 %), MI300X 781.9 of 1,300 (60.1 %). A figure measured on your own GPU
-(``gpulesson.machine``) replaces it: pass ``matmul_efficiency``.
+(``gpulesson.machine``) replaces it: pass ``matmul_efficiency``. The FP8 efficiency then
+moves with it, keeping the ratio of the two sourced figures.
 """
 
 from __future__ import annotations
@@ -264,8 +265,11 @@ def gpu_view(gpu: object, *, usable_memory: float | None = None,
         over["scaleout_bandwidth"] = v.positive_number("scaleout_bandwidth",
                                                        scaleout_bandwidth)
     if matmul_efficiency is not None:
-        over["matmul_efficiency"] = over["fp8_matmul_efficiency"] = v.fraction(
-            "matmul_efficiency", matmul_efficiency, allow_zero=False)
+        # a BF16 figure (measured here, or typed in a form); FP8 keeps its own measured
+        # ratio to it, as no FP8 figure of the reader's machine exists
+        given = v.fraction("matmul_efficiency", matmul_efficiency, allow_zero=False)
+        over["matmul_efficiency"] = given
+        over["fp8_matmul_efficiency"] = min(fp8 * given / eff, 1.0)
     if attention_efficiency is not None:
         over["attention_efficiency"] = v.fraction("attention_efficiency", attention_efficiency,
                                                   allow_zero=False)
