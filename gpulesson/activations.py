@@ -39,7 +39,11 @@ dropout masks). Context parallelism over ``cp`` GPUs splits the sequence: each G
 its ``s/cp`` tokens and, with eager attention, their scores against all ``s`` keys.
 
 Recomputation: ``"selective"`` drops the score tensors (Korthikanti et al. 2022), which
-FlashAttention never stores; ``"full"`` keeps each layer's input only.
+FlashAttention never stores; ``"full"`` keeps each layer's input only; ``"deepseek-v3"``
+is the recipe DeepSeek-V3 was trained with (DeepSeek-AI 2024, sections 3.2.3 and 3.3.3):
+on top of ``"selective"``, norm outputs and latent attention's up-projections are
+recomputed and most matrix-product inputs are kept in FP8 (:data:`DEEPSEEK_V3_RECIPE` says
+what happens to each tensor; :func:`up_projection_params` the weights recomputed).
 
 Left out, as in the paper: the embedding, the final norm and the logits (``s*b*V``
 values, large with a big vocabulary).
@@ -50,25 +54,79 @@ Taught in: ``notebooks/memory_what_fits.ipynb``; checked against a real forward 
 
 from __future__ import annotations
 
+from types import MappingProxyType
+
 from gpulesson import _validate as v
 from gpulesson.transformer import TransformerConfig
 
 __all__ = [
     "ATTENTION_IMPLEMENTATIONS",
+    "DEEPSEEK_V3_RECIPE",
     "RECOMPUTE_MODES",
     "SCORE_TENSORS",
     "activation_bytes",
     "activation_tensors",
     "default_attention",
     "layer_activation_bytes",
+    "up_projection_params",
 ]
 
 #: How attention is computed: FlashAttention (and PyTorch's SDPA) or eager PyTorch ops.
 ATTENTION_IMPLEMENTATIONS = ("flash", "eager")
-#: Activation recomputation modes (Korthikanti et al. 2022).
-RECOMPUTE_MODES = ("none", "selective", "full")
+#: Activation recomputation modes: Korthikanti et al. 2022's three, and DeepSeek-V3's recipe.
+RECOMPUTE_MODES = ("none", "selective", "full", "deepseek-v3")
 #: The tensors that grow with ``s^2`` and that selective recomputation drops.
 SCORE_TENSORS = ("softmax output", "softmax dropout mask", "softmax dropout output")
+#: How DeepSeek-V3's recipe keeps each tensor of :func:`activation_tensors`
+#: (DeepSeek-AI 2024, arXiv 2412.19437): ``"recomputed"`` (not stored), ``"fp8"`` (1 byte
+#: per value), ``"e5m6"`` (12 bits, 1.5 bytes per value) or ``"kept"`` (as counted, 16-bit;
+#: FP32 where the tensor is FP32). A tensor not named here is kept as counted.
+#:
+#: * Section 3.2.3 recomputes every RMSNorm and the MLA up-projections in the backward pass,
+#:   so no norm output and none of Q, K, V is stored; the norms' inputs are: the two block
+#:   norm inputs (the residual stream), and the outputs of the query and key/value
+#:   down-projections, which are the inputs of the latent norms. The normalised latents
+#:   (``"query latent"``, ``"key/value latent"``) are norm outputs, so they go too; so do
+#:   ``"attention input"`` and ``"MLP input"``, the outputs of the block's two norms.
+#: * Section 3.3.3 caches the inputs of the linear layers in FP8, with two exceptions. The
+#:   input of the linear layer after attention (``"attention output"``, which attention's
+#:   backward also reads) is kept in a custom E5M6 format: 1 sign, 5 exponent and 6
+#:   mantissa bits, counted here as 12 bits, 1.5 bytes, as if packed. And in the MoE the
+#:   SwiGLU's inputs (the gate and up projections of the routed and shared experts) are
+#:   cached in FP8 while its output, the down projection's input, is recomputed. The tokens
+#:   dispatched to the experts (``"routed token copies"``, the experts' linear input) are
+#:   FP8; the combine stays BF16, so ``"expert outputs"`` are kept as counted.
+#: * Kept as counted: the softmax statistics (attention runs in BF16/FP32, section 3.3.1),
+#:   the router's FP32 probabilities (the gating module stays in higher precision, section
+#:   3.3.1) and the dense layers' gate and up projections: the report states the SwiGLU
+#:   trick for the MoE only, so in the three dense layers only the down projection's input,
+#:   a linear input, is FP8.
+DEEPSEEK_V3_RECIPE = MappingProxyType({
+    "norm inputs": "kept",
+    "attention input": "recomputed",
+    "query latent norm input": "kept",
+    "query latent": "recomputed",
+    "key/value latent norm input": "kept",
+    "key/value latent": "recomputed",
+    "Q": "recomputed",
+    "K": "recomputed",
+    "V": "recomputed",
+    "softmax statistics": "kept",
+    "attention output": "e5m6",
+    "MLP input": "recomputed",
+    "MLP gate projection": "kept",
+    "MLP up projection": "kept",
+    "MLP down projection input": "fp8",
+    "router probabilities": "kept",
+    "routed token copies": "fp8",
+    "expert gate projection": "fp8",
+    "expert up projection": "fp8",
+    "expert down projection input": "recomputed",
+    "expert outputs": "kept",
+    "shared expert gate projection": "fp8",
+    "shared expert up projection": "fp8",
+    "shared expert down projection input": "recomputed",
+})
 
 
 def _ceil_div(x: int, t: int) -> int:
@@ -129,7 +187,8 @@ def activation_tensors(
     cp : int
         Context-parallel size; must divide ``seq_len``.
     recompute : str
-        ``"none"``, ``"selective"`` or ``"full"``.
+        ``"none"``, ``"selective"``, ``"full"`` or ``"deepseek-v3"`` (DeepSeek-V3's recipe,
+        :data:`DEEPSEEK_V3_RECIPE`: needs latent attention and a gated MLP).
     moe_layer : bool, optional
         Count a mixture-of-experts layer (default: whether the model has experts) or a
         dense one (a DeepSeek-V3 leading layer).
@@ -158,6 +217,8 @@ def activation_tensors(
     v.boolean("sequence_parallel", sequence_parallel)
     c = v.positive_int("cp", cp)
     mode = v.choice("recompute", recompute, RECOMPUTE_MODES)
+    if mode == "deepseek-v3":
+        _check_recipe(cfg)
     moe = cfg.moe if moe_layer is None else v.boolean("moe_layer", moe_layer)
     if moe and not cfg.moe:
         raise ValueError("moe_layer=True needs a model with routed experts (experts > 0)")
@@ -195,10 +256,60 @@ def activation_tensors(
         _mlp(cfg, out, split, cfg.ffn, "MLP")  # type: ignore[arg-type]
     if drop:
         out["MLP dropout mask"] = whole(h, 1)
-    if mode == "selective":
+    if mode != "none":
         for name in SCORE_TENSORS:
             out.pop(name, None)
+    if mode == "deepseek-v3":
+        out = {name: _recipe_bytes(DEEPSEEK_V3_RECIPE.get(name, "kept"), size, val)
+               for name, size in out.items()}
     return {name: size for name, size in out.items() if size}
+
+
+def _check_recipe(cfg: TransformerConfig) -> None:
+    if not (cfg.latent_attention and cfg.gated_mlp):
+        raise ValueError(f"recompute='deepseek-v3' is DeepSeek-V3's recipe for latent "
+                         f"attention and a gated MLP; {cfg.name or 'this model'} has "
+                         f"latent_attention={cfg.latent_attention}, "
+                         f"gated_mlp={cfg.gated_mlp}: use 'none', 'selective' or 'full'")
+
+
+def _recipe_bytes(how: str, size: int, val: int) -> int:
+    """Bytes of a tensor counted at ``val`` bytes per value once the recipe stores it."""
+    if how == "recomputed":
+        return 0
+    if how == "fp8":
+        return _ceil_div(size, val)
+    if how == "e5m6":
+        return _ceil_div(3 * size, 2 * val)
+    return size
+
+
+def up_projection_params(cfg: TransformerConfig) -> int:
+    """Weights of one layer that DeepSeek-V3's recipe runs again in the backward pass.
+
+    Latent attention's up-projections, from the query latent to the queries
+    (``c_q*a*(n+r)``) and from the key/value latent to the keys and values
+    (``c*a*(n+v)``), with ``a`` heads, ``c_q``/``c`` the query and key/value ranks and
+    ``n``/``r``/``v`` the no-rope, rope and value head sizes. Without a query latent the
+    queries come straight from the normalised input (``h*a*(n+r)``), and that projection is
+    what is recomputed. Recomputing them costs ``2 *`` these weights in FLOPs per token
+    and layer (DeepSeek-AI 2024, section 3.2.3: "a minor overhead"); the RMSNorms it also
+    recomputes are memory-bound and cost next to nothing.
+
+    DeepSeek-V3: 1,536 x 128 x 192 + 512 x 128 x 256 = 54.5M per layer.
+
+    Raises
+    ------
+    ValueError
+        for a model without latent attention or a gated MLP.
+    """
+    if not isinstance(cfg, TransformerConfig):
+        raise TypeError(f"cfg must be a TransformerConfig (see transformer.preset), got "
+                        f"{type(cfg).__name__}")
+    _check_recipe(cfg)
+    q_in = cfg.q_lora_rank or cfg.hidden
+    return (q_in * cfg.heads * cfg.head_dim
+            + cfg.kv_lora_rank * cfg.heads * (cfg.qk_nope_head_dim + cfg.v_head_dim))
 
 
 def _attention(cfg, out, whole, split, tokens, s, t, attention, drop, val) -> None:  # noqa: ANN001, PLR0913

@@ -20,11 +20,14 @@ leaves a setting out, the planner's default is used and the entry says so.
   takes its FP8 matrix-product rate and the cost of its FP8 casts from DeepSeek's own
   training trace (DeepSeek-AI, profile-data, ``train.json``, commit 449602428a1b:
   :data:`~gpulesson.planning._adapt.FP8_MATMUL_EFFICIENCY`,
-  :data:`~gpulesson.planning.training.FP8_MEMORY_BOUND_EXTRA`) and the H800's NVLink from
-  the report (section 3.2.2). It does not model what no primary source quantifies: pipeline
-  stages made uneven by the embedding, the output head and the multi-token-prediction
-  module, the pipeline's own communication (left out of the trace), real routing imbalance
-  (the trace forces balanced routing), the optimizer step and downtime.
+  :data:`~gpulesson.planning.training.FP8_MEMORY_BOUND_EXTRA`), the H800's NVLink from
+  the report (section 3.2.2) and the report's way of saving activation memory (norms and
+  up-projections recomputed, section 3.2.3; activations cached in FP8, section 3.3.3:
+  ``recompute="deepseek-v3"``), without which the published layout would not fit. It does
+  not model what no primary source quantifies: pipeline stages made uneven by the
+  embedding, the output head and the multi-token-prediction module, the pipeline's own
+  communication (left out of the trace), real routing imbalance (the trace forces balanced
+  routing), the optimizer step and downtime.
 
 Taught in: ``notebooks/planning_dashboard.ipynb`` (predicted against published).
 """
@@ -132,6 +135,7 @@ PUBLISHED_RUNS: tuple[PublishedRun, ...] = (
                  "H100 SXM", 2048, 15360 * 4096, 4096, Layout(tp=1, pp=16, dp=128, ep=64),
                  _deepseek_mfu(), "180K H800 GPU-hours per trillion tokens",
                  options={"precision": "fp8", "pipeline_schedule": "dualpipe",
+                          "recompute": "deepseek-v3",
                           "nvlink_bandwidth": H800_NVLINK, "comm_sm_fraction": 20 / 132,
                           "max_nodes_per_token": 4,
                           "overlap": {"expert": 1.0, "pipeline": 1.0, "data": 1.0}},
@@ -140,7 +144,11 @@ PUBLISHED_RUNS: tuple[PublishedRun, ...] = (
                              "training trace (profile-data, train.json); DualPipe overlapping "
                              "the all-to-alls (section 3.2); 20 of 132 SMs kept by the "
                              "all-to-all kernels and tokens sent to at most 4 nodes (section "
-                             "3.2.2); the final batch of 15,360 sequences. Not modelled: "
+                             "3.2.2); RMSNorms and MLA up-projections recomputed in the "
+                             "backward pass (section 3.2.3), activations cached in FP8, the "
+                             "attention output in E5M6 (1.5 bytes) and the MoE SwiGLU's output "
+                             "recomputed (section 3.3.3); the final batch of 15,360 "
+                             "sequences. Not modelled: "
                              "pipeline stages made uneven by the embedding, output head and "
                              "MTP module, pipeline communication, real routing imbalance, "
                              "the optimizer step and downtime."),

@@ -11,7 +11,12 @@ MFU follows from it (an output, never an input):
   speeds up only the weight matrices (attention stays BF16) and MFU is quoted against the
   BF16 peak, as the papers that report it do (Llama 3's "BF16 MFU");
 * **recompute**: the FLOPs recomputation adds (:func:`gpulesson.flops.hardware_flops_per_token`:
-  selective ``+4LHQT``, full ``8N`` instead of ``6N``);
+  selective ``+4LHQT``, full ``8N`` instead of ``6N``); DeepSeek-V3's recipe
+  (``recompute="deepseek-v3"``) adds to selective's one more forward pass of latent
+  attention's up-projections, ``2 *`` :func:`gpulesson.activations.up_projection_params`
+  per token and layer at the matrix-product rate (the RMSNorms it also recomputes are
+  memory-bound, one more read of their inputs, next to nothing beside the passes below,
+  and left out);
 * **memory-bound** work (norms, activations, residuals): the activations a layer stores are
   written forward, read backward and their gradients written and read, 4 passes over
   :func:`gpulesson.activations.activation_bytes` at the HBM bandwidth. FP8's casts,
@@ -27,8 +32,9 @@ MFU follows from it (an output, never an input):
   (:func:`gpulesson.distributed.pipeline_bubble_fraction`), or DualPipe's.
 
 Memory per GPU is :func:`gpulesson.distributed.layout_memory` with FlashAttention's
-activations, context parallelism splitting the sequence and, with pipeline stages, the
-embedding and output layer on the end stages; expert parallelism divides the routed experts.
+activations (or DeepSeek-V3's recipe, :data:`gpulesson.activations.DEEPSEEK_V3_RECIPE`),
+context parallelism splitting the sequence and, with pipeline stages, the embedding and
+output layer on the end stages; expert parallelism divides the routed experts.
 It is held against the GPU's usable memory less a stated reserve.
 
 Taught in: ``notebooks/planning_dashboard.ipynb``.
@@ -41,7 +47,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from gpulesson import _validate as v
-from gpulesson import activations, cost, distributed, flops, memory, traffic, units
+from gpulesson import activations, cost, distributed, flops, traffic, units
 
 from ._adapt import GPUView, ModelView, gpu_view, model_view
 from .layout import Layout, batch_split, candidate_layouts, layout_problems
@@ -154,15 +160,26 @@ def _peak(gpu: GPUView, precision: str) -> tuple[float, list[str]]:
 
 def _memory(model: ModelView, lay: Layout, seq_len: int, recompute: str
             ) -> tuple[float, float]:
-    """(bytes per GPU, parameters per GPU) from distributed.layout_memory."""
+    """(bytes per GPU, parameters per GPU) from distributed.layout_memory.
+
+    DeepSeek-V3's recipe is not one of the layout's own modes: its activations are counted
+    here for the whole model and one micro-batch, and the layout divides them as it does
+    a given ``activation_bytes`` (by ``tp`` and ``cp``, over the layers a stage holds)."""
     n_eff = model.total_params - model.expert_params + model.expert_params / lay.ep
     tp = lay.tp if model.heads % lay.tp == 0 and model.hidden % lay.tp == 0 else 1
     pp = min(lay.pp, model.layers)
     cp = lay.cp if seq_len % lay.cp == 0 else 1
+    if recompute == "deepseek-v3":
+        given = activations.activation_bytes(model.cfg, seq_len=seq_len,
+                                             batch=lay.micro_batch, attention="flash",
+                                             recompute=recompute)
+        shape = {"activation_bytes": given, "recompute": "none"}
+    else:
+        shape = {"seq_len": seq_len, "recompute": recompute, "attention": "flash"}
     mem = distributed.layout_memory(
         n_params=n_eff, n_gpus=tp * pp * cp * (lay.dp or 1), tp=tp, pp=pp, cp=cp,
-        zero_stage=lay.zero_stage, cfg=model.cfg, batch=lay.micro_batch, seq_len=seq_len,
-        recompute=recompute, attention="flash", embedding_on_ends=pp > 1)
+        zero_stage=lay.zero_stage, cfg=model.cfg, batch=lay.micro_batch,
+        embedding_on_ends=pp > 1, **shape)  # type: ignore[arg-type]
     return mem.total * tp / lay.tp, mem.params_per_gpu * tp / lay.tp
 
 
@@ -221,9 +238,13 @@ def _evaluate(model: ModelView, gpu: GPUView, lay: Layout, st: TrainingSettings,
     model_fpt = model.model_flops_per_token(s)
     attn = model_fpt - 6 * n_act
     # recomputation as flops.hardware_flops_per_token counts it: the attention core again
-    # (selective and full), and one more forward pass of the weights (full)
+    # (selective and full), and one more forward pass of the weights (full); DeepSeek-V3's
+    # recipe: selective's, plus the up-projections' forward pass again
     attn_hw = attn * (4 / 3 if rc != "none" else 1)
     hw_fpt = (8 if rc == "full" else 6) * n_act + attn_hw
+    if rc == "deepseek-v3":
+        hw_fpt += 2 * activations.up_projection_params(model.cfg) * L
+    moved = "selective" if rc == "deepseek-v3" else rc  # the traffic's view: no layer rerun
     per_gpu = st.global_batch_tokens / st.n_gpus * imbalance  # tokens' worth of work
     # a causal kernel executes half of PaLM's attention count: rate per counted FLOP x 2
     sms = 1 - st.comm_sm_fraction  # SMs left to compute beside communication kernels
@@ -245,12 +266,13 @@ def _evaluate(model: ModelView, gpu: GPUView, lay: Layout, st: TrainingSettings,
     strides = lay.strides
     items["tensor"] = (traffic.tensor_parallel_traffic(
         micro_batch=lay.micro_batch, seq_len=s_gpu, hidden=model.hidden, layers=stage,
-        tp=lay.tp, recompute=rc, sequence_parallel=lay.tp > 1),
+        tp=lay.tp, recompute=moved, sequence_parallel=lay.tp > 1),
         links.tier(*strides["tensor"]))
     kv_width = max(int(model.kv_bytes_per_token // (4 * L)), 1)
     items["context"] = (traffic.context_parallel_traffic(
         micro_batch=lay.micro_batch, seq_len=s, kv_dim=kv_width, layers=stage, cp=lay.cp,
-        tp=min(lay.tp, max(model.kv_heads, 1)), recompute=rc), links.tier(*strides["context"]))
+        tp=min(lay.tp, max(model.kv_heads, 1)), recompute=moved),
+        links.tier(*strides["context"]))
     if model.is_moe and lay.ep > 1:
         moe_here = -(-model.moe_layers // pp)
         tier = links.tier(*strides["expert"])
@@ -390,8 +412,10 @@ def plan_training(
         The degrees of parallelism, or ``"auto"``: the fastest that fits among
         :func:`~gpulesson.planning.layout.candidate_layouts`, with a comparison as reason.
     recompute : str
-        ``"none"``, ``"selective"`` (attention recomputed: FlashAttention's default) or
-        ``"full"``.
+        ``"none"``, ``"selective"`` (attention recomputed: FlashAttention's default),
+        ``"full"`` or ``"deepseek-v3"`` (DeepSeek-V3's recipe, for a model with latent
+        attention and a gated MLP: norms and up-projections recomputed, most activations
+        in FP8; :data:`gpulesson.activations.DEEPSEEK_V3_RECIPE`).
     scaleout_bandwidth, nvlink_bandwidth, nvlink_domain, usable_memory, matmul_efficiency,
     attention_efficiency, usd_per_gpu_hour
         Override the GPU's figures (bytes/s one way per GPU, GPUs, bytes, fraction, USD):
@@ -430,7 +454,7 @@ def plan_training(
     batch = v.positive_int("global_batch_tokens", global_batch_tokens)
     s = v.positive_int("seq_len", seq_len)
     prec = v.choice("precision", precision, _PRECISIONS)
-    rc = v.choice("recompute", recompute, memory.RECOMPUTE_MODES)
+    rc = v.choice("recompute", recompute, activations.RECOMPUTE_MODES)
     schedule = v.choice("pipeline_schedule", pipeline_schedule, ("1f1b", "dualpipe"))
     shares = {"tensor": 0.0, "context": 0.0, "expert": 0.0, "pipeline": 0.0, "data": 1.0}
     for key, value in (overlap or {}).items():
@@ -443,6 +467,8 @@ def plan_training(
             raise ValueError(f"latency: unknown tier {key!r}; known: nvlink, network")
         alpha[key] = v.nonneg_number(f"latency[{key!r}]", value)
     mv = model_view(model)
+    if rc == "deepseek-v3":
+        activations.up_projection_params(mv.cfg)  # refuses a model the recipe does not fit
     gv = gpu_view(gpu, usable_memory=usable_memory, nvlink_bandwidth=nvlink_bandwidth,
                   domain=nvlink_domain, scaleout_bandwidth=scaleout_bandwidth,
                   matmul_efficiency=matmul_efficiency,

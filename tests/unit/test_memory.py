@@ -383,3 +383,68 @@ def test_source_gpt_oss_checkpoints_with_mxfp4_experts(name: str, gib: float) ->
               + memory.weight_bytes(param_count(cfg) - routed, precision="bf16"))
     assert memory.precision_bytes("mxfp4") * 8 == 4.25
     assert stored / 2**30 == pytest.approx(gib, rel=0.005)
+
+
+def test_source_deepseek_v3_recipe_recomputes_norms_and_up_projections() -> None:
+    """DeepSeek-V3 report (DeepSeek-AI 2024, arXiv 2412.19437), section 3.2.3: every
+    RMSNorm and the MLA up-projections are recomputed in the backward pass, so their outputs
+    are not stored. A MoE layer of DeepSeek-V3 keeps no Q, K or V, none of the normalised
+    tensors (the attention and MLP inputs, the normalised latents), but still the inputs of
+    every norm, unchanged."""
+    from gpulesson import activations
+
+    cfg = preset("deepseek-v3")
+    plain = activations.activation_tensors(cfg, seq_len=4096)
+    recipe = activations.activation_tensors(cfg, seq_len=4096, recompute="deepseek-v3")
+    for gone in ("Q", "K", "V", "attention input", "MLP input", "query latent",
+                 "key/value latent"):
+        assert gone in plain and gone not in recipe
+    for kept in ("norm inputs", "query latent norm input", "key/value latent norm input"):
+        assert recipe[kept] == plain[kept] > 0
+
+
+def test_source_deepseek_v3_recipe_caches_linear_inputs_in_fp8() -> None:
+    """DeepSeek-V3 report, section 3.3.3: activations cached for the linear layers'
+    backward pass are FP8, 1 byte a value where BF16 takes 2: the tokens dispatched to the
+    experts and the SwiGLU's inputs (gate and up projections), whose output (the down
+    projection's input) is recomputed instead; the linear layer after attention takes E5M6,
+    12 bits; the combine stays in BF16, so the experts' outputs keep their 2 bytes, and the
+    router's FP32 probabilities theirs. A 4,096-token MoE layer keeps less than half of the
+    557.5 KiB per token it keeps without the recipe."""
+    from gpulesson import activations
+
+    cfg = preset("deepseek-v3")
+    plain = activations.activation_tensors(cfg, seq_len=4096)
+    recipe = activations.activation_tensors(cfg, seq_len=4096, recompute="deepseek-v3")
+    for fp8 in ("routed token copies", "expert gate projection", "expert up projection",
+                "shared expert gate projection", "shared expert up projection"):
+        assert recipe[fp8] * 2 == plain[fp8]
+    assert recipe["attention output"] * 16 == plain["attention output"] * 12
+    assert "expert down projection input" not in recipe
+    assert "shared expert down projection input" not in recipe
+    assert recipe["expert outputs"] == plain["expert outputs"]
+    assert recipe["router probabilities"] == plain["router probabilities"]
+    assert sum(plain.values()) == 557.5 * 1024 * 4096
+    assert sum(recipe.values()) < sum(plain.values()) / 2
+
+
+def test_source_deepseek_v3_up_projection_weights() -> None:
+    """DeepSeek-V3's checkpoint (config.json and modeling_deepseek.py): ``q_b_proj`` maps the
+    1,536-wide query latent to 128 heads of 192, ``kv_b_proj`` the 512-wide key/value
+    latent to 128 heads of 128 + 128: the weights the recipe runs again per layer."""
+    from gpulesson import activations
+
+    q_b_proj, kv_b_proj = 24576 * 1536, 32768 * 512
+    assert activations.up_projection_params(preset("deepseek-v3")) == q_b_proj + kv_b_proj
+
+
+def test_deepseek_v3_recipe_needs_latent_attention() -> None:
+    from gpulesson import activations
+
+    with pytest.raises(ValueError, match=r"recompute='deepseek-v3'.*latent_attention=False"):
+        activations.activation_tensors(preset("llama-3-8b"), seq_len=8,
+                                       recompute="deepseek-v3")
+    with pytest.raises(ValueError, match=r"recompute='deepseek-v3'"):
+        activations.up_projection_params(preset("llama-3-8b"))
+    with pytest.raises(ValueError, match=r"recompute must be one of .*'deepseek-v3'"):
+        activations.activation_tensors(preset("gpt2"), seq_len=8, recompute="some")
