@@ -39,7 +39,7 @@ _CHECKED_LOOKS: set[str] = set()
 _MARK_REPEATS = """
 ([attr, checked]) => {
   const done = new Set(checked);
-  const hash = (text) => {  // two 32-bit FNV-1a hashes with different primes: 64 bits
+  const hash = (text) => {  // FNV-1a and the same with Murmur's multiplier: 64 bits
     let a = 0x811c9dc5, b = 0x811c9dc5;
     for (let i = 0; i < text.length; i += 1) {
       const c = text.charCodeAt(i);
@@ -110,11 +110,12 @@ def violations(recorded: RecordedPage, rules: list[str] | None = None) -> list[d
         page.add_script_tag(content=AXE.read_text(encoding="utf-8"))
         page.evaluate("(attr) => axe.configure({rules: [{id: 'color-contrast', "
                       "selector: `*:not([${attr}])`}]})", REPEAT)
-    # marked afresh before each run: the page's colours may have changed since the last
+    if rules is not None and "color-contrast" not in rules:
+        return page.evaluate(_RUN, rules)
+    # marked afresh before each contrast run: the page's colours may have changed since
     fresh = page.evaluate(_MARK_REPEATS, [REPEAT, sorted(_CHECKED_LOOKS)])
     found = page.evaluate(_RUN, rules)
-    if rules is None or "color-contrast" in rules:
-        _CHECKED_LOOKS.update(fresh)
+    _CHECKED_LOOKS.update(fresh)
     return found
 
 
