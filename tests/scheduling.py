@@ -7,10 +7,15 @@ while pytest waits. Two workers keep both cores busy (a fresh clone's pytest: 75
 process, 554 s on two). This plugin sets the order the work is handed out in:
 
 1. ``tests/site/test_book_build.py``, so that one worker starts the book build first;
-2. every test that needs no book (``tests/unit``, ``tests/content`` ...), which the other
-   worker runs while the book builds;
-3. the notebooks (nbval), whose tagged cells take the build's outputs as reference;
+2. every test that does not read the session's book (:func:`needs_book`): the unit and
+   content tests, the exercise notebooks, the site tests that build a book of their own,
+   which the other worker runs while the book builds;
+3. the lesson notebooks (nbval), whose tagged cells take the build's outputs as reference;
 4. the rest of ``tests/site``, which needs the built site.
+
+Before stage 2 held every test that needs no book, the second worker ran out of work some
+way into the build and sat waiting for it at the first tagged cell (21 s in a fresh clone's
+run here). A file goes where its most demanding test goes.
 
 Every test file stays on one worker (its module fixtures are set up once), except the
 modules of :data:`SPREAD`, whose tests are independent page loads and are spread over both;
@@ -29,6 +34,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.site.nbval_reference import CHECK_TAG
+
 REPO = Path(__file__).resolve().parents[1]
 #: Starts the book build: first in the session.
 FIRST = "tests/site/test_book_build.py"
@@ -44,19 +51,35 @@ def _relative(item: pytest.Item) -> str:
         return path.as_posix()
 
 
-def stage(relative: str) -> int:
-    """Where a test file goes in the session: 0 the build, 1 no book, 2 notebooks, 3 site."""
+def needs_book(item: pytest.Item) -> bool:
+    """Whether ``item`` reads the session's course build: a test with the ``built_site``
+    fixture (``site_dir``, ``site_server``, ``site_page`` ... lead to it), or an nbval cell
+    tagged ``nbval-check-output``, whose reference is the build's run of it."""
+    if "built_site" in getattr(item, "fixturenames", ()):
+        return True
+    cell = getattr(item, "cell", None)
+    return cell is not None and CHECK_TAG in cell.get("metadata", {}).get("tags", [])
+
+
+def stage(relative: str, reads_book: bool) -> int:
+    """Where a test file goes in the session: 0 the build, 1 no book, 2 notebooks that
+    compare with the book, 3 the site. ``reads_book``: any of the file's tests does."""
     if relative == FIRST:
         return 0
-    if relative.endswith(".ipynb"):
-        return 2
-    if relative.startswith("tests/site/"):
-        return 3
-    return 1
+    if not reads_book:
+        return 1
+    return 2 if relative.endswith(".ipynb") else 3
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    where = {id(item): stage(_relative(item)) for item in items}
+    units: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        units.setdefault(scope(item.nodeid), []).append(item)
+    where = {}
+    for unit in units.values():
+        reads_book = any(needs_book(item) for item in unit)
+        for item in unit:
+            where[id(item)] = stage(_relative(item), reads_book)
     items.sort(key=lambda item: where[id(item)])  # stable: file order kept within a stage
 
 
