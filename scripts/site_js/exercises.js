@@ -22,8 +22,9 @@
  *                                 incorrect | invalid | committed | compared | timeout | error
  *
  * A learner's function runs in the worker with a time limit (data-time-limit, in ms; a
- * page may lower it with window.GL_EXERCISE_TIME_LIMIT_MS, as the browser tests do): past
- * it the worker is stopped, the learner told, and a fresh worker started.
+ * page may lower it with window.GL_EXERCISE_TIME_LIMIT_MS, read at each check, as the
+ * browser tests do): past it the worker is stopped, the learner told, and a fresh worker
+ * started.
  *
  * Progress lives in localStorage under "gpulesson-progress", in the schema of the
  * notebooks' .gpulesson-progress.json (Python writes it); it is never sent anywhere.
@@ -40,8 +41,7 @@
     pack: new URL(script.getAttribute("data-pack"), siteRoot).href,
     editor: new URL(script.getAttribute("data-editor"), siteRoot).href,
     worker: new URL("python-worker.js", script.src).href,
-    timeLimitMs: Number(window.GL_EXERCISE_TIME_LIMIT_MS ||
-                        script.getAttribute("data-time-limit") || 10000),
+    timeLimitMs: Number(script.getAttribute("data-time-limit") || 10000),
     bootTimeoutMs: Number(window.GL_CALC_TIMEOUT_MS || script.getAttribute("data-timeout") ||
                           60000),
   };
@@ -394,7 +394,9 @@
     this.feedback.setAttribute("aria-busy", "true");
     this.feedback.textContent = engine.ready ? "Checking\u2026" :
       "Your answer is checked as soon as Python has started\u2026";
-    var limit = this.kind === "code" ? config.timeLimitMs : 0;
+    // read at each check, so that a test can lower it for one call only
+    var limit = this.kind === "code" ?
+      Number(window.GL_EXERCISE_TIME_LIMIT_MS || config.timeLimitMs) : 0;
     engine.request(this.payload(), function (answer) { self.answered(answer); }, limit);
   };
 

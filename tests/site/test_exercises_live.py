@@ -244,6 +244,9 @@ def test_a_learner_works_through_a_lesson(learner: RecordedPage, slug: str) -> N
     assert status == "timeout", message
     assert "stopped" in message and stopped >= TIME_LIMIT_MS / 1000 * 0.9
     assert page.locator("[data-exercise][data-state=restarting]").count() > 0
+    # a fresh worker's first call is cold (over 1.5 s on a loaded 2-core machine): the
+    # site's own limit applies to it, as it does for a learner
+    page.evaluate("delete window.GL_EXERCISE_TIME_LIMIT_MS")
     _set_code(page, code, pasted)
     _exercise(page, code).locator("button[data-check]").click()  # waits for the restart
     assert _wait_feedback(page, code)[0] == "correct"
