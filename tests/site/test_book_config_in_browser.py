@@ -102,6 +102,7 @@ def test_interactive_objects_render_their_static_html(demo_book: BookBuild) -> N
     views = html.count('type="application/vnd.jupyter.widget-view+json"')
     assert views == 1, f"expected only the plain widget's view, found {views} widget views"
     assert "widget-state+json" in html, "widget state was not saved at execution"
+    assert "embed-amd.js" in html, "a page that shows a widget lost the widget manager"
 
 
 def test_saved_widget_state_renders_offline(demo_page: RecordedPage) -> None:

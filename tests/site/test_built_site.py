@@ -3,11 +3,13 @@
 Reads the built site (the session fixture ``site_dir``: this session's build, or
 ``GL_SITE_DIR``): the vendored JavaScript, Pyodide (in its versioned folder) and the
 package pack published at the site root and never under ``_static``; the calculator loader
-on exactly the pages with a calculator; every registry calculator on the calculators page
-with a link to its lesson; the GPU tables generated from the data (dense and sparse apart,
-every source listed); the instructors page; on every lesson a download of the notebook,
-glossary links and citations, no thebe, and launch buttons exactly when ``_config.yml``
-names a real repository (the deploy workflow's build), none while it holds the placeholder.
+on exactly the pages with a calculator; the widget manager and the saved widget state only
+on pages that show a widget (``scripts/gl_widgets.py``); every registry calculator on the
+calculators page with a link to its lesson; the GPU tables generated from the data (dense
+and sparse apart, every source listed); the instructors page; on every lesson a download
+of the notebook, glossary links and citations, no thebe, and launch buttons exactly when
+``_config.yml`` names a real repository (the deploy workflow's build), none while it holds
+the placeholder.
 """
 
 from __future__ import annotations
@@ -59,6 +61,24 @@ def test_vendored_files_and_the_pack_are_published_at_the_site_root(site_dir: Pa
         "the published pack differs from the package: rebuild the site")
     for script in ext.SCRIPTS:
         assert (site_dir / ext.COURSE_DIR / script).is_file()
+
+
+def test_widget_state_and_manager_only_where_a_widget_shows(site_dir: Path) -> None:
+    """The lessons' calculators show their static HTML, so their widgets' saved state (about
+    1,200 models on one lesson) and the embed manager that would rebuild them are left out;
+    a page with a widget view keeps both (the configuration-check book has one)."""
+    ext = script_module("gl_widgets")
+    with_calculator = []
+    for page in _pages(site_dir):
+        html = page.read_text(encoding="utf-8")
+        shows = ext.WIDGET_VIEW in html
+        name = page.relative_to(site_dir).as_posix()
+        assert (ext.WIDGET_STATE in html) == shows, f"{name}: widget state without a widget"
+        for script in ("embed-amd.js", "require.js", "widgets-setup.js"):
+            assert (script in html) == shows, f"{name}: {script} without a widget"
+        if 'class="gl-calculator"' in html and name.startswith("notebooks/"):
+            with_calculator.append(name)
+    assert with_calculator, "no lesson shows a calculator: nothing here was checked"
 
 
 def test_the_loader_is_on_exactly_the_pages_with_a_calculator(site_dir: Path) -> None:
