@@ -11,7 +11,10 @@ process, 554 s on two). This plugin sets the order the work is handed out in:
    content tests, the exercise notebooks, the site tests that build a book of their own,
    which the other worker runs while the book builds;
 3. the lesson notebooks (nbval), whose tagged cells take the build's outputs as reference;
-4. the rest of ``tests/site``, which needs the built site.
+4. the rest of ``tests/site``, which needs the built site;
+5. last, the page loads of :data:`SPREAD`, handed out one by one: whichever worker ends its
+   last file first takes them, so the two end close together (when a whole file came
+   last, the other worker sat idle for its 20-30 s).
 
 Before stage 2 held every test that needs no book, the second worker ran out of work some
 way into the build and sat waiting for it at the first tagged cell (21 s in a fresh clone's
@@ -63,12 +66,15 @@ def needs_book(item: pytest.Item) -> bool:
 
 def stage(relative: str, reads_book: bool) -> int:
     """Where a test file goes in the session: 0 the build, 1 no book, 2 notebooks that
-    compare with the book, 3 the site. ``reads_book``: any of the file's tests does."""
+    compare with the book, 3 the site, 4 the site's page loads of :data:`SPREAD`.
+    ``reads_book``: any of the file's tests does."""
     if relative == FIRST:
         return 0
     if not reads_book:
         return 1
-    return 2 if relative.endswith(".ipynb") else 3
+    if relative.endswith(".ipynb"):
+        return 2
+    return 4 if relative in SPREAD else 3
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

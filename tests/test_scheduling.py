@@ -13,17 +13,18 @@ from .site.building import REPO_ROOT
 
 def test_the_book_build_comes_first_and_the_site_last() -> None:
     """The build starts at once on one worker; whatever reads no book keeps the other busy
-    meanwhile; the notebooks whose tagged cells read the build, and the site, follow."""
+    meanwhile; the notebooks whose tagged cells read the build, and the site, follow; the
+    independent page loads close the run, so that both workers end together."""
     files = [("tests/site/test_site_pages.py", True), ("notebooks/flops_and_scaling.ipynb", True),
              ("tests/unit/test_units.py", False), ("tests/site/test_book_build.py", True),
              ("exercises/cost_economics.ipynb", False),
              ("tests/site/test_book_config_in_browser.py", False),
-             ("tests/content/test_claims.py", False)]
+             ("tests/site/test_site_truth.py", True), ("tests/content/test_claims.py", False)]
     assert [name for name, _ in sorted(files, key=lambda f: scheduling.stage(*f))] == [
         "tests/site/test_book_build.py", "tests/unit/test_units.py",
         "exercises/cost_economics.ipynb", "tests/site/test_book_config_in_browser.py",
         "tests/content/test_claims.py", "notebooks/flops_and_scaling.ipynb",
-        "tests/site/test_site_pages.py"]
+        "tests/site/test_site_truth.py", "tests/site/test_site_pages.py"]
 
 
 def _cells(notebook: str) -> list[SimpleNamespace]:
