@@ -27,6 +27,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 import yaml
@@ -214,3 +215,25 @@ def script_module(name: str) -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+@functools.cache
+def exercise_pack() -> dict[str, Any]:
+    """The exercises' pack as the build makes it from the installed package
+    (``scripts/gl_exercises.py``). Making one reads and parses every module it packs (about
+    a second), so each test process makes it once; callers only read it."""
+    return script_module("gl_exercises").exercise_pack()
+
+
+@functools.cache
+def exercises_left_static() -> dict[str, dict[str, Any]]:
+    """The exercises the build leaves static because their checker needs a library Pyodide
+    lacks, found as the build finds them (each reference answer run in the pack alone)."""
+    return script_module("gl_exercises").browser_unavailable(exercise_pack())
+
+
+@functools.cache
+def calculator_pack() -> dict[str, Any]:
+    """The calculators' pack as the build makes it (``scripts/gl_calculators.py``), once per
+    test process."""
+    return script_module("gl_calculators").make_pack()

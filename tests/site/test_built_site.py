@@ -23,7 +23,7 @@ import pytest
 
 from gpulesson import calculators, hardware
 
-from .building import script_module
+from .building import calculator_pack, script_module
 
 pytestmark = pytest.mark.book
 
@@ -57,7 +57,7 @@ def test_vendored_files_and_the_pack_are_published_at_the_site_root(site_dir: Pa
         assert not (site_dir / "_static" / folder_name).exists(), f"{folder_name} under _static"
     ext = script_module("gl_calculators")
     pack = json.loads((site_dir / ext.PACK_PATH).read_text(encoding="utf-8"))
-    assert pack["files"] == ext.make_pack()["files"], (
+    assert pack["files"] == calculator_pack()["files"], (
         "the published pack differs from the package: rebuild the site")
     for script in ext.SCRIPTS:
         assert (site_dir / ext.COURSE_DIR / script).is_file()

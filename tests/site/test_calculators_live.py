@@ -34,7 +34,7 @@ import pytest
 
 from gpulesson import calculators
 
-from .building import script_module
+from .building import calculator_pack
 from .harness import (
     HOST,
     RecordedPage,
@@ -177,10 +177,6 @@ async ([id, samples]) => {
 TIMINGS: dict[str, Any] = {}
 
 
-@functools.cache
-def _package_pack() -> dict[str, Any]:
-    """The pack scripts/gl_calculators.py would write now (the package as installed)."""
-    return script_module("gl_calculators").make_pack()
 
 
 @pytest.fixture(scope="module")
@@ -207,7 +203,7 @@ def live_page(browser: Any, site_server: SiteServer) -> Iterator[RecordedPage]:
         failed = page.locator("[data-gl-state=failed] .gl-calc-status")
         assert failed.count() == 0, f"the calculators did not start: {failed.first.inner_text()}"
         served = page.evaluate("window.GLCalculators.stats.info.sha256")
-        if served != _package_pack()["sha256"]:
+        if served != calculator_pack()["sha256"]:
             pytest.fail("the site was built from another version of gpulesson than the one "
                         "installed here: rebuild it (make book), or unset GL_SITE_DIR",
                         pytrace=False)

@@ -38,7 +38,7 @@ from gpulesson.exercises.catalogue import available_lessons, lesson_module
 from gpulesson.exercises.core import ChoiceExercise, CodeExercise, NumericExercise, PredictExercise
 
 from .axe import assert_accessible
-from .building import script_module
+from .building import exercise_pack, exercises_left_static
 from .harness import RecordedPage, new_context, record_page
 
 pytestmark = pytest.mark.browser
@@ -55,8 +55,7 @@ FINAL = ("correct", "mistake", "incorrect", "invalid", "committed", "compared", 
          "error")
 TIMINGS: dict[str, Any] = {"pages": {}}
 #: Exercises whose checker needs a library Pyodide lacks: static on the site, by design.
-UNAVAILABLE = script_module("gl_exercises").browser_unavailable(
-    script_module("gl_exercises").exercise_pack())
+UNAVAILABLE = exercises_left_static()
 
 
 def _page(slug: str) -> str:
@@ -121,7 +120,7 @@ def _open_live(recorded: RecordedPage, path: str) -> float:
     failed = page.locator("[data-exercise][data-state=failed]")
     assert failed.count() == 0, page.locator("[data-gl-status]").inner_text()
     served = page.evaluate("window.GLExercises.stats.info.sha256")
-    if served != script_module("gl_exercises").exercise_pack()["sha256"]:
+    if served != exercise_pack()["sha256"]:
         pytest.fail("the site was built from another version of gpulesson than the one "
                     "installed here: rebuild it (make book), or unset GL_SITE_DIR",
                     pytrace=False)

@@ -13,6 +13,7 @@ the notebook's stub. Each lesson's key terms come with a one-line definition.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from html import unescape
@@ -23,12 +24,18 @@ from bs4 import BeautifulSoup
 
 from gpulesson.exercises.catalogue import available_lessons, lesson_module
 
-from .building import script_module, toc_pages
+from .building import exercise_pack, exercises_left_static, script_module, toc_pages
 
 pytestmark = pytest.mark.book
 
 EXT = script_module("gl_exercises")
-UNAVAILABLE = EXT.browser_unavailable(EXT.exercise_pack())
+UNAVAILABLE = exercises_left_static()
+
+
+@functools.cache
+def _soup(page: Path) -> BeautifulSoup:
+    """``page`` parsed once per run (a lesson takes about 0.3 s); tests only read it."""
+    return BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
 
 
 def _html_pages(site_dir: Path) -> list[Path]:
@@ -56,7 +63,7 @@ def test_every_page_has_a_favicon_and_this_years_footer(site_dir: Path) -> None:
         if path == "index.html":  # Jupyter Book's redirect
             continue
         page = site_dir / path
-        soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+        soup = _soup(page)
         icon = soup.find("link", rel="icon")
         if icon is None or not (page.parent / icon["href"]).resolve().is_file():
             problems.append(f"{path}: no favicon")
@@ -75,15 +82,14 @@ def test_no_template_fragment_is_published(site_dir: Path) -> None:
 
 def test_no_lesson_says_its_live_calculator_is_static(site_dir: Path) -> None:
     for page in sorted((site_dir / "notebooks").glob("*.html")):
-        text = " ".join(BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
-                        .get_text(" ").split())
+        text = " ".join(_soup(page).get_text(" ").split())
         assert "on the website it shows" not in text, page.name
 
 
 @pytest.mark.parametrize("slug", available_lessons())
 def test_exercise_page_carries_the_dom_contract(site_dir: Path, slug: str) -> None:
     page = site_dir / "exercises" / f"{slug}.html"
-    soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+    soup = _soup(page)
     main = soup.find("main")
     exercises = main.select("div.gl-exercise[data-exercise]")
     bank = lesson_module(slug).EXERCISES
@@ -126,14 +132,13 @@ def test_exercise_page_carries_the_dom_contract(site_dir: Path, slug: str) -> No
     pack = (page.parent / loader["src"]).resolve().parent / Path(
         loader["data-pack"].split("?")[0]).name
     assert json.loads(pack.read_text(encoding="utf-8"))["files"] == \
-        EXT.exercise_pack()["files"], "the site's exercise pack is stale: rebuild the book"
+        exercise_pack()["files"], "the site's exercise pack is stale: rebuild the book"
     assert (site_dir / EXT.EDITOR_PATH).is_file()
 
 
 @pytest.mark.parametrize("slug", available_lessons())
 def test_exercise_page_hides_what_only_a_kernel_needs(site_dir: Path, slug: str) -> None:
-    soup = BeautifulSoup((site_dir / "exercises" / f"{slug}.html").read_text(encoding="utf-8"),
-                         "html.parser")
+    soup = _soup(site_dir / "exercises" / f"{slug}.html")
     code = " ".join(pre.get_text() for pre in soup.select("main .cell_input pre"))
     for kernel_only in ("lesson.show(", "lesson.summary()", "load_lesson("):
         assert kernel_only not in code, f"{slug}: {kernel_only} shows on the site"
@@ -160,7 +165,7 @@ def test_exercise_texts_render_emphasis_and_powers(site_dir: Path, slug: str) ->
 def test_every_lesson_defines_its_key_terms_in_a_line(site_dir: Path) -> None:
     problems = []
     for page in sorted((site_dir / "notebooks").glob("*.html")):
-        soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+        soup = _soup(page)
         section = soup.find("section", id="key-terms")
         if section is None:
             problems.append(f"{page.name}: no key terms")
