@@ -20,10 +20,11 @@ from html import unescape
 from pathlib import Path
 
 import pytest
+import yaml
 
 from gpulesson import calculators, hardware
 
-from .building import calculator_pack, script_module
+from .building import REPO_ROOT, calculator_pack, script_module
 
 pytestmark = pytest.mark.book
 
@@ -68,13 +69,15 @@ def test_widget_state_and_manager_only_where_a_widget_shows(site_dir: Path) -> N
     1,200 models on one lesson) and the embed manager that would rebuild them are left out;
     a page with a widget view keeps both (the configuration-check book has one)."""
     ext = script_module("gl_widgets")
+    config = yaml.safe_load((REPO_ROOT / "_config.yml").read_text(encoding="utf-8"))
+    manager = [Path(path).name for path in config["sphinx"]["config"]["nb_ipywidgets_js"]]
     with_calculator = []
     for page in _pages(site_dir):
         html = page.read_text(encoding="utf-8")
         shows = ext.WIDGET_VIEW in html
         name = page.relative_to(site_dir).as_posix()
         assert (ext.WIDGET_STATE in html) == shows, f"{name}: widget state without a widget"
-        for script in ("embed-amd.js", "require.js", "widgets-setup.js"):
+        for script in manager:
             assert (script in html) == shows, f"{name}: {script} without a widget"
         if 'class="gl-calculator"' in html and name.startswith("notebooks/"):
             with_calculator.append(name)

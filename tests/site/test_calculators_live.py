@@ -177,8 +177,6 @@ async ([id, samples]) => {
 TIMINGS: dict[str, Any] = {}
 
 
-
-
 @pytest.fixture(scope="module")
 def live_page(browser: Any, site_server: SiteServer) -> Iterator[RecordedPage]:
     """``book/calculators.html`` with Python ready (every calculator live)."""
