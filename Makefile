@@ -52,8 +52,9 @@ _vendor/_lib/VERSIONS.json: node_modules/.package-lock.json scripts/vendor_js.py
 	$(PYTHON) scripts/vendor_js.py
 
 # Pyodide (the site's calculators run the course's Python in the browser), into a versioned
-# folder published at /_pyodide/<version>/.
-_vendor/_pyodide/manifest.json: node_modules/.package-lock.json scripts/vendor_pyodide.py
+# folder published at /_pyodide/<version>/, with its start-up snapshot (made under Node).
+_vendor/_pyodide/manifest.json: node_modules/.package-lock.json scripts/vendor_pyodide.py \
+		scripts/pyodide_snapshot.mjs
 	$(PYTHON) scripts/vendor_pyodide.py
 
 site-assets: _vendor/_lib/VERSIONS.json _vendor/_pyodide/manifest.json

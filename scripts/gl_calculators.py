@@ -497,6 +497,16 @@ def _on_config_inited(app: Sphinx, config: Any) -> None:
     # Sphinx rewrites every page, so no page keeps pointing at a folder that is gone.
     manifest = pyodide_manifest(app)
     config.gl_pyodide_path = str(manifest["path"]) if manifest else ""
+    config.gl_pyodide_snapshot = str((manifest or {}).get("snapshot") or "")
+
+
+def pyodide_attributes(app: Sphinx) -> dict[str, str]:
+    """The loader tag's attributes that point the Python worker at the vendored Pyodide:
+    its folder, and its start-up snapshot when ``make site-assets`` made one."""
+    attributes = {"data-pyodide": app.config.gl_pyodide_path}
+    if app.config.gl_pyodide_snapshot:
+        attributes["data-pyodide-snapshot"] = app.config.gl_pyodide_snapshot
+    return attributes
 
 
 def _on_builder_inited(app: Sphinx) -> None:
@@ -539,7 +549,7 @@ def _on_html_page_context(app: Sphinx, pagename: str, templatename: str,
         LOADER,
         loading_method="defer",
         **{
-            "data-pyodide": app.config.gl_pyodide_path,
+            **pyodide_attributes(app),
             "data-pack": pack_url(app.env.gl_pack),  # type: ignore[attr-defined]
             "data-timeout": str(app.config.gl_calculator_timeout_ms),
         },
@@ -561,6 +571,7 @@ def _on_build_finished(app: Sphinx, exception: Exception | None) -> None:
 def setup(app: Sphinx) -> dict[str, Any]:
     app.add_config_value("gl_calculator_timeout_ms", DEFAULT_TIMEOUT_MS, "html")
     app.add_config_value("gl_pyodide_path", "", "html")
+    app.add_config_value("gl_pyodide_snapshot", "", "html")
     app.connect("config-inited", _on_config_inited)
     app.add_directive("calculator", CalculatorDirective)
     app.add_directive("gpu-table", GPUTableDirective)

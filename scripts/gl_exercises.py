@@ -693,7 +693,7 @@ def _on_html_page_context(app: Sphinx, pagename: str, templatename: str,
         LOADER,
         loading_method="defer",
         **{
-            "data-pyodide": app.config.gl_pyodide_path,
+            **gl_calculators.pyodide_attributes(app),
             "data-pack": gl_calculators.pack_url(pack).replace(gl_calculators.PACK_PATH,
                                                                 PACK_PATH),
             "data-editor": EDITOR_PATH,

@@ -100,7 +100,8 @@ def run_cli(name: str, description: str, vendor_into: Callable[[Path, Path], Man
     """The command line of the vendoring scripts: ``[--node-modules DIR] [--out DIR]``.
 
     Runs ``vendor_into(node_modules, out)`` and prints ``report(manifest)``; a missing
-    package or file prints ``<name>: <why>`` to stderr and returns 1.
+    package or file, or a step that failed (RuntimeError), prints ``<name>: <why>`` to stderr
+    and returns 1.
     """
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--node-modules", type=Path, default=ROOT / "node_modules")
@@ -108,7 +109,7 @@ def run_cli(name: str, description: str, vendor_into: Callable[[Path, Path], Man
     args = parser.parse_args(argv)
     try:
         manifest = vendor_into(args.node_modules, args.out)
-    except FileNotFoundError as exc:
+    except (FileNotFoundError, RuntimeError) as exc:
         print(f"{name}: {exc}", file=sys.stderr)
         return 1
     for line in report(manifest):

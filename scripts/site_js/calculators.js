@@ -9,7 +9,8 @@
  * a preset, formatted outputs or an error message) is written back into the page. This
  * file holds no formula and no preset rule: it moves text between the page and Python.
  *
- * Attributes of this script tag: data-pyodide (site-relative Pyodide folder), data-pack
+ * Attributes of this script tag: data-pyodide (site-relative Pyodide folder),
+ * data-pyodide-snapshot (site-relative start-up snapshot, when the build made one), data-pack
  * (site-relative package pack), data-timeout (ms before giving up on Python; a page may
  * lower it with window.GL_CALC_TIMEOUT_MS, as the browser tests do).
  *
@@ -26,6 +27,8 @@
   var MISSING = "\u2014";
   var config = {
     pyodide: new URL(script.getAttribute("data-pyodide"), siteRoot).href,
+    snapshot: script.getAttribute("data-pyodide-snapshot")
+      ? new URL(script.getAttribute("data-pyodide-snapshot"), siteRoot).href : null,
     pack: new URL(script.getAttribute("data-pack"), siteRoot).href,
     worker: new URL("python-worker.js", script.src).href,
     timeoutMs: Number(window.GL_CALC_TIMEOUT_MS || script.getAttribute("data-timeout") || 60000),
@@ -221,7 +224,8 @@
           self.fail(message.message, calculators);
         }
       };
-      this.worker.postMessage({ type: "boot", pyodide: config.pyodide, pack: config.pack });
+      this.worker.postMessage({ type: "boot", pyodide: config.pyodide, pack: config.pack,
+                                snapshot: config.snapshot });
     },
     fail: function (reason, calculators, keepWaiting) {
       if (this.worker && !keepWaiting) {

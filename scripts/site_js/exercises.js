@@ -38,6 +38,8 @@
   var KEY = "gpulesson-progress";
   var config = {
     pyodide: new URL(script.getAttribute("data-pyodide"), siteRoot).href,
+    snapshot: script.getAttribute("data-pyodide-snapshot")
+      ? new URL(script.getAttribute("data-pyodide-snapshot"), siteRoot).href : null,
     pack: new URL(script.getAttribute("data-pack"), siteRoot).href,
     editor: new URL(script.getAttribute("data-editor"), siteRoot).href,
     worker: new URL("python-worker.js", script.src).href,
@@ -152,7 +154,8 @@
           self.fail(message.message);
         }
       };
-      worker.postMessage({ type: "boot", pyodide: config.pyodide, pack: config.pack });
+      worker.postMessage({ type: "boot", pyodide: config.pyodide, pack: config.pack,
+                           snapshot: config.snapshot });
     },
     fail: function (reason, keepWaiting) {
       if (this.ready) { return; }

@@ -8,12 +8,18 @@
  * each request with a function of that module: JSON text in, JSON text out, so integers
  * above 2^53 arrive as strings. No formula and no checking rule lives here.
  *
- * Messages in:  {type: "boot", pyodide: URL of the Pyodide folder, pack: URL of the pack}
+ * When the page names a memory snapshot of a started interpreter (made at build time by
+ * scripts/pyodide_snapshot.mjs), Pyodide restores it instead of initialising CPython,
+ * several times faster; if the snapshot cannot be fetched or restored, Pyodide starts the
+ * ordinary way and the console says why. "ready" tells which way it started.
+ *
+ * Messages in:  {type: "boot", pyodide: URL of the Pyodide folder, pack: URL of the pack,
+ *                snapshot: URL of the snapshot or null}
  *               {type: "react", id, name, values: {input: text}, changed: [input, ...]}
  *                 (calculators: gpulesson.browser.react_json)
  *               {type: "call", id, json}
  *                 (exercises: gpulesson.exercises.browser.handle_json)
- * Messages out: {type: "ready", bootMs, python, pyodide, package, sha256}
+ * Messages out: {type: "ready", bootMs, python, pyodide, package, sha256, snapshot: bool}
  *               {type: "answer", id, json, ms}     (ms: time spent in Python)
  *               {type: "failed", message}
  *
@@ -22,19 +28,65 @@
  */
 let entry = null;
 
-async function boot(config) {
-  const started = performance.now();
+async function snapshotMemory(url) {
+  const response = await fetch(url);
+  if (!response.ok) {
+    throw new Error(`${response.status} ${url}`);
+  }
+  const bytes = new Uint8Array(await response.arrayBuffer());
+  if (bytes[0] !== 0x1f || bytes[1] !== 0x8b) {
+    return bytes; // a host that sent it with Content-Encoding: gzip, already decoded
+  }
+  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+  return new Uint8Array(await new Response(stream).arrayBuffer());
+}
+
+// A download started early, awaited later: its failure is kept, never left unhandled.
+function settled(promise) {
+  return promise.then((value) => ({ value }), (error) => ({ error }));
+}
+
+async function startPyodide(config) {
+  const memory = config.snapshot ? settled(snapshotMemory(config.snapshot)) : null;
   const { loadPyodide } = await import(config.pyodide + "pyodide.mjs");
-  const pyodide = await loadPyodide({
+  const options = {
     indexURL: config.pyodide,
     stdout: () => {},
     stderr: (text) => console.warn("[python]", text),
-  });
-  const response = await fetch(config.pack);
-  if (!response.ok) {
-    throw new Error(`could not load the course package (${response.status} ${config.pack})`);
+  };
+  if (memory) {
+    try {
+      const { value, error } = await memory;
+      if (error) {
+        throw error;
+      }
+      const pyodide = await loadPyodide({ ...options, _loadSnapshot: value });
+      pyodide.runPython("import random\nrandom.seed()"); // its state was frozen at build time
+      return { pyodide, snapshot: true };
+    } catch (error) {
+      console.warn("[python] the start-up snapshot could not be used " +
+                   `(${(error && error.message) || error}); starting Python without it`);
+    }
   }
-  const pack = await response.json();
+  return { pyodide: await loadPyodide(options), snapshot: false };
+}
+
+async function fetchPack(url) {
+  const response = await fetch(url);
+  if (!response.ok) {
+    throw new Error(`could not load the course package (${response.status} ${url})`);
+  }
+  return response.json();
+}
+
+async function boot(config) {
+  const started = performance.now();
+  const packed = settled(fetchPack(config.pack)); // downloads while Python starts
+  const { pyodide, snapshot } = await startPyodide(config);
+  const { value: pack, error } = await packed;
+  if (error) {
+    throw error;
+  }
   const base = "/home/pyodide/site-packages-gl";
   for (const [path, text] of Object.entries(pack.files)) {
     const full = `${base}/${path}`;
@@ -53,6 +105,7 @@ async function boot(config) {
     pyodide: pyodide.version,
     package: pack.version,
     sha256: pack.sha256,
+    snapshot,
   });
 }
 

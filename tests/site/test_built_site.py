@@ -54,6 +54,10 @@ def test_vendored_files_and_the_pack_are_published_at_the_site_root(site_dir: Pa
     assert folder.name == manifest["version"]
     for name in vendor.CORE_FILES:
         assert (folder / name).is_file(), f"{name} was not published"
+    # the start-up snapshot (scripts/pyodide_snapshot.mjs): gzip, in the version's folder
+    assert manifest["snapshot"] == f"{manifest['path']}{vendor.SNAPSHOT}"
+    with (site_dir / manifest["snapshot"]).open("rb") as snapshot:
+        assert snapshot.read(2) == b"\x1f\x8b", "the start-up snapshot is not gzip"
     for folder_name in ("_lib", "_pyodide"):
         assert not (site_dir / "_static" / folder_name).exists(), f"{folder_name} under _static"
     ext = script_module("gl_calculators")
@@ -91,8 +95,8 @@ def test_the_loader_is_on_exactly_the_pages_with_a_calculator(site_dir: Path) ->
         has_calc = re.search(r'class="gl-calculator"[^>]*data-calculator="(\w+)"', html)
         has_registry_calc = has_calc and has_calc.group(1) in calculators.CALCULATORS
         loads = LOADER in html
-        assert "_pyodide/" not in html.replace('data-pyodide="_pyodide/', ""), (
-            f"{page}: Pyodide is referenced outside the loader's attribute")
+        assert "_pyodide/" not in re.sub(r'data-pyodide(-snapshot)?="_pyodide/', "", html), (
+            f"{page}: Pyodide is referenced outside the loader's attributes")
         assert bool(has_registry_calc) == loads, (
             f"{page.relative_to(site_dir)}: calculator={bool(has_registry_calc)}, "
             f"loader={loads}")

@@ -8,7 +8,8 @@ registry's :func:`~gpulesson.calculators.resolve` gives. Invalid values must sho
 package's own message, naming the input, with the outputs blanked. Also: the worked example
 is shown before Python is ready; a lesson page starts Python only once the reader nears a
 calculator, then goes live too (which pages carry the loader at all, and which calculators
-the calculators page holds, ``test_built_site.py`` checks from disk); the keyboard alone
+the calculators page holds, ``test_built_site.py`` checks from disk); Python starts from
+the build's start-up snapshot, and without it when the snapshot is damaged; the keyboard alone
 drives a calculator; a wrongly configured server and a page opened from disk both say so
 instead of loading forever. Boot and update times are
 written to ``GL_SCREENSHOT_DIR/calculator-timings.json`` (and printed) for the report.
@@ -250,6 +251,29 @@ def test_python_in_the_worker_runs_the_installed_package(live_page: RecordedPage
     TIMINGS["python"] = stats["info"]["python"]
     TIMINGS["pyodide"] = stats["info"]["pyodide"]
     assert stats["info"]["package"] and len(stats["info"]["sha256"]) == 64
+    assert stats["info"]["snapshot"] is True, (
+        "Python started without the build's start-up snapshot (see the console's warning)")
+
+
+def test_a_broken_snapshot_still_starts_python_the_ordinary_way(
+        browser: Any, site_server: SiteServer) -> None:
+    """When the start-up snapshot cannot be restored (here: a damaged download), the worker
+    says so in the console and starts Pyodide without it; the calculators go live."""
+    context = new_context(browser, "light")
+    try:
+        recorded = record_page(context, site_server)
+        warnings: list[str] = []
+        recorded.page.on("console", lambda m: warnings.append(m.text)
+                         if m.type == "warning" else None)
+        context.route("**/python-snapshot.bin.gz",  # runs before the recorder's own route
+                      lambda route: route.fulfill(status=200, body=b"\x1f\x8b not a snapshot"))
+        recorded.open(PAGE, settle=False)
+        recorded.page.wait_for_function(ALL_LIVE, timeout=BOOT_TIMEOUT_MS)
+        assert recorded.page.evaluate("window.GLCalculators.stats.info.snapshot") is False
+        assert any("snapshot could not be used" in text for text in warnings), warnings
+        recorded.assert_clean("a damaged snapshot")
+    finally:
+        context.close()
 
 
 @pytest.mark.parametrize("name", list(calculators.CALCULATORS))

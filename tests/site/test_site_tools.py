@@ -1,6 +1,7 @@
 """The scripts that vendor, serve and publish the site, checked without building it.
 
-``scripts/vendor_pyodide.py`` copies the pinned Pyodide core into a versioned folder;
+``scripts/vendor_pyodide.py`` copies the pinned Pyodide core into a versioned folder and
+stops with Node's message when the start-up snapshot cannot be made;
 ``make serve`` (``scripts/serve_site.py``, also the browser tests' server) sends ``.mjs``
 and ``.wasm`` with the types Pyodide needs; the deploy workflow publishes only a site that
 passed ``make test``.
@@ -33,14 +34,26 @@ def test_vendor_pyodide_copies_the_pinned_core_into_a_versioned_folder(tmp_path:
         content = json.dumps({"version": pinned}) if name == "package.json" else name
         (modules / name).write_text(content, encoding="utf-8")
     (tmp_path / "_vendor" / "_pyodide" / "0.0.1").mkdir(parents=True)  # an older version
-    manifest = vendor.vendor(tmp_path / "node_modules", tmp_path / "_vendor")
-    assert manifest["path"] == f"_pyodide/{pinned}/"
+    manifest = vendor.vendor(tmp_path / "node_modules", tmp_path / "_vendor", snapshot=False)
+    assert manifest["path"] == f"_pyodide/{pinned}/" and manifest["snapshot"] is None
     folder = tmp_path / "_vendor" / "_pyodide"
     assert sorted(p.name for p in folder.iterdir()) == sorted([pinned, "manifest.json"])
     assert {p.name for p in (folder / pinned).iterdir()} == set(vendor.CORE_FILES)
     (modules / "pyodide.asm.wasm").unlink()
     with pytest.raises(FileNotFoundError, match="pyodide.asm.wasm"):
-        vendor.vendor(tmp_path / "node_modules", tmp_path / "_vendor")
+        vendor.vendor(tmp_path / "node_modules", tmp_path / "_vendor", snapshot=False)
+
+
+def test_a_pyodide_that_cannot_start_makes_no_snapshot_and_says_why(tmp_path: Path) -> None:
+    """``make site-assets`` stops with Node's own message when the snapshot fails (the
+    built site's snapshot is checked by test_built_site.py and, live, by the calculators'
+    tests)."""
+    vendor = script_module("vendor_pyodide")
+    (tmp_path / "pyodide.mjs").write_text("throw new Error('not a real Pyodide');\n",
+                                          encoding="utf-8")
+    with pytest.raises(RuntimeError, match="not a real Pyodide"):
+        vendor.make_snapshot(tmp_path)
+    assert not (tmp_path / vendor.SNAPSHOT).exists()
 
 
 def test_make_serve_sends_the_types_pyodide_needs(tmp_path: Path) -> None:
