@@ -19,7 +19,7 @@ TEST_WORKERS ?= 2
 XDIST     = $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS))
 JB_FLAGS  = -W -n --keep-going
 
-.PHONY: help install site-assets chromium book test unit lab serve clean gpu-check student
+.PHONY: help install bytecode site-assets chromium book test unit lab serve clean gpu-check student
 
 help:
 	@echo "make book    install, execute every notebook, build the site into _build/html"
@@ -41,6 +41,14 @@ $(STAMP): pyproject.toml constraints.txt
 	touch $(STAMP)
 
 install: $(STAMP)
+
+# The course's own modules compiled once, before the many Python processes of a build or a
+# test run (notebook kernels, test workers, subprocesses) import them. Where the
+# environment sets PYTHONDONTWRITEBYTECODE, Python never writes this cache itself, and each
+# process compiled every module it imported from source. Up to date, this takes a tenth of
+# a second; a stale file is simply recompiled in memory by whoever imports it.
+bytecode: install
+	$(BIN)/python -m compileall -q gpulesson scripts tests
 
 # The site's JavaScript, pinned in package-lock.json, copied into _vendor/ (published at the
 # site root) so that no page loads anything from a CDN.
@@ -70,7 +78,7 @@ chromium:
 		     "(set CHROMIUM=/path/to/chrome to run them)."; \
 	fi
 
-book: install site-assets
+book: install bytecode site-assets
 	$(BIN)/jupyter-book build . $(JB_FLAGS)
 	@echo
 	@echo "The site is in _build/html. Serve it and open it in a browser with:"
@@ -87,7 +95,7 @@ book: install site-assets
 # (tests/gpu_standin), so every GPU branch of the lessons runs on every test run.
 # Two worker processes share the run (pytest-xdist; tests/scheduling.py orders it): one
 # builds the book while the other runs the tests that need none. TEST_WORKERS=0: one process.
-test: install site-assets chromium
+test: install bytecode site-assets chromium
 	GL_CHROMIUM=$(CHROMIUM) GL_REQUIRE_BROWSER=$(if $(shell command -v apt-get),1,0) \
 	GL_SCREENSHOT_DIR=$${GL_SCREENSHOT_DIR:-_build/screenshots} \
 	MPLBACKEND=Agg $(BIN)/python -m pytest -q --durations=10 $(NBVAL) $(XDIST) \
