@@ -33,6 +33,7 @@ Without xdist the same order applies, in one process.
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import pytest
@@ -47,11 +48,18 @@ SPREAD = frozenset({"tests/site/test_site_pages.py"})
 
 
 def _relative(item: pytest.Item) -> str:
-    path = Path(str(item.path)).resolve()
+    return _relative_path(str(item.path))
+
+
+@functools.cache
+def _relative_path(path: str) -> str:
+    """``path`` relative to the repository (once per file: resolving it for each of the
+    8,500 tests took a second and a half of every process's collection)."""
+    resolved = Path(path).resolve()
     try:
-        return path.relative_to(REPO).as_posix()
+        return resolved.relative_to(REPO).as_posix()
     except ValueError:  # a test outside the repository (pytester's temporary folders)
-        return path.as_posix()
+        return resolved.as_posix()
 
 
 def needs_book(item: pytest.Item) -> bool:

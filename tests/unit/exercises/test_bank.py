@@ -9,6 +9,7 @@ exercise's notebook hands out is not taken for an answer.
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import json
 from pathlib import Path
@@ -48,11 +49,16 @@ def _all_variants():
                 yield pytest.param(ex.variant(seed), id=f"{ex.id}-v{seed}")
 
 
+@functools.cache
 def all_exercises():
     return list(_all_exercises())
 
 
+@functools.cache
 def all_variants():
+    """Every exercise at every seed of VARIANT_SEEDS, made once per test process (about
+    4,000 variants, each checked by the calculators as it is drawn: seconds of collection,
+    which every test process does); the variants are frozen, so the tests share them."""
     return list(_all_variants())
 
 
