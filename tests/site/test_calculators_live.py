@@ -265,7 +265,7 @@ def test_a_broken_snapshot_still_starts_python_the_ordinary_way(
         warnings: list[str] = []
         recorded.page.on("console", lambda m: warnings.append(m.text)
                          if m.type == "warning" else None)
-        context.route("**/python-snapshot.bin.gz",  # runs before the recorder's own route
+        context.route("**/python-snapshot.bin.gz",
                       lambda route: route.fulfill(status=200, body=b"\x1f\x8b not a snapshot"))
         recorded.open(PAGE, settle=False)
         recorded.page.wait_for_function(ALL_LIVE, timeout=BOOT_TIMEOUT_MS)
