@@ -124,8 +124,10 @@ class RecordedPage:
             + [f"request to another host (blocked): {m}" for m in self.foreign_requests]
         )
 
-    def screenshot(self, name: str, *, full_page: bool = True) -> Path | None:
-        """Save a PNG into ``GL_SCREENSHOT_DIR`` when that is set (for reports); else no-op."""
+    def screenshot(self, name: str, *, full_page: bool = False) -> Path | None:
+        """Save a PNG into ``GL_SCREENSHOT_DIR`` when that is set (for reports); else no-op.
+        The window by default; ``full_page=True`` for the whole page (seconds on a long page:
+        2.4 s for the glossary's 18,849 px, against 0.1 s for the window)."""
         folder = os.environ.get("GL_SCREENSHOT_DIR")
         if not folder:
             return None

@@ -278,7 +278,7 @@ def test_a_learner_works_through_a_lesson(learner: RecordedPage, slug: str) -> N
     for ex_id in done:
         number = ex_id.rpartition("-ex")[2]
         assert page.locator(f'[data-exercise="{slug}:{number}"] [data-done-note]').is_visible()
-    learner.screenshot(f"exercises-{slug}-after-reload")
+    learner.screenshot(f"exercises-{slug}-after-reload", full_page=True)
     learner.assert_clean(f"{slug}: the learner's loop")
     TIMINGS.setdefault("journeys", {})[slug] = {
         "s_to_first_live": round(seconds, 2), "round_trip_ms": round(round_trip, 1),

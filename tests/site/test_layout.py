@@ -79,7 +79,7 @@ def test_code_never_scrolls_sideways(sized_page: tuple[str, RecordedPage]) -> No
         assert found["outputScrolls"] == [], found
     else:  # an output table keeps its columns on a phone: it scrolls, with a cue
         assert all(o["cue"] and o["tab"] for o in found["outputScrolls"]), found
-    recorded.screenshot(f"layout-optimisations-{name}", full_page=False)
+    recorded.screenshot(f"layout-optimisations-{name}")
     recorded.assert_clean()
 
 
