@@ -41,7 +41,12 @@ Pages. Independent of exercises, this extension also
   set smaller until it fits (or scrolls, with a cue);
 * deletes the theme's Jinja fragments that Sphinx copies into ``_static``
   (:data:`TEMPLATE_FRAGMENTS`): they are not pages, and a browser that opens one requests
-  ``{{ pathto(...) }}`` from the site.
+  ``{{ pathto(...) }}`` from the site;
+* writes the site's front door, ``index.html`` (:func:`front_door`): a page that sends the
+  reader on to the root page, as the bare redirect sphinx-external-toc would write does,
+  but with a title, a link to follow where redirects are off, and an empty inline icon, so
+  that a browser opening the site's address asks for no ``/favicon.ico``, which the site
+  lacks.
 
 Loaded by ``_config.yml`` (``sphinx: local_extensions``) after ``gl_calculators``.
 """
@@ -703,10 +708,30 @@ def _on_html_page_context(app: Sphinx, pagename: str, templatename: str,
     )
 
 
+#: The front door's icon: an empty one inline, so that opening the site's address asks the
+#: server for no icon at all (a request the redirect would cut off half-way).
+NO_ICON = "data:,"
+
+
+def front_door(title: str, first_page: str) -> str:
+    """The site's ``index.html``: it sends the reader to ``first_page`` at once and shows
+    ``title`` and a link meanwhile. It names :data:`NO_ICON` as its icon: a page without one
+    makes the browser ask for ``/favicon.ico``, which the site lacks (a 404), and the
+    site's own icon would be requested while the redirect leaves (an aborted request)."""
+    first, name = html.escape(first_page), html.escape(title)
+    return ('<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+            f'<title>{name}</title>\n<link rel="icon" href="{NO_ICON}">\n'
+            f'<meta http-equiv="Refresh" content="0; url={first}">\n</head>\n<body>\n'
+            f'<p><a href="{first}">{name}</a></p>\n</body>\n</html>\n')
+
+
 def _on_build_finished(app: Sphinx, exception: Exception | None) -> None:
     if exception is not None or app.builder.format != "html":
         return
     out = Path(app.outdir)
+    if app.builder.name == "html" and app.config.root_doc != "index":
+        (out / "index.html").write_text(
+            front_door(app.config.html_title, f"{app.config.root_doc}.html"), encoding="utf-8")
     for name in TEMPLATE_FRAGMENTS:
         (out / "_static" / name).unlink(missing_ok=True)
     (out / COURSE_DIR).mkdir(parents=True, exist_ok=True)

@@ -201,7 +201,8 @@ def toc_pages() -> list[str]:
     """Site-relative paths of every page the book builds, read from ``_toc.yml``.
 
     The documents of :func:`toc_files`, and Sphinx's own ``genindex.html`` and
-    ``search.html``; ``index.html`` is the redirect Jupyter Book writes to the root page.
+    ``search.html``; ``index.html`` is the front door that sends the reader to the root page
+    (written by ``scripts/gl_exercises.py``).
     """
     return ["index.html", *(f"{doc}.html" for doc in toc_files()), "genindex.html",
             "search.html"]

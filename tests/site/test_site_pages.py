@@ -26,7 +26,7 @@ PAGES = [path for path in toc_pages() if not path.startswith("exercises/")]
 def test_page_loads_cleanly_and_offline(site_page: RecordedPage, path: str) -> None:
     response = site_page.open(path)
     assert response is not None and response.ok, f"{path}: HTTP {response and response.status}"
-    if path != "index.html":  # index.html is Jupyter Book's redirect to the root page
+    if path != "index.html":  # index.html is the front door: it sends the reader on
         titles = [text.strip() for text in site_page.page.locator("main h1").all_inner_texts()]
         assert any(titles), f"{path} has no visible title"
     site_page.assert_clean(path)
