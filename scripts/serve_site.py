@@ -17,6 +17,7 @@ import functools
 import http.server
 import sys
 from pathlib import Path
+from typing import Any
 
 #: Types a static host must get right for this site (any other host: configure the same).
 MIME_TYPES = {
@@ -41,6 +42,20 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
     extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map, **MIME_TYPES}
 
 
+class SiteHTTPServer(http.server.ThreadingHTTPServer):
+    """A threading server that takes a browser dropping a connection in stride.
+
+    A reader who leaves a page while it still loads (Pyodide's 13 MB, a snapshot) closes
+    the connection mid-reply; ``socketserver`` would print that as a traceback headed
+    "Exception occurred during processing of request". Every other error still prints.
+    """
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if isinstance(sys.exc_info()[1], ConnectionError):  # reset, broken pipe, aborted
+            return
+        super().handle_error(request, client_address)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--host", default="127.0.0.1")
@@ -51,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"No site in {args.directory}: run 'make book' first.", file=sys.stderr)
         return 1
     handler = functools.partial(SiteHandler, directory=str(args.directory))
-    with http.server.ThreadingHTTPServer((args.host, args.port), handler) as server:
+    with SiteHTTPServer((args.host, args.port), handler) as server:
         print(f"Serving {args.directory} on http://{args.host}:{args.port}/ (Ctrl-C stops)")
         try:
             server.serve_forever()

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import http.server
 import os
 import threading
 from collections.abc import Iterator
@@ -47,7 +46,10 @@ SETTLE_MS = 15_000
 # The server
 
 
-class _QuietHandler(script_module("serve_site").SiteHandler):
+_SERVE_SITE = script_module("serve_site")
+
+
+class _QuietHandler(_SERVE_SITE.SiteHandler):
     """``make serve``'s handler (the MIME types Pyodide needs), without a log line per request."""
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib name
@@ -73,7 +75,7 @@ class SiteServer:
 def serve(root: Path) -> Iterator[SiteServer]:
     """Serve ``root`` on 127.0.0.1 at a free port: ``with serve(folder) as server: ...``."""
     handler = functools.partial(_QuietHandler, directory=str(root))
-    server = http.server.ThreadingHTTPServer((HOST, 0), handler)
+    server = _SERVE_SITE.SiteHTTPServer((HOST, 0), handler)
     thread = threading.Thread(target=server.serve_forever, name="site-server", daemon=True)
     thread.start()
     try:

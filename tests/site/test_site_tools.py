@@ -10,7 +10,6 @@ passed ``make test``.
 from __future__ import annotations
 
 import functools
-import http.server
 import json
 import threading
 import urllib.request
@@ -62,7 +61,7 @@ def test_make_serve_sends_the_types_pyodide_needs(tmp_path: Path) -> None:
         (tmp_path / name).write_text("x", encoding="utf-8")
     handler = functools.partial(serve_site.SiteHandler, directory=str(tmp_path))
     handler.log_message = lambda *args: None  # type: ignore[method-assign]
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server = serve_site.SiteHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         def kind(name: str) -> str:
@@ -78,6 +77,25 @@ def test_make_serve_sends_the_types_pyodide_needs(tmp_path: Path) -> None:
         server.server_close()
     makefile = (REPO_ROOT / "Makefile").read_text(encoding="utf-8")
     assert "scripts/serve_site.py" in makefile, "make serve must use the typed server"
+
+
+def test_make_serve_is_quiet_when_a_reader_leaves_mid_download(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A browser that closes a connection mid-reply (a reader leaving a page while Pyodide
+    loads) is no error to print; any other failure of a request still is."""
+    server = script_module("serve_site").SiteHTTPServer(("127.0.0.1", 0), None)
+    try:
+        for error in (ConnectionResetError(104, "reset"), BrokenPipeError(32, "pipe"),
+                      ValueError("a real fault")):
+            try:
+                raise error
+            except Exception:
+                server.handle_error(None, ("127.0.0.1", 50000))
+    finally:
+        server.server_close()
+    printed = capsys.readouterr().err
+    assert printed.count("Exception occurred during processing of request") == 1, printed
+    assert "a real fault" in printed and "reset" not in printed and "pipe" not in printed
 
 
 def test_deploy_workflow_tests_then_publishes_the_built_site() -> None:
