@@ -103,7 +103,7 @@ def test_tracked_notebook_is_clean(path: Path) -> None:
         f"{path.relative_to(REPO_ROOT)} is not clean:\n  - "
         + "\n  - ".join(problems)
         + "\nClear it with: jupyter nbconvert --clear-output --inplace "
-        + str(path.relative_to(REPO_ROOT))
+        + str(path.relative_to(REPO_ROOT)) + " (nbconvert comes with JupyterLab: make lab)"
     )
 
 
