@@ -35,8 +35,9 @@ __all__ = ["apply_changes", "describe", "evaluate", "preset_links"]
 
 
 def _input_for_message(calc: Calculator, message: str) -> str | None:
-    """The input a validation message is about (its first word naming an input)."""
-    head = message.split(":", 1)[0].split(" (", 1)[0].split(" ", 1)[0].strip()
+    """The input a validation message is about (its first word naming an input, alone or
+    as ``name=value``)."""
+    head = message.split(":", 1)[0].split(" (", 1)[0].split(" ", 1)[0].split("=", 1)[0].strip()
     names = {i.name for i in calc.inputs}
     if head in names:
         return head

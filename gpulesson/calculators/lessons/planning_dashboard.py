@@ -106,8 +106,13 @@ PLANNING = Calculator(
         Integer("interleave", "Model chunks per pipeline GPU (if set)", default=1,
                 range=(1, 64), help="Interleaved schedule: divides the bubble."),
         replace(shared.RECOMPUTE, default="selective",
+                choices=(*shared.RECOMPUTE.choices,
+                         Choice("deepseek-v3", "DeepSeek-V3's recipe (latent attention)")),
                 help="Selective: the attention core is recomputed (FlashAttention's way); "
-                     "full: every layer's forward again, 8N instead of 6N."),
+                     "full: every layer's forward again, 8N instead of 6N; DeepSeek-V3's "
+                     "recipe (its report, §3.2.3 and §3.3.3): norms and latent "
+                     "up-projections recomputed, activations kept in FP8, for models with "
+                     "latent attention only."),
         shared.GRAD_DTYPE,
         shared.overlap(100, help="Share of the gradient synchronisation hidden behind the "
                                "backward pass of the last micro-batch (buckets are ready "

@@ -7,6 +7,7 @@ import pytest
 
 from gpulesson import calculators as C
 from gpulesson import flops, planning
+from gpulesson.calculators import forms
 
 M = 2**20
 
@@ -50,6 +51,30 @@ def test_llama2_7b_needs_more_than_one_80_gb_gpu():
     plain = C.compute("planning", layout="manual", tp=1, pp=1, zero_stage=0)
     assert plain["fits"] is False and plain["memory_per_gpu"] > 107.8e9
     assert plain["bottleneck"] == "memory: this layout does not fit on these GPUs"
+
+
+def test_deepseek_v3s_layout_fits_with_its_own_activation_recipe_only():
+    """DeepSeek-AI 2024 (DeepSeek-V3 technical report): 2,048 H800s (§3.1) with 16-way
+    pipeline and 64-way expert parallelism and no tensor parallelism (§3.2), batch 15,360
+    sequences of 4,096 tokens (§4.2), FP8 training (§3.3). Its layout holds in 80 GB only
+    because the report recomputes the RMSNorms and MLA up-projections (§3.2.3) and caches
+    activations in FP8 (§3.3.3): the form's "DeepSeek-V3's recipe". With selective
+    recomputation the same layout overflows the H100's 81.2 GB usable."""
+    run = dict(model="deepseek-v3", n_gpus=2048, layout="manual", tp=1, pp=16, ep=64,
+               zero_stage=1, batch=1, interleave=1, seq_len=4096, dtype="fp8",
+               step_tokens=15_360 * 4096 / 1e6)
+    selective = C.compute("planning", recompute="selective", **run)
+    recipe = C.compute("planning", recompute="deepseek-v3", **run)
+    assert not selective["fits"] and selective["memory_per_gpu"] > 81.2e9
+    assert recipe["fits"] and recipe["memory_per_gpu"] < selective["memory_per_gpu"] / 1.5
+
+
+def test_the_recipe_on_a_model_without_latent_attention_is_an_inline_error():
+    """Llama 2 7B has no latent attention: the form names the recomputation input and the
+    modes that apply, instead of raising."""
+    shown = forms.evaluate("planning", {"recompute": "deepseek-v3"})
+    assert shown["ok"] is False and shown["input"] == "recompute"
+    assert "latent attention" in shown["error"] and "'selective'" in shown["error"]
 
 
 def test_a_slow_network_makes_the_run_communication_bound():
