@@ -3,7 +3,7 @@
 * ``book/seed_corrections.md``: one section per lesson, each linking its lesson, every
   table row with the seed's claim, the course's figure and a source column, and under
   every table a folded block of the calculator calls behind it; the numbers themselves
-  are recomputed, and the calls run, by ``tests/content/test_book_pages.py``.
+  are recomputed, and the calls run, by ``tests/content/test_seed_corrections_page.py``.
 * ``book/conventions.md``: a section with a worked example for each convention of the
   accuracy brief, naming the lessons that use it and linking the corrections.
 * ``book/intro.md`` lists the lessons in course order, each with its question;
@@ -97,7 +97,7 @@ def test_seed_corrections_rows_name_claim_value_and_source() -> None:
 
 def test_seed_corrections_each_table_has_its_calculator_calls() -> None:
     """Under every table, a folded admonition with the calls that compute its figures
-    (``tests/content/test_book_pages.py`` runs them)."""
+    (``tests/content/test_seed_corrections_page.py`` runs them)."""
     for heading, body in sections(page("seed_corrections")).items():
         assert body.count("| The seed says |") == 1, heading
         calls = re.search(r"```\{admonition\} Calculator calls\n:class: dropdown\n\n"
