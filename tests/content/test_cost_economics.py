@@ -30,6 +30,7 @@ from gpulesson import (
     inference,
     memory,
     planning,
+    prices,
     transformer,
     units,
 )
@@ -131,6 +132,16 @@ def most_conversations(name: str) -> int:
 def mistral(batch: int) -> float:
     """Tokens per second of Mistral 7B at ``batch``."""
     return serving("mistral-7b", batch).tokens_per_second
+
+
+def h100_now() -> tuple[prices.PriceQuote, ...]:
+    """The current on-demand quotes for an H100 (gpulesson.prices), cheapest first."""
+    return prices.current_quotes("H100 SXM")
+
+
+def aws_now() -> prices.PriceQuote:
+    """AWS's p5.48xlarge at its latest quote (after the cut of June 2025)."""
+    return next(q for q in h100_now() if q.provider == "AWS")
 
 
 def gpu_power_hour() -> float:
@@ -414,6 +425,23 @@ CLAIMS = claims(
      "130,000 conversations a day", lambda: "A GPU rented around the clock for "
      f"${24 * RENT_GPU:.0f} a day matches GPT-4o mini's price at about "
      f"{round(_api_breakeven(), -4):,.0f} conversations a day"),
+    # Section 3's break-even at the quotes of 2026 (gpulesson.prices, read 2026-09-19)
+    ("AWS cut the p5.48xlarge to $55.04 an hour, $6.88 per GPU-hour",
+     lambda: f"AWS cut the {aws_now().instance} to "
+     f"{units.format_usd(aws_now().usd_per_instance_hour)} an hour, "
+     f"{units.format_usd(aws_now().usd_per_gpu_hour)} per GPU-hour"),
+    ("other clouds list an H100 at $3.20 to $12.29 per GPU-hour",
+     lambda: "other clouds list an H100 at {} to {} per GPU-hour".format(*(
+         units.format_usd(f([q.usd_per_gpu_hour for q in h100_now() if q.provider != "AWS"]))
+         for f in (min, max)))),
+    ("pays for itself after 6.9 months instead of 3.8, and after 13.8 at half use",
+     lambda: f"pays for itself after {breakeven(8 * aws_now().usd_per_gpu_hour):.1f} months "
+     f"instead of {breakeven(AWS_NODE):.1f}, and after "
+     f"{breakeven(8 * aws_now().usd_per_gpu_hour, 0.5):.1f} at half use"),
+    ("Against the cheapest quote, $3.20 per GPU-hour, it takes 15.2 months, and 30.4 at half "
+     "use", lambda: "Against the cheapest quote, {}, it takes {:.1f} months, and {:.1f} at "
+     "half use".format(f"{units.format_usd(h100_now()[0].usd_per_gpu_hour)} per GPU-hour",
+                       *(breakeven(8 * h100_now()[0].usd_per_gpu_hour, u) for u in (1, 0.5)))),
 )
 
 #: Numbers of the prose that are not results of the calculators.
