@@ -75,6 +75,21 @@ def test_every_page_has_a_favicon_and_this_years_footer(site_dir: Path) -> None:
     assert not problems, "\n".join(problems)
 
 
+def test_a_cell_prints_each_stream_in_one_block(site_dir: Path) -> None:
+    """A cell's printed output shows as one block (``nb_merge_streams``): the kernel can send
+    them in several messages, and unmerged, a table's header or rows became boxes of their
+    own (15 cells of the build before this was set, the optimisations lesson's timing
+    tables among them)."""
+    split = []
+    for path in toc_pages():
+        for cell in _soup(site_dir / path).select("div.cell"):
+            blocks = cell.select("div.output.stream")  # stdout (myst-nb: stderr is .stderr)
+            if len(blocks) > 1:
+                split.append(f"{path}: {len(blocks)} blocks, the first "
+                             f"{blocks[0].get_text()[:60]!r}")
+    assert not split, "\n".join(split)
+
+
 def test_no_template_fragment_is_published(site_dir: Path) -> None:
     for name in EXT.TEMPLATE_FRAGMENTS:
         assert not (site_dir / "_static" / name).exists(), f"_static/{name} is published"
