@@ -41,11 +41,12 @@ help:
 # sets PYTHONDONTWRITEBYTECODE, no process would ever write them, and every one of a
 # test run's processes would compile what it imports from source). The environment keeps
 # its own pip for a learner's later installs.
+UV_INSTALL = $(BIN)/python -m uv pip install --quiet --compile-bytecode --python $(BIN)/python \
+	-c constraints.txt
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet -c constraints.txt uv
-	$(BIN)/python -m uv pip install --quiet --compile-bytecode --python $(BIN)/python \
-		-c constraints.txt -e '.[dev,dist]'
+	$(UV_INSTALL) -e '.[dev,dist]'
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -53,8 +54,7 @@ install: $(STAMP)
 # JupyterLab (the `lab` extra) on top, for `make lab` only: the tests and the book need none
 # of it.
 $(LAB_STAMP): $(STAMP)
-	$(BIN)/python -m uv pip install --quiet --compile-bytecode --python $(BIN)/python \
-		-c constraints.txt -e '.[dev,dist,lab]'
+	$(UV_INSTALL) -e '.[dev,dist,lab]'
 	touch $(LAB_STAMP)
 
 # The course's own modules compiled once, before the many Python processes of a build or a
