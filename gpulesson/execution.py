@@ -7,8 +7,9 @@ multiprocessor (SM) as *warps* of 32 threads. How many blocks an SM holds at onc
 :func:`gemm_waves`), how many bytes a warp's load really moves (:func:`coalescing`), how
 much work a block does per byte it loads (:func:`tiled_matmul_intensity`) and what a
 branch costs a warp whose threads disagree (:func:`warp_divergence`) all follow from a few
-architectural limits, kept here per compute capability (:data:`ARCHITECTURES`) with their
-sources, and from each GPU's SM count (:data:`GPU_EXECUTION`).
+architectural limits per compute capability (:data:`ARCHITECTURES`) and from each GPU's SM
+count (:data:`GPU_EXECUTION`). Both live with the GPUs' other specifications, with their
+sources, in ``gpulesson/data/gpus.json`` (read through :mod:`gpulesson.hardware`).
 
 Sources
 -------
@@ -40,9 +41,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import Any
 
 from gpulesson import _validate as v
-from gpulesson import gemm
+from gpulesson import gemm, hardware
 
 __all__ = [
     "ARCHITECTURES",
@@ -72,8 +74,6 @@ __all__ = [
 
 KIB = 1024
 
-_GUIDE = "NVIDIA CUDA C++ Programming Guide, Technical Specifications per Compute Capability"
-_OCC = "cuda_occupancy.h (CUDA Occupancy Calculator)"
 
 
 # ---------------------------------------------------------------------------------------
@@ -132,7 +132,7 @@ class SMLimits:
     max_registers_per_thread: int = 255
     register_allocation_unit: int = 256
     register_partitions: int = 4
-    source: str = f"{_GUIDE}; {_OCC}"
+    source: str = ""
 
     @property
     def max_warps_per_sm(self) -> int:
@@ -140,49 +140,22 @@ class SMLimits:
         return self.max_threads_per_sm // self.warp_size
 
 
-def _kib(*sizes: int) -> tuple[int, ...]:
-    return tuple(size * KIB for size in sizes)
+def _limits(cc: str, row: Mapping[str, Any]) -> SMLimits:
+    """One ``compute_capabilities`` row of ``gpus.json`` (sizes in KiB there) as limits."""
+    rest = {key: value for key, value in row.items()
+            if key not in ("sources", "source") and not key.endswith("_kib")}
+    return SMLimits(compute_capability=cc,
+                    shared_memory_per_sm=row["shared_memory_per_sm_kib"] * KIB,
+                    shared_memory_per_block=row["shared_memory_per_block_kib"] * KIB,
+                    shared_memory_carveouts=tuple(size * KIB for size
+                                                  in row["shared_memory_carveouts_kib"]),
+                    source=row["source"], **rest)
 
 
-_HOPPER_CARVEOUTS = _kib(0, 8, 16, 32, 64, 100, 132, 164, 196, 228)
-_AMPERE_CARVEOUTS = _kib(0, 8, 16, 32, 64, 100, 132, 164)
-_GA10X_CARVEOUTS = _kib(0, 8, 16, 32, 64, 100)
-
-
-def _sm(cc: str, architecture: str, *, threads: int, blocks: int, shared_kib: int,
-        block_kib: int, carveouts: tuple[int, ...], unit: int, reserved: int,
-        **more: object) -> SMLimits:
-    return SMLimits(compute_capability=cc, architecture=architecture, max_threads_per_sm=threads,
-                    max_blocks_per_sm=blocks, shared_memory_per_sm=shared_kib * KIB,
-                    shared_memory_per_block=block_kib * KIB, shared_memory_carveouts=carveouts,
-                    shared_memory_allocation_unit=unit, reserved_shared_memory_per_block=reserved,
-                    **more)  # type: ignore[arg-type]
-
-
-#: The limits of each compute capability (keys ``"6.0"`` ... ``"10.0"``), read-only.
-ARCHITECTURES: Mapping[str, SMLimits] = MappingProxyType({lim.compute_capability: lim for lim in (
-    # Pascal GP100, for the Programming Guide's register example (compute capability 6.x);
-    # its register file has 2 partitions (cuda_occupancy.h)
-    _sm("6.0", "Pascal", threads=2048, blocks=32, shared_kib=64, block_kib=48,
-        carveouts=_kib(64), unit=256, reserved=0, register_partitions=2),
-    _sm("7.0", "Volta", threads=2048, blocks=32, shared_kib=96, block_kib=96,
-        carveouts=_kib(0, 8, 16, 32, 64, 96), unit=256, reserved=0),
-    _sm("7.5", "Turing", threads=1024, blocks=16, shared_kib=64, block_kib=64,
-        carveouts=_kib(32, 64), unit=256, reserved=0),
-    _sm("8.0", "Ampere", threads=2048, blocks=32, shared_kib=164, block_kib=163,
-        carveouts=_AMPERE_CARVEOUTS, unit=128, reserved=KIB),
-    _sm("8.6", "Ampere", threads=1536, blocks=16, shared_kib=100, block_kib=99,
-        carveouts=_GA10X_CARVEOUTS, unit=128, reserved=KIB),
-    _sm("8.9", "Ada Lovelace", threads=1536, blocks=24, shared_kib=100, block_kib=99,
-        carveouts=_GA10X_CARVEOUTS, unit=128, reserved=KIB),
-    _sm("9.0", "Hopper", threads=2048, blocks=32, shared_kib=228, block_kib=227,
-        carveouts=_HOPPER_CARVEOUTS, unit=128, reserved=KIB),
-    # Blackwell B200: "the same ... 256 KB as the previous NVIDIA Hopper architecture", "shared
-    # memory capacities of 0 ... 228 KB per SM", "up to 227 KB" per block (Tuning Guide)
-    _sm("10.0", "Blackwell", threads=2048, blocks=32, shared_kib=228, block_kib=227,
-        carveouts=_HOPPER_CARVEOUTS, unit=128, reserved=KIB,
-        source=f"{_GUIDE}; NVIDIA Blackwell Tuning Guide (shared memory); {_OCC}"),
-)})
+#: The limits of each compute capability (keys ``"6.0"`` ... ``"10.0"``), read-only: the
+#: ``compute_capabilities`` table of ``gpulesson/data/gpus.json``, with its sources.
+ARCHITECTURES: Mapping[str, SMLimits] = MappingProxyType({
+    cc: _limits(cc, row) for cc, row in hardware.COMPUTE_CAPABILITIES.items()})
 
 
 @dataclass(frozen=True)
@@ -200,41 +173,17 @@ class GPUExecution:
         return ARCHITECTURES[self.compute_capability]
 
 
-#: SM counts of the course's NVIDIA GPUs (names as in :data:`gpulesson.hardware.GPUS`).
-GPU_EXECUTION: Mapping[str, GPUExecution] = MappingProxyType({g.name: g for g in (
-    GPUExecution("V100 SXM", "7.0", 80, "NVIDIA Tesla V100 GPU Architecture whitepaper (2017)"),
-    GPUExecution("A100 40GB", "8.0", 108, "NVIDIA A100 Tensor Core GPU Architecture whitepaper "
-                 "(2020)"),
-    GPUExecution("A100 80GB", "8.0", 108, "NVIDIA A100 Tensor Core GPU Architecture whitepaper "
-                 "(2020)"),
-    GPUExecution("H100 SXM", "9.0", 132, "NVIDIA H100 Tensor Core GPU Architecture whitepaper "
-                 "(2022), H100 SXM5"),
-    GPUExecution("H100 PCIe", "9.0", 114, "NVIDIA H100 Tensor Core GPU Architecture whitepaper "
-                 "(2022), H100 PCIe"),
-    GPUExecution("H200", "9.0", 132, "the H100 SXM5's GH100 configuration with HBM3e (NVIDIA "
-                 "H200 datasheet, 2024)"),
-    GPUExecution("B200", "10.0", 148, "NVIDIA Blackwell B200 (compute capability 10.0): 148 "
-                 "SMs as the CUDA runtime reports them (multiProcessorCount)"),
-    GPUExecution("L4", "8.9", 58, "NVIDIA Ada GPU Architecture whitepaper (2022): AD104, 7,424 "
-                 "CUDA cores at 128 per SM"),
-    GPUExecution("L40S", "8.9", 142, "NVIDIA L40S datasheet (2023): AD102, 18,176 CUDA cores at "
-                 "128 per SM"),
-    GPUExecution("RTX 4090", "8.9", 128, "NVIDIA Ada GPU Architecture whitepaper (2022), "
-                 "GeForce RTX 4090 column"),
-)})
+#: SM counts of the course's NVIDIA GPUs (names as in :data:`gpulesson.hardware.GPUS`):
+#: each GPU's ``execution`` entry in ``gpus.json``.
+GPU_EXECUTION: Mapping[str, GPUExecution] = MappingProxyType({
+    name: GPUExecution(name, spec.compute_capability, spec.sms, spec.figure_sources["sms"])
+    for name, spec in hardware.GPUS.items()
+    if spec.compute_capability is not None and spec.sms is not None})
 
 #: NVIDIA GPUs of :data:`gpulesson.hardware.GPUS` without an entry above, and why: the
 #: execution calculators leave them out of their menus rather than guess.
 NOT_COVERED: Mapping[str, str] = MappingProxyType({
-    "H100 NVL": "no primary source read here for the SMs this PCIe part enables",
-    "H200 NVL": "no primary source read here for the SMs this PCIe part enables",
-    "B300": "NVIDIA's Blackwell Ultra figures give 160 SMs for the whole chip, not the "
-            "number a shipping B300 enables",
-    "GB200 NVL72": "no primary source read here for the SMs of the GB200's GPUs",
-    "GB300 NVL72": "NVIDIA's Blackwell Ultra figures give 160 SMs for the whole chip, not "
-                   "the number a shipping GB300 enables",
-    "RTX 5090": "compute capability 12.0, whose per-SM limits are not in the table above",
-})
+    name: spec.execution_note for name, spec in hardware.GPUS.items() if spec.execution_note})
 
 
 _GPU_ALIASES = {"V100": "V100 SXM", "A100": "A100 80GB", "H100": "H100 SXM",

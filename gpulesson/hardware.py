@@ -66,6 +66,7 @@ from gpulesson import _validate as v
 from gpulesson import roofline
 
 __all__ = [
+    "COMPUTE_CAPABILITIES",
     "CURRENT_GENERATION",
     "DTYPES",
     "GPUS",
@@ -122,6 +123,14 @@ class GPUSpec:
     scaleout_bandwidth : float or None
         Typical scale-out NIC bandwidth per GPU, one direction, bytes/s; ``None`` where no
         reference system gives one.
+    compute_capability : str or None
+        NVIDIA's compute capability (``"9.0"``), whose per-SM limits are
+        :data:`COMPUTE_CAPABILITIES`; ``None`` for other vendors and for GPUs whose SM
+        count no primary source gives (:attr:`execution_note` says why).
+    sms : int or None
+        Streaming multiprocessors, with the compute capability.
+    execution_note : str
+        Why a GPU of NVIDIA's has no SM count here, or ``""``.
     """
 
     name: str
@@ -143,6 +152,9 @@ class GPUSpec:
     reported_memory_bytes: int | None = None
     nvlink_domain: int = 1
     scaleout_bandwidth: float | None = None
+    compute_capability: str | None = None
+    sms: int | None = None
+    execution_note: str = ""
 
     def dense(self, dtype: str = "bf16") -> float:
         """Dense peak FLOP/s for ``dtype``; ``KeyError`` listing those this GPU has."""
@@ -206,7 +218,7 @@ def _cite(sources: Mapping[str, Mapping[str, str]], key: str) -> str:
 
 
 def _load() -> tuple[Mapping[str, GPUSpec], dict[str, str], Mapping[str, Mapping[str, str]],
-                     Mapping[str, object]]:
+                     Mapping[str, object], Mapping[str, Mapping[str, object]]]:
     text = resources.files("gpulesson").joinpath("data/gpus.json").read_text(encoding="utf-8")
     data = json.loads(text)
     sources = data["sources"]
@@ -233,6 +245,8 @@ def _load() -> tuple[Mapping[str, GPUSpec], dict[str, str], Mapping[str, Mapping
         main_source = entry["memory_bytes"]["source"]
         reported = optional("reported_memory_bytes", entry["reported_memory"], figure_sources)
         scaleout = optional("scaleout_bandwidth", entry["scaleout_bandwidth"], figure_sources)
+        execution = entry.get("execution", {})
+        sms = optional("sms", execution.get("sms"), figure_sources)
         specs[name] = GPUSpec(
             name=name,
             memory_bytes=int(value("memory_bytes", entry["memory_bytes"], figure_sources)),
@@ -255,19 +269,30 @@ def _load() -> tuple[Mapping[str, GPUSpec], dict[str, str], Mapping[str, Mapping
             reported_memory_bytes=None if reported is None else int(reported),
             nvlink_domain=int(value("nvlink_domain", entry["nvlink_domain"], figure_sources)),
             scaleout_bandwidth=None if scaleout is None else float(scaleout),
+            compute_capability=execution.get("compute_capability"),
+            sms=None if sms is None else int(sms),
+            execution_note=execution.get("not_covered", ""),
         )
         for alias in entry["aliases"]:
             aliases[alias] = name
     meta = {key: data[key] for key in ("teaching_baseline", "current_generation",
                                        "usable_memory")}
-    return MappingProxyType(specs), aliases, MappingProxyType(sources), meta
+    capabilities = {
+        cc: MappingProxyType({**row, "source": "; ".join(_cite(sources, key)
+                                                         for key in row["sources"])})
+        for cc, row in data["compute_capabilities"].items() if cc != "about"}
+    return (MappingProxyType(specs), aliases, MappingProxyType(sources), meta,
+            MappingProxyType(capabilities))
 
 
 #: All GPUs of the course by canonical name (read-only).
 GPUS: Mapping[str, GPUSpec]
 #: The sources of the figures: key -> title, publisher, date, url.
 SOURCES: Mapping[str, Mapping[str, str]]
-GPUS, _ALIASES, SOURCES, _META = _load()
+#: NVIDIA's per-SM limits of each compute capability, as ``gpus.json`` states them (KiB
+#: fields in KiB, a ``source`` citing each row); :mod:`gpulesson.execution` reads them.
+COMPUTE_CAPABILITIES: Mapping[str, Mapping[str, object]]
+GPUS, _ALIASES, SOURCES, _META, COMPUTE_CAPABILITIES = _load()
 
 #: The GPU the lessons work their examples on (the H100 SXM: Hopper, two generations
 #: before the Blackwell Ultra parts of 2026).

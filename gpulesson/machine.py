@@ -221,6 +221,9 @@ class MachineSpec:
     reported_memory_bytes: int | None = None
     nvlink_domain: int = 1
     scaleout_bandwidth: float = 0.0
+    compute_capability: str | None = None
+    sms: int | None = None
+    execution_note: str = ""
 
     def dense(self, dtype: str = "fp32") -> float:
         """Best measured GEMM FLOP/s for ``dtype``; ``KeyError`` listing those measured."""
