@@ -1,6 +1,6 @@
 """Argument checks shared by every calculator module (standard library only).
 
-One place for the checks that the contract (``shared/design/api.md``) asks of every
+One place for the checks that the calculator contract (``docs/calculator-api.md``) asks of every
 function: bad input raises an error whose message names the argument, the value and
 what is allowed, for example ``ValueError: layers must be a positive integer, got 0``.
 

@@ -10,7 +10,8 @@ what a reader typed into those SI keyword arguments and calls the entry's functi
   key, such as the precision, from the other inputs);
 * :func:`si_inputs`: the validated SI keyword arguments (``ValueError`` naming the input
   and its allowed range);
-* :func:`compute`, :func:`sweep` and :func:`example`: the outputs in SI units.
+* :func:`compute`, :func:`sweep` and :func:`example`: the outputs in SI units
+  (:func:`outputs` from SI arguments already validated).
 
 Standard library only: this module runs in the browser (Pyodide).
 """
@@ -26,7 +27,7 @@ from gpulesson.calculators.formatting import MAX_SAFE_INTEGER
 from gpulesson.calculators.registry import get
 from gpulesson.calculators.spec import CUSTOM, Calculator, Input, Keyed
 
-__all__ = ["apply_preset", "compute", "example", "resolve", "si_inputs", "sweep"]
+__all__ = ["apply_preset", "compute", "example", "outputs", "resolve", "si_inputs", "sweep"]
 
 _INT_MAX = int(_validate.FLOAT_MAX)  # an integer beyond it cannot become a float
 
@@ -232,8 +233,14 @@ def compute(name: str, **inputs: Any) -> dict[str, Any]:
         naming the input and its allowed range, or the calculator function's own message
         for a combination it refuses (for example heads that do not divide hidden).
     """
+    return outputs(name, si_inputs(name, **inputs))
+
+
+def outputs(name: str, kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """Every output of calculator ``name`` from SI keyword arguments that
+    :func:`si_inputs` has already resolved and validated (a front end that also needs
+    them, for its warnings, resolves and validates once)."""
     calc = get(name)
-    kwargs = si_inputs(name, **inputs)
     result = dict(calc.function(**kwargs))
     expected = [o.name for o in calc.outputs]
     if sorted(result) != sorted(expected):

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from gpulesson.calculators import shared
-from gpulesson.calculators.engine import apply_preset, compute, example, si_inputs
+from gpulesson.calculators.engine import apply_preset, example, outputs, si_inputs
 from gpulesson.calculators.formatting import format_output, to_json
 from gpulesson.calculators.registry import get
 from gpulesson.calculators.spec import CUSTOM, Calculator, Keyed
@@ -60,10 +60,11 @@ def evaluate(name: str, inputs: Mapping[str, Any] | None = None) -> dict[str, An
     """
     calc = get(name)
     try:
-        outputs = compute(name, **dict(inputs or {}))
-        text = {o.name: format_output(o, outputs[o.name]) for o in calc.outputs}
-        values = to_json(outputs)
-        warnings = shared.input_warnings(calc, si_inputs(name, **dict(inputs or {})))
+        kwargs = si_inputs(name, **dict(inputs or {}))
+        results = outputs(name, kwargs)
+        text = {o.name: format_output(o, results[o.name]) for o in calc.outputs}
+        values = to_json(results)
+        warnings = shared.input_warnings(calc, kwargs)
     except (ValueError, TypeError, KeyError, ArithmeticError) as exc:
         message = str(exc.args[0]) if exc.args else str(exc)
         if isinstance(exc, ArithmeticError):

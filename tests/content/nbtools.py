@@ -176,16 +176,6 @@ def check_citations_in_bibliography(text: str) -> set[str]:
     return cited
 
 
-def check_pinned(path: Path, *, asserts: int, pinned: tuple[str, ...]) -> str:
-    """The hidden cells hold at least ``asserts`` asserts and each ``pinned`` figure (the
-    prose's numbers checked against a calculator). Returns the hidden code."""
-    hidden = "\n".join(code(path, hidden=True))
-    assert hidden.count("assert") >= asserts, hidden.count("assert")
-    for figure in pinned:
-        assert figure in hidden, figure
-    return hidden
-
-
 def check_exercise_notebook(slug: str, *, path: Path | None = None) -> list[str]:
     """The exercise notebook: labelled ``(<slug>_exercises)=``, loads the lesson's bank and
     shows every exercise once, in order. Returns its code cells' sources."""

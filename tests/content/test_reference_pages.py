@@ -58,10 +58,6 @@ def table_rows(markdown: str) -> list[list[str]]:
     return [r for r in rows if r[0] != "The seed says"]
 
 
-def test_course_has_ten_lessons() -> None:
-    assert len(SLUGS) == 10 and len(set(SLUGS)) == 10
-
-
 @pytest.mark.parametrize("name", PAGES)
 def test_dollar_signs_are_escaped(name: str) -> None:
     text = prose(page(name))
