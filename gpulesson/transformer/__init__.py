@@ -23,7 +23,10 @@ The package is split by subject, and every name is importable from here:
 * :mod:`~gpulesson.transformer.presets`: :func:`preset`, :data:`PRESETS`,
   :data:`MODEL_LABELS`;
 * :mod:`~gpulesson.transformer.hf`: :func:`from_hf_config` for any supported
-  ``config.json``.
+  ``config.json``;
+* :mod:`~gpulesson.transformer.stages`: :func:`pipeline_stage_params` (exact parameters
+  of each pipeline stage, embedding and head at the ends) and
+  :func:`balanced_stage_layers`.
 
 Taught in: ``notebooks/memory_what_fits.ipynb`` and ``notebooks/flops_and_scaling.ipynb``.
 """
@@ -43,6 +46,11 @@ from gpulesson.transformer.params import (
     param_count,
 )
 from gpulesson.transformer.presets import MODEL_LABELS, PRESETS, model_label, preset
+from gpulesson.transformer.stages import (
+    balanced_stage_layers,
+    layer_params,
+    pipeline_stage_params,
+)
 
 __all__ = [
     "MODEL_LABELS",
@@ -52,14 +60,17 @@ __all__ = [
     "SUPPORTED_MODEL_TYPES",
     "TransformerConfig",
     "active_params",
+    "balanced_stage_layers",
     "checkpoint_params",
     "embedding_params",
     "expert_params",
     "from_hf_config",
+    "layer_params",
     "model_label",
     "moe_breakdown",
     "non_embedding_params",
     "param_breakdown",
     "param_count",
+    "pipeline_stage_params",
     "preset",
 ]
