@@ -164,6 +164,19 @@ def _llama4_text(f: Fields) -> dict[str, Any]:
     return out
 
 
+def _exaone(f: Fields) -> dict[str, Any]:
+    """EXAONE 3.0 and 3.5 (``exaone``): Llama's layout under GPT-2-like key names
+    (``num_layers``, ``activation_function``), tied unless the file says otherwise."""
+    out = _common(f, layers=("num_layers", "num_hidden_layers"))
+    out.update(ffn=f.int("ffn", "intermediate_size", default=4 * out["hidden"]),
+               norm="rmsnorm", gated_mlp=True, linear_bias=False,
+               tied_embeddings=f.flag("tied_embeddings", "tie_word_embeddings", True),
+               dropout=_dropout(f, "attention_dropout", "embed_dropout"))
+    if f.has("head_dim"):
+        out["head_dim"] = f.int("head_dim", "head_dim")
+    return out
+
+
 def _exaone4(f: Fields) -> dict[str, Any]:
     """EXAONE 4: q/k norms per head, norms after attention and after the MLP, local and
     global layers (``sliding_window_pattern`` as a count or a string like ``"LLLG"``)."""
@@ -483,6 +496,7 @@ _READERS: dict[str, tuple[Reader, Mapping[str, Any]]] = {
     "cohere": (_cohere, {}),
     "deepseek_v2": (_deepseek_v2, {}),
     "deepseek_v3": (_deepseek_v3, {}),
+    "exaone": (_exaone, {}),
     "exaone4": (_exaone4, {}),
     "falcon": (_falcon, {}),
     "gemma": (_gemma, {}),
