@@ -223,6 +223,37 @@ def test_hf_config_architectures_of_the_new_families() -> None:
         "layernorm_no_bias", 1, True)
 
 
+# Biderman et al. 2023 (Pythia), Table 1, and the EleutherAI/pythia README's model table:
+# (total parameters, non-embedding parameters, layers, d_model, heads); the vocabulary of
+# each model's config.json is padded to 50,304 (6.9B: 50,432; 12B: 50,688).
+PYTHIA = [
+    (70_426_624, 18_915_328, 6, 512, 8, 50304),
+    (162_322_944, 85_056_000, 12, 768, 12, 50304),
+    (405_334_016, 302_311_424, 24, 1024, 16, 50304),
+    (1_011_781_632, 805_736_448, 16, 2048, 8, 50304),
+    (1_414_647_808, 1_208_602_624, 24, 2048, 16, 50304),
+    (2_775_208_960, 2_517_652_480, 32, 2560, 32, 50304),
+    (6_857_302_016, 6_444_163_072, 32, 4096, 32, 50432),
+    (11_846_072_320, 11_327_027_200, 36, 5120, 40, 50688),
+]
+
+
+@pytest.mark.parametrize(("total", "non_embedding", "layers", "hidden", "heads", "vocab"),
+                         PYTHIA, ids=[f"{row[0] / 1e9:.2g}B" for row in PYTHIA])
+def test_source_pythia_suite(total: int, non_embedding: int, layers: int, hidden: int,
+                             heads: int, vocab: int) -> None:
+    """The whole Pythia suite (gpt_neox), both columns of its published table, exactly:
+    parallel attention and MLP, two LayerNorms per block, biases on every projection,
+    an untied output layer, rotary positions on a quarter of each head."""
+    cfg = transformer.from_hf_config({
+        "model_type": "gpt_neox", "hidden_size": hidden, "num_hidden_layers": layers,
+        "num_attention_heads": heads, "intermediate_size": 4 * hidden, "vocab_size": vocab,
+        "max_position_embeddings": 2048, "rotary_pct": 0.25, "use_parallel_residual": True,
+        "tie_word_embeddings": False})
+    assert param_count(cfg) == total
+    assert transformer.non_embedding_params(cfg) == non_embedding
+
+
 def test_source_opt_350m_narrow_embedding_and_post_norm() -> None:
     """facebook/opt-350m embeds in 512 dimensions, projects in and out of its 1,024-wide
     layers and normalises after each sub-layer (no final norm): 331,196,416 parameters,
