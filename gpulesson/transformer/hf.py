@@ -568,6 +568,9 @@ def from_hf_config(config: Mapping[str, Any] | str | os.PathLike[str], *,
     --------
     >>> from_hf_config({"model_type": "llama", "hidden_size": 4096, ...})  # doctest: +SKIP
     """
+    for label, text in (("name", name), ("source", source)):
+        if not isinstance(text, str):
+            raise TypeError(f"{label} must be a string, got {type(text).__name__}")
     raw = load(config)
     model_type = raw.get("model_type")
     supported = ", ".join(SUPPORTED_MODEL_TYPES)

@@ -299,6 +299,8 @@ def test_hf_config_refuses_what_it_cannot_represent(raw: dict, match: str) -> No
 def test_hf_config_needs_a_mapping_or_a_path() -> None:
     with pytest.raises(TypeError, match="parsed config.json"):
         transformer.from_hf_config(42)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="name must be a string, got int"):
+        transformer.from_hf_config(HF_DIR / "gpt2__gpt2.json", name=3)  # type: ignore[arg-type]
 
 
 # ---------------------------------------------------------------------------------------
