@@ -506,6 +506,7 @@ _READERS: dict[str, tuple[Reader, Mapping[str, Any]]] = {
     "gpt_neox": (_gpt_neox, {}),
     "gpt_oss": (_gpt_oss, {}),
     "gptj": (_gptj, {}),
+    "granite": (_llama, {}),  # Llama's layout; its four multipliers have no parameters
     "granitemoe": (_granitemoe, {}),
     "llama": (_llama, {}),
     "llama4_text": (_llama4_text, {}),
