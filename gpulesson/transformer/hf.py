@@ -353,6 +353,22 @@ def _olmo2(f: Fields) -> dict[str, Any]:
     return out  # two norms per layer, after attention and after the MLP
 
 
+def _glm4_moe(f: Fields) -> dict[str, Any]:
+    """GLM-4.5/4.6/4.7 (``glm4_moe``): grouped-query attention with biases on q, k and v
+    (not the output), optional per-head q/k norms, DeepSeek-V3's expert layout (shared
+    experts, leading dense layers, a router correction bias) and its multi-token-
+    prediction layer, stored with its own embedding and head (:func:`checkpoint_params`)."""
+    out = _llama_like(f)
+    out.update(attn_out_bias=False,
+               qk_norm="head" if f.flag("qk_norm", "use_qk_norm") else "none",
+               **_experts(f, experts="n_routed_experts", width="moe_intermediate_size"),
+               shared_experts=f.int("shared_experts", "n_shared_experts", default=0, low=0),
+               dense_layers=f.int("dense_layers", "first_k_dense_replace", default=0, low=0),
+               router_bias=True,
+               mtp_layers=f.int("mtp_layers", "num_nextn_predict_layers", default=0, low=0))
+    return out
+
+
 # ---------------------------------------------------------------------------------------
 # Latent attention and the MoE models of 2025
 
@@ -502,6 +518,7 @@ _READERS: dict[str, tuple[Reader, Mapping[str, Any]]] = {
     "gemma": (_gemma, {}),
     "gemma2": (_gemma2, {}),
     "gemma3_text": (_gemma3_text, _GEMMA3_TEXT_DEFAULTS),
+    "glm4_moe": (_glm4_moe, {}),
     "gpt2": (_gpt2, {}),
     "gpt_neox": (_gpt_neox, {}),
     "gpt_oss": (_gpt_oss, {}),

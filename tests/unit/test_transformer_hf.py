@@ -62,6 +62,18 @@ def test_source_hf_config_exact_checkpoint_count(name: str) -> None:
         HF_INDEX[name]["params_source"])
 
 
+CHECKPOINT_FILES = sorted(f for f, e in HF_INDEX.items() if e.get("checkpoint"))
+
+
+@pytest.mark.parametrize("name", CHECKPOINT_FILES)
+def test_source_hf_config_exact_checkpoint_with_mtp_layers(name: str) -> None:
+    """GLM-4.5-Air and GLM-4.5/4.6 publish only their checkpoints' totals, which hold a
+    multi-token-prediction layer with its own embedding and head as DeepSeek-V3's does:
+    checkpoint_params reproduces them exactly (each entry's checkpoint_source)."""
+    assert transformer.checkpoint_params(hf(name)) == HF_INDEX[name]["checkpoint"], (
+        HF_INDEX[name]["checkpoint_source"])
+
+
 @pytest.mark.parametrize(("name", "what"), ROUNDED, ids=[f"{f}-{w}" for f, w in ROUNDED])
 def test_source_hf_config_published_rounded_figures(name: str, what: str) -> None:
     """Sources: model cards and reports (each entry's ``rounded.source``): Mixtral 46.7B
