@@ -473,7 +473,7 @@ HF_ODD = BAD + EXTREME + HUGE + [32.9, 32.0, "32", 1e308, 2**31, _deep(100_000),
 
 
 @pytest.mark.parametrize("path", HF_FILES, ids=[p.stem for p in HF_FILES])
-@FUZZ
+@settings(FUZZ, max_examples=20)
 @given(data=st.data())
 def test_from_hf_config_refuses_hostile_values(path: Any, data: st.DataObject) -> None:
     """A real file with one or two values replaced by odd ones: the reader returns a model
