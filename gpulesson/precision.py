@@ -63,14 +63,19 @@ from gpulesson import _validate as v
 __all__ = [
     "BLOCK_FORMATS",
     "FORMATS",
+    "GGUF_QUANTS",
     "SCALE_FORMATS",
     "BlockFormat",
     "FloatFormat",
+    "GGUFQuant",
     "ScaleFormat",
     "bits_per_element",
     "block_format",
     "bytes_per_element",
     "float_format",
+    "gguf_quant",
+    "groupwise_bits_per_weight",
+    "groupwise_tensor_bytes",
 ]
 
 
@@ -337,6 +342,147 @@ def block_format(name: str) -> BlockFormat:
     return v.lookup("block format", name, BLOCK_FORMATS, _BLOCK_ALIASES)[1]
 
 
+# ---------------------------------------------------------------------------------------
+# Integer quantisation as inference engines store it: GGUF blocks, group-wise INT4
+
+
+@dataclass(frozen=True)
+class GGUFQuant:
+    """A llama.cpp (GGUF) quantisation type: one block struct of ``block_elements`` weights.
+
+    ``fields`` are the struct's members and their bytes, as ``ggml-common.h`` declares them
+    (``ggml_half`` is 2 bytes, a super-block ``QK_K`` holds 256 weights, ``K_SCALE_SIZE``
+    is 12 bytes of 6-bit scales and mins). Bits per weight are ``8 * sum(fields) /
+    block_elements``: Q8_0 ``(2 + 32) * 8 / 32 = 8.5``; Q4_K ``(2 + 2 + 12 + 128) * 8 /
+    256 = 4.5``; Q5_K ``(4 + 12 + 32 + 128) * 8 / 256 = 5.5``; Q6_K ``(128 + 64 + 16 + 2)
+    * 8 / 256 = 6.5625``.
+    """
+
+    name: str
+    block_elements: int
+    fields: tuple[tuple[str, int], ...]
+
+    @property
+    def block_bytes(self) -> int:
+        """``sizeof`` the block struct: the sum of its members (ggml asserts no padding)."""
+        return sum(size for _, size in self.fields)
+
+    @property
+    def bits_per_weight(self) -> float:
+        """``8 * block_bytes / block_elements``, scales and minimums included."""
+        return 8 * self.block_bytes / self.block_elements
+
+    def tensor_bytes(self, elements: int) -> int:
+        """Bytes of a tensor of ``elements`` weights: ``elements / block_elements`` blocks.
+
+        Raises
+        ------
+        ValueError
+            when ``elements`` is not a positive multiple of the block (ggml quantises
+            whole blocks: each row's length must be a multiple of it).
+        """
+        n = v.positive_int("elements", elements)
+        if n % self.block_elements:
+            raise ValueError(f"elements must be a multiple of {self.name}'s block of "
+                             f"{self.block_elements} weights, got {n:,}")
+        return n // self.block_elements * self.block_bytes
+
+
+_HALF, _QK_K, _K_SCALE_SIZE = 2, 256, 12
+
+#: GGUF quantisation types by key (read-only), each from its block struct in llama.cpp's
+#: ``ggml/src/ggml-common.h``: the legacy 32-weight blocks (Q4_0 ... Q8_0) and the k-quant
+#: super-blocks of 256 (Q2_K ... Q6_K).
+GGUF_QUANTS: Mapping[str, GGUFQuant] = MappingProxyType({
+    "q4_0": GGUFQuant("Q4_0", 32, (("d", _HALF), ("qs", 16))),
+    "q4_1": GGUFQuant("Q4_1", 32, (("d", _HALF), ("m", _HALF), ("qs", 16))),
+    "q5_0": GGUFQuant("Q5_0", 32, (("d", _HALF), ("qh", 4), ("qs", 16))),
+    "q5_1": GGUFQuant("Q5_1", 32, (("d", _HALF), ("m", _HALF), ("qh", 4), ("qs", 16))),
+    "q8_0": GGUFQuant("Q8_0", 32, (("d", _HALF), ("qs", 32))),
+    "q2_k": GGUFQuant("Q2_K", _QK_K, (("scales", _QK_K // 16), ("qs", _QK_K // 4),
+                                      ("d", _HALF), ("dmin", _HALF))),
+    "q3_k": GGUFQuant("Q3_K", _QK_K, (("hmask", _QK_K // 8), ("qs", _QK_K // 4),
+                                      ("scales", 12), ("d", _HALF))),
+    "q4_k": GGUFQuant("Q4_K", _QK_K, (("d", _HALF), ("dmin", _HALF),
+                                      ("scales", _K_SCALE_SIZE), ("qs", _QK_K // 2))),
+    "q5_k": GGUFQuant("Q5_K", _QK_K, (("d", _HALF), ("dmin", _HALF),
+                                      ("scales", _K_SCALE_SIZE), ("qh", _QK_K // 8),
+                                      ("qs", _QK_K // 2))),
+    "q6_k": GGUFQuant("Q6_K", _QK_K, (("ql", _QK_K // 2), ("qh", _QK_K // 4),
+                                      ("scales", _QK_K // 16), ("d", _HALF))),
+})
+
+
+def gguf_quant(name: str) -> GGUFQuant:
+    """The :class:`GGUFQuant` called ``name`` (``"Q4_K"``, ``"q6_k"``, ``"Q8_0"`` ...).
+
+    Case is ignored; the file-type names ``"Q4_K_M"`` and ``"Q5_K_S"`` are mixtures of
+    several types across a model's tensors and are refused (their size is not one
+    figure per weight).
+    """
+    return v.lookup("GGUF quantisation type", name, GGUF_QUANTS, {})[1]
+
+
+def groupwise_bits_per_weight(bits: int = 4, group_size: int = 128, *, scale_bits: int = 16,
+                              zero_point_bits: int = 4) -> float:
+    """Bits per weight of group-wise integer quantisation, as AWQ and GPTQ store it.
+
+    Each group of ``group_size`` consecutive input weights of an output column shares one
+    scale and one zero-point: ``bits + (scale_bits + zero_point_bits) / group_size``.
+    AutoAWQ's and AutoGPTQ's INT4 checkpoints keep FP16 scales and 4-bit zero-points
+    packed eight to an int32 (``qzeros``): ``4 + 20 / 128 = 4.15625`` bits, 0.5195 bytes,
+    where a flat ``"int4"`` counts 0.5. Symmetric schemes store no zero-point
+    (``zero_point_bits=0``). GPTQ's optional ``g_idx`` (one int32 per input row) is not
+    per weight: :func:`groupwise_tensor_bytes` counts it.
+    """
+    b = v.positive_int("bits", bits)
+    g = v.positive_int("group_size", group_size)
+    s = v.nonneg_int("scale_bits", scale_bits)
+    z = v.nonneg_int("zero_point_bits", zero_point_bits)
+    return b + (s + z) / g
+
+
+def groupwise_tensor_bytes(in_features: int, out_features: int, *, bits: int = 4,
+                           group_size: int = 128, scale_bits: int = 16,
+                           zero_point_bits: int = 4, group_index: bool = False) -> int:
+    """Exact bytes of one group-wise quantised linear layer (AutoAWQ / AutoGPTQ layout).
+
+    ``in * out * bits / 8`` packed weights (``qweight``), ``in / g * out`` scales
+    (``scales``) and zero-points (``qzeros``), and with ``group_index`` GPTQ's ``g_idx``,
+    ``4 * in`` bytes. A Llama-2-7B ``q_proj`` (4,096 x 4,096, g = 128): 8,388,608 bytes of
+    weights, 262,144 of FP16 scales and 65,536 of zero-points.
+
+    Raises
+    ------
+    ValueError
+        when ``group_size`` does not divide ``in_features`` or the packed sizes are not
+        whole bytes.
+    """
+    n_in = v.positive_int("in_features", in_features)
+    n_out = v.positive_int("out_features", out_features)
+    b = v.positive_int("bits", bits)
+    g = v.positive_int("group_size", group_size)
+    s = v.nonneg_int("scale_bits", scale_bits)
+    z = v.nonneg_int("zero_point_bits", zero_point_bits)
+    v.boolean("group_index", group_index)
+    if n_in % g:
+        raise ValueError(f"group_size ({g}) must divide in_features, got in_features={n_in}")
+    groups = n_in // g * n_out
+    total_bits = n_in * n_out * b + groups * (s + z)
+    if total_bits % 8:
+        raise ValueError(f"the packed sizes of a {n_in} x {n_out} layer at {b} bits are not "
+                         "whole bytes")
+    return total_bits // 8 + (4 * n_in if group_index else 0)
+
+
+def _quant_bits() -> dict[str, float]:
+    """Bits per weight of the integer quantisation names :func:`bits_per_element` knows:
+    the GGUF types and AWQ/GPTQ's INT4 in groups of 128 (``"int4_g128"``)."""
+    table = {k: q.bits_per_weight for k, q in GGUF_QUANTS.items()}
+    table["int4_g128"] = groupwise_bits_per_weight(4, 128)
+    return table
+
+
 #: Storage names that mean "this many bits per element" whatever the exact element
 #: layout (the E4M3 and E5M2 variants of one MX format occupy the same memory).
 _STORAGE_BITS: Mapping[str, float] = MappingProxyType({
@@ -356,6 +502,8 @@ def bits_per_element(name: str) -> float:
     MXFP8 8.25). The generic names ``"fp8"``, ``"fp6"``, ``"mxfp6"``, ``"int8"`` and
     ``"int4"`` are accepted here, where the variants do not differ in size. NVFP4's
     per-tensor FP32 scale is not per element (:meth:`BlockFormat.tensor_bytes` counts it).
+    The GGUF types (``"q4_k"`` 4.5, ``"q8_0"`` 8.5 ...) and ``"int4_g128"`` (AWQ/GPTQ,
+    4.15625) give their bits per weight with scales and zero-points.
 
     Raises
     ------
@@ -367,6 +515,7 @@ def bits_per_element(name: str) -> float:
     table: dict[str, float] = {k: f.storage_bytes * 8 for k, f in FORMATS.items()}
     table.update({k: f.bits_per_element for k, f in BLOCK_FORMATS.items()})
     table.update(_STORAGE_BITS)
+    table.update(_quant_bits())
     aliases = {**_ALIASES, **_BLOCK_ALIASES}
     return table[v.lookup("format", name, table, aliases)[0]]
 

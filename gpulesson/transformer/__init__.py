@@ -13,7 +13,12 @@ One configuration (:class:`TransformerConfig`) covers the models the course coun
 * **The models of 2024-26**: mixture-of-experts (Mixtral, Qwen3-MoE, DeepSeek-V3,
   gpt-oss), multi-head latent attention (DeepSeek-V2/V3), sliding-window layers (Gemma 2
   and 3, gpt-oss), q/k norms (Qwen3, OLMo 2), four norms per layer (Gemma 2), attention
-  sinks (gpt-oss), a norm after the embedding (BLOOM).
+  sinks (gpt-oss), a norm after the embedding (BLOOM), MoE layers interleaved with dense
+  ones (Llama 4 Maverick), multi-token-prediction layers (DeepSeek-V3, GLM-4.5).
+* **The older lineages** ``from_hf_config`` also reads: Phi-2 and GPT-J (one norm per
+  parallel block, a biased output layer), OPT (two extra position rows, a narrow
+  embedding projected in and out), GPT-NeoX/Pythia, OLMo 1 (norms without parameters),
+  Command R (bias-free LayerNorm), Qwen 1.0, Granite, EXAONE.
 
 The package is split by subject, and every name is importable from here:
 
@@ -23,7 +28,10 @@ The package is split by subject, and every name is importable from here:
 * :mod:`~gpulesson.transformer.presets`: :func:`preset`, :data:`PRESETS`,
   :data:`MODEL_LABELS`;
 * :mod:`~gpulesson.transformer.hf`: :func:`from_hf_config` for any supported
-  ``config.json``.
+  ``config.json``;
+* :mod:`~gpulesson.transformer.stages`: :func:`pipeline_stage_params` (exact parameters
+  of each pipeline stage, embedding and head at the ends) and
+  :func:`balanced_stage_layers`.
 
 Taught in: ``notebooks/memory_what_fits.ipynb`` and ``notebooks/flops_and_scaling.ipynb``.
 """
@@ -43,6 +51,11 @@ from gpulesson.transformer.params import (
     param_count,
 )
 from gpulesson.transformer.presets import MODEL_LABELS, PRESETS, model_label, preset
+from gpulesson.transformer.stages import (
+    balanced_stage_layers,
+    layer_params,
+    pipeline_stage_params,
+)
 
 __all__ = [
     "MODEL_LABELS",
@@ -52,14 +65,17 @@ __all__ = [
     "SUPPORTED_MODEL_TYPES",
     "TransformerConfig",
     "active_params",
+    "balanced_stage_layers",
     "checkpoint_params",
     "embedding_params",
     "expert_params",
     "from_hf_config",
+    "layer_params",
     "model_label",
     "moe_breakdown",
     "non_embedding_params",
     "param_breakdown",
     "param_count",
+    "pipeline_stage_params",
     "preset",
 ]

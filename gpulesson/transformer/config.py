@@ -11,9 +11,13 @@ each later idea is one field whose default leaves it out:
   attention (``kv_lora_rank`` ...), where the KV cache holds a compressed latent;
 * **the MLP**: gated (SwiGLU/GeGLU) or plain, and mixture-of-experts (routed experts,
   experts per token, shared experts, the expert width, leading dense layers, a router
-  bias, a shared-expert gate);
-* **norms**: LayerNorm or RMSNorm, how many per layer (Gemma 2 has four, Falcon-7B one),
-  a norm after the embedding (BLOOM);
+  bias, a shared-expert gate), and MoE layers interleaved with dense ones (Llama 4
+  Maverick: every second layer);
+* **norms**: LayerNorm (with or without bias, or without any parameter, as in OLMo 1) or
+  RMSNorm, how many per layer (Gemma 2 has four, Falcon-7B one), a norm after the
+  embedding (BLOOM), none before the head (OPT-350m);
+* **the ends**: a bias on the output layer (Phi-2, GPT-J), an embedding narrower than the
+  model with projections in and out (OPT's ``word_embed_proj_dim``);
 * **training**: whether dropout is applied (it changes the activations kept, not the
   parameters).
 
@@ -28,8 +32,10 @@ from gpulesson import _validate as v
 
 __all__ = ["NORMS", "QK_NORMS", "TransformerConfig"]
 
-#: Norm kinds: LayerNorm has a weight and a bias per channel, RMSNorm a weight.
-NORMS = ("layernorm", "rmsnorm")
+#: Norm kinds: LayerNorm has a weight and a bias per channel, RMSNorm a weight, a
+#: LayerNorm without bias (Cohere's Command R, OLMo 2's ...) a weight, and a
+#: non-parametric LayerNorm (OLMo 1) nothing at all.
+NORMS = ("layernorm", "rmsnorm", "layernorm_no_bias", "nonparametric")
 #: Query/key norms: none; one weight vector of ``head_dim`` shared by the heads (Qwen3,
 #: Gemma 3); or one over the whole projection, ``heads*head_dim`` and
 #: ``kv_heads*head_dim`` (OLMo 2).
@@ -69,7 +75,8 @@ class TransformerConfig:
     gated_mlp : bool
         SwiGLU/GeGLU MLP with three matrices instead of two (experts too).
     norm : str
-        ``"layernorm"`` (weight and bias) or ``"rmsnorm"`` (weight only).
+        ``"layernorm"`` (weight and bias), ``"rmsnorm"`` or ``"layernorm_no_bias"``
+        (weight only) or ``"nonparametric"`` (no parameters: OLMo 1).
     linear_bias : bool
         A bias on every linear layer (GPT-2, BLOOM). Implies the next three.
     qkv_bias : bool
@@ -85,6 +92,15 @@ class TransformerConfig:
         ``"none"``, ``"head"`` or ``"full"`` (see :data:`QK_NORMS`).
     embedding_norm : bool
         A norm right after the token embedding (BLOOM's ``word_embeddings_layernorm``).
+    final_norm : bool
+        A norm before the output layer (default; OPT-350m, a post-norm model, has none).
+    lm_head_bias : bool
+        A bias of ``vocab`` values on the output layer (Phi-2, GPT-J).
+    embedding_dim : int, optional
+        Width of the token embedding when it differs from ``hidden`` (OPT-350m: 512 for
+        a 1,024-wide model): the model then holds ``project_in`` (``e x d``) and
+        ``project_out`` (``d x e``), and the (tied) output layer is ``V x e``. Default
+        ``hidden``.
     parallel_attention : bool
         Attention and MLP read the same normalised input and are added together
         (GPT-J, Falcon); changes the activations, not the parameters.
@@ -122,6 +138,12 @@ class TransformerConfig:
         Inner width of a shared expert; default ``expert_ffn``.
     dense_layers : int
         Leading layers with a dense MLP instead of experts (``first_k_dense_replace``).
+    moe_layer_step : int
+        After the leading dense layers, every ``moe_layer_step``-th layer has experts and
+        the others a dense MLP of width ``ffn`` (Llama 4 Maverick's
+        ``interleave_moe_layer_step`` 2, Qwen-MoE's ``decoder_sparse_step``; layer ``i``
+        counted from the first non-leading one has experts when ``(i + 1) % step == 0``).
+        Default 1: experts in every layer.
     router_bias : bool
         A bias per expert in the router (gpt-oss; DeepSeek-V3's correction bias).
     shared_expert_gate : bool
@@ -141,9 +163,10 @@ class TransformerConfig:
 
     Notes
     -----
-    After construction ``ffn``, ``kv_heads``, ``head_dim``, ``expert_ffn`` and
-    ``shared_expert_ffn`` hold their resolved values. ``dataclasses.replace(cfg,
-    hidden=...)`` keeps the old resolved ``ffn``; pass ``ffn`` explicitly when changing
+    After construction ``ffn``, ``kv_heads``, ``head_dim``, ``embedding_dim``,
+    ``expert_ffn`` and ``shared_expert_ffn`` hold their resolved values.
+    ``dataclasses.replace(cfg, hidden=...)`` keeps the old resolved ``ffn`` and
+    ``embedding_dim``; pass them explicitly when changing
     ``hidden``.
     """
 
@@ -165,6 +188,9 @@ class TransformerConfig:
     norms_per_layer: int = 2
     qk_norm: str = "none"
     embedding_norm: bool = False
+    final_norm: bool = True
+    lm_head_bias: bool = False
+    embedding_dim: int | None = None
     parallel_attention: bool = False
     dropout: bool = True
     context: int = 0
@@ -182,6 +208,7 @@ class TransformerConfig:
     expert_ffn: int | None = None
     shared_expert_ffn: int | None = None
     dense_layers: int = 0
+    moe_layer_step: int = 1
     router_bias: bool = False
     shared_expert_gate: bool = False
     mtp_layers: int = 0
@@ -196,18 +223,22 @@ class TransformerConfig:
         ffn = 4 * hidden if self.ffn is None else v.positive_int("ffn", self.ffn)
         v.nonneg_int("max_positions", self.max_positions)
         for flag in ("tied_embeddings", "gated_mlp", "linear_bias", "qkv_bias",
-                     "attn_out_bias", "mlp_bias", "embedding_norm", "parallel_attention",
-                     "dropout", "attention_sinks", "router_bias", "shared_expert_gate"):
+                     "attn_out_bias", "mlp_bias", "embedding_norm", "final_norm",
+                     "lm_head_bias", "parallel_attention", "dropout", "attention_sinks",
+                     "router_bias", "shared_expert_gate"):
             v.boolean(flag, getattr(self, flag))
         v.choice("norm", self.norm, NORMS)
         v.choice("qk_norm", self.qk_norm, QK_NORMS)
         v.nonneg_int("norms_per_layer", self.norms_per_layer)
         if not isinstance(self.name, str) or not isinstance(self.source, str):
             raise TypeError("name and source must be strings")
+        embedding_dim = hidden if self.embedding_dim is None else v.positive_int(
+            "embedding_dim", self.embedding_dim)
         kv_heads, head_dim = self._attention(hidden, heads)
         self._window(layers)
         expert_ffn, shared_ffn = self._experts(layers, ffn)
         object.__setattr__(self, "ffn", ffn)
+        object.__setattr__(self, "embedding_dim", embedding_dim)
         object.__setattr__(self, "kv_heads", kv_heads)
         object.__setattr__(self, "head_dim", head_dim)
         object.__setattr__(self, "expert_ffn", expert_ffn)
@@ -268,6 +299,7 @@ class TransformerConfig:
         k = v.nonneg_int("experts_per_token", self.experts_per_token)
         shared = v.nonneg_int("shared_experts", self.shared_experts)
         dense = v.nonneg_int("dense_layers", self.dense_layers)
+        step = v.positive_int("moe_layer_step", self.moe_layer_step)
         v.nonneg_int("mtp_layers", self.mtp_layers)
         if experts == 0:
             for name, value in (("experts_per_token", k), ("shared_experts", shared),
@@ -281,12 +313,18 @@ class TransformerConfig:
             if self.router_bias or self.shared_expert_gate:
                 raise ValueError("router_bias and shared_expert_gate need routed experts "
                                  "(experts > 0)")
+            if step != 1:
+                raise ValueError(f"moe_layer_step needs routed experts (experts > 0), got "
+                                 f"moe_layer_step={step} with experts=0")
             return None, None
         if not 1 <= k <= experts:
             raise _fail("experts_per_token", k, f"between 1 and experts ({experts})")
         if dense >= layers:
             raise _fail("dense_layers", dense, f"below layers ({layers}) in a "
                         "mixture-of-experts model")
+        if step > layers - dense:
+            raise _fail("moe_layer_step", step, f"between 1 and the layers after the dense "
+                        f"ones ({layers - dense}), so that some layer has experts")
         expert_ffn = ffn if self.expert_ffn is None else v.positive_int("expert_ffn",
                                                                         self.expert_ffn)
         if self.shared_expert_ffn is None:
@@ -337,8 +375,20 @@ class TransformerConfig:
 
     @property
     def moe_layers(self) -> int:
-        """Layers whose MLP is a mixture of experts (0 for a dense model)."""
-        return self.layers - self.dense_layers if self.experts else 0
+        """Layers whose MLP is a mixture of experts (0 for a dense model):
+        ``(layers - dense_layers) // moe_layer_step``."""
+        return (self.layers - self.dense_layers) // self.moe_layer_step if self.experts else 0
+
+    def is_moe_layer(self, index: int) -> bool:
+        """Whether layer ``index`` (0 to ``layers - 1``) has experts: it follows the
+        ``dense_layers`` leading dense layers and ``(index - dense_layers + 1)`` is a
+        multiple of ``moe_layer_step`` (Llama 4 Maverick: layers 1, 3, 5 ... 47)."""
+        index = v.nonneg_int("index", index)
+        if index >= self.layers:
+            raise _fail("index", index, f"a layer from 0 to {self.layers - 1}")
+        if not self.experts or index < self.dense_layers:
+            return False
+        return (index - self.dense_layers + 1) % self.moe_layer_step == 0
 
     @property
     def local_layers(self) -> int:

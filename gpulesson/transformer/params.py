@@ -14,8 +14,12 @@ Per layer, with ``q = heads*head_dim``, ``kv = kv_heads*head_dim`` and width ``d
   norms and latent attention's two latent norms;
 
 then a final norm (and BLOOM's norm after the embedding), the embeddings and, when untied,
-an output matrix ``V*d``. :func:`param_count` equals each model's own count to the
-parameter (``llama-2-7b``: 6,738,415,616; ``deepseek-v3``: 671,026,419,200).
+an output matrix ``V*d`` (plus a bias of ``V`` in Phi-2 and GPT-J). A mixture-of-experts
+model has ``(L - dense_layers) // moe_layer_step`` expert layers and dense MLPs in the
+others (Llama 4 Maverick: 24 of 48). OPT's narrow embedding (width ``e``) adds the
+projections ``2*e*d`` and makes the embedding ``V*e``. :func:`param_count` equals each
+model's own count to the parameter (``llama-2-7b``: 6,738,415,616; ``deepseek-v3``:
+671,026,419,200).
 
 Taught in: ``notebooks/memory_what_fits.ipynb`` and ``notebooks/flops_and_scaling.ipynb``.
 """
@@ -46,8 +50,9 @@ def _check(cfg: object) -> TransformerConfig:
 
 
 def _norm_size(cfg: TransformerConfig, width: int) -> int:
-    """Parameters of one norm over ``width`` channels (LayerNorm has a bias)."""
-    return 2 * width if cfg.norm == "layernorm" else width
+    """Parameters of one norm over ``width`` channels: LayerNorm a weight and a bias,
+    RMSNorm and a LayerNorm without bias a weight, a non-parametric LayerNorm none."""
+    return {"layernorm": 2, "nonparametric": 0}.get(cfg.norm, 1) * width
 
 
 def _attention(cfg: TransformerConfig) -> int:
@@ -139,18 +144,22 @@ def param_breakdown(cfg: TransformerConfig) -> dict[str, int]:
         and output projections with their biases, latent projections and sinks, all
         layers), ``mlp`` (all layers' MLPs, or routers and experts), ``norm`` (every norm,
         including the q/k norms, the final one and one after the embedding), ``lm_head``
-        (0 when tied). Sums to :func:`param_count`.
+        (0 when tied, but for a bias). Sums to :func:`param_count`. OPT's projections
+        between a narrow embedding and the model count as ``embedding``.
     """
     cfg = _check(cfg)
-    norm = cfg.layers * _layer_norms(cfg) + _norm_size(cfg, cfg.hidden)
+    norm = cfg.layers * _layer_norms(cfg)
+    if cfg.final_norm:
+        norm += _norm_size(cfg, cfg.hidden)
     if cfg.embedding_norm:
         norm += _norm_size(cfg, cfg.hidden)
+    head = 0 if cfg.tied_embeddings else cfg.vocab * cfg.embedding_dim  # type: ignore[operator]
     return {
         "embedding": embedding_params(cfg),
         "attention": cfg.layers * _attention(cfg),
         "mlp": sum(moe_breakdown(cfg).values()),
         "norm": norm,
-        "lm_head": 0 if cfg.tied_embeddings else cfg.vocab * cfg.hidden,
+        "lm_head": head + (cfg.vocab if cfg.lm_head_bias else 0),
     }
 
 
@@ -165,9 +174,15 @@ def param_count(cfg: TransformerConfig) -> int:
 
 
 def embedding_params(cfg: TransformerConfig) -> int:
-    """Token embedding ``V*d`` plus learned position embedding ``P*d``."""
+    """Token embedding ``V*d`` plus learned position embedding ``P*d``.
+
+    With an embedding narrower than the model (OPT-350m: ``e`` = 512, ``d`` = 1,024) the
+    token embedding is ``V*e`` and the projections in and out add ``2*e*d``.
+    """
     cfg = _check(cfg)
-    return (cfg.vocab + cfg.max_positions) * cfg.hidden
+    e, d = cfg.embedding_dim, cfg.hidden
+    projections = 0 if e == d else 2 * e * d  # type: ignore[operator]
+    return cfg.vocab * e + cfg.max_positions * d + projections  # type: ignore[operator]
 
 
 def non_embedding_params(cfg: TransformerConfig) -> int:
@@ -211,7 +226,7 @@ def active_params(cfg: TransformerConfig, *, input_embedding: bool = True) -> in
     if not input_embedding:
         total -= cfg.max_positions * cfg.hidden
         if not cfg.tied_embeddings:
-            total -= cfg.vocab * cfg.hidden
+            total -= cfg.vocab * cfg.embedding_dim  # type: ignore[operator]
     return total
 
 

@@ -443,3 +443,67 @@ def test_the_browser_entry_answers_anything(name: str, data: st.DataObject) -> N
     decoded = json.loads(answer, parse_constant=lambda c: pytest.fail(f"{c} in {answer}"))
     if not decoded["result"]["ok"]:
         FIGURES["refusals"] += 1
+
+
+# ---------------------------------------------------------------------------------------
+# from_hf_config: real config.json files with hostile values (issue 35, item 8)
+
+def _hf_files() -> list[Any]:
+    from pathlib import Path
+
+    folder = Path(__file__).resolve().parents[1] / "data" / "hf_configs"
+    return sorted(p for p in folder.glob("*.json") if p.name != "index.json")
+
+
+HF_FILES = _hf_files()
+#: Size keys and the field each sets: a bad value there must never reach the model.
+HF_SIZE_KEYS = {"hidden_size": "hidden", "num_hidden_layers": "layers",
+                "num_attention_heads": "heads", "vocab_size": "vocab"}
+
+
+def _deep(levels: int) -> list[Any]:
+    out: list[Any] = []
+    for _ in range(levels):
+        out = [out]
+    return out
+
+
+HF_ODD = BAD + EXTREME + HUGE + [32.9, 32.0, "32", 1e308, 2**31, _deep(100_000), "x" * 10_000,
+                                 {"model_type": "llama"}, [None] * 1000]
+
+
+@pytest.mark.parametrize("path", HF_FILES, ids=[p.stem for p in HF_FILES])
+@settings(FUZZ, max_examples=20)
+@given(data=st.data())
+def test_from_hf_config_refuses_hostile_values(path: Any, data: st.DataObject) -> None:
+    """A real file with one or two values replaced by odd ones: the reader returns a model
+    with a finite count or refuses with ``ValueError``/``TypeError`` naming the key; a bad
+    value under a size key every reader needs is never accepted."""
+    from gpulesson import transformer
+
+    raw = json.loads(path.read_text())
+    target = raw.get("text_config") if isinstance(raw.get("text_config"), dict) else raw
+    keys = sorted(target)
+    changed = data.draw(st.lists(st.sampled_from(keys + list(HF_SIZE_KEYS)), min_size=1,
+                                 max_size=2, unique=True), label="keys")
+    for key in changed:
+        target[key] = data.draw(st.sampled_from(HF_ODD), label=key)
+    FIGURES["calls"] += 1
+    try:
+        cfg = _within_limit(lambda: transformer.from_hf_config(raw))
+        count = transformer.param_count(cfg)
+    except (ValueError, TypeError) as error:
+        FIGURES["refusals"] += 1
+        message = str(error)
+        named = "config.json key '" in message or "model_type" in message
+        problem = "" if named and len(message) < 2000 else f"unclear refusal: {message[:300]}"
+    except BaseException as error:  # noqa: BLE001 - the escapes this suite looks for
+        problem = f"escaped with {type(error).__name__}: {str(error)[:300]}"
+    else:
+        # a null is an absent key (the family's default applies); anything else that is
+        # no integer from 1 to 2**31 - 1 must not become the model's size
+        slipped = [k for k in changed if k in HF_SIZE_KEYS and target[k] is not None
+                   and not (type(target[k]) is int and 1 <= target[k] < 2**31)
+                   and getattr(cfg, HF_SIZE_KEYS[k]) == target[k]]
+        problem = f"accepted invalid {slipped}" if slipped or not isinstance(count, int) else ""
+    assert _count_escape(problem) == "", f"{path.name} with {changed}: {problem}"

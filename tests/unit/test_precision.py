@@ -218,3 +218,68 @@ def test_kv_cache_in_block_formats_is_exact() -> None:
                                               kv_dtype="nvfp4") > \
         inference.max_concurrent_sequences(cfg, context=8192, gpu_memory=80e9,
                                            kv_dtype="fp8")
+
+
+# ---------------------------------------------------------------------------------------
+# Integer quantisation as engines store it: GGUF blocks and group-wise INT4
+
+
+@pytest.mark.parametrize(("name", "block_bytes", "bpw"), [
+    ("Q4_K", 144, 4.5), ("Q5_K", 176, 5.5), ("Q6_K", 210, 6.5625), ("Q8_0", 34, 8.5),
+    ("Q2_K", 84, 2.625), ("Q3_K", 110, 3.4375), ("Q4_0", 18, 4.5),
+])
+def test_source_gguf_block_layouts(name: str, block_bytes: int, bpw: float) -> None:
+    """llama.cpp, ggml/src/ggml-common.h: each block struct with its static_assert on
+    sizeof (e.g. ``sizeof(block_q6_K) == sizeof(ggml_half) + QK_K / 16 + 3*QK_K/4``) and
+    the comments "Effectively 4.5 bits per weight" (Q4_K), 5.5 (Q5_K), 6.5625 (Q6_K),
+    2.625 (Q2_K), 3.4375 (Q3_K); Q8_0 is a half scale and 32 int8 quants."""
+    quant = precision.gguf_quant(name)
+    assert quant.block_bytes == block_bytes
+    assert quant.bits_per_weight == bpw == precision.bits_per_element(name.lower())
+
+
+def test_source_gguf_file_size_of_tinyllama_q4_0() -> None:
+    """llama.cpp's own report of ggml-model-tinyllama-1.1b-chat-v1.0-q4_0.gguf, printed by
+    public llama.cpp benchmark apps: model_size 635,990,016 bytes, model_n_params
+    1,100,048,384. The Q4_0 file type keeps the output matrix in Q6_K (llama.cpp's
+    quantiser) and the norms in F32; every other matrix is Q4_0."""
+    cfg = transformer.from_hf_config({
+        "model_type": "llama", "hidden_size": 2048, "intermediate_size": 5632,
+        "num_hidden_layers": 22, "num_attention_heads": 32, "num_key_value_heads": 4,
+        "vocab_size": 32000, "tie_word_embeddings": False})
+    n = transformer.param_count(cfg)
+    assert n == 1_100_048_384
+    parts = transformer.param_breakdown(cfg)
+    q4_0, q6_k = precision.gguf_quant("q4_0"), precision.gguf_quant("q6_k")
+    size = (q4_0.tensor_bytes(n - parts["lm_head"] - parts["norm"])
+            + q6_k.tensor_bytes(parts["lm_head"]) + 4 * parts["norm"])
+    assert size == 635_990_016
+
+
+def test_gguf_file_types_that_mix_quants_are_refused() -> None:
+    with pytest.raises(KeyError, match=r"Q4_K_M"):
+        precision.gguf_quant("Q4_K_M")
+    with pytest.raises(ValueError, match=r"multiple of Q4_K's block of 256 weights, got 100"):
+        precision.gguf_quant("q4_k").tensor_bytes(100)
+
+
+def test_source_awq_int4_group_of_128() -> None:
+    """AutoAWQ (casper-hansen/AutoAWQ, awq/modules/linear/gemm.py, WQLinear_GEMM): buffers
+    qweight (in, out // 8) int32, qzeros (in // 128, out // 8) int32 and scales
+    (in // 128, out) float16: 4 + (16 + 4) / 128 = 4.15625 bits per weight, not a flat
+    0.5 byte."""
+    n_in, n_out, g = 4096, 11008, 128
+    buffers = n_in * (n_out // 8) * 4 + (n_in // g) * (n_out // 8) * 4 + (n_in // g) * n_out * 2
+    assert precision.groupwise_tensor_bytes(n_in, n_out) == buffers
+    assert precision.groupwise_bits_per_weight(4, 128) == 4.15625
+    assert precision.bits_per_element("int4_g128") == 4.15625 > precision.bits_per_element("int4")
+    # GPTQ's act-order index adds one int32 per input row
+    assert precision.groupwise_tensor_bytes(n_in, n_out, group_index=True) == buffers + 4 * n_in
+    # symmetric INT8 per channel-group: no zero-point
+    assert precision.groupwise_bits_per_weight(8, 128, zero_point_bits=0) == 8.125
+
+
+def test_groupwise_refuses_groups_that_do_not_divide() -> None:
+    with pytest.raises(ValueError, match=r"group_size \(128\) must divide in_features, got "
+                       r"in_features=100"):
+        precision.groupwise_tensor_bytes(100, 64)

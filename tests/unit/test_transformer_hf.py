@@ -1,0 +1,412 @@
+"""gpulesson.transformer.hf: real config.json files read into exact parameter counts.
+
+Every file of ``tests/data/hf_configs`` is a model's real ``config.json``; its entry in
+``index.json`` names the repository, how the file was obtained and the model's published
+count with its source (a safetensors index ``total_size`` / bytes per parameter, the Hub's
+safetensors metadata, a model card or report). Exact counts are compared exactly; figures
+printed rounded are compared within the rounding of their digits. Hostile files (wrong
+types, huge values, deep nesting, endless devices) are refused with the key and the field
+named (issue 35, item 8).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+
+from gpulesson import transformer
+from gpulesson.transformer import TransformerConfig, param_count, preset
+
+# ---------------------------------------------------------------------------------------
+# Any config.json: real files, each with its exact count and source (tests/data/hf_configs)
+
+HF_DIR = Path(__file__).resolve().parents[1] / "data" / "hf_configs"
+HF_INDEX = json.loads((HF_DIR / "index.json").read_text())["files"]
+EXACT_FILES = sorted(f for f, e in HF_INDEX.items() if e["params"] is not None)
+ROUNDED = sorted((f, what) for f, e in HF_INDEX.items() for what in e.get("rounded", {})
+                 if what != "source")
+
+
+def hf(name: str) -> TransformerConfig:
+    return transformer.from_hf_config(HF_DIR / name)
+
+
+def test_every_config_file_is_indexed_and_every_family_is_covered() -> None:
+    """Each file of tests/data/hf_configs has an index entry naming its repository and
+    count source; together they cover every model type from_hf_config supports."""
+    files = {p.name for p in HF_DIR.glob("*.json")} - {"index.json"}
+    assert files == set(HF_INDEX)
+    assert all(e["repository"] and e["obtained"] and e["params_source"]
+               for e in HF_INDEX.values())
+    families = {f.split("__")[0] for f in files}
+    text_models = {transformer.hf._MULTIMODAL.get(f) for f in families} - {None}
+    assert families | text_models == set(transformer.SUPPORTED_MODEL_TYPES)
+
+
+def test_published_exact_counts_cover_40_files_of_25_model_types() -> None:
+    """Issue 34's bar: from_hf_config gives the published exact count for at least 40
+    real config.json files of at least 25 model types (each checked below)."""
+    assert len(EXACT_FILES) >= 40
+    assert len({f.split("__")[0] for f in EXACT_FILES}) >= 25
+
+
+@pytest.mark.parametrize("name", EXACT_FILES)
+def test_source_hf_config_exact_checkpoint_count(name: str) -> None:
+    """Sources: each file's entry in tests/data/hf_configs/index.json (the safetensors
+    index total_size / bytes per parameter, the Hub's safetensors metadata, GGUF
+    parameter counts or KerasHub's preset metadata). Exact: no tolerance."""
+    assert transformer.param_count(hf(name)) == HF_INDEX[name]["params"], (
+        HF_INDEX[name]["params_source"])
+
+
+CHECKPOINT_FILES = sorted(f for f, e in HF_INDEX.items() if e.get("checkpoint"))
+
+
+@pytest.mark.parametrize("name", CHECKPOINT_FILES)
+def test_source_hf_config_exact_checkpoint_with_mtp_layers(name: str) -> None:
+    """GLM-4.5-Air and GLM-4.5/4.6 publish only their checkpoints' totals, which hold a
+    multi-token-prediction layer with its own embedding and head as DeepSeek-V3's does:
+    checkpoint_params reproduces them exactly (each entry's checkpoint_source)."""
+    assert transformer.checkpoint_params(hf(name)) == HF_INDEX[name]["checkpoint"], (
+        HF_INDEX[name]["checkpoint_source"])
+
+
+@pytest.mark.parametrize(("name", "what"), ROUNDED, ids=[f"{f}-{w}" for f, w in ROUNDED])
+def test_source_hf_config_published_rounded_figures(name: str, what: str) -> None:
+    """Sources: model cards and reports (each entry's ``rounded.source``): Mixtral 46.7B
+    total and 12.9B active (Jiang et al. 2024); DeepSeek-V3 671B, 37B activated without
+    the input embedding, 685B with the MTP module (DeepSeek-AI 2024); gpt-oss-120b
+    116.83B / 5.13B and gpt-oss-20b 20.91B / 3.61B active (OpenAI 2025, Table 1); Gemma 3
+    27B's 25,600M non-embedding parameters (Gemma Team 2025, Table 1) ... The interval is
+    what the printed digits allow."""
+    cfg = hf(name)
+    value = {
+        "params": transformer.param_count,
+        "active": transformer.active_params,
+        "active_without_input_embedding":
+            lambda c: transformer.active_params(c, input_embedding=False),
+        "non_embedding": transformer.non_embedding_params,
+        "checkpoint": transformer.checkpoint_params,
+    }[what](cfg)
+    low, high = HF_INDEX[name]["rounded"][what]
+    assert low <= value <= high, (value, HF_INDEX[name]["rounded"]["source"])
+
+
+def test_source_deepseek_v3_checkpoint_holds_the_mtp_module() -> None:
+    """DeepSeek-V3's safetensors (Hugging Face metadata): BF16 3,918,786,560 + F8_E4M3
+    680,571,043,840 parameters = the 671B main model and the multi-token-prediction module
+    with its own copies of the embedding and head (README_WEIGHTS.md). The F32 entries are
+    the FP8 block scales and the 59 MoE layers' 256 router correction biases."""
+    cfg = hf("deepseek_v3__DeepSeek-V3.json")
+    moe_layers_with_mtp = cfg.moe_layers + cfg.mtp_layers
+    stored_16_and_8_bit = transformer.checkpoint_params(cfg) - moe_layers_with_mtp * 256
+    assert stored_16_and_8_bit == HF_INDEX["deepseek_v3__DeepSeek-V3.json"][
+        "checkpoint_bf16_fp8"] == 3_918_786_560 + 680_571_043_840
+
+
+# The presets of 2024-26 and the file each copies (all fields but name and source).
+PRESET_FILES = {
+    "mixtral-8x7b": "mixtral__Mixtral-8x7B-v0.1.json",
+    "deepseek-v3": "deepseek_v3__DeepSeek-V3.json",
+    "qwen3-8b": "qwen3__Qwen3-8B.json",
+    "qwen3-30b-a3b": "qwen3_moe__Qwen3-30B-A3B.json",
+    "qwen3-235b-a22b": "qwen3_moe__Qwen3-235B-A22B.json",
+    "gemma-2-9b": "gemma2__gemma-2-9b.json",
+    "gpt-oss-20b": "gpt_oss__gpt-oss-20b.json",
+    "gpt-oss-120b": "gpt_oss__gpt-oss-120b.json",
+    "qwen2.5-7b": "qwen2__Qwen2.5-7B.json",
+}
+
+
+@pytest.mark.parametrize("name", sorted(PRESET_FILES))
+def test_preset_is_its_config_file(name: str) -> None:
+    """Each preset copies its model's config.json: from_hf_config gives the same model."""
+    from_file = dataclasses.replace(hf(PRESET_FILES[name]), name=name,
+                                    source=preset(name).source)
+    assert from_file == preset(name)
+
+
+def test_presets_that_differ_from_their_file_only_where_stated() -> None:
+    """mistral-7b is its config.json, 4,096-token sliding window included (Jiang et al.
+    2023, section 2); Phi-3-mini (4k) and Phi-3.5-mini share every matrix; both counts
+    match."""
+    mistral = hf("mistral__Mistral-7B-v0.1.json")
+    assert mistral.sliding_window == 4096
+    assert dataclasses.replace(mistral, name="mistral-7b",
+                               source=preset("mistral-7b").source) == preset("mistral-7b")
+    assert param_count(preset("phi-3-mini")) == HF_INDEX[
+        "phi3__Phi-3.5-mini-instruct.json"]["params"]
+
+
+def test_every_preset_has_a_label_and_a_source() -> None:
+    assert set(transformer.MODEL_LABELS) == set(transformer.PRESETS)
+    assert all(cfg.source for cfg in transformer.PRESETS.values())
+
+
+@pytest.mark.parametrize(("name", "low", "high", "input_embedding", "source"), [
+    ("mixtral-8x7b", 12.85e9, 12.95e9, True, "Mistral AI 2023: 12.9B per token"),
+    ("deepseek-v3", 36.5e9, 37.5e9, False, "DeepSeek-AI 2024: 37B activated"),
+    ("deepseek-v3", 37.5e9, 37.6e9, True, "37B is about 37.5B with the input embedding"),
+    ("qwen3-30b-a3b", 3.3e9, 3.4e9, True, "Qwen3 card: 3.3B activated"),
+    ("qwen3-235b-a22b", 21.5e9, 22.5e9, True, "Qwen3 card: 22B activated"),
+    ("gpt-oss-20b", 3.605e9, 3.615e9, False, "OpenAI 2025, Table 1: 3.61B active"),
+    ("gpt-oss-120b", 5.125e9, 5.135e9, False, "OpenAI 2025, Table 1: 5.13B active"),
+])
+def test_source_active_parameters_of_the_moe_presets(name: str, low: float, high: float,
+                                                     input_embedding: bool,
+                                                     source: str) -> None:
+    """Published active (activated) parameters per token; DeepSeek and OpenAI state them
+    without the input embedding, a lookup that costs no multiplication."""
+    active = transformer.active_params(preset(name), input_embedding=input_embedding)
+    assert low <= active <= high, source
+
+
+def test_active_parameters_skip_exactly_the_unrouted_experts() -> None:
+    """Mixtral: each of 32 layers skips 6 of its 8 experts of 3 x 4096 x 14336 weights."""
+    cfg = preset("mixtral-8x7b")
+    expert = transformer.expert_params(cfg)
+    assert expert == 3 * 4096 * 14336
+    assert param_count(cfg) - transformer.active_params(cfg) == 32 * 6 * expert
+    assert transformer.active_params(preset("llama-3-8b")) == param_count(preset("llama-3-8b"))
+
+
+def test_hf_config_reads_a_mapping_or_a_path_alike() -> None:
+    path = HF_DIR / "mixtral__Mixtral-8x7B-v0.1.json"
+    from_path = transformer.from_hf_config(path)
+    from_str = transformer.from_hf_config(str(path))
+    from_mapping = transformer.from_hf_config(json.loads(path.read_text()))
+    assert from_path == from_str == from_mapping
+    assert from_path.experts == 8 and from_path.experts_per_token == 2
+
+
+def test_hf_config_architecture_details() -> None:
+    """What each family's modelling code does that its config.json does not spell out
+    (transformers' modelling files): Qwen2 biases q, k, v; Gemma 2 has four norms and a
+    window on every other layer; Gemma 3 five local layers per global one and q/k norms;
+    gpt-oss sinks, biased experts and alternating 128-token windows; OLMo 2 norms over the
+    whole q and k projections; Falcon-7B one norm per parallel block and one KV head;
+    DeepSeek-V3 latent attention with 3 dense layers; a multimodal Gemma 3 reads its
+    text_config."""
+    qwen = hf("qwen2__Qwen2.5-7B.json")
+    assert qwen.qkv_bias and not qwen.attn_out_bias and not qwen.sliding_window
+    gemma2 = hf("gemma2__gemma-2-9b.json")
+    assert (gemma2.norms_per_layer, gemma2.sliding_window, gemma2.local_layers) == (4, 4096, 21)
+    gemma3 = hf("gemma3__gemma-3-27b-it.json")
+    assert (gemma3.vocab, gemma3.qk_norm, gemma3.local_layers, gemma3.global_layers) == (
+        262208, "head", 52, 10)
+    oss = hf("gpt_oss__gpt-oss-20b.json")
+    assert oss.attention_sinks and oss.mlp_bias and oss.router_bias
+    assert (oss.sliding_window, oss.local_layers) == (128, 12)
+    assert hf("olmo2__OLMo-2-1124-7B.json").qk_norm == "full"
+    falcon = hf("falcon__falcon-7b.json")
+    assert (falcon.kv_heads, falcon.norms_per_layer, falcon.parallel_attention) == (1, 1, True)
+    ds = hf("deepseek_v3__DeepSeek-V3.json")
+    assert (ds.kv_lora_rank, ds.head_dim, ds.value_head_dim, ds.dense_layers) == (
+        512, 192, 128, 3)
+    assert hf("bloom__bloom-560m.json").embedding_norm
+    # a window as long as the context is no window (Phi-3.5: 262,144 > 131,072)
+    assert hf("phi3__Phi-3.5-mini-instruct.json").sliding_window == 0
+
+
+def test_hf_config_architectures_of_the_new_families() -> None:
+    """What the modelling files of transformers do that the config.json does not say:
+    Phi-2 one LayerNorm per parallel block and a biased output layer; OPT two extra
+    position rows; OLMo 1 norms without parameters; Qwen 1.0 MLP halves; Llama 4 Maverick
+    experts in every second layer (24 of 48) with one shared expert, its dense layers of
+    intermediate_size_mlp; Command R one bias-free LayerNorm per parallel block."""
+    phi = hf("phi__phi-2.json")
+    assert (phi.norms_per_layer, phi.parallel_attention, phi.lm_head_bias) == (1, True, True)
+    opt = hf("opt__opt-125m.json")
+    assert (opt.max_positions, opt.embedding_dim, opt.final_norm) == (2050, 768, True)
+    assert hf("olmo__OLMo-1B-hf.json").norm == "nonparametric"
+    assert hf("qwen__Qwen-72B.json").ffn == 24576  # intermediate_size 49152, two halves
+    maverick = hf("llama4__Llama-4-Maverick-17B-128E.json")
+    assert (maverick.moe_layers, maverick.moe_layer_step, maverick.ffn,
+            maverick.expert_ffn, maverick.shared_experts) == (24, 2, 16384, 8192, 1)
+    assert [maverick.is_moe_layer(i) for i in range(4)] == [False, True, False, True]
+    parts = transformer.moe_breakdown(maverick)
+    assert parts["dense"] == 24 * 3 * 5120 * 16384
+    assert parts["routed_experts"] == 24 * 128 * 3 * 5120 * 8192
+    cohere = hf("cohere__aya-23-8B.json")
+    assert (cohere.norm, cohere.norms_per_layer, cohere.parallel_attention) == (
+        "layernorm_no_bias", 1, True)
+
+
+# Biderman et al. 2023 (Pythia), Table 1, and the EleutherAI/pythia README's model table:
+# (total parameters, non-embedding parameters, layers, d_model, heads); the vocabulary of
+# each model's config.json is padded to 50,304 (6.9B: 50,432; 12B: 50,688).
+PYTHIA = [
+    (70_426_624, 18_915_328, 6, 512, 8, 50304),
+    (162_322_944, 85_056_000, 12, 768, 12, 50304),
+    (405_334_016, 302_311_424, 24, 1024, 16, 50304),
+    (1_011_781_632, 805_736_448, 16, 2048, 8, 50304),
+    (1_414_647_808, 1_208_602_624, 24, 2048, 16, 50304),
+    (2_775_208_960, 2_517_652_480, 32, 2560, 32, 50304),
+    (6_857_302_016, 6_444_163_072, 32, 4096, 32, 50432),
+    (11_846_072_320, 11_327_027_200, 36, 5120, 40, 50688),
+]
+
+
+@pytest.mark.parametrize(("total", "non_embedding", "layers", "hidden", "heads", "vocab"),
+                         PYTHIA, ids=[f"{row[0] / 1e9:.2g}B" for row in PYTHIA])
+def test_source_pythia_suite(total: int, non_embedding: int, layers: int, hidden: int,
+                             heads: int, vocab: int) -> None:
+    """The whole Pythia suite (gpt_neox), both columns of its published table, exactly:
+    parallel attention and MLP, two LayerNorms per block, biases on every projection,
+    an untied output layer, rotary positions on a quarter of each head."""
+    cfg = transformer.from_hf_config({
+        "model_type": "gpt_neox", "hidden_size": hidden, "num_hidden_layers": layers,
+        "num_attention_heads": heads, "intermediate_size": 4 * hidden, "vocab_size": vocab,
+        "max_position_embeddings": 2048, "rotary_pct": 0.25, "use_parallel_residual": True,
+        "tie_word_embeddings": False})
+    assert param_count(cfg) == total
+    assert transformer.non_embedding_params(cfg) == non_embedding
+
+
+def test_source_opt_350m_narrow_embedding_and_post_norm() -> None:
+    """facebook/opt-350m embeds in 512 dimensions, projects in and out of its 1,024-wide
+    layers and normalises after each sub-layer (no final norm): 331,196,416 parameters,
+    the 662,392,832 bytes of FP16 weights a public inference-profiling test records for
+    it (its opt-125m row, 250,478,592 bytes, is the 125,239,296 of AMD Quark's tutorial)."""
+    raw = {"model_type": "opt", "hidden_size": 1024, "num_hidden_layers": 24,
+           "num_attention_heads": 16, "ffn_dim": 4096, "max_position_embeddings": 2048,
+           "vocab_size": 50272, "word_embed_proj_dim": 512, "do_layer_norm_before": False}
+    cfg = transformer.from_hf_config(raw)
+    assert not cfg.final_norm and cfg.embedding_dim == 512
+    assert transformer.embedding_params(cfg) == 50272 * 512 + 2050 * 1024 + 2 * 512 * 1024
+    assert 2 * param_count(cfg) == 662_392_832
+
+
+@pytest.mark.parametrize(("raw", "match"), [
+    ({"model_type": "mamba"}, r"unknown model_type 'mamba'; supported model types: .*llama"),
+    ({"hidden_size": 8}, r"key 'model_type' must name the architecture, got None \(null\); "
+     r"supported model types: .*gpt_oss"),
+    ({"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2, "vocab_size": 10,
+      "intermediate_size": 128}, r"missing 'num_attention_heads'"),
+    ({"model_type": "gemma3"}, r"missing 'text_config'"),
+    ({"model_type": "mixtral", "hidden_size": 64, "num_hidden_layers": 2,
+      "num_attention_heads": 4, "vocab_size": 10, "intermediate_size": 128,
+      "num_local_experts": 4, "num_experts_per_tok": 5},
+     r"experts_per_token must be between 1 and experts \(4\), got 5"),
+    ({"model_type": "qwen3_moe", "hidden_size": 64, "num_hidden_layers": 4,
+      "num_attention_heads": 4, "vocab_size": 10, "intermediate_size": 128,
+      "num_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": 32,
+      "mlp_only_layers": [1, 3]}, r"'mlp_only_layers' \(TransformerConfig field "
+     r"'dense_layers'\) must list leading layers"),
+    ({"model_type": "gpt_oss", "hidden_size": 64, "num_hidden_layers": 3,
+      "num_attention_heads": 4, "vocab_size": 10, "intermediate_size": 128,
+      "num_local_experts": 4, "num_experts_per_tok": 2, "sliding_window": 8,
+      "layer_types": ["sliding_attention", "full_attention", "full_attention"]},
+     r"'layer_types' \(TransformerConfig field 'sliding_window_pattern'\) must repeat one "
+     r"pattern"),
+])
+def test_hf_config_refuses_what_it_cannot_represent(raw: dict, match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        transformer.from_hf_config(raw)
+
+
+def test_hf_config_needs_a_mapping_or_a_path() -> None:
+    with pytest.raises(TypeError, match="parsed config.json"):
+        transformer.from_hf_config(42)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="name must be a string, got int"):
+        transformer.from_hf_config(HF_DIR / "gpt2__gpt2.json", name=3)  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------------------------------
+# Hostile files (issue 35, item 8): every refusal names the key and the field
+
+SMALL_LLAMA = {"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2,
+               "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 100,
+               "intermediate_size": 128}
+
+
+@pytest.mark.parametrize("value", [32.9, 32.0, True, "32", 1e308, -3, 0, 2**31, 10**400,
+                                   [32], {"n": 32}, float("nan"), float("inf")],
+                         ids=repr)
+def test_a_size_must_be_a_json_integer_in_range(value: object) -> None:
+    """``num_hidden_layers: 32.9`` was read as 32, ``true`` as 1, ``"32"`` parsed and
+    ``1e308`` became a 309-digit size; now each is refused, naming the key and the field
+    and showing the value short."""
+    raw = {**SMALL_LLAMA, "num_hidden_layers": value}
+    with pytest.raises(ValueError, match=r"config.json key 'num_hidden_layers' "
+                       r"\(TransformerConfig field 'layers'\) must be an integer from 1 to "
+                       r"2,147,483,647, got ") as caught:
+        transformer.from_hf_config(raw)
+    assert len(str(caught.value)) < 300
+
+
+@pytest.mark.parametrize(("key", "value", "field", "allowed"), [
+    ("tie_word_embeddings", "yes", "tied_embeddings", "true or false"),
+    ("attention_bias", 1, "qkv_bias", "true or false"),
+    ("attention_dropout", 2.5, "dropout", "a number from 0 to 1"),
+    ("attention_dropout", "0.1", "dropout", "a number from 0 to 1"),
+    ("head_dim", 64.5, "head_dim", "an integer from 1"),
+    ("max_position_embeddings", -1, "context", "an integer from 0"),
+])
+def test_every_kind_of_value_is_checked(key: str, value: object, field: str,
+                                        allowed: str) -> None:
+    raw = {**SMALL_LLAMA, key: value}
+    with pytest.raises(ValueError, match=rf"key '{key}' \(TransformerConfig field "
+                       rf"'{field}'\) must be {allowed}"):
+        transformer.from_hf_config(raw)
+
+
+@pytest.mark.parametrize(("change", "key", "field"), [
+    ({"num_key_value_heads": 3}, "num_key_value_heads", "kv_heads"),
+    ({"hidden_size": 66, "num_attention_heads": 4}, "hidden_size", "hidden"),
+    ({"model_type": "mixtral", "num_local_experts": 4, "num_experts_per_tok": 5},
+     "num_experts_per_tok", "experts_per_token"),
+])
+def test_a_refusal_of_the_model_names_the_key_that_set_it(change: dict, key: str,
+                                                          field: str) -> None:
+    """The configuration's own checks (a kv_heads that does not divide heads ...) come
+    back led by the key of the file that set the field."""
+    with pytest.raises(ValueError, match=rf"^config.json key '{key}' \(TransformerConfig "
+                       rf"field '{field}'\): "):
+        transformer.from_hf_config({**SMALL_LLAMA, **change})
+
+
+def test_deep_nesting_is_refused_not_a_recursion_error(tmp_path: Path) -> None:
+    """100,000 nested arrays, in a file or in a mapping: a clear error, no RecursionError."""
+    deep_text = '{"model_type": "llama", "hidden_size": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    path = tmp_path / "config.json"
+    path.write_text(deep_text)
+    with pytest.raises(ValueError, match=r"nests its JSON too deeply"):
+        transformer.from_hf_config(path)
+    deep: list = []
+    for _ in range(100_000):
+        deep = [deep]
+    with pytest.raises(ValueError, match=r"key 'hidden_size' \(TransformerConfig field "
+                       r"'hidden'\) must be an integer"):
+        transformer.from_hf_config({**SMALL_LLAMA, "hidden_size": deep})
+    with pytest.raises(ValueError, match=r"key 'model_type' must name the architecture"):
+        transformer.from_hf_config({"model_type": deep})
+
+
+def test_reading_a_file_has_a_size_cap(tmp_path: Path) -> None:
+    """``/dev/zero`` (an endless device) and a 5 MiB file are refused after 4 MiB."""
+    if Path("/dev/zero").exists():
+        with pytest.raises(ValueError, match=r"larger than 4,194,304 bytes"):
+            transformer.from_hf_config("/dev/zero")
+    big = tmp_path / "config.json"
+    big.write_text('{"model_type": "llama", "pad": "' + "x" * 5 * 2**20 + '"}')
+    with pytest.raises(ValueError, match=r"larger than 4,194,304 bytes"):
+        transformer.from_hf_config(big)
+
+
+@pytest.mark.parametrize("text", ["{", "[1, 2]", '"llama"', "\xff\xfe", "1" * 5000])
+def test_a_file_that_is_no_json_object_is_refused(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "config.json"
+    path.write_bytes(text.encode("latin-1"))
+    with pytest.raises(ValueError, match=r"config file .* (is not valid UTF-8 JSON|must hold "
+                       r"a JSON object)"):
+        transformer.from_hf_config(path)
+
+
+def test_an_unknown_model_type_names_the_keys_a_reader_needs() -> None:
+    with pytest.raises(ValueError, match=r"unknown model_type 'rwkv'.*TransformerConfig, "
+                       r"from its keys hidden_size, num_hidden_layers, num_attention_heads"):
+        transformer.from_hf_config({"model_type": "rwkv"})
