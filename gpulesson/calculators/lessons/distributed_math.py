@@ -216,13 +216,17 @@ PARALLEL_TRAFFIC = Calculator(
         Integer("dp", "Data-parallel size", default=128, range=(1, 1_000_000),
                 help="Copies of the model; the GPU count is tp · cp · pp · dp. Llama 3 405B: "
                      "8 · 1 · 16 · 128 = 16,384 GPUs."),
-        Integer("zero_stage", "ZeRO stage", default=1, range=(0, 3),
+        Integer("zero_stage", "ZeRO stage", default=2, range=(0, 3),
                 help="1: Megatron's distributed optimizer (gradients reduce-scattered, "
-                     "weights all-gathered); 3 also gathers the weights in every pass."),
+                     "weights all-gathered); 2 also shards the gradients, as Llama 3's FSDP "
+                     "did (it re-shards no weights after the forward pass; Dubey et al. "
+                     "2024, §3.3.2); 3 also gathers the weights in every pass."),
         shared.batch("Micro-batch", unit="sequences"),
         Integer("interleave", "Model chunks per pipeline GPU", default=2, range=(1, 64)),
         replace(shared.RECOMPUTE, default="selective"),
-        shared.GRAD_DTYPE,
+        replace(shared.GRAD_DTYPE, default="fp32",
+                help="Llama 3 reduce-scatters its gradients in FP32 (Dubey et al. 2024, "
+                     "§3.3.4), twice the bytes of BF16."),
         shared.overlap(100, help="Share of the gradient synchronisation hidden behind the "
                                  "backward pass of the last micro-batch."),
     ),
