@@ -47,7 +47,9 @@ SCALING_EFFICIENCY = Calculator(
         shared.GPUS_PER_NODE,
         replace(shared.NETWORK, label="Bus bandwidth per GPU",
                 help="One-way network bandwidth per GPU: 400 Gb/s InfiniBand NDR is 50 GB/s "
-                     "(one NIC per GPU, as in NVIDIA DGX H100)."),
+                     "(one NIC per GPU, as in NVIDIA DGX H100). That is the line rate, a "
+                     "bound: NCCL achieves about 94 % of it, 47 GB/s (nccl-tests issue "
+                     "#290); enter that for a plan, as lesson 7 section 7 does."),
         replace(shared.LATENCY, help="Fixed cost of one collective; fit it to measurements "
                                      "(lesson 7)."),
         Number("compute_time", "Compute time per step", default=5, range=(0.001, 100_000),
