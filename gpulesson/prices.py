@@ -7,9 +7,16 @@ the number of GPUs in it, so the price per GPU-hour is
 
 Who charges it (``kind``): a **hyperscaler** (AWS, Microsoft Azure, Google Cloud, Oracle
 Cloud Infrastructure) or a **specialist** GPU cloud (CoreWeave, Lambda, Nebius, RunPod,
-Hyperstack, Crusoe, DigitalOcean). All quotes are on-demand: no commitment, billed by the
-hour or second. Reserved terms, spot capacity and negotiated contracts cost less and are
-left out, so these are the prices a newcomer pays, not the prices a large buyer pays.
+Hyperstack, Crusoe, DigitalOcean). How (``offer``): **on-demand**, no commitment, billed by
+the hour or second, the price a newcomer pays; or **committed**, a reservation for a term
+(``term``: "1 year", "3 years", "12 months", or "not stated" where the rate card does not
+say), billed for every hour of the term whether the GPUs work or not, like an owned
+server. Lookups return on-demand quotes unless asked for ``offer="committed"``. Spot
+capacity and negotiated contracts cost less still and are left out.
+
+Hosted models' prices per million tokens (:data:`API_PRICES`, :func:`api_price`) live in
+the same file, each with the date it took effect: input and output are billed apart, and
+input that hits the provider's prompt cache costs less.
 
 The default price of a GPU (:func:`default_price`) is the lowest current hyperscaler
 on-demand quote, or, where no hyperscaler rents that GPU, the lowest current specialist
@@ -34,11 +41,13 @@ from types import MappingProxyType
 from gpulesson import _validate as v
 from gpulesson import hardware
 
-__all__ = ["KINDS", "QUOTES", "SOURCES", "PriceQuote", "current_quotes", "default_price",
-           "quotes"]
+__all__ = ["API_PRICES", "KINDS", "OFFERS", "QUOTES", "SOURCES", "ApiPrice", "PriceQuote",
+           "api_price", "current_quotes", "default_price", "quotes"]
 
 #: Who charges a quote: the four hyperscalers, or a specialist GPU cloud.
 KINDS = ("hyperscaler", "specialist")
+#: How it is sold: by the hour with no commitment, or committed for a term.
+OFFERS = ("on-demand", "committed")
 
 
 @dataclass(frozen=True)
@@ -50,7 +59,8 @@ class PriceQuote:
     gpu : str
         Canonical GPU name of :data:`gpulesson.hardware.GPUS`.
     provider, kind, offer : str
-        ``"AWS"``, ``"hyperscaler"`` or ``"specialist"``, ``"on-demand"``.
+        ``"AWS"``, ``"hyperscaler"`` or ``"specialist"``, ``"on-demand"`` or
+        ``"committed"``.
     instance : str
         The instance type (``"p5.48xlarge"``) or the provider's product name.
     gpus : int
@@ -64,6 +74,9 @@ class PriceQuote:
         The price sheet or page, with its publisher and date.
     url, note : str
         Where to check it; what to know about it.
+    term : str
+        A committed quote's term ("1 year", "3 years", "12 months", "not stated"); empty
+        for on-demand. Its ``usd_per_instance_hour`` is the term's price over its hours.
     """
 
     gpu: str
@@ -78,6 +91,7 @@ class PriceQuote:
     source: str
     url: str
     note: str = ""
+    term: str = ""
 
     @property
     def usd_per_gpu_hour(self) -> float:
@@ -87,12 +101,51 @@ class PriceQuote:
     def describe(self) -> str:
         """One line: price, provider, instance, kind and date."""
         where = f", {self.region}" if self.region else ""
+        offer = self.offer if not self.term else f"{self.offer} (term {self.term})"
         return (f"${self.usd_per_gpu_hour:,.2f} per GPU-hour: {self.provider} "
                 f"{self.instance} ({self.gpus} x {self.gpu}{where}), {self.kind} "
-                f"{self.offer}, {self.date}")
+                f"{offer}, {self.date}")
 
 
-def _load() -> tuple[tuple[PriceQuote, ...], Mapping[str, Mapping[str, str]]]:
+@dataclass(frozen=True)
+class ApiPrice:
+    """A hosted model's list price per million tokens, from the date it took effect.
+
+    Attributes
+    ----------
+    provider, model, label : str
+        ``"DeepSeek"``, the API's model name (``"deepseek-chat"``), and what to call it.
+    usd_per_m_input, usd_per_m_cached_input, usd_per_m_output : float
+        USD per million input tokens (prompt-cache miss), cached input tokens (hit) and
+        output tokens.
+    date, source, url, note : str
+        When the price took effect (ISO 8601), the page that states it, where to check it.
+    """
+
+    provider: str
+    model: str
+    label: str
+    usd_per_m_input: float
+    usd_per_m_cached_input: float
+    usd_per_m_output: float
+    date: str
+    source: str
+    url: str
+    note: str = ""
+
+    def per_request(self, input_tokens: float, output_tokens: float,
+                    cached_share: float = 0.0) -> float:
+        """USD for one request: ``input_tokens`` (``cached_share`` of them from the
+        provider's prompt cache) and ``output_tokens``."""
+        n_in = v.nonneg_number("input_tokens", input_tokens)
+        n_out = v.nonneg_number("output_tokens", output_tokens)
+        hit = v.fraction("cached_share", cached_share)
+        return (n_in * ((1 - hit) * self.usd_per_m_input + hit * self.usd_per_m_cached_input)
+                + n_out * self.usd_per_m_output) / 1e6
+
+
+def _load() -> tuple[tuple[PriceQuote, ...], Mapping[str, Mapping[str, str]],
+                    tuple[ApiPrice, ...]]:
     text = resources.files("gpulesson").joinpath("data/prices.json").read_text(
         encoding="utf-8")
     data = json.loads(text)
@@ -105,42 +158,83 @@ def _load() -> tuple[tuple[PriceQuote, ...], Mapping[str, Mapping[str, str]]]:
             offer=q["offer"], instance=q["instance"], gpus=int(q["gpus"]),
             usd_per_instance_hour=float(q["usd_per_instance_hour"]), region=q["region"],
             date=q["date"], source=f"{src['title']}, {src['publisher']}, {src['date']}",
-            url=src["url"], note=q["note"]))
-    return tuple(out), MappingProxyType(sources)
+            url=src["url"], note=q["note"], term=q["term"]))
+    api = []
+    for a in data["api"]:
+        src = sources[a["source"]]
+        api.append(ApiPrice(
+            provider=a["provider"], model=a["model"], label=a["label"],
+            usd_per_m_input=float(a["usd_per_m_input"]),
+            usd_per_m_cached_input=float(a["usd_per_m_cached_input"]),
+            usd_per_m_output=float(a["usd_per_m_output"]), date=a["date"],
+            source=f"{src['title']}, {src['publisher']}, {src['date']}", url=src["url"],
+            note=a["note"]))
+    return tuple(out), MappingProxyType(sources), tuple(api)
 
 
 #: Every quote, history included, in the order of the data file.
 QUOTES: tuple[PriceQuote, ...]
 #: The price sheets and pages the quotes come from: key -> title, publisher, date, url.
 SOURCES: Mapping[str, Mapping[str, str]]
-QUOTES, SOURCES = _load()
+#: Hosted models' prices per million tokens, history included, oldest first per model.
+API_PRICES: tuple[ApiPrice, ...]
+QUOTES, SOURCES, API_PRICES = _load()
 
 
-def quotes(gpu: str | None = None, *, kind: str | None = None) -> tuple[PriceQuote, ...]:
-    """All quotes (history included) for ``gpu`` and ``kind``; ``None`` means any.
+def api_price(model: str, *, on: str | None = None) -> ApiPrice:
+    """The price of hosted ``model`` (its API name) in effect on date ``on`` (ISO 8601;
+    ``None``: the latest). DeepSeek's ``"deepseek-chat"``: $0.28 in, $0.42 out per million
+    tokens since 2025-09-29.
+
+    Raises
+    ------
+    KeyError
+        for a model with no price (naming those that have one), or a date before its first.
+    """
+    found = sorted((a for a in API_PRICES if a.model == model), key=lambda a: a.date)
+    if not found:
+        known = ", ".join(sorted({a.model for a in API_PRICES}))
+        raise v.UnknownNameError(f"no API price for model {model!r}; models with prices: "
+                                 f"{known}")
+    if on is not None:
+        found = [a for a in found if a.date <= on]
+        if not found:
+            first = min(a.date for a in API_PRICES if a.model == model)
+            raise v.UnknownNameError(f"no API price for model {model!r} on {on}; the first "
+                                     f"took effect on {first}")
+    return found[-1]
+
+
+def quotes(gpu: str | None = None, *, kind: str | None = None,
+           offer: str | None = "on-demand") -> tuple[PriceQuote, ...]:
+    """All quotes (history included) for ``gpu``, ``kind`` and ``offer``; ``None`` means
+    any (``offer`` defaults to on-demand).
 
     Raises
     ------
     KeyError
         for an unknown GPU (listing the known ones).
     ValueError
-        for a ``kind`` other than ``"hyperscaler"`` or ``"specialist"``.
+        for a ``kind`` other than ``"hyperscaler"`` or ``"specialist"``, or an ``offer``
+        other than ``"on-demand"`` or ``"committed"``.
     """
     name = None if gpu is None else hardware.gpu(gpu).name
     k = None if kind is None else v.choice("kind", kind, KINDS)
+    o = None if offer is None else v.choice("offer", offer, OFFERS)
     return tuple(q for q in QUOTES
-                 if (name is None or q.gpu == name) and (k is None or q.kind == k))
+                 if (name is None or q.gpu == name) and (k is None or q.kind == k)
+                 and (o is None or q.offer == o))
 
 
-def current_quotes(gpu: str | None = None, *,
-                   kind: str | None = None) -> tuple[PriceQuote, ...]:
-    """The latest quote of each provider and instance type, cheapest first.
+def current_quotes(gpu: str | None = None, *, kind: str | None = None,
+                   offer: str | None = "on-demand") -> tuple[PriceQuote, ...]:
+    """The latest quote of each provider, instance type, offer and term, cheapest first.
 
-    Ties keep the data file's order.
+    On-demand quotes unless ``offer`` says otherwise. Ties keep the data file's order.
     """
-    latest: dict[tuple[str, str, str], PriceQuote] = {}
-    for q in quotes(gpu, kind=kind):
-        key = (q.gpu, q.provider, q.instance)
+    latest: dict[tuple[str, str, str, str, str], PriceQuote] = {}
+    for q in quotes(gpu, kind=kind, offer=offer):
+        key = (q.gpu, q.provider, q.instance, q.offer, q.term)
         if key not in latest or q.date > latest[key].date:
             latest[key] = q
     return tuple(sorted(latest.values(), key=lambda q: q.usd_per_gpu_hour))

@@ -158,7 +158,8 @@ def context_parallel_traffic(*, micro_batch: int, seq_len: int, kv_dim: int, lay
 
 def expert_parallel_traffic(*, tokens: int, hidden: int, experts_per_token: int,
                             moe_layers: int, ep: int, bytes_per_value: float = 2,
-                            dispatch_bytes_per_value: float | None = None) -> Traffic:
+                            dispatch_bytes_per_value: float | None = None,
+                            node_limit: int | None = None) -> Traffic:
     """Expert-parallel traffic of ``tokens`` tokens on one GPU through ``moe_layers`` layers.
 
     Every MoE layer sends each token's ``h`` activations to its ``k`` routed experts and
@@ -167,10 +168,18 @@ def expert_parallel_traffic(*, tokens: int, hidden: int, experts_per_token: int,
     GShard; DeepSeek-AI 2024, DeepSeek-V3 section 3.2.2). ``(ep-1)/ep`` of it leaves the GPU.
     ``dispatch_bytes_per_value`` = 1 models DeepSeek-V3's FP8 dispatch (combine stays BF16);
     the count is then scaled so the total bytes are right.
+
+    ``node_limit`` = M models node-limited routing, the network share of it: DeepSeek-V3
+    sends each token to experts on at most M = 4 nodes, once per node over InfiniBand, and
+    forwards it to that node's chosen experts over NVLink (section 3.2.2), so the network
+    carries ``min(k, M)`` copies of each token instead of ``k`` (an upper bound: the token's
+    own node may be one of the M).
     """
     n_tok, h = v.positive_int("tokens", tokens), v.positive_int("hidden", hidden)
     k, n_layers = v.positive_int("experts_per_token", experts_per_token), v.nonneg_int(
         "moe_layers", moe_layers)
+    if node_limit is not None:
+        k = min(k, v.positive_int("node_limit", node_limit))
     b = v.positive_number("bytes_per_value", bytes_per_value)
     d = b if dispatch_bytes_per_value is None else v.positive_number(
         "dispatch_bytes_per_value", dispatch_bytes_per_value)

@@ -400,18 +400,19 @@ _H100_NOW = prices.default_price(hardware.TEACHING_BASELINE)
 
 
 def gpu_hour_price(others: str) -> Input:
-    """The price of a GPU-hour, with the AWS p5 example and what ``others`` charged.
+    """The price of a GPU-hour: the H100's dated default quote, and what ``others`` charged.
 
     A calculator whose GPU preset is declared with ``gpu_inputs(..., price=True)`` fills it
-    with the chosen GPU's dated quote; otherwise its default is the July 2023 example.
+    with the chosen GPU's dated quote; otherwise its default is the H100's
+    (:func:`gpulesson.prices.default_price`).
     """
-    return Number("usd_per_gpu_hour", "Price per GPU-hour", default=12.29, range=(0, 1000),
+    return Number("usd_per_gpu_hour", "Price per GPU-hour",
+                  default=round(_H100_NOW.usd_per_gpu_hour, 2), range=(0, 1000),
                   step=0.01, unit="$/h", dimension="usd",
-                  help="Example: $98.32 per hour for AWS p5.48xlarge (8× H100) on demand, "
-                       "us-east-1, July 2023, i.e. $12.29 per GPU-hour; " + others + " "
-                       f"After AWS's June 2025 cut: ${_H100_NOW.usd_per_gpu_hour:.2f} "
-                       f"({_H100_NOW.provider} {_H100_NOW.instance}, {_H100_NOW.date}); "
-                       "each GPU's dated quotes are in gpulesson.prices. " + PRICE_NOTE)
+                  help=f"Example: ${_H100_NOW.usd_per_gpu_hour:.2f} per GPU-hour, "
+                       f"{_H100_NOW.provider} {_H100_NOW.instance} (8× H100) on demand, read "
+                       f"{_H100_NOW.date} ($12.29 at its launch in July 2023); " + others
+                       + " Each GPU's dated quotes are in gpulesson.prices. " + PRICE_NOTE)
 
 
 # ---------------------------------------------------------------------------------------

@@ -130,11 +130,11 @@ CONVENTIONS = claims(
      .replace("e+", "e")),
     ("174.6B", lambda: f"{param_count(GPT3) / 1e9:.1f}B"),
     ("adds 8.3%", lambda: "adds " + _pct(_attention_share_405b(), 1)),
-    ("on demand in July 2023: $98.32 an hour, $12.29 per GPU-hour",
-     lambda: "on demand in July 2023: "
-     f"{units.format_usd(calculators.si_inputs('tco')['cloud_usd_per_hour'])} an hour, "
+    ("on demand in September 2026: $55.04\nan hour, $6.88 per GPU-hour",
+     lambda: "on demand in September 2026: "
+     f"{units.format_usd(calculators.si_inputs('tco')['cloud_usd_per_hour'])}\nan hour, "
      f"{units.format_usd(_dashboard_price())} per GPU-hour"),
-    ("2,400 tokens per second at $12.29 an hour costs $0.00142 per 1,000 tokens",
+    ("2,400 tokens per second at $6.88 an hour costs $0.00080 per 1,000 tokens",
      lambda: f"2,400 tokens per second at ${_dashboard_price()} an hour costs "
      f"${_per_1k_at(_dashboard_price(), 2400):.5f} per 1,000 tokens"),
     ("at $2.50 an hour, $0.000289", lambda: f"at $2.50 an hour, ${_per_1k_at(2.5, 2400):.6f}"),
@@ -156,13 +156,15 @@ CONVENTIONS = claims(
      f"formula says {_gb(_gpt_block_activations(L27))}"),
     ("Llama-2-7B (32 KV heads)", lambda: f"Llama-2-7B ({L27.kv_heads} KV heads)"),
     ("Llama-3-8B (8 KV heads)", lambda: f"Llama-3-8B ({L38.kv_heads} KV heads)"),
-    ("`cost.cost_per_1k_tokens(usd_per_gpu_hour=12.29, gpus=1, tokens_per_second=2400)`",
+    ("`cost.cost_per_1k_tokens(usd_per_gpu_hour=6.88, gpus=1, tokens_per_second=2400)`",
      lambda: f"`cost.cost_per_1k_tokens(usd_per_gpu_hour={_dashboard_price()}, gpus=1, "
      "tokens_per_second=2400)`"),
 )
 
 #: Numbers of book/conventions.md's prose that are not results.
 CONVENTIONS_NOT_FIGURES = (
+    # A dated price quoted as history (The Next Platform, 2023-07-27; gpulesson.prices).
+    "($98.32 at its launch in July",
     # Inputs the page chooses for its worked examples.
     "A 4,096-token Llama-3-8B sequence",
     "Llama 3.1 405B at 8,192 tokens",

@@ -48,13 +48,15 @@ PAGE = page(NOTEBOOK)
 
 # The lesson's inputs, as its set-up cell takes them: the dated example prices are the
 # registry's defaults (sources in test_example_prices_are_the_published_ones), the
-# cheaper rental price is the lesson's assumption.
+# cheaper rental price the cheapest on-demand H100 quote of gpulesson.prices.
 EXAMPLE = calculators.si_inputs("tco")
 SERVER = {k: EXAMPLE[k] for k in ("hardware_usd", "power_watts", "usd_per_kwh", "pue")}
 AWS_NODE = EXAMPLE["cloud_usd_per_hour"]
 AWS_GPU = calculators.si_inputs("cost_per_token")["usd_per_gpu_hour"]
-RENT_GPU = 2.50
+CHEAPEST = prices.current_quotes("H100 SXM")[0]
+RENT_GPU = CHEAPEST.usd_per_gpu_hour
 RENT_NODE = 8 * RENT_GPU
+B200_SERVER = {**SERVER, "hardware_usd": 515_000, "power_watts": 14_300}  # DGX B200
 H100 = hardware.gpu("H100 SXM")
 YEAR = cost.on_prem_breakdown(years=1, **SERVER)
 LIFE = cost.on_prem_breakdown(years=5, **SERVER)
@@ -69,6 +71,11 @@ SEED_REVENUE = 5_760               # USD a day
 def dollars(amount: float) -> str:
     """Whole dollars, as the lesson writes large sums: "$11,379"."""
     return units.format_usd(amount, cents=False)
+
+
+def per_m(usd: float) -> str:
+    """A price per million tokens as price lists print it: "$0.28", "$2.00"."""
+    return f"${usd:.2f}"
 
 
 def pct(fraction: float, digits: int = 0) -> str:
@@ -205,9 +212,9 @@ def mistral_gain(batch: int) -> float:
 
 
 
-# Self-hosting beside a hosted API: the chain's traffic, dated API prices (inputs)
+# Self-hosting beside a hosted API: the chain's traffic, dated API prices (gpulesson.prices)
 CONVERSATIONS, PROMPT, ANSWER = 50_000, 1000, 500
-GPT4O_MINI = (0.15e-6, 0.60e-6)      # $ per input and output token, OpenAI, July 2024
+HOSTED_8B = prices.api_price("Meta-Llama-3.1-8B-Instruct-Turbo")
 
 
 def _hosted(times: int) -> planning.ServingPlan:
@@ -221,20 +228,35 @@ def _per_conversation(times: int) -> float:
 
 
 def _api_breakeven() -> float:
-    per_conv = PROMPT * GPT4O_MINI[0] + ANSWER * GPT4O_MINI[1]
-    return 24 * RENT_GPU / per_conv
+    return 24 * RENT_GPU / HOSTED_8B.per_request(PROMPT, ANSWER)
+
+
+def _api(model: str) -> float:
+    return prices.api_price(model).per_request(PROMPT, ANSWER)
+
+
+def _committed(gpu: str, server: dict[str, float]) -> dict[tuple[str, str], float]:
+    """Months until owning ``server`` beats each committed quote for ``gpu``, at full use."""
+    return {(q.provider, q.term): breakeven(8 * q.usd_per_gpu_hour, **server)
+            for q in prices.current_quotes(gpu, offer="committed")}
 
 CLAIMS = claims(
     # The dated example prices (the registry's defaults) and section 1
-    ("an NVIDIA DGX H100 server at about $270,000",
-     lambda: f"an NVIDIA DGX H100 server at about {dollars(SERVER['hardware_usd'])}"),
+    ("an NVIDIA DGX H100 at about $270,000",
+     lambda: f"an NVIDIA DGX H100 at about {dollars(SERVER['hardware_usd'])}"),
     ("its 10.2 kW maximum power", lambda: f"its {SERVER['power_watts'] / 1e3:.1f} kW maximum "
      "power"),
     ("a PUE of 1.58 (the industry average", lambda: f"a PUE of {SERVER['pue']} (the industry "
      "average"),
     ("electricity at 8.06 ¢/kWh", lambda: f"electricity at {tariff(SERVER['usd_per_kwh'])}"),
-    ("(8 × H100) at $98.32 per hour", lambda: f"(8 × H100) at {units.format_usd(AWS_NODE)} "
-     "per hour"),
+    ("AWS's p5.48xlarge (8 × H100) at $55.04 an hour on demand",
+     lambda: f"AWS's p5.48xlarge (8 × H100) at {units.format_usd(AWS_NODE)} an hour on demand"),
+    ("(it cost $98.32 at its launch", lambda: "(it cost "
+     f"{units.format_usd(prices.quotes('H100 SXM', kind='hyperscaler')[0].usd_per_instance_hour)}"
+     " at its launch"),
+    ("the cheapest on-demand H100 of the day, Hyperstack's $3.20 per GPU-hour",
+     lambda: f"the cheapest on-demand H100 of the day, {CHEAPEST.provider}'s "
+     f"{units.format_usd(RENT_GPU)} per GPU-hour"),
     ("A PUE of 1.58 means that for every kilowatt-hour the server uses, the building draws "
      "1.58.", lambda: f"A PUE of {SERVER['pue']} means that for every kilowatt-hour the "
      f"server uses, the building draws {SERVER['pue']}."),
@@ -266,20 +288,30 @@ CLAIMS = claims(
      f"{SERVER['power_watts'] / (8 * H100.tdp_watts):.1f} × {SERVER['pue']} ≈ "
      f"{YEAR.power / yearly_power(power_watts=8 * H100.tdp_watts, pue=1.0):.1f} times"),
     # Section 2
-    ("AWS's p5.48xlarge is eight H100s for $98.32 an hour, that is $12.29 per GPU-hour",
+    ("AWS's p5.48xlarge is eight H100s for $55.04 an hour, that is $6.88 per GPU-hour",
      lambda: f"AWS's p5.48xlarge is eight H100s for {units.format_usd(AWS_NODE)} an hour, "
      f"that is {units.format_usd(AWS_NODE / 8)} per GPU-hour"),
-    ("on-demand AWS costs $4.3 million and the cheaper rate $876,000, against $326,894 for "
-     "owning", lambda: "on-demand AWS costs "
-     f"${cost.cloud_cost(usd_per_hour=AWS_NODE, years=5) / 1e6:.1f} million and the cheaper "
-     f"rate {dollars(cost.cloud_cost(usd_per_hour=RENT_NODE, years=5))}, against "
+    ("the cheapest on-demand H100 in September 2026 was Hyperstack's $3.20",
+     lambda: f"the cheapest on-demand H100 in September 2026 was {CHEAPEST.provider}'s "
+     f"{units.format_usd(RENT_GPU)}"),
+    ("on-demand AWS costs $2.4 million and the cheapest quote $1,121,280, against $326,894 "
+     "for owning", lambda: "on-demand AWS costs "
+     f"${cost.cloud_cost(usd_per_hour=AWS_NODE, years=5) / 1e6:.1f} million and the cheapest "
+     f"quote {dollars(cost.cloud_cost(usd_per_hour=RENT_NODE, years=5))}, against "
      f"{dollars(LIFE.total)} for owning"),
     # Section 3
     ("with 730 hours in a month", lambda: f"with {cost.HOURS_PER_MONTH:.0f} hours in a month"),
     ("{730\\,u\\,", lambda: f"{{{cost.HOURS_PER_MONTH:.0f}\\,u\\,"),
-    ("it takes 19.8 months, and at 25% utilisation 79 months",
-     lambda: f"it takes {breakeven(RENT_NODE):.1f} months, and at 25% utilisation "
-     f"{breakeven(RENT_NODE, 0.25):.0f} months"),
+    ("a fully busy server pays for itself in 6.9 months (at AWS's launch price of 2023 it "
+     "took 3.8). Against $3.20 per GPU-hour it takes 15.2 months, and at 25% utilisation 61 "
+     "months", lambda: f"a fully busy server pays for itself in {breakeven(AWS_NODE):.1f} "
+     f"months (at AWS's launch price of 2023 it took {breakeven(98.32):.1f}). Against "
+     f"{units.format_usd(RENT_GPU)} per GPU-hour it takes {breakeven(RENT_NODE):.1f} months, "
+     f"and at 25% utilisation {breakeven(RENT_NODE, 0.25):.0f} months"),
+    ("if it is renting at $3.20 per GPU-hour and plans over three years, it should keep "
+     "renting", lambda: f"if it is renting at {units.format_usd(RENT_GPU)} per GPU-hour and "
+     "plans over three years, it should "
+     + ("keep renting" if lowest_paying_utilisation(3, RENT_NODE) > 1 / 3 else "buy")),
     ("Over five years owning costs $292,758 and renting $350,400: owning is cheaper, and it "
      "breaks even after 49.4 months. Over three years, owning costs $283,655 and renting "
      "$210,240", lambda: "Over five years owning costs "
@@ -315,13 +347,14 @@ CLAIMS = claims(
      f"{breakeven(48, 0.5, **SEED):.1f} months."),
     ("(the 2023 average was 1.58", lambda: f"(the 2023 average was {SERVER['pue']}"),
     # Section 5
-    ("At $2.50 per GPU-hour that is $0.000289 per 1,000 tokens, about 29 cents per million; "
-     "at AWS's on-demand rate, $1.42 per million.",
-     lambda: f"At $2.50 per GPU-hour that is {units.format_usd(per_1k(RENT_GPU, 2400))} per "
-     f"1,000 tokens, about {cents(1000 * per_1k(RENT_GPU, 2400))} per million; at AWS's "
-     f"on-demand rate, {units.format_usd(1000 * per_1k(AWS_GPU, 2400))} per million."),
-    ("Half the hours idle doubles the cost per token, 58 cents per million instead of 29; busy "
-     "30% of the time, each token costs 3.3 times as much, 96 cents per million.",
+    ("At $3.20 per GPU-hour that is $0.000370 per 1,000 tokens, about 37 cents per million; "
+     "at AWS's on-demand rate, 80 cents per million.",
+     lambda: f"At {units.format_usd(RENT_GPU)} per GPU-hour that is "
+     f"{units.format_usd(per_1k(RENT_GPU, 2400))} per 1,000 tokens, about "
+     f"{cents(1000 * per_1k(RENT_GPU, 2400))} per million; at AWS's on-demand rate, "
+     f"{cents(1000 * per_1k(AWS_GPU, 2400))} per million."),
+    ("Half the hours idle doubles the cost per token, 74 cents per million instead of 37; busy "
+     "30% of the time, each token costs 3.3 times as much, 123 cents per million.",
      lambda: "Half the hours idle "
      f"{times(per_1k(RENT_GPU, 2400, 0.5) / per_1k(RENT_GPU, 2400))} the cost per token, "
      f"{cents(1000 * per_1k(RENT_GPU, 2400, 0.5))} per million instead of "
@@ -349,11 +382,12 @@ CLAIMS = claims(
     ("so going from 80% to 40% doubles it", lambda: "so going from 80% to 40% "
      f"{times(seed_per_1k(utilization=0.4) / seed_per_1k(utilization=0.8))} it"),
     # Section 6
-    ("At batch 1 the GPU makes 227 tokens per second and 1,000 tokens cost $0.00306 at $2.50 "
+    ("At batch 1 the GPU makes 227 tokens per second and 1,000 tokens cost $0.00391 at $3.20 "
      "per GPU-hour. At batch 32 it makes 4,646 per second: the same hour now buys 20.5 times "
-     "as many tokens, and each costs 20.5 times less, $0.000149 per 1,000.",
+     "as many tokens, and each costs 20.5 times less, $0.000191 per 1,000.",
      lambda: f"At batch 1 the GPU makes {mistral(1):.0f} tokens per second and 1,000 tokens "
-     f"cost {units.format_usd(per_1k(RENT_GPU, mistral(1)))} at $2.50 per GPU-hour. At batch "
+     f"cost {units.format_usd(per_1k(RENT_GPU, mistral(1)))} at "
+     f"{units.format_usd(RENT_GPU)} per GPU-hour. At batch "
      f"32 it makes {mistral(32):,.0f} per second: the same hour now buys "
      f"{mistral(32) / mistral(1):.1f} times as many tokens, and each costs "
      f"{mistral_gain(32):.1f} times less, {units.format_usd(per_1k(RENT_GPU, mistral(32)))} "
@@ -362,90 +396,137 @@ CLAIMS = claims(
      "there. Mistral 7B fits 236.", lambda: "runs out of memory after "
      f"{most_conversations('llama-2-7b')} conversations of 2,048 tokens; its cost per token "
      f"stops there. Mistral 7B fits {most_conversations('mistral-7b')}."),
-    ("shifted up 4.9 times", lambda: f"shifted up {AWS_GPU / RENT_GPU:.1f} times"),
+    ("shifted up 2.1 times", lambda: f"shifted up {AWS_GPU / RENT_GPU:.1f} times"),
     ("227 tokens/s alone, 145 at batch 32, 69 at batch 128",
      lambda: f"{serving('mistral-7b', 1).per_sequence:.0f} tokens/s alone, "
      f"{serving('mistral-7b', 32).per_sequence:.0f} at batch 32, "
      f"{serving('mistral-7b', 128).per_sequence:.0f} at batch 128"),
     ("An H100 at its full 700 W", lambda: f"An H100 at its full {H100.tdp_watts:.0f} W"),
-    ("Under 9 cents an hour, 3.6% of even the cheaper rental price",
+    ("Under 9 cents an hour, 2.8% of even the cheapest rental price",
      lambda: f"Under {math.ceil(100 * gpu_power_hour())} cents an hour, "
-     f"{pct(gpu_power_hour() / RENT_GPU, 1)} of even the cheaper rental price"),
+     f"{pct(gpu_power_hour() / RENT_GPU, 1)} of even the cheapest rental price"),
     ("(446 instead of 227 tokens/s for Mistral 7B)",
      lambda: f"({mistral(2):.0f} instead of {mistral(1):.0f} tokens/s for Mistral 7B)"),
     ("For an owned server that is 17% of the five-year TCO", lambda: "For an owned server "
      f"that is {pct(LIFE.power / LIFE.total)} of the five-year TCO"),
-    ("worth at most 3.6% of a $2.50 GPU-hour", lambda: "worth at most "
-     f"{pct(gpu_power_hour() / RENT_GPU, 1)} of a $2.50 GPU-hour"),
+    ("worth at most 2.8% of a $3.20 GPU-hour", lambda: "worth at most "
+     f"{pct(gpu_power_hour() / RENT_GPU, 1)} of a {units.format_usd(RENT_GPU)} GPU-hour"),
     # Section 7 and the closing admonition
-    ("Although the machine costs 25 times less per hour than the H100",
-     lambda: f"Although the machine costs {RENT_GPU / 0.10:.0f} times less per hour than the "
-     "H100"),
+    ("Although the machine costs 32 times less per\nhour than the H100",
+     lambda: f"Although the machine costs {RENT_GPU / 0.10:.0f} times less per\nhour than "
+     "the H100"),
     ("memory-bound up to a batch of about 295", lambda: "memory-bound up to a batch of about "
      f"{memory_bound_up_to():.0f}"),
     ("6.8 months becomes 7.5 with the power bill and 15 at half utilisation; a cost per token "
-     "moves twentyfold with the batch and fivefold with the price of a GPU-hour",
+     "moves twentyfold with the batch and twofold between two",
      lambda: f"{breakeven(48, **{**SEED, 'power_watts': 0}):.1f} months becomes "
      f"{breakeven(48, **SEED):.1f} with the power bill and "
      f"{breakeven(48, 0.5, **SEED):.0f} at half utilisation; a cost per token moves "
-     f"{times(mistral_gain(32))} with the batch and {times(AWS_GPU / RENT_GPU)} with the "
-     "price of a GPU-hour"),
+     f"{times(mistral_gain(32))} with the batch and "
+     f"{ {2: 'twofold', 3: 'threefold'}[round(AWS_GPU / RENT_GPU)]} between two"),
     # Key takeaways
     ("(10.2 kW for a DGX H100, not the GPUs' 5.6 kW) and the building (PUE 1.58 on average "
      "in 2023). Even so, power was 17% of a five-year TCO",
      lambda: f"({SERVER['power_watts'] / 1e3:.1f} kW for a DGX H100, not the GPUs' "
      f"{8 * H100.tdp_watts / 1e3:.1f} kW) and the building (PUE {SERVER['pue']} on average in "
      f"2023). Even so, power was {pct(LIFE.power / LIFE.total)} of a five-year TCO"),
-    ("($98.32 against $12.29 for a p5.48xlarge)",
+    ("($55.04 against $6.88 for a p5.48xlarge in 2026)",
      lambda: f"({units.format_usd(AWS_NODE)} against {units.format_usd(AWS_GPU)} for a "
-     "p5.48xlarge)"),
-    ("(33% over five years against $2.50 per GPU-hour, 55% over three)",
-     lambda: f"({pct(lowest_paying_utilisation(5, RENT_NODE))} over five years against $2.50 "
-     f"per GPU-hour, {pct(lowest_paying_utilisation(3, RENT_NODE))} over three)"),
+     "p5.48xlarge in 2026)"),
+    ("(25% over five years against $3.20 per GPU-hour, 42% over three)",
+     lambda: f"({pct(lowest_paying_utilisation(5, RENT_NODE))} over five years against "
+     f"{units.format_usd(RENT_GPU)} per GPU-hour, "
+     f"{pct(lowest_paying_utilisation(3, RENT_NODE))} over three)"),
     ("so 30% utilisation makes each token 3.3 times dearer",
      lambda: "so 30% utilisation makes each token "
      f"{per_1k(RENT_GPU, 2400, 0.3) / per_1k(RENT_GPU, 2400):.1f} times dearer"),
     ("batch 32 cuts the cost per token 20.5-fold against batch 1",
      lambda: f"batch 32 cuts the cost per token {mistral_gain(32):.1f}-fold against batch 1"),
     # self-hosting beside a hosted API
+    ("DeepSeek's API, $0.28 per million input tokens and $0.42 per million output tokens since "
+     "29 September 2025", lambda: "DeepSeek's API, {} per million input tokens and {} per "
+     "million output tokens since {}".format(
+         per_m(prices.api_price("deepseek-chat").usd_per_m_input),
+         per_m(prices.api_price("deepseek-chat").usd_per_m_output),
+         "29 September 2025" if prices.api_price("deepseek-chat").date == "2025-09-29"
+         else "?")),
+    ("($0.56 and $1.68 from 5 September, $0.27 and $1.10 before)", lambda: "({} and {} from 5 "
+     "September, {} and {} before)".format(*(
+         per_m(getattr(prices.api_price("deepseek-chat", on=day), f"usd_per_m_{io}"))
+         for day in ("2025-09-05", "2025-09-04") for io in ("input", "output")))),
+    ("OpenAI's GPT-5 mini, $0.25 and $2.00 since August 2025", lambda: "OpenAI's GPT-5 mini, "
+     f"{per_m(prices.api_price('gpt-5-mini').usd_per_m_input)} and "
+     f"{per_m(prices.api_price('gpt-5-mini').usd_per_m_output)} since "
+     "August 2025"),
+    ("Llama 3.1 8B on Together AI at $0.18 for either", lambda: "Llama 3.1 8B on Together AI "
+     f"at {per_m(HOSTED_8B.usd_per_m_input)} for either"
+     if HOSTED_8B.usd_per_m_input == HOSTED_8B.usd_per_m_output else "?"),
+    ("Mistral 7B on one H100 at $3.20 per GPU-hour", lambda: "Mistral 7B on one H100 at "
+     f"{units.format_usd(RENT_GPU)} per GPU-hour"),
+    ("we use the cheapest H100 quote above, $3.20 per GPU-hour", lambda: "we use the cheapest "
+     f"H100 quote above, {units.format_usd(RENT_GPU)} per GPU-hour"),
     ("At the chain's own traffic, 0.58 requests per second, the rented H100 holds about one "
-     "conversation at a time and idles between them: $0.0012 a conversation",
+     "conversation at a time and idles between them: $0.0015 a conversation, more than any of "
+     "the three APIs charges",
      lambda: f"At the chain's own traffic, {CONVERSATIONS / 86_400:.2f} requests per second, "
      f"the rented H100 holds about {'one' if round(_hosted(1).batch) == 1 else 'several'} "
      "conversation at a time and idles between them: "
-     f"{units.format_usd(_per_conversation(1), digits=2)} a conversation"),
-    ("a conversation costs a quarter as much, $0.0003, below both API prices; at 16 times, "
-     "still one GPU, $0.000075; only at 64 times does it take a second GPU",
+     f"{units.format_usd(_per_conversation(1), digits=2)} a conversation, "
+     + ("more than any of the three APIs charges" if _per_conversation(1) > max(
+         _api(m) for m in ("deepseek-chat", "gpt-5-mini", HOSTED_8B.model)) else "?")),
+    ("a conversation costs a quarter as much, $0.00038, below DeepSeek's and GPT-5 mini's "
+     "prices but not the hosted 8B's; at 16 times, still one GPU, $0.000096; only at 64 times "
+     "does it take a second GPU",
      lambda: "a conversation costs a quarter as much, "
-     f"{units.format_usd(_per_conversation(4), digits=1)}, below both API prices; at 16 "
-     f"times, still {'one GPU' if _hosted(16).gpus == 1 else 'more GPUs'}, "
+     f"{units.format_usd(_per_conversation(4), digits=2)}, "
+     + ("below DeepSeek's and GPT-5 mini's prices but not the hosted 8B's"
+        if _api(HOSTED_8B.model) < _per_conversation(4) < min(
+            _api("deepseek-chat"), _api("gpt-5-mini")) else "?")
+     + f"; at 16 times, still {'one GPU' if _hosted(16).gpus == 1 else 'more GPUs'}, "
      f"{units.format_usd(_per_conversation(16), digits=2)}; only at 64 times does it take a "
      + ("second GPU" if _hosted(64).gpus == 2 and _hosted(16).gpus == 1 else "GPU more")),
-    ("A GPU rented around the clock for $60 a day matches GPT-4o mini's price at about "
-     "130,000 conversations a day", lambda: "A GPU rented around the clock for "
-     f"${24 * RENT_GPU:.0f} a day matches GPT-4o mini's price at about "
-     f"{round(_api_breakeven(), -4):,.0f} conversations a day"),
-    # Section 3's break-even at the quotes of 2026 (gpulesson.prices, read 2026-09-19)
-    ("AWS cut the p5.48xlarge to $55.04 an hour, $6.88 per GPU-hour",
-     lambda: f"AWS cut the {aws_now().instance} to "
-     f"{units.format_usd(aws_now().usd_per_instance_hour)} an hour, "
-     f"{units.format_usd(aws_now().usd_per_gpu_hour)} per GPU-hour"),
-    ("other clouds list an H100 at $3.20 to $12.29 per GPU-hour",
-     lambda: "other clouds list an H100 at {} to {} per GPU-hour".format(*(
-         units.format_usd(f([q.usd_per_gpu_hour for q in h100_now() if q.provider != "AWS"]))
-         for f in (min, max)))),
-    ("pays for itself after 6.9 months instead of 3.8, and after 13.8 at half use",
-     lambda: f"pays for itself after {breakeven(8 * aws_now().usd_per_gpu_hour):.1f} months "
-     f"instead of {breakeven(AWS_NODE):.1f}, and after "
-     f"{breakeven(8 * aws_now().usd_per_gpu_hour, 0.5):.1f} at half use"),
-    ("Against the cheapest quote, $3.20 per GPU-hour, it takes 15.2 months, and 30.4 at half "
-     "use", lambda: "Against the cheapest quote, {}, it takes {:.1f} months, and {:.1f} at "
-     "half use".format(f"{units.format_usd(h100_now()[0].usd_per_gpu_hour)} per GPU-hour",
-                       *(breakeven(8 * h100_now()[0].usd_per_gpu_hour, u) for u in (1, 0.5)))),
+    ("A GPU rented around the clock for $77 a day matches the hosted 8B's price at about "
+     "280,000 conversations a day, 5.7 times the chain's traffic",
+     lambda: "A GPU rented around the clock for "
+     f"${24 * RENT_GPU:.0f} a day matches the hosted 8B's price at about "
+     f"{round(_api_breakeven(), -4):,.0f} conversations a day, "
+     f"{_api_breakeven() / CONVERSATIONS:.1f} times the chain's traffic"),
+    ("one H100 carries 16 times the chain's traffic", lambda: "one H100 carries "
+     f"{max(t for t in (1, 4, 16, 64) if _hosted(t).gpus == 1)} times the chain's traffic"),
+    # Section 3: committed prices and a server of 2026 (gpulesson.prices, read 2026-09-19)
+    ("a complete DGX B200 (eight B200 GPUs) was quoted at about $515,000 in February 2026",
+     lambda: "a complete DGX B200 (eight B200 GPUs) was quoted at about "
+     f"{dollars(B200_SERVER['hardware_usd'])} in February 2026"),
+    ("it draws up to 14.3 kW", lambda: "it draws up to "
+     f"{B200_SERVER['power_watts'] / 1e3:.1f} kW"),
+    ("the cheapest one, Hyperstack's reserved $2.72, after 18.1 months",
+     lambda: "the cheapest one, {}'s reserved {}, after {:.1f} months".format(
+         prices.current_quotes("H100 SXM", offer="committed")[0].provider,
+         units.format_usd(prices.current_quotes("H100 SXM", offer="committed")[0]
+                          .usd_per_gpu_hour),
+         max(_committed("H100 SXM", SERVER).values()))),
+    ("Azure's three-year reservation at $5.40 is caught up after 8.8 months",
+     lambda: "Azure's three-year reservation at {} is caught up after {:.1f} months".format(
+         units.format_usd(next(q.usd_per_gpu_hour for q in prices.current_quotes(
+             "H100 SXM", offer="committed") if q.provider == "Microsoft Azure"
+             and q.term == "3 years")),
+         _committed("H100 SXM", SERVER)[("Microsoft Azure", "3 years")])),
+    ("6.4 months against Oracle's on-demand B200, 18.1 against the cheapest committed quote",
+     lambda: f"{breakeven(8 * prices.default_price('B200').usd_per_gpu_hour, **B200_SERVER):.1f}"
+     " months against Oracle's on-demand B200, "
+     f"{max(_committed('B200', B200_SERVER).values()):.1f} against the cheapest committed "
+     "quote"),
+    ("(DigitalOcean's 12 months at $3.26 against 14.9)", lambda: "(DigitalOcean's 12 months at "
+     "{} against {:.1f})".format(units.format_usd(next(
+         q.usd_per_gpu_hour for q in prices.current_quotes("H100 SXM", offer="committed")
+         if q.provider == "DigitalOcean")), _committed("H100 SXM", SERVER)[
+             ("DigitalOcean", "12 months")])),
 )
 
 #: Numbers of the prose that are not results of the calculators.
 NOT_FIGURES = (
+    # dates and exercise numbers
+    "(read on 2026-09-19", "(exercise 11 of the",
     # the chain's traffic and the dated API prices (DeepSeek API docs, Feb 2025; OpenAI,
     # July 2024), inputs of the self-hosting comparison
     "about 50,000 conversations a day, each with some 1,000 tokens of question and context and "
@@ -584,14 +665,16 @@ def test_example_prices_are_the_published_ones() -> None:
     """The registry's dated defaults, as published: DGX H100 about $270,000 (SemiAnalysis,
     May 2023, via Epoch AI) and 10.2 kW maximum (NVIDIA DGX H100 datasheet); PUE 1.58
     (Uptime Institute survey 2023); 8.06 cents/kWh (EIA Electric Power Annual 2023, US
-    industrial average); AWS p5.48xlarge $98.32 per hour on demand (The Next Platform,
-    2023-07-27), i.e. $12.29 for each of its 8 H100s."""
+    industrial average); AWS p5.48xlarge $55.04 per hour on demand (AWS's price list read
+    2026-09-19; $98.32 at launch, The Next Platform, 2023-07-27), i.e. $6.88 for each of its
+    8 H100s; the cheapest on-demand H100 the same day, Hyperstack's $3.20 per GPU-hour."""
     tco_inputs = calculators.si_inputs("tco")
     assert (tco_inputs["hardware_usd"], tco_inputs["power_watts"], tco_inputs["pue"],
             tco_inputs["usd_per_kwh"], tco_inputs["cloud_usd_per_hour"]) == (
-        270_000, 10_200, 1.58, 0.0806, 98.32)
+        270_000, 10_200, 1.58, 0.0806, 55.04)
     assert calculators.si_inputs("cost_per_token")["usd_per_gpu_hour"] * 8 == \
-        pytest.approx(98.32)
+        pytest.approx(55.04)
+    assert (CHEAPEST.provider, CHEAPEST.usd_per_gpu_hour) == ("Hyperstack", 3.20)
     assert hardware.gpu("H100 SXM").tdp_watts == 700
 
 
@@ -601,23 +684,37 @@ def test_example_prices_are_the_published_ones() -> None:
 
 def test_exercise_answers_and_mistakes_on_the_lessons_numbers() -> None:
     """8 H100s at 700 W, PUE 1.4, $0.10/kWh: 5.6 kW x 1.4 x 8,760 h = 68,678.4 kWh, so
-    $6,867.84 a year; 3 years of $98.32/h at 60%: 15,768 h, $1,550,309.76; 2,400 tokens/s
-    at $2.50 per GPU-hour: 8,640,000 tokens for $2.50, $0.000289 per 1,000."""
+    $6,867.84 a year; 3 years of $55.04/h at 60%: 15,768 h, $867,870.72; 2,400 tokens/s
+    at $2.50 per GPU-hour: 8,640,000 tokens for $2.50, $0.000289 per 1,000; DeepSeek's
+    $0.28/$0.42 per million against a $3.20 GPU-hour: 1,000 + 500 tokens cost $0.00049,
+    76.80 / 0.00049 = 156,735 conversations a day."""
     by_number = {ex.number: ex for ex in BANK.EXERCISES}
     assert len(by_number) >= 5
     assert by_number[1].answer_value() == pytest.approx(6_867.84)
     assert by_number[1].check("$4,905.60").mistake == "forgot_pue"
-    assert by_number[2].answer_value() == pytest.approx(1_550_309.76)
-    assert by_number[2].check("2,583,849.60 USD").mistake == "forgot_utilisation"
-    assert by_number[2].check("$12,402,478").mistake == "node_price_times_gpus"
+    assert by_number[2].answer_value() == pytest.approx(867_870.72)
+    assert by_number[2].check("1,446,451.20 USD").mistake == "forgot_utilisation"
+    assert by_number[2].check("$6,942,966").mistake == "node_price_times_gpus"
+    assert by_number[10].answer_value() == pytest.approx(76.80 / 0.00049)
+    assert by_number[11].kind == "predict"
     assert by_number[5].answer_value() == pytest.approx(2.5 / 8_640_000 * 1000)
     assert by_number[3].check("2.487 years").correct       # 29.84 months, in years
     assert by_number[3].check("26.42").mistake == "ignored_power"
     kinds = {ex.kind for ex in BANK.EXERCISES}
     assert {"numeric", "choice", "code"} <= kinds
-    assert all(ex.mistakes for ex in BANK.EXERCISES)
+    assert all(ex.mistakes for ex in BANK.EXERCISES if ex.kind != "predict")
 
 
 def test_exercise_notebook_shows_every_exercise_once() -> None:
     sources = nb.check_exercise_notebook(SLUG)
     assert any("def cost_per_1k_tokens(" in s for s in sources)
+    assert any("lesson.reveal(11," in s for s in sources)  # the predict-then-run result
+
+
+def test_the_lesson_asks_for_a_prediction_before_its_measurement() -> None:
+    """Section 7 asks for a number before the measuring cell runs, and names the exercise
+    that records it (issue 32: predict, then measure, in every lesson)."""
+    text = nb.markdown(NOTEBOOK)
+    ask = text.index("**Predict first.**")
+    assert ask < text.index("**How to read it.** On a small CPU machine")
+    assert "exercise 11" in text[ask:ask + 400] and BANK.EXERCISES[10].kind == "predict"

@@ -236,7 +236,7 @@ def _ring_sent() -> str:
 
 def _tiers() -> str:
     nv, net = _allreduce(8, NVLINK, ALPHA_NVLINK), _allreduce(64, NETWORK, ALPHA_NETWORK)
-    return (f"The shop's {_gb(GRADS7)} of gradients take {_ms(nv)} to all-reduce across eight "
+    return (f"the shop's {_gb(GRADS7)} of gradients take {_ms(nv)} to all-reduce across eight "
             f"GPUs on NVLink, and {_ms(net)} across 64 GPUs on the network, {_word(net / nv)} "
             "longer for the same data: the network port is "
             f"{_word(NVLINK / NETWORK)} slower than NVLink and the ring a little longer.")
@@ -278,11 +278,17 @@ def _network_tiers() -> str:
             f"{_word(NVLINK / NETWORK)} less.")
 
 
-def _eight_machines() -> str:
-    nv, net = _allreduce(8, NVLINK, ALPHA_NVLINK), _allreduce(8, NETWORK, ALPHA_NETWORK)
-    return (f"With the section-3 assumptions, {_ms(nv)} on NVLink against {_ms(net)} on the "
-            f"network ({_gb(GRADS7)} × {distributed.bus_bandwidth_factor('all_reduce', 8):g} ÷ "
-            f"{_bw(NETWORK)}, plus {ALPHA_NETWORK * 1e6:.0f} µs): {_word(net / nv)} longer")
+def _eight_machines() -> tuple[str, str]:
+    """Section 4's pause, at the bandwidth NCCL achieves (as section 7 uses), and at the
+    100 Gb/s card of a typical single-GPU cloud machine."""
+    nv = _allreduce(8, ACHIEVED["nvlink"], ALPHA_NVLINK)
+    net = _allreduce(8, ACHIEVED["network"], ALPHA_NETWORK)
+    card = _allreduce(8, distributed.achievable_bandwidth(12.5e9, "network"), ALPHA_NETWORK)
+    return (f"{_ms(nv)} on NVLink against {_ms(net)} on the network ({_gb(GRADS7)} × "
+            f"{distributed.bus_bandwidth_factor('all_reduce', 8):g} ÷ "
+            f"{_bw(ACHIEVED['network'])}, plus {ALPHA_NETWORK * 1e6:.0f} µs):\n"
+            f"{'eight times' if round(net / nv) == 8 else f'{net / nv:.1f} times'} longer"), \
+        f"at 100 Gb/s (12.5 GB/s) the same all-reduce takes {card:.1f} s"
 
 
 def _schedules() -> dict[str, list]:
@@ -340,7 +346,8 @@ def _shop_zero() -> str:
     return (f"Plain data parallelism needs {_gb(z[0])} per GPU: no. ZeRO-1 needs {_gb(z[1])}, "
             f"leaving {_gb(memory.headroom(z[1], H100.memory_bytes))} of each GPU for activations "
             "and buffers, and its traffic is that of a plain all-reduce: "
-            f"{_ms(_allreduce(8, NVLINK, ALPHA_NVLINK))} per step on NVLink (section 3). Stages 2 "
+            f"{_ms(_allreduce(8, ACHIEVED['nvlink'], ALPHA_NVLINK))} per step on NVLink at the "
+            "bandwidth NCCL achieves (section 3). Stages 2 "
             f"and 3 would save more memory ({_gb(z[2])} and {_gb(z[3])}) at the same or "
             f"{_zero_traffic():g} times the traffic")
 
@@ -488,11 +495,14 @@ def _tp_bytes() -> str:
     return f"{t.bytes_per_rank / 1e9:.0f} GB per GPU for each micro-batch"
 
 
-def _expert_times() -> tuple[float, float, float]:
+def _expert_times(node_limit: int | None = None) -> tuple[float, float, float]:
+    """(InfiniBand, compute, NVL72) seconds of one DeepSeek-V3 MoE layer's all-to-all; with
+    ``node_limit``, only the copies that cross the network (DeepSeek-V3 section 3.2.2)."""
     v3 = transformer.preset("deepseek-v3")
     ep = traffic.expert_parallel_traffic(tokens=4096, hidden=v3.hidden,
                                          experts_per_token=v3.experts_per_token,
-                                         moe_layers=1, ep=64, dispatch_bytes_per_value=1)
+                                         moe_layers=1, ep=64, dispatch_bytes_per_value=1,
+                                         node_limit=node_limit)
     ib = ep.time(bandwidth=distributed.achievable_bandwidth(NETWORK, "network"))
     nvl = ep.time(bandwidth=distributed.achievable_bandwidth(
         planning.gpu_view("B200", domain=72).nvlink_bandwidth))
@@ -528,7 +538,7 @@ CLAIMS = claims(
     ("Each rank sent 1.5 times its buffer, $2(n-1)/n$ for $n = 4$", _ring_sent),
     ("each on its own 50 GB/s network port", lambda: f"each on its own {_bw(NETWORK)} network "
      "port"),
-    ("The shop's 13.5 GB of gradients take 52 ms to all-reduce across eight GPUs on NVLink, and "
+    ("the shop's 13.5 GB of gradients take 52 ms to all-reduce across eight GPUs on NVLink, and "
      "531 ms across 64 GPUs on the network, ten times longer for the same data: the network "
      "port is nine times slower than NVLink and the ring a little longer.", _tiers),
     (r"A 64 kB message is the opposite case: almost all of its time is $\alpha$, whichever link "
@@ -545,10 +555,12 @@ CLAIMS = claims(
     ("Inside a server, GPUs talk over NVLink: 450 GB/s each way per H100. Between servers every "
      "byte crosses a network card, typically one 400 Gb/s InfiniBand or RoCE port per GPU, 50 "
      "GB/s each way: nine times less.", _network_tiers),
-    ("eight 1-GPU machines on a 50 GB/s network", lambda: "eight 1-GPU machines on a "
-     f"{_bw(NETWORK)} network"),
-    ("With the section-3 assumptions, 52 ms on NVLink against 472 ms on the network (13.5 GB × "
-     "1.75 ÷ 50 GB/s, plus 30 µs): nine times longer", _eight_machines),
+    ("eight 1-GPU\nmachines each with its own 400 Gb/s (50 GB/s) network port",
+     lambda: "eight 1-GPU\nmachines each with its own "
+     f"{NETWORK * 8 / 1e9:.0f} Gb/s ({_bw(NETWORK)}) network port"),
+    ("64 ms on NVLink against 502 ms on the network (13.5 GB × 1.75 ÷ 47 GB/s, plus 30 µs):\n"
+     "eight times longer", lambda: _eight_machines()[0]),
+    ("at 100 Gb/s (12.5 GB/s) the same all-reduce takes 2.0 s", lambda: _eight_machines()[1]),
     # 5. The pipeline bubble
     ("equals $(p-1)/(v\\,m)$ exactly: 37.5% of the ideal time for GPipe and 1F1B, half of it with "
      "two chunks per GPU.", lambda: _drawn_bubble()[0]),
@@ -582,9 +594,9 @@ CLAIMS = claims(
     ("on one server of eight 80 GB H100s", lambda: "on one server of eight "
      f"{_gb(H100.memory_bytes, 0)} H100s"),
     ("Plain data parallelism needs 107.8 GB per GPU: no. ZeRO-1 needs 37.1 GB, leaving 42.9 GB of "
-     "each GPU for activations and buffers, and its traffic is that of a plain all-reduce: 52 ms "
-     "per step on NVLink (section 3). Stages 2 and 3 would save more memory (25.3 GB and 13.5 GB) "
-     "at the same or 1.5 times the traffic", _shop_zero),
+     "each GPU for activations and buffers, and its traffic is that of a plain all-reduce: 64 ms "
+     "per step on NVLink at the bandwidth NCCL achieves (section 3). Stages 2 and 3 would save "
+     "more memory (25.3 GB and 13.5 GB) at the same or 1.5 times the traffic", _shop_zero),
     # 7. Scaling efficiency
     ("Llama 2 7B, 1,024 sequences of 4,096 tokens per step, H100s at 40% MFU, NVLink inside one "
      "server and the 50 GB/s network beyond it", lambda: f"Llama 2 7B, {BATCH_TOKENS // 4096:,} "
@@ -653,16 +665,35 @@ CLAIMS = claims(
      f"{TABLE4[1][0]:,} H100s in one datacenter, at {_llama3_range()} MFU"),
     # achievable bandwidth, SHARP, a real log; every dimension's traffic
     ("about 80 % of NVLink, 94 % of the network", _shares),
+    ("a real library reaches about 80% of\nNVLink and 94% of the network", lambda: "a real "
+     f"library reaches about {10 * round(10 * distributed.NVLINK_EFFICIENCY)}% of\nNVLink and "
+     f"{100 * distributed.NETWORK_EFFICIENCY:.0f}% of the network"),
+    ("eight 1-GPU machines with a 50 GB/s port each", lambda: "eight 1-GPU machines with a "
+     f"{_bw(NETWORK)} port each"),
     ("NCCL achieves about 80 % of the NVLink line rate", lambda: "NCCL achieves about "
      f"{10 * round(10 * distributed.NVLINK_EFFICIENCY)} % of the NVLink line rate"),
     ("a 16 µs start-up and 20 GB/s, but $\\beta$ is half of what the bridge's two links should "
      "give", _log_fit),
     ("15 GB per GPU for each micro-batch", _tp_bytes),
-    ("the all-to-all of one layer takes 29.5 ms against 38.2 ms of compute",
-     lambda: "the all-to-all of one layer takes "
-     f"{_expert_times()[0] * 1e3:.1f} ms against {_expert_times()[1] * 1e3:.1f} ms of compute"),
-    ("would exchange those bytes on NVLink in 1.87 ms", lambda: "would exchange those bytes on "
-     f"NVLink in {_expert_times()[2] * 1e3:.2f} ms"),
+    ("the all-to-all of one layer would take 29.5 ms\nagainst 38.2 ms of compute",
+     lambda: "the all-to-all of one layer would take "
+     f"{_expert_times()[0] * 1e3:.1f} ms\nagainst {_expert_times()[1] * 1e3:.1f} ms of compute"),
+    ("at most 4 copies cross the network, 14.8 ms", lambda: "at most 4 copies cross the "
+     f"network, {_expert_times(node_limit=4)[0] * 1e3:.1f} ms"),
+    ("exchange all 8 copies on NVLink in 1.87 ms", lambda: "exchange all "
+     f"{transformer.preset('deepseek-v3').experts_per_token} copies on NVLink in "
+     f"{_expert_times()[2] * 1e3:.2f} ms"),
+    ("(with\nits FP32 gradients and ZeRO-2-like sharding, which fits at 75.0 GB)",
+     lambda: "(with\nits FP32 gradients and ZeRO-2-like sharding, which fits at "
+     f"{_gb(calculators.compute('parallel_traffic')['memory_per_gpu'])})"
+     if calculators.compute("parallel_traffic")["fits"] else "?"),
+    ("NVLink, 5.04 s a step down to 323 ms", lambda: "NVLink, {:.2f} s a step down to {:.0f} "
+     "ms".format(*(calculators.compute("parallel_traffic", model="deepseek-v3", tp=1, pp=16,
+                                       dp=128, ep=64, gpu=g)["expert_time"] * k
+                   for g, k in (("H100 SXM", 1), ("GB200 NVL72", 1e3))))),
+    ("about 298 GB per GPU", lambda: "about {} per GPU".format(_gb(calculators.compute(
+        "parallel_traffic", model="deepseek-v3", tp=1, pp=16, dp=128, ep=64)["memory_per_gpu"],
+        0))),
 )
 
 NOT_FIGURES = (
@@ -670,7 +701,11 @@ NOT_FIGURES = (
     # quoted from NCCL's issue threads (nccl-tests #212, #272, #290; nccl #557)
     '"an effective NVLink bandwidth of 370GB/s" on an H100, of 450 GB/s',
     "(issue #212), and 46–48 GB/s of a 400 Gb/s InfiniBand port (issue #290)",
-    "475 GB/s on 8 H200, nccl-tests issue #272", "(NVIDIA/nccl issue #557)",
+    "475 GB/s on 8 H200, nccl-tests issue #272", "(NVIDIA/nccl issue #340,\nJuly 2020)",
+    # the measurement's sizes (the lesson's SIZES) and an example of a ratio, in prose
+    "from 4 KiB to 64 MiB through shared", "a message 16 times larger",
+    # a port's line rate, named as a contrast (section 3's 50 GB/s is a 400 Gb/s port)
+    "not a\n400 Gb/s port each",
     # DeepSeek-V3's and NVIDIA's published configurations
     "sends each token to 8 of 256 experts", "In a GB200 NVL72 rack, 72 GPUs share",
     "the same 64 GPUs of expert parallelism", "groups of up to 72 GPUs",

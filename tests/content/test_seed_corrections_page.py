@@ -155,7 +155,7 @@ def _seed_2026() -> dict[str, str]:
     ceiling = [inference.decode_ceiling_tokens_per_second(
         weight_bytes=memory.weight_bytes(7e9, precision=p), bandwidth=H100.bandwidth)
         for p in ("fp16", "nvfp4")]
-    quotes = sorted((q for q in prices.QUOTES if q.gpu == "H100 SXM" and q.provider == "AWS"),
+    quotes = sorted((q for q in prices.quotes("H100 SXM") if q.provider == "AWS"),
                     key=lambda q: q.date)
     return {
         "flash_32k": _gb(flash_32k), "flash_ratio": f"{flash_32k / seed_32k:.1f}",

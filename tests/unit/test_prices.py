@@ -6,6 +6,11 @@ Sources, each read on the date its quote carries: AWS's EC2 on-demand price list
 (2026-06-30), Oracle's OCI price list API, Azure's Retail
 Prices API, and the CoreWeave, Lambda, Nebius, RunPod, Hyperstack, Crusoe and DigitalOcean
 pricing pages (all 2026-09-19, as recorded by the public survey the data file names).
+Committed prices: Azure's Retail Prices API reservation meters, Vantage's p5.48xlarge page,
+Google Cloud's accelerator price sheet, Hyperstack's and DigitalOcean's reserved columns
+(2026-09-19). API prices: DeepSeek's pricing page and API news (5 and 29 September 2025),
+OpenAI (GPT-4o mini, 18 July 2024; GPT-5 mini, 7 August 2025), Together AI (Llama 3.1 8B
+Turbo, 23 July 2024).
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from gpulesson import cost, hardware, prices
 
 
 def _quote(provider: str, instance: str, date: str) -> prices.PriceQuote:
-    [q] = [q for q in prices.QUOTES
+    [q] = [q for q in prices.quotes()   # on-demand
            if (q.provider, q.instance, q.date) == (provider, instance, date)]
     return q
 
@@ -66,11 +71,12 @@ def test_every_quote_is_dated_sourced_and_classified() -> None:
     """Each quote: a GPU of the spec sheet, a kind, an ISO date, a dated source with a URL."""
     assert len(prices.QUOTES) >= 40
     for q in prices.QUOTES:
-        assert q.gpu in hardware.GPUS and q.kind in prices.KINDS and q.offer == "on-demand"
+        assert q.gpu in hardware.GPUS and q.kind in prices.KINDS and q.offer in prices.OFFERS
+        assert bool(q.term) == (q.offer == "committed")   # a commitment says its term
         assert q.date[:2] == "20" and len(q.date) == 10 and q.url.startswith("https://")
         assert q.gpus >= 1 and q.usd_per_instance_hour > 0
     hyperscalers = {q.provider for q in prices.QUOTES if q.kind == "hyperscaler"}
-    assert hyperscalers == {"AWS", "Microsoft Azure", "Oracle OCI"}
+    assert hyperscalers == {"AWS", "Microsoft Azure", "Oracle OCI", "Google Cloud"}
     assert not hyperscalers & {q.provider for q in prices.QUOTES if q.kind == "specialist"}
     for source in prices.SOURCES.values():
         assert source["date"][:2] == "20" and source["title"] and source["url"]
@@ -90,6 +96,58 @@ def test_default_price_is_the_cheapest_current_hyperscaler_quote() -> None:
     assert [q.usd_per_gpu_hour for q in current] == sorted(q.usd_per_gpu_hour for q in current)
     assert all(q.date == "2026-09-19" for q in current)
     assert len(prices.quotes("H100 SXM")) == len(current) + 1  # the 2023 launch price
+
+
+def test_source_committed_prices_of_2026() -> None:
+    """Azure ND96isr_H100_v5 (8 x H100), eastus reservation meters read 2026-09-19:
+    $551,221 for one year and $1,134,310 for three, i.e. $7.866 and $5.395 per GPU-hour over
+    every hour of the term; AWS's 3-year p5.48xlarge reserved instance $2.972 (Vantage);
+    Hyperstack's reserved B200 $5.10; Google's 3-year B200 commitment $7.088."""
+    az = {q.term: q for q in prices.current_quotes("H100 SXM", offer="committed")
+          if q.provider == "Microsoft Azure"}
+    assert az["1 year"].usd_per_gpu_hour * 8 * cost.HOURS_PER_YEAR == pytest.approx(551_221,
+                                                                                  abs=1)
+    assert az["3 years"].usd_per_gpu_hour * 8 * 3 * cost.HOURS_PER_YEAR == pytest.approx(
+        1_134_310, abs=3)
+    assert round(az["3 years"].usd_per_gpu_hour, 3) == 5.395
+    aws = next(q for q in prices.current_quotes("H100 SXM", offer="committed")
+               if q.provider == "AWS")
+    assert (aws.term, round(aws.usd_per_gpu_hour, 3)) == ("3 years", 2.972)
+    b200 = prices.current_quotes("B200", offer="committed")
+    assert (b200[0].provider, b200[0].usd_per_gpu_hour) == ("Hyperstack", 5.10)
+    assert {q.term: round(q.usd_per_gpu_hour, 3) for q in b200
+            if q.provider == "Google Cloud"} == {"1 year": 11.116, "3 years": 7.088}
+    # lookups stay on-demand unless asked: every default is an on-demand quote
+    assert all(q.offer == "on-demand" for q in prices.current_quotes())
+    assert len(prices.quotes(offer=None)) == len(prices.quotes()) + len(
+        prices.quotes(offer="committed"))
+    assert "committed (term 3 years)" in aws.describe()
+
+
+def test_source_api_prices_after_september_2025() -> None:
+    """DeepSeek's deepseek-chat: $0.27 in / $1.10 out per million tokens (February 2025),
+    $0.56 / $1.68 from 5 September 2025 (cache hit $0.07), $0.28 / $0.42 from 29 September
+    2025 (cache hit $0.028, "50%+" cheaper). OpenAI GPT-5 mini $0.25 / $2.00 (7 August
+    2025). A conversation of 1,000 tokens in and 500 out at today's DeepSeek price:
+    1,000 x 0.28e-6 + 500 x 0.42e-6 = $0.00049."""
+    assert [(a.date, a.usd_per_m_input, a.usd_per_m_output) for a in prices.API_PRICES
+            if a.model == "deepseek-chat"] == [("2025-02-26", 0.27, 1.10),
+                                               ("2025-09-05", 0.56, 1.68),
+                                               ("2025-09-29", 0.28, 0.42)]
+    now = prices.api_price("deepseek-chat")
+    assert now.date == "2025-09-29" and now.usd_per_m_cached_input == 0.028
+    assert prices.api_price("deepseek-chat", on="2025-09-10").usd_per_m_input == 0.56
+    assert now.per_request(1000, 500) == pytest.approx(0.00049)
+    assert now.per_request(1000, 0, cached_share=1) == pytest.approx(0.000028)
+    mini = prices.api_price("gpt-5-mini")
+    assert (mini.usd_per_m_input, mini.usd_per_m_output, mini.date) == (0.25, 2.0,
+                                                                        "2025-08-07")
+    with pytest.raises(KeyError, match="no API price for model 'gpt-9'"):
+        prices.api_price("gpt-9")
+    with pytest.raises(KeyError, match="the first took effect on 2025-08-07"):
+        prices.api_price("gpt-5-mini", on="2025-01-01")
+    with pytest.raises(ValueError, match="cached_share"):
+        now.per_request(1000, 500, cached_share=1.5)
 
 
 def test_specialists_undercut_hyperscalers_for_the_teaching_baseline() -> None:
@@ -121,3 +179,5 @@ def test_describe_and_refusals() -> None:
         prices.quotes("H900")
     with pytest.raises(ValueError, match="kind must be one of"):
         prices.quotes(kind="neocloud")
+    with pytest.raises(ValueError, match="offer must be one of"):
+        prices.quotes(offer="spot")

@@ -56,6 +56,21 @@ def test_source_deepseek_v3_fp8_dispatch_bf16_combine() -> None:
     assert bf16.count == 4
 
 
+def test_source_deepseek_v3_node_limited_dispatch() -> None:
+    """DeepSeek-V3 (section 3.2.2): each token goes to at most M = 4 nodes, crossing
+    InfiniBand once per node and reaching that node's experts over NVLink, so of its 8
+    routed copies at most 4 travel on the network: half the bytes of sending all 8."""
+    kw = dict(tokens=4096, hidden=7168, experts_per_token=8, moe_layers=1, ep=64,
+              dispatch_bytes_per_value=1)
+    every = traffic.expert_parallel_traffic(**kw)
+    limited = traffic.expert_parallel_traffic(**kw, node_limit=4)
+    assert limited.bytes_per_rank == pytest.approx(every.bytes_per_rank / 2)
+    assert traffic.expert_parallel_traffic(**kw, node_limit=16).bytes_per_rank == \
+        pytest.approx(every.bytes_per_rank)       # a limit above k changes nothing
+    with pytest.raises(ValueError, match="node_limit"):
+        traffic.expert_parallel_traffic(**kw, node_limit=0)
+
+
 def test_source_zero_data_parallel_volumes() -> None:
     """Rajbhandari et al. 2020, section 7: ZeRO-1/2 move 2 Psi (reduce-scatter + all-gather,
     like one all-reduce), ZeRO-3 3 Psi."""

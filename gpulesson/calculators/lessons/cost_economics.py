@@ -7,11 +7,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpulesson import cost, hardware, inference, memory, transformer
+from gpulesson import cost, hardware, inference, memory, prices, transformer
 from gpulesson.calculators import shared
 from gpulesson.calculators.spec import Calculator, Input, Integer, Number, Output
 
 LESSON = "cost_economics"
+
+
+# The H100's default quote (the cheapest current hyperscaler on-demand price, AWS's
+# p5.48xlarge read 2026-09-19), for the eight GPUs of the server the TCO compares.
+_H100_QUOTE = prices.default_price("H100 SXM")
+_H100_NODE = 8 * _H100_QUOTE.usd_per_gpu_hour
 
 
 def _utilization(help: str) -> Input:
@@ -24,6 +30,9 @@ def _tco(**kw: Any) -> dict[str, Any]:
                  pue=kw["pue"], utilization=kw["utilization"])
     owned = cost.on_prem_breakdown(hardware_usd=kw["hardware_usd"], years=kw["years"],
                                    **power)
+    months = cost.breakeven_months(hardware_usd=kw["hardware_usd"],
+                                   cloud_usd_per_hour=kw["cloud_usd_per_hour"], **power)
+    period = 12 * kw["years"]
     return {
         # the power bill of one year: the breakdown of a free machine kept for a year
         "annual_power": cost.on_prem_breakdown(hardware_usd=0, years=1, **power).power,
@@ -31,9 +40,10 @@ def _tco(**kw: Any) -> dict[str, Any]:
         "on_prem": owned.total,
         "cloud": cost.cloud_cost(usd_per_hour=kw["cloud_usd_per_hour"], years=kw["years"],
                                  utilization=kw["utilization"]),
-        "breakeven": cost.breakeven_months(hardware_usd=kw["hardware_usd"],
-                                           cloud_usd_per_hour=kw["cloud_usd_per_hour"],
-                                           **power),
+        "breakeven": months,
+        "verdict": (f"owning, from month {months:.1f} of {period:g}" if months < period
+                    else f"renting: the break-even, {months:.1f} months, lies beyond the "
+                         f"{period:g} months of the period"),
     }
 
 
@@ -62,11 +72,12 @@ TCO = Calculator(
                unit="$/kWh", dimension="usd",
                help="Example: US average industrial price in 2023, 8.06 ¢/kWh (EIA). "
                     + shared.PRICE_NOTE),
-        Number("cloud_usd_per_hour", "Cloud price (same 8 GPUs)", default=98.32,
+        Number("cloud_usd_per_hour", "Cloud price (same 8 GPUs)", default=round(_H100_NODE, 2),
                range=(0, 1e6), step=0.01, unit="$/h", dimension="usd",
-               help="Example: AWS p5.48xlarge (8× H100) on demand, us-east-1, at its launch "
-                    "in July 2023 (The Next Platform, 2023-07-27); reserved and smaller "
-                    "providers' prices are much lower. " + shared.PRICE_NOTE),
+               help=f"Example: {_H100_QUOTE.provider} {_H100_QUOTE.instance} (8× H100) on "
+                    f"demand, {_H100_QUOTE.region}, read {_H100_QUOTE.date} "
+                    "(gpulesson.prices); $98.32 at its launch in July 2023. Specialist "
+                    "clouds and committed terms cost less. " + shared.PRICE_NOTE),
         Number("years", "Years", default=5, range=(0.1, 20), step=0.5, unit="years",
                dimension="count"),
         _utilization("Share of hours the machine works: the cloud bills only those hours, "
@@ -78,6 +89,7 @@ TCO = Calculator(
         Output("on_prem", "On-premises total (hardware + power)", "usd"),
         Output("cloud", "Cloud total", "usd"),
         Output("breakeven", "Owning is cheaper after", "number", unit="months"),
+        Output("verdict", "Cheaper over the period", "text"),
     ),
     function=_tco,
     sources=("The Green Grid 2007 (PUE)", "Uptime Institute Global Data Center Survey 2023",
@@ -106,7 +118,7 @@ COST_PER_TOKEN = Calculator(
                 "throughput the GPUs actually sustain.",
     lesson=LESSON,
     inputs=(
-        shared.gpu_hour_price("smaller providers charged $2-3."),
+        shared.gpu_hour_price("specialist clouds charged $3.20-6.16 in September 2026."),
         Integer("gpus", "GPUs serving", default=1, range=(1, 100_000)),
         Number("tokens_per_second", "Throughput, all sequences", default=1000,
                range=(0.001, 1e9), step=10, unit="tokens/s", dimension="tokens/s",

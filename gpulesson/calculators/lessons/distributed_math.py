@@ -47,7 +47,9 @@ SCALING_EFFICIENCY = Calculator(
         shared.GPUS_PER_NODE,
         replace(shared.NETWORK, label="Bus bandwidth per GPU",
                 help="One-way network bandwidth per GPU: 400 Gb/s InfiniBand NDR is 50 GB/s "
-                     "(one NIC per GPU, as in NVIDIA DGX H100)."),
+                     "(one NIC per GPU, as in NVIDIA DGX H100). That is the line rate, a "
+                     "bound: NCCL achieves about 94 % of it, 47 GB/s (nccl-tests issue "
+                     "#290); enter that for a plan, as lesson 7 section 7 does."),
         replace(shared.LATENCY, help="Fixed cost of one collective; fit it to measurements "
                                      "(lesson 7)."),
         Number("compute_time", "Compute time per step", default=5, range=(0.001, 100_000),
@@ -216,13 +218,17 @@ PARALLEL_TRAFFIC = Calculator(
         Integer("dp", "Data-parallel size", default=128, range=(1, 1_000_000),
                 help="Copies of the model; the GPU count is tp · cp · pp · dp. Llama 3 405B: "
                      "8 · 1 · 16 · 128 = 16,384 GPUs."),
-        Integer("zero_stage", "ZeRO stage", default=1, range=(0, 3),
+        Integer("zero_stage", "ZeRO stage", default=2, range=(0, 3),
                 help="1: Megatron's distributed optimizer (gradients reduce-scattered, "
-                     "weights all-gathered); 3 also gathers the weights in every pass."),
+                     "weights all-gathered); 2 also shards the gradients, as Llama 3's FSDP "
+                     "did (it re-shards no weights after the forward pass; Dubey et al. "
+                     "2024, §3.3.2); 3 also gathers the weights in every pass."),
         shared.batch("Micro-batch", unit="sequences"),
         Integer("interleave", "Model chunks per pipeline GPU", default=2, range=(1, 64)),
         replace(shared.RECOMPUTE, default="selective"),
-        shared.GRAD_DTYPE,
+        replace(shared.GRAD_DTYPE, default="fp32",
+                help="Llama 3 reduce-scatters its gradients in FP32 (Dubey et al. 2024, "
+                     "§3.3.4), twice the bytes of BF16."),
         shared.overlap(100, help="Share of the gradient synchronisation hidden behind the "
                                  "backward pass of the last micro-batch."),
     ),

@@ -5,12 +5,15 @@ centre's PUE, a cloud bill at a utilisation below 100%, the months until buying 
 pays off, buying or renting at low utilisation, the cost of 1,000 tokens from tokens per
 second and a price per GPU-hour, per-GPU against per-server prices, what batching does to
 the cost per token on the decode roofline, ``cost_per_1k_tokens`` written as code, and
-the cost per token of a GPU that idles part of the hours it is paid for, and the traffic at
-which a rented GPU matches a hosted API's price per token.
+the cost per token of a GPU that idles part of the hours it is paid for, the traffic at
+which a rented GPU matches a hosted API's price per token, and a prediction of what a
+token of a 7B model costs on this machine against an H100 (predict, then run).
 
 Prices are inputs: the defaults are the lesson's dated examples (AWS p5.48xlarge at
-$98.32 an hour in July 2023; US industrial electricity 8.06 ¢/kWh in 2023; a DGX H100 at
-about $270,000, May 2023) or round assumptions said in the question. Every answer and
+$55.04 an hour on demand, read 2026-09-19, and the cheapest on-demand H100 of that day
+from :mod:`gpulesson.prices`; DeepSeek's API price from 29 September 2025; US industrial
+electricity 8.06 ¢/kWh in 2023; a DGX H100 at about $270,000, May 2023) or round
+assumptions said in the question. Every answer and
 every figure in a worked solution comes from the calculators (:mod:`gpulesson.cost`,
 :mod:`gpulesson.inference`, :mod:`gpulesson.memory`, :mod:`gpulesson.transformer`,
 :mod:`gpulesson.hardware`). Standard library only.
@@ -21,13 +24,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gpulesson import cost, hardware, inference, memory, transformer
+from gpulesson import cost, hardware, inference, memory, prices, transformer
 from gpulesson.exercises import serving
 from gpulesson.exercises.core import (
     ChoiceExercise,
     CodeExercise,
     Mistake,
     NumericExercise,
+    PredictExercise,
     format_number,
 )
 from gpulesson.exercises.mistakes import inverted_ratio
@@ -48,6 +52,12 @@ _H100 = "H100 SXM"
 #: The lesson's owned server: an NVIDIA DGX H100 (8 GPUs), dated example prices.
 _DGX = {"hardware_usd": 270_000, "power_watts": 10_200, "usd_per_kwh": 0.0806, "pue": 1.58}
 _GPUS_PER_SERVER = 8
+#: AWS's p5.48xlarge (8 x H100) on demand, and the cheapest on-demand H100, 2026-09-19.
+_AWS = prices.default_price(_H100)
+_AWS_NODE = round(_GPUS_PER_SERVER * _AWS.usd_per_gpu_hour, 2)
+_CHEAPEST = round(prices.current_quotes(_H100)[0].usd_per_gpu_hour, 2)
+#: DeepSeek's deepseek-chat, USD per million tokens in and out, from 29 September 2025.
+_DEEPSEEK = prices.api_price("deepseek-chat")
 
 
 def _usd(amount: float) -> str:
@@ -145,9 +155,9 @@ def _cloud_derived(p: P) -> dict[str, Any]:
 cloud_bill = NumericExercise(
     lesson=LESSON, number=2, title="{years_text} of a cloud server at {pct} utilisation",
     question=(
-        "An 8-GPU cloud server (AWS p5.48xlarge, 8 × H100) cost {price} per hour on demand "
-        "at its launch in July 2023. A team needs it {pct} of the time and releases it in "
-        "between. What does it pay over {years_text}, in US dollars?"
+        "An 8-GPU cloud server (AWS p5.48xlarge, 8 × H100) costs {price} per hour on demand "
+        "(AWS's price list, September 2026). A team needs it {pct} of the time and releases "
+        "it in between. What does it pay over {years_text}, in US dollars?"
     ),
     hints=(
         "On demand, you pay only for the hours the server runs.",
@@ -178,8 +188,8 @@ cloud_bill = NumericExercise(
                 lambda p: None if p["utilization"] == 0.5
                 else _cloud(p, utilization=1 - p["utilization"])),
     ),
-    defaults={"node_price": 98.32, "utilization": 0.6, "years": 3},
-    sample=lambda rng: {"node_price": 98.32,
+    defaults={"node_price": _AWS_NODE, "utilization": 0.6, "years": 3},
+    sample=lambda rng: {"node_price": _AWS_NODE,
                         "utilization": rng.choice([0.2, 0.3, 0.4, 0.6, 0.7, 0.8, 0.9]),
                         "years": rng.choice([1, 2, 3, 4, 5])},
     dimension="usd", unit="USD", rtol=0.02,
@@ -436,8 +446,8 @@ server_price = NumericExercise(
                 "all 8 GPUs' tokens ({total} per second).",
                 lambda p: _server_per_1k(p, gpus=1)),
     ),
-    defaults={"node_price": 98.32, "tps": 1600},
-    sample=lambda rng: {"node_price": rng.choice([98.32, 20.0, 24.0, 40.0]),
+    defaults={"node_price": _AWS_NODE, "tps": 1600},
+    sample=lambda rng: {"node_price": rng.choice([_AWS_NODE, 20.0, 24.0, 40.0]),
                         "tps": rng.choice([230, 800, 1600, 2400, 4600])},
     dimension="usd", unit="USD", rtol=0.02,
 )
@@ -653,8 +663,8 @@ idle_hours = NumericExercise(
                 "idle hours are paid for and produce nothing, so divide by it instead.",
                 lambda p: _idle_per_1k(p, 1.0) * p["utilization"]),
     ),
-    defaults={"gpu_price": 2.50, "tps": 2400, "utilization": 0.3},
-    sample=lambda rng: {"gpu_price": rng.choice([2.0, 2.5, 4.0, 12.29]),
+    defaults={"gpu_price": _CHEAPEST, "tps": 2400, "utilization": 0.3},
+    sample=lambda rng: {"gpu_price": rng.choice([2.0, _CHEAPEST, 4.0, 6.88]),
                         "tps": rng.choice([800, 1600, 2400, 4600]),
                         "utilization": rng.choice([0.2, 0.25, 0.3, 0.4, 0.5])},
     dimension="usd", unit="USD", rtol=0.02,
@@ -718,15 +728,49 @@ api_breakeven = NumericExercise(
                 "{price_out_text} per million, usually the larger part.",
                 lambda p: _breakeven_traffic({**p, "price_out": 0.0})),
     ),
-    defaults={"price_in": 0.15, "price_out": 0.60, "prompt": 1000, "answer": 500,
-              "gpu_hour": 2.50},
-    sample=lambda rng: {"price_in": rng.choice([0.15, 0.27, 0.5]),
-                        "price_out": rng.choice([0.6, 1.1, 2.0]),
+    defaults={"price_in": _DEEPSEEK.usd_per_m_input, "price_out": _DEEPSEEK.usd_per_m_output,
+              "prompt": 1000, "answer": 500, "gpu_hour": _CHEAPEST},
+    sample=lambda rng: {"price_in": rng.choice([0.18, 0.25, 0.28, 0.56]),
+                        "price_out": rng.choice([0.18, 0.42, 1.68, 2.0]),
                         "prompt": rng.choice([500, 1000, 2000]),
                         "answer": rng.choice([200, 500, 800]),
-                        "gpu_hour": rng.choice([1.5, 2.5, 4.0])},
+                        "gpu_hour": rng.choice([2.72, _CHEAPEST, 4.0])},
     dimension="count", unit="conversations",
     extra_units={"conversations": 1, "conversations a day": 1, "a day": 1}, rtol=0.02,
+)
+
+
+# ---------------------------------------------------------------------------------------
+# 11. Predict, then run: a token of a 7B model on this machine against an H100
+
+token_here = PredictExercise(
+    lesson=LESSON, number=11, title="A token here or on an H100: predict, then run",
+    question=(
+        "The cell after this one measures how fast this machine streams a large stack of "
+        "weights (as a decode step at batch 1 does), and from it the tokens per second a "
+        "7B model in BF16 could reach here. It prices those tokens at an assumed $0.10 an "
+        "hour for a small two-core cloud machine, and sets them against one H100 at batch "
+        "1 at the cheapest on-demand H100 quote of September 2026 (about 30 times that "
+        "hourly price).\n\n"
+        "Before running it: **how many times as much** does a token cost here as on the "
+        "H100? (Above 1 means the token here is dearer.) Commit a number, then run the "
+        "measurement."
+    ),
+    hints=(
+        "At batch 1 each token reads every weight once, so tokens per second = memory "
+        "bandwidth ÷ bytes of weights, on both machines.",
+        "The ratio of costs per token is (price here ÷ price of the H100) × (H100's "
+        "bandwidth ÷ bandwidth here). The H100 streams 3.35 TB/s; a small CPU machine a "
+        "few to a few tens of GB/s.",
+    ),
+    solution=(
+        "A token costs price per hour ÷ tokens per hour, and at batch 1 tokens per hour "
+        "follow the bandwidth. The H100 costs about 30 times as much per hour but streams "
+        "about 100 to 1,000 times faster than a small CPU machine, so a token here "
+        "typically costs several to a few tens of times as much. Batching widens the gap: "
+        "an H100 stays memory-bound to a batch of about 295, a CPU only to a few."
+    ),
+    dimension="count", unit="×", extra_units=TIMES, good_within=3.0,
 )
 
 
@@ -741,6 +785,7 @@ EXERCISES = (
     cost_code,
     idle_hours,
     api_breakeven,
+    token_here,
 )
 
 __all__ = ["EXERCISES", "LESSON", "TITLE"]

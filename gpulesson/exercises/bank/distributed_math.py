@@ -506,7 +506,11 @@ algbw_vs_busbw = ChoiceExercise(
         "one direction of NVLink offers. Answer: **{answer}**\n\n"
         "algbw answers \"how long does my all-reduce of S bytes take\"; busbw answers "
         "\"how well are the links used\". Comparing algbw with the link speed "
-        "underestimates the use by the factor 2(n−1)/n."
+        "underestimates the use by the factor 2(n−1)/n.\n\n"
+        "One more check on an H100 or H200 server: there NCCL adds inside the NVSwitch "
+        "by default (NVLink SHARP, NVLS), which reaches a busbw of about 480 GB/s, above "
+        "the ring's best. A ring's figure like this one, on such a server, means NVLS was "
+        "off or unavailable: well used for a ring, not the best the server can do."
     ),
     answer=_bw_choice_answer,
     derived=_bw_choice_derived,
@@ -659,7 +663,10 @@ more_ranks_here = PredictExercise(
         "The cell after this one runs a real MPI all-reduce of 4 MiB on this machine, first "
         "between 2 processes, then between 4, and divides the two times.\n\n"
         "Before running it: **how many times longer** do you expect the 4-process "
-        "all-reduce to take? Commit a number, then run the measurement."
+        "all-reduce to take? Mind the cores: the measurement prints how many this machine "
+        "has, and with fewer than 4 the processes must take turns on them (the lesson "
+        "skips such runs when it measures the library; here they are part of the "
+        "question). Commit a number, then run the measurement."
     ),
     hints=(
         "In a ring each rank sends 2(n−1)/n times the buffer: 1× for 2 ranks, 1.5× for 4.",

@@ -7,8 +7,8 @@ partial softmax states (the heart of FlashAttention's online softmax, as code), 
 tiled NumPy attention compares with the standard one on a CPU (predict, then run), the
 best checkpointing schedule for a deep model and its memory, the FLOPs of full activation
 recomputation, the smallest normal number of a 16-bit format, which format keeps a tiny
-gradient, what mixed precision saves with Adam, and the Tensor Core speed-up on a
-datasheet.
+gradient, what mixed precision saves with Adam, and the Tensor Core speed-up from a GPU's
+published specifications.
 
 Every answer and every figure in a worked solution comes from the calculators
 (:mod:`gpulesson.optimisations`, :mod:`gpulesson.memory`, :mod:`gpulesson.flops`,
@@ -621,7 +621,8 @@ def _tc_derived(p: P) -> dict[str, Any]:
 tensor_core_ratio = NumericExercise(
     lesson=LESSON, number=9, title="BF16 against FP32 on the {gpu}",
     question=(
-        "The {gpu}'s datasheet lists {fp32} for FP32, {tf32} for TF32 and {bf16} for BF16 "
+        "The {gpu}'s published specifications (NVIDIA's datasheet or architecture "
+        "whitepaper) list {fp32} for FP32, {tf32} for TF32 and {bf16} for BF16 "
         "Tensor Core math, all dense, and {sparse} for BF16 with 2:4 sparsity. For a large "
         "dense matrix product, how many times higher is the BF16 peak than the plain FP32 "
         "peak?"

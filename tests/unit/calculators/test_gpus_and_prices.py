@@ -145,7 +145,7 @@ def test_a_gpu_without_a_quote_keeps_the_typed_price_and_its_preset() -> None:
     that price does not turn the V100 into a custom GPU."""
     with _rent_calculator() as name:
         shown = C.resolve(name, gpu="V100 SXM")
-        assert shown["usd_per_gpu_hour"] == 12.29  # the input's declared default
+        assert shown["usd_per_gpu_hour"] == 6.88  # the input's declared default
         shown["usd_per_gpu_hour"] = 2.0
         answer = C.apply_changes(name, shown, ["usd_per_gpu_hour"])
         assert "gpu" not in answer["updates"] and answer["result"]["ok"]
@@ -156,6 +156,9 @@ def test_a_gpu_without_a_quote_keeps_the_typed_price_and_its_preset() -> None:
 
 
 def test_price_help_quotes_the_2026_h100_price_from_the_table() -> None:
-    """The price inputs' help keeps the July 2023 example and adds the dated 2026 quote."""
-    text = shared.gpu_hour_price("").help
-    assert "$12.29 per GPU-hour" in text and "$6.88 (AWS p5.48xlarge, 2026-09-19)" in text
+    """The price input defaults to the dated 2026 quote of the table and keeps the July 2023
+    launch price as history."""
+    price = shared.gpu_hour_price("")
+    assert price.default == prices.default_price("H100 SXM").usd_per_gpu_hour == 6.88
+    assert "$6.88 per GPU-hour, AWS p5.48xlarge" in price.help
+    assert "read 2026-09-19 ($12.29 at its launch in July 2023)" in price.help
