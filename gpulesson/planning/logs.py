@@ -323,29 +323,67 @@ def _ranks_from(rows: list[NCCLRow], collective: str) -> int:
     return 1
 
 
+def _ranks_per_host(text: str) -> int | None:
+    """GPUs per host from nccl-tests' ``#  Rank  N Group G Pid P on HOST device`` lines
+    (``None`` without them, or when hosts hold different numbers of ranks)."""
+    counts: dict[str, int] = {}
+    for line in text.splitlines():
+        hit = _RANK_LINE.match(line)
+        if hit:
+            counts[hit.group(1)] = counts.get(hit.group(1), 0) + 1
+    sizes = set(counts.values())
+    return sizes.pop() if len(sizes) == 1 else None
+
+
+_RANK_LINE = re.compile(r"#\s{0,8}Rank\s{1,8}\d{1,9}\s.{0,80}?\son\s{1,40}(\S{1,200})\s{1,8}device")
+
+
 def reconcile_nccl_tests(text: str, *, line_rate: float, tier: str = "nvlink",
                          collective: str | None = None, n_ranks: int | None = None,
-                         min_size: int = 0) -> NCCLReconciliation:
+                         min_size: int = 0, gpus_per_node: int | None = None,
+                         nvlink_line_rate: float | None = None) -> NCCLReconciliation:
     """Fit alpha and beta to an nccl-tests table and compare with the link.
 
     ``line_rate`` is the link's one-way bandwidth per GPU (bytes/s: 450e9 for H100 NVLink,
     50e9 for a 400 Gb/s NIC), ``tier`` ``"nvlink"`` or ``"network"``; the prediction is
-    :func:`gpulesson.distributed.achievable_bandwidth`. The rank count comes from the
+    :func:`gpulesson.distributed.achievable_bandwidth`. Across nodes (``tier="network"``)
+    every GPU brings its own NIC of ``line_rate``: with ``gpus_per_node`` GPUs per node (from
+    the ``# Rank ... on HOST`` lines when not given) the ring leaves each node through that
+    many NICs, bounded by the NVLink inside it when ``nvlink_line_rate`` is given
+    (:func:`gpulesson.collectives.network.ring_bus_bandwidth`). The rank count comes from the
     ``# Rank`` lines, else from the busbw/algbw ratio. Rows below ``min_size`` bytes are left
     out of the fit.
     """
     rate = v.positive_number("line_rate", line_rate)
     kind = v.choice("tier", tier, distributed.TIERS)
+    if n_ranks is not None:
+        v.positive_int("n_ranks", n_ranks)
+    size_floor = v.nonneg_int("min_size", min_size)
     found, rows = parse_nccl_tests(text)
     name = collective or found or "all_reduce"
     distributed.bus_bandwidth_factor(name, 2)  # refuse an unknown collective by name
     name = {"allreduce": "all_reduce"}.get(name, name)
-    ranks = len(re.findall(r"^#\s+Rank\s+\d+", text, re.M))
+    ranks = len(re.findall(r"^#[ \t]*Rank[ \t]+\d", text, re.M))
     n = n_ranks or ranks or _ranks_from(rows, name)
-    used = [r for r in rows if r.size_bytes >= min_size] or rows
+    used = [r for r in rows if r.size_bytes >= size_floor]
+    if not used:
+        raise ValueError(f"min_size must be at most the largest size in the table "
+                         f"({max(r.size_bytes for r in rows):,} bytes), got {size_floor:,}")
     alpha, beta = alpha_beta_fit([r.size_bytes for r in used], [r.seconds for r in used],
                                  collective=name, n_ranks=n)
     predicted = distributed.achievable_bandwidth(rate, kind)
+    per_node = None
+    if kind == "network":
+        per_node = (v.positive_int("gpus_per_node", gpus_per_node) if gpus_per_node is not None
+                    else _ranks_per_host(text))
+    if per_node and per_node < n:
+        from gpulesson.collectives import network  # numpy-free, but its package is not
+
+        nv = (v.positive_number("nvlink_line_rate", nvlink_line_rate)
+              if nvlink_line_rate is not None else None)
+        predicted = network.ring_bus_bandwidth(
+            n, gpus_per_domain=per_node, nvlink_line_rate=nv, nic_line_rate=rate).bus_bandwidth
+        rate = rate * per_node  # the node's NICs together
     peak = max(r.busbw for r in rows)
     ratio = beta / predicted
     if ratio > 1.1 and name == "all_reduce" and kind == "nvlink":

@@ -105,3 +105,22 @@ def test_alpha_beta_fit_recovers_a_line() -> None:
 def test_reconcile_nccl_refuses_bad_line_rate() -> None:
     with pytest.raises(ValueError, match="line_rate"):
         reconcile_nccl_tests(_read("nccl-tests-44-rtx2080ti-nvlink.txt"), line_rate=-5.0)
+
+
+def test_reconcile_nccl_multinode_uses_every_nic() -> None:
+    """Two OCI BM.GPU4.8 servers (oracle-quickstart/oci-hpc-oke README: 8 A100 and 16 x 100
+    Gb/s NICs each, 25 GB/s per GPU) reach 190 GB/s of bus bandwidth. One NIC per node
+    predicted 23.5 GB/s (issue 31); the node's eight GPUs' NICs together predict 188."""
+    got = reconcile_nccl_tests(_read("nccl-tests-oci-a100-2x8.txt"), line_rate=25e9,
+                               tier="network", n_ranks=16, gpus_per_node=8,
+                               nvlink_line_rate=300e9)
+    assert got.predicted_busbw == pytest.approx(8 * 25e9 * 47 / 50)
+    assert got.ratio == pytest.approx(1.0, abs=0.05)
+
+
+def test_reconcile_nccl_reads_gpus_per_node_from_rank_lines() -> None:
+    rows = _read("nccl-tests-oci-a100-2x8.txt")
+    ranks = "\n".join(f"#  Rank {i:2d} Group  0 Pid  {100 + i} on host{i // 8} device  {i % 8} "
+                      "[0x0f] NVIDIA A100-SXM4-40GB" for i in range(16))
+    got = reconcile_nccl_tests(ranks + "\n" + rows, line_rate=25e9, tier="network")
+    assert got.n_ranks == 16 and got.predicted_busbw == pytest.approx(188e9)
