@@ -28,7 +28,10 @@ from .serving import GIB, NON_TORCH_BYTES, KVBudget, kv_budget
 __all__ = ["LogRow", "NCCLReconciliation", "NCCLRow", "VLLMReconciliation", "alpha_beta_fit",
            "parse_nccl_tests", "parse_vllm_log", "reconcile_nccl_tests", "reconcile_vllm_log"]
 
-_NUM = r"([0-9][0-9,]*\.?[0-9]*)"
+#: A number as vLLM prints it (``14.9888``, ``1,952``): bounded repeats and no digit after
+#: it, so a 50,000-digit number is skipped in linear time instead of read or backtracked.
+_NUM_BODY = r"[0-9][0-9,]{0,24}(?:\.[0-9]{0,12})?"
+_NUM = rf"({_NUM_BODY})(?![0-9])"
 _VLLM_PATTERNS = {
     "weights": [rf"Loading model weights took {_NUM}\s*Gi?B", rf"Model loading took {_NUM}\s*GiB",
                 rf"model weights take\s+{_NUM}\s*GiB"],
@@ -41,7 +44,7 @@ _VLLM_PATTERNS = {
     "non_torch": [rf"non_torch_memory=\s*{_NUM}\s*GiB", rf"non_torch_memory takes {_NUM}\s*GiB",
                   rf"non_torch_memory\s+{_NUM}\s*GiB"],
     "kv_cache": [rf"kv_cache_size=\s*{_NUM}\s*GiB",
-                 rf"reserved for KV Cache is (-?{_NUM[1:-1]})\s*GiB",
+                 rf"reserved for KV Cache is (-?{_NUM_BODY})(?![0-9])\s*GiB",
                  rf"Available KV cache memory: {_NUM}\s*GiB",
                  rf"available_kv_cache_memory\s+{_NUM}\s*GiB"],
     "blocks": [rf"# (?:GPU|cuda|CUDA) blocks: {_NUM}", rf"GPU blocks: {_NUM}"],
@@ -65,8 +68,7 @@ def parse_vllm_log(text: str) -> dict[str, float]:
     ``kv_cache_tokens``, ``max_concurrency``, ``max_model_len``. The weights line's "GB" is
     GiB (vLLM divides by 2^30). ``ValueError`` when the text has none of them.
     """
-    if not isinstance(text, str):
-        raise TypeError(f"text must be a str, got {type(text).__name__}")
+    text = _check_text(text)
     found: dict[str, float] = {}
     for key, patterns in _VLLM_PATTERNS.items():
         for pattern in patterns:
@@ -229,30 +231,81 @@ class NCCLRow:
     busbw: float
 
 
-_ROW = re.compile(r"^\s*(?:\[\d+\]\s*)?(\d+)\s+(\d+)\s+([a-z0-9_]+)\s+(?:([a-z]+)\s+)?"
-                  r"(?:(-?\d+)\s+)?([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)\s", re.M)
+#: One data row, matched line by line (``[ \t]``, never ``\s``: a pattern that may span
+#: newlines makes 100,000 blank lines quadratic): size, count, type, optional redop and
+#: root, then the out-of-place time, algbw and busbw. Bounded repeats keep every match
+#: linear in the line.
+_ROW = re.compile(r"[ \t]{0,40}(?:\[\d{1,6}\][ \t]{0,40})?(\d{1,20})[ \t]+(\d{1,20})[ \t]+"
+                  r"([a-z0-9_]{1,12})[ \t]+(?:([a-z]{1,8})[ \t]+)?(?:(-?\d{1,6})[ \t]+)?"
+                  r"(\d{1,12}(?:\.\d{1,6})?)[ \t]+(\d{1,12}(?:\.\d{1,6})?)[ \t]+"
+                  r"(\d{1,12}(?:\.\d{1,6})?)(?:[ \t]|$)")
+#: The column header nccl-tests prints above its rows (``#  size  count  type ... busbw``).
+_HEADER = re.compile(r"#.{0,200}\bsize\b.{0,200}\bcount\b.{0,200}\bbusbw\b")
 _DTYPE_BYTES = {"float": 4, "double": 8, "half": 2, "bfloat16": 2, "int8": 1, "uint8": 1,
                 "int32": 4, "uint32": 4, "int64": 8, "uint64": 8}
 _COLLECTIVE = re.compile(r"(all_reduce|all_gather|reduce_scatter|alltoall|broadcast|reduce|"
                          r"sendrecv)_perf")
+#: Longest text read (a full nccl-tests log with NCCL_DEBUG=INFO of a large job is a few MB).
+MAX_LOG_CHARS = 20_000_000
+
+
+def _check_text(text: object) -> str:
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
+    if len(text) > MAX_LOG_CHARS:
+        raise ValueError(f"text must be at most {MAX_LOG_CHARS:,} characters, got "
+                         f"{len(text):,}")
+    return text
+
+
+def _row(number: int, line: str, hit: re.Match[str]) -> NCCLRow | None:
+    """The row of a matched line, ``None`` for a zero size or time; ``ValueError`` when its
+    columns contradict each other (algbw is not size / time, busbw not a bus factor of
+    algbw): a line that only looks like a row is refused, never read."""
+    size, count, dtype = int(hit.group(1)), int(hit.group(2)), hit.group(3)
+    if dtype not in _DTYPE_BYTES:
+        raise ValueError(f"text: line {number} is not an nccl-tests row (unknown type "
+                         f"{dtype!r}; known: {', '.join(_DTYPE_BYTES)}): {line[:80]!r}")
+    if size != count * _DTYPE_BYTES[dtype]:
+        # early nccl-tests runs with -g 2 printed the bytes of all GPUs of the process;
+        # the buffer is count elements
+        size = count * _DTYPE_BYTES[dtype]
+    us, algbw, busbw = float(hit.group(6)), float(hit.group(7)), float(hit.group(8))
+    if size == 0 or us <= 0:
+        return None
+    expected = size / us / 1e3  # GB/s
+    printed = int(hit.group(1)) / us / 1e3
+    if min(abs(algbw - expected), abs(algbw - printed)) > 0.011 + 0.03 * algbw or not (
+            algbw * 0.49 - 0.011 <= busbw <= 2 * algbw + 0.011):
+        raise ValueError(f"text: line {number} is not an nccl-tests row (its algbw {algbw:g} "
+                         f"GB/s is not size / time = {expected:.3g} GB/s, or its busbw "
+                         f"{busbw:g} is not 0.5-2x algbw): {line[:80]!r}")
+    return NCCLRow(size, count, dtype, us * 1e-6, algbw * 1e9, busbw * 1e9)
 
 
 def parse_nccl_tests(text: str) -> tuple[str | None, list[NCCLRow]]:
-    """``(collective or None, rows)`` of an nccl-tests output; ``ValueError`` when no row."""
-    if not isinstance(text, str):
-        raise TypeError(f"text must be a str, got {type(text).__name__}")
-    rows = []
-    for hit in _ROW.finditer(text):
-        size, count, dtype = int(hit.group(1)), int(hit.group(2)), hit.group(3)
-        if dtype in _DTYPE_BYTES and size != count * _DTYPE_BYTES[dtype]:
-            # early nccl-tests runs with -g 2 printed the bytes of all GPUs of the process;
-            # the buffer is count elements
-            size = count * _DTYPE_BYTES[dtype]
-        seconds = float(hit.group(6)) * 1e-6
-        if size == 0 or seconds <= 0:
+    """``(collective or None, rows)`` of an nccl-tests output.
+
+    The rows must follow nccl-tests' column header (a ``#`` line naming ``size``, ``count``
+    and ``busbw``); ``#`` lines, NCCL INFO lines and anything that does not start like a
+    row are skipped. ``ValueError`` without the header, without a row, or for a line that
+    starts like a row but whose columns contradict each other. Linear in the text.
+    """
+    text = _check_text(text)
+    rows: list[NCCLRow] = []
+    header = False
+    for number, line in enumerate(text.splitlines(), 1):
+        if not header:
+            header = line.lstrip().startswith("#") and bool(_HEADER.match(line.lstrip()))
             continue
-        rows.append(NCCLRow(size, count, dtype, seconds, float(hit.group(7)) * 1e9,
-                            float(hit.group(8)) * 1e9))
+        hit = _ROW.match(line)
+        if hit:
+            row = _row(number, line, hit)
+            if row is not None:
+                rows.append(row)
+    if not header:
+        raise ValueError("text: not an nccl-tests output (no '#  size  count  type ... busbw' "
+                         "column header found)")
     if not rows:
         raise ValueError("text: not an nccl-tests table (no 'size count type ... time algbw "
                          "busbw' row found)")
@@ -312,15 +365,25 @@ class NCCLReconciliation:
         return self.beta / self.predicted_busbw
 
 
+#: Most ranks the busbw/algbw ratio can tell apart: its two printed decimals cannot
+#: resolve 2(n-1)/n beyond a few hundred ranks.
+MAX_INFERRED_RANKS = 128
+
+
 def _ranks_from(rows: list[NCCLRow], collective: str) -> int:
-    """The rank count nccl-tests' busbw/algbw ratio implies (2(n-1)/n or (n-1)/n)."""
+    """The rank count nccl-tests' busbw/algbw ratio implies (2(n-1)/n or (n-1)/n);
+    ``ValueError`` asking for ``n_ranks`` when the ratio cannot tell."""
     big = max(rows, key=lambda r: r.size_bytes)
     ratio = big.busbw / big.algbw if big.algbw else 1.0
+    n = 1
     if collective == "all_reduce":
-        return max(round(2 / (2 - ratio)), 1) if ratio < 2 else 1
-    if collective in ("all_gather", "reduce_scatter", "alltoall"):
-        return max(round(1 / (1 - ratio)), 1) if ratio < 1 else 1
-    return 1
+        n = max(round(2 / (2 - ratio)), 1) if ratio < 2 else MAX_INFERRED_RANKS + 1
+    elif collective in ("all_gather", "reduce_scatter", "alltoall"):
+        n = max(round(1 / (1 - ratio)), 1) if ratio < 1 else MAX_INFERRED_RANKS + 1
+    if n > MAX_INFERRED_RANKS:
+        raise ValueError(f"n_ranks: the busbw/algbw ratio ({ratio:.4f}) cannot tell a rank "
+                         f"count above {MAX_INFERRED_RANKS}; give n_ranks")
+    return n
 
 
 def _ranks_per_host(text: str) -> int | None:
