@@ -55,6 +55,7 @@ Taught in: ``notebooks/inference_and_kv_cache.ipynb``.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 
 from gpulesson import _validate as v
@@ -75,6 +76,7 @@ __all__ = [
     "expected_experts_used",
     "kv_cache_bytes",
     "kv_cache_bytes_per_token",
+    "kv_cache_bytes_per_token_per_gpu",
     "max_concurrent_sequences",
     "model_attention_crossover_tokens",
     "model_compute_bound_batch",
@@ -114,6 +116,27 @@ def kv_cache_bytes_per_token(cfg: TransformerConfig, *, bytes_per_element: float
     cfg = _cfg(cfg)
     b = v.positive_number("bytes_per_element", bytes_per_element)
     return v.tensor_bytes(cfg.layers * _kv_values_per_layer(cfg), b)
+
+
+def kv_cache_bytes_per_token_per_gpu(cfg: TransformerConfig, *, tp: int = 1,
+                                     bytes_per_element: float = 2) -> float:
+    """KV-cache bytes one token adds on each of ``tp`` tensor-parallel GPUs.
+
+    Grouped-query attention splits its ``kv_heads`` over the ranks, one head at least per
+    rank (a head is copied when ``tp > kv_heads``): ``ceil(kv_heads / tp) / kv_heads`` of
+    :func:`kv_cache_bytes_per_token`. Latent attention (DeepSeek-V2/V3) caches one latent
+    per token that every head reads, so it cannot be split by head: vLLM and SGLang keep
+    the whole latent on every rank ("MLA ... where KV cache can't be sharded along the head
+    dimension", Ray Serve LLM docs, data parallel attention, 2025). DeepSeek-V3 on 8 GPUs:
+    70,272 bytes per token on each GPU, not 8,784.
+    """
+    cfg = _cfg(cfg)
+    t = v.positive_int("tp", tp)
+    whole = kv_cache_bytes_per_token(cfg, bytes_per_element=bytes_per_element)
+    if cfg.latent_attention:
+        return float(whole)
+    heads = max(int(cfg.kv_heads or cfg.heads), 1)
+    return whole * math.ceil(heads / t) / heads
 
 
 def kv_cache_bytes(

@@ -182,3 +182,50 @@ def test_bad_arguments(kwargs: dict, name: str) -> None:
     with pytest.raises(ValueError, match=name):
         plan_serving("llama-3-8b", "H100 SXM", **args)
     assert GIB == 2**30
+
+
+# --------------------------------------------------------------------------- issue 31, serving
+
+
+def test_mla_latent_is_replicated_on_every_tp_rank() -> None:
+    """vLLM and SGLang keep DeepSeek's whole latent on every rank (MLA's "KV cache can't be
+    sharded along the head dimension", Ray Serve LLM docs): 61 x 576 x 2 = 70,272 bytes
+    per token on each of 8 GPUs, not 8,784 (issue 31: 8x too many KV tokens)."""
+    budget = kv_budget("deepseek-v3", "H200 SXM", tp=8, max_model_len=32768)
+    assert budget.kv_bytes_per_token == 61 * 576 * 2
+    gqa = kv_budget("llama-3-70b", "H100 SXM", tp=8, max_model_len=8192)
+    assert gqa.kv_bytes_per_token == 80 * 2 * 8 * 128 * 2 / 8  # one of 8 KV heads per GPU
+
+
+@pytest.mark.parametrize(("model", "gib"), [("gpt-oss-120b", 60.8), ("gpt-oss-20b", 12.8)])
+def test_source_gpt_oss_checkpoint_sizes(model: str, gib: float) -> None:
+    """OpenAI's gpt-oss model card (2025, table 1): checkpoint sizes 60.8 GiB and 12.8 GiB,
+    routed experts in MXFP4 and the rest in BF16."""
+    from gpulesson import memory
+    from gpulesson.planning.serving import checkpoint_parts
+    got = memory.checkpoint_bytes(checkpoint_parts(model, "mxfp4_experts")) / 2**30
+    assert got == pytest.approx(gib, rel=0.005)
+
+
+def test_llama_405b_fp8_keeps_bf16_parts() -> None:
+    """Meta's FP8 Llama 3.1 405B quantises the feed-forward weights of all but the first and
+    last layers (Dubey et al. 2024, section 6.2): attention and the two outer layers stay in
+    BF16. A whole-model FP8 figure is that much low (issue 31's audit: weights per GPU
+    17 % low)."""
+    from gpulesson import memory
+    from gpulesson.planning.serving import checkpoint_parts
+    mixed = memory.checkpoint_bytes(checkpoint_parts("llama-3.1-405b", "fp8_ffn"))
+    flat = memory.checkpoint_bytes(checkpoint_parts("llama-3.1-405b", "fp8"))
+    assert flat / mixed - 1 == pytest.approx(-0.17, abs=0.02)
+    budget = kv_budget("llama-3.1-405b", "H200 SXM", tp=8, max_model_len=8192,
+                       weight_dtype="fp8_ffn")
+    assert budget.weights == pytest.approx(mixed / 8)
+
+
+def test_serving_across_nodes_uses_every_nic() -> None:
+    """tp = 16 on 8-GPU H100 servers: the all-reduces leave each server through its eight
+    NICs (the network as built), not over one NIC nor at NVLink speed."""
+    from gpulesson.planning._adapt import gpu_view, model_view
+    from gpulesson.planning.serving import _Speed
+    speed = _Speed(model_view("llama-3.1-405b"), gpu_view("H100 SXM"), 16, "bf16", 1.0, 1.0)
+    assert speed.link == pytest.approx(370e9)
