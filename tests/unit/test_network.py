@@ -1,4 +1,4 @@
-"""The network as built (gpulesson/collectives/network.py): one NIC per GPU, the ring's two
+"""The network as built (gpulesson/network.py): one NIC per GPU, the ring's two
 bounds, and six multi-node all-reduce runs from public threads (tests/data/logs/
 nccl-multinode.json names each thread), predicted within 10 %, the network efficiency
 refitted leave-one-out."""
@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from gpulesson import hardware
-from gpulesson.collectives import network
+from gpulesson import hardware, network
 from gpulesson.links import NETWORK_EFFICIENCY
 from gpulesson.planning.logs import parse_nccl_tests
 
