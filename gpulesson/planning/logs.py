@@ -53,6 +53,9 @@ _VLLM_PATTERNS = {
     "concurrency_len": [rf"Maximum concurrency for {_NUM} tokens per request"],
     "max_concurrency": [rf"tokens per request: {_NUM}x"],
     "max_model_len": [rf"max_seq_len=\s*{_NUM}", rf"max seq len \({_NUM}\)"],
+    "cuda_graph": [rf"Estimated CUDA graph memory: {_NUM}\s*GiB",
+                   rf"Graph capturing finished in {_NUM} secs?, took {_NUM}\s*GiB"],
+    "kv_needed": [rf"\({_NUM}\s*GiB KV cache is needed"],
 }
 
 
@@ -65,7 +68,9 @@ def parse_vllm_log(text: str) -> dict[str, float]:
 
     Keys, where the log has them: ``weights``, ``total_memory``, ``utilization``,
     ``peak_torch``, ``activation_peak``, ``non_torch``, ``kv_cache``, ``blocks``,
-    ``kv_cache_tokens``, ``max_concurrency``, ``max_model_len``. The weights line's "GB" is
+    ``kv_cache_tokens``, ``max_concurrency``, ``max_model_len``, ``cuda_graph`` (V1's
+    estimate, or the memory its graph capture took) and ``kv_needed`` (V1's refusal: the
+    KV cache one request of ``max_model_len`` needs). The weights line's "GB" is
     GiB (vLLM divides by 2^30). ``ValueError`` when the text has none of them.
     """
     text = _check_text(text)
@@ -74,10 +79,10 @@ def parse_vllm_log(text: str) -> dict[str, float]:
         for pattern in patterns:
             hit = re.search(pattern, text)
             if hit:
-                found[key] = _number(hit.group(1))
+                found[key] = _number(hit.group(hit.lastindex or 1))
                 break
     for key in ("weights", "total_memory", "peak_torch", "activation_peak", "non_torch",
-                "kv_cache"):
+                "kv_cache", "cuda_graph", "kv_needed"):
         if key in found:
             found[key] *= GIB
     if "activation_peak" not in found and {"peak_torch", "weights"} <= found.keys():
@@ -86,7 +91,7 @@ def parse_vllm_log(text: str) -> dict[str, float]:
         found["max_model_len"] = found["concurrency_len"]
     found.pop("concurrency_len", None)
     if not found.keys() & {"weights", "kv_cache", "blocks", "kv_cache_tokens",
-                           "max_concurrency"}:
+                           "max_concurrency", "kv_needed"}:
         raise ValueError("text: not a vLLM start-up log (no 'Loading model weights took', "
                          "'KV cache', 'GPU blocks' or 'Maximum concurrency' line found)")
     return found

@@ -63,6 +63,15 @@ def test_reconcile_vllm_terms_add_up() -> None:
     assert "KV cache tokens" in r.table()
 
 
+def test_parse_vllm_v1_cuda_graph_and_refusal() -> None:
+    """V1's CUDA graph estimate (LMCache issue #3430) and its refusal line (vLLM #15871)."""
+    graph = parse_vllm_log(_read("vllm-lmcache-3430-qwen3-8b-cudagraph.log"))
+    assert graph["cuda_graph"] == pytest.approx(0.52 * 2**30)
+    assert graph["kv_cache_tokens"] == 46_368 and graph["max_model_len"] == 16_384
+    refusal = parse_vllm_log(_read("vllm-15871-deepseek-v2-lite-mla-needed.log"))
+    assert refusal["kv_needed"] == pytest.approx(0.95 * 2**30)
+
+
 def test_unknown_log_format_is_refused() -> None:
     with pytest.raises(ValueError, match="text"):
         parse_vllm_log("hello world")
