@@ -77,6 +77,7 @@ __all__ = [
     "kv_cache_bytes",
     "kv_cache_bytes_per_token",
     "kv_cache_bytes_per_token_per_gpu",
+    "rotary_cache_bytes",
     "max_concurrent_sequences",
     "model_attention_crossover_tokens",
     "model_compute_bound_batch",
@@ -137,6 +138,18 @@ def kv_cache_bytes_per_token_per_gpu(cfg: TransformerConfig, *, tp: int = 1,
         return float(whole)
     heads = max(int(cfg.kv_heads or cfg.heads), 1)
     return whole * math.ceil(heads / t) / heads
+
+
+def rotary_cache_bytes(cfg: TransformerConfig, *, bytes_per_element: float = 2) -> float:
+    """Bytes of the rotary embedding's cos/sin table a serving engine keeps beside the
+    weights: one row of ``rotary_dim`` values per position up to ``context``
+    (``max_position_embeddings``), copied on every GPU. vLLM builds it in the model's dtype:
+    Llama 3.1 8B (131,072 positions x 128) holds 32 MiB, the difference between its 8.03 B
+    parameters (14.96 GiB in BF16) and the 14.9888 GiB vLLM reports (issue #10517)."""
+    cfg = _cfg(cfg)
+    b = v.positive_number("bytes_per_element", bytes_per_element)
+    rotary = cfg.qk_rope_head_dim if cfg.latent_attention else (cfg.head_dim or 0)
+    return float(int(cfg.context or 0) * int(rotary) * b)
 
 
 def kv_cache_bytes(

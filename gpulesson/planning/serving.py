@@ -3,7 +3,7 @@
 KV budget (vLLM's start-up arithmetic, ``vllm/worker`` memory profiling)::
 
     usable memory x gpu_memory_utilization
-      - weights (per GPU: / tp)
+      - weights (per GPU: / tp; plus the rotary cos/sin table every GPU keeps)
       - activation peak of the profiling forward pass (max_num_batched_tokens tokens)
       - non-torch memory (CUDA context, cuBLAS and NCCL workspaces)
     = KV cache memory  ->  blocks of block_size tokens  ->  KV cache tokens
@@ -98,7 +98,7 @@ def kv_budget(model: object, gpu: object | None = None, *, tp: int = 1, max_mode
         "max_num_batched_tokens", max_num_batched_tokens)
     seqs = big[1] if max_num_seqs is None else v.positive_int("max_num_seqs", max_num_seqs)
     block = v.positive_int("block_size", block_size)
-    weights = _weight_bytes(mv, weight_dtype) / t
+    weights = _weight_bytes(mv, weight_dtype) / t + inference.rotary_cache_bytes(mv.cfg)
     cfg = mv.cfg
     ffn = cfg.ffn if not mv.is_moe else mv.experts_per_token * cfg.expert_ffn + (
         cfg.shared_experts * (cfg.shared_expert_ffn or 0))
