@@ -55,6 +55,7 @@ Taught in: ``notebooks/inference_and_kv_cache.ipynb``.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 
 from gpulesson import _validate as v
@@ -75,6 +76,8 @@ __all__ = [
     "expected_experts_used",
     "kv_cache_bytes",
     "kv_cache_bytes_per_token",
+    "kv_cache_bytes_per_token_per_gpu",
+    "rotary_cache_bytes",
     "max_concurrent_sequences",
     "model_attention_crossover_tokens",
     "model_compute_bound_batch",
@@ -114,6 +117,39 @@ def kv_cache_bytes_per_token(cfg: TransformerConfig, *, bytes_per_element: float
     cfg = _cfg(cfg)
     b = v.positive_number("bytes_per_element", bytes_per_element)
     return v.tensor_bytes(cfg.layers * _kv_values_per_layer(cfg), b)
+
+
+def kv_cache_bytes_per_token_per_gpu(cfg: TransformerConfig, *, tp: int = 1,
+                                     bytes_per_element: float = 2) -> float:
+    """KV-cache bytes one token adds on each of ``tp`` tensor-parallel GPUs.
+
+    Grouped-query attention splits its ``kv_heads`` over the ranks, one head at least per
+    rank (a head is copied when ``tp > kv_heads``): ``ceil(kv_heads / tp) / kv_heads`` of
+    :func:`kv_cache_bytes_per_token`. Latent attention (DeepSeek-V2/V3) caches one latent
+    per token that every head reads, so it cannot be split by head: vLLM and SGLang keep
+    the whole latent on every rank ("MLA ... where KV cache can't be sharded along the head
+    dimension", Ray Serve LLM docs, data parallel attention, 2025). DeepSeek-V3 on 8 GPUs:
+    70,272 bytes per token on each GPU, not 8,784.
+    """
+    cfg = _cfg(cfg)
+    t = v.positive_int("tp", tp)
+    whole = kv_cache_bytes_per_token(cfg, bytes_per_element=bytes_per_element)
+    if cfg.latent_attention:
+        return float(whole)
+    heads = max(int(cfg.kv_heads or cfg.heads), 1)
+    return whole * math.ceil(heads / t) / heads
+
+
+def rotary_cache_bytes(cfg: TransformerConfig, *, bytes_per_element: float = 2) -> float:
+    """Bytes of the rotary embedding's cos/sin table a serving engine keeps beside the
+    weights: one row of ``rotary_dim`` values per position up to ``context``
+    (``max_position_embeddings``), copied on every GPU. vLLM builds it in the model's dtype:
+    Llama 3.1 8B (131,072 positions x 128) holds 32 MiB, the difference between its 8.03 B
+    parameters (14.96 GiB in BF16) and the 14.9888 GiB vLLM reports (issue #10517)."""
+    cfg = _cfg(cfg)
+    b = v.positive_number("bytes_per_element", bytes_per_element)
+    rotary = cfg.qk_rope_head_dim if cfg.latent_attention else (cfg.head_dim or 0)
+    return float(int(cfg.context or 0) * int(rotary) * b)
 
 
 def kv_cache_bytes(

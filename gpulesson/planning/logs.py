@@ -21,14 +21,17 @@ import re
 from dataclasses import dataclass
 
 from gpulesson import _validate as v
-from gpulesson import distributed, units
+from gpulesson import distributed, network, units
 
 from .serving import GIB, NON_TORCH_BYTES, KVBudget, kv_budget
 
 __all__ = ["LogRow", "NCCLReconciliation", "NCCLRow", "VLLMReconciliation", "alpha_beta_fit",
            "parse_nccl_tests", "parse_vllm_log", "reconcile_nccl_tests", "reconcile_vllm_log"]
 
-_NUM = r"([0-9][0-9,]*\.?[0-9]*)"
+#: A number as vLLM prints it (``14.9888``, ``1,952``): bounded repeats and no digit after
+#: it, so a 50,000-digit number is skipped in linear time instead of read or backtracked.
+_NUM_BODY = r"[0-9][0-9,]{0,24}(?:\.[0-9]{0,12})?"
+_NUM = rf"({_NUM_BODY})(?![0-9])"
 _VLLM_PATTERNS = {
     "weights": [rf"Loading model weights took {_NUM}\s*Gi?B", rf"Model loading took {_NUM}\s*GiB",
                 rf"model weights take\s+{_NUM}\s*GiB"],
@@ -41,7 +44,7 @@ _VLLM_PATTERNS = {
     "non_torch": [rf"non_torch_memory=\s*{_NUM}\s*GiB", rf"non_torch_memory takes {_NUM}\s*GiB",
                   rf"non_torch_memory\s+{_NUM}\s*GiB"],
     "kv_cache": [rf"kv_cache_size=\s*{_NUM}\s*GiB",
-                 rf"reserved for KV Cache is (-?{_NUM[1:-1]})\s*GiB",
+                 rf"reserved for KV Cache is (-?{_NUM_BODY})(?![0-9])\s*GiB",
                  rf"Available KV cache memory: {_NUM}\s*GiB",
                  rf"available_kv_cache_memory\s+{_NUM}\s*GiB"],
     "blocks": [rf"# (?:GPU|cuda|CUDA) blocks: {_NUM}", rf"GPU blocks: {_NUM}"],
@@ -50,6 +53,9 @@ _VLLM_PATTERNS = {
     "concurrency_len": [rf"Maximum concurrency for {_NUM} tokens per request"],
     "max_concurrency": [rf"tokens per request: {_NUM}x"],
     "max_model_len": [rf"max_seq_len=\s*{_NUM}", rf"max seq len \({_NUM}\)"],
+    "cuda_graph": [rf"Estimated CUDA graph memory: {_NUM}\s*GiB",
+                   rf"Graph capturing finished in {_NUM} secs?, took {_NUM}\s*GiB"],
+    "kv_needed": [rf"\({_NUM}\s*GiB KV cache is needed"],
 }
 
 
@@ -62,20 +68,21 @@ def parse_vllm_log(text: str) -> dict[str, float]:
 
     Keys, where the log has them: ``weights``, ``total_memory``, ``utilization``,
     ``peak_torch``, ``activation_peak``, ``non_torch``, ``kv_cache``, ``blocks``,
-    ``kv_cache_tokens``, ``max_concurrency``, ``max_model_len``. The weights line's "GB" is
+    ``kv_cache_tokens``, ``max_concurrency``, ``max_model_len``, ``cuda_graph`` (V1's
+    estimate, or the memory its graph capture took) and ``kv_needed`` (V1's refusal: the
+    KV cache one request of ``max_model_len`` needs). The weights line's "GB" is
     GiB (vLLM divides by 2^30). ``ValueError`` when the text has none of them.
     """
-    if not isinstance(text, str):
-        raise TypeError(f"text must be a str, got {type(text).__name__}")
+    text = _check_text(text)
     found: dict[str, float] = {}
     for key, patterns in _VLLM_PATTERNS.items():
         for pattern in patterns:
             hit = re.search(pattern, text)
             if hit:
-                found[key] = _number(hit.group(1))
+                found[key] = _number(hit.group(hit.lastindex or 1))
                 break
     for key in ("weights", "total_memory", "peak_torch", "activation_peak", "non_torch",
-                "kv_cache"):
+                "kv_cache", "cuda_graph", "kv_needed"):
         if key in found:
             found[key] *= GIB
     if "activation_peak" not in found and {"peak_torch", "weights"} <= found.keys():
@@ -84,7 +91,7 @@ def parse_vllm_log(text: str) -> dict[str, float]:
         found["max_model_len"] = found["concurrency_len"]
     found.pop("concurrency_len", None)
     if not found.keys() & {"weights", "kv_cache", "blocks", "kv_cache_tokens",
-                           "max_concurrency"}:
+                           "max_concurrency", "kv_needed"}:
         raise ValueError("text: not a vLLM start-up log (no 'Loading model weights took', "
                          "'KV cache', 'GPU blocks' or 'Maximum concurrency' line found)")
     return found
@@ -229,30 +236,81 @@ class NCCLRow:
     busbw: float
 
 
-_ROW = re.compile(r"^\s*(?:\[\d+\]\s*)?(\d+)\s+(\d+)\s+([a-z0-9_]+)\s+(?:([a-z]+)\s+)?"
-                  r"(?:(-?\d+)\s+)?([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)\s", re.M)
+#: One data row, matched line by line (``[ \t]``, never ``\s``: a pattern that may span
+#: newlines makes 100,000 blank lines quadratic): size, count, type, optional redop and
+#: root, then the out-of-place time, algbw and busbw. Bounded repeats keep every match
+#: linear in the line.
+_ROW = re.compile(r"[ \t]{0,40}(?:\[\d{1,6}\][ \t]{0,40})?(\d{1,20})[ \t]+(\d{1,20})[ \t]+"
+                  r"([a-z0-9_]{1,12})[ \t]+(?:([a-z]{1,8})[ \t]+)?(?:(-?\d{1,6})[ \t]+)?"
+                  r"(\d{1,12}(?:\.\d{1,6})?)[ \t]+(\d{1,12}(?:\.\d{1,6})?)[ \t]+"
+                  r"(\d{1,12}(?:\.\d{1,6})?)(?:[ \t]|$)")
+#: The column header nccl-tests prints above its rows (``#  size  count  type ... busbw``).
+_HEADER = re.compile(r"#.{0,200}\bsize\b.{0,200}\bcount\b.{0,200}\bbusbw\b")
 _DTYPE_BYTES = {"float": 4, "double": 8, "half": 2, "bfloat16": 2, "int8": 1, "uint8": 1,
                 "int32": 4, "uint32": 4, "int64": 8, "uint64": 8}
 _COLLECTIVE = re.compile(r"(all_reduce|all_gather|reduce_scatter|alltoall|broadcast|reduce|"
                          r"sendrecv)_perf")
+#: Longest text read (a full nccl-tests log with NCCL_DEBUG=INFO of a large job is a few MB).
+MAX_LOG_CHARS = 20_000_000
+
+
+def _check_text(text: object) -> str:
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
+    if len(text) > MAX_LOG_CHARS:
+        raise ValueError(f"text must be at most {MAX_LOG_CHARS:,} characters, got "
+                         f"{len(text):,}")
+    return text
+
+
+def _row(number: int, line: str, hit: re.Match[str]) -> NCCLRow | None:
+    """The row of a matched line, ``None`` for a zero size or time; ``ValueError`` when its
+    columns contradict each other (algbw is not size / time, busbw not a bus factor of
+    algbw): a line that only looks like a row is refused, never read."""
+    size, count, dtype = int(hit.group(1)), int(hit.group(2)), hit.group(3)
+    if dtype not in _DTYPE_BYTES:
+        raise ValueError(f"text: line {number} is not an nccl-tests row (unknown type "
+                         f"{dtype!r}; known: {', '.join(_DTYPE_BYTES)}): {line[:80]!r}")
+    if size != count * _DTYPE_BYTES[dtype]:
+        # early nccl-tests runs with -g 2 printed the bytes of all GPUs of the process;
+        # the buffer is count elements
+        size = count * _DTYPE_BYTES[dtype]
+    us, algbw, busbw = float(hit.group(6)), float(hit.group(7)), float(hit.group(8))
+    if size == 0 or us <= 0:
+        return None
+    expected = size / us / 1e3  # GB/s
+    printed = int(hit.group(1)) / us / 1e3
+    if min(abs(algbw - expected), abs(algbw - printed)) > 0.011 + 0.03 * algbw or not (
+            algbw * 0.49 - 0.011 <= busbw <= 2 * algbw + 0.011):
+        raise ValueError(f"text: line {number} is not an nccl-tests row (its algbw {algbw:g} "
+                         f"GB/s is not size / time = {expected:.3g} GB/s, or its busbw "
+                         f"{busbw:g} is not 0.5-2x algbw): {line[:80]!r}")
+    return NCCLRow(size, count, dtype, us * 1e-6, algbw * 1e9, busbw * 1e9)
 
 
 def parse_nccl_tests(text: str) -> tuple[str | None, list[NCCLRow]]:
-    """``(collective or None, rows)`` of an nccl-tests output; ``ValueError`` when no row."""
-    if not isinstance(text, str):
-        raise TypeError(f"text must be a str, got {type(text).__name__}")
-    rows = []
-    for hit in _ROW.finditer(text):
-        size, count, dtype = int(hit.group(1)), int(hit.group(2)), hit.group(3)
-        if dtype in _DTYPE_BYTES and size != count * _DTYPE_BYTES[dtype]:
-            # early nccl-tests runs with -g 2 printed the bytes of all GPUs of the process;
-            # the buffer is count elements
-            size = count * _DTYPE_BYTES[dtype]
-        seconds = float(hit.group(6)) * 1e-6
-        if size == 0 or seconds <= 0:
+    """``(collective or None, rows)`` of an nccl-tests output.
+
+    The rows must follow nccl-tests' column header (a ``#`` line naming ``size``, ``count``
+    and ``busbw``); ``#`` lines, NCCL INFO lines and anything that does not start like a
+    row are skipped. ``ValueError`` without the header, without a row, or for a line that
+    starts like a row but whose columns contradict each other. Linear in the text.
+    """
+    text = _check_text(text)
+    rows: list[NCCLRow] = []
+    header = False
+    for number, line in enumerate(text.splitlines(), 1):
+        if not header:
+            header = line.lstrip().startswith("#") and bool(_HEADER.match(line.lstrip()))
             continue
-        rows.append(NCCLRow(size, count, dtype, seconds, float(hit.group(7)) * 1e9,
-                            float(hit.group(8)) * 1e9))
+        hit = _ROW.match(line)
+        if hit:
+            row = _row(number, line, hit)
+            if row is not None:
+                rows.append(row)
+    if not header:
+        raise ValueError("text: not an nccl-tests output (no '#  size  count  type ... busbw' "
+                         "column header found)")
     if not rows:
         raise ValueError("text: not an nccl-tests table (no 'size count type ... time algbw "
                          "busbw' row found)")
@@ -312,40 +370,86 @@ class NCCLReconciliation:
         return self.beta / self.predicted_busbw
 
 
+#: Most ranks the busbw/algbw ratio can tell apart: its two printed decimals cannot
+#: resolve 2(n-1)/n beyond a few hundred ranks.
+MAX_INFERRED_RANKS = 128
+
+
 def _ranks_from(rows: list[NCCLRow], collective: str) -> int:
-    """The rank count nccl-tests' busbw/algbw ratio implies (2(n-1)/n or (n-1)/n)."""
+    """The rank count nccl-tests' busbw/algbw ratio implies (2(n-1)/n or (n-1)/n);
+    ``ValueError`` asking for ``n_ranks`` when the ratio cannot tell."""
     big = max(rows, key=lambda r: r.size_bytes)
     ratio = big.busbw / big.algbw if big.algbw else 1.0
+    n = 1
     if collective == "all_reduce":
-        return max(round(2 / (2 - ratio)), 1) if ratio < 2 else 1
-    if collective in ("all_gather", "reduce_scatter", "alltoall"):
-        return max(round(1 / (1 - ratio)), 1) if ratio < 1 else 1
-    return 1
+        n = max(round(2 / (2 - ratio)), 1) if ratio < 2 else MAX_INFERRED_RANKS + 1
+    elif collective in ("all_gather", "reduce_scatter", "alltoall"):
+        n = max(round(1 / (1 - ratio)), 1) if ratio < 1 else MAX_INFERRED_RANKS + 1
+    if n > MAX_INFERRED_RANKS:
+        raise ValueError(f"n_ranks: the busbw/algbw ratio ({ratio:.4f}) cannot tell a rank "
+                         f"count above {MAX_INFERRED_RANKS}; give n_ranks")
+    return n
+
+
+def _ranks_per_host(text: str) -> int | None:
+    """GPUs per host from nccl-tests' ``#  Rank  N Group G Pid P on HOST device`` lines
+    (``None`` without them, or when hosts hold different numbers of ranks)."""
+    counts: dict[str, int] = {}
+    for line in text.splitlines():
+        hit = _RANK_LINE.match(line)
+        if hit:
+            counts[hit.group(1)] = counts.get(hit.group(1), 0) + 1
+    sizes = set(counts.values())
+    return sizes.pop() if len(sizes) == 1 else None
+
+
+_RANK_LINE = re.compile(r"#\s{0,8}Rank\s{1,8}\d{1,9}\s.{0,80}?\son\s{1,40}(\S{1,200})\s{1,8}device")
 
 
 def reconcile_nccl_tests(text: str, *, line_rate: float, tier: str = "nvlink",
                          collective: str | None = None, n_ranks: int | None = None,
-                         min_size: int = 0) -> NCCLReconciliation:
+                         min_size: int = 0, gpus_per_node: int | None = None,
+                         nvlink_line_rate: float | None = None) -> NCCLReconciliation:
     """Fit alpha and beta to an nccl-tests table and compare with the link.
 
     ``line_rate`` is the link's one-way bandwidth per GPU (bytes/s: 450e9 for H100 NVLink,
     50e9 for a 400 Gb/s NIC), ``tier`` ``"nvlink"`` or ``"network"``; the prediction is
-    :func:`gpulesson.distributed.achievable_bandwidth`. The rank count comes from the
+    :func:`gpulesson.distributed.achievable_bandwidth`. Across nodes (``tier="network"``)
+    every GPU brings its own NIC of ``line_rate``: with ``gpus_per_node`` GPUs per node (from
+    the ``# Rank ... on HOST`` lines when not given) the ring leaves each node through that
+    many NICs, bounded by the NVLink inside it when ``nvlink_line_rate`` is given
+    (:func:`gpulesson.network.ring_bus_bandwidth`). The rank count comes from the
     ``# Rank`` lines, else from the busbw/algbw ratio. Rows below ``min_size`` bytes are left
     out of the fit.
     """
     rate = v.positive_number("line_rate", line_rate)
     kind = v.choice("tier", tier, distributed.TIERS)
+    if n_ranks is not None:
+        v.positive_int("n_ranks", n_ranks)
+    size_floor = v.nonneg_int("min_size", min_size)
     found, rows = parse_nccl_tests(text)
     name = collective or found or "all_reduce"
     distributed.bus_bandwidth_factor(name, 2)  # refuse an unknown collective by name
     name = {"allreduce": "all_reduce"}.get(name, name)
-    ranks = len(re.findall(r"^#\s+Rank\s+\d+", text, re.M))
+    ranks = len(re.findall(r"^#[ \t]*Rank[ \t]+\d", text, re.M))
     n = n_ranks or ranks or _ranks_from(rows, name)
-    used = [r for r in rows if r.size_bytes >= min_size] or rows
+    used = [r for r in rows if r.size_bytes >= size_floor]
+    if not used:
+        raise ValueError(f"min_size must be at most the largest size in the table "
+                         f"({max(r.size_bytes for r in rows):,} bytes), got {size_floor:,}")
     alpha, beta = alpha_beta_fit([r.size_bytes for r in used], [r.seconds for r in used],
                                  collective=name, n_ranks=n)
     predicted = distributed.achievable_bandwidth(rate, kind)
+    per_node = None
+    if kind == "network":
+        per_node = (v.positive_int("gpus_per_node", gpus_per_node) if gpus_per_node is not None
+                    else _ranks_per_host(text))
+    if per_node and per_node < n:
+        nv = (v.positive_number("nvlink_line_rate", nvlink_line_rate)
+              if nvlink_line_rate is not None else None)
+        predicted = network.ring_bus_bandwidth(
+            n, gpus_per_domain=per_node, nvlink_line_rate=nv, nic_line_rate=rate).bus_bandwidth
+        rate = rate * per_node  # the node's NICs together
     peak = max(r.busbw for r in rows)
     ratio = beta / predicted
     if ratio > 1.1 and name == "all_reduce" and kind == "nvlink":

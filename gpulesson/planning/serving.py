@@ -3,7 +3,7 @@
 KV budget (vLLM's start-up arithmetic, ``vllm/worker`` memory profiling)::
 
     usable memory x gpu_memory_utilization
-      - weights (per GPU: / tp)
+      - weights (per GPU: / tp; plus the rotary cos/sin table every GPU keeps)
       - activation peak of the profiling forward pass (max_num_batched_tokens tokens)
       - non-torch memory (CUDA context, cuBLAS and NCCL workspaces)
     = KV cache memory  ->  blocks of block_size tokens  ->  KV cache tokens
@@ -40,12 +40,12 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from gpulesson import _validate as v
-from gpulesson import cost, distributed, inference, memory, units
+from gpulesson import cost, distributed, inference, memory, network, transformer, units
 
 from ._adapt import GPUView, ModelView, gpu_view, model_view
 from .layout import divisors
 
-__all__ = ["ServingPlan", "kv_budget", "plan_serving"]
+__all__ = ["MIXED_CHECKPOINTS", "ServingPlan", "checkpoint_parts", "kv_budget", "plan_serving"]
 
 GIB = 2**30
 #: Non-torch memory of one vLLM process, as its logs print it for one GPU: 0.35 GiB
@@ -98,7 +98,7 @@ def kv_budget(model: object, gpu: object | None = None, *, tp: int = 1, max_mode
         "max_num_batched_tokens", max_num_batched_tokens)
     seqs = big[1] if max_num_seqs is None else v.positive_int("max_num_seqs", max_num_seqs)
     block = v.positive_int("block_size", block_size)
-    weights = _weight_bytes(mv, weight_dtype) / t
+    weights = _weight_bytes(mv, weight_dtype) / t + inference.rotary_cache_bytes(mv.cfg)
     cfg = mv.cfg
     ffn = cfg.ffn if not mv.is_moe else mv.experts_per_token * cfg.expert_ffn + (
         cfg.shared_experts * (cfg.shared_expert_ffn or 0))
@@ -108,8 +108,8 @@ def kv_budget(model: object, gpu: object | None = None, *, tp: int = 1, max_mode
     other = v.nonneg_number("non_torch_memory", non_torch_memory)
     requested = total * util
     kv = requested - weights - act - other
-    per_token = mv.kv_bytes_per_token * memory.precision_bytes(kv_dtype) / 2 / min(
-        t, max(mv.kv_heads, 1))
+    per_token = inference.kv_cache_bytes_per_token_per_gpu(
+        mv.cfg, tp=t, bytes_per_element=memory.precision_bytes(kv_dtype))
     blocks = max(int(kv // (block * per_token)), 0)
     kv_tokens = blocks * block
     return KVBudget(requested=requested, weights=weights, activation_peak=act, non_torch=other,
@@ -117,14 +117,49 @@ def kv_budget(model: object, gpu: object | None = None, *, tp: int = 1, max_mode
                     kv_cache_tokens=kv_tokens, max_concurrency=kv_tokens / length)
 
 
+#: Checkpoints that keep parts in 16 bits, by ``weight_dtype`` name: what each stores at
+#: low precision (the rest is BF16), and the source.
+MIXED_CHECKPOINTS: Mapping[str, str] = MappingProxyType({
+    "fp8_ffn": "Llama 3.1 405B FP8 (Meta): the feed-forward weights in FP8, except in the "
+               "first and last layers; attention, norms and embeddings in BF16 (Dubey et al. "
+               "2024, The Llama 3 Herd of Models, section 6.2)",
+    "mxfp4_experts": "gpt-oss: the routed experts in MXFP4, everything else in BF16 (OpenAI, "
+                     "gpt-oss-120b and gpt-oss-20b model card, 2025: 60.8 and 12.8 GiB)",
+})
+
+
+def checkpoint_parts(model: object, weight_dtype: str) -> dict[str, float]:
+    """Parameters by storage precision, ``{precision: params}``, of ``model`` stored as
+    ``weight_dtype``: one precision for all (``"bf16"``), a quantised checkpoint that keeps
+    the embedding and the output layer in 16 bits (``"fp8"``, ``"int8"``, ``"int4"``), or a
+    mixed one of :data:`MIXED_CHECKPOINTS`. :func:`gpulesson.memory.checkpoint_bytes`
+    turns it into bytes."""
+    mv = model_view(model)
+    cfg = mv.cfg
+    total = mv.total_params
+    if weight_dtype == "mxfp4_experts":
+        experts = transformer.moe_breakdown(cfg)["routed_experts"]
+        if not experts:
+            raise ValueError("weight_dtype 'mxfp4_experts' needs a mixture-of-experts model; "
+                             f"{mv.name} has no routed experts")
+        return {"mxfp4": float(experts), "bf16": total - experts}
+    if weight_dtype == "fp8_ffn":
+        mlp = transformer.param_breakdown(cfg)["mlp"]
+        if cfg.layers < 3:
+            raise ValueError(f"weight_dtype 'fp8_ffn' keeps the first and last layers in BF16; "
+                             f"{mv.name} has {cfg.layers} layers")
+        fp8 = mlp * (cfg.layers - 2) / cfg.layers
+        return {"fp8": fp8, "bf16": total - fp8}
+    size = memory.precision_bytes(weight_dtype)
+    if size >= 2:
+        return {weight_dtype: total}
+    table = mv.hidden * cfg.vocab * (1 if cfg.tied_embeddings else 2)
+    return {weight_dtype: total - table, "bf16": float(table)}
+
+
 def _weight_bytes(mv: ModelView, dtype: str) -> float:
-    """Weights at ``dtype``; quantised checkpoints (AWQ, GPTQ, INT8, FP8) keep the embedding
-    and the output layer in 16 bits."""
-    full = memory.weight_bytes(mv.total_params, precision=dtype)
-    if memory.precision_bytes(dtype) >= 2:
-        return full
-    table = mv.hidden * mv.cfg.vocab * (1 if mv.cfg.tied_embeddings else 2)
-    return full + table * (2 - memory.precision_bytes(dtype))
+    """Weights at ``dtype`` (:func:`checkpoint_parts`)."""
+    return memory.checkpoint_bytes(checkpoint_parts(mv, dtype))
 
 
 @dataclass(frozen=True)
@@ -167,8 +202,15 @@ class _Speed:
         self.bw = gv.bandwidth * tp
         self.weights = _weight_bytes(mv, weight_dtype)
         self.kv_read = context * per_token * tp  # per sequence per step, all GPUs
-        link = distributed.achievable_bandwidth(gv.nvlink_bandwidth,
-                                                "nvlink" if gv.domain >= tp else "network")
+        if tp == 1:
+            link = 1.0  # no all-reduce
+        elif gv.domain >= tp:
+            link = distributed.achievable_bandwidth(gv.nvlink_bandwidth, "nvlink")
+        else:  # across NVLink domains: every GPU's own NIC (the network as built)
+            link = network.group_bus_bandwidth(
+                stride=1, size=tp, domain=max(gv.domain, 1),
+                nvlink_line_rate=gv.nvlink_bandwidth if gv.domain > 1 else None,
+                nic_line_rate=gv.scaleout_bandwidth).bus_bandwidth
         self.link, self.layers = link, mv.layers
 
     def _experts_read(self, batch: float) -> float:

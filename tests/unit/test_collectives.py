@@ -540,3 +540,28 @@ def test_smoke_timing_makes_one_short_block_per_size(monkeypatch):
     (m,) = C.run_allreduce_benchmark(2, [64 * KiB], iterations=50, repeats=5, warmup=5,
                                      min_seconds_per_size=1.0)
     assert (m.repeats, m.iterations, m.warmup, m.wrong) == (1, 2, 1, 0)
+
+
+# --------------------------------------------------------------------------- hostile logs
+
+
+def test_parse_nccl_tests_needs_the_column_header() -> None:
+    body = NCCL_TESTS_LOG.split("\n", 4)[4]  # the rows without the three header lines
+    with pytest.raises(ValueError, match="column header"):
+        C.parse_nccl_tests(body)
+
+
+def test_parse_nccl_tests_refuses_a_row_with_garbage_values() -> None:
+    bad = NCCL_TESTS_LOG.replace("42.56", "abc")
+    with pytest.raises(ValueError, match="line 5"):
+        C.parse_nccl_tests(bad)
+
+
+def test_parse_nccl_tests_is_linear() -> None:
+    import time
+    start = time.perf_counter()
+    rows = C.parse_nccl_tests(NCCL_TESTS_LOG.replace("\n#        (B)", "\n" * 100_000
+                                                     + "#        (B)"))
+    assert time.perf_counter() - start < 2.0 and len(rows) == 2
+    with pytest.raises(ValueError, match="starts like"):
+        C.parse_nccl_tests(NCCL_TESTS_LOG + "9" * 50_000 + "  2  float  sum  -1  1 1 1 0\n")

@@ -507,3 +507,48 @@ def test_from_hf_config_refuses_hostile_values(path: Any, data: st.DataObject) -
                    and getattr(cfg, HF_SIZE_KEYS[k]) == target[k]]
         problem = f"accepted invalid {slipped}" if slipped or not isinstance(count, int) else ""
     assert _count_escape(problem) == "", f"{path.name} with {changed}: {problem}"
+
+
+# The log parsers (issue 35, item 7): any text, no escape, no hang, nothing invented
+
+
+_LOG_PIECES = st.sampled_from([
+    "#       size         count      type   redop    root     time   algbw   busbw #wrong\n",
+    "  1073741824     268435456     float     sum      -1    10776   99.64  186.83      0\n",
+    "        8             2     float     sum      -1    42.56    0.00    0.00      0\n",
+    "#  Rank  0 Group  0 Pid  1 on host0 device  0 [0x0f] NVIDIA H100\n",
+    "Loading model weights took 14.99 GB\n", "# GPU blocks: 1952\n",
+    "Maximum concurrency for 4096 tokens per request: 1.56x\n", "\n" * 1000, " \t" * 500,
+    "9" * 5000, "-1 -1 nan inf 1e308 N/A abc\n", "NCCL INFO Channel 00/0\n",
+])
+_LOG_TEXT = st.lists(st.one_of(_LOG_PIECES, st.text(max_size=40)), max_size=30).map("".join)
+
+
+@given(text=_LOG_TEXT)
+@FUZZ
+def test_log_parsers_answer_any_text(text: str) -> None:
+    """parse_nccl_tests (both), parse_vllm_log and reconcile_nccl_tests: a clear ValueError
+    or a result, within a second, for any text; every row they return is finite."""
+    from gpulesson.collectives import parse_nccl_tests as rows_of
+    from gpulesson.planning import reconcile_nccl_tests
+    from gpulesson.planning.logs import parse_nccl_tests, parse_vllm_log
+
+    def alarm(*_: object) -> None:
+        raise TimeoutError("a log parser ran past 5 s")
+
+    old = signal.signal(signal.SIGALRM, alarm)
+    signal.alarm(5)
+    try:
+        for call in (lambda: parse_nccl_tests(text), lambda: rows_of(text),
+                     lambda: parse_vllm_log(text),
+                     lambda: reconcile_nccl_tests(text, line_rate=50e9, tier="network")):
+            try:
+                out = call()
+            except ValueError as err:
+                assert str(err)
+                continue
+            numbers = json.dumps(out, default=lambda o: getattr(o, "__dict__", str(o)))
+            assert "Infinity" not in numbers and "NaN" not in numbers
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)

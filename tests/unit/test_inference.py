@@ -316,3 +316,15 @@ def test_decode_step_counts_the_attention_flops_it_is_given() -> None:
                                       **step) == 2e-3
     assert inference.decode_step_time(batch=1000, attention_flops_per_sequence=1e9,
                                       **step) == pytest.approx(3e-3)
+
+
+def test_kv_per_gpu_replicates_the_latent_and_splits_heads() -> None:
+    """Latent attention cannot be split by head (Ray Serve LLM docs, data parallel
+    attention): DeepSeek-V3 keeps 61 x 576 x 2 bytes per token on each of 8 GPUs. Llama 3
+    70B's 8 KV heads split one per GPU at tp 8, and are copied at tp 16."""
+    ds = preset("deepseek-v3")
+    assert inference.kv_cache_bytes_per_token_per_gpu(ds, tp=8) == 61 * 576 * 2
+    llama = preset("llama-3-70b")
+    whole = inference.kv_cache_bytes_per_token(llama)
+    assert inference.kv_cache_bytes_per_token_per_gpu(llama, tp=8) == whole / 8
+    assert inference.kv_cache_bytes_per_token_per_gpu(llama, tp=16) == whole / 8

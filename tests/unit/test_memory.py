@@ -448,3 +448,21 @@ def test_deepseek_v3_recipe_needs_latent_attention() -> None:
         activations.up_projection_params(preset("llama-3-8b"))
     with pytest.raises(ValueError, match=r"recompute must be one of .*'deepseek-v3'"):
         activations.activation_tensors(preset("gpt2"), seq_len=8, recompute="some")
+
+
+@pytest.mark.parametrize(("mlp", "rest", "gib"), [
+    (114.71e9, 0.96e9 + 1.16e9, 60.8),  # gpt-oss-120b
+    (19.12e9, 0.64e9 + 1.16e9, 12.8),   # gpt-oss-20b
+])
+def test_source_gpt_oss_checkpoint_bytes(mlp: float, rest: float, gib: float) -> None:
+    """OpenAI, gpt-oss model card (2025), table 1: MLP, attention and embedding parameters
+    and the checkpoint size; the MoE weights are MXFP4 (4.25 bits with their scales), the
+    rest BF16."""
+    got = memory.checkpoint_bytes({"mxfp4": mlp, "bf16": rest})
+    assert got / 2**30 == pytest.approx(gib, rel=0.005)
+
+
+@pytest.mark.parametrize("parts", [{}, {"bf16": -1}, {"bogus": 1e9}, [("bf16", 1)]])
+def test_checkpoint_bytes_refuses_bad_parts(parts: object) -> None:
+    with pytest.raises((ValueError, KeyError)):
+        memory.checkpoint_bytes(parts)  # type: ignore[arg-type]

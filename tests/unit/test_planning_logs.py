@@ -63,6 +63,15 @@ def test_reconcile_vllm_terms_add_up() -> None:
     assert "KV cache tokens" in r.table()
 
 
+def test_parse_vllm_v1_cuda_graph_and_refusal() -> None:
+    """V1's CUDA graph estimate (LMCache issue #3430) and its refusal line (vLLM #15871)."""
+    graph = parse_vllm_log(_read("vllm-lmcache-3430-qwen3-8b-cudagraph.log"))
+    assert graph["cuda_graph"] == pytest.approx(0.52 * 2**30)
+    assert graph["kv_cache_tokens"] == 46_368 and graph["max_model_len"] == 16_384
+    refusal = parse_vllm_log(_read("vllm-15871-deepseek-v2-lite-mla-needed.log"))
+    assert refusal["kv_needed"] == pytest.approx(0.95 * 2**30)
+
+
 def test_unknown_log_format_is_refused() -> None:
     with pytest.raises(ValueError, match="text"):
         parse_vllm_log("hello world")
@@ -105,3 +114,96 @@ def test_alpha_beta_fit_recovers_a_line() -> None:
 def test_reconcile_nccl_refuses_bad_line_rate() -> None:
     with pytest.raises(ValueError, match="line_rate"):
         reconcile_nccl_tests(_read("nccl-tests-44-rtx2080ti-nvlink.txt"), line_rate=-5.0)
+
+
+def test_reconcile_nccl_multinode_uses_every_nic() -> None:
+    """Two OCI BM.GPU4.8 servers (oracle-quickstart/oci-hpc-oke README: 8 A100 and 16 x 100
+    Gb/s NICs each, 25 GB/s per GPU) reach 190 GB/s of bus bandwidth. One NIC per node
+    predicted 23.5 GB/s (issue 31); the node's eight GPUs' NICs together predict 188."""
+    got = reconcile_nccl_tests(_read("nccl-tests-oci-a100-2x8.txt"), line_rate=25e9,
+                               tier="network", n_ranks=16, gpus_per_node=8,
+                               nvlink_line_rate=300e9)
+    assert got.predicted_busbw == pytest.approx(8 * 25e9 * 47 / 50)
+    assert got.ratio == pytest.approx(1.0, abs=0.05)
+
+
+def test_reconcile_nccl_reads_gpus_per_node_from_rank_lines() -> None:
+    rows = _read("nccl-tests-oci-a100-2x8.txt")
+    ranks = "\n".join(f"#  Rank {i:2d} Group  0 Pid  {100 + i} on host{i // 8} device  {i % 8} "
+                      "[0x0f] NVIDIA A100-SXM4-40GB" for i in range(16))
+    got = reconcile_nccl_tests(ranks + "\n" + rows, line_rate=25e9, tier="network")
+    assert got.n_ranks == 16 and got.predicted_busbw == pytest.approx(188e9)
+
+
+# --------------------------------------------------------------------------- hostile logs
+# Issue 35, item 7: the parsers are linear, need nccl-tests' header, refuse rows that are
+# not rows, and refuse impossible arguments by name.
+
+HEADER = ("#       size         count      type   redop    root     time   algbw   busbw #wrong"
+          "     time   algbw   busbw #wrong\n")
+ROW = ("  1073741824     268435456     float     sum      -1    10776   99.64  186.83      0"
+       "    10781   99.60  186.75      0\n")
+
+
+def _timed(call, *args, **kwargs) -> float:
+    import time
+    start = time.perf_counter()
+    try:
+        call(*args, **kwargs)
+    except ValueError:
+        pass
+    return time.perf_counter() - start
+
+
+def test_nccl_parser_is_linear_in_blank_lines() -> None:
+    """100,000 blank lines took more than 30 s (``^\\s*`` under re.M spans newlines)."""
+    assert _timed(parse_nccl_tests, HEADER + "\n" * 100_000 + ROW) < 2.0
+    assert _timed(parse_nccl_tests, HEADER + " \t" * 100_000 + "\n" + ROW) < 2.0
+    _, rows = parse_nccl_tests(HEADER + "\n" * 100_000 + ROW)
+    assert len(rows) == 1
+
+
+def test_nccl_parser_needs_the_column_header() -> None:
+    with pytest.raises(ValueError, match="column header"):
+        parse_nccl_tests(ROW * 3)
+
+
+def test_nccl_parser_refuses_lines_that_only_look_like_rows() -> None:
+    """A fake line whose busbw is more than 2x its algbw implies no rank count; one whose
+    algbw is not size / time is not a measurement."""
+    fake = "  1073741824     268435456     float     sum      -1    10776   99.64  250.00  0\n"
+    with pytest.raises(ValueError, match="line 3"):
+        parse_nccl_tests(HEADER + ROW + fake)
+    wrong_time = "  1073741824  268435456     float     sum      -1       10   99.64  186.83  0\n"
+    with pytest.raises(ValueError, match="algbw"):
+        parse_nccl_tests(HEADER + wrong_time)
+    with pytest.raises(ValueError, match="type"):
+        parse_nccl_tests(HEADER + ROW.replace("float", "bogus"))
+
+
+def test_nccl_rank_count_too_large_to_infer_is_asked_for() -> None:
+    """busbw/algbw = 1.9999 cannot tell 20,000 ranks from 2,000: give n_ranks."""
+    row = "  1073741824     268435456     float     sum      -1    10776   99.64  199.27      0\n"
+    with pytest.raises(ValueError, match="n_ranks"):
+        reconcile_nccl_tests(HEADER + row, line_rate=50e9)
+
+
+@pytest.mark.parametrize(("kwargs", "name"), [
+    ({"n_ranks": 0}, "n_ranks"), ({"n_ranks": -3}, "n_ranks"),
+    ({"min_size": -1}, "min_size"), ({"min_size": 10**12}, "min_size"),
+    ({"gpus_per_node": 0, "tier": "network"}, "gpus_per_node"),
+])
+def test_reconcile_nccl_refuses_impossible_arguments(kwargs: dict, name: str) -> None:
+    with pytest.raises(ValueError, match=name):
+        reconcile_nccl_tests(_read("nccl-tests-oci-a100-2x8.txt"), line_rate=25e9, **kwargs)
+
+
+def test_vllm_parser_is_linear_on_a_huge_number() -> None:
+    """A 50,000-digit number took 17 s and would be read as a figure: now skipped."""
+    huge = "9" * 50_000
+    text = (f"Maximum concurrency for 4096 tokens per request: {huge}x\n"
+            f"GPU KV cache size: {huge} tokens\nLoading model weights took {huge} GB\n"
+            "# GPU blocks: 1952\n")
+    assert _timed(parse_vllm_log, text) < 2.0
+    got = parse_vllm_log(text)
+    assert got == {"blocks": 1952.0, "max_model_len": 4096.0}
