@@ -509,6 +509,7 @@ def test_from_hf_config_refuses_hostile_values(path: Any, data: st.DataObject) -
     assert _count_escape(problem) == "", f"{path.name} with {changed}: {problem}"
 
 
+# ---------------------------------------------------------------------------------------
 # The log parsers (issue 35, item 7): any text, no escape, no hang, nothing invented
 
 
