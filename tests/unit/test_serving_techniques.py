@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpulesson import hardware, inference, serving_techniques as st_
+from gpulesson import hardware, inference
+from gpulesson import serving_techniques as st_
 from gpulesson.transformer import active_params, param_count, preset
 
 H100 = hardware.gpu("H100 SXM")
