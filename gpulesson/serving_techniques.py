@@ -322,10 +322,10 @@ def disaggregated_gpus(*, request_rate: float, input_tokens: float, output_token
     for a deployment. Input tokens served from a prefix cache need no prefill; count them
     in the rate (as DeepSeek's 73.7k tokens/s per node does) or leave them out of ``I``.
 
-    DeepSeek's V3/R1 service on 24 February 2025 (DeepSeek-AI, "DeepSeek-V3/R1 Inference
-    System Overview", open-infra-index, Day 6): 608B input and 168B output tokens in 24
-    hours at 73.7k input tokens/s per H800 node in prefill and 14.8k output tokens/s per
-    node in decode, an average of 226.75 nodes in service.
+    DeepSeek's V3/R1 service over 24 hours from 27 February 2025 (DeepSeek-AI,
+    "DeepSeek-V3/R1 Inference System Overview", open-infra-index, Day 6): 608B input and
+    168B output tokens at 73.7k input tokens/s per H800 node in prefill and 14.8k output
+    tokens/s per node in decode, an average of 226.75 nodes in service.
     """
     r = v.positive_number("request_rate", request_rate)
     i = v.positive_number("input_tokens", input_tokens)
