@@ -608,8 +608,8 @@ CLAIMS = claims(
      f"prompt takes {_worked()['prefill_time'] * 1e3:.0f} ms, which would stall"),
     # 8. The measurement
     ('`sizes_for(dev, "matvec")` (4,096 on a CPU, 32,768 on a GPU)', _sizes),
-    ("H100, with BF16 Tensor Cores, that bend comes at a batch of 295.", lambda: "H100, with "
-     f"BF16 Tensor Cores, that bend comes at a batch of {_turn(H100):.0f}."),
+    ("H100, with BF16 Tensor Cores, that bend comes at a batch of 295;", lambda: "H100, with "
+     f"BF16 Tensor Cores, that bend comes at a batch of {_turn(H100):.0f};"),
     ("(66.9 TFLOP/s on CUDA cores, 3.35 TB/s)", _fp32_h100),
     ("On an H100 in FP32 the same formula gives a batch of 40; with 2-byte weights on the BF16 "
      "Tensor Cores, 295.", _fp32_answer),
