@@ -22,6 +22,7 @@ from gpulesson.exercises.wording import TIMES, billions, count, model_label, tfl
 from gpulesson.units import format_bandwidth, format_flops, format_seconds
 
 LESSON = "inference_and_kv_cache"
+_GPUS = {"GPUs": 1, "GPU": 1, "prefill GPUs": 1, "×": 1, "x": 1, "times": 1}
 
 P = Mapping[str, Any]
 
@@ -233,8 +234,8 @@ disaggregation_ratio = NumericExercise(
     ),
     solution=(
         "One request takes {in_text} ÷ {prefill} = {pre_s} of a prefill GPU and {out_text} "
-        "÷ {decode} = {dec_s} of a decode GPU, so the pools stand at **{answer}** prefill "
-        "GPUs per decode GPU (`serving_techniques.disaggregated_gpus`). Long prompts and "
+        "÷ {decode} = {dec_s} of a decode GPU, so the service needs **{answer}** of "
+        "prefill per decode GPU (`serving_techniques.disaggregated_gpus`). Long prompts and "
         "short answers (retrieval, summaries) shift GPUs to prefill; long answers "
         "(reasoning) to decode."
     ),
@@ -260,7 +261,7 @@ disaggregation_ratio = NumericExercise(
                         "input": rng.choice([2048, 8192]),
                         "output": rng.choice([256, 512, 2048]),
                         "batch": rng.choice([16, 32])},
-    dimension="count", unit="×", extra_units=TIMES, rtol=0.02, digits=3,
+    dimension="count", unit="GPUs", extra_units=_GPUS, rtol=0.02, digits=3,
 )
 
 
