@@ -209,7 +209,7 @@ PREFIX_CACHING = Calculator(
     lesson=LESSON,
     inputs=(
         shared.tokens("prompt", "Prompt tokens", 8192),
-        shared.percent("hit_rate", "Prefix-cache hit rate", default=50, range=(0, 100),
+        shared.percent("hit_rate", "Prefix-cache hit rate", default=75, range=(0, 100),
                        step=1, help="Share of the prompt's tokens found in the cache (a "
                                     "shared system prompt, documents, earlier turns)."),
         *_serving_inputs(),
