@@ -26,7 +26,9 @@ the experts that the batch's tokens are routed to. If each of ``B`` tokens picks
 skew lowers the count), the expected number of experts touched is
 ``E * (1 - (1 - k/E)^B)`` (:func:`expected_experts_used`): ``k`` at ``B = 1``, all ``E``
 as ``B`` grows. Mixtral 8x7B at batch 1 reads its 12.9B active parameters; at batch 16,
-99.0 % of its experts.
+99.0 % of its experts. Each expert sees about ``B * k / E`` of the batch's tokens, so its
+weights turn compute-bound only at ``E / k`` times the dense batch
+(:func:`expert_compute_bound_batch`).
 
 Prefill and decode
 ------------------
