@@ -87,9 +87,9 @@ def _inference_calc(**kw: Any) -> dict[str, Any]:
                                          bytes_per_param=bpp, kv_bytes_per_element=kv_b,
                                          **gpu)
     crossover = inference.model_attention_crossover_tokens(cfg)
-    held = memory.inference_memory(n, precision=kw["precision"], kv_cache_bytes=inference.
-                                   kv_cache_bytes(cfg, seq_len=context, batch=kw["batch"],
-                                                  bytes_per_element=kv_b)).total
+    kv_all = inference.kv_cache_bytes(cfg, seq_len=context, batch=kw["batch"],
+                                      bytes_per_element=kv_b)
+    held = memory.inference_memory(n, precision=kw["precision"], kv_cache_bytes=kv_all).total
     return {
         "fits": _fits_text(held, kw["gpu_memory"]),
         "n_params": n,
@@ -100,8 +100,7 @@ def _inference_calc(**kw: Any) -> dict[str, Any]:
                                                      batch=kw["batch"]),
         "weights": memory.weight_bytes(n, precision=kw["precision"]),
         "decode_weights": read,
-        "kv_cache": inference.kv_cache_bytes(cfg, seq_len=context, batch=kw["batch"],
-                                             bytes_per_element=kv_b),
+        "kv_cache": kv_all,
         "prefill_time": inference.model_prefill_time(cfg, kw["prompt"], batch=kw["batch"],
                                                      bytes_per_param=bpp, **gpu),
         "step_time": speed.step_time,
