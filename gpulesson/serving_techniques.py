@@ -15,7 +15,9 @@ weights and each of them still attends to all ``T``:
 ``(T - P) * (2 * N_active + attention(T))`` FLOPs (:func:`prefill_flops_with_prefix`),
 a share ``P / T`` less than :func:`gpulesson.inference.model_prefill_flops` counts. The
 time to the first token (TTFT) falls in proportion until the step is short enough for
-the weight read to set it (:func:`prefix_cache_saving`). DeepSeek reported that 56.3 % of
+the weight read to set it (:func:`prefix_cache_saving`). The prefix's keys and values are
+also stored once for every conversation that shares it, so more conversations fit
+(:func:`conversations_with_shared_prefix`). DeepSeek reported that 56.3 % of
 its API's input tokens hit its on-disk KV cache (342B of 608B in 24 hours, February
 2025).
 
@@ -66,9 +68,9 @@ import math
 from dataclasses import dataclass
 
 from gpulesson import _validate as v
-from gpulesson import inference
+from gpulesson import inference, memory
 from gpulesson.flops import forward_attention_flops_per_token
-from gpulesson.transformer import TransformerConfig, active_params
+from gpulesson.transformer import TransformerConfig, active_params, param_count
 
 __all__ = [
     "ChunkedPrefill",
@@ -76,6 +78,7 @@ __all__ = [
     "PrefixCacheSaving",
     "best_draft_length",
     "chunked_prefill",
+    "conversations_with_shared_prefix",
     "disaggregated_gpus",
     "expected_tokens_per_step",
     "prefill_flops_with_prefix",
@@ -204,6 +207,63 @@ def prefix_cache_saving(cfg: TransformerConfig, prompt_tokens: int, *, hit_rate:
     return PrefixCacheSaving(cached_tokens=p, flops=flops, flops_without=without,
                              flops_saved=1.0 - flops / without, ttft=ttft,
                              ttft_without=ttft_without, ttft_saved=ttft_without - ttft)
+
+
+def conversations_with_shared_prefix(cfg: TransformerConfig, *, context: int,
+                                     shared_tokens: int, gpu_memory: float,
+                                     precision: str = "bf16", kv_dtype: str = "bf16",
+                                     overhead: float = 2e9) -> int:
+    """Most conversations of ``context`` tokens that fit when their first ``shared_tokens``
+    tokens are one cached prefix, stored once.
+
+    The largest ``B`` with
+    ``weights + (KV(T) - KV(T - P)) + B * KV(T - P) + overhead <= gpu_memory``
+    (:func:`gpulesson.memory.inference_memory`, :func:`gpulesson.memory.fits`), where
+    ``KV(n)`` is :func:`gpulesson.inference.kv_cache_bytes` of ``n`` tokens: each
+    conversation holds its own ``T - P`` tokens, and the prefix is stored once. In a
+    sliding-window layer a conversation keeps at most its window, so once its own tokens
+    fill the window the prefix drops out of that layer: ``KV(T) - KV(T - P)`` counts only
+    the part still in use (all ``P`` tokens without windows). At ``B = 1`` the total is
+    ``KV(T)``; with no shared tokens it is
+    :func:`gpulesson.inference.max_concurrent_sequences`. Servers share the prefix's KV
+    blocks between requests (vLLM's automatic prefix caching, SGLang's RadixAttention).
+
+    Raises
+    ------
+    ValueError
+        when ``shared_tokens`` is not between 0 and ``context - 1``, or for an unknown
+        precision or a non-positive size.
+    """
+    cfg = _cfg(cfg)
+    t = v.positive_int("context", context)
+    p = v.nonneg_int("shared_tokens", shared_tokens)
+    if p >= t:
+        raise ValueError(f"shared_tokens must be between 0 and context - 1 ({t - 1}), got {p}")
+    mem = v.positive_number("gpu_memory", gpu_memory)
+    if not p:
+        return inference.max_concurrent_sequences(cfg, context=t, gpu_memory=mem,
+                                                  precision=precision, kv_dtype=kv_dtype,
+                                                  overhead=overhead)
+    b = memory.precision_bytes(kv_dtype)
+    n = param_count(cfg)
+    own = inference.kv_cache_bytes(cfg, seq_len=t - p, bytes_per_element=b)
+    shared = inference.kv_cache_bytes(cfg, seq_len=t, bytes_per_element=b) - own
+
+    def fits(batch: int) -> bool:
+        need = memory.inference_memory(n, precision=precision, overhead_bytes=overhead,
+                                       kv_cache_bytes=shared + batch * own).total
+        return memory.fits(need, mem)
+
+    if not fits(1):
+        return 0
+    free = mem - memory.inference_memory(n, precision=precision, overhead_bytes=overhead,
+                                         kv_cache_bytes=shared).total
+    batch = max(1, math.floor(free / own))
+    while not fits(batch):       # the closed form, corrected for rounding
+        batch -= 1
+    while fits(batch + 1):
+        batch += 1
+    return batch
 
 
 # ---------------------------------------------------------------------------------------

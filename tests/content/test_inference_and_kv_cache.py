@@ -670,6 +670,10 @@ CLAIMS = claims(
     ("With all but the last token cached, the first token takes 5.11 ms",
      lambda: "With all but the last token cached, the first token takes "
      f"{_ms(_prefix(100)['ttft'], 2)}"),
+    ("with 6,144 of their 8,192 tokens one shared prefix, 227 conversations fit on an H100 "
+     "instead of 57.", lambda: (lambda p: f"with {p['cached_tokens']:,} of their {CONTEXT:,} "
+                                f"tokens one shared prefix, {p['fit_shared']} conversations "
+                                f"fit on an H100 instead of {p['fit_without']}.")(_prefix())),
     ("with a budget of 256 tokens the longest gap is the decode step alone, 15.1 ms, but the "
      "newcomer's prompt then takes 37 steps, 557 ms to its first token",
      lambda: (lambda c: f"with a budget of {SMALL_BUDGET} tokens the longest gap is the decode "
@@ -740,7 +744,8 @@ NOT_FIGURES = (
     "30,000-token prompts", "300-token answers", "500-token prompts and writes 8,000 tokens",
     # figures quoted from their sources (DeepSeek-AI 2025 and 2024; reproduced in
     # tests/unit/test_serving_techniques.py)
-    "of the 608B input tokens", "342B, 56.3 %, hit its on-disk KV cache", "608B input tokens a day at 73.7k tokens/s per 8-GPU node",
+    "of the 608B input tokens", "342B, 56.3 %, hit its on-disk KV cache",
+    "608B input tokens a day at 73.7k tokens/s per 8-GPU node",
     "168B output tokens at 14.8k", "against the 226.75 nodes",
     "accepted 85 to 90 % of the time", "report as 1.8 times",
     # a figure quoted from calculator pages, corrected in the box

@@ -167,6 +167,44 @@ def test_more_hits_never_cost_more_flops(h1: float, h2: float, tokens: int) -> N
         assert full.ttft < full.ttft_without
 
 
+@pytest.mark.parametrize("name", ["llama-3-8b", "llama-2-7b", "mistral-7b", "gemma-2-9b"])
+def test_a_shared_prefix_is_stored_once(name: str) -> None:
+    """Nothing shared: max_concurrent_sequences. Shared: the count is the largest batch
+    whose weights, prefix (stored once), own tokens and overhead fit, and it never falls
+    as more is shared. Mistral-7B's window of 4,096 holds only a conversation's own tokens
+    once they fill it, so sharing the first half of 8,192 tokens saves nothing there."""
+    from gpulesson import memory
+
+    cfg = preset(name)
+    mem = H100.memory_bytes
+    counts = [st_.conversations_with_shared_prefix(cfg, context=8192, shared_tokens=p,
+                                                   gpu_memory=mem)
+              for p in (0, 1, 1024, 4096, 6144, 8191)]
+    assert counts[0] == inference.max_concurrent_sequences(cfg, context=8192, gpu_memory=mem,
+                                                           overhead=2e9)
+    assert counts == sorted(counts)
+    p, b = 6144, counts[4]
+    own = inference.kv_cache_bytes(cfg, seq_len=8192 - p)
+    prefix = inference.kv_cache_bytes(cfg, seq_len=8192) - own
+
+    def need(batch: int) -> float:
+        return memory.inference_memory(param_count(cfg), kv_cache_bytes=prefix + batch * own,
+                                       overhead_bytes=2e9).total
+
+    assert need(b) <= mem < need(b + 1)
+    if name == "mistral-7b":
+        assert counts[3] == counts[0]
+    else:
+        assert counts[3] > counts[0]
+
+
+def test_shared_prefix_refuses_a_prefix_as_long_as_the_context() -> None:
+    with pytest.raises(ValueError, match=r"shared_tokens must be between 0 and context - 1 "
+                                         r"\(8191\), got 8192"):
+        st_.conversations_with_shared_prefix(LLAMA, context=8192, shared_tokens=8192,
+                                             gpu_memory=80e9)
+
+
 # ---------------------------------------------------------------------------------------
 # Chunked prefill
 

@@ -183,20 +183,35 @@ def _roofline(kw: dict[str, Any]) -> dict[str, Any]:
                 kv_bytes_per_element=memory.precision_bytes(kw["kv_dtype"]))
 
 
-def _serving_inputs(default_model: str = "llama-3-8b") -> tuple[Any, ...]:
+def _serving_inputs(default_model: str = "llama-3-8b", *,
+                    memory: bool = False) -> tuple[Any, ...]:
     return (*shared.model_inputs(default_model),
             shared.storage_input("precision", "Weights precision"),
             shared.storage_input("kv_dtype", "KV-cache precision"),
             shared.dtype_input("dtype", "Compute precision"),
-            *shared.gpu_inputs("H100 SXM", peak=True, bandwidth=True))
+            *shared.gpu_inputs("H100 SXM", memory=memory, peak=True, bandwidth=True))
+
+
+#: Working memory beside the weights and caches (as ``will_it_fit`` takes it).
+_OVERHEAD = Number("overhead", "Overhead", default=2, range=(0, 1000), step=0.5, unit="GB",
+                   scale=1e9, dimension="bytes",
+                   help="CUDA context, framework and activation buffers: an assumption, "
+                        "about 1-2 GB in practice.")
 
 
 def _prefix_caching(**kw: Any) -> dict[str, Any]:
-    r = serving_techniques.prefix_cache_saving(shared.config(kw), kw["prompt"],
-                                               hit_rate=kw["hit_rate"], **_roofline(kw))
+    cfg = shared.config(kw)
+    r = serving_techniques.prefix_cache_saving(cfg, kw["prompt"], hit_rate=kw["hit_rate"],
+                                               **_roofline(kw))
+    fit = dict(context=kw["prompt"], gpu_memory=kw["gpu_memory"], precision=kw["precision"],
+               kv_dtype=kw["kv_dtype"], overhead=kw["overhead"])
     return {"cached_tokens": r.cached_tokens, "flops_without": r.flops_without,
             "flops": r.flops, "flops_saved": r.flops_saved, "ttft_without": r.ttft_without,
-            "ttft": r.ttft, "ttft_saved": r.ttft_saved}
+            "ttft": r.ttft, "ttft_saved": r.ttft_saved,
+            "fit_without": serving_techniques.conversations_with_shared_prefix(
+                cfg, shared_tokens=0, **fit),
+            "fit_shared": serving_techniques.conversations_with_shared_prefix(
+                cfg, shared_tokens=r.cached_tokens, **fit)}
 
 
 PREFIX_CACHING = Calculator(
@@ -211,7 +226,8 @@ PREFIX_CACHING = Calculator(
         shared.percent("hit_rate", "Prefix-cache hit rate", default=75, range=(0, 100),
                        step=1, help="Share of the prompt's tokens found in the cache (a "
                                     "shared system prompt, documents, earlier turns)."),
-        *_serving_inputs(),
+        *_serving_inputs(memory=True),
+        _OVERHEAD,
     ),
     outputs=(
         Output("cached_tokens", "Tokens served from the cache", "number", unit="tokens",
@@ -227,6 +243,14 @@ PREFIX_CACHING = Calculator(
                help="max(FLOPs ÷ peak, (weights + cached KV) ÷ bandwidth): a full hit "
                     "costs about one decode step."),
         Output("ttft_saved", "Time to first token saved", "seconds"),
+        Output("fit_without", "Conversations that fit, nothing shared", "number",
+               unit="conversations",
+               help="Weights, every conversation's whole KV cache and the overhead within "
+                    "the GPU's memory."),
+        Output("fit_shared", "Conversations that fit, the cached prefix shared", "number",
+               unit="conversations",
+               help="The cached prefix's keys and values stored once for all "
+                    "conversations; each keeps only its own tokens."),
     ),
     function=_prefix_caching,
     sources=("Kwon et al. 2023 (vLLM: shared prefixes)",
