@@ -26,7 +26,9 @@ the experts that the batch's tokens are routed to. If each of ``B`` tokens picks
 skew lowers the count), the expected number of experts touched is
 ``E * (1 - (1 - k/E)^B)`` (:func:`expected_experts_used`): ``k`` at ``B = 1``, all ``E``
 as ``B`` grows. Mixtral 8x7B at batch 1 reads its 12.9B active parameters; at batch 16,
-99.0 % of its experts.
+99.0 % of its experts. Each expert sees about ``B * k / E`` of the batch's tokens, so its
+weights turn compute-bound only at ``E / k`` times the dense batch
+(:func:`expert_compute_bound_batch`).
 
 Prefill and decode
 ------------------
@@ -74,6 +76,7 @@ __all__ = [
     "decode_step_time",
     "decode_weight_bytes",
     "expected_experts_used",
+    "expert_compute_bound_batch",
     "kv_cache_bytes",
     "kv_cache_bytes_per_token",
     "kv_cache_bytes_per_token_per_gpu",
@@ -376,6 +379,32 @@ def decode_compute_bound_batch(*, peak_flops: float, bandwidth: float,
     bw = v.positive_number("bandwidth", bandwidth)
     bpp = v.positive_number("bytes_per_param", bytes_per_param)
     return p * bpp / (2.0 * bw)
+
+
+def expert_compute_bound_batch(*, peak_flops: float, bandwidth: float, bytes_per_param: float,
+                               experts: int, experts_per_token: int) -> float:
+    """Decode batch at which a routed expert's weights turn compute-bound: ``B* * E / k``.
+
+    ``B`` tokens routed to ``k`` of ``E`` experts give each expert ``B * k / E`` tokens on
+    average, so an expert's weight read serves that many tokens, not ``B``: it reaches the
+    dense turning point :func:`decode_compute_bound_batch`, ``B* = peak * b / (2 *
+    bandwidth)``, only at a batch ``E / k`` times larger. DeepSeek-V3 (256 experts, 8 per
+    token) on an H800 in FP8 (1,979 TFLOP/s dense, 3.35 TB/s): 295 tokens per expert, a
+    batch of about 9,450 tokens, which is why its decode spreads the experts over many
+    GPUs (expert parallelism) and batches thousands of sequences; DeepSeek-AI 2024
+    (arXiv 2412.19437, section 3.4.2): "the batch size per expert is relatively small
+    (usually within 256 tokens), and the bottleneck is memory access rather than
+    computation". :func:`model_compute_bound_batch` counts the whole model (attention and
+    shared weights too, routing under the uniform assumption), which turns at about
+    ``N_total / N_active`` times ``B*``.
+    """
+    dense = decode_compute_bound_batch(peak_flops=peak_flops, bandwidth=bandwidth,
+                                       bytes_per_param=bytes_per_param)
+    e = v.positive_int("experts", experts)
+    k = v.positive_int("experts_per_token", experts_per_token)
+    if k > e:
+        raise ValueError(f"experts_per_token must be between 1 and experts ({e}), got {k}")
+    return dense * e / k
 
 
 def decode_step_time(

@@ -108,6 +108,11 @@ def _attention_share(name: str, tokens: int) -> float:
     return inference.prefill_flops(PARAMS[name], tokens, **_shape(name)) / linear - 1
 
 
+def _attention_of_prefill(name: str, tokens: int) -> float:
+    """Attention's share of the whole prefill's FLOPs."""
+    return 1 - 1 / (1 + _attention_share(name, tokens))
+
+
 def _crossover(name: str) -> float:
     return inference.attention_crossover_tokens(PARAMS[name], **_shape(name))
 
@@ -400,10 +405,95 @@ def _mixtral_read(batch: int) -> float:
     return inference.decode_weight_bytes(transformer.preset("mixtral-8x7b"), batch=batch)
 
 
+# Section 9: the serving calculators on the running example
+HIT = 75                      # percent of each prompt found in the prefix cache
+BUDGET, DECODING = 2048, 32   # chunked prefill: tokens per step, conversations decoding
+SMALL_BUDGET = 256
+SPEC = {"acceptance_rate": 80, "draft_tokens": 4, "draft_cost": 5}   # percent, tokens
+SHORT_SPEC_BATCH, SHORT_SPEC_CONTEXT = 1024, 128
+
+
+def _serving(name: str, **inputs) -> dict[str, float]:
+    return calculators.compute(name, model="llama-3-8b", gpu="H100 SXM", **inputs)
+
+
+def _prefix(hit: float = HIT) -> dict[str, float]:
+    return _serving("prefix_caching", prompt=CONTEXT, hit_rate=hit)
+
+
+def _chunks(budget: int = BUDGET) -> dict[str, float]:
+    return _serving("chunked_prefill", prompt=CONTEXT, token_budget=budget,
+                    decode_batch=DECODING, context=CONTEXT)
+
+
+def _pools() -> dict[str, float]:
+    return _serving("disaggregation", prompt=CONTEXT, new_tokens=NEW_TOKENS,
+                    decode_batch=DECODING)
+
+
+def _spec(batch: int = 1, context: int = CONTEXT) -> dict[str, float]:
+    return _serving("speculative_decoding", batch=batch, context=context, **SPEC)
+
+
+def _serving_worked() -> str:
+    p, c, d, s = _prefix(), _chunks(), _pools(), _spec()
+    return (f"A prefix-cache hit of {HIT} % cuts the wait for the first token from "
+            f"{p['ttft_without'] * 1e3:.0f} ms to {p['ttft'] * 1e3:.0f} ms. Chunks of {BUDGET:,} "
+            f"tokens cap the gap between two tokens of {DECODING} conversations decoding at "
+            f"{CONTEXT:,} tokens of context at {c['gap_chunked'] * 1e3:.0f} ms, against "
+            f"{c['gap_unchunked'] * 1e3:.0f} ms when the newcomer's prompt runs as one step; the "
+            f"newcomer pays, {c['ttft_chunked'] * 1e3:.0f} ms to its first token instead of "
+            f"{c['ttft_unchunked'] * 1e3:.0f}. On separate GPUs one request takes "
+            f"{CONTEXT / d['prefill_rate']:.2f} s of a prefill GPU and "
+            f"{NEW_TOKENS / d['decode_rate']:.2f} s of a decode GPU decoding {DECODING} "
+            f"conversations: {d['ratio']:.2f} prefill GPUs per decode GPU. A draft of "
+            f"{SPEC['draft_tokens']} tokens accepted {SPEC['acceptance_rate']} % of the time "
+            f"yields {s['tokens_per_step']:.2f} tokens per step; at a cost of "
+            f"{SPEC['draft_cost']} % of a step per draft token, decoding runs "
+            f"{s['speedup']:.2f} times faster.")
+
+
+def _deepseek_pools() -> str:
+    from gpulesson import serving_techniques
+
+    pools = serving_techniques.disaggregated_gpus(
+        request_rate=1 / 86400, input_tokens=608e9, output_tokens=168e9,
+        prefill_tokens_per_second=73.7e3, decode_tokens_per_second=14.8e3)
+    return (f"need {pools.prefill_gpus:.1f} prefill and {pools.decode_gpus:.1f} decode nodes, "
+            f"{pools.prefill_gpus + pools.decode_gpus:.1f} in all")
+
+
+def _usable() -> str:
+    usable = H100.usable_memory()
+    fit = {n: inference.max_concurrent_sequences(MODELS[n], context=CONTEXT,
+                                                 gpu_memory=usable, overhead=OVERHEAD)
+           for n in ("llama-3-8b", "llama-2-7b")}
+    return (f"`hardware.gpu(\"H100 SXM\").usable_memory()` is {_gb(usable, 1)}. With it and "
+            f"the same {OVERHEAD / 1e9:.0f} GB, {fit['llama-3-8b']} conversations of Llama-3-8B "
+            f"fit instead of {_fit('llama-3-8b')}, and {fit['llama-2-7b']} of Llama-2-7B instead "
+            f"of {_fit('llama-2-7b')}")
+
+
+def _mtp() -> str:
+    from gpulesson import serving_techniques
+
+    low, high = (serving_techniques.expected_tokens_per_step(acceptance_rate=a, draft_tokens=1)
+                 for a in (0.85, 0.90))
+    return f"$1 + \\alpha$ gives {low:.2f} to {high:.2f} tokens per step"
+
+
+def _expert_batch() -> str:
+    ds = transformer.preset("deepseek-v3")
+    b = inference.expert_compute_bound_batch(peak_flops=H100.dense("fp8"),
+                                             bandwidth=H100.bandwidth, bytes_per_param=1,
+                                             experts=ds.experts,
+                                             experts_per_token=ds.experts_per_token)
+    return (f"about {round(b, -1):,.0f} tokens for DeepSeek-V3 ({ds.experts} experts, "
+            f"{ds.experts_per_token} per token) on an H100 in FP8")
+
+
 CLAIMS = claims(
     # What you'll learn, the running example
-    ("fit beside the weights on an 80 GB GPU", lambda: "fit beside the weights on an "
-     f"{_gb(H100.memory_bytes, 0)} GPU"),
     ("NVIDIA H100 SXM GPUs (80 GB, 3.35 TB/s)", lambda: "NVIDIA H100 SXM GPUs "
      f"({_gb(H100.memory_bytes, 0)}, {units.format_bandwidth(H100.bandwidth)})"),
     # 1. Two phases
@@ -437,15 +527,15 @@ CLAIMS = claims(
      f"against {_worked()['prefill_time']:.2f} s of prefill)"),
     # 2. Does prefill grow with the square of the prompt?
     (r"For Llama-2-7B, $T^\ast$ is 25,705 tokens; for Llama-3-70B, 53,828. At a 2,048-token "
-     "prompt, attention adds 8.0 % to Llama-2-7B's weight FLOPs.",
+     "prompt, attention is 7.4 % of Llama-2-7B's prefill FLOPs.",
      lambda: f"For Llama-2-7B, $T^\\ast$ is {_crossover('llama-2-7b'):,.0f} tokens; for "
      f"Llama-3-70B, {_crossover('llama-3-70b'):,.0f}. At a {SHORT_PROMPT:,}-token prompt, "
-     f"attention adds {_pct(_attention_share('llama-2-7b', SHORT_PROMPT), 1)} to Llama-2-7B's "
-     "weight FLOPs."),
-    ("attention is 7 % of a 2,048-token prefill of Llama-2-7B. The square takes over only "
+     f"attention is {_pct(_attention_of_prefill('llama-2-7b', SHORT_PROMPT), 1)} of "
+     "Llama-2-7B's prefill FLOPs."),
+    ("attention is 7.4 % of a 2,048-token prefill of Llama-2-7B. The square takes over only "
      "beyond about 26,000 tokens for Llama-2-7B and 54,000 for Llama-3-70B.",
      lambda: "attention is "
-     f"{_pct(1 - 1 / (1 + _attention_share('llama-2-7b', SHORT_PROMPT)))} of a "
+     f"{_pct(_attention_of_prefill('llama-2-7b', SHORT_PROMPT), 1)} of a "
      f"{SHORT_PROMPT:,}-token prefill of Llama-2-7B. The square takes over only beyond about "
      f"{round(_crossover('llama-2-7b'), -3):,.0f} tokens for Llama-2-7B and "
      f"{round(_crossover('llama-3-70b'), -3):,.0f} for Llama-3-70B."),
@@ -518,8 +608,8 @@ CLAIMS = claims(
      f"prompt takes {_worked()['prefill_time'] * 1e3:.0f} ms, which would stall"),
     # 8. The measurement
     ('`sizes_for(dev, "matvec")` (4,096 on a CPU, 32,768 on a GPU)', _sizes),
-    ("H100, with BF16 Tensor Cores, that bend comes at a batch of 295.", lambda: "H100, with "
-     f"BF16 Tensor Cores, that bend comes at a batch of {_turn(H100):.0f}."),
+    ("H100, with BF16 Tensor Cores, that bend comes at a batch of 295;", lambda: "H100, with "
+     f"BF16 Tensor Cores, that bend comes at a batch of {_turn(H100):.0f};"),
     ("(66.9 TFLOP/s on CUDA cores, 3.35 TB/s)", _fp32_h100),
     ("On an H100 in FP32 the same formula gives a batch of 40; with 2-byte weights on the BF16 "
      "Tensor Cores, 295.", _fp32_answer),
@@ -527,8 +617,6 @@ CLAIMS = claims(
     ("the ceiling ranges from 4.6 tokens/s with the weights streamed over PCIe 5.0 to 239 "
      "tokens/s from an H100's HBM", _pcie_box),
     # Exercises, key takeaways
-    ("prefill FLOPs of a 2,048-token prompt", lambda: "prefill FLOPs of a "
-     f"{BANK.EXERCISES[0].inputs['tokens']:,}-token prompt"),
     (r"$T^\ast = N/(2LHQ)$, 25,705 tokens for Llama-2-7B", lambda: r"$T^\ast = N/(2LHQ)$, "
      f"{_crossover('llama-2-7b'):,.0f} tokens for Llama-2-7B"),
     ("57 against 15 conversations of 8K tokens on one H100", lambda: f"{_fit('llama-3-8b')} "
@@ -570,6 +658,56 @@ CLAIMS = claims(
     ("the arithmetic catches up with the reads at batch 1,071, not 295",
      lambda: "the arithmetic catches up with the reads at batch "
      f"{_mixtral_turn():,.0f}, not {_turn(H100):.0f}"),
+    # 9. Serving in 2026
+    ("A prefix-cache hit of 75 % cuts the wait for the first token from 169 ms to 42 ms. Chunks "
+     "of 2,048 tokens cap the gap between two tokens of 32 conversations decoding at 8,192 "
+     "tokens of context at 42 ms, against 184 ms when the newcomer's prompt runs as one step; "
+     "the newcomer pays, 184 ms to its first token instead of 169. On separate GPUs one request "
+     "takes 0.17 s of a prefill GPU and 0.25 s of a decode GPU decoding 32 conversations: 0.67 "
+     "prefill GPUs per decode GPU. A draft of 4 tokens accepted 80 % of the time yields 3.36 "
+     "tokens per step; at a cost of 5 % of a step per draft token, decoding runs 2.80 times "
+     "faster.", _serving_worked),
+    ("With all but the last token cached, the first token takes 5.11 ms",
+     lambda: "With all but the last token cached, the first token takes "
+     f"{_ms(_prefix(100)['ttft'], 2)}"),
+    ("with 6,144 of their 8,192 tokens one shared prefix, 227 conversations fit on an H100 "
+     "instead of 57.", lambda: (lambda p: f"with {p['cached_tokens']:,} of their {CONTEXT:,} "
+                                f"tokens one shared prefix, {p['fit_shared']} conversations "
+                                f"fit on an H100 instead of {p['fit_without']}.")(_prefix())),
+    ("with a budget of 256 tokens the longest gap is the decode step alone, 15.1 ms, but the "
+     "newcomer's prompt then takes 37 steps, 557 ms to its first token",
+     lambda: (lambda c: f"with a budget of {SMALL_BUDGET} tokens the longest gap is the decode "
+              f"step {'alone' if c['gap_chunked'] == c['decode_step'] else 'and more'}, "
+              f"{_ms(c['gap_chunked'])}, but the newcomer's prompt then takes {c['steps']} "
+              f"steps, {c['ttft_chunked'] * 1e3:.0f} ms to its first token")(
+                  _chunks(SMALL_BUDGET))),
+    ("1.07 GB for an 8,192-token prompt of Llama-3-8B, 21 ms over a 50 GB/s network link",
+     lambda: f"{_gb(_kv('llama-3-8b'), 2)} for an {CONTEXT:,}-token prompt of Llama-3-8B, "
+     f"{_kv('llama-3-8b') / H100.scaleout_bandwidth * 1e3:.0f} ms over a "
+     f"{H100.scaleout_bandwidth / 1e9:.0f} GB/s network link"),
+    ("need 95.5 prefill and 131.4 decode nodes, 226.9 in all", _deepseek_pools),
+    ("here the best is 8 drafted tokens, 3.09 times", lambda: "here the best is "
+     f"{_spec()['best_gamma']} drafted tokens, {_spec()['best_speedup']:.2f} times"),
+    (r"$1 + \alpha$ gives 1.85 to 1.90 tokens per step", _mtp),
+    ("with the 57 conversations that fit at 8,192 tokens, speculation still runs 2.80 times "
+     "faster", lambda: f"with the {_fit('llama-3-8b')} conversations that fit at {CONTEXT:,} "
+     f"tokens, speculation still runs {_spec(_fit('llama-3-8b'))['speedup_at_batch']:.2f} "
+     "times faster"),
+    ("at 1,024 conversations of 128 tokens, it costs 5 times the arithmetic, and speculation "
+     "makes decoding slower, 0.65 times the speed",
+     lambda: f"at {SHORT_SPEC_BATCH:,} conversations of {SHORT_SPEC_CONTEXT} tokens, it costs "
+     f"{SPEC['draft_tokens'] + 1} times the arithmetic, and speculation makes decoding "
+     + (lambda x: f"{'slower' if x < 1 else 'faster'}, {x:.2f} times the speed")(
+         _spec(SHORT_SPEC_BATCH, SHORT_SPEC_CONTEXT)['speedup_at_batch'])),
+    # section 4's note on the three memory figures
+    ("what the driver reports (85.5 GB on an H100 SXM)", lambda: "what the driver reports "
+     f"({_gb(H100.reported_memory_bytes, 1)} on an H100 SXM)"),
+    ("`hardware.gpu(\"H100 SXM\").usable_memory()` is 77.0 GB. With it and the same 2 GB, 54 "
+     "conversations of Llama-3-8B fit instead of 57, and 14 of Llama-2-7B instead of 15",
+     _usable),
+    # 6b: experts
+    ("about 9,450 tokens for DeepSeek-V3 (256 experts, 8 per token) on an H100 in FP8",
+     _expert_batch),
     # the current generation beside the baseline
     ("a B300 reads 7.75 TB/s and a GB300 or an MI355X 8 TB/s, 2.3 to 2.4 times an H100",
      lambda: (lambda b, g, m: f"a B300 reads {b.bandwidth / 1e12:g} TB/s and a GB300 or an "
@@ -599,6 +737,17 @@ NOT_FIGURES = (
     "at least 256 MiB",
     "at batches 2 to 32",
     "a square 1,024 × 1,024 product",
+    # section 4's note and section 9: inputs the lesson chooses
+    "the datasheet's 80 GB and sets 2 GB aside",
+    "for the running example: 8,192-token prompts and 512-token answers",
+    "the 32 KV caches",
+    "30,000-token prompts", "300-token answers", "500-token prompts and writes 8,000 tokens",
+    # figures quoted from their sources (DeepSeek-AI 2025 and 2024; reproduced in
+    # tests/unit/test_serving_techniques.py)
+    "of the 608B input tokens", "342B, 56.3 %, hit its on-disk KV cache",
+    "608B input tokens a day at 73.7k tokens/s per 8-GPU node",
+    "168B output tokens at 14.8k", "against the 226.75 nodes",
+    "accepted 85 to 90 % of the time", "report as 1.8 times",
     # a figure quoted from calculator pages, corrected in the box
     'as "35 TFLOPS"',
 )

@@ -328,3 +328,36 @@ def test_kv_per_gpu_replicates_the_latent_and_splits_heads() -> None:
     whole = inference.kv_cache_bytes_per_token(llama)
     assert inference.kv_cache_bytes_per_token_per_gpu(llama, tp=8) == whole / 8
     assert inference.kv_cache_bytes_per_token_per_gpu(llama, tp=16) == whole / 8
+
+
+def test_source_deepseek_v3_experts_are_memory_bound_within_256_tokens() -> None:
+    """DeepSeek-AI 2024 (DeepSeek-V3 technical report, arXiv 2412.19437, section 3.4.2,
+    decoding): "the batch size per expert is relatively small (usually within 256 tokens),
+    and the bottleneck is memory access rather than computation". On an H800 (the H100
+    SXM's 1,979 TFLOP/s of dense FP8 and 3.35 TB/s; NVIDIA H800 datasheet) with 1-byte FP8
+    expert weights, an expert turns compute-bound at 295 tokens: 256 is below it. With 8 of
+    256 experts per token, the whole batch must be E/k = 32 times larger, about 9,450."""
+    h800 = {"peak_flops": 1978.9e12, "bandwidth": 3.35e12, "bytes_per_param": 1}
+    dense = inference.decode_compute_bound_batch(**h800)
+    assert 256 < dense < 300
+    moe = inference.expert_compute_bound_batch(experts=256, experts_per_token=8, **h800)
+    assert moe == pytest.approx(32 * dense)
+    assert round(moe, -1) == 9450
+    with pytest.raises(ValueError, match=r"experts_per_token must be between 1 and experts "
+                                         r"\(8\), got 9"):
+        inference.expert_compute_bound_batch(experts=8, experts_per_token=9, **h800)
+
+
+def test_source_databricks_bandwidth_utilisation_of_a_decode_step() -> None:
+    """Databricks, "LLM Inference Performance Engineering: Best Practices" (2023): model
+    bandwidth utilisation is (parameter bytes + KV-cache bytes) / TPOT over the peak
+    bandwidth; "if a 7B parameter running with 16-bit precision has TPOT equal to 14ms,
+    then it's moving 14GB of parameters in 14ms ... If the peak bandwidth of the machine is
+    2TB/sec, we are running at an MBU of 50%." The roofline step, which reads the weights
+    and the caches at the peak, takes half the measured 14 ms; a batch of 8 with 0.5 GB of
+    cache each reads 18 GB and would take 9 ms at the peak."""
+    step = {"n_params": 7e9, "weight_bytes": 14e9, "peak_flops": 312e12, "bandwidth": 2e12}
+    alone = inference.decode_step_time(batch=1, kv_bytes_per_sequence=0, **step)
+    assert alone / 14e-3 == pytest.approx(0.50)
+    assert inference.decode_step_time(batch=8, kv_bytes_per_sequence=0.5e9, **step) == \
+        pytest.approx(9e-3)

@@ -8,7 +8,10 @@ attention term adds), the time to the first token, the KV cache of a long-contex
 the decode ceiling of a 13B model, the per-user speed once KV reads are counted, the batch
 where decode turns compute-bound, what batching does to latency and throughput, a
 predict-then-run of this machine's decode-like loop, the cache of latent attention and
-sliding windows, and the weights a mixture-of-experts decode step reads.
+sliding windows, the weights a mixture-of-experts decode step reads, and the serving
+techniques of 2026 (:mod:`gpulesson.serving_techniques`): the time to the first token with
+a prefix-cache hit, the longest wait between two tokens with chunked prefill, the ratio of
+prefill to decode GPUs, and the speed-up of speculative decoding.
 
 Every answer and every figure in a worked solution comes from the calculators
 (:mod:`gpulesson.inference`, among them ``max_concurrent_sequences``,
@@ -24,6 +27,12 @@ from typing import Any
 
 from gpulesson import hardware, inference, memory, transformer
 from gpulesson.exercises import serving
+from gpulesson.exercises.bank._inference_serving import (
+    chunked_prefill_gap,
+    disaggregation_ratio,
+    prefix_cache_ttft,
+    speculative_speedup,
+)
 from gpulesson.exercises.core import (
     ChoiceExercise,
     CodeExercise,
@@ -919,6 +928,10 @@ EXERCISES = (
     batching_here,
     arch_kv_cache,
     moe_decode_read,
+    prefix_cache_ttft,
+    chunked_prefill_gap,
+    disaggregation_ratio,
+    speculative_speedup,
 )
 
 __all__ = ["EXERCISES", "LESSON", "TITLE"]

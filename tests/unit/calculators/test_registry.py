@@ -178,7 +178,8 @@ def test_every_gpu_preset_fills_the_datasheet_figures(name):
 #: The formula modules (and the lesson list) the registry builds on.
 FORMULA_MODULES = {"course", "units", "_validate", "gemm", "roofline", "transformer",
                    "activations", "memory", "flops", "inference", "distributed", "cost",
-                   "optimisations", "hardware", "planning", "prices", "execution"}
+                   "optimisations", "hardware", "planning", "prices", "execution",
+                   "serving_techniques"}
 
 
 @pytest.mark.parametrize("path", sorted(PACKAGE.rglob("*.py")),

@@ -1,0 +1,288 @@
+"""gpulesson.serving_techniques: prefix caching, chunked prefill, disaggregated prefill and
+decode, speculative decoding and multi-token prediction."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gpulesson import hardware, inference
+from gpulesson import serving_techniques as st_
+from gpulesson.transformer import active_params, param_count, preset
+
+H100 = hardware.gpu("H100 SXM")
+GPU = {"peak_flops": H100.dense("bf16"), "bandwidth": H100.bandwidth}
+LLAMA = preset("llama-3-8b")
+
+# ---------------------------------------------------------------------------------------
+# Published figures
+
+
+def test_source_deepseek_prefix_cache_hit_rate_is_the_share_of_prefill_skipped() -> None:
+    """DeepSeek-AI, "DeepSeek-V3/R1 Inference System Overview" (open-infra-index, Day 6,
+    1 March 2025): "Total input tokens: 608B, of which 342B tokens (56.3%) hit the on-disk
+    KV cache." A token found in the cache is a token whose prefill is skipped: at a hit
+    rate of 342/608 the prefill FLOPs of every prompt fall by 56.3 % (to the rounding of
+    the published share), for a dense and a latent-attention mixture-of-experts model."""
+    hit = 342 / 608
+    for name in ("llama-3-8b", "deepseek-v3"):
+        saving = st_.prefix_cache_saving(preset(name), 8192, hit_rate=hit, **GPU)
+        assert saving.flops_saved == 342 / 608       # 56.25 %, published as 56.3 %
+        assert abs(100 * saving.flops_saved - 56.3) <= 0.05 + 1e-9
+        assert saving.cached_tokens == math.floor(hit * 8192)
+
+
+def test_source_deepseek_node_count_from_the_two_pools() -> None:
+    """The same overview: in 24 hours, 608B input and 168B output tokens; "each H800 node
+    delivers an average throughput of ~73.7k tokens/s input (including cache hits) during
+    prefilling or ~14.8k tokens/s output during decoding"; "the average node occupancy
+    was 226.75 nodes". Two pools sized for the day's load add up to that occupancy
+    (0.05 % off: the published throughputs are rounded)."""
+    day = 24 * 3600
+    pools = st_.disaggregated_gpus(request_rate=1 / day, input_tokens=608e9,
+                                   output_tokens=168e9, prefill_tokens_per_second=73.7e3,
+                                   decode_tokens_per_second=14.8e3)
+    assert pools.prefill_gpus + pools.decode_gpus == pytest.approx(226.75, rel=1e-3)
+    assert pools.ratio == pytest.approx(pools.prefill_gpus / pools.decode_gpus)
+    assert 0.7 < pools.ratio < 0.75   # fewer prefill nodes than decode nodes
+
+
+def test_source_deepseek_v3_multi_token_prediction() -> None:
+    """DeepSeek-AI 2024 (DeepSeek-V3 technical report, arXiv 2412.19437, section 5.4.3):
+    "the acceptance rate of the second token prediction ranges between 85% and 90% ...
+    This high acceptance rate enables DeepSeek-V3 to achieve a significantly improved
+    decoding speed, delivering 1.8 times TPS". One MTP module is a draft of g = 1 token;
+    its cost c is one more MoE layer (the model's 61st part of its active weights) and the
+    shared output head with the 2d x d projection, over the active parameters. The
+    published 1.8x lies between the speed-ups at 85 % and at 90 %."""
+    ds = preset("deepseek-v3")
+    n = active_params(ds)
+    head = ds.vocab * ds.hidden
+    c = ((n - 2 * head) / ds.layers + head + 2 * ds.hidden ** 2) / n
+    assert 0.03 < c < 0.06
+    low, high = (st_.speculative_speedup(acceptance_rate=a, draft_tokens=1, draft_cost=c)
+                 for a in (0.85, 0.90))
+    assert low < 1.8 < high
+    assert st_.expected_tokens_per_step(acceptance_rate=0.85, draft_tokens=1) == \
+        pytest.approx(1.85)
+
+
+def test_source_leviathan_expected_tokens_is_the_mean_of_the_accepted_run() -> None:
+    """Leviathan, Kalman and Matias 2023 (arXiv 2211.17192), equation 1: the number of
+    tokens one run of the target produces is a capped geometric variable, with mean
+    (1 - a^(g+1)) / (1 - a). Enumerated here over every accept/reject pattern of the g
+    draft tokens: the step yields the accepted run plus the target's own token."""
+    for a, g in itertools.product((0.0, 0.3, 0.6, 0.8, 0.95), range(0, 7)):
+        mean = 0.0
+        for pattern in itertools.product((True, False), repeat=g):
+            p = math.prod(a if ok else 1 - a for ok in pattern)
+            run = next((i for i, ok in enumerate(pattern) if not ok), g)
+            mean += p * (run + 1)
+        assert st_.expected_tokens_per_step(acceptance_rate=a, draft_tokens=g) == \
+            pytest.approx(mean)
+    assert st_.expected_tokens_per_step(acceptance_rate=1, draft_tokens=5) == 6
+
+
+def test_source_leviathan_corollary_3_9() -> None:
+    """Leviathan et al. 2023, Corollary 3.9: "If a > c, there exists g with which we'll
+    get an improvement, and the improvement factor will be at least (1 + a)/(1 + c)."
+    And none pays when a <= c: every draft length is then no faster than plain decoding."""
+    for a, c in itertools.product((0.1, 0.3, 0.5, 0.7, 0.9), (0.0, 0.05, 0.2, 0.5, 0.8)):
+        best = st_.best_draft_length(acceptance_rate=a, draft_cost=c)
+        one = st_.speculative_speedup(acceptance_rate=a, draft_tokens=1, draft_cost=c)
+        assert one == pytest.approx((1 + a) / (1 + c))
+        if a > c:
+            assert best >= 1
+            assert st_.speculative_speedup(acceptance_rate=a, draft_tokens=best,
+                                           draft_cost=c) >= one - 1e-12 > 1
+        else:
+            assert best == 0
+
+
+def test_source_vllm_token_budget_trades_inter_token_latency_for_ttft() -> None:
+    """vLLM documentation, "Optimization and Tuning", Chunked Prefill (docs/configuration/
+    optimization.md, vllm-project/vllm): "Smaller values (e.g., 2048) achieve better
+    inter-token latency (ITL) because there are fewer prefills slowing down decodes. Higher
+    values achieve better time to first token (TTFT) ... If max_num_batched_tokens is the
+    same as max_model_len, that's almost the equivalent to the V0 default scheduling
+    policy." Llama-3-8B on an H100, 32 conversations decoding at 8,192 tokens, an
+    8,192-token prompt arriving: the longest gap grows and the newcomer's TTFT falls as
+    the budget grows, and a budget that holds the whole prompt gives the unchunked gap to
+    within one decode step."""
+    budgets = (512, 1024, 2048, 4096, 8192)
+    runs = [st_.chunked_prefill(LLAMA, token_budget=b, **CHUNK) for b in budgets]
+    gaps, ttfts = [r.gap_chunked for r in runs], [r.ttft_chunked for r in runs]
+    assert gaps == sorted(gaps) and gaps[0] < gaps[-1]
+    assert ttfts == sorted(ttfts, reverse=True) and ttfts[-1] < ttfts[0]
+    whole = st_.chunked_prefill(LLAMA, token_budget=8192 + 32, **CHUNK)
+    assert whole.steps == 1
+    assert abs(whole.gap_chunked - whole.gap_unchunked) <= whole.decode_step
+
+
+def test_source_speculation_pays_at_batch_1_and_costs_past_the_ridge() -> None:
+    """Liu et al. 2024 (arXiv 2406.14066), section 1: speculative decoding "can reduce
+    latency at low request rates but increase it at high request rates" because the
+    verification's extra tokens are free only while decode is memory-bound. Llama-3-8B on
+    an H100 with a draft of cost 0.05: at batch 1 the speed-up is Leviathan's; at batch 512
+    (past the ridge of 295) the step that checks 5 tokens per sequence is compute-bound and
+    speculation slows decoding down."""
+    n = param_count(LLAMA)
+    step = {"n_params": n, "weight_bytes": 2 * n, "kv_bytes_per_sequence": 0, **GPU}
+    spec = {"acceptance_rate": 0.8, "draft_tokens": 4, "draft_cost": 0.05}
+    alone = st_.speculative_speedup_at_batch(batch=1, **spec, **step)
+    assert alone == pytest.approx(st_.speculative_speedup(**spec))
+    assert st_.speculative_speedup_at_batch(batch=512, **spec, **step) < 1
+
+
+# ---------------------------------------------------------------------------------------
+# Prefix caching
+
+
+def test_prefix_cache_reduces_to_the_plain_prefill_and_saves_the_cached_share() -> None:
+    for name in ("llama-3-8b", "gemma-2-9b", "mixtral-8x7b", "deepseek-v3"):
+        cfg = preset(name)
+        assert st_.prefill_flops_with_prefix(cfg, 3000, cached_tokens=0, batch=2) == \
+            pytest.approx(inference.model_prefill_flops(cfg, 3000, batch=2))
+        assert st_.prefill_time_with_prefix(cfg, 3000, cached_tokens=0, **GPU) == \
+            pytest.approx(inference.model_prefill_time(cfg, 3000, **GPU))
+        assert st_.prefill_flops_with_prefix(cfg, 3000, cached_tokens=1000) == \
+            pytest.approx(inference.model_prefill_flops(cfg, 3000) * 2 / 3)
+
+
+def test_a_full_hit_costs_about_one_decode_step() -> None:
+    """All but the last token cached: the weights and the cached keys and values are read
+    once for one token, as a decode step at context T - 1 reads them."""
+    saving = st_.prefix_cache_saving(LLAMA, 8192, hit_rate=1.0, **GPU)
+    assert saving.cached_tokens == 8191
+    step = inference.model_decode_speed(LLAMA, batch=1, context=8191, **GPU).step_time
+    assert saving.ttft == pytest.approx(step, rel=1e-3)
+    assert saving.ttft_saved == pytest.approx(saving.ttft_without - saving.ttft)
+
+
+def test_prefix_cache_refuses_a_cache_as_long_as_the_prompt() -> None:
+    with pytest.raises(ValueError, match=r"cached_tokens must be between 0 and "
+                                         r"prompt_tokens - 1 \(99\).*got 100"):
+        st_.prefill_flops_with_prefix(LLAMA, 100, cached_tokens=100)
+    with pytest.raises(ValueError, match="hit_rate must be a number in"):
+        st_.prefix_cache_saving(LLAMA, 100, hit_rate=1.5, **GPU)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.floats(0, 1), st.floats(0, 1), st.integers(2, 40_000))
+def test_more_hits_never_cost_more_flops(h1: float, h2: float, tokens: int) -> None:
+    """More cached tokens, fewer FLOPs; and a compute-bound prompt (above twice the ridge
+    point) is always faster with all of it cached than with none. A memory-bound prompt of
+    a few tokens may gain nothing: its time is the weight read, and the cached keys and
+    values add a little reading."""
+    low, high = sorted((h1, h2))
+    a = st_.prefix_cache_saving(LLAMA, tokens, hit_rate=low, **GPU)
+    b = st_.prefix_cache_saving(LLAMA, tokens, hit_rate=high, **GPU)
+    assert b.flops <= a.flops
+    if tokens > 2 * H100.ridge_point("bf16"):
+        full = st_.prefix_cache_saving(LLAMA, tokens, hit_rate=1.0, **GPU)
+        assert full.ttft < full.ttft_without
+
+
+@pytest.mark.parametrize("name", ["llama-3-8b", "llama-2-7b", "mistral-7b", "gemma-2-9b"])
+def test_a_shared_prefix_is_stored_once(name: str) -> None:
+    """Nothing shared: max_concurrent_sequences. Shared: the count is the largest batch
+    whose weights, prefix (stored once), own tokens and overhead fit, and it never falls
+    as more is shared. Mistral-7B's window of 4,096 holds only a conversation's own tokens
+    once they fill it, so sharing the first half of 8,192 tokens saves nothing there."""
+    from gpulesson import memory
+
+    cfg = preset(name)
+    mem = H100.memory_bytes
+    counts = [st_.conversations_with_shared_prefix(cfg, context=8192, shared_tokens=p,
+                                                   gpu_memory=mem)
+              for p in (0, 1, 1024, 4096, 6144, 8191)]
+    assert counts[0] == inference.max_concurrent_sequences(cfg, context=8192, gpu_memory=mem,
+                                                           overhead=2e9)
+    assert counts == sorted(counts)
+    p, b = 6144, counts[4]
+    own = inference.kv_cache_bytes(cfg, seq_len=8192 - p)
+    prefix = inference.kv_cache_bytes(cfg, seq_len=8192) - own
+
+    def need(batch: int) -> float:
+        return memory.inference_memory(param_count(cfg), kv_cache_bytes=prefix + batch * own,
+                                       overhead_bytes=2e9).total
+
+    assert need(b) <= mem < need(b + 1)
+    if name == "mistral-7b":
+        assert counts[3] == counts[0]
+    else:
+        assert counts[3] > counts[0]
+
+
+def test_shared_prefix_refuses_a_prefix_as_long_as_the_context() -> None:
+    with pytest.raises(ValueError, match=r"shared_tokens must be between 0 and context - 1 "
+                                         r"\(8191\), got 8192"):
+        st_.conversations_with_shared_prefix(LLAMA, context=8192, shared_tokens=8192,
+                                             gpu_memory=80e9)
+
+
+# ---------------------------------------------------------------------------------------
+# Chunked prefill
+
+CHUNK = {"prompt_tokens": 8192, "decode_batch": 32, "context": 8192, **GPU}
+
+
+def test_chunking_bounds_the_gap_by_one_hybrid_step() -> None:
+    """Unchunked, a decoding conversation waits a decode step and the whole prefill; with a
+    budget, one step holding its chunk. A budget larger than the prompt puts the whole
+    prompt in one hybrid step."""
+    plain = inference.model_prefill_time(LLAMA, 8192, **GPU)
+    step = inference.model_decode_speed(LLAMA, batch=32, context=8192, **GPU).step_time
+    for budget in (256, 512, 2048, 8192):
+        r = st_.chunked_prefill(LLAMA, token_budget=budget, **CHUNK)
+        assert r.decode_step == pytest.approx(step)
+        assert r.gap_unchunked == pytest.approx(step + plain)
+        assert r.ttft_unchunked == pytest.approx(plain)
+        assert r.chunk == budget - 32 and r.steps == math.ceil(8192 / (budget - 32))
+        assert step <= r.gap_chunked < r.gap_unchunked
+        assert r.ttft_chunked >= plain * (1 - 1e-12)
+    whole = st_.chunked_prefill(LLAMA, token_budget=9000, **CHUNK)
+    assert (whole.chunk, whole.steps) == (8192, 1)
+    assert whole.ttft_chunked == whole.gap_chunked
+
+
+def test_a_chunk_under_the_ridge_rides_free_on_a_memory_bound_step() -> None:
+    """A hybrid step stays memory-bound while its tokens are fewer than about the ridge
+    point (295 on an H100 in BF16): a 256-token budget adds no time to the decode step."""
+    r = st_.chunked_prefill(LLAMA, token_budget=256, **CHUNK)
+    assert r.gap_chunked == pytest.approx(r.decode_step)
+
+
+def test_chunked_prefill_refuses_a_budget_without_room_for_the_prompt() -> None:
+    with pytest.raises(ValueError, match=r"token_budget must be larger than decode_batch "
+                                         r"\(32\).*got 32"):
+        st_.chunked_prefill(LLAMA, token_budget=32, **CHUNK)
+
+
+# ---------------------------------------------------------------------------------------
+# Speculative decoding
+
+
+def test_speculation_validates_its_inputs() -> None:
+    with pytest.raises(ValueError, match="acceptance_rate must be a number in"):
+        st_.expected_tokens_per_step(acceptance_rate=-0.1, draft_tokens=3)
+    with pytest.raises(ValueError, match="draft_tokens"):
+        st_.speculative_speedup(acceptance_rate=0.5, draft_tokens=-1, draft_cost=0.1)
+    with pytest.raises(ValueError, match="max_draft_tokens must be at most 1024"):
+        st_.best_draft_length(acceptance_rate=0.5, draft_cost=0.1, max_draft_tokens=5000)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.floats(0, 1), st.integers(0, 12), st.floats(0, 1), st.integers(1, 4096))
+def test_speculation_never_beats_its_memory_bound_speedup(a: float, g: int, c: float,
+                                                          batch: int) -> None:
+    n = param_count(LLAMA)
+    step = {"n_params": n, "weight_bytes": 2 * n, "kv_bytes_per_sequence": 1e6, **GPU}
+    at_batch = st_.speculative_speedup_at_batch(acceptance_rate=a, draft_tokens=g,
+                                                draft_cost=c, batch=batch, **step)
+    assert at_batch <= st_.speculative_speedup(acceptance_rate=a, draft_tokens=g,
+                                               draft_cost=c) * (1 + 1e-12)
