@@ -48,12 +48,14 @@ import json
 import math
 import os
 import re
+import sys
 import tempfile
 from collections.abc import Mapping
 from typing import Any
 
 from gpulesson.exercises import progress as _progress
 from gpulesson.exercises.core import CodeExercise, Exercise, Feedback, PredictExercise
+from gpulesson.exercises.feedback import text_of
 from gpulesson.exercises.lesson import Lesson
 from gpulesson.exercises.render import markup
 
@@ -264,17 +266,26 @@ def _run_and_check(ex: CodeExercise, source: Any, out: _Bounded) -> dict[str, An
         return _answer(ex._feedback("invalid", f"Your code has {len(source):,} characters; "
                                     f"the page checks up to {MAX_SOURCE_CHARS:,}."))
     try:
-        code = compile(source, "your code", "exec")
+        with _shallow_stack():
+            code = compile(source, "your code", "exec")
     except (SyntaxError, ValueError) as error:
         where = f" (line {error.lineno})" if getattr(error, "lineno", None) else ""
-        reason = getattr(error, "msg", None) or str(error)
+        reason = getattr(error, "msg", None) or text_of(error)
         return _answer(ex._feedback("invalid", f"Python could not read your code{where}: "
                                     f"{reason}."))
+    except (RecursionError, MemoryError):
+        return _answer(ex._feedback("invalid", "Python could not read your code: it nests "
+                                    "too deeply (an expression of thousands of parts?)."))
     namespace: dict[str, Any] = {"__name__": "__main__"}
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):  # type: ignore[type-var]
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out), \
+            _no_exit():  # type: ignore[type-var]
         try:
-            exec(code, namespace)  # the learner's own cell, run as Jupyter would run it
-        except (Exception, SystemExit) as error:
+            with _shallow_stack():
+                exec(code, namespace)  # the learner's own cell, run as Jupyter would run it
+        except _ExitCalled as error:
+            return _answer(ex._feedback("invalid", f"Your code called os._exit({_short(error)}), "
+                                        "which would stop the page's Python: leave it out."))
+        except BaseException as error:  # noqa: BLE001 - a learner's cell may raise anything
             return _answer(ex._feedback("invalid", f"Your code raised {type(error).__name__} "
                                         f"when it ran: {_short(error)}"))
         function = namespace.get(name)
@@ -286,15 +297,64 @@ def _run_and_check(ex: CodeExercise, source: Any, out: _Bounded) -> dict[str, An
                                         f"{type(function).__name__} value); define it with "
                                         "def."))
         try:
-            return _answer(ex.check(function))
-        except (Exception, SystemExit) as error:  # the checker must never reach the page raw
+            with _shallow_stack():
+                return _answer(ex.check(function))
+        except BaseException as error:  # noqa: BLE001 - the checker never reaches the page raw
             return _error(f"Sorry, this answer could not be checked ({type(error).__name__}: "
                           f"{_short(error)}).")
 
 
 def _short(error: BaseException, limit: int = 200) -> str:
-    text = " ".join(str(error).split()) or "no message"
+    text = " ".join(text_of(error).split()) or "no message"
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+#: How deep a learner's code may recurse on the site: below Python's default, so that the
+#: Web Worker's stack (smaller than a desktop process's) is never what stops it.
+LEARNER_RECURSION_LIMIT = 400
+
+
+@contextlib.contextmanager
+def _shallow_stack():  # noqa: ANN202 - a context manager
+    """Lower the recursion limit while a learner's code is compiled or run, so that deep
+    recursion ends in Python's ``RecursionError``, never in the stack of the host."""
+    previous = sys.getrecursionlimit()
+    depth = _depth()
+    sys.setrecursionlimit(max(min(previous, depth + LEARNER_RECURSION_LIMIT), depth + 50))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(previous)
+
+
+def _depth() -> int:
+    frame, depth = sys._getframe(), 0
+    while frame is not None:
+        frame, depth = frame.f_back, depth + 1
+    return depth
+
+
+class _ExitCalled(SystemExit):
+    """``os._exit`` called by a learner's code: reported, never obeyed."""
+
+
+@contextlib.contextmanager
+def _no_exit():  # noqa: ANN202 - a context manager
+    """While a learner's code runs, ``os._exit`` (which would end the interpreter, and on
+    the site the page's Python with it) raises :class:`SystemExit` instead."""
+    def refuse(code: Any = 0) -> None:
+        raise _ExitCalled(code)
+
+    patched = [m for m in (os, sys.modules.get("posix"), sys.modules.get("nt"))
+               if m is not None and hasattr(m, "_exit")]
+    saved = [(m, m._exit) for m in patched]
+    for module in patched:
+        module._exit = refuse  # type: ignore[attr-defined]
+    try:
+        yield
+    finally:
+        for module, original in saved:
+            module._exit = original  # type: ignore[attr-defined]
 
 
 # ---------------------------------------------------------------------------------------
@@ -411,7 +471,11 @@ def handle(request: Mapping[str, Any]) -> dict[str, Any]:
         return _handle(request)
     except (KeyError, TypeError, ValueError) as error:
         message = error.args[0] if isinstance(error, KeyError) and error.args else error
-        return {**_error(f"bad request from the page: {message}"), "progress": None}
+        return {**_error(f"bad request from the page: {text_of(message)}"), "progress": None}
+    except BaseException as error:  # noqa: BLE001 - whatever happened, the page gets an answer
+        return {**_error(f"Sorry, this could not be checked ({type(error).__name__}: "
+                          f"{_short(error)}). Check again, or reload the page."),
+                "progress": None}
 
 
 def _handle(request: Mapping[str, Any]) -> dict[str, Any]:
@@ -456,12 +520,28 @@ def _handle(request: Mapping[str, Any]) -> dict[str, Any]:
     return answer
 
 
+#: What :func:`handle_json` answers when even its answer cannot be written.
+_LAST_RESORT = json.dumps({**_error("Sorry, the checker's answer could not be written; "
+                                    "check again, or reload the page."), "progress": None})
+#: A lone surrogate (``print('\ud800')``): valid in a Python string, not in UTF-8 text.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def handle_json(request_json: str) -> str:
-    """:func:`handle` with JSON text in and out: the one function the browser calls."""
+    """:func:`handle` with JSON text in and out: the one function the browser calls.
+
+    Never raises, whatever the request or the learner's code did: the answer is valid JSON
+    text that UTF-8 can carry (a lone surrogate a learner's code printed becomes U+FFFD).
+    """
     try:
-        request = json.loads(request_json)
-    except (TypeError, ValueError) as error:
-        answer = {**_error(f"bad request from the page: {error}"), "progress": None}
-    else:
-        answer = handle(request)
-    return json.dumps(answer, ensure_ascii=False, allow_nan=False)
+        try:
+            request = json.loads(request_json)
+        except (TypeError, ValueError, RecursionError) as error:
+            answer = {**_error(f"bad request from the page: {_short(error)}"),
+                      "progress": None}
+        else:
+            answer = handle(request)
+        text = json.dumps(answer, ensure_ascii=False, allow_nan=False)
+        return _SURROGATE.sub("\ufffd", text)
+    except BaseException:  # noqa: BLE001 - the page always gets an answer it can read
+        return _LAST_RESORT

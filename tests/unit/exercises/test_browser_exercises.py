@@ -265,3 +265,70 @@ def test_the_exercise_pack_alone_answers_like_the_installed_package(tmp_path: Pa
         here = _ask(**request)
         assert answer["status"] == "correct", (request["exercise"], answer["message"])
         assert (answer["status"], answer["message"]) == (here["status"], here["message"])
+
+
+#: Learner code that once escaped handle_json (issue 35, case 6), run as a page sends it.
+HOSTILE_CODE = {
+    "KeyboardInterrupt": "raise KeyboardInterrupt",
+    "BaseException subclass": "class Stop(BaseException):\n    pass\nraise Stop('out')",
+    "GeneratorExit": "raise GeneratorExit",
+    "__str__ raises": ("class Odd(Exception):\n    def __str__(self):\n        raise ValueError\n"
+                       "raise Odd()"),
+    "os._exit": "import os\nos._exit(1)",
+    "posix._exit": "import posix\nposix._exit(3)",
+    "os._exit in the function": "def {name}({signature}):\n    import os\n    os._exit(1)",
+    "interrupt in the function": "def {name}({signature}):\n    raise KeyboardInterrupt",
+    "deep expression": "x = " + "1+" * 9_000 + "1",
+    "deep unary": "x = " + "-" * 19_000 + "1",
+    "deep recursion at definition": "def f(n):\n    return f(n + 1)\nf(0)",
+    "lone surrogate printed": "print('\\ud800')\ndef {name}({signature}):\n    return 0",
+}
+HOSTILE_RUN = r"""
+import json, sys
+from gpulesson.exercises import browser
+ref, sources = sys.argv[1], json.loads(sys.argv[2])
+for source in sources:
+    text = browser.handle_json(json.dumps({"action": "code", "exercise": ref,
+                                           "source": source}))
+    text.encode("utf-8")  # what the page gets must be UTF-8 text
+    print(text, flush=True)
+print("still running")
+"""
+
+
+def test_hostile_learner_code_gets_a_learner_facing_answer() -> None:
+    """Each case is answered with valid JSON text, a learner's status and a message naming
+    what happened; none stops the interpreter (a subprocess, for os._exit)."""
+    ex = next(e.variant(None) for e in EXERCISES if isinstance(e, CodeExercise)
+              and _ref(e) not in UNAVAILABLE)
+    sources = [s.replace("{name}", ex.function_name).replace("{signature}", ex.signature)
+               for s in HOSTILE_CODE.values()]
+    proc = subprocess.run([sys.executable, "-c", HOSTILE_RUN, _ref(ex), json.dumps(sources)],
+                          capture_output=True, text=True, timeout=300, cwd=REPO)
+    lines = proc.stdout.splitlines()
+    assert proc.returncode == 0 and lines[-1] == "still running", proc.stderr[-2000:]
+    answers = dict(zip(HOSTILE_CODE, (json.loads(line) for line in lines[:-1]), strict=True))
+    for case, answer in answers.items():
+        assert answer["status"] in ("invalid", "incorrect", "error"), (case, answer)
+        assert "internal error" not in answer["message"] and "bad request" not in \
+            answer["message"], (case, answer["message"])
+    assert "KeyboardInterrupt" in answers["KeyboardInterrupt"]["message"]
+    assert "Stop" in answers["BaseException subclass"]["message"]
+    assert "os._exit(1)" in answers["os._exit"]["message"]
+    assert "nests too deeply" in answers["deep expression"]["message"]
+    assert "RecursionError" in answers["deep recursion at definition"]["message"]
+    assert answers["lone surrogate printed"]["output"] == "\ufffd\n"
+
+
+@pytest.mark.parametrize("error", [KeyboardInterrupt, SystemExit, GeneratorExit,
+                                   RecursionError, MemoryError])
+def test_handle_json_answers_whatever_the_checker_raises(
+        error: type[BaseException], monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(_request: Any) -> None:
+        raise error("from inside")
+
+    monkeypatch.setattr(browser, "_handle", broken)
+    answer = json.loads(browser.handle_json('{"action": "progress"}'))
+    assert answer["status"] == "error" and error.__name__ in answer["message"]
+    monkeypatch.setattr(browser, "handle", broken)
+    assert json.loads(browser.handle_json("{}"))["status"] == "error"
