@@ -32,12 +32,16 @@ The answer: ``status`` (a feedback status of :data:`gpulesson.exercises.core.STA
 shows), ``mistake`` (the declared mistake's key, if one
 matched), ``output`` and ``output_dropped`` (code exercises), and ``progress``:
 ``{"text": what to keep, "summary": one line, "done": [numbers done], "reset": message or
-null}``. A progress record is updated as :meth:`Lesson.record
-<gpulesson.exercises.lesson.Lesson.record>` updates the notebook's file: every graded
-answer counts, a correct one (or a prediction compared) marks the exercise done.
+null, "set_aside": {where: text} of the parts of the kept record that could not be read}``
+(the page keeps those aside: nothing saved is lost). A progress record is updated as
+:meth:`Lesson.record <gpulesson.exercises.lesson.Lesson.record>` updates the notebook's
+file: every graded answer counts, a correct one (or a prediction compared) marks the
+exercise done.
 
 Never raises: a malformed request or a failing exercise is answered with status
-``"error"`` and a message. Standard library only (this module runs in the browser).
+``"error"`` and a message. Writes no file: the record is data in and data out
+(:mod:`gpulesson.exercises.progress`). Standard library only (this module runs in the
+browser).
 """
 
 from __future__ import annotations
@@ -49,7 +53,6 @@ import math
 import os
 import re
 import sys
-import tempfile
 from collections.abc import Mapping
 from typing import Any
 
@@ -74,6 +77,7 @@ __all__ = [
     "merge_progress",
     "message_html",
     "read_progress",
+    "read_progress_parts",
 ]
 
 #: Where the site keeps progress (``localStorage``); its value is a progress file's text.
@@ -361,104 +365,75 @@ def _no_exit():  # noqa: ANN202 - a context manager
 # Progress, kept by the browser in the notebook's schema
 
 
-def _serialise(data: Mapping[str, Any]) -> str:
-    # the layout progress.record writes: a site export is a notebook's progress file
-    return json.dumps(data, indent=1, sort_keys=True)
+_RESET = ("The progress saved in this browser could not be read, so it starts again from "
+          "nothing; what was saved is kept aside (Export progress includes it).")
 
 
 def read_progress(text: Any) -> tuple[dict[str, Any], str | None]:
     """The progress record a browser kept (``text``), and why it was reset, if it was.
 
     An empty or missing record is a fresh start (no message). Text that is not a progress
-    record (not JSON, or no ``exercises`` object) is reset, and so are entries that are
-    not records of an exercise; the message says so. Never raises.
+    record (not JSON, or no ``exercises`` object) is reset, and entries that are not
+    records of an exercise (or are nested too deeply, or hold a number too long to read)
+    are dropped from it; the message says so. Never raises, and writes no file:
+    :func:`read_progress_parts` also gives what was dropped.
     """
-    empty: dict[str, Any] = {"version": 1, "exercises": {}}
+    data, message, _aside = read_progress_parts(text)
+    return data, message
+
+
+def read_progress_parts(text: Any) -> tuple[dict[str, Any], str | None, dict[str, str]]:
+    """:func:`read_progress`, and the text of every part it dropped, by where it was
+    (:attr:`gpulesson.exercises.progress.Parsed.set_aside`): the page keeps them aside."""
     if text is None or (isinstance(text, str) and not text.strip()):
-        return empty, None
-    reset = ("The progress saved in this browser could not be read, so it starts again "
-             "from nothing.")
+        return _progress.empty_record(), None, {}
     if not isinstance(text, str):
-        return empty, reset
-    try:
-        raw = json.loads(text)
-    except ValueError:
-        return empty, reset
-    if not isinstance(raw, dict) or not isinstance(raw.get("exercises"), dict):
-        return empty, reset
-    with _progress_file(text) as path:
-        data = _progress.load_progress(path)
-    # entries the page can read: an exercise id and its record
-    data["exercises"] = {k: v for k, v in data["exercises"].items()
-                         if isinstance(k, str) and isinstance(v, dict)}
-    dropped = len(raw["exercises"]) - len(data["exercises"])
-    if dropped:
-        return data, (f"{dropped} saved {'entry' if dropped == 1 else 'entries'} of your "
-                      "progress could not be read and "
-                      f"{'was' if dropped == 1 else 'were'} dropped.")
-    return data, None
+        return _progress.empty_record(), _RESET, {}
+    parsed = _progress.parse_progress(text)
+    if parsed.problem is not None:
+        return _progress.empty_record(), _RESET, parsed.set_aside
+    data, aside = parsed.record, dict(parsed.set_aside)
+    for key, entry in list(data["exercises"].items()):
+        if not isinstance(entry, dict):  # the page reads records only
+            aside[f"exercises/{key}"] = json.dumps(entry)
+            del data["exercises"][key]
+    dropped = sum(1 for where in aside if where.startswith("exercises/"))
+    if not aside:
+        return data, None, aside
+    if not dropped:
+        return data, ("Part of the progress saved in this browser could not be read; it is "
+                      "kept aside (Export progress includes it)."), aside
+    return data, (f"{dropped} saved {'entry' if dropped == 1 else 'entries'} of your "
+                  f"progress could not be read and {'was' if dropped == 1 else 'were'} "
+                  "dropped from it; kept aside, Export progress includes "
+                  f"{'it' if dropped == 1 else 'them'}."), aside
 
 
-@contextlib.contextmanager
-def _progress_file(text: str | None):  # noqa: ANN202 - a context manager of a path
-    with tempfile.TemporaryDirectory(prefix="gpulesson-") as folder:
-        path = os.path.join(folder, _progress.PROGRESS_FILE)
-        if text:
-            with open(path, "w", encoding="utf-8") as handle:
-                handle.write(text)
-        yield path
-
-
-def _read_text(path: str) -> str:
-    with open(path, encoding="utf-8") as handle:
-        return handle.read()
-
-
-def _progress_answer(slug: str | None, data: Mapping[str, Any],
-                     reset: str | None) -> dict[str, Any]:
-    text = _serialise(data)
-    answer: dict[str, Any] = {"text": text, "reset": reset, "summary": None, "done": []}
+def _progress_answer(slug: str | None, data: Mapping[str, Any], reset: str | None,
+                     aside: Mapping[str, str] | None = None) -> dict[str, Any]:
+    answer: dict[str, Any] = {"text": _progress.serialise(data), "reset": reset,
+                              "summary": None, "done": [], "set_aside": dict(aside or {})}
     if slug is not None:
-        with _progress_file(text) as path:
-            answer["summary"] = _progress.progress_summary(slug, path)
-        done = {k for k, v in data["exercises"].items() if v.get("done")}
-        answer["done"] = [ex.number for ex in _lesson(slug) if ex.id in done]
+        answer["summary"] = _progress.summary_of(slug, data)
+        answer["done"] = [ex.number for ex in _lesson(slug)
+                          if _progress.is_done(data["exercises"].get(ex.id))]
     return answer
 
 
 def _record(slug: str, kept: Any, ex: Exercise | None, status: str | None) -> dict[str, Any]:
-    data, reset = read_progress(kept)
+    data, reset, aside = read_progress_parts(kept)
     if ex is not None and status is not None and status not in ("invalid", "committed",
                                                                  "error"):
-        with _progress_file(_serialise(data)) as path:
-            if _progress.record(ex.id, status, variant=None, path=path):
-                data, _ = read_progress(_read_text(path))
-    return _progress_answer(slug, data, reset)
+        data = _progress.record_answer(data, ex.id, status)
+    return _progress_answer(slug, data, reset, aside)
 
 
 def merge_progress(kept: Mapping[str, Any], imported: Mapping[str, Any]) -> dict[str, Any]:
-    """Both records in one: an exercise done in either is done; the larger attempt count,
-    the earliest ``done_at`` and the latest ``last`` are kept."""
-    merged = {k: dict(v) for k, v in kept["exercises"].items()}
-    for key, entry in imported["exercises"].items():
-        mine = merged.setdefault(key, {})
-        both = (mine, entry)
-        mine["attempts"] = max(_count(e.get("attempts")) for e in both)
-        mine["done"] = any(bool(e.get("done")) for e in both)
-        for field, pick in (("done_at", min), ("last", max)):
-            values = [e[field] for e in both if isinstance(e.get(field), str)]
-            if values:
-                mine[field] = pick(values)
-        if "variant" in entry:
-            mine["variant"] = entry["variant"]
-    return {"version": 1, "exercises": merged}
-
-
-def _count(value: Any) -> int:
-    try:
-        return max(int(value), 0)
-    except (TypeError, ValueError, OverflowError):
-        return 0
+    """Both records in one (:func:`gpulesson.exercises.progress.merge_records`): an exercise
+    done in either is done; the larger attempt count, the earliest ``done_at`` and the
+    latest ``last`` are kept; imported ids that are no exercise of the course are left
+    out."""
+    return _progress.merge_records(kept, imported)[0]
 
 
 # ---------------------------------------------------------------------------------------
@@ -487,21 +462,27 @@ def _handle(request: Mapping[str, Any]) -> dict[str, Any]:
         slug = request.get("lesson")
         if slug is not None:
             _lesson(str(slug))  # an unknown lesson is a bad request
-        data, reset = read_progress(kept)
+        data, reset, aside = read_progress_parts(kept)
         answer = {"status": "committed" if action == "import" else None, "message": "",
                   "details": [], "mistake": None}
         if action == "import":
-            imported, problem = read_progress(request.get("imported"))
-            if problem is not None or not imported["exercises"]:
+            imported, problem, _ = read_progress_parts(request.get("imported"))
+            data, left_out = _progress.merge_records(data, imported)
+            n = len(imported["exercises"]) - left_out
+            if problem is not None or n <= 0:
+                data, _, _ = read_progress_parts(kept)
                 answer.update(status="invalid", message=(
                     "That file holds no progress of this course: choose a file saved with "
                     "“Export progress”, or a notebook's .gpulesson-progress.json."))
             else:
-                data = merge_progress(data, imported)
-                n = len(imported["exercises"])
                 answer["message"] = (f"Imported the progress of {n} "
                                      f"exercise{'s' if n != 1 else ''}.")
-        answer["progress"] = _progress_answer(None if slug is None else str(slug), data, reset)
+                if left_out:
+                    answer["message"] += (f" {left_out:,} "
+                                          f"{'entry was' if left_out == 1 else 'entries were'}"
+                                          " left out: not an exercise of this course.")
+        answer["progress"] = _progress_answer(None if slug is None else str(slug), data, reset,
+                                              aside)
         return answer
     ref = request.get("exercise")
     ex = exercise(ref)  # type: ignore[arg-type]

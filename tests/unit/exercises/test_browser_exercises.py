@@ -332,3 +332,73 @@ def test_handle_json_answers_whatever_the_checker_raises(
     assert answer["status"] == "error" and error.__name__ in answer["message"]
     monkeypatch.setattr(browser, "handle", broken)
     assert json.loads(browser.handle_json("{}"))["status"] == "error"
+
+
+DEEP_ENTRY = "[" * 5_000 + "]" * 5_000
+
+
+@pytest.mark.parametrize("bad", [DEEP_ENTRY, '{"attempts": ' + "9" * 5_000 + "}", "7"],
+                         ids=["5,000 levels", "5,000 digits", "not a record"])
+def test_one_unreadable_entry_costs_only_itself(bad: str) -> None:
+    """A 5,000-level entry made every check on every page 'could not be read', and one
+    5,000-digit count discarded every readable entry (issue 35, items 3 and 4): now the
+    check goes through, the other lessons' entries stay, and the bad one comes back to be
+    kept aside."""
+    kept = ('{"version": 1, "exercises": {"other_lesson-ex1": {"attempts": 1, "done": true}, '
+            f'"memory_what_fits-ex2": {bad}}}}}')
+    answer = _ask(action="check", exercise="memory_what_fits:4", answer="26 GB",
+                  progress=kept)
+    assert answer["status"] == "correct"
+    entries = json.loads(answer["progress"]["text"])["exercises"]
+    assert set(entries) == {"other_lesson-ex1", "memory_what_fits-ex4"}
+    assert answer["progress"]["set_aside"] == {"exercises/memory_what_fits-ex2": bad}
+    assert "1 saved entry" in answer["progress"]["reset"] and "kept aside" in \
+        answer["progress"]["reset"]
+
+
+def test_a_corrupt_record_comes_back_to_be_kept_aside() -> None:
+    answer = _ask(action="progress", lesson="memory_what_fits", progress="{half a record")
+    assert answer["progress"]["set_aside"] == {"": "{half a record"}
+    assert "kept aside" in answer["progress"]["reset"]
+
+
+def test_an_import_takes_exercises_of_this_course_and_true_only() -> None:
+    """An import kept 30,000 ids that are no exercise and read "done": "false" as done
+    (issue 35, item 11)."""
+    entries = {f"no_such_lesson-ex{i}": {"attempts": 1, "done": True} for i in range(30_000)}
+    entries["memory_what_fits-ex1"] = {"attempts": 1, "done": "false"}
+    entries["memory_what_fits-ex2"] = {"attempts": 2, "done": True}
+    answer = _ask(action="import", lesson="memory_what_fits",
+                  imported=json.dumps({"version": 1, "exercises": entries}))
+    assert answer["status"] == "committed"
+    assert "2 exercises" in answer["message"] and "30,000 entries were left out" in \
+        answer["message"]
+    assert set(json.loads(answer["progress"]["text"])["exercises"]) == {
+        "memory_what_fits-ex1", "memory_what_fits-ex2"}
+    assert answer["progress"]["done"] == [2]
+    only_junk = json.dumps({"exercises": {"x-ex1": {"done": True}}})
+    assert _ask(action="import", lesson="memory_what_fits",
+                imported=only_junk)["status"] == "invalid"
+
+
+def test_a_checked_answer_writes_no_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 37, item 4: the site's worker keeps progress as data. Every way to open or
+    create a file fails here, and a check with progress still answers."""
+    import builtins
+    import os
+    import tempfile
+
+    def refuse(*_args: Any, **_kwargs: Any) -> None:
+        raise AssertionError("a file was opened")
+
+    kept = _ask(action="check", exercise="memory_what_fits:4", answer="banana")["progress"]
+    for module, name in ((builtins, "open"), (os, "open"), (tempfile, "mkstemp"),
+                         (tempfile, "mkdtemp"), (tempfile, "TemporaryDirectory"),
+                         (tempfile, "NamedTemporaryFile")):
+        monkeypatch.setattr(module, name, refuse)
+    answer = _ask(action="check", exercise="memory_what_fits:4", answer="26 GB",
+                  progress=kept["text"])
+    assert answer["status"] == "correct" and answer["progress"]["done"] == [4]
+    summary = _ask(action="progress", lesson="memory_what_fits",
+                   progress=answer["progress"]["text"])["progress"]["summary"]
+    assert "1 of" in summary
