@@ -53,10 +53,11 @@ import math
 import os
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from gpulesson.exercises import progress as _progress
+from gpulesson.exercises.checking import Record, check_answer, with_notice
 from gpulesson.exercises.core import CodeExercise, Exercise, Feedback, PredictExercise
 from gpulesson.exercises.feedback import text_of
 from gpulesson.exercises.lesson import Lesson
@@ -132,25 +133,43 @@ def message_html(message: str) -> str:
     return block[3:-4] if block.startswith("<p>") and block.endswith("</p>") else block
 
 
-def check(ref: str, answer: Any) -> dict[str, Any]:
-    """Check a typed answer (or commit a prediction) exactly as the notebook does."""
+def _in_worker(ex: Exercise, check: Callable[[], Feedback]) -> Feedback:
+    """The site's runner (:class:`~gpulesson.exercises.guard.Runner`): a plain call (the
+    page stops a worker that runs too long) with a shallow stack; whatever it raises is
+    ``error`` feedback."""
+    try:
+        with _shallow_stack():
+            return check()
+    except BaseException as error:  # noqa: BLE001 - the checker never reaches the page raw
+        return ex._feedback("error", f"Sorry, this answer could not be checked "
+                            f"({type(error).__name__}: {_short(error)}).")
+
+
+def check(ref: str, answer: Any, *, record: Record | None = None) -> dict[str, Any]:
+    """Check a typed answer (or commit a prediction) exactly as the notebook does (the one
+    check path, :func:`~gpulesson.exercises.checking.check_answer`; ``record`` notes it)."""
     ex = exercise(ref)
     if isinstance(ex, CodeExercise):
         raise TypeError(f"{ref} is a code exercise: use check_code with its source")
-    return _answer(ex.check(answer))
+    return _answer(check_answer(ex, answer, runner=_in_worker, record=record))
 
 
-def compare(ref: str, prediction: Any, measured: Any) -> dict[str, Any]:
-    """Set a prediction (as typed) against ``measured`` (SI units, from the site's build)."""
+def compare(ref: str, prediction: Any, measured: Any, *,
+            record: Record | None = None) -> dict[str, Any]:
+    """Set a prediction (as typed) against ``measured`` (SI units, from the site's build);
+    ``record`` notes a comparison made."""
     ex = exercise(ref)
     if not isinstance(ex, PredictExercise):
         raise TypeError(f"{ref} is not a predict-then-run exercise")
-    committed = ex.check(prediction)
+    committed = _in_worker(ex, lambda: ex.check(prediction))
     if committed.status != "committed":
         return _answer(committed)
     if isinstance(measured, bool) or not isinstance(measured, (int, float)):
-        return _answer(ex.compare(committed.value, float("nan")))
-    return _answer(ex.compare(committed.value, float(measured)))
+        measured = float("nan")
+    compared = _in_worker(ex, lambda: ex.compare(committed.value, float(measured)))
+    if record is not None and compared.status == "compared":
+        compared = with_notice(compared, record(ex, compared))
+    return _answer(compared)
 
 
 _MEASURED = re.compile(r"[Mm]easured(?: on this machine:)? (.+?)\.(?:\s|$)")
@@ -240,7 +259,8 @@ class _Bounded:
         return "".join(self.kept)
 
 
-def check_code(ref: str, source: Any, *, limit: int = OUTPUT_LIMIT) -> dict[str, Any]:
+def check_code(ref: str, source: Any, *, limit: int = OUTPUT_LIMIT,
+               record: Record | None = None) -> dict[str, Any]:
     """Run the learner's ``source`` and check the function it defines, as the notebook does.
 
     The source runs in a fresh namespace, like a notebook cell whose function the widget
@@ -254,13 +274,14 @@ def check_code(ref: str, source: Any, *, limit: int = OUTPUT_LIMIT) -> dict[str,
     if not isinstance(ex, CodeExercise):
         raise TypeError(f"{ref} is not a code exercise")
     out = _Bounded(limit, OUTPUT_LINES)
-    answer = _run_and_check(ex, source, out)
+    answer = _run_and_check(ex, source, out, record)
     answer["output"] = out.text()
     answer["output_dropped"] = out.dropped
     return answer
 
 
-def _run_and_check(ex: CodeExercise, source: Any, out: _Bounded) -> dict[str, Any]:
+def _run_and_check(ex: CodeExercise, source: Any, out: _Bounded,
+                   record: Record | None) -> dict[str, Any]:
     name = ex.function_name
     stub = f"def {name}({ex.signature}):"
     if not isinstance(source, str) or not source.strip():
@@ -300,12 +321,7 @@ def _run_and_check(ex: CodeExercise, source: Any, out: _Bounded) -> dict[str, An
             return _answer(ex._feedback("invalid", f"{name} is not a function (it holds a "
                                         f"{type(function).__name__} value); define it with "
                                         "def."))
-        try:
-            with _shallow_stack():
-                return _answer(ex.check(function))
-        except BaseException as error:  # noqa: BLE001 - the checker never reaches the page raw
-            return _error(f"Sorry, this answer could not be checked ({type(error).__name__}: "
-                          f"{_short(error)}).")
+        return _answer(check_answer(ex, function, runner=_in_worker, record=record))
 
 
 def _short(error: BaseException, limit: int = 200) -> str:
@@ -420,12 +436,19 @@ def _progress_answer(slug: str | None, data: Mapping[str, Any], reset: str | Non
     return answer
 
 
-def _record(slug: str, kept: Any, ex: Exercise | None, status: str | None) -> dict[str, Any]:
-    data, reset, aside = read_progress_parts(kept)
-    if ex is not None and status is not None and status not in ("invalid", "committed",
-                                                                 "error"):
-        data = _progress.record_answer(data, ex.id, status)
-    return _progress_answer(slug, data, reset, aside)
+class _KeptRecord:
+    """The site's record step (:data:`~gpulesson.exercises.checking.Record`): a graded
+    answer is noted in the record the page sent (data: no file), which goes back to it."""
+
+    def __init__(self, kept: Any) -> None:
+        self.data, self.reset, self.aside = read_progress_parts(kept)
+
+    def __call__(self, ex: Exercise, feedback: Feedback) -> None:
+        if feedback.graded:
+            self.data = _progress.record_answer(self.data, ex.id, feedback.status)
+
+    def answer(self, slug: str) -> dict[str, Any]:
+        return _progress_answer(slug, self.data, self.reset, self.aside)
 
 
 def merge_progress(kept: Mapping[str, Any], imported: Mapping[str, Any]) -> dict[str, Any]:
@@ -486,18 +509,20 @@ def _handle(request: Mapping[str, Any]) -> dict[str, Any]:
         return answer
     ref = request.get("exercise")
     ex = exercise(ref)  # type: ignore[arg-type]
+    record = _KeptRecord(kept)
     if action == "check":
-        answer = check(ref, request.get("answer"))  # type: ignore[arg-type]
+        answer = check(ref, request.get("answer"), record=record)  # type: ignore[arg-type]
     elif action == "code":
-        answer = check_code(ref, request.get("source"))  # type: ignore[arg-type]
+        answer = check_code(ref, request.get("source"), record=record)  # type: ignore[arg-type]
     elif action == "compare":
-        answer = compare(ref, request.get("answer"), request.get("measured"))  # type: ignore[arg-type]
+        answer = compare(ref, request.get("answer"), request.get("measured"),  # type: ignore[arg-type]
+                         record=record)
         if answer["status"] != "compared":
             answer["status"] = "invalid" if answer["status"] != "error" else "error"
     else:
         raise ValueError(f"action must be one of check, code, compare, progress, import; "
                          f"got {action!r}")
-    answer["progress"] = _record(ex.lesson, kept, ex, answer["status"])
+    answer["progress"] = record.answer(ex.lesson)
     return answer
 
 
