@@ -446,11 +446,12 @@ def record(exercise_id: str, status: str, *, variant: int | None = None,
                                    f"({parsed.problem}); it was kept as {kept.name} and a "
                                    "new one was started.")
                 else:
+                    where = ", ".join(sorted(parsed.set_aside))
                     n = len(parsed.set_aside)
-                    _notice.append(f"{n} {'entry' if n == 1 else 'entries'} of your progress "
-                                   f"file {target.name} could not be read; the file as it "
-                                   f"was is kept as {kept.name}, and everything else "
-                                   "carried over.")
+                    _notice.append(f"{n} {'part' if n == 1 else 'parts'} of your progress "
+                                   f"file {target.name} could not be read ({where:.200}); "
+                                   f"the file as it was is kept as {kept.name}, and "
+                                   "everything else carried over.")
             data = record_answer(parsed.record, exercise_id, status, variant=variant)
             _write(target, serialise(data))
         return True
