@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gpulesson import _validate as v
+from gpulesson import units
 
 __all__ = [
     "HOURS_PER_MONTH",
@@ -146,8 +147,9 @@ def breakeven_months(
     saving = cloud * hours - power_month
     if saving <= 0:
         raise ValueError(
-            f"owning never breaks even: the cloud costs ${cloud * hours:,.2f} per month and "
-            f"the power alone ${power_month:,.2f}; cloud_usd_per_hour must exceed the "
+            f"owning never breaks even: the cloud costs {units.format_usd(cloud * hours)} per "
+            f"month and the power alone {units.format_usd(power_month)}; cloud_usd_per_hour "
+            "must exceed the "
             "hourly power cost"
         )
     return hw / saving

@@ -254,6 +254,12 @@ def recompute_overhead(
     ``"none"``: 0.
     """
     mode = v.choice("recompute", recompute, memory.RECOMPUTE_MODES)
+    # every argument given is checked, whatever the mode needs of it
+    n_params = None if n_params is None else v.positive_number("n_params", n_params)
+    layers, heads, head_dim, seq_len = (
+        None if value is None else v.positive_int(name, value)
+        for name, value in (("layers", layers), ("heads", heads), ("head_dim", head_dim),
+                            ("seq_len", seq_len)))
     if mode == "none":
         return 0.0
     if mode == "full" and n_params is None:

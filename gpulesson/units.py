@@ -130,14 +130,14 @@ def format_usd(amount: float, *, cents: bool | None = None, digits: int | None =
     value = abs(value)
     if digits is not None:
         text = _significant(value, _check_digits(digits, low=1))
-        if "." in text:
+        if "." in text and "e" not in text:
             whole, fraction = text.split(".")
             fraction = fraction.rstrip("0")
             text = whole if not fraction else f"{whole}.{fraction.ljust(2, '0')}"
         return f"{sign}${text}"
     if cents is None:
         cents = value < 1e6
-    if 0 < value < 1 and cents:
+    if (0 < value < 1 and cents) or value >= SCIENTIFIC_ABOVE:
         return f"{sign}${_significant(value, 3)}"
     return f"{sign}${value:,.2f}" if cents else f"{sign}${value:,.0f}"
 
@@ -149,12 +149,21 @@ def format_significant(value: float, digits: int) -> str:
     digits = _check_digits(digits, low=1)
     if isinstance(value, int) and not isinstance(value, bool):
         _validate.number_at_least("value", value, -_validate.FLOAT_MAX)
-        return f"{value:,}"
+        if abs(value) < SCIENTIFIC_ABOVE:
+            return f"{value:,}"
     value = _check_number("value", value)
     if value == 0:
         return "0"
+    if not SCIENTIFIC_BELOW <= abs(value) < SCIENTIFIC_ABOVE:
+        return f"{value:.{digits - 1}e}"  # not 300 zeros, nor 102 commas
     decimals = max(digits - 1 - math.floor(math.log10(abs(value))), 0)
     return f"{value:,.{decimals}f}"
+
+
+#: Beyond these magnitudes :func:`format_significant` and :func:`format_usd` write
+#: scientific notation (``1e308 -> '1.00e+308'``): a whole 1e308 has 309 digits.
+SCIENTIFIC_ABOVE = 1e21
+SCIENTIFIC_BELOW = 1e-9
 
 
 _significant = format_significant

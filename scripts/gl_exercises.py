@@ -98,6 +98,10 @@ EDITOR_PATH = "_lib/codemirror/code-editor.js"
 DEFAULT_TIME_LIMIT_MS = 10_000
 #: How long the page waits for Python to start before it says it could not.
 DEFAULT_BOOT_TIMEOUT_MS = 60_000
+#: Every page's Content-Security-Policy (``gl_content_security_policy`` in _config.yml):
+#: connections to the site only, so that a learner's code checked in the page's worker
+#: reaches no other host.
+DEFAULT_POLICY = "connect-src 'self'"
 #: Jinja fragments of the theme that Sphinx copies into _static: not pages, never served.
 TEMPLATE_FRAGMENTS = ("webpack-macros.html", "sbt-webpack-macros.html")
 #: Hosts that only ever stand for "put your own here".
@@ -683,8 +687,17 @@ def _on_builder_inited(app: Sphinx) -> None:
         app.add_js_file(SITE_SCRIPT, loading_method="defer", priority=900)
 
 
+def policy_meta(policy: str) -> str:
+    """The ``<meta>`` tag that sets ``policy`` as the page's Content-Security-Policy."""
+    return (f'<meta http-equiv="Content-Security-Policy" '
+            f'content="{html.escape(policy, quote=True)}" />\n')
+
+
 def _on_html_page_context(app: Sphinx, pagename: str, templatename: str,
                           context: dict[str, Any], doctree: Any) -> None:
+    if app.config.gl_content_security_policy:  # first in <head>: before anything loads
+        context["metatags"] = (policy_meta(app.config.gl_content_security_policy)
+                               + context.get("metatags", ""))
     body = context.get("body") or ""
     if "data-exercise=" not in body:
         return
@@ -746,6 +759,7 @@ def _on_build_finished(app: Sphinx, exception: Exception | None) -> None:
 def setup(app: Sphinx) -> dict[str, Any]:
     app.setup_extension("gl_calculators")  # its config values and the shared worker
     app.add_config_value("gl_exercise_time_limit_ms", DEFAULT_TIME_LIMIT_MS, "html")
+    app.add_config_value("gl_content_security_policy", DEFAULT_POLICY, "html")
     app.connect("config-inited", _on_config_inited)
     app.connect("builder-inited", _on_builder_inited)
     app.connect("doctree-resolved", _on_doctree_resolved)

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from gpulesson import _validate
-from gpulesson.calculators.formatting import MAX_SAFE_INTEGER
+from gpulesson.calculators.formatting import MAX_SAFE_INTEGER, message_number
 from gpulesson.calculators.registry import get
 from gpulesson.calculators.spec import CUSTOM, Calculator, Input, Keyed
 
@@ -149,11 +149,7 @@ def _range_text(spec: Input) -> str:
 
 
 def _shown(value: float | None) -> str:
-    if value is None:
-        return "?"
-    if float(value).is_integer() and abs(value) >= 1e4:
-        return f"{int(value):,}"
-    return f"{value:g}"
+    return message_number(value)
 
 
 def _validate_one(spec: Input, value: Any) -> Any:

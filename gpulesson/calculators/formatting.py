@@ -14,13 +14,42 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from gpulesson import units
+from gpulesson import _validate, units
 from gpulesson.calculators.spec import Output
 
-__all__ = ["MAX_SAFE_INTEGER", "format_output", "to_json"]
+__all__ = ["MAX_SAFE_INTEGER", "format_output", "message_number", "to_json"]
 
 #: Integers larger than 2^53 lose precision in JavaScript, whose numbers are doubles.
 MAX_SAFE_INTEGER = 2**53
+_FLOAT_MAX_INT = int(_validate.FLOAT_MAX)
+
+
+#: Beyond these magnitudes a number in a message is written in scientific notation: a
+#: whole 1e308 has 309 digits (and 102 commas), 1e-300 has 300 zeros.
+HUGE = 1e15
+TINY = 1e-4
+
+
+def message_number(value: Any) -> str:
+    """A number as an error message shows it (a limit, or what a reader typed): whole
+    numbers with thousands separators (``65536 -> '65,536'``), others to six figures, and
+    beyond :data:`HUGE` or under :data:`TINY` in scientific notation (``1e308 ->
+    '1e+308'``, ``1e-300 -> '1e-300'``); ``None`` is ``'?'``."""
+    if value is None:
+        return "?"
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return repr(value)[:60]
+    if isinstance(value, int) and abs(value) > _FLOAT_MAX_INT:
+        return _validate._int_text(value)  # no float holds it
+    value = float(value)
+    if not math.isfinite(value):
+        return repr(value)
+    magnitude = abs(value)
+    if magnitude >= HUGE or 0 < magnitude < TINY:
+        return f"{value:.4g}"  # 'g' writes an exponent at these magnitudes
+    if value.is_integer() and magnitude >= 1e4:
+        return f"{int(value):,}"
+    return f"{value:g}"
 
 
 def format_output(spec: Output, value: Any) -> str:

@@ -52,11 +52,14 @@ import importlib.util
 import json
 import math
 import os
+import re
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import time
+import typing
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -67,6 +70,7 @@ from gpulesson.collectives.model import (
     ALGORITHMS,
     COLLECTIVE,
     DTYPES,
+    MAX_SIZE_BYTES,
     AllReduceMeasurement,
     check_algorithm,
     check_dtype,
@@ -88,6 +92,8 @@ MAX_RANKS = 64
 MAX_ITERATIONS = 100_000
 #: Most timed blocks per size.
 MAX_REPEATS = 1000
+#: Most seconds asked of one size (``min_seconds_per_size``, ``max_seconds_per_size``).
+MAX_SECONDS_PER_SIZE = 3600.0
 #: The rank counts the lesson measures, where the cores exist.
 RANK_COUNTS = (2, 4, 8)
 #: Passes per size: nccl-tests' out-of-place and in-place columns.
@@ -166,13 +172,21 @@ def ranks_for_this_machine(candidates: Sequence[int] = RANK_COUNTS,
     return run, [n for n in candidates if n > cores]
 
 
+#: One entry of an ``mpirun -H`` list: a host name or address, optionally ``:slots``.
+_HOST = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*(?::[1-9][0-9]{0,4})?")
+
+
 def _check_hosts(hosts: object) -> str | None:
+    """``hosts`` as ``mpirun -H`` takes it (``node1:4,node2:4``); a ``ValueError`` for
+    anything else, a list that starts with ``-`` (it would become an option of mpirun)
+    included."""
     if hosts is None:
         return None
-    if not isinstance(hosts, str) or not hosts.strip() or " " in hosts.strip():
-        raise ValueError(f"hosts must be an mpirun -H list such as 'node1:4,node2:4', got "
-                         f"{hosts!r}")
-    return hosts.strip()
+    text = hosts.strip() if isinstance(hosts, str) else None
+    if not text or not all(_HOST.fullmatch(h) for h in text.split(",")):
+        raise ValueError(f"hosts must be an mpirun -H list of host names, each with an "
+                         f"optional :slots, such as 'node1:4,node2:4', got {hosts!r:.200}")
+    return text
 
 
 def allreduce_command(
@@ -324,6 +338,11 @@ def run_allreduce_benchmark(
                                          allow_zero=True)
     max_seconds_per_size = check_seconds("max_seconds_per_size", max_seconds_per_size,
                                          allow_zero=True)
+    for name, value in (("min_seconds_per_size", min_seconds_per_size),
+                        ("max_seconds_per_size", max_seconds_per_size)):
+        if value > MAX_SECONDS_PER_SIZE:
+            raise ValueError(f"{name} must be a number of seconds in [0, "
+                             f"{MAX_SECONDS_PER_SIZE:g}], got {value:g}")
     timeout = check_seconds("timeout", timeout)
     hosts = _check_hosts(hosts)
     mpiexec = _require_mpi()
@@ -477,39 +496,157 @@ def algorithm_check(algorithm: str, cvars: dict[str, int] | str) -> str:
     return (f"{'confirmed' if ok else 'NOT confirmed'} through MPI_T in every rank: {shown}")
 
 
-def _worker(argv: Sequence[str] | None = None) -> None:
-    """Run on every rank under ``mpiexec``/``mpirun``; rank 0 reports."""
-    parser = argparse.ArgumentParser(
+#: Environment variables that hold a process's rank before MPI starts (Open MPI, PMIx,
+#: MPICH and Intel MPI, MVAPICH, Slurm).
+_RANK_VARIABLES = ("OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "MV2_COMM_WORLD_RANK",
+                   "SLURM_PROCID")
+
+
+#: How long ranks other than 0 wait before exiting on bad arguments (seconds).
+_QUIET_RANK_DELAY_S = 2.0
+
+
+def _launcher_rank() -> int:
+    """This process's rank as the launcher told it (0 when run alone)."""
+    for name in _RANK_VARIABLES:
+        value = os.environ.get(name, "").strip()
+        if value.isdigit():
+            return int(value)
+    return 0
+
+
+class _WorkerParser(argparse.ArgumentParser):
+    """Bad arguments end every rank with exit status 2; only rank 0 prints the one
+    message (naming the argument, the value and what is allowed), never a traceback."""
+
+    def error(self, message: str) -> typing.NoReturn:
+        if _launcher_rank() == 0:
+            self.print_usage(sys.stderr)
+            sys.stderr.write(f"{self.prog}: error: {message}\n")
+            sys.stderr.flush()
+        else:  # the launcher ends the job at the first exit: let rank 0 say why first
+            time.sleep(_QUIET_RANK_DELAY_S)
+        raise SystemExit(2)
+
+
+def _integer(low: int, high: int):  # noqa: ANN202 - an argparse type
+    def parse(text: str) -> int:
+        try:
+            value = int(text.strip().replace("_", ""), 10)
+        except ValueError:
+            value = None
+        if value is None or not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"must be an integer in [{low}, {high}], got "
+                                             f"{text!r:.60}")
+        return value
+    return parse
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or not 0 <= value <= MAX_SECONDS_PER_SIZE:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds in [0, "
+                                         f"{MAX_SECONDS_PER_SIZE:g}], got {text!r:.60}")
+    return value
+
+
+def _size_list(text: str) -> list[int]:
+    sizes = []
+    for item in text.split(","):
+        try:
+            sizes.append(_integer(1, MAX_SIZE_BYTES)(item))
+        except argparse.ArgumentTypeError:
+            raise argparse.ArgumentTypeError(
+                f"must be comma-separated sizes in bytes, each an integer in [1, "
+                f"{MAX_SIZE_BYTES}] (1 GiB), got {item!r:.60} in {text!r:.60}") from None
+    return sizes
+
+
+def _hosts_argument(text: str) -> str:
+    try:
+        return _check_hosts(text)  # type: ignore[return-value]
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error).removeprefix("hosts ")) from None
+
+
+def _output_file(text: str) -> str:
+    folder = os.path.dirname(os.path.abspath(text))
+    if not text.strip() or os.path.isdir(text):
+        raise argparse.ArgumentTypeError(f"must name a file to write, got {text!r:.200}")
+    if not os.path.isdir(folder):
+        raise argparse.ArgumentTypeError(f"names a folder that does not exist: {folder!r:.200} "
+                                         f"(for {text!r:.200}); create it first")
+    if not os.access(folder, os.W_OK):
+        raise argparse.ArgumentTypeError(f"names a folder this user cannot write: "
+                                         f"{folder!r:.200}")
+    return text
+
+
+def worker_arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """The worker's arguments, checked as :func:`run_allreduce_benchmark` checks its own
+    (same ranges); anything else ends the process with exit status 2 and one message on
+    rank 0's standard error."""
+    parser = _WorkerParser(
         prog="python -m gpulesson.collectives",
         description="MPI all-reduce benchmark (run it under mpiexec or mpirun -H ...); "
                     "rank 0 prints nccl-tests rows, or JSON with --output/--json.")
-    parser.add_argument("--sizes", required=True, help="comma-separated sizes in bytes")
-    parser.add_argument("--iterations", type=int, default=20)
-    parser.add_argument("--warmup", type=int, default=5)
-    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--sizes", required=True, type=_size_list,
+                        help="comma-separated sizes in bytes")
+    parser.add_argument("--iterations", type=_integer(1, MAX_ITERATIONS), default=20)
+    parser.add_argument("--warmup", type=_integer(0, MAX_ITERATIONS), default=5)
+    parser.add_argument("--repeats", type=_integer(1, MAX_REPEATS), default=5)
     parser.add_argument("--dtype", default="float32", choices=sorted(DTYPES))
-    parser.add_argument("--passes", default="both", choices=sorted(PASSES))
+    parser.add_argument("--passes", default=None, choices=sorted(PASSES),
+                        help="which of nccl-tests' columns to measure (default: both)")
     parser.add_argument("--in-place", action="store_true", help="same as --passes in-place")
     parser.add_argument("--algorithm", default="ring", choices=sorted(ALGORITHMS))
-    parser.add_argument("--min-seconds-per-size", type=float, default=0.0)
-    parser.add_argument("--max-seconds-per-size", type=float, default=0.0)
-    parser.add_argument("--output", help="write the JSON results to this file")
+    parser.add_argument("--min-seconds-per-size", type=_seconds, default=0.0)
+    parser.add_argument("--max-seconds-per-size", type=_seconds, default=0.0)
+    parser.add_argument("--output", type=_output_file,
+                        help="write the JSON results to this file")
     parser.add_argument("--json", action="store_true", help="print the JSON results")
     args = parser.parse_args(argv)
     if args.in_place:
+        if args.passes not in (None, "in-place"):
+            parser.error(f"argument --in-place: means --passes in-place, but --passes "
+                         f"{args.passes} was given too")
         args.passes = "in-place"
+    args.passes = args.passes or "both"
+    itemsize = np.dtype(args.dtype).itemsize
+    for size in args.sizes:
+        if size % itemsize:
+            parser.error(f"argument --sizes: each size must be a multiple of the element "
+                         f"size of {args.dtype} ({itemsize} B), got {size}")
+    if args.output and args.json:
+        parser.error("argument --json: not allowed with --output (rank 0 writes one or "
+                     "the other)")
+    return args
+
+
+def _worker(argv: Sequence[str] | None = None) -> None:
+    """Run on every rank under ``mpiexec``/``mpirun``; rank 0 reports."""
+    args = worker_arguments(argv)
 
     os.environ.update(pin_environment(args.algorithm))  # read by MPI_Init, next line
     from mpi4py import MPI  # initialises MPI: only ever imported inside the ranks
 
     comm = MPI.COMM_WORLD
     rank, n_ranks = comm.Get_rank(), comm.Get_size()
+    if not 2 <= n_ranks <= MAX_RANKS:
+        if rank == 0:
+            sys.stderr.write(f"python -m gpulesson.collectives: error: the number of ranks "
+                             f"must be in [2, {MAX_RANKS}], got {n_ranks}: start it under "
+                             f"mpiexec -n N (or mpirun -H host1:4,host2:4)\n")
+        raise SystemExit(2)
     cvars = _read_cvars(PIN_VARIABLES)
     every = comm.gather(cvars, root=0)
     hosts = len(set(comm.allgather(MPI.Get_processor_name())))
     itemsize = np.dtype(args.dtype).itemsize
     results = []
-    for size in (int(s) for s in args.sizes.split(",")):
+    for size in args.sizes:
         count = size // itemsize
         for in_place in PASSES[args.passes]:
             results.append(_one_size(comm, MPI, args, size, count, in_place, rank, n_ranks))

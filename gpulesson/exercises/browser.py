@@ -32,12 +32,16 @@ The answer: ``status`` (a feedback status of :data:`gpulesson.exercises.core.STA
 shows), ``mistake`` (the declared mistake's key, if one
 matched), ``output`` and ``output_dropped`` (code exercises), and ``progress``:
 ``{"text": what to keep, "summary": one line, "done": [numbers done], "reset": message or
-null}``. A progress record is updated as :meth:`Lesson.record
-<gpulesson.exercises.lesson.Lesson.record>` updates the notebook's file: every graded
-answer counts, a correct one (or a prediction compared) marks the exercise done.
+null, "set_aside": {where: text} of the parts of the kept record that could not be read}``
+(the page keeps those aside: nothing saved is lost). A progress record is updated as
+:meth:`Lesson.record <gpulesson.exercises.lesson.Lesson.record>` updates the notebook's
+file: every graded answer counts, a correct one (or a prediction compared) marks the
+exercise done.
 
 Never raises: a malformed request or a failing exercise is answered with status
-``"error"`` and a message. Standard library only (this module runs in the browser).
+``"error"`` and a message. Writes no file: the record is data in and data out
+(:mod:`gpulesson.exercises.progress`). Standard library only (this module runs in the
+browser).
 """
 
 from __future__ import annotations
@@ -48,12 +52,14 @@ import json
 import math
 import os
 import re
-import tempfile
-from collections.abc import Mapping
+import sys
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from gpulesson.exercises import progress as _progress
+from gpulesson.exercises.checking import Record, check_answer, with_notice
 from gpulesson.exercises.core import CodeExercise, Exercise, Feedback, PredictExercise
+from gpulesson.exercises.feedback import text_of
 from gpulesson.exercises.lesson import Lesson
 from gpulesson.exercises.render import markup
 
@@ -72,6 +78,7 @@ __all__ = [
     "merge_progress",
     "message_html",
     "read_progress",
+    "read_progress_parts",
 ]
 
 #: Where the site keeps progress (``localStorage``); its value is a progress file's text.
@@ -126,25 +133,43 @@ def message_html(message: str) -> str:
     return block[3:-4] if block.startswith("<p>") and block.endswith("</p>") else block
 
 
-def check(ref: str, answer: Any) -> dict[str, Any]:
-    """Check a typed answer (or commit a prediction) exactly as the notebook does."""
+def _in_worker(ex: Exercise, check: Callable[[], Feedback]) -> Feedback:
+    """The site's runner (:class:`~gpulesson.exercises.guard.Runner`): a plain call (the
+    page stops a worker that runs too long) with a shallow stack; whatever it raises is
+    ``error`` feedback."""
+    try:
+        with _shallow_stack():
+            return check()
+    except BaseException as error:  # noqa: BLE001 - the checker never reaches the page raw
+        return ex._feedback("error", f"Sorry, this answer could not be checked "
+                            f"({type(error).__name__}: {_short(error)}).")
+
+
+def check(ref: str, answer: Any, *, record: Record | None = None) -> dict[str, Any]:
+    """Check a typed answer (or commit a prediction) exactly as the notebook does (the one
+    check path, :func:`~gpulesson.exercises.checking.check_answer`; ``record`` notes it)."""
     ex = exercise(ref)
     if isinstance(ex, CodeExercise):
         raise TypeError(f"{ref} is a code exercise: use check_code with its source")
-    return _answer(ex.check(answer))
+    return _answer(check_answer(ex, answer, runner=_in_worker, record=record))
 
 
-def compare(ref: str, prediction: Any, measured: Any) -> dict[str, Any]:
-    """Set a prediction (as typed) against ``measured`` (SI units, from the site's build)."""
+def compare(ref: str, prediction: Any, measured: Any, *,
+            record: Record | None = None) -> dict[str, Any]:
+    """Set a prediction (as typed) against ``measured`` (SI units, from the site's build);
+    ``record`` notes a comparison made."""
     ex = exercise(ref)
     if not isinstance(ex, PredictExercise):
         raise TypeError(f"{ref} is not a predict-then-run exercise")
-    committed = ex.check(prediction)
+    committed = _in_worker(ex, lambda: ex.check(prediction))
     if committed.status != "committed":
         return _answer(committed)
     if isinstance(measured, bool) or not isinstance(measured, (int, float)):
-        return _answer(ex.compare(committed.value, float("nan")))
-    return _answer(ex.compare(committed.value, float(measured)))
+        measured = float("nan")
+    compared = _in_worker(ex, lambda: ex.compare(committed.value, float(measured)))
+    if record is not None and compared.status == "compared":
+        compared = with_notice(compared, record(ex, compared))
+    return _answer(compared)
 
 
 _MEASURED = re.compile(r"[Mm]easured(?: on this machine:)? (.+?)\.(?:\s|$)")
@@ -234,7 +259,8 @@ class _Bounded:
         return "".join(self.kept)
 
 
-def check_code(ref: str, source: Any, *, limit: int = OUTPUT_LIMIT) -> dict[str, Any]:
+def check_code(ref: str, source: Any, *, limit: int = OUTPUT_LIMIT,
+               record: Record | None = None) -> dict[str, Any]:
     """Run the learner's ``source`` and check the function it defines, as the notebook does.
 
     The source runs in a fresh namespace, like a notebook cell whose function the widget
@@ -248,13 +274,14 @@ def check_code(ref: str, source: Any, *, limit: int = OUTPUT_LIMIT) -> dict[str,
     if not isinstance(ex, CodeExercise):
         raise TypeError(f"{ref} is not a code exercise")
     out = _Bounded(limit, OUTPUT_LINES)
-    answer = _run_and_check(ex, source, out)
+    answer = _run_and_check(ex, source, out, record)
     answer["output"] = out.text()
     answer["output_dropped"] = out.dropped
     return answer
 
 
-def _run_and_check(ex: CodeExercise, source: Any, out: _Bounded) -> dict[str, Any]:
+def _run_and_check(ex: CodeExercise, source: Any, out: _Bounded,
+                   record: Record | None) -> dict[str, Any]:
     name = ex.function_name
     stub = f"def {name}({ex.signature}):"
     if not isinstance(source, str) or not source.strip():
@@ -264,17 +291,26 @@ def _run_and_check(ex: CodeExercise, source: Any, out: _Bounded) -> dict[str, An
         return _answer(ex._feedback("invalid", f"Your code has {len(source):,} characters; "
                                     f"the page checks up to {MAX_SOURCE_CHARS:,}."))
     try:
-        code = compile(source, "your code", "exec")
+        with _shallow_stack():
+            code = compile(source, "your code", "exec")
     except (SyntaxError, ValueError) as error:
         where = f" (line {error.lineno})" if getattr(error, "lineno", None) else ""
-        reason = getattr(error, "msg", None) or str(error)
+        reason = getattr(error, "msg", None) or text_of(error)
         return _answer(ex._feedback("invalid", f"Python could not read your code{where}: "
                                     f"{reason}."))
+    except (RecursionError, MemoryError):
+        return _answer(ex._feedback("invalid", "Python could not read your code: it nests "
+                                    "too deeply (an expression of thousands of parts?)."))
     namespace: dict[str, Any] = {"__name__": "__main__"}
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):  # type: ignore[type-var]
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out), \
+            _no_exit():  # type: ignore[type-var]
         try:
-            exec(code, namespace)  # the learner's own cell, run as Jupyter would run it
-        except (Exception, SystemExit) as error:
+            with _shallow_stack():
+                exec(code, namespace)  # the learner's own cell, run as Jupyter would run it
+        except _ExitCalled as error:
+            return _answer(ex._feedback("invalid", f"Your code called os._exit({_short(error)}), "
+                                        "which would stop the page's Python: leave it out."))
+        except BaseException as error:  # noqa: BLE001 - a learner's cell may raise anything
             return _answer(ex._feedback("invalid", f"Your code raised {type(error).__name__} "
                                         f"when it ran: {_short(error)}"))
         function = namespace.get(name)
@@ -285,120 +321,142 @@ def _run_and_check(ex: CodeExercise, source: Any, out: _Bounded) -> dict[str, An
             return _answer(ex._feedback("invalid", f"{name} is not a function (it holds a "
                                         f"{type(function).__name__} value); define it with "
                                         "def."))
-        try:
-            return _answer(ex.check(function))
-        except (Exception, SystemExit) as error:  # the checker must never reach the page raw
-            return _error(f"Sorry, this answer could not be checked ({type(error).__name__}: "
-                          f"{_short(error)}).")
+        return _answer(check_answer(ex, function, runner=_in_worker, record=record))
 
 
 def _short(error: BaseException, limit: int = 200) -> str:
-    text = " ".join(str(error).split()) or "no message"
+    text = " ".join(text_of(error).split()) or "no message"
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+#: How deep a learner's code may recurse on the site: below Python's default, so that the
+#: Web Worker's stack (smaller than a desktop process's) is never what stops it.
+LEARNER_RECURSION_LIMIT = 400
+
+
+@contextlib.contextmanager
+def _shallow_stack():  # noqa: ANN202 - a context manager
+    """Lower the recursion limit while a learner's code is compiled or run, so that deep
+    recursion ends in Python's ``RecursionError``, never in the stack of the host."""
+    previous = sys.getrecursionlimit()
+    depth = _depth()
+    sys.setrecursionlimit(max(min(previous, depth + LEARNER_RECURSION_LIMIT), depth + 50))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(previous)
+
+
+def _depth() -> int:
+    frame, depth = sys._getframe(), 0
+    while frame is not None:
+        frame, depth = frame.f_back, depth + 1
+    return depth
+
+
+class _ExitCalled(SystemExit):
+    """``os._exit`` called by a learner's code: reported, never obeyed."""
+
+
+@contextlib.contextmanager
+def _no_exit():  # noqa: ANN202 - a context manager
+    """While a learner's code runs, ``os._exit`` (which would end the interpreter, and on
+    the site the page's Python with it) raises :class:`SystemExit` instead."""
+    def refuse(code: Any = 0) -> None:
+        raise _ExitCalled(code)
+
+    patched = [m for m in (os, sys.modules.get("posix"), sys.modules.get("nt"))
+               if m is not None and hasattr(m, "_exit")]
+    saved = [(m, m._exit) for m in patched]
+    for module in patched:
+        module._exit = refuse  # type: ignore[attr-defined]
+    try:
+        yield
+    finally:
+        for module, original in saved:
+            module._exit = original  # type: ignore[attr-defined]
 
 
 # ---------------------------------------------------------------------------------------
 # Progress, kept by the browser in the notebook's schema
 
 
-def _serialise(data: Mapping[str, Any]) -> str:
-    # the layout progress.record writes: a site export is a notebook's progress file
-    return json.dumps(data, indent=1, sort_keys=True)
+_RESET = ("The progress saved in this browser could not be read, so it starts again from "
+          "nothing; what was saved is kept aside (Export progress includes it).")
 
 
 def read_progress(text: Any) -> tuple[dict[str, Any], str | None]:
     """The progress record a browser kept (``text``), and why it was reset, if it was.
 
     An empty or missing record is a fresh start (no message). Text that is not a progress
-    record (not JSON, or no ``exercises`` object) is reset, and so are entries that are
-    not records of an exercise; the message says so. Never raises.
+    record (not JSON, or no ``exercises`` object) is reset, and entries that are not
+    records of an exercise (or are nested too deeply, or hold a number too long to read)
+    are dropped from it; the message says so. Never raises, and writes no file:
+    :func:`read_progress_parts` also gives what was dropped.
     """
-    empty: dict[str, Any] = {"version": 1, "exercises": {}}
+    data, message, _aside = read_progress_parts(text)
+    return data, message
+
+
+def read_progress_parts(text: Any) -> tuple[dict[str, Any], str | None, dict[str, str]]:
+    """:func:`read_progress`, and the text of every part it dropped, by where it was
+    (:attr:`gpulesson.exercises.progress.Parsed.set_aside`): the page keeps them aside."""
     if text is None or (isinstance(text, str) and not text.strip()):
-        return empty, None
-    reset = ("The progress saved in this browser could not be read, so it starts again "
-             "from nothing.")
+        return _progress.empty_record(), None, {}
     if not isinstance(text, str):
-        return empty, reset
-    try:
-        raw = json.loads(text)
-    except ValueError:
-        return empty, reset
-    if not isinstance(raw, dict) or not isinstance(raw.get("exercises"), dict):
-        return empty, reset
-    with _progress_file(text) as path:
-        data = _progress.load_progress(path)
-    # entries the page can read: an exercise id and its record
-    data["exercises"] = {k: v for k, v in data["exercises"].items()
-                         if isinstance(k, str) and isinstance(v, dict)}
-    dropped = len(raw["exercises"]) - len(data["exercises"])
-    if dropped:
-        return data, (f"{dropped} saved {'entry' if dropped == 1 else 'entries'} of your "
-                      "progress could not be read and "
-                      f"{'was' if dropped == 1 else 'were'} dropped.")
-    return data, None
+        return _progress.empty_record(), _RESET, {}
+    parsed = _progress.parse_progress(text)
+    if parsed.problem is not None:
+        return _progress.empty_record(), _RESET, parsed.set_aside
+    data, aside = parsed.record, dict(parsed.set_aside)
+    for key, entry in list(data["exercises"].items()):
+        if not isinstance(entry, dict):  # the page reads records only
+            aside[f"exercises/{key}"] = json.dumps(entry)
+            del data["exercises"][key]
+    dropped = sum(1 for where in aside if where.startswith("exercises/"))
+    if not aside:
+        return data, None, aside
+    if not dropped:
+        return data, ("Part of the progress saved in this browser could not be read; it is "
+                      "kept aside (Export progress includes it)."), aside
+    return data, (f"{dropped} saved {'entry' if dropped == 1 else 'entries'} of your "
+                  f"progress could not be read and {'was' if dropped == 1 else 'were'} "
+                  "dropped from it; kept aside, Export progress includes "
+                  f"{'it' if dropped == 1 else 'them'}."), aside
 
 
-@contextlib.contextmanager
-def _progress_file(text: str | None):  # noqa: ANN202 - a context manager of a path
-    with tempfile.TemporaryDirectory(prefix="gpulesson-") as folder:
-        path = os.path.join(folder, _progress.PROGRESS_FILE)
-        if text:
-            with open(path, "w", encoding="utf-8") as handle:
-                handle.write(text)
-        yield path
-
-
-def _read_text(path: str) -> str:
-    with open(path, encoding="utf-8") as handle:
-        return handle.read()
-
-
-def _progress_answer(slug: str | None, data: Mapping[str, Any],
-                     reset: str | None) -> dict[str, Any]:
-    text = _serialise(data)
-    answer: dict[str, Any] = {"text": text, "reset": reset, "summary": None, "done": []}
+def _progress_answer(slug: str | None, data: Mapping[str, Any], reset: str | None,
+                     aside: Mapping[str, str] | None = None) -> dict[str, Any]:
+    answer: dict[str, Any] = {"text": _progress.serialise(data), "reset": reset,
+                              "summary": None, "done": [], "set_aside": dict(aside or {})}
     if slug is not None:
-        with _progress_file(text) as path:
-            answer["summary"] = _progress.progress_summary(slug, path)
-        done = {k for k, v in data["exercises"].items() if v.get("done")}
-        answer["done"] = [ex.number for ex in _lesson(slug) if ex.id in done]
+        answer["summary"] = _progress.summary_of(slug, data)
+        answer["done"] = [ex.number for ex in _lesson(slug)
+                          if _progress.is_done(data["exercises"].get(ex.id))]
     return answer
 
 
-def _record(slug: str, kept: Any, ex: Exercise | None, status: str | None) -> dict[str, Any]:
-    data, reset = read_progress(kept)
-    if ex is not None and status is not None and status not in ("invalid", "committed",
-                                                                 "error"):
-        with _progress_file(_serialise(data)) as path:
-            if _progress.record(ex.id, status, variant=None, path=path):
-                data, _ = read_progress(_read_text(path))
-    return _progress_answer(slug, data, reset)
+class _KeptRecord:
+    """The site's record step (:data:`~gpulesson.exercises.checking.Record`): a graded
+    answer is noted in the record the page sent (data: no file), which goes back to it."""
+
+    def __init__(self, kept: Any) -> None:
+        self.data, self.reset, self.aside = read_progress_parts(kept)
+
+    def __call__(self, ex: Exercise, feedback: Feedback) -> None:
+        if feedback.graded:
+            self.data = _progress.record_answer(self.data, ex.id, feedback.status)
+
+    def answer(self, slug: str) -> dict[str, Any]:
+        return _progress_answer(slug, self.data, self.reset, self.aside)
 
 
 def merge_progress(kept: Mapping[str, Any], imported: Mapping[str, Any]) -> dict[str, Any]:
-    """Both records in one: an exercise done in either is done; the larger attempt count,
-    the earliest ``done_at`` and the latest ``last`` are kept."""
-    merged = {k: dict(v) for k, v in kept["exercises"].items()}
-    for key, entry in imported["exercises"].items():
-        mine = merged.setdefault(key, {})
-        both = (mine, entry)
-        mine["attempts"] = max(_count(e.get("attempts")) for e in both)
-        mine["done"] = any(bool(e.get("done")) for e in both)
-        for field, pick in (("done_at", min), ("last", max)):
-            values = [e[field] for e in both if isinstance(e.get(field), str)]
-            if values:
-                mine[field] = pick(values)
-        if "variant" in entry:
-            mine["variant"] = entry["variant"]
-    return {"version": 1, "exercises": merged}
-
-
-def _count(value: Any) -> int:
-    try:
-        return max(int(value), 0)
-    except (TypeError, ValueError, OverflowError):
-        return 0
+    """Both records in one (:func:`gpulesson.exercises.progress.merge_records`): an exercise
+    done in either is done; the larger attempt count, the earliest ``done_at`` and the
+    latest ``last`` are kept; imported ids that are no exercise of the course are left
+    out."""
+    return _progress.merge_records(kept, imported)[0]
 
 
 # ---------------------------------------------------------------------------------------
@@ -411,7 +469,11 @@ def handle(request: Mapping[str, Any]) -> dict[str, Any]:
         return _handle(request)
     except (KeyError, TypeError, ValueError) as error:
         message = error.args[0] if isinstance(error, KeyError) and error.args else error
-        return {**_error(f"bad request from the page: {message}"), "progress": None}
+        return {**_error(f"bad request from the page: {text_of(message)}"), "progress": None}
+    except BaseException as error:  # noqa: BLE001 - whatever happened, the page gets an answer
+        return {**_error(f"Sorry, this could not be checked ({type(error).__name__}: "
+                          f"{_short(error)}). Check again, or reload the page."),
+                "progress": None}
 
 
 def _handle(request: Mapping[str, Any]) -> dict[str, Any]:
@@ -423,45 +485,69 @@ def _handle(request: Mapping[str, Any]) -> dict[str, Any]:
         slug = request.get("lesson")
         if slug is not None:
             _lesson(str(slug))  # an unknown lesson is a bad request
-        data, reset = read_progress(kept)
+        data, reset, aside = read_progress_parts(kept)
         answer = {"status": "committed" if action == "import" else None, "message": "",
                   "details": [], "mistake": None}
         if action == "import":
-            imported, problem = read_progress(request.get("imported"))
-            if problem is not None or not imported["exercises"]:
+            imported, problem, _ = read_progress_parts(request.get("imported"))
+            data, left_out = _progress.merge_records(data, imported)
+            n = len(imported["exercises"]) - left_out
+            if problem is not None or n <= 0:
+                data, _, _ = read_progress_parts(kept)
                 answer.update(status="invalid", message=(
                     "That file holds no progress of this course: choose a file saved with "
                     "“Export progress”, or a notebook's .gpulesson-progress.json."))
             else:
-                data = merge_progress(data, imported)
-                n = len(imported["exercises"])
                 answer["message"] = (f"Imported the progress of {n} "
                                      f"exercise{'s' if n != 1 else ''}.")
-        answer["progress"] = _progress_answer(None if slug is None else str(slug), data, reset)
+                if left_out:
+                    answer["message"] += (f" {left_out:,} "
+                                          f"{'entry was' if left_out == 1 else 'entries were'}"
+                                          " left out: not an exercise of this course.")
+        answer["progress"] = _progress_answer(None if slug is None else str(slug), data, reset,
+                                              aside)
         return answer
     ref = request.get("exercise")
     ex = exercise(ref)  # type: ignore[arg-type]
+    record = _KeptRecord(kept)
     if action == "check":
-        answer = check(ref, request.get("answer"))  # type: ignore[arg-type]
+        answer = check(ref, request.get("answer"), record=record)  # type: ignore[arg-type]
     elif action == "code":
-        answer = check_code(ref, request.get("source"))  # type: ignore[arg-type]
+        answer = check_code(ref, request.get("source"), record=record)  # type: ignore[arg-type]
     elif action == "compare":
-        answer = compare(ref, request.get("answer"), request.get("measured"))  # type: ignore[arg-type]
+        answer = compare(ref, request.get("answer"), request.get("measured"),  # type: ignore[arg-type]
+                         record=record)
         if answer["status"] != "compared":
             answer["status"] = "invalid" if answer["status"] != "error" else "error"
     else:
         raise ValueError(f"action must be one of check, code, compare, progress, import; "
                          f"got {action!r}")
-    answer["progress"] = _record(ex.lesson, kept, ex, answer["status"])
+    answer["progress"] = record.answer(ex.lesson)
     return answer
 
 
+#: What :func:`handle_json` answers when even its answer cannot be written.
+_LAST_RESORT = json.dumps({**_error("Sorry, the checker's answer could not be written; "
+                                    "check again, or reload the page."), "progress": None})
+#: A lone surrogate (``print('\ud800')``): valid in a Python string, not in UTF-8 text.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def handle_json(request_json: str) -> str:
-    """:func:`handle` with JSON text in and out: the one function the browser calls."""
+    """:func:`handle` with JSON text in and out: the one function the browser calls.
+
+    Never raises, whatever the request or the learner's code did: the answer is valid JSON
+    text that UTF-8 can carry (a lone surrogate a learner's code printed becomes U+FFFD).
+    """
     try:
-        request = json.loads(request_json)
-    except (TypeError, ValueError) as error:
-        answer = {**_error(f"bad request from the page: {error}"), "progress": None}
-    else:
-        answer = handle(request)
-    return json.dumps(answer, ensure_ascii=False, allow_nan=False)
+        try:
+            request = json.loads(request_json)
+        except (TypeError, ValueError, RecursionError) as error:
+            answer = {**_error(f"bad request from the page: {_short(error)}"),
+                      "progress": None}
+        else:
+            answer = handle(request)
+        text = json.dumps(answer, ensure_ascii=False, allow_nan=False)
+        return _SURROGATE.sub("\ufffd", text)
+    except BaseException:  # noqa: BLE001 - the page always gets an answer it can read
+        return _LAST_RESORT

@@ -8,11 +8,11 @@ everything else here also runs where ipywidgets is not installed (Pyodide, a pla
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from gpulesson.exercises import progress
 from gpulesson.exercises.catalogue import lesson_module
+from gpulesson.exercises.checking import check_answer, with_notice
 from gpulesson.exercises.core import CodeExercise, Exercise, Feedback, PredictExercise
 from gpulesson.exercises.guard import Runner, default_runner
 from gpulesson.exercises.render import RenderedFeedback, rendered
@@ -89,12 +89,8 @@ class Lesson:
         exercise pass the function itself: ``lesson.check(3, matmul_flops)``; it runs
         under :attr:`runner` (a time budget, printed output captured and shown).
         """
-        ex = self.exercise(number)
-        feedback = self.runner(ex, lambda: ex.check(answer))
-        notice = self.record(number, feedback)
-        if notice:
-            feedback = replace(feedback, details=(*feedback.details, notice))
-        return rendered(feedback)
+        return rendered(check_answer(self.exercise(number), answer, runner=self.runner,
+                                     record=self.noted))
 
     def predict(self, number: int, prediction: Any) -> RenderedFeedback:
         """Commit a prediction for a predict-then-run exercise (same as :meth:`check`)."""
@@ -118,6 +114,10 @@ class Lesson:
             progress.record(ex.id, feedback.status, variant=self.variant)
         return progress.take_notice()
 
+    def noted(self, exercise: Exercise, feedback: Feedback) -> str | None:
+        """:meth:`record` as :func:`~gpulesson.exercises.checking.check_answer` calls it."""
+        return self.record(exercise.number, feedback)
+
     def prediction(self, number: int) -> float | None:
         """The committed prediction (SI units), if any."""
         return self._predictions.get(number)
@@ -133,9 +133,7 @@ class Lesson:
             raise TypeError(f"exercise {number} of {self.slug} is not a predict-then-run one")
         feedback = ex.compare(self.prediction(number), measured)
         if feedback.value is not None:
-            notice = self.record(number, feedback)
-            if notice:
-                feedback = replace(feedback, details=(*feedback.details, notice))
+            feedback = with_notice(feedback, self.record(number, feedback))
         widget = self._widgets.get(number)
         if widget is not None:
             widget.show_comparison(feedback)

@@ -22,13 +22,13 @@ from __future__ import annotations
 import html
 import re
 import sys
-from dataclasses import replace
 from typing import Any
 
 import ipywidgets as w
 from IPython import get_ipython
 
 from gpulesson.display import Interactive
+from gpulesson.exercises.checking import check_answer
 from gpulesson.exercises.core import (
     ChoiceExercise,
     CodeExercise,
@@ -170,7 +170,7 @@ class ExerciseWidget(Interactive):
             submitted = self.answer.value
             if submitted == self._last_checked and self.last is not None:
                 return  # the same answer again (Enter, then the button): nothing new
-        feedback = self.runner(ex, lambda: ex.check(submitted))
+        feedback = check_answer(ex, submitted, runner=self.runner, record=self._noted)
         if not isinstance(ex, CodeExercise) and feedback.status not in ("timeout", "error"):
             self._last_checked = submitted
         self._show(feedback)
@@ -181,14 +181,16 @@ class ExerciseWidget(Interactive):
             self.answer.disabled = True
             self.check_button.disabled = True
             self.check_button.description = "Prediction committed"
-        if self.lesson is not None:
-            notice = self.lesson.record(ex.number, feedback)
-            if notice:
-                self._show(replace(feedback, details=(*feedback.details, notice)))
         if feedback.correct:
             self.solved = True
             if self.solutions != "never":
                 self._show_solution()
+
+    def _noted(self, exercise: Exercise, feedback: Feedback) -> str | None:
+        """Tell the lesson of a graded answer or a committed prediction (its notice back)."""
+        if self.lesson is None or (not feedback.graded and feedback.status != "committed"):
+            return None
+        return self.lesson.record(exercise.number, feedback)
 
     def _lookup_function(self) -> Any:
         ex = self.exercise

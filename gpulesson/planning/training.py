@@ -45,6 +45,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import Any
 
 from gpulesson import _validate as v
 from gpulesson import activations, cost, distributed, flops, traffic, units
@@ -362,6 +363,17 @@ def _comparison(best: TrainingPlan, ranked: list[TrainingPlan], fitting: int, tr
     return text
 
 
+def _settings_map(name: str, value: object, example: str) -> Mapping[str, Any]:
+    """``value`` as a mapping of settings (``None``: none); anything else, ``0`` and
+    ``False`` included, is refused naming ``name``."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise TypeError(f"{name} must be a mapping such as {example} (or None), got "
+                        f"{v._short_repr(value)} ({type(value).__name__})")
+    return value
+
+
 def plan_training(
     model: object,
     gpu: object,
@@ -457,12 +469,12 @@ def plan_training(
     rc = v.choice("recompute", recompute, activations.RECOMPUTE_MODES)
     schedule = v.choice("pipeline_schedule", pipeline_schedule, ("1f1b", "dualpipe"))
     shares = {"tensor": 0.0, "context": 0.0, "expert": 0.0, "pipeline": 0.0, "data": 1.0}
-    for key, value in (overlap or {}).items():
+    for key, value in _settings_map("overlap", overlap, "{'data': 1.0}").items():
         if key not in shares:
             raise ValueError(f"overlap: unknown dimension {key!r}; known: {', '.join(shares)}")
         shares[key] = v.fraction(f"overlap[{key!r}]", value)
     alpha = dict(LATENCY)
-    for key, value in (latency or {}).items():
+    for key, value in _settings_map("latency", latency, "{'network': 5e-6}").items():
         if key not in alpha:
             raise ValueError(f"latency: unknown tier {key!r}; known: nvlink, network")
         alpha[key] = v.nonneg_number(f"latency[{key!r}]", value)

@@ -143,6 +143,9 @@ MODEL_LABELS: Mapping[str, str] = MappingProxyType({
 def model_label(name: str) -> str:
     """The reader's name of a preset (``'llama-2-7b' -> 'Llama-2-7B'``); other names as
     given."""
+    if not isinstance(name, str) or not name.strip():
+        raise TypeError(f"name must be a model's name (a preset such as 'llama-2-7b', or any "
+                        f"text), got {name!r:.60} ({type(name).__name__})")
     return MODEL_LABELS.get(name, name)
 
 

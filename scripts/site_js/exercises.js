@@ -29,6 +29,21 @@
  * Progress lives in localStorage under "gpulesson-progress", in the schema of the
  * notebooks' .gpulesson-progress.json (Python writes it); it is never sent anywhere.
  * window.GLExercises.stats holds the start-up and round-trip times.
+ *
+ * Everything the worker sends is untrusted (a learner's code runs in it, and can patch the
+ * checker or post messages of its own):
+ *   - an answer is taken only with the nonce of its request, which only the worker's own
+ *     dispatcher holds (learnerSafe.nonce);
+ *   - after a code check the worker is replaced by a fresh one, so no patch outlives the
+ *     check that made it (engine.recycle);
+ *   - feedback is built from text and an allow-list of tags (learnerSafe.fragment);
+ *   - a progress record is parsed, checked (size, depth, schema) and compared with the
+ *     previous one before it is stored: a check may change its own exercise's entry only,
+ *     and nothing may disappear (progressStore.accept); otherwise the previous one is kept;
+ *   - what cannot be read of a stored record is kept aside under
+ *     "gpulesson-progress-set-aside" (and in Export), never dropped;
+ *   - the worker starts from a blob: URL, so it inherits the page's Content-Security-Policy
+ *     (connect-src 'self', a meta tag the build adds): learner code reaches no other host.
  */
 (function () {
   "use strict";
@@ -49,7 +64,7 @@
   };
   var stats = { pageToLiveMs: null, bootMs: null, roundTrips: [], python: [], restarts: 0,
                 info: null };
-  var api = { stats: stats, exercises: [] };
+  var api = { stats: stats, exercises: [] }; // progressStore and learnerSafe added below
   window.GLExercises = api;
 
   var SYMBOLS = { correct: "\u2714", mistake: "\u2718", incorrect: "\u2718", invalid: "\u26a0",
@@ -88,7 +103,331 @@
         return false;
       }
     },
+    readKey: function (key) {
+      try { return window.localStorage.getItem(key); } catch (error) { return null; }
+    },
+    writeKey: function (key, text) {
+      try { window.localStorage.setItem(key, text); return true; } catch (error) {
+        this.problem = "Part of your progress could not be kept aside in this browser (" +
+          (error && error.name || error) + ").";
+        return false;
+      }
+    },
   };
+
+  // ---------------------------------------------------------------- untrusted input
+  var HTML_NS = "http://www.w3.org/1999/xhtml";
+  var learnerSafe = {
+    // Tags feedback may hold (exercises.render.markup): no attribute is ever kept.
+    TAGS: { CODE: 1, STRONG: 1, EM: 1, SUP: 1, SUB: 1, B: 1, I: 1, BR: 1, P: 1, UL: 1, OL: 1,
+            LI: 1, PRE: 1, SMALL: 1 },
+    DROP: { SCRIPT: 1, STYLE: 1, TEMPLATE: 1, IFRAME: 1, OBJECT: 1, EMBED: 1, NOSCRIPT: 1,
+            TEXTAREA: 1, TITLE: 1 },
+    MAX_TEXT: 4000,
+    nonce: function () {
+      var bytes = new Uint32Array(4);
+      window.crypto.getRandomValues(bytes);
+      return Array.prototype.map.call(bytes, function (b) { return b.toString(36); }).join("-");
+    },
+    // The feedback's HTML as nodes of this page: parsed inert (DOMParser runs no script and
+    // loads nothing), then rebuilt from text nodes and allowed tags without attributes.
+    fragment: function (html) {
+      var out = document.createDocumentFragment();
+      var parsed = new DOMParser().parseFromString(String(html).slice(0, 4 * this.MAX_TEXT),
+                                                   "text/html");
+      var self = this;
+      var budget = { nodes: 500 };
+      (function copy(from, to, depth) {
+        Array.prototype.forEach.call(from.childNodes, function (node) {
+          if (budget.nodes-- <= 0) { return; }
+          if (node.nodeType === 3) {
+            to.appendChild(document.createTextNode(node.nodeValue));
+          } else if (node.nodeType === 1 && node.namespaceURI === HTML_NS &&
+                     !self.DROP[node.nodeName]) { // SVG and MathML are dropped whole
+            if (self.TAGS[node.nodeName] && depth < 8) {
+              var element = document.createElement(node.nodeName.toLowerCase());
+              to.appendChild(element);
+              copy(node, element, depth + 1);
+            } else {
+              copy(node, to, depth + 1); // an unknown tag: its text only
+            }
+          }
+        });
+      })(parsed.body || parsed, out, 0);
+      return out;
+    },
+    text: function (value, limit) {
+      return typeof value === "string" ? value.slice(0, limit || this.MAX_TEXT) : "";
+    },
+    // An answer object as the page uses it: known status, bounded texts, nothing else.
+    answer: function (raw) {
+      var a = raw && typeof raw === "object" ? raw : {};
+      var details = Array.isArray(a.details) ? a.details.slice(0, 20) : [];
+      return {
+        status: Object.prototype.hasOwnProperty.call(SYMBOLS, a.status) ? a.status : "error",
+        message: this.text(a.message) || (a.status in SYMBOLS ? "" :
+          "The checker's answer could not be read."),
+        message_html: typeof a.message_html === "string" ? a.message_html : null,
+        details: details.map(function (d) { return learnerSafe.text(d, 500); }),
+        output: this.text(a.output, 8000),
+        output_dropped: typeof a.output_dropped === "number" && isFinite(a.output_dropped) ?
+          Math.max(0, Math.floor(a.output_dropped)) : 0,
+        progress: a.progress && typeof a.progress === "object" ? a.progress : null,
+        restart: a.restart === true,
+      };
+    },
+  };
+
+  // ---------------------------------------------------------------- progress, checked
+  // The record's schema (the notebook's file): {"version": n, "exercises": {id: entry}}, an
+  // entry {"attempts": count, "done": bool, "last"/"done_at": time, "variant": n|null},
+  // other keys kept if small. What fails is set aside, never dropped.
+  var progressStore = {
+    ASIDE_KEY: "gpulesson-progress-set-aside",
+    MAX_CHARS: 4 * 1024 * 1024,
+    MAX_ASIDE_CHARS: 1024 * 1024,
+    MAX_DEPTH: 32,
+    MAX_ENTRY_CHARS: 64 * 1024,
+    MAX_COUNT: 1e9,
+    ID: /^[a-z][a-z0-9_]{0,99}-ex[1-9][0-9]{0,5}$/,
+    // Iterative (a 5,000-level entry never reaches the call stack): depth of nesting.
+    depthAtMost: function (value, limit) {
+      var stack = [[value, 1]];
+      while (stack.length) {
+        var top = stack.pop();
+        var item = top[0];
+        if (item && typeof item === "object") {
+          if (top[1] > limit) { return false; }
+          var children = Array.isArray(item) ? item : Object.keys(item).map(function (k) {
+            return item[k];
+          });
+          for (var i = 0; i < children.length; i++) { stack.push([children[i], top[1] + 1]); }
+        }
+      }
+      return true;
+    },
+    isCount: function (v) {
+      return typeof v === "number" && Number.isInteger(v) && v >= 0 && v <= this.MAX_COUNT;
+    },
+    // Why an entry cannot be kept, or "" when it can.
+    entryProblem: function (id, entry) {
+      if (!this.ID.test(id)) { return "not an exercise id"; }
+      if (!entry || typeof entry !== "object" || Array.isArray(entry)) { return "not a record"; }
+      if (!this.depthAtMost(entry, this.MAX_DEPTH)) { return "nested too deeply"; }
+      var size = JSON.stringify(entry).length;
+      if (size > this.MAX_ENTRY_CHARS) { return "too large"; }
+      if ("attempts" in entry && !this.isCount(entry.attempts)) { return "a count that is not one"; }
+      if ("done" in entry && typeof entry.done !== "boolean") { return "done that is not true/false"; }
+      var self = this;
+      var bad = ["last", "done_at"].filter(function (k) {
+        return k in entry && (typeof entry[k] !== "string" || entry[k].length > 40);
+      });
+      if (bad.length) { return "a time that is not one"; }
+      if ("variant" in entry && entry.variant !== null && !self.isCount(entry.variant)) {
+        return "a variant that is not one";
+      }
+      return "";
+    },
+    // {record, aside: {where: text}, problem} from stored or sent text; never throws.
+    check: function (text) {
+      var empty = { version: 1, exercises: {} };
+      if (text === null || text === undefined || (typeof text === "string" && !text.trim())) {
+        return { record: null, aside: {}, problem: "" };
+      }
+      if (typeof text !== "string") { return { record: empty, aside: {}, problem: "not text" }; }
+      if (text.length > this.MAX_CHARS) {
+        return { record: empty, aside: { "": text }, problem: "too large" };
+      }
+      var data;
+      try { data = JSON.parse(text); } catch (error) {
+        return { record: empty, aside: { "": text }, problem: "not JSON" };
+      }
+      if (!data || typeof data !== "object" || Array.isArray(data) || !data.exercises ||
+          typeof data.exercises !== "object" || Array.isArray(data.exercises)) {
+        return { record: empty, aside: { "": text }, problem: "not a progress record" };
+      }
+      var record = {}, aside = {}, self = this;
+      Object.keys(data).forEach(function (key) {
+        if (key === "exercises") { return; }
+        var value = data[key];
+        if (self.depthAtMost(value, self.MAX_DEPTH) &&
+            JSON.stringify(value).length <= self.MAX_ENTRY_CHARS) {
+          record[key] = value;
+        } else {
+          aside[key] = self.safeText(value);
+        }
+      });
+      if (!Number.isInteger(record.version) || record.version < 1) { record.version = 1; }
+      record.exercises = {};
+      var raw = null; // each entry's own text, read only when one is set aside
+      Object.keys(data.exercises).forEach(function (id) {
+        var entry = data.exercises[id];
+        if (self.entryProblem(id, entry)) {
+          raw = raw || self.rawEntries(text);
+          aside["exercises/" + id] = typeof raw[id] === "string" ? raw[id] : self.safeText(entry);
+        } else {
+          record.exercises[id] = entry;
+        }
+      });
+      return { record: record, aside: aside, problem: "" };
+    },
+    // {id: the entry's text as stored} for the "exercises" of a record's text: what is
+    // kept aside is the text itself (a 5,000-digit count parses to Infinity). Linear: one
+    // pass over strings and brackets, keys recognised by the ":" after them.
+    rawEntries: function (text) {
+      var token = /"[^"\\]*(?:\\.[^"\\]*)*"|[{}\[\],]/g, colon = /\s*:\s*/y;
+      var out = {}, depth = 0, match, top = null, key = null, start = -1;
+      try {
+        while ((match = token.exec(text)) !== null) {
+          var t = match[0];
+          if (t.charAt(0) === '"') {
+            colon.lastIndex = token.lastIndex;
+            if (colon.test(text)) {
+              if (depth === 1) { top = JSON.parse(t); }
+              else if (depth === 2 && top === "exercises") {
+                key = JSON.parse(t);
+                start = colon.lastIndex;
+              }
+            }
+          } else if (t === "{" || t === "[") {
+            depth += 1;
+          } else {
+            if (depth === 2 && key !== null && t !== "]") {
+              out[key] = text.slice(start, match.index).trim();
+              key = null;
+            }
+            if (t !== ",") { depth -= 1; }
+          }
+        }
+      } catch (error) { /* not shaped as a record: the parsed values are kept instead */ }
+      return out;
+    },
+    safeText: function (value) {
+      if (!this.depthAtMost(value, 1000)) { return "(nested more than 1,000 levels)"; }
+      try { return JSON.stringify(value).slice(0, this.MAX_ENTRY_CHARS); } catch (error) {
+        return String(value).slice(0, this.MAX_ENTRY_CHARS);
+      }
+    },
+    // JSON with sorted keys, to compare two entries whatever their key order.
+    canonical: function (value) {
+      if (!value || typeof value !== "object") { return JSON.stringify(value); }
+      if (Array.isArray(value)) {
+        return "[" + value.map(this.canonical, this).join(",") + "]";
+      }
+      var self = this;
+      return "{" + Object.keys(value).sort().map(function (k) {
+        return JSON.stringify(k) + ":" + self.canonical(value[k]);
+      }).join(",") + "}";
+    },
+    readAside: function () {
+      var text = storage.readKey(this.ASIDE_KEY);
+      try {
+        var data = JSON.parse(text || "{}");
+        return data && typeof data === "object" && !Array.isArray(data) ? data : {};
+      } catch (error) { return { "": String(text).slice(0, this.MAX_ASIDE_CHARS) }; }
+    },
+    // Keep parts aside (by where they were; a second one at the same place gets a number).
+    setAside: function (parts) {
+      var keys = Object.keys(parts || {});
+      if (!keys.length) { return true; }
+      var kept = this.readAside();
+      var known = {};
+      Object.keys(kept).forEach(function (k) { known[kept[k]] = true; });
+      keys.forEach(function (where) {
+        var text = typeof parts[where] === "string" ? parts[where] : String(parts[where]);
+        if (known[text]) { return; }
+        var key = where, n = 1;
+        while (Object.prototype.hasOwnProperty.call(kept, key)) { n += 1; key = where + " (" + n + ")"; }
+        kept[key] = text;
+      });
+      var out = JSON.stringify(kept);
+      if (out.length > this.MAX_ASIDE_CHARS) {
+        panel.note("Part of your saved progress could not be read, and it is too large to " +
+                   "keep aside in this browser; Export progress saves what is kept.");
+        return false;
+      }
+      return storage.writeKey(this.ASIDE_KEY, out);
+    },
+    // The stored record, checked, for Python: what cannot be read is set aside first.
+    load: function () {
+      var text = storage.read();
+      var checked = this.check(text);
+      if (checked.record === null) { return null; }
+      if (Object.keys(checked.aside).length) {
+        if (!this.setAside(checked.aside)) { return text; } // nothing is dropped unkept
+        var clean = JSON.stringify(checked.record, null, 1);
+        storage.write(clean);
+        this.notices.push(checked.problem ?
+          "The progress saved in this browser could not be read (" + checked.problem + "), " +
+          "so it starts again from nothing; what was saved is kept aside (Export progress " +
+          "includes it)." :
+          Object.keys(checked.aside).length + " part(s) of the progress saved in this browser " +
+          "could not be read; they are kept aside (Export progress includes them) and the " +
+          "rest carried over.");
+        return clean;
+      }
+      return text;
+    },
+    // Whether Python's record may replace the one it was sent (``sent``: that text),
+    // for a request of ``payload``: "" when it may, else why not.
+    refusal: function (progress, sent, payload) {
+      if (typeof progress.text !== "string") { return "it holds no record"; }
+      var next = this.check(progress.text);
+      if (next.problem || next.record === null) { return "it is " + (next.problem || "empty"); }
+      if (Object.keys(next.aside).length) { return "it holds entries that are not records"; }
+      var before = this.check(sent).record || { exercises: {} };
+      var own = payload && typeof payload.exercise === "string" ?
+        payload.exercise.replace(":", "-ex") : null;
+      var isImport = payload && payload.action === "import";
+      var self = this, why = "";
+      Object.keys(before.exercises).forEach(function (id) {
+        if (why) { return; }
+        var old = before.exercises[id], now = next.record.exercises[id];
+        if (!now) { why = "it drops the entry " + id; return; }
+        if (id === own || isImport) {
+          if ((now.attempts || 0) < (old.attempts || 0) || (old.done === true && now.done !== true)) {
+            why = "it takes back progress of " + id;
+          }
+        } else if (self.canonical(old) !== self.canonical(now)) {
+          why = "it changes the entry of another exercise, " + id;
+        }
+      });
+      if (!why && !isImport) {
+        Object.keys(next.record.exercises).forEach(function (id) {
+          if (!why && id !== own && !before.exercises[id]) { why = "it adds an entry for " + id; }
+        });
+      }
+      return why;
+    },
+    // Store Python's record if it may replace the previous one; the previous one is kept
+    // otherwise. Returns whether it was stored.
+    accept: function (progress, sent, payload) {
+      if (!progress) { return false; }
+      if (progress.set_aside && typeof progress.set_aside === "object") {
+        this.setAside(progress.set_aside);
+      }
+      var why = this.refusal(progress, sent, payload);
+      if (why) {
+        this.notices.push("Your progress was not updated: the checker's record could not be " +
+          "trusted (" + why + "); what was saved before is kept.");
+        return false;
+      }
+      return storage.write(progress.text);
+    },
+    exportText: function () {
+      var checked = this.check(storage.read());
+      var record = checked.record || { exercises: {}, version: 1 };
+      var aside = this.readAside();
+      Object.keys(checked.aside).forEach(function (k) { aside[k] = checked.aside[k]; });
+      if (Object.keys(aside).length) { record.set_aside = aside; }
+      return JSON.stringify(record, null, 1);
+    },
+    notices: [], // what the learner must be told, shown with the next progress
+    takeNotices: function () { return this.notices.splice(0).join(" "); },
+  };
+
+  api.progressStore = progressStore; // for the browser tests: what a record check says
+  api.learnerSafe = learnerSafe;
 
   // ---------------------------------------------------------------- the worker
   var engine = {
@@ -107,7 +446,7 @@
                   " s", true);
       }, config.bootTimeoutMs);
       try {
-        this.worker = new Worker(config.worker, { type: "module", name: "gpulesson-exercises" });
+        this.worker = new Worker(this.workerURL(), { type: "module", name: "gpulesson-exercises" });
       } catch (error) {
         window.clearTimeout(timer);
         this.fail(String(error && error.message || error));
@@ -128,7 +467,8 @@
       worker.onmessage = function (event) {
         if (worker !== self.worker) { return; }
         var message = event.data;
-        if (message.type === "ready") {
+        if (!message || typeof message !== "object") { return; }
+        if (message.type === "ready" && !self.ready) {
           window.clearTimeout(timer);
           self.ready = true;
           self.failed = false;
@@ -137,25 +477,54 @@
           self.pump();
         } else if (message.type === "answer") {
           var job = self.current;
-          if (!job || job.id !== message.id) { return; }
+          // only the worker's dispatcher knows the request's nonce: a message a learner's
+          // code posts itself never passes for an answer
+          if (!job || job.id !== message.id || job.nonce !== message.nonce) { return; }
           window.clearTimeout(job.timer);
           self.current = null;
           stats.roundTrips.push(performance.now() - job.sent);
-          stats.python.push(message.ms);
+          stats.python.push(typeof message.ms === "number" ? message.ms : null);
           var answer;
-          try { answer = JSON.parse(message.json); } catch (error) {
-            answer = { status: "error", message: "The checker's answer could not be read.",
-                       details: [], progress: null };
+          try {
+            answer = learnerSafe.answer(JSON.parse(String(message.json).slice(0, 8 * 1024 * 1024)));
+          } catch (error) {
+            answer = learnerSafe.answer({ status: "error",
+                                          message: "The checker's answer could not be read." });
           }
+          answer.sent = job.payload.progress;
+          answer.request = job.payload;
+          // a learner's code ran in this worker: the next request gets a fresh one
+          var recycle = answer.restart || job.payload.action === "code";
           job.callback(answer);
-          self.pump();
-        } else if (message.type === "failed") {
+          if (recycle) { self.recycle(); }
+          if (recycle && self.queue.length) { self.stopped = false; self.start(); }
+          else { self.pump(); }
+        } else if (message.type === "failed" && !self.ready) {
           window.clearTimeout(timer);
           self.fail(message.message);
         }
       };
       worker.postMessage({ type: "boot", pyodide: config.pyodide, pack: config.pack,
                            snapshot: config.snapshot });
+    },
+    // The worker's script, started from a blob: URL so that the worker inherits this
+    // page's Content-Security-Policy (connect-src 'self'): a worker loaded from its own
+    // URL would take its policy from its response's headers, which a static host sets
+    // for no one.
+    workerURL: function () {
+      if (!this.blobURL) {
+        var source = "import " + JSON.stringify(config.worker) + ";\n";
+        this.blobURL = URL.createObjectURL(new Blob([source], { type: "text/javascript" }));
+      }
+      return this.blobURL;
+    },
+    // Stop the worker a learner's code ran in; the next request starts a fresh one (not
+    // before: a page left meanwhile downloads nothing). The exercises stay as they are.
+    recycle: function () {
+      if (this.worker) { this.worker.terminate(); this.worker = null; }
+      this.ready = false;
+      this.stopped = true;
+      stats.recycled = (stats.recycled || 0) + 1;
     },
     fail: function (reason, keepWaiting) {
       if (this.ready) { return; }
@@ -174,12 +543,13 @@
       this.listeners.forEach(function (listener) { listener("restarting"); });
       if (job) {
         window.clearTimeout(job.timer);
-        job.callback({ status: status, message: message, details: [], progress: null });
+        job.callback(learnerSafe.answer({ status: status, message: message }));
       }
       this.start();
     },
     request: function (payload, callback, limitMs) {
       this.queue.push({ payload: payload, callback: callback, limitMs: limitMs || 0 });
+      if (this.stopped) { this.stopped = false; this.start(); }
       this.pump();
     },
     pump: function () {
@@ -187,8 +557,8 @@
       var self = this;
       var job = this.current = this.queue.shift();
       job.id = this.nextId++;
-      var stored = storage.read();
-      job.payload.progress = stored;
+      job.nonce = learnerSafe.nonce();
+      job.payload.progress = progressStore.load(); // checked; unreadable parts set aside
       job.sent = performance.now();
       if (job.limitMs) {
         job.timer = window.setTimeout(function () {
@@ -200,7 +570,8 @@
           }
         }, job.limitMs);
       }
-      this.worker.postMessage({ type: "call", id: job.id, json: JSON.stringify(job.payload) });
+      this.worker.postMessage({ type: "call", id: job.id, nonce: job.nonce,
+                               json: JSON.stringify(job.payload) });
     },
   };
 
@@ -229,22 +600,30 @@
     },
     say: function (text) { if (this.status) { this.status.textContent = text; } },
     note: function (text) { if (this.message) { this.message.textContent = text || ""; } },
-    show: function (progress) {
-      if (!progress) { return; }
-      if (typeof progress.text === "string") { storage.write(progress.text); }
+    // Show (and keep, if it may be kept: progressStore.accept) the progress of an answer.
+    show: function (answer) {
+      var progress = answer && answer.progress;
+      if (!progress || typeof progress !== "object") { return; }
+      var stored = progressStore.accept(progress, answer.sent, answer.request);
       if (this.box) { this.box.hidden = false; }
-      if (this.summary && progress.summary) {
-        this.summary.textContent = "Your progress in this browser: " + progress.summary;
+      if (stored && this.summary && typeof progress.summary === "string") {
+        this.summary.textContent = "Your progress in this browser: " +
+          progress.summary.slice(0, 500);
       }
-      var done = progress.done || [];
-      api.exercises.forEach(function (ex) { ex.markDone(done.indexOf(ex.number) >= 0); });
-      if (progress.reset) { this.note(progress.reset); }
-      if (storage.problem) { this.note(storage.problem); }
+      var done = stored && Array.isArray(progress.done) ? progress.done : null;
+      if (done) {
+        api.exercises.forEach(function (ex) { ex.markDone(done.indexOf(ex.number) >= 0); });
+      }
+      var notes = [typeof progress.reset === "string" ? progress.reset.slice(0, 500) : "",
+                   progressStore.takeNotices(), storage.problem || ""];
+      var said = notes.filter(Boolean).join(" ");
+      if (said) { this.note(said); }
+      return said;
     },
   };
 
   function exportProgress() {
-    var text = storage.read() || JSON.stringify({ exercises: {}, version: 1 }, null, 1);
+    var text = progressStore.exportText(); // the record, and what was kept aside
     var link = document.createElement("a");
     link.href = URL.createObjectURL(new Blob([text], { type: "application/json" }));
     link.download = "gpulesson-progress.json";
@@ -265,8 +644,7 @@
             panel.note(answer.message);
             return;
           }
-          panel.show(answer.progress);
-          panel.note(answer.message);
+          if (!panel.show(answer)) { panel.note(answer.message); }
         });
     };
     reader.onerror = function () { panel.note("That file could not be read."); };
@@ -416,7 +794,9 @@
     }
     var text = document.createElement("span");
     text.className = "gl-ex-message";
-    if (html) { text.innerHTML = html; } // escaped by Python (exercises.browser.message_html)
+    // Python escapes it (exercises.browser.message_html), but a learner's code may have
+    // patched Python: rebuilt here from text and allowed tags only
+    if (html) { text.appendChild(learnerSafe.fragment(html)); }
     else { text.textContent = message || ""; }
     box.appendChild(text);
     (details || []).forEach(function (line) {
@@ -454,7 +834,7 @@
       this.button.textContent = "Prediction committed";
       this.revealMeasurement();
     }
-    panel.show(answer.progress);
+    panel.show(answer);
   };
 
   Exercise.prototype.nextHint = function () {
@@ -544,7 +924,7 @@
           first = false;
           stats.pageToLiveMs = performance.now();
           engine.request({ action: "progress", lesson: panel.slug },
-                         function (answer) { panel.show(answer.progress); });
+                         function (answer) { panel.show(answer); });
         }
       } else if (event === "restarting") {
         exercises.forEach(function (ex) { ex.setState("restarting"); });

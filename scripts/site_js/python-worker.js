@@ -17,16 +17,26 @@
  *                snapshot: URL of the snapshot or null}
  *               {type: "react", id, name, values: {input: text}, changed: [input, ...]}
  *                 (calculators: gpulesson.browser.react_json)
- *               {type: "call", id, json}
+ *               {type: "call", id, nonce, json}
  *                 (exercises: gpulesson.exercises.browser.handle_json)
  * Messages out: {type: "ready", bootMs, python, pyodide, package, sha256, snapshot: bool}
- *               {type: "answer", id, json, ms}     (ms: time spent in Python)
+ *               {type: "answer", id, nonce, json, ms}     (ms: time spent in Python)
  *               {type: "failed", message}
+ *
+ * A learner's code runs inside a "call" and can reach this worker's globals (Pyodide's
+ * `js` module): it may post messages of its own or replace `postMessage`. So the answer
+ * goes out through the `postMessage` this module kept before any learner's code ran, with
+ * the request's nonce, which only the page and this dispatcher hold; the page takes no
+ * other message as an answer and starts a fresh worker after each code check. A request
+ * that throws (Python stopped: a fatal error, a stack overflow) is answered with a
+ * learner-facing message and `restart: true`, and the page replaces the worker.
  *
  * Whatever Python prints outside a request goes to the console as a warning; the
  * exercises capture what a learner's code prints themselves.
  */
 let entry = null;
+// kept before any learner's code runs: a replaced self.postMessage never sees an answer
+const post = self.postMessage.bind(self);
 
 async function snapshotMemory(url) {
   const response = await fetch(url);
@@ -98,7 +108,7 @@ async function boot(config) {
   );
   entry = pyodide.pyimport(pack.entry);
   const python = pyodide.runPython("import platform; platform.python_version()");
-  self.postMessage({
+  post({
     type: "ready",
     bootMs: performance.now() - started,
     python,
@@ -110,20 +120,26 @@ async function boot(config) {
 }
 
 function internalError(message, error) {
-  // the Python side answers bad input itself; this is a bug, shown as a message, not thrown
-  const text = `internal error: ${(error && error.message) || error}`;
+  // the Python side answers bad input itself: this is Python stopping (a fatal error, a
+  // stack overflow in the interpreter), shown as a message, not thrown
+  const reason = String((error && error.message) || error).split("\n")[0].slice(0, 200);
   if (message.type === "react") {
+    const text = `internal error: ${reason}`;
     return JSON.stringify({ updates: {}, result: { ok: false, error: text, input: null } });
   }
-  return JSON.stringify({ status: "error", message: text, details: [], mistake: null,
-                          progress: null });
+  return JSON.stringify({
+    status: "error",
+    message: `Python stopped while checking this (${reason}). It restarts by itself: ` +
+      "check again in a few seconds, and look for code that recurses or exits.",
+    details: [], mistake: null, progress: null, restart: true,
+  });
 }
 
 self.onmessage = (event) => {
   const message = event.data;
   if (message.type === "boot") {
     boot(message).catch((error) => {
-      self.postMessage({ type: "failed", message: String((error && error.message) || error) });
+      post({ type: "failed", message: String((error && error.message) || error) });
     });
     return;
   }
@@ -141,5 +157,6 @@ self.onmessage = (event) => {
   } catch (error) {
     json = internalError(message, error);
   }
-  self.postMessage({ type: "answer", id: message.id, json, ms: performance.now() - started });
+  post({ type: "answer", id: message.id, nonce: message.nonce, json,
+         ms: performance.now() - started });
 };

@@ -100,3 +100,11 @@ def test_cost_per_1k_tokens_at_a_utilisation() -> None:
         with pytest.raises(ValueError, match="utilization"):
             cost.cost_per_1k_tokens(usd_per_gpu_hour=2, gpus=1, tokens_per_second=1000,
                                     utilization=bad)
+
+
+def test_the_break_even_refusal_writes_extreme_amounts_shortly() -> None:
+    """1e300 W of power was a 300-digit dollar figure with commas (issue 35, item 11)."""
+    with pytest.raises(ValueError, match="never breaks even") as refused:
+        cost.breakeven_months(hardware_usd=1, cloud_usd_per_hour=1e-300, power_watts=1e300,
+                              usd_per_kwh=1)
+    assert len(str(refused.value)) < 200 and "$1.02e+300" in str(refused.value)

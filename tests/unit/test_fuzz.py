@@ -16,7 +16,13 @@ new exercise is fuzzed as soon as it exists:
   odd things or raise anything, ``SystemExit`` included): it never raises and always
   answers with a known status; every predict-then-run comparison likewise;
 * every registry calculator through :func:`gpulesson.calculators.evaluate` and
-  :func:`gpulesson.browser.react_json`, which never raise and answer strict JSON.
+  :func:`gpulesson.browser.react_json`, which never raise and answer strict JSON;
+* the site's exercises (:func:`gpulesson.exercises.browser.handle_json`) with odd requests,
+  hostile learner code and broken, deep or huge progress records: strict JSON in UTF-8, a
+  known status, never "internal error"; the progress reader
+  (:func:`gpulesson.exercises.progress.parse_progress`), which never raises and sets aside
+  what it cannot read; the MPI worker's command line, which exits with status 2 and one
+  message or accepts only arguments in range.
 
 At the end the suite prints its figures: calls made, refusals (a clean error) and escapes
 (anything else: must be 0).
@@ -553,3 +559,122 @@ def test_log_parsers_answer_any_text(text: str) -> None:
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, old)
+
+
+# ---------------------------------------------------------------------------------------
+# The site's exercises, the progress record and the MPI worker (issue 35)
+
+#: Learner code a page may send: odd, hostile or broken, never an endless loop (the page
+#: stops those itself).
+SOURCES = st.one_of(st.text(max_size=60), st.sampled_from([
+    "raise KeyboardInterrupt", "raise SystemExit(3)", "raise GeneratorExit",
+    "class B(BaseException):\n    pass\nraise B()", "import os\nos._exit(1)",
+    "class E(Exception):\n    def __str__(self):\n        raise ValueError\nraise E()",
+    "print('\\ud800')", "x = " + "1+" * 6000 + "1", "x = " + "-" * 9000 + "1",
+    "def f(n):\n    return f(n + 1)\nf(0)", "import sys\nsys.setrecursionlimit(10)\n",
+    "import gpulesson.exercises.browser as b\nb.message_html = None",
+    "def matmul_flops(m, k, n):\n    raise KeyboardInterrupt",
+    "def matmul_flops(m, k, n):\n    return float('nan')",
+    "matmul_flops = 3", "", "x" * 20_001]))
+#: Stored or imported progress: broken, deep, huge, of another shape.
+PROGRESS_TEXTS = st.one_of(st.none(), st.text(max_size=40), st.sampled_from([
+    "{", "[]", "null", '{"exercises": 3}', '{"exercises": {"a": 1}} trailing',
+    '{"version": 1, "exercises": {"x-ex1": ' + "[" * 5000 + "]" * 5000 + "}}",
+    '{"exercises": {"parallelism_at_the_core-ex1": {"attempts": ' + "9" * 5000 + "}}}",
+    '{"exercises": {"parallelism_at_the_core-ex1": {"attempts": 1e999, "done": "false"}}}',
+    '{"exercises": {"parallelism_at_the_core-ex2": {"done": true}}, "x": ' + "{" * 900
+    + "}" * 900 + "}",
+    '{"exercises": {"' + "k" * 1000 + '": {}}}', "\ud800", "{\"exercises\": {}}" * 1000]),
+    st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+                 lambda inner: st.lists(inner, max_size=3)
+                 | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+                 max_leaves=10).map(lambda v: json.dumps({"exercises": {"a-ex1": v}})))
+REQUESTS = st.fixed_dictionaries({
+    "action": st.sampled_from(["check", "code", "compare", "progress", "import", "fly", None]),
+    "exercise": st.sampled_from(["parallelism_at_the_core:3", "memory_what_fits:4",
+                                 "memory_what_fits:99", "nope:1", "", None, 7]),
+    "lesson": st.sampled_from(["memory_what_fits", "nope", None, 3]),
+    "answer": st.one_of(st.text(max_size=20), st.sampled_from(["26 GB", "1e308", None])),
+    "source": SOURCES, "measured": st.sampled_from([1.0, -1.0, "x", None, 1e308]),
+    "progress": PROGRESS_TEXTS, "imported": PROGRESS_TEXTS,
+})
+
+
+@settings(FUZZ, max_examples=120)
+@given(request=REQUESTS)
+def test_the_exercise_entry_answers_anything(request: dict[str, Any]) -> None:
+    """gpulesson.exercises.browser.handle_json: strict JSON that UTF-8 can carry, a known
+    status and a learner's sentence, whatever the page (or a learner's code) sends."""
+    from gpulesson.exercises import browser as exercises_browser
+
+    FIGURES["calls"] += 1
+    try:
+        text = _within_limit(lambda: exercises_browser.handle_json(json.dumps(request)))
+    except BaseException as error:  # noqa: BLE001 - the page's one function never raises
+        _count_escape("raised")
+        pytest.fail(f"handle_json raised {type(error).__name__}: {error!s:.300}")
+    text.encode("utf-8")
+    answer = json.loads(text, parse_constant=lambda c: pytest.fail(f"{c} in {text:.300}"))
+    assert answer["status"] in (*STATUSES, None), answer
+    assert "internal error" not in answer["message"]
+    if answer["status"] in ("error", "invalid"):
+        FIGURES["refusals"] += 1
+        assert answer["message"].strip()
+
+
+@settings(FUZZ, max_examples=80)
+@given(text=PROGRESS_TEXTS)
+def test_a_progress_record_reads_from_anything(text: str | None) -> None:
+    """parse_progress never raises; what it keeps is a record, what it cannot read is set
+    aside as text, never lost."""
+    from gpulesson.exercises import progress
+
+    FIGURES["calls"] += 1
+    try:
+        parsed = _within_limit(lambda: progress.parse_progress(text))
+    except BaseException as error:  # noqa: BLE001 - reading progress never raises
+        _count_escape("raised")
+        pytest.fail(f"parse_progress raised {type(error).__name__}: {error!s:.300}")
+    assert isinstance(parsed.record["exercises"], dict)
+    assert all(isinstance(v, str) for v in parsed.set_aside.values())
+    json.loads(progress.serialise(parsed.record))  # what is kept can be written back
+    if parsed.problem is not None:
+        FIGURES["refusals"] += 1
+        assert parsed.set_aside == {"": text}
+
+
+WORKER_WORDS = st.sampled_from([
+    "--sizes", "--iterations", "--warmup", "--repeats", "--dtype", "--passes", "--in-place",
+    "--algorithm", "--min-seconds-per-size", "--max-seconds-per-size", "--output", "--json",
+    "4096", "0", "-1", "3", "abc", "1e3", "nan", "inf", "1001", "100001", "4096,8192", ",",
+    "float64", "both", "ring", "/no/such/dir/r.json", ".", "r.json", "", "2**40"])
+
+
+@settings(FUZZ, max_examples=150)
+@given(argv=st.lists(WORKER_WORDS, max_size=8))
+def test_the_mpi_worker_accepts_only_arguments_in_range(argv: list[str]) -> None:
+    """python -m gpulesson.collectives: exit status 2 and one message, or arguments that
+    are all in their ranges; never a traceback."""
+    import contextlib
+    import io
+
+    from gpulesson.collectives import mpi
+
+    FIGURES["calls"] += 1
+    stderr = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(stderr):
+            args = mpi.worker_arguments(argv)
+    except SystemExit as ended:
+        FIGURES["refusals"] += 1
+        assert ended.code == 2 and stderr.getvalue().count("error:") == 1, stderr.getvalue()
+        return
+    except BaseException as error:  # noqa: BLE001 - the escapes this suite looks for
+        _count_escape("raised")
+        pytest.fail(f"worker_arguments({argv}) raised {type(error).__name__}: {error}")
+    assert 1 <= args.iterations <= mpi.MAX_ITERATIONS and 0 <= args.warmup
+    assert 1 <= args.repeats <= mpi.MAX_REPEATS and args.passes in mpi.PASSES
+    assert args.sizes and all(s > 0 and s % (8 if args.dtype == "float64" else 4) == 0
+                              for s in args.sizes)
+    for seconds in (args.min_seconds_per_size, args.max_seconds_per_size):
+        assert math.isfinite(seconds) and 0 <= seconds <= mpi.MAX_SECONDS_PER_SIZE

@@ -170,3 +170,13 @@ def test_source_dao_flash_attention_is_io_bound_no_more() -> None:
     with pytest.raises(ValueError, match="bandwidth"):
         optimisations.attention_on_gpu(seq_len=8, head_dim=8, sram_bytes=1024,
                                        peak_flops=1e12, bandwidth=0)
+
+
+@pytest.mark.parametrize("mode", ["none", "full", "selective"])
+@pytest.mark.parametrize("kwargs", [{"heads": ""}, {"layers": 0}, {"seq_len": 2.5},
+                                    {"n_params": -1.0}, {"head_dim": True}])
+def test_recompute_overhead_checks_every_argument_given(mode: str, kwargs: dict) -> None:
+    """recompute='none' returned 0 without looking at the rest (issue 35, item 11)."""
+    (name, value), = kwargs.items()
+    with pytest.raises((TypeError, ValueError), match=rf"^{name} must be"):
+        optimisations.recompute_overhead(recompute=mode, **kwargs)

@@ -7,6 +7,8 @@ entry ``planning``), which accepted any of these plans as they were.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from gpulesson import distributed, flops
@@ -193,3 +195,13 @@ def test_config_json_mapping_is_a_model() -> None:
     a = plan_training(config, "H100 SXM", n_gpus=64, layout=Layout(dp=64), **BASE)
     b = plan_training("llama-2-7b", "H100 SXM", n_gpus=64, layout=Layout(dp=64), **BASE)
     assert a.step_time == pytest.approx(b.step_time)
+
+
+@pytest.mark.parametrize("name", ["overlap", "latency"])
+@pytest.mark.parametrize("value", [0, False, "", [], 0.0, 1])
+def test_overlap_and_latency_must_be_mappings(name: str, value: object) -> None:
+    """A falsy value was read as 'none given' (issue 35, item 11); any non-mapping is refused,
+    naming the argument and the value."""
+    shown = re.escape(repr(value))
+    with pytest.raises(TypeError, match=rf"{name} must be a mapping .* got {shown}"):
+        plan_training("llama-2-7b", "H100 SXM", n_gpus=8, **BASE, **{name: value})

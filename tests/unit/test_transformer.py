@@ -216,3 +216,12 @@ def test_more_layers_never_fewer_parameters(cfg: TransformerConfig, extra: int) 
 
     deeper = dataclasses.replace(cfg, layers=cfg.layers + extra)
     assert transformer.param_count(deeper) > transformer.param_count(cfg)
+
+
+@pytest.mark.parametrize("name", [-1, None, "", "  ", 7.5, ["llama-2-7b"]])
+def test_model_label_refuses_what_is_no_name(name: object) -> None:
+    from gpulesson.transformer.presets import model_label
+
+    with pytest.raises(TypeError, match=r"name must be a model's name .* got"):
+        model_label(name)  # type: ignore[arg-type]
+    assert model_label("llama-2-7b") == "Llama-2-7B" and model_label("my-model") == "my-model"

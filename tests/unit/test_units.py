@@ -126,3 +126,18 @@ def test_messages_for_the_learner_are_shown_as_they_are():
     messages are written for the learner who typed the text, and stay as written."""
     with pytest.raises(ValueError, match=r"^Could not read a number in 'abc'; type for example"):
         units.parse_quantity("abc", "usd")
+
+
+@pytest.mark.parametrize(("call", "text"), [
+    (lambda: units.format_usd(1e-300), "$1.00e-300"),
+    (lambda: units.format_usd(1e308), "$1.00e+308"),
+    (lambda: units.format_usd(1e-300, digits=4), "$1.000e-300"),
+    (lambda: units.format_usd(-1e300, cents=False), "-$1.00e+300"),
+    (lambda: units.format_significant(1e-300, 3), "1.00e-300"),
+    (lambda: units.format_significant(10**30, 3), "1.00e+30"),
+    (lambda: units.format_significant(12345, 3), "12,345"),
+    (lambda: units.format_usd(0.0002894, digits=4), "$0.0002894"),
+])
+def test_huge_and_tiny_amounts_are_scientific(call, text: str) -> None:
+    """1e-300 dollars were 300 characters, 1e308 a 309-digit number (issue 35, item 11)."""
+    assert call() == text

@@ -58,3 +58,25 @@ def test_to_json_sends_integers_beyond_2_53_as_strings():
         {"a": 2**53, "b": str(2**53 + 1), "c": [1.5, True, None, [str(-(2**60))]]}
     with pytest.raises(ValueError, match="non-finite"):
         C.to_json({"x": float("inf")})
+
+
+@pytest.mark.parametrize(("value", "text"), [
+    (1e308, "1e+308"), (-1e308, "-1e+308"), (1e-300, "1e-300"), (2.5e15, "2.5e+15"),
+    (65536, "65,536"), (1_000_000.0, "1,000,000"), (0.5, "0.5"), (0, "0"), (None, "?"),
+    (10**400, "an integer of 1,329 bits (about 10^400)")])
+def test_numbers_in_messages_are_short(value: object, text: str) -> None:
+    """Limits and typed values in a refusal: huge or tiny in scientific notation."""
+    from gpulesson.calculators.formatting import message_number
+
+    assert message_number(value) == text
+
+
+def test_a_refusal_of_1e308_is_one_short_sentence() -> None:
+    """The engine wrote 1e308 as 309 digits and 102 commas (issue 35, item 11)."""
+    from gpulesson.calculators import engine
+
+    for value in (1e308, -1e308, 1e300):
+        with pytest.raises(ValueError) as refused:
+            engine.compute("amdahl", workers=value)
+        message = str(refused.value)
+        assert len(message) < 120 and "e+30" in message, message

@@ -265,3 +265,140 @@ def test_the_exercise_pack_alone_answers_like_the_installed_package(tmp_path: Pa
         here = _ask(**request)
         assert answer["status"] == "correct", (request["exercise"], answer["message"])
         assert (answer["status"], answer["message"]) == (here["status"], here["message"])
+
+
+#: Learner code that once escaped handle_json (issue 35, case 6), run as a page sends it.
+HOSTILE_CODE = {
+    "KeyboardInterrupt": "raise KeyboardInterrupt",
+    "BaseException subclass": "class Stop(BaseException):\n    pass\nraise Stop('out')",
+    "GeneratorExit": "raise GeneratorExit",
+    "__str__ raises": ("class Odd(Exception):\n    def __str__(self):\n        raise ValueError\n"
+                       "raise Odd()"),
+    "os._exit": "import os\nos._exit(1)",
+    "posix._exit": "import posix\nposix._exit(3)",
+    "os._exit in the function": "def {name}({signature}):\n    import os\n    os._exit(1)",
+    "interrupt in the function": "def {name}({signature}):\n    raise KeyboardInterrupt",
+    "deep expression": "x = " + "1+" * 9_000 + "1",
+    "deep unary": "x = " + "-" * 19_000 + "1",
+    "deep recursion at definition": "def f(n):\n    return f(n + 1)\nf(0)",
+    "lone surrogate printed": "print('\\ud800')\ndef {name}({signature}):\n    return 0",
+}
+HOSTILE_RUN = r"""
+import json, sys
+from gpulesson.exercises import browser
+ref, sources = sys.argv[1], json.loads(sys.argv[2])
+for source in sources:
+    text = browser.handle_json(json.dumps({"action": "code", "exercise": ref,
+                                           "source": source}))
+    text.encode("utf-8")  # what the page gets must be UTF-8 text
+    print(text, flush=True)
+print("still running")
+"""
+
+
+def test_hostile_learner_code_gets_a_learner_facing_answer() -> None:
+    """Each case is answered with valid JSON text, a learner's status and a message naming
+    what happened; none stops the interpreter (a subprocess, for os._exit)."""
+    ex = next(e.variant(None) for e in EXERCISES if isinstance(e, CodeExercise)
+              and _ref(e) not in UNAVAILABLE)
+    sources = [s.replace("{name}", ex.function_name).replace("{signature}", ex.signature)
+               for s in HOSTILE_CODE.values()]
+    proc = subprocess.run([sys.executable, "-c", HOSTILE_RUN, _ref(ex), json.dumps(sources)],
+                          capture_output=True, text=True, timeout=300, cwd=REPO)
+    lines = proc.stdout.splitlines()
+    assert proc.returncode == 0 and lines[-1] == "still running", proc.stderr[-2000:]
+    answers = dict(zip(HOSTILE_CODE, (json.loads(line) for line in lines[:-1]), strict=True))
+    for case, answer in answers.items():
+        assert answer["status"] in ("invalid", "incorrect", "error"), (case, answer)
+        assert "internal error" not in answer["message"] and "bad request" not in \
+            answer["message"], (case, answer["message"])
+    assert "KeyboardInterrupt" in answers["KeyboardInterrupt"]["message"]
+    assert "Stop" in answers["BaseException subclass"]["message"]
+    assert "os._exit(1)" in answers["os._exit"]["message"]
+    assert "nests too deeply" in answers["deep expression"]["message"]
+    assert "RecursionError" in answers["deep recursion at definition"]["message"]
+    assert answers["lone surrogate printed"]["output"] == "\ufffd\n"
+
+
+@pytest.mark.parametrize("error", [KeyboardInterrupt, SystemExit, GeneratorExit,
+                                   RecursionError, MemoryError])
+def test_handle_json_answers_whatever_the_checker_raises(
+        error: type[BaseException], monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(_request: Any) -> None:
+        raise error("from inside")
+
+    monkeypatch.setattr(browser, "_handle", broken)
+    answer = json.loads(browser.handle_json('{"action": "progress"}'))
+    assert answer["status"] == "error" and error.__name__ in answer["message"]
+    monkeypatch.setattr(browser, "handle", broken)
+    assert json.loads(browser.handle_json("{}"))["status"] == "error"
+
+
+DEEP_ENTRY = "[" * 5_000 + "]" * 5_000
+
+
+@pytest.mark.parametrize("bad", [DEEP_ENTRY, '{"attempts": ' + "9" * 5_000 + "}", "7"],
+                         ids=["5,000 levels", "5,000 digits", "not a record"])
+def test_one_unreadable_entry_costs_only_itself(bad: str) -> None:
+    """A 5,000-level entry made every check on every page 'could not be read', and one
+    5,000-digit count discarded every readable entry (issue 35, items 3 and 4): now the
+    check goes through, the other lessons' entries stay, and the bad one comes back to be
+    kept aside."""
+    kept = ('{"version": 1, "exercises": {"other_lesson-ex1": {"attempts": 1, "done": true}, '
+            f'"memory_what_fits-ex2": {bad}}}}}')
+    answer = _ask(action="check", exercise="memory_what_fits:4", answer="26 GB",
+                  progress=kept)
+    assert answer["status"] == "correct"
+    entries = json.loads(answer["progress"]["text"])["exercises"]
+    assert set(entries) == {"other_lesson-ex1", "memory_what_fits-ex4"}
+    assert answer["progress"]["set_aside"] == {"exercises/memory_what_fits-ex2": bad}
+    assert "1 saved entry" in answer["progress"]["reset"] and "kept aside" in \
+        answer["progress"]["reset"]
+
+
+def test_a_corrupt_record_comes_back_to_be_kept_aside() -> None:
+    answer = _ask(action="progress", lesson="memory_what_fits", progress="{half a record")
+    assert answer["progress"]["set_aside"] == {"": "{half a record"}
+    assert "kept aside" in answer["progress"]["reset"]
+
+
+def test_an_import_takes_exercises_of_this_course_and_true_only() -> None:
+    """An import kept 30,000 ids that are no exercise and read "done": "false" as done
+    (issue 35, item 11)."""
+    entries = {f"no_such_lesson-ex{i}": {"attempts": 1, "done": True} for i in range(30_000)}
+    entries["memory_what_fits-ex1"] = {"attempts": 1, "done": "false"}
+    entries["memory_what_fits-ex2"] = {"attempts": 2, "done": True}
+    answer = _ask(action="import", lesson="memory_what_fits",
+                  imported=json.dumps({"version": 1, "exercises": entries}))
+    assert answer["status"] == "committed"
+    assert "2 exercises" in answer["message"] and "30,000 entries were left out" in \
+        answer["message"]
+    assert set(json.loads(answer["progress"]["text"])["exercises"]) == {
+        "memory_what_fits-ex1", "memory_what_fits-ex2"}
+    assert answer["progress"]["done"] == [2]
+    only_junk = json.dumps({"exercises": {"x-ex1": {"done": True}}})
+    assert _ask(action="import", lesson="memory_what_fits",
+                imported=only_junk)["status"] == "invalid"
+
+
+def test_a_checked_answer_writes_no_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 37, item 4: the site's worker keeps progress as data. Every way to open or
+    create a file fails here, and a check with progress still answers."""
+    import builtins
+    import os
+    import tempfile
+
+    def refuse(*_args: Any, **_kwargs: Any) -> None:
+        raise AssertionError("a file was opened")
+
+    kept = _ask(action="check", exercise="memory_what_fits:4", answer="banana")["progress"]
+    for module, name in ((builtins, "open"), (os, "open"), (tempfile, "mkstemp"),
+                         (tempfile, "mkdtemp"), (tempfile, "TemporaryDirectory"),
+                         (tempfile, "NamedTemporaryFile")):
+        monkeypatch.setattr(module, name, refuse)
+    answer = _ask(action="check", exercise="memory_what_fits:4", answer="26 GB",
+                  progress=kept["text"])
+    assert answer["status"] == "correct" and answer["progress"]["done"] == [4]
+    summary = _ask(action="progress", lesson="memory_what_fits",
+                   progress=answer["progress"]["text"])["progress"]["summary"]
+    assert "1 of" in summary

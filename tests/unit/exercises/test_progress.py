@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from gpulesson.exercises import configure, lesson_module, progress_summary
+from gpulesson.exercises import configure, lesson_module, progress, progress_summary
 from gpulesson.exercises.progress import (
     PROGRESS_FILE,
     load_progress,
@@ -194,3 +194,96 @@ def test_progress_can_be_switched_off_by_configure(clean_session):
 def test_unknown_lesson_names_the_known_ones():
     with pytest.raises(KeyError, match=SLUG):
         progress_summary("no_such_lesson")
+
+
+# --------------------------------------------------------------------------- records as data
+DEEP = "[" * 5_000 + "]" * 5_000
+LONG = "9" * 5_000
+
+
+def _text(**entries: str) -> str:
+    """A record's text with each entry's JSON text as given."""
+    body = ", ".join(f'"{SLUG}-ex{k[2:]}": {v}' for k, v in entries.items())
+    return f'{{"version": 1, "learner": "ada", "exercises": {{{body}}}}}'
+
+
+GOOD = '{"attempts": 2, "done": true}'
+
+
+@pytest.mark.parametrize("bad", [DEEP, f'{{"attempts": {LONG}}}', f'{{"x": {DEEP}}}',
+                                 f'{{"attempts": 1, "notes": [{LONG}]}}'],
+                         ids=["5,000 levels", "5,000 digits", "deep inside", "long inside"])
+def test_one_unreadable_entry_is_set_aside_alone(bad: str) -> None:
+    """A 5,000-level entry broke every check, a 5,000-digit count discarded every readable
+    entry (issue 35, items 3 and 4): now only that entry is set aside, as its text."""
+    parsed = progress.parse_progress(_text(ex1=GOOD, ex2=bad, ex3=GOOD))
+    assert parsed.problem is None
+    assert set(parsed.record["exercises"]) == {f"{SLUG}-ex1", f"{SLUG}-ex3"}
+    assert parsed.record["learner"] == "ada"
+    assert parsed.set_aside == {f"exercises/{SLUG}-ex2": bad}
+
+
+def test_another_deep_key_is_set_aside_and_the_entries_kept() -> None:
+    text = _text(ex1=GOOD)[:-1] + f', "settings": {DEEP}}}'
+    parsed = progress.parse_progress(text)
+    assert parsed.set_aside == {"settings": DEEP}
+    assert progress.is_done(parsed.record["exercises"][f"{SLUG}-ex1"])
+
+
+@pytest.mark.parametrize("text", ["{not json", "[]", '{"exercises": 3}', "", DEEP,
+                                  '{"exercises": {"a": 1}} trailing', '{"a": 1,}'])
+def test_text_that_is_no_record_is_set_aside_whole(text: str) -> None:
+    parsed = progress.parse_progress(text)
+    assert parsed.problem and parsed.set_aside == {"": text}
+    assert parsed.record == progress.empty_record()
+
+
+def test_a_file_with_an_unreadable_entry_keeps_the_rest(clean_session):
+    """The file as it was is moved aside, the readable entries carried over, the learner
+    told once."""
+    target = clean_session / PROGRESS_FILE
+    target.write_text(_text(ex1=GOOD, ex2=f'{{"attempts": {LONG}}}'))
+    assert record(f"{SLUG}-ex3", "correct") is True
+    kept = list(clean_session.glob(f"{PROGRESS_FILE}.corrupt-*"))
+    assert len(kept) == 1 and LONG in kept[0].read_text()
+    data = json.loads(target.read_text())
+    assert set(data["exercises"]) == {f"{SLUG}-ex1", f"{SLUG}-ex3"}
+    assert data["learner"] == "ada"
+    notice = take_notice()
+    assert notice is not None and kept[0].name in notice
+    assert (f"1 part of your progress file {PROGRESS_FILE} could not be read "
+            f"(exercises/{SLUG}-ex2)") in notice
+    assert "(1, 3)" in progress_summary(SLUG)
+
+
+@pytest.mark.parametrize("done", ['"false"', "1", '"yes"', "null", "[true]"])
+def test_only_true_marks_an_exercise_done(clean_session, done: str) -> None:
+    """A hand-edited ``"done": "false"`` counted as done (issue 35, item 11)."""
+    (clean_session / PROGRESS_FILE).write_text(_text(ex1=f'{{"attempts": 1, "done": {done}}}'))
+    assert "0 of" in progress_summary(SLUG)
+    assert record(f"{SLUG}-ex1", "correct") is True
+    assert load_progress()["exercises"][f"{SLUG}-ex1"]["done_at"]
+
+
+def test_records_are_updated_as_data() -> None:
+    before = progress.parse_progress(_text(ex1=GOOD)).record
+    after = progress.record_answer(before, f"{SLUG}-ex2", "correct", now="2026-12-06T10:00:00")
+    assert before["exercises"].keys() == {f"{SLUG}-ex1"}  # left as it was
+    assert after["exercises"][f"{SLUG}-ex2"] == {"attempts": 1, "done": True,
+                                                 "last": "2026-12-06T10:00:00",
+                                                 "done_at": "2026-12-06T10:00:00"}
+    assert progress.summary_of(SLUG, after).startswith(
+        f"Parallelism at the Core: 2 of {N} exercises done (1, 2)")
+    assert json.loads(progress.serialise(after)) == after
+
+
+def test_merging_keeps_known_exercises_only_and_true_only() -> None:
+    kept = progress.parse_progress(_text(ex1='{"attempts": 3, "done": false}')).record
+    junk = {f"not_a_lesson-ex{i}": {"attempts": 1, "done": True} for i in range(30_000)}
+    imported = {"exercises": {**junk, f"{SLUG}-ex1": {"attempts": 1, "done": "false"},
+                              f"{SLUG}-ex2": {"attempts": 1, "done": True}}}
+    merged, left_out = progress.merge_records(kept, imported)
+    assert left_out == 30_000
+    assert set(merged["exercises"]) == {f"{SLUG}-ex1", f"{SLUG}-ex2"}
+    assert merged["exercises"][f"{SLUG}-ex1"] == {"attempts": 3, "done": False}
+    assert merged["exercises"][f"{SLUG}-ex2"]["done"] is True
