@@ -777,13 +777,20 @@ class CodeExercise(Exercise):
         ]
 
     def model_solution_source(self) -> str:
-        """The source of the model solution (for the worked solution and the answer key)."""
+        """The source of the model solution (for the worked solution and the answer key).
+
+        The bank may define it under a private name (``_matmul_flops_model``); what a
+        learner reads defines the function the exercise asks for (:attr:`function_name`),
+        so that pasting it and checking it works.
+        """
         if self.model_solution is None:
             return ""
         try:
-            return textwrap.dedent(inspect.getsource(self.model_solution)).strip()
+            source = textwrap.dedent(inspect.getsource(self.model_solution)).strip()
         except (OSError, TypeError):
             return f"# see {self.model_solution.__module__}.{self.model_solution.__qualname__}"
+        return re.sub(r"^def [A-Za-z_]\w*\(", f"def {self.function_name}(", source, count=1,
+                      flags=re.M)
 
     def _check(self, answer: Any) -> Feedback:
         if isinstance(answer, str):
