@@ -15,6 +15,8 @@ from .study_time import (
     WORDS_PER_CODE_LINE,
     WORDS_PER_MINUTE,
     Counts,
+    core_exercises,
+    counts,
     fit_words_per_minute,
     leave_one_out_errors,
     mean_absolute,
@@ -87,3 +89,9 @@ def test_how_to_use_states_every_lessons_computed_time() -> None:
              if f"| {{doc}}`/notebooks/{slug}` | about {study_minutes(slug)} min |" not in page]
     assert not wrong, ("book/how_to_use.md should state (first two columns):\n"
                        + table_rows(SLUGS))
+
+
+def test_going_further_exercises_are_left_out_of_the_core() -> None:
+    core = core_exercises("parallelism_at_the_core")
+    assert core == list(range(1, 12)), core  # 12-15 come under "Going further"
+    assert sum(counts("parallelism_at_the_core").exercises.values()) == len(core)
