@@ -76,6 +76,9 @@ def _render(text: Text, context: Mapping[str, Any]) -> str:
     return text.format(**context)
 
 
+#: A numeric answer off by at most this many tolerances is "close" (rounding, units).
+CLOSE_TOLERANCES = 3
+
 @dataclass(frozen=True)
 class Mistake:
     """A common mistake, declared as the answer a learner making it would give.
@@ -464,9 +467,13 @@ class NumericExercise(Exercise):
         if expected == 0 or value == 0:
             return "That is not the expected value."
         ratio = value / expected  # inf or 0.0 at the ends of the float range: see _how_far
-        if 1 / 1.15 < ratio < 1.15:
+        if self.rtol > 0 and abs(ratio - 1) <= CLOSE_TOLERANCES * self.rtol:
             return (f"Close, but outside the {self.rtol:.0%} tolerance: "
                     "check your rounding and the units.")
+        if self.rtol == 0 and 1 / 1.15 < ratio < 1.15:   # an exact count: no rounding to blame
+            side = "high" if value > expected else "low"
+            return (f"That is {self.format_value(abs(value - expected))} too {side}, and this "
+                    "answer is exact: count again.")
         return how_far(ratio)
 
     def problems(self) -> list[str]:
