@@ -70,6 +70,11 @@ MEMORY_RESERVE = 0.05
 FP8_MEMORY_BOUND_EXTRA = 18_226 / (4_415 + 3_448 + 3_062 + 1_863 + 1_512)
 _DIMENSIONS = ("tensor", "context", "expert", "pipeline", "data")
 _PRECISIONS = ("bf16", "fp16", "fp8")
+#: FP8 recipes: per-tensor scaling, delayed (TransformerEngine's first) or current (computed
+#: from the tensor being cast; torchao's "tensorwise" is the same), DeepSeek-V3's blockwise
+#: (1x128 activations, 128x128 weights) and Blackwell's MXFP8 (32-element blocks, scales in
+#: hardware).
+FP8_RECIPES = ("delayed", "current", "tensorwise", "blockwise", "mxfp8")
 
 
 @dataclass(frozen=True)
@@ -88,6 +93,7 @@ class TrainingSettings:
     schedule: str
     comm_sm_fraction: float = 0.0
     max_nodes_per_token: int | None = None
+    fp8_recipe: str = "current"
 
 
 @dataclass(frozen=True)
@@ -388,6 +394,7 @@ def plan_training(
     pipeline_schedule: str = "1f1b",
     comm_sm_fraction: float = 0.0,
     max_nodes_per_token: int | None = None,
+    fp8_recipe: str = "current",
 ) -> TrainingPlan:
     """Plan pretraining ``model`` on ``n_gpus`` GPUs: memory, step time, MFU, days, cost.
 
@@ -481,7 +488,8 @@ def plan_training(
         overlap=MappingProxyType(shares), schedule=schedule,
         comm_sm_fraction=v.fraction("comm_sm_fraction", comm_sm_fraction, allow_one=False),
         max_nodes_per_token=None if max_nodes_per_token is None else v.positive_int(
-            "max_nodes_per_token", max_nodes_per_token))
+            "max_nodes_per_token", max_nodes_per_token),
+        fp8_recipe=v.choice("fp8_recipe", fp8_recipe, FP8_RECIPES))
     links = _Links(gv, alpha, v.boolean("sharp", sharp))
     if isinstance(layout, Layout):
         return _evaluate(mv, gv, layout.resolve(n), st, links)
