@@ -86,8 +86,11 @@ class Layout:
     def strides(self) -> dict[str, tuple[int, int]]:
         """``{dimension: (stride, size)}`` in Megatron-LM's rank order."""
         dp = self.dp or 1
+        # experts fold over the data-parallel GPUs, or over all of tp x cp x dp when ep is
+        # larger than dp (Megatron-Core's MoE parallel folding, expert tensor parallelism 1)
+        expert = (self.tp * self.cp, self.ep) if dp % self.ep == 0 else (1, self.ep)
         return {"tensor": (1, self.tp), "context": (self.tp, self.cp),
-                "expert": (self.tp * self.cp, self.ep), "data": (self.tp * self.cp, dp),
+                "expert": expert, "data": (self.tp * self.cp, dp),
                 "pipeline": (self.tp * self.cp * dp, self.pp)}
 
 
@@ -144,9 +147,10 @@ def layout_problems(layout: Layout, model: ModelView, *, seq_len: int) -> list[s
                    "dense")
     elif model.is_moe and model.routed_experts % layout.ep:
         out.append(f"ep = {layout.ep} must divide the {model.routed_experts} routed experts")
-    if (layout.dp or 1) % layout.ep:
-        out.append(f"ep = {layout.ep} must divide dp = {layout.dp} (the expert-parallel "
-                   "GPUs are data-parallel replicas of the rest)")
+    if (layout.dp or 1) * layout.tp * layout.cp % layout.ep:
+        out.append(f"ep = {layout.ep} must divide tp x cp x dp = "
+                   f"{layout.tp * layout.cp * (layout.dp or 1)} (the expert-parallel GPUs are "
+                   "the attention's tensor-, context- and data-parallel GPUs, refolded)")
     return out
 
 

@@ -49,7 +49,15 @@ from types import MappingProxyType
 from gpulesson import _validate as v
 from gpulesson import activations, cost, distributed, flops, traffic, units
 
-from ._adapt import GPUView, ModelView, gpu_view, model_view
+from . import calibration, perf_model
+from ._adapt import (
+    ATTENTION_EFFICIENCY,
+    MATMUL_EFFICIENCY,
+    GPUView,
+    ModelView,
+    gpu_view,
+    model_view,
+)
 from .layout import Layout, batch_split, candidate_layouts, layout_problems
 
 __all__ = ["FP8_MEMORY_BOUND_EXTRA", "TrainingPlan", "TrainingSettings", "plan_training"]
@@ -94,6 +102,7 @@ class TrainingSettings:
     comm_sm_fraction: float = 0.0
     max_nodes_per_token: int | None = None
     fp8_recipe: str = "current"
+    offload_layers: int = 0
 
 
 @dataclass(frozen=True)
@@ -130,6 +139,23 @@ class TrainingPlan:
     reason: str = ""
     notes: tuple[str, ...] = field(default=())
     searched: bool = False
+    terms: Mapping[str, float] = field(default_factory=dict)
+    fixed_time: float = 0.0
+    architecture: str = ""
+    moe: bool = False
+
+    @property
+    def dominant_term(self) -> str:
+        """The largest entry of :attr:`breakdown`: the term that sets the step time."""
+        return max(self.breakdown, key=lambda k: self.breakdown[k])
+
+    @property
+    def uncertainty(self) -> float:
+        """The band around :attr:`mfu`: the largest leave-one-out error of the published
+        runs most like this plan (:func:`gpulesson.planning.calibration.uncertainty`)."""
+        from .calibration import uncertainty
+        return uncertainty(architecture=self.architecture, precision=self.settings.precision,
+                           moe=self.moe)[0]
 
     @property
     def memory_fits(self) -> bool:
@@ -140,7 +166,8 @@ class TrainingPlan:
     def efficiency(self) -> float:
         """Share of the step spent computing (compute, recompute, memory-bound work)."""
         b = self.breakdown
-        return (b["compute"] + b["recompute"] + b["memory_bound"]) / self.step_time
+        return (b["compute"] + b["recompute"] + b["memory_bound"] + b["launch"]
+                ) / self.step_time
 
     @property
     def bottleneck(self) -> str:
@@ -164,8 +191,8 @@ def _peak(gpu: GPUView, precision: str) -> tuple[float, list[str]]:
     return gpu.peak("bf16" if precision == "bf16" else precision), []
 
 
-def _memory(model: ModelView, lay: Layout, seq_len: int, recompute: str
-            ) -> tuple[float, float]:
+def _memory(model: ModelView, lay: Layout, seq_len: int, recompute: str,
+            offload_layers: int = 0) -> tuple[float, float]:
     """(bytes per GPU, parameters per GPU) from distributed.layout_memory.
 
     DeepSeek-V3's recipe is not one of the layout's own modes: its activations are counted
@@ -186,7 +213,11 @@ def _memory(model: ModelView, lay: Layout, seq_len: int, recompute: str
         n_params=n_eff, n_gpus=tp * pp * cp * (lay.dp or 1), tp=tp, pp=pp, cp=cp,
         zero_stage=lay.zero_stage, cfg=model.cfg, batch=lay.micro_batch,
         embedding_on_ends=pp > 1, **shape)  # type: ignore[arg-type]
-    return mem.total * tp / lay.tp, mem.params_per_gpu * tp / lay.tp
+    total = mem.total
+    if offload_layers:  # activations of that many of the stage's layers wait in host memory
+        total -= mem.activations * min(offload_layers, -(-model.layers // pp)) / -(
+            -model.layers // pp)
+    return total * tp / lay.tp, mem.params_per_gpu * tp / lay.tp
 
 
 class _Links:
@@ -228,7 +259,7 @@ def _imbalance(model: ModelView, pp: int) -> float:
 
 
 def _evaluate(model: ModelView, gpu: GPUView, lay: Layout, st: TrainingSettings,
-              links: _Links) -> TrainingPlan:
+              links: _Links, factors: Mapping[str, float]) -> TrainingPlan:
     L, s, rc = model.layers, st.seq_len, st.recompute
     problems = layout_problems(lay, model, seq_len=s)
     sequences, micro, batch_problems = batch_split(
@@ -240,33 +271,41 @@ def _evaluate(model: ModelView, gpu: GPUView, lay: Layout, st: TrainingSettings,
     pp = min(lay.pp, L)
     stage = -(-L // pp)
     imbalance = _imbalance(model, pp)
-    n_act = model.active_params
     model_fpt = model.model_flops_per_token(s)
-    attn = model_fpt - 6 * n_act
-    # recomputation as flops.hardware_flops_per_token counts it: the attention core again
-    # (selective and full), and one more forward pass of the weights (full); DeepSeek-V3's
-    # recipe: selective's, plus the up-projections' forward pass again
-    attn_hw = attn * (4 / 3 if rc != "none" else 1)
-    hw_fpt = (8 if rc == "full" else 6) * n_act + attn_hw
-    if rc == "deepseek-v3":
-        hw_fpt += 2 * activations.up_projection_params(model.cfg) * L
-    moved = "selective" if rc == "deepseek-v3" else rc  # the traffic's view: no layer rerun
-    per_gpu = st.global_batch_tokens / st.n_gpus * imbalance  # tokens' worth of work
-    # a causal kernel executes half of PaLM's attention count: rate per counted FLOP x 2
-    sms = 1 - st.comm_sm_fraction  # SMs left to compute beside communication kernels
-    rate_w = peak * sms * (gpu.fp8_matmul_efficiency if st.precision == "fp8"
-                           and not peak_problems else gpu.matmul_efficiency)
-    rate_a = gpu.peak("bf16") * gpu.attention_efficiency * 2 * sms
-    compute = per_gpu * (6 * n_act / rate_w + attn / rate_a)
-    recompute = per_gpu * ((hw_fpt - attn_hw - 6 * n_act) / rate_w + (attn_hw - attn) / rate_a)
     m = max(micro, 1e-9)
-    tp_act = lay.tp if model.heads % lay.tp == 0 and model.hidden % lay.tp == 0 else 1
-    stored = activations.activation_bytes(
-        model.cfg, seq_len=s, batch=lay.micro_batch, attention="flash", tp=tp_act,
-        sequence_parallel=tp_act > 1, cp=lay.cp if s % lay.cp == 0 else 1
-    ) / L * tp_act / lay.tp
-    passes = 4 * (1 + FP8_MEMORY_BOUND_EXTRA if st.precision == "fp8" else 1)
-    memory_bound = passes * stored * stage * m / (gpu.bandwidth * sms)
+    tp_ok = lay.tp if model.heads % lay.tp == 0 and model.hidden % lay.tp == 0 else 1
+    mem, shard = _memory(model, lay, s, rc, st.offload_layers)
+    dp_group = (lay.dp or 1) * lay.cp
+    zero_shard = shard / dp_group if lay.zero_stage >= 1 else shard
+    terms = perf_model.step_terms(
+        model, gpu, tp=tp_ok, cp=lay.cp if s % lay.cp == 0 else 1, pp=pp, ep=lay.ep,
+        micro_batch=lay.micro_batch, seq_len=s, precision=st.precision if not peak_problems
+        else "bf16", fp8_recipe=st.fp8_recipe, recompute=rc, imbalance=imbalance,
+        shard_params=zero_shard, offload_layers=st.offload_layers,
+        memory_factor=calibration.factor(factors, "memory"))
+    arch = gpu.spec.architecture
+    prec = st.precision if not peak_problems else "bf16"
+    cols = {t: calibration.column(t, arch, prec) for t in perf_model.TERMS}
+    f = {t: calibration.factor(factors, cols[t]) for t in perf_model.TERMS}
+    # a matmul or attention efficiency measured by the reader scales the fitted factor by
+    # how far it is from the sourced figure (passing the sourced figure changes nothing)
+    f["gemm"] *= MATMUL_EFFICIENCY.get(arch, (gpu.matmul_efficiency,))[0] / gpu.matmul_efficiency
+    f["attention"] *= (ATTENTION_EFFICIENCY.get(arch, (gpu.attention_efficiency,))[0]
+                       / gpu.attention_efficiency)
+    sms = 1 - st.comm_sm_fraction  # SMs left to compute beside communication kernels
+    gemm_mb, attn_mb = terms.gemm / sms, terms.attention / sms
+    # recomputation's share: the forward products again (full), the attention core again
+    redo_gemm = gemm_mb / 4 if rc == "full" else 0.0
+    redo_attn = attn_mb / 4 if rc != "none" else 0.0
+    if rc == "deepseek-v3":  # the up-projections' forward pass again, at the products' rate
+        up = 2 * activations.up_projection_params(model.cfg) * L
+        redo_gemm += gemm_mb * up / (6 * model.active_params)
+    compute = m * (f["gemm"] * (gemm_mb - redo_gemm) + f["attention"] * (attn_mb - redo_attn))
+    recompute = m * (f["gemm"] * redo_gemm + f["attention"] * redo_attn)
+    memory_bound = m * f["memory"] * terms.memory / sms
+    launch = m * (f["kernels"] * terms.kernels + f["syncs"] * terms.syncs)
+    optimizer = f["memory"] * terms.optimizer_bytes / gpu.bandwidth
+    moved = "selective" if rc == "deepseek-v3" else rc  # the traffic's view: no layer rerun
     ov = st.overlap
     items: dict[str, tuple[traffic.Traffic, str]] = {}
     strides = lay.strides
@@ -294,10 +333,12 @@ def _evaluate(model: ModelView, gpu: GPUView, lay: Layout, st: TrainingSettings,
         micro_batch=lay.micro_batch, seq_len=s_gpu, hidden=model.hidden, tp=lay.tp,
         interleave=lay.interleave, pp=pp), links.tier(pipe_stride, 2) if pp > 1 else "nvlink")
     # each dimension hides behind the compute of its micro-batch, as far as there is some
-    window = (compute + recompute + memory_bound) / m
+    window = (compute + recompute + memory_bound + launch) / m
     exposed = {dim: distributed.exposed_time(links.time(item, tier), window, ov[dim]) * m
                for dim, (item, tier) in items.items()}
-    work = compute + recompute + memory_bound + sum(exposed.values())
+    offload = distributed.exposed_time(terms.offload_bytes / perf_model.host_link_bandwidth(
+        gpu), window, 1.0) * m
+    work = compute + recompute + memory_bound + launch + sum(exposed.values()) + offload
     if pp > 1:
         whole = max(round(micro), 1)
         fraction = (distributed.dualpipe_bubble_fraction(pp, whole)
@@ -306,8 +347,6 @@ def _evaluate(model: ModelView, gpu: GPUView, lay: Layout, st: TrainingSettings,
     else:
         fraction = 0.0
     bubble = fraction * work
-    mem, shard = _memory(model, lay, s, rc)
-    dp_group = (lay.dp or 1) * lay.cp
     data_tier = links.tier(lay.tp, dp_group)
     per_micro = work / m
     data = 0.0
@@ -320,9 +359,18 @@ def _evaluate(model: ModelView, gpu: GPUView, lay: Layout, st: TrainingSettings,
             data += distributed.exposed_time(links.time(item, data_tier), window, ov["data"])
             sent["data"] += item.bytes_per_rank
     exposed["data"] = data
-    step = work + bubble + data
-    breakdown = {"compute": compute, "recompute": recompute, "memory_bound": memory_bound,
-                 "bubble": bubble, **{d: exposed.get(d, 0.0) for d in _DIMENSIONS}}
+    step = work + bubble + data + optimizer
+    breakdown = {"compute": compute, "recompute": recompute,
+                 "memory_bound": memory_bound, "optimizer": optimizer, "launch": launch,
+                 "offload": offload, "bubble": bubble,
+                 **{d: exposed.get(d, 0.0) for d in _DIMENSIONS}}
+    # the coefficient of every calibrated factor in the step time, and what is left over
+    scale = (1 + fraction) * m
+    coef = {cols["gemm"]: scale * gemm_mb, cols["attention"]: scale * attn_mb}
+    coef[cols["memory"]] = scale * terms.memory / sms + terms.optimizer_bytes / gpu.bandwidth
+    coef[cols["kernels"]] = scale * terms.kernels
+    coef[cols["syncs"]] = scale * terms.syncs
+    fixed = (1 + fraction) * (sum(t for d, t in exposed.items() if d != "data") + offload) + data
     limit = gpu.usable_memory * (1 - st.memory_reserve)
     if mem > limit:
         problems.append(
@@ -344,7 +392,8 @@ def _evaluate(model: ModelView, gpu: GPUView, lay: Layout, st: TrainingSettings,
         days=seconds / flops.SECONDS_PER_DAY, gpu_hours=hours, cost_usd=bill,
         micro_batches=micro, sequences=sequences, tiers=MappingProxyType(tiers),
         traffic=MappingProxyType(sent), model=model.name, gpu=gpu.name, settings=st,
-        notes=(*model.notes, *gpu.notes))
+        notes=(*model.notes, *gpu.notes), terms=MappingProxyType(coef), fixed_time=fixed,
+        architecture=arch, moe=model.is_moe)
 
 
 def _comparison(best: TrainingPlan, ranked: list[TrainingPlan], fitting: int, tried: int,
@@ -395,6 +444,8 @@ def plan_training(
     comm_sm_fraction: float = 0.0,
     max_nodes_per_token: int | None = None,
     fp8_recipe: str = "current",
+    offload_layers: int = 0,
+    factors: Mapping[str, float] | None = None,
 ) -> TrainingPlan:
     """Plan pretraining ``model`` on ``n_gpus`` GPUs: memory, step time, MFU, days, cost.
 
@@ -489,18 +540,22 @@ def plan_training(
         comm_sm_fraction=v.fraction("comm_sm_fraction", comm_sm_fraction, allow_one=False),
         max_nodes_per_token=None if max_nodes_per_token is None else v.positive_int(
             "max_nodes_per_token", max_nodes_per_token),
-        fp8_recipe=v.choice("fp8_recipe", fp8_recipe, FP8_RECIPES))
+        fp8_recipe=v.choice("fp8_recipe", fp8_recipe, FP8_RECIPES),
+        offload_layers=v.nonneg_int("offload_layers", offload_layers))
+    if factors is None:
+        factors = calibration.default_factors()
     links = _Links(gv, alpha, v.boolean("sharp", sharp))
+    fit = dict(factors)
     if isinstance(layout, Layout):
-        return _evaluate(mv, gv, layout.resolve(n), st, links)
+        return _evaluate(mv, gv, layout.resolve(n), st, links, fit)
     if layout != "auto":
         raise ValueError(f"layout must be a Layout or 'auto', got {layout!r}")
     candidates = candidate_layouts(mv, n_gpus=n, seq_len=s, domain=gv.domain,
                                    sequences=batch / s)
-    plans = [_evaluate(mv, gv, lay, st, links) for lay in candidates
+    plans = [_evaluate(mv, gv, lay, st, links, fit) for lay in candidates
              if not layout_problems(lay, mv, seq_len=s)]
     if not plans:
-        fallback = _evaluate(mv, gv, Layout().resolve(n), st, links)
+        fallback = _evaluate(mv, gv, Layout().resolve(n), st, links, fit)
         return _with(fallback, reason="No layout of tp, cp and pp dividing the model and the "
                      "batch was found; shown: plain data parallelism.")
     # equal times (to 4 digits): the simpler layout, lower ZeRO stage and micro-batch first
