@@ -161,9 +161,9 @@ def candidate_layouts(model: ModelView, *, n_gpus: int, seq_len: int, domain: in
     Bounded on purpose: ``tp`` among the divisors of ``n_gpus`` up to the NVLink domain
     (and dividing the heads), ``pp`` among the divisors up to the layers, ``cp`` only for
     sequences of 32K tokens and more, ``ep`` for MoE models, micro-batches of 1 and 2, 1 or
-    2 chunks per pipeline GPU; ZeRO stages 0-3 for plain data parallelism, the distributed
-    optimizer (ZeRO-1) with model parallelism. Layouts with more replicas than sequences
-    are skipped.
+    2 chunks per pipeline GPU; ZeRO stages 0-3 for plain data parallelism, 1-3 with model
+    parallelism (Llama 3 405B ran ZeRO-2 with 16 pipeline stages). Layouts with more
+    replicas than sequences are skipped.
     """
     n = v.positive_int("n_gpus", n_gpus)
     out = []
@@ -180,8 +180,11 @@ def candidate_layouts(model: ModelView, *, n_gpus: int, seq_len: int, domain: in
                     continue
                 eps = [e for e in divisors(dp, model.routed_experts)
                        if model.routed_experts % e == 0] if model.is_moe else [1]
+                # ZeRO 0-3 over plain data parallelism; with model parallelism the
+                # distributed optimizer (1), gradients sharded too (2: Llama 3's FSDP
+                # without resharding) and parameters (3)
                 plain = tp == cp == pp == 1
-                zeros = (0, 1, 2, 3) if plain and dp > 1 else ((1,) if dp > 1 else (0,))
+                zeros = (0, 1, 2, 3) if plain and dp > 1 else ((1, 2, 3) if dp > 1 else (0,))
                 for ep in eps:
                     for zero in zeros:
                         for mb in (1, 2):

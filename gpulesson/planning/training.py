@@ -192,7 +192,7 @@ def _peak(gpu: GPUView, precision: str) -> tuple[float, list[str]]:
 
 
 def _memory(model: ModelView, lay: Layout, seq_len: int, recompute: str,
-            offload_layers: int = 0) -> tuple[float, float]:
+            offload_layers: int = 0, fp8: bool = False) -> tuple[float, float]:
     """(bytes per GPU, parameters per GPU) from distributed.layout_memory.
 
     DeepSeek-V3's recipe is not one of the layout's own modes: its activations are counted
@@ -214,6 +214,8 @@ def _memory(model: ModelView, lay: Layout, seq_len: int, recompute: str,
         zero_stage=lay.zero_stage, cfg=model.cfg, batch=lay.micro_batch,
         embedding_on_ends=pp > 1, **shape)  # type: ignore[arg-type]
     total = mem.total
+    if fp8:  # TransformerEngine keeps each product's input for the backward pass in FP8
+        total -= mem.activations * perf_model.fp8_activation_saving(model)
     if offload_layers:  # activations of that many of the stage's layers wait in host memory
         total -= mem.activations * min(offload_layers, -(-model.layers // pp)) / -(
             -model.layers // pp)
@@ -274,7 +276,8 @@ def _evaluate(model: ModelView, gpu: GPUView, lay: Layout, st: TrainingSettings,
     model_fpt = model.model_flops_per_token(s)
     m = max(micro, 1e-9)
     tp_ok = lay.tp if model.heads % lay.tp == 0 and model.hidden % lay.tp == 0 else 1
-    mem, shard = _memory(model, lay, s, rc, st.offload_layers)
+    mem, shard = _memory(model, lay, s, rc, st.offload_layers,
+                         st.precision == "fp8" and not peak_problems and rc != "deepseek-v3")
     dp_group = (lay.dp or 1) * lay.cp
     zero_shard = shard / dp_group if lay.zero_stage >= 1 else shard
     terms = perf_model.step_terms(

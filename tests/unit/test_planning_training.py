@@ -193,3 +193,58 @@ def test_config_json_mapping_is_a_model() -> None:
     a = plan_training(config, "H100 SXM", n_gpus=64, layout=Layout(dp=64), **BASE)
     b = plan_training("llama-2-7b", "H100 SXM", n_gpus=64, layout=Layout(dp=64), **BASE)
     assert a.step_time == pytest.approx(b.step_time)
+
+
+# ---- named defects of issue 31 (each failed on the planner before the calibrated model)
+
+def test_defect_llama3_405b_on_16384_h100_fits_as_meta_ran_it() -> None:
+    """Dubey et al. 2024, Table 4 and section 3.3.2: TP 8, PP 16, DP 128 on 16,384 H100s,
+    FSDP sharding optimizer states and gradients without resharding the parameters after
+    the forward pass (ZeRO-2). Planned so, it fits (it was called infeasible at ZeRO-1,
+    81.3 GB against 81.2 GB)."""
+    from gpulesson.planning.published import PUBLISHED_RUNS, plan_run
+    run = next(r for r in PUBLISHED_RUNS if r.name == "Llama 3 405B, 16,384 GPUs")
+    assert run.layout.zero_stage == 2
+    plan = plan_run(run)
+    assert plan.feasible, plan.problems
+    assert plan.memory_per_gpu < 0.95 * plan.memory_limit
+
+
+def test_defect_layout_search_tries_zero2_and_zero3_with_pipelines() -> None:
+    """The auto search compares ZeRO-2 and ZeRO-3 with pipeline parallelism too (it tried
+    only ZeRO-1 with model parallelism, so never found Meta's layout)."""
+    from gpulesson.planning import model_view
+    from gpulesson.planning.layout import candidate_layouts
+    lays = candidate_layouts(model_view("llama-3.1-405b"), n_gpus=16384, seq_len=8192,
+                             domain=8, sequences=2048)
+    assert {(lay.zero_stage) for lay in lays if lay.pp > 1 and lay.tp > 1} == {1, 2, 3}
+    assert Layout(tp=8, pp=16, dp=128, interleave=2, zero_stage=2) in lays
+
+
+def test_defect_blackwell_fp8_has_its_own_efficiency() -> None:
+    """On Blackwell, FP8 products run at the FP8 peak with their own fitted factor (they
+    fell back to the BF16 efficiency): FP8 halves the products' time against BF16 within
+    the two factors' ratio, and the factors differ."""
+    from gpulesson.planning.calibration import default_factors
+    f = default_factors()
+    assert f["gemm:Blackwell:fp8"] != f["gemm:Blackwell:bf16"]
+    kw = dict(n_gpus=8, tokens=1e12, global_batch_tokens=128 * 8192, seq_len=8192,
+              layout=Layout(dp=8, micro_batch=2))
+    fp8 = plan_training("llama-3-8b", "B200", precision="fp8", **kw)
+    bf16 = plan_training("llama-3-8b", "B200", **kw)
+    ratio = fp8.breakdown["compute"] / bf16.breakdown["compute"]
+    assert ratio < 0.75
+
+
+def test_defect_cpu_activation_offload_makes_a_published_gb200_run_fit() -> None:
+    """Megatron-Bridge's Llama 3 70B on 64 GB200s (FP8, Megatron-FSDP, micro-batch 2, 8K)
+    offloads the activations of 40 of 80 layers to the Grace CPU's memory
+    (cpu_offloading_num_layers=40). Without offload it does not fit; with it, it does, and
+    the copies over NVLink-C2C hide behind the compute."""
+    from gpulesson.planning.published import PUBLISHED_RUNS, plan_run
+    run = next(r for r in PUBLISHED_RUNS
+               if r.name.startswith("Megatron-Bridge Llama 3 70B, 64 GB200"))
+    assert run.options["offload_layers"] == 40
+    with_offload, without = plan_run(run), plan_run(run, offload_layers=0)
+    assert with_offload.feasible and not without.feasible
+    assert with_offload.breakdown["offload"] < 0.05 * with_offload.step_time
