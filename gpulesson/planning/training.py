@@ -285,7 +285,7 @@ def _evaluate(model: ModelView, gpu: GPUView, lay: Layout, st: TrainingSettings,
         micro_batch=lay.micro_batch, seq_len=s, precision=st.precision if not peak_problems
         else "bf16", fp8_recipe=st.fp8_recipe, recompute=rc, imbalance=imbalance,
         shard_params=zero_shard, offload_layers=st.offload_layers,
-        memory_factor=calibration.factor(factors, "memory"))
+        memory_factor=max(calibration.factor(factors, "memory"), 1e-6))
     arch = gpu.spec.architecture
     prec = st.precision if not peak_problems else "bf16"
     cols = {t: calibration.column(t, arch, prec) for t in perf_model.TERMS}
