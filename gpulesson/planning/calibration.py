@@ -26,17 +26,13 @@ Taught in: ``notebooks/planning_dashboard.ipynb`` (the leave-one-out table).
 
 from __future__ import annotations
 
-import statistics
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from functools import cache
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import MappingProxyType
 
 from gpulesson import _validate as v
 
-__all__ = ["FITTED_ARCHITECTURES", "PRIOR", "PRIOR_WEIGHT", "Factors", "LeaveOneOut",
-           "column", "default_factors", "fit", "format_table", "leave_one_out", "summary",
-           "uncertainty"]
+__all__ = ["FITTED_ARCHITECTURES", "ITERATIONS", "PRIOR", "PRIOR_WEIGHT", "column", "factor",
+           "fit", "rows"]
 
 #: Generations with published runs in the set: their factors are fitted.
 FITTED_ARCHITECTURES = ("Ampere", "Hopper", "Blackwell")
@@ -53,10 +49,8 @@ PRIOR: Mapping[str, float] = MappingProxyType({
 })
 #: Weight of the prior against one run's squared relative error.
 PRIOR_WEIGHT = 0.05
-_ITERATIONS = 3
-
-Factors = Mapping[str, float]
-
+#: Solves of the linearised problem, each at the factors the last one found.
+ITERATIONS = 3
 
 def column(term: str, architecture: str, precision: str) -> str:
     """The factor a term of a plan on ``architecture`` in ``precision`` belongs to."""
@@ -68,7 +62,7 @@ def column(term: str, architecture: str, precision: str) -> str:
     return f"gemm:{arch}:{'fp8' if precision == 'fp8' else 'bf16'}"
 
 
-def factor(factors: Factors, name: str) -> float:
+def factor(factors: Mapping[str, float], name: str) -> float:
     """The value of factor ``name`` (the prior's for a generation never fitted)."""
     if name in factors:
         return factors[name]
@@ -96,127 +90,61 @@ def _solve(a: list[list[float]], b: list[float]) -> list[float]:
     return [m[i][n] / m[i][i] if m[i][i] else 0.0 for i in range(n)]
 
 
-def _rows(runs: Sequence[object], factors: Factors) -> list[tuple[dict[str, float], float,
-                                                                   float]]:
-    """(coefficients, fixed seconds, published step seconds) of each run at ``factors``."""
-    from .published import plan_run
+def rows(runs: Sequence[object], factors: Mapping[str, float],
+         planner: Callable[..., object]) -> list[tuple[dict[str, float], float, float]]:
+    """(coefficients, fixed seconds, published step seconds) of each run planned at
+    ``factors``: the rows of the least-squares problem :func:`fit` solves."""
     out = []
     for run in runs:
-        plan = plan_run(run, factors=factors)  # type: ignore[arg-type]
+        plan: object = planner(run, factors=factors)
         target = plan.step_time * plan.mfu / run.published_mfu  # type: ignore[attr-defined]
-        out.append((dict(plan.terms), plan.fixed_time, target))
+        out.append((dict(plan.terms), plan.fixed_time, target))  # type: ignore[attr-defined]
     return out
 
 
-def fit(runs: Iterable[object], *, prior_weight: float = PRIOR_WEIGHT) -> Factors:
-    """The factors that best predict ``runs`` (published runs), starting from the prior.
+def fit(runs: Iterable[object], planner: Callable[..., object], *,
+        prior_weight: float = PRIOR_WEIGHT, start: Mapping[str, float] | None = None,
+        iterations: int = ITERATIONS,
+        first_rows: Sequence[tuple[dict[str, float], float, float]] | None = None
+        ) -> Mapping[str, float]:
+    """The factors that best predict ``runs`` (published runs) when ``planner(run,
+    factors=...)`` plans them (:func:`gpulesson.planning.training.plan_run`).
 
     Minimises ``sum((predicted / published step time - 1)^2) + prior_weight * sum((f /
     prior - 1)^2)`` over the factors: a linear least-squares problem once the exposed
-    communication is held at its value, repeated a few times as it moves."""
+    communication (and which products are memory-bound) is held where the current factors
+    put it, solved ``iterations`` times from ``start`` (the prior by default) as it moves.
+    ``first_rows`` (:func:`rows` of these runs at ``start``) saves the first planning."""
     runs = list(runs)
     w = v.nonneg_number("prior_weight", prior_weight)
-    factors: dict[str, float] = dict(PRIOR)
-    names = list(PRIOR)
-    for _ in range(_ITERATIONS):
-        rows = _rows(runs, factors)
-        n = len(names)
-        ata = [[0.0] * n for _ in range(n)]
-        atb = [0.0] * n
-        for coef, fixed, target in rows:
-            a = [coef.get(name, 0.0) / target for name in names]
-            b = 1 - fixed / target
-            for i in range(n):
-                if a[i]:
-                    atb[i] += a[i] * b
-                    for j in range(n):
-                        ata[i][j] += a[i] * a[j]
-        for i, name in enumerate(names):
-            d = 1 / PRIOR[name]
-            ata[i][i] += w * d * d
-            atb[i] += w * d * d * PRIOR[name]
-        solved = _solve(ata, atb)
-        factors = {name: max(x, PRIOR[name] * 0.25) for name, x in zip(names, solved,
-                                                                          strict=True)}
+    factors: dict[str, float] = dict(start or PRIOR)
+    for i in range(v.positive_int("iterations", iterations)):
+        found = (list(first_rows) if i == 0 and first_rows is not None
+                 else rows(runs, factors, planner))
+        factors = _least_squares(found, w)
     return MappingProxyType(factors)
 
 
-@cache
-def default_factors() -> Factors:
-    """The factors fitted on every run of :data:`~gpulesson.planning.PUBLISHED_RUNS`."""
-    from .published import PUBLISHED_RUNS
-    return fit(PUBLISHED_RUNS)
-
-
-@dataclass(frozen=True)
-class LeaveOneOut:
-    """One run predicted by factors fitted without it: ``error`` = predicted / published
-    MFU - 1; ``dominant`` the largest term of its step; ``feasible`` whether it fits."""
-
-    name: str
-    published_mfu: float
-    predicted_mfu: float
-    dominant: str
-    feasible: bool
-    architecture: str
-    precision: str
-    moe: bool
-
-    @property
-    def error(self) -> float:
-        return self.predicted_mfu / self.published_mfu - 1
-
-
-@cache
-def leave_one_out() -> tuple[LeaveOneOut, ...]:
-    """Every published run, predicted by the factors fitted on all the others."""
-    from .published import PUBLISHED_RUNS, plan_run
-    out = []
-    for i, run in enumerate(PUBLISHED_RUNS):
-        others = PUBLISHED_RUNS[:i] + PUBLISHED_RUNS[i + 1:]
-        plan = plan_run(run, factors=fit(others))
-        out.append(LeaveOneOut(run.name, run.published_mfu, plan.mfu, plan.dominant_term,
-                               plan.feasible, run.architecture, run.precision, run.is_moe))
-    return tuple(out)
-
-
-def summary(rows: Sequence[LeaveOneOut]) -> dict[str, float]:
-    """Median and largest |error|, the share within 25 %, and the infeasible runs."""
-    errors = [abs(r.error) for r in rows]
-    return {"runs": len(rows), "median": statistics.median(errors), "max": max(errors),
-            "within_25": sum(e <= 0.25 for e in errors) / len(errors),
-            "infeasible": sum(not r.feasible for r in rows)}
-
-
-def format_table(rows: Sequence[LeaveOneOut] | None = None) -> str:
-    """The leave-one-out table as text: run, published and predicted MFU, error, the
-    dominant term; then the summary line (the lesson and ``benchmarks/bench_validation.py``
-    print this)."""
-    rows = leave_one_out() if rows is None else rows
-    lines = [f"{'run':54s}{'published':>10s}{'predicted':>10s}{'error':>8s}  dominant term"]
-    for r in rows:
-        flag = "" if r.feasible else "  (does not fit)"
-        lines.append(f"{r.name[:53]:54s}{r.published_mfu:>10.1%}{r.predicted_mfu:>10.1%}"
-                     f"{r.error:>+8.0%}  {r.dominant}{flag}")
-    s = summary(rows)
-    lines.append(f"{s['runs']} runs, each predicted by factors fitted without it: median "
-                 f"|error| {s['median']:.1%}, largest {s['max']:.0%}, "
-                 f"{s['within_25']:.0%} within 25 %, {s['infeasible']} called infeasible")
-    return "\n".join(lines)
-
-
-def uncertainty(*, architecture: str, precision: str, moe: bool) -> tuple[float, int]:
-    """(band, runs): the largest leave-one-out |error| among the published runs most like
-    this plan (same generation, precision and dense/MoE; failing that, the same
-    generation; failing that, all), so a plan reads "MFU x, within +-band"."""
-    rows = leave_one_out()
-    for keep in (lambda r: (r.architecture, r.precision, r.moe) == (architecture, precision,
-                                                                     moe),
-                 lambda r: r.architecture == architecture, lambda r: True):
-        like = [r for r in rows if keep(r)]
-        if len(like) >= 2:
-            return max(abs(r.error) for r in like), len(like)
-    return max(abs(r.error) for r in rows), len(rows)
+def _least_squares(found: Sequence[tuple[dict[str, float], float, float]], w: float
+                   ) -> dict[str, float]:
+    names = list(PRIOR)
+    n = len(names)
+    ata = [[0.0] * n for _ in range(n)]
+    atb = [0.0] * n
+    for coef, fixed, target in found:
+        a = [coef.get(name, 0.0) / target for name in names]
+        b = 1 - fixed / target
+        for i in range(n):
+            if a[i]:
+                atb[i] += a[i] * b
+                for j in range(n):
+                    ata[i][j] += a[i] * a[j]
+    for i, name in enumerate(names):
+        d = 1 / PRIOR[name]
+        ata[i][i] += w * d * d
+        atb[i] += w * d * d * PRIOR[name]
+    solved = _solve(ata, atb)
+    return {name: max(x, PRIOR[name] * 0.25) for name, x in zip(names, solved, strict=True)}
 
 
 v.guard_module(globals())

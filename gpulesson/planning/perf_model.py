@@ -42,13 +42,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from types import MappingProxyType
 
-from gpulesson import execution
+from gpulesson import _validate as v
+from gpulesson import activations, execution, transformer
 
-from ._adapt import GPUView, ModelView
+from ._adapt import GPUView, ModelView, gpu_view, model_view
 
-__all__ = ["ACTIVATION_BYTES", "GEMM_EFFICIENCY", "HOST_LINK", "OPTIMIZER_BYTES", "TERMS",
+__all__ = ["ACTIVATION_BYTES", "FP8_RECIPES", "GEMM_EFFICIENCY", "HOST_LINK", "OPTIMIZER_BYTES",
+           "TERMS",
            "StepTerms", "fp8_activation_saving", "gemm_seconds", "host_link_bandwidth",
            "step_terms"]
 
@@ -84,6 +87,12 @@ HOST_LINK: Mapping[str, float] = MappingProxyType({"grace": 450e9, "pcie5": 64e9
 #: and what FP8 casts add.
 _KERNELS_DENSE, _KERNELS_MOE, _KERNELS_FP8 = 33, 24, 18
 _TILE = (256, 128)
+#: FP8 recipes: per-tensor scaling, delayed (TransformerEngine's first) or current (computed
+#: from the tensor being cast; torchao's "tensorwise" is the same), DeepSeek-V3's blockwise
+#: (1x128 activations, 128x128 weights) and Blackwell's MXFP8 (32-element blocks, scales in
+#: hardware). All cast the same bytes here; their speed differs in the fitted factors.
+FP8_RECIPES = ("delayed", "current", "tensorwise", "blockwise", "mxfp8")
+_PRECISIONS = ("bf16", "fp16", "fp8")
 #: Fixed cost of one output tile, in steps of the K loop: filling the tile's pipeline of
 #: loads before the first multiply and writing the tile out after the last (its epilogue).
 #: A product with a short K (small experts, narrow tensor-parallel slices) spends a larger
@@ -120,8 +129,10 @@ def _sms(gpu: GPUView) -> int:
     return 132
 
 
-def host_link_bandwidth(gpu: GPUView) -> float:
-    """One-way bytes/s between a GPU and its host's memory (:data:`HOST_LINK`)."""
+def host_link_bandwidth(gpu: object) -> float:
+    """One-way bytes/s between a GPU (a name or a :class:`GPUView`) and its host's memory
+    (:data:`HOST_LINK`)."""
+    gpu = gpu if isinstance(gpu, GPUView) else gpu_view(gpu)
     return HOST_LINK["grace" if gpu.name.startswith("GB") else "pcie5"]
 
 
@@ -130,8 +141,15 @@ def gemm_seconds(m: int, k: int, n: int, *, peak: float, efficiency: float, sms:
     """(compute seconds, memory seconds) of an ``m x k`` by ``k x n`` product: whole waves of
     whole tiles at ``efficiency`` of ``peak``, and its three matrices' bytes at
     ``bandwidth``. The larger sets the time (the roofline)."""
-    if min(m, k, n) <= 0:
-        return 0.0, 0.0
+    m, k, n = (v.positive_int(name, x) for name, x in (("m", m), ("k", k), ("n", n)))
+    return _gemm_seconds(m, k, n, v.positive_number("peak", peak),
+                         v.fraction("efficiency", efficiency, allow_zero=False),
+                         v.positive_int("sms", sms), v.positive_number("bandwidth", bandwidth),
+                         v.positive_number("element_bytes", element_bytes))
+
+
+def _gemm_seconds(m: int, k: int, n: int, peak: float, efficiency: float, sms: int,
+                  bandwidth: float, element_bytes: float) -> tuple[float, float]:
     waves = execution.gemm_waves(max(int(m), 1), max(int(n), 1), sms=sms, tile_m=_TILE[0],
                                  tile_n=_TILE[1])
     compute = 2 * m * (k + TILE_OVERHEAD_K) * n / (peak * efficiency * waves.efficiency)
@@ -143,7 +161,7 @@ def _efficiency(arch: str, precision: str) -> float:
     return GEMM_EFFICIENCY.get((arch, precision), _DEFAULT_GEMM)[0]
 
 
-def step_terms(model: ModelView, gpu: GPUView, *, tp: int, cp: int, pp: int, ep: int,
+def step_terms(model: object, gpu: object, *, tp: int, cp: int, pp: int, ep: int,
                micro_batch: int, seq_len: int, precision: str, fp8_recipe: str,
                recompute: str, imbalance: float, shard_params: float,
                offload_layers: int = 0, memory_factor: float = 1.25) -> StepTerms:
@@ -154,13 +172,56 @@ def step_terms(model: ModelView, gpu: GPUView, *, tp: int, cp: int, pp: int, ep:
     current estimate of one over the achievable share of the HBM bandwidth, used only to
     decide whether a product is compute- or memory-bound.
     """
+    model = model if isinstance(model, ModelView) else model_view(model)
+    gpu = gpu if isinstance(gpu, GPUView) else gpu_view(gpu)
+    tp, cp, pp, ep, micro_batch, seq_len = (v.positive_int(name, x) for name, x in (
+        ("tp", tp), ("cp", cp), ("pp", pp), ("ep", ep), ("micro_batch", micro_batch),
+        ("seq_len", seq_len)))
+    precision = v.choice("precision", precision, _PRECISIONS)
+    fp8_recipe = v.choice("fp8_recipe", fp8_recipe, FP8_RECIPES)
+    recompute = v.choice("recompute", recompute, activations.RECOMPUTE_MODES)
+    imbalance = v.positive_number("imbalance", imbalance)
+    shard_params = v.nonneg_number("shard_params", shard_params)
+    offload_layers = v.nonneg_int("offload_layers", offload_layers)
+    memory_factor = v.positive_number("memory_factor", memory_factor)
+    fp8 = precision == "fp8"
+    if fp8 and "fp8" not in gpu.spec.peak_flops:
+        raise ValueError(f"precision: the {gpu.name} has no FP8 tensor cores; use 'bf16'")
+    chip = _Chip(gpu.name, gpu.spec.architecture, gpu.bandwidth, gpu.peak("bf16"),
+                 gpu.peak("fp8") if fp8 else gpu.peak("bf16"), _sms(gpu))
+    return _terms(model, chip, tp, cp, pp, ep, micro_batch, seq_len, precision, fp8_recipe,
+                  recompute, imbalance, shard_params, offload_layers, memory_factor)
+
+
+@dataclass(frozen=True)
+class _Chip:
+    """What :func:`step_terms` reads of a GPU (hashable, so that terms can be cached)."""
+
+    name: str
+    architecture: str
+    bandwidth: float
+    peak_bf16: float
+    peak_low: float
+    sms: int
+
+    def peak(self, precision: str) -> float:
+        return self.peak_low if precision == "fp8" else self.peak_bf16
+
+
+@lru_cache(maxsize=4096)
+def _terms(model: ModelView, gpu: _Chip, tp: int, cp: int, pp: int, ep: int,
+           micro_batch: int, seq_len: int, precision: str, fp8_recipe: str, recompute: str,
+           imbalance: float, shard_params: float, offload_layers: int,
+           memory_factor: float) -> StepTerms:
+    """:func:`step_terms` once its arguments are checked (cached: the calibration plans
+    the same runs many times)."""
     cfg = model.cfg
-    arch = gpu.spec.architecture
+    arch = gpu.architecture
     fp8 = precision == "fp8"
     prec = "fp8" if fp8 else "bf16"
-    peak = gpu.peak(prec) if fp8 else gpu.peak("bf16")
+    peak = gpu.peak(prec)
     eff, eff16 = _efficiency(arch, prec), _efficiency(arch, "bf16")
-    sms = _sms(gpu)
+    sms = gpu.sms
     bw = gpu.bandwidth / memory_factor
     t = max(micro_batch * seq_len // cp, 1)  # tokens of the micro-batch on this GPU
     h, L = model.hidden, model.layers
@@ -176,12 +237,11 @@ def step_terms(model: ModelView, gpu: GPUView, *, tp: int, cp: int, pp: int, ep:
         if min(m, k, n) <= 0 or count <= 0:
             return
         use_fp8 = fp8 and low
-        pk, ef = (peak, eff) if use_fp8 else (gpu.peak("bf16"), eff16)
+        pk, ef = (peak, eff) if use_fp8 else (gpu.peak_bf16, eff16)
         width = 1 if use_fp8 else ACTIVATION_BYTES
         passes = 4 if recompute == "full" else 3  # forward (again when fully recomputed)
         for i, (a, b, c) in enumerate(((m, k, n), (m, n, k), (k, m, n))):
-            comp, mem = gemm_seconds(a, b, c, peak=pk, efficiency=ef, sms=sms, bandwidth=bw,
-                                     element_bytes=width)
+            comp, mem = _gemm_seconds(a, b, c, pk, ef, sms, bw, width)
             reps = (passes - 2) if i == 0 else 1
             if comp >= mem:
                 gemm += comp * count * reps
@@ -244,26 +304,25 @@ def step_terms(model: ModelView, gpu: GPUView, *, tp: int, cp: int, pp: int, ep:
     kernels = L * (_KERNELS_DENSE + (_KERNELS_FP8 if fp8 else 0)) + model.moe_layers * _KERNELS_MOE
     offload = 0.0
     if offload_layers:
-        from gpulesson import activations
         stored = activations.activation_bytes(cfg, seq_len=seq_len, batch=micro_batch,
                                               attention="flash", tp=tp,
                                               sequence_parallel=tp > 1, cp=cp) / L
         offload = 2 * stored * min(offload_layers, L)
     share = imbalance / pp
-    return StepTerms(gemm=gemm * share, attention=attn * share / gpu.peak("bf16"),
+    return StepTerms(gemm=gemm * share, attention=attn * share / gpu.peak_bf16,
                      memory=mem_bytes * share / gpu.bandwidth, kernels=kernels / pp,
                      syncs=2 * model.moe_layers / pp,
                      optimizer_bytes=OPTIMIZER_BYTES * shard_params,
                      offload_bytes=offload / pp, gemm_flops=gemm_flops * share)
 
 
-def fp8_activation_saving(model: ModelView) -> float:
+def fp8_activation_saving(model: object) -> float:
     """Share of a layer's stored activations FP8 training saves: the inputs of the linear
     layers (attention in and out, the MLP's or experts' in and out) are kept for the
     backward pass as their FP8 casts, 1 byte instead of 2 (TransformerEngine saves the
     quantized input). Measured against :func:`gpulesson.activations.activation_bytes` of
     one token (FlashAttention, no recomputation)."""
-    from gpulesson import activations
+    model = model if isinstance(model, ModelView) else model_view(model)
     cfg = model.cfg
     per_token = activations.activation_bytes(cfg, seq_len=1, batch=1, attention="flash",
                                              recompute="none") / model.layers
@@ -277,5 +336,9 @@ def fp8_activation_saving(model: ModelView) -> float:
 
 
 def _attention_weights(cfg: object) -> float:
-    from gpulesson.transformer import params
-    return float(params._attention(cfg))  # type: ignore[arg-type]
+    """One layer's attention weights (any kind: grouped-query or latent), from
+    :func:`gpulesson.transformer.param_breakdown`."""
+    return transformer.param_breakdown(cfg)["attention"] / cfg.layers  # type: ignore[arg-type, attr-defined]
+
+
+v.guard_module(globals())

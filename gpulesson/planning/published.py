@@ -11,10 +11,12 @@ over the dense BF16 peak, whatever precision the run computed in.
 
 :func:`published_comparison` plans each run with :func:`~gpulesson.planning.plan_training`
 on its published layout and sets the predicted MFU beside the published one;
-:mod:`gpulesson.planning.calibration` fits the model's constants on the set and evaluates
-each run leave-one-out.
+:mod:`gpulesson.planning.calibration` fits the model's constants on the set.
 
-Sources (seven code bases): Narayanan et al. 2021 Table 1 (Megatron-LM, ten A100 runs);
+:func:`leave_one_out` predicts every run with the factors fitted on all the others
+(:func:`gpulesson.planning.calibration.fit`): :func:`format_table` prints the table the
+lesson and ``benchmarks/bench_validation.py`` show, :func:`uncertainty` the band a plan
+states. Sources (seven code bases): Narayanan et al. 2021 Table 1 (Megatron-LM, ten A100 runs);
 Dubey et al. 2024 Table 4 (Llama 3 405B); Touvron et al. 2023 Table 2 (Llama 2 GPU-hours);
 Jiang et al. 2024 (MegaScale); DeepSeek-AI 2024 (DeepSeek-V3); torchtitan's published
 benchmarks (A100, H200); NVIDIA Megatron-Bridge's performance summary (NeMo 25.11: H100,
@@ -25,71 +27,27 @@ Taught in: ``notebooks/planning_dashboard.ipynb`` (predicted against published).
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from types import MappingProxyType
 
 from gpulesson import _validate as v
-from gpulesson import flops
 from gpulesson.transformer import TransformerConfig
 
-from ._adapt import ModelView, gpu_view, model_view
-from .layout import Layout
-from .training import TrainingPlan, plan_training
+from . import calibration
+from ._adapt import ModelView, model_view
+from .runs import PublishedRun, load_runs
+from .training import TrainingPlan, default_factors, plan_run
 
-__all__ = ["PUBLISHED_RUNS", "Comparison", "PublishedRun", "load_runs", "published_comparison"]
+__all__ = ["PUBLISHED_RUNS", "Comparison", "LeaveOneOut", "PublishedRun", "format_table",
+           "leave_one_out", "load_runs", "plan_run", "published_comparison", "summary",
+           "uncertainty"]
 
 #: The H800: an H100's compute with NVLink cut back. "NVLink offers a bandwidth of 160 GB/s,
 #: roughly 3.2 times that of IB (50 GB/s)" (DeepSeek-AI 2024, section 3.2.2).
 H800_NVLINK = 160e9
-_KINDS = ("mfu", "tokens_per_second_per_gpu", "megatron_eq3_tflops", "gpu_hours")
-
-
-@dataclass(frozen=True)
-class PublishedRun:
-    """A run as published, and what the planner needs to plan it again.
-
-    ``options`` are :func:`~gpulesson.planning.plan_training`'s keyword arguments beyond the
-    layout (precision, recomputation, links ...); ``published_mfu`` is the source's figure in
-    the course's convention (module docstring), ``published`` the figure as the source
-    gives it (``quote`` its words, ``url`` and ``date`` where and when)."""
-
-    name: str
-    source: str
-    model: Callable[[], object]
-    gpu: str
-    n_gpus: int
-    global_batch_tokens: int
-    seq_len: int
-    layout: Layout
-    published_mfu: float
-    published: str
-    tokens: float = 1e12
-    options: Mapping[str, object] = field(default_factory=dict)
-    assumptions: str = ""
-    code_base: str = ""
-    url: str = ""
-    date: str = ""
-    quote: str = ""
-
-    @property
-    def precision(self) -> str:
-        return str(self.options.get("precision", "bf16"))
-
-    @property
-    def model_view(self) -> ModelView:
-        return model_view(self.model())
-
-    @property
-    def is_moe(self) -> bool:
-        return self.model_view.is_moe
-
-    @property
-    def architecture(self) -> str:
-        return gpu_view(self.gpu).spec.architecture
 
 
 def megatron_1t() -> TransformerConfig:
@@ -104,83 +62,6 @@ def deepseek_v3() -> ModelView:
     per token, 61 layers of multi-head latent attention, 58 of them with 256 routed experts
     (8 per token) and a shared one (DeepSeek-AI 2024, section 4.2)."""
     return model_view("deepseek-v3")
-
-
-def _model(spec: object, source: str) -> Callable[[], object]:
-    if isinstance(spec, str):
-        return lambda: spec
-    if not isinstance(spec, Mapping):
-        raise ValueError(f"model must be a preset name or a mapping, got {spec!r}")
-    fields = dict(spec)
-    return lambda: TransformerConfig(**fields, source=source)  # type: ignore[arg-type]
-
-
-def _published_mfu(entry: Mapping[str, object], cfg: object, gpu: str) -> float:
-    """The source's figure as model FLOPs over the dense BF16 peak (module docstring)."""
-    fig = entry["published"]
-    assert isinstance(fig, Mapping)
-    kind, value = fig["kind"], float(fig["value"])  # type: ignore[arg-type]
-    if kind not in _KINDS:
-        raise ValueError(f"published kind must be one of {_KINDS}, got {kind!r}")
-    if kind == "mfu":
-        return value
-    seq = int(entry["seq_len"])  # type: ignore[arg-type]
-    view = model_view(cfg)
-    if kind == "tokens_per_second_per_gpu":
-        tps = value
-    elif kind == "gpu_hours":
-        tps = float(fig["tokens"]) / (value * 3600)  # type: ignore[arg-type]
-    else:  # Megatron-LM's eq. 3 with the recomputed pass: FLOPs per token it counted
-        batch = int(entry["sequences"])  # type: ignore[arg-type]
-        counted = flops.megatron_flops_per_iteration(
-            batch=batch, seq_len=seq, layers=view.layers, hidden=view.hidden,
-            vocab=view.cfg.vocab, recompute=True) / (batch * seq)
-        tps = value / counted
-    return flops.mfu(tps, view.model_flops_per_token(seq), 1, gpu_view(gpu).peak("bf16"))
-
-
-def _figure(fig: Mapping[str, object]) -> str:
-    """The published figure in words: ``'163 TFLOP/s per GPU with recomputation'``."""
-    value = float(fig["value"])  # type: ignore[arg-type]
-    kind = fig["kind"]
-    if kind == "mfu":
-        return f"{value:.1%} MFU"
-    if kind == "tokens_per_second_per_gpu":
-        return f"{value:,.0f} tokens/s per GPU"
-    if kind == "gpu_hours":
-        return (f"{value:,.0f} GPU-hours for {float(fig['tokens']) / 1e12:.1f}T "  # type: ignore[arg-type]
-                "tokens")
-    return f"{value / 1e12:.0f} TFLOP/s per GPU with recomputation (eq. 3)"
-
-
-def _run(entry: Mapping[str, object]) -> PublishedRun:
-    lay = dict(entry["layout"])  # type: ignore[call-overload]
-    options = dict(entry.get("options") or {})  # type: ignore[call-overload]
-    options["precision"] = entry.get("precision", "bf16")
-    options["recompute"] = entry.get("recompute", "selective")
-    if entry.get("fp8_recipe"):
-        options["fp8_recipe"] = entry["fp8_recipe"]
-    model = _model(entry["model"], str(entry["source"]))
-    seq = int(entry["seq_len"])  # type: ignore[arg-type]
-    fig = entry["published"]
-    assert isinstance(fig, Mapping)
-    return PublishedRun(
-        name=str(entry["name"]), source=str(entry["source"]), model=model,
-        gpu=str(entry["gpu"]), n_gpus=int(entry["n_gpus"]),  # type: ignore[arg-type]
-        global_batch_tokens=int(entry["sequences"]) * seq, seq_len=seq,  # type: ignore[arg-type]
-        layout=Layout(**lay), published_mfu=_published_mfu(entry, model(), str(entry["gpu"])),
-        published=_figure(fig),
-        options=MappingProxyType(options), assumptions=str(entry.get("assumptions", "")),
-        code_base=str(entry.get("code_base", "")), url=str(entry.get("url", "")),
-        date=str(entry.get("date", "")), quote=str(entry.get("quote", "")))
-
-
-@cache
-def load_runs() -> tuple[PublishedRun, ...]:
-    """Every run of ``gpulesson/data/training_runs.json`` (read once)."""
-    text = resources.files("gpulesson").joinpath("data/training_runs.json").read_text(
-        encoding="utf-8")
-    return tuple(_run(entry) for entry in json.loads(text)["runs"])
 
 
 PUBLISHED_RUNS: tuple[PublishedRun, ...] = load_runs()
@@ -202,14 +83,6 @@ class Comparison:
         return self.plan.mfu / self.run.published_mfu - 1
 
 
-def plan_run(run: PublishedRun, **overrides: object) -> TrainingPlan:
-    """:func:`~gpulesson.planning.plan_training` of ``run`` on its published layout."""
-    options = {**run.options, **overrides}
-    return plan_training(run.model(), run.gpu, n_gpus=run.n_gpus, tokens=run.tokens,
-                         global_batch_tokens=run.global_batch_tokens, seq_len=run.seq_len,
-                         layout=run.layout, **options)  # type: ignore[arg-type]
-
-
 def published_comparison(runs: tuple[PublishedRun, ...] = PUBLISHED_RUNS
                          ) -> tuple[Comparison, ...]:
     """Plan every run on its published layout; the predicted MFU beside the published."""
@@ -218,6 +91,95 @@ def published_comparison(runs: tuple[PublishedRun, ...] = PUBLISHED_RUNS
 
 #: Short labels of the runs, for tables.
 LABELS: Mapping[str, str] = MappingProxyType({run.name: run.name for run in PUBLISHED_RUNS})
+
+
+@dataclass(frozen=True)
+class LeaveOneOut:
+    """One run predicted by factors fitted without it: ``error`` = predicted / published
+    MFU - 1; ``dominant`` the largest term of its step; ``feasible`` whether it fits."""
+
+    name: str
+    published_mfu: float
+    predicted_mfu: float
+    dominant: str
+    feasible: bool
+    architecture: str
+    precision: str
+    moe: bool
+
+    @property
+    def error(self) -> float:
+        return self.predicted_mfu / self.published_mfu - 1
+
+
+def _fit_without(i: int, *, iterations: int, at_full: list[tuple[dict[str, float], float,
+                                                                 float]]
+                 ) -> Mapping[str, float]:
+    """The factors fitted on every published run but the ``i``-th.
+
+    The least-squares rows of the other runs are the full fit's; what in them depends on
+    the factors (the communication left exposed, which hides behind the compute) is held
+    where the full fit put it for ``iterations=1``, and planned again at the new factors
+    for each further iteration. One iteration changes no run's error by more than half a
+    point against two (tests/unit/test_planning_calibration.py)."""
+    others = PUBLISHED_RUNS[:i] + PUBLISHED_RUNS[i + 1:]
+    return calibration.fit(others, plan_run, start=default_factors(), iterations=iterations,
+                           first_rows=at_full[:i] + at_full[i + 1:])
+
+
+@cache
+def leave_one_out() -> tuple[LeaveOneOut, ...]:
+    """Every published run, predicted by the factors fitted on all the others."""
+    full = default_factors()
+    at_full = calibration.rows(PUBLISHED_RUNS, full, plan_run)
+    out = []
+    for i, run in enumerate(PUBLISHED_RUNS):
+        fitted = _fit_without(i, iterations=1, at_full=at_full)
+        plan = plan_run(run, factors=fitted)
+        out.append(LeaveOneOut(run.name, run.published_mfu, plan.mfu, plan.dominant_term,
+                               plan.feasible, run.architecture, run.precision, run.is_moe))
+    return tuple(out)
+
+
+def summary(rows: Sequence[LeaveOneOut]) -> dict[str, float]:
+    """Median and largest |error|, the share within 25 %, and the infeasible runs."""
+    errors = [abs(r.error) for r in rows]
+    return {"runs": len(rows), "median": statistics.median(errors), "max": max(errors),
+            "within_25": sum(e <= 0.25 for e in errors) / len(errors),
+            "infeasible": sum(not r.feasible for r in rows)}
+
+
+def format_table(rows: Sequence[LeaveOneOut] | None = None) -> str:
+    """The leave-one-out table as text: run, published and predicted MFU, error, the
+    dominant term; then the summary line (the lesson and ``benchmarks/bench_validation.py``
+    print this)."""
+    rows = leave_one_out() if rows is None else rows
+    lines = [f"{'run':54s}{'published':>10s}{'predicted':>10s}{'error':>8s}  dominant term"]
+    for r in rows:
+        flag = "" if r.feasible else "  (does not fit)"
+        lines.append(f"{r.name[:53]:54s}{r.published_mfu:>10.1%}{r.predicted_mfu:>10.1%}"
+                     f"{r.error:>+8.0%}  {r.dominant}{flag}")
+    s = summary(rows)
+    lines.append(f"{s['runs']} runs, each predicted by factors fitted without it: median "
+                 f"|error| {s['median']:.1%}, largest {s['max']:.0%}, "
+                 f"{s['within_25']:.0%} within 25 %, {s['infeasible']} called infeasible")
+    return "\n".join(lines)
+
+
+def uncertainty(plan: TrainingPlan) -> tuple[float, int]:
+    """(band, runs): the largest leave-one-out |error| among the published runs most like
+    ``plan`` (same GPU generation, precision and dense or MoE; failing two such runs, the
+    same generation; failing that, all), so that a plan reads "MFU x, within +-band"."""
+    if not isinstance(plan, TrainingPlan):
+        raise TypeError(f"plan must be a TrainingPlan, got {type(plan).__name__}")
+    rows = leave_one_out()
+    key = (plan.architecture, plan.settings.precision, plan.moe)
+    for keep in (lambda r: (r.architecture, r.precision, r.moe) == key,
+                 lambda r: r.architecture == key[0], lambda r: True):
+        like = [r for r in rows if keep(r)]
+        if len(like) >= 2:
+            return max(abs(r.error) for r in like), len(like)
+    return max(abs(r.error) for r in rows), len(rows)
 
 
 v.guard_module(globals())

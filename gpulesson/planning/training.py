@@ -44,6 +44,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cache
 from types import MappingProxyType
 
 from gpulesson import _validate as v
@@ -59,8 +60,10 @@ from ._adapt import (
     model_view,
 )
 from .layout import Layout, batch_split, candidate_layouts, layout_problems
+from .runs import PublishedRun, load_runs
 
-__all__ = ["FP8_MEMORY_BOUND_EXTRA", "TrainingPlan", "TrainingSettings", "plan_training"]
+__all__ = ["FP8_MEMORY_BOUND_EXTRA", "TrainingPlan", "TrainingSettings", "default_factors",
+           "plan_run", "plan_training"]
 
 #: Start-up cost alpha of one collective, by tier: the order of what nccl-tests shows for
 #: small messages (about 10 us on an NVLink pair, nccl-tests issue #44; more across a network).
@@ -78,11 +81,7 @@ MEMORY_RESERVE = 0.05
 FP8_MEMORY_BOUND_EXTRA = 18_226 / (4_415 + 3_448 + 3_062 + 1_863 + 1_512)
 _DIMENSIONS = ("tensor", "context", "expert", "pipeline", "data")
 _PRECISIONS = ("bf16", "fp16", "fp8")
-#: FP8 recipes: per-tensor scaling, delayed (TransformerEngine's first) or current (computed
-#: from the tensor being cast; torchao's "tensorwise" is the same), DeepSeek-V3's blockwise
-#: (1x128 activations, 128x128 weights) and Blackwell's MXFP8 (32-element blocks, scales in
-#: hardware).
-FP8_RECIPES = ("delayed", "current", "tensorwise", "blockwise", "mxfp8")
+FP8_RECIPES = perf_model.FP8_RECIPES
 
 
 @dataclass(frozen=True)
@@ -149,13 +148,6 @@ class TrainingPlan:
         """The largest entry of :attr:`breakdown`: the term that sets the step time."""
         return max(self.breakdown, key=lambda k: self.breakdown[k])
 
-    @property
-    def uncertainty(self) -> float:
-        """The band around :attr:`mfu`: the largest leave-one-out error of the published
-        runs most like this plan (:func:`gpulesson.planning.calibration.uncertainty`)."""
-        from .calibration import uncertainty
-        return uncertainty(architecture=self.architecture, precision=self.settings.precision,
-                           moe=self.moe)[0]
 
     @property
     def memory_fits(self) -> bool:
@@ -284,8 +276,7 @@ def _evaluate(model: ModelView, gpu: GPUView, lay: Layout, st: TrainingSettings,
         model, gpu, tp=tp_ok, cp=lay.cp if s % lay.cp == 0 else 1, pp=pp, ep=lay.ep,
         micro_batch=lay.micro_batch, seq_len=s, precision=st.precision if not peak_problems
         else "bf16", fp8_recipe=st.fp8_recipe, recompute=rc, imbalance=imbalance,
-        shard_params=zero_shard, offload_layers=st.offload_layers,
-        memory_factor=max(calibration.factor(factors, "memory"), 1e-6))
+        shard_params=zero_shard, offload_layers=st.offload_layers)
     arch = gpu.spec.architecture
     prec = st.precision if not peak_problems else "bf16"
     cols = {t: calibration.column(t, arch, prec) for t in perf_model.TERMS}
@@ -546,7 +537,7 @@ def plan_training(
         fp8_recipe=v.choice("fp8_recipe", fp8_recipe, FP8_RECIPES),
         offload_layers=v.nonneg_int("offload_layers", offload_layers))
     if factors is None:
-        factors = calibration.default_factors()
+        factors = default_factors()
     links = _Links(gv, alpha, v.boolean("sharp", sharp))
     fit = dict(factors)
     if isinstance(layout, Layout):
@@ -574,6 +565,22 @@ def plan_training(
            f"{leanest.layout.describe()}, needs {units.format_bytes(leanest.memory_per_gpu)} "
            f"per GPU of the {units.format_bytes(leanest.memory_limit)} usable.")
     return _with(leanest, reason=why)
+
+
+def plan_run(run: PublishedRun, **overrides: object) -> TrainingPlan:
+    """:func:`plan_training` of a published ``run`` on its published layout, with its
+    options (``overrides`` replace them: ``factors=...``, ``precision=...``)."""
+    options = {**run.options, **overrides}
+    return plan_training(run.model(), run.gpu, n_gpus=run.n_gpus, tokens=run.tokens,
+                         global_batch_tokens=run.global_batch_tokens, seq_len=run.seq_len,
+                         layout=run.layout, **options)  # type: ignore[arg-type]
+
+
+@cache
+def default_factors() -> Mapping[str, float]:
+    """The model's factors fitted on every published run
+    (:func:`gpulesson.planning.calibration.fit` of :func:`~gpulesson.planning.runs.load_runs`)."""
+    return calibration.fit(load_runs(), plan_run)
 
 
 def _with(plan: TrainingPlan, *, reason: str) -> TrainingPlan:

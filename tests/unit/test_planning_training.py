@@ -225,7 +225,7 @@ def test_defect_blackwell_fp8_has_its_own_efficiency() -> None:
     """On Blackwell, FP8 products run at the FP8 peak with their own fitted factor (they
     fell back to the BF16 efficiency): FP8 halves the products' time against BF16 within
     the two factors' ratio, and the factors differ."""
-    from gpulesson.planning.calibration import default_factors
+    from gpulesson.planning.training import default_factors
     f = default_factors()
     assert f["gemm:Blackwell:fp8"] != f["gemm:Blackwell:bf16"]
     kw = dict(n_gpus=8, tokens=1e12, global_batch_tokens=128 * 8192, seq_len=8192,
