@@ -161,10 +161,17 @@ def lora(recompute: str, base: str = "bf16") -> memory.LoraMemory:
                                        base_precision=base, recompute=recompute, **FINE_TUNE)
 
 
+def l4_mfu() -> float:
+    """The MFU the planner predicts for Llama 2 7B on one L4 (one 2,048-token sequence a
+    step): the same convention as the rented H100s' plans (review P-j)."""
+    return plan(model="llama-2-7b", gpu="L4", n_gpus=1, seq_len=2048, tokens=TICKETS / 1e9,
+                step_tokens=0.002048)["mfu"]
+
+
 def lora_hours() -> float:
-    """The LoRA fine-tune on the L4: 6N per token at the plan's MFU."""
+    """The LoRA fine-tune on the L4: 6N per token at the planner's MFU for the L4."""
     return flops.training_time(flops.training_flops(N_7B, TICKETS), 1, L4.dense("bf16"),
-                               MFU) / 3600
+                               l4_mfu()) / 3600
 
 
 def rented(n_gpus: int) -> dict:
@@ -485,7 +492,7 @@ CLAIMS = claims(
      "cost $0.17", lambda: f"electricity: ${per_1k(l4_power_hour(), TRAFFIC):.5f}, plus the "
      "card's price over its life | an idle rented H100 would cost "
      f"${per_1k(PRICE, TRAFFIC):.2f}"),
-    ("on the L4: 14.1 GB, about 4.6 h | full fine-tuning needs 116 GB",
+    ("on the L4: 14.1 GB, about 7.9 h | full fine-tuning needs 116 GB",
      lambda: f"on the L4: {gb(lora('full').total)}, about {lora_hours():.1f} h | full "
      f"fine-tuning needs {fine_tune('selective') / 1e9:.0f} GB"),
     ("full fine-tune on 2 rented H100s, 14 min, about $3",

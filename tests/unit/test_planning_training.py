@@ -248,3 +248,20 @@ def test_defect_cpu_activation_offload_makes_a_published_gb200_run_fit() -> None
     with_offload, without = plan_run(run), plan_run(run, offload_layers=0)
     assert with_offload.feasible and not without.feasible
     assert with_offload.breakdown["offload"] < 0.05 * with_offload.step_time
+
+
+@pytest.mark.parametrize(("model", "n_gpus", "lay"), [
+    ("llama-3-8b", 8, Layout(dp=8, micro_batch=1)),
+    ("llama-2-7b", 64, Layout(dp=64, micro_batch=2)),
+    ("llama-3-70b", 64, Layout(tp=4, pp=8, dp=2, interleave=5))])
+def test_fp8_speed_up_agrees_with_the_optimisations_lesson(model: str, n_gpus: int,
+                                                          lay: Layout) -> None:
+    """One FP8 story (review P-c): the optimisations lesson teaches end-to-end FP8 gains of
+    1.3 to 1.5x (torchao: 1.34 to 1.43x on 2,048 H200s; up to 1.5x on 512 GPUs). The
+    calibrated planner's FP8 plans on H100s speed up 1.3 to about 1.5x (it gave 1.04 to
+    1.13x with one FP8 efficiency from one trace)."""
+    kw = dict(n_gpus=n_gpus, tokens=1e12, global_batch_tokens=128 * 8192, seq_len=8192,
+              layout=lay)
+    ratio = (plan_training(model, "H100 SXM", precision="fp8", **kw).mfu
+             / plan_training(model, "H100 SXM", **kw).mfu)
+    assert 1.3 <= ratio <= 1.55, ratio
