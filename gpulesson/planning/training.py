@@ -3,25 +3,20 @@
 :func:`plan_training` predicts the step time of a layout from first principles and the
 MFU follows from it (an output, never an input):
 
-* **compute**: the weight FLOPs (``6N`` per token with the *active* parameters) at the
-  GPU's dense peak times its achievable matmul efficiency
-  (:data:`gpulesson.planning._adapt.MATMUL_EFFICIENCY`), and attention: PaLM's ``12LHQT``
-  counts the whole score matrix, a causal kernel executes half of it, at the attention
-  kernel's efficiency (:data:`~gpulesson.planning._adapt.ATTENTION_EFFICIENCY`). FP8
-  speeds up only the weight matrices (attention stays BF16) and MFU is quoted against the
-  BF16 peak, as the papers that report it do (Llama 3's "BF16 MFU");
-* **recompute**: the FLOPs recomputation adds (:func:`gpulesson.flops.hardware_flops_per_token`:
-  selective ``+4LHQT``, full ``8N`` instead of ``6N``); DeepSeek-V3's recipe
-  (``recompute="deepseek-v3"``) adds to selective's one more forward pass of latent
-  attention's up-projections, ``2 *`` :func:`gpulesson.activations.up_projection_params`
-  per token and layer at the matrix-product rate (the RMSNorms it also recomputes are
-  memory-bound, one more read of their inputs, next to nothing beside the passes below,
-  and left out);
-* **memory-bound** work (norms, activations, residuals): the activations a layer stores are
-  written forward, read backward and their gradients written and read, 4 passes over
-  :func:`gpulesson.activations.activation_bytes` at the HBM bandwidth. FP8's casts,
-  quantization and transposes add 1.27 times that (:data:`FP8_MEMORY_BOUND_EXTRA`,
-  measured in DeepSeek-V3's training trace);
+* **compute**: every matrix product at its real shape, with tile and wave quantization, and
+  attention at FlashAttention's rate (:func:`gpulesson.planning.perf_model.step_terms`);
+  FP8 speeds up the layers' products (attention, the router and the output layer stay
+  BF16) and MFU is quoted against the BF16 peak, as the papers that report it do (Llama
+  3's "BF16 MFU");
+* **recompute**: what recomputation repeats: the forward products again (``full``, ``8N``
+  instead of ``6N``), the attention core again (``selective`` and ``full``); DeepSeek-V3's
+  recipe (``recompute="deepseek-v3"``) adds one more forward pass of latent attention's
+  up-projections (:func:`gpulesson.activations.up_projection_params`);
+* **memory-bound** work: norms, adds, rotary, activations, token permutation, dropout,
+  cross-entropy and FP8 casts as bytes at the HBM bandwidth, and the optimizer step
+  (``optimizer``, once a step); **launch**: the gaps between kernels and the host
+  synchronisations of mixture-of-experts layers; **offload**: the activations copied to
+  the host and back, where they do not hide behind compute;
 * **exposed communication** of each dimension (:mod:`gpulesson.traffic`), on the tier it
   crosses at NCCL's achievable bandwidth (:func:`gpulesson.distributed.achievable_bandwidth`,
   NVLink SHARP for all-reduces where the switches reduce); tensor, context, expert and
@@ -31,11 +26,17 @@ MFU follows from it (an output, never an input):
 * **bubble**: ``(p - 1)/(v m)`` of that work
   (:func:`gpulesson.distributed.pipeline_bubble_fraction`), or DualPipe's.
 
+Each term is scaled by a factor fitted on the published runs
+(:func:`default_factors`, :mod:`gpulesson.planning.calibration`); a plan keeps the
+coefficient of every factor (:attr:`TrainingPlan.terms`) so that the fit and its
+leave-one-out test (:func:`gpulesson.planning.published.leave_one_out`) are linear algebra.
+
 Memory per GPU is :func:`gpulesson.distributed.layout_memory` with FlashAttention's
 activations (or DeepSeek-V3's recipe, :data:`gpulesson.activations.DEEPSEEK_V3_RECIPE`),
 context parallelism splitting the sequence and, with pipeline stages, the embedding and
-output layer on the end stages; expert parallelism divides the routed experts.
-It is held against the GPU's usable memory less a stated reserve.
+output layer on the end stages; expert parallelism divides the routed experts; FP8 keeps
+the linear layers' saved inputs in one byte; offloaded layers keep their activations in
+host memory. It is held against the GPU's usable memory less a stated reserve.
 
 Taught in: ``notebooks/planning_dashboard.ipynb``.
 """
@@ -71,7 +72,9 @@ LATENCY = MappingProxyType({"nvlink": 10e-6, "network": 20e-6})
 #: Share of usable memory kept free by default: allocator fragmentation, NCCL and CUDA
 #: workspaces. Measure yours (``torch.cuda.max_memory_reserved``) and pass ``memory_reserve``.
 MEMORY_RESERVE = 0.05
-#: Memory-bound time FP8 adds, as a share of the other memory-bound kernels: casting,
+#: Memory-bound time FP8 adds, as a share of the other memory-bound kernels (kept for the
+#: lessons that quote DeepSeek-V3's trace; the planner now counts the casts' bytes,
+#: :mod:`gpulesson.planning.perf_model`): casting,
 #: quantizing and transposing activations and gradients to FP8 with their scales. In
 #: DeepSeek-V3's training trace (DeepSeek-AI, profile-data, ``train.json``, commit
 #: 449602428a1b, captured 2025-02-25 on an H800: one DualPipe forward and backward chunk of
@@ -109,11 +112,16 @@ class TrainingPlan:
     """A training plan: feasible or not, and every figure behind it.
 
     ``breakdown`` holds seconds per step: ``compute``, ``recompute``, ``memory_bound``,
-    ``bubble`` and the exposed communication of ``tensor``, ``context``, ``expert``,
-    ``pipeline`` and ``data`` parallelism; they add up to ``step_time``. ``tiers`` say which
-    link each dimension crosses, ``traffic`` the bytes each GPU sends per step. ``mfu`` is
-    predicted (model FLOPs over the BF16 dense peak). ``cost_usd`` is ``None`` without a
-    price. ``problems`` name the input at fault and a fix; ``notes`` the assumptions.
+    ``optimizer``, ``launch`` (kernel gaps and MoE host syncs), ``offload``, ``bubble`` and
+    the exposed communication of ``tensor``, ``context``, ``expert``, ``pipeline`` and
+    ``data`` parallelism; they add up to ``step_time``. ``tiers`` say which link each
+    dimension crosses, ``traffic`` the bytes each GPU sends per step. ``mfu`` is predicted
+    (model FLOPs over the BF16 dense peak). ``cost_usd`` is ``None`` without a price.
+    ``problems`` name the input at fault and a fix; ``notes`` the assumptions. ``terms``
+    holds the coefficient (seconds per unit) of every calibrated factor and ``fixed_time``
+    the seconds that do not scale with them: ``step_time = sum(terms[k] * factors[k]) +
+    fixed_time``. ``architecture`` and ``moe`` place the plan among the published runs
+    (:func:`gpulesson.planning.published.uncertainty`).
     """
 
     feasible: bool
