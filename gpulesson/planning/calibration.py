@@ -44,6 +44,7 @@ FITTED_ARCHITECTURES = ("Ampere", "Hopper", "Blackwell")
 #: 100 us per host synchronisation (a round trip to the CPU and a queue refilled).
 PRIOR: Mapping[str, float] = MappingProxyType({
     **{f"gemm:{a}:{p}": 1.0 for a in FITTED_ARCHITECTURES for p in ("bf16", "fp8")},
+    **{f"experts:{a}": 1.0 for a in FITTED_ARCHITECTURES},
     "attention:Ampere": 1 / 0.50, "attention:Hopper": 1 / 0.50,
     "attention:Blackwell": 1 / 0.50, "memory": 1 / 0.80, "kernels": 4e-6, "syncs": 100e-6,
 })
@@ -57,8 +58,8 @@ def column(term: str, architecture: str, precision: str) -> str:
     if term in ("memory", "kernels", "syncs"):
         return term
     arch = architecture if architecture in FITTED_ARCHITECTURES else "other"
-    if term == "attention":
-        return f"attention:{arch}"
+    if term in ("attention", "experts"):
+        return f"{term}:{arch}"
     return f"gemm:{arch}:{'fp8' if precision == 'fp8' else 'bf16'}"
 
 
@@ -67,6 +68,8 @@ def factor(factors: Mapping[str, float], name: str) -> float:
     if name in factors:
         return factors[name]
     if name.startswith("gemm:other"):
+        return 1.0
+    if name.startswith("experts:other"):
         return 1.0
     if name.startswith("attention:other"):
         return PRIOR["attention:Hopper"]

@@ -15,6 +15,9 @@ source gives (or at the peak, where the rate is what the calibration fits):
   expert receives (``tokens x experts_per_token x ep / experts``), and the shared experts.
   Where the run computes in FP8, the layers' products use the FP8 peak; the output layer
   and the router stay in BF16;
+* ``experts``: the routed experts' products, apart: they run as grouped products of as
+  many rows as tokens reach each expert, and their own factor says how far from the dense
+  products' rate;
 * ``attention``: the attention FLOPs a causal kernel executes (half of PaLM's ``12LHQT``,
   more with recomputation, :func:`gpulesson.flops.hardware_flops_per_token`) at the dense
   BF16 peak: the calibration's factor is one over the FlashAttention efficiency;
@@ -56,7 +59,7 @@ __all__ = ["ACTIVATION_BYTES", "FP8_RECIPES", "GEMM_EFFICIENCY", "HOST_LINK", "O
            "step_terms"]
 
 #: The work terms of a step, each with one calibrated factor.
-TERMS = ("gemm", "attention", "memory", "kernels", "syncs")
+TERMS = ("gemm", "experts", "attention", "memory", "kernels", "syncs")
 #: Bytes of one activation value (BF16).
 ACTIVATION_BYTES = 2
 #: Achievable fraction of the dense peak in large matrix products, by architecture and
@@ -108,6 +111,7 @@ class StepTerms:
     back per micro-batch."""
 
     gemm: float
+    experts: float
     attention: float
     memory: float
     kernels: float
@@ -227,12 +231,15 @@ def _terms(model: ModelView, gpu: _Chip, tp: int, cp: int, pp: int, ep: int,
     h, L = model.hidden, model.layers
     mem_bytes = 0.0
     gemm = 0.0
+    experts = 0.0
     gemm_flops = 0.0
     cast_bytes = 0.0
 
-    def product(m: float, k: float, n: float, count: float = 1.0, *, low: bool = True) -> None:
-        """Forward, data-gradient and weight-gradient products of one linear layer."""
-        nonlocal gemm, mem_bytes, gemm_flops, cast_bytes
+    def product(m: float, k: float, n: float, count: float = 1.0, *, low: bool = True,
+                grouped: bool = False) -> None:
+        """Forward, data-gradient and weight-gradient products of one linear layer
+        (``grouped``: the routed experts', run as grouped products)."""
+        nonlocal gemm, experts, mem_bytes, gemm_flops, cast_bytes
         m, k, n = int(round(m)), int(round(k)), int(round(n))
         if min(m, k, n) <= 0 or count <= 0:
             return
@@ -243,7 +250,9 @@ def _terms(model: ModelView, gpu: _Chip, tp: int, cp: int, pp: int, ep: int,
         for i, (a, b, c) in enumerate(((m, k, n), (m, n, k), (k, m, n))):
             comp, mem = _gemm_seconds(a, b, c, pk, ef, sms, bw, width)
             reps = (passes - 2) if i == 0 else 1
-            if comp >= mem:
+            if comp >= mem and grouped:
+                experts += comp * count * reps
+            elif comp >= mem:
                 gemm += comp * count * reps
             else:
                 mem_bytes += mem * bw * count * reps
@@ -269,8 +278,9 @@ def _terms(model: ModelView, gpu: _Chip, tp: int, cp: int, pp: int, ep: int,
         e_ffn = cfg.expert_ffn
         local = model.routed_experts / ep
         per_expert = (t / tp) * model.experts_per_token * ep / model.routed_experts
-        product(per_expert, h, gate * e_ffn, moe_l * local)  # type: ignore[operator]
-        product(per_expert, e_ffn, h, moe_l * local)  # type: ignore[arg-type]
+        product(per_expert, h, gate * e_ffn, moe_l * local,  # type: ignore[operator]
+                grouped=True)
+        product(per_expert, e_ffn, h, moe_l * local, grouped=True)  # type: ignore[arg-type]
         product(t / tp, h, model.routed_experts, moe_l, low=False)  # the router
         if cfg.shared_experts:
             s_ffn = cfg.shared_experts * cfg.shared_expert_ffn  # type: ignore[operator]
@@ -309,7 +319,8 @@ def _terms(model: ModelView, gpu: _Chip, tp: int, cp: int, pp: int, ep: int,
                                               sequence_parallel=tp > 1, cp=cp) / L
         offload = 2 * stored * min(offload_layers, L)
     share = imbalance / pp
-    return StepTerms(gemm=gemm * share, attention=attn * share / gpu.peak_bf16,
+    return StepTerms(gemm=gemm * share, experts=experts * share,
+                     attention=attn * share / gpu.peak_bf16,
                      memory=mem_bytes * share / gpu.bandwidth, kernels=kernels / pp,
                      syncs=2 * model.moe_layers / pp,
                      optimizer_bytes=OPTIMIZER_BYTES * shard_params,

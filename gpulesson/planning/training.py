@@ -296,14 +296,18 @@ def _evaluate(model: ModelView, gpu: GPUView, lay: Layout, st: TrainingSettings,
                        / gpu.attention_efficiency)
     sms = 1 - st.comm_sm_fraction  # SMs left to compute beside communication kernels
     gemm_mb, attn_mb = terms.gemm / sms, terms.attention / sms
+    experts_mb = terms.experts / sms
     # recomputation's share: the forward products again (full), the attention core again
     redo_gemm = gemm_mb / 4 if rc == "full" else 0.0
     redo_attn = attn_mb / 4 if rc != "none" else 0.0
     if rc == "deepseek-v3":  # the up-projections' forward pass again, at the products' rate
         up = 2 * activations.up_projection_params(model.cfg) * L
         redo_gemm += gemm_mb * up / (6 * model.active_params)
-    compute = m * (f["gemm"] * (gemm_mb - redo_gemm) + f["attention"] * (attn_mb - redo_attn))
-    recompute = m * (f["gemm"] * redo_gemm + f["attention"] * redo_attn)
+    redo_experts = experts_mb / 4 if rc == "full" else 0.0
+    compute = m * (f["gemm"] * (gemm_mb - redo_gemm) + f["experts"] * (experts_mb - redo_experts)
+                   + f["attention"] * (attn_mb - redo_attn))
+    recompute = m * (f["gemm"] * redo_gemm + f["experts"] * redo_experts
+                     + f["attention"] * redo_attn)
     memory_bound = m * f["memory"] * terms.memory / sms
     launch = m * (f["kernels"] * terms.kernels + f["syncs"] * terms.syncs)
     optimizer = f["memory"] * terms.optimizer_bytes / gpu.bandwidth
@@ -369,6 +373,8 @@ def _evaluate(model: ModelView, gpu: GPUView, lay: Layout, st: TrainingSettings,
     # the coefficient of every calibrated factor in the step time, and what is left over
     scale = (1 + fraction) * m
     coef = {cols["gemm"]: scale * gemm_mb, cols["attention"]: scale * attn_mb}
+    if experts_mb:
+        coef[cols["experts"]] = scale * experts_mb
     coef[cols["memory"]] = scale * terms.memory / sms + terms.optimizer_bytes / gpu.bandwidth
     coef[cols["kernels"]] = scale * terms.kernels
     coef[cols["syncs"]] = scale * terms.syncs
