@@ -355,10 +355,12 @@ CLAIMS = claims(
     ("The dense BF16 runs of section 4's published set report 33–61 %",
      lambda: "The dense BF16 runs of section 4's published set report "
      f"{dense_bf16_range()[0]:.0f}–{dense_bf16_range()[1]:.0f} %"),
-    ("Left out of the fit, the three runs most like this one were predicted within 13 "
-     "%, so read 57.9 % ± 13 %", lambda: "Left out of the fit, the "
+    ("Left out of the fit, the three runs most like this one were predicted within 13 %, so "
+     "read 57.9 % as 50–65 %", lambda: "Left out of the fit, the "
      f"{WORDS.get(band()[1], band()[1])} runs most like this one were predicted within "
-     f"{pct(band()[0])}, so read {pct(DEFAULT['mfu'], 1)} ± {pct(band()[0])}"),
+     f"{pct(band()[0])}, so read {pct(DEFAULT['mfu'], 1)} as "
+     f"{100 * DEFAULT['mfu'] * (1 - band()[0]):.0f}–"
+     f"{100 * DEFAULT['mfu'] * (1 + band()[0]):.0f} %"),
     ("41 of them, from seven code bases", lambda: f"{len(planning.PUBLISHED_RUNS)} of them, "
      f"from {SEVEN[len({r.code_base for r in planning.PUBLISHED_RUNS})]} code bases"),
     ("on runs left out of the fit it errs by 10.0 % in the median",
