@@ -168,10 +168,13 @@ def _efficiency(arch: str, precision: str) -> float:
 def step_terms(model: object, gpu: object, *, tp: int, cp: int, pp: int, ep: int,
                micro_batch: int, seq_len: int, precision: str, fp8_recipe: str,
                recompute: str, imbalance: float, shard_params: float,
-               offload_layers: int = 0, memory_factor: float = 1.25) -> StepTerms:
+               offload_layers: int = 0, memory_factor: float = 1.25,
+               expert_imbalance: float = 1.0) -> StepTerms:
     """The base terms of one micro-batch on the busiest pipeline stage (module docstring).
 
     ``imbalance`` is the busiest stage's work over the mean (the output layer's extra);
+    ``expert_imbalance`` the tokens of the busiest expert-parallel GPU over the mean (1:
+    balanced routing, as the published benchmarks force it; the others wait for it);
     ``shard_params`` the parameters this GPU's optimizer updates; ``memory_factor`` the
     current estimate of one over the achievable share of the HBM bandwidth, used only to
     decide whether a product is compute- or memory-bound.
@@ -188,13 +191,18 @@ def step_terms(model: object, gpu: object, *, tp: int, cp: int, pp: int, ep: int
     shard_params = v.nonneg_number("shard_params", shard_params)
     offload_layers = v.nonneg_int("offload_layers", offload_layers)
     memory_factor = v.positive_number("memory_factor", memory_factor)
+    expert_imbalance = v.positive_number("expert_imbalance", expert_imbalance)
+    if expert_imbalance < 1:
+        raise ValueError(f"expert_imbalance must be at least 1 (the busiest GPU over the "
+                         f"mean), got {expert_imbalance!r}")
     fp8 = precision == "fp8"
     if fp8 and "fp8" not in gpu.spec.peak_flops:
         raise ValueError(f"precision: the {gpu.name} has no FP8 tensor cores; use 'bf16'")
     chip = _Chip(gpu.name, gpu.spec.architecture, gpu.bandwidth, gpu.peak("bf16"),
                  gpu.peak("fp8") if fp8 else gpu.peak("bf16"), _sms(gpu))
     return _terms(model, chip, tp, cp, pp, ep, micro_batch, seq_len, precision, fp8_recipe,
-                  recompute, imbalance, shard_params, offload_layers, memory_factor)
+                  recompute, imbalance, shard_params, offload_layers, memory_factor,
+                  expert_imbalance)
 
 
 @dataclass(frozen=True)
@@ -216,7 +224,7 @@ class _Chip:
 def _terms(model: ModelView, gpu: _Chip, tp: int, cp: int, pp: int, ep: int,
            micro_batch: int, seq_len: int, precision: str, fp8_recipe: str, recompute: str,
            imbalance: float, shard_params: float, offload_layers: int,
-           memory_factor: float) -> StepTerms:
+           memory_factor: float, expert_imbalance: float = 1.0) -> StepTerms:
     """:func:`step_terms` once its arguments are checked (cached: the calibration plans
     the same runs many times)."""
     cfg = model.cfg
@@ -277,7 +285,8 @@ def _terms(model: ModelView, gpu: _Chip, tp: int, cp: int, pp: int, ep: int,
         moe_l = model.moe_layers
         e_ffn = cfg.expert_ffn
         local = model.routed_experts / ep
-        per_expert = (t / tp) * model.experts_per_token * ep / model.routed_experts
+        per_expert = ((t / tp) * model.experts_per_token * ep / model.routed_experts
+                      * expert_imbalance)
         product(per_expert, h, gate * e_ffn, moe_l * local,  # type: ignore[operator]
                 grouped=True)
         product(per_expert, e_ffn, h, moe_l * local, grouped=True)  # type: ignore[arg-type]

@@ -105,6 +105,7 @@ class TrainingSettings:
     max_nodes_per_token: int | None = None
     fp8_recipe: str = "current"
     offload_layers: int = 0
+    expert_imbalance: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -284,7 +285,8 @@ def _evaluate(model: ModelView, gpu: GPUView, lay: Layout, st: TrainingSettings,
         model, gpu, tp=tp_ok, cp=lay.cp if s % lay.cp == 0 else 1, pp=pp, ep=lay.ep,
         micro_batch=lay.micro_batch, seq_len=s, precision=st.precision if not peak_problems
         else "bf16", fp8_recipe=st.fp8_recipe, recompute=rc, imbalance=imbalance,
-        shard_params=zero_shard, offload_layers=st.offload_layers)
+        shard_params=zero_shard, offload_layers=st.offload_layers,
+        expert_imbalance=st.expert_imbalance)
     arch = gpu.spec.architecture
     prec = st.precision if not peak_problems else "bf16"
     cols = {t: calibration.column(t, arch, prec) for t in perf_model.TERMS}
@@ -453,6 +455,7 @@ def plan_training(
     max_nodes_per_token: int | None = None,
     fp8_recipe: str = "current",
     offload_layers: int = 0,
+    expert_imbalance: float = 1.0,
     factors: Mapping[str, float] | None = None,
 ) -> TrainingPlan:
     """Plan pretraining ``model`` on ``n_gpus`` GPUs: memory, step time, MFU, days, cost.
@@ -505,6 +508,20 @@ def plan_training(
         Share of the streaming multiprocessors that communication kernels keep while they
         overlap compute (DeepSeek-V3 gives 20 of the H800's 132 to its all-to-alls, section
         3.2.2): compute runs that much slower.
+    fp8_recipe : str
+        ``"current"`` (TransformerEngine's current scaling, default), ``"delayed"``,
+        ``"tensorwise"`` (torchao), ``"blockwise"`` (DeepSeek-V3) or ``"mxfp8"``
+        (Blackwell): the casts it adds (:data:`~gpulesson.planning.perf_model.FP8_RECIPES`).
+    offload_layers : int
+        Layers (of each pipeline stage) whose activations wait in host memory between the
+        forward and the backward pass (Megatron-Core's ``cpu_offloading_num_layers``):
+        their memory leaves the GPU, their copies cross the host link
+        (:func:`~gpulesson.planning.perf_model.host_link_bandwidth`) behind the compute.
+    expert_imbalance : float
+        Tokens of the busiest expert-parallel GPU over the mean (1: balanced routing).
+    factors : mapping, optional
+        The model's calibrated factors (:func:`default_factors`, fitted on the published
+        runs, by default); the calibration passes its own.
     max_nodes_per_token : int, optional
         Node-limited routing: each token's activations cross the network to at most this
         many nodes, then NVLink fans them out (DeepSeek-V3: 4, section 3.2.2).
@@ -549,7 +566,8 @@ def plan_training(
         max_nodes_per_token=None if max_nodes_per_token is None else v.positive_int(
             "max_nodes_per_token", max_nodes_per_token),
         fp8_recipe=v.choice("fp8_recipe", fp8_recipe, FP8_RECIPES),
-        offload_layers=v.nonneg_int("offload_layers", offload_layers))
+        offload_layers=v.nonneg_int("offload_layers", offload_layers),
+        expert_imbalance=v.positive_number("expert_imbalance", expert_imbalance))
     if factors is None:
         factors = default_factors()
     links = _Links(gv, alpha, v.boolean("sharp", sharp))

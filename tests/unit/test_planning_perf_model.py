@@ -62,3 +62,13 @@ def test_fp8_keeps_the_products_inputs_in_one_byte() -> None:
     which FP8 training keeps in 1 byte instead of 2."""
     from gpulesson.planning.perf_model import fp8_activation_saving
     assert 0.1 < fp8_activation_saving(model_view("llama-3-70b")) <= 0.5
+
+
+def test_uneven_routing_slows_the_experts_in_proportion() -> None:
+    """The busiest expert-parallel GPU paces the layer: 1.5 times the mean load takes 1.5
+    times the experts' products, or a little more where the extra rows start a wave."""
+    even = _terms("qwen3-30b-a3b", ep=8)
+    uneven = _terms("qwen3-30b-a3b", ep=8, expert_imbalance=1.5)
+    assert 1.5 * even.experts <= uneven.experts <= 1.7 * even.experts
+    with pytest.raises(ValueError, match="expert_imbalance"):
+        _terms("qwen3-30b-a3b", ep=8, expert_imbalance=0.5)
