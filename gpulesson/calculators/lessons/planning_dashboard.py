@@ -94,7 +94,8 @@ PLANNING = Calculator(
         # hardware
         *planner_inputs.gpu_inputs("H100 SXM"),
         replace(shared.dtype_input(), help="Matrix-multiply precision: FP8 speeds up the "
-                "weight matrices only; MFU stays against the BF16 peak."),
+                "layers' products (attention and the output layer stay BF16) and adds its "
+                "casts; MFU stays against the BF16 peak."),
         shared.N_GPUS,
         # layout
         Select("layout", "Parallel layout", default="auto",
@@ -110,8 +111,9 @@ PLANNING = Calculator(
         Integer("cp", "Context-parallel size (if set)", default=1, range=(1, 1024),
                 help="Splits each sequence; must divide it."),
         Integer("ep", "Expert-parallel size (if set)", default=1, range=(1, 1024),
-                help="Mixture-of-experts models only: splits the experts over ep of the dp "
-                     "GPUs; must divide dp and the experts."),
+                help="Mixture-of-experts models only: splits the experts over ep GPUs (the "
+                     "data-parallel ones, or tp x cp x dp refolded); must divide tp x cp x dp "
+                     "and the experts."),
         Integer("zero_stage", "ZeRO stage (if set)", default=1, range=(0, 3),
                 help="0 none, 1 optimizer states (Megatron's distributed optimizer), 2 + "
                      "gradients, 3 + parameters."),
