@@ -242,6 +242,19 @@ class _Links:
         return item.time(bandwidth=self.bw[tier], latency=self.latency[tier],
                          sharp_line_rate=self.sharp_rate if tier == "nvlink" else 0.0)
 
+    def all_to_all_time(self, item: traffic.Traffic, stride: int, size: int) -> float:
+        """An all-to-all over a group that spans NVLink domains: each GPU's bytes to the
+        peers inside its own domain cross NVLink, the rest the network, at the same time;
+        the slower share sets the time (the group's ``stride`` says how many of its
+        members share a domain)."""
+        inside = max(min(self.domain // max(stride, 1), size), 1)
+        if self.tier(stride, size) == "nvlink" or inside == 1:
+            return self.time(item, self.tier(stride, size))
+        near = (inside - 1) / (size - 1)
+        return max(item.time(bandwidth=self.bw["nvlink"] / near, latency=self.latency["nvlink"]),
+                   item.time(bandwidth=self.bw["network"] / (1 - near),
+                             latency=self.latency["network"]))
+
 
 def _imbalance(model: ModelView, pp: int) -> float:
     """Work of the busiest pipeline stage over the mean: it paces the pipeline.
@@ -342,7 +355,12 @@ def _evaluate(model: ModelView, gpu: GPUView, lay: Layout, st: TrainingSettings,
         interleave=lay.interleave, pp=pp), links.tier(pipe_stride, 2) if pp > 1 else "nvlink")
     # each dimension hides behind the compute of its micro-batch, as far as there is some
     window = (compute + recompute + memory_bound + launch) / m
-    exposed = {dim: distributed.exposed_time(links.time(item, tier), window, ov[dim]) * m
+    def seconds(dim: str, item: traffic.Traffic, tier: str) -> float:
+        if dim == "expert" and item.collective == "alltoall":
+            return links.all_to_all_time(item, *strides["expert"])
+        return links.time(item, tier)
+
+    exposed = {dim: distributed.exposed_time(seconds(dim, item, tier), window, ov[dim]) * m
                for dim, (item, tier) in items.items()}
     offload = distributed.exposed_time(terms.offload_bytes / perf_model.host_link_bandwidth(
         gpu), window, 1.0) * m

@@ -267,3 +267,18 @@ def test_fp8_speed_up_agrees_with_the_optimisations_lesson(model: str, n_gpus: i
     ratio = (plan_training(model, "H100 SXM", precision="fp8", **kw).mfu
              / plan_training(model, "H100 SXM", **kw).mfu)
     assert 1.3 <= ratio <= 1.55, ratio
+
+
+def test_an_all_to_all_across_servers_sends_its_near_share_over_nvlink() -> None:
+    """Qwen3 235B-A22B on 256 H100s with EP 32 folded over tp 2 x dp 16: each GPU's
+    all-to-all reaches 7 of its 31 peers inside its server (NVLink) and 24 across the
+    network, at the same time; the network share sets the time, 24/31 of sending it all
+    over the network (hierarchical, as NCCL routes it)."""
+    from gpulesson.planning.published import PUBLISHED_RUNS, plan_run
+    run = next(r for r in PUBLISHED_RUNS if r.name.startswith("Megatron-Bridge Qwen3 235B")
+               and "H100" in r.name)
+    plan = plan_run(run)
+    assert plan.tiers["expert"] == "network"
+    flat = plan_run(run, nvlink_domain=1)  # no server: every peer over the network
+    ratio = plan.breakdown["expert"] / flat.breakdown["expert"]
+    assert ratio == pytest.approx(24 / 31, rel=0.05)
