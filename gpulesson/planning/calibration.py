@@ -6,6 +6,7 @@ The step time of a plan is linear in a handful of factors, one per term of
 * ``gemm:<architecture>:<bf16|fp8>``: the matrix products' time over the time at the
   sourced efficiency (:data:`~gpulesson.planning.perf_model.GEMM_EFFICIENCY`); 1 means
   "as fast as the best square product of a sweep";
+* ``experts:<architecture>``: the same for the routed experts' grouped products;
 * ``attention:<architecture>``: one over the FlashAttention kernels' share of the BF16
   peak;
 * ``memory``: one over the share of the HBM bandwidth the memory-bound kernels reach;
@@ -16,8 +17,9 @@ Each run's plan gives the coefficient of every factor (:attr:`TrainingPlan.terms
 seconds that do not scale with them (exposed communication). :func:`fit` finds the factors
 that minimise the squared relative error of the predicted step times, pulled towards the
 sourced values (:data:`PRIOR`, with weight :data:`PRIOR_WEIGHT`) so that a generation with
-few runs keeps its sourced figures. :func:`leave_one_out` refits without each run in turn
-and predicts it: the only errors this course quotes for its model.
+few runs keeps its sourced figures. :func:`gpulesson.planning.published.leave_one_out`
+refits without each run in turn and predicts it: the only errors this course quotes for
+its model.
 
 Standard library only (the site runs it in the browser).
 
