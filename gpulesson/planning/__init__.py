@@ -1,9 +1,11 @@
 """Plans you can trust: training and serving plans built only from the course's formulas.
 
 * :func:`plan_training` -> :class:`TrainingPlan`: memory per GPU, step time and its
-  breakdown (compute, recompute, memory-bound work, bubble, and the exposed communication
-  of every parallel dimension on the link it crosses), the predicted MFU, days, GPU-hours
-  and cost, for a :class:`Layout` or the fastest layout that fits (``layout="auto"``).
+  breakdown (compute at the products' real shapes, recompute, memory-bound kernels, the
+  optimizer step, kernel gaps, offload, bubble, and the exposed communication of every
+  parallel dimension on the link it crosses), the predicted MFU, days, GPU-hours and
+  cost, for a :class:`Layout` or the fastest layout that fits (``layout="auto"``); every
+  term's factor fitted on the published runs (:mod:`~gpulesson.planning.calibration`).
 * :func:`plan_serving` -> :class:`ServingPlan`: the KV cache vLLM would allocate, its
   maximum concurrency, time to first token, time per output token, throughput, replicas
   and the cost per million tokens; with a traffic and SLOs, the tp, batch and replicas that
@@ -12,8 +14,11 @@
   figure beside the prediction, term by term.
 * :func:`bottleneck`: the plain rule that names what limits a run (memory first, then
   communication when the exposed communication outlasts the compute, else compute).
-* :data:`PUBLISHED_RUNS` and :func:`published_comparison`: predicted MFU against published
-  runs (Llama 3 405B, Megatron-LM 1T, MegaScale 175B, DeepSeek-V3).
+* :data:`PUBLISHED_RUNS` and :func:`published_comparison`: predicted MFU against 41
+  published runs (``gpulesson/data/training_runs.json``);
+  :func:`~gpulesson.planning.published.leave_one_out` predicts each with the factors
+  fitted without it, and :func:`~gpulesson.planning.published.uncertainty` gives a plan
+  its band.
 
 A plan that cannot run is not an error: ``feasible`` is ``False`` and ``problems`` name the
 input at fault and a fix. Bad arguments (zero GPUs, a layout whose product is not

@@ -273,6 +273,7 @@ def gpu_view(gpu: object, *, usable_memory: float | None = None,
     if attention_efficiency is not None:
         over["attention_efficiency"] = v.fraction("attention_efficiency", attention_efficiency,
                                                   allow_zero=False)
+
     if usd_per_gpu_hour is not None:
         over["price"] = v.nonneg_number("usd_per_gpu_hour", usd_per_gpu_hour)
     return replace(view, **over) if over else view  # type: ignore[arg-type]

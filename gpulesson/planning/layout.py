@@ -86,8 +86,11 @@ class Layout:
     def strides(self) -> dict[str, tuple[int, int]]:
         """``{dimension: (stride, size)}`` in Megatron-LM's rank order."""
         dp = self.dp or 1
+        # experts fold over the data-parallel GPUs, or over all of tp x cp x dp when ep is
+        # larger than dp (Megatron-Core's MoE parallel folding, expert tensor parallelism 1)
+        expert = (self.tp * self.cp, self.ep) if dp % self.ep == 0 else (1, self.ep)
         return {"tensor": (1, self.tp), "context": (self.tp, self.cp),
-                "expert": (self.tp * self.cp, self.ep), "data": (self.tp * self.cp, dp),
+                "expert": expert, "data": (self.tp * self.cp, dp),
                 "pipeline": (self.tp * self.cp * dp, self.pp)}
 
 
@@ -144,9 +147,10 @@ def layout_problems(layout: Layout, model: ModelView, *, seq_len: int) -> list[s
                    "dense")
     elif model.is_moe and model.routed_experts % layout.ep:
         out.append(f"ep = {layout.ep} must divide the {model.routed_experts} routed experts")
-    if (layout.dp or 1) % layout.ep:
-        out.append(f"ep = {layout.ep} must divide dp = {layout.dp} (the expert-parallel "
-                   "GPUs are data-parallel replicas of the rest)")
+    if (layout.dp or 1) * layout.tp * layout.cp % layout.ep:
+        out.append(f"ep = {layout.ep} must divide tp x cp x dp = "
+                   f"{layout.tp * layout.cp * (layout.dp or 1)} (the expert-parallel GPUs are "
+                   "the attention's tensor-, context- and data-parallel GPUs, refolded)")
     return out
 
 
@@ -157,9 +161,9 @@ def candidate_layouts(model: ModelView, *, n_gpus: int, seq_len: int, domain: in
     Bounded on purpose: ``tp`` among the divisors of ``n_gpus`` up to the NVLink domain
     (and dividing the heads), ``pp`` among the divisors up to the layers, ``cp`` only for
     sequences of 32K tokens and more, ``ep`` for MoE models, micro-batches of 1 and 2, 1 or
-    2 chunks per pipeline GPU; ZeRO stages 0-3 for plain data parallelism, the distributed
-    optimizer (ZeRO-1) with model parallelism. Layouts with more replicas than sequences
-    are skipped.
+    2 chunks per pipeline GPU; ZeRO stages 0-3 for plain data parallelism, 1-3 with model
+    parallelism (Llama 3 405B ran ZeRO-2 with 16 pipeline stages). Layouts with more
+    replicas than sequences are skipped.
     """
     n = v.positive_int("n_gpus", n_gpus)
     out = []
@@ -176,8 +180,11 @@ def candidate_layouts(model: ModelView, *, n_gpus: int, seq_len: int, domain: in
                     continue
                 eps = [e for e in divisors(dp, model.routed_experts)
                        if model.routed_experts % e == 0] if model.is_moe else [1]
+                # ZeRO 0-3 over plain data parallelism; with model parallelism the
+                # distributed optimizer (1), gradients sharded too (2: Llama 3's FSDP
+                # without resharding) and parameters (3)
                 plain = tp == cp == pp == 1
-                zeros = (0, 1, 2, 3) if plain and dp > 1 else ((1,) if dp > 1 else (0,))
+                zeros = (0, 1, 2, 3) if plain and dp > 1 else ((1, 2, 3) if dp > 1 else (0,))
                 for ep in eps:
                     for zero in zeros:
                         for mb in (1, 2):

@@ -3,25 +3,20 @@
 :func:`plan_training` predicts the step time of a layout from first principles and the
 MFU follows from it (an output, never an input):
 
-* **compute**: the weight FLOPs (``6N`` per token with the *active* parameters) at the
-  GPU's dense peak times its achievable matmul efficiency
-  (:data:`gpulesson.planning._adapt.MATMUL_EFFICIENCY`), and attention: PaLM's ``12LHQT``
-  counts the whole score matrix, a causal kernel executes half of it, at the attention
-  kernel's efficiency (:data:`~gpulesson.planning._adapt.ATTENTION_EFFICIENCY`). FP8
-  speeds up only the weight matrices (attention stays BF16) and MFU is quoted against the
-  BF16 peak, as the papers that report it do (Llama 3's "BF16 MFU");
-* **recompute**: the FLOPs recomputation adds (:func:`gpulesson.flops.hardware_flops_per_token`:
-  selective ``+4LHQT``, full ``8N`` instead of ``6N``); DeepSeek-V3's recipe
-  (``recompute="deepseek-v3"``) adds to selective's one more forward pass of latent
-  attention's up-projections, ``2 *`` :func:`gpulesson.activations.up_projection_params`
-  per token and layer at the matrix-product rate (the RMSNorms it also recomputes are
-  memory-bound, one more read of their inputs, next to nothing beside the passes below,
-  and left out);
-* **memory-bound** work (norms, activations, residuals): the activations a layer stores are
-  written forward, read backward and their gradients written and read, 4 passes over
-  :func:`gpulesson.activations.activation_bytes` at the HBM bandwidth. FP8's casts,
-  quantization and transposes add 1.27 times that (:data:`FP8_MEMORY_BOUND_EXTRA`,
-  measured in DeepSeek-V3's training trace);
+* **compute**: every matrix product at its real shape, with tile and wave quantization, and
+  attention at FlashAttention's rate (:func:`gpulesson.planning.perf_model.step_terms`);
+  FP8 speeds up the layers' products (attention, the router and the output layer stay
+  BF16) and MFU is quoted against the BF16 peak, as the papers that report it do (Llama
+  3's "BF16 MFU");
+* **recompute**: what recomputation repeats: the forward products again (``full``, ``8N``
+  instead of ``6N``), the attention core again (``selective`` and ``full``); DeepSeek-V3's
+  recipe (``recompute="deepseek-v3"``) adds one more forward pass of latent attention's
+  up-projections (:func:`gpulesson.activations.up_projection_params`);
+* **memory-bound** work: norms, adds, rotary, activations, token permutation, dropout,
+  cross-entropy and FP8 casts as bytes at the HBM bandwidth, and the optimizer step
+  (``optimizer``, once a step); **launch**: the gaps between kernels and the host
+  synchronisations of mixture-of-experts layers; **offload**: the activations copied to
+  the host and back, where they do not hide behind compute;
 * **exposed communication** of each dimension (:mod:`gpulesson.traffic`), on the tier it
   crosses at NCCL's achievable bandwidth (:func:`gpulesson.distributed.achievable_bandwidth`,
   NVLink SHARP for all-reduces where the switches reduce); tensor, context, expert and
@@ -31,11 +26,17 @@ MFU follows from it (an output, never an input):
 * **bubble**: ``(p - 1)/(v m)`` of that work
   (:func:`gpulesson.distributed.pipeline_bubble_fraction`), or DualPipe's.
 
+Each term is scaled by a factor fitted on the published runs
+(:func:`default_factors`, :mod:`gpulesson.planning.calibration`); a plan keeps the
+coefficient of every factor (:attr:`TrainingPlan.terms`) so that the fit and its
+leave-one-out test (:func:`gpulesson.planning.published.leave_one_out`) are linear algebra.
+
 Memory per GPU is :func:`gpulesson.distributed.layout_memory` with FlashAttention's
 activations (or DeepSeek-V3's recipe, :data:`gpulesson.activations.DEEPSEEK_V3_RECIPE`),
 context parallelism splitting the sequence and, with pipeline stages, the embedding and
-output layer on the end stages; expert parallelism divides the routed experts.
-It is held against the GPU's usable memory less a stated reserve.
+output layer on the end stages; expert parallelism divides the routed experts; FP8 keeps
+the linear layers' saved inputs in one byte; offloaded layers keep their activations in
+host memory. It is held against the GPU's usable memory less a stated reserve.
 
 Taught in: ``notebooks/planning_dashboard.ipynb``.
 """
@@ -44,16 +45,27 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cache
 from types import MappingProxyType
 from typing import Any
 
 from gpulesson import _validate as v
 from gpulesson import activations, cost, distributed, flops, traffic, units
 
-from ._adapt import GPUView, ModelView, gpu_view, model_view
+from . import calibration, perf_model
+from ._adapt import (
+    ATTENTION_EFFICIENCY,
+    MATMUL_EFFICIENCY,
+    GPUView,
+    ModelView,
+    gpu_view,
+    model_view,
+)
 from .layout import Layout, batch_split, candidate_layouts, layout_problems
+from .runs import PublishedRun, load_runs
 
-__all__ = ["FP8_MEMORY_BOUND_EXTRA", "TrainingPlan", "TrainingSettings", "plan_training"]
+__all__ = ["FP8_MEMORY_BOUND_EXTRA", "TrainingPlan", "TrainingSettings", "default_factors",
+           "plan_run", "plan_training"]
 
 #: Start-up cost alpha of one collective, by tier: the order of what nccl-tests shows for
 #: small messages (about 10 us on an NVLink pair, nccl-tests issue #44; more across a network).
@@ -61,7 +73,9 @@ LATENCY = MappingProxyType({"nvlink": 10e-6, "network": 20e-6})
 #: Share of usable memory kept free by default: allocator fragmentation, NCCL and CUDA
 #: workspaces. Measure yours (``torch.cuda.max_memory_reserved``) and pass ``memory_reserve``.
 MEMORY_RESERVE = 0.05
-#: Memory-bound time FP8 adds, as a share of the other memory-bound kernels: casting,
+#: Memory-bound time FP8 adds, as a share of the other memory-bound kernels (kept for the
+#: lessons that quote DeepSeek-V3's trace; the planner now counts the casts' bytes,
+#: :mod:`gpulesson.planning.perf_model`): casting,
 #: quantizing and transposing activations and gradients to FP8 with their scales. In
 #: DeepSeek-V3's training trace (DeepSeek-AI, profile-data, ``train.json``, commit
 #: 449602428a1b, captured 2025-02-25 on an H800: one DualPipe forward and backward chunk of
@@ -71,6 +85,7 @@ MEMORY_RESERVE = 0.05
 FP8_MEMORY_BOUND_EXTRA = 18_226 / (4_415 + 3_448 + 3_062 + 1_863 + 1_512)
 _DIMENSIONS = ("tensor", "context", "expert", "pipeline", "data")
 _PRECISIONS = ("bf16", "fp16", "fp8")
+FP8_RECIPES = perf_model.FP8_RECIPES
 
 
 @dataclass(frozen=True)
@@ -89,6 +104,9 @@ class TrainingSettings:
     schedule: str
     comm_sm_fraction: float = 0.0
     max_nodes_per_token: int | None = None
+    fp8_recipe: str = "current"
+    offload_layers: int = 0
+    expert_imbalance: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -96,11 +114,16 @@ class TrainingPlan:
     """A training plan: feasible or not, and every figure behind it.
 
     ``breakdown`` holds seconds per step: ``compute``, ``recompute``, ``memory_bound``,
-    ``bubble`` and the exposed communication of ``tensor``, ``context``, ``expert``,
-    ``pipeline`` and ``data`` parallelism; they add up to ``step_time``. ``tiers`` say which
-    link each dimension crosses, ``traffic`` the bytes each GPU sends per step. ``mfu`` is
-    predicted (model FLOPs over the BF16 dense peak). ``cost_usd`` is ``None`` without a
-    price. ``problems`` name the input at fault and a fix; ``notes`` the assumptions.
+    ``optimizer``, ``launch`` (kernel gaps and MoE host syncs), ``offload``, ``bubble`` and
+    the exposed communication of ``tensor``, ``context``, ``expert``, ``pipeline`` and
+    ``data`` parallelism; they add up to ``step_time``. ``tiers`` say which link each
+    dimension crosses, ``traffic`` the bytes each GPU sends per step. ``mfu`` is predicted
+    (model FLOPs over the BF16 dense peak). ``cost_usd`` is ``None`` without a price.
+    ``problems`` name the input at fault and a fix; ``notes`` the assumptions. ``terms``
+    holds the coefficient (seconds per unit) of every calibrated factor and ``fixed_time``
+    the seconds that do not scale with them: ``step_time = sum(terms[k] * factors[k]) +
+    fixed_time``. ``architecture`` and ``moe`` place the plan among the published runs
+    (:func:`gpulesson.planning.published.uncertainty`).
     """
 
     feasible: bool
@@ -125,6 +148,16 @@ class TrainingPlan:
     reason: str = ""
     notes: tuple[str, ...] = field(default=())
     searched: bool = False
+    terms: Mapping[str, float] = field(default_factory=dict)
+    fixed_time: float = 0.0
+    architecture: str = ""
+    moe: bool = False
+
+    @property
+    def dominant_term(self) -> str:
+        """The largest entry of :attr:`breakdown`: the term that sets the step time."""
+        return max(self.breakdown, key=lambda k: self.breakdown[k])
+
 
     @property
     def memory_fits(self) -> bool:
@@ -135,7 +168,8 @@ class TrainingPlan:
     def efficiency(self) -> float:
         """Share of the step spent computing (compute, recompute, memory-bound work)."""
         b = self.breakdown
-        return (b["compute"] + b["recompute"] + b["memory_bound"]) / self.step_time
+        return (b["compute"] + b["recompute"] + b["memory_bound"] + b["launch"]
+                ) / self.step_time
 
     @property
     def bottleneck(self) -> str:
@@ -159,8 +193,8 @@ def _peak(gpu: GPUView, precision: str) -> tuple[float, list[str]]:
     return gpu.peak("bf16" if precision == "bf16" else precision), []
 
 
-def _memory(model: ModelView, lay: Layout, seq_len: int, recompute: str
-            ) -> tuple[float, float]:
+def _memory(model: ModelView, lay: Layout, seq_len: int, recompute: str,
+            offload_layers: int = 0, fp8: bool = False) -> tuple[float, float]:
     """(bytes per GPU, parameters per GPU) from distributed.layout_memory.
 
     DeepSeek-V3's recipe is not one of the layout's own modes: its activations are counted
@@ -181,7 +215,13 @@ def _memory(model: ModelView, lay: Layout, seq_len: int, recompute: str
         n_params=n_eff, n_gpus=tp * pp * cp * (lay.dp or 1), tp=tp, pp=pp, cp=cp,
         zero_stage=lay.zero_stage, cfg=model.cfg, batch=lay.micro_batch,
         embedding_on_ends=pp > 1, **shape)  # type: ignore[arg-type]
-    return mem.total * tp / lay.tp, mem.params_per_gpu * tp / lay.tp
+    total = mem.total
+    if fp8:  # TransformerEngine keeps each product's input for the backward pass in FP8
+        total -= mem.activations * perf_model.fp8_activation_saving(model)
+    if offload_layers:  # activations of that many of the stage's layers wait in host memory
+        total -= mem.activations * min(offload_layers, -(-model.layers // pp)) / -(
+            -model.layers // pp)
+    return total * tp / lay.tp, mem.params_per_gpu * tp / lay.tp
 
 
 class _Links:
@@ -203,6 +243,19 @@ class _Links:
         return item.time(bandwidth=self.bw[tier], latency=self.latency[tier],
                          sharp_line_rate=self.sharp_rate if tier == "nvlink" else 0.0)
 
+    def all_to_all_time(self, item: traffic.Traffic, stride: int, size: int) -> float:
+        """An all-to-all over a group that spans NVLink domains: each GPU's bytes to the
+        peers inside its own domain cross NVLink, the rest the network, at the same time;
+        the slower share sets the time (the group's ``stride`` says how many of its
+        members share a domain)."""
+        inside = max(min(self.domain // max(stride, 1), size), 1)
+        if self.tier(stride, size) == "nvlink" or inside == 1:
+            return self.time(item, self.tier(stride, size))
+        near = (inside - 1) / (size - 1)
+        return max(item.time(bandwidth=self.bw["nvlink"] / near, latency=self.latency["nvlink"]),
+                   item.time(bandwidth=self.bw["network"] / (1 - near),
+                             latency=self.latency["network"]))
+
 
 def _imbalance(model: ModelView, pp: int) -> float:
     """Work of the busiest pipeline stage over the mean: it paces the pipeline.
@@ -223,7 +276,7 @@ def _imbalance(model: ModelView, pp: int) -> float:
 
 
 def _evaluate(model: ModelView, gpu: GPUView, lay: Layout, st: TrainingSettings,
-              links: _Links) -> TrainingPlan:
+              links: _Links, factors: Mapping[str, float]) -> TrainingPlan:
     L, s, rc = model.layers, st.seq_len, st.recompute
     problems = layout_problems(lay, model, seq_len=s)
     sequences, micro, batch_problems = batch_split(
@@ -235,33 +288,46 @@ def _evaluate(model: ModelView, gpu: GPUView, lay: Layout, st: TrainingSettings,
     pp = min(lay.pp, L)
     stage = -(-L // pp)
     imbalance = _imbalance(model, pp)
-    n_act = model.active_params
     model_fpt = model.model_flops_per_token(s)
-    attn = model_fpt - 6 * n_act
-    # recomputation as flops.hardware_flops_per_token counts it: the attention core again
-    # (selective and full), and one more forward pass of the weights (full); DeepSeek-V3's
-    # recipe: selective's, plus the up-projections' forward pass again
-    attn_hw = attn * (4 / 3 if rc != "none" else 1)
-    hw_fpt = (8 if rc == "full" else 6) * n_act + attn_hw
-    if rc == "deepseek-v3":
-        hw_fpt += 2 * activations.up_projection_params(model.cfg) * L
-    moved = "selective" if rc == "deepseek-v3" else rc  # the traffic's view: no layer rerun
-    per_gpu = st.global_batch_tokens / st.n_gpus * imbalance  # tokens' worth of work
-    # a causal kernel executes half of PaLM's attention count: rate per counted FLOP x 2
-    sms = 1 - st.comm_sm_fraction  # SMs left to compute beside communication kernels
-    rate_w = peak * sms * (gpu.fp8_matmul_efficiency if st.precision == "fp8"
-                           and not peak_problems else gpu.matmul_efficiency)
-    rate_a = gpu.peak("bf16") * gpu.attention_efficiency * 2 * sms
-    compute = per_gpu * (6 * n_act / rate_w + attn / rate_a)
-    recompute = per_gpu * ((hw_fpt - attn_hw - 6 * n_act) / rate_w + (attn_hw - attn) / rate_a)
     m = max(micro, 1e-9)
-    tp_act = lay.tp if model.heads % lay.tp == 0 and model.hidden % lay.tp == 0 else 1
-    stored = activations.activation_bytes(
-        model.cfg, seq_len=s, batch=lay.micro_batch, attention="flash", tp=tp_act,
-        sequence_parallel=tp_act > 1, cp=lay.cp if s % lay.cp == 0 else 1
-    ) / L * tp_act / lay.tp
-    passes = 4 * (1 + FP8_MEMORY_BOUND_EXTRA if st.precision == "fp8" else 1)
-    memory_bound = passes * stored * stage * m / (gpu.bandwidth * sms)
+    tp_ok = lay.tp if model.heads % lay.tp == 0 and model.hidden % lay.tp == 0 else 1
+    mem, shard = _memory(model, lay, s, rc, st.offload_layers,
+                         st.precision == "fp8" and not peak_problems and rc != "deepseek-v3")
+    dp_group = (lay.dp or 1) * lay.cp
+    zero_shard = shard / dp_group if lay.zero_stage >= 1 else shard
+    terms = perf_model.step_terms(
+        model, gpu, tp=tp_ok, cp=lay.cp if s % lay.cp == 0 else 1, pp=pp, ep=lay.ep,
+        micro_batch=lay.micro_batch, seq_len=s, precision=st.precision if not peak_problems
+        else "bf16", fp8_recipe=st.fp8_recipe, recompute=rc, imbalance=imbalance,
+        shard_params=zero_shard, offload_layers=st.offload_layers,
+        expert_imbalance=st.expert_imbalance)
+    arch = gpu.spec.architecture
+    prec = st.precision if not peak_problems else "bf16"
+    cols = {t: calibration.column(t, arch, prec) for t in perf_model.TERMS}
+    f = {t: calibration.factor(factors, cols[t]) for t in perf_model.TERMS}
+    # a matmul or attention efficiency measured by the reader scales the fitted factor by
+    # how far it is from the sourced figure (passing the sourced figure changes nothing)
+    f["gemm"] *= MATMUL_EFFICIENCY.get(arch, (gpu.matmul_efficiency,))[0] / gpu.matmul_efficiency
+    f["attention"] *= (ATTENTION_EFFICIENCY.get(arch, (gpu.attention_efficiency,))[0]
+                       / gpu.attention_efficiency)
+    sms = 1 - st.comm_sm_fraction  # SMs left to compute beside communication kernels
+    gemm_mb, attn_mb = terms.gemm / sms, terms.attention / sms
+    experts_mb = terms.experts / sms
+    # recomputation's share: the forward products again (full), the attention core again
+    redo_gemm = gemm_mb / 4 if rc == "full" else 0.0
+    redo_attn = attn_mb / 4 if rc != "none" else 0.0
+    if rc == "deepseek-v3":  # the up-projections' forward pass again, at the products' rate
+        up = 2 * activations.up_projection_params(model.cfg) * L
+        redo_gemm += gemm_mb * up / (6 * model.active_params)
+    redo_experts = experts_mb / 4 if rc == "full" else 0.0
+    compute = m * (f["gemm"] * (gemm_mb - redo_gemm) + f["experts"] * (experts_mb - redo_experts)
+                   + f["attention"] * (attn_mb - redo_attn))
+    recompute = m * (f["gemm"] * redo_gemm + f["experts"] * redo_experts
+                     + f["attention"] * redo_attn)
+    memory_bound = m * f["memory"] * terms.memory / sms
+    launch = m * (f["kernels"] * terms.kernels + f["syncs"] * terms.syncs)
+    optimizer = f["memory"] * terms.optimizer_bytes / gpu.bandwidth
+    moved = "selective" if rc == "deepseek-v3" else rc  # the traffic's view: no layer rerun
     ov = st.overlap
     items: dict[str, tuple[traffic.Traffic, str]] = {}
     strides = lay.strides
@@ -289,10 +355,17 @@ def _evaluate(model: ModelView, gpu: GPUView, lay: Layout, st: TrainingSettings,
         micro_batch=lay.micro_batch, seq_len=s_gpu, hidden=model.hidden, tp=lay.tp,
         interleave=lay.interleave, pp=pp), links.tier(pipe_stride, 2) if pp > 1 else "nvlink")
     # each dimension hides behind the compute of its micro-batch, as far as there is some
-    window = (compute + recompute + memory_bound) / m
-    exposed = {dim: distributed.exposed_time(links.time(item, tier), window, ov[dim]) * m
+    window = (compute + recompute + memory_bound + launch) / m
+    def seconds(dim: str, item: traffic.Traffic, tier: str) -> float:
+        if dim == "expert" and item.collective == "alltoall":
+            return links.all_to_all_time(item, *strides["expert"])
+        return links.time(item, tier)
+
+    exposed = {dim: distributed.exposed_time(seconds(dim, item, tier), window, ov[dim]) * m
                for dim, (item, tier) in items.items()}
-    work = compute + recompute + memory_bound + sum(exposed.values())
+    offload = distributed.exposed_time(terms.offload_bytes / perf_model.host_link_bandwidth(
+        gpu), window, 1.0) * m
+    work = compute + recompute + memory_bound + launch + sum(exposed.values()) + offload
     if pp > 1:
         whole = max(round(micro), 1)
         fraction = (distributed.dualpipe_bubble_fraction(pp, whole)
@@ -301,8 +374,6 @@ def _evaluate(model: ModelView, gpu: GPUView, lay: Layout, st: TrainingSettings,
     else:
         fraction = 0.0
     bubble = fraction * work
-    mem, shard = _memory(model, lay, s, rc)
-    dp_group = (lay.dp or 1) * lay.cp
     data_tier = links.tier(lay.tp, dp_group)
     per_micro = work / m
     data = 0.0
@@ -315,9 +386,20 @@ def _evaluate(model: ModelView, gpu: GPUView, lay: Layout, st: TrainingSettings,
             data += distributed.exposed_time(links.time(item, data_tier), window, ov["data"])
             sent["data"] += item.bytes_per_rank
     exposed["data"] = data
-    step = work + bubble + data
-    breakdown = {"compute": compute, "recompute": recompute, "memory_bound": memory_bound,
-                 "bubble": bubble, **{d: exposed.get(d, 0.0) for d in _DIMENSIONS}}
+    step = work + bubble + data + optimizer
+    breakdown = {"compute": compute, "recompute": recompute,
+                 "memory_bound": memory_bound, "optimizer": optimizer, "launch": launch,
+                 "offload": offload, "bubble": bubble,
+                 **{d: exposed.get(d, 0.0) for d in _DIMENSIONS}}
+    # the coefficient of every calibrated factor in the step time, and what is left over
+    scale = (1 + fraction) * m
+    coef = {cols["gemm"]: scale * gemm_mb, cols["attention"]: scale * attn_mb}
+    if experts_mb:
+        coef[cols["experts"]] = scale * experts_mb
+    coef[cols["memory"]] = scale * terms.memory / sms + terms.optimizer_bytes / gpu.bandwidth
+    coef[cols["kernels"]] = scale * terms.kernels
+    coef[cols["syncs"]] = scale * terms.syncs
+    fixed = (1 + fraction) * (sum(t for d, t in exposed.items() if d != "data") + offload) + data
     limit = gpu.usable_memory * (1 - st.memory_reserve)
     if mem > limit:
         problems.append(
@@ -339,7 +421,8 @@ def _evaluate(model: ModelView, gpu: GPUView, lay: Layout, st: TrainingSettings,
         days=seconds / flops.SECONDS_PER_DAY, gpu_hours=hours, cost_usd=bill,
         micro_batches=micro, sequences=sequences, tiers=MappingProxyType(tiers),
         traffic=MappingProxyType(sent), model=model.name, gpu=gpu.name, settings=st,
-        notes=(*model.notes, *gpu.notes))
+        notes=(*model.notes, *gpu.notes), terms=MappingProxyType(coef), fixed_time=fixed,
+        architecture=arch, moe=model.is_moe)
 
 
 def _comparison(best: TrainingPlan, ranked: list[TrainingPlan], fitting: int, tried: int,
@@ -400,6 +483,10 @@ def plan_training(
     pipeline_schedule: str = "1f1b",
     comm_sm_fraction: float = 0.0,
     max_nodes_per_token: int | None = None,
+    fp8_recipe: str = "current",
+    offload_layers: int = 0,
+    expert_imbalance: float = 1.0,
+    factors: Mapping[str, float] | None = None,
 ) -> TrainingPlan:
     """Plan pretraining ``model`` on ``n_gpus`` GPUs: memory, step time, MFU, days, cost.
 
@@ -451,6 +538,20 @@ def plan_training(
         Share of the streaming multiprocessors that communication kernels keep while they
         overlap compute (DeepSeek-V3 gives 20 of the H800's 132 to its all-to-alls, section
         3.2.2): compute runs that much slower.
+    fp8_recipe : str
+        ``"current"`` (TransformerEngine's current scaling, default), ``"delayed"``,
+        ``"tensorwise"`` (torchao), ``"blockwise"`` (DeepSeek-V3) or ``"mxfp8"``
+        (Blackwell): the casts it adds (:data:`~gpulesson.planning.perf_model.FP8_RECIPES`).
+    offload_layers : int
+        Layers (of each pipeline stage) whose activations wait in host memory between the
+        forward and the backward pass (Megatron-Core's ``cpu_offloading_num_layers``):
+        their memory leaves the GPU, their copies cross the host link
+        (:func:`~gpulesson.planning.perf_model.host_link_bandwidth`) behind the compute.
+    expert_imbalance : float
+        Tokens of the busiest expert-parallel GPU over the mean (1: balanced routing).
+    factors : mapping, optional
+        The model's calibrated factors (:func:`default_factors`, fitted on the published
+        runs, by default); the calibration passes its own.
     max_nodes_per_token : int, optional
         Node-limited routing: each token's activations cross the network to at most this
         many nodes, then NVLink fans them out (DeepSeek-V3: 4, section 3.2.2).
@@ -493,18 +594,24 @@ def plan_training(
         overlap=MappingProxyType(shares), schedule=schedule,
         comm_sm_fraction=v.fraction("comm_sm_fraction", comm_sm_fraction, allow_one=False),
         max_nodes_per_token=None if max_nodes_per_token is None else v.positive_int(
-            "max_nodes_per_token", max_nodes_per_token))
+            "max_nodes_per_token", max_nodes_per_token),
+        fp8_recipe=v.choice("fp8_recipe", fp8_recipe, FP8_RECIPES),
+        offload_layers=v.nonneg_int("offload_layers", offload_layers),
+        expert_imbalance=v.positive_number("expert_imbalance", expert_imbalance))
+    if factors is None:
+        factors = default_factors()
     links = _Links(gv, alpha, v.boolean("sharp", sharp))
+    fit = dict(factors)
     if isinstance(layout, Layout):
-        return _evaluate(mv, gv, layout.resolve(n), st, links)
+        return _evaluate(mv, gv, layout.resolve(n), st, links, fit)
     if layout != "auto":
         raise ValueError(f"layout must be a Layout or 'auto', got {layout!r}")
     candidates = candidate_layouts(mv, n_gpus=n, seq_len=s, domain=gv.domain,
                                    sequences=batch / s)
-    plans = [_evaluate(mv, gv, lay, st, links) for lay in candidates
+    plans = [_evaluate(mv, gv, lay, st, links, fit) for lay in candidates
              if not layout_problems(lay, mv, seq_len=s)]
     if not plans:
-        fallback = _evaluate(mv, gv, Layout().resolve(n), st, links)
+        fallback = _evaluate(mv, gv, Layout().resolve(n), st, links, fit)
         return _with(fallback, reason="No layout of tp, cp and pp dividing the model and the "
                      "batch was found; shown: plain data parallelism.")
     # equal times (to 4 digits): the simpler layout, lower ZeRO stage and micro-batch first
@@ -520,6 +627,22 @@ def plan_training(
            f"{leanest.layout.describe()}, needs {units.format_bytes(leanest.memory_per_gpu)} "
            f"per GPU of the {units.format_bytes(leanest.memory_limit)} usable.")
     return _with(leanest, reason=why)
+
+
+def plan_run(run: PublishedRun, **overrides: object) -> TrainingPlan:
+    """:func:`plan_training` of a published ``run`` on its published layout, with its
+    options (``overrides`` replace them: ``factors=...``, ``precision=...``)."""
+    options = {**run.options, **overrides}
+    return plan_training(run.model(), run.gpu, n_gpus=run.n_gpus, tokens=run.tokens,
+                         global_batch_tokens=run.global_batch_tokens, seq_len=run.seq_len,
+                         layout=run.layout, **options)  # type: ignore[arg-type]
+
+
+@cache
+def default_factors() -> Mapping[str, float]:
+    """The model's factors fitted on every published run
+    (:func:`gpulesson.planning.calibration.fit` of :func:`~gpulesson.planning.runs.load_runs`)."""
+    return calibration.fit(load_runs(), plan_run)
 
 
 def _with(plan: TrainingPlan, *, reason: str) -> TrainingPlan:

@@ -23,8 +23,16 @@ from gpulesson.calculators.spec import (
     Output,
     Select,
 )
+from gpulesson.planning import published
 
 LESSON = "planning_dashboard"
+
+
+def _price_note(plan_cost: float | None, price: float) -> str:
+    """The price a cost was computed at, in cents (never ``$3.43088``)."""
+    if plan_cost is None or price <= 0:
+        return "no dated price for this GPU: enter a quote (cost shown as 0)"
+    return f"at ${price:,.2f} per GPU-hour"
 
 
 def _planning(**kw: Any) -> dict[str, Any]:
@@ -37,21 +45,26 @@ def _planning(**kw: Any) -> dict[str, Any]:
     n = transformer.param_count(cfg)
     active = transformer.active_params(cfg)
     b = plan.breakdown
+    band, like = published.uncertainty(plan)
     return {
         "feasible": plan.feasible,
         "problems": " ".join(plan.problems) or "none",
         "degrees": plan.layout.describe(),
         "reason": plan.reason or "the layout as set",
         "bottleneck": plan.bottleneck,
-        "mfu": plan.mfu,
+        "mfu": plan.mfu, "mfu_band": band,
+        "band_note": f"the largest leave-one-out error of the {like} published runs most "
+                     "like this plan",
+        "dominant": plan.dominant_term.replace("_", "-"),
         "time": plan.days * flops.SECONDS_PER_DAY,
         "gpu_hours": plan.gpu_hours,
-        "cost": plan.cost_usd or 0.0, "price_note": planner_inputs.price_note(plan.cost_usd, price),
+        "cost": plan.cost_usd or 0.0, "price_note": _price_note(plan.cost_usd, price),
         "memory_per_gpu": plan.memory_per_gpu, "memory_limit": plan.memory_limit,
         "fits": plan.memory_fits,
         "tokens_per_second": plan.tokens_per_second, "step_time": plan.step_time,
         "micro_batches": plan.micro_batches,
-        "step_compute": b["compute"] + b["recompute"] + b["memory_bound"],
+        "step_compute": (b["compute"] + b["recompute"] + b["memory_bound"] + b["optimizer"]
+                         + b["launch"]),
         "bubble": b["bubble"], "tensor_comm": b["tensor"], "context_comm": b["context"],
         "pipeline_comm": b["pipeline"], "expert_comm": b["expert"], "comm_time": b["data"],
         "efficiency": plan.efficiency,
@@ -81,7 +94,8 @@ PLANNING = Calculator(
         # hardware
         *planner_inputs.gpu_inputs("H100 SXM"),
         replace(shared.dtype_input(), help="Matrix-multiply precision: FP8 speeds up the "
-                "weight matrices only; MFU stays against the BF16 peak."),
+                "layers' products (attention and the output layer stay BF16) and adds its "
+                "casts; MFU stays against the BF16 peak."),
         shared.N_GPUS,
         # layout
         Select("layout", "Parallel layout", default="auto",
@@ -97,8 +111,9 @@ PLANNING = Calculator(
         Integer("cp", "Context-parallel size (if set)", default=1, range=(1, 1024),
                 help="Splits each sequence; must divide it."),
         Integer("ep", "Expert-parallel size (if set)", default=1, range=(1, 1024),
-                help="Mixture-of-experts models only: splits the experts over ep of the dp "
-                     "GPUs; must divide dp and the experts."),
+                help="Mixture-of-experts models only: splits the experts over ep GPUs (the "
+                     "data-parallel ones, or tp x cp x dp refolded); must divide tp x cp x dp "
+                     "and the experts."),
         Integer("zero_stage", "ZeRO stage (if set)", default=1, range=(0, 3),
                 help="0 none, 1 optimizer states (Megatron's distributed optimizer), 2 + "
                      "gradients, 3 + parameters."),
@@ -125,7 +140,13 @@ PLANNING = Calculator(
         Output("reason", "Why this layout", "text"),
         Output("bottleneck", "Bottleneck", "text"),
         Output("mfu", "MFU (predicted)", "percent",
-               help="Model FLOPs over the BF16 dense peak: an output of the step time."),
+               help="Model FLOPs over the BF16 dense peak: an output of the step time, whose "
+                    "terms are fitted on published runs."),
+        Output("mfu_band", "MFU uncertainty (±, relative)", "percent",
+               help="The largest error, on runs left out of the fit, among the published "
+                    "runs most like this plan (same GPU generation, precision, dense or MoE)."),
+        Output("band_note", "Uncertainty from", "text"),
+        Output("dominant", "Largest part of a step", "text"),
         Output("time", "Training time", _SECONDS),
         shared.GPU_HOURS_OUT,
         Output("cost", "Cost", "usd"),

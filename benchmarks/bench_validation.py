@@ -1,0 +1,25 @@
+"""Print the training model's leave-one-out table on the published runs.
+
+Every run of ``gpulesson/data/training_runs.json`` is predicted by the factors fitted on
+all the others (:func:`gpulesson.planning.published.leave_one_out`): the same table the
+planning lesson shows, then the fitted factors. No timing and no assert: a report.
+
+Run: ``.venv/bin/python benchmarks/bench_validation.py``.
+"""
+
+from __future__ import annotations
+
+from gpulesson.planning import calibration, published
+from gpulesson.planning.training import default_factors
+
+
+def main() -> None:
+    print(published.format_table())
+    print()
+    print("factors fitted on every run (prior in brackets):")
+    for name, value in default_factors().items():
+        print(f"  {name:22s} {value:10.4g}  ({calibration.PRIOR[name]:.4g})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,364 @@
+"""The work of one training step, term by term, as the lessons' own formulas count it.
+
+:func:`step_terms` takes a model, a GPU and a layout and returns the *base* seconds of each
+kind of work one GPU does in one micro-batch of its pipeline stage, each at the rate a
+source gives (or at the peak, where the rate is what the calibration fits):
+
+* ``gemm``: every matrix product at its real shape: the weights sliced by tensor (and
+  expert) parallelism, the rows a micro-batch's tokens (divided by context parallelism),
+  the forward product and the two of the backward pass (data and weight gradients), each
+  rounded up to whole tiles and whole waves of tiles over the GPU's SMs
+  (:func:`gpulesson.execution.gemm_waves`, the Inside the GPU lesson) at the achievable
+  fraction of the dense peak of its precision (:data:`GEMM_EFFICIENCY`). A product whose
+  bytes take longer than its FLOPs (the roofline lesson) counts as memory traffic instead.
+  Mixture-of-experts layers: the router, the routed experts' products with the tokens each
+  expert receives (``tokens x experts_per_token x ep / experts``), and the shared experts.
+  Where the run computes in FP8, the layers' products use the FP8 peak; the output layer
+  and the router stay in BF16;
+* ``experts``: the routed experts' products, apart: they run as grouped products of as
+  many rows as tokens reach each expert, and their own factor says how far from the dense
+  products' rate;
+* ``attention``: the attention FLOPs a causal kernel executes (half of PaLM's ``12LHQT``,
+  more with recomputation, :func:`gpulesson.flops.hardware_flops_per_token`) at the dense
+  BF16 peak: the calibration's factor is one over the FlashAttention efficiency;
+* ``memory``: every kernel that is not a matrix product, as bytes at the HBM bandwidth:
+  norms, residual adds, rotary embeddings, the MLP's activation function, dropout, token
+  permutation for the experts, softmax and cross-entropy over the vocabulary, FP8 casts
+  and transposes (by recipe), the optimizer step (:data:`OPTIMIZER_BYTES`), and products
+  too small to be compute-bound. Forward traffic is counted once, the backward pass twice
+  (it reads the saved input and the incoming gradient and writes the outgoing one);
+* ``kernels``: the number of kernels launched; the calibration's factor is the seconds lost
+  between two kernels (launch, ramp-up and tail);
+* ``syncs``: the host synchronisations a dropless mixture-of-experts layer makes (the CPU
+  waits for the tokens each expert receives before it can size the next kernels, so the
+  GPU's queue runs dry), one per MoE layer forward and one backward; the factor is the
+  seconds each costs.
+
+The calibration (:mod:`gpulesson.planning.calibration`) fits one factor per term and GPU
+generation on the published runs, leave-one-out. Standard library only (the site runs the
+planner in the browser).
+
+Taught in: ``notebooks/planning_dashboard.ipynb`` (where the model misses, and why).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from types import MappingProxyType
+
+from gpulesson import _validate as v
+from gpulesson import activations, execution, transformer
+
+from ._adapt import GPUView, ModelView, gpu_view, model_view
+
+__all__ = ["ACTIVATION_BYTES", "FP8_RECIPES", "GEMM_EFFICIENCY", "HOST_LINK", "OPTIMIZER_BYTES",
+           "TERMS",
+           "StepTerms", "fp8_activation_saving", "gemm_seconds", "host_link_bandwidth",
+           "step_terms"]
+
+#: The work terms of a step, each with one calibrated factor.
+TERMS = ("gemm", "experts", "attention", "memory", "kernels", "syncs")
+#: Bytes of one activation value (BF16).
+ACTIVATION_BYTES = 2
+#: Achievable fraction of the dense peak in large matrix products, by architecture and
+#: precision class: (fraction, source). The BF16 figures are the best rates of a search
+#: over shapes (S. Bekman, *Machine Learning Engineering*, "Maximum Achievable Matmul FLOPS
+#: comparison table": A100 SXM 267.9 of 312, H100 SXM 792.1 of 989 TFLOP/s); FP8 on Hopper
+#: is DeepGEMM's "1350+ FP8 TFLOPS" on large shapes (deepseek-ai/DeepGEMM README, 2025)
+#: of the 1,979 peak. Blackwell has no published sweep: the Hopper fractions are assumed,
+#: and the calibration corrects them from the Blackwell runs.
+GEMM_EFFICIENCY: Mapping[tuple[str, str], tuple[float, str]] = MappingProxyType({
+    ("Ampere", "bf16"): (267.9 / 312, "A100 SXM 267.9 of 312 TFLOP/s (Bekman, MAMF table)"),
+    ("Hopper", "bf16"): (792.1 / 989, "H100 SXM 792.1 of 989 TFLOP/s (Bekman, MAMF table)"),
+    ("Hopper", "fp8"): (1350 / 1979, "DeepGEMM: 1,350+ of 1,979 FP8 TFLOP/s"),
+    ("Blackwell", "bf16"): (792.1 / 989, "assumed, as Hopper BF16"),
+    ("Blackwell", "fp8"): (1350 / 1979, "assumed, as Hopper FP8"),
+})
+_DEFAULT_GEMM = (0.75, "assumed (no measurement for this architecture)")
+#: Optimizer step, bytes per parameter a GPU updates: Adam reads the FP32 master weight,
+#: both moments and the FP32 gradient (16 bytes), writes the weight and the moments back
+#: (12) and the BF16 copy (2).
+OPTIMIZER_BYTES = 30
+#: Host link one way per GPU for CPU activation offload: Grace-Blackwell's NVLink-C2C,
+#: 900 GB/s both ways (NVIDIA GB200 NVL72 datasheet, 2024), else PCIe Gen5 x16, 64 GB/s.
+HOST_LINK: Mapping[str, float] = MappingProxyType({"grace": 450e9, "pcie5": 64e9})
+#: Kernels one layer launches per micro-batch, forward and backward (norms, products,
+#: rotary, attention, activation, adds; backward about twice): dense, and what an MoE
+#: layer adds (router, top-k, permutation, grouped products, unpermutation, all-to-alls),
+#: and what FP8 casts add.
+_KERNELS_DENSE, _KERNELS_MOE, _KERNELS_FP8 = 33, 24, 18
+_TILE = (256, 128)
+#: FP8 recipes: per-tensor scaling, delayed (TransformerEngine's first) or current (computed
+#: from the tensor being cast; torchao's "tensorwise" is the same), DeepSeek-V3's blockwise
+#: (1x128 activations, 128x128 weights) and Blackwell's MXFP8 (32-element blocks, scales in
+#: hardware). All cast the same bytes here; their speed differs in the fitted factors.
+FP8_RECIPES = ("delayed", "current", "tensorwise", "blockwise", "mxfp8")
+_PRECISIONS = ("bf16", "fp16", "fp8")
+#: Fixed cost of one output tile, in steps of the K loop: filling the tile's pipeline of
+#: loads before the first multiply and writing the tile out after the last (its epilogue).
+#: A product with a short K (small experts, narrow tensor-parallel slices) spends a larger
+#: share of its time there: ``time = 2 tm tn (k + TILE_OVERHEAD_K) / rate`` per tile.
+TILE_OVERHEAD_K = 512
+
+
+@dataclass(frozen=True)
+class StepTerms:
+    """Base seconds of one micro-batch on the busiest stage, per term (:data:`TERMS`);
+    ``kernels`` is a count, ``optimizer_bytes`` the bytes of one optimizer step (once per
+    step, not per micro-batch) and ``offload_bytes`` the activations sent to the host and
+    back per micro-batch."""
+
+    gemm: float
+    experts: float
+    attention: float
+    memory: float
+    kernels: float
+    syncs: float
+    optimizer_bytes: float
+    offload_bytes: float
+    gemm_flops: float
+
+    def as_dict(self) -> dict[str, float]:
+        return {t: getattr(self, t) for t in TERMS}
+
+
+def _sms(gpu: GPUView) -> int:
+    for name in (gpu.name, gpu.name.removeprefix("G").split(" ")[0]):
+        try:
+            return execution.gpu_execution(name).sms
+        except (KeyError, ValueError):
+            continue
+    return 132
+
+
+def host_link_bandwidth(gpu: object) -> float:
+    """One-way bytes/s between a GPU (a name or a :class:`GPUView`) and its host's memory
+    (:data:`HOST_LINK`)."""
+    gpu = gpu if isinstance(gpu, GPUView) else gpu_view(gpu)
+    return HOST_LINK["grace" if gpu.name.startswith("GB") else "pcie5"]
+
+
+def gemm_seconds(m: int, k: int, n: int, *, peak: float, efficiency: float, sms: int,
+                 bandwidth: float, element_bytes: float) -> tuple[float, float]:
+    """(compute seconds, memory seconds) of an ``m x k`` by ``k x n`` product: whole waves of
+    whole tiles at ``efficiency`` of ``peak``, and its three matrices' bytes at
+    ``bandwidth``. The larger sets the time (the roofline)."""
+    m, k, n = (v.positive_int(name, x) for name, x in (("m", m), ("k", k), ("n", n)))
+    return _gemm_seconds(m, k, n, v.positive_number("peak", peak),
+                         v.fraction("efficiency", efficiency, allow_zero=False),
+                         v.positive_int("sms", sms), v.positive_number("bandwidth", bandwidth),
+                         v.positive_number("element_bytes", element_bytes))
+
+
+def _gemm_seconds(m: int, k: int, n: int, peak: float, efficiency: float, sms: int,
+                  bandwidth: float, element_bytes: float) -> tuple[float, float]:
+    waves = execution.gemm_waves(max(int(m), 1), max(int(n), 1), sms=sms, tile_m=_TILE[0],
+                                 tile_n=_TILE[1])
+    compute = 2 * m * (k + TILE_OVERHEAD_K) * n / (peak * efficiency * waves.efficiency)
+    memory = (m * k + k * n + m * n) * element_bytes / bandwidth
+    return compute, memory
+
+
+def _efficiency(arch: str, precision: str) -> float:
+    return GEMM_EFFICIENCY.get((arch, precision), _DEFAULT_GEMM)[0]
+
+
+def step_terms(model: object, gpu: object, *, tp: int, cp: int, pp: int, ep: int,
+               micro_batch: int, seq_len: int, precision: str, fp8_recipe: str,
+               recompute: str, imbalance: float, shard_params: float,
+               offload_layers: int = 0, memory_factor: float = 1.25,
+               expert_imbalance: float = 1.0) -> StepTerms:
+    """The base terms of one micro-batch on the busiest pipeline stage (module docstring).
+
+    ``imbalance`` is the busiest stage's work over the mean (the output layer's extra);
+    ``expert_imbalance`` the tokens of the busiest expert-parallel GPU over the mean (1:
+    balanced routing, as the published benchmarks force it; the others wait for it);
+    ``shard_params`` the parameters this GPU's optimizer updates; ``memory_factor`` the
+    current estimate of one over the achievable share of the HBM bandwidth, used only to
+    decide whether a product is compute- or memory-bound.
+    """
+    model = model if isinstance(model, ModelView) else model_view(model)
+    gpu = gpu if isinstance(gpu, GPUView) else gpu_view(gpu)
+    tp, cp, pp, ep, micro_batch, seq_len = (v.positive_int(name, x) for name, x in (
+        ("tp", tp), ("cp", cp), ("pp", pp), ("ep", ep), ("micro_batch", micro_batch),
+        ("seq_len", seq_len)))
+    precision = v.choice("precision", precision, _PRECISIONS)
+    fp8_recipe = v.choice("fp8_recipe", fp8_recipe, FP8_RECIPES)
+    recompute = v.choice("recompute", recompute, activations.RECOMPUTE_MODES)
+    imbalance = v.positive_number("imbalance", imbalance)
+    shard_params = v.nonneg_number("shard_params", shard_params)
+    offload_layers = v.nonneg_int("offload_layers", offload_layers)
+    memory_factor = v.positive_number("memory_factor", memory_factor)
+    expert_imbalance = v.positive_number("expert_imbalance", expert_imbalance)
+    if expert_imbalance < 1:
+        raise ValueError(f"expert_imbalance must be at least 1 (the busiest GPU over the "
+                         f"mean), got {expert_imbalance!r}")
+    fp8 = precision == "fp8"
+    if fp8 and "fp8" not in gpu.spec.peak_flops:
+        raise ValueError(f"precision: the {gpu.name} has no FP8 tensor cores; use 'bf16'")
+    chip = _Chip(gpu.name, gpu.spec.architecture, gpu.bandwidth, gpu.peak("bf16"),
+                 gpu.peak("fp8") if fp8 else gpu.peak("bf16"), _sms(gpu))
+    return _terms(model, chip, tp, cp, pp, ep, micro_batch, seq_len, precision, fp8_recipe,
+                  recompute, imbalance, shard_params, offload_layers, memory_factor,
+                  expert_imbalance)
+
+
+@dataclass(frozen=True)
+class _Chip:
+    """What :func:`step_terms` reads of a GPU (hashable, so that terms can be cached)."""
+
+    name: str
+    architecture: str
+    bandwidth: float
+    peak_bf16: float
+    peak_low: float
+    sms: int
+
+    def peak(self, precision: str) -> float:
+        return self.peak_low if precision == "fp8" else self.peak_bf16
+
+
+@lru_cache(maxsize=4096)
+def _terms(model: ModelView, gpu: _Chip, tp: int, cp: int, pp: int, ep: int,
+           micro_batch: int, seq_len: int, precision: str, fp8_recipe: str, recompute: str,
+           imbalance: float, shard_params: float, offload_layers: int,
+           memory_factor: float, expert_imbalance: float = 1.0) -> StepTerms:
+    """:func:`step_terms` once its arguments are checked (cached: the calibration plans
+    the same runs many times)."""
+    cfg = model.cfg
+    arch = gpu.architecture
+    fp8 = precision == "fp8"
+    prec = "fp8" if fp8 else "bf16"
+    peak = gpu.peak(prec)
+    eff, eff16 = _efficiency(arch, prec), _efficiency(arch, "bf16")
+    sms = gpu.sms
+    bw = gpu.bandwidth / memory_factor
+    t = max(micro_batch * seq_len // cp, 1)  # tokens of the micro-batch on this GPU
+    h, L = model.hidden, model.layers
+    mem_bytes = 0.0
+    gemm = 0.0
+    experts = 0.0
+    gemm_flops = 0.0
+    cast_bytes = 0.0
+
+    def product(m: float, k: float, n: float, count: float = 1.0, *, low: bool = True,
+                grouped: bool = False) -> None:
+        """Forward, data-gradient and weight-gradient products of one linear layer
+        (``grouped``: the routed experts', run as grouped products)."""
+        nonlocal gemm, experts, mem_bytes, gemm_flops, cast_bytes
+        m, k, n = int(round(m)), int(round(k)), int(round(n))
+        if min(m, k, n) <= 0 or count <= 0:
+            return
+        use_fp8 = fp8 and low
+        pk, ef = (peak, eff) if use_fp8 else (gpu.peak_bf16, eff16)
+        width = 1 if use_fp8 else ACTIVATION_BYTES
+        passes = 4 if recompute == "full" else 3  # forward (again when fully recomputed)
+        for i, (a, b, c) in enumerate(((m, k, n), (m, n, k), (k, m, n))):
+            comp, mem = _gemm_seconds(a, b, c, pk, ef, sms, bw, width)
+            reps = (passes - 2) if i == 0 else 1
+            if comp >= mem and grouped:
+                experts += comp * count * reps
+            elif comp >= mem:
+                gemm += comp * count * reps
+            else:
+                mem_bytes += mem * bw * count * reps
+            gemm_flops += 2 * a * b * c * count * reps
+        if use_fp8:
+            # cast (and transpose) the input forward and the output gradient backward:
+            # read 2 bytes, write 1, and 1 more for the transposed copy; blockwise and MX
+            # recipes also write their scales (1 per 32 or 128 values, next to nothing);
+            # the weights are cast once per micro-batch (read 2, write 1)
+            cast_bytes += 4 * (m * k + m * n) * count + 3 * k * n * count
+
+    # attention projections (any kind: the weights a layer holds, in and out)
+    o_dim = cfg.o_dim
+    attn_weights = _attention_weights(cfg)
+    product(t, h, (attn_weights - o_dim * h) / h / tp, L)
+    product(t, o_dim / tp, h, L)
+    dense_layers = L - model.moe_layers
+    gate = 2 if cfg.gated_mlp else 1
+    product(t, h, gate * cfg.ffn / tp, dense_layers)  # type: ignore[operator]
+    product(t, cfg.ffn / tp, h, dense_layers)  # type: ignore[operator]
+    if model.is_moe:
+        moe_l = model.moe_layers
+        e_ffn = cfg.expert_ffn
+        local = model.routed_experts / ep
+        per_expert = ((t / tp) * model.experts_per_token * ep / model.routed_experts
+                      * expert_imbalance)
+        product(per_expert, h, gate * e_ffn, moe_l * local,  # type: ignore[operator]
+                grouped=True)
+        product(per_expert, e_ffn, h, moe_l * local, grouped=True)  # type: ignore[arg-type]
+        product(t / tp, h, model.routed_experts, moe_l, low=False)  # the router
+        if cfg.shared_experts:
+            s_ffn = cfg.shared_experts * cfg.shared_expert_ffn  # type: ignore[operator]
+            product(t, h, gate * s_ffn / tp, moe_l)
+            product(t, s_ffn / tp, h, moe_l)
+    product(t, h, cfg.vocab / tp, 1, low=False)  # the output layer
+    # memory-bound kernels, per token on this GPU (sequence parallel: norms on t/tp)
+    tok = t / tp
+    per_layer = (4 * h + 6 * h) * tok  # two norms (read, write), two residual adds
+    if cfg.dropout:
+        per_layer += 2 * 3 * h * tok  # two dropouts: read, write, mask
+    per_layer += 2 * (cfg.q_dim + cfg.kv_dim) * t / tp  # rotary on q and k
+    per_layer_dense = (3 if cfg.gated_mlp else 2) * cfg.ffn * t / tp  # type: ignore[operator]
+    act = per_layer * L + per_layer_dense * dense_layers
+    if model.is_moe:
+        k_tok = tok * model.experts_per_token
+        act += model.moe_layers * (
+            (3 if cfg.gated_mlp else 2) * cfg.expert_ffn * k_tok  # type: ignore[operator]
+            + 4 * h * k_tok)  # permute and unpermute the tokens' copies
+        if cfg.shared_experts:
+            act += model.moe_layers * 3 * cfg.shared_experts * cfg.shared_expert_ffn * t / tp  # type: ignore[operator]
+    fwd_passes = 2 if recompute == "full" else 1
+    mem_bytes += act * ACTIVATION_BYTES * (fwd_passes + 2)
+    # cross-entropy over the vocabulary slice: FP32 logits read and written, forward and back
+    mem_bytes += 4 * 4 * cfg.vocab / tp * t
+    mem_bytes += cast_bytes
+    # attention: the FLOPs a causal kernel executes (half of PaLM's count), recomputed too
+    attn = (model.model_flops_per_token(seq_len) - 6 * model.active_params) * t / tp / 2
+    if recompute != "none":
+        attn *= 4 / 3
+    kernels = L * (_KERNELS_DENSE + (_KERNELS_FP8 if fp8 else 0)) + model.moe_layers * _KERNELS_MOE
+    offload = 0.0
+    if offload_layers:
+        stored = activations.activation_bytes(cfg, seq_len=seq_len, batch=micro_batch,
+                                              attention="flash", tp=tp,
+                                              sequence_parallel=tp > 1, cp=cp) / L
+        offload = 2 * stored * min(offload_layers, L)
+    share = imbalance / pp
+    return StepTerms(gemm=gemm * share, experts=experts * share,
+                     attention=attn * share / gpu.peak_bf16,
+                     memory=mem_bytes * share / gpu.bandwidth, kernels=kernels / pp,
+                     syncs=2 * model.moe_layers / pp,
+                     optimizer_bytes=OPTIMIZER_BYTES * shard_params,
+                     offload_bytes=offload / pp, gemm_flops=gemm_flops * share)
+
+
+def fp8_activation_saving(model: object) -> float:
+    """Share of a layer's stored activations FP8 training saves: the inputs of the linear
+    layers (attention in and out, the MLP's or experts' in and out) are kept for the
+    backward pass as their FP8 casts, 1 byte instead of 2 (TransformerEngine saves the
+    quantized input). Measured against :func:`gpulesson.activations.activation_bytes` of
+    one token (FlashAttention, no recomputation)."""
+    model = model if isinstance(model, ModelView) else model_view(model)
+    cfg = model.cfg
+    per_token = activations.activation_bytes(cfg, seq_len=1, batch=1, attention="flash",
+                                             recompute="none") / model.layers
+    dense = model.layers - model.moe_layers
+    inputs = dense * (2 * model.hidden + cfg.o_dim + cfg.ffn)  # type: ignore[operator]
+    if model.is_moe:
+        k = model.experts_per_token
+        inputs += model.moe_layers * (2 * model.hidden + cfg.o_dim
+                                      + k * (model.hidden + cfg.expert_ffn))  # type: ignore[operator]
+    return min(inputs / model.layers / per_token, 0.5)  # 1 byte saved per value
+
+
+def _attention_weights(cfg: object) -> float:
+    """One layer's attention weights (any kind: grouped-query or latent), from
+    :func:`gpulesson.transformer.param_breakdown`."""
+    return transformer.param_breakdown(cfg)["attention"] / cfg.layers  # type: ignore[arg-type, attr-defined]
+
+
+v.guard_module(globals())

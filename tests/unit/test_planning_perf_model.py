@@ -1,0 +1,74 @@
+"""The step's work term by term (gpulesson.planning.perf_model)."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpulesson import transformer
+from gpulesson.planning import gpu_view, model_view
+from gpulesson.planning.perf_model import TILE_OVERHEAD_K, gemm_seconds, step_terms
+
+H100 = gpu_view("H100 SXM")
+
+
+def _terms(model: str, **kw: object):  # noqa: ANN202
+    args = dict(tp=1, cp=1, pp=1, ep=1, micro_batch=1, seq_len=4096, precision="bf16",
+                fp8_recipe="current", recompute="none", imbalance=1.0, shard_params=1e9)
+    args.update(kw)
+    return step_terms(model_view(model), H100, **args)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("model", ["llama-3-8b", "qwen3-30b-a3b", "deepseek-v3"])
+def test_products_at_their_shapes_add_up_to_6n(model: str) -> None:
+    """The forward, data-gradient and weight-gradient products of every linear layer at
+    their real shapes (experts with the tokens routed to them) do 6 FLOPs per active weight
+    and token: 6N of the lessons, less the input embedding (a lookup, no product)."""
+    cfg = transformer.preset(model)
+    t = _terms(model)
+    n = transformer.active_params(cfg) - cfg.vocab * cfg.hidden
+    assert t.gemm_flops == pytest.approx(6 * n * 4096, rel=0.02)
+
+
+def test_tensor_parallelism_slices_the_products() -> None:
+    """Each of tp GPUs does 1/tp of the products' FLOPs."""
+    assert _terms("llama-3-8b", tp=4).gemm_flops == pytest.approx(
+        _terms("llama-3-8b").gemm_flops / 4, rel=1e-6)
+
+
+def test_one_more_row_can_cost_a_whole_wave() -> None:
+    """Wave quantization (the Inside the GPU lesson): 132 SMs run 132 tiles of 256x128 at
+    once; a 133rd tile needs a second wave, nearly doubling the time."""
+    kw = dict(peak=989e12, efficiency=0.8, sms=132, bandwidth=3.35e12, element_bytes=2)
+    full, _ = gemm_seconds(256 * 12, 4096, 128 * 11, **kw)  # 132 tiles
+    more, _ = gemm_seconds(256 * 12 + 1, 4096, 128 * 11, **kw)  # 11 more tiles
+    assert more / full == pytest.approx(2.0, rel=1e-9)
+    assert full == pytest.approx(2 * 256 * 128 * (4096 + TILE_OVERHEAD_K) / (989e12 * 0.8 / 132))
+
+
+def test_fp8_adds_cast_traffic_and_moe_adds_syncs() -> None:
+    """FP8 casts and transposes add memory traffic; a dense model has no MoE syncs."""
+    assert _terms("llama-3-8b", precision="fp8").memory > _terms("llama-3-8b").memory
+    assert _terms("llama-3-8b").syncs == 0 < _terms("qwen3-30b-a3b").syncs
+
+
+def test_offload_moves_the_stage_activations() -> None:
+    assert _terms("llama-3-8b").offload_bytes == 0
+    assert _terms("llama-3-8b", offload_layers=16).offload_bytes == pytest.approx(
+        _terms("llama-3-8b", offload_layers=32).offload_bytes / 2)
+
+
+def test_fp8_keeps_the_products_inputs_in_one_byte() -> None:
+    """Between a tenth and a half of a layer's stored activations are linear layers' inputs,
+    which FP8 training keeps in 1 byte instead of 2."""
+    from gpulesson.planning.perf_model import fp8_activation_saving
+    assert 0.1 < fp8_activation_saving(model_view("llama-3-70b")) <= 0.5
+
+
+def test_uneven_routing_slows_the_experts_in_proportion() -> None:
+    """The busiest expert-parallel GPU paces the layer: 1.5 times the mean load takes 1.5
+    times the experts' products, or a little more where the extra rows start a wave."""
+    even = _terms("qwen3-30b-a3b", ep=8)
+    uneven = _terms("qwen3-30b-a3b", ep=8, expert_imbalance=1.5)
+    assert 1.5 * even.experts <= uneven.experts <= 1.7 * even.experts
+    with pytest.raises(ValueError, match="expert_imbalance"):
+        _terms("qwen3-30b-a3b", ep=8, expert_imbalance=0.5)
