@@ -117,6 +117,15 @@ def test_every_figure_has_a_dated_source() -> None:
         assert source["date"][:2] == "20" and source["title"]
 
 
+def test_source_titles_survive_the_sites_smart_quotes() -> None:
+    """The hardware page prints every source's title, and the built-site test finds each
+    one there verbatim; Sphinx's smart quotes would curl a straight quote or turn "..." and
+    "--" into other characters, so a title holds none of them."""
+    for key, source in hardware.SOURCES.items():
+        for mark in ("'", '"', "...", "--"):
+            assert mark not in source["title"], (key, mark)
+
+
 def test_sparse_figures_are_printed_apart_and_never_dense() -> None:
     """Every sparse figure exceeds the dense one of its precision: twice it where the
     datasheet prints only sparse rates, 4/3 for the Blackwell Ultra FP4 rows NVIDIA prints
