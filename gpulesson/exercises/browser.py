@@ -200,14 +200,13 @@ def measured_value(ex: PredictExercise, text: str) -> float | None:
 def learner_solution(ex: CodeExercise) -> str:
     """The model solution as a learner can paste it into the editor and check it.
 
-    The bank defines it under a private name, with the modules it uses imported at the top
-    of the bank; here its ``def`` takes the exercise's :attr:`~CodeExercise.function_name`
-    and an ``import`` line comes first for each module it uses (``import math``).
+    The worked solution (:meth:`~CodeExercise.model_solution_source`, which already names
+    the function as the exercise asks) with an ``import`` line first for each module it
+    uses: the bank imports them at its top (``import math``).
     """
     source = ex.model_solution_source()
     if not source:
         return ""
-    source = re.sub(r"^def [A-Za-z_]\w*\(", f"def {ex.function_name}(", source, count=1)
     function = ex.model_solution
     names = getattr(getattr(function, "__code__", None), "co_names", ())
     space = getattr(function, "__globals__", {})

@@ -76,6 +76,9 @@ def _render(text: Text, context: Mapping[str, Any]) -> str:
     return text.format(**context)
 
 
+#: A numeric answer off by at most this many tolerances is "close" (rounding, units).
+CLOSE_TOLERANCES = 3
+
 @dataclass(frozen=True)
 class Mistake:
     """A common mistake, declared as the answer a learner making it would give.
@@ -464,9 +467,13 @@ class NumericExercise(Exercise):
         if expected == 0 or value == 0:
             return "That is not the expected value."
         ratio = value / expected  # inf or 0.0 at the ends of the float range: see _how_far
-        if 1 / 1.15 < ratio < 1.15:
+        if self.rtol > 0 and abs(ratio - 1) <= CLOSE_TOLERANCES * self.rtol:
             return (f"Close, but outside the {self.rtol:.0%} tolerance: "
                     "check your rounding and the units.")
+        if self.rtol == 0 and 1 / 1.15 < ratio < 1.15:   # an exact count: no rounding to blame
+            side = "high" if value > expected else "low"
+            return (f"That is {self.format_value(abs(value - expected))} too {side}, and this "
+                    "answer is exact: count again.")
         return how_far(ratio)
 
     def problems(self) -> list[str]:
@@ -777,13 +784,20 @@ class CodeExercise(Exercise):
         ]
 
     def model_solution_source(self) -> str:
-        """The source of the model solution (for the worked solution and the answer key)."""
+        """The source of the model solution (for the worked solution and the answer key).
+
+        The bank may define it under a private name (``_matmul_flops_model``); what a
+        learner reads defines the function the exercise asks for (:attr:`function_name`),
+        so that pasting it and checking it works.
+        """
         if self.model_solution is None:
             return ""
         try:
-            return textwrap.dedent(inspect.getsource(self.model_solution)).strip()
+            source = textwrap.dedent(inspect.getsource(self.model_solution)).strip()
         except (OSError, TypeError):
             return f"# see {self.model_solution.__module__}.{self.model_solution.__qualname__}"
+        return re.sub(r"^def [A-Za-z_]\w*\(", f"def {self.function_name}(", source, count=1,
+                      flags=re.M)
 
     def _check(self, answer: Any) -> Feedback:
         if isinstance(answer, str):

@@ -22,7 +22,7 @@ from dataclasses import replace
 
 import pytest
 
-from gpulesson import hardware, inference, memory, optimisations, transformer, units
+from gpulesson import flops, hardware, inference, memory, optimisations, transformer, units
 from gpulesson.activations import activation_tensors, layer_activation_bytes
 from gpulesson.exercises import lesson_module
 from gpulesson.precision import float_format
@@ -185,6 +185,16 @@ def _selective_overhead() -> float:
                                             head_dim=L27.head_dim, seq_len=4096)
 
 
+def _flash_overhead() -> float:
+    """Extra FLOPs of FlashAttention's backward pass, Llama-2-7B at 4,096 tokens: it
+    recomputes S = QK^T (Dao et al. 2022, Algorithm 4, line 11: one 2*s^2*h product per
+    layer, 2LHQT per token), where selective recomputation (Korthikanti et al. 2022) also
+    redoes P V: 4LHQT. Over the model FLOPs 6N + 12LHQT, half of selective's overhead."""
+    attention = flops.flops_per_token(N7, layers=L27.layers, heads=L27.heads,
+                                      head_dim=L27.head_dim, seq_len=4096) - 6 * N7
+    return (attention / 6) / (6 * N7 + attention)
+
+
 def _breakdown_change() -> dict[str, int]:
     a = transformer.param_breakdown(L27)
     b = transformer.param_breakdown(L38)
@@ -288,6 +298,17 @@ CLAIMS = claims(
               + ("more" if not memory.fits(memory.weight_bytes(n), GPU_MEMORY) else "less")
               + f" than one {_gb(GPU_MEMORY, 0)} GPU, though each token uses {a / 1e9:.1f}B "
               "of them")(*_moe("mixtral-8x7b"))),
+    # DeepSeek released V3 in FP8 (deepseek-ai/DeepSeek-V3 on Hugging Face, December 2024:
+    # "FP8 weights"); eight H200s (141 GB each) or B200s (180 GB) per server
+    ("DeepSeek-V3's weights in FP8, one byte a parameter: 671.0 GB, within one server of "
+     "eight H200s (1,128 GB) or eight B200s (1,440 GB)",
+     lambda: (lambda n, w: "DeepSeek-V3's weights in FP8, one byte a parameter: "
+              f"{_gb(w)}, within one server of eight H200s "
+              f"({8 * hardware.gpu('H200').memory_bytes / 1e9:,.0f} GB) or eight B200s "
+              f"({8 * hardware.gpu('B200').memory_bytes / 1e9:,.0f} GB)"
+              if w < 8 * hardware.gpu("H200").memory_bytes else "does not fit")(
+         *(lambda n: (n, memory.weight_bytes(n, precision="fp8")))(
+             transformer.param_count(transformer.preset("deepseek-v3"))))),
     ("DeepSeek-V3 has 3 dense layers and 58 mixture-of-experts layers of 256 routed experts "
      "(8 per token) and one shared expert",
      lambda: (lambda c: f"DeepSeek-V3 has {c.dense_layers} dense layers and {c.moe_layers} "
@@ -454,13 +475,14 @@ CLAIMS = claims(
     ("17.3 GB at 4,096 tokens, 138.1 GB at 32,768",
      lambda: f"{_gb(_l7_flash())} at 4,096 tokens, {_gb(_l7_flash(32768))} at 32,768"),
     ("from 103.2 GB to 51.6 GB at 4,096 tokens. FlashAttention at 2 sequences brings them to "
-     "34.5 GB, better than halving the batch; it recomputes the scores in the backward pass, "
-     "about 4.6 % more FLOPs",
+     "34.5 GB, better than halving the batch; it recomputes the scores $QK^\\top$ in the "
+     "backward pass, about 2.3 % more FLOPs (half the 4.6 % of selective recomputation",
      lambda: f"from {_gb(_l7_flash(batch=2, attention='eager'))} to "
      f"{_gb(_l7_flash(attention='eager'))} at 4,096 tokens. FlashAttention at 2 sequences "
      f"brings them to {_gb(_l7_flash(batch=2))}, better than halving the batch; it recomputes "
-     "the scores in the backward pass, about "
-     f"{100 * _selective_overhead():.1f} % more FLOPs"),
+     "the scores $QK^\\top$ in the backward pass, about "
+     f"{100 * _flash_overhead():.1f} % more FLOPs (half the "
+     f"{100 * _selective_overhead():.1f} % of selective recomputation"),
     ("Both together: 17.3 GB. Neither fixes the 107.8 GB of model state",
      lambda: f"Both together: {_gb(_l7_flash())}. Neither fixes the {_gb(_state(L27))} of "
      "model state"),
@@ -543,7 +565,7 @@ CLAIMS = claims(
 NOT_FIGURES = (
     # the earlier calculator page's figures, quoted as it printed them
     "39.0M embedding, 84.9M attention and 56.6M MLP parameters, 124.4M in total",
-    "needs 10 bytes per parameter against 16 for FP32", "10 bytes per parameter, GiB",
+    "needs 10 bytes per parameter against 16 for FP32",
     "its 16 is not",
     "700 GB of parameters, 700 GB of gradients, 1,400 GB of optimizer state and 2.4 TB of "
     'activations: 5.2 TB, "65 GPUs of 80 GB"', "The 2.4 TB of activations",

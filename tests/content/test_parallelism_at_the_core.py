@@ -184,8 +184,9 @@ CLAIMS = claims(
      f"$2\\cdot{BATCH}\\cdot{D_IN}\\cdot{D_OUT} = {_comma(gemm.flops(BATCH, D_IN, D_OUT))}$ "
      f"FLOPs, about {units.format_flops(gemm.flops(BATCH, D_IN, D_OUT))}, in "
      f"{BATCH * D_OUT:,} output cells"),
-    ("About 98 % of the parameters sit in weight matrices",
-     lambda: f"About {100 * _in_matrices():.0f} % of the parameters sit in weight matrices"),
+    ("About 98 % of the parameters of Llama 2 7B sit in weight matrices",
+     lambda: f"About {100 * _in_matrices():.0f} % of the parameters of Llama 2 7B sit in "
+     "weight matrices"),
     ("$2\\cdot2\\cdot3\\cdot4 = 48$ FLOPs", lambda: f"$2\\cdot2\\cdot3\\cdot4 = "
      f"{gemm.flops(2, 3, 4)}$ FLOPs"),
     ("`gemm.flops(2, 3, 4)` returns 48", lambda: f"`gemm.flops(2, 3, 4)` returns "
@@ -235,6 +236,10 @@ CLAIMS = claims(
      lambda: f"a 7B model that *runs* in {_gb(memory.weight_bytes(SEVEN_B, precision='fp16'))}"
      f" needs {_gb(SEVEN_B * memory.bytes_per_param('mixed', 'adam'))} of model state to "
      "*fine-tune*"),
+    # lesson 4 counts the same state for Llama 2 7B's exact parameters
+    ("'s 107.8 GB is the same count for Llama 2 7B's exact 6.74 billion parameters",
+     lambda: f"'s {_gb(N7 * memory.bytes_per_param('mixed', 'adam'), 1)} is the same "
+     f"count for Llama 2 7B's exact {N7 / 1e9:.2f} billion parameters"),
     ("(plain FP32 with Adam is also 16 bytes)", lambda: "(plain FP32 with Adam is also "
      f"{memory.bytes_per_param('fp32', 'adam')} bytes)"),
     ("Llama 2 7B keeps $2\\times32\\text{ layers}\\times4096$ numbers per token, 512 KiB in "
@@ -360,6 +365,10 @@ CLAIMS = claims(
      " both directions together, "
      f"{WORDS[round(H100.interconnect_bandwidth / PCIE.interconnect_bandwidth)]} times a "
      "PCIe 5.0 x16 link)"),
+    # Going further: the H200 against the H100 (the same GH100 compute)
+    ("The H200's 989.5 TFLOP/s against the H100's 989.4 is not a faster chip",
+     lambda: f"The H200's {units.format_flop_rate(hardware.gpu('H200').dense('bf16'))} against "
+     f"the H100's {H100.dense('bf16') / 1e12:.1f} is not a faster chip"),
     # 13. The decode ceiling.
     ("on a GPU with 3.35 TB/s of memory bandwidth (an H100 SXM)",
      lambda: f"on a GPU with {units.format_bandwidth(H100.bandwidth)} of memory bandwidth "
@@ -444,7 +453,6 @@ CLAIMS = claims(
      f"{_ceiling('fp16', kv_gb=_kv_gb()):.0f} to "
      f"{_ceiling('fp16', batch=8, kv_gb=_kv_gb()) / 8:.0f} tokens/s"),
     # Exercises and takeaways.
-    ("what fits in 24 GB", lambda: f"what fits in {_gb(L4.memory_bytes)}"),
     ("or 16 bytes per parameter of training state", lambda: "or "
      f"{memory.bytes_per_param('mixed', 'adam')} bytes per parameter of training state"),
 )
@@ -461,13 +469,16 @@ NOT_FIGURES = (
     # illustrations, not results
     "100 plates and 100 people", "token 51 needs token 50", "8 or 16 numbers",
     "groups of 32 (a *warp*)", "two $32\\times32$ matrices", "at 100 % of",
-    "commonly with 8 to 32 GB",
+    "smaller cards 8 to 32 GB",
     # the lesson's chosen sizes
     "batch 256", "$4096\\times4096$", "$4096^2$",
     # loss scaling's factor and the made-up gradients' spread (the cell's inputs)
     "$2^{16}=65{,}536$", "from $10^{-10}$ to $10^{-2}$",
     # definitions, names and cross-references
-    "$1\\ \\text{GB} = 10^9$", "16-bit", "32-bit", "PCIe 5.0", "Llama 3.1", "(section 12)",
+    "$1\\ \\text{GB} = 10^9$", "16-bit", "32-bit", "PCIe 5.0", "Llama 3.1",
+    # the horizon of the datasheet table (NVIDIA GTC, March 2025: Vera Rubin NVL144 for the
+    # second half of 2026; AMD Advancing AI, June 2025: Instinct MI400 series in 2026)
+    "MI400 series, announced for the second half of 2026",
 )
 
 

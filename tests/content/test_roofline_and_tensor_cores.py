@@ -95,7 +95,8 @@ def _nearest() -> list[tuple[float, str, str, str, str]]:
 
 
 def _nearest_text() -> str:
-    """'The nearest, 0.0347 ms, all need an H100 or H200 running in FP8 (or INT8), or at a
+    """'The nearest, 0.0347 ms, and the others near it all need an H100 or H200 running in
+    FP8 (or INT8), or at a
     2:4-sparse rate, and the 16-bit ones count multiply-adds', checked part by part."""
     near = _nearest()
     assert not any(f"{c[0]:.3f}" == f"{SEED_MS:.3f}" for c in _seed_candidates())
@@ -103,7 +104,7 @@ def _nearest_text() -> str:
     names = " or ".join(sorted({c[1].split()[0] for c in near}))
     assert all(c[2] == "2:4 sparse" or c[3] in ("fp8", "int8") for c in near)
     assert all(c[4] == "multiply-adds" for c in near if c[3] in ("fp16", "bf16"))
-    return f"The nearest, {ms} ms, all need an {names}"
+    return f"The nearest, {ms} ms, and the others near it all need an {names}"
 
 
 def _roof(intensity: float, peak: float = H100.dense("bf16"),
@@ -194,7 +195,7 @@ CLAIMS = claims(
      f"{units.format_flops(gemm.flops(N, N, N), digits=1)}/s"),
     ("Which peak rate would turn 137.4 GFLOP into", lambda: "Which peak rate would turn "
      f"{units.format_flops(gemm.flops(N, N, N), digits=1)} into"),
-    ("The nearest, 0.0347 ms, all need an H100 or H200", _nearest_text),
+    ("The nearest, 0.0347 ms, and the others near it all need an H100 or H200", _nearest_text),
     ("the honest answers are **2.05 ms** on the H100's ordinary FP32 cores, or **278 µs** if "
      "the tensor cores may round the inputs to TF32. Stored in BF16, the same GEMM moves "
      "**100.7 MB**, does **1,365 FLOP/byte** and takes at least **139 µs**",

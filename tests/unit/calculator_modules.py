@@ -24,6 +24,7 @@ NOT_CALCULATORS = (
     "gpulesson.device",         # numpy or cupy
     "gpulesson.bench",          # timing
     "gpulesson.machine",        # measuring this machine
+    "gpulesson.side_by_side",   # lesson 1's table of this machine and its layer timing
     "gpulesson.plotting",       # matplotlib
     "gpulesson.collectives",    # mpi4py
     "gpulesson.forward_pass",   # a measured forward pass in numpy

@@ -73,15 +73,16 @@ TRAINING_FLOPS = Calculator(
         *shared.gpu_inputs("A100 80GB", peak=True),
         Integer("n_devices", "GPUs", default=1024, range=(1, 1_000_000)),
         shared.percent("mfu", "MFU (assumed)", default=40, range=(1, 100), step=1,
-                       help="Model FLOPs utilisation: 35-45 % is typical of large published "
-                            "runs (e.g. Llama 3 405B: 38-43 %, Dubey et al. 2024, Table 4)."),
+                       help="Model FLOPs utilisation: 35-50 % is typical of large published "
+                            "runs (Llama 3 405B: 38-43 %, Dubey et al. 2024, Table 4; PaLM: "
+                            "46.2 %, Chowdhery et al. 2022, Table 3)."),
     ),
     outputs=(
         Output("n_params", "N used (active parameters)", "count"),
         Output("total_params", "Parameters held (all experts)", "count",
                help="What memory holds: equal to N for a dense model, several times N for "
                     "a mixture of experts."),
-        Output("flops_per_token", "FLOPs per token (6N + attention)", "flops"),
+        Output("flops_per_token", "FLOPs per token (6N, + attention when counted)", "flops"),
         Output("attention_per_token", "of which attention (12·L·H·Q·T)", "flops",
                help="Three times the forward score and value products of every layer "
                     "(PaLM, appendix B); latent attention uses its head sizes, "

@@ -84,6 +84,18 @@ def test_extra_units_are_read():
 
 
 # ---------------------------------------------------------------- numeric: wrong answers
+def test_close_is_said_within_a_few_tolerances_and_never_for_an_exact_count():
+    """Review S2 (2026-12-06): 50 for 48 FLOP was called 'close, check your rounding'."""
+    ex = weights_exercise(rtol=0.02)  # 14 GB, 2 %
+    assert "Close, but outside the 2% tolerance" in ex.check("14.8 GB").message  # 5.7 % off
+    assert "Close" not in ex.check("16 GB").message  # 14 % off: more than 3 tolerances
+    assert "1.1× too high" in ex.check("16 GB").message
+    exact = NumericExercise(lesson="demo", number=3, title="t", question="q", solution="s",
+                            answer=lambda p: 48, unit="FLOP", dimension="flops", rtol=0)
+    fifty = exact.check("50").message
+    assert "2 FLOP too high" in fifty and "exact" in fifty and "rounding" not in fifty
+
+
 def test_each_declared_mistake_gets_its_own_hint():
     ex = weights_exercise()
     gib = ex.check("13.04 GB")
@@ -102,7 +114,7 @@ def test_clearly_wrong_answer_gets_generic_feedback_with_direction():
     assert "too high" in high.message and "hint" in high.message
     low = ex.check("1 GB")
     assert low.status == "incorrect" and "too low" in low.message
-    near = ex.check("15 GB")
+    near = ex.check("14.3 GB")  # 2.1 % off: within a few tolerances of 2 %
     assert near.status == "incorrect" and "tolerance" in near.message
 
 
