@@ -29,7 +29,8 @@ HOW_TO_USE = REPO / "book" / "how_to_use.md"
 #: The lessons whose core is kept to one sitting here (issue 32: about 90 minutes); the
 #: other lessons' helpers keep theirs.
 ONE_SITTING = ("parallelism_at_the_core", "roofline_and_tensor_cores", "memory_what_fits",
-               "flops_and_scaling")
+               "flops_and_scaling", "inference_and_kv_cache", "distributed_math",
+               "cost_economics", "optimisations")
 
 
 def test_folded_boxes_are_not_counted_but_open_ones_are() -> None:
