@@ -24,7 +24,7 @@ from gpulesson import execution, gemm, hardware
 from gpulesson.exercises.core import ChoiceExercise, Mistake, NumericExercise
 from gpulesson.exercises.kernel import KernelExercise, KernelMistake, KernelSource
 from gpulesson.exercises.wording import TIMES, count, percent
-from gpulesson.kernelcheck import tasks
+from gpulesson.kernelcheck import catalogue as tasks
 from gpulesson.units import format_bandwidth, format_seconds
 
 LESSON = "inside_the_gpu"
