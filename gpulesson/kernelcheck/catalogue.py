@@ -14,8 +14,8 @@ from typing import Any
 from gpulesson.kernelcheck.arrays import zeros
 from gpulesson.kernelcheck.tasks import KernelTask, blocks, floats, ints, nan
 
-__all__ = ["EPS", "MAP_BLOCK", "ROW_THREADS", "SUM_BLOCK", "TASKS", "TILE", "TRANSPOSE_TILE",
-           "VECTOR_BLOCK", "task"]
+__all__ = ["BINS", "EPS", "MAP_BLOCK", "ROW_THREADS", "SUM_BLOCK", "TASKS", "TILE",
+           "TRANSPOSE_TILE", "VECTOR_BLOCK", "task"]
 
 VECTOR_BLOCK = 32
 MAP_BLOCK = (8, 8)
@@ -23,7 +23,7 @@ TILE = 8
 SUM_BLOCK = 64
 STRIDE_BLOCKS, STRIDE_THREADS = 2, 32
 COPY_BLOCK = (16, 16)
-TRANSPOSE_TILE = 16
+TRANSPOSE_TILE = 32
 ROW_THREADS = 32
 EPS = 1e-5
 BINS = 16
@@ -213,8 +213,8 @@ def _transpose_task(name: str, title: str, performance: tuple[str, ...]) -> Kern
     tile = TRANSPOSE_TILE
     return KernelTask(
         name=name, title=title, signature=("x", "out"), inputs=("x",), outputs=("out",),
-        shapes=(("x of 32 × 48 (whole tiles)", {"rows": 32, "cols": 48}),
-                ("x of 20 × 36 (ragged tiles)", {"rows": 20, "cols": 36})),
+        shapes=(("x of 32 × 64 (whole tiles)", {"rows": 32, "cols": 64}),
+                ("x of 40 × 36 (ragged tiles)", {"rows": 40, "cols": 36})),
         arguments=lambda s, rng: {"x": ints(rng, (s["rows"], s["cols"])),
                                   "out": nan((s["cols"], s["rows"]))},
         launch=lambda s: ((blocks(s["cols"], tile), blocks(s["rows"], tile)), (tile, tile)),

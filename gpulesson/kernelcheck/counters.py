@@ -6,7 +6,9 @@ sectors the lanes touch (:func:`gpulesson.execution.coalescing` is the same rule
 stride). For shared memory the request is served by 32 banks of 4-byte words; lanes that
 hit different words of one bank are served one after another: the request takes as many
 *wavefronts* as the busiest bank has distinct words (a bank conflict when more than one).
-A branch whose lanes disagree makes the warp run both sides (divergence). The occupancy
+A branch whose lanes disagree makes the warp run both sides (divergence); it is reported
+when it splits most of the warps reaching it and both sides cost work (an ``if`` with an
+``else``, or any branch inside a loop). The occupancy
 the block size, shared memory and registers allow comes from
 :func:`gpulesson.execution.occupancy`.
 
@@ -68,7 +70,8 @@ class Traffic:
     """The counts of one launch."""
 
     sites: tuple[SiteTraffic, ...]
-    branches: tuple[tuple[Site | None, int, int], ...]  # (site, warps split, warps reaching)
+    branches: tuple[tuple[Site | None, int, int, bool], ...]  # (site, warps split, warps
+    #                                        reaching, whether a split costs both sides' work)
     threads_per_block: int
     shared_bytes: int
     occupancy: Any = None  # gpulesson.execution.Occupancy, or None
@@ -108,7 +111,7 @@ class Traffic:
 
     @property
     def divergent_warps(self) -> int:
-        return sum(split for _, split, _ in self.branches)
+        return sum(split for _, split, _, _ in self.branches)
 
     def summary(self) -> str:
         """One line: global traffic, shared wavefronts, divergence, occupancy."""
@@ -166,13 +169,22 @@ def count(trace: Any, *, registers: int = 32, gpu: str = "H100 SXM") -> Traffic:
         slot[1] += 1
         if taken and not_taken:
             slot[0] += 1
-    branches = tuple((_site(trace.sites.get(sid)), n_split, n) for sid, (n_split, n)
-                     in sorted(split.items()))
+    branches = tuple((_site(trace.sites.get(sid)), n_split, n, _costly(trace.sites.get(sid)))
+                     for sid, (n_split, n) in sorted(split.items()))
     threads = trace.block_dim[0] * trace.block_dim[1] * trace.block_dim[2]
     limits = execution.gpu_execution(gpu).limits
     occupancy = execution.occupancy(threads, registers_per_thread=registers,
                                     shared_memory_per_block=trace.shared_bytes, arch=limits)
     return Traffic(sites, branches, threads, trace.shared_bytes, occupancy)
+
+
+def _costly(info: Any) -> bool:
+    """Whether splitting a warp at this branch costs work on both sides: an ``if`` with an
+    ``else``, or a branch inside a loop (an ``if`` without ``else`` outside loops, such as
+    ``if lane == 0: store``, or a conditional expression, costs next to nothing)."""
+    if info is None:
+        return False
+    return info.kind == "branch_else" or (info.kind == "branch" and bool(info.loops))
 
 
 def _where(site: Site | None) -> str:
@@ -208,8 +220,8 @@ def performance_findings(traffic: Traffic) -> list[Finding]:
                 "bank_conflict", f"{_where(s.site)}: each warp's access to shared {s.array} "
                 f"takes {ways:.1f} wavefronts on average instead of 1, a {round(ways)}-way bank "
                 f"conflict: {fix}", array=s.array, site=s.site))
-    for site, n_split, n in traffic.branches:
-        if n_split >= 2 and n_split > DIVERGENT_SHARE * n:
+    for site, n_split, n, costly in traffic.branches:
+        if costly and n_split >= 2 and n_split > DIVERGENT_SHARE * n:
             out.append(Finding(
                 "divergence", f"{_where(site)}: this branch splits {n_split:,} of the {n:,} "
                 "warps that reach it, so each runs both sides one after the other: make the "

@@ -247,3 +247,12 @@ def check_kernel(kernel: Any, kernel_task: KernelTask | str, *,
     predicted = t.predicted_bytes(t.shapes[0][1]) if t.predicted_bytes else None
     return Report(kernel=fn.__name__, task=t.title, cases=tuple(cases), notes=tuple(notes),
                   traffic=traffic, predicted_bytes=predicted)
+
+
+def __getattr__(name: str) -> Any:
+    """The catalogue's names (``TASKS``, ``task``, ``TILE``, ...), where they used to be."""
+    from gpulesson.kernelcheck import catalogue
+
+    if name in catalogue.__all__:
+        return getattr(catalogue, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

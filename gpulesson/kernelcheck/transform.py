@@ -56,7 +56,8 @@ class SiteInfo:
 
     line: int
     column: int
-    kind: str  # "load", "store", "update", "branch", "loop", "barrier", "warp", "atomic",
+    kind: str  # "load", "store", "update", "branch" (an if without else, a while),
+    #           "branch_else", "select" (x if c else y), "loop", "barrier", "warp", "atomic",
     #           "shared", "local"
     loops: tuple[int, ...]
     text: str
@@ -234,7 +235,9 @@ class _Rewriter(ast.NodeTransformer):
 
     # control flow ---------------------------------------------------------------------
     def _branch(self, node: ast.If | ast.While | ast.IfExp) -> None:
-        sid = self.site(node, "branch")
+        kind = ("select" if isinstance(node, ast.IfExp) else
+                "branch_else" if isinstance(node, ast.If) and node.orelse else "branch")
+        sid = self.site(node, kind)
         node.test = ast.copy_location(self.call("__gl_br", node.test, ast.Constant(sid)),
                                       node.test)
 
