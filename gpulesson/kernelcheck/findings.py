@@ -201,8 +201,9 @@ class Report:
         shapes = "; ".join(dict.fromkeys(case.label for case in self.cases))
         if self.ok:
             return f"{self.kernel} passed the {self.task} checks on {shapes}."
-        case = self.first_case
-        return f"{self.kernel} failed on {case.label}: {self.first}"
+        first = self.first
+        case = next((c for c in self.cases if first in c.findings), self.first_case)
+        return f"{self.kernel} failed on {case.label}: {first}"
 
     def tally(self) -> str:
         """One line counting the problems by kind: ``2 races (1 across loop iterations), 1

@@ -611,6 +611,8 @@ class Launch:
         site, o_site = self.site(sid), self.site(o_sid)
         same_block = o_thread.bidx == t.bidx
         across = ""
+        verbs = {"read": "read", "write": "wrote", "atomic": "updated atomically"}
+        nouns = {"read": "read", "write": "write", "atomic": "atomic update"}
         if same_block:
             info, o_info = self.sites.get(sid), self.sites.get(o_sid)
             if info and o_info:
@@ -619,15 +621,14 @@ class Launch:
                                                         strict=True), strict=True):
                     if loop in o_info.loops and k != j:
                         line = self.sites[loop].relative_line
-                        across = (f"; the race is across iterations: {t.ident} is in iteration "
-                                  f"{k} of the loop at line {line} while {o_thread.ident} was "
-                                  f"still in iteration {j}: a barrier at the end of the loop "
-                                  "body keeps an iteration from starting before the last "
-                                  "one is done")
+                        across = (f"; the race is across iterations of the loop at line "
+                                  f"{line}: the {nouns[other_kind]} was in iteration {j}, the "
+                                  f"{nouns[kind]} in iteration {k}, so a barrier at the end of "
+                                  "the loop body is missing (it keeps one iteration from "
+                                  "overlapping the next)")
                         break
         why = ("with no cuda.syncthreads() between them" if same_block else
                "and their blocks run in no fixed order, with no way to wait for each other")
-        verbs = {"read": "read", "write": "wrote", "atomic": "updated atomically"}
         self.report("race", (a.name, o_sid, sid), lambda: Finding(
             "race", f"race on {a.space} {a.name}[{_flat_show(a, flat)}]: {o_thread.ident} "
             f"{verbs[other_kind]} it ({o_site}) and {t.ident} {verbs[kind]} it ({site}), "
