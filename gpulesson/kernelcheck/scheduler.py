@@ -71,6 +71,12 @@ def _instrumented(fn: types.FunctionType) -> Instrumented:
 
     def resolve(name: str) -> Any:
         value = fn.__globals__.get(name)
+        if name in fn.__code__.co_freevars and fn.__closure__:
+            cell = fn.__closure__[fn.__code__.co_freevars.index(name)]
+            try:
+                value = cell.cell_contents
+            except ValueError:  # an empty cell
+                value = None
         return python_function(value) if is_device_function(value) else None
 
     done = instrument(fn, resolve=resolve)
@@ -163,9 +169,10 @@ class _Namespaces:
         space["__builtins__"] = self.builtins
         space.update(self.helpers)
         space["__name__"] = fn.__globals__.get("__name__", "kernel")
-        for name, device in done.devices.items():
-            space[name] = self.define(device)
-        return done.define(space, fn.__closure__ or ())
+        devices = {name: self.define(device) for name, device in done.devices.items()}
+        space.update(devices)
+        return done.define(space, fn.__closure__ or (),
+                           lambda name, value: devices.get(name) or self.replace(value))
 
 
 def _files(done: Instrumented) -> set[str]:

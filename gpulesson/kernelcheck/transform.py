@@ -86,17 +86,22 @@ class Instrumented:
     devices: dict[str, Instrumented] = field(default_factory=dict)
     origin: Any = None
 
-    def define(self, namespace: dict[str, Any], closure: tuple[Any, ...] | None = None
-               ) -> types.FunctionType:
+    def define(self, namespace: dict[str, Any], closure: tuple[Any, ...] | None = None,
+               values: Callable[[str, Any], Any] | None = None) -> types.FunctionType:
         """The function, defined in ``namespace`` (its globals), with the values of
-        ``closure`` (default: the original function's) for its free variables."""
+        ``closure`` (default: the original function's) for its free variables, each passed
+        through ``values(name, value)`` when given."""
         if self.code is None:  # a lambda: run as it is (it can touch no array anyway)
             return self.origin
         exec(self.code, namespace)  # noqa: S102 - the rewritten kernel, never run unguarded
         made = namespace.pop("__gl_made")
         if self.freevars:
             cells = self.closure if closure is None else closure
-            return made(*[cell.cell_contents for cell in cells])
+            got = [cell.cell_contents for cell in cells]
+            if values is not None:
+                got = [values(name, value) for name, value in zip(self.freevars, got,
+                                                                   strict=True)]
+            return made(*got)
         return made
 
 
