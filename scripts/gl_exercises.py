@@ -17,8 +17,9 @@ a folded solution). On any page that holds one, this extension
   the exercise (``data-measured``, SI units), so the page can hide the measurement until a
   prediction is committed, then compare the two with the exercise's own rule;
 * leaves static, with a note, an exercise whose checker needs a library a browser cannot
-  load (a CUDA kernel checked by Numba): :func:`browser_unavailable` finds them by running
-  every reference answer in the standard library and the pack alone, as in Pyodide;
+  load: :func:`browser_unavailable` finds them by running every reference answer in the
+  standard library and the pack alone, as in Pyodide (the CUDA kernel exercises run there:
+  their checker is a pure-Python runtime, and the pack's ``numba`` is its stand-in);
 * adds the site's introduction (how the exercises work here, and the progress kept in
   this browser, with export and import) before the page's first section;
 * adds the page side (``scripts/site_js/exercises.js``), the Python worker it shares with
@@ -579,9 +580,26 @@ def key_term_definitions(app: Sphinx, doctree: nodes.document) -> int:
 # The page side and the pack
 
 
+#: ``from numba import cuda`` in the browser: the course's stand-in for Numba's CUDA module
+#: (:mod:`gpulesson.kernelcheck.shim`), so that a kernel exercise's code reads as it does in
+#: Jupyter. Only the exercises' pack has it: the browser's Python has no Numba to replace.
+NUMBA_SHIM = {"numba/__init__.py": (
+    '"""The course\'s stand-in for Numba on the site: kernels run in the pure-Python CUDA\n'
+    'runtime of gpulesson.kernelcheck (the browser has no Numba)."""\n\n'
+    "from gpulesson.kernelcheck.shim import cuda, float32, float64, int32, int64, uint32\n\n"
+    '__all__ = ["cuda", "float32", "float64", "int32", "int64", "uint32"]\n')}
+
+
 def exercise_pack() -> dict[str, Any]:
-    """The exercises' pack: :mod:`gpulesson.exercises.browser`'s files and every bank."""
-    return gl_calculators.make_pack(ENTRY_MODULE, WHOLE_PACKAGES)
+    """The exercises' pack: :mod:`gpulesson.exercises.browser`'s files, every bank, and the
+    ``numba`` stand-in (:data:`NUMBA_SHIM`)."""
+    import hashlib
+
+    pack = gl_calculators.make_pack(ENTRY_MODULE, WHOLE_PACKAGES)
+    pack["files"] = dict(sorted({**pack["files"], **NUMBA_SHIM}.items()))
+    pack["sha256"] = hashlib.sha256(json.dumps(pack["files"], sort_keys=True).encode(
+        "utf-8")).hexdigest()
+    return pack
 
 
 _SANDBOX = r"""
