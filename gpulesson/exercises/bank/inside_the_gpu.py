@@ -211,8 +211,8 @@ branch_divergence = ChoiceExercise(
         "Count warps, not threads: a warp whose threads disagree runs both sides. "
         "`i % 2 == 0` splits {even_split} of the {warps} warps ({even_slowdown}); "
         "`i % 64 < 16` splits {quarter_split} ({quarter_slowdown}); the bounds check "
-        "`i < 1000` splits {bounds_split}, the last ({bounds_slowdown}); **{answer}** splits "
-        "{by_warp_split}: half the threads take each side, but whole warps at a time."
+        "`i < 1000` splits {bounds_split}, the last ({bounds_slowdown}); the answer, {answer}, "
+        "splits {by_warp_split}: half the threads take each side, but whole warps at a time."
     ),
     answer=lambda p: min(_CONDITIONS, key=lambda k: _branch(k).cycles),
     derived=_branch_derived,
