@@ -174,14 +174,7 @@ class _Rewriter(ast.NodeTransformer):
         return node
 
     visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
-
-    def visit_Lambda(self, node: ast.Lambda) -> ast.AST:
-        self.depth += 1
-        try:
-            self.generic_visit(node)
-        finally:
-            self.depth -= 1
-        return node
+    visit_Lambda = visit_FunctionDef  # type: ignore[assignment]
 
     # memory ---------------------------------------------------------------------
     def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
