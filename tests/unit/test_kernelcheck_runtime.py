@@ -285,3 +285,52 @@ def test_sys_exit_from_a_kernel_does_not_end_the_process() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=ROOT, timeout=120)
     assert out.stdout.splitlines() == ["incorrect", "still here"], out.stderr[-2000:]
+
+
+# ---------------------------------------------------------------------------------------
+# Fuzz: hostile kernel bodies
+
+
+_STATEMENTS = (
+    "    while True:\n        pass\n",
+    "    cuda.syncthreads()\n",
+    "    if cuda.threadIdx.x % 2:\n        cuda.syncthreads()\n",
+    "    out[cuda.grid(1) * 1000] = 1\n",
+    "    out[-5] = a[10 ** 30 % 7]\n",
+    "    out[0:3] = 1\n",
+    "    out[1.5] = 2\n",
+    "    raise SystemExit(3)\n",
+    "    raise KeyboardInterrupt\n",
+    "    raise GeneratorExit\n",
+    "    x = 10 ** 10 ** 3\n",
+    "    import os\n    os.system('true')\n",
+    "    __import__('subprocess').run(['true'])\n",
+    "    try:\n        while True:\n            cuda.syncthreads()\n"
+    "    except BaseException:\n        pass\n",
+    "    for i in range(10 ** 9):\n        out[0] = i\n",
+    "    cuda.atomic.add(out, 10 ** 9, 1)\n",
+    "    cuda.shared.array(10 ** 9, float32)\n",
+    "    v = cuda.shfl_down_sync(0xFFFFFFFF, 1.0, 1)\n",
+    "    def f(n):\n        return f(n + 1)\n    f(0)\n",
+    "    out[cuda.grid(1)] = a[cuda.grid(1)] + b[cuda.grid(1)]\n",
+    "    print('\\ud800')\n",
+    "    globals()['cuda'] = None\n",
+)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_hostile_kernel_bodies_end_in_a_report_within_the_budget(seed: int) -> None:
+    """Random sequences of hostile statements: every check returns a report (no escape),
+    within the budget (no hang), and a kernel that is not the right one never passes."""
+    import random
+
+    from gpulesson.exercises.kernel import KernelSource
+
+    rng = random.Random(seed)
+    body = "".join(rng.sample(_STATEMENTS, 3))
+    kernel = KernelSource("vector_add", "@cuda.jit\ndef vector_add(a, b, out):\n" + body)
+    started = time.perf_counter()
+    report = kc.check_kernel(kernel, "vector_add", budget=kc.Budget(seconds=0.5))
+    assert time.perf_counter() - started < 5, body
+    assert not report.ok, body
+    assert report.summary() and report.tally().startswith("Found: ")
