@@ -190,12 +190,31 @@ def _inline(text: str) -> str:
 
 def _stub(ex: Any, sources: Iterable[str]) -> str:
     """The notebook's stub of code exercise ``ex`` (the cell that defines its function,
-    imports included), else one written from its signature."""
+    imports included), else one written from its signature. A kernel's stub starts with
+    what the notebook's earlier cells define for it: ``from numba import cuda`` (the
+    stand-in, on the site) and the constants it names."""
     head = f"def {ex.function_name}("
     for source in sources:
-        if re.search(rf"^{re.escape(head)}", source, re.M) and "lesson." not in source:
-            return source.strip() + "\n"
+        if re.search(rf"^{re.escape(head)}", source, re.M) and not re.search(
+                r"\blesson\.", source):  # not lesson.show(...); gpulesson.x is fine
+            return _kernel_prelude(ex, source) + source.strip() + "\n"
     return f"{head}{ex.signature}):\n    return None  # replace with your code\n"
+
+
+def _kernel_prelude(ex: Any, source: str) -> str:
+    """``from numba import cuda, ...`` and the constants a kernel stub uses but does not
+    define itself (the notebook defines them in earlier cells); empty for other code."""
+    model = getattr(ex, "model_solution", None)
+    if not hasattr(model, "learner_text"):
+        return ""
+    from gpulesson.exercises.kernel import IMPORTS
+
+    defined = [line for line in source.splitlines() if "import" in line or "=" in line]
+    constants = "".join(
+        f"{name} = {value!r}\n" for name, value in model.constants.items()
+        if re.search(rf"\b{name}\b", source)
+        and not any(re.search(rf"\b{name}\b", line.split("=")[0]) for line in defined))
+    return f"{IMPORTS}\nimport math\n\n" + (f"{constants}\n" if constants else "\n")
 
 
 def controls_html(ex: Any, *, stub: str = "", time_limit_ms: int = DEFAULT_TIME_LIMIT_MS) -> str:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from gpulesson.exercises.core import CodeExercise, Feedback, Mistake
-from gpulesson.kernelcheck import check_kernel, python_function, shim
+from gpulesson.kernelcheck import check_kernel, counters, python_function, shim
 
 __all__ = ["KernelExercise", "KernelMistake", "KernelSource"]
 
@@ -186,9 +186,7 @@ class KernelExercise(CodeExercise):
         """Predicted against counted global traffic, on the first (whole) shape."""
         if report.traffic is None:
             return ""
-        from gpulesson.kernelcheck.counters import prediction_text
-
-        return prediction_text(report.predicted_bytes, report.traffic)
+        return counters.prediction_text(report.predicted_bytes, report.traffic)
 
     def mistake_function(self, key: str) -> Any:
         """The declared kernel that makes mistake ``key``."""

@@ -124,6 +124,9 @@ def numba_cuda(device: Any = None) -> ModuleType:
     if mode is None:
         if want_simulator:
             os.environ[SIMULATOR_VARIABLE] = "1"
+            config = sys.modules.get("numba.core.config")
+            if config is not None:  # numba itself was imported: it read the variable then
+                config.ENABLE_CUDASIM = 1
         try:
             from numba import cuda
         except ImportError as error:

@@ -12,7 +12,7 @@ from types import MappingProxyType
 from typing import Any
 
 from gpulesson.kernelcheck.arrays import zeros
-from gpulesson.kernelcheck.tasks import KernelTask, blocks, floats, ints, nan
+from gpulesson.kernelcheck.taskspec import KernelTask, blocks, floats, ints, nan
 
 __all__ = ["BINS", "EPS", "MAP_BLOCK", "ROW_THREADS", "SUM_BLOCK", "TASKS", "TILE",
            "TRANSPOSE_TILE", "VECTOR_BLOCK", "task"]

@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from gpulesson import execution
 from gpulesson.kernelcheck.findings import Finding, Site
 
 __all__ = ["SECTOR_BYTES", "SiteTraffic", "Traffic", "count", "performance_findings"]
@@ -134,8 +135,6 @@ def _site(info: Any) -> Site | None:
 
 def count(trace: Any, *, registers: int = 32, gpu: str = "H100 SXM") -> Traffic:
     """The counts of a launch run with ``count=True`` (its :attr:`Run.trace`)."""
-    from gpulesson import execution
-
     per_site: dict[int, list] = {}
     for (_, _, sid, _), addresses in trace.mem.items():
         space, itemsize, name, cols = trace.mem_sites[sid]

@@ -23,6 +23,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from gpulesson.exercises.bank import inside_the_gpu
+from gpulesson.exercises.kernel import KernelExercise
 from gpulesson.kernelcheck.catalogue import task
 
 __all__ = ["TIMED", "TINY", "KernelTiming", "compile_model", "kernel_timings"]
@@ -92,9 +94,6 @@ class KernelTiming:
 def compile_model(name: str, cuda: Any) -> Any:
     """The model kernel of task ``name`` (the bank's source), compiled with ``cuda.jit``."""
     import numba
-
-    from gpulesson.exercises.bank import inside_the_gpu
-    from gpulesson.exercises.kernel import KernelExercise
 
     ex = next(e for e in inside_the_gpu.EXERCISES
               if isinstance(e, KernelExercise) and e.task == name)

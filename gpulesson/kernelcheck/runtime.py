@@ -43,6 +43,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from gpulesson.kernelcheck import arrays
 from gpulesson.kernelcheck.arrays import DTYPES, DeviceArray, dtype_name
 from gpulesson.kernelcheck.findings import Finding, Site, ThreadId
 from gpulesson.kernelcheck.transform import SiteInfo
@@ -290,8 +291,6 @@ class DeviceCuda:
 
 
 def _numba_namespace(device: DeviceCuda) -> types.SimpleNamespace:
-    from gpulesson.kernelcheck import arrays
-
     names = {name: getattr(arrays, name) for name in ("float32", "float64", "int32", "int64",
                                                       "uint32")}
     return types.SimpleNamespace(cuda=device, **names)

@@ -25,6 +25,7 @@ from gpulesson.kernelcheck.arrays import (
     uint32,
     zeros,
 )
+from gpulesson.kernelcheck.scheduler import run_kernel
 
 __all__ = ["cuda", "float32", "float64", "int32", "int64", "uint32"]
 
@@ -57,8 +58,6 @@ class Kernel:
 
 
 def _launch(kernel: Kernel, grid: Any, block: Any, args: tuple[Any, ...]) -> None:
-    from gpulesson.kernelcheck.scheduler import run_kernel
-
     run = run_kernel(kernel, grid, block, *args)
     for result, original in zip(run.arrays.values(), [a for a in args if _is_array(a)],
                                 strict=True):

@@ -1,5 +1,6 @@
 """The kernel lab live in Chromium on the built site (issue 33): every kernel exercise of
-Inside the GPU is checked in the page's Python, with the verdict and the message the
+Inside the GPU starts from the notebook's stub with its imports (it runs, and is not yet
+right), and is checked in the page's Python, with the verdict and the message the
 installed package gives in Jupyter for the same code (the model kernel "correct", each
 declared mistake its own hint); a kernel that calls ``sys.exit()`` or loops forever gets a
 finding within the checker's budget, and the page, the other exercises and the progress
@@ -56,6 +57,10 @@ def test_every_kernel_exercise_is_live_and_agrees_with_jupyter(site_page: Record
     timings = {}
     for ex in KERNELS:
         assert _exercise(page, ex).get_attribute("data-state") == "live", ex.id
+        stub = _exercise(page, ex).locator("[data-answer]").evaluate("e => e.value")
+        assert stub.startswith("from numba import cuda"), (ex.id, stub[:80])
+        _submit_code(page, ex)  # the notebook's stub, as the page starts: runs, not right
+        assert _wait_feedback(page, ex)[0] == "incorrect", ex.id
         pasted = _shown_solution(page, ex)
         assert pasted == browser.learner_solution(ex)
         assert "from numba import cuda" in pasted
