@@ -16,6 +16,10 @@ import pytest
 from gpulesson import kernelcheck as kc
 from gpulesson.kernelcheck import catalogue
 
+# Numba picks its CUDA target once per process, at the first import of numba.cuda: choose it
+# here, at collection, before any test runs learner code that says `from numba import cuda`
+# (the tests that compare with Numba's simulator need the simulator on this machine).
+kc.numba_cuda()
 cuda = kc.cuda
 float32 = kc.float32
 
