@@ -17,8 +17,9 @@ a folded solution). On any page that holds one, this extension
   the exercise (``data-measured``, SI units), so the page can hide the measurement until a
   prediction is committed, then compare the two with the exercise's own rule;
 * leaves static, with a note, an exercise whose checker needs a library a browser cannot
-  load (a CUDA kernel checked by Numba): :func:`browser_unavailable` finds them by running
-  every reference answer in the standard library and the pack alone, as in Pyodide;
+  load: :func:`browser_unavailable` finds them by running every reference answer in the
+  standard library and the pack alone, as in Pyodide (the CUDA kernel exercises run there:
+  their checker is a pure-Python runtime, and the pack's ``numba`` is its stand-in);
 * adds the site's introduction (how the exercises work here, and the progress kept in
   this browser, with export and import) before the page's first section;
 * adds the page side (``scripts/site_js/exercises.js``), the Python worker it shares with
@@ -189,12 +190,31 @@ def _inline(text: str) -> str:
 
 def _stub(ex: Any, sources: Iterable[str]) -> str:
     """The notebook's stub of code exercise ``ex`` (the cell that defines its function,
-    imports included), else one written from its signature."""
+    imports included), else one written from its signature. A kernel's stub starts with
+    what the notebook's earlier cells define for it: ``from numba import cuda`` (the
+    stand-in, on the site) and the constants it names."""
     head = f"def {ex.function_name}("
     for source in sources:
-        if re.search(rf"^{re.escape(head)}", source, re.M) and "lesson." not in source:
-            return source.strip() + "\n"
+        if re.search(rf"^{re.escape(head)}", source, re.M) and not re.search(
+                r"\blesson\.", source):  # not lesson.show(...); gpulesson.x is fine
+            return _kernel_prelude(ex, source) + source.strip() + "\n"
     return f"{head}{ex.signature}):\n    return None  # replace with your code\n"
+
+
+def _kernel_prelude(ex: Any, source: str) -> str:
+    """``from numba import cuda, ...`` and the constants a kernel stub uses but does not
+    define itself (the notebook defines them in earlier cells); empty for other code."""
+    model = getattr(ex, "model_solution", None)
+    if not hasattr(model, "learner_text"):
+        return ""
+    from gpulesson.exercises.kernel import IMPORTS
+
+    defined = [line for line in source.splitlines() if "import" in line or "=" in line]
+    constants = "".join(
+        f"{name} = {value!r}\n" for name, value in model.constants.items()
+        if re.search(rf"\b{name}\b", source)
+        and not any(re.search(rf"\b{name}\b", line.split("=")[0]) for line in defined))
+    return f"{IMPORTS}\nimport math\n\n" + (f"{constants}\n" if constants else "\n")
 
 
 def controls_html(ex: Any, *, stub: str = "", time_limit_ms: int = DEFAULT_TIME_LIMIT_MS) -> str:
@@ -579,9 +599,26 @@ def key_term_definitions(app: Sphinx, doctree: nodes.document) -> int:
 # The page side and the pack
 
 
+#: ``from numba import cuda`` in the browser: the course's stand-in for Numba's CUDA module
+#: (:mod:`gpulesson.kernelcheck.shim`), so that a kernel exercise's code reads as it does in
+#: Jupyter. Only the exercises' pack has it: the browser's Python has no Numba to replace.
+NUMBA_SHIM = {"numba/__init__.py": (
+    '"""The course\'s stand-in for Numba on the site: kernels run in the pure-Python CUDA\n'
+    'runtime of gpulesson.kernelcheck (the browser has no Numba)."""\n\n'
+    "from gpulesson.kernelcheck.shim import cuda, float32, float64, int32, int64, uint32\n\n"
+    '__all__ = ["cuda", "float32", "float64", "int32", "int64", "uint32"]\n')}
+
+
 def exercise_pack() -> dict[str, Any]:
-    """The exercises' pack: :mod:`gpulesson.exercises.browser`'s files and every bank."""
-    return gl_calculators.make_pack(ENTRY_MODULE, WHOLE_PACKAGES)
+    """The exercises' pack: :mod:`gpulesson.exercises.browser`'s files, every bank, and the
+    ``numba`` stand-in (:data:`NUMBA_SHIM`)."""
+    import hashlib
+
+    pack = gl_calculators.make_pack(ENTRY_MODULE, WHOLE_PACKAGES)
+    pack["files"] = dict(sorted({**pack["files"], **NUMBA_SHIM}.items()))
+    pack["sha256"] = hashlib.sha256(json.dumps(pack["files"], sort_keys=True).encode(
+        "utf-8")).hexdigest()
+    return pack
 
 
 _SANDBOX = r"""

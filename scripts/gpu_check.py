@@ -16,7 +16,10 @@ Steps:
    a precision cupy cannot do here is recorded as unsupported, with the reason), copy
    bandwidth at several sizes, and CPU-vs-GPU speed-ups for a compute-bound (matmul) and a
    memory-bound (element-wise) computation, answers checked.
-4. Write ``benchmarks/results/gpu-check-<date>-<device>.json`` and a markdown summary next
+4. Run the kernel lab's model kernels under Numba's CUDA target (``numba-cuda``, the same
+   sources the kernel checker runs), check their results, and set each measured time beside
+   its traffic prediction (:func:`collect_kernels`, :mod:`gpulesson.kernelcheck.gpu_timing`).
+5. Write ``benchmarks/results/gpu-check-<date>-<device>.json`` and a markdown summary next
    to it; compare with the datasheet when the GPU is in ``gpulesson.hardware``.
 
 Exit codes: 0 all passed; 1 a test or a required measurement (fp32, fp64, copy) failed;
@@ -207,6 +210,8 @@ class GpuCheckReport:
     tests: list[PytestRun] = field(default_factory=list)
     datasheet: dict[str, Any] | None = None
     errors: list[str] = field(default_factory=list)
+    kernels: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -283,6 +288,15 @@ class GpuCheckReport:
                          f"{_fmt(r.get('byte_rate_median'), units.format_bandwidth)} |")
         for key, table in self.speedups.items():
             lines += ["", f"## Speed-ups: {key}", "", "```", table["text"], "```"]
+        if self.kernels:
+            from gpulesson.kernelcheck.gpu_timing import KernelTiming, markdown_table
+
+            timings = [KernelTiming(**{k: v for k, v in row.items() if k != "ratio"})
+                       for row in self.kernels]
+            lines += ["", "## The kernel lab's model kernels: measured against the traffic "
+                      "prediction", "", markdown_table(timings)]
+        if self.notes:
+            lines += ["", "## Notes", ""] + [f"- {n}" for n in self.notes]
         if self.errors:
             lines += ["", "## Errors", ""] + [f"- {e}" for e in self.errors]
         return "\n".join(lines) + "\n"
@@ -295,6 +309,35 @@ class GpuCheckReport:
         json_path.write_text(self.to_json() + "\n", encoding="utf-8")
         md_path.write_text(self.to_markdown(), encoding="utf-8")
         return json_path, md_path
+
+
+def collect_kernels(device: Device, bandwidth: float, *, quick: bool = False,
+                    cuda: Any = None) -> tuple[list[dict[str, Any]], list[str], list[str]]:
+    """The kernel lab's model kernels compiled by Numba's CUDA target, checked and timed
+    (:func:`gpulesson.kernelcheck.gpu_timing.kernel_timings`); ``bandwidth`` (bytes/s) turns
+    each task's compulsory traffic into a predicted time. Returns the rows, the errors (a
+    wrong result, a kernel that fails on the GPU) and notes (Numba's CUDA target could not
+    be used here: the timings need a real GPU and numba-cuda; ``cuda`` given: used as is,
+    as the tests do with Numba's simulator)."""
+    from gpulesson import kernelcheck
+    from gpulesson.kernelcheck import gpu_timing
+
+    if cuda is None:
+        try:
+            cuda = kernelcheck.numba_cuda(device)
+        except (ImportError, RuntimeError) as err:
+            return [], [], [f"kernel timings skipped: {err}"]
+        if kernelcheck.simulated():
+            return [], [], ["kernel timings skipped: Numba runs its CPU simulator here (no "
+                            "CUDA driver), and the timings need the GPU"]
+    sizes = gpu_timing.TINY if quick else gpu_timing.TIMED
+    try:
+        timings = gpu_timing.kernel_timings(device, cuda, bandwidth=bandwidth, sizes=sizes)
+    except Exception as err:  # noqa: BLE001 - recorded in the report, never swallowed
+        return [], [f"kernel timings failed: {type(err).__name__}: {err}"], []
+    errors = [f"{k.task}: the GPU's result differs from the expected one"
+              for k in timings if not k.correct]
+    return [k.to_dict() for k in timings], errors, []
 
 
 def _json_default(value: Any) -> Any:
@@ -439,6 +482,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     spec = datasheet_for(gpu.name)
     if spec is not None:
         report.datasheet = compare_with_datasheet(report, spec)
+    print("running the kernel lab's kernels ...", flush=True)
+    best_copy = max((r.get("byte_rate_best") or 0 for r in report.copy), default=0)
+    bandwidth = spec.bandwidth if spec is not None else best_copy
+    if bandwidth:
+        report.kernels, errors, notes = collect_kernels(gpu, bandwidth, quick=opts.quick)
+        report.errors.extend(errors)
+        report.notes.extend(notes)
+    else:
+        report.notes.append("kernel timings skipped: no bandwidth to predict with")
 
     json_path, md_path = report.write(opts.outdir)
     print(report.to_markdown())

@@ -49,6 +49,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import linecache
 import math
 import os
 import re
@@ -301,6 +302,8 @@ def _run_and_check(ex: CodeExercise, source: Any, out: _Bounded,
         return _answer(ex._feedback("invalid", "Python could not read your code: it nests "
                                     "too deeply (an expression of thousands of parts?)."))
     namespace: dict[str, Any] = {"__name__": "__main__"}
+    # the source, for tracebacks and for the kernel checker, which reads a kernel's source
+    linecache.cache["your code"] = (len(source), None, source.splitlines(True), "your code")
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out), \
             _no_exit():  # type: ignore[type-var]
         try:

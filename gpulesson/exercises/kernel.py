@@ -17,18 +17,19 @@ Taught in: ``exercises/inside_the_gpu.ipynb``.
 from __future__ import annotations
 
 import linecache
+import math
 import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from gpulesson.exercises.core import CodeExercise, Feedback, Mistake
-from gpulesson.kernelcheck import check_kernel, numba_cuda, python_function
+from gpulesson.kernelcheck import check_kernel, counters, python_function, shim
 
 __all__ = ["KernelExercise", "KernelMistake", "KernelSource"]
 
-#: Names every kernel source may use besides ``cuda``: Numba's ``float32`` and constants.
-_PRELUDE = "from numba import float32, int32\n"
+#: The imports a kernel source starts with, as a learner writes them.
+IMPORTS = "from numba import cuda, float32, int32"
 
 
 class KernelSource:
@@ -48,8 +49,8 @@ class KernelSource:
     @property
     def py_func(self) -> Any:
         if self._function is None:
-            namespace: dict[str, Any] = {"cuda": numba_cuda(), **self.constants}
-            exec(_PRELUDE, namespace)  # noqa: S102 - the course's own code, never a learner's
+            namespace: dict[str, Any] = {"cuda": shim.cuda, "float32": shim.float32,
+                                         "int32": shim.int32, "math": math, **self.constants}
             code = compile(self.source + "\n", f"<{self.__name__}>", "exec")
             exec(code, namespace)  # noqa: S102
             linecache.cache[f"<{self.__name__}>"] = (len(self.source), None,
@@ -59,6 +60,13 @@ class KernelSource:
             function._course_kernel = True  # its checker report may be kept
             self._function = function
         return self._function
+
+    def learner_text(self) -> str:
+        """The kernel as a learner types it: the imports, the constants, the kernel."""
+        constants = "".join(f"{name} = {value!r}\n" for name, value in self.constants.items())
+        uses_math = "math." in self.source
+        head = IMPORTS + ("\nimport math" if uses_math else "") + "\n\n"
+        return head + (constants + "\n" if constants else "") + "\n" + self.source + "\n"
 
     def edited(self, old: str, new: str = "", *, occurrence: int = 1) -> KernelSource:
         """The same kernel with the ``occurrence``-th ``old`` replaced by ``new`` (a mistake
@@ -125,7 +133,7 @@ class KernelExercise(CodeExercise):
 
     def model_solution_source(self) -> str:
         solution = self.model_solution
-        return solution.source if isinstance(solution, KernelSource) else \
+        return solution.learner_text() if isinstance(solution, KernelSource) else \
             super().model_solution_source()
 
     def report(self, kernel: Any) -> Any:
@@ -152,15 +160,19 @@ class KernelExercise(CodeExercise):
         except TypeError as error:
             return self._feedback("invalid", f"{error}: define {self.function_name} with "
                                   "def, under @cuda.jit.")
-        except ImportError as error:
+        except ValueError as error:  # the source cannot be read, or a launch is refused
             return self._feedback("invalid", str(error))
+        traffic = self.traffic_text(report)
         if report.ok:
             return self._feedback("correct", f"Correct: {report.summary()} No access out of "
                                   "bounds, no race, every element right, in two thread "
-                                  "orders.", value=self.function_name)
+                                  f"orders. {traffic}", value=self.function_name,
+                                  details=tuple(report.notes))
         case = report.first_case
         details = (f"first failing input: {case.label}, {case.schedule} thread order",
-                   *(f"- {finding}" for finding in report.findings[1:5]))
+                   report.tally(),
+                   *(f"- {finding}" for finding in report.findings[1:5]),
+                   *((traffic,) if traffic else ()))
         for mistake in self.mistakes:
             if isinstance(mistake, KernelMistake) and mistake.detect(report):
                 return self._feedback("mistake", f"Not yet: {report.summary()} "
@@ -168,6 +180,13 @@ class KernelExercise(CodeExercise):
                                       mistake=mistake.key, details=details)
         return self._feedback("incorrect", f"Not yet: {report.summary()} Try again, or ask "
                               "for a hint.", details=details)
+
+    @staticmethod
+    def traffic_text(report: Any) -> str:
+        """Predicted against counted global traffic, on the first (whole) shape."""
+        if report.traffic is None:
+            return ""
+        return counters.prediction_text(report.predicted_bytes, report.traffic)
 
     def mistake_function(self, key: str) -> Any:
         """The declared kernel that makes mistake ``key``."""

@@ -1,23 +1,27 @@
-"""Check a CUDA kernel on a CPU: bounds, races, barriers and results, thread by thread.
+"""Check a CUDA kernel on a CPU: bounds, races, barriers, results, and the traffic the
+hardware would see (coalescing, bank conflicts, divergence, occupancy), thread by thread.
 
-A learner writes a kernel with Numba (``@cuda.jit``); on a machine without a GPU it runs in
-Numba's CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``), on a GPU unchanged on the device. The
-checker runs the kernel's Python function in an instrumented simulator
-(:mod:`gpulesson.kernelcheck.simulator`) on several shapes, including ragged ones that are
-not a multiple of the block, in two thread orders, and reports, naming the thread, the
-array element and the line:
+A learner writes a kernel as for Numba (``@cuda.jit``). The checker runs the kernel's own
+source in a pure-Python CUDA runtime (:mod:`gpulesson.kernelcheck.runtime`, standard
+library only), so the same kernel is checked in Jupyter without Numba and on the course's
+site, in the browser's Python. It runs the kernel on several shapes, including ragged ones
+that are not a multiple of the block, in two thread orders, within a time budget, and
+reports, naming the thread, the array element and the line:
 
 * an index outside its array (a missing bounds check);
 * a race: two threads on one element, at least one writing, with no barrier between them
-  (or in different blocks); a missing ``cuda.syncthreads()`` shows as one;
+  (or in different blocks), said to be across loop iterations when it is;
 * a shared-memory element read before its block wrote it;
 * threads of a block at different barriers, or returned before one;
-* an output element that is wrong, or that no thread wrote.
+* an output element that is wrong, or that no thread wrote;
+* an exception (``SystemExit`` and ``KeyboardInterrupt`` included) or a kernel that runs
+  past its budget;
+* per warp (:mod:`gpulesson.kernelcheck.counters`): global requests and 32-byte sectors,
+  shared-memory wavefronts (bank conflicts), divergent branches, and the occupancy.
 
 Use::
 
-    from gpulesson.kernelcheck import numba_cuda, check_kernel
-    cuda = numba_cuda()            # the real CUDA target on a GPU, the simulator otherwise
+    from gpulesson.kernelcheck import cuda, check_kernel   # or: from numba import cuda
 
     @cuda.jit
     def vector_add(a, b, out):
@@ -27,13 +31,11 @@ Use::
 
     print(check_kernel(vector_add, "vector_add"))
 
-:func:`run_kernel` runs one launch of any kernel on your own arrays and returns what it
-found (:class:`Run`); :data:`TASKS` holds the course's exercises (vector add, a 2-D map,
-a tiled matrix product, a sum).
-
-The checker imports numpy and Numba when it runs a kernel (numba and numba-cuda from PyPI);
-importing this package loads neither. Taught in: ``notebooks/inside_the_gpu.ipynb`` and its
-exercises.
+:func:`run_kernel` runs one launch of any kernel on your own arrays (:class:`Run`);
+:data:`TASKS` holds the course's exercises. :func:`numba_cuda` gives Numba's CUDA module
+(the real target on a GPU, its simulator otherwise) for timing kernels on a device, and
+:mod:`gpulesson.kernelcheck.simulator` runs a kernel in Numba's simulator as a cross-check.
+Taught in: ``notebooks/inside_the_gpu.ipynb`` and its exercises.
 """
 
 from __future__ import annotations
@@ -43,13 +45,25 @@ import sys
 from types import ModuleType
 from typing import Any
 
-from gpulesson.kernelcheck.findings import KINDS, CaseResult, Finding, Report, Site, ThreadId
-from gpulesson.kernelcheck.simulator import SCHEDULES, Run, python_function, run_kernel
-from gpulesson.kernelcheck.tasks import TASKS, KernelTask, check_kernel, task
+from gpulesson.kernelcheck.catalogue import TASKS, task
+from gpulesson.kernelcheck.findings import (
+    KINDS,
+    PERFORMANCE_KINDS,
+    CaseResult,
+    Finding,
+    Report,
+    Site,
+    ThreadId,
+)
+from gpulesson.kernelcheck.runtime import SCHEDULES, Budget, python_function
+from gpulesson.kernelcheck.scheduler import Run, run_kernel
+from gpulesson.kernelcheck.shim import cuda, float32, int32
+from gpulesson.kernelcheck.tasks import KernelTask, check_kernel
 
-__all__ = ["KINDS", "SCHEDULES", "TASKS", "CaseResult", "Finding", "KernelTask", "Report",
-           "Run", "Site", "ThreadId", "check_kernel", "numba_cuda", "python_function",
-           "run_kernel", "simulated", "task"]
+__all__ = ["KINDS", "PERFORMANCE_KINDS", "SCHEDULES", "TASKS", "Budget", "CaseResult",
+           "Finding", "KernelTask", "Report", "Run", "Site", "ThreadId", "check_kernel",
+           "cuda", "float32", "int32", "numba_cuda", "python_function", "run_kernel",
+           "simulated", "task"]
 
 SIMULATOR_VARIABLE = "NUMBA_ENABLE_CUDASIM"
 _INSTALL = ("Install Numba's CUDA target in the course's environment: "
@@ -110,6 +124,9 @@ def numba_cuda(device: Any = None) -> ModuleType:
     if mode is None:
         if want_simulator:
             os.environ[SIMULATOR_VARIABLE] = "1"
+            config = sys.modules.get("numba.core.config")
+            if config is not None:  # numba itself was imported: it read the variable then
+                config.ENABLE_CUDASIM = 1
         try:
             from numba import cuda
         except ImportError as error:

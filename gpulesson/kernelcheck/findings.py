@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass, field
+from typing import Any
 
-__all__ = ["KINDS", "CaseResult", "Finding", "Report", "Site", "ThreadId"]
+__all__ = ["KINDS", "PERFORMANCE_KINDS", "CaseResult", "Finding", "Report", "Site", "ThreadId"]
 
 #: Kinds of finding, most serious first: a report names the first kind it holds.
 KINDS = (
@@ -23,9 +24,14 @@ KINDS = (
     "order_dependent",     # two thread orders gave different results
     "missing_value",       # an output element no thread wrote
     "wrong_value",         # an output element that differs from the expected one
-    "timeout",             # a thread ran too long without finishing
-    "unsupported",         # something the simulator cannot follow (slices, dynamic memory)
+    "timeout",             # the run used its time budget (an endless loop, a long sleep)
+    "unsupported",         # something the checker cannot follow (slices, dynamic memory)
+    "uncoalesced",         # a warp's global accesses move far more sectors than they use
+    "bank_conflict",       # a warp's shared-memory access takes several wavefronts
+    "divergence",          # a branch splits most of the warps that reach it
 )
+#: The kinds about speed, not correctness: a task asks for the ones it grades.
+PERFORMANCE_KINDS = ("uncoalesced", "bank_conflict", "divergence")
 
 
 @dataclass(frozen=True)
@@ -127,6 +133,16 @@ class CaseResult:
         return not self.findings
 
 
+_LABELS = {"exception": "exception", "out_of_bounds": "out-of-bounds access",
+           "barrier_divergence": "divergent barrier", "race": "race",
+           "uninitialized": "read of uninitialized shared memory",
+           "input_written": "write to an input", "order_dependent": "order-dependent result",
+           "missing_value": "missing element", "wrong_value": "wrong element",
+           "timeout": "timeout", "unsupported": "unsupported operation",
+           "uncoalesced": "uncoalesced access", "bank_conflict": "bank conflict",
+           "divergence": "divergent branch"}
+
+
 def _rank(finding: Finding) -> int:
     return KINDS.index(finding.kind)
 
@@ -143,6 +159,8 @@ class Report:
     task: str
     cases: tuple[CaseResult, ...]
     notes: tuple[str, ...] = field(default=())
+    traffic: Any = None  # gpulesson.kernelcheck.counters.Traffic of the first launch
+    predicted_bytes: int | None = None
 
     @property
     def findings(self) -> tuple[Finding, ...]:
@@ -183,12 +201,32 @@ class Report:
         shapes = "; ".join(dict.fromkeys(case.label for case in self.cases))
         if self.ok:
             return f"{self.kernel} passed the {self.task} checks on {shapes}."
-        case = self.first_case
-        return f"{self.kernel} failed on {case.label}: {self.first}"
+        first = self.first
+        case = next((c for c in self.cases if first in c.findings), self.first_case)
+        return f"{self.kernel} failed on {case.label}: {first}"
+
+    def tally(self) -> str:
+        """One line counting the problems by kind: ``2 races (1 across loop iterations), 1
+        out-of-bounds access``."""
+        counts: dict[str, int] = {}
+        across = 0
+        for finding in self.findings:
+            counts[finding.kind] = counts.get(finding.kind, 0) + 1
+            across += finding.kind == "race" and "across iterations" in finding.message
+        parts = []
+        for kind, n in counts.items():
+            label = _LABELS.get(kind, kind.replace("_", " "))
+            text = f"{n} {label}{'s' if n > 1 else ''}"
+            if kind == "race" and across:
+                text += f" ({across} across loop iterations)"
+            parts.append(text)
+        return "Found: " + ", ".join(parts) + "." if parts else "Found nothing."
 
     def lines(self, limit: int = 4) -> list[str]:
-        """The summary, then up to ``limit`` findings, one per line."""
+        """The summary and the tally, then up to ``limit`` findings, one per line."""
         out = [self.summary()]
+        if not self.ok:
+            out.append(self.tally())
         for finding in self.findings[1:limit]:
             out.append(f"- {finding}")
         out.extend(self.notes)

@@ -46,6 +46,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from gpulesson.kernelcheck.findings import Finding, Site, ThreadId
+from gpulesson.kernelcheck.runtime import launch_shape, python_function
 
 __all__ = ["SCHEDULES", "Run", "launch_shape", "python_function", "run_kernel"]
 
@@ -67,26 +68,6 @@ class _NeedsThreads(BaseException):
 
 class _Stop(BaseException):
     """Ends the running CUDA thread (an out-of-bounds access, a timeout, the end of a run)."""
-
-
-def python_function(kernel: Any) -> types.FunctionType:
-    """The Python function of ``kernel``: a ``@cuda.jit`` kernel (simulated or real) or a
-    plain function written the same way. ``TypeError`` for anything else."""
-    fn = getattr(kernel, "py_func", kernel)
-    if isinstance(fn, types.FunctionType):
-        return fn
-    raise TypeError(f"kernel must be a @cuda.jit kernel or a Python function, got "
-                    f"{type(kernel).__name__}")
-
-
-def launch_shape(name: str, value: Any) -> tuple[int, int, int]:
-    """A grid or block shape as ``(x, y, z)``: an int or a tuple of 1 to 3 positive ints."""
-    parts = value if isinstance(value, tuple) else (value,)
-    if not 1 <= len(parts) <= 3 or any(isinstance(p, bool) or not isinstance(p, int) or p < 1
-                                       for p in parts):
-        raise ValueError(f"{name} must be a positive int or a tuple of 1 to 3 positive ints, "
-                         f"got {value!r}")
-    return (*parts, 1, 1)[:3]  # type: ignore[return-value]
 
 
 def _is_device_function(value: Any) -> bool:

@@ -91,6 +91,12 @@ def _bright() -> tuple[float, float, float]:
     return p, (1 - p) * fast + p * split, 0.99 * fast + 0.01 * bright
 
 
+def _copy_efficiency(stride: int) -> float:
+    """A strided copy: the load at ``stride``, the store coalesced; useful over moved bytes."""
+    load, store = execution.coalescing(stride), execution.coalescing(1)
+    return (load.useful_bytes + store.useful_bytes) / (load.bytes_moved + store.bytes_moved)
+
+
 def _cap() -> tuple[execution.Occupancy, execution.Occupancy]:
     return _occ(256, 40), _occ(256, 32)
 
@@ -102,8 +108,9 @@ def _padding() -> tuple[execution.GemmWaves, execution.GemmWaves]:
 CLAIMS = claims(
     # Introduction
     ("of 32 threads that move in step", lambda: f"of {WARP} threads that move in step"),
-    ("why a 4,097 × 4,096 matrix product can take a quarter longer than a 4,096 × 4,096 one",
-     lambda: f"why a {_n(4097)} × {_n(4096)} matrix product can take "
+    ("a 4,097 × 4,096 matrix product is predicted to take a quarter longer than a 4,096 × "
+     "4,096 one",
+     lambda: f"a {_n(4097)} × {_n(4096)} matrix product is predicted to take "
      f"{WORDS[_time(4097) / _time(4096)]} longer than a {_n(4096)} × {_n(4096)} one"),
     # 1. Threads, blocks and the grid
     ("(up to 1,024)", lambda: f"(up to {_n(LIM.max_threads_per_block)})"),
@@ -181,11 +188,11 @@ CLAIMS = claims(
               f"{wide.useful_bytes} useful bytes, {_pct(wide.efficiency)}")(
          execution.coalescing(1), execution.coalescing(1, offset_elements=1),
          execution.coalescing(2), execution.coalescing(8))),
-    ("At 12.5 % efficiency an H100's 3.35 TB/s delivers 418.75 GB/s of useful data, and a "
+    ("At 12.5 % efficiency an H100's 3.35 TB/s delivers 419 GB/s of useful data, and a "
      "B200's 8.00 TB/s delivers 1.00 TB/s",
      lambda: (lambda e: f"At {_pct(e)} efficiency an H100's "
               f"{units.format_bandwidth(H100.bandwidth)} delivers "
-              f"{units.format_bandwidth(H100.bandwidth * e)} of useful data, and a B200's "
+              f"{H100.bandwidth * e / 1e9:.0f} GB/s of useful data, and a B200's "
               f"{units.format_bandwidth(B200.bandwidth)} delivers "
               f"{units.format_bandwidth(B200.bandwidth * e)}")(
          execution.coalescing(32).efficiency)),
@@ -206,18 +213,40 @@ CLAIMS = claims(
      f"tiles take {units.format_bytes(2 * 32 * 32 * 4, binary=True)} of shared memory per "
      "block"),
     ("The FP32 ridge point is 20.0 FLOP/byte on an H100 (66.9 TFLOP/s over 3.35 TB/s) and 9.38 "
-     "on a B200 (75.0 TFLOP/s over 8.00 TB/s): the naive kernel, at 0.250, can reach at most "
-     "1.3 % of the H100's FP32 peak and 2.7 % of the B200's; 32 × 32 tiles (7.97) come close to "
-     "the B200's ridge",
+     "on a B200 (75.0 TFLOP/s over 8.00 TB/s)",
      lambda: f"The FP32 ridge point is {H100.ridge_point('fp32'):.1f} FLOP/byte on an H100 "
      f"({units.format_flop_rate(H100.dense('fp32'))} over "
      f"{units.format_bandwidth(H100.bandwidth)}) and {B200.ridge_point('fp32'):.2f} on a B200 "
      f"({units.format_flop_rate(B200.dense('fp32'))} over "
-     f"{units.format_bandwidth(B200.bandwidth)}): the naive kernel, at {_intensity(1):.3f}, "
-     "can reach at most "
-     f"{_pct(_intensity(1) * H100.bandwidth / H100.dense('fp32'))} of the H100's FP32 peak "
-     f"and {_pct(_intensity(1) * B200.bandwidth / B200.dense('fp32'))} of the B200's; 32 × 32 "
-     f"tiles ({_intensity(32):.2f}) come close to the B200's ridge"),
+     f"{units.format_bandwidth(B200.bandwidth)})"),
+    # 3.1 of the review: a bound only if every request went to DRAM
+    ("If every request went to DRAM, the naive kernel, at 0.250, could reach at most 1.3 % of "
+     "the H100's FP32 peak and 2.7 % of the B200's",
+     lambda: f"If every request went to DRAM, the naive kernel, at {_intensity(1):.3f}, could "
+     f"reach at most {_pct(_intensity(1) * H100.bandwidth / H100.dense('fp32'))} of the "
+     f"H100's FP32 peak and {_pct(_intensity(1) * B200.bandwidth / B200.dense('fp32'))} of "
+     "the B200's"),
+    ("32 × 32 tiles (7.97) come close to the B200's ridge",
+     lambda: f"32 × 32 tiles ({_intensity(32):.2f}) come close to the B200's ridge"),
+    # 3.5 of the review: the whole copy's efficiency, its stores coalesced
+    ("8 / (4 s + 4) = 2 / (s + 1) for a stride s up to 8, 67 % at stride 2 rather than the "
+     "load's 50 %",
+     lambda: "8 / (4 s + 4) = 2 / (s + 1) for a stride s up to "
+     f"{SECTOR // 4}, {_pct(_copy_efficiency(2), 0)} at stride 2 rather than the load's "
+     f"{_pct(execution.coalescing(2).efficiency, 0)}"),
+    # 3.2 of the review: the other tile orientation has no fifth wave
+    ("With 128 × 256 tiles, the other orientation cuBLAS also has, 4,097 rows make 33 × 16 = "
+     "528 tiles: exactly 4 waves, 143 µs, no penalty",
+     lambda: (lambda w: f"With 128 × 256 tiles, the other orientation cuBLAS also has, "
+              f"{_n(4097)} rows make {w.tiles_m} × {w.tiles_n} = {w.tiles} tiles: exactly "
+              f"{w.waves} waves, " + units.format_seconds(execution.gemm_time(
+                  4097, 4096, 4096, peak_flops=H100.dense("bf16"), sms=H100X.sms, tile_m=128,
+                  tile_n=256)) + ", no penalty")(
+         execution.gemm_waves(4097, 4096, sms=H100X.sms, tile_m=128, tile_n=256))),
+    # 3.9 of the review: the timed sum is the lesson's 64-thread blocks
+    ("runs $2^{24}$ numbers in this lesson's 64-thread blocks: 262,144 atomic additions",
+     lambda: f"runs $2^{{24}}$ numbers in this lesson's 64-thread blocks: "
+     f"{_n(_blocks(2**24, 64))} atomic additions"),
     ("In BF16 the ridges are 295 and 281 FLOP/byte",
      lambda: f"In BF16 the ridges are {H100.ridge_point('bf16'):.0f} and "
      f"{B200.ridge_point('bf16'):.0f} FLOP/byte"),
@@ -346,7 +375,7 @@ NOT_FIGURES = (
     "1,000,000 pixels",                       # pause 2's image
     "cap it at 32",                           # pause 5's compiler option
     "256-thread blocks uses 40 registers",
-    "two 4,096 × 4,096 BF16 matrices",        # section 6's question
+    "two 4,096 × 4,096 BF16 matrices on an H100 in 256 ×\n128 tiles",  # section 6's question
     "makes it 4,097 × 4,096",
     "from 4,096 to 4,160",                    # pause 6's padding
     "256 × 128 tiles and tokens in multiples of 4,096",

@@ -28,7 +28,7 @@ NOT_CALCULATORS = (
     "gpulesson.plotting",       # matplotlib
     "gpulesson.collectives",    # mpi4py
     "gpulesson.forward_pass",   # a measured forward pass in numpy
-    "gpulesson.kernelcheck",    # runs learners' kernels in Numba's simulator
+    "gpulesson.kernelcheck",    # runs learners' kernels in a pure-Python CUDA runtime
 )
 
 

@@ -28,6 +28,12 @@ _GPU_CHOICES = tuple(Choice(name, f"{name} (compute capability {g.compute_capabi
                      for name, g in execution.GPU_EXECUTION.items())
 
 
+#: The warp model of these calculators is NVIDIA's: said where a menu also offers AMD GPUs.
+_NVIDIA_MODEL = ("The model is NVIDIA's (32-thread warps, 32-byte sectors); AMD's CDNA GPUs in "
+                 "the menu run 64-wide wavefronts with their own cache-line sizes, so for them "
+                 "it is only a first approximation.")
+
+
 def _gpu_select(default: str = "H100 SXM") -> Input:
     return Select("gpu", "GPU", default=default, choices=_GPU_CHOICES,
                   help="Sets the per-SM limits of its compute capability. " + _EXECUTION_NOTE)
@@ -183,7 +189,8 @@ COALESCING = Calculator(
     name="coalescing",
     title="Coalescing of a warp's load",
     description="The 32-byte sectors one warp's load touches when thread t reads element "
-                "offset + t × stride, and the bandwidth left for useful bytes.",
+                "offset + t × stride, and the bandwidth left for useful bytes. "
+                + _NVIDIA_MODEL,
     lesson=LESSON,
     inputs=(
         Integer("stride", "Stride between threads (elements)", default=1, range=(1, 4096)),
@@ -226,9 +233,12 @@ def _tiled(**kw: Any) -> dict[str, Any]:
 TILED_MATMUL = Calculator(
     name="tiled_matmul",
     title="Shared-memory tiling of a matrix product",
-    description="Global-memory traffic and arithmetic intensity of a matrix product whose "
-                "blocks compute T × T tiles from shared memory, against the naive kernel "
-                "and the GPU's ridge point.",
+    description="Bytes requested from global memory and their arithmetic intensity for a "
+                "matrix product whose blocks compute T × T tiles from shared memory, against "
+                "the naive kernel and the GPU's DRAM ridge point. The L1 and L2 caches serve "
+                "many of these requests, so the DRAM roofline bounds a kernel only when its "
+                "requests miss the caches (the naive kernel's mostly hit them). "
+                + _NVIDIA_MODEL,
     lesson=LESSON,
     inputs=(
         _dim("m", "M (rows of C)"), _dim("n", "N (columns of C)"),
@@ -239,12 +249,12 @@ TILED_MATMUL = Calculator(
         *shared.gpu_inputs("H100 SXM", peak=True, bandwidth=True),
     ),
     outputs=(
-        Output("bytes", "Global-memory traffic", "bytes"),
-        Output("intensity", "Arithmetic intensity", "intensity"),
-        Output("naive_intensity", "Intensity of the naive kernel", "intensity"),
-        Output("ridge_point", "GPU ridge point", "intensity"),
-        Output("bound", "Bound by", "text"),
-        Output("attainable", "Attainable FLOP/s", "flop/s"),
+        Output("bytes", "Global-memory requests (bytes, before the caches)", "bytes"),
+        Output("intensity", "Intensity of the requests", "intensity"),
+        Output("naive_intensity", "Request intensity of the naive kernel", "intensity"),
+        Output("ridge_point", "GPU ridge point (DRAM)", "intensity"),
+        Output("bound", "Bound by, if every request went to DRAM", "text"),
+        Output("attainable", "Attainable FLOP/s, if every request went to DRAM", "flop/s"),
         Output("shared_per_block", "Shared memory per block (two tiles)", "bytes",
                binary=True),
     ),

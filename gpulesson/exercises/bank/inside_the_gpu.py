@@ -1,8 +1,10 @@
 """Exercises of the lesson *Inside the GPU: threads, warps, tiles and waves*
 (``exercises/inside_the_gpu.ipynb``).
 
-They practise what the lesson teaches: four kernels to write (a vector addition, a 2-D map,
-a tiled matrix product, a sum), each run by the kernel checker
+They practise what the lesson teaches: sixteen kernels to write (here a vector addition, a
+2-D map, a tiled matrix product, a sum; the kernel lab of
+:mod:`gpulesson.exercises.bank._inside_the_gpu_kernels` adds twelve more, exercises 11 to
+22), each run by the kernel checker
 (:mod:`gpulesson.kernelcheck`) on ragged shapes and in two thread orders, with a message
 naming the thread, the element and the line at fault and a hint for each common bug; and
 the arithmetic of the execution model: which branch diverges, the bytes a strided load
@@ -21,10 +23,11 @@ from dataclasses import replace
 from typing import Any
 
 from gpulesson import execution, gemm, hardware
+from gpulesson.exercises.bank._inside_the_gpu_kernels import EXERCISES as KERNEL_LAB
 from gpulesson.exercises.core import ChoiceExercise, Mistake, NumericExercise
 from gpulesson.exercises.kernel import KernelExercise, KernelMistake, KernelSource
 from gpulesson.exercises.wording import TIMES, count, percent
-from gpulesson.kernelcheck import tasks
+from gpulesson.kernelcheck import catalogue as tasks
 from gpulesson.units import format_bandwidth, format_seconds
 
 LESSON = "inside_the_gpu"
@@ -208,8 +211,8 @@ branch_divergence = ChoiceExercise(
         "Count warps, not threads: a warp whose threads disagree runs both sides. "
         "`i % 2 == 0` splits {even_split} of the {warps} warps ({even_slowdown}); "
         "`i % 64 < 16` splits {quarter_split} ({quarter_slowdown}); the bounds check "
-        "`i < 1000` splits {bounds_split}, the last ({bounds_slowdown}); **{answer}** splits "
-        "{by_warp_split}: half the threads take each side, but whole warps at a time."
+        "`i < 1000` splits {bounds_split}, the last ({bounds_slowdown}); the answer, {answer}, "
+        "splits {by_warp_split}: half the threads take each side, but whole warps at a time."
     ),
     answer=lambda p: min(_CONDITIONS, key=lambda k: _branch(k).cycles),
     derived=_branch_derived,
@@ -683,4 +686,5 @@ sum_kernel = KernelExercise(
 
 
 EXERCISES = (vector_add, add_bias, branch_divergence, strided_load, tile_intensity,
-             matmul_tiled, occupancy_registers, occupancy_shared, gemm_waves, sum_kernel)
+             matmul_tiled, occupancy_registers, occupancy_shared, gemm_waves, sum_kernel,
+             *KERNEL_LAB)

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import ast
 import functools
-import importlib
 import json
+import linecache
+import math
 from pathlib import Path
 
 import pytest
@@ -245,19 +246,23 @@ def _stub(ex: CodeExercise):
         for node in ast.parse("".join(cell["source"])).body:
             if isinstance(node, ast.FunctionDef) and node.name == ex.function_name:
                 namespace: dict = _kernel_names() if isinstance(ex, KernelExercise) else {}
+                text = "".join(cell["source"])  # the kernel checker reads the source
+                linecache.cache[cell["id"]] = (len(text), None, text.splitlines(True),
+                                               cell["id"])
                 exec(compile(ast.Module([node], []), cell["id"], "exec"), namespace)
                 return node, namespace[ex.function_name]
     pytest.fail(f"{course.lesson(ex.lesson).exercises} defines no {ex.function_name}()")
 
 
 def _kernel_names() -> dict:
-    """What a kernel exercise's notebook defines before its stubs: Numba's ``cuda`` and
-    ``float32`` (its set-up cell) and the checker's constants."""
-    from gpulesson.kernelcheck import numba_cuda, tasks
+    """What a kernel exercise's notebook defines before its stubs: the course's ``cuda``
+    and ``float32`` (its set-up cell) and the checker's constants."""
+    from gpulesson import kernelcheck
+    from gpulesson.kernelcheck import catalogue
 
-    cuda = numba_cuda()  # chooses the target before numba.cuda is first imported
-    return {"cuda": cuda, "float32": importlib.import_module("numba").float32,
-            "TILE": tasks.TILE, "BLOCK": tasks.SUM_BLOCK}
+    return {"cuda": kernelcheck.cuda, "float32": kernelcheck.float32, "math": math,
+            "TILE": catalogue.TILE, "BLOCK": catalogue.SUM_BLOCK,
+            "TRANSPOSE_TILE": catalogue.TRANSPOSE_TILE, "EPS": catalogue.EPS}
 
 
 @pytest.mark.parametrize("ex", list(_code_exercises()))

@@ -230,8 +230,10 @@ sys.path.insert(0, sys.argv[1])
 from gpulesson.exercises import browser
 requests = json.loads(sys.argv[2])
 answers = [json.loads(browser.handle_json(json.dumps(r))) for r in requests]
+packed = ("gpulesson", "__main__", "numba")  # numba: the pack's stand-in for kernels
 bad = [m for m in sys.modules if m.partition(".")[0] not in sys.stdlib_module_names
-       and m.partition(".")[0] not in ("gpulesson", "__main__")]
+       and (m.partition(".")[0] not in packed
+            or not getattr(sys.modules[m], "__file__", sys.argv[1]).startswith(sys.argv[1]))]
 assert browser.__file__.startswith(sys.argv[1]), browser.__file__
 print(json.dumps({"answers": answers, "foreign": bad}))
 """
