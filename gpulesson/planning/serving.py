@@ -9,12 +9,23 @@ KV budget (vLLM's start-up arithmetic, ``vllm/worker`` memory profiling)::
     = KV cache memory  ->  blocks of block_size tokens  ->  KV cache tokens
 
 ``max_concurrency`` is vLLM's own "Maximum concurrency for N tokens per request": KV
-cache tokens / ``max_model_len``. The activation peak is where the MLP holds its
-``gate_up`` output (``2*ffn/tp`` values per token), the activated half (``ffn/tp``) and
-three hidden-width tensors (the residual, the normalised input and the down projection's
-output): ``T * (3*ffn/tp + 3*h) * 2`` bytes for ``T`` batched tokens, or the sampler's FP32
-logits of ``max_num_seqs`` sequences when larger. On Llama 3.1 8B this predicts 108 KiB per
-token, the slope between two of vLLM's own logs (issue #10517).
+cache tokens / ``max_model_len``. The activation peak is the larger of two moments of
+vLLM's profiling run (V0 ``worker/model_runner.py`` ``profile_run``; V1
+``v1/worker/gpu_model_runner.py`` ``profile_run``: one forward pass of
+``max_num_batched_tokens`` dummy tokens, then the sampler on ``min(max_num_seqs, tokens)``
+rows of logits), :func:`profile_peak_bytes`:
+
+- the forward pass (:func:`forward_peak_bytes`): a dense MLP holds its ``gate_up`` output
+  (``2*ffn/tp`` values per token), the activated half (``ffn/tp``) and three hidden-width
+  tensors (the residual, the normalised input, the down projection's output):
+  ``T * (3*ffn/tp + 3*h) * 2`` bytes for ``T`` batched tokens; on Llama 3.1 8B this is
+  108 KiB per token, the slope between two of vLLM's own logs (issue #10517). A MoE layer
+  (vLLM's ``fused_moe``) holds, per token, ``top_k`` rows of its gate_up/down workspace
+  (``max(2*I/tp, h)`` values, one buffer shared by both products), ``top_k`` rows of the
+  activated half (``I/tp``) and the same three hidden-width tensors;
+- the sampler (:func:`sampler_peak_bytes`): the top-k/top-p sort over the vocabulary holds
+  :data:`SAMPLER_BYTES_PER_LOGIT` bytes per logit, beside the forward pass's ``T * h``
+  output.
 
 Decode step (the minimum-step-time model)::
 
@@ -45,7 +56,9 @@ from gpulesson import cost, distributed, inference, memory, network, transformer
 from ._adapt import GPUView, ModelView, gpu_view, model_view
 from .layout import divisors
 
-__all__ = ["MIXED_CHECKPOINTS", "ServingPlan", "checkpoint_parts", "kv_budget", "plan_serving"]
+__all__ = ["MIXED_CHECKPOINTS", "SAMPLER_BYTES_PER_LOGIT", "ServingPlan", "checkpoint_parts",
+           "expert_padding_bytes", "forward_peak_bytes", "kv_budget", "plan_serving", "profile_peak_bytes",
+           "sampler_peak_bytes"]
 
 GIB = 2**30
 #: Non-torch memory of one vLLM process, as its logs print it for one GPU: 0.35 GiB
@@ -69,19 +82,75 @@ class KVBudget:
     blocks: int
     kv_cache_tokens: int
     max_concurrency: float
+    forward_peak: float = 0.0
+    sampler_peak: float = 0.0
+
+
+#: Bytes the profiling run's sampler holds per logit (``rows x vocab``) at its peak, counted
+#: from the code, in units of one FP32 logit (4 bytes): the model's BF16 logits (0.5) and
+#: their FP32 copy (1) stay alive while the top-k/top-p step sorts them (vLLM V0
+#: ``model_executor/layers/sampler.py`` ``_apply_top_k_top_p``; V1
+#: ``v1/sample/ops/topk_topp_sampler.py`` ``apply_top_k_top_p``; both profile with top-k and
+#: top-p set), and the sort returns the sorted values (1) and their int64 positions (2).
+#: PyTorch sorts 128 or more rows with cub's segmented radix sort
+#: (``aten/src/ATen/native/cuda/SortStable.cu``, ``segmented_sort_pairs``), which first
+#: writes the int64 positions 0..vocab-1 of every row (2) and, not sorting in place, keeps a
+#: second buffer of keys (1) and of positions (2): 0.5 + 1 + 1 + 2 + 2 + 1 + 2 = 9.5 logits
+#: = 38 bytes. Later steps (softmax, cumulative sum, masks, the re-sorted logits) hold at
+#: most 8 units. Checked on logs whose peak is the sampler's: Llama 3 8B, 256 rows of
+#: 128,256 logits, 1.22 GiB against vLLM's 1.26 (PR #10511); Qwen3-235B, 1,024 rows of
+#: 151,936, 5.57 GiB against 5.62 (PR #21429).
+SAMPLER_BYTES_PER_LOGIT = 38
+
+
+def sampler_peak_bytes(rows: int, vocab: int) -> float:
+    """Bytes the sampler of vLLM's profiling run holds for ``rows`` rows of ``vocab``
+    logits: ``rows * vocab *`` :data:`SAMPLER_BYTES_PER_LOGIT`."""
+    return float(v.positive_int("rows", rows) * v.positive_int("vocab", vocab)
+                 * SAMPLER_BYTES_PER_LOGIT)
+
+
+def forward_peak_bytes(model: object, tokens: int, *, tp: int = 1) -> float:
+    """Peak activation bytes of one forward pass over ``tokens`` tokens on one of ``tp``
+    GPUs: the MLP (dense) or the fused MoE workspace, beside three hidden-width tensors
+    (module docstring). Values are 2 bytes (BF16)."""
+    mv = model_view(model)
+    t = v.positive_int("tp", tp)
+    n = v.positive_int("tokens", tokens)
+    cfg = mv.cfg
+    h = cfg.hidden
+    if not mv.is_moe:
+        return float(n * (3 * cfg.ffn / t + 3 * h) * 2)
+    inter = cfg.expert_ffn / t
+    k = mv.experts_per_token
+    per_token = k * max(2 * inter, h) + k * inter + 3 * h
+    shared = cfg.shared_experts * (cfg.shared_expert_ffn or 0) / t
+    return float(n * (per_token + 3 * shared) * 2)
+
+
+def profile_peak_bytes(model: object, tokens: int, seqs: int, *, tp: int = 1) -> float:
+    """The activation peak vLLM's profiling run measures: the larger of the forward pass
+    (:func:`forward_peak_bytes`) and the sampler on ``min(seqs, tokens)`` rows
+    (:func:`sampler_peak_bytes`) beside the pass's ``tokens * hidden`` BF16 output."""
+    mv = model_view(model)
+    rows = min(v.positive_int("seqs", seqs), v.positive_int("tokens", tokens))
+    sampler = sampler_peak_bytes(rows, mv.cfg.vocab) + tokens * mv.hidden * 2
+    return max(forward_peak_bytes(mv, tokens, tp=tp), sampler)
 
 
 def kv_budget(model: object, gpu: object | None = None, *, tp: int = 1, max_model_len: int,
               kv_dtype: str = "bf16", weight_dtype: str = "bf16",
               gpu_memory_utilization: float = 0.9, usable_memory: float | None = None,
               max_num_batched_tokens: int | None = None, max_num_seqs: int | None = None,
-              block_size: int = 16, non_torch_memory: float = NON_TORCH_BYTES) -> KVBudget:
+              block_size: int = 16, non_torch_memory: float = NON_TORCH_BYTES,
+              extra_weight_bytes: float = 0.0) -> KVBudget:
     """The KV cache vLLM allocates per GPU, term by term (module docstring).
 
     ``usable_memory`` is what CUDA reports as the device's total (vLLM's
     ``total_gpu_memory``); by default the GPU's usable memory. ``max_num_batched_tokens``
     and ``max_num_seqs`` default to vLLM V1's ``vllm serve`` values (8,192 and 1,024 on GPUs
-    of 70 GiB or more, else 2,048 and 256).
+    of 70 GiB or more, else 2,048 and 256). ``extra_weight_bytes`` are weight bytes per GPU
+    the checkpoint does not hold (:func:`expert_padding_bytes`).
     """
     mv = model_view(model)
     t = v.positive_int("tp", tp)
@@ -98,13 +167,12 @@ def kv_budget(model: object, gpu: object | None = None, *, tp: int = 1, max_mode
         "max_num_batched_tokens", max_num_batched_tokens)
     seqs = big[1] if max_num_seqs is None else v.positive_int("max_num_seqs", max_num_seqs)
     block = v.positive_int("block_size", block_size)
-    weights = _weight_bytes(mv, weight_dtype) / t + inference.rotary_cache_bytes(mv.cfg)
-    cfg = mv.cfg
-    ffn = cfg.ffn if not mv.is_moe else mv.experts_per_token * cfg.expert_ffn + (
-        cfg.shared_experts * (cfg.shared_expert_ffn or 0))
-    mlp = tokens * (3 * ffn / t + 3 * cfg.hidden) * 2
-    sampler = seqs * cfg.vocab * 4
-    act = max(mlp, sampler)
+    weights = (_weight_bytes(mv, weight_dtype) / t + inference.rotary_cache_bytes(mv.cfg)
+               + v.nonneg_number("extra_weight_bytes", extra_weight_bytes))
+    forward = forward_peak_bytes(mv, tokens, tp=t)
+    rows = min(seqs, tokens)
+    sampler = sampler_peak_bytes(rows, mv.cfg.vocab) + tokens * mv.hidden * 2
+    act = max(forward, sampler)
     other = v.nonneg_number("non_torch_memory", non_torch_memory)
     requested = total * util
     kv = requested - weights - act - other
@@ -114,7 +182,8 @@ def kv_budget(model: object, gpu: object | None = None, *, tp: int = 1, max_mode
     kv_tokens = blocks * block
     return KVBudget(requested=requested, weights=weights, activation_peak=act, non_torch=other,
                     kv_cache=kv, kv_bytes_per_token=per_token, blocks=blocks,
-                    kv_cache_tokens=kv_tokens, max_concurrency=kv_tokens / length)
+                    kv_cache_tokens=kv_tokens, max_concurrency=kv_tokens / length,
+                    forward_peak=forward, sampler_peak=sampler)
 
 
 #: Checkpoints that keep parts in 16 bits, by ``weight_dtype`` name: what each stores at
@@ -155,6 +224,34 @@ def checkpoint_parts(model: object, weight_dtype: str) -> dict[str, float]:
         return {weight_dtype: total}
     table = mv.hidden * cfg.vocab * (1 if cfg.tied_embeddings else 2)
     return {weight_dtype: total - table, "bf16": float(table)}
+
+
+def _round_up(x: float, multiple: int) -> float:
+    return -(-x // multiple) * multiple
+
+
+def expert_padding_bytes(model: object, weight_dtype: str, *, tp: int = 1,
+                         intermediate_multiple: int = 1, hidden_multiple: int = 1) -> float:
+    """Bytes per GPU a serving kernel adds to the routed experts by padding their shapes:
+    each expert's ``I/tp x h`` matrices are stored ``round_up(I/tp) x round_up(h)``.
+
+    vLLM's MXFP4 MoE through the Marlin kernel (``quantization/mxfp4.py``,
+    ``Mxfp4MoEMethod.create_weights``: "n % 256 == 0 and k % 128 == 0") pads the
+    intermediate size to a multiple of 128 and the hidden size to 256: gpt-oss's 2,880 x
+    2,880 experts become 2,944 x 3,072, 9.0 % more bytes, 5.1 GiB on gpt-oss-120b (vLLM
+    0.10.1 prints 65.97 GiB of weights, issue #23278; the checkpoint holds 60.7)."""
+    mv = model_view(model)
+    t = v.positive_int("tp", tp)
+    a = v.positive_int("intermediate_multiple", intermediate_multiple)
+    b = v.positive_int("hidden_multiple", hidden_multiple)
+    parts = checkpoint_parts(mv, weight_dtype)
+    experts = transformer.moe_breakdown(mv.cfg)["routed_experts"]
+    if not experts:
+        return 0.0
+    dtype = "mxfp4" if "mxfp4" in parts else next(iter(parts))
+    inter, h = mv.cfg.expert_ffn / t, mv.hidden
+    ratio = _round_up(inter, a) * _round_up(h, b) / (inter * h)
+    return memory.checkpoint_bytes({dtype: float(experts)}) / t * (ratio - 1)
 
 
 def _weight_bytes(mv: ModelView, dtype: str) -> float:
