@@ -18,7 +18,8 @@ rows of logits), :func:`profile_peak_bytes`:
 - the forward pass (:func:`forward_peak_bytes`): a dense MLP holds its ``gate_up`` output
   (``2*ffn/tp`` values per token), the activated half (``ffn/tp``) and three hidden-width
   tensors (the residual, the normalised input, the down projection's output):
-  ``T * (3*ffn/tp + 3*h) * 2`` bytes for ``T`` batched tokens; on Llama 3.1 8B this is
+  ``T * (3*ffn/tp + 3*h) * 2`` bytes for ``T`` batched tokens (an ungated MLP: its
+  ``fc1`` output and the activation, ``2*ffn/tp``); on Llama 3.1 8B this is
   108 KiB per token, the slope between two of vLLM's own logs (issue #10517). A MoE layer
   (vLLM's ``fused_moe``) holds, per token, ``top_k`` rows of its gate_up/down workspace
   (``max(2*I/tp, h)`` values, one buffer shared by both products), ``top_k`` rows of the
@@ -120,7 +121,8 @@ def forward_peak_bytes(model: object, tokens: int, *, tp: int = 1) -> float:
     cfg = mv.cfg
     h = cfg.hidden
     if not mv.is_moe:
-        return float(n * (3 * cfg.ffn / t + 3 * h) * 2)
+        up = 3 if cfg.gated_mlp else 2  # gate_up and its activated half, or fc1 and its
+        return float(n * (up * cfg.ffn / t + 3 * h) * 2)  # activation
     inter = cfg.expert_ffn / t
     k = mv.experts_per_token
     per_token = k * max(2 * inter, h) + k * inter + 3 * h
