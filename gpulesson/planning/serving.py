@@ -57,8 +57,10 @@ from gpulesson import cost, distributed, inference, memory, network, transformer
 from ._adapt import GPUView, ModelView, gpu_view, model_view
 from .layout import divisors
 
-__all__ = ["MIXED_CHECKPOINTS", "SAMPLER_BYTES_PER_LOGIT", "ServingPlan", "checkpoint_parts",
-           "expert_padding_bytes", "forward_peak_bytes", "kv_budget", "plan_serving", "profile_peak_bytes",
+__all__ = ["DECODE_BANDWIDTH_EFFICIENCY", "DECODE_MEASUREMENTS", "MIXED_CHECKPOINTS",
+           "SAMPLER_BYTES_PER_LOGIT", "DecodeMeasurement", "ServingPlan", "checkpoint_parts",
+           "decode_step_time", "expert_padding_bytes", "fit_decode_efficiency",
+           "forward_peak_bytes", "implied_bandwidth_efficiency", "kv_budget", "plan_serving", "profile_peak_bytes",
            "sampler_peak_bytes"]
 
 GIB = 2**30
@@ -291,14 +293,94 @@ class ServingPlan:
     notes: tuple[str, ...] = field(default=())
 
 
+@dataclass(frozen=True)
+class DecodeMeasurement:
+    """A published time per output token of one sequence (batch 1), seconds; ``context`` the
+    mean tokens in its KV cache during decode; ``assumed`` what the source does not state."""
+
+    source: str
+    model: str
+    gpu: str
+    tp: int
+    weight_dtype: str
+    context: int
+    tpot: float
+    assumed: str = ""
+
+
+#: Single-sequence decode times of optimised engines (CUDA graphs on), all on H100 SXM.
+DECODE_MEASUREMENTS: tuple[DecodeMeasurement, ...] = (
+    DecodeMeasurement("vLLM PR #10933 (youkaichao, 2024-12-05): benchmark_latency.py "
+                      "--model meta-llama/Meta-Llama-3-8B --batch-size 1 (32 tokens in, 128 "
+                      "out), main branch: 0.9704 s", "llama-3-8b", "H100 SXM", 1, "bf16", 96,
+                      0.9704 / 128, "GPU not printed: H100, as the author's measurements of "
+                      "the same week (PR #11078); an A100 could not go under its 7.9 ms floor"),
+    DecodeMeasurement("vLLM PR #11000 (youkaichao, 2024-12-09): the same benchmark on the V1 "
+                      "engine: 0.9447 s", "llama-3-8b", "H100 SXM", 1, "bf16", 96,
+                      0.9447 / 128, "GPU not printed: as PR #10933"),
+    DecodeMeasurement("SGLang PR #1401 (merrymercy, 2024-09-12): bench_latency "
+                      "Meta-Llama-3-8B --batch-size 1 --input 128 --output 8, FlashInfer with "
+                      "CUDA graphs: decode median 7.35 ms", "llama-3-8b", "H100 SXM", 1,
+                      "bf16", 132, 7.35e-3, "GPU not printed: H100 assumed (an A100 could not "
+                      "go under its 7.9 ms floor)"),
+    DecodeMeasurement("NVIDIA NIM LLM benchmarking 1.0.0, Performance: Llama-3.3-70B-Instruct "
+                      "NIM 1.8.0, 2 x H100 80G, fp8 TP2, 5,000 tokens in / 500 out, "
+                      "concurrency 1: ITL 18.58 ms", "llama-3-70b", "H100 SXM", 2, "fp8",
+                      5250, 18.58e-3, "Llama 3.3 70B has the llama-3-70b preset's shape"),
+    DecodeMeasurement("the same page: 500 tokens in / 2,000 out, concurrency 1: ITL 18.91 ms",
+                      "llama-3-70b", "H100 SXM", 2, "fp8", 1500, 18.91e-3,
+                      "Llama 3.3 70B has the llama-3-70b preset's shape"),
+)
+
+
+def decode_step_time(model: object, gpu: object, *, tp: int = 1, batch: float = 1.0,
+                     context: int = 1024, weight_dtype: str = "bf16", kv_dtype: str = "bf16",
+                     bandwidth_efficiency: float = 1.0) -> float:
+    """Seconds of one decode step of ``batch`` sequences holding ``context`` tokens each, on
+    ``tp`` GPUs (module docstring): the weights (or the matrix products, if slower) and the
+    KV-cache reads at ``bandwidth_efficiency`` of the datasheet HBM bandwidth, plus the
+    tensor-parallel all-reduces."""
+    mv = model_view(model)
+    gv = gpu_view(gpu)
+    t = v.positive_int("tp", tp)
+    eff = v.fraction("bandwidth_efficiency", bandwidth_efficiency, allow_zero=False)
+    per_token = inference.kv_cache_bytes_per_token_per_gpu(
+        mv.cfg, tp=t, bytes_per_element=memory.precision_bytes(kv_dtype))
+    speed = _Speed(mv, gv, t, weight_dtype, per_token, v.nonneg_int("context", context), eff)
+    return speed.step(v.positive_number("batch", batch))
+
+
+def implied_bandwidth_efficiency(m: DecodeMeasurement) -> float:
+    """The HBM efficiency at which :func:`decode_step_time` equals the measurement: the
+    bytes a step reads over the datasheet bandwidth, divided by the measured time less the
+    all-reduces (which do not read HBM)."""
+    ideal = decode_step_time(m.model, m.gpu, tp=m.tp, context=m.context,
+                             weight_dtype=m.weight_dtype)
+    comm = _Speed(model_view(m.model), gpu_view(m.gpu), m.tp, m.weight_dtype, 0.0, 0).comm(1.0)
+    if m.tpot <= comm:
+        raise ValueError(f"tpot: {m.tpot:g} s is not more than the all-reduces ({comm:g} s)")
+    return (ideal - comm) / (m.tpot - comm)
+
+
+def fit_decode_efficiency(measurements: tuple[DecodeMeasurement, ...] | list[DecodeMeasurement]
+                          ) -> float:
+    """The median of the measurements' implied efficiencies
+    (:func:`implied_bandwidth_efficiency`)."""
+    if not measurements:
+        raise ValueError("measurements: give at least one DecodeMeasurement")
+    effs = sorted(implied_bandwidth_efficiency(m) for m in measurements)
+    mid = len(effs) // 2
+    return effs[mid] if len(effs) % 2 else (effs[mid - 1] + effs[mid]) / 2
+
+
 class _Speed:
     """Step and prefill times of one replica of ``tp`` GPUs."""
 
     def __init__(self, mv: ModelView, gv: GPUView, tp: int, weight_dtype: str, per_token: float,
-                 context: float) -> None:
+                 context: float, bandwidth_efficiency: float = 1.0) -> None:
         self.mv, self.tp = mv, tp
         self.rate = gv.peak("bf16") * gv.matmul_efficiency * tp
-        self.bw = gv.bandwidth * tp
+        self.bw = gv.bandwidth * tp * bandwidth_efficiency
         self.weights = _weight_bytes(mv, weight_dtype)
         self.kv_read = context * per_token * tp  # per sequence per step, all GPUs
         if tp == 1:
@@ -378,6 +460,7 @@ def plan_serving(
     non_torch_memory: float = NON_TORCH_BYTES,
     matmul_efficiency: float | None = None,
     usd_per_gpu_hour: float | None = None,
+    bandwidth_efficiency: float | None = None,
 ) -> ServingPlan:
     """Plan serving ``model`` on ``gpu`` with vLLM: KV cache, speed, replicas and cost.
 
@@ -386,7 +469,9 @@ def plan_serving(
     ``output_tokens`` out) and optional SLOs: the fewest GPUs (``tp`` x replicas) that serve
     the traffic within ``ttft_slo`` (seconds to the first token) and ``tpot_slo`` (seconds
     per output token); ``tp=None`` lets the planner choose ``tp`` too. When no choice meets
-    an SLO, the plan says which and why (``feasible=False``).
+    an SLO, the plan says which and why (``feasible=False``). Memory-bound steps read HBM at
+    ``bandwidth_efficiency`` of the datasheet bandwidth (default
+    :data:`DECODE_BANDWIDTH_EFFICIENCY`, fitted on published decode times).
     """
     mv = model_view(model)
     gv = gpu_view(gpu, usable_memory=usable_memory, matmul_efficiency=matmul_efficiency,
@@ -397,6 +482,8 @@ def plan_serving(
     rate = None if qps is None else v.positive_number("qps", qps)
     slo_ttft = None if ttft_slo is None else v.positive_number("ttft_slo", ttft_slo)
     slo_tpot = None if tpot_slo is None else v.positive_number("tpot_slo", tpot_slo)
+    eff = (DECODE_BANDWIDTH_EFFICIENCY if bandwidth_efficiency is None else
+           v.fraction("bandwidth_efficiency", bandwidth_efficiency, allow_zero=False))
     tps = ([v.positive_int("tp", tp)] if tp is not None else
            [t for t in divisors(max(gv.domain, 1)) if mv.heads % t == 0])
     common = dict(max_model_len=length, kv_dtype=kv_dtype, weight_dtype=weight_dtype,
@@ -405,7 +492,7 @@ def plan_serving(
                   block_size=block_size, non_torch_memory=non_torch_memory)
     candidates: list[ServingPlan] = []
     for t in tps:
-        candidates.append(_plan_tp(mv, gv, t, common, rate, p, o, slo_ttft, slo_tpot))
+        candidates.append(_plan_tp(mv, gv, t, common, rate, p, o, slo_ttft, slo_tpot, eff))
     good = [c for c in candidates if c.feasible]
     if good:
         best = min(good, key=lambda c: (c.gpus, c.tpot))
@@ -425,7 +512,7 @@ def _reason(best: ServingPlan, plans: list[ServingPlan]) -> ServingPlan:
 
 def _plan_tp(mv: ModelView, gv: GPUView, t: int, common: Mapping[str, object],
              rate: float | None, p: int, o: int, slo_ttft: float | None,
-             slo_tpot: float | None) -> ServingPlan:
+             slo_tpot: float | None, eff: float = 1.0) -> ServingPlan:
     problems: list[str] = []
     if mv.heads % t:
         problems.append(f"tp = {t} must divide the {mv.heads} attention heads")
@@ -445,7 +532,8 @@ def _plan_tp(mv: ModelView, gv: GPUView, t: int, common: Mapping[str, object],
             f"max_model_len ({length:,}) is larger than the {budget.kv_cache_tokens:,} tokens "
             "the KV cache can store: lower max_model_len or raise gpu_memory_utilization "
             "(vLLM refuses to start)")
-    speed = _Speed(mv, gv, t, str(common["weight_dtype"]), budget.kv_bytes_per_token, p + o / 2)
+    speed = _Speed(mv, gv, t, str(common["weight_dtype"]), budget.kv_bytes_per_token, p + o / 2,
+                   eff)
     seqs_cap = budget.kv_cache_tokens / (p + o)  # sequences of real length the cache holds
     replicas = 1
     if rate is None:
@@ -510,6 +598,12 @@ def _replicas(speed: _Speed, qps: float, p: int, o: int, slo_ttft: float | None,
         low, high = (low, mid) if ok(mid)[0] else (mid, high)
     return high, ok(high)[1]
 
+
+#: Fraction of the datasheet HBM bandwidth a memory-bound decode step reaches, fitted on
+#: :data:`DECODE_MEASUREMENTS` (the median of their implied efficiencies; evaluated
+#: leave-one-out in ``tests/unit/test_planning_serving.py``): about 0.64 on H100 with
+#: vLLM, SGLang and NIM alike, where the bare roofline assumed 1.
+DECODE_BANDWIDTH_EFFICIENCY = fit_decode_efficiency(DECODE_MEASUREMENTS)
 
 #: Default vLLM block size (tokens per KV block).
 BLOCK_SIZE = 16
