@@ -1,4 +1,4 @@
-"""Twenty real vLLM start-up logs against the planner (gpulesson/planning/log_checks.py;
+"""Twenty-six real vLLM start-up logs against the planner (gpulesson/planning/log_checks.py;
 tests/data/logs/vllm-logs.json names each public thread). The printed table is
 benchmarks/bench_vllm_logs.py."""
 
@@ -95,7 +95,7 @@ def test_kv_pool_leave_one_out(pools: list) -> None:
     From scratch, with the default non-torch memory refitted without the run, the median
     stays within 3 %; the worst misses (20-27 %) are the NCCL buffers of 4-GPU groups
     and a small negative pool, which one constant cannot carry."""
-    assert len(pools) >= 11
+    assert len(pools) >= 15
     with_inputs = [abs(r.error) for r in pools]
     assert statistics.median(with_inputs) <= 0.03, with_inputs
     assert max(with_inputs) <= 0.08, with_inputs
