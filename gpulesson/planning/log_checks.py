@@ -18,8 +18,15 @@ thread): ``model`` (a preset name) or ``hf_config`` (a config.json mapping), opt
 ``kv_dtype``, ``gpu_memory_utilization``, ``max_num_batched_tokens``, ``max_num_seqs``,
 ``block_size``, ``stage_layers`` and ``stage_kv_cache_gib`` (the layers and the pool of
 the pipeline stage that limits the cache), ``attention_dp`` (attention data-parallel:
-every GPU keeps whole KV heads) and ``cuda_graph_profiled`` (vLLM 0.21 and later take the
-CUDA graph estimate out of the pool).
+every GPU keeps whole KV heads), ``cuda_graph_profiled`` (vLLM 0.21 and later take the
+CUDA graph estimate out of the pool), ``total_memory_gib`` (the device total as CUDA
+reports it, where the log does not print it), ``non_torch_gib`` (a non-torch figure
+borrowed from another log), ``expert_padding`` (``{"intermediate": 128, "hidden": 256}``:
+a MoE kernel's padding, :func:`~gpulesson.planning.serving.expert_padding_bytes`) and
+``assumed`` (each setting the log and its thread do not state, and why the value was
+taken). :func:`pool_table` predicts every log's KV-cache pool twice, with the log's
+non-torch figure and from scratch with the default refitted without the log
+(leave-one-out).
 """
 
 from __future__ import annotations
