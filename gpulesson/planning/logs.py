@@ -70,11 +70,12 @@ def parse_vllm_log(text: str) -> dict[str, float]:
     """The memory figures of a vLLM start-up log (GiB figures in bytes, counts as numbers).
 
     Keys, where the log has them: ``weights``, ``total_memory``, ``utilization``,
-    ``requested`` (V1's debug line: device total x utilisation), ``peak_torch``, ``activation_peak``, ``non_torch``, ``kv_cache``, ``blocks``,
-    ``kv_cache_tokens``, ``max_concurrency``, ``max_model_len``, ``cuda_graph`` (V1's
-    estimate, or the memory its graph capture took) and ``kv_needed`` (V1's refusal: the
-    KV cache one request of ``max_model_len`` needs). The weights line's "GB" is
-    GiB (vLLM divides by 2^30). ``ValueError`` when the text has none of them.
+    ``requested`` (V1's debug line: device total x utilisation), ``peak_torch``,
+    ``activation_peak``, ``non_torch``, ``kv_cache``, ``blocks``, ``kv_cache_tokens``,
+    ``max_concurrency``, ``max_model_len``, ``cuda_graph`` (V1's estimate, or the memory
+    its graph capture took) and ``kv_needed`` (V1's refusal: the KV cache one request of
+    ``max_model_len`` needs). The weights line's "GB" is GiB (vLLM divides by 2^30).
+    ``ValueError`` when the text has none of them.
     """
     text = _check_text(text)
     found: dict[str, float] = {}

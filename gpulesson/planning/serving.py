@@ -60,8 +60,8 @@ from .layout import divisors
 __all__ = ["DECODE_BANDWIDTH_EFFICIENCY", "DECODE_MEASUREMENTS", "MIXED_CHECKPOINTS",
            "SAMPLER_BYTES_PER_LOGIT", "DecodeMeasurement", "ServingPlan", "checkpoint_parts",
            "decode_step_time", "expert_padding_bytes", "fit_decode_efficiency",
-           "forward_peak_bytes", "implied_bandwidth_efficiency", "kv_budget", "plan_serving", "profile_peak_bytes",
-           "sampler_peak_bytes"]
+           "forward_peak_bytes", "implied_bandwidth_efficiency", "kv_budget", "plan_serving",
+           "profile_peak_bytes", "sampler_peak_bytes"]
 
 GIB = 2**30
 #: Non-torch memory of one vLLM process, as its logs print it for one GPU: 0.35 GiB
