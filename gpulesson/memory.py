@@ -115,6 +115,9 @@ _PRECISION_ALIASES = {
     "fp4_e2m1": "fp4", "e2m1": "fp4", "mxfp4_e2m1": "mxfp4", "nvfp4_e2m1": "nvfp4",
 }
 
+#: Weight-only quantisations :func:`precision_bytes` also knows (:mod:`gpulesson.precision`).
+_QUANTISED = frozenset({*_precision.GGUF_QUANTS, "int4_g128"})
+
 #: Training precisions: bytes per parameter of (weights, gradients, master copy) and the
 #: bytes of each optimizer-state value.
 TRAINING_PRECISIONS: Mapping[str, tuple[int, int, int, int]] = MappingProxyType({
@@ -148,7 +151,14 @@ def precision_bytes(name: str) -> float:
     one per 16, plus an FP32 scale per tensor that a per-element figure leaves out). TF32
     is a tensor-core compute mode; its values are stored in 4-byte FP32. Every figure
     comes from :func:`gpulesson.precision.bytes_per_element`.
+
+    Weight-only integer quantisations are accepted too, with their scales: AWQ/GPTQ's
+    ``"int4_g128"`` (0.5195: FP16 scales and 4-bit zero-points per 128 weights) and the
+    GGUF types (``"q4_k"`` 0.5625, ``"q8_0"`` 1.0625 ...). They stay out of
+    :data:`PRECISION_BYTES`, the table of storage precisions the calculators offer.
     """
+    if isinstance(name, str) and name.lower() in _QUANTISED:
+        return _precision.bytes_per_element(name.lower())
     return PRECISION_BYTES[v.lookup("precision", name, PRECISION_BYTES, _PRECISION_ALIASES)[0]]
 
 

@@ -12,20 +12,28 @@ item the log prints. Figures the log prints that are inputs of vLLM's arithmetic
 device total, ``gpu_memory_utilization``, non-torch memory, the CUDA graph estimate) are
 used as inputs, as :func:`~gpulesson.planning.logs.reconcile_vllm_log` does.
 
-A run is a mapping (``tests/data/logs/vllm-logs.json`` holds twenty, each with its public
+A run is a mapping (``tests/data/logs/vllm-logs.json`` holds twenty-six, each with its public
 thread): ``model`` (a preset name) or ``hf_config`` (a config.json mapping), optional
 ``overrides`` of the config, ``gpu``, ``tp``, ``max_model_len``, ``weight_dtype``,
 ``kv_dtype``, ``gpu_memory_utilization``, ``max_num_batched_tokens``, ``max_num_seqs``,
 ``block_size``, ``stage_layers`` and ``stage_kv_cache_gib`` (the layers and the pool of
 the pipeline stage that limits the cache), ``attention_dp`` (attention data-parallel:
-every GPU keeps whole KV heads) and ``cuda_graph_profiled`` (vLLM 0.21 and later take the
-CUDA graph estimate out of the pool).
+every GPU keeps whole KV heads), ``cuda_graph_profiled`` (vLLM 0.21 and later take the
+CUDA graph estimate out of the pool), ``total_memory_gib`` (the device total as CUDA
+reports it, where the log does not print it), ``non_torch_gib`` (a non-torch figure
+borrowed from another log), ``expert_padding`` (``{"intermediate": 128, "hidden": 256}``:
+a MoE kernel's padding, :func:`~gpulesson.planning.serving.expert_padding_bytes`) and
+``assumed`` (each setting the log and its thread do not state, and why the value was
+taken). :func:`pool_table` predicts every log's KV-cache pool twice, with the log's
+non-torch figure and from scratch with the default refitted without the log
+(leave-one-out).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+import statistics
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from gpulesson import _validate as v
@@ -33,9 +41,9 @@ from gpulesson import inference, memory, transformer
 
 from ._adapt import model_view
 from .logs import LogRow, parse_vllm_log
-from .serving import NON_TORCH_BYTES, checkpoint_parts, kv_budget
+from .serving import GIB, NON_TORCH_BYTES, checkpoint_parts, expert_padding_bytes, kv_budget
 
-__all__ = ["LogCheck", "check_vllm_run", "request_kv_bytes"]
+__all__ = ["LogCheck", "PoolRow", "check_vllm_run", "pool_table", "request_kv_bytes"]
 
 
 def request_kv_bytes(cfg: transformer.TransformerConfig, *, max_model_len: int, tp: int = 1,
@@ -95,8 +103,19 @@ def _config(run: Mapping[str, object]) -> transformer.TransformerConfig:
     return replace(cfg, **overrides) if overrides else cfg  # type: ignore[arg-type]
 
 
-def check_vllm_run(run: Mapping[str, object], text: str) -> LogCheck:
-    """Predict every item of the vLLM log ``text`` from the run's settings ``run``."""
+def check_vllm_run(run: Mapping[str, object], text: str, *,
+                   non_torch_default: float = NON_TORCH_BYTES,
+                   logged_non_torch: bool = True) -> LogCheck:
+    """Predict every item of the vLLM log ``text`` from the run's settings ``run``.
+
+    The device total and ``gpu_memory_utilization`` are settings: read from the log, else
+    from the run (``total_memory_gib``, ``gpu_memory_utilization``; vLLM's default 0.9).
+    Non-torch memory is the log's where it prints it, else the run's ``non_torch_gib`` (a
+    figure borrowed from another log), else ``non_torch_default``; with
+    ``logged_non_torch=False`` always the default (the prediction from scratch). The KV-cache pool
+    is predicted in GiB where the log prints GiB, and as tokens where it prints only
+    tokens, blocks or a concurrency.
+    """
     if not isinstance(run, Mapping):
         raise TypeError(f"run must be a mapping of the run's settings, got "
                         f"{type(run).__name__}")
@@ -117,38 +136,65 @@ def check_vllm_run(run: Mapping[str, object], text: str) -> LogCheck:
     batched = int(run.get("max_num_batched_tokens") or 8192)
     rows: list[LogRow] = []
 
+    pad = run.get("expert_padding") or {}
+    extra = expert_padding_bytes(
+        mv, weight_dtype, tp=tp, intermediate_multiple=int(pad.get("intermediate", 1)),  # type: ignore[union-attr]
+        hidden_multiple=int(pad.get("hidden", 1))) if pad else 0.0  # type: ignore[union-attr]
     weights = memory.checkpoint_bytes(checkpoint_parts(mv, weight_dtype)) / tp + \
-        inference.rotary_cache_bytes(cfg)
+        inference.rotary_cache_bytes(cfg) + extra
     if "weights" in got:
+        padded = " + the kernel's expert padding" if extra else ""
         rows.append(LogRow("weights per GPU", got["weights"], weights, "bytes",
-                           f"{weight_dtype} checkpoint / tp {tp} + the rotary table"))
+                           f"{weight_dtype} checkpoint / tp {tp} + the rotary table{padded}"))
 
+    util = float(got.get("utilization", run.get("gpu_memory_utilization", 0.9)))  # type: ignore[arg-type]
     total = got.get("total_memory")
-    gpu = run.get("gpu")
-    util = got.get("utilization", run.get("gpu_memory_utilization", 0.9))
+    if total is None and "requested" in got:
+        total = got["requested"] / util
+    if total is None and run.get("total_memory_gib") is not None:
+        total = v.positive_number("total_memory_gib", run["total_memory_gib"]) * GIB
+    if logged_non_torch and "non_torch" in got:
+        non_torch = got["non_torch"]
+    elif logged_non_torch and run.get("non_torch_gib") is not None:
+        non_torch = v.nonneg_number("non_torch_gib", run["non_torch_gib"]) * GIB
+    else:
+        non_torch = v.nonneg_number("non_torch_default", non_torch_default)
     pool = None
-    if (total or gpu) and not run.get("stage_layers"):
-        budget = kv_budget(mv, None if total else gpu, tp=tp, max_model_len=length,
-                           kv_dtype=kv_dtype, weight_dtype=weight_dtype,
-                           gpu_memory_utilization=float(util), usable_memory=total,
-                           max_num_batched_tokens=run.get("max_num_batched_tokens"),
-                           max_num_seqs=run.get("max_num_seqs"), block_size=block,
-                           non_torch_memory=got.get("non_torch", NON_TORCH_BYTES))
+    if total and not run.get("stage_layers"):
+        budget = kv_budget(mv, tp=tp, max_model_len=length, kv_dtype=kv_dtype,
+                           weight_dtype=weight_dtype, gpu_memory_utilization=util,
+                           usable_memory=total,
+                           max_num_batched_tokens=run.get("max_num_batched_tokens"),  # type: ignore[arg-type]
+                           max_num_seqs=run.get("max_num_seqs"), block_size=block,  # type: ignore[arg-type]
+                           non_torch_memory=non_torch, extra_weight_bytes=extra)
         if "activation_peak" in got:
+            which = "sampler" if budget.sampler_peak >= budget.forward_peak else "forward pass"
             rows.append(LogRow("activation peak", got["activation_peak"],
                                budget.activation_peak, "bytes",
-                               "MLP of the profiling batch, or the sampler's logits"))
+                               f"the profiling run's peak: its {which}"))
+        if "non_torch" in got:
+            rows.append(LogRow("non-torch memory", got["non_torch"], non_torch_default,
+                               "bytes", "the default used where a log does not print it"))
         pool = budget.kv_cache - got.get("cuda_graph", 0.0) * (
             1.0 if run.get("cuda_graph_profiled") else 0.0)
+    measured_tokens = got.get("kv_cache_tokens", got["blocks"] * block
+                              if "blocks" in got else None)
+    if measured_tokens is None and "max_concurrency" in got:
+        measured_tokens = got["max_concurrency"] * length  # two decimals: +-0.005 x length
+    if pool is not None:
         if "kv_cache" in got:
             rows.append(LogRow("KV cache pool", got["kv_cache"], pool, "bytes",
                                "requested - weights - activations - non-torch (- graphs)"))
-    measured_tokens = got.get("kv_cache_tokens", got["blocks"] * block
-                              if "blocks" in got else None)
+        elif measured_tokens is not None:
+            rows.append(LogRow("KV cache pool", float(measured_tokens),
+                               float(max(int(pool // (block * per_token)), 0) * block),
+                               "tokens", "the predicted pool in tokens (the log prints "
+                               "no GiB figure)"))
     log_pool = got.get("kv_cache")
     if run.get("stage_kv_cache_gib") is not None:  # the stage that limits the cache
         log_pool = v.nonneg_number("stage_kv_cache_gib", run["stage_kv_cache_gib"]) * 2**30
-    if log_pool is not None and measured_tokens is not None:
+    if log_pool is not None and measured_tokens is not None and "kv_cache_tokens" in got \
+            or log_pool is not None and "blocks" in got:
         from_log = max(int(log_pool // (block * per_token)), 0) * block
         rows.append(LogRow("tokens of the log's pool", measured_tokens, float(from_log),
                            "tokens", f"the log's pool / {per_token:,.0f} bytes per token"))
@@ -163,6 +209,62 @@ def check_vllm_run(run: Mapping[str, object], text: str) -> LogCheck:
         rows.append(LogRow("maximum concurrency", got["max_concurrency"], tokens / length,
                            "x", f"predicted KV tokens / {length:,}"))
     return LogCheck(str(run.get("id", "")), str(run.get("url", "")), tuple(rows))
+
+
+@dataclass(frozen=True)
+class PoolRow:
+    """One log's KV-cache pool beside two predictions: ``with_inputs`` takes the non-torch
+    memory the log prints; ``from_scratch`` replaces it by the default fitted on the other
+    logs (``non_torch_default``, the median of their printed figures: leave-one-out).
+    ``unit`` is ``"bytes"`` or ``"tokens"``; ``assumed`` the settings the log lacks."""
+
+    run: str
+    measured: float
+    with_inputs: float
+    from_scratch: float
+    unit: str
+    non_torch_default: float
+    assumed: tuple[str, ...]
+
+    @staticmethod
+    def _error(measured: float, predicted: float) -> float:
+        if predicted == 0 or (measured < 0) != (predicted < 0):
+            return math.inf
+        return measured / predicted - 1
+
+    @property
+    def error(self) -> float:
+        """``measured / with_inputs - 1`` (infinite when the signs differ)."""
+        return self._error(self.measured, self.with_inputs)
+
+    @property
+    def error_from_scratch(self) -> float:
+        """``measured / from_scratch - 1``."""
+        return self._error(self.measured, self.from_scratch)
+
+
+def pool_table(runs: Sequence[Mapping[str, object]], texts: Sequence[str]) -> list[PoolRow]:
+    """The KV-cache pool of every run whose log prints one (GiB, tokens, blocks or a
+    concurrency) and whose device memory is known, predicted twice (:class:`PoolRow`):
+    the only constant fitted on the set, the default non-torch memory, is refitted without
+    the run it predicts."""
+    if len(runs) != len(texts):
+        raise ValueError(f"runs and texts must pair up, got {len(runs)} and {len(texts)}")
+    printed = [parse_vllm_log(t).get("non_torch") for t in texts]
+    out: list[PoolRow] = []
+    for i, (run, text) in enumerate(zip(runs, texts, strict=True)):
+        others = [x for j, x in enumerate(printed) if j != i and x is not None]
+        default = statistics.median(others) if others else NON_TORCH_BYTES
+        inputs = check_vllm_run(run, text, non_torch_default=default).row("KV cache pool")
+        if inputs is None or inputs.measured is None:
+            continue
+        scratch = check_vllm_run(run, text, non_torch_default=default,
+                                 logged_non_torch=False).row("KV cache pool")
+        assumed = tuple(sorted((run.get("assumed") or {}).keys()))  # type: ignore[union-attr]
+        out.append(PoolRow(str(run.get("id", "")), inputs.measured, inputs.predicted,
+                           scratch.predicted if scratch else inputs.predicted, inputs.unit,
+                           default, assumed))
+    return out
 
 
 v.guard_module(globals())

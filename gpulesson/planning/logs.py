@@ -34,18 +34,21 @@ _NUM_BODY = r"[0-9][0-9,]{0,24}(?:\.[0-9]{0,12})?"
 _NUM = rf"({_NUM_BODY})(?![0-9])"
 _VLLM_PATTERNS = {
     "weights": [rf"Loading model weights took {_NUM}\s*Gi?B", rf"Model loading took {_NUM}\s*GiB",
-                rf"model weights take\s+{_NUM}\s*GiB"],
+                rf"model weights take\s+{_NUM}\s*GiB", rf"; weights memory: {_NUM}\s*GiB"],
+    "requested": [rf"requested GPU memory: {_NUM}\s*GiB"],
     "total_memory": [rf"total_gpu_memory=\s*{_NUM}\s*GiB", rf"total_gpu_memory \({_NUM}GiB\)",
                      rf"total_gpu_memory\s+{_NUM}\s*GiB"],
     "utilization": [rf"gpu_memory_utilization=\s*{_NUM}",
                     rf"x gpu_memory_utilization \({_NUM}\)", rf"gpu_memory_utilization\s+{_NUM}"],
     "peak_torch": [rf"peak_torch_memory=\s*{_NUM}\s*GiB"],
-    "activation_peak": [rf"PyTorch activation peak memory (?:takes )?\s*{_NUM}\s*GiB"],
+    "activation_peak": [rf"PyTorch activation peak memory (?:takes )?\s*{_NUM}\s*GiB",
+                        rf"torch peak memory increase: {_NUM}\s*GiB"],
     "non_torch": [rf"non_torch_memory=\s*{_NUM}\s*GiB", rf"non_torch_memory takes {_NUM}\s*GiB",
-                  rf"non_torch_memory\s+{_NUM}\s*GiB"],
+                  rf"non_torch_memory\s+{_NUM}\s*GiB",
+                  rf"non-torch forward increase memory: {_NUM}\s*GiB"],
     "kv_cache": [rf"kv_cache_size=\s*{_NUM}\s*GiB",
                  rf"reserved for KV Cache is (-?{_NUM_BODY})(?![0-9])\s*GiB",
-                 rf"Available KV cache memory: {_NUM}\s*GiB",
+                 rf"Available KV cache memory: (-?{_NUM_BODY})(?![0-9])\s*GiB",
                  rf"available_kv_cache_memory\s+{_NUM}\s*GiB"],
     "blocks": [rf"# (?:GPU|cuda|CUDA) blocks: {_NUM}", rf"GPU blocks: {_NUM}"],
     "kv_cache_tokens": [rf"GPU KV cache size: {_NUM} tokens",
@@ -67,11 +70,12 @@ def parse_vllm_log(text: str) -> dict[str, float]:
     """The memory figures of a vLLM start-up log (GiB figures in bytes, counts as numbers).
 
     Keys, where the log has them: ``weights``, ``total_memory``, ``utilization``,
-    ``peak_torch``, ``activation_peak``, ``non_torch``, ``kv_cache``, ``blocks``,
-    ``kv_cache_tokens``, ``max_concurrency``, ``max_model_len``, ``cuda_graph`` (V1's
-    estimate, or the memory its graph capture took) and ``kv_needed`` (V1's refusal: the
-    KV cache one request of ``max_model_len`` needs). The weights line's "GB" is
-    GiB (vLLM divides by 2^30). ``ValueError`` when the text has none of them.
+    ``requested`` (V1's debug line: device total x utilisation), ``peak_torch``,
+    ``activation_peak``, ``non_torch``, ``kv_cache``, ``blocks``, ``kv_cache_tokens``,
+    ``max_concurrency``, ``max_model_len``, ``cuda_graph`` (V1's estimate, or the memory
+    its graph capture took) and ``kv_needed`` (V1's refusal: the KV cache one request of
+    ``max_model_len`` needs). The weights line's "GB" is GiB (vLLM divides by 2^30).
+    ``ValueError`` when the text has none of them.
     """
     text = _check_text(text)
     found: dict[str, float] = {}
@@ -81,8 +85,8 @@ def parse_vllm_log(text: str) -> dict[str, float]:
             if hit:
                 found[key] = _number(hit.group(hit.lastindex or 1))
                 break
-    for key in ("weights", "total_memory", "peak_torch", "activation_peak", "non_torch",
-                "kv_cache", "cuda_graph", "kv_needed"):
+    for key in ("weights", "total_memory", "requested", "peak_torch", "activation_peak",
+                "non_torch", "kv_cache", "cuda_graph", "kv_needed"):
         if key in found:
             found[key] *= GIB
     if "activation_peak" not in found and {"peak_torch", "weights"} <= found.keys():

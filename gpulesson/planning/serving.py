@@ -9,12 +9,24 @@ KV budget (vLLM's start-up arithmetic, ``vllm/worker`` memory profiling)::
     = KV cache memory  ->  blocks of block_size tokens  ->  KV cache tokens
 
 ``max_concurrency`` is vLLM's own "Maximum concurrency for N tokens per request": KV
-cache tokens / ``max_model_len``. The activation peak is where the MLP holds its
-``gate_up`` output (``2*ffn/tp`` values per token), the activated half (``ffn/tp``) and
-three hidden-width tensors (the residual, the normalised input and the down projection's
-output): ``T * (3*ffn/tp + 3*h) * 2`` bytes for ``T`` batched tokens, or the sampler's FP32
-logits of ``max_num_seqs`` sequences when larger. On Llama 3.1 8B this predicts 108 KiB per
-token, the slope between two of vLLM's own logs (issue #10517).
+cache tokens / ``max_model_len``. The activation peak is the larger of two moments of
+vLLM's profiling run (V0 ``worker/model_runner.py`` ``profile_run``; V1
+``v1/worker/gpu_model_runner.py`` ``profile_run``: one forward pass of
+``max_num_batched_tokens`` dummy tokens, then the sampler on ``min(max_num_seqs, tokens)``
+rows of logits), :func:`profile_peak_bytes`:
+
+- the forward pass (:func:`forward_peak_bytes`): a dense MLP holds its ``gate_up`` output
+  (``2*ffn/tp`` values per token), the activated half (``ffn/tp``) and three hidden-width
+  tensors (the residual, the normalised input, the down projection's output):
+  ``T * (3*ffn/tp + 3*h) * 2`` bytes for ``T`` batched tokens (an ungated MLP: its
+  ``fc1`` output and the activation, ``2*ffn/tp``); on Llama 3.1 8B this is
+  108 KiB per token, the slope between two of vLLM's own logs (issue #10517). A MoE layer
+  (vLLM's ``fused_moe``) holds, per token, ``top_k`` rows of its gate_up/down workspace
+  (``max(2*I/tp, h)`` values, one buffer shared by both products), ``top_k`` rows of the
+  activated half (``I/tp``) and the same three hidden-width tensors;
+- the sampler (:func:`sampler_peak_bytes`): the top-k/top-p sort over the vocabulary holds
+  :data:`SAMPLER_BYTES_PER_LOGIT` bytes per logit, beside the forward pass's ``T * h``
+  output.
 
 Decode step (the minimum-step-time model)::
 
@@ -45,7 +57,11 @@ from gpulesson import cost, distributed, inference, memory, network, transformer
 from ._adapt import GPUView, ModelView, gpu_view, model_view
 from .layout import divisors
 
-__all__ = ["MIXED_CHECKPOINTS", "ServingPlan", "checkpoint_parts", "kv_budget", "plan_serving"]
+__all__ = ["DECODE_BANDWIDTH_EFFICIENCY", "DECODE_MEASUREMENTS", "MIXED_CHECKPOINTS",
+           "SAMPLER_BYTES_PER_LOGIT", "DecodeMeasurement", "ServingPlan", "checkpoint_parts",
+           "decode_step_time", "expert_padding_bytes", "fit_decode_efficiency",
+           "forward_peak_bytes", "implied_bandwidth_efficiency", "kv_budget", "plan_serving",
+           "profile_peak_bytes", "sampler_peak_bytes"]
 
 GIB = 2**30
 #: Non-torch memory of one vLLM process, as its logs print it for one GPU: 0.35 GiB
@@ -69,19 +85,76 @@ class KVBudget:
     blocks: int
     kv_cache_tokens: int
     max_concurrency: float
+    forward_peak: float = 0.0
+    sampler_peak: float = 0.0
+
+
+#: Bytes the profiling run's sampler holds per logit (``rows x vocab``) at its peak, counted
+#: from the code, in units of one FP32 logit (4 bytes): the model's BF16 logits (0.5) and
+#: their FP32 copy (1) stay alive while the top-k/top-p step sorts them (vLLM V0
+#: ``model_executor/layers/sampler.py`` ``_apply_top_k_top_p``; V1
+#: ``v1/sample/ops/topk_topp_sampler.py`` ``apply_top_k_top_p``; both profile with top-k and
+#: top-p set), and the sort returns the sorted values (1) and their int64 positions (2).
+#: PyTorch sorts 128 or more rows with cub's segmented radix sort
+#: (``aten/src/ATen/native/cuda/SortStable.cu``, ``segmented_sort_pairs``), which first
+#: writes the int64 positions 0..vocab-1 of every row (2) and, not sorting in place, keeps a
+#: second buffer of keys (1) and of positions (2): 0.5 + 1 + 1 + 2 + 2 + 1 + 2 = 9.5 logits
+#: = 38 bytes. Later steps (softmax, cumulative sum, masks, the re-sorted logits) hold at
+#: most 8 units. Checked on logs whose peak is the sampler's: Llama 3 8B, 256 rows of
+#: 128,256 logits, 1.22 GiB against vLLM's 1.26 (PR #10511); Qwen3-235B, 1,024 rows of
+#: 151,936, 5.57 GiB against 5.62 (PR #21429).
+SAMPLER_BYTES_PER_LOGIT = 38
+
+
+def sampler_peak_bytes(rows: int, vocab: int) -> float:
+    """Bytes the sampler of vLLM's profiling run holds for ``rows`` rows of ``vocab``
+    logits: ``rows * vocab *`` :data:`SAMPLER_BYTES_PER_LOGIT`."""
+    return float(v.positive_int("rows", rows) * v.positive_int("vocab", vocab)
+                 * SAMPLER_BYTES_PER_LOGIT)
+
+
+def forward_peak_bytes(model: object, tokens: int, *, tp: int = 1) -> float:
+    """Peak activation bytes of one forward pass over ``tokens`` tokens on one of ``tp``
+    GPUs: the MLP (dense) or the fused MoE workspace, beside three hidden-width tensors
+    (module docstring). Values are 2 bytes (BF16)."""
+    mv = model_view(model)
+    t = v.positive_int("tp", tp)
+    n = v.positive_int("tokens", tokens)
+    cfg = mv.cfg
+    h = cfg.hidden
+    if not mv.is_moe:
+        up = 3 if cfg.gated_mlp else 2  # gate_up and its activated half, or fc1 and its
+        return float(n * (up * cfg.ffn / t + 3 * h) * 2)  # activation
+    inter = cfg.expert_ffn / t
+    k = mv.experts_per_token
+    per_token = k * max(2 * inter, h) + k * inter + 3 * h
+    shared = cfg.shared_experts * (cfg.shared_expert_ffn or 0) / t
+    return float(n * (per_token + 3 * shared) * 2)
+
+
+def profile_peak_bytes(model: object, tokens: int, seqs: int, *, tp: int = 1) -> float:
+    """The activation peak vLLM's profiling run measures: the larger of the forward pass
+    (:func:`forward_peak_bytes`) and the sampler on ``min(seqs, tokens)`` rows
+    (:func:`sampler_peak_bytes`) beside the pass's ``tokens * hidden`` BF16 output."""
+    mv = model_view(model)
+    rows = min(v.positive_int("seqs", seqs), v.positive_int("tokens", tokens))
+    sampler = sampler_peak_bytes(rows, mv.cfg.vocab) + tokens * mv.hidden * 2
+    return max(forward_peak_bytes(mv, tokens, tp=tp), sampler)
 
 
 def kv_budget(model: object, gpu: object | None = None, *, tp: int = 1, max_model_len: int,
               kv_dtype: str = "bf16", weight_dtype: str = "bf16",
               gpu_memory_utilization: float = 0.9, usable_memory: float | None = None,
               max_num_batched_tokens: int | None = None, max_num_seqs: int | None = None,
-              block_size: int = 16, non_torch_memory: float = NON_TORCH_BYTES) -> KVBudget:
+              block_size: int = 16, non_torch_memory: float = NON_TORCH_BYTES,
+              extra_weight_bytes: float = 0.0) -> KVBudget:
     """The KV cache vLLM allocates per GPU, term by term (module docstring).
 
     ``usable_memory`` is what CUDA reports as the device's total (vLLM's
     ``total_gpu_memory``); by default the GPU's usable memory. ``max_num_batched_tokens``
     and ``max_num_seqs`` default to vLLM V1's ``vllm serve`` values (8,192 and 1,024 on GPUs
-    of 70 GiB or more, else 2,048 and 256).
+    of 70 GiB or more, else 2,048 and 256). ``extra_weight_bytes`` are weight bytes per GPU
+    the checkpoint does not hold (:func:`expert_padding_bytes`).
     """
     mv = model_view(model)
     t = v.positive_int("tp", tp)
@@ -98,13 +171,12 @@ def kv_budget(model: object, gpu: object | None = None, *, tp: int = 1, max_mode
         "max_num_batched_tokens", max_num_batched_tokens)
     seqs = big[1] if max_num_seqs is None else v.positive_int("max_num_seqs", max_num_seqs)
     block = v.positive_int("block_size", block_size)
-    weights = _weight_bytes(mv, weight_dtype) / t + inference.rotary_cache_bytes(mv.cfg)
-    cfg = mv.cfg
-    ffn = cfg.ffn if not mv.is_moe else mv.experts_per_token * cfg.expert_ffn + (
-        cfg.shared_experts * (cfg.shared_expert_ffn or 0))
-    mlp = tokens * (3 * ffn / t + 3 * cfg.hidden) * 2
-    sampler = seqs * cfg.vocab * 4
-    act = max(mlp, sampler)
+    weights = (_weight_bytes(mv, weight_dtype) / t + inference.rotary_cache_bytes(mv.cfg)
+               + v.nonneg_number("extra_weight_bytes", extra_weight_bytes))
+    forward = forward_peak_bytes(mv, tokens, tp=t)
+    rows = min(seqs, tokens)
+    sampler = sampler_peak_bytes(rows, mv.cfg.vocab) + tokens * mv.hidden * 2
+    act = max(forward, sampler)
     other = v.nonneg_number("non_torch_memory", non_torch_memory)
     requested = total * util
     kv = requested - weights - act - other
@@ -114,7 +186,8 @@ def kv_budget(model: object, gpu: object | None = None, *, tp: int = 1, max_mode
     kv_tokens = blocks * block
     return KVBudget(requested=requested, weights=weights, activation_peak=act, non_torch=other,
                     kv_cache=kv, kv_bytes_per_token=per_token, blocks=blocks,
-                    kv_cache_tokens=kv_tokens, max_concurrency=kv_tokens / length)
+                    kv_cache_tokens=kv_tokens, max_concurrency=kv_tokens / length,
+                    forward_peak=forward, sampler_peak=sampler)
 
 
 #: Checkpoints that keep parts in 16 bits, by ``weight_dtype`` name: what each stores at
@@ -157,6 +230,34 @@ def checkpoint_parts(model: object, weight_dtype: str) -> dict[str, float]:
     return {weight_dtype: total - table, "bf16": float(table)}
 
 
+def _round_up(x: float, multiple: int) -> float:
+    return -(-x // multiple) * multiple
+
+
+def expert_padding_bytes(model: object, weight_dtype: str, *, tp: int = 1,
+                         intermediate_multiple: int = 1, hidden_multiple: int = 1) -> float:
+    """Bytes per GPU a serving kernel adds to the routed experts by padding their shapes:
+    each expert's ``I/tp x h`` matrices are stored ``round_up(I/tp) x round_up(h)``.
+
+    vLLM's MXFP4 MoE through the Marlin kernel (``quantization/mxfp4.py``,
+    ``Mxfp4MoEMethod.create_weights``: "n % 256 == 0 and k % 128 == 0") pads the
+    intermediate size to a multiple of 128 and the hidden size to 256: gpt-oss's 2,880 x
+    2,880 experts become 2,944 x 3,072, 9.0 % more bytes, 5.1 GiB on gpt-oss-120b (vLLM
+    0.10.1 prints 65.97 GiB of weights, issue #23278; the checkpoint holds 60.7)."""
+    mv = model_view(model)
+    t = v.positive_int("tp", tp)
+    a = v.positive_int("intermediate_multiple", intermediate_multiple)
+    b = v.positive_int("hidden_multiple", hidden_multiple)
+    parts = checkpoint_parts(mv, weight_dtype)
+    experts = transformer.moe_breakdown(mv.cfg)["routed_experts"]
+    if not experts:
+        return 0.0
+    dtype = "mxfp4" if "mxfp4" in parts else next(iter(parts))
+    inter, h = mv.cfg.expert_ffn / t, mv.hidden
+    ratio = _round_up(inter, a) * _round_up(h, b) / (inter * h)
+    return memory.checkpoint_bytes({dtype: float(experts)}) / t * (ratio - 1)
+
+
 def _weight_bytes(mv: ModelView, dtype: str) -> float:
     """Weights at ``dtype`` (:func:`checkpoint_parts`)."""
     return memory.checkpoint_bytes(checkpoint_parts(mv, dtype))
@@ -192,14 +293,94 @@ class ServingPlan:
     notes: tuple[str, ...] = field(default=())
 
 
+@dataclass(frozen=True)
+class DecodeMeasurement:
+    """A published time per output token of one sequence (batch 1), seconds; ``context`` the
+    mean tokens in its KV cache during decode; ``assumed`` what the source does not state."""
+
+    source: str
+    model: str
+    gpu: str
+    tp: int
+    weight_dtype: str
+    context: int
+    tpot: float
+    assumed: str = ""
+
+
+#: Single-sequence decode times of optimised engines (CUDA graphs on), all on H100 SXM.
+DECODE_MEASUREMENTS: tuple[DecodeMeasurement, ...] = (
+    DecodeMeasurement("vLLM PR #10933 (youkaichao, 2024-12-05): benchmark_latency.py "
+                      "--model meta-llama/Meta-Llama-3-8B --batch-size 1 (32 tokens in, 128 "
+                      "out), main branch: 0.9704 s", "llama-3-8b", "H100 SXM", 1, "bf16", 96,
+                      0.9704 / 128, "GPU not printed: H100, as the author's measurements of "
+                      "the same week (PR #11078); an A100 could not go under its 7.9 ms floor"),
+    DecodeMeasurement("vLLM PR #11000 (youkaichao, 2024-12-09): the same benchmark on the V1 "
+                      "engine: 0.9447 s", "llama-3-8b", "H100 SXM", 1, "bf16", 96,
+                      0.9447 / 128, "GPU not printed: as PR #10933"),
+    DecodeMeasurement("SGLang PR #1401 (merrymercy, 2024-09-12): bench_latency "
+                      "Meta-Llama-3-8B --batch-size 1 --input 128 --output 8, FlashInfer with "
+                      "CUDA graphs: decode median 7.35 ms", "llama-3-8b", "H100 SXM", 1,
+                      "bf16", 132, 7.35e-3, "GPU not printed: H100 assumed (an A100 could not "
+                      "go under its 7.9 ms floor)"),
+    DecodeMeasurement("NVIDIA NIM LLM benchmarking 1.0.0, Performance: Llama-3.3-70B-Instruct "
+                      "NIM 1.8.0, 2 x H100 80G, fp8 TP2, 5,000 tokens in / 500 out, "
+                      "concurrency 1: ITL 18.58 ms", "llama-3-70b", "H100 SXM", 2, "fp8",
+                      5250, 18.58e-3, "Llama 3.3 70B has the llama-3-70b preset's shape"),
+    DecodeMeasurement("the same page: 500 tokens in / 2,000 out, concurrency 1: ITL 18.91 ms",
+                      "llama-3-70b", "H100 SXM", 2, "fp8", 1500, 18.91e-3,
+                      "Llama 3.3 70B has the llama-3-70b preset's shape"),
+)
+
+
+def decode_step_time(model: object, gpu: object, *, tp: int = 1, batch: float = 1.0,
+                     context: int = 1024, weight_dtype: str = "bf16", kv_dtype: str = "bf16",
+                     bandwidth_efficiency: float = 1.0) -> float:
+    """Seconds of one decode step of ``batch`` sequences holding ``context`` tokens each, on
+    ``tp`` GPUs (module docstring): the weights (or the matrix products, if slower) and the
+    KV-cache reads at ``bandwidth_efficiency`` of the datasheet HBM bandwidth, plus the
+    tensor-parallel all-reduces."""
+    mv = model_view(model)
+    gv = gpu_view(gpu)
+    t = v.positive_int("tp", tp)
+    eff = v.fraction("bandwidth_efficiency", bandwidth_efficiency, allow_zero=False)
+    per_token = inference.kv_cache_bytes_per_token_per_gpu(
+        mv.cfg, tp=t, bytes_per_element=memory.precision_bytes(kv_dtype))
+    speed = _Speed(mv, gv, t, weight_dtype, per_token, v.nonneg_int("context", context), eff)
+    return speed.step(v.positive_number("batch", batch))
+
+
+def implied_bandwidth_efficiency(m: DecodeMeasurement) -> float:
+    """The HBM efficiency at which :func:`decode_step_time` equals the measurement: the
+    bytes a step reads over the datasheet bandwidth, divided by the measured time less the
+    all-reduces (which do not read HBM)."""
+    ideal = decode_step_time(m.model, m.gpu, tp=m.tp, context=m.context,
+                             weight_dtype=m.weight_dtype)
+    comm = _Speed(model_view(m.model), gpu_view(m.gpu), m.tp, m.weight_dtype, 0.0, 0).comm(1.0)
+    if m.tpot <= comm:
+        raise ValueError(f"tpot: {m.tpot:g} s is not more than the all-reduces ({comm:g} s)")
+    return (ideal - comm) / (m.tpot - comm)
+
+
+def fit_decode_efficiency(measurements: tuple[DecodeMeasurement, ...] | list[DecodeMeasurement]
+                          ) -> float:
+    """The median of the measurements' implied efficiencies
+    (:func:`implied_bandwidth_efficiency`)."""
+    if not measurements:
+        raise ValueError("measurements: give at least one DecodeMeasurement")
+    effs = sorted(implied_bandwidth_efficiency(m) for m in measurements)
+    mid = len(effs) // 2
+    return effs[mid] if len(effs) % 2 else (effs[mid - 1] + effs[mid]) / 2
+
+
 class _Speed:
     """Step and prefill times of one replica of ``tp`` GPUs."""
 
     def __init__(self, mv: ModelView, gv: GPUView, tp: int, weight_dtype: str, per_token: float,
-                 context: float) -> None:
+                 context: float, bandwidth_efficiency: float = 1.0) -> None:
         self.mv, self.tp = mv, tp
         self.rate = gv.peak("bf16") * gv.matmul_efficiency * tp
-        self.bw = gv.bandwidth * tp
+        self.bw = gv.bandwidth * tp * bandwidth_efficiency
         self.weights = _weight_bytes(mv, weight_dtype)
         self.kv_read = context * per_token * tp  # per sequence per step, all GPUs
         if tp == 1:
@@ -279,6 +460,7 @@ def plan_serving(
     non_torch_memory: float = NON_TORCH_BYTES,
     matmul_efficiency: float | None = None,
     usd_per_gpu_hour: float | None = None,
+    bandwidth_efficiency: float | None = None,
 ) -> ServingPlan:
     """Plan serving ``model`` on ``gpu`` with vLLM: KV cache, speed, replicas and cost.
 
@@ -287,7 +469,9 @@ def plan_serving(
     ``output_tokens`` out) and optional SLOs: the fewest GPUs (``tp`` x replicas) that serve
     the traffic within ``ttft_slo`` (seconds to the first token) and ``tpot_slo`` (seconds
     per output token); ``tp=None`` lets the planner choose ``tp`` too. When no choice meets
-    an SLO, the plan says which and why (``feasible=False``).
+    an SLO, the plan says which and why (``feasible=False``). Memory-bound steps read HBM at
+    ``bandwidth_efficiency`` of the datasheet bandwidth (default
+    :data:`DECODE_BANDWIDTH_EFFICIENCY`, fitted on published decode times).
     """
     mv = model_view(model)
     gv = gpu_view(gpu, usable_memory=usable_memory, matmul_efficiency=matmul_efficiency,
@@ -298,6 +482,8 @@ def plan_serving(
     rate = None if qps is None else v.positive_number("qps", qps)
     slo_ttft = None if ttft_slo is None else v.positive_number("ttft_slo", ttft_slo)
     slo_tpot = None if tpot_slo is None else v.positive_number("tpot_slo", tpot_slo)
+    eff = (DECODE_BANDWIDTH_EFFICIENCY if bandwidth_efficiency is None else
+           v.fraction("bandwidth_efficiency", bandwidth_efficiency, allow_zero=False))
     tps = ([v.positive_int("tp", tp)] if tp is not None else
            [t for t in divisors(max(gv.domain, 1)) if mv.heads % t == 0])
     common = dict(max_model_len=length, kv_dtype=kv_dtype, weight_dtype=weight_dtype,
@@ -306,7 +492,7 @@ def plan_serving(
                   block_size=block_size, non_torch_memory=non_torch_memory)
     candidates: list[ServingPlan] = []
     for t in tps:
-        candidates.append(_plan_tp(mv, gv, t, common, rate, p, o, slo_ttft, slo_tpot))
+        candidates.append(_plan_tp(mv, gv, t, common, rate, p, o, slo_ttft, slo_tpot, eff))
     good = [c for c in candidates if c.feasible]
     if good:
         best = min(good, key=lambda c: (c.gpus, c.tpot))
@@ -326,7 +512,7 @@ def _reason(best: ServingPlan, plans: list[ServingPlan]) -> ServingPlan:
 
 def _plan_tp(mv: ModelView, gv: GPUView, t: int, common: Mapping[str, object],
              rate: float | None, p: int, o: int, slo_ttft: float | None,
-             slo_tpot: float | None) -> ServingPlan:
+             slo_tpot: float | None, eff: float = 1.0) -> ServingPlan:
     problems: list[str] = []
     if mv.heads % t:
         problems.append(f"tp = {t} must divide the {mv.heads} attention heads")
@@ -346,7 +532,8 @@ def _plan_tp(mv: ModelView, gv: GPUView, t: int, common: Mapping[str, object],
             f"max_model_len ({length:,}) is larger than the {budget.kv_cache_tokens:,} tokens "
             "the KV cache can store: lower max_model_len or raise gpu_memory_utilization "
             "(vLLM refuses to start)")
-    speed = _Speed(mv, gv, t, str(common["weight_dtype"]), budget.kv_bytes_per_token, p + o / 2)
+    speed = _Speed(mv, gv, t, str(common["weight_dtype"]), budget.kv_bytes_per_token, p + o / 2,
+                   eff)
     seqs_cap = budget.kv_cache_tokens / (p + o)  # sequences of real length the cache holds
     replicas = 1
     if rate is None:
@@ -411,6 +598,12 @@ def _replicas(speed: _Speed, qps: float, p: int, o: int, slo_ttft: float | None,
         low, high = (low, mid) if ok(mid)[0] else (mid, high)
     return high, ok(high)[1]
 
+
+#: Fraction of the datasheet HBM bandwidth a memory-bound decode step reaches, fitted on
+#: :data:`DECODE_MEASUREMENTS` (the median of their implied efficiencies; evaluated
+#: leave-one-out in ``tests/unit/test_planning_serving.py``): about 0.64 on H100 with
+#: vLLM, SGLang and NIM alike, where the bare roofline assumed 1.
+DECODE_BANDWIDTH_EFFICIENCY = fit_decode_efficiency(DECODE_MEASUREMENTS)
 
 #: Default vLLM block size (tokens per KV block).
 BLOCK_SIZE = 16

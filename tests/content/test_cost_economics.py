@@ -217,6 +217,10 @@ CONVERSATIONS, PROMPT, ANSWER = 50_000, 1000, 500
 HOSTED_8B = prices.api_price("Meta-Llama-3.1-8B-Instruct-Turbo")
 
 
+#: Small counts as the lesson writes them.
+_COUNT = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five"}
+
+
 def _hosted(times: int) -> planning.ServingPlan:
     return planning.plan_serving("mistral-7b", "H100 SXM", max_model_len=4096,
                                  qps=times * CONVERSATIONS / 86_400, prompt_tokens=PROMPT,
@@ -465,26 +469,28 @@ CLAIMS = claims(
      f"{units.format_usd(RENT_GPU)} per GPU-hour"),
     ("we use the cheapest H100 quote above, $3.20 per GPU-hour", lambda: "we use the cheapest "
      f"H100 quote above, {units.format_usd(RENT_GPU)} per GPU-hour"),
-    ("At the chain's own traffic, 0.58 requests per second, the rented H100 holds about one "
-     "conversation at a time and idles between them: $0.0015 a conversation, more than any of "
+    ("At the chain's own traffic, 0.58 requests per second, the rented H100 holds about two "
+     "conversations at a time and idles between them: $0.0015 a conversation, more than any of "
      "the three APIs charges",
      lambda: f"At the chain's own traffic, {CONVERSATIONS / 86_400:.2f} requests per second, "
-     f"the rented H100 holds about {'one' if round(_hosted(1).batch) == 1 else 'several'} "
-     "conversation at a time and idles between them: "
+     f"the rented H100 holds about {_COUNT.get(round(_hosted(1).batch), 'many')} "
+     f"conversation{'' if round(_hosted(1).batch) == 1 else 's'} at a time and idles between "
+     "them: "
      f"{units.format_usd(_per_conversation(1), digits=2)} a conversation, "
      + ("more than any of the three APIs charges" if _per_conversation(1) > max(
          _api(m) for m in ("deepseek-chat", "gpt-5-mini", HOSTED_8B.model)) else "?")),
     ("a conversation costs a quarter as much, $0.00038, below DeepSeek's and GPT-5 mini's "
      "prices but not the hosted 8B's; at 16 times, still one GPU, $0.000096; only at 64 times "
-     "does it take a second GPU",
+     "does it take more (three)",
      lambda: "a conversation costs a quarter as much, "
      f"{units.format_usd(_per_conversation(4), digits=2)}, "
      + ("below DeepSeek's and GPT-5 mini's prices but not the hosted 8B's"
         if _api(HOSTED_8B.model) < _per_conversation(4) < min(
             _api("deepseek-chat"), _api("gpt-5-mini")) else "?")
      + f"; at 16 times, still {'one GPU' if _hosted(16).gpus == 1 else 'more GPUs'}, "
-     f"{units.format_usd(_per_conversation(16), digits=2)}; only at 64 times does it take a "
-     + ("second GPU" if _hosted(64).gpus == 2 and _hosted(16).gpus == 1 else "GPU more")),
+     f"{units.format_usd(_per_conversation(16), digits=2)}; only at 64 times does it take "
+     + (f"more ({_COUNT.get(_hosted(64).gpus, 'many')})" if _hosted(64).gpus > 1
+        and _hosted(16).gpus == 1 else "one still")),
     ("A GPU rented around the clock for $77 a day matches the hosted 8B's price at about "
      "280,000 conversations a day, 5.7 times the chain's traffic",
      lambda: "A GPU rented around the clock for "

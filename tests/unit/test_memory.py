@@ -385,6 +385,20 @@ def test_source_gpt_oss_checkpoints_with_mxfp4_experts(name: str, gib: float) ->
     assert stored / 2**30 == pytest.approx(gib, rel=0.005)
 
 
+def test_source_weight_only_quantisations_carry_their_scales() -> None:
+    """precision_bytes knows the weight-only formats of gpulesson.precision: AWQ/GPTQ INT4
+    in groups of 128 keeps an FP16 scale and a 4-bit zero-point per 128 weights (AutoAWQ /
+    AutoGPTQ ``scales`` and ``qzeros``), 4.15625 bits; llama.cpp's Q4_K stores 144 bytes per
+    256 weights (ggml-common.h ``block_q4_K``), 4.5 bits. The calculators' table of storage
+    precisions does not list them."""
+    assert memory.precision_bytes("int4_g128") == (4 + 20 / 128) / 8
+    assert memory.precision_bytes("Q4_K") == 144 / 256
+    assert memory.precision_bytes("q8_0") == 34 / 32
+    assert "int4_g128" not in memory.PRECISION_BYTES
+    with pytest.raises(ValueError, match="q9_k"):
+        memory.precision_bytes("q9_k")
+
+
 def test_source_deepseek_v3_recipe_recomputes_norms_and_up_projections() -> None:
     """DeepSeek-V3 report (DeepSeek-AI 2024, arXiv 2412.19437), section 3.2.3: every
     RMSNorm and the MLA up-projections are recomputed in the backward pass, so their outputs

@@ -1,4 +1,4 @@
-"""Twenty real vLLM start-up logs against the planner (gpulesson/planning/log_checks.py;
+"""Twenty-six real vLLM start-up logs against the planner (gpulesson/planning/log_checks.py;
 tests/data/logs/vllm-logs.json names each public thread). The printed table is
 benchmarks/bench_vllm_logs.py."""
 
@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from gpulesson import transformer
-from gpulesson.planning.log_checks import LogCheck, check_vllm_run, request_kv_bytes
+from gpulesson.planning.log_checks import LogCheck, check_vllm_run, pool_table, request_kv_bytes
+from gpulesson.planning.logs import parse_vllm_log
 
 LOGS = Path(__file__).resolve().parents[1] / "data" / "logs"
 RUNS = json.loads((LOGS / "vllm-logs.json").read_text())["runs"]
@@ -35,7 +36,8 @@ def test_the_set_covers_what_serving_meets() -> None:
     assert sum(r.get("tp", 1) >= 2 for r in RUNS) >= 8
     models = {r.get("model") for r in RUNS}
     assert {"deepseek-v3", "gpt-oss-120b", "qwen3-235b-a22b", "qwen3-30b-a3b"} <= models
-    assert {"fp8", "fp8_ffn", "int4", "mxfp4_experts"} <= {r.get("weight_dtype") for r in RUNS}
+    assert {"fp8", "fp8_ffn", "int4_g128", "mxfp4_experts"} <= {r.get("weight_dtype")
+                                                                for r in RUNS}
 
 
 def test_every_log_is_read_and_checked(checks: dict[str, LogCheck]) -> None:
@@ -60,23 +62,79 @@ def test_kv_of_one_request(checks: dict[str, LogCheck]) -> None:
 
 
 def test_weights_per_gpu(checks: dict[str, LogCheck]) -> None:
-    """Checkpoint bytes (mixed precision included) / tp + the rotary table: median within
-    1 %; the largest miss (under 10 %) is gpt-oss, whose MXFP4 experts vLLM pads for its
-    kernels."""
+    """Checkpoint bytes (mixed precision and group-wise INT4 scales included) / tp + the
+    rotary table + the MoE kernel's padding (vLLM's Marlin MXFP4 path): median within 1 %;
+    the largest miss (under 10 %) is gpt-oss on vLLM 0.14's Triton backend, whose layout
+    padding is not modelled."""
     errors = _errors(checks, "weights per GPU")
-    assert len(errors) >= 10
+    assert len(errors) >= 12
     assert statistics.median(abs(e) for e in errors.values()) <= 0.01, errors
     assert max(abs(e) for e in errors.values()) <= 0.10, errors
+    assert abs(errors["23278-h100-gpt-oss-120b-0.10.1"]) <= 0.005
 
 
-def test_kv_pool_where_the_log_prints_its_inputs(checks: dict[str, LogCheck]) -> None:
-    """V0 logs print the device total, the utilisation and the non-torch memory: the pool
-    predicted from them is within 5 %. (V1 logs of MoE models miss by 48-88 %: their
-    profiling reserves memory the planner does not model; the benchmark prints them.)"""
-    v0 = {r["id"] for r in RUNS if r["engine"] == "V0"}
-    errors = {k: e for k, e in _errors(checks, "KV cache pool").items() if k in v0}
+def test_activation_peak(checks: dict[str, LogCheck]) -> None:
+    """The profiling run's peak (the forward pass or the sampler's sort, whichever is
+    larger): median within 2 % over V0 and V1 logs; the largest miss is vLLM 0.7.1 on two
+    L40S (#15815), 1.26 GiB against 1.47, as if its sampler had not sorted."""
+    errors = _errors(checks, "activation peak")
+    assert len(errors) >= 8
+    assert statistics.median(abs(e) for e in errors.values()) <= 0.02, errors
+    assert max(abs(e) for e in errors.values()) <= 0.15, errors
+
+
+@pytest.fixture(scope="module")
+def pools() -> list:
+    return pool_table(RUNS, [(LOGS / r["file"]).read_text() for r in RUNS])
+
+
+def test_kv_pool_leave_one_out(pools: list) -> None:
+    """The KV-cache pool of every log that prints one and whose device memory is known
+    (GiB, or tokens where only tokens are printed), predicted term by term: within 3 %
+    median and 8 % at worst with the non-torch memory the log prints (issue 31's bar).
+    From scratch, with the default non-torch memory refitted without the run, the median
+    stays within 3 %; the worst misses (20-27 %) are the NCCL buffers of 4-GPU groups
+    and a small negative pool, which one constant cannot carry."""
+    assert len(pools) >= 15
+    with_inputs = [abs(r.error) for r in pools]
+    assert statistics.median(with_inputs) <= 0.03, with_inputs
+    assert max(with_inputs) <= 0.08, with_inputs
+    scratch = [abs(r.error_from_scratch) for r in pools]
+    assert statistics.median(scratch) <= 0.03, scratch
+    assert max(scratch) <= 0.30, scratch
+    assert {r.unit for r in pools} == {"bytes", "tokens"}
+
+
+def test_leave_one_out_refits_without_the_run(pools: list) -> None:
+    """The default non-torch memory of each row is the median of the other logs' printed
+    figures, never the run's own."""
+    printed = {r["id"]: parse_vllm_log((LOGS / r["file"]).read_text()).get("non_torch")
+               for r in RUNS}
+    for row in pools:
+        others = [x for k, x in printed.items() if k != row.run and x is not None]
+        assert row.non_torch_default == statistics.median(others)
+
+
+def test_maximum_concurrency(checks: dict[str, LogCheck]) -> None:
+    """vLLM's "Maximum concurrency" (predicted KV tokens / max_model_len): median within
+    5 % (issue 31's bar)."""
+    errors = _errors(checks, "maximum concurrency")
     assert len(errors) >= 4
-    assert max(abs(e) for e in errors.values()) <= 0.05, errors
+    assert statistics.median(abs(e) for e in errors.values()) <= 0.05, errors
+
+
+def test_settings_a_log_lacks_are_stated() -> None:
+    """A run whose device total is not in its log names where the figure comes from, and
+    so does every borrowed non-torch figure or kernel padding."""
+    for run in RUNS:
+        text = (LOGS / run["file"]).read_text()
+        got = parse_vllm_log(text)
+        assumed = run.get("assumed", {})
+        for key in ("total_memory_gib", "non_torch_gib", "expert_padding"):
+            if key in run:
+                assert key in assumed and len(assumed[key]) > 20, (run["id"], key)
+        if "total_memory_gib" in run:
+            assert "total_memory" not in got and "requested" not in got, run["id"]
 
 
 def test_request_kv_bytes_windows_and_blocks() -> None:
