@@ -1,9 +1,15 @@
 """The claim machinery itself (``tests/content/claims.py``): what counts as a figure, and
-when a claim or a listed non-figure covers it."""
+when a claim or a listed non-figure covers it; and that every lesson of the course has its
+content test, whose claims are checked."""
 
 from __future__ import annotations
 
+import importlib
+from pathlib import Path
+
 import pytest
+
+from gpulesson import course
 
 from .claims import Claim, figures, rendered, uncovered_figures
 
@@ -68,3 +74,27 @@ def test_roles_and_wrapped_code_spans() -> None:
     over a line break is code."""
     page = "The {term}`ridge point` is 295 FLOP/byte; `x =\n4096` is code; 61 more.\n"
     assert [token for _, token in figures(page)] == ["295", "61"]
+
+
+# ---------------------------------------------------------------------------------------
+# Every lesson's figures are claims
+
+
+@pytest.mark.parametrize("slug", course.SLUGS)
+def test_every_lesson_has_its_content_test_and_its_claims_are_checked(slug: str) -> None:
+    """``tests/content/test_<slug>.py`` exists for every lesson of ``gpulesson.course``
+    (``make lesson`` writes one), declares its ``CLAIMS`` (at least one) and checks them:
+    one test per claim (``test_claim``, parametrized over ``CLAIMS``) and a test that every
+    figure of the page lies in a claim or a listed non-figure
+    (``test_every_figure_is_claimed``)."""
+    path = Path(__file__).with_name(f"test_{slug}.py")
+    assert path.is_file(), f"lesson {slug!r} has no content test: write {path.name}"
+    module = importlib.import_module(f"{__package__}.test_{slug}")
+    claimed = getattr(module, "CLAIMS", None)
+    assert isinstance(claimed, list) and claimed, f"{path.name} declares no CLAIMS"
+    assert all(isinstance(c, Claim) for c in claimed), f"{path.name}: CLAIMS holds non-claims"
+    marks = getattr(getattr(module, "test_claim", None), "pytestmark", [])
+    assert any(m.name == "parametrize" and m.args[1] is claimed for m in marks), \
+        f"{path.name} has no test_claim parametrized over CLAIMS"
+    assert callable(getattr(module, "test_every_figure_is_claimed", None)), \
+        f"{path.name} does not check that every figure of the page is claimed"
