@@ -92,74 +92,67 @@ from .test_glossary_page import GLOSSARY, GLOSSARY_NOT_FIGURES
 from .test_seed_corrections_page import SEED_CORRECTIONS, SEED_CORRECTIONS_NOT_FIGURES
 
 CONVENTIONS = claims(
-    ("48 FLOPs", lambda: f"{gemm.flops(2, 3, 4)} FLOPs"),
-    ("137.4 GFLOP", lambda: units.format_flops(gemm.flops(*N4096), digits=1)),
-    ("989.4 TFLOP/s", lambda: units.format_flop_rate(H100.peak_flops["bf16"])),
-    ("138.9 µs", _gemm_time_us),
-    ("100.7 MB", lambda: _gb(gemm.min_bytes(*N4096, 2))),
-    ("1,978.9 TFLOP/s", lambda: f"{H100.sparse_flops['bf16'] / 1e12:,.1f} TFLOP/s"),
-    ("43% MFU", lambda: _pct(flops.utilization(430e12, H100.peak_flops["bf16"])) + " MFU"),
-    ("look like 22%", lambda: "look like " + _pct(flops.utilization(
-        430e12, H100.sparse_flops["bf16"]))),
-    ("6,738,415,616 parameters", lambda: _int(param_count(L27)) + " parameters"),
-    ("13,476,831,232 bytes", lambda: _int(memory.weight_bytes(param_count(L27))) + " bytes"),
-    ("13.5 GB or 12.6 GiB", lambda: _gb(memory.weight_bytes(param_count(L27)))
-     + " or " + units.format_bytes(memory.weight_bytes(param_count(L27)), binary=True)),
-    ("3.35 TB/s", lambda: units.format_bandwidth(H100.bandwidth)),
-    ("900 GB/s both ways", lambda: units.format_bandwidth(H100.interconnect_bandwidth, digits=0)
-     + " both ways"),
-    ("450 GB/s each way", lambda: units.format_bandwidth(H100.interconnect_bandwidth / 2,
-                                                         digits=0) + " each way"),
-    ('`memory.bytes_per_param("mixed")` is 16',
-     lambda: f'`memory.bytes_per_param("mixed")` is {memory.bytes_per_param("mixed")}'),
-    ('`memory.bytes_per_param("fp32")` is 16',
-     lambda: f'`memory.bytes_per_param("fp32")` is {memory.bytes_per_param("fp32")}'),
-    ("is 18", lambda: f'is {memory.bytes_per_param("mixed_fp32_grads")}'),
-    ("107.8 GB", lambda: _gb(memory.training_memory(L27, batch=1, seq_len=1).total
-                             - memory.training_memory(L27, batch=1, seq_len=1).activations)),
-    ("`5·a·s/h` is 80", lambda: f"`5·a·s/h` is {5 * 96 * 2048 // 12288}"),
-    ("275.4 GB", lambda: _gb(_gpt3_activations())),
-    ("512 KiB per token", lambda: f"{inference.kv_cache_bytes_per_token(L27) // KIB} KiB per "
-                                  "token"),
-    ("needs 128 KiB", lambda: f"needs {inference.kv_cache_bytes_per_token(L38) // KIB} KiB"),
-    ("536,870,912 bytes (512.0 MiB)", lambda: _int(inference.kv_cache_bytes(L38, seq_len=4096))
+    lambda: f"{gemm.flops(2, 3, 4)} FLOPs",
+    lambda: units.format_flops(gemm.flops(*N4096), digits=1),
+    lambda: units.format_flop_rate(H100.peak_flops["bf16"]),
+    _gemm_time_us,
+    lambda: _gb(gemm.min_bytes(*N4096, 2)),
+    lambda: f"{H100.sparse_flops['bf16'] / 1e12:,.1f} TFLOP/s",
+    lambda: _pct(flops.utilization(430e12, H100.peak_flops["bf16"])) + " MFU",
+    lambda: "look like " + _pct(flops.utilization(
+       430e12, H100.sparse_flops["bf16"])),
+    lambda: _int(param_count(L27)) + " parameters",
+    lambda: _int(memory.weight_bytes(param_count(L27))) + " bytes",
+    lambda: _gb(memory.weight_bytes(param_count(L27)))
+     + " or " + units.format_bytes(memory.weight_bytes(param_count(L27)), binary=True),
+    lambda: units.format_bandwidth(H100.bandwidth),
+    lambda: units.format_bandwidth(H100.interconnect_bandwidth, digits=0)
+     + " both ways",
+    lambda: units.format_bandwidth(H100.interconnect_bandwidth / 2,
+                                   digits=0) + " each way",
+    lambda: f'`memory.bytes_per_param("mixed")` is {memory.bytes_per_param("mixed")}',
+    lambda: f'`memory.bytes_per_param("fp32")` is {memory.bytes_per_param("fp32")}',
+    lambda: f'is {memory.bytes_per_param("mixed_fp32_grads")}',
+    lambda: _gb(memory.training_memory(L27, batch=1, seq_len=1).total
+                - memory.training_memory(L27, batch=1, seq_len=1).activations),
+    lambda: f"`5·a·s/h` is {5 * 96 * 2048 // 12288}",
+    lambda: _gb(_gpt3_activations()),
+    lambda: f"{inference.kv_cache_bytes_per_token(L27) // KIB} KiB per "
+            "token",
+    lambda: f"needs {inference.kv_cache_bytes_per_token(L38) // KIB} KiB",
+    lambda: _int(inference.kv_cache_bytes(L38, seq_len=4096))
      + " bytes (" + units.format_bytes(inference.kv_cache_bytes(L38, seq_len=4096),
-                                       binary=True) + ")"),
-    ("124,439,808 parameters", lambda: _int(param_count(preset("gpt2"))) + " parameters"),
-    ("85,056,000 are not", lambda: _int(non_embedding_params(preset("gpt2"))) + " are not"),
-    ("3.14e23", lambda: f"{flops.training_flops(param_count(GPT3), 300e9):.2e}"
-     .replace("e+", "e")),
-    ("174.6B", lambda: f"{param_count(GPT3) / 1e9:.1f}B"),
-    ("adds 8.3%", lambda: "adds " + _pct(_attention_share_405b(), 1)),
-    ("on demand in September 2026: $55.04\nan hour, $6.88 per GPU-hour",
-     lambda: "on demand in September 2026: "
+     binary=True) + ")",
+    lambda: _int(param_count(preset("gpt2"))) + " parameters",
+    lambda: _int(non_embedding_params(preset("gpt2"))) + " are not",
+    lambda: f"{flops.training_flops(param_count(GPT3), 300e9):.2e}"
+     .replace("e+", "e"),
+    lambda: f"{param_count(GPT3) / 1e9:.1f}B",
+    lambda: "adds " + _pct(_attention_share_405b(), 1),
+    lambda: "on demand in September 2026: "
      f"{units.format_usd(calculators.si_inputs('tco')['cloud_usd_per_hour'])}\nan hour, "
-     f"{units.format_usd(_dashboard_price())} per GPU-hour"),
-    ("2,400 tokens per second at $6.88 an hour costs $0.00080 per 1,000 tokens",
-     lambda: f"2,400 tokens per second at ${_dashboard_price()} an hour costs "
-     f"${_per_1k_at(_dashboard_price(), 2400):.5f} per 1,000 tokens"),
-    ("at $2.50 an hour, $0.000289", lambda: f"at $2.50 an hour, ${_per_1k_at(2.5, 2400):.6f}"),
+     f"{units.format_usd(_dashboard_price())} per GPU-hour",
+    lambda: f"2,400 tokens per second at ${_dashboard_price()} an hour costs "
+     f"${_per_1k_at(_dashboard_price(), 2400):.5f} per 1,000 tokens",
+    lambda: f"at $2.50 an hour, ${_per_1k_at(2.5, 2400):.6f}",
     # The page's pointer to this file, and the figures around the worked examples.
-    ("A test (`tests/content/test_book_pages.py`)", lambda: naming_test(__file__)),
-    ('datasheet\'s "1,979 teraFLOPS" for BF16', lambda: "datasheet's \""
-     f"{H100.sparse_flops['bf16'] / 1e12:,.0f} teraFLOPS\" for BF16"),
-    ("1 GiB is 1.074 GB", lambda: "1 GiB is "
-     + units.format_bytes(units.parse_quantity("1 GiB", "bytes"), digits=3)),
-    ("keeps 2 bytes of 16-bit weights, 2 bytes of 16-bit gradients, a 4-byte FP32 master copy "
-     "and two 4-byte Adam moments: **16 bytes per parameter**", _mixed_state_parts),
-    ("also needs 16 (4 + 4 + 4 + 4, no master copy)", _fp32_state_parts),
-    ("makes it 18", lambda: f"makes it {memory.bytes_per_param('mixed_fp32_grads')}"),
-    ("more than one 80 GB GPU holds", _llama7b_state_vs_gpu),
-    ("the 96 layers store 275.4 GB per sequence", _gpt3_layers_store),
-    ("Llama-2-7B at 4,096 tokens keeps 17.3 GB, where the GPT formula says 104.2 GB",
-     lambda: "Llama-2-7B at 4,096 tokens keeps "
+    lambda: naming_test(__file__),
+    lambda: "datasheet's \""
+     f"{H100.sparse_flops['bf16'] / 1e12:,.0f} teraFLOPS\" for BF16",
+    lambda: "1 GiB is "
+     + units.format_bytes(units.parse_quantity("1 GiB", "bytes"), digits=3),
+    _mixed_state_parts,
+    _fp32_state_parts,
+    lambda: f"makes it {memory.bytes_per_param('mixed_fp32_grads')}",
+    _llama7b_state_vs_gpu,
+    _gpt3_layers_store,
+    lambda: "Llama-2-7B at 4,096 tokens keeps "
      f"{_gb(memory.training_memory(L27, batch=1, seq_len=4096).activations)}, where the GPT "
-     f"formula says {_gb(_gpt_block_activations(L27))}"),
-    ("Llama-2-7B (32 KV heads)", lambda: f"Llama-2-7B ({L27.kv_heads} KV heads)"),
-    ("Llama-3-8B (8 KV heads)", lambda: f"Llama-3-8B ({L38.kv_heads} KV heads)"),
-    ("`cost.cost_per_1k_tokens(usd_per_gpu_hour=6.88, gpus=1, tokens_per_second=2400)`",
-     lambda: f"`cost.cost_per_1k_tokens(usd_per_gpu_hour={_dashboard_price()}, gpus=1, "
-     "tokens_per_second=2400)`"),
+     f"formula says {_gb(_gpt_block_activations(L27))}",
+    lambda: f"Llama-2-7B ({L27.kv_heads} KV heads)",
+    lambda: f"Llama-3-8B ({L38.kv_heads} KV heads)",
+    lambda: f"`cost.cost_per_1k_tokens(usd_per_gpu_hour={_dashboard_price()}, gpus=1, "
+     "tokens_per_second=2400)`",
 )
 
 #: Numbers of book/conventions.md's prose that are not results.
@@ -220,20 +213,17 @@ def _study_row(slug: str) -> str:
 
 
 HOW_TO_USE = claims(
-    ("You need Python 3.11 (3.10 or newer works)", lambda: "You need Python {} ({} or newer "
-     "works)".format(*_python_versions())),
+    lambda: "You need Python {} ({} or newer "
+     "works)".format(*_python_versions()),
     # the study times: reading outside dropdowns, exercises and cells (study_time.py)
-    *((f"| {{doc}}`/notebooks/{slug}` | about {study_minutes(slug)} min |",
-       functools.partial(_study_row, slug)) for slug in SLUGS),
+    *(functools.partial(_study_row, slug) for slug in SLUGS),
     # the model's rates, and its leave-one-out error (test_study_time.py)
-    ("prose outside the folded boxes at 190 words a minute, each line of code you see as 10 "
-     "words, 9 minutes per code exercise, 12.5 per kernel exercise and 3.5 per other "
-     "exercise, and 10 minutes for running the cells", _study_rates),
-    ("the tenth lands within 18 minutes on average (up to 32)", _study_error),
+    _study_rates,
+    _study_error,
 )
 
 INSTRUCTORS = claims(
-    ("with `make` and Python 3.11", lambda: f"with `make` and Python {_python_versions()[0]}"),
+    lambda: f"with `make` and Python {_python_versions()[0]}",
 )
 
 

@@ -246,287 +246,222 @@ def _committed(gpu: str, server: dict[str, float]) -> dict[tuple[str, str], floa
 
 CLAIMS = claims(
     # The dated example prices (the registry's defaults) and section 1
-    ("an NVIDIA DGX H100 at about $270,000",
-     lambda: f"an NVIDIA DGX H100 at about {dollars(SERVER['hardware_usd'])}"),
-    ("its 10.2 kW maximum power", lambda: f"its {SERVER['power_watts'] / 1e3:.1f} kW maximum "
-     "power"),
-    ("a PUE of 1.58 (the industry average", lambda: f"a PUE of {SERVER['pue']} (the industry "
-     "average"),
-    ("electricity at 8.06 ¢/kWh", lambda: f"electricity at {tariff(SERVER['usd_per_kwh'])}"),
-    ("AWS's p5.48xlarge (8 × H100) at $55.04 an hour on demand",
-     lambda: f"AWS's p5.48xlarge (8 × H100) at {units.format_usd(AWS_NODE)} an hour on demand"),
-    ("(it cost $98.32 at its launch", lambda: "(it cost "
+    lambda: f"an NVIDIA DGX H100 at about {dollars(SERVER['hardware_usd'])}",
+    lambda: f"its {SERVER['power_watts'] / 1e3:.1f} kW maximum "
+     "power",
+    lambda: f"a PUE of {SERVER['pue']} (the industry "
+     "average",
+    lambda: f"electricity at {tariff(SERVER['usd_per_kwh'])}",
+    lambda: f"AWS's p5.48xlarge (8 × H100) at {units.format_usd(AWS_NODE)} an hour on demand",
+    lambda: "(it cost "
      f"{units.format_usd(prices.quotes('H100 SXM', kind='hyperscaler')[0].usd_per_instance_hour)}"
-     " at its launch"),
-    ("the cheapest on-demand H100 of the day, Hyperstack's $3.20 per GPU-hour",
-     lambda: f"the cheapest on-demand H100 of the day, {CHEAPEST.provider}'s "
-     f"{units.format_usd(RENT_GPU)} per GPU-hour"),
-    ("A PUE of 1.58 means that for every kilowatt-hour the server uses, the building draws "
-     "1.58.", lambda: f"A PUE of {SERVER['pue']} means that for every kilowatt-hour the "
-     f"server uses, the building draws {SERVER['pue']}."),
-    ("A year is 8,760 hours.", lambda: f"A year is {cost.HOURS_PER_YEAR:,} hours."),
-    ("A year of power costs about $11,400, so five years of it add $56,894 to the $270,000 "
-     "of hardware: the purchase is 83% of this TCO.",
-     lambda: f"A year of power costs about {dollars(round(YEAR.power, -2))}, so five years of "
+     " at its launch",
+    lambda: f"the cheapest on-demand H100 of the day, {CHEAPEST.provider}'s "
+     f"{units.format_usd(RENT_GPU)} per GPU-hour",
+    lambda: f"A PUE of {SERVER['pue']} means that for every kilowatt-hour the "
+     f"server uses, the building draws {SERVER['pue']}.",
+    lambda: f"A year is {cost.HOURS_PER_YEAR:,} hours.",
+    lambda: f"A year of power costs about {dollars(round(YEAR.power, -2))}, so five years of "
      f"it add {dollars(LIFE.power)} to the {dollars(LIFE.hardware)} of hardware: the "
-     f"purchase is {pct(LIFE.hardware / LIFE.total)} of this TCO."),
-    ("8 × 700 W = 5.6 kW, but the server is rated at 10.2 kW",
-     lambda: f"8 × {H100.tdp_watts:.0f} W = {8 * H100.tdp_watts / 1e3:.1f} kW, but the "
-     f"server is rated at {SERVER['power_watts'] / 1e3:.1f} kW"),
-    ("alone gives $6,247 a year, 45% too little",
-     lambda: f"alone gives {dollars(gpus_only())} a year, "
-     f"{pct(1 - gpus_only() / YEAR.power)} too little"),
-    ("Without the PUE the bill would be $7,202 a year (next cell): forgetting it "
-     "underestimates power by 37%.",
-     lambda: f"Without the PUE the bill would be {dollars(yearly_power(pue=1.0))} a year "
+     f"purchase is {pct(LIFE.hardware / LIFE.total)} of this TCO.",
+    lambda: f"8 × {H100.tdp_watts:.0f} W = {8 * H100.tdp_watts / 1e3:.1f} kW, but the "
+     f"server is rated at {SERVER['power_watts'] / 1e3:.1f} kW",
+    lambda: f"alone gives {dollars(gpus_only())} a year, "
+     f"{pct(1 - gpus_only() / YEAR.power)} too little",
+    lambda: f"Without the PUE the bill would be {dollars(yearly_power(pue=1.0))} a year "
      f"(next cell): forgetting it underestimates power by "
-     f"{pct(1 - yearly_power(pue=1.0) / YEAR.power)}."),
-    ('the power of a 64-GPU cluster as "64 × 700 W',
-     lambda: f'the power of a 64-GPU cluster as "64 × {H100.tdp_watts:.0f} W'),
-    ("a DGX H100 is rated at 10.2 kW for 5.6 kW of GPUs, so the servers draw up to 1.8 times",
-     lambda: f"a DGX H100 is rated at {SERVER['power_watts'] / 1e3:.1f} kW for "
+     f"{pct(1 - yearly_power(pue=1.0) / YEAR.power)}.",
+    lambda: f'the power of a 64-GPU cluster as "64 × {H100.tdp_watts:.0f} W',
+    lambda: f"a DGX H100 is rated at {SERVER['power_watts'] / 1e3:.1f} kW for "
      f"{8 * H100.tdp_watts / 1e3:.1f} kW of GPUs, so the servers draw up to "
-     f"{SERVER['power_watts'] / (8 * H100.tdp_watts):.1f} times"),
-    ("at a PUE of 1.58, another 58%. Together about 1.8 × 1.58 ≈ 2.9 times",
-     lambda: f"at a PUE of {SERVER['pue']}, another {pct(SERVER['pue'] - 1)}. Together about "
+     f"{SERVER['power_watts'] / (8 * H100.tdp_watts):.1f} times",
+    lambda: f"at a PUE of {SERVER['pue']}, another {pct(SERVER['pue'] - 1)}. Together about "
      f"{SERVER['power_watts'] / (8 * H100.tdp_watts):.1f} × {SERVER['pue']} ≈ "
-     f"{YEAR.power / yearly_power(power_watts=8 * H100.tdp_watts, pue=1.0):.1f} times"),
+     f"{YEAR.power / yearly_power(power_watts=8 * H100.tdp_watts, pue=1.0):.1f} times",
     # Section 2
-    ("AWS's p5.48xlarge is eight H100s for $55.04 an hour, that is $6.88 per GPU-hour",
-     lambda: f"AWS's p5.48xlarge is eight H100s for {units.format_usd(AWS_NODE)} an hour, "
-     f"that is {units.format_usd(AWS_NODE / 8)} per GPU-hour"),
-    ("the cheapest on-demand H100 in September 2026 was Hyperstack's $3.20",
-     lambda: f"the cheapest on-demand H100 in September 2026 was {CHEAPEST.provider}'s "
-     f"{units.format_usd(RENT_GPU)}"),
-    ("on-demand AWS costs $2.4 million and the cheapest quote $1,121,280, against $326,894 "
-     "for owning", lambda: "on-demand AWS costs "
+    lambda: f"AWS's p5.48xlarge is eight H100s for {units.format_usd(AWS_NODE)} an hour, "
+     f"that is {units.format_usd(AWS_NODE / 8)} per GPU-hour",
+    lambda: f"the cheapest on-demand H100 in September 2026 was {CHEAPEST.provider}'s "
+     f"{units.format_usd(RENT_GPU)}",
+    lambda: "on-demand AWS costs "
      f"${cost.cloud_cost(usd_per_hour=AWS_NODE, years=5) / 1e6:.1f} million and the cheapest "
      f"quote {dollars(cost.cloud_cost(usd_per_hour=RENT_NODE, years=5))}, against "
-     f"{dollars(LIFE.total)} for owning"),
+     f"{dollars(LIFE.total)} for owning",
     # Section 3
-    ("with 730 hours in a month", lambda: f"with {cost.HOURS_PER_MONTH:.0f} hours in a month"),
-    ("{730\\,u\\,", lambda: f"{{{cost.HOURS_PER_MONTH:.0f}\\,u\\,"),
-    ("a fully busy server pays for itself in 6.9 months (at AWS's launch price of 2023 it "
-     "took 3.8). Against $3.20 per GPU-hour it takes 15.2 months, and at 25% utilisation 61 "
-     "months", lambda: f"a fully busy server pays for itself in {breakeven(AWS_NODE):.1f} "
+    lambda: f"with {cost.HOURS_PER_MONTH:.0f} hours in a month",
+    lambda: f"{{{cost.HOURS_PER_MONTH:.0f}\\,u\\,",
+    lambda: f"a fully busy server pays for itself in {breakeven(AWS_NODE):.1f} "
      f"months (at AWS's launch price of 2023 it took {breakeven(98.32):.1f}). Against "
      f"{units.format_usd(RENT_GPU)} per GPU-hour it takes {breakeven(RENT_NODE):.1f} months, "
-     f"and at 25% utilisation {breakeven(RENT_NODE, 0.25):.0f} months"),
-    ("if it is renting at $3.20 per GPU-hour and plans over three years, it should keep "
-     "renting", lambda: f"if it is renting at {units.format_usd(RENT_GPU)} per GPU-hour and "
+     f"and at 25% utilisation {breakeven(RENT_NODE, 0.25):.0f} months",
+    lambda: f"if it is renting at {units.format_usd(RENT_GPU)} per GPU-hour and "
      "plans over three years, it should "
-     + ("keep renting" if lowest_paying_utilisation(3, RENT_NODE) > 1 / 3 else "buy")),
-    ("Over five years owning costs $292,758 and renting $350,400: owning is cheaper, and it "
-     "breaks even after 49.4 months. Over three years, owning costs $283,655 and renting "
-     "$210,240", lambda: "Over five years owning costs "
+     + ("keep renting" if lowest_paying_utilisation(3, RENT_NODE) > 1 / 3 else "buy"),
+    lambda: "Over five years owning costs "
      f"{dollars(tco(cloud_usd_per_hour=20, utilization=40)['on_prem'])} and renting "
      f"{dollars(tco(cloud_usd_per_hour=20, utilization=40)['cloud'])}: owning is cheaper, "
      "and it breaks even after "
      f"{tco(cloud_usd_per_hour=20, utilization=40)['breakeven']:.1f} months. Over three "
      "years, owning costs "
      f"{dollars(tco(cloud_usd_per_hour=20, utilization=40, years=3)['on_prem'])} and "
-     f"renting {dollars(tco(cloud_usd_per_hour=20, utilization=40, years=3)['cloud'])}"),
+     f"renting {dollars(tco(cloud_usd_per_hour=20, utilization=40, years=3)['cloud'])}",
     # Section 4: the earlier page's TCO example, from the inputs the lesson finds
-    ("was estimated at about $270,000", lambda: "was estimated at about "
-     f"{dollars(SERVER['hardware_usd'])}"),
-    ("**Power, $36,792 a year**, is $4.20 of electricity per hour",
-     lambda: f"**Power, {dollars(cost.on_prem_breakdown(years=1, **SEED).power)} a year**, is "
+    lambda: "was estimated at about "
+     f"{dollars(SERVER['hardware_usd'])}",
+    lambda: f"**Power, {dollars(cost.on_prem_breakdown(years=1, **SEED).power)} a year**, is "
      f"{units.format_usd(cost.on_prem_breakdown(years=1, **SEED).power / cost.HOURS_PER_YEAR)}"
-     " of electricity per hour"),
-    ("which is three DGX H100 servers' worth of power, or the eight GPUs' 5.6 kW",
-     lambda: "which is "
+     " of electricity per hour",
+    lambda: "which is "
      f"{WORDS[round(SEED['power_watts'] / SERVER['power_watts'])]} DGX H100 "
-     f"servers' worth of power, or the eight GPUs' {8 * H100.tdp_watts / 1e3:.1f} kW"),
-    ("One 8-GPU server at the 2023 averages costs $11,379 a year",
-     lambda: f"One 8-GPU server at the 2023 averages costs {dollars(YEAR.power)} a year"),
-    ("they imply a cloud price of $48 per hour for eight GPUs, $6 per GPU-hour",
-     lambda: "they imply a cloud price of "
+     f"servers' worth of power, or the eight GPUs' {8 * H100.tdp_watts / 1e3:.1f} kW",
+    lambda: f"One 8-GPU server at the 2023 averages costs {dollars(YEAR.power)} a year",
+    lambda: "they imply a cloud price of "
      f"${SEED_CLOUD / cost.cloud_cost(usd_per_hour=1, years=5):.0f} per hour for eight GPUs, "
-     f"${SEED_CLOUD / cost.cloud_cost(usd_per_hour=8, years=5):.0f} per GPU-hour"),
-    ("**The 6.8-month break-even** divides the hardware price by the rent alone. Subtracting "
-     "the page's own power bill gives 7.5 months; at 50% utilisation, 15.0 months.",
-     lambda: f"**The {breakeven(48, **{**SEED, 'power_watts': 0}):.1f}-month break-even** "
+     f"${SEED_CLOUD / cost.cloud_cost(usd_per_hour=8, years=5):.0f} per GPU-hour",
+    lambda: f"**The {breakeven(48, **{**SEED, 'power_watts': 0}):.1f}-month break-even** "
      "divides the hardware price by the rent alone. Subtracting the page's own power bill "
      f"gives {breakeven(48, **SEED):.1f} months; at 50% utilisation, "
-     f"{breakeven(48, 0.5, **SEED):.1f} months."),
-    ("(the 2023 average was 1.58", lambda: f"(the 2023 average was {SERVER['pue']}"),
+     f"{breakeven(48, 0.5, **SEED):.1f} months.",
+    lambda: f"(the 2023 average was {SERVER['pue']}",
     # Section 5
-    ("At $3.20 per GPU-hour that is $0.000370 per 1,000 tokens, about 37 cents per million; "
-     "at AWS's on-demand rate, 80 cents per million.",
-     lambda: f"At {units.format_usd(RENT_GPU)} per GPU-hour that is "
+    lambda: f"At {units.format_usd(RENT_GPU)} per GPU-hour that is "
      f"{units.format_usd(per_1k(RENT_GPU, 2400))} per 1,000 tokens, about "
      f"{cents(1000 * per_1k(RENT_GPU, 2400))} per million; at AWS's on-demand rate, "
-     f"{cents(1000 * per_1k(AWS_GPU, 2400))} per million."),
-    ("Half the hours idle doubles the cost per token, 74 cents per million instead of 37; busy "
-     "30% of the time, each token costs 3.3 times as much, 123 cents per million.",
-     lambda: "Half the hours idle "
+     f"{cents(1000 * per_1k(AWS_GPU, 2400))} per million.",
+    lambda: "Half the hours idle "
      f"{times(per_1k(RENT_GPU, 2400, 0.5) / per_1k(RENT_GPU, 2400))} the cost per token, "
      f"{cents(1000 * per_1k(RENT_GPU, 2400, 0.5))} per million instead of "
      f"{100_000 * per_1k(RENT_GPU, 2400):.0f}; busy 30% of the time, each token costs "
      f"{per_1k(RENT_GPU, 2400, 0.3) / per_1k(RENT_GPU, 2400):.1f} times as much, "
-     f"{cents(1000 * per_1k(RENT_GPU, 2400, 0.3))} per million."),
+     f"{cents(1000 * per_1k(RENT_GPU, 2400, 0.3))} per million.",
     # The earlier page's serving figures
-    ("**288,000 tokens per hour** is 80 tokens per second. At **$0.083** per 1,000 tokens "
-     "that is $24 an hour: four GPUs at the $6 per GPU-hour of the TCO example (or eight at "
-     "$3). 80 tokens per second on four H100s",
-     lambda: f"**{SEED_TOKENS_PER_HOUR:,} tokens per hour** is {seed_rate():.0f} tokens per "
+    lambda: f"**{SEED_TOKENS_PER_HOUR:,} tokens per hour** is {seed_rate():.0f} tokens per "
      f"second. At **${seed_per_1k():.3f}** per 1,000 tokens that is "
      f"{dollars(seed_hourly())} an hour: four GPUs at the {dollars(seed_hourly() / 4)} per "
      f"GPU-hour of the TCO example (or eight at {dollars(seed_hourly() / 8)}). "
-     f"{seed_rate():.0f} tokens per second on four H100s"),
-    ("has a bandwidth ceiling of 97 tokens/s", lambda: "has a bandwidth ceiling of "
-     f"{ceiling_70b():.0f} tokens/s"),
-    ("A day of those four GPUs costs $576; $5,760 is ten times that, and would need a "
-     "selling price of 83 cents per 1,000 tokens and enough customers to buy 6.9 million "
-     "tokens a day.", lambda: f"A day of those four GPUs costs {dollars(seed_day())}; "
+     f"{seed_rate():.0f} tokens per second on four H100s",
+    lambda: "has a bandwidth ceiling of "
+     f"{ceiling_70b():.0f} tokens/s",
+    lambda: f"A day of those four GPUs costs {dollars(seed_day())}; "
      f"${SEED_REVENUE:,} is {times(SEED_REVENUE / seed_day())} that, and would need a "
      "selling price of "
      f"{cents(seed_per_1k(SEED_REVENUE / 24, 1))} per 1,000 tokens and enough customers to "
-     f"buy {SEED_TOKENS_PER_HOUR * 24 / 1e6:.1f} million tokens a day."),
-    ("so going from 80% to 40% doubles it", lambda: "so going from 80% to 40% "
-     f"{times(seed_per_1k(utilization=0.4) / seed_per_1k(utilization=0.8))} it"),
+     f"buy {SEED_TOKENS_PER_HOUR * 24 / 1e6:.1f} million tokens a day.",
+    lambda: "so going from 80% to 40% "
+     f"{times(seed_per_1k(utilization=0.4) / seed_per_1k(utilization=0.8))} it",
     # Section 6
-    ("At batch 1 the GPU makes 227 tokens per second and 1,000 tokens cost $0.00391 at $3.20 "
-     "per GPU-hour. At batch 32 it makes 4,646 per second: the same hour now buys 20.5 times "
-     "as many tokens, and each costs 20.5 times less, $0.000191 per 1,000.",
-     lambda: f"At batch 1 the GPU makes {mistral(1):.0f} tokens per second and 1,000 tokens "
+    lambda: f"At batch 1 the GPU makes {mistral(1):.0f} tokens per second and 1,000 tokens "
      f"cost {units.format_usd(per_1k(RENT_GPU, mistral(1)))} at "
      f"{units.format_usd(RENT_GPU)} per GPU-hour. At batch "
      f"32 it makes {mistral(32):,.0f} per second: the same hour now buys "
      f"{mistral(32) / mistral(1):.1f} times as many tokens, and each costs "
      f"{mistral_gain(32):.1f} times less, {units.format_usd(per_1k(RENT_GPU, mistral(32)))} "
-     "per 1,000."),
-    ("runs out of memory after 60 conversations of 2,048 tokens; its cost per token stops "
-     "there. Mistral 7B fits 236.", lambda: "runs out of memory after "
+     "per 1,000.",
+    lambda: "runs out of memory after "
      f"{most_conversations('llama-2-7b')} conversations of 2,048 tokens; its cost per token "
-     f"stops there. Mistral 7B fits {most_conversations('mistral-7b')}."),
-    ("shifted up 2.1 times", lambda: f"shifted up {AWS_GPU / RENT_GPU:.1f} times"),
-    ("227 tokens/s alone, 145 at batch 32, 69 at batch 128",
-     lambda: f"{serving('mistral-7b', 1).per_sequence:.0f} tokens/s alone, "
+     f"stops there. Mistral 7B fits {most_conversations('mistral-7b')}.",
+    lambda: f"shifted up {AWS_GPU / RENT_GPU:.1f} times",
+    lambda: f"{serving('mistral-7b', 1).per_sequence:.0f} tokens/s alone, "
      f"{serving('mistral-7b', 32).per_sequence:.0f} at batch 32, "
-     f"{serving('mistral-7b', 128).per_sequence:.0f} at batch 128"),
-    ("An H100 at its full 700 W", lambda: f"An H100 at its full {H100.tdp_watts:.0f} W"),
-    ("Under 9 cents an hour, 2.8% of even the cheapest rental price",
-     lambda: f"Under {math.ceil(100 * gpu_power_hour())} cents an hour, "
-     f"{pct(gpu_power_hour() / RENT_GPU, 1)} of even the cheapest rental price"),
-    ("(446 instead of 227 tokens/s for Mistral 7B)",
-     lambda: f"({mistral(2):.0f} instead of {mistral(1):.0f} tokens/s for Mistral 7B)"),
-    ("For an owned server that is 17% of the five-year TCO", lambda: "For an owned server "
-     f"that is {pct(LIFE.power / LIFE.total)} of the five-year TCO"),
-    ("worth at most 2.8% of a $3.20 GPU-hour", lambda: "worth at most "
-     f"{pct(gpu_power_hour() / RENT_GPU, 1)} of a {units.format_usd(RENT_GPU)} GPU-hour"),
+     f"{serving('mistral-7b', 128).per_sequence:.0f} at batch 128",
+    lambda: f"An H100 at its full {H100.tdp_watts:.0f} W",
+    lambda: f"Under {math.ceil(100 * gpu_power_hour())} cents an hour, "
+     f"{pct(gpu_power_hour() / RENT_GPU, 1)} of even the cheapest rental price",
+    lambda: f"({mistral(2):.0f} instead of {mistral(1):.0f} tokens/s for Mistral 7B)",
+    lambda: "For an owned server "
+     f"that is {pct(LIFE.power / LIFE.total)} of the five-year TCO",
+    lambda: "worth at most "
+     f"{pct(gpu_power_hour() / RENT_GPU, 1)} of a {units.format_usd(RENT_GPU)} GPU-hour",
     # Section 7 and the closing admonition
-    ("Although the machine costs 32 times less per\nhour than the H100",
-     lambda: f"Although the machine costs {RENT_GPU / 0.10:.0f} times less per\nhour than "
-     "the H100"),
-    ("memory-bound up to a batch of about 295", lambda: "memory-bound up to a batch of about "
-     f"{memory_bound_up_to():.0f}"),
-    ("6.8 months becomes 7.5 with the power bill and 15 at half utilisation; a cost per token "
-     "moves twentyfold with the batch and twofold between two",
-     lambda: f"{breakeven(48, **{**SEED, 'power_watts': 0}):.1f} months becomes "
+    lambda: f"Although the machine costs {RENT_GPU / 0.10:.0f} times less per\nhour than "
+     "the H100",
+    lambda: "memory-bound up to a batch of about "
+     f"{memory_bound_up_to():.0f}",
+    lambda: f"{breakeven(48, **{**SEED, 'power_watts': 0}):.1f} months becomes "
      f"{breakeven(48, **SEED):.1f} with the power bill and "
      f"{breakeven(48, 0.5, **SEED):.0f} at half utilisation; a cost per token moves "
      f"{times(mistral_gain(32))} with the batch and "
-     f"{ {2: 'twofold', 3: 'threefold'}[round(AWS_GPU / RENT_GPU)]} between two"),
+     f"{ {2: 'twofold', 3: 'threefold'}[round(AWS_GPU / RENT_GPU)]} between two",
     # Key takeaways
-    ("(10.2 kW for a DGX H100, not the GPUs' 5.6 kW) and the building (PUE 1.58 on average "
-     "in 2023). Even so, power was 17% of a five-year TCO",
-     lambda: f"({SERVER['power_watts'] / 1e3:.1f} kW for a DGX H100, not the GPUs' "
+    lambda: f"({SERVER['power_watts'] / 1e3:.1f} kW for a DGX H100, not the GPUs' "
      f"{8 * H100.tdp_watts / 1e3:.1f} kW) and the building (PUE {SERVER['pue']} on average in "
-     f"2023). Even so, power was {pct(LIFE.power / LIFE.total)} of a five-year TCO"),
-    ("($55.04 against $6.88 for a p5.48xlarge in 2026)",
-     lambda: f"({units.format_usd(AWS_NODE)} against {units.format_usd(AWS_GPU)} for a "
-     "p5.48xlarge in 2026)"),
-    ("(25% over five years against $3.20 per GPU-hour, 42% over three)",
-     lambda: f"({pct(lowest_paying_utilisation(5, RENT_NODE))} over five years against "
+     f"2023). Even so, power was {pct(LIFE.power / LIFE.total)} of a five-year TCO",
+    lambda: f"({units.format_usd(AWS_NODE)} against {units.format_usd(AWS_GPU)} for a "
+     "p5.48xlarge in 2026)",
+    lambda: f"({pct(lowest_paying_utilisation(5, RENT_NODE))} over five years against "
      f"{units.format_usd(RENT_GPU)} per GPU-hour, "
-     f"{pct(lowest_paying_utilisation(3, RENT_NODE))} over three)"),
-    ("so 30% utilisation makes each token 3.3 times dearer",
-     lambda: "so 30% utilisation makes each token "
-     f"{per_1k(RENT_GPU, 2400, 0.3) / per_1k(RENT_GPU, 2400):.1f} times dearer"),
-    ("batch 32 cuts the cost per token 20.5-fold against batch 1",
-     lambda: f"batch 32 cuts the cost per token {mistral_gain(32):.1f}-fold against batch 1"),
+     f"{pct(lowest_paying_utilisation(3, RENT_NODE))} over three)",
+    lambda: "so 30% utilisation makes each token "
+     f"{per_1k(RENT_GPU, 2400, 0.3) / per_1k(RENT_GPU, 2400):.1f} times dearer",
+    lambda: f"batch 32 cuts the cost per token {mistral_gain(32):.1f}-fold against batch 1",
     # self-hosting beside a hosted API
-    ("DeepSeek's API, $0.28 per million input tokens and $0.42 per million output tokens since "
-     "29 September 2025", lambda: "DeepSeek's API, {} per million input tokens and {} per "
+    lambda: "DeepSeek's API, {} per million input tokens and {} per "
      "million output tokens since {}".format(
-         per_m(prices.api_price("deepseek-chat").usd_per_m_input),
-         per_m(prices.api_price("deepseek-chat").usd_per_m_output),
-         "29 September 2025" if prices.api_price("deepseek-chat").date == "2025-09-29"
-         else "?")),
-    ("($0.56 and $1.68 from 5 September, $0.27 and $1.10 before)", lambda: "({} and {} from 5 "
+        per_m(prices.api_price("deepseek-chat").usd_per_m_input),
+        per_m(prices.api_price("deepseek-chat").usd_per_m_output),
+        "29 September 2025" if prices.api_price("deepseek-chat").date == "2025-09-29"
+        else "?"),
+    lambda: "({} and {} from 5 "
      "September, {} and {} before)".format(*(
-         per_m(getattr(prices.api_price("deepseek-chat", on=day), f"usd_per_m_{io}"))
-         for day in ("2025-09-05", "2025-09-04") for io in ("input", "output")))),
-    ("OpenAI's GPT-5 mini, $0.25 and $2.00 since August 2025", lambda: "OpenAI's GPT-5 mini, "
+        per_m(getattr(prices.api_price("deepseek-chat", on=day), f"usd_per_m_{io}"))
+        for day in ("2025-09-05", "2025-09-04") for io in ("input", "output"))),
+    lambda: "OpenAI's GPT-5 mini, "
      f"{per_m(prices.api_price('gpt-5-mini').usd_per_m_input)} and "
      f"{per_m(prices.api_price('gpt-5-mini').usd_per_m_output)} since "
-     "August 2025"),
-    ("Llama 3.1 8B on Together AI at $0.18 for either", lambda: "Llama 3.1 8B on Together AI "
+     "August 2025",
+    lambda: "Llama 3.1 8B on Together AI "
      f"at {per_m(HOSTED_8B.usd_per_m_input)} for either"
-     if HOSTED_8B.usd_per_m_input == HOSTED_8B.usd_per_m_output else "?"),
-    ("Mistral 7B on one H100 at $3.20 per GPU-hour", lambda: "Mistral 7B on one H100 at "
-     f"{units.format_usd(RENT_GPU)} per GPU-hour"),
-    ("we use the cheapest H100 quote above, $3.20 per GPU-hour", lambda: "we use the cheapest "
-     f"H100 quote above, {units.format_usd(RENT_GPU)} per GPU-hour"),
-    ("At the chain's own traffic, 0.58 requests per second, the rented H100 holds about two "
-     "conversations at a time and idles between them: $0.0015 a conversation, more than any of "
-     "the three APIs charges",
-     lambda: f"At the chain's own traffic, {CONVERSATIONS / 86_400:.2f} requests per second, "
+     if HOSTED_8B.usd_per_m_input == HOSTED_8B.usd_per_m_output else "?",
+    lambda: "Mistral 7B on one H100 at "
+     f"{units.format_usd(RENT_GPU)} per GPU-hour",
+    lambda: "we use the cheapest "
+     f"H100 quote above, {units.format_usd(RENT_GPU)} per GPU-hour",
+    lambda: f"At the chain's own traffic, {CONVERSATIONS / 86_400:.2f} requests per second, "
      f"the rented H100 holds about {_COUNT.get(round(_hosted(1).batch), 'many')} "
      f"conversation{'' if round(_hosted(1).batch) == 1 else 's'} at a time and idles between "
      "them: "
      f"{units.format_usd(_per_conversation(1), digits=2)} a conversation, "
      + ("more than any of the three APIs charges" if _per_conversation(1) > max(
-         _api(m) for m in ("deepseek-chat", "gpt-5-mini", HOSTED_8B.model)) else "?")),
-    ("a conversation costs a quarter as much, $0.00038, below DeepSeek's and GPT-5 mini's "
-     "prices but not the hosted 8B's; at 16 times, still one GPU, $0.000096; only at 64 times "
-     "does it take more (three)",
-     lambda: "a conversation costs a quarter as much, "
+        _api(m) for m in ("deepseek-chat", "gpt-5-mini", HOSTED_8B.model)) else "?"),
+    lambda: "a conversation costs a quarter as much, "
      f"{units.format_usd(_per_conversation(4), digits=2)}, "
      + ("below DeepSeek's and GPT-5 mini's prices but not the hosted 8B's"
-        if _api(HOSTED_8B.model) < _per_conversation(4) < min(
-            _api("deepseek-chat"), _api("gpt-5-mini")) else "?")
+       if _api(HOSTED_8B.model) < _per_conversation(4) < min(
+           _api("deepseek-chat"), _api("gpt-5-mini")) else "?")
      + f"; at 16 times, still {'one GPU' if _hosted(16).gpus == 1 else 'more GPUs'}, "
      f"{units.format_usd(_per_conversation(16), digits=2)}; only at 64 times does it take "
      + (f"more ({_COUNT.get(_hosted(64).gpus, 'many')})" if _hosted(64).gpus > 1
-        and _hosted(16).gpus == 1 else "one still")),
-    ("A GPU rented around the clock for $77 a day matches the hosted 8B's price at about "
-     "280,000 conversations a day, 5.7 times the chain's traffic",
-     lambda: "A GPU rented around the clock for "
+       and _hosted(16).gpus == 1 else "one still"),
+    lambda: "A GPU rented around the clock for "
      f"${24 * RENT_GPU:.0f} a day matches the hosted 8B's price at about "
      f"{round(_api_breakeven(), -4):,.0f} conversations a day, "
-     f"{_api_breakeven() / CONVERSATIONS:.1f} times the chain's traffic"),
-    ("one H100 carries 16 times the chain's traffic", lambda: "one H100 carries "
-     f"{max(t for t in (1, 4, 16, 64) if _hosted(t).gpus == 1)} times the chain's traffic"),
+     f"{_api_breakeven() / CONVERSATIONS:.1f} times the chain's traffic",
+    lambda: "one H100 carries "
+     f"{max(t for t in (1, 4, 16, 64) if _hosted(t).gpus == 1)} times the chain's traffic",
     # Section 3: committed prices and a server of 2026 (gpulesson.prices, read 2026-09-19)
-    ("a complete DGX B200 (eight B200 GPUs) was quoted at about $515,000 in February 2026",
-     lambda: "a complete DGX B200 (eight B200 GPUs) was quoted at about "
-     f"{dollars(B200_SERVER['hardware_usd'])} in February 2026"),
-    ("it draws up to 14.3 kW", lambda: "it draws up to "
-     f"{B200_SERVER['power_watts'] / 1e3:.1f} kW"),
-    ("the cheapest one, Hyperstack's reserved $2.72, after 18.1 months",
-     lambda: "the cheapest one, {}'s reserved {}, after {:.1f} months".format(
-         prices.current_quotes("H100 SXM", offer="committed")[0].provider,
-         units.format_usd(prices.current_quotes("H100 SXM", offer="committed")[0]
-                          .usd_per_gpu_hour),
-         max(_committed("H100 SXM", SERVER).values()))),
-    ("Azure's three-year reservation at $5.40 is caught up after 8.8 months",
-     lambda: "Azure's three-year reservation at {} is caught up after {:.1f} months".format(
-         units.format_usd(next(q.usd_per_gpu_hour for q in prices.current_quotes(
-             "H100 SXM", offer="committed") if q.provider == "Microsoft Azure"
-             and q.term == "3 years")),
-         _committed("H100 SXM", SERVER)[("Microsoft Azure", "3 years")])),
-    ("6.4 months against Oracle's on-demand B200, 18.1 against the cheapest committed quote",
-     lambda: f"{breakeven(8 * prices.default_price('B200').usd_per_gpu_hour, **B200_SERVER):.1f}"
+    lambda: "a complete DGX B200 (eight B200 GPUs) was quoted at about "
+     f"{dollars(B200_SERVER['hardware_usd'])} in February 2026",
+    lambda: "it draws up to "
+     f"{B200_SERVER['power_watts'] / 1e3:.1f} kW",
+    lambda: "the cheapest one, {}'s reserved {}, after {:.1f} months".format(
+        prices.current_quotes("H100 SXM", offer="committed")[0].provider,
+        units.format_usd(prices.current_quotes("H100 SXM", offer="committed")[0]
+                         .usd_per_gpu_hour),
+        max(_committed("H100 SXM", SERVER).values())),
+    lambda: "Azure's three-year reservation at {} is caught up after {:.1f} months".format(
+        units.format_usd(next(q.usd_per_gpu_hour for q in prices.current_quotes(
+            "H100 SXM", offer="committed") if q.provider == "Microsoft Azure"
+            and q.term == "3 years")),
+        _committed("H100 SXM", SERVER)[("Microsoft Azure", "3 years")]),
+    lambda: f"{breakeven(8 * prices.default_price('B200').usd_per_gpu_hour, **B200_SERVER):.1f}"
      " months against Oracle's on-demand B200, "
      f"{max(_committed('B200', B200_SERVER).values()):.1f} against the cheapest committed "
-     "quote"),
-    ("(DigitalOcean's 12 months at $3.26 against 14.9)", lambda: "(DigitalOcean's 12 months at "
+     "quote",
+    lambda: "(DigitalOcean's 12 months at "
      "{} against {:.1f})".format(units.format_usd(next(
-         q.usd_per_gpu_hour for q in prices.current_quotes("H100 SXM", offer="committed")
-         if q.provider == "DigitalOcean")), _committed("H100 SXM", SERVER)[
-             ("DigitalOcean", "12 months")])),
+        q.usd_per_gpu_hour for q in prices.current_quotes("H100 SXM", offer="committed")
+        if q.provider == "DigitalOcean")), _committed("H100 SXM", SERVER)[
+            ("DigitalOcean", "12 months")]),
 )
 
 #: Numbers of the prose that are not results of the calculators.

@@ -517,183 +517,132 @@ def _shares() -> str:
 
 CLAIMS = claims(
     # In short, what you need, section 1
-    ("needs the memory of at least fourteen 80 GB GPUs", lambda: "needs the memory of at least "
+    lambda: "needs the memory of at least "
      f"{_word(memory.gpus_needed(_state70(), H100.memory_bytes))} {_gb(H100.memory_bytes, 0)} "
-     "GPUs"),
-    ("(16 for mixed-precision Adam)", lambda: f"({memory.bytes_per_param('mixed')} for "
-     "mixed-precision Adam)"),
-    ("16 bytes of model state (2 of BF16 weights, 2 of gradients, and 12 of {term}`optimizer "
-     "state`", _state_parts),
-    ("The model state alone is 1.10 TB, more than thirteen H100s hold, before a single "
-     "activation. And the arithmetic would keep one H100 busy for 66 years; 2,048 of them would "
-     "need 11.8 days, *if* they kept the same 40% MFU together.", _section_1),
+     "GPUs",
+    lambda: f"({memory.bytes_per_param('mixed')} for "
+     "mixed-precision Adam)",
+    _state_parts,
+    _section_1,
     # 2. Five ways to split the work
-    ("GPU 1000's tensor-parallel partners are GPUs 1000 to 1007, all in its own server, so their "
-     "per-layer exchanges stay on NVLink. Its pipeline neighbours are 8 GPUs apart, in other "
-     "servers; its data-parallel partners are 128 apart, spread over 128 servers.", _neighbours),
-    ("Its model state is 16 × 13B = 208 GB, so plain data parallelism cannot hold it, but "
-     "sharding the state with ZeRO/FSDP across the 64 GPUs can (3.25 GB each at stage 3",
-     _thirteen_b),
+    _neighbours,
+    _thirteen_b,
     # 3. Collectives
-    ("Each rank sent 1.5 times its buffer, $2(n-1)/n$ for $n = 4$", _ring_sent),
-    ("each on its own 50 GB/s network port", lambda: f"each on its own {_bw(NETWORK)} network "
-     "port"),
-    ("the shop's 13.5 GB of gradients take 52 ms to all-reduce across eight GPUs on NVLink, and "
-     "531 ms across 64 GPUs on the network, ten times longer for the same data: the network "
-     "port is nine times slower than NVLink and the ring a little longer.", _tiers),
-    (r"A 64 kB message is the opposite case: almost all of its time is $\alpha$, whichever link "
-     "it takes", _small_message),
-    ("runs at 257 GB/s. Is that good, for links of 450 GB/s?", lambda: "runs at "
-     f"{_bw(_gib_allreduce()[0])}. Is that good, for links of {_bw(NVLINK)}?"),
-    ('Links running flat out at 450 GB/s show an algorithm bandwidth of only 257 GB/s. Reading '
-     'that as "57% of the link" is the classic mistake: each GPU moved 1.75 bytes per byte of '
-     'buffer, and the bus bandwidth, 450 GB/s, shows the links fully used.', _algbw_mistake),
-    ("With 1,024 GPUs, busbw is almost exactly twice algbw.", _factor_1024),
-    ("$f(2) = 1$", lambda: f"$f(2) = {distributed.bus_bandwidth_factor('all_reduce', 2):g}$"),
-    ("$f(1024) = 1.998$", lambda: "$f(1024) = "
-     f"{distributed.bus_bandwidth_factor('all_reduce', 1024):.3f}$"),
-    ("Inside a server, GPUs talk over NVLink: 450 GB/s each way per H100. Between servers every "
-     "byte crosses a network card, typically one 400 Gb/s InfiniBand or RoCE port per GPU, 50 "
-     "GB/s each way: nine times less.", _network_tiers),
-    ("eight 1-GPU\nmachines each with its own 400 Gb/s (50 GB/s) network port",
-     lambda: "eight 1-GPU\nmachines each with its own "
-     f"{NETWORK * 8 / 1e9:.0f} Gb/s ({_bw(NETWORK)}) network port"),
-    ("64 ms on NVLink against 502 ms on the network (13.5 GB × 1.75 ÷ 47 GB/s, plus 30 µs):\n"
-     "eight times longer", lambda: _eight_machines()[0]),
-    ("at 100 Gb/s (12.5 GB/s) the same all-reduce takes 2.0 s", lambda: _eight_machines()[1]),
+    _ring_sent,
+    lambda: f"each on its own {_bw(NETWORK)} network "
+     "port",
+    _tiers,
+    _small_message,
+    lambda: "runs at "
+     f"{_bw(_gib_allreduce()[0])}. Is that good, for links of {_bw(NVLINK)}?",
+    _algbw_mistake,
+    _factor_1024,
+    lambda: f"$f(2) = {distributed.bus_bandwidth_factor('all_reduce', 2):g}$",
+    lambda: "$f(1024) = "
+     f"{distributed.bus_bandwidth_factor('all_reduce', 1024):.3f}$",
+    _network_tiers,
+    lambda: "eight 1-GPU\nmachines each with its own "
+     f"{NETWORK * 8 / 1e9:.0f} Gb/s ({_bw(NETWORK)}) network port",
+    lambda: _eight_machines()[0],
+    lambda: _eight_machines()[1],
     # 5. The pipeline bubble
-    ("equals $(p-1)/(v\\,m)$ exactly: 37.5% of the ideal time for GPipe and 1F1B, half of it with "
-     "two chunks per GPU.", lambda: _drawn_bubble()[0]),
-    ("The same idle time is 27.3% of the whole iteration", lambda: _drawn_bubble()[1]),
-    ("With 4 stages and 16 micro-batches the bubble is 18.75%.", lambda: f"With {WIDGET_STAGES} "
+    lambda: _drawn_bubble()[0],
+    lambda: _drawn_bubble()[1],
+    lambda: f"With {WIDGET_STAGES} "
      f"stages and {WIDGET_MICRO} micro-batches the bubble is "
-     f"{_pct(_bubble(WIDGET_STAGES, WIDGET_MICRO), 2)}."),
-    ("doubling the micro-batches to 32", lambda: f"doubling the micro-batches to "
-     f"{2 * WIDGET_MICRO}"),
-    ("Both halve it, to 9.375%", lambda: "Both halve it, to "
+     f"{_pct(_bubble(WIDGET_STAGES, WIDGET_MICRO), 2)}.",
+    lambda: f"doubling the micro-batches to "
+     f"{2 * WIDGET_MICRO}",
+    lambda: "Both halve it, to "
      + (_pct(_bubble(WIDGET_STAGES, 2 * WIDGET_MICRO), 3)
-        if _bubble(WIDGET_STAGES, 2 * WIDGET_MICRO) == _bubble(WIDGET_STAGES, WIDGET_MICRO, 2)
-        == _bubble(WIDGET_STAGES, WIDGET_MICRO) / 2 else "different amounts")),
+       if _bubble(WIDGET_STAGES, 2 * WIDGET_MICRO) == _bubble(WIDGET_STAGES, WIDGET_MICRO, 2)
+       == _bubble(WIDGET_STAGES, WIDGET_MICRO) / 2 else "different amounts"),
     # 6. ZeRO
-    ("every GPU keeps all 16 bytes per parameter", lambda: "every GPU keeps all "
-     f"{memory.bytes_per_param()} bytes per parameter"),
-    ("$K = 12$ bytes of optimizer state", lambda: f"$K = {memory.model_state_bytes().optimizer}$ "
-     "bytes of optimizer state"),
-    ("in the forward and again in the backward pass: 1.5 times the traffic", lambda: "in the "
-     f"forward and again in the backward pass: {_zero_traffic():g} times the traffic"),
-    ("120 GB, 31.4 GB, 16.6 GB and 1.9 GB: the paper's figures.", lambda: ", ".join(
-        _gb(_zero(*ZERO_EXAMPLE[:1], s, ZERO_EXAMPLE[1])) for s in range(3)).replace(
-        "120.0 GB", "120 GB") + f" and {_gb(_zero(ZERO_EXAMPLE[0], 3, ZERO_EXAMPLE[1]))}: the "
-     "paper's figures."),
-    ("At 64 GPUs the savings are 3.8×, 7.2× and 64×.", _zero_savings),
-    ("The plot follows a 70B model on 80 GB GPUs", lambda: "The plot follows a 70B model on "
-     f"{_gb(H100.memory_bytes, 0)} GPUs"),
-    ("For 70B, stages 1 and 2 never fit on 80 GB however many GPUs join: their replicated "
-     "weights and gradients alone exceed the GPU. Only stage 3 does, from 14 GPUs",
-     _seventy_b_zero),
-    ("on one server of eight 80 GB H100s", lambda: "on one server of eight "
-     f"{_gb(H100.memory_bytes, 0)} H100s"),
-    ("Plain data parallelism needs 107.8 GB per GPU: no. ZeRO-1 needs 37.1 GB, leaving 42.9 GB of "
-     "each GPU for activations and buffers, and its traffic is that of a plain all-reduce: 64 ms "
-     "per step on NVLink at the bandwidth NCCL achieves (section 3). Stages 2 and 3 would save "
-     "more memory (25.3 GB and 13.5 GB) at the same or 1.5 times the traffic", _shop_zero),
+    lambda: "every GPU keeps all "
+     f"{memory.bytes_per_param()} bytes per parameter",
+    lambda: f"$K = {memory.model_state_bytes().optimizer}$ "
+     "bytes of optimizer state",
+    lambda: "in the "
+     f"forward and again in the backward pass: {_zero_traffic():g} times the traffic",
+    lambda: ", ".join(
+       _gb(_zero(*ZERO_EXAMPLE[:1], s, ZERO_EXAMPLE[1])) for s in range(3)).replace(
+       "120.0 GB", "120 GB") + f" and {_gb(_zero(ZERO_EXAMPLE[0], 3, ZERO_EXAMPLE[1]))}: the "
+     "paper's figures.",
+    _zero_savings,
+    lambda: "The plot follows a 70B model on "
+     f"{_gb(H100.memory_bytes, 0)} GPUs",
+    _seventy_b_zero,
+    lambda: "on one server of eight "
+     f"{_gb(H100.memory_bytes, 0)} H100s",
+    _shop_zero,
     # 7. Scaling efficiency
-    ("Llama 2 7B, 1,024 sequences of 4,096 tokens per step, H100s at 40% MFU, NVLink inside one "
-     "server and the 50 GB/s network beyond it", lambda: f"Llama 2 7B, {BATCH_TOKENS // 4096:,} "
+    lambda: f"Llama 2 7B, {BATCH_TOKENS // 4096:,} "
      f"sequences of 4,096 tokens per step, H100s at {_pct(MFU)} MFU, NVLink inside one server "
-     f"and the {_bw(NETWORK)} network beyond it"),
-    ("On 64 GPUs each step computes for 6.7 s and all-reduces for 0.56 s: 92.2% efficient even "
-     "without overlap. On 1,024 GPUs each GPU gets a single sequence, computes for only 0.42 s, "
-     "and still all-reduces the same 13.5 GB: the all-reduce now takes longer than the whole "
-     "compute, and the efficiency falls to 42.2%, 58.7% even with all of it overlapped, because "
-     "only the 0.28 s of backward pass can hide it.", _scaling_worked),
-    ("a communication volume of 612.5 GB, a communication time of 12.25 s, a scaling efficiency "
-     "of 0.8%, an effective speed-up of 0.06×", _seed_figures),
-    ("Working backwards: 612.5 GB is $2(n-1)/n \\times 350$ GB for $n = 8$, and 350 GB is the "
-     "FP16 gradient of a 175B model, GPT-3's size. 12.25 s is that volume at 50 GB/s, and 0.8% "
-     "efficiency needs 0.1 s of compute per step.", _seed_backwards),
-    ("0.1 s trains a 175B model on 38 tokens, a fiftieth of a sequence per GPU",
-     _seed_compute_time),
-    ("175B parameters carry 2.8 TB of training state, so plain data parallelism on 8 GPUs is "
-     "impossible, and so is any other layout of 8 GPUs: the calculator finds none that fits",
-     _seed_memory),
-    ("H100s at 40% MFU, 50 GB/s per GPU between servers", lambda: f"H100s at {_pct(MFU)} MFU, "
-     f"{_bw(NETWORK)} per GPU between servers"),
-    ("With a real batch, eight GPUs would spend 1,061 s computing per step and the 12.25 s "
-     "exchange would cost 1% (if the state fitted, which it does not). On 1,024 GPUs, ZeRO-3 "
-     "makes the state fit but every GPU gathers and reduces all 175B parameters each step: 21 s "
-     "of traffic against 8.3 s of compute, 28% efficiency. Tensor parallelism inside each server "
-     "and eight pipeline stages leave each GPU a shard of 2.7B parameters to synchronise across "
-     "16 data-parallel copies: 0.21 s, 97.6%.", _real_batch),
-    ("Each GPU computes on 16,384 tokens: 1.67 s per step. At the bandwidth NCCL achieves the "
-     "all-reduce takes 64 ms on NVLink, 96.3% efficiency, and 502 ms on the network, 76.9%. "
-     "Overlapping it with the backward pass would hide all of it on the network, since 502 ms "
-     "is under the 1.12 s of backward pass.", _shop_scaling),
+     f"and the {_bw(NETWORK)} network beyond it",
+    _scaling_worked,
+    _seed_figures,
+    _seed_backwards,
+    _seed_compute_time,
+    _seed_memory,
+    lambda: f"H100s at {_pct(MFU)} MFU, "
+     f"{_bw(NETWORK)} per GPU between servers",
+    _real_batch,
+    _shop_scaling,
     # 8. Llama 3 405B
-    ("up to 16K H100s (80 GB, 700 W)", lambda: f"up to 16K H100s ({_gb(H100.memory_bytes, 0)}, "
-     f"{H100.tdp_watts:.0f} W)"),
-    ("with a 400 Gb/s RoCE network between servers", lambda: "with a "
-     f"{NETWORK * 8 / 1e9:.0f} Gb/s RoCE network between servers"),
-    ("gives 8,192 GPUs and 8M tokens: with DP = 8 it would give 16,384 GPUs and 16M tokens",
-     _table4_checks),
-    ('the paper\'s "38–43% MFU" is the TFLOP/s per GPU against the dense 989.4 TFLOP/s: 430 '
-     "TFLOP/s is 43%, 400 is 40.4% (the paper prints 41%), 380 is 38%", _table4_mfu),
-    ("Sixteen pipeline stages spread the 126 layers over 16 servers", lambda: "Sixteen pipeline "
-     f"stages spread the {L405.layers} layers over {8 * 16 // GPUS_PER_SERVER} servers"),
-    (r"$\lceil 126/16 \rceil = 8$ layers", lambda: rf"$\lceil {L405.layers}/16 \rceil = "
-     f"{distributed.stage_layers(L405.layers, 16)}$ layers"),
-    ("Without sharding, the model state of a 3.2B-parameter shard (51.5 GB) plus the activations "
-     "would not fit; sharded like ZeRO-2 it is 6.8 GB, and the estimate lands at 75.0 GB, right "
-     "at the edge of 80 GB.", _memory_405b),
-    ("With one chunk per GPU the bubble would be 47% or 94% of the ideal time, irreconcilable "
-     "with 41–43% MFU, so the real run must interleave several chunks per GPU (at most 8 with 8 "
-     "layers per stage)", _bubble_405b),
-    ("no such statement; 38–43% MFU is reported at 8,192 and 16,384 GPUs", lambda: "no such "
+    lambda: f"up to 16K H100s ({_gb(H100.memory_bytes, 0)}, "
+     f"{H100.tdp_watts:.0f} W)",
+    lambda: "with a "
+     f"{NETWORK * 8 / 1e9:.0f} Gb/s RoCE network between servers",
+    _table4_checks,
+    _table4_mfu,
+    lambda: "Sixteen pipeline "
+     f"stages spread the {L405.layers} layers over {8 * 16 // GPUS_PER_SERVER} servers",
+    lambda: rf"$\lceil {L405.layers}/16 \rceil = "
+     f"{distributed.stage_layers(L405.layers, 16)}$ layers",
+    _memory_405b,
+    _bubble_405b,
+    lambda: "no such "
      f"statement; {_llama3_range()} MFU is reported at {TABLE4[0][0]:,} and {TABLE4[1][0]:,} "
-     "GPUs"),
-    ("TP 8 × PP 16 = 128 GPUs hold one copy of the model", lambda: f"TP {TABLE4[0][1]} × PP "
-     f"{TABLE4[0][3]} = {TABLE4[0][1] * TABLE4[0][3]} GPUs hold one copy of the model"),
-    ("the run used 64 to 128 such replicas", lambda: "the run used "
+     "GPUs",
+    lambda: f"TP {TABLE4[0][1]} × PP "
+     f"{TABLE4[0][3]} = {TABLE4[0][1] * TABLE4[0][3]} GPUs hold one copy of the model",
+    lambda: "the run used "
      f"{TABLE4[0][0] // (TABLE4[0][1] * TABLE4[0][3])} to "
-     f"{TABLE4[1][0] // (TABLE4[1][1] * TABLE4[1][3])} such replicas"),
+     f"{TABLE4[1][0] // (TABLE4[1][1] * TABLE4[1][3])} such replicas",
     # Key takeaways
-    ("Training a 70B model needs 1.10 TB of model state and, on one H100, 66 years",
-     lambda: f"Training a 70B model needs {_state70() / 1e12:.2f} TB of model state and, on one "
-     f"H100, {_one_h100_years():.0f} years"),
-    ("at 1.5 times the traffic", lambda: f"at {_zero_traffic():g} times the traffic"),
-    ("on up to 16,384 H100s in one datacenter, at 38–43% MFU", lambda: "on up to "
-     f"{TABLE4[1][0]:,} H100s in one datacenter, at {_llama3_range()} MFU"),
+    lambda: f"Training a 70B model needs {_state70() / 1e12:.2f} TB of model state and, on one "
+     f"H100, {_one_h100_years():.0f} years",
+    lambda: f"at {_zero_traffic():g} times the traffic",
+    lambda: "on up to "
+     f"{TABLE4[1][0]:,} H100s in one datacenter, at {_llama3_range()} MFU",
     # achievable bandwidth, SHARP, a real log; every dimension's traffic
-    ("about 80 % of NVLink, 94 % of the network", _shares),
-    ("a real library reaches about 80% of\nNVLink and 94% of the network", lambda: "a real "
+    _shares,
+    lambda: "a real "
      f"library reaches about {10 * round(10 * distributed.NVLINK_EFFICIENCY)}% of\nNVLink and "
-     f"{100 * distributed.NETWORK_EFFICIENCY:.0f}% of the network"),
-    ("eight 1-GPU machines with a 50 GB/s port each", lambda: "eight 1-GPU machines with a "
-     f"{_bw(NETWORK)} port each"),
-    ("NCCL achieves about 80 % of the NVLink line rate", lambda: "NCCL achieves about "
-     f"{10 * round(10 * distributed.NVLINK_EFFICIENCY)} % of the NVLink line rate"),
-    ("a 16 µs start-up and 20 GB/s, but $\\beta$ is half of what the bridge's two links should "
-     "give", _log_fit),
-    ("15 GB per GPU for each micro-batch", _tp_bytes),
-    ("the all-to-all of one layer would take 29.5 ms\nagainst 38.2 ms of compute",
-     lambda: "the all-to-all of one layer would take "
-     f"{_expert_times()[0] * 1e3:.1f} ms\nagainst {_expert_times()[1] * 1e3:.1f} ms of compute"),
-    ("at most 4 copies cross the network, 14.8 ms", lambda: "at most 4 copies cross the "
-     f"network, {_expert_times(node_limit=4)[0] * 1e3:.1f} ms"),
-    ("exchange all 8 copies on NVLink in 1.87 ms", lambda: "exchange all "
+     f"{100 * distributed.NETWORK_EFFICIENCY:.0f}% of the network",
+    lambda: "eight 1-GPU machines with a "
+     f"{_bw(NETWORK)} port each",
+    lambda: "NCCL achieves about "
+     f"{10 * round(10 * distributed.NVLINK_EFFICIENCY)} % of the NVLink line rate",
+    _log_fit,
+    _tp_bytes,
+    lambda: "the all-to-all of one layer would take "
+     f"{_expert_times()[0] * 1e3:.1f} ms\nagainst {_expert_times()[1] * 1e3:.1f} ms of compute",
+    lambda: "at most 4 copies cross the "
+     f"network, {_expert_times(node_limit=4)[0] * 1e3:.1f} ms",
+    lambda: "exchange all "
      f"{transformer.preset('deepseek-v3').experts_per_token} copies on NVLink in "
-     f"{_expert_times()[2] * 1e3:.2f} ms"),
-    ("(with\nits FP32 gradients and ZeRO-2-like sharding, which fits at 75.0 GB)",
-     lambda: "(with\nits FP32 gradients and ZeRO-2-like sharding, which fits at "
+     f"{_expert_times()[2] * 1e3:.2f} ms",
+    lambda: "(with\nits FP32 gradients and ZeRO-2-like sharding, which fits at "
      f"{_gb(calculators.compute('parallel_traffic')['memory_per_gpu'])})"
-     if calculators.compute("parallel_traffic")["fits"] else "?"),
-    ("NVLink, 4.48 s a step down to 323 ms", lambda: "NVLink, {:.2f} s a step down to {:.0f} "
+     if calculators.compute("parallel_traffic")["fits"] else "?",
+    lambda: "NVLink, {:.2f} s a step down to {:.0f} "
      "ms".format(*(calculators.compute("parallel_traffic", model="deepseek-v3", tp=1, pp=16,
-                                       dp=128, ep=64, gpu=g)["expert_time"] * k
-                   for g, k in (("H100 SXM", 1), ("GB200 NVL72", 1e3))))),
-    ("about 298 GB per GPU", lambda: "about {} per GPU".format(_gb(calculators.compute(
-        "parallel_traffic", model="deepseek-v3", tp=1, pp=16, dp=128, ep=64)["memory_per_gpu"],
-        0))),
+                                      dp=128, ep=64, gpu=g)["expert_time"] * k
+                  for g, k in (("H100 SXM", 1), ("GB200 NVL72", 1e3)))),
+    lambda: "about {} per GPU".format(_gb(calculators.compute(
+       "parallel_traffic", model="deepseek-v3", tp=1, pp=16, dp=128, ep=64)["memory_per_gpu"],
+       0)),
 )
 
 NOT_FIGURES = (

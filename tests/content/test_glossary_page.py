@@ -153,124 +153,96 @@ def _ndr_port() -> str:
 
 
 GLOSSARY = claims(
-    ("largest value is 65,504", lambda: f"largest value is {float(FP16.max):,.0f}"),
-    ("smallest normal number {math}`2^{-14}\\approx 6.10\\times10^{-5}`",
-     lambda: f"smallest normal number {{math}}`{_fp16_power(_fp16_exponent('normal'))}`"),
-    ("reach down to {math}`2^{-24}\\approx 5.96\\times10^{-8}`",
-     lambda: f"reach down to {{math}}`{_fp16_power(_fp16_exponent('subnormal'))}`"),
-    ("below {math}`2^{-25}\\approx 2.98\\times10^{-8}` round to zero",
-     lambda: f"below {{math}}`{_fp16_power(_fp16_exponent('zero'))}` round to zero"),
-    ("5 % serial work no number of workers gives more than 20 times",
-     lambda: "5 % serial work no number of workers gives more than "
-     f"{roofline.amdahl_speedup(0.05, 1e12):.0f} times"),
-    ("{math}`989.4\\times10^{12} / 3.35\\times10^{12} \\approx 295` FLOP per byte",
-     lambda: f"{{math}}`{_tflops(PEAK)}\\times10^{{12}} / {H100.bandwidth / 1e12}\\times10^{{12}}"
-     f" \\approx {roofline.ridge_point(PEAK, H100.bandwidth):.0f}` FLOP per byte"),
-    ("(3.35 TB/s on an H100 SXM)", lambda: f"({units.format_bandwidth(H100.bandwidth)} on an "
-     "H100 SXM)"),
-    ("about 3.35 TB/s for an H100 SXM's", lambda: f"about {units.format_bandwidth(H100.bandwidth)}"
-     " for an H100 SXM's"),
-    ("an H100 SXM has 900 GB/s", lambda: "an H100 SXM has "
-     + units.format_bandwidth(H100.interconnect_bandwidth, digits=0)),
-    ("about 64 GB/s in each direction, some fifty times less than an H100's HBM",
-     lambda: f"about {_pcie5_each_way() / 1e9:.0f} GB/s in each direction, some "
+    lambda: f"largest value is {float(FP16.max):,.0f}",
+    lambda: f"smallest normal number {{math}}`{_fp16_power(_fp16_exponent('normal'))}`",
+    lambda: f"reach down to {{math}}`{_fp16_power(_fp16_exponent('subnormal'))}`",
+    lambda: f"below {{math}}`{_fp16_power(_fp16_exponent('zero'))}` round to zero",
+    lambda: "5 % serial work no number of workers gives more than "
+     f"{roofline.amdahl_speedup(0.05, 1e12):.0f} times",
+    lambda: f"{{math}}`{_tflops(PEAK)}\\times10^{{12}} / {H100.bandwidth / 1e12}\\times10^{{12}}"
+     f" \\approx {roofline.ridge_point(PEAK, H100.bandwidth):.0f}` FLOP per byte",
+    lambda: f"({units.format_bandwidth(H100.bandwidth)} on an "
+     "H100 SXM)",
+    lambda: f"about {units.format_bandwidth(H100.bandwidth)}"
+     " for an H100 SXM's",
+    lambda: "an H100 SXM has "
+     + units.format_bandwidth(H100.interconnect_bandwidth, digits=0),
+    lambda: f"about {_pcie5_each_way() / 1e9:.0f} GB/s in each direction, some "
      + {50: "fifty"}[round(H100.bandwidth / _pcie5_each_way(), -1)]
-     + " times less than an H100's HBM"),
-    ("GPT-2 small has 124,439,808", lambda: "GPT-2 small has "
-     + _int(param_count(preset("gpt2")))),
-    ("reaches about 75 % of an H100's dense FP16 peak", lambda: "reaches about "
-     f"{100 * flops.utilization(740e12, H100.dense('fp16')):.0f} % of an H100's dense FP16 peak"),
-    ("still needs 16 bytes of model state per parameter, as many as FP32",
-     lambda: f"still needs {memory.bytes_per_param('mixed')} bytes of model state per "
+     + " times less than an H100's HBM",
+    lambda: "GPT-2 small has "
+     + _int(param_count(preset("gpt2"))),
+    lambda: "reaches about "
+     f"{100 * flops.utilization(740e12, H100.dense('fp16')):.0f} % of an H100's dense FP16 peak",
+    lambda: f"still needs {memory.bytes_per_param('mixed')} bytes of model state per "
      "parameter, as many as FP32"
-     if memory.bytes_per_param("fp32") == memory.bytes_per_param("mixed") else "differs"),
-    ("(2 + 2 for 16-bit weights and gradients, 12 for the FP32 master copy and two moments)",
-     lambda: "({} + {} for 16-bit weights and gradients, {} for the FP32 master copy and two "
+     if memory.bytes_per_param("fp32") == memory.bytes_per_param("mixed") else "differs",
+    lambda: "({} + {} for 16-bit weights and gradients, {} for the FP32 master copy and two "
      "moments)".format(*(getattr(memory.model_state_bytes("mixed"), k)
-                         for k in ("weights", "gradients", "optimizer")))),
-    ("paper's {math}`K = 12` bytes per parameter", lambda: "paper's {math}`K = "
-     f"{memory.model_state_bytes('mixed').optimizer}` bytes per parameter"),
-    ("(700 W for an H100 SXM)", lambda: f"({H100.tdp_watts:.0f} W for an H100 SXM)"),
-    ("a PUE of 1.3–1.5", lambda: f"a PUE of {_pue(0.30)}–{_pue(0.50)}"),
-    ("was 1.58 in 2023", lambda: f"was {calculators.si_inputs('tco')['pue']} in 2023"),
-    ("(8 in Llama 2 70B and Llama 3 70B, 4 in Llama 3 8B)",
-     lambda: f"({_gqa_ratio(L270, L370)} in Llama 2 70B and Llama 3 70B, {_gqa_ratio(L38)} "
-     "in Llama 3 8B)"),
+                        for k in ("weights", "gradients", "optimizer"))),
+    lambda: "paper's {math}`K = "
+     f"{memory.model_state_bytes('mixed').optimizer}` bytes per parameter",
+    lambda: f"({H100.tdp_watts:.0f} W for an H100 SXM)",
+    lambda: f"a PUE of {_pue(0.30)}–{_pue(0.50)}",
+    lambda: f"was {calculators.si_inputs('tco')['pue']} in 2023",
+    lambda: f"({_gqa_ratio(L270, L370)} in Llama 2 70B and Llama 3 70B, {_gqa_ratio(L38)} "
+     "in Llama 3 8B)",
     # Number formats, from their bit layouts (gpulesson.precision).
-    ("16 bits with 5 exponent and 10 fraction bits (about three significant decimal digits)",
-     lambda: "{} bits with {} exponent and {} fraction bits".format(*_bit_layout("fp16"))
-     + f" ({_about_digits('fp16')} significant decimal digits)"),
-    ("32 bits, 8 exponent and 23 fraction bits (about seven significant decimal digits)",
-     lambda: "{} bits, {} exponent and {} fraction bits".format(*_bit_layout("fp32"))
-     + f" ({_about_digits('fp32')} significant decimal digits)"),
-    ("a 16-bit floating-point format with the same 8 exponent bits as FP32 (so the same range,"
-     " up to about {math}`3.4\\times10^{38}`) but only 7 fraction bits (two to three "
-     "significant decimal digits)", _bf16_entry),
-    ("keeping FP32's 8 exponent bits but only 10 fraction bits",
-     lambda: "keeping FP32's {1} exponent bits but only {2} fraction bits".format(
-         *_bit_layout("tf32")) if _bit_layout("tf32")[1] == _bit_layout("fp32")[1] else "no"),
-    ("E4M3 (more precision, largest value 448)", lambda: "E4M3 (more precision, largest value "
-     f"{float_format('fp8_e4m3').largest:.0f})"),
-    ("{term}`BF16` and FP32 reach down to about {math}`10^{-38}` as normal numbers",
-     lambda: f"{{term}}`BF16` and FP32 reach down to about {_normal_floor('bf16', 'fp32')} as "
-     "normal numbers"),
-    ("in FP16, {math}`1 + 10^{-4}` rounds back to 1", _rounds_back_to_one),
+    lambda: "{} bits with {} exponent and {} fraction bits".format(*_bit_layout("fp16"))
+     + f" ({_about_digits('fp16')} significant decimal digits)",
+    lambda: "{} bits, {} exponent and {} fraction bits".format(*_bit_layout("fp32"))
+     + f" ({_about_digits('fp32')} significant decimal digits)",
+    _bf16_entry,
+    lambda: "keeping FP32's {1} exponent bits but only {2} fraction bits".format(
+        *_bit_layout("tf32")) if _bit_layout("tf32")[1] == _bit_layout("fp32")[1] else "no",
+    lambda: "E4M3 (more precision, largest value "
+     f"{float_format('fp8_e4m3').largest:.0f})",
+    lambda: f"{{term}}`BF16` and FP32 reach down to about {_normal_floor('bf16', 'fp32')} as "
+     "normal numbers",
+    _rounds_back_to_one,
     # Other entries.
-    ("about 20 tokens per parameter", lambda: f"about {flops.CHINCHILLA_TOKENS_PER_PARAM} "
-     "tokens per parameter"),
-    ("a week on 1,024 GPUs and 1,024 weeks on one GPU are the same number of GPU-hours",
-     _gpu_hours_alike),
-    ("1.0 would mean no overhead", lambda: f"{_pue(0.0)} would mean no overhead"),
-    ('"30–50 % cooling overhead" is a PUE of 1.3–1.5',
-     lambda: f'"{100 * 0.30:.0f}–{100 * 0.50:.0f} % cooling overhead" is a PUE of '
-     f"{_pue(0.30)}–{_pue(0.50)}"),
-    ("An H100 SXM has 132.", lambda: f"An H100 SXM has {_sm_count('H100 SXM')}."),
-    ("2 in BF16 to serve, 16 to train with {term}`Adam`",
-     lambda: f"{memory.weight_bytes(1, precision='bf16'):.0f} in BF16 to serve, "
-     f"{memory.bytes_per_param('mixed')} to train with {{term}}`Adam`"),
-    ("GPT-2 and Llama 3.2 1B tie them; most Llama models keep a separate", _tied_embeddings),
-    ("(192 KiB of combined L1 cache and shared memory on an A100",
-     lambda: f"({calculators.si_inputs('flash_attention')['sram_bytes'] // KIB} KiB of combined "
-     "L1 cache and shared memory on an A100"),
-    ("a 400 Gb/s (NDR) port moves 50 GB/s in each direction", _ndr_port),
-    ("100 % when {math}`n` GPUs are {math}`n` times faster than one",
-     lambda: f"{100 * distributed.scaling_efficiency(1.0, 0.0):.0f} % when {{math}}`n` GPUs "
-     "are {math}`n` times faster than one"),
-    ("DeepSeek-V3 caches 576 values per layer and token, where its 128 heads of 128 would "
-     "keep 32,768", _latent_values),
-    ("({math}`w` = 4,096)", lambda: "({math}`w` = "
-     f"{transformer.preset('mistral-7b').sliding_window:,})"),
-    ("one 8-bit power of two per 32 elements", lambda: "one "
+    lambda: f"about {flops.CHINCHILLA_TOKENS_PER_PARAM} "
+     "tokens per parameter",
+    _gpu_hours_alike,
+    lambda: f"{_pue(0.0)} would mean no overhead",
+    lambda: f'"{100 * 0.30:.0f}–{100 * 0.50:.0f} % cooling overhead" is a PUE of '
+     f"{_pue(0.30)}–{_pue(0.50)}",
+    lambda: f"An H100 SXM has {_sm_count('H100 SXM')}.",
+    lambda: f"{memory.weight_bytes(1, precision='bf16'):.0f} in BF16 to serve, "
+     f"{memory.bytes_per_param('mixed')} to train with {{term}}`Adam`",
+    _tied_embeddings,
+    lambda: f"({calculators.si_inputs('flash_attention')['sram_bytes'] // KIB} KiB of combined "
+     "L1 cache and shared memory on an A100",
+    _ndr_port,
+    lambda: f"{100 * distributed.scaling_efficiency(1.0, 0.0):.0f} % when {{math}}`n` GPUs "
+     "are {math}`n` times faster than one",
+    _latent_values,
+    lambda: "({math}`w` = "
+     f"{transformer.preset('mistral-7b').sliding_window:,})",
+    lambda: "one "
      f"{precision.block_format('mxfp4').scale.bits}-bit power of two per "
-     f"{precision.block_format('mxfp4').block_size} elements"),
-    ("scale per 16 elements", lambda: "scale per "
-     f"{precision.block_format('nvfp4').block_size} elements"),
-    ("MXFP4 takes 4.25 bits per element, NVFP4 4.5", lambda: "MXFP4 takes "
+     f"{precision.block_format('mxfp4').block_size} elements",
+    lambda: "scale per "
+     f"{precision.block_format('nvfp4').block_size} elements",
+    lambda: "MXFP4 takes "
      f"{precision.bits_per_element('mxfp4'):g} bits per element, NVFP4 "
-     f"{precision.bits_per_element('nvfp4'):g}"),
-    ("(Mixtral 8x7B: 12.9B of 46.7B", lambda: "(Mixtral 8x7B: "
+     f"{precision.bits_per_element('nvfp4'):g}",
+    lambda: "(Mixtral 8x7B: "
      f"{transformer.active_params(transformer.preset('mixtral-8x7b')) / 1e9:.1f}B of "
-     f"{transformer.param_count(transformer.preset('mixtral-8x7b')) / 1e9:.1f}B"),
+     f"{transformer.param_count(transformer.preset('mixtral-8x7b')) / 1e9:.1f}B",
     # The execution model (gpulesson.execution).
-    ("Memory moves in 32-byte sectors",
-     lambda: f"Memory moves in {execution.coalescing().sector_bytes}-byte sectors"),
-    ("(9.0 for the H100, 10.0 for the B200)",
-     lambda: f"({execution.gpu_execution('H100 SXM').compute_capability} for the H100, "
-     f"{execution.gpu_execution('B200').compute_capability} for the B200)"),
-    ("(65,536 32-bit registers on recent NVIDIA GPUs)",
-     lambda: f"({execution.sm_limits('9.0').registers_per_sm:,} 32-bit registers on recent "
-     "NVIDIA GPUs)"),
-    ("up to 228 KiB per SM on an H100",
-     lambda: f"up to {execution.sm_limits('H100 SXM').shared_memory_per_sm // KIB} KiB per SM "
-     "on an H100"),
-    ("A group of up to 1,024 threads",
-     lambda: f"A group of up to {execution.sm_limits('9.0').max_threads_per_block:,} threads"),
-    ("A group of 32 consecutive threads",
-     lambda: f"A group of {execution.sm_limits('9.0').warp_size} consecutive threads"),
-    ("a wave of a large GEMM is 132 tiles, one per SM",
-     lambda: "a wave of a large GEMM is "
+    lambda: f"Memory moves in {execution.coalescing().sector_bytes}-byte sectors",
+    lambda: f"({execution.gpu_execution('H100 SXM').compute_capability} for the H100, "
+     f"{execution.gpu_execution('B200').compute_capability} for the B200)",
+    lambda: f"({execution.sm_limits('9.0').registers_per_sm:,} 32-bit registers on recent "
+     "NVIDIA GPUs)",
+    lambda: f"up to {execution.sm_limits('H100 SXM').shared_memory_per_sm // KIB} KiB per SM "
+     "on an H100",
+    lambda: f"A group of up to {execution.sm_limits('9.0').max_threads_per_block:,} threads",
+    lambda: f"A group of {execution.sm_limits('9.0').warp_size} consecutive threads",
+    lambda: "a wave of a large GEMM is "
      f"{execution.gemm_waves(4096, 4096, sms=execution.gpu_execution('H100 SXM').sms).wave_size}"
-     " tiles, one per SM"),
+     " tiles, one per SM",
 )
 
 #: Numbers of book/glossary.md's prose that are not results: published figures.

@@ -494,230 +494,155 @@ def _expert_batch() -> str:
 
 CLAIMS = claims(
     # What you'll learn, the running example
-    ("NVIDIA H100 SXM GPUs (80 GB, 3.35 TB/s)", lambda: "NVIDIA H100 SXM GPUs "
-     f"({_gb(H100.memory_bytes, 0)}, {units.format_bandwidth(H100.bandwidth)})"),
+    lambda: "NVIDIA H100 SXM GPUs "
+     f"({_gb(H100.memory_bytes, 0)}, {units.format_bandwidth(H100.bandwidth)})",
     # 1. Two phases
-    ("an 8,192-token prompt, then 512 generated tokens", lambda: f"an {CONTEXT:,}-token prompt, "
-     f"then {NEW_TOKENS} generated tokens"),
-    ("The prompt takes about 169 ms: this is the pause before the first word (the {term}`time "
-     "to first token`). Each later token takes at least 5.1 ms (the {term}`time per output "
-     "token`), which is 250 times more than a prompt token cost.", _section_1),
-    (r"Reading 16 GB of BF16 weights once takes $16.06\ \text{GB} / 3.35\ \text{TB/s} = 4.8$ "
-     "ms. The prefill does 166.75 TFLOP, which at 989.4 TFLOP/s takes 169 ms, 35 times longer",
-     _bound),
-    ("A decode step for one conversation does only 16 GFLOP in the same 4.8 ms of reading",
-     lambda: "A decode step for one conversation does only "
+    lambda: f"an {CONTEXT:,}-token prompt, "
+     f"then {NEW_TOKENS} generated tokens",
+    _section_1,
+    _bound,
+    lambda: "A decode step for one conversation does only "
      f"{inference.decode_flops(PARAMS['llama-3-8b'], 1) / 1e9:.0f} GFLOP in the same "
-     f"{_ms(_weight_read())} of reading"),
-    ("the H100's {term}`ridge point` of 295 FLOP per byte", lambda: "the H100's {term}`ridge "
-     f"point` of {H100.ridge_point('bf16'):.0f} FLOP per byte"),
-    ("up to about 295 prompt tokens, the prefill costs the same 4.8 ms whatever its length",
-     lambda: f"up to {_flat_prefill()} prompt tokens, the prefill costs the same "
-     f"{_ms(_weight_read())} whatever its length"),
-    ('"166.75 TFLOP" is a *count* of operations; "989.4 TFLOP/s" is a *rate*.',
-     lambda: f'"{_worked()["prefill_flops"] / 1e12:.2f} TFLOP" is a *count* of operations; '
-     f'"{units.format_flop_rate(PEAK)}" is a *rate*.'),
-    ("the prefill of a 2,048-token prompt of Llama-3-8B is 35.09 TFLOP, and at 989.4 TFLOP/s "
-     "it takes 35.5 ms", _units_note),
-    ("A prompt token costs 20.6 µs and a generated token 5.1 ms", lambda: "A prompt token costs "
+     f"{_ms(_weight_read())} of reading",
+    lambda: "the H100's {term}`ridge "
+     f"point` of {H100.ridge_point('bf16'):.0f} FLOP per byte",
+    lambda: f"up to {_flat_prefill()} prompt tokens, the prefill costs the same "
+     f"{_ms(_weight_read())} whatever its length",
+    lambda: f'"{_worked()["prefill_flops"] / 1e12:.2f} TFLOP" is a *count* of operations; '
+     f'"{units.format_flop_rate(PEAK)}" is a *rate*.',
+    _units_note,
+    lambda: "A prompt token costs "
      f"{_worked()['prefill_time'] / CONTEXT * 1e6:.1f} µs and a generated token "
-     f"{_ms(_worked()['step_time'])}"),
-    ("(512 tokens × 5.1 ms is 2.6 s, against 0.17 s of prefill)", lambda: f"({NEW_TOKENS} "
+     f"{_ms(_worked()['step_time'])}",
+    lambda: f"({NEW_TOKENS} "
      f"tokens × {_ms(_worked()['step_time'])} is {NEW_TOKENS * _worked()['step_time']:.1f} s, "
-     f"against {_worked()['prefill_time']:.2f} s of prefill)"),
+     f"against {_worked()['prefill_time']:.2f} s of prefill)",
     # 2. Does prefill grow with the square of the prompt?
-    (r"For Llama-2-7B, $T^\ast$ is 25,705 tokens; for Llama-3-70B, 53,828. At a 2,048-token "
-     "prompt, attention is 7.4 % of Llama-2-7B's prefill FLOPs.",
-     lambda: f"For Llama-2-7B, $T^\\ast$ is {_crossover('llama-2-7b'):,.0f} tokens; for "
+    lambda: f"For Llama-2-7B, $T^\\ast$ is {_crossover('llama-2-7b'):,.0f} tokens; for "
      f"Llama-3-70B, {_crossover('llama-3-70b'):,.0f}. At a {SHORT_PROMPT:,}-token prompt, "
      f"attention is {_pct(_attention_of_prefill('llama-2-7b', SHORT_PROMPT), 1)} of "
-     "Llama-2-7B's prefill FLOPs."),
-    ("attention is 7.4 % of a 2,048-token prefill of Llama-2-7B. The square takes over only "
-     "beyond about 26,000 tokens for Llama-2-7B and 54,000 for Llama-3-70B.",
-     lambda: "attention is "
+     "Llama-2-7B's prefill FLOPs.",
+    lambda: "attention is "
      f"{_pct(_attention_of_prefill('llama-2-7b', SHORT_PROMPT), 1)} of a "
      f"{SHORT_PROMPT:,}-token prefill of Llama-2-7B. The square takes over only beyond about "
      f"{round(_crossover('llama-2-7b'), -3):,.0f} tokens for Llama-2-7B and "
-     f"{round(_crossover('llama-3-70b'), -3):,.0f} for Llama-3-70B."),
+     f"{round(_crossover('llama-3-70b'), -3):,.0f} for Llama-3-70B.",
     # 3. The KV cache
-    ("Llama-3-8B has 32 query heads and 8 KV heads", lambda: "Llama-3-8B has "
-     f"{MODELS['llama-3-8b'].heads} query heads and {MODELS['llama-3-8b'].kv_heads} KV heads"),
-    ("Llama-2-7B keeps 512 KiB per token, Llama-3-8B 128 KiB: the newer model is larger, yet "
-     "its cache is four times smaller, because its 32 query heads share 8 key/value heads. One "
-     "8,192-token conversation holds 4 GiB with Llama-2-7B and 1 GiB with Llama-3-8B.",
-     _cache_sizes),
-    ("four times for Llama-3-8B, eight times for Llama-3-70B", lambda: ", ".join(
-        f"{_times(MODELS[n].heads / MODELS[n].kv_heads)} for {transformer.model_label(n)}"
-        for n in ("llama-3-8b", "llama-3-70b"))),
-    ("Llama-3-70B serving 8 conversations of 32,768 tokens each keeps 80 GiB (85.9 GB) of keys "
-     "and values: more than an H100's entire memory", _long_batch),
-    ("Llama-3-70B has almost nine times the parameters of Llama-3-8B, yet only 2.5 times the KV "
-     "cache per token.", _nine_times),
-    ("Both models have 8 KV heads of size 128; the 70B model has 80 layers instead of 32, hence "
-     "$80/32 = 2.5$ times the cache (320 KiB against 128 KiB per token). Its extra width went "
-     "into more query heads (64 instead of 32)", _nine_times_answer),
+    lambda: "Llama-3-8B has "
+     f"{MODELS['llama-3-8b'].heads} query heads and {MODELS['llama-3-8b'].kv_heads} KV heads",
+    _cache_sizes,
+    lambda: ", ".join(
+       f"{_times(MODELS[n].heads / MODELS[n].kv_heads)} for {transformer.model_label(n)}"
+       for n in ("llama-3-8b", "llama-3-70b")),
+    _long_batch,
+    _nine_times,
+    _nine_times_answer,
     # 4. How many conversations fit?
-    ("How many 8,192-token conversations can one 80 GB H100 keep", lambda: f"How many "
-     f"{CONTEXT:,}-token conversations can one {_gb(H100.memory_bytes, 0)} H100 keep"),
-    ("Llama-3-8B's weights take 16.06 GB, which with 2 GB of overhead leaves 61.94 GB; each "
-     "conversation takes 1.074 GB, so 57 fit. Llama-2-7B's weights are smaller, but its "
-     "conversations take 4.295 GB each: only 15 fit.", _fit_worked),
-    ("Grouped-query attention nearly quadruples the number of long conversations a GPU can "
-     "hold, and storing the cache in FP8 roughly doubles it again.", _gqa_and_fp8),
-    ("Llama-3-70B's weights alone take 141 GB in BF16, more than one H100. Quantised to FP8 "
-     "they take 70.55 GB, which leaves room for just 2 conversations of 8,192 tokens, each "
-     "holding 2.68 GB of cache.", _seventy_b),
+    lambda: f"How many "
+     f"{CONTEXT:,}-token conversations can one {_gb(H100.memory_bytes, 0)} H100 keep",
+    _fit_worked,
+    _gqa_and_fp8,
+    _seventy_b,
     # 5. The bandwidth ceiling
-    ("for one conversation of 8,192 tokens on an H100: Llama-3-8B decodes at most 195.5 "
-     "tokens/s (208.6 if the cache were free); Llama-2-7B at most 188.5 (248.6 without the "
-     "cache). The KV reads cost as much as the weight reads once about 15 Llama-3-8B "
-     "conversations share a step, but only 3.1 Llama-2-7B ones.", _ceilings),
-    ("Fill the H100 with conversations (57 for Llama-3-8B, 15 for Llama-2-7B): Llama-3-8B then "
-     "decodes at most 2,471 tokens/s in all, Llama-2-7B 645. Each user gets about 43 tokens/s "
-     "with *either* model", _gpu_full),
+    _ceilings,
+    _gpu_full,
     # 6. Batching
-    ("the GPU's ridge point: 295 on an H100 SXM, 153 on an A100 80GB.",
-     lambda: "the GPU's ridge point: "
-     f"{_turn(H100):.0f} on an H100 SXM, {_turn(A100):.0f} on an A100 80GB."),
-    ("For Llama-3-8B at 8,192 tokens, reading one conversation's cache takes 321 µs on an "
-     "H100, while its share of the weight arithmetic takes 16 µs. Every conversation added to "
-     "a batch therefore costs twenty times more in reading than in arithmetic: at long "
-     "contexts, decode stays memory-bound at *any* batch, and memory fills up (57 "
-     "conversations) long before batch 295.", _kv_against_arithmetic),
-    ("A decode step of Llama-3-8B spends 4 FLOPs on each byte of KV cache it reads (4 query "
-     "heads share each KV head), Llama-2-7B only 1: far below the ridge point of 295.",
-     _kv_intensity),
-    ("Decode attention on an 8,192-token context runs at about 4 FLOP per byte",
-     lambda: f"Decode attention on an {CONTEXT:,}-token context runs at about "
-     f"{_kv_flops_per_byte('llama-3-8b'):.0f} FLOP per byte"),
+    lambda: "the GPU's ridge point: "
+     f"{_turn(H100):.0f} on an H100 SXM, {_turn(A100):.0f} on an A100 80GB.",
+    _kv_against_arithmetic,
+    _kv_intensity,
+    lambda: f"Decode attention on an {CONTEXT:,}-token context runs at about "
+     f"{_kv_flops_per_byte('llama-3-8b'):.0f} FLOP per byte",
     # 7. Latency against throughput
-    ("until the arithmetic catches up at batch 295 (the thin vertical line), and until then "
-     "each user keeps about 209 tokens/s.", _no_cache_curve),
-    ("With 1,024 tokens each, throughput still grows almost in proportion for the first few "
-     "dozen conversations, but per-user speed slides from 207 tokens/s to 141 at batch 57 and "
-     "to 60 at batch 295, and 461 conversations fill the memory before the step ever turns "
-     "compute-bound", _short_context_curve),
-    ("With 8,192 tokens the slide is steeper; at 32,768 tokens only 14 conversations fit, and "
-     "Llama-2-7B (dashed) is full at 15.",
-     _long_context_curve),
-    ("a full GPU gives each user 43 to 44 tokens/s. A step then reads nearly the whole memory, "
-     "78 GB at 3.35 TB/s.", _crosses),
-    ("47 conversations at 50 tokens/s each give the GPU 2,367 tokens/s; relaxing the target to "
-     "43 tokens/s would allow the 57 conversations that fit.", _target),
-    ("an 8,192-token prompt takes 169 ms, which would stall", lambda: f"an {CONTEXT:,}-token "
-     f"prompt takes {_worked()['prefill_time'] * 1e3:.0f} ms, which would stall"),
+    _no_cache_curve,
+    _short_context_curve,
+    _long_context_curve,
+    _crosses,
+    _target,
+    lambda: f"an {CONTEXT:,}-token "
+     f"prompt takes {_worked()['prefill_time'] * 1e3:.0f} ms, which would stall",
     # 8. The measurement
-    ('`sizes_for(dev, "matvec")` (4,096 on a CPU, 32,768 on a GPU)', _sizes),
-    ("H100, with BF16 Tensor Cores, that bend comes at a batch of 295;", lambda: "H100, with "
-     f"BF16 Tensor Cores, that bend comes at a batch of {_turn(H100):.0f};"),
-    ("(66.9 TFLOP/s on CUDA cores, 3.35 TB/s)", _fp32_h100),
-    ("On an H100 in FP32 the same formula gives a batch of 40; with 2-byte weights on the BF16 "
-     "Tensor Cores, 295.", _fp32_answer),
+    _sizes,
+    lambda: "H100, with "
+     f"BF16 Tensor Cores, that bend comes at a batch of {_turn(H100):.0f};",
+    _fp32_h100,
+    _fp32_answer,
     # 9. What this model leaves out
-    ("the ceiling ranges from 4.6 tokens/s with the weights streamed over PCIe 5.0 to 239 "
-     "tokens/s from an H100's HBM", _pcie_box),
+    _pcie_box,
     # Exercises, key takeaways
-    (r"$T^\ast = N/(2LHQ)$, 25,705 tokens for Llama-2-7B", lambda: r"$T^\ast = N/(2LHQ)$, "
-     f"{_crossover('llama-2-7b'):,.0f} tokens for Llama-2-7B"),
-    ("57 against 15 conversations of 8K tokens on one H100", lambda: f"{_fit('llama-3-8b')} "
-     f"against {_fit('llama-2-7b')} conversations of {CONTEXT // 1024}K tokens on one H100"),
-    ("(295 on an H100 in BF16)", lambda: f"({_turn(H100):.0f} on an H100 in BF16)"),
+    lambda: r"$T^\ast = N/(2LHQ)$, "
+     f"{_crossover('llama-2-7b'):,.0f} tokens for Llama-2-7B",
+    lambda: f"{_fit('llama-3-8b')} "
+     f"against {_fit('llama-2-7b')} conversations of {CONTEXT // 1024}K tokens on one H100",
+    lambda: f"({_turn(H100):.0f} on an H100 in BF16)",
     # 3b. Latent attention and sliding windows
-    ('"Longest" is each model\'s configured context (8,192 tokens for Llama-3-8B and Gemma 2, '
-     "32,768 for Mistral-7B, 131,072 for gpt-oss, 163,840 for DeepSeek-V3)",
-     lambda: '"Longest" is each model\'s configured context ' + _contexts()),
-    ("DeepSeek-V3 keeps 549 MiB per 8,192-token conversation, 57 times less than multi-head "
-     "attention", lambda: "DeepSeek-V3 keeps "
+    lambda: '"Longest" is each model\'s configured context ' + _contexts(),
+    lambda: "DeepSeek-V3 keeps "
      f"{units.format_bytes(_kvc('deepseek-v3', 8192)['total'], binary=True, digits=0)} per "
      "8,192-token conversation, "
      f"{_kvc('deepseek-v3', 8192)['total_mha'] / _kvc('deepseek-v3', 8192)['total']:.0f} "
-     "times less than multi-head attention"),
-    ("Mistral-7B's window caps every layer at 4,096 tokens: its cache stays at 512 MiB however "
-     "long the conversation, an eighth of the uncapped cache at 32,768 tokens, so 118 of its 8K "
-     "conversations fit on an H100 beside the weights, against 57 for Llama-3-8B",
-     lambda: (lambda m: f"Mistral-7B's window caps every layer at {m.sliding_window:,} "
-              "tokens: its cache stays at "
-              f"{units.format_bytes(_kvc('mistral-7b', m.context)['total'], binary=True, digits=0)}"
-              " however long the conversation, "
-              + {8: "an eighth"}[round(_kvc("mistral-7b", m.context)["total_uncapped"]
-                                       / _kvc("mistral-7b", m.context)["total"])]
-              + f" of the uncapped cache at {m.context:,} tokens, so "
-              f"{_fit('mistral-7b')} of its 8K conversations fit on an H100 beside the "
-              f"weights, against {_fit('llama-3-8b')} for Llama-3-8B")(
-                  transformer.preset("mistral-7b"))),
+     "times less than multi-head attention",
+    lambda: (lambda m: f"Mistral-7B's window caps every layer at {m.sliding_window:,} "
+             "tokens: its cache stays at "
+             f"{units.format_bytes(_kvc('mistral-7b', m.context)['total'], binary=True, digits=0)}"
+             " however long the conversation, "
+             + {8: "an eighth"}[round(_kvc("mistral-7b", m.context)["total_uncapped"]
+                                      / _kvc("mistral-7b", m.context)["total"])]
+             + f" of the uncapped cache at {m.context:,} tokens, so "
+             f"{_fit('mistral-7b')} of its 8K conversations fit on an H100 beside the "
+             f"weights, against {_fit('llama-3-8b')} for Llama-3-8B")(
+                 transformer.preset("mistral-7b")),
     # 6b. A mixture of experts
-    ("At batch 1 Mixtral 8x7B reads its 12.9B active parameters, 25.8 GB",
-     lambda: "At batch 1 Mixtral 8x7B reads its "
+    lambda: "At batch 1 Mixtral 8x7B reads its "
      f"{transformer.active_params(transformer.preset('mixtral-8x7b')) / 1e9:.1f}B active "
-     f"parameters, {_gb(_mixtral_read(1), 1)}"),
-    ("by batch 16 it reads 7.92 of its 8 experts per layer, 92.5 GB, nearly the whole 93.4 GB",
-     lambda: "by batch 16 it reads "
+     f"parameters, {_gb(_mixtral_read(1), 1)}",
+    lambda: "by batch 16 it reads "
      f"{inference.expected_experts_used(experts=8, experts_per_token=2, tokens=16):.2f} of its "
      f"8 experts per layer, {_gb(_mixtral_read(16), 1)}, nearly the whole "
-     f"{_gb(_mixtral_read(10_000), 1)}"),
-    ("the arithmetic catches up with the reads at batch 1,071, not 295",
-     lambda: "the arithmetic catches up with the reads at batch "
-     f"{_mixtral_turn():,.0f}, not {_turn(H100):.0f}"),
+     f"{_gb(_mixtral_read(10_000), 1)}",
+    lambda: "the arithmetic catches up with the reads at batch "
+     f"{_mixtral_turn():,.0f}, not {_turn(H100):.0f}",
     # 9. Serving in 2026
-    ("A prefix-cache hit of 75 % cuts the wait for the first token from 169 ms to 42 ms. Chunks "
-     "of 2,048 tokens cap the gap between two tokens of 32 conversations decoding at 8,192 "
-     "tokens of context at 42 ms, against 184 ms when the newcomer's prompt runs as one step; "
-     "the newcomer pays, 184 ms to its first token instead of 169. On separate GPUs one request "
-     "takes 0.17 s of a prefill GPU and 0.25 s of a decode GPU decoding 32 conversations: 0.67 "
-     "prefill GPUs per decode GPU. A draft of 4 tokens accepted 80 % of the time yields 3.36 "
-     "tokens per step; at a cost of 5 % of a step per draft token, decoding runs 2.80 times "
-     "faster.", _serving_worked),
-    ("With all but the last token cached, the first token takes 5.11 ms",
-     lambda: "With all but the last token cached, the first token takes "
-     f"{_ms(_prefix(100)['ttft'], 2)}"),
-    ("with 6,144 of their 8,192 tokens one shared prefix, 227 conversations fit on an H100 "
-     "instead of 57.", lambda: (lambda p: f"with {p['cached_tokens']:,} of their {CONTEXT:,} "
-                                f"tokens one shared prefix, {p['fit_shared']} conversations "
-                                f"fit on an H100 instead of {p['fit_without']}.")(_prefix())),
-    ("with a budget of 256 tokens the longest gap is the decode step alone, 15.1 ms, but the "
-     "newcomer's prompt then takes 37 steps, 557 ms to its first token",
-     lambda: (lambda c: f"with a budget of {SMALL_BUDGET} tokens the longest gap is the decode "
-              f"step {'alone' if c['gap_chunked'] == c['decode_step'] else 'and more'}, "
-              f"{_ms(c['gap_chunked'])}, but the newcomer's prompt then takes {c['steps']} "
-              f"steps, {c['ttft_chunked'] * 1e3:.0f} ms to its first token")(
-                  _chunks(SMALL_BUDGET))),
-    ("1.07 GB for an 8,192-token prompt of Llama-3-8B, 21 ms over a 50 GB/s network link",
-     lambda: f"{_gb(_kv('llama-3-8b'), 2)} for an {CONTEXT:,}-token prompt of Llama-3-8B, "
+    _serving_worked,
+    lambda: "With all but the last token cached, the first token takes "
+     f"{_ms(_prefix(100)['ttft'], 2)}",
+    lambda: (lambda p: f"with {p['cached_tokens']:,} of their {CONTEXT:,} "
+             f"tokens one shared prefix, {p['fit_shared']} conversations "
+             f"fit on an H100 instead of {p['fit_without']}.")(_prefix()),
+    lambda: (lambda c: f"with a budget of {SMALL_BUDGET} tokens the longest gap is the decode "
+             f"step {'alone' if c['gap_chunked'] == c['decode_step'] else 'and more'}, "
+             f"{_ms(c['gap_chunked'])}, but the newcomer's prompt then takes {c['steps']} "
+             f"steps, {c['ttft_chunked'] * 1e3:.0f} ms to its first token")(
+                 _chunks(SMALL_BUDGET)),
+    lambda: f"{_gb(_kv('llama-3-8b'), 2)} for an {CONTEXT:,}-token prompt of Llama-3-8B, "
      f"{_kv('llama-3-8b') / H100.scaleout_bandwidth * 1e3:.0f} ms over a "
-     f"{H100.scaleout_bandwidth / 1e9:.0f} GB/s network link"),
-    ("need 95.5 prefill and 131.4 decode nodes, 226.9 in all", _deepseek_pools),
-    ("here the best is 8 drafted tokens, 3.09 times", lambda: "here the best is "
-     f"{_spec()['best_gamma']} drafted tokens, {_spec()['best_speedup']:.2f} times"),
-    (r"$1 + \alpha$ gives 1.85 to 1.90 tokens per step", _mtp),
-    ("with the 57 conversations that fit at 8,192 tokens, speculation still runs 2.80 times "
-     "faster", lambda: f"with the {_fit('llama-3-8b')} conversations that fit at {CONTEXT:,} "
+     f"{H100.scaleout_bandwidth / 1e9:.0f} GB/s network link",
+    _deepseek_pools,
+    lambda: "here the best is "
+     f"{_spec()['best_gamma']} drafted tokens, {_spec()['best_speedup']:.2f} times",
+    _mtp,
+    lambda: f"with the {_fit('llama-3-8b')} conversations that fit at {CONTEXT:,} "
      f"tokens, speculation still runs {_spec(_fit('llama-3-8b'))['speedup_at_batch']:.2f} "
-     "times faster"),
-    ("at 1,024 conversations of 128 tokens, it costs 5 times the arithmetic, and speculation "
-     "makes decoding slower, 0.65 times the speed",
-     lambda: f"at {SHORT_SPEC_BATCH:,} conversations of {SHORT_SPEC_CONTEXT} tokens, it costs "
+     "times faster",
+    lambda: f"at {SHORT_SPEC_BATCH:,} conversations of {SHORT_SPEC_CONTEXT} tokens, it costs "
      f"{SPEC['draft_tokens'] + 1} times the arithmetic, and speculation makes decoding "
      + (lambda x: f"{'slower' if x < 1 else 'faster'}, {x:.2f} times the speed")(
-         _spec(SHORT_SPEC_BATCH, SHORT_SPEC_CONTEXT)['speedup_at_batch'])),
+        _spec(SHORT_SPEC_BATCH, SHORT_SPEC_CONTEXT)['speedup_at_batch']),
     # section 4's note on the three memory figures
-    ("what the driver reports (85.5 GB on an H100 SXM)", lambda: "what the driver reports "
-     f"({_gb(H100.reported_memory_bytes, 1)} on an H100 SXM)"),
-    ("`hardware.gpu(\"H100 SXM\").usable_memory()` is 77.0 GB. With it and the same 2 GB, 54 "
-     "conversations of Llama-3-8B fit instead of 57, and 14 of Llama-2-7B instead of 15",
-     _usable),
+    lambda: "what the driver reports "
+     f"({_gb(H100.reported_memory_bytes, 1)} on an H100 SXM)",
+    _usable,
     # 6b: experts
-    ("about 9,450 tokens for DeepSeek-V3 (256 experts, 8 per token) on an H100 in FP8",
-     _expert_batch),
+    _expert_batch,
     # the current generation beside the baseline
-    ("a B300 reads 7.75 TB/s and a GB300 or an MI355X 8 TB/s, 2.3 to 2.4 times an H100",
-     lambda: (lambda b, g, m: f"a B300 reads {b.bandwidth / 1e12:g} TB/s and a GB300 or an "
-              f"MI355X {({1: m.bandwidth}[len({g.bandwidth, m.bandwidth})]) / 1e12:g}"
-              f" TB/s, {b.bandwidth / H100.bandwidth:.1f} to "
-              f"{m.bandwidth / H100.bandwidth:.1f} times an H100")(
-        hardware.gpu("B300"), hardware.gpu("GB300 NVL72"), hardware.gpu("MI355X"))),
-    ("to 290 for a B300 and 312 for an MI355X", lambda: "to "
+    lambda: (lambda b, g, m: f"a B300 reads {b.bandwidth / 1e12:g} TB/s and a GB300 or an "
+             f"MI355X {({1: m.bandwidth}[len({g.bandwidth, m.bandwidth})]) / 1e12:g}"
+             f" TB/s, {b.bandwidth / H100.bandwidth:.1f} to "
+             f"{m.bandwidth / H100.bandwidth:.1f} times an H100")(
+       hardware.gpu("B300"), hardware.gpu("GB300 NVL72"), hardware.gpu("MI355X")),
+    lambda: "to "
      f"{_turn(hardware.gpu('B300')):.0f} for a B300 and {_turn(hardware.gpu('MI355X')):.0f} "
-     "for an MI355X"),
+     "for an MI355X",
 )
 
 NOT_FIGURES = (

@@ -107,266 +107,195 @@ def _padding() -> tuple[execution.GemmWaves, execution.GemmWaves]:
 
 CLAIMS = claims(
     # Introduction
-    ("of 32 threads that move in step", lambda: f"of {WARP} threads that move in step"),
-    ("a 4,097 × 4,096 matrix product is predicted to take a quarter longer than a 4,096 × "
-     "4,096 one",
-     lambda: f"a {_n(4097)} × {_n(4096)} matrix product is predicted to take "
-     f"{WORDS[_time(4097) / _time(4096)]} longer than a {_n(4096)} × {_n(4096)} one"),
+    lambda: f"of {WARP} threads that move in step",
+    lambda: f"a {_n(4097)} × {_n(4096)} matrix product is predicted to take "
+     f"{WORDS[_time(4097) / _time(4096)]} longer than a {_n(4096)} × {_n(4096)} one",
     # 1. Threads, blocks and the grid
-    ("(up to 1,024)", lambda: f"(up to {_n(LIM.max_threads_per_block)})"),
-    ("A million elements in blocks of 256 threads: 3,907 blocks, 1,000,192 threads, the last "
-     "192 of them idle. An H100 SXM has 132 SMs of 2,048 threads each: 270,336 threads at once, "
-     "8 of these blocks per SM, 1,056 blocks per round, so the 3,907 blocks run in 4 rounds",
-     lambda: (lambda b, per_sm: f"A million elements in blocks of {T} threads: {_n(b)} blocks, "
-              f"{_n(b * T)} threads, the last {b * T - N_VEC} of them idle. An H100 SXM has "
-              f"{H100X.sms} SMs of {_n(LIM.max_threads_per_sm)} threads each: "
-              f"{_n(H100X.sms * LIM.max_threads_per_sm)} threads at once, {per_sm} of these "
-              f"blocks per SM, {_n(H100X.sms * per_sm)} blocks per round, so the {_n(b)} "
-              f"blocks run in {execution.waves(b, sms=H100X.sms, blocks_per_sm=per_sm)} rounds")(
-         _blocks(N_VEC), _occ(T).blocks_per_sm)),
-    ("An H100 SXM keeps 270,336 threads in flight (132 SMs × 2,048), a B200 303,104 (148 × "
-     "2,048)",
-     lambda: f"An H100 SXM keeps {_n(H100X.sms * LIM.max_threads_per_sm)} threads in flight "
+    lambda: f"(up to {_n(LIM.max_threads_per_block)})",
+    lambda: (lambda b, per_sm: f"A million elements in blocks of {T} threads: {_n(b)} blocks, "
+             f"{_n(b * T)} threads, the last {b * T - N_VEC} of them idle. An H100 SXM has "
+             f"{H100X.sms} SMs of {_n(LIM.max_threads_per_sm)} threads each: "
+             f"{_n(H100X.sms * LIM.max_threads_per_sm)} threads at once, {per_sm} of these "
+             f"blocks per SM, {_n(H100X.sms * per_sm)} blocks per round, so the {_n(b)} "
+             f"blocks run in {execution.waves(b, sms=H100X.sms, blocks_per_sm=per_sm)} rounds")(
+        _blocks(N_VEC), _occ(T).blocks_per_sm),
+    lambda: f"An H100 SXM keeps {_n(H100X.sms * LIM.max_threads_per_sm)} threads in flight "
      f"({H100X.sms} SMs × {_n(LIM.max_threads_per_sm)}), a B200 "
      f"{_n(B200X.sms * B200X.limits.max_threads_per_sm)} ({B200X.sms} × "
-     f"{_n(B200X.limits.max_threads_per_sm)})"),
-    ("The million-element addition moves 12.0 MB; at 3.35 TB/s that takes 3.58 µs on an H100 "
-     "and 1.50 µs on a B200 at 8.00 TB/s",
-     lambda: f"The million-element addition moves {units.format_bytes(_vector_bytes())}; at "
+     f"{_n(B200X.limits.max_threads_per_sm)})",
+    lambda: f"The million-element addition moves {units.format_bytes(_vector_bytes())}; at "
      f"{units.format_bandwidth(H100.bandwidth)} that takes "
      f"{units.format_seconds(_vector_bytes() / H100.bandwidth)} on an H100 and "
      f"{units.format_seconds(_vector_bytes() / B200.bandwidth)} on a B200 at "
-     f"{units.format_bandwidth(B200.bandwidth)}"),
-    ("a block of 1,000,000 threads is not allowed (at most 1,024)",
-     lambda: f"a block of {_n(N_VEC)} threads is not allowed (at most "
-     f"{_n(LIM.max_threads_per_block)})"),
-    ("a vocabulary of 50,257 tokens", lambda: "a vocabulary of "
-     f"{_n(transformer.preset('gpt2').vocab)} tokens"),
+     f"{units.format_bandwidth(B200.bandwidth)}",
+    lambda: f"a block of {_n(N_VEC)} threads is not allowed (at most "
+     f"{_n(LIM.max_threads_per_block)})",
+    lambda: "a vocabulary of "
+     f"{_n(transformer.preset('gpt2').vocab)} tokens",
     # 2. Warps and divergence
-    ("32 consecutive threads (the first 32 threads of a block, the next 32,",
-     lambda: f"{WARP} consecutive threads (the first {WARP} threads of a block, the next "
-     f"{WARP},"),
-    ("On 1,024 threads (32 warps) with two equally long sides",
-     lambda: f"On {_n(1024)} threads ({_branch(lambda i: True).warps} warps) with two equally "
-     "long sides"),
-    ("splits every warp, and the kernel takes 2× as long",
-     lambda: "splits every warp, and the kernel takes "
-     f"{_branch(lambda i: i % 2 == 0).slowdown:g}× as long"),
-    ("`i % 64 < 16` splits 16 of the 32 warps, 1.5×. A bounds check `i < 1000` splits one warp "
-     "of 32, the last: 1.03×",
-     lambda: (lambda q, r: f"`i % 64 < 16` splits {q.divergent_warps} of the {q.warps} warps, "
-              f"{q.slowdown:g}×. A bounds check `i < 1000` splits "
-              + {1: "one"}[r.divergent_warps] + f" warp of {WARP}, the last: "
-              f"{r.slowdown:.3g}×")(_branch(lambda i: i % 64 < 16), _branch(lambda i: i < 1000))),
-    ("A warp is 32 threads on both, and an SM of either holds 64 warps at once",
-     lambda: f"A warp is {WARP} threads on both, and an SM of either holds "
+    lambda: f"{WARP} consecutive threads (the first {WARP} threads of a block, the next "
+     f"{WARP},",
+    lambda: f"On {_n(1024)} threads ({_branch(lambda i: True).warps} warps) with two equally "
+     "long sides",
+    lambda: "splits every warp, and the kernel takes "
+     f"{_branch(lambda i: i % 2 == 0).slowdown:g}× as long",
+    lambda: (lambda q, r: f"`i % 64 < 16` splits {q.divergent_warps} of the {q.warps} warps, "
+             f"{q.slowdown:g}×. A bounds check `i < 1000` splits "
+             + {1: "one"}[r.divergent_warps] + f" warp of {WARP}, the last: "
+             f"{r.slowdown:.3g}×")(_branch(lambda i: i % 64 < 16), _branch(lambda i: i < 1000)),
+    lambda: f"A warp is {WARP} threads on both, and an SM of either holds "
      + ({LIM.max_warps_per_sm, B200X.limits.max_warps_per_sm} == {64} and "64")
-     + " warps at once"),
-    ("A warp of 32 threads holds at least one bright pixel with probability $1 - 0.99^{32}$, "
-     "about 28 %",
-     lambda: f"A warp of {WARP} threads holds at least one bright pixel with probability "
-     f"$1 - 0.99^{{{WARP}}}$, about {100 * _bright()[0]:.0f} %"),
-    ("(0.72 × 1 + 0.28 × 11 ≈ 3.8)",
-     lambda: (lambda p, t, _: f"({1 - p:.2f} × 1 + {p:.2f} × "
-              f"{execution.warp_divergence(1, then_cost=10, else_cost=1).cycles:g} ≈ {t:.1f})")(
-         *_bright())),
-    ("about 1.1 times", lambda: f"about {_bright()[2]:.1f} times"),
+     + " warps at once",
+    lambda: f"A warp of {WARP} threads holds at least one bright pixel with probability "
+     f"$1 - 0.99^{{{WARP}}}$, about {100 * _bright()[0]:.0f} %",
+    lambda: (lambda p, t, _: f"({1 - p:.2f} × 1 + {p:.2f} × "
+             f"{execution.warp_divergence(1, then_cost=10, else_cost=1).cycles:g} ≈ {t:.1f})")(
+        *_bright()),
+    lambda: f"about {_bright()[2]:.1f} times",
     # 3. Coalescing
-    ("32-byte", lambda: f"{SECTOR}-byte"),
-    ("{32\\,\\text{bytes}", lambda: f"{{{SECTOR}\\,\\text{{bytes}}"),
-    ("Do the 32 reads", lambda: f"Do the {execution.coalescing().threads} reads"),
-    ("32 threads reading consecutive 4-byte floats, aligned: 4 sectors for 128 bytes, 100 %. "
-     "Shifted by one element: 5 sectors, 80 %. Every second element (stride 2): 50 %. A stride "
-     "of 8 elements or more, such as one column of a row-major matrix: each thread gets a "
-     "sector of its own, 32 sectors (1,024 bytes) for 128 useful bytes, 12.5 %",
-     lambda: (lambda a, s, two, wide: f"{a.threads} threads reading consecutive 4-byte floats, "
-              f"aligned: {a.sectors} sectors for {a.bytes_moved} bytes, {_pct(a.efficiency, 0)}. "
-              f"Shifted by one element: {s.sectors} sectors, {_pct(s.efficiency, 0)}. Every "
-              f"second element (stride 2): {_pct(two.efficiency, 0)}. A stride of 8 elements "
-              "or more, such as one column of a row-major matrix: each thread gets a sector of "
-              f"its own, {wide.sectors} sectors ({_n(wide.bytes_moved)} bytes) for "
-              f"{wide.useful_bytes} useful bytes, {_pct(wide.efficiency)}")(
-         execution.coalescing(1), execution.coalescing(1, offset_elements=1),
-         execution.coalescing(2), execution.coalescing(8))),
-    ("At 12.5 % efficiency an H100's 3.35 TB/s delivers 419 GB/s of useful data, and a "
-     "B200's 8.00 TB/s delivers 1.00 TB/s",
-     lambda: (lambda e: f"At {_pct(e)} efficiency an H100's "
-              f"{units.format_bandwidth(H100.bandwidth)} delivers "
-              f"{H100.bandwidth * e / 1e9:.0f} GB/s of useful data, and a B200's "
-              f"{units.format_bandwidth(B200.bandwidth)} delivers "
-              f"{units.format_bandwidth(B200.bandwidth * e)}")(
-         execution.coalescing(32).efficiency)),
-    ("each element is 16 bytes", lambda: f"each element is {4 * 4} bytes"),
-    ("The `x` values are 16 bytes apart, a stride of 4 floats: 16 sectors for 128 useful bytes, "
-     "25 %", lambda: (lambda c: f"The `x` values are {c.stride * c.element_bytes} bytes apart, "
-                      f"a stride of {c.stride} floats: {c.sectors} sectors for "
-                      f"{c.useful_bytes} useful bytes, {_pct(c.efficiency, 0)}")(
-         execution.coalescing(4))),
-    ("the `x` values are consecutive: 4 sectors, 100 %",
-     lambda: f"the `x` values are consecutive: {execution.coalescing(1).sectors} sectors, "
-     f"{_pct(execution.coalescing(1).efficiency, 0)}"),
+    lambda: f"{SECTOR}-byte",
+    lambda: f"{{{SECTOR}\\,\\text{{bytes}}",
+    lambda: f"Do the {execution.coalescing().threads} reads",
+    lambda: (lambda a, s, two, wide: f"{a.threads} threads reading consecutive 4-byte floats, "
+             f"aligned: {a.sectors} sectors for {a.bytes_moved} bytes, {_pct(a.efficiency, 0)}. "
+             f"Shifted by one element: {s.sectors} sectors, {_pct(s.efficiency, 0)}. Every "
+             f"second element (stride 2): {_pct(two.efficiency, 0)}. A stride of 8 elements "
+             "or more, such as one column of a row-major matrix: each thread gets a sector of "
+             f"its own, {wide.sectors} sectors ({_n(wide.bytes_moved)} bytes) for "
+             f"{wide.useful_bytes} useful bytes, {_pct(wide.efficiency)}")(
+        execution.coalescing(1), execution.coalescing(1, offset_elements=1),
+        execution.coalescing(2), execution.coalescing(8)),
+    lambda: (lambda e: f"At {_pct(e)} efficiency an H100's "
+             f"{units.format_bandwidth(H100.bandwidth)} delivers "
+             f"{H100.bandwidth * e / 1e9:.0f} GB/s of useful data, and a B200's "
+             f"{units.format_bandwidth(B200.bandwidth)} delivers "
+             f"{units.format_bandwidth(B200.bandwidth * e)}")(
+        execution.coalescing(32).efficiency),
+    lambda: f"each element is {4 * 4} bytes",
+    lambda: (lambda c: f"The `x` values are {c.stride * c.element_bytes} bytes apart, "
+             f"a stride of {c.stride} floats: {c.sectors} sectors for "
+             f"{c.useful_bytes} useful bytes, {_pct(c.efficiency, 0)}")(
+        execution.coalescing(4)),
+    lambda: f"the `x` values are consecutive: {execution.coalescing(1).sectors} sectors, "
+     f"{_pct(execution.coalescing(1).efficiency, 0)}",
     # 4. Shared-memory tiling
-    ("0.250 FLOP/byte naive, 2.00 with 8 × 8 tiles, 3.99 with 16 × 16, 7.97 with 32 × 32. Two "
-     "32 × 32 FP32 tiles take 8.0 KiB of shared memory per block",
-     lambda: f"{_intensity(1):.3f} FLOP/byte naive, {_intensity(8):.2f} with 8 × 8 tiles, "
+    lambda: f"{_intensity(1):.3f} FLOP/byte naive, {_intensity(8):.2f} with 8 × 8 tiles, "
      f"{_intensity(16):.2f} with 16 × 16, {_intensity(32):.2f} with 32 × 32. Two 32 × 32 FP32 "
      f"tiles take {units.format_bytes(2 * 32 * 32 * 4, binary=True)} of shared memory per "
-     "block"),
-    ("The FP32 ridge point is 20.0 FLOP/byte on an H100 (66.9 TFLOP/s over 3.35 TB/s) and 9.38 "
-     "on a B200 (75.0 TFLOP/s over 8.00 TB/s)",
-     lambda: f"The FP32 ridge point is {H100.ridge_point('fp32'):.1f} FLOP/byte on an H100 "
+     "block",
+    lambda: f"The FP32 ridge point is {H100.ridge_point('fp32'):.1f} FLOP/byte on an H100 "
      f"({units.format_flop_rate(H100.dense('fp32'))} over "
      f"{units.format_bandwidth(H100.bandwidth)}) and {B200.ridge_point('fp32'):.2f} on a B200 "
      f"({units.format_flop_rate(B200.dense('fp32'))} over "
-     f"{units.format_bandwidth(B200.bandwidth)})"),
+     f"{units.format_bandwidth(B200.bandwidth)})",
     # 3.1 of the review: a bound only if every request went to DRAM
-    ("If every request went to DRAM, the naive kernel, at 0.250, could reach at most 1.3 % of "
-     "the H100's FP32 peak and 2.7 % of the B200's",
-     lambda: f"If every request went to DRAM, the naive kernel, at {_intensity(1):.3f}, could "
+    lambda: f"If every request went to DRAM, the naive kernel, at {_intensity(1):.3f}, could "
      f"reach at most {_pct(_intensity(1) * H100.bandwidth / H100.dense('fp32'))} of the "
      f"H100's FP32 peak and {_pct(_intensity(1) * B200.bandwidth / B200.dense('fp32'))} of "
-     "the B200's"),
-    ("32 × 32 tiles (7.97) come close to the B200's ridge",
-     lambda: f"32 × 32 tiles ({_intensity(32):.2f}) come close to the B200's ridge"),
+     "the B200's",
+    lambda: f"32 × 32 tiles ({_intensity(32):.2f}) come close to the B200's ridge",
     # 3.5 of the review: the whole copy's efficiency, its stores coalesced
-    ("8 / (4 s + 4) = 2 / (s + 1) for a stride s up to 8, 67 % at stride 2 rather than the "
-     "load's 50 %",
-     lambda: "8 / (4 s + 4) = 2 / (s + 1) for a stride s up to "
+    lambda: "8 / (4 s + 4) = 2 / (s + 1) for a stride s up to "
      f"{SECTOR // 4}, {_pct(_copy_efficiency(2), 0)} at stride 2 rather than the load's "
-     f"{_pct(execution.coalescing(2).efficiency, 0)}"),
+     f"{_pct(execution.coalescing(2).efficiency, 0)}",
     # 3.2 of the review: the other tile orientation has no fifth wave
-    ("With 128 × 256 tiles, the other orientation cuBLAS also has, 4,097 rows make 33 × 16 = "
-     "528 tiles: exactly 4 waves, 143 µs, no penalty",
-     lambda: (lambda w: f"With 128 × 256 tiles, the other orientation cuBLAS also has, "
-              f"{_n(4097)} rows make {w.tiles_m} × {w.tiles_n} = {w.tiles} tiles: exactly "
-              f"{w.waves} waves, " + units.format_seconds(execution.gemm_time(
-                  4097, 4096, 4096, peak_flops=H100.dense("bf16"), sms=H100X.sms, tile_m=128,
-                  tile_n=256)) + ", no penalty")(
-         execution.gemm_waves(4097, 4096, sms=H100X.sms, tile_m=128, tile_n=256))),
+    lambda: (lambda w: f"With 128 × 256 tiles, the other orientation cuBLAS also has, "
+             f"{_n(4097)} rows make {w.tiles_m} × {w.tiles_n} = {w.tiles} tiles: exactly "
+             f"{w.waves} waves, " + units.format_seconds(execution.gemm_time(
+                 4097, 4096, 4096, peak_flops=H100.dense("bf16"), sms=H100X.sms, tile_m=128,
+                 tile_n=256)) + ", no penalty")(
+        execution.gemm_waves(4097, 4096, sms=H100X.sms, tile_m=128, tile_n=256)),
     # 3.9 of the review: the timed sum is the lesson's 64-thread blocks
-    ("runs $2^{24}$ numbers in this lesson's 64-thread blocks: 262,144 atomic additions",
-     lambda: f"runs $2^{{24}}$ numbers in this lesson's 64-thread blocks: "
-     f"{_n(_blocks(2**24, 64))} atomic additions"),
-    ("In BF16 the ridges are 295 and 281 FLOP/byte",
-     lambda: f"In BF16 the ridges are {H100.ridge_point('bf16'):.0f} and "
-     f"{B200.ridge_point('bf16'):.0f} FLOP/byte"),
-    ("(63.0 FLOP/byte for 128 × 128 tiles)",
-     lambda: f"({_intensity(128, 2):.1f} FLOP/byte for 128 × 128 tiles)"),
-    ("An H100 block may use 227 KiB",
-     lambda: f"An H100 block may use {LIM.shared_memory_per_block // KIB} KiB"),
-    ("$T = 128$ needs 128 KiB, which fits. But a block of $T \\times T$ threads is limited to "
-     "1,024 threads ($T \\le 32$)",
-     lambda: f"$T = 128$ needs {2 * 128 * 128 * 4 // KIB} KiB, which "
+    lambda: f"runs $2^{{24}}$ numbers in this lesson's 64-thread blocks: "
+     f"{_n(_blocks(2**24, 64))} atomic additions",
+    lambda: f"In BF16 the ridges are {H100.ridge_point('bf16'):.0f} and "
+     f"{B200.ridge_point('bf16'):.0f} FLOP/byte",
+    lambda: f"({_intensity(128, 2):.1f} FLOP/byte for 128 × 128 tiles)",
+    lambda: f"An H100 block may use {LIM.shared_memory_per_block // KIB} KiB",
+    lambda: f"$T = 128$ needs {2 * 128 * 128 * 4 // KIB} KiB, which "
      + ("fits" if 2 * 128 * 128 * 4 <= LIM.shared_memory_per_block else "?")
      + ". But a block of $T \\times T$ threads is limited to "
      f"{_n(LIM.max_threads_per_block)} threads ($T \\le "
-     f"{math.isqrt(LIM.max_threads_per_block)}$)"),
-    ("(255)", lambda: f"({LIM.max_registers_per_thread})"),
+     f"{math.isqrt(LIM.max_threads_per_block)}$)",
+    lambda: f"({LIM.max_registers_per_thread})",
     # 5. Occupancy
-    ("at most 2,048 per SM on an H100 or B200 (64 warps), so $\\lfloor 64 / w \\rfloor$",
-     lambda: f"at most {_n(LIM.max_threads_per_sm)} per SM on an H100 or B200 "
-     f"({LIM.max_warps_per_sm} warps), so $\\lfloor {LIM.max_warps_per_sm} / w \\rfloor$"),
-    ("blocks: at most 32 per SM", lambda: f"blocks: at most {LIM.max_blocks_per_sm} per SM"),
-    ("65,536 per SM, allocated per warp in units of 256, in four partitions of 16,384",
-     lambda: f"{_n(LIM.registers_per_sm)} per SM, allocated per warp in units of "
+    lambda: f"at most {_n(LIM.max_threads_per_sm)} per SM on an H100 or B200 "
+     f"({LIM.max_warps_per_sm} warps), so $\\lfloor {LIM.max_warps_per_sm} / w \\rfloor$",
+    lambda: f"blocks: at most {LIM.max_blocks_per_sm} per SM",
+    lambda: f"{_n(LIM.registers_per_sm)} per SM, allocated per warp in units of "
      f"{LIM.register_allocation_unit}, in " + {4: "four"}[LIM.register_partitions]
-     + f" partitions of {_n(LIM.registers_per_sm // LIM.register_partitions)}"),
-    ("up to 228 KiB per SM, allocated per block in units of 128 bytes, plus 1 KiB",
-     lambda: f"up to {LIM.shared_memory_per_sm // KIB} KiB per SM, allocated per block in units "
+     + f" partitions of {_n(LIM.registers_per_sm // LIM.register_partitions)}",
+    lambda: f"up to {LIM.shared_memory_per_sm // KIB} KiB per SM, allocated per block in units "
      f"of {LIM.shared_memory_allocation_unit} bytes, plus "
-     f"{LIM.reserved_shared_memory_per_block // KIB} KiB"),
-    ("256-thread blocks with 32 registers per thread: 8 blocks, 100 %. With 64 registers: 4 "
-     "blocks, 50 %. 128-thread blocks with 37 registers: a warp's 1,184 registers round up to "
-     "1,280, each partition holds 12 warps, 75 %. 256-thread blocks using 48 KiB of shared "
-     "memory: each takes 49 KiB, 4 fit, 50 %",
-     lambda: (lambda a, b, c, d: f"256-thread blocks with 32 registers per thread: "
-              f"{a.blocks_per_sm} blocks, {_pct(a.occupancy, 0)}. With 64 registers: "
-              f"{b.blocks_per_sm} blocks, {_pct(b.occupancy, 0)}. 128-thread blocks with 37 "
-              f"registers: a warp's {_n(37 * WARP)} registers round up to "
-              f"{_n(c.registers_per_block // c.warps_per_block)}, each partition holds "
-              f"{c.warps_per_sm // LIM.register_partitions} warps, {_pct(c.occupancy, 0)}. "
-              "256-thread blocks using 48 KiB of shared memory: each takes "
-              f"{d.shared_memory_per_block // KIB} KiB, {d.blocks_per_sm} fit, "
-              f"{_pct(d.occupancy, 0)}")(
-         _occ(256), _occ(256, 64), _occ(128, 37), _occ(256, 32, 48 * KIB))),
-    ("Compute capabilities 9.0 and 10.0 have the same per-SM limits (2,048 threads, 32 blocks, "
-     "65,536 registers, 228 KiB of shared memory)",
-     lambda: f"Compute capabilities {H100X.compute_capability} and {B200X.compute_capability} "
+     f"{LIM.reserved_shared_memory_per_block // KIB} KiB",
+    lambda: (lambda a, b, c, d: f"256-thread blocks with 32 registers per thread: "
+             f"{a.blocks_per_sm} blocks, {_pct(a.occupancy, 0)}. With 64 registers: "
+             f"{b.blocks_per_sm} blocks, {_pct(b.occupancy, 0)}. 128-thread blocks with 37 "
+             f"registers: a warp's {_n(37 * WARP)} registers round up to "
+             f"{_n(c.registers_per_block // c.warps_per_block)}, each partition holds "
+             f"{c.warps_per_sm // LIM.register_partitions} warps, {_pct(c.occupancy, 0)}. "
+             "256-thread blocks using 48 KiB of shared memory: each takes "
+             f"{d.shared_memory_per_block // KIB} KiB, {d.blocks_per_sm} fit, "
+             f"{_pct(d.occupancy, 0)}")(
+        _occ(256), _occ(256, 64), _occ(128, 37), _occ(256, 32, 48 * KIB)),
+    lambda: f"Compute capabilities {H100X.compute_capability} and {B200X.compute_capability} "
      "have the "
      + ("same" if (LIM.max_threads_per_sm, LIM.max_blocks_per_sm, LIM.registers_per_sm,
-                   LIM.shared_memory_per_sm) == (
-         B200X.limits.max_threads_per_sm, B200X.limits.max_blocks_per_sm,
-         B200X.limits.registers_per_sm, B200X.limits.shared_memory_per_sm) else "?")
+                  LIM.shared_memory_per_sm) == (
+        B200X.limits.max_threads_per_sm, B200X.limits.max_blocks_per_sm,
+        B200X.limits.registers_per_sm, B200X.limits.shared_memory_per_sm) else "?")
      + f" per-SM limits ({_n(LIM.max_threads_per_sm)} threads, {LIM.max_blocks_per_sm} "
      f"blocks, {_n(LIM.registers_per_sm)} registers, {LIM.shared_memory_per_sm // KIB} KiB of "
-     "shared memory)"),
-    ("132 against 148: at the same occupancy a B200 keeps 12 % more threads in flight",
-     lambda: f"{H100X.sms} against {B200X.sms}: at the same occupancy a B200 keeps "
-     f"{100 * (B200X.sms / H100X.sms - 1):.0f} % more threads in flight"),
-    ("At 40 registers a warp holds 1,280 registers, a partition 12 warps, the SM 48 warps: 6 "
-     "blocks, 75 %. At 32 registers, 1,024 per warp, 16 per partition: 8 blocks, 100 %",
-     lambda: (lambda hi, lo: f"At 40 registers a warp holds "
-              f"{_n(hi.registers_per_block // hi.warps_per_block)} registers, a partition "
-              f"{hi.warps_per_sm // LIM.register_partitions} warps, the SM {hi.warps_per_sm} "
-              f"warps: {hi.blocks_per_sm} blocks, {_pct(hi.occupancy, 0)}. At 32 registers, "
-              f"{_n(lo.registers_per_block // lo.warps_per_block)} per warp, "
-              f"{lo.warps_per_sm // LIM.register_partitions} per partition: "
-              f"{lo.blocks_per_sm} blocks, {_pct(lo.occupancy, 0)}")(*_cap())),
+     "shared memory)",
+    lambda: f"{H100X.sms} against {B200X.sms}: at the same occupancy a B200 keeps "
+     f"{100 * (B200X.sms / H100X.sms - 1):.0f} % more threads in flight",
+    lambda: (lambda hi, lo: f"At 40 registers a warp holds "
+             f"{_n(hi.registers_per_block // hi.warps_per_block)} registers, a partition "
+             f"{hi.warps_per_sm // LIM.register_partitions} warps, the SM {hi.warps_per_sm} "
+             f"warps: {hi.blocks_per_sm} blocks, {_pct(hi.occupancy, 0)}. At 32 registers, "
+             f"{_n(lo.registers_per_block // lo.warps_per_block)} per warp, "
+             f"{lo.warps_per_sm // LIM.register_partitions} per partition: "
+             f"{lo.blocks_per_sm} blocks, {_pct(lo.occupancy, 0)}")(*_cap()),
     # 6. Tile and wave quantisation
-    ("108 SMs, one 256 × 128 tile per SM, a wave of 108 tiles",
-     lambda: f"{A100X.sms} SMs, one 256 × 128 tile per SM, a wave of "
-     f"{_waves(4096, 'A100 80GB').wave_size} tiles"),
-    ("H100 SXM, 256 × 128 tiles, 132 SMs: 4,096 × 4,096 makes 512 tiles, 3.88 waves, so 4 "
-     "waves, 97.0 % of the arithmetic useful; predicted 143 µs (the peak alone would give "
-     "139 µs). At 4,097 rows the tiles become 544: 4.12 waves, so 5, the last holding 16 tiles; "
-     "77.6 % useful, 179 µs. A quarter more time for 0.024 % more work",
-     lambda: (lambda a, b: f"H100 SXM, 256 × 128 tiles, {H100X.sms} SMs: {_n(4096)} × "
-              f"{_n(4096)} makes {a.tiles} tiles, {a.fractional_waves:.2f} waves, so "
-              f"{a.waves} waves, {_pct(a.efficiency)} of the arithmetic useful; predicted "
-              f"{units.format_seconds(_time(4096))} (the peak alone would give "
-              + units.format_seconds(gemm.flops(4096, 4096, 4096) / H100.dense("bf16"))
-              + f"). At {_n(4097)} rows the tiles become {b.tiles}: "
-              f"{b.fractional_waves:.2f} waves, so {b.waves}, the last holding "
-              f"{b.last_wave_tiles} tiles; {_pct(b.efficiency)} useful, "
-              f"{units.format_seconds(_time(4097))}. "
-              + WORDS[_time(4097) / _time(4096)].capitalize()
-              + f" more time for {100 * (4097 / 4096 - 1):.3f} % more work")(
-         _waves(4096), _waves(4097))),
-    ("132 tiles on an H100, 148 on a B200. The B200 runs the 4,096 × 4,096 GEMM in 4 waves at "
-     "86.5 % useful arithmetic (3.46 waves' worth of tiles), and the extra row does not cost "
-     "it a wave: 544 tiles are 3.68 waves, still 4. Its step comes later, at 4,609 rows",
-     lambda: (lambda a, b: f"{_waves(4096).wave_size} tiles on an H100, {a.wave_size} on a "
-              f"B200. The B200 runs the {_n(4096)} × {_n(4096)} GEMM in {a.waves} waves at "
-              f"{_pct(a.efficiency)} useful arithmetic ({a.fractional_waves:.2f} waves' worth "
-              "of tiles), and the extra row does not cost it a wave: "
-              f"{b.tiles} tiles are {b.fractional_waves:.2f} waves, still {b.waves}. Its step "
-              f"comes later, at {_n(_first_step_b200())} rows")(
-         _waves(4096, "B200"), _waves(4097, "B200"))),
-    ("33 tiles instead of 32 across $N$ (4,160 / 128 = 32.5), so 528 tiles for 4,096 × 4,160, "
-     "exactly 4 waves of 132; the unpadded shape had 512 tiles, also 4 waves. The time is the "
-     "same, 1.6 % more arithmetic",
-     lambda: (lambda pad, plain: f"{pad.tiles_n} tiles instead of {plain.tiles_n} across $N$ "
-              f"({_n(4160)} / 128 = {4160 / 128:g}), so {pad.tiles} tiles for {_n(4096)} × "
-              f"{_n(4160)}, exactly {pad.waves} waves of {pad.wave_size}; the unpadded shape had "
-              f"{plain.tiles} tiles, also {plain.waves} waves. The time is the "
-              + ("same" if _time(4096, n=4160) == _time(4096) else "?")
-              + f", {100 * (4160 / 4096 - 1):.1f} % more arithmetic")(*_padding())),
+    lambda: f"{A100X.sms} SMs, one 256 × 128 tile per SM, a wave of "
+     f"{_waves(4096, 'A100 80GB').wave_size} tiles",
+    lambda: (lambda a, b: f"H100 SXM, 256 × 128 tiles, {H100X.sms} SMs: {_n(4096)} × "
+             f"{_n(4096)} makes {a.tiles} tiles, {a.fractional_waves:.2f} waves, so "
+             f"{a.waves} waves, {_pct(a.efficiency)} of the arithmetic useful; predicted "
+             f"{units.format_seconds(_time(4096))} (the peak alone would give "
+             + units.format_seconds(gemm.flops(4096, 4096, 4096) / H100.dense("bf16"))
+             + f"). At {_n(4097)} rows the tiles become {b.tiles}: "
+             f"{b.fractional_waves:.2f} waves, so {b.waves}, the last holding "
+             f"{b.last_wave_tiles} tiles; {_pct(b.efficiency)} useful, "
+             f"{units.format_seconds(_time(4097))}. "
+             + WORDS[_time(4097) / _time(4096)].capitalize()
+             + f" more time for {100 * (4097 / 4096 - 1):.3f} % more work")(
+        _waves(4096), _waves(4097)),
+    lambda: (lambda a, b: f"{_waves(4096).wave_size} tiles on an H100, {a.wave_size} on a "
+             f"B200. The B200 runs the {_n(4096)} × {_n(4096)} GEMM in {a.waves} waves at "
+             f"{_pct(a.efficiency)} useful arithmetic ({a.fractional_waves:.2f} waves' worth "
+             "of tiles), and the extra row does not cost it a wave: "
+             f"{b.tiles} tiles are {b.fractional_waves:.2f} waves, still {b.waves}. Its step "
+             f"comes later, at {_n(_first_step_b200())} rows")(
+        _waves(4096, "B200"), _waves(4097, "B200")),
+    lambda: (lambda pad, plain: f"{pad.tiles_n} tiles instead of {plain.tiles_n} across $N$ "
+             f"({_n(4160)} / 128 = {4160 / 128:g}), so {pad.tiles} tiles for {_n(4096)} × "
+             f"{_n(4160)}, exactly {pad.waves} waves of {pad.wave_size}; the unpadded shape had "
+             f"{plain.tiles} tiles, also {plain.waves} waves. The time is the "
+             + ("same" if _time(4096, n=4160) == _time(4096) else "?")
+             + f", {100 * (4160 / 4096 - 1):.1f} % more arithmetic")(*_padding()),
     # 7. The reduction
-    ("$2^{20}$ = 1,048,576 numbers in 256-thread blocks: 4,096 blocks, each 8 tree steps, then "
-     "4,096 atomic additions",
-     lambda: f"$2^{{20}}$ = {_n(2**20)} numbers in 256-thread blocks: "
+    lambda: f"$2^{{20}}$ = {_n(2**20)} numbers in 256-thread blocks: "
      f"{_n(_blocks(2**20))} blocks, each {int(math.log2(T))} tree steps, then "
-     f"{_n(_blocks(2**20))} atomic additions"),
-    ("reading the 4.2 MB of $2^{20}$ floats takes 1.25 µs at an H100's 3.35 TB/s and 524 ns at "
-     "a B200's 8.00 TB/s",
-     lambda: f"reading the {units.format_bytes(4 * 2**20)} of $2^{{20}}$ floats takes "
+     f"{_n(_blocks(2**20))} atomic additions",
+    lambda: f"reading the {units.format_bytes(4 * 2**20)} of $2^{{20}}$ floats takes "
      f"{units.format_seconds(4 * 2**20 / H100.bandwidth)} at an H100's "
      f"{units.format_bandwidth(H100.bandwidth)} and "
      f"{units.format_seconds(4 * 2**20 / B200.bandwidth)} at a B200's "
-     f"{units.format_bandwidth(B200.bandwidth)}"),
-    ("The 4,096 atomic additions", lambda: f"The {_n(_blocks(2**20))} atomic additions"),
+     f"{units.format_bandwidth(B200.bandwidth)}",
+    lambda: f"The {_n(_blocks(2**20))} atomic additions",
     # Key takeaways
-    ("32 threads", lambda: f"{WARP} threads"),
+    lambda: f"{WARP} threads",
 )
 
 #: Numbers of the prose that are not results: the lesson's chosen sizes.

@@ -247,318 +247,236 @@ def _gpus_each_keeping_its_batch(recompute: str) -> int:
 
 CLAIMS = claims(
     # The promise and the running example.
-    ("16 bytes per parameter", lambda: f"{memory.bytes_per_param('mixed', 'adam')} bytes per "
-     "parameter"),
-    ("80 GB GPU", lambda: f"{_gb(GPU_MEMORY, 0)} GPU"),
-    ("A team rents GPUs with 80 GB of memory each (H100 SXM, the course's teaching baseline",
-     lambda: f"A team rents GPUs with {_gb(GPU_MEMORY, 0)} of memory each ({H100.name}, the "
-     "course's teaching baseline" if H100.name == hardware.TEACHING_BASELINE else "?"),
-    ("$sbh(34 + 5as/h)$", lambda: f"$sbh({_kept()} + {_score_coefficient():.0f}as/h)$"),
+    lambda: f"{memory.bytes_per_param('mixed', 'adam')} bytes per "
+     "parameter",
+    lambda: f"{_gb(GPU_MEMORY, 0)} GPU",
+    lambda: f"A team rents GPUs with {_gb(GPU_MEMORY, 0)} of memory each ({H100.name}, the "
+     "course's teaching baseline" if H100.name == hardware.TEACHING_BASELINE else "?",
+    lambda: f"$sbh({_kept()} + {_score_coefficient():.0f}as/h)$",
     # 1. GPT-2's parameters.
-    ("($V = 50{,}257$, $P = 1{,}024$, $d = 768$, $L = 12$)",
-     lambda: f"($V = {_comma(GPT2.vocab)}$, $P = {_comma(GPT2.max_positions)}$, "
-     f"$d = {GPT2.hidden}$, $L = {GPT2.layers}$)"),
-    ("Exactly 124,439,808, the count PyTorch reports", lambda: "Exactly "
-     f"{transformer.param_count(GPT2):,}, the count PyTorch reports"),
-    ("84.9M is $L\\cdot12d^2$", lambda: f"{GPT2.layers * 12 * GPT2.hidden**2 / 1e6:.1f}M is "
-     "$L\\cdot12d^2$"),
-    ("its three parts add up to 180.5M", lambda: "its three parts add up to "
-     f"{sum(SEED_PARTS) / 1e6:.1f}M"),
-    ("163,037,184: another $V\\cdot d = 38{,}597{,}376$ parameters",
-     lambda: f"{_untied():,}: another "
-     f"$V\\cdot d = {_comma(_untied() - transformer.param_count(GPT2))}$ parameters"),
+    lambda: f"($V = {_comma(GPT2.vocab)}$, $P = {_comma(GPT2.max_positions)}$, "
+     f"$d = {GPT2.hidden}$, $L = {GPT2.layers}$)",
+    lambda: "Exactly "
+     f"{transformer.param_count(GPT2):,}, the count PyTorch reports",
+    lambda: f"{GPT2.layers * 12 * GPT2.hidden**2 / 1e6:.1f}M is "
+     "$L\\cdot12d^2$",
+    lambda: "its three parts add up to "
+     f"{sum(SEED_PARTS) / 1e6:.1f}M",
+    lambda: f"{_untied():,}: another "
+     f"$V\\cdot d = {_comma(_untied() - transformer.param_count(GPT2))}$ parameters",
     # 3. Llama.
-    ("Llama-2-7B is 4,096 wide and 32 blocks deep. Where do its 6.7 billion parameters sit?",
-     lambda: f"Llama-2-7B is {L27.hidden:,} wide and {L27.layers} blocks deep. Where do its "
-     f"{N7 / 1e9:.1f} billion parameters sit?"),
-    ("with $f = 11{,}008$ for Llama-2-7B", lambda: f"with $f = {_comma(L27.ffn)}$ for "
-     "Llama-2-7B"),
-    ("Llama-3-8B has the same width (4,096) and depth (32 blocks) as Llama-2-7B, yet 1.29 "
-     "billion more parameters",
-     lambda: f"Llama-3-8B has the same width ({L38.hidden:,}) and depth ({L38.layers} blocks) "
+    lambda: f"Llama-2-7B is {L27.hidden:,} wide and {L27.layers} blocks deep. Where do its "
+     f"{N7 / 1e9:.1f} billion parameters sit?",
+    lambda: f"with $f = {_comma(L27.ffn)}$ for "
+     "Llama-2-7B",
+    lambda: f"Llama-3-8B has the same width ({L38.hidden:,}) and depth ({L38.layers} blocks) "
      "as Llama-2-7B, yet "
      f"{(transformer.param_count(L38) - N7) / 1e9:.2f} billion more parameters"
-     if (L38.hidden, L38.layers) == (L27.hidden, L27.layers) else "?"),
-    ("The vocabulary grew from 32,000 to 128,256 tokens, which adds 788.5M to the embedding "
-     "and output matrices together. The MLP widened from 11,008 to 14,336, adding 1.31B. "
-     "Grouped-query attention with 8 key/value heads instead of 32 removes 805.3M from the "
-     "$K$ and $V$ projections. Net: +1,291,845,632",
-     lambda: (lambda c: f"The vocabulary grew from {L27.vocab:,} to {L38.vocab:,} tokens, "
-              f"which adds {c['vocab'] / 1e6:.1f}M to the embedding and output matrices "
-              f"together. The MLP widened from {L27.ffn:,} to {L38.ffn:,}, adding "
-              f"{c['mlp'] / 1e9:.2f}B. Grouped-query attention with {L38.kv_heads} key/value"
-              f" heads instead of {L27.kv_heads} removes {c['attention'] / 1e6:.1f}M from "
-              f"the $K$ and $V$ projections. Net: +{c['net']:,}")(_breakdown_change())),
-    ("two thirds to four fifths in the MLPs", lambda: _mlp_share_words() + " in the MLPs"),
+     if (L38.hidden, L38.layers) == (L27.hidden, L27.layers) else "?",
+    lambda: (lambda c: f"The vocabulary grew from {L27.vocab:,} to {L38.vocab:,} tokens, "
+             f"which adds {c['vocab'] / 1e6:.1f}M to the embedding and output matrices "
+             f"together. The MLP widened from {L27.ffn:,} to {L38.ffn:,}, adding "
+             f"{c['mlp'] / 1e9:.2f}B. Grouped-query attention with {L38.kv_heads} key/value"
+             f" heads instead of {L27.kv_heads} removes {c['attention'] / 1e6:.1f}M from "
+             f"the $K$ and $V$ projections. Net: +{c['net']:,}")(_breakdown_change()),
+    lambda: _mlp_share_words() + " in the MLPs",
     # 3b. Mixture of experts.
-    ("Mixtral 8x7B holds 46.7B parameters, 93.4 GB in BF16, more than one 80 GB GPU, though "
-     "each token uses 12.9B of them",
-     lambda: (lambda c, n, a: f"Mixtral 8x7B holds {n / 1e9:.1f}B parameters, "
-              f"{_gb(memory.weight_bytes(n))} in BF16, "
-              + ("more" if not memory.fits(memory.weight_bytes(n), GPU_MEMORY) else "less")
-              + f" than one {_gb(GPU_MEMORY, 0)} GPU, though each token uses {a / 1e9:.1f}B "
-              "of them")(*_moe("mixtral-8x7b"))),
+    lambda: (lambda c, n, a: f"Mixtral 8x7B holds {n / 1e9:.1f}B parameters, "
+             f"{_gb(memory.weight_bytes(n))} in BF16, "
+             + ("more" if not memory.fits(memory.weight_bytes(n), GPU_MEMORY) else "less")
+             + f" than one {_gb(GPU_MEMORY, 0)} GPU, though each token uses {a / 1e9:.1f}B "
+             "of them")(*_moe("mixtral-8x7b")),
     # DeepSeek released V3 in FP8 (deepseek-ai/DeepSeek-V3 on Hugging Face, December 2024:
     # "FP8 weights"); eight H200s (141 GB each) or B200s (180 GB) per server
-    ("DeepSeek-V3's weights in FP8, one byte a parameter: 671.0 GB, within one server of "
-     "eight H200s (1,128 GB) or eight B200s (1,440 GB)",
-     lambda: (lambda n, w: "DeepSeek-V3's weights in FP8, one byte a parameter: "
-              f"{_gb(w)}, within one server of eight H200s "
-              f"({8 * hardware.gpu('H200').memory_bytes / 1e9:,.0f} GB) or eight B200s "
-              f"({8 * hardware.gpu('B200').memory_bytes / 1e9:,.0f} GB)"
-              if w < 8 * hardware.gpu("H200").memory_bytes else "does not fit")(
-         *(lambda n: (n, memory.weight_bytes(n, precision="fp8")))(
-             transformer.param_count(transformer.preset("deepseek-v3"))))),
-    ("DeepSeek-V3 has 3 dense layers and 58 mixture-of-experts layers of 256 routed experts "
-     "(8 per token) and one shared expert",
-     lambda: (lambda c: f"DeepSeek-V3 has {c.dense_layers} dense layers and {c.moe_layers} "
-              f"mixture-of-experts layers of {c.experts} routed experts "
-              f"({c.experts_per_token} per token) and "
-              + {1: "one"}[c.shared_experts] + " shared expert")(
-                  transformer.preset("deepseek-v3"))),
-    ("routed experts hold 97.4 % of the 671.0B", lambda: "routed experts hold "
+    lambda: (lambda n, w: "DeepSeek-V3's weights in FP8, one byte a parameter: "
+             f"{_gb(w)}, within one server of eight H200s "
+             f"({8 * hardware.gpu('H200').memory_bytes / 1e9:,.0f} GB) or eight B200s "
+             f"({8 * hardware.gpu('B200').memory_bytes / 1e9:,.0f} GB)"
+             if w < 8 * hardware.gpu("H200").memory_bytes else "does not fit")(
+        *(lambda n: (n, memory.weight_bytes(n, precision="fp8")))(
+            transformer.param_count(transformer.preset("deepseek-v3")))),
+    lambda: (lambda c: f"DeepSeek-V3 has {c.dense_layers} dense layers and {c.moe_layers} "
+             f"mixture-of-experts layers of {c.experts} routed experts "
+             f"({c.experts_per_token} per token) and "
+             + {1: "one"}[c.shared_experts] + " shared expert")(
+                 transformer.preset("deepseek-v3")),
+    lambda: "routed experts hold "
      f"{100 * _routed_share('deepseek-v3'):.1f} % of the "
-     f"{_moe('deepseek-v3')[1] / 1e9:.1f}B"),
-    ("with it, 37.6B", lambda: f"with it, {_moe('deepseek-v3')[2] / 1e9:.1f}B"),
-    ("gpt-oss-120b keeps 98.2 % of its parameters in its experts and ships them in MXFP4, 4.25 "
-     "bits with the block scales",
-     lambda: f"gpt-oss-120b keeps {100 * _routed_share('gpt-oss-120b'):.1f} % of its "
+     f"{_moe('deepseek-v3')[1] / 1e9:.1f}B",
+    lambda: f"with it, {_moe('deepseek-v3')[2] / 1e9:.1f}B",
+    lambda: f"gpt-oss-120b keeps {100 * _routed_share('gpt-oss-120b'):.1f} % of its "
      "parameters in its experts and ships them in MXFP4, "
-     f"{8 * memory.precision_bytes('mxfp4'):g} bits with the block scales"),
-    ("its checkpoint comes to 60.71 GiB", lambda: "its checkpoint comes to "
-     f"{units.format_bytes(_gpt_oss_checkpoint(), binary=True, digits=2)}"),
-    ("fits on one 80 GB GPU where BF16 would need 233.7 GB",
-     lambda: ("fits" if memory.fits(_gpt_oss_checkpoint(), GPU_MEMORY) else "does not fit")
+     f"{8 * memory.precision_bytes('mxfp4'):g} bits with the block scales",
+    lambda: "its checkpoint comes to "
+     f"{units.format_bytes(_gpt_oss_checkpoint(), binary=True, digits=2)}",
+    lambda: ("fits" if memory.fits(_gpt_oss_checkpoint(), GPU_MEMORY) else "does not fit")
      + f" on one {_gb(GPU_MEMORY, 0)} GPU where BF16 would need "
-     f"{_gb(memory.weight_bytes(_moe('gpt-oss-120b')[1]))}"),
+     f"{_gb(memory.weight_bytes(_moe('gpt-oss-120b')[1]))}",
     # 4. Bytes to serve.
-    ("$6{,}738{,}415{,}616 \\times 2$ bytes $= 13.48$ GB in BF16. The same bytes are 12.55 "
-     "**GiB**",
-     lambda: f"${_comma(N7)} \\times {memory.precision_bytes('bf16'):g}$ bytes $= "
+    lambda: f"${_comma(N7)} \\times {memory.precision_bytes('bf16'):g}$ bytes $= "
      f"{memory.weight_bytes(N7) / 1e9:.2f}$ GB in BF16. The same bytes are "
      f"{units.format_bytes(memory.weight_bytes(N7), binary=True, digits=2).split()[0]} "
-     "**GiB**"),
-    ("$2^{30}$ bytes to a GiB, 7.4 % more", lambda: "$2^{30}$ bytes to a GiB, "
-     f"{100 * (units.parse_quantity('1 GiB', 'bytes') / 1e9 - 1):.1f} % more"),
-    ("In FP8, Llama-3-70B's weights fit on one 80 GB GPU",
-     lambda: "In FP8, Llama-3-70B's weights "
+     "**GiB**",
+    lambda: "$2^{30}$ bytes to a GiB, "
+     f"{100 * (units.parse_quantity('1 GiB', 'bytes') / 1e9 - 1):.1f} % more",
+    lambda: "In FP8, Llama-3-70B's weights "
      + ("fit" if memory.fits(_fp8_70b()[0], GPU_MEMORY) else "do not fit")
-     + f" on one {_gb(GPU_MEMORY, 0)} GPU"),
-    ("The weights take 70.6 GB and leave 9.4 GB for the KV cache",
-     lambda: f"The weights take {_gb(_fp8_70b()[0])} and leave {_gb(_fp8_70b()[1])} for the "
-     "KV cache"),
-    ("Llama-3-70B's BF16 KV cache takes 327,680 bytes per token",
-     lambda: "Llama-3-70B's BF16 KV cache takes "
-     f"{inference.kv_cache_bytes_per_token(L370):,} bytes per token"),
-    ("so 9.4 GB hold about 28,800 tokens", lambda: f"so {_gb(_fp8_70b()[1])} hold about "
-     f"{round(_fp8_70b()[1] / inference.kv_cache_bytes_per_token(L370), -2):,.0f} tokens"),
+     + f" on one {_gb(GPU_MEMORY, 0)} GPU",
+    lambda: f"The weights take {_gb(_fp8_70b()[0])} and leave {_gb(_fp8_70b()[1])} for the "
+     "KV cache",
+    lambda: "Llama-3-70B's BF16 KV cache takes "
+     f"{inference.kv_cache_bytes_per_token(L370):,} bytes per token",
+    lambda: f"so {_gb(_fp8_70b()[1])} hold about "
+     f"{round(_fp8_70b()[1] / inference.kv_cache_bytes_per_token(L370), -2):,.0f} tokens",
     # 5. Bytes to train.
-    ("That is $2 + 2 + (4 + 4 + 4) = 16$ bytes per parameter, the accounting of the ZeRO "
-     "paper (§3.1), which calls the last three $K = 12$",
-     lambda: f"That is ${_parts('mixed').weights} + {_parts('mixed').gradients} + "
+    lambda: f"That is ${_parts('mixed').weights} + {_parts('mixed').gradients} + "
      f"({_optimizer_in_fp32_words('mixed')}) = {_parts('mixed').total}$ bytes per parameter, "
      f"the accounting of the ZeRO paper (§3.1), which calls the last three $K = "
-     f"{_parts('mixed').optimizer}$"),
-    ("$4 + 4 + (4 + 4) = 16$ as well. Frameworks that keep FP32 gradients with BF16 weights "
-     "need 18",
-     lambda: f"${_parts('fp32').weights} + {_parts('fp32').gradients} + "
+     f"{_parts('mixed').optimizer}$",
+    lambda: f"${_parts('fp32').weights} + {_parts('fp32').gradients} + "
      f"({_optimizer_in_fp32_words('fp32')}) = {_parts('fp32').total}$ as well. Frameworks "
      "that keep FP32 gradients with BF16 weights need "
-     f"{memory.bytes_per_param('mixed_fp32_grads', 'adam')}"),
-    ("Llama-2-7B: $6.74\\times10^9 \\times 16$ bytes $= 107.8$ GB of model state before a "
-     "single activation is stored: more than one 80 GB GPU holds",
-     lambda: f"Llama-2-7B: ${N7 / 1e9:.2f}\\times10^9 \\times "
+     f"{memory.bytes_per_param('mixed_fp32_grads', 'adam')}",
+    lambda: f"Llama-2-7B: ${N7 / 1e9:.2f}\\times10^9 \\times "
      f"{memory.bytes_per_param('mixed', 'adam')}$ bytes $= {_state(L27) / 1e9:.1f}$ GB of "
      "model state before a single activation is stored: "
      + ("more than" if not memory.fits(_state(L27), GPU_MEMORY) else "less than")
-     + f" one {_gb(GPU_MEMORY, 0)} GPU holds"),
-    ("FP16 has 10 fraction bits, so next to 1.0 the nearest other number is $1 + 2^{-10} "
-     "\\approx 1.001$",
-     lambda: (lambda f: f"FP16 has {f.fraction_bits} fraction bits, so next to 1.0 the "
-              f"nearest other number is $1 + 2^{{-{f.fraction_bits}}} \\approx "
-              f"{1 + f.epsilon:.3f}$")(float_format("fp16"))),
-    ("the FP32 copy moves by 0.1 as it should", lambda: "the FP32 copy moves by "
-     f"{UPDATES * UPDATE:g} as it should"),
-    ("With Adam both need 16", lambda: "With Adam both need "
+     + f" one {_gb(GPU_MEMORY, 0)} GPU holds",
+    lambda: (lambda f: f"FP16 has {f.fraction_bits} fraction bits, so next to 1.0 the "
+             f"nearest other number is $1 + 2^{{-{f.fraction_bits}}} \\approx "
+             f"{1 + f.epsilon:.3f}$")(float_format("fp16")),
+    lambda: "the FP32 copy moves by "
+     f"{UPDATES * UPDATE:g} as it should",
+    lambda: "With Adam both need "
      + {1: str(memory.bytes_per_param("mixed", "adam"))}[
-         len({memory.bytes_per_param(p, "adam") for p in ("mixed", "fp32")})]),
-    ("Ten is what 16-bit weights and Adam's two FP32 moments make on their own",
-     lambda: WORDS[round(memory.precision_bytes("bf16") + 2 * memory.precision_bytes("fp32"))]
-     + " is what 16-bit weights and Adam's two FP32 moments make on their own"),
-    ("the wrong figure fits Llama-2-7B on one 80 GB GPU, and the right one does not",
-     lambda: "the wrong figure "
+        len({memory.bytes_per_param(p, "adam") for p in ("mixed", "fp32")})],
+    lambda: WORDS[round(memory.precision_bytes("bf16") + 2 * memory.precision_bytes("fp32"))]
+     + " is what 16-bit weights and Adam's two FP32 moments make on their own",
+    lambda: "the wrong figure "
      + ("fits" if memory.fits(10 * N7, GPU_MEMORY) else "does not fit")
      + f" Llama-2-7B on one {_gb(GPU_MEMORY, 0)} GPU, and the right one "
-     + ("does not" if not memory.fits(_state(L27), GPU_MEMORY) else "does too")),
+     + ("does not" if not memory.fits(_state(L27), GPU_MEMORY) else "does too"),
     # 6. Measured: the training state of a small model.
-    ("For the small GPT-2 of section 2 (5,387,776 parameters)",
-     lambda: f"For the small GPT-2 of section 2 ({transformer.param_count(SMALL_GPT):,} "
-     "parameters)"),
-    ("in both precisions: 16 per parameter either way",
-     lambda: "in both precisions: "
+    lambda: f"For the small GPT-2 of section 2 ({transformer.param_count(SMALL_GPT):,} "
+     "parameters)",
+    lambda: "in both precisions: "
      + {1: str(memory.bytes_per_param("mixed"))}[
-         len({memory.bytes_per_param(p) for p in ("mixed", "fp32")})]
-     + " per parameter either way"),
+        len({memory.bytes_per_param(p) for p in ("mixed", "fp32")})]
+     + " per parameter either way",
     # 7. Activations.
-    ("s\\,b\\,h\\left(34 + 5\\,\\frac{a\\,s}{h}\\right)",
-     lambda: f"s\\,b\\,h\\left({_kept()} + {_score_coefficient():.0f}\\,\\frac{{a\\,s}}{{h}}"
-     "\\right)"),
-    ("The 34 collects the $sbh$-sized tensors", lambda: f"The {_kept()} collects the "
-     "$sbh$-sized tensors"),
-    ("at 4,096 tokens ($a = 32$, $h = 4{,}096$) $5as/h = 160$, almost five times the 34, and "
-     "each layer would keep 3.25 GB; 32 layers would keep 104.2 GB",
-     lambda: f"at 4,096 tokens ($a = {L27.heads}$, $h = {_comma(L27.hidden)}$) $5as/h = "
+    lambda: f"s\\,b\\,h\\left({_kept()} + {_score_coefficient():.0f}\\,\\frac{{a\\,s}}{{h}}"
+     "\\right)",
+    lambda: f"The {_kept()} collects the "
+     "$sbh$-sized tensors",
+    lambda: f"at 4,096 tokens ($a = {L27.heads}$, $h = {_comma(L27.hidden)}$) $5as/h = "
      f"{_score_term(L27, 4096):.0f}$, almost five times the {_kept()}, and each layer would "
      f"keep {_gb(_per_layer(L27, 4096), 2)}; {L27.layers} layers would keep "
-     f"{_gb(_gpt_formula(L27, 4096))}"),
-    ("For GPT-3 at 2,048 tokens, one sequence per micro-batch, the attention term is 80 and "
-     "one sequence keeps 275.4 GB across 96 layers",
-     lambda: "For GPT-3 at 2,048 tokens, one sequence per micro-batch, the attention term is "
+     f"{_gb(_gpt_formula(L27, 4096))}",
+    lambda: "For GPT-3 at 2,048 tokens, one sequence per micro-batch, the attention term is "
      f"{_score_term(GPT3, 2048):.0f} and one sequence keeps {_gb(_activations(GPT3, 2048))} "
-     f"across {GPT3.layers} layers"),
-    ("s\\,b\\,h\\left(12 + \\frac{4\\,n_\\text{kv}}{a} + \\frac{6f}{h}\\right) + "
-     "4\\,a\\,s\\,b",
-     lambda: (lambda c: f"s\\,b\\,h\\left({c['const']:.0f} + \\frac{{{c['kv']:.0f}\\,"
-              f"n_\\text{{kv}}}}{{a}} + \\frac{{{c['f']:.0f}f}}{{h}}\\right) + "
-              f"{c['stats']:.0f}\\,a\\,s\\,b")(_llama_coefficients())),
-    ("the derivation keeps 539.5 MB per layer, 17.3 GB for 32 layers, where the GPT formula "
-     "says 104.2 GB: six times less",
-     lambda: f"the derivation keeps {_gb(layer_activation_bytes(L27, seq_len=4096))} per "
+     f"across {GPT3.layers} layers",
+    lambda: (lambda c: f"s\\,b\\,h\\left({c['const']:.0f} + \\frac{{{c['kv']:.0f}\\,"
+             f"n_\\text{{kv}}}}{{a}} + \\frac{{{c['f']:.0f}f}}{{h}}\\right) + "
+             f"{c['stats']:.0f}\\,a\\,s\\,b")(_llama_coefficients()),
+    lambda: f"the derivation keeps {_gb(layer_activation_bytes(L27, seq_len=4096))} per "
      f"layer, {_gb(_l7_flash())} for {L27.layers} layers, where the GPT formula says "
      f"{_gb(_gpt_formula(L27, 4096))}: "
-     + WORDS[round(_gpt_formula(L27, 4096) / _l7_flash())] + " times less"),
-    ("the 34 of the published count. With $p = 1$ it gives 18 bytes per $sbh$",
-     lambda: f"the {_kept()} of the published count. With $p = 1$ it gives "
-     f"{_seed_activation_formula(1, 1, 1, 1):.0f} bytes per $sbh$"),
-    ("The page's formula is about six times too low for GPT-3 without recomputation, and it "
-     "misses the quadratic growth entirely: for Llama-2-7B at 32,768 tokens it is 73 times "
-     "below the GPT count. Even against FlashAttention, which has no $s^2$ term either, it "
-     "is 1.8 times too low",
-     lambda: "The page's formula is about "
+     + WORDS[round(_gpt_formula(L27, 4096) / _l7_flash())] + " times less",
+    lambda: f"the {_kept()} of the published count. With $p = 1$ it gives "
+     f"{_seed_activation_formula(1, 1, 1, 1):.0f} bytes per $sbh$",
+    lambda: "The page's formula is about "
      + WORDS[round(_activations(GPT3, 2048)
-                   / _seed_activation_formula(1, 2048, GPT3.hidden, GPT3.layers))]
+                  / _seed_activation_formula(1, 2048, GPT3.hidden, GPT3.layers))]
      + " times too low for GPT-3 without recomputation, and it misses the quadratic growth "
      "entirely: for Llama-2-7B at 32,768 tokens it is "
      f"{_gpt_formula(L27, 32768) / _seed_activation_formula(1, 32768, L27.hidden, L27.layers):.0f}"
      " times below the GPT count. Even against FlashAttention, which has no $s^2$ term "
      "either, it is "
      f"{_l7_flash(32768) / _seed_activation_formula(1, 32768, L27.hidden, L27.layers):.1f}"
-     " times too low"),
+     " times too low",
     # 8. Recomputation, tensor and sequence parallelism.
-    ("What stays is $34\\,sbh$", lambda: f"What stays is ${_kept()}\\,sbh$"),
-    ("24 of the 34 and the whole score term are divided by $t$. The other 10",
-     lambda: f"{_split_by_tp()[0]} of the {_kept()} and the whole score term are divided by "
-     f"$t$. The other {_split_by_tp()[1]}"),
-    ("$sbh\\,(10 + 24/t + 5as/(ht))$", lambda: f"$sbh\\,({_split_by_tp()[1]} + "
-     f"{_split_by_tp()[0]}/t + {_score_coefficient():.0f}as/(ht))$"),
-    ("$sbh\\,(34/t + 5as/(ht))$", lambda: f"$sbh\\,({_kept()}/t + "
-     f"{_score_coefficient():.0f}as/(ht))$"),
-    ("$sbh\\,(10 + 24/t)$ or $34\\,sbh/t$", lambda: f"$sbh\\,({_split_by_tp()[1]} + "
-     f"{_split_by_tp()[0]}/t)$ or ${_kept()}\\,sbh/t$"),
-    ("all 80 layers", lambda: f"all {L370.layers} layers"),
-    ("With eager attention one sequence of Llama-3-70B keeps 261.7 GB of activations. "
-     "FlashAttention brings it to 90.0 GB, still more than a GPU holds; spread over 8 GPUs "
-     "with tensor and sequence parallelism it is 11.3 GB each",
-     lambda: "With eager attention one sequence of Llama-3-70B keeps "
+    lambda: f"What stays is ${_kept()}\\,sbh$",
+    lambda: f"{_split_by_tp()[0]} of the {_kept()} and the whole score term are divided by "
+     f"$t$. The other {_split_by_tp()[1]}",
+    lambda: f"$sbh\\,({_split_by_tp()[1]} + "
+     f"{_split_by_tp()[0]}/t + {_score_coefficient():.0f}as/(ht))$",
+    lambda: f"$sbh\\,({_kept()}/t + "
+     f"{_score_coefficient():.0f}as/(ht))$",
+    lambda: f"$sbh\\,({_split_by_tp()[1]} + "
+     f"{_split_by_tp()[0]}/t)$ or ${_kept()}\\,sbh/t$",
+    lambda: f"all {L370.layers} layers",
+    lambda: "With eager attention one sequence of Llama-3-70B keeps "
      f"{_gb(_activations(L370, 4096, attention='eager'))} of activations. FlashAttention "
      f"brings it to {_gb(_activations(L370, 4096))}, still "
      + ("more" if _activations(L370, 4096) > GPU_MEMORY else "less")
      + " than a GPU holds; spread over 8 GPUs with tensor and sequence parallelism it is "
-     f"{_gb(_tp8_sp(L370))} each"),
-    ("The model state is flat at 107.8 GB. With eager attention the activations reach nearly "
-     "half of it at 4,096 tokens (51.6 GB) and are 1.6 times larger at 8,192",
-     lambda: f"The model state is flat at {_gb(_state(L27))}. With eager attention the "
+     f"{_gb(_tp8_sp(L370))} each",
+    lambda: f"The model state is flat at {_gb(_state(L27))}. With eager attention the "
      "activations reach "
      + {True: "nearly half"}[0.4 < _l7_flash(attention="eager") / _state(L27) < 0.5]
      + f" of it at 4,096 tokens ({_gb(_l7_flash(attention='eager'))}) and are "
-     f"{_l7_flash(8192, attention='eager') / _state(L27):.1f} times larger at 8,192"),
-    ("17.3 GB at 4,096 tokens, 138.1 GB at 32,768",
-     lambda: f"{_gb(_l7_flash())} at 4,096 tokens, {_gb(_l7_flash(32768))} at 32,768"),
-    ("from 103.2 GB to 51.6 GB at 4,096 tokens. FlashAttention at 2 sequences brings them to "
-     "34.5 GB, better than halving the batch; it recomputes the scores $QK^\\top$ in the "
-     "backward pass, about 2.3 % more FLOPs (half the 4.6 % of selective recomputation",
-     lambda: f"from {_gb(_l7_flash(batch=2, attention='eager'))} to "
+     f"{_l7_flash(8192, attention='eager') / _state(L27):.1f} times larger at 8,192",
+    lambda: f"{_gb(_l7_flash())} at 4,096 tokens, {_gb(_l7_flash(32768))} at 32,768",
+    lambda: f"from {_gb(_l7_flash(batch=2, attention='eager'))} to "
      f"{_gb(_l7_flash(attention='eager'))} at 4,096 tokens. FlashAttention at 2 sequences "
      f"brings them to {_gb(_l7_flash(batch=2))}, better than halving the batch; it recomputes "
      "the scores $QK^\\top$ in the backward pass, about "
      f"{100 * _flash_overhead():.1f} % more FLOPs (half the "
-     f"{100 * _selective_overhead():.1f} % of selective recomputation"),
-    ("Both together: 17.3 GB. Neither fixes the 107.8 GB of model state",
-     lambda: f"Both together: {_gb(_l7_flash())}. Neither fixes the {_gb(_state(L27))} of "
-     "model state"),
+     f"{100 * _selective_overhead():.1f} % of selective recomputation",
+    lambda: f"Both together: {_gb(_l7_flash())}. Neither fixes the {_gb(_state(L27))} of "
+     "model state",
     # 9. How many 80 GB GPUs?
-    ("Training needs eight times the memory of serving, 16 bytes per parameter against the 2 "
-     "of BF16 weights",
-     lambda: "Training needs "
+    lambda: "Training needs "
      + WORDS[round(memory.bytes_per_param() / memory.precision_bytes("bf16"))]
      + f" times the memory of serving, {memory.bytes_per_param()} bytes per parameter against"
-     f" the {memory.precision_bytes('bf16'):g} of BF16 weights"),
-    ("serves from one GPU with 66.5 GB to spare for the KV cache, and trains on no fewer than "
-     "2: 107.8 GB of state plus 17.3 GB of activations",
-     lambda: "serves from one GPU with "
+     f" the {memory.precision_bytes('bf16'):g} of BF16 weights",
+    lambda: "serves from one GPU with "
      f"{_gb(memory.headroom(memory.weight_bytes(N7), GPU_MEMORY))} to spare for the KV "
      "cache, and trains on no fewer than "
      + str(memory.training_memory(L27, batch=1, seq_len=4096, recompute="selective",
-                                  memory_per_gpu=GPU_MEMORY).gpus_needed)
+                                 memory_per_gpu=GPU_MEMORY).gpus_needed)
      + f": {_gb(_state(L27))} of state plus "
-     f"{_gb(_activations(L27, 4096, recompute='selective'))} of activations"),
-    ("has 1.13 TB of model state: at least 15 GPUs before activations. And one 4,096-token "
-     "sequence keeps 90.0 GB of activations even with FlashAttention",
-     lambda: f"has {_gb(_state(L370), 2)} of model state: at least "
+     f"{_gb(_activations(L27, 4096, recompute='selective'))} of activations",
+    lambda: f"has {_gb(_state(L370), 2)} of model state: at least "
      f"{memory.gpus_needed(_state(L370), GPU_MEMORY)} GPUs before activations. And one "
      "4,096-token sequence keeps "
      f"{_gb(_activations(L370, 4096, recompute='selective'))} of activations even with "
-     "FlashAttention"),
-    ("over 8 GPUs each keeps 11.3 GB, and 68.7 GB remain on each for its share of the state. "
-     "That makes at least 17 GPUs",
-     lambda: f"over 8 GPUs each keeps {_gb(_tp8_sp(L370))}, and "
+     "FlashAttention",
+    lambda: f"over 8 GPUs each keeps {_gb(_tp8_sp(L370))}, and "
      f"{_gb(GPU_MEMORY - _tp8_sp(L370))} remain on each for its share of the state. That "
-     f"makes at least {memory.gpus_needed(_state(L370), GPU_MEMORY - _tp8_sp(L370))} GPUs"),
-    ("A framework plans with about 90 % of what the driver reports",
-     lambda: f"A framework plans with about {100 * hardware.USABLE_MEMORY_FRACTION:.0f} % of "
-     "what the driver reports"),
-    ("the same 1.13 TB of Llama-3-70B state needs 15 H100s against 5 of a B300, a GB300 or an "
-     "MI355X, whose datasheets say 288 GB",
-     lambda: f"the same {_gb(_state(L370), 2)} of Llama-3-70B state needs "
+     f"makes at least {memory.gpus_needed(_state(L370), GPU_MEMORY - _tp8_sp(L370))} GPUs",
+    lambda: f"A framework plans with about {100 * hardware.USABLE_MEMORY_FRACTION:.0f} % of "
+     "what the driver reports",
+    lambda: f"the same {_gb(_state(L370), 2)} of Llama-3-70B state needs "
      f"{_state_gpus('H100 SXM')} H100s against "
      + {1: str(_state_gpus("B300"))}[len({_state_gpus(g) for g in ("B300", "GB300 NVL72",
-                                                                     "MI355X")})]
+                                                                    "MI355X")})]
      + " of a B300, a GB300 or an MI355X, whose datasheets say "
      + {1: _gb(hardware.gpu("B300").memory_bytes, 0)}[len({hardware.gpu(g).memory_bytes for g in (
-         "B300", "GB300 NVL72", "MI355X")})]),
-    ("No. 14 GB is the BF16 weights; training keeps 16 bytes per parameter, 107.8 GB for "
-     "Llama-2-7B",
-     lambda: f"No. {_gb(memory.weight_bytes(7e9), 0)} is the BF16 weights; training keeps "
-     f"{memory.bytes_per_param()} bytes per parameter, {_gb(_state(L27))} for Llama-2-7B"),
-    ("69.1 GB for 4 sequences of 4,096 tokens even with FlashAttention, which leaves each GPU "
-     "only 10.9 GB for its share of the state: 10 GPUs would be needed "
-     "(`memory.gpus_needed(107.8e9, 10.9e9)`)",
-     lambda: f"{_gb(_micro_batch_of_four('none').activations)} for 4 sequences of 4,096 "
+        "B300", "GB300 NVL72", "MI355X")})],
+    lambda: f"No. {_gb(memory.weight_bytes(7e9), 0)} is the BF16 weights; training keeps "
+     f"{memory.bytes_per_param()} bytes per parameter, {_gb(_state(L27))} for Llama-2-7B",
+    lambda: f"{_gb(_micro_batch_of_four('none').activations)} for 4 sequences of 4,096 "
      "tokens even with FlashAttention, which leaves each GPU only "
      f"{_gb(GPU_MEMORY - _micro_batch_of_four('none').activations)} for its share of the"
      f" state: {_gpus_each_keeping_its_batch('none')} GPUs would be needed "
      f"(`memory.gpus_needed({_state(L27) / 1e9:.1f}e9, "
-     f"{(GPU_MEMORY - _micro_batch_of_four('none').activations) / 1e9:.1f}e9)`)"),
-    ("state plus *one* micro-batch, says 3", lambda: "state plus *one* micro-batch, says "
-     f"{_micro_batch_of_four('none').gpus_needed}"),
-    ("With full recomputation the activations take 4.3 GB per GPU and two GPUs do hold it all",
-     lambda: "With full recomputation the activations take "
+     f"{(GPU_MEMORY - _micro_batch_of_four('none').activations) / 1e9:.1f}e9)`)",
+    lambda: "state plus *one* micro-batch, says "
+     f"{_micro_batch_of_four('none').gpus_needed}",
+    lambda: "With full recomputation the activations take "
      f"{_gb(_micro_batch_of_four('full').activations)} per GPU and "
-     f"{WORDS[_gpus_each_keeping_its_batch('full')]} GPUs do hold it all"),
+     f"{WORDS[_gpus_each_keeping_its_batch('full')]} GPUs do hold it all",
     # Key takeaways.
-    ("$sbh(12 + 4n_\\text{kv}/a + 6f/h) + 4asb$, 17.3 GB for Llama-2-7B at 4,096 tokens "
-     "against the GPT formula's 104.2 GB",
-     lambda: (lambda c: f"$sbh({c['const']:.0f} + {c['kv']:.0f}n_\\text{{kv}}/a + "
-              f"{c['f']:.0f}f/h) + {c['stats']:.0f}asb$, {_gb(_l7_flash())} for Llama-2-7B at "
-              f"4,096 tokens against the GPT formula's {_gb(_gpt_formula(L27, 4096))}")(
-                  _llama_coefficients())),
-    ("$Vd + Pd + L(12d^2 + 13d) + 2d = 124{,}439{,}808$",
-     lambda: f"$Vd + Pd + L(12d^2 + 13d) + 2d = {_comma(transformer.param_count(GPT2))}$"),
-    ("Training with Adam keeps 16 bytes per parameter in mixed precision *and* in FP32",
-     lambda: "Training with Adam keeps "
+    lambda: (lambda c: f"$sbh({c['const']:.0f} + {c['kv']:.0f}n_\\text{{kv}}/a + "
+             f"{c['f']:.0f}f/h) + {c['stats']:.0f}asb$, {_gb(_l7_flash())} for Llama-2-7B at "
+             f"4,096 tokens against the GPT formula's {_gb(_gpt_formula(L27, 4096))}")(
+                 _llama_coefficients()),
+    lambda: f"$Vd + Pd + L(12d^2 + 13d) + 2d = {_comma(transformer.param_count(GPT2))}$",
+    lambda: "Training with Adam keeps "
      + {1: str(memory.bytes_per_param("mixed", "adam"))}[
-         len({memory.bytes_per_param(p, "adam") for p in ("mixed", "fp32")})]
-     + " bytes per parameter in mixed precision *and* in FP32"),
+        len({memory.bytes_per_param(p, "adam") for p in ("mixed", "fp32")})]
+     + " bytes per parameter in mixed precision *and* in FP32",
 )
 
 #: Numbers of the prose that are not results.

@@ -182,15 +182,10 @@ def _fig2_forward_flops() -> float:
 
 
 CLAIMS = claims(
-    ("16 bytes per parameter with mixed-precision", lambda: f"{memory.bytes_per_param('mixed')} "
-     "bytes per parameter with mixed-precision"),
+    lambda: f"{memory.bytes_per_param('mixed')} "
+     "bytes per parameter with mixed-precision",
     # Section 1: the paper's Figure 2 setting on the roofline
-    ("The forward pass does 274.9 GFLOP and standard attention moves 9.13 GB. On an A100 "
-     "(312 TFLOP/s dense FP16, 1.555 TB/s) the arithmetic needs 0.88 ms and the traffic "
-     "5.87 ms: a {term}`roofline` bound of 5.87 ms, memory-bound by a factor of almost seven. "
-     "The {term}`arithmetic intensity` is 30 FLOP/byte, far below the A100's "
-     "{term}`ridge point` of 201.",
-     lambda: f"The forward pass does {units.format_flops(ATTN_FLOPS, digits=1)} and standard "
+    lambda: f"The forward pass does {units.format_flops(ATTN_FLOPS, digits=1)} and standard "
      f"attention moves {gb(STD_BYTES, 2)}. On an A100 "
      f"({units.format_flop_rate(PEAK, digits=0)} dense FP16, "
      f"{units.format_bandwidth(BW, digits=3)}) the arithmetic needs {ms(ATTN_FLOPS / PEAK)} "
@@ -198,152 +193,118 @@ CLAIMS = claims(
      f"{ms(roofline_time(STD_BYTES))}, {roofline.bound(ATTN_FLOPS / STD_BYTES, PEAK, BW)}-bound "
      f"by a factor of almost {WORDS[math.ceil(STD_BYTES / BW / (ATTN_FLOPS / PEAK))]}. The "
      f"{{term}}`arithmetic intensity` is {ATTN_FLOPS / STD_BYTES:.0f} FLOP/byte, far below "
-     f"the A100's {{term}}`ridge point` of {A100.ridge_point('fp16'):.0f}."),
-    ("The pretend SRAM is the A100's 192 KiB, and the arrays are float32 (4 bytes), so the "
-     "tiles hold 192 keys and 64 queries.", lambda: "The pretend SRAM is the A100's "
+     f"the A100's {{term}}`ridge point` of {A100.ridge_point('fp16'):.0f}.",
+    lambda: "The pretend SRAM is the A100's "
      f"{SRAM // 1024} KiB, and the arrays are float32 "
      f"({memory.precision_bytes('fp32'):.0f} bytes), so the tiles hold "
      "{} keys and {} queries.".format(*optimisations.flash_attention_tiles(
-         seq_len=1024, head_dim=64, sram_bytes=SRAM, bytes_per_element=4)[:2])),
-    ("at $d = 64$ FlashAttention moves about 7 to 8 times fewer bytes at long sequences, at "
-     "$d = 128$ only about 2 times fewer", lambda: "at $d = 64$ FlashAttention moves about "
+        seq_len=1024, head_dim=64, sram_bytes=SRAM, bytes_per_element=4)[:2]),
+    lambda: "at $d = 64$ FlashAttention moves about "
      f"{ratio_range(64)} times fewer bytes at long sequences, at $d = 128$ only about "
-     f"{ratio_range(128)} times fewer"),
-    ("The roofline predicts a forward pass up to 5.6 times faster",
-     lambda: "The roofline predicts a forward pass up to "
+     f"{ratio_range(128)} times fewer",
+    lambda: "The roofline predicts a forward pass up to "
      f"{roofline_time(STD_BYTES) / roofline_time(FLASH_BYTES):.1f} "
-     "times faster"),
-    ("attention in FP32 does about 15 FLOP per byte even in its standard form",
-     lambda: "attention in FP32 does about "
+     "times faster",
+    lambda: "attention in FP32 does about "
      f"{fp32_intensity(1024):.0f} "
-     "FLOP per byte even in its standard form"),
-    ("sits far below a ridge point of about 200 FLOP/byte",
-     lambda: f"sits far below a ridge point of about {round(A100.ridge_point('fp16'), -2):.0f} "
-     "FLOP/byte"),
-    ("Against the H100 SXM's dense FP16\npeak the 740 TFLOP/s are 75 %",
-     lambda: "Against the H100 SXM's dense FP16\npeak the 740 TFLOP/s are "
-     f"{pct(flops.utilization(740e12, H100.dense('fp16')))}"),
-    ("they are about a quarter of section 1's 274.9 GFLOP for the\nforward pass alone",
-     lambda: "they are about {} of section 1's {} for the\nforward pass alone".format(
-         "a quarter" if round(4 * 66.6e9 / _fig2_forward_flops()) == 1 else "?",
-         units.format_flops(_fig2_forward_flops(), digits=1))),
-    ("FlashAttention does 13 %\nmore arithmetic and takes under a fifth of the time",
-     lambda: f"FlashAttention does {pct(75.2 / 66.6 - 1)}\nmore arithmetic and takes "
-     + ("under a fifth" if 7.3 / 41.7 < 0.2 else "?") + " of the time"),
-    ("its intensity is about 30 FLOP/byte against an A100 ridge point of about 200",
-     lambda: f"its intensity is about {ATTN_FLOPS / STD_BYTES:.0f} FLOP/byte against an A100 "
-     f"ridge point of about {round(A100.ridge_point('fp16'), -2):.0f}"),
+     "FLOP per byte even in its standard form",
+    lambda: f"sits far below a ridge point of about {round(A100.ridge_point('fp16'), -2):.0f} "
+     "FLOP/byte",
+    lambda: "Against the H100 SXM's dense FP16\npeak the 740 TFLOP/s are "
+     f"{pct(flops.utilization(740e12, H100.dense('fp16')))}",
+    lambda: "they are about {} of section 1's {} for the\nforward pass alone".format(
+        "a quarter" if round(4 * 66.6e9 / _fig2_forward_flops()) == 1 else "?",
+        units.format_flops(_fig2_forward_flops(), digits=1)),
+    lambda: f"FlashAttention does {pct(75.2 / 66.6 - 1)}\nmore arithmetic and takes "
+     + ("under a fifth" if 7.3 / 41.7 < 0.2 else "?") + " of the time",
+    lambda: f"its intensity is about {ATTN_FLOPS / STD_BYTES:.0f} FLOP/byte against an A100 "
+     f"ridge point of about {round(A100.ridge_point('fp16'), -2):.0f}",
     # Section 2: checkpointing
-    ("About 17 GB of activations", lambda: f"About {STATE.activations / 1e9:.0f} GB of "
-     "activations"),
-    ("Korthikanti et al.'s count would say 104 GB", lambda: "Korthikanti et al.'s count would "
-     f"say {GPT_FORMULA / 1e9:.0f} GB"),
-    ("while the layer keeps about $32\\,sbh$", lambda: "while the layer keeps about "
-     f"${PER_LAYER / (4096 * LLAMA.hidden):.0f}\\,sbh$"),
-    ("memory climbs to all 16 layers at the end of the forward pass. With 4 segments the "
-     "forward pass leaves only 4 checkpoints, and the backward pass rebuilds one segment at a "
-     "time: the peak is 4 + 4 = 8 layers, and the step takes longer (the curve is wider: 16 "
-     "more layer forwards).", lambda: "memory climbs to all "
+    lambda: f"About {STATE.activations / 1e9:.0f} GB of "
+     "activations",
+    lambda: "Korthikanti et al.'s count would "
+     f"say {GPT_FORMULA / 1e9:.0f} GB",
+    lambda: "while the layer keeps about "
+     f"${PER_LAYER / (4096 * LLAMA.hidden):.0f}\\,sbh$",
+    lambda: "memory climbs to all "
      f"{optimisations.activation_memory_without_checkpointing(layers=16, per_layer_bytes=1):.0f}"
      " layers at the end of the forward pass. With 4 segments the forward pass leaves only 4 "
      "checkpoints, and the backward pass rebuilds one segment at a time: the peak is "
      f"4 + {math.ceil(16 / 4)} = {chen(16, 4):.0f} layers, and the step takes longer (the "
      f"curve is wider: {optimisations.recompute_overhead() * 3 * 16:.0f} more layer "
-     "forwards)."),
-    ("For GPT-3's 96 layers", lambda: f"For GPT-3's {GPT3_LAYERS} layers"),
-    ("Anything from about 7 to 14 segments keeps about 20 layers' worth instead of 96; 8 to 12 "
-     "segments all keep exactly 20, and the calculator picks the one nearest "
-     "$\\sqrt{96} \\approx 9.8$", lambda: "Anything from about "
+     "forwards).",
+    lambda: f"For GPT-3's {GPT3_LAYERS} layers",
+    lambda: "Anything from about "
      f"{span(segments_within(GPT3_LAYERS, 1))} segments keeps about "
      f"{optimisations.checkpoint_memory(layers=GPT3_LAYERS, per_layer_bytes=1):.0f} layers' "
      f"worth instead of {GPT3_LAYERS}; {span(segments_within(GPT3_LAYERS, 0))} segments all "
      f"keep exactly {optimisations.checkpoint_memory(layers=GPT3_LAYERS, per_layer_bytes=1):.0f}"
      ", and the calculator picks the one nearest "
-     f"$\\sqrt{{{GPT3_LAYERS}}} \\approx {math.sqrt(GPT3_LAYERS):.1f}$"),
-    ("With checkpoints 16 times smaller than a layer", lambda: "With checkpoints "
-     f"{PER_LAYER / CHECKPOINT:.0f} times smaller than a layer"),
-    ("32 layer inputs plus one layer being rebuilt, 1.6 GB instead of 17 GB. Korthikanti et "
-     "al.'s table counts the 32 inputs, 1.1 GB", lambda: f"{LLAMA.layers} layer inputs plus "
+     f"$\\sqrt{{{GPT3_LAYERS}}} \\approx {math.sqrt(GPT3_LAYERS):.1f}$",
+    lambda: "With checkpoints "
+     f"{PER_LAYER / CHECKPOINT:.0f} times smaller than a layer",
+    lambda: f"{LLAMA.layers} layer inputs plus "
      f"one layer being rebuilt, {gb(FULL + PER_LAYER)} instead of "
      f"{STATE.activations / 1e9:.0f} GB. Korthikanti et al.'s table counts the "
-     f"{LLAMA.layers} inputs, {gb(FULL)}"),
-    ("most of a GPT-style layer's 3.25 GB", lambda: "most of a GPT-style layer's "
-     f"{gb(GPT_PER_LAYER, 2)}"),
-    ("Selective recomputation cuts the GPT formula's activations from 104 GB to 18.3 GB, 5.7 "
-     "times less, for 4.6 % more FLOPs, and FlashAttention lands at 17.3 GB for the same "
-     "recomputation done inside its kernel; checkpointing every layer goes all the way down "
-     "to about 1 GB (plus one layer during the backward pass) for 33 %.",
-     lambda: "Selective recomputation cuts the GPT formula's activations from "
+     f"{LLAMA.layers} inputs, {gb(FULL)}",
+    lambda: "most of a GPT-style layer's "
+     f"{gb(GPT_PER_LAYER, 2)}",
+    lambda: "Selective recomputation cuts the GPT formula's activations from "
      f"{GPT_FORMULA / 1e9:.0f} GB to {gb(SELECTIVE)}, "
      f"{GPT_FORMULA / SELECTIVE:.1f} times less, for {pct(SELECTIVE_EXTRA, 1)} more "
      f"FLOPs, and FlashAttention lands at {gb(STATE.activations)} for the same "
      "recomputation done inside its kernel; checkpointing every layer goes all the way down "
      f"to about {FULL / 1e9:.0f} GB (plus one layer during the backward pass) for "
-     f"{pct(optimisations.recompute_overhead(recompute='full'))}."),
-    ("about 33 % *slower* per token", lambda: f"about {pct(optimisations.recompute_overhead())} "
-     "*slower* per token"),
+     f"{pct(optimisations.recompute_overhead(recompute='full'))}.",
+    lambda: f"about {pct(optimisations.recompute_overhead())} "
+     "*slower* per token",
     # Section 3: the number formats (gpulesson.precision), the model state, the peaks
-    ("(10 fraction bits, about three decimal digits) and has little range: nothing above "
-     "65,504, and below its smallest *normal* number, $6.1\\times10^{-5}$, it keeps going "
-     "only with *subnormal* numbers that lose a bit of precision for every halving, down to "
-     "$6.0\\times10^{-8}$. Anything smaller than half of that, "
-     "$2^{-25}\\approx 3.0\\times10^{-8}$, rounds to zero.",
-     lambda: f"({FP16.fraction_bits} fraction bits, about "
+    lambda: f"({FP16.fraction_bits} fraction bits, about "
      f"{WORDS[math.floor(FP16.decimal_digits)]} decimal digits) and has little range: nothing "
      f"above {FP16.largest:,.0f}, and below its smallest *normal* number, "
      f"${sci(FP16.smallest_normal)}$, it keeps going only with *subnormal* numbers that lose a "
      f"bit of precision for every halving, down to ${sci(FP16.smallest_subnormal)}$. Anything "
      f"smaller than half of that, $2^{{{round(math.log2(FP16.smallest_subnormal / 2))}}}"
-     f"\\approx {sci(FP16.smallest_subnormal / 2)}$, rounds to zero."),
-    ("a relative step of $2^{-7}\\approx 0.8\\,\\%$",
-     lambda: f"a relative step of $2^{{-{BF16.fraction_bits}}}\\approx "
-     f"{100 * BF16.epsilon:.1f}\\,\\%$"),
-    ("past 65,504 to infinity", lambda: f"past {FP16.largest:,.0f} to infinity"),
-    ("its smallest normal number is FP32's, $1.2\\times10^{-38}$",
-     lambda: "its smallest normal number is FP32's, "
-     f"${sci(float_format('fp32').smallest_normal)}$"),
-    ("the spacing of numbers near 1 is $2^{-10}\\approx 10^{-3}$ in FP16 and $2^{-7}$ in BF16",
-     lambda: "the spacing of numbers near 1 is "
+     f"\\approx {sci(FP16.smallest_subnormal / 2)}$, rounds to zero.",
+    lambda: f"a relative step of $2^{{-{BF16.fraction_bits}}}\\approx "
+     f"{100 * BF16.epsilon:.1f}\\,\\%$",
+    lambda: f"past {FP16.largest:,.0f} to infinity",
+    lambda: "its smallest normal number is FP32's, "
+     f"${sci(float_format('fp32').smallest_normal)}$",
+    lambda: "the spacing of numbers near 1 is "
      f"$2^{{{round(math.log2(FP16.epsilon))}}}\\approx 10^{{{round(math.log10(FP16.epsilon))}}}$"
-     f" in FP16 and $2^{{{round(math.log2(BF16.epsilon))}}}$ in BF16"),
-    ("2 + 2 + 12 = 16 bytes per parameter, the same 16 as FP32's 4 + 4 + 8",
-     lambda: f"{model_state('mixed')} = {memory.bytes_per_param('mixed')} bytes per parameter, "
-     f"the same {memory.bytes_per_param('fp32')} as FP32's {model_state('fp32')}"),
-    ("Our example lands at 12 %", lambda: f"Our example lands at {pct(mixed_saving())}"),
-    ("the 16-bit Tensor Core peak is 8 times higher on a V100 (which has no BF16 and no TF32; "
-     "its FP16 figure is shown), about 15 to 16 times on an A100 or H100 and 30 times on a "
-     "B200; against TF32, the Tensor Core mode that frameworks may use for FP32 matrix "
-     "products, it is exactly 2 times",
-     lambda: "the 16-bit Tensor Core peak is "
+     f" in FP16 and $2^{{{round(math.log2(BF16.epsilon))}}}$ in BF16",
+    lambda: f"{model_state('mixed')} = {memory.bytes_per_param('mixed')} bytes per parameter, "
+     f"the same {memory.bytes_per_param('fp32')} as FP32's {model_state('fp32')}",
+    lambda: f"Our example lands at {pct(mixed_saving())}",
+    lambda: "the 16-bit Tensor Core peak is "
      f"{fp32_rate_ratio('V100 SXM'):.0f} times higher on a V100 (which has no BF16 and no "
      "TF32; its FP16 figure is shown), about "
      f"{fp32_rate_ratio('H100 SXM'):.0f} to {fp32_rate_ratio('A100 80GB'):.0f} times on an "
      f"A100 or H100 and {fp32_rate_ratio('B200'):.0f} times on a B200; against TF32, the "
      "Tensor Core mode that frameworks may use for FP32 matrix products, it is exactly "
-     f"{tf32_ratio()} times"),
+     f"{tf32_ratio()} times",
     # Key takeaways
-    ("about 33 % more FLOPs", lambda: f"about {pct(optimisations.recompute_overhead())} more "
-     "FLOPs"),
-    ("mixed precision keeps 16 bytes of model state per parameter, as FP32 does",
-     lambda: f"mixed precision keeps {memory.bytes_per_param('mixed')} bytes of model state per "
+    lambda: f"about {pct(optimisations.recompute_overhead())} more "
+     "FLOPs",
+    lambda: f"mixed precision keeps {memory.bytes_per_param('mixed')} bytes of model state per "
      "parameter, as FP32 does" if memory.bytes_per_param("fp32") == memory.bytes_per_param(
-         "mixed") else "differs from FP32"),
+        "mixed") else "differs from FP32",
     # Section 3b: FP8 training
-    ("An H100's dense FP8 peak, 1,978.9 TFLOP/s, is twice its BF16 peak",
-     lambda: f"An H100's dense FP8 peak, {H100.dense('fp8') / 1e12:,.1f} TFLOP/s, is "
-     + {2: "twice"}[round(H100.dense("fp8") / H100.dense("bf16"))] + " its BF16 peak"),
-    ("ran at 39 % of the H100's dense BF16 peak", lambda: "ran at "
-     f"{fp8_share(390e12, 'bf16')} of the H100's dense BF16 peak"),
-    ("and at 20 % of its FP8 peak", lambda: f"and at {fp8_share(390e12, 'fp8')} of its FP8 "
-     "peak"),
-    ("make at least 35 % of the BF16 peak", lambda: "make at least "
+    lambda: f"An H100's dense FP8 peak, {H100.dense('fp8') / 1e12:,.1f} TFLOP/s, is "
+     + {2: "twice"}[round(H100.dense("fp8") / H100.dense("bf16"))] + " its BF16 peak",
+    lambda: "ran at "
+     f"{fp8_share(390e12, 'bf16')} of the H100's dense BF16 peak",
+    lambda: f"and at {fp8_share(390e12, 'fp8')} of its FP8 "
+     "peak",
+    lambda: "make at least "
      f"{pct(math.floor(100 * flops.utilization(deepseek_v3_rate(), H100.dense('bf16'))) / 100)}"
-     " of the BF16 peak"),
-    ("15 bytes per parameter", lambda: f"{memory.bytes_per_param('fp8_deepseek_v3')} bytes "
-     "per parameter"),
-    ("against 16 for BF16 mixed precision", lambda: f"against {memory.bytes_per_param('mixed')}"
-     " for BF16 mixed precision"),
-    ("(Llama 4 Behemoth: 39 %)", lambda: f"(Llama 4 Behemoth: {fp8_share(390e12, 'bf16')})"),
+     " of the BF16 peak",
+    lambda: f"{memory.bytes_per_param('fp8_deepseek_v3')} bytes "
+     "per parameter",
+    lambda: f"against {memory.bytes_per_param('mixed')}"
+     " for BF16 mixed precision",
+    lambda: f"(Llama 4 Behemoth: {fp8_share(390e12, 'bf16')})",
 )
 
 #: Numbers of the prose that are not results of the calculators.

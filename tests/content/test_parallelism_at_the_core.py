@@ -159,273 +159,206 @@ def _comma(n: int) -> str:
 
 CLAIMS = claims(
     # 1. What is a GPU? The professor, the stadium and the clerk.
-    ("The professor needs 100,000 seconds",
-     lambda: f"The professor needs {_job_time(PROFESSOR_RATE):,.0f} seconds"),
-    ("The stadium needs 10 rounds of 20 seconds: 200 seconds",
-     lambda: f"The stadium needs {roofline.parallel_rounds(QUIZZES, PUPILS)} rounds of "
+    lambda: f"The professor needs {_job_time(PROFESSOR_RATE):,.0f} seconds",
+    lambda: f"The stadium needs {roofline.parallel_rounds(QUIZZES, PUPILS)} rounds of "
      f"{SECONDS_PER_QUIZ:.0f} seconds: "
-     f"{roofline.parallel_rounds(QUIZZES, PUPILS) * SECONDS_PER_QUIZ:.0f} seconds"),
-    ("the stadium can mark no more than 50 a second",
-     lambda: "the stadium can mark no more than "
-     f"{roofline.attainable_flops(1, PUPILS / SECONDS_PER_QUIZ, CLERK_RATE):.0f} a second"),
-    ("the whole job takes 2,000 seconds, ten times longer than the pupils need",
-     lambda: f"the whole job takes {_job_time(PUPILS / SECONDS_PER_QUIZ):,.0f} seconds, "
+     f"{roofline.parallel_rounds(QUIZZES, PUPILS) * SECONDS_PER_QUIZ:.0f} seconds",
+    lambda: "the stadium can mark no more than "
+     f"{roofline.attainable_flops(1, PUPILS / SECONDS_PER_QUIZ, CLERK_RATE):.0f} a second",
+    lambda: f"the whole job takes {_job_time(PUPILS / SECONDS_PER_QUIZ):,.0f} seconds, "
      + {10: "ten"}[round(_job_time(PUPILS / SECONDS_PER_QUIZ)
-                         / roofline.time(flops=QUIZZES, bytes=0,
-                                         peak_flops=PUPILS / SECONDS_PER_QUIZ,
-                                         bandwidth=CLERK_RATE))]
-     + " times longer than the pupils need"),
+                        / roofline.time(flops=QUIZZES, bytes=0,
+                                        peak_flops=PUPILS / SECONDS_PER_QUIZ,
+                                        bandwidth=CLERK_RATE))]
+     + " times longer than the pupils need",
     # 2. Matrix multiplication.
-    ("A layer with 4,096 inputs and 4,096 outputs applied to a batch of 32 tokens is a "
-     "$32\\times4096$ by $4096\\times4096$ product: $2\\cdot32\\cdot4096\\cdot4096 = "
-     "1{,}073{,}741{,}824$ FLOPs, about 1.07 GFLOP, in 131,072 output cells",
-     lambda: f"A layer with {D_IN:,} inputs and {D_OUT:,} outputs applied to a batch of "
+    lambda: f"A layer with {D_IN:,} inputs and {D_OUT:,} outputs applied to a batch of "
      f"{BATCH} tokens is a ${BATCH}\\times{D_IN}$ by ${D_IN}\\times{D_OUT}$ product: "
      f"$2\\cdot{BATCH}\\cdot{D_IN}\\cdot{D_OUT} = {_comma(gemm.flops(BATCH, D_IN, D_OUT))}$ "
      f"FLOPs, about {units.format_flops(gemm.flops(BATCH, D_IN, D_OUT))}, in "
-     f"{BATCH * D_OUT:,} output cells"),
-    ("About 98 % of the parameters of Llama 2 7B sit in weight matrices",
-     lambda: f"About {100 * _in_matrices():.0f} % of the parameters of Llama 2 7B sit in "
-     "weight matrices"),
-    ("$2\\cdot2\\cdot3\\cdot4 = 48$ FLOPs", lambda: f"$2\\cdot2\\cdot3\\cdot4 = "
-     f"{gemm.flops(2, 3, 4)}$ FLOPs"),
-    ("`gemm.flops(2, 3, 4)` returns 48", lambda: f"`gemm.flops(2, 3, 4)` returns "
-     f"{gemm.flops(2, 3, 4)}"),
+     f"{BATCH * D_OUT:,} output cells",
+    lambda: f"About {100 * _in_matrices():.0f} % of the parameters of Llama 2 7B sit in "
+     "weight matrices",
+    lambda: f"$2\\cdot2\\cdot3\\cdot4 = "
+     f"{gemm.flops(2, 3, 4)}$ FLOPs",
+    lambda: f"`gemm.flops(2, 3, 4)` returns "
+     f"{gemm.flops(2, 3, 4)}",
     # 3. Serial and parallel work.
-    ("at batch 32, has 131,072 cells: 16,384 rounds against 32",
-     lambda: f"at batch {BATCH}, has {BATCH * D_OUT:,} cells: "
+    lambda: f"at batch {BATCH}, has {BATCH * D_OUT:,} cells: "
      f"{roofline.parallel_rounds(BATCH * D_OUT, 8):,} rounds against "
-     f"{roofline.parallel_rounds(BATCH * D_OUT, 4096)}"),
+     f"{roofline.parallel_rounds(BATCH * D_OUT, 4096)}",
     # 4. Amdahl's law.
-    ("the limit is $1/0.05 = 20\\times$, however many workers you add; 4,096 workers "
-     "already give $19.9\\times$",
-     lambda: f"the limit is $1/{SERIAL:g} = {roofline.amdahl_speedup(SERIAL, 1e15):.0f}"
+    lambda: f"the limit is $1/{SERIAL:g} = {roofline.amdahl_speedup(SERIAL, 1e15):.0f}"
      f"\\times$, however many workers you add; 4,096 workers already give "
-     f"${roofline.amdahl_speedup(SERIAL, 4096):.1f}\\times$"),
-    ("Only $1.33\\times$. The data half still takes 0.5 of the old time and the GPU half "
-     "shrinks to 0.25, so the job takes 0.75 of the old time: $1/0.75 \\approx 1.33$. This "
-     "is Amdahl's law with $s = 0.5$ and $N = 2$",
-     lambda: (lambda s, t: f"Only ${s:.2f}\\times$. The data half still takes 0.5 of the "
-              f"old time and the GPU half shrinks to {t - 0.5:.2f}, so the job takes "
-              f"{t:.2f} of the old time: $1/{t:.2f} \\approx {s:.2f}$. This is Amdahl's "
-              "law with $s = 0.5$ and $N = 2$")(roofline.amdahl_speedup(0.5, 2),
-                                                1 / roofline.amdahl_speedup(0.5, 2))),
-    ("Even an infinitely fast GPU would give at most $2\\times$",
-     lambda: "Even an infinitely fast GPU would give at most "
-     f"${roofline.amdahl_speedup(0.5, 1e15):.0f}\\times$"),
+     f"${roofline.amdahl_speedup(SERIAL, 4096):.1f}\\times$",
+    lambda: (lambda s, t: f"Only ${s:.2f}\\times$. The data half still takes 0.5 of the "
+             f"old time and the GPU half shrinks to {t - 0.5:.2f}, so the job takes "
+             f"{t:.2f} of the old time: $1/{t:.2f} \\approx {s:.2f}$. This is Amdahl's "
+             "law with $s = 0.5$ and $N = 2$")(roofline.amdahl_speedup(0.5, 2),
+                                               1 / roofline.amdahl_speedup(0.5, 2)),
+    lambda: "Even an infinitely fast GPU would give at most "
+     f"${roofline.amdahl_speedup(0.5, 1e15):.0f}\\times$",
     # 5. Memory: capacity and bandwidth.
-    ("An A100 comes with 40 or 80 GB, an H100 SXM with 80 GB",
-     lambda: f"An A100 comes with {hardware.gpu('A100 40GB').memory_bytes / 1e9:.0f} or "
+    lambda: f"An A100 comes with {hardware.gpu('A100 40GB').memory_bytes / 1e9:.0f} or "
      f"{_gb(hardware.gpu('A100 80GB').memory_bytes)}, an H100 SXM with "
-     f"{_gb(H100.memory_bytes)}"),
-    ("An H100 SXM is rated at 3.35 TB/s", lambda: "An H100 SXM is rated at "
-     + units.format_bandwidth(H100.bandwidth)),
-    ("moves about 64 GB/s in each direction, some fifty times less than an H100's HBM. "
-     "Streaming 14 GB of weights over it would cap generation at under 5 tokens per second",
-     lambda: "moves about "
+     f"{_gb(H100.memory_bytes)}",
+    lambda: "An H100 SXM is rated at "
+     + units.format_bandwidth(H100.bandwidth),
+    lambda: "moves about "
      f"{units.format_bandwidth(PCIE.interconnect_bandwidth / 2, digits=0)} in each "
      f"direction, some {WORDS[round(H100.bandwidth / PCIE.interconnect_bandwidth * 2, -1)]}"
      f" times less than an H100's HBM. Streaming "
      f"{_gb(memory.weight_bytes(SEVEN_B, precision='fp16'))} of weights over it would cap "
      "generation at under "
      + str(math.ceil(inference.decode_ceiling_tokens_per_second(
-         weight_bytes=memory.weight_bytes(SEVEN_B, precision="fp16"),
-         bandwidth=PCIE.interconnect_bandwidth / 2)))
-     + " tokens per second"),
-    ("a 7B model that *runs* in 14 GB needs 112 GB of model state to *fine-tune*",
-     lambda: f"a 7B model that *runs* in {_gb(memory.weight_bytes(SEVEN_B, precision='fp16'))}"
+        weight_bytes=memory.weight_bytes(SEVEN_B, precision="fp16"),
+        bandwidth=PCIE.interconnect_bandwidth / 2)))
+     + " tokens per second",
+    lambda: f"a 7B model that *runs* in {_gb(memory.weight_bytes(SEVEN_B, precision='fp16'))}"
      f" needs {_gb(SEVEN_B * memory.bytes_per_param('mixed', 'adam'))} of model state to "
-     "*fine-tune*"),
+     "*fine-tune*",
     # lesson 4 counts the same state for Llama 2 7B's exact parameters
-    ("'s 107.8 GB is the same count for Llama 2 7B's exact 6.74 billion parameters",
-     lambda: f"'s {_gb(N7 * memory.bytes_per_param('mixed', 'adam'), 1)} is the same "
-     f"count for Llama 2 7B's exact {N7 / 1e9:.2f} billion parameters"),
-    ("(plain FP32 with Adam is also 16 bytes)", lambda: "(plain FP32 with Adam is also "
-     f"{memory.bytes_per_param('fp32', 'adam')} bytes)"),
-    ("Llama 2 7B keeps $2\\times32\\text{ layers}\\times4096$ numbers per token, 512 KiB in "
-     "FP16, so one 4,096-token conversation holds 2 GiB",
-     lambda: f"Llama 2 7B keeps $2\\times{LLAMA.layers}\\text{{ layers}}\\times"
+    lambda: f"'s {_gb(N7 * memory.bytes_per_param('mixed', 'adam'), 1)} is the same "
+     f"count for Llama 2 7B's exact {N7 / 1e9:.2f} billion parameters",
+    lambda: "(plain FP32 with Adam is also "
+     f"{memory.bytes_per_param('fp32', 'adam')} bytes)",
+    lambda: f"Llama 2 7B keeps $2\\times{LLAMA.layers}\\text{{ layers}}\\times"
      f"{LLAMA.kv_heads * LLAMA.head_dim}$ numbers per token, "
      f"{units.format_bytes(inference.kv_cache_bytes_per_token(LLAMA), binary=True, digits=0)}"
      f" in FP16, so one 4,096-token conversation holds "
-     f"{units.format_bytes(inference.kv_cache_bytes(LLAMA, seq_len=4096), binary=True, digits=0)}"),
-    ("It has one GPU with 24 GB of memory", lambda: "It has one GPU with "
-     f"{_gb(L4.memory_bytes)} of memory"),
-    ("The shop's GPU has 24 GB of memory", lambda: "The shop's GPU has "
-     f"{_gb(L4.memory_bytes)} of memory"),
-    ("The weights take 14 GB (13.5 GB for Llama 2 7B's 6.74 billion parameters), which "
-     "leaves about 10 GB for the KV cache and working memory. With a 2 GB allowance for the "
-     "CUDA context and buffers, three full 4,096-token conversations fit at once",
-     lambda: f"The weights take {_gb(memory.weight_bytes(SEVEN_B, precision='fp16'))} "
+     f"{units.format_bytes(inference.kv_cache_bytes(LLAMA, seq_len=4096), binary=True, digits=0)}",
+    lambda: "It has one GPU with "
+     f"{_gb(L4.memory_bytes)} of memory",
+    lambda: "The shop's GPU has "
+     f"{_gb(L4.memory_bytes)} of memory",
+    lambda: f"The weights take {_gb(memory.weight_bytes(SEVEN_B, precision='fp16'))} "
      f"({_gb(memory.weight_bytes(N7, precision='fp16'), 1)} for Llama 2 7B's "
      f"{N7 / 1e9:.2f} billion parameters), which leaves about "
      f"{_gb(memory.headroom(memory.weight_bytes(SEVEN_B, precision='fp16'), L4.memory_bytes))}"
      f" for the KV cache and working memory. With a {SHOP_OVERHEAD_GB} GB allowance for the "
      f"CUDA context and buffers, {WORDS[_most_conversations()]} full {SHOP_CONTEXT:,}-token "
-     "conversations fit at once"),
-    ("In FP32 the weights alone take 28 GB (27 GB for Llama 2 7B), more than the card has: no",
-     lambda: f"In FP32 the weights alone take "
+     "conversations fit at once",
+    lambda: f"In FP32 the weights alone take "
      f"{_gb(memory.weight_bytes(SEVEN_B, precision='fp32'))} "
      f"({_gb(_serve_7b('fp32')['weights'])} for Llama 2 7B), more than the card has: "
-     + ("no" if not _serve_7b("fp32")["fits"] else "yes")),
+     + ("no" if not _serve_7b("fp32")["fits"] else "yes"),
     # 6. Arithmetic intensity and the roofline.
-    ("An H100 SXM does 989.4 TFLOP/s in dense BF16 and moves 3.35 TB/s: $I^\\ast = "
-     "989.4\\times10^{12} / 3.35\\times10^{12} \\approx 295$ FLOP per byte. A computation "
-     "must do about 295 operations",
-     lambda: f"An H100 SXM does {units.format_flop_rate(H100.dense('bf16'))} in dense BF16 "
+    lambda: f"An H100 SXM does {units.format_flop_rate(H100.dense('bf16'))} in dense BF16 "
      f"and moves {units.format_bandwidth(H100.bandwidth)}: $I^\\ast = "
      f"{H100.dense('bf16') / 1e12:.1f}\\times10^{{12}} / {H100.bandwidth / 1e12:.2f}"
      f"\\times10^{{12}} \\approx {H100.ridge_point('bf16'):.0f}$ FLOP per byte. A "
-     f"computation must do about {H100.ridge_point('bf16'):.0f} operations"),
-    ("the datasheet's headline 1,979 TFLOP/s, a *sparse* figure, you would get twice that",
-     lambda: f"the datasheet's headline {H100.sparse_flops['bf16'] / 1e12:,.0f} TFLOP/s, a "
+     f"computation must do about {H100.ridge_point('bf16'):.0f} operations",
+    lambda: f"the datasheet's headline {H100.sparse_flops['bf16'] / 1e12:,.0f} TFLOP/s, a "
      "*sparse* figure, you would get "
-     + {2: "twice"}[round(H100.sparse_flops["bf16"] / H100.dense("bf16"))] + " that"),
-    ("an H100 can give it at most 3.35 TFLOP/s", lambda: "an H100 can give it at most "
+     + {2: "twice"}[round(H100.sparse_flops["bf16"] / H100.dense("bf16"))] + " that",
+    lambda: "an H100 can give it at most "
      + units.format_flop_rate(roofline.attainable_flops(_layer_intensity(1),
-                                                        H100.dense("bf16"), H100.bandwidth),
-                              digits=2)),
-    ("At batch 256 each weight serves 256 rows: 227.6 FLOP per byte",
-     lambda: f"At batch 256 each weight serves 256 rows: {_layer_intensity(256):.1f} FLOP "
-     "per byte"),
-    ("(batch 512 crosses over)", lambda: f"(batch {_crossover_batch()} crosses over)"),
-    ("The H100's BF16 roof is 15 times higher than its FP32 one",
-     lambda: f"The H100's BF16 roof is {H100.dense('bf16') / H100.dense('fp32'):.0f} times "
-     "higher than its FP32 one"),
-    ("The ridge moves right, from 20 to 295 FLOP/byte",
-     lambda: f"The ridge moves right, from {H100.ridge_point('fp32'):.0f} to "
-     f"{H100.ridge_point('bf16'):.0f} FLOP/byte"),
-    ("a 67 MB weight matrix",
-     lambda: f"a {_gb(memory.weight_bytes(D_IN * D_OUT, precision='fp32'))} weight matrix"),
-    ("0.25 FLOP/byte, more than a thousand times below the H100's ridge of 295",
-     lambda: f"{_relu_intensity():.2f} FLOP/byte, "
+           H100.dense("bf16"), H100.bandwidth),
+                             digits=2),
+    lambda: f"At batch 256 each weight serves 256 rows: {_layer_intensity(256):.1f} FLOP "
+     "per byte",
+    lambda: f"(batch {_crossover_batch()} crosses over)",
+    lambda: f"The H100's BF16 roof is {H100.dense('bf16') / H100.dense('fp32'):.0f} times "
+     "higher than its FP32 one",
+    lambda: f"The ridge moves right, from {H100.ridge_point('fp32'):.0f} to "
+     f"{H100.ridge_point('bf16'):.0f} FLOP/byte",
+    lambda: f"a {_gb(memory.weight_bytes(D_IN * D_OUT, precision='fp32'))} weight matrix",
+    lambda: f"{_relu_intensity():.2f} FLOP/byte, "
      + {True: "more than a thousand"}[H100.ridge_point("bf16") / _relu_intensity() > 1000]
-     + f" times below the H100's ridge of {H100.ridge_point('bf16'):.0f}"),
-    ("$0.25 \\times 3.35$ TB/s $\\approx 0.84$ TFLOP/s",
-     lambda: f"${_relu_intensity():.2f} \\times {H100.bandwidth / 1e12:.2f}$ TB/s $\\approx "
-     f"{_relu_rate() / 1e12:.2f}$ TFLOP/s"),
-    ("the best run of one $1024\\times1024$ product",
-     lambda: "the best run of one "
-     f"${machine._DEFAULTS['cpu'][0]}\\times{machine._DEFAULTS['cpu'][0]}$ product"),
+     + f" times below the H100's ridge of {H100.ridge_point('bf16'):.0f}",
+    lambda: f"${_relu_intensity():.2f} \\times {H100.bandwidth / 1e12:.2f}$ TB/s $\\approx "
+     f"{_relu_rate() / 1e12:.2f}$ TFLOP/s",
+    lambda: "the best run of one "
+     f"${machine._DEFAULTS['cpu'][0]}\\times{machine._DEFAULTS['cpu'][0]}$ product",
     # 7. Tensor Cores and lower precision.
-    ("FP32 numbers are rounded to 10 fraction bits", lambda: "FP32 numbers are rounded to "
-     f"{precision.float_format('tf32').fraction_bits} fraction bits"),
-    ("**FP16** has more precision (10 fraction bits) but a narrow range: nothing above "
-     "65,504, and nothing below $2^{-24}\\approx6\\times10^{-8}$",
-     lambda: f"**FP16** has more precision ({_fp16().fraction_bits} fraction bits) but a "
+    lambda: "FP32 numbers are rounded to "
+     f"{precision.float_format('tf32').fraction_bits} fraction bits",
+    lambda: f"**FP16** has more precision ({_fp16().fraction_bits} fraction bits) but a "
      f"narrow range: nothing above {_fp16().largest:,.0f}, and nothing below "
      f"$2^{{{_power_of_two(_fp16().smallest_subnormal)}}}\\approx"
-     f"{_fp16().smallest_subnormal / 1e-8:.0f}\\times10^{{-8}}$"),
-    ("FP16's smallest positive value is $2^{-24}\\approx6\\times10^{-8}$: anything below "
-     "half of it, $2^{-25}\\approx3\\times10^{-8}$, rounds to zero",
-     lambda: f"FP16's smallest positive value is "
+     f"{_fp16().smallest_subnormal / 1e-8:.0f}\\times10^{{-8}}$",
+    lambda: f"FP16's smallest positive value is "
      f"$2^{{{_power_of_two(_fp16().smallest_subnormal)}}}\\approx"
      f"{_fp16().smallest_subnormal / 1e-8:.0f}\\times10^{{-8}}$: anything below half of it, "
      f"$2^{{{_power_of_two(_fp16().smallest_subnormal / 2)}}}\\approx"
      f"{_fp16().smallest_subnormal / 2 / 1e-8:.0f}\\times10^{{-8}}$, rounds to "
-     + ("zero" if _fp16().rounds_to_zero(_fp16().smallest_subnormal / 2) else "?")),
-    ("rounds up to $2^{-24}$. Between $6\\times10^{-8}$ and the smallest normal number, "
-     "$2^{-14}\\approx6.1\\times10^{-5}$",
-     lambda: f"rounds up to $2^{{{_power_of_two(_fp16().smallest_subnormal)}}}$. Between "
+     + ("zero" if _fp16().rounds_to_zero(_fp16().smallest_subnormal / 2) else "?"),
+    lambda: f"rounds up to $2^{{{_power_of_two(_fp16().smallest_subnormal)}}}$. Between "
      f"${_fp16().smallest_subnormal / 1e-8:.0f}\\times10^{{-8}}$ and the smallest normal "
      f"number, $2^{{{_power_of_two(_fp16().smallest_normal)}}}\\approx"
-     f"{_fp16().smallest_normal / 1e-5:.1f}\\times10^{{-5}}$"),
-    ("rounding FP32 numbers to their top 16 bits", lambda: "rounding FP32 numbers to their "
-     f"top {precision.float_format('bf16').bits} bits"),
-    ("every one below $3\\times10^{-8}$, half the smallest value FP16 can hold",
-     lambda: f"every one below ${_fp16().smallest_subnormal / 2 / 1e-8:.0f}\\times10^{{-8}}$,"
-     " half the smallest value FP16 can hold"),
-    ("(7 fraction bits against FP16's 10)", lambda: "("
+     f"{_fp16().smallest_normal / 1e-5:.1f}\\times10^{{-5}}$",
+    lambda: "rounding FP32 numbers to their "
+     f"top {precision.float_format('bf16').bits} bits",
+    lambda: f"every one below ${_fp16().smallest_subnormal / 2 / 1e-8:.0f}\\times10^{{-8}}$,"
+     " half the smallest value FP16 can hold",
+    lambda: "("
      f"{precision.float_format('bf16').fraction_bits} fraction bits against FP16's "
-     f"{_fp16().fraction_bits})"),
-    ("pushes the largest gradients past 65,504 to infinity", lambda: "pushes the largest "
-     f"gradients past {_fp16().largest:,.0f} to infinity"),
-    ('The H100\'s famous "1,979 TFLOPS" for FP16 is the sparse figure; dense FP16 and BF16 is '
-     "989.4 TFLOP/s, and 1,979 is also the dense **FP8** figure",
-     lambda: f'The H100\'s famous "{H100.sparse_flops["fp16"] / 1e12:,.0f} TFLOPS" for FP16 '
+     f"{_fp16().fraction_bits})",
+    lambda: "pushes the largest "
+     f"gradients past {_fp16().largest:,.0f} to infinity",
+    lambda: f'The H100\'s famous "{H100.sparse_flops["fp16"] / 1e12:,.0f} TFLOPS" for FP16 '
      "is the sparse figure; dense FP16 and BF16 is "
      + units.format_flop_rate(H100.dense("fp16") if H100.dense("fp16") == H100.dense("bf16")
-                              else float("nan"))
-     + f", and {H100.dense('fp8') / 1e12:,.0f} is also the dense **FP8** figure"),
+                             else float("nan"))
+     + f", and {H100.dense('fp8') / 1e12:,.0f} is also the dense **FP8** figure",
     # 9. Training and inference.
-    ("the memory holds the training state (16 bytes per parameter, above)",
-     lambda: "the memory holds the training state ("
-     f"{memory.bytes_per_param('mixed', 'adam')} bytes per parameter, above)"),
-    ("The arithmetic of fine-tuning on 20 million tokens is cheap, about 35 minutes of one "
-     "H100", lambda: f"The arithmetic of fine-tuning on {TICKETS_TOKENS / 1e6:.0f} million "
-     f"tokens is cheap, about {_fine_tune_minutes():.0f} minutes of one H100"),
-    ("the 7B weights stay frozen in 16 bits", lambda: "the 7B weights stay frozen in "
-     f"{8 * memory.precision_bytes('bf16'):.0f} bits"),
+    lambda: "the memory holds the training state ("
+     f"{memory.bytes_per_param('mixed', 'adam')} bytes per parameter, above)",
+    lambda: f"The arithmetic of fine-tuning on {TICKETS_TOKENS / 1e6:.0f} million "
+     f"tokens is cheap, about {_fine_tune_minutes():.0f} minutes of one H100",
+    lambda: "the 7B weights stay frozen in "
+     f"{8 * memory.precision_bytes('bf16'):.0f} bits",
     # 10. Several GPUs.
-    ("405B needs 812 GB for its BF16 weights alone, eleven 80 GB GPUs",
-     lambda: f"405B needs {_gb(_w405())} for its BF16 weights alone, "
-     f"{WORDS[memory.gpus_needed(_w405(), H100.memory_bytes)]} {_gb(H100.memory_bytes)} GPUs"),
-    ("(900 GB/s per H100 SXM, both directions together, seven times a PCIe 5.0 x16 link)",
-     lambda: f"({units.format_bandwidth(H100.interconnect_bandwidth, digits=0)} per H100 SXM,"
+    lambda: f"405B needs {_gb(_w405())} for its BF16 weights alone, "
+     f"{WORDS[memory.gpus_needed(_w405(), H100.memory_bytes)]} {_gb(H100.memory_bytes)} GPUs",
+    lambda: f"({units.format_bandwidth(H100.interconnect_bandwidth, digits=0)} per H100 SXM,"
      " both directions together, "
      f"{WORDS[round(H100.interconnect_bandwidth / PCIE.interconnect_bandwidth)]} times a "
-     "PCIe 5.0 x16 link)"),
+     "PCIe 5.0 x16 link)",
     # Going further: the H200 against the H100 (the same GH100 compute)
-    ("The H200's 989.5 TFLOP/s against the H100's 989.4 is not a faster chip",
-     lambda: f"The H200's {units.format_flop_rate(hardware.gpu('H200').dense('bf16'))} against "
-     f"the H100's {H100.dense('bf16') / 1e12:.1f} is not a faster chip"),
+    lambda: f"The H200's {units.format_flop_rate(hardware.gpu('H200').dense('bf16'))} against "
+     f"the H100's {H100.dense('bf16') / 1e12:.1f} is not a faster chip",
     # 13. The decode ceiling.
-    ("on a GPU with 3.35 TB/s of memory bandwidth (an H100 SXM)",
-     lambda: f"on a GPU with {units.format_bandwidth(H100.bandwidth)} of memory bandwidth "
-     "(an H100 SXM)"),
-    ("In FP16 that is $7\\times10^9 \\times 2$ bytes $= 14$ GB per token",
-     lambda: f"In FP16 that is $7\\times10^9 \\times {memory.precision_bytes('fp16'):g}$ bytes"
-     f" $= {memory.weight_bytes(SEVEN_B, precision='fp16') / 1e9:.0f}$ GB per token"),
-    ("The memory delivers at most 3.35 TB/s, i.e. 3,350 GB every second",
-     lambda: f"The memory delivers at most {units.format_bandwidth(H100.bandwidth)}, i.e. "
-     f"{H100.bandwidth / 1e9:,.0f} GB every second"),
-    ("$3{,}350 / 14 \\approx 239$ tokens per second",
-     lambda: f"${_comma(round(H100.bandwidth / 1e9))} / "
+    lambda: f"on a GPU with {units.format_bandwidth(H100.bandwidth)} of memory bandwidth "
+     "(an H100 SXM)",
+    lambda: f"In FP16 that is $7\\times10^9 \\times {memory.precision_bytes('fp16'):g}$ bytes"
+     f" $= {memory.weight_bytes(SEVEN_B, precision='fp16') / 1e9:.0f}$ GB per token",
+    lambda: f"The memory delivers at most {units.format_bandwidth(H100.bandwidth)}, i.e. "
+     f"{H100.bandwidth / 1e9:,.0f} GB every second",
+    lambda: f"${_comma(round(H100.bandwidth / 1e9))} / "
      f"{memory.weight_bytes(SEVEN_B, precision='fp16') / 1e9:.0f} \\approx "
-     f"{_ceiling('fp16'):.0f}$ tokens per second"),
-    ("a token costs $2N = 14$ GFLOP. At 239 tokens/s that is 3.35 TFLOP/s",
-     lambda: f"a token costs $2N = {inference.decode_flops(SEVEN_B, 1) / 1e9:.0f}$ GFLOP. At "
+     f"{_ceiling('fp16'):.0f}$ tokens per second",
+    lambda: f"a token costs $2N = {inference.decode_flops(SEVEN_B, 1) / 1e9:.0f}$ GFLOP. At "
      f"{_ceiling('fp16'):.0f} tokens/s that is "
-     + units.format_flop_rate(_used_at_ceiling(), digits=2)),
-    ("of the H100's dense 989.4 TFLOP/s: the Tensor Cores are idle more than 99 % of the time",
-     lambda: f"of the H100's dense {units.format_flop_rate(H100.dense('bf16'))}: the Tensor "
+     + units.format_flop_rate(_used_at_ceiling(), digits=2),
+    lambda: f"of the H100's dense {units.format_flop_rate(H100.dense('bf16'))}: the Tensor "
      "Cores are idle more than "
      f"{int(100 * (1 - flops.utilization(_used_at_ceiling(), H100.dense('bf16'))))} % of the "
-     "time"),
-    ("at a batch of about 295 conversations (the ridge point again",
-     lambda: f"at a batch of about {_turn():.0f} conversations (the ridge point again"),
-    ("in NVFP4, whose block scales bring a weight to 4.5 bits, 3.9 GB and 851 tokens/s",
-     lambda: "in NVFP4, whose block scales bring a weight to "
+     "time",
+    lambda: f"at a batch of about {_turn():.0f} conversations (the ridge point again",
+    lambda: "in NVFP4, whose block scales bring a weight to "
      f"{precision.bits_per_element('nvfp4'):g} bits, "
      f"{_gb(memory.weight_bytes(SEVEN_B, precision='nvfp4'), 1)} and "
-     f"{_ceiling('nvfp4'):.0f} tokens/s"),
-    ("one scale per block of 16 or 32 values", lambda: "one scale per block of "
+     f"{_ceiling('nvfp4'):.0f} tokens/s",
+    lambda: "one scale per block of "
      f"{precision.block_format('nvfp4').block_size} or "
-     f"{precision.block_format('mxfp4').block_size} values"),
-    ("MXFP4 takes 4.25 bits per element and NVFP4 4.5", lambda: "MXFP4 takes "
+     f"{precision.block_format('mxfp4').block_size} values",
+    lambda: "MXFP4 takes "
      f"{precision.bits_per_element('mxfp4'):g} bits per element and NVFP4 "
-     f"{precision.bits_per_element('nvfp4'):g}"),
-    ("A B300's dense FP4 peak is 13,500 TFLOP/s, three times its FP8 rate",
-     lambda: (lambda g: "A B300's dense FP4 peak is "
-              f"{g.dense('fp4') / 1e12:,.0f} TFLOP/s, "
-              + {3: "three times"}[round(g.dense("fp4") / g.dense("fp8"))]
-              + " its FP8 rate")(hardware.gpu("B300"))),
-    ("In INT8 the weights take 7 GB and the ceiling doubles to 479 tokens/s; in INT4, 3.5 GB "
-     "and 957 tokens/s",
-     lambda: f"In INT8 the weights take {_gb(memory.weight_bytes(SEVEN_B, precision='int8'))}"
+     f"{precision.bits_per_element('nvfp4'):g}",
+    lambda: (lambda g: "A B300's dense FP4 peak is "
+             f"{g.dense('fp4') / 1e12:,.0f} TFLOP/s, "
+             + {3: "three times"}[round(g.dense("fp4") / g.dense("fp8"))]
+             + " its FP8 rate")(hardware.gpu("B300")),
+    lambda: f"In INT8 the weights take {_gb(memory.weight_bytes(SEVEN_B, precision='int8'))}"
      f" and the ceiling "
      + {2: "doubles"}[round(_ceiling("int8") / _ceiling("fp16"))]
      + f" to {_ceiling('int8'):.0f} tokens/s; in INT4, "
      f"{_gb(memory.weight_bytes(SEVEN_B, precision='int4'), 1)} and "
-     f"{_ceiling('int4'):.0f} tokens/s"),
-    ("the total rises eightfold, to 1,914 tokens/s, and each user keeps 239",
-     lambda: f"the total rises eightfold, to {_ceiling('fp16', batch=8):,.0f} tokens/s, and "
-     f"each user keeps {_ceiling('fp16', batch=8) / 8:.0f}"),
-    ("For a Llama-2-7B-shaped model (512 KiB per token in FP16) with 1,000 tokens of context, "
-     "that is 0.52 GB per conversation per step. With it, the ceiling is 231 tokens/s for one "
-     "user, and 1,473 tokens/s in total for 8, or 184 each: batching still multiplies the "
-     "throughput (6.4 times)",
-     lambda: "For a Llama-2-7B-shaped model ("
+     f"{_ceiling('int4'):.0f} tokens/s",
+    lambda: f"the total rises eightfold, to {_ceiling('fp16', batch=8):,.0f} tokens/s, and "
+     f"each user keeps {_ceiling('fp16', batch=8) / 8:.0f}",
+    lambda: "For a Llama-2-7B-shaped model ("
      f"{units.format_bytes(inference.kv_cache_bytes_per_token(LLAMA), binary=True, digits=0)}"
      f" per token in FP16) with {CONTEXT:,} tokens of context, that is {_kv_gb():.2f} GB per "
      f"conversation per step. With it, the ceiling is {_ceiling('fp16', kv_gb=_kv_gb()):.0f} "
@@ -434,27 +367,22 @@ CLAIMS = claims(
      f"{_ceiling('fp16', batch=8, kv_gb=_kv_gb()) / 8:.0f} each: batching still multiplies "
      "the throughput ("
      f"{_ceiling('fp16', batch=8, kv_gb=_kv_gb()) / _ceiling('fp16', kv_gb=_kv_gb()):.1f} "
-     "times)"),
-    ("no longer fit in the H100's 80 GB", lambda: "no longer fit in the H100's "
-     + _gb(H100.memory_bytes)),
-    ("until arithmetic takes over at about 295 conversations",
-     lambda: f"until arithmetic takes over at about {_turn():.0f} conversations"),
-    ("An L4 has 24 GB at 300 GB/s, eleven times less bandwidth than an H100 SXM. The same "
-     "arithmetic gives at most 21 tokens/s in FP16, 43 in INT8 and 86 in INT4",
-     lambda: f"An L4 has {_gb(L4.memory_bytes)} at "
+     "times)",
+    lambda: "no longer fit in the H100's "
+     + _gb(H100.memory_bytes),
+    lambda: f"until arithmetic takes over at about {_turn():.0f} conversations",
+    lambda: f"An L4 has {_gb(L4.memory_bytes)} at "
      f"{units.format_bandwidth(L4.bandwidth, digits=0)}, "
      f"{WORDS[round(H100.bandwidth / L4.bandwidth)]} times less bandwidth than an H100 SXM."
      f" The same arithmetic gives at most {_ceiling('fp16', gpu='L4'):.0f} tokens/s in FP16, "
-     f"{_ceiling('int8', gpu='L4'):.0f} in INT8 and {_ceiling('int4', gpu='L4'):.0f} in INT4"),
-    ("(0.52 GB for 1,000 tokens of a Llama 2 7B)",
-     lambda: f"({_kv_gb():.2f} GB for {CONTEXT:,} tokens of a Llama 2 7B)"),
-    ("for 1,000-token contexts the per-user ceiling falls from 231 to 184 tokens/s",
-     lambda: f"for {CONTEXT:,}-token contexts the per-user ceiling falls from "
+     f"{_ceiling('int8', gpu='L4'):.0f} in INT8 and {_ceiling('int4', gpu='L4'):.0f} in INT4",
+    lambda: f"({_kv_gb():.2f} GB for {CONTEXT:,} tokens of a Llama 2 7B)",
+    lambda: f"for {CONTEXT:,}-token contexts the per-user ceiling falls from "
      f"{_ceiling('fp16', kv_gb=_kv_gb()):.0f} to "
-     f"{_ceiling('fp16', batch=8, kv_gb=_kv_gb()) / 8:.0f} tokens/s"),
+     f"{_ceiling('fp16', batch=8, kv_gb=_kv_gb()) / 8:.0f} tokens/s",
     # Exercises and takeaways.
-    ("or 16 bytes per parameter of training state", lambda: "or "
-     f"{memory.bytes_per_param('mixed', 'adam')} bytes per parameter of training state"),
+    lambda: "or "
+     f"{memory.bytes_per_param('mixed', 'adam')} bytes per parameter of training state",
 )
 
 #: Numbers of the prose that are not results.

@@ -203,279 +203,210 @@ def launch_price() -> float:
 
 
 CLAIMS = claims(
-    ("16 bytes per parameter", lambda: f"{memory.bytes_per_param('mixed')} bytes per parameter"),
-    ("on one 24 GB GPU", lambda: f"on one {L4.memory_bytes / 1e9:.0f} GB GPU"),
+    lambda: f"{memory.bytes_per_param('mixed')} bytes per parameter",
+    lambda: f"on one {L4.memory_bytes / 1e9:.0f} GB GPU",
     # Section 1: from a model to a bill
-    ("The price is a dated quote, $6.88 per H100-hour (AWS on demand, September 2026; it was "
-     "$12.29 at launch in July 2023)",
-     lambda: f"The price is a dated quote, {units.format_usd(PRICE)} per H100-hour (AWS on "
+    lambda: f"The price is a dated quote, {units.format_usd(PRICE)} per H100-hour (AWS on "
      f"demand, September 2026; it was {units.format_usd(launch_price())} at launch in July "
-     "2023)"),
-    ("About 37 days, 57,000 GPU-hours and $390,000 at an assumed 40 % MFU.",
-     lambda: f"About {days_7b(MFU):.0f} days, {round(chain_hours(), -3):,.0f} GPU-hours and "
-     f"{dollars(round(chain_cost(), -3))} at an assumed {pct(MFU)} MFU."),
-    ("at the same MFU, 1,024 GPUs would finish 16 times sooner for the same bill",
-     lambda: f"at the same MFU, 1,024 GPUs would finish "
+     "2023)",
+    lambda: f"About {days_7b(MFU):.0f} days, {round(chain_hours(), -3):,.0f} GPU-hours and "
+     f"{dollars(round(chain_cost(), -3))} at an assumed {pct(MFU)} MFU.",
+    lambda: f"at the same MFU, 1,024 GPUs would finish "
      f"{days_7b(MFU) / days_7b(MFU, 1024):.0f} times sooner for the "
-     + ("same bill" if math.isclose(chain_cost(1024), chain_cost()) else "a different bill")),
-    ("it predicts 57.6 % for this plan", lambda: f"it predicts {pct(DEFAULT['mfu'], 1)} for "
-     "this plan"),
-    ("a run that assumes 50 % where it will reach 30 % is off by two thirds",
-     lambda: "a run that assumes 50 % where it will reach 30 % is off by "
-     + {0.667: "two thirds"}[round(days_7b(0.30) / days_7b(0.50) - 1, 3)]),
-    ("half the price at 28/40 = 0.7 of the utilisation costs 0.5 / 0.7 = 71 % as much, about "
-     "$279,000 instead of $390,000. It takes 43 % longer, 52.8 days instead of 36.9.",
-     lambda: f"half the price at 28/40 = {0.28 / 0.40:.1f} of the utilisation costs 0.5 / "
+     + ("same bill" if math.isclose(chain_cost(1024), chain_cost()) else "a different bill"),
+    lambda: f"it predicts {pct(DEFAULT['mfu'], 1)} for "
+     "this plan",
+    lambda: "a run that assumes 50 % where it will reach 30 % is off by "
+     + {0.667: "two thirds"}[round(days_7b(0.30) / days_7b(0.50) - 1, 3)],
+    lambda: f"half the price at 28/40 = {0.28 / 0.40:.1f} of the utilisation costs 0.5 / "
      f"{0.28 / 0.40:.1f} = {pct(slow_cost() / chain_cost())} as much, about "
      f"{dollars(round(slow_cost(), -3))} instead of {dollars(round(chain_cost(), -3))}. It "
      f"takes {pct(days_7b(0.28) / days_7b(MFU) - 1)} longer, {days_7b(0.28):.1f} days instead "
-     f"of {days_7b(MFU):.1f}."),
+     f"of {days_7b(MFU):.1f}.",
     # Section 2: the dashboards
-    ("memory within what a GPU can use, 5 % kept free", lambda: "memory within what a GPU can "
-     f"use, {pct(planning.training.MEMORY_RESERVE)} kept free"),
-    ("beyond 1,024 GPUs tensor or pipeline parallelism must take the rest",
-     lambda: f"beyond {SEQUENCES:,} GPUs tensor or pipeline parallelism must take the rest"),
-    ("Llama 3 70B serving 20 requests per second of 2,000 tokens in and 300 out, within 200 ms "
-     "to the first token and 50 ms per output token",
-     lambda: f"Llama 3 70B serving {SERVE['qps']:.0f} requests per second of "
+    lambda: "memory within what a GPU can "
+     f"use, {pct(planning.training.MEMORY_RESERVE)} kept free",
+    lambda: f"beyond {SEQUENCES:,} GPUs tensor or pipeline parallelism must take the rest",
+    lambda: f"Llama 3 70B serving {SERVE['qps']:.0f} requests per second of "
      f"{SERVE['prompt_tokens']:,} tokens in and {SERVE['output_tokens']} out, within "
      f"{SERVE['ttft_slo'] * 1e3:.0f} ms to the first token and {SERVE['tpot_slo'] * 1e3:.0f} ms "
-     "per output token"),
-    ("What remains becomes blocks of 16 tokens", lambda: "What remains becomes blocks of "
-     f"{planning.serving.BLOCK_SIZE} tokens"),
-    ("the activated half and three hidden-width tensors for 20,000 tokens (108 KiB per token), "
-     "and the KV cache is what is left, 128 KiB per token",
-     lambda: "the activated half and three hidden-width tensors for "
+     "per output token",
+    lambda: "What remains becomes blocks of "
+     f"{planning.serving.BLOCK_SIZE} tokens",
+    lambda: "the activated half and three hidden-width tensors for "
      f"{LOG_20K.budget.activation_peak / LOG_PER_TOKEN:,.0f} tokens "
      f"({LOG_PER_TOKEN / 1024:.0f} KiB per token), and the KV cache is what is left, "
-     f"{LOG_20K.budget.kv_bytes_per_token / 1024:.0f} KiB per token"),
-    ("and 29,000 tokens no longer fit in it", lambda: "and "
+     f"{LOG_20K.budget.kv_bytes_per_token / 1024:.0f} KiB per token",
+    lambda: "and "
      f"{int(LOG_29K.measured['max_model_len']):,} tokens "
      + ("no longer fit" if LOG_29K.budget.kv_cache_tokens < LOG_29K.measured["max_model_len"]
-        else "fit") + " in it"),
-    ("the user's 29,000-token setting failed", lambda: "the user's "
+       else "fit") + " in it",
+    lambda: "the user's "
      f"{int(LOG_29K.measured['max_model_len']):,}-token setting "
      + ("failed" if LOG_29K.budget.kv_cache_tokens < LOG_29K.measured["max_model_len"]
-        else "worked")),
+       else "worked"),
     # Section 3: what one GPU holds
-    ("Llama 3.1 405B trains on 16,384 H100s, on sequences of 8,192 tokens.",
-     lambda: f"Llama 3.1 405B trains on {RUN_405B['n_gpus']:,} H100s, on sequences of "
-     f"{RUN_405B['seq_len']:,} tokens."),
-    ('An H100 reports 81,559 MiB, 85.5 GB (the "80 GB" of its label is 80 GiB, less what',
-     lambda: f"An H100 reports {REPORTED / 2**20:,.0f} MiB, {gb(REPORTED)} (the "
+    lambda: f"Llama 3.1 405B trains on {RUN_405B['n_gpus']:,} H100s, on sequences of "
+     f"{RUN_405B['seq_len']:,} tokens.",
+    lambda: f"An H100 reports {REPORTED / 2**20:,.0f} MiB, {gb(REPORTED)} (the "
      f'"{H100.memory_bytes / 1e9:.0f} GB" of its label is {H100.memory_bytes / 1e9:.0f} GiB, '
-     + ("less" if REPORTED < H100.memory_bytes / 1e9 * 2**30 else "more") + " what"),
-    ("a plan keeps 5 % of that free for the framework, communication buffers and "
-     "fragmentation: 81.2 GB.", lambda: f"a plan keeps {pct(planning.MEMORY_RESERVE)} of that "
-     f"free for the framework, communication buffers and fragmentation: {gb(USABLE)}."),
-    ("Stages need not be equal: 126 layers do not divide into 16, and the largest of 16 stages "
-     "holds $\\lceil 126/16\\rceil = 8$ layers. (The Llama 3 team gave the first and last "
-     "stages one layer fewer, since they also hold the embedding and the output layer "
-     "{cite:p}`dubey2024llama3`: 7 + 14 × 8 + 7 = 126.)",
-     lambda: f"Stages need not be equal: {LLAMA3_405B.layers} layers do not divide into 16, "
+     + ("less" if REPORTED < H100.memory_bytes / 1e9 * 2**30 else "more") + " what",
+    lambda: f"a plan keeps {pct(planning.MEMORY_RESERVE)} of that "
+     f"free for the framework, communication buffers and fragmentation: {gb(USABLE)}.",
+    lambda: f"Stages need not be equal: {LLAMA3_405B.layers} layers do not divide into 16, "
      "and the largest of 16 stages holds "
      f"$\\lceil {LLAMA3_405B.layers}/16\\rceil = {largest_stage()}$"
      " layers. (The Llama 3 team gave the first and last stages one layer fewer, since they "
      "also hold the embedding and the output layer {cite:p}`dubey2024llama3`: "
-     f"{uneven_stages()}.)"),
-    ("Those parameters carry 2 + 2 + 12 = 16 bytes each", lambda: "Those parameters carry "
-     f"{state_parts()} = {memory.bytes_per_param('mixed')} bytes each"),
-    ("of which ZeRO partitions 12 (stage 1), 14 (stage 2) or all 16 (stage 3)",
-     lambda: "of which ZeRO partitions {} (stage 1), {} (stage 2) or all {} (stage 3)".format(
-         *zero_partitioned())),
-    ("Data parallelism would need 7.0 TB per GPU", lambda: "Data parallelism would need "
-     f"{gb(layout(1, 1, 0).total)} per GPU"),
-    ("one GPU stores 537 GB of them", lambda: f"one GPU stores "
-     f"{layout(1, 1, 3).activations / 1e9:.0f} GB of them"),
-    ("which stay near 68 GB; the state shrinks to 13.2 GB at 16 stages and 6.7 GB at 32, where "
-     "the total finally fits: 75.0 GB. ZeRO-3 with full recomputation also fits, at 34.2 GB",
-     lambda: f"which stay near {layout(8, 16, 1).activations / 1e9:.0f} GB; the state shrinks "
+     f"{uneven_stages()}.)",
+    lambda: "Those parameters carry "
+     f"{state_parts()} = {memory.bytes_per_param('mixed')} bytes each",
+    lambda: "of which ZeRO partitions {} (stage 1), {} (stage 2) or all {} (stage 3)".format(
+        *zero_partitioned()),
+    lambda: "Data parallelism would need "
+     f"{gb(layout(1, 1, 0).total)} per GPU",
+    lambda: f"one GPU stores "
+     f"{layout(1, 1, 3).activations / 1e9:.0f} GB of them",
+    lambda: f"which stay near {layout(8, 16, 1).activations / 1e9:.0f} GB; the state shrinks "
      f"to {gb(layout(8, 16, 1).model_state)} at 16 stages and {gb(layout(8, 32, 1).model_state)}"
      f" at 32, where the total finally {fits_word(layout(8, 32, 1).total)}: "
      f"{gb(layout(8, 32, 1).total)}. ZeRO-3 with full recomputation also "
-     f"{fits_word(layout(1, 1, 3, 'full').total)}, at {gb(layout(1, 1, 3, 'full').total)}"),
-    ("The planner keeps tp 8 × pp 1 with ZeRO-3 and one chunk per GPU, 67.6 GB at "
-     "46.4 % MFU",
-     lambda: f"The planner keeps {kept_layout()}, {gb(frontier()['memory_per_gpu'])} at "
-     f"{pct(frontier()['mfu'], 1)} MFU"),
-    ("8 key-value heads instead of 128", lambda: f"{LLAMA3_405B.kv_heads} key-value heads "
-     f"instead of {LLAMA3_405B.heads}"),
+     f"{fits_word(layout(1, 1, 3, 'full').total)}, at {gb(layout(1, 1, 3, 'full').total)}",
+    lambda: f"The planner keeps {kept_layout()}, {gb(frontier()['memory_per_gpu'])} at "
+     f"{pct(frontier()['mfu'], 1)} MFU",
+    lambda: f"{LLAMA3_405B.kv_heads} key-value heads "
+     f"instead of {LLAMA3_405B.heads}",
     # Section 4: compute, memory or communication
-    ("(80 % on an H100, Bekman's matmul benchmark", lambda: "("
+    lambda: "("
      f"{pct(planning.gpu_view('H100 SXM').matmul_efficiency)} on an H100, Bekman's matmul "
-     "benchmark"),
-    ("Our count puts that layout at 75.0 GB, within the 81.2 GB a plan may use; with ZeRO-1 it "
-     "would need 81.4 GB, 0.2 % over.",
-     lambda: f"Our count puts that layout at {gb(layout(8, 16, 2).total)}, "
+     "benchmark",
+    lambda: f"Our count puts that layout at {gb(layout(8, 16, 2).total)}, "
      + ("within" if layout(8, 16, 2).total <= USABLE else "beyond")
      + f" the {gb(frontier()['memory_limit'])} a plan may use; with ZeRO-1 it would need "
      f"{gb(layout(8, 16, 1).total)}, {pct(layout(8, 16, 1).total / USABLE - 1, 1)} "
-     + ("over." if layout(8, 16, 1).total > USABLE else "under.")),
-    ("ZeRO-3 with full recomputation fits in 34 GB per GPU", lambda: "ZeRO-3 with full "
-     f"recomputation fits in {layout(1, 1, 3, 'full').total / 1e9:.0f} GB per GPU"),
-    ("(about 80 % of the NVLink line rate inside a server, 94 % of a 400 Gb/s NIC",
-     lambda: f"(about {10 * round(10 * distributed.NVLINK_EFFICIENCY)} % of the NVLink "
-     f"line rate inside a server, {pct(distributed.NETWORK_EFFICIENCY)} of a 400 Gb/s NIC"),
-    ("16M tokens of 8,192 are 2,048 sequences, and 16,384 data-parallel GPUs would "
-     "each need at least one. Even if the batch allowed it, every GPU would exchange "
-     "gradients and parameters for all 406 billion parameters, 6.6 s of traffic "
-     "against 5.2 s of compute.",
-     lambda: f"16M tokens of 8,192 are {16 * 2**20 // 8192:,} sequences, and 16,384 "
+     + ("over." if layout(8, 16, 1).total > USABLE else "under."),
+    lambda: "ZeRO-3 with full "
+     f"recomputation fits in {layout(1, 1, 3, 'full').total / 1e9:.0f} GB per GPU",
+    lambda: f"(about {10 * round(10 * distributed.NVLINK_EFFICIENCY)} % of the NVLink "
+     f"line rate inside a server, {pct(distributed.NETWORK_EFFICIENCY)} of a 400 Gb/s NIC",
+    lambda: f"16M tokens of 8,192 are {16 * 2**20 // 8192:,} sequences, and 16,384 "
      "data-parallel GPUs would each need at least one. Even if the batch allowed it, every "
      f"GPU would exchange gradients and parameters for all {N_405B / 1e9:.0f} billion "
      f"parameters, {zero3()['comm_time']:.1f} s of traffic against "
-     f"{zero3()['step_compute']:.1f} s of compute."),
-    ("the pipeline's bubble, 2.2 s of a 7.0 s step", lambda: "the pipeline's bubble, "
-     f"{llama3()['bubble']:.1f} s of a {llama3()['step_time']:.1f} s step"),
-    ("its 4M tokens per step, 1,024 sequences", lambda: "its 4M tokens per step, "
-     f"{SEQUENCES:,} sequences"),
-    ("Beyond 512 GPUs data parallelism runs out of sequences", lambda: "Beyond "
-     f"{last_plain_dp():,} GPUs data parallelism runs out of sequences"),
-    ("the MFU falls to 37 % at 4,096 GPUs; at 16,384 the GPUs wait longer than they "
-     "compute",
-     lambda: f"the MFU falls to {pct(sweep()[4096]['mfu'])} at 4,096 GPUs; at "
-     f"{first_communication_bound():,} the GPUs wait longer than they compute"),
+     f"{zero3()['step_compute']:.1f} s of compute.",
+    lambda: "the pipeline's bubble, "
+     f"{llama3()['bubble']:.1f} s of a {llama3()['step_time']:.1f} s step",
+    lambda: "its 4M tokens per step, "
+     f"{SEQUENCES:,} sequences",
+    lambda: "Beyond "
+     f"{last_plain_dp():,} GPUs data parallelism runs out of sequences",
+    lambda: f"the MFU falls to {pct(sweep()[4096]['mfu'])} at 4,096 GPUs; at "
+     f"{first_communication_bound():,} the GPUs wait longer than they compute",
     # Predicted against published
-    ("Megatron-LM's 163 TFLOP/s per A100", lambda: "Megatron-LM's "
-     f"{run('Megatron-LM 1T').published.split(' ')[0]} TFLOP/s per A100"),
-    ("without it, it is 39.2 % MFU", lambda: "without it, it is "
-     f"{pct(run('Megatron-LM 1T').published_mfu, 1)} MFU"),
-    ("reports 180K H800 GPU-hours per trillion tokens, which that convention turns into 44.7 %",
-     lambda: "reports 180K H800 GPU-hours per trillion tokens, which that convention turns "
-     f"into {pct(run('DeepSeek-V3').published_mfu, 1)}"),
+    lambda: "Megatron-LM's "
+     f"{run('Megatron-LM 1T').published.split(' ')[0]} TFLOP/s per A100",
+    lambda: "without it, it is "
+     f"{pct(run('Megatron-LM 1T').published_mfu, 1)} MFU",
+    lambda: "reports 180K H800 GPU-hours per trillion tokens, which that convention turns "
+     f"into {pct(run('DeepSeek-V3').published_mfu, 1)}",
     # Section 5: the seed's dashboard
-    ("a realistic 40 % (19.7 days instead of 36.9 for the 7B plan)",
-     lambda: f"a realistic {pct(MFU)} ({days_7b(0.752):.1f} days instead of "
-     f"{days_7b(MFU):.1f} for the 7B plan)"),
-    ("FlashAttention-3's 75 % of the H100's dense FP16 peak",
-     lambda: f"FlashAttention-3's {pct(fa3())} of the H100's dense FP16 peak"),
-    ("MegaScale 55.2 % on 12,288 GPUs", lambda: "MegaScale "
-     f"{pct(run('MegaScale 175B').published_mfu, 1)} on {run('MegaScale 175B').n_gpus:,} GPUs"),
-    ("The planner's own prediction for that plan, 57.6 %, is fitted",
-     lambda: f"The planner's own prediction for that plan, {pct(DEFAULT['mfu'], 1)}, is "
-     "fitted"),
-    ("The dense BF16 runs of section 4's published set report 33–61 %",
-     lambda: "The dense BF16 runs of section 4's published set report "
-     f"{dense_bf16_range()[0]:.0f}–{dense_bf16_range()[1]:.0f} %"),
-    ("Left out of the fit, the three runs most like this one were predicted within 12 "
-     "%, so read 57.6 % as 51–65 %", lambda: "Left out of the fit, the "
+    lambda: f"a realistic {pct(MFU)} ({days_7b(0.752):.1f} days instead of "
+     f"{days_7b(MFU):.1f} for the 7B plan)",
+    lambda: f"FlashAttention-3's {pct(fa3())} of the H100's dense FP16 peak",
+    lambda: "MegaScale "
+     f"{pct(run('MegaScale 175B').published_mfu, 1)} on {run('MegaScale 175B').n_gpus:,} GPUs",
+    lambda: f"The planner's own prediction for that plan, {pct(DEFAULT['mfu'], 1)}, is "
+     "fitted",
+    lambda: "The dense BF16 runs of section 4's published set report "
+     f"{dense_bf16_range()[0]:.0f}–{dense_bf16_range()[1]:.0f} %",
+    lambda: "Left out of the fit, the "
      f"{WORDS.get(band()[1], band()[1])} runs most like this one were predicted within "
      f"{pct(band()[0])}, so read {pct(DEFAULT['mfu'], 1)} as "
      f"{100 * DEFAULT['mfu'] * (1 - band()[0]):.0f}–"
-     f"{100 * DEFAULT['mfu'] * (1 + band()[0]):.0f} %"),
-    ("41 of them, from seven code bases", lambda: f"{len(planning.PUBLISHED_RUNS)} of them, "
-     f"from {SEVEN[len({r.code_base for r in planning.PUBLISHED_RUNS})]} code bases"),
-    ("on runs left out of the fit it errs by 10.4 % in the median",
-     lambda: "on runs left out of the fit it errs by "
+     f"{100 * DEFAULT['mfu'] * (1 + band()[0]):.0f} %",
+    lambda: f"{len(planning.PUBLISHED_RUNS)} of them, "
+     f"from {SEVEN[len({r.code_base for r in planning.PUBLISHED_RUNS})]} code bases",
+    lambda: "on runs left out of the fit it errs by "
      f"{pct(planning.published.summary(planning.published.leave_one_out())['median'], 1)} "
-     "in the median"),
-    ("The dashboard's own starting plan uses 77.2 %; Llama 3's layout of section 3 would use "
-     "100.2 %.", lambda: "The dashboard's own starting plan uses "
+     "in the median",
+    lambda: "The dashboard's own starting plan uses "
      f"{pct(DEFAULT['memory_per_gpu'] / USABLE, 1)}; Llama 3's layout of section 3 "
-     f"would use {pct(layout(8, 16, 1).total / USABLE, 1)}."),
-    ("A 7B model trains at about 9,800 tokens/s on one H100 at 40 % MFU; at 342 tokens/s that "
-     "GPU would be at 1.4 % MFU.", lambda: "A 7B model trains at about "
+     f"would use {pct(layout(8, 16, 1).total / USABLE, 1)}.",
+    lambda: "A 7B model trains at about "
      f"{round(one_h100_tokens(), -2):,.0f} tokens/s on one H100 at {pct(MFU)} MFU; at 342 "
      "tokens/s that GPU would be at "
-     f"{pct(flops.mfu(342, flops.flops_per_token(N_7B), 1, PEAK), 1)} MFU."),
-    ("cannot exceed 249 tokens/s on an H100", lambda: "cannot exceed "
-     f"{decode_ceiling_7b():.0f} tokens/s on an H100"),
-    ("342 tokens/s cost $0.0056 per 1,000 tokens", lambda: "342 tokens/s cost "
-     f"${per_1k(PRICE, 342):.4f} per 1,000 tokens"),
-    ('"Scale factor 6.8×".** Reproducible, if it means 8 GPUs at 85 % scaling efficiency',
-     lambda: f'"Scale factor {distributed.effective_speedup(8, 0.85):.1f}×".** Reproducible, '
-     "if it means 8 GPUs at 85 % scaling efficiency"),
-    ("the dashboard's starting plan gives 64 GPUs computing 98.8 % of each step",
-     lambda: f"the dashboard's starting plan gives {PLAN['n_gpus']} GPUs computing "
-     f"{pct(DEFAULT['efficiency'], 1)} of each step"),
-    ('"16× performance improvement"** matches the A100\'s dense BF16 tensor-core rate over '
-     "its FP32 rate (312 ÷ 19.5), if that is the comparison meant; on an H100 it is 14.8×.",
-     lambda: f'"{A100.dense("bf16") / A100.dense("fp32"):.0f}× performance improvement"** '
+     f"{pct(flops.mfu(342, flops.flops_per_token(N_7B), 1, PEAK), 1)} MFU.",
+    lambda: "cannot exceed "
+     f"{decode_ceiling_7b():.0f} tokens/s on an H100",
+    lambda: "342 tokens/s cost "
+     f"${per_1k(PRICE, 342):.4f} per 1,000 tokens",
+    lambda: f'"Scale factor {distributed.effective_speedup(8, 0.85):.1f}×".** Reproducible, '
+     "if it means 8 GPUs at 85 % scaling efficiency",
+    lambda: f"the dashboard's starting plan gives {PLAN['n_gpus']} GPUs computing "
+     f"{pct(DEFAULT['efficiency'], 1)} of each step",
+    lambda: f'"{A100.dense("bf16") / A100.dense("fp32"):.0f}× performance improvement"** '
      "matches the A100's dense BF16 tensor-core rate over its FP32 rate "
      f"({A100.dense('bf16') / 1e12:.0f} ÷ {A100.dense('fp32') / 1e12:.1f}), if that is the "
-     f"comparison meant; on an H100 it is {PEAK / H100.dense('fp32'):.1f}×."),
-    ('**"3.35 TB/s"** is the H100 SXM\'s memory bandwidth, correct.',
-     lambda: f'**"{units.format_bandwidth(H100.bandwidth)}"** is the H100 SXM\'s memory '
-     "bandwidth, correct."),
-    ('**"75 % max H100 utilization"** is FlashAttention-3\'s kernel figure',
-     lambda: f'**"{pct(fa3())} max H100 utilization"** is FlashAttention-3\'s kernel figure'),
-    ("mixed precision keeps 16 bytes per parameter, like FP32 training",
-     lambda: f"mixed precision keeps {memory.bytes_per_param('mixed')} bytes per parameter, "
+     f"comparison meant; on an H100 it is {PEAK / H100.dense('fp32'):.1f}×.",
+    lambda: f'**"{units.format_bandwidth(H100.bandwidth)}"** is the H100 SXM\'s memory '
+     "bandwidth, correct.",
+    lambda: f'**"{pct(fa3())} max H100 utilization"** is FlashAttention-3\'s kernel figure',
+    lambda: f"mixed precision keeps {memory.bytes_per_param('mixed')} bytes per parameter, "
      + ("like FP32 training" if memory.bytes_per_param("fp32") == memory.bytes_per_param(
-         "mixed") else "unlike FP32 training")),
-    ("Llama 3.1 405B's training state alone needs at least 82 H100s even with perfect "
-     "sharding, and at 40 % MFU 128 H100s would train it in about 24 years.",
-     lambda: "Llama 3.1 405B's training state alone needs at least "
+        "mixed") else "unlike FP32 training"),
+    lambda: "Llama 3.1 405B's training state alone needs at least "
      f"{memory.gpus_needed(N_405B * memory.bytes_per_param(), H100.memory_bytes)} H100s even "
      f"with perfect sharding, and at {pct(MFU)} MFU 128 H100s would train it in about "
      f"{flops.training_days(flops.training_flops(N_405B, 15.6e12), 128, PEAK, MFU) / 365:.0f}"
-     " years."),
+     " years.",
     # Section 6: this machine
-    ("(the matmul efficiency is then 100 %)", lambda: "(the matmul efficiency is then "
-     f"{calculators.get('planning').input('matmul_efficiency').max:.0f} %)"),
-    ("more than 100 GB of training state", lambda: "more than "
-     f"{100 * math.floor(N_7B * memory.bytes_per_param() / 100e9)} GB of training state"),
+    lambda: "(the matmul efficiency is then "
+     f"{calculators.get('planning').input('matmul_efficiency').max:.0f} %)",
+    lambda: "more than "
+     f"{100 * math.floor(N_7B * memory.bytes_per_param() / 100e9)} GB of training state",
     # Section 7: the shop
-    ("It owns one NVIDIA L4 (24 GB at 300 GB/s).",
-     lambda: f"It owns one NVIDIA L4 ({L4.memory_bytes / 1e9:.0f} GB at "
-     f"{units.format_bandwidth(L4.bandwidth, digits=0)})."),
-    ("In BF16 the weights take 13.5 GB of the L4's 24 and leave room for only three full "
-     "conversations. INT8 weights ({term}`quantisation`) free 6.7 GB: seven conversations, "
-     "twice the throughput. INT4 adds only one more",
-     lambda: f"In BF16 the weights take {gb(memory.weight_bytes(N_7B, precision='bf16'))} of "
+    lambda: f"It owns one NVIDIA L4 ({L4.memory_bytes / 1e9:.0f} GB at "
+     f"{units.format_bandwidth(L4.bandwidth, digits=0)}).",
+    lambda: f"In BF16 the weights take {gb(memory.weight_bytes(N_7B, precision='bf16'))} of "
      f"the L4's {L4.memory_bytes / 1e9:.0f} and leave room for only "
      f"{WORDS[most_conversations('L4', 'bf16')]} full conversations. INT8 weights "
      "({term}`quantisation`) free "
      f"{gb(memory.weight_bytes(N_7B) - memory.weight_bytes(N_7B, precision='int8'))}"
      f": {WORDS[most_conversations('L4', 'int8')]} conversations, "
      f"{WORDS[round(served('L4', 'int8') / served('L4', 'bf16'))]} the throughput. INT4 adds "
-     f"only {WORDS[most_conversations('L4', 'int4') - most_conversations('L4', 'int8')]} more"),
-    ("the KV cache, 2 GiB per conversation,", lambda: "the KV cache, "
+     f"only {WORDS[most_conversations('L4', 'int4') - most_conversations('L4', 'int8')]} more",
+    lambda: "the KV cache, "
      f"{inference.kv_cache_bytes(LLAMA2_7B, seq_len=CONTEXT) / 2**30:.0f} GiB per "
-     "conversation,"),
-    ("an FP8 KV cache doubles the conversations to 14. Per conversation the speed barely moves, "
-     "14–15 tokens/s at full context", lambda: "an FP8 KV cache "
+     "conversation,",
+    lambda: "an FP8 KV cache "
      + {2: "doubles"}[most_conversations("L4", "int8", "fp8") // most_conversations("L4", "int8")]
      + f" the conversations to {most_conversations('L4', 'int8', 'fp8')}. Per conversation the "
      "speed barely moves, "
-     f"{l4_speed_range()} tokens/s at full context"),
-    ("a 7B model on an L4 becomes compute-bound only past a batch of about 400",
-     lambda: "a 7B model on an L4 becomes compute-bound only past a batch of about "
-     f"{round(l4_compute_bound_batch(), -2):.0f}"),
-    ("a batch no 24 GB card can hold", lambda: f"a batch no {L4.memory_bytes / 1e9:.0f} GB "
-     "card can hold"),
-    ("**Decision: INT8 weights, BF16 KV cache, up to 7 conversations at once** on the shop's "
-     "L4, about 96 tokens/s in all", lambda: "**Decision: INT8 weights, BF16 KV cache, up to "
+     f"{l4_speed_range()} tokens/s at full context",
+    lambda: "a 7B model on an L4 becomes compute-bound only past a batch of about "
+     f"{round(l4_compute_bound_batch(), -2):.0f}",
+    lambda: f"a batch no {L4.memory_bytes / 1e9:.0f} GB "
+     "card can hold",
+    lambda: "**Decision: INT8 weights, BF16 KV cache, up to "
      f"{most_conversations('L4', 'int8')} conversations at once** on the shop's L4, about "
-     f"{served('L4', 'int8'):.0f} tokens/s in all"),
-    ("a million tokens a day, 11.6 tokens/s on average", lambda: "a million tokens a day, "
-     f"{TRAFFIC:.1f} tokens/s on average"),
-    ("at 72 W and the US industrial average of 8.06 ¢/kWh",
-     lambda: f"at {L4.tdp_watts:.0f} W and the US industrial average of "
-     f"{100 * calculators.si_inputs('tco')['usd_per_kwh']:.2f} ¢/kWh"),
-    ("At full capacity an H100 produces tokens for 0.15 ¢ per thousand. Rented "
-     "around the clock for the shop's traffic it costs 111 times as much, 17 cents per "
-     "thousand, because it sits idle 99 % of the time",
-     lambda: "At full capacity an H100 produces tokens for "
+     f"{served('L4', 'int8'):.0f} tokens/s in all",
+    lambda: "a million tokens a day, "
+     f"{TRAFFIC:.1f} tokens/s on average",
+    lambda: f"at {L4.tdp_watts:.0f} W and the US industrial average of "
+     f"{100 * calculators.si_inputs('tco')['usd_per_kwh']:.2f} ¢/kWh",
+    lambda: "At full capacity an H100 produces tokens for "
      f"{100 * per_1k(PRICE, served('H100 SXM', 'bf16')):.2f} ¢ per thousand. Rented around "
      "the clock for the shop's traffic it costs "
      f"{per_1k(PRICE, TRAFFIC) / per_1k(PRICE, served('H100 SXM', 'bf16')):.0f} times as much, "
      f"{100 * per_1k(PRICE, TRAFFIC):.0f} cents per thousand, because it sits idle "
-     f"{pct(1 - TRAFFIC / served('H100 SXM', 'bf16'))} of the time"),
-    ("The card the shop already owns costs a hundredth of a cent per thousand tokens",
-     lambda: "The card the shop already owns costs "
-     f"{cents_words(per_1k(l4_power_hour(), TRAFFIC))} per thousand tokens"),
-    ("Full fine-tuning needs 116 GB, five L4s' worth. LoRA with the base in BF16 needs 22.2 GB "
-     "with or without selective recomputation (FlashAttention keeps no scores to drop; just "
-     "over the 22 GB left), and 14.1 GB with full recomputation: it fits. A 4-bit base, the "
-     "idea behind QLoRA, fits with selective recomputation, at 12.1 GB. The adapters are "
-     "8.4 million parameters, 0.12 % of the model, and 16.8 MB on disk, against 13.5 GB for a "
-     "fully fine-tuned copy.",
-     lambda: f"Full fine-tuning needs {fine_tune('selective') / 1e9:.0f} GB, "
+     f"{pct(1 - TRAFFIC / served('H100 SXM', 'bf16'))} of the time",
+    lambda: "The card the shop already owns costs "
+     f"{cents_words(per_1k(l4_power_hour(), TRAFFIC))} per thousand tokens",
+    lambda: f"Full fine-tuning needs {fine_tune('selective') / 1e9:.0f} GB, "
      f"{WORDS[memory.gpus_needed(fine_tune('selective'), L4.memory_bytes)]} L4s' worth. LoRA "
      f"with the base in BF16 needs {gb(lora('none').total)} "
      + ({True: "with or without selective recomputation (FlashAttention keeps no scores to "
-               "drop; "}[lora("none").total == lora("selective").total])
+              "drop; "}[lora("none").total == lora("selective").total])
      + f"just {'over' if not memory.fits(lora('selective').total, ROOM) else 'under'} "
      f"the {ROOM / 1e9:.0f} GB left), and {gb(lora('full').total)} with full recomputation: it "
      f"{fits_word(lora('full').total, ROOM)}. A 4-bit base, the idea behind QLoRA, "
@@ -484,35 +415,28 @@ CLAIMS = claims(
      f"{lora('full').trainable_params / 1e6:.1f} million parameters, "
      f"{pct(lora('full').trainable_params / N_7B, 2)} of the model, and "
      f"{gb(lora('full').adapter_weights)} on disk, against "
-     f"{gb(memory.weight_bytes(N_7B, precision='bf16'))} for a fully fine-tuned copy."),
-    ("two H100s with ZeRO-2, 13 minutes, about $3 at the dated price",
-     lambda: f"two H100s with ZeRO-{rented_zero(2)}, "
+     f"{gb(memory.weight_bytes(N_7B, precision='bf16'))} for a fully fine-tuned copy.",
+    lambda: f"two H100s with ZeRO-{rented_zero(2)}, "
      f"{rented(2)['time'] / 60:.0f} minutes, about {dollars(rented(2)['cost'])} at the dated "
-     "price" if rented(2)["fits"] and not rented(1)["fits"] else "does not fit"),
+     "price" if rented(2)["fits"] and not rented(1)["fits"] else "does not fit",
     # The plan, decided
-    ("(compute would only bind past ~400)", lambda: "(compute would only bind past "
-     f"~{round(l4_compute_bound_batch(), -2):.0f})"),
-    ("about 96 tokens/s in all, 14 per conversation at full context",
-     lambda: f"about {served('L4', 'int8'):.0f} tokens/s in all, "
-     f"{each('L4', 'int8'):.0f} per conversation at full context"),
-    ("electricity: $0.00014, plus the card's price over its life | an idle rented H100 would "
-     "cost $0.17", lambda: f"electricity: ${per_1k(l4_power_hour(), TRAFFIC):.5f}, plus the "
+    lambda: "(compute would only bind past "
+     f"~{round(l4_compute_bound_batch(), -2):.0f})",
+    lambda: f"about {served('L4', 'int8'):.0f} tokens/s in all, "
+     f"{each('L4', 'int8'):.0f} per conversation at full context",
+    lambda: f"electricity: ${per_1k(l4_power_hour(), TRAFFIC):.5f}, plus the "
      "card's price over its life | an idle rented H100 would cost "
-     f"${per_1k(PRICE, TRAFFIC):.2f}"),
-    ("on the L4: 14.1 GB, about 6.9 h | full fine-tuning needs 116 GB",
-     lambda: f"on the L4: {gb(lora('full').total)}, about {lora_hours():.1f} h | full "
-     f"fine-tuning needs {fine_tune('selective') / 1e9:.0f} GB"),
-    ("full fine-tune on 2 rented H100s, 13 min, about $3",
-     lambda: f"full fine-tune on 2 rented H100s, {rented(2)['time'] / 60:.0f} min, about "
-     f"{dollars(rented(2)['cost'])}"),
-    ("The average, 35 tokens/s, is still far below the L4's 96",
-     lambda: f"The average, {3 * TRAFFIC:.0f} tokens/s, is still far below the L4's "
-     f"{served('L4', 'int8'):.0f}"),
-    ("an FP8 cache fits 14 on the L4", lambda: "an FP8 cache fits "
-     f"{most_conversations('L4', 'int8', 'fp8')} on the L4"),
-    ("a fine-tune that needs 116 GB into one that fits in 24",
-     lambda: f"a fine-tune that needs {fine_tune('selective') / 1e9:.0f} GB into one that fits "
-     f"in {L4.memory_bytes / 1e9:.0f}"),
+     f"${per_1k(PRICE, TRAFFIC):.2f}",
+    lambda: f"on the L4: {gb(lora('full').total)}, about {lora_hours():.1f} h | full "
+     f"fine-tuning needs {fine_tune('selective') / 1e9:.0f} GB",
+    lambda: f"full fine-tune on 2 rented H100s, {rented(2)['time'] / 60:.0f} min, about "
+     f"{dollars(rented(2)['cost'])}",
+    lambda: f"The average, {3 * TRAFFIC:.0f} tokens/s, is still far below the L4's "
+     f"{served('L4', 'int8'):.0f}",
+    lambda: "an FP8 cache fits "
+     f"{most_conversations('L4', 'int8', 'fp8')} on the L4",
+    lambda: f"a fine-tune that needs {fine_tune('selective') / 1e9:.0f} GB into one that fits "
+     f"in {L4.memory_bytes / 1e9:.0f}",
 )
 
 #: Numbers of the prose that are not results of the calculators.

@@ -151,75 +151,52 @@ def _fp4_70b(name: str) -> str:
 
 CLAIMS = claims(
     # 1. How long should a matrix multiplication take?
-    ("For $M = K = N = 4096$ in BF16 ($b = 2$) on an H100 SXM (989.4 TFLOP/s dense BF16, "
-     "3.35 TB/s)",
-     lambda: (lambda r: f"For $M = K = N = {r['m']}$ in {r['dtype'].upper()} ($b = "
-              f"{memory.precision_bytes(r['dtype']):g}$) on an {r['gpu']} ({r['peak_flops']} "
-              f"TFLOP/s dense BF16, {r['bandwidth']} TB/s)")(calculators.resolve("gemm"))),
-    ("$F = 2 \\times 4096^3$ = **137.44 GFLOP**", lambda: f"$F = 2 \\times {N}^3$ = "
-     f"**{_worked()['flops']}**"),
-    ("$Q = 3 \\times 4096^2 \\times 2$ bytes = **100.7 MB**",
-     lambda: f"$Q = 3 \\times {N}^2 \\times 2$ bytes = **{_worked()['bytes']}**"),
-    ("$I$ = **1,365 FLOP/byte**", lambda: f"$I$ = **{_worked()['intensity']}**"),
-    ("arithmetic alone takes **139 µs**, traffic alone **30.0 µs**: the GEMM is "
-     "{term}`compute-bound`, and 139 µs is the floor",
-     lambda: f"arithmetic alone takes **{_worked()['compute_time']}**, traffic alone "
+    lambda: (lambda r: f"For $M = K = N = {r['m']}$ in {r['dtype'].upper()} ($b = "
+             f"{memory.precision_bytes(r['dtype']):g}$) on an {r['gpu']} ({r['peak_flops']} "
+             f"TFLOP/s dense BF16, {r['bandwidth']} TB/s)")(calculators.resolve("gemm")),
+    lambda: f"$F = 2 \\times {N}^3$ = "
+     f"**{_worked()['flops']}**",
+    lambda: f"$Q = 3 \\times {N}^2 \\times 2$ bytes = **{_worked()['bytes']}**",
+    lambda: f"$I$ = **{_worked()['intensity']}**",
+    lambda: f"arithmetic alone takes **{_worked()['compute_time']}**, traffic alone "
      f"**{_worked()['memory_time']}**: the GEMM is {{term}}`{_worked()['bound']}-bound`, and "
-     f"{_worked()['time']} is the floor"),
-    ("takes part in 4,096 multiply-adds: 1,365 FLOP/byte, so the arithmetic (139 µs) takes "
-     "4.6 times as long as the traffic (30.0 µs)",
-     lambda: f"takes part in {N:,} multiply-adds: {_worked()['intensity']}, so the arithmetic"
+     f"{_worked()['time']} is the floor",
+    lambda: f"takes part in {N:,} multiply-adds: {_worked()['intensity']}, so the arithmetic"
      f" ({_worked()['compute_time']}) takes "
      f"{_square()['compute_time'] / _square()['memory_time']:.1f} times as long as the "
-     f"traffic ({_worked()['memory_time']})"),
-    ("still reads every one of its 4,096 × 14,336 BF16 weights, but uses each only once, for "
-     "a single multiply-add: 2 FLOPs for 2 bytes, an intensity of 1.000 FLOP/byte. Its "
-     "arithmetic would take 119 ns; reading the 117.5 MB takes 35.1 µs, 295 times as long, "
-     "so the roofline allows it 3.3 TFLOP/s, 0.34 % of the peak",
-     lambda: (lambda t, v: f"still reads every one of its {LLAMA.hidden:,} × {LLAMA.ffn:,} "
-              "BF16 weights, but uses each only once, for a single multiply-add: 2 FLOPs for "
-              f"2 bytes, an intensity of {t['intensity']}. Its arithmetic would take "
-              f"{t['compute_time']}; reading the {t['bytes']} takes {t['memory_time']}, "
-              f"{v['memory_time'] / v['compute_time']:.0f} times as long, so the roofline "
-              f"allows it {t['attainable']}, "
-              f"{100 * flops.utilization(v['attainable'], H100.dense('bf16')):.2f} % of the "
-              "peak")(_one_token()["text"], _one_token()["values"])),
+     f"traffic ({_worked()['memory_time']})",
+    lambda: (lambda t, v: f"still reads every one of its {LLAMA.hidden:,} × {LLAMA.ffn:,} "
+             "BF16 weights, but uses each only once, for a single multiply-add: 2 FLOPs for "
+             f"2 bytes, an intensity of {t['intensity']}. Its arithmetic would take "
+             f"{t['compute_time']}; reading the {t['bytes']} takes {t['memory_time']}, "
+             f"{v['memory_time'] / v['compute_time']:.0f} times as long, so the roofline "
+             f"allows it {t['attainable']}, "
+             f"{100 * flops.utilization(v['attainable'], H100.dense('bf16')):.2f} % of the "
+             "peak")(_one_token()["text"], _one_token()["values"]),
     # The seed page's figures, recomputed.
-    ('"137.4 GFLOPS" of operations', lambda: f'"{gemm.flops(N, N, N) / 1e9:.1f} GFLOPS" of '
-     "operations"),
-    ("201.3 MB of memory and 682.7 ops/byte",
-     lambda: f"{units.format_bytes(_square('fp32')['bytes'])} of memory and "
-     f"{_square('fp32')['intensity']:.1f} ops/byte"),
-    ("it is a count: 137.4 GFLOP, not 137.4 GFLOP/s",
-     lambda: f"it is a count: {units.format_flops(gemm.flops(N, N, N), digits=1)}, not "
-     f"{units.format_flops(gemm.flops(N, N, N), digits=1)}/s"),
-    ("Which peak rate would turn 137.4 GFLOP into", lambda: "Which peak rate would turn "
-     f"{units.format_flops(gemm.flops(N, N, N), digits=1)} into"),
-    ("The nearest, 0.0347 ms, and the others near it all need an H100 or H200", _nearest_text),
-    ("the honest answers are **2.05 ms** on the H100's ordinary FP32 cores, or **278 µs** if "
-     "the tensor cores may round the inputs to TF32. Stored in BF16, the same GEMM moves "
-     "**100.7 MB**, does **1,365 FLOP/byte** and takes at least **139 µs**",
-     lambda: f"the honest answers are **{units.format_seconds(_square('fp32')['time'])}** on "
+    lambda: f'"{gemm.flops(N, N, N) / 1e9:.1f} GFLOPS" of '
+     "operations",
+    lambda: f"{units.format_bytes(_square('fp32')['bytes'])} of memory and "
+     f"{_square('fp32')['intensity']:.1f} ops/byte",
+    lambda: f"it is a count: {units.format_flops(gemm.flops(N, N, N), digits=1)}, not "
+     f"{units.format_flops(gemm.flops(N, N, N), digits=1)}/s",
+    lambda: "Which peak rate would turn "
+     f"{units.format_flops(gemm.flops(N, N, N), digits=1)} into",
+    _nearest_text,
+    lambda: f"the honest answers are **{units.format_seconds(_square('fp32')['time'])}** on "
      "the H100's ordinary FP32 cores, or "
      f"**{units.format_seconds(_square('tf32')['time'])}** if the tensor cores may round the "
      "inputs to TF32. Stored in BF16, the same GEMM moves "
      f"**{units.format_bytes(_square()['bytes'])}**, does "
      f"**{_square()['intensity']:,.0f} FLOP/byte** and takes at least "
-     f"**{units.format_seconds(_square()['time'])}**"),
+     f"**{units.format_seconds(_square()['time'])}**",
     # 2. The roofline.
-    ("An H100 SXM in dense BF16 has its ridge at 989.4 TFLOP/s ÷ 3.35 TB/s = **295 "
-     "FLOP/byte**; an A100 80GB at 312 TFLOP/s ÷ 2.039 TB/s = **153 FLOP/byte**",
-     lambda: "An H100 SXM in dense BF16 has its ridge at "
+    lambda: "An H100 SXM in dense BF16 has its ridge at "
      f"{units.format_flop_rate(H100.dense('bf16'))} ÷ {units.format_bandwidth(H100.bandwidth)}"
      f" = **{H100.ridge_point('bf16'):.0f} FLOP/byte**; an A100 80GB at "
      f"{_tflop(A100.dense('bf16'), 0)} TFLOP/s ÷ {A100.bandwidth / 1e12:.3f} TB/s = "
-     f"**{A100.ridge_point('bf16'):.0f} FLOP/byte**"),
-    ("At 20 FLOP/byte it sits on the slope, far left of the 295 FLOP/byte ridge: its ceiling "
-     "is $20 \\times 3.35$ TB/s = 67 TFLOP/s whatever the peak. Doubling the peak changes "
-     "nothing (it only moves the ridge further right, to 591 FLOP/byte). Doubling the "
-     "bandwidth doubles its ceiling to 134 TFLOP/s: the ridge moves left to 148 FLOP/byte, "
-     "still far right of 20",
-     lambda: f"At {KERNEL} FLOP/byte it sits on the slope, far left of the "
+     f"**{A100.ridge_point('bf16'):.0f} FLOP/byte**",
+    lambda: f"At {KERNEL} FLOP/byte it sits on the slope, far left of the "
      f"{H100.ridge_point('bf16'):.0f} FLOP/byte ridge: its ceiling is ${KERNEL} \\times "
      f"{H100.bandwidth / 1e12:.2f}$ TB/s = {_tflop(_roof(KERNEL), 0)} TFLOP/s whatever the "
      "peak. Doubling the peak changes "
@@ -229,141 +206,108 @@ CLAIMS = claims(
      f" the bandwidth doubles its ceiling to "
      f"{_tflop(_roof(KERNEL, bandwidth=2 * H100.bandwidth), 0)} TFLOP/s: the ridge moves left"
      f" to {roofline.ridge_point(H100.dense('bf16'), 2 * H100.bandwidth):.0f} FLOP/byte, "
-     f"still far right of {KERNEL}"),
+     f"still far right of {KERNEL}",
     # 3. This machine's roofline.
-    ("The FP32 intensity of a 64×64×64 product is $2\\cdot 64^3 / (3\\cdot 64^2 \\cdot 4) "
-     "\\approx 10.7$ FLOP/byte",
-     lambda: "The FP32 intensity of a 64×64×64 product is $2\\cdot 64^3 / (3\\cdot 64^2 "
+    lambda: "The FP32 intensity of a 64×64×64 product is $2\\cdot 64^3 / (3\\cdot 64^2 "
      f"\\cdot 4) \\approx {gemm.arithmetic_intensity(64, 64, 64, bytes_per_element=4):.1f}$ "
-     "FLOP/byte"),
-    ("so 10.7 lands close to it", lambda: "so "
-     f"{gemm.arithmetic_intensity(64, 64, 64, bytes_per_element=4):.1f} lands close to it"),
-    ("\\ 10.7\\,W)$", lambda: "\\ "
-     f"{gemm.arithmetic_intensity(64, 64, 64, bytes_per_element=4):.1f}\\,W)$"),
+     "FLOP/byte",
+    lambda: "so "
+     f"{gemm.arithmetic_intensity(64, 64, 64, bytes_per_element=4):.1f} lands close to it",
+    lambda: "\\ "
+     f"{gemm.arithmetic_intensity(64, 64, 64, bytes_per_element=4):.1f}\\,W)$",
     # 4. Number formats.
-    ("Why does FP16 run at 989 TFLOP/s on an H100", lambda: "Why does FP16 run at "
-     f"{_tflop(H100.dense('fp16'), 0)} TFLOP/s on an H100"),
-    ("a range that ends at 65,504", lambda: "a range that ends at "
-     f"{float_format('fp16').largest:,.0f}"),
-    ("the Tensor Cores round the inputs to 10 fraction bits", lambda: "the Tensor Cores round "
-     f"the inputs to {float_format('tf32').fraction_bits} fraction bits"),
-    ("Once the running sum passes 512, FP16 can only represent it to the nearest 0.5",
-     lambda: "Once the running sum passes "
+    lambda: "Why does FP16 run at "
+     f"{_tflop(H100.dense('fp16'), 0)} TFLOP/s on an H100",
+    lambda: "a range that ends at "
+     f"{float_format('fp16').largest:,.0f}",
+    lambda: "the Tensor Cores round "
+     f"the inputs to {float_format('tf32').fraction_bits} fraction bits",
+    lambda: "Once the running sum passes "
      f"{_fp16_accumulator_step()[0]}, FP16 can only represent it to the nearest "
-     f"{_fp16_accumulator_step()[1]:g}"),
-    ("Plain FP32 on an H100 runs at 66.9 TFLOP/s, one fifteenth of BF16",
-     lambda: f"Plain FP32 on an H100 runs at {units.format_flop_rate(H100.dense('fp32'))}, one "
-     f"{WORDS[round(H100.dense('bf16') / H100.dense('fp32'))]} of BF16"),
-    ("multiples of 16 bytes' worth of elements (8 in FP16 or BF16, 4 in TF32, 16 in INT8 and "
-     "FP8), and on the A100 best at multiples of 128 bytes (64 FP16 elements)",
-     lambda: "multiples of 16 bytes' worth of elements ("
+     f"{_fp16_accumulator_step()[1]:g}",
+    lambda: f"Plain FP32 on an H100 runs at {units.format_flop_rate(H100.dense('fp32'))}, one "
+     f"{WORDS[round(H100.dense('bf16') / H100.dense('fp32'))]} of BF16",
+    lambda: "multiples of 16 bytes' worth of elements ("
      f"{16 / memory.precision_bytes('fp16'):.0f} in FP16 or BF16, "
      f"{16 / memory.precision_bytes('tf32'):.0f} in TF32, "
      f"{16 / memory.precision_bytes('int8'):.0f} in INT8 and FP8), and on the A100 best at "
-     f"multiples of 128 bytes ({128 / memory.precision_bytes('fp16'):.0f} FP16 elements)"),
-    ("a vocabulary of 50,257 tokens to 50,304",
-     lambda: (lambda v, m: f"a vocabulary of {v:,} tokens to {math.ceil(v / m) * m:,}")(
-         transformer.preset("gpt2").vocab, int(128 / memory.precision_bytes("fp16")))),
+     f"multiples of 128 bytes ({128 / memory.precision_bytes('fp16'):.0f} FP16 elements)",
+    lambda: (lambda v, m: f"a vocabulary of {v:,} tokens to {math.ceil(v / m) * m:,}")(
+        transformer.preset("gpt2").vocab, int(128 / memory.precision_bytes("fp16"))),
     # 5. Reading a datasheet.
-    ("FP16 and BF16 are with FP32 accumulation and equal wherever a GPU supports both (the "
-     "V100 has no BF16)",
-     lambda: "FP16 and BF16 are with FP32 accumulation and "
+    lambda: "FP16 and BF16 are with FP32 accumulation and "
      + {True: "equal"}[all(g.peak_flops["bf16"] == g.peak_flops["fp16"]
-                           for g in hardware.GPUS.values() if "bf16" in g.peak_flops)]
+                          for g in hardware.GPUS.values() if "bf16" in g.peak_flops)]
      + " wherever a GPU supports both (the V100 "
-     + {False: "has no"}["bf16" in hardware.gpu("V100 SXM").peak_flops] + " BF16)"),
-    ("The H100's 1,979 is its **2:4-sparse** FP16 rate",
-     lambda: f"The H100's {_tflop(H100.sparse_flops['fp16'], 0)} is its **2:4-sparse** FP16 "
-     "rate"),
-    ("Its dense rate is 989.4. Next to the A100's dense 312, the table suggests the H100 is "
-     "6.3 times faster for a dense matrix product; dense against dense it is 3.2 times",
-     lambda: f"Its dense rate is {_tflop(H100.dense('fp16'))}. Next to the A100's dense "
+     + {False: "has no"}["bf16" in hardware.gpu("V100 SXM").peak_flops] + " BF16)",
+    lambda: f"The H100's {_tflop(H100.sparse_flops['fp16'], 0)} is its **2:4-sparse** FP16 "
+     "rate",
+    lambda: f"Its dense rate is {_tflop(H100.dense('fp16'))}. Next to the A100's dense "
      f"{_tflop(A100.dense('fp16'), 0)}, the table suggests the H100 is "
      f"{H100.sparse_flops['fp16'] / A100.dense('fp16'):.1f} times faster for a dense matrix "
      f"product; dense against dense it is {H100.dense('fp16') / A100.dense('fp16'):.1f} "
-     "times"),
-    ("The RTX 4090's 165 is right, as the rate with FP32 accumulation (165.2); with an FP16 "
-     "accumulator the card does twice that, 330.3",
-     lambda: f"The RTX 4090's {_tflop(RTX.dense('fp16'), 0)} is right, as the rate with FP32 "
+     "times",
+    lambda: f"The RTX 4090's {_tflop(RTX.dense('fp16'), 0)} is right, as the rate with FP32 "
      f"accumulation ({_tflop(RTX.dense('fp16'))}); with an FP16 accumulator the card does "
      + {2: "twice"}[round(RTX.other_flops["fp16_fp16_accumulate"] / RTX.dense("fp16"))]
-     + f" that, {_tflop(RTX.other_flops['fp16_fp16_accumulate'])}"),
-    ("Its FP32 rate, though, is 82.6 TFLOP/s, not 35", lambda: "Its FP32 rate, though, is "
-     f"{units.format_flop_rate(RTX.dense('fp32'))}, not 35"),
-    ("plans the run at the 1,979 TFLOP/s on the datasheet's front page",
-     lambda: f"plans the run at the {_tflop(H100.sparse_flops['bf16'], 0)} TFLOP/s on the "
-     "datasheet's front page"),
-    ("The plan is off by a factor of two. 1,979 (1,978.9) TFLOP/s is the 2:4-sparse rate",
-     lambda: "The plan is off by a factor of "
+     + f" that, {_tflop(RTX.other_flops['fp16_fp16_accumulate'])}",
+    lambda: "Its FP32 rate, though, is "
+     f"{units.format_flop_rate(RTX.dense('fp32'))}, not 35",
+    lambda: f"plans the run at the {_tflop(H100.sparse_flops['bf16'], 0)} TFLOP/s on the "
+     "datasheet's front page",
+    lambda: "The plan is off by a factor of "
      + {2: "two"}[round(H100.sparse_flops["bf16"] / H100.dense("bf16"))]
      + f". {_tflop(H100.sparse_flops['bf16'], 0)} ({_tflop(H100.sparse_flops['bf16'])}) "
-     "TFLOP/s is the 2:4-sparse rate"),
-    ("run at the dense 989.4 TFLOP/s at best: the 4096³ BF16 GEMM of section 1 takes at least "
-     "139 µs, not the 69.5 µs the headline suggests",
-     lambda: f"run at the dense {units.format_flop_rate(H100.dense('bf16'))} at best: the "
+     "TFLOP/s is the 2:4-sparse rate",
+    lambda: f"run at the dense {units.format_flop_rate(H100.dense('bf16'))} at best: the "
      f"4096³ BF16 GEMM of section 1 takes at least {units.format_seconds(_square()['time'])}, "
      "not the "
      + units.format_seconds(roofline.time(flops=gemm.flops(N, N, N),
-                                          bytes=gemm.min_bytes(N, N, N, bytes_per_element=2),
-                                          peak_flops=H100.sparse_flops["bf16"],
-                                          bandwidth=H100.bandwidth))
-     + " the headline suggests"),
+                                         bytes=gemm.min_bytes(N, N, N, bytes_per_element=2),
+                                         peak_flops=H100.sparse_flops["bf16"],
+                                         bandwidth=H100.bandwidth))
+     + " the headline suggests",
     # 6. Which architectures keep a processor busy?
-    ("One step multiplies a single row vector by the 1024 × 1024 FP32 weight matrix: it moves "
-     "4.2 MB (the weights, plus the vector in and out) to do 2.10 MFLOP, an intensity of 0.50 "
-     "FLOP/byte",
-     lambda: f"One step multiplies a single row vector by the {D_RNN} × {D_RNN} FP32 weight "
+    lambda: f"One step multiplies a single row vector by the {D_RNN} × {D_RNN} FP32 weight "
      f"matrix: it moves {units.format_bytes(gemm.min_bytes(1, D_RNN, D_RNN, 4))} (the weights,"
      f" plus the vector in and out) to do {units.format_flops(gemm.flops(1, D_RNN, D_RNN))}, "
-     f"an intensity of {_rnn_intensity():.2f} FLOP/byte"),
-    ("Even on an H100 SXM the roofline would allow it 1.7 TFLOP/s in FP32, 2.5 % of the 66.9 "
-     "TFLOP/s peak",
-     lambda: "Even on an H100 SXM the roofline would allow it "
+     f"an intensity of {_rnn_intensity():.2f} FLOP/byte",
+    lambda: "Even on an H100 SXM the roofline would allow it "
      f"{units.format_flop_rate(_rnn_roof())} in FP32, "
      f"{100 * flops.utilization(_rnn_roof(), H100.dense('fp32')):.1f} % of the "
-     f"{units.format_flop_rate(H100.dense('fp32'))} peak"),
-    ("with the 32 steps the lesson uses on a CPU, the intensity is 15.06 FLOP/byte",
-     lambda: f"with the {_rnn_steps()} steps the lesson uses on a CPU, the intensity is "
-     f"{_rnn_intensity(_rnn_steps()):.2f} FLOP/byte"),
-    ("(If the 4.2 MB of weights stay in a cache", lambda: "(If the "
+     f"{units.format_flop_rate(H100.dense('fp32'))} peak",
+    lambda: f"with the {_rnn_steps()} steps the lesson uses on a CPU, the intensity is "
+     f"{_rnn_intensity(_rnn_steps()):.2f} FLOP/byte",
+    lambda: "(If the "
      f"{units.format_bytes(memory.weight_bytes(D_RNN * D_RNN, precision='fp32'))} of weights "
-     "stay in a cache"),
-    ("(about 0.5 FLOP/byte in FP32)", lambda: f"(about {_rnn_intensity():.1f} FLOP/byte in "
-     "FP32)"),
-    ("BF16 raises the ceiling from 66.9 to 989.4 TFLOP/s (about 15 times)",
-     lambda: f"BF16 raises the ceiling from {_tflop(H100.dense('fp32'))} to "
+     "stay in a cache",
+    lambda: f"(about {_rnn_intensity():.1f} FLOP/byte in "
+     "FP32)",
+    lambda: f"BF16 raises the ceiling from {_tflop(H100.dense('fp32'))} to "
      f"{units.format_flop_rate(H100.dense('bf16'))} (about "
-     f"{H100.dense('bf16') / H100.dense('fp32'):.0f} times)"),
-    ("Each step becomes a $256 \\times 1024$ by $1024 \\times 1024$ product: the weights are "
-     "read once per step but used 256 times, so the intensity rises from 0.50 to 85.3 "
-     "FLOP/byte in FP32",
-     lambda: f"Each step becomes a $256 \\times {D_RNN}$ by ${D_RNN} \\times {D_RNN}$ product: "
+     f"{H100.dense('bf16') / H100.dense('fp32'):.0f} times)",
+    lambda: f"Each step becomes a $256 \\times {D_RNN}$ by ${D_RNN} \\times {D_RNN}$ product: "
      "the weights are read once per step but used 256 times, so the intensity rises from "
-     f"{_rnn_intensity():.2f} to {_rnn_intensity(256):.1f} FLOP/byte in FP32"),
+     f"{_rnn_intensity():.2f} to {_rnn_intensity(256):.1f} FLOP/byte in FP32",
     # Key takeaways.
-    ("Their peak is 15 times FP32's on an H100", lambda: "Their peak is "
-     f"{H100.dense('bf16') / H100.dense('fp32'):.0f} times FP32's on an H100"),
+    lambda: "Their peak is "
+     f"{H100.dense('bf16') / H100.dense('fp32'):.0f} times FP32's on an H100",
     # 4. Block-scaled formats
-    ("an FP4 (E2M1) number is one of 0, 0.5, 1, 1.5, 2, 3, 4 or 6",
-     lambda: f"an FP4 (E2M1) number is one of {_e2m1()}"),
-    ("the largest is only 12 times the smallest non-zero value",
-     lambda: "the largest is only "
+    lambda: f"an FP4 (E2M1) number is one of {_e2m1()}",
+    lambda: "the largest is only "
      f"{precision.block_format('mxfp4').block_dynamic_range:g} times the smallest non-zero "
-     "value"),
-    ("the OCP MX formats an 8-bit power of two per 32 elements, NVFP4 an FP8 (E4M3) scale per "
-     "16 elements", lambda: (lambda mx, nv: f"the OCP MX formats an {mx.scale.bits}-bit power "
-                             f"of two per {mx.block_size} elements, NVFP4 an FP8 (E4M3) scale "
-                             f"per {nv.block_size} elements")(
-        precision.block_format("mxfp4"), precision.block_format("nvfp4"))),
-    ("MXFP4 takes 4.25 bits per element and NVFP4 4.5, not 4: Llama-3-70B's weights take 37.5 "
-     "GB in MXFP4 and 39.7 GB in NVFP4, against the 35.3 GB",
-     lambda: f"MXFP4 takes {precision.bits_per_element('mxfp4'):g} bits per element and NVFP4 "
+     "value",
+    lambda: (lambda mx, nv: f"the OCP MX formats an {mx.scale.bits}-bit power "
+             f"of two per {mx.block_size} elements, NVFP4 an FP8 (E4M3) scale "
+             f"per {nv.block_size} elements")(
+       precision.block_format("mxfp4"), precision.block_format("nvfp4")),
+    lambda: f"MXFP4 takes {precision.bits_per_element('mxfp4'):g} bits per element and NVFP4 "
      f"{precision.bits_per_element('nvfp4'):g}, not "
      f"{precision.block_format('mxfp4').element.bits}: Llama-3-70B's weights take "
      f"{_fp4_70b('mxfp4').replace(' GB', '')} GB in MXFP4 and {_fp4_70b('nvfp4')} in NVFP4, "
-     f"against the {_fp4_70b('int4')}"),
-    ("a relative step of 0.5", lambda: "a relative step of "
-     f"{precision.block_format('nvfp4').epsilon:g}"),
+     f"against the {_fp4_70b('int4')}",
+    lambda: "a relative step of "
+     f"{precision.block_format('nvfp4').epsilon:g}",
 )
 
 #: Numbers of the prose that are not results.

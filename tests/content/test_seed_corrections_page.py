@@ -177,383 +177,327 @@ def _seed_2026() -> dict[str, str]:
 
 SEED_CORRECTIONS = claims(
     # Lesson 3: threads in flight (gpulesson.execution).
-    ("an H100 SXM holds 270,336 resident threads (132 SMs of 2,048), a B200 303,104 (148 of "
-     "2,048)",
-     lambda: "an H100 SXM holds {:,} resident threads ({} SMs of {:,}), a B200 {:,} ({} of "
-     "{:,})".format(*_resident("H100 SXM"), *_resident("B200"))),
-    ("6,738,415,616 parameters", lambda: _int(N7) + " parameters"),
-    ("dense BF16 rate, 989.4 TFLOP/s", lambda: "dense BF16 rate, "
-     + units.format_flop_rate(PEAK)),
-    ("A test (`tests/content/test_seed_corrections_page.py`)", lambda: naming_test(__file__)),
+    lambda: "an H100 SXM holds {:,} resident threads ({} SMs of {:,}), a B200 {:,} ({} of "
+     "{:,})".format(*_resident("H100 SXM"), *_resident("B200")),
+    lambda: _int(N7) + " parameters",
+    lambda: "dense BF16 rate, "
+     + units.format_flop_rate(PEAK),
+    lambda: naming_test(__file__),
     # Lesson 1: the seed lesson's worked numbers.
-    ("2·M·K·N = 48 FLOPs | Right: 48 FLOPs", lambda: f"2·M·K·N = {gemm.flops(2, 3, 4)} FLOPs "
-     f"| Right: {gemm.flops(2, 3, 4)} FLOPs"),
-    ("4,096 workers give 19.9×", lambda: f"4,096 workers give "
-     f"{roofline.amdahl_speedup(0.05, 4096):.1f}×"),
-    ("no number of cores gives more than 20×", lambda: "no number of cores gives more than "
-     f"{roofline.amdahl_speedup(0.05, 1e12):.0f}×"),
-    ("one user: 239.3 tokens/s", lambda: f"one user: {_decode_ceiling(14e9, 3.35e12):.1f} "
-     "tokens/s"),
-    ("112.0 GB for 7e9 parameters", lambda: f"{_gb(7e9 * memory.bytes_per_param('mixed'))} "
-     "for 7e9 parameters"),
-    ("A 7B model in FP16 (14 GB) decodes at most about 239 tokens/s on 3.35 TB/s",
-     lambda: f"A 7B model in FP16 ({units.format_bytes(W7_FP16, digits=0)}) decodes at most "
+    lambda: f"2·M·K·N = {gemm.flops(2, 3, 4)} FLOPs "
+     f"| Right: {gemm.flops(2, 3, 4)} FLOPs",
+    lambda: f"4,096 workers give "
+     f"{roofline.amdahl_speedup(0.05, 4096):.1f}×",
+    lambda: "no number of cores gives more than "
+     f"{roofline.amdahl_speedup(0.05, 1e12):.0f}×",
+    lambda: f"one user: {_decode_ceiling(14e9, 3.35e12):.1f} "
+     "tokens/s",
+    lambda: f"{_gb(7e9 * memory.bytes_per_param('mixed'))} "
+     "for 7e9 parameters",
+    lambda: f"A 7B model in FP16 ({units.format_bytes(W7_FP16, digits=0)}) decodes at most "
      f"about {_decode_ceiling(W7_FP16, H100.bandwidth):.0f} tokens/s on "
-     + units.format_bandwidth(H100.bandwidth)),
-    ("Full training of a 7B model needs about 16 bytes per parameter, 112 GB",
-     lambda: "Full training of a 7B model needs about "
+     + units.format_bandwidth(H100.bandwidth),
+    lambda: "Full training of a 7B model needs about "
      f"{memory.bytes_per_param('mixed')} bytes per parameter, "
-     + units.format_bytes(7e9 * memory.bytes_per_param("mixed"), digits=0)),
+     + units.format_bytes(7e9 * memory.bytes_per_param("mixed"), digits=0),
     # Lesson 2: the GEMM calculator and the GPU table.
-    ("137.4 GFLOP, not a rate", lambda: units.format_flops(gemm.flops(*N4096), digits=1)
-     + ", not a rate"),
-    ("201.3 MB and 682.7 FLOP per byte", lambda: f"{_gb(gemm.min_bytes(*N4096, 4))} and "
-     f"{gemm.arithmetic_intensity(*N4096, 4):.1f} FLOP per byte"),
-    ("(β ≠ 0), 268.4 MB", lambda: "(β ≠ 0), " + _gb(gemm.min_bytes(*N4096, 4, read_c=True))),
-    ("In BF16, 100.7 MB and 1,365.3 FLOP per byte", lambda: "In BF16, "
+    lambda: units.format_flops(gemm.flops(*N4096), digits=1)
+     + ", not a rate",
+    lambda: f"{_gb(gemm.min_bytes(*N4096, 4))} and "
+     f"{gemm.arithmetic_intensity(*N4096, 4):.1f} FLOP per byte",
+    lambda: "(β ≠ 0), " + _gb(gemm.min_bytes(*N4096, 4, read_c=True)),
+    lambda: "In BF16, "
      f"{_gb(gemm.min_bytes(*N4096, 2))} and {gemm.arithmetic_intensity(*N4096, 2):,.1f} "
-     "FLOP per byte"),
-    ("Would need 4.0 PFLOP/s", lambda: "Would need "
-     + units.format_flop_rate(gemm.flops(*N4096) / 0.034e-3)),
-    ("2.05 ms on the FP32 cores", lambda: _gemm_time("fp32", 4) + " on the FP32 cores"),
-    ("278 µs on the tensor cores in TF32", lambda: _gemm_time("tf32", 4)
-     + " on the tensor cores in TF32"),
-    ("stored in BF16, 139 µs", lambda: "stored in BF16, " + _gemm_time("bf16", 2)),
-    ("dense FP16 and BF16 is 989.4 TFLOP/s", lambda: "dense FP16 and BF16 is "
-     + units.format_flop_rate(H100.dense("fp16"))),
-    ('H100 SXM FP16 "1,979"', lambda: f'H100 SXM FP16 "{H100.sparse_flops["fp16"] / 1e12:,.0f}"'),
-    ("dense 312 the table suggests 6.3 times; dense against dense it is 3.2 times",
-     lambda: f"dense {A100.dense('fp16') / 1e12:.0f} the table suggests "
+     "FLOP per byte",
+    lambda: "Would need "
+     + units.format_flop_rate(gemm.flops(*N4096) / 0.034e-3),
+    lambda: _gemm_time("fp32", 4) + " on the FP32 cores",
+    lambda: _gemm_time("tf32", 4)
+     + " on the tensor cores in TF32",
+    lambda: "stored in BF16, " + _gemm_time("bf16", 2),
+    lambda: "dense FP16 and BF16 is "
+     + units.format_flop_rate(H100.dense("fp16")),
+    lambda: f'H100 SXM FP16 "{H100.sparse_flops["fp16"] / 1e12:,.0f}"',
+    lambda: f"dense {A100.dense('fp16') / 1e12:.0f} the table suggests "
      f"{H100.sparse_flops['fp16'] / A100.dense('fp16'):.1f} times; dense against dense it is "
-     f"{H100.dense('fp16') / A100.dense('fp16'):.1f} times"),
-    ("165.2 TFLOP/s with FP32 accumulation, 330.3 with FP16 accumulation",
-     lambda: f"{units.format_flop_rate(RTX.dense('fp16'))} with FP32 accumulation, "
-     f"{_tflops(RTX.other_flops['fp16_fp16_accumulate'])} with FP16 accumulation"),
-    ("bandwidth 1,008 GB/s", lambda: f"bandwidth {RTX.bandwidth / 1e9:,.0f} GB/s"),
-    ('FP32 "35" TFLOPS | 82.6 TFLOP/s', lambda: 'FP32 "35" TFLOPS | '
-     + units.format_flop_rate(RTX.dense("fp32"))),
-    ("ceiling 14.8 times over FP32", lambda: "ceiling "
-     f"{H100.dense('bf16') / H100.dense('fp32'):.1f} times over FP32"),
-    ('"137.4 GFLOPS" | Right, as a count', lambda: f'"{gemm.flops(*N4096) / 1e9:.1f} GFLOPS" '
-     "| Right, as a count"),
-    ('"201.3 MB", "682.7 ops/byte" | Right as the minimum traffic, for 4-byte (FP32) elements',
-     lambda: f'"{_gb(gemm.min_bytes(*N4096, 4))}", '
+     f"{H100.dense('fp16') / A100.dense('fp16'):.1f} times",
+    lambda: f"{units.format_flop_rate(RTX.dense('fp16'))} with FP32 accumulation, "
+     f"{_tflops(RTX.other_flops['fp16_fp16_accumulate'])} with FP16 accumulation",
+    lambda: f"bandwidth {RTX.bandwidth / 1e9:,.0f} GB/s",
+    lambda: 'FP32 "35" TFLOPS | '
+     + units.format_flop_rate(RTX.dense("fp32")),
+    lambda: "ceiling "
+     f"{H100.dense('bf16') / H100.dense('fp32'):.1f} times over FP32",
+    lambda: f'"{gemm.flops(*N4096) / 1e9:.1f} GFLOPS" '
+     "| Right, as a count",
+    lambda: f'"{_gb(gemm.min_bytes(*N4096, 4))}", '
      f'"{gemm.arithmetic_intensity(*N4096, 4):.1f} ops/byte" | Right as the minimum traffic, '
-     f"for {float_format('fp32').storage_bytes:.0f}-byte (FP32) elements"),
-    ('RTX 4090 FP16 "165" TFLOPS, "1.0 TB/s"', lambda: f'{RTX.name} FP16 '
+     f"for {float_format('fp32').storage_bytes:.0f}-byte (FP32) elements",
+    lambda: f'{RTX.name} FP16 '
      f'"{RTX.dense("fp16") / 1e12:.0f}" TFLOPS, '
-     f'"{units.format_bandwidth(RTX.bandwidth, digits=1)}"'),
+     f'"{units.format_bandwidth(RTX.bandwidth, digits=1)}"',
     # Lesson 4: memory.
-    ("124,439,808 parameters. The parts are 39.4M, 28.3M and 56.7M",
-     lambda: _int(param_count(preset("gpt2"))) + " parameters. The parts are "
+    lambda: _int(param_count(preset("gpt2"))) + " parameters. The parts are "
      + ", ".join(f"{transformer.param_breakdown(preset('gpt2'))[k] / 1e6:.1f}M"
-                 for k in ("embedding", "attention")) + " and "
-     + f"{transformer.param_breakdown(preset('gpt2'))['mlp'] / 1e6:.1f}M"),
-    ("84.9M is L·12d²", lambda: f"{12 * 768**2 * 12 / 1e6:.1f}M is L·12d²"),
-    ("add up to 180.5M", lambda: f"add up to {39.0 + 84.9 + 56.6:.1f}M"),
-    ("With Adam both are 16", lambda: "With Adam both are "
-     + " and ".join(sorted({str(memory.bytes_per_param(p)) for p in ("mixed", "fp32")}))),
-    ("2 + 2 + 12 in mixed precision", lambda: _parts("mixed") + " in mixed precision"),
-    ("4 + 4 + 8 in FP32", lambda: _parts("fp32") + " in FP32"),
-    ("18 with FP32 gradients", lambda: f"{memory.bytes_per_param('mixed_fp32_grads')} with "
-     "FP32 gradients"),
-    ("in 67.4 GB on one 80 GB GPU; the real 107.8 GB does not fit",
-     lambda: f"in {_gb(10 * N7)} on one {GPU_MEMORY / 1e9:.0f} GB GPU; the real "
+                for k in ("embedding", "attention")) + " and "
+     + f"{transformer.param_breakdown(preset('gpt2'))['mlp'] / 1e6:.1f}M",
+    lambda: f"{12 * 768**2 * 12 / 1e6:.1f}M is L·12d²",
+    lambda: f"add up to {39.0 + 84.9 + 56.6:.1f}M",
+    lambda: "With Adam both are "
+     + " and ".join(sorted({str(memory.bytes_per_param(p)) for p in ("mixed", "fp32")})),
+    lambda: _parts("mixed") + " in mixed precision",
+    lambda: _parts("fp32") + " in FP32",
+    lambda: f"{memory.bytes_per_param('mixed_fp32_grads')} with "
+     "FP32 gradients",
+    lambda: f"in {_gb(10 * N7)} on one {GPU_MEMORY / 1e9:.0f} GB GPU; the real "
      f"{_gb(N7 * memory.bytes_per_param())} does "
      + ("not fit" if not memory.fits(N7 * memory.bytes_per_param(), GPU_MEMORY)
-        and memory.fits(10 * N7, GPU_MEMORY) else "fit")),
-    ("stores 275.4 GB, 6.3 times the formula's 43.5 GB (p = 1)",
-     lambda: f"stores {_gb(_gpt3_activations())}, "
+       and memory.fits(10 * N7, GPU_MEMORY) else "fit"),
+    lambda: f"stores {_gb(_gpt3_activations())}, "
      f"{_gpt3_activations() / _seed_activation_formula(1, 2048, 12288, 96):.1f} times the "
-     f"formula's {_gb(_seed_activation_formula(1, 2048, 12288, 96))} (p = 1)"),
-    ("at 32,768 tokens, 73 times", lambda: f"at 32,768 tokens, {_long_llama_ratio():.0f} times"),
-    ("cuts GPT-3's activations by 70%", lambda: "cuts GPT-3's activations by " + _pct(
-        1 - memory.activation_bytes_per_layer(
-            seq_len=2048, batch=1, hidden=12288, heads=96, tp=8, sequence_parallel=True,
-            recompute="selective") / memory.activation_bytes_per_layer(
-            seq_len=2048, batch=1, hidden=12288, heads=96, tp=8, sequence_parallel=True))),
-    ("698.4 GB + 698.4 GB + 1.4 TB", lambda: " + ".join(
-        _gb(getattr(_gpt3_fp32_state(), k)) for k in ("weights", "gradients", "optimizer"))),
-    ("(275.4 GB of activations) it needs at least 39 GPUs",
-     lambda: f"({_gb(_gpt3_fp32_state().activations)} of activations) it needs at least "
-     f"{_gpt3_fp32_state().gpus_needed} GPUs"),
-    ("5.2 TB, 65 GPUs of 80 GB", lambda: f"5.2 TB, {math.ceil(5.2e12 / GPU_MEMORY)} GPUs of "
-     "80 GB"),
-    ("124.4M in total | The total is right", lambda: f"{param_count(preset('gpt2')) / 1e6:.1f}M "
-     "in total | The total is right"),
-    ("vs FP32: 16 bytes/param", lambda: f"vs FP32: {memory.bytes_per_param('fp32')} bytes/param"),
-    ("700 GB parameters, 700 GB gradients, 1,400 GB optimizer", _seed_gpt3_state),
+     f"formula's {_gb(_seed_activation_formula(1, 2048, 12288, 96))} (p = 1)",
+    lambda: f"at 32,768 tokens, {_long_llama_ratio():.0f} times",
+    lambda: "cuts GPT-3's activations by " + _pct(
+       1 - memory.activation_bytes_per_layer(
+           seq_len=2048, batch=1, hidden=12288, heads=96, tp=8, sequence_parallel=True,
+           recompute="selective") / memory.activation_bytes_per_layer(
+           seq_len=2048, batch=1, hidden=12288, heads=96, tp=8, sequence_parallel=True)),
+    lambda: " + ".join(
+       _gb(getattr(_gpt3_fp32_state(), k)) for k in ("weights", "gradients", "optimizer")),
+    lambda: f"({_gb(_gpt3_fp32_state().activations)} of activations) it needs at least "
+     f"{_gpt3_fp32_state().gpus_needed} GPUs",
+    lambda: f"5.2 TB, {math.ceil(5.2e12 / GPU_MEMORY)} GPUs of "
+     "80 GB",
+    lambda: f"{param_count(preset('gpt2')) / 1e6:.1f}M "
+     "in total | The total is right",
+    lambda: f"vs FP32: {memory.bytes_per_param('fp32')} bytes/param",
+    _seed_gpt3_state,
     # Lesson 5: FLOPs.
-    ("GPT-3: 3.14e23 FLOPs with its 174.6B parameters",
-     lambda: f"GPT-3: {flops.training_flops(param_count(GPT3), 300e9):.2e}".replace("e+", "e")
-     + f" FLOPs with its {param_count(GPT3) / 1e9:.1f}B parameters"),
-    ("attention adds 8.3%", lambda: "attention adds " + _pct(_attention_share_405b(), 1)),
-    ("1.05e12 FLOPs per token, a count", lambda: f"{flops.flops_per_token(175e9):.2e}"
-     .replace("e+", "e") + " FLOPs per token, a count"),
-    ("3.15 × 10²³ | Right for exactly 175B parameters; GPT-3's own figure is 3.14e23",
-     lambda: f"{flops.training_flops(175e9, 300e9) / 1e23:.2f} × 10²³ | Right for exactly "
+    lambda: f"GPT-3: {flops.training_flops(param_count(GPT3), 300e9):.2e}".replace("e+", "e")
+     + f" FLOPs with its {param_count(GPT3) / 1e9:.1f}B parameters",
+    lambda: "attention adds " + _pct(_attention_share_405b(), 1),
+    lambda: f"{flops.flops_per_token(175e9):.2e}"
+     .replace("e+", "e") + " FLOPs per token, a count",
+    lambda: f"{flops.training_flops(175e9, 300e9) / 1e23:.2f} × 10²³ | Right for exactly "
      f"175B parameters; GPT-3's own figure is "
-     + f"{flops.training_flops(param_count(GPT3), 300e9):.2e}".replace("e+", "e")),
-    ("reproduce 3.0 days only at 60.6% of the 2:4-sparse peak",
-     lambda: f"reproduce {flops.training_days(3.15e23, 1024, H100.sparse_flops['bf16'], 0.606):.1f}"
-     " days only at 60.6% of the 2:4-sparse peak"),
-    ("the same MFU means 5.9 days, and at 40% MFU 9.0 days",
-     lambda: f"the same MFU means {flops.training_days(3.15e23, 1024, PEAK, 0.606):.1f} days,"
-     f" and at 40% MFU {flops.training_days(3.15e23, 1024, PEAK, 0.40):.1f} days"),
-    ('FLOPS per token "1.05 TFLOPS"', lambda: "FLOPS per token "
-     f'"{flops.flops_per_token(175e9) / 1e12:.2f} TFLOPS"'),
+     + f"{flops.training_flops(param_count(GPT3), 300e9):.2e}".replace("e+", "e"),
+    lambda: f"reproduce {flops.training_days(3.15e23, 1024, H100.sparse_flops['bf16'], 0.606):.1f}"
+     " days only at 60.6% of the 2:4-sparse peak",
+    lambda: f"the same MFU means {flops.training_days(3.15e23, 1024, PEAK, 0.606):.1f} days,"
+     f" and at 40% MFU {flops.training_days(3.15e23, 1024, PEAK, 0.40):.1f} days",
+    lambda: "FLOPS per token "
+     f'"{flops.flops_per_token(175e9) / 1e12:.2f} TFLOPS"',
     # Lesson 6: inference.
-    ("formula gives 2,147,483,648 bytes", lambda: "formula gives "
-     + _int(_hidden_size_kv(L38, 4096)) + " bytes"),
-    ("need 536,870,912, four times less (eight times less for Llama-3-70B)",
-     lambda: "need " + _int(inference.kv_cache_bytes(L38, seq_len=4096)) + ", "
+    lambda: "formula gives "
+     + _int(_hidden_size_kv(L38, 4096)) + " bytes",
+    lambda: "need " + _int(inference.kv_cache_bytes(L38, seq_len=4096)) + ", "
      + {4: "four", 8: "eight"}[_hidden_size_kv(L38, 4096)
-                               // inference.kv_cache_bytes(L38, seq_len=4096)]
+                              // inference.kv_cache_bytes(L38, seq_len=4096)]
      + " times less (" + {4: "four", 8: "eight"}[_hidden_size_kv(L370, 4096)
-                                                 // inference.kv_cache_bytes(L370, seq_len=4096)]
-     + " times less for Llama-3-70B)"),
-    ("25,705 tokens for Llama-2-7B (53,828 for Llama-3-70B)",
-     lambda: f"{_crossover(L27):,.0f} tokens for Llama-2-7B ({_crossover(L370):,.0f} for "
-     "Llama-3-70B)"),
-    ("At 2,048 tokens attention adds 8.0%", lambda: "At 2,048 tokens attention adds "
-     + _pct(2048 / _crossover(L27), 1)),
-    ("35.09 TFLOP of work, which takes 35.5 ms at 989.4 TFLOP/s",
-     lambda: f"{_llama8b_prefill()[0] / 1e12:.2f} TFLOP of work, which takes "
-     f"{_llama8b_prefill()[1] * 1e3:.1f} ms at {units.format_flop_rate(PEAK)}"),
-    ("from 4.6 tokens/s with its weights streamed over PCIe 5.0 (64 GB/s each way) to "
-     "239.3 tokens/s",
-     lambda: f"from {_decode_ceiling(W7_FP16, _pcie5_each_way()):.1f} tokens/s with its "
+                                                // inference.kv_cache_bytes(L370, seq_len=4096)]
+     + " times less for Llama-3-70B)",
+    lambda: f"{_crossover(L27):,.0f} tokens for Llama-2-7B ({_crossover(L370):,.0f} for "
+     "Llama-3-70B)",
+    lambda: "At 2,048 tokens attention adds "
+     + _pct(2048 / _crossover(L27), 1),
+    lambda: f"{_llama8b_prefill()[0] / 1e12:.2f} TFLOP of work, which takes "
+     f"{_llama8b_prefill()[1] * 1e3:.1f} ms at {units.format_flop_rate(PEAK)}",
+    lambda: f"from {_decode_ceiling(W7_FP16, _pcie5_each_way()):.1f} tokens/s with its "
      f"weights streamed over PCIe 5.0 ({_pcie5_each_way() / 1e9:.0f} GB/s each way) to "
-     f"{_decode_ceiling(W7_FP16, H100.bandwidth):.1f} tokens/s"),
+     f"{_decode_ceiling(W7_FP16, H100.bandwidth):.1f} tokens/s",
     # Lesson 7: distributed.
-    ("each of 8 ranks 24.5 GB", lambda: "each of 8 ranks "
-     + _gb(distributed.allreduce_bytes_per_rank(14e9, 8))),
-    ("32 micro-batches idle 21.9%", lambda: "32 micro-batches idle "
-     + _pct(distributed.pipeline_bubble_fraction(8, 32), 1)),
-    ("cut it to 5.5%", lambda: "cut it to " + _pct(distributed.pipeline_bubble_fraction(8, 32, 4),
-                                                   1)),
-    ("120.0 GB, 31.4 GB, 16.6 GB and 1.9 GB per GPU for stages 0 to 3, savings of 3.8×, "
-     "7.2× and 64×",
-     lambda: f"{_gb(_zero(0))}, {_gb(_zero(1))}, {_gb(_zero(2))} and {_gb(_zero(3))} per GPU "
+    lambda: "each of 8 ranks "
+     + _gb(distributed.allreduce_bytes_per_rank(14e9, 8)),
+    lambda: "32 micro-batches idle "
+     + _pct(distributed.pipeline_bubble_fraction(8, 32), 1),
+    lambda: "cut it to " + _pct(distributed.pipeline_bubble_fraction(8, 32, 4),
+                                1),
+    lambda: f"{_gb(_zero(0))}, {_gb(_zero(1))}, {_gb(_zero(2))} and {_gb(_zero(3))} per GPU "
      f"for stages 0 to 3, savings of {_zero(0) / _zero(1):.1f}×, {_zero(0) / _zero(2):.1f}× "
-     f"and {_zero(0) / _zero(3):.0f}×"),
-    ("Communication volume 612.5 GB, time 12.25 s, scaling efficiency 0.8%, effective "
-     "speed-up 0.06×",
-     lambda: f"Communication volume {_gb(_seed_scaling()[0])}, time {_seed_scaling()[1]} s, "
+     f"and {_zero(0) / _zero(3):.0f}×",
+    lambda: f"Communication volume {_gb(_seed_scaling()[0])}, time {_seed_scaling()[1]} s, "
      f"scaling efficiency {_pct(_seed_scaling()[2], 1)}, effective speed-up "
-     f"{_seed_scaling()[3]:.2f}×"),
-    ("175B FP16 gradients (350 GB)", lambda: "175B FP16 gradients ("
-     + units.format_bytes(memory.weight_bytes(175e9, precision="fp16"), digits=0) + ")"),
-    ("trains a 175B model on 38 tokens", lambda: "trains a 175B model on "
-     f"{0.1 * _h100_tokens_per_second(175e9):.0f} tokens"),
-    ("8 GPUs compute 1,061 s per step and the same exchange leaves them 98.9% efficient",
-     lambda: f"8 GPUs compute {_compute_per_step(175e9, 3.2e6, 8):,.0f} s per step and the "
-     f"same exchange leaves them {_pct(_gpt3_batch_efficiency('dp8'), 1)} efficient"),
-    ("175B's 2.8 TB of training state: at least 35 GPUs",
-     lambda: f"175B's {_gb(175e9 * memory.bytes_per_param())} of training state: at least "
-     f"{memory.gpus_needed(175e9 * memory.bytes_per_param(), GPU_MEMORY)} GPUs"),
-    ("ZeRO-3 alone is 28.3% efficient", lambda: "ZeRO-3 alone is "
-     + _pct(_gpt3_batch_efficiency("zero3"), 1) + " efficient"),
-    ("over the remaining 16, 97.6%", lambda: "over the remaining "
-     f"{1024 // (8 * 8)}, {_pct(_gpt3_batch_efficiency('3d'), 1)}"),
-    ("tensor 8 × pipeline 16 = 128 GPUs", lambda: f"tensor 8 × pipeline 16 = {8 * 16} GPUs"),
-    ("the run used 64 to 128 replicas", lambda: f"the run used {8_192 // 128} to "
-     f"{16_384 // 128} replicas"),
-    ("needs at least 82 H100s", lambda: "needs at least "
+     f"{_seed_scaling()[3]:.2f}×",
+    lambda: "175B FP16 gradients ("
+     + units.format_bytes(memory.weight_bytes(175e9, precision="fp16"), digits=0) + ")",
+    lambda: "trains a 175B model on "
+     f"{0.1 * _h100_tokens_per_second(175e9):.0f} tokens",
+    lambda: f"8 GPUs compute {_compute_per_step(175e9, 3.2e6, 8):,.0f} s per step and the "
+     f"same exchange leaves them {_pct(_gpt3_batch_efficiency('dp8'), 1)} efficient",
+    lambda: f"175B's {_gb(175e9 * memory.bytes_per_param())} of training state: at least "
+     f"{memory.gpus_needed(175e9 * memory.bytes_per_param(), GPU_MEMORY)} GPUs",
+    lambda: "ZeRO-3 alone is "
+     + _pct(_gpt3_batch_efficiency("zero3"), 1) + " efficient",
+    lambda: "over the remaining "
+     f"{1024 // (8 * 8)}, {_pct(_gpt3_batch_efficiency('3d'), 1)}",
+    lambda: f"tensor 8 × pipeline 16 = {8 * 16} GPUs",
+    lambda: f"the run used {8_192 // 128} to "
+     f"{16_384 // 128} replicas",
+    lambda: "needs at least "
      f"{memory.gpus_needed(param_count(L405) * memory.bytes_per_param(), H100.memory_bytes)}"
-     " H100s"),
-    ("would need about 24 years", lambda: "would need about "
-     f"{_days(param_count(L405), 15.6e12, 128, 0.4) / 365:.0f} years"),
-    ("The 14 GB of BF16 gradients of a 7B model", lambda: "The "
+     " H100s",
+    lambda: "would need about "
+     f"{_days(param_count(L405), 15.6e12, 128, 0.4) / 365:.0f} years",
+    lambda: "The "
      + units.format_bytes(memory.weight_bytes(7e9, precision="bf16"), digits=0)
-     + " of BF16 gradients of a 7B model"),
-    ("on 8 GPUs at 50 GB/s with 0.1 s of compute per step. But 0.1 s of an H100",
-     lambda: f"on {SEED_SCALING['gpus']} GPUs at "
+     + " of BF16 gradients of a 7B model",
+    lambda: f"on {SEED_SCALING['gpus']} GPUs at "
      f"{units.format_bandwidth(SEED_SCALING['bandwidth'], digits=0)} with "
      f"{SEED_SCALING['compute']} s of compute per step. But {SEED_SCALING['compute']} s of an "
-     "H100"),
-    ("No layout of 8 GPUs of 80 GB holds", lambda: (
-        "No" if 8 * H100.memory_bytes < 175e9 * memory.bytes_per_param() else "A")
-     + f" layout of 8 GPUs of {H100.memory_bytes / 1e9:.0f} GB holds"),
+     "H100",
+    lambda: (
+       "No" if 8 * H100.memory_bytes < 175e9 * memory.bytes_per_param() else "A")
+     + f" layout of 8 GPUs of {H100.memory_bytes / 1e9:.0f} GB holds",
     # Lesson 8: cost.
-    ("Eight GPUs at the $30,000", lambda: f"Eight GPUs at the {_usd(240_000 / 8)}"),
-    ("estimated at about $270,000", lambda: "estimated at about "
-     + _usd(calculators.si_inputs("tco")["hardware_usd"])),
-    ("Annual power cost $36,792 | $4.20 of electricity an hour",
-     lambda: f"Annual power cost {_usd(_seed_tco()['power'])} | "
-     f"{units.format_usd(_seed_tco()['hourly power'], cents=True)} of electricity an hour"),
-    ("three DGX H100s' worth of power", lambda: {3: "three"}[
-        round(30_000 / calculators.si_inputs("tco")["power_watts"])]
-     + " DGX H100s' worth of power"),
-    ("One DGX H100 (10.2 kW) at the 2023 US industrial average (8.06 ¢/kWh) and PUE (1.58) "
-     "costs $11,379 a year",
-     lambda: f"One DGX H100 ({calculators.si_inputs('tco')['power_watts'] / 1e3:.1f} kW) at "
+    lambda: f"Eight GPUs at the {_usd(240_000 / 8)}",
+    lambda: "estimated at about "
+     + _usd(calculators.si_inputs("tco")["hardware_usd"]),
+    lambda: f"Annual power cost {_usd(_seed_tco()['power'])} | "
+     f"{units.format_usd(_seed_tco()['hourly power'], cents=True)} of electricity an hour",
+    lambda: {3: "three"}[
+       round(30_000 / calculators.si_inputs("tco")["power_watts"])]
+     + " DGX H100s' worth of power",
+    lambda: f"One DGX H100 ({calculators.si_inputs('tco')['power_watts'] / 1e3:.1f} kW) at "
      f"the 2023 US industrial average ({100 * calculators.si_inputs('tco')['usd_per_kwh']:.2f}"
      f" ¢/kWh) and PUE ({calculators.si_inputs('tco')['pue']}) costs {_usd(_dgx_year())} a "
-     "year"),
-    ("TCO $423,960", lambda: "TCO " + _usd(_seed_tco()["own"])),
-    ("5-year cloud cost $2,102,400, savings $1,678,440",
-     lambda: f"5-year cloud cost {_usd(_seed_tco()['cloud'])}, savings "
-     f"{_usd(_seed_tco()['cloud'] - _seed_tco()['own'])}"),
-    ("Follow from $48 an hour ($6 per GPU-hour)", lambda: "Follow from "
+     "year",
+    lambda: "TCO " + _usd(_seed_tco()["own"]),
+    lambda: f"5-year cloud cost {_usd(_seed_tco()['cloud'])}, savings "
+     f"{_usd(_seed_tco()['cloud'] - _seed_tco()['own'])}",
+    lambda: "Follow from "
      + f"{_usd(_seed_tco()['cloud'] / (5 * cost.HOURS_PER_YEAR))} an hour "
-     + f"({_usd(_seed_tco()['cloud'] / (5 * cost.HOURS_PER_YEAR) / 8)} per GPU-hour)"),
-    ("Breakeven point 6.8 months", lambda: f"Breakeven point {_seed_tco()['no power']:.1f} "
-     "months"),
-    ("owning breaks even after 7.5 months; at 50% utilisation, after 15.0 months",
-     lambda: f"owning breaks even after {_seed_tco()['with power']:.1f} months; at 50% "
-     f"utilisation, after {_seed_tco()['half busy']:.1f} months"),
-    ("the 2023 average was 1.58", lambda: "the 2023 average was "
-     f"{calculators.si_inputs('tco')['pue']}"),
-    ("288,000 at $0.083 per 1K tokens | 80 tokens/s",
-     lambda: f"288,000 at ${_seed_per_1k():.3f} per 1K tokens | {288_000 / 3600:.0f} tokens/s"),
-    ("that is $24 an hour: four GPUs at $6 per GPU-hour",
-     lambda: f"that is {_usd(_seed_per_1k() * 288_000 / 1000)} an hour: four GPUs at $6 per "
-     "GPU-hour"),
-    ("a ceiling of 97 tokens/s", lambda: "a ceiling of "
+     + f"({_usd(_seed_tco()['cloud'] / (5 * cost.HOURS_PER_YEAR) / 8)} per GPU-hour)",
+    lambda: f"Breakeven point {_seed_tco()['no power']:.1f} "
+     "months",
+    lambda: f"owning breaks even after {_seed_tco()['with power']:.1f} months; at 50% "
+     f"utilisation, after {_seed_tco()['half busy']:.1f} months",
+    lambda: "the 2023 average was "
+     f"{calculators.si_inputs('tco')['pue']}",
+    lambda: f"288,000 at ${_seed_per_1k():.3f} per 1K tokens | {288_000 / 3600:.0f} tokens/s",
+    lambda: f"that is {_usd(_seed_per_1k() * 288_000 / 1000)} an hour: four GPUs at $6 per "
+     "GPU-hour",
+    lambda: "a ceiling of "
      f"{_decode_ceiling(memory.weight_bytes(param_count(L270)), 4 * H100.bandwidth):.0f} "
-     "tokens/s"),
-    ("costs $576; $5,760 would need a price of 83 cents per 1,000 tokens and buyers for 6.9 "
-     "million tokens a day",
-     lambda: f"costs {_usd(cost.cloud_cost(usd_per_hour=4 * 6, years=1 / 365))}; $5,760 would"
+     "tokens/s",
+    lambda: f"costs {_usd(cost.cloud_cost(usd_per_hour=4 * 6, years=1 / 365))}; $5,760 would"
      f" need a price of {100 * 5760 / (288_000 * 24 / 1000):.0f} cents per 1,000 tokens and "
-     f"buyers for {288_000 * 24 / 1e6:.1f} million tokens a day"),
-    ("(80% to 40% doubles it)", lambda: "(80% to 40% "
-     + {2.0: "doubles"}[_seed_per_1k(0.4) / _seed_per_1k(0.8)] + " it)"),
-    ("costs 20.5 times less per token at batch 32", lambda: "costs "
-     f"{_mistral_batch_gain(32):.1f} times less per token at batch 32"),
-    ("$240,000 of hardware, 30 kW at a PUE of 1.4 and $0.10 per kWh, and $48 an hour of cloud",
-     lambda: f"{_usd(SEED_TCO['hardware_usd'])} of hardware, {_seed_power_inputs()}, and "
-     f"{_usd(SEED_CLOUD_USD_PER_HOUR)} an hour of cloud"),
-    ("Hardware cost $240,000", lambda: "Hardware cost " + _usd(SEED_TCO["hardware_usd"])),
-    ("of electricity an hour: 30 kW at a PUE of 1.4 and $0.10 per kWh",
-     lambda: "of electricity an hour: " + _seed_power_inputs()),
-    ("the comparison assumes 100% utilisation", lambda: "the comparison assumes " + _pct(
-        2_102_400 / cost.cloud_cost(usd_per_hour=SEED_CLOUD_USD_PER_HOUR, years=5))
-     + " utilisation"),
-    ('"Power includes 30–50% cooling overhead" | A PUE of 1.3 to 1.5',
-     lambda: f'"Power includes {100 * 0.30:.0f}–{100 * 0.50:.0f}% cooling overhead" | A PUE of '
-     f"{_pue(0.30)} to {_pue(0.50)}"),
-    ("At $0.083 per 1,000 tokens that is $24 an hour", lambda: f"At ${_seed_per_1k():.3f} per "
-     f"1,000 tokens that is {_usd(_seed_per_1k() * 288_000 / 1000)} an hour"),
-    ('the page\'s own $0.083 lies above its "poor" tier',
-     lambda: f"the page's own ${_seed_per_1k():.3f} lies "
-     + ("above" if _seed_per_1k() > 0.01 else "below") + ' its "poor" tier'),
+     f"buyers for {288_000 * 24 / 1e6:.1f} million tokens a day",
+    lambda: "(80% to 40% "
+     + {2.0: "doubles"}[_seed_per_1k(0.4) / _seed_per_1k(0.8)] + " it)",
+    lambda: "costs "
+     f"{_mistral_batch_gain(32):.1f} times less per token at batch 32",
+    lambda: f"{_usd(SEED_TCO['hardware_usd'])} of hardware, {_seed_power_inputs()}, and "
+     f"{_usd(SEED_CLOUD_USD_PER_HOUR)} an hour of cloud",
+    lambda: "Hardware cost " + _usd(SEED_TCO["hardware_usd"]),
+    lambda: "of electricity an hour: " + _seed_power_inputs(),
+    lambda: "the comparison assumes " + _pct(
+       2_102_400 / cost.cloud_cost(usd_per_hour=SEED_CLOUD_USD_PER_HOUR, years=5))
+     + " utilisation",
+    lambda: f'"Power includes {100 * 0.30:.0f}–{100 * 0.50:.0f}% cooling overhead" | A PUE of '
+     f"{_pue(0.30)} to {_pue(0.50)}",
+    lambda: f"At ${_seed_per_1k():.3f} per "
+     f"1,000 tokens that is {_usd(_seed_per_1k() * 288_000 / 1000)} an hour",
+    lambda: f"the page's own ${_seed_per_1k():.3f} lies "
+     + ("above" if _seed_per_1k() > 0.01 else "below") + ' its "poor" tier',
     # Lesson 9: optimisations.
-    ("activations of 20 layers", lambda: "activations of "
-     f"{optimisations.checkpoint_memory(layers=96, per_layer_bytes=1):.0f} layers"),
-    ("2N on top of 6N per token, about 33% more FLOPs", lambda: "2N on top of 6N per token, "
-     f"about {_pct(optimisations.recompute_overhead())} more FLOPs"),
-    ("17.3 GB of activations with FlashAttention, its default (104.2 GB counted as GPT blocks "
-     "with eager attention, 18.3 GB with selective recomputation, 4.6% more FLOPs), 1.07 GB "
-     "with a checkpoint at every layer (33% more)",
-     lambda: f"{_gb(memory.training_memory(L27, batch=1, seq_len=4096).activations)} of "
+    lambda: "activations of "
+     f"{optimisations.checkpoint_memory(layers=96, per_layer_bytes=1):.0f} layers",
+    lambda: "2N on top of 6N per token, "
+     f"about {_pct(optimisations.recompute_overhead())} more FLOPs",
+    lambda: f"{_gb(memory.training_memory(L27, batch=1, seq_len=4096).activations)} of "
      "activations with FlashAttention, its default ("
      f"{_gb(_gpt_block_activations(L27))} counted as GPT blocks with eager attention, "
      f"{_gb(_gpt_block_activations(L27, recompute='selective'))} with selective "
      "recomputation, "
      + _pct(optimisations.recompute_overhead(recompute="selective", n_params=N7,
-                                             layers=L27.layers, heads=L27.heads,
-                                             head_dim=L27.head_dim, seq_len=4096), 1)
+                                            layers=L27.layers, heads=L27.heads,
+                                            head_dim=L27.head_dim, seq_len=4096), 1)
      + " more FLOPs), "
      + units.format_bytes(memory.training_memory(L27, batch=1, seq_len=4096,
-                                                 recompute="full").activations, digits=2)
+                                                recompute="full").activations, digits=2)
      + " with a checkpoint at every layer ("
-     + _pct(optimisations.recompute_overhead(recompute="full")) + " more)"),
-    ("740 TFLOP/s in FP16 is 75% of the dense 989.4",
-     lambda: f"740 TFLOP/s in FP16 is {_pct(flops.utilization(740e12, H100.dense('fp16')))} of"
-     f" the dense {_tflops(H100.dense('fp16'))}"),
-    ("1 − 10/16", lambda: f"1 − 10/{memory.bytes_per_param('fp32')}"),
-    ("12.1% for Llama-2-7B at 4,096 tokens",
-     lambda: _pct(optimisations.mixed_precision_savings(
-         n_params=N7,
-         activation_bytes_fp32=2 * memory.training_memory(L27, batch=1, seq_len=4096)
-         .activations).saved_fraction, 1) + " for Llama-2-7B at 4,096 tokens"),
-    ("8.0× on a V100, 16.0× on an A100, 14.8× on an H100 and 30.0× on a B200",
-     lambda: f"{_ratio('V100 SXM')} on a V100, {_ratio('A100 80GB')} on an A100, "
-     f"{_ratio('H100 SXM')} on an H100 and {_ratio('B200')} on a B200"),
-    ("96 layers keep the activations of 20 layers", lambda: "96 layers keep the activations of "
-     f"{optimisations.checkpoint_memory(layers=96, per_layer_bytes=1):.0f} layers"),
-    ("FlashAttention-3: 75% of the H100's maximum", lambda: f"FlashAttention-3: {_fa3_share()} "
-     "of the H100's maximum"),
-    ("Mixed precision savings 37% | 1 − 10/16", lambda: "Mixed precision savings "
+     + _pct(optimisations.recompute_overhead(recompute="full")) + " more)",
+    lambda: f"740 TFLOP/s in FP16 is {_pct(flops.utilization(740e12, H100.dense('fp16')))} of"
+     f" the dense {_tflops(H100.dense('fp16'))}",
+    lambda: f"1 − 10/{memory.bytes_per_param('fp32')}",
+    lambda: _pct(optimisations.mixed_precision_savings(
+        n_params=N7,
+        activation_bytes_fp32=2 * memory.training_memory(L27, batch=1, seq_len=4096)
+        .activations).saved_fraction, 1) + " for Llama-2-7B at 4,096 tokens",
+    lambda: f"{_ratio('V100 SXM')} on a V100, {_ratio('A100 80GB')} on an A100, "
+     f"{_ratio('H100 SXM')} on an H100 and {_ratio('B200')} on a B200",
+    lambda: "96 layers keep the activations of "
+     f"{optimisations.checkpoint_memory(layers=96, per_layer_bytes=1):.0f} layers",
+    lambda: f"FlashAttention-3: {_fa3_share()} "
+     "of the H100's maximum",
+    lambda: "Mixed precision savings "
      f"{math.floor(100 * (1 - 10 / memory.bytes_per_param('fp32')))}% | 1 − 10/"
-     f"{memory.bytes_per_param('fp32')}"),
-    ("keeps the model state at 16 bytes per parameter", lambda: "keeps the model state at "
-     f"{memory.bytes_per_param('mixed')} bytes per parameter"),
+     f"{memory.bytes_per_param('fp32')}",
+    lambda: "keeps the model state at "
+     f"{memory.bytes_per_param('mixed')} bytes per parameter",
     # Lesson 10: the dashboard.
-    ("19.7 days instead of 36.9 at 40%", lambda: f"{_plan_days(0.752):.1f} days instead of "
-     f"{_plan_days(0.40):.1f} at 40%"),
-    ("uses 77.2% of the 81.2 GB a plan may use on an H100", lambda: "uses "
+    lambda: f"{_plan_days(0.752):.1f} days instead of "
+     f"{_plan_days(0.40):.1f} at 40%",
+    lambda: "uses "
      + _pct(calculators.compute("planning")["memory_per_gpu"]
-            / calculators.compute("planning")["memory_limit"], 1)
+           / calculators.compute("planning")["memory_limit"], 1)
      + f" of the {units.format_bytes(calculators.compute('planning')['memory_limit'])} a "
-     "plan may use on an H100"),
-    ("9,789 tokens/s on one H100 at 40% MFU; 342 tokens/s would be 1.4% MFU",
-     lambda: f"{_one_h100_tokens():,.0f} tokens/s on one H100 at 40% MFU; 342 tokens/s would "
-     f"be {_pct(flops.mfu(342, flops.flops_per_token(N7), 1, PEAK), 1)} MFU"),
-    ("cannot exceed 249 tokens/s", lambda: "cannot exceed "
+     "plan may use on an H100",
+    lambda: f"{_one_h100_tokens():,.0f} tokens/s on one H100 at 40% MFU; 342 tokens/s would "
+     f"be {_pct(flops.mfu(342, flops.flops_per_token(N7), 1, PEAK), 1)} MFU",
+    lambda: "cannot exceed "
      f"{_decode_ceiling(memory.weight_bytes(N7, precision='bf16'), H100.bandwidth):.0f} "
-     "tokens/s"),
-    ("($6.88 per H100-hour, AWS on demand, September 2026), 342 tokens/s cost $0.0056 per "
-     "1,000 tokens", lambda: f"(${_planner_price():.2f} per H100-hour, AWS on demand, "
+     "tokens/s",
+    lambda: f"(${_planner_price():.2f} per H100-hour, AWS on demand, "
      f"September 2026), 342 tokens/s cost ${_per_1k_at(_planner_price(), 342):.4f} per "
-     "1,000 tokens"),
-    ("Scale factor 6.8× | Reproducible as 8 GPUs at 85% scaling efficiency",
-     lambda: f"Scale factor {distributed.effective_speedup(8, 0.85):.1f}× | Reproducible as 8 "
-     "GPUs at 85% scaling efficiency"),
-    ("64 GPUs computing 98.8% of each step", lambda: "64 GPUs computing "
-     + _pct(calculators.compute("planning")["efficiency"], 1) + " of each step"),
-    ("its FP32 rate, 16.0×; on an H100 it is 14.8×",
-     lambda: f"its FP32 rate, {A100.dense('bf16') / A100.dense('fp32'):.1f}×; on an H100 it "
-     f"is {H100.dense('bf16') / H100.dense('fp32'):.1f}×"),
-    ("989.4 TFLOP/s for an H100 SXM, 1,307.4 for an MI300X, 2,250.0 for a B200",
-     lambda: f"{units.format_flop_rate(PEAK)} for an H100 SXM, "
+     "1,000 tokens",
+    lambda: f"Scale factor {distributed.effective_speedup(8, 0.85):.1f}× | Reproducible as 8 "
+     "GPUs at 85% scaling efficiency",
+    lambda: "64 GPUs computing "
+     + _pct(calculators.compute("planning")["efficiency"], 1) + " of each step",
+    lambda: f"its FP32 rate, {A100.dense('bf16') / A100.dense('fp32'):.1f}×; on an H100 it "
+     f"is {H100.dense('bf16') / H100.dense('fp32'):.1f}×",
+    lambda: f"{units.format_flop_rate(PEAK)} for an H100 SXM, "
      f"{_tflops(gpu('MI300X').dense('bf16'))} for an MI300X, "
-     f"{_tflops(gpu('B200').dense('bf16'))} for a B200"),
-    ("HBM bandwidth, 3.35 TB/s", lambda: "HBM bandwidth, "
-     + units.format_bandwidth(H100.bandwidth)),
-    ("Llama-2-7B on 2T tokens, 64 H100s", _starting_plan),
-    ("FlashAttention-3's 75%", lambda: f"FlashAttention-3's {_fa3_share()}"),
-    ("16× performance improvement | Matches an A100's dense BF16 rate over its FP32 rate",
-     lambda: f"{A100.dense('bf16') / A100.dense('fp32'):.0f}× performance improvement | "
-     "Matches an A100's dense BF16 rate over its FP32 rate"),
-    ("3.35 TB/s memory; 75% max H100 utilization | Right",
-     lambda: f"{units.format_bandwidth(H100.bandwidth)} memory; {_fa3_share()} max H100 "
-     "utilization | Right"),
+     f"{_tflops(gpu('B200').dense('bf16'))} for a B200",
+    lambda: "HBM bandwidth, "
+     + units.format_bandwidth(H100.bandwidth),
+    _starting_plan,
+    lambda: f"FlashAttention-3's {_fa3_share()}",
+    lambda: f"{A100.dense('bf16') / A100.dense('fp32'):.0f}× performance improvement | "
+     "Matches an A100's dense BF16 rate over its FP32 rate",
+    lambda: f"{units.format_bandwidth(H100.bandwidth)} memory; {_fa3_share()} max H100 "
+     "utilization | Right",
     # The 2026 models and formats
-    ("Its own blocks with FlashAttention keep no s² term either, and still 138.1 GB, 1.8 "
-     "times the formula", lambda: "Its own blocks with FlashAttention keep no s² term either, "
+    lambda: "Its own blocks with FlashAttention keep no s² term either, "
      f"and still {_seed_2026()['flash_32k']}, {_seed_2026()['flash_ratio']} times the "
-     "formula"),
-    ("DeepSeek-V3 trains at 37.6B of its 671.0B", lambda: "DeepSeek-V3 trains at "
-     f"{_seed_2026()['active']} of its {_seed_2026()['total']}"),
-    ("DeepSeek-V3 keeps 70,272 bytes per token, 57 times less than its 128 heads would",
-     lambda: f"DeepSeek-V3 keeps {_seed_2026()['kv']} bytes per token, "
+     "formula",
+    lambda: "DeepSeek-V3 trains at "
+     f"{_seed_2026()['active']} of its {_seed_2026()['total']}",
+    lambda: f"DeepSeek-V3 keeps {_seed_2026()['kv']} bytes per token, "
      f"{_seed_2026()['kv_ratio']} times less than its {_seed_2026()['mha_heads']} heads "
-     "would"),
-    ("5.6 times less time on the roofline and 2.1 GB less kept for the backward pass",
-     lambda: f"{_seed_2026()['fa_speedup']} times less time on the roofline and "
-     f"{_seed_2026()['fa_saved']} less kept for the backward pass"),
-    ("where the dense FP8 peak is 1,978.9 TFLOP/s", lambda: "where the dense FP8 peak is "
-     f"{_seed_2026()['fp8_peak']} TFLOP/s"),
-    ("13.7% of them for Llama-2-7B at 4,096 tokens", lambda: f"{_seed_2026()['attention_share']}"
-     " of them for Llama-2-7B at 4,096 tokens"),
-    ("give an H100 21.2 times the tokens per second of one", lambda: "give an H100 "
-     f"{_seed_2026()['batching']} times the tokens per second of one"),
-    ("from 239 tokens/s in FP16 to 851 in NVFP4, 3.6×", lambda: "from "
+     "would",
+    lambda: f"{_seed_2026()['fa_speedup']} times less time on the roofline and "
+     f"{_seed_2026()['fa_saved']} less kept for the backward pass",
+    lambda: "where the dense FP8 peak is "
+     f"{_seed_2026()['fp8_peak']} TFLOP/s",
+    lambda: f"{_seed_2026()['attention_share']}"
+     " of them for Llama-2-7B at 4,096 tokens",
+    lambda: "give an H100 "
+     f"{_seed_2026()['batching']} times the tokens per second of one",
+    lambda: "from "
      f"{_seed_2026()['fp16']} tokens/s in FP16 to {_seed_2026()['nvfp4']} in NVFP4, "
-     f"{_seed_2026()['quant']}×"),
-    ("fell from $12.29 in 2023 to $6.88, 1.8×", lambda: f"fell from "
+     f"{_seed_2026()['quant']}×",
+    lambda: f"fell from "
      f"${_seed_2026()['old_price']} in 2023 to ${_seed_2026()['new_price']}, "
-     f"{_seed_2026()['price_ratio']}×"),
-    ("(50% utilisation doubles the cost per token)", lambda: "("
+     f"{_seed_2026()['price_ratio']}×",
+    lambda: "("
      f"{_pct(0.5)} utilisation "
      + {2: "doubles"}[round(cost.cost_per_1k_tokens(usd_per_gpu_hour=1, gpus=1,
-                                                    tokens_per_second=1, utilization=0.5)
-                            / cost.cost_per_1k_tokens(usd_per_gpu_hour=1, gpus=1,
-                                                      tokens_per_second=1))]
-     + " the cost per token)"),
+                                                   tokens_per_second=1, utilization=0.5)
+                           / cost.cost_per_1k_tokens(usd_per_gpu_hour=1, gpus=1,
+     tokens_per_second=1))]
+     + " the cost per token)",
 )
 
 #: Numbers of book/seed_corrections.md's prose that are not results.
