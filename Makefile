@@ -20,7 +20,8 @@ TEST_WORKERS ?= 2
 XDIST     = $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS))
 JB_FLAGS  = -W -n --keep-going
 
-.PHONY: help install bytecode site-assets chromium book test unit lab serve clean gpu-check student
+.PHONY: help install bytecode site-assets chromium book test unit lab serve clean gpu-check student \
+	lesson
 
 help:
 	@echo "make book    install, execute every notebook, build the site into _build/html"
@@ -33,6 +34,8 @@ help:
 	@echo "                measured figures into benchmarks/results/"
 	@echo "make student  instructors: student notebooks without solutions + answer keys"
 	@echo "              into export/ (VARIANT=N for a class variant of the numbers)"
+	@echo "make lesson SLUG=kv_offload TITLE=\"Offloading the KV Cache\""
+	@echo "             a new lesson from the skeleton (QUESTION=\"...?\" for the intro page)"
 
 # The virtual environment, re-made only when the pins or the package metadata change.
 # uv (pinned in constraints.txt, from PyPI) installs the same pinned versions pip would, in
@@ -134,6 +137,13 @@ gpu-check: install
 # answer key (export/answer_key/). VARIANT=N draws the class's own numbers from seed N.
 student: install
 	$(BIN)/python -m gpulesson.exercises export --all --out export $(if $(VARIANT),--variant $(VARIANT))
+
+# A new lesson from the skeleton lesson (scripts/lesson_skeleton/): its two notebooks, exercise
+# bank, calculator module and content test, its entry in gpulesson/course.py, its lines in
+# _toc.yml, book/intro.md and book/how_to_use.md (docs/recipes.md).
+lesson: install
+	@test -n "$(SLUG)" -a -n "$(TITLE)" || { echo 'usage: make lesson SLUG=<slug> TITLE="<title>"'; exit 2; }
+	$(BIN)/python scripts/new_lesson.py "$(SLUG)" "$(TITLE)" $(if $(QUESTION),--question "$(QUESTION)")
 
 # From the repository root, so that notebooks/ and exercises/ are both in reach; on localhost.
 # (--allow-root only where we are root, as in containers.)

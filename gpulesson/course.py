@@ -2,10 +2,11 @@
 
 The calculator registry files its entries under these slugs, the exercise catalogue loads
 one bank per slug, the tests check ``_toc.yml`` against it, and the pages link lessons by
-number through it. Adding a lesson means adding a :class:`LessonInfo` here, its notebook
-``notebooks/<slug>.ipynb``, its exercise notebook ``exercises/<slug>.ipynb``, its bank
-``gpulesson/exercises/bank/<slug>.py`` and its two lines in ``_toc.yml``; the tests then say
-what is still missing.
+number through it. A lesson is added by one command, ``make lesson SLUG=<slug>
+TITLE="<title>"`` (``scripts/new_lesson.py``): it appends the entry here and writes the
+lesson's notebook, exercise notebook, exercise bank, calculator module and content test
+from the skeleton lesson, with its lines in ``_toc.yml`` and the book's lists of lessons
+(``docs/recipes.md``).
 
 Standard library only (this module runs in the browser too).
 """

@@ -136,7 +136,8 @@ def page(path: Path) -> str:
 _NUMBER = re.compile(r"(?<![\w.,])\d+(?:,\d{3})*(?:\.\d+)?(?![\w])")
 #: Parts of a page whose digits are not figures: labels, roles ({ref}`..`, {cite}`..`,
 #: {term}`..`), link targets, directive names and option lines, fenced code, comments,
-#: HTML tags, headings' section numbers and bare years.
+#: HTML tags, headings' section numbers, the numbers of an ordered list's items and bare
+#: years.
 _NOT_PROSE = (
     re.compile(r"^\(\w+\)=$", re.M),
     re.compile(r"\{(?:ref|cite(?::\w+)?|numref|doc|download)\}`[^`]*`"),
@@ -146,6 +147,7 @@ _NOT_PROSE = (
     re.compile(r"<!--.*?-->|^%.*$", re.M | re.S),
     re.compile(r"<[^>\n]+>"),
     re.compile(r"^#+ \d+(?:\.\d+)*\.?", re.M),
+    re.compile(r"^ {0,3}\d+\.(?= )", re.M),
     re.compile(r"(`+)(?:(?!\1)(?:[^\n`]|\n(?![ \t]*\n)))+?\1"),
 )
 _YEAR = re.compile(r"(?:19|20)\d\d")

@@ -253,7 +253,7 @@ PAGES: dict[str, tuple[list[Claim], tuple[str, ...]]] = {
     "hardware.md": ([], ()),
     "how_to_use.md": (HOW_TO_USE, ()),
     "instructors.md": (INSTRUCTORS, ()),
-    "intro.md": ([], ("10. {doc}`/notebooks/planning_dashboard`",)),  # a list item's number
+    "intro.md": ([], ()),
     "references.md": ([], ()),
     "seed_corrections.md": (SEED_CORRECTIONS, SEED_CORRECTIONS_NOT_FIGURES),
     "status.md": ([], ()),

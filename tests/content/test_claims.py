@@ -78,6 +78,13 @@ a bare code block, 777
     assert [token for _, token in figures(page)] == ["250", "1,024"]
 
 
+def test_the_numbers_of_an_ordered_list_are_not_figures() -> None:
+    """A list item's number is its place ("10. {doc}`...`"), not a figure; figures in
+    the item's text still are."""
+    page = "1. first\n\n10. {doc}`/notebooks/x`: why 250 GPUs, not 1.5 or 12?\n"
+    assert [token for _, token in figures(page)] == ["250", "1.5", "12"]
+
+
 def test_roles_and_wrapped_code_spans() -> None:
     """A plain {term} role leaves no stray backtick behind, and a code span that wraps
     over a line break is code."""

@@ -1,6 +1,7 @@
 """The book's reference pages, checked without building the book.
 
-* ``book/seed_corrections.md``: one section per lesson, each linking its lesson, every
+* ``book/seed_corrections.md``: one section per lesson that corrects a seed claim (every
+  lesson that links the page), in course order, each linking its lesson, every
   table row with the seed's claim, the course's figure and a source column, and under
   every table a folded block of the calculator calls behind it; the numbers themselves
   are recomputed, and the calls run, by ``tests/content/test_seed_corrections_page.py``.
@@ -71,14 +72,27 @@ def test_prose_helper_keeps_text_and_drops_code() -> None:
     assert prose("a \\$1 `x = $2` b\n```python\ny = '$3'\n```\n") == "a \\$1  b\n\n"
 
 
-def test_seed_corrections_has_one_section_per_lesson_in_order() -> None:
-    text = page("seed_corrections")
+def _seed_correction_lessons() -> list[str]:
+    """The lesson each section of ``book/seed_corrections.md`` links, in page order."""
     linked = [re.search(r"\{doc\}`/notebooks/([a-z0-9_]+)`", body)
-              for body in sections(text).values()]
-    assert [m.group(1) for m in linked if m] == SLUGS
-    headings = list(sections(text))
-    assert [int(re.match(r"Lesson (\d+):", h).group(1)) for h in headings] == \
-        list(range(1, len(SLUGS) + 1))
+              for body in sections(page("seed_corrections")).values()]
+    return [m.group(1) for m in linked if m]
+
+
+def test_seed_corrections_has_one_section_per_lesson_in_order() -> None:
+    """One section per lesson that corrects a seed claim, in course order, headed with the
+    lesson's number; every lesson that links the page has its section (a lesson the seed
+    pages never covered, such as a new one, needs none)."""
+    text = page("seed_corrections")
+    lessons = _seed_correction_lessons()
+    assert len(lessons) == len(sections(text))
+    assert lessons == [slug for slug in SLUGS if slug in lessons]
+    assert [int(re.match(r"Lesson (\d+):", h).group(1)) for h in sections(text)] == \
+        [course.number(slug) for slug in lessons]
+    linking = [slug for slug in SLUGS if re.search(
+        r"\{ref\}`(?:[^`<]*<)?seed_corrections", (REPO / course.lesson(slug).notebook)
+        .read_text(encoding="utf-8"))]
+    assert set(linking) <= set(lessons), "a lesson links seed_corrections but has no section"
 
 
 def test_seed_corrections_rows_name_claim_value_and_source() -> None:
@@ -105,7 +119,7 @@ def test_seed_corrections_each_table_has_its_calculator_calls() -> None:
 def test_seed_corrections_groups_each_have_a_label() -> None:
     text = page("seed_corrections")
     labels = re.findall(r"^\((seed_corrections_[a-z]+)\)=\n## ", text, flags=re.M)
-    assert len(labels) == len(SLUGS) == len(set(labels))
+    assert len(labels) == len(_seed_correction_lessons()) == len(set(labels))
 
 
 def test_conventions_cover_accuracy_md_and_link_lessons_and_corrections() -> None:
