@@ -1,7 +1,7 @@
 """How long a lesson takes to study: its reading, its code, its exercises, its runs.
 
 ``book/how_to_use.md`` states a time per lesson; these helpers compute it from the lesson
-itself, so the page follows the lessons (``test_study_time.py`` holds the page to it).
+itself, so the page follows the lessons (its figures are claims, ``test_book_pages.py``).
 A lesson's *core* is what a learner must go through:
 
 * reading: the words of the lesson's markdown outside folded dropdowns (answers to "Pause
@@ -192,12 +192,6 @@ def study_minutes(slug: str) -> int:
     return int(5 * round(counts(slug).minutes(WORDS_PER_MINUTE) / 5))
 
 
-def table_rows(slugs: list[str] | tuple[str, ...]) -> str:
-    """The study-time rows ``book/how_to_use.md`` should state (its first two columns)."""
-    return "\n".join(f"| {{doc}}`/notebooks/{slug}` | about {study_minutes(slug)} min |"
-                     for slug in slugs)
-
-
 def mean_absolute(errors: dict[str, float]) -> float:
     return sum(abs(e) for e in errors.values()) / len(errors)
 
@@ -205,4 +199,4 @@ def mean_absolute(errors: dict[str, float]) -> float:
 __all__ = ["CALIBRATION", "EXERCISE_MINUTES", "MINUTES_FOR_CELLS", "WORDS_PER_CODE_LINE",
            "WORDS_PER_MINUTE", "Counts", "core_exercises", "counts", "fit_words_per_minute",
            "leave_one_out_errors", "mean_absolute", "reading_words", "study_minutes",
-           "table_rows", "visible_code_lines"]
+           "visible_code_lines"]

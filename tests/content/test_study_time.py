@@ -1,13 +1,11 @@
-"""The study-time model of ``book/how_to_use.md`` (``study_time.py``): what it counts, that
-its pace is fitted, and that the page states what it computes."""
+"""The study-time model of ``book/how_to_use.md`` (``study_time.py``): what it counts and
+that its pace is fitted. What the page states of it (every lesson's time, the rates, the
+leave-one-out error) is a claim of the page, in ``test_book_pages.py``."""
 
 from __future__ import annotations
 
-import re
-
 from gpulesson.course import SLUGS
 
-from .nbtools import REPO
 from .study_time import (
     CALIBRATION,
     EXERCISE_MINUTES,
@@ -22,10 +20,8 @@ from .study_time import (
     mean_absolute,
     reading_words,
     study_minutes,
-    table_rows,
 )
 
-HOW_TO_USE = REPO / "book" / "how_to_use.md"
 #: The lessons whose core is kept to one sitting here (issue 32: about 90 minutes); the
 #: other lessons' helpers keep theirs.
 ONE_SITTING = ("parallelism_at_the_core", "roofline_and_tensor_cores", "memory_what_fits",
@@ -62,18 +58,16 @@ def test_a_lesson_costs_its_reading_its_code_its_exercises_and_its_runs() -> Non
         2 * EXERCISE_MINUTES["other"] + MINUTES_FOR_CELLS
 
 
-def test_the_pace_is_fitted_on_the_reviewed_lessons_and_its_error_stated() -> None:
-    """The pace is the least-squares fit on the ten reviewed lessons (rounded to 5), and a
-    lesson left out of the fit lands, on average, within the error how_to_use.md states."""
+def test_the_pace_is_fitted_on_the_reviewed_lessons() -> None:
+    """The pace is the least-squares fit on the ten reviewed lessons (rounded to 5), each a
+    lesson of the course, and each can be left out of the fit (the error that leaves,
+    and every lesson's time, are claims of ``book/how_to_use.md`` in
+    ``test_book_pages.py``)."""
     fitted = fit_words_per_minute(CALIBRATION)
     assert WORDS_PER_MINUTE == 5 * round(fitted / 5), fitted
     errors = leave_one_out_errors(CALIBRATION)
     assert len(errors) == len(CALIBRATION) == 10 and set(CALIBRATION) <= set(SLUGS)
-    stated = re.search(r"within (\d+) minutes on average \(up to (\d+)\)",
-                       HOW_TO_USE.read_text(encoding="utf-8"))
-    assert stated, "how_to_use.md must state the leave-one-out error"
-    assert (int(stated[1]), int(stated[2])) == (round(mean_absolute(errors)), round(
-        max(abs(e) for e in errors.values()))), {k: round(v) for k, v in errors.items()}
+    assert mean_absolute(errors) > 0
 
 
 def test_the_fit_refuses_a_calibration_with_no_time_to_read() -> None:
@@ -84,16 +78,6 @@ def test_the_fit_refuses_a_calibration_with_no_time_to_read() -> None:
         assert "no time for reading" in str(error)
     else:
         raise AssertionError("a calibration whose exercises take all the time was fitted")
-
-
-def test_how_to_use_states_every_lessons_computed_time() -> None:
-    """Each lesson's row says the time the model computes for the lesson as it is now (all
-    ten: other lessons change too; the message prints the rows the page should have)."""
-    page = HOW_TO_USE.read_text(encoding="utf-8")
-    wrong = [slug for slug in SLUGS
-             if f"| {{doc}}`/notebooks/{slug}` | about {study_minutes(slug)} min |" not in page]
-    assert not wrong, ("book/how_to_use.md should state (first two columns):\n"
-                       + table_rows(SLUGS))
 
 
 def test_going_further_exercises_are_left_out_of_the_core() -> None:
