@@ -44,6 +44,16 @@ the last, 8 on the others (Dubey et al. 2024, section 3.3.2). Context parallelis
 ``cp`` GPUs splits each sequence, so ``dp x tp x pp x cp = n_gpus``; the activations are
 divided by ``cp`` and ZeRO shards over the ``dp x cp`` ranks that hold the same weights.
 
+The data-parallel roofline (Austin et al. 2025, *How to Scale Your Model*, GPU chapter)
+-------------------------------------------------------------------------------------------
+The gradient all-reduce moves ``2(n-1)/n * b * N`` bytes per GPU whatever the batch, while
+the backward pass it hides behind costs ``4 * N_active`` FLOPs per token. Below
+``T* = (n-1)/n * b * C * (N / N_active) / (2 * W)`` tokens per GPU and step (``C`` FLOP/s,
+``W`` bus bandwidth, ``b`` bytes per gradient) the exchange outlasts the backward pass
+(:func:`data_parallel_critical_tokens`): 2,200 tokens on H100s inside a server (990
+TFLOP/s over 450 GB/s), 2,475 across servers; a mixture-of-experts model multiplies it by
+its total over active parameters, about ``E/k``.
+
 Achievable bandwidth, in-switch reduction, tiers and overlap
 -------------------------------------------------------------
 NCCL reaches about 80 % of the NVLink line rate as bus bandwidth (370 of 450 GB/s on H100,
@@ -109,6 +119,7 @@ __all__ = [
     "bus_bandwidth",
     "bus_bandwidth_factor",
     "collective_time",
+    "data_parallel_critical_tokens",
     "data_parallel_sync_time",
     "divisors",
     "dualpipe_bubble_fraction",
@@ -411,6 +422,61 @@ def data_parallel_sync_time(
     if zero_stage == 3:
         t += collective_time("all_gather", size, nd, bandwidth=bandwidth, latency=latency)
     return t
+
+
+def data_parallel_critical_tokens(
+    *,
+    flops: float,
+    bandwidth: float,
+    dp: int | None = None,
+    bytes_per_value: float = 2,
+    total_params: float = 1,
+    active_params: float | None = None,
+) -> float:
+    """Tokens per GPU and step below which the gradient all-reduce cannot hide behind the
+    backward pass (Austin et al. 2025, *How to Scale Your Model*, "Rooflines for LLM
+    Scaling on GPUs", data parallelism).
+
+    ``T* = (n-1)/n * b * C * (N / N_active) / (2 * W)``: the backward pass computes
+    ``4 * N_active * T / C`` seconds for ``T`` tokens, the ring all-reduce of the ``b * N``
+    gradient bytes takes ``2(n-1)/n * b * N / W`` (:func:`collective_time`), and the two are
+    equal at ``T*``. Above it the step is compute-bound (with perfect overlap); below it no
+    overlap can hide the exchange. ZeRO's reduce-scatter and all-gather move the same bytes,
+    so the bound is the same for ZeRO-1/2 (and FSDP's forward gathers overlap the forward).
+
+    Parameters
+    ----------
+    flops : float
+        FLOP/s the backward pass runs at (a peak gives the book's figures; an achieved rate
+        gives a smaller, more honest bound).
+    bandwidth : float
+        Bus bandwidth of the links the data-parallel group crosses, bytes/s (one way per GPU
+        in an NVLink domain; a node's network egress shared by its GPUs across servers).
+    dp : int, optional
+        Ranks in the all-reduce ``n``; ``(n-1)/n`` is left out (large groups) when omitted.
+    bytes_per_value : float
+        Bytes per gradient value ``b`` (2 for BF16).
+    total_params, active_params : float
+        A mixture-of-experts model all-reduces the gradients of all ``N`` parameters but
+        computes with the ``N_active`` a token meets: ``T*`` grows by ``N / N_active``, about
+        ``E/k`` when the experts dominate. Both left out: a dense model (ratio 1).
+
+    Examples
+    --------
+    H100 at its 990 TFLOP/s BF16 peak over 450 GB/s of NVLink: 2,200 tokens per GPU; over a
+    server's 400 GB/s of network egress: 2,475; gpt-oss (``E/k = 128/4``): 79,200.
+    """
+    c = v.positive_number("flops", flops)
+    w = v.positive_number("bandwidth", bandwidth)
+    b = v.positive_number("bytes_per_value", bytes_per_value)
+    total = v.positive_number("total_params", total_params)
+    active = total if active_params is None else v.positive_number("active_params",
+                                                                   active_params)
+    if active > total:
+        raise ValueError(f"active_params must be at most total_params ({total:g}), got "
+                         f"{active:g}")
+    share = 1.0 if dp is None else bus_bandwidth_factor("all_reduce", dp) / 2
+    return share * b * c * (total / active) / (2 * w)
 
 
 @dataclass(frozen=True)

@@ -406,3 +406,63 @@ def test_divisors_match_a_brute_force_search_and_refuse_unbounded_work() -> None
     assert distributed.divisors(2**60, 64) == [1, 2, 4, 8, 16, 32, 64]
     with pytest.raises(ValueError, match="give a limit"):
         distributed.divisors(2**60)
+
+
+# ---------------------------------------------------------------------------------------
+# The data-parallel compute/communication roofline
+
+#: Austin et al. 2025, *How to Scale Your Model* (jax-ml/scaling-book at 1a55377, gpus.md, "Rooflines
+#: for LLM Scaling on GPUs", Data Parallelism): "Within a node, we just need the per-GPU
+#: token batch size > 990e12 / 450e9 = 2200"; "Within an SU or at the spine level, BS >
+#: 990e12 / 400e9 = 2475"; DeepSeek v3 on H800s with 300GB/s "would need 990e12 / 300e9 =
+#: 3300 tokens per GPU, or about 6.7M" (2,048 GPUs); gpt-oss "with k=4 and E=128, this
+#: increases to 32 * 2475 = 79,200 across nodes"; 2-node data parallelism "B / N > 1237".
+H100_BF16 = 990e12
+
+
+@pytest.mark.parametrize(("bandwidth", "tokens"), [(450e9, 2200), (400e9, 2475),
+                                                   (300e9, 3300)],
+                         ids=["nvlink", "across-nodes", "h800-nvlink"])
+def test_source_scaling_book_gpu_data_parallel_roofline(bandwidth: float,
+                                                        tokens: int) -> None:
+    got = distributed.data_parallel_critical_tokens(flops=H100_BF16, bandwidth=bandwidth)
+    assert round(got) == tokens
+
+
+def test_source_scaling_book_deepseek_v3_batch_and_moe_factor() -> None:
+    per_gpu = distributed.data_parallel_critical_tokens(flops=H100_BF16, bandwidth=300e9)
+    assert int(2048 * per_gpu / 1e5) == 67  # "about 6.7M": 2,048 x 3,300 = 6.76M
+    gpt_oss = distributed.data_parallel_critical_tokens(flops=H100_BF16, bandwidth=400e9,
+                                                        total_params=128, active_params=4)
+    assert round(gpt_oss) == 79_200
+    two_nodes = distributed.data_parallel_critical_tokens(flops=H100_BF16, bandwidth=400e9,
+                                                          dp=2)
+    assert int(two_nodes) == 1237
+
+
+def test_source_scaling_book_tpu_v5p_data_parallel_roofline() -> None:
+    """Austin et al. 2025, training.md: "For TPUv5p, C=4.6e14 and W=2 * 9e10 for 1D data
+    parallelism over ICI, so our batch size per chip must be at least 2,550"
+    ("4.59e14 / 1.8e11 = 2550"); over all three axes "BS=850 per TPU"; DeepSeek-V2's ~40M
+    tokens "would allow us to scale to roughly 47,000 chips"."""
+    one_axis = distributed.data_parallel_critical_tokens(flops=4.59e14, bandwidth=1.8e11)
+    assert round(one_axis) == 2550
+    three = distributed.data_parallel_critical_tokens(flops=4.59e14, bandwidth=3 * 1.8e11)
+    assert round(three) == 850
+    assert round(40e6 / three, -3) == 47_000
+
+
+def test_critical_tokens_balance_the_backward_pass_and_the_all_reduce() -> None:
+    """At T* the backward pass (4 N_active T FLOPs) and the ring all-reduce of the BF16
+    gradients (data_parallel_sync_time) take the same time, for a dense 70B model on 64
+    ranks and for an MoE with 8x the parameters it computes with."""
+    for total, active in ((70e9, 70e9), (560e9, 70e9)):
+        t = distributed.data_parallel_critical_tokens(
+            flops=400e12, bandwidth=40e9, dp=64, total_params=total, active_params=active)
+        backward = 4 * active * t / 400e12
+        sync = distributed.data_parallel_sync_time(total, dp=64, bandwidth=40e9)
+        assert backward == pytest.approx(sync)
+    assert distributed.data_parallel_critical_tokens(flops=1e15, bandwidth=1e11, dp=1) == 0
+    with pytest.raises(ValueError, match=r"active_params must be at most total_params"):
+        distributed.data_parallel_critical_tokens(flops=1e15, bandwidth=1e11,
+                                                  total_params=1e9, active_params=2e9)
