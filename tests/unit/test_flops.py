@@ -312,7 +312,7 @@ def test_source_besiroglu_refit_allocates_like_chinchilla() -> None:
     alpha = 0.3478, beta = 0.3658) gives a = 0.5126, "compatible with the findings from
     the first two estimation procedures". At Gopher's budget, 5.76e23 FLOPs, its optimum
     is within 5 % of the Chinchilla model itself, 70B parameters on 1.4T tokens (Hoffmann
-    et al. 2022), where the printed constants would put 32B on 3.0T."""
+    et al. 2022), where the printed constants would put 32B on 3.0T (40B unrounded)."""
     refit = flops.CHINCHILLA_FITS["besiroglu"]
     assert round(refit.a, 4) == 0.5126
     point = flops.chinchilla_loss_optimal(5.76e23, fit="besiroglu")
@@ -321,6 +321,8 @@ def test_source_besiroglu_refit_allocates_like_chinchilla() -> None:
     assert 6 * point.params * point.tokens == pytest.approx(5.76e23)
     printed = flops.chinchilla_loss_optimal(5.76e23)
     assert round(printed.params / 1e9) == 32
+    unrounded = flops.chinchilla_loss_optimal(5.76e23, fit="hoffmann_unrounded")
+    assert round(unrounded.params / 1e9) == 40
 
 
 def test_chinchilla_loss_optimum_is_the_minimum_of_the_loss() -> None:

@@ -130,6 +130,21 @@ def test_source_qi_zb_h1_bubble_is_a_third_of_1f1b() -> None:
     assert (zb - 3 * m) / (one_f_one_b - 3 * m) == pytest.approx(1 / 3)
 
 
+@pytest.mark.parametrize(("p", "m"), [(4, 8), (8, 32), (6, 6)])
+def test_source_zero_bubble_readme_bubble_rates(p: int, m: int) -> None:
+    """sail-sg/zero-bubble-pipeline-parallelism, README.md, "Comparision of Schedules"
+    (assuming T_F = T_B = T_W): bubble rate 1F1B (p-1)/m, ZB1P (p-1)/3m, activation
+    memory 1x for both. The simulated schedules idle exactly those shares of the ideal
+    3m units and hold the same peak of micro-batches."""
+    one = pipeline.pipeline_schedule(p, m, schedule="1f1b")
+    zb = pipeline.pipeline_schedule(p, m, schedule="zb-h1")
+    ideal = 3.0 * m
+    assert pipeline.pipeline_makespan(one) / ideal - 1 == pytest.approx((p - 1) / m)
+    assert pipeline.pipeline_makespan(zb) / ideal - 1 == pytest.approx((p - 1) / (3 * m))
+    assert max(_in_flight(zb, s) for s in range(p)) == max(_in_flight(one, s)
+                                                            for s in range(p))
+
+
 def test_source_qi_zb_h1_keeps_the_memory_of_1f1b() -> None:
     """Qi et al. 2023, section 3.1: ZB-H1's peak memory does not exceed 1F1B's, p
     micro-batches' activations: the simulated ZB-H1 keeps at most p in flight on every
