@@ -34,7 +34,7 @@ has none (7): ``recipe_bytes_per_param("fp8lm_o3", accumulate_in="fp16")`` is th
 Playbook's row. :mod:`gpulesson.memory` keeps the recipes its planners use
 (``"fp8_deepseek_v3"``: 15 bytes) and must agree with these.
 
-Taught in: ``notebooks/optimisations.ipynb`` (Going further: FP8 training recipes).
+Taught in: ``notebooks/optimisations.ipynb`` (Going further: FP8 recipes, tensor by tensor).
 """
 
 from __future__ import annotations
