@@ -9,11 +9,13 @@ the size of the whole buffer (for all-gather the gathered output, for reduce-sca
 input). A ring all-reduce sends and receives ``2(n-1)/n * S`` bytes per rank (Patarasuk &
 Yuan 2009), so it takes at least ``2(n-1)/n * S / B`` on links of bandwidth ``B``.
 
-Pipeline bubble (Huang et al. 2019, GPipe; Narayanan et al. 2021, section 2.2)
--------------------------------------------------------------------------------
+Pipeline schedules (:mod:`gpulesson.pipeline`, re-exported here)
+-----------------------------------------------------------------
 With ``p`` stages and ``m`` micro-batches, GPipe and 1F1B schedules idle for
 ``(p-1)/m`` of the ideal time; the interleaved schedule with ``v`` model chunks per
-device divides that by ``v``: ``(p-1)/(v*m)``.
+device divides that by ``v``: ``(p-1)/(v*m)``. Splitting the backward pass into input- and
+weight-gradient passes (ZB-H1) and running two pipelines in opposite directions (DualPipe)
+cut it further; :mod:`gpulesson.pipeline` simulates and counts them.
 
 ZeRO (Rajbhandari et al. 2020, section 5 and Figure 1)
 --------------------------------------------------------
@@ -41,6 +43,16 @@ ones, which is how Llama 3 405B balanced its 126 layers on 16 stages: 7 on the f
 the last, 8 on the others (Dubey et al. 2024, section 3.3.2). Context parallelism over
 ``cp`` GPUs splits each sequence, so ``dp x tp x pp x cp = n_gpus``; the activations are
 divided by ``cp`` and ZeRO shards over the ``dp x cp`` ranks that hold the same weights.
+
+The data-parallel roofline (Austin et al. 2025, *How to Scale Your Model*, GPU chapter)
+-------------------------------------------------------------------------------------------
+The gradient all-reduce moves ``2(n-1)/n * b * N`` bytes per GPU whatever the batch, while
+the backward pass it hides behind costs ``4 * N_active`` FLOPs per token. Below
+``T* = (n-1)/n * b * C * (N / N_active) / (2 * W)`` tokens per GPU and step (``C`` FLOP/s,
+``W`` bus bandwidth, ``b`` bytes per gradient) the exchange outlasts the backward pass
+(:func:`data_parallel_critical_tokens`): 2,200 tokens on H100s inside a server (990
+TFLOP/s over 450 GB/s), 2,475 across servers; a mixture-of-experts model multiplies it by
+its total over active parameters, about ``E/k``.
 
 Achievable bandwidth, in-switch reduction, tiers and overlap
 -------------------------------------------------------------
@@ -71,14 +83,25 @@ from gpulesson.links import (
     NVLS_ALGBW_FRACTION,
     TIERS,
     achievable_bandwidth,
-    dualpipe_bubble_fraction,
     exposed_time,
     group_tier,
     sharp_allreduce_time,
 )
+from gpulesson.pipeline import (
+    BUBBLE_SCHEDULES,
+    MAX_PIPELINE_SLOTS,
+    PIPELINE_SCHEDULES,
+    PipelineSlot,
+    dualpipe_bubble_fraction,
+    pipeline_bubble_fraction,
+    pipeline_bubble_time,
+    pipeline_makespan,
+    pipeline_schedule,
+)
 from gpulesson.transformer import TransformerConfig, embedding_params, param_breakdown
 
 __all__ = [
+    "BUBBLE_SCHEDULES",
     "COLLECTIVES",
     "NETWORK_EFFICIENCY",
     "NVLINK_EFFICIENCY",
@@ -86,7 +109,9 @@ __all__ = [
     "TIERS",
     "LayoutMemory",
     "LayoutRecommendation",
+    "MAX_PIPELINE_SLOTS",
     "MAX_STAGES",
+    "PIPELINE_SCHEDULES",
     "PipelineSlot",
     "achievable_bandwidth",
     "algorithm_bandwidth",
@@ -94,6 +119,7 @@ __all__ = [
     "bus_bandwidth",
     "bus_bandwidth_factor",
     "collective_time",
+    "data_parallel_critical_tokens",
     "data_parallel_sync_time",
     "divisors",
     "dualpipe_bubble_fraction",
@@ -103,6 +129,7 @@ __all__ = [
     "layout_memory",
     "params_per_gpu",
     "pipeline_bubble_fraction",
+    "pipeline_bubble_time",
     "pipeline_makespan",
     "pipeline_schedule",
     "recommend_layout",
@@ -178,220 +205,6 @@ def collective_time(
     return alpha + factor * s / bw
 
 
-def pipeline_bubble_fraction(stages: int, microbatches: int, interleave: int = 1) -> float:
-    """Pipeline bubble as a fraction of the ideal time: ``(p - 1) / (v * m)``.
-
-    Narayanan et al. 2021, section 2.2.1 (GPipe/1F1B, ``v = 1``) and 2.2.2 (interleaved).
-    As a fraction of the *total* time it is ``(p-1) / (v*m + p - 1)``.
-    """
-    p = v.positive_int("stages", stages)
-    m = v.positive_int("microbatches", microbatches)
-    k = v.positive_int("interleave", interleave)
-    return (p - 1) / (k * m)
-
-
-@dataclass(frozen=True)
-class PipelineSlot:
-    """One forward or backward pass of one micro-batch on one pipeline stage.
-
-    ``stage`` is the device (0-based), ``start`` and ``duration`` are in units of the
-    given forward/backward times, ``kind`` is ``"forward"`` or ``"backward"``, ``chunk``
-    the model chunk on that device (interleaved schedule; 0 otherwise).
-    """
-
-    stage: int
-    start: float
-    duration: float
-    kind: str
-    microbatch: int
-    chunk: int = 0
-
-    @classmethod
-    def _fast(cls, stage: int, start: float, duration: float, kind: str, microbatch: int,
-              chunk: int) -> PipelineSlot:
-        """Build without the frozen ``__init__``'s per-field ``object.__setattr__`` (a
-        schedule has thousands of slots; the fields are already validated)."""
-        slot = object.__new__(cls)
-        slot.__dict__.update(stage=stage, start=start, duration=duration, kind=kind,
-                             microbatch=microbatch, chunk=chunk)
-        return slot
-
-
-#: The most passes :func:`pipeline_schedule` simulates (2·p·m·v): 10^5 slots take about a
-#: second; beyond, the bubble formula (:func:`pipeline_bubble_fraction`) answers instead.
-MAX_PIPELINE_SLOTS = 100_000
-#: The most pipeline stages a per-stage list is built for (no run has near this many).
-MAX_PIPELINE_STAGES = 10_000
-
-
-def _orders(p: int, m: int, schedule: str, k: int) -> list[list[tuple[str, int, int]]]:
-    """Per device, the order of (kind, microbatch, chunk) operations."""
-    orders = []
-    for s in range(p):
-        if schedule == "gpipe":
-            ops = [("forward", i, 0) for i in range(m)] + [("backward", i, 0) for i in range(m)]
-        else:
-            total = m * k
-
-            def fwd(j: int) -> tuple[str, int, int]:
-                return ("forward", (j // (p * k)) * p + j % p, (j // p) % k)
-
-            def bwd(j: int) -> tuple[str, int, int]:
-                return ("backward", (j // (p * k)) * p + j % p, k - 1 - (j // p) % k)
-
-            if schedule == "1f1b":
-                warmup = min(p - s - 1, m)
-            else:
-                warmup = min((p - s - 1) * 2 + (k - 1) * p, total)
-            ops = [fwd(j) for j in range(warmup)]
-            for j in range(total - warmup):
-                ops += [fwd(warmup + j), bwd(j)]
-            ops += [bwd(j) for j in range(total - warmup, total)]
-        orders.append(ops)
-    return orders
-
-
-def pipeline_schedule(
-    stages: int,
-    microbatches: int,
-    *,
-    schedule: str = "gpipe",
-    interleave: int = 1,
-    forward_time: float = 1.0,
-    backward_time: float = 2.0,
-) -> list[PipelineSlot]:
-    """Simulate a pipeline schedule: when each stage runs each forward and backward pass.
-
-    Parameters
-    ----------
-    stages : int
-        Pipeline stages (devices) ``p``.
-    microbatches : int
-        Micro-batches per iteration ``m``.
-    schedule : str
-        ``"gpipe"`` (all forwards, then all backwards; Huang et al. 2019), ``"1f1b"``
-        (PipeDream-Flush: warm up, then alternate one forward and one backward;
-        Narayanan et al. 2021) or ``"interleaved"`` (1F1B over ``interleave`` model chunks
-        per device, Megatron-LM's order; ``m`` must be a multiple of ``p``).
-    interleave : int
-        Model chunks per device ``v`` (only for ``"interleaved"``).
-    forward_time, backward_time : float
-        Time of one micro-batch's forward and backward pass through one whole stage
-        (a chunk takes ``1/v`` of it). Backward is about twice the forward.
-
-    Returns
-    -------
-    list[PipelineSlot]
-        Sorted by start time. The makespan is ``(m + p - 1) * (f + b)`` for GPipe and
-        1F1B, ``m*(f + b) + (p - 1)*(f + b)/v`` interleaved: the bubble of
-        :func:`pipeline_bubble_fraction`.
-
-    Raises
-    ------
-    ValueError
-        for a schedule of more than :data:`MAX_PIPELINE_SLOTS` passes (``2·p·m·v``),
-        naming ``stages``, ``microbatches`` and ``interleave``.
-    """
-    p = v.positive_int("stages", stages)
-    m = v.positive_int("microbatches", microbatches)
-    kind = v.choice("schedule", schedule, ("gpipe", "1f1b", "interleaved"))
-    k = v.positive_int("interleave", interleave)
-    tf = v.positive_number("forward_time", forward_time)
-    tb = v.positive_number("backward_time", backward_time)
-    if kind != "interleaved" and k != 1:
-        raise ValueError(f"interleave must be 1 for schedule {kind!r}, got {k}")
-    if 2 * p * m * k > MAX_PIPELINE_SLOTS:
-        raise ValueError(
-            f"stages × microbatches × interleave must be at most {MAX_PIPELINE_SLOTS // 2:,} "
-            f"(a schedule of {MAX_PIPELINE_SLOTS:,} passes), got stages={p}, "
-            f"microbatches={m}, interleave={k}; pipeline_bubble_fraction gives the bubble "
-            f"of any size"
-        )
-    if kind == "interleaved" and m % p:
-        raise ValueError(
-            f"microbatches must be a multiple of stages ({p}) for the interleaved schedule, "
-            f"got {m}"
-        )
-    orders = _orders(p, m, kind, k)
-    n_virtual = p * k
-    per_kind = m * n_virtual
-    # Each pass starts as soon as the previous pass on its device and the pass it
-    # depends on (previous stage's forward, next stage's backward; the last stage's
-    # backward waits for its own forward) have finished: a longest-path computation over
-    # the schedule's DAG, resolved with an explicit stack. Passes are numbered
-    # (kind * m + microbatch) * n_virtual + virtual_stage.
-    total = 2 * per_kind
-    prev = [-1] * total
-    dep = [-1] * total
-    info: list[tuple[int, int, int, int] | None] = [None] * total  # stage, kind, mb, chunk
-    sequence: list[int] = []
-    for s, ops in enumerate(orders):
-        before = -1
-        for op, mb, chunk in ops:
-            vs = chunk * p + s
-            backward = op == "backward"
-            ident = (backward * m + mb) * n_virtual + vs
-            if not backward:
-                dep[ident] = ident - 1 if vs > 0 else -1
-            elif vs < n_virtual - 1:
-                dep[ident] = ident + 1
-            else:
-                dep[ident] = mb * n_virtual + vs
-            prev[ident] = before
-            info[ident] = (s, backward, mb, chunk)
-            sequence.append(ident)
-            before = ident
-    end = [-1.0] * total
-    start_at = [0.0] * total
-    durations = (tf / k, tb / k)
-    for root in sequence:
-        if end[root] >= 0:
-            continue
-        stack = [root]
-        while stack:
-            ident = stack[-1]
-            if end[ident] >= 0:
-                stack.pop()
-                continue
-            a, b = prev[ident], dep[ident]
-            pending = False
-            if a >= 0 and end[a] < 0:
-                stack.append(a)
-                pending = True
-            if b >= 0 and end[b] < 0:
-                stack.append(b)
-                pending = True
-            if pending:
-                if len(stack) > 3 * total + 3:  # pragma: no cover - orders are acyclic
-                    raise RuntimeError("pipeline schedule deadlocked")
-                continue
-            begin = max(end[a] if a >= 0 else 0.0, end[b] if b >= 0 else 0.0)
-            start_at[ident] = begin
-            end[ident] = begin + durations[info[ident][1]]  # type: ignore[index]
-            stack.pop()
-    kinds = ("forward", "backward")
-    slots = []
-    for ident in sequence:
-        stage_of, backward, mb, chunk = info[ident]  # type: ignore[misc]
-        slots.append(PipelineSlot._fast(stage_of, start_at[ident],
-                                        end[ident] - start_at[ident], kinds[backward], mb,
-                                        chunk))
-    slots.sort(key=lambda slot: (slot.start, slot.stage))
-    return slots
-
-
-def pipeline_makespan(slots: list[PipelineSlot]) -> float:
-    """End time of the last pass of a schedule from :func:`pipeline_schedule`."""
-    if not isinstance(slots, (list, tuple)) or not all(
-        isinstance(slot, PipelineSlot) for slot in slots
-    ):
-        raise TypeError(f"slots must be a list of PipelineSlot (from pipeline_schedule), "
-                        f"got {v._short_repr(slots)} ({type(slots).__name__})")
-    if not slots:
-        raise ValueError("slots must not be empty")
-    return max(slot.start + slot.duration for slot in slots)
-
-
 def zero_memory_per_gpu(
     n_params: float, *, stage: int, dp: int, optimizer_bytes: float = 12
 ) -> float:
@@ -454,6 +267,10 @@ def effective_speedup(n_gpus: int, efficiency: float) -> float:
     n = v.positive_int("n_gpus", n_gpus)
     e = v.fraction("efficiency", efficiency)
     return n * e
+
+
+#: The most pipeline stages a per-stage list is built for (no run has near this many).
+MAX_PIPELINE_STAGES = 10_000
 
 
 def stage_layers(layers: int, pp: int) -> int:
@@ -605,6 +422,61 @@ def data_parallel_sync_time(
     if zero_stage == 3:
         t += collective_time("all_gather", size, nd, bandwidth=bandwidth, latency=latency)
     return t
+
+
+def data_parallel_critical_tokens(
+    *,
+    flops: float,
+    bandwidth: float,
+    dp: int | None = None,
+    bytes_per_value: float = 2,
+    total_params: float = 1,
+    active_params: float | None = None,
+) -> float:
+    """Tokens per GPU and step below which the gradient all-reduce cannot hide behind the
+    backward pass (Austin et al. 2025, *How to Scale Your Model*, "Rooflines for LLM
+    Scaling on GPUs", data parallelism).
+
+    ``T* = (n-1)/n * b * C * (N / N_active) / (2 * W)``: the backward pass computes
+    ``4 * N_active * T / C`` seconds for ``T`` tokens, the ring all-reduce of the ``b * N``
+    gradient bytes takes ``2(n-1)/n * b * N / W`` (:func:`collective_time`), and the two are
+    equal at ``T*``. Above it the step is compute-bound (with perfect overlap); below it no
+    overlap can hide the exchange. ZeRO's reduce-scatter and all-gather move the same bytes,
+    so the bound is the same for ZeRO-1/2 (and FSDP's forward gathers overlap the forward).
+
+    Parameters
+    ----------
+    flops : float
+        FLOP/s the backward pass runs at (a peak gives the book's figures; an achieved rate
+        gives a smaller, more honest bound).
+    bandwidth : float
+        Bus bandwidth of the links the data-parallel group crosses, bytes/s (one way per GPU
+        in an NVLink domain; a node's network egress shared by its GPUs across servers).
+    dp : int, optional
+        Ranks in the all-reduce ``n``; ``(n-1)/n`` is left out (large groups) when omitted.
+    bytes_per_value : float
+        Bytes per gradient value ``b`` (2 for BF16).
+    total_params, active_params : float
+        A mixture-of-experts model all-reduces the gradients of all ``N`` parameters but
+        computes with the ``N_active`` a token meets: ``T*`` grows by ``N / N_active``, about
+        ``E/k`` when the experts dominate. Both left out: a dense model (ratio 1).
+
+    Examples
+    --------
+    H100 at its 990 TFLOP/s BF16 peak over 450 GB/s of NVLink: 2,200 tokens per GPU; over a
+    server's 400 GB/s of network egress: 2,475; gpt-oss (``E/k = 128/4``): 79,200.
+    """
+    c = v.positive_number("flops", flops)
+    w = v.positive_number("bandwidth", bandwidth)
+    b = v.positive_number("bytes_per_value", bytes_per_value)
+    total = v.positive_number("total_params", total_params)
+    active = total if active_params is None else v.positive_number("active_params",
+                                                                   active_params)
+    if active > total:
+        raise ValueError(f"active_params must be at most total_params ({total:g}), got "
+                         f"{active:g}")
+    share = 1.0 if dp is None else bus_bandwidth_factor("all_reduce", dp) / 2
+    return share * b * c * (total / active) / (2 * w)
 
 
 @dataclass(frozen=True)

@@ -37,12 +37,22 @@ the ones the model needs (``6N + 12LHQT`` per token) whatever the implementation
 including activation recomputation: a full recomputation adds one forward pass
 (``8N`` instead of ``6N``; Narayanan et al. 2021, eq. 3), which is why HFU > MFU.
 
-Chinchilla: a heuristic and the fit
------------------------------------
+Chinchilla: a heuristic and the fits
+------------------------------------
 "20 tokens per parameter" (:func:`chinchilla_tokens`, :func:`chinchilla_optimal`) is a
 rule of thumb read off Hoffmann et al. 2022. The paper's own projections
 (:func:`chinchilla_fitted_optimal`, Table 3) give a smaller model at large budgets: 67B
-parameters for Gopher's 5.76e23 FLOPs, where ``D = 20N`` gives 69B.
+parameters for Gopher's 5.76e23 FLOPs, where ``D = 20N`` gives 69B. A power law fitted to
+those rows (:func:`power_law_fit`) recovers approach 1's exponent, ``N_opt ~ C^0.50``.
+
+Approach 3 fits a loss surface instead, ``L(N, D) = E + A/N^alpha + B/D^beta``
+(:func:`chinchilla_loss`), whose minimum under ``C = 6ND`` has a closed form (the paper's
+eq. 4, :func:`chinchilla_loss_optimal`): ``N_opt = G (C/6)^a``, ``D_opt = (C/6)^b / G``
+with ``G = (alpha A / (beta B))^(1/(alpha+beta))``, ``a = beta/(alpha+beta)``,
+``b = alpha/(alpha+beta)``. The constants (:data:`CHINCHILLA_FITS`) matter: the paper's
+(E = 1.69, A = 406.4, B = 410.7, alpha = 0.34, beta = 0.28, unrounded 0.3392 and 0.2849)
+give ``a = 0.46`` and 40B parameters at Gopher's budget; Besiroglu et al.'s 2024 refit of
+the same data gives ``a = 0.51`` and 72B, close to the 70B Chinchilla was.
 
 Taught in: ``notebooks/flops_and_scaling.ipynb``.
 """
@@ -50,16 +60,22 @@ Taught in: ``notebooks/flops_and_scaling.ipynb``.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 
 from gpulesson import _validate as v
 from gpulesson.transformer import TransformerConfig, active_params
 
 __all__ = [
+    "CHINCHILLA_FITS",
     "CHINCHILLA_TABLE_3",
+    "ChinchillaFit",
     "ChinchillaPoint",
     "attention_flops_per_token",
     "chinchilla_fitted_optimal",
+    "chinchilla_loss",
+    "chinchilla_loss_optimal",
     "chinchilla_optimal",
     "chinchilla_tokens",
     "flops_per_token",
@@ -71,6 +87,7 @@ __all__ = [
     "megatron_flops_per_iteration",
     "mfu",
     "model_attention_flops_per_token",
+    "power_law_fit",
     "training_days",
     "training_flops",
     "tokens_per_second",
@@ -438,6 +455,102 @@ def chinchilla_fitted_optimal(total_flops: float) -> ChinchillaPoint:
             f = math.log(c / c0) / math.log(c1 / c0)
             return ChinchillaPoint(params=n0 * (n1 / n0) ** f, tokens=d0 * (d1 / d0) ** f)
     raise AssertionError("unreachable: c lies in the table")  # pragma: no cover
+
+
+@dataclass(frozen=True)
+class ChinchillaFit:
+    """Constants of the loss surface ``L(N, D) = E + A/N^alpha + B/D^beta`` (Hoffmann et
+    al. 2022, approach 3) and where they were published.
+
+    ``a`` and ``b`` are the exponents of the compute-optimal allocation it implies,
+    ``N_opt ~ C^a``, ``D_opt ~ C^b``.
+    """
+
+    E: float
+    A: float
+    B: float
+    alpha: float
+    beta: float
+    source: str
+
+    @property
+    def a(self) -> float:
+        """Exponent of the optimal parameters in compute: ``beta / (alpha + beta)``."""
+        return self.beta / (self.alpha + self.beta)
+
+    @property
+    def b(self) -> float:
+        """Exponent of the optimal tokens in compute: ``alpha / (alpha + beta)``."""
+        return self.alpha / (self.alpha + self.beta)
+
+
+#: Published constants of the approach-3 loss surface. ``"hoffmann"``: as printed in
+#: Hoffmann et al. 2022, section 3.3; ``"hoffmann_unrounded"``: the same fit before
+#: rounding, from the paper's TeX source as Besiroglu et al. 2024 (arXiv 2404.10102) report
+#: it; ``"besiroglu"``: their refit of data extracted from the paper's Figure 4.
+CHINCHILLA_FITS: Mapping[str, ChinchillaFit] = MappingProxyType({
+    "hoffmann": ChinchillaFit(1.69, 406.4, 410.7, 0.34, 0.28,
+                              "Hoffmann et al. 2022, section 3.3, as printed"),
+    "hoffmann_unrounded": ChinchillaFit(1.6934, 406.4, 410.7, 0.3392, 0.2849,
+                                        "Hoffmann et al. 2022 TeX source, per Besiroglu "
+                                        "et al. 2024"),
+    "besiroglu": ChinchillaFit(1.8172, 482.01, 2085.43, 0.3478, 0.3658,
+                               "Besiroglu et al. 2024, Chinchilla Scaling: A replication "
+                               "attempt"),
+})
+
+
+def _chinchilla_fit(fit: str) -> ChinchillaFit:
+    return CHINCHILLA_FITS[v.lookup("fit", fit, CHINCHILLA_FITS)[0]]
+
+
+def chinchilla_loss(n_params: float, tokens: float, *, fit: str = "hoffmann") -> float:
+    """Predicted loss of ``n_params`` parameters trained on ``tokens`` tokens:
+    ``E + A / N^alpha + B / D^beta`` (Hoffmann et al. 2022, eq. 2 with the constants of
+    :data:`CHINCHILLA_FITS`). With the printed constants Chinchilla (70B, 1.4T) gets 1.94,
+    Gopher (280B, 300B tokens) 1.99: more data beat more parameters at equal compute.
+    """
+    n = v.positive_number("n_params", n_params)
+    d = v.positive_number("tokens", tokens)
+    f = _chinchilla_fit(fit)
+    return f.E + f.A / n ** f.alpha + f.B / d ** f.beta
+
+
+def chinchilla_loss_optimal(total_flops: float, *, fit: str = "hoffmann") -> ChinchillaPoint:
+    """Parameters and tokens that minimise :func:`chinchilla_loss` for ``C = 6ND`` FLOPs.
+
+    The paper's eq. 4: ``N_opt = G (C/6)^a``, ``D_opt = G^-1 (C/6)^b``,
+    ``G = (alpha A / (beta B))^(1 / (alpha + beta))``, ``a = beta / (alpha + beta)``,
+    ``b = alpha / (alpha + beta)``. ``E`` does not move the optimum. At Gopher's 5.76e23
+    FLOPs the printed constants give 32B parameters, the unrounded ones 40B, Besiroglu et
+    al.'s refit 72B and 1.3T tokens.
+    """
+    c = v.positive_number("total_flops", total_flops)
+    f = _chinchilla_fit(fit)
+    g = (f.alpha * f.A / (f.beta * f.B)) ** (1 / (f.alpha + f.beta))
+    return ChinchillaPoint(params=g * (c / 6) ** f.a, tokens=(c / 6) ** f.b / g)
+
+
+def power_law_fit(x: Sequence[float], y: Sequence[float]) -> tuple[float, float]:
+    """Least-squares fit of ``y = k * x^p`` on log-log axes: returns ``(p, k)``.
+
+    Fitted to Hoffmann et al.'s Table 3 (parameters against FLOPs) it gives the exponent of
+    their approach 1, ``a = 0.50`` (their Table 2). At least two points, all positive, not
+    all with the same ``x``.
+    """
+    if not isinstance(x, Sequence) or not isinstance(y, Sequence) or len(x) != len(y):
+        raise ValueError(f"x and y must be sequences of the same length, got "
+                         f"{v._short_repr(x)} and {v._short_repr(y)}")
+    if len(x) < 2:
+        raise ValueError(f"x and y must hold at least 2 points, got {len(x)}")
+    lx = [math.log(v.positive_number(f"x[{i}]", xi)) for i, xi in enumerate(x)]
+    ly = [math.log(v.positive_number(f"y[{i}]", yi)) for i, yi in enumerate(y)]
+    mx, my = sum(lx) / len(lx), sum(ly) / len(ly)
+    sxx = sum((a - mx) ** 2 for a in lx)
+    if sxx == 0:
+        raise ValueError("x must hold at least two different values")
+    slope = sum((a - mx) * (b - my) for a, b in zip(lx, ly, strict=True)) / sxx
+    return slope, math.exp(my - slope * mx)
 
 
 v.guard_module(globals())

@@ -7,6 +7,8 @@ NVLink SHARP reduces inside the switch, so an all-reduce is not bound by the rin
 ``2(n-1)/n`` (:func:`sharp_allreduce_time`). A collective runs on the tier it crosses
 (:func:`group_tier`), and hides only behind the compute it can overlap
 (:func:`exposed_time`: gradient buckets are ready only during the backward pass).
+DualPipe's bubble (:func:`dualpipe_bubble_fraction`) now lives in :mod:`gpulesson.pipeline`
+and is re-exported here under its old name.
 :mod:`gpulesson.distributed` re-exports every name here; the bytes each parallel
 dimension moves are :mod:`gpulesson.traffic`. Standard library only.
 
@@ -16,6 +18,7 @@ Taught in: ``notebooks/distributed_math.ipynb`` and ``notebooks/planning_dashboa
 from __future__ import annotations
 
 from gpulesson import _validate as v
+from gpulesson.pipeline import dualpipe_bubble_fraction
 
 __all__ = [
     "NETWORK_EFFICIENCY",
@@ -98,21 +101,6 @@ def exposed_time(comm_time: float, window: float, overlap: float = 1.0) -> float
     c = v.nonneg_number("comm_time", comm_time)
     w = v.nonneg_number("window", window)
     return max(0.0, c - v.fraction("overlap", overlap) * w)
-
-
-def dualpipe_bubble_fraction(stages: int, microbatches: int) -> float:
-    """DualPipe's bubble as a fraction of the ideal time (DeepSeek-V3, section 3.2.1).
-
-    Table 2 of the DeepSeek-V3 report gives ``(PP/2 - 1) * (F&B + B - 3W)`` for DualPipe
-    against 1F1B's ``(PP - 1) * (F + B)``. With a forward, an input-gradient and a
-    weight-gradient pass of one unit each (``F = B = W = 1``, ``F&B = 3``) the bubble is
-    ``PP/2 - 1`` units against the ``3m`` units of ``m`` micro-batches.
-    """
-    p = v.positive_int("stages", stages)
-    m = v.positive_int("microbatches", microbatches)
-    if p % 2:
-        raise ValueError(f"stages must be even for DualPipe, got {p}")
-    return (p / 2 - 1) / (3 * m)
 
 
 v.guard_module(globals())

@@ -935,3 +935,70 @@ def test_exercise_notebook_shows_every_exercise_once() -> None:
     sources = nb.check_exercise_notebook(SLUG)
     assert any("def ring_allreduce_bytes(" in s for s in sources)
     assert any("lesson.reveal(10," in s and "run_allreduce_benchmark(" in s for s in sources)
+
+
+# ---------------------------------------------------------------------------------------
+# Going further: zero-bubble schedules, DualPipe's bubble, the data-parallel roofline
+# (Qi et al. 2024, ZB-H1; DeepSeek-AI 2024, Table 2; Austin et al. 2025, GPU chapter)
+
+
+def _idle_units(schedule: str) -> float:
+    """Idle time per GPU of the lesson's 4-stage, 8-micro-batch schedule, unit passes."""
+    slots = distributed.pipeline_schedule(4, 8, schedule=schedule)
+    return distributed.pipeline_makespan(slots) - 3 * 8
+
+
+def _most_in_flight(schedule: str) -> int:
+    slots = distributed.pipeline_schedule(4, 8, schedule=schedule)
+    frees = "weight" if schedule == "zb-h1" else "backward"
+    peaks = []
+    for stage in range(4):
+        live = peak = 0
+        for s in sorted((s for s in slots if s.stage == stage), key=lambda s: s.start):
+            live += {"forward": 1, frees: -1}.get(s.kind, 0)
+            peak = max(peak, live)
+        peaks.append(peak)
+    return max(peaks)
+
+
+def _critical(bandwidth: float, model: str | None = None) -> float:
+    cfg = transformer.preset(model) if model else None
+    return distributed.data_parallel_critical_tokens(
+        flops=PEAK, bandwidth=bandwidth,
+        total_params=transformer.param_count(cfg) if cfg else 1,
+        active_params=transformer.active_params(cfg) if cfg else None)
+
+
+def _sparsity(model: str) -> str:
+    cfg = transformer.preset(model)
+    return f"{transformer.param_count(cfg) / transformer.active_params(cfg):.1f}"
+
+
+GOING_FURTHER = claims(
+    lambda: f"1F1B idles {_idle_units('1f1b'):g} units per GPU and ZB-H1 "
+     f"{_idle_units('zb-h1'):g}, "
+     + {3.0: "a third"}[_idle_units('1f1b') / _idle_units('zb-h1')]
+     + ", while no GPU holds more than\n"
+     f"{_most_in_flight('zb-h1')} micro-batches, as in 1F1B"
+     if _most_in_flight("zb-h1") == _most_in_flight("1f1b") else "?",
+    lambda: "With 16 stages: {:g}, {:g} and {:g} "
+     "units".format(*(distributed.pipeline_bubble_time(s, 16)
+                     for s in ("1f1b", "zb-h1", "dualpipe"))),
+    lambda: "with F&B = 2 instead of 3, "
+     f"{distributed.pipeline_bubble_time('dualpipe', 16, overlapped_time=2.0):g} units",
+    lambda: f"{_critical(NVLINK):,.0f} tokens per GPU inside a server,\n"
+     f"{_critical(NETWORK):,.0f} over section 6's one port per GPU, and "
+     f"{_critical(8 * NETWORK):,.0f} across servers",
+    lambda: f"{_sparsity('deepseek-v3')} times for DeepSeek-V3 and "
+     f"{_sparsity('gpt-oss-120b')} for gpt-oss-120b, so\n"
+     f"{_critical(8 * NETWORK, 'deepseek-v3'):,.0f} and "
+     f"{_critical(8 * NETWORK, 'gpt-oss-120b'):,.0f} tokens per GPU",
+)
+# test_every_figure_is_claimed counts these texts as covered; test_going_further_claim
+# checks them (CLAIMS itself is already fixed in test_claim's parameters)
+NOT_FIGURES += tuple(c.text for c in GOING_FURTHER)
+
+
+@parametrize(GOING_FURTHER)
+def test_going_further_claim(claim) -> None:
+    claim.check(PAGE, "notebooks/distributed_math.ipynb")

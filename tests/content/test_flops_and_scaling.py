@@ -598,3 +598,49 @@ def test_moe_exercise_counts_the_active_parameters():
     assert round(transformer.active_params(V3) / 1e9) in (37, 38)
     wrong = flops.training_flops(transformer.param_count(V3), V3_TOKENS)
     assert ex.check(f"{wrong:.3e} FLOP").mistake == "total_for_flops"
+
+
+# ---------------------------------------------------------------------------------------
+# Going further: Chinchilla's fits (Hoffmann et al. 2022, Tables 2-3 and approach 3;
+# Besiroglu et al. 2024's refit)
+
+
+def _table3_exponent() -> float:
+    table = flops.CHINCHILLA_TABLE_3
+    return flops.power_law_fit([r[1] for r in table], [r[0] for r in table])[0]
+
+
+def _worst_left_out_error() -> float:
+    table = flops.CHINCHILLA_TABLE_3
+    worst = 0.0
+    for i, (n, c, _) in enumerate(table):
+        rest = [r for j, r in enumerate(table) if j != i]
+        p, k = flops.power_law_fit([r[1] for r in rest], [r[0] for r in rest])
+        worst = max(worst, abs(k * c ** p / n - 1))
+    return worst
+
+
+def _optimum(fit: str) -> flops.ChinchillaPoint:
+    return flops.chinchilla_loss_optimal(5.76e23, fit=fit)
+
+
+GOING_FURTHER = claims(
+    lambda: "grows the parameters as "
+     f"$C^{{{_table3_exponent():.2f}}}$",
+    lambda: f"within {math.ceil(100 * _worst_left_out_error()):.0f} %",
+    lambda: "($\\alpha$ = "
+     f"{flops.CHINCHILLA_FITS['hoffmann'].alpha:.2f}, $\\beta$ = "
+     f"{flops.CHINCHILLA_FITS['hoffmann'].beta:.2f})",
+    lambda: f"the optimum at {_optimum('hoffmann').params / 1e9:.0f}B parameters, the same "
+     f"fit before rounding at {_optimum('hoffmann_unrounded').params / 1e9:.0f}B",
+    lambda: f"at {_optimum('besiroglu').params / 1e9:.0f}B on "
+     f"{_optimum('besiroglu').tokens / 1e12:.2f}T\ntokens",
+)
+# test_every_figure_is_claimed counts these texts as covered; test_going_further_claim
+# checks them
+NOT_FIGURES += tuple(c.text for c in GOING_FURTHER)
+
+
+@parametrize(GOING_FURTHER)
+def test_going_further_claim(claim) -> None:
+    claim.check(PAGE, "notebooks/flops_and_scaling.ipynb")

@@ -526,3 +526,54 @@ def test_fp8_exercise_is_amdahls_law():
     assert ex.answer_value() == pytest.approx(1 / (0.3 + 0.7 / 2))
     assert ex.check("2").mistake == "peak_ratio"
     assert 1.34 <= ex.answer_value() <= 1.6
+
+
+# ---------------------------------------------------------------------------------------
+# Going further: FP8 recipes, tensor by tensor (MS-AMP's level table for FP8-LM; the
+# Ultra-Scale Playbook's FP8 table; DeepSeek-AI 2024, section 3.3)
+
+
+def _recipe_bytes(name: str) -> str:
+    from gpulesson import fp8_training
+
+    return f"{fp8_training.recipe_bytes_per_param(name):g} bytes"
+
+
+def _moments() -> str:
+    from gpulesson import fp8_training
+
+    o1, o2 = (fp8_training.optimizer_state_bytes(f"fp8lm_{lv}") for lv in ("o1", "o2"))
+    return f"the\nmoments falling from {o1:g} bytes to {o2:g} ({1 - o2 / o1:.1%} less)"
+
+
+def _state(name: str) -> str:
+    from gpulesson import fp8_training
+
+    return units.format_bytes(fp8_training.recipe_state_memory(70e9, name))
+
+
+GOING_FURTHER = claims(
+    lambda: "BF16 mixed precision keeps {} with an FP32 accumulation buffer, {} without"
+     .format(_recipe_bytes("bf16_fp32_accum"), _recipe_bytes("bf16").split()[0]),
+    lambda: "stores everything in FP32, also\n"
+     + _recipe_bytes("transformer_engine"),
+    lambda: "FP8 gradients,\n" + _recipe_bytes("fp8lm_o1"),
+    lambda: "its second in FP16, " + _recipe_bytes("fp8lm_o2"),
+    _moments,
+    lambda: "master weights, for ZeRO, "
+     + _recipe_bytes("fp8lm_o3"),
+    lambda: "FP32 master weights and "
+     "accumulation: " + _recipe_bytes("deepseek_v3"),
+    lambda: "BF16 master weights and "
+     "FP32 accumulation, " + _recipe_bytes("nanotron_fp8"),
+    lambda: f"For a 70B model that is {_state('bf16_fp32_accum')} of model state with BF16 "
+     f"and FP32 accumulation against\n{_state('fp8lm_o2')} with FP8-LM's O2",
+)
+# test_every_figure_is_claimed counts these texts as covered; test_going_further_claim
+# checks them
+NOT_FIGURES += tuple(c.text for c in GOING_FURTHER)
+
+
+@parametrize(GOING_FURTHER)
+def test_going_further_claim(claim) -> None:
+    claim.check(PAGE, "the optimisations lesson")

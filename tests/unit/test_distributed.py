@@ -1,4 +1,5 @@
-"""gpulesson.distributed: ZeRO, collectives, pipeline schedules and the layout advisor."""
+"""gpulesson.distributed: ZeRO, collectives and the layout advisor (pipeline schedules:
+test_pipeline.py)."""
 
 from __future__ import annotations
 
@@ -92,39 +93,6 @@ def test_source_nccl_tests_busbw_from_algbw() -> None:
     assert distributed.allreduce_bytes_per_rank(1e9, 8) == pytest.approx(1.75e9)
 
 
-def test_source_narayanan_bubble_fractions() -> None:
-    """Narayanan et al. 2021, sections 2.2.1-2.2.2: the pipeline bubble is (p-1)/m of the
-    ideal time for GPipe/1F1B and (1/v)(p-1)/m for the interleaved schedule."""
-    assert distributed.pipeline_bubble_fraction(8, 32) == pytest.approx(7 / 32)
-    assert distributed.pipeline_bubble_fraction(8, 32, 4) == pytest.approx(7 / 128)
-
-
-@pytest.mark.parametrize("schedule", ["gpipe", "1f1b"])
-def test_source_gpipe_bubble_overhead_in_simulated_schedule(schedule: str) -> None:
-    """Huang et al. 2019 (GPipe), section 2.3: with K stages and M micro-batches each
-    device idles (K-1)/(M+K-1) of the time, the ratio to ideal being (K-1)/M; the
-    simulated schedule reproduces it."""
-    p, m = 4, 16
-    slots = distributed.pipeline_schedule(p, m, schedule=schedule)
-    makespan = distributed.pipeline_makespan(slots)
-    busy = sum(s.duration for s in slots if s.stage == 0)
-    assert (makespan - busy) / makespan == pytest.approx((p - 1) / (m + p - 1))
-    assert makespan / busy - 1 == pytest.approx(
-        distributed.pipeline_bubble_fraction(p, m))
-
-
-def test_source_narayanan_interleaved_schedule_bubble() -> None:
-    """Narayanan et al. 2021, section 2.2.2: with v model chunks per device the bubble
-    time drops to (p-1)(t_f+t_b)/v; the simulated interleaved schedule matches."""
-    p, m, v = 4, 8, 2
-    slots = distributed.pipeline_schedule(p, m, schedule="interleaved", interleave=v)
-    makespan = distributed.pipeline_makespan(slots)
-    ideal = m * (1.0 + 2.0)
-    assert makespan - ideal == pytest.approx((p - 1) * 3.0 / v)
-    assert (makespan - ideal) / ideal == pytest.approx(
-        distributed.pipeline_bubble_fraction(p, m, v))
-
-
 def test_source_llama3_stages_hold_at_most_8_layers() -> None:
     """Dubey et al. 2024, section 3.3: 126 layers on 16 pipeline stages, the first and
     last holding one layer fewer (7 + 14 x 8 + 7 = 126): the largest stage has 8."""
@@ -157,11 +125,7 @@ def test_bad_arguments_are_refused_by_name() -> None:
         distributed.data_parallel_sync_time(1e9, dp=8, zero_stage=5, bandwidth=50e9)
 
 
-def test_schedule_validation() -> None:
-    with pytest.raises(ValueError, match="multiple of stages"):
-        distributed.pipeline_schedule(4, 6, schedule="interleaved", interleave=2)
-    with pytest.raises(ValueError, match="interleave must be 1"):
-        distributed.pipeline_schedule(4, 8, schedule="1f1b", interleave=2)
+def test_collective_name_validation() -> None:
     with pytest.raises(KeyError, match="all_reduce"):
         distributed.bus_bandwidth_factor("gossip", 4)
 
@@ -194,25 +158,6 @@ def test_zero_monotone(psi: float, dp: int, k: float) -> None:
     assert values[0] >= values[1] >= values[2] >= values[3]
     more = distributed.zero_memory_per_gpu(psi, stage=3, dp=dp + 1, optimizer_bytes=k)
     assert more <= values[3]
-
-
-@given(p=st.integers(1, 8), m=st.integers(1, 24),
-       schedule=st.sampled_from(["gpipe", "1f1b"]))
-def test_schedule_makespan_matches_bubble(p: int, m: int, schedule: str) -> None:
-    slots = distributed.pipeline_schedule(p, m, schedule=schedule)
-    assert len(slots) == 2 * p * m
-    assert distributed.pipeline_makespan(slots) == pytest.approx((m + p - 1) * 3.0)
-    for stage in range(p):  # no overlap on a device
-        mine = sorted((s.start, s.start + s.duration) for s in slots if s.stage == stage)
-        assert all(a[1] <= b[0] + 1e-12 for a, b in zip(mine, mine[1:], strict=False))
-
-
-@given(p=st.integers(2, 6), groups=st.integers(1, 4), v=st.integers(1, 4))
-def test_interleaved_makespan(p: int, groups: int, v: int) -> None:
-    m = p * groups
-    slots = distributed.pipeline_schedule(p, m, schedule="interleaved", interleave=v)
-    assert len(slots) == 2 * p * m * v
-    assert distributed.pipeline_makespan(slots) == pytest.approx(m * 3.0 + (p - 1) * 3.0 / v)
 
 
 # ---------------------------------------------------------------------------------------
@@ -319,18 +264,6 @@ def test_advisor_finds_a_layout_for_llama3_405b_on_16k_h100() -> None:
     assert r4.fits and (r4.tp, r4.pp) == (8, 8)
 
 
-def test_1f1b_limits_in_flight_microbatches() -> None:
-    """1F1B keeps at most p micro-batches in flight on the first stage (GPipe keeps m)."""
-    def max_in_flight(schedule: str) -> int:
-        slots = distributed.pipeline_schedule(4, 12, schedule=schedule)
-        live, peak = 0, 0
-        for s in sorted((s for s in slots if s.stage == 0), key=lambda s: s.start):
-            live += 1 if s.kind == "forward" else -1
-            peak = max(peak, live)
-        return peak
-    assert max_in_flight("1f1b") == 4 and max_in_flight("gpipe") == 12
-
-
 def test_scaling_efficiency_and_speedup() -> None:
     assert distributed.scaling_efficiency(1.0, 1.0) == 0.5
     assert distributed.scaling_efficiency(1.0, 1.0, overlap=1.0) == 1.0
@@ -381,16 +314,6 @@ def test_exposed_time_limited_to_window() -> None:
     assert distributed.exposed_time(1.0, 5.0) == 0.0
     assert distributed.exposed_time(1.0, 5.0, overlap=0.5) == 0.0
     assert distributed.exposed_time(1.0, 1.0, overlap=0.0) == 1.0
-
-
-def test_source_deepseek_v3_dualpipe_bubble() -> None:
-    """DeepSeek-V3, Table 2: DualPipe's bubble (PP/2 - 1)(F&B + B - 3W) against 1F1B's
-    (PP - 1)(F + B); with unit passes, 7 units against 45 for 16 stages."""
-    dual = distributed.dualpipe_bubble_fraction(16, 20)
-    plain = distributed.pipeline_bubble_fraction(16, 20)
-    assert dual / plain == pytest.approx(7 / 45)
-    with pytest.raises(ValueError, match="stages"):
-        distributed.dualpipe_bubble_fraction(15, 20)
 
 
 # ---------------------------------------------------------------------------------------
@@ -451,30 +374,6 @@ def test_layout_with_context_parallelism_and_end_stages() -> None:
 # Bounded work and wrong types
 
 
-def test_a_schedule_beyond_the_cap_is_refused_at_once(monkeypatch) -> None:
-    """``pipeline_schedule(4, 10**6)`` used to run 20 s and then fail with MemoryError; it is
-    refused before any work, naming the three sizes (the bubble formula answers any size)."""
-    import time
-
-    assert distributed.MAX_PIPELINE_SLOTS == 100_000
-    began = time.perf_counter()
-    with pytest.raises(ValueError, match=r"stages=4, microbatches=1000000, interleave=1"):
-        distributed.pipeline_schedule(4, 10**6)
-    assert time.perf_counter() - began < 0.5
-    assert distributed.pipeline_bubble_fraction(4, 10**6) == pytest.approx(3e-6)
-    monkeypatch.setattr(distributed, "MAX_PIPELINE_SLOTS", 1_000)  # the same rule, smaller
-    assert len(distributed.pipeline_schedule(5, 100)) == 1_000  # the cap itself runs
-    with pytest.raises(ValueError, match="at most 500 "):
-        distributed.pipeline_schedule(5, 101)
-
-
-@pytest.mark.parametrize("bad", ["abc", 3, None, [1, 2], ("x",)])
-def test_makespan_refuses_what_is_not_a_schedule(bad: object) -> None:
-    """``pipeline_makespan("abc")`` raised AttributeError."""
-    with pytest.raises(TypeError, match="slots must be a list of PipelineSlot"):
-        distributed.pipeline_makespan(bad)  # type: ignore[arg-type]
-
-
 def test_the_layout_search_is_bounded_for_many_gpus() -> None:
     """``recommend_layout`` scanned every integer up to ``n_gpus``: 2^40 GPUs whose
     activations fit nowhere took hours. It walks the divisors up to the square root
@@ -507,3 +406,63 @@ def test_divisors_match_a_brute_force_search_and_refuse_unbounded_work() -> None
     assert distributed.divisors(2**60, 64) == [1, 2, 4, 8, 16, 32, 64]
     with pytest.raises(ValueError, match="give a limit"):
         distributed.divisors(2**60)
+
+
+# ---------------------------------------------------------------------------------------
+# The data-parallel compute/communication roofline
+
+#: Austin et al. 2025, *How to Scale Your Model* (jax-ml/scaling-book at 1a55377, gpus.md, "Rooflines
+#: for LLM Scaling on GPUs", Data Parallelism): "Within a node, we just need the per-GPU
+#: token batch size > 990e12 / 450e9 = 2200"; "Within an SU or at the spine level, BS >
+#: 990e12 / 400e9 = 2475"; DeepSeek v3 on H800s with 300GB/s "would need 990e12 / 300e9 =
+#: 3300 tokens per GPU, or about 6.7M" (2,048 GPUs); gpt-oss "with k=4 and E=128, this
+#: increases to 32 * 2475 = 79,200 across nodes"; 2-node data parallelism "B / N > 1237".
+H100_BF16 = 990e12
+
+
+@pytest.mark.parametrize(("bandwidth", "tokens"), [(450e9, 2200), (400e9, 2475),
+                                                   (300e9, 3300)],
+                         ids=["nvlink", "across-nodes", "h800-nvlink"])
+def test_source_scaling_book_gpu_data_parallel_roofline(bandwidth: float,
+                                                        tokens: int) -> None:
+    got = distributed.data_parallel_critical_tokens(flops=H100_BF16, bandwidth=bandwidth)
+    assert round(got) == tokens
+
+
+def test_source_scaling_book_deepseek_v3_batch_and_moe_factor() -> None:
+    per_gpu = distributed.data_parallel_critical_tokens(flops=H100_BF16, bandwidth=300e9)
+    assert int(2048 * per_gpu / 1e5) == 67  # "about 6.7M": 2,048 x 3,300 = 6.76M
+    gpt_oss = distributed.data_parallel_critical_tokens(flops=H100_BF16, bandwidth=400e9,
+                                                        total_params=128, active_params=4)
+    assert round(gpt_oss) == 79_200
+    two_nodes = distributed.data_parallel_critical_tokens(flops=H100_BF16, bandwidth=400e9,
+                                                          dp=2)
+    assert int(two_nodes) == 1237
+
+
+def test_source_scaling_book_tpu_v5p_data_parallel_roofline() -> None:
+    """Austin et al. 2025, training.md: "For TPUv5p, C=4.6e14 and W=2 * 9e10 for 1D data
+    parallelism over ICI, so our batch size per chip must be at least 2,550"
+    ("4.59e14 / 1.8e11 = 2550"); over all three axes "BS=850 per TPU"; DeepSeek-V2's ~40M
+    tokens "would allow us to scale to roughly 47,000 chips"."""
+    one_axis = distributed.data_parallel_critical_tokens(flops=4.59e14, bandwidth=1.8e11)
+    assert round(one_axis) == 2550
+    three = distributed.data_parallel_critical_tokens(flops=4.59e14, bandwidth=3 * 1.8e11)
+    assert round(three) == 850
+    assert round(40e6 / three, -3) == 47_000
+
+
+def test_critical_tokens_balance_the_backward_pass_and_the_all_reduce() -> None:
+    """At T* the backward pass (4 N_active T FLOPs) and the ring all-reduce of the BF16
+    gradients (data_parallel_sync_time) take the same time, for a dense 70B model on 64
+    ranks and for an MoE with 8x the parameters it computes with."""
+    for total, active in ((70e9, 70e9), (560e9, 70e9)):
+        t = distributed.data_parallel_critical_tokens(
+            flops=400e12, bandwidth=40e9, dp=64, total_params=total, active_params=active)
+        backward = 4 * active * t / 400e12
+        sync = distributed.data_parallel_sync_time(total, dp=64, bandwidth=40e9)
+        assert backward == pytest.approx(sync)
+    assert distributed.data_parallel_critical_tokens(flops=1e15, bandwidth=1e11, dp=1) == 0
+    with pytest.raises(ValueError, match=r"active_params must be at most total_params"):
+        distributed.data_parallel_critical_tokens(flops=1e15, bandwidth=1e11,
+                                                  total_params=1e9, active_params=2e9)

@@ -1,0 +1,249 @@
+"""gpulesson.pipeline: the bubble of each schedule, and the simulated schedules."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from gpulesson import distributed, links, pipeline
+
+
+def _in_flight(slots: list[pipeline.PipelineSlot], stage: int) -> int:
+    """Most micro-batches whose activations a stage holds at once: from the start of a
+    forward pass to the end of the pass that frees them (the weight-gradient pass when the
+    backward is split, else the backward)."""
+    frees = "weight" if any(s.kind == "weight" for s in slots) else "backward"
+    live = peak = 0
+    for s in sorted((s for s in slots if s.stage == stage), key=lambda s: s.start):
+        live += 1 if s.kind == "forward" else -1 if s.kind == frees else 0
+        peak = max(peak, live)
+    return peak
+
+
+# ---------------------------------------------------------------------------------------
+# Published figures: GPipe, 1F1B, interleaved
+
+
+def test_source_narayanan_bubble_fractions() -> None:
+    """Narayanan et al. 2021, sections 2.2.1-2.2.2: the pipeline bubble is (p-1)/m of the
+    ideal time for GPipe/1F1B and (1/v)(p-1)/m for the interleaved schedule."""
+    assert pipeline.pipeline_bubble_fraction(8, 32) == pytest.approx(7 / 32)
+    assert pipeline.pipeline_bubble_fraction(8, 32, 4) == pytest.approx(7 / 128)
+
+
+@pytest.mark.parametrize("schedule", ["gpipe", "1f1b"])
+def test_source_gpipe_bubble_overhead_in_simulated_schedule(schedule: str) -> None:
+    """Huang et al. 2019 (GPipe), section 2.3: with K stages and M micro-batches each
+    device idles (K-1)/(M+K-1) of the time, the ratio to ideal being (K-1)/M; the
+    simulated schedule reproduces it."""
+    p, m = 4, 16
+    slots = pipeline.pipeline_schedule(p, m, schedule=schedule)
+    makespan = pipeline.pipeline_makespan(slots)
+    busy = sum(s.duration for s in slots if s.stage == 0)
+    assert (makespan - busy) / makespan == pytest.approx((p - 1) / (m + p - 1))
+    assert makespan / busy - 1 == pytest.approx(
+        pipeline.pipeline_bubble_fraction(p, m))
+
+
+def test_source_narayanan_interleaved_schedule_bubble() -> None:
+    """Narayanan et al. 2021, section 2.2.2: with v model chunks per device the bubble
+    time drops to (p-1)(t_f+t_b)/v; the simulated interleaved schedule matches."""
+    p, m, v = 4, 8, 2
+    slots = pipeline.pipeline_schedule(p, m, schedule="interleaved", interleave=v)
+    makespan = pipeline.pipeline_makespan(slots)
+    ideal = m * (1.0 + 2.0)
+    assert makespan - ideal == pytest.approx((p - 1) * 3.0 / v)
+    assert (makespan - ideal) / ideal == pytest.approx(
+        pipeline.pipeline_bubble_fraction(p, m, v))
+
+
+@given(p=st.integers(1, 8), m=st.integers(1, 24),
+       schedule=st.sampled_from(["gpipe", "1f1b"]))
+def test_schedule_makespan_matches_bubble(p: int, m: int, schedule: str) -> None:
+    slots = pipeline.pipeline_schedule(p, m, schedule=schedule)
+    assert len(slots) == 2 * p * m
+    assert pipeline.pipeline_makespan(slots) == pytest.approx((m + p - 1) * 3.0)
+    for stage in range(p):  # no overlap on a device
+        mine = sorted((s.start, s.start + s.duration) for s in slots if s.stage == stage)
+        assert all(a[1] <= b[0] + 1e-12 for a, b in zip(mine, mine[1:], strict=False))
+
+
+@given(p=st.integers(2, 6), groups=st.integers(1, 4), v=st.integers(1, 4))
+def test_interleaved_makespan(p: int, groups: int, v: int) -> None:
+    m = p * groups
+    slots = pipeline.pipeline_schedule(p, m, schedule="interleaved", interleave=v)
+    assert len(slots) == 2 * p * m * v
+    assert pipeline.pipeline_makespan(slots) == pytest.approx(m * 3.0 + (p - 1) * 3.0 / v)
+
+
+def test_1f1b_limits_in_flight_microbatches() -> None:
+    """1F1B keeps at most p micro-batches in flight on the first stage (GPipe keeps m)."""
+    def max_in_flight(schedule: str) -> int:
+        slots = pipeline.pipeline_schedule(4, 12, schedule=schedule)
+        live, peak = 0, 0
+        for s in sorted((s for s in slots if s.stage == 0), key=lambda s: s.start):
+            live += 1 if s.kind == "forward" else -1
+            peak = max(peak, live)
+        return peak
+    assert max_in_flight("1f1b") == 4 and max_in_flight("gpipe") == 12
+
+
+def test_a_schedule_beyond_the_cap_is_refused_at_once(monkeypatch) -> None:
+    """``pipeline_schedule(4, 10**6)`` used to run 20 s and then fail with MemoryError; it is
+    refused before any work, naming the three sizes (the bubble formula answers any size)."""
+    import time
+
+    assert pipeline.MAX_PIPELINE_SLOTS == 100_000
+    began = time.perf_counter()
+    with pytest.raises(ValueError, match=r"stages=4, microbatches=1000000, interleave=1"):
+        pipeline.pipeline_schedule(4, 10**6)
+    assert time.perf_counter() - began < 0.5
+    assert pipeline.pipeline_bubble_fraction(4, 10**6) == pytest.approx(3e-6)
+    monkeypatch.setattr(pipeline, "MAX_PIPELINE_SLOTS", 1_000)  # the same rule, smaller
+    assert len(pipeline.pipeline_schedule(5, 100)) == 1_000  # the cap itself runs
+    with pytest.raises(ValueError, match="at most 500 "):
+        pipeline.pipeline_schedule(5, 101)
+
+
+@pytest.mark.parametrize("bad", ["abc", 3, None, [1, 2], ("x",)])
+def test_makespan_refuses_what_is_not_a_schedule(bad: object) -> None:
+    """``pipeline_makespan("abc")`` raised AttributeError."""
+    with pytest.raises(TypeError, match="slots must be a list of PipelineSlot"):
+        pipeline.pipeline_makespan(bad)  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------------------------------
+# Zero-bubble schedules (Qi et al. 2023) and DeepSeek-V3's Table 2
+
+
+def test_source_qi_zb_h1_bubble_is_a_third_of_1f1b() -> None:
+    """Qi et al. 2023, *Zero Bubble Pipeline Parallelism* (arXiv 2401.10241), section 3.1:
+    1F1B idles (p-1)(T_F + T_B + T_W) per step, ZB-H1 (p-1)(T_F + T_B - T_W), a third of
+    it when T_F = T_B = T_W. Simulated with 4 stages and 8 micro-batches of unit passes:
+    1F1B takes 24 + 9 units, ZB-H1 24 + 3."""
+    p, m = 4, 8
+    one_f_one_b = pipeline.pipeline_makespan(pipeline.pipeline_schedule(p, m, schedule="1f1b"))
+    zb = pipeline.pipeline_makespan(pipeline.pipeline_schedule(p, m, schedule="zb-h1"))
+    assert one_f_one_b - 3 * m == pytest.approx(9)
+    assert zb - 3 * m == pytest.approx(3)
+    assert (zb - 3 * m) / (one_f_one_b - 3 * m) == pytest.approx(1 / 3)
+
+
+@pytest.mark.parametrize(("p", "m"), [(4, 8), (8, 32), (6, 6)])
+def test_source_zero_bubble_readme_bubble_rates(p: int, m: int) -> None:
+    """sail-sg/zero-bubble-pipeline-parallelism, README.md, "Comparision of Schedules"
+    (assuming T_F = T_B = T_W): bubble rate 1F1B (p-1)/m, ZB1P (p-1)/3m, activation
+    memory 1x for both. The simulated schedules idle exactly those shares of the ideal
+    3m units and hold the same peak of micro-batches."""
+    one = pipeline.pipeline_schedule(p, m, schedule="1f1b")
+    zb = pipeline.pipeline_schedule(p, m, schedule="zb-h1")
+    ideal = 3.0 * m
+    assert pipeline.pipeline_makespan(one) / ideal - 1 == pytest.approx((p - 1) / m)
+    assert pipeline.pipeline_makespan(zb) / ideal - 1 == pytest.approx((p - 1) / (3 * m))
+    assert max(_in_flight(zb, s) for s in range(p)) == max(_in_flight(one, s)
+                                                            for s in range(p))
+
+
+def test_source_qi_zb_h1_keeps_the_memory_of_1f1b() -> None:
+    """Qi et al. 2023, section 3.1: ZB-H1's peak memory does not exceed 1F1B's, p
+    micro-batches' activations: the simulated ZB-H1 keeps at most p in flight on every
+    stage (1F1B's first stage keeps p, its last one)."""
+    p, m = 6, 18
+    zb = pipeline.pipeline_schedule(p, m, schedule="zb-h1")
+    plain = pipeline.pipeline_schedule(p, m, schedule="1f1b")
+    assert max(_in_flight(zb, s) for s in range(p)) == p
+    assert [_in_flight(plain, s) for s in (0, p - 1)] == [p, 1]
+    weights = [s for s in zb if s.kind == "weight"]
+    assert len(weights) == p * m and all(s.duration == 1.0 for s in weights)
+
+
+@given(p=st.integers(2, 8), extra=st.integers(0, 12),
+       f=st.floats(0.5, 2.0), b_in=st.floats(0.5, 2.0), w_share=st.floats(0.1, 1.0))
+def test_zb_h1_simulated_makespan_is_the_closed_form(p: int, extra: int, f: float,
+                                                     b_in: float, w_share: float) -> None:
+    """Whatever the pass times, as long as the weight-gradient pass is no longer than the
+    forward and the input-gradient passes, and m >= p, the simulated ZB-H1 lasts
+    m(F + B) + (p-1)(F + B - 2W), B the full backward: :func:`pipeline_bubble_time`."""
+    m = p + extra
+    w = min(b_in, f) * w_share
+    slots = pipeline.pipeline_schedule(p, m, schedule="zb-h1", forward_time=f,
+                                       backward_time=b_in + w, weight_time=w)
+    bubble = pipeline.pipeline_bubble_time("zb-h1", p, forward_time=f,
+                                           backward_time=b_in + w, weight_time=w)
+    assert pipeline.pipeline_makespan(slots) == pytest.approx(m * (f + b_in + w) + bubble)
+    assert bubble == pytest.approx((p - 1) * (f + b_in - w))
+    for stage in range(p):  # no overlap on a device
+        mine = sorted((s.start, s.start + s.duration) for s in slots if s.stage == stage)
+        assert all(a[1] <= c[0] + 1e-9 for a, c in zip(mine, mine[1:], strict=False))
+
+
+def test_zb_h1_closed_form_refuses_a_long_weight_pass() -> None:
+    """A weight-gradient pass longer than the forward pass leaves idle gaps the formula
+    does not count: with F = 1, input gradient 1, W = 1.5 and 4 stages the simulation
+    idles 3 units where (p-1)(F+B-2W) says 1.5, so the closed form refuses and points to
+    the simulation."""
+    p, m = 4, 8
+    slots = pipeline.pipeline_schedule(p, m, schedule="zb-h1", forward_time=1.0,
+                                       backward_time=2.5, weight_time=1.5)
+    assert pipeline.pipeline_makespan(slots) - m * 3.5 == pytest.approx(3.0)
+    with pytest.raises(ValueError, match="weight_time must be at most forward_time"):
+        pipeline.pipeline_bubble_time("zb-h1", p, forward_time=1.0, backward_time=2.5,
+                                      weight_time=1.5)
+
+
+@pytest.mark.parametrize(("schedule", "units"), [("1f1b", 45), ("zb-h1", 15),
+                                                 ("dualpipe", 14)])
+def test_source_deepseek_v3_table2_bubbles(schedule: str, units: float) -> None:
+    """DeepSeek-AI 2024, *DeepSeek-V3 Technical Report* (arXiv 2412.19437), Table 2:
+    bubbles 1F1B (PP-1)(F+B), ZB1P (PP-1)(F+B-2W), DualPipe (PP/2-1)(F&B+B-3W), where
+    "B denotes the execution time of a full backward chunk, W ... a 'backward for
+    weights' chunk". With F = W = 1, B = 2 and nothing overlapped (F&B = 3), PP = 16:
+    15 x 3 = 45, 15 x 1 = 15 and 7 x 2 = 14 units."""
+    assert pipeline.pipeline_bubble_time(schedule, 16) == pytest.approx(units)
+
+
+def test_source_deepseek_v3_dualpipe_bubble_fraction_uses_the_full_backward() -> None:
+    """DeepSeek-V3 Table 2 with B the full backward: DualPipe's bubble is 14 units of the
+    ideal 3m for PP = 16, 14/45 of 1F1B's. The function used to read B as the input
+    gradient alone (F&B + B - 3W = 3 + 1 - 3 = 1 unit per rank pair) and gave 7/45."""
+    dual = distributed.dualpipe_bubble_fraction(16, 20)
+    plain = distributed.pipeline_bubble_fraction(16, 20)
+    assert dual == pytest.approx(14 / 60)
+    assert dual / plain == pytest.approx(14 / 45)
+    # overlapping the forward and backward chunks (F&B < F + B) is what DualPipe is for
+    hidden = pipeline.dualpipe_bubble_fraction(16, 20, overlapped_time=2.0)
+    assert hidden == pytest.approx(7 / 60)
+    with pytest.raises(ValueError, match="stages must be even"):
+        distributed.dualpipe_bubble_fraction(15, 20)
+
+
+def test_zb1p_row_is_the_simulated_zb_h1() -> None:
+    """Two sources, one schedule: DeepSeek-V3's ZB1P row, (PP-1)(F+B-2W) with B the full
+    backward, is what the simulated ZB-H1 of Qi et al. idles (F = 1, B = 2.4, W = 0.9)."""
+    p, m = 8, 16
+    slots = pipeline.pipeline_schedule(p, m, schedule="zb-h1", forward_time=1.0,
+                                       backward_time=2.4, weight_time=0.9)
+    assert pipeline.pipeline_makespan(slots) - m * 3.4 == pytest.approx(7 * (1 + 2.4 - 1.8))
+
+
+def test_the_old_homes_still_answer() -> None:
+    """Every name moved out of gpulesson.distributed (and links) still works there."""
+    for name in pipeline.__all__:
+        assert getattr(distributed, name) is getattr(pipeline, name)
+    assert links.dualpipe_bubble_fraction is pipeline.dualpipe_bubble_fraction
+
+
+def test_split_backward_validation() -> None:
+    with pytest.raises(ValueError, match="weight_time applies only to schedule 'zb-h1'"):
+        pipeline.pipeline_schedule(4, 8, schedule="1f1b", weight_time=1.0)
+    with pytest.raises(ValueError, match=r"weight_time must be less than backward_time \(2"):
+        pipeline.pipeline_schedule(4, 8, schedule="zb-h1", weight_time=2.0)
+    with pytest.raises(ValueError, match="overlapped_time must be at most"):
+        pipeline.pipeline_bubble_time("dualpipe", 8, overlapped_time=4.0)
+    with pytest.raises(ValueError, match="schedule must be one of"):
+        pipeline.pipeline_bubble_time("zb-v", 8)
+    with pytest.raises(ValueError, match="multiple of stages"):
+        pipeline.pipeline_schedule(4, 6, schedule="interleaved", interleave=2)
+    with pytest.raises(ValueError, match="interleave must be 1"):
+        pipeline.pipeline_schedule(4, 8, schedule="1f1b", interleave=2)
