@@ -20,6 +20,7 @@ import math
 from gpulesson import execution, gemm, hardware, transformer, units
 
 from . import nbtools as nb
+from . import study_time
 from .claims import claims, markdown_of, page, parametrize, rendered, uncovered_figures
 
 SLUG = "inside_the_gpu"
@@ -378,3 +379,14 @@ def test_the_kernels_are_checked_in_view_and_timed_only_on_a_gpu() -> None:
     for src, tags in sources:
         if "cupy" in src:
             assert "if on_gpu:" in src and "nbval-ignore-output" in tags, src[:60]
+
+
+def test_the_core_fits_one_sitting_and_keeps_the_essential_kernels() -> None:
+    """Issue 32: a core of at most about 90 minutes by the study-time model; issue 33: the
+    kernels stay, the ones past the first six as "Going further" practice. The core keeps
+    a 1-D and a 2-D map and the shared-memory tile (the reduction is taught in section 7
+    and leads the practice set: the exercises stay in order)."""
+    core = study_time.core_exercises(SLUG)
+    assert core == [1, 2, 3, 4, 5, 6], core
+    assert study_time.counts(SLUG).exercises["kernel"] == 3
+    assert study_time.study_minutes(SLUG) <= 90, study_time.counts(SLUG)
