@@ -67,6 +67,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from docutils import nodes
+from sphinx import addnodes
 from sphinx.application import Sphinx
 from sphinx.errors import ExtensionError
 from sphinx.util import logging
@@ -530,12 +531,32 @@ def _glossary_sentences(app: Sphinx) -> dict[str, list[nodes.Node]]:
     return found
 
 
+def _is_citation(node: nodes.Node) -> bool:
+    """A ``{cite:p}`` reference not yet resolved: its text is the raw BibTeX key."""
+    return isinstance(node, addnodes.pending_xref) and node.get("refdomain") == "cite"
+
+
 def _first_sentence(definition: nodes.definition) -> list[nodes.Node]:
+    """The first sentence of a glossary entry, as nodes, without its citations.
+
+    A citation in another page's tree is unresolved, so its text would be the raw BibTeX
+    key ("... intensity williams2009roofline."): it is dropped with the space before it,
+    and a space is kept only where a word follows.
+    """
     paragraph = next(iter(definition.findall(nodes.paragraph)), None)
     if paragraph is None:
         return []
     out: list[nodes.Node] = []
+    after_citation = False
     for child in paragraph.children:
+        if _is_citation(child):
+            if out and isinstance(out[-1], nodes.Text):
+                out[-1] = nodes.Text(str(out[-1]).rstrip())
+            after_citation = True
+            continue
+        if after_citation and not re.match(r"[\s.,;:!?)\]]", child.astext()[:1] or "."):
+            out.append(nodes.Text(" "))
+        after_citation = False
         if isinstance(child, nodes.Text):
             text = str(child)
             end = re.search(r"[.!?](\s|$)", text)

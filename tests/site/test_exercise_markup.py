@@ -217,3 +217,42 @@ def test_the_build_tells_a_missing_library_from_a_bug() -> None:
     assert "zz_fake:1" not in found
     assert found["zz_fake:2"]["needs"] == ["not_an_installed_library"]
     assert found["zz_fake:3"]["needs"] == [] and "ZeroDivisionError" in found["zz_fake:3"]["why"]
+
+
+def _glossary_definition(*children: nodes.Node) -> nodes.definition:
+    definition = nodes.definition()
+    definition += nodes.paragraph("", "", *children)
+    return definition
+
+
+def _citation(key: str) -> nodes.Node:
+    from sphinx import addnodes
+
+    ref = addnodes.pending_xref(key, nodes.inline(key, key), refdomain="cite", reftype="p",
+                                reftarget=key)
+    return ref
+
+
+@pytest.mark.parametrize(("children", "expected"), [
+    # "... intensity {cite:p}`williams2009roofline`. Plotted ..." (the glossary's Roofline)
+    ((nodes.Text("the smaller of the peak and the bandwidth times the intensity "),
+      _citation("williams2009roofline"), nodes.Text(". Plotted on log axes it looks")),
+     "the smaller of the peak and the bandwidth times the intensity."),
+    # "(Mixtral 8x7B: 12.9B of 46.7B {cite:p}`jiang2024mixtral`). Training ..."
+    ((nodes.Text("the total minus the experts (Mixtral: 12.9B of 46.7B\n"),
+      _citation("jiang2024mixtral"), nodes.Text("). Training FLOPs count")),
+     "the total minus the experts (Mixtral: 12.9B of 46.7B)."),
+    # "Zero Redundancy Optimizer {cite:p}`rajbhandari2020zero`: data parallelism ..."
+    ((nodes.Text("Zero Redundancy Optimizer "), _citation("rajbhandari2020zero"),
+      nodes.Text(": data parallelism that shards. More")),
+     "Zero Redundancy Optimizer: data parallelism that shards."),
+    # a word right after the citation keeps its space
+    ((nodes.Text("The gated MLP of Llama "), _citation("shazeer2020glu"),
+      nodes.Text("and many models. More")),
+     "The gated MLP of Llama and many models."),
+])
+def test_key_term_definitions_drop_raw_citation_keys(children, expected) -> None:
+    """Review 3, defects 1.8, 2.7, 4.6 and 5.3: a citation inside a glossary entry showed
+    up in a lesson's Key terms as its raw BibTeX key."""
+    sentence = EXT._first_sentence(_glossary_definition(*children))
+    assert "".join(node.astext() for node in sentence) == expected
