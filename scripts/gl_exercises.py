@@ -373,6 +373,29 @@ def measurement_cells(doctree: nodes.document) -> dict[str, tuple[nodes.containe
     return found
 
 
+def site_measurement(cell: nodes.Element, number: int) -> int:
+    """Rewrite a measurement cell's Jupyter line for the site; returns the lines changed.
+
+    The build ran the cell without a prediction, so its feedback ends with Jupyter's
+    :data:`~gpulesson.exercises.core.NO_PREDICTION_YET`. The page shows that output only
+    once the reader has committed a prediction (or asked to see it), so the line would
+    tell them to do what they just did (review 3, S3): it says where the comparison is.
+    """
+    from gpulesson.exercises.core import NO_PREDICTION_YET
+
+    site_line = html.escape(f"Measured when this site was built; exercise {number} above "
+                            "compares it with your prediction.")
+    changed = 0
+    for raw in _html_outputs(cell):
+        text = raw.astext()
+        if NO_PREDICTION_YET in text:
+            text = text.replace(NO_PREDICTION_YET, site_line)
+            raw.children = [nodes.Text(text)]
+            raw.rawsource = text
+            changed += 1
+    return changed
+
+
 def _notebook_sources(app: Sphinx, docname: str) -> list[str]:
     path = Path(app.env.doc2path(docname))
     if path.suffix != ".ipynb":
@@ -463,6 +486,7 @@ def _on_doctree_resolved(app: Sphinx, doctree: nodes.document, docname: str) -> 
                         if measurement not in target["ids"]:
                             target["ids"].append(measurement)
                         target["classes"].append("gl-measurement")
+                        site_measurement(target, ex.number)
                 text = (text[:match.start()]
                         + live_markup(text[match.start():end], ex, stub=stub,
                                       measurement=measurement, measured=value,

@@ -49,6 +49,7 @@ from gpulesson.units import DIMENSIONS, format_usd, parse_quantity
 
 __all__ = [
     "FAR_FACTOR",
+    "NO_PREDICTION_YET",
     "STATUSES",
     "CheckStopped",
     "ChoiceExercise",
@@ -78,6 +79,11 @@ def _render(text: Text, context: Mapping[str, Any]) -> str:
 
 #: A numeric answer off by at most this many tolerances is "close" (rounding, units).
 CLOSE_TOLERANCES = 3
+
+#: What a predict-then-run measurement says when no prediction was committed before it ran
+#: (in Jupyter). The site replaces it in the build's output (``scripts/gl_exercises.py``).
+NO_PREDICTION_YET = ("Commit a prediction above before running the measurement to see how "
+                     "close you were.")
 
 @dataclass(frozen=True)
 class Mistake:
@@ -700,9 +706,8 @@ class PredictExercise(Exercise):
             return self._feedback("invalid", f"The prediction {short(repr(prediction), 60)} "
                                   "is not a finite number; commit a prediction again.")
         if prediction is None:
-            return self._feedback("compared", f"Measured on this machine: {shown}. Commit a "
-                                  "prediction above before running the measurement to see how "
-                                  "close you were.", value=None)
+            return self._feedback("compared", f"Measured on this machine: {shown}. "
+                                  f"{NO_PREDICTION_YET}", value=None)
         prediction = float(prediction)
         if prediction <= 0:
             ratio_text = "Your prediction was zero."

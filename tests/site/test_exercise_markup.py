@@ -105,6 +105,24 @@ def test_a_prediction_is_paired_with_the_cell_that_revealed_it() -> None:
     assert browser.measured_value(predict.variant(None), text) == pytest.approx(0.5)
 
 
+def test_a_revealed_measurement_says_where_the_comparison_is() -> None:
+    """Review 3, S3: once a prediction is committed the page shows the build's output, which
+    told the reader to commit a prediction before running the measurement."""
+    from gpulesson.exercises.core import NO_PREDICTION_YET
+    from gpulesson.exercises.render import feedback_html
+
+    predict = next(ex for ex in lesson_module("flops_and_scaling").EXERCISES
+                   if ex.kind == "predict").variant(None)
+    output = feedback_html(predict.compare(None, 0.5))
+    assert NO_PREDICTION_YET in output   # what Jupyter shows
+    reveal = _cell("<pre>MFU 50%</pre>", output)
+    assert EXT.site_measurement(reveal, predict.number) == 1
+    text = reveal.astext()
+    assert NO_PREDICTION_YET not in text
+    assert f"exercise {predict.number} above compares it with your prediction" in text
+    assert browser.measured_value(predict, " ".join(text.split())) == pytest.approx(0.5)
+
+
 def test_the_editor_starts_from_the_notebooks_stub() -> None:
     ex = next(e for e in EXERCISES if e.id == "optimisations-ex2")
     stub = "import math\n\n\ndef merge_sums(m_a, l_a, m_b, l_b):\n    return None\n"
