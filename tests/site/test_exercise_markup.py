@@ -274,3 +274,33 @@ def test_key_term_definitions_drop_raw_citation_keys(children, expected) -> None
     up in a lesson's Key terms as its raw BibTeX key."""
     sentence = EXT._first_sentence(_glossary_definition(*children))
     assert "".join(node.astext() for node in sentence) == expected
+
+
+def _plot_cell(source: str) -> nodes.container:
+    cell = nodes.container(nb_element="cell_code", classes=["cell"])
+    cell += nodes.literal_block(source, source)
+    out = nodes.container(nb_element="cell_code_output", classes=["cell_output"])
+    out += nodes.image(uri="../_images/e3e8ab0.png")
+    cell += out
+    return cell
+
+
+def test_every_figure_gets_an_alt_text_from_its_titles() -> None:
+    """Review 4, R-6: a plot's alt text was its file path (20 of 20 figures)."""
+    section = nodes.section()
+    section += nodes.title("", "6. Rooflines")
+    titled = _plot_cell('fig, (a, b) = plt.subplots(1, 2)\n'
+                        'label_axes(a, "n", "t", title="Alpha-beta model: latency for small "\n'
+                        '           "messages, bandwidth for large")\n'
+                        'b.set_title(f"{name}: measured")\nplt.show()\n')
+    untitled = _plot_cell("plt.plot(x, y)\nplt.show()\n")
+    section += titled
+    section += untitled
+    doc = nodes.document(None, None)
+    doc += section
+    assert EXT.figure_alt_texts(doc) == 2
+    assert titled.next_node(nodes.image)["alt"] == (
+        "Figure: Alpha-beta model: latency for small messages, bandwidth for large; "
+        "…: measured")
+    assert untitled.next_node(nodes.image)["alt"] == "Figure of the section “6. Rooflines”"
+    assert EXT.figure_alt_texts(doc) == 0   # an alt text already given is kept

@@ -209,3 +209,14 @@ def test_every_lesson_defines_its_key_terms_in_a_line(site_dir: Path) -> None:
             if raw:  # an unresolved citation shows its BibTeX key (review 3, defect 1.8)
                 problems.append(f"{page.name}: raw citation key {raw} in {rest[:60]!r}")
     assert not problems, "\n".join(problems)
+
+
+def test_every_lesson_figure_has_an_alt_text(site_dir: Path) -> None:
+    """Review 4, R-6: the alt text of a lesson's figures was the image's file path."""
+    problems = []
+    for page in sorted((site_dir / "notebooks").glob("*.html")):
+        for img in _soup(page).select("main img, article img"):
+            alt = (img.get("alt") or "").strip()
+            if not alt or re.search(r"\.(png|svg|jpe?g|gif)$", alt) or "/" in alt.split()[0]:
+                problems.append(f"{page.name}: {img.get('src')} alt={alt!r}")
+    assert not problems, "\n".join(problems[:20])
