@@ -47,7 +47,8 @@ def side_by_side(mine: Any, gpu: Any) -> str:
         ("16-bit matrix, dense", "(not in numpy)",
          units.format_flop_rate(gpu.dense("bf16")),
          _ratio(gpu.dense("bf16"), mine.dense("fp32"))),
-        ("memory bandwidth", units.format_bandwidth(mine.bandwidth),
+        # a measured figure to one decimal, like the FP32 rate: "48.8 GB/s", not "48.80"
+        ("memory bandwidth", units.format_bandwidth(mine.bandwidth, digits=1),
          units.format_bandwidth(gpu.bandwidth),
          _ratio(gpu.bandwidth, mine.bandwidth)),
     ]

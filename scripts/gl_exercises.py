@@ -67,6 +67,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from docutils import nodes
+from sphinx import addnodes
 from sphinx.application import Sphinx
 from sphinx.errors import ExtensionError
 from sphinx.util import logging
@@ -372,6 +373,29 @@ def measurement_cells(doctree: nodes.document) -> dict[str, tuple[nodes.containe
     return found
 
 
+def site_measurement(cell: nodes.Element, number: int) -> int:
+    """Rewrite a measurement cell's Jupyter line for the site; returns the lines changed.
+
+    The build ran the cell without a prediction, so its feedback ends with Jupyter's
+    :data:`~gpulesson.exercises.core.NO_PREDICTION_YET`. The page shows that output only
+    once the reader has committed a prediction (or asked to see it), so the line would
+    tell them to do what they just did (review 3, S3): it says where the comparison is.
+    """
+    from gpulesson.exercises.core import NO_PREDICTION_YET
+
+    site_line = html.escape(f"Measured when this site was built; exercise {number} above "
+                            "compares it with your prediction.")
+    changed = 0
+    for raw in _html_outputs(cell):
+        text = raw.astext()
+        if NO_PREDICTION_YET in text:
+            text = text.replace(NO_PREDICTION_YET, site_line)
+            raw.children = [nodes.Text(text)]
+            raw.rawsource = text
+            changed += 1
+    return changed
+
+
 def _notebook_sources(app: Sphinx, docname: str) -> list[str]:
     path = Path(app.env.doc2path(docname))
     if path.suffix != ".ipynb":
@@ -418,6 +442,7 @@ def site_introduction(time_limit_ms: int = DEFAULT_TIME_LIMIT_MS) -> str:
 
 def _on_doctree_resolved(app: Sphinx, doctree: nodes.document, docname: str) -> None:
     key_term_definitions(app, doctree)
+    figure_alt_texts(doctree)
     if app.builder.format != "html":
         return
     measured = measurement_cells(doctree)
@@ -462,6 +487,7 @@ def _on_doctree_resolved(app: Sphinx, doctree: nodes.document, docname: str) -> 
                         if measurement not in target["ids"]:
                             target["ids"].append(measurement)
                         target["classes"].append("gl-measurement")
+                        site_measurement(target, ex.number)
                 text = (text[:match.start()]
                         + live_markup(text[match.start():end], ex, stub=stub,
                                       measurement=measurement, measured=value,
@@ -499,6 +525,71 @@ def _insert_introduction(doctree: nodes.document, markup: str) -> None:
 
 
 # ---------------------------------------------------------------------------------------
+# Figures: alt text from the titles the cell gives its plots
+
+#: A plot title in a cell's code: ``title="..."``, ``set_title("...")``, ``suptitle(...)``;
+#: an f-string's fields become "…" (their values are not known here).
+_PLOT_TITLE = re.compile(r"""(?:\btitle=|set_title\(|suptitle\()\s*(f?)(["'])(.*?)\2""")
+
+
+_MORE_LITERAL = re.compile(r"""\s*(f?)(["'])(.*?)\2""")
+
+
+def _literal(match: re.Match[str]) -> str:
+    return re.sub(r"\{[^{}]*\}", "…", match[3]) if match[1] else match[3]
+
+
+def plot_titles(source: str) -> list[str]:
+    """The literal titles a cell's code gives its plots, in order, each once."""
+    titles = []
+    for match in _PLOT_TITLE.finditer(source):
+        text = _literal(match)
+        end = match.end()
+        while more := _MORE_LITERAL.match(source, end):   # "a " "b": one string
+            text += _literal(more)
+            end = more.end()
+        text = " ".join(text.replace("\\n", " ").split()).rstrip(" ,:;")
+        if text and text not in titles:
+            titles.append(text)
+    return titles
+
+
+def figure_alt_texts(doctree: nodes.document) -> int:
+    """Give every image a notebook cell drew an alt text; returns the number given.
+
+    myst-nb leaves a plot's ``alt`` unset, so the page shows the image's file path to a
+    screen reader (review 4, R-6: 20 of 20 figures). The alt text is "Figure: " and the
+    titles the cell's code gives its plots; a cell without one names the section.
+    """
+    given = 0
+    for cell in _cells(doctree):
+        images = [image for image in cell.findall(nodes.image) if not image.get("alt")]
+        if not images:
+            continue
+        source = " ".join(block.astext() for block in cell.findall(nodes.literal_block))
+        titles = plot_titles(source)
+        if titles:
+            alt = "Figure: " + "; ".join(titles)
+        else:
+            section = next((node for node in _ancestors(cell)
+                            if isinstance(node, nodes.section)), None)
+            title = section.next_node(nodes.title) if section is not None else None
+            alt = (f"Figure of the section “{title.astext()}”" if title is not None
+                   else "Figure drawn by the code above")
+        for image in images:
+            image["alt"] = alt
+            given += 1
+    return given
+
+
+def _ancestors(node: nodes.Node) -> Iterable[nodes.Node]:
+    parent = node.parent
+    while parent is not None:
+        yield parent
+        parent = parent.parent
+
+
+# ---------------------------------------------------------------------------------------
 # Key terms: one line each
 
 
@@ -530,12 +621,32 @@ def _glossary_sentences(app: Sphinx) -> dict[str, list[nodes.Node]]:
     return found
 
 
+def _is_citation(node: nodes.Node) -> bool:
+    """A ``{cite:p}`` reference not yet resolved: its text is the raw BibTeX key."""
+    return isinstance(node, addnodes.pending_xref) and node.get("refdomain") == "cite"
+
+
 def _first_sentence(definition: nodes.definition) -> list[nodes.Node]:
+    """The first sentence of a glossary entry, as nodes, without its citations.
+
+    A citation in another page's tree is unresolved, so its text would be the raw BibTeX
+    key ("... intensity williams2009roofline."): it is dropped with the space before it,
+    and a space is kept only where a word follows.
+    """
     paragraph = next(iter(definition.findall(nodes.paragraph)), None)
     if paragraph is None:
         return []
     out: list[nodes.Node] = []
+    after_citation = False
     for child in paragraph.children:
+        if _is_citation(child):
+            if out and isinstance(out[-1], nodes.Text):
+                out[-1] = nodes.Text(str(out[-1]).rstrip())
+            after_citation = True
+            continue
+        if after_citation and not re.match(r"[\s.,;:!?)\]]", child.astext()[:1] or "."):
+            out.append(nodes.Text(" "))
+        after_citation = False
         if isinstance(child, nodes.Text):
             text = str(child)
             end = re.search(r"[.!?](\s|$)", text)

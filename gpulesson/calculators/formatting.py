@@ -72,6 +72,9 @@ def format_output(spec: Output, value: Any) -> str:
     if fmt == "number":
         text = units.format_significant(value, spec.digits)
         return f"{text} {spec.unit}".strip()
+    if fmt == "usd":  # one style beside each other: cents below $1,000, whole dollars above
+        text = units.format_usd(value, cents=abs(value) < 1000)
+        return f"{text} {spec.unit}".strip() if spec.unit else text
     text = units.format_quantity(value, fmt)
     return f"{text} {spec.unit}".strip() if spec.unit else text
 

@@ -49,6 +49,7 @@ from gpulesson.units import DIMENSIONS, format_usd, parse_quantity
 
 __all__ = [
     "FAR_FACTOR",
+    "NO_PREDICTION_YET",
     "STATUSES",
     "CheckStopped",
     "ChoiceExercise",
@@ -78,6 +79,11 @@ def _render(text: Text, context: Mapping[str, Any]) -> str:
 
 #: A numeric answer off by at most this many tolerances is "close" (rounding, units).
 CLOSE_TOLERANCES = 3
+
+#: What a predict-then-run measurement says when no prediction was committed before it ran
+#: (in Jupyter). The site replaces it in the build's output (``scripts/gl_exercises.py``).
+NO_PREDICTION_YET = ("Commit a prediction above before running the measurement to see how "
+                     "close you were.")
 
 @dataclass(frozen=True)
 class Mistake:
@@ -449,7 +455,8 @@ class NumericExercise(Exercise):
         expected = self.answer_value()
         shown = self._shown(value)
         if _close(value, expected, self.rtol, self.atol):
-            return self._feedback("correct", f"Correct: {shown}.", value=value)
+            return self._feedback("correct", f"Correct: {shown}.{self._rate_note(answer)}",
+                                  value=value)
         base = self._bare_in_base_unit(answer)
         if base is not None and _close(base, expected, self.rtol, self.atol):
             # "14e9" in a GB field: a bare number in the base unit is a fair reading too
@@ -458,10 +465,25 @@ class NumericExercise(Exercise):
         for mistake, wrong in self._mistake_values():
             if _close(value, wrong, self.rtol, self.atol):
                 hint = _render(mistake.hint, self.context())
-                return self._feedback("mistake", f"Not quite: {shown}. {hint}",
+                return self._feedback("mistake", f"Not quite: {shown}. {hint}"
+                                      f"{self._rate_note(answer)}",
                                       mistake=mistake.key, value=value)
         return self._feedback("incorrect", f"Not quite: {shown}. {self._direction(value, expected)}"
-                              " Try again, or ask for a hint.", value=value)
+                              f" Try again, or ask for a hint.{self._rate_note(answer)}",
+                              value=value)
+
+    def _rate_note(self, answer: Any) -> str:
+        """A note when a count of FLOPs was typed with a rate's "FLOPS" (capital S).
+
+        The parser reads "35 TFLOPS" as 35 TFLOP, the plural of the count; many datasheets
+        write the rate, FLOP/s, the same way. The units box of the lessons is about exactly
+        this (review 4, I7), so the answer is accepted and the ambiguity named.
+        """
+        if self.dimension != "flops" or not isinstance(answer, str) or not re.search(
+                r"FLOPS\s*$", answer):
+            return ""
+        return (" (Read as a count. \"FLOPS\" with a capital S usually means FLOP per "
+                "second, a rate; a count is written FLOP or FLOPs.)")
 
     def _direction(self, value: float, expected: float) -> str:
         if expected == 0 or value == 0:
@@ -700,9 +722,8 @@ class PredictExercise(Exercise):
             return self._feedback("invalid", f"The prediction {short(repr(prediction), 60)} "
                                   "is not a finite number; commit a prediction again.")
         if prediction is None:
-            return self._feedback("compared", f"Measured on this machine: {shown}. Commit a "
-                                  "prediction above before running the measurement to see how "
-                                  "close you were.", value=None)
+            return self._feedback("compared", f"Measured on this machine: {shown}. "
+                                  f"{NO_PREDICTION_YET}", value=None)
         prediction = float(prediction)
         if prediction <= 0:
             ratio_text = "Your prediction was zero."

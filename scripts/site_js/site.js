@@ -6,7 +6,8 @@
  *   "Contents" list, so results read "Contents The nine lessons What you need ...". The
  *   passage is taken from the article alone.
  * - Display equations wider than the text column (the pipeline-bubble equation) are set
- *   smaller, down to 70 %, until they fit; one that still does not fit scrolls sideways.
+ *   smaller, down to 70 % (85 % on a phone), until they fit; one that still does not fit
+ *   scrolls sideways.
  * - Whatever scrolls sideways (an equation, a wide table, an output table on a phone)
  *   shows a shadow on the side that has more to see (gpulesson.css) and becomes a
  *   keyboard stop, so the arrow keys can scroll it.
@@ -37,17 +38,21 @@
   }
 
   // ------------------------------------------------------------ wide equations
-  var SMALLEST = 0.7;
+  // On a phone the text is small already: an equation set below 85 % of it was unreadable
+  // (review 4, R-5), so there it scrolls sooner instead.
+  var SMALLEST = 0.7, SMALLEST_ON_A_PHONE = 0.85, PHONE = "(max-width: 767.98px)";
 
   function fit() {
     var shown = document.querySelectorAll("main mjx-container[display='true']");
+    var smallest = window.matchMedia && window.matchMedia(PHONE).matches ?
+      SMALLEST_ON_A_PHONE : SMALLEST;
     Array.prototype.forEach.call(shown, function (box) {
       box.style.fontSize = "";
       var room = box.clientWidth;
       var needed = box.scrollWidth;
       var scale = 1;
       if (room > 0 && needed > room + 1) {
-        scale = Math.max(SMALLEST, Math.floor((room / needed) * 100) / 100);
+        scale = Math.max(smallest, Math.floor((room / needed) * 100) / 100);
         box.style.fontSize = Math.round(scale * 100) + "%";
       }
     });

@@ -105,6 +105,24 @@ def test_a_prediction_is_paired_with_the_cell_that_revealed_it() -> None:
     assert browser.measured_value(predict.variant(None), text) == pytest.approx(0.5)
 
 
+def test_a_revealed_measurement_says_where_the_comparison_is() -> None:
+    """Review 3, S3: once a prediction is committed the page shows the build's output, which
+    told the reader to commit a prediction before running the measurement."""
+    from gpulesson.exercises.core import NO_PREDICTION_YET
+    from gpulesson.exercises.render import feedback_html
+
+    predict = next(ex for ex in lesson_module("flops_and_scaling").EXERCISES
+                   if ex.kind == "predict").variant(None)
+    output = feedback_html(predict.compare(None, 0.5))
+    assert NO_PREDICTION_YET in output   # what Jupyter shows
+    reveal = _cell("<pre>MFU 50%</pre>", output)
+    assert EXT.site_measurement(reveal, predict.number) == 1
+    text = reveal.astext()
+    assert NO_PREDICTION_YET not in text
+    assert f"exercise {predict.number} above compares it with your prediction" in text
+    assert browser.measured_value(predict, " ".join(text.split())) == pytest.approx(0.5)
+
+
 def test_the_editor_starts_from_the_notebooks_stub() -> None:
     ex = next(e for e in EXERCISES if e.id == "optimisations-ex2")
     stub = "import math\n\n\ndef merge_sums(m_a, l_a, m_b, l_b):\n    return None\n"
@@ -217,3 +235,72 @@ def test_the_build_tells_a_missing_library_from_a_bug() -> None:
     assert "zz_fake:1" not in found
     assert found["zz_fake:2"]["needs"] == ["not_an_installed_library"]
     assert found["zz_fake:3"]["needs"] == [] and "ZeroDivisionError" in found["zz_fake:3"]["why"]
+
+
+def _glossary_definition(*children: nodes.Node) -> nodes.definition:
+    definition = nodes.definition()
+    definition += nodes.paragraph("", "", *children)
+    return definition
+
+
+def _citation(key: str) -> nodes.Node:
+    from sphinx import addnodes
+
+    ref = addnodes.pending_xref(key, nodes.inline(key, key), refdomain="cite", reftype="p",
+                                reftarget=key)
+    return ref
+
+
+@pytest.mark.parametrize(("children", "expected"), [
+    # "... intensity {cite:p}`williams2009roofline`. Plotted ..." (the glossary's Roofline)
+    ((nodes.Text("the smaller of the peak and the bandwidth times the intensity "),
+      _citation("williams2009roofline"), nodes.Text(". Plotted on log axes it looks")),
+     "the smaller of the peak and the bandwidth times the intensity."),
+    # "(Mixtral 8x7B: 12.9B of 46.7B {cite:p}`jiang2024mixtral`). Training ..."
+    ((nodes.Text("the total minus the experts (Mixtral: 12.9B of 46.7B\n"),
+      _citation("jiang2024mixtral"), nodes.Text("). Training FLOPs count")),
+     "the total minus the experts (Mixtral: 12.9B of 46.7B)."),
+    # "Zero Redundancy Optimizer {cite:p}`rajbhandari2020zero`: data parallelism ..."
+    ((nodes.Text("Zero Redundancy Optimizer "), _citation("rajbhandari2020zero"),
+      nodes.Text(": data parallelism that shards. More")),
+     "Zero Redundancy Optimizer: data parallelism that shards."),
+    # a word right after the citation keeps its space
+    ((nodes.Text("The gated MLP of Llama "), _citation("shazeer2020glu"),
+      nodes.Text("and many models. More")),
+     "The gated MLP of Llama and many models."),
+])
+def test_key_term_definitions_drop_raw_citation_keys(children, expected) -> None:
+    """Review 3, defects 1.8, 2.7, 4.6 and 5.3: a citation inside a glossary entry showed
+    up in a lesson's Key terms as its raw BibTeX key."""
+    sentence = EXT._first_sentence(_glossary_definition(*children))
+    assert "".join(node.astext() for node in sentence) == expected
+
+
+def _plot_cell(source: str) -> nodes.container:
+    cell = nodes.container(nb_element="cell_code", classes=["cell"])
+    cell += nodes.literal_block(source, source)
+    out = nodes.container(nb_element="cell_code_output", classes=["cell_output"])
+    out += nodes.image(uri="../_images/e3e8ab0.png")
+    cell += out
+    return cell
+
+
+def test_every_figure_gets_an_alt_text_from_its_titles() -> None:
+    """Review 4, R-6: a plot's alt text was its file path (20 of 20 figures)."""
+    section = nodes.section()
+    section += nodes.title("", "6. Rooflines")
+    titled = _plot_cell('fig, (a, b) = plt.subplots(1, 2)\n'
+                        'label_axes(a, "n", "t", title="Alpha-beta model: latency for small "\n'
+                        '           "messages, bandwidth for large")\n'
+                        'b.set_title(f"{name}: measured")\nplt.show()\n')
+    untitled = _plot_cell("plt.plot(x, y)\nplt.show()\n")
+    section += titled
+    section += untitled
+    doc = nodes.document(None, None)
+    doc += section
+    assert EXT.figure_alt_texts(doc) == 2
+    assert titled.next_node(nodes.image)["alt"] == (
+        "Figure: Alpha-beta model: latency for small messages, bandwidth for large; "
+        "…: measured")
+    assert untitled.next_node(nodes.image)["alt"] == "Figure of the section “6. Rooflines”"
+    assert EXT.figure_alt_texts(doc) == 0   # an alt text already given is kept

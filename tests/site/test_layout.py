@@ -92,6 +92,11 @@ def test_no_equation_is_clipped(sized_page: tuple[str, RecordedPage]) -> None:
         assert page.evaluate("Array.from(document.querySelectorAll("
                              "'main mjx-container[display=\"true\"]')).every("
                              "m => m.scrollWidth <= m.clientWidth + 1)")
+    else:  # on a phone no equation is set below 85 % (review 4, R-5): it scrolls instead
+        sizes = page.evaluate("Array.from(document.querySelectorAll("
+                              "'main mjx-container[display=\"true\"]')).map("
+                              "m => parseFloat(m.style.fontSize || '100'))")
+        assert sizes and min(sizes) >= 85, sizes
     recorded.assert_clean()
 
 
@@ -126,3 +131,18 @@ def test_a_wide_table_says_it_scrolls(sized_page: tuple[str, RecordedPage]) -> N
     if name == "phone":
         assert wide > 0
     recorded.assert_clean()
+
+
+def test_no_calculator_makes_the_page_wider_than_the_screen(
+        sized_page: tuple[str, RecordedPage]) -> None:
+    """Review 4, R-5: at 390 px the serving planner's outputs pushed the calculators page
+    to 482 px and were cut. Checked on every calculator's outputs as built."""
+    name, recorded = sized_page
+    recorded.open("book/calculators.html", settle=False)
+    page = recorded.page
+    width = WIDTHS[name][0]
+    wide = page.evaluate("""(width) => Array.from(document.querySelectorAll(
+        'main .gl-calc-outputs')).filter(o => o.getBoundingClientRect().right > width + 1)
+        .map(o => o.closest('.gl-calculator').dataset.calculator)""", width)
+    assert wide == [], wide
+    assert page.evaluate("document.documentElement.scrollWidth") <= width + 1

@@ -179,6 +179,12 @@ def test_exercise_texts_render_emphasis_and_powers(site_dir: Path, slug: str) ->
         assert not re.search(r"\w\^[\w(\-−]", text), f"{block.get('id')}: a raw power"
 
 
+@functools.cache
+def _bibtex_keys() -> frozenset[str]:
+    bib = Path(__file__).resolve().parents[2] / "book" / "references.bib"
+    return frozenset(re.findall(r"^@\w+\{([^,\s]+),", bib.read_text(encoding="utf-8"), re.M))
+
+
 def test_every_lesson_defines_its_key_terms_in_a_line(site_dir: Path) -> None:
     problems = []
     for page in sorted((site_dir / "notebooks").glob("*.html")):
@@ -198,4 +204,19 @@ def test_every_lesson_defines_its_key_terms_in_a_line(site_dir: Path) -> None:
             rest = item.get_text(" ", strip=True)[len(link.get_text(" ", strip=True)):].strip()
             if not rest.startswith(":") or len(rest) < 12:
                 problems.append(f"{page.name}: {item.get_text(' ', strip=True)[:60]!r}")
+            raw = [key for key in re.findall(r"[a-z][a-z0-9-]*\d{4}[a-z0-9]*", rest)
+                   if key in _bibtex_keys()]
+            if raw:  # an unresolved citation shows its BibTeX key (review 3, defect 1.8)
+                problems.append(f"{page.name}: raw citation key {raw} in {rest[:60]!r}")
     assert not problems, "\n".join(problems)
+
+
+def test_every_lesson_figure_has_an_alt_text(site_dir: Path) -> None:
+    """Review 4, R-6: the alt text of a lesson's figures was the image's file path."""
+    problems = []
+    for page in sorted((site_dir / "notebooks").glob("*.html")):
+        for img in _soup(page).select("main img, article img"):
+            alt = (img.get("alt") or "").strip()
+            if not alt or re.search(r"\.(png|svg|jpe?g|gif)$", alt) or "/" in alt.split()[0]:
+                problems.append(f"{page.name}: {img.get('src')} alt={alt!r}")
+    assert not problems, "\n".join(problems[:20])

@@ -25,6 +25,8 @@ def test_the_ratios_are_the_datasheet_over_the_measurement() -> None:
     assert "1,000x" in table and "100x" in table  # arithmetic and bandwidth ratios
     assert "FP32: arithmetic 1,000x, bandwidth 100x: arithmetic far ahead" in table
     assert "16-bit Tensor Cores: arithmetic 14,789x, 148 times the bandwidth advantage" in table
+    # review 3, 1.6: no padded digits on a measured figure ("33.5 GB/s", not "33.50 GB/s")
+    assert "33.5 GB/s" in table and "33.50" not in table and "3.35 TB/s" in table
 
 
 def test_ratios_within_three_times_are_of_the_same_order() -> None:

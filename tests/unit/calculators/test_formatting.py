@@ -27,6 +27,22 @@ def test_format_output_writes_the_unit(output, value, text):
     assert C.format_output(output, value) == text
 
 
+def test_money_outputs_share_one_style() -> None:
+    """Review 4, C-f: the TCO calculator showed "$326,893.99" beside "$2,410,752" (cents
+    stopped at a million). Large sums are whole dollars, as the lessons write them; a
+    price per hour or per 1,000 tokens keeps its cents or its three significant figures."""
+    money = Output("x", "x", "usd")
+    assert C.format_output(money, 326_893.99) == "$326,894"
+    assert C.format_output(money, 2_410_752.0) == "$2,410,752"
+    assert C.format_output(money, 11_378.80) == "$11,379"
+    assert C.format_output(money, 55.04) == "$55.04"
+    assert C.format_output(money, 0.000289352) == "$0.000289"
+    outputs = C.compute("tco")
+    shown = [C.format_output(o, outputs[o.name]) for o in C.get("tco").outputs
+             if o.format == "usd"]
+    assert len(shown) >= 4 and not any("." in text for text in shown), shown
+
+
 def test_bytes_can_show_the_binary_figure_too():
     """A KV cache of 2^30 bytes is 1.07 GB, which a reader may know as 1 GiB: written
     "1 GiB" (three significant figures, no trailing zeros), never "1.00 GiB"."""

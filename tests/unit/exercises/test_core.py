@@ -96,6 +96,20 @@ def test_close_is_said_within_a_few_tolerances_and_never_for_an_exact_count():
     assert "2 FLOP too high" in fifty and "exact" in fifty and "rounding" not in fifty
 
 
+def test_a_count_typed_with_a_rates_flops_is_read_and_the_ambiguity_named():
+    """Review 4, I7: "35 TFLOPS" was read as a count of 35 TFLOP without comment, though the
+    lesson's units box is about exactly this."""
+    ex = NumericExercise(lesson="demo", number=3, title="t", question="q", solution="s",
+                         answer=lambda p: 29.8e12, unit="TFLOP", dimension="flops")
+    rate = "FLOPS\" with a capital S usually means FLOP per second"
+    right = ex.check("29.8 TFLOPS")
+    assert right.correct and rate in right.message
+    assert rate in ex.check("35 TFLOPS").message   # wrong, and named too
+    for plain in ("29.8 TFLOP", "29.8 TFLOPs", "29.8 tflops", "29.8e12"):
+        assert rate not in ex.check(plain).message, plain
+    assert rate not in weights_exercise().check("14 GB").message
+
+
 def test_each_declared_mistake_gets_its_own_hint():
     ex = weights_exercise()
     gib = ex.check("13.04 GB")
