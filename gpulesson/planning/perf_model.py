@@ -108,7 +108,8 @@ class StepTerms:
     """Base seconds of one micro-batch on the busiest stage, per term (:data:`TERMS`);
     ``kernels`` is a count, ``optimizer_bytes`` the bytes of one optimizer step (once per
     step, not per micro-batch) and ``offload_bytes`` the activations sent to the host and
-    back per micro-batch."""
+    back per micro-batch. ``redo_gemm`` and ``redo_experts`` are the parts of ``gemm`` and
+    ``experts`` that recomputation adds (forward products run again)."""
 
     gemm: float
     experts: float
@@ -119,6 +120,8 @@ class StepTerms:
     optimizer_bytes: float
     offload_bytes: float
     gemm_flops: float
+    redo_gemm: float = 0.0
+    redo_experts: float = 0.0
 
     def as_dict(self) -> dict[str, float]:
         return {t: getattr(self, t) for t in TERMS}
@@ -242,26 +245,34 @@ def _terms(model: ModelView, gpu: _Chip, tp: int, cp: int, pp: int, ep: int,
     experts = 0.0
     gemm_flops = 0.0
     cast_bytes = 0.0
+    redo_gemm = redo_experts = 0.0
+    full = recompute == "full"
+    op_shares = (activations.op_recomputed_products(cfg) if recompute == "torchtitan-op"
+                 else {})
 
     def product(m: float, k: float, n: float, count: float = 1.0, *, low: bool = True,
-                grouped: bool = False) -> None:
+                grouped: bool = False, name: str = "") -> None:
         """Forward, data-gradient and weight-gradient products of one linear layer
-        (``grouped``: the routed experts', run as grouped products)."""
-        nonlocal gemm, experts, mem_bytes, gemm_flops, cast_bytes
+        (``grouped``: the routed experts', run as grouped products; ``name``: which of the
+        block's layers, for torchtitan's op checkpointing)."""
+        nonlocal gemm, experts, mem_bytes, gemm_flops, cast_bytes, redo_gemm, redo_experts
         m, k, n = int(round(m)), int(round(k)), int(round(n))
         if min(m, k, n) <= 0 or count <= 0:
             return
         use_fp8 = fp8 and low
         pk, ef = (peak, eff) if use_fp8 else (gpu.peak_bf16, eff16)
         width = 1 if use_fp8 else ACTIVATION_BYTES
-        passes = 4 if recompute == "full" else 3  # forward (again when fully recomputed)
+        # the share of the forward product run again in the backward pass
+        redo = 1.0 if full else op_shares.get(name, 0.0)
         for i, (a, b, c) in enumerate(((m, k, n), (m, n, k), (k, m, n))):
             comp, mem = _gemm_seconds(a, b, c, pk, ef, sms, bw, width)
-            reps = (passes - 2) if i == 0 else 1
+            reps = (1 + redo) if i == 0 else 1
             if comp >= mem and grouped:
                 experts += comp * count * reps
+                redo_experts += comp * count * (reps - 1)
             elif comp >= mem:
                 gemm += comp * count * reps
+                redo_gemm += comp * count * (reps - 1)
             else:
                 mem_bytes += mem * bw * count * reps
             gemm_flops += 2 * a * b * c * count * reps
@@ -275,12 +286,12 @@ def _terms(model: ModelView, gpu: _Chip, tp: int, cp: int, pp: int, ep: int,
     # attention projections (any kind: the weights a layer holds, in and out)
     o_dim = cfg.o_dim
     attn_weights = _attention_weights(cfg)
-    product(t, h, (attn_weights - o_dim * h) / h / tp, L)
-    product(t, o_dim / tp, h, L)
+    product(t, h, (attn_weights - o_dim * h) / h / tp, L, name="qkv")
+    product(t, o_dim / tp, h, L, name="o")
     dense_layers = L - model.moe_layers
     gate = 2 if cfg.gated_mlp else 1
-    product(t, h, gate * cfg.ffn / tp, dense_layers)  # type: ignore[operator]
-    product(t, cfg.ffn / tp, h, dense_layers)  # type: ignore[operator]
+    product(t, h, gate * cfg.ffn / tp, dense_layers, name="mlp in")  # type: ignore[operator]
+    product(t, cfg.ffn / tp, h, dense_layers, name="mlp out")  # type: ignore[operator]
     if model.is_moe:
         moe_l = model.moe_layers
         e_ffn = cfg.expert_ffn
@@ -311,14 +322,21 @@ def _terms(model: ModelView, gpu: _Chip, tp: int, cp: int, pp: int, ep: int,
             + 4 * h * k_tok)  # permute and unpermute the tokens' copies
         if cfg.shared_experts:
             act += model.moe_layers * 3 * cfg.shared_experts * cfg.shared_expert_ffn * t / tp  # type: ignore[operator]
-    fwd_passes = 2 if recompute == "full" else 1
+    # full and op checkpointing run the layer's element-wise kernels forward again
+    fwd_passes = 2 if recompute in ("full", "torchtitan-op") else 1
     mem_bytes += act * ACTIVATION_BYTES * (fwd_passes + 2)
+    if recompute == "norm-moe-act":  # the two norms and the experts' activation again
+        again = 4 * h * tok * L
+        if model.is_moe:
+            again += ((3 if cfg.gated_mlp else 2) * cfg.expert_ffn  # type: ignore[operator]
+                      * tok * model.experts_per_token * model.moe_layers)
+        mem_bytes += again * ACTIVATION_BYTES
     # cross-entropy over the vocabulary slice: FP32 logits read and written, forward and back
     mem_bytes += 4 * 4 * cfg.vocab / tp * t
     mem_bytes += cast_bytes
     # attention: the FLOPs a causal kernel executes (half of PaLM's count), recomputed too
     attn = (model.model_flops_per_token(seq_len) - 6 * model.active_params) * t / tp / 2
-    if recompute != "none":
+    if recompute not in ("none", "torchtitan-op"):  # op checkpointing keeps attention's output
         attn *= 4 / 3
     kernels = L * (_KERNELS_DENSE + (_KERNELS_FP8 if fp8 else 0)) + model.moe_layers * _KERNELS_MOE
     offload = 0.0
@@ -333,7 +351,8 @@ def _terms(model: ModelView, gpu: _Chip, tp: int, cp: int, pp: int, ep: int,
                      memory=mem_bytes * share / gpu.bandwidth, kernels=kernels / pp,
                      syncs=2 * model.moe_layers / pp,
                      optimizer_bytes=OPTIMIZER_BYTES * shard_params,
-                     offload_bytes=offload / pp, gemm_flops=gemm_flops * share)
+                     offload_bytes=offload / pp, gemm_flops=gemm_flops * share,
+                     redo_gemm=redo_gemm * share, redo_experts=redo_experts * share)
 
 
 def fp8_activation_saving(model: object) -> float:

@@ -50,7 +50,7 @@ from types import MappingProxyType
 from typing import Any
 
 from gpulesson import _validate as v
-from gpulesson import activations, cost, distributed, flops, traffic, units
+from gpulesson import activations, cost, distributed, flops, network, traffic, units
 
 from . import calibration, perf_model
 from ._adapt import (
@@ -84,6 +84,8 @@ MEMORY_RESERVE = 0.05
 #: kernels 14,300 us (on the main compute stream): 1.27x as long again.
 FP8_MEMORY_BOUND_EXTRA = 18_226 / (4_415 + 3_448 + 3_062 + 1_863 + 1_512)
 _DIMENSIONS = ("tensor", "context", "expert", "pipeline", "data")
+#: Collectives NCCL runs as rings, whose bus bandwidth grows with the NICs a group holds.
+_RINGS = ("all_reduce", "reduce_scatter", "all_gather")
 _PRECISIONS = ("bf16", "fp16", "fp8")
 FP8_RECIPES = perf_model.FP8_RECIPES
 
@@ -197,14 +199,16 @@ def _memory(model: ModelView, lay: Layout, seq_len: int, recompute: str,
             offload_layers: int = 0, fp8: bool = False) -> tuple[float, float]:
     """(bytes per GPU, parameters per GPU) from distributed.layout_memory.
 
-    DeepSeek-V3's recipe is not one of the layout's own modes: its activations are counted
-    here for the whole model and one micro-batch, and the layout divides them as it does
+    A recipe (DeepSeek-V3's, Megatron-Core's norm and expert-activation recomputation,
+    torchtitan's op checkpointing: :data:`gpulesson.activations.RECIPES`) is not one of
+    the layout's own modes: its activations are counted here for the whole model and one
+    micro-batch, and the layout divides them as it does
     a given ``activation_bytes`` (by ``tp`` and ``cp``, over the layers a stage holds)."""
     n_eff = model.total_params - model.expert_params + model.expert_params / lay.ep
     tp = lay.tp if model.heads % lay.tp == 0 and model.hidden % lay.tp == 0 else 1
     pp = min(lay.pp, model.layers)
     cp = lay.cp if seq_len % lay.cp == 0 else 1
-    if recompute == "deepseek-v3":
+    if recompute in activations.RECIPES:
         given = activations.activation_bytes(model.cfg, seq_len=seq_len,
                                              batch=lay.micro_batch, attention="flash",
                                              recompute=recompute)
@@ -225,7 +229,13 @@ def _memory(model: ModelView, lay: Layout, seq_len: int, recompute: str,
 
 
 class _Links:
-    """Bandwidth and latency of the two tiers for one GPU and its overrides."""
+    """Bandwidth and latency of the two tiers for one GPU and its overrides.
+
+    A ring collective (all-reduce, reduce-scatter, all-gather) of a group that spans
+    servers runs at :func:`gpulesson.network.group_bus_bandwidth`: the network as built,
+    one NIC per GPU, so the ring leaves each server through as many NICs as the group has
+    GPUs there (bounded by NVLink); point-to-point sends and all-to-alls use each GPU's
+    own NIC."""
 
     def __init__(self, gpu: GPUView, latency: Mapping[str, float], sharp: bool) -> None:
         self.bw = {"nvlink": distributed.achievable_bandwidth(gpu.nvlink_bandwidth, "nvlink")
@@ -234,13 +244,33 @@ class _Links:
                    "network": distributed.achievable_bandwidth(gpu.scaleout_bandwidth,
                                                                "network")}
         self.latency, self.domain = latency, gpu.domain
+        self.nvlink_line, self.nic_line = gpu.nvlink_bandwidth, gpu.scaleout_bandwidth
         self.sharp_rate = gpu.nvlink_bandwidth if sharp and gpu.sharp else 0.0
 
     def tier(self, stride: int, size: int) -> str:
         return distributed.group_tier(stride=stride, size=size, domain=self.domain)
 
-    def time(self, item: traffic.Traffic, tier: str) -> float:
-        return item.time(bandwidth=self.bw[tier], latency=self.latency[tier],
+    def ring_bandwidth(self, stride: int, size: int) -> float:
+        """Bus bandwidth of a ring over a group of ``size`` ranks ``stride`` apart: NVLink's
+        inside one domain, :func:`gpulesson.network.group_bus_bandwidth` across domains
+        (one NIC's where the group's ranks do not fill the domains evenly)."""
+        if self.tier(stride, size) == "nvlink":
+            return self.bw["nvlink"]
+        try:
+            return network.group_bus_bandwidth(
+                stride=stride, size=size, domain=self.domain,
+                nvlink_line_rate=self.nvlink_line, nic_line_rate=self.nic_line).bus_bandwidth
+        except ValueError:
+            return self.bw["network"]
+
+    def time(self, item: traffic.Traffic, tier: str, group: tuple[int, int] | None = None
+             ) -> float:
+        """Seconds of ``item`` on ``tier``; ``group`` (stride, size) lets a ring collective
+        across servers use every NIC the group holds (:meth:`ring_bandwidth`)."""
+        bw = self.bw[tier]
+        if tier == "network" and group is not None and item.collective in _RINGS:
+            bw = self.ring_bandwidth(*group)
+        return item.time(bandwidth=bw, latency=self.latency[tier],
                          sharp_line_rate=self.sharp_rate if tier == "nvlink" else 0.0)
 
     def all_to_all_time(self, item: traffic.Traffic, stride: int, size: int) -> float:
@@ -314,12 +344,12 @@ def _evaluate(model: ModelView, gpu: GPUView, lay: Layout, st: TrainingSettings,
     gemm_mb, attn_mb = terms.gemm / sms, terms.attention / sms
     experts_mb = terms.experts / sms
     # recomputation's share: the forward products again (full), the attention core again
-    redo_gemm = gemm_mb / 4 if rc == "full" else 0.0
-    redo_attn = attn_mb / 4 if rc != "none" else 0.0
+    redo_gemm = terms.redo_gemm / sms
+    redo_attn = attn_mb / 4 if rc not in ("none", "torchtitan-op") else 0.0
     if rc == "deepseek-v3":  # the up-projections' forward pass again, at the products' rate
         up = 2 * activations.up_projection_params(model.cfg) * L
         redo_gemm += gemm_mb * up / (6 * model.active_params)
-    redo_experts = experts_mb / 4 if rc == "full" else 0.0
+    redo_experts = terms.redo_experts / sms
     compute = m * (f["gemm"] * (gemm_mb - redo_gemm) + f["experts"] * (experts_mb - redo_experts)
                    + f["attention"] * (attn_mb - redo_attn))
     recompute = m * (f["gemm"] * redo_gemm + f["experts"] * redo_experts
@@ -327,7 +357,8 @@ def _evaluate(model: ModelView, gpu: GPUView, lay: Layout, st: TrainingSettings,
     memory_bound = m * f["memory"] * terms.memory / sms
     launch = m * (f["kernels"] * terms.kernels + f["syncs"] * terms.syncs)
     optimizer = f["memory"] * terms.optimizer_bytes / gpu.bandwidth
-    moved = "selective" if rc == "deepseek-v3" else rc  # the traffic's view: no layer rerun
+    # the traffic's view: only full recomputation runs a layer's communication again
+    moved = rc if rc in ("none", "full") else "selective"
     ov = st.overlap
     items: dict[str, tuple[traffic.Traffic, str]] = {}
     strides = lay.strides
@@ -347,7 +378,10 @@ def _evaluate(model: ModelView, gpu: GPUView, lay: Layout, st: TrainingSettings,
         if tier == "network" and st.max_nodes_per_token:
             routes = min(routes, st.max_nodes_per_token)  # one copy per node crosses
         items["expert"] = (traffic.expert_parallel_traffic(
-            tokens=lay.micro_batch * s_gpu, hidden=model.hidden, experts_per_token=routes,
+            # sequence parallelism splits the micro-batch's tokens over the tensor-parallel
+            # GPUs before the router: each dispatches its own share (as the products count)
+            tokens=max(lay.micro_batch * s_gpu // lay.tp, 1), hidden=model.hidden,
+            experts_per_token=routes,
             moe_layers=moe_here, ep=lay.ep,
             dispatch_bytes_per_value=1 if st.precision == "fp8" else None), tier)
     pipe_stride = strides["pipeline"][0]
@@ -359,7 +393,7 @@ def _evaluate(model: ModelView, gpu: GPUView, lay: Layout, st: TrainingSettings,
     def seconds(dim: str, item: traffic.Traffic, tier: str) -> float:
         if dim == "expert" and item.collective == "alltoall":
             return links.all_to_all_time(item, *strides["expert"])
-        return links.time(item, tier)
+        return links.time(item, tier, strides[dim])
 
     exposed = {dim: distributed.exposed_time(seconds(dim, item, tier), window, ov[dim]) * m
                for dim, (item, tier) in items.items()}
@@ -380,11 +414,29 @@ def _evaluate(model: ModelView, gpu: GPUView, lay: Layout, st: TrainingSettings,
     sent = {dim: item.bytes_per_rank * m for dim, (item, _) in items.items()}
     sent["data"] = 0.0
     if dp_group > 1:
-        for item in traffic.data_parallel_traffic(shard, dp=dp_group, zero_stage=lay.zero_stage,
-                                                  grad_bytes=st.grad_bytes):
-            window = per_micro / 3 if item.collective == "all_gather" else per_micro * 2 / 3
-            data += distributed.exposed_time(links.time(item, data_tier), window, ov["data"])
-            sent["data"] += item.bytes_per_rank
+        # the routed experts' gradients are reduced over the expert-data-parallel group
+        # (the GPUs holding the same experts: tp x cp x dp / ep of them, ep apart), the
+        # rest over the data-parallel group; each collective of the one follows the same
+        # collective of the other, and the pair hides behind the same window
+        expert_held = (model.expert_params / lay.ep * min(stage / L, 1.0)
+                       if model.is_moe else 0.0)
+        edp = max(dp_group * lay.tp // lay.ep, 1) if model.is_moe else 1
+        groups = [(shard - expert_held, dp_group, (lay.tp, dp_group))]
+        if model.is_moe and edp > 1:
+            groups.append((expert_held, edp, (strides["expert"][0] * lay.ep, edp)))
+        paired = [traffic.data_parallel_traffic(max(params, 1.0), dp=size,
+                                                zero_stage=lay.zero_stage,
+                                                grad_bytes=st.grad_bytes)
+                  for params, size, _ in groups]
+        for items_i in zip(*paired, strict=True):
+            seconds_i = 0.0
+            for item, (_, size, group) in zip(items_i, groups, strict=True):
+                tier = links.tier(*group) if size > 1 else "nvlink"
+                seconds_i += links.time(item, tier, group)
+                sent["data"] += item.bytes_per_rank
+            window = (per_micro / 3 if items_i[0].collective == "all_gather"
+                      else per_micro * 2 / 3)
+            data += distributed.exposed_time(seconds_i, window, ov["data"])
     exposed["data"] = data
     step = work + bubble + data + optimizer
     breakdown = {"compute": compute, "recompute": recompute,
