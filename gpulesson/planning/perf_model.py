@@ -18,9 +18,11 @@ source gives (or at the peak, where the rate is what the calibration fits):
 * ``experts``: the routed experts' products, apart: they run as grouped products of as
   many rows as tokens reach each expert, and their own factor says how far from the dense
   products' rate;
-* ``attention``: the attention FLOPs a causal kernel executes (half of PaLM's ``12LHQT``,
-  more with recomputation, :func:`gpulesson.flops.hardware_flops_per_token`) at the dense
-  BF16 peak: the calibration's factor is one over the FlashAttention efficiency;
+* ``attention``: the attention FLOPs a causal kernel must do (half of PaLM's ``12LHQT``;
+  a sliding window's keys in full; more with recomputation) at the share of the dense
+  BF16 peak :func:`attention_efficiency` gives for the head size and the keys a kernel
+  call walks (tiles of 128, the exponentials' cost against the products', the diagonal
+  tile and each query tile's fixed cost); the calibration's factor scales it;
 * ``memory``: every kernel that is not a matrix product, as bytes at the HBM bandwidth:
   norms, residual adds, rotary embeddings, the MLP's activation function, dropout, token
   permutation for the experts, softmax and cross-entropy over the vocabulary, FP8 casts
@@ -53,10 +55,10 @@ from gpulesson import activations, execution, transformer
 
 from ._adapt import GPUView, ModelView, gpu_view, model_view
 
-__all__ = ["ACTIVATION_BYTES", "FP8_RECIPES", "GEMM_EFFICIENCY", "HOST_LINK", "OPTIMIZER_BYTES",
-           "TERMS",
-           "StepTerms", "fp8_activation_saving", "gemm_seconds", "host_link_bandwidth",
-           "step_terms"]
+__all__ = ["ACTIVATION_BYTES", "ATTENTION_TILE", "ATTENTION_TILE_OVERHEAD", "EXP_PER_CLOCK",
+           "FP8_RECIPES", "GEMM_EFFICIENCY", "HOST_LINK", "OPTIMIZER_BYTES",
+           "TENSOR_FLOPS_PER_CLOCK", "TERMS", "StepTerms", "attention_efficiency",
+           "fp8_activation_saving", "gemm_seconds", "host_link_bandwidth", "step_terms"]
 
 #: The work terms of a step, each with one calibrated factor.
 TERMS = ("gemm", "experts", "attention", "memory", "kernels", "syncs")
@@ -101,6 +103,25 @@ _PRECISIONS = ("bf16", "fp16", "fp8")
 #: A product with a short K (small experts, narrow tensor-parallel slices) spends a larger
 #: share of its time there: ``time = 2 tm tn (k + TILE_OVERHEAD_K) / rate`` per tile.
 TILE_OVERHEAD_K = 512
+#: FlashAttention's tile: 128 queries against 128 keys at a time (FlashAttention-2/3/4's
+#: block sizes for head dimensions 64 to 128).
+ATTENTION_TILE = 128
+#: Fixed work of one tile of queries, in key tiles: loading the queries, the epilogue
+#: that scales and writes the output, the pipeline's fill. Least squares on FlashAttention-4's
+#: causal forward, head dimension 128, at 1,024, 2,048 and 4,096 tokens (829, 1,172 and
+#: 1,431 TFLOP/s; Dao-AILab/flash-attention pull request #2605, 2026): their ratios 0.58,
+#: 0.82, 1 are 0.58, 0.81, 1 at 4.6 key tiles.
+ATTENTION_TILE_OVERHEAD = 4.6
+#: Exponentials per clock per SM (the special-function units: 16 for compute capability
+#: 8.0 to 10.0, CUDA C++ Programming Guide, arithmetic instruction throughput): the H100
+#: SXM's "989 TFLOPS of FP16 matmul but only 3.9 TFLOPS of special functions" (Shah et al.
+#: 2024, FlashAttention-3, section 3).
+EXP_PER_CLOCK = 16
+#: Dense BF16 tensor-core FLOPs per clock per SM: A100 1,024 FMA (NVIDIA A100 whitepaper,
+#: 2020), twice that per SM on Hopper (H100 whitepaper, 2022) and again on Blackwell
+#: (2,250 TFLOP/s on 148 SMs, B200 datasheet, 2024).
+TENSOR_FLOPS_PER_CLOCK: Mapping[str, int] = MappingProxyType({
+    "Ampere": 2048, "Hopper": 4096, "Blackwell": 8192})
 
 
 @dataclass(frozen=True)
@@ -166,6 +187,36 @@ def _gemm_seconds(m: int, k: int, n: int, peak: float, efficiency: float, sms: i
 
 def _efficiency(arch: str, precision: str) -> float:
     return GEMM_EFFICIENCY.get((arch, precision), _DEFAULT_GEMM)[0]
+
+
+def attention_efficiency(head_dim: float, keys: int, architecture: str, *,
+                         window: bool = False) -> float:
+    """Share of the dense BF16 peak a FlashAttention kernel reaches on the work it must do.
+
+    Two losses, each the lessons' tile arithmetic. Every 128 x 128 tile of scores costs
+    ``4 x 128 x 128 x d`` tensor-core FLOPs and ``128 x 128`` exponentials, which the
+    special-function units compute ``EXP_PER_CLOCK`` at a time per SM against
+    ``TENSOR_FLOPS_PER_CLOCK`` for the products: ``1 / (1 + R / (4 d))`` with ``R`` their
+    ratio (H100: 4,096 / 16 = 256, so 0.67 at head dimension 128 and 0.50 at 64; FlashAttention-4
+    measures 1,011 against 1,431 TFLOP/s for 64 and 128 at 4,096 tokens, 0.71). And each
+    tile of queries walks its key tiles with a fixed cost of
+    :data:`ATTENTION_TILE_OVERHEAD` tiles: a causal query tile among ``n = keys / 128``
+    needs ``n/2`` tiles of work on average but runs ``(n+1)/2`` (the diagonal tile in
+    full), so ``n / (n + 1 + 2 x overhead)``; a sliding window of ``keys`` needs
+    ``keys/128`` and runs one more. FlashAttention-3 causal at head dimension 128 and
+    8,192 tokens on an H100: this gives 0.67 x 0.86 = 0.58 of 989 TFLOP/s, 570; measured
+    630 forward and 532 backward (Dao-AILab/flash-attention pull request #1791, 2025).
+    """
+    d = v.positive_number("head_dim", head_dim)
+    n = v.positive_int("keys", keys) / ATTENTION_TILE
+    ratio = TENSOR_FLOPS_PER_CLOCK.get(architecture, TENSOR_FLOPS_PER_CLOCK["Hopper"]
+                                       ) / EXP_PER_CLOCK
+    per_tile = 1 / (1 + ratio / (4 * d))
+    if window:
+        walk = n / (n + 1 + ATTENTION_TILE_OVERHEAD)
+    else:
+        walk = n / (n + 1 + 2 * ATTENTION_TILE_OVERHEAD)
+    return per_tile * walk
 
 
 def step_terms(model: object, gpu: object, *, tp: int, cp: int, pp: int, ep: int,
@@ -334,8 +385,21 @@ def _terms(model: ModelView, gpu: _Chip, tp: int, cp: int, pp: int, ep: int,
     # cross-entropy over the vocabulary slice: FP32 logits read and written, forward and back
     mem_bytes += 4 * 4 * cfg.vocab / tp * t
     mem_bytes += cast_bytes
-    # attention: the FLOPs a causal kernel executes (half of PaLM's count), recomputed too
-    attn = (model.model_flops_per_token(seq_len) - 6 * model.active_params) * t / tp / 2
+    # attention: the FLOPs a causal kernel must do (half of PaLM's count; a sliding
+    # window's keys in full), at FlashAttention's efficiency for the head size and the
+    # keys each layer's queries see; recomputed too
+    per_key = 2 * cfg.heads * (cfg.head_dim + cfg.value_head_dim)  # type: ignore[operator]
+    d_head = (cfg.head_dim + cfg.value_head_dim) / 2  # type: ignore[operator]
+    # each query sees the whole sequence; with context parallelism a kernel call sees one
+    # GPU's chunk of keys at a time (the ring passes the chunks round), which sets its walk
+    s_kv = seq_len
+    attn = (3 * per_key * cfg.global_layers * s_kv / 2
+            / attention_efficiency(d_head, max(s_kv // cp, 1), arch))
+    if cfg.local_layers:
+        w = min(cfg.sliding_window, s_kv)
+        attn += 3 * per_key * cfg.local_layers * w / attention_efficiency(
+            d_head, max(w, 1), arch, window=True)
+    attn *= t / tp
     if recompute not in ("none", "torchtitan-op"):  # op checkpointing keeps attention's output
         attn *= 4 / 3
     kernels = L * (_KERNELS_DENSE + (_KERNELS_FP8 if fp8 else 0)) + model.moe_layers * _KERNELS_MOE
