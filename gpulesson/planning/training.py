@@ -36,7 +36,9 @@ activations (or DeepSeek-V3's recipe, :data:`gpulesson.activations.DEEPSEEK_V3_R
 context parallelism splitting the sequence and, with pipeline stages, the embedding and
 output layer on the end stages; expert parallelism divides the routed experts; FP8 keeps
 the linear layers' saved inputs in one byte; offloaded layers keep their activations in
-host memory. It is held against the GPU's usable memory less a stated reserve.
+host memory. It is held against the GPU's usable memory
+(:meth:`gpulesson.hardware.GPUSpec.usable_memory`, the course's one figure: 81.2 GB on
+an H100), less an optional reserve.
 
 Taught in: ``notebooks/planning_dashboard.ipynb``.
 """
@@ -50,7 +52,7 @@ from types import MappingProxyType
 from typing import Any
 
 from gpulesson import _validate as v
-from gpulesson import activations, cost, distributed, flops, network, traffic, units
+from gpulesson import activations, cost, distributed, flops, hardware, network, traffic, units
 
 from . import calibration, perf_model
 from ._adapt import (
@@ -70,9 +72,11 @@ __all__ = ["FP8_MEMORY_BOUND_EXTRA", "TrainingPlan", "TrainingSettings", "defaul
 #: Start-up cost alpha of one collective, by tier: the order of what nccl-tests shows for
 #: small messages (about 10 us on an NVLink pair, nccl-tests issue #44; more across a network).
 LATENCY = MappingProxyType({"nvlink": 10e-6, "network": 20e-6})
-#: Share of usable memory kept free by default: allocator fragmentation, NCCL and CUDA
-#: workspaces. Measure yours (``torch.cuda.max_memory_reserved``) and pass ``memory_reserve``.
-MEMORY_RESERVE = 0.05
+#: Share of the usable memory (:meth:`gpulesson.hardware.GPUSpec.usable_memory`, which
+#: already leaves the runtime's context and work spaces out) kept free on top by default:
+#: none. Where your allocator fragments more, measure it (``torch.cuda.max_memory_reserved``
+#: against ``max_memory_allocated``) and pass ``memory_reserve``.
+MEMORY_RESERVE = 0.0
 #: Memory-bound time FP8 adds, as a share of the other memory-bound kernels (kept for the
 #: lessons that quote DeepSeek-V3's trace; the planner now counts the casts' bytes,
 #: :mod:`gpulesson.planning.perf_model`): casting,
@@ -452,12 +456,14 @@ def _evaluate(model: ModelView, gpu: GPUView, lay: Layout, st: TrainingSettings,
     coef[cols["kernels"]] = scale * terms.kernels
     coef[cols["syncs"]] = scale * terms.syncs
     fixed = (1 + fraction) * (sum(t for d, t in exposed.items() if d != "data") + offload) + data
-    limit = gpu.usable_memory * (1 - st.memory_reserve)
+    limit = gpu.plan_memory * (1 - st.memory_reserve)
     if mem > limit:
         problems.append(
             f"memory: {units.format_bytes(mem)} per GPU exceeds the {units.format_bytes(limit)} "
-            f"usable on the {gpu.name} ({units.format_bytes(gpu.usable_memory)} less a "
-            f"{st.memory_reserve:.0%} reserve); try recompute='full', more tensor or "
+            f"usable on the {gpu.name} ({units.format_bytes(gpu.usable_memory)} reported, "
+            f"less the runtime's {1 - hardware.USABLE_MEMORY_FRACTION:.0%}"
+            + (f" and a {st.memory_reserve:.0%} reserve" if st.memory_reserve else "")
+            + "); try recompute='full', more tensor or "
             "pipeline parallelism, a higher zero_stage or a smaller micro_batch")
     tps = st.global_batch_tokens / step
     seconds = st.tokens / tps
@@ -571,8 +577,12 @@ def plan_training(
     attention_efficiency, usd_per_gpu_hour
         Override the GPU's figures (bytes/s one way per GPU, GPUs, bytes, fraction, USD):
         for example alpha and beta measured on your machine (lesson 7) or a quote.
+    usable_memory
+        is the memory total the device reports (``nvidia-smi``); a plan may use
+        :data:`gpulesson.hardware.USABLE_MEMORY_FRACTION` of it, the course's one usable
+        figure (:meth:`gpulesson.hardware.GPUSpec.usable_memory`: 81.2 GB on an H100).
     memory_reserve : float
-        Share of usable memory kept free (default 5 %).
+        Share of the usable memory kept free on top (default 0).
     grad_bytes : float
         Bytes per gradient value reduced across data-parallel GPUs (4: FP32, as Llama 3).
     overlap : mapping
