@@ -117,11 +117,14 @@ ATTENTION_TILE_OVERHEAD = 4.6
 #: SXM's "989 TFLOPS of FP16 matmul but only 3.9 TFLOPS of special functions" (Shah et al.
 #: 2024, FlashAttention-3, section 3).
 EXP_PER_CLOCK = 16
-#: Dense BF16 tensor-core FLOPs per clock per SM: A100 1,024 FMA (NVIDIA A100 whitepaper,
-#: 2020), twice that per SM on Hopper (H100 whitepaper, 2022) and again on Blackwell
-#: (2,250 TFLOP/s on 148 SMs, B200 datasheet, 2024).
+#: Dense BF16 (Volta: FP16) tensor-core FLOPs per clock per SM: A100 1,024 FMA (NVIDIA
+#: A100 whitepaper, 2020), twice that per SM on Hopper (H100 whitepaper, 2022) and again on
+#: Blackwell (2,250 TFLOP/s on 148 SMs, B200 datasheet, 2024); V100 (125 TFLOP/s on 80 SMs
+#: at 1.53 GHz) and the L4 (121 TFLOP/s dense on 58 SMs at 2.04 GHz) about 1,024. Another
+#: architecture is taken as Hopper.
 TENSOR_FLOPS_PER_CLOCK: Mapping[str, int] = MappingProxyType({
-    "Ampere": 2048, "Hopper": 4096, "Blackwell": 8192})
+    "Volta": 1024, "Ada Lovelace": 1024, "Ampere": 2048, "Hopper": 4096,
+    "Blackwell": 8192})
 
 
 @dataclass(frozen=True)

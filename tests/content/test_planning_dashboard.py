@@ -12,6 +12,7 @@ calculators it adds are tested with their modules, in ``tests/unit/test_flops.py
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import re
 from pathlib import Path
@@ -27,6 +28,7 @@ from gpulesson import (
     hardware,
     inference,
     memory,
+    network,
     optimisations,
     planning,
     prices,
@@ -34,6 +36,7 @@ from gpulesson import (
     units,
 )
 from gpulesson.exercises import lesson_module
+from gpulesson.planning import logs as vllm_logs
 
 from . import nbtools as nb
 from .claims import claims, page, parametrize, uncovered_figures
@@ -54,9 +57,9 @@ N_405B = transformer.param_count(LLAMA3_405B)
 PEAK = H100.dense("bf16")
 DAY = flops.SECONDS_PER_DAY
 PRICE = prices.default_price("H100 SXM").usd_per_gpu_hour  # AWS p5, 2026-09-19
-#: What a plan may hold on an H100: the reported total less the planner's 5 % reserve.
-REPORTED = planning.gpu_view(H100).usable_memory
-USABLE = REPORTED * (1 - planning.MEMORY_RESERVE)
+#: What an H100 reports, and what a plan may hold: the course's one usable figure.
+REPORTED = H100.memory_total
+USABLE = H100.usable_memory()
 PLAN = calculators.si_inputs("planning")    # the dashboard's starting point
 MFU = 0.40                                  # section 1's assumed MFU (a pilot's figure)
 TOTAL_7B = flops.training_flops(N_7B, PLAN["tokens"])
@@ -218,7 +221,7 @@ CLAIMS = claims(
      lambda: f"at the same MFU, 1,024 GPUs would finish "
      f"{days_7b(MFU) / days_7b(MFU, 1024):.0f} times sooner for the "
      + ("same bill" if math.isclose(chain_cost(1024), chain_cost()) else "a different bill")),
-    ("it predicts 57.6 % for this plan", lambda: f"it predicts {pct(DEFAULT['mfu'], 1)} for "
+    ("it predicts 56.6 % for this plan", lambda: f"it predicts {pct(DEFAULT['mfu'], 1)} for "
      "this plan"),
     ("a run that assumes 50 % where it will reach 30 % is off by two thirds",
      lambda: "a run that assumes 50 % where it will reach 30 % is off by "
@@ -231,8 +234,8 @@ CLAIMS = claims(
      f"takes {pct(days_7b(0.28) / days_7b(MFU) - 1)} longer, {days_7b(0.28):.1f} days instead "
      f"of {days_7b(MFU):.1f}."),
     # Section 2: the dashboards
-    ("memory within what a GPU can use, 5 % kept free", lambda: "memory within what a GPU can "
-     f"use, {pct(planning.training.MEMORY_RESERVE)} kept free"),
+    ("memory within what a GPU can use (95 % of what it reports)", lambda: "memory within "
+     f"what a GPU can use ({pct(hardware.USABLE_MEMORY_FRACTION)} of what it reports)"),
     ("beyond 1,024 GPUs tensor or pipeline parallelism must take the rest",
      lambda: f"beyond {SEQUENCES:,} GPUs tensor or pipeline parallelism must take the rest"),
     ("Llama 3 70B serving 20 requests per second of 2,000 tokens in and 300 out, within 200 ms "
@@ -265,9 +268,11 @@ CLAIMS = claims(
      lambda: f"An H100 reports {REPORTED / 2**20:,.0f} MiB, {gb(REPORTED)} (the "
      f'"{H100.memory_bytes / 1e9:.0f} GB" of its label is {H100.memory_bytes / 1e9:.0f} GiB, '
      + ("less" if REPORTED < H100.memory_bytes / 1e9 * 2**30 else "more") + " what"),
-    ("a plan keeps 5 % of that free for the framework, communication buffers and "
-     "fragmentation: 81.2 GB.", lambda: f"a plan keeps {pct(planning.MEMORY_RESERVE)} of that "
-     f"free for the framework, communication buffers and fragmentation: {gb(USABLE)}."),
+    ("and a framework can use 95 % of that, 81.2 GB", lambda: "and a framework can use "
+     f"{pct(hardware.USABLE_MEMORY_FRACTION)} of that, {gb(USABLE)}"),
+    ("vLLM measures 1.79 GiB of it on one H100 and 3.58 GiB with tensor parallelism over two",
+     lambda: f"vLLM measures {non_torch_gib(1):.2f} GiB of it on one H100 and "
+     f"{non_torch_gib(2):.2f} GiB with tensor parallelism over two"),
     ("Stages need not be equal: 126 layers do not divide into 16, and the largest of 16 stages "
      "holds $\\lceil 126/16\\rceil = 8$ layers. (The Llama 3 team gave the first and last "
      "stages one layer fewer, since they also hold the embedding and the output layer "
@@ -295,7 +300,7 @@ CLAIMS = claims(
      f"{gb(layout(8, 32, 1).total)}. ZeRO-3 with full recomputation also "
      f"{fits_word(layout(1, 1, 3, 'full').total)}, at {gb(layout(1, 1, 3, 'full').total)}"),
     ("The planner keeps tp 8 × pp 1 with ZeRO-3 and one chunk per GPU, 67.6 GB at "
-     "46.4 % MFU",
+     "46.5 % MFU",
      lambda: f"The planner keeps {kept_layout()}, {gb(frontier()['memory_per_gpu'])} at "
      f"{pct(frontier()['mfu'], 1)} MFU"),
     ("8 key-value heads instead of 128", lambda: f"{LLAMA3_405B.kv_heads} key-value heads "
@@ -317,27 +322,36 @@ CLAIMS = claims(
      lambda: f"(about {10 * round(10 * distributed.NVLINK_EFFICIENCY)} % of the NVLink "
      f"line rate inside a server, {pct(distributed.NETWORK_EFFICIENCY)} of a 400 Gb/s NIC"),
     ("16M tokens of 8,192 are 2,048 sequences, and 16,384 data-parallel GPUs would "
-     "each need at least one. Even if the batch allowed it, every GPU would exchange "
-     "gradients and parameters for all 406 billion parameters, 6.6 s of traffic "
-     "against 5.2 s of compute.",
+     "each need at least one. Even if the batch allowed it, every GPU would send 2.4 TB of "
+     "gradients and parameters per step for all 406 billion parameters: 6.6 s even at the "
+     "370 GB/s that a ring leaving each server through its eight NICs reaches, against 5.2 s "
+     "of compute.",
      lambda: f"16M tokens of 8,192 are {16 * 2**20 // 8192:,} sequences, and 16,384 "
      "data-parallel GPUs would each need at least one. Even if the batch allowed it, every "
-     f"GPU would exchange gradients and parameters for all {N_405B / 1e9:.0f} billion "
-     f"parameters, {zero3()['comm_time']:.1f} s of traffic against "
+     f"GPU would send {zero3_traffic()[0] / 1e12:.1f} TB of gradients and parameters per "
+     f"step for all {N_405B / 1e9:.0f} billion parameters: "
+     f"{zero3_traffic()[0] / zero3_traffic()[1]:.1f} s even at the "
+     f"{zero3_traffic()[1] / 1e9:.0f} GB/s that a ring leaving each server through its "
+     "eight NICs reaches, against "
      f"{zero3()['step_compute']:.1f} s of compute."),
     ("the pipeline's bubble, 2.2 s of a 7.0 s step", lambda: "the pipeline's bubble, "
      f"{llama3()['bubble']:.1f} s of a {llama3()['step_time']:.1f} s step"),
     ("its 4M tokens per step, 1,024 sequences", lambda: "its 4M tokens per step, "
      f"{SEQUENCES:,} sequences"),
-    ("Beyond 512 GPUs data parallelism runs out of sequences", lambda: "Beyond "
+    ("Beyond 1,024 GPUs data parallelism runs out of sequences", lambda: "Beyond "
      f"{last_plain_dp():,} GPUs data parallelism runs out of sequences"),
-    ("the MFU falls to 37 % at 4,096 GPUs; at 16,384 the GPUs wait longer than they "
+    ("the MFU falls to 43 % at 4,096 GPUs; at 16,384 the GPUs wait longer than they "
      "compute",
      lambda: f"the MFU falls to {pct(sweep()[4096]['mfu'])} at 4,096 GPUs; at "
      f"{first_communication_bound():,} the GPUs wait longer than they compute"),
     # Predicted against published
     ("Megatron-LM's 163 TFLOP/s per A100", lambda: "Megatron-LM's "
      f"{run('Megatron-LM 1T').published.split(' ')[0]} TFLOP/s per A100"),
+    ("trains the same 8B model at 67.5 % MFU where Megatron-Bridge reaches 89.2 % on H100s",
+     lambda: "trains the same 8B model at "
+     f"{pct(run('torchtitan Llama 3.1 8B, 32 H200, Float8').published_mfu, 1)} MFU where "
+     "Megatron-Bridge reaches "
+     f"{pct(run('Megatron-Bridge Llama 3 8B, 8 H100, FP8-CS').published_mfu, 1)} on H100s"),
     ("without it, it is 39.2 % MFU", lambda: "without it, it is "
      f"{pct(run('Megatron-LM 1T').published_mfu, 1)} MFU"),
     ("reports 180K H800 GPU-hours per trillion tokens, which that convention turns into 44.7 %",
@@ -351,21 +365,21 @@ CLAIMS = claims(
      lambda: f"FlashAttention-3's {pct(fa3())} of the H100's dense FP16 peak"),
     ("MegaScale 55.2 % on 12,288 GPUs", lambda: "MegaScale "
      f"{pct(run('MegaScale 175B').published_mfu, 1)} on {run('MegaScale 175B').n_gpus:,} GPUs"),
-    ("The planner's own prediction for that plan, 57.6 %, is fitted",
+    ("The planner's own prediction for that plan, 56.6 %, is fitted",
      lambda: f"The planner's own prediction for that plan, {pct(DEFAULT['mfu'], 1)}, is "
      "fitted"),
     ("The dense BF16 runs of section 4's published set report 33–61 %",
      lambda: "The dense BF16 runs of section 4's published set report "
      f"{dense_bf16_range()[0]:.0f}–{dense_bf16_range()[1]:.0f} %"),
-    ("Left out of the fit, the three runs most like this one were predicted within 12 "
-     "%, so read 57.6 % as 51–65 %", lambda: "Left out of the fit, the "
+    ("Left out of the fit, the three runs most like this one were predicted within 13 "
+     "%, so read 56.6 % as 49–64 %", lambda: "Left out of the fit, the "
      f"{WORDS.get(band()[1], band()[1])} runs most like this one were predicted within "
      f"{pct(band()[0])}, so read {pct(DEFAULT['mfu'], 1)} as "
      f"{100 * DEFAULT['mfu'] * (1 - band()[0]):.0f}–"
      f"{100 * DEFAULT['mfu'] * (1 + band()[0]):.0f} %"),
     ("41 of them, from seven code bases", lambda: f"{len(planning.PUBLISHED_RUNS)} of them, "
      f"from {SEVEN[len({r.code_base for r in planning.PUBLISHED_RUNS})]} code bases"),
-    ("on runs left out of the fit it errs by 10.4 % in the median",
+    ("on runs left out of the fit it errs by 8.5 % in the median",
      lambda: "on runs left out of the fit it errs by "
      f"{pct(planning.published.summary(planning.published.leave_one_out())['median'], 1)} "
      "in the median"),
@@ -385,7 +399,7 @@ CLAIMS = claims(
     ('"Scale factor 6.8×".** Reproducible, if it means 8 GPUs at 85 % scaling efficiency',
      lambda: f'"Scale factor {distributed.effective_speedup(8, 0.85):.1f}×".** Reproducible, '
      "if it means 8 GPUs at 85 % scaling efficiency"),
-    ("the dashboard's starting plan gives 64 GPUs computing 98.8 % of each step",
+    ("the dashboard's starting plan gives 64 GPUs computing 100.0 % of each step",
      lambda: f"the dashboard's starting plan gives {PLAN['n_gpus']} GPUs computing "
      f"{pct(DEFAULT['efficiency'], 1)} of each step"),
     ('"16× performance improvement"** matches the A100\'s dense BF16 tensor-core rate over '
@@ -485,7 +499,7 @@ CLAIMS = claims(
      f"{pct(lora('full').trainable_params / N_7B, 2)} of the model, and "
      f"{gb(lora('full').adapter_weights)} on disk, against "
      f"{gb(memory.weight_bytes(N_7B, precision='bf16'))} for a fully fine-tuned copy."),
-    ("two H100s with ZeRO-2, 13 minutes, about $3 at the dated price",
+    ("two H100s with ZeRO-2, 14 minutes, about $3 at the dated price",
      lambda: f"two H100s with ZeRO-{rented_zero(2)}, "
      f"{rented(2)['time'] / 60:.0f} minutes, about {dollars(rented(2)['cost'])} at the dated "
      "price" if rented(2)["fits"] and not rented(1)["fits"] else "does not fit"),
@@ -499,10 +513,10 @@ CLAIMS = claims(
      "cost $0.17", lambda: f"electricity: ${per_1k(l4_power_hour(), TRAFFIC):.5f}, plus the "
      "card's price over its life | an idle rented H100 would cost "
      f"${per_1k(PRICE, TRAFFIC):.2f}"),
-    ("on the L4: 14.1 GB, about 6.9 h | full fine-tuning needs 116 GB",
+    ("on the L4: 14.1 GB, about 7.6 h | full fine-tuning needs 116 GB",
      lambda: f"on the L4: {gb(lora('full').total)}, about {lora_hours():.1f} h | full "
      f"fine-tuning needs {fine_tune('selective') / 1e9:.0f} GB"),
-    ("full fine-tune on 2 rented H100s, 13 min, about $3",
+    ("full fine-tune on 2 rented H100s, 14 min, about $3",
      lambda: f"full fine-tune on 2 rented H100s, {rented(2)['time'] / 60:.0f} min, about "
      f"{dollars(rented(2)['cost'])}"),
     ("The average, 35 tokens/s, is still far below the L4's 96",
@@ -517,6 +531,10 @@ CLAIMS = claims(
 
 #: Numbers of the prose that are not results of the calculators.
 NOT_FIGURES = (
+    # FlashAttention's tile and the head sizes it is compared at (perf_model's constants)
+    "each 128 × 128 tile", "(64 against 128)",
+    # a run of the published set, named by its GPUs
+    "Qwen3 30B-A3B on 16 H100s",
     # units and formula constants
     "1,000 tokens", "1,000 generated tokens", "{3600\\ \\text{s/h}}", "$34\\,sbh/t$",
     "below 50 %",                     # the dashboard's rule: exposed communication > compute
@@ -594,6 +612,28 @@ def chain_hours(gpus: int = PLAN["n_gpus"]) -> float:
 
 def chain_cost(gpus: int = PLAN["n_gpus"]) -> float:
     return cost.run_cost(usd_per_gpu_hour=PRICE, gpus=gpus, seconds=days_7b(MFU, gpus) * DAY)
+
+
+def zero3_traffic() -> tuple[float, float]:
+    """(bytes each GPU sends per step, the ring's bus bandwidth) of ZeRO-3 over 16,384
+    H100s: the data-parallel ring leaves each server through its eight NICs."""
+    plan = planning.plan_training(
+        "llama-3.1-405b", "H100 SXM", n_gpus=16_384, tokens=15e12,
+        global_batch_tokens=16 * 2**20, seq_len=8192, recompute="full",
+        layout=planning.Layout(tp=1, pp=1, zero_stage=3))
+    view = planning.gpu_view(H100)
+    ring = network.group_bus_bandwidth(stride=1, size=16_384, domain=view.domain,
+                                       nvlink_line_rate=view.nvlink_bandwidth,
+                                       nic_line_rate=view.scaleout_bandwidth).bus_bandwidth
+    return plan.traffic["data"], ring
+
+
+def non_torch_gib(tp: int) -> float:
+    """vLLM's measured non-torch memory on H100s (pull request #10511's logs), GiB."""
+    index = json.loads((LOGS / "vllm-logs.json").read_text(encoding="utf-8"))
+    run = next(r for r in index["runs"] if r["url"].endswith("/pull/10511") and r["tp"] == tp)
+    text = (LOGS / run["file"]).read_text(encoding="utf-8")
+    return vllm_logs.parse_vllm_log(text)["non_torch"] / 2**30
 
 
 def zero3() -> dict:
