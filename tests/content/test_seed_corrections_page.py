@@ -502,7 +502,7 @@ SEED_CORRECTIONS = claims(
     ("Scale factor 6.8× | Reproducible as 8 GPUs at 85% scaling efficiency",
      lambda: f"Scale factor {distributed.effective_speedup(8, 0.85):.1f}× | Reproducible as 8 "
      "GPUs at 85% scaling efficiency"),
-    ("64 GPUs computing 98.8% of each step", lambda: "64 GPUs computing "
+    ("64 GPUs computing 100.0% of each step", lambda: "64 GPUs computing "
      + _pct(calculators.compute("planning")["efficiency"], 1) + " of each step"),
     ("its FP32 rate, 16.0×; on an H100 it is 14.8×",
      lambda: f"its FP32 rate, {A100.dense('bf16') / A100.dense('fp32'):.1f}×; on an H100 it "
