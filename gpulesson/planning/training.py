@@ -113,6 +113,7 @@ class TrainingSettings:
     fp8_recipe: str = "current"
     offload_layers: int = 0
     expert_imbalance: float = 1.0
+    mtp_layers: int = 0
 
 
 @dataclass(frozen=True)
@@ -291,22 +292,36 @@ class _Links:
                              latency=self.latency["network"]))
 
 
-def _imbalance(model: ModelView, pp: int) -> float:
+def _imbalance(model: ModelView, pp: int, mtp_layers: int = 0, paired: bool = False) -> float:
     """Work of the busiest pipeline stage over the mean: it paces the pipeline.
 
     Stages hold ``ceil(L/pp)`` or fewer whole layers, and the last one also the output layer
     (``V*h`` weights, when untied; the embedding lookup of the first costs no FLOPs).
-    Counted in weight FLOPs per token, ``6 * params``.
+    Counted in weight FLOPs per token, ``6 * params``. Each multi-token prediction module
+    (DeepSeek-V3, section 2.2) adds to the last stage one more layer, a ``2h x h``
+    projection and another pass through the output layer: work the model FLOPs do not
+    count, so it shows as imbalance even without pipeline stages. ``paired`` (DualPipe):
+    the model is cut into ``2 pp`` chunks and each GPU holds chunk ``i`` and its mirror
+    ``2 pp - 1 - i``; DeepSeek-V3 does not publish where its prediction module sits, so
+    its work is taken as spread evenly over the GPUs (the schedule's stages balanced).
     """
-    if pp == 1:
-        return 1.0
     L = model.layers
     head = model.hidden * model.cfg.vocab
     per_layer = max(model.active_params - head * (1 if model.cfg.tied_embeddings else 2), 1) / L
-    stage = -(-L // pp)
-    last = (L - stage * (pp - 1)) if L > stage * (pp - 1) else stage
-    busiest = max(stage * per_layer, last * per_layer + head)
-    return busiest * pp / model.active_params
+    extra = mtp_layers * (per_layer + 2 * model.hidden ** 2 + head)
+    total = model.active_params + extra
+    if pp == 1:
+        return total / model.active_params
+    chunks = 2 * pp if paired else pp
+    size = -(-L // chunks)
+    layers = [min(size, max(L - size * i, 0)) for i in range(chunks)]
+    work = [n * per_layer for n in layers]
+    work[-1] += head
+    if paired:
+        work = [work[i] + work[chunks - 1 - i] + extra / pp for i in range(pp)]
+    else:
+        work[-1] += extra
+    return max(work) * pp / model.active_params
 
 
 def _evaluate(model: ModelView, gpu: GPUView, lay: Layout, st: TrainingSettings,
@@ -321,7 +336,8 @@ def _evaluate(model: ModelView, gpu: GPUView, lay: Layout, st: TrainingSettings,
     s_gpu = max(s // lay.cp, 1)
     pp = min(lay.pp, L)
     stage = -(-L // pp)
-    imbalance = _imbalance(model, pp)
+    imbalance = _imbalance(model, pp, st.mtp_layers,
+                           paired=st.schedule == "dualpipe" and pp % 2 == 0)
     model_fpt = model.model_flops_per_token(s)
     m = max(micro, 1e-9)
     tp_ok = lay.tp if model.heads % lay.tp == 0 and model.hidden % lay.tp == 0 else 1
@@ -544,6 +560,7 @@ def plan_training(
     fp8_recipe: str = "current",
     offload_layers: int = 0,
     expert_imbalance: float = 1.0,
+    mtp_layers: int = 0,
     factors: Mapping[str, float] | None = None,
 ) -> TrainingPlan:
     """Plan pretraining ``model`` on ``n_gpus`` GPUs: memory, step time, MFU, days, cost.
@@ -611,6 +628,10 @@ def plan_training(
         (:func:`~gpulesson.planning.perf_model.host_link_bandwidth`) behind the compute.
     expert_imbalance : float
         Tokens of the busiest expert-parallel GPU over the mean (1: balanced routing).
+    mtp_layers : int
+        Multi-token prediction modules trained beside the model (DeepSeek-V3: 1, section
+        2.2): each runs one more layer, a projection and the output layer again on the last
+        pipeline stage, work that the MFU (model FLOPs) does not count.
     factors : mapping, optional
         The model's calibrated factors (:func:`default_factors`, fitted on the published
         runs, by default); the calibration passes its own.
@@ -659,7 +680,8 @@ def plan_training(
             "max_nodes_per_token", max_nodes_per_token),
         fp8_recipe=v.choice("fp8_recipe", fp8_recipe, FP8_RECIPES),
         offload_layers=v.nonneg_int("offload_layers", offload_layers),
-        expert_imbalance=v.positive_number("expert_imbalance", expert_imbalance))
+        expert_imbalance=v.positive_number("expert_imbalance", expert_imbalance),
+        mtp_layers=v.nonneg_int("mtp_layers", mtp_layers))
     if factors is None:
         factors = default_factors()
     links = _Links(gv, alpha, v.boolean("sharp", sharp))

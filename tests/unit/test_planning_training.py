@@ -330,3 +330,22 @@ def test_an_all_to_all_across_servers_sends_its_near_share_over_nvlink() -> None
     flat = plan_run(run, nvlink_domain=1)  # no server: every peer over the network
     ratio = plan.breakdown["expert"] / flat.breakdown["expert"]
     assert ratio == pytest.approx(24 / 31, rel=0.05)
+
+
+def test_multi_token_prediction_loads_the_last_stage() -> None:
+    """Megatron-Bridge's DeepSeek-V3 on 256 B200s runs "w/ MTP" with 16 stages: 4 layers on
+    each, and on the last one layer, the loss and the prediction module (one more layer, a
+    2h x h projection, the output layer again). That stage paces the pipeline: its work
+    over a 4-layer stage's is the step's ratio to the same plan without MTP."""
+    from gpulesson.planning import model_view
+    from gpulesson.planning.published import PUBLISHED_RUNS, plan_run
+    run = next(r for r in PUBLISHED_RUNS if r.name.startswith("Megatron-Bridge DeepSeek-V3, 256 B200"))
+    assert run.options["mtp_layers"] == 1
+    mv = model_view("deepseek-v3")
+    head = mv.hidden * mv.cfg.vocab
+    layer = (mv.active_params - 2 * head) / mv.layers
+    ratio = (layer + head + layer + 2 * mv.hidden**2 + head) / (4 * layer)
+    with_mtp, without = plan_run(run), plan_run(run, mtp_layers=0)
+    compute = with_mtp.breakdown["compute"] / without.breakdown["compute"]
+    assert compute == pytest.approx(ratio, rel=1e-6)
+    assert with_mtp.mfu < without.mfu
