@@ -3,9 +3,10 @@
 The step time of a plan is linear in a handful of factors, one per term of
 :mod:`gpulesson.planning.perf_model` and GPU generation (:func:`column`):
 
-* ``gemm:<architecture>:<bf16|fp8>``: the matrix products' time over the time at the
-  sourced efficiency (:data:`~gpulesson.planning.perf_model.GEMM_EFFICIENCY`); 1 means
-  "as fast as the best square product of a sweep";
+* ``gemm:<architecture>:<bf16|fp8|fp8-block>``: the matrix products' time over the time
+  at the sourced efficiency (:data:`~gpulesson.planning.perf_model.GEMM_EFFICIENCY`); 1
+  means "as fast as the best square product of a sweep"; FP8 with per-tensor scales
+  (delayed, current) and with block scales (DeepSeek-V3's blockwise, MXFP8) apart;
 * ``experts:<architecture>``: the same for the routed experts' grouped products;
 * ``attention:<architecture>``: the attention kernels' time over the time at the
   efficiency :func:`~gpulesson.planning.perf_model.attention_efficiency` gives (head size,
@@ -45,7 +46,8 @@ FITTED_ARCHITECTURES = ("Ampere", "Hopper", "Blackwell")
 #: (STREAM-like copies reach 80-90 %); 4 us between kernels (the order of a launch);
 #: 100 us per host synchronisation (a round trip to the CPU and a queue refilled).
 PRIOR: Mapping[str, float] = MappingProxyType({
-    **{f"gemm:{a}:{p}": 1.0 for a in FITTED_ARCHITECTURES for p in ("bf16", "fp8")},
+    **{f"gemm:{a}:{p}": 1.0 for a in FITTED_ARCHITECTURES
+       for p in ("bf16", "fp8", "fp8-block")},
     **{f"experts:{a}": 1.0 for a in FITTED_ARCHITECTURES},
     "attention:Ampere": 1.0, "attention:Hopper": 1.0,
     "attention:Blackwell": 1.0, "memory": 1 / 0.80, "kernels": 4e-6, "syncs": 100e-6,
@@ -55,14 +57,18 @@ PRIOR_WEIGHT = 0.05
 #: Solves of the linearised problem, each at the factors the last one found.
 ITERATIONS = 3
 
-def column(term: str, architecture: str, precision: str) -> str:
-    """The factor a term of a plan on ``architecture`` in ``precision`` belongs to."""
+def column(term: str, architecture: str, precision: str, recipe: str = "current") -> str:
+    """The factor a term of a plan on ``architecture`` in ``precision`` (FP8 by
+    ``recipe``) belongs to."""
     if term in ("memory", "kernels", "syncs"):
         return term
     arch = architecture if architecture in FITTED_ARCHITECTURES else "other"
     if term in ("attention", "experts"):
         return f"{term}:{arch}"
-    return f"gemm:{arch}:{'fp8' if precision == 'fp8' else 'bf16'}"
+    if precision != "fp8":
+        return f"gemm:{arch}:bf16"
+    block = recipe in ("blockwise", "mxfp8")
+    return f"gemm:{arch}:{'fp8-block' if block else 'fp8'}"
 
 
 def factor(factors: Mapping[str, float], name: str) -> float:

@@ -55,8 +55,8 @@ from gpulesson import activations, execution, transformer
 
 from ._adapt import GPUView, ModelView, gpu_view, model_view
 
-__all__ = ["ACTIVATION_BYTES", "ATTENTION_TILE", "ATTENTION_TILE_OVERHEAD", "EXP_PER_CLOCK",
-           "FP8_RECIPES", "GEMM_EFFICIENCY", "HOST_LINK", "OPTIMIZER_BYTES",
+__all__ = ["ACTIVATION_BYTES", "ATTENTION_TILE", "ATTENTION_TILE_OVERHEAD", "BLOCK_SCALED",
+           "EXP_PER_CLOCK", "FP8_CAST_BYTES", "FP8_RECIPES", "GEMM_EFFICIENCY", "HOST_LINK", "OPTIMIZER_BYTES",
            "TENSOR_FLOPS_PER_CLOCK", "TERMS", "StepTerms", "attention_efficiency",
            "fp8_activation_saving", "gemm_seconds", "host_link_bandwidth", "step_terms"]
 
@@ -95,8 +95,23 @@ _TILE = (256, 128)
 #: FP8 recipes: per-tensor scaling, delayed (TransformerEngine's first) or current (computed
 #: from the tensor being cast; torchao's "tensorwise" is the same), DeepSeek-V3's blockwise
 #: (1x128 activations, 128x128 weights) and Blackwell's MXFP8 (32-element blocks, scales in
-#: hardware). All cast the same bytes here; their speed differs in the fitted factors.
+#: hardware). Their casts differ (:data:`FP8_CAST_BYTES`), and the block-scaled recipes'
+#: products have their own fitted factor (:data:`BLOCK_SCALED`).
 FP8_RECIPES = ("delayed", "current", "tensorwise", "blockwise", "mxfp8")
+#: Recipes whose scales belong to blocks of a tensor, not to the whole tensor: their
+#: products run other kernels (DeepGEMM's, or Blackwell's block-scaled MMA), fitted apart.
+BLOCK_SCALED = ("blockwise", "mxfp8")
+#: Bytes an FP8 cast moves per value, (activation or gradient, weight), by recipe. Every
+#: recipe reads the 16-bit value (2) and writes its FP8 copy (1); activations and gradients
+#: need a second, transposed copy for the other product of the backward pass (1 more;
+#: MXFP8 quantizes the columns apart, as many bytes). Delayed scaling uses the scale of
+#: earlier steps, so the cast is one pass; current (tensorwise) scaling must first find
+#: the tensor's largest value, one more read (2); blockwise and MX scales are found inside
+#: the cast kernel, each block at a time (their scales, one byte per 32 or 128 values,
+#: are left out).
+FP8_CAST_BYTES: Mapping[str, tuple[float, float]] = MappingProxyType({
+    "delayed": (4, 3), "current": (6, 5), "tensorwise": (6, 5), "blockwise": (4, 3),
+    "mxfp8": (4, 3)})
 _PRECISIONS = ("bf16", "fp16", "fp8")
 #: Fixed cost of one output tile, in steps of the K loop: filling the tile's pipeline of
 #: loads before the first multiply and writing the tile out after the last (its epilogue).
@@ -331,11 +346,10 @@ def _terms(model: ModelView, gpu: _Chip, tp: int, cp: int, pp: int, ep: int,
                 mem_bytes += mem * bw * count * reps
             gemm_flops += 2 * a * b * c * count * reps
         if use_fp8:
-            # cast (and transpose) the input forward and the output gradient backward:
-            # read 2 bytes, write 1, and 1 more for the transposed copy; blockwise and MX
-            # recipes also write their scales (1 per 32 or 128 values, next to nothing);
-            # the weights are cast once per micro-batch (read 2, write 1)
-            cast_bytes += 4 * (m * k + m * n) * count + 3 * k * n * count
+            # cast (and transpose) the input forward and the output gradient backward, and
+            # the weights once per micro-batch, as the recipe casts (FP8_CAST_BYTES)
+            act_b, weight_b = FP8_CAST_BYTES[fp8_recipe]
+            cast_bytes += act_b * (m * k + m * n) * count + weight_b * k * n * count
 
     # attention projections (any kind: the weights a layer holds, in and out)
     o_dim = cfg.o_dim

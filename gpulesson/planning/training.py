@@ -353,7 +353,7 @@ def _evaluate(model: ModelView, gpu: GPUView, lay: Layout, st: TrainingSettings,
         expert_imbalance=st.expert_imbalance)
     arch = gpu.spec.architecture
     prec = st.precision if not peak_problems else "bf16"
-    cols = {t: calibration.column(t, arch, prec) for t in perf_model.TERMS}
+    cols = {t: calibration.column(t, arch, prec, st.fp8_recipe) for t in perf_model.TERMS}
     f = {t: calibration.factor(factors, cols[t]) for t in perf_model.TERMS}
     # a matmul or attention efficiency measured by the reader scales the fitted factor by
     # how far it is from the sourced figure (passing the sourced figure changes nothing)

@@ -221,7 +221,7 @@ CLAIMS = claims(
      lambda: f"at the same MFU, 1,024 GPUs would finish "
      f"{days_7b(MFU) / days_7b(MFU, 1024):.0f} times sooner for the "
      + ("same bill" if math.isclose(chain_cost(1024), chain_cost()) else "a different bill")),
-    ("it predicts 56.7 % for this plan", lambda: f"it predicts {pct(DEFAULT['mfu'], 1)} for "
+    ("it predicts 57.0 % for this plan", lambda: f"it predicts {pct(DEFAULT['mfu'], 1)} for "
      "this plan"),
     ("a run that assumes 50 % where it will reach 30 % is off by two thirds",
      lambda: "a run that assumes 50 % where it will reach 30 % is off by "
@@ -365,21 +365,21 @@ CLAIMS = claims(
      lambda: f"FlashAttention-3's {pct(fa3())} of the H100's dense FP16 peak"),
     ("MegaScale 55.2 % on 12,288 GPUs", lambda: "MegaScale "
      f"{pct(run('MegaScale 175B').published_mfu, 1)} on {run('MegaScale 175B').n_gpus:,} GPUs"),
-    ("The planner's own prediction for that plan, 56.7 %, is fitted",
+    ("The planner's own prediction for that plan, 57.0 %, is fitted",
      lambda: f"The planner's own prediction for that plan, {pct(DEFAULT['mfu'], 1)}, is "
      "fitted"),
     ("The dense BF16 runs of section 4's published set report 33–61 %",
      lambda: "The dense BF16 runs of section 4's published set report "
      f"{dense_bf16_range()[0]:.0f}–{dense_bf16_range()[1]:.0f} %"),
     ("Left out of the fit, the three runs most like this one were predicted within 12 "
-     "%, so read 56.7 % as 50–64 %", lambda: "Left out of the fit, the "
+     "%, so read 57.0 % as 50–64 %", lambda: "Left out of the fit, the "
      f"{WORDS.get(band()[1], band()[1])} runs most like this one were predicted within "
      f"{pct(band()[0])}, so read {pct(DEFAULT['mfu'], 1)} as "
      f"{100 * DEFAULT['mfu'] * (1 - band()[0]):.0f}–"
      f"{100 * DEFAULT['mfu'] * (1 + band()[0]):.0f} %"),
     ("41 of them, from seven code bases", lambda: f"{len(planning.PUBLISHED_RUNS)} of them, "
      f"from {SEVEN[len({r.code_base for r in planning.PUBLISHED_RUNS})]} code bases"),
-    ("on runs left out of the fit it errs by 7.4 % in the median",
+    ("on runs left out of the fit it errs by 7.3 % in the median",
      lambda: "on runs left out of the fit it errs by "
      f"{pct(planning.published.summary(planning.published.leave_one_out())['median'], 1)} "
      "in the median"),
@@ -513,7 +513,7 @@ CLAIMS = claims(
      "cost $0.17", lambda: f"electricity: ${per_1k(l4_power_hour(), TRAFFIC):.5f}, plus the "
      "card's price over its life | an idle rented H100 would cost "
      f"${per_1k(PRICE, TRAFFIC):.2f}"),
-    ("on the L4: 14.1 GB, about 7.5 h | full fine-tuning needs 116 GB",
+    ("on the L4: 14.1 GB, about 7.2 h | full fine-tuning needs 116 GB",
      lambda: f"on the L4: {gb(lora('full').total)}, about {lora_hours():.1f} h | full "
      f"fine-tuning needs {fine_tune('selective') / 1e9:.0f} GB"),
     ("full fine-tune on 2 rented H100s, 13 min, about $3",
