@@ -931,11 +931,9 @@ def recommend_layout(
                  f"({full_state} of model state) plus activations, {{need}} of {{cap}}; it "
                  "has the least communication (one gradient all-reduce per step)."):
         return tried[-1]
-    notes = {
-        1: "partitioning the optimizer states",
-        2: "partitioning optimizer states and gradients",
-        3: "partitioning optimizer states, gradients and parameters",
-    }
+    notes = {1: "partitioning the optimizer states",
+             2: "partitioning optimizer states and gradients",
+             3: "partitioning optimizer states, gradients and parameters"}
     if n > 1:
         for stage in (1, 2, 3):
             traffic = ("the same traffic as data parallelism" if stage < 3
@@ -972,22 +970,13 @@ def recommend_layout(
                      f"stages across nodes ({stages}tp={tp}, dp={dp}) brings it to {{need}} "
                      "of {cap}; the pipeline costs a bubble of (pp-1)/microbatches."):
             return tried[-1]
-    # then gradients (ZeRO-2, Llama 3 405B's sharding with 16 stages) and parameters
-    # (ZeRO-3) sharded too: more traffic with gradient accumulation, so tried last, as the
-    # training planner's search also compares them (gpulesson.planning.layout)
-    for stage in (2, 3):
-        for pp in divisors(rest, most):
-            dp = rest // pp
-            if dp == 1:
-                continue
-            what = (f"tensor (tp={tp}) + pipeline (pp={pp}) parallel" if pp > 1
-                    else f"tensor parallel (tp={tp})")
-            if candidate(f"{what} + ZeRO-{stage}", tp, pp, stage,
-                         f"With ZeRO-1 no pipeline depth fits. Sharding "
-                         f"{notes[stage]} over the {dp} "
-                         f"data-parallel groups (ZeRO-{stage}) with tp={tp}, pp={pp} brings "
-                         "it to {need} of {cap}; the shards are exchanged at every "
-                         "micro-batch, more traffic than ZeRO-1."):
+    for stage in (2, 3):  # step 5: gradients, then parameters, sharded too
+        for pp in (p for p in divisors(rest, most) if rest // p > 1):
+            what = f"tensor (tp={tp})" + (f" + pipeline (pp={pp})" if pp > 1 else "")
+            if candidate(f"{what} parallel + ZeRO-{stage}", tp, pp, stage,
+                         f"With ZeRO-1 no pipeline depth fits. ZeRO-{stage} ({notes[stage]} "
+                         f"over {rest // pp} data-parallel groups) with tp={tp}, pp={pp} "
+                         "brings it to {need} of {cap}; its shards move at every micro-batch."):
                 return tried[-1]
     best = min(tried, key=lambda r: r.memory_per_gpu)
     total = (w + g + k) * psi + _activations(cfg, seq_len, b, recompute, act_given, 1, 1)

@@ -154,7 +154,7 @@ PLANNING = Calculator(
         Output("memory_per_gpu", "Memory per GPU", "bytes",
                help="Model state after ZeRO plus stored activations, on the largest "
                     "pipeline stage."),
-        Output("memory_limit", "Memory a GPU can use (5 % kept free)", "bytes"),
+        Output("memory_limit", "Memory a GPU can use (95 % of the reported total)", "bytes"),
         Output("fits", "Fits", "bool"),
         Output("tokens_per_second", "Throughput (all GPUs)", "tokens/s"),
         Output("step_time", "Step time", _SECONDS),
