@@ -43,7 +43,11 @@ FlashAttention never stores; ``"full"`` keeps each layer's input only; ``"deepse
 is the recipe DeepSeek-V3 was trained with (DeepSeek-AI 2024, sections 3.2.3 and 3.3.3):
 on top of ``"selective"``, norm outputs and latent attention's up-projections are
 recomputed and most matrix-product inputs are kept in FP8 (:data:`DEEPSEEK_V3_RECIPE` says
-what happens to each tensor; :func:`up_projection_params` the weights recomputed).
+what happens to each tensor; :func:`up_projection_params` the weights recomputed);
+``"norm-moe-act"`` is Megatron-Core's recomputation of the block norms and the experts'
+activation function (:data:`NORM_MOE_ACT_RECIPE`), ``"torchtitan-op"`` torchtitan's
+selective op checkpointing, every second matrix product of a block recomputed
+(:data:`TORCHTITAN_OP_RECIPE`, :func:`op_recomputed_products`).
 
 Left out, as in the paper: the embedding, the final norm and the logits (``s*b*V``
 values, large with a big vocabulary).
@@ -62,19 +66,25 @@ from gpulesson.transformer import TransformerConfig
 __all__ = [
     "ATTENTION_IMPLEMENTATIONS",
     "DEEPSEEK_V3_RECIPE",
+    "NORM_MOE_ACT_RECIPE",
+    "RECIPES",
     "RECOMPUTE_MODES",
+    "TORCHTITAN_OP_RECIPE",
     "SCORE_TENSORS",
     "activation_bytes",
     "activation_tensors",
     "default_attention",
     "layer_activation_bytes",
+    "op_recomputed_products",
     "up_projection_params",
 ]
 
 #: How attention is computed: FlashAttention (and PyTorch's SDPA) or eager PyTorch ops.
 ATTENTION_IMPLEMENTATIONS = ("flash", "eager")
-#: Activation recomputation modes: Korthikanti et al. 2022's three, and DeepSeek-V3's recipe.
-RECOMPUTE_MODES = ("none", "selective", "full", "deepseek-v3")
+#: Activation recomputation modes: Korthikanti et al. 2022's three, DeepSeek-V3's recipe,
+#: Megatron-Core's ``recompute_modules=["layernorm", "moe_act"]`` (:data:`NORM_MOE_ACT_RECIPE`)
+#: and torchtitan's selective op checkpointing (:data:`TORCHTITAN_OP_RECIPE`).
+RECOMPUTE_MODES = ("none", "selective", "full", "deepseek-v3", "norm-moe-act", "torchtitan-op")
 #: The tensors that grow with ``s^2`` and that selective recomputation drops.
 SCORE_TENSORS = ("softmax output", "softmax dropout mask", "softmax dropout output")
 #: How DeepSeek-V3's recipe keeps each tensor of :func:`activation_tensors`
@@ -127,6 +137,38 @@ DEEPSEEK_V3_RECIPE = MappingProxyType({
     "shared expert up projection": "fp8",
     "shared expert down projection input": "recomputed",
 })
+
+#: Megatron-Core's selective recomputation of the two block norms and the experts'
+#: activation function (``recompute_modules=["layernorm", "moe_act"]``, the GPT-OSS
+#: recipes of NVIDIA Megatron-Bridge 25.11, ``scripts/performance/configs/gpt_oss``): the
+#: norms' outputs (the inputs of attention and of the MLP) and the routed experts'
+#: activation output (their down projection's input) are not stored but computed again in
+#: the backward pass from what is (the residual stream, the gate and up projections).
+NORM_MOE_ACT_RECIPE = MappingProxyType({
+    "attention input": "recomputed",
+    "MLP input": "recomputed",
+    "expert down projection input": "recomputed",
+})
+#: torchtitan's selective *op* checkpointing (``selective_ac_option = "op"``,
+#: ``torchtitan/models/llama3/parallelize_llama.py``, commit e7c0cae, 2025-06): inside
+#: each block it keeps the outputs of the matrix products, of attention and of a few
+#: reductions, "except every second mm", and recomputes every other operation. In a Llama
+#: block the products run q, k, v, o, w1 (gate), w3 (up), w2 (down), so k, o and the up
+#: projection are recomputed, with the norms, rotary, SiLU and the gating product; the
+#: attention kernel's output and statistics are kept (attention is not run again).
+#: Stored: the block input and the down projection's output (counted as the two norm
+#: inputs), Q, V, the attention output and statistics, the gate projection.
+TORCHTITAN_OP_RECIPE = MappingProxyType({
+    "attention input": "recomputed",
+    "K": "recomputed",
+    "MLP input": "recomputed",
+    "MLP up projection": "recomputed",
+    "MLP down projection input": "recomputed",
+})
+#: The recipes beyond Korthikanti et al.'s modes, by recompute mode.
+RECIPES = MappingProxyType({"deepseek-v3": DEEPSEEK_V3_RECIPE,
+                            "norm-moe-act": NORM_MOE_ACT_RECIPE,
+                            "torchtitan-op": TORCHTITAN_OP_RECIPE})
 
 
 def _ceil_div(x: int, t: int) -> int:
@@ -187,8 +229,11 @@ def activation_tensors(
     cp : int
         Context-parallel size; must divide ``seq_len``.
     recompute : str
-        ``"none"``, ``"selective"``, ``"full"`` or ``"deepseek-v3"`` (DeepSeek-V3's recipe,
-        :data:`DEEPSEEK_V3_RECIPE`: needs latent attention and a gated MLP).
+        ``"none"``, ``"selective"``, ``"full"``, ``"deepseek-v3"`` (DeepSeek-V3's recipe,
+        :data:`DEEPSEEK_V3_RECIPE`: needs latent attention and a gated MLP),
+        ``"norm-moe-act"`` (:data:`NORM_MOE_ACT_RECIPE`) or ``"torchtitan-op"``
+        (:data:`TORCHTITAN_OP_RECIPE`); the last three drop the score tensors as
+        ``"selective"`` does.
     moe_layer : bool, optional
         Count a mixture-of-experts layer (default: whether the model has experts) or a
         dense one (a DeepSeek-V3 leading layer).
@@ -259,8 +304,8 @@ def activation_tensors(
     if mode != "none":
         for name in SCORE_TENSORS:
             out.pop(name, None)
-    if mode == "deepseek-v3":
-        out = {name: _recipe_bytes(DEEPSEEK_V3_RECIPE.get(name, "kept"), size, val)
+    if mode in RECIPES:
+        out = {name: _recipe_bytes(RECIPES[mode].get(name, "kept"), size, val)
                for name, size in out.items()}
     return {name: size for name, size in out.items() if size}
 
@@ -310,6 +355,31 @@ def up_projection_params(cfg: TransformerConfig) -> int:
     q_in = cfg.q_lora_rank or cfg.hidden
     return (q_in * cfg.heads * cfg.head_dim
             + cfg.kv_lora_rank * cfg.heads * (cfg.qk_nope_head_dim + cfg.v_head_dim))
+
+
+def op_recomputed_products(cfg: TransformerConfig) -> dict[str, float]:
+    """Share of each of a block's linear layers that torchtitan's selective op
+    checkpointing runs forward again in the backward pass (:data:`TORCHTITAN_OP_RECIPE`).
+
+    The block's matrix products are counted in the order they run and every second one is
+    recomputed: q, **k**, v, **o**, then a gated MLP's gate, **up**, down (a plain MLP's
+    up, **down**). Returned per linear layer of the block, as the planner groups them:
+    ``"qkv"`` (the share of the fused q, k, v projection that is k's), ``"o"``,
+    ``"mlp in"`` (gate and up together: half; a plain MLP's up: none) and ``"mlp out"``.
+    A mixture-of-experts block's experts run as grouped products, which the policy does
+    not count: only its attention products are recomputed.
+
+    Llama 3 8B: k is 1,024 of the 6,144 q, k, v columns (1/6), o all of it, the up
+    projection half of the gate and up pair: 36.5 % of the block's forward product FLOPs.
+    """
+    if not isinstance(cfg, TransformerConfig):
+        raise TypeError(f"cfg must be a TransformerConfig (see transformer.preset), got "
+                        f"{type(cfg).__name__}")
+    qkv = cfg.q_dim + 2 * cfg.kv_dim
+    shares = {"qkv": cfg.kv_dim / qkv, "o": 1.0, "mlp in": 0.0, "mlp out": 0.0}
+    if not cfg.moe:
+        shares["mlp in" if cfg.gated_mlp else "mlp out"] = 0.5 if cfg.gated_mlp else 1.0
+    return shares
 
 
 def _attention(cfg, out, whole, split, tokens, s, t, attention, drop, val) -> None:  # noqa: ANN001, PLR0913

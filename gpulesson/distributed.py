@@ -744,7 +744,10 @@ def recommend_layout(
        fewest stages first (adds a bubble; first-stage activations do not shrink with
        1F1B, Korthikanti et al.). Any ``pp`` dividing ``n_gpus / tp`` is tried, up to
        the number of layers: stages may hold unequal numbers of layers, and the largest,
-       ``ceil(L/pp)`` layers, sets the memory (Llama 3 405B: 126 layers on 16 stages).
+       ``ceil(L/pp)`` layers, sets the memory (Llama 3 405B: 126 layers on 16 stages);
+    5. the same tensor and pipeline sizes with ZeRO-2, then ZeRO-3, across the
+       data-parallel groups (Llama 3 405B ran ZeRO-2 with 16 stages): with gradient
+       accumulation their shards move at every micro-batch, so they come last.
 
     Memory per GPU is :func:`layout_memory`.
 
@@ -800,12 +803,10 @@ def recommend_layout(
                  f"({full_state} of model state) plus activations, {{need}} of {{cap}}; it "
                  "has the least communication (one gradient all-reduce per step)."):
         return tried[-1]
+    notes = {1: "partitioning the optimizer states",
+             2: "partitioning optimizer states and gradients",
+             3: "partitioning optimizer states, gradients and parameters"}
     if n > 1:
-        notes = {
-            1: "partitioning the optimizer states",
-            2: "partitioning optimizer states and gradients",
-            3: "partitioning optimizer states, gradients and parameters",
-        }
         for stage in (1, 2, 3):
             traffic = ("the same traffic as data parallelism" if stage < 3
                        else "1.5x the traffic of data parallelism")
@@ -841,6 +842,14 @@ def recommend_layout(
                      f"stages across nodes ({stages}tp={tp}, dp={dp}) brings it to {{need}} "
                      "of {cap}; the pipeline costs a bubble of (pp-1)/microbatches."):
             return tried[-1]
+    for stage in (2, 3):  # step 5: gradients, then parameters, sharded too
+        for pp in (p for p in divisors(rest, most) if rest // p > 1):
+            what = f"tensor (tp={tp})" + (f" + pipeline (pp={pp})" if pp > 1 else "")
+            if candidate(f"{what} parallel + ZeRO-{stage}", tp, pp, stage,
+                         f"With ZeRO-1 no pipeline depth fits. ZeRO-{stage} ({notes[stage]} "
+                         f"over {rest // pp} data-parallel groups) with tp={tp}, pp={pp} "
+                         "brings it to {need} of {cap}; its shards move at every micro-batch."):
+                return tried[-1]
     best = min(tried, key=lambda r: r.memory_per_gpu)
     total = (w + g + k) * psi + _activations(cfg, seq_len, b, recompute, act_given, 1, 1)
     short = memory.gpus_needed(total, mem)

@@ -29,10 +29,14 @@ Memory, three numbers (``book/conventions.md``):
 * ``reported_memory_bytes`` is what the driver reports (an H100 SXM: 81,559 MiB in
   ``nvidia-smi``, 85.5e9 bytes; on ROCm the total PyTorch reports), ``None`` where no
   public report was found;
-* :meth:`GPUSpec.usable_memory` is what a framework can plan with: the reported total
-  (or, failing that, the datasheet capacity) times :data:`USABLE_MEMORY_FRACTION`, vLLM's
-  default ``gpu_memory_utilization`` of 0.9. The other tenth is the stated reserve for
-  the CUDA/ROCm context, communication buffers and allocator fragmentation.
+* :meth:`GPUSpec.usable_memory` is what a framework can plan with, the course's one
+  usable-memory figure: the reported total (or, failing that, the datasheet capacity)
+  times :data:`USABLE_MEMORY_FRACTION`, 0.95. The other 5 % is the stated reserve for
+  what the runtime holds outside the framework's allocator: the CUDA/ROCm context, cuBLAS
+  and NCCL work spaces, 1.79 GiB on one H100 and 3.58 GiB with tensor parallelism over
+  two as vLLM measures them (pull request #10511). A serving engine's own share (vLLM's
+  ``gpu_memory_utilization``, 0.9 by default) is a setting of the engine, applied to the
+  reported total by :func:`gpulesson.planning.serving.kv_budget`.
 
 Links: ``interconnect_bandwidth`` is the GPU-to-GPU (NVLink, Infinity Fabric or, failing
 those, PCIe) bandwidth **per GPU, both directions together**;
@@ -170,10 +174,11 @@ class GPUSpec:
         The reported total is :attr:`reported_memory_bytes` (what ``nvidia-smi`` prints),
         or the datasheet :attr:`memory_bytes` where no report was found
         (:attr:`memory_basis` says which). ``fraction`` defaults to
-        :data:`USABLE_MEMORY_FRACTION` (0.9, vLLM's ``gpu_memory_utilization``); the rest
-        is the reserve for the runtime context, communication buffers and fragmentation.
-        H100 SXM: 81,559 MiB x 0.9 = 76.97e9 bytes (71.7 GiB), below the "80 GB" label.
-        Taught in: ``memory_what_fits`` and ``book/hardware.md``.
+        :data:`USABLE_MEMORY_FRACTION` (0.95); the rest is the reserve for the runtime
+        context and the cuBLAS and NCCL work spaces (module docstring). H100 SXM: 81,559
+        MiB x 0.95 = 81.24e9 bytes (75.7 GiB), above the "80 GB" label in GB and below it
+        in GiB. The training planner holds every plan against it.
+        Taught in: ``memory_what_fits``, ``planning_dashboard`` and ``book/hardware.md``.
 
         Raises
         ------
@@ -302,8 +307,8 @@ CURRENT_GENERATION: tuple[str, ...] = tuple(
     _META["current_generation"]["gpus"])  # type: ignore[index]
 #: The month :data:`CURRENT_GENERATION` was last revised.
 CURRENT_GENERATION_AS_OF: str = _META["current_generation"]["as_of"]  # type: ignore[index]
-#: Share of the reported memory a framework plans with (vLLM's default
-#: ``gpu_memory_utilization``).
+#: Share of the reported memory a framework plans with: the rest is the runtime's
+#: context and work spaces (vLLM's measured non-torch memory, module docstring).
 USABLE_MEMORY_FRACTION: float = float(_META["usable_memory"]["fraction"])  # type: ignore[index]
 #: The source of :data:`USABLE_MEMORY_FRACTION`, with its date.
 USABLE_MEMORY_SOURCE: str = _cite(SOURCES, _META["usable_memory"]["source"])  # type: ignore[index]

@@ -64,8 +64,9 @@ def gpu_inputs(default: str, *, serving: bool = False) -> tuple[Any, ...]:
         Number("gpu_memory", "Memory per GPU (reported)", range=(0.001, 10_000), step=1,
                unit="GB", scale=1e9, dimension="bytes",
                help="The total the driver reports, decimal GB (nvidia-smi: H100 SXM 81,559 "
-                    "MiB = 85.5 GB); a training plan keeps 5 % of it free, a serving plan "
-                    "uses the utilization share."),
+                    "MiB = 85.5 GB); a training plan may use 95 % of it (the rest is the "
+                    "runtime's context and work spaces), a serving plan the utilization "
+                    "share."),
         Number("bandwidth", "Memory bandwidth", range=(0.001, 100), step=0.01, unit="TB/s",
                scale=1e12, dimension="bytes/s"),
         replace(shared.PEAK, min=0.001,

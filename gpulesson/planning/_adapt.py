@@ -175,7 +175,8 @@ def model_view(model: object) -> ModelView:
 class GPUView:
     """A GPU as the planners see it: memory a framework can use, links, price, efficiency.
 
-    ``usable_memory`` is the memory a framework can allocate (bytes), ``nvlink_bandwidth``
+    ``usable_memory`` is the memory total the device reports (bytes; vLLM takes its
+    ``gpu_memory_utilization`` of it, a training plan :attr:`plan_memory`), ``nvlink_bandwidth``
     one direction per GPU inside an NVLink (or Infinity Fabric) domain of ``domain`` GPUs,
     ``scaleout_bandwidth`` one direction per GPU over the network, ``sharp`` whether the
     switches reduce in-network. ``matmul_efficiency`` is the achievable fraction of the dense
@@ -197,6 +198,13 @@ class GPUView:
     fp8_matmul_efficiency: float
     price: float | None
     notes: tuple[str, ...] = field(default=())
+
+    @property
+    def plan_memory(self) -> float:
+        """What a training plan may use: :data:`gpulesson.hardware.USABLE_MEMORY_FRACTION`
+        of the reported total (:meth:`gpulesson.hardware.GPUSpec.usable_memory` of this
+        total: 81.2 GB on an H100)."""
+        return self.usable_memory * hardware.USABLE_MEMORY_FRACTION
 
     def peak(self, dtype: str = "bf16") -> float:
         """Dense peak FLOP/s (``GPUSpec.dense``); FP16 stands in where BF16 is missing."""

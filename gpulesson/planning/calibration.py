@@ -3,12 +3,14 @@
 The step time of a plan is linear in a handful of factors, one per term of
 :mod:`gpulesson.planning.perf_model` and GPU generation (:func:`column`):
 
-* ``gemm:<architecture>:<bf16|fp8>``: the matrix products' time over the time at the
-  sourced efficiency (:data:`~gpulesson.planning.perf_model.GEMM_EFFICIENCY`); 1 means
-  "as fast as the best square product of a sweep";
+* ``gemm:<architecture>:<bf16|fp8|fp8-block>``: the matrix products' time over the time
+  at the sourced efficiency (:data:`~gpulesson.planning.perf_model.GEMM_EFFICIENCY`); 1
+  means "as fast as the best square product of a sweep"; FP8 with per-tensor scales
+  (delayed, current) and with block scales (DeepSeek-V3's blockwise, MXFP8) apart;
 * ``experts:<architecture>``: the same for the routed experts' grouped products;
-* ``attention:<architecture>``: one over the FlashAttention kernels' share of the BF16
-  peak;
+* ``attention:<architecture>``: the attention kernels' time over the time at the
+  efficiency :func:`~gpulesson.planning.perf_model.attention_efficiency` gives (head size,
+  keys, tiles);
 * ``memory``: one over the share of the HBM bandwidth the memory-bound kernels reach;
 * ``kernels``: seconds lost between two kernels;
 * ``syncs``: seconds a mixture-of-experts layer's host synchronisation costs.
@@ -38,31 +40,35 @@ __all__ = ["FITTED_ARCHITECTURES", "ITERATIONS", "PRIOR", "PRIOR_WEIGHT", "colum
 
 #: Generations with published runs in the set: their factors are fitted.
 FITTED_ARCHITECTURES = ("Ampere", "Hopper", "Blackwell")
-#: The sourced starting values: products at the sourced efficiency (1); FlashAttention-2
-#: at 50 % of the A100's peak, "50-73 %" (Dao 2023, abstract); FlashAttention-3 and cuDNN's
-#: fused attention on Hopper and Blackwell at 50 % forward and backward (Shah et al. 2024:
-#: 75 % forward, the backward slower); memory-bound kernels at 80 % of the HBM bandwidth
+#: The sourced starting values: products at the sourced efficiency (1); attention at the
+#: efficiency :func:`~gpulesson.planning.perf_model.attention_efficiency` gives for its
+#: head size and keys (1); memory-bound kernels at 80 % of the HBM bandwidth
 #: (STREAM-like copies reach 80-90 %); 4 us between kernels (the order of a launch);
 #: 100 us per host synchronisation (a round trip to the CPU and a queue refilled).
 PRIOR: Mapping[str, float] = MappingProxyType({
-    **{f"gemm:{a}:{p}": 1.0 for a in FITTED_ARCHITECTURES for p in ("bf16", "fp8")},
+    **{f"gemm:{a}:{p}": 1.0 for a in FITTED_ARCHITECTURES
+       for p in ("bf16", "fp8", "fp8-block")},
     **{f"experts:{a}": 1.0 for a in FITTED_ARCHITECTURES},
-    "attention:Ampere": 1 / 0.50, "attention:Hopper": 1 / 0.50,
-    "attention:Blackwell": 1 / 0.50, "memory": 1 / 0.80, "kernels": 4e-6, "syncs": 100e-6,
+    "attention:Ampere": 1.0, "attention:Hopper": 1.0,
+    "attention:Blackwell": 1.0, "memory": 1 / 0.80, "kernels": 4e-6, "syncs": 100e-6,
 })
 #: Weight of the prior against one run's squared relative error.
 PRIOR_WEIGHT = 0.05
 #: Solves of the linearised problem, each at the factors the last one found.
 ITERATIONS = 3
 
-def column(term: str, architecture: str, precision: str) -> str:
-    """The factor a term of a plan on ``architecture`` in ``precision`` belongs to."""
+def column(term: str, architecture: str, precision: str, recipe: str = "current") -> str:
+    """The factor a term of a plan on ``architecture`` in ``precision`` (FP8 by
+    ``recipe``) belongs to."""
     if term in ("memory", "kernels", "syncs"):
         return term
     arch = architecture if architecture in FITTED_ARCHITECTURES else "other"
     if term in ("attention", "experts"):
         return f"{term}:{arch}"
-    return f"gemm:{arch}:{'fp8' if precision == 'fp8' else 'bf16'}"
+    if precision != "fp8":
+        return f"gemm:{arch}:bf16"
+    block = recipe in ("blockwise", "mxfp8")
+    return f"gemm:{arch}:{'fp8-block' if block else 'fp8'}"
 
 
 def factor(factors: Mapping[str, float], name: str) -> float:

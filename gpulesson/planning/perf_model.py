@@ -18,9 +18,11 @@ source gives (or at the peak, where the rate is what the calibration fits):
 * ``experts``: the routed experts' products, apart: they run as grouped products of as
   many rows as tokens reach each expert, and their own factor says how far from the dense
   products' rate;
-* ``attention``: the attention FLOPs a causal kernel executes (half of PaLM's ``12LHQT``,
-  more with recomputation, :func:`gpulesson.flops.hardware_flops_per_token`) at the dense
-  BF16 peak: the calibration's factor is one over the FlashAttention efficiency;
+* ``attention``: the attention FLOPs a causal kernel must do (half of PaLM's ``12LHQT``;
+  a sliding window's keys in full; more with recomputation) at the share of the dense
+  BF16 peak :func:`attention_efficiency` gives for the head size and the keys a kernel
+  call walks (tiles of 128, the exponentials' cost against the products', the diagonal
+  tile and each query tile's fixed cost); the calibration's factor scales it;
 * ``memory``: every kernel that is not a matrix product, as bytes at the HBM bandwidth:
   norms, residual adds, rotary embeddings, the MLP's activation function, dropout, token
   permutation for the experts, softmax and cross-entropy over the vocabulary, FP8 casts
@@ -53,10 +55,10 @@ from gpulesson import activations, execution, transformer
 
 from ._adapt import GPUView, ModelView, gpu_view, model_view
 
-__all__ = ["ACTIVATION_BYTES", "FP8_RECIPES", "GEMM_EFFICIENCY", "HOST_LINK", "OPTIMIZER_BYTES",
-           "TERMS",
-           "StepTerms", "fp8_activation_saving", "gemm_seconds", "host_link_bandwidth",
-           "step_terms"]
+__all__ = ["ACTIVATION_BYTES", "ATTENTION_TILE", "ATTENTION_TILE_OVERHEAD", "BLOCK_SCALED",
+           "EXP_PER_CLOCK", "FP8_CAST_BYTES", "FP8_RECIPES", "GEMM_EFFICIENCY", "HOST_LINK", "OPTIMIZER_BYTES",
+           "TENSOR_FLOPS_PER_CLOCK", "TERMS", "StepTerms", "attention_efficiency",
+           "fp8_activation_saving", "gemm_seconds", "host_link_bandwidth", "step_terms"]
 
 #: The work terms of a step, each with one calibrated factor.
 TERMS = ("gemm", "experts", "attention", "memory", "kernels", "syncs")
@@ -93,14 +95,51 @@ _TILE = (256, 128)
 #: FP8 recipes: per-tensor scaling, delayed (TransformerEngine's first) or current (computed
 #: from the tensor being cast; torchao's "tensorwise" is the same), DeepSeek-V3's blockwise
 #: (1x128 activations, 128x128 weights) and Blackwell's MXFP8 (32-element blocks, scales in
-#: hardware). All cast the same bytes here; their speed differs in the fitted factors.
+#: hardware). Their casts differ (:data:`FP8_CAST_BYTES`), and the block-scaled recipes'
+#: products have their own fitted factor (:data:`BLOCK_SCALED`).
 FP8_RECIPES = ("delayed", "current", "tensorwise", "blockwise", "mxfp8")
+#: Recipes whose scales belong to blocks of a tensor, not to the whole tensor: their
+#: products run other kernels (DeepGEMM's, or Blackwell's block-scaled MMA), fitted apart.
+BLOCK_SCALED = ("blockwise", "mxfp8")
+#: Bytes an FP8 cast moves per value, (activation or gradient, weight), by recipe. Every
+#: recipe reads the 16-bit value (2) and writes its FP8 copy (1); activations and gradients
+#: need a second, transposed copy for the other product of the backward pass (1 more;
+#: MXFP8 quantizes the columns apart, as many bytes). Delayed scaling uses the scale of
+#: earlier steps, so the cast is one pass; current (tensorwise) scaling must first find
+#: the tensor's largest value, one more read (2); blockwise and MX scales are found inside
+#: the cast kernel, each block at a time (their scales, one byte per 32 or 128 values,
+#: are left out).
+FP8_CAST_BYTES: Mapping[str, tuple[float, float]] = MappingProxyType({
+    "delayed": (4, 3), "current": (6, 5), "tensorwise": (6, 5), "blockwise": (4, 3),
+    "mxfp8": (4, 3)})
 _PRECISIONS = ("bf16", "fp16", "fp8")
 #: Fixed cost of one output tile, in steps of the K loop: filling the tile's pipeline of
 #: loads before the first multiply and writing the tile out after the last (its epilogue).
 #: A product with a short K (small experts, narrow tensor-parallel slices) spends a larger
 #: share of its time there: ``time = 2 tm tn (k + TILE_OVERHEAD_K) / rate`` per tile.
 TILE_OVERHEAD_K = 512
+#: FlashAttention's tile: 128 queries against 128 keys at a time (FlashAttention-2/3/4's
+#: block sizes for head dimensions 64 to 128).
+ATTENTION_TILE = 128
+#: Fixed work of one tile of queries, in key tiles: loading the queries, the epilogue
+#: that scales and writes the output, the pipeline's fill. Least squares on FlashAttention-4's
+#: causal forward, head dimension 128, at 1,024, 2,048 and 4,096 tokens (829, 1,172 and
+#: 1,431 TFLOP/s; Dao-AILab/flash-attention pull request #2605, 2026): their ratios 0.58,
+#: 0.82, 1 are 0.58, 0.81, 1 at 4.6 key tiles.
+ATTENTION_TILE_OVERHEAD = 4.6
+#: Exponentials per clock per SM (the special-function units: 16 for compute capability
+#: 8.0 to 10.0, CUDA C++ Programming Guide, arithmetic instruction throughput): the H100
+#: SXM's "989 TFLOPS of FP16 matmul but only 3.9 TFLOPS of special functions" (Shah et al.
+#: 2024, FlashAttention-3, section 3).
+EXP_PER_CLOCK = 16
+#: Dense BF16 (Volta: FP16) tensor-core FLOPs per clock per SM: A100 1,024 FMA (NVIDIA
+#: A100 whitepaper, 2020), twice that per SM on Hopper (H100 whitepaper, 2022) and again on
+#: Blackwell (2,250 TFLOP/s on 148 SMs, B200 datasheet, 2024); V100 (125 TFLOP/s on 80 SMs
+#: at 1.53 GHz) and the L4 (121 TFLOP/s dense on 58 SMs at 2.04 GHz) about 1,024. Another
+#: architecture is taken as Hopper.
+TENSOR_FLOPS_PER_CLOCK: Mapping[str, int] = MappingProxyType({
+    "Volta": 1024, "Ada Lovelace": 1024, "Ampere": 2048, "Hopper": 4096,
+    "Blackwell": 8192})
 
 
 @dataclass(frozen=True)
@@ -108,7 +147,8 @@ class StepTerms:
     """Base seconds of one micro-batch on the busiest stage, per term (:data:`TERMS`);
     ``kernels`` is a count, ``optimizer_bytes`` the bytes of one optimizer step (once per
     step, not per micro-batch) and ``offload_bytes`` the activations sent to the host and
-    back per micro-batch."""
+    back per micro-batch. ``redo_gemm`` and ``redo_experts`` are the parts of ``gemm`` and
+    ``experts`` that recomputation adds (forward products run again)."""
 
     gemm: float
     experts: float
@@ -119,6 +159,8 @@ class StepTerms:
     optimizer_bytes: float
     offload_bytes: float
     gemm_flops: float
+    redo_gemm: float = 0.0
+    redo_experts: float = 0.0
 
     def as_dict(self) -> dict[str, float]:
         return {t: getattr(self, t) for t in TERMS}
@@ -163,6 +205,36 @@ def _gemm_seconds(m: int, k: int, n: int, peak: float, efficiency: float, sms: i
 
 def _efficiency(arch: str, precision: str) -> float:
     return GEMM_EFFICIENCY.get((arch, precision), _DEFAULT_GEMM)[0]
+
+
+def attention_efficiency(head_dim: float, keys: int, architecture: str, *,
+                         window: bool = False) -> float:
+    """Share of the dense BF16 peak a FlashAttention kernel reaches on the work it must do.
+
+    Two losses, each the lessons' tile arithmetic. Every 128 x 128 tile of scores costs
+    ``4 x 128 x 128 x d`` tensor-core FLOPs and ``128 x 128`` exponentials, which the
+    special-function units compute ``EXP_PER_CLOCK`` at a time per SM against
+    ``TENSOR_FLOPS_PER_CLOCK`` for the products: ``1 / (1 + R / (4 d))`` with ``R`` their
+    ratio (H100: 4,096 / 16 = 256, so 0.67 at head dimension 128 and 0.50 at 64; FlashAttention-4
+    measures 1,011 against 1,431 TFLOP/s for 64 and 128 at 4,096 tokens, 0.71). And each
+    tile of queries walks its key tiles with a fixed cost of
+    :data:`ATTENTION_TILE_OVERHEAD` tiles: a causal query tile among ``n = keys / 128``
+    needs ``n/2`` tiles of work on average but runs ``(n+1)/2`` (the diagonal tile in
+    full), so ``n / (n + 1 + 2 x overhead)``; a sliding window of ``keys`` needs
+    ``keys/128`` and runs one more. FlashAttention-3 causal at head dimension 128 and
+    8,192 tokens on an H100: this gives 0.67 x 0.86 = 0.58 of 989 TFLOP/s, 570; measured
+    630 forward and 532 backward (Dao-AILab/flash-attention pull request #1791, 2025).
+    """
+    d = v.positive_number("head_dim", head_dim)
+    n = v.positive_int("keys", keys) / ATTENTION_TILE
+    ratio = TENSOR_FLOPS_PER_CLOCK.get(architecture, TENSOR_FLOPS_PER_CLOCK["Hopper"]
+                                       ) / EXP_PER_CLOCK
+    per_tile = 1 / (1 + ratio / (4 * d))
+    if window:
+        walk = n / (n + 1 + ATTENTION_TILE_OVERHEAD)
+    else:
+        walk = n / (n + 1 + 2 * ATTENTION_TILE_OVERHEAD)
+    return per_tile * walk
 
 
 def step_terms(model: object, gpu: object, *, tp: int, cp: int, pp: int, ep: int,
@@ -242,45 +314,52 @@ def _terms(model: ModelView, gpu: _Chip, tp: int, cp: int, pp: int, ep: int,
     experts = 0.0
     gemm_flops = 0.0
     cast_bytes = 0.0
+    redo_gemm = redo_experts = 0.0
+    full = recompute == "full"
+    op_shares = (activations.op_recomputed_products(cfg) if recompute == "torchtitan-op"
+                 else {})
 
     def product(m: float, k: float, n: float, count: float = 1.0, *, low: bool = True,
-                grouped: bool = False) -> None:
+                grouped: bool = False, name: str = "") -> None:
         """Forward, data-gradient and weight-gradient products of one linear layer
-        (``grouped``: the routed experts', run as grouped products)."""
-        nonlocal gemm, experts, mem_bytes, gemm_flops, cast_bytes
+        (``grouped``: the routed experts', run as grouped products; ``name``: which of the
+        block's layers, for torchtitan's op checkpointing)."""
+        nonlocal gemm, experts, mem_bytes, gemm_flops, cast_bytes, redo_gemm, redo_experts
         m, k, n = int(round(m)), int(round(k)), int(round(n))
         if min(m, k, n) <= 0 or count <= 0:
             return
         use_fp8 = fp8 and low
         pk, ef = (peak, eff) if use_fp8 else (gpu.peak_bf16, eff16)
         width = 1 if use_fp8 else ACTIVATION_BYTES
-        passes = 4 if recompute == "full" else 3  # forward (again when fully recomputed)
+        # the share of the forward product run again in the backward pass
+        redo = 1.0 if full else op_shares.get(name, 0.0)
         for i, (a, b, c) in enumerate(((m, k, n), (m, n, k), (k, m, n))):
             comp, mem = _gemm_seconds(a, b, c, pk, ef, sms, bw, width)
-            reps = (passes - 2) if i == 0 else 1
+            reps = (1 + redo) if i == 0 else 1
             if comp >= mem and grouped:
                 experts += comp * count * reps
+                redo_experts += comp * count * (reps - 1)
             elif comp >= mem:
                 gemm += comp * count * reps
+                redo_gemm += comp * count * (reps - 1)
             else:
                 mem_bytes += mem * bw * count * reps
             gemm_flops += 2 * a * b * c * count * reps
         if use_fp8:
-            # cast (and transpose) the input forward and the output gradient backward:
-            # read 2 bytes, write 1, and 1 more for the transposed copy; blockwise and MX
-            # recipes also write their scales (1 per 32 or 128 values, next to nothing);
-            # the weights are cast once per micro-batch (read 2, write 1)
-            cast_bytes += 4 * (m * k + m * n) * count + 3 * k * n * count
+            # cast (and transpose) the input forward and the output gradient backward, and
+            # the weights once per micro-batch, as the recipe casts (FP8_CAST_BYTES)
+            act_b, weight_b = FP8_CAST_BYTES[fp8_recipe]
+            cast_bytes += act_b * (m * k + m * n) * count + weight_b * k * n * count
 
     # attention projections (any kind: the weights a layer holds, in and out)
     o_dim = cfg.o_dim
     attn_weights = _attention_weights(cfg)
-    product(t, h, (attn_weights - o_dim * h) / h / tp, L)
-    product(t, o_dim / tp, h, L)
+    product(t, h, (attn_weights - o_dim * h) / h / tp, L, name="qkv")
+    product(t, o_dim / tp, h, L, name="o")
     dense_layers = L - model.moe_layers
     gate = 2 if cfg.gated_mlp else 1
-    product(t, h, gate * cfg.ffn / tp, dense_layers)  # type: ignore[operator]
-    product(t, cfg.ffn / tp, h, dense_layers)  # type: ignore[operator]
+    product(t, h, gate * cfg.ffn / tp, dense_layers, name="mlp in")  # type: ignore[operator]
+    product(t, cfg.ffn / tp, h, dense_layers, name="mlp out")  # type: ignore[operator]
     if model.is_moe:
         moe_l = model.moe_layers
         e_ffn = cfg.expert_ffn
@@ -311,14 +390,34 @@ def _terms(model: ModelView, gpu: _Chip, tp: int, cp: int, pp: int, ep: int,
             + 4 * h * k_tok)  # permute and unpermute the tokens' copies
         if cfg.shared_experts:
             act += model.moe_layers * 3 * cfg.shared_experts * cfg.shared_expert_ffn * t / tp  # type: ignore[operator]
-    fwd_passes = 2 if recompute == "full" else 1
+    # full and op checkpointing run the layer's element-wise kernels forward again
+    fwd_passes = 2 if recompute in ("full", "torchtitan-op") else 1
     mem_bytes += act * ACTIVATION_BYTES * (fwd_passes + 2)
+    if recompute == "norm-moe-act":  # the two norms and the experts' activation again
+        again = 4 * h * tok * L
+        if model.is_moe:
+            again += ((3 if cfg.gated_mlp else 2) * cfg.expert_ffn  # type: ignore[operator]
+                      * tok * model.experts_per_token * model.moe_layers)
+        mem_bytes += again * ACTIVATION_BYTES
     # cross-entropy over the vocabulary slice: FP32 logits read and written, forward and back
     mem_bytes += 4 * 4 * cfg.vocab / tp * t
     mem_bytes += cast_bytes
-    # attention: the FLOPs a causal kernel executes (half of PaLM's count), recomputed too
-    attn = (model.model_flops_per_token(seq_len) - 6 * model.active_params) * t / tp / 2
-    if recompute != "none":
+    # attention: the FLOPs a causal kernel must do (half of PaLM's count; a sliding
+    # window's keys in full), at FlashAttention's efficiency for the head size and the
+    # keys each layer's queries see; recomputed too
+    per_key = 2 * cfg.heads * (cfg.head_dim + cfg.value_head_dim)  # type: ignore[operator]
+    d_head = (cfg.head_dim + cfg.value_head_dim) / 2  # type: ignore[operator]
+    # each query sees the whole sequence; with context parallelism a kernel call sees one
+    # GPU's chunk of keys at a time (the ring passes the chunks round), which sets its walk
+    s_kv = seq_len
+    attn = (3 * per_key * cfg.global_layers * s_kv / 2
+            / attention_efficiency(d_head, max(s_kv // cp, 1), arch))
+    if cfg.local_layers:
+        w = min(cfg.sliding_window, s_kv)
+        attn += 3 * per_key * cfg.local_layers * w / attention_efficiency(
+            d_head, max(w, 1), arch, window=True)
+    attn *= t / tp
+    if recompute not in ("none", "torchtitan-op"):  # op checkpointing keeps attention's output
         attn *= 4 / 3
     kernels = L * (_KERNELS_DENSE + (_KERNELS_FP8 if fp8 else 0)) + model.moe_layers * _KERNELS_MOE
     offload = 0.0
@@ -333,7 +432,8 @@ def _terms(model: ModelView, gpu: _Chip, tp: int, cp: int, pp: int, ep: int,
                      memory=mem_bytes * share / gpu.bandwidth, kernels=kernels / pp,
                      syncs=2 * model.moe_layers / pp,
                      optimizer_bytes=OPTIMIZER_BYTES * shard_params,
-                     offload_bytes=offload / pp, gemm_flops=gemm_flops * share)
+                     offload_bytes=offload / pp, gemm_flops=gemm_flops * share,
+                     redo_gemm=redo_gemm * share, redo_experts=redo_experts * share)
 
 
 def fp8_activation_saving(model: object) -> float:

@@ -36,7 +36,9 @@ activations (or DeepSeek-V3's recipe, :data:`gpulesson.activations.DEEPSEEK_V3_R
 context parallelism splitting the sequence and, with pipeline stages, the embedding and
 output layer on the end stages; expert parallelism divides the routed experts; FP8 keeps
 the linear layers' saved inputs in one byte; offloaded layers keep their activations in
-host memory. It is held against the GPU's usable memory less a stated reserve.
+host memory. It is held against the GPU's usable memory
+(:meth:`gpulesson.hardware.GPUSpec.usable_memory`, the course's one figure: 81.2 GB on
+an H100), less an optional reserve.
 
 Taught in: ``notebooks/planning_dashboard.ipynb``.
 """
@@ -50,7 +52,7 @@ from types import MappingProxyType
 from typing import Any
 
 from gpulesson import _validate as v
-from gpulesson import activations, cost, distributed, flops, traffic, units
+from gpulesson import activations, cost, distributed, flops, hardware, network, traffic, units
 
 from . import calibration, perf_model
 from ._adapt import (
@@ -70,9 +72,11 @@ __all__ = ["FP8_MEMORY_BOUND_EXTRA", "TrainingPlan", "TrainingSettings", "defaul
 #: Start-up cost alpha of one collective, by tier: the order of what nccl-tests shows for
 #: small messages (about 10 us on an NVLink pair, nccl-tests issue #44; more across a network).
 LATENCY = MappingProxyType({"nvlink": 10e-6, "network": 20e-6})
-#: Share of usable memory kept free by default: allocator fragmentation, NCCL and CUDA
-#: workspaces. Measure yours (``torch.cuda.max_memory_reserved``) and pass ``memory_reserve``.
-MEMORY_RESERVE = 0.05
+#: Share of the usable memory (:meth:`gpulesson.hardware.GPUSpec.usable_memory`, which
+#: already leaves the runtime's context and work spaces out) kept free on top by default:
+#: none. Where your allocator fragments more, measure it (``torch.cuda.max_memory_reserved``
+#: against ``max_memory_allocated``) and pass ``memory_reserve``.
+MEMORY_RESERVE = 0.0
 #: Memory-bound time FP8 adds, as a share of the other memory-bound kernels (kept for the
 #: lessons that quote DeepSeek-V3's trace; the planner now counts the casts' bytes,
 #: :mod:`gpulesson.planning.perf_model`): casting,
@@ -84,6 +88,8 @@ MEMORY_RESERVE = 0.05
 #: kernels 14,300 us (on the main compute stream): 1.27x as long again.
 FP8_MEMORY_BOUND_EXTRA = 18_226 / (4_415 + 3_448 + 3_062 + 1_863 + 1_512)
 _DIMENSIONS = ("tensor", "context", "expert", "pipeline", "data")
+#: Collectives NCCL runs as rings, whose bus bandwidth grows with the NICs a group holds.
+_RINGS = ("all_reduce", "reduce_scatter", "all_gather")
 _PRECISIONS = ("bf16", "fp16", "fp8")
 FP8_RECIPES = perf_model.FP8_RECIPES
 
@@ -107,6 +113,7 @@ class TrainingSettings:
     fp8_recipe: str = "current"
     offload_layers: int = 0
     expert_imbalance: float = 1.0
+    mtp_layers: int = 0
 
 
 @dataclass(frozen=True)
@@ -197,14 +204,16 @@ def _memory(model: ModelView, lay: Layout, seq_len: int, recompute: str,
             offload_layers: int = 0, fp8: bool = False) -> tuple[float, float]:
     """(bytes per GPU, parameters per GPU) from distributed.layout_memory.
 
-    DeepSeek-V3's recipe is not one of the layout's own modes: its activations are counted
-    here for the whole model and one micro-batch, and the layout divides them as it does
+    A recipe (DeepSeek-V3's, Megatron-Core's norm and expert-activation recomputation,
+    torchtitan's op checkpointing: :data:`gpulesson.activations.RECIPES`) is not one of
+    the layout's own modes: its activations are counted here for the whole model and one
+    micro-batch, and the layout divides them as it does
     a given ``activation_bytes`` (by ``tp`` and ``cp``, over the layers a stage holds)."""
     n_eff = model.total_params - model.expert_params + model.expert_params / lay.ep
     tp = lay.tp if model.heads % lay.tp == 0 and model.hidden % lay.tp == 0 else 1
     pp = min(lay.pp, model.layers)
     cp = lay.cp if seq_len % lay.cp == 0 else 1
-    if recompute == "deepseek-v3":
+    if recompute in activations.RECIPES:
         given = activations.activation_bytes(model.cfg, seq_len=seq_len,
                                              batch=lay.micro_batch, attention="flash",
                                              recompute=recompute)
@@ -225,7 +234,13 @@ def _memory(model: ModelView, lay: Layout, seq_len: int, recompute: str,
 
 
 class _Links:
-    """Bandwidth and latency of the two tiers for one GPU and its overrides."""
+    """Bandwidth and latency of the two tiers for one GPU and its overrides.
+
+    A ring collective (all-reduce, reduce-scatter, all-gather) of a group that spans
+    servers runs at :func:`gpulesson.network.group_bus_bandwidth`: the network as built,
+    one NIC per GPU, so the ring leaves each server through as many NICs as the group has
+    GPUs there (bounded by NVLink); point-to-point sends and all-to-alls use each GPU's
+    own NIC."""
 
     def __init__(self, gpu: GPUView, latency: Mapping[str, float], sharp: bool) -> None:
         self.bw = {"nvlink": distributed.achievable_bandwidth(gpu.nvlink_bandwidth, "nvlink")
@@ -234,13 +249,33 @@ class _Links:
                    "network": distributed.achievable_bandwidth(gpu.scaleout_bandwidth,
                                                                "network")}
         self.latency, self.domain = latency, gpu.domain
+        self.nvlink_line, self.nic_line = gpu.nvlink_bandwidth, gpu.scaleout_bandwidth
         self.sharp_rate = gpu.nvlink_bandwidth if sharp and gpu.sharp else 0.0
 
     def tier(self, stride: int, size: int) -> str:
         return distributed.group_tier(stride=stride, size=size, domain=self.domain)
 
-    def time(self, item: traffic.Traffic, tier: str) -> float:
-        return item.time(bandwidth=self.bw[tier], latency=self.latency[tier],
+    def ring_bandwidth(self, stride: int, size: int) -> float:
+        """Bus bandwidth of a ring over a group of ``size`` ranks ``stride`` apart: NVLink's
+        inside one domain, :func:`gpulesson.network.group_bus_bandwidth` across domains
+        (one NIC's where the group's ranks do not fill the domains evenly)."""
+        if self.tier(stride, size) == "nvlink":
+            return self.bw["nvlink"]
+        try:
+            return network.group_bus_bandwidth(
+                stride=stride, size=size, domain=self.domain,
+                nvlink_line_rate=self.nvlink_line, nic_line_rate=self.nic_line).bus_bandwidth
+        except ValueError:
+            return self.bw["network"]
+
+    def time(self, item: traffic.Traffic, tier: str, group: tuple[int, int] | None = None
+             ) -> float:
+        """Seconds of ``item`` on ``tier``; ``group`` (stride, size) lets a ring collective
+        across servers use every NIC the group holds (:meth:`ring_bandwidth`)."""
+        bw = self.bw[tier]
+        if tier == "network" and group is not None and item.collective in _RINGS:
+            bw = self.ring_bandwidth(*group)
+        return item.time(bandwidth=bw, latency=self.latency[tier],
                          sharp_line_rate=self.sharp_rate if tier == "nvlink" else 0.0)
 
     def all_to_all_time(self, item: traffic.Traffic, stride: int, size: int) -> float:
@@ -257,22 +292,36 @@ class _Links:
                              latency=self.latency["network"]))
 
 
-def _imbalance(model: ModelView, pp: int) -> float:
+def _imbalance(model: ModelView, pp: int, mtp_layers: int = 0, paired: bool = False) -> float:
     """Work of the busiest pipeline stage over the mean: it paces the pipeline.
 
     Stages hold ``ceil(L/pp)`` or fewer whole layers, and the last one also the output layer
     (``V*h`` weights, when untied; the embedding lookup of the first costs no FLOPs).
-    Counted in weight FLOPs per token, ``6 * params``.
+    Counted in weight FLOPs per token, ``6 * params``. Each multi-token prediction module
+    (DeepSeek-V3, section 2.2) adds to the last stage one more layer, a ``2h x h``
+    projection and another pass through the output layer: work the model FLOPs do not
+    count, so it shows as imbalance even without pipeline stages. ``paired`` (DualPipe):
+    the model is cut into ``2 pp`` chunks and each GPU holds chunk ``i`` and its mirror
+    ``2 pp - 1 - i``; DeepSeek-V3 does not publish where its prediction module sits, so
+    its work is taken as spread evenly over the GPUs (the schedule's stages balanced).
     """
-    if pp == 1:
-        return 1.0
     L = model.layers
     head = model.hidden * model.cfg.vocab
     per_layer = max(model.active_params - head * (1 if model.cfg.tied_embeddings else 2), 1) / L
-    stage = -(-L // pp)
-    last = (L - stage * (pp - 1)) if L > stage * (pp - 1) else stage
-    busiest = max(stage * per_layer, last * per_layer + head)
-    return busiest * pp / model.active_params
+    extra = mtp_layers * (per_layer + 2 * model.hidden ** 2 + head)
+    total = model.active_params + extra
+    if pp == 1:
+        return total / model.active_params
+    chunks = 2 * pp if paired else pp
+    size = -(-L // chunks)
+    layers = [min(size, max(L - size * i, 0)) for i in range(chunks)]
+    work = [n * per_layer for n in layers]
+    work[-1] += head
+    if paired:
+        work = [work[i] + work[chunks - 1 - i] + extra / pp for i in range(pp)]
+    else:
+        work[-1] += extra
+    return max(work) * pp / model.active_params
 
 
 def _evaluate(model: ModelView, gpu: GPUView, lay: Layout, st: TrainingSettings,
@@ -287,7 +336,8 @@ def _evaluate(model: ModelView, gpu: GPUView, lay: Layout, st: TrainingSettings,
     s_gpu = max(s // lay.cp, 1)
     pp = min(lay.pp, L)
     stage = -(-L // pp)
-    imbalance = _imbalance(model, pp)
+    imbalance = _imbalance(model, pp, st.mtp_layers,
+                           paired=st.schedule == "dualpipe" and pp % 2 == 0)
     model_fpt = model.model_flops_per_token(s)
     m = max(micro, 1e-9)
     tp_ok = lay.tp if model.heads % lay.tp == 0 and model.hidden % lay.tp == 0 else 1
@@ -303,7 +353,7 @@ def _evaluate(model: ModelView, gpu: GPUView, lay: Layout, st: TrainingSettings,
         expert_imbalance=st.expert_imbalance)
     arch = gpu.spec.architecture
     prec = st.precision if not peak_problems else "bf16"
-    cols = {t: calibration.column(t, arch, prec) for t in perf_model.TERMS}
+    cols = {t: calibration.column(t, arch, prec, st.fp8_recipe) for t in perf_model.TERMS}
     f = {t: calibration.factor(factors, cols[t]) for t in perf_model.TERMS}
     # a matmul or attention efficiency measured by the reader scales the fitted factor by
     # how far it is from the sourced figure (passing the sourced figure changes nothing)
@@ -314,12 +364,12 @@ def _evaluate(model: ModelView, gpu: GPUView, lay: Layout, st: TrainingSettings,
     gemm_mb, attn_mb = terms.gemm / sms, terms.attention / sms
     experts_mb = terms.experts / sms
     # recomputation's share: the forward products again (full), the attention core again
-    redo_gemm = gemm_mb / 4 if rc == "full" else 0.0
-    redo_attn = attn_mb / 4 if rc != "none" else 0.0
+    redo_gemm = terms.redo_gemm / sms
+    redo_attn = attn_mb / 4 if rc not in ("none", "torchtitan-op") else 0.0
     if rc == "deepseek-v3":  # the up-projections' forward pass again, at the products' rate
         up = 2 * activations.up_projection_params(model.cfg) * L
         redo_gemm += gemm_mb * up / (6 * model.active_params)
-    redo_experts = experts_mb / 4 if rc == "full" else 0.0
+    redo_experts = terms.redo_experts / sms
     compute = m * (f["gemm"] * (gemm_mb - redo_gemm) + f["experts"] * (experts_mb - redo_experts)
                    + f["attention"] * (attn_mb - redo_attn))
     recompute = m * (f["gemm"] * redo_gemm + f["experts"] * redo_experts
@@ -327,7 +377,8 @@ def _evaluate(model: ModelView, gpu: GPUView, lay: Layout, st: TrainingSettings,
     memory_bound = m * f["memory"] * terms.memory / sms
     launch = m * (f["kernels"] * terms.kernels + f["syncs"] * terms.syncs)
     optimizer = f["memory"] * terms.optimizer_bytes / gpu.bandwidth
-    moved = "selective" if rc == "deepseek-v3" else rc  # the traffic's view: no layer rerun
+    # the traffic's view: only full recomputation runs a layer's communication again
+    moved = rc if rc in ("none", "full") else "selective"
     ov = st.overlap
     items: dict[str, tuple[traffic.Traffic, str]] = {}
     strides = lay.strides
@@ -347,7 +398,10 @@ def _evaluate(model: ModelView, gpu: GPUView, lay: Layout, st: TrainingSettings,
         if tier == "network" and st.max_nodes_per_token:
             routes = min(routes, st.max_nodes_per_token)  # one copy per node crosses
         items["expert"] = (traffic.expert_parallel_traffic(
-            tokens=lay.micro_batch * s_gpu, hidden=model.hidden, experts_per_token=routes,
+            # sequence parallelism splits the micro-batch's tokens over the tensor-parallel
+            # GPUs before the router: each dispatches its own share (as the products count)
+            tokens=max(lay.micro_batch * s_gpu // lay.tp, 1), hidden=model.hidden,
+            experts_per_token=routes,
             moe_layers=moe_here, ep=lay.ep,
             dispatch_bytes_per_value=1 if st.precision == "fp8" else None), tier)
     pipe_stride = strides["pipeline"][0]
@@ -359,7 +413,7 @@ def _evaluate(model: ModelView, gpu: GPUView, lay: Layout, st: TrainingSettings,
     def seconds(dim: str, item: traffic.Traffic, tier: str) -> float:
         if dim == "expert" and item.collective == "alltoall":
             return links.all_to_all_time(item, *strides["expert"])
-        return links.time(item, tier)
+        return links.time(item, tier, strides[dim])
 
     exposed = {dim: distributed.exposed_time(seconds(dim, item, tier), window, ov[dim]) * m
                for dim, (item, tier) in items.items()}
@@ -380,11 +434,29 @@ def _evaluate(model: ModelView, gpu: GPUView, lay: Layout, st: TrainingSettings,
     sent = {dim: item.bytes_per_rank * m for dim, (item, _) in items.items()}
     sent["data"] = 0.0
     if dp_group > 1:
-        for item in traffic.data_parallel_traffic(shard, dp=dp_group, zero_stage=lay.zero_stage,
-                                                  grad_bytes=st.grad_bytes):
-            window = per_micro / 3 if item.collective == "all_gather" else per_micro * 2 / 3
-            data += distributed.exposed_time(links.time(item, data_tier), window, ov["data"])
-            sent["data"] += item.bytes_per_rank
+        # the routed experts' gradients are reduced over the expert-data-parallel group
+        # (the GPUs holding the same experts: tp x cp x dp / ep of them, ep apart), the
+        # rest over the data-parallel group; each collective of the one follows the same
+        # collective of the other, and the pair hides behind the same window
+        expert_held = (model.expert_params / lay.ep * min(stage / L, 1.0)
+                       if model.is_moe else 0.0)
+        edp = max(dp_group * lay.tp // lay.ep, 1) if model.is_moe else 1
+        groups = [(shard - expert_held, dp_group, (lay.tp, dp_group))]
+        if model.is_moe and edp > 1:
+            groups.append((expert_held, edp, (strides["expert"][0] * lay.ep, edp)))
+        paired = [traffic.data_parallel_traffic(max(params, 1.0), dp=size,
+                                                zero_stage=lay.zero_stage,
+                                                grad_bytes=st.grad_bytes)
+                  for params, size, _ in groups]
+        for items_i in zip(*paired, strict=True):
+            seconds_i = 0.0
+            for item, (_, size, group) in zip(items_i, groups, strict=True):
+                tier = links.tier(*group) if size > 1 else "nvlink"
+                seconds_i += links.time(item, tier, group)
+                sent["data"] += item.bytes_per_rank
+            window = (per_micro / 3 if items_i[0].collective == "all_gather"
+                      else per_micro * 2 / 3)
+            data += distributed.exposed_time(seconds_i, window, ov["data"])
     exposed["data"] = data
     step = work + bubble + data + optimizer
     breakdown = {"compute": compute, "recompute": recompute,
@@ -400,12 +472,14 @@ def _evaluate(model: ModelView, gpu: GPUView, lay: Layout, st: TrainingSettings,
     coef[cols["kernels"]] = scale * terms.kernels
     coef[cols["syncs"]] = scale * terms.syncs
     fixed = (1 + fraction) * (sum(t for d, t in exposed.items() if d != "data") + offload) + data
-    limit = gpu.usable_memory * (1 - st.memory_reserve)
+    limit = gpu.plan_memory * (1 - st.memory_reserve)
     if mem > limit:
         problems.append(
             f"memory: {units.format_bytes(mem)} per GPU exceeds the {units.format_bytes(limit)} "
-            f"usable on the {gpu.name} ({units.format_bytes(gpu.usable_memory)} less a "
-            f"{st.memory_reserve:.0%} reserve); try recompute='full', more tensor or "
+            f"usable on the {gpu.name} ({units.format_bytes(gpu.usable_memory)} reported, "
+            f"less the runtime's {1 - hardware.USABLE_MEMORY_FRACTION:.0%}"
+            + (f" and a {st.memory_reserve:.0%} reserve" if st.memory_reserve else "")
+            + "); try recompute='full', more tensor or "
             "pipeline parallelism, a higher zero_stage or a smaller micro_batch")
     tps = st.global_batch_tokens / step
     seconds = st.tokens / tps
@@ -486,6 +560,7 @@ def plan_training(
     fp8_recipe: str = "current",
     offload_layers: int = 0,
     expert_imbalance: float = 1.0,
+    mtp_layers: int = 0,
     factors: Mapping[str, float] | None = None,
 ) -> TrainingPlan:
     """Plan pretraining ``model`` on ``n_gpus`` GPUs: memory, step time, MFU, days, cost.
@@ -519,8 +594,12 @@ def plan_training(
     attention_efficiency, usd_per_gpu_hour
         Override the GPU's figures (bytes/s one way per GPU, GPUs, bytes, fraction, USD):
         for example alpha and beta measured on your machine (lesson 7) or a quote.
+    usable_memory
+        is the memory total the device reports (``nvidia-smi``); a plan may use
+        :data:`gpulesson.hardware.USABLE_MEMORY_FRACTION` of it, the course's one usable
+        figure (:meth:`gpulesson.hardware.GPUSpec.usable_memory`: 81.2 GB on an H100).
     memory_reserve : float
-        Share of usable memory kept free (default 5 %).
+        Share of the usable memory kept free on top (default 0).
     grad_bytes : float
         Bytes per gradient value reduced across data-parallel GPUs (4: FP32, as Llama 3).
     overlap : mapping
@@ -549,6 +628,10 @@ def plan_training(
         (:func:`~gpulesson.planning.perf_model.host_link_bandwidth`) behind the compute.
     expert_imbalance : float
         Tokens of the busiest expert-parallel GPU over the mean (1: balanced routing).
+    mtp_layers : int
+        Multi-token prediction modules trained beside the model (DeepSeek-V3: 1, section
+        2.2): each runs one more layer, a projection and the output layer again on the last
+        pipeline stage, work that the MFU (model FLOPs) does not count.
     factors : mapping, optional
         The model's calibrated factors (:func:`default_factors`, fitted on the published
         runs, by default); the calibration passes its own.
@@ -597,7 +680,8 @@ def plan_training(
             "max_nodes_per_token", max_nodes_per_token),
         fp8_recipe=v.choice("fp8_recipe", fp8_recipe, FP8_RECIPES),
         offload_layers=v.nonneg_int("offload_layers", offload_layers),
-        expert_imbalance=v.positive_number("expert_imbalance", expert_imbalance))
+        expert_imbalance=v.positive_number("expert_imbalance", expert_imbalance),
+        mtp_layers=v.nonneg_int("mtp_layers", mtp_layers))
     if factors is None:
         factors = default_factors()
     links = _Links(gv, alpha, v.boolean("sharp", sharp))

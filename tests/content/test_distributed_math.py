@@ -455,13 +455,14 @@ def _memory_405b() -> str:
     lay = {s: distributed.layout_memory(n_params=N405, n_gpus=16_384, tp=8, pp=16, zero_stage=s,
                                         cfg=L405, batch=1, seq_len=8192, recompute="selective")
            for s in (0, 2)}
-    assert not memory.fits(lay[0].total, H100.memory_bytes)
-    assert memory.fits(lay[2].total, H100.memory_bytes)
+    assert not memory.fits(lay[0].total, H100.usable_memory())
+    assert memory.fits(lay[2].total, H100.usable_memory())
     shard = distributed.params_per_gpu(N405, tp=8, pp=16, layers=L405.layers)
     return (f"Without sharding, the model state of a {shard / 1e9:.1f}B-parameter shard "
             f"({_gb(lay[0].model_state)}) plus the activations would not fit; sharded like "
             f"ZeRO-2 it is {_gb(lay[2].model_state)}, and the estimate lands at "
-            f"{_gb(lay[2].total)}, right at the edge of {_gb(H100.memory_bytes, 0)}.")
+            f"{_gb(lay[2].total)}, near the edge of the {_gb(H100.usable_memory(), 1)} an H100 can "
+            "use.")
 
 
 def _bubble_405b() -> str:

@@ -468,10 +468,11 @@ def _usable() -> str:
     fit = {n: inference.max_concurrent_sequences(MODELS[n], context=CONTEXT,
                                                  gpu_memory=usable, overhead=OVERHEAD)
            for n in ("llama-3-8b", "llama-2-7b")}
+    llama2 = (f"stays at {fit['llama-2-7b']}" if fit["llama-2-7b"] == _fit("llama-2-7b")
+              else f"goes from {_fit('llama-2-7b')} to {fit['llama-2-7b']}")
     return (f"`hardware.gpu(\"H100 SXM\").usable_memory()` is {_gb(usable, 1)}. With it and "
             f"the same {OVERHEAD / 1e9:.0f} GB, {fit['llama-3-8b']} conversations of Llama-3-8B "
-            f"fit instead of {_fit('llama-3-8b')}, and {fit['llama-2-7b']} of Llama-2-7B instead "
-            f"of {_fit('llama-2-7b')}")
+            f"fit instead of {_fit('llama-3-8b')}, and Llama-2-7B's count {llama2}")
 
 
 def _mtp() -> str:

@@ -448,10 +448,10 @@ CLAIMS = claims(
     lambda: f"A framework plans with about {100 * hardware.USABLE_MEMORY_FRACTION:.0f} % of "
      "what the driver reports",
     lambda: f"the same {_gb(_state(L370), 2)} of Llama-3-70B state needs "
-     f"{_state_gpus('H100 SXM')} H100s against "
-     + {1: str(_state_gpus("B300"))}[len({_state_gpus(g) for g in ("B300", "GB300 NVL72",
-                                                                    "MI355X")})]
-     + " of a B300, a GB300 or an MI355X, whose datasheets say "
+     f"{_state_gpus('H100 SXM')} H100s against {_state_gpus('B300')} B300s\nand "
+     + {1: str(_state_gpus("GB300 NVL72"))}[len({_state_gpus(g) for g in ("GB300 NVL72",
+                                                                           "MI355X")})]
+     + " of a GB300 or an MI355X. Their datasheets all say "
      + {1: _gb(hardware.gpu("B300").memory_bytes, 0)}[len({hardware.gpu(g).memory_bytes for g in (
         "B300", "GB300 NVL72", "MI355X")})],
     lambda: f"No. {_gb(memory.weight_bytes(7e9), 0)} is the BF16 weights; training keeps "

@@ -12,6 +12,7 @@ calculators it adds are tested with their modules, in ``tests/unit/test_flops.py
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import re
 from pathlib import Path
@@ -27,6 +28,7 @@ from gpulesson import (
     hardware,
     inference,
     memory,
+    network,
     optimisations,
     planning,
     prices,
@@ -34,6 +36,7 @@ from gpulesson import (
     units,
 )
 from gpulesson.exercises import lesson_module
+from gpulesson.planning import logs as vllm_logs
 
 from . import nbtools as nb
 from .claims import claims, page, parametrize, uncovered_figures
@@ -54,9 +57,9 @@ N_405B = transformer.param_count(LLAMA3_405B)
 PEAK = H100.dense("bf16")
 DAY = flops.SECONDS_PER_DAY
 PRICE = prices.default_price("H100 SXM").usd_per_gpu_hour  # AWS p5, 2026-09-19
-#: What a plan may hold on an H100: the reported total less the planner's 5 % reserve.
-REPORTED = planning.gpu_view(H100).usable_memory
-USABLE = REPORTED * (1 - planning.MEMORY_RESERVE)
+#: What an H100 reports, and what a plan may hold: the course's one usable figure.
+REPORTED = H100.memory_total
+USABLE = H100.usable_memory()
 PLAN = calculators.si_inputs("planning")    # the dashboard's starting point
 MFU = 0.40                                  # section 1's assumed MFU (a pilot's figure)
 TOTAL_7B = flops.training_flops(N_7B, PLAN["tokens"])
@@ -224,8 +227,8 @@ CLAIMS = claims(
      f"takes {pct(days_7b(0.28) / days_7b(MFU) - 1)} longer, {days_7b(0.28):.1f} days instead "
      f"of {days_7b(MFU):.1f}.",
     # Section 2: the dashboards
-    lambda: "memory within what a GPU can "
-     f"use, {pct(planning.training.MEMORY_RESERVE)} kept free",
+    lambda: "memory within "
+     f"what a GPU can use ({pct(hardware.USABLE_MEMORY_FRACTION)} of what it reports)",
     lambda: f"beyond {SEQUENCES:,} GPUs tensor or pipeline parallelism must take the rest",
     lambda: f"Llama 3 70B serving {SERVE['qps']:.0f} requests per second of "
      f"{SERVE['prompt_tokens']:,} tokens in and {SERVE['output_tokens']} out, within "
@@ -251,8 +254,10 @@ CLAIMS = claims(
     lambda: f"An H100 reports {REPORTED / 2**20:,.0f} MiB, {gb(REPORTED)} (the "
      f'"{H100.memory_bytes / 1e9:.0f} GB" of its label is {H100.memory_bytes / 1e9:.0f} GiB, '
      + ("less" if REPORTED < H100.memory_bytes / 1e9 * 2**30 else "more") + " what",
-    lambda: f"a plan keeps {pct(planning.MEMORY_RESERVE)} of that "
-     f"free for the framework, communication buffers and fragmentation: {gb(USABLE)}.",
+    lambda: "and a framework can use "
+     f"{pct(hardware.USABLE_MEMORY_FRACTION)} of that, {gb(USABLE)}",
+    lambda: f"vLLM measures {non_torch_gib(1):.2f} GiB of it on one H100 and "
+     f"{non_torch_gib(2):.2f} GiB with tensor parallelism over two",
     lambda: f"Stages need not be equal: {LLAMA3_405B.layers} layers do not divide into 16, "
      "and the largest of 16 stages holds "
      f"$\\lceil {LLAMA3_405B.layers}/16\\rceil = {largest_stage()}$"
@@ -291,8 +296,11 @@ CLAIMS = claims(
      f"line rate inside a server, {pct(distributed.NETWORK_EFFICIENCY)} of a 400 Gb/s NIC",
     lambda: f"16M tokens of 8,192 are {16 * 2**20 // 8192:,} sequences, and 16,384 "
      "data-parallel GPUs would each need at least one. Even if the batch allowed it, every "
-     f"GPU would exchange gradients and parameters for all {N_405B / 1e9:.0f} billion "
-     f"parameters, {zero3()['comm_time']:.1f} s of traffic against "
+     f"GPU would send {zero3_traffic()[0] / 1e12:.1f} TB of gradients and parameters per "
+     f"step for all {N_405B / 1e9:.0f} billion parameters: "
+     f"{zero3_traffic()[0] / zero3_traffic()[1]:.1f} s even at the "
+     f"{zero3_traffic()[1] / 1e9:.0f} GB/s that a ring leaving each server through its "
+     "eight NICs reaches, against "
      f"{zero3()['step_compute']:.1f} s of compute.",
     lambda: "the pipeline's bubble, "
      f"{llama3()['bubble']:.1f} s of a {llama3()['step_time']:.1f} s step",
@@ -305,6 +313,10 @@ CLAIMS = claims(
     # Predicted against published
     lambda: "Megatron-LM's "
      f"{run('Megatron-LM 1T').published.split(' ')[0]} TFLOP/s per A100",
+    lambda: "trains the same 8B model at "
+     f"{pct(run('torchtitan Llama 3.1 8B, 32 H200, Float8').published_mfu, 1)} MFU where "
+     "Megatron-Bridge reaches "
+     f"{pct(run('Megatron-Bridge Llama 3 8B, 8 H100, FP8-CS').published_mfu, 1)} on H100s",
     lambda: "without it, it is "
      f"{pct(run('Megatron-LM 1T').published_mfu, 1)} MFU",
     lambda: "reports 180K H800 GPU-hours per trillion tokens, which that convention turns "
@@ -441,6 +453,10 @@ CLAIMS = claims(
 
 #: Numbers of the prose that are not results of the calculators.
 NOT_FIGURES = (
+    # FlashAttention's tile and the head sizes it is compared at (perf_model's constants)
+    "each 128 × 128 tile", "(64 against 128)",
+    # a run of the published set, named by its GPUs
+    "Qwen3 30B-A3B on 16 H100s",
     # units and formula constants
     "1,000 tokens", "1,000 generated tokens", "{3600\\ \\text{s/h}}", "$34\\,sbh/t$",
     "below 50 %",                     # the dashboard's rule: exposed communication > compute
@@ -518,6 +534,28 @@ def chain_hours(gpus: int = PLAN["n_gpus"]) -> float:
 
 def chain_cost(gpus: int = PLAN["n_gpus"]) -> float:
     return cost.run_cost(usd_per_gpu_hour=PRICE, gpus=gpus, seconds=days_7b(MFU, gpus) * DAY)
+
+
+def zero3_traffic() -> tuple[float, float]:
+    """(bytes each GPU sends per step, the ring's bus bandwidth) of ZeRO-3 over 16,384
+    H100s: the data-parallel ring leaves each server through its eight NICs."""
+    plan = planning.plan_training(
+        "llama-3.1-405b", "H100 SXM", n_gpus=16_384, tokens=15e12,
+        global_batch_tokens=16 * 2**20, seq_len=8192, recompute="full",
+        layout=planning.Layout(tp=1, pp=1, zero_stage=3))
+    view = planning.gpu_view(H100)
+    ring = network.group_bus_bandwidth(stride=1, size=16_384, domain=view.domain,
+                                       nvlink_line_rate=view.nvlink_bandwidth,
+                                       nic_line_rate=view.scaleout_bandwidth).bus_bandwidth
+    return plan.traffic["data"], ring
+
+
+def non_torch_gib(tp: int) -> float:
+    """vLLM's measured non-torch memory on H100s (pull request #10511's logs), GiB."""
+    index = json.loads((LOGS / "vllm-logs.json").read_text(encoding="utf-8"))
+    run = next(r for r in index["runs"] if r["url"].endswith("/pull/10511") and r["tp"] == tp)
+    text = (LOGS / run["file"]).read_text(encoding="utf-8")
+    return vllm_logs.parse_vllm_log(text)["non_torch"] / 2**30
 
 
 def zero3() -> dict:

@@ -408,6 +408,22 @@ def test_divisors_match_a_brute_force_search_and_refuse_unbounded_work() -> None
         distributed.divisors(2**60)
 
 
+def test_advisor_tries_zero2_and_zero3_with_pipelines() -> None:
+    """When no pipeline depth fits with ZeRO-1, the advisor shards gradients (ZeRO-2) and
+    then parameters (ZeRO-3) across the data-parallel groups, as the training planner's
+    search does (it tried ZeRO-1 only and gave up). Llama 3.1 405B on 16,384 GPUs, tp 8,
+    8K tokens: the leanest ZeRO-1 layout (64 stages) needs 71.8 GB; on 71 GB GPUs ZeRO-2
+    with 64 stages fits (70.2 GB), on 69 GB only ZeRO-3 does (68.7 GB)."""
+    cfg = LLAMA_405B
+    n = param_count(cfg)
+    kw = dict(n_params=n, n_gpus=16_384, cfg=cfg, seq_len=8192, recompute="selective")
+    r = distributed.recommend_layout(gpu_memory=71e9, **kw)
+    assert r.fits and (r.tp, r.pp, r.zero_stage) == (8, 64, 2), r
+    assert "ZeRO-2" in r.name and r.memory_per_gpu == pytest.approx(70.2e9, rel=0.01)
+    r3 = distributed.recommend_layout(gpu_memory=69e9, **kw)
+    assert r3.fits and r3.zero_stage == 3, r3
+
+
 # ---------------------------------------------------------------------------------------
 # The data-parallel compute/communication roofline
 

@@ -6,7 +6,12 @@ import pytest
 
 from gpulesson import transformer
 from gpulesson.planning import gpu_view, model_view
-from gpulesson.planning.perf_model import TILE_OVERHEAD_K, gemm_seconds, step_terms
+from gpulesson.planning.perf_model import (
+    TILE_OVERHEAD_K,
+    attention_efficiency,
+    gemm_seconds,
+    step_terms,
+)
 
 H100 = gpu_view("H100 SXM")
 
@@ -72,3 +77,62 @@ def test_uneven_routing_slows_the_experts_in_proportion() -> None:
     assert 1.5 * even.experts <= uneven.experts <= 1.7 * even.experts
     with pytest.raises(ValueError, match="expert_imbalance"):
         _terms("qwen3-30b-a3b", ep=8, expert_imbalance=0.5)
+
+
+def test_attention_efficiency_reproduces_flashattention3_on_an_h100() -> None:
+    """FlashAttention-3, causal, head dimension 128, 8,192 tokens on an H100 SXM: 630
+    TFLOP/s forward and 532 backward (Dao-AILab/flash-attention pull request #1791, 2025;
+    FLOPs counted as the kernel's benchmark counts them, half the square for causal).
+    Forward and backward (2.5 times the forward's FLOPs) together: 3.5 / (1/630 + 2.5/532)
+    = 557 TFLOP/s, 56 % of 989."""
+    measured = 3.5 / (1 / 630 + 2.5 / 532) / 989
+    assert attention_efficiency(128, 8192, "Hopper") == pytest.approx(measured, rel=0.05)
+
+
+def test_attention_efficiency_falls_with_the_head_size_and_short_sequences() -> None:
+    """FlashAttention-4's causal forward (flash-attention pull request #2605, 2026) runs
+    head dimension 64 at 1,011 TFLOP/s and 128 at 1,431 at 4,096 tokens (0.71), and head
+    dimension 128 at 829 and 1,172 TFLOP/s at 1,024 and 2,048 tokens (0.58 and 0.82 of
+    4,096's): the exponentials weigh more against the products of a smaller head, and a
+    short walk of key tiles more against each query tile's fixed cost."""
+    at = attention_efficiency
+    assert at(64, 4096, "Blackwell") / at(128, 4096, "Blackwell") == pytest.approx(
+        1011 / 1431, rel=0.08)
+    assert at(128, 1024, "Blackwell") / at(128, 4096, "Blackwell") == pytest.approx(
+        829 / 1431, rel=0.03)
+    assert at(128, 2048, "Blackwell") / at(128, 4096, "Blackwell") == pytest.approx(
+        1172 / 1431, rel=0.03)
+
+
+def test_a_sliding_window_of_one_tile_runs_two() -> None:
+    """A 128-token window (GPT-OSS's) needs one tile of keys per tile of queries and runs
+    two, plus the fixed cost: far below a long causal walk."""
+    assert (attention_efficiency(64, 128, "Hopper", window=True)
+            < 0.3 * attention_efficiency(64, 4096, "Hopper"))
+
+
+def test_op_checkpointing_recomputes_every_second_product() -> None:
+    """torchtitan's selective op checkpointing reruns k, o and the up projection of a
+    Llama 3 8B block: 36.5 % of its forward products; attention is not rerun."""
+    cfg = transformer.preset("llama-3-8b")
+    base, op = _terms("llama-3-8b"), _terms("llama-3-8b", recompute="torchtitan-op")
+    layers = cfg.layers * (2 * cfg.hidden * (cfg.q_dim + cfg.kv_dim) + 3 * cfg.hidden * cfg.ffn)
+    assert (op.gemm_flops - base.gemm_flops) == pytest.approx(0.365 * 2 * layers * 4096,
+                                                              rel=0.01)
+    assert op.attention == base.attention
+    assert _terms("llama-3-8b", recompute="selective").attention > base.attention
+
+
+def test_fp8_recipes_cast_their_own_bytes_and_fit_apart() -> None:
+    """Current (tensorwise) scaling reads each tensor once more to find its largest value
+    before it casts; delayed, blockwise and MX scaling cast in one pass. Block-scaled
+    recipes (DeepSeek-V3's, MXFP8) run other product kernels: their own fitted factor."""
+    from gpulesson.planning import calibration
+    mem = {r: _terms("llama-3-8b", precision="fp8", fp8_recipe=r).memory
+           for r in ("delayed", "current", "tensorwise", "blockwise", "mxfp8")}
+    bf16 = _terms("llama-3-8b").memory
+    assert mem["current"] == mem["tensorwise"] > mem["delayed"] == mem["blockwise"] > bf16
+    # the extra pass reads 2 of the 4 (activations) or 3 (weights) bytes the cast moves
+    assert (mem["current"] - bf16) / (mem["delayed"] - bf16) == pytest.approx(1.5, rel=0.1)
+    assert calibration.column("gemm", "Blackwell", "fp8", "mxfp8") == "gemm:Blackwell:fp8-block"
+    assert calibration.column("gemm", "Hopper", "fp8", "current") == "gemm:Hopper:fp8"

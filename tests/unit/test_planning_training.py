@@ -103,6 +103,42 @@ def test_defect_data_parallel_inside_one_server_uses_nvlink() -> None:
     assert two_servers.tiers["data"] == "network"
 
 
+def test_defect_data_parallel_across_servers_uses_every_nic() -> None:
+    """The network as built: each H100 of an HGX server has its own 400 Gb/s NIC. A
+    data-parallel ring over two 8-GPU servers (tp 1) leaves each server through its eight
+    NICs, so its all-reduce runs at about 370 GB/s of bus bandwidth (NVIDIA: "With 8 400
+    Gbps NICs your peak would be at 400 GB/s", nccl-tests issue #309), not one NIC's 47
+    GB/s; with tp 8 each data-parallel group holds one GPU per server and has one NIC."""
+    from gpulesson.network import group_bus_bandwidth
+    gv = gpu_view("H100 SXM")
+    kw = dict(overlap={"data": 0.0}, **BASE)
+    wide = plan_training("llama-2-7b", "H100 SXM", n_gpus=16,
+                         layout=Layout(dp=16, zero_stage=0), **kw)
+    ring = group_bus_bandwidth(stride=1, size=16, domain=8, nvlink_line_rate=gv.nvlink_bandwidth,
+                               nic_line_rate=gv.scaleout_bandwidth).bus_bandwidth
+    assert ring > 300e9
+    size = wide.traffic["data"]  # bytes each GPU sends: 2 (n-1)/n of the gradients
+    assert wide.breakdown["data"] == pytest.approx(size / ring, rel=0.01)
+    narrow = plan_training("llama-2-70b", "H100 SXM", n_gpus=16,
+                           layout=Layout(tp=8, dp=2, zero_stage=0), **kw)
+    one_nic = distributed.achievable_bandwidth(gv.scaleout_bandwidth, "network")
+    assert narrow.breakdown["data"] == pytest.approx(narrow.traffic["data"] / one_nic,
+                                                     rel=0.01)
+
+
+def test_moe_expert_gradients_sync_over_their_own_group() -> None:
+    """GPT-OSS 120B on 64 B200s with EP 8: the routed experts (most of its weights) are
+    reduced over the 8 GPUs that hold the same experts, one per server, so through one
+    NIC each, while the rest syncs over all 64; with EP 64 no GPU shares its experts and
+    only the rest is synchronised: 7 times less (the planner, treating the experts as
+    data-parallel over all 64 GPUs, gave 4)."""
+    kw = dict(n_gpus=64, tokens=1e12, global_batch_tokens=512 * 4096, seq_len=4096)
+    ep8 = plan_training("gpt-oss-120b", "B200", layout=Layout(ep=8, micro_batch=4), **kw)
+    ep64 = plan_training("gpt-oss-120b", "B200", layout=Layout(ep=64, micro_batch=4), **kw)
+    assert ep8.traffic["data"] > 6 * ep64.traffic["data"]
+    assert ep8.tiers["data"] == "network"
+
+
 def test_defect_data_parallel_hides_only_behind_the_backward_pass() -> None:
     """DDP's buckets are ready only during the backward pass: with a slow network the
     gradient synchronisation shows even with overlap 1."""
@@ -294,3 +330,22 @@ def test_an_all_to_all_across_servers_sends_its_near_share_over_nvlink() -> None
     flat = plan_run(run, nvlink_domain=1)  # no server: every peer over the network
     ratio = plan.breakdown["expert"] / flat.breakdown["expert"]
     assert ratio == pytest.approx(24 / 31, rel=0.05)
+
+
+def test_multi_token_prediction_loads_the_last_stage() -> None:
+    """Megatron-Bridge's DeepSeek-V3 on 256 B200s runs "w/ MTP" with 16 stages: 4 layers on
+    each, and on the last one layer, the loss and the prediction module (one more layer, a
+    2h x h projection, the output layer again). That stage paces the pipeline: its work
+    over a 4-layer stage's is the step's ratio to the same plan without MTP."""
+    from gpulesson.planning import model_view
+    from gpulesson.planning.published import PUBLISHED_RUNS, plan_run
+    run = next(r for r in PUBLISHED_RUNS if r.name.startswith("Megatron-Bridge DeepSeek-V3, 256 B200"))
+    assert run.options["mtp_layers"] == 1
+    mv = model_view("deepseek-v3")
+    head = mv.hidden * mv.cfg.vocab
+    layer = (mv.active_params - 2 * head) / mv.layers
+    ratio = (layer + head + layer + 2 * mv.hidden**2 + head) / (4 * layer)
+    with_mtp, without = plan_run(run), plan_run(run, mtp_layers=0)
+    compute = with_mtp.breakdown["compute"] / without.breakdown["compute"]
+    assert compute == pytest.approx(ratio, rel=1e-6)
+    assert with_mtp.mfu < without.mfu

@@ -122,12 +122,16 @@ PLANNING = Calculator(
                 range=(1, 64), help="Interleaved schedule: divides the bubble."),
         replace(shared.RECOMPUTE, default="selective",
                 choices=(*shared.RECOMPUTE.choices,
-                         Choice("deepseek-v3", "DeepSeek-V3's recipe (latent attention)")),
+                         Choice("deepseek-v3", "DeepSeek-V3's recipe (latent attention)"),
+                         Choice("norm-moe-act", "Norms and expert activations (Megatron)"),
+                         Choice("torchtitan-op", "Every second product (torchtitan's op)")),
                 help="Selective: the attention core is recomputed (FlashAttention's way); "
                      "full: every layer's forward again, 8N instead of 6N; DeepSeek-V3's "
                      "recipe (its report, §3.2.3 and §3.3.3): norms and latent "
                      "up-projections recomputed, activations kept in FP8, for models with "
-                     "latent attention only."),
+                     "latent attention only; Megatron-Core's norms and experts' activation "
+                     "function recomputed (GPT-OSS's recipe); torchtitan's op checkpointing, "
+                     "every second product of a block run again, attention kept."),
         shared.GRAD_DTYPE,
         shared.overlap(100, help="Share of the gradient synchronisation hidden behind the "
                                "backward pass of the last micro-batch (buckets are ready "
@@ -154,7 +158,7 @@ PLANNING = Calculator(
         Output("memory_per_gpu", "Memory per GPU", "bytes",
                help="Model state after ZeRO plus stored activations, on the largest "
                     "pipeline stage."),
-        Output("memory_limit", "Memory a GPU can use (5 % kept free)", "bytes"),
+        Output("memory_limit", "Memory a GPU can use (95 % of the reported total)", "bytes"),
         Output("fits", "Fits", "bool"),
         Output("tokens_per_second", "Throughput (all GPUs)", "tokens/s"),
         Output("step_time", "Step time", _SECONDS),
