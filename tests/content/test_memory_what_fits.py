@@ -22,7 +22,16 @@ from dataclasses import replace
 
 import pytest
 
-from gpulesson import flops, hardware, inference, memory, optimisations, transformer, units
+from gpulesson import (
+    flops,
+    hardware,
+    inference,
+    memory,
+    optimisations,
+    precision,
+    transformer,
+    units,
+)
 from gpulesson.activations import activation_tensors, layer_activation_bytes
 from gpulesson.exercises import lesson_module
 from gpulesson.precision import float_format
@@ -245,6 +254,17 @@ def _gpus_each_keeping_its_batch(recompute: str) -> int:
                               GPU_MEMORY - m.activations)
 
 
+def _bits(name: str) -> str:
+    return f"{8 * memory.precision_bytes(name):.2f}"
+
+
+def _groupwise() -> str:
+    bits = precision.groupwise_bits_per_weight(4, 128, scale_bits=16, zero_point_bits=4)
+    assert f"{bits:.2f}" == _bits("int4_g128")  # the table and the formula agree
+    return ("keep a 16-bit scale and a 4-bit zero point for every group of 128 weights: "
+            f"{bits:.2f} bits a weight")
+
+
 CLAIMS = claims(
     # The promise and the running example.
     lambda: f"{memory.bytes_per_param('mixed', 'adam')} bytes per "
@@ -454,6 +474,9 @@ CLAIMS = claims(
      + " of a GB300 or an MI355X. Their datasheets all say "
      + {1: _gb(hardware.gpu("B300").memory_bytes, 0)}[len({hardware.gpu(g).memory_bytes for g in (
         "B300", "GB300 NVL72", "MI355X")})],
+    _groupwise,
+    lambda: f"a Q4_K block spends {_bits('q4_k')} bits a weight, Q6_K {_bits('q6_k')} and "
+     f"Q8_0 {_bits('q8_0')}",
     lambda: f"No. {_gb(memory.weight_bytes(7e9), 0)} is the BF16 weights; training keeps "
      f"{memory.bytes_per_param()} bytes per parameter, {_gb(_state(L27))} for Llama-2-7B",
     lambda: f"{_gb(_micro_batch_of_four('none').activations)} for 4 sequences of 4,096 "
