@@ -516,7 +516,21 @@ def _shares() -> str:
     return (f"about {10 * round(10 * distributed.NVLINK_EFFICIENCY)} % of NVLink, "
             f"{100 * distributed.NETWORK_EFFICIENCY:.0f} % of the network")
 
+def _stages_405b() -> str:
+    split = transformer.balanced_stage_layers(L405, 16)
+    assert split[0] == split[-1] and len(set(split[1:-1])) == 1
+    params = transformer.pipeline_stage_params(L405, split)
+    embedding = L405.vocab * L405.hidden
+    return (f"the output layer, {embedding / 1e9:.1f}B parameters each. "
+            "`transformer.balanced_stage_layers` finds the split whose heaviest stage is "
+            f"lightest: {split[0]} layers at each end and {split[1]} on each of the "
+            f"{len(split) - 2} stages between, the split the paper reports. The end stages "
+            f"then hold {params[0] / 1e9:.1f}B parameters against {params[1] / 1e9:.1f}B in "
+            "the middle")
+
+
 CLAIMS = claims(
+    _stages_405b,
     # In short, what you need, section 1
     lambda: "needs the memory of at least "
      f"{_word(memory.gpus_needed(_state70(), H100.memory_bytes))} {_gb(H100.memory_bytes, 0)} "
