@@ -3,10 +3,12 @@
 The step time of a plan is linear in a handful of factors, one per term of
 :mod:`gpulesson.planning.perf_model` and GPU generation (:func:`column`):
 
-* ``gemm:<architecture>:<bf16|fp8|fp8-block>``: the matrix products' time over the time
-  at the sourced efficiency (:data:`~gpulesson.planning.perf_model.GEMM_EFFICIENCY`); 1
-  means "as fast as the best square product of a sweep"; FP8 with per-tensor scales
-  (delayed, current) and with block scales (DeepSeek-V3's blockwise, MXFP8) apart;
+* ``gemm:<architecture>:<bf16|fp8|fp8-block|fp8-tensorwise>``: the matrix products' time
+  over the time at the sourced efficiency
+  (:data:`~gpulesson.planning.perf_model.GEMM_EFFICIENCY`); 1 means "as fast as the best
+  square product of a sweep"; FP8 with TransformerEngine's per-tensor scales (delayed,
+  current), with block scales (DeepSeek-V3's blockwise, MXFP8) and torchao's tensorwise
+  Float8 apart (other kernels, other software);
 * ``experts:<architecture>``: the same for the routed experts' grouped products;
 * ``attention:<architecture>``: the attention kernels' time over the time at the
   efficiency :func:`~gpulesson.planning.perf_model.attention_efficiency` gives (head size,
@@ -47,7 +49,7 @@ FITTED_ARCHITECTURES = ("Ampere", "Hopper", "Blackwell")
 #: 100 us per host synchronisation (a round trip to the CPU and a queue refilled).
 PRIOR: Mapping[str, float] = MappingProxyType({
     **{f"gemm:{a}:{p}": 1.0 for a in FITTED_ARCHITECTURES
-       for p in ("bf16", "fp8", "fp8-block")},
+       for p in ("bf16", "fp8", "fp8-block", "fp8-tensorwise")},
     **{f"experts:{a}": 1.0 for a in FITTED_ARCHITECTURES},
     "attention:Ampere": 1.0, "attention:Hopper": 1.0,
     "attention:Blackwell": 1.0, "memory": 1 / 0.80, "kernels": 4e-6, "syncs": 100e-6,
@@ -67,8 +69,9 @@ def column(term: str, architecture: str, precision: str, recipe: str = "current"
         return f"{term}:{arch}"
     if precision != "fp8":
         return f"gemm:{arch}:bf16"
-    block = recipe in ("blockwise", "mxfp8")
-    return f"gemm:{arch}:{'fp8-block' if block else 'fp8'}"
+    if recipe in ("blockwise", "mxfp8"):
+        return f"gemm:{arch}:fp8-block"
+    return f"gemm:{arch}:fp8-tensorwise" if recipe == "tensorwise" else f"gemm:{arch}:fp8"
 
 
 def factor(factors: Mapping[str, float], name: str) -> float:

@@ -38,6 +38,28 @@ def test_source_megatron_published_mfu_conversion() -> None:
     assert run.published_mfu == pytest.approx(0.392, abs=0.002)
 
 
+def test_source_gpu_hours_count_only_the_effective_training_time() -> None:
+    """Touvron et al. 2023, Table 2: 184,320 A100 GPU-hours for Llama 2 7B on 2.0T tokens,
+    the whole run. Meta reports more than 90 % effective training time for Llama 3 (Dubey
+    et al. 2024, section 3.3.4), so 90 % of the hours trained: 45.3 % MFU on the raw hours,
+    50.3 % on the effective ones (DeepSeek-V3's 180K H800 GPU-hours per trillion tokens:
+    44.7 % and 49.7 %)."""
+    from gpulesson.planning.runs import EFFECTIVE_TRAINING_TIME
+    assert EFFECTIVE_TRAINING_TIME == 0.90
+    runs = {r.name: r for r in PUBLISHED_RUNS}
+    assert runs["Llama 2 7B"].published_mfu == pytest.approx(0.503, abs=0.002)
+    assert runs["DeepSeek-V3"].published_mfu == pytest.approx(0.497, abs=0.002)
+
+
+def test_source_gpt_oss_on_b200_uses_its_recipes_expert_parallelism() -> None:
+    """Megatron-Bridge 25.11 (tag v0.2.0, GPT_OSS_120B_B200_BF16_BASE_CONFIG): EP 64 over
+    eight DGX B200 servers, so the experts' all-to-all leaves each server (the table's
+    row says EP 8; the 26.02 summary lists EP 64 at 8,047 tokens/s/GPU)."""
+    run = next(r for r in PUBLISHED_RUNS if r.name == "Megatron-Bridge GPT-OSS 120B, 64 B200, BF16")
+    assert run.layout.ep == 64
+    assert plan_run(run).tiers["expert"] == "network"
+
+
 def test_every_run_names_its_source_quote_date_and_layout() -> None:
     """The validation set: at least 30 runs, five code bases, each with a quote, an address
     and a date; A100, H100, H200, B200 and GB200; dense and MoE; BF16 and FP8."""
