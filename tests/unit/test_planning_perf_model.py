@@ -124,14 +124,16 @@ def test_op_checkpointing_recomputes_every_second_product() -> None:
 
 
 def test_fp8_recipes_cast_their_own_bytes_and_fit_apart() -> None:
-    """Current (tensorwise) scaling reads each tensor once more to find its largest value
+    """Current scaling reads each tensor once more to find its largest value
     before it casts; delayed, blockwise and MX scaling cast in one pass. Block-scaled
     recipes (DeepSeek-V3's, MXFP8) run other product kernels: their own fitted factor."""
     from gpulesson.planning import calibration
     mem = {r: _terms("llama-3-8b", precision="fp8", fp8_recipe=r).memory
            for r in ("delayed", "current", "tensorwise", "blockwise", "mxfp8")}
     bf16 = _terms("llama-3-8b").memory
-    assert mem["current"] == mem["tensorwise"] > mem["delayed"] == mem["blockwise"] > bf16
+    assert mem["current"] > mem["delayed"] == mem["blockwise"] > bf16
+    # torchao's measured rate includes its casts (CASTS_IN_PRODUCT_RATE): none counted again
+    assert mem["tensorwise"] == pytest.approx(bf16, rel=0.01)
     # the extra pass reads 2 of the 4 (activations) or 3 (weights) bytes the cast moves
     assert (mem["current"] - bf16) / (mem["delayed"] - bf16) == pytest.approx(1.5, rel=0.1)
     assert calibration.column("gemm", "Blackwell", "fp8", "mxfp8") == "gemm:Blackwell:fp8-block"
