@@ -36,6 +36,7 @@ from gpulesson import (
     units,
 )
 from gpulesson.exercises import lesson_module
+from gpulesson.planning import log_checks
 from gpulesson.planning import logs as vllm_logs
 
 from . import nbtools as nb
@@ -94,6 +95,18 @@ def pct(fraction: float, digits: int = 0) -> str:
 
 def dollars(amount: float) -> str:
     return units.format_usd(amount, cents=False)
+
+
+def harder_log() -> tuple[float, float]:
+    """(the log's KV-cache pool, the planner's) in bytes for vLLM issue #21348's start-up
+    log (Qwen3-235B-A22B FP8 on 4 H100s), as planning.log_checks reconciles it."""
+    logs = LOGS / "vllm-logs.json"
+    runs = json.loads(logs.read_text(encoding="utf-8"))["runs"]
+    run = next(r for r in runs if r["id"] == "21348-4xh100-qwen3-235b-fp8")
+    check = log_checks.check_vllm_run(run, (LOGS / run["file"]).read_text(
+        encoding="utf-8"))
+    row = check.row("KV cache pool")
+    return row.measured, row.predicted
 
 
 def fp8_speedup() -> float:
@@ -315,6 +328,9 @@ CLAIMS = claims(
      f"{zero3_traffic()[1] / 1e9:.0f} GB/s that a ring leaving each server through its "
      "eight NICs reaches, against "
      f"{zero3()['step_compute']:.1f} s of compute.",
+    lambda: "on four H100s (vLLM issue #21348) the planner's pool is "
+     f"{harder_log()[1] / 2**30:.2f} GiB against the log's {harder_log()[0] / 2**30:.2f} GiB, "
+     f"{pct(harder_log()[1] / harder_log()[0] - 1)} too many",
     lambda: "On the dashboard's starting plan FP8 shortens the step "
      f"{fp8_speedup():.2f}× with TransformerEngine's current scaling",
     lambda: "the pipeline's bubble, "
