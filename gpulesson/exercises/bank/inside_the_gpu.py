@@ -23,6 +23,7 @@ from dataclasses import replace
 from typing import Any
 
 from gpulesson import execution, gemm, hardware
+from gpulesson.exercises.bank._common import H100, P
 from gpulesson.exercises.bank._inside_the_gpu_kernels import EXERCISES as KERNEL_LAB
 from gpulesson.exercises.core import ChoiceExercise, Mistake, NumericExercise
 from gpulesson.exercises.kernel import KernelExercise, KernelMistake, KernelSource
@@ -33,7 +34,6 @@ from gpulesson.units import format_bandwidth, format_seconds
 LESSON = "inside_the_gpu"
 TITLE = "Inside the GPU: threads, warps, tiles and waves"
 
-P = Mapping[str, Any]
 KIB = 1024
 
 
@@ -257,8 +257,8 @@ strided_load = NumericExercise(
     derived=lambda p: {
         "sectors": _coalescing(p).sectors, "moved": count(_coalescing(p).bytes_moved),
         "efficiency": percent(_coalescing(p).efficiency),
-        "bandwidth": format_bandwidth(hardware.gpu("H100 SXM").bandwidth),
-        "useful": format_bandwidth(hardware.gpu("H100 SXM").bandwidth
+        "bandwidth": format_bandwidth(hardware.gpu(H100).bandwidth),
+        "useful": format_bandwidth(hardware.gpu(H100).bandwidth
                                    * _coalescing(p).efficiency)},
     mistakes=(
         Mistake("stride_as_waste",
