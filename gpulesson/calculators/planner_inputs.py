@@ -16,11 +16,15 @@ from typing import Any
 
 from gpulesson import hardware, planning, transformer
 from gpulesson.calculators import shared
-from gpulesson.calculators.spec import CUSTOM, Choice, Keyed, Number, Preset
+from gpulesson.calculators.spec import CUSTOM, Choice, Keyed, Number, Output, Preset
 
-__all__ = ["config", "gpu_inputs", "layout", "plan_training", "precision", "price_note", "spec"]
+__all__ = ["VERDICT_OUT", "config", "gpu_inputs", "layout", "plan_training", "precision",
+           "price_note", "spec"]
 
 _NO_PRICE = 0.0
+
+#: Whether the planner found a plan, and the problems of one that does not work.
+VERDICT_OUT = (Output("feasible", "Feasible", "bool"), Output("problems", "Problems", "text"))
 
 
 #: The fields of a model's shape the form shows (gpulesson.calculators.shared.config).
@@ -44,7 +48,7 @@ def _gpu_fill(name: str, *, serving: bool = False) -> dict[str, Any]:
     fill: dict[str, Any] = {
         "gpu_memory": view.usable_memory, "bandwidth": view.bandwidth,
         "peak_flops": Keyed(by="dtype", values=dict(view.spec.peak_flops),
-                            missing="{choice} has no dense {key} figure on its datasheet"),
+                            missing=shared.MISSING_PEAK),
         "usd_per_gpu_hour": view.price if view.price is not None else _NO_PRICE,
         "matmul_efficiency": view.matmul_efficiency}
     if not serving:

@@ -235,8 +235,7 @@ PARALLEL_TRAFFIC = Calculator(
     outputs=(
         Output("degrees", "Layout", "text"),
         Output("n_gpus", "GPUs (tp · cp · pp · dp)", "count"),
-        Output("feasible", "Feasible", "bool"),
-        Output("problems", "Problems", "text"),
+        *planner_inputs.VERDICT_OUT,
         Output("links", "Link each dimension crosses", "text"),
         Output("tensor_bytes", "Tensor parallel: sent per GPU per step", "bytes"),
         Output("context_bytes", "Context parallel: sent per GPU per step", "bytes"),

@@ -138,8 +138,7 @@ PLANNING = Calculator(
                                "only then)."),
     ),
     outputs=(
-        Output("feasible", "Feasible", "bool"),
-        Output("problems", "Problems", "text"),
+        *planner_inputs.VERDICT_OUT,
         Output("degrees", "Layout", "text"),
         Output("reason", "Why this layout", "text"),
         Output("bottleneck", "Bottleneck", "text"),
@@ -244,8 +243,7 @@ SERVING = Calculator(
                range=(0, 1e6), step=5, unit="ms", scale=1e-3, dimension="seconds"),
     ),
     outputs=(
-        Output("feasible", "Feasible", "bool"),
-        Output("problems", "Problems", "text"),
+        *planner_inputs.VERDICT_OUT,
         Output("layout", "GPUs", "text"),
         Output("reason", "Why", "text"),
         Output("kv_cache_tokens", "KV cache per replica (vLLM's 'GPU KV cache size')",
