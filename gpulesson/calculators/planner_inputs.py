@@ -16,10 +16,10 @@ from typing import Any
 
 from gpulesson import hardware, planning, transformer
 from gpulesson.calculators import shared
-from gpulesson.calculators.spec import CUSTOM, Choice, Keyed, Number, Output, Preset
+from gpulesson.calculators.spec import CUSTOM, Choice, Input, Keyed, Number, Output, Preset
 
 __all__ = ["VERDICT_OUT", "config", "gpu_inputs", "layout", "plan_training", "precision",
-           "price_note", "spec"]
+           "price_note", "spec", "step_tokens"]
 
 _NO_PRICE = 0.0
 
@@ -126,6 +126,14 @@ def layout(kw: dict[str, Any]) -> planning.Layout:
     return planning.Layout(tp=kw["tp"], pp=kw["pp"], cp=kw["cp"], ep=kw["ep"],
                            zero_stage=kw["zero_stage"], micro_batch=kw["batch"],
                            interleave=kw["interleave"])
+
+
+def step_tokens(default: float, help: str) -> Input:
+    """The global batch, in millions of tokens as typed (``step_tokens``, which
+    :func:`plan_training` reads)."""
+    return Number("step_tokens", "Tokens per step (global batch)", default=default,
+                  range=(0.001, 1000), step=0.5, unit="million", scale=1e6, dimension="count",
+                  help=help)
 
 
 def plan_training(kw: dict[str, Any], *, n_gpus: int, tokens: float,
