@@ -77,6 +77,7 @@ Standard library only: this package runs in the browser (Pyodide).
 from __future__ import annotations
 
 from gpulesson.calculators import lessons as _lessons
+from gpulesson.calculators import spec as _spec
 from gpulesson.calculators.engine import (
     apply_preset,
     compute,
@@ -88,31 +89,11 @@ from gpulesson.calculators.engine import (
 from gpulesson.calculators.formatting import format_output, to_json
 from gpulesson.calculators.forms import apply_changes, describe, evaluate, preset_links
 from gpulesson.calculators.registry import CALCULATORS, get
-from gpulesson.calculators.spec import (
-    CUSTOM,
-    Calculator,
-    Choice,
-    Input,
-    Integer,
-    Keyed,
-    Number,
-    Output,
-    Preset,
-    Select,
-)
+from gpulesson.calculators.spec import *  # noqa: F403 - the declarations, as spec.__all__ lists them
 
 __all__ = [
+    *_spec.__all__,
     "CALCULATORS",
-    "CUSTOM",
-    "Calculator",
-    "Choice",
-    "Input",
-    "Integer",
-    "Keyed",
-    "Number",
-    "Output",
-    "Preset",
-    "Select",
     "apply_changes",
     "apply_preset",
     "compute",

@@ -16,11 +16,15 @@ from typing import Any
 
 from gpulesson import hardware, planning, transformer
 from gpulesson.calculators import shared
-from gpulesson.calculators.spec import CUSTOM, Choice, Keyed, Number, Preset
+from gpulesson.calculators.spec import CUSTOM, Choice, Input, Keyed, Number, Output, Preset
 
-__all__ = ["config", "gpu_inputs", "layout", "plan_training", "precision", "price_note", "spec"]
+__all__ = ["VERDICT_OUT", "config", "gpu_inputs", "layout", "plan_training", "precision",
+           "price_note", "spec", "step_tokens"]
 
 _NO_PRICE = 0.0
+
+#: Whether the planner found a plan, and the problems of one that does not work.
+VERDICT_OUT = (Output("feasible", "Feasible", "bool"), Output("problems", "Problems", "text"))
 
 
 #: The fields of a model's shape the form shows (gpulesson.calculators.shared.config).
@@ -44,7 +48,7 @@ def _gpu_fill(name: str, *, serving: bool = False) -> dict[str, Any]:
     fill: dict[str, Any] = {
         "gpu_memory": view.usable_memory, "bandwidth": view.bandwidth,
         "peak_flops": Keyed(by="dtype", values=dict(view.spec.peak_flops),
-                            missing="{choice} has no dense {key} figure on its datasheet"),
+                            missing=shared.MISSING_PEAK),
         "usd_per_gpu_hour": view.price if view.price is not None else _NO_PRICE,
         "matmul_efficiency": view.matmul_efficiency}
     if not serving:
@@ -122,6 +126,14 @@ def layout(kw: dict[str, Any]) -> planning.Layout:
     return planning.Layout(tp=kw["tp"], pp=kw["pp"], cp=kw["cp"], ep=kw["ep"],
                            zero_stage=kw["zero_stage"], micro_batch=kw["batch"],
                            interleave=kw["interleave"])
+
+
+def step_tokens(default: float, help: str) -> Input:
+    """The global batch, in millions of tokens as typed (``step_tokens``, which
+    :func:`plan_training` reads)."""
+    return Number("step_tokens", "Tokens per step (global batch)", default=default,
+                  range=(0.001, 1000), step=0.5, unit="million", scale=1e6, dimension="count",
+                  help=help)
 
 
 def plan_training(kw: dict[str, Any], *, n_gpus: int, tokens: float,

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from gpulesson import activations, flops, hardware, prices, transformer
+from gpulesson import activations, execution, flops, hardware, prices, transformer
 from gpulesson.calculators.spec import (
     CUSTOM,
     Choice,
@@ -237,7 +237,8 @@ _CUSTOM_GPU = Choice(CUSTOM, "Custom (edit the figures)")
 #: The choices of a GPU preset: every gpulesson.hardware.GPUS name (the teaching baseline
 #: and the current generation among them, as the help says), then custom.
 GPU_CHOICES = tuple(Choice(k, k) for k in hardware.GPUS) + (_CUSTOM_GPU,)
-_MISSING_PEAK = "{choice} has no dense {key} figure on its datasheet"
+#: What a GPU preset says when the chosen GPU has no dense peak at the chosen precision.
+MISSING_PEAK = "{choice} has no dense {key} figure on its datasheet"
 
 #: The GPUs the price table quotes (gpulesson.prices).
 _PRICED = frozenset(q.gpu for q in prices.QUOTES)
@@ -252,39 +253,50 @@ PEAK = Number("peak_flops", "Peak compute (dense)", range=(0.1, 100_000), step=0
 BANDWIDTH = Number("bandwidth", "Memory bandwidth", range=(0.01, 100), step=0.01,
                    unit="TB/s", scale=1e12, dimension="bytes/s",
                    help="Peak HBM/GDDR bandwidth, decimal TB/s.")
+SMS = Integer("sms", "Streaming multiprocessors (SMs)", range=(1, 1000),
+              help="SMs the GPU runs blocks on.")
+#: Where the SM counts and per-SM limits come from.
+EXECUTION_NOTE = ("SM counts from the architecture whitepapers, per-SM limits from the CUDA "
+                  "C++ Programming Guide (gpulesson.execution).")
 
 
 def gpu_inputs(default: str, *, memory: bool = False, peak: bool | Input = False,
-               bandwidth: bool = False, price: bool = False) -> tuple[Input, ...]:
+               bandwidth: bool = False, price: bool = False,
+               sms: bool = False) -> tuple[Input, ...]:
     """A GPU preset (``gpu``) and the figures it fills from gpulesson.hardware.GPUS.
 
-    The figures follow the preset in this order: ``gpu_memory`` (GB), ``peak_flops``
-    (dense TFLOP/s, keyed by the ``dtype`` input) and ``bandwidth`` (TB/s). ``peak`` may
-    be the peak input to use instead of :data:`PEAK` (another range or help). ``price``
-    also fills the calculator's ``usd_per_gpu_hour`` (declare it with
-    :func:`gpu_hour_price`) with the GPU's dated default quote
+    The figures follow the preset in this order: ``sms`` (the SM count; the menu then
+    offers only the GPUs :data:`gpulesson.execution.GPU_EXECUTION` counts SMs for),
+    ``gpu_memory`` (GB), ``peak_flops`` (dense TFLOP/s, keyed by the ``dtype`` input) and
+    ``bandwidth`` (TB/s). ``peak`` may be the peak input to use instead of :data:`PEAK`
+    (another range or help). ``price`` also fills the calculator's ``usd_per_gpu_hour``
+    (declare it with :func:`gpu_hour_price`) with the GPU's dated default quote
     (:func:`gpulesson.prices.default_price`), for the GPUs the price table covers; a GPU
     without a quote leaves the price as typed.
     """
     fills: dict[str, dict[str, Any]] = {}
     for key, spec in hardware.GPUS.items():
         fill: dict[str, Any] = {}
+        if sms:
+            if key not in execution.GPU_EXECUTION:
+                continue
+            fill["sms"] = execution.GPU_EXECUTION[key].sms
         if memory:
             fill["gpu_memory"] = spec.memory_bytes
         if bandwidth:
             fill["bandwidth"] = spec.bandwidth
         if peak:
             fill["peak_flops"] = Keyed(by="dtype", values=dict(spec.peak_flops),
-                                       missing=_MISSING_PEAK)
+                                       missing=MISSING_PEAK)
         if price and key in _PRICED:
             fill["usd_per_gpu_hour"] = prices.default_price(key).usd_per_gpu_hour
         fills[key] = fill
-    choices = GPU_CHOICES
-    figures = (GPU_MEMORY if memory else None,
+    choices = tuple(c for c in GPU_CHOICES if c.value in fills or c.value == CUSTOM)
+    figures = (SMS if sms else None, GPU_MEMORY if memory else None,
                (peak if isinstance(peak, Input) else PEAK) if peak else None,
                BANDWIDTH if bandwidth else None)
     return (Preset("gpu", "GPU", default=default, choices=choices, fills=fills,
-                   help=GPU_NOTE),
+                   help=f"{EXECUTION_NOTE} {GPU_NOTE}" if sms else GPU_NOTE),
             *(figure for figure in figures if figure is not None))
 
 
@@ -318,6 +330,11 @@ def yes_no(name: str, label: str, default: str, help: str) -> Input:
     """A switch: ``"no"`` or ``"yes"``."""
     return Select(name, label, default=default,
                   choices=(Choice("no", "no"), Choice("yes", "yes")), help=help)
+
+
+def matrix_dimension(name: str, label: str, default: int = 4096) -> Input:
+    """One dimension (M, N or K) of a matrix product."""
+    return Integer(name, label, default=default, range=(1, 262_144))
 
 
 def tokens(name: str, label: str, default: int, help: str = "") -> Input:

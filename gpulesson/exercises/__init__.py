@@ -37,6 +37,11 @@ Adding exercises for a lesson
    ...): ``answer=lambda p: gemm.flops(p["m"], p["k"], p["n"])``. Never type a number
    that a calculator computes; that includes the worked solution, whose figures come
    from ``derived(p)``.
+   Words and names come from the shared vocabulary: :mod:`~gpulesson.exercises.wording`
+   spells numbers and models and holds the unit words a learner may type
+   (``extra_units=PARAMS``, ``GPUS``, ``TOKENS`` ...), ``bank/_common.py`` the type of a
+   variant's parameters, the reference GPU and the shared GPU menu; a bank defines only
+   what belongs to its own lesson.
 3. Declare mistakes as the answer a learner making them would give, computed with the
    same calculators (``counted_macs(lambda p: gemm.flops(...) / 2)``), with a hint
    that names the mistake. Mistakes must stay distinguishable from the answer and from
@@ -70,9 +75,11 @@ exception is :meth:`Lesson.show`, which loads ``widgets`` (and so ipywidgets) wh
     :class:`Feedback` (plain data), its statuses, and the wording of numbers and ratios;
 ``core``
     exercise kinds, checking;
-``mistakes``, ``wording``, ``serving``
-    what the banks share: common mistakes, how numbers and names are spelled, a decode
-    step several lessons ask about;
+``kernel``
+    CUDA kernel exercises, and the helpers their mistakes are declared with;
+``mistakes``, ``wording``, ``serving``, ``bank/_common``
+    what the banks share: common mistakes, how numbers, names and units are spelled, a
+    decode step several lessons ask about, the GPUs and the type of a variant's parameters;
 ``bank/<slug>``
     one lesson's exercises;
 ``render``

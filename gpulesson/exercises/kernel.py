@@ -26,7 +26,7 @@ from typing import Any, ClassVar
 from gpulesson.exercises.core import CodeExercise, Feedback, Mistake
 from gpulesson.kernelcheck import check_kernel, counters, python_function, shim
 
-__all__ = ["KernelExercise", "KernelMistake", "KernelSource"]
+__all__ = ["KernelExercise", "KernelMistake", "KernelSource", "first_is", "kernel_mistake"]
 
 #: The imports a kernel source starts with, as a learner writes them.
 IMPORTS = "from numba import cuda, float32, int32"
@@ -100,6 +100,25 @@ class KernelMistake(Mistake):
 
     kernel: KernelSource | None = None
     detect: Callable[[Any], bool] = field(default=lambda report: False)
+
+
+def kernel_mistake(key: str, hint: str, kernel: KernelSource,
+                   detect: Callable[[Any], bool]) -> KernelMistake:
+    """A kernel bug a learner makes: ``kernel`` makes it and ``detect`` knows its report. It
+    has no value to compare, a kernel being checked by running it."""
+    return KernelMistake(key, hint, lambda p: None, kernel=kernel, detect=detect)
+
+
+def first_is(kind: str, *, at: str | None = None) -> Callable[[Any], bool]:
+    """A ``detect``: the report's first problem is of ``kind`` (``"race"``,
+    ``"out_of_bounds"`` ...), and with ``at`` on a line of the kernel that holds that text."""
+
+    def detect(report: Any) -> bool:
+        first = report.first
+        return (first is not None and first.kind == kind
+                and (at is None or (first.site is not None and at in first.site.text)))
+
+    return detect
 
 
 # Reports of the course's own kernels (model solutions, mistakes), by the function checked;

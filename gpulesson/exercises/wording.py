@@ -18,8 +18,10 @@ from types import MappingProxyType
 from gpulesson.exercises.core import format_number
 from gpulesson.transformer import model_label  # the banks spell models through wording
 
-__all__ = ["PER_BYTE", "PRECISION_LABELS", "TIMES", "billions", "count", "model_label",
-           "percent", "plural", "precision_label", "scientific", "tflop_rate", "trillions",
+__all__ = ["CONVERSATIONS", "GPUS", "GPU_HOURS", "MONTHS", "PARAMS", "PARAMS_IN_MILLIONS",
+           "PER_BYTE", "PER_WATT", "PRECISION_LABELS", "SEQUENCES", "TIMES", "TOKENS",
+           "TOKENS_PER_SECOND", "billions", "count", "model_label", "percent", "plural",
+           "precision_label", "scientific", "tflop_rate", "token_rate", "trillions",
            "trim_zeros"]
 
 #: Words for a plain ratio: "3×", "3 x", "3 times".
@@ -27,6 +29,42 @@ TIMES: Mapping[str, float] = MappingProxyType({"×": 1, "x": 1, "times": 1})
 #: Words for an arithmetic intensity.
 PER_BYTE: Mapping[str, float] = MappingProxyType({
     "FLOP/byte": 1, "FLOPs/byte": 1, "FLOP/B": 1, "FLOPs per byte": 1, "FLOP per byte": 1})
+#: Words for an energy efficiency, with their scale to FLOP/s per watt.
+PER_WATT: Mapping[str, float] = MappingProxyType({
+    "GFLOP/s/W": 1e9, "GFLOP/s per W": 1e9, "GFLOP/s per watt": 1e9, "GFLOP/J": 1e9,
+    "TFLOP/s/W": 1e12, "TFLOP/s per W": 1e12, "TFLOP/s per watt": 1e12, "FLOP/s/W": 1,
+    "FLOP/J": 1})
+
+# The counts the banks ask for, each with the words (and scales) a learner may type after
+# the number. Matching ignores case (gpulesson.exercises.core).
+
+#: Words for a count of parameters.
+PARAMS: Mapping[str, float] = MappingProxyType({"parameters": 1, "params": 1, "parameter": 1})
+#: A count of parameters answered in millions (LoRA adapters): "4.19 million", "4.19 m".
+PARAMS_IN_MILLIONS: Mapping[str, float] = MappingProxyType({
+    **PARAMS, "m parameters": 1e6, "million parameters": 1e6, "million": 1e6, "m": 1e6})
+#: Words for a count of GPUs.
+GPUS: Mapping[str, float] = MappingProxyType({"GPUs": 1, "GPU": 1})
+#: Words for a count of sequences in a batch.
+SEQUENCES: Mapping[str, float] = MappingProxyType({"sequences": 1, "sequence": 1, "seqs": 1})
+#: Words for a count of users served at once.
+CONVERSATIONS: Mapping[str, float] = MappingProxyType({
+    "users": 1, "user": 1, "sequences": 1, "sequence": 1, "conversations": 1,
+    "conversation": 1})
+#: Words for a count of tokens, in full or in billions and trillions.
+TOKENS: Mapping[str, float] = MappingProxyType({
+    "tokens": 1, "token": 1, "trillion tokens": 1e12, "billion tokens": 1e9, "t tokens": 1e12,
+    "b tokens": 1e9, "trillion": 1e12, "t": 1e12})
+#: Words for a throughput in tokens per second, in full, thousands or millions.
+TOKENS_PER_SECOND: Mapping[str, float] = MappingProxyType({
+    "tokens/s": 1, "tok/s": 1, "k tokens/s": 1e3, "m tokens/s": 1e6, "million tokens/s": 1e6})
+#: Words for GPU-hours, in full or in millions.
+GPU_HOURS: Mapping[str, float] = MappingProxyType({
+    "gpu-hours": 1, "gpu hours": 1, "gpu-hour": 1, "hours": 1, "h": 1, "m gpu-hours": 1e6,
+    "million gpu-hours": 1e6, "million": 1e6})
+#: Words for a span in months (years count twelve).
+MONTHS: Mapping[str, float] = MappingProxyType({
+    "months": 1, "month": 1, "mo": 1, "years": 12, "year": 12})
 
 #: How the texts name a number format or precision key of the calculators.
 PRECISION_LABELS: Mapping[str, str] = MappingProxyType({
@@ -84,6 +122,12 @@ def trillions(n: float, digits: int = 3, *, long: bool = False) -> str:
 def tflop_rate(rate: float, digits: int = 5) -> str:
     """``989.4e12 -> '989.4 TFLOP/s'``."""
     return f"{format_number(rate / 1e12, digits)} TFLOP/s"
+
+
+def token_rate(rate: float) -> str:
+    """A decode or prefill speed: ``1234.56 -> '1,235 tokens/s'`` (four significant
+    figures)."""
+    return f"{format_number(rate, 4)} tokens/s"
 
 
 def precision_label(key: str) -> str:

@@ -25,6 +25,7 @@ import difflib
 import functools
 import json
 import re
+import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -74,6 +75,49 @@ def parametrize(items: Sequence[Claim]) -> pytest.MarkDecorator:
     """``@parametrize(CLAIMS)``: one test per claim, named after its text."""
     return pytest.mark.parametrize("claim", items,
                                    ids=[_claim_id(i, c) for i, c in enumerate(items)])
+
+
+def claim_test(claimed: Sequence[Claim], page_text: str, where: str) -> Callable[[Claim], None]:
+    """``test_claim = claim_test(CLAIMS, PAGE, where)``: one test per claim of ``claimed``
+    (:func:`parametrize`), each failing when the page (:func:`page` text) no longer says
+    what the calculators give; ``where`` names the page in the message."""
+
+    @parametrize(claimed)
+    def test_claim(claim: Claim) -> None:
+        claim.check(page_text, where)
+
+    return test_claim
+
+
+def claim_tests(module: str, path: Path) -> tuple[Callable[..., None], ...]:
+    """The tests of a page's figures, for the content test ``module`` (its ``__name__``)
+    of the page at ``path``, which defines ``CLAIMS``, ``PAGE`` (:func:`page` of ``path``)
+    and ``NOT_FIGURES`` (the numbers of its prose that are not results)::
+
+        (test_claim, test_every_figure_is_claimed,
+         test_every_listed_non_figure_is_on_the_page) = claim_tests(__name__, NOTEBOOK)
+
+    ``test_claim``: one test per claim (:func:`claim_test`); ``test_every_figure_is_claimed``:
+    every figure of the prose lies in a claim's text or a listed non-figure
+    (:func:`uncovered_figures`); ``test_every_listed_non_figure_is_on_the_page``: no listed
+    non-figure is stale. ``NOT_FIGURES`` is read when the tests run, so the module may add
+    to it after this call (a "Going further" box's claims, checked by their own
+    :func:`claim_test`)."""
+    defined = sys.modules[module]
+    where = (path.resolve().relative_to(REPO).as_posix() if path.resolve().is_relative_to(REPO)
+             else path.name)
+
+    def test_every_figure_is_claimed() -> None:
+        covered = [c.text for c in defined.CLAIMS] + list(defined.NOT_FIGURES)
+        missing = uncovered_figures(markdown_of(path), covered)
+        assert not missing, f"{where}: figures that are neither claimed nor listed: {missing}"
+
+    def test_every_listed_non_figure_is_on_the_page() -> None:
+        stale = [text for text in defined.NOT_FIGURES if rendered(text) not in defined.PAGE]
+        assert not stale, f"{where} no longer says these listed non-figures: {stale}"
+
+    return (claim_test(defined.CLAIMS, defined.PAGE, where), test_every_figure_is_claimed,
+            test_every_listed_non_figure_is_on_the_page)
 
 
 def closest(text: str, page: str) -> str:

@@ -5,13 +5,15 @@ content test, whose claims are checked."""
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 from pathlib import Path
 
 import pytest
 
 from gpulesson import course
 
-from .claims import Claim, claims, figures, rendered, uncovered_figures
+from .claims import Claim, claim_tests, claims, figures, page, rendered, uncovered_figures
 
 PAGE = """(slug)=
 # A page
@@ -90,6 +92,32 @@ def test_roles_and_wrapped_code_spans() -> None:
     over a line break is code."""
     page = "The {term}`ridge point` is 295 FLOP/byte; `x =\n4096` is code; 61 more.\n"
     assert [token for _, token in figures(page)] == ["295", "61"]
+
+
+def test_the_tests_of_a_page_fail_on_an_unclaimed_figure_and_a_stale_non_figure(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``claim_tests`` gives a content test module its three tests; the figure and
+    non-figure checks read ``NOT_FIGURES`` when they run, so a module may add to it later."""
+    path = tmp_path / "a_page.md"
+    path.write_text(PAGE, encoding="utf-8")
+    module = types.ModuleType("a_content_test")
+    module.CLAIMS = claims(lambda: "reads 3.35 TB/s")
+    module.PAGE = page(path)
+    module.NOT_FIGURES = ("an 8,192-token prompt", "{term}`about 169 ms <TTFT>`")
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    test_claim, every_figure, non_figures = claim_tests(module.__name__, path)
+    assert test_claim.pytestmark[0].args[1] is module.CLAIMS
+    test_claim(module.CLAIMS[0])
+    with pytest.raises(AssertionError, match="a_page.md no longer says"):
+        test_claim(Claim(lambda: "reads 3.36 TB/s"))
+    with pytest.raises(AssertionError, match=r"a_page.md: figures that are neither .*'12'"):
+        every_figure()
+    module.NOT_FIGURES += ("12$ an hour",)
+    every_figure()
+    non_figures()
+    module.NOT_FIGURES += ("13$ an hour",)
+    with pytest.raises(AssertionError, match=r"no longer says .*'13\$ an hour'"):
+        non_figures()
 
 
 # ---------------------------------------------------------------------------------------

@@ -49,7 +49,7 @@ from gpulesson import (
 from gpulesson.exercises import lesson_module
 
 from . import nbtools as nb
-from .claims import claims, markdown_of, page, parametrize, uncovered_figures
+from .claims import claim_test, claim_tests, claims, page
 
 SLUG = "distributed_math"
 NOTEBOOK = nb.notebook(SLUG)
@@ -721,14 +721,8 @@ NOT_FIGURES = (
 # The figures of the prose
 
 
-@parametrize(CLAIMS)
-def test_claim(claim) -> None:
-    claim.check(PAGE, "notebooks/distributed_math.ipynb")
-
-
-def test_every_figure_is_claimed() -> None:
-    covered = [c.text for c in CLAIMS] + list(NOT_FIGURES)
-    assert uncovered_figures(markdown_of(NOTEBOOK), covered) == []
+(test_claim, test_every_figure_is_claimed,
+ test_every_listed_non_figure_is_on_the_page) = claim_tests(__name__, NOTEBOOK)
 
 
 def test_lesson_notebook_hides_no_asserts() -> None:
@@ -1014,6 +1008,4 @@ GOING_FURTHER = claims(
 NOT_FIGURES += tuple(c.text for c in GOING_FURTHER)
 
 
-@parametrize(GOING_FURTHER)
-def test_going_further_claim(claim) -> None:
-    claim.check(PAGE, "notebooks/distributed_math.ipynb")
+test_going_further_claim = claim_test(GOING_FURTHER, PAGE, NOTEBOOK.name)

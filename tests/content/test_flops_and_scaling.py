@@ -33,7 +33,7 @@ from gpulesson import calculators, cost, flops, hardware, inference, transformer
 from gpulesson.exercises import lesson_module
 
 from . import nbtools as nb
-from .claims import claims, markdown_of, page, parametrize, uncovered_figures
+from .claims import claim_test, claim_tests, claims, page
 
 SLUG = "flops_and_scaling"
 BANK = lesson_module(SLUG)
@@ -385,7 +385,6 @@ NOT_FIGURES = (
     r"N \approx 12\,L\,d^2",
     "falls short of 100 %",
     "(100 % minus the last column)",
-    "sits below 100 %",
     "rather than 100 %",
     r"\times 3600\ \text{s/h}",
     # the Llama 3 team's pretraining context (Dubey et al. 2024)
@@ -425,14 +424,8 @@ def _code_cell(cell_id: str) -> str:
 # The figures of the prose
 
 
-@parametrize(CLAIMS)
-def test_claim(claim) -> None:
-    claim.check(PAGE, "notebooks/flops_and_scaling.ipynb")
-
-
-def test_every_figure_is_claimed() -> None:
-    covered = [c.text for c in CLAIMS] + list(NOT_FIGURES)
-    assert uncovered_figures(markdown_of(LESSON_NB), covered) == []
+(test_claim, test_every_figure_is_claimed,
+ test_every_listed_non_figure_is_on_the_page) = claim_tests(__name__, LESSON_NB)
 
 
 def test_the_lessons_training_step_computes_the_true_gradients() -> None:
@@ -641,6 +634,4 @@ GOING_FURTHER = claims(
 NOT_FIGURES += tuple(c.text for c in GOING_FURTHER)
 
 
-@parametrize(GOING_FURTHER)
-def test_going_further_claim(claim) -> None:
-    claim.check(PAGE, "notebooks/flops_and_scaling.ipynb")
+test_going_further_claim = claim_test(GOING_FURTHER, PAGE, LESSON_NB.name)

@@ -27,7 +27,7 @@ from gpulesson.bench import sizes_for
 from gpulesson.exercises import lesson_module
 
 from . import nbtools as nb
-from .claims import claims, markdown_of, page, parametrize, uncovered_figures
+from .claims import claim_tests, claims, page
 
 SLUG = "inference_and_kv_cache"
 BANK = lesson_module(SLUG)
@@ -649,7 +649,6 @@ CLAIMS = claims(
 NOT_FIGURES = (
     # sections 3b and 6b: what the configurations say (names and the assumed routing)
     "with its 128 heads would", "of its 8 experts per layer",
-    "(sections 6 and 13)",            # sections of lesson 1
     # inputs the lesson chooses
     "about 8,000 tokens",
     "receives an 8,192-token conversation",
@@ -803,14 +802,8 @@ def test_cited_keys_and_glossary_terms_exist(path):
 # The figures of the prose
 
 
-@parametrize(CLAIMS)
-def test_claim(claim) -> None:
-    claim.check(PAGE, "notebooks/inference_and_kv_cache.ipynb")
-
-
-def test_every_figure_is_claimed() -> None:
-    covered = [c.text for c in CLAIMS] + list(NOT_FIGURES)
-    assert uncovered_figures(markdown_of(NOTEBOOK), covered) == []
+(test_claim, test_every_figure_is_claimed,
+ test_every_listed_non_figure_is_on_the_page) = claim_tests(__name__, NOTEBOOK)
 
 
 def test_lesson_notebook_hides_no_asserts():

@@ -21,7 +21,7 @@ from gpulesson import execution, gemm, hardware, transformer, units
 
 from . import nbtools as nb
 from . import study_time
-from .claims import claims, markdown_of, page, parametrize, rendered, uncovered_figures
+from .claims import claim_tests, claims, page
 
 SLUG = "inside_the_gpu"
 NOTEBOOK = nb.notebook(SLUG)
@@ -314,18 +314,8 @@ NOT_FIGURES = (
 )
 
 
-@parametrize(CLAIMS)
-def test_claim(claim) -> None:
-    claim.check(PAGE, NOTEBOOK.name)
-
-
-def test_every_figure_is_claimed() -> None:
-    covered = [c.text for c in CLAIMS] + list(NOT_FIGURES)
-    assert uncovered_figures(markdown_of(NOTEBOOK), covered) == []
-
-
-def test_every_listed_non_figure_is_on_the_page() -> None:
-    assert [text for text in NOT_FIGURES if rendered(text) not in PAGE] == []
+(test_claim, test_every_figure_is_claimed,
+ test_every_listed_non_figure_is_on_the_page) = claim_tests(__name__, NOTEBOOK)
 
 
 # ---------------------------------------------------------------------------------------

@@ -29,7 +29,7 @@ from gpulesson.exercises import lesson_module
 from gpulesson.precision import float_format
 
 from . import nbtools as nb
-from .claims import claims, page, parametrize, uncovered_figures
+from .claims import claim_test, claim_tests, claims, page
 
 SLUG = "optimisations"
 NOTEBOOK = nb.notebook(SLUG)
@@ -365,14 +365,8 @@ def test_skeleton_of_the_house_style() -> None:
     nb.check_first_cell_picks_the_device(NOTEBOOK)
 
 
-@parametrize(CLAIMS)
-def test_claim(claim) -> None:
-    claim.check(PAGE, "the optimisations lesson")
-
-
-def test_every_figure_is_claimed() -> None:
-    covered = [c.text for c in CLAIMS] + list(NOT_FIGURES)
-    assert uncovered_figures(nb.markdown(NOTEBOOK), covered) == []
+(test_claim, test_every_figure_is_claimed,
+ test_every_listed_non_figure_is_on_the_page) = claim_tests(__name__, NOTEBOOK)
 
 
 def test_every_pause_and_think_hides_its_answer() -> None:
@@ -574,6 +568,4 @@ GOING_FURTHER = claims(
 NOT_FIGURES += tuple(c.text for c in GOING_FURTHER)
 
 
-@parametrize(GOING_FURTHER)
-def test_going_further_claim(claim) -> None:
-    claim.check(PAGE, "the optimisations lesson")
+test_going_further_claim = claim_test(GOING_FURTHER, PAGE, NOTEBOOK.name)

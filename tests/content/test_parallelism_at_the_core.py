@@ -34,7 +34,7 @@ from gpulesson import (
 )
 
 from . import nbtools as nb
-from .claims import claims, markdown_of, page, parametrize, rendered, uncovered_figures
+from .claims import claim_tests, claims, page
 
 SLUG = "parallelism_at_the_core"
 NOTEBOOK = nb.notebook(SLUG)
@@ -412,20 +412,8 @@ NOT_FIGURES = (
 
 
 
-@parametrize(CLAIMS)
-def test_claim(claim) -> None:
-    claim.check(PAGE, NOTEBOOK.name)
-
-
-def test_every_figure_is_claimed() -> None:
-    covered = [c.text for c in CLAIMS] + list(NOT_FIGURES)
-    markdown = markdown_of(NOTEBOOK)
-    assert uncovered_figures(markdown, covered) == []
-
-
-def test_every_listed_non_figure_is_on_the_page() -> None:
-    missing = [text for text in NOT_FIGURES if rendered(text) not in PAGE]
-    assert missing == []
+(test_claim, test_every_figure_is_claimed,
+ test_every_listed_non_figure_is_on_the_page) = claim_tests(__name__, NOTEBOOK)
 
 
 # ---------------------------------------------------------------------------------------

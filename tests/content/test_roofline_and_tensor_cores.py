@@ -40,7 +40,7 @@ from gpulesson.exercises.bank.roofline_and_tensor_cores import seed_bytes_precis
 from gpulesson.precision import float_format
 
 from . import nbtools as nb
-from .claims import claims, markdown_of, page, parametrize, rendered, uncovered_figures
+from .claims import claim_tests, claims, page
 
 SLUG = "roofline_and_tensor_cores"
 NOTEBOOK = nb.notebook(SLUG)
@@ -329,20 +329,8 @@ NOT_FIGURES = (
 
 
 
-@parametrize(CLAIMS)
-def test_claim(claim) -> None:
-    claim.check(PAGE, NOTEBOOK.name)
-
-
-def test_every_figure_is_claimed() -> None:
-    covered = [c.text for c in CLAIMS] + list(NOT_FIGURES)
-    markdown = markdown_of(NOTEBOOK)
-    assert uncovered_figures(markdown, covered) == []
-
-
-def test_every_listed_non_figure_is_on_the_page() -> None:
-    missing = [text for text in NOT_FIGURES if rendered(text) not in PAGE]
-    assert missing == []
+(test_claim, test_every_figure_is_claimed,
+ test_every_listed_non_figure_is_on_the_page) = claim_tests(__name__, NOTEBOOK)
 
 
 # ---------------------------------------------------------------------------------------

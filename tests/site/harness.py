@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import os
 import threading
 from collections.abc import Iterator
@@ -15,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
+
+import pytest
 
 from .building import script_module
 
@@ -188,3 +191,24 @@ def new_context(browser: Any, color_scheme: str) -> Any:
         service_workers="block",
         viewport={"width": 1280, "height": 900},
     )
+
+
+def report_timings(kind: str, timings: dict[str, Any]) -> None:
+    """Print a browser test's timings and, when ``GL_SCREENSHOT_DIR`` is set, keep them there
+    as ``<kind>-timings.json`` for the report."""
+    text = json.dumps(timings, indent=2)
+    print(f"\n{kind} timings:", text)
+    folder = os.environ.get("GL_SCREENSHOT_DIR")
+    if folder:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        (Path(folder) / f"{kind}-timings.json").write_text(text + "\n", encoding="utf-8")
+
+
+def require_same_package(page: Any, interactive: str, pack: dict[str, Any]) -> None:
+    """Stop a live test when the page's packed gpulesson (``window.<interactive>``'s) is not
+    the one installed here: it would compare another version's answers with this one's."""
+    served = page.evaluate(f"window.{interactive}.stats.info.sha256")
+    if served != pack["sha256"]:
+        pytest.fail("the site was built from another version of gpulesson than the one "
+                    "installed here: rebuild it (make book), or unset GL_SITE_DIR",
+                    pytrace=False)

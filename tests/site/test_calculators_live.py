@@ -20,7 +20,6 @@ from __future__ import annotations
 import functools
 import html
 import http.server
-import json
 import math
 import os
 import random
@@ -42,6 +41,8 @@ from .harness import (
     SiteServer,
     new_context,
     record_page,
+    report_timings,
+    require_same_package,
 )
 
 pytestmark = pytest.mark.browser
@@ -201,11 +202,7 @@ def live_page(browser: Any, site_server: SiteServer) -> Iterator[RecordedPage]:
         TIMINGS["page_to_all_live_s"] = round(time.perf_counter() - started, 2)
         failed = page.locator("[data-gl-state=failed] .gl-calc-status")
         assert failed.count() == 0, f"the calculators did not start: {failed.first.inner_text()}"
-        served = page.evaluate("window.GLCalculators.stats.info.sha256")
-        if served != calculator_pack()["sha256"]:
-            pytest.fail("the site was built from another version of gpulesson than the one "
-                        "installed here: rebuild it (make book), or unset GL_SITE_DIR",
-                        pytrace=False)
+        require_same_package(page, "GLCalculators", calculator_pack())
         yield recorded
     finally:
         context.close()
@@ -216,12 +213,7 @@ def _report_timings() -> Iterator[None]:
     yield
     if not TIMINGS:
         return
-    text = json.dumps(TIMINGS, indent=2)
-    print("\ncalculator timings:", text)
-    folder = os.environ.get("GL_SCREENSHOT_DIR")
-    if folder:
-        Path(folder).mkdir(parents=True, exist_ok=True)
-        (Path(folder) / "calculator-timings.json").write_text(text + "\n", encoding="utf-8")
+    report_timings("calculator", TIMINGS)
 
 
 def _element_id(page: Any, name: str) -> str:

@@ -24,7 +24,6 @@ the round trip of one check are written to ``GL_SCREENSHOT_DIR/exercise-timings.
 from __future__ import annotations
 
 import json
-import os
 import statistics
 import time
 from collections.abc import Iterator
@@ -39,7 +38,13 @@ from gpulesson.exercises.core import ChoiceExercise, CodeExercise, NumericExerci
 
 from .axe import assert_accessible
 from .building import exercise_pack, exercises_left_static
-from .harness import RecordedPage, new_context, record_page
+from .harness import (
+    RecordedPage,
+    new_context,
+    record_page,
+    report_timings,
+    require_same_package,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -93,12 +98,7 @@ def _report_timings() -> Iterator[None]:
         "median_round_trip_ms": round(statistics.median(
             p["round_trip_ms"] for p in pages if p.get("round_trip_ms") is not None), 1),
     }
-    text = json.dumps(TIMINGS, indent=2)
-    print("\nexercise timings:", text)
-    folder = os.environ.get("GL_SCREENSHOT_DIR")
-    if folder:
-        Path(folder).mkdir(parents=True, exist_ok=True)
-        (Path(folder) / "exercise-timings.json").write_text(text + "\n", encoding="utf-8")
+    report_timings("exercise", TIMINGS)
 
 
 # ---------------------------------------------------------------------------------------
@@ -119,11 +119,7 @@ def _open_live(recorded: RecordedPage, path: str) -> float:
     seconds = time.perf_counter() - started
     failed = page.locator("[data-exercise][data-state=failed]")
     assert failed.count() == 0, page.locator("[data-gl-status]").inner_text()
-    served = page.evaluate("window.GLExercises.stats.info.sha256")
-    if served != exercise_pack()["sha256"]:
-        pytest.fail("the site was built from another version of gpulesson than the one "
-                    "installed here: rebuild it (make book), or unset GL_SITE_DIR",
-                    pytrace=False)
+    require_same_package(page, "GLExercises", exercise_pack())
     return seconds
 
 

@@ -201,9 +201,8 @@ PARALLEL_TRAFFIC = Calculator(
     inputs=(
         *shared.model_inputs("llama-3.1-405b"),
         shared.tokens("seq_len", "Sequence length", 8192),
-        Number("step_tokens", "Tokens per step (global batch)", default=16.777216,
-               range=(0.001, 1000), step=0.5, unit="million", scale=1e6, dimension="count",
-               help="Llama 3 405B: 16M tokens per step (Dubey et al. 2024, Table 4)."),
+        planner_inputs.step_tokens(16.777216, help="Llama 3 405B: 16M tokens per step "
+                                   "(Dubey et al. 2024, Table 4)."),
         *planner_inputs.gpu_inputs("H100 SXM"),
         replace(shared.dtype_input(), help="FP8 also sends an expert all-to-all's dispatch "
                 "in FP8, as DeepSeek-V3 does."),
@@ -235,8 +234,7 @@ PARALLEL_TRAFFIC = Calculator(
     outputs=(
         Output("degrees", "Layout", "text"),
         Output("n_gpus", "GPUs (tp · cp · pp · dp)", "count"),
-        Output("feasible", "Feasible", "bool"),
-        Output("problems", "Problems", "text"),
+        *planner_inputs.VERDICT_OUT,
         Output("links", "Link each dimension crosses", "text"),
         Output("tensor_bytes", "Tensor parallel: sent per GPU per step", "bytes"),
         Output("context_bytes", "Context parallel: sent per GPU per step", "bytes"),

@@ -5,25 +5,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpulesson import execution, gemm, hardware, memory, roofline
+from gpulesson import execution, gemm, memory, roofline
 from gpulesson.calculators import shared
 from gpulesson.calculators.spec import (
-    CUSTOM,
     Calculator,
     Choice,
     Input,
     Integer,
-    Keyed,
     Number,
     Output,
-    Preset,
     Select,
 )
 
 LESSON = "inside_the_gpu"
 
-_EXECUTION_NOTE = ("SM counts from the architecture whitepapers, per-SM limits from the CUDA "
-                   "C++ Programming Guide (gpulesson.execution).")
 _GPU_CHOICES = tuple(Choice(name, f"{name} (compute capability {g.compute_capability})")
                      for name, g in execution.GPU_EXECUTION.items())
 
@@ -36,7 +31,7 @@ _NVIDIA_MODEL = ("The model is NVIDIA's (32-thread warps, 32-byte sectors); AMD'
 
 def _gpu_select(default: str = "H100 SXM") -> Input:
     return Select("gpu", "GPU", default=default, choices=_GPU_CHOICES,
-                  help="Sets the per-SM limits of its compute capability. " + _EXECUTION_NOTE)
+                  help="Sets the per-SM limits of its compute capability. " + shared.EXECUTION_NOTE)
 
 
 def _occupancy(*, gpu: str, threads_per_block: int, registers_per_thread: int,
@@ -84,41 +79,8 @@ OCCUPANCY = Calculator(
     ),
     function=_occupancy,
     sources=("NVIDIA CUDA Occupancy Calculator and cuda_occupancy.h",
-             "NVIDIA CUDA C++ Programming Guide, compute capabilities", _EXECUTION_NOTE),
+             "NVIDIA CUDA C++ Programming Guide, compute capabilities", shared.EXECUTION_NOTE),
 )
-
-
-def _sm_preset(default: str = "H100 SXM", *, peak: bool = False,
-               bandwidth: bool = False) -> tuple[Input, ...]:
-    """A GPU preset that fills the SM count (and its dense peak or bandwidth)."""
-    fills: dict[str, dict[str, Any]] = {}
-    for name, spec in execution.GPU_EXECUTION.items():
-        fill: dict[str, Any] = {"sms": spec.sms}
-        data = hardware.gpu(name)
-        if peak:
-            fill["peak_flops"] = Keyed(by="dtype", values=dict(data.peak_flops),
-                                       missing="{choice} has no dense {key} figure")
-        if bandwidth:
-            fill["bandwidth"] = data.bandwidth
-        fills[name] = fill
-    fills[CUSTOM] = {}
-    choices = tuple(Choice(name, name) for name in execution.GPU_EXECUTION) + (
-        Choice(CUSTOM, "Custom (edit the figures)"),)
-    inputs: list[Input] = [
-        Preset("gpu", "GPU", default=default, choices=choices, fills=fills,
-               help=_EXECUTION_NOTE + " " + shared.GPU_NOTE),
-        Integer("sms", "Streaming multiprocessors (SMs)", range=(1, 1000),
-                help="SMs the GPU runs blocks on."),
-    ]
-    if peak:
-        inputs.append(shared.PEAK)
-    if bandwidth:
-        inputs.append(shared.BANDWIDTH)
-    return tuple(inputs)
-
-
-def _dim(name: str, label: str, default: int = 4096) -> Input:
-    return Integer(name, label, default=default, range=(1, 262_144))
 
 
 def _gemm_waves(**kw: Any) -> dict[str, Any]:
@@ -144,8 +106,9 @@ GEMM_WAVES = Calculator(
                 "compute-bound product.",
     lesson=LESSON,
     inputs=(
-        _dim("m", "M (rows of C)"), _dim("n", "N (columns of C)"),
-        _dim("k", "K (inner dimension)"),
+        shared.matrix_dimension("m", "M (rows of C)"),
+        shared.matrix_dimension("n", "N (columns of C)"),
+        shared.matrix_dimension("k", "K (inner dimension)"),
         Integer("tile_m", "Tile rows", default=256, range=(1, 1024),
                 help="Rows of C one thread block computes (cuBLAS picks among 64 to 256)."),
         Integer("tile_n", "Tile columns", default=128, range=(1, 1024),
@@ -154,7 +117,7 @@ GEMM_WAVES = Calculator(
                 help="1 for the large tiles of a big GEMM (the occupancy calculator says "
                      "how many fit)."),
         shared.dtype_input(),
-        *_sm_preset(peak=True),
+        *shared.gpu_inputs("H100 SXM", sms=True, peak=True),
     ),
     outputs=(
         Output("tiles", "Output tiles (thread blocks)", "count"),
@@ -170,7 +133,7 @@ GEMM_WAVES = Calculator(
     ),
     function=_gemm_waves,
     sources=("NVIDIA Matrix Multiplication Background User's Guide (2023), dimension "
-             "quantization effects", _EXECUTION_NOTE, shared.GPU_NOTE),
+             "quantization effects", shared.EXECUTION_NOTE, shared.GPU_NOTE),
 )
 
 
@@ -241,8 +204,9 @@ TILED_MATMUL = Calculator(
                 + _NVIDIA_MODEL,
     lesson=LESSON,
     inputs=(
-        _dim("m", "M (rows of C)"), _dim("n", "N (columns of C)"),
-        _dim("k", "K (inner dimension)"),
+        shared.matrix_dimension("m", "M (rows of C)"),
+        shared.matrix_dimension("n", "N (columns of C)"),
+        shared.matrix_dimension("k", "K (inner dimension)"),
         Integer("tile", "Tile width T", default=32, range=(1, 512),
                 help="Each block computes a T × T tile of C; T = 1 is the naive kernel."),
         shared.dtype_input(default="fp32"),

@@ -86,10 +86,9 @@ PLANNING = Calculator(
         # model and data
         *shared.model_inputs("llama-2-7b"),
         shared.TRAINING_TOKENS,
-        Number("step_tokens", "Tokens per step (global batch)", default=4.194304,
-               range=(0.001, 1000), step=0.5, unit="million", scale=1e6, dimension="count",
-               help="Llama 2 used 4M (4,194,304) tokens per step (Touvron et al. 2023, §2.2); "
-                    "a whole number of sequences."),
+        planner_inputs.step_tokens(4.194304, help="Llama 2 used 4M (4,194,304) tokens per "
+                                   "step (Touvron et al. 2023, §2.2); a whole number of "
+                                   "sequences."),
         shared.tokens("seq_len", "Sequence length", 4096),
         # hardware
         *planner_inputs.gpu_inputs("H100 SXM"),
@@ -138,8 +137,7 @@ PLANNING = Calculator(
                                "only then)."),
     ),
     outputs=(
-        Output("feasible", "Feasible", "bool"),
-        Output("problems", "Problems", "text"),
+        *planner_inputs.VERDICT_OUT,
         Output("degrees", "Layout", "text"),
         Output("reason", "Why this layout", "text"),
         Output("bottleneck", "Bottleneck", "text"),
@@ -244,8 +242,7 @@ SERVING = Calculator(
                range=(0, 1e6), step=5, unit="ms", scale=1e-3, dimension="seconds"),
     ),
     outputs=(
-        Output("feasible", "Feasible", "bool"),
-        Output("problems", "Problems", "text"),
+        *planner_inputs.VERDICT_OUT,
         Output("layout", "GPUs", "text"),
         Output("reason", "Why", "text"),
         Output("kv_cache_tokens", "KV cache per replica (vLLM's 'GPU KV cache size')",

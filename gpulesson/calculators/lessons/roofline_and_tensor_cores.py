@@ -6,7 +6,7 @@ from typing import Any
 
 from gpulesson import gemm, memory, roofline
 from gpulesson.calculators import shared
-from gpulesson.calculators.spec import Calculator, Input, Integer, Output
+from gpulesson.calculators.spec import Calculator, Output
 
 LESSON = "roofline_and_tensor_cores"
 
@@ -25,10 +25,6 @@ def _gemm_calc(**kw: Any) -> dict[str, Any]:
     }
 
 
-def _dim(name: str, label: str) -> Input:
-    return Integer(name, label, default=4096, range=(1, 262_144))
-
-
 GEMM = Calculator(
     name="gemm",
     title="Tensor-core GEMM calculator",
@@ -36,8 +32,9 @@ GEMM = Calculator(
                 "C = A·B with A of M×K and B of K×N on a chosen GPU.",
     lesson=LESSON,
     inputs=(
-        _dim("m", "M (rows of A and C)"), _dim("k", "K (inner dimension)"),
-        _dim("n", "N (columns of B and C)"),
+        shared.matrix_dimension("m", "M (rows of A and C)"),
+        shared.matrix_dimension("k", "K (inner dimension)"),
+        shared.matrix_dimension("n", "N (columns of B and C)"),
         shared.dtype_input(),
         shared.yes_no("read_c", "Also read C (β ≠ 0)", "no",
                       "C = αAB + βC reads C as well: one more M×N matrix of traffic."),

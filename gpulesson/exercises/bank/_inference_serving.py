@@ -12,28 +12,30 @@ Standard library only.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from gpulesson import hardware, inference, serving_techniques, transformer
+from gpulesson.exercises.bank._common import P
 from gpulesson.exercises.core import Mistake, NumericExercise, format_number
 from gpulesson.exercises.mistakes import inverted_ratio
-from gpulesson.exercises.wording import TIMES, billions, count, model_label, tflop_rate
+from gpulesson.exercises.wording import (
+    GPUS,
+    TIMES,
+    billions,
+    count,
+    model_label,
+    tflop_rate,
+    token_rate,
+)
 from gpulesson.units import format_bandwidth, format_flops, format_seconds
 
 LESSON = "inference_and_kv_cache"
-_GPUS = {"GPUs": 1, "GPU": 1, "prefill GPUs": 1, "×": 1, "x": 1, "times": 1}
+#: A count of prefill GPUs per decode GPU: GPUs, or a ratio.
+_PREFILL_GPUS = {**GPUS, "prefill GPUs": 1, **TIMES}
 
-P = Mapping[str, Any]
 
 __all__ = ["chunked_prefill_gap", "disaggregation_ratio", "prefix_cache_ttft",
            "speculative_speedup"]
-
-
-def _tok(rate: float) -> str:
-    return f"{format_number(rate, 4)} tokens/s"
-
-
 
 
 def _gpu(p: P) -> dict[str, float]:
@@ -212,7 +214,8 @@ def _pd(p: P, *, swap: bool = False) -> float:
 def _pd_derived(p: P) -> dict[str, Any]:
     prefill, decode = _pd_rates(p)
     return {"name": model_label(p["model"]), "in_text": count(p["input"]),
-            "out_text": count(p["output"]), "prefill": _tok(prefill), "decode": _tok(decode),
+            "out_text": count(p["output"]), "prefill": token_rate(prefill),
+            "decode": token_rate(decode),
             "pre_s": format_seconds(p["input"] / prefill),
             "dec_s": format_seconds(p["output"] / decode)}
 
@@ -261,7 +264,7 @@ disaggregation_ratio = NumericExercise(
                         "input": rng.choice([2048, 8192]),
                         "output": rng.choice([256, 512, 2048]),
                         "batch": rng.choice([16, 32])},
-    dimension="count", unit="GPUs", extra_units=_GPUS, rtol=0.02, digits=3,
+    dimension="count", unit="GPUs", extra_units=_PREFILL_GPUS, rtol=0.02, digits=3,
 )
 
 

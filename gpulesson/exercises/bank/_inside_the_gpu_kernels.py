@@ -12,29 +12,12 @@ expected results, graded performance counts) are in
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
-from gpulesson.exercises.kernel import KernelExercise, KernelMistake, KernelSource
+from gpulesson.exercises.kernel import KernelExercise, KernelSource, first_is, kernel_mistake
 from gpulesson.kernelcheck import catalogue as tasks
 
 LESSON = "inside_the_gpu"
 
 __all__ = ["EXERCISES"]
-
-
-def _mistake(key: str, hint: str, kernel: KernelSource,
-             detect: Callable[[Any], bool]) -> KernelMistake:
-    return KernelMistake(key, hint, lambda p: None, kernel=kernel, detect=detect)
-
-
-def _first(kind: str) -> Callable[[Any], bool]:
-    return lambda report: report.first is not None and report.first.kind == kind
-
-
-def _first_at(kind: str, text: str) -> Callable[[Any], bool]:
-    return lambda r: (_first(kind)(r) and r.first.site is not None
-                      and text in r.first.site.text)
 
 
 _TRAFFIC = ("The feedback of a correct kernel sets the global traffic the checker counted, "
@@ -75,7 +58,7 @@ saxpy = KernelExercise(
     ),
     reference=SAXPY, model_solution=SAXPY,
     mistakes=(
-        _mistake("one_element_per_thread",
+        kernel_mistake("one_element_per_thread",
                  "Only the first elements changed: with fewer threads than elements, each "
                  "thread must loop, `for i in range(start, y.size, cuda.gridsize(1))`.",
                  KernelSource("saxpy", """
@@ -86,7 +69,7 @@ def saxpy(a, x, y):
         y[i] = a * x[i] + y[i]
 """), lambda r: (r.first is not None and r.first.kind in ("missing_value", "wrong_value")
                 and r.first.index is not None)),
-        _mistake("contiguous_chunks",
+        kernel_mistake("contiguous_chunks",
                  "Each thread took a contiguous chunk, so the 32 threads of a warp read "
                  "elements a chunk apart: each needs its own sector. Stride by the grid "
                  "instead, so that neighbouring threads read neighbouring elements.",
@@ -97,7 +80,7 @@ def saxpy(a, x, y):
     chunk = (y.size + cuda.gridsize(1) - 1) // cuda.gridsize(1)
     for i in range(start * chunk, min(start * chunk + chunk, y.size)):
         y[i] = a * x[i] + y[i]
-"""), _first("uncoalesced")),
+"""), first_is("uncoalesced")),
     ),
 )
 
@@ -134,17 +117,17 @@ copy_matrix = KernelExercise(
     ),
     reference=COPY, model_solution=COPY,
     mistakes=(
-        _mistake("rows_along_x",
+        kernel_mistake("rows_along_x",
                  "The copy is right but each warp moved 8 times the sectors it needed: x "
                  "ran down a column. Write `col, row = cuda.grid(2)`.",
                  COPY.edited("col, row = cuda.grid(2)", "row, col = cuda.grid(2)"),
-                 _first("uncoalesced")),
-        _mistake("no_bounds_check",
+                 first_is("uncoalesced")),
+        kernel_mistake("no_bounds_check",
                  "Threads past the edge of the 20 × 20 matrix went out of bounds: check "
                  "both indexes.",
                  COPY.edited("    if row < out.shape[0] and col < out.shape[1]:\n"
                              "        out[row, col]", "    out[row, col]"),
-                 _first("out_of_bounds")),
+                 first_is("out_of_bounds")),
     ),
 )
 
@@ -181,18 +164,18 @@ transpose_naive = KernelExercise(
     ),
     reference=TRANSPOSE_NAIVE, model_solution=TRANSPOSE_NAIVE,
     mistakes=(
-        _mistake("guarded_with_out",
+        kernel_mistake("guarded_with_out",
                  "x is not square: guard with x's shape (`row < x.shape[0] and col < "
                  "x.shape[1]`), the indexes of x.",
                  TRANSPOSE_NAIVE.edited("if row < x.shape[0] and col < x.shape[1]:",
                                         "if row < out.shape[0] and col < out.shape[1]:"),
-                 lambda r: (_first_at("out_of_bounds", "out[col, row]")(r)
-                            or (_first("missing_value")(r) and r.first.index is not None))),
-        _mistake("not_transposed",
+                 lambda r: (first_is("out_of_bounds", at="out[col, row]")(r)
+                            or (first_is("missing_value")(r) and r.first.index is not None))),
+        kernel_mistake("not_transposed",
                  "That copies x instead of transposing it: store into `out[col, row]`.",
                  TRANSPOSE_NAIVE.edited("out[col, row] = x[row, col]",
                                         "out[row, col] = x[row, col]"),
-                 _first_at("out_of_bounds", "out[row, col]")),
+                 first_is("out_of_bounds", at="out[row, col]")),
     ),
 )
 
@@ -233,12 +216,12 @@ transpose_tiled = KernelExercise(
     ),
     reference=TRANSPOSE_TILED, model_solution=TRANSPOSE_TILED,
     mistakes=(
-        _mistake("no_barrier",
+        kernel_mistake("no_barrier",
                  "A thread read the tile before the thread that loads that element had "
                  "written it: `cuda.syncthreads()` between the load and the store.",
                  TRANSPOSE_TILED.edited("    cuda.syncthreads()\n"),
                  lambda r: r.first is not None and r.first.kind in ("race", "uninitialized")),
-        _mistake("store_strided",
+        kernel_mistake("store_strided",
                  "The store is still strided: write `out[c0 + ty, r0 + tx] = tile[tx, ty]`, "
                  "so that threadIdx.x runs along a row of out.",
                  TRANSPOSE_TILED.edited(
@@ -246,7 +229,7 @@ transpose_tiled = KernelExercise(
                      "        out[c0 + ty, r0 + tx] = tile[tx, ty]",
                      "    if c0 + tx < out.shape[0] and r0 + ty < out.shape[1]:\n"
                      "        out[c0 + tx, r0 + ty] = tile[ty, tx]"),
-                 _first("uncoalesced")),
+                 first_is("uncoalesced")),
     ),
 )
 
@@ -278,12 +261,12 @@ transpose_padded = KernelExercise(
     ),
     reference=TRANSPOSE_PADDED, model_solution=TRANSPOSE_PADDED,
     mistakes=(
-        _mistake("not_padded",
+        kernel_mistake("not_padded",
                  "Every read of a column hit one bank, a 32-way conflict: pad the tile to 33 "
                  "columns, `cuda.shared.array((TILE_T, TILE_T + 1), float32)`.",
                  TRANSPOSE_PADDED.edited("(TILE_T, TILE_T + 1)", "(TILE_T, TILE_T)"),
-                 _first("bank_conflict")),
-        _mistake("no_barrier",
+                 first_is("bank_conflict")),
+        kernel_mistake("no_barrier",
                  "A thread read the tile before it was loaded: `cuda.syncthreads()` between "
                  "the load and the store.",
                  TRANSPOSE_PADDED.edited("    cuda.syncthreads()\n"),
@@ -332,7 +315,7 @@ warp_sum = KernelExercise(
     ),
     reference=WARP_SUM, model_solution=WARP_SUM,
     mistakes=(
-        _mistake("returned_early",
+        kernel_mistake("returned_early",
                  "Lanes past the end returned before the shuffles: every lane in the mask "
                  "must take part. Give them `v = 0` instead of returning.",
                  KernelSource("warp_sum", """
@@ -348,11 +331,11 @@ def warp_sum(x, out):
         offset //= 2
     if cuda.laneid == 0:
         cuda.atomic.add(out, 0, v)
-"""), _first("barrier_divergence")),
-        _mistake("plain_add",
+"""), first_is("barrier_divergence")),
+        kernel_mistake("plain_add",
                  "`out[0] += v` from several warps races: use `cuda.atomic.add(out, 0, v)`.",
                  WARP_SUM.edited("cuda.atomic.add(out, 0, v)", "out[0] += v"),
-                 _first("race")),
+                 first_is("race")),
     ),
 )
 
@@ -400,14 +383,14 @@ softmax_rows = KernelExercise(
     ),
     reference=SOFTMAX, model_solution=SOFTMAX,
     mistakes=(
-        _mistake("lane_sum_only",
+        kernel_mistake("lane_sum_only",
                  "Each lane divided by its own partial sum: combine the sums of the 32 lanes "
                  "with shuffles before dividing.",
                  SOFTMAX.edited("    for offset in (16, 8, 4, 2, 1):\n"
                                 "        total += cuda.shfl_xor_sync(0xFFFFFFFF, total, "
                                 "offset)\n"),
-                 _first("wrong_value")),
-        _mistake("contiguous_columns",
+                 first_is("wrong_value")),
+        kernel_mistake("contiguous_columns",
                  "Each lane took a contiguous run of columns, so a warp's 32 loads are spread "
                  "over the row: stride the columns by 32 instead.",
                  KernelSource("softmax_rows", """
@@ -429,7 +412,7 @@ def softmax_rows(x, out):
         total += cuda.shfl_xor_sync(0xFFFFFFFF, total, offset)
     for c in range(lo, hi):
         out[row, c] = math.exp(x[row, c] - m) / total
-"""), _first("uncoalesced")),
+"""), first_is("uncoalesced")),
     ),
 )
 
@@ -475,20 +458,20 @@ layernorm_rows = KernelExercise(
     ),
     reference=LAYERNORM, model_solution=LAYERNORM,
     mistakes=(
-        _mistake("contiguous_columns",
+        kernel_mistake("contiguous_columns",
                  "Each lane took a contiguous run of columns, so a warp's 32 loads are spread "
                  "over the row: stride the columns by 32, `range(lane, cols, 32)`.",
                  KernelSource("layernorm_rows", LAYERNORM.source.replace(
                      "    cols = x.shape[1]\n",
                      "    cols = x.shape[1]\n    per = (cols + 31) // 32\n").replace(
                      "range(lane, cols, 32)", "range(lane * per, min(lane * per + per, cols))"),
-                     constants={"EPS": tasks.EPS}), _first("uncoalesced")),
-        _mistake("lane_mean_only",
+                     constants={"EPS": tasks.EPS}), first_is("uncoalesced")),
+        kernel_mistake("lane_mean_only",
                  "Each lane used its own partial sum as the row's: combine the lanes with "
                  "shuffles first.",
                  LAYERNORM.edited("    for offset in (16, 8, 4, 2, 1):\n"
                                   "        s += cuda.shfl_xor_sync(0xFFFFFFFF, s, offset)\n"),
-                 _first("wrong_value")),
+                 first_is("wrong_value")),
     ),
 )
 
@@ -523,19 +506,19 @@ histogram = KernelExercise(
     ),
     reference=HISTOGRAM, model_solution=HISTOGRAM,
     mistakes=(
-        _mistake("plain_increment",
+        kernel_mistake("plain_increment",
                  "`bins[x[i]] += 1` from two threads on one bin loses a count: use "
                  "`cuda.atomic.add(bins, x[i], 1)`.",
                  HISTOGRAM.edited("cuda.atomic.add(bins, x[i], 1)", "bins[x[i]] += 1"),
-                 _first("race")),
-        _mistake("no_bounds_check",
+                 first_is("race")),
+        kernel_mistake("no_bounds_check",
                  "Threads past the end of x read out of bounds: `if i < x.size:`.",
                  KernelSource("histogram", """
 @cuda.jit
 def histogram(x, bins):
     i = cuda.grid(1)
     cuda.atomic.add(bins, x[i], 1)
-"""), _first("out_of_bounds")),
+"""), first_is("out_of_bounds")),
     ),
 )
 
@@ -578,19 +561,19 @@ stencil_1d = KernelExercise(
     ),
     reference=STENCIL, model_solution=STENCIL,
     mistakes=(
-        _mistake("no_barrier",
+        kernel_mistake("no_barrier",
                  "A thread read a neighbour's element before that thread stored it: "
                  "`cuda.syncthreads()` between the loads and the sum.",
                  STENCIL.edited("    cuda.syncthreads()\n"),
                  lambda r: r.has("race")),
-        _mistake("no_halo",
+        kernel_mistake("no_halo",
                  "The first and last thread of each block read `s[0]` and `s[SBLOCK + 1]`, "
                  "which no thread loaded: load the two neighbours of the block too.",
                  STENCIL.edited(
                      "    if cuda.threadIdx.x == 0:  # the halo: the neighbours outside the "
                      "block\n        s[0] = x[i - 1] if 0 < i <= x.size else 0\n"
                      "        s[SBLOCK + 1] = x[i + SBLOCK] if i + SBLOCK < x.size else 0\n"),
-                 lambda r: _first("uninitialized")(r) and not r.has("race")),
+                 lambda r: first_is("uninitialized")(r) and not r.has("race")),
     ),
 )
 
@@ -636,7 +619,7 @@ dot = KernelExercise(
     ),
     reference=DOT, model_solution=DOT,
     mistakes=(
-        _mistake("interleaved_tree",
+        kernel_mistake("interleaved_tree",
                  "`tid % (2 * step) == 0` splits every warp at every step of the tree: add "
                  "`s[tid + step]` into `s[tid]` for `tid < step`, step going down.",
                  KernelSource("dot", """
@@ -655,15 +638,15 @@ def dot(a, b, out):
         step *= 2
     if tid == 0:
         cuda.atomic.add(out, 0, s[0])
-""", constants={"BLOCK": tasks.SUM_BLOCK}), _first("divergence")),
-        _mistake("barrier_in_branch",
+""", constants={"BLOCK": tasks.SUM_BLOCK}), first_is("divergence")),
+        kernel_mistake("barrier_in_branch",
                  "The barrier sat inside `if tid < step:`, which some threads skip: a "
                  "`cuda.syncthreads()` must be reached by every thread of the block, so put "
                  "it after the `if`.",
                  DOT.edited("            s[tid] += s[tid + step]\n        cuda.syncthreads()",
                             "            s[tid] += s[tid + step]\n"
                             "            cuda.syncthreads()"),
-                 _first("barrier_divergence")),
+                 first_is("barrier_divergence")),
     ),
 )
 
@@ -703,11 +686,11 @@ matmul_naive = KernelExercise(
     ),
     reference=MATMUL_NAIVE, model_solution=MATMUL_NAIVE,
     mistakes=(
-        _mistake("k_from_c",
+        kernel_mistake("k_from_c",
                  "The sum runs over K, `A.shape[1]`, not over the columns of C.",
                  MATMUL_NAIVE.edited("range(A.shape[1])", "range(C.shape[1])"),
-                 _first("wrong_value")),
-        _mistake("no_bounds_check",
+                 first_is("wrong_value")),
+        kernel_mistake("no_bounds_check",
                  "Threads past the edge of C went out of bounds: guard with C's shape.",
                  KernelSource("matmul_naive", """
 @cuda.jit
@@ -717,7 +700,7 @@ def matmul_naive(A, B, C):
     for k in range(A.shape[1]):
         acc += A[row, k] * B[k, col]
     C[row, col] = acc
-"""), _first("out_of_bounds")),
+"""), first_is("out_of_bounds")),
     ),
 )
 

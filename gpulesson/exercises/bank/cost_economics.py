@@ -21,11 +21,11 @@ every figure in a worked solution comes from the calculators (:mod:`gpulesson.co
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from gpulesson import cost, hardware, inference, memory, prices, transformer
 from gpulesson.exercises import serving
+from gpulesson.exercises.bank._common import H100, SERVING_GPUS, P
 from gpulesson.exercises.core import (
     ChoiceExercise,
     CodeExercise,
@@ -36,6 +36,7 @@ from gpulesson.exercises.core import (
 )
 from gpulesson.exercises.mistakes import inverted_ratio
 from gpulesson.exercises.wording import (
+    MONTHS,
     TIMES,
     count,
     model_label,
@@ -46,16 +47,13 @@ from gpulesson.units import format_bytes, format_usd
 LESSON = "cost_economics"
 TITLE = "The Cost of a Model"
 
-P = Mapping[str, Any]
-_MONTHS = {"months": 1, "month": 1, "mo": 1, "years": 12, "year": 12}
-_H100 = "H100 SXM"
 #: The lesson's owned server: an NVIDIA DGX H100 (8 GPUs), dated example prices.
 _DGX = {"hardware_usd": 270_000, "power_watts": 10_200, "usd_per_kwh": 0.0806, "pue": 1.58}
 _GPUS_PER_SERVER = 8
 #: AWS's p5.48xlarge (8 x H100) on demand, and the cheapest on-demand H100, 2026-09-19.
-_AWS = prices.default_price(_H100)
+_AWS = prices.default_price(H100)
 _AWS_NODE = round(_GPUS_PER_SERVER * _AWS.usd_per_gpu_hour, 2)
-_CHEAPEST = round(prices.current_quotes(_H100)[0].usd_per_gpu_hour, 2)
+_CHEAPEST = round(prices.current_quotes(H100)[0].usd_per_gpu_hour, 2)
 #: DeepSeek's deepseek-chat, USD per million tokens in and out, from 29 September 2025.
 _DEEPSEEK = prices.api_price("deepseek-chat")
 
@@ -72,17 +70,17 @@ def _cents(usd_per_kwh: float) -> str:
 # 1. The electricity bill of eight H100s
 
 def _gpu_power(p: P, *, pue: float | None = None, gpus: int | None = None) -> float:
-    watts = (gpus or p["gpus"]) * hardware.gpu(_H100).tdp_watts
+    watts = (gpus or p["gpus"]) * hardware.gpu(H100).tdp_watts
     return cost.power_cost(power_watts=watts, usd_per_kwh=p["tariff"],
                            hours=cost.HOURS_PER_YEAR, pue=p["pue"] if pue is None else pue)
 
 
 def _power_derived(p: P) -> dict[str, Any]:
-    watts = p["gpus"] * hardware.gpu(_H100).tdp_watts
+    watts = p["gpus"] * hardware.gpu(H100).tdp_watts
     # kilowatt-hours: the calculator's bill at $1 per kWh
     it_kwh = cost.power_cost(power_watts=watts, usd_per_kwh=1, hours=cost.HOURS_PER_YEAR,
                              pue=1)
-    return {"watts": f"{count(watts)} W", "tdp": f"{count(hardware.gpu(_H100).tdp_watts)} W",
+    return {"watts": f"{count(watts)} W", "tdp": f"{count(hardware.gpu(H100).tdp_watts)} W",
             "tariff_text": _cents(p["tariff"]), "it_kwh": f"{count(it_kwh)} kWh",
             "facility_kwh": f"{count(cost.power_cost(power_watts=watts, usd_per_kwh=1, hours=cost.HOURS_PER_YEAR, pue=p['pue']))} kWh",  # noqa: E501
             "no_pue": _usd(_gpu_power(p, pue=1.0)),
@@ -280,7 +278,7 @@ breakeven = NumericExercise(
                         "tariff": rng.choice([0.08, 0.10, 0.15, 0.20]),
                         "gpu_price": rng.choice([2.0, 2.5, 3.0, 4.0]),
                         "utilization": rng.choice([0.5, 0.6, 0.7, 0.8, 0.9])},
-    dimension="count", unit="months", extra_units=_MONTHS, rtol=0.02,
+    dimension="count", unit="months", extra_units=MONTHS, rtol=0.02,
 )
 
 
@@ -498,7 +496,7 @@ def _batch_fits(p: P) -> bool:
 def _batch_sample(rng: Any) -> dict[str, Any]:
     while True:  # draw until the batch fits on the GPU beside the weights
         p = {"model": rng.choice(["mistral-7b", "llama-3-8b", "llama-2-7b"]),
-             "gpu": rng.choice(["H100 SXM", "A100 80GB", "H200"]),
+             "gpu": rng.choice(SERVING_GPUS),
              "context": rng.choice([1024, 2048, 4096]), "batch": rng.choice([8, 16, 32, 64]),
              "gpu_price": 2.50}
         if _batch_fits(p):

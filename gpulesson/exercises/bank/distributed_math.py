@@ -15,10 +15,10 @@ Standard library only.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from gpulesson import distributed, hardware, memory, traffic
+from gpulesson.exercises.bank._common import H100, SERVING_GPUS, P
 from gpulesson.exercises.core import (
     ChoiceExercise,
     CodeExercise,
@@ -39,9 +39,6 @@ from gpulesson.units import format_bandwidth, format_bytes, format_seconds
 
 LESSON = "distributed_math"
 TITLE = "Distributed Math"
-
-P = Mapping[str, Any]
-_GPU = "H100 SXM"
 
 
 def _gb(n_bytes: float) -> str:
@@ -324,7 +321,7 @@ def _zero_derived(p: P) -> dict[str, Any]:
     return {"model": billions(p["n_params"]),
             "plain": _gb(_zero(p, stage=0)),
             "stages": ", ".join(f"stage {s}: {_gb(_zero(p, stage=s))}" for s in range(4)),
-            "gpu_mem": _gb(hardware.gpu(_GPU).memory_bytes)}
+            "gpu_mem": _gb(hardware.gpu(H100).memory_bytes)}
 
 
 def _other_stage(stage: int) -> Any:
@@ -528,8 +525,8 @@ algbw_vs_busbw = ChoiceExercise(
                 "with one GPU's link. The per-link rate is algbw × 2(n−1)/n.",
                 lambda p: "times_n"),
     ),
-    defaults={"gpu": _GPU, "n": 8, "share": 0.82},
-    sample=lambda rng: {"gpu": rng.choice(["H100 SXM", "A100 80GB", "H200"]),
+    defaults={"gpu": H100, "n": 8, "share": 0.82},
+    sample=lambda rng: {"gpu": rng.choice(SERVING_GPUS),
                         "n": rng.choice([4, 8]), "share": rng.choice([0.8, 0.85, 0.9])},
 )
 

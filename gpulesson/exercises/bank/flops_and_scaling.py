@@ -15,10 +15,10 @@ Every answer and every figure in a worked solution comes from the calculators
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from gpulesson import cost, flops, gemm, hardware, inference, transformer, units
+from gpulesson.exercises.bank._common import P, config
 from gpulesson.exercises.core import (
     ChoiceExercise,
     CodeExercise,
@@ -29,6 +29,8 @@ from gpulesson.exercises.core import (
 )
 from gpulesson.exercises.mistakes import counted_macs, inverted_ratio, used_sparse_peak
 from gpulesson.exercises.wording import (
+    GPU_HOURS,
+    TOKENS,
     billions,
     count,
     model_label,
@@ -41,13 +43,8 @@ from gpulesson.exercises.wording import (
 LESSON = "flops_and_scaling"
 TITLE = "FLOPs, MFU and Scaling Laws"
 
-P = Mapping[str, Any]
 SECONDS_PER_HOUR = 3600  # a unit conversion: GPU-seconds to GPU-hours
 
-_TOKENS = {"tokens": 1, "token": 1, "trillion tokens": 1e12, "billion tokens": 1e9,
-           "t tokens": 1e12, "b tokens": 1e9, "trillion": 1e12, "t": 1e12}
-_GPU_HOURS = {"gpu-hours": 1, "gpu hours": 1, "gpu-hour": 1, "hours": 1, "h": 1,
-              "m gpu-hours": 1e6, "million gpu-hours": 1e6, "million": 1e6}
 
 #: Dense BF16 throughputs per GPU that published runs reached (the sparse-peak exercise):
 #: Llama 3 405B on H100s (Dubey et al. 2024, Table 4), Megatron-LM on A100s (Narayanan et
@@ -297,7 +294,7 @@ chinchilla_70b = NumericExercise(
     ),
     defaults={"n_params": 70e9},
     sample=lambda rng: {"n_params": rng.choice([1e9, 7e9, 13e9, 34e9, 70e9, 175e9, 405e9])},
-    dimension="count", unit="tokens", extra_units=_TOKENS, rtol=0.02,
+    dimension="count", unit="tokens", extra_units=TOKENS, rtol=0.02,
 )
 
 
@@ -490,12 +487,8 @@ flops_per_token_code = CodeExercise(
 # ---------------------------------------------------------------------------------------
 # 8. When does attention cost as much as the weights?
 
-def _cfg(p: P) -> transformer.TransformerConfig:
-    return transformer.preset(p["model"])
-
-
 def _crossover(p: P, *, heads: int | None = None) -> float:
-    cfg = _cfg(p)
+    cfg = config(p)
     return inference.attention_crossover_tokens(
         transformer.param_count(cfg), layers=cfg.layers, heads=heads or cfg.heads,
         head_dim=cfg.head_dim)
@@ -510,7 +503,7 @@ def _attention_share(cfg: transformer.TransformerConfig, seq_len: int) -> float:
 
 
 def _crossover_derived(p: P) -> dict[str, Any]:
-    cfg = _cfg(p)
+    cfg = config(p)
     n = transformer.param_count(cfg)
     return {"name": model_label(p["model"]), "n_text": count(n),
             "layers": cfg.layers, "heads": cfg.heads,
@@ -555,14 +548,14 @@ attention_crossover = NumericExercise(
                 "You used the {kv_heads} key/value heads. Scores are computed for every one "
                 "of the {heads} query heads; grouped-query attention shrinks the KV cache, "
                 "not these FLOPs.",
-                lambda p: None if _cfg(p).kv_heads == _cfg(p).heads
-                else _crossover(p, heads=_cfg(p).kv_heads)),
+                lambda p: None if config(p).kv_heads == config(p).heads
+                else _crossover(p, heads=config(p).kv_heads)),
     ),
     defaults={"model": "llama-2-7b"},
     sample=lambda rng: {"model": rng.choice(["gpt2", "llama-2-7b", "llama-2-70b",
                                              "llama-3-8b", "llama-3-70b", "mistral-7b",
                                              "gpt3-175b"])},
-    dimension="count", unit="tokens", extra_units=_TOKENS, rtol=0.02,
+    dimension="count", unit="tokens", extra_units=TOKENS, rtol=0.02,
 )
 
 
@@ -635,7 +628,7 @@ llama3_gpu_hours = NumericExercise(
     sample=lambda rng: {"total": 3.8e25, "gpu": "H100 SXM",
                         "gpus": rng.choice([8_192, 16_384]),
                         "mfu": rng.choice([0.38, 0.40, 0.41, 0.43])},
-    dimension="count", unit="GPU-hours", extra_units=_GPU_HOURS, rtol=0.02,
+    dimension="count", unit="GPU-hours", extra_units=GPU_HOURS, rtol=0.02,
 )
 
 

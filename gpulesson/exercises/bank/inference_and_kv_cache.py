@@ -22,11 +22,11 @@ Standard library only.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
 from typing import Any
 
 from gpulesson import hardware, inference, memory, transformer
 from gpulesson.exercises import serving
+from gpulesson.exercises.bank._common import H100, SERVING_GPUS, P
 from gpulesson.exercises.bank._inference_serving import (
     chunked_prefill_gap,
     disaggregation_ratio,
@@ -49,12 +49,15 @@ from gpulesson.exercises.mistakes import (
     used_sparse_peak,
 )
 from gpulesson.exercises.wording import (
+    CONVERSATIONS,
+    SEQUENCES,
     TIMES,
     billions,
     count,
     model_label,
     precision_label,
     tflop_rate,
+    token_rate,
 )
 from gpulesson.transformer import TransformerConfig
 from gpulesson.units import format_bandwidth, format_bytes, format_flops, format_seconds
@@ -62,10 +65,6 @@ from gpulesson.units import format_bandwidth, format_bytes, format_flops, format
 LESSON = "inference_and_kv_cache"
 TITLE = "Inference: Prefill, Decode and the KV Cache"
 
-P = Mapping[str, Any]
-_USERS = {"users": 1, "user": 1, "sequences": 1, "sequence": 1, "conversations": 1,
-          "conversation": 1}
-_SEQUENCES = {"sequences": 1, "sequence": 1, "seqs": 1}
 
 #: Models with grouped-query attention (fewer KV heads than query heads) whose query heads
 #: times head size equal the hidden size, so "the hidden-size formula" and "one KV head per
@@ -86,10 +85,6 @@ def _gb(n_bytes: float, digits: int = 1) -> str:
 
 def _gib(n_bytes: float, digits: int = 1) -> str:
     return format_bytes(n_bytes, binary=True, digits=digits)
-
-
-def _tok(rate: float) -> str:
-    return f"{format_number(rate, 4)} tokens/s"
 
 
 def _shape(cfg: TransformerConfig) -> dict[str, int]:
@@ -270,7 +265,7 @@ def _kv_derived(p: P) -> dict[str, Any]:
         "per_token": _gib(per_token, 0) if per_token >= 2**20 else f"{per_token // 1024} KiB",
         "per_seq": _gib(_kv_total(p, batch=1)), "gib": _gib(_kv_total(p)),
         "mha": _gb(_kv_total(p, mha=True)), "ratio": format_number(cfg.heads / cfg.kv_heads),
-        "h100s": memory.gpus_needed(_kv_total(p), hardware.gpu("H100 SXM").memory_bytes),
+        "h100s": memory.gpus_needed(_kv_total(p), hardware.gpu(H100).memory_bytes),
     }
 
 
@@ -464,7 +459,7 @@ sequences_that_fit = NumericExercise(
                         "context": rng.choice([4096, 8192, 16384, 32768]),
                         "gpu": rng.choice(["H100 SXM", "A100 80GB", "H200", "L40S"]),
                         "overhead": rng.choice([1e9, 2e9, 3e9])},
-    dimension="count", unit="conversations", extra_units=_USERS, rtol=0.0, atol=0.0,
+    dimension="count", unit="conversations", extra_units=CONVERSATIONS, rtol=0.0, atol=0.0,
 )
 
 
@@ -556,8 +551,8 @@ def _per_user_derived(p: P) -> dict[str, Any]:
         "bw": format_bandwidth(g.bandwidth), "weights": _gb(weights, 2),
         "kv_seq": _gb(inference.kv_cache_bytes(cfg, seq_len=p["context"]), 1),
         "kv_all": _gb(kv_all, 2), "read": _gb(weights + kv_all, 2),
-        "aggregate": _tok(_per_user(p, aggregate=True)),
-        "no_kv": _tok(_per_user(p, kv=False)),
+        "aggregate": token_rate(_per_user(p, aggregate=True)),
+        "no_kv": token_rate(_per_user(p, kv=False)),
     }
 
 
@@ -597,7 +592,7 @@ per_user_with_kv = NumericExercise(
     ),
     defaults={"model": "llama-3-8b", "gpu": "H100 SXM", "batch": 16, "context": 4096},
     sample=lambda rng: {"model": rng.choice(["llama-3-8b", "qwen3-8b", "qwen2.5-7b"]),
-                        "gpu": rng.choice(["H100 SXM", "A100 80GB", "H200"]),
+                        "gpu": rng.choice(SERVING_GPUS),
                         "batch": rng.choice([8, 16, 32]),
                         "context": rng.choice([2048, 4096, 8192])},
     dimension="tokens/s", unit="tokens/s", rtol=0.02,
@@ -665,7 +660,7 @@ compute_bound_batch = NumericExercise(
     defaults={"gpu": "A100 80GB"},
     sample=lambda rng: {"gpu": rng.choice(["A100 40GB", "A100 80GB", "H100 SXM", "H100 PCIe",
                                            "H200", "L40S", "MI300X"])},
-    dimension="count", unit="sequences", extra_units=_SEQUENCES, rtol=0.02,
+    dimension="count", unit="sequences", extra_units=SEQUENCES, rtol=0.02,
 )
 
 
@@ -691,7 +686,8 @@ def _batching_key(p: P, *, kv: bool = True) -> str:
 def _batching_derived(p: P) -> dict[str, Any]:
     one, many = _rates(p, 1), _rates(p, p["batch"])
     return {"name": model_label(p["model"]), "ctx_text": count(p['context']),
-            "user1": _tok(one[0]), "userb": _tok(many[0]), "totalb": _tok(many[1]),
+            "user1": token_rate(one[0]), "userb": token_rate(many[0]),
+            "totalb": token_rate(many[1]),
             "gain": format_number(many[1] / one[1], 3),
             "loss": f"{1 - many[0] / one[0]:.0%}"}
 
@@ -734,7 +730,7 @@ batching_tradeoff = ChoiceExercise(
     ),
     defaults={"model": "llama-3-8b", "gpu": "H100 SXM", "context": 8192, "batch": 32},
     sample=lambda rng: {"model": rng.choice(["llama-3-8b", "qwen3-8b", "llama-2-7b"]),
-                        "gpu": rng.choice(["H100 SXM", "A100 80GB", "H200"]),
+                        "gpu": rng.choice(SERVING_GPUS),
                         "context": rng.choice([2048, 4096, 8192]),
                         "batch": rng.choice([4, 8, 16, 32])},
 )

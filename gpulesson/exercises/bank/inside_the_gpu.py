@@ -23,9 +23,10 @@ from dataclasses import replace
 from typing import Any
 
 from gpulesson import execution, gemm, hardware
+from gpulesson.exercises.bank._common import H100, P
 from gpulesson.exercises.bank._inside_the_gpu_kernels import EXERCISES as KERNEL_LAB
 from gpulesson.exercises.core import ChoiceExercise, Mistake, NumericExercise
-from gpulesson.exercises.kernel import KernelExercise, KernelMistake, KernelSource
+from gpulesson.exercises.kernel import KernelExercise, KernelSource, first_is, kernel_mistake
 from gpulesson.exercises.wording import TIMES, count, percent
 from gpulesson.kernelcheck import catalogue as tasks
 from gpulesson.units import format_bandwidth, format_seconds
@@ -33,17 +34,7 @@ from gpulesson.units import format_bandwidth, format_seconds
 LESSON = "inside_the_gpu"
 TITLE = "Inside the GPU: threads, warps, tiles and waves"
 
-P = Mapping[str, Any]
 KIB = 1024
-
-
-def _kernel_mistake(key: str, hint: str, kernel: KernelSource,
-                    detect: Callable[[Any], bool]) -> KernelMistake:
-    return KernelMistake(key, hint, lambda p: None, kernel=kernel, detect=detect)
-
-
-def _first(kind: str) -> Callable[[Any], bool]:
-    return lambda report: report.first is not None and report.first.kind == kind
 
 
 def _shape(task: str, case: int) -> str:
@@ -102,20 +93,20 @@ vector_add = KernelExercise(
     ),
     reference=VECTOR_ADD, model_solution=VECTOR_ADD,
     mistakes=(
-        _kernel_mistake(
+        kernel_mistake(
             "no_bounds_check",
             "Threads past the end of the vector read and write out of bounds: guard the "
             "access with `if i < out.size:`.",
             VECTOR_ADD.edited("    if i < out.size:  # the last block hangs over the end\n"
                               "        out[i]", "    out[i]"),
-            _first("out_of_bounds")),
-        _kernel_mistake(
+            first_is("out_of_bounds")),
+        kernel_mistake(
             "thread_index_only",
             "Every block wrote the same first elements (a race between blocks) and the rest "
             "stayed unwritten: `cuda.threadIdx.x` restarts at 0 in every block. The element "
             "of a thread is `cuda.grid(1)`.",
             VECTOR_ADD.edited("cuda.grid(1)", "cuda.threadIdx.x"),
-            _first("race")),
+            first_is("race")),
     ),
 )
 
@@ -156,19 +147,19 @@ add_bias = KernelExercise(
     ),
     reference=ADD_BIAS, model_solution=ADD_BIAS,
     mistakes=(
-        _kernel_mistake(
+        kernel_mistake(
             "no_bounds_check",
             "Threads past the right or bottom edge went out of bounds: check both indices, "
             "`if row < out.shape[0] and col < out.shape[1]:`.",
             ADD_BIAS.edited("    if row < out.shape[0] and col < out.shape[1]:\n"
                             "        out[row, col]", "    out[row, col]"),
-            _first("out_of_bounds")),
-        _kernel_mistake(
+            first_is("out_of_bounds")),
+        kernel_mistake(
             "rows_and_columns_swapped",
             "Some elements were never written: `cuda.grid(2)` returns (x, y), and the checker's "
             "x runs along the columns. Write `col, row = cuda.grid(2)`.",
             ADD_BIAS.edited("col, row = cuda.grid(2)", "row, col = cuda.grid(2)"),
-            lambda r: _first("missing_value")(r) and r.first.index is not None),
+            lambda r: first_is("missing_value")(r) and r.first.index is not None),
     ),
 )
 
@@ -257,8 +248,8 @@ strided_load = NumericExercise(
     derived=lambda p: {
         "sectors": _coalescing(p).sectors, "moved": count(_coalescing(p).bytes_moved),
         "efficiency": percent(_coalescing(p).efficiency),
-        "bandwidth": format_bandwidth(hardware.gpu("H100 SXM").bandwidth),
-        "useful": format_bandwidth(hardware.gpu("H100 SXM").bandwidth
+        "bandwidth": format_bandwidth(hardware.gpu(H100).bandwidth),
+        "useful": format_bandwidth(hardware.gpu(H100).bandwidth
                                    * _coalescing(p).efficiency)},
     mistakes=(
         Mistake("stride_as_waste",
@@ -383,31 +374,31 @@ matmul_tiled = KernelExercise(
     ),
     reference=MATMUL_TILED, model_solution=MATMUL_TILED,
     mistakes=(
-        _kernel_mistake(
+        kernel_mistake(
             "missing_second_barrier",
             "A thread loaded the next tile while another still read the current one: end "
             "each step with a second `cuda.syncthreads()`.",
             MATMUL_TILED.edited("        cuda.syncthreads()  # everyone is done with them\n"),
-            lambda r: _first("race")(r) and not r.has("uninitialized")),
-        _kernel_mistake(
+            lambda r: first_is("race")(r) and not r.has("uninitialized")),
+        kernel_mistake(
             "missing_first_barrier",
             "A thread read the shared tiles before the others had loaded them: wait with "
             "`cuda.syncthreads()` between the loads and the products.",
             MATMUL_TILED.edited("        cuda.syncthreads()  # the tiles are loaded\n"),
-            lambda r: _first("race")(r) and r.has("uninitialized")),
-        _kernel_mistake(
+            lambda r: first_is("race")(r) and r.has("uninitialized")),
+        kernel_mistake(
             "returned_early",
             "Threads outside C returned before the barriers: they must stay, load their "
             "share of the tiles (0 past the edge) and reach every `cuda.syncthreads()`; "
             "skip only the final store.",
             MATMUL_TILED.edited("    tx, ty =", "    if row >= C.shape[0] or col >= C.shape[1]:\n"
                                 "        return\n    tx, ty ="),
-            _first("barrier_divergence")),
-        _kernel_mistake(
+            first_is("barrier_divergence")),
+        kernel_mistake(
             "no_zero_padding",
             "On the ragged shape, tile elements past the edge of A or B were never written, "
             "so the products read garbage: store 0 in them.",
-            _MATMUL_NO_FILL, _first("uninitialized")),
+            _MATMUL_NO_FILL, first_is("uninitialized")),
     ),
 )
 
@@ -662,25 +653,25 @@ sum_kernel = KernelExercise(
     ),
     reference=SUM_KERNEL, model_solution=SUM_KERNEL,
     mistakes=(
-        _kernel_mistake(
+        kernel_mistake(
             "plain_add_across_blocks",
             "`out[0] += s[0]` from several blocks races: two blocks can read the same old "
             "value and one addition is lost. Use `cuda.atomic.add(out, 0, s[0])`.",
             SUM_KERNEL.edited("cuda.atomic.add(out, 0, s[0])", "out[0] += s[0]"),
-            lambda r: _first("race")(r) and r.first.array == "out"),
-        _kernel_mistake(
+            lambda r: first_is("race")(r) and r.first.array == "out"),
+        kernel_mistake(
             "no_barrier_between_steps",
             "Each step of the tree reads what the previous one wrote: put a "
             "`cuda.syncthreads()` after every step, reached by all threads.",
             SUM_KERNEL.edited("        cuda.syncthreads()  # the next step reads what this "
                               "one wrote\n"),
-            lambda r: _first("race")(r) and r.first.array != "out"),
-        _kernel_mistake(
+            lambda r: first_is("race")(r) and r.first.array != "out"),
+        kernel_mistake(
             "no_padding",
             "Threads past the end of `x` read out of bounds: let them write 0 to shared "
             "memory (`x[i] if i < x.size else 0`) and still take part in the tree.",
             SUM_KERNEL.edited("x[i] if i < x.size else 0", "x[i]"),
-            _first("out_of_bounds")),
+            first_is("out_of_bounds")),
     ),
 )
 

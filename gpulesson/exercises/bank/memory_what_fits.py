@@ -19,10 +19,10 @@ Standard library only.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from typing import Any
 
 from gpulesson import activations, memory, transformer
+from gpulesson.exercises.bank._common import P, config
 from gpulesson.exercises.core import (
     ChoiceExercise,
     CodeExercise,
@@ -32,6 +32,8 @@ from gpulesson.exercises.core import (
 )
 from gpulesson.exercises.mistakes import forgot_training_state, gib_as_gb
 from gpulesson.exercises.wording import (
+    GPUS,
+    PARAMS,
     billions,
     count,
     model_label,
@@ -43,19 +45,12 @@ from gpulesson.units import format_bytes
 LESSON = "memory_what_fits"
 TITLE = "Memory: What Fits"
 
-P = Mapping[str, Any]
-_PARAMS = {"parameters": 1, "params": 1, "parameter": 1}
-_GPUS = {"GPUs": 1, "GPU": 1}
 #: The seed page's figure for mixed precision, wrong with Adam (ZeRO paper, section 3.1).
 _CLAIMED_BYTES_PER_PARAM = 10
 
 
-def _cfg(p: P) -> transformer.TransformerConfig:
-    return transformer.preset(p["model"])
-
-
 def _n(p: P) -> int:
-    return transformer.param_count(_cfg(p))
+    return transformer.param_count(config(p))
 
 
 def _gb(n_bytes: float, digits: int = 2) -> str:
@@ -75,7 +70,7 @@ def _state(p: P, **kw: Any) -> memory.MemoryBreakdown:
 # 1. GPT-2's attention parameters
 
 def _attention_derived(p: P) -> dict[str, Any]:
-    cfg = _cfg(p)
+    cfg = config(p)
     d, layers = cfg.hidden, cfg.layers
     parts = transformer.param_breakdown(cfg)
     return {"label": model_label(p["model"]), "d": count(d), "layers": layers,
@@ -106,29 +101,29 @@ gpt2_attention = NumericExercise(
         "small); for this model that is {twelve}, the weight matrices of attention *and* "
         "MLP together. The MLP alone has {mlp} (`transformer.param_breakdown`)."
     ),
-    answer=lambda p: transformer.param_breakdown(_cfg(p))["attention"],
+    answer=lambda p: transformer.param_breakdown(config(p))["attention"],
     derived=_attention_derived,
     mistakes=(
         Mistake("twelve_d_squared",
                 "That is L·12d², the weight matrices of attention and MLP together (the "
                 "figure a widely shared page calls 'attention'). Attention alone is 4d² "
                 "per block, plus biases.",
-                lambda p: 12 * _cfg(p).hidden ** 2 * _cfg(p).layers),
+                lambda p: 12 * config(p).hidden ** 2 * config(p).layers),
         Mistake("counted_mlp",
                 "That is the MLP (d×4d and 4d×d, with biases). Attention has a d×3d QKV "
                 "matrix and a d×d output projection.",
-                lambda p: transformer.param_breakdown(_cfg(p))["mlp"]),
+                lambda p: transformer.param_breakdown(config(p))["mlp"]),
         Mistake("one_block",
                 "That is one block. Multiply by the {layers} blocks.",
-                lambda p: transformer.param_breakdown(_cfg(p))["attention"] // _cfg(p).layers),
+                lambda p: transformer.param_breakdown(config(p))["attention"] // config(p).layers),
         Mistake("forgot_output_projection",
                 "You counted Q, K and V but not the d×d output projection (and its bias) "
                 "that follows the attention.",
-                lambda p: _cfg(p).layers * (3 * _cfg(p).hidden ** 2 + 3 * _cfg(p).hidden)),
+                lambda p: config(p).layers * (3 * config(p).hidden ** 2 + 3 * config(p).hidden)),
     ),
     defaults={"model": "gpt2"},
     sample=lambda rng: {"model": rng.choice(["gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl"])},
-    dimension="count", unit="parameters", extra_units=_PARAMS, rtol=0.005,
+    dimension="count", unit="parameters", extra_units=PARAMS, rtol=0.005,
 )
 
 
@@ -423,7 +418,7 @@ def _fit_key(state: float, activations: float, gpu_memory: float) -> str:
 
 
 def _run(p: P) -> memory.MemoryBreakdown:
-    return memory.training_memory(_cfg(p), batch=p["batch"], seq_len=p["seq_len"],
+    return memory.training_memory(config(p), batch=p["batch"], seq_len=p["seq_len"],
                                   recompute="selective")
 
 
@@ -436,7 +431,7 @@ def _fit_derived(p: P) -> dict[str, Any]:
     m = _run(p)
     state = m.weights + m.gradients + m.optimizer
     how = ("FlashAttention, which stores no scores, derived tensor by tensor"
-           if activations.default_attention(_cfg(p)) == "flash"
+           if activations.default_attention(config(p)) == "flash"
            else "selective recomputation, 34·s·b·h bytes per layer")
     return {"label": model_label(p["model"]), "mem": _gb(p["gpu_memory"], 0), "how": how,
             "sequences": plural(p["batch"], "sequence"),
@@ -500,14 +495,14 @@ fits_one_gpu = ChoiceExercise(
 # 7. Activations per layer with selective recomputation
 
 def _acts(p: P, *, recompute: str = "selective", tp: int = 1, sp: bool = False) -> int:
-    cfg = _cfg(p)
+    cfg = config(p)
     return memory.activation_bytes_per_layer(
         seq_len=p["seq_len"], batch=p["batch"], hidden=cfg.hidden, heads=cfg.heads, tp=tp,
         sequence_parallel=sp, recompute=recompute)
 
 
 def _acts_derived(p: P) -> dict[str, Any]:
-    cfg = _cfg(p)
+    cfg = config(p)
     return {"label": model_label(p["model"]), "h": count(cfg.hidden), "a": cfg.heads,
             "sequences": plural(p["batch"], "sequence"),
             "layers": cfg.layers, "seq": count(p['seq_len']),
@@ -549,7 +544,7 @@ activations_selective = NumericExercise(
                 lambda p: _acts(p, recompute="full")),
         Mistake("all_layers",
                 "That is all {layers} layers; the question asks for one.",
-                lambda p: _cfg(p).layers * _acts(p)),
+                lambda p: config(p).layers * _acts(p)),
         gib_as_gb(lambda p: _acts(p) * 1e9 / 2**30),
     ),
     # A GPT-style block (GeLU MLP of width 4h, dropout masks): the count is Korthikanti et
@@ -567,7 +562,7 @@ activations_selective = NumericExercise(
 # 8. Activations per GPU with tensor and sequence parallelism
 
 def _tp_derived(p: P) -> dict[str, Any]:
-    cfg = _cfg(p)
+    cfg = config(p)
     layers = cfg.layers
     return {"label": model_label(p["model"]), "layers": layers, "seq": count(p['seq_len']),
             "one": _gb(layers * _acts(p)), "tp_only": _gb(layers * _acts(p, tp=p["tp"])),
@@ -595,25 +590,25 @@ activations_tp_sp = NumericExercise(
         "regions replicated, s·b·h·(10 + 24/{tp}) per layer: {tp_only}. On one GPU it "
         "would be {one}."
     ),
-    answer=lambda p: _cfg(p).layers * _acts(p, tp=p["tp"], sp=True),
+    answer=lambda p: config(p).layers * _acts(p, tp=p["tp"], sp=True),
     derived=_tp_derived,
     mistakes=(
         Mistake("forgot_split",
                 "That is the activation memory on a single GPU. Splitting each layer over "
                 "{tp} GPUs divides it.",
-                lambda p: _cfg(p).layers * _acts(p)),
+                lambda p: config(p).layers * _acts(p)),
         Mistake("no_sequence_parallel",
                 "That is tensor parallelism alone, s·b·h·(10 + 24/t): the LayerNorm and "
                 "dropout activations stay on every GPU. Sequence parallelism splits them "
                 "too.",
-                lambda p: _cfg(p).layers * _acts(p, tp=p["tp"])),
+                lambda p: config(p).layers * _acts(p, tp=p["tp"])),
         Mistake("one_layer",
                 "That is one layer; multiply by the {layers} layers.",
                 lambda p: _acts(p, tp=p["tp"], sp=True)),
         Mistake("no_recompute",
                 "That keeps the attention scores; with selective recomputation they are "
                 "recomputed, and 34·s·b·h / t remains per layer.",
-                lambda p: _cfg(p).layers * _acts(p, tp=p["tp"], sp=True, recompute="none")),
+                lambda p: config(p).layers * _acts(p, tp=p["tp"], sp=True, recompute="none")),
     ),
     defaults={"model": "gpt3-175b", "seq_len": 2048, "batch": 1, "tp": 8},
     sample=lambda rng: {"model": rng.choice(["gpt2-large", "gpt2-xl", "gpt3-175b"]),
@@ -674,7 +669,7 @@ gpus_for_state = NumericExercise(
     sample=lambda rng: {"model": rng.choice(["llama-2-13b", "llama-2-70b", "llama-3-70b",
                                              "gpt3-175b", "llama-3.1-405b"]),
                         "gpu_memory": rng.choice([40e9, 80e9, 141e9, 192e9])},
-    dimension="count", unit="GPUs", extra_units=_GPUS, rtol=0.0, atol=0.0,
+    dimension="count", unit="GPUs", extra_units=GPUS, rtol=0.0, atol=0.0,
 )
 
 
@@ -682,12 +677,12 @@ gpus_for_state = NumericExercise(
 # 10. A Llama layer with FlashAttention
 
 def _flash_layer(p: P, attention: str = "flash") -> int:
-    return activations.layer_activation_bytes(_cfg(p), seq_len=p["seq_len"],
+    return activations.layer_activation_bytes(config(p), seq_len=p["seq_len"],
                                               batch=p["batch"], attention=attention)
 
 
 def _flash_derived(p: P) -> dict[str, Any]:
-    cfg = _cfg(p)
+    cfg = config(p)
     gpt = memory.activation_bytes_per_layer(seq_len=p["seq_len"], batch=p["batch"],
                                             hidden=cfg.hidden, heads=cfg.heads)
     return {"label": model_label(p["model"]), "h": count(cfg.hidden), "a": cfg.heads,
@@ -728,21 +723,21 @@ llama_flash_layer = NumericExercise(
                 "masks and the scores kept. A Llama layer has no dropout, a SwiGLU MLP, "
                 "grouped K and V, and FlashAttention keeps no scores.",
                 lambda p: memory.activation_bytes_per_layer(
-                    seq_len=p["seq_len"], batch=p["batch"], hidden=_cfg(p).hidden,
-                    heads=_cfg(p).heads)),
+                    seq_len=p["seq_len"], batch=p["batch"], hidden=config(p).hidden,
+                    heads=config(p).heads)),
         Mistake("gpt_selective",
                 "That is 34·s·b·h, a GPT block with the scores dropped. Count Llama's own "
                 "tensors: the SwiGLU MLP keeps three f-wide tensors, K and V are n_kv/a as "
                 "wide, and there are no dropout masks.",
                 lambda p: memory.activation_bytes_per_layer(
-                    seq_len=p["seq_len"], batch=p["batch"], hidden=_cfg(p).hidden,
-                    heads=_cfg(p).heads, recompute="selective")),
+                    seq_len=p["seq_len"], batch=p["batch"], hidden=config(p).hidden,
+                    heads=config(p).heads, recompute="selective")),
         Mistake("eager_scores",
                 "That keeps the 2·a·s²·b bytes of attention scores: eager attention. "
                 "FlashAttention recomputes them in the backward pass.",
                 lambda p: _flash_layer(p, "eager")),
         Mistake("all_layers", "That is all {layers} layers; the question asks for one.",
-                lambda p: _cfg(p).layers * _flash_layer(p)),
+                lambda p: config(p).layers * _flash_layer(p)),
     ),
     defaults={"model": "llama-2-7b", "batch": 1, "seq_len": 4096},
     sample=lambda rng: {"model": rng.choice(["llama-2-7b", "llama-2-13b", "llama-3-8b",
@@ -761,7 +756,7 @@ def _moe_weights(p: P, n: float | None = None) -> float:
 
 
 def _moe_derived(p: P) -> dict[str, Any]:
-    cfg = _cfg(p)
+    cfg = config(p)
     return {"label": model_label(p["model"]), "experts": cfg.experts,
             "k": cfg.experts_per_token, "precision": precision_label(p["precision"]),
             "bytes": format_number(memory.precision_bytes(p["precision"])),
@@ -793,7 +788,7 @@ moe_weights = NumericExercise(
         Mistake("active_for_memory",
                 "That counts the active parameters, the ones one token uses. Memory must hold "
                 "every expert of every layer: count all {total}.",
-                lambda p: _moe_weights(p, transformer.active_params(_cfg(p)))),
+                lambda p: _moe_weights(p, transformer.active_params(config(p)))),
         gib_as_gb(lambda p: _moe_weights(p) * 1e9 / 2**30),
     ),
     defaults={"model": "mixtral-8x7b", "precision": "bf16"},

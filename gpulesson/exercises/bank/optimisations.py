@@ -21,10 +21,10 @@ NumPy. Standard library only.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from typing import Any
 
 from gpulesson import flops, hardware, memory, optimisations, roofline, transformer
+from gpulesson.exercises.bank._common import H100, P
 from gpulesson.exercises.core import (
     ChoiceExercise,
     CodeExercise,
@@ -48,8 +48,6 @@ from gpulesson.units import format_bytes, format_flops
 
 LESSON = "optimisations"
 TITLE = "Optimisations that Change the Math"
-
-P = Mapping[str, Any]
 
 
 # ---------------------------------------------------------------------------------------
@@ -665,7 +663,7 @@ def _fp8_step(p: P) -> float:
 
 
 def _fp8_derived(p: P) -> dict[str, Any]:
-    h100 = hardware.gpu("H100 SXM")
+    h100 = hardware.gpu(H100)
     return {"share_pct": f"{100 * p['share']:.0f} %", "rest": f"{100 * (1 - p['share']):.0f} %",
             "ratio": format_number(h100.dense("fp8") / h100.dense("bf16"), 3),
             "time": format_number(1 - p["share"] + p["share"] / 2, 3)}

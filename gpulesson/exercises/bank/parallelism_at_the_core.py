@@ -12,10 +12,10 @@ Every answer and every figure in a worked solution comes from the calculators
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from gpulesson import gemm, hardware, inference, memory, roofline
+from gpulesson.exercises.bank._common import H100, P
 from gpulesson.exercises.core import (
     ChoiceExercise,
     CodeExercise,
@@ -44,8 +44,6 @@ from gpulesson.units import format_bandwidth, format_bytes, format_flops
 
 LESSON = "parallelism_at_the_core"
 TITLE = "Parallelism at the Core"
-
-P = Mapping[str, Any]
 
 
 def _gb(n_bytes: float) -> str:
@@ -520,9 +518,9 @@ def _intensity_derived(p: P) -> dict[str, Any]:
         "weight_bytes": trim_zeros(format_bytes(memory.weight_bytes(d * d, precision="fp16"),
                                            digits=2)),
         "i1": format_number(gemm.arithmetic_intensity(1, d, d, bytes_per_element=2), 3),
-        "ridge": format_number(hardware.gpu("H100 SXM").ridge_point("fp16"), 3),
+        "ridge": format_number(hardware.gpu(H100).ridge_point("fp16"), 3),
         "verdict": ("at batch {batch} the layer is still memory-bound there."
-                    if _bound_key({"gpu": "H100 SXM", "batch": b, "d": d}) == "memory_both"
+                    if _bound_key({"gpu": H100, "batch": b, "d": d}) == "memory_both"
                     else "at batch {batch} it crosses into compute-bound territory."
                     ).format(batch=b),
     }
@@ -667,7 +665,7 @@ ridge_point = NumericExercise(
 
 def _decode_derived(p: P) -> dict[str, Any]:
     weights = memory.weight_bytes(p["n_params"], precision=p["precision"])
-    h100 = hardware.gpu("H100 SXM")
+    h100 = hardware.gpu(H100)
     return {"model": billions(p["n_params"]), "prec": precision_label(p["precision"]),
             "bw": _bw(p["bandwidth"]), "weights_gb": _gb(weights),
             "bpp": format_number(memory.precision_bytes(p["precision"])),
@@ -704,7 +702,7 @@ decode_on_cpu = NumericExercise(
     mistakes=(
         Mistake("kept_h100_bandwidth",
                 "That is the ceiling at the H100's {h100_bw}. Here the memory delivers {bw}.",
-                lambda p: _decode(p, bandwidth=hardware.gpu("H100 SXM").bandwidth)),
+                lambda p: _decode(p, bandwidth=hardware.gpu(H100).bandwidth)),
         Mistake("one_byte_per_param",
                 "Check the bytes per parameter: {prec} takes {bpp} bytes, so the weights are "
                 "{weights_gb}.",

@@ -16,7 +16,6 @@ Every answer and every figure in a worked solution comes from the calculators
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
 from typing import Any
 
 from gpulesson import (
@@ -30,6 +29,7 @@ from gpulesson import (
     transformer,
     units,
 )
+from gpulesson.exercises.bank._common import H100, P, config
 from gpulesson.exercises.core import (
     ChoiceExercise,
     CodeExercise,
@@ -40,6 +40,8 @@ from gpulesson.exercises.core import (
 )
 from gpulesson.exercises.mistakes import used_sparse_peak
 from gpulesson.exercises.wording import (
+    PARAMS_IN_MILLIONS,
+    TOKENS_PER_SECOND,
     billions,
     count,
     model_label,
@@ -51,16 +53,11 @@ from gpulesson.exercises.wording import (
 LESSON = "planning_dashboard"
 TITLE = "Plan It: the GPU Planning Dashboard"
 
-P = Mapping[str, Any]
 SECONDS_PER_DAY = 86_400  # a unit conversion: traffic per day to tokens per second
 
-_TOKENS_S = {"tokens/s": 1, "tok/s": 1, "k tokens/s": 1e3, "m tokens/s": 1e6,
-             "million tokens/s": 1e6}
-_PARAMS = {"parameters": 1, "params": 1, "m parameters": 1e6, "million parameters": 1e6,
-           "million": 1e6, "m": 1e6}
 
 #: The H100's dated default price, the lesson's (AWS p5.48xlarge on demand, 2026-09-19).
-_H100_PRICE = prices.default_price("H100 SXM").usd_per_gpu_hour
+_H100_PRICE = prices.default_price(H100).usd_per_gpu_hour
 
 
 def _peak(p: P) -> float:
@@ -122,7 +119,7 @@ throughput_from_mfu = NumericExercise(
                         "gpu": rng.choice(["A100 80GB", "H100 SXM", "B200"]),
                         "gpus": rng.choice([8, 64, 256, 512, 2048]),
                         "mfu": rng.choice([0.35, 0.38, 0.40, 0.42, 0.45])},
-    dimension="tokens/s", unit="tokens/s", extra_units=_TOKENS_S, rtol=0.02, digits=3,
+    dimension="tokens/s", unit="tokens/s", extra_units=TOKENS_PER_SECOND, rtol=0.02, digits=3,
 )
 
 
@@ -204,12 +201,8 @@ _UNEVEN = (("llama-3.1-405b", 8, 20, 8), ("llama-3.1-405b", 8, 24, 4),
            ("llama-3-70b", 8, 48, 4), ("gpt3-175b", 8, 40, 8), ("gpt3-175b", 8, 64, 16))
 
 
-def _cfg(p: P) -> transformer.TransformerConfig:
-    return transformer.preset(p["model"])
-
-
 def _state(p: P, *, stage: int = 1, layers: bool = True, tp: int | None = None) -> float:
-    cfg = _cfg(p)
+    cfg = config(p)
     t = tp or p["tp"]
     if layers:
         return distributed.layout_memory(
@@ -222,7 +215,7 @@ def _state(p: P, *, stage: int = 1, layers: bool = True, tp: int | None = None) 
 
 
 def _state_derived(p: P) -> dict[str, Any]:
-    cfg = _cfg(p)
+    cfg = config(p)
     n = transformer.param_count(cfg)
     share = distributed.params_per_gpu(n, tp=p["tp"], pp=p["pp"], layers=cfg.layers)
     return {"model_label": model_label(p["model"]), "layers": cfg.layers,
@@ -363,18 +356,18 @@ _LORA_MODELS = ("llama-2-7b", "llama-3-8b", "mistral-7b", "llama-2-13b")
 
 
 def _lora(p: P) -> int:
-    return memory.lora_params(_cfg(p), rank=p["rank"], targets=("q", "v"))
+    return memory.lora_params(config(p), rank=p["rank"], targets=("q", "v"))
 
 
 def _lora_gqa_as_mha(p: P) -> int | None:
-    cfg = _cfg(p)
+    cfg = config(p)
     if cfg.kv_dim == cfg.hidden:
         return None  # no grouped-query attention: the mistake gives the right answer
     return cfg.layers * 2 * p["rank"] * (cfg.hidden + cfg.q_dim)
 
 
 def _lora_derived(p: P) -> dict[str, Any]:
-    cfg = _cfg(p)
+    cfg = config(p)
     per_layer = _lora(p) // cfg.layers
     return {"model_label": model_label(p["model"]), "layers": cfg.layers,
             "hidden": count(cfg.hidden), "q_dim": count(cfg.q_dim), "kv_dim": count(cfg.kv_dim),
@@ -407,20 +400,20 @@ lora_parameters = NumericExercise(
     mistakes=(
         Mistake("one_factor", "That counts only one of the two thin matrices. Each "
                 "adapter is A (d_in × r) *and* B (r × d_out).",
-                lambda p: float(_cfg(p).layers * p["rank"] * 2 * _cfg(p).hidden)),
+                lambda p: float(config(p).layers * p["rank"] * 2 * config(p).hidden)),
         Mistake("one_layer", "That is one layer's adapters. Every one of the {layers} "
-                "layers gets its own.", lambda p: float(_lora(p) // _cfg(p).layers)),
+                "layers gets its own.", lambda p: float(_lora(p) // config(p).layers)),
         Mistake("gqa_as_mha", "That treats the value projection as {hidden} × {hidden}. "
                 "With grouped-query attention it is {hidden} × {kv_dim}: use the KV heads × "
                 "head size.", _lora_gqa_as_mha),
         Mistake("frozen_matrix", "That is the size of the frozen matrices themselves. LoRA "
                 "trains only the thin factors: r × (d_in + d_out) each.",
-                lambda p: float(_cfg(p).layers * _cfg(p).hidden
-                                * (_cfg(p).q_dim + _cfg(p).kv_dim))),
+                lambda p: float(config(p).layers * config(p).hidden
+                                * (config(p).q_dim + config(p).kv_dim))),
     ),
     defaults={"model": "llama-2-7b", "rank": 16},
     sample=lambda rng: {"model": rng.choice(_LORA_MODELS), "rank": rng.choice([8, 16, 32, 64])},
-    dimension="count", unit="parameters", extra_units=_PARAMS, rtol=0.01, digits=4,
+    dimension="count", unit="parameters", extra_units=PARAMS_IN_MILLIONS, rtol=0.01, digits=4,
 )
 
 
@@ -431,7 +424,7 @@ def _lora_memory(p: P, **overrides: Any) -> memory.LoraMemory:
     kw = {"rank": p["rank"], "targets": ("q", "v"), "batch": 1, "seq_len": p["seq_len"],
           "recompute": p["recompute"], "base_precision": "bf16"}
     kw.update(overrides)
-    return memory.lora_training_memory(_cfg(p), **kw)
+    return memory.lora_training_memory(config(p), **kw)
 
 
 def _lora_mem_derived(p: P) -> dict[str, Any]:
@@ -443,7 +436,7 @@ def _lora_mem_derived(p: P) -> dict[str, Any]:
             "trainable": count(m.trainable_params),
             "activations": units.format_bytes(m.activations),
             "full": units.format_bytes(memory.training_memory(
-                _cfg(p), batch=1, seq_len=p["seq_len"], recompute=p["recompute"]).total),
+                config(p), batch=1, seq_len=p["seq_len"], recompute=p["recompute"]).total),
             "seq_text": count(p['seq_len'])}
 
 
@@ -473,7 +466,7 @@ lora_memory = NumericExercise(
         Mistake("full_finetune", "That is full fine-tuning: 16 bytes for *every* parameter. "
                 "LoRA freezes the base weights: 2 bytes each, no gradients, no optimizer "
                 "state.", lambda p: memory.training_memory(
-                    _cfg(p), batch=1, seq_len=p["seq_len"], recompute=p["recompute"]).total),
+                    config(p), batch=1, seq_len=p["seq_len"], recompute=p["recompute"]).total),
         Mistake("forgot_activations", "That leaves out the activations. The backward pass "
                 "still runs through every frozen layer to reach the adapters, so the "
                 "activations are stored as in full training.",
@@ -561,7 +554,7 @@ def training_cost(n_params, tokens, gpus, peak_flops, mfu, usd_per_gpu_hour):
     return usd_per_gpu_hour * gpu_hours
 
 
-_H100_BF16 = hardware.gpu("H100 SXM").dense("bf16")
+_H100_BF16 = hardware.gpu(H100).dense("bf16")
 _N_7B = transformer.param_count(transformer.preset("llama-2-7b"))
 
 plan_as_code = CodeExercise(

@@ -17,10 +17,10 @@ Every answer and every figure in a worked solution comes from the calculators
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from gpulesson import gemm, hardware, memory, precision, roofline, transformer
+from gpulesson.exercises.bank._common import H100, P
 from gpulesson.exercises.core import (
     ChoiceExercise,
     CodeExercise,
@@ -32,6 +32,7 @@ from gpulesson.exercises.core import (
 from gpulesson.exercises.mistakes import counted_macs, inverted_ratio, used_sparse_peak
 from gpulesson.exercises.wording import (
     PER_BYTE,
+    PER_WATT,
     TIMES,
     count,
     model_label,
@@ -45,10 +46,6 @@ from gpulesson.units import format_bandwidth, format_bytes, format_flops, format
 LESSON = "roofline_and_tensor_cores"
 TITLE = "Rooflines and Tensor Cores"
 
-P = Mapping[str, Any]
-_PER_WATT = {"GFLOP/s/W": 1e9, "GFLOP/s per W": 1e9, "GFLOP/s per watt": 1e9,
-             "GFLOP/J": 1e9, "TFLOP/s/W": 1e12, "TFLOP/s per W": 1e12,
-             "TFLOP/s per watt": 1e12, "FLOP/s/W": 1, "FLOP/J": 1}
 _BF16 = memory.precision_bytes("bf16")
 
 
@@ -162,7 +159,7 @@ def _distinct(value: float, answer: float, margin: float = 0.05) -> float | None
 def _mlp_derived(p: P) -> dict[str, Any]:
     m, k, n = _mlp_shape(p)
     b = memory.precision_bytes("bf16")
-    h100 = hardware.gpu("H100 SXM")
+    h100 = hardware.gpu(H100)
     intensity = _mlp_intensity(p)
     return {
         "model_name": model_label(p["model"]),
@@ -302,7 +299,7 @@ def _roofline_time_model(flops, bytes, peak_flops, bandwidth):
 
 
 def _time_example(m: int, k: int, n: int) -> dict[str, float]:
-    g = hardware.gpu("H100 SXM")
+    g = hardware.gpu(H100)
     return {"flops": gemm.flops(m, k, n), "bytes": gemm.min_bytes(m, k, n),
             "peak_flops": g.dense("bf16"), "bandwidth": g.bandwidth}
 
@@ -599,7 +596,7 @@ per_watt = NumericExercise(
     sample=lambda rng: {"gpu": rng.choice([n for n, g in hardware.GPUS.items()
                                            if "fp16" in g.sparse_flops
                                            and "fp32" in g.peak_flops])},
-    dimension="count", unit="GFLOP/s/W", extra_units=_PER_WATT, rtol=0.02,
+    dimension="count", unit="GFLOP/s/W", extra_units=PER_WATT, rtol=0.02,
 )
 
 

@@ -18,6 +18,7 @@ def test_number_styles() -> None:
     assert wording.percent(0.4) == "40%" and wording.percent(0.34567) == "34.6%"
     assert wording.tflop_rate(989.4e12) == "989.4 TFLOP/s"
     assert wording.tflop_rate(312e12, 4) == "312 TFLOP/s"
+    assert wording.token_rate(1234.56) == "1,235 tokens/s"
     assert wording.model_label("llama-2-7b") != "llama-2-7b"
     assert wording.model_label("not-a-model") == "not-a-model"
 

@@ -1,0 +1,30 @@
+"""What the exercise banks share besides their wording (:mod:`gpulesson.exercises.wording`).
+
+The type of one variant's parameters, the course's reference GPU and the GPU menu several
+lessons draw their variants from, and the model preset a variant names. GPU names are
+:data:`gpulesson.hardware.GPUS` keys and model names :data:`gpulesson.transformer.PRESETS`
+keys, so a menu here is checked by every bank test that builds the variants.
+Standard library only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from gpulesson import transformer
+
+__all__ = ["H100", "P", "SERVING_GPUS", "config"]
+
+#: The parameters of one variant of an exercise (its ``defaults`` or a ``sample``).
+P = Mapping[str, Any]
+
+#: The GPU the lessons' worked numbers use unless a question names another.
+H100 = "H100 SXM"
+#: Three data-centre GPUs a variant may serve or train on (the order the variants draw from).
+SERVING_GPUS = (H100, "A100 80GB", "H200")
+
+
+def config(p: P) -> transformer.TransformerConfig:
+    """The configuration of the model preset a variant names (``p["model"]``)."""
+    return transformer.preset(p["model"])
