@@ -332,7 +332,10 @@ def collect_kernels(device: Device, bandwidth: float, *, quick: bool = False,
                             "CUDA driver), and the timings need the GPU"]
     sizes = gpu_timing.TINY if quick else gpu_timing.TIMED
     try:
-        timings = gpu_timing.kernel_timings(device, cuda, bandwidth=bandwidth, sizes=sizes)
+        from gpulesson.exercises.bank import inside_the_gpu
+
+        timings = gpu_timing.kernel_timings(device, cuda, bandwidth=bandwidth, sizes=sizes,
+                                            models=gpu_timing.models_of(inside_the_gpu.EXERCISES))
     except Exception as err:  # noqa: BLE001 - recorded in the report, never swallowed
         return [], [f"kernel timings failed: {type(err).__name__}: {err}"], []
     errors = [f"{k.task}: the GPU's result differs from the expected one"

@@ -23,11 +23,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gpulesson.exercises.bank import inside_the_gpu
-from gpulesson.exercises.kernel import KernelExercise
 from gpulesson.kernelcheck.catalogue import task
 
-__all__ = ["TIMED", "TINY", "KernelTiming", "compile_model", "kernel_timings"]
+__all__ = ["TIMED", "TINY", "KernelTiming", "compile_model", "kernel_timings", "models_of"]
 
 #: Tasks timed on a GPU, and the size of each (a few million elements, or 4 MiB and more).
 TIMED: Mapping[str, Mapping[str, int]] = {
@@ -91,13 +89,11 @@ class KernelTiming:
                 "correct": self.correct}
 
 
-def compile_model(name: str, cuda: Any) -> Any:
-    """The model kernel of task ``name`` (the bank's source), compiled with ``cuda.jit``."""
+def compile_model(name: str, source: Any, cuda: Any) -> Any:
+    """The model kernel of task ``name``, compiled with ``cuda.jit`` from ``source`` (the
+    exercise's worked solution: its ``source`` text and its ``constants``)."""
     import numba
 
-    ex = next(e for e in inside_the_gpu.EXERCISES
-              if isinstance(e, KernelExercise) and e.task == name)
-    source = ex.model_solution
     space: dict[str, Any] = {"cuda": cuda, "float32": numba.float32, "int32": numba.int32,
                              "math": math, **source.constants}
     exec(compile(source.source, f"<{name}>", "exec"), space)  # noqa: S102 - the course's own
@@ -110,12 +106,15 @@ def _host(value: Any, np: Any) -> Any:
     return value
 
 
-def kernel_timings(device: Any, cuda: Any, *, bandwidth: float,
+def kernel_timings(device: Any, cuda: Any, *, models: Mapping[str, Any], bandwidth: float,
                    sizes: Mapping[str, Mapping[str, int]] = TIMED,
                    repeats: int = 5) -> list[KernelTiming]:
     """Run and time each model kernel of ``sizes`` on ``device`` (``device.xp``: cupy on a
     GPU, numpy with Numba's simulator), its outputs checked against the task's expected
-    result; the prediction is the task's compulsory traffic over ``bandwidth`` (bytes/s)."""
+    result; the prediction is the task's compulsory traffic over ``bandwidth`` (bytes/s).
+
+    ``models`` maps each task to its worked solution (the kernel exercises' bank, which
+    stands above this package, hands them in: :func:`models_of`)."""
     import numpy as np
 
     from gpulesson.bench import benchmark
@@ -128,7 +127,7 @@ def kernel_timings(device: Any, cuda: Any, *, bandwidth: float,
         arguments = t.arguments(size, _CyclingRandom())
         host = {key: _host(value, np) for key, value in arguments.items()}
         expected = t.expected(arguments)
-        kernel = compile_model(name, cuda)
+        kernel = compile_model(name, models[name], cuda)
         grid, block = t.launch(size)
         fresh = {key: xp.asarray(value) if isinstance(value, np.ndarray) else value
                  for key, value in host.items()}
@@ -164,3 +163,9 @@ def markdown_table(timings: list[KernelTiming]) -> str:
                     f"{k.predicted_seconds * 1e6:,.1f} µs | {k.measured_seconds * 1e6:,.1f} µs "
                     f"| {k.ratio:.2f}× | {'right' if k.correct else 'WRONG'} |")
     return "\n".join(rows)
+
+
+def models_of(exercises: Any) -> dict[str, Any]:
+    """Each kernel exercise's task and its worked solution, from a bank's ``EXERCISES``."""
+    return {ex.task: ex.model_solution for ex in exercises
+            if getattr(ex, "task", None) and getattr(ex, "model_solution", None) is not None}

@@ -11,6 +11,7 @@ import importlib.util
 import pytest
 
 from gpulesson.device import cpu_device
+from gpulesson.exercises.bank import inside_the_gpu
 from gpulesson.kernelcheck import catalogue, gpu_timing
 
 if importlib.util.find_spec("numba") is None:  # not imported: numba_cuda() picks the target
@@ -30,7 +31,6 @@ def simulator():
 
 
 def test_every_timed_task_has_a_model_and_a_prediction() -> None:
-    from gpulesson.exercises.bank import inside_the_gpu
 
     models = {ex.task for ex in inside_the_gpu.EXERCISES if hasattr(ex, "task")}
     assert set(gpu_timing.TIMED) <= models
@@ -45,6 +45,7 @@ def test_every_timed_task_has_a_model_and_a_prediction() -> None:
 def test_the_models_run_right_in_numbas_simulator_and_are_timed(simulator) -> None:
     sizes = {name: gpu_timing.TINY[name] for name in SIMULATED}
     timings = gpu_timing.kernel_timings(cpu_device(), simulator, bandwidth=3.35e12,
+                                        models=gpu_timing.models_of(inside_the_gpu.EXERCISES),
                                         sizes=sizes, repeats=1)
     assert [k.task for k in timings] == list(SIMULATED)
     for k in timings:
