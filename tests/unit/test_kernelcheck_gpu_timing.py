@@ -31,7 +31,6 @@ def simulator():
 
 
 def test_every_timed_task_has_a_model_and_a_prediction() -> None:
-
     models = {ex.task for ex in inside_the_gpu.EXERCISES if hasattr(ex, "task")}
     assert set(gpu_timing.TIMED) <= models
     for name, sizes in gpu_timing.TIMED.items():
