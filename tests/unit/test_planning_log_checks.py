@@ -11,7 +11,14 @@ from pathlib import Path
 import pytest
 
 from gpulesson import transformer
-from gpulesson.planning.log_checks import LogCheck, check_vllm_run, pool_table, request_kv_bytes
+from gpulesson.planning.log_checks import (
+    LogCheck,
+    check_vllm_run,
+    pool_table,
+    request_kv_bytes,
+    run_accounting,
+    sourced_non_torch,
+)
 from gpulesson.planning.logs import parse_vllm_log
 
 LOGS = Path(__file__).resolve().parents[1] / "data" / "logs"
@@ -91,28 +98,58 @@ def pools() -> list:
 def test_kv_pool_leave_one_out(pools: list) -> None:
     """The KV-cache pool of every log that prints one and whose device memory is known
     (GiB, or tokens where only tokens are printed), predicted term by term: within 3 %
-    median and 8 % at worst with the non-torch memory the log prints (issue 31's bar).
-    From scratch, with the default non-torch memory refitted without the run, the median
-    stays within 3 %; the worst misses (20-27 %) are the NCCL buffers of 4-GPU groups
-    and a small negative pool, which one constant cannot carry."""
+    median and 8 % at worst with the non-torch memory the log prints. From scratch, the
+    non-torch memory is the run's NCCL and custom all-reduce buffers (from NCCL's and
+    vLLM's code) plus the remainder fitted on other threads' logs that count it the same
+    way: median within 3 %; every log but one within 8 %. The miss is #13882's negative
+    pool (-1.05 GiB: 0.03 GiB of printed non-torch memory against 0.26 fitted)."""
     assert len(pools) >= 15
     with_inputs = [abs(r.error) for r in pools]
     assert statistics.median(with_inputs) <= 0.03, with_inputs
     assert max(with_inputs) <= 0.08, with_inputs
-    scratch = [abs(r.error_from_scratch) for r in pools]
-    assert statistics.median(scratch) <= 0.03, scratch
-    assert max(scratch) <= 0.30, scratch
+    scratch = {r.run: abs(r.error_from_scratch) for r in pools}
+    assert statistics.median(scratch.values()) <= 0.03, scratch
+    assert sorted(scratch.values())[-2] <= 0.08, scratch
+    assert scratch["13882-4060-qwen2.5-7b-awq"] <= 0.20, scratch
     assert {r.unit for r in pools} == {"bytes", "tokens"}
 
 
-def test_leave_one_out_refits_without_the_run(pools: list) -> None:
-    """The default non-torch memory of each row is the median of the other logs' printed
-    figures, never the run's own."""
-    printed = {r["id"]: parse_vllm_log((LOGS / r["file"]).read_text()).get("non_torch")
-               for r in RUNS}
+@pytest.mark.xfail(strict=True, reason="issue 31: 15 of the 20 logs needed, and #13882's "
+                   "negative pool misses by 17 % from scratch")
+def test_kv_pool_meets_issue_31_from_scratch(pools: list) -> None:
+    """Issue 31's bar, predicted from what a planner knows before start-up: at least 20
+    logs, median within 3 %, every log within 8 %."""
+    scratch = [abs(r.error_from_scratch) for r in pools]
+    assert len(pools) >= 20
+    assert statistics.median(scratch) <= 0.03 and max(scratch) <= 0.08, scratch
+
+
+def test_leave_one_out_refits_without_the_runs_thread(pools: list) -> None:
+    """Each row's fitted remainder is the median over logs of other threads with the same
+    accounting of their printed non-torch memory less their NCCL and all-reduce buffers,
+    never a figure of the run's own thread; the from-scratch non-torch memory adds the
+    run's own buffers to it."""
+    by_id = {r["id"]: r for r in RUNS}
     for row in pools:
-        others = [x for k, x in printed.items() if k != row.run and x is not None]
-        assert row.non_torch_default == statistics.median(others)
+        run = by_id[row.run]
+        rests = [parse_vllm_log((LOGS / r["file"]).read_text()).get("non_torch")
+                 for r in RUNS if r["url"] != run["url"] and run_accounting(r) == row.accounting]
+        others = [x - sourced_non_torch(r) for x, r in zip(
+            rests, [r for r in RUNS if r["url"] != run["url"]
+                    and run_accounting(r) == row.accounting], strict=True) if x is not None]
+        assert row.non_torch_default == max(statistics.median(others), 0.0)
+        assert row.non_torch == row.non_torch_default + sourced_non_torch(run)
+
+
+def test_nccl_buffers_carry_the_4_gpu_groups(pools: list) -> None:
+    """Four H200 of an NVSwitch node (vLLM PR #21429) print 2.04 GiB of non-torch memory;
+    the buffers of two NCCL communicators (24 channels x 2 peers x 9.19 MiB, and the NVLS
+    buffer of 512 MiB each) and the custom all-reduce predict it within 10 %, where one
+    constant fitted on single-GPU logs was 80 % short."""
+    row = next(r for r in pools if r.run == "21429-4xh200-qwen3-235b-fp8")
+    printed = parse_vllm_log((LOGS / "vllm-21429-4xh200-qwen3-235b-fp8.log").read_text())
+    assert abs(printed["non_torch"] / row.non_torch - 1) <= 0.10
+    assert abs(row.error_from_scratch) <= 0.03
 
 
 def test_maximum_concurrency(checks: dict[str, LogCheck]) -> None:
