@@ -130,13 +130,14 @@ def test_leave_one_out_refits_without_the_runs_thread(pools: list) -> None:
     never a figure of the run's own thread; the from-scratch non-torch memory adds the
     run's own buffers to it."""
     by_id = {r["id"]: r for r in RUNS}
+    printed = {r["id"]: parse_vllm_log((LOGS / r["file"]).read_text()).get("non_torch")
+               for r in RUNS}
     for row in pools:
         run = by_id[row.run]
-        rests = [parse_vllm_log((LOGS / r["file"]).read_text()).get("non_torch")
-                 for r in RUNS if r["url"] != run["url"] and run_accounting(r) == row.accounting]
-        others = [x - sourced_non_torch(r) for x, r in zip(
-            rests, [r for r in RUNS if r["url"] != run["url"]
-                    and run_accounting(r) == row.accounting], strict=True) if x is not None]
+        others = [printed[r["id"]] - sourced_non_torch(r) for r in RUNS
+                  if r["url"] != run["url"] and printed[r["id"]] is not None
+                  and run_accounting(r) == row.accounting]
+        assert others, row.run
         assert row.non_torch_default == max(statistics.median(others), 0.0)
         assert row.non_torch == row.non_torch_default + sourced_non_torch(run)
 
