@@ -31,7 +31,9 @@ from gpulesson.planning.log_checks import (  # noqa: E402
     LogCheck,
     PoolRow,
     check_vllm_run,
+    fit_non_torch_base,
     pool_table,
+    run_accounting,
 )
 
 LOGS = ROOT / "tests" / "data" / "logs"
@@ -44,9 +46,12 @@ def runs_and_texts() -> tuple[list[dict], list[str]]:
 
 
 def checks() -> list[LogCheck]:
-    """Every run of the registry, checked."""
+    """Every run of the registry, checked; the non-torch remainder of each is fitted without
+    the run's thread."""
     runs, texts = runs_and_texts()
-    return [check_vllm_run(run, text) for run, text in zip(runs, texts, strict=True)]
+    return [check_vllm_run(run, text, non_torch_default=fit_non_torch_base(
+        runs, texts, leave_out=i)[run_accounting(run)])
+        for i, (run, text) in enumerate(zip(runs, texts, strict=True))]
 
 
 def pools() -> list[PoolRow]:
