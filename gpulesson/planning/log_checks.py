@@ -22,7 +22,8 @@ every GPU keeps whole KV heads), ``cuda_graph_profiled`` (vLLM 0.21 and later ta
 CUDA graph estimate out of the pool), ``total_memory_gib`` (the device total as CUDA
 reports it, where the log does not print it), ``non_torch_gib`` (a non-torch figure
 borrowed from another log), ``expert_padding`` (``{"intermediate": 128, "hidden": 256}``:
-a MoE kernel's padding, :func:`~gpulesson.planning.serving.expert_padding_bytes`) and
+a MoE kernel's padding, :func:`~gpulesson.planning.serving.expert_padding_bytes`),
+``mxfp4_backend`` (``"triton"``: :func:`~gpulesson.planning.serving.mxfp4_triton_extra_bytes`) and
 ``assumed`` (each setting the log and its thread do not state, and why the value was
 taken). :func:`pool_table` predicts every log's KV-cache pool twice, with the log's
 non-torch figure and from scratch with the default refitted without the log
@@ -42,7 +43,14 @@ from gpulesson import inference, memory, transformer
 from ._adapt import gpu_view, model_view
 from .logs import LogRow, parse_vllm_log
 from .non_torch import non_torch_accounting, non_torch_bytes
-from .serving import GIB, NON_TORCH_BYTES, checkpoint_parts, expert_padding_bytes, kv_budget
+from .serving import (
+    GIB,
+    NON_TORCH_BYTES,
+    checkpoint_parts,
+    expert_padding_bytes,
+    kv_budget,
+    mxfp4_triton_extra_bytes,
+)
 
 __all__ = ["LogCheck", "PoolRow", "check_vllm_run", "fit_non_torch_base", "pool_table",
            "request_kv_bytes", "run_accounting", "sourced_non_torch"]
@@ -172,10 +180,12 @@ def check_vllm_run(run: Mapping[str, object], text: str, *,
     extra = expert_padding_bytes(
         mv, weight_dtype, tp=tp, intermediate_multiple=int(pad.get("intermediate", 1)),  # type: ignore[union-attr]
         hidden_multiple=int(pad.get("hidden", 1))) if pad else 0.0  # type: ignore[union-attr]
+    if run.get("mxfp4_backend") == "triton":
+        extra += mxfp4_triton_extra_bytes(mv, tp=tp)
     weights = memory.checkpoint_bytes(checkpoint_parts(mv, weight_dtype)) / tp + \
         inference.rotary_cache_bytes(cfg) + extra
     if "weights" in got:
-        padded = " + the kernel's expert padding" if extra else ""
+        padded = " + the MoE kernel's padding or copies" if extra else ""
         rows.append(LogRow("weights per GPU", got["weights"], weights, "bytes",
                            f"{weight_dtype} checkpoint / tp {tp} + the rotary table{padded}"))
 

@@ -70,14 +70,15 @@ def test_kv_of_one_request(checks: dict[str, LogCheck]) -> None:
 
 def test_weights_per_gpu(checks: dict[str, LogCheck]) -> None:
     """Checkpoint bytes (mixed precision and group-wise INT4 scales included) / tp + the
-    rotary table + the MoE kernel's padding (vLLM's Marlin MXFP4 path): median within 1 %;
-    the largest miss (under 10 %) is gpt-oss on vLLM 0.14's Triton backend, whose layout
-    padding is not modelled."""
+    rotary table + what the MoE kernel adds (Marlin's padding on vLLM 0.10.1, the Triton
+    path's kept scales and FP32 biases on 0.11 and later): median within 1 %, every log
+    within 3 %."""
     errors = _errors(checks, "weights per GPU")
-    assert len(errors) >= 12
+    assert len(errors) >= 20
     assert statistics.median(abs(e) for e in errors.values()) <= 0.01, errors
-    assert max(abs(e) for e in errors.values()) <= 0.10, errors
+    assert max(abs(e) for e in errors.values()) <= 0.03, errors
     assert abs(errors["23278-h100-gpt-oss-120b-0.10.1"]) <= 0.005
+    assert abs(errors["33155-h100-gpt-oss-120b-0.14.1"]) <= 0.005
 
 
 def test_activation_peak(checks: dict[str, LogCheck]) -> None:
