@@ -261,7 +261,8 @@ def check_vllm_run(run: Mapping[str, object], text: str, *,
 @dataclass(frozen=True)
 class PoolRow:
     """One log's KV-cache pool beside two predictions: ``with_inputs`` takes the non-torch
-    memory the log prints; ``from_scratch`` replaces it by ``non_torch``: the run's NCCL and
+    memory the log prints (``non_torch`` where it prints none); ``from_scratch`` always
+    takes ``non_torch``: the run's NCCL and
     custom all-reduce buffers (:func:`sourced_non_torch`) plus ``non_torch_default``, the
     remainder fitted on the logs of other threads that count non-torch memory the same way
     (:func:`run_accounting`; leave-one-out). ``unit`` is ``"bytes"`` or ``"tokens"``;
