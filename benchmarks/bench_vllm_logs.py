@@ -8,9 +8,12 @@ non-torch memory, KV-cache pool, the tokens the log's pool holds, the KV cache o
 request, maximum concurrency) beside the prediction of
 :func:`gpulesson.planning.log_checks.check_vllm_run`, the median and the largest error of
 each item, then the KV-cache pool table of :func:`gpulesson.planning.log_checks.pool_table`:
-with the log's own non-torch figure, and from scratch with the default non-torch memory
-refitted without the run (leave-one-out; the only constant fitted on the set). Nothing is
-timed; the tables are deterministic.
+with the log's own non-torch figure, and from scratch: the non-torch memory is the run's
+NCCL and custom all-reduce buffers (from NCCL's and vLLM's code,
+:mod:`gpulesson.planning.non_torch`) plus the remainder of its accounting ("device": the
+CUDA context counted; "increase": only what grew since start-up) refitted without the
+run's thread (leave-one-out; the only constants fitted on the set). Nothing is timed; the
+tables are deterministic.
 """
 
 from __future__ import annotations
@@ -28,7 +31,9 @@ from gpulesson.planning.log_checks import (  # noqa: E402
     LogCheck,
     PoolRow,
     check_vllm_run,
+    fit_non_torch_base,
     pool_table,
+    run_accounting,
 )
 
 LOGS = ROOT / "tests" / "data" / "logs"
@@ -41,9 +46,12 @@ def runs_and_texts() -> tuple[list[dict], list[str]]:
 
 
 def checks() -> list[LogCheck]:
-    """Every run of the registry, checked."""
+    """Every run of the registry, checked; the non-torch remainder of each is fitted without
+    the run's thread."""
     runs, texts = runs_and_texts()
-    return [check_vllm_run(run, text) for run, text in zip(runs, texts, strict=True)]
+    return [check_vllm_run(run, text, non_torch_default=fit_non_torch_base(
+        runs, texts, leave_out=i)[run_accounting(run)])
+        for i, (run, text) in enumerate(zip(runs, texts, strict=True))]
 
 
 def pools() -> list[PoolRow]:
@@ -79,13 +87,14 @@ def main() -> None:
               f"  largest {max(errs):6.1%}")
 
     rows = pools()
-    print("\nKV-cache pool, leave-one-out (the default non-torch memory refitted without "
-          "the run)")
-    print(f"{'run':38s}{'log':>16s}{'with inputs':>16s}{'error':>9s}{'from scratch':>16s}"
-          f"{'error':>9s}  settings assumed")
+    print("\nKV-cache pool, leave-one-out (non-torch memory: NCCL and all-reduce buffers + "
+          "the remainder refitted without the run's thread)")
+    print(f"{'run':38s}{'log':>16s}{'with inputs':>16s}{'error':>9s}{'non-torch':>16s}"
+          f"{'from scratch':>16s}{'error':>9s}  settings assumed")
     for r in rows:
         print(f"{r.run:38s}{_show(r.measured, r.unit):>16s}{_show(r.with_inputs, r.unit):>16s}"
-              f"{_pct(r.error):>9s}{_show(r.from_scratch, r.unit):>16s}"
+              f"{_pct(r.error):>9s}{r.accounting[:3] + ' ' + _show(r.non_torch, 'bytes'):>16s}"
+              f"{_show(r.from_scratch, r.unit):>16s}"
               f"{_pct(r.error_from_scratch):>9s}  {', '.join(r.assumed) or '-'}")
     for name, errs in (("with the log's non-torch", [abs(r.error) for r in rows]),
                        ("from scratch (LOO)", [abs(r.error_from_scratch) for r in rows])):

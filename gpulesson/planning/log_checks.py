@@ -12,7 +12,7 @@ item the log prints. Figures the log prints that are inputs of vLLM's arithmetic
 device total, ``gpu_memory_utilization``, non-torch memory, the CUDA graph estimate) are
 used as inputs, as :func:`~gpulesson.planning.logs.reconcile_vllm_log` does.
 
-A run is a mapping (``tests/data/logs/vllm-logs.json`` holds twenty-six, each with its public
+A run is a mapping (``tests/data/logs/vllm-logs.json`` holds thirty-four, each with its public
 thread): ``model`` (a preset name) or ``hf_config`` (a config.json mapping), optional
 ``overrides`` of the config, ``gpu``, ``tp``, ``max_model_len``, ``weight_dtype``,
 ``kv_dtype``, ``gpu_memory_utilization``, ``max_num_batched_tokens``, ``max_num_seqs``,
@@ -22,7 +22,8 @@ every GPU keeps whole KV heads), ``cuda_graph_profiled`` (vLLM 0.21 and later ta
 CUDA graph estimate out of the pool), ``total_memory_gib`` (the device total as CUDA
 reports it, where the log does not print it), ``non_torch_gib`` (a non-torch figure
 borrowed from another log), ``expert_padding`` (``{"intermediate": 128, "hidden": 256}``:
-a MoE kernel's padding, :func:`~gpulesson.planning.serving.expert_padding_bytes`) and
+a MoE kernel's padding, :func:`~gpulesson.planning.serving.expert_padding_bytes`),
+``mxfp4_backend`` (``"triton"``: :func:`~gpulesson.planning.serving.mxfp4_triton_extra_bytes`) and
 ``assumed`` (each setting the log and its thread do not state, and why the value was
 taken). :func:`pool_table` predicts every log's KV-cache pool twice, with the log's
 non-torch figure and from scratch with the default refitted without the log
@@ -39,11 +40,20 @@ from dataclasses import dataclass, replace
 from gpulesson import _validate as v
 from gpulesson import inference, memory, transformer
 
-from ._adapt import model_view
+from ._adapt import gpu_view, model_view
 from .logs import LogRow, parse_vllm_log
-from .serving import GIB, NON_TORCH_BYTES, checkpoint_parts, expert_padding_bytes, kv_budget
+from .non_torch import non_torch_accounting, non_torch_bytes
+from .serving import (
+    GIB,
+    NON_TORCH_BYTES,
+    checkpoint_parts,
+    expert_padding_bytes,
+    kv_budget,
+    mxfp4_triton_extra_bytes,
+)
 
-__all__ = ["LogCheck", "PoolRow", "check_vllm_run", "pool_table", "request_kv_bytes"]
+__all__ = ["LogCheck", "PoolRow", "check_vllm_run", "fit_non_torch_base", "pool_table",
+           "request_kv_bytes", "run_accounting", "sourced_non_torch"]
 
 
 def request_kv_bytes(cfg: transformer.TransformerConfig, *, max_model_len: int, tp: int = 1,
@@ -103,6 +113,35 @@ def _config(run: Mapping[str, object]) -> transformer.TransformerConfig:
     return replace(cfg, **overrides) if overrides else cfg  # type: ignore[arg-type]
 
 
+def run_accounting(run: Mapping[str, object]) -> str:
+    """What the run's vLLM counts as non-torch memory
+    (:func:`~gpulesson.planning.non_torch.non_torch_accounting` of its ``engine`` and
+    ``version``)."""
+    return non_torch_accounting(str(run.get("engine", "V1")), str(run.get("version", "")))
+
+
+def sourced_non_torch(run: Mapping[str, object]) -> float:
+    """The non-torch bytes of one of the run's GPUs that come from the code, not from a
+    fit: its NCCL buffers and custom all-reduce
+    (:func:`~gpulesson.planning.non_torch.non_torch_bytes` with ``base=0``). The
+    interconnect is the run's ``interconnect`` (``"pcie"`` or ``"nvswitch"``), else the
+    GPU's: an NVLink domain of more than one GPU is an NVSwitch, with NVLS where the GPU has
+    NVLink SHARP (``nvls`` overrides)."""
+    tp = v.positive_int("tp", run.get("tp", 1))
+    if tp == 1:
+        return 0.0
+    link, nvls = run.get("interconnect"), run.get("nvls")
+    if link is None or nvls is None:
+        if run.get("gpu") is None:
+            raise ValueError(f"run {run.get('id', '')!r}: give 'interconnect' ('pcie' or "
+                             "'nvswitch') or a known 'gpu' for a tensor-parallel run")
+        gv = gpu_view(run["gpu"])
+        switch = gv.domain > 1
+        link = link or ("nvswitch" if switch else "pcie")
+        nvls = bool(gv.sharp and switch) if nvls is None else nvls
+    return non_torch_bytes(tp, base=0.0, interconnect=str(link), nvls=bool(nvls))
+
+
 def check_vllm_run(run: Mapping[str, object], text: str, *,
                    non_torch_default: float = NON_TORCH_BYTES,
                    logged_non_torch: bool = True) -> LogCheck:
@@ -111,8 +150,9 @@ def check_vllm_run(run: Mapping[str, object], text: str, *,
     The device total and ``gpu_memory_utilization`` are settings: read from the log, else
     from the run (``total_memory_gib``, ``gpu_memory_utilization``; vLLM's default 0.9).
     Non-torch memory is the log's where it prints it, else the run's ``non_torch_gib`` (a
-    figure borrowed from another log), else ``non_torch_default``; with
-    ``logged_non_torch=False`` always the default (the prediction from scratch). The KV-cache pool
+    figure borrowed from another log), else ``non_torch_default`` (the fitted remainder)
+    plus :func:`sourced_non_torch`; with ``logged_non_torch=False`` always the latter (the
+    prediction from scratch). The KV-cache pool
     is predicted in GiB where the log prints GiB, and as tokens where it prints only
     tokens, blocks or a concurrency.
     """
@@ -140,13 +180,16 @@ def check_vllm_run(run: Mapping[str, object], text: str, *,
     extra = expert_padding_bytes(
         mv, weight_dtype, tp=tp, intermediate_multiple=int(pad.get("intermediate", 1)),  # type: ignore[union-attr]
         hidden_multiple=int(pad.get("hidden", 1))) if pad else 0.0  # type: ignore[union-attr]
+    if run.get("mxfp4_backend") == "triton":
+        extra += mxfp4_triton_extra_bytes(mv, tp=tp)
     weights = memory.checkpoint_bytes(checkpoint_parts(mv, weight_dtype)) / tp + \
         inference.rotary_cache_bytes(cfg) + extra
     if "weights" in got:
-        padded = " + the kernel's expert padding" if extra else ""
+        padded = " + the MoE kernel's padding or copies" if extra else ""
         rows.append(LogRow("weights per GPU", got["weights"], weights, "bytes",
                            f"{weight_dtype} checkpoint / tp {tp} + the rotary table{padded}"))
 
+    base = v.nonneg_number("non_torch_default", non_torch_default)
     util = float(got.get("utilization", run.get("gpu_memory_utilization", 0.9)))  # type: ignore[arg-type]
     total = got.get("total_memory")
     if total is None and "requested" in got:
@@ -157,8 +200,10 @@ def check_vllm_run(run: Mapping[str, object], text: str, *,
         non_torch = got["non_torch"]
     elif logged_non_torch and run.get("non_torch_gib") is not None:
         non_torch = v.nonneg_number("non_torch_gib", run["non_torch_gib"]) * GIB
+    elif total and not run.get("stage_layers"):  # a pool is predicted: it needs the buffers
+        non_torch = base + sourced_non_torch(run)
     else:
-        non_torch = v.nonneg_number("non_torch_default", non_torch_default)
+        non_torch = base
     pool = None
     if total and not run.get("stage_layers"):
         budget = kv_budget(mv, tp=tp, max_model_len=length, kv_dtype=kv_dtype,
@@ -173,8 +218,10 @@ def check_vllm_run(run: Mapping[str, object], text: str, *,
                                budget.activation_peak, "bytes",
                                f"the profiling run's peak: its {which}"))
         if "non_torch" in got:
-            rows.append(LogRow("non-torch memory", got["non_torch"], non_torch_default,
-                               "bytes", "the default used where a log does not print it"))
+            rows.append(LogRow("non-torch memory", got["non_torch"],
+                               base + sourced_non_torch(run),
+                               "bytes", "fitted remainder + NCCL buffers and custom "
+                               "all-reduce (from scratch)"))
         pool = budget.kv_cache - got.get("cuda_graph", 0.0) * (
             1.0 if run.get("cuda_graph_profiled") else 0.0)
     measured_tokens = got.get("kv_cache_tokens", got["blocks"] * block
@@ -214,9 +261,12 @@ def check_vllm_run(run: Mapping[str, object], text: str, *,
 @dataclass(frozen=True)
 class PoolRow:
     """One log's KV-cache pool beside two predictions: ``with_inputs`` takes the non-torch
-    memory the log prints; ``from_scratch`` replaces it by the default fitted on the other
-    logs (``non_torch_default``, the median of their printed figures: leave-one-out).
-    ``unit`` is ``"bytes"`` or ``"tokens"``; ``assumed`` the settings the log lacks."""
+    memory the log prints (``non_torch`` where it prints none); ``from_scratch`` always
+    takes ``non_torch``: the run's NCCL and
+    custom all-reduce buffers (:func:`sourced_non_torch`) plus ``non_torch_default``, the
+    remainder fitted on the logs of other threads that count non-torch memory the same way
+    (:func:`run_accounting`; leave-one-out). ``unit`` is ``"bytes"`` or ``"tokens"``;
+    ``assumed`` the settings the log lacks."""
 
     run: str
     measured: float
@@ -225,6 +275,8 @@ class PoolRow:
     unit: str
     non_torch_default: float
     assumed: tuple[str, ...]
+    non_torch: float = 0.0
+    accounting: str = ""
 
     @staticmethod
     def _error(measured: float, predicted: float) -> float:
@@ -243,18 +295,42 @@ class PoolRow:
         return self._error(self.measured, self.from_scratch)
 
 
+def fit_non_torch_base(runs: Sequence[Mapping[str, object]], texts: Sequence[str], *,
+                       leave_out: int | None = None) -> dict[str, float]:
+    """The remainder of non-torch memory per accounting (``"device"``, ``"increase"``): the
+    median over the logs that print a non-torch figure of that figure less the run's
+    :func:`sourced_non_torch`. ``leave_out`` (an index) drops that run and every run of the
+    same thread (``url``), so a prediction never sees its own log or its siblings. An
+    accounting without a log falls back to the median of all; without any,
+    :data:`~gpulesson.planning.serving.NON_TORCH_BYTES`."""
+    if len(runs) != len(texts):
+        raise ValueError(f"runs and texts must pair up, got {len(runs)} and {len(texts)}")
+    skip_url = None if leave_out is None else runs[leave_out].get("url")
+    rests: dict[str, list[float]] = {}
+    for j, (run, text) in enumerate(zip(runs, texts, strict=True)):
+        if j == leave_out or (skip_url and run.get("url") == skip_url):
+            continue
+        printed = parse_vllm_log(text).get("non_torch")
+        if printed is None:
+            continue
+        rests.setdefault(run_accounting(run), []).append(printed - sourced_non_torch(run))
+    every = [x for xs in rests.values() for x in xs]
+    fallback = max(statistics.median(every), 0.0) if every else NON_TORCH_BYTES
+    return {kind: max(statistics.median(rests[kind]), 0.0) if rests.get(kind) else fallback
+            for kind in ("device", "increase")}
+
+
 def pool_table(runs: Sequence[Mapping[str, object]], texts: Sequence[str]) -> list[PoolRow]:
     """The KV-cache pool of every run whose log prints one (GiB, tokens, blocks or a
     concurrency) and whose device memory is known, predicted twice (:class:`PoolRow`):
-    the only constant fitted on the set, the default non-torch memory, is refitted without
-    the run it predicts."""
+    the only constants fitted on the set, the non-torch remainders per accounting
+    (:func:`fit_non_torch_base`), are refitted without the run's thread."""
     if len(runs) != len(texts):
         raise ValueError(f"runs and texts must pair up, got {len(runs)} and {len(texts)}")
-    printed = [parse_vllm_log(t).get("non_torch") for t in texts]
     out: list[PoolRow] = []
     for i, (run, text) in enumerate(zip(runs, texts, strict=True)):
-        others = [x for j, x in enumerate(printed) if j != i and x is not None]
-        default = statistics.median(others) if others else NON_TORCH_BYTES
+        kind = run_accounting(run)
+        default = fit_non_torch_base(runs, texts, leave_out=i)[kind]
         inputs = check_vllm_run(run, text, non_torch_default=default).row("KV cache pool")
         if inputs is None or inputs.measured is None:
             continue
@@ -263,7 +339,7 @@ def pool_table(runs: Sequence[Mapping[str, object]], texts: Sequence[str]) -> li
         assumed = tuple(sorted((run.get("assumed") or {}).keys()))  # type: ignore[union-attr]
         out.append(PoolRow(str(run.get("id", "")), inputs.measured, inputs.predicted,
                            scratch.predicted if scratch else inputs.predicted, inputs.unit,
-                           default, assumed))
+                           default, assumed, default + sourced_non_torch(run), kind))
     return out
 
 

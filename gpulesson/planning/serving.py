@@ -60,7 +60,8 @@ from .layout import divisors
 __all__ = ["DECODE_BANDWIDTH_EFFICIENCY", "DECODE_MEASUREMENTS", "MIXED_CHECKPOINTS",
            "SAMPLER_BYTES_PER_LOGIT", "DecodeMeasurement", "ServingPlan", "checkpoint_parts",
            "decode_step_time", "expert_padding_bytes", "fit_decode_efficiency",
-           "forward_peak_bytes", "implied_bandwidth_efficiency", "kv_budget", "plan_serving",
+           "forward_peak_bytes", "implied_bandwidth_efficiency", "kv_budget",
+           "mxfp4_triton_extra_bytes", "plan_serving",
            "profile_peak_bytes", "sampler_peak_bytes"]
 
 GIB = 2**30
@@ -256,6 +257,31 @@ def expert_padding_bytes(model: object, weight_dtype: str, *, tp: int = 1,
     inter, h = mv.cfg.expert_ffn / t, mv.hidden
     ratio = _round_up(inter, a) * _round_up(h, b) / (inter * h)
     return memory.checkpoint_bytes({dtype: float(experts)}) / t * (ratio - 1)
+
+
+#: Values per MXFP4 scale byte (one E8M0 exponent per block of 32 values, OCP MX spec).
+MXFP4_BLOCK = 32
+
+
+def mxfp4_triton_extra_bytes(model: object, *, tp: int = 1) -> float:
+    """Bytes per GPU vLLM's Triton MXFP4 MoE path adds to the routed experts' checkpoint.
+
+    On Hopper with PyTorch 2.8 and ``triton_kernels`` (vLLM 0.10.2 and later, unless a
+    FlashInfer backend is asked for), ``quantization/mxfp4.py``
+    (``process_weights_after_loading``) swizzles the expert weights and scales into new
+    tensors and deletes the original weights but not the original scales, and turns the
+    expert biases from BF16 into FP32: one more byte per :data:`MXFP4_BLOCK` expert values,
+    and 2 more bytes per bias value (``2 x I + h`` per expert and layer). gpt-oss-120b:
+    3.41 GiB (vLLM 0.14.1 prints 64.38 GiB of weights, issue #33155; the checkpoint and
+    rotary table hold 60.73)."""
+    mv = model_view(model)
+    t = v.positive_int("tp", tp)
+    experts = transformer.moe_breakdown(mv.cfg)["routed_experts"]
+    if not experts:
+        return 0.0
+    cfg = mv.cfg
+    biases = cfg.moe_layers * cfg.experts * (2 * cfg.expert_ffn + cfg.hidden)
+    return float((experts / MXFP4_BLOCK + 2 * biases) / t)
 
 
 def _weight_bytes(mv: ModelView, dtype: str) -> float:

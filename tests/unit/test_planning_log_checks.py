@@ -1,4 +1,4 @@
-"""Twenty-six real vLLM start-up logs against the planner (gpulesson/planning/log_checks.py;
+"""Thirty-four real vLLM start-up logs against the planner (gpulesson/planning/log_checks.py;
 tests/data/logs/vllm-logs.json names each public thread). The printed table is
 benchmarks/bench_vllm_logs.py."""
 
@@ -11,7 +11,14 @@ from pathlib import Path
 import pytest
 
 from gpulesson import transformer
-from gpulesson.planning.log_checks import LogCheck, check_vllm_run, pool_table, request_kv_bytes
+from gpulesson.planning.log_checks import (
+    LogCheck,
+    check_vllm_run,
+    pool_table,
+    request_kv_bytes,
+    run_accounting,
+    sourced_non_torch,
+)
 from gpulesson.planning.logs import parse_vllm_log
 
 LOGS = Path(__file__).resolve().parents[1] / "data" / "logs"
@@ -63,14 +70,15 @@ def test_kv_of_one_request(checks: dict[str, LogCheck]) -> None:
 
 def test_weights_per_gpu(checks: dict[str, LogCheck]) -> None:
     """Checkpoint bytes (mixed precision and group-wise INT4 scales included) / tp + the
-    rotary table + the MoE kernel's padding (vLLM's Marlin MXFP4 path): median within 1 %;
-    the largest miss (under 10 %) is gpt-oss on vLLM 0.14's Triton backend, whose layout
-    padding is not modelled."""
+    rotary table + what the MoE kernel adds (Marlin's padding on vLLM 0.10.1, the Triton
+    path's kept scales and FP32 biases on 0.11 and later): median within 1 %, every log
+    within 3 %."""
     errors = _errors(checks, "weights per GPU")
-    assert len(errors) >= 12
+    assert len(errors) >= 20
     assert statistics.median(abs(e) for e in errors.values()) <= 0.01, errors
-    assert max(abs(e) for e in errors.values()) <= 0.10, errors
+    assert max(abs(e) for e in errors.values()) <= 0.03, errors
     assert abs(errors["23278-h100-gpt-oss-120b-0.10.1"]) <= 0.005
+    assert abs(errors["33155-h100-gpt-oss-120b-0.14.1"]) <= 0.005
 
 
 def test_activation_peak(checks: dict[str, LogCheck]) -> None:
@@ -90,29 +98,62 @@ def pools() -> list:
 
 def test_kv_pool_leave_one_out(pools: list) -> None:
     """The KV-cache pool of every log that prints one and whose device memory is known
-    (GiB, or tokens where only tokens are printed), predicted term by term: within 3 %
-    median and 8 % at worst with the non-torch memory the log prints (issue 31's bar).
-    From scratch, with the default non-torch memory refitted without the run, the median
-    stays within 3 %; the worst misses (20-27 %) are the NCCL buffers of 4-GPU groups
-    and a small negative pool, which one constant cannot carry."""
-    assert len(pools) >= 15
-    with_inputs = [abs(r.error) for r in pools]
-    assert statistics.median(with_inputs) <= 0.03, with_inputs
-    assert max(with_inputs) <= 0.08, with_inputs
-    scratch = [abs(r.error_from_scratch) for r in pools]
-    assert statistics.median(scratch) <= 0.03, scratch
-    assert max(scratch) <= 0.30, scratch
+    (GiB, or tokens where only tokens are printed), predicted term by term. From scratch,
+    the non-torch memory is the run's NCCL and custom all-reduce buffers (from NCCL's and
+    vLLM's code) plus the remainder fitted on other threads' logs that count it the same
+    way: median within 3 %, every log but one within 8 %. The miss is gpt-oss-120b on one
+    H100 (#27508), a pool of 1.71 GiB out of 75 requested, 0.26 GiB short (13 %); #13882's
+    negative pool (-1.05 GiB) is within 8 %. With the non-torch figure the log prints (the
+    fitted one where it prints none) the median is 0.3 %."""
+    assert len(pools) >= 20
+    with_inputs = {r.run: abs(r.error) for r in pools}
+    assert statistics.median(with_inputs.values()) <= 0.01, with_inputs
+    scratch = {r.run: abs(r.error_from_scratch) for r in pools}
+    assert statistics.median(scratch.values()) <= 0.03, scratch
+    worst = max(scratch, key=scratch.get)  # type: ignore[arg-type]
+    assert worst == "27508-h100-gpt-oss-120b" and scratch[worst] <= 0.15, scratch
+    assert sorted(scratch.values())[-2] <= 0.08, scratch
+    assert sorted(with_inputs.values())[-2] <= 0.08, with_inputs
     assert {r.unit for r in pools} == {"bytes", "tokens"}
 
 
-def test_leave_one_out_refits_without_the_run(pools: list) -> None:
-    """The default non-torch memory of each row is the median of the other logs' printed
-    figures, never the run's own."""
+@pytest.mark.xfail(strict=True, reason="issue 31: gpt-oss-120b on one H100 (#27508) misses "
+                   "its 1.71 GiB pool by 13 % from scratch; the other 22 logs are within 8 %")
+def test_kv_pool_meets_issue_31_from_scratch(pools: list) -> None:
+    """Issue 31's bar, predicted from what a planner knows before start-up: at least 20
+    logs, median within 3 %, every log within 8 %."""
+    scratch = [abs(r.error_from_scratch) for r in pools]
+    assert len(pools) >= 20
+    assert statistics.median(scratch) <= 0.03 and max(scratch) <= 0.08, scratch
+
+
+def test_leave_one_out_refits_without_the_runs_thread(pools: list) -> None:
+    """Each row's fitted remainder is the median over logs of other threads with the same
+    accounting of their printed non-torch memory less their NCCL and all-reduce buffers,
+    never a figure of the run's own thread; the from-scratch non-torch memory adds the
+    run's own buffers to it."""
+    by_id = {r["id"]: r for r in RUNS}
     printed = {r["id"]: parse_vllm_log((LOGS / r["file"]).read_text()).get("non_torch")
                for r in RUNS}
     for row in pools:
-        others = [x for k, x in printed.items() if k != row.run and x is not None]
-        assert row.non_torch_default == statistics.median(others)
+        run = by_id[row.run]
+        others = [printed[r["id"]] - sourced_non_torch(r) for r in RUNS
+                  if r["url"] != run["url"] and printed[r["id"]] is not None
+                  and run_accounting(r) == row.accounting]
+        assert others, row.run
+        assert row.non_torch_default == max(statistics.median(others), 0.0)
+        assert row.non_torch == row.non_torch_default + sourced_non_torch(run)
+
+
+def test_nccl_buffers_carry_the_4_gpu_groups(pools: list) -> None:
+    """Four H200 of an NVSwitch node (vLLM PR #21429) print 2.04 GiB of non-torch memory;
+    the buffers of two NCCL communicators (24 channels x 2 peers x 9.19 MiB, and the NVLS
+    buffer of 512 MiB each) and the custom all-reduce predict it within 10 %, where one
+    constant fitted on single-GPU logs was 80 % short."""
+    row = next(r for r in pools if r.run == "21429-4xh200-qwen3-235b-fp8")
+    printed = parse_vllm_log((LOGS / "vllm-21429-4xh200-qwen3-235b-fp8.log").read_text())
+    assert abs(printed["non_torch"] / row.non_torch - 1) <= 0.10
+    assert abs(row.error_from_scratch) <= 0.03
 
 
 def test_maximum_concurrency(checks: dict[str, LogCheck]) -> None:

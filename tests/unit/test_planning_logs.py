@@ -52,6 +52,19 @@ def test_parse_vllm_one_figure_per_line_summary() -> None:
     assert got["utilization"] == 0.90
 
 
+def test_parse_vllm_011_usage_line() -> None:
+    """vLLM 0.11's start-up summary (as llm-d-benchmark's empirical results quote it): the
+    device total from "Free memory on device (free/total GiB)", the utilisation from
+    "Desired GPU memory utilization is (u, ...)", and the "... GiB for peak activation /
+    for non-torch memory" parts."""
+    got = parse_vllm_log(_read("vllm-llmd-2xh100-llama3.3-70b-fp8-tp2.log"))
+    gib = {k: got[k] / 2**30 for k in ("total_memory", "weights", "non_torch",
+                                       "activation_peak", "kv_cache")}
+    assert gib == pytest.approx({"total_memory": 79.18, "weights": 33.88, "non_torch": 0.55,
+                                 "activation_peak": 4.84, "kv_cache": 32.0})
+    assert got["utilization"] == 0.9
+
+
 def test_reconcile_vllm_terms_add_up() -> None:
     """Term by term: the KV difference is what the weight and activation differences leave."""
     r = reconcile_vllm_log(_read("vllm-10517-rtx3090-llama3.1-8b-29k.log"), "llama-3-8b",

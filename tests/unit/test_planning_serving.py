@@ -21,6 +21,7 @@ from gpulesson.planning.serving import (
     forward_peak_bytes,
     implied_bandwidth_efficiency,
     kv_budget,
+    mxfp4_triton_extra_bytes,
     profile_peak_bytes,
     sampler_peak_bytes,
 )
@@ -360,3 +361,21 @@ def test_source_vllm_23278_marlin_pads_gpt_oss_experts() -> None:
     assert expert_padding_bytes("llama-3-8b", "bf16", intermediate_multiple=128) == 0
     with pytest.raises(ValueError, match="hidden_multiple"):
         expert_padding_bytes("gpt-oss-120b", "mxfp4_experts", hidden_multiple=0)
+
+
+def test_source_vllm_33155_triton_keeps_the_mxfp4_scales_twice() -> None:
+    """vLLM issue #33155 (0.14.1, Triton MXFP4 backend on an H100): gpt-oss-120b takes 64.38
+    GiB. The Triton path (vLLM quantization/mxfp4.py) swizzles weights and scales into new
+    tensors, deletes the old weights but not the old scales (one byte per 32 expert values,
+    3.34 GiB) and upcasts the expert biases to FP32 (0.07 GiB): within 0.5 %. Split over
+    tensor parallelism, each GPU keeps its share."""
+    log = parse_vllm_log((LOGS / "vllm-33155-h100-gpt-oss-120b-v0.14.1.log").read_text())
+    extra = mxfp4_triton_extra_bytes("gpt-oss-120b")
+    budget = kv_budget("gpt-oss-120b", usable_memory=79.22 * GIB, max_model_len=131072,
+                       weight_dtype="mxfp4_experts", extra_weight_bytes=extra)
+    assert extra / GIB == pytest.approx(3.41, abs=0.01)
+    assert budget.weights == pytest.approx(log["weights"], rel=0.005)
+    assert mxfp4_triton_extra_bytes("gpt-oss-120b", tp=2) == extra / 2
+    assert mxfp4_triton_extra_bytes("llama-3-8b") == 0
+    with pytest.raises(ValueError, match="tp"):
+        mxfp4_triton_extra_bytes("gpt-oss-120b", tp=0)

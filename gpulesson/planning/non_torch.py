@@ -1,0 +1,129 @@
+"""The memory a vLLM process holds outside PyTorch's allocator, term by term.
+
+vLLM subtracts it from the KV-cache budget (:func:`~gpulesson.planning.serving.kv_budget`'s
+``non_torch_memory``). What it counts depends on the version (:func:`non_torch_accounting`):
+
+- ``"device"``: vLLM V0 up to 0.6.4 and V1 up to 0.9.1 measure everything the device has in
+  use after the profiling run less what PyTorch has allocated (``worker.py``
+  ``determine_num_available_blocks``; V1 ``gpu_worker.py`` ``determine_available_memory``),
+  so the process's own CUDA context is in it;
+- ``"increase"``: V0 from 0.6.5 (``vllm/utils.py`` ``memory_profiling``, vLLM PR #10511) and
+  V1 from 0.9.2 (PR #19312) count only what grew outside PyTorch since the worker's start-up
+  snapshot, taken after the CUDA context exists.
+
+With tensor parallelism every GPU also holds the buffers of its NCCL communicators
+(:func:`nccl_buffer_bytes`): vLLM opens two per tensor-parallel group (its PyNccl
+communicator for all-reduces, torch.distributed's device group for gathers and
+broadcasts), each with, per channel and per peer it receives from, one buffer per NCCL
+protocol (:data:`NCCL_CONNECTION_BYTES`), and on an NVSwitch with NVLink SHARP (NVLS) a
+multicast buffer rounded up to the granularity CUDA recommends; and vLLM's custom
+all-reduce keeps two IPC buffers of 8 MiB (:data:`CUSTOM_ALL_REDUCE_BYTES`). What remains
+(kernels loaded on first use, library handles, the CUDA context where it is counted) is one
+constant per accounting, ``base``, fitted on the logs that print it and evaluated
+leave-one-out (:func:`gpulesson.planning.log_checks.pool_table`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from types import MappingProxyType
+
+from gpulesson import _validate as v
+
+__all__ = ["CUSTOM_ALL_REDUCE_BYTES", "MULTICAST_GRANULARITY", "NCCL_CHANNELS",
+           "NCCL_CONNECTION_BYTES", "NVLS_BUFFER_BYTES", "NVLS_CHANNELS",
+           "VLLM_NCCL_COMMUNICATORS", "nccl_buffer_bytes", "non_torch_accounting",
+           "non_torch_bytes", "parse_version"]
+
+MIB = 2**20
+#: Bytes NCCL keeps for one connection (one peer on one channel), its three protocols'
+#: buffers at their defaults (NCCL ``src/init.cc``): ``DEFAULT_BUFFSIZE`` 4 MiB (Simple),
+#: ``DEFAULT_LL_BUFFSIZE`` = 8 lines x 512 threads x 8 steps x 16 bytes = 512 KiB (LL) and
+#: ``DEFAULT_LL128_BUFFSIZE`` = 120 elements x 640 threads x 8 steps x 8 bytes = 4,915,200
+#: bytes (LL128): 9.19 MiB.
+NCCL_CONNECTION_BYTES = 4 * MIB + 8 * 512 * 8 * 16 + 120 * 640 * 8 * 8
+#: NCCL's collective channels by interconnect, as its ``NCCL INFO <n> coll channels`` line
+#: prints them: 2 through PCIe ("2 coll channels, 2 collnet channels, 0 nvls channels",
+#: NCCL 2.2x logs of PCIe machines), 24 on an NVSwitch node of H100s ("24 coll channels, 24
+#: collnet channels, 16 nvls channels").
+NCCL_CHANNELS: Mapping[str, int] = MappingProxyType({"pcie": 2, "nvswitch": 24})
+#: NVLS channels on an NVSwitch with NVLink SHARP (the same NCCL lines: 16).
+NVLS_CHANNELS = 16
+#: Bytes of one NVLS step buffer: ``nvlsChunkSize`` 128 KiB x ``NCCL_STEPS`` 8 (NCCL
+#: ``src/transport/nvls.cc``, ``ncclNvlsBufferSetup``; its INFO line prints ``buffSize
+#: 1048576``).
+NVLS_BUFFER_BYTES = 128 * 1024 * 8
+#: The multicast granularity CUDA recommends on an H100 (``cuMulticastGetGranularity`` with
+#: ``CU_MULTICAST_GRANULARITY_RECOMMENDED``): NCCL rounds its NVLS buffer up to it.
+MULTICAST_GRANULARITY = 512 * MIB
+#: NCCL communicators a vLLM tensor-parallel group opens on every GPU: PyNccl's
+#: (``pynccl.py``, warmed up with an all-reduce at start-up) and torch.distributed's device
+#: group (``parallel_state.py``: gathers of the logits, broadcasts).
+VLLM_NCCL_COMMUNICATORS = 2
+#: vLLM's custom all-reduce (``custom_all_reduce.py``, ``max_size = 8192 * 1024``): a
+#: metadata-and-signal buffer and a data buffer of ``max_size`` each, allocated with
+#: ``cudaMalloc`` for IPC, outside PyTorch.
+CUSTOM_ALL_REDUCE_BYTES = 2 * 8192 * 1024
+#: Versions from which vLLM counts only the increase since start-up: V0 0.6.5 (PR #10511),
+#: V1 0.9.2 (PR #19312).
+_INCREASE_FROM = MappingProxyType({"V0": (0, 6, 5), "V1": (0, 9, 2)})
+
+
+def parse_version(version: str) -> tuple[int, int, int]:
+    """The first ``major.minor[.patch]`` in ``version`` as a tuple: ``"0.6.4.post1"`` ->
+    ``(0, 6, 4)``; an unknown patch (``"0.9.x"``) reads as the last of its minor version
+    (``(0, 9, 99)``); ``">=0.21"`` -> ``(0, 21, 0)``. ``ValueError`` without one."""
+    if not isinstance(version, str):
+        raise TypeError(f"version must be a str, got {type(version).__name__}")
+    hit = re.search(r"(\d{1,4})\.(\d{1,4})(?:\.(\d{1,4}|x))?", version[:200])
+    if hit is None:
+        raise ValueError(f"version: no 'major.minor' version in {version[:80]!r}")
+    patch = hit.group(3)
+    return (int(hit.group(1)), int(hit.group(2)),
+            99 if patch == "x" else int(patch or 0))
+
+
+def non_torch_accounting(engine: str, version: str) -> str:
+    """``"device"`` when the version's non-torch figure includes the process's CUDA context,
+    ``"increase"`` when it counts only what grew since start-up (module docstring)."""
+    eng = v.choice("engine", engine, ("V0", "V1"))
+    return "increase" if parse_version(version) >= _INCREASE_FROM[eng] else "device"
+
+
+def nccl_buffer_bytes(tp: int, *, interconnect: str = "pcie", nvls: bool = False,
+                      communicators: int = VLLM_NCCL_COMMUNICATORS) -> float:
+    """Bytes of NCCL buffers one GPU of a ``tp``-GPU group holds: per communicator,
+    ``channels x peers x`` :data:`NCCL_CONNECTION_BYTES` (a ring receives from one peer, a
+    chain of three or more GPUs adds the tree's second), plus with ``nvls`` (an NVSwitch with
+    NVLink SHARP) ``NVLS_CHANNELS x 2 x NVLS_BUFFER_BYTES x tp`` rounded up to
+    :data:`MULTICAST_GRANULARITY`. None for one GPU."""
+    t = v.positive_int("tp", tp)
+    link = v.choice("interconnect", interconnect, tuple(NCCL_CHANNELS))
+    n = v.positive_int("communicators", communicators)
+    if t == 1:
+        return 0.0
+    peers = min(t - 1, 2)
+    per = NCCL_CHANNELS[link] * peers * NCCL_CONNECTION_BYTES
+    if nvls:
+        if link != "nvswitch":
+            raise ValueError(f"nvls: NVLink SHARP needs an NVSwitch, got interconnect {link!r}")
+        need = NVLS_CHANNELS * 2 * NVLS_BUFFER_BYTES * t
+        per += -(-need // MULTICAST_GRANULARITY) * MULTICAST_GRANULARITY
+    return float(n * per)
+
+
+def non_torch_bytes(tp: int = 1, *, base: float, interconnect: str = "pcie",
+                    nvls: bool = False) -> float:
+    """Non-torch memory of one GPU: ``base`` (the fitted remainder of its accounting), plus
+    for ``tp`` > 1 the NCCL buffers (:func:`nccl_buffer_bytes`) and, on an NVSwitch, vLLM's
+    custom all-reduce (:data:`CUSTOM_ALL_REDUCE_BYTES`)."""
+    rest = v.nonneg_number("base", base)
+    t = v.positive_int("tp", tp)
+    extra = nccl_buffer_bytes(t, interconnect=interconnect, nvls=nvls)
+    if t > 1 and interconnect == "nvswitch":
+        extra += CUSTOM_ALL_REDUCE_BYTES
+    return float(rest + extra)
+
+
+v.guard_module(globals())
