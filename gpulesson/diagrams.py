@@ -1,0 +1,182 @@
+"""Schematics of how a GPU runs a kernel, drawn with matplotlib: the grid of blocks of warps
+of threads, a warp's load over 32-byte sectors, a shared-memory tile moving along K, and the
+waves of a GEMM's tiles over the SMs.
+
+Usage::
+
+    import matplotlib.pyplot as plt
+    from gpulesson import diagrams
+
+    diagrams.grid_hierarchy(1000, 256, gpu="H100 SXM",
+                            title="A grid of blocks, a block of warps, a warp of threads")
+    plt.show()
+
+Every number a figure shows comes from :mod:`gpulesson.execution` (blocks, warps, blocks
+per SM, sectors, tiles, waves); this module only lays them out. Each function takes the
+figure's ``title``, which the site also reads as the figure's alt text
+(``scripts/gl_exercises.py``, ``figure_alt_texts``), so write it as a sentence that says
+what the picture shows. Each returns the matplotlib ``Figure``; the shapes it draws carry
+gids (``"lane:idle"``, ``"sector:touched"``, ...) so a test can count them. Nothing here is
+random or picks a backend.
+
+Taught in: ``inside_the_gpu``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import matplotlib.pyplot as plt
+from matplotlib.patches import ConnectionPatch, Rectangle
+
+from gpulesson import execution
+from gpulesson.plotting import PALETTE
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+__all__ = ["grid_hierarchy"]
+
+BLUE, ORANGE, GREEN, PINK = PALETTE[0], PALETTE[1], PALETTE[2], PALETTE[3]
+IDLE = "#DDDDDD"
+LIGHT = "#F6D5B8"  # a light orange: sectors that move
+MAX_DRAWN_BLOCKS = 8
+
+
+def _title(title: str) -> str:
+    if not isinstance(title, str) or not title.strip():
+        raise ValueError("title must be a sentence saying what the figure shows (it is the "
+                         f"figure's alt text on the site), got {title!r}")
+    return title
+
+
+def _blank(ax: Axes, width: float, height: float) -> None:
+    ax.set_xlim(0, width)
+    ax.set_ylim(0, height)
+    ax.axis("off")
+
+
+def _box(ax: Axes, x: float, y: float, w: float, h: float, *, color: str, gid: str,
+         hatch: str | None = None, edge: str = "white", **kw) -> Rectangle:
+    patch = Rectangle((x, y), w, h, facecolor=color, edgecolor=edge, hatch=hatch,
+                      linewidth=0.8, **kw)
+    patch.set_gid(gid)
+    ax.add_patch(patch)
+    return patch
+
+
+def _label(ax: Axes, x: float, y: float, text: str, **kw) -> None:
+    """A row's caption, on white so the zoom lines pass behind it."""
+    ax.text(x, y, text, va="center", zorder=3, fontsize=kw.pop("fontsize", 9),
+            bbox={"facecolor": "white", "edgecolor": "none", "pad": 1.0}, **kw)
+
+
+def _zoom(ax: Axes, source: tuple[float, float, float], target: tuple[float, float, float]
+          ) -> None:
+    """Two grey lines from a span (x0, x1, y) of one row to a span of the row below."""
+    for a, b in ((source[0], target[0]), (source[1], target[1])):
+        ax.add_artist(ConnectionPatch((a, source[2]), (b, target[2]), "data", "data",
+                                      color="#999999", linewidth=0.7, linestyle="--",
+                                      zorder=1))
+
+
+# ---------------------------------------------------------------------------------------
+# 1. Grid, blocks, warps, threads, and an SM
+
+
+def grid_hierarchy(n: int, threads: int, *, gpu: str = "H100 SXM", title: str) -> Figure:
+    """The launch of a 1-D kernel over ``n`` elements in blocks of ``threads``: the grid's
+    blocks, the last block's warps, the warp holding the end of the data thread by thread
+    (idle threads hatched: the bounds check turns them away), and the blocks one SM of
+    ``gpu`` holds at once (:func:`execution.occupancy`, 32 registers a thread, no shared
+    memory).
+    """
+    title = _title(title)
+    spec = execution.gpu_execution(gpu)
+    occ = execution.occupancy(threads, arch=spec.compute_capability)
+    warp = spec.limits.warp_size
+    blocks = execution.tiles(n, 1, tile_m=threads, tile_n=1)
+    last = blocks - 1
+    first_idle = n - last * threads            # threads of the last block that have data
+    warps = occ.warps_per_block
+    edge_warp = min((first_idle - 1) // warp, warps - 1)  # the warp that holds element n-1
+
+    fig, ax = plt.subplots(figsize=(10.5, 4.6))
+    _blank(ax, 100, 50)
+    fig.suptitle(title, fontsize=11)
+
+    # the grid: at most MAX_DRAWN_BLOCKS blocks, the last one always drawn
+    drawn = list(range(min(blocks, MAX_DRAWN_BLOCKS - 1))) + [last]
+    drawn = sorted(set(drawn))
+    width = 64 / len(drawn)
+    _label(ax, 0, 47, f"Grid: {blocks:,} blocks of {threads:,} threads for n = {n:,} "
+           f"elements ({blocks * threads - n:,} threads idle)")
+    y_grid = 37
+    for j, b in enumerate(drawn):
+        x = j * width
+        if b == last:
+            busy = width * first_idle / threads
+            _box(ax, x, y_grid, busy, 7, color=BLUE, gid="block:busy")
+            if first_idle < threads:
+                _box(ax, x + busy, y_grid, width - busy, 7, color=IDLE, hatch="///",
+                     gid="block:idle")
+            last_x = x
+        else:
+            _box(ax, x, y_grid, width, 7, color=BLUE, gid="block:busy")
+        label = f"block {b:,}" if b - 1 in drawn or b == 0 else f"… block {b:,}"
+        ax.text(x + width / 2, y_grid + 3.5, label, color="white", ha="center", va="center",
+                fontsize=8, fontweight="bold")
+
+    # the last block's warps
+    y_warps = 22
+    wwidth = 64 / warps
+    _label(ax, 0, 32, f"Block {last:,}: {warps} warps of {warp} threads")
+    for w in range(warps):
+        lo = w * warp                              # first thread of the warp in the block
+        busy = max(0, min(warp, first_idle - lo))
+        x = w * wwidth
+        if busy:
+            _box(ax, x, y_warps, wwidth * busy / warp, 6, color=GREEN, gid="warp:busy")
+        if busy < warp:
+            _box(ax, x + wwidth * busy / warp, y_warps, wwidth * (warp - busy) / warp, 6,
+                 color=IDLE, hatch="///", gid="warp:idle")
+        if warps <= 16:   # more warps than that leave no room for a label
+            ax.text(x + wwidth / 2, y_warps + 3, f"warp {w}" if warps <= 8 else f"{w}",
+                    ha="center", va="center", fontsize=7,
+                    color="white" if 2 * busy >= warp else "black")
+    _zoom(ax, (last_x, last_x + width, y_grid), (0, 64, y_warps + 6))
+
+    # the warp at the end of the data, lane by lane
+    y_lanes = 7
+    lwidth = 64 / warp
+    base = last * threads + edge_warp * warp       # global index i of lane 0
+    _label(ax, 0, 17, f"Warp {edge_warp} of block {last:,}: lane t is element "
+           f"i = {last:,} × {threads:,} + {edge_warp * warp} + t; "
+           "the bounds check idles i ≥ n")
+    for t in range(warp):
+        busy = base + t < n
+        _box(ax, t * lwidth, y_lanes, lwidth, 5, color=ORANGE if busy else IDLE,
+             hatch=None if busy else "///", gid="lane:busy" if busy else "lane:idle")
+    for t in (0, warp - 1):
+        ax.text((t + 0.5) * lwidth, y_lanes - 1.5, f"i = {base + t:,}", ha="center",
+                va="top", fontsize=7)
+    _zoom(ax, (edge_warp * wwidth, (edge_warp + 1) * wwidth, y_warps), (0, 64, y_lanes + 5))
+
+    # one SM and the blocks resident on it
+    x0, sm_w, sm_h = 71, 28, 37
+    _box(ax, x0, 4, sm_w, sm_h, color="white", edge="black", gid="sm")
+    ax.text(x0 + sm_w / 2, 47, f"One SM of the {gpu} ({spec.sms} SMs)", ha="center",
+            va="center", fontsize=9)
+    ax.text(x0 + sm_w / 2, 43.5, f"{occ.blocks_per_sm} blocks resident: {occ.warps_per_sm} "
+            f"warps, {occ.warps_per_sm * warp:,} threads", ha="center", va="center",
+            fontsize=8)
+    cols = 2 if occ.blocks_per_sm > 1 else 1
+    rows = -(-occ.blocks_per_sm // cols)
+    cell_w, cell_h = (sm_w - 2) / cols, (sm_h - 2) / rows
+    for b in range(occ.blocks_per_sm):
+        bx, by = x0 + 1 + (b % cols) * cell_w, 5 + (rows - 1 - b // cols) * cell_h
+        for w in range(warps):   # a block as a stack of warp stripes
+            _box(ax, bx + 0.3 + w * (cell_w - 0.6) / warps, by + 0.3, (cell_w - 0.6) / warps,
+                 cell_h - 0.6, color=BLUE if w % 2 else GREEN, gid="sm:warp")
+    return fig

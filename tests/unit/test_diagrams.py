@@ -1,0 +1,69 @@
+"""gpulesson.diagrams: the lesson's schematics draw what gpulesson.execution computes.
+
+Each test counts the shapes a figure drew (by their gids) against the execution model, for
+the lesson's own case and a second one, and checks that a figure refuses to go without a
+title (its alt text on the site).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import pytest  # noqa: E402
+
+from gpulesson import diagrams, execution  # noqa: E402
+
+TITLE = "A schematic"
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    plt.close("all")
+
+
+def _gids(fig) -> Counter:
+    return Counter(artist.get_gid() for ax in fig.axes for artist in ax.get_children()
+                   if artist.get_gid())
+
+
+def _texts(fig) -> str:
+    return "\n".join(t.get_text() for ax in fig.axes for t in ax.texts) + "\n" + \
+        (fig._suptitle.get_text() if fig._suptitle else "")
+
+
+@pytest.mark.parametrize(("n", "threads", "gpu"), [(1000, 256, "H100 SXM"),
+                                                   (5000, 128, "L4")])
+def test_grid_hierarchy_draws_the_launch_and_the_blocks_of_one_sm(n, threads, gpu) -> None:
+    fig = diagrams.grid_hierarchy(n, threads, gpu=gpu, title=TITLE)
+    gids = _gids(fig)
+    spec = execution.gpu_execution(gpu)
+    occ = execution.occupancy(threads, arch=spec.compute_capability)
+    blocks = -(-n // threads)
+    idle = blocks * threads - n
+    # the warp where the data ends: its busy lanes are what is left of n after whole warps
+    assert gids["lane:busy"] + gids["lane:idle"] == 32
+    assert gids["lane:busy"] == (n - 1) % 32 + 1
+    assert gids["warp:busy"] == -(-(threads - idle) // 32)
+    assert gids["sm:warp"] == occ.warps_per_sm
+    text = _texts(fig)
+    assert f"{blocks:,} blocks of {threads:,} threads" in text
+    assert f"({idle:,} threads idle)" in text
+    assert f"{occ.blocks_per_sm} blocks resident" in text
+    assert f"({spec.sms} SMs)" in text
+
+
+@pytest.mark.parametrize("title", ["", "   ", None])
+def test_a_figure_needs_a_title_for_its_alt_text(title) -> None:
+    with pytest.raises(ValueError, match="title must be a sentence"):
+        diagrams.grid_hierarchy(1000, 256, title=title)
+
+
+def test_bad_sizes_are_refused_by_the_execution_model() -> None:
+    with pytest.raises(ValueError, match="threads_per_block"):
+        diagrams.grid_hierarchy(1000, 2048, title=TITLE)
