@@ -24,9 +24,11 @@ Taught in: ``inside_the_gpu``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import matplotlib.pyplot as plt
+from matplotlib.collections import LineCollection
 from matplotlib.patches import ConnectionPatch, Rectangle
 
 from gpulesson import execution
@@ -36,7 +38,7 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-__all__ = ["grid_hierarchy"]
+__all__ = ["grid_hierarchy", "sector_diagram"]
 
 BLUE, ORANGE, GREEN, PINK = PALETTE[0], PALETTE[1], PALETTE[2], PALETTE[3]
 IDLE = "#DDDDDD"
@@ -58,9 +60,10 @@ def _blank(ax: Axes, width: float, height: float) -> None:
 
 
 def _box(ax: Axes, x: float, y: float, w: float, h: float, *, color: str, gid: str,
-         hatch: str | None = None, edge: str = "white", **kw) -> Rectangle:
+         hatch: str | None = None, edge: str = "white", linewidth: float = 0.8
+         ) -> Rectangle:
     patch = Rectangle((x, y), w, h, facecolor=color, edgecolor=edge, hatch=hatch,
-                      linewidth=0.8, **kw)
+                      linewidth=linewidth)
     patch.set_gid(gid)
     ax.add_patch(patch)
     return patch
@@ -179,4 +182,68 @@ def grid_hierarchy(n: int, threads: int, *, gpu: str = "H100 SXM", title: str) -
         for w in range(warps):   # a block as a stack of warp stripes
             _box(ax, bx + 0.3 + w * (cell_w - 0.6) / warps, by + 0.3, (cell_w - 0.6) / warps,
                  cell_h - 0.6, color=BLUE if w % 2 else GREEN, gid="sm:warp")
+    return fig
+
+
+# ---------------------------------------------------------------------------------------
+# 2. A warp's load over 32-byte sectors
+
+
+def sector_diagram(cases: Sequence[tuple[int, int]] = ((1, 0), (1, 1), (2, 0), (8, 0)), *,
+                   element_bytes: int = 4, title: str) -> Figure:
+    """One row per ``(stride, offset)`` case: the 32 threads of a warp (dots), the element
+    each reads (a dark bar at its byte address) and the 32-byte sectors of memory, shaded
+    where some thread's element falls (:func:`execution.warp_sectors`), so they move;
+    the caption gives :func:`execution.coalescing`'s sectors, bytes and efficiency. All rows
+    share one byte axis, so a wide stride is also a wide picture.
+    """
+    title = _title(title)
+    if not cases:
+        raise ValueError("cases must hold at least one (stride, offset) pair, got none")
+    rows = []
+    for stride, offset in cases:
+        c = execution.coalescing(stride, element_bytes=element_bytes, offset_elements=offset)
+        per_thread = execution.warp_sectors(stride, element_bytes=element_bytes,
+                                            offset_elements=offset)
+        rows.append((c, per_thread))
+    sector = rows[0][0].sector_bytes
+    span = sector * (1 + max(s for _, per in rows for t in per for s in t))  # bytes drawn
+
+    fig, ax = plt.subplots(figsize=(10.5, 0.6 + 1.3 * len(rows)))
+    height = 10 * len(rows)
+    _blank(ax, span, height)
+    ax.set_xlim(-0.01 * span, span * 1.01)
+    fig.suptitle(title, fontsize=11)
+    for r, (c, per_thread) in enumerate(rows):
+        y = height - 10 * (r + 1)                  # bottom of this row's band
+        touched = {s for t in per_thread for s in t}
+        for s in range(span // sector):
+            moved = s in touched
+            _box(ax, s * sector, y + 1, sector, 2.4, color=LIGHT if moved else "white",
+                 edge="none", gid="sector:touched" if moved else "sector:untouched")
+        starts = [(c.offset_elements + t * c.stride) * c.element_bytes
+                  for t in range(c.threads)]
+        for x in starts:
+            _box(ax, x, y + 1, c.element_bytes, 2.4, color=BLUE, edge="white",
+                 gid="element", linewidth=0.2)
+        ax.vlines(range(0, span + 1, sector), y + 1, y + 3.4, colors="#555555",
+                  linewidths=0.8, zorder=2)   # the sector boundaries, over the elements
+        ax.hlines([y + 1, y + 3.4], 0, span, colors="#555555", linewidths=0.8, zorder=2)
+        lanes = [(t + 0.5) * span / c.threads for t in range(c.threads)]
+        ax.add_collection(LineCollection(
+            [[(lane, y + 6.2), (x + c.element_bytes / 2, y + 3.4)]
+             for lane, x in zip(lanes, starts, strict=True)],
+            colors="#777777", linewidths=0.5))
+        ax.plot(lanes, [y + 6.2] * len(lanes), "o", color=GREEN, markersize=3, zorder=3,
+                gid="lane")
+        kind = "consecutive" if c.stride == 1 else f"stride {c.stride}"
+        where = "aligned" if c.offset_elements == 0 else \
+            f"shifted by {c.offset_elements} element{'s' * (c.offset_elements > 1)}"
+        _label(ax, 0, y + 8.3,
+               f"{kind}, {where}: {c.sectors} sectors, "
+               f"{c.bytes_moved:,} bytes moved for {c.useful_bytes:,} bytes asked, "
+               f"{100 * c.efficiency:.3g} % efficiency", fontsize=8.5)
+    ax.text(span, -0.5, f"byte address → (one box = a {sector}-byte sector; "
+            f"dots: the warp's {rows[0][0].threads} threads)", ha="right", va="top",
+            fontsize=8)
     return fig

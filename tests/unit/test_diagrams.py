@@ -58,6 +58,34 @@ def test_grid_hierarchy_draws_the_launch_and_the_blocks_of_one_sm(n, threads, gp
     assert f"({spec.sms} SMs)" in text
 
 
+@pytest.mark.parametrize(("stride", "offset", "element_bytes"),
+                         [(1, 0, 4), (1, 1, 4), (2, 0, 4), (8, 0, 4), (3, 5, 2), (1, 1, 12)])
+def test_sector_diagram_shades_the_sectors_coalescing_counts(stride, offset,
+                                                             element_bytes) -> None:
+    fig = diagrams.sector_diagram([(stride, offset)], element_bytes=element_bytes, title=TITLE)
+    gids = _gids(fig)
+    c = execution.coalescing(stride, element_bytes=element_bytes, offset_elements=offset)
+    assert gids["sector:touched"] == c.sectors
+    assert gids["element"] == c.threads
+    # the axis ends at the last sector read: every sector drawn is before it
+    last = max(s for t in execution.warp_sectors(stride, element_bytes=element_bytes,
+                                                 offset_elements=offset) for s in t)
+    assert gids["sector:touched"] + gids["sector:untouched"] == last + 1
+    assert f"{c.sectors} sectors, {c.bytes_moved:,} bytes moved" in _texts(fig)
+
+
+def test_sector_diagram_draws_one_row_per_case_on_one_axis() -> None:
+    cases = [(1, 0), (8, 0)]
+    gids = _gids(diagrams.sector_diagram(cases, title=TITLE))
+    assert gids["sector:touched"] == sum(execution.coalescing(s, offset_elements=o).sectors
+                                         for s, o in cases)
+    assert gids["sector:touched"] + gids["sector:untouched"] == 2 * 32  # stride 8's span
+    with pytest.raises(ValueError, match="cases must hold"):
+        diagrams.sector_diagram([], title=TITLE)
+    with pytest.raises(ValueError, match="stride must be a positive integer, got 0"):
+        diagrams.sector_diagram([(0, 0)], title=TITLE)
+
+
 @pytest.mark.parametrize("title", ["", "   ", None])
 def test_a_figure_needs_a_title_for_its_alt_text(title) -> None:
     with pytest.raises(ValueError, match="title must be a sentence"):
