@@ -24,6 +24,7 @@ Taught in: ``inside_the_gpu``.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-__all__ = ["grid_hierarchy", "sector_diagram"]
+__all__ = ["grid_hierarchy", "sector_diagram", "tile_diagram"]
 
 BLUE, ORANGE, GREEN, PINK = PALETTE[0], PALETTE[1], PALETTE[2], PALETTE[3]
 IDLE = "#DDDDDD"
@@ -51,6 +52,11 @@ def _title(title: str) -> str:
         raise ValueError("title must be a sentence saying what the figure shows (it is the "
                          f"figure's alt text on the site), got {title!r}")
     return title
+
+
+def _suptitle(fig: Figure, title: str) -> None:
+    """The title over the figure, wrapped to its width (about ten characters an inch)."""
+    fig.suptitle(textwrap.fill(title, int(10 * fig.get_figwidth())), fontsize=11)
 
 
 def _blank(ax: Axes, width: float, height: float) -> None:
@@ -107,7 +113,7 @@ def grid_hierarchy(n: int, threads: int, *, gpu: str = "H100 SXM", title: str) -
 
     fig, ax = plt.subplots(figsize=(10.5, 4.6))
     _blank(ax, 100, 50)
-    fig.suptitle(title, fontsize=11)
+    _suptitle(fig, title)
 
     # the grid: at most MAX_DRAWN_BLOCKS blocks, the last one always drawn
     drawn = list(range(min(blocks, MAX_DRAWN_BLOCKS - 1))) + [last]
@@ -213,7 +219,7 @@ def sector_diagram(cases: Sequence[tuple[int, int]] = ((1, 0), (1, 1), (2, 0), (
     height = 10 * len(rows)
     _blank(ax, span, height)
     ax.set_xlim(-0.01 * span, span * 1.01)
-    fig.suptitle(title, fontsize=11)
+    _suptitle(fig, title)
     for r, (c, per_thread) in enumerate(rows):
         y = height - 10 * (r + 1)                  # bottom of this row's band
         touched = {s for t in per_thread for s in t}
@@ -246,4 +252,91 @@ def sector_diagram(cases: Sequence[tuple[int, int]] = ((1, 0), (1, 1), (2, 0), (
     ax.text(span, -0.5, f"byte address → (one box = a {sector}-byte sector; "
             f"dots: the warp's {rows[0][0].threads} threads)", ha="right", va="top",
             fontsize=8)
+    return fig
+
+
+# ---------------------------------------------------------------------------------------
+# 3. A shared-memory tile moving along K
+
+STEP_COLOURS = (PALETTE[0], PALETTE[1], PALETTE[2], PALETTE[4], PALETTE[3], PALETTE[5])
+
+
+def _matrix(ax: Axes, x: float, y: float, rows: int, cols: int, tile: int, name: str
+            ) -> list[tuple[float, float, float, float]]:
+    """A ``rows × cols`` matrix at (x, y) (y grows downwards) and its tile grid, dashed;
+    returns the tiles' overhang past its edges, (x, y, width, height) boxes, to hatch."""
+    padded_r, padded_c = -(-rows // tile) * tile, -(-cols // tile) * tile
+    overhang = [(ox, oy, w, h) for ox, oy, w, h in ((x + cols, y, padded_c - cols, padded_r),
+                                                    (x, y + rows, cols, padded_r - rows))
+                if w and h]
+    _box(ax, x, y, cols, rows, color="#F2F2F2", edge="black", gid=f"matrix:{name}")
+    ax.vlines([x + c for c in range(tile, padded_c, tile)], y, y + padded_r,
+              colors="#888888", linestyles="--", linewidths=0.7, zorder=2)
+    ax.hlines([y + r for r in range(tile, padded_r, tile)], x, x + padded_c,
+              colors="#888888", linestyles="--", linewidths=0.7, zorder=2)
+    return overhang
+
+
+def tile_diagram(m: int, k: int, n: int, tile: int, *, block: tuple[int, int] = (0, 0),
+                 title: str) -> Figure:
+    """A tiled ``m × k`` by ``k × n`` product (the lesson's ``matmul_tiled``): B above C, A
+    to its left, the tile grid dashed, the overhang past the edges hatched. One block's
+    tile of C (``block`` = (row, column) in the grid of blocks) stays put while its row of
+    A-tiles and column of B-tiles pass through shared memory one pair per step along K,
+    each pair in its own colour. Grid and steps are :func:`execution.tiles` counts.
+    """
+    title = _title(title)
+    grid_rows = execution.tiles(m, 1, tile_m=tile, tile_n=1)
+    grid_cols = execution.tiles(n, 1, tile_m=tile, tile_n=1)
+    steps = execution.tiles(k, 1, tile_m=tile, tile_n=1)
+    bi, bj = block
+    if not (0 <= bi < grid_rows and 0 <= bj < grid_cols):
+        raise ValueError(f"block must be (row, column) in the {grid_rows} × {grid_cols} grid "
+                         f"of blocks, got {block}")
+    if steps > len(STEP_COLOURS):
+        raise ValueError(f"k must take at most {len(STEP_COLOURS)} steps of the tile "
+                         f"({len(STEP_COLOURS) * tile} for a tile of {tile}), got {k}")
+    gap = max(2.0, tile / 2)
+    pk = steps * tile
+    width, height = pk + gap + grid_cols * tile, pk + gap + grid_rows * tile
+    fig, ax = plt.subplots(figsize=(6.4, 6.4 * height / (width + 10)))
+    _blank(ax, width + 10, height)
+    ax.set_xlim(-1, width + 10)
+    ax.set_ylim(height + 1, -1)                 # rows grow downwards, as in a matrix
+    ax.set_aspect("equal")
+    _suptitle(fig, title)
+
+    cx, cy = pk + gap, pk + gap                 # the corner of C (and of A's rows, B's cols)
+    overhang = (_matrix(ax, cx, 0, k, n, tile, "B") + _matrix(ax, 0, cy, m, k, tile, "A")
+                + _matrix(ax, cx, cy, m, n, tile, "C"))
+    ax.text(cx - 0.5, k / 2, f"B ({k} × {n})", ha="right", va="center", fontsize=9)
+    ax.text(k / 2, cy - 0.5, f"A ({m} × {k})", ha="center", va="bottom", fontsize=9)
+    ax.text(cx + grid_cols * tile + 0.8, cy + m / 2, f"C ({m} × {n})", ha="left",
+            va="center", fontsize=9)
+
+    for t in range(steps):
+        colour = STEP_COLOURS[t]
+        for x, y, gid in ((t * tile, cy + bi * tile, "tile:A"),
+                          (cx + bj * tile, t * tile, "tile:B")):
+            _box(ax, x, y, tile, tile, color=colour, edge="black", gid=gid)
+            ax.text(x + tile / 2, y + tile / 2, f"step {t}", color="white", ha="center",
+                    va="center", fontsize=8, fontweight="bold", zorder=4)
+    _box(ax, cx + bj * tile, cy + bi * tile, tile, tile, color="black", edge="black",
+         gid="tile:C")
+    ax.text(cx + (bj + 0.5) * tile, cy + (bi + 0.5) * tile, f"block\n({bi}, {bj})",
+            color="white", ha="center", va="center", fontsize=8, zorder=4)
+    for x, y, w, h in overhang:   # hatched over the tiles too: those elements are zeros
+        patch = Rectangle((x, y), w, h, facecolor="none", edgecolor="#999999", hatch="///",
+                          linewidth=0.5, zorder=3)
+        patch.set_gid("overhang")
+        ax.add_patch(patch)
+
+    notes = (f"A grid of {grid_rows} × {grid_cols} blocks of {tile} × {tile} threads, one "
+             f"per tile of C. Block ({bi}, {bj}) takes {steps} steps along K:",
+             "at each, its threads copy one tile of A and one of B (one colour) into shared "
+             "memory,",
+             f"wait at a barrier, multiply, and wait again. Every number copied is used "
+             f"{tile} times.",
+             "Hatched: past the matrix's edge, loaded as zeros.")
+    ax.text(-1, height + 1.2, "\n".join(notes), ha="left", va="top", fontsize=8)
     return fig

@@ -86,6 +86,31 @@ def test_sector_diagram_draws_one_row_per_case_on_one_axis() -> None:
         diagrams.sector_diagram([(0, 0)], title=TITLE)
 
 
+@pytest.mark.parametrize(("m", "k", "n", "tile", "block"),
+                         [(20, 13, 18, 8, (1, 1)), (32, 32, 16, 16, (1, 0)),
+                          (5, 40, 7, 8, (0, 0))])
+def test_tile_diagram_walks_one_block_along_k(m, k, n, tile, block) -> None:
+    fig = diagrams.tile_diagram(m, k, n, tile, block=block, title=TITLE)
+    gids = _gids(fig)
+    steps = execution.tiles(k, 1, tile_m=tile, tile_n=1)
+    assert gids["tile:A"] == gids["tile:B"] == steps
+    assert gids["tile:C"] == 1
+    # overhang hatched wherever a dimension is not a whole number of tiles
+    ragged = sum(1 for rows, cols in ((k, n), (m, k), (m, n)) for d in (rows, cols)
+                 if d % tile)
+    assert (gids["overhang"] > 0) == (ragged > 0)
+    text = _texts(fig)
+    grid = (execution.tiles(m, 1, tile_m=tile, tile_n=1),
+            execution.tiles(n, 1, tile_m=tile, tile_n=1))
+    assert f"A grid of {grid[0]} × {grid[1]} blocks of {tile} × {tile} threads" in text
+    assert f"takes {steps} steps along K" in text
+
+
+def test_tile_diagram_refuses_a_block_outside_the_grid() -> None:
+    with pytest.raises(ValueError, match=r"block must be \(row, column\) in the 3 × 3 grid"):
+        diagrams.tile_diagram(20, 13, 18, 8, block=(3, 0), title=TITLE)
+
+
 @pytest.mark.parametrize("title", ["", "   ", None])
 def test_a_figure_needs_a_title_for_its_alt_text(title) -> None:
     with pytest.raises(ValueError, match="title must be a sentence"):
