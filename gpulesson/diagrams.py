@@ -29,17 +29,19 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import matplotlib.pyplot as plt
+import numpy as np
 from matplotlib.collections import LineCollection
+from matplotlib.colors import ListedColormap
 from matplotlib.patches import ConnectionPatch, Rectangle
 
-from gpulesson import execution
-from gpulesson.plotting import PALETTE
+from gpulesson import execution, hardware, units
+from gpulesson.plotting import PALETTE, label_axes
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-__all__ = ["grid_hierarchy", "sector_diagram", "tile_diagram"]
+__all__ = ["grid_hierarchy", "sector_diagram", "tile_diagram", "wave_diagram"]
 
 BLUE, ORANGE, GREEN, PINK = PALETTE[0], PALETTE[1], PALETTE[2], PALETTE[3]
 IDLE = "#DDDDDD"
@@ -339,4 +341,55 @@ def tile_diagram(m: int, k: int, n: int, tile: int, *, block: tuple[int, int] = 
              f"{tile} times.",
              "Hatched: past the matrix's edge, loaded as zeros.")
     ax.text(-1, height + 1.2, "\n".join(notes), ha="left", va="top", fontsize=8)
+    return fig
+
+
+# ---------------------------------------------------------------------------------------
+# 4. Waves of tiles over the SMs
+
+
+def wave_diagram(shapes: Sequence[tuple[int, int, int]], *, gpu: str = "H100 SXM",
+                 tile_m: int = 256, tile_n: int = 128, dtype: str = "bf16",
+                 title: str) -> Figure:
+    """One panel per GEMM shape ``(m, n, k)``: a row per wave, a cell per SM, filled where
+    the wave gives that SM a tile (:func:`execution.gemm_waves`), so a last, partial wave
+    shows as a short row; the caption adds the predicted time of
+    :func:`execution.gemm_time` at the GPU's dense peak in ``dtype``. The panels share
+    their scale: one more row of waves is one more row of the picture.
+    """
+    title = _title(title)
+    if not shapes:
+        raise ValueError("shapes must hold at least one (m, n, k) GEMM, got none")
+    spec = execution.gpu_execution(gpu)
+    peak = hardware.gpu(gpu).dense(dtype)
+    layouts = [execution.gemm_waves(m, n, sms=spec.sms, tile_m=tile_m, tile_n=tile_n)
+               for m, n, _ in shapes]
+    most = max(g.waves for g in layouts)
+    fig, axes = plt.subplots(len(shapes), 1, figsize=(10.5, 0.9 + (0.35 * most + 0.9)
+                                                      * len(shapes)), squeeze=False)
+    _suptitle(fig, title)
+    cmap = ListedColormap([IDLE, BLUE])
+    for ax, (m, n, k), g in zip(axes[:, 0], shapes, layouts, strict=True):
+        filled = np.full((most, g.wave_size), np.nan)   # no wave at all: nothing drawn
+        filled[:g.waves] = 0                      # an SM this wave leaves idle
+        filled.flat[:g.tiles] = 1                 # tile i runs in wave i // wave_size
+        mesh = ax.pcolormesh(np.arange(g.wave_size + 1), np.arange(most + 1),
+                             np.ma.masked_invalid(filled),
+                             cmap=cmap, vmin=0, vmax=1, edgecolors="white", linewidth=0.3)
+        mesh.set_gid(f"waves:{m}x{n}x{k}")
+        ax.set_ylim(most, 0)                      # wave 1 on top: time runs down
+        ax.set_yticks([w + 0.5 for w in range(g.waves)], [str(w + 1) for w in range(g.waves)])
+        ax.grid(False)
+        seconds = execution.gemm_time(m, n, k, peak_flops=peak, sms=spec.sms, tile_m=tile_m,
+                                      tile_n=tile_n)
+        ax.set_title(f"{m:,} × {n:,} × {k:,}: {g.tiles_m} × {g.tiles_n} = {g.tiles:,} tiles, "
+                     f"{g.waves} waves, the last holding {g.last_wave_tiles}; "
+                     f"{100 * g.efficiency:.1f} % useful, predicted "
+                     f"{units.format_seconds(seconds)}", fontsize=9, loc="left")
+        label_axes(ax, f"SM of the {gpu} (a wave gives each of its {spec.sms} SMs one "
+                   f"{tile_m} × {tile_n} tile)", "Wave")
+    axes[0, 0].legend(handles=[Rectangle((0, 0), 1, 1, color=BLUE, label="an SM with a tile"),
+                               Rectangle((0, 0), 1, 1, color=IDLE, label="an idle SM")],
+                      loc="lower right", bbox_to_anchor=(1, 1), ncol=2, fontsize=8)
+    fig.tight_layout()
     return fig

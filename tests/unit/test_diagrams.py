@@ -16,7 +16,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 
-from gpulesson import diagrams, execution  # noqa: E402
+from gpulesson import diagrams, execution, hardware, units  # noqa: E402
 
 TITLE = "A schematic"
 
@@ -111,10 +111,60 @@ def test_tile_diagram_refuses_a_block_outside_the_grid() -> None:
         diagrams.tile_diagram(20, 13, 18, 8, block=(3, 0), title=TITLE)
 
 
+def _mesh(fig, gid: str):
+    return next(a for ax in fig.axes for a in ax.collections if a.get_gid() == gid)
+
+
+def test_wave_diagram_fills_a_cell_per_tile_and_leaves_the_tail_idle() -> None:
+    shapes = [(4096, 4096, 4096), (4097, 4096, 4096)]
+    fig = diagrams.wave_diagram(shapes, gpu="H100 SXM", title=TITLE)
+    sms = execution.gpu_execution("H100 SXM").sms
+    most = max(execution.gemm_waves(m, n, sms=sms).waves for m, n, _ in shapes)
+    for ax, (m, n, k) in zip(fig.axes, shapes, strict=True):
+        g = execution.gemm_waves(m, n, sms=sms)
+        cells = _mesh(fig, f"waves:{m}x{n}x{k}").get_array().reshape(most, sms)
+        assert int(cells.sum()) == g.tiles
+        assert int(cells[g.waves - 1].sum()) == g.last_wave_tiles
+        assert int(cells.count()) == g.waves * sms   # no cells for waves that never run
+        assert f"{g.tiles:,} tiles, {g.waves} waves, the last holding " \
+            f"{g.last_wave_tiles};" in ax.get_title(loc="left")
+
+
+def test_wave_diagram_captions_the_predicted_time_of_gemm_time() -> None:
+    fig = diagrams.wave_diagram([(4097, 4096, 4096)], gpu="B200", title=TITLE)
+    caption = fig.axes[0].get_title(loc="left")
+    spec = execution.gpu_execution("B200")
+    seconds = execution.gemm_time(4097, 4096, 4096, sms=spec.sms,
+                                  peak_flops=hardware.gpu("B200").dense("bf16"))
+    assert caption.endswith(f"predicted {units.format_seconds(seconds)}")
+    with pytest.raises(ValueError, match="shapes must hold"):
+        diagrams.wave_diagram([], title=TITLE)
+
+
+DRAW = {
+    "grid_hierarchy": lambda title: diagrams.grid_hierarchy(1000, 256, title=title),
+    "sector_diagram": lambda title: diagrams.sector_diagram(title=title),
+    "tile_diagram": lambda title: diagrams.tile_diagram(20, 13, 18, 8, title=title),
+    "wave_diagram": lambda title: diagrams.wave_diagram([(4096, 4096, 4096)], title=title),
+}
+
+
+def test_every_public_diagram_is_checked_here() -> None:
+    assert set(DRAW) == set(diagrams.__all__)
+
+
+@pytest.mark.parametrize("name", sorted(DRAW))
 @pytest.mark.parametrize("title", ["", "   ", None])
-def test_a_figure_needs_a_title_for_its_alt_text(title) -> None:
+def test_a_figure_needs_a_title_for_its_alt_text(name, title) -> None:
     with pytest.raises(ValueError, match="title must be a sentence"):
-        diagrams.grid_hierarchy(1000, 256, title=title)
+        DRAW[name](title)
+
+
+@pytest.mark.parametrize("name", sorted(DRAW))
+def test_the_title_is_shown_whole(name) -> None:
+    title = "A long title that says what the figure shows, " * 3
+    fig = DRAW[name](title)
+    assert " ".join(fig._suptitle.get_text().split()) == " ".join(title.split())
 
 
 def test_bad_sizes_are_refused_by_the_execution_model() -> None:
