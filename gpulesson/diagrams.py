@@ -62,6 +62,8 @@ def _suptitle(fig: Figure, title: str) -> None:
 
 
 def _blank(ax: Axes, width: float, height: float) -> None:
+    """An axes without axis for a schematic, filling its figure below the title."""
+    ax.figure.subplots_adjust(left=0.01, right=0.99, bottom=0.01, top=0.9)
     ax.set_xlim(0, width)
     ax.set_ylim(0, height)
     ax.axis("off")
@@ -113,17 +115,16 @@ def grid_hierarchy(n: int, threads: int, *, gpu: str = "H100 SXM", title: str) -
     warps = occ.warps_per_block
     edge_warp = min((first_idle - 1) // warp, warps - 1)  # the warp that holds element n-1
 
-    fig, ax = plt.subplots(figsize=(10.5, 4.6))
-    _blank(ax, 100, 50)
+    fig, ax = plt.subplots(figsize=(7.6, 5.8))
+    _blank(ax, 100, 78)
     _suptitle(fig, title)
 
     # the grid: at most MAX_DRAWN_BLOCKS blocks, the last one always drawn
-    drawn = list(range(min(blocks, MAX_DRAWN_BLOCKS - 1))) + [last]
-    drawn = sorted(set(drawn))
-    width = 64 / len(drawn)
-    _label(ax, 0, 47, f"Grid: {blocks:,} blocks of {threads:,} threads for n = {n:,} "
+    drawn = sorted(set(range(min(blocks, MAX_DRAWN_BLOCKS - 1))) | {last})
+    width = 100 / len(drawn)
+    _label(ax, 0, 75, f"Grid: {blocks:,} blocks of {threads:,} threads for n = {n:,} "
            f"elements ({blocks * threads - n:,} threads idle)")
-    y_grid = 37
+    y_grid = 64
     for j, b in enumerate(drawn):
         x = j * width
         if b == last:
@@ -140,9 +141,9 @@ def grid_hierarchy(n: int, threads: int, *, gpu: str = "H100 SXM", title: str) -
                 fontsize=8, fontweight="bold")
 
     # the last block's warps
-    y_warps = 22
-    wwidth = 64 / warps
-    _label(ax, 0, 32, f"Block {last:,}: {warps} warps of {warp} threads")
+    y_warps = 48
+    wwidth = 100 / warps
+    _label(ax, 0, 58, f"Block {last:,}: {warps} warps of {warp} threads")
     for w in range(warps):
         lo = w * warp                              # first thread of the warp in the block
         busy = max(0, min(warp, first_idle - lo))
@@ -156,40 +157,36 @@ def grid_hierarchy(n: int, threads: int, *, gpu: str = "H100 SXM", title: str) -
             ax.text(x + wwidth / 2, y_warps + 3, f"warp {w}" if warps <= 8 else f"{w}",
                     ha="center", va="center", fontsize=7,
                     color="white" if 2 * busy >= warp else "black")
-    _zoom(ax, (last_x, last_x + width, y_grid), (0, 64, y_warps + 6))
+    _zoom(ax, (last_x, last_x + width, y_grid), (0, 100, y_warps + 6))
 
     # the warp at the end of the data, lane by lane
-    y_lanes = 7
-    lwidth = 64 / warp
+    y_lanes = 32
+    lwidth = 100 / warp
     base = last * threads + edge_warp * warp       # global index i of lane 0
-    _label(ax, 0, 17, f"Warp {edge_warp} of block {last:,}: lane t is element "
+    _label(ax, 0, 42, f"Warp {edge_warp} of block {last:,}: lane t is element "
            f"i = {last:,} × {threads:,} + {edge_warp * warp} + t; "
            "the bounds check idles i ≥ n")
     for t in range(warp):
         busy = base + t < n
         _box(ax, t * lwidth, y_lanes, lwidth, 5, color=ORANGE if busy else IDLE,
              hatch=None if busy else "///", gid="lane:busy" if busy else "lane:idle")
-    for t in (0, warp - 1):
-        ax.text((t + 0.5) * lwidth, y_lanes - 1.5, f"i = {base + t:,}", ha="center",
-                va="top", fontsize=7)
-    _zoom(ax, (edge_warp * wwidth, (edge_warp + 1) * wwidth, y_warps), (0, 64, y_lanes + 5))
+    for t, align in ((0, "left"), (warp - 1, "right")):
+        ax.text(t * lwidth + (lwidth if align == "right" else 0), y_lanes - 1,
+                f"i = {base + t:,}", ha=align, va="top", fontsize=7)
+    _zoom(ax, (edge_warp * wwidth, (edge_warp + 1) * wwidth, y_warps), (0, 100, y_lanes + 5))
 
-    # one SM and the blocks resident on it
-    x0, sm_w, sm_h = 71, 28, 37
-    _box(ax, x0, 4, sm_w, sm_h, color="white", edge="black", gid="sm")
-    ax.text(x0 + sm_w / 2, 47, f"One SM of the {gpu} ({spec.sms} SMs)", ha="center",
-            va="center", fontsize=9)
-    ax.text(x0 + sm_w / 2, 43.5, f"{occ.blocks_per_sm} blocks resident: {occ.warps_per_sm} "
-            f"warps, {occ.warps_per_sm * warp:,} threads", ha="center", va="center",
-            fontsize=8)
-    cols = 2 if occ.blocks_per_sm > 1 else 1
+    # one SM and the blocks resident on it, a row of at most eight blocks
+    _label(ax, 0, 20, f"One SM of the {gpu} ({spec.sms} SMs): {occ.blocks_per_sm} blocks "
+           f"resident, {occ.warps_per_sm} warps, {occ.warps_per_sm * warp:,} threads")
+    _box(ax, 0, 0.5, 100, 15, color="white", edge="black", gid="sm")
+    cols = min(occ.blocks_per_sm, 8)
     rows = -(-occ.blocks_per_sm // cols)
-    cell_w, cell_h = (sm_w - 2) / cols, (sm_h - 2) / rows
+    cell_w, cell_h = 99 / cols, 14 / rows
     for b in range(occ.blocks_per_sm):
-        bx, by = x0 + 1 + (b % cols) * cell_w, 5 + (rows - 1 - b // cols) * cell_h
-        for w in range(warps):   # a block as a stack of warp stripes
-            _box(ax, bx + 0.3 + w * (cell_w - 0.6) / warps, by + 0.3, (cell_w - 0.6) / warps,
-                 cell_h - 0.6, color=BLUE if w % 2 else GREEN, gid="sm:warp")
+        bx, by = 0.5 + (b % cols) * cell_w, 1 + (rows - 1 - b // cols) * cell_h
+        for w in range(warps):   # a block as a row of warp stripes
+            _box(ax, bx + 0.4 + w * (cell_w - 0.8) / warps, by + 0.4, (cell_w - 0.8) / warps,
+                 cell_h - 0.8, color=BLUE if w % 2 else GREEN, gid="sm:warp")
     return fig
 
 
@@ -217,7 +214,7 @@ def sector_diagram(cases: Sequence[tuple[int, int]] = ((1, 0), (1, 1), (2, 0), (
     sector = rows[0][0].sector_bytes
     span = sector * (1 + max(s for _, per in rows for t in per for s in t))  # bytes drawn
 
-    fig, ax = plt.subplots(figsize=(10.5, 0.6 + 1.3 * len(rows)))
+    fig, ax = plt.subplots(figsize=(7.6, 0.8 + 1.25 * len(rows)))
     height = 10 * len(rows)
     _blank(ax, span, height)
     ax.set_xlim(-0.01 * span, span * 1.01)
@@ -365,7 +362,7 @@ def wave_diagram(shapes: Sequence[tuple[int, int, int]], *, gpu: str = "H100 SXM
     layouts = [execution.gemm_waves(m, n, sms=spec.sms, tile_m=tile_m, tile_n=tile_n)
                for m, n, _ in shapes]
     most = max(g.waves for g in layouts)
-    fig, axes = plt.subplots(len(shapes), 1, figsize=(10.5, 0.9 + (0.35 * most + 0.9)
+    fig, axes = plt.subplots(len(shapes), 1, figsize=(7.6, 0.9 + (0.3 * most + 0.9)
                                                       * len(shapes)), squeeze=False)
     _suptitle(fig, title)
     cmap = ListedColormap([IDLE, BLUE])
@@ -382,14 +379,13 @@ def wave_diagram(shapes: Sequence[tuple[int, int, int]], *, gpu: str = "H100 SXM
         ax.grid(False)
         seconds = execution.gemm_time(m, n, k, peak_flops=peak, sms=spec.sms, tile_m=tile_m,
                                       tile_n=tile_n)
-        ax.set_title(f"{m:,} × {n:,} × {k:,}: {g.tiles_m} × {g.tiles_n} = {g.tiles:,} tiles, "
-                     f"{g.waves} waves, the last holding {g.last_wave_tiles}; "
-                     f"{100 * g.efficiency:.1f} % useful, predicted "
-                     f"{units.format_seconds(seconds)}", fontsize=9, loc="left")
-        label_axes(ax, f"SM of the {gpu} (a wave gives each of its {spec.sms} SMs one "
-                   f"{tile_m} × {tile_n} tile)", "Wave")
-    axes[0, 0].legend(handles=[Rectangle((0, 0), 1, 1, color=BLUE, label="an SM with a tile"),
-                               Rectangle((0, 0), 1, 1, color=IDLE, label="an idle SM")],
-                      loc="lower right", bbox_to_anchor=(1, 1), ncol=2, fontsize=8)
-    fig.tight_layout()
+        ax.set_title(f"{m:,} × {n:,} × {k:,}: {g.tiles:,} tiles, {g.waves} waves, the last "
+                     f"holding {g.last_wave_tiles}; {100 * g.efficiency:.1f} % useful, "
+                     f"predicted {units.format_seconds(seconds)}", fontsize=8.5, loc="left")
+        label_axes(ax, f"SM of the {gpu} ({spec.sms}); a wave gives each SM one "
+                   f"{tile_m} × {tile_n} tile", "Wave")
+    fig.tight_layout(rect=(0, 0.05, 1, 1))
+    fig.legend(handles=[Rectangle((0, 0), 1, 1, color=BLUE, label="an SM with a tile"),
+                        Rectangle((0, 0), 1, 1, color=IDLE, label="an idle SM")],
+               loc="lower center", ncol=2, fontsize=8)
     return fig
