@@ -56,6 +56,15 @@ def _title(title: str) -> str:
     return title
 
 
+def _tuples(name: str, value: object, size: int, what: str) -> list[tuple]:
+    """``value`` as a list of ``size``-tuples, or an error naming the argument."""
+    items = [] if isinstance(value, (str, bytes)) or not isinstance(value, Sequence) else \
+        list(value)
+    if not items or not all(isinstance(i, (tuple, list)) and len(i) == size for i in items):
+        raise ValueError(f"{name} must hold at least one {what}, got {value!r}")
+    return [tuple(i) for i in items]
+
+
 def _suptitle(fig: Figure, title: str) -> None:
     """The title over the figure, wrapped to its width (about ten characters an inch)."""
     fig.suptitle(textwrap.fill(title, int(10 * fig.get_figwidth())), fontsize=11)
@@ -203,10 +212,8 @@ def sector_diagram(cases: Sequence[tuple[int, int]] = ((1, 0), (1, 1), (2, 0), (
     share one byte axis, so a wide stride is also a wide picture.
     """
     title = _title(title)
-    if not cases:
-        raise ValueError("cases must hold at least one (stride, offset) pair, got none")
     rows = []
-    for stride, offset in cases:
+    for stride, offset in _tuples("cases", cases, 2, "(stride, offset) pair"):
         c = execution.coalescing(stride, element_bytes=element_bytes, offset_elements=offset)
         per_thread = execution.warp_sectors(stride, element_bytes=element_bytes,
                                             offset_elements=offset)
@@ -288,10 +295,12 @@ def tile_diagram(m: int, k: int, n: int, tile: int, *, block: tuple[int, int] = 
     grid_rows = execution.tiles(m, 1, tile_m=tile, tile_n=1)
     grid_cols = execution.tiles(n, 1, tile_m=tile, tile_n=1)
     steps = execution.tiles(k, 1, tile_m=tile, tile_n=1)
-    bi, bj = block
-    if not (0 <= bi < grid_rows and 0 <= bj < grid_cols):
+    if not (isinstance(block, (tuple, list)) and len(block) == 2
+            and all(isinstance(b, int) and not isinstance(b, bool) for b in block)
+            and 0 <= block[0] < grid_rows and 0 <= block[1] < grid_cols):
         raise ValueError(f"block must be (row, column) in the {grid_rows} × {grid_cols} grid "
-                         f"of blocks, got {block}")
+                         f"of blocks, got {block!r}")
+    bi, bj = block
     if steps > len(STEP_COLOURS):
         raise ValueError(f"k must take at most {len(STEP_COLOURS)} steps of the tile "
                          f"({len(STEP_COLOURS) * tile} for a tile of {tile}), got {k}")
@@ -355,8 +364,7 @@ def wave_diagram(shapes: Sequence[tuple[int, int, int]], *, gpu: str = "H100 SXM
     their scale: one more row of waves is one more row of the picture.
     """
     title = _title(title)
-    if not shapes:
-        raise ValueError("shapes must hold at least one (m, n, k) GEMM, got none")
+    shapes = _tuples("shapes", shapes, 3, "(m, n, k) GEMM")
     spec = execution.gpu_execution(gpu)
     peak = hardware.gpu(gpu).dense(dtype)
     layouts = [execution.gemm_waves(m, n, sms=spec.sms, tile_m=tile_m, tile_n=tile_n)

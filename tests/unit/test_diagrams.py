@@ -80,8 +80,9 @@ def test_sector_diagram_draws_one_row_per_case_on_one_axis() -> None:
     assert gids["sector:touched"] == sum(execution.coalescing(s, offset_elements=o).sectors
                                          for s, o in cases)
     assert gids["sector:touched"] + gids["sector:untouched"] == 2 * 32  # stride 8's span
-    with pytest.raises(ValueError, match="cases must hold"):
-        diagrams.sector_diagram([], title=TITLE)
+    for bad in ([], "abc", [(1,)], 3):
+        with pytest.raises(ValueError, match="cases must hold at least one"):
+            diagrams.sector_diagram(bad, title=TITLE)
     with pytest.raises(ValueError, match="stride must be a positive integer, got 0"):
         diagrams.sector_diagram([(0, 0)], title=TITLE)
 
@@ -109,6 +110,8 @@ def test_tile_diagram_walks_one_block_along_k(m, k, n, tile, block) -> None:
 def test_tile_diagram_refuses_a_block_outside_the_grid() -> None:
     with pytest.raises(ValueError, match=r"block must be \(row, column\) in the 3 × 3 grid"):
         diagrams.tile_diagram(20, 13, 18, 8, block=(3, 0), title=TITLE)
+    with pytest.raises(ValueError, match="block must be"):
+        diagrams.tile_diagram(20, 13, 18, 8, block="a", title=TITLE)
 
 
 def _mesh(fig, gid: str):
@@ -137,8 +140,9 @@ def test_wave_diagram_captions_the_predicted_time_of_gemm_time() -> None:
     seconds = execution.gemm_time(4097, 4096, 4096, sms=spec.sms,
                                   peak_flops=hardware.gpu("B200").dense("bf16"))
     assert caption.endswith(f"predicted {units.format_seconds(seconds)}")
-    with pytest.raises(ValueError, match="shapes must hold"):
-        diagrams.wave_diagram([], title=TITLE)
+    for bad in ([], 1, [(4096, 4096)]):
+        with pytest.raises(ValueError, match="shapes must hold at least one"):
+            diagrams.wave_diagram(bad, title=TITLE)
 
 
 DRAW = {
