@@ -68,6 +68,7 @@ __all__ = [
     "tiled_matmul_intensity",
     "tiles",
     "warp_divergence",
+    "warp_sectors",
     "wave_efficiency",
     "waves",
 ]
@@ -557,19 +558,36 @@ def coalescing(stride: int = 1, *, element_bytes: int = 4, offset_elements: int 
     sector_bytes:
         the memory transaction size (32).
     """
+    per_thread = warp_sectors(stride, element_bytes=element_bytes,
+                              offset_elements=offset_elements, threads=threads,
+                              sector_bytes=sector_bytes)
+    touched = {s for sectors in per_thread for s in sectors}
+    useful = threads * element_bytes  # a stride of at least 1: every thread its own element
+    return Coalescing(stride=stride, element_bytes=element_bytes,
+                      offset_elements=offset_elements, threads=threads,
+                      sector_bytes=sector_bytes, sectors=len(touched), useful_bytes=useful)
+
+
+def warp_sectors(stride: int = 1, *, element_bytes: int = 4, offset_elements: int = 0,
+                 threads: int = 32, sector_bytes: int = 32) -> tuple[tuple[int, ...], ...]:
+    """The sectors each thread's read falls in: entry ``t`` holds the indices (from the
+    array's start, in ``sector_bytes`` units) of the sectors that element ``offset_elements
+    + t * stride`` occupies, one sector unless an element straddles a boundary.
+
+    :func:`coalescing` counts the distinct sectors of all the threads; this is the same
+    mapping thread by thread (what the lesson's sector diagram draws). Arguments as in
+    :func:`coalescing`.
+    """
     stride = v.positive_int("stride", stride)
     eb = v.positive_int("element_bytes", element_bytes)
     offset = v.nonneg_int("offset_elements", offset_elements)
     threads = v.positive_int("threads", threads)
     sector = v.positive_int("sector_bytes", sector_bytes)
-    touched: set[int] = set()
+    per_thread = []
     for t in range(threads):
         start = (offset + t * stride) * eb
-        touched.update(range(start // sector, (start + eb - 1) // sector + 1))
-    useful = threads * eb  # a stride of at least 1: every thread reads its own element
-    return Coalescing(stride=stride, element_bytes=eb, offset_elements=offset,
-                      threads=threads, sector_bytes=sector, sectors=len(touched),
-                      useful_bytes=useful)
+        per_thread.append(tuple(range(start // sector, (start + eb - 1) // sector + 1)))
+    return tuple(per_thread)
 
 
 # ---------------------------------------------------------------------------------------

@@ -16,6 +16,9 @@
 from __future__ import annotations
 
 import math
+import re
+import sys
+from pathlib import Path
 
 from gpulesson import execution, gemm, hardware, transformer, units
 
@@ -369,6 +372,27 @@ def test_the_kernels_are_checked_in_view_and_timed_only_on_a_gpu() -> None:
     for src, tags in sources:
         if "cupy" in src:
             assert "if on_gpu:" in src and "nbval-ignore-output" in tags, src[:60]
+
+
+def test_the_schematics_are_folded_drawn_by_gpulesson_and_titled_for_alt_text() -> None:
+    """Review 3.8: four schematics (the launch, a warp's sectors, a tile along K, waves),
+    each in a ``hide-input`` cell (no study time), drawn by ``gpulesson.diagrams`` from
+    ``gpulesson.execution``, with a literal title that the site turns into the image's alt
+    text (``gl_exercises.plot_titles``)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+    import gl_exercises
+
+    drawn = {}
+    for src, tags in nb.code_cells(NOTEBOOK):
+        for name in re.findall(r"diagrams\.(\w+)\(", src):
+            assert "hide-input" in tags, src[:60]
+            titles = gl_exercises.plot_titles(src)
+            # one whole title, no typed number in it (a digit after a letter is a name: H100)
+            assert len(titles) == 1 and "…" not in titles[0] and \
+                not re.search(r"(?<![A-Za-z\d])\d", titles[0]), titles
+            drawn[name] = titles[0]
+    assert sorted(drawn) == ["grid_hierarchy", "sector_diagram", "tile_diagram",
+                             "wave_diagram"]
 
 
 def test_the_core_fits_one_sitting_and_keeps_the_essential_kernels() -> None:

@@ -26,6 +26,7 @@ NOT_CALCULATORS = (
     "gpulesson.machine",        # measuring this machine
     "gpulesson.side_by_side",   # lesson 1's table of this machine and its layer timing
     "gpulesson.plotting",       # matplotlib
+    "gpulesson.diagrams",       # matplotlib: schematics drawn from gpulesson.execution
     "gpulesson.collectives",    # mpi4py
     "gpulesson.forward_pass",   # a measured forward pass in numpy
     "gpulesson.kernelcheck",    # runs learners' kernels in a pure-Python CUDA runtime

@@ -194,6 +194,18 @@ def test_best_practices_guide_coalescing() -> None:
         assert wide.sectors == 32 and wide.bytes_per_useful_byte == 8.0
 
 
+def test_best_practices_guide_misaligned_warp_thread_by_thread() -> None:
+    """The guide's misaligned case (4-byte words shifted by one): threads 0-30 share the
+    first four sectors and thread 31 alone brings the fifth; an element that straddles a
+    sector boundary needs both sectors."""
+    shifted = ex.warp_sectors(1, offset_elements=1)
+    assert len(shifted) == 32
+    assert {s for t in shifted[:31] for (s,) in [t]} == {0, 1, 2, 3}
+    assert shifted[31] == (4,)
+    assert ex.warp_sectors(1, element_bytes=12, threads=3) == ((0,), (0,), (0, 1))
+    assert [t for (t,) in ex.warp_sectors(8)] == list(range(32))  # a sector per thread
+
+
 def test_pmpp_tiling_divides_global_traffic_by_the_tile_width() -> None:
     """Hwu, Kirk & El Hajj, Programming Massively Parallel Processors (4th ed.), chapter 5:
     "With 16 × 16 tiles, one can reduce the global memory accesses by a factor of 16"
@@ -279,6 +291,8 @@ def test_coalescing_never_moves_less_than_asked(stride: int, eb: int, offset: in
     assert c.sectors <= 32 * (1 + -(-eb // 32))
     assert ex.coalescing(stride, element_bytes=eb).efficiency >= \
         ex.coalescing(stride * 2, element_bytes=eb).efficiency
+    per_thread = ex.warp_sectors(stride, element_bytes=eb, offset_elements=offset)
+    assert len({s for t in per_thread for s in t}) == c.sectors
 
 
 @given(tile=st.integers(1, 256), n=st.integers(1, 3000))

@@ -32,6 +32,7 @@ HEAVY = {
     "gpulesson.bench": "numpy, and cupyx's timer on a GPU",
     "gpulesson.machine": "numpy: it measures this machine",
     "gpulesson.plotting": "matplotlib",
+    "gpulesson.diagrams": "matplotlib: it draws the lessons' schematics",
     "gpulesson.collectives": "mpi4py and numpy: a real all-reduce",
     "gpulesson.widgets": "ipywidgets",
     "gpulesson.exercises.widgets": "ipywidgets",
