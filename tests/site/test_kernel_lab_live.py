@@ -1,10 +1,10 @@
 """The kernel lab live in Chromium on the built site (issue 33): every kernel exercise of
 Inside the GPU starts from the notebook's stub with its imports (it runs, and is not yet
 right), and is checked in the page's Python, with the verdict and the message the
-installed package gives in Jupyter for the same code (the model kernel "correct", each
-declared mistake its own hint); a kernel that calls ``sys.exit()`` or loops forever gets a
-finding within the checker's budget, and the page, the other exercises and the progress
-kept in the browser stay intact.
+installed package gives in Jupyter for the same code (the model kernel "correct"; for the
+first kernels, each declared mistake its own hint); a kernel that calls ``sys.exit()`` or
+loops forever gets a finding within the checker's budget, and the page, the other
+exercises and the progress kept in the browser stay intact.
 """
 
 from __future__ import annotations
@@ -37,6 +37,12 @@ pytestmark = pytest.mark.browser
 
 SLUG = "inside_the_gpu"
 KERNELS = [ex for ex in lesson_module(SLUG).EXERCISES if isinstance(ex, KernelExercise)]
+#: Kernels whose declared mistakes are also typed into the page. Every check after a
+#: learner's code starts a fresh worker (about 3 s), so all 16 kernels' 32 mistakes would
+#: take two more minutes of every test run; each mistake's hint is checked for all 16 in
+#: CPython through the same exercise pack (tests/unit/exercises/test_bank.py and
+#: test_browser_exercises.py), and here for the first kernels of the lesson's core.
+MISTAKES_LIVE = 3
 
 
 def _check(page: Any, ex: Any, source: str) -> tuple[str, str]:
@@ -69,7 +75,7 @@ def test_every_kernel_exercise_is_live_and_agrees_with_jupyter(site_page: Record
         timings[ex.id] = round(time.perf_counter() - started, 2)
         assert (status, message) == _expected(page, _request(ex, pasted)), ex.id
         assert status == "correct" and "counted" in message, (ex.id, message)
-        for mistake in ex.mistakes:
+        for mistake in (ex.mistakes if ex in KERNELS[:MISTAKES_LIVE] else ()):
             source = mistake.kernel.learner_text()
             got = _check(page, ex, source)
             assert got == _expected(page, _request(ex, source)), (ex.id, mistake.key)

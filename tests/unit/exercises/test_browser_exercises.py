@@ -23,6 +23,7 @@ import pytest
 from gpulesson.exercises import browser, progress
 from gpulesson.exercises.catalogue import available_lessons, lesson_module
 from gpulesson.exercises.core import CodeExercise, PredictExercise
+from gpulesson.exercises.kernel import KernelExercise
 from gpulesson.exercises.lesson import Lesson
 
 REPO = Path(__file__).resolve().parents[3]
@@ -246,7 +247,8 @@ def test_the_exercise_pack_alone_answers_like_the_installed_package(tmp_path: Pa
         target = tmp_path / path
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text, encoding="utf-8")
-    requests = []
+    requests: list[dict[str, str]] = []
+    mistaken: list[dict[str, str]] = []
     for slug in available_lessons():
         for ex in lesson_module(slug).EXERCISES:
             if _ref(ex) in UNAVAILABLE:
@@ -254,18 +256,26 @@ def test_the_exercise_pack_alone_answers_like_the_installed_package(tmp_path: Pa
             if isinstance(ex, CodeExercise):
                 requests.append({"action": "code", "exercise": _ref(ex),
                                  "source": _learner_source(ex)})
+                # a kernel's declared mistakes too: the site's browser test types only a
+                # few kernels' mistakes into the page
+                mistaken += [{"action": "code", "exercise": _ref(ex),
+                              "source": mistake.kernel.learner_text()}
+                             for mistake in ex.mistakes if isinstance(ex, KernelExercise)]
             elif not isinstance(ex, PredictExercise):
                 requests.append({"action": "check", "exercise": _ref(ex),
                                  "answer": ex.variant(None).example_answers()["reference"]})
     proc = subprocess.run([sys.executable, "-I", "-S", "-c", SANDBOX, str(tmp_path),
-                           json.dumps(requests)], capture_output=True, text=True, timeout=300,
+                           json.dumps(requests + mistaken)], capture_output=True, text=True, timeout=300,
                           cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
     assert report["foreign"] == []
-    for request, answer in zip(requests, report["answers"], strict=True):
+    wanted = ["correct"] * len(requests) + ["mistake"] * len(mistaken)
+    assert len(mistaken) >= 32  # 16 kernels, two declared mistakes each
+    for request, answer, status in zip(requests + mistaken, report["answers"], wanted,
+                                       strict=True):
         here = _ask(**request)
-        assert answer["status"] == "correct", (request["exercise"], answer["message"])
+        assert answer["status"] == status, (request["exercise"], answer["message"])
         assert (answer["status"], answer["message"]) == (here["status"], here["message"])
 
 
