@@ -150,20 +150,26 @@ def summary(rows: Sequence[LeaveOneOut]) -> dict[str, float]:
 
 
 def format_table(rows: Sequence[LeaveOneOut] | None = None) -> str:
-    """The leave-one-out table as text: run, published and predicted MFU, error, the
+    """The leave-one-out table as text: run, quoted and predicted MFU, error, the
     dominant term; then the summary line (the lesson and ``benchmarks/bench_validation.py``
-    print this)."""
+    print this). The rows stay within :data:`TABLE_WIDTH` characters, the width of the
+    site's output column, so that none wraps."""
     rows = leave_one_out() if rows is None else rows
-    lines = [f"{'run':54s}{'published':>10s}{'predicted':>10s}{'error':>8s}  dominant term"]
+    width = max([len("run"), *(len(r.name) for r in rows)])
+    lines = [f"{'run':{width}s}{'quoted':>8s}{'model':>7s}{'error':>7s}  term"]
     for r in rows:
-        flag = "" if r.feasible else "  (does not fit)"
-        lines.append(f"{r.name[:53]:54s}{r.published_mfu:>10.1%}{r.predicted_mfu:>10.1%}"
-                     f"{r.error:>+8.0%}  {r.dominant}{flag}")
+        flag = " (does not fit)" if not r.feasible else ""
+        lines.append(f"{r.name:{width}s}{r.published_mfu:>8.1%}{r.predicted_mfu:>7.1%}"
+                     f"{r.error:>+7.0%}  {r.dominant}{flag}")
     s = summary(rows)
     lines.append(f"{s['runs']} runs, each predicted by factors fitted without it: median "
-                 f"|error| {s['median']:.1%}, largest {s['max']:.0%}, "
+                 f"|error| {s['median']:.1%},\nlargest {s['max']:.0%}, "
                  f"{s['within_25']:.0%} within 25 %, {s['infeasible']} called infeasible")
     return "\n".join(lines)
+
+
+#: Characters a line of :func:`format_table` may take (the site's output column).
+TABLE_WIDTH = 80
 
 
 def uncertainty(plan: TrainingPlan) -> tuple[float, int]:

@@ -156,3 +156,13 @@ def test_deepseek_v3_recipe_refuses_a_model_without_latent_attention() -> None:
     with pytest.raises(ValueError, match=r"recompute must be one of .*'deepseek-v3'"):
         plan_training("llama-3-8b", "H100 SXM", n_gpus=8, tokens=1e12,
                       global_batch_tokens=2**20, seq_len=4096, recompute="partial")
+
+
+def test_the_table_fits_the_sites_output_column() -> None:
+    """The lesson prints format_table() into an output box of about 80 monospace
+    characters at 1280 px; a longer row wrapped its dominant term onto a line of its own."""
+    from gpulesson.planning.published import TABLE_WIDTH, format_table
+
+    lines = format_table().splitlines()
+    assert lines[0].split()[-4:] == ["quoted", "model", "error", "term"]
+    assert max(len(line) for line in lines) <= TABLE_WIDTH
