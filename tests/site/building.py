@@ -95,7 +95,10 @@ def build_book(source: Path, *extra: str) -> BookBuild:
         cwd=source,
         capture_output=True,
         text=True,
-        env={**os.environ, "MPLBACKEND": "Agg"},
+        # the environment of make book: the kernels draw with Jupyter's inline backend, so
+        # the built pages hold the figures a reader sees (make test runs pytest itself
+        # with MPLBACKEND=Agg, which would leave every figure out of the site)
+        env={key: value for key, value in os.environ.items() if key != "MPLBACKEND"},
     )
     return BookBuild(
         returncode=proc.returncode,

@@ -213,10 +213,12 @@ def test_every_lesson_defines_its_key_terms_in_a_line(site_dir: Path) -> None:
 
 def test_every_lesson_figure_has_an_alt_text(site_dir: Path) -> None:
     """Review 4, R-6: the alt text of a lesson's figures was the image's file path."""
-    problems = []
+    problems, figures = [], 0
     for page in sorted((site_dir / "notebooks").glob("*.html")):
         for img in _soup(page).select("main img, article img"):
+            figures += 1
             alt = (img.get("alt") or "").strip()
             if not alt or re.search(r"\.(png|svg|jpe?g|gif)$", alt) or "/" in alt.split()[0]:
                 problems.append(f"{page.name}: {img.get('src')} alt={alt!r}")
+    assert figures >= 20, f"the lessons drew {figures} figures: was the site built as make book?"
     assert not problems, "\n".join(problems[:20])
