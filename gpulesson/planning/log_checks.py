@@ -52,6 +52,7 @@ from .serving import (
     expert_padding_bytes,
     kv_budget,
     mxfp4_triton_extra_bytes,
+    rotary_table_bytes,
 )
 
 __all__ = ["LogCheck", "PoolRow", "check_vllm_run", "fit_non_torch_base", "pool_table",
@@ -199,7 +200,7 @@ def check_vllm_run(run: Mapping[str, object], text: str, *,
     if run.get("mxfp4_backend") == "triton":
         extra += mxfp4_triton_extra_bytes(mv, tp=tp)
     weights = memory.checkpoint_bytes(checkpoint_parts(mv, weight_dtype)) / tp + \
-        inference.rotary_cache_bytes(cfg) + extra
+        rotary_table_bytes(mv) + extra
     if "weights" in got:
         padded = " + the MoE kernel's padding or copies" if extra else ""
         rows.append(LogRow("weights per GPU", got["weights"], weights, "bytes",

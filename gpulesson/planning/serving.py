@@ -64,9 +64,9 @@ __all__ = ["DECODE_BANDWIDTH_EFFICIENCY", "DECODE_MEASUREMENTS", "MIXED_CHECKPOI
            "SAMPLER_BYTES_PER_LOGIT", "CUBLAS_WORKSPACE_BYTES", "DecodeMeasurement",
            "ServingPlan", "checkpoint_parts", "cublas_workspace_bytes",
            "decode_step_time", "expert_padding_bytes", "expert_bias_params",
-           "fit_decode_efficiency",
+           "FP32_ROTARY_TABLES", "fit_decode_efficiency",
            "forward_peak_bytes", "implied_bandwidth_efficiency", "kv_budget",
-           "mxfp4_triton_extra_bytes", "plan_serving",
+           "mxfp4_triton_extra_bytes", "plan_serving", "rotary_table_bytes",
            "profile_peak_bytes", "sampler_peak_bytes"]
 
 GIB = 2**30
@@ -213,7 +213,7 @@ def kv_budget(model: object, gpu: object | None = None, *, tp: int = 1, max_mode
         "max_num_batched_tokens", max_num_batched_tokens)
     seqs = big[1] if max_num_seqs is None else v.positive_int("max_num_seqs", max_num_seqs)
     block = v.positive_int("block_size", block_size)
-    weights = (_weight_bytes(mv, weight_dtype) / t + inference.rotary_cache_bytes(mv.cfg)
+    weights = (_weight_bytes(mv, weight_dtype) / t + rotary_table_bytes(mv)
                + v.nonneg_number("extra_weight_bytes", extra_weight_bytes))
     forward = forward_peak_bytes(mv, tokens, tp=t)
     sampler = _sampler_moment(mv, tokens, min(seqs, tokens))
@@ -349,6 +349,21 @@ def mxfp4_triton_extra_bytes(model: object, *, tp: int = 1) -> float:
         return 0.0
     biases = expert_bias_params(mv)
     return float(((experts - biases) / MXFP4_BLOCK + 2 * biases) / t)
+
+
+#: Models whose vLLM model file builds the rotary cos/sin table in FP32, not in the model's
+#: dtype, matched in the model's name: gpt-oss (``model_executor/models/gpt_oss.py``,
+#: ``OAIAttention`` calls ``get_rope(..., dtype=torch.float32)``).
+FP32_ROTARY_TABLES = ("gpt-oss", "gpt_oss")
+
+
+def rotary_table_bytes(model: object) -> float:
+    """The rotary table vLLM keeps beside the weights
+    (:func:`gpulesson.inference.rotary_cache_bytes`): 4 bytes a value for the models of
+    :data:`FP32_ROTARY_TABLES` (gpt-oss-120b: 131,072 x 64 x 4 = 32 MiB), else 2."""
+    mv = model_view(model)
+    fp32 = any(key in mv.name.lower() for key in FP32_ROTARY_TABLES)
+    return inference.rotary_cache_bytes(mv.cfg, bytes_per_element=4 if fp32 else 2)
 
 
 def _weight_bytes(mv: ModelView, dtype: str) -> float:

@@ -27,6 +27,7 @@ from gpulesson.planning.serving import (
     kv_budget,
     mxfp4_triton_extra_bytes,
     profile_peak_bytes,
+    rotary_table_bytes,
     sampler_peak_bytes,
 )
 
@@ -251,6 +252,27 @@ def test_source_gpt_oss_checkpoint_sizes(model: str, gib: float) -> None:
     from gpulesson import memory
     got = memory.checkpoint_bytes(checkpoint_parts(model, "mxfp4_experts")) / 2**30
     assert got == pytest.approx(gib, rel=0.0015)
+
+
+def test_source_vllm_gpt_oss_keeps_its_rotary_table_in_fp32() -> None:
+    """vLLM model_executor/models/gpt_oss.py (OAIAttention) asks get_rope for an FP32 table:
+    131,072 positions x 64 values x 4 bytes = 32 MiB on gpt-oss, where a model built in its
+    own dtype (Llama 3.1 8B, BF16: 131,072 x 128 x 2) keeps the 32 MiB issue #10517 shows.
+    A config.json named after the checkpoint is matched too."""
+    from dataclasses import replace
+
+    from gpulesson import transformer
+    assert rotary_table_bytes("gpt-oss-120b") == 131072 * 64 * 4
+    assert rotary_table_bytes("gpt-oss-20b") == 131072 * 64 * 4
+    llama31 = replace(transformer.preset("llama-3-8b"), context=131072, name="llama-3.1-8b")
+    assert rotary_table_bytes(llama31) == 131072 * 128 * 2
+    named = replace(transformer.preset("gpt-oss-20b"), name="openai/gpt-oss-20b")
+    assert rotary_table_bytes(named) == 131072 * 64 * 4
+    budget = kv_budget("gpt-oss-120b", usable_memory=79.22 * GIB, max_model_len=131072,
+                       weight_dtype="mxfp4_experts")
+    from gpulesson import memory
+    assert budget.weights == memory.checkpoint_bytes(
+        checkpoint_parts("gpt-oss-120b", "mxfp4_experts")) + 32 * 2**20
 
 
 def test_expert_biases_are_counted_apart() -> None:
