@@ -44,16 +44,19 @@ from ._adapt import gpu_view, model_view
 from .logs import LogRow, parse_vllm_log
 from .non_torch import non_torch_accounting, non_torch_bytes
 from .serving import (
+    CUBLAS_WORKSPACE_DEFAULT,
     GIB,
     NON_TORCH_BYTES,
     checkpoint_parts,
+    cublas_workspace_bytes,
     expert_padding_bytes,
     kv_budget,
     mxfp4_triton_extra_bytes,
+    rotary_table_bytes,
 )
 
 __all__ = ["LogCheck", "PoolRow", "check_vllm_run", "fit_non_torch_base", "pool_table",
-           "request_kv_bytes", "run_accounting", "sourced_non_torch"]
+           "request_kv_bytes", "run_accounting", "run_workspace", "sourced_non_torch"]
 
 
 def request_kv_bytes(cfg: transformer.TransformerConfig, *, max_model_len: int, tp: int = 1,
@@ -142,6 +145,19 @@ def sourced_non_torch(run: Mapping[str, object]) -> float:
     return non_torch_bytes(tp, base=0.0, interconnect=str(link), nvls=bool(nvls))
 
 
+def run_workspace(run: Mapping[str, object]) -> float:
+    """The cuBLAS workspace in the run's activation peak
+    (:func:`~gpulesson.planning.serving.cublas_workspace_bytes` of its ``gpu``). A GPU the
+    course has no datasheet for (the consumer and pre-Ampere cards of the registry) or none
+    named takes the default of every architecture before Hopper."""
+    gpu = run.get("gpu")
+    try:
+        return cublas_workspace_bytes(gpu) if gpu is not None else float(
+            CUBLAS_WORKSPACE_DEFAULT)
+    except ValueError:  # not in gpulesson.hardware: a card older than Hopper
+        return float(CUBLAS_WORKSPACE_DEFAULT)
+
+
 def check_vllm_run(run: Mapping[str, object], text: str, *,
                    non_torch_default: float = NON_TORCH_BYTES,
                    logged_non_torch: bool = True) -> LogCheck:
@@ -152,7 +168,8 @@ def check_vllm_run(run: Mapping[str, object], text: str, *,
     Non-torch memory is the log's where it prints it, else the run's ``non_torch_gib`` (a
     figure borrowed from another log), else ``non_torch_default`` (the fitted remainder)
     plus :func:`sourced_non_torch`; with ``logged_non_torch=False`` always the latter (the
-    prediction from scratch). The KV-cache pool
+    prediction from scratch). The activation peak carries the cuBLAS workspace of the
+    run's GPU (:func:`run_workspace`). The KV-cache pool
     is predicted in GiB where the log prints GiB, and as tokens where it prints only
     tokens, blocks or a concurrency.
     """
@@ -183,7 +200,7 @@ def check_vllm_run(run: Mapping[str, object], text: str, *,
     if run.get("mxfp4_backend") == "triton":
         extra += mxfp4_triton_extra_bytes(mv, tp=tp)
     weights = memory.checkpoint_bytes(checkpoint_parts(mv, weight_dtype)) / tp + \
-        inference.rotary_cache_bytes(cfg) + extra
+        rotary_table_bytes(mv) + extra
     if "weights" in got:
         padded = " + the MoE kernel's padding or copies" if extra else ""
         rows.append(LogRow("weights per GPU", got["weights"], weights, "bytes",
@@ -211,7 +228,8 @@ def check_vllm_run(run: Mapping[str, object], text: str, *,
                            usable_memory=total,
                            max_num_batched_tokens=run.get("max_num_batched_tokens"),  # type: ignore[arg-type]
                            max_num_seqs=run.get("max_num_seqs"), block_size=block,  # type: ignore[arg-type]
-                           non_torch_memory=non_torch, extra_weight_bytes=extra)
+                           non_torch_memory=non_torch, extra_weight_bytes=extra,
+                           workspace=run_workspace(run))
         if "activation_peak" in got:
             which = "sampler" if budget.sampler_peak >= budget.forward_peak else "forward pass"
             rows.append(LogRow("activation peak", got["activation_peak"],

@@ -26,7 +26,10 @@ rows of logits), :func:`profile_peak_bytes`:
   activated half (``I/tp``) and the same three hidden-width tensors;
 - the sampler (:func:`sampler_peak_bytes`): the top-k/top-p sort over the vocabulary holds
   :data:`SAMPLER_BYTES_PER_LOGIT` bytes per logit, beside the forward pass's ``T * h``
-  output.
+  output and the copy of the sampled rows' hidden states the logits are computed from.
+
+Either moment also holds PyTorch's cuBLAS workspace (:func:`cublas_workspace_bytes`), which
+the pass's first matrix product allocates and keeps.
 
 Decode step (the minimum-step-time model)::
 
@@ -48,7 +51,7 @@ Taught in: ``notebooks/planning_dashboard.ipynb`` (serving) and
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 from gpulesson import _validate as v
@@ -58,10 +61,12 @@ from ._adapt import GPUView, ModelView, gpu_view, model_view
 from .layout import divisors
 
 __all__ = ["DECODE_BANDWIDTH_EFFICIENCY", "DECODE_MEASUREMENTS", "MIXED_CHECKPOINTS",
-           "SAMPLER_BYTES_PER_LOGIT", "DecodeMeasurement", "ServingPlan", "checkpoint_parts",
-           "decode_step_time", "expert_padding_bytes", "fit_decode_efficiency",
+           "SAMPLER_BYTES_PER_LOGIT", "CUBLAS_WORKSPACE_BYTES", "DecodeMeasurement",
+           "ServingPlan", "checkpoint_parts", "cublas_workspace_bytes",
+           "decode_step_time", "expert_padding_bytes", "expert_bias_params",
+           "FP32_ROTARY_TABLES", "fit_decode_efficiency",
            "forward_peak_bytes", "implied_bandwidth_efficiency", "kv_budget",
-           "mxfp4_triton_extra_bytes", "plan_serving",
+           "mxfp4_triton_extra_bytes", "plan_serving", "rotary_table_bytes",
            "profile_peak_bytes", "sampler_peak_bytes"]
 
 GIB = 2**30
@@ -88,6 +93,7 @@ class KVBudget:
     max_concurrency: float
     forward_peak: float = 0.0
     sampler_peak: float = 0.0
+    workspace: float = 0.0
 
 
 #: Bytes the profiling run's sampler holds per logit (``rows x vocab``) at its peak, counted
@@ -114,6 +120,28 @@ def sampler_peak_bytes(rows: int, vocab: int) -> float:
                  * SAMPLER_BYTES_PER_LOGIT)
 
 
+#: PyTorch's cuBLAS workspace by GPU architecture (bytes): the first matrix product on a
+#: stream allocates it through the caching allocator and keeps it, so vLLM's profiling run
+#: counts it in its activation peak. ``aten/src/ATen/cuda/CublasHandlePool.cpp``
+#: (``parseChosenWorkspaceSize``): 32 MiB (":4096:8") on Hopper, and on Blackwell in later
+#: releases; elsewhere the default ":4096:2:16:8", 8 MiB + 128 KiB
+#: (:data:`CUBLAS_WORKSPACE_DEFAULT`).
+CUBLAS_WORKSPACE_BYTES: Mapping[str, int] = MappingProxyType({
+    "Hopper": 4096 * 8 * 1024, "Blackwell": 4096 * 8 * 1024})
+#: The cuBLAS workspace of every other architecture (":4096:2:16:8").
+CUBLAS_WORKSPACE_DEFAULT = 4096 * 2 * 1024 + 16 * 8 * 1024
+
+
+def cublas_workspace_bytes(gpu: object | None = None) -> float:
+    """PyTorch's cuBLAS workspace on ``gpu`` (:data:`CUBLAS_WORKSPACE_BYTES` by its
+    architecture); :data:`CUBLAS_WORKSPACE_DEFAULT` for other architectures and without a
+    GPU."""
+    if gpu is None:
+        return float(CUBLAS_WORKSPACE_DEFAULT)
+    arch = gpu_view(gpu).spec.architecture
+    return float(CUBLAS_WORKSPACE_BYTES.get(arch, CUBLAS_WORKSPACE_DEFAULT))
+
+
 def forward_peak_bytes(model: object, tokens: int, *, tp: int = 1) -> float:
     """Peak activation bytes of one forward pass over ``tokens`` tokens on one of ``tp``
     GPUs: the MLP (dense) or the fused MoE workspace, beside three hidden-width tensors
@@ -133,14 +161,26 @@ def forward_peak_bytes(model: object, tokens: int, *, tp: int = 1) -> float:
     return float(n * (per_token + 3 * shared) * 2)
 
 
-def profile_peak_bytes(model: object, tokens: int, seqs: int, *, tp: int = 1) -> float:
+def _sampler_moment(mv: ModelView, tokens: int, rows: int) -> float:
+    """The sampler's moment: its sort (:func:`sampler_peak_bytes`) beside the pass's
+    ``tokens x hidden`` BF16 output and the ``rows x hidden`` copy of the sampled rows the
+    logits are computed from (V1 ``gpu_model_runner.py`` ``_dummy_run`` returns
+    ``hidden_states[logit_indices]``; V0 ``LogitsProcessor`` ``_prune_hidden_states``,
+    ``index_select``)."""
+    return sampler_peak_bytes(rows, mv.cfg.vocab) + (tokens + rows) * mv.hidden * 2
+
+
+def profile_peak_bytes(model: object, tokens: int, seqs: int, *, tp: int = 1,
+                       workspace: float = 0.0) -> float:
     """The activation peak vLLM's profiling run measures: the larger of the forward pass
     (:func:`forward_peak_bytes`) and the sampler on ``min(seqs, tokens)`` rows
-    (:func:`sampler_peak_bytes`) beside the pass's ``tokens * hidden`` BF16 output."""
+    (:func:`sampler_peak_bytes`, beside the pass's ``tokens x hidden`` BF16 output and the
+    ``rows x hidden`` sampled rows), plus ``workspace``, the cuBLAS workspace the pass
+    allocates (:func:`cublas_workspace_bytes`)."""
     mv = model_view(model)
     rows = min(v.positive_int("seqs", seqs), v.positive_int("tokens", tokens))
-    sampler = sampler_peak_bytes(rows, mv.cfg.vocab) + tokens * mv.hidden * 2
-    return max(forward_peak_bytes(mv, tokens, tp=tp), sampler)
+    return max(forward_peak_bytes(mv, tokens, tp=tp), _sampler_moment(mv, tokens, rows)) + \
+        v.nonneg_number("workspace", workspace)
 
 
 def kv_budget(model: object, gpu: object | None = None, *, tp: int = 1, max_model_len: int,
@@ -148,14 +188,15 @@ def kv_budget(model: object, gpu: object | None = None, *, tp: int = 1, max_mode
               gpu_memory_utilization: float = 0.9, usable_memory: float | None = None,
               max_num_batched_tokens: int | None = None, max_num_seqs: int | None = None,
               block_size: int = 16, non_torch_memory: float = NON_TORCH_BYTES,
-              extra_weight_bytes: float = 0.0) -> KVBudget:
+              extra_weight_bytes: float = 0.0, workspace: float | None = None) -> KVBudget:
     """The KV cache vLLM allocates per GPU, term by term (module docstring).
 
     ``usable_memory`` is what CUDA reports as the device's total (vLLM's
     ``total_gpu_memory``); by default the GPU's usable memory. ``max_num_batched_tokens``
     and ``max_num_seqs`` default to vLLM V1's ``vllm serve`` values (8,192 and 1,024 on GPUs
     of 70 GiB or more, else 2,048 and 256). ``extra_weight_bytes`` are weight bytes per GPU
-    the checkpoint does not hold (:func:`expert_padding_bytes`).
+    the checkpoint does not hold (:func:`expert_padding_bytes`). ``workspace`` is the cuBLAS
+    workspace in the activation peak; by default :func:`cublas_workspace_bytes` of ``gpu``.
     """
     mv = model_view(model)
     t = v.positive_int("tp", tp)
@@ -172,12 +213,13 @@ def kv_budget(model: object, gpu: object | None = None, *, tp: int = 1, max_mode
         "max_num_batched_tokens", max_num_batched_tokens)
     seqs = big[1] if max_num_seqs is None else v.positive_int("max_num_seqs", max_num_seqs)
     block = v.positive_int("block_size", block_size)
-    weights = (_weight_bytes(mv, weight_dtype) / t + inference.rotary_cache_bytes(mv.cfg)
+    weights = (_weight_bytes(mv, weight_dtype) / t + rotary_table_bytes(mv)
                + v.nonneg_number("extra_weight_bytes", extra_weight_bytes))
     forward = forward_peak_bytes(mv, tokens, tp=t)
-    rows = min(seqs, tokens)
-    sampler = sampler_peak_bytes(rows, mv.cfg.vocab) + tokens * mv.hidden * 2
-    act = max(forward, sampler)
+    sampler = _sampler_moment(mv, tokens, min(seqs, tokens))
+    blas = cublas_workspace_bytes(gpu) if workspace is None else v.nonneg_number(
+        "workspace", workspace)
+    act = max(forward, sampler) + blas
     other = v.nonneg_number("non_torch_memory", non_torch_memory)
     requested = total * util
     kv = requested - weights - act - other
@@ -188,7 +230,7 @@ def kv_budget(model: object, gpu: object | None = None, *, tp: int = 1, max_mode
     return KVBudget(requested=requested, weights=weights, activation_peak=act, non_torch=other,
                     kv_cache=kv, kv_bytes_per_token=per_token, blocks=blocks,
                     kv_cache_tokens=kv_tokens, max_concurrency=kv_tokens / length,
-                    forward_peak=forward, sampler_peak=sampler)
+                    forward_peak=forward, sampler_peak=sampler, workspace=blas)
 
 
 #: Checkpoints that keep parts in 16 bits, by ``weight_dtype`` name: what each stores at
@@ -197,8 +239,10 @@ MIXED_CHECKPOINTS: Mapping[str, str] = MappingProxyType({
     "fp8_ffn": "Llama 3.1 405B FP8 (Meta): the feed-forward weights in FP8, except in the "
                "first and last layers; attention, norms and embeddings in BF16 (Dubey et al. "
                "2024, The Llama 3 Herd of Models, section 6.2)",
-    "mxfp4_experts": "gpt-oss: the routed experts in MXFP4, everything else in BF16 (OpenAI, "
-                     "gpt-oss-120b and gpt-oss-20b model card, 2025: 60.8 and 12.8 GiB)",
+    "mxfp4_experts": "gpt-oss: the routed experts' matrices in MXFP4, everything else (their "
+                     "biases included) in BF16 (OpenAI, gpt-oss-120b and gpt-oss-20b model "
+                     "card, 2025: 60.8 and 12.8 GiB; the checkpoint's *_proj_bias tensors "
+                     "are BF16)",
 })
 
 
@@ -216,7 +260,8 @@ def checkpoint_parts(model: object, weight_dtype: str) -> dict[str, float]:
         if not experts:
             raise ValueError("weight_dtype 'mxfp4_experts' needs a mixture-of-experts model; "
                              f"{mv.name} has no routed experts")
-        return {"mxfp4": float(experts), "bf16": total - experts}
+        matrices = experts - expert_bias_params(mv)
+        return {"mxfp4": float(matrices), "bf16": total - matrices}
     if weight_dtype == "fp8_ffn":
         mlp = transformer.param_breakdown(cfg)["mlp"]
         if cfg.layers < 3:
@@ -235,16 +280,32 @@ def _round_up(x: float, multiple: int) -> float:
     return -(-x // multiple) * multiple
 
 
+def expert_bias_params(model: object) -> int:
+    """The biases of all routed experts (0 without MLP biases): per expert and MoE layer,
+    one per output of its gate/up and down projections, the difference between
+    :func:`gpulesson.transformer.expert_params` with and without biases (gpt-oss-120b:
+    36 x 128 x (2 x 2,880 + 2,880) = 39.8 M)."""
+    cfg = model_view(model).cfg
+    if not cfg.moe:
+        return 0
+    bare = replace(cfg, linear_bias=False, mlp_bias=False)
+    per = transformer.expert_params(cfg) - transformer.expert_params(bare)
+    return int(cfg.moe_layers * cfg.experts * per)
+
+
 def expert_padding_bytes(model: object, weight_dtype: str, *, tp: int = 1,
                          intermediate_multiple: int = 1, hidden_multiple: int = 1) -> float:
     """Bytes per GPU a serving kernel adds to the routed experts by padding their shapes:
-    each expert's ``I/tp x h`` matrices are stored ``round_up(I/tp) x round_up(h)``.
+    each expert's ``I/tp x h`` matrices are stored ``round_up(I/tp) x round_up(h)``, and
+    its biases (BF16) ``round_up(I/tp)`` per gate/up output and ``round_up(h)`` per down
+    output.
 
     vLLM's MXFP4 MoE through the Marlin kernel (``quantization/mxfp4.py``,
     ``Mxfp4MoEMethod.create_weights``: "n % 256 == 0 and k % 128 == 0") pads the
-    intermediate size to a multiple of 128 and the hidden size to 256: gpt-oss's 2,880 x
-    2,880 experts become 2,944 x 3,072, 9.0 % more bytes, 5.1 GiB on gpt-oss-120b (vLLM
-    0.10.1 prints 65.97 GiB of weights, issue #23278; the checkpoint holds 60.7)."""
+    intermediate size to a multiple of 128 and the hidden size to 256, the BF16 biases
+    ``w13_bias`` and ``w2_bias`` with them: gpt-oss's 2,880 x 2,880 experts become 2,944 x
+    3,072, 9.0 % more bytes, 5.1 GiB on gpt-oss-120b (vLLM 0.10.1 prints 65.97 GiB of
+    weights, issue #23278; the checkpoint holds 60.8)."""
     mv = model_view(model)
     t = v.positive_int("tp", tp)
     a = v.positive_int("intermediate_multiple", intermediate_multiple)
@@ -253,10 +314,17 @@ def expert_padding_bytes(model: object, weight_dtype: str, *, tp: int = 1,
     experts = transformer.moe_breakdown(mv.cfg)["routed_experts"]
     if not experts:
         return 0.0
+    cfg = mv.cfg
+    biases = expert_bias_params(mv)
     dtype = "mxfp4" if "mxfp4" in parts else next(iter(parts))
-    inter, h = mv.cfg.expert_ffn / t, mv.hidden
+    inter, h = cfg.expert_ffn / t, mv.hidden
     ratio = _round_up(inter, a) * _round_up(h, b) / (inter * h)
-    return memory.checkpoint_bytes({dtype: float(experts)}) / t * (ratio - 1)
+    out = memory.checkpoint_bytes({dtype: float(experts - biases)}) / t * (ratio - 1)
+    if biases:
+        ups = 2 if cfg.gated_mlp else 1
+        grown = ups * (_round_up(inter, a) - inter) + _round_up(h, b) - h
+        out += cfg.moe_layers * cfg.experts * grown * memory.precision_bytes("bf16")
+    return float(out)
 
 
 #: Values per MXFP4 scale byte (one E8M0 exponent per block of 32 values, OCP MX spec).
@@ -271,17 +339,31 @@ def mxfp4_triton_extra_bytes(model: object, *, tp: int = 1) -> float:
     (``process_weights_after_loading``) swizzles the expert weights and scales into new
     tensors and deletes the original weights but not the original scales, and turns the
     expert biases from BF16 into FP32: one more byte per :data:`MXFP4_BLOCK` expert values,
-    and 2 more bytes per bias value (``2 x I + h`` per expert and layer). gpt-oss-120b:
-    3.41 GiB (vLLM 0.14.1 prints 64.38 GiB of weights, issue #33155; the checkpoint and
-    rotary table hold 60.73)."""
+    and 2 more bytes per bias value (:func:`expert_bias_params`). gpt-oss-120b: 3.41 GiB
+    (vLLM 0.14.1 prints 64.38 GiB of weights, issue #33155; the checkpoint and rotary table
+    hold 60.79)."""
     mv = model_view(model)
     t = v.positive_int("tp", tp)
     experts = transformer.moe_breakdown(mv.cfg)["routed_experts"]
     if not experts:
         return 0.0
-    cfg = mv.cfg
-    biases = cfg.moe_layers * cfg.experts * (2 * cfg.expert_ffn + cfg.hidden)
-    return float((experts / MXFP4_BLOCK + 2 * biases) / t)
+    biases = expert_bias_params(mv)
+    return float(((experts - biases) / MXFP4_BLOCK + 2 * biases) / t)
+
+
+#: Models whose vLLM model file builds the rotary cos/sin table in FP32, not in the model's
+#: dtype, matched in the model's name: gpt-oss (``model_executor/models/gpt_oss.py``,
+#: ``OAIAttention`` calls ``get_rope(..., dtype=torch.float32)``).
+FP32_ROTARY_TABLES = ("gpt-oss", "gpt_oss")
+
+
+def rotary_table_bytes(model: object) -> float:
+    """The rotary table vLLM keeps beside the weights
+    (:func:`gpulesson.inference.rotary_cache_bytes`): 4 bytes a value for the models of
+    :data:`FP32_ROTARY_TABLES` (gpt-oss-120b: 131,072 x 64 x 4 = 32 MiB), else 2."""
+    mv = model_view(model)
+    fp32 = any(key in mv.name.lower() for key in FP32_ROTARY_TABLES)
+    return inference.rotary_cache_bytes(mv.cfg, bytes_per_element=4 if fp32 else 2)
 
 
 def _weight_bytes(mv: ModelView, dtype: str) -> float:

@@ -17,6 +17,7 @@ from gpulesson.planning.log_checks import (
     pool_table,
     request_kv_bytes,
     run_accounting,
+    run_workspace,
     sourced_non_torch,
 )
 from gpulesson.planning.logs import parse_vllm_log
@@ -83,12 +84,34 @@ def test_weights_per_gpu(checks: dict[str, LogCheck]) -> None:
 
 def test_activation_peak(checks: dict[str, LogCheck]) -> None:
     """The profiling run's peak (the forward pass or the sampler's sort, whichever is
-    larger): median within 2 % over V0 and V1 logs; the largest miss is vLLM 0.7.1 on two
-    L40S (#15815), 1.26 GiB against 1.47, as if its sampler had not sorted."""
+    larger, plus the cuBLAS workspace): median within 0.5 % over V0 and V1 logs; the
+    largest miss is vLLM 0.7.1 on two L40S (#15815), 1.26 GiB against 1.48, as if its
+    sampler had not sorted."""
     errors = _errors(checks, "activation peak")
     assert len(errors) >= 8
-    assert statistics.median(abs(e) for e in errors.values()) <= 0.02, errors
-    assert max(abs(e) for e in errors.values()) <= 0.15, errors
+    assert statistics.median(abs(e) for e in errors.values()) <= 0.005, errors
+    worst = max(errors, key=lambda k: abs(errors[k]))
+    assert worst == "15815-2xl40s-qwen2.5-32b-tp2" and abs(errors[worst]) <= 0.16, errors
+    assert sorted(abs(e) for e in errors.values())[-2] <= 0.07, errors
+
+
+def test_hopper_logs_carry_the_32_mib_cublas_workspace(checks: dict[str, LogCheck]) -> None:
+    """Where the sampler is the peak, what a log prints beyond the sort, the pass's output
+    and the gathered rows is PyTorch's cuBLAS workspace: 31 to 53 MiB on the H100 and H200
+    logs (32 MiB on Hopper), 5 to 14 MiB on the others (8.1 MiB); the printed peaks have
+    two decimals, +-5 MiB. Without it every Hopper peak was short. (#15815 on two L40S
+    prints less than its sort alone: the activation test's known miss.)"""
+    by_id = {r["id"]: r for r in RUNS}
+    hopper, other = [], []
+    for name, check in checks.items():
+        row = check.row("activation peak")
+        if row is None or "sampler" not in row.explanation or name.startswith("15815-"):
+            continue
+        blas = run_workspace(by_id[name])
+        (hopper if blas == 32 * 2**20 else other).append((row.difference + blas) / 2**20)
+    assert len(hopper) >= 8 and len(other) >= 5
+    assert min(hopper) >= 32 - 6 and max(hopper) <= 32 + 24, hopper
+    assert max(other) <= 8.125 + 6 and min(other) >= 0, other
 
 
 @pytest.fixture(scope="module")
@@ -101,24 +124,28 @@ def test_kv_pool_leave_one_out(pools: list) -> None:
     (GiB, or tokens where only tokens are printed), predicted term by term. From scratch,
     the non-torch memory is the run's NCCL and custom all-reduce buffers (from NCCL's and
     vLLM's code) plus the remainder fitted on other threads' logs that count it the same
-    way: median within 3 %, every log but one within 8 %. The miss is gpt-oss-120b on one
-    H100 (#27508), a pool of 1.71 GiB out of 75 requested, 0.26 GiB short (13 %); #13882's
-    negative pool (-1.05 GiB) is within 8 %. With the non-torch figure the log prints (the
-    fitted one where it prints none) the median is 0.3 %."""
+    way: median within 3 %, every log but one within 8 %. The miss is #13882's negative
+    pool (-1.05 GiB on an 8 GB RTX 4060, 8.7 %): it prints 0.03 GiB of non-torch memory
+    where the remainder fitted on other threads is 0.14. gpt-oss-120b on one H100 (#27508),
+    a pool of 1.71 GiB out of 75 requested, is within 4 % on the device total its own
+    thread prints (79.11 GiB). With the non-torch figure the log prints (the fitted one
+    where it prints none) the median is 0.2 % and every log is within 6 %."""
     assert len(pools) >= 20
     with_inputs = {r.run: abs(r.error) for r in pools}
     assert statistics.median(with_inputs.values()) <= 0.01, with_inputs
+    assert max(with_inputs.values()) <= 0.06, with_inputs
     scratch = {r.run: abs(r.error_from_scratch) for r in pools}
     assert statistics.median(scratch.values()) <= 0.03, scratch
     worst = max(scratch, key=scratch.get)  # type: ignore[arg-type]
-    assert worst == "27508-h100-gpt-oss-120b" and scratch[worst] <= 0.15, scratch
-    assert sorted(scratch.values())[-2] <= 0.08, scratch
-    assert sorted(with_inputs.values())[-2] <= 0.08, with_inputs
+    assert worst == "13882-4060-qwen2.5-7b-awq" and scratch[worst] <= 0.09, scratch
+    assert sorted(scratch.values())[-2] <= 0.07, scratch
+    assert scratch["27508-h100-gpt-oss-120b"] <= 0.04, scratch
     assert {r.unit for r in pools} == {"bytes", "tokens"}
 
 
-@pytest.mark.xfail(strict=True, reason="issue 31: gpt-oss-120b on one H100 (#27508) misses "
-                   "its 1.71 GiB pool by 13 % from scratch; the other 22 logs are within 8 %")
+@pytest.mark.xfail(strict=True, reason="issue 31: #13882's negative pool (-1.05 GiB, RTX "
+                   "4060) misses by 8.7 % from scratch (0.03 GiB of non-torch memory printed, "
+                   "0.14 fitted); the other 22 logs are within 7 %")
 def test_kv_pool_meets_issue_31_from_scratch(pools: list) -> None:
     """Issue 31's bar, predicted from what a planner knows before start-up: at least 20
     logs, median within 3 %, every log within 8 %."""
