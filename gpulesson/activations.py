@@ -61,7 +61,7 @@ from __future__ import annotations
 from types import MappingProxyType
 
 from gpulesson import _validate as v
-from gpulesson.transformer import TransformerConfig
+from gpulesson.transformer import TransformerConfig, as_config
 
 __all__ = [
     "ATTENTION_IMPLEMENTATIONS",
@@ -190,9 +190,7 @@ def default_attention(cfg: TransformerConfig) -> str:
     GPT-2 and GPT-3 175B: ``"eager"``; Llama, Mistral, Qwen, Gemma, DeepSeek-V3:
     ``"flash"``.
     """
-    if not isinstance(cfg, TransformerConfig):
-        raise TypeError(f"cfg must be a TransformerConfig (see transformer.preset), got "
-                        f"{type(cfg).__name__}")
+    as_config(cfg)
     return "eager" if cfg.max_positions and not cfg.gated_mlp else "flash"
 
 
@@ -251,9 +249,7 @@ def activation_tensors(
         naming the argument (``tp`` that does not divide ``heads``, ``cp`` that does not
         divide ``seq_len``, an unknown attention implementation ...).
     """
-    if not isinstance(cfg, TransformerConfig):
-        raise TypeError(f"cfg must be a TransformerConfig (see transformer.preset), got "
-                        f"{type(cfg).__name__}")
+    as_config(cfg)
     s = v.positive_int("seq_len", seq_len)
     b = v.positive_int("batch", batch)
     v.choice("attention", attention, ATTENTION_IMPLEMENTATIONS)
@@ -348,9 +344,7 @@ def up_projection_params(cfg: TransformerConfig) -> int:
     ValueError
         for a model without latent attention or a gated MLP.
     """
-    if not isinstance(cfg, TransformerConfig):
-        raise TypeError(f"cfg must be a TransformerConfig (see transformer.preset), got "
-                        f"{type(cfg).__name__}")
+    as_config(cfg)
     _check_recipe(cfg)
     q_in = cfg.q_lora_rank or cfg.hidden
     return (q_in * cfg.heads * cfg.head_dim
@@ -372,9 +366,7 @@ def op_recomputed_products(cfg: TransformerConfig) -> dict[str, float]:
     Llama 3 8B: k is 1,024 of the 6,144 q, k, v columns (1/6), o all of it, the up
     projection half of the gate and up pair: 36.5 % of the block's forward product FLOPs.
     """
-    if not isinstance(cfg, TransformerConfig):
-        raise TypeError(f"cfg must be a TransformerConfig (see transformer.preset), got "
-                        f"{type(cfg).__name__}")
+    as_config(cfg)
     qkv = cfg.q_dim + 2 * cfg.kv_dim
     shares = {"qkv": cfg.kv_dim / qkv, "o": 1.0, "mlp in": 0.0, "mlp out": 0.0}
     if not cfg.moe:

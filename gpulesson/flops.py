@@ -65,7 +65,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from gpulesson import _validate as v
-from gpulesson.transformer import TransformerConfig, active_params
+from gpulesson.transformer import TransformerConfig, active_params, as_config
 
 __all__ = [
     "CHINCHILLA_FITS",
@@ -185,11 +185,7 @@ def hardware_flops_per_token(
     return weights + (attention * 4 / 3 if mode != "none" else attention)
 
 
-def _check_cfg(cfg: object) -> TransformerConfig:
-    if not isinstance(cfg, TransformerConfig):
-        raise TypeError(f"cfg must be a TransformerConfig (see transformer.preset), got "
-                        f"{type(cfg).__name__}")
-    return cfg
+_check_cfg = as_config
 
 
 def forward_attention_flops_per_token(cfg: TransformerConfig, *, context: int) -> int:

@@ -63,7 +63,7 @@ from dataclasses import dataclass, replace
 from gpulesson import _validate as v
 from gpulesson import memory
 from gpulesson.flops import forward_attention_flops_per_token
-from gpulesson.transformer import TransformerConfig, active_params, param_count
+from gpulesson.transformer import TransformerConfig, active_params, as_config, param_count
 from gpulesson.transformer.params import expert_params, moe_breakdown
 
 __all__ = [
@@ -94,12 +94,7 @@ __all__ = [
 ]
 
 
-def _cfg(cfg: object) -> TransformerConfig:
-    if not isinstance(cfg, TransformerConfig):
-        raise TypeError(
-            f"cfg must be a TransformerConfig (see transformer.preset), got {type(cfg).__name__}"
-        )
-    return cfg
+_cfg = as_config
 
 
 def _kv_values_per_layer(cfg: TransformerConfig) -> int:

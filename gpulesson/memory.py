@@ -65,7 +65,7 @@ from types import MappingProxyType
 from gpulesson import _validate as v
 from gpulesson import precision as _precision
 from gpulesson.activations import activation_bytes, default_attention
-from gpulesson.transformer import TransformerConfig, param_count
+from gpulesson.transformer import TransformerConfig, as_config, param_count
 from gpulesson.transformer.params import moe_breakdown
 
 __all__ = [
@@ -531,9 +531,7 @@ def lora_params(cfg: TransformerConfig, *, rank: int,
         Matrices adapted in every layer, from :data:`LORA_TARGETS` (``"gate"`` only for
         gated MLPs). Default: the paper's ``("q", "v")``.
     """
-    if not isinstance(cfg, TransformerConfig):
-        raise TypeError(f"cfg must be a TransformerConfig (see transformer.preset), got "
-                        f"{type(cfg).__name__}")
+    as_config(cfg)
     r = v.positive_int("rank", rank)
     if isinstance(targets, str) or not isinstance(targets, (tuple, list)) or not targets:
         raise TypeError(f"targets must be a non-empty tuple of names from {list(LORA_TARGETS)}, "

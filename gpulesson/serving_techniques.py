@@ -70,7 +70,7 @@ from dataclasses import dataclass
 from gpulesson import _validate as v
 from gpulesson import inference, memory
 from gpulesson.flops import forward_attention_flops_per_token
-from gpulesson.transformer import TransformerConfig, active_params, param_count
+from gpulesson.transformer import TransformerConfig, active_params, as_config, param_count
 
 __all__ = [
     "ChunkedPrefill",
@@ -89,12 +89,7 @@ __all__ = [
 ]
 
 
-def _cfg(cfg: object) -> TransformerConfig:
-    if not isinstance(cfg, TransformerConfig):
-        raise TypeError(
-            f"cfg must be a TransformerConfig (see transformer.preset), got {type(cfg).__name__}"
-        )
-    return cfg
+_cfg = as_config
 
 
 def _per_prompt_token(cfg: TransformerConfig, prompt_tokens: int) -> float:

@@ -57,7 +57,8 @@ from ._adapt import GPUView, ModelView, gpu_view, model_view
 
 __all__ = ["ACTIVATION_BYTES", "ATTENTION_TILE", "ATTENTION_TILE_OVERHEAD", "BLOCK_SCALED",
            "CASTS_IN_PRODUCT_RATE",
-           "EXP_PER_CLOCK", "FP8_CAST_BYTES", "FP8_RECIPES", "GEMM_EFFICIENCY", "HOST_LINK", "OPTIMIZER_BYTES",
+           "EXP_PER_CLOCK", "FP8_CAST_BYTES", "FP8_RECIPES", "GEMM_EFFICIENCY", "HOST_LINK",
+           "OPTIMIZER_BYTES",
            "TENSOR_FLOPS_PER_CLOCK", "TERMS", "StepTerms", "attention_efficiency",
            "fp8_activation_saving", "gemm_seconds", "host_link_bandwidth", "step_terms"]
 

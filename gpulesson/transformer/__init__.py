@@ -38,7 +38,7 @@ Taught in: ``notebooks/memory_what_fits.ipynb`` and ``notebooks/flops_and_scalin
 
 from __future__ import annotations
 
-from gpulesson.transformer.config import NORMS, QK_NORMS, TransformerConfig
+from gpulesson.transformer.config import NORMS, QK_NORMS, TransformerConfig, as_config
 from gpulesson.transformer.hf import SUPPORTED_MODEL_TYPES, from_hf_config
 from gpulesson.transformer.params import (
     active_params,
@@ -65,6 +65,7 @@ __all__ = [
     "SUPPORTED_MODEL_TYPES",
     "TransformerConfig",
     "active_params",
+    "as_config",
     "balanced_stage_layers",
     "checkpoint_params",
     "embedding_params",

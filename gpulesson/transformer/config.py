@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 from gpulesson import _validate as v
 
-__all__ = ["NORMS", "QK_NORMS", "TransformerConfig"]
+__all__ = ["NORMS", "QK_NORMS", "TransformerConfig", "as_config"]
 
 #: Norm kinds: LayerNorm has a weight and a bias per channel, RMSNorm a weight, a
 #: LayerNorm without bias (Cohere's Command R, OLMo 2's ...) a weight, and a
@@ -402,6 +402,16 @@ class TransformerConfig:
     def global_layers(self) -> int:
         """Layers that attend to the whole sequence."""
         return self.layers - self.local_layers
+
+
+def as_config(cfg: object) -> TransformerConfig:
+    """``cfg`` itself when it is a :class:`TransformerConfig`; otherwise ``TypeError`` naming
+    what it got. The one check every formula module runs on a ``cfg`` argument."""
+    if not isinstance(cfg, TransformerConfig):
+        raise TypeError(
+            f"cfg must be a TransformerConfig (see transformer.preset), got {type(cfg).__name__}"
+        )
+    return cfg
 
 
 v.guard_module(globals())

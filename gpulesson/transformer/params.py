@@ -27,7 +27,7 @@ Taught in: ``notebooks/memory_what_fits.ipynb`` and ``notebooks/flops_and_scalin
 from __future__ import annotations
 
 from gpulesson import _validate as v
-from gpulesson.transformer.config import TransformerConfig
+from gpulesson.transformer.config import TransformerConfig, as_config
 
 __all__ = [
     "active_params",
@@ -41,12 +41,7 @@ __all__ = [
 ]
 
 
-def _check(cfg: object) -> TransformerConfig:
-    if not isinstance(cfg, TransformerConfig):
-        raise TypeError(
-            f"cfg must be a TransformerConfig (see transformer.preset), got {type(cfg).__name__}"
-        )
-    return cfg
+_check = as_config
 
 
 def _norm_size(cfg: TransformerConfig, width: int) -> int:

@@ -427,8 +427,8 @@ def test_advisor_tries_zero2_and_zero3_with_pipelines() -> None:
 # ---------------------------------------------------------------------------------------
 # The data-parallel compute/communication roofline
 
-#: Austin et al. 2025, *How to Scale Your Model* (jax-ml/scaling-book at 1a55377, gpus.md, "Rooflines
-#: for LLM Scaling on GPUs", Data Parallelism): "Within a node, we just need the per-GPU
+#: Austin et al. 2025, *How to Scale Your Model* (jax-ml/scaling-book at 1a55377, gpus.md,
+#: "Rooflines for LLM Scaling on GPUs", Data Parallelism): "Within a node, we just need the per-GPU
 #: token batch size > 990e12 / 450e9 = 2200"; "Within an SU or at the spine level, BS >
 #: 990e12 / 400e9 = 2475"; DeepSeek v3 on H800s with 300GB/s "would need 990e12 / 300e9 =
 #: 3300 tokens per GPU, or about 6.7M" (2,048 GPUs); gpt-oss "with k=4 and E=128, this

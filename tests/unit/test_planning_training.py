@@ -339,7 +339,8 @@ def test_multi_token_prediction_loads_the_last_stage() -> None:
     over a 4-layer stage's is the step's ratio to the same plan without MTP."""
     from gpulesson.planning import model_view
     from gpulesson.planning.published import PUBLISHED_RUNS, plan_run
-    run = next(r for r in PUBLISHED_RUNS if r.name.startswith("Megatron-Bridge DeepSeek-V3, 256 B200"))
+    run = next(r for r in PUBLISHED_RUNS
+               if r.name.startswith("Megatron-Bridge DeepSeek-V3, 256 B200"))
     assert run.options["mtp_layers"] == 1
     mv = model_view("deepseek-v3")
     head = mv.hidden * mv.cfg.vocab

@@ -265,8 +265,8 @@ def test_the_exercise_pack_alone_answers_like_the_installed_package(tmp_path: Pa
                 requests.append({"action": "check", "exercise": _ref(ex),
                                  "answer": ex.variant(None).example_answers()["reference"]})
     proc = subprocess.run([sys.executable, "-I", "-S", "-c", SANDBOX, str(tmp_path),
-                           json.dumps(requests + mistaken)], capture_output=True, text=True, timeout=300,
-                          cwd=tmp_path)
+                           json.dumps(requests + mistaken)], capture_output=True, text=True,
+                          timeout=300, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
     assert report["foreign"] == []
