@@ -16,6 +16,7 @@ Taught in: ``exercises/inside_the_gpu.ipynb``.
 
 from __future__ import annotations
 
+import hashlib
 import linecache
 import math
 import weakref
@@ -51,11 +52,16 @@ class KernelSource:
         if self._function is None:
             namespace: dict[str, Any] = {"cuda": shim.cuda, "float32": shim.float32,
                                          "int32": shim.int32, "math": math, **self.constants}
-            code = compile(self.source + "\n", f"<{self.__name__}>", "exec")
+            # The checker reads a kernel's lines back by file name (linecache), so each
+            # source needs a name of its own: a model kernel and its mistakes share a
+            # function name, and under one file name whichever was compiled last stood in
+            # for all of them (the model checked as a mistake's text, depending on order).
+            digest = hashlib.sha256(self.source.encode("utf-8")).hexdigest()[:12]
+            filename = f"<{self.__name__} {digest}>"
+            code = compile(self.source + "\n", filename, "exec")
             exec(code, namespace)  # noqa: S102
-            linecache.cache[f"<{self.__name__}>"] = (len(self.source), None,
-                                                    self.source.splitlines(True),
-                                                    f"<{self.__name__}>")
+            linecache.cache[filename] = (len(self.source), None, self.source.splitlines(True),
+                                         filename)
             function = getattr(namespace[self.__name__], "py_func", namespace[self.__name__])
             function._course_kernel = True  # its checker report may be kept
             self._function = function

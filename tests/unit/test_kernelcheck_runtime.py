@@ -337,3 +337,26 @@ def test_hostile_kernel_bodies_end_in_a_report_within_the_budget(seed: int) -> N
     assert time.perf_counter() - started < 5, body
     assert not report.ok, body
     assert report.summary() and report.tally().startswith("Found: ")
+
+
+def test_kernels_of_one_name_keep_their_own_lines() -> None:
+    """A model kernel and a mistake share the function name; the checker reads a kernel's
+    lines back by file name, so each source must keep its own (under one name, the kernel
+    compiled last stood in for the others: the model was checked as the mistake's text and
+    reported a race on out[0] in a full test run)."""
+    from gpulesson.exercises.kernel import KernelSource
+
+    head = "@cuda.jit\ndef vector_add(a, b, out):\n"
+    model = KernelSource("vector_add", head + "    i = cuda.grid(1)\n"
+                         "    if i < out.size:\n        out[i] = a[i] + b[i]\n")
+    mistake = KernelSource("vector_add", head + "    i = cuda.threadIdx.x\n"
+                           "    if i < out.size:\n        out[i] = a[i] + b[i]\n")
+    model.py_func, mistake.py_func  # noqa: B018 - both compiled, the mistake last
+    a, b = from_values(range(100), (100,)), from_values([1.0] * 100, (100,))
+    run = kc.run_kernel(model, 4, 32, a, b, zeros(100, "float32"),
+                        names=("a", "b", "out"), inputs=("a", "b"))
+    assert run.ok, [str(finding) for finding in run.findings]
+    assert run.arrays["out"].tolist() == [float(i + 1) for i in range(100)]
+    wrong = kc.run_kernel(mistake, 4, 32, a, b, zeros(100, "float32"),
+                          names=("a", "b", "out"), inputs=("a", "b"))
+    assert any(finding.kind == "race" for finding in wrong.findings)
