@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 import time
 import types
 
@@ -22,6 +21,8 @@ from gpulesson.bench import (
     sizes_for,
 )
 from gpulesson.device import ENV_VAR, Device, cpu_device, reset_device_cache
+
+from .fake_cupyx import install_profiler
 
 CPU = cpu_device("tests")
 
@@ -179,12 +180,7 @@ def fake_gpu(monkeypatch: pytest.MonkeyPatch, gpu_times: list[float]) -> tuple[D
             fn(*args)
         return types.SimpleNamespace(gpu_times=np.array([gpu_times[:n_repeat]]))
 
-    profiler = types.ModuleType("cupyx.profiler")
-    profiler.benchmark = fake_benchmark
-    cupyx = types.ModuleType("cupyx")
-    cupyx.profiler = profiler
-    monkeypatch.setitem(sys.modules, "cupyx", cupyx)
-    monkeypatch.setitem(sys.modules, "cupyx.profiler", profiler)
+    install_profiler(monkeypatch, fake_benchmark)
     dev = Device(xp=np, kind="gpu", name="Fake GPU", why="test")
     return dev, calls
 

@@ -18,6 +18,8 @@ import pytest
 from gpulesson import hardware
 from gpulesson.device import Device, cpu_device
 
+from .fake_cupyx import install_profiler
+
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "scripts" / "gpu_check.py"
 
@@ -150,12 +152,7 @@ def test_main_end_to_end_with_a_simulated_gpu(
             times.append(time.perf_counter() - start)
         return types.SimpleNamespace(gpu_times=np.array([times]))
 
-    profiler = types.ModuleType("cupyx.profiler")
-    profiler.benchmark = fake_benchmark
-    cupyx = types.ModuleType("cupyx")
-    cupyx.profiler = profiler
-    monkeypatch.setitem(sys.modules, "cupyx", cupyx)
-    monkeypatch.setitem(sys.modules, "cupyx.profiler", profiler)
+    install_profiler(monkeypatch, fake_benchmark)
     fake = Device(xp=np, kind="gpu", name="NVIDIA H200 (simulated)", why="test double")
     monkeypatch.setattr(gc, "get_device", lambda *a: fake)
     monkeypatch.setattr(gc, "QUICK", {"gemm": (64,), "copy": (2**16,), "speedup_gemm": (32,),
