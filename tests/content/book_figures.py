@@ -32,18 +32,10 @@ from .claims import (
     REPO,
     page,
 )
+from .reference import GPT3, H100, L27, L38, L405, N7
+from .reference import gb as _gb
 
 BOOK = REPO / "book"
-H100 = gpu("H100 SXM")
-A100 = gpu("A100 80GB")
-RTX = gpu("RTX 4090")
-L27 = preset("llama-2-7b")
-L38 = preset("llama-3-8b")
-L370 = preset("llama-3-70b")
-L405 = preset("llama-3.1-405b")
-L270 = preset("llama-2-70b")
-GPT3 = preset("gpt3-175b")
-N7 = param_count(L27)
 W7_FP16 = memory.weight_bytes(7e9, precision="fp16")  # the seed's "7B in FP16", 14 GB
 PEAK = H100.dense("bf16")
 KIB = 1024
@@ -52,20 +44,8 @@ GPU_MEMORY = 80e9
 N4096 = (4096, 4096, 4096)
 
 
-def _pct(x: float, digits: int = 0) -> str:
-    return f"{100 * x:.{digits}f}%"
-
-
 def _int(x: float) -> str:
     return f"{x:,.0f}"
-
-
-def _usd(x: float) -> str:
-    return units.format_usd(x, cents=False)
-
-
-def _gb(n_bytes: float) -> str:
-    return units.format_bytes(n_bytes)
 
 
 def _gemm_time(dtype: str, bytes_per_element: int) -> str:

@@ -91,8 +91,8 @@ def claim_test(claimed: Sequence[Claim], page_text: str, where: str) -> Callable
 
 def claim_tests(module: str, path: Path) -> tuple[Callable[..., None], ...]:
     """The tests of a page's figures, for the content test ``module`` (its ``__name__``)
-    of the page at ``path``, which defines ``CLAIMS``, ``PAGE`` (:func:`page` of ``path``)
-    and ``NOT_FIGURES`` (the numbers of its prose that are not results)::
+    of the page at ``path``, which defines ``CLAIMS`` and ``NOT_FIGURES`` (the numbers of
+    its prose that are not results); the claims are checked in :func:`page` of ``path``::
 
         (test_claim, test_every_figure_is_claimed,
          test_every_listed_non_figure_is_on_the_page) = claim_tests(__name__, NOTEBOOK)
@@ -104,6 +104,7 @@ def claim_tests(module: str, path: Path) -> tuple[Callable[..., None], ...]:
     to it after this call (a "Going further" box's claims, checked by their own
     :func:`claim_test`)."""
     defined = sys.modules[module]
+    page_text = page(path)
     where = (path.resolve().relative_to(REPO).as_posix() if path.resolve().is_relative_to(REPO)
              else path.name)
 
@@ -113,10 +114,10 @@ def claim_tests(module: str, path: Path) -> tuple[Callable[..., None], ...]:
         assert not missing, f"{where}: figures that are neither claimed nor listed: {missing}"
 
     def test_every_listed_non_figure_is_on_the_page() -> None:
-        stale = [text for text in defined.NOT_FIGURES if rendered(text) not in defined.PAGE]
+        stale = [text for text in defined.NOT_FIGURES if rendered(text) not in page_text]
         assert not stale, f"{where} no longer says these listed non-figures: {stale}"
 
-    return (claim_test(defined.CLAIMS, defined.PAGE, where), test_every_figure_is_claimed,
+    return (claim_test(defined.CLAIMS, page_text, where), test_every_figure_is_claimed,
             test_every_listed_non_figure_is_on_the_page)
 
 

@@ -56,16 +56,11 @@ from gpulesson.transformer import non_embedding_params, param_count, preset
 from . import study_time
 from .book_figures import (
     BOOK,
-    GPT3,
-    H100,
     KIB,
-    L27,
-    L38,
     N4096,
     _attention_share_405b,
     _dashboard_price,
     _fp32_state_parts,
-    _gb,
     _gemm_time_us,
     _gpt3_activations,
     _gpt3_layers_store,
@@ -73,7 +68,6 @@ from .book_figures import (
     _int,
     _llama7b_state_vs_gpu,
     _mixed_state_parts,
-    _pct,
     _per_1k_at,
     book_page,
     naming_test,
@@ -87,6 +81,9 @@ from .claims import (
     rendered,
     uncovered_figures,
 )
+from .reference import GPT3, H100, L27, L38
+from .reference import gb as _gb
+from .reference import pct_unspaced as _pct
 from .study_time import study_minutes
 from .test_glossary_page import GLOSSARY, GLOSSARY_NOT_FIGURES
 from .test_seed_corrections_page import SEED_CORRECTIONS, SEED_CORRECTIONS_NOT_FIGURES

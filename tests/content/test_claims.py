@@ -13,7 +13,7 @@ import pytest
 
 from gpulesson import course
 
-from .claims import Claim, claim_tests, claims, figures, page, rendered, uncovered_figures
+from .claims import Claim, claim_tests, claims, figures, rendered, uncovered_figures
 
 PAGE = """(slug)=
 # A page
@@ -96,13 +96,13 @@ def test_roles_and_wrapped_code_spans() -> None:
 
 def test_the_tests_of_a_page_fail_on_an_unclaimed_figure_and_a_stale_non_figure(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """``claim_tests`` gives a content test module its three tests; the figure and
-    non-figure checks read ``NOT_FIGURES`` when they run, so a module may add to it later."""
+    """``claim_tests`` gives a content test module its three tests, on the page it reads from
+    ``path``; the figure and non-figure checks read ``NOT_FIGURES`` when they run, so a
+    module may add to it later."""
     path = tmp_path / "a_page.md"
     path.write_text(PAGE, encoding="utf-8")
     module = types.ModuleType("a_content_test")
     module.CLAIMS = claims(lambda: "reads 3.35 TB/s")
-    module.PAGE = page(path)
     module.NOT_FIGURES = ("an 8,192-token prompt", "{term}`about 169 ms <TTFT>`")
     monkeypatch.setitem(sys.modules, module.__name__, module)
     test_claim, every_figure, non_figures = claim_tests(module.__name__, path)

@@ -37,14 +37,15 @@ from gpulesson import (
 from gpulesson.exercises import lesson_module
 
 from . import nbtools as nb
-from .claims import claim_tests, claims, page
+from .claims import claim_tests, claims
+from .reference import H100, dollars
+from .reference import pct_unspaced as pct
 from .test_dollar_signs import paragraphs
 
 SLUG = "cost_economics"
 NOTEBOOK = nb.notebook(SLUG)
 EXERCISES = nb.exercise_notebook(SLUG)
 BANK = lesson_module(SLUG)
-PAGE = page(NOTEBOOK)
 
 # The lesson's inputs, as its set-up cell takes them: the dated example prices are the
 # registry's defaults (sources in test_example_prices_are_the_published_ones), the
@@ -57,7 +58,6 @@ CHEAPEST = prices.current_quotes("H100 SXM")[0]
 RENT_GPU = CHEAPEST.usd_per_gpu_hour
 RENT_NODE = 8 * RENT_GPU
 B200_SERVER = {**SERVER, "hardware_usd": 515_000, "power_watts": 14_300}  # DGX B200
-H100 = hardware.gpu("H100 SXM")
 YEAR = cost.on_prem_breakdown(years=1, **SERVER)
 LIFE = cost.on_prem_breakdown(years=5, **SERVER)
 CONTEXT, OVERHEAD = 2048, 2e9      # section 6: tokens per conversation, bytes kept free
@@ -68,18 +68,9 @@ SEED_TOKENS_PER_HOUR = 288_000     # the page's serving figures
 SEED_REVENUE = 5_760               # USD a day
 
 
-def dollars(amount: float) -> str:
-    """Whole dollars, as the lesson writes large sums: "$11,379"."""
-    return units.format_usd(amount, cents=False)
-
-
 def per_m(usd: float) -> str:
     """A price per million tokens as price lists print it: "$0.28", "$2.00"."""
     return f"${usd:.2f}"
-
-
-def pct(fraction: float, digits: int = 0) -> str:
-    return f"{100 * fraction:.{digits}f}%"
 
 
 def cents(usd: float) -> str:

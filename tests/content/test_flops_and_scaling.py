@@ -34,24 +34,16 @@ from gpulesson.exercises import lesson_module
 
 from . import nbtools as nb
 from .claims import claim_test, claim_tests, claims, page
+from .reference import A100, GPT3, H100, L27, L38, L405, N7, N405, pct
 
 SLUG = "flops_and_scaling"
 BANK = lesson_module(SLUG)
 LESSON_NB = nb.notebook(SLUG)
 EXERCISE_NB = nb.exercise_notebook(SLUG)
-PAGE = page(LESSON_NB)
 
-A100 = hardware.gpu("A100 80GB")
-H100 = hardware.gpu("H100 SXM")
 A100_PEAK = A100.dense("bf16")
 H100_PEAK = H100.dense("bf16")
 
-L27 = transformer.preset("llama-2-7b")
-L38 = transformer.preset("llama-3-8b")
-L405 = transformer.preset("llama-3.1-405b")
-GPT3 = transformer.preset("gpt3-175b")
-N7 = transformer.param_count(L27)
-N405 = transformer.param_count(L405)
 SHAPE7 = {"layers": L27.layers, "heads": L27.heads, "head_dim": L27.head_dim}
 
 # Inputs the lesson chooses, and published inputs (sources in the module docstring).
@@ -92,11 +84,6 @@ def _tex(x: float, digits: int = 3, *, spaced: bool = False) -> str:
     return f"{mantissa}{times}10^{power if len(power) == 1 else '{' + power + '}'}"
 
 
-def _pct(x: float, digits: int = 0) -> str:
-    """A share as the lesson writes it, with a space before the sign: ``46.2 %``."""
-    return f"{100 * x:.{digits}f} %"
-
-
 def _v3_mfu(fmt: str) -> float:
     """DeepSeek-V3's pre-training MFU against the dense ``fmt`` peak of an H800 (the H100
     SXM's Tensor Core peaks): 6N at 37.6B active over 14.8T tokens, in 2,664K GPU-hours
@@ -132,11 +119,11 @@ def _palm(per_token: float) -> float:
 
 
 def _palm_mfu() -> str:
-    return _pct(_palm(flops.flops_per_token(PALM["n"], **PALM["shape"])), 1)
+    return pct(_palm(flops.flops_per_token(PALM["n"], **PALM["shape"])), 1)
 
 
 def _palm_hfu_full() -> str:
-    return _pct(_palm(flops.hardware_flops_per_token(PALM["n"], recompute="full",
+    return pct(_palm(flops.hardware_flops_per_token(PALM["n"], recompute="full",
                                                      **PALM["shape"])), 1)
 
 
@@ -204,7 +191,7 @@ def _calculator_defaults() -> str:
     d = calculators.si_inputs("training_flops")
     label = transformer.model_label(d["model"]).replace("-", " ")
     return (f"({label}, {d['tokens'] / 1e12:.0f}T tokens, {d['n_devices']:,} "
-            f"{d['gpu'].split()[0]}s, {_pct(d['mfu'])})")
+            f"{d['gpu'].split()[0]}s, {pct(d['mfu'])})")
 
 
 def _ten_times() -> str:
@@ -242,12 +229,12 @@ CLAIMS = claims(
     lambda: f"(width {_dims()}, as in",
     _step_flops,
     # 2. What N counts
-    lambda: f"For GPT-3 the two counts differ by {_pct(_non_embedding_share('gpt3-175b'), 1)}, "
+    lambda: f"For GPT-3 the two counts differ by {pct(_non_embedding_share('gpt3-175b'), 1)}, "
      "for GPT-2 small by "
      + ("almost a third" if 0.3 < _non_embedding_share("gpt2") < 1 / 3 else
-       _pct(_non_embedding_share("gpt2"))) + ", and for Llama 3 8B, whose "
+       pct(_non_embedding_share("gpt2"))) + ", and for Llama 3 8B, whose "
      f"{L38.vocab:,}-token vocabulary needs two large matrices, by "
-     f"{_pct(_non_embedding_share('llama-3-8b'))}.",
+     f"{pct(_non_embedding_share('llama-3-8b'))}.",
     # 3. The attention term
     lambda: _attention_coefficient() + r"\,L\,H\,Q\,T",
     lambda: rf"C_\text{{token}} = "
@@ -257,7 +244,7 @@ CLAIMS = claims(
      rf"$12\cdot{L27.layers}\cdot{L27.heads}\cdot{L27.head_dim}\cdot{LLAMA2_CONTEXT} = "
      f"{_tex(_attention_7b())}$ FLOPs per token, against "
      f"$6N = {_tex(flops.flops_per_token(N7))}$. Attention adds "
-     f"{_pct(_attention_7b() / flops.flops_per_token(N7), 1)}. The two are equal at "
+     f"{pct(_attention_7b() / flops.flops_per_token(N7), 1)}. The two are equal at "
      "$T = N/(2LHQ)$, "
      f"{inference.attention_crossover_tokens(N7, **SHAPE7):,.0f} tokens.",
     lambda: "at 131,072 tokens attention "
@@ -270,9 +257,9 @@ CLAIMS = claims(
      "MFU",
     lambda: f"and the {_palm_hfu_full()} that recomputing the whole forward pass would give",
     lambda: f"at {MEGATRON_1T_RATE / 1e12:.0f} "
-     f'TFLOP/s per GPU, "{_pct(flops.utilization(MEGATRON_1T_RATE, A100_PEAK))} of peak"',
+     f'TFLOP/s per GPU, "{pct(flops.utilization(MEGATRON_1T_RATE, A100_PEAK))} of peak"',
     lambda: "so "
-     f"{_pct(flops.utilization(MEGATRON_1T_RATE, A100_PEAK))} is a hardware utilisation",
+     f"{pct(flops.utilization(MEGATRON_1T_RATE, A100_PEAK))} is a hardware utilisation",
     lambda: f"reports {min(LLAMA3_RATES) / 1e12:.0f}–{max(LLAMA3_RATES) / 1e12:.0f} TFLOP/s "
      f"per H100 in BF16, {_llama3_range()} MFU",
     lambda: f"That is against the dense {H100_PEAK / 1e12:.1f} TFLOP/s. Against "
@@ -280,7 +267,7 @@ CLAIMS = claims(
     lambda: f"comparing it with Llama 3's "
      f"{_llama3_range()}",
     lambda: "about three quarters of it, "
-     + _pct(FRAMEWORK_MFU * flops.flops_per_token(1)
+     + pct(FRAMEWORK_MFU * flops.flops_per_token(1)
            / flops.hardware_flops_per_token(1, recompute="full")),
     lambda: "the dense BF16 "
      f"{H100_PEAK / 1e12:.1f} TFLOP/s, the sparse {H100.sparse_flops['bf16'] / 1e12:,.0f},",
@@ -293,11 +280,11 @@ CLAIMS = claims(
      f"{LLAMA2_GPUS:,} GPUs), is within "
      f"{math.ceil(100 * (1 - _llama2_hours() / LLAMA2_REPORTED_HOURS))} % of the "
      f"{LLAMA2_REPORTED_HOURS:,} A100 GPU-hours Meta reports",
-    lambda: f"the run sustained {_pct(_llama2_implied(flops.flops_per_token(N7)))} MFU counting "
+    lambda: f"the run sustained {pct(_llama2_implied(flops.flops_per_token(N7)))} MFU counting "
      "$6N$, or "
-     f"{_pct(_llama2_implied(flops.flops_per_token(N7, **SHAPE7, seq_len=LLAMA2_CONTEXT)))}"
+     f"{pct(_llama2_implied(flops.flops_per_token(N7, **SHAPE7, seq_len=LLAMA2_CONTEXT)))}"
      f" with the attention term: at {LLAMA2_CONTEXT:,} tokens attention is worth "
-     f"{_pct(_attention_7b() / flops.flops_per_token(N7))} for a 7B model",
+     f"{pct(_attention_7b() / flops.flops_per_token(N7))} for a 7B model",
     lambda: "Brown et al. give "
      f"{_sci(flops.training_flops(transformer.param_count(GPT3), GPT3_TOKENS))} FLOPs for "
      f"{GPT3_TOKENS / 1e9:.0f}B tokens",
@@ -315,7 +302,7 @@ CLAIMS = claims(
      f"is {_sci(flops.training_flops(N405, L405_TOKENS), 2)} FLOPs",
     lambda: f"It reports {_llama3_range()} "
      "MFU on 8,192 to 16,384 H100s",
-    lambda: f"The reported GPU-hours correspond to {_pct(_l405_average())} of the dense peak, "
+    lambda: f"The reported GPU-hours correspond to {pct(_l405_average())} of the dense peak, "
      f"below the {_llama3_range()} measured",
     # Reading a calculator's output: the seed page
     lambda: f'"FLOPS per Token {flops.flops_per_token(SEED["n"]) / 1e12:.2f} TFLOPS", '
@@ -332,13 +319,13 @@ CLAIMS = claims(
      f"{SEED['n'] / 1e9:.0f}B.",
     lambda: f"1,024 H100s with the 2:4-*sparse* BF16 peak: "
      f"{_seed_days(H100.sparse_flops['bf16'], SEED['mfu'])}. With the dense peak the same "
-     f"{_pct(SEED['mfu'], 1)} means {_seed_days(H100_PEAK, SEED['mfu'])}, and at "
-     f"{_pct(MFU)} MFU, a typical figure for large runs, {_seed_days(H100_PEAK, MFU)}.",
+     f"{pct(SEED['mfu'], 1)} means {_seed_days(H100_PEAK, SEED['mfu'])}, and at "
+     f"{pct(MFU)} MFU, a typical figure for large runs, {_seed_days(H100_PEAK, MFU)}.",
     # FP8 training (section 4): the same DeepSeek-V3 run against two peaks
-    lambda: f"{_pct(_v3_mfu('bf16'), 1)} of the BF16 peak, {_pct(_v3_mfu('fp8'), 1)} of the "
+    lambda: f"{pct(_v3_mfu('bf16'), 1)} of the BF16 peak, {pct(_v3_mfu('fp8'), 1)} of the "
      "FP8 one",
     lambda: f"PaLM {_palm_mfu()}, Llama 3 {_llama3_range()}, DeepSeek-V3 "
-     f"{_pct(_v3_mfu('bf16'), 1)} of its BF16 peak and {_pct(_v3_mfu('fp8'), 1)} of its FP8 "
+     f"{pct(_v3_mfu('bf16'), 1)} of its BF16 peak and {pct(_v3_mfu('fp8'), 1)} of its FP8 "
      "one",
     lambda: f"(PaLM {_palm_mfu()}, Llama 3 "
      f"{_llama3_range()})",
@@ -634,4 +621,4 @@ GOING_FURTHER = claims(
 NOT_FIGURES += tuple(c.text for c in GOING_FURTHER)
 
 
-test_going_further_claim = claim_test(GOING_FURTHER, PAGE, LESSON_NB.name)
+test_going_further_claim = claim_test(GOING_FURTHER, page(LESSON_NB), LESSON_NB.name)

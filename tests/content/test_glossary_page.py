@@ -30,11 +30,7 @@ from gpulesson.transformer import param_count, preset
 
 from .book_figures import (
     FP16,
-    H100,
     KIB,
-    L38,
-    L270,
-    L370,
     PEAK,
     _int,
     _latent_values,
@@ -48,6 +44,7 @@ from .claims import (
     claims,
     parametrize,
 )
+from .reference import H100, L38, L270, L370
 
 
 def _gqa_ratio(*cfgs: transformer.TransformerConfig) -> int:

@@ -27,15 +27,13 @@ from gpulesson.bench import sizes_for
 from gpulesson.exercises import lesson_module
 
 from . import nbtools as nb
-from .claims import claim_tests, claims, page
+from .claims import claim_tests, claims
+from .reference import A100, H100, gb, pct
 
 SLUG = "inference_and_kv_cache"
 BANK = lesson_module(SLUG)
 NOTEBOOK = nb.notebook(SLUG)
-PAGE = page(NOTEBOOK)
 
-H100 = hardware.gpu("H100 SXM")
-A100 = hardware.gpu("A100 80GB")
 PEAK = H100.dense("bf16")
 MODELS = {name: transformer.preset(name) for name in ("llama-2-7b", "llama-3-8b",
                                                       "llama-3-70b")}
@@ -54,14 +52,6 @@ H100_7B_FP16 = memory.weight_bytes(7e9, precision="fp16")   # the "4.5 tokens/s"
 
 def _ms(seconds: float, digits: int = 1) -> str:
     return f"{seconds * 1e3:.{digits}f} ms"
-
-
-def _pct(x: float, digits: int = 0) -> str:
-    return f"{100 * x:.{digits}f} %"
-
-
-def _gb(n_bytes: float, digits: int) -> str:
-    return units.format_bytes(n_bytes, digits=digits)
 
 
 def _kib(n_bytes: float) -> str:
@@ -218,7 +208,7 @@ def _long_batch() -> str:
     kv = _kv("llama-3-70b", tokens, batch)
     more = "more" if kv > H100.memory_bytes else "less"
     return (f"Llama-3-70B serving {batch} conversations of {tokens:,} tokens each keeps "
-            f"{units.format_bytes(kv, binary=True, digits=0)} ({_gb(kv, 1)}) of keys and "
+            f"{units.format_bytes(kv, binary=True, digits=0)} ({gb(kv, 1)}) of keys and "
             f"values: {more} than an H100's entire memory")
 
 
@@ -244,10 +234,10 @@ def _nine_times_answer() -> str:
 
 def _fit_worked() -> str:
     left = memory.headroom(_weights("llama-3-8b") + OVERHEAD, H100.memory_bytes)
-    return (f"Llama-3-8B's weights take {_gb(_weights('llama-3-8b'), 2)}, which with "
-            f"{OVERHEAD / 1e9:.0f} GB of overhead leaves {_gb(left, 2)}; each conversation "
-            f"takes {_gb(_kv('llama-3-8b'), 3)}, so {_fit('llama-3-8b')} fit. Llama-2-7B's "
-            f"weights are smaller, but its conversations take {_gb(_kv('llama-2-7b'), 3)} each: "
+    return (f"Llama-3-8B's weights take {gb(_weights('llama-3-8b'), 2)}, which with "
+            f"{OVERHEAD / 1e9:.0f} GB of overhead leaves {gb(left, 2)}; each conversation "
+            f"takes {gb(_kv('llama-3-8b'), 3)}, so {_fit('llama-3-8b')} fit. Llama-2-7B's "
+            f"weights are smaller, but its conversations take {gb(_kv('llama-2-7b'), 3)} each: "
             f"only {_fit('llama-2-7b')} fit.")
 
 
@@ -263,10 +253,10 @@ def _gqa_and_fp8() -> str:
 def _seventy_b() -> str:
     fp8 = calculators.compute("will_it_fit", model="llama-3-70b", precision="fp8",
                               context=CONTEXT, batch=1, gpu="H100 SXM")
-    return (f"Llama-3-70B's weights alone take {_gb(_weights('llama-3-70b'), 0)} in BF16, more "
-            f"than one H100. Quantised to FP8 they take {_gb(fp8['weights'], 2)}, which leaves "
+    return (f"Llama-3-70B's weights alone take {gb(_weights('llama-3-70b'), 0)} in BF16, more "
+            f"than one H100. Quantised to FP8 they take {gb(fp8['weights'], 2)}, which leaves "
             f"room for just {_fit('llama-3-70b', precision='fp8')} conversations of "
-            f"{CONTEXT:,} tokens, each holding {_gb(fp8['kv_cache'], 2)} of cache.")
+            f"{CONTEXT:,} tokens, each holding {gb(fp8['kv_cache'], 2)} of cache.")
 
 
 def _ceilings() -> str:
@@ -345,7 +335,7 @@ CURVES = (("llama-3-8b", SHORT_CONTEXT), ("llama-3-8b", CONTEXT), ("llama-3-8b",
 def _crosses() -> str:
     speeds = [_per_user(n, _full(n, c), c) for n, c in CURVES]
     return (f"a full GPU gives each user {min(speeds):.0f} to {max(speeds):.0f} tokens/s. A step "
-            f"then reads nearly the whole memory, {_gb(H100.memory_bytes - OVERHEAD, 0)} at "
+            f"then reads nearly the whole memory, {gb(H100.memory_bytes - OVERHEAD, 0)} at "
             f"{units.format_bandwidth(H100.bandwidth)}.")
 
 
@@ -470,7 +460,7 @@ def _usable() -> str:
            for n in ("llama-3-8b", "llama-2-7b")}
     llama2 = (f"stays at {fit['llama-2-7b']}" if fit["llama-2-7b"] == _fit("llama-2-7b")
               else f"goes from {_fit('llama-2-7b')} to {fit['llama-2-7b']}")
-    return (f"`hardware.gpu(\"H100 SXM\").usable_memory()` is {_gb(usable, 1)}. With it and "
+    return (f"`hardware.gpu(\"H100 SXM\").usable_memory()` is {gb(usable, 1)}. With it and "
             f"the same {OVERHEAD / 1e9:.0f} GB, {fit['llama-3-8b']} conversations of Llama-3-8B "
             f"fit instead of {_fit('llama-3-8b')}, and Llama-2-7B's count {llama2}")
 
@@ -496,7 +486,7 @@ def _expert_batch() -> str:
 CLAIMS = claims(
     # What you'll learn, the running example
     lambda: "NVIDIA H100 SXM GPUs "
-     f"({_gb(H100.memory_bytes, 0)}, {units.format_bandwidth(H100.bandwidth)})",
+     f"({gb(H100.memory_bytes, 0)}, {units.format_bandwidth(H100.bandwidth)})",
     # 1. Two phases
     lambda: f"an {CONTEXT:,}-token prompt, "
      f"then {NEW_TOKENS} generated tokens",
@@ -521,10 +511,10 @@ CLAIMS = claims(
     # 2. Does prefill grow with the square of the prompt?
     lambda: f"For Llama-2-7B, $T^\\ast$ is {_crossover('llama-2-7b'):,.0f} tokens; for "
      f"Llama-3-70B, {_crossover('llama-3-70b'):,.0f}. At a {SHORT_PROMPT:,}-token prompt, "
-     f"attention is {_pct(_attention_of_prefill('llama-2-7b', SHORT_PROMPT), 1)} of "
+     f"attention is {pct(_attention_of_prefill('llama-2-7b', SHORT_PROMPT), 1)} of "
      "Llama-2-7B's prefill FLOPs.",
     lambda: "attention is "
-     f"{_pct(_attention_of_prefill('llama-2-7b', SHORT_PROMPT), 1)} of a "
+     f"{pct(_attention_of_prefill('llama-2-7b', SHORT_PROMPT), 1)} of a "
      f"{SHORT_PROMPT:,}-token prefill of Llama-2-7B. The square takes over only beyond about "
      f"{round(_crossover('llama-2-7b'), -3):,.0f} tokens for Llama-2-7B and "
      f"{round(_crossover('llama-3-70b'), -3):,.0f} for Llama-3-70B.",
@@ -540,7 +530,7 @@ CLAIMS = claims(
     _nine_times_answer,
     # 4. How many conversations fit?
     lambda: f"How many "
-     f"{CONTEXT:,}-token conversations can one {_gb(H100.memory_bytes, 0)} H100 keep",
+     f"{CONTEXT:,}-token conversations can one {gb(H100.memory_bytes, 0)} H100 keep",
     _fit_worked,
     _gqa_and_fp8,
     _seventy_b,
@@ -596,11 +586,11 @@ CLAIMS = claims(
     # 6b. A mixture of experts
     lambda: "At batch 1 Mixtral 8x7B reads its "
      f"{transformer.active_params(transformer.preset('mixtral-8x7b')) / 1e9:.1f}B active "
-     f"parameters, {_gb(_mixtral_read(1), 1)}",
+     f"parameters, {gb(_mixtral_read(1), 1)}",
     lambda: "by batch 16 it reads "
      f"{inference.expected_experts_used(experts=8, experts_per_token=2, tokens=16):.2f} of its "
-     f"8 experts per layer, {_gb(_mixtral_read(16), 1)}, nearly the whole "
-     f"{_gb(_mixtral_read(10_000), 1)}",
+     f"8 experts per layer, {gb(_mixtral_read(16), 1)}, nearly the whole "
+     f"{gb(_mixtral_read(10_000), 1)}",
     lambda: "the arithmetic catches up with the reads at batch "
      f"{_mixtral_turn():,.0f}, not {_turn(H100):.0f}",
     # 9. Serving in 2026
@@ -615,7 +605,7 @@ CLAIMS = claims(
              f"{_ms(c['gap_chunked'])}, but the newcomer's prompt then takes {c['steps']} "
              f"steps, {c['ttft_chunked'] * 1e3:.0f} ms to its first token")(
                  _chunks(SMALL_BUDGET)),
-    lambda: f"{_gb(_kv('llama-3-8b'), 2)} for an {CONTEXT:,}-token prompt of Llama-3-8B, "
+    lambda: f"{gb(_kv('llama-3-8b'), 2)} for an {CONTEXT:,}-token prompt of Llama-3-8B, "
      f"{_kv('llama-3-8b') / H100.scaleout_bandwidth * 1e3:.0f} ms over a "
      f"{H100.scaleout_bandwidth / 1e9:.0f} GB/s network link",
     _deepseek_pools,
@@ -631,7 +621,7 @@ CLAIMS = claims(
         _spec(SHORT_SPEC_BATCH, SHORT_SPEC_CONTEXT)['speedup_at_batch']),
     # section 4's note on the three memory figures
     lambda: "what the driver reports "
-     f"({_gb(H100.reported_memory_bytes, 1)} on an H100 SXM)",
+     f"({gb(H100.reported_memory_bytes, 1)} on an H100 SXM)",
     _usable,
     # 6b: experts
     _expert_batch,

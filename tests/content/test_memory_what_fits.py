@@ -37,20 +37,14 @@ from gpulesson.exercises import lesson_module
 from gpulesson.precision import float_format
 
 from . import nbtools as nb
-from .claims import claim_tests, claims, page
+from .claims import claim_tests, claims
+from .reference import GPT3, H100, L27, L38, L370, N7, gb
 
 SLUG = "memory_what_fits"
 NOTEBOOK = nb.notebook(SLUG)
-PAGE = page(NOTEBOOK)
 
-H100 = hardware.gpu("H100 SXM")
 GPU_MEMORY = H100.memory_bytes  # the team's 80 GB GPUs
 GPT2 = transformer.preset("gpt2")
-GPT3 = transformer.preset("gpt3-175b")
-L27 = transformer.preset("llama-2-7b")
-L38 = transformer.preset("llama-3-8b")
-L370 = transformer.preset("llama-3-70b")
-N7 = transformer.param_count(L27)
 N70 = transformer.param_count(L370)
 
 #: Exact parameter counts of the published checkpoints (PyTorch's count of the Hugging Face
@@ -84,10 +78,6 @@ def _comma(n: int) -> str:
 
 # ---------------------------------------------------------------------------------------
 # The calculators' numbers, as the lesson's cells ask for them
-
-
-def _gb(n_bytes: float, digits: int = 1) -> str:
-    return units.format_bytes(n_bytes, digits=digits)
 
 
 def _activations(cfg: transformer.TransformerConfig, seq_len: int, *, batch: int = 1,
@@ -269,8 +259,8 @@ CLAIMS = claims(
     # The promise and the running example.
     lambda: f"{memory.bytes_per_param('mixed', 'adam')} bytes per "
      "parameter",
-    lambda: f"{_gb(GPU_MEMORY, 0)} GPU",
-    lambda: f"A team rents GPUs with {_gb(GPU_MEMORY, 0)} of memory each ({H100.name}, the "
+    lambda: f"{gb(GPU_MEMORY, 0)} GPU",
+    lambda: f"A team rents GPUs with {gb(GPU_MEMORY, 0)} of memory each ({H100.name}, the "
      "course's teaching baseline" if H100.name == hardware.TEACHING_BASELINE else "?",
     lambda: f"$sbh({_kept()} + {_score_coefficient():.0f}as/h)$",
     # 1. GPT-2's parameters.
@@ -302,14 +292,14 @@ CLAIMS = claims(
     lambda: _mlp_share_words() + " in the MLPs",
     # 3b. Mixture of experts.
     lambda: (lambda c, n, a: f"Mixtral 8x7B holds {n / 1e9:.1f}B parameters, "
-             f"{_gb(memory.weight_bytes(n))} in BF16, "
+             f"{gb(memory.weight_bytes(n))} in BF16, "
              + ("more" if not memory.fits(memory.weight_bytes(n), GPU_MEMORY) else "less")
-             + f" than one {_gb(GPU_MEMORY, 0)} GPU, though each token uses {a / 1e9:.1f}B "
+             + f" than one {gb(GPU_MEMORY, 0)} GPU, though each token uses {a / 1e9:.1f}B "
              "of them")(*_moe("mixtral-8x7b")),
     # DeepSeek released V3 in FP8 (deepseek-ai/DeepSeek-V3 on Hugging Face, December 2024:
     # "FP8 weights"); eight H200s (141 GB each) or B200s (180 GB) per server
     lambda: (lambda n, w: "DeepSeek-V3's weights in FP8, one byte a parameter: "
-             f"{_gb(w)}, within one server of eight H200s "
+             f"{gb(w)}, within one server of eight H200s "
              f"({8 * hardware.gpu('H200').memory_bytes / 1e9:,.0f} GB) or eight B200s "
              f"({8 * hardware.gpu('B200').memory_bytes / 1e9:,.0f} GB)"
              if w < 8 * hardware.gpu("H200").memory_bytes else "does not fit")(
@@ -330,8 +320,8 @@ CLAIMS = claims(
     lambda: "its checkpoint comes to "
      f"{units.format_bytes(_gpt_oss_checkpoint(), binary=True, digits=2)}",
     lambda: ("fits" if memory.fits(_gpt_oss_checkpoint(), GPU_MEMORY) else "does not fit")
-     + f" on one {_gb(GPU_MEMORY, 0)} GPU where BF16 would need "
-     f"{_gb(memory.weight_bytes(_moe('gpt-oss-120b')[1]))}",
+     + f" on one {gb(GPU_MEMORY, 0)} GPU where BF16 would need "
+     f"{gb(memory.weight_bytes(_moe('gpt-oss-120b')[1]))}",
     # 4. Bytes to serve.
     lambda: f"${_comma(N7)} \\times {memory.precision_bytes('bf16'):g}$ bytes $= "
      f"{memory.weight_bytes(N7) / 1e9:.2f}$ GB in BF16. The same bytes are "
@@ -341,12 +331,12 @@ CLAIMS = claims(
      f"{100 * (units.parse_quantity('1 GiB', 'bytes') / 1e9 - 1):.1f} % more",
     lambda: "In FP8, Llama-3-70B's weights "
      + ("fit" if memory.fits(_fp8_70b()[0], GPU_MEMORY) else "do not fit")
-     + f" on one {_gb(GPU_MEMORY, 0)} GPU",
-    lambda: f"The weights take {_gb(_fp8_70b()[0])} and leave {_gb(_fp8_70b()[1])} for the "
+     + f" on one {gb(GPU_MEMORY, 0)} GPU",
+    lambda: f"The weights take {gb(_fp8_70b()[0])} and leave {gb(_fp8_70b()[1])} for the "
      "KV cache",
     lambda: "Llama-3-70B's BF16 KV cache takes "
      f"{inference.kv_cache_bytes_per_token(L370):,} bytes per token",
-    lambda: f"so {_gb(_fp8_70b()[1])} hold about "
+    lambda: f"so {gb(_fp8_70b()[1])} hold about "
      f"{round(_fp8_70b()[1] / inference.kv_cache_bytes_per_token(L370), -2):,.0f} tokens",
     # 5. Bytes to train.
     lambda: f"That is ${_parts('mixed').weights} + {_parts('mixed').gradients} + "
@@ -361,7 +351,7 @@ CLAIMS = claims(
      f"{memory.bytes_per_param('mixed', 'adam')}$ bytes $= {_state(L27) / 1e9:.1f}$ GB of "
      "model state before a single activation is stored: "
      + ("more than" if not memory.fits(_state(L27), GPU_MEMORY) else "less than")
-     + f" one {_gb(GPU_MEMORY, 0)} GPU holds",
+     + f" one {gb(GPU_MEMORY, 0)} GPU holds",
     lambda: (lambda f: f"FP16 has {f.fraction_bits} fraction bits, so next to 1.0 the "
              f"nearest other number is $1 + 2^{{-{f.fraction_bits}}} \\approx "
              f"{1 + f.epsilon:.3f}$")(float_format("fp16")),
@@ -374,7 +364,7 @@ CLAIMS = claims(
      + " is what 16-bit weights and Adam's two FP32 moments make on their own",
     lambda: "the wrong figure "
      + ("fits" if memory.fits(10 * N7, GPU_MEMORY) else "does not fit")
-     + f" Llama-2-7B on one {_gb(GPU_MEMORY, 0)} GPU, and the right one "
+     + f" Llama-2-7B on one {gb(GPU_MEMORY, 0)} GPU, and the right one "
      + ("does not" if not memory.fits(_state(L27), GPU_MEMORY) else "does too"),
     # 6. Measured: the training state of a small model.
     lambda: f"For the small GPT-2 of section 2 ({transformer.param_count(SMALL_GPT):,} "
@@ -390,17 +380,17 @@ CLAIMS = claims(
      "$sbh$-sized tensors",
     lambda: f"at 4,096 tokens ($a = {L27.heads}$, $h = {_comma(L27.hidden)}$) $5as/h = "
      f"{_score_term(L27, 4096):.0f}$, almost five times the {_kept()}, and each layer would "
-     f"keep {_gb(_per_layer(L27, 4096), 2)}; {L27.layers} layers would keep "
-     f"{_gb(_gpt_formula(L27, 4096))}",
+     f"keep {gb(_per_layer(L27, 4096), 2)}; {L27.layers} layers would keep "
+     f"{gb(_gpt_formula(L27, 4096))}",
     lambda: "For GPT-3 at 2,048 tokens, one sequence per micro-batch, the attention term is "
-     f"{_score_term(GPT3, 2048):.0f} and one sequence keeps {_gb(_activations(GPT3, 2048))} "
+     f"{_score_term(GPT3, 2048):.0f} and one sequence keeps {gb(_activations(GPT3, 2048))} "
      f"across {GPT3.layers} layers",
     lambda: (lambda c: f"s\\,b\\,h\\left({c['const']:.0f} + \\frac{{{c['kv']:.0f}\\,"
              f"n_\\text{{kv}}}}{{a}} + \\frac{{{c['f']:.0f}f}}{{h}}\\right) + "
              f"{c['stats']:.0f}\\,a\\,s\\,b")(_llama_coefficients()),
-    lambda: f"the derivation keeps {_gb(layer_activation_bytes(L27, seq_len=4096))} per "
-     f"layer, {_gb(_l7_flash())} for {L27.layers} layers, where the GPT formula says "
-     f"{_gb(_gpt_formula(L27, 4096))}: "
+    lambda: f"the derivation keeps {gb(layer_activation_bytes(L27, seq_len=4096))} per "
+     f"layer, {gb(_l7_flash())} for {L27.layers} layers, where the GPT formula says "
+     f"{gb(_gpt_formula(L27, 4096))}: "
      + WORDS[round(_gpt_formula(L27, 4096) / _l7_flash())] + " times less",
     lambda: f"the {_kept()} of the published count. With $p = 1$ it gives "
      f"{_seed_activation_formula(1, 1, 1, 1):.0f} bytes per $sbh$",
@@ -426,24 +416,24 @@ CLAIMS = claims(
      f"{_split_by_tp()[0]}/t)$ or ${_kept()}\\,sbh/t$",
     lambda: f"all {L370.layers} layers",
     lambda: "With eager attention one sequence of Llama-3-70B keeps "
-     f"{_gb(_activations(L370, 4096, attention='eager'))} of activations. FlashAttention "
-     f"brings it to {_gb(_activations(L370, 4096))}, still "
+     f"{gb(_activations(L370, 4096, attention='eager'))} of activations. FlashAttention "
+     f"brings it to {gb(_activations(L370, 4096))}, still "
      + ("more" if _activations(L370, 4096) > GPU_MEMORY else "less")
      + " than a GPU holds; spread over 8 GPUs with tensor and sequence parallelism it is "
-     f"{_gb(_tp8_sp(L370))} each",
-    lambda: f"The model state is flat at {_gb(_state(L27))}. With eager attention the "
+     f"{gb(_tp8_sp(L370))} each",
+    lambda: f"The model state is flat at {gb(_state(L27))}. With eager attention the "
      "activations reach "
      + {True: "nearly half"}[0.4 < _l7_flash(attention="eager") / _state(L27) < 0.5]
-     + f" of it at 4,096 tokens ({_gb(_l7_flash(attention='eager'))}) and are "
+     + f" of it at 4,096 tokens ({gb(_l7_flash(attention='eager'))}) and are "
      f"{_l7_flash(8192, attention='eager') / _state(L27):.1f} times larger at 8,192",
-    lambda: f"{_gb(_l7_flash())} at 4,096 tokens, {_gb(_l7_flash(32768))} at 32,768",
-    lambda: f"from {_gb(_l7_flash(batch=2, attention='eager'))} to "
-     f"{_gb(_l7_flash(attention='eager'))} at 4,096 tokens. FlashAttention at 2 sequences "
-     f"brings them to {_gb(_l7_flash(batch=2))}, better than halving the batch; it recomputes "
+    lambda: f"{gb(_l7_flash())} at 4,096 tokens, {gb(_l7_flash(32768))} at 32,768",
+    lambda: f"from {gb(_l7_flash(batch=2, attention='eager'))} to "
+     f"{gb(_l7_flash(attention='eager'))} at 4,096 tokens. FlashAttention at 2 sequences "
+     f"brings them to {gb(_l7_flash(batch=2))}, better than halving the batch; it recomputes "
      "the scores $QK^\\top$ in the backward pass, about "
      f"{100 * _flash_overhead():.1f} % more FLOPs (half the "
      f"{100 * _selective_overhead():.1f} % of selective recomputation",
-    lambda: f"Both together: {_gb(_l7_flash())}. Neither fixes the {_gb(_state(L27))} of "
+    lambda: f"Both together: {gb(_l7_flash())}. Neither fixes the {gb(_state(L27))} of "
      "model state",
     # 9. How many 80 GB GPUs?
     lambda: "Training needs "
@@ -451,49 +441,49 @@ CLAIMS = claims(
      + f" times the memory of serving, {memory.bytes_per_param()} bytes per parameter against"
      f" the {memory.precision_bytes('bf16'):g} of BF16 weights",
     lambda: "serves from one GPU with "
-     f"{_gb(memory.headroom(memory.weight_bytes(N7), GPU_MEMORY))} to spare for the KV "
+     f"{gb(memory.headroom(memory.weight_bytes(N7), GPU_MEMORY))} to spare for the KV "
      "cache, and trains on no fewer than "
      + str(memory.training_memory(L27, batch=1, seq_len=4096, recompute="selective",
                                  memory_per_gpu=GPU_MEMORY).gpus_needed)
-     + f": {_gb(_state(L27))} of state plus "
-     f"{_gb(_activations(L27, 4096, recompute='selective'))} of activations",
-    lambda: f"has {_gb(_state(L370), 2)} of model state: at least "
+     + f": {gb(_state(L27))} of state plus "
+     f"{gb(_activations(L27, 4096, recompute='selective'))} of activations",
+    lambda: f"has {gb(_state(L370), 2)} of model state: at least "
      f"{memory.gpus_needed(_state(L370), GPU_MEMORY)} GPUs before activations. And one "
      "4,096-token sequence keeps "
-     f"{_gb(_activations(L370, 4096, recompute='selective'))} of activations even with "
+     f"{gb(_activations(L370, 4096, recompute='selective'))} of activations even with "
      "FlashAttention",
-    lambda: f"over 8 GPUs each keeps {_gb(_tp8_sp(L370))}, and "
-     f"{_gb(GPU_MEMORY - _tp8_sp(L370))} remain on each for its share of the state. That "
+    lambda: f"over 8 GPUs each keeps {gb(_tp8_sp(L370))}, and "
+     f"{gb(GPU_MEMORY - _tp8_sp(L370))} remain on each for its share of the state. That "
      f"makes at least {memory.gpus_needed(_state(L370), GPU_MEMORY - _tp8_sp(L370))} GPUs",
     lambda: f"A framework plans with about {100 * hardware.USABLE_MEMORY_FRACTION:.0f} % of "
      "what the driver reports",
-    lambda: f"the same {_gb(_state(L370), 2)} of Llama-3-70B state needs "
+    lambda: f"the same {gb(_state(L370), 2)} of Llama-3-70B state needs "
      f"{_state_gpus('H100 SXM')} H100s against {_state_gpus('B300')} B300s\nand "
      + {1: str(_state_gpus("GB300 NVL72"))}[len({_state_gpus(g) for g in ("GB300 NVL72",
                                                                            "MI355X")})]
      + " of a GB300 or an MI355X. Their datasheets all say "
-     + {1: _gb(hardware.gpu("B300").memory_bytes, 0)}[len({hardware.gpu(g).memory_bytes for g in (
+     + {1: gb(hardware.gpu("B300").memory_bytes, 0)}[len({hardware.gpu(g).memory_bytes for g in (
         "B300", "GB300 NVL72", "MI355X")})],
     _groupwise,
     lambda: f"a Q4_K block spends {_bits('q4_k')} bits a weight, Q6_K {_bits('q6_k')} and "
      f"Q8_0 {_bits('q8_0')}",
-    lambda: f"No. {_gb(memory.weight_bytes(7e9), 0)} is the BF16 weights; training keeps "
-     f"{memory.bytes_per_param()} bytes per parameter, {_gb(_state(L27))} for Llama-2-7B",
-    lambda: f"{_gb(_micro_batch_of_four('none').activations)} for 4 sequences of 4,096 "
+    lambda: f"No. {gb(memory.weight_bytes(7e9), 0)} is the BF16 weights; training keeps "
+     f"{memory.bytes_per_param()} bytes per parameter, {gb(_state(L27))} for Llama-2-7B",
+    lambda: f"{gb(_micro_batch_of_four('none').activations)} for 4 sequences of 4,096 "
      "tokens even with FlashAttention, which leaves each GPU only "
-     f"{_gb(GPU_MEMORY - _micro_batch_of_four('none').activations)} for its share of the"
+     f"{gb(GPU_MEMORY - _micro_batch_of_four('none').activations)} for its share of the"
      f" state: {_gpus_each_keeping_its_batch('none')} GPUs would be needed "
      f"(`memory.gpus_needed({_state(L27) / 1e9:.1f}e9, "
      f"{(GPU_MEMORY - _micro_batch_of_four('none').activations) / 1e9:.1f}e9)`)",
     lambda: "state plus *one* micro-batch, says "
      f"{_micro_batch_of_four('none').gpus_needed}",
     lambda: "With full recomputation the activations take "
-     f"{_gb(_micro_batch_of_four('full').activations)} per GPU and "
+     f"{gb(_micro_batch_of_four('full').activations)} per GPU and "
      f"{WORDS[_gpus_each_keeping_its_batch('full')]} GPUs do hold it all",
     # Key takeaways.
     lambda: (lambda c: f"$sbh({c['const']:.0f} + {c['kv']:.0f}n_\\text{{kv}}/a + "
-             f"{c['f']:.0f}f/h) + {c['stats']:.0f}asb$, {_gb(_l7_flash())} for Llama-2-7B at "
-             f"4,096 tokens against the GPT formula's {_gb(_gpt_formula(L27, 4096))}")(
+             f"{c['f']:.0f}f/h) + {c['stats']:.0f}asb$, {gb(_l7_flash())} for Llama-2-7B at "
+             f"4,096 tokens against the GPT formula's {gb(_gpt_formula(L27, 4096))}")(
                  _llama_coefficients()),
     lambda: f"$Vd + Pd + L(12d^2 + 13d) + 2d = {_comma(transformer.param_count(GPT2))}$",
     lambda: "Training with Adam keeps "

@@ -30,14 +30,13 @@ from gpulesson.precision import float_format
 
 from . import nbtools as nb
 from .claims import claim_test, claim_tests, claims, page
+from .reference import GPT3, H100, gb, pct
 
 SLUG = "optimisations"
 NOTEBOOK = nb.notebook(SLUG)
 BANK = lesson_module(SLUG)
-PAGE = page(NOTEBOOK)
 
 A100 = hardware.gpu("A100 40GB")   # the FlashAttention paper's GPU
-H100 = hardware.gpu("H100 SXM")
 # Dao et al. 2022, Figure 2: GPT-2 medium's attention, FP16
 FIG2 = {"seq_len": 1024, "head_dim": 64, "heads": 16, "batch": 64}
 FP16_BYTES = memory.precision_bytes("fp16")
@@ -65,7 +64,7 @@ SHAPE = {"layers": LLAMA.layers, "heads": LLAMA.heads, "head_dim": LLAMA.head_di
          "seq_len": 4096}
 SELECTIVE_EXTRA = optimisations.recompute_overhead(recompute="selective", n_params=N_PARAMS,
                                                    **SHAPE)
-GPT3_LAYERS = transformer.preset("gpt3-175b").layers
+GPT3_LAYERS = GPT3.layers
 FP16, BF16 = float_format("fp16"), float_format("bf16")
 WORDS = {3: "three", 7: "seven"}
 
@@ -77,17 +76,8 @@ def _to_bf16(x: np.ndarray) -> np.ndarray:
     return (rounded & np.uint32(0xFFFF0000)).view(np.float32)
 
 
-def gb(n_bytes: float, digits: int = 1) -> str:
-    return units.format_bytes(n_bytes, digits=digits)
-
-
 def ms(seconds: float) -> str:
     return f"{seconds * 1e3:.2f} ms"
-
-
-def pct(fraction: float, digits: int = 0) -> str:
-    """A share as this lesson writes it, with a space: "75 %"."""
-    return f"{100 * fraction:.{digits}f} %"
 
 
 def sci(x: float) -> str:
@@ -568,4 +558,4 @@ GOING_FURTHER = claims(
 NOT_FIGURES += tuple(c.text for c in GOING_FURTHER)
 
 
-test_going_further_claim = claim_test(GOING_FURTHER, PAGE, NOTEBOOK.name)
+test_going_further_claim = claim_test(GOING_FURTHER, page(NOTEBOOK), NOTEBOOK.name)

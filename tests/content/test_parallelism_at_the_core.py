@@ -34,17 +34,14 @@ from gpulesson import (
 )
 
 from . import nbtools as nb
-from .claims import claim_tests, claims, page
+from .claims import claim_tests, claims
+from .reference import H100, L27, N7
 
 SLUG = "parallelism_at_the_core"
 NOTEBOOK = nb.notebook(SLUG)
-PAGE = page(NOTEBOOK)
 
-H100 = hardware.gpu("H100 SXM")
 L4 = hardware.gpu("L4")  # the 24 GB card that stands in for the shop's GPU
 PCIE = hardware.gpu("H100 PCIe")  # a PCIe 5.0 x16 card
-LLAMA = transformer.preset("llama-2-7b")
-N7 = transformer.param_count(LLAMA)
 SEVEN_B = 7e9  # the shop's "7B" model, as the lesson rounds it
 
 # The lesson's chosen inputs (each also listed in NOT_FIGURES where the prose states it).
@@ -76,7 +73,7 @@ def _ceiling(precision_: str, gpu: str = "H100 SXM", batch: int = 1,
 
 def _kv_gb() -> float:
     """The KV cache of one 1,000-token Llama-2-7B conversation, GB (the widget's unit)."""
-    return inference.kv_cache_bytes(LLAMA, seq_len=CONTEXT) / 1e9
+    return inference.kv_cache_bytes(L27, seq_len=CONTEXT) / 1e9
 
 
 def _job_time(rate: float) -> float:
@@ -139,7 +136,7 @@ def _relu_rate() -> float:
 
 
 def _in_matrices() -> float:
-    parts = transformer.param_breakdown(LLAMA)
+    parts = transformer.param_breakdown(L27)
     return (parts["attention"] + parts["mlp"] + parts["lm_head"]) / N7
 
 
@@ -222,11 +219,11 @@ CLAIMS = claims(
      f"count for Llama 2 7B's exact {N7 / 1e9:.2f} billion parameters",
     lambda: "(plain FP32 with Adam is also "
      f"{memory.bytes_per_param('fp32', 'adam')} bytes)",
-    lambda: f"Llama 2 7B keeps $2\\times{LLAMA.layers}\\text{{ layers}}\\times"
-     f"{LLAMA.kv_heads * LLAMA.head_dim}$ numbers per token, "
-     f"{units.format_bytes(inference.kv_cache_bytes_per_token(LLAMA), binary=True, digits=0)}"
+    lambda: f"Llama 2 7B keeps $2\\times{L27.layers}\\text{{ layers}}\\times"
+     f"{L27.kv_heads * L27.head_dim}$ numbers per token, "
+     f"{units.format_bytes(inference.kv_cache_bytes_per_token(L27), binary=True, digits=0)}"
      f" in FP16, so one 4,096-token conversation holds "
-     f"{units.format_bytes(inference.kv_cache_bytes(LLAMA, seq_len=4096), binary=True, digits=0)}",
+     f"{units.format_bytes(inference.kv_cache_bytes(L27, seq_len=4096), binary=True, digits=0)}",
     lambda: "It has one GPU with "
      f"{_gb(L4.memory_bytes)} of memory",
     lambda: "The shop's GPU has "
@@ -359,7 +356,7 @@ CLAIMS = claims(
     lambda: f"the total rises eightfold, to {_ceiling('fp16', batch=8):,.0f} tokens/s, and "
      f"each user keeps {_ceiling('fp16', batch=8) / 8:.0f}",
     lambda: "For a Llama-2-7B-shaped model ("
-     f"{units.format_bytes(inference.kv_cache_bytes_per_token(LLAMA), binary=True, digits=0)}"
+     f"{units.format_bytes(inference.kv_cache_bytes_per_token(L27), binary=True, digits=0)}"
      f" per token in FP16) with {CONTEXT:,} tokens of context, that is {_kv_gb():.2f} GB per "
      f"conversation per step. With it, the ceiling is {_ceiling('fp16', kv_gb=_kv_gb()):.0f} "
      "tokens/s for one user, and "

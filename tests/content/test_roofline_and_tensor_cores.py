@@ -40,16 +40,12 @@ from gpulesson.exercises.bank.roofline_and_tensor_cores import seed_bytes_precis
 from gpulesson.precision import float_format
 
 from . import nbtools as nb
-from .claims import claim_tests, claims, page
+from .claims import claim_tests, claims
+from .reference import A100, H100, L38, RTX
 
 SLUG = "roofline_and_tensor_cores"
 NOTEBOOK = nb.notebook(SLUG)
-PAGE = page(NOTEBOOK)
 
-H100 = hardware.gpu("H100 SXM")
-A100 = hardware.gpu("A100 80GB")
-RTX = hardware.gpu("RTX 4090")
-LLAMA = transformer.preset("llama-3-8b")
 N = 4096  # the square GEMM of sections 1 and 5
 SEED_MS = 0.034  # the seed page's execution time for it, as printed there
 KERNEL = 20  # FLOP/byte: the kernel of the second Pause and think
@@ -68,7 +64,7 @@ def _worked() -> dict[str, str]:
 
 def _one_token() -> dict:
     """The MLP up-projection of Llama-3-8B for one token, BF16 on an H100 SXM."""
-    return calculators.evaluate("gemm", {"m": 1, "k": LLAMA.hidden, "n": LLAMA.ffn})
+    return calculators.evaluate("gemm", {"m": 1, "k": L38.hidden, "n": L38.ffn})
 
 
 def _square(dtype: str = "bf16") -> dict:
@@ -165,7 +161,7 @@ CLAIMS = claims(
      f" ({_worked()['compute_time']}) takes "
      f"{_square()['compute_time'] / _square()['memory_time']:.1f} times as long as the "
      f"traffic ({_worked()['memory_time']})",
-    lambda: (lambda t, v: f"still reads every one of its {LLAMA.hidden:,} × {LLAMA.ffn:,} "
+    lambda: (lambda t, v: f"still reads every one of its {L38.hidden:,} × {L38.ffn:,} "
              "BF16 weights, but uses each only once, for a single multiply-add: 2 FLOPs for "
              f"2 bytes, an intensity of {t['intensity']}. Its arithmetic would take "
              f"{t['compute_time']}; reading the {t['bytes']} takes {t['memory_time']}, "

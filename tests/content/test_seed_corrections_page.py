@@ -38,20 +38,10 @@ from gpulesson.precision import float_format
 from gpulesson.transformer import param_count, preset
 
 from .book_figures import (
-    A100,
     BOOK,
-    GPT3,
     GPU_MEMORY,
-    H100,
-    L27,
-    L38,
-    L270,
-    L370,
-    L405,
-    N7,
     N4096,
     PEAK,
-    RTX,
     SEED_CLOUD_USD_PER_HOUR,
     SEED_SCALING,
     SEED_TCO,
@@ -62,7 +52,6 @@ from .book_figures import (
     _days,
     _decode_ceiling,
     _dgx_year,
-    _gb,
     _gemm_time,
     _gpt3_activations,
     _gpt3_batch_efficiency,
@@ -77,7 +66,6 @@ from .book_figures import (
     _one_h100_tokens,
     _parts,
     _pcie5_each_way,
-    _pct,
     _per_1k_at,
     _plan_days,
     _planner_price,
@@ -88,7 +76,6 @@ from .book_figures import (
     _seed_scaling,
     _seed_tco,
     _tflops,
-    _usd,
     _zero,
     book_page,
     naming_test,
@@ -98,6 +85,10 @@ from .claims import (
     claims,
     parametrize,
 )
+from .reference import A100, GPT3, H100, L27, L38, L270, L370, L405, N7, RTX
+from .reference import dollars as _usd
+from .reference import gb as _gb
+from .reference import pct_unspaced as _pct
 
 
 def _seed_gpt3_state() -> str:
