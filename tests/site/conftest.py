@@ -25,8 +25,8 @@
     the same with the reader's system in dark mode (``prefers-color-scheme: dark``).
 
 Helpers live in ``building.py`` (``toc_pages()`` lists the site's pages at collection time)
-and ``harness.py`` (``serve``, ``new_context`` and ``record_page`` serve and record any
-other folder). Set ``GL_SCREENSHOT_DIR`` to keep the screenshots tests take with
+and ``harness.py`` (``serve``, ``new_context``, ``record_page`` and ``recorded_page`` serve
+and record any other folder). Set ``GL_SCREENSHOT_DIR`` to keep the screenshots tests take with
 ``RecordedPage.screenshot``.
 """
 
@@ -45,8 +45,7 @@ from .harness import (
     CHROMIUM_FLAGS,
     RecordedPage,
     SiteServer,
-    new_context,
-    record_page,
+    recorded_page,
     serve,
 )
 
@@ -97,18 +96,12 @@ def browser() -> Iterator[Any]:
 @pytest.fixture
 def site_page(browser: Any, site_server: SiteServer) -> Iterator[RecordedPage]:
     """A fresh, recorded page on the served site (light colour scheme)."""
-    context = new_context(browser, "light")
-    try:
-        yield record_page(context, site_server)
-    finally:
-        context.close()
+    with recorded_page(browser, site_server, "light") as recorded:
+        yield recorded
 
 
 @pytest.fixture
 def site_page_dark(browser: Any, site_server: SiteServer) -> Iterator[RecordedPage]:
     """A fresh, recorded page on the served site, with the reader's system in dark mode."""
-    context = new_context(browser, "dark")
-    try:
-        yield record_page(context, site_server)
-    finally:
-        context.close()
+    with recorded_page(browser, site_server, "dark") as recorded:
+        yield recorded

@@ -193,6 +193,18 @@ def new_context(browser: Any, color_scheme: str) -> Any:
     )
 
 
+@contextlib.contextmanager
+def recorded_page(browser: Any, server: SiteServer,
+                  color_scheme: str = "light") -> Iterator[RecordedPage]:
+    """A recorded page (:func:`record_page`) in a fresh context of ``browser``
+    (:func:`new_context`), closed with its context when the block ends."""
+    context = new_context(browser, color_scheme)
+    try:
+        yield record_page(context, server)
+    finally:
+        context.close()
+
+
 def report_timings(kind: str, timings: dict[str, Any]) -> None:
     """Print a browser test's timings and, when ``GL_SCREENSHOT_DIR`` is set, keep them there
     as ``<kind>-timings.json`` for the report."""

@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 from .building import REPO_ROOT, BookBuild, build_book
-from .harness import RecordedPage, new_context, record_page, serve
+from .harness import RecordedPage, recorded_page, serve
 
 pytestmark = pytest.mark.browser
 
@@ -87,13 +87,9 @@ def demo_book(tmp_path_factory: pytest.TempPathFactory) -> BookBuild:
 @pytest.fixture
 def demo_page(browser: Any, demo_book: BookBuild) -> Iterator[RecordedPage]:
     with serve(demo_book.html_dir) as server:
-        context = new_context(browser, "light")
-        try:
-            recorded = record_page(context, server)
+        with recorded_page(browser, server) as recorded:
             recorded.open("notebooks/demo.html")
             yield recorded
-        finally:
-            context.close()
 
 
 def test_interactive_objects_render_their_static_html(demo_book: BookBuild) -> None:

@@ -40,7 +40,7 @@ from .harness import (
     RecordedPage,
     SiteServer,
     new_context,
-    record_page,
+    recorded_page,
     report_timings,
     require_same_package,
 )
@@ -182,9 +182,7 @@ TIMINGS: dict[str, Any] = {}
 @pytest.fixture(scope="module")
 def live_page(browser: Any, site_server: SiteServer) -> Iterator[RecordedPage]:
     """``book/calculators.html`` with Python ready (every calculator live)."""
-    context = new_context(browser, "light")
-    try:
-        recorded = record_page(context, site_server)
+    with recorded_page(browser, site_server) as recorded:
         started = time.perf_counter()
         recorded.open(PAGE, settle=False)
         page = recorded.page
@@ -204,8 +202,6 @@ def live_page(browser: Any, site_server: SiteServer) -> Iterator[RecordedPage]:
         assert failed.count() == 0, f"the calculators did not start: {failed.first.inner_text()}"
         require_same_package(page, "GLCalculators", calculator_pack())
         yield recorded
-    finally:
-        context.close()
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -216,10 +212,12 @@ def _report_timings() -> Iterator[None]:
     report_timings("calculator", TIMINGS)
 
 
-def _element_id(page: Any, name: str) -> str:
+def _calculator_on(live_page: RecordedPage, name: str) -> tuple[Any, str]:
+    """The Playwright page and the element id of calculator ``name`` on it."""
+    page = live_page.page
     element = page.locator(f'.gl-calculator[data-calculator="{name}"]').first
     assert element.count() == 1, f"{name} is not on {PAGE}"
-    return str(element.get_attribute("id"))
+    return page, str(element.get_attribute("id"))
 
 
 def test_page_shows_the_worked_example_before_python_is_ready(live_page: RecordedPage,
@@ -251,29 +249,25 @@ def test_a_broken_snapshot_still_starts_python_the_ordinary_way(
         browser: Any, site_server: SiteServer) -> None:
     """When the start-up snapshot cannot be restored (here: a damaged download), the worker
     says so in the console and starts Pyodide without it; the calculators go live."""
-    context = new_context(browser, "light")
-    try:
-        recorded = record_page(context, site_server)
+    with recorded_page(browser, site_server) as recorded:
         warnings: list[str] = []
         recorded.page.on("console", lambda m: warnings.append(m.text)
                          if m.type == "warning" else None)
-        context.route("**/python-snapshot.bin.gz",
-                      lambda route: route.fulfill(status=200, body=b"\x1f\x8b not a snapshot"))
+        recorded.page.context.route(
+            "**/python-snapshot.bin.gz",
+            lambda route: route.fulfill(status=200, body=b"\x1f\x8b not a snapshot"))
         recorded.open(PAGE, settle=False)
         recorded.page.wait_for_function(ALL_LIVE, timeout=BOOT_TIMEOUT_MS)
         assert recorded.page.evaluate("window.GLCalculators.stats.info.snapshot") is False
         assert any("snapshot could not be used" in text for text in warnings), warnings
         recorded.assert_clean("a damaged snapshot")
-    finally:
-        context.close()
 
 
 @pytest.mark.parametrize("name", list(calculators.CALCULATORS))
 def test_outputs_equal_the_package_for_random_inputs(live_page: RecordedPage, name: str) -> None:
     calc = calculators.get(name)
     samples = valid_samples(name)
-    page = live_page.page
-    uid = _element_id(page, name)
+    page, uid = _calculator_on(live_page, name)
     reports = page.evaluate(APPLY_JS, [uid, [s["ops"] for s in samples]])
     problems: list[str] = []
     for i, (sample, report) in enumerate(zip(samples, reports, strict=True)):
@@ -308,8 +302,7 @@ def _numeric_input(name: str) -> calculators.Input:
 def test_invalid_inputs_show_the_package_message(live_page: RecordedPage, name: str) -> None:
     calc = calculators.get(name)
     spec = _numeric_input(name)
-    page = live_page.page
-    uid = _element_id(page, name)
+    page, uid = _calculator_on(live_page, name)
     base = valid_samples(name, count=1, seed=SEED + 1)[0]
     too_big = spec.max * 10 if spec.max else 1e30  # type: ignore[operator]
     bad_values = [str(int(too_big) if spec.kind == "integer" else too_big), ""]
@@ -339,8 +332,7 @@ def test_integers_above_2_53_reach_the_page_exactly(live_page: RecordedPage) -> 
     expected_values = calculators.compute("gemm", **{k: int(v) for k, v in sizes.items()})
     flops = expected_values["flops"]
     assert isinstance(flops, int) and flops > 2**53
-    page = live_page.page
-    uid = _element_id(page, "gemm")
+    page, uid = _calculator_on(live_page, "gemm")
     report = page.evaluate(APPLY_JS, [uid, [list(sizes.items())]])[0]
     last = page.evaluate("window.GLCalculators.calculators.find(c => c.name === 'gemm')"
                          ".last.result.values.flops")
@@ -363,8 +355,7 @@ def test_update_times_are_recorded(live_page: RecordedPage) -> None:
 
 def test_keyboard_alone_drives_a_calculator(live_page: RecordedPage) -> None:
     """Tab into the GEMM calculator, type a size, pick another GPU with the arrow keys."""
-    page = live_page.page
-    uid = _element_id(page, "gemm")
+    page, uid = _calculator_on(live_page, "gemm")
     page.evaluate(APPLY_JS, [uid, [valid_samples("gemm", 1, SEED + 2)[0]["ops"]]])
     page.evaluate(APPLY_JS, [uid, [[("gpu", "H100 SXM"), ("dtype", "bf16")]]])
     # focus the element before the first input, then Tab into it
@@ -485,8 +476,7 @@ def _example_ops(name: str) -> list[tuple[str, str]]:
 
 
 def test_screenshots_light(live_page: RecordedPage) -> None:
-    page = live_page.page
-    uid = _element_id(page, "kv_cache")
+    page, uid = _calculator_on(live_page, "kv_cache")
     report = page.evaluate(APPLY_JS, [uid, [_example_ops("kv_cache")]])[0]
     example = calculators.evaluate("kv_cache", calculators.resolve("kv_cache"))
     assert report["outputs"] == example["text"], "back at the worked example"
