@@ -114,17 +114,22 @@ def widgets_used(path: Path) -> set[str]:
 
 
 def check_skeleton(slug: str, title: str, *, headings: tuple[str, ...] = (),
-                   path: Path | None = None) -> str:
+                   path: Path | None = None, set_up: bool = False) -> str:
     """The house-style skeleton: label and title first, the shared GPU note included, the
     skeleton's headings (and ``headings``), the link to the exercise notebook, which
-    exists. Returns the page's markdown."""
-    text = markdown(path or notebook(slug))
+    exists. With ``set_up``, a lesson that measures: a ``## Set-up`` section, and a first
+    code cell that picks the device (:func:`check_first_cell_picks_the_device`). Returns
+    the page's markdown."""
+    page = path or notebook(slug)
+    text = markdown(page)
     assert text.startswith(f"({slug})=\n# {title}\n"), text[:80]
     assert GPU_NOTE in text, "the shared GPU note is not included"
-    for heading in (*SKELETON_HEADINGS, *headings):
+    for heading in (*SKELETON_HEADINGS, *(("## Set-up",) if set_up else ()), *headings):
         assert heading in text, heading
     assert f"(../exercises/{slug}.ipynb)" in text, "no link to the exercise notebook"
     assert exercise_notebook(slug).is_file()
+    if set_up:
+        check_first_cell_picks_the_device(page)
     return text
 
 

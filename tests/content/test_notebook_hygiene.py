@@ -14,6 +14,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from gpulesson import course
+
+from . import nbtools as nb
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 #: Notebook-level metadata a committed notebook may carry.
@@ -105,6 +109,14 @@ def test_tracked_notebook_is_clean(path: Path) -> None:
         + "\nClear it with: jupyter nbconvert --clear-output --inplace "
         + str(path.relative_to(REPO_ROOT)) + " (nbconvert comes with JupyterLab: make lab)"
     )
+
+
+@pytest.mark.parametrize("slug", course.SLUGS)
+def test_no_hidden_cell_asserts(slug: str) -> None:
+    """What a lesson checks, a learner can read: no hidden cell of its notebook (tagged
+    ``remove-cell``) holds an assert."""
+    hidden = nb.code(nb.notebook(slug), hidden=True)
+    assert not [src for src in hidden if "assert" in src], f"{slug}: a hidden cell asserts"
 
 
 def _notebook(**meta: object) -> dict:
