@@ -10,9 +10,6 @@ the promises the pages make, checked without running them (nbval runs them).
 * the dated example prices as the sources publish them;
 * dollar amounts that render as text in JupyterLab too (its MathJax pairs any two "$" of a
   paragraph into inline math unless the paragraph is marked ``mathjax_ignore``).
-
-The bank itself (reference accepted, each mistake its own hint, variants) is covered for
-every lesson by ``tests/unit/exercises/test_bank.py``; here are the checks specific to this one.
 """
 
 from __future__ import annotations

@@ -16,8 +16,6 @@ parameters, L = 118, H = 48, Q = 256, T = 2,048, 238.3K tokens/s on 6,144 TPU v4
 380-430 TFLOP/s per H100 in Table 4, 8,192 to 16,384 GPUs, 466 interruptions in 54 days),
 the Llama 3.1 model card (30.84M H100 GPU-hours for 405B, 15T tokens for 8B), Hoffmann et
 al. 2022 (Chinchilla: Gopher's 5.76e23 FLOPs) and the seed calculator page's figures.
-The bank itself (reference accepted, each mistake its own hint, variants) is covered for
-every lesson by ``tests/unit/exercises/test_bank.py``.
 """
 
 from __future__ import annotations

@@ -9,9 +9,6 @@ fails ``test_every_figure_is_claimed``. The lesson's running example is Llama-3-
 BF16 on an H100 SXM with 8,192-token conversations and 2 GB of working memory; its
 inputs are the module's constants, the models' shapes come from ``gpulesson.transformer``
 and the GPUs' figures from ``gpulesson.hardware``.
-
-The bank itself (reference accepted, each mistake its own hint, variants) is covered for
-every lesson by ``tests/unit/exercises/test_bank.py``; here are the checks specific to this one.
 """
 
 from __future__ import annotations
