@@ -322,11 +322,8 @@ def megatron_flops_per_iteration(
     recompute : bool
         Full activation recomputation.
     """
-    b = v.positive_int("batch", batch)
-    s = v.positive_int("seq_len", seq_len)
-    layers = v.positive_int("layers", layers)
-    h = v.positive_int("hidden", hidden)
-    vocab = v.positive_int("vocab", vocab)
+    b, s, layers, h, vocab = v.positive_ints(batch=batch, seq_len=seq_len, layers=layers,
+                                             hidden=hidden, vocab=vocab)
     v.boolean("recompute", recompute)
     if recompute:
         return 96.0 * b * s * layers * h * h * (1 + s / (6 * h) + vocab / (16 * layers * h))

@@ -322,10 +322,8 @@ def chunked_prefill(cfg: TransformerConfig, *, prompt_tokens: int, token_budget:
         least one prompt token), or for any non-positive size.
     """
     cfg = _cfg(cfg)
-    t = v.positive_int("prompt_tokens", prompt_tokens)
-    budget = v.positive_int("token_budget", token_budget)
-    b = v.positive_int("decode_batch", decode_batch)
-    ctx = v.positive_int("context", context)
+    t, budget, b, ctx = v.positive_ints(prompt_tokens=prompt_tokens, token_budget=token_budget,
+                                        decode_batch=decode_batch, context=context)
     peak = v.positive_number("peak_flops", peak_flops)
     bw = v.positive_number("bandwidth", bandwidth)
     bpp = v.positive_number("bytes_per_param", bytes_per_param)
