@@ -117,39 +117,44 @@ def _mm_bytes(s: Mapping[str, int]) -> int:
     return (s["m"] * s["k"] + s["k"] * s["n"] + s["m"] * s["n"]) * F32
 
 
-_MATMUL = KernelTask(
-    name="matmul_tiled", title=f"C = A @ B with {TILE} × {TILE} tiles in shared memory",
-    signature=("A", "B", "C"), inputs=("A", "B"), outputs=("C",), shapes=_MATMUL_SHAPES,
-    arguments=_mm_arguments, launch=_mm_launch,
-    expected=lambda a: {"C": _mm(a["A"], a["B"])},
-    launch_text=(f"TILE = {TILE}: blocks of {TILE} × {TILE} threads, one per element of a "
-                 "tile of C; x runs along the columns of C, y along its rows"),
-    predicted_bytes=_mm_bytes,
-)
+def _matmul_task(name: str, title: str, launch_text: str) -> KernelTask:
+    """C = A @ B on the matmul shapes, one thread per element of C."""
+    return KernelTask(
+        name=name, title=title, signature=("A", "B", "C"), inputs=("A", "B"), outputs=("C",),
+        shapes=_MATMUL_SHAPES, arguments=_mm_arguments, launch=_mm_launch,
+        expected=lambda a: {"C": _mm(a["A"], a["B"])}, launch_text=launch_text,
+        predicted_bytes=_mm_bytes,
+    )
 
-_MATMUL_NAIVE = KernelTask(
-    name="matmul_naive", title="C = A @ B, one element of C per thread",
-    signature=("A", "B", "C"), inputs=("A", "B"), outputs=("C",), shapes=_MATMUL_SHAPES,
-    arguments=_mm_arguments, launch=_mm_launch,
-    expected=lambda a: {"C": _mm(a["A"], a["B"])},
-    launch_text=(f"blocks of {TILE} × {TILE} threads, one per element of C; x runs along the "
-                 "columns of C, y along its rows"),
-    predicted_bytes=_mm_bytes,
-)
 
-_SUM = KernelTask(
-    name="sum_kernel", title="out[0] = the sum of x",
-    signature=("x", "out"), inputs=("x",), outputs=("out",),
-    shapes=(("n = 128 (2 full blocks)", {"n": 128}),
-            ("n = 200 (4 blocks, the last one ragged)", {"n": 200})),
-    arguments=lambda s, rng: {"x": ints(rng, s["n"]), "out": zeros(1)},
-    launch=lambda s: (blocks(s["n"], SUM_BLOCK), SUM_BLOCK),
-    expected=lambda a: {"out": [sum(a["x"].data)]},
-    fills_outputs=False,
-    launch_text=(f"{SUM_BLOCK} threads per block, ⌈n / {SUM_BLOCK}⌉ blocks; out holds one "
-                 "zero when the kernel starts"),
-    performance=("divergence",), predicted_bytes=lambda s: s["n"] * F32,
-)
+_MATMUL = _matmul_task(
+    "matmul_tiled", f"C = A @ B with {TILE} × {TILE} tiles in shared memory",
+    f"TILE = {TILE}: blocks of {TILE} × {TILE} threads, one per element of a tile of C; x "
+    "runs along the columns of C, y along its rows")
+_MATMUL_NAIVE = _matmul_task(
+    "matmul_naive", "C = A @ B, one element of C per thread",
+    f"blocks of {TILE} × {TILE} threads, one per element of C; x runs along the columns of "
+    "C, y along its rows")
+
+
+def _sum_task(name: str, title: str, threads: str,
+              performance: tuple[str, ...]) -> KernelTask:
+    """A reduction of x into out[0]; ``threads`` says more of a block's threads, if needed."""
+    return KernelTask(
+        name=name, title=title, signature=("x", "out"), inputs=("x",), outputs=("out",),
+        shapes=(("n = 128 (2 full blocks)", {"n": 128}),
+                ("n = 200 (4 blocks, the last one ragged)", {"n": 200})),
+        arguments=lambda s, rng: {"x": ints(rng, s["n"]), "out": zeros(1)},
+        launch=lambda s: (blocks(s["n"], SUM_BLOCK), SUM_BLOCK),
+        expected=lambda a: {"out": [sum(a["x"].data)]},
+        fills_outputs=False,
+        launch_text=(f"{SUM_BLOCK} threads per block{threads}, ⌈n / {SUM_BLOCK}⌉ blocks; out "
+                     "holds one zero when the kernel starts"),
+        performance=performance, predicted_bytes=lambda s: s["n"] * F32,
+    )
+
+
+_SUM = _sum_task("sum_kernel", "out[0] = the sum of x", "", ("divergence",))
 
 _DOT = KernelTask(
     name="dot", title="out[0] = the dot product of a and b",
@@ -166,19 +171,8 @@ _DOT = KernelTask(
     performance=("uncoalesced", "divergence"), predicted_bytes=lambda s: 2 * s["n"] * F32,
 )
 
-_WARP_SUM = KernelTask(
-    name="warp_sum", title="out[0] = the sum of x, each warp reducing with shuffles",
-    signature=("x", "out"), inputs=("x",), outputs=("out",),
-    shapes=(("n = 128 (2 full blocks)", {"n": 128}),
-            ("n = 200 (4 blocks, the last one ragged)", {"n": 200})),
-    arguments=lambda s, rng: {"x": ints(rng, s["n"]), "out": zeros(1)},
-    launch=lambda s: (blocks(s["n"], SUM_BLOCK), SUM_BLOCK),
-    expected=lambda a: {"out": [sum(a["x"].data)]},
-    fills_outputs=False,
-    launch_text=(f"{SUM_BLOCK} threads per block (2 warps), ⌈n / {SUM_BLOCK}⌉ blocks; out "
-                 "holds one zero when the kernel starts"),
-    performance=("uncoalesced",), predicted_bytes=lambda s: s["n"] * F32,
-)
+_WARP_SUM = _sum_task("warp_sum", "out[0] = the sum of x, each warp reducing with shuffles",
+                      " (2 warps)", ("uncoalesced",))
 
 _SAXPY = KernelTask(
     name="saxpy", title="y = a·x + y with a grid-stride loop",
