@@ -188,35 +188,43 @@ _SAXPY = KernelTask(
     performance=("uncoalesced",), predicted_bytes=lambda s: 3 * s["n"] * F32,
 )
 
-_COPY = KernelTask(
-    name="copy_matrix", title="out = x for a row-major matrix, coalesced",
-    signature=("x", "out"), inputs=("x",), outputs=("out",),
-    shapes=(("32 × 32 (2 × 2 full blocks)", {"rows": 32, "cols": 32}),
-            ("20 × 20 (ragged)", {"rows": 20, "cols": 20})),
-    arguments=lambda s, rng: {"x": ints(rng, (s["rows"], s["cols"])),
-                              "out": nan((s["rows"], s["cols"]))},
+def _matrix_task(name: str, title: str, shapes: Any, values: Any, *, transposed: bool = False,
+                 **fields: Any) -> KernelTask:
+    """A kernel that reads the rows × cols matrix x (``values(rng, shape)``) and writes out
+    (its transpose's shape if ``transposed``), each once: ``2 * rows * cols * 4`` bytes."""
+    def arguments(s: Mapping[str, int], rng: Any) -> dict[str, Any]:
+        out = (s["cols"], s["rows"]) if transposed else (s["rows"], s["cols"])
+        return {"x": values(rng, (s["rows"], s["cols"])), "out": nan(out)}
+
+    return KernelTask(
+        name=name, title=title, signature=("x", "out"), inputs=("x",), outputs=("out",),
+        shapes=shapes, arguments=arguments,
+        predicted_bytes=lambda s: 2 * s["rows"] * s["cols"] * F32, **fields)
+
+
+_COPY = _matrix_task(
+    "copy_matrix", "out = x for a row-major matrix, coalesced",
+    (("32 × 32 (2 × 2 full blocks)", {"rows": 32, "cols": 32}),
+     ("20 × 20 (ragged)", {"rows": 20, "cols": 20})), ints,
     launch=lambda s: ((blocks(s["cols"], COPY_BLOCK[0]), blocks(s["rows"], COPY_BLOCK[1])),
                       COPY_BLOCK),
     expected=lambda a: {"out": list(a["x"].data)},
     launch_text=f"blocks of {COPY_BLOCK[0]} × {COPY_BLOCK[1]} threads covering the matrix",
-    performance=("uncoalesced",), predicted_bytes=lambda s: 2 * s["rows"] * s["cols"] * F32,
+    performance=("uncoalesced",),
 )
 
 
 def _transpose_task(name: str, title: str, performance: tuple[str, ...]) -> KernelTask:
     tile = TRANSPOSE_TILE
-    return KernelTask(
-        name=name, title=title, signature=("x", "out"), inputs=("x",), outputs=("out",),
-        shapes=(("x of 32 × 64 (whole tiles)", {"rows": 32, "cols": 64}),
-                ("x of 40 × 36 (ragged tiles)", {"rows": 40, "cols": 36})),
-        arguments=lambda s, rng: {"x": ints(rng, (s["rows"], s["cols"])),
-                                  "out": nan((s["cols"], s["rows"]))},
+    return _matrix_task(
+        name, title, (("x of 32 × 64 (whole tiles)", {"rows": 32, "cols": 64}),
+                      ("x of 40 × 36 (ragged tiles)", {"rows": 40, "cols": 36})),
+        ints, transposed=True,
         launch=lambda s: ((blocks(s["cols"], tile), blocks(s["rows"], tile)), (tile, tile)),
         expected=lambda a: {"out": _transpose(a["x"])},
         launch_text=(f"TILE = {tile}: blocks of {tile} × {tile} threads over x (rows × "
                      "columns); x runs along the columns of x"),
-        performance=performance,
-        predicted_bytes=lambda s: 2 * s["rows"] * s["cols"] * F32)
+        performance=performance)
 
 
 _TRANSPOSE_NAIVE = _transpose_task("transpose_naive", "out = xᵀ, one element per thread", ())
@@ -229,17 +237,13 @@ _TRANSPOSE_PADDED = _transpose_task(
 
 
 def _row_task(name: str, title: str, expected: Any, rtol: float, atol: float) -> KernelTask:
-    return KernelTask(
-        name=name, title=title, signature=("x", "out"), inputs=("x",), outputs=("out",),
-        shapes=(("4 rows of 64", {"rows": 4, "cols": 64}),
-                ("3 rows of 50 (ragged: not a multiple of 32)", {"rows": 3, "cols": 50})),
-        arguments=lambda s, rng: {"x": floats(rng, (s["rows"], s["cols"])),
-                                  "out": nan((s["rows"], s["cols"]))},
-        launch=lambda s: (s["rows"], ROW_THREADS),
+    return _matrix_task(
+        name, title, (("4 rows of 64", {"rows": 4, "cols": 64}),
+                      ("3 rows of 50 (ragged: not a multiple of 32)", {"rows": 3, "cols": 50})),
+        floats, launch=lambda s: (s["rows"], ROW_THREADS),
         expected=lambda a: {"out": expected(a["x"])},
         launch_text=f"one block of {ROW_THREADS} threads (one warp) per row",
-        performance=("uncoalesced",),
-        predicted_bytes=lambda s: 2 * s["rows"] * s["cols"] * F32, rtol=rtol, atol=atol)
+        performance=("uncoalesced",), rtol=rtol, atol=atol)
 
 
 _SOFTMAX = _row_task("softmax_rows", "the softmax of every row", _softmax, 1e-4, 1e-6)
