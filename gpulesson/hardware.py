@@ -295,10 +295,13 @@ def _load() -> tuple[Mapping[str, GPUSpec], dict[str, str], Mapping[str, Mapping
             aliases[alias] = name
     meta = {key: data[key] for key in ("teaching_baseline", "current_generation",
                                        "usable_memory")}
+    rows = dict(data["compute_capabilities"])
+    del rows["about"]
+    every = {key: value for key, value in rows.pop("every").items() if key != "sources"}
     capabilities = {
-        cc: MappingProxyType({**row, "source": "; ".join(_cite(sources, key)
-                                                         for key in row["sources"])})
-        for cc, row in data["compute_capabilities"].items() if cc != "about"}
+        cc: MappingProxyType({**every, **row, "source": "; ".join(_cite(sources, key)
+                                                                  for key in row["sources"])})
+        for cc, row in rows.items()}
     return (MappingProxyType(specs), aliases, MappingProxyType(sources), meta,
             MappingProxyType(capabilities))
 
@@ -308,7 +311,8 @@ GPUS: Mapping[str, GPUSpec]
 #: The sources of the figures: key -> title, publisher, date, url.
 SOURCES: Mapping[str, Mapping[str, str]]
 #: NVIDIA's per-SM limits of each compute capability, as ``gpus.json`` states them (KiB
-#: fields in KiB, a ``source`` citing each row); :mod:`gpulesson.execution` reads them.
+#: fields in KiB, the limits every architecture shares filled in from the row ``every``, a
+#: ``source`` citing each row); :mod:`gpulesson.execution` reads them.
 COMPUTE_CAPABILITIES: Mapping[str, Mapping[str, object]]
 GPUS, _ALIASES, SOURCES, _META, COMPUTE_CAPABILITIES = _load()
 
