@@ -47,6 +47,7 @@ __all__ = [
     "nonneg_number",
     "number_at_least",
     "positive_int",
+    "positive_ints",
     "positive_number",
     "tensor_bytes",
 ]
@@ -105,33 +106,38 @@ def _in_float_range(name: str, value: int, what: str) -> int:
                      f"range), got {_int_text(value)}")
 
 
+def _int_at_least(name: str, value: object, low: int, what: str) -> int:
+    """``value`` as an ``int`` if it is an integer >= ``low`` (0 or 1), else raise naming
+    ``what`` it must be."""
+    if not _is_int(value):
+        raise TypeError(f"{name} must be {what}, got {_short_repr(value)} ({_type_name(value)})")
+    result = int(value)  # type: ignore[call-overload]
+    if result < low:
+        raise ValueError(f"{name} must be {what}, got {_int_text(result)}")
+    return _in_float_range(name, result, what)
+
+
 def positive_int(name: str, value: object) -> int:
     """Return ``value`` as an ``int`` if it is an integer >= 1, else raise."""
-    if type(value) is int and 1 <= value <= _INT_MAX:  # fast path
+    if type(value) is int and 1 <= value <= _INT_MAX:  # fast path, the common case
         return value
-    if not _is_int(value):
-        raise TypeError(
-            f"{name} must be a positive integer, got {_short_repr(value)} ({_type_name(value)})"
-        )
-    result = int(value)  # type: ignore[call-overload]
-    if result < 1:
-        raise ValueError(f"{name} must be a positive integer, got {_int_text(result)}")
-    return _in_float_range(name, result, "a positive integer")
+    return _int_at_least(name, value, 1, "a positive integer")
+
+
+def positive_ints(**values: object) -> tuple[int, ...]:
+    """:func:`positive_int` of each keyword argument, returned in the order given.
+
+    ``b, s = positive_ints(batch=batch, seq_len=seq_len)``: the first bad one raises,
+    named by its keyword.
+    """
+    return tuple(positive_int(name, value) for name, value in values.items())
 
 
 def nonneg_int(name: str, value: object) -> int:
     """Return ``value`` as an ``int`` if it is an integer >= 0, else raise."""
-    if type(value) is int and 0 <= value <= _INT_MAX:  # fast path
+    if type(value) is int and 0 <= value <= _INT_MAX:  # fast path, the common case
         return value
-    if not _is_int(value):
-        raise TypeError(
-            f"{name} must be a non-negative integer, got {_short_repr(value)} "
-            f"({_type_name(value)})"
-        )
-    result = int(value)  # type: ignore[call-overload]
-    if result < 0:
-        raise ValueError(f"{name} must be a non-negative integer, got {_int_text(result)}")
-    return _in_float_range(name, result, "a non-negative integer")
+    return _int_at_least(name, value, 0, "a non-negative integer")
 
 
 def _finite(name: str, value: object, what: str) -> int | float:

@@ -126,14 +126,14 @@ class SMLimits:
     shared_memory_carveouts: tuple[int, ...]
     shared_memory_allocation_unit: int
     reserved_shared_memory_per_block: int
-    warp_size: int = 32
-    max_threads_per_block: int = 1024
-    registers_per_sm: int = 65536
-    max_registers_per_block: int = 65536
-    max_registers_per_thread: int = 255
-    register_allocation_unit: int = 256
-    register_partitions: int = 4
-    source: str = ""
+    warp_size: int
+    max_threads_per_block: int
+    registers_per_sm: int
+    max_registers_per_block: int
+    max_registers_per_thread: int
+    register_allocation_unit: int
+    register_partitions: int
+    source: str
 
     @property
     def max_warps_per_sm(self) -> int:

@@ -185,9 +185,6 @@ def hardware_flops_per_token(
     return weights + (attention * 4 / 3 if mode != "none" else attention)
 
 
-_check_cfg = as_config
-
-
 def forward_attention_flops_per_token(cfg: TransformerConfig, *, context: int) -> int:
     """Forward attention FLOPs of one token that attends to ``context`` tokens.
 
@@ -206,7 +203,7 @@ def forward_attention_flops_per_token(cfg: TransformerConfig, *, context: int) -
         Keys each query sees: the sequence length for training and prefill (full score
         matrix), the cache length in decode.
     """
-    cfg = _check_cfg(cfg)
+    cfg = as_config(cfg)
     t = v.positive_int("context", context)
     per_key = 2 * cfg.heads * (cfg.head_dim + cfg.value_head_dim)  # type: ignore[operator]
     local = min(t, cfg.sliding_window) if cfg.sliding_window else t
@@ -243,7 +240,7 @@ def model_flops_per_token(cfg: TransformerConfig, *, seq_len: int | None = None,
     n_params : float, optional
         Override ``N`` (e.g. ``transformer.non_embedding_params`` for Kaplan's count).
     """
-    cfg = _check_cfg(cfg)
+    cfg = as_config(cfg)
     n = active_params(cfg) if n_params is None else v.positive_number("n_params", n_params)
     attention = 0 if seq_len is None else model_attention_flops_per_token(cfg,
                                                                           seq_len=seq_len)
@@ -322,11 +319,8 @@ def megatron_flops_per_iteration(
     recompute : bool
         Full activation recomputation.
     """
-    b = v.positive_int("batch", batch)
-    s = v.positive_int("seq_len", seq_len)
-    layers = v.positive_int("layers", layers)
-    h = v.positive_int("hidden", hidden)
-    vocab = v.positive_int("vocab", vocab)
+    b, s, layers, h, vocab = v.positive_ints(batch=batch, seq_len=seq_len, layers=layers,
+                                             hidden=hidden, vocab=vocab)
     v.boolean("recompute", recompute)
     if recompute:
         return 96.0 * b * s * layers * h * h * (1 + s / (6 * h) + vocab / (16 * layers * h))

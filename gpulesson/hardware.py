@@ -79,6 +79,7 @@ __all__ = [
     "USABLE_MEMORY_FRACTION",
     "GPUSpec",
     "PoweredSpec",
+    "SpecSheet",
     "flops_per_watt",
     "gpu",
     "peak_mismatch",
@@ -89,7 +90,37 @@ DTYPES = ("fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "fp6", "fp4", "int8")
 
 
 @dataclass(frozen=True)
-class GPUSpec:
+class SpecSheet:
+    """The attributes every spec has, a datasheet's (:class:`GPUSpec`) or one measured on
+    this machine (:class:`gpulesson.machine.MachineSpec`), so either stands in the same
+    table or plot. :class:`GPUSpec` documents each; ``None`` or empty where unknown."""
+
+    name: str
+    memory_bytes: int | None
+    bandwidth: float
+    peak_flops: Mapping[str, float]
+    tdp_watts: float | None = None
+    source: str = ""
+    sparse_flops: Mapping[str, float] = field(default_factory=dict)
+    other_flops: Mapping[str, float] = field(default_factory=dict)
+    vendor: str = ""
+    architecture: str = ""
+    memory_type: str = ""
+    released: str = ""
+    interconnect: str = ""
+    interconnect_bandwidth: float = 0.0
+    figure_sources: Mapping[str, str] = field(default_factory=dict)
+    notes: str = ""
+    reported_memory_bytes: int | None = None
+    nvlink_domain: int = 1
+    scaleout_bandwidth: float | None = None
+    compute_capability: str | None = None
+    sms: int | None = None
+    execution_note: str = ""
+
+
+@dataclass(frozen=True)
+class GPUSpec(SpecSheet):
     """One GPU's specification (SI base units).
 
     Attributes
@@ -137,28 +168,10 @@ class GPUSpec:
         Why a GPU of NVIDIA's has no SM count here, or ``""``.
     """
 
-    name: str
-    memory_bytes: int
-    bandwidth: float
-    peak_flops: Mapping[str, float]
-    tdp_watts: float
-    source: str
-    sparse_flops: Mapping[str, float] = field(default_factory=dict)
-    other_flops: Mapping[str, float] = field(default_factory=dict)
-    vendor: str = ""
-    architecture: str = ""
-    memory_type: str = ""
-    released: str = ""
-    interconnect: str = ""
-    interconnect_bandwidth: float = 0.0
-    figure_sources: Mapping[str, str] = field(default_factory=dict)
-    notes: str = ""
-    reported_memory_bytes: int | None = None
-    nvlink_domain: int = 1
-    scaleout_bandwidth: float | None = None
-    compute_capability: str | None = None
-    sms: int | None = None
-    execution_note: str = ""
+    # a datasheet gives these: never None, and required (field() takes no default)
+    memory_bytes: int = field()
+    tdp_watts: float = field()
+    source: str = field()
 
     def dense(self, dtype: str = "bf16") -> float:
         """Dense peak FLOP/s for ``dtype``; ``KeyError`` listing those this GPU has."""
@@ -282,10 +295,13 @@ def _load() -> tuple[Mapping[str, GPUSpec], dict[str, str], Mapping[str, Mapping
             aliases[alias] = name
     meta = {key: data[key] for key in ("teaching_baseline", "current_generation",
                                        "usable_memory")}
+    rows = dict(data["compute_capabilities"])
+    del rows["about"]
+    every = {key: value for key, value in rows.pop("every").items() if key != "sources"}
     capabilities = {
-        cc: MappingProxyType({**row, "source": "; ".join(_cite(sources, key)
-                                                         for key in row["sources"])})
-        for cc, row in data["compute_capabilities"].items() if cc != "about"}
+        cc: MappingProxyType({**every, **row, "source": "; ".join(_cite(sources, key)
+                                                                  for key in row["sources"])})
+        for cc, row in rows.items()}
     return (MappingProxyType(specs), aliases, MappingProxyType(sources), meta,
             MappingProxyType(capabilities))
 
@@ -295,7 +311,8 @@ GPUS: Mapping[str, GPUSpec]
 #: The sources of the figures: key -> title, publisher, date, url.
 SOURCES: Mapping[str, Mapping[str, str]]
 #: NVIDIA's per-SM limits of each compute capability, as ``gpus.json`` states them (KiB
-#: fields in KiB, a ``source`` citing each row); :mod:`gpulesson.execution` reads them.
+#: fields in KiB, the limits every architecture shares filled in from the row ``every``, a
+#: ``source`` citing each row); :mod:`gpulesson.execution` reads them.
 COMPUTE_CAPABILITIES: Mapping[str, Mapping[str, object]]
 GPUS, _ALIASES, SOURCES, _META, COMPUTE_CAPABILITIES = _load()
 

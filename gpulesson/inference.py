@@ -94,9 +94,6 @@ __all__ = [
 ]
 
 
-_cfg = as_config
-
-
 def _kv_values_per_layer(cfg: TransformerConfig) -> int:
     """Cached values per token and layer: a key and a value per KV head, or latent
     attention's latent plus its rotary key."""
@@ -112,7 +109,7 @@ def kv_cache_bytes_per_token(cfg: TransformerConfig, *, bytes_per_element: float
     A sliding-window layer stops adding once the sequence passes its window; use
     :func:`kv_cache_bytes` for a whole sequence.
     """
-    cfg = _cfg(cfg)
+    cfg = as_config(cfg)
     b = v.positive_number("bytes_per_element", bytes_per_element)
     return v.tensor_bytes(cfg.layers * _kv_values_per_layer(cfg), b)
 
@@ -129,7 +126,7 @@ def kv_cache_bytes_per_token_per_gpu(cfg: TransformerConfig, *, tp: int = 1,
     dimension", Ray Serve LLM docs, data parallel attention, 2025). DeepSeek-V3 on 8 GPUs:
     70,272 bytes per token on each GPU, not 8,784.
     """
-    cfg = _cfg(cfg)
+    cfg = as_config(cfg)
     t = v.positive_int("tp", tp)
     whole = kv_cache_bytes_per_token(cfg, bytes_per_element=bytes_per_element)
     if cfg.latent_attention:
@@ -144,7 +141,7 @@ def rotary_cache_bytes(cfg: TransformerConfig, *, bytes_per_element: float = 2) 
     (``max_position_embeddings``), copied on every GPU. vLLM builds it in the model's dtype:
     Llama 3.1 8B (131,072 positions x 128) holds 32 MiB, the difference between its 8.03 B
     parameters (14.96 GiB in BF16) and the 14.9888 GiB vLLM reports (issue #10517)."""
-    cfg = _cfg(cfg)
+    cfg = as_config(cfg)
     b = v.positive_number("bytes_per_element", bytes_per_element)
     rotary = cfg.qk_rope_head_dim if cfg.latent_attention else (cfg.head_dim or 0)
     return float(int(cfg.context or 0) * int(rotary) * b)
@@ -177,7 +174,7 @@ def kv_cache_bytes(
         Keep only the window in sliding-window layers (default). ``False`` counts every
         token in every layer, as a server that allocates the whole context does.
     """
-    cfg = _cfg(cfg)
+    cfg = as_config(cfg)
     s = v.positive_int("seq_len", seq_len)
     n = v.positive_int("batch", batch)
     b = v.positive_number("bytes_per_element", bytes_per_element)
@@ -214,7 +211,7 @@ def decode_weight_bytes(cfg: TransformerConfig, *, batch: int = 1,
     the weights (``param_count * bytes``). Mixtral 8x7B in BF16: 25.8 GB at batch 1 (its
     12.9B active parameters), 92.5 GB at batch 16, of 93.4 GB in all.
     """
-    cfg = _cfg(cfg)
+    cfg = as_config(cfg)
     b = v.positive_int("batch", batch)
     bpp = v.positive_number("bytes_per_param", bytes_per_param)
     total = param_count(cfg)
@@ -298,7 +295,7 @@ def model_prefill_flops(cfg: TransformerConfig, tokens: int, *, batch: int = 1) 
     latent attention's head sizes, windows capped). A dense model with full attention
     gives :func:`prefill_flops` with its shape. Times ``batch`` prompts.
     """
-    cfg = _cfg(cfg)
+    cfg = as_config(cfg)
     t = v.positive_int("tokens", tokens)
     b = v.positive_int("batch", batch)
     attention = t * forward_attention_flops_per_token(cfg, context=t)
@@ -325,7 +322,7 @@ def model_decode_flops(cfg: TransformerConfig, new_tokens: int, *, context_len: 
     counted as its heads attend after up-projection; kernels that absorb the up-projection
     into the query do other work for the same result.
     """
-    cfg = _cfg(cfg)
+    cfg = as_config(cfg)
     k = v.positive_int("new_tokens", new_tokens)
     c = v.nonneg_int("context_len", context_len)
     b = v.positive_int("batch", batch)
@@ -484,7 +481,7 @@ def model_decode_speed(cfg: TransformerConfig, *, batch: int, context: int,
     ``bytes_per_param``. Mixtral 8x7B on an H100 SXM (3.35 TB/s) in BF16 at batch 1: about
     130 tokens/s, the speed of a 12.9B dense model, not of a 46.7B one.
     """
-    cfg = _cfg(cfg)
+    cfg = as_config(cfg)
     ctx = v.positive_int("context", context)
     kv = kv_cache_bytes(cfg, seq_len=ctx, bytes_per_element=kv_bytes_per_element)
     return decode_speed(n_params=active_params(cfg),
@@ -506,7 +503,7 @@ def model_prefill_time(cfg: TransformerConfig, tokens: int, *, peak_flops: float
     weight of a dense model; the experts they reach, under uniform routing). A dense
     model with full attention gives :func:`prefill_time`.
     """
-    cfg = _cfg(cfg)
+    cfg = as_config(cfg)
     t = v.positive_int("tokens", tokens)
     b = v.positive_int("batch", batch)
     p = v.positive_number("peak_flops", peak_flops)
@@ -527,7 +524,7 @@ def model_compute_bound_batch(cfg: TransformerConfig, *, peak_flops: float, band
     ``N_total / N_active`` times later (Mixtral 8x7B on an H100 SXM: 1,071 sequences
     against 295). KV-cache reads are ignored, as in :func:`decode_compute_bound_batch`.
     """
-    cfg = _cfg(cfg)
+    cfg = as_config(cfg)
     dense = decode_compute_bound_batch(peak_flops=peak_flops, bandwidth=bandwidth,
                                        bytes_per_param=bytes_per_param)
     if not cfg.moe:
@@ -558,7 +555,7 @@ def model_attention_crossover_tokens(cfg: TransformerConfig) -> float | None:
     later, and never (``None``) when every layer is local and the window is too short for
     attention to catch up (Mistral 7B v0.1: 4,096 tokens, where 27,620 would be needed).
     """
-    cfg = _cfg(cfg)
+    cfg = as_config(cfg)
     per_key = 2 * cfg.heads * (cfg.head_dim + cfg.value_head_dim)  # type: ignore[operator]
     target = 2.0 * active_params(cfg) / per_key  # keys per token, summed over layers
     if not cfg.sliding_window or target <= cfg.layers * cfg.sliding_window:
@@ -573,7 +570,7 @@ def multi_head_equivalent(cfg: TransformerConfig) -> TransformerConfig:
     attention), to hold its KV cache against: ``kv_heads = heads``; latent attention
     replaced by heads of the value size ``d_h`` (DeepSeek-AI 2024a, Table 1 compares MLA's
     ``(d_c + d_R) * l`` with ``2 * n_h * d_h * l``). Windows are kept."""
-    cfg = _cfg(cfg)
+    cfg = as_config(cfg)
     if not cfg.latent_attention:
         return replace(cfg, kv_heads=cfg.heads, name=cfg.name + " (MHA)")
     return replace(cfg, kv_lora_rank=0, q_lora_rank=0, qk_rope_head_dim=0,
@@ -598,7 +595,7 @@ def max_concurrent_sequences(cfg: TransformerConfig, *, context: int, gpu_memory
     ValueError
         naming the argument (a non-positive context or memory, an unknown precision ...).
     """
-    cfg = _cfg(cfg)
+    cfg = as_config(cfg)
     ctx = v.positive_int("context", context)
     mem = v.positive_number("gpu_memory", gpu_memory)
     n = param_count(cfg)

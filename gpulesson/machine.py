@@ -53,6 +53,7 @@ import numpy as np
 from gpulesson import gemm, roofline, units
 from gpulesson.bench import BenchResult, benchmark, sizes_for
 from gpulesson.device import Device, cpu_device
+from gpulesson.hardware import SpecSheet
 
 __all__ = [
     "GEMM_DTYPES",
@@ -152,8 +153,9 @@ def copy_bytes_for(device: Device | None = None, *, cache_bytes: int | None = No
 
 
 @dataclass(frozen=True)
-class MachineSpec:
-    """Measured figures of one machine, with the attribute names of ``hardware.GPUSpec``.
+class MachineSpec(SpecSheet):
+    """Measured figures of one machine, with the attribute names of ``hardware.GPUSpec``
+    (both are a :class:`gpulesson.hardware.SpecSheet`).
 
     Attributes
     ----------
@@ -197,33 +199,12 @@ class MachineSpec:
         with medians and spreads.
     """
 
-    name: str
-    memory_bytes: int | None
-    bandwidth: float
-    peak_flops: Mapping[str, float]
-    tdp_watts: float | None = None
-    source: str = ""
-    sparse_flops: Mapping[str, float] = field(default_factory=dict)
-    other_flops: Mapping[str, float] = field(default_factory=dict)
-    vendor: str = ""
-    architecture: str = ""
-    memory_type: str = ""
-    released: str = ""
-    interconnect: str = ""
-    interconnect_bandwidth: float = 0.0
-    figure_sources: Mapping[str, str] = field(default_factory=dict)
-    notes: str = ""
+    scaleout_bandwidth: float = 0.0
     kind: str = "cpu"
     cores: int | None = None
     measurements: Mapping[str, BenchResult] = field(default_factory=dict)
     copy_bytes: int = 0
     cache_bytes: int | None = None
-    reported_memory_bytes: int | None = None
-    nvlink_domain: int = 1
-    scaleout_bandwidth: float = 0.0
-    compute_capability: str | None = None
-    sms: int | None = None
-    execution_note: str = ""
 
     def dense(self, dtype: str = "fp32") -> float:
         """Best measured GEMM FLOP/s for ``dtype``; ``KeyError`` listing those measured."""

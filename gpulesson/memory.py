@@ -295,11 +295,8 @@ def activation_bytes_per_layer(
     int
         Bytes per layer per GPU (exact).
     """
-    s = v.positive_int("seq_len", seq_len)
-    b = v.positive_int("batch", batch)
-    h = v.positive_int("hidden", hidden)
-    a = v.positive_int("heads", heads)
-    t = v.positive_int("tp", tp)
+    s, b, h, a, t = v.positive_ints(seq_len=seq_len, batch=batch, hidden=hidden, heads=heads,
+                                    tp=tp)
     v.boolean("sequence_parallel", sequence_parallel)
     mode = v.choice("recompute", recompute, RECOMPUTE_MODES)
     if a % t:

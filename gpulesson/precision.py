@@ -458,10 +458,8 @@ def groupwise_tensor_bytes(in_features: int, out_features: int, *, bits: int = 4
         when ``group_size`` does not divide ``in_features`` or the packed sizes are not
         whole bytes.
     """
-    n_in = v.positive_int("in_features", in_features)
-    n_out = v.positive_int("out_features", out_features)
-    b = v.positive_int("bits", bits)
-    g = v.positive_int("group_size", group_size)
+    n_in, n_out, b, g = v.positive_ints(in_features=in_features, out_features=out_features,
+                                        bits=bits, group_size=group_size)
     s = v.nonneg_int("scale_bits", scale_bits)
     z = v.nonneg_int("zero_point_bits", zero_point_bits)
     v.boolean("group_index", group_index)

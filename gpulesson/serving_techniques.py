@@ -89,9 +89,6 @@ __all__ = [
 ]
 
 
-_cfg = as_config
-
-
 def _per_prompt_token(cfg: TransformerConfig, prompt_tokens: int) -> float:
     """Forward FLOPs of one prompt token of a ``prompt_tokens``-long prompt: its weights and
     its attention to the whole prompt (the full score matrix, as
@@ -128,7 +125,7 @@ def prefill_flops_with_prefix(cfg: TransformerConfig, prompt_tokens: int, *,
     ValueError
         when ``cached_tokens`` is not between 0 and ``prompt_tokens - 1``.
     """
-    cfg = _cfg(cfg)
+    cfg = as_config(cfg)
     t, p = _cached(prompt_tokens, cached_tokens)
     b = v.positive_int("batch", batch)
     return b * (t - p) * _per_prompt_token(cfg, t)
@@ -147,7 +144,7 @@ def prefill_time_with_prefix(cfg: TransformerConfig, prompt_tokens: int, *,
     :func:`gpulesson.inference.model_prefill_time`; with all but the last token cached it
     is about one decode step.
     """
-    cfg = _cfg(cfg)
+    cfg = as_config(cfg)
     t, p = _cached(prompt_tokens, cached_tokens)
     peak = v.positive_number("peak_flops", peak_flops)
     bw = v.positive_number("bandwidth", bandwidth)
@@ -189,7 +186,7 @@ def prefix_cache_saving(cfg: TransformerConfig, prompt_tokens: int, *, hit_rate:
     "prefix cache hit rate" and DeepSeek's "56.3 % of input tokens hit the on-disk KV
     cache" count it.
     """
-    cfg = _cfg(cfg)
+    cfg = as_config(cfg)
     t = v.positive_int("prompt_tokens", prompt_tokens)
     h = v.fraction("hit_rate", hit_rate)
     p = min(math.floor(h * t), t - 1)
@@ -229,7 +226,7 @@ def conversations_with_shared_prefix(cfg: TransformerConfig, *, context: int,
         when ``shared_tokens`` is not between 0 and ``context - 1``, or for an unknown
         precision or a non-positive size.
     """
-    cfg = _cfg(cfg)
+    cfg = as_config(cfg)
     t = v.positive_int("context", context)
     p = v.nonneg_int("shared_tokens", shared_tokens)
     if p >= t:
@@ -321,11 +318,9 @@ def chunked_prefill(cfg: TransformerConfig, *, prompt_tokens: int, token_budget:
         when ``token_budget`` is not larger than ``decode_batch`` (a step must carry at
         least one prompt token), or for any non-positive size.
     """
-    cfg = _cfg(cfg)
-    t = v.positive_int("prompt_tokens", prompt_tokens)
-    budget = v.positive_int("token_budget", token_budget)
-    b = v.positive_int("decode_batch", decode_batch)
-    ctx = v.positive_int("context", context)
+    cfg = as_config(cfg)
+    t, budget, b, ctx = v.positive_ints(prompt_tokens=prompt_tokens, token_budget=token_budget,
+                                        decode_batch=decode_batch, context=context)
     peak = v.positive_number("peak_flops", peak_flops)
     bw = v.positive_number("bandwidth", bandwidth)
     bpp = v.positive_number("bytes_per_param", bytes_per_param)

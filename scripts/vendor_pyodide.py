@@ -64,11 +64,8 @@ def vendor(node_modules: Path, out: Path, *, snapshot: bool = True) -> dict[str,
 
     Parameters
     ----------
-    node_modules:
-        the ``node_modules`` folder written by ``npm ci``.
-    out:
-        the ``_vendor`` folder (the root of the extra files published with the site).
-
+    node_modules, out:
+        as for :func:`vendor_js.vendor` (the folder ``npm ci`` wrote; the ``_vendor`` folder).
     snapshot:
         whether to make the start-up snapshot (it needs Node and the real runtime).
 

@@ -117,39 +117,44 @@ def _mm_bytes(s: Mapping[str, int]) -> int:
     return (s["m"] * s["k"] + s["k"] * s["n"] + s["m"] * s["n"]) * F32
 
 
-_MATMUL = KernelTask(
-    name="matmul_tiled", title=f"C = A @ B with {TILE} × {TILE} tiles in shared memory",
-    signature=("A", "B", "C"), inputs=("A", "B"), outputs=("C",), shapes=_MATMUL_SHAPES,
-    arguments=_mm_arguments, launch=_mm_launch,
-    expected=lambda a: {"C": _mm(a["A"], a["B"])},
-    launch_text=(f"TILE = {TILE}: blocks of {TILE} × {TILE} threads, one per element of a "
-                 "tile of C; x runs along the columns of C, y along its rows"),
-    predicted_bytes=_mm_bytes,
-)
+def _matmul_task(name: str, title: str, launch_text: str) -> KernelTask:
+    """C = A @ B on the matmul shapes, one thread per element of C."""
+    return KernelTask(
+        name=name, title=title, signature=("A", "B", "C"), inputs=("A", "B"), outputs=("C",),
+        shapes=_MATMUL_SHAPES, arguments=_mm_arguments, launch=_mm_launch,
+        expected=lambda a: {"C": _mm(a["A"], a["B"])}, launch_text=launch_text,
+        predicted_bytes=_mm_bytes,
+    )
 
-_MATMUL_NAIVE = KernelTask(
-    name="matmul_naive", title="C = A @ B, one element of C per thread",
-    signature=("A", "B", "C"), inputs=("A", "B"), outputs=("C",), shapes=_MATMUL_SHAPES,
-    arguments=_mm_arguments, launch=_mm_launch,
-    expected=lambda a: {"C": _mm(a["A"], a["B"])},
-    launch_text=(f"blocks of {TILE} × {TILE} threads, one per element of C; x runs along the "
-                 "columns of C, y along its rows"),
-    predicted_bytes=_mm_bytes,
-)
 
-_SUM = KernelTask(
-    name="sum_kernel", title="out[0] = the sum of x",
-    signature=("x", "out"), inputs=("x",), outputs=("out",),
-    shapes=(("n = 128 (2 full blocks)", {"n": 128}),
-            ("n = 200 (4 blocks, the last one ragged)", {"n": 200})),
-    arguments=lambda s, rng: {"x": ints(rng, s["n"]), "out": zeros(1)},
-    launch=lambda s: (blocks(s["n"], SUM_BLOCK), SUM_BLOCK),
-    expected=lambda a: {"out": [sum(a["x"].data)]},
-    fills_outputs=False,
-    launch_text=(f"{SUM_BLOCK} threads per block, ⌈n / {SUM_BLOCK}⌉ blocks; out holds one "
-                 "zero when the kernel starts"),
-    performance=("divergence",), predicted_bytes=lambda s: s["n"] * F32,
-)
+_MATMUL = _matmul_task(
+    "matmul_tiled", f"C = A @ B with {TILE} × {TILE} tiles in shared memory",
+    f"TILE = {TILE}: blocks of {TILE} × {TILE} threads, one per element of a tile of C; x "
+    "runs along the columns of C, y along its rows")
+_MATMUL_NAIVE = _matmul_task(
+    "matmul_naive", "C = A @ B, one element of C per thread",
+    f"blocks of {TILE} × {TILE} threads, one per element of C; x runs along the columns of "
+    "C, y along its rows")
+
+
+def _sum_task(name: str, title: str, threads: str,
+              performance: tuple[str, ...]) -> KernelTask:
+    """A reduction of x into out[0]; ``threads`` says more of a block's threads, if needed."""
+    return KernelTask(
+        name=name, title=title, signature=("x", "out"), inputs=("x",), outputs=("out",),
+        shapes=(("n = 128 (2 full blocks)", {"n": 128}),
+                ("n = 200 (4 blocks, the last one ragged)", {"n": 200})),
+        arguments=lambda s, rng: {"x": ints(rng, s["n"]), "out": zeros(1)},
+        launch=lambda s: (blocks(s["n"], SUM_BLOCK), SUM_BLOCK),
+        expected=lambda a: {"out": [sum(a["x"].data)]},
+        fills_outputs=False,
+        launch_text=(f"{SUM_BLOCK} threads per block{threads}, ⌈n / {SUM_BLOCK}⌉ blocks; out "
+                     "holds one zero when the kernel starts"),
+        performance=performance, predicted_bytes=lambda s: s["n"] * F32,
+    )
+
+
+_SUM = _sum_task("sum_kernel", "out[0] = the sum of x", "", ("divergence",))
 
 _DOT = KernelTask(
     name="dot", title="out[0] = the dot product of a and b",
@@ -166,19 +171,8 @@ _DOT = KernelTask(
     performance=("uncoalesced", "divergence"), predicted_bytes=lambda s: 2 * s["n"] * F32,
 )
 
-_WARP_SUM = KernelTask(
-    name="warp_sum", title="out[0] = the sum of x, each warp reducing with shuffles",
-    signature=("x", "out"), inputs=("x",), outputs=("out",),
-    shapes=(("n = 128 (2 full blocks)", {"n": 128}),
-            ("n = 200 (4 blocks, the last one ragged)", {"n": 200})),
-    arguments=lambda s, rng: {"x": ints(rng, s["n"]), "out": zeros(1)},
-    launch=lambda s: (blocks(s["n"], SUM_BLOCK), SUM_BLOCK),
-    expected=lambda a: {"out": [sum(a["x"].data)]},
-    fills_outputs=False,
-    launch_text=(f"{SUM_BLOCK} threads per block (2 warps), ⌈n / {SUM_BLOCK}⌉ blocks; out "
-                 "holds one zero when the kernel starts"),
-    performance=("uncoalesced",), predicted_bytes=lambda s: s["n"] * F32,
-)
+_WARP_SUM = _sum_task("warp_sum", "out[0] = the sum of x, each warp reducing with shuffles",
+                      " (2 warps)", ("uncoalesced",))
 
 _SAXPY = KernelTask(
     name="saxpy", title="y = a·x + y with a grid-stride loop",
@@ -194,35 +188,43 @@ _SAXPY = KernelTask(
     performance=("uncoalesced",), predicted_bytes=lambda s: 3 * s["n"] * F32,
 )
 
-_COPY = KernelTask(
-    name="copy_matrix", title="out = x for a row-major matrix, coalesced",
-    signature=("x", "out"), inputs=("x",), outputs=("out",),
-    shapes=(("32 × 32 (2 × 2 full blocks)", {"rows": 32, "cols": 32}),
-            ("20 × 20 (ragged)", {"rows": 20, "cols": 20})),
-    arguments=lambda s, rng: {"x": ints(rng, (s["rows"], s["cols"])),
-                              "out": nan((s["rows"], s["cols"]))},
+def _matrix_task(name: str, title: str, shapes: Any, values: Any, *, transposed: bool = False,
+                 **fields: Any) -> KernelTask:
+    """A kernel that reads the rows × cols matrix x (``values(rng, shape)``) and writes out
+    (its transpose's shape if ``transposed``), each once: ``2 * rows * cols * 4`` bytes."""
+    def arguments(s: Mapping[str, int], rng: Any) -> dict[str, Any]:
+        out = (s["cols"], s["rows"]) if transposed else (s["rows"], s["cols"])
+        return {"x": values(rng, (s["rows"], s["cols"])), "out": nan(out)}
+
+    return KernelTask(
+        name=name, title=title, signature=("x", "out"), inputs=("x",), outputs=("out",),
+        shapes=shapes, arguments=arguments,
+        predicted_bytes=lambda s: 2 * s["rows"] * s["cols"] * F32, **fields)
+
+
+_COPY = _matrix_task(
+    "copy_matrix", "out = x for a row-major matrix, coalesced",
+    (("32 × 32 (2 × 2 full blocks)", {"rows": 32, "cols": 32}),
+     ("20 × 20 (ragged)", {"rows": 20, "cols": 20})), ints,
     launch=lambda s: ((blocks(s["cols"], COPY_BLOCK[0]), blocks(s["rows"], COPY_BLOCK[1])),
                       COPY_BLOCK),
     expected=lambda a: {"out": list(a["x"].data)},
     launch_text=f"blocks of {COPY_BLOCK[0]} × {COPY_BLOCK[1]} threads covering the matrix",
-    performance=("uncoalesced",), predicted_bytes=lambda s: 2 * s["rows"] * s["cols"] * F32,
+    performance=("uncoalesced",),
 )
 
 
 def _transpose_task(name: str, title: str, performance: tuple[str, ...]) -> KernelTask:
     tile = TRANSPOSE_TILE
-    return KernelTask(
-        name=name, title=title, signature=("x", "out"), inputs=("x",), outputs=("out",),
-        shapes=(("x of 32 × 64 (whole tiles)", {"rows": 32, "cols": 64}),
-                ("x of 40 × 36 (ragged tiles)", {"rows": 40, "cols": 36})),
-        arguments=lambda s, rng: {"x": ints(rng, (s["rows"], s["cols"])),
-                                  "out": nan((s["cols"], s["rows"]))},
+    return _matrix_task(
+        name, title, (("x of 32 × 64 (whole tiles)", {"rows": 32, "cols": 64}),
+                      ("x of 40 × 36 (ragged tiles)", {"rows": 40, "cols": 36})),
+        ints, transposed=True,
         launch=lambda s: ((blocks(s["cols"], tile), blocks(s["rows"], tile)), (tile, tile)),
         expected=lambda a: {"out": _transpose(a["x"])},
         launch_text=(f"TILE = {tile}: blocks of {tile} × {tile} threads over x (rows × "
                      "columns); x runs along the columns of x"),
-        performance=performance,
-        predicted_bytes=lambda s: 2 * s["rows"] * s["cols"] * F32)
+        performance=performance)
 
 
 _TRANSPOSE_NAIVE = _transpose_task("transpose_naive", "out = xᵀ, one element per thread", ())
@@ -235,17 +237,13 @@ _TRANSPOSE_PADDED = _transpose_task(
 
 
 def _row_task(name: str, title: str, expected: Any, rtol: float, atol: float) -> KernelTask:
-    return KernelTask(
-        name=name, title=title, signature=("x", "out"), inputs=("x",), outputs=("out",),
-        shapes=(("4 rows of 64", {"rows": 4, "cols": 64}),
-                ("3 rows of 50 (ragged: not a multiple of 32)", {"rows": 3, "cols": 50})),
-        arguments=lambda s, rng: {"x": floats(rng, (s["rows"], s["cols"])),
-                                  "out": nan((s["rows"], s["cols"]))},
-        launch=lambda s: (s["rows"], ROW_THREADS),
+    return _matrix_task(
+        name, title, (("4 rows of 64", {"rows": 4, "cols": 64}),
+                      ("3 rows of 50 (ragged: not a multiple of 32)", {"rows": 3, "cols": 50})),
+        floats, launch=lambda s: (s["rows"], ROW_THREADS),
         expected=lambda a: {"out": expected(a["x"])},
         launch_text=f"one block of {ROW_THREADS} threads (one warp) per row",
-        performance=("uncoalesced",),
-        predicted_bytes=lambda s: 2 * s["rows"] * s["cols"] * F32, rtol=rtol, atol=atol)
+        performance=("uncoalesced",), rtol=rtol, atol=atol)
 
 
 _SOFTMAX = _row_task("softmax_rows", "the softmax of every row", _softmax, 1e-4, 1e-6)

@@ -118,6 +118,30 @@ class Finding:
         return f"{self.message}{more}"
 
 
+def show_index(index: Any) -> str:
+    """An index as it stands between brackets: ``3`` or ``1, 2``."""
+    if isinstance(index, tuple):
+        return ", ".join(str(i) for i in index)
+    return str(index)
+
+
+def out_of_bounds(thread: ThreadId, verb: str, name: str, shape: tuple[int, ...],
+                  idx: tuple[int, ...], axis: int, site: Site | None,
+                  negative: str) -> Finding:
+    """The finding for ``thread`` reading or writing (``verb``) ``name[idx]`` outside its
+    ``shape`` at ``axis``: the elements a one-dimensional array has, or the bound of the
+    axis; ``negative`` says where a negative index of a one-dimensional array goes."""
+    i, n = idx[axis], shape[axis]
+    if len(shape) == 1:
+        where = f"{name} has {n} elements, 0 to {n - 1}" if i >= 0 else negative
+    else:
+        where = (f"{name} has shape {shape}, so index {axis} must be "
+                 + (f"below {n}" if i >= 0 else "at least 0"))
+    return Finding("out_of_bounds", f"{thread} {verb} {name}[{show_index(idx)}] but {where}"
+                   + (f" ({site})" if site else ""), array=name, index=idx, thread=thread,
+                   site=site)
+
+
 @dataclass(frozen=True)
 class CaseResult:
     """One launch of a check: the shape it ran, the schedule, and what it found."""

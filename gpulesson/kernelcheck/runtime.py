@@ -39,17 +39,19 @@ import math
 import sys
 import time
 import types
-from collections.abc import Callable
-from dataclasses import dataclass, replace
-from typing import Any
+from collections.abc import Callable, Container, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, TypeVar
 
 from gpulesson.kernelcheck import arrays
 from gpulesson.kernelcheck.arrays import DTYPES, DeviceArray, dtype_name
-from gpulesson.kernelcheck.findings import Finding, Site, ThreadId
+from gpulesson.kernelcheck.findings import Finding, Site, ThreadId, out_of_bounds, show_index
 from gpulesson.kernelcheck.transform import SiteInfo
 
-__all__ = ["MAX_THREADS", "SCHEDULES", "TIME_BUDGET", "Budget", "DeviceCuda", "Launch",
+__all__ = ["MAX_THREADS", "SCHEDULES", "TIME_BUDGET", "Budget", "DeviceCuda", "Launch", "Run",
            "launch_shape", "python_function"]
+
+T = TypeVar("T")
 
 #: Thread orders a run can use.
 SCHEDULES = ("sequential", "reverse")
@@ -73,6 +75,30 @@ class _Stop(BaseException):
 
 class _Expired(BaseException):
     """The run has used its time budget: every thread stops."""
+
+
+@dataclass(frozen=True)
+class Run:
+    """The result of a run (:func:`gpulesson.kernelcheck.scheduler.run_kernel`, or the
+    simulator's cross-check): the arrays after the kernel (by parameter name), what was
+    found, and who wrote each output element last; ``trace``, where one was kept, the
+    scheduler's record of the run."""
+
+    arrays: Mapping[str, Any]
+    findings: tuple[Finding, ...]
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    schedule: str
+    writers: Mapping[str, Mapping[int, tuple[ThreadId, Site | None]]]
+    trace: Any = field(default=None, repr=False, compare=False)
+
+    @property
+    def ok(self) -> bool:
+        return not self.findings
+
+    def writer(self, name: str, flat: int) -> tuple[ThreadId, Site | None] | None:
+        """The thread that last wrote element ``flat`` (C order) of array ``name``."""
+        return self.writers.get(name, {}).get(flat)
 
 
 @dataclass
@@ -300,15 +326,53 @@ def _numba_namespace(device: DeviceCuda) -> types.SimpleNamespace:
 # A launch
 
 
-class Launch:
+class FindingLog:
+    """The findings of one run: each kind at most :data:`MAX_FINDINGS` times, each once per
+    key with its repeats counted."""
+
+    def __init__(self) -> None:
+        self.found: dict[tuple, list] = {}  # (kind, key) -> [Finding, count]
+
+    def report(self, kind: str, key: Any, make: Callable[[], Finding] | Finding) -> None:
+        """Record a finding of ``kind`` once per ``key`` (``make``: the finding, or a function
+        that makes it); count the repeats."""
+        slot = self.found.get((kind, key))
+        if slot is not None:
+            slot[1] += 1
+        elif sum(1 for k, _ in self.found if k == kind) < MAX_FINDINGS:
+            self.found[(kind, key)] = [make if isinstance(make, Finding) else make(), 1]
+
+    def findings(self) -> tuple[Finding, ...]:
+        return tuple(f if n == 1 else replace(f, count=n) for f, n in self.found.values())
+
+
+def kernel_site(files: Container[str], cache: dict[tuple[str, int], T],
+                make: Callable[[types.CodeType, int], T]) -> T | None:
+    """What ``make(code, line)`` says of the kernel's line that runs now, made once per line
+    and kept in ``cache``; ``None`` outside the kernel. The line is that of the innermost
+    frame of the kernel's own code (a file of ``files``), seen from the caller of the
+    method that calls this."""
+    frame: types.FrameType | None = sys._getframe(3)
+    while frame is not None and frame.f_code.co_filename not in files:
+        frame = frame.f_back
+    if frame is None:
+        return None
+    key = (frame.f_code.co_filename, frame.f_lineno)
+    hit = cache.get(key)
+    if hit is None:
+        hit = cache[key] = make(frame.f_code, frame.f_lineno)
+    return hit
+
+
+class Launch(FindingLog):
     """One run of a kernel: the threads, the one running now, what was found, what the
     counters need."""
 
     def __init__(self, grid: tuple[int, int, int], block_dim: tuple[int, int, int],
                  schedule: str, budget: Budget, count: bool) -> None:
+        super().__init__()
         self.grid, self.block_dim, self.schedule = grid, block_dim, schedule
         self.budget, self.count = budget, count
-        self.found: dict[tuple, list] = {}
         self.current: _Thread | None = None
         self.sites: dict[int, SiteInfo] = {}
         self.extra_sites: dict[tuple[str, int], int] = {}
@@ -323,18 +387,6 @@ class Launch:
         self.exited_blocks: set[int] = set()
 
     # findings -------------------------------------------------------------------
-    def report(self, kind: str, key: Any, make: Callable[[], Finding] | Finding) -> None:
-        """Record a finding of ``kind`` once per ``key`` (``make``: the finding, or a function
-        that makes it); count the repeats."""
-        slot = self.found.get((kind, key))
-        if slot is not None:
-            slot[1] += 1
-        elif sum(1 for k, _ in self.found if k == kind) < MAX_FINDINGS:
-            self.found[(kind, key)] = [make if isinstance(make, Finding) else make(), 1]
-
-    def findings(self) -> tuple[Finding, ...]:
-        return tuple(f if n == 1 else replace(f, count=n) for f, n in self.found.values())
-
     def site(self, sid: int | None) -> Site | None:
         if sid is None:
             sid = self.frame_site()
@@ -345,20 +397,15 @@ class Launch:
 
     def frame_site(self) -> int | None:
         """A site for the kernel's line running now (for a call the rewrite did not see)."""
-        frame = sys._getframe(2)
-        files = self._files
-        while frame is not None and frame.f_code.co_filename not in files:
-            frame = frame.f_back
-        if frame is None:
-            return None
-        key = (frame.f_code.co_filename, frame.f_lineno)
-        sid = self.extra_sites.get(key)
-        if sid is None:
-            sid = self.extra_sites[key] = -1 - len(self.extra_sites)
-            text = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
-            name = frame.f_code.co_name
-            self.sites[sid] = SiteInfo(frame.f_lineno, 0, "call", (), text, name,
-                                       self.def_lines.get(name, frame.f_code.co_firstlineno))
+        return kernel_site(self._files, self.extra_sites, self._new_site)
+
+    def _new_site(self, code: types.CodeType, lineno: int) -> int:
+        """A site number (negative: the rewrite did not number it) for line ``lineno``."""
+        sid = -1 - len(self.extra_sites)
+        text = linecache.getline(code.co_filename, lineno).strip()
+        name = code.co_name
+        self.sites[sid] = SiteInfo(lineno, 0, "call", (), text, name,
+                                   self.def_lines.get(name, code.co_firstlineno))
         return sid
 
     _files: tuple[str, ...] = ()
@@ -418,7 +465,7 @@ class Launch:
         idx = []
         for part in parts:
             if isinstance(part, bool) or not hasattr(part, "__index__"):
-                self.unsupported(f"{verb} {a.name}[{_show(index)}]: the checker follows "
+                self.unsupported(f"{verb} {a.name}[{show_index(index)}]: the checker follows "
                                  "integer indexes only (a[i] or a[i, j]), not slices or "
                                  "floats")
             idx.append(part.__index__())
@@ -440,17 +487,9 @@ class Launch:
     def _out_of_bounds(self, a: DeviceArray, idx: tuple[int, ...], axis: int, verb: str,
                        sid: int | None) -> int:
         t, site = self.current, self.site(sid)
-        i, n = idx[axis], a.shape[axis]
-        if a.ndim == 1:
-            where = (f"{a.name} has {n} elements, 0 to {n - 1}" if i >= 0 else
-                     "a negative index, which on a GPU reaches the memory before the array")
-        else:
-            where = (f"{a.name} has shape {a.shape}, so index {axis} must be "
-                     + (f"below {n}" if i >= 0 else "at least 0"))
-        self.report("out_of_bounds", (a.name, verb, site), lambda: Finding(
-            "out_of_bounds", f"{t.ident} {verb} {a.name}[{_show(idx)}] but {where}"
-            + (f" ({site})" if site else ""), array=a.name, index=idx, thread=t.ident,
-            site=site))
+        self.report("out_of_bounds", (a.name, verb, site), lambda: out_of_bounds(
+            t.ident, verb, a.name, a.shape, idx, axis, site,
+            "a negative index, which on a GPU reaches the memory before the array"))
         raise _Stop
 
     def ld(self, a: Any, index: Any, sid: int) -> Any:
@@ -585,14 +624,10 @@ class Launch:
                 "uninitialized", f"{t.ident} read shared {a.name}[{_flat_show(a, flat)}] "
                 f"({site}) before any thread of its block wrote it", array=a.name,
                 index=_flat_index(a, flat), thread=t.ident, site=site))
-        writes, atomics = a.writes.get(flat), a.atomics.get(flat)
-        if writes and (other := _unordered(writes, t)):
-            self._race(a, flat, t, kind, sid, other, "write")
-        elif kind != "atomic" and atomics and (other := _unordered(atomics, t)):
-            self._race(a, flat, t, kind, sid, other, "atomic")
-        elif kind != "read" and (reads := a.reads.get(flat)) and (
-                other := _unordered(reads, t)):
-            self._race(a, flat, t, kind, sid, other, "read")
+        race = race_with(kind, t, t.bidx, a.writes.get(flat), a.atomics.get(flat),
+                         a.reads.get(flat))
+        if race:
+            self._race(a, flat, t, kind, sid, *race)
         table = a.reads if kind == "read" else a.writes if kind == "write" else a.atomics
         entries = table.setdefault(flat, {}).setdefault(t.bidx, {}).setdefault(t.epoch, [])
         if len(entries) < 2 and all(e[0] is not t for e in entries):
@@ -639,11 +674,26 @@ def _pad(values: tuple[int, ...], n: int) -> tuple[int, ...]:
     return (*values, *(0,) * n)[:n]
 
 
-def _unordered(table: dict, t: _Thread) -> tuple | None:
+def race_with(kind: str, t: Any, block: int, writes: dict | None, atomics: dict | None,
+              reads: dict | None) -> tuple[tuple, str] | None:
+    """The earlier access to one element that races with thread ``t`` (of ``block``) making
+    a ``kind`` access now, and that access's kind: a write, an atomic update (unless this
+    is one too) or, for a write, a read, that no barrier orders with this one. Each table
+    holds one kind of access to the element, block -> epoch -> entries (thread first)."""
+    if writes and (other := _unordered(writes, t, block)):
+        return other, "write"
+    if kind != "atomic" and atomics and (other := _unordered(atomics, t, block)):
+        return other, "atomic"
+    if kind != "read" and reads and (other := _unordered(reads, t, block)):
+        return other, "read"
+    return None
+
+
+def _unordered(table: dict, t: Any, block: int) -> tuple | None:
     """An access in ``table`` (block -> epoch -> entries) by another thread that no barrier
-    orders with thread ``t``'s access now, if any."""
-    for block, epochs in table.items():
-        if block != t.bidx:
+    orders with the access thread ``t`` of ``block`` makes now, if any."""
+    for other_block, epochs in table.items():
+        if other_block != block:
             for entries in epochs.values():
                 return entries[0]
         else:
@@ -660,12 +710,6 @@ def _round_up(value: int, unit: int) -> int:
 def _target_name(text: str) -> str | None:
     head = text.split("=", 1)[0].strip() if "=" in text else ""
     return head if head.isidentifier() else None
-
-
-def _show(index: Any) -> str:
-    if isinstance(index, tuple):
-        return ", ".join(str(i) for i in index)
-    return str(index)
 
 
 def _flat_index(a: DeviceArray, flat: int) -> tuple[int, ...]:

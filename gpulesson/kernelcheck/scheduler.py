@@ -17,11 +17,10 @@ import math
 import sys
 import types
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from gpulesson.kernelcheck.arrays import DTYPES, DeviceArray, Scalar, as_device
-from gpulesson.kernelcheck.findings import Finding, Site, ThreadId
+from gpulesson.kernelcheck.findings import Finding, Site
 from gpulesson.kernelcheck.runtime import (
     GLOBAL_ALIGNMENT,
     MAX_RANGE,
@@ -29,6 +28,7 @@ from gpulesson.kernelcheck.runtime import (
     Budget,
     DeviceCuda,
     Launch,
+    Run,
     _Blocked,
     _Expired,
     _numba_namespace,
@@ -400,28 +400,6 @@ def _close(launch: Launch, threads: Iterable[_Thread]) -> None:
 
 # ---------------------------------------------------------------------------------------
 # Running
-
-
-@dataclass(frozen=True)
-class Run:
-    """The result of :func:`run_kernel`: the arrays after the kernel (by parameter name),
-    what was found, and who wrote each output element last."""
-
-    arrays: Mapping[str, DeviceArray]
-    findings: tuple[Finding, ...]
-    grid: tuple[int, int, int]
-    block: tuple[int, int, int]
-    schedule: str
-    writers: Mapping[str, Mapping[int, tuple[ThreadId, Site | None]]]
-    trace: Any = field(default=None, repr=False, compare=False)
-
-    @property
-    def ok(self) -> bool:
-        return not self.findings
-
-    def writer(self, name: str, flat: int) -> tuple[ThreadId, Site | None] | None:
-        """The thread that last wrote element ``flat`` (C order) of array ``name``."""
-        return self.writers.get(name, {}).get(flat)
 
 
 def run_kernel(kernel: Any, grid: Any, block: Any, *args: Any,

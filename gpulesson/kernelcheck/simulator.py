@@ -42,18 +42,22 @@ import sys
 import threading
 import types
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
 from typing import Any
 
-from gpulesson.kernelcheck.findings import Finding, Site, ThreadId
-from gpulesson.kernelcheck.runtime import launch_shape, python_function
+from gpulesson.kernelcheck.findings import Finding, Site, ThreadId, out_of_bounds, show_index
+from gpulesson.kernelcheck.runtime import (
+    FindingLog,
+    Run,
+    kernel_site,
+    launch_shape,
+    python_function,
+    race_with,
+)
 
 __all__ = ["SCHEDULES", "Run", "launch_shape", "python_function", "run_kernel"]
 
 #: Thread orders a run can use.
 SCHEDULES = ("sequential", "reverse", "interleaved")
-#: Findings of one kind kept per run (the others only counted).
-MAX_FINDINGS = 20
 #: Array accesses one thread may make before it is stopped as a runaway.
 MAX_ACCESSES = 200_000
 #: Seconds the scheduler waits for one thread to reach a barrier or finish.
@@ -137,15 +141,15 @@ class _Worker(threading.Thread):
             raise _Stop
 
 
-class _Launch:
+class _Launch(FindingLog):
     """The state of one run: the threads, the one running now, what was found."""
 
     def __init__(self, fn: types.FunctionType, grid: tuple[int, int, int],
                  block_dim: tuple[int, int, int], schedule: str, threaded: bool) -> None:
+        super().__init__()
         self.fn, self.grid, self.block_dim = fn, grid, block_dim
         self.schedule, self.threaded = schedule, threaded
         self.preempt = schedule == "interleaved"
-        self.found: dict[tuple, list] = {}  # (kind, key) -> [Finding, count]
         self.current: _Thread | None = None
         self.back = threading.Lock()
         self.back.acquire()
@@ -157,30 +161,9 @@ class _Launch:
         self.files: set[str] = set()
 
     # findings ---------------------------------------------------------------
-    def report(self, kind: str, key: Any, make: Callable[[], Finding]) -> None:
-        """Record a finding of ``kind`` once per ``key``; count the repeats."""
-        slot = self.found.get((kind, key))
-        if slot is not None:
-            slot[1] += 1
-        elif sum(1 for k, _ in self.found if k == kind) < MAX_FINDINGS:
-            self.found[(kind, key)] = [make(), 1]
-
-    def findings(self) -> tuple[Finding, ...]:
-        return tuple(f if n == 1 else replace(f, count=n) for f, n in self.found.values())
-
     def site(self) -> Site | None:
         """The line of the kernel (or of a device function) that is running now."""
-        frame = sys._getframe(2)
-        files = self.files
-        while frame is not None and frame.f_code.co_filename not in files:
-            frame = frame.f_back
-        if frame is None:
-            return None
-        key = (frame.f_code.co_filename, frame.f_lineno)
-        hit = self._sites.get(key)
-        if hit is None:
-            hit = self._sites[key] = _site(frame.f_code, frame.f_lineno)
-        return hit
+        return kernel_site(self.files, self._sites, _site)
 
     # running ----------------------------------------------------------------
     def body(self, t: _Thread) -> None:
@@ -253,20 +236,6 @@ def _error_site(files: set[str], error: BaseException) -> Site | None:
 # Arrays seen through the checker
 
 
-def _unordered(table: dict, t: _Thread) -> tuple | None:
-    """An access in ``table`` (block -> epoch -> [(thread, site), ...]) by another thread
-    that no barrier orders with thread ``t``'s access now, if any."""
-    for block, epochs in table.items():
-        if block != t.block_index:
-            for entries in epochs.values():
-                return entries[0]
-        else:
-            for other in epochs.get(t.epoch, ()):
-                if other[0] is not t:
-                    return other
-    return None
-
-
 def _remember(table: dict, t: _Thread, site: Site | None) -> None:
     entries = table.setdefault(t.block_index, {}).setdefault(t.epoch, [])
     if len(entries) < 2 and all(e[0] is not t for e in entries):
@@ -304,7 +273,7 @@ class TracedArray:
         idx = []
         for part in parts:
             if isinstance(part, bool) or not hasattr(part, "__index__"):
-                self._unsupported(f"{verb} {self.name}[{_show(index)}]: the checker follows "
+                self._unsupported(f"{verb} {self.name}[{show_index(index)}]: the checker follows "
                                   "integer indexes only (a[i] or a[i, j]), not slices")
             idx.append(part.__index__())
         if len(idx) != self.ndim:
@@ -324,17 +293,9 @@ class TracedArray:
     def _out_of_bounds(self, idx: tuple[int, ...], axis: int, verb: str) -> None:
         t, launch = self.launch.current, self.launch
         site = launch.site()
-        i, n = idx[axis], self.shape[axis]
-        if self.ndim == 1:
-            where = (f"{self.name} has {n} elements, 0 to {n - 1}" if i >= 0 else
-                     "a negative index, which Numba wraps around to the end of the array")
-        else:
-            where = (f"{self.name} has shape {self.shape}, so index {axis} must be "
-                     + (f"below {n}" if i >= 0 else "at least 0"))
-        launch.report("out_of_bounds", (self.name, verb, site), lambda: Finding(
-            "out_of_bounds", f"{t.ident} {verb} {self.name}[{_show(idx)}] but {where}"
-            + (f" ({site})" if site else ""), array=self.name, index=idx, thread=t.ident,
-            site=site))
+        launch.report("out_of_bounds", (self.name, verb, site), lambda: out_of_bounds(
+            t.ident, verb, self.name, self.shape, idx, axis, site,
+            "a negative index, which Numba wraps around to the end of the array"))
         raise _Stop
 
     def _unsupported(self, text: str) -> None:
@@ -352,7 +313,7 @@ class TracedArray:
         why = ("with no cuda.syncthreads() between them" if same_block else
                "and their blocks run in no fixed order, with no way to wait for each other")
         launch.report("race", (self.name, o_site, site), lambda: Finding(
-            "race", f"race on {self.space} {self.name}[{_show(idx)}]: {o_thread.ident} "
+            "race", f"race on {self.space} {self.name}[{show_index(idx)}]: {o_thread.ident} "
             f"{other_verb} it ({o_site}) and {t.ident} {verb} it ({site}), {why}",
             array=self.name, index=idx, thread=t.ident, site=site))
 
@@ -361,26 +322,23 @@ class TracedArray:
         if self.space == "shared" and kind == "read" and not self.written[flat]:
             site = self.launch.site()
             self.launch.report("uninitialized", (self.name, site), lambda: Finding(
-                "uninitialized", f"{t.ident} read shared {self.name}[{_show(idx)}] ({site}) "
+                "uninitialized", f"{t.ident} read shared {self.name}[{show_index(idx)}] ({site}) "
                 "before any thread of its block wrote it", array=self.name, index=idx,
                 thread=t.ident, site=site))
         if self.read_only:
             if kind != "read":
                 site = site or self.launch.site()
                 self.launch.report("input_written", self.name, lambda: Finding(
-                    "input_written", f"{t.ident} wrote {self.name}[{_show(idx)}] ({site}), "
+                    "input_written", f"{t.ident} wrote {self.name}[{show_index(idx)}] ({site}), "
                     f"but {self.name} is an input: write the result to the output array",
                     array=self.name, index=idx, thread=t.ident, site=site))
             return
         site = site or self.launch.site()
-        writes, atomics, reads = self.writes.get(flat), self.atomics.get(flat), None
-        if writes and (other := _unordered(writes, t)):
-            self._race(t, _VERBS[kind], other, "wrote", idx)
-        elif kind != "atomic" and atomics and (other := _unordered(atomics, t)):
-            self._race(t, _VERBS[kind], other, "updated atomically", idx)
-        elif kind != "read" and (reads := self.reads.get(flat)) and (
-                other := _unordered(reads, t)):
-            self._race(t, _VERBS[kind], other, "read", idx)
+        race = race_with(kind, t, t.block_index, self.writes.get(flat), self.atomics.get(flat),
+                         self.reads.get(flat))
+        if race:
+            other, other_kind = race
+            self._race(t, _VERBS[kind], other, _VERBS[other_kind], idx)
         table = {"read": self.reads, "write": self.writes, "atomic": self.atomics}[kind]
         _remember(table.setdefault(flat, {}), t, site)
         if kind != "read":
@@ -412,12 +370,6 @@ class TracedArray:
 
 
 _VERBS = {"read": "read", "write": "wrote", "atomic": "updated atomically"}
-
-
-def _show(index: Any) -> str:
-    if isinstance(index, tuple):
-        return ", ".join(str(i) for i in index)
-    return str(index)
 
 
 # ---------------------------------------------------------------------------------------
@@ -552,27 +504,6 @@ def _bind(fn: types.FunctionType, fake: Any, done: dict[int, types.FunctionType]
 
 # ---------------------------------------------------------------------------------------
 # Running
-
-
-@dataclass(frozen=True)
-class Run:
-    """The result of :func:`run_kernel`: the arrays after the kernel, what was found, and
-    who wrote each output element last."""
-
-    arrays: Mapping[str, Any]
-    findings: tuple[Finding, ...]
-    grid: tuple[int, int, int]
-    block: tuple[int, int, int]
-    schedule: str
-    writers: Mapping[str, Mapping[int, tuple[ThreadId, Site | None]]]
-
-    @property
-    def ok(self) -> bool:
-        return not self.findings
-
-    def writer(self, name: str, flat: int) -> tuple[ThreadId, Site | None] | None:
-        """The thread that last wrote element ``flat`` (C order) of array ``name``."""
-        return self.writers.get(name, {}).get(flat)
 
 
 def _threads(launch: _Launch, dim3: Any, blocks: Sequence[tuple[int, int, int]]

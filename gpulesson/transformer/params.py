@@ -41,9 +41,6 @@ __all__ = [
 ]
 
 
-_check = as_config
-
-
 def _norm_size(cfg: TransformerConfig, width: int) -> int:
     """Parameters of one norm over ``width`` channels: LayerNorm a weight and a bias,
     RMSNorm and a LayerNorm without bias a weight, a non-parametric LayerNorm none."""
@@ -99,7 +96,7 @@ def _mlp(cfg: TransformerConfig, width: int) -> int:
 
 def expert_params(cfg: TransformerConfig) -> int:
     """Parameters of one routed expert (an MLP of width ``expert_ffn``); 0 for dense."""
-    cfg = _check(cfg)
+    cfg = as_config(cfg)
     return _mlp(cfg, cfg.expert_ffn) if cfg.moe else 0  # type: ignore[arg-type]
 
 
@@ -113,7 +110,7 @@ def moe_breakdown(cfg: TransformerConfig) -> dict[str, int]:
         ``routed_experts`` (every routed expert of every layer), ``shared_experts`` (and
         their gate). A dense model has everything in ``dense``.
     """
-    cfg = _check(cfg)
+    cfg = as_config(cfg)
     dense_layers = cfg.layers - cfg.moe_layers
     out = {"dense": dense_layers * _mlp(cfg, cfg.ffn), "router": 0,  # type: ignore[arg-type]
            "routed_experts": 0, "shared_experts": 0}
@@ -142,7 +139,7 @@ def param_breakdown(cfg: TransformerConfig) -> dict[str, int]:
         (0 when tied, but for a bias). Sums to :func:`param_count`. OPT's projections
         between a narrow embedding and the model count as ``embedding``.
     """
-    cfg = _check(cfg)
+    cfg = as_config(cfg)
     norm = cfg.layers * _layer_norms(cfg)
     if cfg.final_norm:
         norm += _norm_size(cfg, cfg.hidden)
@@ -174,7 +171,7 @@ def embedding_params(cfg: TransformerConfig) -> int:
     With an embedding narrower than the model (OPT-350m: ``e`` = 512, ``d`` = 1,024) the
     token embedding is ``V*e`` and the projections in and out add ``2*e*d``.
     """
-    cfg = _check(cfg)
+    cfg = as_config(cfg)
     e, d = cfg.embedding_dim, cfg.hidden
     projections = 0 if e == d else 2 * e * d  # type: ignore[operator]
     return cfg.vocab * e + cfg.max_positions * d + projections  # type: ignore[operator]
@@ -213,7 +210,7 @@ def active_params(cfg: TransformerConfig, *, input_embedding: bool = True) -> in
     Training and inference FLOPs per token use the active parameters; memory holds all of
     them (:func:`param_count`).
     """
-    cfg = _check(cfg)
+    cfg = as_config(cfg)
     if not isinstance(input_embedding, bool):
         raise TypeError(f"input_embedding must be True or False, got {input_embedding!r}")
     skipped = cfg.moe_layers * (cfg.experts - cfg.experts_per_token) * expert_params(cfg)
@@ -250,7 +247,7 @@ def checkpoint_params(cfg: TransformerConfig) -> int:
     safetensors; the model card's "685B" (the Hub's 684.53B) also counts the FP32 block
     scales of the FP8 weights. Equal to :func:`param_count` when ``mtp_layers == 0``.
     """
-    cfg = _check(cfg)
+    cfg = as_config(cfg)
     return param_count(cfg) + cfg.mtp_layers * _mtp_module(cfg)
 
 

@@ -26,10 +26,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from gpulesson import _validate as v
-from gpulesson.transformer.config import TransformerConfig
+from gpulesson.transformer.config import TransformerConfig, as_config
 from gpulesson.transformer.params import (
     _attention,
-    _check,
     _layer_norms,
     _mlp,
     _norm_size,
@@ -47,7 +46,7 @@ MAX_STAGES = 4096
 def layer_params(cfg: TransformerConfig, index: int) -> int:
     """Parameters of layer ``index`` (0-based): attention, its norms and its MLP, which
     is a mixture of experts (router, routed and shared experts) or a dense MLP."""
-    cfg = _check(cfg)
+    cfg = as_config(cfg)
     moe = cfg.is_moe_layer(index)
     total = _attention(cfg) + _layer_norms(cfg)
     if moe:
@@ -94,7 +93,7 @@ def pipeline_stage_params(cfg: TransformerConfig, layers_per_stage: Sequence[int
     ValueError
         when a stage has no layer or the counts do not add up to ``cfg.layers``.
     """
-    cfg = _check(cfg)
+    cfg = as_config(cfg)
     if isinstance(layers_per_stage, (str, bytes)) or not isinstance(layers_per_stage,
                                                                     Sequence):
         raise TypeError("layers_per_stage must be a sequence of layer counts, got "
@@ -145,7 +144,7 @@ def balanced_stage_layers(cfg: TransformerConfig, pp: int) -> list[int]:
     ValueError
         when ``pp`` exceeds the number of layers (or :data:`MAX_STAGES`).
     """
-    cfg = _check(cfg)
+    cfg = as_config(cfg)
     p = v.positive_int("pp", pp)
     if p > min(cfg.layers, MAX_STAGES):
         raise ValueError(f"pp must be at most the model's {cfg.layers} layers (and "

@@ -104,6 +104,18 @@ def test_numpy_integers_are_counts_and_numpy_bools_are_not() -> None:
     assert v.positive_number("bandwidth", np.float32(2.5)) == 2.5
 
 
+def test_several_counts_are_checked_in_order_and_the_first_bad_one_is_named() -> None:
+    """``positive_ints`` returns the counts in the order given and names the keyword that
+    fails, through a calculator (Megatron's FLOPs per iteration) and on its own."""
+    assert v.positive_ints(b=np.int64(3), s=7) == (3, 7)
+    with pytest.raises(ValueError, match=r"seq_len must be a positive integer, got 0$"):
+        v.positive_ints(batch=2, seq_len=0, hidden=-1)
+    from gpulesson import flops
+    with pytest.raises(TypeError, match=r"hidden must be a positive integer, got 4096.0"):
+        flops.megatron_flops_per_iteration(batch=1, seq_len=2048, layers=2, hidden=4096.0,
+                                           vocab=51200)  # type: ignore[arg-type]
+
+
 def test_integers_stay_exact_integers() -> None:
     """2^60 + 1 bytes stays 1,152,921,504,606,846,977: a float would keep 53 bits."""
     exact = v.positive_number("bytes", 2**60 + 1)

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import builtins
 import functools
+import operator
 import os
 import sys
 import time as _time
@@ -267,6 +268,16 @@ def _reduction(name):
     return method
 
 
+def _host_read(read, name):
+    """A method that returns ``read(the numpy buffer, *args)`` once the queue is done."""
+    def method(self, *args):
+        _Queue.synchronize()
+        return read(self._a, *args)
+
+    method.__name__ = name
+    return method
+
+
 class ndarray:
     """A device array: a numpy buffer that refuses to be read implicitly on the host."""
 
@@ -315,45 +326,17 @@ class ndarray:
             raise TypeError(f"Only numpy.ndarray can be set to cupy.ndarray, got {type(arr)}")
         self._a[...] = arr
 
-    def item(self, *args):
-        _Queue.synchronize()
-        return self._a.item(*args)
-
-    def tolist(self):
-        _Queue.synchronize()
-        return self._a.tolist()
-
-    def __float__(self):
-        _Queue.synchronize()
-        return float(self._a)
-
-    def __int__(self):
-        _Queue.synchronize()
-        return int(self._a)
-
-    def __index__(self):
-        _Queue.synchronize()
-        return self._a.__index__()
-
-    def __complex__(self):
-        _Queue.synchronize()
-        return complex(self._a)
-
-    def __bool__(self):
-        _Queue.synchronize()
-        return bool(self._a)
-
-    def __repr__(self):
-        _Queue.synchronize()
-        return repr(self._a)
-
-    def __str__(self):
-        _Queue.synchronize()
-        return str(self._a)
-
-    def __format__(self, spec):
-        _Queue.synchronize()
-        return format(self._a, spec)
+    # -- host values: each waits for the queued kernels, as a device-to-host copy does
+    item = _host_read(numpy.ndarray.item, "item")
+    tolist = _host_read(numpy.ndarray.tolist, "tolist")
+    __float__ = _host_read(float, "__float__")
+    __int__ = _host_read(int, "__int__")
+    __index__ = _host_read(operator.index, "__index__")
+    __complex__ = _host_read(complex, "__complex__")
+    __bool__ = _host_read(bool, "__bool__")
+    __repr__ = _host_read(repr, "__repr__")
+    __str__ = _host_read(str, "__str__")
+    __format__ = _host_read(format, "__format__")
 
     def __len__(self):
         if self._a.ndim == 0:
@@ -444,21 +427,18 @@ class ndarray:
         locals()[_name] = _reduction(_name)
     del _name
 
-    __add__, __radd__ = _binary(numpy.add, "add"), _binary(numpy.add, "add", True)
-    __sub__ = _binary(numpy.subtract, "subtract")
-    __rsub__ = _binary(numpy.subtract, "subtract", True)
-    __mul__ = _binary(numpy.multiply, "multiply")
-    __rmul__ = _binary(numpy.multiply, "multiply", True)
-    __truediv__ = _binary(numpy.true_divide, "true_divide")
-    __rtruediv__ = _binary(numpy.true_divide, "true_divide", True)
-    __floordiv__ = _binary(numpy.floor_divide, "floor_divide")
-    __rfloordiv__ = _binary(numpy.floor_divide, "floor_divide", True)
-    __mod__ = _binary(numpy.remainder, "remainder")
-    __rmod__ = _binary(numpy.remainder, "remainder", True)
-    __pow__ = _binary(numpy.power, "power")
-    __rpow__ = _binary(numpy.power, "power", True)
-    __matmul__ = _binary(_matmul, "matmul")
-    __rmatmul__ = _binary(_matmul, "matmul", True)
+    # the arithmetic operators, each with its reflected form (``2 * a`` as ``a * 2``)
+    for _op, _ufunc, _kernel in (("add", numpy.add, "add"),
+                                 ("sub", numpy.subtract, "subtract"),
+                                 ("mul", numpy.multiply, "multiply"),
+                                 ("truediv", numpy.true_divide, "true_divide"),
+                                 ("floordiv", numpy.floor_divide, "floor_divide"),
+                                 ("mod", numpy.remainder, "remainder"),
+                                 ("pow", numpy.power, "power"),
+                                 ("matmul", _matmul, "matmul")):
+        locals()[f"__{_op}__"] = _binary(_ufunc, _kernel)
+        locals()[f"__r{_op}__"] = _binary(_ufunc, _kernel, True)
+    del _op, _ufunc, _kernel
     __and__ = _binary(numpy.bitwise_and, "bitwise_and")
     __or__ = _binary(numpy.bitwise_or, "bitwise_or")
     __xor__ = _binary(numpy.bitwise_xor, "bitwise_xor")

@@ -9,13 +9,9 @@ from cupy import _REAL_CLOCKS, _Queue
 from cupy.cuda import compiler, driver, memory, runtime  # noqa: F401
 
 
-class Device:
-    """``cupy.cuda.Device(0)``: the only device."""
-
-    def __init__(self, device=None):
-        self.id = 0 if device is None else int(device)
-        if self.id != 0:
-            raise runtime.CUDARuntimeError(101)  # cudaErrorInvalidDevice
+class _Current:
+    """What a device and a stream share: ``synchronize`` waits for the queued work, and
+    ``use()`` or ``with`` makes it current (one device and one queue: nothing changes)."""
 
     def synchronize(self):
         _Queue.synchronize()
@@ -28,6 +24,15 @@ class Device:
 
     def __exit__(self, *exc):
         return False
+
+
+class Device(_Current):
+    """``cupy.cuda.Device(0)``: the only device."""
+
+    def __init__(self, device=None):
+        self.id = 0 if device is None else int(device)
+        if self.id != 0:
+            raise runtime.CUDARuntimeError(101)  # cudaErrorInvalidDevice
 
     @property
     def compute_capability(self):
@@ -47,7 +52,7 @@ class Device:
         return f"<CUDA Device {self.id}>"
 
 
-class Stream:
+class Stream(_Current):
     """A stream: work is queued on it until ``synchronize``."""
 
     null: Stream
@@ -55,22 +60,10 @@ class Stream:
     def __init__(self, null=False, non_blocking=False, ptds=False):
         self.ptr = 0 if null else id(self)
 
-    def synchronize(self):
-        _Queue.synchronize()
-
     def record(self, event=None):
         event = event or Event()
         event.record(self)
         return event
-
-    def use(self):
-        return self
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
 
     @property
     def done(self):
