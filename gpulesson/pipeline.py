@@ -163,22 +163,15 @@ def pipeline_bubble_time(schedule: str, stages: int, *, forward_time: float = 1.
     f, b, w, fb = _passes(forward_time, backward_time, weight_time, overlapped_time)
     if kind == "1f1b":
         return (p - 1) * (f + b)
-    if kind == "zb-h1":
+    if kind in ("zb-h1", "zb-h2"):
         if w > f or w > b - w:
             raise ValueError(
                 f"weight_time must be at most forward_time ({f:g}) and the input-gradient "
                 f"part of the backward pass (backward_time - weight_time = {b - w:g}) for "
-                f"ZB-H1's closed form, got {w:g}; pipeline_schedule(..., schedule='zb-h1') "
-                f"simulates any split")
-        return (p - 1) * (f + b - 2 * w)
-    if kind == "zb-h2":
-        if w > f or w > b - w:
-            raise ValueError(
-                f"weight_time must be at most forward_time ({f:g}) and the input-gradient "
-                f"part of the backward pass (backward_time - weight_time = {b - w:g}) for "
-                f"ZB-H2's closed form, got {w:g}; pipeline_schedule(..., schedule='zb-h2') "
-                f"simulates any split")
-        return (p - 1) * (f + b - 3 * w)
+                f"{kind.upper()}'s closed form, got {w:g}; pipeline_schedule(..., "
+                f"schedule={kind!r}) simulates any split")
+        # ZB-H1 fills W passes into the tail; ZB-H2 also into the wait for the first B
+        return (p - 1) * (f + b - (2 if kind == "zb-h1" else 3) * w)
     if kind == "zb-v":
         if not (math.isclose(f, w, rel_tol=1e-9) and math.isclose(b, 2 * w, rel_tol=1e-9)):
             raise ValueError(

@@ -957,16 +957,17 @@ def _idle_units(schedule: str) -> float:
     return distributed.pipeline_makespan(slots) - 3 * 8
 
 
-def _most_in_flight(schedule: str) -> int:
+def _most_in_flight(schedule: str) -> float:
+    """Most micro-batches' activations a GPU holds (a ZB-V chunk is half a stage)."""
     slots = distributed.pipeline_schedule(4, 8, schedule=schedule)
-    frees = "weight" if schedule == "zb-h1" else "backward"
+    frees = "weight" if schedule.startswith("zb") else "backward"
     peaks = []
     for stage in range(4):
         live = peak = 0
         for s in sorted((s for s in slots if s.stage == stage), key=lambda s: s.start):
             live += {"forward": 1, frees: -1}.get(s.kind, 0)
             peak = max(peak, live)
-        peaks.append(peak)
+        peaks.append(peak / 2 if schedule == "zb-v" else peak)
     return max(peaks)
 
 
@@ -1026,18 +1027,8 @@ def _zb_idle(schedule: str) -> str:
 
 
 def _zb_holds(schedule: str) -> str:
-    """Most micro-batches' activations a GPU of the simulated schedule holds (a ZB-V chunk
-    is half a stage), checked against the published peak (pipeline_peak_activations)."""
-    slots = _zb(schedule)
-    frees = "weight" if schedule != "1f1b" else "backward"
-    peaks = []
-    for stage in range(4):
-        live = peak = 0
-        for s in sorted((s for s in slots if s.stage == stage), key=lambda s: s.start):
-            live += {"forward": 1, frees: -1}.get(s.kind, 0)
-            peak = max(peak, live)
-        peaks.append(peak / 2 if schedule == "zb-v" else peak)
-    most = max(peaks)
+    """The simulated peak (:func:`_most_in_flight`), checked against the published one."""
+    most = _most_in_flight(schedule)
     return f"{most:g}" if most == distributed.pipeline_peak_activations(schedule, 4) else "?"
 
 
