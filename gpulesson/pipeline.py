@@ -135,8 +135,9 @@ def pipeline_bubble_time(schedule: str, stages: int, *, forward_time: float = 1.
     count, so it is refused); ``"dualpipe"``: ``(PP/2-1)(F&B+B-3W)``, ``PP`` even.
 
     ``"zb-h2"``: ``(PP-1)(F+B-3W)``, Qi et al.'s ``(p-1)(T_F+T_B-2T_W)`` with their
-    ``T_B = B - W``, under the same condition on ``W`` as ZB-H1: zero when the three
-    passes take the same time. ``"zb-v"``: zero, published only for ``T_F = T_B = T_W``
+    ``T_B = B - W``, under the same condition on ``W`` as ZB-H1 (the simulated schedule
+    reaches it from ``m = 2p - 1`` micro-batches): zero when the three passes take the
+    same time. ``"zb-v"``: zero, published only for ``T_F = T_B = T_W``
     (``F = W``, ``B = 2W``); any other split is refused, since Qi et al. search the order
     again for other times (:func:`pipeline_schedule` times their equal-time order with
     any split). Both count the idle time inside each device's own busy span: they drop
