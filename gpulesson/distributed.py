@@ -96,7 +96,9 @@ from gpulesson.pipeline import (
     pipeline_bubble_fraction,
     pipeline_bubble_time,
     pipeline_makespan,
+    pipeline_peak_activations,
     pipeline_schedule,
+    pipeline_stage_span,
 )
 from gpulesson.transformer import TransformerConfig, embedding_params, param_breakdown
 
@@ -131,7 +133,9 @@ __all__ = [
     "pipeline_bubble_fraction",
     "pipeline_bubble_time",
     "pipeline_makespan",
+    "pipeline_peak_activations",
     "pipeline_schedule",
+    "pipeline_stage_span",
     "recommend_layout",
     "scaling_efficiency",
     "sharp_allreduce_time",

@@ -20,6 +20,21 @@ keeps at most ``p`` micro-batches' activations, and does them after its last inp
 pass. The simulated makespan equals the closed form when ``m >= p`` and ``T_W`` is at most
 ``T_F`` and ``T_B``.
 
+Trading memory for the rest of the bubble (Qi et al., sections 2.2, 4 and 6)
+----------------------------------------------------------------------------
+ZB-H2 lets the first stage start ``2p - 1`` micro-batches before its first backward
+pass, so no stage waits for one: the bubble becomes ``(p-1)(T_F + T_B - 2T_W)``, zero for
+equal passes, for ``2p - 1`` micro-batches' activations instead of ``p`` (their Table 2).
+ZB-V cuts the model into ``2p`` chunks laid down the devices and back up, so a
+micro-batch's forward and backward passes both start and end on the first device: zero
+bubble for equal passes with 1F1B's ``p`` micro-batches' activations (``2p`` chunks of
+half a stage), for twice the point-to-point traffic. Both drop the synchronisation
+before the optimizer step (section 4): stages start the next step one after another,
+and the step lasts as long as the longest stage's own span (:func:`pipeline_stage_span`),
+not the makespan. :func:`pipeline_schedule` builds both (``"zb-h2"``, ``"zb-v"``) in the
+order they take when every pass lasts one unit, from ``m >= 2p - 1`` micro-batches;
+:func:`pipeline_peak_activations` gives each schedule's peak memory.
+
 One convention for the bubble of every schedule (DeepSeek-AI 2024, Table 2)
 ----------------------------------------------------------------------------
 DeepSeek-V3's report writes ``F`` for a forward chunk, ``B`` for a *full* backward chunk
@@ -34,6 +49,7 @@ DualPipe    ``(PP/2 - 1)(F&B + B - 3W)``      two copies of the parameters
 
 :func:`pipeline_bubble_time` gives these; with unit ``F`` and ``W`` and ``B = 2``
 (``F&B = F + B`` when nothing overlaps) they are ``3(PP-1)``, ``PP-1`` and ``PP-2``.
+In the same convention ZB-H2's bubble is ``(PP - 1)(F + B - 3W)`` and ZB-V's zero.
 The ideal time of ``m`` micro-batches on one device is ``m(F + B)`` in all three: every
 micro-batch crosses every device once, in DualPipe through one of its two stages.
 
@@ -43,6 +59,7 @@ every name here. Standard library only.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from gpulesson import _validate as v
@@ -56,14 +73,22 @@ __all__ = [
     "pipeline_bubble_fraction",
     "pipeline_bubble_time",
     "pipeline_makespan",
+    "pipeline_peak_activations",
     "pipeline_schedule",
+    "pipeline_stage_span",
 ]
 
 #: The schedules :func:`pipeline_schedule` simulates.
-PIPELINE_SCHEDULES = ("gpipe", "1f1b", "interleaved", "zb-h1")
-#: The schedules of DeepSeek-V3's Table 2, whose bubble :func:`pipeline_bubble_time` gives.
-BUBBLE_SCHEDULES = ("1f1b", "zb-h1", "dualpipe")
-#: The most passes :func:`pipeline_schedule` simulates (2·p·m·v, 3·p·m for ZB-H1): 10^5
+PIPELINE_SCHEDULES = ("gpipe", "1f1b", "interleaved", "zb-h1", "zb-h2", "zb-v")
+#: The schedules whose bubble :func:`pipeline_bubble_time` and peak activation memory
+#: :func:`pipeline_peak_activations` give: DeepSeek-V3's Table 2 (1F1B, ZB1P = ZB-H1,
+#: DualPipe), then Qi et al.'s ZB-H2 and ZB-V.
+BUBBLE_SCHEDULES = ("1f1b", "zb-h1", "dualpipe", "zb-h2", "zb-v")
+#: The simulated schedules that split the backward pass into input- and weight-gradient
+#: passes (the others run the whole backward pass at once).
+_SPLIT = ("zb-h1", "zb-h2", "zb-v")
+#: The most passes :func:`pipeline_schedule` simulates (2·p·m·v; 3·p·m for ZB-H1 and
+#: ZB-H2, 6·p·m for ZB-V): 10^5
 #: slots take about a second; beyond, the bubble formula (:func:`pipeline_bubble_fraction`)
 #: answers instead.
 MAX_PIPELINE_SLOTS = 100_000
@@ -101,12 +126,24 @@ def pipeline_bubble_time(schedule: str, stages: int, *, forward_time: float = 1.
                          backward_time: float = 2.0, weight_time: float = 1.0,
                          overlapped_time: float | None = None) -> float:
     """Idle time of one device per step, in the units of the pass times (Table 2 of
-    DeepSeek-AI 2024, *DeepSeek-V3 Technical Report*, section 3.2.2).
+    DeepSeek-AI 2024, *DeepSeek-V3 Technical Report*, section 3.2.2; Table 2 and
+    section 6 of Qi et al. 2023, *Zero Bubble Pipeline Parallelism*).
 
     ``"1f1b"``: ``(PP-1)(F+B)``; ``"zb-h1"`` (Table 2's ZB1P): ``(PP-1)(F+B-2W)``, which
     the simulated schedule (:func:`pipeline_schedule`) reaches exactly when ``W`` is at
     most ``F`` and at most ``B - W`` (a longer weight pass leaves gaps the formula does not
     count, so it is refused); ``"dualpipe"``: ``(PP/2-1)(F&B+B-3W)``, ``PP`` even.
+
+    ``"zb-h2"``: ``(PP-1)(F+B-3W)``, Qi et al.'s ``(p-1)(T_F+T_B-2T_W)`` with their
+    ``T_B = B - W``, under the same condition on ``W`` as ZB-H1 (the simulated schedule
+    reaches it from ``m = 2p - 1`` micro-batches): zero when the three passes take the
+    same time. ``"zb-v"``: zero, published only for ``T_F = T_B = T_W``
+    (``F = W``, ``B = 2W``); any other split is refused, since Qi et al. search the order
+    again for other times (:func:`pipeline_schedule` times their equal-time order with
+    any split). Both count the idle time inside each device's own busy span: they drop
+    the synchronisation before the optimizer step (Qi et al., section 4), so stages
+    start the next step one after another and the step lasts as long as the longest
+    span (:func:`pipeline_stage_span`).
 
     Parameters
     ----------
@@ -127,17 +164,46 @@ def pipeline_bubble_time(schedule: str, stages: int, *, forward_time: float = 1.
     f, b, w, fb = _passes(forward_time, backward_time, weight_time, overlapped_time)
     if kind == "1f1b":
         return (p - 1) * (f + b)
-    if kind == "zb-h1":
+    if kind in ("zb-h1", "zb-h2"):
         if w > f or w > b - w:
             raise ValueError(
                 f"weight_time must be at most forward_time ({f:g}) and the input-gradient "
                 f"part of the backward pass (backward_time - weight_time = {b - w:g}) for "
-                f"ZB-H1's closed form, got {w:g}; pipeline_schedule(..., schedule='zb-h1') "
-                f"simulates any split")
-        return (p - 1) * (f + b - 2 * w)
+                f"{kind.upper()}'s closed form, got {w:g}; pipeline_schedule(..., "
+                f"schedule={kind!r}) simulates any split")
+        # ZB-H1 fills W passes into the tail; ZB-H2 also into the wait for the first B
+        return (p - 1) * (f + b - (2 if kind == "zb-h1" else 3) * w)
+    if kind == "zb-v":
+        if not (math.isclose(f, w, rel_tol=1e-9) and math.isclose(b, 2 * w, rel_tol=1e-9)):
+            raise ValueError(
+                f"ZB-V's bubble is published for equal passes only (forward_time = "
+                f"weight_time = backward_time / 2), got forward_time={f:g}, "
+                f"backward_time={b:g}, weight_time={w:g}; pipeline_schedule(..., "
+                f"schedule='zb-v') times its order with any split")
+        return 0.0
     if p % 2:
         raise ValueError(f"stages must be even for DualPipe, got {p}")
     return (p / 2 - 1) * (fb + b - 3 * w)
+
+
+def pipeline_peak_activations(schedule: str, stages: int) -> int:
+    """Peak activation memory of the busiest device, in units of ``M_B``: the activations
+    one micro-batch leaves on one stage for its backward pass.
+
+    ``p`` for 1F1B, ZB-H1 and ZB-V, ``2p - 1`` for ZB-H2 (Qi et al. 2023, Table 2 and
+    section 6) and ``PP + 1`` for DualPipe (DeepSeek-V3, Table 2). Qi et al. count a
+    micro-batch whose input gradient is done but whose weight gradient waits as ``M_W``,
+    less than ``M_B``; the busiest device (the first) holds ``M_B`` for all of them.
+    ZB-V's ``p`` is ``2p`` chunks of half a stage each. Multiply by the bytes of one
+    stage's micro-batch (:mod:`gpulesson.activations`) for bytes.
+    """
+    kind = v.choice("schedule", schedule, BUBBLE_SCHEDULES)
+    p = v.positive_int("stages", stages)
+    if kind == "dualpipe" and p % 2:
+        raise ValueError(f"stages must be even for DualPipe, got {p}")
+    if kind == "zb-h2":
+        return 2 * p - 1  # Qi et al. Table 2
+    return p + 1 if kind == "dualpipe" else p  # DeepSeek-V3 Table 2: PP+1; PP otherwise
 
 
 def dualpipe_bubble_fraction(stages: int, microbatches: int, *, forward_time: float = 1.0,
@@ -163,9 +229,9 @@ class PipelineSlot:
 
     ``stage`` is the device (0-based), ``start`` and ``duration`` are in units of the
     given pass times, ``kind`` is ``"forward"``, ``"backward"`` (the whole backward pass;
-    only its input-gradient part in ``"zb-h1"``) or ``"weight"`` (the weight-gradient
-    pass that ``"zb-h1"`` splits off), ``chunk`` the model chunk on that device
-    (interleaved schedule; 0 otherwise).
+    only its input-gradient part in the zero-bubble schedules) or ``"weight"`` (the
+    weight-gradient pass they split off), ``chunk`` the model chunk on that device
+    (interleaved schedule; ZB-V's chunk 1 is the way back up the V; 0 otherwise).
     """
 
     stage: int
@@ -209,6 +275,114 @@ def _zb_h1_order(p: int, m: int, s: int) -> list[tuple[int, int, int]]:
     return ops
 
 
+class _UnitClock:
+    """Which passes are ready when every pass takes one unit of time, the assumption Qi et
+    al. design ZB-H2 and ZB-V under: ``run`` records a pass on virtual stage ``vs`` at
+    time ``t`` and returns its micro-batch; passes of one virtual stage run in
+    micro-batch order."""
+
+    def __init__(self, n_virtual: int, m: int) -> None:
+        self.n, self.m = n_virtual, m
+        self.done = [[0] * n_virtual for _ in range(3)]  # per kind, passes run
+        self.ends = [[[-1] * m for _ in range(n_virtual)] for _ in range(2)]  # F, B
+
+    def ready(self, op: int, vs: int, t: int) -> bool:
+        j = self.done[op][vs]
+        if op == _FORWARD:
+            return j < self.m and (vs == 0 or 0 <= self.ends[_FORWARD][vs - 1][j] <= t)
+        if op == _WEIGHT:
+            return j < self.done[_BACKWARD][vs]
+        if j >= self.done[_FORWARD][vs]:
+            return False
+        last = vs == self.n - 1
+        before = self.ends[_FORWARD][vs][j] if last else self.ends[_BACKWARD][vs + 1][j]
+        return 0 <= before <= t
+
+    def run(self, op: int, vs: int, t: int) -> int:
+        j = self.done[op][vs]
+        self.done[op][vs] += 1
+        if op != _WEIGHT:
+            self.ends[op][vs][j] = t + 1
+        return j
+
+
+def _zb_h2_step(clock: _UnitClock, p: int, s: int, t: int) -> tuple[int, int] | None:
+    """ZB-H2 on stage ``s`` at time ``t``: an input-gradient pass when one is ready,
+    else a forward pass while the stage holds fewer than ``2p - 1`` micro-batches, else
+    a held-back weight-gradient pass (Qi et al., section 2.2 and Table 2)."""
+    done = clock.done
+    if clock.ready(_BACKWARD, s, t):
+        return _BACKWARD, 0
+    if done[_FORWARD][s] - done[_WEIGHT][s] < 2 * p - 1 and clock.ready(_FORWARD, s, t):
+        return _FORWARD, 0
+    return (_WEIGHT, 0) if clock.ready(_WEIGHT, s, t) else None
+
+
+def _zb_v_step(clock: _UnitClock, p: int, d: int, t: int,
+               state: list[int]) -> tuple[int, int] | None:
+    """ZB-V on device ``d`` at time ``t`` (Qi et al., section 6): chunk 0 is virtual stage
+    ``d``, chunk 1 virtual stage ``2p - 1 - d``. Warm-up: ``2p - 1 - d`` forward passes of
+    chunk 0 and ``d`` of chunk 1. Then groups of a forward, an input-gradient and a
+    weight-gradient pass of one chunk: ``p - 1 - d`` groups of chunk 1, then chunk 1 and
+    chunk 0 in turn, until the forward passes run out. Last, input-gradient passes when
+    ready, weight-gradient passes in the gaps. ``state`` is [group, next step in group];
+    the caller runs the pass returned."""
+    m, done = clock.m, clock.done
+    vs = (d, 2 * p - 1 - d)
+    warm = (min(2 * p - 1 - d, m), min(d, m))
+    if done[_FORWARD][vs[0]] < warm[0] or done[_FORWARD][vs[1]] < warm[1]:
+        for c in (1, 0):
+            if done[_FORWARD][vs[c]] < warm[c] and clock.ready(_FORWARD, vs[c], t):
+                return _FORWARD, c
+        return None
+    while done[_FORWARD][vs[0]] < m or done[_FORWARD][vs[1]] < m:
+        group, step = state
+        c = 1 if group < p - 1 - d or (group - (p - 1 - d)) % 2 == 0 else 0
+        if step == 0 and done[_FORWARD][vs[c]] < m:
+            if not clock.ready(_FORWARD, vs[c], t):
+                return None
+            state[1] = 1
+            return _FORWARD, c
+        if step <= 1 and done[_BACKWARD][vs[c]] < done[_FORWARD][vs[c]]:
+            if not clock.ready(_BACKWARD, vs[c], t):
+                state[1] = 1
+                return None
+            state[1] = 2
+            return _BACKWARD, c
+        state[0], state[1] = group + 1, 0
+        if step == 2:
+            return _WEIGHT, c
+    for op in (_BACKWARD, _WEIGHT):
+        for c in (1, 0):
+            if clock.ready(op, vs[c], t):
+                return op, c
+    return None
+
+
+def _unit_time_orders(p: int, m: int, schedule: str) -> list[list[tuple[int, int, int]]]:
+    """Per device, the order of (kind, microbatch, chunk) of ZB-H2 or ZB-V: the order they
+    run in when every pass takes one unit, which :func:`pipeline_schedule` then times
+    with the given pass times (a handcrafted schedule keeps its order)."""
+    chunks = 2 if schedule == "zb-v" else 1
+    clock = _UnitClock(chunks * p, m)
+    orders: list[list[tuple[int, int, int]]] = [[] for _ in range(p)]
+    states = [[0, 0] for _ in range(p)]
+    left, t = 3 * chunks * p * m, 0
+    while left:
+        if t > 12 * chunks * p * m + 8 * p:  # pragma: no cover - never waits on itself
+            raise RuntimeError(f"{schedule} order deadlocked")
+        for d in range(p):
+            pick = (_zb_h2_step(clock, p, d, t) if chunks == 1
+                    else _zb_v_step(clock, p, d, t, states[d]))
+            if pick is not None:
+                op, c = pick
+                vs = d if c == 0 else 2 * p - 1 - d
+                orders[d].append((op, clock.run(op, vs, t), c))
+                left -= 1
+        t += 1
+    return orders
+
+
 def _orders(p: int, m: int, schedule: str, k: int) -> list[list[tuple[int, int, int]]]:
     """Per device, the order of (kind, microbatch, chunk) operations."""
     orders = []
@@ -218,6 +392,8 @@ def _orders(p: int, m: int, schedule: str, k: int) -> list[list[tuple[int, int, 
                    + [(_BACKWARD, i, 0) for i in range(m)])
         elif schedule == "zb-h1":
             ops = _zb_h1_order(p, m, s)
+        elif schedule in ("zb-h2", "zb-v"):
+            return _unit_time_orders(p, m, schedule)
         else:
             total = m * k
 
@@ -261,17 +437,23 @@ def pipeline_schedule(
         ``"gpipe"`` (all forwards, then all backwards; Huang et al. 2019), ``"1f1b"``
         (PipeDream-Flush: warm up, then alternate one forward and one backward;
         Narayanan et al. 2021), ``"interleaved"`` (1F1B over ``interleave`` model chunks
-        per device, Megatron-LM's order; ``m`` must be a multiple of ``p``) or ``"zb-h1"``
+        per device, Megatron-LM's order; ``m`` must be a multiple of ``p``), ``"zb-h1"``
         (1F1B with the backward split into input- and weight-gradient passes, stage ``s``
-        holding back ``s`` weight-gradient passes; Qi et al. 2023).
+        holding back ``s`` weight-gradient passes; Qi et al. 2023, section 2.1),
+        ``"zb-h2"`` (up to ``2p - 1`` micro-batches in flight, so the first backward
+        finds every stage busy; section 2.2) or ``"zb-v"`` (two chunks per device, the
+        model laid down the devices and back up in a V; section 6). ZB-H2 and ZB-V run
+        in the order they take when every pass lasts one unit, the assumption they were
+        designed under: their bubble is ``pipeline_stage_span(slots) - m*(f + b)``.
     interleave : int
-        Model chunks per device ``v`` (only for ``"interleaved"``).
+        Model chunks per device ``v`` (only for ``"interleaved"``; ZB-V always has 2).
     forward_time, backward_time : float
         Time of one micro-batch's forward and whole backward pass through one whole stage
         (a chunk takes ``1/v`` of it). Backward is about twice the forward.
     weight_time : float, optional
-        Only for ``"zb-h1"``: the weight-gradient part of ``backward_time`` (half of it
-        when left out, Qi et al.'s ``T_B = T_W``); the input-gradient pass takes the rest.
+        Only for the zero-bubble schedules: the weight-gradient part of ``backward_time``
+        (half of it when left out, Qi et al.'s ``T_B = T_W``); the input-gradient pass
+        takes the rest.
 
     Returns
     -------
@@ -280,6 +462,11 @@ def pipeline_schedule(
         1F1B, ``m*(f + b) + (p - 1)*(f + b)/v`` interleaved (the bubble of
         :func:`pipeline_bubble_fraction`) and ``m*(f + b) + (p - 1)*(f + b - 2w)`` for
         ZB-H1 when ``m >= p``, ``w <= f`` and ``w <= b - w`` (:func:`pipeline_bubble_time`).
+        ZB-H2's longest stage span (:func:`pipeline_stage_span`) is
+        ``m*(f + b) + (p - 1)*(f + b - 3w)`` under the same condition on ``w`` when
+        ``m >= 2p - 1``; ZB-V's is ``m*(f + b)``, no bubble, when ``m >= 2p - 1`` and
+        ``f = w = b/2``. Every stage of ZB-H2 holds at most ``2p - 1`` micro-batches, of
+        ZB-V ``2p`` chunks of half a stage (:func:`pipeline_peak_activations`).
 
     Raises
     ------
@@ -295,11 +482,13 @@ def pipeline_schedule(
     tb = v.positive_number("backward_time", backward_time)
     if kind != "interleaved" and k != 1:
         raise ValueError(f"interleave must be 1 for schedule {kind!r}, got {k}")
-    if kind != "zb-h1" and weight_time is not None:
-        raise ValueError(f"weight_time applies only to schedule 'zb-h1', got {weight_time!r} "
-                         f"for schedule {kind!r}")
+    if kind not in _SPLIT and weight_time is not None:
+        raise ValueError(f"weight_time applies only to schedules {', '.join(_SPLIT)}, got "
+                         f"{weight_time!r} for schedule {kind!r}")
     tw = tb / 2 if weight_time is None else _passes(tf, tb, weight_time, None)[2]
-    per_pass = 3 if kind == "zb-h1" else 2
+    chunks = 2 if kind == "zb-v" else k  # ZB-V: two chunks per device, in a V
+    per_pass = 3 if kind in _SPLIT else 2
+    per_pass *= chunks // k  # passes per micro-batch, stage and unit of interleave
     if per_pass * p * m * k > MAX_PIPELINE_SLOTS:
         raise ValueError(
             f"stages × microbatches × interleave must be at most "
@@ -313,14 +502,14 @@ def pipeline_schedule(
             f"got {m}"
         )
     orders = _orders(p, m, kind, k)
-    n_virtual = p * k
+    n_virtual = p * chunks
     per_kind = m * n_virtual
     # Each pass starts as soon as the previous pass on its device and the pass it
     # depends on (previous stage's forward, next stage's backward; the last stage's
     # backward waits for its own forward; a weight pass for its own backward) have
     # finished: a longest-path computation over the schedule's DAG, resolved with an
     # explicit stack. Passes are numbered (kind * m + microbatch) * n_virtual + stage.
-    total = per_pass * per_kind
+    total = (3 if kind in _SPLIT else 2) * per_kind
     prev = [-1] * total
     dep = [-1] * total
     info: list[tuple[int, int, int, int] | None] = [None] * total  # stage, kind, mb, chunk
@@ -328,7 +517,7 @@ def pipeline_schedule(
     for s, ops in enumerate(orders):
         before = -1
         for op, mb, chunk in ops:
-            vs = chunk * p + s
+            vs = 2 * p - 1 - s if kind == "zb-v" and chunk else chunk * p + s
             ident = (op * m + mb) * n_virtual + vs
             if op == _FORWARD:
                 dep[ident] = ident - 1 if vs > 0 else -1
@@ -344,8 +533,8 @@ def pipeline_schedule(
             before = ident
     end = [-1.0] * total
     start_at = [0.0] * total
-    if kind == "zb-h1":
-        durations: tuple[float, ...] = (tf, tb - tw, tw)
+    if kind in _SPLIT:
+        durations: tuple[float, ...] = (tf / chunks, (tb - tw) / chunks, tw / chunks)
     else:
         durations = (tf / k, tb / k)
     for root in sequence:
@@ -392,6 +581,23 @@ def pipeline_makespan(slots: list[PipelineSlot]) -> float:
     if not slots:
         raise ValueError("slots must not be empty")
     return max(slot.start + slot.duration for slot in slots)
+
+
+
+def pipeline_stage_span(slots: list[PipelineSlot]) -> float:
+    """The longest time one stage spends on a step, from the start of its first pass to
+    the end of its last: the step time once the synchronisation before the optimizer
+    step is gone and each stage starts the next step as soon as it is done (Qi et al.
+    2023, section 4; their cost ``max_i E(i,m,W) - E(i,1,F) + T(i,1,F)``, Appendix G).
+    It equals :func:`pipeline_makespan` for GPipe, 1F1B and ZB-H1, whose first stage runs
+    first and last; ZB-H2 and ZB-V reach their bubble only by this measure."""
+    pipeline_makespan(slots)  # the same checks
+    first: dict[int, float] = {}
+    last: dict[int, float] = {}
+    for slot in slots:
+        first[slot.stage] = min(first.get(slot.stage, slot.start), slot.start)
+        last[slot.stage] = max(last.get(slot.stage, 0.0), slot.start + slot.duration)
+    return max(last[s] - first[s] for s in first)
 
 
 v.guard_module(globals())

@@ -957,16 +957,17 @@ def _idle_units(schedule: str) -> float:
     return distributed.pipeline_makespan(slots) - 3 * 8
 
 
-def _most_in_flight(schedule: str) -> int:
+def _most_in_flight(schedule: str) -> float:
+    """Most micro-batches' activations a GPU holds (a ZB-V chunk is half a stage)."""
     slots = distributed.pipeline_schedule(4, 8, schedule=schedule)
-    frees = "weight" if schedule == "zb-h1" else "backward"
+    frees = "weight" if schedule.startswith("zb") else "backward"
     peaks = []
     for stage in range(4):
         live = peak = 0
         for s in sorted((s for s in slots if s.stage == stage), key=lambda s: s.start):
             live += {"forward": 1, frees: -1}.get(s.kind, 0)
             peak = max(peak, live)
-        peaks.append(peak)
+        peaks.append(peak / 2 if schedule == "zb-v" else peak)
     return max(peaks)
 
 
@@ -1009,3 +1010,45 @@ NOT_FIGURES += tuple(c.text for c in GOING_FURTHER)
 
 
 test_going_further_claim = claim_test(GOING_FURTHER, PAGE, NOTEBOOK.name)
+
+
+# ---------------------------------------------------------------------------------------
+# Going further, continued: ZB-H2 and ZB-V (Qi et al. 2023, sections 2.2 and 6), on the
+# lesson's 4 stages and 8 micro-batches of unit passes
+
+
+def _zb(schedule: str) -> list[distributed.PipelineSlot]:
+    return distributed.pipeline_schedule(4, 8, schedule=schedule)
+
+
+def _zb_idle(schedule: str) -> str:
+    """Idle units inside the longest GPU span (the step once the optimizer sync is gone)."""
+    return f"{distributed.pipeline_stage_span(_zb(schedule)) - 3 * 8:g}"
+
+
+def _zb_holds(schedule: str) -> str:
+    """The simulated peak (:func:`_most_in_flight`), checked against the published one."""
+    most = _most_in_flight(schedule)
+    return f"{most:g}" if most == distributed.pipeline_peak_activations(schedule, 4) else "?"
+
+
+def _zb_h2_warm_up() -> str:
+    """Forward passes the first GPU starts before its first input-gradient pass."""
+    mine = sorted((s for s in _zb("zb-h2") if s.stage == 0), key=lambda s: s.start)
+    return f"{next(n for n, s in enumerate(mine) if s.kind != 'forward')}"
+
+
+ZERO_BUBBLE = claims(
+    lambda: f"the first GPU starts {_zb_h2_warm_up()} micro-batches\nbefore its first B "
+     "comes back",
+    lambda: f"With the same 4 stages and 8 micro-batches it idles {_zb_idle('zb-h2')} units "
+     f"inside each\nGPU's own span, but a GPU holds up to {_zb_holds('zb-h2')} micro-batches, "
+     f"$2p-1$ against 1F1B's {_zb_holds('1f1b')}",
+    lambda: "it cuts the model into "
+     f"{len({(s.stage, s.chunk) for s in _zb('zb-v')})} chunks,\ntwo per GPU",
+    lambda: f"It also idles {_zb_idle('zb-v')} units, holding {_zb_holds('zb-v')} "
+     "micro-batches'\nactivations, as 1F1B"
+     if _zb_holds("zb-v") == _zb_holds("1f1b") else "?",
+)
+NOT_FIGURES += tuple(c.text for c in ZERO_BUBBLE)
+test_zero_bubble_claim = claim_test(ZERO_BUBBLE, PAGE, NOTEBOOK.name)

@@ -158,26 +158,6 @@ def test_source_qi_zb_h1_keeps_the_memory_of_1f1b() -> None:
     assert len(weights) == p * m and all(s.duration == 1.0 for s in weights)
 
 
-@given(p=st.integers(2, 8), extra=st.integers(0, 12),
-       f=st.floats(0.5, 2.0), b_in=st.floats(0.5, 2.0), w_share=st.floats(0.1, 1.0))
-def test_zb_h1_simulated_makespan_is_the_closed_form(p: int, extra: int, f: float,
-                                                     b_in: float, w_share: float) -> None:
-    """Whatever the pass times, as long as the weight-gradient pass is no longer than the
-    forward and the input-gradient passes, and m >= p, the simulated ZB-H1 lasts
-    m(F + B) + (p-1)(F + B - 2W), B the full backward: :func:`pipeline_bubble_time`."""
-    m = p + extra
-    w = min(b_in, f) * w_share
-    slots = pipeline.pipeline_schedule(p, m, schedule="zb-h1", forward_time=f,
-                                       backward_time=b_in + w, weight_time=w)
-    bubble = pipeline.pipeline_bubble_time("zb-h1", p, forward_time=f,
-                                           backward_time=b_in + w, weight_time=w)
-    assert pipeline.pipeline_makespan(slots) == pytest.approx(m * (f + b_in + w) + bubble)
-    assert bubble == pytest.approx((p - 1) * (f + b_in - w))
-    for stage in range(p):  # no overlap on a device
-        mine = sorted((s.start, s.start + s.duration) for s in slots if s.stage == stage)
-        assert all(a[1] <= c[0] + 1e-9 for a, c in zip(mine, mine[1:], strict=False))
-
-
 def test_zb_h1_closed_form_refuses_a_long_weight_pass() -> None:
     """A weight-gradient pass longer than the forward pass leaves idle gaps the formula
     does not count: with F = 1, input gradient 1, W = 1.5 and 4 stages the simulation
@@ -235,15 +215,217 @@ def test_the_old_homes_still_answer() -> None:
 
 
 def test_split_backward_validation() -> None:
-    with pytest.raises(ValueError, match="weight_time applies only to schedule 'zb-h1'"):
+    with pytest.raises(ValueError, match="weight_time applies only to schedules zb-h1, "
+                                         "zb-h2, zb-v"):
         pipeline.pipeline_schedule(4, 8, schedule="1f1b", weight_time=1.0)
     with pytest.raises(ValueError, match=r"weight_time must be less than backward_time \(2"):
         pipeline.pipeline_schedule(4, 8, schedule="zb-h1", weight_time=2.0)
     with pytest.raises(ValueError, match="overlapped_time must be at most"):
         pipeline.pipeline_bubble_time("dualpipe", 8, overlapped_time=4.0)
     with pytest.raises(ValueError, match="schedule must be one of"):
-        pipeline.pipeline_bubble_time("zb-v", 8)
+        pipeline.pipeline_bubble_time("zb-h3", 8)
     with pytest.raises(ValueError, match="multiple of stages"):
         pipeline.pipeline_schedule(4, 6, schedule="interleaved", interleave=2)
     with pytest.raises(ValueError, match="interleave must be 1"):
         pipeline.pipeline_schedule(4, 8, schedule="1f1b", interleave=2)
+
+
+# ---------------------------------------------------------------------------------------
+# ZB-H2 and ZB-V (Qi et al. 2023, sections 2.2, 2.3 and 6)
+
+QI = "https://arxiv.org/abs/2401.10241"
+README = "https://github.com/sail-sg/zero-bubble-pipeline-parallelism (README.md)"
+
+
+def _peak(slots: list[pipeline.PipelineSlot], stage: int) -> float:
+    """Peak activations of a stage in micro-batches of a whole stage: a ZB-V chunk holds
+    half a stage's layers, so half a micro-batch's activations."""
+    return _in_flight(slots, stage) / (2 if any(s.chunk for s in slots) else 1)
+
+
+def _check_order(slots: list[pipeline.PipelineSlot], p: int, m: int, chunks: int) -> None:
+    """Every pass once, no two at a time on a device, and each after the pass it needs:
+    the forward on the virtual stage before, the input gradient on the one after (the
+    last: its own forward), the weight gradient after its own input gradient."""
+    virtual = ({(s, 0): s for s in range(p)} if chunks == 1 else
+               {**{(s, 0): s for s in range(p)}, **{(s, 1): 2 * p - 1 - s for s in range(p)}})
+    end = {(s.kind, s.microbatch, virtual[s.stage, s.chunk]): s.start + s.duration
+           for s in slots}
+    assert len(end) == len(slots) == 3 * chunks * p * m
+    last = chunks * p - 1
+    for s in slots:
+        vs = virtual[s.stage, s.chunk]
+        need = {"forward": ("forward", s.microbatch, vs - 1) if vs else None,
+                "backward": (("backward", s.microbatch, vs + 1) if vs < last
+                             else ("forward", s.microbatch, vs)),
+                "weight": ("backward", s.microbatch, vs)}[s.kind]
+        assert need is None or end[need] <= s.start + 1e-9
+    for stage in range(p):
+        mine = sorted((s.start, s.start + s.duration) for s in slots if s.stage == stage)
+        assert all(a[1] <= c[0] + 1e-9 for a, c in zip(mine, mine[1:], strict=False))
+
+
+@pytest.mark.parametrize(("p", "m"), [(4, 8), (4, 16), (8, 24)])
+def test_source_qi_table2_zb_h2_bubble_and_memory(p: int, m: int) -> None:
+    """Qi et al. 2023 (arXiv 2401.10241), section 2.3, Table 2, "Comparison between 1F1B
+    and our handcrafted schedules": bubble size / peak activations memory
+    1F1B (p-1)(T_F+T_B+T_W) / pM_B, ZB-H1 (p-1)(T_F+T_B-T_W) / pM_B,
+    ZB-H2 (p-1)(T_F+T_B-2T_W) / (2p-1)M_B. With T_F = 1, T_B = 1.3 and T_W = 0.6 the
+    simulated ZB-H2 idles (p-1) x 1.1 inside each stage's span and holds 2p-1
+    micro-batches; the closed form gives the same."""
+    f, b_in, w = 1.0, 1.3, 0.6
+    zb = pipeline.pipeline_schedule(p, m, schedule="zb-h2", forward_time=f,
+                                    backward_time=b_in + w, weight_time=w)
+    idle = pipeline.pipeline_stage_span(zb) - m * (f + b_in + w)
+    assert idle == pytest.approx((p - 1) * 1.1)
+    assert pipeline.pipeline_bubble_time("zb-h2", p, forward_time=f, backward_time=b_in + w,
+                                         weight_time=w) == pytest.approx(idle)
+    assert max(_peak(zb, s) for s in range(p)) == 2 * p - 1
+    assert [pipeline.pipeline_peak_activations(s, p) for s in ("1f1b", "zb-h1", "zb-h2")] \
+        == [p, p, 2 * p - 1]
+
+
+@pytest.mark.parametrize(("p", "m"), [(4, 8), (6, 18), (8, 32)])
+def test_source_zero_bubble_readme_zb2p_and_zbv(p: int, m: int) -> None:
+    """sail-sg/zero-bubble-pipeline-parallelism, README.md, "Comparision of Schedules"
+    (assuming T_F = T_B = T_W): bubble rate ZB2P 0, ZBV 0; activation memory compared
+    to 1F1B 2x and 1x. Qi et al. section 6: "Under the condition T_F = T_B = T_W, ZB-V
+    achieves zero bubble with a peak activations memory of pM_B". Simulated with unit
+    passes: no stage idles inside its span; ZB-H2 holds 2p-1 micro-batches (the README
+    rounds it to 2x), ZB-V 2p half-stage chunks, p micro-batches, as 1F1B."""
+    one = pipeline.pipeline_schedule(p, m, schedule="1f1b")
+    for kind, peak in (("zb-h2", 2 * p - 1), ("zb-v", p)):
+        slots = pipeline.pipeline_schedule(p, m, schedule=kind)
+        assert pipeline.pipeline_stage_span(slots) == pytest.approx(3.0 * m)
+        assert pipeline.pipeline_bubble_time(kind, p) == 0
+        assert max(_peak(slots, s) for s in range(p)) == peak
+        assert pipeline.pipeline_peak_activations(kind, p) == peak
+    assert max(_peak(one, s) for s in range(p)) == p
+
+
+def test_source_qi_section6_zb_v_layout_and_warm_up() -> None:
+    """Qi et al. section 6: "in partitioning a 16-layer transformer model for a 4-stage
+    pipeline, we allocate layers 1-2 and layers 15-16 to worker 1, layers 3-4 and layers
+    13-14 to worker 2"; "each worker (denoted as i) performs a total of 2p - 1 forward
+    passes, comprising 2p - i passes for the first chunk and i - 1 passes for the second
+    chunk"; then "a repetitive 1F-1B-1W pattern", which "initiates with the execution of
+    p - i groups for the second chunk" (then alternates, so every worker starts with the
+    second chunk). The simulated ZB-V: micro-batch 0 goes down the devices and back up;
+    worker i runs those warm-up passes, then a forward, an input-gradient and a
+    weight-gradient pass of the second chunk."""
+    p, m = 4, 8
+    slots = pipeline.pipeline_schedule(p, m, schedule="zb-v")
+    first = sorted((s for s in slots if s.microbatch == 0 and s.kind == "forward"),
+                   key=lambda s: s.start)
+    assert [(s.stage, s.chunk) for s in first] == [(0, 0), (1, 0), (2, 0), (3, 0),
+                                                   (3, 1), (2, 1), (1, 1), (0, 1)]
+    for i in range(1, p + 1):
+        mine = sorted((s for s in slots if s.stage == i - 1), key=lambda s: s.start)
+        warm, group = mine[:2 * p - 1], mine[2 * p - 1:2 * p + 2]
+        assert all(s.kind == "forward" for s in warm)
+        assert sum(s.chunk == 0 for s in warm) == 2 * p - i
+        assert sum(s.chunk == 1 for s in warm) == i - 1
+        assert [(s.kind, s.chunk) for s in group] == [("forward", 1), ("backward", 1),
+                                                      ("weight", 1)]
+    _check_order(slots, p, m, 2)
+
+
+def test_source_deepseek_v3_table2_activation_column() -> None:
+    """DeepSeek-AI 2024, DeepSeek-V3 report, Table 2 (and deepseek-ai/DualPipe
+    README.md, "Pipeline Bubbles and Memory Usage Comparison"): activation 1F1B "PP",
+    ZB1P "PP", DualPipe "PP+1"; parameters 1x, 1x, 2x. The simulated 1F1B and ZB-H1
+    hold PP micro-batches on their first stage."""
+    assert [pipeline.pipeline_peak_activations(s, 16) for s in ("1f1b", "zb-h1", "dualpipe")] \
+        == [16, 16, 17]
+    for kind in ("1f1b", "zb-h1"):
+        slots = pipeline.pipeline_schedule(16, 32, schedule=kind)
+        assert _peak(slots, 0) == 16
+    with pytest.raises(ValueError, match="stages must be even for DualPipe, got 15"):
+        pipeline.pipeline_peak_activations("dualpipe", 15)
+
+
+@given(p=st.integers(1, 8), extra=st.integers(0, 10), kind=st.sampled_from(["zb-h1", "zb-h2"]),
+       f=st.floats(0.5, 2.0), b_in=st.floats(0.5, 2.0), w_share=st.floats(0.05, 1.0))
+def test_zb_h1_and_h2_simulated_span_is_the_closed_form(p: int, extra: int, kind: str,
+                                                        f: float, b_in: float,
+                                                        w_share: float) -> None:
+    """Whatever the pass times, as long as the weight-gradient pass is no longer than the
+    forward and the input-gradient passes, and m >= p (ZB-H1) or m >= 2p - 1 (ZB-H2,
+    the warm-up's forward passes), the longest stage span of the simulated schedule is
+    m(F + B) + :func:`pipeline_bubble_time`, B the full backward: Qi et al.'s Table 2,
+    (p-1)(T_F + T_B - T_W) and (p-1)(T_F + T_B - 2T_W) with T_B the input gradient alone.
+    For ZB-H1 that span is the makespan."""
+    m = (p if kind == "zb-h1" else 2 * p - 1) + extra
+    w = min(f, b_in) * w_share
+    slots = pipeline.pipeline_schedule(p, m, schedule=kind, forward_time=f,
+                                       backward_time=b_in + w, weight_time=w)
+    bubble = pipeline.pipeline_bubble_time(kind, p, forward_time=f,
+                                           backward_time=b_in + w, weight_time=w)
+    assert pipeline.pipeline_stage_span(slots) == pytest.approx(m * (f + b_in + w) + bubble)
+    held = 1 if kind == "zb-h1" else 2
+    assert bubble == pytest.approx((p - 1) * (f + b_in - held * w))
+    if kind == "zb-h1":
+        assert pipeline.pipeline_makespan(slots) == pytest.approx(m * (f + b_in + w) + bubble)
+    _check_order(slots, p, m, 1)
+
+
+@given(p=st.integers(1, 8), m=st.integers(1, 24), f=st.floats(0.5, 2.0),
+       b_in=st.floats(0.5, 2.0), w=st.floats(0.1, 2.0))
+def test_zb_v_order_is_valid_for_any_size_and_times(p: int, m: int, f: float, b_in: float,
+                                                    w: float) -> None:
+    """Few micro-batches or unequal passes: ZB-V still runs every pass once, in
+    dependency order, one at a time per device, within 2p chunks per device; with unit
+    passes and m >= 2p - 1 no stage idles."""
+    slots = pipeline.pipeline_schedule(p, m, schedule="zb-v", forward_time=f,
+                                       backward_time=b_in + w, weight_time=w)
+    _check_order(slots, p, m, 2)
+    assert max(_peak(slots, s) for s in range(p)) <= p
+    unit = pipeline.pipeline_schedule(p, m, schedule="zb-v")
+    idle = pipeline.pipeline_stage_span(unit) - 3.0 * m
+    assert idle == pytest.approx(0.0) if m >= 2 * p - 1 else idle > 0
+
+
+@given(p=st.integers(1, 6), m=st.integers(1, 16),
+       kind=st.sampled_from(["gpipe", "1f1b", "zb-h1"]))
+def test_stage_span_is_the_makespan_when_the_first_stage_runs_first_and_last(
+        p: int, m: int, kind: str) -> None:
+    slots = pipeline.pipeline_schedule(p, m, schedule=kind)
+    assert pipeline.pipeline_stage_span(slots) == pytest.approx(
+        pipeline.pipeline_makespan(slots))
+
+
+@pytest.mark.parametrize("p", [3, 4, 6])
+def test_zero_bubble_needs_2p_minus_1_microbatches_and_the_sync_gone(p: int) -> None:
+    """The first stage must start 2p - 1 forward passes before the first input gradient
+    comes back; each one missing (p <= m < 2p - 1) is a forward pass of idle time: ZB-H2
+    idles 2p - 1 - m units with unit passes, ZB-V, whose chunks take half a unit, half
+    that. And the makespan, which waits for the last stage, is p - 1 forward passes
+    longer than a stage's span: zero bubble needs the stages to start the next step one
+    by one."""
+    for m in range(p, 2 * p - 1):
+        h2 = pipeline.pipeline_schedule(p, m, schedule="zb-h2")
+        zv = pipeline.pipeline_schedule(p, m, schedule="zb-v")
+        assert pipeline.pipeline_stage_span(h2) - 3 * m == pytest.approx(2 * p - 1 - m)
+        assert pipeline.pipeline_stage_span(zv) - 3 * m == pytest.approx((2 * p - 1 - m) / 2)
+    full = pipeline.pipeline_schedule(p, 2 * p, schedule="zb-h2")
+    assert pipeline.pipeline_makespan(full) - pipeline.pipeline_stage_span(full) \
+        == pytest.approx(p - 1)
+
+
+def test_zero_bubble_closed_forms_refuse_what_they_do_not_cover(monkeypatch) -> None:
+    with pytest.raises(ValueError, match="ZB-H2's closed form, got 1.5"):
+        pipeline.pipeline_bubble_time("zb-h2", 4, forward_time=1.0, backward_time=2.5,
+                                      weight_time=1.5)
+    with pytest.raises(ValueError, match=r"ZB-V's bubble is published for equal passes "
+                                         r"only .* got forward_time=1, backward_time=2.4"):
+        pipeline.pipeline_bubble_time("zb-v", 4, backward_time=2.4)
+    with pytest.raises(ValueError, match="interleave must be 1 for schedule 'zb-v'"):
+        pipeline.pipeline_schedule(4, 8, schedule="zb-v", interleave=2)
+    monkeypatch.setattr(pipeline, "MAX_PIPELINE_SLOTS", 600)  # ZB-V: 6 passes per (s, m)
+    assert len(pipeline.pipeline_schedule(4, 25, schedule="zb-v")) == 600
+    with pytest.raises(ValueError, match="at most 100 "):
+        pipeline.pipeline_schedule(4, 26, schedule="zb-v")
+    with pytest.raises(ValueError, match="at most 200 "):
+        pipeline.pipeline_schedule(4, 51, schedule="zb-h2")
+    with pytest.raises(TypeError, match="slots must be a list of PipelineSlot"):
+        pipeline.pipeline_stage_span("abc")  # type: ignore[arg-type]
