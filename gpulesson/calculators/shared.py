@@ -355,6 +355,19 @@ def percent(name: str, label: str, *, default: float, range: tuple[float, float]
                   scale=0.01, dimension="percent", slider=True, help=help)
 
 
+#: The precisions of a model served: its weights, its KV cache and its tensor-core math.
+WEIGHTS_PRECISION = storage_input("precision", "Weights precision")
+KV_PRECISION = storage_input("kv_dtype", "KV-cache precision")
+COMPUTE_PRECISION = dtype_input("dtype", "Compute precision")
+#: Sequences served together, and the prompt of a request.
+CONCURRENT_SEQUENCES = batch("Concurrent sequences")
+DECODE_BATCH = batch("Batch (sequences)")
+PROMPT = tokens("prompt", "Prompt tokens", 8192)
+#: The sequences and tokens of a training step.
+MICRO_BATCH = batch("Micro-batch", unit="sequences")
+SEQ_LEN = tokens("seq_len", "Sequence length", 4096)
+
+
 # ---------------------------------------------------------------------------------------
 # Training (memory, FLOPs and the planning dashboard)
 
@@ -460,6 +473,10 @@ def input_warnings(calc: Any, kw: Mapping[str, Any]) -> list[dict[str, str]]:
 # Outputs several entries show
 
 N_PARAMS_OUT = Output("n_params", "Parameters", "count")
+#: The parameters memory holds: every expert of a mixture-of-experts model.
+N_PARAMS_HELD_OUT = Output("n_params", "Parameters held (all experts)", "count")
+#: The parameters one token's forward pass uses (transformer.active_params).
+ACTIVE_OUT = Output("active", "Active per token (what the FLOPs count)", "count")
 WEIGHTS_OUT = Output("weights", "Weights", "bytes")
 TRAINING_TIME_OUT = Output("time", "Training time at that MFU", "seconds")
 GPU_HOURS_OUT = Output("gpu_hours", "GPU-hours", "number", unit="GPU-hours")
