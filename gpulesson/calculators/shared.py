@@ -415,6 +415,28 @@ LATENCY = Number("latency", "Latency per all-reduce (α)", default=10, range=(0,
                  step=1, unit="µs", scale=1e-6, dimension="seconds")
 
 
+#: The degrees of a layout (what gpulesson.calculators.planner_inputs.layout reads, and dp):
+#: label and range.
+_DEGREES = {
+    "tp": ("Tensor-parallel size", (1, 1024)),
+    "cp": ("Context-parallel size", (1, 1024)),
+    "ep": ("Expert-parallel size", (1, 1024)),
+    "pp": ("Pipeline stages", (1, 1024)),
+    "dp": ("Data-parallel size", (1, 1_000_000)),
+    "zero_stage": ("ZeRO stage", (0, 3)),
+    "interleave": ("Model chunks per pipeline GPU", (1, 64)),
+}
+
+
+def degree(name: str, default: int, *, help: str = "", if_set: bool = False) -> Input:
+    """One degree of a layout (``tp``, ``cp``, ``ep``, ``pp``, ``dp``, ``zero_stage`` or
+    ``interleave``) with its label and range; ``if_set`` says in the label that the planner
+    reads it only when the layout is set by hand."""
+    label, allowed = _DEGREES[name]
+    return Integer(name, f"{label} (if set)" if if_set else label, default=default,
+                   range=allowed, help=help)
+
+
 def overlap(default: float, help: str = "") -> Input:
     """The share of the communication hidden behind compute."""
     return percent("overlap", "Overlap of communication with compute", default=default,

@@ -215,24 +215,21 @@ PARALLEL_TRAFFIC = Calculator(
         *planner_inputs.gpu_inputs("H100 SXM"),
         replace(shared.dtype_input(), help="FP8 also sends an expert all-to-all's dispatch "
                 "in FP8, as DeepSeek-V3 does."),
-        Integer("tp", "Tensor-parallel size", default=8, range=(1, 1024),
-                help="Innermost: consecutive GPUs, inside the NVLink domain when it fits."),
-        Integer("cp", "Context-parallel size", default=1, range=(1, 1024),
-                help="Splits each sequence; must divide it."),
-        Integer("ep", "Expert-parallel size", default=1, range=(1, 1024),
-                help="Mixture-of-experts models: the experts split over ep of the dp GPUs."),
-        Integer("pp", "Pipeline stages", default=16, range=(1, 1024),
-                help="Outermost: consecutive stages sit on different servers."),
-        Integer("dp", "Data-parallel size", default=128, range=(1, 1_000_000),
-                help="Copies of the model; the GPU count is tp · cp · pp · dp. Llama 3 405B: "
-                     "8 · 1 · 16 · 128 = 16,384 GPUs."),
-        Integer("zero_stage", "ZeRO stage", default=2, range=(0, 3),
-                help="1: Megatron's distributed optimizer (gradients reduce-scattered, "
-                     "weights all-gathered); 2 also shards the gradients, as Llama 3's FSDP "
-                     "did (it re-shards no weights after the forward pass; Dubey et al. "
-                     "2024, §3.3.2); 3 also gathers the weights in every pass."),
+        shared.degree("tp", 8, help="Innermost: consecutive GPUs, inside the NVLink domain "
+                                    "when it fits."),
+        shared.degree("cp", 1, help="Splits each sequence; must divide it."),
+        shared.degree("ep", 1, help="Mixture-of-experts models: the experts split over ep of "
+                                    "the dp GPUs."),
+        shared.degree("pp", 16, help="Outermost: consecutive stages sit on different servers."),
+        shared.degree("dp", 128, help="Copies of the model; the GPU count is tp · cp · pp · dp. "
+                                      "Llama 3 405B: 8 · 1 · 16 · 128 = 16,384 GPUs."),
+        shared.degree("zero_stage", 2,
+                      help="1: Megatron's distributed optimizer (gradients reduce-scattered, "
+                           "weights all-gathered); 2 also shards the gradients, as Llama 3's "
+                           "FSDP did (it re-shards no weights after the forward pass; Dubey et "
+                           "al. 2024, §3.3.2); 3 also gathers the weights in every pass."),
         shared.MICRO_BATCH,
-        Integer("interleave", "Model chunks per pipeline GPU", default=2, range=(1, 64)),
+        shared.degree("interleave", 2),
         replace(shared.RECOMPUTE, default="selective"),
         replace(shared.GRAD_DTYPE, default="fp32",
                 help="Llama 3 reduce-scatters its gradients in FP32 (Dubey et al. 2024, "

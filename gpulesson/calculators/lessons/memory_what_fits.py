@@ -14,13 +14,11 @@ LESSON = "memory_what_fits"
 
 def _param_count(**kw: Any) -> dict[str, Any]:
     cfg = shared.config(kw)
-    parts = transformer.param_breakdown(cfg)
     return {
         "total": transformer.param_count(cfg),
         "active": transformer.active_params(cfg),
-        "embedding": parts["embedding"], "attention": parts["attention"],
-        "mlp": parts["mlp"], "routed_experts": transformer.moe_breakdown(cfg)["routed_experts"],
-        "norm": parts["norm"], "lm_head": parts["lm_head"],
+        **transformer.param_breakdown(cfg),  # embedding, attention, mlp, norm, lm_head
+        "routed_experts": transformer.moe_breakdown(cfg)["routed_experts"],
         "non_embedding": transformer.non_embedding_params(cfg),
     }
 

@@ -109,23 +109,22 @@ PLANNING = Calculator(
                         Choice("manual", "as set below")),
                help="The planner compares the valid layouts and keeps the fastest that fits; "
                     "or set tp, pp, cp, ZeRO stage and micro-batch yourself (dp is the rest)."),
-        Integer("tp", "Tensor-parallel size (if set)", default=1, range=(1, 1024),
-                help="Must divide the heads and KV heads; beyond the NVLink domain its "
-                     "all-reduces cross the network."),
-        Integer("pp", "Pipeline stages (if set)", default=1, range=(1, 1024),
-                help="At most the number of layers; adds a bubble of (pp − 1)/(v·m)."),
-        Integer("cp", "Context-parallel size (if set)", default=1, range=(1, 1024),
-                help="Splits each sequence; must divide it."),
-        Integer("ep", "Expert-parallel size (if set)", default=1, range=(1, 1024),
-                help="Mixture-of-experts models only: splits the experts over ep GPUs (the "
-                     "data-parallel ones, or tp x cp x dp refolded); must divide tp x cp x dp "
-                     "and the experts."),
-        Integer("zero_stage", "ZeRO stage (if set)", default=1, range=(0, 3),
-                help="0 none, 1 optimizer states (Megatron's distributed optimizer), 2 + "
-                     "gradients, 3 + parameters."),
+        shared.degree("tp", 1, if_set=True,
+                      help="Must divide the heads and KV heads; beyond the NVLink domain its "
+                           "all-reduces cross the network."),
+        shared.degree("pp", 1, if_set=True,
+                      help="At most the number of layers; adds a bubble of (pp − 1)/(v·m)."),
+        shared.degree("cp", 1, if_set=True, help="Splits each sequence; must divide it."),
+        shared.degree("ep", 1, if_set=True,
+                      help="Mixture-of-experts models only: splits the experts over ep GPUs "
+                           "(the data-parallel ones, or tp x cp x dp refolded); must divide "
+                           "tp x cp x dp and the experts."),
+        shared.degree("zero_stage", 1, if_set=True,
+                      help="0 none, 1 optimizer states (Megatron's distributed optimizer), 2 + "
+                           "gradients, 3 + parameters."),
         shared.batch("Micro-batch (if set)", unit="sequences"),
-        Integer("interleave", "Model chunks per pipeline GPU (if set)", default=1,
-                range=(1, 64), help="Interleaved schedule: divides the bubble."),
+        shared.degree("interleave", 1, if_set=True,
+                      help="Interleaved schedule: divides the bubble."),
         replace(shared.RECOMPUTE, default="selective",
                 choices=(*shared.RECOMPUTE.choices,
                          Choice("deepseek-v3", "DeepSeek-V3's recipe (latent attention)"),
