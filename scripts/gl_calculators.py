@@ -38,11 +38,12 @@ from __future__ import annotations
 import ast
 import functools
 import hashlib
+import importlib.util
 import json
 import re
 import shutil
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -103,18 +104,13 @@ def _imports(path: Path, module: str) -> tuple[set[str], set[str], set[str]]:
     for statement in tree.body:  # module level includes `if`/`try` blocks, not functions
         if not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             top_level.update(map(id, ast.walk(statement)))
-    is_package = path.name == "__init__.py"
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     for node in ast.walk(tree):
         found: list[str] = []
         if isinstance(node, ast.Import):
             found = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parts = module.split(".")
-                parent = parts if is_package else parts[:-1]
-                parent = parent[: len(parent) - (node.level - 1)]
-                base = ".".join(parent + ([base] if base else []))
+        elif isinstance(node, ast.ImportFrom):  # relative ones resolved as Python does
+            base = importlib.util.resolve_name("." * node.level + (node.module or ""), package)
             found = [base] + [f"{base}.{alias.name}" for alias in node.names]
         for name in found:
             top = name.partition(".")[0]
@@ -568,14 +564,25 @@ def _on_build_finished(app: Sphinx, exception: Exception | None) -> None:
         shutil.copy2(SITE_JS / name, out / name)
 
 
+#: What each of the course's extensions tells Sphinx: it reads and writes in parallel safely.
+METADATA = {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
+
+
+def connect(app: Sphinx, handlers: Mapping[str, Callable[..., Any]]) -> dict[str, Any]:
+    """Connect each event of ``handlers`` to its handler, in order; the metadata ``setup``
+    returns (:data:`METADATA`)."""
+    for event, handler in handlers.items():
+        app.connect(event, handler)
+    return dict(METADATA)
+
+
 def setup(app: Sphinx) -> dict[str, Any]:
     app.add_config_value("gl_calculator_timeout_ms", DEFAULT_TIMEOUT_MS, "html")
     app.add_config_value("gl_pyodide_path", "", "html")
     app.add_config_value("gl_pyodide_snapshot", "", "html")
-    app.connect("config-inited", _on_config_inited)
     app.add_directive("calculator", CalculatorDirective)
     app.add_directive("gpu-table", GPUTableDirective)
-    app.connect("builder-inited", _on_builder_inited)
-    app.connect("html-page-context", _on_html_page_context)
-    app.connect("build-finished", _on_build_finished)
-    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
+    return connect(app, {"config-inited": _on_config_inited,
+                         "builder-inited": _on_builder_inited,
+                         "html-page-context": _on_html_page_context,
+                         "build-finished": _on_build_finished})

@@ -908,9 +908,8 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.setup_extension("gl_calculators")  # its config values and the shared worker
     app.add_config_value("gl_exercise_time_limit_ms", DEFAULT_TIME_LIMIT_MS, "html")
     app.add_config_value("gl_content_security_policy", DEFAULT_POLICY, "html")
-    app.connect("config-inited", _on_config_inited)
-    app.connect("builder-inited", _on_builder_inited)
-    app.connect("doctree-resolved", _on_doctree_resolved)
-    app.connect("html-page-context", _on_html_page_context)
-    app.connect("build-finished", _on_build_finished)
-    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
+    return gl_calculators.connect(app, {"config-inited": _on_config_inited,
+                                        "builder-inited": _on_builder_inited,
+                                        "doctree-resolved": _on_doctree_resolved,
+                                        "html-page-context": _on_html_page_context,
+                                        "build-finished": _on_build_finished})

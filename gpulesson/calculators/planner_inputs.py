@@ -18,13 +18,20 @@ from gpulesson import hardware, planning, transformer
 from gpulesson.calculators import shared
 from gpulesson.calculators.spec import CUSTOM, Choice, Input, Keyed, Number, Output, Preset
 
-__all__ = ["VERDICT_OUT", "config", "gpu_inputs", "layout", "plan_training", "precision",
-           "price_note", "spec", "step_tokens"]
+__all__ = ["FITS_OUT", "LAYOUT_OUT", "MEMORY_PER_GPU_OUT", "MFU_OUT", "NO_PRICE_NOTE",
+           "STEP_TIME_OUT", "VERDICT_OUT", "config", "gpu_inputs", "layout", "plan_training",
+           "precision", "price_note", "spec", "step_tokens"]
 
 _NO_PRICE = 0.0
 
 #: Whether the planner found a plan, and the problems of one that does not work.
 VERDICT_OUT = (Output("feasible", "Feasible", "bool"), Output("problems", "Problems", "text"))
+#: What both training planners show of a plan: its layout, MFU, step and memory.
+LAYOUT_OUT = Output("degrees", "Layout", "text")
+MFU_OUT = Output("mfu", "MFU (predicted)", "percent")
+STEP_TIME_OUT = Output("step_time", "Step time", "seconds")
+MEMORY_PER_GPU_OUT = Output("memory_per_gpu", "Memory per GPU", "bytes")
+FITS_OUT = Output("fits", "Fits", "bool")
 
 
 #: The fields of a model's shape the form shows (gpulesson.calculators.shared.config).
@@ -152,7 +159,12 @@ def plan_training(kw: dict[str, Any], *, n_gpus: int, tokens: float,
         overlap={"data": kw["overlap"]})
 
 
+#: What a plan's cost says when the GPU has no dated price.
+NO_PRICE_NOTE = "no dated price for this GPU: enter a quote (cost shown as 0)"
+
+
 def price_note(plan_cost: float | None, price: float) -> str:
+    """The price a cost was computed at, in cents (never ``$3.43088``)."""
     if plan_cost is None or price <= 0:
-        return "no dated price for this GPU: enter a quote (cost shown as 0)"
-    return f"at ${price:g} per GPU-hour"
+        return NO_PRICE_NOTE
+    return f"at ${price:,.2f} per GPU-hour"

@@ -355,6 +355,19 @@ def percent(name: str, label: str, *, default: float, range: tuple[float, float]
                   scale=0.01, dimension="percent", slider=True, help=help)
 
 
+#: The precisions of a model served: its weights, its KV cache and its tensor-core math.
+WEIGHTS_PRECISION = storage_input("precision", "Weights precision")
+KV_PRECISION = storage_input("kv_dtype", "KV-cache precision")
+COMPUTE_PRECISION = dtype_input("dtype", "Compute precision")
+#: Sequences served together, and the prompt of a request.
+CONCURRENT_SEQUENCES = batch("Concurrent sequences")
+DECODE_BATCH = batch("Batch (sequences)")
+PROMPT = tokens("prompt", "Prompt tokens", 8192)
+#: The sequences and tokens of a training step.
+MICRO_BATCH = batch("Micro-batch", unit="sequences")
+SEQ_LEN = tokens("seq_len", "Sequence length", 4096)
+
+
 # ---------------------------------------------------------------------------------------
 # Training (memory, FLOPs and the planning dashboard)
 
@@ -400,6 +413,28 @@ NETWORK = Number("bandwidth", "Network bandwidth per GPU", default=50, range=(0.
                  step=1, unit="GB/s", scale=1e9, dimension="bytes/s")
 LATENCY = Number("latency", "Latency per all-reduce (α)", default=10, range=(0, 100_000),
                  step=1, unit="µs", scale=1e-6, dimension="seconds")
+
+
+#: The degrees of a layout (what gpulesson.calculators.planner_inputs.layout reads, and dp):
+#: label and range.
+_DEGREES = {
+    "tp": ("Tensor-parallel size", (1, 1024)),
+    "cp": ("Context-parallel size", (1, 1024)),
+    "ep": ("Expert-parallel size", (1, 1024)),
+    "pp": ("Pipeline stages", (1, 1024)),
+    "dp": ("Data-parallel size", (1, 1_000_000)),
+    "zero_stage": ("ZeRO stage", (0, 3)),
+    "interleave": ("Model chunks per pipeline GPU", (1, 64)),
+}
+
+
+def degree(name: str, default: int, *, help: str = "", if_set: bool = False) -> Input:
+    """One degree of a layout (``tp``, ``cp``, ``ep``, ``pp``, ``dp``, ``zero_stage`` or
+    ``interleave``) with its label and range; ``if_set`` says in the label that the planner
+    reads it only when the layout is set by hand."""
+    label, allowed = _DEGREES[name]
+    return Integer(name, f"{label} (if set)" if if_set else label, default=default,
+                   range=allowed, help=help)
 
 
 def overlap(default: float, help: str = "") -> Input:
@@ -460,6 +495,10 @@ def input_warnings(calc: Any, kw: Mapping[str, Any]) -> list[dict[str, str]]:
 # Outputs several entries show
 
 N_PARAMS_OUT = Output("n_params", "Parameters", "count")
+#: The parameters memory holds: every expert of a mixture-of-experts model.
+N_PARAMS_HELD_OUT = Output("n_params", "Parameters held (all experts)", "count")
+#: The parameters one token's forward pass uses (transformer.active_params).
+ACTIVE_OUT = Output("active", "Active per token (what the FLOPs count)", "count")
 WEIGHTS_OUT = Output("weights", "Weights", "bytes")
 TRAINING_TIME_OUT = Output("time", "Training time at that MFU", "seconds")
 GPU_HOURS_OUT = Output("gpu_hours", "GPU-hours", "number", unit="GPU-hours")

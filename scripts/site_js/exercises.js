@@ -652,22 +652,22 @@
   }
 
   // ---------------------------------------------------------------- one exercise
+  // The parts of an exercise's markup (written by scripts/gl_exercises.py): the property of
+  // an Exercise that holds each, and the selector that finds it (null where it is absent).
+  var PARTS = { live: "[data-gl-live]", form: "[data-gl-form]", answer: "[data-answer]",
+                button: "button[data-check]", feedback: "[data-feedback]",
+                output: "[data-output]", doneNote: "[data-done-note]",
+                hintButton: "button[data-hint]", hintsShown: "[data-hints-shown]",
+                staticHints: "details.gl-hints", solution: "details.gl-solution" };
+
   function Exercise(root) {
     this.root = root;
     this.ref = root.getAttribute("data-exercise");
     this.number = Number(this.ref.split(":")[1]);
     this.kind = root.getAttribute("data-kind");
-    this.live = root.querySelector("[data-gl-live]");
-    this.form = root.querySelector("[data-gl-form]");
-    this.answer = root.querySelector("[data-answer]");
-    this.button = root.querySelector("button[data-check]");
-    this.feedback = root.querySelector("[data-feedback]");
-    this.output = root.querySelector("[data-output]");
-    this.doneNote = root.querySelector("[data-done-note]");
-    this.hintButton = root.querySelector("button[data-hint]");
-    this.hintsShown = root.querySelector("[data-hints-shown]");
-    this.staticHints = root.querySelector("details.gl-hints");
-    this.solution = root.querySelector("details.gl-solution");
+    Object.keys(PARTS).forEach(function (part) {
+      this[part] = root.querySelector(PARTS[part]);
+    }, this);
     this.hints = this.staticHints ? Array.prototype.slice.call(
       this.staticHints.querySelectorAll(":scope > ol > li")) : [];
     this.hintCount = 0;

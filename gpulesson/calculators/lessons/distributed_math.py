@@ -76,14 +76,17 @@ SCALING_EFFICIENCY = Calculator(
 )
 
 
+#: ZeRO's model-state memory per GPU at each stage (Rajbhandari et al. 2020, Figure 1).
+_ZERO_STAGES = ("(2+2+K)Ψ", "4Ψ + KΨ/Nd", "2Ψ + (2+K)Ψ/Nd", "(4+K)Ψ/Nd")
+
+
 def _zero(**kw: Any) -> dict[str, Any]:
-    per_stage = {s: distributed.zero_memory_per_gpu(
+    per_stage = {f"stage{s}": distributed.zero_memory_per_gpu(
         kw["n_params"], stage=s, dp=kw["dp"], optimizer_bytes=kw["optimizer_bytes"])
-        for s in range(4)}
-    chosen = per_stage[int(kw["stage"])]
+        for s in range(len(_ZERO_STAGES))}
+    chosen = per_stage[f"stage{kw['stage']}"]
     return {
-        "stage0": per_stage[0], "stage1": per_stage[1], "stage2": per_stage[2],
-        "stage3": per_stage[3], "chosen": chosen,
+        **per_stage, "chosen": chosen,
         "fits": memory.fits(chosen, kw["gpu_memory"]),
         "headroom": memory.headroom(chosen, kw["gpu_memory"]),
     }
@@ -109,10 +112,8 @@ ZERO = Calculator(
         *shared.gpu_inputs("A100 80GB", memory=True),
     ),
     outputs=(
-        Output("stage0", "Stage 0: (2+2+K)Ψ", "bytes"),
-        Output("stage1", "Stage 1: 4Ψ + KΨ/Nd", "bytes"),
-        Output("stage2", "Stage 2: 2Ψ + (2+K)Ψ/Nd", "bytes"),
-        Output("stage3", "Stage 3: (4+K)Ψ/Nd", "bytes"),
+        *(Output(f"stage{s}", f"Stage {s}: {formula}", "bytes")
+          for s, formula in enumerate(_ZERO_STAGES)),
         Output("chosen", "Chosen stage, per GPU", "bytes"),
         Output("fits", "Fits on the chosen GPU (model state only)", "bool"),
         Output("headroom", "Left for activations (negative: short by)", "bytes"),
@@ -160,7 +161,15 @@ PIPELINE_BUBBLE = Calculator(
 )
 
 
-_DIMENSIONS = ("tensor", "context", "expert", "pipeline", "data")
+#: The parallel dimensions in the order shown, named for the bytes each sends and for the
+#: time each leaves exposed.
+_SENT = {"tensor": "Tensor parallel", "context": "Context parallel",
+         "expert": "Expert parallel (all-to-all)", "pipeline": "Pipeline",
+         "data": "Data parallel"}
+_EXPOSED = {"tensor": "Tensor parallel", "context": "Context parallel",
+            "expert": "Expert parallel", "pipeline": "Pipeline sends",
+            "data": "Gradient synchronisation"}
+_DIMENSIONS = tuple(_SENT)
 _LINKS = {"nvlink": "NVLink", "network": "network"}
 
 
@@ -206,24 +215,21 @@ PARALLEL_TRAFFIC = Calculator(
         *planner_inputs.gpu_inputs("H100 SXM"),
         replace(shared.dtype_input(), help="FP8 also sends an expert all-to-all's dispatch "
                 "in FP8, as DeepSeek-V3 does."),
-        Integer("tp", "Tensor-parallel size", default=8, range=(1, 1024),
-                help="Innermost: consecutive GPUs, inside the NVLink domain when it fits."),
-        Integer("cp", "Context-parallel size", default=1, range=(1, 1024),
-                help="Splits each sequence; must divide it."),
-        Integer("ep", "Expert-parallel size", default=1, range=(1, 1024),
-                help="Mixture-of-experts models: the experts split over ep of the dp GPUs."),
-        Integer("pp", "Pipeline stages", default=16, range=(1, 1024),
-                help="Outermost: consecutive stages sit on different servers."),
-        Integer("dp", "Data-parallel size", default=128, range=(1, 1_000_000),
-                help="Copies of the model; the GPU count is tp · cp · pp · dp. Llama 3 405B: "
-                     "8 · 1 · 16 · 128 = 16,384 GPUs."),
-        Integer("zero_stage", "ZeRO stage", default=2, range=(0, 3),
-                help="1: Megatron's distributed optimizer (gradients reduce-scattered, "
-                     "weights all-gathered); 2 also shards the gradients, as Llama 3's FSDP "
-                     "did (it re-shards no weights after the forward pass; Dubey et al. "
-                     "2024, §3.3.2); 3 also gathers the weights in every pass."),
-        shared.batch("Micro-batch", unit="sequences"),
-        Integer("interleave", "Model chunks per pipeline GPU", default=2, range=(1, 64)),
+        shared.degree("tp", 8, help="Innermost: consecutive GPUs, inside the NVLink domain "
+                                    "when it fits."),
+        shared.degree("cp", 1, help="Splits each sequence; must divide it."),
+        shared.degree("ep", 1, help="Mixture-of-experts models: the experts split over ep of "
+                                    "the dp GPUs."),
+        shared.degree("pp", 16, help="Outermost: consecutive stages sit on different servers."),
+        shared.degree("dp", 128, help="Copies of the model; the GPU count is tp · cp · pp · dp. "
+                                      "Llama 3 405B: 8 · 1 · 16 · 128 = 16,384 GPUs."),
+        shared.degree("zero_stage", 2,
+                      help="1: Megatron's distributed optimizer (gradients reduce-scattered, "
+                           "weights all-gathered); 2 also shards the gradients, as Llama 3's "
+                           "FSDP did (it re-shards no weights after the forward pass; Dubey et "
+                           "al. 2024, §3.3.2); 3 also gathers the weights in every pass."),
+        shared.MICRO_BATCH,
+        shared.degree("interleave", 2),
         replace(shared.RECOMPUTE, default="selective"),
         replace(shared.GRAD_DTYPE, default="fp32",
                 help="Llama 3 reduce-scatters its gradients in FP32 (Dubey et al. 2024, "
@@ -232,27 +238,20 @@ PARALLEL_TRAFFIC = Calculator(
                                  "backward pass of the last micro-batch."),
     ),
     outputs=(
-        Output("degrees", "Layout", "text"),
+        planner_inputs.LAYOUT_OUT,
         Output("n_gpus", "GPUs (tp · cp · pp · dp)", "count"),
         *planner_inputs.VERDICT_OUT,
         Output("links", "Link each dimension crosses", "text"),
-        Output("tensor_bytes", "Tensor parallel: sent per GPU per step", "bytes"),
-        Output("context_bytes", "Context parallel: sent per GPU per step", "bytes"),
-        Output("expert_bytes", "Expert parallel (all-to-all): sent per GPU per step", "bytes"),
-        Output("pipeline_bytes", "Pipeline: sent per GPU per step", "bytes"),
-        Output("data_bytes", "Data parallel: sent per GPU per step", "bytes"),
-        Output("tensor_time", "Tensor parallel, exposed", _S),
-        Output("context_time", "Context parallel, exposed", _S),
-        Output("expert_time", "Expert parallel, exposed", _S),
-        Output("pipeline_time", "Pipeline sends, exposed", _S),
-        Output("data_time", "Gradient synchronisation, exposed", _S),
+        *(Output(f"{d}_bytes", f"{label}: sent per GPU per step", "bytes")
+          for d, label in _SENT.items()),
+        *(Output(f"{d}_time", f"{label}, exposed", _S) for d, label in _EXPOSED.items()),
         Output("largest", "Largest exposed traffic", "text"),
         Output("step_compute", "Computing per step (incl. recompute)", _S),
         Output("bubble", "Pipeline bubble per step", _S),
-        Output("step_time", "Step time", _S),
-        Output("mfu", "MFU (predicted)", "percent"),
-        Output("memory_per_gpu", "Memory per GPU", "bytes"),
-        Output("fits", "Fits", "bool"),
+        planner_inputs.STEP_TIME_OUT,
+        planner_inputs.MFU_OUT,
+        planner_inputs.MEMORY_PER_GPU_OUT,
+        planner_inputs.FITS_OUT,
     ),
     function=_parallel_traffic,
     sources=("Korthikanti et al. 2022 (tensor and sequence parallelism)",

@@ -41,8 +41,8 @@ KV_CACHE = Calculator(
     inputs=(
         *shared.model_inputs("llama-3-8b"),
         shared.tokens("seq_len", "Context length", 8192),
-        shared.batch("Concurrent sequences"),
-        shared.storage_input("kv_dtype", "KV-cache precision"),
+        shared.CONCURRENT_SEQUENCES,
+        shared.KV_PRECISION,
     ),
     outputs=(
         Output("per_token", "Per token (2·L·kv_heads·head_dim·bytes)", "bytes",
@@ -126,12 +126,12 @@ INFERENCE = Calculator(
     lesson=LESSON,
     inputs=(
         *shared.model_inputs("llama-3-8b"),
-        shared.tokens("prompt", "Prompt tokens", 8192),
+        shared.PROMPT,
         shared.tokens("new_tokens", "Generated tokens", 512),
-        shared.batch("Batch (sequences)"),
-        shared.storage_input("precision", "Weights precision"),
-        shared.storage_input("kv_dtype", "KV-cache precision"),
-        shared.dtype_input("dtype", "Compute precision"),
+        shared.DECODE_BATCH,
+        shared.WEIGHTS_PRECISION,
+        shared.KV_PRECISION,
+        shared.COMPUTE_PRECISION,
         *shared.gpu_inputs("H100 SXM", memory=True, peak=True, bandwidth=True),
     ),
     outputs=(
@@ -140,8 +140,8 @@ INFERENCE = Calculator(
                     "against the GPU's memory (no working memory counted). When they do "
                     "not fit, the figures below describe a GPU that does not exist: split "
                     "the model over several (lesson 7) or quantise it."),
-        Output("n_params", "Parameters held (all experts)", "count"),
-        Output("active", "Active per token (what the FLOPs count)", "count"),
+        shared.N_PARAMS_HELD_OUT,
+        shared.ACTIVE_OUT,
         Output("prefill_flops", "Prefill FLOPs (2·N·T + attention)", "flops"),
         Output("decode_flops", "Decode FLOPs (2·N per token + attention)", "flops"),
         shared.WEIGHTS_OUT,
@@ -186,9 +186,9 @@ def _roofline(kw: dict[str, Any]) -> dict[str, Any]:
 def _serving_inputs(default_model: str = "llama-3-8b", *,
                     memory: bool = False) -> tuple[Any, ...]:
     return (*shared.model_inputs(default_model),
-            shared.storage_input("precision", "Weights precision"),
-            shared.storage_input("kv_dtype", "KV-cache precision"),
-            shared.dtype_input("dtype", "Compute precision"),
+            shared.WEIGHTS_PRECISION,
+            shared.KV_PRECISION,
+            shared.COMPUTE_PRECISION,
             *shared.gpu_inputs("H100 SXM", memory=memory, peak=True, bandwidth=True))
 
 
@@ -222,7 +222,7 @@ PREFIX_CACHING = Calculator(
                 "whole prompt.",
     lesson=LESSON,
     inputs=(
-        shared.tokens("prompt", "Prompt tokens", 8192),
+        shared.PROMPT,
         shared.percent("hit_rate", "Prefix-cache hit rate", default=75, range=(0, 100),
                        step=1, help="Share of the prompt's tokens found in the cache (a "
                                     "shared system prompt, documents, earlier turns)."),
@@ -395,7 +395,7 @@ SPECULATIVE = Calculator(
                 help="Tokens the draft proposes per step (multi-token prediction: 1)."),
         shared.percent("draft_cost", "Draft cost c", default=5, range=(0, 100), step=0.5,
                        help="Time of one draft step over one target step."),
-        shared.batch("Batch (sequences)"),
+        shared.DECODE_BATCH,
         shared.tokens("context", "Context per sequence", 8192),
         *_serving_inputs(),
     ),

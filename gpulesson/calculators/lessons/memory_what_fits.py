@@ -14,13 +14,11 @@ LESSON = "memory_what_fits"
 
 def _param_count(**kw: Any) -> dict[str, Any]:
     cfg = shared.config(kw)
-    parts = transformer.param_breakdown(cfg)
     return {
         "total": transformer.param_count(cfg),
         "active": transformer.active_params(cfg),
-        "embedding": parts["embedding"], "attention": parts["attention"],
-        "mlp": parts["mlp"], "routed_experts": transformer.moe_breakdown(cfg)["routed_experts"],
-        "norm": parts["norm"], "lm_head": parts["lm_head"],
+        **transformer.param_breakdown(cfg),  # embedding, attention, mlp, norm, lm_head
+        "routed_experts": transformer.moe_breakdown(cfg)["routed_experts"],
         "non_embedding": transformer.non_embedding_params(cfg),
     }
 
@@ -35,9 +33,9 @@ PARAM_COUNT = Calculator(
     inputs=shared.model_inputs("gpt2", advanced=False),
     outputs=(
         Output("total", "Total parameters (what memory holds)", "count"),
-        Output("active", "Active per token (what the FLOPs count)", "count",
-               help="The total minus the routed experts a token skips "
-                    "(transformer.active_params); equal to the total for a dense model."),
+        replace(shared.ACTIVE_OUT,
+                help="The total minus the routed experts a token skips "
+                     "(transformer.active_params); equal to the total for a dense model."),
         Output("embedding", "Embeddings (token + position)", "count"),
         Output("attention", "Attention (all layers)", "count"),
         Output("mlp", "MLP (all layers)", "count"),
@@ -78,8 +76,8 @@ TRAINING_MEMORY = Calculator(
     lesson=LESSON,
     inputs=(
         *shared.model_inputs("llama-2-7b", training=True),
-        shared.batch("Micro-batch", unit="sequences"),
-        shared.tokens("seq_len", "Sequence length", 4096),
+        shared.MICRO_BATCH,
+        shared.SEQ_LEN,
         replace(shared.TRAINING_PRECISION,
                 help="What each parameter keeps: ZeRO paper §3.1 counts 2 + 2 + 12 bytes."),
         shared.OPTIMIZER,
@@ -94,7 +92,7 @@ TRAINING_MEMORY = Calculator(
         *shared.gpu_inputs("H100 SXM", memory=True),
     ),
     outputs=(
-        replace(shared.N_PARAMS_OUT, label="Parameters held (all experts)"),
+        shared.N_PARAMS_HELD_OUT,
         Output("bytes_per_param", "Model-state bytes per parameter", "number", unit="B"),
         Output("weights", "Weights per GPU", "bytes"),
         Output("gradients", "Gradients per GPU", "bytes"),

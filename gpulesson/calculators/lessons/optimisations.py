@@ -108,8 +108,8 @@ CHECKPOINTING = Calculator(
     lesson=LESSON,
     inputs=(
         *shared.model_inputs("llama-2-7b", training=True),
-        shared.batch("Micro-batch", unit="sequences"),
-        shared.tokens("seq_len", "Sequence length", 4096),
+        shared.MICRO_BATCH,
+        shared.SEQ_LEN,
         Integer("segments", "Segments k", default=0, range=(0, 1000),
                 help="0 picks the best k (about √L); k = 1 or k = L saves nothing."),
     ),

@@ -57,11 +57,11 @@ WILL_IT_FIT = Calculator(
     lesson=LESSON,
     inputs=(
         *shared.model_inputs("llama-3-8b"),
-        shared.storage_input("precision", "Weights precision"),
+        shared.WEIGHTS_PRECISION,
         shared.tokens("context", "Context length", 8192,
                       help="Tokens held per sequence (prompt + generated)."),
-        shared.batch("Concurrent sequences"),
-        shared.storage_input("kv_dtype", "KV-cache precision"),
+        shared.CONCURRENT_SEQUENCES,
+        shared.KV_PRECISION,
         Number("overhead", "Overhead", default=2, range=(0, 1000), step=0.5, unit="GB",
                scale=1e9, dimension="bytes",
                help="CUDA context, framework and activation buffers: an assumption, about "
@@ -69,7 +69,7 @@ WILL_IT_FIT = Calculator(
         *shared.gpu_inputs("H100 SXM", memory=True),
     ),
     outputs=(
-        replace(shared.N_PARAMS_OUT, label="Parameters held (all experts)"),
+        shared.N_PARAMS_HELD_OUT,
         shared.WEIGHTS_OUT,
         Output("kv_cache", "KV cache", "bytes"),
         Output("total", "Total", "bytes"),
@@ -104,10 +104,10 @@ DECODE_CEILING = Calculator(
     lesson=LESSON,
     inputs=(
         *shared.params_inputs(),
-        shared.storage_input("precision", "Weights precision"),
+        shared.WEIGHTS_PRECISION,
         *shared.gpu_inputs("H100 SXM", bandwidth=True),
-        shared.batch("Batch (sequences)",
-                     help="Sequences decoded together: one weight read serves them all."),
+        replace(shared.DECODE_BATCH,
+                help="Sequences decoded together: one weight read serves them all."),
         Number("kv_per_sequence", "KV cache per sequence", default=0, range=(0, 10_000),
                step=0.1, unit="GB", scale=1e9, dimension="bytes",
                help="Read every step too; 0 ignores it (see the KV-cache calculator)."),

@@ -28,11 +28,17 @@ from gpulesson.planning import published
 LESSON = "planning_dashboard"
 
 
-def _price_note(plan_cost: float | None, price: float) -> str:
-    """The price a cost was computed at, in cents (never ``$3.43088``)."""
-    if plan_cost is None or price <= 0:
-        return "no dated price for this GPU: enter a quote (cost shown as 0)"
-    return f"at ${price:,.2f} per GPU-hour"
+#: The parts of a step the planning entry shows after its step time: output name, key of
+#: gpulesson.planning's breakdown, label. Computing comes first (its parts summed).
+_STEP_PARTS = (
+    ("bubble", "bubble", "… pipeline bubble"),
+    ("tensor_comm", "tensor", "… tensor-parallel traffic"),
+    ("context_comm", "context", "… context-parallel traffic"),
+    ("pipeline_comm", "pipeline", "… pipeline sends"),
+    ("expert_comm", "expert", "… expert-parallel all-to-all"),
+    ("comm_time", "data", "… gradient synchronisation, exposed"),
+)
+_COMPUTING = ("compute", "recompute", "memory_bound", "optimizer", "launch")
 
 
 def _planning(**kw: Any) -> dict[str, Any]:
@@ -58,15 +64,14 @@ def _planning(**kw: Any) -> dict[str, Any]:
         "dominant": plan.dominant_term.replace("_", "-"),
         "time": plan.days * flops.SECONDS_PER_DAY,
         "gpu_hours": plan.gpu_hours,
-        "cost": plan.cost_usd or 0.0, "price_note": _price_note(plan.cost_usd, price),
+        "cost": plan.cost_usd or 0.0,
+        "price_note": planner_inputs.price_note(plan.cost_usd, price),
         "memory_per_gpu": plan.memory_per_gpu, "memory_limit": plan.memory_limit,
         "fits": plan.memory_fits,
         "tokens_per_second": plan.tokens_per_second, "step_time": plan.step_time,
         "micro_batches": plan.micro_batches,
-        "step_compute": (b["compute"] + b["recompute"] + b["memory_bound"] + b["optimizer"]
-                         + b["launch"]),
-        "bubble": b["bubble"], "tensor_comm": b["tensor"], "context_comm": b["context"],
-        "pipeline_comm": b["pipeline"], "expert_comm": b["expert"], "comm_time": b["data"],
+        "step_compute": sum(b[part] for part in _COMPUTING),
+        **{name: b[key] for name, key, _ in _STEP_PARTS},
         "efficiency": plan.efficiency,
         "n_params": n, "active_params": active,
         "total_flops": flops.training_flops(active, kw["tokens"]),
@@ -74,6 +79,8 @@ def _planning(**kw: Any) -> dict[str, Any]:
 
 
 _SECONDS = "seconds"
+#: The price a plan's cost was computed at (or why there is none).
+_PRICE_OUT = Output("price_note", "Price", "text")
 PLANNING = Calculator(
     name="planning",
     title="Plan a training run",
@@ -89,7 +96,7 @@ PLANNING = Calculator(
         planner_inputs.step_tokens(4.194304, help="Llama 2 used 4M (4,194,304) tokens per "
                                    "step (Touvron et al. 2023, §2.2); a whole number of "
                                    "sequences."),
-        shared.tokens("seq_len", "Sequence length", 4096),
+        shared.SEQ_LEN,
         # hardware
         *planner_inputs.gpu_inputs("H100 SXM"),
         replace(shared.dtype_input(), help="Matrix-multiply precision: FP8 speeds up the "
@@ -102,23 +109,22 @@ PLANNING = Calculator(
                         Choice("manual", "as set below")),
                help="The planner compares the valid layouts and keeps the fastest that fits; "
                     "or set tp, pp, cp, ZeRO stage and micro-batch yourself (dp is the rest)."),
-        Integer("tp", "Tensor-parallel size (if set)", default=1, range=(1, 1024),
-                help="Must divide the heads and KV heads; beyond the NVLink domain its "
-                     "all-reduces cross the network."),
-        Integer("pp", "Pipeline stages (if set)", default=1, range=(1, 1024),
-                help="At most the number of layers; adds a bubble of (pp − 1)/(v·m)."),
-        Integer("cp", "Context-parallel size (if set)", default=1, range=(1, 1024),
-                help="Splits each sequence; must divide it."),
-        Integer("ep", "Expert-parallel size (if set)", default=1, range=(1, 1024),
-                help="Mixture-of-experts models only: splits the experts over ep GPUs (the "
-                     "data-parallel ones, or tp x cp x dp refolded); must divide tp x cp x dp "
-                     "and the experts."),
-        Integer("zero_stage", "ZeRO stage (if set)", default=1, range=(0, 3),
-                help="0 none, 1 optimizer states (Megatron's distributed optimizer), 2 + "
-                     "gradients, 3 + parameters."),
+        shared.degree("tp", 1, if_set=True,
+                      help="Must divide the heads and KV heads; beyond the NVLink domain its "
+                           "all-reduces cross the network."),
+        shared.degree("pp", 1, if_set=True,
+                      help="At most the number of layers; adds a bubble of (pp − 1)/(v·m)."),
+        shared.degree("cp", 1, if_set=True, help="Splits each sequence; must divide it."),
+        shared.degree("ep", 1, if_set=True,
+                      help="Mixture-of-experts models only: splits the experts over ep GPUs "
+                           "(the data-parallel ones, or tp x cp x dp refolded); must divide "
+                           "tp x cp x dp and the experts."),
+        shared.degree("zero_stage", 1, if_set=True,
+                      help="0 none, 1 optimizer states (Megatron's distributed optimizer), 2 + "
+                           "gradients, 3 + parameters."),
         shared.batch("Micro-batch (if set)", unit="sequences"),
-        Integer("interleave", "Model chunks per pipeline GPU (if set)", default=1,
-                range=(1, 64), help="Interleaved schedule: divides the bubble."),
+        shared.degree("interleave", 1, if_set=True,
+                      help="Interleaved schedule: divides the bubble."),
         replace(shared.RECOMPUTE, default="selective",
                 choices=(*shared.RECOMPUTE.choices,
                          Choice("deepseek-v3", "DeepSeek-V3's recipe (latent attention)"),
@@ -138,12 +144,12 @@ PLANNING = Calculator(
     ),
     outputs=(
         *planner_inputs.VERDICT_OUT,
-        Output("degrees", "Layout", "text"),
+        planner_inputs.LAYOUT_OUT,
         Output("reason", "Why this layout", "text"),
         Output("bottleneck", "Bottleneck", "text"),
-        Output("mfu", "MFU (predicted)", "percent",
-               help="Model FLOPs over the BF16 dense peak: an output of the step time, whose "
-                    "terms are fitted on published runs."),
+        replace(planner_inputs.MFU_OUT,
+                help="Model FLOPs over the BF16 dense peak: an output of the step time, whose "
+                     "terms are fitted on published runs."),
         Output("mfu_band", "MFU uncertainty (±, relative)", "percent",
                help="The largest error, on runs left out of the fit, among the published "
                     "runs most like this plan (same GPU generation, precision, dense or MoE)."),
@@ -152,22 +158,17 @@ PLANNING = Calculator(
         Output("time", "Training time", _SECONDS),
         shared.GPU_HOURS_OUT,
         Output("cost", "Cost", "usd"),
-        Output("price_note", "Price", "text"),
-        Output("memory_per_gpu", "Memory per GPU", "bytes",
-               help="Model state after ZeRO plus stored activations, on the largest "
-                    "pipeline stage."),
+        _PRICE_OUT,
+        replace(planner_inputs.MEMORY_PER_GPU_OUT,
+                help="Model state after ZeRO plus stored activations, on the largest "
+                     "pipeline stage."),
         Output("memory_limit", "Memory a GPU can use (95 % of the reported total)", "bytes"),
-        Output("fits", "Fits", "bool"),
+        planner_inputs.FITS_OUT,
         Output("tokens_per_second", "Throughput (all GPUs)", "tokens/s"),
-        Output("step_time", "Step time", _SECONDS),
+        planner_inputs.STEP_TIME_OUT,
         Output("micro_batches", "Micro-batches per step", "number"),
         Output("step_compute", "… computing (incl. recompute)", _SECONDS),
-        Output("bubble", "… pipeline bubble", _SECONDS),
-        Output("tensor_comm", "… tensor-parallel traffic", _SECONDS),
-        Output("context_comm", "… context-parallel traffic", _SECONDS),
-        Output("pipeline_comm", "… pipeline sends", _SECONDS),
-        Output("expert_comm", "… expert-parallel all-to-all", _SECONDS),
-        Output("comm_time", "… gradient synchronisation, exposed", _SECONDS),
+        *(Output(name, label, _SECONDS) for name, _, label in _STEP_PARTS),
         Output("efficiency", "Share of the step computing", "percent"),
         shared.N_PARAMS_OUT,
         Output("active_params", "Active parameters per token", "count",
@@ -205,7 +206,7 @@ def _serving(**kw: Any) -> dict[str, Any]:
         "batch": plan.batch, "ttft": plan.ttft, "tpot": plan.tpot,
         "throughput": plan.throughput, "cost": per_m or 0.0,
         "price_note": ("per million output tokens at the traffic" if per_m is not None
-                       else "no dated price for this GPU: enter a quote (cost shown as 0)"),
+                       else planner_inputs.NO_PRICE_NOTE),
         "kv_memory": max(plan.budget.kv_cache, 0.0), "weights": plan.budget.weights,
         "activation_peak": plan.budget.activation_peak,
     }
@@ -253,7 +254,7 @@ SERVING = Calculator(
         Output("tpot", "Time per output token", _SECONDS),
         Output("throughput", "Output tokens/s, all replicas", "tokens/s"),
         Output("cost", "Cost per million output tokens", "usd"),
-        Output("price_note", "Price", "text"),
+        _PRICE_OUT,
         Output("kv_memory", "KV cache memory per GPU", "bytes", binary=True),
         Output("weights", "Weights per GPU", "bytes", binary=True),
         Output("activation_peak", "Profiled activation peak per GPU", "bytes", binary=True),

@@ -22,15 +22,13 @@ from gpulesson.calculators import (
     Select,
 )
 
+#: The inputs the toy echoes: each one's SI value is the output ``<input>_out``, labelled
+#: with the input's name and shown in this format.
+ECHOED = {"n": "count", "rate": "bytes/s", "peak": "flop/s", "precision": "text"}
+
 
 def echo(**kw):
-    return {
-        "n_out": kw["n"],
-        "rate_out": kw["rate"],
-        "peak_out": kw["peak"],
-        "big": 2**60 + kw["n"],
-        "precision_out": kw["precision"],
-    }
+    return {f"{name}_out": kw[name] for name in ECHOED} | {"big": 2**60 + kw["n"]}
 
 
 TOY = Calculator(
@@ -55,13 +53,8 @@ TOY = Calculator(
         Number("rate", "Bandwidth", range=(0.01, 100), unit="TB/s", scale=1e12,
                dimension="bytes/s"),
     ),
-    outputs=(
-        Output("n_out", "n", "count"),
-        Output("rate_out", "rate", "bytes/s"),
-        Output("peak_out", "peak", "flop/s"),
-        Output("big", "big", "count"),
-        Output("precision_out", "precision", "text"),
-    ),
+    outputs=(*(Output(f"{name}_out", name, fmt) for name, fmt in ECHOED.items()),
+             Output("big", "big", "count")),
     function=echo,
 )
 
