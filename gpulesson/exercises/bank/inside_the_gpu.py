@@ -26,7 +26,7 @@ from gpulesson import execution, gemm, hardware
 from gpulesson.exercises.bank._common import H100, P
 from gpulesson.exercises.bank._inside_the_gpu_kernels import EXERCISES as KERNEL_LAB
 from gpulesson.exercises.core import ChoiceExercise, Mistake, NumericExercise
-from gpulesson.exercises.kernel import KernelExercise, KernelSource, first_is, kernel_mistake
+from gpulesson.exercises.kernel import KernelSource, first_is, kernel_exercise, kernel_mistake
 from gpulesson.exercises.wording import TIMES, count, percent
 from gpulesson.kernelcheck import catalogue as tasks
 from gpulesson.units import format_bandwidth, format_seconds
@@ -69,9 +69,8 @@ def vector_add(a, b, out):
         out[i] = a[i] + b[i]
 """)
 
-vector_add = KernelExercise(
-    lesson=LESSON, number=1, title="A vector addition",
-    task="vector_add", function_name="vector_add", signature="a, b, out",
+vector_add = kernel_exercise(
+    LESSON, 1, "A vector addition", VECTOR_ADD,
     question=(
         "Write the kernel `vector_add(a, b, out)` that sets `out[i] = a[i] + b[i]` for every "
         "element, one thread per element. The checker launches it with "
@@ -91,7 +90,6 @@ vector_add = KernelExercise(
         "check keeps them out of memory. On a GPU their accesses would not fail: they would "
         "read or overwrite whatever lies after the arrays."
     ),
-    reference=VECTOR_ADD, model_solution=VECTOR_ADD,
     mistakes=(
         kernel_mistake(
             "no_bounds_check",
@@ -122,9 +120,8 @@ def add_bias(x, bias, out):
         out[row, col] = x[row, col] + bias[col]
 """)
 
-add_bias = KernelExercise(
-    lesson=LESSON, number=2, title="A 2-D map: add a bias to every row",
-    task="add_bias", function_name="add_bias", signature="x, bias, out",
+add_bias = kernel_exercise(
+    LESSON, 2, "A 2-D map: add a bias to every row", ADD_BIAS,
     question=(
         "A layer adds a bias vector to every row of its output. Write the kernel "
         "`add_bias(x, bias, out)` that sets `out[row, col] = x[row, col] + bias[col]`, one "
@@ -145,7 +142,6 @@ add_bias = KernelExercise(
         f"coalesced. The grid covers ⌈columns / {tasks.MAP_BLOCK[0]}⌉ × ⌈rows / "
         f"{tasks.MAP_BLOCK[1]}⌉ blocks, so both indices need a bounds check."
     ),
-    reference=ADD_BIAS, model_solution=ADD_BIAS,
     mistakes=(
         kernel_mistake(
             "no_bounds_check",
@@ -346,9 +342,8 @@ def matmul_tiled(A, B, C):
 _MATMUL_NO_FILL = MATMUL_TILED.edited("        else:\n            sA[ty, tx] = 0\n").edited(
     "        else:\n            sB[ty, tx] = 0\n")
 
-matmul_tiled = KernelExercise(
-    lesson=LESSON, number=6, title="A tiled matrix product",
-    task="matmul_tiled", function_name="matmul_tiled", signature="A, B, C",
+matmul_tiled = kernel_exercise(
+    LESSON, 6, "A tiled matrix product", MATMUL_TILED,
     question=(
         f"Write `matmul_tiled(A, B, C)`, computing C = A @ B with TILE = {tasks.TILE}: each "
         f"block of {tasks.TILE} × {tasks.TILE} threads computes one tile of C, loading the "
@@ -372,7 +367,6 @@ matmul_tiled = KernelExercise(
         "others still read these. Every thread of the block reaches both, even those whose "
         "element of C lies outside the matrix: they help load and only skip the final store."
     ),
-    reference=MATMUL_TILED, model_solution=MATMUL_TILED,
     mistakes=(
         kernel_mistake(
             "missing_second_barrier",
@@ -628,9 +622,8 @@ def sum_kernel(x, out):
         cuda.atomic.add(out, 0, s[0])  # blocks never wait for each other
 """, constants={"BLOCK": tasks.SUM_BLOCK})
 
-sum_kernel = KernelExercise(
-    lesson=LESSON, number=10, title="A sum with a tree in shared memory",
-    task="sum_kernel", function_name="sum_kernel", signature="x, out",
+sum_kernel = kernel_exercise(
+    LESSON, 10, "A sum with a tree in shared memory", SUM_KERNEL,
     question=(
         "Write `sum_kernel(x, out)`, adding up all of `x` into `out[0]` (which holds 0 when "
         f"the kernel starts). The checker launches blocks of BLOCK = {tasks.SUM_BLOCK} "
@@ -651,7 +644,6 @@ sum_kernel = KernelExercise(
         "barrier orders the threads; across blocks nothing does, so the block sums go to "
         "`out[0]` with an atomic addition, one per block."
     ),
-    reference=SUM_KERNEL, model_solution=SUM_KERNEL,
     mistakes=(
         kernel_mistake(
             "plain_add_across_blocks",
