@@ -637,7 +637,7 @@ idle_hours = core.NumericExercise(
         "inverse of the utilisation. Batching more conversations raises the tokens/s "
         "while busy; only more traffic, or giving idle hours back, raises the utilisation."
     ),
-    answer=lambda p: _idle_per_1k(p),
+    answer=_idle_per_1k,
     derived=_idle_derived,
     mistakes=(
         Mistake("busy_rate",

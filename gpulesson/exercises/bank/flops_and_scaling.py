@@ -142,7 +142,7 @@ days_on_cluster = core.NumericExercise(
         "Dense training cannot use the 2:4-sparse figure, so the sparse peak would halve "
         "the estimate and be wrong."
     ),
-    answer=lambda p: _time(p),
+    answer=_time,
     derived=_time_derived,
     mistakes=(
         mistakes.used_sparse_peak(lambda p: _time(p, peak=sparse_peak(p))),
@@ -215,7 +215,7 @@ mfu_from_throughput = core.NumericExercise(
         "**{answer}**, in the range large published runs report (PaLM 46.2%, Llama 3 405B "
         "38-43%)."
     ),
-    answer=lambda p: _mfu(p),
+    answer=_mfu,
     derived=_mfu_derived,
     mistakes=(
         mistakes.used_sparse_peak(lambda p: _mfu(p, peak=sparse_peak(p))),
@@ -516,7 +516,7 @@ attention_crossover = core.NumericExercise(
         "4,096 tokens attention adds {share_4k} to the 6N of this model, while a "
         "long-context stage at 131,072 tokens adds {share_128k}."
     ),
-    answer=lambda p: _crossover(p),
+    answer=_crossover,
     derived=_crossover_derived,
     mistakes=(
         Mistake("mixed_passes_attention_forward",
@@ -594,7 +594,7 @@ llama3_gpu_hours = core.NumericExercise(
         "also cover interruptions and restarts, the long-context stage and everything "
         "else the GPUs did for this model."
     ),
-    answer=lambda p: _gpu_hours(p),
+    answer=_gpu_hours,
     derived=_hours_derived,
     mistakes=(
         mistakes.used_sparse_peak(lambda p: _gpu_hours(p, peak=sparse_peak(p))),

@@ -266,7 +266,7 @@ kv_cache_long_context = core.NumericExercise(
         "multi-head attention) you would get {mha}, {ratio} times too much. Even the right "
         "figure needs {h100s} H100s' worth of memory for the cache alone."
     ),
-    answer=lambda p: _kv_total(p),
+    answer=_kv_total,
     derived=_kv_derived,
     mistakes=(
         mistakes.hidden_instead_of_kv(lambda p: _kv_total(p, mha=True)),

@@ -304,7 +304,7 @@ checkpoint_64_layers = core.NumericExercise(
         "{mem_more}. The price is one extra forward pass, about a third more FLOPs, "
         "whatever k is."
     ),
-    answer=lambda p: _ckpt_bytes(p),
+    answer=_ckpt_bytes,
     derived=_ckpt_derived,
     mistakes=(
         Mistake("no_checkpointing",

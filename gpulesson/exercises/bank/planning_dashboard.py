@@ -86,7 +86,7 @@ throughput_from_mfu = core.NumericExercise(
         "needs 6N = {per_token} FLOPs, so it processes **{answer}**, {per_gpu} tokens/s per "
         "GPU (`flops.tokens_per_second`)."
     ),
-    answer=lambda p: _tps(p),
+    answer=_tps,
     derived=_tps_derived,
     mistakes=(
         Mistake("forgot_mfu", "That is the throughput at 100% of the peak. The plan assumes "
@@ -149,7 +149,7 @@ run_cost_exercise = core.NumericExercise(
         "(`cost.run_cost`). At a fixed MFU the number of GPUs changes the days, not the "
         "GPU-hours or the bill."
     ),
-    answer=lambda p: _run_cost(p),
+    answer=_run_cost,
     derived=_cost_derived,
     mistakes=(
         Mistake("forgot_gpus", "That is the price of one GPU for the run's wall-clock time. "
@@ -234,7 +234,7 @@ uneven_stages = core.NumericExercise(
         "(`distributed.params_per_gpu`). ZeRO-1 over dp = {dp} leaves 4 + 12/{dp} = "
         "{per_param} bytes per parameter, so **{answer}** (`distributed.layout_memory`)."
     ),
-    answer=lambda p: _state(p),
+    answer=_state,
     derived=_state_derived,
     mistakes=(
         Mistake("even_split", "That splits the layers evenly, {layers}/{pp} = {even} per "
@@ -506,7 +506,7 @@ token_cost = core.NumericExercise(
         "that is **{answer}** per 1,000 tokens (`cost.cost_per_1k_tokens`). At full capacity "
         "it would be {at_capacity}: the idle hours make tokens {ratio} times dearer."
     ),
-    answer=lambda p: _per_1k(p),
+    answer=_per_1k,
     derived=_per_1k_derived,
     mistakes=(
         Mistake("used_capacity", "That assumes the GPU generates {capacity_text} tokens/s "
