@@ -19,6 +19,7 @@ Standard library only.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 from gpulesson import activations, course, memory, transformer
@@ -49,6 +50,12 @@ def _gib(n_bytes: float, digits: int = 2) -> str:
 def _state(p: P, **kw: Any) -> memory.MemoryBreakdown:
     """Model state only (weights, gradients, optimizer): no activations."""
     return memory.training_memory(_n(p), batch=1, seq_len=1, **kw)
+
+
+def _all_layers(per_layer: Callable[[P], float]) -> Mistake:
+    """The slip of two exercises that ask for one layer: the whole model's layers."""
+    return Mistake("all_layers", "That is all {layers} layers; the question asks for one.",
+                   lambda p: config(p).layers * per_layer(p))
 
 
 # ---------------------------------------------------------------------------------------
@@ -529,9 +536,7 @@ activations_selective = core.NumericExercise(
                 "That is full recomputation, which keeps only the layer's input (2·s·b·h). "
                 "Selective recomputation keeps the 34·s·b·h of everything but the scores.",
                 lambda p: _acts(p, recompute="full")),
-        Mistake("all_layers",
-                "That is all {layers} layers; the question asks for one.",
-                lambda p: config(p).layers * _acts(p)),
+        _all_layers(_acts),
         mistakes.gib_as_gb(lambda p: _acts(p) * 1e9 / 2**30),
     ),
     # A GPT-style block (GeLU MLP of width 4h, dropout masks): the count is Korthikanti et
@@ -726,8 +731,7 @@ llama_flash_layer = core.NumericExercise(
                 "That keeps the 2·a·s²·b bytes of attention scores: eager attention. "
                 "FlashAttention recomputes them in the backward pass.",
                 lambda p: _flash_layer(p, "eager")),
-        Mistake("all_layers", "That is all {layers} layers; the question asks for one.",
-                lambda p: config(p).layers * _flash_layer(p)),
+        _all_layers(_flash_layer),
     ),
     defaults={"model": "llama-2-7b", "batch": 1, "seq_len": 4096},
     sample=lambda rng: {"model": rng.choice(["llama-2-7b", "llama-2-13b", "llama-3-8b",
