@@ -19,7 +19,7 @@ from typing import Any
 
 from gpulesson import cost, course, flops, gemm, hardware, inference, transformer, units
 from gpulesson.exercises import core, mistakes, wording
-from gpulesson.exercises.bank._common import P, config, sparse_peak
+from gpulesson.exercises.bank._common import P, at_sparse_peak, config, sparse_peak
 from gpulesson.exercises.core import Mistake
 
 LESSON = "flops_and_scaling"
@@ -145,7 +145,7 @@ days_on_cluster = core.NumericExercise(
     answer=_time,
     derived=_time_derived,
     mistakes=(
-        mistakes.used_sparse_peak(lambda p: _time(p, peak=sparse_peak(p))),
+        mistakes.used_sparse_peak(at_sparse_peak(_time)),
         Mistake("forgot_mfu",
                 "That is the time at 100% of the peak. The GPUs sustain only {mfu_pct} of "
                 "it: divide by the MFU too.",
@@ -218,7 +218,7 @@ mfu_from_throughput = core.NumericExercise(
     answer=_mfu,
     derived=_mfu_derived,
     mistakes=(
-        mistakes.used_sparse_peak(lambda p: _mfu(p, peak=sparse_peak(p))),
+        mistakes.used_sparse_peak(at_sparse_peak(_mfu)),
         Mistake("forward_only",
                 "You counted 2N FLOPs per token, the forward pass. Training runs the backward "
                 "pass too: 6N per token.",
@@ -597,7 +597,7 @@ llama3_gpu_hours = core.NumericExercise(
     answer=_gpu_hours,
     derived=_hours_derived,
     mistakes=(
-        mistakes.used_sparse_peak(lambda p: _gpu_hours(p, peak=sparse_peak(p))),
+        mistakes.used_sparse_peak(at_sparse_peak(_gpu_hours)),
         Mistake("wall_clock",
                 "That is the wall-clock time in hours on {gpus_text} GPUs. GPU-hours count "
                 "every GPU's hours: the time one GPU alone would need.",

@@ -26,7 +26,7 @@ from typing import Any
 
 from gpulesson import course, hardware, inference, memory, transformer
 from gpulesson.exercises import core, mistakes, serving, wording
-from gpulesson.exercises.bank._common import H100, SERVING_GPUS, P
+from gpulesson.exercises.bank._common import H100, SERVING_GPUS, P, at_sparse_peak
 from gpulesson.exercises.bank._inference_serving import (
     chunked_prefill_gap,
     disaggregation_ratio,
@@ -202,9 +202,7 @@ time_to_first_token = core.NumericExercise(
                 lambda p: (lambda cfg: memory.weight_bytes(transformer.param_count(cfg),
                                                            precision="bf16")
                            / hardware.gpu(p["gpu"]).bandwidth)(transformer.preset(p["model"]))),
-        mistakes.used_sparse_peak(lambda p: (lambda g: None if "bf16" not in g.sparse_flops
-                                    else _ttft(p, peak=g.sparse_flops["bf16"]))(
-            hardware.gpu(p["gpu"]))),
+        mistakes.used_sparse_peak(at_sparse_peak(_ttft)),
         Mistake("forgot_attention",
                 "You left out the attention scores (4·L·H·Q·T² FLOPs); at {tokens_text} "
                 "tokens they add a noticeable share.",
@@ -618,9 +616,7 @@ compute_bound_batch = core.NumericExercise(
     answer=_bound_batch,
     derived=_bound_derived,
     mistakes=(
-        mistakes.used_sparse_peak(lambda p: (lambda g: None if "bf16" not in g.sparse_flops
-                                    else _bound_batch(p, peak=g.sparse_flops["bf16"]))(
-            hardware.gpu(p["gpu"]))),
+        mistakes.used_sparse_peak(at_sparse_peak(_bound_batch)),
         Mistake("one_byte_per_param",
                 "BF16 weights take 2 bytes per parameter: a step reads 2·N bytes, so the "
                 "arithmetic catches up with the read at twice the batch you found.",

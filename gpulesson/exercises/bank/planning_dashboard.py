@@ -31,7 +31,7 @@ from gpulesson import (
     units,
 )
 from gpulesson.exercises import core, mistakes, wording
-from gpulesson.exercises.bank._common import H100, P, config, sparse_peak
+from gpulesson.exercises.bank._common import H100, P, at_sparse_peak, config, sparse_peak
 from gpulesson.exercises.core import Mistake
 
 LESSON = "planning_dashboard"
@@ -96,7 +96,7 @@ throughput_from_mfu = core.NumericExercise(
                 lambda p: _tps(p, per_token=2 * p["n_params"])),
         Mistake("per_gpu", "That is one GPU's share. The question asks for the whole "
                 "cluster: multiply by the {gpus_text} GPUs.", lambda p: _tps(p, gpus=1)),
-        mistakes.used_sparse_peak(lambda p: _tps(p, peak=sparse_peak(p))),
+        mistakes.used_sparse_peak(at_sparse_peak(_tps)),
     ),
     defaults={"n_params": 7e9, "gpu": "H100 SXM", "gpus": 64, "mfu": 0.40},
     sample=lambda rng: {"n_params": rng.choice([1e9, 7e9, 8e9, 13e9, 70e9]),

@@ -19,3 +19,14 @@ def test_the_sparse_peak_is_the_datasheets_sparsity_figure() -> None:
 def test_the_serving_menu_names_gpus_the_hardware_table_has() -> None:
     assert _common.SERVING_GPUS[0] == _common.H100
     assert all(hardware.gpu(name).name == name for name in _common.SERVING_GPUS)
+
+
+def test_an_answer_at_the_sparse_peak_or_none_without_one() -> None:
+    """Dividing 1e18 FLOPs by the H100's sparse 1,979 TFLOP/s instead of the dense 989.4
+    halves the time; the V100 has no BF16 (nor 2:4 sparsity), so the slip does not apply."""
+    def seconds(p: dict, *, peak: float | None = None) -> float:
+        return 1e18 / (peak or hardware.gpu(p["gpu"]).dense("bf16"))
+
+    slip = _common.at_sparse_peak(seconds)
+    assert slip({"gpu": "H100 SXM"}) == pytest.approx(seconds({"gpu": "H100 SXM"}) / 2, rel=1e-3)
+    assert slip({"gpu": "V100 SXM"}) is None
