@@ -37,15 +37,21 @@ Adding exercises for a lesson
    ...): ``answer=lambda p: gemm.flops(p["m"], p["k"], p["n"])``. Never type a number
    that a calculator computes; that includes the worked solution, whose figures come
    from ``derived(p)``.
-   Words and names come from the shared vocabulary: :mod:`~gpulesson.exercises.wording`
-   spells numbers and models and holds the unit words a learner may type
-   (``extra_units=PARAMS``, ``GPUS``, ``TOKENS`` ...), ``bank/_common.py`` the type of a
-   variant's parameters, the reference GPU and the shared GPU menu; a bank defines only
-   what belongs to its own lesson.
+   Words and names come from the shared vocabulary, used through its modules as the
+   calculators are (``core.NumericExercise``, ``wording.count(n)``, ``mistakes.gib_as_gb``;
+   only ``Mistake`` is imported by name): :mod:`~gpulesson.exercises.wording` spells
+   numbers, sizes and models and holds the unit words a learner may type
+   (``extra_units=wording.PARAMS``, ``GPUS``, ``TOKENS`` ...), ``bank/_common.py`` the
+   type of a variant's parameters, the reference GPU, the shared GPU menu and the sparse
+   peak; the title is :func:`gpulesson.course.title` of the slug. A bank defines only what
+   belongs to its own lesson.
 3. Declare mistakes as the answer a learner making them would give, computed with the
-   same calculators (``counted_macs(lambda p: gemm.flops(...) / 2)``), with a hint
-   that names the mistake. Mistakes must stay distinguishable from the answer and from
-   each other; :meth:`Exercise.problems` says when they are not.
+   same calculators (``mistakes.counted_macs(lambda p: gemm.flops(...) / 2)``), with a hint
+   that names the mistake. A kernel exercise is ``kernel_exercise(LESSON, number, title,
+   MODEL, ...)`` (:mod:`~gpulesson.exercises.kernel`): its task, name, signature and worked
+   solution come from the model kernel, and its mistakes are edits of it. Mistakes must
+   stay distinguishable from the answer and from each other; :meth:`Exercise.problems`
+   says when they are not.
 4. Give ``sample(rng)`` to draw class variants (``variant(seed)`` retries draws until
    every mistake stays distinguishable) and ``defaults`` for the lesson's own numbers.
 5. Write ``exercises/<slug>.ipynb``: a title cell with the label ``(<slug>_exercises)=``,

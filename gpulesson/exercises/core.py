@@ -287,6 +287,15 @@ class Exercise:
 
     def problems(self) -> list[str]:
         """Reasons this (variant of the) exercise cannot teach well; empty when fine."""
+        try:
+            answer = self.answer_value()
+        except (ValueError, TypeError, KeyError) as error:
+            return [f"answer() failed: {error}"]
+        return self._problems(answer)
+
+    def _problems(self, answer: Any) -> list[str]:
+        """The problems of one kind, given its reference answer (:meth:`problems` works it
+        out and reports a failure to)."""
         return []
 
     def example_answers(self) -> dict[str, Any]:
@@ -498,12 +507,8 @@ class NumericExercise(Exercise):
                     "answer is exact: count again.")
         return how_far(ratio)
 
-    def problems(self) -> list[str]:
+    def _problems(self, expected: float) -> list[str]:
         found = []
-        try:
-            expected = self.answer_value()
-        except (ValueError, TypeError, KeyError) as error:
-            return [f"answer() failed: {error}"]
         if not math.isfinite(expected) or expected < 0:
             found.append(f"answer {expected!r} is not a finite non-negative number")
         values = self._mistake_values()
@@ -611,12 +616,8 @@ class ChoiceExercise(Exercise):
         return self._feedback("incorrect", f"Not quite: “{label}” is not right here. "
                               "Try again, or ask for a hint.", value=key)
 
-    def problems(self) -> list[str]:
+    def _problems(self, correct: str) -> list[str]:
         found = []
-        try:
-            correct = self.answer_value()
-        except (ValueError, TypeError, KeyError) as error:
-            return [f"answer() failed: {error}"]
         seen: dict[str, str] = {}
         known = [k for k, _ in self._raw_options()]
         for mistake in self.mistakes:

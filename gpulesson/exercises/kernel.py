@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import linecache
 import math
+import re
 import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -27,7 +28,8 @@ from typing import Any, ClassVar
 from gpulesson.exercises.core import CodeExercise, Feedback, Mistake
 from gpulesson.kernelcheck import check_kernel, counters, python_function, shim
 
-__all__ = ["KernelExercise", "KernelMistake", "KernelSource", "first_is", "kernel_mistake"]
+__all__ = ["KernelExercise", "KernelMistake", "KernelSource", "first_is", "kernel_exercise",
+           "kernel_mistake"]
 
 #: The imports a kernel source starts with, as a learner writes them.
 IMPORTS = "from numba import cuda, float32, int32"
@@ -74,6 +76,24 @@ class KernelSource:
         head = IMPORTS + ("\nimport math" if uses_math else "") + "\n\n"
         return head + (constants + "\n" if constants else "") + "\n" + self.source + "\n"
 
+    @property
+    def signature(self) -> str:
+        """The kernel's parameters as its ``def`` line names them: ``'a, x, y'``."""
+        return self._header().rsplit("(", 1)[1].removesuffix("):")
+
+    def _header(self) -> str:
+        """The lines up to the kernel's ``def`` line, that line included."""
+        found = re.search(rf"^def {re.escape(self.__name__)}\(.*\):$", self.source, re.M)
+        if found is None:
+            raise ValueError(f"{self.__name__} has no line 'def {self.__name__}(...):'")
+        return self.source[:found.end()]
+
+    def with_body(self, body: str) -> KernelSource:
+        """The same kernel, decorator and ``def`` line, with another body (a mistake that
+        rewrites the whole kernel): ``body`` is the indented lines after the ``def``."""
+        return KernelSource(self.__name__, self._header() + "\n" + body.strip("\n"),
+                            self.constants)
+
     def edited(self, old: str, new: str = "", *, occurrence: int = 1) -> KernelSource:
         """The same kernel with the ``occurrence``-th ``old`` replaced by ``new`` (a mistake
         made on purpose). ``ValueError`` when ``old`` does not occur that often."""
@@ -106,6 +126,18 @@ class KernelMistake(Mistake):
 
     kernel: KernelSource | None = None
     detect: Callable[[Any], bool] = field(default=lambda report: False)
+
+
+def kernel_exercise(lesson: str, number: int, title: str, model: KernelSource, *,
+                    question: str, hints: tuple[str, ...], solution: str,
+                    mistakes: tuple[KernelMistake, ...]) -> KernelExercise:
+    """A kernel exercise on the checker's task named after its model kernel: the learner
+    writes a kernel of the model's name and signature, checked against the model, which is
+    also the worked solution."""
+    return KernelExercise(lesson=lesson, number=number, title=title, task=model.__name__,
+                          function_name=model.__name__, signature=model.signature,
+                          question=question, hints=hints, solution=solution, reference=model,
+                          model_solution=model, mistakes=mistakes)
 
 
 def kernel_mistake(key: str, hint: str, kernel: KernelSource,

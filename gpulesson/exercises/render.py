@@ -30,14 +30,8 @@ import html
 import re
 from dataclasses import fields
 
-from gpulesson.exercises.core import (
-    ChoiceExercise,
-    CodeExercise,
-    Exercise,
-    Feedback,
-    NumericExercise,
-    PredictExercise,
-)
+from gpulesson.exercises import core
+from gpulesson.exercises.core import Exercise, Feedback
 
 __all__ = ["RenderedFeedback", "STATUS_STYLE", "answer_key_markdown", "feedback_html",
            "markup", "rendered", "static_html"]
@@ -158,21 +152,21 @@ def rendered(feedback: Feedback) -> RenderedFeedback:
 
 def answer_format_html(exercise: Exercise) -> str:
     """How to answer, for the static page (the widget shows its own controls)."""
-    if isinstance(exercise, ChoiceExercise):
+    if isinstance(exercise, core.ChoiceExercise):
         items = "".join(f'<li data-option="{html.escape(key)}">{_inline(label)}</li>'
                         for key, label in exercise.option_pairs())
         return (f'<p class="gl-answer-format">Choose one:</p>'
                 f'<ol class="gl-options" type="A">{items}</ol>')
-    if isinstance(exercise, CodeExercise):
+    if isinstance(exercise, core.CodeExercise):
         return ('<p class="gl-answer-format">Write a function:</p>'
                 f'<pre class="gl-signature"><code>def {html.escape(exercise.function_name)}'
                 f"({html.escape(exercise.signature)}):\n    ...</code></pre>")
-    if isinstance(exercise, (NumericExercise, PredictExercise)):
+    if isinstance(exercise, (core.NumericExercise, core.PredictExercise)):
         if exercise.unit in ("×", "x"):
             unit = " with a number of times (for example 3 or 3×)"
         else:
             unit = f" in {html.escape(exercise.unit)}" if exercise.unit else " with a number"
-        verb = "Predict" if isinstance(exercise, PredictExercise) else "Answer"
+        verb = "Predict" if isinstance(exercise, core.PredictExercise) else "Answer"
         other = _OTHER_UNITS.get(exercise.dimension, "")
         return f'<p class="gl-answer-format">{verb}{unit}{other}.</p>'
     return ""
@@ -219,7 +213,7 @@ def static_html(exercise: Exercise, *, solution: bool = True) -> str:
 
 def _worked_html(exercise: Exercise) -> str:
     body = markup(exercise.solution_text())
-    if isinstance(exercise, CodeExercise) and exercise.model_solution is not None:
+    if isinstance(exercise, core.CodeExercise) and exercise.model_solution is not None:
         body += (f'<pre class="gl-model-solution"><code>'
                  f"{html.escape(exercise.model_solution_source())}</code></pre>")
     return f'<div class="gl-worked">{body}</div>'
@@ -238,19 +232,19 @@ def answer_key_markdown(exercises: list[Exercise], *, title: str) -> str:
     for ex in exercises:
         lines += [f"## Exercise {ex.number}: {ex.title_text()}", "", f"`{ex.id}` ({ex.kind})", ""]
         lines += [ex.question_text(), ""]
-        if isinstance(ex, ChoiceExercise):
+        if isinstance(ex, core.ChoiceExercise):
             for key, label in ex.option_pairs():
                 mark = " **(correct)**" if key == ex.answer_value() else ""
                 lines.append(f"- `{key}`: {label}{mark}")
             lines.append("")
-        if isinstance(ex, NumericExercise):
+        if isinstance(ex, core.NumericExercise):
             tolerance = ex.tolerance_text()
             accepted = "exact" if tolerance == "exact" else f"accepted within {tolerance}"
             lines += [f"**Answer:** {ex.answer_text()} ({accepted})", ""]
-        elif isinstance(ex, PredictExercise):
+        elif isinstance(ex, core.PredictExercise):
             lines += ["**Answer:** no fixed value: the notebook measures it on the learner's "
                       "machine and compares it with the committed prediction.", ""]
-        elif isinstance(ex, CodeExercise):
+        elif isinstance(ex, core.CodeExercise):
             lines += [f"**Answer:** `{ex.function_name}({ex.signature})`, checked against the "
                       f"calculator on {len(ex.trial_inputs())} inputs.", ""]
             if ex.model_solution is not None:

@@ -28,15 +28,9 @@ import ipywidgets as w
 from IPython import get_ipython
 
 from gpulesson.display import Interactive
+from gpulesson.exercises import core
 from gpulesson.exercises.checking import check_answer
-from gpulesson.exercises.core import (
-    ChoiceExercise,
-    CodeExercise,
-    Exercise,
-    Feedback,
-    NumericExercise,
-    PredictExercise,
-)
+from gpulesson.exercises.core import Exercise, Feedback
 from gpulesson.exercises.feedback import short, text_of
 from gpulesson.exercises.guard import Runner, default_runner
 from gpulesson.exercises.render import feedback_html, markup, static_html
@@ -105,14 +99,14 @@ class ExerciseWidget(Interactive):
                                             tooltip="Show the answer and the worked solution")
             self.solution_button.on_click(self._on_solution)
 
-        if isinstance(ex, ChoiceExercise):
+        if isinstance(ex, core.ChoiceExercise):
             self.answer = w.RadioButtons(options=[(label, key) for key, label in
                                                   ex.option_pairs()],
                                          value=None, description="Your answer",
                                          style=_LABEL_STYLE, layout=w.Layout(width="auto"))
             self.check_button = w.Button(description="Check", button_style="primary",
                                          icon="check", tooltip="Check the chosen option")
-        elif isinstance(ex, PredictExercise):
+        elif isinstance(ex, core.PredictExercise):
             unit = f" ({ex.unit})" if ex.unit else ""
             self.answer = w.Text(description=f"Your prediction{unit}",
                                  placeholder="a number, for example 10",
@@ -120,12 +114,12 @@ class ExerciseWidget(Interactive):
             self.check_button = w.Button(description="Commit prediction", button_style="primary",
                                          icon="lock",
                                          tooltip="Lock in your prediction before measuring")
-        elif isinstance(ex, CodeExercise):
+        elif isinstance(ex, core.CodeExercise):
             self.check_button = w.Button(description=f"Check {ex.function_name}",
                                          button_style="primary", icon="check",
                                          tooltip=f"Check the function {ex.function_name} "
                                                  "defined in this notebook")
-        elif isinstance(ex, NumericExercise):
+        elif isinstance(ex, core.NumericExercise):
             unit = f" ({ex.unit})" if ex.unit else ""
             self.answer = w.Text(description=f"Your answer{unit}",
                                  placeholder=f"a number{', in ' + ex.unit if ex.unit else ''}",
@@ -161,7 +155,7 @@ class ExerciseWidget(Interactive):
 
     def _check(self) -> None:
         ex = self.exercise
-        if isinstance(ex, CodeExercise):
+        if isinstance(ex, core.CodeExercise):
             submitted = self._lookup_function()
             if isinstance(submitted, Feedback):
                 self._show(submitted)
@@ -171,13 +165,13 @@ class ExerciseWidget(Interactive):
             if submitted == self._last_checked and self.last is not None:
                 return  # the same answer again (Enter, then the button): nothing new
         feedback = check_answer(ex, submitted, runner=self.runner, record=self._noted)
-        if not isinstance(ex, CodeExercise) and feedback.status not in ("timeout", "error"):
+        if not isinstance(ex, core.CodeExercise) and feedback.status not in ("timeout", "error"):
             self._last_checked = submitted
         self._show(feedback)
         if not feedback.graded and feedback.status != "committed":
             return  # unreadable, stopped or interrupted: nothing to note, try again
         self.attempts += 1
-        if isinstance(ex, PredictExercise):
+        if isinstance(ex, core.PredictExercise):
             self.answer.disabled = True
             self.check_button.disabled = True
             self.check_button.description = "Prediction committed"
@@ -225,9 +219,9 @@ class ExerciseWidget(Interactive):
     def _show_solution(self) -> None:
         ex = self.exercise
         code = ""
-        if isinstance(ex, CodeExercise) and ex.model_solution is not None:
+        if isinstance(ex, core.CodeExercise) and ex.model_solution is not None:
             code = (f"<pre><code>{html.escape(ex.model_solution_source())}</code></pre>")
-        answer = "" if isinstance(ex, PredictExercise) else (
+        answer = "" if isinstance(ex, core.PredictExercise) else (
             f"<p><strong>Answer:</strong> {html.escape(ex.answer_text())}</p>")
         self.solution.value = (
             '<div class="gl-solution-shown" style="border-left: 3px solid #8888; '

@@ -17,12 +17,13 @@ from types import MappingProxyType
 
 from gpulesson.exercises.core import format_number
 from gpulesson.transformer import model_label  # the banks spell models through wording
+from gpulesson.units import format_bandwidth, format_bytes, format_flops
 
 __all__ = ["CONVERSATIONS", "GPUS", "GPU_HOURS", "MONTHS", "PARAMS", "PARAMS_IN_MILLIONS",
            "PER_BYTE", "PER_WATT", "PRECISION_LABELS", "SEQUENCES", "TIMES", "TOKENS",
-           "TOKENS_PER_SECOND", "billions", "count", "model_label", "percent", "plural",
-           "precision_label", "scientific", "tflop_rate", "token_rate", "trillions",
-           "trim_zeros"]
+           "TOKENS_PER_SECOND", "bandwidth", "billions", "count", "flop_count", "model_label",
+           "percent", "plural", "precision_label", "scientific", "size", "tflop_rate",
+           "token_rate", "trillions", "trim_zeros"]
 
 #: Words for a plain ratio: "3×", "3 x", "3 times".
 TIMES: Mapping[str, float] = MappingProxyType({"×": 1, "x": 1, "times": 1})
@@ -79,6 +80,22 @@ def trim_zeros(text: str) -> str:
     """Drop trailing zeros of a formatted quantity: ``'24.0 GB' -> '24 GB'``,
     ``'50.00 GB/s' -> '50 GB/s'``; ``'3.35 TB/s'`` unchanged."""
     return _TRAILING_ZEROS.sub(r"\1", text).replace(". ", " ")
+
+
+def size(n_bytes: float, digits: int = 1, *, binary: bool = False) -> str:
+    """A size as the texts write it, to ``digits`` decimals without trailing zeros:
+    ``24e9 -> '24 GB'``, ``1.5e9 -> '1.5 GB'``, with ``binary=True`` in GiB, MiB ..."""
+    return trim_zeros(format_bytes(n_bytes, binary=binary, digits=digits))
+
+
+def bandwidth(rate: float, digits: int = 2) -> str:
+    """A bandwidth without trailing zeros: ``3.35e12 -> '3.35 TB/s'``, ``50e9 -> '50 GB/s'``."""
+    return trim_zeros(format_bandwidth(rate, digits=digits))
+
+
+def flop_count(n: float) -> str:
+    """A count of FLOPs without trailing zeros: ``2e12 -> '2 TFLOP'``."""
+    return trim_zeros(format_flops(n))
 
 
 def scientific(value: float, digits: int = 3) -> str:

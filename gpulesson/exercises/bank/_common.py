@@ -9,12 +9,12 @@ Standard library only.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from gpulesson import transformer
+from gpulesson import hardware, transformer
 
-__all__ = ["H100", "P", "SERVING_GPUS", "config"]
+__all__ = ["H100", "P", "SERVING_GPUS", "at_sparse_peak", "config", "sparse_peak"]
 
 #: The parameters of one variant of an exercise (its ``defaults`` or a ``sample``).
 P = Mapping[str, Any]
@@ -28,3 +28,23 @@ SERVING_GPUS = (H100, "A100 80GB", "H200")
 def config(p: P) -> transformer.TransformerConfig:
     """The configuration of the model preset a variant names (``p["model"]``)."""
     return transformer.preset(p["model"])
+
+
+def sparse_peak(p: P, dtype: str = "bf16") -> float:
+    """The 2:4-sparse tensor-core peak of the variant's GPU (``p["gpu"]``), in FLOP/s: the
+    figure a learner who makes the :func:`~gpulesson.exercises.mistakes.used_sparse_peak`
+    slip divides by."""
+    return hardware.gpu(p["gpu"]).sparse_flops[dtype]
+
+
+def at_sparse_peak(answer: Callable[..., float],
+                   dtype: str = "bf16") -> Callable[[P], float | None]:
+    """The value of the ``used_sparse_peak`` slip for an answer worked out from a peak:
+    ``answer(p, peak=...)`` at the variant GPU's 2:4-sparse figure, ``None`` (the slip does
+    not apply) for a GPU that publishes none."""
+
+    def value(p: P) -> float | None:
+        rates = hardware.gpu(p["gpu"]).sparse_flops
+        return answer(p, peak=rates[dtype]) if dtype in rates else None
+
+    return value

@@ -15,23 +15,14 @@ from __future__ import annotations
 from typing import Any
 
 from gpulesson import hardware, inference, serving_techniques, transformer
+from gpulesson.exercises import core, mistakes, wording
 from gpulesson.exercises.bank._common import P
-from gpulesson.exercises.core import Mistake, NumericExercise, format_number
-from gpulesson.exercises.mistakes import inverted_ratio
-from gpulesson.exercises.wording import (
-    GPUS,
-    TIMES,
-    billions,
-    count,
-    model_label,
-    tflop_rate,
-    token_rate,
-)
+from gpulesson.exercises.core import Mistake
 from gpulesson.units import format_bandwidth, format_flops, format_seconds
 
 LESSON = "inference_and_kv_cache"
 #: A count of prefill GPUs per decode GPU: GPUs, or a ratio.
-_PREFILL_GPUS = {**GPUS, "prefill GPUs": 1, **TIMES}
+_PREFILL_GPUS = {**wording.GPUS, "prefill GPUs": 1, **wording.TIMES}
 
 
 __all__ = ["chunked_prefill_gap", "disaggregation_ratio", "prefix_cache_ttft",
@@ -60,15 +51,15 @@ def _prefix_fresh(p: P) -> float:
 
 def _prefix_derived(p: P) -> dict[str, Any]:
     r = _prefix(p)
-    return {"name": model_label(p["model"]), "prompt_text": count(p["prompt"]),
-            "hit": f"{p['hit_rate']:.0%}", "cached": count(r.cached_tokens),
-            "new": count(p["prompt"] - r.cached_tokens),
+    return {"name": wording.model_label(p["model"]), "prompt_text": wording.count(p["prompt"]),
+            "hit": f"{p['hit_rate']:.0%}", "cached": wording.count(r.cached_tokens),
+            "new": wording.count(p["prompt"] - r.cached_tokens),
             "without": format_seconds(r.ttft_without), "flops": format_flops(r.flops),
-            "peak": tflop_rate(_gpu(p)["peak_flops"]),
+            "peak": wording.tflop_rate(_gpu(p)["peak_flops"]),
             "saved": format_seconds(r.ttft_saved)}
 
 
-prefix_cache_ttft = NumericExercise(
+prefix_cache_ttft = core.NumericExercise(
     lesson=LESSON, number=13, title="The first token after a prefix-cache hit",
     question=(
         "The assistant's {prompt_text}-token prompts start with the same system prompt and "
@@ -128,19 +119,19 @@ def _chunked(p: P, budget: int | None = None) -> serving_techniques.ChunkedPrefi
 def _chunked_derived(p: P) -> dict[str, Any]:
     r = _chunked(p)
     cfg = transformer.preset(p["model"])
-    return {"name": model_label(p["model"]), "prompt_text": count(p["prompt"]),
-            "ctx_text": count(p["context"]), "budget_text": count(p["budget"]),
-            "chunk": count(r.chunk), "steps": r.steps,
+    return {"name": wording.model_label(p["model"]), "prompt_text": wording.count(p["prompt"]),
+            "ctx_text": wording.count(p["context"]), "budget_text": wording.count(p["budget"]),
+            "chunk": wording.count(r.chunk), "steps": r.steps,
             "alone": format_seconds(r.decode_step),
             "unchunked": format_seconds(r.gap_unchunked),
             "ttft": format_seconds(r.ttft_chunked),
             "prefill": format_seconds(r.ttft_unchunked),
-            "peak": tflop_rate(_gpu(p)["peak_flops"]),
+            "peak": wording.tflop_rate(_gpu(p)["peak_flops"]),
             "bw": format_bandwidth(_gpu(p)["bandwidth"]),
-            "n_text": billions(transformer.active_params(cfg))}
+            "n_text": wording.billions(transformer.active_params(cfg))}
 
 
-chunked_prefill_gap = NumericExercise(
+chunked_prefill_gap = core.NumericExercise(
     lesson=LESSON, number=14, title="Chunked prefill: the longest wait between two tokens",
     question=(
         "{batch} conversations of {ctx_text} tokens decode with {name} in BF16 on one {gpu} "
@@ -213,14 +204,14 @@ def _pd(p: P, *, swap: bool = False) -> float:
 
 def _pd_derived(p: P) -> dict[str, Any]:
     prefill, decode = _pd_rates(p)
-    return {"name": model_label(p["model"]), "in_text": count(p["input"]),
-            "out_text": count(p["output"]), "prefill": token_rate(prefill),
-            "decode": token_rate(decode),
+    return {"name": wording.model_label(p["model"]), "in_text": wording.count(p["input"]),
+            "out_text": wording.count(p["output"]), "prefill": wording.token_rate(prefill),
+            "decode": wording.token_rate(decode),
             "pre_s": format_seconds(p["input"] / prefill),
             "dec_s": format_seconds(p["output"] / decode)}
 
 
-disaggregation_ratio = NumericExercise(
+disaggregation_ratio = core.NumericExercise(
     lesson=LESSON, number=15, title="Prefill GPUs per decode GPU",
     question=(
         "A service runs {name} with prefill and decode on separate {gpu}s. Requests carry "
@@ -245,9 +236,9 @@ disaggregation_ratio = NumericExercise(
     answer=_pd,
     derived=_pd_derived,
     mistakes=(
-        inverted_ratio(lambda p: 1 / _pd(p),
-                       hint="That is decode GPUs per prefill GPU: the question asks the "
-                            "other way round."),
+        mistakes.inverted_ratio(lambda p: 1 / _pd(p),
+                                hint="That is decode GPUs per prefill GPU: the question asks the "
+                                     "other way round."),
         Mistake("rates_swapped",
                 "That divides each pool's tokens by the other pool's rate. Prompts go "
                 "through prefill at {prefill}; output tokens through decode at {decode}.",
@@ -280,13 +271,13 @@ def _spec_derived(p: P) -> dict[str, Any]:
     tokens = serving_techniques.expected_tokens_per_step(acceptance_rate=p["alpha"],
                                                          draft_tokens=p["gamma"])
     return {"alpha_text": f"{p['alpha']:.0%}", "cost_text": f"{p['cost']:.0%}",
-            "tokens": format_number(tokens, 3),
-            "denominator": format_number(p["gamma"] * p["cost"] + 1, 3),
+            "tokens": core.format_number(tokens, 3),
+            "denominator": core.format_number(p["gamma"] * p["cost"] + 1, 3),
             "best": serving_techniques.best_draft_length(acceptance_rate=p["alpha"],
                                                          draft_cost=p["cost"])}
 
 
-speculative_speedup = NumericExercise(
+speculative_speedup = core.NumericExercise(
     lesson=LESSON, number=16, title="What speculative decoding gains",
     question=(
         "A draft model proposes {gamma} tokens per step; the target accepts each with "
@@ -329,5 +320,5 @@ speculative_speedup = NumericExercise(
     sample=lambda rng: {"alpha": rng.choice([0.6, 0.7, 0.8, 0.9]),
                         "gamma": rng.choice([1, 3, 4, 5]),
                         "cost": rng.choice([0.02, 0.05, 0.1])},
-    dimension="count", unit="×", extra_units=TIMES, rtol=0.02, digits=3,
+    dimension="count", unit="×", extra_units=wording.TIMES, rtol=0.02, digits=3,
 )

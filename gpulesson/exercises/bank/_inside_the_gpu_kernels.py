@@ -12,7 +12,14 @@ expected results, graded performance counts) are in
 
 from __future__ import annotations
 
-from gpulesson.exercises.kernel import KernelExercise, KernelSource, first_is, kernel_mistake
+from gpulesson.exercises.kernel import (
+    KernelExercise,
+    KernelMistake,
+    KernelSource,
+    first_is,
+    kernel_exercise,
+    kernel_mistake,
+)
 from gpulesson.kernelcheck import catalogue as tasks
 
 LESSON = "inside_the_gpu"
@@ -23,6 +30,14 @@ __all__ = ["EXERCISES"]
 _TRAFFIC = ("The feedback of a correct kernel sets the global traffic the checker counted, "
             "warp by warp, beside the prediction for a coalesced kernel that reads each input "
             "once and writes each output once.")
+
+
+def _lab(number: int, title: str, model: KernelSource, *, question: str,
+         hints: tuple[str, ...], solution: str,
+         mistakes: tuple[KernelMistake, ...]) -> KernelExercise:
+    """An exercise of the lab: its worked solution ends on the traffic the feedback sets."""
+    return kernel_exercise(LESSON, number, title, model, question=question, hints=hints,
+                           solution=solution + _TRAFFIC, mistakes=mistakes)
 
 # ---------------------------------------------------------------------------------------
 # 11. A grid-stride loop
@@ -36,9 +51,8 @@ def saxpy(a, x, y):
         y[i] = a * x[i] + y[i]
 """)
 
-saxpy = KernelExercise(
-    lesson=LESSON, number=11, title="A grid-stride loop",
-    task="saxpy", function_name="saxpy", signature="a, x, y",
+saxpy = _lab(
+    11, "A grid-stride loop", SAXPY,
     question=(
         "Write `saxpy(a, x, y)`, setting `y[i] = a * x[i] + y[i]` for every element. The "
         f"checker always launches {tasks.STRIDE_BLOCKS} blocks of {tasks.STRIDE_THREADS} "
@@ -54,16 +68,13 @@ saxpy = KernelExercise(
     solution=(
         "A grid-stride loop: thread `start` takes every `gridsize`-th element. At each "
         "iteration the warp's 32 threads read 32 consecutive floats, 4 sectors, so every "
-        "request is coalesced, whatever the size of the vector and of the grid. " + _TRAFFIC
+        "request is coalesced, whatever the size of the vector and of the grid. "
     ),
-    reference=SAXPY, model_solution=SAXPY,
     mistakes=(
         kernel_mistake("one_element_per_thread",
                  "Only the first elements changed: with fewer threads than elements, each "
                  "thread must loop, `for i in range(start, y.size, cuda.gridsize(1))`.",
-                 KernelSource("saxpy", """
-@cuda.jit
-def saxpy(a, x, y):
+                 SAXPY.with_body("""
     i = cuda.grid(1)
     if i < y.size:
         y[i] = a * x[i] + y[i]
@@ -73,9 +84,7 @@ def saxpy(a, x, y):
                  "Each thread took a contiguous chunk, so the 32 threads of a warp read "
                  "elements a chunk apart: each needs its own sector. Stride by the grid "
                  "instead, so that neighbouring threads read neighbouring elements.",
-                 KernelSource("saxpy", """
-@cuda.jit
-def saxpy(a, x, y):
+                 SAXPY.with_body("""
     start = cuda.grid(1)
     chunk = (y.size + cuda.gridsize(1) - 1) // cuda.gridsize(1)
     for i in range(start * chunk, min(start * chunk + chunk, y.size)):
@@ -95,9 +104,8 @@ def copy_matrix(x, out):
         out[row, col] = x[row, col]
 """)
 
-copy_matrix = KernelExercise(
-    lesson=LESSON, number=12, title="A coalesced copy of a matrix",
-    task="copy_matrix", function_name="copy_matrix", signature="x, out",
+copy_matrix = _lab(
+    12, "A coalesced copy of a matrix", COPY,
     question=(
         f"Write `copy_matrix(x, out)` copying a square row-major matrix, launched with blocks "
         f"of {tasks.COPY_BLOCK[0]} × {tasks.COPY_BLOCK[1]} threads. Any mapping of threads to "
@@ -113,9 +121,8 @@ copy_matrix = KernelExercise(
         f"With x along the columns, a warp of a {tasks.COPY_BLOCK[0]}-wide block covers two "
         "half-rows of 64 bytes: 4 sectors for 128 useful bytes, 100 % efficiency. With x "
         "along the rows, the 32 threads read 32 different rows: 32 sectors for the same "
-        "128 bytes, 12.5 %. " + _TRAFFIC
+        "128 bytes, 12.5 %. "
     ),
-    reference=COPY, model_solution=COPY,
     mistakes=(
         kernel_mistake("rows_along_x",
                  "The copy is right but each warp moved 8 times the sectors it needed: x "
@@ -144,9 +151,8 @@ def transpose_naive(x, out):
         out[col, row] = x[row, col]
 """)
 
-transpose_naive = KernelExercise(
-    lesson=LESSON, number=13, title="A naive transpose",
-    task="transpose_naive", function_name="transpose_naive", signature="x, out",
+transpose_naive = _lab(
+    13, "A naive transpose", TRANSPOSE_NAIVE,
     question=(
         "Write `transpose_naive(x, out)`: `out[c, r] = x[r, c]` for a matrix x of any shape "
         f"(out has the shape of xᵀ), one thread per element of x, in blocks of {_T} × {_T}. "
@@ -160,9 +166,8 @@ transpose_naive = KernelExercise(
         "Reading `x[row, col]` with x along the columns is coalesced; writing `out[col, row]` "
         "puts every thread of a warp in a row of its own, so each store request moves 32 "
         "sectors for 128 useful bytes. The counted traffic is about 4.5 times the prediction, "
-        "almost all of it the stores. Exercises 14 and 15 fix that with a tile. " + _TRAFFIC
+        "almost all of it the stores. Exercises 14 and 15 fix that with a tile. "
     ),
-    reference=TRANSPOSE_NAIVE, model_solution=TRANSPOSE_NAIVE,
     mistakes=(
         kernel_mistake("guarded_with_out",
                  "x is not square: guard with x's shape (`row < x.shape[0] and col < "
@@ -192,9 +197,8 @@ def transpose_tiled(x, out):
         out[c0 + ty, r0 + tx] = tile[tx, ty]  # coalesced: x runs along a row of out
 """, constants={"TILE_T": _T})
 
-transpose_tiled = KernelExercise(
-    lesson=LESSON, number=14, title="A transpose through a shared tile",
-    task="transpose_tiled", function_name="transpose_tiled", signature="x, out",
+transpose_tiled = _lab(
+    14, "A transpose through a shared tile", TRANSPOSE_TILED,
     question=(
         f"Write `transpose_tiled(x, out)` with TILE_T = {_T}: each block of {_T} × {_T} threads "
         "loads one TILE_T × TILE_T tile of x into `cuda.shared.array((TILE_T, TILE_T), "
@@ -212,9 +216,8 @@ transpose_tiled = KernelExercise(
         "The tile turns the strided side into a shared-memory access: global loads and stores "
         "are both coalesced, so the counted global traffic equals the prediction. The "
         "feedback notes a 32-way bank conflict on `tile[tx, ty]`: a column of a 32-wide "
-        "tile sits in one bank (exercise 15). " + _TRAFFIC
+        "tile sits in one bank (exercise 15). "
     ),
-    reference=TRANSPOSE_TILED, model_solution=TRANSPOSE_TILED,
     mistakes=(
         kernel_mistake("no_barrier",
                  "A thread read the tile before the thread that loads that element had "
@@ -239,9 +242,8 @@ TRANSPOSE_PADDED = KernelSource("transpose_padded", TRANSPOSE_TILED.source.repla
     "cuda.shared.array((TILE_T, TILE_T + 1), float32)  # one spare column"),
     constants={"TILE_T": _T})
 
-transpose_padded = KernelExercise(
-    lesson=LESSON, number=15, title="A transpose without bank conflicts",
-    task="transpose_padded", function_name="transpose_padded", signature="x, out",
+transpose_padded = _lab(
+    15, "A transpose without bank conflicts", TRANSPOSE_PADDED,
     question=(
         f"Write `transpose_padded(x, out)`: exercise 14's transpose (TILE_T = {_T}), but the "
         "checker now also fails a shared-memory access with bank conflicts. Shared memory "
@@ -257,9 +259,8 @@ transpose_padded = KernelExercise(
     solution=(
         "With 33 floats per row, element (r, c) is in bank (33 r + c) mod 32 = (r + c) mod "
         "32: a column touches 32 different banks, one pass instead of 32. The spare column "
-        "costs 128 bytes of shared memory per block. " + _TRAFFIC
+        "costs 128 bytes of shared memory per block. "
     ),
-    reference=TRANSPOSE_PADDED, model_solution=TRANSPOSE_PADDED,
     mistakes=(
         kernel_mistake("not_padded",
                  "Every read of a column hit one bank, a 32-way conflict: pad the tile to 33 "
@@ -290,9 +291,8 @@ def warp_sum(x, out):
         cuda.atomic.add(out, 0, v)  # one atomic per warp
 """)
 
-warp_sum = KernelExercise(
-    lesson=LESSON, number=16, title="A sum with warp shuffles",
-    task="warp_sum", function_name="warp_sum", signature="x, out",
+warp_sum = _lab(
+    16, "A sum with warp shuffles", WARP_SUM,
     question=(
         "Write `warp_sum(x, out)`, adding all of `x` into `out[0]` (0 at the start), without "
         f"shared memory: in blocks of {tasks.SUM_BLOCK} threads, each warp sums its 32 values "
@@ -311,16 +311,13 @@ warp_sum = KernelExercise(
         "Five shuffles halve the partial sums in registers: no shared memory and no "
         "`syncthreads`, since the lanes of a warp exchange values directly. The ragged last "
         "block shows why the lanes past the end stay: a shuffle reads the registers of the "
-        "lanes in its mask, and a lane that returned has none. " + _TRAFFIC
+        "lanes in its mask, and a lane that returned has none. "
     ),
-    reference=WARP_SUM, model_solution=WARP_SUM,
     mistakes=(
         kernel_mistake("returned_early",
                  "Lanes past the end returned before the shuffles: every lane in the mask "
                  "must take part. Give them `v = 0` instead of returning.",
-                 KernelSource("warp_sum", """
-@cuda.jit
-def warp_sum(x, out):
+                 WARP_SUM.with_body("""
     i = cuda.grid(1)
     if i >= x.size:
         return
@@ -361,9 +358,8 @@ def softmax_rows(x, out):
         out[row, c] = math.exp(x[row, c] - m) / total
 """)
 
-softmax_rows = KernelExercise(
-    lesson=LESSON, number=17, title="The softmax of a row",
-    task="softmax_rows", function_name="softmax_rows", signature="x, out",
+softmax_rows = _lab(
+    17, "The softmax of a row", SOFTMAX,
     question=(
         "Write `softmax_rows(x, out)`: each row of out is the softmax of the row of x, "
         "exp(x − max) / Σ exp(x − max). The checker launches one block of 32 threads (one "
@@ -379,9 +375,8 @@ softmax_rows = KernelExercise(
         "Three passes over the row: the maximum, the sum of exponentials, the output, each "
         "strided by 32 so that every request is coalesced, and two butterflies of shuffles "
         "that give every lane the row's maximum and sum. Subtracting the maximum keeps exp "
-        "from overflowing on large logits; it changes nothing in exact arithmetic. " + _TRAFFIC
+        "from overflowing on large logits; it changes nothing in exact arithmetic. "
     ),
-    reference=SOFTMAX, model_solution=SOFTMAX,
     mistakes=(
         kernel_mistake("lane_sum_only",
                  "Each lane divided by its own partial sum: combine the sums of the 32 lanes "
@@ -393,9 +388,7 @@ softmax_rows = KernelExercise(
         kernel_mistake("contiguous_columns",
                  "Each lane took a contiguous run of columns, so a warp's 32 loads are spread "
                  "over the row: stride the columns by 32 instead.",
-                 KernelSource("softmax_rows", """
-@cuda.jit
-def softmax_rows(x, out):
+                 SOFTMAX.with_body("""
     row, lane = cuda.blockIdx.x, cuda.threadIdx.x
     cols = x.shape[1]
     per = (cols + 31) // 32
@@ -438,9 +431,8 @@ def layernorm_rows(x, out):
         out[row, c] = (x[row, c] - mean) * inv
 """, constants={"EPS": tasks.EPS})
 
-layernorm_rows = KernelExercise(
-    lesson=LESSON, number=18, title="Layer normalisation of a row",
-    task="layernorm_rows", function_name="layernorm_rows", signature="x, out",
+layernorm_rows = _lab(
+    18, "Layer normalisation of a row", LAYERNORM,
     question=(
         f"Write `layernorm_rows(x, out)`: out = (x − mean) / √(var + EPS) for each row, with "
         f"EPS = {tasks.EPS:g} and the variance over the row's n columns (divided by n). One "
@@ -454,9 +446,8 @@ layernorm_rows = KernelExercise(
     solution=(
         "The same pattern as the softmax: strided, coalesced passes over the row and "
         "butterflies of shuffles. Computing the variance from the deviations, after the "
-        "mean, avoids the cancellation of E[x²] − E[x]². " + _TRAFFIC
+        "mean, avoids the cancellation of E[x²] − E[x]². "
     ),
-    reference=LAYERNORM, model_solution=LAYERNORM,
     mistakes=(
         kernel_mistake("contiguous_columns",
                  "Each lane took a contiguous run of columns, so a warp's 32 loads are spread "
@@ -486,9 +477,8 @@ def histogram(x, bins):
         cuda.atomic.add(bins, x[i], 1)  # many threads may hit one bin
 """)
 
-histogram = KernelExercise(
-    lesson=LESSON, number=19, title="A histogram with atomics",
-    task="histogram", function_name="histogram", signature="x, bins",
+histogram = _lab(
+    19, "A histogram with atomics", HISTOGRAM,
     question=(
         f"Write `histogram(x, bins)`: `bins[v]` counts the elements of x equal to v (x holds "
         f"int32 values from 0 to {tasks.BINS - 1}; bins starts at 0). One thread per element, "
@@ -502,9 +492,8 @@ histogram = KernelExercise(
     solution=(
         "The atomic makes each increment indivisible, so no count is lost whatever the "
         "order. Atomics on a few hot bins serialise: a faster histogram counts in shared "
-        "memory per block first, then adds each block's bins once. " + _TRAFFIC
+        "memory per block first, then adds each block's bins once. "
     ),
-    reference=HISTOGRAM, model_solution=HISTOGRAM,
     mistakes=(
         kernel_mistake("plain_increment",
                  "`bins[x[i]] += 1` from two threads on one bin loses a count: use "
@@ -513,9 +502,7 @@ histogram = KernelExercise(
                  first_is("race")),
         kernel_mistake("no_bounds_check",
                  "Threads past the end of x read out of bounds: `if i < x.size:`.",
-                 KernelSource("histogram", """
-@cuda.jit
-def histogram(x, bins):
+                 HISTOGRAM.with_body("""
     i = cuda.grid(1)
     cuda.atomic.add(bins, x[i], 1)
 """), first_is("out_of_bounds")),
@@ -540,9 +527,8 @@ def stencil_1d(x, out):
         out[i] = s[t - 1] + s[t] + s[t + 1]
 """, constants={"SBLOCK": tasks.VECTOR_BLOCK})
 
-stencil_1d = KernelExercise(
-    lesson=LESSON, number=20, title="A stencil with a halo in shared memory",
-    task="stencil_1d", function_name="stencil_1d", signature="x, out",
+stencil_1d = _lab(
+    20, "A stencil with a halo in shared memory", STENCIL,
     question=(
         "Write `stencil_1d(x, out)`: `out[i] = x[i - 1] + x[i] + x[i + 1]`, with 0 past "
         f"either end. Blocks of SBLOCK = {tasks.VECTOR_BLOCK} threads; load the block's "
@@ -557,9 +543,8 @@ stencil_1d = KernelExercise(
     solution=(
         "Each element is read from global memory once and from shared memory three times. "
         "The barrier orders every store before every read; the halo carries the neighbours "
-        "that belong to the blocks either side. " + _TRAFFIC
+        "that belong to the blocks either side. "
     ),
-    reference=STENCIL, model_solution=STENCIL,
     mistakes=(
         kernel_mistake("no_barrier",
                  "A thread read a neighbour's element before that thread stored it: "
@@ -598,9 +583,8 @@ def dot(a, b, out):
         cuda.atomic.add(out, 0, s[0])
 """, constants={"BLOCK": tasks.SUM_BLOCK})
 
-dot = KernelExercise(
-    lesson=LESSON, number=21, title="A dot product without divergence",
-    task="dot", function_name="dot", signature="a, b, out",
+dot = _lab(
+    21, "A dot product without divergence", DOT,
     question=(
         f"Write `dot(a, b, out)`, adding a · b into `out[0]` with a tree in shared memory "
         f"(blocks of BLOCK = {tasks.SUM_BLOCK}), as in exercise 10. This time the checker "
@@ -615,16 +599,13 @@ dot = KernelExercise(
     solution=(
         "With `tid < step` the threads that add are the first `step` ones, so at each step "
         "at most one warp is split, and from step 32 down to 1 whole warps simply skip the "
-        "addition. The interleaved tree splits every warp at every step. " + _TRAFFIC
+        "addition. The interleaved tree splits every warp at every step. "
     ),
-    reference=DOT, model_solution=DOT,
     mistakes=(
         kernel_mistake("interleaved_tree",
                  "`tid % (2 * step) == 0` splits every warp at every step of the tree: add "
                  "`s[tid + step]` into `s[tid]` for `tid < step`, step going down.",
-                 KernelSource("dot", """
-@cuda.jit
-def dot(a, b, out):
+                 DOT.with_body("""
     s = cuda.shared.array(BLOCK, float32)
     tid = cuda.threadIdx.x
     i = cuda.grid(1)
@@ -638,7 +619,7 @@ def dot(a, b, out):
         step *= 2
     if tid == 0:
         cuda.atomic.add(out, 0, s[0])
-""", constants={"BLOCK": tasks.SUM_BLOCK}), first_is("divergence")),
+"""), first_is("divergence")),
         kernel_mistake("barrier_in_branch",
                  "The barrier sat inside `if tid < step:`, which some threads skip: a "
                  "`cuda.syncthreads()` must be reached by every thread of the block, so put "
@@ -664,9 +645,8 @@ def matmul_naive(A, B, C):
         C[row, col] = acc
 """)
 
-matmul_naive = KernelExercise(
-    lesson=LESSON, number=22, title="A naive matrix product, and its traffic",
-    task="matmul_naive", function_name="matmul_naive", signature="A, B, C",
+matmul_naive = _lab(
+    22, "A naive matrix product, and its traffic", MATMUL_NAIVE,
     question=(
         f"Write `matmul_naive(A, B, C)`, C = A @ B with one thread per element of C, blocks "
         f"of {tasks.TILE} × {tasks.TILE} (x along the columns of C), no shared memory. Then "
@@ -682,9 +662,8 @@ matmul_naive = KernelExercise(
         "grow with M·N·K, against (M·K + K·N)·N/TILE for the tiled kernel. These are "
         "requests, not DRAM traffic: on a GPU the L1 and L2 caches serve most of them, which "
         "is why a coalesced naive kernel runs far faster than the DRAM roofline of its "
-        "request intensity suggests. " + _TRAFFIC
+        "request intensity suggests. "
     ),
-    reference=MATMUL_NAIVE, model_solution=MATMUL_NAIVE,
     mistakes=(
         kernel_mistake("k_from_c",
                  "The sum runs over K, `A.shape[1]`, not over the columns of C.",
@@ -692,9 +671,7 @@ matmul_naive = KernelExercise(
                  first_is("wrong_value")),
         kernel_mistake("no_bounds_check",
                  "Threads past the edge of C went out of bounds: guard with C's shape.",
-                 KernelSource("matmul_naive", """
-@cuda.jit
-def matmul_naive(A, B, C):
+                 MATMUL_NAIVE.with_body("""
     col, row = cuda.grid(2)
     acc = float32(0.0)
     for k in range(A.shape[1]):

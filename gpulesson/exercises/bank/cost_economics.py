@@ -23,29 +23,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpulesson import cost, hardware, inference, memory, prices, transformer
-from gpulesson.exercises import serving
+from gpulesson import cost, course, hardware, inference, memory, prices, transformer
+from gpulesson.exercises import core, mistakes, serving, wording
 from gpulesson.exercises.bank._common import H100, SERVING_GPUS, P
-from gpulesson.exercises.core import (
-    ChoiceExercise,
-    CodeExercise,
-    Mistake,
-    NumericExercise,
-    PredictExercise,
-    format_number,
-)
-from gpulesson.exercises.mistakes import inverted_ratio
-from gpulesson.exercises.wording import (
-    MONTHS,
-    TIMES,
-    count,
-    model_label,
-    plural,
-)
+from gpulesson.exercises.core import Mistake
 from gpulesson.units import format_bytes, format_usd
 
 LESSON = "cost_economics"
-TITLE = "The Cost of a Model"
+TITLE = course.title(LESSON)
 
 #: The lesson's owned server: an NVIDIA DGX H100 (8 GPUs), dated example prices.
 _DGX = {"hardware_usd": 270_000, "power_watts": 10_200, "usd_per_kwh": 0.0806, "pue": 1.58}
@@ -63,7 +48,7 @@ def _usd(amount: float) -> str:
 
 
 def _cents(usd_per_kwh: float) -> str:
-    return f"{format_number(usd_per_kwh * 100, 3)} ¢"
+    return f"{core.format_number(usd_per_kwh * 100, 3)} ¢"
 
 
 # ---------------------------------------------------------------------------------------
@@ -80,16 +65,17 @@ def _power_derived(p: P) -> dict[str, Any]:
     # kilowatt-hours: the calculator's bill at $1 per kWh
     it_kwh = cost.power_cost(power_watts=watts, usd_per_kwh=1, hours=cost.HOURS_PER_YEAR,
                              pue=1)
-    return {"watts": f"{count(watts)} W", "tdp": f"{count(hardware.gpu(H100).tdp_watts)} W",
-            "tariff_text": _cents(p["tariff"]), "it_kwh": f"{count(it_kwh)} kWh",
-            "facility_kwh": f"{count(cost.power_cost(power_watts=watts, usd_per_kwh=1, hours=cost.HOURS_PER_YEAR, pue=p['pue']))} kWh",  # noqa: E501
+    return {"watts": f"{wording.count(watts)} W",
+            "tdp": f"{wording.count(hardware.gpu(H100).tdp_watts)} W",
+            "tariff_text": _cents(p["tariff"]), "it_kwh": f"{wording.count(it_kwh)} kWh",
+            "facility_kwh": f"{wording.count(cost.power_cost(power_watts=watts, usd_per_kwh=1, hours=cost.HOURS_PER_YEAR, pue=p['pue']))} kWh",  # noqa: E501
             "no_pue": _usd(_gpu_power(p, pue=1.0)),
             "dgx": _usd(cost.power_cost(power_watts=_DGX["power_watts"],
                                         usd_per_kwh=p["tariff"], hours=cost.HOURS_PER_YEAR,
                                         pue=p["pue"]))}
 
 
-gpu_power_bill = NumericExercise(
+gpu_power_bill = core.NumericExercise(
     lesson=LESSON, number=1, title="A year of electricity for {gpus} H100s",
     question=(
         "{gpus} H100 SXM GPUs run at their full {tdp} around the clock for a year (8,760 "
@@ -146,11 +132,11 @@ def _cloud_derived(p: P) -> dict[str, Any]:
             "idle_pct": f"{1 - p['utilization']:.0%}",
             "per_gpu": _usd(p["node_price"] / _GPUS_PER_SERVER),
             "full": _usd(_cloud(p, utilization=1.0)),
-            "hours": count(cost.cloud_cost(usd_per_hour=1, years=p['years'], utilization=p['utilization'])),  # noqa: E501
-            "years_text": plural(p["years"], "year")}
+            "hours": wording.count(cost.cloud_cost(usd_per_hour=1, years=p['years'], utilization=p['utilization'])),  # noqa: E501
+            "years_text": wording.plural(p["years"], "year")}
 
 
-cloud_bill = NumericExercise(
+cloud_bill = core.NumericExercise(
     lesson=LESSON, number=2, title="{years_text} of a cloud server at {pct} utilisation",
     question=(
         "An 8-GPU cloud server (AWS p5.48xlarge, 8 × H100) costs {price} per hour on demand "
@@ -216,16 +202,16 @@ def _breakeven_derived(p: P) -> dict[str, Any]:
     power_hour = cost.power_cost(power_watts=p["power_watts"], usd_per_kwh=p["tariff"],
                                  hours=1, pue=p["pue"])
     month = cost.HOURS_PER_MONTH * p["utilization"]
-    return {"hw": _usd(p["hardware"]), "kw": format_number(p["power_watts"] / 1000, 3),
+    return {"hw": _usd(p["hardware"]), "kw": core.format_number(p["power_watts"] / 1000, 3),
             "tariff_text": _cents(p["tariff"]), "gpu_price_text": _usd(p["gpu_price"]),
             "pct": f"{p['utilization']:.0%}", "server_hour": _usd(server_hour),
-            "power_hour": _usd(power_hour), "month_hours": count(month),
-            "no_power": format_number(_breakeven(p, power_watts=0), 3),
-            "full_time": format_number(_breakeven(p, utilization=1.0), 3),
-            "years": format_number(_breakeven(p) / 12, 2)}
+            "power_hour": _usd(power_hour), "month_hours": wording.count(month),
+            "no_power": core.format_number(_breakeven(p, power_watts=0), 3),
+            "full_time": core.format_number(_breakeven(p, utilization=1.0), 3),
+            "years": core.format_number(_breakeven(p) / 12, 2)}
 
 
-breakeven = NumericExercise(
+breakeven = core.NumericExercise(
     lesson=LESSON, number=3, title="When does buying pay off?",
     question=(
         "A team can buy an 8-GPU server for {hw}. It draws {kw} kW in a data centre with a "
@@ -278,7 +264,7 @@ breakeven = NumericExercise(
                         "tariff": rng.choice([0.08, 0.10, 0.15, 0.20]),
                         "gpu_price": rng.choice([2.0, 2.5, 3.0, 4.0]),
                         "utilization": rng.choice([0.5, 0.6, 0.7, 0.8, 0.9])},
-    dimension="count", unit="months", extra_units=MONTHS, rtol=0.02,
+    dimension="count", unit="months", extra_units=wording.MONTHS, rtol=0.02,
 )
 
 
@@ -303,11 +289,11 @@ def _buy_or_rent_derived(p: P) -> dict[str, Any]:
     months = cost.breakeven_months(cloud_usd_per_hour=server_hour,
                                    utilization=p["utilization"], **_DGX)
     return {**values, "pct": f"{p['utilization']:.0%}", "gpu_price_text": _usd(p["gpu_price"]),
-            "server_hour": _usd(server_hour), "months": format_number(months, 3),
+            "server_hour": _usd(server_hour), "months": core.format_number(months, 3),
             "life_months": f"{12 * p['years']}"}
 
 
-buy_or_rent = ChoiceExercise(
+buy_or_rent = core.ChoiceExercise(
     lesson=LESSON, number=4, title="Buy or rent at {pct} utilisation?",
     question=(
         "The lesson's DGX H100 costs $270,000 and draws 10.2 kW, in a data centre with a "
@@ -356,11 +342,11 @@ def _per_1k(p: P, *, price: float | None = None, tps: float | None = None) -> fl
 
 def _per_1k_derived(p: P) -> dict[str, Any]:
     per_1k = _per_1k(p)
-    return {"price": _usd(p["gpu_price"]), "tps_text": count(p['tps']),
-            "per_hour": count(p['tps'] * 3600), "per_million": _usd(1000 * per_1k)}
+    return {"price": _usd(p["gpu_price"]), "tps_text": wording.count(p['tps']),
+            "per_hour": wording.count(p['tps'] * 3600), "per_million": _usd(1000 * per_1k)}
 
 
-cost_per_1k = NumericExercise(
+cost_per_1k = core.NumericExercise(
     lesson=LESSON, number=5, title="1,000 tokens at {tps_text} tokens/s",
     question=(
         "One H100, rented at {price} per GPU-hour, generates {tps_text} tokens per second in "
@@ -409,10 +395,11 @@ def _server_per_1k(p: P, *, usd_per_gpu_hour: float | None = None, gpus: int = 8
 
 def _server_derived(p: P) -> dict[str, Any]:
     return {"node": _usd(p["node_price"]), "per_gpu": _usd(p["node_price"] / _GPUS_PER_SERVER),
-            "tps_text": count(p['tps']), "total": count(_GPUS_PER_SERVER * p['tps'])}
+            "tps_text": wording.count(p['tps']),
+            "total": wording.count(_GPUS_PER_SERVER * p['tps'])}
 
 
-server_price = NumericExercise(
+server_price = core.NumericExercise(
     lesson=LESSON, number=6, title="Per GPU or per server?",
     question=(
         "An 8-GPU cloud server rents for {node} per hour. Each of its 8 GPUs serves its own "
@@ -477,13 +464,13 @@ def _batch_derived(p: P) -> dict[str, Any]:
         return _usd(cost.cost_per_1k_tokens(usd_per_gpu_hour=p["gpu_price"], gpus=1,
                                             tokens_per_second=rate))
 
-    return {"name": model_label(p["model"]), "ctx_text": count(p['context']),
-            "one": count(one), "many": count(many), "cost_one": per_1k(one),
+    return {"name": wording.model_label(p["model"]), "ctx_text": wording.count(p['context']),
+            "one": wording.count(one), "many": wording.count(many), "cost_one": per_1k(one),
             "cost_many": per_1k(many), "price": _usd(p["gpu_price"]),
             "weights_gb": format_bytes(weights, digits=1),
             "kv_gb": format_bytes(per_seq, digits=1),
             "batch_kv_gb": format_bytes(p["batch"] * per_seq, digits=1),
-            "user_many": count(many / p['batch'])}
+            "user_many": wording.count(many / p['batch'])}
 
 
 def _batch_fits(p: P) -> bool:
@@ -503,7 +490,7 @@ def _batch_sample(rng: Any) -> dict[str, Any]:
             return p
 
 
-batching_cost = NumericExercise(
+batching_cost = core.NumericExercise(
     lesson=LESSON, number=7, title="Batch 1 to batch {batch}: the cost per token",
     question=(
         "{name} in BF16 runs on one {gpu} rented at {price} per GPU-hour, serving "
@@ -540,14 +527,15 @@ batching_cost = NumericExercise(
                 "The price per GPU-hour is the same, but the GPU makes far more tokens in "
                 "that hour: the weights read once per step serve the whole batch.",
                 lambda p: 1.0),
-        inverted_ratio(lambda p: 1 / _batch_saving(p),
-                       hint="That is the cost at batch {batch} divided by the cost at batch "
-                            "1. The question asks how many times *cheaper*: the inverse."),
+        mistakes.inverted_ratio(lambda p: 1 / _batch_saving(p),
+                                hint="That is the cost at batch {batch} divided by the cost at "
+                                     "batch 1. The question asks how many times *cheaper*: the "
+                                     "inverse."),
     ),
     defaults={"model": "mistral-7b", "gpu": "H100 SXM", "context": 2048, "batch": 32,
               "gpu_price": 2.50},
     sample=_batch_sample,
-    dimension="count", unit="×", extra_units=TIMES, rtol=0.02, digits=3,
+    dimension="count", unit="×", extra_units=wording.TIMES, rtol=0.02, digits=3,
 )
 
 
@@ -565,7 +553,7 @@ def _cost_reference(usd_per_gpu_hour: float, gpus: int, tokens_per_second: float
                                    tokens_per_second=tokens_per_second)
 
 
-cost_code = CodeExercise(
+cost_code = core.CodeExercise(
     lesson=LESSON, number=8, title="Write cost_per_1k_tokens",
     question=(
         "Write `cost_per_1k_tokens(usd_per_gpu_hour, gpus, tokens_per_second)`: the cost in "
@@ -622,13 +610,13 @@ def _idle_per_1k(p: P, utilization: float | None = None) -> float:
 
 
 def _idle_derived(p: P) -> dict[str, Any]:
-    return {"price": _usd(p["gpu_price"]), "tps_text": count(p['tps']),
+    return {"price": _usd(p["gpu_price"]), "tps_text": wording.count(p['tps']),
             "pct": f"{p['utilization']:.0%}", "busy": _usd(_idle_per_1k(p, 1.0)),
-            "served": count(p['tps'] * p['utilization']),
-            "ratio": format_number(_idle_per_1k(p) / _idle_per_1k(p, 1.0), 3)}
+            "served": wording.count(p['tps'] * p['utilization']),
+            "ratio": core.format_number(_idle_per_1k(p) / _idle_per_1k(p, 1.0), 3)}
 
 
-idle_hours = NumericExercise(
+idle_hours = core.NumericExercise(
     lesson=LESSON, number=9, title="1,000 tokens from a GPU busy {pct} of the time",
     question=(
         "A chatbot rents one H100 around the clock at {price} per GPU-hour. While it has "
@@ -649,7 +637,7 @@ idle_hours = NumericExercise(
         "inverse of the utilisation. Batching more conversations raises the tokens/s "
         "while busy; only more traffic, or giving idle hours back, raises the utilisation."
     ),
-    answer=lambda p: _idle_per_1k(p),
+    answer=_idle_per_1k,
     derived=_idle_derived,
     mistakes=(
         Mistake("busy_rate",
@@ -686,12 +674,12 @@ def _api_derived(p: P) -> dict[str, Any]:
     day = cost.run_cost(usd_per_gpu_hour=p["gpu_hour"], gpus=1, seconds=86_400)
     return {"gpu_hour_text": format_usd(p["gpu_hour"]), "day": format_usd(day, cents=False),
             "per_conv": format_usd(_api_per_conversation(p), digits=2),
-            "prompt_text": count(p["prompt"]), "answer_text": count(p["answer"]),
+            "prompt_text": wording.count(p["prompt"]), "answer_text": wording.count(p["answer"]),
             "price_in_text": format_usd(p["price_in"]),
             "price_out_text": format_usd(p["price_out"])}
 
 
-api_breakeven = NumericExercise(
+api_breakeven = core.NumericExercise(
     lesson=LESSON, number=10, title="When a rented GPU matches a hosted API",
     question=(
         "A hosted API charges {price_in_text} per million input tokens and {price_out_text} "
@@ -741,7 +729,7 @@ api_breakeven = NumericExercise(
 # ---------------------------------------------------------------------------------------
 # 11. Predict, then run: a token of a 7B model on this machine against an H100
 
-token_here = PredictExercise(
+token_here = core.PredictExercise(
     lesson=LESSON, number=11, title="A token here or on an H100: predict, then run",
     question=(
         "The cell after this one measures how fast this machine streams a large stack of "
@@ -768,7 +756,7 @@ token_here = PredictExercise(
         "typically costs several to a few tens of times as much. Batching widens the gap: "
         "an H100 stays memory-bound to a batch of about 295, a CPU only to a few."
     ),
-    dimension="count", unit="×", extra_units=TIMES, good_within=3.0,
+    dimension="count", unit="×", extra_units=wording.TIMES, good_within=3.0,
 )
 
 

@@ -15,43 +15,23 @@ Standard library only.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
-from gpulesson import distributed, hardware, memory, traffic
+from gpulesson import course, distributed, hardware, memory, traffic
+from gpulesson.exercises import core, mistakes, wording
 from gpulesson.exercises.bank._common import H100, SERVING_GPUS, P
-from gpulesson.exercises.core import (
-    ChoiceExercise,
-    CodeExercise,
-    Mistake,
-    NumericExercise,
-    PredictExercise,
-    format_number,
-)
-from gpulesson.exercises.mistakes import gib_as_gb
-from gpulesson.exercises.wording import (
-    TIMES,
-    billions,
-    count,
-    percent,
-    trim_zeros,
-)
-from gpulesson.units import format_bandwidth, format_bytes, format_seconds
+from gpulesson.exercises.core import Mistake
+from gpulesson.units import format_seconds
 
 LESSON = "distributed_math"
-TITLE = "Distributed Math"
+TITLE = course.title(LESSON)
 
 
-def _gb(n_bytes: float) -> str:
-    return trim_zeros(format_bytes(n_bytes, digits=2))
-
-
-def _bw(rate: float) -> str:
-    return trim_zeros(format_bandwidth(rate, digits=1))
-
-
-def _binary(n_bytes: int) -> str:
-    """Sizes nccl-tests prints: powers of two shown in MiB or GiB."""
-    return trim_zeros(format_bytes(n_bytes, binary=True, digits=0))
+_gb = functools.partial(wording.size, digits=2)
+_bw = functools.partial(wording.bandwidth, digits=1)
+#: Sizes nccl-tests prints: powers of two shown in MiB or GiB.
+_binary = functools.partial(wording.size, digits=0, binary=True)
 
 
 # ---------------------------------------------------------------------------------------
@@ -71,13 +51,13 @@ def _ring(p: P, *, factor: float | None = None) -> float:
 def _ring_derived(p: P) -> dict[str, Any]:
     size = _grad_bytes(p)
     half = distributed.bus_bandwidth_factor("reduce_scatter", p["n"]) * size
-    return {"size": _gb(size), "model": billions(p["n_params"]), "half": _gb(half),
+    return {"size": _gb(size), "model": wording.billions(p["n_params"]), "half": _gb(half),
             "chunk": _gb(size / p["n"]), "steps": f"{p['n'] - 1}",
-            "factor": format_number(distributed.bus_bandwidth_factor("all_reduce", p["n"]), 4),
+            "factor": core.format_number(distributed.bus_bandwidth_factor("all_reduce", p["n"]), 4),
             "naive": _gb((p["n"] - 1) * size)}
 
 
-ring_bytes = NumericExercise(
+ring_bytes = core.NumericExercise(
     lesson=LESSON, number=1, title="Bytes per GPU in a ring all-reduce",
     question=(
         "Data-parallel training of a {model}-parameter model all-reduces its BF16 "
@@ -116,7 +96,7 @@ ring_bytes = NumericExercise(
                 "That is the whole buffer sent to each of the other {steps} GPUs, the naive "
                 "exchange. The ring sends each GPU's share only, in chunks.",
                 lambda p: _ring(p, factor=p["n"] - 1)),
-        gib_as_gb(lambda p: _ring(p) / 2**30 * 1e9),
+        mistakes.gib_as_gb(lambda p: _ring(p) / 2**30 * 1e9),
     ),
     defaults={"n_params": 7e9, "n": 8},
     sample=lambda rng: {"n_params": rng.choice([1.3e9, 7e9, 13e9, 34e9, 70e9]),
@@ -135,10 +115,10 @@ def _busbw(p: P, *, collective: str = "all_reduce", size: float | None = None) -
 
 def _busbw_derived(p: P) -> dict[str, Any]:
     algbw = distributed.algorithm_bandwidth(p["size"], p["time_us"] * 1e-6)
-    return {"size_text": _binary(p["size"]), "size_bytes": count(p['size']),
+    return {"size_text": _binary(p["size"]), "size_bytes": wording.count(p['size']),
             "time_text": format_seconds(p["time_us"] * 1e-6, digits=3),
             "algbw": _bw(algbw),
-            "factor": format_number(distributed.bus_bandwidth_factor("all_reduce", p["n"]), 4)}
+            "factor": core.format_number(distributed.bus_bandwidth_factor("all_reduce", p["n"]), 4)}
 
 
 def _busbw_sample(rng: Any) -> dict[str, Any]:
@@ -149,7 +129,7 @@ def _busbw_sample(rng: Any) -> dict[str, Any]:
     return {"n": n, "size": size, "time_us": float(f"{seconds * 1e6:.3g}")}
 
 
-busbw_from_time = NumericExercise(
+busbw_from_time = core.NumericExercise(
     lesson=LESSON, number=2, title="Bus bandwidth from a measured time",
     question=(
         "nccl-tests' all_reduce_perf on {n} GPUs reports that an all-reduce of {size_text} "
@@ -212,10 +192,11 @@ def _share_of_total(p: P, *, interleave: int | None = None) -> float:
 
 def _bubble_derived(p: P) -> dict[str, Any]:
     v = p.get("v", 1)
-    return {"p_minus_1": f"{p['p'] - 1}", "plain": percent(_bubble(p, interleave=1), 4),
-            "total": percent(_share_of_total(p), 4), "vm": f"{v * p['m']}",
-            "doubled_m": percent(distributed.pipeline_bubble_fraction(p["p"], 2 * p["m"]), 4)
-            if v == 1 else "", "chunks": f"{v * p['p']}"}
+    return {"p_minus_1": f"{p['p'] - 1}", "plain": wording.percent(_bubble(p, interleave=1), 4),
+            "total": wording.percent(_share_of_total(p), 4), "vm": f"{v * p['m']}",
+            "doubled_m": wording.percent(
+                distributed.pipeline_bubble_fraction(p["p"], 2 * p["m"]), 4) if v == 1 else "",
+            "chunks": f"{v * p['p']}"}
 
 
 def _bubble_sample(rng: Any) -> dict[str, Any]:
@@ -223,7 +204,7 @@ def _bubble_sample(rng: Any) -> dict[str, Any]:
     return {"p": p, "m": p * rng.choice([2, 3, 4, 8])}
 
 
-pipeline_bubble = NumericExercise(
+pipeline_bubble = core.NumericExercise(
     lesson=LESSON, number=3, title="The bubble of {p} stages and {m} micro-batches",
     question=(
         "A model is split into {p} pipeline stages, and every batch into {m} micro-batches, "
@@ -267,7 +248,7 @@ def _interleaved_sample(rng: Any) -> dict[str, Any]:
     return {"p": p, "m": p * rng.choice([2, 4, 8]), "v": rng.choice([2, 4])}
 
 
-interleaved_bubble = NumericExercise(
+interleaved_bubble = core.NumericExercise(
     lesson=LESSON, number=4, title="Interleaving: {v} model chunks per GPU",
     question=(
         "The same kind of pipeline, {p} GPUs and {m} micro-batches, now runs Megatron-LM's "
@@ -318,7 +299,7 @@ def _zero(p: P, *, stage: int | None = None, optimizer_bytes: float = 12) -> flo
 
 
 def _zero_derived(p: P) -> dict[str, Any]:
-    return {"model": billions(p["n_params"]),
+    return {"model": wording.billions(p["n_params"]),
             "plain": _gb(_zero(p, stage=0)),
             "stages": ", ".join(f"stage {s}: {_gb(_zero(p, stage=s))}" for s in range(4)),
             "gpu_mem": _gb(hardware.gpu(H100).memory_bytes)}
@@ -338,7 +319,7 @@ _STAGE_HINTS = {
 }
 
 
-zero_memory = NumericExercise(
+zero_memory = core.NumericExercise(
     lesson=LESSON, number=5, title="ZeRO-{stage}: a {model} model on {dp} GPUs",
     question=(
         "A {model}-parameter model trains with mixed-precision Adam (2 bytes of weights, "
@@ -388,10 +369,10 @@ def _ab_time(p: P, *, collective: str = "all_reduce", latency: float | None = No
 def _ab_derived(p: P) -> dict[str, Any]:
     volume = distributed.allreduce_bytes_per_rank(p["size"], p["n"])
     return {"size_text": _binary(p["size"]), "bw_text": _bw(p["bw"]),
-            "alpha_text": f"{format_number(p['alpha_us'], 3)} µs",
+            "alpha_text": f"{core.format_number(p['alpha_us'], 3)} µs",
             "volume": _gb(volume),
             "wire": format_seconds(_ab_time(p, latency=0), digits=3),
-            "factor": format_number(distributed.bus_bandwidth_factor("all_reduce", p["n"]), 4)}
+            "factor": core.format_number(distributed.bus_bandwidth_factor("all_reduce", p["n"]), 4)}
 
 
 def _forgot_alpha(p: P) -> float | None:
@@ -400,7 +381,7 @@ def _forgot_alpha(p: P) -> float | None:
     return wire if p["alpha_us"] * 1e-6 > 0.03 * _ab_time(p) else None
 
 
-alpha_beta_time = NumericExercise(
+alpha_beta_time = core.NumericExercise(
     lesson=LESSON, number=6, title="One gradient bucket over {n} GPUs",
     question=(
         "PyTorch's DistributedDataParallel all-reduces gradients in buckets (25 MiB by "
@@ -465,7 +446,7 @@ def _bw_choice_derived(p: P) -> dict[str, Any]:
     return {"algbw": _bw(algbw), "busbw": _bw(busbw), "link": _bw(link),
             "pct": f"{algbw / link:.0%}", "bus_pct": f"{busbw / link:.0%}",
             "bidir": _bw(2 * link), "bidir_pct": f"{algbw / (2 * link):.0%}",
-            "factor": format_number(distributed.bus_bandwidth_factor("all_reduce", p["n"]), 4)}
+            "factor": core.format_number(distributed.bus_bandwidth_factor("all_reduce", p["n"]), 4)}
 
 
 def _bw_choice_answer(p: P) -> str:
@@ -474,7 +455,7 @@ def _bw_choice_answer(p: P) -> str:
     return "busbw" if busbw >= 0.75 * _link(p) else "slow"
 
 
-algbw_vs_busbw = ChoiceExercise(
+algbw_vs_busbw = core.ChoiceExercise(
     lesson=LESSON, number=7, title="Is NVLink underused?",
     question=(
         "On one server of {n} {gpu} GPUs (NVLink, {link} per GPU in each direction), "
@@ -543,12 +524,12 @@ def _speedup(p: P, *, overlap: float | None = None) -> float:
 def _speedup_derived(p: P) -> dict[str, Any]:
     hidden = min(p["overlap"] * p["comm"], p["compute"])
     eff = distributed.scaling_efficiency(p["compute"], p["comm"], p["overlap"])
-    return {"pct": f"{p['overlap']:.0%}", "hidden": format_number(hidden, 3),
-            "exposed": format_number(p["comm"] - hidden, 3),
-            "eff": f"{eff:.1%}", "none": format_number(_speedup(p, overlap=0), 3)}
+    return {"pct": f"{p['overlap']:.0%}", "hidden": core.format_number(hidden, 3),
+            "exposed": core.format_number(p["comm"] - hidden, 3),
+            "eff": f"{eff:.1%}", "none": core.format_number(_speedup(p, overlap=0), 3)}
 
 
-scaling_speedup = NumericExercise(
+scaling_speedup = core.NumericExercise(
     lesson=LESSON, number=8, title="Speed-up on {gpus} GPUs with overlap",
     question=(
         "A data-parallel job on {gpus} GPUs computes for {compute} s per step, and its "
@@ -588,7 +569,7 @@ scaling_speedup = NumericExercise(
                         "compute": rng.choice([0.8, 1.2, 2.0]),
                         "comm": rng.choice([0.3, 0.4, 0.6]),
                         "overlap": rng.choice([0.25, 0.5, 0.75])},
-    dimension="count", unit="×", extra_units=TIMES, rtol=0.02, digits=3,
+    dimension="count", unit="×", extra_units=wording.TIMES, rtol=0.02, digits=3,
 )
 
 
@@ -606,7 +587,7 @@ def _ring_reference(size_bytes: float, n_ranks: int) -> float:
     return distributed.allreduce_bytes_per_rank(size_bytes, n_ranks)
 
 
-ring_code = CodeExercise(
+ring_code = core.CodeExercise(
     lesson=LESSON, number=9, title="Write ring_allreduce_bytes",
     question=(
         "Write `ring_allreduce_bytes(size_bytes, n_ranks)`: the bytes each of `n_ranks` "
@@ -624,7 +605,7 @@ ring_code = CodeExercise(
         "reduce-scatter and n_ranks − 1 in the all-gather: 2(n − 1)/n × size_bytes. For "
         "14 GB of gradients over 8 GPUs that is "
         f"{_gb(_ring_reference(14e9, 8))}; for 1 GiB over 4 ranks "
-        f"{trim_zeros(format_bytes(_ring_reference(2**30, 4), binary=True, digits=2))}."
+        f"{wording.size(_ring_reference(2**30, 4), 2, binary=True)}."
     ),
     function_name="ring_allreduce_bytes",
     signature="size_bytes, n_ranks",
@@ -654,7 +635,7 @@ ring_code = CodeExercise(
 # ---------------------------------------------------------------------------------------
 # 10. Predict, then run: 4 processes against 2 on this machine
 
-more_ranks_here = PredictExercise(
+more_ranks_here = core.PredictExercise(
     lesson=LESSON, number=10, title="Four processes or two: predict, then run",
     question=(
         "The cell after this one runs a real MPI all-reduce of 4 MiB on this machine, first "
@@ -678,7 +659,7 @@ more_ranks_here = PredictExercise(
         "scheduled: measured ratios of 2 to 5 are common. On a GPU server each GPU has its "
         "own NVLink ports and the bus bandwidth stays nearly constant as GPUs are added."
     ),
-    dimension="count", unit="×", extra_units=TIMES, good_within=2.0,
+    dimension="count", unit="×", extra_units=wording.TIMES, good_within=2.0,
 )
 
 
@@ -695,12 +676,12 @@ def _a2a(p: P, *, k: int | None = None, ep: int | None = None) -> float:
 
 def _a2a_derived(p: P) -> dict[str, Any]:
     buffer = p["tokens"] * p["k"] * p["hidden"] * 2
-    return {"tokens_text": count(p["tokens"]), "hidden_text": count(p["hidden"]),
+    return {"tokens_text": wording.count(p["tokens"]), "hidden_text": wording.count(p["hidden"]),
             "buffer": _gb(buffer), "share": f"{p['ep'] - 1}/{p['ep']}",
             "all_four": _gb(4 * _a2a(p))}
 
 
-expert_all_to_all = NumericExercise(
+expert_all_to_all = core.NumericExercise(
     lesson=LESSON, number=11, title="The all-to-all of a mixture-of-experts layer",
     question=(
         "A mixture-of-experts layer of hidden size {hidden_text} sends each token to {k} "
@@ -733,7 +714,7 @@ expert_all_to_all = NumericExercise(
         Mistake("four_exchanges", "That is all four all-to-alls of the layer (dispatch and "
                 "combine, forward and backward). The question asks for one dispatch.",
                 lambda p: 4 * _a2a(p)),
-        gib_as_gb(lambda p: _a2a(p) / 2**30 * 1e9),
+        mistakes.gib_as_gb(lambda p: _a2a(p) / 2**30 * 1e9),
     ),
     defaults={"tokens": 4096, "hidden": 7168, "k": 8, "ep": 8},
     sample=lambda rng: {"tokens": rng.choice([2048, 4096, 8192]),

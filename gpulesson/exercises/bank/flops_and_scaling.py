@@ -17,31 +17,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpulesson import cost, flops, gemm, hardware, inference, transformer, units
-from gpulesson.exercises.bank._common import P, config
-from gpulesson.exercises.core import (
-    ChoiceExercise,
-    CodeExercise,
-    Mistake,
-    NumericExercise,
-    PredictExercise,
-    format_number,
-)
-from gpulesson.exercises.mistakes import counted_macs, inverted_ratio, used_sparse_peak
-from gpulesson.exercises.wording import (
-    GPU_HOURS,
-    TOKENS,
-    billions,
-    count,
-    model_label,
-    percent,
-    scientific,
-    tflop_rate,
-    trillions,
-)
+from gpulesson import cost, course, flops, gemm, hardware, inference, transformer, units
+from gpulesson.exercises import core, mistakes, wording
+from gpulesson.exercises.bank._common import P, at_sparse_peak, config, sparse_peak
+from gpulesson.exercises.core import Mistake
 
 LESSON = "flops_and_scaling"
-TITLE = "FLOPs, MFU and Scaling Laws"
+TITLE = course.title(LESSON)
 
 SECONDS_PER_HOUR = 3600  # a unit conversion: GPU-seconds to GPU-hours
 
@@ -57,11 +39,11 @@ _THROUGHPUT = {"A100 80GB": ((1e9, 20_000), (7e9, 3_000), (13e9, 1_600), (70e9, 
 
 
 def _tokens_text(n: float) -> str:
-    return trillions(n) if n >= 1e12 else billions(n)
+    return wording.trillions(n) if n >= 1e12 else wording.billions(n)
 
 
 def _days(seconds: float) -> str:
-    return f"{format_number(seconds / 86_400, 3)} days"
+    return f"{core.format_number(seconds / 86_400, 3)} days"
 
 
 # ---------------------------------------------------------------------------------------
@@ -72,13 +54,13 @@ def _total(p: P) -> float:
 
 
 def _total_derived(p: P) -> dict[str, Any]:
-    return {"model": billions(p["n_params"]), "data": _tokens_text(p["tokens"]),
-            "per_token": scientific(flops.flops_per_token(p["n_params"])),
-            "forward": scientific(inference.prefill_flops(p["n_params"], int(p["tokens"]))),
-            "total_sci": scientific(_total(p))}
+    return {"model": wording.billions(p["n_params"]), "data": _tokens_text(p["tokens"]),
+            "per_token": wording.scientific(flops.flops_per_token(p["n_params"])),
+            "forward": wording.scientific(inference.prefill_flops(p["n_params"], int(p["tokens"]))),
+            "total_sci": wording.scientific(_total(p))}
 
 
-training_flops_7b = NumericExercise(
+training_flops_7b = core.NumericExercise(
     lesson=LESSON, number=1, title="Training FLOPs of a {model} model on {data} tokens",
     question=(
         "A team pretrains a model of {model} parameters on {data} tokens. Using the 6N rule "
@@ -105,10 +87,10 @@ training_flops_7b = NumericExercise(
                 "That is the forward pass only (2·N·D). Training also runs the backward "
                 "pass, which costs twice the forward: 6·N·D in all.",
                 lambda p: inference.prefill_flops(p["n_params"], int(p["tokens"]))),
-        counted_macs(lambda p: _total(p) / 2,
-                     hint="That is half the answer: you counted 3 multiply-adds per weight "
-                          "per token. Each multiply-add is 2 FLOPs, so training is 6 FLOPs "
-                          "per weight per token."),
+        mistakes.counted_macs(lambda p: _total(p) / 2,
+                              hint="That is half the answer: you counted 3 multiply-adds per "
+                                   "weight per token. Each multiply-add is 2 FLOPs, so training "
+                                   "is 6 FLOPs per weight per token."),
         Mistake("per_token",
                 "That is the cost of one token, 6N. Multiply by the {data} training tokens.",
                 lambda p: flops.flops_per_token(p["n_params"])),
@@ -132,15 +114,15 @@ def _time(p: P, *, peak: float | None = None, gpus: int | None = None,
 
 def _time_derived(p: P) -> dict[str, Any]:
     g = hardware.gpu(p["gpu"])
-    return {"model": billions(p["n_params"]), "data": _tokens_text(p["tokens"]),
-            "total_sci": scientific(_total(p)), "gpus_text": count(p['gpus']),
-            "mfu_pct": percent(p["mfu"]), "dense": tflop_rate(g.dense("bf16"), 4),
-            "sparse": tflop_rate(g.sparse_flops["bf16"], 4),
+    return {"model": wording.billions(p["n_params"]), "data": _tokens_text(p["tokens"]),
+            "total_sci": wording.scientific(_total(p)), "gpus_text": wording.count(p['gpus']),
+            "mfu_pct": wording.percent(p["mfu"]), "dense": wording.tflop_rate(g.dense("bf16"), 4),
+            "sparse": wording.tflop_rate(g.sparse_flops["bf16"], 4),
             "sustained": units.format_flop_rate(_total(p) / _time(p)),
             "at_100": _days(_time(p, mfu=1.0))}
 
 
-days_on_cluster = NumericExercise(
+days_on_cluster = core.NumericExercise(
     lesson=LESSON, number=2, title="Days on {gpus_text} {gpu} GPUs at {mfu_pct} MFU",
     question=(
         "The {model}-parameter model of the previous exercise is trained on {data} tokens "
@@ -160,10 +142,10 @@ days_on_cluster = NumericExercise(
         "Dense training cannot use the 2:4-sparse figure, so the sparse peak would halve "
         "the estimate and be wrong."
     ),
-    answer=lambda p: _time(p),
+    answer=_time,
     derived=_time_derived,
     mistakes=(
-        used_sparse_peak(lambda p: _time(p, peak=hardware.gpu(p["gpu"]).sparse_flops["bf16"])),
+        mistakes.used_sparse_peak(at_sparse_peak(_time)),
         Mistake("forgot_mfu",
                 "That is the time at 100% of the peak. The GPUs sustain only {mfu_pct} of "
                 "it: divide by the MFU too.",
@@ -203,10 +185,10 @@ def _mfu(p: P, *, per_token: float | None = None, devices: int | None = None,
 
 def _mfu_derived(p: P) -> dict[str, Any]:
     g = hardware.gpu(p["gpu"])
-    return {"model": billions(p["n_params"]), "tps": count(_tps(p)),
-            "gpus_text": count(p['gpus']), "dense": tflop_rate(g.dense("bf16"), 4),
-            "per_token": scientific(flops.flops_per_token(p["n_params"])),
-            "achieved": tflop_rate(_mfu(p) * g.dense("bf16"), 4)}
+    return {"model": wording.billions(p["n_params"]), "tps": wording.count(_tps(p)),
+            "gpus_text": wording.count(p['gpus']), "dense": wording.tflop_rate(g.dense("bf16"), 4),
+            "per_token": wording.scientific(flops.flops_per_token(p["n_params"])),
+            "achieved": wording.tflop_rate(_mfu(p) * g.dense("bf16"), 4)}
 
 
 def _throughput_sample(rng: Any) -> dict[str, Any]:
@@ -216,7 +198,7 @@ def _throughput_sample(rng: Any) -> dict[str, Any]:
             "gpus": rng.choice([8, 64, 256, 1024])}
 
 
-mfu_from_throughput = NumericExercise(
+mfu_from_throughput = core.NumericExercise(
     lesson=LESSON, number=3, title="MFU from tokens per second",
     question=(
         "A {model}-parameter model trains on {gpus_text} {gpu} GPUs in BF16, and the logs "
@@ -233,10 +215,10 @@ mfu_from_throughput = NumericExercise(
         "**{answer}**, in the range large published runs report (PaLM 46.2%, Llama 3 405B "
         "38-43%)."
     ),
-    answer=lambda p: _mfu(p),
+    answer=_mfu,
     derived=_mfu_derived,
     mistakes=(
-        used_sparse_peak(lambda p: _mfu(p, peak=hardware.gpu(p["gpu"]).sparse_flops["bf16"])),
+        mistakes.used_sparse_peak(at_sparse_peak(_mfu)),
         Mistake("forward_only",
                 "You counted 2N FLOPs per token, the forward pass. Training runs the backward "
                 "pass too: 6N per token.",
@@ -257,12 +239,12 @@ mfu_from_throughput = NumericExercise(
 
 def _chinchilla_derived(p: P) -> dict[str, Any]:
     n = p["n_params"]
-    return {"model": billions(n), "tokens_text": _tokens_text(flops.chinchilla_tokens(n)),
-            "ratio": format_number(flops.chinchilla_tokens(n) / n),
-            "budget": scientific(flops.training_flops(n, flops.chinchilla_tokens(n)))}
+    return {"model": wording.billions(n), "tokens_text": _tokens_text(flops.chinchilla_tokens(n)),
+            "ratio": core.format_number(flops.chinchilla_tokens(n) / n),
+            "budget": wording.scientific(flops.training_flops(n, flops.chinchilla_tokens(n)))}
 
 
-chinchilla_70b = NumericExercise(
+chinchilla_70b = core.NumericExercise(
     lesson=LESSON, number=4, title="Chinchilla-optimal data for a {model} model",
     question=(
         "By the Chinchilla rule of thumb, how many training tokens are compute-optimal for a "
@@ -283,9 +265,10 @@ chinchilla_70b = NumericExercise(
     answer=lambda p: flops.chinchilla_tokens(p["n_params"]),
     derived=_chinchilla_derived,
     mistakes=(
-        inverted_ratio(lambda p: p["n_params"] ** 2 / flops.chinchilla_tokens(p["n_params"]),
-                       hint="You divided the parameters by 20. The rule is 20 *tokens per "
-                            "parameter*: multiply."),
+        mistakes.inverted_ratio(lambda p: p["n_params"] ** 2
+                                / flops.chinchilla_tokens(p["n_params"]),
+                                hint="You divided the parameters by 20. The rule is 20 *tokens per "
+                                     "parameter*: multiply."),
         Mistake("gave_flops",
                 "That is the training compute, 6·N·D in FLOPs. The question asks for the "
                 "number of tokens D.",
@@ -294,7 +277,7 @@ chinchilla_70b = NumericExercise(
     ),
     defaults={"n_params": 70e9},
     sample=lambda rng: {"n_params": rng.choice([1e9, 7e9, 13e9, 34e9, 70e9, 175e9, 405e9])},
-    dimension="count", unit="tokens", extra_units=TOKENS, rtol=0.02,
+    dimension="count", unit="tokens", extra_units=wording.TOKENS, rtol=0.02,
 )
 
 
@@ -311,14 +294,14 @@ def _macs(p: P) -> int:
 
 
 def _mac_derived(p: P) -> dict[str, Any]:
-    return {"d_in_text": count(p['d_in']), "d_out_text": count(p['d_out']),
-            "tokens_text": count(p['tokens']),
-            "reported": f"{format_number(_macs(p) / 1e9, 4)} G",
-            "forward": scientific(gemm.flops(p["tokens"], p["d_in"], p["d_out"])),
-            "total_sci": scientific(_layer_total(p))}
+    return {"d_in_text": wording.count(p['d_in']), "d_out_text": wording.count(p['d_out']),
+            "tokens_text": wording.count(p['tokens']),
+            "reported": f"{core.format_number(_macs(p) / 1e9, 4)} G",
+            "forward": wording.scientific(gemm.flops(p["tokens"], p["d_in"], p["d_out"])),
+            "total_sci": wording.scientific(_layer_total(p))}
 
 
-mac_counting = NumericExercise(
+mac_counting = core.NumericExercise(
     lesson=LESSON, number=5, title="A profiler's “flops” are multiply-adds",
     question=(
         "A profiler that counts multiply-accumulates (as fvcore and ptflops do) reports "
@@ -342,9 +325,9 @@ mac_counting = NumericExercise(
     answer=_layer_total,
     derived=_mac_derived,
     mistakes=(
-        counted_macs(lambda p: _layer_total(p) / 2,
-                     hint="You tripled the profiler's number, but it counts multiply-adds "
-                          "(MACs), each 2 FLOPs: double it first."),
+        mistakes.counted_macs(lambda p: _layer_total(p) / 2,
+                              hint="You tripled the profiler's number, but it counts multiply-adds "
+                                   "(MACs), each 2 FLOPs: double it first."),
         Mistake("forward_only",
                 "That is the forward pass in FLOPs. Training adds the backward pass, twice "
                 "as large: three times the forward in all.",
@@ -367,10 +350,10 @@ mac_counting = NumericExercise(
 
 def _sparse_derived(p: P) -> dict[str, Any]:
     g = hardware.gpu(p["gpu"])
-    return {"dense": tflop_rate(g.dense("bf16"), 4),
-            "sparse": tflop_rate(g.sparse_flops["bf16"], 4),
-            "achieved_text": tflop_rate(p["achieved"], 4),
-            "sparse_pct": percent(flops.utilization(p["achieved"], g.sparse_flops["bf16"]))}
+    return {"dense": wording.tflop_rate(g.dense("bf16"), 4),
+            "sparse": wording.tflop_rate(g.sparse_flops["bf16"], 4),
+            "achieved_text": wording.tflop_rate(p["achieved"], 4),
+            "sparse_pct": wording.percent(flops.utilization(p["achieved"], g.sparse_flops["bf16"]))}
 
 
 def _sparse_sample(rng: Any) -> dict[str, Any]:
@@ -378,7 +361,7 @@ def _sparse_sample(rng: Any) -> dict[str, Any]:
     return {"gpu": gpu, "achieved": rng.choice(_ACHIEVED[gpu])}
 
 
-sparse_peak_mfu = NumericExercise(
+sparse_peak_mfu = core.NumericExercise(
     lesson=LESSON, number=6, title="MFU against which peak?",
     question=(
         "The {gpu} datasheet headlines **{sparse}** for BF16 tensor-core maths. A dense "
@@ -398,9 +381,9 @@ sparse_peak_mfu = NumericExercise(
     answer=lambda p: flops.utilization(p["achieved"], hardware.gpu(p["gpu"]).dense("bf16")),
     derived=_sparse_derived,
     mistakes=(
-        used_sparse_peak(lambda p: flops.utilization(
-            p["achieved"], hardware.gpu(p["gpu"]).sparse_flops["bf16"])),
-        inverted_ratio(lambda p: 1 / flops.utilization(
+        mistakes.used_sparse_peak(lambda p: flops.utilization(
+            p["achieved"], sparse_peak(p))),
+        mistakes.inverted_ratio(lambda p: 1 / flops.utilization(
             p["achieved"], hardware.gpu(p["gpu"]).dense("bf16")),
             hint="That is peak ÷ achieved. Utilisation is achieved ÷ peak, at most 100%."),
     ),
@@ -431,7 +414,7 @@ def _attention(i: P) -> float:
 
 _LLAMA2 = transformer.preset("llama-2-7b")
 
-flops_per_token_code = CodeExercise(
+flops_per_token_code = core.CodeExercise(
     lesson=LESSON, number=7, title="Write flops_per_token",
     question=(
         "Write `flops_per_token(n_params, layers, heads, head_dim, seq_len)`: the training "
@@ -449,10 +432,10 @@ flops_per_token_code = CodeExercise(
         "6N for the weights, plus 12·L·H·Q·T for attention: 4·L·H·Q·T in the forward "
         "pass (QKᵀ and AV), twice that in the backward pass. For Llama-2-7B at 4,096 "
         "tokens: "
-        f"{scientific(_fpt_reference(transformer.param_count(_LLAMA2), 32, 32, 128, 4096))} "
-        "FLOPs per token, of which attention is "
-        + scientific(flops.attention_flops_per_token(layers=32, heads=32, head_dim=128,
-                                                     seq_len=4096)) + "."
+        + wording.scientific(_fpt_reference(transformer.param_count(_LLAMA2), 32, 32, 128, 4096))
+        + " FLOPs per token, of which attention is "
+        + wording.scientific(flops.attention_flops_per_token(layers=32, heads=32, head_dim=128,
+                                                             seq_len=4096)) + "."
     ),
     function_name="flops_per_token", signature="n_params, layers, heads, head_dim, seq_len",
     reference=_fpt_reference,
@@ -475,9 +458,9 @@ flops_per_token_code = CodeExercise(
                 "attention only for the forward pass (4·L·H·Q·T). Its backward pass costs "
                 "twice as much again: 12·L·H·Q·T.",
                 lambda i: flops.flops_per_token(i["n_params"]) + _attention(i) / 3),
-        counted_macs(lambda i: _fpt_reference(**i) / 2,
-                     hint="Your function counts multiply-adds: every term is half. A "
-                          "multiply-add is 2 FLOPs (6N, not 3N)."),
+        mistakes.counted_macs(lambda i: _fpt_reference(**i) / 2,
+                              hint="Your function counts multiply-adds: every term is half. A "
+                                   "multiply-add is 2 FLOPs (6N, not 3N)."),
     ),
     model_solution=_fpt_model,
     rtol=1e-9,
@@ -505,15 +488,15 @@ def _attention_share(cfg: transformer.TransformerConfig, seq_len: int) -> float:
 def _crossover_derived(p: P) -> dict[str, Any]:
     cfg = config(p)
     n = transformer.param_count(cfg)
-    return {"name": model_label(p["model"]), "n_text": count(n),
+    return {"name": wording.model_label(p["model"]), "n_text": wording.count(n),
             "layers": cfg.layers, "heads": cfg.heads,
             "kv_heads": cfg.kv_heads, "head_dim": cfg.head_dim,
-            "share_4k": percent(_attention_share(cfg, 4096)),
-            "share_128k": percent(_attention_share(cfg, 131_072)),
+            "share_4k": wording.percent(_attention_share(cfg, 4096)),
+            "share_128k": wording.percent(_attention_share(cfg, 131_072)),
 }
 
 
-attention_crossover = NumericExercise(
+attention_crossover = core.NumericExercise(
     lesson=LESSON, number=8, title="When attention costs as much as the weights: {name}",
     question=(
         "{name} has {n_text} parameters, {layers} layers and {heads} query heads of "
@@ -533,7 +516,7 @@ attention_crossover = NumericExercise(
         "4,096 tokens attention adds {share_4k} to the 6N of this model, while a "
         "long-context stage at 131,072 tokens adds {share_128k}."
     ),
-    answer=lambda p: _crossover(p),
+    answer=_crossover,
     derived=_crossover_derived,
     mistakes=(
         Mistake("mixed_passes_attention_forward",
@@ -555,7 +538,7 @@ attention_crossover = NumericExercise(
     sample=lambda rng: {"model": rng.choice(["gpt2", "llama-2-7b", "llama-2-70b",
                                              "llama-3-8b", "llama-3-70b", "mistral-7b",
                                              "gpt3-175b"])},
-    dimension="count", unit="tokens", extra_units=TOKENS, rtol=0.02,
+    dimension="count", unit="tokens", extra_units=wording.TOKENS, rtol=0.02,
 )
 
 
@@ -582,15 +565,15 @@ def _wall_hours(p: P) -> float:
 def _hours_derived(p: P) -> dict[str, Any]:
     g = hardware.gpu(p["gpu"])
     at_peak = _gpu_hours(p, mfu=1.0)
-    return {"total_sci": scientific(p["total"]), "mfu_pct": percent(p["mfu"]),
-            "dense": tflop_rate(g.dense("bf16"), 4), "gpus_text": count(p['gpus']),
+    return {"total_sci": wording.scientific(p["total"]), "mfu_pct": wording.percent(p["mfu"]),
+            "dense": wording.tflop_rate(g.dense("bf16"), 4), "gpus_text": wording.count(p['gpus']),
             "days": _days(flops.training_time(p["total"], p["gpus"], g.dense("bf16"),
                                               p["mfu"])),
-            "reported": f"{format_number(REPORTED_LLAMA31_405B_GPU_HOURS / 1e6, 4)}M",
-            "implied": percent(at_peak / REPORTED_LLAMA31_405B_GPU_HOURS)}
+            "reported": f"{core.format_number(REPORTED_LLAMA31_405B_GPU_HOURS / 1e6, 4)}M",
+            "implied": wording.percent(at_peak / REPORTED_LLAMA31_405B_GPU_HOURS)}
 
 
-llama3_gpu_hours = NumericExercise(
+llama3_gpu_hours = core.NumericExercise(
     lesson=LESSON, number=9, title="GPU-hours of Llama 3 405B",
     question=(
         "Llama 3 405B was pretrained with {total_sci} FLOPs on up to {gpus_text} {gpu} "
@@ -611,10 +594,10 @@ llama3_gpu_hours = NumericExercise(
         "also cover interruptions and restarts, the long-context stage and everything "
         "else the GPUs did for this model."
     ),
-    answer=lambda p: _gpu_hours(p),
+    answer=_gpu_hours,
     derived=_hours_derived,
     mistakes=(
-        used_sparse_peak(lambda p: _gpu_hours(p, peak=hardware.gpu(p["gpu"]).sparse_flops["bf16"])),
+        mistakes.used_sparse_peak(at_sparse_peak(_gpu_hours)),
         Mistake("wall_clock",
                 "That is the wall-clock time in hours on {gpus_text} GPUs. GPU-hours count "
                 "every GPU's hours: the time one GPU alone would need.",
@@ -628,14 +611,14 @@ llama3_gpu_hours = NumericExercise(
     sample=lambda rng: {"total": 3.8e25, "gpu": "H100 SXM",
                         "gpus": rng.choice([8_192, 16_384]),
                         "mfu": rng.choice([0.38, 0.40, 0.41, 0.43])},
-    dimension="count", unit="GPU-hours", extra_units=GPU_HOURS, rtol=0.02,
+    dimension="count", unit="GPU-hours", extra_units=wording.GPU_HOURS, rtol=0.02,
 )
 
 
 # ---------------------------------------------------------------------------------------
 # 10. Predict, then run: the MFU of a numpy training step here
 
-mlp_mfu_predict = PredictExercise(
+mlp_mfu_predict = core.PredictExercise(
     lesson=LESSON, number=10, title="MFU of a training step on this machine: predict, then run",
     question=(
         "The next cells train a small MLP with numpy (forward pass, backward pass and an "
@@ -674,10 +657,10 @@ def _model_share() -> float:
 def _hfu_derived(p: P) -> dict[str, Any]:
     share = _model_share()
     return {"hfu_pct": f"{p['hfu']:.0%}", "low": f"{p['hfu'] * share:.0%}",
-            "high": f"{p['hfu'] / share:.0%}", "share": format_number(share, 3)}
+            "high": f"{p['hfu'] / share:.0%}", "share": core.format_number(share, 3)}
 
 
-hfu_to_mfu = ChoiceExercise(
+hfu_to_mfu = core.ChoiceExercise(
     lesson=LESSON, number=11, title="A utilisation figure with recomputation",
     question=(
         "A run uses full activation recomputation and reports {hfu_pct} utilisation, "
@@ -724,15 +707,15 @@ def _moe_flops(p: P) -> float:
 def _moe_derived(p: P) -> dict[str, Any]:
     cfg = _moe_cfg(p)
     total, active = transformer.param_count(cfg), transformer.active_params(cfg)
-    return {"label": model_label(p["model"]), "experts": cfg.experts,
+    return {"label": wording.model_label(p["model"]), "experts": cfg.experts,
             "k": cfg.experts_per_token, "data": _tokens_text(p["tokens"]),
-            "total": billions(total), "active": billions(active),
-            "per_token": scientific(flops.model_flops_per_token(cfg)),
-            "dense": scientific(flops.training_flops(total, p["tokens"])),
-            "times": format_number(total / active, 2)}
+            "total": wording.billions(total), "active": wording.billions(active),
+            "per_token": wording.scientific(flops.model_flops_per_token(cfg)),
+            "dense": wording.scientific(flops.training_flops(total, p["tokens"])),
+            "times": core.format_number(total / active, 2)}
 
 
-moe_training_flops = NumericExercise(
+moe_training_flops = core.NumericExercise(
     lesson=LESSON, number=12, title="Training FLOPs of {label}",
     question=(
         "{label} has {total} parameters; each token is routed to {k} of the {experts} "

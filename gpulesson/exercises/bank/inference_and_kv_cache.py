@@ -24,46 +24,21 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from gpulesson import hardware, inference, memory, transformer
-from gpulesson.exercises import serving
-from gpulesson.exercises.bank._common import H100, SERVING_GPUS, P
+from gpulesson import course, hardware, inference, memory, transformer
+from gpulesson.exercises import core, mistakes, serving, wording
+from gpulesson.exercises.bank._common import H100, SERVING_GPUS, P, at_sparse_peak
 from gpulesson.exercises.bank._inference_serving import (
     chunked_prefill_gap,
     disaggregation_ratio,
     prefix_cache_ttft,
     speculative_speedup,
 )
-from gpulesson.exercises.core import (
-    ChoiceExercise,
-    CodeExercise,
-    Mistake,
-    NumericExercise,
-    PredictExercise,
-    format_number,
-)
-from gpulesson.exercises.mistakes import (
-    counted_macs,
-    gib_as_gb,
-    hidden_instead_of_kv,
-    inverted_ratio,
-    used_sparse_peak,
-)
-from gpulesson.exercises.wording import (
-    CONVERSATIONS,
-    SEQUENCES,
-    TIMES,
-    billions,
-    count,
-    model_label,
-    precision_label,
-    tflop_rate,
-    token_rate,
-)
+from gpulesson.exercises.core import Mistake
 from gpulesson.transformer import TransformerConfig
 from gpulesson.units import format_bandwidth, format_bytes, format_flops, format_seconds
 
 LESSON = "inference_and_kv_cache"
-TITLE = "Inference: Prefill, Decode and the KV Cache"
+TITLE = course.title(LESSON)
 
 
 #: Models with grouped-query attention (fewer KV heads than query heads) whose query heads
@@ -105,15 +80,15 @@ def _prefill_derived(p: P) -> dict[str, Any]:
     n = transformer.param_count(cfg)
     linear, total = _prefill(p, attention=False), _prefill(p)
     return {
-        "name": model_label(p["model"]), "tokens_text": count(p['tokens']),
-        "n_text": count(n), "L": cfg.layers, "H": cfg.heads, "Q": cfg.head_dim,
+        "name": wording.model_label(p["model"]), "tokens_text": wording.count(p['tokens']),
+        "n_text": wording.count(n), "L": cfg.layers, "H": cfg.heads, "Q": cfg.head_dim,
         "linear": format_flops(linear), "attention": format_flops(total - linear),
         "share": f"{(total - linear) / total:.1%}",
-        "crossover": count(inference.attention_crossover_tokens(n, **_shape(cfg))),
+        "crossover": wording.count(inference.attention_crossover_tokens(n, **_shape(cfg))),
     }
 
 
-prefill_flops_2k = NumericExercise(
+prefill_flops_2k = core.NumericExercise(
     lesson=LESSON, number=1, title="Prefill FLOPs of a {tokens_text}-token prompt",
     question=(
         "{name} has {n_text} parameters, {L} layers and {H} query heads of size {Q}. How "
@@ -150,7 +125,7 @@ prefill_flops_2k = NumericExercise(
                 "does about that, but this question counts the full T×T matrix, as PaLM "
                 "does: 4·L·H·Q·T².",
                 lambda p: (_prefill(p) + _prefill(p, attention=False)) / 2),
-        counted_macs(lambda p: _prefill(p) / 2),
+        mistakes.counted_macs(lambda p: _prefill(p) / 2),
         Mistake("training_6n",
                 "6 FLOPs per parameter per token is training (forward 2N + backward 4N). "
                 "Prefill is a forward pass only: 2N per token.",
@@ -187,9 +162,9 @@ def _ttft_derived(p: P) -> dict[str, Any]:
     n = transformer.param_count(cfg)
     weights = memory.weight_bytes(n, precision="bf16")
     return {
-        "name": model_label(p["model"]), "tokens_text": count(p['tokens']),
+        "name": wording.model_label(p["model"]), "tokens_text": wording.count(p['tokens']),
         "flops": format_flops(inference.prefill_flops(n, p["tokens"], **_shape(cfg))),
-        "peak": tflop_rate(g.dense("bf16")),
+        "peak": wording.tflop_rate(g.dense("bf16")),
         "bw": format_bandwidth(g.bandwidth), "weights": _gb(weights),
         "read_time": format_seconds(weights / g.bandwidth),
         "decode_step": format_seconds(serving.decode_speed(
@@ -197,7 +172,7 @@ def _ttft_derived(p: P) -> dict[str, Any]:
     }
 
 
-time_to_first_token = NumericExercise(
+time_to_first_token = core.NumericExercise(
     lesson=LESSON, number=2, title="Time to the first token on the {gpu}",
     question=(
         "A user sends a prompt of {tokens_text} tokens to {name} in BF16 on one {gpu} "
@@ -227,9 +202,7 @@ time_to_first_token = NumericExercise(
                 lambda p: (lambda cfg: memory.weight_bytes(transformer.param_count(cfg),
                                                            precision="bf16")
                            / hardware.gpu(p["gpu"]).bandwidth)(transformer.preset(p["model"]))),
-        used_sparse_peak(lambda p: (lambda g: None if "bf16" not in g.sparse_flops
-                                    else _ttft(p, peak=g.sparse_flops["bf16"]))(
-            hardware.gpu(p["gpu"]))),
+        mistakes.used_sparse_peak(at_sparse_peak(_ttft)),
         Mistake("forgot_attention",
                 "You left out the attention scores (4·L·H·Q·T² FLOPs); at {tokens_text} "
                 "tokens they add a noticeable share.",
@@ -259,17 +232,18 @@ def _kv_derived(p: P) -> dict[str, Any]:
     b = memory.precision_bytes(p["kv_dtype"])
     per_token = inference.kv_cache_bytes_per_token(cfg, bytes_per_element=b)
     return {
-        "name": model_label(p["model"]), "L": cfg.layers, "H": cfg.heads, "KV": cfg.kv_heads,
-        "Q": cfg.head_dim, "hidden": count(cfg.hidden), "seq_text": count(p['seq_len']),
-        "prec": precision_label(p["kv_dtype"]), "bpe": format_number(b),
+        "name": wording.model_label(p["model"]), "L": cfg.layers, "H": cfg.heads,
+        "KV": cfg.kv_heads, "Q": cfg.head_dim, "hidden": wording.count(cfg.hidden),
+        "seq_text": wording.count(p['seq_len']),
+        "prec": wording.precision_label(p["kv_dtype"]), "bpe": core.format_number(b),
         "per_token": _gib(per_token, 0) if per_token >= 2**20 else f"{per_token // 1024} KiB",
         "per_seq": _gib(_kv_total(p, batch=1)), "gib": _gib(_kv_total(p)),
-        "mha": _gb(_kv_total(p, mha=True)), "ratio": format_number(cfg.heads / cfg.kv_heads),
+        "mha": _gb(_kv_total(p, mha=True)), "ratio": core.format_number(cfg.heads / cfg.kv_heads),
         "h100s": memory.gpus_needed(_kv_total(p), hardware.gpu(H100).memory_bytes),
     }
 
 
-kv_cache_long_context = NumericExercise(
+kv_cache_long_context = core.NumericExercise(
     lesson=LESSON, number=3, title="KV cache of {name} at {seq_text} tokens",
     question=(
         "{name} has {L} layers, {H} query heads and {KV} key/value heads of size {Q} "
@@ -290,10 +264,10 @@ kv_cache_long_context = NumericExercise(
         "multi-head attention) you would get {mha}, {ratio} times too much. Even the right "
         "figure needs {h100s} H100s' worth of memory for the cache alone."
     ),
-    answer=lambda p: _kv_total(p),
+    answer=_kv_total,
     derived=_kv_derived,
     mistakes=(
-        hidden_instead_of_kv(lambda p: _kv_total(p, mha=True)),
+        mistakes.hidden_instead_of_kv(lambda p: _kv_total(p, mha=True)),
         Mistake("keys_only",
                 "That is half the cache: every layer keeps a key *and* a value vector per "
                 "KV head, the factor 2.",
@@ -302,7 +276,7 @@ kv_cache_long_context = NumericExercise(
                 "That is one conversation's cache ({per_seq}). The question has {batch} of "
                 "them in flight.",
                 lambda p: _kv_total(p, batch=1)),
-        gib_as_gb(lambda p: _kv_total(p) * 1e9 / 2**30),
+        mistakes.gib_as_gb(lambda p: _kv_total(p) * 1e9 / 2**30),
     ),
     defaults={"model": "llama-3-70b", "seq_len": 32768, "batch": 8, "kv_dtype": "bf16"},
     sample=lambda rng: {"model": rng.choice(_GQA_MODELS),
@@ -338,7 +312,7 @@ def _kv_sample(rng: Any) -> dict[str, Any]:
             "bytes_per_element": rng.choice([0.5, 1, 2, 4])}
 
 
-kv_cache_code = CodeExercise(
+kv_cache_code = core.CodeExercise(
     lesson=LESSON, number=4, title="Write kv_cache_bytes",
     question=(
         "Write `kv_cache_bytes(layers, heads, kv_heads, head_dim, seq_len, batch, "
@@ -372,7 +346,7 @@ kv_cache_code = CodeExercise(
          "batch": 1, "bytes_per_element": 2},
     ),
     mistakes=(
-        hidden_instead_of_kv(lambda i: _kv_reference(**{**i, "kv_heads": i["heads"]})),
+        mistakes.hidden_instead_of_kv(lambda i: _kv_reference(**{**i, "kv_heads": i["heads"]})),
         Mistake("keys_only", "Your function counts keys only: every layer stores a key *and* "
                 "a value vector per KV head (the factor 2).",
                 lambda i: _kv_reference(**i) / 2),
@@ -411,7 +385,7 @@ def _fit_derived(p: P) -> dict[str, Any]:
         n, precision="bf16", overhead_bytes=p["overhead"],
         kv_cache_bytes=inference.kv_cache_bytes(cfg, seq_len=p["context"], batch=max(users, 1)))
     return {
-        "name": model_label(p["model"]), "ctx_text": count(p['context']),
+        "name": wording.model_label(p["model"]), "ctx_text": wording.count(p['context']),
         "mem": _gb(g.memory_bytes, 0), "over": _gb(p["overhead"], 0),
         "weights": _gb(weights, 2), "per_seq": _gb(per_seq, 3),
         "free": _gb(memory.headroom(weights + p["overhead"], g.memory_bytes), 2),
@@ -420,7 +394,7 @@ def _fit_derived(p: P) -> dict[str, Any]:
     }
 
 
-sequences_that_fit = NumericExercise(
+sequences_that_fit = core.NumericExercise(
     lesson=LESSON, number=5, title="How many {ctx_text}-token conversations fit?",
     question=(
         "{name} is served in BF16 on one {gpu} ({mem}). Allow {over} for the CUDA context "
@@ -444,8 +418,8 @@ sequences_that_fit = NumericExercise(
     answer=_fit,
     derived=_fit_derived,
     mistakes=(
-        hidden_instead_of_kv(lambda p: None if _fit(p, mha=True) == _fit(p)
-                             else _fit(p, mha=True)),
+        mistakes.hidden_instead_of_kv(lambda p: None if _fit(p, mha=True) == _fit(p)
+                                      else _fit(p, mha=True)),
         Mistake("forgot_weights",
                 "You gave the whole memory to the KV cache. The {weights} of weights come "
                 "first.",
@@ -459,7 +433,7 @@ sequences_that_fit = NumericExercise(
                         "context": rng.choice([4096, 8192, 16384, 32768]),
                         "gpu": rng.choice(["H100 SXM", "A100 80GB", "H200", "L40S"]),
                         "overhead": rng.choice([1e9, 2e9, 3e9])},
-    dimension="count", unit="conversations", extra_units=CONVERSATIONS, rtol=0.0, atol=0.0,
+    dimension="count", unit="conversations", extra_units=wording.CONVERSATIONS, rtol=0.0, atol=0.0,
 )
 
 
@@ -478,17 +452,17 @@ def _ceiling_derived(p: P) -> dict[str, Any]:
     weights = memory.weight_bytes(p["n_params"], precision=p["precision"])
     per_token = inference.decode_flops(p["n_params"], 1)
     return {
-        "model": billions(p["n_params"]), "prec": precision_label(p["precision"]),
-        "bpp": format_number(memory.precision_bytes(p["precision"])),
+        "model": wording.billions(p["n_params"]), "prec": wording.precision_label(p["precision"]),
+        "bpp": core.format_number(memory.precision_bytes(p["precision"])),
         "bw": format_bandwidth(g.bandwidth), "weights": _gb(weights),
         "step": format_seconds(weights / g.bandwidth),
         "per_token": format_flops(per_token),
-        "peak": tflop_rate(g.dense("bf16")),
+        "peak": wording.tflop_rate(g.dense("bf16")),
         "busy": f"{per_token * _ceiling(p) / g.dense('bf16'):.2%}",
     }
 
 
-decode_ceiling_13b = NumericExercise(
+decode_ceiling_13b = core.NumericExercise(
     lesson=LESSON, number=6, title="Decode ceiling of a {model} model on the {gpu}",
     question=(
         "A {model}-parameter model runs in {prec} on one {gpu} ({bw}). One user, batch 1; "
@@ -516,9 +490,9 @@ decode_ceiling_13b = NumericExercise(
                 "arithmetic were the bottleneck. At batch 1 the weights' bytes are.",
                 lambda p: hardware.gpu(p["gpu"]).dense("bf16")
                 / inference.decode_flops(p["n_params"], 1)),
-        inverted_ratio(lambda p: 1 / _ceiling(p),
-                       hint="That is seconds per token (bytes ÷ bandwidth). Tokens per second "
-                            "is its inverse."),
+        mistakes.inverted_ratio(lambda p: 1 / _ceiling(p),
+                                hint="That is seconds per token (bytes ÷ bandwidth). Tokens per "
+                                     "second is its inverse."),
     ),
     defaults={"n_params": 13e9, "precision": "fp16", "gpu": "H100 SXM"},
     sample=lambda rng: {"n_params": rng.choice([7e9, 8e9, 13e9, 34e9, 70e9]),
@@ -547,16 +521,16 @@ def _per_user_derived(p: P) -> dict[str, Any]:
     weights = memory.weight_bytes(transformer.param_count(cfg), precision="bf16")
     kv_all = inference.kv_cache_bytes(cfg, seq_len=p["context"], batch=p["batch"])
     return {
-        "name": model_label(p["model"]), "ctx_text": count(p['context']),
+        "name": wording.model_label(p["model"]), "ctx_text": wording.count(p['context']),
         "bw": format_bandwidth(g.bandwidth), "weights": _gb(weights, 2),
         "kv_seq": _gb(inference.kv_cache_bytes(cfg, seq_len=p["context"]), 1),
         "kv_all": _gb(kv_all, 2), "read": _gb(weights + kv_all, 2),
-        "aggregate": token_rate(_per_user(p, aggregate=True)),
-        "no_kv": token_rate(_per_user(p, kv=False)),
+        "aggregate": wording.token_rate(_per_user(p, aggregate=True)),
+        "no_kv": wording.token_rate(_per_user(p, kv=False)),
     }
 
 
-per_user_with_kv = NumericExercise(
+per_user_with_kv = core.NumericExercise(
     lesson=LESSON, number=7, title="Per-user speed with {batch} users and their KV caches",
     question=(
         "{name} in BF16 on one {gpu} ({bw}) decodes for {batch} users at once, each with "
@@ -588,7 +562,7 @@ per_user_with_kv = NumericExercise(
                 "That is the total over all {batch} users ({aggregate}). The question asks "
                 "what each of them gets.",
                 lambda p: _per_user(p, aggregate=True)),
-        hidden_instead_of_kv(lambda p: _per_user(p, mha=True)),
+        mistakes.hidden_instead_of_kv(lambda p: _per_user(p, mha=True)),
     ),
     defaults={"model": "llama-3-8b", "gpu": "H100 SXM", "batch": 16, "context": 4096},
     sample=lambda rng: {"model": rng.choice(["llama-3-8b", "qwen3-8b", "qwen2.5-7b"]),
@@ -612,12 +586,12 @@ def _bound_batch(p: P, *, peak: float | None = None, bytes_per_param: float | No
 
 def _bound_derived(p: P) -> dict[str, Any]:
     g = hardware.gpu(p["gpu"])
-    return {"peak": tflop_rate(g.dense("bf16")),
+    return {"peak": wording.tflop_rate(g.dense("bf16")),
             "bw": format_bandwidth(g.bandwidth),
-            "ridge": format_number(g.ridge_point("bf16"), 4)}
+            "ridge": core.format_number(g.ridge_point("bf16"), 4)}
 
 
-compute_bound_batch = NumericExercise(
+compute_bound_batch = core.NumericExercise(
     lesson=LESSON, number=8, title="When does decode turn compute-bound on the {gpu}?",
     question=(
         "The {gpu} does {peak} of dense BF16 arithmetic and reads {bw}. A model with BF16 "
@@ -642,9 +616,7 @@ compute_bound_batch = NumericExercise(
     answer=_bound_batch,
     derived=_bound_derived,
     mistakes=(
-        used_sparse_peak(lambda p: (lambda g: None if "bf16" not in g.sparse_flops
-                                    else _bound_batch(p, peak=g.sparse_flops["bf16"]))(
-            hardware.gpu(p["gpu"]))),
+        mistakes.used_sparse_peak(at_sparse_peak(_bound_batch)),
         Mistake("one_byte_per_param",
                 "BF16 weights take 2 bytes per parameter: a step reads 2·N bytes, so the "
                 "arithmetic catches up with the read at twice the batch you found.",
@@ -653,14 +625,14 @@ compute_bound_batch = NumericExercise(
                 "That uses the FP32 (CUDA-core) peak. BF16 matrix products run on the "
                 "Tensor Cores: {peak}.",
                 lambda p: _bound_batch(p, peak=hardware.gpu(p["gpu"]).dense("fp32"))),
-        inverted_ratio(lambda p: 1 / _bound_batch(p),
-                       hint="You divided the wrong way round: the batch is peak × bytes per "
-                            "parameter ÷ (2 × bandwidth)."),
+        mistakes.inverted_ratio(lambda p: 1 / _bound_batch(p),
+                                hint="You divided the wrong way round: the batch is peak × bytes "
+                                     "per parameter ÷ (2 × bandwidth)."),
     ),
     defaults={"gpu": "A100 80GB"},
     sample=lambda rng: {"gpu": rng.choice(["A100 40GB", "A100 80GB", "H100 SXM", "H100 PCIe",
                                            "H200", "L40S", "MI300X"])},
-    dimension="count", unit="sequences", extra_units=SEQUENCES, rtol=0.02,
+    dimension="count", unit="sequences", extra_units=wording.SEQUENCES, rtol=0.02,
 )
 
 
@@ -685,14 +657,14 @@ def _batching_key(p: P, *, kv: bool = True) -> str:
 
 def _batching_derived(p: P) -> dict[str, Any]:
     one, many = _rates(p, 1), _rates(p, p["batch"])
-    return {"name": model_label(p["model"]), "ctx_text": count(p['context']),
-            "user1": token_rate(one[0]), "userb": token_rate(many[0]),
-            "totalb": token_rate(many[1]),
-            "gain": format_number(many[1] / one[1], 3),
+    return {"name": wording.model_label(p["model"]), "ctx_text": wording.count(p['context']),
+            "user1": wording.token_rate(one[0]), "userb": wording.token_rate(many[0]),
+            "totalb": wording.token_rate(many[1]),
+            "gain": core.format_number(many[1] / one[1], 3),
             "loss": f"{1 - many[0] / one[0]:.0%}"}
 
 
-batching_tradeoff = ChoiceExercise(
+batching_tradeoff = core.ChoiceExercise(
     lesson=LESSON, number=9, title="Batch 1 to batch {batch}: who gains, who pays?",
     question=(
         "{name} in BF16 on one {gpu} serves conversations of {ctx_text} tokens each. We go "
@@ -739,7 +711,7 @@ batching_tradeoff = ChoiceExercise(
 # ---------------------------------------------------------------------------------------
 # 10. Predict, then run: batching on this machine
 
-batching_here = PredictExercise(
+batching_here = core.PredictExercise(
     lesson=LESSON, number=10, title="Batching on this machine: predict, then run",
     question=(
         "The cell after this one times a decode-like step on this machine: a batch of "
@@ -763,7 +735,7 @@ batching_here = PredictExercise(
         "typically 5 to 30×. A GPU, whose ridge point is far higher, gets nearly the full "
         "32× in the same experiment."
     ),
-    dimension="count", unit="×", extra_units=TIMES, good_within=2.0,
+    dimension="count", unit="×", extra_units=wording.TIMES, good_within=2.0,
 )
 
 
@@ -785,18 +757,18 @@ def _arch_kv_derived(p: P) -> dict[str, Any]:
                   "token")
     elif cfg.sliding_window_pattern:
         design = (f"{cfg.local_layers} of its {cfg.layers} layers keep only the last "
-                  f"{count(cfg.sliding_window)} tokens, the other {cfg.global_layers} every "
-                  f"token; {cfg.kv_heads} KV heads of {cfg.head_dim}")
+                  f"{wording.count(cfg.sliding_window)} tokens, the other {cfg.global_layers} "
+                  f"every token; {cfg.kv_heads} KV heads of {cfg.head_dim}")
     else:
         design = (f"every one of its {cfg.layers} layers keeps only the last "
-                  f"{count(cfg.sliding_window)} tokens; {cfg.kv_heads} KV heads of "
+                  f"{wording.count(cfg.sliding_window)} tokens; {cfg.kv_heads} KV heads of "
                   f"{cfg.head_dim}")
-    return {"name": model_label(p["model"]), "seq_text": count(p["seq_len"]),
+    return {"name": wording.model_label(p["model"]), "seq_text": wording.count(p["seq_len"]),
             "design": design, "mha": format_bytes(_arch_kv(p, mha=True)),
             "uncapped": format_bytes(_arch_kv(p, cap_windows=False))}
 
 
-arch_kv_cache = NumericExercise(
+arch_kv_cache = core.NumericExercise(
     lesson=LESSON, number=11, title="The KV cache of {name} at {seq_text} tokens",
     question=(
         "{name} holds one conversation of {seq_text} tokens, its KV cache in BF16. How large "
@@ -827,9 +799,9 @@ arch_kv_cache = NumericExercise(
                 "most its window.",
                 lambda p: _arch_kv(p, cap_windows=False) if transformer.preset(
                     p["model"]).sliding_window else None),
-        hidden_instead_of_kv(lambda p: None if transformer.preset(p["model"]).latent_attention
-                             else _arch_kv(p, mha=True)),
-        gib_as_gb(lambda p: _arch_kv(p) * 1e9 / 2**30),
+        mistakes.hidden_instead_of_kv(lambda p: None if transformer.preset(
+            p["model"]).latent_attention else _arch_kv(p, mha=True)),
+        mistakes.gib_as_gb(lambda p: _arch_kv(p) * 1e9 / 2**30),
     ),
     defaults={"model": "deepseek-v3", "seq_len": 32768},
     sample=lambda rng: {"model": rng.choice(["deepseek-v3", "mistral-7b", "gemma-2-9b",
@@ -861,13 +833,13 @@ def _moe_read_derived(p: P) -> dict[str, Any]:
     used = inference.expected_experts_used(experts=cfg.experts,
                                            experts_per_token=cfg.experts_per_token,
                                            tokens=p["batch"])
-    return {"name": model_label(p["model"]), "E": cfg.experts, "k": cfg.experts_per_token,
-            "layers": cfg.moe_layers, "used": format_number(used, 3),
-            "active": billions(transformer.active_params(cfg)),
-            "total": billions(transformer.param_count(cfg))}
+    return {"name": wording.model_label(p["model"]), "E": cfg.experts, "k": cfg.experts_per_token,
+            "layers": cfg.moe_layers, "used": core.format_number(used, 3),
+            "active": wording.billions(transformer.active_params(cfg)),
+            "total": wording.billions(transformer.param_count(cfg))}
 
 
-moe_decode_read = NumericExercise(
+moe_decode_read = core.NumericExercise(
     lesson=LESSON, number=12, title="What a decode step of {name} reads at batch {batch}",
     question=(
         "{name} routes each token to {k} of the {E} experts of each of its {layers} "

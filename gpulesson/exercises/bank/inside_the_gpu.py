@@ -22,17 +22,17 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from gpulesson import execution, gemm, hardware
+from gpulesson import course, execution, gemm, hardware
+from gpulesson.exercises import core, wording
 from gpulesson.exercises.bank._common import H100, P
 from gpulesson.exercises.bank._inside_the_gpu_kernels import EXERCISES as KERNEL_LAB
-from gpulesson.exercises.core import ChoiceExercise, Mistake, NumericExercise
-from gpulesson.exercises.kernel import KernelExercise, KernelSource, first_is, kernel_mistake
-from gpulesson.exercises.wording import TIMES, count, percent
+from gpulesson.exercises.core import Mistake
+from gpulesson.exercises.kernel import KernelSource, first_is, kernel_exercise, kernel_mistake
 from gpulesson.kernelcheck import catalogue as tasks
 from gpulesson.units import format_bandwidth, format_seconds
 
 LESSON = "inside_the_gpu"
-TITLE = "Inside the GPU: threads, warps, tiles and waves"
+TITLE = course.title(LESSON)
 
 KIB = 1024
 
@@ -69,9 +69,8 @@ def vector_add(a, b, out):
         out[i] = a[i] + b[i]
 """)
 
-vector_add = KernelExercise(
-    lesson=LESSON, number=1, title="A vector addition",
-    task="vector_add", function_name="vector_add", signature="a, b, out",
+vector_add = kernel_exercise(
+    LESSON, 1, "A vector addition", VECTOR_ADD,
     question=(
         "Write the kernel `vector_add(a, b, out)` that sets `out[i] = a[i] + b[i]` for every "
         "element, one thread per element. The checker launches it with "
@@ -91,7 +90,6 @@ vector_add = KernelExercise(
         "check keeps them out of memory. On a GPU their accesses would not fail: they would "
         "read or overwrite whatever lies after the arrays."
     ),
-    reference=VECTOR_ADD, model_solution=VECTOR_ADD,
     mistakes=(
         kernel_mistake(
             "no_bounds_check",
@@ -122,9 +120,8 @@ def add_bias(x, bias, out):
         out[row, col] = x[row, col] + bias[col]
 """)
 
-add_bias = KernelExercise(
-    lesson=LESSON, number=2, title="A 2-D map: add a bias to every row",
-    task="add_bias", function_name="add_bias", signature="x, bias, out",
+add_bias = kernel_exercise(
+    LESSON, 2, "A 2-D map: add a bias to every row", ADD_BIAS,
     question=(
         "A layer adds a bias vector to every row of its output. Write the kernel "
         "`add_bias(x, bias, out)` that sets `out[row, col] = x[row, col] + bias[col]`, one "
@@ -145,7 +142,6 @@ add_bias = KernelExercise(
         f"coalesced. The grid covers ⌈columns / {tasks.MAP_BLOCK[0]}⌉ × ⌈rows / "
         f"{tasks.MAP_BLOCK[1]}⌉ blocks, so both indices need a bounds check."
     ),
-    reference=ADD_BIAS, model_solution=ADD_BIAS,
     mistakes=(
         kernel_mistake(
             "no_bounds_check",
@@ -180,19 +176,19 @@ def _branch(key: str) -> execution.BranchCost:
 
 
 def _branch_derived(p: P) -> dict[str, Any]:
-    out: dict[str, Any] = {"warps": count(_branch("even").warps)}
+    out: dict[str, Any] = {"warps": wording.count(_branch("even").warps)}
     for key, _ in _BRANCHES:
         cost = _branch(key)
-        out[f"{key}_split"] = count(cost.divergent_warps)
+        out[f"{key}_split"] = wording.count(cost.divergent_warps)
         out[f"{key}_slowdown"] = f"{cost.slowdown:.3g}×"
     return out
 
 
-branch_divergence = ChoiceExercise(
+branch_divergence = core.ChoiceExercise(
     lesson=LESSON, number=3, title="Which branch diverges least?",
     question=(
-        f"A kernel of {count(_THREADS)} threads has an `if` whose two sides take equally long. "
-        "With which condition on the thread index `i` does it run fastest?"
+        f"A kernel of {wording.count(_THREADS)} threads has an `if` whose two sides take equally "
+        "long. With which condition on the thread index `i` does it run fastest?"
     ),
     options=tuple((key, f"`if {text}:`") for key, text in _BRANCHES),
     hints=("A warp is 32 consecutive threads; it pays for a side if any of its threads takes "
@@ -228,7 +224,7 @@ def _coalescing(p: P) -> execution.Coalescing:
     return execution.coalescing(p["stride"], element_bytes=4)
 
 
-strided_load = NumericExercise(
+strided_load = core.NumericExercise(
     lesson=LESSON, number=4, title="A strided load: stride {stride}",
     question=(
         "Thread `t` of a warp reads element `t * {stride}` of a float32 array (4 bytes per "
@@ -246,8 +242,8 @@ strided_load = NumericExercise(
     ),
     answer=lambda p: _coalescing(p).bytes_per_useful_byte,
     derived=lambda p: {
-        "sectors": _coalescing(p).sectors, "moved": count(_coalescing(p).bytes_moved),
-        "efficiency": percent(_coalescing(p).efficiency),
+        "sectors": _coalescing(p).sectors, "moved": wording.count(_coalescing(p).bytes_moved),
+        "efficiency": wording.percent(_coalescing(p).efficiency),
         "bandwidth": format_bandwidth(hardware.gpu(H100).bandwidth),
         "useful": format_bandwidth(hardware.gpu(H100).bandwidth
                                    * _coalescing(p).efficiency)},
@@ -264,7 +260,7 @@ strided_load = NumericExercise(
     ),
     defaults={"stride": 1024},
     sample=lambda rng: {"stride": rng.choice([16, 64, 256, 1024, 4096])},
-    dimension="count", unit="×", extra_units=TIMES, rtol=0.02, digits=3,
+    dimension="count", unit="×", extra_units=wording.TIMES, rtol=0.02, digits=3,
 )
 
 
@@ -276,7 +272,7 @@ def _tile_intensity(p: P, tile: int | None = None, b: float = 4) -> float:
                                             bytes_per_element=b)
 
 
-tile_intensity = NumericExercise(
+tile_intensity = core.NumericExercise(
     lesson=LESSON, number=5, title="The intensity of {tile} × {tile} tiles",
     question=(
         "A matrix-product kernel for 4096 × 4096 FP32 matrices gives each block a {tile} × "
@@ -346,9 +342,8 @@ def matmul_tiled(A, B, C):
 _MATMUL_NO_FILL = MATMUL_TILED.edited("        else:\n            sA[ty, tx] = 0\n").edited(
     "        else:\n            sB[ty, tx] = 0\n")
 
-matmul_tiled = KernelExercise(
-    lesson=LESSON, number=6, title="A tiled matrix product",
-    task="matmul_tiled", function_name="matmul_tiled", signature="A, B, C",
+matmul_tiled = kernel_exercise(
+    LESSON, 6, "A tiled matrix product", MATMUL_TILED,
     question=(
         f"Write `matmul_tiled(A, B, C)`, computing C = A @ B with TILE = {tasks.TILE}: each "
         f"block of {tasks.TILE} × {tasks.TILE} threads computes one tile of C, loading the "
@@ -372,7 +367,6 @@ matmul_tiled = KernelExercise(
         "others still read these. Every thread of the block reaches both, even those whose "
         "element of C lies outside the matrix: they help load and only skip the final store."
     ),
-    reference=MATMUL_TILED, model_solution=MATMUL_TILED,
     mistakes=(
         kernel_mistake(
             "missing_second_barrier",
@@ -426,16 +420,17 @@ def _occ_derived(p: P) -> dict[str, Any]:
     per_warp = occ.registers_per_block // occ.warps_per_block
     return {
         "cc": spec.compute_capability, "warps_per_block": occ.warps_per_block,
-        "raw": count(p.get("registers", 32) * lim.warp_size), "per_warp": count(per_warp),
-        "per_partition": count(lim.registers_per_sm // lim.register_partitions),
+        "raw": wording.count(p.get("registers", 32) * lim.warp_size),
+        "per_warp": wording.count(per_warp),
+        "per_partition": wording.count(lim.registers_per_sm // lim.register_partitions),
         "partition_warps": (lim.registers_per_sm // lim.register_partitions) // per_warp,
         "blocks": occ.blocks_per_sm, "warps": occ.warps_per_sm,
         "max_warps": lim.max_warps_per_sm, "limit": ", ".join(occ.limited_by),
         "unit": lim.register_allocation_unit, "partitions": lim.register_partitions,
         "warp_size": lim.warp_size,
-        "allocated": count(occ.shared_memory_per_block),
+        "allocated": wording.count(occ.shared_memory_per_block),
         "carveout_kib": occ.shared_memory_carveout // KIB,
-        "reserve": count(lim.reserved_shared_memory_per_block),
+        "reserve": wording.count(lim.reserved_shared_memory_per_block),
     }
 
 
@@ -444,7 +439,7 @@ def _occ_sample(rng: Any) -> dict[str, Any]:
             "registers": rng.choice([37, 40, 45, 48, 56, 72, 80, 96, 100, 120])}
 
 
-occupancy_registers = NumericExercise(
+occupancy_registers = core.NumericExercise(
     lesson=LESSON, number=7, title="Occupancy at {registers} registers per thread",
     question=(
         "A kernel runs blocks of {threads} threads on an {gpu} (compute capability {cc}); the "
@@ -497,7 +492,7 @@ def _smem_sample(rng: Any) -> dict[str, Any]:
             "shared_kib": rng.choice([20, 30, 40, 45, 50, 60, 70, 100])}
 
 
-occupancy_shared = NumericExercise(
+occupancy_shared = core.NumericExercise(
     lesson=LESSON, number=8, title="Occupancy with {shared_kib} KiB of shared memory",
     question=(
         "A kernel runs blocks of {threads} threads at 32 registers per thread on an {gpu}, "
@@ -552,9 +547,9 @@ def _per_tile(p: P) -> float:
 def _waves_derived(p: P) -> dict[str, Any]:
     w = _waves(p)
     return {"sms": execution.gpu_execution(p["gpu"]).sms, "tiles_m": w.tiles_m,
-            "tiles_n": w.tiles_n, "tiles": count(w.tiles), "waves": w.waves,
+            "tiles_n": w.tiles_n, "tiles": wording.count(w.tiles), "waves": w.waves,
             "fractional": f"{w.fractional_waves:.2f}", "last": w.last_wave_tiles,
-            "per_tile": format_seconds(_per_tile(p)), "efficiency": percent(w.efficiency),
+            "per_tile": format_seconds(_per_tile(p)), "efficiency": wording.percent(w.efficiency),
             "peak_time": format_seconds(gemm.flops(p["m"], p["k"], p["n"])
                                         / hardware.gpu(p["gpu"]).dense("bf16")),
             "peak": f"{hardware.gpu(p['gpu']).dense('bf16') / 1e12:,.1f} TFLOP/s"}
@@ -566,7 +561,7 @@ def _waves_sample(rng: Any) -> dict[str, Any]:
             "n": rng.choice([4096, 8192]), "k": 4096}
 
 
-gemm_waves = NumericExercise(
+gemm_waves = core.NumericExercise(
     lesson=LESSON, number=9, title="The waves of a {m} × {n} GEMM on the {gpu}",
     question=(
         "A library multiplies A ({m} × {k}) by B ({k} × {n}), both BF16, on an {gpu} ({sms} "
@@ -628,9 +623,8 @@ def sum_kernel(x, out):
         cuda.atomic.add(out, 0, s[0])  # blocks never wait for each other
 """, constants={"BLOCK": tasks.SUM_BLOCK})
 
-sum_kernel = KernelExercise(
-    lesson=LESSON, number=10, title="A sum with a tree in shared memory",
-    task="sum_kernel", function_name="sum_kernel", signature="x, out",
+sum_kernel = kernel_exercise(
+    LESSON, 10, "A sum with a tree in shared memory", SUM_KERNEL,
     question=(
         "Write `sum_kernel(x, out)`, adding up all of `x` into `out[0]` (which holds 0 when "
         f"the kernel starts). The checker launches blocks of BLOCK = {tasks.SUM_BLOCK} "
@@ -651,7 +645,6 @@ sum_kernel = KernelExercise(
         "barrier orders the threads; across blocks nothing does, so the block sums go to "
         "`out[0]` with an atomic addition, one per block."
     ),
-    reference=SUM_KERNEL, model_solution=SUM_KERNEL,
     mistakes=(
         kernel_mistake(
             "plain_add_across_blocks",

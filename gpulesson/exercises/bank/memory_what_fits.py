@@ -19,31 +19,17 @@ Standard library only.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
-from gpulesson import activations, memory, transformer
+from gpulesson import activations, course, memory, transformer
+from gpulesson.exercises import core, mistakes, wording
 from gpulesson.exercises.bank._common import P, config
-from gpulesson.exercises.core import (
-    ChoiceExercise,
-    CodeExercise,
-    Mistake,
-    NumericExercise,
-    format_number,
-)
-from gpulesson.exercises.mistakes import forgot_training_state, gib_as_gb
-from gpulesson.exercises.wording import (
-    GPUS,
-    PARAMS,
-    billions,
-    count,
-    model_label,
-    plural,
-    precision_label,
-)
+from gpulesson.exercises.core import Mistake
 from gpulesson.units import format_bytes
 
 LESSON = "memory_what_fits"
-TITLE = "Memory: What Fits"
+TITLE = course.title(LESSON)
 
 #: The seed page's figure for mixed precision, wrong with Adam (ZeRO paper, section 3.1).
 _CLAIMED_BYTES_PER_PARAM = 10
@@ -66,6 +52,12 @@ def _state(p: P, **kw: Any) -> memory.MemoryBreakdown:
     return memory.training_memory(_n(p), batch=1, seq_len=1, **kw)
 
 
+def _all_layers(per_layer: Callable[[P], float]) -> Mistake:
+    """The slip of two exercises that ask for one layer: the whole model's layers."""
+    return Mistake("all_layers", "That is all {layers} layers; the question asks for one.",
+                   lambda p: config(p).layers * per_layer(p))
+
+
 # ---------------------------------------------------------------------------------------
 # 1. GPT-2's attention parameters
 
@@ -73,15 +65,15 @@ def _attention_derived(p: P) -> dict[str, Any]:
     cfg = config(p)
     d, layers = cfg.hidden, cfg.layers
     parts = transformer.param_breakdown(cfg)
-    return {"label": model_label(p["model"]), "d": count(d), "layers": layers,
-            "per_layer": format_number(parts["attention"] // layers),
-            "weights_per_layer": format_number(4 * d * d),
-            "biases_per_layer": format_number(4 * d),
-            "twelve": format_number(12 * d * d * layers),
-            "mlp": format_number(parts["mlp"])}
+    return {"label": wording.model_label(p["model"]), "d": wording.count(d), "layers": layers,
+            "per_layer": core.format_number(parts["attention"] // layers),
+            "weights_per_layer": core.format_number(4 * d * d),
+            "biases_per_layer": core.format_number(4 * d),
+            "twelve": core.format_number(12 * d * d * layers),
+            "mlp": core.format_number(parts["mlp"])}
 
 
-gpt2_attention = NumericExercise(
+gpt2_attention = core.NumericExercise(
     lesson=LESSON, number=1, title="The attention parameters of {label}",
     question=(
         "{label} has width d = {d} and {layers} blocks. How many parameters sit in its "
@@ -123,7 +115,7 @@ gpt2_attention = NumericExercise(
     ),
     defaults={"model": "gpt2"},
     sample=lambda rng: {"model": rng.choice(["gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl"])},
-    dimension="count", unit="parameters", extra_units=PARAMS, rtol=0.005,
+    dimension="count", unit="parameters", extra_units=wording.PARAMS, rtol=0.005,
 )
 
 
@@ -147,7 +139,7 @@ def _gpt2_sample(rng: Any) -> dict[str, int]:
             "hidden": 64 * rng.randint(1, 40), "layers": rng.randint(1, 48)}
 
 
-gpt2_code = CodeExercise(
+gpt2_code = core.CodeExercise(
     lesson=LESSON, number=2, title="Write gpt2_param_count",
     question=(
         "Write `gpt2_param_count(vocab, positions, hidden, layers)`: the exact number of "
@@ -163,9 +155,10 @@ gpt2_code = CodeExercise(
     ),
     solution=(
         "Tables V·d + P·d; each block 12d² + 13d; a final LayerNorm 2d. GPT-2 small "
-        f"(50,257, 1,024, 768, 12) gives {count(_gpt2_reference(50257, 1024, 768, 12))}, its "
-        "published count; GPT-2 XL (width 1,600, 48 blocks) "
-        f"{count(_gpt2_reference(50257, 1024, 1600, 48))}."
+        "(50,257, 1,024, 768, 12) gives "
+        f"{wording.count(_gpt2_reference(50257, 1024, 768, 12))}, its published count; GPT-2 XL "
+        "(width 1,600, 48 blocks) "
+        f"{wording.count(_gpt2_reference(50257, 1024, 1600, 48))}."
     ),
     function_name="gpt2_param_count", signature="vocab, positions, hidden, layers",
     reference=_gpt2_reference,
@@ -237,7 +230,7 @@ def _kv_width(i: P) -> int:
     return i["kv_heads"] * (i["hidden"] // i["heads"])
 
 
-llama_code = CodeExercise(
+llama_code = core.CodeExercise(
     lesson=LESSON, number=3, title="Write llama_param_count",
     question=(
         "Write `llama_param_count(vocab, hidden, layers, ffn, heads, kv_heads)`: the exact "
@@ -256,8 +249,8 @@ llama_code = CodeExercise(
     ),
     solution=(
         "Embedding and output layer 2·V·d; per block 2d² + 2d·kv + 3·d·f + 2d; a final norm "
-        f"d. Llama-2-7B gives {count(_llama_reference(**_as_llama('llama-2-7b')))} and "
-        f"Llama-3-8B {count(_llama_reference(**_as_llama('llama-3-8b')))}, their published "
+        f"d. Llama-2-7B gives {wording.count(_llama_reference(**_as_llama('llama-2-7b')))} and "
+        f"Llama-3-8B {wording.count(_llama_reference(**_as_llama('llama-3-8b')))}, their published "
         "counts."
     ),
     function_name="llama_param_count", signature="vocab, hidden, layers, ffn, heads, kv_heads",
@@ -297,16 +290,16 @@ def _weights_derived(p: P) -> dict[str, Any]:
     n = _n(p)
     w = memory.weight_bytes(n, precision=p["precision"])
     other = _other_precision(p["precision"])
-    return {"label": model_label(p["model"]), "count": count(n),
-            "prec": precision_label(p["precision"]),
-            "bpp": format_number(memory.precision_bytes(p["precision"])),
-            "other": precision_label(other),
-            "other_bpp": format_number(memory.precision_bytes(other)),
-            "gib": _gib(w), "bytes": count(w),
+    return {"label": wording.model_label(p["model"]), "count": wording.count(n),
+            "prec": wording.precision_label(p["precision"]),
+            "bpp": core.format_number(memory.precision_bytes(p["precision"])),
+            "other": wording.precision_label(other),
+            "other_bpp": core.format_number(memory.precision_bytes(other)),
+            "gib": _gib(w), "bytes": wording.count(w),
             "train": _gb(_state({"model": p["model"]}).total, 1)}
 
 
-weights_13b = NumericExercise(
+weights_13b = core.NumericExercise(
     lesson=LESSON, number=4, title="The weights of {label} in {prec}",
     question=(
         "{label} has {count} parameters. How much memory do its weights take in {prec}, "
@@ -327,8 +320,8 @@ weights_13b = NumericExercise(
     answer=lambda p: memory.weight_bytes(_n(p), precision=p["precision"]),
     derived=_weights_derived,
     mistakes=(
-        gib_as_gb(lambda p: memory.weight_bytes(_n(p), precision=p["precision"])
-                  * 1e9 / 2**30),
+        mistakes.gib_as_gb(lambda p: memory.weight_bytes(_n(p), precision=p["precision"])
+                           * 1e9 / 2**30),
         Mistake("wrong_precision",
                 "Check the bytes per parameter: {prec} takes {bpp}, {other} takes "
                 "{other_bpp}.",
@@ -354,7 +347,7 @@ def _training_derived(p: P) -> dict[str, Any]:
     n = _n(p)
     s = _state(p)
     per = memory.model_state_bytes("mixed", "adam")
-    return {"label": model_label(p["model"]), "count": count(n), "per": per.total,
+    return {"label": wording.model_label(p["model"]), "count": wording.count(n), "per": per.total,
             "w": per.weights, "g": per.gradients, "o": per.optimizer,
             "weights": _gb(s.weights), "grads": _gb(s.gradients), "opt": _gb(s.optimizer),
             "claimed": _gb(n * _CLAIMED_BYTES_PER_PARAM),
@@ -362,7 +355,7 @@ def _training_derived(p: P) -> dict[str, Any]:
             "fp32": memory.bytes_per_param("fp32", "adam")}
 
 
-training_state_7b = NumericExercise(
+training_state_7b = core.NumericExercise(
     lesson=LESSON, number=5, title="The full training state of {label}",
     question=(
         "We fully fine-tune {label} ({count} parameters) with mixed-precision AdamW "
@@ -390,7 +383,7 @@ training_state_7b = NumericExercise(
                 "10 bytes per parameter is a figure that circulates for mixed precision, "
                 "but it leaves out part of the state. Count 2 + 2 + 4 + 4 + 4.",
                 lambda p: _n(p) * _CLAIMED_BYTES_PER_PARAM),
-        forgot_training_state(lambda p: _state(p).weights),
+        mistakes.forgot_training_state(lambda p: _state(p).weights),
         Mistake("forgot_optimizer",
                 "You counted weights and gradients. AdamW also keeps an FP32 master copy "
                 "and two FP32 moments per parameter: {o} more bytes each.",
@@ -399,7 +392,7 @@ training_state_7b = NumericExercise(
                 "Adam's two FP32 moments are there, but mixed precision also keeps an FP32 "
                 "master copy of the weights (4 bytes), which the update is applied to.",
                 lambda p: _state(p).total - 4 * _n(p)),
-        gib_as_gb(lambda p: _state(p).total * 1e9 / 2**30),
+        mistakes.gib_as_gb(lambda p: _state(p).total * 1e9 / 2**30),
     ),
     defaults={"model": "llama-2-7b"},
     sample=lambda rng: {"model": rng.choice(["llama-2-7b", "mistral-7b", "qwen2.5-7b",
@@ -433,9 +426,10 @@ def _fit_derived(p: P) -> dict[str, Any]:
     how = ("FlashAttention, which stores no scores, derived tensor by tensor"
            if activations.default_attention(config(p)) == "flash"
            else "selective recomputation, 34·s·b·h bytes per layer")
-    return {"label": model_label(p["model"]), "mem": _gb(p["gpu_memory"], 0), "how": how,
-            "sequences": plural(p["batch"], "sequence"),
-            "seq": count(p['seq_len']), "state": _gb(state, 1), "acts": _gb(m.activations, 1),
+    return {"label": wording.model_label(p["model"]), "mem": _gb(p["gpu_memory"], 0), "how": how,
+            "sequences": wording.plural(p["batch"], "sequence"),
+            "seq": wording.count(p['seq_len']), "state": _gb(state, 1),
+            "acts": _gb(m.activations, 1),
             "total": _gb(m.total, 1), "weights": _gb(m.weights, 1),
             "claimed": _gb(_n(p) * _CLAIMED_BYTES_PER_PARAM, 1),
             "spare": _gb(abs(memory.headroom(m.total, p["gpu_memory"])), 1),
@@ -444,7 +438,7 @@ def _fit_derived(p: P) -> dict[str, Any]:
                             _gb(abs(memory.headroom(m.total, p["gpu_memory"])), 1))}
 
 
-fits_one_gpu = ChoiceExercise(
+fits_one_gpu = core.ChoiceExercise(
     lesson=LESSON, number=6, title="Does the {label} fine-tune fit on one {mem} GPU?",
     question=(
         "We want to fully fine-tune {label} with mixed-precision AdamW on one GPU with "
@@ -503,15 +497,15 @@ def _acts(p: P, *, recompute: str = "selective", tp: int = 1, sp: bool = False) 
 
 def _acts_derived(p: P) -> dict[str, Any]:
     cfg = config(p)
-    return {"label": model_label(p["model"]), "h": count(cfg.hidden), "a": cfg.heads,
-            "sequences": plural(p["batch"], "sequence"),
-            "layers": cfg.layers, "seq": count(p['seq_len']),
+    return {"label": wording.model_label(p["model"]), "h": wording.count(cfg.hidden),
+            "a": cfg.heads, "sequences": wording.plural(p["batch"], "sequence"),
+            "layers": cfg.layers, "seq": wording.count(p['seq_len']),
             "none": _gb(_acts(p, recompute="none")), "full": _gb(_acts(p, recompute="full")),
-            "ratio": format_number(5 * cfg.heads * p["seq_len"] / cfg.hidden, 3),
+            "ratio": core.format_number(5 * cfg.heads * p["seq_len"] / cfg.hidden, 3),
             "all": _gb(cfg.layers * _acts(p), 1)}
 
 
-activations_selective = NumericExercise(
+activations_selective = core.NumericExercise(
     lesson=LESSON, number=7, title="Activations of one {label} layer, selective recomputation",
     question=(
         "{label} has width h = {h} and {a} attention heads. Training with a micro-batch of "
@@ -542,10 +536,8 @@ activations_selective = NumericExercise(
                 "That is full recomputation, which keeps only the layer's input (2·s·b·h). "
                 "Selective recomputation keeps the 34·s·b·h of everything but the scores.",
                 lambda p: _acts(p, recompute="full")),
-        Mistake("all_layers",
-                "That is all {layers} layers; the question asks for one.",
-                lambda p: config(p).layers * _acts(p)),
-        gib_as_gb(lambda p: _acts(p) * 1e9 / 2**30),
+        _all_layers(_acts),
+        mistakes.gib_as_gb(lambda p: _acts(p) * 1e9 / 2**30),
     ),
     # A GPT-style block (GeLU MLP of width 4h, dropout masks): the count is Korthikanti et
     # al.'s for exactly such blocks, so the exercise uses GPT shapes, not Llama's.
@@ -564,12 +556,13 @@ activations_selective = NumericExercise(
 def _tp_derived(p: P) -> dict[str, Any]:
     cfg = config(p)
     layers = cfg.layers
-    return {"label": model_label(p["model"]), "layers": layers, "seq": count(p['seq_len']),
+    return {"label": wording.model_label(p["model"]), "layers": layers,
+            "seq": wording.count(p['seq_len']),
             "one": _gb(layers * _acts(p)), "tp_only": _gb(layers * _acts(p, tp=p["tp"])),
             "per_layer": _gb(_acts(p, tp=p["tp"], sp=True))}
 
 
-activations_tp_sp = NumericExercise(
+activations_tp_sp = core.NumericExercise(
     lesson=LESSON, number=8, title="Activations per GPU with tensor and sequence parallelism",
     question=(
         "{label} ({layers} layers) trains on sequences of {seq} tokens, micro-batch 1, with "
@@ -625,12 +618,13 @@ def _gpus_derived(p: P) -> dict[str, Any]:
     state = _state(p).total
     weights = memory.weight_bytes(_n(p), precision="bf16")
     serve = memory.gpus_needed(weights, p["gpu_memory"])
-    return {"label": model_label(p["model"]), "count": count(_n(p)), "mem": _gb(p["gpu_memory"], 0),
-            "state": _gb(state), "ratio": format_number(state / p["gpu_memory"], 4),
+    return {"label": wording.model_label(p["model"]), "count": wording.count(_n(p)),
+            "mem": _gb(p["gpu_memory"], 0),
+            "state": _gb(state), "ratio": core.format_number(state / p["gpu_memory"], 4),
             "weights": _gb(weights, 1), "serve": f"{serve} GPU{'s' if serve > 1 else ''}"}
 
 
-gpus_for_state = NumericExercise(
+gpus_for_state = core.NumericExercise(
     lesson=LESSON, number=9, title="GPUs for the training state of {label}",
     question=(
         "{label} has {count} parameters. With mixed-precision AdamW and the model state "
@@ -669,7 +663,7 @@ gpus_for_state = NumericExercise(
     sample=lambda rng: {"model": rng.choice(["llama-2-13b", "llama-2-70b", "llama-3-70b",
                                              "gpt3-175b", "llama-3.1-405b"]),
                         "gpu_memory": rng.choice([40e9, 80e9, 141e9, 192e9])},
-    dimension="count", unit="GPUs", extra_units=GPUS, rtol=0.0, atol=0.0,
+    dimension="count", unit="GPUs", extra_units=wording.GPUS, rtol=0.0, atol=0.0,
 )
 
 
@@ -685,14 +679,15 @@ def _flash_derived(p: P) -> dict[str, Any]:
     cfg = config(p)
     gpt = memory.activation_bytes_per_layer(seq_len=p["seq_len"], batch=p["batch"],
                                             hidden=cfg.hidden, heads=cfg.heads)
-    return {"label": model_label(p["model"]), "h": count(cfg.hidden), "a": cfg.heads,
-            "kv": cfg.kv_heads, "f": count(cfg.ffn), "seq": count(p["seq_len"]),
-            "sequences": plural(p["batch"], "sequence"), "gpt": _gb(gpt),
+    return {"label": wording.model_label(p["model"]), "h": wording.count(cfg.hidden),
+            "a": cfg.heads, "kv": cfg.kv_heads, "f": wording.count(cfg.ffn),
+            "seq": wording.count(p["seq_len"]),
+            "sequences": wording.plural(p["batch"], "sequence"), "gpt": _gb(gpt),
             "eager": _gb(_flash_layer(p, "eager")), "layers": cfg.layers,
             "all": _gb(cfg.layers * _flash_layer(p), 1)}
 
 
-llama_flash_layer = NumericExercise(
+llama_flash_layer = core.NumericExercise(
     lesson=LESSON, number=10, title="What a {label} layer keeps with FlashAttention",
     question=(
         "{label} has width h = {h}, {a} query heads sharing {kv} key/value heads and a SwiGLU "
@@ -736,8 +731,7 @@ llama_flash_layer = NumericExercise(
                 "That keeps the 2·a·s²·b bytes of attention scores: eager attention. "
                 "FlashAttention recomputes them in the backward pass.",
                 lambda p: _flash_layer(p, "eager")),
-        Mistake("all_layers", "That is all {layers} layers; the question asks for one.",
-                lambda p: config(p).layers * _flash_layer(p)),
+        _all_layers(_flash_layer),
     ),
     defaults={"model": "llama-2-7b", "batch": 1, "seq_len": 4096},
     sample=lambda rng: {"model": rng.choice(["llama-2-7b", "llama-2-13b", "llama-3-8b",
@@ -757,14 +751,15 @@ def _moe_weights(p: P, n: float | None = None) -> float:
 
 def _moe_derived(p: P) -> dict[str, Any]:
     cfg = config(p)
-    return {"label": model_label(p["model"]), "experts": cfg.experts,
-            "k": cfg.experts_per_token, "precision": precision_label(p["precision"]),
-            "bytes": format_number(memory.precision_bytes(p["precision"])),
-            "total": billions(_n(p)), "active": billions(transformer.active_params(cfg)),
+    return {"label": wording.model_label(p["model"]), "experts": cfg.experts,
+            "k": cfg.experts_per_token, "precision": wording.precision_label(p["precision"]),
+            "bytes": core.format_number(memory.precision_bytes(p["precision"])),
+            "total": wording.billions(_n(p)),
+            "active": wording.billions(transformer.active_params(cfg)),
             "gpus": memory.gpus_needed(_moe_weights(p), 80e9)}
 
 
-moe_weights = NumericExercise(
+moe_weights = core.NumericExercise(
     lesson=LESSON, number=11, title="The weights of {label}",
     question=(
         "{label} routes each token to {k} of the {experts} experts of every "
@@ -789,7 +784,7 @@ moe_weights = NumericExercise(
                 "That counts the active parameters, the ones one token uses. Memory must hold "
                 "every expert of every layer: count all {total}.",
                 lambda p: _moe_weights(p, transformer.active_params(config(p)))),
-        gib_as_gb(lambda p: _moe_weights(p) * 1e9 / 2**30),
+        mistakes.gib_as_gb(lambda p: _moe_weights(p) * 1e9 / 2**30),
     ),
     defaults={"model": "mixtral-8x7b", "precision": "bf16"},
     sample=lambda rng: {"model": rng.choice(["mixtral-8x7b", "qwen3-30b-a3b",

@@ -23,31 +23,15 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from gpulesson import flops, hardware, memory, optimisations, roofline, transformer
+from gpulesson import course, flops, hardware, memory, optimisations, roofline, transformer
+from gpulesson.exercises import core, mistakes, wording
 from gpulesson.exercises.bank._common import H100, P
-from gpulesson.exercises.core import (
-    ChoiceExercise,
-    CodeExercise,
-    Mistake,
-    NumericExercise,
-    PredictExercise,
-    format_number,
-)
-from gpulesson.exercises.mistakes import inverted_ratio, used_sparse_peak
-from gpulesson.exercises.wording import (
-    TIMES,
-    billions,
-    count,
-    model_label,
-    precision_label,
-    tflop_rate,
-    trillions,
-)
+from gpulesson.exercises.core import Mistake
 from gpulesson.precision import float_format
 from gpulesson.units import format_bytes, format_flops
 
 LESSON = "optimisations"
-TITLE = "Optimisations that Change the Math"
+TITLE = course.title(LESSON)
 
 
 # ---------------------------------------------------------------------------------------
@@ -95,16 +79,17 @@ def _square_bytes(p: P) -> float:
 def _std_derived(p: P) -> dict[str, Any]:
     n, d = p["n"], p["d"]
     e = memory.precision_bytes(p["dtype"])
-    return {"n_text": count(n), "d_text": count(d), "prec": precision_label(p["dtype"]),
-            "e": format_number(e),
-            "elements": count(_std_bytes(p, 1)),
-            "square": count(n * n), "nd": count(n * d),
+    return {"n_text": wording.count(n), "d_text": wording.count(d),
+            "prec": wording.precision_label(p["dtype"]),
+            "e": core.format_number(e),
+            "elements": wording.count(_std_bytes(p, 1)),
+            "square": wording.count(n * n), "nd": wording.count(n * d),
             "scores": _bytes_text(_square_bytes(p)),
             "flash": _bytes_text(optimisations.flash_attention_hbm_bytes(
                 seq_len=n, head_dim=d, sram_bytes=192 * 1024, bytes_per_element=e))}
 
 
-standard_attention_bytes = NumericExercise(
+standard_attention_bytes = core.NumericExercise(
     lesson=LESSON, number=1, title="HBM traffic of standard attention at N = {n_text}",
     question=(
         "One attention head with N = {n_text} tokens and head size d = {d_text}, in {prec} "
@@ -175,7 +160,7 @@ def _merge_sample(rng) -> dict[str, float]:
             "m_b": round(rng.uniform(-40, 40), 3), "l_b": round(rng.uniform(1, 500), 3)}
 
 
-merge_softmax_states = CodeExercise(
+merge_softmax_states = core.CodeExercise(
     lesson=LESSON, number=2, title="Write merge_sums: combine two partial softmax states",
     question=(
         "FlashAttention (and split-KV decoding) computes the softmax of a row of scores in "
@@ -193,8 +178,8 @@ merge_softmax_states = CodeExercise(
         "is `exp(x − m_a) · exp(m_a − m)`, so `l_a` becomes `l_a · exp(m_a − m)`, a factor "
         "at most 1, and the same for `l_b`. Adding them gives the merged sum. The lesson's "
         "row [1, 3, −2 | 7.5, 0.5, 7, −1, 2] in two parts: m = 7.5 and l = "
-        + format_number(merged_softmax_sum(_LEFT["m"], _LEFT["l"], _RIGHT["m"], _RIGHT["l"]),
-                        6)
+        + core.format_number(merged_softmax_sum(_LEFT["m"], _LEFT["l"], _RIGHT["m"], _RIGHT["l"]),
+                             6)
         + ". Because every exponent is ≤ 0, nothing overflows, which is why the maximum is "
         "carried along at all."
     ),
@@ -231,12 +216,12 @@ merge_softmax_states = CodeExercise(
 def _tiled_derived(p: P) -> dict[str, Any]:
     e = memory.precision_bytes("fp32")
     shape = {"seq_len": p["n"], "head_dim": 64, "bytes_per_element": e}
-    return {"fewer": format_number(
+    return {"fewer": core.format_number(
         optimisations.standard_attention_hbm_bytes(**shape)
         / optimisations.flash_attention_hbm_bytes(sram_bytes=192 * 1024, **shape), 2)}
 
 
-tiled_on_cpu = PredictExercise(
+tiled_on_cpu = core.PredictExercise(
     lesson=LESSON, number=3, title="Tiled attention on a CPU: predict, then run",
     question=(
         "The next cells time the lesson's two NumPy attentions on this machine's CPU for "
@@ -266,7 +251,7 @@ tiled_on_cpu = PredictExercise(
     ),
     derived=_tiled_derived,
     defaults={"n": 512},
-    dimension="count", unit="×", extra_units=TIMES, good_within=3.0,
+    dimension="count", unit="×", extra_units=wording.TIMES, good_within=3.0,
 )
 
 
@@ -290,16 +275,16 @@ def _ckpt_parts(p: P) -> tuple[int, int]:
 
 def _ckpt_derived(p: P) -> dict[str, Any]:
     k, seg = _ckpt_parts(p)
-    return {"k": k, "seg": seg, "root": format_number(math.sqrt(p["layers"]), 3),
-            "gb_text": format_number(p["gb"]),
+    return {"k": k, "seg": seg, "root": core.format_number(math.sqrt(p["layers"]), 3),
+            "gb_text": core.format_number(p["gb"]),
             "without": _bytes_text(_no_ckpt_bytes(p)),
             "units": k + seg,
-            "k_less": format_number(k - 1), "k_more": format_number(k + 1),
+            "k_less": core.format_number(k - 1), "k_more": core.format_number(k + 1),
             "mem_less": _bytes_text(_ckpt_bytes(p, k - 1)) if k > 1 else "—",
             "mem_more": _bytes_text(_ckpt_bytes(p, k + 1))}
 
 
-checkpoint_64_layers = NumericExercise(
+checkpoint_64_layers = core.NumericExercise(
     lesson=LESSON, number=4, title="Checkpointing {layers} layers",
     question=(
         "A model has {layers} layers, and each stores {gb_text} GB of activations for the "
@@ -319,7 +304,7 @@ checkpoint_64_layers = NumericExercise(
         "{mem_more}. The price is one extra forward pass, about a third more FLOPs, "
         "whatever k is."
     ),
-    answer=lambda p: _ckpt_bytes(p),
+    answer=_ckpt_bytes,
     derived=_ckpt_derived,
     mistakes=(
         Mistake("no_checkpointing",
@@ -363,16 +348,16 @@ def _extra_flops(p: P) -> float:
 
 def _recompute_derived(p: P) -> dict[str, Any]:
     n = _model_params(p)
-    return {"model_name": model_label(p["model"]),
-            "params": billions(n, 4, long=True),
-            "tokens_text": trillions(p["tokens"], long=True),
+    return {"model_name": wording.model_label(p["model"]),
+            "params": wording.billions(n, 4, long=True),
+            "tokens_text": wording.trillions(p["tokens"], long=True),
             "step": format_flops(flops.training_flops(n, p["tokens"]), digits=3),
             "with": format_flops(flops.hardware_flops_per_token(n, recompute="full")
                                  * p["tokens"], digits=3),
             "share": f"{optimisations.recompute_overhead():.1%}"}
 
 
-recompute_flops = NumericExercise(
+recompute_flops = core.NumericExercise(
     lesson=LESSON, number=5, title="The price of full recomputation for {model_name}",
     question=(
         "Training {model_name} ({params} parameters) on {tokens_text} tokens costs about "
@@ -422,12 +407,12 @@ def _fmt_derived(p: P) -> dict[str, Any]:
     other = float_format("bf16" if p["fmt"] == "fp16" else "fp16")
     return {"prec": f.name, "e_bits": f.exponent_bits, "f_bits": f.fraction_bits,
             "bias": f.bias, "emin": 1 - f.bias,
-            "sub": format_number(f.smallest_subnormal, 4),
-            "eps": format_number(f.epsilon, 4), "other": other.name,
-            "other_normal": format_number(other.smallest_normal, 4)}
+            "sub": core.format_number(f.smallest_subnormal, 4),
+            "eps": core.format_number(f.epsilon, 4), "other": other.name,
+            "other_normal": core.format_number(other.smallest_normal, 4)}
 
 
-smallest_normal = NumericExercise(
+smallest_normal = core.NumericExercise(
     lesson=LESSON, number=6, title="The smallest positive normal {prec} number",
     question=(
         "{prec} has {e_bits} exponent bits and {f_bits} fraction bits (IEEE 754 layout: the "
@@ -491,14 +476,14 @@ def _keeps(p: P) -> str:
 def _keeps_derived(p: P) -> dict[str, Any]:
     f16, b16 = float_format("fp16"), float_format("bf16")
     return {"value_text": f"{p['value']:.0e}".replace("e-0", "e-"),
-            "fp16_sub": format_number(f16.smallest_subnormal, 3),
-            "fp16_half": format_number(f16.smallest_subnormal / 2, 3),
-            "fp16_normal": format_number(f16.smallest_normal, 3),
-            "bf16_normal": format_number(b16.smallest_normal, 3),
-            "bf16_sub": format_number(b16.smallest_subnormal, 3)}
+            "fp16_sub": core.format_number(f16.smallest_subnormal, 3),
+            "fp16_half": core.format_number(f16.smallest_subnormal / 2, 3),
+            "fp16_normal": core.format_number(f16.smallest_normal, 3),
+            "bf16_normal": core.format_number(b16.smallest_normal, 3),
+            "bf16_sub": core.format_number(b16.smallest_subnormal, 3)}
 
 
-tiny_gradient = ChoiceExercise(
+tiny_gradient = core.ChoiceExercise(
     lesson=LESSON, number=7, title="A gradient of {value_text} in FP16 and BF16",
     question=(
         "A gradient has the value {value_text}. It is stored in FP16 and, separately, in "
@@ -564,7 +549,7 @@ def _state_derived(p: P) -> dict[str, Any]:
             "fp32_grads": memory.bytes_per_param("mixed_fp32_grads")}
 
 
-model_state_saving = ChoiceExercise(
+model_state_saving = core.ChoiceExercise(
     lesson=LESSON, number=8, title="What mixed precision saves of Adam's model state",
     question=(
         "Training with Adam, you switch from FP32 to mixed precision (BF16 weights and "
@@ -609,14 +594,14 @@ model_state_saving = ChoiceExercise(
 
 def _tc_derived(p: P) -> dict[str, Any]:
     g = hardware.gpu(p["gpu"])
-    return {"bf16": tflop_rate(g.dense("bf16")),
-            "fp32": tflop_rate(g.dense("fp32")),
-            "tf32": tflop_rate(g.dense("tf32")),
-            "sparse": tflop_rate(g.sparse_flops["bf16"]),
-            "vs_tf32": format_number(g.dense("bf16") / g.dense("tf32"), 3)}
+    return {"bf16": wording.tflop_rate(g.dense("bf16")),
+            "fp32": wording.tflop_rate(g.dense("fp32")),
+            "tf32": wording.tflop_rate(g.dense("tf32")),
+            "sparse": wording.tflop_rate(g.sparse_flops["bf16"]),
+            "vs_tf32": core.format_number(g.dense("bf16") / g.dense("tf32"), 3)}
 
 
-tensor_core_ratio = NumericExercise(
+tensor_core_ratio = core.NumericExercise(
     lesson=LESSON, number=9, title="BF16 against FP32 on the {gpu}",
     question=(
         "The {gpu}'s published specifications (NVIDIA's datasheet or architecture "
@@ -636,22 +621,22 @@ tensor_core_ratio = NumericExercise(
     answer=lambda p: hardware.gpu(p["gpu"]).dense("bf16") / hardware.gpu(p["gpu"]).dense("fp32"),
     derived=_tc_derived,
     mistakes=(
-        used_sparse_peak(lambda p: hardware.gpu(p["gpu"]).sparse_flops["bf16"]
-                         / hardware.gpu(p["gpu"]).dense("fp32")),
+        mistakes.used_sparse_peak(lambda p: hardware.gpu(p["gpu"]).sparse_flops["bf16"]
+                                  / hardware.gpu(p["gpu"]).dense("fp32")),
         Mistake("against_tf32",
                 "That compares BF16 with TF32 ({tf32}). The question asks about plain FP32, "
                 "{fp32}.",
                 lambda p: hardware.gpu(p["gpu"]).dense("bf16") / hardware.gpu(p["gpu"]).dense(
                     "tf32")),
-        inverted_ratio(lambda p: hardware.gpu(p["gpu"]).dense("fp32")
-                       / hardware.gpu(p["gpu"]).dense("bf16"),
-                       hint="That is FP32 ÷ BF16, below 1. Divide the BF16 peak by the FP32 "
-                            "peak."),
+        mistakes.inverted_ratio(lambda p: hardware.gpu(p["gpu"]).dense("fp32")
+                                / hardware.gpu(p["gpu"]).dense("bf16"),
+                                hint="That is FP32 ÷ BF16, below 1. Divide the BF16 peak by the "
+                                     "FP32 peak."),
     ),
     defaults={"gpu": "H100 SXM"},
     sample=lambda rng: {"gpu": rng.choice(["A100 40GB", "A100 80GB", "H100 SXM", "H100 PCIe",
                                            "H200", "B200", "L40S"])},
-    dimension="count", unit="×", extra_units=TIMES, rtol=0.02,
+    dimension="count", unit="×", extra_units=wording.TIMES, rtol=0.02,
 )
 
 
@@ -665,11 +650,11 @@ def _fp8_step(p: P) -> float:
 def _fp8_derived(p: P) -> dict[str, Any]:
     h100 = hardware.gpu(H100)
     return {"share_pct": f"{100 * p['share']:.0f} %", "rest": f"{100 * (1 - p['share']):.0f} %",
-            "ratio": format_number(h100.dense("fp8") / h100.dense("bf16"), 3),
-            "time": format_number(1 - p["share"] + p["share"] / 2, 3)}
+            "ratio": core.format_number(h100.dense("fp8") / h100.dense("bf16"), 3),
+            "time": core.format_number(1 - p["share"] + p["share"] / 2, 3)}
 
 
-fp8_step = NumericExercise(
+fp8_step = core.NumericExercise(
     lesson=LESSON, number=10, title="FP8 on a training step that is {share_pct} matrix products",
     question=(
         "Profiling a BF16 training step on H100s shows that {share_pct} of its time is in "
@@ -700,7 +685,7 @@ fp8_step = NumericExercise(
     ),
     defaults={"share": 0.7},
     sample=lambda rng: {"share": rng.choice([0.5, 0.6, 0.7, 0.8, 0.9])},
-    dimension="count", unit="×", extra_units=TIMES, rtol=0.01,
+    dimension="count", unit="×", extra_units=wording.TIMES, rtol=0.01,
 )
 
 

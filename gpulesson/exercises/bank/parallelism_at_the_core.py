@@ -14,50 +14,24 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpulesson import gemm, hardware, inference, memory, roofline
-from gpulesson.exercises.bank._common import H100, P
-from gpulesson.exercises.core import (
-    ChoiceExercise,
-    CodeExercise,
-    Mistake,
-    NumericExercise,
-    PredictExercise,
-    format_number,
-)
-from gpulesson.exercises.mistakes import (
-    counted_macs,
-    forgot_training_state,
-    gib_as_gb,
-    inverted_ratio,
-    used_sparse_peak,
-)
-from gpulesson.exercises.wording import (
-    PER_BYTE,
-    TIMES,
-    billions,
-    count,
-    precision_label,
-    tflop_rate,
-    trim_zeros,
-)
-from gpulesson.units import format_bandwidth, format_bytes, format_flops
+from gpulesson import course, gemm, hardware, inference, memory, roofline
+from gpulesson.exercises import core, mistakes, wording
+from gpulesson.exercises.bank._common import H100, P, sparse_peak
+from gpulesson.exercises.core import Mistake
+from gpulesson.units import format_bandwidth, format_bytes
 
 LESSON = "parallelism_at_the_core"
-TITLE = "Parallelism at the Core"
+TITLE = course.title(LESSON)
 
 
-def _gb(n_bytes: float) -> str:
-    return trim_zeros(format_bytes(n_bytes, digits=1))
-
-
-def _bw(rate: float) -> str:
-    return trim_zeros(format_bandwidth(rate, digits=2))
+_gb = wording.size  # to one decimal: '24 GB', '13.5 GB'
+_bw = wording.bandwidth  # to two decimals: '3.35 TB/s'
 
 
 # ---------------------------------------------------------------------------------------
 # 1. Predict, then run: a Python loop against one vectorised call
 
-loop_vs_vectorised = PredictExercise(
+loop_vs_vectorised = core.PredictExercise(
     lesson=LESSON, number=1, title="Loop against vectorised: predict, then run",
     question=(
         "The next cells multiply two square matrices twice: once with a plain Python triple "
@@ -80,7 +54,7 @@ loop_vs_vectorised = PredictExercise(
         "independence is what lets the library (and a GPU, with thousands of cores) work on "
         "many cells at once."
     ),
-    dimension="count", unit="×", extra_units=TIMES, good_within=3.0,
+    dimension="count", unit="×", extra_units=wording.TIMES, good_within=3.0,
 )
 
 
@@ -89,11 +63,11 @@ loop_vs_vectorised = PredictExercise(
 
 def _matmul_derived(p: P) -> dict[str, Any]:
     m, k, n = p["m"], p["k"], p["n"]
-    return {"cells": m * n, "flops": format_number(gemm.flops(m, k, n)),
-            "macs": format_number(gemm.flops(m, k, n) // 2)}
+    return {"cells": m * n, "flops": core.format_number(gemm.flops(m, k, n)),
+            "macs": core.format_number(gemm.flops(m, k, n) // 2)}
 
 
-matmul_flops_small = NumericExercise(
+matmul_flops_small = core.NumericExercise(
     lesson=LESSON, number=2, title="FLOPs of a small matrix product",
     question=(
         "How many floating-point operations (FLOPs) does it take to multiply a {m}×{k} "
@@ -115,7 +89,7 @@ matmul_flops_small = NumericExercise(
     answer=lambda p: gemm.flops(p["m"], p["k"], p["n"]),
     derived=_matmul_derived,
     mistakes=(
-        counted_macs(lambda p: gemm.flops(p["m"], p["k"], p["n"]) / 2),
+        mistakes.counted_macs(lambda p: gemm.flops(p["m"], p["k"], p["n"]) / 2),
         Mistake("exact_adds",
                 "You counted exactly {k} − 1 additions per cell. Fine arithmetic, but the "
                 "convention counts one multiply-add (2 FLOPs) per term: 2·M·K·N.",
@@ -139,7 +113,7 @@ def _matmul_flops_model(m, k, n):
     return 2 * m * k * n
 
 
-matmul_flops_code = CodeExercise(
+matmul_flops_code = core.CodeExercise(
     lesson=LESSON, number=3, title="Write matmul_flops",
     question=(
         "Write a function `matmul_flops(m, k, n)` that returns the FLOPs of multiplying an "
@@ -154,7 +128,7 @@ matmul_flops_code = CodeExercise(
     solution=(
         "Count cells times work per cell: m·n cells, each k multiply-adds of 2 FLOPs. "
         "For a 32×4096 batch times a 4096×4096 layer that is "
-        f"{format_number(gemm.flops(32, 4096, 4096))} FLOPs, about 1.1 GFLOP."
+        f"{core.format_number(gemm.flops(32, 4096, 4096))} FLOPs, about 1.1 GFLOP."
     ),
     function_name="matmul_flops", signature="m, k, n",
     reference=lambda m, k, n: gemm.flops(m, k, n),
@@ -162,7 +136,7 @@ matmul_flops_code = CodeExercise(
                               "n": rng.randint(1, 4096)},
     examples=({"m": 2, "k": 3, "n": 4}, {"m": 32, "k": 4096, "n": 4096}),
     mistakes=(
-        counted_macs(lambda i: i["m"] * i["k"] * i["n"]),
+        mistakes.counted_macs(lambda i: i["m"] * i["k"] * i["n"]),
         Mistake("exact_adds",
                 "Your function counts exactly k − 1 additions per cell; the convention "
                 "counts 2 FLOPs for each of the k multiply-adds: 2·m·k·n.",
@@ -181,15 +155,15 @@ matmul_flops_code = CodeExercise(
 def _rounds_derived(p: P) -> dict[str, Any]:
     cells = p["batch"] * p["d_out"]
     busy = roofline.parallel_occupancy(cells, p["workers"])
-    return {"cells": count(cells), "workers_text": count(p['workers']),
-            "d_out_text": count(p['d_out']),
-            "rounds32": count(roofline.parallel_rounds(32 * p['d_out'], p['workers'])),
+    return {"cells": wording.count(cells), "workers_text": wording.count(p['workers']),
+            "d_out_text": wording.count(p['d_out']),
+            "rounds32": wording.count(roofline.parallel_rounds(32 * p['d_out'], p['workers'])),
             "busy": f"{busy:.0%}", "idle": f"{1 - busy:.0%}"}
 
 
 def _rounds_exercise(number: int, title: str, workers: int, machine: str,
-                     sample_workers: tuple[int, ...], closing: str) -> NumericExercise:
-    return NumericExercise(
+                     sample_workers: tuple[int, ...], closing: str) -> core.NumericExercise:
+    return core.NumericExercise(
         lesson=LESSON, number=number, title=title,
         question=(
             "The lesson's layer multiplies a batch of inputs by a 4,096×{d_out_text} weight "
@@ -249,13 +223,13 @@ def _amdahl_derived(p: P) -> dict[str, Any]:
     s, n = p["serial"], p["workers"]
     speedup = roofline.amdahl_speedup(s, n)
     return {"serial_pct": f"{s:.0%}", "parallel_pct": f"{1 - s:.0%}",
-            "limit": format_number(1 / s, 3),
+            "limit": core.format_number(1 / s, 3),
             # time with n workers as a fraction of one worker's time is 1/speedup
-            "new_time": format_number(1 / speedup, 3),
+            "new_time": core.format_number(1 / speedup, 3),
             "serial_share_after": f"{s * speedup:.0%}"}
 
 
-amdahl_eight = NumericExercise(
+amdahl_eight = core.NumericExercise(
     lesson=LESSON, number=6, title="Amdahl's law with 8 workers",
     question=(
         "A job has {serial_pct} strictly serial work; the other {parallel_pct} splits "
@@ -294,7 +268,7 @@ amdahl_eight = NumericExercise(
     defaults={"serial": 0.05, "workers": 8},
     sample=lambda rng: {"serial": rng.choice([0.02, 0.05, 0.1, 0.2, 0.25]),
                         "workers": rng.choice([4, 8, 16, 32, 64])},
-    dimension="count", unit="×", extra_units=TIMES, rtol=0.02,
+    dimension="count", unit="×", extra_units=wording.TIMES, rtol=0.02,
 )
 
 
@@ -304,11 +278,11 @@ amdahl_eight = NumericExercise(
 def _gpu_job_derived(p: P) -> dict[str, Any]:
     speedup = roofline.amdahl_speedup(p["data_share"], p["gpu_speedup"])
     return {"data_pct": f"{p['data_share']:.0%}", "gpu_pct": f"{1 - p['data_share']:.0%}",
-            "new_time": format_number(1 / speedup, 3),
-            "limit": format_number(1 / p["data_share"], 3)}
+            "new_time": core.format_number(1 / speedup, 3),
+            "limit": core.format_number(1 / p["data_share"], 3)}
 
 
-faster_gpu_job = NumericExercise(
+faster_gpu_job = core.NumericExercise(
     lesson=LESSON, number=7, title="Twice the GPU, the same data loading",
     question=(
         "A training job spends {data_pct} of its time loading and preparing data on the CPU "
@@ -331,7 +305,7 @@ faster_gpu_job = NumericExercise(
                 "Only the GPU's {gpu_pct} of the time gets faster; the {data_pct} spent on "
                 "data loading stays the same.",
                 lambda p: roofline.amdahl_speedup(0.0, p["gpu_speedup"])),
-        inverted_ratio(
+        mistakes.inverted_ratio(
             lambda p: 1 / roofline.amdahl_speedup(p["data_share"], p["gpu_speedup"]),
             hint="That is the new time as a fraction of the old one. The speed-up is old "
                  "time ÷ new time, its inverse."),
@@ -339,7 +313,7 @@ faster_gpu_job = NumericExercise(
     defaults={"data_share": 0.5, "gpu_speedup": 2},
     sample=lambda rng: {"data_share": rng.choice([0.2, 0.3, 0.4, 0.5, 0.6]),
                         "gpu_speedup": rng.choice([2, 3, 4, 10])},
-    dimension="count", unit="×", extra_units=TIMES, rtol=0.02,
+    dimension="count", unit="×", extra_units=wording.TIMES, rtol=0.02,
 )
 
 
@@ -351,7 +325,7 @@ def _amdahl_model(serial_fraction, workers):
     return 1 / (serial_fraction + (1 - serial_fraction) / workers)
 
 
-amdahl_code = CodeExercise(
+amdahl_code = core.CodeExercise(
     lesson=LESSON, number=8, title="Write amdahl_speedup",
     question=(
         "Write `amdahl_speedup(serial_fraction, workers)`: the speed-up of a job whose "
@@ -364,8 +338,8 @@ amdahl_code = CodeExercise(
     solution=(
         "One worker's time is 1; with n workers it is s + (1 − s)/n, and the speed-up is "
         "its inverse. With 5% serial: "
-        f"{format_number(roofline.amdahl_speedup(0.05, 8), 3)}× on 8 workers, "
-        f"{format_number(roofline.amdahl_speedup(0.05, 4096), 3)}× on 4,096."
+        f"{core.format_number(roofline.amdahl_speedup(0.05, 8), 3)}× on 8 workers, "
+        f"{core.format_number(roofline.amdahl_speedup(0.05, 4096), 3)}× on 4,096."
     ),
     function_name="amdahl_speedup", signature="serial_fraction, workers",
     reference=lambda serial_fraction, workers: roofline.amdahl_speedup(serial_fraction, workers),
@@ -397,7 +371,7 @@ def _fit_derived(p: P) -> dict[str, Any]:
     fp16 = memory.weight_bytes(n, precision="fp16")
     fp32 = memory.weight_bytes(n, precision="fp32")
     spare = memory.headroom(fp16, mem)
-    return {"model": billions(n), "mem_gb": _gb(mem), "fp16_gb": _gb(fp16),
+    return {"model": wording.billions(n), "mem_gb": _gb(mem), "fp16_gb": _gb(fp16),
             "fp32_gb": _gb(fp32),
             "spare_text": (f"in FP16, {_gb(spare)} stays free for them" if spare >= 0 else
                            f"in FP16 the card is already {_gb(-spare)} short"),
@@ -417,7 +391,7 @@ def _fit_with(bytes_fp16: float, bytes_fp32: float, mem: float) -> str:
     return "both" if fp16 and fp32 else ("fp16" if fp16 else "neither")
 
 
-fits_on_24gb = ChoiceExercise(
+fits_on_24gb = core.ChoiceExercise(
     lesson=LESSON, number=9, title="Will a {model} model fit on a {mem_gb} card?",
     question=(
         "Our shop's GPU has {mem_gb} of memory. Can it hold the weights of the {model}-"
@@ -464,14 +438,14 @@ fits_on_24gb = ChoiceExercise(
 def _train_derived(p: P) -> dict[str, Any]:
     state = memory.training_memory(p["n_params"], batch=1, seq_len=1)
     per = memory.model_state_bytes("mixed", "adam")
-    return {"model": billions(p["n_params"]), "weights_gb": _gb(state.weights),
+    return {"model": wording.billions(p["n_params"]), "weights_gb": _gb(state.weights),
             "grads_gb": _gb(state.gradients), "opt_gb": _gb(state.optimizer),
             "per_param": per.total, "w_b": per.weights, "g_b": per.gradients,
             "o_b": per.optimizer,
             "cards": memory.gpus_needed(state.total, 80e9)}
 
 
-fine_tune_state = NumericExercise(
+fine_tune_state = core.NumericExercise(
     lesson=LESSON, number=10, title="Memory to fully fine-tune",
     question=(
         "We fully fine-tune the {model}-parameter model with mixed-precision Adam. How much "
@@ -491,14 +465,15 @@ fine_tune_state = NumericExercise(
     answer=lambda p: memory.training_memory(p["n_params"], batch=1, seq_len=1).total,
     derived=_train_derived,
     mistakes=(
-        forgot_training_state(lambda p: memory.weight_bytes(p["n_params"], precision="fp16")),
+        mistakes.forgot_training_state(
+            lambda p: memory.weight_bytes(p["n_params"], precision="fp16")),
         Mistake("forgot_optimizer",
                 "You counted weights and gradients. Adam also keeps an FP32 master copy and "
                 "two FP32 moments per parameter: {o_b} more bytes each.",
                 lambda p: (lambda s: s.weights + s.gradients)(
                     memory.training_memory(p["n_params"], batch=1, seq_len=1))),
-        gib_as_gb(lambda p: memory.training_memory(p["n_params"], batch=1, seq_len=1).total
-                  * 1e9 / 2**30),
+        mistakes.gib_as_gb(lambda p: memory.training_memory(p["n_params"], batch=1, seq_len=1).total
+                           * 1e9 / 2**30),
     ),
     defaults={"n_params": 7e9},
     sample=lambda rng: {"n_params": rng.choice([1e9, 3e9, 7e9, 8e9, 13e9, 70e9])},
@@ -512,13 +487,12 @@ fine_tune_state = NumericExercise(
 def _intensity_derived(p: P) -> dict[str, Any]:
     b, d = p["batch"], p["d"]
     return {
-        "d_text": count(d),
-        "flops": trim_zeros(format_flops(gemm.flops(b, d, d))),
-        "bytes": trim_zeros(format_bytes(gemm.min_bytes(b, d, d, bytes_per_element=2), digits=2)),
-        "weight_bytes": trim_zeros(format_bytes(memory.weight_bytes(d * d, precision="fp16"),
-                                           digits=2)),
-        "i1": format_number(gemm.arithmetic_intensity(1, d, d, bytes_per_element=2), 3),
-        "ridge": format_number(hardware.gpu(H100).ridge_point("fp16"), 3),
+        "d_text": wording.count(d),
+        "flops": wording.flop_count(gemm.flops(b, d, d)),
+        "bytes": wording.size(gemm.min_bytes(b, d, d, bytes_per_element=2), 2),
+        "weight_bytes": wording.size(memory.weight_bytes(d * d, precision="fp16"), 2),
+        "i1": core.format_number(gemm.arithmetic_intensity(1, d, d, bytes_per_element=2), 3),
+        "ridge": core.format_number(hardware.gpu(H100).ridge_point("fp16"), 3),
         "verdict": ("at batch {batch} the layer is still memory-bound there."
                     if _bound_key({"gpu": H100, "batch": b, "d": d}) == "memory_both"
                     else "at batch {batch} it crosses into compute-bound territory."
@@ -526,7 +500,7 @@ def _intensity_derived(p: P) -> dict[str, Any]:
     }
 
 
-intensity_large_batch = NumericExercise(
+intensity_large_batch = core.NumericExercise(
     lesson=LESSON, number=11, title="Arithmetic intensity of a layer at batch {batch}",
     question=(
         "A layer multiplies a batch of {batch} inputs ({batch}×{d_text}) by a "
@@ -546,8 +520,8 @@ intensity_large_batch = NumericExercise(
     answer=lambda p: gemm.arithmetic_intensity(p["batch"], p["d"], p["d"], bytes_per_element=2),
     derived=_intensity_derived,
     mistakes=(
-        counted_macs(lambda p: gemm.arithmetic_intensity(p["batch"], p["d"], p["d"],
-                                                         bytes_per_element=2) / 2),
+        mistakes.counted_macs(lambda p: gemm.arithmetic_intensity(p["batch"], p["d"], p["d"],
+                                                                  bytes_per_element=2) / 2),
         Mistake("weights_only",
                 "You counted only the weights' bytes ({weight_bytes}). At batch {batch} the "
                 "input and output matrices add bytes too.",
@@ -557,7 +531,7 @@ intensity_large_batch = NumericExercise(
     defaults={"batch": 256, "d": 4096},
     sample=lambda rng: {"batch": rng.choice([64, 128, 256, 512]),
                         "d": rng.choice([1024, 2048, 4096, 8192])},
-    dimension="count", unit="FLOP/byte", extra_units=PER_BYTE, rtol=0.02,
+    dimension="count", unit="FLOP/byte", extra_units=wording.PER_BYTE, rtol=0.02,
 )
 
 
@@ -576,14 +550,14 @@ def _bound_key(p: P) -> str:
 
 def _bound_derived(p: P) -> dict[str, Any]:
     g = hardware.gpu(p["gpu"])
-    return {"peak": tflop_rate(g.peak_flops["fp16"]), "bw": _bw(g.bandwidth),
-            "ridge": format_number(roofline.ridge_point(g.peak_flops["fp16"], g.bandwidth), 3),
-            "i1": format_number(gemm.arithmetic_intensity(1, p["d"], p["d"]), 3),
-            "ib": format_number(gemm.arithmetic_intensity(p["batch"], p["d"], p["d"]), 4),
-            "d_text": count(p['d'])}
+    return {"peak": wording.tflop_rate(g.peak_flops["fp16"]), "bw": _bw(g.bandwidth),
+            "ridge": core.format_number(roofline.ridge_point(g.peak_flops["fp16"], g.bandwidth), 3),
+            "i1": core.format_number(gemm.arithmetic_intensity(1, p["d"], p["d"]), 3),
+            "ib": core.format_number(gemm.arithmetic_intensity(p["batch"], p["d"], p["d"]), 4),
+            "d_text": wording.count(p['d'])}
 
 
-bound_on_gpu = ChoiceExercise(
+bound_on_gpu = core.ChoiceExercise(
     lesson=LESSON, number=12, title="Compute-bound or memory-bound on the {gpu}?",
     question=(
         "The {gpu} does {peak} of dense FP16 maths and moves {bw}. A layer multiplies a "
@@ -626,11 +600,11 @@ bound_on_gpu = ChoiceExercise(
 
 def _ridge_derived(p: P) -> dict[str, Any]:
     g = hardware.gpu(p["gpu"])
-    return {"peak": tflop_rate(g.peak_flops["fp16"]), "sparse": tflop_rate(g.sparse_flops["fp16"]),
-            "bw": _bw(g.bandwidth)}
+    return {"peak": wording.tflop_rate(g.peak_flops["fp16"]),
+            "sparse": wording.tflop_rate(g.sparse_flops["fp16"]), "bw": _bw(g.bandwidth)}
 
 
-ridge_point = NumericExercise(
+ridge_point = core.NumericExercise(
     lesson=LESSON, number=13, title="The ridge point of the {gpu}",
     question=(
         "The {gpu}'s datasheet lists FP16 tensor-core rates of {peak} (dense) and {sparse} "
@@ -647,16 +621,16 @@ ridge_point = NumericExercise(
     answer=lambda p: hardware.gpu(p["gpu"]).ridge_point("fp16"),
     derived=_ridge_derived,
     mistakes=(
-        used_sparse_peak(lambda p: roofline.ridge_point(hardware.gpu(p["gpu"]).sparse_flops["fp16"],
-                                                        hardware.gpu(p["gpu"]).bandwidth)),
-        inverted_ratio(lambda p: 1 / hardware.gpu(p["gpu"]).ridge_point("fp16"),
-                       hint="That is bytes per FLOP: you divided bandwidth by peak. The ridge "
-                            "point is FLOP/s ÷ bytes/s."),
+        mistakes.used_sparse_peak(lambda p: roofline.ridge_point(sparse_peak(p, "fp16"),
+                                                                 hardware.gpu(p["gpu"]).bandwidth)),
+        mistakes.inverted_ratio(lambda p: 1 / hardware.gpu(p["gpu"]).ridge_point("fp16"),
+                                hint="That is bytes per FLOP: you divided bandwidth by peak. The "
+                                     "ridge point is FLOP/s ÷ bytes/s."),
     ),
     defaults={"gpu": "H100 SXM"},
     sample=lambda rng: {"gpu": rng.choice([n for n, g in hardware.GPUS.items()
                                            if "fp16" in g.sparse_flops])},
-    dimension="count", unit="FLOP/byte", extra_units=PER_BYTE, rtol=0.02,
+    dimension="count", unit="FLOP/byte", extra_units=wording.PER_BYTE, rtol=0.02,
 )
 
 
@@ -666,11 +640,12 @@ ridge_point = NumericExercise(
 def _decode_derived(p: P) -> dict[str, Any]:
     weights = memory.weight_bytes(p["n_params"], precision=p["precision"])
     h100 = hardware.gpu(H100)
-    return {"model": billions(p["n_params"]), "prec": precision_label(p["precision"]),
+    return {"model": wording.billions(p["n_params"]),
+            "prec": wording.precision_label(p["precision"]),
             "bw": _bw(p["bandwidth"]), "weights_gb": _gb(weights),
-            "bpp": format_number(memory.precision_bytes(p["precision"])),
+            "bpp": core.format_number(memory.precision_bytes(p["precision"])),
             "h100_bw": _bw(h100.bandwidth),
-            "h100_ceiling": format_number(inference.decode_ceiling_tokens_per_second(
+            "h100_ceiling": core.format_number(inference.decode_ceiling_tokens_per_second(
                 weight_bytes=weights, bandwidth=h100.bandwidth), 3)}
 
 
@@ -680,7 +655,7 @@ def _decode(p: P, *, bandwidth: float | None = None, precision: str | None = Non
         bandwidth=bandwidth or p["bandwidth"])
 
 
-decode_on_cpu = NumericExercise(
+decode_on_cpu = core.NumericExercise(
     lesson=LESSON, number=14, title="The decode ceiling at {bw}",
     question=(
         "Generating one token for one user reads every weight once. Run the {model}-"
@@ -707,9 +682,9 @@ decode_on_cpu = NumericExercise(
                 "Check the bytes per parameter: {prec} takes {bpp} bytes, so the weights are "
                 "{weights_gb}.",
                 lambda p: None if p["precision"] == "int8" else _decode(p, precision="int8")),
-        inverted_ratio(lambda p: 1 / _decode(p),
-                       hint="That is seconds per token (bytes ÷ bandwidth). Tokens per second "
-                            "is its inverse: bandwidth ÷ bytes per token."),
+        mistakes.inverted_ratio(lambda p: 1 / _decode(p),
+                                hint="That is seconds per token (bytes ÷ bandwidth). Tokens per "
+                                     "second is its inverse: bandwidth ÷ bytes per token."),
     ),
     defaults={"n_params": 7e9, "precision": "fp16", "bandwidth": 50e9},
     sample=lambda rng: {"n_params": rng.choice([3e9, 7e9, 8e9, 13e9]),
@@ -736,10 +711,10 @@ def _fp4_derived(p: P) -> dict[str, Any]:
     return {"model": f"{p['n_params'] / 1e9:g}B", "gpu": g.name, "bw": format_bandwidth(
                 g.bandwidth), "bits": f"{8 * memory.precision_bytes('nvfp4'):g}",
             "weights": format_bytes(weights),
-            "fp16": format_number(_fp4_ceiling(p, memory.precision_bytes("fp16")), 3)}
+            "fp16": core.format_number(_fp4_ceiling(p, memory.precision_bytes("fp16")), 3)}
 
 
-fp4_decode_ceiling = NumericExercise(
+fp4_decode_ceiling = core.NumericExercise(
     lesson=LESSON, number=15, title="The decode ceiling of a {model} model in NVFP4",
     question=(
         "A {model}-parameter model is served on a {gpu} ({bw}) with its weights in NVFP4: "

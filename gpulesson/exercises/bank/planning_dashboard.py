@@ -21,6 +21,7 @@ from typing import Any
 from gpulesson import (
     calculators,
     cost,
+    course,
     distributed,
     flops,
     hardware,
@@ -29,29 +30,12 @@ from gpulesson import (
     transformer,
     units,
 )
-from gpulesson.exercises.bank._common import H100, P, config
-from gpulesson.exercises.core import (
-    ChoiceExercise,
-    CodeExercise,
-    Mistake,
-    NumericExercise,
-    PredictExercise,
-    format_number,
-)
-from gpulesson.exercises.mistakes import used_sparse_peak
-from gpulesson.exercises.wording import (
-    PARAMS_IN_MILLIONS,
-    TOKENS_PER_SECOND,
-    billions,
-    count,
-    model_label,
-    percent,
-    scientific,
-    trillions,
-)
+from gpulesson.exercises import core, mistakes, wording
+from gpulesson.exercises.bank._common import H100, P, at_sparse_peak, config, sparse_peak
+from gpulesson.exercises.core import Mistake
 
 LESSON = "planning_dashboard"
-TITLE = "Plan It: the GPU Planning Dashboard"
+TITLE = course.title(LESSON)
 
 SECONDS_PER_DAY = 86_400  # a unit conversion: traffic per day to tokens per second
 
@@ -79,14 +63,14 @@ def _tps(p: P, *, per_token: float | None = None, gpus: int | None = None,
 
 
 def _tps_derived(p: P) -> dict[str, Any]:
-    return {"model": billions(p["n_params"]), "gpus_text": count(p['gpus']),
-            "mfu_pct": percent(p["mfu"]), "dense": units.format_flop_rate(_peak(p)),
+    return {"model": wording.billions(p["n_params"]), "gpus_text": wording.count(p['gpus']),
+            "mfu_pct": wording.percent(p["mfu"]), "dense": units.format_flop_rate(_peak(p)),
             "sustained": units.format_flop_rate(p["gpus"] * _peak(p) * p["mfu"]),
-            "per_token": scientific(flops.flops_per_token(p["n_params"])),
-            "per_gpu": count(_tps(p) / p['gpus'])}
+            "per_token": wording.scientific(flops.flops_per_token(p["n_params"])),
+            "per_gpu": wording.count(_tps(p) / p['gpus'])}
 
 
-throughput_from_mfu = NumericExercise(
+throughput_from_mfu = core.NumericExercise(
     lesson=LESSON, number=1, title="Throughput at an assumed MFU",
     question=(
         "A plan trains a {model}-parameter model on {gpus_text} {gpu} GPUs in BF16 (dense "
@@ -102,7 +86,7 @@ throughput_from_mfu = NumericExercise(
         "needs 6N = {per_token} FLOPs, so it processes **{answer}**, {per_gpu} tokens/s per "
         "GPU (`flops.tokens_per_second`)."
     ),
-    answer=lambda p: _tps(p),
+    answer=_tps,
     derived=_tps_derived,
     mistakes=(
         Mistake("forgot_mfu", "That is the throughput at 100% of the peak. The plan assumes "
@@ -112,14 +96,15 @@ throughput_from_mfu = NumericExercise(
                 lambda p: _tps(p, per_token=2 * p["n_params"])),
         Mistake("per_gpu", "That is one GPU's share. The question asks for the whole "
                 "cluster: multiply by the {gpus_text} GPUs.", lambda p: _tps(p, gpus=1)),
-        used_sparse_peak(lambda p: _tps(p, peak=hardware.gpu(p["gpu"]).sparse_flops["bf16"])),
+        mistakes.used_sparse_peak(at_sparse_peak(_tps)),
     ),
     defaults={"n_params": 7e9, "gpu": "H100 SXM", "gpus": 64, "mfu": 0.40},
     sample=lambda rng: {"n_params": rng.choice([1e9, 7e9, 8e9, 13e9, 70e9]),
                         "gpu": rng.choice(["A100 80GB", "H100 SXM", "B200"]),
                         "gpus": rng.choice([8, 64, 256, 512, 2048]),
                         "mfu": rng.choice([0.35, 0.38, 0.40, 0.42, 0.45])},
-    dimension="tokens/s", unit="tokens/s", extra_units=TOKENS_PER_SECOND, rtol=0.02, digits=3,
+    dimension="tokens/s", unit="tokens/s", extra_units=wording.TOKENS_PER_SECOND, rtol=0.02,
+    digits=3,
 )
 
 
@@ -138,16 +123,16 @@ def _run_cost(p: P, *, gpus: int | None = None, seconds: float | None = None) ->
 
 def _cost_derived(p: P) -> dict[str, Any]:
     s = _seconds(p)
-    return {"model": billions(p["n_params"]),
-            "data": trillions(p["tokens"]),
-            "gpus_text": count(p['gpus']), "mfu_pct": percent(p["mfu"]),
-            "price_text": f"${format_number(p['price'], 4)}",
-            "flops_text": scientific(flops.training_flops(p["n_params"], p["tokens"])),
-            "days": format_number(s / SECONDS_PER_DAY, 3),
-            "gpu_hours": count(cost.gpu_hours(gpus=p['gpus'], seconds=s))}
+    return {"model": wording.billions(p["n_params"]),
+            "data": wording.trillions(p["tokens"]),
+            "gpus_text": wording.count(p['gpus']), "mfu_pct": wording.percent(p["mfu"]),
+            "price_text": f"${core.format_number(p['price'], 4)}",
+            "flops_text": wording.scientific(flops.training_flops(p["n_params"], p["tokens"])),
+            "days": core.format_number(s / SECONDS_PER_DAY, 3),
+            "gpu_hours": wording.count(cost.gpu_hours(gpus=p['gpus'], seconds=s))}
 
 
-run_cost_exercise = NumericExercise(
+run_cost_exercise = core.NumericExercise(
     lesson=LESSON, number=2, title="What the run costs",
     question=(
         "The team pretrains a {model}-parameter model on {data} tokens on {gpus_text} {gpu} "
@@ -164,7 +149,7 @@ run_cost_exercise = NumericExercise(
         "(`cost.run_cost`). At a fixed MFU the number of GPUs changes the days, not the "
         "GPU-hours or the bill."
     ),
-    answer=lambda p: _run_cost(p),
+    answer=_run_cost,
     derived=_cost_derived,
     mistakes=(
         Mistake("forgot_gpus", "That is the price of one GPU for the run's wall-clock time. "
@@ -176,8 +161,8 @@ run_cost_exercise = NumericExercise(
         Mistake("days_as_hours", "You multiplied the price per hour by the number of "
                 "*days*. Convert to hours first (× 24).",
                 lambda p: _run_cost(p, seconds=_seconds(p) / 24)),
-        used_sparse_peak(lambda p: _run_cost(
-            p, seconds=_seconds(p, peak=hardware.gpu(p["gpu"]).sparse_flops["bf16"]))),
+        mistakes.used_sparse_peak(lambda p: _run_cost(
+            p, seconds=_seconds(p, peak=sparse_peak(p)))),
     ),
     defaults={"n_params": 7e9, "tokens": 2e12, "gpu": "H100 SXM", "gpus": 512,
               "mfu": 0.40, "price": 2.0},
@@ -218,16 +203,16 @@ def _state_derived(p: P) -> dict[str, Any]:
     cfg = config(p)
     n = transformer.param_count(cfg)
     share = distributed.params_per_gpu(n, tp=p["tp"], pp=p["pp"], layers=cfg.layers)
-    return {"model_label": model_label(p["model"]), "layers": cfg.layers,
-            "n_text": billions(n), "gpus_text": count(p['tp'] * p['pp'] * p['dp']),
+    return {"model_label": wording.model_label(p["model"]), "layers": cfg.layers,
+            "n_text": wording.billions(n), "gpus_text": wording.count(p['tp'] * p['pp'] * p['dp']),
             "largest": distributed.stage_layers(cfg.layers, p["pp"]),
-            "even": format_number(cfg.layers / p["pp"], 3),
-            "share": billions(share),
-            "per_param": format_number(
+            "even": core.format_number(cfg.layers / p["pp"], 3),
+            "share": wording.billions(share),
+            "per_param": core.format_number(
                 distributed.zero_memory_per_gpu(1.0, stage=1, dp=p["dp"]), 4)}
 
 
-uneven_stages = NumericExercise(
+uneven_stages = core.NumericExercise(
     lesson=LESSON, number=3, title="Model state per GPU with uneven pipeline stages",
     question=(
         "{model_label} ({n_text} parameters, {layers} layers) trains on {gpus_text} GPUs as "
@@ -249,7 +234,7 @@ uneven_stages = NumericExercise(
         "(`distributed.params_per_gpu`). ZeRO-1 over dp = {dp} leaves 4 + 12/{dp} = "
         "{per_param} bytes per parameter, so **{answer}** (`distributed.layout_memory`)."
     ),
-    answer=lambda p: _state(p),
+    answer=_state,
     derived=_state_derived,
     mistakes=(
         Mistake("even_split", "That splits the layers evenly, {layers}/{pp} = {even} per "
@@ -296,17 +281,17 @@ def _other(p: P) -> str | None:
 
 def _bottleneck_derived(p: P) -> dict[str, Any]:
     r = _plan(p)
-    return {"model_label": model_label(p["model"]),
-            "gpus_text": count(p["gpus"]), "layout": r["degrees"],
+    return {"model_label": wording.model_label(p["model"]),
+            "gpus_text": wording.count(p["gpus"]), "layout": r["degrees"],
             "memory": units.format_bytes(r["memory_per_gpu"]),
             "limit": units.format_bytes(r["memory_limit"]),
-            "sequences": count(round(p["step_tokens"] * 1.048576e6 / 4096)),
+            "sequences": wording.count(round(p["step_tokens"] * 1.048576e6 / 4096)),
             "compute": units.format_seconds(r["step_compute"]),
             "waiting": units.format_seconds(r["step_time"] - r["step_compute"]),
-            "efficiency": percent(r["efficiency"]), "word": _word(p)}
+            "efficiency": wording.percent(r["efficiency"]), "word": _word(p)}
 
 
-bottleneck = ChoiceExercise(
+bottleneck = core.ChoiceExercise(
     lesson=LESSON, number=4, title="Compute, memory or communication?",
     question=(
         "The dashboard plans {model_label} on {gpus_text} H100s: {step_tokens} × 2²⁰ tokens "
@@ -369,16 +354,17 @@ def _lora_gqa_as_mha(p: P) -> int | None:
 def _lora_derived(p: P) -> dict[str, Any]:
     cfg = config(p)
     per_layer = _lora(p) // cfg.layers
-    return {"model_label": model_label(p["model"]), "layers": cfg.layers,
-            "hidden": count(cfg.hidden), "q_dim": count(cfg.q_dim), "kv_dim": count(cfg.kv_dim),
-            "per_layer": count(per_layer),
-            "share": percent(_lora(p) / transformer.param_count(cfg)),
+    return {"model_label": wording.model_label(p["model"]), "layers": cfg.layers,
+            "hidden": wording.count(cfg.hidden), "q_dim": wording.count(cfg.q_dim),
+            "kv_dim": wording.count(cfg.kv_dim),
+            "per_layer": wording.count(per_layer),
+            "share": wording.percent(_lora(p) / transformer.param_count(cfg)),
             "gqa": ("" if cfg.kv_dim == cfg.hidden else
                     " With grouped-query attention the value projection is narrower than the "
-                    f"model: {count(cfg.hidden)} × {count(cfg.kv_dim)}.")}
+                    f"model: {wording.count(cfg.hidden)} × {wording.count(cfg.kv_dim)}.")}
 
 
-lora_parameters = NumericExercise(
+lora_parameters = core.NumericExercise(
     lesson=LESSON, number=5, title="LoRA's trainable parameters",
     question=(
         "LoRA adapters of rank r = {rank} are added to the query and value projections of "
@@ -413,7 +399,8 @@ lora_parameters = NumericExercise(
     ),
     defaults={"model": "llama-2-7b", "rank": 16},
     sample=lambda rng: {"model": rng.choice(_LORA_MODELS), "rank": rng.choice([8, 16, 32, 64])},
-    dimension="count", unit="parameters", extra_units=PARAMS_IN_MILLIONS, rtol=0.01, digits=4,
+    dimension="count", unit="parameters", extra_units=wording.PARAMS_IN_MILLIONS, rtol=0.01,
+    digits=4,
 )
 
 
@@ -429,18 +416,18 @@ def _lora_memory(p: P, **overrides: Any) -> memory.LoraMemory:
 
 def _lora_mem_derived(p: P) -> dict[str, Any]:
     m = _lora_memory(p)
-    return {"model_label": model_label(p["model"]),
+    return {"model_label": wording.model_label(p["model"]),
             "base": units.format_bytes(m.base_weights),
             "adapters": units.format_bytes(m.adapter_weights + m.adapter_gradients
                                            + m.adapter_optimizer),
-            "trainable": count(m.trainable_params),
+            "trainable": wording.count(m.trainable_params),
             "activations": units.format_bytes(m.activations),
             "full": units.format_bytes(memory.training_memory(
                 config(p), batch=1, seq_len=p["seq_len"], recompute=p["recompute"]).total),
-            "seq_text": count(p['seq_len'])}
+            "seq_text": wording.count(p['seq_len'])}
 
 
-lora_memory = NumericExercise(
+lora_memory = core.NumericExercise(
     lesson=LESSON, number=6, title="Does the LoRA fine-tune fit?",
     question=(
         "The shop fine-tunes {model_label} with LoRA: rank {rank} on the query and value "
@@ -493,15 +480,15 @@ def _per_1k(p: P, rate: float | None = None) -> float:
 
 
 def _per_1k_derived(p: P) -> dict[str, Any]:
-    return {"per_day_text": count(p['per_day']),
-            "rate": format_number(p["per_day"] / SECONDS_PER_DAY, 3),
-            "capacity_text": count(p['capacity']),
-            "price_text": f"${format_number(p['price'], 4)}",
-            "at_capacity": f"${format_number(_per_1k(p, p['capacity']), 3)}",
-            "ratio": format_number(_per_1k(p) / _per_1k(p, p["capacity"]), 3)}
+    return {"per_day_text": wording.count(p['per_day']),
+            "rate": core.format_number(p["per_day"] / SECONDS_PER_DAY, 3),
+            "capacity_text": wording.count(p['capacity']),
+            "price_text": f"${core.format_number(p['price'], 4)}",
+            "at_capacity": f"${core.format_number(_per_1k(p, p['capacity']), 3)}",
+            "ratio": core.format_number(_per_1k(p) / _per_1k(p, p["capacity"]), 3)}
 
 
-token_cost = NumericExercise(
+token_cost = core.NumericExercise(
     lesson=LESSON, number=7, title="What 1,000 tokens cost at real traffic",
     question=(
         "A shop rents one GPU around the clock at {price_text} per hour to serve its "
@@ -519,7 +506,7 @@ token_cost = NumericExercise(
         "that is **{answer}** per 1,000 tokens (`cost.cost_per_1k_tokens`). At full capacity "
         "it would be {at_capacity}: the idle hours make tokens {ratio} times dearer."
     ),
-    answer=lambda p: _per_1k(p),
+    answer=_per_1k,
     derived=_per_1k_derived,
     mistakes=(
         Mistake("used_capacity", "That assumes the GPU generates {capacity_text} tokens/s "
@@ -557,7 +544,7 @@ def training_cost(n_params, tokens, gpus, peak_flops, mfu, usd_per_gpu_hour):
 _H100_BF16 = hardware.gpu(H100).dense("bf16")
 _N_7B = transformer.param_count(transformer.preset("llama-2-7b"))
 
-plan_as_code = CodeExercise(
+plan_as_code = core.CodeExercise(
     lesson=LESSON, number=8, title="Write training_cost",
     question=(
         "Write `training_cost(n_params, tokens, gpus, peak_flops, mfu, usd_per_gpu_hour)`: "
@@ -612,14 +599,14 @@ def _predict_derived() -> dict[str, Any]:
     work = flops.training_flops(_N_7B, 20e6)
     fine_tune = calculators.compute("planning", model="llama-2-7b", n_gpus=1, seq_len=2048,
                                     tokens=0.02, step_tokens=0.524288)
-    return {"work": scientific(work, 2), "h100_peak": units.format_flop_rate(_H100_BF16),
-            "h100_minutes": format_number(fine_tune["time"] / 60, 2),
-            "h100_mfu": percent(fine_tune["mfu"]),
-            "at_100g": format_number(flops.training_days(work, 1, 100e9, 1.0), 2),
+    return {"work": wording.scientific(work, 2), "h100_peak": units.format_flop_rate(_H100_BF16),
+            "h100_minutes": core.format_number(fine_tune["time"] / 60, 2),
+            "h100_mfu": wording.percent(fine_tune["mfu"]),
+            "at_100g": core.format_number(flops.training_days(work, 1, 100e9, 1.0), 2),
             "state": units.format_bytes(fine_tune["memory_per_gpu"])}
 
 
-predict_this_machine = PredictExercise(
+predict_this_machine = core.PredictExercise(
     lesson=LESSON, number=9, title="A 7B fine-tune on this machine: predict, then run",
     question=(
         "The next cell measures this machine's best matrix-product rate (FP32 on a CPU, "
@@ -670,7 +657,7 @@ def _best_design(p: P) -> str:
 
 
 def _design_derived(p: P) -> dict[str, Any]:
-    out: dict[str, Any] = {"sequences": count(4 * 2**20 // p["seq_len"])}
+    out: dict[str, Any] = {"sequences": wording.count(4 * 2**20 // p["seq_len"])}
     best = _best_design(p)
     for key in _DESIGNS:
         r = _design(p, key)
@@ -688,7 +675,7 @@ def _wrong(key: str) -> Mistake:
                    lambda p, k=key: k if _best_design(p) != k else None)
 
 
-design_layout = ChoiceExercise(
+design_layout = core.ChoiceExercise(
     lesson=LESSON, number=10, title="Design a layout: 70B on 256 GPUs",
     question=(
         "You are to train Llama 3 70B on 256 H100s (32 servers of 8, NVLink inside a "

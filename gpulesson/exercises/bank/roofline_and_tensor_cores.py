@@ -17,40 +17,22 @@ Every answer and every figure in a worked solution comes from the calculators
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
-from gpulesson import gemm, hardware, memory, precision, roofline, transformer
+from gpulesson import course, gemm, hardware, memory, precision, roofline, transformer
+from gpulesson.exercises import core, mistakes, wording
 from gpulesson.exercises.bank._common import H100, P
-from gpulesson.exercises.core import (
-    ChoiceExercise,
-    CodeExercise,
-    Mistake,
-    NumericExercise,
-    PredictExercise,
-    format_number,
-)
-from gpulesson.exercises.mistakes import counted_macs, inverted_ratio, used_sparse_peak
-from gpulesson.exercises.wording import (
-    PER_BYTE,
-    PER_WATT,
-    TIMES,
-    count,
-    model_label,
-    plural,
-    precision_label,
-    tflop_rate,
-    trim_zeros,
-)
-from gpulesson.units import format_bandwidth, format_bytes, format_flops, format_seconds
+from gpulesson.exercises.core import Mistake
+from gpulesson.units import format_bytes, format_seconds
 
 LESSON = "roofline_and_tensor_cores"
-TITLE = "Rooflines and Tensor Cores"
+TITLE = course.title(LESSON)
 
 _BF16 = memory.precision_bytes("bf16")
 
 
-def _bw(rate: float) -> str:
-    return trim_zeros(format_bandwidth(rate, digits=3))
+_bw = functools.partial(wording.bandwidth, digits=3)
 
 
 def _analysis(p: P, *, bytes_per_element: float | None = None,
@@ -91,15 +73,15 @@ def _seed_precision(p: P) -> str:
 
 def _seed_derived(p: P) -> dict[str, Any]:
     n = p["size"]
-    return {"size_text": count(n), "elements": count(3 * n * n),
-            **{f"mb_{key}": trim_zeros(format_bytes(_gemm_mb(p, key) * 1e6, digits=1))
+    return {"size_text": wording.count(n), "elements": wording.count(3 * n * n),
+            **{f"mb_{key}": wording.size(_gemm_mb(p, key) * 1e6)
                for key, _ in _SEED_PRECISIONS},
             "quoted": f"{p['quoted_mb']:.1f} MB",
-            "intensity": format_number(gemm.arithmetic_intensity(
+            "intensity": core.format_number(gemm.arithmetic_intensity(
                 n, n, n, bytes_per_element=_ELEMENT_BYTES[_seed_precision(p)]), 4)}
 
 
-seed_bytes_precision = ChoiceExercise(
+seed_bytes_precision = core.ChoiceExercise(
     lesson=LESSON, number=1, title="Which precision do {quoted} imply?",
     question=(
         "A calculator page reports that a {size_text}×{size_text} by {size_text}×{size_text} "
@@ -162,19 +144,19 @@ def _mlp_derived(p: P) -> dict[str, Any]:
     h100 = hardware.gpu(H100)
     intensity = _mlp_intensity(p)
     return {
-        "model_name": model_label(p["model"]),
-        "tokens_text": count(m), "hidden": count(k), "ffn": count(n),
-        "flops": trim_zeros(format_flops(gemm.flops(m, k, n))),
-        "bytes": trim_zeros(format_bytes(gemm.min_bytes(m, k, n, bytes_per_element=b), digits=1)),
-        "square": format_number(gemm.arithmetic_intensity(k, k, k, bytes_per_element=b), 4),
-        "ridge": format_number(h100.ridge_point("bf16"), 3),
+        "model_name": wording.model_label(p["model"]),
+        "tokens_text": wording.count(m), "hidden": wording.count(k), "ffn": wording.count(n),
+        "flops": wording.flop_count(gemm.flops(m, k, n)),
+        "bytes": wording.size(gemm.min_bytes(m, k, n, bytes_per_element=b)),
+        "square": core.format_number(gemm.arithmetic_intensity(k, k, k, bytes_per_element=b), 4),
+        "ridge": core.format_number(h100.ridge_point("bf16"), 3),
         "verdict": ("above the ridge: compute-bound there"
                     if roofline.bound(intensity, h100.dense("bf16"), h100.bandwidth)
                     == "compute" else "below the ridge: memory-bound there"),
     }
 
 
-mlp_intensity = NumericExercise(
+mlp_intensity = core.NumericExercise(
     lesson=LESSON, number=2, title="Arithmetic intensity of a {model_name} MLP layer",
     question=(
         "In {model_name} the MLP's up-projection multiplies the activations of the tokens in a "
@@ -195,7 +177,7 @@ mlp_intensity = NumericExercise(
     answer=_mlp_intensity,
     derived=_mlp_derived,
     mistakes=(
-        counted_macs(lambda p: _mlp_intensity(p) / 2),
+        mistakes.counted_macs(lambda p: _mlp_intensity(p) / 2),
         Mistake("weights_only",
                 "You counted only the weight matrix's bytes. The activations read and the "
                 "output written ({tokens_text} rows each) are traffic too.",
@@ -219,7 +201,7 @@ mlp_intensity = NumericExercise(
     sample=lambda rng: {"model": rng.choice(["llama-2-7b", "llama-3-8b", "mistral-7b",
                                              "llama-2-70b", "qwen2.5-7b"]),
                         "tokens": rng.choice([256, 512, 1024, 2048, 4096])},
-    dimension="count", unit="FLOP/byte", extra_units=PER_BYTE, rtol=0.02,
+    dimension="count", unit="FLOP/byte", extra_units=wording.PER_BYTE, rtol=0.02,
 )
 
 
@@ -230,14 +212,15 @@ def _time_derived(p: P) -> dict[str, Any]:
     a = _analysis(p)
     g = hardware.gpu(p["gpu"])
     return {
-        "m_text": count(p['m']), "k_text": count(p['k']), "n_text": count(p['n']),
-        "prec": precision_label(p["dtype"]), "peak": tflop_rate(g.dense(p["dtype"])),
-        "bw": _bw(g.bandwidth), "flops": trim_zeros(format_flops(a.flops)),
-        "bytes": trim_zeros(format_bytes(a.bytes, digits=1)),
+        "m_text": wording.count(p['m']), "k_text": wording.count(p['k']),
+        "n_text": wording.count(p['n']), "prec": wording.precision_label(p["dtype"]),
+        "peak": wording.tflop_rate(g.dense(p["dtype"])),
+        "bw": _bw(g.bandwidth), "flops": wording.flop_count(a.flops),
+        "bytes": wording.size(a.bytes),
         "compute_time": format_seconds(a.compute_time),
         "memory_time": format_seconds(a.memory_time),
-        "bound": a.bound, "intensity": format_number(a.intensity, 3),
-        "ridge": format_number(a.ridge_point, 3),
+        "bound": a.bound, "intensity": core.format_number(a.intensity, 3),
+        "ridge": core.format_number(a.ridge_point, 3),
     }
 
 
@@ -246,7 +229,7 @@ def _unless_same(value: float, p: P) -> float | None:
     return _distinct(value, _analysis(p).time)
 
 
-gemm_time_h100 = NumericExercise(
+gemm_time_h100 = core.NumericExercise(
     lesson=LESSON, number=3, title="How long on the {gpu}? ({m_text} tokens)",
     question=(
         "A layer multiplies {m_text} tokens' activations ({m_text}×{k_text}) by its "
@@ -275,7 +258,7 @@ gemm_time_h100 = NumericExercise(
                 "overlap: the time is the larger of the two, not their sum.",
                 lambda p: _unless_same(_analysis(p).compute_time + _analysis(p).memory_time,
                                        p)),
-        used_sparse_peak(lambda p: _unless_same(
+        mistakes.used_sparse_peak(lambda p: _unless_same(
             _analysis(p, peak=hardware.gpu(p["gpu"]).sparse_flops[p["dtype"]]).time, p)),
         Mistake("four_byte_elements",
                 "You used 4 bytes per element; {prec} numbers take "
@@ -304,7 +287,7 @@ def _time_example(m: int, k: int, n: int) -> dict[str, float]:
             "peak_flops": g.dense("bf16"), "bandwidth": g.bandwidth}
 
 
-roofline_time_code = CodeExercise(
+roofline_time_code = core.CodeExercise(
     lesson=LESSON, number=4, title="Write roofline_time",
     question=(
         "Write `roofline_time(flops, bytes, peak_flops, bandwidth)` that returns the roofline "
@@ -352,16 +335,17 @@ roofline_time_code = CodeExercise(
 
 def _ridge_derived(p: P) -> dict[str, Any]:
     g = hardware.gpu(p["gpu"])
-    return {"prec": precision_label(p["dtype"]), "peak": tflop_rate(g.dense(p["dtype"])),
-            "sparse": tflop_rate(g.sparse_flops[p["dtype"]]), "bw": _bw(g.bandwidth),
-            "bf16_ridge": format_number(g.ridge_point("bf16"), 3),
+    return {"prec": wording.precision_label(p["dtype"]),
+            "peak": wording.tflop_rate(g.dense(p["dtype"])),
+            "sparse": wording.tflop_rate(g.sparse_flops[p["dtype"]]), "bw": _bw(g.bandwidth),
+            "bf16_ridge": core.format_number(g.ridge_point("bf16"), 3),
             "contrast": (f"in FP32, without tensor cores, it is "
-                         f"{format_number(g.ridge_point('fp32'), 3)} FLOP/byte"
+                         f"{core.format_number(g.ridge_point('fp32'), 3)} FLOP/byte"
                          if p["dtype"] == "bf16" else
-                         f"in BF16 it is {format_number(g.ridge_point('bf16'), 3)} FLOP/byte")}
+                         f"in BF16 it is {core.format_number(g.ridge_point('bf16'), 3)} FLOP/byte")}
 
 
-ridge_in_precision = NumericExercise(
+ridge_in_precision = core.NumericExercise(
     lesson=LESSON, number=5, title="The {prec} ridge point of the {gpu}",
     question=(
         "The {gpu}'s datasheet lists {prec} tensor-core rates of {peak} (dense) and {sparse} "
@@ -379,11 +363,11 @@ ridge_in_precision = NumericExercise(
     answer=lambda p: hardware.gpu(p["gpu"]).ridge_point(p["dtype"]),
     derived=_ridge_derived,
     mistakes=(
-        used_sparse_peak(lambda p: roofline.ridge_point(
+        mistakes.used_sparse_peak(lambda p: roofline.ridge_point(
             hardware.gpu(p["gpu"]).sparse_flops[p["dtype"]], hardware.gpu(p["gpu"]).bandwidth)),
-        inverted_ratio(lambda p: 1 / hardware.gpu(p["gpu"]).ridge_point(p["dtype"]),
-                       hint="That is bytes per FLOP: you divided the bandwidth by the peak. "
-                            "The ridge point is FLOP/s ÷ bytes/s."),
+        mistakes.inverted_ratio(lambda p: 1 / hardware.gpu(p["gpu"]).ridge_point(p["dtype"]),
+                                hint="That is bytes per FLOP: you divided the bandwidth by the "
+                                     "peak. The ridge point is FLOP/s ÷ bytes/s."),
         Mistake("bf16_ridge",
                 "That is the BF16 ridge ({bf16_ridge} FLOP/byte). The question is about "
                 "{prec}, whose dense peak is {peak}.",
@@ -396,7 +380,7 @@ ridge_in_precision = NumericExercise(
         "gpu": rng.choice([n for n, g in hardware.GPUS.items()
                            if dt in g.sparse_flops and dt in g.peak_flops])})(
         rng.choice(["fp8", "bf16", "tf32"])),
-    dimension="count", unit="FLOP/byte", extra_units=PER_BYTE, rtol=0.02,
+    dimension="count", unit="FLOP/byte", extra_units=wording.PER_BYTE, rtol=0.02,
 )
 
 
@@ -420,23 +404,24 @@ def _batch_derived(p: P) -> dict[str, Any]:
     g = hardware.gpu(p["gpu"])
     answer = int(_first_compute_bound(p, g.dense("bf16")) or _BATCHES[-1])
     before = _BATCHES[_BATCHES.index(answer) - 1] if answer != _BATCHES[0] else answer
-    return {"d_text": count(p['d']), "peak": tflop_rate(g.dense("bf16")), "bw": _bw(g.bandwidth),
-            "ridge": format_number(g.ridge_point("bf16"), 3),
-            "sparse_ridge": format_number(roofline.ridge_point(g.sparse_flops["bf16"],
-                                                               g.bandwidth), 3),
+    return {"d_text": wording.count(p['d']), "peak": wording.tflop_rate(g.dense("bf16")),
+            "bw": _bw(g.bandwidth),
+            "ridge": core.format_number(g.ridge_point("bf16"), 3),
+            "sparse_ridge": core.format_number(roofline.ridge_point(g.sparse_flops["bf16"],
+                                                                    g.bandwidth), 3),
             "before": before,
-            "i_before": format_number(gemm.arithmetic_intensity(before, p["d"], p["d"]), 3),
-            "i_answer": format_number(gemm.arithmetic_intensity(answer, p["d"], p["d"]), 3)}
+            "i_before": core.format_number(gemm.arithmetic_intensity(before, p["d"], p["d"]), 3),
+            "i_answer": core.format_number(gemm.arithmetic_intensity(answer, p["d"], p["d"]), 3)}
 
 
-batch_turns_compute_bound = ChoiceExercise(
+batch_turns_compute_bound = core.ChoiceExercise(
     lesson=LESSON, number=6, title="When does a layer turn compute-bound on the {gpu}?",
     question=(
         "On an {gpu} ({peak} dense BF16, {bw}), a layer multiplies a batch of tokens by its "
         "{d_text}×{d_text} BF16 weight matrix. What is the smallest of these batch sizes "
         "at which the layer is compute-bound rather than memory-bound?"
     ),
-    options=[(str(t), plural(t, "token")) for t in _BATCHES],
+    options=[(str(t), wording.plural(t, "token")) for t in _BATCHES],
     hints=("Find the GPU's ridge point, then the batch whose intensity first reaches it.",
            "Intensity of a t×{d_text} by {d_text}×{d_text} BF16 GEMM: 2·t·d² FLOPs over "
            "2·(2·t·d + d²) bytes. The ridge is {ridge} FLOP/byte."),
@@ -449,7 +434,7 @@ batch_turns_compute_bound = ChoiceExercise(
     answer=lambda p: _first_compute_bound(p, hardware.gpu(p["gpu"]).dense("bf16")),
     derived=_batch_derived,
     mistakes=(
-        used_sparse_peak(lambda p: _first_compute_bound(
+        mistakes.used_sparse_peak(lambda p: _first_compute_bound(
             p, hardware.gpu(p["gpu"]).sparse_flops["bf16"]),
             hint="That batch reaches the ridge of the 2:4-sparse peak ({sparse_ridge} "
                  "FLOP/byte). A dense layer only gets the dense peak: its ridge is {ridge}."),
@@ -467,7 +452,7 @@ batch_turns_compute_bound = ChoiceExercise(
 # ---------------------------------------------------------------------------------------
 # 7. Predict, then run: half precision on a CPU
 
-half_precision_on_cpu = PredictExercise(
+half_precision_on_cpu = core.PredictExercise(
     lesson=LESSON, number=7, title="Half precision on a CPU: predict, then run",
     question=(
         "A GPU's tensor cores multiply FP16 matrices many times faster than FP32 ones. The "
@@ -491,7 +476,7 @@ half_precision_on_cpu = PredictExercise(
         "`@` does not."
     ),
     defaults={"n": 256},
-    dimension="count", unit="×", extra_units=TIMES, good_within=3.0,
+    dimension="count", unit="×", extra_units=wording.TIMES, good_within=3.0,
 )
 
 
@@ -506,15 +491,16 @@ def _speed_ratio(p: P, *, fast_peak: str = "dense") -> float:
 
 def _ratio_derived(p: P) -> dict[str, Any]:
     fast, slow = hardware.gpu(p["fast"]), hardware.gpu(p["slow"])
-    return {"prec": precision_label(p["dtype"]), "fast_dense": tflop_rate(fast.dense(p["dtype"])),
-            "fast_sparse": tflop_rate(fast.sparse_flops[p["dtype"]]),
-            "slow_dense": tflop_rate(slow.dense(p["dtype"])),
+    return {"prec": wording.precision_label(p["dtype"]),
+            "fast_dense": wording.tflop_rate(fast.dense(p["dtype"])),
+            "fast_sparse": wording.tflop_rate(fast.sparse_flops[p["dtype"]]),
+            "slow_dense": wording.tflop_rate(slow.dense(p["dtype"])),
             "fast_bw": _bw(fast.bandwidth), "slow_bw": _bw(slow.bandwidth),
-            "mixed": format_number(_speed_ratio(p, fast_peak="sparse"), 3),
-            "bw_ratio": format_number(fast.bandwidth / slow.bandwidth, 3)}
+            "mixed": core.format_number(_speed_ratio(p, fast_peak="sparse"), 3),
+            "bw_ratio": core.format_number(fast.bandwidth / slow.bandwidth, 3)}
 
 
-sparse_mixup = NumericExercise(
+sparse_mixup = core.NumericExercise(
     lesson=LESSON, number=8, title="{fast} against {slow}: compare like with like",
     question=(
         "A comparison table lists the {fast} at {fast_sparse} and the {slow} at {slow_dense} "
@@ -534,24 +520,25 @@ sparse_mixup = NumericExercise(
     answer=_speed_ratio,
     derived=_ratio_derived,
     mistakes=(
-        used_sparse_peak(lambda p: _speed_ratio(p, fast_peak="sparse"),
-                         hint="That divides the 2:4-sparse figure by a dense one: {mixed}×. "
-                              "A dense GEMM runs at the dense rate on both cards."),
+        mistakes.used_sparse_peak(lambda p: _speed_ratio(p, fast_peak="sparse"),
+                                  hint="That divides the 2:4-sparse figure by a dense one: "
+                                       "{mixed}×. A dense GEMM runs at the dense rate on both "
+                                       "cards."),
         Mistake("bandwidth_ratio",
                 "That is the ratio of memory bandwidths ({fast_bw} ÷ {slow_bw}), which sets "
                 "the speed of memory-bound kernels. A large matrix product is compute-bound: "
                 "compare the dense peaks.",
                 lambda p: hardware.gpu(p["fast"]).bandwidth / hardware.gpu(p["slow"]).bandwidth),
-        inverted_ratio(lambda p: 1 / _speed_ratio(p),
-                       hint="That is how much *slower* the {slow} is. Divide the {fast}'s "
-                            "dense peak by the {slow}'s."),
+        mistakes.inverted_ratio(lambda p: 1 / _speed_ratio(p),
+                                hint="That is how much *slower* the {slow} is. Divide the {fast}'s "
+                                     "dense peak by the {slow}'s."),
     ),
     defaults={"fast": "H100 SXM", "slow": "A100 80GB", "dtype": "fp16"},
     sample=lambda rng: dict(zip(("fast", "slow"), rng.choice(
         [("H100 SXM", "A100 80GB"), ("H100 SXM", "V100 SXM"), ("H200", "A100 40GB"),
          ("B200", "H100 SXM"), ("H100 PCIe", "A100 40GB"), ("L40S", "L4"),
          ("A100 80GB", "V100 SXM")]), strict=True)) | {"dtype": "fp16"},
-    dimension="count", unit="×", extra_units=TIMES, rtol=0.02,
+    dimension="count", unit="×", extra_units=wording.TIMES, rtol=0.02,
 )
 
 
@@ -560,14 +547,15 @@ sparse_mixup = NumericExercise(
 
 def _watt_derived(p: P) -> dict[str, Any]:
     g = hardware.gpu(p["gpu"])
-    return {"peak": tflop_rate(g.dense("fp16")), "sparse": tflop_rate(g.sparse_flops["fp16"]),
-            "watts": format_number(g.tdp_watts), "fp32": tflop_rate(g.dense("fp32")),
+    return {"peak": wording.tflop_rate(g.dense("fp16")),
+            "sparse": wording.tflop_rate(g.sparse_flops["fp16"]),
+            "watts": core.format_number(g.tdp_watts), "fp32": wording.tflop_rate(g.dense("fp32")),
             "other": "H100 SXM" if p["gpu"] == "L4" else "L4",
-            "other_rate": format_number(hardware.flops_per_watt(
+            "other_rate": core.format_number(hardware.flops_per_watt(
                 hardware.gpu("H100 SXM" if p["gpu"] == "L4" else "L4")) / 1e9, 4)}
 
 
-per_watt = NumericExercise(
+per_watt = core.NumericExercise(
     lesson=LESSON, number=9, title="Dense FP16 FLOP/s per watt of the {gpu}",
     question=(
         "The {gpu} is rated at {watts} W. Its datasheet gives {peak} of dense FP16 "
@@ -585,8 +573,8 @@ per_watt = NumericExercise(
     answer=lambda p: hardware.flops_per_watt(hardware.gpu(p["gpu"]), "fp16"),
     derived=_watt_derived,
     mistakes=(
-        used_sparse_peak(lambda p: hardware.flops_per_watt(hardware.gpu(p["gpu"]), "fp16",
-                                                           sparse=True)),
+        mistakes.used_sparse_peak(lambda p: hardware.flops_per_watt(hardware.gpu(p["gpu"]), "fp16",
+                                                                    sparse=True)),
         Mistake("fp32_rate",
                 "That uses the plain FP32 rate ({fp32}). The question asks about dense FP16 "
                 "on the tensor cores: {peak}.",
@@ -596,7 +584,7 @@ per_watt = NumericExercise(
     sample=lambda rng: {"gpu": rng.choice([n for n, g in hardware.GPUS.items()
                                            if "fp16" in g.sparse_flops
                                            and "fp32" in g.peak_flops])},
-    dimension="count", unit="GFLOP/s/W", extra_units=PER_WATT, rtol=0.02,
+    dimension="count", unit="GFLOP/s/W", extra_units=wording.PER_WATT, rtol=0.02,
 )
 
 
@@ -613,15 +601,15 @@ def _fp4_weights(p: P, bytes_per_param: float | None = None) -> float:
 def _fp4_derived(p: P) -> dict[str, Any]:
     block = precision.block_format(p["format"])
     other = precision.block_format("nvfp4" if p["format"] == "mxfp4" else "mxfp4")
-    return {"label": model_label(p["model"]), "fmt": block.name, "elem": block.element.bits,
+    return {"label": wording.model_label(p["model"]), "fmt": block.name, "elem": block.element.bits,
             "block": block.block_size, "scale": block.scale.name,
-            "scale_bits": block.scale.bits, "bits": format_number(block.bits_per_element),
-            "n": count(transformer.param_count(transformer.preset(p["model"]))),
+            "scale_bits": block.scale.bits, "bits": core.format_number(block.bits_per_element),
+            "n": wording.count(transformer.param_count(transformer.preset(p["model"]))),
             "bare": format_bytes(_fp4_weights(p, 0.5)), "other": other.name,
             "other_gb": format_bytes(_fp4_weights(p, other.bytes_per_element))}
 
 
-fp4_weights = NumericExercise(
+fp4_weights = core.NumericExercise(
     lesson=LESSON, number=10, title="The weights of {label} in {fmt}",
     question=(
         "{label} is stored in {fmt}: {elem}-bit E2M1 elements in blocks of {block}, each "

@@ -19,15 +19,7 @@ import pytest
 from bs4 import BeautifulSoup
 
 from gpulesson import course
-from gpulesson.exercises import (
-    ChoiceExercise,
-    CodeExercise,
-    NumericExercise,
-    PredictExercise,
-    available_lessons,
-    lesson_module,
-    static_html,
-)
+from gpulesson.exercises import available_lessons, core, lesson_module, static_html
 from gpulesson.exercises.kernel import KernelExercise
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -113,19 +105,19 @@ def test_a_variant_keeps_every_mistake_it_can():
 
 @pytest.mark.parametrize("ex", all_variants())
 def test_reference_solution_is_accepted(ex):
-    if isinstance(ex, NumericExercise):
+    if isinstance(ex, core.NumericExercise):
         feedback = ex.check(ex.answer_text())
         assert feedback.correct, feedback.message
         # the same value in base units is accepted too (e.g. bytes for a GB question)
         assert ex.check(repr(ex.answer_value())).correct or ex.unit == ""
-    elif isinstance(ex, ChoiceExercise):
+    elif isinstance(ex, core.ChoiceExercise):
         assert ex.check(ex.answer_value()).correct
         assert ex.check(ex.answer_text()).correct
-    elif isinstance(ex, CodeExercise):
+    elif isinstance(ex, core.CodeExercise):
         assert ex.model_solution is not None, "a code exercise needs a model solution"
         assert ex.check(ex.model_solution).correct
         assert ex.check(ex.reference).correct
-    elif isinstance(ex, PredictExercise):
+    elif isinstance(ex, core.PredictExercise):
         committed = ex.check("10")
         assert committed.status == "committed"
         assert ex.compare(committed.value, 10.0).status == "compared"
@@ -137,14 +129,14 @@ def test_reference_solution_is_accepted(ex):
 def test_each_declared_mistake_produces_its_own_hint(ex):
     seen_messages = set()
     for mistake in ex.mistakes:
-        if isinstance(ex, NumericExercise):
+        if isinstance(ex, core.NumericExercise):
             wrong = mistake.value(ex.inputs)
             if wrong is None:
                 continue
             feedback = ex.check(ex.format_value(float(wrong)))
-        elif isinstance(ex, ChoiceExercise):
+        elif isinstance(ex, core.ChoiceExercise):
             feedback = ex.check(mistake.value(ex.inputs))
-        elif isinstance(ex, CodeExercise):
+        elif isinstance(ex, core.CodeExercise):
             feedback = ex.check(ex.mistake_function(mistake.key))
         else:  # pragma: no cover
             pytest.fail("predict exercises have no mistakes")
@@ -153,28 +145,28 @@ def test_each_declared_mistake_produces_its_own_hint(ex):
         assert ex.mistake_hint(mistake.key) in feedback.message
         seen_messages.add(ex.mistake_hint(mistake.key))
     assert len(seen_messages) == len({m.key for m in ex.mistakes
-                                      if isinstance(ex, (ChoiceExercise, CodeExercise))
+                                      if isinstance(ex, (core.ChoiceExercise, core.CodeExercise))
                                       or m.value(ex.inputs) is not None})
 
 
 @pytest.mark.parametrize("ex", all_exercises())
 def test_every_gradable_exercise_declares_mistakes_and_hints(ex):
     assert ex.hint_texts(), "give at least one hint"
-    if not isinstance(ex, PredictExercise):
+    if not isinstance(ex, core.PredictExercise):
         assert ex.mistakes, "declare the common mistakes"
 
 
 @pytest.mark.parametrize("ex", all_variants())
 def test_clearly_wrong_answer_gets_generic_feedback(ex):
-    if isinstance(ex, NumericExercise):
+    if isinstance(ex, core.NumericExercise):
         for factor in (1000.0, 1e-3):
             feedback = ex.check(ex.format_value(ex.answer_value() * factor))
             assert feedback.status == "incorrect", feedback.message
             assert feedback.mistake is None and "hint" in feedback.message
-    elif isinstance(ex, CodeExercise):
+    elif isinstance(ex, core.CodeExercise):
         feedback = ex.check(lambda **kwargs: 123456789.0)
         assert feedback.status == "incorrect" and "first failing input" in feedback.details[0]
-    elif isinstance(ex, ChoiceExercise):
+    elif isinstance(ex, core.ChoiceExercise):
         claimed = {ex.answer_value()} | {m.value(ex.inputs) for m in ex.mistakes}
         free = [key for key, _ in ex.option_pairs() if key not in claimed]
         for key in free:
@@ -184,7 +176,7 @@ def test_clearly_wrong_answer_gets_generic_feedback(ex):
 
 @pytest.mark.parametrize("ex", all_exercises())
 def test_malformed_input_gets_a_clear_message(ex):
-    if isinstance(ex, CodeExercise):
+    if isinstance(ex, core.CodeExercise):
         for bad in ("2*m*k*n", None, 42):
             feedback = ex.check(bad)
             assert feedback.status == "invalid" and feedback.message
@@ -209,13 +201,13 @@ def test_static_rendering_has_question_and_collapsed_solution(ex):
     solution = block.find("details", class_="gl-solution")
     assert solution is not None and not solution.has_attr("open")
     assert solution.find("summary").get_text(strip=True)
-    if not isinstance(ex, PredictExercise):
+    if not isinstance(ex, core.PredictExercise):
         answer = solution.find(class_="gl-answer").get_text(" ", strip=True)
         assert ex.answer_text().replace("`", "") in " ".join(answer.split())
-    if isinstance(ex, CodeExercise):
+    if isinstance(ex, core.CodeExercise):
         assert f"def {ex.model_solution.__name__}" in solution.get_text() or \
                f"def {ex.function_name}" in solution.get_text()
-    if isinstance(ex, ChoiceExercise):
+    if isinstance(ex, core.ChoiceExercise):
         options = [li["data-option"] for li in block.select("ol.gl-options li")]
         assert options == [key for key, _ in ex.option_pairs()]
 
@@ -226,18 +218,18 @@ def test_student_rendering_has_no_answer(ex):
     soup = BeautifulSoup(markup, "html.parser")
     assert soup.find(class_="gl-solution") is None
     assert soup.find(class_="gl-answer") is None
-    if isinstance(ex, CodeExercise) and ex.model_solution is not None:
+    if isinstance(ex, core.CodeExercise) and ex.model_solution is not None:
         assert ex.model_solution_source() not in markup
 
 
 def _code_exercises():
     for slug in available_lessons():
         for ex in lesson_module(slug).EXERCISES:
-            if isinstance(ex, CodeExercise):
+            if isinstance(ex, core.CodeExercise):
                 yield pytest.param(ex, id=ex.id)
 
 
-def _stub(ex: CodeExercise):
+def _stub(ex: core.CodeExercise):
     """The function the exercise notebook hands out for ``ex``, defined from its cell."""
     notebook = json.loads((ROOT / course.lesson(ex.lesson).exercises).read_text("utf-8"))
     for cell in notebook["cells"]:

@@ -13,6 +13,15 @@ def test_trim_zeros(text: str, trimmed: str) -> None:
     assert wording.trim_zeros(text) == trimmed
 
 
+def test_sizes_rates_and_flop_counts_without_trailing_zeros() -> None:
+    """The H100 SXM's 3.35 TB/s of HBM3 (NVIDIA H100 datasheet) and a 1 GiB all-reduce
+    bucket as nccl-tests prints it."""
+    assert wording.size(24e9) == "24 GB" and wording.size(13.04e9, 2) == "13.04 GB"
+    assert wording.size(2**30, 0, binary=True) == "1 GiB"
+    assert wording.bandwidth(3.35e12) == "3.35 TB/s" and wording.bandwidth(50e9, 1) == "50 GB/s"
+    assert wording.flop_count(2e12) == "2 TFLOP" and wording.flop_count(1.1e9) == "1.1 GFLOP"
+
+
 def test_number_styles() -> None:
     assert wording.scientific(8.4e22) == "8.40e22" and wording.scientific(3.14e23, 2) == "3.1e23"
     assert wording.percent(0.4) == "40%" and wording.percent(0.34567) == "34.6%"

@@ -1,447 +1,187 @@
 """Buggy kernels: ``(id, task, expected first kind, source, constants)``.
 
-Each was written to plant one bug a learner makes: races within and across loop
-iterations, missing or divergent barriers, accesses out of bounds, uncoalesced accesses,
-bank conflicts, wrong results, hangs and escapes (``SystemExit``, ``KeyboardInterrupt``).
+Each plants one bug a learner makes: races within and across loop iterations, missing or
+divergent barriers, accesses out of bounds, uncoalesced accesses, bank conflicts, wrong
+results, hangs and escapes (``SystemExit``, ``KeyboardInterrupt``). A bug is planted in
+the course's own model kernel for the task (:mod:`gpulesson.exercises.bank.inside_the_gpu`,
+so the corpus checks the kernels learners are shown), or is one of the mistakes the bank
+declares for it; ``edited`` fails loudly when a model no longer holds the text an edit
+replaces.
 """
 
-from gpulesson.kernelcheck import catalogue
+from gpulesson.exercises.bank import inside_the_gpu
+from gpulesson.exercises.kernel import KernelExercise, KernelSource
 
-T, B, TT, SB = catalogue.TILE, catalogue.SUM_BLOCK, catalogue.TRANSPOSE_TILE, 32
-TILE = {"TILE": T}
-BLOCK = {"BLOCK": B}
-TILE_T = {"TILE_T": TT}
-SBLOCK = {"SBLOCK": SB}
-EPS = {"EPS": catalogue.EPS}
-
-_MATMUL = """
-@cuda.jit
-def matmul_tiled(A, B, C):
-    sA = cuda.shared.array((TILE, TILE), float32)
-    sB = cuda.shared.array((TILE, TILE), float32)
-    col, row = cuda.grid(2)
-    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
-    acc = float32(0.0)
-    for t in range((A.shape[1] + TILE - 1) // TILE):
-        k = t * TILE
-        sA[ty, tx] = A[row, k + tx] if row < A.shape[0] and k + tx < A.shape[1] else 0
-        sB[ty, tx] = B[k + ty, col] if k + ty < B.shape[0] and col < B.shape[1] else 0
-        cuda.syncthreads()  # FIRST
-        for j in range(TILE):
-            acc += sA[ty, j] * sB[j, tx]
-        cuda.syncthreads()  # SECOND
-    if row < C.shape[0] and col < C.shape[1]:
-        C[row, col] = acc
-"""
-
-_SUM = """
-@cuda.jit
-def sum_kernel(x, out):
-    s = cuda.shared.array(BLOCK, float32)
-    tid = cuda.threadIdx.x
-    i = cuda.grid(1)
-    s[tid] = x[i] if i < x.size else 0
-    cuda.syncthreads()  # LOADED
-    step = BLOCK // 2
-    while step > 0:
-        if tid < step:
-            s[tid] += s[tid + step]
-        cuda.syncthreads()  # STEP
-        step //= 2
-    if tid == 0:
-        cuda.atomic.add(out, 0, s[0])
-"""
-
-_DOT = _SUM.replace("sum_kernel(x, out)", "dot(a, b, out)").replace(
-    "x[i] if i < x.size else 0", "a[i] * b[i] if i < a.size else 0")
-
-_WARP = """
-@cuda.jit
-def warp_sum(x, out):
-    i = cuda.grid(1)
-    v = x[i] if i < x.size else float32(0)
-    offset = 16
-    while offset > 0:
-        v += cuda.shfl_down_sync(0xFFFFFFFF, v, offset)
-        offset //= 2
-    if cuda.laneid == 0:
-        cuda.atomic.add(out, 0, v)
-"""
-
-_TRANSPOSE = """
-@cuda.jit
-def transpose_tiled(x, out):
-    tile = cuda.shared.array((TILE_T, TILE_T), float32)
-    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
-    r0, c0 = cuda.blockIdx.y * TILE_T, cuda.blockIdx.x * TILE_T
-    if r0 + ty < x.shape[0] and c0 + tx < x.shape[1]:
-        tile[ty, tx] = x[r0 + ty, c0 + tx]
-    cuda.syncthreads()
-    if c0 + ty < out.shape[0] and r0 + tx < out.shape[1]:
-        out[c0 + ty, r0 + tx] = tile[tx, ty]
-"""
-_PADDED = _TRANSPOSE.replace("transpose_tiled", "transpose_padded")
-
-_SOFTMAX = """
-@cuda.jit
-def softmax_rows(x, out):
-    row, lane = cuda.blockIdx.x, cuda.threadIdx.x
-    cols = x.shape[1]
-    m = -math.inf
-    for c in range(lane, cols, 32):
-        m = max(m, x[row, c])
-    for offset in (16, 8, 4, 2, 1):
-        m = max(m, cuda.shfl_xor_sync(0xFFFFFFFF, m, offset))
-    total = 0.0
-    for c in range(lane, cols, 32):
-        total += math.exp(x[row, c] - m)
-    for offset in (16, 8, 4, 2, 1):
-        total += cuda.shfl_xor_sync(0xFFFFFFFF, total, offset)
-    for c in range(lane, cols, 32):
-        out[row, c] = math.exp(x[row, c] - m) / total
-"""
-
-_LAYERNORM = """
-@cuda.jit
-def layernorm_rows(x, out):
-    row, lane = cuda.blockIdx.x, cuda.threadIdx.x
-    cols = x.shape[1]
-    s = 0.0
-    for c in range(lane, cols, 32):
-        s += x[row, c]
-    for offset in (16, 8, 4, 2, 1):
-        s += cuda.shfl_xor_sync(0xFFFFFFFF, s, offset)
-    mean = s / cols
-    q = 0.0
-    for c in range(lane, cols, 32):
-        d = x[row, c] - mean
-        q += d * d
-    for offset in (16, 8, 4, 2, 1):
-        q += cuda.shfl_xor_sync(0xFFFFFFFF, q, offset)
-    inv = 1.0 / math.sqrt(q / cols + EPS)
-    for c in range(lane, cols, 32):
-        out[row, c] = (x[row, c] - mean) * inv
-"""
-
-_STENCIL = """
-@cuda.jit
-def stencil_1d(x, out):
-    s = cuda.shared.array(SBLOCK + 2, float32)
-    i = cuda.grid(1)
-    t = cuda.threadIdx.x + 1
-    s[t] = x[i] if i < x.size else 0
-    if cuda.threadIdx.x == 0:
-        s[0] = x[i - 1] if 0 < i <= x.size else 0
-        s[SBLOCK + 1] = x[i + SBLOCK] if i + SBLOCK < x.size else 0
-    cuda.syncthreads()
-    if i < x.size:
-        out[i] = s[t - 1] + s[t] + s[t + 1]
-"""
+_EXERCISES = {ex.task: ex for ex in inside_the_gpu.EXERCISES if isinstance(ex, KernelExercise)}
 
 
-def _va(body: str) -> str:
-    return "@cuda.jit\ndef vector_add(a, b, out):\n" + body
+def _model(task: str) -> KernelSource:
+    """The course's model kernel for ``task``."""
+    return _EXERCISES[task].model_solution
 
 
-def _edit(text: str, old: str, new: str = "") -> str:
-    assert old in text, old
-    return text.replace(old, new, 1)
+def _declared(task: str, key: str) -> KernelSource:
+    """The kernel of a mistake the bank declares for ``task``."""
+    return _EXERCISES[task].mistake_function(key)
+
+
+def _case(case_id: str, kind: str, kernel: KernelSource) -> tuple:
+    return (case_id, kernel.__name__, kind, kernel.source, kernel.constants)
+
+
+def _va(case_id: str, kind: str, body: str) -> tuple:
+    """vector_add with another body."""
+    return _case(case_id, kind, _model("vector_add").with_body(body))
 
 
 BUGGY = [
     # vector_add: bounds, indexes, results, escapes and hangs
-    ("va-no-bounds", "vector_add", "out_of_bounds", _va(
-        "    i = cuda.grid(1)\n    out[i] = a[i] + b[i]\n"), {}),
-    ("va-thread-index-only", "vector_add", "race", _va(
-        "    i = cuda.threadIdx.x\n    if i < out.size:\n        out[i] = a[i] + b[i]\n"), {}),
-    ("va-subtracts", "vector_add", "wrong_value", _va(
-        "    i = cuda.grid(1)\n    if i < out.size:\n        out[i] = a[i] - b[i]\n"), {}),
-    ("va-off-by-one", "vector_add", "out_of_bounds", _va(
-        "    i = cuda.grid(1)\n    if i <= out.size:\n        out[i] = a[i] + b[i]\n"), {}),
-    ("va-block-index", "vector_add", "race", _va(
-        "    i = cuda.blockIdx.x\n    out[i] = a[i] + b[i]\n"), {}),
-    ("va-writes-input", "vector_add", "input_written", _va(
+    _va("va-no-bounds", "out_of_bounds",
+        "    i = cuda.grid(1)\n    out[i] = a[i] + b[i]\n"),
+    _va("va-thread-index-only", "race",
+        "    i = cuda.threadIdx.x\n    if i < out.size:\n        out[i] = a[i] + b[i]\n"),
+    _va("va-subtracts", "wrong_value",
+        "    i = cuda.grid(1)\n    if i < out.size:\n        out[i] = a[i] - b[i]\n"),
+    _va("va-off-by-one", "out_of_bounds",
+        "    i = cuda.grid(1)\n    if i <= out.size:\n        out[i] = a[i] + b[i]\n"),
+    _va("va-block-index", "race",
+        "    i = cuda.blockIdx.x\n    out[i] = a[i] + b[i]\n"),
+    _va("va-writes-input", "input_written",
         "    i = cuda.grid(1)\n    if i < out.size:\n        a[i] = a[i] + b[i]\n"
-        "        out[i] = a[i]\n"), {}),
-    ("va-every-other", "vector_add", "missing_value", _va(
-        "    i = cuda.grid(1) * 2\n    if i < out.size:\n        out[i] = a[i] + b[i]\n"), {}),
-    ("va-strided-threads", "vector_add", "uncoalesced", _va(
+        "        out[i] = a[i]\n"),
+    _va("va-every-other", "missing_value",
+        "    i = cuda.grid(1) * 2\n    if i < out.size:\n        out[i] = a[i] + b[i]\n"),
+    _va("va-strided-threads", "uncoalesced",
         "    i = cuda.threadIdx.x * cuda.gridDim.x + cuda.blockIdx.x\n"
-        "    if i < out.size:\n        out[i] = a[i] + b[i]\n"), {}),
-    ("va-neighbour", "vector_add", "out_of_bounds", _va(
-        "    i = cuda.grid(1)\n    if i < out.size:\n        out[i] = a[i] + b[i + 1]\n"), {}),
-    ("va-float-index", "vector_add", "unsupported", _va(
-        "    i = cuda.grid(1) / 1\n    if i < out.size:\n        out[i] = a[i] + b[i]\n"), {}),
-    ("va-divides-by-zero", "vector_add", "exception", _va(
-        "    i = cuda.grid(1)\n    if i < out.size:\n        out[i] = a[i] / 0\n"), {}),
-    ("va-sys-exit", "vector_add", "unsupported", _va(
-        "    import sys\n    sys.exit(0)\n"), {}),
-    ("va-raise-system-exit", "vector_add", "exception", _va(
-        "    raise SystemExit(0)\n"), {}),
-    ("va-keyboard-interrupt", "vector_add", "exception", _va(
-        "    raise KeyboardInterrupt\n"), {}),
-    ("va-unprintable-exception", "vector_add", "exception", _va(
+        "    if i < out.size:\n        out[i] = a[i] + b[i]\n"),
+    _va("va-neighbour", "out_of_bounds",
+        "    i = cuda.grid(1)\n    if i < out.size:\n        out[i] = a[i] + b[i + 1]\n"),
+    _va("va-float-index", "unsupported",
+        "    i = cuda.grid(1) / 1\n    if i < out.size:\n        out[i] = a[i] + b[i]\n"),
+    _va("va-divides-by-zero", "exception",
+        "    i = cuda.grid(1)\n    if i < out.size:\n        out[i] = a[i] / 0\n"),
+    _va("va-sys-exit", "unsupported",
+        "    import sys\n    sys.exit(0)\n"),
+    _va("va-raise-system-exit", "exception",
+        "    raise SystemExit(0)\n"),
+    _va("va-keyboard-interrupt", "exception",
+        "    raise KeyboardInterrupt\n"),
+    _va("va-unprintable-exception", "exception",
         "    class Unprintable(Exception):\n        def __str__(self):\n"
-        "            raise ValueError('no')\n    raise Unprintable()\n"), {}),
-    ("va-open-file", "vector_add", "unsupported", _va(
-        "    open('/etc/passwd').read()\n"), {}),
-    ("va-endless-loop", "vector_add", "timeout", _va(
-        "    while True:\n        pass\n"), {}),
-    ("va-no-increment", "vector_add", "timeout", _va(
-        "    i = cuda.grid(1)\n    while i < out.size:\n        out[i] = a[i] + b[i]\n"), {}),
-    ("va-loop-catching-everything", "vector_add", "timeout", _va(
+        "            raise ValueError('no')\n    raise Unprintable()\n"),
+    _va("va-open-file", "unsupported",
+        "    open('/etc/passwd').read()\n"),
+    _va("va-endless-loop", "timeout",
+        "    while True:\n        pass\n"),
+    _va("va-no-increment", "timeout",
+        "    i = cuda.grid(1)\n    while i < out.size:\n        out[i] = a[i] + b[i]\n"),
+    _va("va-loop-catching-everything", "timeout",
         "    while True:\n        try:\n            pass\n        except BaseException:\n"
-        "            continue\n"), {}),
-    ("va-loop-after-barrier", "vector_add", "timeout", _va(
-        "    cuda.syncthreads()\n    while True:\n        pass\n"), {}),
-    ("va-long-sleep", "vector_add", "timeout", _va(
-        "    import time\n    time.sleep(1000)\n"), {}),
-    ("va-huge-range", "vector_add", "unsupported", _va(
-        "    for _ in range(10 ** 12):\n        pass\n"), {}),
+        "            continue\n"),
+    _va("va-loop-after-barrier", "timeout",
+        "    cuda.syncthreads()\n    while True:\n        pass\n"),
+    _va("va-long-sleep", "timeout",
+        "    import time\n    time.sleep(1000)\n"),
+    _va("va-huge-range", "unsupported",
+        "    for _ in range(10 ** 12):\n        pass\n"),
     # add_bias
-    ("bias-swapped", "add_bias", "missing_value", """
-@cuda.jit
-def add_bias(x, bias, out):
-    row, col = cuda.grid(2)
-    if row < out.shape[0] and col < out.shape[1]:
-        out[row, col] = x[row, col] + bias[col]
-""", {}),
-    ("bias-no-bounds", "add_bias", "out_of_bounds", """
-@cuda.jit
-def add_bias(x, bias, out):
-    col, row = cuda.grid(2)
-    out[row, col] = x[row, col] + bias[col]
-""", {}),
-    ("bias-by-row", "add_bias", "wrong_value", """
-@cuda.jit
-def add_bias(x, bias, out):
-    col, row = cuda.grid(2)
-    if row < out.shape[0] and col < out.shape[1]:
-        out[row, col] = x[row, col] + bias[row]
-""", {}),
-    ("bias-half-guard", "add_bias", "out_of_bounds", """
-@cuda.jit
-def add_bias(x, bias, out):
-    col, row = cuda.grid(2)
-    if col < out.shape[1]:
-        out[row, col] = x[row, col] + bias[col]
-""", {}),
+    _case("bias-swapped", "missing_value", _declared("add_bias", "rows_and_columns_swapped")),
+    _case("bias-no-bounds", "out_of_bounds", _declared("add_bias", "no_bounds_check")),
+    _case("bias-by-row", "wrong_value", _model("add_bias").edited("bias[col]", "bias[row]")),
+    _case("bias-half-guard", "out_of_bounds", _model("add_bias").edited(
+        "if row < out.shape[0] and col < out.shape[1]:", "if col < out.shape[1]:")),
     # tiled matrix product
-    ("mm-no-first-barrier", "matmul_tiled", "race",
-     _edit(_MATMUL, "        cuda.syncthreads()  # FIRST\n"), TILE),
-    ("mm-no-second-barrier", "matmul_tiled", "race",
-     _edit(_MATMUL, "        cuda.syncthreads()  # SECOND\n"), TILE),
-    ("mm-returns-early", "matmul_tiled", "barrier_divergence", _edit(
-        _MATMUL, "    tx, ty =", "    if row >= C.shape[0] or col >= C.shape[1]:\n"
-        "        return\n    tx, ty ="), TILE),
-    ("mm-barrier-in-if", "matmul_tiled", "barrier_divergence", _edit(
-        _MATMUL, "        cuda.syncthreads()  # FIRST\n",
-        "        if row < C.shape[0]:\n            cuda.syncthreads()\n"), TILE),
-    ("mm-no-zero-fill", "matmul_tiled", "uninitialized", _edit(_edit(
-        _MATMUL, "        sA[ty, tx] = A[row, k + tx] if row < A.shape[0] and k + tx < "
-        "A.shape[1] else 0\n", "        if row < A.shape[0] and k + tx < A.shape[1]:\n"
-        "            sA[ty, tx] = A[row, k + tx]\n"),
-        "        sB[ty, tx] = B[k + ty, col] if k + ty < B.shape[0] and col < B.shape[1] "
-        "else 0\n", "        if k + ty < B.shape[0] and col < B.shape[1]:\n"
-        "            sB[ty, tx] = B[k + ty, col]\n"), TILE),
-    ("mm-wrong-b-index", "matmul_tiled", "out_of_bounds",
-     _edit(_MATMUL, "B[k + ty, col] if", "B[k + tx, col] if"), TILE),
-    ("mm-short-inner-loop", "matmul_tiled", "wrong_value",
-     _edit(_MATMUL, "range(TILE):", "range(TILE - 1):"), TILE),
+    _case("mm-no-first-barrier", "race", _declared("matmul_tiled", "missing_first_barrier")),
+    _case("mm-no-second-barrier", "race", _declared("matmul_tiled", "missing_second_barrier")),
+    _case("mm-returns-early", "barrier_divergence", _declared("matmul_tiled", "returned_early")),
+    _case("mm-barrier-in-if", "barrier_divergence", _model("matmul_tiled").edited(
+        "        cuda.syncthreads()  # the tiles are loaded\n",
+        "        if row < C.shape[0]:\n            cuda.syncthreads()\n")),
+    _case("mm-no-zero-fill", "uninitialized", _declared("matmul_tiled", "no_zero_padding")),
+    _case("mm-wrong-b-index", "out_of_bounds",
+          _model("matmul_tiled").edited("= B[k + ty, col]", "= B[k + tx, col]")),
+    _case("mm-short-inner-loop", "wrong_value",
+          _model("matmul_tiled").edited("range(TILE):", "range(TILE - 1):")),
     # naive matrix product
-    ("mmn-no-bounds", "matmul_naive", "out_of_bounds", """
-@cuda.jit
-def matmul_naive(A, B, C):
-    col, row = cuda.grid(2)
-    acc = 0.0
-    for k in range(A.shape[1]):
-        acc += A[row, k] * B[k, col]
-    C[row, col] = acc
-""", {}),
-    ("mmn-b-transposed", "matmul_naive", "out_of_bounds", """
-@cuda.jit
-def matmul_naive(A, B, C):
-    col, row = cuda.grid(2)
-    if row < C.shape[0] and col < C.shape[1]:
-        acc = 0.0
-        for k in range(A.shape[1]):
-            acc += A[row, k] * B[col, k]
-        C[row, col] = acc
-""", {}),
+    _case("mmn-no-bounds", "out_of_bounds", _declared("matmul_naive", "no_bounds_check")),
+    _case("mmn-b-transposed", "out_of_bounds",
+          _model("matmul_naive").edited("B[k, col]", "B[col, k]")),
     # tree reductions
-    ("sum-plain-add", "sum_kernel", "race",
-     _edit(_SUM, "cuda.atomic.add(out, 0, s[0])", "out[0] += s[0]"), BLOCK),
-    ("sum-no-step-barrier", "sum_kernel", "race",
-     _edit(_SUM, "        cuda.syncthreads()  # STEP\n"), BLOCK),
-    ("sum-no-load-barrier", "sum_kernel", "race",
-     _edit(_SUM, "    cuda.syncthreads()  # LOADED\n"), BLOCK),
-    ("sum-no-padding", "sum_kernel", "out_of_bounds",
-     _edit(_SUM, "x[i] if i < x.size else 0", "x[i]"), BLOCK),
-    ("sum-interleaved", "sum_kernel", "divergence", _edit(_edit(_edit(
-        _SUM, "    step = BLOCK // 2\n    while step > 0:",
-        "    step = 1\n    while step < BLOCK:"),
-        "if tid < step:", "if tid % (2 * step) == 0:"), "step //= 2", "step *= 2"), BLOCK),
-    ("sum-barrier-in-if", "sum_kernel", "barrier_divergence", _edit(
-        _SUM, "            s[tid] += s[tid + step]\n        cuda.syncthreads()  # STEP",
-        "            s[tid] += s[tid + step]\n            cuda.syncthreads()"), BLOCK),
-    ("sum-step-too-big", "sum_kernel", "out_of_bounds",
-     _edit(_SUM, "step = BLOCK // 2", "step = BLOCK"), BLOCK),
-    ("sum-adds-wrong-slot", "sum_kernel", "wrong_value",
-     _edit(_SUM, "cuda.atomic.add(out, 0, s[0])", "cuda.atomic.add(out, 0, s[1])"), BLOCK),
-    ("dot-no-padding", "dot", "out_of_bounds",
-     _edit(_DOT, "a[i] * b[i] if i < a.size else 0", "a[i] * b[i]"), BLOCK),
-    ("dot-plain-add", "dot", "race",
-     _edit(_DOT, "cuda.atomic.add(out, 0, s[0])", "out[0] += s[0]"), BLOCK),
-    ("dot-strided-loads", "dot", "uncoalesced", _edit(
-        _DOT, "    s[tid] = a[i] * b[i] if i < a.size else 0\n",
+    _case("sum-plain-add", "race", _declared("sum_kernel", "plain_add_across_blocks")),
+    _case("sum-no-step-barrier", "race", _declared("sum_kernel", "no_barrier_between_steps")),
+    _case("sum-no-load-barrier", "race",
+          _model("sum_kernel").edited("    cuda.syncthreads()\n")),
+    _case("sum-no-padding", "out_of_bounds", _declared("sum_kernel", "no_padding")),
+    _case("sum-interleaved", "divergence", _model("sum_kernel").edited(
+        "    step = BLOCK // 2\n    while step > 0:", "    step = 1\n    while step < BLOCK:")
+        .edited("if tid < step:", "if tid % (2 * step) == 0:").edited("step //= 2", "step *= 2")),
+    _case("sum-barrier-in-if", "barrier_divergence", _model("sum_kernel").edited(
+        "            s[tid] += s[tid + step]\n        cuda.syncthreads()",
+        "            s[tid] += s[tid + step]\n            cuda.syncthreads()")),
+    _case("sum-step-too-big", "out_of_bounds",
+          _model("sum_kernel").edited("step = BLOCK // 2", "step = BLOCK")),
+    _case("sum-adds-wrong-slot", "wrong_value", _model("sum_kernel").edited(
+        "cuda.atomic.add(out, 0, s[0])", "cuda.atomic.add(out, 0, s[1])")),
+    _case("dot-no-padding", "out_of_bounds",
+          _model("dot").edited("a[i] * b[i] if i < a.size else 0", "a[i] * b[i]")),
+    _case("dot-plain-add", "race",
+          _model("dot").edited("cuda.atomic.add(out, 0, s[0])", "out[0] += s[0]")),
+    _case("dot-strided-loads", "uncoalesced", _model("dot").edited(
+        "    s[tid] = a[i] * b[i] if i < a.size else 0\n",
         "    j = tid * cuda.gridDim.x + cuda.blockIdx.x\n"
-        "    s[tid] = a[j] * b[j] if j < a.size else 0\n"), BLOCK),
+        "    s[tid] = a[j] * b[j] if j < a.size else 0\n")),
     # warp shuffles
-    ("warp-returns-early", "warp_sum", "barrier_divergence", _edit(
-        _WARP, "    v = x[i] if i < x.size else float32(0)\n",
-        "    if i >= x.size:\n        return\n    v = x[i]\n"), {}),
-    ("warp-plain-add", "warp_sum", "race",
-     _edit(_WARP, "cuda.atomic.add(out, 0, v)", "out[0] += v"), {}),
-    ("warp-half-the-steps", "warp_sum", "wrong_value", _edit(_WARP, "offset = 16", "offset = 8"),
-     {}),
-    ("warp-shuffles-up", "warp_sum", "wrong_value",
-     _edit(_WARP, "shfl_down_sync", "shfl_up_sync"), {}),
-    ("warp-shuffle-in-branch", "warp_sum", "barrier_divergence", """
-@cuda.jit
-def warp_sum(x, out):
-    i = cuda.grid(1)
-    v = float32(0)
-    if i < x.size:
-        v = x[i]
-        offset = 16
-        while offset > 0:
-            v += cuda.shfl_down_sync(0xFFFFFFFF, v, offset)
-            offset //= 2
-    if cuda.laneid == 0:
-        cuda.atomic.add(out, 0, v)
-""", {}),
+    _case("warp-returns-early", "barrier_divergence", _declared("warp_sum", "returned_early")),
+    _case("warp-plain-add", "race", _declared("warp_sum", "plain_add")),
+    _case("warp-half-the-steps", "wrong_value",
+          _model("warp_sum").edited("offset = 16", "offset = 8")),
+    _case("warp-shuffles-up", "wrong_value",
+          _model("warp_sum").edited("shfl_down_sync", "shfl_up_sync")),
+    _case("warp-shuffle-in-branch", "barrier_divergence", _model("warp_sum").edited(
+        "    offset = 16\n    while offset > 0:\n        v += cuda.shfl_down_sync(0xFFFFFFFF, v, "
+        "offset)  # the value of lane + offset\n        offset //= 2\n",
+        "    if i < x.size:  # the lanes past the end skip the shuffles\n        offset = 16\n"
+        "        while offset > 0:\n            v += cuda.shfl_down_sync(0xFFFFFFFF, v, offset)\n"
+        "            offset //= 2\n")),
     # grid-stride loops
-    ("saxpy-no-loop", "saxpy", "missing_value", """
-@cuda.jit
-def saxpy(a, x, y):
-    i = cuda.grid(1)
-    if i < y.size:
-        y[i] = a * x[i] + y[i]
-""", {}),
-    ("saxpy-chunks", "saxpy", "uncoalesced", """
-@cuda.jit
-def saxpy(a, x, y):
-    start = cuda.grid(1)
-    chunk = (y.size + cuda.gridsize(1) - 1) // cuda.gridsize(1)
-    for i in range(start * chunk, min(start * chunk + chunk, y.size)):
-        y[i] = a * x[i] + y[i]
-""", {}),
-    ("saxpy-step-one", "saxpy", "race", """
-@cuda.jit
-def saxpy(a, x, y):
+    _case("saxpy-no-loop", "missing_value", _declared("saxpy", "one_element_per_thread")),
+    _case("saxpy-chunks", "uncoalesced", _declared("saxpy", "contiguous_chunks")),
+    _case("saxpy-step-one", "race", _model("saxpy").with_body("""
     for i in range(cuda.grid(1), y.size):
         y[i] = a * x[i] + y[i]
-""", {}),
+""")),
     # coalescing and bank conflicts
-    ("copy-rows-along-x", "copy_matrix", "uncoalesced", """
-@cuda.jit
-def copy_matrix(x, out):
-    row, col = cuda.grid(2)
-    if row < out.shape[0] and col < out.shape[1]:
-        out[row, col] = x[row, col]
-""", {}),
-    ("copy-no-bounds", "copy_matrix", "out_of_bounds", """
-@cuda.jit
-def copy_matrix(x, out):
-    col, row = cuda.grid(2)
-    out[row, col] = x[row, col]
-""", {}),
-    ("transpose-copies", "transpose_naive", "out_of_bounds", """
-@cuda.jit
-def transpose_naive(x, out):
-    col, row = cuda.grid(2)
-    if row < x.shape[0] and col < x.shape[1]:
-        out[row, col] = x[row, col]
-""", {}),
-    ("transpose-guards-out", "transpose_naive", "out_of_bounds", """
-@cuda.jit
-def transpose_naive(x, out):
-    col, row = cuda.grid(2)
-    if row < out.shape[0] and col < out.shape[1]:
-        out[col, row] = x[row, col]
-""", {}),
-    ("tiled-no-barrier", "transpose_tiled", "race",
-     _edit(_TRANSPOSE, "    cuda.syncthreads()\n"), TILE_T),
-    ("tiled-strided-store", "transpose_tiled", "uncoalesced", _edit(
-        _TRANSPOSE, "    if c0 + ty < out.shape[0] and r0 + tx < out.shape[1]:\n"
-        "        out[c0 + ty, r0 + tx] = tile[tx, ty]",
-        "    if c0 + tx < out.shape[0] and r0 + ty < out.shape[1]:\n"
-        "        out[c0 + tx, r0 + ty] = tile[ty, tx]"), TILE_T),
-    ("tiled-tile-not-turned", "transpose_tiled", "uninitialized",
-     _edit(_TRANSPOSE, "= tile[tx, ty]", "= tile[ty, tx]"), TILE_T),
-    ("padded-not-padded", "transpose_padded", "bank_conflict", _PADDED, TILE_T),
-    ("padded-by-two", "transpose_padded", "bank_conflict",
-     _edit(_PADDED, "(TILE_T, TILE_T)", "(TILE_T, TILE_T + 2)"), TILE_T),
+    _case("copy-rows-along-x", "uncoalesced", _declared("copy_matrix", "rows_along_x")),
+    _case("copy-no-bounds", "out_of_bounds", _declared("copy_matrix", "no_bounds_check")),
+    _case("transpose-copies", "out_of_bounds", _declared("transpose_naive", "not_transposed")),
+    _case("transpose-guards-out", "out_of_bounds",
+          _declared("transpose_naive", "guarded_with_out")),
+    _case("tiled-no-barrier", "race", _declared("transpose_tiled", "no_barrier")),
+    _case("tiled-strided-store", "uncoalesced", _declared("transpose_tiled", "store_strided")),
+    _case("tiled-tile-not-turned", "uninitialized",
+          _model("transpose_tiled").edited("= tile[tx, ty]", "= tile[ty, tx]")),
+    _case("padded-not-padded", "bank_conflict", _declared("transpose_padded", "not_padded")),
+    _case("padded-by-two", "bank_conflict", _model("transpose_padded").edited(
+        "(TILE_T, TILE_T + 1)", "(TILE_T, TILE_T + 2)")),
     # rows
-    ("softmax-lane-sum", "softmax_rows", "wrong_value", _edit(
-        _SOFTMAX, "    for offset in (16, 8, 4, 2, 1):\n"
-        "        total += cuda.shfl_xor_sync(0xFFFFFFFF, total, offset)\n"), {}),
-    ("softmax-lane-max", "softmax_rows", "wrong_value", _edit(
-        _SOFTMAX, "    for offset in (16, 8, 4, 2, 1):\n"
-        "        m = max(m, cuda.shfl_xor_sync(0xFFFFFFFF, m, offset))\n"), {}),
-    ("softmax-row-per-thread", "softmax_rows", "uncoalesced", """
-@cuda.jit
-def softmax_rows(x, out):
-    row = cuda.blockIdx.x
-    lane = cuda.threadIdx.x
-    cols = x.shape[1]
-    per = (cols + 31) // 32
-    lo, hi = lane * per, min(lane * per + per, cols)
-    m = -math.inf
-    for c in range(lo, hi):
-        m = max(m, x[row, c])
-    for offset in (16, 8, 4, 2, 1):
-        m = max(m, cuda.shfl_xor_sync(0xFFFFFFFF, m, offset))
-    total = 0.0
-    for c in range(lo, hi):
-        total += math.exp(x[row, c] - m)
-    for offset in (16, 8, 4, 2, 1):
-        total += cuda.shfl_xor_sync(0xFFFFFFFF, total, offset)
-    for c in range(lo, hi):
-        out[row, c] = math.exp(x[row, c] - m) / total
-""", {}),
-    ("layernorm-mean-over-lanes", "layernorm_rows", "wrong_value",
-     _edit(_LAYERNORM, "mean = s / cols", "mean = s / 32"), EPS),
-    ("layernorm-variance-over-lanes", "layernorm_rows", "wrong_value",
-     _edit(_LAYERNORM, "q / cols", "q / 32"), EPS),
+    _case("softmax-lane-sum", "wrong_value", _declared("softmax_rows", "lane_sum_only")),
+    _case("softmax-lane-max", "wrong_value", _model("softmax_rows").edited(
+        "    for offset in (16, 8, 4, 2, 1):  # every lane ends with the row's maximum\n"
+        "        m = max(m, cuda.shfl_xor_sync(0xFFFFFFFF, m, offset))\n")),
+    _case("softmax-row-per-thread", "uncoalesced",
+          _declared("softmax_rows", "contiguous_columns")),
+    _case("layernorm-mean-over-lanes", "wrong_value",
+          _model("layernorm_rows").edited("mean = s / cols", "mean = s / 32")),
+    _case("layernorm-variance-over-lanes", "wrong_value",
+          _model("layernorm_rows").edited("q / cols", "q / 32")),
     # atomics
-    ("hist-plain-increment", "histogram", "race", """
-@cuda.jit
-def histogram(x, bins):
-    i = cuda.grid(1)
-    if i < x.size:
-        bins[x[i]] += 1
-""", {}),
-    ("hist-no-bounds", "histogram", "out_of_bounds", """
-@cuda.jit
-def histogram(x, bins):
-    i = cuda.grid(1)
-    cuda.atomic.add(bins, x[i], 1)
-""", {}),
-    ("hist-counts-index", "histogram", "out_of_bounds", """
-@cuda.jit
-def histogram(x, bins):
-    i = cuda.grid(1)
-    if i < x.size:
-        cuda.atomic.add(bins, i, 1)
-""", {}),
+    _case("hist-plain-increment", "race", _declared("histogram", "plain_increment")),
+    _case("hist-no-bounds", "out_of_bounds", _declared("histogram", "no_bounds_check")),
+    _case("hist-counts-index", "out_of_bounds", _model("histogram").edited(
+        "cuda.atomic.add(bins, x[i], 1)", "cuda.atomic.add(bins, i, 1)")),
     # halos
-    ("stencil-no-barrier", "stencil_1d", "race",
-     _edit(_STENCIL, "    cuda.syncthreads()\n"), SBLOCK),
-    ("stencil-no-halo", "stencil_1d", "uninitialized", _edit(
-        _STENCIL, "    if cuda.threadIdx.x == 0:\n"
-        "        s[0] = x[i - 1] if 0 < i <= x.size else 0\n"
-        "        s[SBLOCK + 1] = x[i + SBLOCK] if i + SBLOCK < x.size else 0\n"), SBLOCK),
-    ("stencil-unguarded-halo", "stencil_1d", "out_of_bounds",
-     _edit(_STENCIL, "x[i - 1] if 0 < i <= x.size else 0", "x[i - 1]"), SBLOCK),
+    _case("stencil-no-barrier", "race", _declared("stencil_1d", "no_barrier")),
+    _case("stencil-no-halo", "uninitialized", _declared("stencil_1d", "no_halo")),
+    _case("stencil-unguarded-halo", "out_of_bounds", _model("stencil_1d").edited(
+        "x[i - 1] if 0 < i <= x.size else 0", "x[i - 1]")),
 ]

@@ -1,0 +1,32 @@
+"""gpulesson/exercises/bank/_common.py: what the banks share besides their wording."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpulesson import hardware
+from gpulesson.exercises.bank import _common
+
+
+def test_the_sparse_peak_is_the_datasheets_sparsity_figure() -> None:
+    """NVIDIA H100 SXM datasheet: BF16 Tensor Core 1,979 TFLOPS "with sparsity", twice the
+    dense 989.4 TFLOPS (the slip ``used_sparse_peak`` names)."""
+    assert _common.sparse_peak({"gpu": "H100 SXM"}) == pytest.approx(1979e12, rel=1e-3)
+    assert _common.sparse_peak({"gpu": "H100 SXM"}, "fp16") == pytest.approx(
+        2 * hardware.gpu("H100 SXM").dense("fp16"), rel=1e-3)
+
+
+def test_the_serving_menu_names_gpus_the_hardware_table_has() -> None:
+    assert _common.SERVING_GPUS[0] == _common.H100
+    assert all(hardware.gpu(name).name == name for name in _common.SERVING_GPUS)
+
+
+def test_an_answer_at_the_sparse_peak_or_none_without_one() -> None:
+    """Dividing 1e18 FLOPs by the H100's sparse 1,979 TFLOP/s instead of the dense 989.4
+    halves the time; the V100 has no BF16 (nor 2:4 sparsity), so the slip does not apply."""
+    def seconds(p: dict, *, peak: float | None = None) -> float:
+        return 1e18 / (peak or hardware.gpu(p["gpu"]).dense("bf16"))
+
+    slip = _common.at_sparse_peak(seconds)
+    assert slip({"gpu": "H100 SXM"}) == pytest.approx(seconds({"gpu": "H100 SXM"}) / 2, rel=1e-3)
+    assert slip({"gpu": "V100 SXM"}) is None

@@ -1,0 +1,45 @@
+"""How a kernel exercise is declared (gpulesson/exercises/kernel.py): a kernel source's
+signature and rewritten bodies, and an exercise built from its model kernel."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpulesson.exercises.kernel import KernelSource, first_is, kernel_exercise, kernel_mistake
+
+MODEL = KernelSource("scale", """
+@cuda.jit
+def scale(a, x, out):
+    i = cuda.grid(1)  # one element per thread
+    if i < out.size:
+        out[i] = a * x[i]
+""", constants={"UNUSED": 3})
+
+
+def test_a_kernel_sources_signature_is_its_def_line() -> None:
+    assert MODEL.signature == "a, x, out"
+    with pytest.raises(ValueError, match="no line 'def other"):
+        _ = KernelSource("other", MODEL.source).signature
+
+
+def test_another_body_keeps_the_header_and_the_constants() -> None:
+    rewritten = MODEL.with_body("""
+    i = cuda.grid(1)
+    out[i] = a * x[i]
+""")
+    assert rewritten.source == ("@cuda.jit\ndef scale(a, x, out):\n    i = cuda.grid(1)\n"
+                                "    out[i] = a * x[i]")
+    assert rewritten.constants == MODEL.constants and rewritten.__name__ == "scale"
+
+
+def test_an_exercise_takes_its_task_name_and_signature_from_the_model() -> None:
+    mistake = kernel_mistake("no_bounds_check", "Guard the access.",
+                             MODEL.edited("    if i < out.size:\n        out[i]", "    out[i]"),
+                             first_is("out_of_bounds"))
+    exercise = kernel_exercise("some_lesson", 3, "Scale a vector", MODEL, question="Write it.",
+                               hints=("One thread per element.",), solution="As shown.",
+                               mistakes=(mistake,))
+    assert (exercise.id, exercise.task, exercise.function_name, exercise.signature) == (
+        "some_lesson-ex3", "scale", "scale", "a, x, out")
+    assert exercise.reference is MODEL and exercise.model_solution is MODEL
+    assert exercise.mistakes == (mistake,) and exercise.hint_texts() == ["One thread per element."]
