@@ -41,28 +41,30 @@ def test_parse_vllm_upper_case_cuda_blocks() -> None:
     assert got["total_memory"] == pytest.approx(44.42 * 2**30) and got["utilization"] == 0.90
 
 
-def test_parse_vllm_one_figure_per_line_summary() -> None:
-    """vLLM pull request #10511 (0.6.5): "Memory profiling results:" then one figure a line,
-    name and value apart by spaces."""
-    got = parse_vllm_log(_read("vllm-10511-h100-llama3-8b.log"))
-    gib = {k: got[k] / 2**30 for k in ("total_memory", "weights", "non_torch",
-                                       "activation_peak", "kv_cache")}
-    assert gib == pytest.approx({"total_memory": 79.22, "weights": 14.96, "non_torch": 1.79,
-                                 "activation_peak": 1.26, "kv_cache": 53.29})
-    assert got["utilization"] == 0.90
+#: Start-up summaries that give every memory term in GiB: (log, terms in GiB, utilisation).
+GIB_SUMMARIES = [
+    # vLLM pull request #10511 (0.6.5): "Memory profiling results:" then one figure a line,
+    # name and value apart by spaces.
+    ("vllm-10511-h100-llama3-8b.log",
+     {"total_memory": 79.22, "weights": 14.96, "non_torch": 1.79, "activation_peak": 1.26,
+      "kv_cache": 53.29}, 0.90),
+    # vLLM 0.11's start-up summary (as llm-d-benchmark's empirical results quote it): the
+    # device total from "Free memory on device (free/total GiB)", the utilisation from
+    # "Desired GPU memory utilization is (u, ...)", and the "... GiB for peak activation /
+    # for non-torch memory" parts.
+    ("vllm-llmd-2xh100-llama3.3-70b-fp8-tp2.log",
+     {"total_memory": 79.18, "weights": 33.88, "non_torch": 0.55, "activation_peak": 4.84,
+      "kv_cache": 32.0}, 0.9),
+]
 
 
-def test_parse_vllm_011_usage_line() -> None:
-    """vLLM 0.11's start-up summary (as llm-d-benchmark's empirical results quote it): the
-    device total from "Free memory on device (free/total GiB)", the utilisation from
-    "Desired GPU memory utilization is (u, ...)", and the "... GiB for peak activation /
-    for non-torch memory" parts."""
-    got = parse_vllm_log(_read("vllm-llmd-2xh100-llama3.3-70b-fp8-tp2.log"))
-    gib = {k: got[k] / 2**30 for k in ("total_memory", "weights", "non_torch",
-                                       "activation_peak", "kv_cache")}
-    assert gib == pytest.approx({"total_memory": 79.18, "weights": 33.88, "non_torch": 0.55,
-                                 "activation_peak": 4.84, "kv_cache": 32.0})
-    assert got["utilization"] == 0.9
+@pytest.mark.parametrize(("log", "gib", "utilization"), GIB_SUMMARIES,
+                         ids=["one-figure-per-line-0.6.5", "usage-line-0.11"])
+def test_parse_vllm_gib_summary(log: str, gib: dict[str, float], utilization: float) -> None:
+    """Every memory term of the summary, in GiB, and the utilisation it was started with."""
+    got = parse_vllm_log(_read(log))
+    assert {k: got[k] / 2**30 for k in gib} == pytest.approx(gib)
+    assert got["utilization"] == utilization
 
 
 def test_reconcile_vllm_terms_add_up() -> None:
