@@ -608,13 +608,13 @@ def _callable_name(fn: Callable[..., Any]) -> str:
     return name if name and not name.startswith("<") else "computation"
 
 
+#: A speedup's decimals as it grows: ``1234.5 -> '1,234x'``, ``12.34 -> '12.3x'``,
+#: ``0.0123 -> '0.0123x'``.
+_SPEEDUP_STEPS = ((100, ",.0f"), (10, ".1f"), (0, ".3g"))
+
+
 def _format_speedup(speedup: float) -> str:
-    """``1234.5 -> '1,234x'``, ``12.34 -> '12.3x'``, ``0.0123 -> '0.0123x'``."""
-    if speedup >= 100:
-        return f"{speedup:,.0f}x"
-    if speedup >= 10:
-        return f"{speedup:.1f}x"
-    return f"{speedup:.3g}x"
+    return units.format_by_size(speedup, _SPEEDUP_STEPS) + "x"
 
 
 def _to_device(value: Any, device: Device) -> Any:

@@ -23,6 +23,7 @@ from gpulesson import _validate
 __all__ = [
     "DIMENSIONS",
     "format_bandwidth",
+    "format_by_size",
     "format_bytes",
     "format_flop_rate",
     "format_flops",
@@ -158,6 +159,26 @@ def format_significant(value: float, digits: int) -> str:
         return f"{value:.{digits - 1}e}"  # not 300 zeros, nor 102 commas
     decimals = max(digits - 1 - math.floor(math.log10(abs(value))), 0)
     return f"{value:,.{decimals}f}"
+
+
+def format_by_size(value: float, steps: tuple[tuple[float, str], ...]) -> str:
+    """``value`` in the format spec of the first ``(at_least, spec)`` step it reaches, the
+    last step's below them all: a table's column that shows fewer decimals as its numbers
+    grow. ``((100, ",.0f"), (10, ".1f"), (0, ".3g"))`` writes ``1234.5 -> '1,234'``,
+    ``12.34 -> '12.3'``, ``0.0123 -> '0.0123'``."""
+    value = _check_number("value", value)
+    if not isinstance(steps, tuple) or not steps or not all(
+            isinstance(step, tuple) and len(step) == 2 and isinstance(step[1], str)
+            and not isinstance(step[0], bool) and isinstance(step[0], (int, float))
+            for step in steps):
+        raise TypeError("steps must be a non-empty tuple of (at_least, format spec) pairs, "
+                        f"got {_validate._short_repr(steps)}")
+    spec = next((spec for at_least, spec in steps if value >= at_least), steps[-1][1])
+    try:
+        return format(value, spec)
+    except ValueError:
+        raise ValueError(f"steps must hold format specs for a float, such as '.1f'; "
+                         f"{spec!r:.40} is not one") from None
 
 
 #: Beyond these magnitudes :func:`format_significant` and :func:`format_usd` write

@@ -14,6 +14,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from gpulesson import units
 from gpulesson.collectives.model import DTYPES, AllReduceMeasurement
 
 HEADER = (
@@ -26,19 +27,15 @@ HEADER = (
 )
 
 
-def _time(us: float) -> str:
-    """nccl-tests' time column: 2 decimals below 100 us, 1 below 10,000, none above."""
-    if us >= 10000:
-        return f"{us:7.0f}"
-    if us >= 100:
-        return f"{us:7.1f}"
-    return f"{us:7.2f}"
+#: nccl-tests' time column (us): 2 decimals below 100 us, 1 below 10,000, none above.
+_TIME_STEPS = ((10000, "7.0f"), (100, "7.1f"), (0, "7.2f"))
 
 
 def _pass(m: AllReduceMeasurement | None) -> str:
     if m is None:  # a pass that was not measured
         return f"  {'N/A':>7s}  {'N/A':>6s}  {'N/A':>6s}  {'N/A':>5s}"
-    return (f"  {_time(m.time_seconds * 1e6)}  {m.algorithm_bandwidth / 1e9:6.2f}  "
+    time = units.format_by_size(m.time_seconds * 1e6, _TIME_STEPS)
+    return (f"  {time}  {m.algorithm_bandwidth / 1e9:6.2f}  "
             f"{m.bus_bandwidth / 1e9:6.2f}  {m.wrong:5d}")
 
 

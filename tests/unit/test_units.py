@@ -45,6 +45,35 @@ def test_format_significant(value: float, digits: int, text: str) -> None:
     assert units.format_significant(value, digits) == text
 
 
+#: nccl-tests' time column (us): ``%7.2f`` below 100, ``%7.1f`` below 10,000, ``%7.0f``
+#: above (all_reduce_perf rows such as "    8.06", "  117.1", "  12345").
+NCCL_TIME = ((10000, "7.0f"), (100, "7.1f"), (0, "7.2f"))
+
+
+@pytest.mark.parametrize(("value", "text"), [(8.0612, "   8.06"), (99.994, "  99.99"),
+                                             (100.0, "  100.0"), (117.06, "  117.1"),
+                                             (9999.94, " 9999.9"), (10000.0, "  10000"),
+                                             (123456.7, " 123457"), (0.0, "   0.00")])
+def test_format_by_size_takes_the_first_step_reached(value: float, text: str) -> None:
+    assert units.format_by_size(value, NCCL_TIME) == text
+
+
+def test_format_by_size_below_every_step_uses_the_last() -> None:
+    assert units.format_by_size(-2.5, ((100, ",.0f"), (10, ".1f"), (0, ".3g"))) == "-2.5"
+
+
+@pytest.mark.parametrize(("steps", "error", "match"), [
+    ((), TypeError, "steps must be a non-empty tuple"),
+    ([(0, ".1f")], TypeError, "steps must be a non-empty tuple"),
+    (((0, 1),), TypeError, "steps must be a non-empty tuple"),
+    (((True, ".1f"),), TypeError, "steps must be a non-empty tuple"),
+    (((0, "abc"),), ValueError, "steps must hold format specs"),
+])
+def test_format_by_size_refuses_bad_steps(steps: object, error: type, match: str) -> None:
+    with pytest.raises(error, match=match):
+        units.format_by_size(1.0, steps)  # type: ignore[arg-type]
+
+
 # ---------------------------------------------------------------------------------------
 # Reading what a learner types: separators, flags, and every shown figure typed back
 
