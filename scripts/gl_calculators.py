@@ -567,16 +567,21 @@ def _on_html_page_context(app: Sphinx, pagename: str, templatename: str,
                pack_url(app.env.gl_pack))  # type: ignore[attr-defined]
 
 
+def publish(app: Sphinx, pack_path: str, pack: dict[str, Any], scripts: Iterable[str]) -> None:
+    """Write ``pack`` at ``pack_path`` (site-relative) and copy ``scripts`` (from
+    ``scripts/site_js/``) into the site's :data:`COURSE_DIR`: what a loader added by
+    :func:`add_loader` fetches."""
+    out = Path(app.outdir)
+    (out / COURSE_DIR).mkdir(parents=True, exist_ok=True)
+    (out / pack_path).write_text(json.dumps(pack, ensure_ascii=False), encoding="utf-8")
+    for name in scripts:
+        shutil.copy2(SITE_JS / name, out / COURSE_DIR / name)
+
+
 def _on_build_finished(app: Sphinx, exception: Exception | None) -> None:
     if exception is not None or app.builder.format != "html":
         return
-    out = Path(app.outdir) / COURSE_DIR
-    out.mkdir(parents=True, exist_ok=True)
-    pack = app.env.gl_pack  # type: ignore[attr-defined]
-    (Path(app.outdir) / PACK_PATH).write_text(json.dumps(pack, ensure_ascii=False),
-                                             encoding="utf-8")
-    for name in SCRIPTS:
-        shutil.copy2(SITE_JS / name, out / name)
+    publish(app, PACK_PATH, app.env.gl_pack, SCRIPTS)  # type: ignore[attr-defined]
 
 
 #: What each of the course's extensions tells Sphinx: it reads and writes in parallel safely.

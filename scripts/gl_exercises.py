@@ -59,7 +59,6 @@ import html
 import json
 import os
 import re
-import shutil
 import sys
 import time
 from collections.abc import Iterable
@@ -81,7 +80,6 @@ import gl_calculators  # noqa: E402
 logger = logging.getLogger(__name__)
 
 ROOT = HERE.parent
-SITE_JS = HERE / "site_js"
 COURSE_DIR = gl_calculators.COURSE_DIR
 #: The page side of the exercises, as Sphinx sees it (local scripts get a ``_static/``
 #: prefix, hence ``../``).
@@ -884,13 +882,9 @@ def _on_build_finished(app: Sphinx, exception: Exception | None) -> None:
             front_door(app.config.html_title, f"{app.config.root_doc}.html"), encoding="utf-8")
     for name in TEMPLATE_FRAGMENTS:
         (out / "_static" / name).unlink(missing_ok=True)
-    (out / COURSE_DIR).mkdir(parents=True, exist_ok=True)
-    pack = app.env.gl_exercise_pack  # type: ignore[attr-defined]
-    (out / PACK_PATH).write_text(json.dumps(pack, ensure_ascii=False), encoding="utf-8")
-    for name in SCRIPTS:
-        shutil.copy2(SITE_JS / name, out / COURSE_DIR / name)
-    for name in gl_calculators.SCRIPTS:  # the shared worker, on a site without calculators too
-        shutil.copy2(SITE_JS / name, out / COURSE_DIR / name)
+    # the shared worker (gl_calculators.SCRIPTS) too, on a site without calculators
+    gl_calculators.publish(app, PACK_PATH, app.env.gl_exercise_pack,  # type: ignore[attr-defined]
+                           (*SCRIPTS, *gl_calculators.SCRIPTS))
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
