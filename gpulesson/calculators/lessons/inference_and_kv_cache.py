@@ -110,7 +110,7 @@ def _inference_calc(**kw: Any) -> dict[str, Any]:
             weight_bytes=read, bandwidth=kw["bandwidth"], batch=kw["batch"],
             kv_bytes_per_sequence=kv_seq),
         "compute_bound_batch": inference.model_compute_bound_batch(
-            cfg, bytes_per_param=memory.precision_bytes(kw["precision"]), **gpu),
+            cfg, bytes_per_param=bpp, **gpu),
         "crossover": "never: its sliding windows cap attention" if crossover is None
         else f"{crossover:,.0f} tokens",
     }
