@@ -20,7 +20,8 @@ What this extension adds:
     the GPU specification tables of ``book/hardware.md``, generated from
     :data:`gpulesson.hardware.GPUS` and their sources (dense and sparse rates apart).
 ``html-page-context``
-    adds the loader (with the Pyodide folder and the package pack as data attributes) to
+    adds the loader (with the Pyodide folder and the package pack as data attributes; before
+    it, inline, ``loader-settings.js``, which reads them: :func:`add_loader`) to
     exactly the pages whose HTML holds a registry calculator, wherever it came from (this
     directive or a notebook's ``calculator_widget`` output); two accessibility repairs of
     generated markup (see ``_MYSTNB_SUMMARY`` and ``_BIBLIOENTRY``).
@@ -61,6 +62,9 @@ SCRIPTS = ("calculators.js", "python-worker.js")
 COURSE_DIR = "_lib/course"
 #: The loader as Sphinx sees it (local scripts are prefixed with ``_static/``).
 LOADER = f"../{COURSE_DIR}/calculators.js"
+#: What every loader (this one, the exercises') reads from its script tag: written inline
+#: before the loaders by :func:`add_loader`, so it costs no request.
+LOADER_SETTINGS = SITE_JS / "loader-settings.js"
 #: The module the browser imports; the pack is its import closure within the package.
 ENTRY_MODULE = "gpulesson.browser"
 #: Packages packed whole, every module in them: the registry imports its lesson modules
@@ -505,6 +509,29 @@ def pyodide_attributes(app: Sphinx) -> dict[str, str]:
     return attributes
 
 
+@functools.cache
+def _loader_settings() -> str:
+    return LOADER_SETTINGS.read_text(encoding="utf-8")
+
+
+def add_loader(app: Sphinx, pagename: str, holds: str, loader: str, pack: str,
+               **attributes: str) -> None:
+    """Add ``loader`` (deferred) to page ``pagename``, which ``holds`` what needs Python (a
+    calculator, an exercise), its tag pointing the Python worker at the vendored Pyodide
+    (:func:`pyodide_attributes`) and at ``pack``, with ``attributes`` besides; before it,
+    inline, :data:`LOADER_SETTINGS`, which reads these attributes for every loader (a page
+    with two loaders holds it once). Without the vendored Pyodide the build stops."""
+    if not app.config.gl_pyodide_path:
+        raise ExtensionError(
+            f"{pagename} holds {holds} but the vendored Pyodide is missing "
+            "(_vendor/_pyodide/manifest.json): run `make site-assets` (make book does)"
+        )
+    app.add_js_file(None, body=_loader_settings())
+    app.add_js_file(loader, loading_method="defer",
+                    **{**pyodide_attributes(app), "data-pack": pack, **attributes,
+                       "data-timeout": str(app.config.gl_calculator_timeout_ms)})
+
+
 def _on_builder_inited(app: Sphinx) -> None:
     if app.builder.format == "html":
         app.env.gl_pack = make_pack()  # type: ignore[attr-defined]
@@ -536,32 +563,25 @@ def _on_html_page_context(app: Sphinx, pagename: str, templatename: str,
         body = context["body"] = body.replace(_BIBLIOENTRY, 'role="listitem"')
     if "gl-calculator" not in body or not page_calculators(body):
         return
-    if not app.config.gl_pyodide_path:
-        raise ExtensionError(
-            f"{pagename} holds a calculator but the vendored Pyodide is missing "
-            "(_vendor/_pyodide/manifest.json): run `make site-assets` (make book does)"
-        )
-    app.add_js_file(
-        LOADER,
-        loading_method="defer",
-        **{
-            **pyodide_attributes(app),
-            "data-pack": pack_url(app.env.gl_pack),  # type: ignore[attr-defined]
-            "data-timeout": str(app.config.gl_calculator_timeout_ms),
-        },
-    )
+    add_loader(app, pagename, "a calculator", LOADER,
+               pack_url(app.env.gl_pack))  # type: ignore[attr-defined]
+
+
+def publish(app: Sphinx, pack_path: str, pack: dict[str, Any], scripts: Iterable[str]) -> None:
+    """Write ``pack`` at ``pack_path`` (site-relative) and copy ``scripts`` (from
+    ``scripts/site_js/``) into the site's :data:`COURSE_DIR`: what a loader added by
+    :func:`add_loader` fetches."""
+    out = Path(app.outdir)
+    (out / COURSE_DIR).mkdir(parents=True, exist_ok=True)
+    (out / pack_path).write_text(json.dumps(pack, ensure_ascii=False), encoding="utf-8")
+    for name in scripts:
+        shutil.copy2(SITE_JS / name, out / COURSE_DIR / name)
 
 
 def _on_build_finished(app: Sphinx, exception: Exception | None) -> None:
     if exception is not None or app.builder.format != "html":
         return
-    out = Path(app.outdir) / COURSE_DIR
-    out.mkdir(parents=True, exist_ok=True)
-    pack = app.env.gl_pack  # type: ignore[attr-defined]
-    (Path(app.outdir) / PACK_PATH).write_text(json.dumps(pack, ensure_ascii=False),
-                                             encoding="utf-8")
-    for name in SCRIPTS:
-        shutil.copy2(SITE_JS / name, out / name)
+    publish(app, PACK_PATH, app.env.gl_pack, SCRIPTS)  # type: ignore[attr-defined]
 
 
 #: What each of the course's extensions tells Sphinx: it reads and writes in parallel safely.

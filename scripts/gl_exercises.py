@@ -22,10 +22,11 @@ a folded solution). On any page that holds one, this extension
   their checker is a pure-Python runtime, and the pack's ``numba`` is its stand-in);
 * adds the site's introduction (how the exercises work here, and the progress kept in
   this browser, with export and import) before the page's first section;
-* adds the page side (``scripts/site_js/exercises.js``), the Python worker it shares with
-  the calculators and the code editor bundled by ``scripts/vendor_js.py``, and writes the
-  exercises' package pack (:func:`exercise_pack`: :mod:`gpulesson.exercises.browser` and
-  every bank module) into the site.
+* adds the page side (``scripts/site_js/exercises.js``, through
+  :func:`gl_calculators.add_loader`, as the calculators' loader), the Python worker it
+  shares with the calculators and the code editor bundled by ``scripts/vendor_js.py``, and
+  writes the exercises' package pack (:func:`exercise_pack`:
+  :mod:`gpulesson.exercises.browser` and every bank module) into the site.
 
 Pages. Independent of exercises, this extension also
 
@@ -58,7 +59,6 @@ import html
 import json
 import os
 import re
-import shutil
 import sys
 import time
 from collections.abc import Iterable
@@ -80,7 +80,6 @@ import gl_calculators  # noqa: E402
 logger = logging.getLogger(__name__)
 
 ROOT = HERE.parent
-SITE_JS = HERE / "site_js"
 COURSE_DIR = gl_calculators.COURSE_DIR
 #: The page side of the exercises, as Sphinx sees it (local scripts get a ``_static/``
 #: prefix, hence ``../``).
@@ -849,24 +848,12 @@ def _on_html_page_context(app: Sphinx, pagename: str, templatename: str,
     body = context.get("body") or ""
     if "data-exercise=" not in body:
         return
-    if not app.config.gl_pyodide_path:
-        raise ExtensionError(
-            f"{pagename} holds an exercise but the vendored Pyodide is missing "
-            "(_vendor/_pyodide/manifest.json): run `make site-assets` (make book does)"
-        )
     pack = app.env.gl_exercise_pack  # type: ignore[attr-defined]
-    app.add_js_file(
-        LOADER,
-        loading_method="defer",
-        **{
-            **gl_calculators.pyodide_attributes(app),
-            "data-pack": gl_calculators.pack_url(pack).replace(gl_calculators.PACK_PATH,
-                                                                PACK_PATH),
-            "data-editor": EDITOR_PATH,
-            "data-time-limit": str(app.config.gl_exercise_time_limit_ms),
-            "data-timeout": str(app.config.gl_calculator_timeout_ms),
-        },
-    )
+    gl_calculators.add_loader(
+        app, pagename, "an exercise", LOADER,
+        gl_calculators.pack_url(pack).replace(gl_calculators.PACK_PATH, PACK_PATH),
+        **{"data-editor": EDITOR_PATH,
+           "data-time-limit": str(app.config.gl_exercise_time_limit_ms)})
 
 
 #: The front door's icon: an empty one inline, so that opening the site's address asks the
@@ -895,13 +882,9 @@ def _on_build_finished(app: Sphinx, exception: Exception | None) -> None:
             front_door(app.config.html_title, f"{app.config.root_doc}.html"), encoding="utf-8")
     for name in TEMPLATE_FRAGMENTS:
         (out / "_static" / name).unlink(missing_ok=True)
-    (out / COURSE_DIR).mkdir(parents=True, exist_ok=True)
-    pack = app.env.gl_exercise_pack  # type: ignore[attr-defined]
-    (out / PACK_PATH).write_text(json.dumps(pack, ensure_ascii=False), encoding="utf-8")
-    for name in SCRIPTS:
-        shutil.copy2(SITE_JS / name, out / COURSE_DIR / name)
-    for name in gl_calculators.SCRIPTS:  # the shared worker, on a site without calculators too
-        shutil.copy2(SITE_JS / name, out / COURSE_DIR / name)
+    # the shared worker (gl_calculators.SCRIPTS) too, on a site without calculators
+    gl_calculators.publish(app, PACK_PATH, app.env.gl_exercise_pack,  # type: ignore[attr-defined]
+                           (*SCRIPTS, *gl_calculators.SCRIPTS))
 
 
 def setup(app: Sphinx) -> dict[str, Any]:

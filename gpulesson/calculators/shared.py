@@ -355,6 +355,15 @@ def percent(name: str, label: str, *, default: float, range: tuple[float, float]
                   scale=0.01, dimension="percent", slider=True, help=help)
 
 
+def overhead(advice: str = "") -> Input:
+    """``overhead``: the working memory a served model needs beside its weights and caches,
+    a fixed assumption in GB; ``advice`` ends the help (``"; measure yours"``)."""
+    return Number("overhead", "Overhead", default=2, range=(0, 1000), step=0.5, unit="GB",
+                  scale=1e9, dimension="bytes",
+                  help="CUDA context, framework and activation buffers: an assumption, "
+                       f"about 1-2 GB in practice{advice}.")
+
+
 #: The precisions of a model served: its weights, its KV cache and its tensor-core math.
 WEIGHTS_PRECISION = storage_input("precision", "Weights precision")
 KV_PRECISION = storage_input("kv_dtype", "KV-cache precision")

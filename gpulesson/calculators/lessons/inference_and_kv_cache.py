@@ -110,7 +110,7 @@ def _inference_calc(**kw: Any) -> dict[str, Any]:
             weight_bytes=read, bandwidth=kw["bandwidth"], batch=kw["batch"],
             kv_bytes_per_sequence=kv_seq),
         "compute_bound_batch": inference.model_compute_bound_batch(
-            cfg, bytes_per_param=memory.precision_bytes(kw["precision"]), **gpu),
+            cfg, bytes_per_param=bpp, **gpu),
         "crossover": "never: its sliding windows cap attention" if crossover is None
         else f"{crossover:,.0f} tokens",
     }
@@ -192,13 +192,6 @@ def _serving_inputs(default_model: str = "llama-3-8b", *,
             *shared.gpu_inputs("H100 SXM", memory=memory, peak=True, bandwidth=True))
 
 
-#: Working memory beside the weights and caches (as ``will_it_fit`` takes it).
-_OVERHEAD = Number("overhead", "Overhead", default=2, range=(0, 1000), step=0.5, unit="GB",
-                   scale=1e9, dimension="bytes",
-                   help="CUDA context, framework and activation buffers: an assumption, "
-                        "about 1-2 GB in practice.")
-
-
 def _prefix_caching(**kw: Any) -> dict[str, Any]:
     cfg = shared.config(kw)
     r = serving_techniques.prefix_cache_saving(cfg, kw["prompt"], hit_rate=kw["hit_rate"],
@@ -227,7 +220,7 @@ PREFIX_CACHING = Calculator(
                        step=1, help="Share of the prompt's tokens found in the cache (a "
                                     "shared system prompt, documents, earlier turns)."),
         *_serving_inputs(memory=True),
-        _OVERHEAD,
+        shared.overhead(),
     ),
     outputs=(
         Output("cached_tokens", "Tokens served from the cache", "number", unit="tokens",

@@ -83,12 +83,17 @@ OCCUPANCY = Calculator(
 )
 
 
+#: M, N and K of the product C = A·B that the tiled kernels compute.
+_SHAPE = (shared.matrix_dimension("m", "M (rows of C)"),
+          shared.matrix_dimension("n", "N (columns of C)"),
+          shared.matrix_dimension("k", "K (inner dimension)"))
+
+
 def _gemm_waves(**kw: Any) -> dict[str, Any]:
-    layout = execution.gemm_waves(kw["m"], kw["n"], sms=kw["sms"], tile_m=kw["tile_m"],
-                                  tile_n=kw["tile_n"], blocks_per_sm=kw["blocks_per_sm"])
+    tiling = {name: kw[name] for name in ("sms", "tile_m", "tile_n", "blocks_per_sm")}
+    layout = execution.gemm_waves(kw["m"], kw["n"], **tiling)
     time = execution.gemm_time(kw["m"], kw["n"], kw["k"], peak_flops=kw["peak_flops"],
-                               sms=kw["sms"], tile_m=kw["tile_m"], tile_n=kw["tile_n"],
-                               blocks_per_sm=kw["blocks_per_sm"])
+                               **tiling)
     work = gemm.flops(kw["m"], kw["k"], kw["n"])
     return {
         "tiles": layout.tiles, "wave_size": layout.wave_size, "waves": layout.waves,
@@ -106,9 +111,7 @@ GEMM_WAVES = Calculator(
                 "compute-bound product.",
     lesson=LESSON,
     inputs=(
-        shared.matrix_dimension("m", "M (rows of C)"),
-        shared.matrix_dimension("n", "N (columns of C)"),
-        shared.matrix_dimension("k", "K (inner dimension)"),
+        *_SHAPE,
         Integer("tile_m", "Tile rows", default=256, range=(1, 1024),
                 help="Rows of C one thread block computes (cuBLAS picks among 64 to 256)."),
         Integer("tile_n", "Tile columns", default=128, range=(1, 1024),
@@ -204,9 +207,7 @@ TILED_MATMUL = Calculator(
                 + _NVIDIA_MODEL,
     lesson=LESSON,
     inputs=(
-        shared.matrix_dimension("m", "M (rows of C)"),
-        shared.matrix_dimension("n", "N (columns of C)"),
-        shared.matrix_dimension("k", "K (inner dimension)"),
+        *_SHAPE,
         Integer("tile", "Tile width T", default=32, range=(1, 512),
                 help="Each block computes a T × T tile of C; T = 1 is the naive kernel."),
         shared.dtype_input(default="fp32"),

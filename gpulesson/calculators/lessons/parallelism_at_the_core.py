@@ -62,10 +62,7 @@ WILL_IT_FIT = Calculator(
                       help="Tokens held per sequence (prompt + generated)."),
         shared.CONCURRENT_SEQUENCES,
         shared.KV_PRECISION,
-        Number("overhead", "Overhead", default=2, range=(0, 1000), step=0.5, unit="GB",
-               scale=1e9, dimension="bytes",
-               help="CUDA context, framework and activation buffers: an assumption, about "
-                    "1-2 GB in practice; measure yours."),
+        shared.overhead("; measure yours"),
         *shared.gpu_inputs("H100 SXM", memory=True),
     ),
     outputs=(

@@ -8,43 +8,35 @@ from dataclasses import replace
 import pytest
 
 from gpulesson import calculators as C
-from gpulesson.calculators import (
-    Calculator,
-    Choice,
-    Input,
-    Integer,
-    Keyed,
-    Number,
-    Output,
-    Preset,
-    Select,
-)
+from gpulesson.calculators import spec
 from gpulesson.calculators.registry import check_declaration
 
 from .toy import TOY, echo
 
 
 def test_constructors_declare_each_kind() -> None:
-    workers = Integer("workers", "Workers", default=64, range=(1, 1_000_000))
+    workers = spec.Integer("workers", "Workers", default=64, range=(1, 1_000_000))
     assert (workers.kind, workers.default, workers.min, workers.max, workers.step) == (
         "integer", 64, 1, 1_000_000, 1)
-    rate = Number("rate", "Bandwidth", default=3.35, range=(0.01, 100), step=0.01,
-                  unit="TB/s", scale=1e12, dimension="bytes/s")
+    rate = spec.Number("rate", "Bandwidth", default=3.35, range=(0.01, 100), step=0.01,
+                       unit="TB/s", scale=1e12, dimension="bytes/s")
     assert (rate.kind, rate.min, rate.max, rate.step, rate.scale) == ("number", 0.01, 100,
                                                                       0.01, 1e12)
-    pick = Select("dtype", "Precision", default="bf16", choices=(Choice("bf16", "BF16"),))
+    pick = spec.Select("dtype", "Precision", default="bf16",
+                       choices=(spec.Choice("bf16", "BF16"),))
     assert (pick.kind, pick.choice_values()) == ("choice", ("bf16",))
-    gpu = Preset("gpu", "GPU", default="a", choices=(Choice("a", "A"),), fills={"a": {}})
+    gpu = spec.Preset("gpu", "GPU", default="a", choices=(spec.Choice("a", "A"),),
+                      fills={"a": {}})
     assert (gpu.kind, gpu.fills) == ("preset", {"a": {}})
 
 
 @pytest.mark.parametrize("make", [
-    lambda: Input("n", "Count", "integer", 8, 1, 1024, 1),
-    lambda: Integer("n", "Count", 8, (1, 1024)),
-    lambda: Number("x", "X", (0, 1), 0.5),
-    lambda: Select("s", "S", (Choice("a", "A"),)),
-    lambda: Output("x", "X", "number", "months"),
-    lambda: Keyed("dtype", {"bf16": 1.0}),
+    lambda: spec.Input("n", "Count", "integer", 8, 1, 1024, 1),
+    lambda: spec.Integer("n", "Count", 8, (1, 1024)),
+    lambda: spec.Number("x", "X", (0, 1), 0.5),
+    lambda: spec.Select("s", "S", (spec.Choice("a", "A"),)),
+    lambda: spec.Output("x", "X", "number", "months"),
+    lambda: spec.Keyed("dtype", {"bf16": 1.0}),
 ], ids=["Input", "Integer", "Number", "Select", "Output", "Keyed"])
 def test_positional_arguments_beyond_name_and_label_are_refused(make) -> None:
     """Which of seven numbers is the step? None: after the name and the label (the format
@@ -58,13 +50,13 @@ def test_positional_arguments_beyond_name_and_label_are_refused(make) -> None:
 ])
 def test_a_bad_range_names_the_input(range_, error) -> None:
     with pytest.raises(error, match="^workers: range"):
-        Integer("workers", "Workers", default=1, range=range_)
+        spec.Integer("workers", "Workers", default=1, range=range_)
 
 
 def test_binary_applies_to_bytes_outputs_only() -> None:
-    assert Output("kv", "KV cache", "bytes", binary=True).binary
+    assert spec.Output("kv", "KV cache", "bytes", binary=True).binary
     with pytest.raises(ValueError, match="^x: binary applies to bytes outputs only"):
-        Output("x", "X", "count", binary=True)
+        spec.Output("x", "X", "count", binary=True)
 
 
 def test_input_and_output_lookups_list_the_names() -> None:
@@ -74,36 +66,36 @@ def test_input_and_output_lookups_list_the_names() -> None:
         TOY.input("nope")
 
 
-def _with_inputs(*inputs: Input) -> Calculator:
+def _with_inputs(*inputs: spec.Input) -> spec.Calculator:
     return replace(TOY, name="_bad", inputs=inputs)
 
 
-N = Integer("n", "Count", default=8, range=(1, 1024))
+N = spec.Integer("n", "Count", default=8, range=(1, 1024))
 
 
 @pytest.mark.parametrize(("calc", "message"), [
-    (_with_inputs(Integer("n", "Count", range=(1, 10))), r"^_bad\.n: needs a default"),
+    (_with_inputs(spec.Integer("n", "Count", range=(1, 10))), r"^_bad\.n: needs a default"),
     (_with_inputs(replace(N, name="Hidden size d")), "is not an identifier"),
     (_with_inputs(N, N), "duplicate input names"),
     (_with_inputs(replace(N, kind="slider")), "kind must be one of"),
     (_with_inputs(replace(N, max=None)), r"^_bad\.n: needs a range min <= max"),
     (_with_inputs(replace(N, dimension="furlongs")), "unknown dimension furlongs"),
-    (_with_inputs(Select("s", "S", default="a", choices=())), "a choice needs choices"),
-    (_with_inputs(N, Preset("p", "P", default="a", choices=(Choice("a", "A"),),
-                            fills={"a": {"n": 1}})), "a preset needs a 'custom' choice"),
-    (_with_inputs(N, Preset("p", "P", default="a",
-                            choices=(Choice("a", "A"), Choice(C.CUSTOM, "Custom")),
-                            fills={"a": {"m": 1}})), "fills unknown 'm'"),
-    (_with_inputs(N, Preset("p", "P", default="a",
-                            choices=(Choice("a", "A"), Choice(C.CUSTOM, "Custom")),
-                            fills={"b": {"n": 1}})), "fill for unknown 'b'"),
-    (_with_inputs(N, Preset("p", "P", default="a",
-                            choices=(Choice("a", "A"), Choice(C.CUSTOM, "Custom")),
-                            fills={"a": {"n": Keyed(by="n", values={})}})),
+    (_with_inputs(spec.Select("s", "S", default="a", choices=())), "a choice needs choices"),
+    (_with_inputs(N, spec.Preset("p", "P", default="a", choices=(spec.Choice("a", "A"),),
+                                 fills={"a": {"n": 1}})), "a preset needs a 'custom' choice"),
+    (_with_inputs(N, spec.Preset("p", "P", default="a",
+                                 choices=(spec.Choice("a", "A"), spec.Choice(C.CUSTOM, "Custom")),
+                                 fills={"a": {"m": 1}})), "fills unknown 'm'"),
+    (_with_inputs(N, spec.Preset("p", "P", default="a",
+                                 choices=(spec.Choice("a", "A"), spec.Choice(C.CUSTOM, "Custom")),
+                                 fills={"b": {"n": 1}})), "fill for unknown 'b'"),
+    (_with_inputs(N, spec.Preset("p", "P", default="a",
+                                 choices=(spec.Choice("a", "A"), spec.Choice(C.CUSTOM, "Custom")),
+                                 fills={"a": {"n": spec.Keyed(by="n", values={})}})),
      "keyed by 'n', which is not a choice input"),
-    (replace(TOY, name="_bad", outputs=(Output("x", "X", "furlongs"),)),
+    (replace(TOY, name="_bad", outputs=(spec.Output("x", "X", "furlongs"),)),
      r"^_bad\.x: unknown format 'furlongs'"),
-    (replace(TOY, name="_bad", outputs=(Output("x", "X", "count"),) * 2),
+    (replace(TOY, name="_bad", outputs=(spec.Output("x", "X", "count"),) * 2),
      "duplicate output names"),
     (replace(TOY, name="_bad", lesson="lesson_10"), "lesson 'lesson_10' is not in"),
 ], ids=["default", "identifier", "duplicate-input", "kind", "range", "dimension",

@@ -11,16 +11,6 @@ import contextlib
 from collections.abc import Iterator
 
 from gpulesson import calculators as C
-from gpulesson.calculators import (
-    Calculator,
-    Choice,
-    Integer,
-    Keyed,
-    Number,
-    Output,
-    Preset,
-    Select,
-)
 
 #: The inputs the toy echoes: each one's SI value is the output ``<input>_out``, labelled
 #: with the input's name and shown in this format.
@@ -31,30 +21,30 @@ def echo(**kw):
     return {f"{name}_out": kw[name] for name in ECHOED} | {"big": 2**60 + kw["n"]}
 
 
-TOY = Calculator(
+TOY = C.Calculator(
     name="_toy",
     title="Toy",
     description="Echoes its inputs.",
     lesson="parallelism_at_the_core",
     inputs=(
-        Integer("n", "Count", default=8, range=(1, 1024)),
-        Select("precision", "Precision", default="bf16",
-               choices=(Choice("bf16", "BF16"), Choice("fp32", "FP32"))),
-        Preset("gpu", "GPU", default="fast",
-               choices=(Choice("fast", "Fast GPU"), Choice("old", "Old GPU"),
-                        Choice(C.CUSTOM, "Custom")),
-               fills={"fast": {"peak": Keyed(by="precision",
-                                             values={"bf16": 1000e12, "fp32": 60e12}),
-                               "rate": 3.35e12},
-                      "old": {"peak": Keyed(by="precision", values={"fp32": 15.7e12}),
-                              "rate": 0.9e12}}),
-        Number("peak", "Peak", range=(0.001, 1e5), unit="TFLOP/s", scale=1e12,
-               dimension="flop/s"),
-        Number("rate", "Bandwidth", range=(0.01, 100), unit="TB/s", scale=1e12,
-               dimension="bytes/s"),
+        C.Integer("n", "Count", default=8, range=(1, 1024)),
+        C.Select("precision", "Precision", default="bf16",
+                 choices=(C.Choice("bf16", "BF16"), C.Choice("fp32", "FP32"))),
+        C.Preset("gpu", "GPU", default="fast",
+                 choices=(C.Choice("fast", "Fast GPU"), C.Choice("old", "Old GPU"),
+                          C.Choice(C.CUSTOM, "Custom")),
+                 fills={"fast": {"peak": C.Keyed(by="precision",
+                                                 values={"bf16": 1000e12, "fp32": 60e12}),
+                                 "rate": 3.35e12},
+                        "old": {"peak": C.Keyed(by="precision", values={"fp32": 15.7e12}),
+                                "rate": 0.9e12}}),
+        C.Number("peak", "Peak", range=(0.001, 1e5), unit="TFLOP/s", scale=1e12,
+                 dimension="flop/s"),
+        C.Number("rate", "Bandwidth", range=(0.01, 100), unit="TB/s", scale=1e12,
+                 dimension="bytes/s"),
     ),
-    outputs=(*(Output(f"{name}_out", name, fmt) for name, fmt in ECHOED.items()),
-             Output("big", "big", "count")),
+    outputs=(*(C.Output(f"{name}_out", name, fmt) for name, fmt in ECHOED.items()),
+             C.Output("big", "big", "count")),
     function=echo,
 )
 
