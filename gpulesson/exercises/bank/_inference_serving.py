@@ -52,7 +52,7 @@ def _prefix_fresh(p: P) -> float:
 def _prefix_derived(p: P) -> dict[str, Any]:
     r = _prefix(p)
     return {"name": wording.model_label(p["model"]), "prompt_text": wording.count(p["prompt"]),
-            "hit": f"{p['hit_rate']:.0%}", "cached": wording.count(r.cached_tokens),
+            "hit": wording.rounded_percent(p["hit_rate"]), "cached": wording.count(r.cached_tokens),
             "new": wording.count(p["prompt"] - r.cached_tokens),
             "without": format_seconds(r.ttft_without), "flops": format_flops(r.flops),
             "peak": wording.tflop_rate(_gpu(p)["peak_flops"]),
@@ -270,7 +270,8 @@ def _spec(p: P, *, cost: bool = True) -> float:
 def _spec_derived(p: P) -> dict[str, Any]:
     tokens = serving_techniques.expected_tokens_per_step(acceptance_rate=p["alpha"],
                                                          draft_tokens=p["gamma"])
-    return {"alpha_text": f"{p['alpha']:.0%}", "cost_text": f"{p['cost']:.0%}",
+    return {"alpha_text": wording.rounded_percent(p["alpha"]),
+            "cost_text": wording.rounded_percent(p["cost"]),
             "tokens": core.format_number(tokens, 3),
             "denominator": core.format_number(p["gamma"] * p["cost"] + 1, 3),
             "best": serving_techniques.best_draft_length(acceptance_rate=p["alpha"],

@@ -656,8 +656,10 @@ def _model_share() -> float:
 
 def _hfu_derived(p: P) -> dict[str, Any]:
     share = _model_share()
-    return {"hfu_pct": f"{p['hfu']:.0%}", "low": f"{p['hfu'] * share:.0%}",
-            "high": f"{p['hfu'] / share:.0%}", "share": core.format_number(share, 3)}
+    return {"hfu_pct": wording.rounded_percent(p["hfu"]),
+            "low": wording.rounded_percent(p["hfu"] * share),
+            "high": wording.rounded_percent(p["hfu"] / share),
+            "share": core.format_number(share, 3)}
 
 
 hfu_to_mfu = core.ChoiceExercise(

@@ -83,7 +83,7 @@ def _prefill_derived(p: P) -> dict[str, Any]:
         "name": wording.model_label(p["model"]), "tokens_text": wording.count(p['tokens']),
         "n_text": wording.count(n), "L": cfg.layers, "H": cfg.heads, "Q": cfg.head_dim,
         "linear": format_flops(linear), "attention": format_flops(total - linear),
-        "share": f"{(total - linear) / total:.1%}",
+        "share": wording.rounded_percent((total - linear) / total, 1),
         "crossover": wording.count(inference.attention_crossover_tokens(n, **_shape(cfg))),
     }
 
@@ -458,7 +458,7 @@ def _ceiling_derived(p: P) -> dict[str, Any]:
         "step": format_seconds(weights / g.bandwidth),
         "per_token": format_flops(per_token),
         "peak": wording.tflop_rate(g.dense("bf16")),
-        "busy": f"{per_token * _ceiling(p) / g.dense('bf16'):.2%}",
+        "busy": wording.rounded_percent(per_token * _ceiling(p) / g.dense("bf16"), 2),
     }
 
 
@@ -661,7 +661,7 @@ def _batching_derived(p: P) -> dict[str, Any]:
             "user1": wording.token_rate(one[0]), "userb": wording.token_rate(many[0]),
             "totalb": wording.token_rate(many[1]),
             "gain": core.format_number(many[1] / one[1], 3),
-            "loss": f"{1 - many[0] / one[0]:.0%}"}
+            "loss": wording.rounded_percent(1 - many[0] / one[0])}
 
 
 batching_tradeoff = core.ChoiceExercise(

@@ -354,7 +354,7 @@ def _recompute_derived(p: P) -> dict[str, Any]:
             "step": format_flops(flops.training_flops(n, p["tokens"]), digits=3),
             "with": format_flops(flops.hardware_flops_per_token(n, recompute="full")
                                  * p["tokens"], digits=3),
-            "share": f"{optimisations.recompute_overhead():.1%}"}
+            "share": wording.rounded_percent(optimisations.recompute_overhead(), 1)}
 
 
 recompute_flops = core.NumericExercise(

@@ -158,7 +158,7 @@ def _rounds_derived(p: P) -> dict[str, Any]:
     return {"cells": wording.count(cells), "workers_text": wording.count(p['workers']),
             "d_out_text": wording.count(p['d_out']),
             "rounds32": wording.count(roofline.parallel_rounds(32 * p['d_out'], p['workers'])),
-            "busy": f"{busy:.0%}", "idle": f"{1 - busy:.0%}"}
+            "busy": wording.rounded_percent(busy), "idle": wording.rounded_percent(1 - busy)}
 
 
 def _rounds_exercise(number: int, title: str, workers: int, machine: str,
@@ -222,11 +222,12 @@ rounds_many = _rounds_exercise(
 def _amdahl_derived(p: P) -> dict[str, Any]:
     s, n = p["serial"], p["workers"]
     speedup = roofline.amdahl_speedup(s, n)
-    return {"serial_pct": f"{s:.0%}", "parallel_pct": f"{1 - s:.0%}",
+    return {"serial_pct": wording.rounded_percent(s),
+            "parallel_pct": wording.rounded_percent(1 - s),
             "limit": core.format_number(1 / s, 3),
             # time with n workers as a fraction of one worker's time is 1/speedup
             "new_time": core.format_number(1 / speedup, 3),
-            "serial_share_after": f"{s * speedup:.0%}"}
+            "serial_share_after": wording.rounded_percent(s * speedup)}
 
 
 amdahl_eight = core.NumericExercise(
@@ -277,7 +278,8 @@ amdahl_eight = core.NumericExercise(
 
 def _gpu_job_derived(p: P) -> dict[str, Any]:
     speedup = roofline.amdahl_speedup(p["data_share"], p["gpu_speedup"])
-    return {"data_pct": f"{p['data_share']:.0%}", "gpu_pct": f"{1 - p['data_share']:.0%}",
+    return {"data_pct": wording.rounded_percent(p["data_share"]),
+            "gpu_pct": wording.rounded_percent(1 - p["data_share"]),
             "new_time": core.format_number(1 / speedup, 3),
             "limit": core.format_number(1 / p["data_share"], 3)}
 
