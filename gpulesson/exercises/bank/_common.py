@@ -12,9 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from gpulesson import hardware, transformer
+from gpulesson import hardware, inference, memory, transformer
 
-__all__ = ["H100", "P", "SERVING_GPUS", "at_sparse_peak", "config", "sparse_peak"]
+__all__ = ["H100", "P", "SERVING_GPUS", "at_sparse_peak", "config", "decode_ceiling",
+           "sparse_peak"]
 
 #: The parameters of one variant of an exercise (its ``defaults`` or a ``sample``).
 P = Mapping[str, Any]
@@ -28,6 +29,15 @@ SERVING_GPUS = (H100, "A100 80GB", "H200")
 def config(p: P) -> transformer.TransformerConfig:
     """The configuration of the model preset a variant names (``p["model"]``)."""
     return transformer.preset(p["model"])
+
+
+def decode_ceiling(p: P, *, precision: str, bandwidth: float) -> float:
+    """The batch-1 decode ceiling, in tokens/s, of the variant's model (``p["n_params"]``)
+    with its weights in ``precision`` read at ``bandwidth`` (bytes/s): every weight is read
+    once per token. The lessons' slips change the precision or the bandwidth."""
+    return inference.decode_ceiling_tokens_per_second(
+        weight_bytes=memory.weight_bytes(p["n_params"], precision=precision),
+        bandwidth=bandwidth)
 
 
 def sparse_peak(p: P, dtype: str = "bf16") -> float:

@@ -26,7 +26,7 @@ from typing import Any
 
 from gpulesson import course, hardware, inference, memory, transformer
 from gpulesson.exercises import core, mistakes, serving, wording
-from gpulesson.exercises.bank._common import H100, SERVING_GPUS, P, at_sparse_peak
+from gpulesson.exercises.bank._common import H100, SERVING_GPUS, P, at_sparse_peak, decode_ceiling
 from gpulesson.exercises.bank._inference_serving import (
     chunked_prefill_gap,
     disaggregation_ratio,
@@ -441,10 +441,8 @@ sequences_that_fit = core.NumericExercise(
 # 6. The decode ceiling of a 13B model
 
 def _ceiling(p: P, *, precision: str | None = None) -> float:
-    g = hardware.gpu(p["gpu"])
-    return inference.decode_ceiling_tokens_per_second(
-        weight_bytes=memory.weight_bytes(p["n_params"], precision=precision or p["precision"]),
-        bandwidth=g.bandwidth)
+    return decode_ceiling(p, precision=precision or p["precision"],
+                          bandwidth=hardware.gpu(p["gpu"]).bandwidth)
 
 
 def _ceiling_derived(p: P) -> dict[str, Any]:

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpulesson import course, gemm, hardware, inference, memory, roofline
+from gpulesson import course, gemm, hardware, memory, roofline
 from gpulesson.exercises import core, mistakes, wording
-from gpulesson.exercises.bank._common import H100, P, sparse_peak
+from gpulesson.exercises.bank._common import H100, P, decode_ceiling, sparse_peak
 from gpulesson.exercises.core import Mistake
 from gpulesson.units import format_bandwidth, format_bytes
 
@@ -647,14 +647,12 @@ def _decode_derived(p: P) -> dict[str, Any]:
             "bw": _bw(p["bandwidth"]), "weights_gb": _gb(weights),
             "bpp": core.format_number(memory.precision_bytes(p["precision"])),
             "h100_bw": _bw(h100.bandwidth),
-            "h100_ceiling": core.format_number(inference.decode_ceiling_tokens_per_second(
-                weight_bytes=weights, bandwidth=h100.bandwidth), 3)}
+            "h100_ceiling": core.format_number(_decode(p, bandwidth=h100.bandwidth), 3)}
 
 
 def _decode(p: P, *, bandwidth: float | None = None, precision: str | None = None) -> float:
-    return inference.decode_ceiling_tokens_per_second(
-        weight_bytes=memory.weight_bytes(p["n_params"], precision=precision or p["precision"]),
-        bandwidth=bandwidth or p["bandwidth"])
+    return decode_ceiling(p, precision=precision or p["precision"],
+                          bandwidth=bandwidth or p["bandwidth"])
 
 
 decode_on_cpu = core.NumericExercise(
@@ -699,12 +697,8 @@ decode_on_cpu = core.NumericExercise(
 # ---------------------------------------------------------------------------------------
 # 15. The decode ceiling with 4-bit weights
 
-def _fp4_ceiling(p: P, bytes_per_param: float | None = None) -> float:
-    g = hardware.gpu(p["gpu"])
-    weights = (memory.weight_bytes(p["n_params"], precision="nvfp4") if bytes_per_param is None
-               else p["n_params"] * bytes_per_param)
-    return inference.decode_ceiling_tokens_per_second(weight_bytes=weights,
-                                                      bandwidth=g.bandwidth)
+def _fp4_ceiling(p: P, precision: str = "nvfp4") -> float:
+    return decode_ceiling(p, precision=precision, bandwidth=hardware.gpu(p["gpu"]).bandwidth)
 
 
 def _fp4_derived(p: P) -> dict[str, Any]:
@@ -713,7 +707,7 @@ def _fp4_derived(p: P) -> dict[str, Any]:
     return {"model": f"{p['n_params'] / 1e9:g}B", "gpu": g.name, "bw": format_bandwidth(
                 g.bandwidth), "bits": f"{8 * memory.precision_bytes('nvfp4'):g}",
             "weights": format_bytes(weights),
-            "fp16": core.format_number(_fp4_ceiling(p, memory.precision_bytes("fp16")), 3)}
+            "fp16": core.format_number(_fp4_ceiling(p, "fp16"), 3)}
 
 
 fp4_decode_ceiling = core.NumericExercise(
@@ -740,9 +734,9 @@ fp4_decode_ceiling = core.NumericExercise(
         Mistake("forgot_scales",
                 "That counts half a byte per weight. NVFP4 stores an 8-bit scale with every "
                 "16 elements: {bits} bits per weight.",
-                lambda p: _fp4_ceiling(p, 0.5)),
+                lambda p: _fp4_ceiling(p, "fp4")),
         Mistake("fp16_weights", "That is the ceiling with 2-byte FP16 weights.",
-                lambda p: _fp4_ceiling(p, memory.precision_bytes("fp16"))),
+                lambda p: _fp4_ceiling(p, "fp16")),
         Mistake("compute_roof",
                 "That is the arithmetic limit, FP4 peak ÷ 2N. At batch 1 the weights' reads "
                 "take far longer: divide the bandwidth by the bytes.",

@@ -30,3 +30,14 @@ def test_an_answer_at_the_sparse_peak_or_none_without_one() -> None:
     slip = _common.at_sparse_peak(seconds)
     assert slip({"gpu": "H100 SXM"}) == pytest.approx(seconds({"gpu": "H100 SXM"}) / 2, rel=1e-3)
     assert slip({"gpu": "V100 SXM"}) is None
+
+
+def test_the_decode_ceiling_reads_every_weight_once_per_token() -> None:
+    """A 7B model in FP16 is 14 GB of weights; at the H100 SXM's 3.35 TB/s (NVIDIA H100
+    datasheet) batch-1 decode reads them once per token: at most 3.35e12 / 14e9 = 239
+    tokens/s. INT8 halves the bytes and doubles the ceiling."""
+    p = {"n_params": 7e9}
+    fp16 = _common.decode_ceiling(p, precision="fp16", bandwidth=3.35e12)
+    assert fp16 == pytest.approx(239.3, rel=1e-3)
+    assert _common.decode_ceiling(p, precision="int8", bandwidth=3.35e12) == pytest.approx(
+        2 * fp16)
