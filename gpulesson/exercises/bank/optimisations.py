@@ -27,7 +27,7 @@ from gpulesson import course, flops, hardware, memory, optimisations, roofline, 
 from gpulesson.exercises import core, mistakes, wording
 from gpulesson.exercises.bank._common import H100, P
 from gpulesson.exercises.core import Mistake
-from gpulesson.precision import float_format
+from gpulesson.precision import FloatFormat, float_format
 from gpulesson.units import format_bytes, format_flops
 
 LESSON = "optimisations"
@@ -402,9 +402,15 @@ recompute_flops = core.NumericExercise(
 # ---------------------------------------------------------------------------------------
 # 6. The smallest normal number of a format
 
+def _other_format(p: P) -> FloatFormat:
+    """The 16-bit format the ``other_format`` slip takes for the variant's: BF16 for FP16,
+    FP16 otherwise."""
+    return float_format("bf16" if p["fmt"] == "fp16" else "fp16")
+
+
 def _fmt_derived(p: P) -> dict[str, Any]:
     f = float_format(p["fmt"])
-    other = float_format("bf16" if p["fmt"] == "fp16" else "fp16")
+    other = _other_format(p)
     return {"prec": f.name, "e_bits": f.exponent_bits, "f_bits": f.fraction_bits,
             "bias": f.bias, "emin": 1 - f.bias,
             "sub": core.format_number(f.smallest_subnormal, 4),
@@ -447,9 +453,8 @@ smallest_normal = core.NumericExercise(
         Mistake("other_format",
                 "That is {other}'s smallest normal number ({other_normal}). Use {prec}'s "
                 "{e_bits} exponent bits.",
-                lambda p: None if float_format(p["fmt"]).exponent_bits == float_format(
-                    "bf16" if p["fmt"] == "fp16" else "fp16").exponent_bits
-                else float_format("bf16" if p["fmt"] == "fp16" else "fp16").smallest_normal),
+                lambda p: None if float_format(p["fmt"]).exponent_bits
+                == _other_format(p).exponent_bits else _other_format(p).smallest_normal),
     ),
     defaults={"fmt": "fp16"},
     sample=lambda rng: {"fmt": rng.choice(["fp16", "bf16", "fp32"])},
