@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from gpulesson import hardware, inference, memory, transformer
+from gpulesson import hardware, inference, memory, roofline, transformer
 
 __all__ = ["H100", "P", "SERVING_GPUS", "at_sparse_peak", "config", "decode_ceiling",
-           "sparse_peak"]
+           "sparse_peak", "sparse_ridge"]
 
 #: The parameters of one variant of an exercise (its ``defaults`` or a ``sample``).
 P = Mapping[str, Any]
@@ -45,6 +45,12 @@ def sparse_peak(p: P, dtype: str = "bf16") -> float:
     figure a learner who makes the :func:`~gpulesson.exercises.mistakes.used_sparse_peak`
     slip divides by."""
     return hardware.gpu(p["gpu"]).sparse_flops[dtype]
+
+
+def sparse_ridge(p: P, dtype: str) -> float:
+    """The ridge point of the variant's GPU at its 2:4-sparse peak, in FLOP/byte: where a
+    learner who makes the ``used_sparse_peak`` slip puts the roofline's bend."""
+    return roofline.ridge_point(sparse_peak(p, dtype), hardware.gpu(p["gpu"]).bandwidth)
 
 
 def at_sparse_peak(answer: Callable[..., float],

@@ -16,7 +16,7 @@ from typing import Any
 
 from gpulesson import course, gemm, hardware, memory, roofline
 from gpulesson.exercises import core, mistakes, wording
-from gpulesson.exercises.bank._common import H100, P, decode_ceiling, sparse_peak
+from gpulesson.exercises.bank._common import H100, P, decode_ceiling, sparse_ridge
 from gpulesson.exercises.core import Mistake
 from gpulesson.units import format_bandwidth, format_bytes
 
@@ -623,8 +623,7 @@ ridge_point = core.NumericExercise(
     answer=lambda p: hardware.gpu(p["gpu"]).ridge_point("fp16"),
     derived=_ridge_derived,
     mistakes=(
-        mistakes.used_sparse_peak(lambda p: roofline.ridge_point(sparse_peak(p, "fp16"),
-                                                                 hardware.gpu(p["gpu"]).bandwidth)),
+        mistakes.used_sparse_peak(lambda p: sparse_ridge(p, "fp16")),
         mistakes.inverted_ratio(lambda p: 1 / hardware.gpu(p["gpu"]).ridge_point("fp16"),
                                 hint="That is bytes per FLOP: you divided bandwidth by peak. The "
                                      "ridge point is FLOP/s ÷ bytes/s."),

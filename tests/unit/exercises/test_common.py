@@ -41,3 +41,13 @@ def test_the_decode_ceiling_reads_every_weight_once_per_token() -> None:
     assert fp16 == pytest.approx(239.3, rel=1e-3)
     assert _common.decode_ceiling(p, precision="int8", bandwidth=3.35e12) == pytest.approx(
         2 * fp16)
+
+
+def test_the_sparse_ridge_is_twice_the_dense_one() -> None:
+    """H100 SXM datasheet: FP16 Tensor Core 1,979 TFLOPS with sparsity, 3.35 TB/s of HBM3, so
+    the roofline of the sparse figure bends at 1979e12 / 3.35e12 = 591 FLOP/byte, twice the
+    dense ridge (the slip the ridge-point exercises name)."""
+    p = {"gpu": "H100 SXM"}
+    assert _common.sparse_ridge(p, "fp16") == pytest.approx(591, rel=2e-3)
+    assert _common.sparse_ridge(p, "fp16") == pytest.approx(
+        2 * hardware.gpu("H100 SXM").ridge_point("fp16"), rel=1e-3)
