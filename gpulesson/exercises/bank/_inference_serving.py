@@ -16,7 +16,7 @@ from typing import Any
 
 from gpulesson import hardware, inference, serving_techniques, transformer
 from gpulesson.exercises import core, mistakes, wording
-from gpulesson.exercises.bank._common import P
+from gpulesson.exercises.bank._common import P, config
 from gpulesson.exercises.core import Mistake
 from gpulesson.units import format_bandwidth, format_flops, format_seconds
 
@@ -38,13 +38,13 @@ def _gpu(p: P) -> dict[str, float]:
 
 def _prefix(p: P) -> serving_techniques.PrefixCacheSaving:
     return serving_techniques.prefix_cache_saving(
-        transformer.preset(p["model"]), p["prompt"], hit_rate=p["hit_rate"], **_gpu(p))
+        config(p), p["prompt"], hit_rate=p["hit_rate"], **_gpu(p))
 
 
 def _prefix_fresh(p: P) -> float:
     """The new tokens prefilled as a prompt of their own (their attention to the cached
     tokens forgotten)."""
-    cfg = transformer.preset(p["model"])
+    cfg = config(p)
     return inference.model_prefill_time(cfg, p["prompt"] - _prefix(p).cached_tokens,
                                         **_gpu(p))
 
@@ -111,14 +111,14 @@ prefix_cache_ttft = core.NumericExercise(
 
 def _chunked(p: P, budget: int | None = None) -> serving_techniques.ChunkedPrefill:
     return serving_techniques.chunked_prefill(
-        transformer.preset(p["model"]), prompt_tokens=p["prompt"],
+        config(p), prompt_tokens=p["prompt"],
         token_budget=budget or p["budget"], decode_batch=p["batch"], context=p["context"],
         **_gpu(p))
 
 
 def _chunked_derived(p: P) -> dict[str, Any]:
     r = _chunked(p)
-    cfg = transformer.preset(p["model"])
+    cfg = config(p)
     return {"name": wording.model_label(p["model"]), "prompt_text": wording.count(p["prompt"]),
             "ctx_text": wording.count(p["context"]), "budget_text": wording.count(p["budget"]),
             "chunk": wording.count(r.chunk), "steps": r.steps,
@@ -186,7 +186,7 @@ chunked_prefill_gap = core.NumericExercise(
 
 def _pd_rates(p: P) -> tuple[float, float]:
     """(prefill tokens/s, decode tokens/s) of one GPU on the roofline."""
-    cfg = transformer.preset(p["model"])
+    cfg = config(p)
     prefill = p["input"] / inference.model_prefill_time(cfg, p["input"], **_gpu(p))
     decode = inference.model_decode_speed(cfg, batch=p["batch"],
                                           context=p["input"] + p["output"], **_gpu(p))

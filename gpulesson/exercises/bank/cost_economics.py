@@ -25,7 +25,7 @@ from typing import Any
 
 from gpulesson import cost, course, hardware, inference, memory, prices, transformer
 from gpulesson.exercises import core, mistakes, serving, wording
-from gpulesson.exercises.bank._common import H100, SERVING_GPUS, P
+from gpulesson.exercises.bank._common import H100, SERVING_GPUS, P, config
 from gpulesson.exercises.core import Mistake
 from gpulesson.units import format_bytes, format_usd
 
@@ -457,7 +457,7 @@ def _batch_saving(p: P, *, kv: bool = True) -> float:
 
 def _batch_derived(p: P) -> dict[str, Any]:
     one, many = _tokens_per_second(p, 1), _tokens_per_second(p, p["batch"])
-    cfg = transformer.preset(p["model"])
+    cfg = config(p)
     per_seq = inference.kv_cache_bytes(cfg, seq_len=p["context"])
     weights = memory.weight_bytes(transformer.param_count(cfg), precision="bf16")
 
@@ -477,7 +477,7 @@ def _batch_derived(p: P) -> dict[str, Any]:
 def _batch_fits(p: P) -> bool:
     # BF16 weights, the batch's BF16 caches and 2 GB of overhead in the GPU's memory
     return p["batch"] <= inference.max_concurrent_sequences(
-        transformer.preset(p["model"]), context=p["context"],
+        config(p), context=p["context"],
         gpu_memory=hardware.gpu(p["gpu"]).memory_bytes, overhead=2e9)
 
 

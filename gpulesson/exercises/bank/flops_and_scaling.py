@@ -698,16 +698,12 @@ hfu_to_mfu = core.ChoiceExercise(
 # ---------------------------------------------------------------------------------------
 # 12. The training FLOPs of a mixture of experts
 
-def _moe_cfg(p: P) -> transformer.TransformerConfig:
-    return transformer.preset(p["model"])
-
-
 def _moe_flops(p: P) -> float:
-    return flops.model_training_flops(_moe_cfg(p), tokens=p["tokens"])
+    return flops.model_training_flops(config(p), tokens=p["tokens"])
 
 
 def _moe_derived(p: P) -> dict[str, Any]:
-    cfg = _moe_cfg(p)
+    cfg = config(p)
     total, active = transformer.param_count(cfg), transformer.active_params(cfg)
     return {"label": wording.model_label(p["model"]), "experts": cfg.experts,
             "k": cfg.experts_per_token, "data": _tokens_text(p["tokens"]),
@@ -741,7 +737,7 @@ moe_training_flops = core.NumericExercise(
         Mistake("total_for_flops",
                 "That counts every expert, {total}. A token is multiplied only by the {k} "
                 "experts it is routed to: use the active parameters, {active}.",
-                lambda p: flops.training_flops(transformer.param_count(_moe_cfg(p)),
+                lambda p: flops.training_flops(transformer.param_count(config(p)),
                                                p["tokens"])),
         Mistake("forward_only",
                 "That is the forward pass only, 2N per token. Training adds the backward "

@@ -26,7 +26,14 @@ from typing import Any
 
 from gpulesson import course, hardware, inference, memory, transformer
 from gpulesson.exercises import core, mistakes, serving, wording
-from gpulesson.exercises.bank._common import H100, SERVING_GPUS, P, at_sparse_peak, decode_ceiling
+from gpulesson.exercises.bank._common import (
+    H100,
+    SERVING_GPUS,
+    P,
+    at_sparse_peak,
+    config,
+    decode_ceiling,
+)
 from gpulesson.exercises.bank._inference_serving import (
     chunked_prefill_gap,
     disaggregation_ratio,
@@ -70,13 +77,13 @@ def _shape(cfg: TransformerConfig) -> dict[str, int]:
 # 1. Prefill FLOPs of a prompt
 
 def _prefill(p: P, *, attention: bool = True) -> float:
-    cfg = transformer.preset(p["model"])
+    cfg = config(p)
     shape = _shape(cfg) if attention else {}
     return inference.prefill_flops(transformer.param_count(cfg), p["tokens"], **shape)
 
 
 def _prefill_derived(p: P) -> dict[str, Any]:
-    cfg = transformer.preset(p["model"])
+    cfg = config(p)
     n = transformer.param_count(cfg)
     linear, total = _prefill(p, attention=False), _prefill(p)
     return {
@@ -146,7 +153,7 @@ prefill_flops_2k = core.NumericExercise(
 # 2. Time to the first token (the prefill on a GPU's roofline)
 
 def _ttft(p: P, *, peak: float | None = None, attention: bool = True) -> float:
-    cfg = transformer.preset(p["model"])
+    cfg = config(p)
     g = hardware.gpu(p["gpu"])
     n = transformer.param_count(cfg)
     shape = _shape(cfg) if attention else {}
@@ -157,7 +164,7 @@ def _ttft(p: P, *, peak: float | None = None, attention: bool = True) -> float:
 
 
 def _ttft_derived(p: P) -> dict[str, Any]:
-    cfg = transformer.preset(p["model"])
+    cfg = config(p)
     g = hardware.gpu(p["gpu"])
     n = transformer.param_count(cfg)
     weights = memory.weight_bytes(n, precision="bf16")
@@ -201,7 +208,7 @@ time_to_first_token = core.NumericExercise(
                 "compute-bound.",
                 lambda p: (lambda cfg: memory.weight_bytes(transformer.param_count(cfg),
                                                            precision="bf16")
-                           / hardware.gpu(p["gpu"]).bandwidth)(transformer.preset(p["model"]))),
+                           / hardware.gpu(p["gpu"]).bandwidth)(config(p))),
         mistakes.used_sparse_peak(at_sparse_peak(_ttft)),
         Mistake("forgot_attention",
                 "You left out the attention scores (4·L·H·Q·T² FLOPs); at {tokens_text} "
@@ -220,7 +227,7 @@ time_to_first_token = core.NumericExercise(
 # 3. KV cache of a long-context batch
 
 def _kv_total(p: P, *, mha: bool = False, batch: int | None = None) -> int:
-    cfg = transformer.preset(p["model"])
+    cfg = config(p)
     return inference.kv_cache_bytes(
         _mha(cfg) if mha else cfg, seq_len=p["seq_len"],
         batch=p["batch"] if batch is None else batch,
@@ -228,7 +235,7 @@ def _kv_total(p: P, *, mha: bool = False, batch: int | None = None) -> int:
 
 
 def _kv_derived(p: P) -> dict[str, Any]:
-    cfg = transformer.preset(p["model"])
+    cfg = config(p)
     b = memory.precision_bytes(p["kv_dtype"])
     per_token = inference.kv_cache_bytes_per_token(cfg, bytes_per_element=b)
     return {
@@ -365,7 +372,7 @@ kv_cache_code = core.CodeExercise(
 
 def _fit(p: P, *, mha: bool = False, overhead: float | None = None,
          weights_free: bool = False) -> int:
-    cfg = transformer.preset(p["model"])
+    cfg = config(p)
     memory_bytes = hardware.gpu(p["gpu"]).memory_bytes
     if weights_free:  # the mistake: as if the weights took no memory
         memory_bytes += memory.weight_bytes(transformer.param_count(cfg), precision="bf16")
@@ -375,7 +382,7 @@ def _fit(p: P, *, mha: bool = False, overhead: float | None = None,
 
 
 def _fit_derived(p: P) -> dict[str, Any]:
-    cfg = transformer.preset(p["model"])
+    cfg = config(p)
     n = transformer.param_count(cfg)
     g = hardware.gpu(p["gpu"])
     weights = memory.weight_bytes(n, precision="bf16")
@@ -504,7 +511,7 @@ decode_ceiling_13b = core.NumericExercise(
 # 7. Per-user speed once the KV cache is read too
 
 def _per_user(p: P, *, kv: bool = True, mha: bool = False, aggregate: bool = False) -> float:
-    cfg = transformer.preset(p["model"])
+    cfg = config(p)
     g = hardware.gpu(p["gpu"])
     kv_seq = inference.kv_cache_bytes(_mha(cfg) if mha else cfg, seq_len=p["context"])
     total = inference.decode_ceiling_tokens_per_second(
@@ -514,7 +521,7 @@ def _per_user(p: P, *, kv: bool = True, mha: bool = False, aggregate: bool = Fal
 
 
 def _per_user_derived(p: P) -> dict[str, Any]:
-    cfg = transformer.preset(p["model"])
+    cfg = config(p)
     g = hardware.gpu(p["gpu"])
     weights = memory.weight_bytes(transformer.param_count(cfg), precision="bf16")
     kv_all = inference.kv_cache_bytes(cfg, seq_len=p["context"], batch=p["batch"])
@@ -741,13 +748,13 @@ batching_here = core.PredictExercise(
 # 11. The cache of latent attention and sliding windows
 
 def _arch_kv(p: P, *, mha: bool = False, cap_windows: bool = True) -> int:
-    cfg = transformer.preset(p["model"])
+    cfg = config(p)
     return inference.kv_cache_bytes(inference.multi_head_equivalent(cfg) if mha else cfg,
                                     seq_len=p["seq_len"], cap_windows=cap_windows)
 
 
 def _arch_kv_derived(p: P) -> dict[str, Any]:
-    cfg = transformer.preset(p["model"])
+    cfg = config(p)
     if cfg.latent_attention:
         design = (f"latent attention: per layer and token it caches a {cfg.kv_lora_rank}-"
                   f"value latent and a {cfg.qk_rope_head_dim}-value rotary key, "
@@ -813,12 +820,12 @@ arch_kv_cache = core.NumericExercise(
 # 12. What a mixture-of-experts decode step reads
 
 def _moe_read(p: P) -> float:
-    return inference.decode_weight_bytes(transformer.preset(p["model"]), batch=p["batch"])
+    return inference.decode_weight_bytes(config(p), batch=p["batch"])
 
 
 def _moe_no_sharing(p: P) -> float | None:
     """k experts per token with no expert shared between tokens (at most all E)."""
-    cfg = transformer.preset(p["model"])
+    cfg = config(p)
     if p["batch"] == 1 or p["batch"] * cfg.experts_per_token >= cfg.experts:
         return None  # the same as one expert per token, or as every expert
     extra = (p["batch"] - 1) * cfg.experts_per_token
@@ -827,7 +834,7 @@ def _moe_no_sharing(p: P) -> float | None:
 
 
 def _moe_read_derived(p: P) -> dict[str, Any]:
-    cfg = transformer.preset(p["model"])
+    cfg = config(p)
     used = inference.expected_experts_used(experts=cfg.experts,
                                            experts_per_token=cfg.experts_per_token,
                                            tokens=p["batch"])
@@ -863,11 +870,11 @@ moe_decode_read = core.NumericExercise(
                 "That is the active parameters, what one token reads. The batch's tokens "
                 "are routed to different experts, so a step reads more of them.",
                 lambda p: None if p["batch"] == 1 else 2 * transformer.active_params(
-                    transformer.preset(p["model"]))),
+                    config(p))),
         Mistake("every_expert",
                 "That reads every expert. Under uniform routing some experts get no token of "
                 "this batch: E × (1 − (1 − k/E)^B) are touched.",
-                lambda p: 2 * transformer.param_count(transformer.preset(p["model"]))),
+                lambda p: 2 * transformer.param_count(config(p))),
         Mistake("k_times_batch",
                 "That counts k experts per token as if no two tokens shared one. Expected "
                 "distinct experts are E × (1 − (1 − k/E)^B), at most E.",

@@ -25,7 +25,7 @@ from typing import Any
 
 from gpulesson import course, flops, hardware, memory, optimisations, roofline, transformer
 from gpulesson.exercises import core, mistakes, wording
-from gpulesson.exercises.bank._common import H100, P, sparse_peak
+from gpulesson.exercises.bank._common import H100, P, config, sparse_peak
 from gpulesson.exercises.core import Mistake
 from gpulesson.precision import FloatFormat, float_format
 from gpulesson.units import format_bytes, format_flops
@@ -337,7 +337,7 @@ checkpoint_64_layers = core.NumericExercise(
 # 5. Extra FLOPs of full activation recomputation
 
 def _model_params(p: P) -> int:
-    return transformer.param_count(transformer.preset(p["model"]))
+    return transformer.param_count(config(p))
 
 
 def _extra_flops(p: P) -> float:

@@ -22,7 +22,7 @@ from typing import Any
 
 from gpulesson import course, gemm, hardware, memory, precision, roofline, transformer
 from gpulesson.exercises import core, mistakes, wording
-from gpulesson.exercises.bank._common import H100, P, sparse_peak, sparse_ridge
+from gpulesson.exercises.bank._common import H100, P, config, sparse_peak, sparse_ridge
 from gpulesson.exercises.core import Mistake
 from gpulesson.units import format_bytes, format_seconds
 
@@ -123,7 +123,7 @@ seed_bytes_precision = core.ChoiceExercise(
 # 2. Arithmetic intensity of a real layer's shape
 
 def _mlp_shape(p: P) -> tuple[int, int, int]:
-    cfg = transformer.preset(p["model"])
+    cfg = config(p)
     return p["tokens"], cfg.hidden, cfg.ffn
 
 
@@ -589,7 +589,7 @@ per_watt = core.NumericExercise(
 # 10. Weights in a block-scaled 4-bit format
 
 def _fp4_weights(p: P, bytes_per_param: float | None = None) -> float:
-    n = transformer.param_count(transformer.preset(p["model"]))
+    n = transformer.param_count(config(p))
     if bytes_per_param is None:
         return memory.weight_bytes(n, precision=p["format"])
     return n * bytes_per_param
@@ -601,7 +601,7 @@ def _fp4_derived(p: P) -> dict[str, Any]:
     return {"label": wording.model_label(p["model"]), "fmt": block.name, "elem": block.element.bits,
             "block": block.block_size, "scale": block.scale.name,
             "scale_bits": block.scale.bits, "bits": core.format_number(block.bits_per_element),
-            "n": wording.count(transformer.param_count(transformer.preset(p["model"]))),
+            "n": wording.count(transformer.param_count(config(p))),
             "bare": format_bytes(_fp4_weights(p, 0.5)), "other": other.name,
             "other_gb": format_bytes(_fp4_weights(p, other.bytes_per_element))}
 
