@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from gpulesson import hardware, inference, memory, roofline, transformer
+from gpulesson import flops, hardware, inference, memory, roofline, transformer
 
 __all__ = ["H100", "P", "SERVING_GPUS", "at_sparse_peak", "config", "decode_ceiling",
-           "sparse_peak", "sparse_ridge"]
+           "sparse_peak", "sparse_ridge", "training_seconds"]
 
 #: The parameters of one variant of an exercise (its ``defaults`` or a ``sample``).
 P = Mapping[str, Any]
@@ -38,6 +38,15 @@ def decode_ceiling(p: P, *, precision: str, bandwidth: float) -> float:
     return inference.decode_ceiling_tokens_per_second(
         weight_bytes=memory.weight_bytes(p["n_params"], precision=precision),
         bandwidth=bandwidth)
+
+
+def training_seconds(p: P, total: float, *, gpus: int | None = None,
+                     peak: float | None = None, mfu: float | None = None) -> float:
+    """The wall time, in seconds, of a training run of ``total`` FLOPs on the variant's
+    cluster: ``p["gpus"]`` GPUs at ``p["gpu"]``'s dense BF16 peak and an MFU of
+    ``p["mfu"]``. A slip puts in another GPU count, peak or MFU."""
+    return flops.training_time(total, gpus or p["gpus"],
+                               peak or hardware.gpu(p["gpu"]).dense("bf16"), mfu or p["mfu"])
 
 
 def sparse_peak(p: P, dtype: str = "bf16") -> float:

@@ -19,7 +19,13 @@ from typing import Any
 
 from gpulesson import cost, course, flops, gemm, hardware, inference, transformer, units
 from gpulesson.exercises import core, mistakes, wording
-from gpulesson.exercises.bank._common import P, at_sparse_peak, config, sparse_peak
+from gpulesson.exercises.bank._common import (
+    P,
+    at_sparse_peak,
+    config,
+    sparse_peak,
+    training_seconds,
+)
 from gpulesson.exercises.core import Mistake
 
 LESSON = "flops_and_scaling"
@@ -107,9 +113,7 @@ training_flops_7b = core.NumericExercise(
 
 def _time(p: P, *, peak: float | None = None, gpus: int | None = None,
           mfu: float | None = None) -> float:
-    g = hardware.gpu(p["gpu"])
-    return flops.training_time(_total(p), gpus or p["gpus"], peak or g.dense("bf16"),
-                               mfu or p["mfu"])
+    return training_seconds(p, _total(p), gpus=gpus, peak=peak, mfu=mfu)
 
 
 def _time_derived(p: P) -> dict[str, Any]:
@@ -549,17 +553,13 @@ REPORTED_LLAMA31_405B_GPU_HOURS = 30.84e6  # Llama 3.1 model card, "Training Ene
 
 
 def _gpu_hours(p: P, *, peak: float | None = None, mfu: float | None = None) -> float:
-    g = hardware.gpu(p["gpu"])
-    wall = flops.training_time(p["total"], p["gpus"], peak or g.dense("bf16"),
-                               mfu or p["mfu"])
-    return cost.gpu_hours(gpus=p["gpus"], seconds=wall)
+    return cost.gpu_hours(gpus=p["gpus"],
+                          seconds=training_seconds(p, p["total"], peak=peak, mfu=mfu))
 
 
 def _wall_hours(p: P) -> float:
     # the mistake: the wall-clock time in hours, not GPU-hours
-    g = hardware.gpu(p["gpu"])
-    return flops.training_time(p["total"], p["gpus"], g.dense("bf16"),
-                               p["mfu"]) / SECONDS_PER_HOUR
+    return training_seconds(p, p["total"]) / SECONDS_PER_HOUR
 
 
 def _hours_derived(p: P) -> dict[str, Any]:
@@ -567,8 +567,7 @@ def _hours_derived(p: P) -> dict[str, Any]:
     at_peak = _gpu_hours(p, mfu=1.0)
     return {"total_sci": wording.scientific(p["total"]), "mfu_pct": wording.percent(p["mfu"]),
             "dense": wording.tflop_rate(g.dense("bf16"), 4), "gpus_text": wording.count(p['gpus']),
-            "days": _days(flops.training_time(p["total"], p["gpus"], g.dense("bf16"),
-                                              p["mfu"])),
+            "days": _days(training_seconds(p, p["total"])),
             "reported": f"{core.format_number(REPORTED_LLAMA31_405B_GPU_HOURS / 1e6, 4)}M",
             "implied": wording.percent(at_peak / REPORTED_LLAMA31_405B_GPU_HOURS)}
 

@@ -31,7 +31,14 @@ from gpulesson import (
     units,
 )
 from gpulesson.exercises import core, mistakes, wording
-from gpulesson.exercises.bank._common import H100, P, at_sparse_peak, config, sparse_peak
+from gpulesson.exercises.bank._common import (
+    H100,
+    P,
+    at_sparse_peak,
+    config,
+    sparse_peak,
+    training_seconds,
+)
 from gpulesson.exercises.core import Mistake
 
 LESSON = "planning_dashboard"
@@ -112,8 +119,8 @@ throughput_from_mfu = core.NumericExercise(
 # 2. The cost of a training run
 
 def _seconds(p: P, *, mfu: float | None = None, peak: float | None = None) -> float:
-    return flops.training_time(flops.training_flops(p["n_params"], p["tokens"]), p["gpus"],
-                               peak or _peak(p), mfu or p["mfu"])
+    return training_seconds(p, flops.training_flops(p["n_params"], p["tokens"]), mfu=mfu,
+                            peak=peak)
 
 
 def _run_cost(p: P, *, gpus: int | None = None, seconds: float | None = None) -> float:

@@ -51,3 +51,13 @@ def test_the_sparse_ridge_is_twice_the_dense_one() -> None:
     assert _common.sparse_ridge(p, "fp16") == pytest.approx(591, rel=2e-3)
     assert _common.sparse_ridge(p, "fp16") == pytest.approx(
         2 * hardware.gpu("H100 SXM").ridge_point("fp16"), rel=1e-3)
+
+
+def test_training_seconds_at_the_clusters_sustained_rate() -> None:
+    """Llama 3 405B: 3.8e25 FLOPs ("The Llama 3 Herd of Models", 2024) on 16,384 H100 SXM at the
+    dense 989.4 TFLOP/s (NVIDIA datasheet) and 40% MFU take 3.8e25 / (16,384 x 989.4e12 x
+    0.4) s, about 68 days; a slip at 100% MFU gives 40% of that."""
+    p = {"gpus": 16_384, "gpu": "H100 SXM", "mfu": 0.40}
+    seconds = _common.training_seconds(p, 3.8e25)
+    assert seconds / 86_400 == pytest.approx(67.8, rel=5e-3)
+    assert _common.training_seconds(p, 3.8e25, mfu=1.0) == pytest.approx(0.4 * seconds)
