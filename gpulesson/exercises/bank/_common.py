@@ -1,7 +1,9 @@
 """What the exercise banks share besides their wording (:mod:`gpulesson.exercises.wording`).
 
 The type of one variant's parameters, the course's reference GPU and the GPU menu several
-lessons draw their variants from, and the model preset a variant names. GPU names are
+lessons draw their variants from, and the model preset a variant names; the figures and
+slips several banks work out the same way (the sparse peak and its ridge, a decode ceiling,
+a training run's wall time, the slips of a layer's arithmetic intensity). GPU names are
 :data:`gpulesson.hardware.GPUS` keys and model names :data:`gpulesson.transformer.PRESETS`
 keys, so a menu here is checked by every bank test that builds the variants.
 Standard library only.
@@ -12,13 +14,19 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from gpulesson import flops, hardware, inference, memory, roofline, transformer
+from gpulesson import flops, gemm, hardware, inference, memory, roofline, transformer
+from gpulesson.exercises import mistakes
+from gpulesson.exercises.core import Mistake
 
-__all__ = ["H100", "P", "SERVING_GPUS", "at_sparse_peak", "config", "decode_ceiling",
-           "sparse_peak", "sparse_ridge", "training_seconds"]
+__all__ = ["H100", "P", "SERVING_GPUS", "Shape", "at_sparse_peak", "config", "decode_ceiling",
+           "intensity_slips", "sparse_peak", "sparse_ridge", "training_seconds"]
 
 #: The parameters of one variant of an exercise (its ``defaults`` or a ``sample``).
 P = Mapping[str, Any]
+
+#: A layer's matrix product, an M × K input times a K × N weight matrix: ``shape(p)`` gives
+#: (M, K, N).
+Shape = Callable[[P], tuple[int, int, int]]
 
 #: The GPU the lessons' worked numbers use unless a question names another.
 H100 = "H100 SXM"
@@ -73,3 +81,23 @@ def at_sparse_peak(answer: Callable[..., float],
         return answer(p, peak=rates[dtype]) if dtype in rates else None
 
     return value
+
+
+def intensity_slips(shape: Shape, precision: str, *,
+                    weights_only: str) -> tuple[Mistake, Mistake]:
+    """The two slips of a question on the arithmetic intensity of a layer's matrix product
+    in ``precision``: multiply-adds counted (half the FLOPs per byte), and the weight
+    matrix's bytes alone counted (``weights_only`` is that slip's hint, in the lesson's
+    words)."""
+
+    def intensity(p: P) -> float:
+        m, k, n = shape(p)
+        return gemm.arithmetic_intensity(m, k, n,
+                                         bytes_per_element=memory.precision_bytes(precision))
+
+    def over_weights(p: P) -> float:
+        m, k, n = shape(p)
+        return gemm.flops(m, k, n) / memory.weight_bytes(k * n, precision=precision)
+
+    return (mistakes.counted_macs(lambda p: intensity(p) / 2),
+            Mistake("weights_only", weights_only, over_weights))

@@ -19,13 +19,8 @@ from typing import Any
 
 from gpulesson import cost, course, flops, gemm, hardware, inference, transformer, units
 from gpulesson.exercises import core, mistakes, wording
-from gpulesson.exercises.bank._common import (
-    P,
-    at_sparse_peak,
-    config,
-    sparse_peak,
-    training_seconds,
-)
+from gpulesson.exercises.bank import _common
+from gpulesson.exercises.bank._common import P, config
 from gpulesson.exercises.core import Mistake
 
 LESSON = "flops_and_scaling"
@@ -113,7 +108,7 @@ training_flops_7b = core.NumericExercise(
 
 def _time(p: P, *, peak: float | None = None, gpus: int | None = None,
           mfu: float | None = None) -> float:
-    return training_seconds(p, _total(p), gpus=gpus, peak=peak, mfu=mfu)
+    return _common.training_seconds(p, _total(p), gpus=gpus, peak=peak, mfu=mfu)
 
 
 def _time_derived(p: P) -> dict[str, Any]:
@@ -149,7 +144,7 @@ days_on_cluster = core.NumericExercise(
     answer=_time,
     derived=_time_derived,
     mistakes=(
-        mistakes.used_sparse_peak(at_sparse_peak(_time)),
+        mistakes.used_sparse_peak(_common.at_sparse_peak(_time)),
         Mistake("forgot_mfu",
                 "That is the time at 100% of the peak. The GPUs sustain only {mfu_pct} of "
                 "it: divide by the MFU too.",
@@ -222,7 +217,7 @@ mfu_from_throughput = core.NumericExercise(
     answer=_mfu,
     derived=_mfu_derived,
     mistakes=(
-        mistakes.used_sparse_peak(at_sparse_peak(_mfu)),
+        mistakes.used_sparse_peak(_common.at_sparse_peak(_mfu)),
         Mistake("forward_only",
                 "You counted 2N FLOPs per token, the forward pass. Training runs the backward "
                 "pass too: 6N per token.",
@@ -386,7 +381,7 @@ sparse_peak_mfu = core.NumericExercise(
     derived=_sparse_derived,
     mistakes=(
         mistakes.used_sparse_peak(lambda p: flops.utilization(
-            p["achieved"], sparse_peak(p))),
+            p["achieved"], _common.sparse_peak(p))),
         mistakes.inverted_ratio(lambda p: 1 / flops.utilization(
             p["achieved"], hardware.gpu(p["gpu"]).dense("bf16")),
             hint="That is peak ÷ achieved. Utilisation is achieved ÷ peak, at most 100%."),
@@ -554,12 +549,12 @@ REPORTED_LLAMA31_405B_GPU_HOURS = 30.84e6  # Llama 3.1 model card, "Training Ene
 
 def _gpu_hours(p: P, *, peak: float | None = None, mfu: float | None = None) -> float:
     return cost.gpu_hours(gpus=p["gpus"],
-                          seconds=training_seconds(p, p["total"], peak=peak, mfu=mfu))
+                          seconds=_common.training_seconds(p, p["total"], peak=peak, mfu=mfu))
 
 
 def _wall_hours(p: P) -> float:
     # the mistake: the wall-clock time in hours, not GPU-hours
-    return training_seconds(p, p["total"]) / SECONDS_PER_HOUR
+    return _common.training_seconds(p, p["total"]) / SECONDS_PER_HOUR
 
 
 def _hours_derived(p: P) -> dict[str, Any]:
@@ -567,7 +562,7 @@ def _hours_derived(p: P) -> dict[str, Any]:
     at_peak = _gpu_hours(p, mfu=1.0)
     return {"total_sci": wording.scientific(p["total"]), "mfu_pct": wording.percent(p["mfu"]),
             "dense": wording.tflop_rate(g.dense("bf16"), 4), "gpus_text": wording.count(p['gpus']),
-            "days": _days(training_seconds(p, p["total"])),
+            "days": _days(_common.training_seconds(p, p["total"])),
             "reported": f"{core.format_number(REPORTED_LLAMA31_405B_GPU_HOURS / 1e6, 4)}M",
             "implied": wording.percent(at_peak / REPORTED_LLAMA31_405B_GPU_HOURS)}
 
@@ -596,7 +591,7 @@ llama3_gpu_hours = core.NumericExercise(
     answer=_gpu_hours,
     derived=_hours_derived,
     mistakes=(
-        mistakes.used_sparse_peak(at_sparse_peak(_gpu_hours)),
+        mistakes.used_sparse_peak(_common.at_sparse_peak(_gpu_hours)),
         Mistake("wall_clock",
                 "That is the wall-clock time in hours on {gpus_text} GPUs. GPU-hours count "
                 "every GPU's hours: the time one GPU alone would need.",

@@ -26,14 +26,8 @@ from typing import Any
 
 from gpulesson import course, hardware, inference, memory, transformer
 from gpulesson.exercises import core, mistakes, serving, wording
-from gpulesson.exercises.bank._common import (
-    H100,
-    SERVING_GPUS,
-    P,
-    at_sparse_peak,
-    config,
-    decode_ceiling,
-)
+from gpulesson.exercises.bank import _common
+from gpulesson.exercises.bank._common import H100, SERVING_GPUS, P, config
 from gpulesson.exercises.bank._inference_serving import (
     chunked_prefill_gap,
     disaggregation_ratio,
@@ -209,7 +203,7 @@ time_to_first_token = core.NumericExercise(
                 lambda p: (lambda cfg: memory.weight_bytes(transformer.param_count(cfg),
                                                            precision="bf16")
                            / hardware.gpu(p["gpu"]).bandwidth)(config(p))),
-        mistakes.used_sparse_peak(at_sparse_peak(_ttft)),
+        mistakes.used_sparse_peak(_common.at_sparse_peak(_ttft)),
         Mistake("forgot_attention",
                 "You left out the attention scores (4·L·H·Q·T² FLOPs); at {tokens_text} "
                 "tokens they add a noticeable share.",
@@ -448,7 +442,7 @@ sequences_that_fit = core.NumericExercise(
 # 6. The decode ceiling of a 13B model
 
 def _ceiling(p: P, *, precision: str | None = None) -> float:
-    return decode_ceiling(p, precision=precision or p["precision"],
+    return _common.decode_ceiling(p, precision=precision or p["precision"],
                           bandwidth=hardware.gpu(p["gpu"]).bandwidth)
 
 
@@ -621,7 +615,7 @@ compute_bound_batch = core.NumericExercise(
     answer=_bound_batch,
     derived=_bound_derived,
     mistakes=(
-        mistakes.used_sparse_peak(at_sparse_peak(_bound_batch)),
+        mistakes.used_sparse_peak(_common.at_sparse_peak(_bound_batch)),
         Mistake("one_byte_per_param",
                 "BF16 weights take 2 bytes per parameter: a step reads 2·N bytes, so the "
                 "arithmetic catches up with the read at twice the batch you found.",

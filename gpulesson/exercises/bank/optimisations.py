@@ -25,7 +25,8 @@ from typing import Any
 
 from gpulesson import course, flops, hardware, memory, optimisations, roofline, transformer
 from gpulesson.exercises import core, mistakes, wording
-from gpulesson.exercises.bank._common import H100, P, config, sparse_peak
+from gpulesson.exercises.bank import _common
+from gpulesson.exercises.bank._common import H100, P, config
 from gpulesson.exercises.core import Mistake
 from gpulesson.precision import FloatFormat, float_format
 from gpulesson.units import format_bytes, format_flops
@@ -626,7 +627,8 @@ tensor_core_ratio = core.NumericExercise(
     answer=lambda p: hardware.gpu(p["gpu"]).dense("bf16") / hardware.gpu(p["gpu"]).dense("fp32"),
     derived=_tc_derived,
     mistakes=(
-        mistakes.used_sparse_peak(lambda p: sparse_peak(p) / hardware.gpu(p["gpu"]).dense("fp32")),
+        mistakes.used_sparse_peak(lambda p: _common.sparse_peak(p)
+                                  / hardware.gpu(p["gpu"]).dense("fp32")),
         Mistake("against_tf32",
                 "That compares BF16 with TF32 ({tf32}). The question asks about plain FP32, "
                 "{fp32}.",

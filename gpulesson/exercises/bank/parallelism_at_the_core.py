@@ -16,7 +16,8 @@ from typing import Any
 
 from gpulesson import course, gemm, hardware, memory, roofline
 from gpulesson.exercises import core, mistakes, wording
-from gpulesson.exercises.bank._common import H100, P, decode_ceiling, sparse_ridge
+from gpulesson.exercises.bank import _common
+from gpulesson.exercises.bank._common import H100, P
 from gpulesson.exercises.core import Mistake
 from gpulesson.units import format_bandwidth, format_bytes
 
@@ -486,6 +487,16 @@ fine_tune_state = core.NumericExercise(
 # ---------------------------------------------------------------------------------------
 # 11. Arithmetic intensity at batch 256 (and 1)
 
+def _layer(p: P) -> tuple[int, int, int]:
+    return p["batch"], p["d"], p["d"]
+
+
+def _intensity(p: P, batch: int | None = None) -> float:
+    """The FP16 intensity of a batch of inputs (``p["batch"]`` unless another is named)
+    through the ``p["d"]`` × ``p["d"]`` layer of exercises 11 and 12, in FLOP/byte."""
+    return gemm.arithmetic_intensity(batch or p["batch"], p["d"], p["d"], bytes_per_element=2)
+
+
 def _intensity_derived(p: P) -> dict[str, Any]:
     b, d = p["batch"], p["d"]
     return {
@@ -493,7 +504,7 @@ def _intensity_derived(p: P) -> dict[str, Any]:
         "flops": wording.flop_count(gemm.flops(b, d, d)),
         "bytes": wording.size(gemm.min_bytes(b, d, d, bytes_per_element=2), 2),
         "weight_bytes": wording.size(memory.weight_bytes(d * d, precision="fp16"), 2),
-        "i1": core.format_number(gemm.arithmetic_intensity(1, d, d, bytes_per_element=2), 3),
+        "i1": core.format_number(_intensity(p, 1), 3),
         "ridge": core.format_number(hardware.gpu(H100).ridge_point("fp16"), 3),
         "verdict": ("at batch {batch} the layer is still memory-bound there."
                     if _bound_key({"gpu": H100, "batch": b, "d": d}) == "memory_both"
@@ -519,17 +530,11 @@ intensity_large_batch = core.NumericExercise(
         "used once. Batching reuses every weight for all {batch} inputs. Compare both with "
         "an H100's ridge point of about {ridge} FLOP/byte: {verdict}"
     ),
-    answer=lambda p: gemm.arithmetic_intensity(p["batch"], p["d"], p["d"], bytes_per_element=2),
+    answer=_intensity,
     derived=_intensity_derived,
-    mistakes=(
-        mistakes.counted_macs(lambda p: gemm.arithmetic_intensity(p["batch"], p["d"], p["d"],
-                                                                  bytes_per_element=2) / 2),
-        Mistake("weights_only",
-                "You counted only the weights' bytes ({weight_bytes}). At batch {batch} the "
-                "input and output matrices add bytes too.",
-                lambda p: gemm.flops(p["batch"], p["d"], p["d"])
-                / memory.weight_bytes(p["d"] * p["d"], precision="fp16")),
-    ),
+    mistakes=_common.intensity_slips(_layer, "fp16", weights_only=(
+        "You counted only the weights' bytes ({weight_bytes}). At batch {batch} the input and "
+        "output matrices add bytes too.")),
     defaults={"batch": 256, "d": 4096},
     sample=lambda rng: {"batch": rng.choice([64, 128, 256, 512]),
                         "d": rng.choice([1024, 2048, 4096, 8192])},
@@ -542,9 +547,7 @@ intensity_large_batch = core.NumericExercise(
 
 def _bound_key(p: P) -> str:
     g = hardware.gpu(p["gpu"])
-    small, large = (roofline.bound(gemm.arithmetic_intensity(b, p["d"], p["d"],
-                                                             bytes_per_element=2),
-                                   g.peak_flops["fp16"], g.bandwidth)
+    small, large = (roofline.bound(_intensity(p, b), g.peak_flops["fp16"], g.bandwidth)
                     for b in (1, p["batch"]))
     return {("memory", "memory"): "memory_both", ("memory", "compute"): "memory_then_compute",
             ("compute", "compute"): "compute_both"}[(small, large)]
@@ -554,8 +557,8 @@ def _bound_derived(p: P) -> dict[str, Any]:
     g = hardware.gpu(p["gpu"])
     return {"peak": wording.tflop_rate(g.peak_flops["fp16"]), "bw": _bw(g.bandwidth),
             "ridge": core.format_number(roofline.ridge_point(g.peak_flops["fp16"], g.bandwidth), 3),
-            "i1": core.format_number(gemm.arithmetic_intensity(1, p["d"], p["d"]), 3),
-            "ib": core.format_number(gemm.arithmetic_intensity(p["batch"], p["d"], p["d"]), 4),
+            "i1": core.format_number(_intensity(p, 1), 3),
+            "ib": core.format_number(_intensity(p), 4),
             "d_text": wording.count(p['d'])}
 
 
@@ -623,7 +626,7 @@ ridge_point = core.NumericExercise(
     answer=lambda p: hardware.gpu(p["gpu"]).ridge_point("fp16"),
     derived=_ridge_derived,
     mistakes=(
-        mistakes.used_sparse_peak(lambda p: sparse_ridge(p, "fp16")),
+        mistakes.used_sparse_peak(lambda p: _common.sparse_ridge(p, "fp16")),
         mistakes.inverted_ratio(lambda p: 1 / hardware.gpu(p["gpu"]).ridge_point("fp16"),
                                 hint="That is bytes per FLOP: you divided bandwidth by peak. The "
                                      "ridge point is FLOP/s ÷ bytes/s."),
@@ -650,7 +653,7 @@ def _decode_derived(p: P) -> dict[str, Any]:
 
 
 def _decode(p: P, *, bandwidth: float | None = None, precision: str | None = None) -> float:
-    return decode_ceiling(p, precision=precision or p["precision"],
+    return _common.decode_ceiling(p, precision=precision or p["precision"],
                           bandwidth=bandwidth or p["bandwidth"])
 
 
@@ -697,7 +700,8 @@ decode_on_cpu = core.NumericExercise(
 # 15. The decode ceiling with 4-bit weights
 
 def _fp4_ceiling(p: P, precision: str = "nvfp4") -> float:
-    return decode_ceiling(p, precision=precision, bandwidth=hardware.gpu(p["gpu"]).bandwidth)
+    return _common.decode_ceiling(p, precision=precision,
+                                  bandwidth=hardware.gpu(p["gpu"]).bandwidth)
 
 
 def _fp4_derived(p: P) -> dict[str, Any]:

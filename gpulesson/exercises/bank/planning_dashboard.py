@@ -31,14 +31,8 @@ from gpulesson import (
     units,
 )
 from gpulesson.exercises import core, mistakes, wording
-from gpulesson.exercises.bank._common import (
-    H100,
-    P,
-    at_sparse_peak,
-    config,
-    sparse_peak,
-    training_seconds,
-)
+from gpulesson.exercises.bank import _common
+from gpulesson.exercises.bank._common import H100, P, config
 from gpulesson.exercises.core import Mistake
 
 LESSON = "planning_dashboard"
@@ -103,7 +97,7 @@ throughput_from_mfu = core.NumericExercise(
                 lambda p: _tps(p, per_token=2 * p["n_params"])),
         Mistake("per_gpu", "That is one GPU's share. The question asks for the whole "
                 "cluster: multiply by the {gpus_text} GPUs.", lambda p: _tps(p, gpus=1)),
-        mistakes.used_sparse_peak(at_sparse_peak(_tps)),
+        mistakes.used_sparse_peak(_common.at_sparse_peak(_tps)),
     ),
     defaults={"n_params": 7e9, "gpu": "H100 SXM", "gpus": 64, "mfu": 0.40},
     sample=lambda rng: {"n_params": rng.choice([1e9, 7e9, 8e9, 13e9, 70e9]),
@@ -119,7 +113,7 @@ throughput_from_mfu = core.NumericExercise(
 # 2. The cost of a training run
 
 def _seconds(p: P, *, mfu: float | None = None, peak: float | None = None) -> float:
-    return training_seconds(p, flops.training_flops(p["n_params"], p["tokens"]), mfu=mfu,
+    return _common.training_seconds(p, flops.training_flops(p["n_params"], p["tokens"]), mfu=mfu,
                             peak=peak)
 
 
@@ -169,7 +163,7 @@ run_cost_exercise = core.NumericExercise(
                 "*days*. Convert to hours first (× 24).",
                 lambda p: _run_cost(p, seconds=_seconds(p) / 24)),
         mistakes.used_sparse_peak(lambda p: _run_cost(
-            p, seconds=_seconds(p, peak=sparse_peak(p)))),
+            p, seconds=_seconds(p, peak=_common.sparse_peak(p)))),
     ),
     defaults={"n_params": 7e9, "tokens": 2e12, "gpu": "H100 SXM", "gpus": 512,
               "mfu": 0.40, "price": 2.0},

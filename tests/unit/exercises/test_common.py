@@ -61,3 +61,14 @@ def test_training_seconds_at_the_clusters_sustained_rate() -> None:
     seconds = _common.training_seconds(p, 3.8e25)
     assert seconds / 86_400 == pytest.approx(67.8, rel=5e-3)
     assert _common.training_seconds(p, 3.8e25, mfu=1.0) == pytest.approx(0.4 * seconds)
+
+
+def test_the_intensity_slips_of_a_layer() -> None:
+    """A batch of 1 through a 4096 x 4096 FP16 layer: 2 x 4096² FLOPs over the 2 x 4096²
+    weight bytes is 1 FLOP/byte (the weights-only slip); with the input and output read and
+    written too it is a little under 1, and counting multiply-adds halves it."""
+    macs, weights_only = _common.intensity_slips(lambda p: (1, 4096, 4096), "fp16",
+                                                 weights_only="Only the weights.")
+    assert (macs.key, weights_only.key) == ("counted_macs", "weights_only")
+    assert weights_only.hint == "Only the weights." and weights_only.value({}) == 1.0
+    assert macs.value({}) == pytest.approx(0.5 * 4096**2 / (4096**2 + 2 * 4096))
