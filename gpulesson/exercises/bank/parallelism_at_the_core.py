@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpulesson import course, gemm, hardware, memory, roofline
+from gpulesson import course, gemm, hardware, inference, memory, roofline
 from gpulesson.exercises import core, mistakes, wording
 from gpulesson.exercises.bank import _common
 from gpulesson.exercises.bank._common import H100, P
@@ -743,7 +743,8 @@ fp4_decode_ceiling = core.NumericExercise(
         Mistake("compute_roof",
                 "That is the arithmetic limit, FP4 peak ÷ 2N. At batch 1 the weights' reads "
                 "take far longer: divide the bandwidth by the bytes.",
-                lambda p: hardware.gpu(p["gpu"]).peak_flops["fp4"] / (2 * p["n_params"])),
+                lambda p: hardware.gpu(p["gpu"]).peak_flops["fp4"]
+                / inference.decode_flops(p["n_params"], 1)),
     ),
     defaults={"n_params": 7e9, "gpu": "B300"},
     sample=lambda rng: {"n_params": rng.choice([3e9, 7e9, 8e9, 13e9, 32e9, 70e9]),

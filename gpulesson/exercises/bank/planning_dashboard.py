@@ -25,6 +25,7 @@ from gpulesson import (
     distributed,
     flops,
     hardware,
+    inference,
     memory,
     prices,
     transformer,
@@ -94,7 +95,7 @@ throughput_from_mfu = core.NumericExercise(
                 "{mfu_pct}: multiply by it.", lambda p: _tps(p, mfu=1.0)),
         Mistake("inference_flops", "You counted 2N FLOPs per token, the forward pass only. "
                 "Training also runs the backward pass: 6N per token.",
-                lambda p: _tps(p, per_token=2 * p["n_params"])),
+                lambda p: _tps(p, per_token=inference.decode_flops(p["n_params"], 1))),
         Mistake("per_gpu", "That is one GPU's share. The question asks for the whole "
                 "cluster: multiply by the {gpus_text} GPUs.", lambda p: _tps(p, gpus=1)),
         mistakes.used_sparse_peak(_common.at_sparse_peak(_tps)),
@@ -415,6 +416,12 @@ def _lora_memory(p: P, **overrides: Any) -> memory.LoraMemory:
     return memory.lora_training_memory(config(p), **kw)
 
 
+def _full_finetune(p: P) -> float:
+    """Full fine-tuning's memory with the same activations: the ``full_finetune`` slip."""
+    return memory.training_memory(config(p), batch=1, seq_len=p["seq_len"],
+                                  recompute=p["recompute"]).total
+
+
 def _lora_mem_derived(p: P) -> dict[str, Any]:
     m = _lora_memory(p)
     return {"model_label": wording.model_label(p["model"]),
@@ -423,8 +430,7 @@ def _lora_mem_derived(p: P) -> dict[str, Any]:
                                            + m.adapter_optimizer),
             "trainable": wording.count(m.trainable_params),
             "activations": units.format_bytes(m.activations),
-            "full": units.format_bytes(memory.training_memory(
-                config(p), batch=1, seq_len=p["seq_len"], recompute=p["recompute"]).total),
+            "full": units.format_bytes(_full_finetune(p)),
             "seq_text": wording.count(p['seq_len'])}
 
 
@@ -453,8 +459,7 @@ lora_memory = core.NumericExercise(
     mistakes=(
         Mistake("full_finetune", "That is full fine-tuning: 16 bytes for *every* parameter. "
                 "LoRA freezes the base weights: 2 bytes each, no gradients, no optimizer "
-                "state.", lambda p: memory.training_memory(
-                    config(p), batch=1, seq_len=p["seq_len"], recompute=p["recompute"]).total),
+                "state.", _full_finetune),
         Mistake("forgot_activations", "That leaves out the activations. The backward pass "
                 "still runs through every frozen layer to reach the adapters, so the "
                 "activations are stored as in full training.",
