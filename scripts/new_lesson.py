@@ -56,17 +56,16 @@ def _target(relative: Path, slug: str) -> Path:
 
 
 def _renamed(text: str, slug: str, title: str, suffix: str) -> str:
-    """The skeleton's ``text`` under the new slug and title (a Python string literal in a
-    ``.py`` file, the cells' text of a notebook)."""
+    """The skeleton's ``text`` under the new slug and title (the cells' text of a
+    notebook; in a ``.py`` file the title stands only in prose: a bank reads it with
+    ``course.title``)."""
     if suffix == ".ipynb":
         notebook = json.loads(text)
         for cell in notebook["cells"]:
             source = "".join(cell["source"]).replace(SKELETON_SLUG, slug)
             cell["source"] = source.replace(SKELETON_TITLE, title).splitlines(keepends=True)
         return json.dumps(notebook, indent=1, ensure_ascii=False) + "\n"
-    text = text.replace(SKELETON_SLUG, slug)
-    text = text.replace(f'"{SKELETON_TITLE}"', json.dumps(title, ensure_ascii=False))
-    return text.replace(SKELETON_TITLE, title)
+    return text.replace(SKELETON_SLUG, slug).replace(SKELETON_TITLE, title)
 
 
 def refuse(root: Path, slug: str, title: str, question: str) -> list[str]:

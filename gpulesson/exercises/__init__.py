@@ -42,8 +42,11 @@ Adding exercises for a lesson
    only ``Mistake`` is imported by name): :mod:`~gpulesson.exercises.wording` spells
    numbers, sizes and models and holds the unit words a learner may type
    (``extra_units=wording.PARAMS``, ``GPUS``, ``TOKENS`` ...), ``bank/_common.py`` the
-   type of a variant's parameters, the reference GPU, the shared GPU menu and the sparse
-   peak; the title is :func:`gpulesson.course.title` of the slug. A bank defines only what
+   type of a variant's parameters, the reference GPU, the shared GPU menu and the model a
+   variant names (``P``, ``H100``, ``SERVING_GPUS``, ``config``, imported by name) and the
+   figures and slips several banks work out alike (``_common.sparse_peak(p)``,
+   ``_common.decode_ceiling``, ``_common.training_seconds``, ``_common.intensity_slips``
+   ...); the title is :func:`gpulesson.course.title` of the slug. A bank defines only what
    belongs to its own lesson.
 3. Declare mistakes as the answer a learner making them would give, computed with the
    same calculators (``mistakes.counted_macs(lambda p: gemm.flops(...) / 2)``), with a hint

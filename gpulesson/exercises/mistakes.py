@@ -26,60 +26,52 @@ __all__ = [
 ]
 
 Value = Callable[[Mapping[str, Any]], Any]
+Factory = Callable[..., Mistake]
 
 
-def counted_macs(value: Value, *, hint: Text | None = None) -> Mistake:
-    """Counted multiply-accumulates (MACs) or forgot the factor 2: half the FLOPs."""
-    return Mistake(
-        "counted_macs",
-        hint or ("That is half the answer: you counted multiply-adds (MACs) or forgot the "
-                 "factor 2. Each multiply-add is 2 FLOPs, so a matrix product costs 2·M·K·N "
-                 "FLOPs. Tools such as fvcore report MACs and call them “flops”."),
-        value,
-    )
+def _common_mistake(key: str, summary: str, default_hint: str) -> Factory:
+    """The factory of the common mistake ``key`` (also its name):
+    ``factory(value, *, hint=None)`` declares it with ``default_hint``, or with a lesson's
+    own ``hint``. ``summary`` is its docstring."""
+
+    def factory(value: Value, *, hint: Text | None = None) -> Mistake:
+        return Mistake(key, hint or default_hint, value)
+
+    factory.__name__ = factory.__qualname__ = key
+    factory.__doc__ = summary
+    return factory
 
 
-def gib_as_gb(value: Value, *, hint: Text | None = None) -> Mistake:
-    """Divided by 2^30 (GiB) but wrote GB, so the number is about 7% too small."""
-    return Mistake(
-        "gib_as_gb",
-        hint or ("Your number is about 7% low: it looks like GiB (2^30 bytes) written as GB "
-                 "(10^9 bytes). The question asks for GB; type the unit you used (for "
-                 "example '13.04 GiB') or convert: 1 GiB = 1.0737 GB."),
-        value,
-    )
+counted_macs = _common_mistake(
+    "counted_macs",
+    "Counted multiply-accumulates (MACs) or forgot the factor 2: half the FLOPs.",
+    "That is half the answer: you counted multiply-adds (MACs) or forgot the factor 2. Each "
+    "multiply-add is 2 FLOPs, so a matrix product costs 2·M·K·N FLOPs. Tools such as fvcore "
+    "report MACs and call them “flops”.")
 
+gib_as_gb = _common_mistake(
+    "gib_as_gb", "Divided by 2^30 (GiB) but wrote GB, so the number is about 7% too small.",
+    "Your number is about 7% low: it looks like GiB (2^30 bytes) written as GB (10^9 bytes). "
+    "The question asks for GB; type the unit you used (for example '13.04 GiB') or convert: "
+    "1 GiB = 1.0737 GB.")
 
-def hidden_instead_of_kv(value: Value, *, hint: Text | None = None) -> Mistake:
-    """Used the hidden size where the KV cache needs KV heads × head dimension (GQA/MQA)."""
-    return Mistake(
-        "hidden_instead_of_kv",
-        hint or ("It looks like you used the hidden size. The KV cache stores keys and values "
-                 "for the KV heads only: use n_kv_heads × head_dim, which is smaller than the "
-                 "hidden size for grouped-query attention."),
-        value,
-    )
+hidden_instead_of_kv = _common_mistake(
+    "hidden_instead_of_kv",
+    "Used the hidden size where the KV cache needs KV heads × head dimension (GQA/MQA).",
+    "It looks like you used the hidden size. The KV cache stores keys and values for the KV "
+    "heads only: use n_kv_heads × head_dim, which is smaller than the hidden size for "
+    "grouped-query attention.")
 
+forgot_training_state = _common_mistake(
+    "forgot_training_state", "Counted the weights only, forgetting gradients and optimizer states.",
+    "That is the weights alone. Training also keeps gradients and the optimizer's states: "
+    "mixed-precision Adam needs 16 bytes per parameter (2 weights + 2 gradients + 4 master "
+    "weights + 4 + 4 for Adam's two moments).")
 
-def forgot_training_state(value: Value, *, hint: Text | None = None) -> Mistake:
-    """Counted the weights only, forgetting gradients and optimizer states."""
-    return Mistake(
-        "forgot_training_state",
-        hint or ("That is the weights alone. Training also keeps gradients and the optimizer's "
-                 "states: mixed-precision Adam needs 16 bytes per parameter (2 weights + 2 "
-                 "gradients + 4 master weights + 4 + 4 for Adam's two moments)."),
-        value,
-    )
-
-
-def used_sparse_peak(value: Value, *, hint: Text | None = None) -> Mistake:
-    """Used the 2:4-sparse tensor-core peak (twice the dense one)."""
-    return Mistake(
-        "used_sparse_peak",
-        hint or ("That uses the sparse peak: datasheets often headline the 2:4-sparsity figure, "
-                 "twice the dense one. Dense matrix products only reach the dense peak."),
-        value,
-    )
+used_sparse_peak = _common_mistake(
+    "used_sparse_peak", "Used the 2:4-sparse tensor-core peak (twice the dense one).",
+    "That uses the sparse peak: datasheets often headline the 2:4-sparsity figure, twice the "
+    "dense one. Dense matrix products only reach the dense peak.")
 
 
 def inverted_ratio(value: Value, *, hint: Text) -> Mistake:

@@ -22,8 +22,8 @@ from gpulesson.units import format_bandwidth, format_bytes, format_flops
 __all__ = ["CONVERSATIONS", "GPUS", "GPU_HOURS", "MONTHS", "PARAMS", "PARAMS_IN_MILLIONS",
            "PER_BYTE", "PER_WATT", "PRECISION_LABELS", "SEQUENCES", "TIMES", "TOKENS",
            "TOKENS_PER_SECOND", "bandwidth", "billions", "count", "flop_count", "model_label",
-           "percent", "plural", "precision_label", "scientific", "size", "tflop_rate",
-           "token_rate", "trillions", "trim_zeros"]
+           "percent", "plural", "precision_label", "rounded_percent", "scientific", "size",
+           "tflop_rate", "token_rate", "trillions", "trim_zeros"]
 
 #: Words for a plain ratio: "3×", "3 x", "3 times".
 TIMES: Mapping[str, float] = MappingProxyType({"×": 1, "x": 1, "times": 1})
@@ -107,6 +107,13 @@ def scientific(value: float, digits: int = 3) -> str:
 def percent(fraction: float, digits: int = 3) -> str:
     """``0.4 -> '40%'``, ``0.3456 -> '34.6%'`` (``digits`` significant figures)."""
     return f"{format_number(100 * fraction, digits)}%"
+
+
+def rounded_percent(fraction: float, decimals: int = 0) -> str:
+    """A share rounded to whole per cent, or to ``decimals`` places, however large:
+    ``0.05 -> '5%'``, ``0.384 -> '38%'``, ``(0.1234, 1) -> '12.3%'`` (where
+    :func:`percent` keeps significant figures)."""
+    return f"{fraction:.{decimals}%}"
 
 
 def count(n: float) -> str:

@@ -125,15 +125,14 @@ def test_the_command_refuses_what_would_clash() -> None:
 @pytest.mark.parametrize("title", ["Offloading the KV Cache", 'The "What" of It',
                                    "Backslash \\ and ünïcode"])
 def test_a_title_is_written_as_it_reads(title: str) -> None:
-    """In Python a title is a string literal that reads back as the title; in a notebook
-    it is the cell's text; the course entry goes before the end of ``LESSONS``."""
+    """The title is typed once, as a string literal in the course's entry (before the end
+    of ``LESSONS``) that reads back as the title; the new bank reads it from there."""
     script = _script()
     bank = (script.SKELETON / "gpulesson/exercises/bank/skeleton_lesson.py").read_text()
     renamed = script._renamed(bank, SLUG, title, ".py")
-    assert re.search(r'^TITLE = (.+)$', renamed, re.M)
-    namespace: dict = {}
-    exec(re.search(r"^TITLE = .+$", renamed, re.M).group(0), namespace)
-    assert namespace["TITLE"] == title
+    assert re.findall(r"^(LESSON|TITLE) = (.+)$", renamed, re.M) == [
+        ("LESSON", f'"{SLUG}"'), ("TITLE", "course.title(LESSON)")]
+    assert f"*{title}*" in renamed  # the docstring names the lesson
     entries = script.add_to_course((REPO / "gpulesson/course.py").read_text(), SLUG, title)
     start = entries.index("LESSONS: tuple[LessonInfo, ...]")
     block = entries[start:entries.index("\n)\n", start) + 3]

@@ -1,7 +1,9 @@
 """What the exercise banks share besides their wording (:mod:`gpulesson.exercises.wording`).
 
 The type of one variant's parameters, the course's reference GPU and the GPU menu several
-lessons draw their variants from, and the model preset a variant names. GPU names are
+lessons draw their variants from, and the model preset a variant names; the figures and
+slips several banks work out the same way (the sparse peak and its ridge, a decode ceiling,
+a training run's wall time, the slips of a layer's arithmetic intensity). GPU names are
 :data:`gpulesson.hardware.GPUS` keys and model names :data:`gpulesson.transformer.PRESETS`
 keys, so a menu here is checked by every bank test that builds the variants.
 Standard library only.
@@ -12,12 +14,19 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from gpulesson import hardware, transformer
+from gpulesson import flops, gemm, hardware, inference, memory, roofline, transformer
+from gpulesson.exercises import mistakes
+from gpulesson.exercises.core import Mistake
 
-__all__ = ["H100", "P", "SERVING_GPUS", "at_sparse_peak", "config", "sparse_peak"]
+__all__ = ["H100", "P", "SERVING_GPUS", "Shape", "at_sparse_peak", "config", "decode_ceiling",
+           "intensity_slips", "sparse_peak", "sparse_ridge", "training_seconds"]
 
 #: The parameters of one variant of an exercise (its ``defaults`` or a ``sample``).
 P = Mapping[str, Any]
+
+#: A layer's matrix product, an M × K input times a K × N weight matrix: ``shape(p)`` gives
+#: (M, K, N).
+Shape = Callable[[P], tuple[int, int, int]]
 
 #: The GPU the lessons' worked numbers use unless a question names another.
 H100 = "H100 SXM"
@@ -30,11 +39,35 @@ def config(p: P) -> transformer.TransformerConfig:
     return transformer.preset(p["model"])
 
 
+def decode_ceiling(p: P, *, precision: str, bandwidth: float) -> float:
+    """The batch-1 decode ceiling, in tokens/s, of the variant's model (``p["n_params"]``)
+    with its weights in ``precision`` read at ``bandwidth`` (bytes/s): every weight is read
+    once per token. The lessons' slips change the precision or the bandwidth."""
+    return inference.decode_ceiling_tokens_per_second(
+        weight_bytes=memory.weight_bytes(p["n_params"], precision=precision),
+        bandwidth=bandwidth)
+
+
+def training_seconds(p: P, total: float, *, gpus: int | None = None,
+                     peak: float | None = None, mfu: float | None = None) -> float:
+    """The wall time, in seconds, of a training run of ``total`` FLOPs on the variant's
+    cluster: ``p["gpus"]`` GPUs at ``p["gpu"]``'s dense BF16 peak and an MFU of
+    ``p["mfu"]``. A slip puts in another GPU count, peak or MFU."""
+    return flops.training_time(total, gpus or p["gpus"],
+                               peak or hardware.gpu(p["gpu"]).dense("bf16"), mfu or p["mfu"])
+
+
 def sparse_peak(p: P, dtype: str = "bf16") -> float:
     """The 2:4-sparse tensor-core peak of the variant's GPU (``p["gpu"]``), in FLOP/s: the
     figure a learner who makes the :func:`~gpulesson.exercises.mistakes.used_sparse_peak`
     slip divides by."""
     return hardware.gpu(p["gpu"]).sparse_flops[dtype]
+
+
+def sparse_ridge(p: P, dtype: str) -> float:
+    """The ridge point of the variant's GPU at its 2:4-sparse peak, in FLOP/byte: where a
+    learner who makes the ``used_sparse_peak`` slip puts the roofline's bend."""
+    return roofline.ridge_point(sparse_peak(p, dtype), hardware.gpu(p["gpu"]).bandwidth)
 
 
 def at_sparse_peak(answer: Callable[..., float],
@@ -48,3 +81,23 @@ def at_sparse_peak(answer: Callable[..., float],
         return answer(p, peak=rates[dtype]) if dtype in rates else None
 
     return value
+
+
+def intensity_slips(shape: Shape, precision: str, *,
+                    weights_only: str) -> tuple[Mistake, Mistake]:
+    """The two slips of a question on the arithmetic intensity of a layer's matrix product
+    in ``precision``: multiply-adds counted (half the FLOPs per byte), and the weight
+    matrix's bytes alone counted (``weights_only`` is that slip's hint, in the lesson's
+    words)."""
+
+    def intensity(p: P) -> float:
+        m, k, n = shape(p)
+        return gemm.arithmetic_intensity(m, k, n,
+                                         bytes_per_element=memory.precision_bytes(precision))
+
+    def over_weights(p: P) -> float:
+        m, k, n = shape(p)
+        return gemm.flops(m, k, n) / memory.weight_bytes(k * n, precision=precision)
+
+    return (mistakes.counted_macs(lambda p: intensity(p) / 2),
+            Mistake("weights_only", weights_only, over_weights))

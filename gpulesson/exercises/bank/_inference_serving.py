@@ -16,7 +16,7 @@ from typing import Any
 
 from gpulesson import hardware, inference, serving_techniques, transformer
 from gpulesson.exercises import core, mistakes, wording
-from gpulesson.exercises.bank._common import P
+from gpulesson.exercises.bank._common import P, config
 from gpulesson.exercises.core import Mistake
 from gpulesson.units import format_bandwidth, format_flops, format_seconds
 
@@ -38,13 +38,13 @@ def _gpu(p: P) -> dict[str, float]:
 
 def _prefix(p: P) -> serving_techniques.PrefixCacheSaving:
     return serving_techniques.prefix_cache_saving(
-        transformer.preset(p["model"]), p["prompt"], hit_rate=p["hit_rate"], **_gpu(p))
+        config(p), p["prompt"], hit_rate=p["hit_rate"], **_gpu(p))
 
 
 def _prefix_fresh(p: P) -> float:
     """The new tokens prefilled as a prompt of their own (their attention to the cached
     tokens forgotten)."""
-    cfg = transformer.preset(p["model"])
+    cfg = config(p)
     return inference.model_prefill_time(cfg, p["prompt"] - _prefix(p).cached_tokens,
                                         **_gpu(p))
 
@@ -52,7 +52,7 @@ def _prefix_fresh(p: P) -> float:
 def _prefix_derived(p: P) -> dict[str, Any]:
     r = _prefix(p)
     return {"name": wording.model_label(p["model"]), "prompt_text": wording.count(p["prompt"]),
-            "hit": f"{p['hit_rate']:.0%}", "cached": wording.count(r.cached_tokens),
+            "hit": wording.rounded_percent(p["hit_rate"]), "cached": wording.count(r.cached_tokens),
             "new": wording.count(p["prompt"] - r.cached_tokens),
             "without": format_seconds(r.ttft_without), "flops": format_flops(r.flops),
             "peak": wording.tflop_rate(_gpu(p)["peak_flops"]),
@@ -111,14 +111,14 @@ prefix_cache_ttft = core.NumericExercise(
 
 def _chunked(p: P, budget: int | None = None) -> serving_techniques.ChunkedPrefill:
     return serving_techniques.chunked_prefill(
-        transformer.preset(p["model"]), prompt_tokens=p["prompt"],
+        config(p), prompt_tokens=p["prompt"],
         token_budget=budget or p["budget"], decode_batch=p["batch"], context=p["context"],
         **_gpu(p))
 
 
 def _chunked_derived(p: P) -> dict[str, Any]:
     r = _chunked(p)
-    cfg = transformer.preset(p["model"])
+    cfg = config(p)
     return {"name": wording.model_label(p["model"]), "prompt_text": wording.count(p["prompt"]),
             "ctx_text": wording.count(p["context"]), "budget_text": wording.count(p["budget"]),
             "chunk": wording.count(r.chunk), "steps": r.steps,
@@ -186,7 +186,7 @@ chunked_prefill_gap = core.NumericExercise(
 
 def _pd_rates(p: P) -> tuple[float, float]:
     """(prefill tokens/s, decode tokens/s) of one GPU on the roofline."""
-    cfg = transformer.preset(p["model"])
+    cfg = config(p)
     prefill = p["input"] / inference.model_prefill_time(cfg, p["input"], **_gpu(p))
     decode = inference.model_decode_speed(cfg, batch=p["batch"],
                                           context=p["input"] + p["output"], **_gpu(p))
@@ -270,7 +270,8 @@ def _spec(p: P, *, cost: bool = True) -> float:
 def _spec_derived(p: P) -> dict[str, Any]:
     tokens = serving_techniques.expected_tokens_per_step(acceptance_rate=p["alpha"],
                                                          draft_tokens=p["gamma"])
-    return {"alpha_text": f"{p['alpha']:.0%}", "cost_text": f"{p['cost']:.0%}",
+    return {"alpha_text": wording.rounded_percent(p["alpha"]),
+            "cost_text": wording.rounded_percent(p["cost"]),
             "tokens": core.format_number(tokens, 3),
             "denominator": core.format_number(p["gamma"] * p["cost"] + 1, 3),
             "best": serving_techniques.best_draft_length(acceptance_rate=p["alpha"],

@@ -25,7 +25,7 @@ from typing import Any
 
 from gpulesson import cost, course, hardware, inference, memory, prices, transformer
 from gpulesson.exercises import core, mistakes, serving, wording
-from gpulesson.exercises.bank._common import H100, SERVING_GPUS, P
+from gpulesson.exercises.bank._common import H100, SERVING_GPUS, P, config
 from gpulesson.exercises.core import Mistake
 from gpulesson.units import format_bytes, format_usd
 
@@ -128,8 +128,8 @@ def _cloud(p: P, *, utilization: float | None = None, per_hour: float | None = N
 
 
 def _cloud_derived(p: P) -> dict[str, Any]:
-    return {"price": _usd(p["node_price"]), "pct": f"{p['utilization']:.0%}",
-            "idle_pct": f"{1 - p['utilization']:.0%}",
+    return {"price": _usd(p["node_price"]), "pct": wording.rounded_percent(p["utilization"]),
+            "idle_pct": wording.rounded_percent(1 - p["utilization"]),
             "per_gpu": _usd(p["node_price"] / _GPUS_PER_SERVER),
             "full": _usd(_cloud(p, utilization=1.0)),
             "hours": wording.count(cost.cloud_cost(usd_per_hour=1, years=p['years'], utilization=p['utilization'])),  # noqa: E501
@@ -204,7 +204,7 @@ def _breakeven_derived(p: P) -> dict[str, Any]:
     month = cost.HOURS_PER_MONTH * p["utilization"]
     return {"hw": _usd(p["hardware"]), "kw": core.format_number(p["power_watts"] / 1000, 3),
             "tariff_text": _cents(p["tariff"]), "gpu_price_text": _usd(p["gpu_price"]),
-            "pct": f"{p['utilization']:.0%}", "server_hour": _usd(server_hour),
+            "pct": wording.rounded_percent(p["utilization"]), "server_hour": _usd(server_hour),
             "power_hour": _usd(power_hour), "month_hours": wording.count(month),
             "no_power": core.format_number(_breakeven(p, power_watts=0), 3),
             "full_time": core.format_number(_breakeven(p, utilization=1.0), 3),
@@ -288,7 +288,8 @@ def _buy_or_rent_derived(p: P) -> dict[str, Any]:
                                                     years=p["years"], utilization=u))
     months = cost.breakeven_months(cloud_usd_per_hour=server_hour,
                                    utilization=p["utilization"], **_DGX)
-    return {**values, "pct": f"{p['utilization']:.0%}", "gpu_price_text": _usd(p["gpu_price"]),
+    return {**values, "pct": wording.rounded_percent(p["utilization"]),
+            "gpu_price_text": _usd(p["gpu_price"]),
             "server_hour": _usd(server_hour), "months": core.format_number(months, 3),
             "life_months": f"{12 * p['years']}"}
 
@@ -456,7 +457,7 @@ def _batch_saving(p: P, *, kv: bool = True) -> float:
 
 def _batch_derived(p: P) -> dict[str, Any]:
     one, many = _tokens_per_second(p, 1), _tokens_per_second(p, p["batch"])
-    cfg = transformer.preset(p["model"])
+    cfg = config(p)
     per_seq = inference.kv_cache_bytes(cfg, seq_len=p["context"])
     weights = memory.weight_bytes(transformer.param_count(cfg), precision="bf16")
 
@@ -476,7 +477,7 @@ def _batch_derived(p: P) -> dict[str, Any]:
 def _batch_fits(p: P) -> bool:
     # BF16 weights, the batch's BF16 caches and 2 GB of overhead in the GPU's memory
     return p["batch"] <= inference.max_concurrent_sequences(
-        transformer.preset(p["model"]), context=p["context"],
+        config(p), context=p["context"],
         gpu_memory=hardware.gpu(p["gpu"]).memory_bytes, overhead=2e9)
 
 
@@ -611,7 +612,7 @@ def _idle_per_1k(p: P, utilization: float | None = None) -> float:
 
 def _idle_derived(p: P) -> dict[str, Any]:
     return {"price": _usd(p["gpu_price"]), "tps_text": wording.count(p['tps']),
-            "pct": f"{p['utilization']:.0%}", "busy": _usd(_idle_per_1k(p, 1.0)),
+            "pct": wording.rounded_percent(p["utilization"]), "busy": _usd(_idle_per_1k(p, 1.0)),
             "served": wording.count(p['tps'] * p['utilization']),
             "ratio": core.format_number(_idle_per_1k(p) / _idle_per_1k(p, 1.0), 3)}
 

@@ -444,8 +444,9 @@ def _bw_choice_derived(p: P) -> dict[str, Any]:
     busbw = distributed.bus_bandwidth("all_reduce", 2**30, t, p["n"])
     link = _link(p)
     return {"algbw": _bw(algbw), "busbw": _bw(busbw), "link": _bw(link),
-            "pct": f"{algbw / link:.0%}", "bus_pct": f"{busbw / link:.0%}",
-            "bidir": _bw(2 * link), "bidir_pct": f"{algbw / (2 * link):.0%}",
+            "pct": wording.rounded_percent(algbw / link),
+            "bus_pct": wording.rounded_percent(busbw / link),
+            "bidir": _bw(2 * link), "bidir_pct": wording.rounded_percent(algbw / (2 * link)),
             "factor": core.format_number(distributed.bus_bandwidth_factor("all_reduce", p["n"]), 4)}
 
 
@@ -524,9 +525,11 @@ def _speedup(p: P, *, overlap: float | None = None) -> float:
 def _speedup_derived(p: P) -> dict[str, Any]:
     hidden = min(p["overlap"] * p["comm"], p["compute"])
     eff = distributed.scaling_efficiency(p["compute"], p["comm"], p["overlap"])
-    return {"pct": f"{p['overlap']:.0%}", "hidden": core.format_number(hidden, 3),
+    return {"pct": wording.rounded_percent(p["overlap"]),
+            "hidden": core.format_number(hidden, 3),
             "exposed": core.format_number(p["comm"] - hidden, 3),
-            "eff": f"{eff:.1%}", "none": core.format_number(_speedup(p, overlap=0), 3)}
+            "eff": wording.rounded_percent(eff, 1),
+            "none": core.format_number(_speedup(p, overlap=0), 3)}
 
 
 scaling_speedup = core.NumericExercise(

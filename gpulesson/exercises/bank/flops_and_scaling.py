@@ -19,7 +19,8 @@ from typing import Any
 
 from gpulesson import cost, course, flops, gemm, hardware, inference, transformer, units
 from gpulesson.exercises import core, mistakes, wording
-from gpulesson.exercises.bank._common import P, at_sparse_peak, config, sparse_peak
+from gpulesson.exercises.bank import _common
+from gpulesson.exercises.bank._common import P, config
 from gpulesson.exercises.core import Mistake
 
 LESSON = "flops_and_scaling"
@@ -107,9 +108,7 @@ training_flops_7b = core.NumericExercise(
 
 def _time(p: P, *, peak: float | None = None, gpus: int | None = None,
           mfu: float | None = None) -> float:
-    g = hardware.gpu(p["gpu"])
-    return flops.training_time(_total(p), gpus or p["gpus"], peak or g.dense("bf16"),
-                               mfu or p["mfu"])
+    return _common.training_seconds(p, _total(p), gpus=gpus, peak=peak, mfu=mfu)
 
 
 def _time_derived(p: P) -> dict[str, Any]:
@@ -145,7 +144,7 @@ days_on_cluster = core.NumericExercise(
     answer=_time,
     derived=_time_derived,
     mistakes=(
-        mistakes.used_sparse_peak(at_sparse_peak(_time)),
+        mistakes.used_sparse_peak(_common.at_sparse_peak(_time)),
         Mistake("forgot_mfu",
                 "That is the time at 100% of the peak. The GPUs sustain only {mfu_pct} of "
                 "it: divide by the MFU too.",
@@ -218,7 +217,7 @@ mfu_from_throughput = core.NumericExercise(
     answer=_mfu,
     derived=_mfu_derived,
     mistakes=(
-        mistakes.used_sparse_peak(at_sparse_peak(_mfu)),
+        mistakes.used_sparse_peak(_common.at_sparse_peak(_mfu)),
         Mistake("forward_only",
                 "You counted 2N FLOPs per token, the forward pass. Training runs the backward "
                 "pass too: 6N per token.",
@@ -382,7 +381,7 @@ sparse_peak_mfu = core.NumericExercise(
     derived=_sparse_derived,
     mistakes=(
         mistakes.used_sparse_peak(lambda p: flops.utilization(
-            p["achieved"], sparse_peak(p))),
+            p["achieved"], _common.sparse_peak(p))),
         mistakes.inverted_ratio(lambda p: 1 / flops.utilization(
             p["achieved"], hardware.gpu(p["gpu"]).dense("bf16")),
             hint="That is peak ÷ achieved. Utilisation is achieved ÷ peak, at most 100%."),
@@ -549,17 +548,13 @@ REPORTED_LLAMA31_405B_GPU_HOURS = 30.84e6  # Llama 3.1 model card, "Training Ene
 
 
 def _gpu_hours(p: P, *, peak: float | None = None, mfu: float | None = None) -> float:
-    g = hardware.gpu(p["gpu"])
-    wall = flops.training_time(p["total"], p["gpus"], peak or g.dense("bf16"),
-                               mfu or p["mfu"])
-    return cost.gpu_hours(gpus=p["gpus"], seconds=wall)
+    return cost.gpu_hours(gpus=p["gpus"],
+                          seconds=_common.training_seconds(p, p["total"], peak=peak, mfu=mfu))
 
 
 def _wall_hours(p: P) -> float:
     # the mistake: the wall-clock time in hours, not GPU-hours
-    g = hardware.gpu(p["gpu"])
-    return flops.training_time(p["total"], p["gpus"], g.dense("bf16"),
-                               p["mfu"]) / SECONDS_PER_HOUR
+    return _common.training_seconds(p, p["total"]) / SECONDS_PER_HOUR
 
 
 def _hours_derived(p: P) -> dict[str, Any]:
@@ -567,8 +562,7 @@ def _hours_derived(p: P) -> dict[str, Any]:
     at_peak = _gpu_hours(p, mfu=1.0)
     return {"total_sci": wording.scientific(p["total"]), "mfu_pct": wording.percent(p["mfu"]),
             "dense": wording.tflop_rate(g.dense("bf16"), 4), "gpus_text": wording.count(p['gpus']),
-            "days": _days(flops.training_time(p["total"], p["gpus"], g.dense("bf16"),
-                                              p["mfu"])),
+            "days": _days(_common.training_seconds(p, p["total"])),
             "reported": f"{core.format_number(REPORTED_LLAMA31_405B_GPU_HOURS / 1e6, 4)}M",
             "implied": wording.percent(at_peak / REPORTED_LLAMA31_405B_GPU_HOURS)}
 
@@ -597,7 +591,7 @@ llama3_gpu_hours = core.NumericExercise(
     answer=_gpu_hours,
     derived=_hours_derived,
     mistakes=(
-        mistakes.used_sparse_peak(at_sparse_peak(_gpu_hours)),
+        mistakes.used_sparse_peak(_common.at_sparse_peak(_gpu_hours)),
         Mistake("wall_clock",
                 "That is the wall-clock time in hours on {gpus_text} GPUs. GPU-hours count "
                 "every GPU's hours: the time one GPU alone would need.",
@@ -656,8 +650,10 @@ def _model_share() -> float:
 
 def _hfu_derived(p: P) -> dict[str, Any]:
     share = _model_share()
-    return {"hfu_pct": f"{p['hfu']:.0%}", "low": f"{p['hfu'] * share:.0%}",
-            "high": f"{p['hfu'] / share:.0%}", "share": core.format_number(share, 3)}
+    return {"hfu_pct": wording.rounded_percent(p["hfu"]),
+            "low": wording.rounded_percent(p["hfu"] * share),
+            "high": wording.rounded_percent(p["hfu"] / share),
+            "share": core.format_number(share, 3)}
 
 
 hfu_to_mfu = core.ChoiceExercise(
@@ -696,16 +692,12 @@ hfu_to_mfu = core.ChoiceExercise(
 # ---------------------------------------------------------------------------------------
 # 12. The training FLOPs of a mixture of experts
 
-def _moe_cfg(p: P) -> transformer.TransformerConfig:
-    return transformer.preset(p["model"])
-
-
 def _moe_flops(p: P) -> float:
-    return flops.model_training_flops(_moe_cfg(p), tokens=p["tokens"])
+    return flops.model_training_flops(config(p), tokens=p["tokens"])
 
 
 def _moe_derived(p: P) -> dict[str, Any]:
-    cfg = _moe_cfg(p)
+    cfg = config(p)
     total, active = transformer.param_count(cfg), transformer.active_params(cfg)
     return {"label": wording.model_label(p["model"]), "experts": cfg.experts,
             "k": cfg.experts_per_token, "data": _tokens_text(p["tokens"]),
@@ -739,7 +731,7 @@ moe_training_flops = core.NumericExercise(
         Mistake("total_for_flops",
                 "That counts every expert, {total}. A token is multiplied only by the {k} "
                 "experts it is routed to: use the active parameters, {active}.",
-                lambda p: flops.training_flops(transformer.param_count(_moe_cfg(p)),
+                lambda p: flops.training_flops(transformer.param_count(config(p)),
                                                p["tokens"])),
         Mistake("forward_only",
                 "That is the forward pass only, 2N per token. Training adds the backward "

@@ -26,7 +26,8 @@ from typing import Any
 
 from gpulesson import course, hardware, inference, memory, transformer
 from gpulesson.exercises import core, mistakes, serving, wording
-from gpulesson.exercises.bank._common import H100, SERVING_GPUS, P, at_sparse_peak
+from gpulesson.exercises.bank import _common
+from gpulesson.exercises.bank._common import H100, SERVING_GPUS, P, config
 from gpulesson.exercises.bank._inference_serving import (
     chunked_prefill_gap,
     disaggregation_ratio,
@@ -70,20 +71,20 @@ def _shape(cfg: TransformerConfig) -> dict[str, int]:
 # 1. Prefill FLOPs of a prompt
 
 def _prefill(p: P, *, attention: bool = True) -> float:
-    cfg = transformer.preset(p["model"])
+    cfg = config(p)
     shape = _shape(cfg) if attention else {}
     return inference.prefill_flops(transformer.param_count(cfg), p["tokens"], **shape)
 
 
 def _prefill_derived(p: P) -> dict[str, Any]:
-    cfg = transformer.preset(p["model"])
+    cfg = config(p)
     n = transformer.param_count(cfg)
     linear, total = _prefill(p, attention=False), _prefill(p)
     return {
         "name": wording.model_label(p["model"]), "tokens_text": wording.count(p['tokens']),
         "n_text": wording.count(n), "L": cfg.layers, "H": cfg.heads, "Q": cfg.head_dim,
         "linear": format_flops(linear), "attention": format_flops(total - linear),
-        "share": f"{(total - linear) / total:.1%}",
+        "share": wording.rounded_percent((total - linear) / total, 1),
         "crossover": wording.count(inference.attention_crossover_tokens(n, **_shape(cfg))),
     }
 
@@ -146,7 +147,7 @@ prefill_flops_2k = core.NumericExercise(
 # 2. Time to the first token (the prefill on a GPU's roofline)
 
 def _ttft(p: P, *, peak: float | None = None, attention: bool = True) -> float:
-    cfg = transformer.preset(p["model"])
+    cfg = config(p)
     g = hardware.gpu(p["gpu"])
     n = transformer.param_count(cfg)
     shape = _shape(cfg) if attention else {}
@@ -157,7 +158,7 @@ def _ttft(p: P, *, peak: float | None = None, attention: bool = True) -> float:
 
 
 def _ttft_derived(p: P) -> dict[str, Any]:
-    cfg = transformer.preset(p["model"])
+    cfg = config(p)
     g = hardware.gpu(p["gpu"])
     n = transformer.param_count(cfg)
     weights = memory.weight_bytes(n, precision="bf16")
@@ -201,8 +202,8 @@ time_to_first_token = core.NumericExercise(
                 "compute-bound.",
                 lambda p: (lambda cfg: memory.weight_bytes(transformer.param_count(cfg),
                                                            precision="bf16")
-                           / hardware.gpu(p["gpu"]).bandwidth)(transformer.preset(p["model"]))),
-        mistakes.used_sparse_peak(at_sparse_peak(_ttft)),
+                           / hardware.gpu(p["gpu"]).bandwidth)(config(p))),
+        mistakes.used_sparse_peak(_common.at_sparse_peak(_ttft)),
         Mistake("forgot_attention",
                 "You left out the attention scores (4·L·H·Q·T² FLOPs); at {tokens_text} "
                 "tokens they add a noticeable share.",
@@ -220,7 +221,7 @@ time_to_first_token = core.NumericExercise(
 # 3. KV cache of a long-context batch
 
 def _kv_total(p: P, *, mha: bool = False, batch: int | None = None) -> int:
-    cfg = transformer.preset(p["model"])
+    cfg = config(p)
     return inference.kv_cache_bytes(
         _mha(cfg) if mha else cfg, seq_len=p["seq_len"],
         batch=p["batch"] if batch is None else batch,
@@ -228,7 +229,7 @@ def _kv_total(p: P, *, mha: bool = False, batch: int | None = None) -> int:
 
 
 def _kv_derived(p: P) -> dict[str, Any]:
-    cfg = transformer.preset(p["model"])
+    cfg = config(p)
     b = memory.precision_bytes(p["kv_dtype"])
     per_token = inference.kv_cache_bytes_per_token(cfg, bytes_per_element=b)
     return {
@@ -365,7 +366,7 @@ kv_cache_code = core.CodeExercise(
 
 def _fit(p: P, *, mha: bool = False, overhead: float | None = None,
          weights_free: bool = False) -> int:
-    cfg = transformer.preset(p["model"])
+    cfg = config(p)
     memory_bytes = hardware.gpu(p["gpu"]).memory_bytes
     if weights_free:  # the mistake: as if the weights took no memory
         memory_bytes += memory.weight_bytes(transformer.param_count(cfg), precision="bf16")
@@ -375,7 +376,7 @@ def _fit(p: P, *, mha: bool = False, overhead: float | None = None,
 
 
 def _fit_derived(p: P) -> dict[str, Any]:
-    cfg = transformer.preset(p["model"])
+    cfg = config(p)
     n = transformer.param_count(cfg)
     g = hardware.gpu(p["gpu"])
     weights = memory.weight_bytes(n, precision="bf16")
@@ -441,10 +442,8 @@ sequences_that_fit = core.NumericExercise(
 # 6. The decode ceiling of a 13B model
 
 def _ceiling(p: P, *, precision: str | None = None) -> float:
-    g = hardware.gpu(p["gpu"])
-    return inference.decode_ceiling_tokens_per_second(
-        weight_bytes=memory.weight_bytes(p["n_params"], precision=precision or p["precision"]),
-        bandwidth=g.bandwidth)
+    return _common.decode_ceiling(p, precision=precision or p["precision"],
+                          bandwidth=hardware.gpu(p["gpu"]).bandwidth)
 
 
 def _ceiling_derived(p: P) -> dict[str, Any]:
@@ -458,7 +457,7 @@ def _ceiling_derived(p: P) -> dict[str, Any]:
         "step": format_seconds(weights / g.bandwidth),
         "per_token": format_flops(per_token),
         "peak": wording.tflop_rate(g.dense("bf16")),
-        "busy": f"{per_token * _ceiling(p) / g.dense('bf16'):.2%}",
+        "busy": wording.rounded_percent(per_token * _ceiling(p) / g.dense("bf16"), 2),
     }
 
 
@@ -506,7 +505,7 @@ decode_ceiling_13b = core.NumericExercise(
 # 7. Per-user speed once the KV cache is read too
 
 def _per_user(p: P, *, kv: bool = True, mha: bool = False, aggregate: bool = False) -> float:
-    cfg = transformer.preset(p["model"])
+    cfg = config(p)
     g = hardware.gpu(p["gpu"])
     kv_seq = inference.kv_cache_bytes(_mha(cfg) if mha else cfg, seq_len=p["context"])
     total = inference.decode_ceiling_tokens_per_second(
@@ -516,7 +515,7 @@ def _per_user(p: P, *, kv: bool = True, mha: bool = False, aggregate: bool = Fal
 
 
 def _per_user_derived(p: P) -> dict[str, Any]:
-    cfg = transformer.preset(p["model"])
+    cfg = config(p)
     g = hardware.gpu(p["gpu"])
     weights = memory.weight_bytes(transformer.param_count(cfg), precision="bf16")
     kv_all = inference.kv_cache_bytes(cfg, seq_len=p["context"], batch=p["batch"])
@@ -616,7 +615,7 @@ compute_bound_batch = core.NumericExercise(
     answer=_bound_batch,
     derived=_bound_derived,
     mistakes=(
-        mistakes.used_sparse_peak(at_sparse_peak(_bound_batch)),
+        mistakes.used_sparse_peak(_common.at_sparse_peak(_bound_batch)),
         Mistake("one_byte_per_param",
                 "BF16 weights take 2 bytes per parameter: a step reads 2·N bytes, so the "
                 "arithmetic catches up with the read at twice the batch you found.",
@@ -661,7 +660,7 @@ def _batching_derived(p: P) -> dict[str, Any]:
             "user1": wording.token_rate(one[0]), "userb": wording.token_rate(many[0]),
             "totalb": wording.token_rate(many[1]),
             "gain": core.format_number(many[1] / one[1], 3),
-            "loss": f"{1 - many[0] / one[0]:.0%}"}
+            "loss": wording.rounded_percent(1 - many[0] / one[0])}
 
 
 batching_tradeoff = core.ChoiceExercise(
@@ -743,13 +742,13 @@ batching_here = core.PredictExercise(
 # 11. The cache of latent attention and sliding windows
 
 def _arch_kv(p: P, *, mha: bool = False, cap_windows: bool = True) -> int:
-    cfg = transformer.preset(p["model"])
+    cfg = config(p)
     return inference.kv_cache_bytes(inference.multi_head_equivalent(cfg) if mha else cfg,
                                     seq_len=p["seq_len"], cap_windows=cap_windows)
 
 
 def _arch_kv_derived(p: P) -> dict[str, Any]:
-    cfg = transformer.preset(p["model"])
+    cfg = config(p)
     if cfg.latent_attention:
         design = (f"latent attention: per layer and token it caches a {cfg.kv_lora_rank}-"
                   f"value latent and a {cfg.qk_rope_head_dim}-value rotary key, "
@@ -815,12 +814,12 @@ arch_kv_cache = core.NumericExercise(
 # 12. What a mixture-of-experts decode step reads
 
 def _moe_read(p: P) -> float:
-    return inference.decode_weight_bytes(transformer.preset(p["model"]), batch=p["batch"])
+    return inference.decode_weight_bytes(config(p), batch=p["batch"])
 
 
 def _moe_no_sharing(p: P) -> float | None:
     """k experts per token with no expert shared between tokens (at most all E)."""
-    cfg = transformer.preset(p["model"])
+    cfg = config(p)
     if p["batch"] == 1 or p["batch"] * cfg.experts_per_token >= cfg.experts:
         return None  # the same as one expert per token, or as every expert
     extra = (p["batch"] - 1) * cfg.experts_per_token
@@ -829,7 +828,7 @@ def _moe_no_sharing(p: P) -> float | None:
 
 
 def _moe_read_derived(p: P) -> dict[str, Any]:
-    cfg = transformer.preset(p["model"])
+    cfg = config(p)
     used = inference.expected_experts_used(experts=cfg.experts,
                                            experts_per_token=cfg.experts_per_token,
                                            tokens=p["batch"])
@@ -865,11 +864,11 @@ moe_decode_read = core.NumericExercise(
                 "That is the active parameters, what one token reads. The batch's tokens "
                 "are routed to different experts, so a step reads more of them.",
                 lambda p: None if p["batch"] == 1 else 2 * transformer.active_params(
-                    transformer.preset(p["model"]))),
+                    config(p))),
         Mistake("every_expert",
                 "That reads every expert. Under uniform routing some experts get no token of "
                 "this batch: E × (1 − (1 − k/E)^B) are touched.",
-                lambda p: 2 * transformer.param_count(transformer.preset(p["model"]))),
+                lambda p: 2 * transformer.param_count(config(p))),
         Mistake("k_times_batch",
                 "That counts k experts per token as if no two tokens shared one. Expected "
                 "distinct experts are E × (1 − (1 − k/E)^B), at most E.",

@@ -58,6 +58,16 @@ def _all_layers(per_layer: Callable[[P], float]) -> Mistake:
                    lambda p: config(p).layers * per_layer(p))
 
 
+def _layer_words(p: P, per_layer: Callable[[P], float]) -> dict[str, Any]:
+    """What the two one-layer exercises say of the model's shape, the micro-batch and all
+    its layers together (``per_layer(p)`` bytes each)."""
+    cfg = config(p)
+    return {"label": wording.model_label(p["model"]), "h": wording.count(cfg.hidden),
+            "a": cfg.heads, "sequences": wording.plural(p["batch"], "sequence"),
+            "seq": wording.count(p["seq_len"]), "layers": cfg.layers,
+            "all": _gb(cfg.layers * per_layer(p), 1)}
+
+
 # ---------------------------------------------------------------------------------------
 # 1. GPT-2's attention parameters
 
@@ -497,12 +507,9 @@ def _acts(p: P, *, recompute: str = "selective", tp: int = 1, sp: bool = False) 
 
 def _acts_derived(p: P) -> dict[str, Any]:
     cfg = config(p)
-    return {"label": wording.model_label(p["model"]), "h": wording.count(cfg.hidden),
-            "a": cfg.heads, "sequences": wording.plural(p["batch"], "sequence"),
-            "layers": cfg.layers, "seq": wording.count(p['seq_len']),
+    return {**_layer_words(p, _acts),
             "none": _gb(_acts(p, recompute="none")), "full": _gb(_acts(p, recompute="full")),
-            "ratio": core.format_number(5 * cfg.heads * p["seq_len"] / cfg.hidden, 3),
-            "all": _gb(cfg.layers * _acts(p), 1)}
+            "ratio": core.format_number(5 * cfg.heads * p["seq_len"] / cfg.hidden, 3)}
 
 
 activations_selective = core.NumericExercise(
@@ -677,14 +684,8 @@ def _flash_layer(p: P, attention: str = "flash") -> int:
 
 def _flash_derived(p: P) -> dict[str, Any]:
     cfg = config(p)
-    gpt = memory.activation_bytes_per_layer(seq_len=p["seq_len"], batch=p["batch"],
-                                            hidden=cfg.hidden, heads=cfg.heads)
-    return {"label": wording.model_label(p["model"]), "h": wording.count(cfg.hidden),
-            "a": cfg.heads, "kv": cfg.kv_heads, "f": wording.count(cfg.ffn),
-            "seq": wording.count(p["seq_len"]),
-            "sequences": wording.plural(p["batch"], "sequence"), "gpt": _gb(gpt),
-            "eager": _gb(_flash_layer(p, "eager")), "layers": cfg.layers,
-            "all": _gb(cfg.layers * _flash_layer(p), 1)}
+    return {**_layer_words(p, _flash_layer), "kv": cfg.kv_heads, "f": wording.count(cfg.ffn),
+            "gpt": _gb(_acts(p, recompute="none")), "eager": _gb(_flash_layer(p, "eager"))}
 
 
 llama_flash_layer = core.NumericExercise(
@@ -717,16 +718,12 @@ llama_flash_layer = core.NumericExercise(
                 "That is Korthikanti et al.'s GPT block, s·b·h·(34 + 5·a·s/h), with dropout "
                 "masks and the scores kept. A Llama layer has no dropout, a SwiGLU MLP, "
                 "grouped K and V, and FlashAttention keeps no scores.",
-                lambda p: memory.activation_bytes_per_layer(
-                    seq_len=p["seq_len"], batch=p["batch"], hidden=config(p).hidden,
-                    heads=config(p).heads)),
+                lambda p: _acts(p, recompute="none")),
         Mistake("gpt_selective",
                 "That is 34·s·b·h, a GPT block with the scores dropped. Count Llama's own "
                 "tensors: the SwiGLU MLP keeps three f-wide tensors, K and V are n_kv/a as "
                 "wide, and there are no dropout masks.",
-                lambda p: memory.activation_bytes_per_layer(
-                    seq_len=p["seq_len"], batch=p["batch"], hidden=config(p).hidden,
-                    heads=config(p).heads, recompute="selective")),
+                _acts),
         Mistake("eager_scores",
                 "That keeps the 2·a·s²·b bytes of attention scores: eager attention. "
                 "FlashAttention recomputes them in the backward pass.",

@@ -25,9 +25,10 @@ from typing import Any
 
 from gpulesson import course, flops, hardware, memory, optimisations, roofline, transformer
 from gpulesson.exercises import core, mistakes, wording
-from gpulesson.exercises.bank._common import H100, P
+from gpulesson.exercises.bank import _common
+from gpulesson.exercises.bank._common import H100, P, config
 from gpulesson.exercises.core import Mistake
-from gpulesson.precision import float_format
+from gpulesson.precision import FloatFormat, float_format
 from gpulesson.units import format_bytes, format_flops
 
 LESSON = "optimisations"
@@ -337,7 +338,7 @@ checkpoint_64_layers = core.NumericExercise(
 # 5. Extra FLOPs of full activation recomputation
 
 def _model_params(p: P) -> int:
-    return transformer.param_count(transformer.preset(p["model"]))
+    return transformer.param_count(config(p))
 
 
 def _extra_flops(p: P) -> float:
@@ -354,7 +355,7 @@ def _recompute_derived(p: P) -> dict[str, Any]:
             "step": format_flops(flops.training_flops(n, p["tokens"]), digits=3),
             "with": format_flops(flops.hardware_flops_per_token(n, recompute="full")
                                  * p["tokens"], digits=3),
-            "share": f"{optimisations.recompute_overhead():.1%}"}
+            "share": wording.rounded_percent(optimisations.recompute_overhead(), 1)}
 
 
 recompute_flops = core.NumericExercise(
@@ -402,9 +403,15 @@ recompute_flops = core.NumericExercise(
 # ---------------------------------------------------------------------------------------
 # 6. The smallest normal number of a format
 
+def _other_format(p: P) -> FloatFormat:
+    """The 16-bit format the ``other_format`` slip takes for the variant's: BF16 for FP16,
+    FP16 otherwise."""
+    return float_format("bf16" if p["fmt"] == "fp16" else "fp16")
+
+
 def _fmt_derived(p: P) -> dict[str, Any]:
     f = float_format(p["fmt"])
-    other = float_format("bf16" if p["fmt"] == "fp16" else "fp16")
+    other = _other_format(p)
     return {"prec": f.name, "e_bits": f.exponent_bits, "f_bits": f.fraction_bits,
             "bias": f.bias, "emin": 1 - f.bias,
             "sub": core.format_number(f.smallest_subnormal, 4),
@@ -447,9 +454,8 @@ smallest_normal = core.NumericExercise(
         Mistake("other_format",
                 "That is {other}'s smallest normal number ({other_normal}). Use {prec}'s "
                 "{e_bits} exponent bits.",
-                lambda p: None if float_format(p["fmt"]).exponent_bits == float_format(
-                    "bf16" if p["fmt"] == "fp16" else "fp16").exponent_bits
-                else float_format("bf16" if p["fmt"] == "fp16" else "fp16").smallest_normal),
+                lambda p: None if float_format(p["fmt"]).exponent_bits
+                == _other_format(p).exponent_bits else _other_format(p).smallest_normal),
     ),
     defaults={"fmt": "fp16"},
     sample=lambda rng: {"fmt": rng.choice(["fp16", "bf16", "fp32"])},
@@ -621,7 +627,7 @@ tensor_core_ratio = core.NumericExercise(
     answer=lambda p: hardware.gpu(p["gpu"]).dense("bf16") / hardware.gpu(p["gpu"]).dense("fp32"),
     derived=_tc_derived,
     mistakes=(
-        mistakes.used_sparse_peak(lambda p: hardware.gpu(p["gpu"]).sparse_flops["bf16"]
+        mistakes.used_sparse_peak(lambda p: _common.sparse_peak(p)
                                   / hardware.gpu(p["gpu"]).dense("fp32")),
         Mistake("against_tf32",
                 "That compares BF16 with TF32 ({tf32}). The question asks about plain FP32, "

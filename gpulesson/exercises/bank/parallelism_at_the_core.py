@@ -16,7 +16,8 @@ from typing import Any
 
 from gpulesson import course, gemm, hardware, inference, memory, roofline
 from gpulesson.exercises import core, mistakes, wording
-from gpulesson.exercises.bank._common import H100, P, sparse_peak
+from gpulesson.exercises.bank import _common
+from gpulesson.exercises.bank._common import H100, P
 from gpulesson.exercises.core import Mistake
 from gpulesson.units import format_bandwidth, format_bytes
 
@@ -158,7 +159,7 @@ def _rounds_derived(p: P) -> dict[str, Any]:
     return {"cells": wording.count(cells), "workers_text": wording.count(p['workers']),
             "d_out_text": wording.count(p['d_out']),
             "rounds32": wording.count(roofline.parallel_rounds(32 * p['d_out'], p['workers'])),
-            "busy": f"{busy:.0%}", "idle": f"{1 - busy:.0%}"}
+            "busy": wording.rounded_percent(busy), "idle": wording.rounded_percent(1 - busy)}
 
 
 def _rounds_exercise(number: int, title: str, workers: int, machine: str,
@@ -222,11 +223,12 @@ rounds_many = _rounds_exercise(
 def _amdahl_derived(p: P) -> dict[str, Any]:
     s, n = p["serial"], p["workers"]
     speedup = roofline.amdahl_speedup(s, n)
-    return {"serial_pct": f"{s:.0%}", "parallel_pct": f"{1 - s:.0%}",
+    return {"serial_pct": wording.rounded_percent(s),
+            "parallel_pct": wording.rounded_percent(1 - s),
             "limit": core.format_number(1 / s, 3),
             # time with n workers as a fraction of one worker's time is 1/speedup
             "new_time": core.format_number(1 / speedup, 3),
-            "serial_share_after": f"{s * speedup:.0%}"}
+            "serial_share_after": wording.rounded_percent(s * speedup)}
 
 
 amdahl_eight = core.NumericExercise(
@@ -277,7 +279,8 @@ amdahl_eight = core.NumericExercise(
 
 def _gpu_job_derived(p: P) -> dict[str, Any]:
     speedup = roofline.amdahl_speedup(p["data_share"], p["gpu_speedup"])
-    return {"data_pct": f"{p['data_share']:.0%}", "gpu_pct": f"{1 - p['data_share']:.0%}",
+    return {"data_pct": wording.rounded_percent(p["data_share"]),
+            "gpu_pct": wording.rounded_percent(1 - p["data_share"]),
             "new_time": core.format_number(1 / speedup, 3),
             "limit": core.format_number(1 / p["data_share"], 3)}
 
@@ -484,6 +487,16 @@ fine_tune_state = core.NumericExercise(
 # ---------------------------------------------------------------------------------------
 # 11. Arithmetic intensity at batch 256 (and 1)
 
+def _layer(p: P) -> tuple[int, int, int]:
+    return p["batch"], p["d"], p["d"]
+
+
+def _intensity(p: P, batch: int | None = None) -> float:
+    """The FP16 intensity of a batch of inputs (``p["batch"]`` unless another is named)
+    through the ``p["d"]`` × ``p["d"]`` layer of exercises 11 and 12, in FLOP/byte."""
+    return gemm.arithmetic_intensity(batch or p["batch"], p["d"], p["d"], bytes_per_element=2)
+
+
 def _intensity_derived(p: P) -> dict[str, Any]:
     b, d = p["batch"], p["d"]
     return {
@@ -491,7 +504,7 @@ def _intensity_derived(p: P) -> dict[str, Any]:
         "flops": wording.flop_count(gemm.flops(b, d, d)),
         "bytes": wording.size(gemm.min_bytes(b, d, d, bytes_per_element=2), 2),
         "weight_bytes": wording.size(memory.weight_bytes(d * d, precision="fp16"), 2),
-        "i1": core.format_number(gemm.arithmetic_intensity(1, d, d, bytes_per_element=2), 3),
+        "i1": core.format_number(_intensity(p, 1), 3),
         "ridge": core.format_number(hardware.gpu(H100).ridge_point("fp16"), 3),
         "verdict": ("at batch {batch} the layer is still memory-bound there."
                     if _bound_key({"gpu": H100, "batch": b, "d": d}) == "memory_both"
@@ -517,17 +530,11 @@ intensity_large_batch = core.NumericExercise(
         "used once. Batching reuses every weight for all {batch} inputs. Compare both with "
         "an H100's ridge point of about {ridge} FLOP/byte: {verdict}"
     ),
-    answer=lambda p: gemm.arithmetic_intensity(p["batch"], p["d"], p["d"], bytes_per_element=2),
+    answer=_intensity,
     derived=_intensity_derived,
-    mistakes=(
-        mistakes.counted_macs(lambda p: gemm.arithmetic_intensity(p["batch"], p["d"], p["d"],
-                                                                  bytes_per_element=2) / 2),
-        Mistake("weights_only",
-                "You counted only the weights' bytes ({weight_bytes}). At batch {batch} the "
-                "input and output matrices add bytes too.",
-                lambda p: gemm.flops(p["batch"], p["d"], p["d"])
-                / memory.weight_bytes(p["d"] * p["d"], precision="fp16")),
-    ),
+    mistakes=_common.intensity_slips(_layer, "fp16", weights_only=(
+        "You counted only the weights' bytes ({weight_bytes}). At batch {batch} the input and "
+        "output matrices add bytes too.")),
     defaults={"batch": 256, "d": 4096},
     sample=lambda rng: {"batch": rng.choice([64, 128, 256, 512]),
                         "d": rng.choice([1024, 2048, 4096, 8192])},
@@ -540,9 +547,7 @@ intensity_large_batch = core.NumericExercise(
 
 def _bound_key(p: P) -> str:
     g = hardware.gpu(p["gpu"])
-    small, large = (roofline.bound(gemm.arithmetic_intensity(b, p["d"], p["d"],
-                                                             bytes_per_element=2),
-                                   g.peak_flops["fp16"], g.bandwidth)
+    small, large = (roofline.bound(_intensity(p, b), g.peak_flops["fp16"], g.bandwidth)
                     for b in (1, p["batch"]))
     return {("memory", "memory"): "memory_both", ("memory", "compute"): "memory_then_compute",
             ("compute", "compute"): "compute_both"}[(small, large)]
@@ -552,8 +557,8 @@ def _bound_derived(p: P) -> dict[str, Any]:
     g = hardware.gpu(p["gpu"])
     return {"peak": wording.tflop_rate(g.peak_flops["fp16"]), "bw": _bw(g.bandwidth),
             "ridge": core.format_number(roofline.ridge_point(g.peak_flops["fp16"], g.bandwidth), 3),
-            "i1": core.format_number(gemm.arithmetic_intensity(1, p["d"], p["d"]), 3),
-            "ib": core.format_number(gemm.arithmetic_intensity(p["batch"], p["d"], p["d"]), 4),
+            "i1": core.format_number(_intensity(p, 1), 3),
+            "ib": core.format_number(_intensity(p), 4),
             "d_text": wording.count(p['d'])}
 
 
@@ -621,8 +626,7 @@ ridge_point = core.NumericExercise(
     answer=lambda p: hardware.gpu(p["gpu"]).ridge_point("fp16"),
     derived=_ridge_derived,
     mistakes=(
-        mistakes.used_sparse_peak(lambda p: roofline.ridge_point(sparse_peak(p, "fp16"),
-                                                                 hardware.gpu(p["gpu"]).bandwidth)),
+        mistakes.used_sparse_peak(lambda p: _common.sparse_ridge(p, "fp16")),
         mistakes.inverted_ratio(lambda p: 1 / hardware.gpu(p["gpu"]).ridge_point("fp16"),
                                 hint="That is bytes per FLOP: you divided bandwidth by peak. The "
                                      "ridge point is FLOP/s ÷ bytes/s."),
@@ -645,14 +649,12 @@ def _decode_derived(p: P) -> dict[str, Any]:
             "bw": _bw(p["bandwidth"]), "weights_gb": _gb(weights),
             "bpp": core.format_number(memory.precision_bytes(p["precision"])),
             "h100_bw": _bw(h100.bandwidth),
-            "h100_ceiling": core.format_number(inference.decode_ceiling_tokens_per_second(
-                weight_bytes=weights, bandwidth=h100.bandwidth), 3)}
+            "h100_ceiling": core.format_number(_decode(p, bandwidth=h100.bandwidth), 3)}
 
 
 def _decode(p: P, *, bandwidth: float | None = None, precision: str | None = None) -> float:
-    return inference.decode_ceiling_tokens_per_second(
-        weight_bytes=memory.weight_bytes(p["n_params"], precision=precision or p["precision"]),
-        bandwidth=bandwidth or p["bandwidth"])
+    return _common.decode_ceiling(p, precision=precision or p["precision"],
+                          bandwidth=bandwidth or p["bandwidth"])
 
 
 decode_on_cpu = core.NumericExercise(
@@ -697,12 +699,9 @@ decode_on_cpu = core.NumericExercise(
 # ---------------------------------------------------------------------------------------
 # 15. The decode ceiling with 4-bit weights
 
-def _fp4_ceiling(p: P, bytes_per_param: float | None = None) -> float:
-    g = hardware.gpu(p["gpu"])
-    weights = (memory.weight_bytes(p["n_params"], precision="nvfp4") if bytes_per_param is None
-               else p["n_params"] * bytes_per_param)
-    return inference.decode_ceiling_tokens_per_second(weight_bytes=weights,
-                                                      bandwidth=g.bandwidth)
+def _fp4_ceiling(p: P, precision: str = "nvfp4") -> float:
+    return _common.decode_ceiling(p, precision=precision,
+                                  bandwidth=hardware.gpu(p["gpu"]).bandwidth)
 
 
 def _fp4_derived(p: P) -> dict[str, Any]:
@@ -711,7 +710,7 @@ def _fp4_derived(p: P) -> dict[str, Any]:
     return {"model": f"{p['n_params'] / 1e9:g}B", "gpu": g.name, "bw": format_bandwidth(
                 g.bandwidth), "bits": f"{8 * memory.precision_bytes('nvfp4'):g}",
             "weights": format_bytes(weights),
-            "fp16": core.format_number(_fp4_ceiling(p, memory.precision_bytes("fp16")), 3)}
+            "fp16": core.format_number(_fp4_ceiling(p, "fp16"), 3)}
 
 
 fp4_decode_ceiling = core.NumericExercise(
@@ -738,13 +737,14 @@ fp4_decode_ceiling = core.NumericExercise(
         Mistake("forgot_scales",
                 "That counts half a byte per weight. NVFP4 stores an 8-bit scale with every "
                 "16 elements: {bits} bits per weight.",
-                lambda p: _fp4_ceiling(p, 0.5)),
+                lambda p: _fp4_ceiling(p, "fp4")),
         Mistake("fp16_weights", "That is the ceiling with 2-byte FP16 weights.",
-                lambda p: _fp4_ceiling(p, memory.precision_bytes("fp16"))),
+                lambda p: _fp4_ceiling(p, "fp16")),
         Mistake("compute_roof",
                 "That is the arithmetic limit, FP4 peak ÷ 2N. At batch 1 the weights' reads "
                 "take far longer: divide the bandwidth by the bytes.",
-                lambda p: hardware.gpu(p["gpu"]).peak_flops["fp4"] / (2 * p["n_params"])),
+                lambda p: hardware.gpu(p["gpu"]).peak_flops["fp4"]
+                / inference.decode_flops(p["n_params"], 1)),
     ),
     defaults={"n_params": 7e9, "gpu": "B300"},
     sample=lambda rng: {"n_params": rng.choice([3e9, 7e9, 8e9, 13e9, 32e9, 70e9]),

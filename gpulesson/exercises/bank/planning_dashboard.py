@@ -25,13 +25,15 @@ from gpulesson import (
     distributed,
     flops,
     hardware,
+    inference,
     memory,
     prices,
     transformer,
     units,
 )
 from gpulesson.exercises import core, mistakes, wording
-from gpulesson.exercises.bank._common import H100, P, at_sparse_peak, config, sparse_peak
+from gpulesson.exercises.bank import _common
+from gpulesson.exercises.bank._common import H100, P, config
 from gpulesson.exercises.core import Mistake
 
 LESSON = "planning_dashboard"
@@ -93,10 +95,10 @@ throughput_from_mfu = core.NumericExercise(
                 "{mfu_pct}: multiply by it.", lambda p: _tps(p, mfu=1.0)),
         Mistake("inference_flops", "You counted 2N FLOPs per token, the forward pass only. "
                 "Training also runs the backward pass: 6N per token.",
-                lambda p: _tps(p, per_token=2 * p["n_params"])),
+                lambda p: _tps(p, per_token=inference.decode_flops(p["n_params"], 1))),
         Mistake("per_gpu", "That is one GPU's share. The question asks for the whole "
                 "cluster: multiply by the {gpus_text} GPUs.", lambda p: _tps(p, gpus=1)),
-        mistakes.used_sparse_peak(at_sparse_peak(_tps)),
+        mistakes.used_sparse_peak(_common.at_sparse_peak(_tps)),
     ),
     defaults={"n_params": 7e9, "gpu": "H100 SXM", "gpus": 64, "mfu": 0.40},
     sample=lambda rng: {"n_params": rng.choice([1e9, 7e9, 8e9, 13e9, 70e9]),
@@ -112,8 +114,8 @@ throughput_from_mfu = core.NumericExercise(
 # 2. The cost of a training run
 
 def _seconds(p: P, *, mfu: float | None = None, peak: float | None = None) -> float:
-    return flops.training_time(flops.training_flops(p["n_params"], p["tokens"]), p["gpus"],
-                               peak or _peak(p), mfu or p["mfu"])
+    return _common.training_seconds(p, flops.training_flops(p["n_params"], p["tokens"]), mfu=mfu,
+                            peak=peak)
 
 
 def _run_cost(p: P, *, gpus: int | None = None, seconds: float | None = None) -> float:
@@ -162,7 +164,7 @@ run_cost_exercise = core.NumericExercise(
                 "*days*. Convert to hours first (× 24).",
                 lambda p: _run_cost(p, seconds=_seconds(p) / 24)),
         mistakes.used_sparse_peak(lambda p: _run_cost(
-            p, seconds=_seconds(p, peak=sparse_peak(p)))),
+            p, seconds=_seconds(p, peak=_common.sparse_peak(p)))),
     ),
     defaults={"n_params": 7e9, "tokens": 2e12, "gpu": "H100 SXM", "gpus": 512,
               "mfu": 0.40, "price": 2.0},
@@ -414,6 +416,12 @@ def _lora_memory(p: P, **overrides: Any) -> memory.LoraMemory:
     return memory.lora_training_memory(config(p), **kw)
 
 
+def _full_finetune(p: P) -> float:
+    """Full fine-tuning's memory with the same activations: the ``full_finetune`` slip."""
+    return memory.training_memory(config(p), batch=1, seq_len=p["seq_len"],
+                                  recompute=p["recompute"]).total
+
+
 def _lora_mem_derived(p: P) -> dict[str, Any]:
     m = _lora_memory(p)
     return {"model_label": wording.model_label(p["model"]),
@@ -422,8 +430,7 @@ def _lora_mem_derived(p: P) -> dict[str, Any]:
                                            + m.adapter_optimizer),
             "trainable": wording.count(m.trainable_params),
             "activations": units.format_bytes(m.activations),
-            "full": units.format_bytes(memory.training_memory(
-                config(p), batch=1, seq_len=p["seq_len"], recompute=p["recompute"]).total),
+            "full": units.format_bytes(_full_finetune(p)),
             "seq_text": wording.count(p['seq_len'])}
 
 
@@ -452,8 +459,7 @@ lora_memory = core.NumericExercise(
     mistakes=(
         Mistake("full_finetune", "That is full fine-tuning: 16 bytes for *every* parameter. "
                 "LoRA freezes the base weights: 2 bytes each, no gradients, no optimizer "
-                "state.", lambda p: memory.training_memory(
-                    config(p), batch=1, seq_len=p["seq_len"], recompute=p["recompute"]).total),
+                "state.", _full_finetune),
         Mistake("forgot_activations", "That leaves out the activations. The backward pass "
                 "still runs through every frozen layer to reach the adapters, so the "
                 "activations are stored as in full training.",

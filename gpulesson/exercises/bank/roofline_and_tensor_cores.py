@@ -22,7 +22,8 @@ from typing import Any
 
 from gpulesson import course, gemm, hardware, memory, precision, roofline, transformer
 from gpulesson.exercises import core, mistakes, wording
-from gpulesson.exercises.bank._common import H100, P
+from gpulesson.exercises.bank import _common
+from gpulesson.exercises.bank._common import H100, P, config
 from gpulesson.exercises.core import Mistake
 from gpulesson.units import format_bytes, format_seconds
 
@@ -123,7 +124,7 @@ seed_bytes_precision = core.ChoiceExercise(
 # 2. Arithmetic intensity of a real layer's shape
 
 def _mlp_shape(p: P) -> tuple[int, int, int]:
-    cfg = transformer.preset(p["model"])
+    cfg = config(p)
     return p["tokens"], cfg.hidden, cfg.ffn
 
 
@@ -177,12 +178,9 @@ mlp_intensity = core.NumericExercise(
     answer=_mlp_intensity,
     derived=_mlp_derived,
     mistakes=(
-        mistakes.counted_macs(lambda p: _mlp_intensity(p) / 2),
-        Mistake("weights_only",
-                "You counted only the weight matrix's bytes. The activations read and the "
-                "output written ({tokens_text} rows each) are traffic too.",
-                lambda p: (lambda m, k, n: gemm.flops(m, k, n)
-                           / memory.weight_bytes(k * n, precision="bf16"))(*_mlp_shape(p))),
+        *_common.intensity_slips(_mlp_shape, "bf16", weights_only=(
+            "You counted only the weight matrix's bytes. The activations read and the output "
+            "written ({tokens_text} rows each) are traffic too.")),
         Mistake("forgot_output",
                 "You left out the output: the {tokens_text}×{ffn} result is written to "
                 "memory once.",
@@ -259,7 +257,7 @@ gemm_time_h100 = core.NumericExercise(
                 lambda p: _unless_same(_analysis(p).compute_time + _analysis(p).memory_time,
                                        p)),
         mistakes.used_sparse_peak(lambda p: _unless_same(
-            _analysis(p, peak=hardware.gpu(p["gpu"]).sparse_flops[p["dtype"]]).time, p)),
+            _analysis(p, peak=_common.sparse_peak(p, p["dtype"])).time, p)),
         Mistake("four_byte_elements",
                 "You used 4 bytes per element; {prec} numbers take "
                 "2 bytes each.",
@@ -363,8 +361,7 @@ ridge_in_precision = core.NumericExercise(
     answer=lambda p: hardware.gpu(p["gpu"]).ridge_point(p["dtype"]),
     derived=_ridge_derived,
     mistakes=(
-        mistakes.used_sparse_peak(lambda p: roofline.ridge_point(
-            hardware.gpu(p["gpu"]).sparse_flops[p["dtype"]], hardware.gpu(p["gpu"]).bandwidth)),
+        mistakes.used_sparse_peak(lambda p: _common.sparse_ridge(p, p["dtype"])),
         mistakes.inverted_ratio(lambda p: 1 / hardware.gpu(p["gpu"]).ridge_point(p["dtype"]),
                                 hint="That is bytes per FLOP: you divided the bandwidth by the "
                                      "peak. The ridge point is FLOP/s ÷ bytes/s."),
@@ -407,8 +404,7 @@ def _batch_derived(p: P) -> dict[str, Any]:
     return {"d_text": wording.count(p['d']), "peak": wording.tflop_rate(g.dense("bf16")),
             "bw": _bw(g.bandwidth),
             "ridge": core.format_number(g.ridge_point("bf16"), 3),
-            "sparse_ridge": core.format_number(roofline.ridge_point(g.sparse_flops["bf16"],
-                                                                    g.bandwidth), 3),
+            "sparse_ridge": core.format_number(_common.sparse_ridge(p, "bf16"), 3),
             "before": before,
             "i_before": core.format_number(gemm.arithmetic_intensity(before, p["d"], p["d"]), 3),
             "i_answer": core.format_number(gemm.arithmetic_intensity(answer, p["d"], p["d"]), 3)}
@@ -434,8 +430,7 @@ batch_turns_compute_bound = core.ChoiceExercise(
     answer=lambda p: _first_compute_bound(p, hardware.gpu(p["gpu"]).dense("bf16")),
     derived=_batch_derived,
     mistakes=(
-        mistakes.used_sparse_peak(lambda p: _first_compute_bound(
-            p, hardware.gpu(p["gpu"]).sparse_flops["bf16"]),
+        mistakes.used_sparse_peak(lambda p: _first_compute_bound(p, _common.sparse_peak(p)),
             hint="That batch reaches the ridge of the 2:4-sparse peak ({sparse_ridge} "
                  "FLOP/byte). A dense layer only gets the dense peak: its ridge is {ridge}."),
         Mistake("fp32_peak",
@@ -592,7 +587,7 @@ per_watt = core.NumericExercise(
 # 10. Weights in a block-scaled 4-bit format
 
 def _fp4_weights(p: P, bytes_per_param: float | None = None) -> float:
-    n = transformer.param_count(transformer.preset(p["model"]))
+    n = transformer.param_count(config(p))
     if bytes_per_param is None:
         return memory.weight_bytes(n, precision=p["format"])
     return n * bytes_per_param
@@ -604,7 +599,7 @@ def _fp4_derived(p: P) -> dict[str, Any]:
     return {"label": wording.model_label(p["model"]), "fmt": block.name, "elem": block.element.bits,
             "block": block.block_size, "scale": block.scale.name,
             "scale_bits": block.scale.bits, "bits": core.format_number(block.bits_per_element),
-            "n": wording.count(transformer.param_count(transformer.preset(p["model"]))),
+            "n": wording.count(transformer.param_count(config(p))),
             "bare": format_bytes(_fp4_weights(p, 0.5)), "other": other.name,
             "other_gb": format_bytes(_fp4_weights(p, other.bytes_per_element))}
 

@@ -25,6 +25,8 @@ def test_sizes_rates_and_flop_counts_without_trailing_zeros() -> None:
 def test_number_styles() -> None:
     assert wording.scientific(8.4e22) == "8.40e22" and wording.scientific(3.14e23, 2) == "3.1e23"
     assert wording.percent(0.4) == "40%" and wording.percent(0.34567) == "34.6%"
+    assert wording.rounded_percent(0.05) == "5%" and wording.rounded_percent(0.384) == "38%"
+    assert wording.rounded_percent(0.1234, 1) == "12.3%" and wording.rounded_percent(1.5) == "150%"
     assert wording.tflop_rate(989.4e12) == "989.4 TFLOP/s"
     assert wording.tflop_rate(312e12, 4) == "312 TFLOP/s"
     assert wording.token_rate(1234.56) == "1,235 tokens/s"

@@ -9,22 +9,18 @@ Standard library only.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
-from gpulesson import memory, transformer
-from gpulesson.exercises.core import NumericExercise, format_number
-from gpulesson.exercises.mistakes import gib_as_gb
-from gpulesson.exercises.wording import count, model_label, precision_label
+from gpulesson import course, memory, transformer
+from gpulesson.exercises import core, mistakes, wording
+from gpulesson.exercises.bank._common import P, config
 
 LESSON = "skeleton_lesson"
-TITLE = "Skeleton Lesson"
-
-P = Mapping[str, Any]
+TITLE = course.title(LESSON)
 
 
 def _params(p: P) -> int:
-    return transformer.param_count(transformer.preset(p["model"]))
+    return transformer.param_count(config(p))
 
 
 def _weights(p: P) -> float:
@@ -32,12 +28,12 @@ def _weights(p: P) -> float:
 
 
 def _derived(p: P) -> dict[str, Any]:
-    return {"label": model_label(p["model"]), "count": count(_params(p)),
-            "format": precision_label(p["precision"]),
-            "per_param": format_number(memory.precision_bytes(p["precision"]))}
+    return {"label": wording.model_label(p["model"]), "count": wording.count(_params(p)),
+            "format": wording.precision_label(p["precision"]),
+            "per_param": core.format_number(memory.precision_bytes(p["precision"]))}
 
 
-weights = NumericExercise(
+weights = core.NumericExercise(
     lesson=LESSON, number=1, title="The weights of {label} in {format}",
     question="{label} has {count} parameters. How many GB (10^9 bytes) do they take in "
              "{format}?",
@@ -46,7 +42,7 @@ weights = NumericExercise(
     solution="{count} × {per_param} bytes = **{answer}**.",
     answer=_weights,
     derived=_derived,
-    mistakes=(gib_as_gb(lambda p: _weights(p) * 1e9 / 2**30),),
+    mistakes=(mistakes.gib_as_gb(lambda p: _weights(p) * 1e9 / 2**30),),
     defaults={"model": "llama-3-8b", "precision": "fp32"},
     sample=lambda rng: {"model": rng.choice(["llama-2-13b", "llama-3-8b", "mistral-7b"]),
                         "precision": rng.choice(["fp32", "bf16", "int8"])},
@@ -54,3 +50,5 @@ weights = NumericExercise(
 )
 
 EXERCISES = (weights,)
+
+__all__ = ["EXERCISES", "LESSON", "TITLE"]
