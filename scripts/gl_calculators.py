@@ -20,8 +20,7 @@ What this extension adds:
     the GPU specification tables of ``book/hardware.md``, generated from
     :data:`gpulesson.hardware.GPUS` and their sources (dense and sparse rates apart).
 ``html-page-context``
-    adds the loader (with the Pyodide folder and the package pack as data attributes; before
-    it, inline, ``loader-settings.js``, which reads them: :func:`add_loader`) to
+    adds the loader (with the Pyodide folder and the package pack as data attributes) to
     exactly the pages whose HTML holds a registry calculator, wherever it came from (this
     directive or a notebook's ``calculator_widget`` output); two accessibility repairs of
     generated markup (see ``_MYSTNB_SUMMARY`` and ``_BIBLIOENTRY``).
@@ -62,9 +61,6 @@ SCRIPTS = ("calculators.js", "python-worker.js")
 COURSE_DIR = "_lib/course"
 #: The loader as Sphinx sees it (local scripts are prefixed with ``_static/``).
 LOADER = f"../{COURSE_DIR}/calculators.js"
-#: What every loader (this one, the exercises') reads from its script tag: written inline
-#: before the loaders by :func:`add_loader`, so it costs no request.
-LOADER_SETTINGS = SITE_JS / "loader-settings.js"
 #: The module the browser imports; the pack is its import closure within the package.
 ENTRY_MODULE = "gpulesson.browser"
 #: Packages packed whole, every module in them: the registry imports its lesson modules
@@ -509,29 +505,6 @@ def pyodide_attributes(app: Sphinx) -> dict[str, str]:
     return attributes
 
 
-@functools.cache
-def _loader_settings() -> str:
-    return LOADER_SETTINGS.read_text(encoding="utf-8")
-
-
-def add_loader(app: Sphinx, pagename: str, holds: str, loader: str, pack: str,
-               **attributes: str) -> None:
-    """Add ``loader`` (deferred) to page ``pagename``, which ``holds`` what needs Python (a
-    calculator, an exercise), its tag pointing the Python worker at the vendored Pyodide
-    (:func:`pyodide_attributes`) and at ``pack``, with ``attributes`` besides; before it,
-    inline, :data:`LOADER_SETTINGS`, which reads these attributes for every loader (a page
-    with two loaders holds it once). Without the vendored Pyodide the build stops."""
-    if not app.config.gl_pyodide_path:
-        raise ExtensionError(
-            f"{pagename} holds {holds} but the vendored Pyodide is missing "
-            "(_vendor/_pyodide/manifest.json): run `make site-assets` (make book does)"
-        )
-    app.add_js_file(None, body=_loader_settings())
-    app.add_js_file(loader, loading_method="defer",
-                    **{**pyodide_attributes(app), "data-pack": pack, **attributes,
-                       "data-timeout": str(app.config.gl_calculator_timeout_ms)})
-
-
 def _on_builder_inited(app: Sphinx) -> None:
     if app.builder.format == "html":
         app.env.gl_pack = make_pack()  # type: ignore[attr-defined]
@@ -563,8 +536,20 @@ def _on_html_page_context(app: Sphinx, pagename: str, templatename: str,
         body = context["body"] = body.replace(_BIBLIOENTRY, 'role="listitem"')
     if "gl-calculator" not in body or not page_calculators(body):
         return
-    add_loader(app, pagename, "a calculator", LOADER,
-               pack_url(app.env.gl_pack))  # type: ignore[attr-defined]
+    if not app.config.gl_pyodide_path:
+        raise ExtensionError(
+            f"{pagename} holds a calculator but the vendored Pyodide is missing "
+            "(_vendor/_pyodide/manifest.json): run `make site-assets` (make book does)"
+        )
+    app.add_js_file(
+        LOADER,
+        loading_method="defer",
+        **{
+            **pyodide_attributes(app),
+            "data-pack": pack_url(app.env.gl_pack),  # type: ignore[attr-defined]
+            "data-timeout": str(app.config.gl_calculator_timeout_ms),
+        },
+    )
 
 
 def publish(app: Sphinx, pack_path: str, pack: dict[str, Any], scripts: Iterable[str]) -> None:

@@ -22,11 +22,10 @@ a folded solution). On any page that holds one, this extension
   their checker is a pure-Python runtime, and the pack's ``numba`` is its stand-in);
 * adds the site's introduction (how the exercises work here, and the progress kept in
   this browser, with export and import) before the page's first section;
-* adds the page side (``scripts/site_js/exercises.js``, through
-  :func:`gl_calculators.add_loader`, as the calculators' loader), the Python worker it
-  shares with the calculators and the code editor bundled by ``scripts/vendor_js.py``, and
-  writes the exercises' package pack (:func:`exercise_pack`:
-  :mod:`gpulesson.exercises.browser` and every bank module) into the site.
+* adds the page side (``scripts/site_js/exercises.js``), the Python worker it shares with
+  the calculators and the code editor bundled by ``scripts/vendor_js.py``, and writes the
+  exercises' package pack (:func:`exercise_pack`: :mod:`gpulesson.exercises.browser` and
+  every bank module) into the site.
 
 Pages. Independent of exercises, this extension also
 
@@ -848,12 +847,24 @@ def _on_html_page_context(app: Sphinx, pagename: str, templatename: str,
     body = context.get("body") or ""
     if "data-exercise=" not in body:
         return
+    if not app.config.gl_pyodide_path:
+        raise ExtensionError(
+            f"{pagename} holds an exercise but the vendored Pyodide is missing "
+            "(_vendor/_pyodide/manifest.json): run `make site-assets` (make book does)"
+        )
     pack = app.env.gl_exercise_pack  # type: ignore[attr-defined]
-    gl_calculators.add_loader(
-        app, pagename, "an exercise", LOADER,
-        gl_calculators.pack_url(pack).replace(gl_calculators.PACK_PATH, PACK_PATH),
-        **{"data-editor": EDITOR_PATH,
-           "data-time-limit": str(app.config.gl_exercise_time_limit_ms)})
+    app.add_js_file(
+        LOADER,
+        loading_method="defer",
+        **{
+            **gl_calculators.pyodide_attributes(app),
+            "data-pack": gl_calculators.pack_url(pack).replace(gl_calculators.PACK_PATH,
+                                                                PACK_PATH),
+            "data-editor": EDITOR_PATH,
+            "data-time-limit": str(app.config.gl_exercise_time_limit_ms),
+            "data-timeout": str(app.config.gl_calculator_timeout_ms),
+        },
+    )
 
 
 #: The front door's icon: an empty one inline, so that opening the site's address asks the

@@ -12,8 +12,7 @@
  * Attributes of this script tag: data-pyodide (site-relative Pyodide folder),
  * data-pyodide-snapshot (site-relative start-up snapshot, when the build made one), data-pack
  * (site-relative package pack), data-timeout (ms before giving up on Python; a page may
- * lower it with window.GL_CALC_TIMEOUT_MS, as the browser tests do), read by
- * GLLoader.settings (loader-settings.js, which the build writes inline before this file).
+ * lower it with window.GL_CALC_TIMEOUT_MS, as the browser tests do).
  *
  * Python starts when a calculator comes near the screen. Each calculator element gets
  * data-gl-state = loading | live | failed | file and
@@ -24,8 +23,16 @@
   "use strict";
   var script = document.currentScript;
   if (!script) { return; }
+  var siteRoot = new URL("../../", script.src); // this file lives at _lib/course/
   var MISSING = "\u2014";
-  var config = window.GLLoader.settings(script); // loader-settings.js, inline before this
+  var config = {
+    pyodide: new URL(script.getAttribute("data-pyodide"), siteRoot).href,
+    snapshot: script.getAttribute("data-pyodide-snapshot")
+      ? new URL(script.getAttribute("data-pyodide-snapshot"), siteRoot).href : null,
+    pack: new URL(script.getAttribute("data-pack"), siteRoot).href,
+    worker: new URL("python-worker.js", script.src).href,
+    timeoutMs: Number(window.GL_CALC_TIMEOUT_MS || script.getAttribute("data-timeout") || 60000),
+  };
   var stats = { bootMs: null, pageToReadyMs: null, updates: [], python: [], info: null };
   var api = { stats: stats, calculators: [] };
   window.GLCalculators = api;

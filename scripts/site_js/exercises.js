@@ -49,12 +49,19 @@
   "use strict";
   var script = document.currentScript;
   if (!script) { return; }
+  var siteRoot = new URL("../../", script.src); // this file lives at _lib/course/
   var KEY = "gpulesson-progress";
-  // Python's settings, as the calculators read them (loader-settings.js, inline before this
-  // file), plus the code editor and the time limit of a learner's function.
-  var config = window.GLLoader.settings(script);
-  config.editor = new URL(script.getAttribute("data-editor"), config.siteRoot).href;
-  config.timeLimitMs = Number(script.getAttribute("data-time-limit") || 10000);
+  var config = {
+    pyodide: new URL(script.getAttribute("data-pyodide"), siteRoot).href,
+    snapshot: script.getAttribute("data-pyodide-snapshot")
+      ? new URL(script.getAttribute("data-pyodide-snapshot"), siteRoot).href : null,
+    pack: new URL(script.getAttribute("data-pack"), siteRoot).href,
+    editor: new URL(script.getAttribute("data-editor"), siteRoot).href,
+    worker: new URL("python-worker.js", script.src).href,
+    timeLimitMs: Number(script.getAttribute("data-time-limit") || 10000),
+    bootTimeoutMs: Number(window.GL_CALC_TIMEOUT_MS || script.getAttribute("data-timeout") ||
+                          60000),
+  };
   var stats = { pageToLiveMs: null, bootMs: null, roundTrips: [], python: [], restarts: 0,
                 info: null };
   var api = { stats: stats, exercises: [] }; // progressStore and learnerSafe added below
@@ -435,9 +442,9 @@
       var self = this;
       this.ready = false;
       var timer = window.setTimeout(function () {
-        self.fail("no answer from Python after " + Math.round(config.timeoutMs / 1000) +
+        self.fail("no answer from Python after " + Math.round(config.bootTimeoutMs / 1000) +
                   " s", true);
-      }, config.timeoutMs);
+      }, config.bootTimeoutMs);
       try {
         this.worker = new Worker(this.workerURL(), { type: "module", name: "gpulesson-exercises" });
       } catch (error) {
