@@ -16,7 +16,8 @@ With tensor parallelism every GPU also holds the buffers of its NCCL communicato
 communicator for all-reduces, torch.distributed's device group for gathers and
 broadcasts), each with, per channel and per peer it receives from, one buffer per NCCL
 protocol (:data:`NCCL_CONNECTION_BYTES`), and on an NVSwitch with NVLink SHARP (NVLS) a
-multicast buffer rounded up to the granularity CUDA recommends; and vLLM's custom
+multicast buffer rounded up to the granularity CUDA recommends (NCCL turns NVLS off for a
+group of two GPUs or fewer); and vLLM's custom
 all-reduce keeps two IPC buffers of 8 MiB (:data:`CUSTOM_ALL_REDUCE_BYTES`). What remains
 (kernels loaded on first use, library handles, the CUDA context where it is counted) is one
 constant per accounting, ``base``, fitted on the logs that print it and evaluated
@@ -32,7 +33,7 @@ from types import MappingProxyType
 from gpulesson import _validate as v
 
 __all__ = ["CUSTOM_ALL_REDUCE_BYTES", "MULTICAST_GRANULARITY", "NCCL_CHANNELS",
-           "NCCL_CONNECTION_BYTES", "NVLS_BUFFER_BYTES", "NVLS_CHANNELS",
+           "NCCL_CONNECTION_BYTES", "NVLS_BUFFER_BYTES", "NVLS_CHANNELS", "NVLS_MIN_GPUS",
            "VLLM_NCCL_COMMUNICATORS", "nccl_buffer_bytes", "non_torch_accounting",
            "non_torch_bytes", "parse_version"]
 
@@ -50,6 +51,10 @@ NCCL_CONNECTION_BYTES = 4 * MIB + 8 * 512 * 8 * 16 + 120 * 640 * 8 * 8
 NCCL_CHANNELS: Mapping[str, int] = MappingProxyType({"pcie": 2, "nvswitch": 24})
 #: NVLS channels on an NVSwitch with NVLink SHARP (the same NCCL lines: 16).
 NVLS_CHANNELS = 16
+#: The fewest GPUs for which NCCL sets NVLS up: ``ncclNvlsInit`` (NCCL ``src/transport/
+#: nvls.cc``, every release from 2.18 to 2.28) returns without NVLS when ``gpuCount <= 2``,
+#: so a pair of H100s on an NVSwitch holds no multicast buffer.
+NVLS_MIN_GPUS = 3
 #: Bytes of one NVLS step buffer: ``nvlsChunkSize`` 128 KiB x ``NCCL_STEPS`` 8 (NCCL
 #: ``src/transport/nvls.cc``, ``ncclNvlsBufferSetup``; its INFO line prints ``buffSize
 #: 1048576``).
@@ -96,8 +101,9 @@ def nccl_buffer_bytes(tp: int, *, interconnect: str = "pcie", nvls: bool = False
     """Bytes of NCCL buffers one GPU of a ``tp``-GPU group holds: per communicator,
     ``channels x peers x`` :data:`NCCL_CONNECTION_BYTES` (a ring receives from one peer, a
     chain of three or more GPUs adds the tree's second), plus with ``nvls`` (an NVSwitch with
-    NVLink SHARP) ``NVLS_CHANNELS x 2 x NVLS_BUFFER_BYTES x tp`` rounded up to
-    :data:`MULTICAST_GRANULARITY`. None for one GPU."""
+    NVLink SHARP) and at least :data:`NVLS_MIN_GPUS` GPUs ``NVLS_CHANNELS x 2 x
+    NVLS_BUFFER_BYTES x tp`` rounded up to :data:`MULTICAST_GRANULARITY`. None for one
+    GPU."""
     t = v.positive_int("tp", tp)
     link = v.choice("interconnect", interconnect, tuple(NCCL_CHANNELS))
     n = v.positive_int("communicators", communicators)
@@ -105,9 +111,9 @@ def nccl_buffer_bytes(tp: int, *, interconnect: str = "pcie", nvls: bool = False
         return 0.0
     peers = min(t - 1, 2)
     per = NCCL_CHANNELS[link] * peers * NCCL_CONNECTION_BYTES
-    if nvls:
-        if link != "nvswitch":
-            raise ValueError(f"nvls: NVLink SHARP needs an NVSwitch, got interconnect {link!r}")
+    if nvls and link != "nvswitch":
+        raise ValueError(f"nvls: NVLink SHARP needs an NVSwitch, got interconnect {link!r}")
+    if nvls and t >= NVLS_MIN_GPUS:
         need = NVLS_CHANNELS * 2 * NVLS_BUFFER_BYTES * t
         per += -(-need // MULTICAST_GRANULARITY) * MULTICAST_GRANULARITY
     return float(n * per)

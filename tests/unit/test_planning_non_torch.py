@@ -31,6 +31,20 @@ def test_nccl_buffers_grow_with_peers_channels_and_nvls() -> None:
     assert nt.nccl_buffer_bytes(4, interconnect="nvswitch") < four
 
 
+def test_a_pair_of_gpus_holds_no_nvls_buffer() -> None:
+    """NCCL's ``ncclNvlsInit`` (src/transport/nvls.cc, NCCL 2.18 to 2.28: ``if
+    (!ncclParamNvlsEnable() || gpuCount <= 2) return ncclSuccess;``) sets NVLS up only for three
+    GPUs or more, so two H100s on an NVSwitch hold their rings' buffers and no 512 MiB
+    multicast buffer: 2 x 24 x 9.19 MiB = 0.43 GiB, as llm-d's two-H100 vLLM 0.11 run shows
+    (0.55 GiB of non-torch memory against 0.13 on one H100)."""
+    conn = nt.NCCL_CONNECTION_BYTES
+    pair = nt.nccl_buffer_bytes(2, interconnect="nvswitch", nvls=True)
+    assert pair == nt.nccl_buffer_bytes(2, interconnect="nvswitch") == 2 * 24 * 1 * conn
+    assert round(pair / 2**30, 2) == 0.43
+    three = nt.nccl_buffer_bytes(3, interconnect="nvswitch", nvls=True)
+    assert three - nt.nccl_buffer_bytes(3, interconnect="nvswitch") == 2 * 512 * MIB
+
+
 def test_non_torch_adds_the_custom_all_reduce_on_an_nvswitch_only() -> None:
     base = 0.2 * 2**30
     assert nt.non_torch_bytes(1, base=base, interconnect="nvswitch") == base
