@@ -76,7 +76,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from gpulesson import _validate as v
-from gpulesson import activations, memory, units
+from gpulesson import activations, memory, pipeline, units
 from gpulesson.links import (
     NETWORK_EFFICIENCY,
     NVLINK_EFFICIENCY,
@@ -87,23 +87,10 @@ from gpulesson.links import (
     group_tier,
     sharp_allreduce_time,
 )
-from gpulesson.pipeline import (
-    BUBBLE_SCHEDULES,
-    MAX_PIPELINE_SLOTS,
-    PIPELINE_SCHEDULES,
-    PipelineSlot,
-    dualpipe_bubble_fraction,
-    pipeline_bubble_fraction,
-    pipeline_bubble_time,
-    pipeline_makespan,
-    pipeline_peak_activations,
-    pipeline_schedule,
-    pipeline_stage_span,
-)
+from gpulesson.pipeline import *  # noqa: F403 - re-exported, as pipeline.__all__ lists them
 from gpulesson.transformer import TransformerConfig, embedding_params, param_breakdown
 
 __all__ = [
-    "BUBBLE_SCHEDULES",
     "COLLECTIVES",
     "NETWORK_EFFICIENCY",
     "NVLINK_EFFICIENCY",
@@ -111,10 +98,7 @@ __all__ = [
     "TIERS",
     "LayoutMemory",
     "LayoutRecommendation",
-    "MAX_PIPELINE_SLOTS",
     "MAX_STAGES",
-    "PIPELINE_SCHEDULES",
-    "PipelineSlot",
     "achievable_bandwidth",
     "algorithm_bandwidth",
     "allreduce_bytes_per_rank",
@@ -124,18 +108,11 @@ __all__ = [
     "data_parallel_critical_tokens",
     "data_parallel_sync_time",
     "divisors",
-    "dualpipe_bubble_fraction",
     "effective_speedup",
     "exposed_time",
     "group_tier",
     "layout_memory",
     "params_per_gpu",
-    "pipeline_bubble_fraction",
-    "pipeline_bubble_time",
-    "pipeline_makespan",
-    "pipeline_peak_activations",
-    "pipeline_schedule",
-    "pipeline_stage_span",
     "recommend_layout",
     "scaling_efficiency",
     "sharp_allreduce_time",
@@ -143,6 +120,7 @@ __all__ = [
     "stage_layers",
     "stage_params",
     "zero_memory_per_gpu",
+    *pipeline.__all__,  # re-exported: lesson 7 calls them through this module
 ]
 
 #: nccl-tests bus-bandwidth factors as functions of the number of ranks.
