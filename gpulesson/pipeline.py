@@ -33,7 +33,8 @@ before the optimizer step (section 4): stages start the next step one after anot
 and the step lasts as long as the longest stage's own span (:func:`pipeline_stage_span`),
 not the makespan. :func:`pipeline_schedule` builds both (``"zb-h2"``, ``"zb-v"``) in the
 order they take when every pass lasts one unit, from ``m >= 2p - 1`` micro-batches;
-:func:`pipeline_peak_activations` gives each schedule's peak memory.
+:func:`pipeline_peak_activations` gives each schedule's peak memory,
+:func:`pipeline_stage_activations` reads it off a simulated schedule.
 
 One convention for the bubble of every schedule (DeepSeek-AI 2024, Table 2)
 ----------------------------------------------------------------------------
@@ -75,6 +76,7 @@ __all__ = [
     "pipeline_makespan",
     "pipeline_peak_activations",
     "pipeline_schedule",
+    "pipeline_stage_activations",
     "pipeline_stage_span",
 ]
 
@@ -598,6 +600,28 @@ def pipeline_stage_span(slots: list[PipelineSlot]) -> float:
         first[slot.stage] = min(first.get(slot.stage, slot.start), slot.start)
         last[slot.stage] = max(last.get(slot.stage, 0.0), slot.start + slot.duration)
     return max(last[s] - first[s] for s in first)
+
+
+def pipeline_stage_activations(slots: list[PipelineSlot], stage: int) -> float:
+    """The most activations ``stage`` holds at once in a simulated schedule, in micro-batches
+    of a whole stage (the unit of :func:`pipeline_peak_activations`).
+
+    A micro-batch's activations stay from the start of its forward pass to the pass that
+    frees them: the weight-gradient pass when the schedule splits it off, else the
+    backward pass. A model chunk holds ``1/v`` of a stage's layers when a device runs
+    ``v`` chunks (interleaved 1F1B; ZB-V's two halves of the V), so it counts ``1/v``."""
+    pipeline_makespan(slots)  # the same checks
+    stages = 1 + max(slot.stage for slot in slots)
+    if not isinstance(stage, int) or isinstance(stage, bool) or not 0 <= stage < stages:
+        raise ValueError(f"stage must be a whole number from 0 to {stages - 1} (the schedule's "
+                         f"stages), got {v._short_repr(stage)}")
+    chunks = 1 + max(slot.chunk for slot in slots)
+    frees = "weight" if any(slot.kind == "weight" for slot in slots) else "backward"
+    live = peak = 0
+    for slot in sorted((s for s in slots if s.stage == stage), key=lambda s: s.start):
+        live += {"forward": 1, frees: -1}.get(slot.kind, 0)
+        peak = max(peak, live)
+    return peak / chunks
 
 
 v.guard_module(globals())

@@ -849,15 +849,7 @@ def _idle_units(schedule: str) -> float:
 def _most_in_flight(schedule: str) -> float:
     """Most micro-batches' activations a GPU holds (a ZB-V chunk is half a stage)."""
     slots = distributed.pipeline_schedule(4, 8, schedule=schedule)
-    frees = "weight" if schedule.startswith("zb") else "backward"
-    peaks = []
-    for stage in range(4):
-        live = peak = 0
-        for s in sorted((s for s in slots if s.stage == stage), key=lambda s: s.start):
-            live += {"forward": 1, frees: -1}.get(s.kind, 0)
-            peak = max(peak, live)
-        peaks.append(peak / 2 if schedule == "zb-v" else peak)
-    return max(peaks)
+    return max(distributed.pipeline_stage_activations(slots, stage) for stage in range(4))
 
 
 def _critical(bandwidth: float, model: str | None = None) -> float:
@@ -878,7 +870,7 @@ GOING_FURTHER = claims(
      f"{_idle_units('zb-h1'):g}, "
      + {3.0: "a third"}[_idle_units('1f1b') / _idle_units('zb-h1')]
      + ", while no GPU holds more than\n"
-     f"{_most_in_flight('zb-h1')} micro-batches, as in 1F1B"
+     f"{_most_in_flight('zb-h1'):g} micro-batches, as in 1F1B"
      if _most_in_flight("zb-h1") == _most_in_flight("1f1b") else "?",
     lambda: "With 16 stages: {:g}, {:g} and {:g} "
      "units".format(*(distributed.pipeline_bubble_time(s, 16)

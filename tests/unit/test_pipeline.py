@@ -9,16 +9,10 @@ from hypothesis import strategies as st
 from gpulesson import distributed, links, pipeline
 
 
-def _in_flight(slots: list[pipeline.PipelineSlot], stage: int) -> int:
-    """Most micro-batches whose activations a stage holds at once: from the start of a
-    forward pass to the end of the pass that frees them (the weight-gradient pass when the
-    backward is split, else the backward)."""
-    frees = "weight" if any(s.kind == "weight" for s in slots) else "backward"
-    live = peak = 0
-    for s in sorted((s for s in slots if s.stage == stage), key=lambda s: s.start):
-        live += 1 if s.kind == "forward" else -1 if s.kind == frees else 0
-        peak = max(peak, live)
-    return peak
+def _in_flight(slots: list[pipeline.PipelineSlot], stage: int) -> float:
+    """Most micro-batches whose activations a stage holds at once
+    (:func:`pipeline.pipeline_stage_activations`)."""
+    return pipeline.pipeline_stage_activations(slots, stage)
 
 
 # ---------------------------------------------------------------------------------------
@@ -79,13 +73,9 @@ def test_interleaved_makespan(p: int, groups: int, v: int) -> None:
 
 def test_1f1b_limits_in_flight_microbatches() -> None:
     """1F1B keeps at most p micro-batches in flight on the first stage (GPipe keeps m)."""
-    def max_in_flight(schedule: str) -> int:
+    def max_in_flight(schedule: str) -> float:
         slots = pipeline.pipeline_schedule(4, 12, schedule=schedule)
-        live, peak = 0, 0
-        for s in sorted((s for s in slots if s.stage == 0), key=lambda s: s.start):
-            live += 1 if s.kind == "forward" else -1
-            peak = max(peak, live)
-        return peak
+        return pipeline.pipeline_stage_activations(slots, 0)
     assert max_in_flight("1f1b") == 4 and max_in_flight("gpipe") == 12
 
 
@@ -237,12 +227,6 @@ QI = "https://arxiv.org/abs/2401.10241"
 README = "https://github.com/sail-sg/zero-bubble-pipeline-parallelism (README.md)"
 
 
-def _peak(slots: list[pipeline.PipelineSlot], stage: int) -> float:
-    """Peak activations of a stage in micro-batches of a whole stage: a ZB-V chunk holds
-    half a stage's layers, so half a micro-batch's activations."""
-    return _in_flight(slots, stage) / (2 if any(s.chunk for s in slots) else 1)
-
-
 def _check_order(slots: list[pipeline.PipelineSlot], p: int, m: int, chunks: int) -> None:
     """Every pass once, no two at a time on a device, and each after the pass it needs:
     the forward on the virtual stage before, the input gradient on the one after (the
@@ -280,7 +264,7 @@ def test_source_qi_table2_zb_h2_bubble_and_memory(p: int, m: int) -> None:
     assert idle == pytest.approx((p - 1) * 1.1)
     assert pipeline.pipeline_bubble_time("zb-h2", p, forward_time=f, backward_time=b_in + w,
                                          weight_time=w) == pytest.approx(idle)
-    assert max(_peak(zb, s) for s in range(p)) == 2 * p - 1
+    assert max(_in_flight(zb, s) for s in range(p)) == 2 * p - 1
     assert [pipeline.pipeline_peak_activations(s, p) for s in ("1f1b", "zb-h1", "zb-h2")] \
         == [p, p, 2 * p - 1]
 
@@ -298,9 +282,9 @@ def test_source_zero_bubble_readme_zb2p_and_zbv(p: int, m: int) -> None:
         slots = pipeline.pipeline_schedule(p, m, schedule=kind)
         assert pipeline.pipeline_stage_span(slots) == pytest.approx(3.0 * m)
         assert pipeline.pipeline_bubble_time(kind, p) == 0
-        assert max(_peak(slots, s) for s in range(p)) == peak
+        assert max(_in_flight(slots, s) for s in range(p)) == peak
         assert pipeline.pipeline_peak_activations(kind, p) == peak
-    assert max(_peak(one, s) for s in range(p)) == p
+    assert max(_in_flight(one, s) for s in range(p)) == p
 
 
 def test_source_qi_section6_zb_v_layout_and_warm_up() -> None:
@@ -339,7 +323,7 @@ def test_source_deepseek_v3_table2_activation_column() -> None:
         == [16, 16, 17]
     for kind in ("1f1b", "zb-h1"):
         slots = pipeline.pipeline_schedule(16, 32, schedule=kind)
-        assert _peak(slots, 0) == 16
+        assert _in_flight(slots, 0) == 16
     with pytest.raises(ValueError, match="stages must be even for DualPipe, got 15"):
         pipeline.pipeline_peak_activations("dualpipe", 15)
 
@@ -379,7 +363,7 @@ def test_zb_v_order_is_valid_for_any_size_and_times(p: int, m: int, f: float, b_
     slots = pipeline.pipeline_schedule(p, m, schedule="zb-v", forward_time=f,
                                        backward_time=b_in + w, weight_time=w)
     _check_order(slots, p, m, 2)
-    assert max(_peak(slots, s) for s in range(p)) <= p
+    assert max(_in_flight(slots, s) for s in range(p)) <= p
     unit = pipeline.pipeline_schedule(p, m, schedule="zb-v")
     idle = pipeline.pipeline_stage_span(unit) - 3.0 * m
     assert idle == pytest.approx(0.0) if m >= 2 * p - 1 else idle > 0
@@ -429,3 +413,9 @@ def test_zero_bubble_closed_forms_refuse_what_they_do_not_cover(monkeypatch) -> 
         pipeline.pipeline_schedule(4, 51, schedule="zb-h2")
     with pytest.raises(TypeError, match="slots must be a list of PipelineSlot"):
         pipeline.pipeline_stage_span("abc")  # type: ignore[arg-type]
+    slots = pipeline.pipeline_schedule(4, 8, schedule="1f1b")
+    for stage in (4, -1, 1.0, True):
+        with pytest.raises(ValueError, match=r"stage must be a whole number from 0 to 3"):
+            pipeline.pipeline_stage_activations(slots, stage)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="slots must be a list of PipelineSlot"):
+        pipeline.pipeline_stage_activations("abc", 0)  # type: ignore[arg-type]
