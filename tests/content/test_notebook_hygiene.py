@@ -73,8 +73,16 @@ def hygiene_problems(raw: dict) -> list[str]:
     kernel = meta.get("kernelspec", {}).get("name")
     if kernel != "python3":
         problems.append(f"kernelspec name is {kernel!r}; use 'python3' (the course's .venv)")
+    seen: dict[str, int] = {}
     for index, cell in enumerate(raw.get("cells", [])):
         where = f"cell {index} ({cell.get('cell_type')})"
+        if cell.get("id") is not None and cell["id"] in seen:
+            # nbformat replaces a repeated id with a random one at every load, so links to
+            # the cell and the built page would change from build to build
+            problems.append(f"{where} repeats the id {cell['id']!r} of cell "
+                            f"{seen[cell['id']]}")
+        if cell.get("id") is not None:
+            seen.setdefault(cell["id"], index)
         if cell.get("cell_type") == "code":
             if cell.get("outputs"):
                 problems.append(f"{where} has {len(cell['outputs'])} output(s)")
@@ -128,6 +136,13 @@ def _notebook(**meta: object) -> dict:
 
 def test_a_clean_notebook_passes() -> None:
     assert hygiene_problems(_notebook()) == []
+
+
+def test_a_repeated_cell_id_is_a_problem() -> None:
+    raw = _notebook()
+    raw["cells"][1]["id"] = raw["cells"][0]["id"]
+    (problem,) = hygiene_problems(raw)
+    assert problem.startswith("cell 1 (code) repeats the id") and "of cell 0" in problem
 
 
 def test_each_kind_of_dirt_is_reported() -> None:
