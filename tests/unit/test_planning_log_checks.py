@@ -148,10 +148,40 @@ def test_kv_pool_leave_one_out(pools: list) -> None:
                    "0.14 fitted); the other 22 logs are within 7 %")
 def test_kv_pool_meets_issue_31_from_scratch(pools: list) -> None:
     """Issue 31's bar, predicted from what a planner knows before start-up: at least 20
-    logs, median within 3 %, every log within 8 %."""
+    logs, median within 3 %, every log within 8 %.
+
+    Remainders tried instead of one constant per accounting (2026-12-06), each refitted
+    without the run's thread: per resident thread (CUDA's local-memory reservation, SMs x
+    threads per SM) max 8.47 % (llm-d's Llama 70B FP8 log); per SM max 6.10 %, but only
+    #13882 favours it: choosing among constant, per SM and per thread by an inner
+    leave-one-out without the run's thread picks the constant when #13882 is left out,
+    and the nested result is the constant's 8.71 %. Not kept
+    (benchmarks/bench_non_torch_remainder.py prints all four)."""
     scratch = [abs(r.error_from_scratch) for r in pools]
     assert len(pools) >= 20
     assert statistics.median(scratch) <= 0.03 and max(scratch) <= 0.08, scratch
+
+
+def test_remainder_report_refits_the_planners_constant(pools: list) -> None:
+    """benchmarks/bench_non_torch_remainder.py (the models tried above) refits the
+    remainder itself; its "constant" model is the planner's, pool for pool."""
+    import importlib.util
+    import sys
+
+    bench = Path(__file__).resolve().parents[2] / "benchmarks"
+    sys.path.insert(0, str(bench))
+    try:
+        spec = importlib.util.spec_from_file_location(
+            "bench_non_torch_remainder", bench / "bench_non_torch_remainder.py")
+        report = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+        spec.loader.exec_module(report)  # type: ignore[union-attr]
+    finally:
+        sys.path.remove(str(bench))
+    runs, texts = report.runs_and_texts()
+    refit = {runs[i]["id"]: report._error(runs, texts, i, "constant")
+             for i in range(len(runs))}
+    assert {r.run: r.error_from_scratch for r in pools} == pytest.approx(
+        {k: e for k, e in refit.items() if e is not None}, abs=1e-12)
 
 
 def test_leave_one_out_refits_without_the_runs_thread(pools: list) -> None:
