@@ -11,6 +11,7 @@ real one; the footer's years.
 from __future__ import annotations
 
 import calendar
+import json
 from types import SimpleNamespace
 
 import pytest
@@ -21,7 +22,7 @@ from gpulesson.exercises import browser
 from gpulesson.exercises.catalogue import available_lessons, lesson_module
 from gpulesson.exercises.render import static_html
 
-from .building import exercise_pack, exercises_left_static, script_module
+from .building import REPO_ROOT, exercise_pack, exercises_left_static, script_module
 
 EXT = script_module("gl_exercises")
 EXERCISES = [ex.variant(None) for slug in available_lessons()
@@ -283,6 +284,22 @@ def _plot_cell(source: str) -> nodes.container:
     out += nodes.image(uri="../_images/e3e8ab0.png")
     cell += out
     return cell
+
+
+def test_a_figure_titled_by_a_value_first_has_its_own_alt_text() -> None:
+    """An alt text built from an f-string title that starts with a value reads "Figure: …:
+    iteration ends at …" to a screen reader; such a cell states its alt text itself
+    (cell metadata ``mystnb: image: alt``, which myst-nb puts on the image)."""
+    missing = []
+    for slug in available_lessons():
+        cells = json.loads((REPO_ROOT / "notebooks" / f"{slug}.ipynb").read_text(
+            encoding="utf-8"))["cells"]
+        for cell in cells:
+            titles = EXT.plot_titles("".join(cell["source"])) if cell["cell_type"] == "code" else []
+            alt = cell["metadata"].get("mystnb", {}).get("image", {}).get("alt", "")
+            if any(t.startswith("…") for t in titles) and not alt.startswith("Figure: "):
+                missing.append(f"{slug} {cell.get('id')}: {titles}")
+    assert not missing, missing
 
 
 def test_every_figure_gets_an_alt_text_from_its_titles() -> None:
