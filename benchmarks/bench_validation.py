@@ -9,8 +9,14 @@ Run: ``.venv/bin/python benchmarks/bench_validation.py``.
 
 from __future__ import annotations
 
-from gpulesson.planning import calibration, published
-from gpulesson.planning.training import default_factors
+import sys
+from pathlib import Path
+
+# the checkout this script sits in, before any installed copy of the package
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from gpulesson.planning import calibration, published  # noqa: E402
+from gpulesson.planning.training import default_factors  # noqa: E402
 
 
 def main() -> None:
