@@ -73,8 +73,9 @@ def _error(runs: list, texts: list, i: int, mode: str, skip: frozenset = frozens
     in ``mode`` on the logs outside its thread and outside the threads in ``skip``."""
     run = runs[i]
     kind = run_accounting(run)
-    base = fit_non_torch_base(runs, texts, leave_out=i)[kind]
-    if kind == "increase":
+    if kind == "device":  # the planner's constant; the models differ only for "increase"
+        base = fit_non_torch_base(runs, texts, leave_out=i)[kind]
+    else:
         shares = [(printed - sourced_non_torch(r)) / _scale(r, mode)
                   for r, t in zip(runs, texts, strict=True)
                   if r.get("url") not in skip | {run.get("url")}
