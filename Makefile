@@ -100,6 +100,7 @@ chromium:
 	fi
 
 book: install bytecode site-assets
+	@$(BIN)/python scripts/book_cache.py
 	$(BIN)/jupyter-book build . $(JB_FLAGS)
 	@echo
 	@echo "The site is in _build/html. Serve it and open it in a browser with:"

@@ -170,6 +170,8 @@ def _obtain_course_build() -> BookBuild:
 
 
 def _build_course() -> BookBuild:
+    # as make book does: a notebook's cached run is stale once gpulesson or its data changed
+    script_module("book_cache").refresh(REPO_ROOT)
     result = build_book(REPO_ROOT)
     BUILD_LOG.parent.mkdir(exist_ok=True)
     BUILD_LOG.write_text(result.log, encoding="utf-8")

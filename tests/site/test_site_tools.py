@@ -112,3 +112,35 @@ def test_deploy_workflow_tests_then_publishes_the_built_site() -> None:
     deploy = workflow["jobs"]["deploy"]
     assert deploy["needs"] == "build"
     assert deploy["steps"][-1]["uses"].startswith("actions/deploy-pages")
+
+
+def test_book_cache_is_cleared_when_what_the_notebooks_compute_from_changes(
+        tmp_path: Path) -> None:
+    """scripts/book_cache.py (make book, and a test session's build, call it first): the
+    execution cache survives a build with the same gpulesson and tests/data, and goes when
+    a file there changes; byte code does not count."""
+    cache = script_module("book_cache")
+    (tmp_path / "gpulesson" / "__pycache__").mkdir(parents=True)
+    (tmp_path / "tests" / "data").mkdir(parents=True)
+    (tmp_path / "gpulesson" / "flops.py").write_text("PEAK = 1\n", encoding="utf-8")
+    (tmp_path / "tests" / "data" / "runs.json").write_text("[]\n", encoding="utf-8")
+    executed = tmp_path / cache.CACHE / "executed"
+    read = tmp_path / cache.DOCTREES  # Sphinx re-reads only what it has no record of
+
+    def fill() -> None:
+        for folder in (executed, read):
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / "lesson").write_text("{}", encoding="utf-8")
+
+    fill()
+    assert cache.refresh(tmp_path) is True and not executed.exists() and not read.exists()
+    fill()  # the build after it
+    assert cache.refresh(tmp_path) is False and executed.exists() and read.exists()
+    (tmp_path / "gpulesson" / "__pycache__" / "flops.cpython-311.pyc").write_bytes(b"\0")
+    assert cache.refresh(tmp_path) is False and executed.exists()
+    (tmp_path / "gpulesson" / "flops.py").write_text("PEAK = 2\n", encoding="utf-8")
+    assert cache.refresh(tmp_path) is True and not executed.exists() and not read.exists()
+    fill()
+    (tmp_path / "tests" / "data" / "runs.json").write_text("[1]\n", encoding="utf-8")
+    assert cache.refresh(tmp_path) is True and not executed.exists()
+    assert cache.refresh(tmp_path) is False
