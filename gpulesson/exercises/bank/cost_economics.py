@@ -662,7 +662,7 @@ idle_hours = core.NumericExercise(
 # 10. Self-hosting against a hosted API
 
 def _api_per_conversation(p: P) -> float:
-    return p["prompt"] * p["price_in"] / 1e6 + p["answer"] * p["price_out"] / 1e6
+    return p["prompt"] * p["price_in"] / 1e6 + p["output_tokens"] * p["price_out"] / 1e6
 
 
 def _breakeven_traffic(p: P) -> float:
@@ -673,9 +673,9 @@ def _breakeven_traffic(p: P) -> float:
 
 def _api_derived(p: P) -> dict[str, Any]:
     day = cost.run_cost(usd_per_gpu_hour=p["gpu_hour"], gpus=1, seconds=86_400)
-    return {"gpu_hour_text": format_usd(p["gpu_hour"]), "day": format_usd(day, cents=False),
-            "per_conv": format_usd(_api_per_conversation(p), digits=2),
-            "prompt_text": wording.count(p["prompt"]), "answer_text": wording.count(p["answer"]),
+    return {"gpu_hour_text": format_usd(p["gpu_hour"]), "day": format_usd(day, cents=True),
+            "per_conv": format_usd(_api_per_conversation(p), digits=3),
+            "prompt_text": wording.count(p["prompt"]), "output_text": wording.count(p["output_tokens"]),
             "price_in_text": format_usd(p["price_in"]),
             "price_out_text": format_usd(p["price_out"])}
 
@@ -685,7 +685,7 @@ api_breakeven = core.NumericExercise(
     question=(
         "A hosted API charges {price_in_text} per million input tokens and {price_out_text} "
         "per million output tokens. Your conversations average {prompt_text} tokens in and "
-        "{answer_text} out. A GPU rented around the clock costs {gpu_hour_text} an hour, and "
+        "{output_text} out. A GPU rented around the clock costs {gpu_hour_text} an hour, and "
         "it could serve far more than your traffic. From how many **conversations a day** "
         "does the rented GPU cost less per conversation than the API?"
     ),
@@ -697,8 +697,8 @@ api_breakeven = core.NumericExercise(
     ),
     solution=(
         "One conversation through the API costs {per_conv}. The GPU costs {day} a day "
-        "whatever the traffic. They match at {day} ÷ {per_conv} = **{answer}** "
-        "conversations a day; below that the API is cheaper, because its provider fills "
+        "whatever the traffic. They match at {day} ÷ {per_conv} = **{answer}** a "
+        "day; below that the API is cheaper, because its provider fills "
         "its GPUs with other customers' traffic. (Self-hosting is a fixed cost, the API a "
         "cost per token: utilisation decides.)"
     ),
@@ -716,11 +716,11 @@ api_breakeven = core.NumericExercise(
                 lambda p: _breakeven_traffic({**p, "price_out": 0.0})),
     ),
     defaults={"price_in": _DEEPSEEK.usd_per_m_input, "price_out": _DEEPSEEK.usd_per_m_output,
-              "prompt": 1000, "answer": 500, "gpu_hour": _CHEAPEST},
+              "prompt": 1000, "output_tokens": 500, "gpu_hour": _CHEAPEST},
     sample=lambda rng: {"price_in": rng.choice([0.18, 0.25, 0.28, 0.56]),
                         "price_out": rng.choice([0.18, 0.42, 1.68, 2.0]),
                         "prompt": rng.choice([500, 1000, 2000]),
-                        "answer": rng.choice([200, 500, 800]),
+                        "output_tokens": rng.choice([200, 500, 800]),
                         "gpu_hour": rng.choice([2.72, _CHEAPEST, 4.0])},
     dimension="count", unit="conversations",
     extra_units={"conversations": 1, "conversations a day": 1, "a day": 1}, rtol=0.02,

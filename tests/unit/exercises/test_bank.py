@@ -103,6 +103,32 @@ def test_a_variant_keeps_every_mistake_it_can():
     assert ex.variant(8).problems() == []
 
 
+@functools.cache
+def renderer_slots() -> frozenset[str]:
+    """The template slots the renderer fills itself (``{answer}`` today): the context of an
+    exercise that has no inputs and derives nothing holds exactly those."""
+    probe = core.NumericExercise(lesson="probe", number=1, title="", question="", solution="",
+                                 answer=lambda p: 0.0)
+    return frozenset(probe.context())
+
+
+def test_the_renderer_fills_the_answer_slot():
+    assert "answer" in renderer_slots()
+
+
+@pytest.mark.parametrize("ex", all_variants())
+def test_no_input_or_derived_value_shadows_a_slot_the_renderer_fills(ex):
+    """Lesson 8's exercise 10 once had an input named ``answer`` (500 output tokens): it
+    took the place of ``{answer}``, and every variant's worked solution printed "500
+    conversations" under an answer of 156,735. An input or a derived value must not take
+    a name the renderer fills, or the texts show it instead of the reference answer."""
+    derived = set(ex.derived(ex.inputs)) if ex.derived is not None else set()
+    clashes = sorted((set(ex.inputs) | derived) & renderer_slots())
+    assert clashes == [], f"{ex.id}: rename {clashes}: the renderer fills these slots"
+    if not isinstance(ex, core.CodeExercise):
+        assert ex.context()["answer"] == ex.answer_text()
+
+
 @pytest.mark.parametrize("ex", all_variants())
 def test_reference_solution_is_accepted(ex):
     if isinstance(ex, core.NumericExercise):
