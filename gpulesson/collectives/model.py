@@ -362,18 +362,34 @@ class RegimeFit:
         return tuple(abs(r - 1) <= max(sp, self.tolerance)
                      for r, sp in zip(self.ratios, self.spreads, strict=True))
 
+    @property
+    def latency_within_spread(self) -> tuple[bool, ...]:
+        """:attr:`within_spread` for the latency regime's sizes only. Mostly ``False`` means
+        the time already grows with the size there: this run's alpha lies below its
+        smallest message, and the fitted alpha is only a bound (at most the fastest time)."""
+        latency = self.regimes[0]
+        return tuple(ok for s, ok in zip(self.sizes, self.within_spread, strict=True)
+                     if latency.first_bytes <= s <= latency.last_bytes)
 
-def _segment_error(kind: str, x: np.ndarray, t: np.ndarray
+
+def _segment_error(kind: str, x: np.ndarray, t: np.ndarray, floor: float = math.inf
                    ) -> tuple[float, float, float | None]:
     """(sum of squared log errors, alpha, beta) of one regime: a constant for the latency
-    regime (its geometric mean, the best constant in relative terms), a line for a
-    bandwidth regime (``beta`` is ``None`` where its times do not grow)."""
+    regime, a line for a bandwidth regime (``beta`` is ``None`` where its times do not
+    grow).
+
+    The latency regime's constant is the best one in relative terms (the geometric mean of
+    its times) that is at most ``floor``, the fastest time measured at any size: a fixed
+    cost is part of every time, so it cannot exceed any of them. (The squared log error is
+    convex in ``log(alpha)``, so the constrained best is the smaller of the two.) Without
+    the bound, times that already grow with the size would give an ``alpha`` above the
+    smallest message's own time."""
     if kind == "bandwidth":
         c, k = _line(x, t)
         if k > 0:
             return float(np.sum(np.log(t / (c + x * k)) ** 2)), c, 1.0 / k
         return math.inf, c, None
-    alpha = float(np.exp(np.mean(np.log(t))))
+    alpha = min(float(np.exp(np.mean(np.log(t)))), floor)
     return float(np.sum(np.log(t / alpha) ** 2)), alpha, None
 
 
@@ -422,13 +438,14 @@ def fit_regimes(measurements: Sequence[AllReduceMeasurement],
         raise ValueError(f"spreads must hold one finite value >= 0 per size, got {spreads}")
     x = ALGORITHMS[algorithm].bytes_factor(n_ranks) * sizes
     n = len(sizes)
+    fastest = float(np.min(times))
 
     def build(cuts: tuple[int, ...]) -> tuple[float, tuple[Regime, ...]]:
         bounds = (0, *cuts, n)
         total, regimes = 0.0, []
         for i, (a, b) in enumerate(zip(bounds, bounds[1:], strict=False)):
             kind = "latency" if i == 0 else "bandwidth"
-            err, alpha, beta = _segment_error(kind, x[a:b], times[a:b])
+            err, alpha, beta = _segment_error(kind, x[a:b], times[a:b], fastest)
             if kind == "bandwidth" and beta is None:
                 return math.inf, ()
             total += err

@@ -526,6 +526,37 @@ def test_a_second_bandwidth_regime_only_when_one_does_not_fit():
     assert len(one.regimes) == 2 and not all(one.within_spread)
 
 
+# The lesson's build of 2026-12-06: 2 processes on 2 cores, times in microseconds; the
+# time grows with the size from the smallest message on.
+BUILD_2026_12_06_US = (2.6, 6.4, 7.3, 8.5, 11.0, 16.5, 28.2, 55.1, 116.3, 220.0, 463.3,
+                       1384.8, 3726.6, 6585.4, 27285.6)
+BUILD_2026_12_06_SPREAD = (0.06, 0.23, 0.16, 0.06, 0.02, 0.05, 0.10, 0.04, 0.02, 0.09, 0.11,
+                           0.13, 0.06, 0.15, 0.46)
+
+
+def _timed(rows, times_us):
+    return [dataclasses.replace(m, time_seconds=t * 1e-6, block_seconds=(t * 1e-6,) * 5)
+            for m, t in zip(rows, times_us, strict=True)]
+
+
+def test_alpha_is_never_above_the_fastest_measured_time():
+    """A fixed cost is part of every time, so it cannot exceed the smallest one. The
+    lesson's build fitted alpha = 4.94 us, the geometric mean of 2.6, 6.4 and 7.3 us,
+    while the 4 KiB all-reduce took 2.6 us; and it fits none of its latency sizes."""
+    sizes = [2**k for k in range(12, 27)]
+    run = _timed(synthetic(2, sizes, alpha=0, beta=1e9), BUILD_2026_12_06_US)
+    fit = C.fit_regimes(run, BUILD_2026_12_06_SPREAD)
+    assert fit.alpha_seconds <= min(m.time_seconds for m in run)
+    assert fit.alpha_seconds == pytest.approx(2.6e-6)
+    assert fit.latency_within_spread == (True, False, False)
+    # a flat floor with noise (which only slows a run down) fits at its fastest time
+    flat = _timed(synthetic(2, sizes, alpha=0, beta=1e9),
+                  (10.1, 10.0, 9.9, 10.2) + BUILD_2026_12_06_US[4:])
+    floor = C.fit_regimes(flat, [0.02] * len(sizes))
+    assert floor.alpha_seconds == pytest.approx(9.9e-6)
+    assert floor.latency_within_spread[:4] == (True, True, True, True)
+
+
 def test_best_of_keeps_the_fastest_and_reports_the_spread():
     sizes = [4 * KiB, 1 * MiB]
     fast = synthetic(2, sizes, alpha=1e-5, beta=1e9)
