@@ -852,17 +852,40 @@ def _most_in_flight(schedule: str) -> float:
     return max(distributed.pipeline_stage_activations(slots, stage) for stage in range(4))
 
 
-def _critical(bandwidth: float, model: str | None = None) -> float:
+T_GPUS = 1024                                     # section 7's largest cluster
+T_SERVERS = T_GPUS // GPUS_PER_SERVER
+SERVER_PORTS = GPUS_PER_SERVER * ACHIEVED["network"]
+
+
+def _critical(where: str, model: str | None = None, flop_rate: float = MFU * PEAK) -> float:
+    """T* (Austin et al. 2025) at the bandwidth NCCL achieves, with (n-1)/n: 8 GPUs on
+    NVLink, a flat ring over T_GPUS, or the hierarchical exchange across T_SERVERS; active
+    parameters as the FLOPs count them (no input embedding)."""
+    link, dp = {"server": (ACHIEVED["nvlink"], GPUS_PER_SERVER),
+                "flat": (ACHIEVED["network"], T_GPUS),
+                "across": (SERVER_PORTS, T_SERVERS)}[where]
     cfg = transformer.preset(model) if model else None
     return distributed.data_parallel_critical_tokens(
-        flops=PEAK, bandwidth=bandwidth,
+        flops=flop_rate, bandwidth=link, dp=dp,
         total_params=transformer.param_count(cfg) if cfg else 1,
-        active_params=transformer.active_params(cfg) if cfg else None)
+        active_params=transformer.active_params(cfg, input_embedding=False) if cfg else None)
 
 
 def _sparsity(model: str) -> str:
     cfg = transformer.preset(model)
-    return f"{transformer.param_count(cfg) / transformer.active_params(cfg):.1f}"
+    ratio = transformer.param_count(cfg) / transformer.active_params(cfg, input_embedding=False)
+    return f"{ratio:.1f}"
+
+
+def _t_star_against_section_7() -> str:
+    """Section 7's table: above the flat ring's T* the all-reduce hides completely (256
+    GPUs), below it no overlap reaches full efficiency (1,024 GPUs)."""
+    flat = _critical("flat")
+    assert BATCH_TOKENS / 256 > flat and _dp_step(256, 1.0)[2] == pytest.approx(1.0)
+    assert BATCH_TOKENS / 1024 < flat and _dp_step(1024, 1.0)[2] < 0.99
+    return (f"{BATCH_TOKENS // 256:,} tokens per GPU on 256 GPUs is above the flat ring's\n"
+            f"$T^\\ast$, and the all-reduce hides completely; {BATCH_TOKENS // 1024:,} on "
+            "1,024 GPUs is below it")
 
 
 GOING_FURTHER = claims(
@@ -877,13 +900,19 @@ GOING_FURTHER = claims(
                      for s in ("1f1b", "zb-h1", "dualpipe"))),
     lambda: "with F&B = 2 instead of 3, "
      f"{distributed.pipeline_bubble_time('dualpipe', 16, overlapped_time=2.0):g} units",
-    lambda: f"{_critical(NVLINK):,.0f} tokens per GPU inside a server,\n"
-     f"{_critical(NETWORK):,.0f} over section 6's one port per GPU, and "
-     f"{_critical(8 * NETWORK):,.0f} across servers",
-    lambda: f"{_sparsity('deepseek-v3')} times for DeepSeek-V3 and "
-     f"{_sparsity('gpt-oss-120b')} for gpt-oss-120b, so\n"
-     f"{_critical(8 * NETWORK, 'deepseek-v3'):,.0f} and "
-     f"{_critical(8 * NETWORK, 'gpt-oss-120b'):,.0f} tokens per GPU",
+    lambda: f"At the lesson's {_pct(MFU)} MFU and the bandwidth NCCL achieves (section 3),\n"
+     f"$T^\\ast$ is {_critical('server'):,.0f} tokens per GPU for {GPUS_PER_SERVER} GPUs inside "
+     f"a server, {_critical('flat'):,.0f} for section 7's flat ring\nover {T_GPUS:,} GPUs with "
+     f"one port each, and {_critical('across'):,.0f} across those {T_SERVERS} servers",
+    _t_star_against_section_7,
+    lambda: "at it, the thresholds are {:,.0f}, {:,.0f} and\n{:,.0f} tokens".format(
+     *(_critical(w, flop_rate=PEAK) for w in ("server", "flat", "across"))),
+    lambda: f"that is {_sparsity('deepseek-v3')} times for DeepSeek-V3 and "
+     f"{_sparsity('gpt-oss-120b')}\nfor gpt-oss-120b, so "
+     f"{_critical('across', 'deepseek-v3'):,.0f} and "
+     f"{_critical('across', 'gpt-oss-120b'):,.0f} tokens per GPU across servers at "
+     f"{_pct(MFU)} MFU, and\n{_critical('across', 'deepseek-v3', PEAK):,.0f} and "
+     f"{_critical('across', 'gpt-oss-120b', PEAK):,.0f} at the peak",
 )
 # test_every_figure_is_claimed counts these texts as covered; test_going_further_claim
 # checks them (CLAIMS itself is already fixed in test_claim's parameters)
