@@ -271,6 +271,14 @@ def _factor_1024() -> str:
                                           f"{f:.3f} times") + " algbw.")
 
 
+def _current_ports() -> str:
+    """gpus.json's scale-out port of the current generation (one direction, per GPU)."""
+    ports = {hardware.gpu(name).scaleout_bandwidth for name in ("B300", "GB300 NVL72")}
+    (port,) = ports
+    return (f"(B300 and GB300\n  NVL72 systems, 2025, give each GPU one {port * 8 / 1e9:.0f} "
+            f"Gb/s ConnectX-8, {_bw(port)} each way")
+
+
 def _network_tiers() -> str:
     return (f"Inside a server, GPUs talk over NVLink: {_bw(NVLINK)} each way per H100. Between "
             f"servers every byte crosses a network card, typically one {NETWORK * 8 / 1e9:.0f} "
@@ -559,6 +567,7 @@ CLAIMS = claims(
     lambda: "$f(1024) = "
      f"{distributed.bus_bandwidth_factor('all_reduce', 1024):.3f}$",
     _network_tiers,
+    _current_ports,
     lambda: "eight 1-GPU\nmachines each with its own "
      f"{NETWORK * 8 / 1e9:.0f} Gb/s ({_bw(NETWORK)}) network port",
     lambda: _eight_machines()[0],
