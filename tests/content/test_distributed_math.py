@@ -476,12 +476,23 @@ def _memory_405b() -> str:
             "use.")
 
 
+#: MFU as the Llama 3 paper prints it, at 8,192 and at 16,384 GPUs (Table 4)
+PRINTED_MFU = {8_192: 0.43, 16_384: 0.41}
+
+
 def _bubble_405b() -> str:
+    """One chunk per GPU: the MFU the GPUs would need while they compute, MFU x (1 +
+    bubble), with M = 32 sequences per group at 8,192 GPUs and 16 at 16,384."""
     most = distributed.stage_layers(L405.layers, 16)
+    busy = {g: PRINTED_MFU[g] * (1 + _bubble(16, m)) for g, m in ((8_192, 32), (16_384, 16))}
     return (f"With one chunk per GPU the bubble would be {_pct(_bubble(16, 32))} or "
-            f"{_pct(_bubble(16, 16))} of the ideal time, irreconcilable with 41–43% MFU, so the "
-            f"real run must interleave several chunks per GPU (at most {most} with {most} layers "
-            "per stage)")
+            f"{_pct(_bubble(16, 16))} of the ideal time. The {_pct(PRINTED_MFU[8_192])} MFU of\n"
+            f"8,192 GPUs would then need {_pct(busy[8_192])} while the GPUs compute, implausible "
+            f"for such a run; the\n{_pct(PRINTED_MFU[16_384])} of 16,384 GPUs would need "
+            f"{_pct(busy[16_384])}, about what a lone large matrix multiplication reaches\n"
+            "on an H100 {cite:p}`bekman2024mlengineering`, impossible for a whole training step. "
+            "So the\nreal run must interleave several chunks per GPU (at most "
+            f"{most} with {most} layers per stage)")
 
 
 
