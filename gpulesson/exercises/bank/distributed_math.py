@@ -659,7 +659,8 @@ more_ranks_here = core.PredictExercise(
         "the buffer instead of once, and alpha grows with the number of steps. Here the "
         "'links' are copies through shared memory, which all processes share, and on a "
         "2-core machine 4 processes share 2 cores, so every step waits for a process to be "
-        "scheduled: measured ratios of 2 to 5 are common. On a GPU server each GPU has its "
+        "scheduled: measured ratios of 2 to 6 are common, and more on a busy machine. On a "
+        "GPU server each GPU has its "
         "own NVLink ports and the bus bandwidth stays nearly constant as GPUs are added."
     ),
     dimension="count", unit="×", extra_units=wording.TIMES, good_within=2.0,
