@@ -134,6 +134,15 @@ def h100_now() -> tuple[prices.PriceQuote, ...]:
     return prices.current_quotes("H100 SXM")
 
 
+def _cheapest_other_h100() -> float:
+    """The cheapest current on-demand H100 that is not an SXM part (PCIe, NVL): cheaper
+    than the SXM quote the lesson uses, which is why the lesson names the part."""
+    other = min(q.usd_per_gpu_hour for gpu in ("H100 PCIe", "H100 NVL")
+                for q in prices.current_quotes(gpu))
+    assert other < RENT_GPU
+    return other
+
+
 def aws_now() -> prices.PriceQuote:
     """AWS's p5.48xlarge at its latest quote (after the cut of June 2025)."""
     return next(q for q in h100_now() if q.provider == "AWS")
@@ -244,7 +253,7 @@ CLAIMS = claims(
     lambda: "(it cost "
      f"{units.format_usd(prices.quotes('H100 SXM', kind='hyperscaler')[0].usd_per_instance_hour)}"
      " at its launch",
-    lambda: f"the cheapest on-demand H100 of the day, {CHEAPEST.provider}'s "
+    lambda: f"the cheapest on-demand H100 SXM of the day, {CHEAPEST.provider}'s "
      f"{units.format_usd(RENT_GPU)} per GPU-hour",
     lambda: f"A PUE of {SERVER['pue']} means that for every kilowatt-hour the "
      f"server uses, the building draws {SERVER['pue']}.",
@@ -269,8 +278,9 @@ CLAIMS = claims(
     # Section 2
     lambda: f"AWS's p5.48xlarge is eight H100s for {units.format_usd(AWS_NODE)} an hour, "
      f"that is {units.format_usd(AWS_NODE / 8)} per GPU-hour",
-    lambda: f"the cheapest on-demand H100 in September 2026 was {CHEAPEST.provider}'s "
-     f"{units.format_usd(RENT_GPU)}",
+    lambda: f"the cheapest on-demand H100 SXM in September 2026 was {CHEAPEST.provider}'s "
+     f"{units.format_usd(RENT_GPU)} (an H100 PCIe or NVL card rents for less, from "
+     f"{units.format_usd(_cheapest_other_h100())}",
     lambda: "on-demand AWS costs "
      f"${cost.cloud_cost(usd_per_hour=AWS_NODE, years=5) / 1e6:.1f} million and the cheapest "
      f"quote {dollars(cost.cloud_cost(usd_per_hour=RENT_NODE, years=5))}, against "
@@ -403,7 +413,7 @@ CLAIMS = claims(
     lambda: "Mistral 7B on one H100 at "
      f"{units.format_usd(RENT_GPU)} per GPU-hour",
     lambda: "we use the cheapest "
-     f"H100 quote above, {units.format_usd(RENT_GPU)} per GPU-hour",
+     f"H100 SXM quote above, {units.format_usd(RENT_GPU)} per GPU-hour",
     lambda: f"At the chain's own traffic, {CONVERSATIONS / 86_400:.2f} requests per second, "
      f"the rented H100 holds about {_COUNT.get(round(_hosted(1).batch), 'many')} "
      f"conversation{'' if round(_hosted(1).batch) == 1 else 's'} at a time and idles between "

@@ -10,7 +10,7 @@ which a rented GPU matches a hosted API's price per token, and a prediction of w
 token of a 7B model costs on this machine against an H100 (predict, then run).
 
 Prices are inputs: the defaults are the lesson's dated examples (AWS p5.48xlarge at
-$55.04 an hour on demand, read 2026-09-19, and the cheapest on-demand H100 of that day
+$55.04 an hour on demand, read 2026-09-19, and the cheapest on-demand H100 SXM of that day
 from :mod:`gpulesson.prices`; DeepSeek's API price from 29 September 2025; US industrial
 electricity 8.06 ¢/kWh in 2023; a DGX H100 at about $270,000, May 2023) or round
 assumptions said in the question. Every answer and
@@ -35,7 +35,7 @@ TITLE = course.title(LESSON)
 #: The lesson's owned server: an NVIDIA DGX H100 (8 GPUs), dated example prices.
 _DGX = {"hardware_usd": 270_000, "power_watts": 10_200, "usd_per_kwh": 0.0806, "pue": 1.58}
 _GPUS_PER_SERVER = 8
-#: AWS's p5.48xlarge (8 x H100) on demand, and the cheapest on-demand H100, 2026-09-19.
+#: AWS's p5.48xlarge (8 x H100) on demand, and the cheapest on-demand H100 SXM, 2026-09-19.
 _AWS = prices.default_price(H100)
 _AWS_NODE = round(_GPUS_PER_SERVER * _AWS.usd_per_gpu_hour, 2)
 _CHEAPEST = round(prices.current_quotes(H100)[0].usd_per_gpu_hour, 2)
@@ -737,7 +737,7 @@ token_here = core.PredictExercise(
         "weights (as a decode step at batch 1 does), and from it the tokens per second a "
         "7B model in BF16 could reach here. It prices those tokens at an assumed $0.10 an "
         "hour for a small two-core cloud machine, and sets them against one H100 at batch "
-        "1 at the cheapest on-demand H100 quote of September 2026 (about 30 times that "
+        "1 at the cheapest on-demand H100 SXM quote of September 2026 (about 30 times that "
         "hourly price).\n\n"
         "Before running it: **how many times as much** does a token cost here as on the "
         "H100? (Above 1 means the token here is dearer.) Commit a number, then run the "
