@@ -211,6 +211,7 @@ def mistral_gain(batch: int) -> float:
 
 # Self-hosting beside a hosted API: the chain's traffic, dated API prices (gpulesson.prices)
 CONVERSATIONS, PROMPT, ANSWER = 50_000, 1000, 500
+REASONING = 500        # the lesson's assumed allowance of GPT-5 mini's hidden reasoning tokens
 HOSTED_8B = prices.api_price("Meta-Llama-3.1-8B-Instruct-Turbo")
 
 
@@ -234,6 +235,14 @@ def _api_breakeven() -> float:
 
 def _api(model: str) -> float:
     return prices.api_price(model).per_request(PROMPT, ANSWER)
+
+
+def _gpt5_mini_reasoning() -> float:
+    """GPT-5 mini with the lesson's reasoning allowance, billed as output (prices.json's
+    note on it: a reasoning model)."""
+    api = prices.api_price("gpt-5-mini")
+    assert "reasoning" in api.note
+    return api.per_request(PROMPT, ANSWER + REASONING)
 
 
 def _committed(gpu: str, server: dict[str, float]) -> dict[tuple[str, str], float]:
@@ -421,6 +430,13 @@ CLAIMS = claims(
      f"{units.format_usd(_per_conversation(1), digits=2)} a conversation, "
      + ("more than any of the three APIs charges" if _per_conversation(1) > max(
         _api(m) for m in ("deepseek-chat", "gpt-5-mini", HOSTED_8B.model)) else "?"),
+    lambda: "with the assumed "
+     f"{REASONING} reasoning tokens it costs "
+     f"{units.format_usd(_gpt5_mini_reasoning())} a conversation, "
+     + ("more than the rented GPU" if _gpt5_mini_reasoning() > _per_conversation(1) else "?"),
+    lambda: "The cell prices the "
+     f"{ANSWER} tokens of the answer alone for every API, then GPT-5 mini with an assumed "
+     f"allowance of {REASONING} reasoning tokens",
     lambda: "a conversation costs a quarter as much, "
      f"{units.format_usd(_per_conversation(4), digits=2)}, "
      + ("below DeepSeek's and GPT-5 mini's prices but not the hosted 8B's"
