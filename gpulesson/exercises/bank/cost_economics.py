@@ -754,7 +754,7 @@ token_here = core.PredictExercise(
         "A token costs price per hour ÷ tokens per hour, and at batch 1 tokens per hour "
         "follow the bandwidth. The H100 costs about 30 times as much per hour but streams "
         "about 100 to 1,000 times faster than a small CPU machine, so a token here "
-        "typically costs several to a few tens of times as much. Batching widens the gap: "
+        "typically costs a few to a few tens of times as much. Batching widens the gap: "
         "an H100 stays memory-bound to a batch of about 295, a CPU only to a few."
     ),
     dimension="count", unit="×", extra_units=wording.TIMES, good_within=3.0,
