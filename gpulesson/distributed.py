@@ -422,15 +422,18 @@ def data_parallel_critical_tokens(
     ``T* = (n-1)/n * b * C * (N / N_active) / (2 * W)``: the backward pass computes
     ``4 * N_active * T / C`` seconds for ``T`` tokens, the ring all-reduce of the ``b * N``
     gradient bytes takes ``2(n-1)/n * b * N / W`` (:func:`collective_time`), and the two are
-    equal at ``T*``. Above it the step is compute-bound (with perfect overlap); below it no
-    overlap can hide the exchange. ZeRO's reduce-scatter and all-gather move the same bytes,
-    so the bound is the same for ZeRO-1/2 (and FSDP's forward gathers overlap the forward).
+    equal at ``T*``. At the rates a run really reaches, above it the step is compute-bound
+    (with perfect overlap) and below it no overlap can hide the exchange. ``T*`` grows with
+    ``C``: at a peak FLOP/s it is the largest it can be at that bandwidth (the worst case,
+    above which overlap can always hide the exchange), not a floor. ZeRO's reduce-scatter
+    and all-gather move the same bytes, so the bound is the same for ZeRO-1/2 (and FSDP's
+    forward gathers overlap the forward).
 
     Parameters
     ----------
     flops : float
-        FLOP/s the backward pass runs at (a peak gives the book's figures; an achieved rate
-        gives a smaller, more honest bound).
+        FLOP/s the backward pass runs at (an achieved rate gives the threshold of a real
+        run; a peak gives the largest, worst-case threshold).
     bandwidth : float
         Bus bandwidth of the links the data-parallel group crosses, bytes/s (one way per GPU
         in an NVLink domain; a node's network egress shared by its GPUs across servers).
