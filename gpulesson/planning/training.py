@@ -429,7 +429,9 @@ def _evaluate(model: ModelView, gpu: GPUView, lay: Layout, st: TrainingSettings,
         fraction = 0.0
     bubble = fraction * work
     data_tier = links.tier(lay.tp, dp_group)
-    per_micro = work / m
+    # the compute the synchronisation can hide behind: one micro-batch's, or, where a
+    # replica gets less than one micro-batch (an infeasible split), the step's own
+    per_micro = work / max(m, 1.0)
     data = 0.0
     sent = {dim: item.bytes_per_rank * m for dim, (item, _) in items.items()}
     sent["data"] = 0.0
@@ -500,7 +502,7 @@ def _evaluate(model: ModelView, gpu: GPUView, lay: Layout, st: TrainingSettings,
 
 
 def _comparison(best: TrainingPlan, ranked: list[TrainingPlan], fitting: int, tried: int,
-                fastest: TrainingPlan) -> str:
+                fastest: TrainingPlan | None) -> str:
     text = (f"Fastest of the {fitting} layouts that fit, of {tried} valid ones compared: "
             f"{best.layout.describe()}, {units.format_seconds(best.step_time)} per step at "
             f"{best.mfu:.1%} MFU.")
@@ -513,8 +515,8 @@ def _comparison(best: TrainingPlan, ranked: list[TrainingPlan], fitting: int, tr
                  f"of it in {worse.replace('_', '-')} time "
                  f"({units.format_seconds(second.breakdown[worse])} against "
                  f"{units.format_seconds(best.breakdown[worse])}).")
-    if fastest is not best and fastest.step_time < best.step_time:
-        text += (f" {fastest.layout.degrees} would be faster "
+    if fastest is not None and fastest is not best and fastest.step_time < best.step_time:
+        text += (f" {fastest.layout.describe()} would be faster "
                  f"({units.format_seconds(fastest.step_time)}) but needs "
                  f"{units.format_bytes(fastest.memory_per_gpu)} per GPU.")
     return text
@@ -702,7 +704,9 @@ def plan_training(
     ranked = sorted((p for p in plans if p.feasible), key=lambda p: (
         float(f"{p.step_time:.4g}"), p.layout.zero_stage, p.layout.micro_batch,
         p.layout.interleave, p.memory_per_gpu))
-    fastest = min(plans, key=lambda p: p.step_time)
+    # the fastest layout turned down only for its memory (the reason names what it needs)
+    fastest = min((p for p in plans if all(x.startswith("memory") for x in p.problems)),
+                  key=lambda p: p.step_time, default=None)
     if ranked:
         return _with(ranked[0], reason=_comparison(ranked[0], ranked, len(ranked), len(plans),
                                                     fastest))

@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from gpulesson import distributed, flops
+from gpulesson import distributed, flops, transformer
 from gpulesson.planning import Layout, gpu_view, plan_training
 
 M = 2**20
@@ -182,6 +182,44 @@ def test_auto_reason_is_a_comparison() -> None:
                            global_batch_tokens=4 * M, seq_len=8192, layout=lay)
              for lay in (Layout(tp=8, dp=32), Layout(tp=8, pp=4, dp=8))]
     assert all(plan.step_time <= f.step_time or not f.feasible for f in fixed)
+
+
+def test_auto_reason_names_what_sets_the_rejected_layout_apart() -> None:
+    """The faster layout turned down for its memory is named with its ZeRO stage and
+    micro-batch, not by its degrees alone: Llama 3.1 405B on 16,384 H100s keeps tp 8 x dp
+    2,048 with ZeRO-3, and the same degrees with a lower stage would be faster but do not
+    fit. The rejected layout has no other problem than its memory."""
+    plan = plan_training("llama-3.1-405b", "H100 SXM", n_gpus=16_384, tokens=15.6e12,
+                         global_batch_tokens=16 * M, seq_len=8192)
+    assert plan.feasible
+    rejected = plan.reason.split(" would be faster")[0].rsplit(". ", 1)[1]
+    assert re.search(r"ZeRO-\d, micro-batch \d", rejected)
+    assert rejected != plan.layout.describe()
+    degrees, zero, micro = re.match(r"(.*), ZeRO-(\d), micro-batch (\d+)", rejected).groups()
+    tp, cp, dp, pp = map(int, re.findall(r"\d+", degrees))
+    again = plan_training("llama-3.1-405b", "H100 SXM", n_gpus=16_384, tokens=15.6e12,
+                          global_batch_tokens=16 * M, seq_len=8192,
+                          layout=Layout(tp=tp, cp=cp, dp=dp, pp=pp, zero_stage=int(zero),
+                                        micro_batch=int(micro)))
+    assert again.problems and all(p.startswith("memory") for p in again.problems)
+    assert again.step_time < plan.step_time
+
+
+def test_data_parallel_traffic_hides_only_behind_the_compute_a_replica_has() -> None:
+    """ZeRO-3 sends 3 x 2 bytes per parameter per step over the data-parallel group. With
+    2,048 sequences on 16,384 replicas each computes an eighth of a sequence, and the
+    traffic can hide only behind that eighth, not behind a whole sequence: it stays
+    partly exposed. With a batch of one sequence per replica the same traffic hides."""
+    kw = dict(n_gpus=16_384, tokens=15.6e12, seq_len=8192, recompute="full",
+              layout=Layout(tp=1, pp=1, zero_stage=3))
+    short = plan_training("llama-3.1-405b", "H100 SXM", global_batch_tokens=16 * M, **kw)
+    whole = plan_training("llama-3.1-405b", "H100 SXM", global_batch_tokens=128 * M, **kw)
+    assert short.micro_batches == pytest.approx(0.125) and not short.feasible
+    n_params = transformer.param_count(transformer.preset("llama-3.1-405b"))
+    assert short.traffic["data"] == pytest.approx(3 * 2 * n_params, rel=0.01)
+    assert short.breakdown["data"] > 0.1 * short.breakdown["compute"]
+    assert whole.feasible and whole.breakdown["data"] == 0
+    assert whole.traffic["data"] == pytest.approx(short.traffic["data"])
 
 
 def test_breakdown_adds_up_and_mfu_is_an_output() -> None:
