@@ -27,6 +27,7 @@ Taught in: ``notebooks/planning_dashboard.ipynb`` (predicted against published).
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -42,8 +43,8 @@ from .runs import PublishedRun, load_runs
 from .training import TrainingPlan, default_factors, plan_run
 
 __all__ = ["PUBLISHED_RUNS", "Comparison", "LeaveOneOut", "PublishedRun", "format_table",
-           "leave_one_out", "load_runs", "plan_run", "published_comparison", "summary",
-           "uncertainty"]
+           "leave_one_out", "load_runs", "plan_run", "published_comparison", "similar_runs",
+           "summary", "uncertainty"]
 
 #: The H800: an H100's compute with NVLink cut back. "NVLink offers a bandwidth of 160 GB/s,
 #: roughly 3.2 times that of IB (50 GB/s)" (DeepSeek-AI 2024, section 3.2.2).
@@ -106,6 +107,7 @@ class LeaveOneOut:
     architecture: str
     precision: str
     moe: bool
+    active_params: float = 0.0
 
     @property
     def error(self) -> float:
@@ -137,7 +139,8 @@ def leave_one_out() -> tuple[LeaveOneOut, ...]:
         fitted = _fit_without(i, iterations=1, at_full=at_full)
         plan = plan_run(run, factors=fitted)
         out.append(LeaveOneOut(run.name, run.published_mfu, plan.mfu, plan.dominant_term,
-                               plan.feasible, run.architecture, run.precision, run.is_moe))
+                               plan.feasible, run.architecture, run.precision, run.is_moe,
+                               plan.active_params))
     return tuple(out)
 
 
@@ -172,20 +175,37 @@ def format_table(rows: Sequence[LeaveOneOut] | None = None) -> str:
 TABLE_WIDTH = 80
 
 
-def uncertainty(plan: TrainingPlan) -> tuple[float, int]:
-    """(band, runs): the largest leave-one-out |error| among the published runs most like
-    ``plan`` (same GPU generation, precision and dense or MoE; failing two such runs, the
-    same generation; failing that, all), so that a plan reads "MFU x, within +-band"."""
+#: How many published runs a plan's band is taken from (:func:`similar_runs`).
+NEAREST = 3
+
+
+def similar_runs(plan: TrainingPlan) -> tuple[LeaveOneOut, ...]:
+    """The published runs most like ``plan``, as leave-one-out rows: of the runs with the
+    same precision and the same kind of model (dense or mixture-of-experts), or all runs
+    where fewer than :data:`NEAREST` are, the :data:`NEAREST` closest in active parameters
+    (by their ratio, so that 7B is as far from 14B as 200B from 400B); at equal size, those
+    on the plan's GPU generation first. A 7B plan on H100s is thus held against the 7B and
+    8B runs, not against 405B runs that share its GPU."""
     if not isinstance(plan, TrainingPlan):
         raise TypeError(f"plan must be a TrainingPlan, got {type(plan).__name__}")
     rows = leave_one_out()
-    key = (plan.architecture, plan.settings.precision, plan.moe)
-    for keep in (lambda r: (r.architecture, r.precision, r.moe) == key,
-                 lambda r: r.architecture == key[0], lambda r: True):
-        like = [r for r in rows if keep(r)]
-        if len(like) >= 2:
-            return max(abs(r.error) for r in like), len(like)
-    return max(abs(r.error) for r in rows), len(rows)
+    like = [r for r in rows if (r.precision, r.moe) == (plan.settings.precision, plan.moe)]
+    if len(like) < NEAREST:
+        like = list(rows)
+    size = max(plan.active_params, 1.0)
+
+    def distance(r: LeaveOneOut) -> tuple[float, bool]:
+        return abs(math.log(max(r.active_params, 1.0) / size)), r.architecture != plan.architecture
+
+    return tuple(sorted(like, key=distance)[:NEAREST])
+
+
+def uncertainty(plan: TrainingPlan) -> tuple[float, int]:
+    """(band, runs): the largest leave-one-out |error| among the published runs most like
+    ``plan`` (:func:`similar_runs`: same precision and kind of model, nearest in size), so
+    that a plan reads "MFU x, within +-band"."""
+    like = similar_runs(plan)
+    return max(abs(r.error) for r in like), len(like)
 
 
 v.guard_module(globals())

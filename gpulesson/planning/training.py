@@ -129,7 +129,7 @@ class TrainingPlan:
     ``problems`` name the input at fault and a fix; ``notes`` the assumptions. ``terms``
     holds the coefficient (seconds per unit) of every calibrated factor and ``fixed_time``
     the seconds that do not scale with them: ``step_time = sum(terms[k] * factors[k]) +
-    fixed_time``. ``architecture`` and ``moe`` place the plan among the published runs
+    fixed_time``. ``architecture``, ``moe`` and ``active_params`` place the plan among the published runs
     (:func:`gpulesson.planning.published.uncertainty`).
     """
 
@@ -159,6 +159,7 @@ class TrainingPlan:
     fixed_time: float = 0.0
     architecture: str = ""
     moe: bool = False
+    active_params: float = 0.0
 
     @property
     def dominant_term(self) -> str:
@@ -498,7 +499,7 @@ def _evaluate(model: ModelView, gpu: GPUView, lay: Layout, st: TrainingSettings,
         micro_batches=micro, sequences=sequences, tiers=MappingProxyType(tiers),
         traffic=MappingProxyType(sent), model=model.name, gpu=gpu.name, settings=st,
         notes=(*model.notes, *gpu.notes), terms=MappingProxyType(coef), fixed_time=fixed,
-        architecture=arch, moe=model.is_moe)
+        architecture=arch, moe=model.is_moe, active_params=model.active_params)
 
 
 def _comparison(best: TrainingPlan, ranked: list[TrainingPlan], fitting: int, tried: int,

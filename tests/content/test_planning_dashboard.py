@@ -390,10 +390,14 @@ CLAIMS = claims(
     lambda: "The dense BF16 runs of section 4's published set report "
      f"{dense_bf16_range()[0]:.0f}–{dense_bf16_range()[1]:.0f} %",
     lambda: "Left out of the fit, the "
-     f"{WORDS.get(band()[1], band()[1])} runs most like this one were predicted within "
+     f"{WORDS.get(band()[1], band()[1])} published runs nearest this one in size, dense and "
+     f"in BF16 like it ({band_runs()}), were predicted within "
      f"{pct(band()[0])}, so read {pct(DEFAULT['mfu'], 1)} as "
      f"{100 * DEFAULT['mfu'] * (1 - band()[0]):.0f}–"
      f"{100 * DEFAULT['mfu'] * (1 + band()[0]):.0f} %",
+    lambda: "The largest of those errors is on "
+     f"{BAND_NAMES[band_worst().name]}'s own run, which the planner predicts "
+     f"{pct(abs(band_worst().error))} too {'high' if band_worst().error > 0 else 'low'}.",
     lambda: f"{len(planning.PUBLISHED_RUNS)} of them, "
      f"from {SEVEN[len({r.code_base for r in planning.PUBLISHED_RUNS})]} code bases",
     lambda: "on runs left out of the fit it errs by "
@@ -699,6 +703,31 @@ def dense_bf16_range() -> tuple[float, float]:
 def band() -> tuple[float, int]:
     """The dashboard's default plan's band and the number of runs it comes from."""
     return DEFAULT["mfu_band"], int(DEFAULT["band_note"].split(" of the ")[1].split()[0])
+
+
+#: The published runs as section 1's prose names them.
+BAND_NAMES = {"Llama 2 7B": "Llama 2 7B", "Megatron-LM 7.5B": "Megatron-LM 7.5B",
+              "torchtitan Llama 3 8B, 64 A100": "torchtitan's Llama 3 8B"}
+
+
+def band_rows() -> tuple:
+    """The leave-one-out rows the default plan's band comes from (published.similar_runs):
+    the dashboard's plan is Llama 2 7B in BF16, held against the dense BF16 runs nearest in
+    size, whatever their GPU."""
+    rows = planning.published.similar_runs(planning.plan_training(
+        "llama-2-7b", "H100 SXM", n_gpus=PLAN["n_gpus"], tokens=PLAN["tokens"],
+        global_batch_tokens=4 * 2**20, seq_len=4096))
+    assert max(abs(r.error) for r in rows) == pytest.approx(band()[0])
+    return rows
+
+
+def band_runs() -> str:
+    names = [BAND_NAMES[r.name] for r in band_rows()]
+    return ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def band_worst():
+    return max(band_rows(), key=lambda r: abs(r.error))
 
 
 def last_plain_dp() -> int:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import math
 import statistics
 
 import pytest
@@ -10,7 +11,7 @@ import pytest
 from gpulesson.planning import calibration as cal
 from gpulesson.planning import published
 from gpulesson.planning.published import PUBLISHED_RUNS, plan_run
-from gpulesson.planning.training import default_factors
+from gpulesson.planning.training import default_factors, plan_training
 
 LOO = published.leave_one_out()
 
@@ -56,12 +57,33 @@ def test_fit_is_linear_in_its_factors() -> None:
 
 
 def test_a_plan_states_its_band_and_dominant_term() -> None:
-    """The band is the largest leave-one-out error among the runs most like the plan."""
+    """The band is the largest leave-one-out error among the runs most like the plan: of
+    the runs of its precision and kind of model, the three nearest in active parameters."""
     plan = plan_run(PUBLISHED_RUNS[0])
-    like = [abs(r.error) for r in LOO if (r.architecture, r.precision, r.moe)
-            == ("Ampere", "bf16", False)]
-    assert published.uncertainty(plan) == (pytest.approx(max(like)), len(like))
+    like = [r for r in LOO if (r.precision, r.moe) == ("bf16", False)]
+    ratio = [abs(math.log(r.active_params / plan.active_params)) for r in like]
+    nearest = sorted(range(len(like)), key=ratio.__getitem__)[:3]
+    assert published.uncertainty(plan) == (
+        pytest.approx(max(abs(like[i].error) for i in nearest)), 3)
     assert plan.dominant_term == "compute"
+
+
+def test_a_small_plan_is_held_against_runs_of_its_size() -> None:
+    """Issue 31: Llama 2 7B on 64 H100s in BF16 shares its GPU generation with the three
+    Llama 3 405B runs only; its band comes from the dense BF16 runs of 6 to 9 billion
+    parameters, Llama 2 7B's own run among them, whatever GPU they ran on. A 405B plan on
+    H100s keeps the three Llama 3 405B runs (same size, same generation first)."""
+    small = plan_training("llama-2-7b", "H100 SXM", n_gpus=64, tokens=2e12,
+                          global_batch_tokens=4 * 2**20, seq_len=4096)
+    rows = published.similar_runs(small)
+    assert all(6e9 <= r.active_params <= 9e9 and r.precision == "bf16" and not r.moe
+               for r in rows)
+    assert "Llama 2 7B" in [r.name for r in rows]
+    assert published.uncertainty(small)[0] == pytest.approx(max(abs(r.error) for r in rows))
+    large = plan_training("llama-3.1-405b", "H100 SXM", n_gpus=16_384, tokens=15.6e12,
+                          global_batch_tokens=16 * 2**20, seq_len=8192)
+    assert {r.name for r in published.similar_runs(large)} == {
+        r.name for r in LOO if r.name.startswith("Llama 3 405B")}
 
 
 @pytest.mark.parametrize("i", [0, 11, 16, 26, 30])

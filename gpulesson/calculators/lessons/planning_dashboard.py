@@ -52,6 +52,7 @@ def _planning(**kw: Any) -> dict[str, Any]:
     active = transformer.active_params(cfg)
     b = plan.breakdown
     band, like = published.uncertainty(plan)
+    nearest = published.similar_runs(plan)
     return {
         "feasible": plan.feasible,
         "problems": " ".join(plan.problems) or "none",
@@ -60,7 +61,8 @@ def _planning(**kw: Any) -> dict[str, Any]:
         "bottleneck": plan.bottleneck,
         "mfu": plan.mfu, "mfu_band": band,
         "band_note": f"the largest leave-one-out error of the {like} published runs most "
-                     "like this plan",
+                     "like this plan (same precision, dense or MoE, nearest in size): "
+                     + "; ".join(f"{r.name} {r.error:+.0%}" for r in nearest),
         "dominant": plan.dominant_term.replace("_", "-"),
         "time": plan.days * flops.SECONDS_PER_DAY,
         "gpu_hours": plan.gpu_hours,
