@@ -46,6 +46,7 @@ from gpulesson import (
     calculators,
     flops,
     gemm,
+    hardware,
     inference,
     memory,
     units,
@@ -234,6 +235,21 @@ def test_how_to_use_numbers(claim: Claim) -> None:
     claim.check(book_page("how_to_use.md"), "book/how_to_use.md")
 
 
+#: book/hardware.md's prose: the one usable-memory figure every planner uses.
+HARDWARE = claims(
+    lambda: "what a framework can plan with, "
+     f"{hardware.USABLE_MEMORY_FRACTION:.0%}".replace("%", " %") + " of the reported\ntotal "
+     "(`usable_memory()`, the course's one usable figure",
+)
+#: vLLM's engine arguments (gpus.json source "vllm-engine-args"): a setting, not a figure.
+HARDWARE_NOT_FIGURES = ("`gpu_memory_utilization` (0.9 by default)",)
+
+
+@parametrize(HARDWARE)
+def test_hardware_numbers(claim: Claim) -> None:
+    claim.check(book_page("hardware.md"), "book/hardware.md")
+
+
 @parametrize(INSTRUCTORS)
 def test_instructors_numbers(claim: Claim) -> None:
     claim.check(book_page("instructors.md"), "book/instructors.md")
@@ -247,7 +263,7 @@ PAGES: dict[str, tuple[list[Claim], tuple[str, ...]]] = {
     "calculators.md": ([], ()),
     "conventions.md": (CONVENTIONS, CONVENTIONS_NOT_FIGURES),
     "glossary.md": (GLOSSARY, GLOSSARY_NOT_FIGURES),
-    "hardware.md": ([], ()),
+    "hardware.md": (HARDWARE, HARDWARE_NOT_FIGURES),
     "how_to_use.md": (HOW_TO_USE, ()),
     "instructors.md": (INSTRUCTORS, ()),
     "intro.md": ([], ()),

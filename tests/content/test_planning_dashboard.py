@@ -72,7 +72,7 @@ TRAFFIC = 2000 * 500 / DAY         # tokens/s: 2,000 conversations a day of 500 
 TICKETS = 20e6                     # tokens of support tickets, one pass
 FINE_TUNE = {"batch": 1, "seq_len": 2048}
 WORDS = {1: "one", 3: "three", 5: "five", 6: "six", 7: "seven", 2: "twice", 0.5: "half"}
-NUMBERS = {1: "one", 2: "two", 4: "four"}
+NUMBERS = {1: "one", 2: "two", 3: "three", 4: "four"}
 SEVEN = {5: "five", 6: "six", 7: "seven", 8: "eight"}
 
 
@@ -441,6 +441,13 @@ CLAIMS = claims(
     lambda: "more than "
      f"{100 * math.floor(N_7B * memory.bytes_per_param() / 100e9)} GB of training state",
     # Section 7: the shop
+    lambda: f"on the datasheet's {L4.memory_bytes / 1e9:.0f} GB, not the planners' one "
+     "usable figure (`usable_memory()`, "
+     f"{gb(L4.usable_memory())} on the L4), so that the shop's numbers stay those of the first "
+     f"lesson, which sized the same card this way; with {gb(L4.usable_memory())} and no "
+     "allowance the L4 would hold "
+     f"{NUMBERS.get(usable_conversations(), usable_conversations())} BF16 conversations "
+     f"instead of {WORDS[most_conversations('L4', 'bf16')]}.",
     lambda: f"It owns one NVIDIA L4 ({L4.memory_bytes / 1e9:.0f} GB at "
      f"{units.format_bandwidth(L4.bandwidth, digits=0)}).",
     lambda: f"In BF16 the weights take {gb(memory.weight_bytes(N_7B, precision='bf16'))} of "
@@ -793,6 +800,12 @@ def one_h100_tokens() -> float:
 def decode_ceiling_7b() -> float:
     return inference.decode_ceiling_tokens_per_second(
         weight_bytes=memory.weight_bytes(N_7B, precision="bf16"), bandwidth=H100.bandwidth)
+
+
+def usable_conversations() -> int:
+    """BF16 conversations of 4,096 tokens on the L4 within usable_memory(), no allowance."""
+    return inference.max_concurrent_sequences(LLAMA2_7B, context=CONTEXT,
+                                              gpu_memory=L4.usable_memory(), overhead=0)
 
 
 def l4_speed_range() -> str:

@@ -325,8 +325,8 @@ SEED_CORRECTIONS = claims(
     lambda: f"the run used {8_192 // 128} to "
      f"{16_384 // 128} replicas",
     lambda: "needs at least "
-     f"{memory.gpus_needed(param_count(L405) * memory.bytes_per_param(), H100.memory_bytes)}"
-     " H100s",
+     f"{memory.gpus_needed(param_count(L405) * memory.bytes_per_param(), H100.usable_memory())}"
+     f" H100s ({H100.usable_memory() / 1e9:.1f} GB usable each)",
     lambda: "would need about "
      f"{_days(param_count(L405), 15.6e12, 128, 0.4) / 365:.0f} years",
     lambda: "The "
