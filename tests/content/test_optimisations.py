@@ -64,6 +64,14 @@ SHAPE = {"layers": LLAMA.layers, "heads": LLAMA.heads, "head_dim": LLAMA.head_di
          "seq_len": 4096}
 SELECTIVE_EXTRA = optimisations.recompute_overhead(recompute="selective", n_params=N_PARAMS,
                                                    **SHAPE)
+#: FlashAttention's backward pass recomputes S = QK^T only (2*s*h per layer and token, of
+#: the forward's 4*s*h attention FLOPs), from the Q and K it keeps (Dao et al. 2022,
+#: Algorithm 4): half of selective recomputation's QK^T and PV.
+FLASH_EXTRA = (2 * LLAMA.layers * LLAMA.heads * LLAMA.head_dim * 4096
+               / flops.flops_per_token(N_PARAMS, **SHAPE))
+CHECKPOINT_EXTRA = FLASH_EXTRA + optimisations.recompute_overhead(
+    recompute="full", n_params=N_PARAMS, **SHAPE)
+CHEN_K = optimisations.optimal_segments(LLAMA.layers)
 GPT3_LAYERS = GPT3.layers
 FP16, BF16 = float_format("fp16"), float_format("bf16")
 WORDS = {3: "three", 7: "seven"}
@@ -114,6 +122,12 @@ def ratio_range(head_dim: int) -> str:
     ratios = [flash_ratio(n, head_dim) for n in LONG]
     low, high = round(min(ratios)), round(max(ratios))
     return f"{low} to {high}" if low != high else f"{low}"
+
+
+def checkpointed(segments: int) -> float:
+    """Peak activation bytes of Llama 2 7B in ``segments`` checkpointed segments, with real
+    sizes: the checkpoints (each layer's input) plus the longest segment being rebuilt."""
+    return segments * CHECKPOINT + math.ceil(LLAMA.layers / segments) * PER_LAYER
 
 
 def chen(layers: int, segments: int) -> float:
@@ -242,10 +256,15 @@ CLAIMS = claims(
     lambda: "Selective recomputation cuts the GPT formula's activations from "
      f"{GPT_FORMULA / 1e9:.0f} GB to {gb(SELECTIVE)}, "
      f"{GPT_FORMULA / SELECTIVE:.1f} times less, for {pct(SELECTIVE_EXTRA, 1)} more "
-     f"FLOPs, and FlashAttention lands at {gb(STATE.activations)} for the same "
-     "recomputation done inside its kernel; checkpointing every layer goes all the way down "
-     f"to about {FULL / 1e9:.0f} GB (plus one layer during the backward pass) for "
-     f"{pct(optimisations.recompute_overhead(recompute='full'))}.",
+     "FLOPs: it repeats both of attention's products, $QK^\\top$ and $PV$. FlashAttention "
+     f"lands at {gb(STATE.activations)} for "
+     + {0.5: "half"}[round(FLASH_EXTRA / SELECTIVE_EXTRA, 3)]
+     + f" of that, {pct(FLASH_EXTRA, 1)}",
+    lambda: "Counted with the same real sizes, checkpointing goes down to "
+     f"{gb(checkpointed(CHEN_K))} with Chen et al.'s $k = {CHEN_K}$ segments and to "
+     f"{gb(checkpointed(LLAMA.layers))} with a checkpoint at every layer ({LLAMA.layers} "
+     "layer inputs and the layer being rebuilt), both for one more forward pass on top of "
+     f"FlashAttention's share, {pct(CHECKPOINT_EXTRA, 1)} in all.",
     lambda: f"about {pct(optimisations.recompute_overhead())} "
      "*slower* per token",
     # Section 3: the number formats (gpulesson.precision), the model state, the peaks
