@@ -335,9 +335,12 @@ NOT_FIGURES = (
     # published figures of FP8 training: DeepSeek-AI 2024 (section 3.3 and Table 1), PyTorch
     # torchao's float8 pre-training page, Meta's Llama 4 announcement, Llama 3 (Table 4)
     "tiles of 1 × 128 activations and blocks of 128 × 128 weights",
-    "up to 1.5× for FP8 pre-training on 512 GPUs and 1.34 to 1.43× on 2,048 H200s",
+    # pytorch2026torchaotraining (torchao's quantized-training page, 2026-03-25)
+    "up to 1.25× for FP8 pre-training of an\n8B model on 8 GPUs and up to 1.5× for a 405B "
+    "model on 512 GPUs", "1.34 to 1.43× on 2,048 H200s",
     "on 32,768 GPUs at 390 TFLOP/s each", "BF16 runs did (38–43 %)",
-    "14.8T tokens in 2.664M H800 GPU-hours", "published runs 1.3 to 1.5×",
+    "14.8T tokens in 2.664M H800 GPU-hours",
+    "(torchao publishes up to 1.25× for an 8B model on 8 GPUs, up to 1.5× for\n405B on 512)",
     # inputs the lesson chooses
     "also at $N = 1000$", "from 256 to 131,072 tokens", "try $d = 128$",
     "on 4,096-token sequences", "Llama 2 7B at 4,096 tokens", "training step of 16 layers",
