@@ -114,6 +114,12 @@ def _rnn_steps() -> int:
     return 8 * sizes_for("cpu", "elementwise")[-1] // gemm.flops(1, D_RNN, D_RNN)
 
 
+def _cnn_side() -> int:
+    """The CNN kernel's image side on a CPU: the same FLOP budget over a 3×3 convolution of
+    64 channels in and out (the kernel's s)."""
+    return round(math.sqrt(8 * sizes_for("cpu", "elementwise")[-1] / gemm.flops(1, 9 * 64, 64)))
+
+
 def _rnn_intensity(batch: int = 1) -> float:
     return gemm.arithmetic_intensity(batch, D_RNN, D_RNN, bytes_per_element=4)
 
@@ -279,6 +285,8 @@ CLAIMS = claims(
      "stay in a cache",
     lambda: f"(about {_rnn_intensity():.1f} FLOP/byte in "
      "FP32)",
+    lambda: "more arithmetic than the convolution's FLOPs it is credited with (about "
+     f"{100 * 2 / _cnn_side():.0f} % more for the CPU's {_cnn_side()} × {_cnn_side()} image)",
     lambda: f"BF16 raises the ceiling from {_tflop(H100.dense('fp32'))} to "
      f"{units.format_flop_rate(H100.dense('bf16'))} (about "
      f"{H100.dense('bf16') / H100.dense('fp32'):.0f} times)",
@@ -359,12 +367,20 @@ def test_calculator_terms_citations_and_exercise_notebook() -> None:
 
 def test_checks_that_teach_are_in_view() -> None:
     """The formats table is compared with NumPy's ``finfo`` where the page says so, and a
-    visible cell shows on a tiny image that the CNN kernel's nine shifted matrix products
-    equal the direct 3×3 convolution."""
+    visible cell shows on a tiny image that the CNN kernel's method, nine products of the
+    padded image stored row after row and shifted by rows, with the padding columns dropped,
+    equals the direct 3×3 convolution. The kernel itself uses that method: each shift one
+    contiguous product, not a 3-D strided view that NumPy broadcasts into one small product
+    per image row (270 of them at 30 × 30 pixels, 0.40x a square GEMM's rate, audit A)."""
     assert "the cell compares them with NumPy's `finfo`" in nb.markdown(NOTEBOOK)
     code = nb.code(NOTEBOOK, hidden=False)
     assert any("precision.FORMATS" in src and "np.finfo" in src for src in code)
-    assert any("np.allclose(direct, shifted)" in src for src in code)
+    check = next(src for src in code if "np.allclose(direct, shifted)" in src)
+    assert "rows[dy * 6 + dx:dy * 6 + dx + 24]" in check and ".reshape(4, 6, 2)[:, :4]" in check
+    kernels = next(src for src in code if "def architecture_kernels" in src)
+    assert "xp.matmul(X[off:off + s * w], K[dy, dx])" in kernels
+    assert "y.reshape(s, w, C)[:, :s]" in kernels
+    assert "X[dy:dy + s, dx:dx + s]" not in kernels
 
 
 # ---------------------------------------------------------------------------------------
