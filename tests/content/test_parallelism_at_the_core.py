@@ -14,8 +14,10 @@ promises its page makes, checked without running it (nbval runs it).
 
 from __future__ import annotations
 
+import json
 import math
 import re
+from pathlib import Path
 
 import pytest
 
@@ -492,3 +494,49 @@ def test_fp4_exercise_reads_the_scales_too():
     bw = hardware.gpu("B300").bandwidth
     assert ex.answer_value() == pytest.approx(bw / (7e9 * 4.5 / 8))
     assert ex.check(f"{bw / 3.5e9:.0f} tokens/s").mistake == "forgot_scales"
+
+
+def test_fits_exercise_never_says_yes_without_the_context_allowance():
+    """Section 5 keeps 2 GB for the CUDA context and buffers before anything else fits.
+    Exercise 9's key says "fits" only where the weights (2 bytes per parameter in FP16, 4 in
+    FP32) leave at least that much free, in every variant an instructor may hand out: an 8B
+    model in FP16 (16 GB) on a 16 GB card, with 0 B left, is not drawn."""
+    from gpulesson.exercises import lesson_module
+
+    ex = next(e for e in lesson_module(SLUG).EXERCISES if e.number == 9)
+    fitting = {"both": ("fp16", "fp32"), "fp16": ("fp16",), "neither": ()}
+    for seed in range(300):
+        variant = ex.variant(seed)
+        n, mem = variant.inputs["n_params"], variant.inputs["memory"]
+        for prec in fitting[variant.answer_value()]:
+            spare = mem - n * {"fp16": 2, "fp32": 4}[prec]
+            assert spare >= 2e9, (seed, n, mem, prec, spare)
+
+
+def test_fp4_exercise_asks_each_gpu_for_a_format_it_has():
+    """OCP MX v1.0: MXFP4 keeps one 8-bit E8M0 scale per 32 E2M1 elements, 4.25 bits; NVFP4
+    (NVIDIA, 2025) one E4M3 scale per 16, 4.5 bits. The MI355X has no NVFP4 (AMD CDNA 4;
+    gpus.json's note), so its variants of exercise 15 ask about MXFP4, with hints to match;
+    the B200 and B300 variants keep NVFP4."""
+    from gpulesson.exercises import lesson_module
+
+    data = json.loads((Path(hardware.__file__).parent / "data" / "gpus.json").read_text())
+    mi355x = next(g for g in data["gpus"] if g["name"] == "MI355X")
+    assert "no NVFP4" in mi355x["peak_flops"]["fp4"]["note"]
+    ex = next(e for e in lesson_module(SLUG).EXERCISES if e.number == 15)
+    seen = set()
+    for seed in range(300):
+        variant = ex.variant(seed)
+        g = hardware.gpu(variant.inputs["gpu"])
+        n = variant.inputs["n_params"]
+        fmt, other, bits, block = (("NVFP4", "MXFP4", 4.5, 16) if g.vendor == "NVIDIA"
+                                   else ("MXFP4", "NVFP4", 4.25, 32))
+        seen.add(fmt)
+        assert variant.answer_value() == pytest.approx(g.bandwidth / (n * bits / 8))
+        question = variant.question_text()
+        assert fmt in question and other not in question, (seed, question)
+        assert f"block of {block}" in question
+        feedback = variant.check(f"{g.bandwidth / (n / 2):.0f} tokens/s")
+        assert feedback.mistake == "forgot_scales"
+        assert f"{fmt} stores an 8-bit scale with every {block} elements" in feedback.message
+    assert seen == {"NVFP4", "MXFP4"}

@@ -19,6 +19,7 @@ from gpulesson.exercises import core, mistakes, wording
 from gpulesson.exercises.bank import _common
 from gpulesson.exercises.bank._common import H100, P
 from gpulesson.exercises.core import Mistake
+from gpulesson.precision import block_format
 from gpulesson.units import format_bandwidth, format_bytes
 
 LESSON = "parallelism_at_the_core"
@@ -394,6 +395,25 @@ def _fit_with(bytes_fp16: float, bytes_fp32: float, mem: float) -> str:
     return "both" if fp16 and fp32 else ("fp16" if fp16 else "neither")
 
 
+# The lesson's allowance for the CUDA context and buffers (the 24 GB pause of section 5,
+# and the will_it_fit calculator's overhead=2): a "yes" must leave at least this free.
+_FIT_MARGIN = 2e9
+
+
+def _fit_sample(rng: Any) -> P:
+    """A model and a card whose FP16 and FP32 weights either do not fit or leave at least
+    the lesson's 2 GB for the CUDA context: no "yes" with (almost) nothing left, such as
+    8B in FP16 (16 GB) on a 16 GB card."""
+    for _ in range(1000):
+        p = {"n_params": rng.choice([3e9, 7e9, 8e9, 13e9]),
+             "memory": rng.choice([16e9, 24e9, 40e9, 48e9, 80e9])}
+        spare = [memory.headroom(memory.weight_bytes(p["n_params"], precision=prec),
+                                 p["memory"]) for prec in ("fp16", "fp32")]
+        if all(s < 0 or s >= _FIT_MARGIN for s in spare):
+            return p
+    raise RuntimeError("fits_on_24gb: no model and card leave the 2 GB allowance")
+
+
 fits_on_24gb = core.ChoiceExercise(
     lesson=LESSON, number=9, title="Will a {model} model fit on a {mem_gb} card?",
     question=(
@@ -430,8 +450,7 @@ fits_on_24gb = core.ChoiceExercise(
                                     p["memory"])),
     ),
     defaults={"n_params": 7e9, "memory": 24e9},
-    sample=lambda rng: {"n_params": rng.choice([3e9, 7e9, 8e9, 13e9]),
-                        "memory": rng.choice([16e9, 24e9, 40e9, 48e9, 80e9])},
+    sample=_fit_sample,
 )
 
 
@@ -699,31 +718,40 @@ decode_on_cpu = core.NumericExercise(
 # ---------------------------------------------------------------------------------------
 # 15. The decode ceiling with 4-bit weights
 
-def _fp4_ceiling(p: P, precision: str = "nvfp4") -> float:
-    return _common.decode_ceiling(p, precision=precision,
+def _fp4_format(p: P) -> str:
+    """NVFP4 (one E4M3 scale per 16 elements) is NVIDIA's; AMD's MI355X has no NVFP4
+    (gpus.json: "MXFP4; no NVFP4 support"), so its variants use OCP MXFP4 (one 8-bit
+    E8M0 scale per 32 elements)."""
+    return "nvfp4" if hardware.gpu(p["gpu"]).vendor == "NVIDIA" else "mxfp4"
+
+
+def _fp4_ceiling(p: P, precision: str | None = None) -> float:
+    return _common.decode_ceiling(p, precision=precision or _fp4_format(p),
                                   bandwidth=hardware.gpu(p["gpu"]).bandwidth)
 
 
 def _fp4_derived(p: P) -> dict[str, Any]:
     g = hardware.gpu(p["gpu"])
-    weights = memory.weight_bytes(p["n_params"], precision="nvfp4")
+    fmt = _fp4_format(p)
+    weights = memory.weight_bytes(p["n_params"], precision=fmt)
     return {"model": f"{p['n_params'] / 1e9:g}B", "gpu": g.name, "bw": format_bandwidth(
-                g.bandwidth), "bits": f"{8 * memory.precision_bytes('nvfp4'):g}",
+                g.bandwidth), "bits": f"{8 * memory.precision_bytes(fmt):g}",
+            "fmt": wording.precision_label(fmt), "block": block_format(fmt).block_size,
             "weights": format_bytes(weights),
             "fp16": core.format_number(_fp4_ceiling(p, "fp16"), 3)}
 
 
 fp4_decode_ceiling = core.NumericExercise(
-    lesson=LESSON, number=15, title="The decode ceiling of a {model} model in NVFP4",
+    lesson=LESSON, number=15, title="The decode ceiling of a {model} model in {fmt}",
     question=(
-        "A {model}-parameter model is served on a {gpu} ({bw}) with its weights in NVFP4: "
-        "4-bit elements with one 8-bit scale per block of 16. At batch 1, what is the most "
-        "tokens per second it can generate (the KV cache left out)?"
+        "A {model}-parameter model is served on a {gpu} ({bw}) with its weights in {fmt}: "
+        "4-bit elements with one 8-bit scale per block of {block}. At batch 1, what is the "
+        "most tokens per second it can generate (the KV cache left out)?"
     ),
     hints=(
-        "Each token reads every weight once. How many bytes is one NVFP4 weight, its share "
+        "Each token reads every weight once. How many bytes is one {fmt} weight, its share "
         "of the block scale included?",
-        "(4 + 8/16) bits = {bits} bits per weight: {weights} per token.",
+        "(4 + 8/{block}) bits = {bits} bits per weight: {weights} per token.",
     ),
     solution=(
         "Every weight is read once per token: {bits} bits each with its scale, {weights} "
@@ -735,14 +763,14 @@ fp4_decode_ceiling = core.NumericExercise(
     derived=_fp4_derived,
     mistakes=(
         Mistake("forgot_scales",
-                "That counts half a byte per weight. NVFP4 stores an 8-bit scale with every "
-                "16 elements: {bits} bits per weight.",
+                "That counts half a byte per weight. {fmt} stores an 8-bit scale with every "
+                "{block} elements: {bits} bits per weight.",
                 lambda p: _fp4_ceiling(p, "fp4")),
         Mistake("fp16_weights", "That is the ceiling with 2-byte FP16 weights.",
                 lambda p: _fp4_ceiling(p, "fp16")),
         Mistake("compute_roof",
-                "That is the arithmetic limit, FP4 peak ÷ 2N. At batch 1 the weights' reads "
-                "take far longer: divide the bandwidth by the bytes.",
+                "That is the arithmetic limit, the {gpu}'s FP4 peak ÷ 2N. At batch 1 the "
+                "weights' reads take far longer: divide the bandwidth by the bytes.",
                 lambda p: hardware.gpu(p["gpu"]).peak_flops["fp4"]
                 / inference.decode_flops(p["n_params"], 1)),
     ),
