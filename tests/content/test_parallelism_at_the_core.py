@@ -403,9 +403,9 @@ NOT_FIGURES = (
     "$2^{16}=65{,}536$", "from $10^{-10}$ to $10^{-2}$",
     # definitions, names and cross-references
     "$1\\ \\text{GB} = 10^9$", "16-bit", "32-bit", "PCIe 5.0", "Llama 3.1",
-    # the horizon of the datasheet table (NVIDIA GTC, March 2025: Vera Rubin NVL144 for the
-    # second half of 2026; AMD Advancing AI, June 2025: Instinct MI400 series in 2026)
-    "MI400 series, announced for the second half of 2026",
+    # the horizon of the datasheet table: a release's name (NVIDIA, CUDA Toolkit 13.4 release
+    # notes, 2026-09-11: preview support for Rubin)
+    "CUDA 13.4 (September 2026)",
 )
 
 
@@ -540,3 +540,16 @@ def test_fp4_exercise_asks_each_gpu_for_a_format_it_has():
         assert feedback.mistake == "forgot_scales"
         assert f"{fmt} stores an 8-bit scale with every {block} elements" in feedback.message
     assert seen == {"NVFP4", "MXFP4"}
+
+
+def test_the_next_generation_is_dated_by_the_table():
+    """Rubin and MI400 are said to be missing from the datasheet table as of the table's own
+    date (gpus.json current_generation.as_of), not 'announced for the second half of 2026',
+    which a reader in December 2026 would take as still to come."""
+    import calendar
+
+    year, month = hardware.CURRENT_GENERATION_AS_OF.split("-")
+    text = " ".join(nb.markdown(NOTEBOOK).split())
+    assert f"as of its date ({calendar.month_name[int(month)]} {year})" in text
+    assert "{cite:p}`nvidia2026cuda134`" in text
+    assert "announced for the second half" not in text

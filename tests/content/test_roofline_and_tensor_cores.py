@@ -328,6 +328,8 @@ NOT_FIGURES = (
     "size 4096 against one of 4095", "a batch of 256 sequences",
     # a share, not a result ("a share of roofline above 100 %"), and names
     "above 100 %", "16-bit", "RTX 4090",
+    # a release's name (NVIDIA, CUDA Toolkit 13.4 release notes, 2026-09-11: Rubin preview)
+    "CUDA 13.4",
 )
 
 
@@ -415,3 +417,16 @@ def test_fp4_exercise_counts_the_block_scales():
     n = transformer.param_count(transformer.preset("llama-3-70b"))
     assert ex.answer_value() == n * (4 + 8 / 32) / 8
     assert ex.check(f"{n * 0.5 / 1e9:.2f} GB").mistake == "forgot_scales"
+
+
+def test_the_next_generation_is_dated_by_the_table():
+    """Rubin and MI400 are said to be missing from the datasheet table as of the table's own
+    date (gpus.json current_generation.as_of), not 'announced for the second half of 2026',
+    which a reader in December 2026 would take as still to come."""
+    import calendar
+
+    year, month = hardware.CURRENT_GENERATION_AS_OF.split("-")
+    text = " ".join(nb.markdown(NOTEBOOK).split())
+    assert f"as of its date ({calendar.month_name[int(month)]} {year})" in text
+    assert "{cite:p}`nvidia2026cuda134`" in text
+    assert "announced for the second half" not in text
