@@ -553,3 +553,12 @@ def test_the_next_generation_is_dated_by_the_table():
     assert f"as of its date ({calendar.month_name[int(month)]} {year})" in text
     assert "{cite:p}`nvidia2026cuda134`" in text
     assert "announced for the second half" not in text
+
+
+def test_going_further_counts_its_boxes():
+    """The introduction to "Going further" names its boxes with a number word: it must be
+    the number of "Going further:" boxes that follow (six, not "Five")."""
+    words = {4: "Four", 5: "Five", 6: "Six", 7: "Seven", 8: "Eight"}
+    text = nb.markdown(NOTEBOOK)
+    boxes = re.findall(r"\{admonition\} Going further:", text)
+    assert f"{words[len(boxes)]} optional boxes" in text, len(boxes)
