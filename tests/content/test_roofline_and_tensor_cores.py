@@ -430,3 +430,14 @@ def test_the_next_generation_is_dated_by_the_table():
     assert f"as of its date ({calendar.month_name[int(month)]} {year})" in text
     assert "{cite:p}`nvidia2026cuda134`" in text
     assert "announced for the second half" not in text
+
+
+def test_the_fp32_line_is_an_accumulator_not_a_tensor_core():
+    """Section 4's FP32 running sum shows what an FP32 accumulator buys. It is not what a
+    Tensor Core computes: Fasi, Higham, Mikaitis and Pranesh (2021) measured block-wise
+    addition with truncating alignment, and DeepSeek-V3 (2024, section 3.3.2) found Hopper's
+    FP8 accumulation keeps about 14 bits. The page says so and cites both."""
+    text = " ".join(nb.markdown(NOTEBOOK).split())
+    assert "the FP32 line is what a Tensor Core computes" not in text
+    assert "the FP32 line shows what an FP32 accumulator buys" in text
+    assert "{cite:p}`fasi2021tensorcores`" in text and "{cite:p}`deepseek2024v3`" in text
