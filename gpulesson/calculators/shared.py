@@ -229,8 +229,8 @@ GPU_NOTE = ("Figures from gpulesson.hardware (datasheets, dense tensor-core peak
             f"sparse figures are never used). The {hardware.TEACHING_BASELINE} is the "
             "course's teaching baseline; the current generation is "
             f"{', '.join(hardware.CURRENT_GENERATION)} "
-            f"(as of {hardware.CURRENT_GENERATION_AS_OF}); NVIDIA's Rubin and AMD's MI400, "
-            "announced for the second half of 2026, are not in the table yet.")
+            f"(as of {hardware.CURRENT_GENERATION_AS_OF}); the generation after it, NVIDIA's "
+            "Rubin and AMD's MI400, is not in the table as of that date.")
 _CUSTOM_GPU = Choice(CUSTOM, "Custom (edit the figures)")
 
 

@@ -37,6 +37,7 @@ industrial tariff, Uptime 2023 PUE, AWS p5 July 2023).
 
 from __future__ import annotations
 
+import calendar
 import functools
 import re
 
@@ -240,9 +241,15 @@ HARDWARE = claims(
     lambda: "what a framework can plan with, "
      f"{hardware.USABLE_MEMORY_FRACTION:.0%}".replace("%", " %") + " of the reported\ntotal "
      "(`usable_memory()`, the course's one usable figure",
+    # the next generation is missing as of the table's own date (gpus.json's as_of)
+    lambda: "not in the tables as of their date ({} {})".format(
+        calendar.month_name[int(hardware.CURRENT_GENERATION_AS_OF.split("-")[1])],
+        hardware.CURRENT_GENERATION_AS_OF.split("-")[0]),
 )
-#: vLLM's engine arguments (gpus.json source "vllm-engine-args"): a setting, not a figure.
-HARDWARE_NOT_FIGURES = ("`gpu_memory_utilization` (0.9 by default)",)
+#: vLLM's engine arguments (gpus.json source "vllm-engine-args"): a setting, not a figure;
+#: CUDA 13.4's release notes (nvidia2026cuda134): a published version and date.
+HARDWARE_NOT_FIGURES = ("`gpu_memory_utilization` (0.9 by default)",
+                        "CUDA 13.4 (September 2026)")
 
 
 @parametrize(HARDWARE)
