@@ -82,12 +82,40 @@ def _tex(x: float, digits: int = 3, *, spaced: bool = False) -> str:
     return f"{mantissa}{times}10^{power if len(power) == 1 else '{' + power + '}'}"
 
 
-def _v3_mfu(fmt: str) -> float:
+def _v3_mfu(fmt: str, *, attention: bool = True) -> float:
     """DeepSeek-V3's pre-training MFU against the dense ``fmt`` peak of an H800 (the H100
-    SXM's Tensor Core peaks): 6N at 37.6B active over 14.8T tokens, in 2,664K GPU-hours
-    (DeepSeek-AI 2024, Table 1)."""
-    rate = flops.training_flops(transformer.active_params(V3), V3_TOKENS) / (2.664e6 * 3600)
-    return flops.utilization(rate, hardware.gpu("H100 SXM").dense(fmt))
+    SXM's Tensor Core peaks) over all 2,664K reported GPU-hours (DeepSeek-AI 2024, Table 1)
+    for 14.8T tokens: model FLOPs at 37.6B active with the attention term at the 4,096-token
+    pre-training length, or 6N alone."""
+    per_token = flops.model_flops_per_token(V3, seq_len=V3_CONTEXT if attention else None)
+    return flops.mfu(V3_TOKENS / (V3_HOURS * 3600), per_token, 1,
+                     hardware.gpu("H100 SXM").dense(fmt))
+
+
+def _v3_attention_share() -> float:
+    return (flops.model_flops_per_token(V3, seq_len=V3_CONTEXT)
+            / flops.model_flops_per_token(V3) - 1)
+
+
+def _v3_while_training() -> str:
+    """The same hours with Meta's effective training time taken out: the quoted MFU of the
+    DeepSeek-V3 row in lesson 10's table of published runs (180K GPU-hours per trillion
+    tokens, the report's own rate, is 2,664K for 14.8T)."""
+    share = planning.runs.EFFECTIVE_TRAINING_TIME
+    while_training = _v3_mfu("bf16") / share
+    row = next(r for r in planning.runs.load_runs() if r.name == "DeepSeek-V3")
+    assert row.seq_len == V3_CONTEXT
+    assert pct(row.published_mfu, 1) == pct(while_training, 1)
+    return (f"Counting {pct(share)} of them as training proper, the share section 6 takes "
+            f"for Llama 2 from Meta's Llama 3 report, gives {pct(while_training, 1)} while "
+            "it ran")
+
+
+def _attention_share_at_8k(cfg: transformer.TransformerConfig) -> float:
+    """12LHQT over 6N at the Llama 3 pretraining length, 8,192 tokens."""
+    return (flops.attention_flops_per_token(layers=cfg.layers, heads=cfg.heads,
+                                            head_dim=cfg.head_dim, seq_len=8192)
+            / flops.flops_per_token(transformer.param_count(cfg)))
 
 
 def _llama3_range() -> str:
@@ -178,6 +206,8 @@ def _quote_days(n_gpus: int, gpu: hardware.GPUSpec) -> str:
 
 V3 = transformer.preset("deepseek-v3")
 V3_TOKENS = 14.8e12                              # DeepSeek-AI 2024, section 4.1
+V3_CONTEXT = 4096                                # its pre-training length (DeepSeek-AI 2024)
+V3_HOURS = 2.664e6                               # pre-training H800 GPU-hours, Table 1
 
 
 def _current_days() -> dict[str, str]:
@@ -335,10 +365,21 @@ CLAIMS = claims(
      f"{pct(MFU)} MFU, a typical figure for large runs, {_seed_days(H100_PEAK, MFU)}.",
     # FP8 training (section 4): the same DeepSeek-V3 run against two peaks
     lambda: f"{pct(_v3_mfu('bf16'), 1)} of the BF16 peak, {pct(_v3_mfu('fp8'), 1)} of the "
-     "FP8 one",
+     f"FP8 one: the same run. DeepSeek-V3 has {V3.heads} heads of "
+     f"{V3.qk_nope_head_dim + V3.qk_rope_head_dim} dimensions, so at {V3_CONTEXT:,} tokens "
+     f"attention adds {pct(_v3_attention_share())} to $6N$; with $6N$ alone the hours would "
+     f"give only {pct(_v3_mfu('bf16', attention=False), 1)} and "
+     f"{pct(_v3_mfu('fp8', attention=False), 1)}",
+    _v3_while_training,
+    lambda: "which on a B300 is "
+     + {3: "three"}[round(hardware.gpu("B300").dense("fp4") / hardware.gpu("B300").dense("fp8"))]
+     + " times the FP8 one",
+    lambda: f"count attention at the {V3_CONTEXT:,}-token pre-training length",
     lambda: f"PaLM {_palm_mfu()}, Llama 3 {_llama3_range()}, DeepSeek-V3 "
      f"{pct(_v3_mfu('bf16'), 1)} of its BF16 peak and {pct(_v3_mfu('fp8'), 1)} of its FP8 "
      "one",
+    lambda: f"At 8,192 tokens it is worth from about {pct(_attention_share_at_8k(L405))} of "
+     f"$6N$ for Llama 3.1 405B to {pct(_attention_share_at_8k(L38))} for Llama-3-8B.",
     lambda: f"(PaLM {_palm_mfu()}, Llama 3 "
      f"{_llama3_range()})",
     _calculator_defaults,
@@ -375,10 +416,14 @@ CLAIMS = claims(
 NOT_FIGURES = (
     # FP8 training: Meta, "The Llama 4 herd" (2025-04-05): 390 TFLOPs/GPU in FP8 on 32K GPUs;
     # DeepSeek-AI 2024 (DeepSeek-V3), Table 1: pre-training 2,664K H800 GPU-hours
-    "at 390 TFLOP/s per GPU by Meta's April 2025", "took 2.664 million H800 GPU-hours",
+    "at 390 TFLOP/s per GPU by Meta's April 2025", "took 2.664 million H800 GPU-hours for "
+    "14.8T tokens",
+    # NVIDIA 2025, "Pretraining Large Language Models with NVFP4" (arXiv:2509.25149,
+    # 2025-09-29), abstract: a 12B model on 10T tokens
+    "pre-training a 12B model on 10T tokens with most products in NVFP4",
     # the range of MFU published large runs report (its low end is section 6's 35 %)
     # the published MFUs of this lesson: PaLM 46.2 % (Chowdhery et al. 2022), Llama 3
-    # 38-43 % (Dubey et al. 2024), DeepSeek-V3 35.1 % of the BF16 peak (section 4)
+    # 38-43 % (Dubey et al. 2024), DeepSeek-V3 44.7 % of the BF16 peak (section 4)
     "published runs reach 35–50 %", "Large runs reach 35–50 %",
     # formula constants
     r"N \approx 12\,L\,d^2",
@@ -404,6 +449,7 @@ NOT_FIGURES = (
     "And 60.6 % would be well above",
     # a cross-reference
     "the figure that [lesson 10](planning_dashboard.ipynb)'s table",
+    "the figure in [lesson 10](planning_dashboard.ipynb)'s table",
     # inputs the lesson chooses
     "a quote for 1,024 A100 80GB GPUs", "at the same 40 % MFU", "its Table 3",
     "The 20 is a rule of thumb",
@@ -636,3 +682,4 @@ NOT_FIGURES += tuple(c.text for c in GOING_FURTHER)
 
 
 test_going_further_claim = claim_test(GOING_FURTHER, page(LESSON_NB), LESSON_NB.name)
+

@@ -632,7 +632,8 @@ mlp_mfu_predict = core.PredictExercise(
         "element-wise work (ReLU, its derivative, the loss gradient, the SGD update), "
         "which does a few FLOPs per byte and waits for memory, and to matrix shapes and "
         "transposes that the library runs a little less efficiently than one square "
-        "product. At small widths fixed per-call costs dominate and the MFU collapses.\n\n"
+        "product. At small widths fixed per-call costs take a larger share and the MFU "
+        "falls (the first row of the lesson's table says how far).\n\n"
         "On a GPU the gap is usually larger: the peak is far higher, so the same "
         "element-wise work and per-kernel launch costs take a bigger share of the step."
     ),
