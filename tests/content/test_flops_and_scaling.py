@@ -683,3 +683,53 @@ NOT_FIGURES += tuple(c.text for c in GOING_FURTHER)
 
 test_going_further_claim = claim_test(GOING_FURTHER, page(LESSON_NB), LESSON_NB.name)
 
+
+def test_sparse_peak_variants_quote_model_flops_as_the_lesson_counts_them():
+    """Exercise 6 says "of model FLOPs". Megatron-LM's A100 rates (Narayanan et al. 2021:
+    137, 140 and 163 TFLOP/s) count the recomputed forward pass (their equation 3), so each
+    A100 variant must quote three quarters of one, and its key must be the MFU the lesson
+    gives for the 1T run (39 %, not the 52 % HFU); H100 variants quote Llama 3's model
+    FLOP/s (Table 4)."""
+    ex = BANK.EXERCISES[5]
+    needed = (flops.megatron_flops_per_iteration(batch=3072, seq_len=2048, layers=128,
+                                                 hidden=25600, vocab=51200, recompute=False)
+              / flops.megatron_flops_per_iteration(batch=3072, seq_len=2048, layers=128,
+                                                   hidden=25600, vocab=51200, recompute=True))
+    megatron = {137e12, 140e12, MEGATRON_1T_RATE, GPT3_MEGATRON_RATE}
+    seen = set()
+    for seed in range(300):
+        v = ex.variant(seed)
+        gpu, achieved = v.inputs["gpu"], v.inputs["achieved"]
+        seen.add(gpu)
+        if gpu == "A100 80GB":
+            assert any(achieved == pytest.approx(r * needed, rel=1e-3) for r in megatron), v
+            if achieved == pytest.approx(MEGATRON_1T_RATE * needed, rel=1e-3):
+                assert pct(v.answer_value()) == pct(flops.utilization(
+                    MEGATRON_1T_RATE * needed, A100_PEAK)) == "39 %"
+        else:
+            assert achieved in LLAMA3_RATES, v
+        assert v.answer_value() < 0.45, v
+    assert seen == {"A100 80GB", "H100 SXM"}
+
+
+def test_moe_variants_state_the_active_count_their_key_uses():
+    """OpenAI 2025 (gpt-oss model card, Table 1): gpt-oss-120b has 5.13B active parameters,
+    the input embedding left out; ``active_params`` counts it, 5.71B, 11 % more. Every
+    variant of exercise 12 must state the count its key uses, and an answer from the card's
+    count must be told why it differs, not marked merely wrong."""
+    ex = BANK.EXERCISES[11]
+    models = set()
+    for seed in range(300):
+        v = ex.variant(seed)
+        cfg = transformer.preset(v.inputs["model"])
+        models.add(v.inputs["model"])
+        active = transformer.active_params(cfg)
+        assert f"{active / 1e9:.3g}B" in v.question_text(), v.question_text()
+        assert v.answer_value() == pytest.approx(6 * active * v.inputs["tokens"])
+        card = 6 * transformer.active_params(cfg, input_embedding=False) * v.inputs["tokens"]
+        feedback = v.check(card)
+        if abs(card / v.answer_value() - 1) > ex.rtol:
+            assert not feedback.correct and "input embedding" in feedback.message
+    assert "gpt-oss-120b" in models
+    gpt_oss = transformer.preset("gpt-oss-120b")
+    assert round(transformer.active_params(gpt_oss, input_embedding=False) / 1e9, 2) == 5.13

@@ -29,10 +29,17 @@ TITLE = course.title(LESSON)
 SECONDS_PER_HOUR = 3600  # a unit conversion: GPU-seconds to GPU-hours
 
 
-#: Dense BF16 throughputs per GPU that published runs reached (the sparse-peak exercise):
-#: Llama 3 405B on H100s (Dubey et al. 2024, Table 4), Megatron-LM on A100s (Narayanan et
-#: al. 2021, Table 1 and section 5.1).
-_ACHIEVED = {"H100 SXM": (380e12, 400e12, 430e12), "A100 80GB": (137e12, 140e12, 163e12)}
+#: Dense BF16 throughputs per GPU that published runs reached (the sparse-peak exercise).
+#: Llama 3 405B on H100s (Dubey et al. 2024, Table 4) counts model FLOPs. Megatron-LM on
+#: A100s (Narayanan et al. 2021, Table 1 and section 5.1: 137, 140 and 163 TFLOP/s) counts
+#: the recomputed forward pass too, its equation 3, so those rates are hardware FLOPs:
+#: the model FLOPs are three quarters of them (6N of 8N per token with full recomputation),
+#: as lesson 5 converts the 1T model's 163 TFLOP/s (52 % HFU) into 39 % MFU.
+_MEGATRON_HARDWARE_RATES = (137e12, 140e12, 163e12)
+_ACHIEVED = {"H100 SXM": (380e12, 400e12, 430e12),
+             "A100 80GB": tuple(r * flops.flops_per_token(1)
+                                / flops.hardware_flops_per_token(1, recompute="full")
+                                for r in _MEGATRON_HARDWARE_RATES)}
 
 #: Per-GPU training throughputs (tokens/s) that put each model size near 35-45 % MFU.
 _THROUGHPUT = {"A100 80GB": ((1e9, 20_000), (7e9, 3_000), (13e9, 1_600), (70e9, 300)),
@@ -697,12 +704,24 @@ def _moe_flops(p: P) -> float:
     return flops.model_training_flops(config(p), tokens=p["tokens"])
 
 
+def _moe_card_flops(p: P) -> float | None:
+    """6N with the active count as DeepSeek and OpenAI state it, the input embedding left
+    out (``active_params(input_embedding=False)``: gpt-oss-120b's 5.13B, OpenAI 2025,
+    Table 1); ``None`` where that is within the exercise's tolerance of the key."""
+    cfg = config(p)
+    card = flops.training_flops(transformer.active_params(cfg, input_embedding=False),
+                                p["tokens"])
+    return None if abs(card / _moe_flops(p) - 1) <= 0.02 else card
+
+
 def _moe_derived(p: P) -> dict[str, Any]:
     cfg = config(p)
     total, active = transformer.param_count(cfg), transformer.active_params(cfg)
+    card = transformer.active_params(cfg, input_embedding=False)
     return {"label": wording.model_label(p["model"]), "experts": cfg.experts,
             "k": cfg.experts_per_token, "data": _tokens_text(p["tokens"]),
             "total": wording.billions(total), "active": wording.billions(active),
+            "card": wording.billions(card),
             "per_token": wording.scientific(flops.model_flops_per_token(cfg)),
             "dense": wording.scientific(flops.training_flops(total, p["tokens"])),
             "times": core.format_number(total / active, 2)}
@@ -712,8 +731,9 @@ moe_training_flops = core.NumericExercise(
     lesson=LESSON, number=12, title="Training FLOPs of {label}",
     question=(
         "{label} has {total} parameters; each token is routed to {k} of the {experts} "
-        "experts of every mixture-of-experts layer. How many FLOPs does training it on "
-        "{data} tokens take, by the 6N rule with the attention term left out?"
+        "experts of every mixture-of-experts layer, so it uses {active} of them (counted as "
+        "`transformer.active_params` does, with the input embedding). How many FLOPs does "
+        "training it on {data} tokens take, by the 6N rule with the attention term left out?"
     ),
     hints=(
         "6N counts the weights a token is multiplied by. Is that every expert?",
@@ -724,7 +744,10 @@ moe_training_flops = core.NumericExercise(
         "A token is multiplied only by the experts it is routed to, so N is its {active} "
         "active parameters: 6N = {per_token} FLOPs per token, and over {data} tokens "
         "**{answer}** (`flops.model_training_flops`). Counting all {total} would give {dense}, "
-        "{times} times too many: memory holds every expert, the FLOPs use a few."
+        "{times} times too many: memory holds every expert, the FLOPs use a few. "
+        "(Model cards may state {card} active: they leave out the input embedding, whose "
+        "row a token looks up without multiplying it. The course counts it, as PaLM and "
+        "Chinchilla do for dense models.)"
     ),
     answer=_moe_flops,
     derived=_moe_derived,
@@ -738,6 +761,11 @@ moe_training_flops = core.NumericExercise(
                 "That is the forward pass only, 2N per token. Training adds the backward "
                 "pass: 6N.",
                 lambda p: _moe_flops(p) / 3),
+        Mistake("card_active_count",
+                "That is 6N with {card} active, the count without the input embedding "
+                "that model cards state. The question counts the embedding, {active}, as "
+                "`flops.model_training_flops` does.",
+                _moe_card_flops),
     ),
     defaults={"model": "deepseek-v3", "tokens": 14.8e12},
     sample=lambda rng: {"model": rng.choice(["mixtral-8x7b", "qwen3-30b-a3b",
