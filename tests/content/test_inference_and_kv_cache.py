@@ -856,3 +856,44 @@ def test_new_exercises_reproduce_the_published_designs():
     routed = 32 * 8 * 3 * 4096 * 14336
     assert at_four.answer_value() == pytest.approx(
         2 * (46_702_792_704 - routed + routed * (1 - 0.75**4)), rel=1e-12)
+
+
+#: What each exercise's question puts on its one GPU beside the weights: the conversations
+#: in flight (their number and tokens each) and any prompt being prefilled. Exercises 3
+#: and 8 name no GPU that holds the model (3 asks how many H100s the cache needs).
+_HELD = {
+    2: lambda p: (1, 0, 0),
+    5: lambda p: (1, p["context"], 0),
+    6: lambda p: (0, 0, 0),
+    7: lambda p: (p["batch"], p["context"], 0),
+    9: lambda p: (p["batch"], p["context"], 0),
+    13: lambda p: (1, p["prompt"], 0),
+    14: lambda p: (p["batch"], p["context"], p["prompt"]),
+    15: lambda p: (p["batch"], p["input"] + p["output"], 0),
+}
+
+
+def test_every_drawn_variant_fits_on_its_gpu():
+    """Audit C, finding 3: exercise 9 drew Llama-2-7B with 32 conversations of 8,192 tokens
+    on an 80 GB GPU (153 GB), exercise 6 a 70B BF16 model on one (142 GB), exercise 15
+    32 Llama-2-13B conversations on an H100. Over class seeds 0..299, the weights at the
+    variant's precision + every KV cache held (BF16) + section 4's 2 GB of overhead must fit
+    in the GPU's memory."""
+    on_a_gpu = {n for n, ex in enumerate(BANK.EXERCISES, 1)
+                if isinstance(ex.defaults, dict) and "gpu" in ex.defaults}
+    assert on_a_gpu - {8} <= set(_HELD), on_a_gpu   # 8: the GPU's ratio alone, no model
+    for number, held in _HELD.items():
+        ex = _exercise(number)
+        for seed in range(300):
+            p = ex.variant(seed).inputs
+            batch, tokens, prompt = held(p)
+            if "model" in p:
+                cfg = transformer.preset(p["model"])
+                n = transformer.param_count(cfg)
+                kv = (inference.kv_cache_bytes(cfg, seq_len=tokens, batch=batch) if tokens
+                      else 0) + (inference.kv_cache_bytes(cfg, seq_len=prompt) if prompt else 0)
+            else:
+                n, kv = p["n_params"], 0
+            need = memory.inference_memory(n, precision=p.get("precision", "bf16"),
+                                           kv_cache_bytes=kv, overhead_bytes=2e9).total
+            assert memory.fits(need, hardware.gpu(p["gpu"]).memory_bytes), (number, seed, p)

@@ -12,9 +12,10 @@ Standard library only.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from gpulesson import hardware, inference, serving_techniques, transformer
+from gpulesson import hardware, inference, memory, serving_techniques, transformer
 from gpulesson.exercises import core, mistakes, wording
 from gpulesson.exercises.bank._common import P, config
 from gpulesson.exercises.core import Mistake
@@ -25,8 +26,43 @@ LESSON = "inference_and_kv_cache"
 _PREFILL_GPUS = {**wording.GPUS, "prefill GPUs": 1, **wording.TIMES}
 
 
-__all__ = ["chunked_prefill_gap", "disaggregation_ratio", "prefix_cache_ttft",
+__all__ = ["LESSON_OVERHEAD", "conversations_fit", "drawn_until", "weights_fit", "chunked_prefill_gap", "disaggregation_ratio", "prefix_cache_ttft",
            "speculative_speedup"]
+
+
+#: The working memory lesson 6 ("How many conversations fit on one GPU?") allows beside the
+#: weights and the KV caches: CUDA context and activation buffers, 2 GB.
+LESSON_OVERHEAD = 2e9
+
+
+def weights_fit(gpu: str, n_params: float, precision: str) -> bool:
+    """Whether ``n_params`` weights at ``precision`` and the lesson's overhead fit in one
+    ``gpu`` (:func:`gpulesson.memory.inference_memory`, :func:`gpulesson.memory.fits`)."""
+    need = memory.inference_memory(n_params, precision=precision,
+                                   overhead_bytes=LESSON_OVERHEAD).total
+    return memory.fits(need, hardware.gpu(gpu).memory_bytes)
+
+
+def conversations_fit(model: str, gpu: str, *, context: int, batch: int) -> bool:
+    """Whether ``batch`` conversations of ``context`` tokens fit in one ``gpu`` beside the
+    model's BF16 weights and the lesson's overhead, KV caches in BF16
+    (:func:`gpulesson.inference.max_concurrent_sequences`)."""
+    return inference.max_concurrent_sequences(
+        transformer.preset(model), context=context,
+        gpu_memory=hardware.gpu(gpu).memory_bytes, overhead=LESSON_OVERHEAD) >= batch
+
+
+def drawn_until(draw: Callable[[Any], P], ok: Callable[[P], bool]
+                ) -> Callable[[Any], dict[str, Any]]:
+    """A ``sample`` that draws with ``draw`` until ``ok`` accepts the variant: a class
+    variant never asks about a configuration that cannot run (one that does not fit)."""
+    def sample(rng: Any) -> dict[str, Any]:
+        for _ in range(1000):
+            p = draw(rng)
+            if ok(p):
+                return dict(p)
+        raise RuntimeError("no acceptable variant in 1,000 draws: widen the choices")
+    return sample
 
 
 def _gpu(p: P) -> dict[str, float]:
@@ -250,11 +286,15 @@ disaggregation_ratio = core.NumericExercise(
     ),
     defaults={"model": "llama-3-8b", "gpu": "H100 SXM", "input": 8192, "output": 512,
               "batch": 32},
-    sample=lambda rng: {"model": rng.choice(["llama-3-8b", "qwen3-8b", "llama-2-13b"]),
-                        "gpu": rng.choice(["H100 SXM", "H200"]),
-                        "input": rng.choice([2048, 8192]),
-                        "output": rng.choice([256, 512, 2048]),
-                        "batch": rng.choice([16, 32])},
+    # the decode GPU holds each conversation's cache, input and output tokens
+    sample=drawn_until(
+        lambda rng: {"model": rng.choice(["llama-3-8b", "qwen3-8b", "llama-2-13b"]),
+                     "gpu": rng.choice(["H100 SXM", "H200"]),
+                     "input": rng.choice([2048, 8192]),
+                     "output": rng.choice([256, 512, 2048]),
+                     "batch": rng.choice([16, 32])},
+        lambda p: conversations_fit(p["model"], p["gpu"], context=p["input"] + p["output"],
+                                    batch=p["batch"])),
     dimension="count", unit="GPUs", extra_units=_PREFILL_GPUS, rtol=0.02, digits=3,
 )
 

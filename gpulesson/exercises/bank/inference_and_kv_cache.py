@@ -30,9 +30,12 @@ from gpulesson.exercises.bank import _common
 from gpulesson.exercises.bank._common import H100, SERVING_GPUS, P, config
 from gpulesson.exercises.bank._inference_serving import (
     chunked_prefill_gap,
+    conversations_fit,
     disaggregation_ratio,
+    drawn_until,
     prefix_cache_ttft,
     speculative_speedup,
+    weights_fit,
 )
 from gpulesson.exercises.core import Mistake
 from gpulesson.transformer import TransformerConfig
@@ -494,9 +497,12 @@ decode_ceiling_13b = core.NumericExercise(
                                      "second is its inverse."),
     ),
     defaults={"n_params": 13e9, "precision": "fp16", "gpu": "H100 SXM"},
-    sample=lambda rng: {"n_params": rng.choice([7e9, 8e9, 13e9, 34e9, 70e9]),
-                        "precision": rng.choice(["fp16", "bf16", "int4"]),
-                        "gpu": rng.choice(["H100 SXM", "A100 80GB", "H200", "MI300X"])},
+    # a model whose weights do not fit on the GPU has no decode speed there
+    sample=drawn_until(
+        lambda rng: {"n_params": rng.choice([7e9, 8e9, 13e9, 34e9, 70e9]),
+                     "precision": rng.choice(["fp16", "bf16", "int4"]),
+                     "gpu": rng.choice(["H100 SXM", "A100 80GB", "H200", "MI300X"])},
+        lambda p: weights_fit(p["gpu"], p["n_params"], p["precision"])),
     dimension="tokens/s", unit="tokens/s", rtol=0.02,
 )
 
@@ -700,10 +706,14 @@ batching_tradeoff = core.ChoiceExercise(
                 lambda p: "total_same"),
     ),
     defaults={"model": "llama-3-8b", "gpu": "H100 SXM", "context": 8192, "batch": 32},
-    sample=lambda rng: {"model": rng.choice(["llama-3-8b", "qwen3-8b", "llama-2-7b"]),
-                        "gpu": rng.choice(SERVING_GPUS),
-                        "context": rng.choice([2048, 4096, 8192]),
-                        "batch": rng.choice([4, 8, 16, 32])},
+    # every conversation's cache must fit beside the weights (section 4)
+    sample=drawn_until(
+        lambda rng: {"model": rng.choice(["llama-3-8b", "qwen3-8b", "llama-2-7b"]),
+                     "gpu": rng.choice(SERVING_GPUS),
+                     "context": rng.choice([2048, 4096, 8192]),
+                     "batch": rng.choice([4, 8, 16, 32])},
+        lambda p: conversations_fit(p["model"], p["gpu"], context=p["context"],
+                                    batch=p["batch"])),
 )
 
 
