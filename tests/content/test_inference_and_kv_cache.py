@@ -379,7 +379,7 @@ def _contexts() -> str:
     c = {name: f"{transformer.preset(name).context:,}" for name in (
         "llama-3-8b", "gemma-2-9b", "mistral-7b", "gpt-oss-120b", "deepseek-v3")}
     same = {1: c["llama-3-8b"]}[len({c["llama-3-8b"], c["gemma-2-9b"]})]
-    return (f"({same} tokens for Llama-3-8B and Gemma 2, {c['mistral-7b']} for Mistral-7B, "
+    return (f"({same} tokens for Llama-3-8B and Gemma 2, {c['mistral-7b']} for Mistral-7B v0.1, "
             f"{c['gpt-oss-120b']} for gpt-oss, {c['deepseek-v3']} for DeepSeek-V3)")
 
 
@@ -570,7 +570,7 @@ CLAIMS = claims(
      "8,192-token conversation, "
      f"{_kvc('deepseek-v3', 8192)['total_mha'] / _kvc('deepseek-v3', 8192)['total']:.0f} "
      "times less than multi-head attention",
-    lambda: (lambda m: f"Mistral-7B's window caps every layer at {m.sliding_window:,} "
+    lambda: (lambda m: f"Mistral-7B v0.1's window caps every layer at {m.sliding_window:,} "
              "tokens: its cache stays at "
              f"{units.format_bytes(_kvc('mistral-7b', m.context)['total'], binary=True, digits=0)}"
              " however long the conversation, "

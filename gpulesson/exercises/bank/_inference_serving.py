@@ -113,9 +113,11 @@ prefix_cache_ttft = core.NumericExercise(
     solution=(
         "The {new} new tokens cost {flops}: at {peak} that is **{answer}**, {saved} less "
         "than without the cache (`serving_techniques.prefix_cache_saving`). Each new token "
-        "still attends to the whole prompt, so the saving is exactly the cached share as "
-        "long as the step stays compute-bound; with nearly everything cached the time "
-        "floors at one read of the weights, about a decode step."
+        "still attends to the whole prompt, so in the lesson's count, every query scored "
+        "against every key, the saving is exactly the cached share as long as the step "
+        "stays compute-bound (a causal kernel saves a little less: the uncached last "
+        "tokens attend to the most keys); with nearly everything cached the time floors at "
+        "one read of the weights, about a decode step."
     ),
     answer=lambda p: _prefix(p).ttft,
     derived=_prefix_derived,

@@ -772,7 +772,11 @@ def _arch_kv_derived(p: P) -> dict[str, Any]:
         design = (f"every one of its {cfg.layers} layers keeps only the last "
                   f"{wording.count(cfg.sliding_window)} tokens; {cfg.kv_heads} KV heads of "
                   f"{cfg.head_dim}")
-    return {"name": wording.model_label(p["model"]), "seq_text": wording.count(p["seq_len"]),
+    name = wording.model_label(p["model"])
+    if p["model"] == "mistral-7b":  # the preset is v0.1; v0.2 and v0.3 have no window
+        name += " v0.1"
+        design += " (Mistral-7B v0.2 and v0.3 dropped the window)"
+    return {"name": name, "seq_text": wording.count(p["seq_len"]),
             "design": design, "mha": format_bytes(_arch_kv(p, mha=True)),
             "uncapped": format_bytes(_arch_kv(p, cap_windows=False))}
 
