@@ -106,9 +106,9 @@ def _v3_while_training() -> str:
     row = next(r for r in planning.runs.load_runs() if r.name == "DeepSeek-V3")
     assert row.seq_len == V3_CONTEXT
     assert pct(row.published_mfu, 1) == pct(while_training, 1)
-    return (f"Counting {pct(share)} of them as training proper, the share section 6 takes "
-            f"for Llama 2 from Meta's Llama 3 report, gives {pct(while_training, 1)} while "
-            "it ran")
+    return (f"counting {pct(share)} of them as training, as section 6 does for Llama 2, "
+            f"gives the {pct(while_training, 1)} of [lesson 10](planning_dashboard.ipynb)'s "
+            "table")
 
 
 def _attention_share_at_8k(cfg: transformer.TransformerConfig) -> float:
@@ -365,21 +365,20 @@ CLAIMS = claims(
      f"{pct(MFU)} MFU, a typical figure for large runs, {_seed_days(H100_PEAK, MFU)}.",
     # FP8 training (section 4): the same DeepSeek-V3 run against two peaks
     lambda: f"{pct(_v3_mfu('bf16'), 1)} of the BF16 peak, {pct(_v3_mfu('fp8'), 1)} of the "
-     f"FP8 one: the same run. DeepSeek-V3 has {V3.heads} heads of "
-     f"{V3.qk_nope_head_dim + V3.qk_rope_head_dim} dimensions, so at {V3_CONTEXT:,} tokens "
-     f"attention adds {pct(_v3_attention_share())} to $6N$; with $6N$ alone the hours would "
-     f"give only {pct(_v3_mfu('bf16', attention=False), 1)} and "
+     f"FP8 one: the same run. At {V3_CONTEXT:,} tokens attention adds "
+     f"{pct(_v3_attention_share())} to $6N$ for DeepSeek-V3's {V3.heads} heads; $6N$ alone "
+     f"would give {pct(_v3_mfu('bf16', attention=False), 1)} and "
      f"{pct(_v3_mfu('fp8', attention=False), 1)}",
     _v3_while_training,
-    lambda: "which on a B300 is "
+    lambda: "against the FP4 peak, "
      + {3: "three"}[round(hardware.gpu("B300").dense("fp4") / hardware.gpu("B300").dense("fp8"))]
-     + " times the FP8 one",
-    lambda: f"count attention at the {V3_CONTEXT:,}-token pre-training length",
+     + " times the FP8 one on a B300",
+    lambda: f"count attention at its {V3_CONTEXT:,}-token training length",
     lambda: f"PaLM {_palm_mfu()}, Llama 3 {_llama3_range()}, DeepSeek-V3 "
      f"{pct(_v3_mfu('bf16'), 1)} of its BF16 peak and {pct(_v3_mfu('fp8'), 1)} of its FP8 "
      "one",
-    lambda: f"At 8,192 tokens it is worth from about {pct(_attention_share_at_8k(L405))} of "
-     f"$6N$ for Llama 3.1 405B to {pct(_attention_share_at_8k(L38))} for Llama-3-8B.",
+    lambda: f"At 8,192 tokens it adds {pct(_attention_share_at_8k(L405))} (Llama 3.1 405B) "
+     f"to {pct(_attention_share_at_8k(L38))} (Llama-3-8B).",
     lambda: f"(PaLM {_palm_mfu()}, Llama 3 "
      f"{_llama3_range()})",
     _calculator_defaults,
@@ -420,7 +419,7 @@ NOT_FIGURES = (
     "14.8T tokens",
     # NVIDIA 2025, "Pretraining Large Language Models with NVFP4" (arXiv:2509.25149,
     # 2025-09-29), abstract: a 12B model on 10T tokens
-    "pre-training a 12B model on 10T tokens with most products in NVFP4",
+    "pre-trained a 12B model on 10T tokens mostly in NVFP4",
     # the range of MFU published large runs report (its low end is section 6's 35 %)
     # the published MFUs of this lesson: PaLM 46.2 % (Chowdhery et al. 2022), Llama 3
     # 38-43 % (Dubey et al. 2024), DeepSeek-V3 44.7 % of the BF16 peak (section 4)
@@ -449,7 +448,6 @@ NOT_FIGURES = (
     "And 60.6 % would be well above",
     # a cross-reference
     "the figure that [lesson 10](planning_dashboard.ipynb)'s table",
-    "the figure in [lesson 10](planning_dashboard.ipynb)'s table",
     # inputs the lesson chooses
     "a quote for 1,024 A100 80GB GPUs", "at the same 40 % MFU", "its Table 3",
     "The 20 is a rule of thumb",
