@@ -6,7 +6,11 @@ sectors the lanes touch (:func:`gpulesson.execution.coalescing` is the same rule
 stride). For shared memory the request is served by 32 banks of 4-byte words; lanes that
 hit different words of one bank are served one after another: the request takes as many
 *wavefronts* as the busiest bank has distinct words (a bank conflict when more than one).
-A branch whose lanes disagree makes the warp run both sides (divergence); it is reported
+A load whose lanes share addresses (a *broadcast*: in a naive matrix product the lanes of
+one row of threads all read ``A[row, k]``) is served once per distinct address; when every
+address of a request is read by several lanes, the sectors it moves are those of its few
+distinct elements, and no change of which thread reads which element makes them
+consecutive, so such a site is not reported as uncoalesced. A branch whose lanes disagree makes the warp run both sides (divergence); it is reported
 when it splits most of the warps reaching it and both sides cost work (an ``if`` with an
 ``else``, or any branch inside a loop). The occupancy
 the block size, shared memory and registers allow comes from
@@ -49,7 +53,8 @@ class SiteTraffic:
     ``cost`` is sectors (global) or wavefronts (shared); ``ideal`` the least the same
     useful data could take (1 wavefront a request; the sectors the useful bytes fill);
     ``useful_bytes`` the distinct bytes the lanes asked for; ``lane_stride`` the usual gap,
-    in elements, between neighbouring lanes."""
+    in elements, between neighbouring lanes; ``broadcasts`` the requests in which every
+    distinct address was read by at least two lanes."""
 
     site: Site | None
     space: str
@@ -60,6 +65,12 @@ class SiteTraffic:
     useful_bytes: int
     lane_stride: int | None
     columns: int
+    broadcasts: int = 0
+
+    @property
+    def broadcast(self) -> bool:
+        """Whether most of the site's requests are broadcasts (several lanes per address)."""
+        return self.broadcasts * 2 > self.requests
 
     @property
     def ratio(self) -> float:
@@ -138,7 +149,7 @@ def count(trace: Any, *, registers: int = 32, gpu: str = "H100 SXM") -> Traffic:
     per_site: dict[int, list] = {}
     for (_, _, sid, _), addresses in trace.mem.items():
         space, itemsize, name, cols = trace.mem_sites[sid]
-        slot = per_site.setdefault(sid, [0, 0, 0, 0, None, space, itemsize, name, cols])
+        slot = per_site.setdefault(sid, [0, 0, 0, 0, None, space, itemsize, name, cols, 0])
         weight = 2 if trace.sites[sid].kind == "update" else 1
         distinct = sorted(set(addresses))
         useful = len(distinct) * itemsize
@@ -156,11 +167,17 @@ def count(trace: Any, *, registers: int = 32, gpu: str = "H100 SXM") -> Traffic:
         slot[1] += cost * weight
         slot[2] += ideal * weight
         slot[3] += useful * weight
+        lanes_per_address: dict[int, int] = {}
+        for a in addresses:
+            lanes_per_address[a] = lanes_per_address.get(a, 0) + 1
+        if len(addresses) > 1 and min(lanes_per_address.values()) >= 2:
+            slot[9] += weight
         if slot[4] is None and len(addresses) > 1:
             slot[4] = (addresses[1] - addresses[0]) // itemsize
     sites = tuple(SiteTraffic(_site(trace.sites.get(sid)), space, name, requests, cost,
-                              ideal, useful, stride, cols)
-                  for sid, (requests, cost, ideal, useful, stride, space, _, name, cols)
+                              ideal, useful, stride, cols, broadcasts)
+                  for sid, (requests, cost, ideal, useful, stride, space, _, name, cols,
+                            broadcasts)
                   in sorted(per_site.items()))
     split: dict[int, list[int]] = {}
     for (_, _, sid, _), (taken, not_taken) in trace.branches.items():
@@ -192,10 +209,12 @@ def _where(site: Site | None) -> str:
 
 def performance_findings(traffic: Traffic) -> list[Finding]:
     """A finding for each uncoalesced global access, each shared access with bank
-    conflicts and each branch that splits most of the warps reaching it."""
+    conflicts and each branch that splits most of the warps reaching it. A global site
+    whose requests are mostly broadcasts (:attr:`SiteTraffic.broadcast`) is not reported:
+    its lanes read few distinct elements, which no mapping of threads makes consecutive."""
     out = []
     for s in traffic.sites:
-        if s.space == "global" and s.ratio >= UNCOALESCED_RATIO:
+        if s.space == "global" and s.ratio >= UNCOALESCED_RATIO and not s.broadcast:
             fix = ("make consecutive threads of a warp (threadIdx.x, the first value of "
                    "cuda.grid) touch consecutive elements")
             if s.columns and s.lane_stride == s.columns:
@@ -204,8 +223,10 @@ def performance_findings(traffic: Traffic) -> list[Finding]:
                        "shared memory so that both the load and the store run along rows")
             out.append(Finding(
                 "uncoalesced", f"{_where(s.site)}: the warps' accesses to {s.array} moved "
-                f"{s.cost:,} sectors of 32 bytes where {s.ideal:,} would hold the data they "
-                f"used ({s.useful_bytes / (s.cost * SECTOR_BYTES):.0%} efficiency): {fix}",
+                f"{s.cost:,} sectors of 32 bytes, {s.ratio:.1f} times the {s.ideal:,} that "
+                f"the elements each request used would fill "
+                f"({s.useful_bytes / (s.cost * SECTOR_BYTES):.0%} of the bytes moved were "
+                f"used): {fix}",
                 array=s.array, site=s.site))
         elif s.space == "shared" and s.requests and s.cost / s.requests >= CONFLICT_RATIO:
             ways = s.cost / s.requests

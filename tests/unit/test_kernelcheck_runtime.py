@@ -83,6 +83,42 @@ def test_shared_memory_bank_conflicts_and_the_padded_tile() -> None:
     assert "pad the tile to 33 columns" in finding.message
 
 
+def test_broadcast_loads_are_not_uncoalesced_and_the_note_adds_up() -> None:
+    """A naive product in 8 x 8 blocks: a warp is 4 rows of 8 threads, so its load of
+    A[row, k] reads 4 distinct elements, each by 8 lanes (a broadcast no thread mapping
+    makes consecutive): not flagged. A warp reading down a column of a 32-wide matrix
+    is a real strided load: flagged, with figures that agree with each other (32 sectors,
+    8 times the 4 its 128 useful bytes fill, 12 % of the bytes used)."""
+    @cuda.jit
+    def naive(A, B, C):
+        col, row = cuda.grid(2)
+        if row < C.shape[0] and col < C.shape[1]:
+            acc = float32(0.0)
+            for k in range(A.shape[1]):
+                acc += A[row, k] * B[k, col]
+            C[row, col] = acc
+
+    n = 16
+    A, B = from_values(range(n * n), (n, n)), from_values(range(n * n), (n, n))
+    _, traffic = _counted(naive, (2, 2), (8, 8), A, B, zeros((n, n)))
+    load_a = next(s for s in traffic.sites if s.array == "A")
+    assert load_a.broadcast and load_a.ratio == 4.0  # 4 sectors a request, 1 would do
+    assert not [f for f in counters.performance_findings(traffic) if f.array == "A"]
+
+    @cuda.jit
+    def column_read(x, out):
+        t = cuda.threadIdx.x
+        out[t] = x[t, 0]  # lanes a whole row (32 floats) apart
+
+    _, strided = _counted(column_read, 1, 32, from_values(range(32 * 32), (32, 32)),
+                          zeros(32))
+    site = next(s for s in strided.sites if s.array == "x")
+    assert not site.broadcast
+    note = next(f for f in counters.performance_findings(strided) if f.array == "x")
+    assert "32 sectors of 32 bytes, 8.0 times the 4 that" in note.message
+    assert "(12% of the bytes moved were used)" in note.message
+
+
 def test_a_branch_that_splits_every_warp_is_divergence() -> None:
     @cuda.jit
     def halves(out):
