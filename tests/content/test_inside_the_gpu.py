@@ -399,3 +399,23 @@ def test_the_core_fits_one_sitting_and_keeps_the_essential_kernels() -> None:
     assert core == [1, 2, 3, 4, 5, 6], core
     assert study_time.counts(SLUG).exercises["kernel"] == 3
     assert study_time.study_minutes(SLUG) <= 90, study_time.counts(SLUG)
+
+
+def test_exercise_21_says_where_the_interleaved_tree_splits_warps() -> None:
+    """Audit B item 10: with the interleaved tree (``tid % (2 * step) == 0``) every step
+    splits every warp of the block except the last (step = BLOCK / 2), where only thread 0
+    adds and the first warp alone is split (execution.branch_cost)."""
+    from gpulesson.exercises.bank._inside_the_gpu_kernels import dot
+    from gpulesson.kernelcheck import tasks
+
+    block = tasks.SUM_BLOCK
+    steps = [2**k for k in range(int(math.log2(block)))]
+    split = [execution.branch_cost([t % (2 * st) == 0 for t in range(block)])
+             for st in steps]
+    assert all(c.divergent_warps == c.warps for c in split[:-1])
+    assert split[-1].divergent_warps == 1 < split[-1].warps
+    texts = [dot.solution, *(m.hint for m in dot.mistakes if m.key == "interleaved_tree")]
+    for text in texts:
+        text = " ".join(text.split())
+        assert "every warp at every step" in text
+        assert re.search(r"every warp at every step (of the tree )?but the last", text), text

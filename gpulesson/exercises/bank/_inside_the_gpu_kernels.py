@@ -599,11 +599,13 @@ dot = _lab(
     solution=(
         "With `tid < step` the threads that add are the first `step` ones, so at each step "
         "at most one warp is split, and from step 32 down to 1 whole warps simply skip the "
-        "addition. The interleaved tree splits every warp at every step. "
+        "addition. The interleaved tree splits every warp at every step but the last, where "
+        "only thread 0 adds and the first warp alone is split. "
     ),
     mistakes=(
         kernel_mistake("interleaved_tree",
-                 "`tid % (2 * step) == 0` splits every warp at every step of the tree: add "
+                 "`tid % (2 * step) == 0` splits every warp at every step of the tree but the "
+                 "last: add "
                  "`s[tid + step]` into `s[tid]` for `tid < step`, step going down.",
                  DOT.with_body("""
     s = cuda.shared.array(BLOCK, float32)
