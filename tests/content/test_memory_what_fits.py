@@ -424,8 +424,14 @@ CLAIMS = claims(
     lambda: f"The model state is flat at {gb(_state(L27))}. With eager attention the "
      "activations reach "
      + {True: "nearly half"}[0.4 < _l7_flash(attention="eager") / _state(L27) < 0.5]
-     + f" of it at 4,096 tokens ({gb(_l7_flash(attention='eager'))}) and are "
-     f"{_l7_flash(8192, attention='eager') / _state(L27):.1f} times larger at 8,192",
+     + f" of it at 4,096 tokens ({gb(_l7_flash(attention='eager'))}) and at 8,192 tokens "
+     f"{gb(_l7_flash(8192, attention='eager'))}, "
+     f"{_l7_flash(8192, attention='eager') / _state(L27):.1f} times the model state and "
+     f"{_l7_flash(8192, attention='eager') / _l7_flash(attention='eager'):.1f} times the "
+     "4,096-token figure: twice the tokens, "
+     + {True: "more than three times"}[3 < _l7_flash(8192, attention="eager")
+                                       / _l7_flash(attention="eager") < 4]
+     + " the bytes",
     lambda: f"{gb(_l7_flash())} at 4,096 tokens, {gb(_l7_flash(32768))} at 32,768",
     lambda: f"from {gb(_l7_flash(batch=2, attention='eager'))} to "
      f"{gb(_l7_flash(attention='eager'))} at 4,096 tokens. FlashAttention at 2 sequences "
