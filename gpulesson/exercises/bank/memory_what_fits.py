@@ -52,6 +52,19 @@ def _state(p: P, **kw: Any) -> memory.MemoryBreakdown:
     return memory.training_memory(_n(p), batch=1, seq_len=1, **kw)
 
 
+def _seq_len_within_context(rng: Any, model: str, choices: list[int]) -> int:
+    """A sequence length drawn from ``choices``, at most the model's context (``context``,
+    else ``max_positions``): GPT-2 reads 1,024 tokens, GPT-3 2,048, Llama 2 4,096, so a
+    variant never asks about a sequence the model cannot take in."""
+    cfg = transformer.preset(model)
+    limit = cfg.context or cfg.max_positions or max(choices)
+    fitting = [s for s in choices if s <= limit]
+    if not fitting:
+        raise ValueError(f"no sequence length of {choices} fits {model}'s context of "
+                         f"{limit:,} tokens")
+    return rng.choice(fitting)
+
+
 def _all_layers(per_layer: Callable[[P], float]) -> Mistake:
     """The slip of two exercises that ask for one layer: the whole model's layers."""
     return Mistake("all_layers", "That is all {layers} layers; the question asks for one.",
@@ -487,11 +500,11 @@ fits_one_gpu = core.ChoiceExercise(
                                    p["gpu_memory"])),
     ),
     defaults={"model": "llama-2-7b", "gpu_memory": 80e9, "batch": 1, "seq_len": 4096},
-    sample=lambda rng: {"model": rng.choice(["llama-3.2-1b", "gpt2-xl", "llama-2-7b",
-                                             "llama-3-8b"]),
-                        "gpu_memory": rng.choice([24e9, 40e9, 48e9, 80e9, 141e9, 192e9]),
-                        "batch": rng.choice([1, 2, 4]),
-                        "seq_len": rng.choice([1024, 2048, 4096, 8192])},
+    sample=lambda rng: (lambda model: {
+        "model": model, "gpu_memory": rng.choice([24e9, 40e9, 48e9, 80e9, 141e9, 192e9]),
+        "batch": rng.choice([1, 2, 4]),
+        "seq_len": _seq_len_within_context(rng, model, [1024, 2048, 4096, 8192])})(
+            rng.choice(["llama-3.2-1b", "gpt2-xl", "llama-2-7b", "llama-3-8b"])),
 )
 
 
@@ -549,10 +562,10 @@ activations_selective = core.NumericExercise(
     # A GPT-style block (GeLU MLP of width 4h, dropout masks): the count is Korthikanti et
     # al.'s for exactly such blocks, so the exercise uses GPT shapes, not Llama's.
     defaults={"model": "gpt3-175b", "batch": 1, "seq_len": 2048},
-    sample=lambda rng: {"model": rng.choice(["gpt2-medium", "gpt2-large", "gpt2-xl",
-                                             "gpt3-175b"]),
-                        "batch": rng.choice([1, 2, 4, 8]),
-                        "seq_len": rng.choice([1024, 2048, 4096])},
+    sample=lambda rng: (lambda model: {
+        "model": model, "batch": rng.choice([1, 2, 4, 8]),
+        "seq_len": _seq_len_within_context(rng, model, [1024, 2048, 4096])})(
+            rng.choice(["gpt2-medium", "gpt2-large", "gpt2-xl", "gpt3-175b"])),
     dimension="bytes", unit="GB", rtol=0.02,
 )
 
@@ -611,9 +624,10 @@ activations_tp_sp = core.NumericExercise(
                 lambda p: config(p).layers * _acts(p, tp=p["tp"], sp=True, recompute="none")),
     ),
     defaults={"model": "gpt3-175b", "seq_len": 2048, "batch": 1, "tp": 8},
-    sample=lambda rng: {"model": rng.choice(["gpt2-large", "gpt2-xl", "gpt3-175b"]),
-                        "seq_len": rng.choice([1024, 2048, 4096]), "batch": 1,
-                        "tp": rng.choice([2, 4, 8])},
+    sample=lambda rng: (lambda model: {
+        "model": model, "seq_len": _seq_len_within_context(rng, model, [1024, 2048, 4096]),
+        "batch": 1, "tp": rng.choice([2, 4, 8])})(
+            rng.choice(["gpt2-large", "gpt2-xl", "gpt3-175b"])),
     dimension="bytes", unit="GB", rtol=0.02,
 )
 
@@ -731,10 +745,11 @@ llama_flash_layer = core.NumericExercise(
         _all_layers(_flash_layer),
     ),
     defaults={"model": "llama-2-7b", "batch": 1, "seq_len": 4096},
-    sample=lambda rng: {"model": rng.choice(["llama-2-7b", "llama-2-13b", "llama-3-8b",
-                                             "mistral-7b", "llama-3-70b"]),
-                        "batch": rng.choice([1, 2, 4]),
-                        "seq_len": rng.choice([2048, 4096, 8192])},
+    sample=lambda rng: (lambda model: {
+        "model": model, "batch": rng.choice([1, 2, 4]),
+        "seq_len": _seq_len_within_context(rng, model, [2048, 4096, 8192])})(
+            rng.choice(["llama-2-7b", "llama-2-13b", "llama-3-8b", "mistral-7b",
+                        "llama-3-70b"])),
     dimension="bytes", unit="GB", rtol=0.02,
 )
 

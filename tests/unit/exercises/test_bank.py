@@ -292,3 +292,22 @@ def test_the_notebook_stub_has_the_signature_and_is_not_an_answer(ex):
         assert feedback.status == "incorrect", feedback.message
         return
     assert feedback.status == "incorrect" and "forget `return`" in feedback.message
+
+
+@pytest.mark.parametrize("number", [6, 7, 8, 10])
+def test_memory_variants_stay_within_the_models_context(number):
+    """Audit B item 9: lesson 4's exercises 6, 7, 8 and 10 paired GPT-2 XL (1,024 tokens)
+    with 4,096-token sequences and Llama 2 (4,096) with 8,192. No class variant of seeds
+    0-299 asks for more tokens than the model's context (``context``, else
+    ``max_positions``)."""
+    from gpulesson import transformer
+
+    ex = next(e for e in lesson_module("memory_what_fits").EXERCISES if e.number == number)
+    seen = set()
+    for seed in range(300):
+        p = ex.variant(seed).params
+        cfg = transformer.preset(p["model"])
+        limit = cfg.context or cfg.max_positions
+        assert p["seq_len"] <= limit, (ex.id, seed, p)
+        seen.add(p["seq_len"])
+    assert len(seen) >= 2, seen  # the variants still vary the length
