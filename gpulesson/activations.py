@@ -20,7 +20,10 @@ follows the architecture:
   norms;
 * **MLP**: its input, then the two ``f``-wide tensors around the activation (plain), or
   the gate and up projections and their product (gated: SwiGLU/GeGLU, three ``f``-wide
-  tensors; the SiLU output is recomputed from the gate); a mixture-of-experts layer keeps
+  tensors; the SiLU output is recomputed from the gate, as fused kernels do: Megatron-Core's
+  ``SwiGLUFunction`` and Liger's ``LigerSiLUMulFunction`` save only the gate and up
+  projections. Unfused PyTorch, Hugging Face's ``LlamaMLP`` for one, also keeps the SiLU
+  output, a fourth ``f``-wide tensor); a mixture-of-experts layer keeps
   the router's FP32 probabilities, for each of the ``k`` experts a token uses its copy of
   the token, the expert's tensors and the expert's output (to weight it), and the shared
   experts' tensors;

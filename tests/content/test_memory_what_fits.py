@@ -145,6 +145,19 @@ def _seed_activation_formula(b: int, s: int, h: int, layers: int, p: float = 1) 
     return b * s * h * layers * (16 + 2 / p)
 
 
+def _unfused_llama(seq_len: int = 4096) -> tuple[float, float, float]:
+    """Llama-2-7B's activations with fused SwiGLU and RMSNorm (the derivation), with SiLU's
+    output kept as well (an unfused MLP: a fourth s*b*f tensor) and, on top, Hugging Face's
+    LlamaRMSNorm (an FP32 copy of the input, the BF16 normalised values and an FP32 rsqrt
+    per token, 6sbh + 4sb, against the 2sbh input the derivation counts). The audit
+    measured the same with torch's saved-tensor hooks: 17.26, 20.15 and 24.45 GB."""
+    s, h, f, layers = seq_len, L27.hidden, L27.ffn, L27.layers
+    fused = _l7_flash(seq_len)
+    silu = fused + layers * 2 * s * f
+    norms = silu + layers * 2 * ((6 * s * h + 4 * s) - 2 * s * h)
+    return fused, silu, norms
+
+
 def _state(cfg_or_params, **kw) -> float:
     """Weights, gradients and optimizer state: everything but the activations."""
     m = memory.training_memory(cfg_or_params, batch=1, seq_len=1, **kw)
@@ -327,6 +340,22 @@ CLAIMS = claims(
      f"{memory.weight_bytes(N7) / 1e9:.2f}$ GB in BF16. The same bytes are "
      f"{units.format_bytes(memory.weight_bytes(N7), binary=True, digits=2).split()[0]} "
      "**GiB**",
+    lambda: f"Bandwidths are decimal: an H100's {H100.bandwidth / 1e12:.2f} TB/s is "
+     f"${H100.bandwidth / 1e12:.2f}\\times10^{{12}}$ bytes a second",
+    # Datasheet "80 GB" of HBM is 80 GiB of chips: the A100 80GB's driver reports exactly
+    # 80 GiB, the H100's a little less (gpus.json, reported_memory, from nvidia-smi).
+    lambda: (lambda a100: f'a datasheet\'s "{GPU_MEMORY / 1e9:.0f} GB" of HBM is in practice '
+             f"{a100.reported_memory_bytes / 2**30:.0f} GiB of chips"
+             if a100.memory_bytes == GPU_MEMORY and a100.reported_memory_bytes == 80 * 2**30
+             else "?")(hardware.gpu("A100 80GB")),
+    lambda: (lambda a100: f"exactly {a100.reported_memory_bytes / 2**20:,.0f} MiB, "
+             f"{a100.reported_memory_bytes / 2**30:g} GiB, for an A100 80GB; "
+             f"{H100.reported_memory_bytes / 2**20:,.0f} MiB ({gb(H100.reported_memory_bytes)})"
+             " for an H100, a little "
+             + ("less" if H100.reported_memory_bytes < a100.reported_memory_bytes else "more"))(
+                 hardware.gpu("A100 80GB")),
+    lambda: "This lesson takes the datasheet's figure as "
+     f"${GPU_MEMORY / 1e9:.0f}\\times10^9$ bytes",
     lambda: "$2^{30}$ bytes to a GiB, "
      f"{100 * (units.parse_quantity('1 GiB', 'bytes') / 1e9 - 1):.1f} % more",
     lambda: "In FP8, Llama-3-70B's weights "
@@ -392,6 +421,12 @@ CLAIMS = claims(
      f"layer, {gb(_l7_flash())} for {L27.layers} layers, where the GPT formula says "
      f"{gb(_gpt_formula(L27, 4096))}: "
      + WORDS[round(_gpt_formula(L27, 4096) / _l7_flash())] + " times less",
+    lambda: (lambda fused, silu, hf: "An unfused MLP keeps a "
+             + {6: "sixth"}[round(fused / (silu - fused))] + " more, and Hugging Face's "
+             f"stock Llama {100 * (hf / fused - 1):.0f} % more")(*_unfused_llama()),
+    lambda: "normalised values cast back to BF16 and one FP32 $1/\\text{rms}$ per token: "
+     "$6sbh + 4sb$ bytes where the derivation counts a $2sbh$ input"
+     if memory.precision_bytes("fp32") == 4 and memory.precision_bytes("bf16") == 2 else "?",
     lambda: f"the {_kept()} of the published count. With $p = 1$ it gives "
      f"{_seed_activation_formula(1, 1, 1, 1):.0f} bytes per $sbh$",
     lambda: "The page's formula is about "
@@ -467,7 +502,14 @@ CLAIMS = claims(
      f"{_state_gpus('H100 SXM')} H100s against {_state_gpus('B300')} B300s\nand "
      + {1: str(_state_gpus("GB300 NVL72"))}[len({_state_gpus(g) for g in ("GB300 NVL72",
                                                                            "MI355X")})]
-     + " of a GB300 or an MI355X. Their datasheets all say "
+     + " of a GB300 or an MI355X. The table above found "
+     f"{memory.gpus_needed(_state(L370), GPU_MEMORY)} H100s because it divided by the "
+     f"datasheet's ${GPU_MEMORY / 1e9:.0f}\\times10^9$ bytes; "
+     f"{100 * hardware.USABLE_MEMORY_FRACTION:.0f} % of the "
+     f"{gb(H100.reported_memory_bytes)} an H100's driver reports is "
+     f"{gb(H100.usable_memory())}, a little "
+     + ("more" if H100.usable_memory() > GPU_MEMORY else "less")
+     + ". The three newer GPUs' datasheets all say "
      + {1: gb(hardware.gpu("B300").memory_bytes, 0)}[len({hardware.gpu(g).memory_bytes for g in (
         "B300", "GB300 NVL72", "MI355X")})],
     _groupwise,

@@ -706,7 +706,8 @@ llama_flash_layer = core.NumericExercise(
     lesson=LESSON, number=10, title="What a {label} layer keeps with FlashAttention",
     question=(
         "{label} has width h = {h}, {a} query heads sharing {kv} key/value heads and a SwiGLU "
-        "MLP of width f = {f}; it trains without dropout and with FlashAttention. With a "
+        "MLP of width f = {f}, in a fused kernel that recomputes SiLU's output from the gate; "
+        "it trains without dropout and with FlashAttention. With a "
         "micro-batch of {sequences} of {seq} tokens and 16-bit activations, how much does "
         "**one** layer keep for the backward pass, in GB?"
     ),
