@@ -96,11 +96,12 @@ def test_every_class_variant_from_seed_0_to_99_builds(slug):
 
 
 def test_a_variant_keeps_every_mistake_it_can():
-    """Only what coincides is dropped: seed 8 keeps ``weights_only``, seed 0 both."""
+    """Only what coincides is dropped: seed 51 keeps ``weights_only``, seed 0 both (seeds
+    as drawn since the samplers keep to the model's context: seed 8 before)."""
     ex = lesson_module("memory_what_fits").EXERCISES[5]
-    assert [m.key for m in ex.variant(8).mistakes] == ["weights_only"]
+    assert [m.key for m in ex.variant(51).mistakes] == ["weights_only"]
     assert [m.key for m in ex.variant(0).mistakes] == [m.key for m in ex.mistakes]
-    assert ex.variant(8).problems() == []
+    assert ex.variant(51).problems() == []
 
 
 @functools.cache
