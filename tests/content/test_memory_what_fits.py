@@ -340,15 +340,15 @@ CLAIMS = claims(
      f"{memory.weight_bytes(N7) / 1e9:.2f}$ GB in BF16. The same bytes are "
      f"{units.format_bytes(memory.weight_bytes(N7), binary=True, digits=2).split()[0]} "
      "**GiB**",
-    lambda: f"Bandwidths are decimal: an H100's {H100.bandwidth / 1e12:.2f} TB/s is "
-     f"${H100.bandwidth / 1e12:.2f}\\times10^{{12}}$ bytes a second",
+    lambda: f"bandwidths are decimal (an H100's {H100.bandwidth / 1e12:.2f} TB/s is "
+     f"${H100.bandwidth / 1e12:.2f}\\times10^{{12}}$ bytes a second)",
     # Datasheet "80 GB" of HBM is 80 GiB of chips: the A100 80GB's driver reports exactly
     # 80 GiB, the H100's a little less (gpus.json, reported_memory, from nvidia-smi).
     lambda: (lambda a100: f'a datasheet\'s "{GPU_MEMORY / 1e9:.0f} GB" of HBM is in practice '
-             f"{a100.reported_memory_bytes / 2**30:.0f} GiB of chips"
+             f"{a100.reported_memory_bytes / 2**30:.0f} GiB"
              if a100.memory_bytes == GPU_MEMORY and a100.reported_memory_bytes == 80 * 2**30
              else "?")(hardware.gpu("A100 80GB")),
-    lambda: (lambda a100: f"exactly {a100.reported_memory_bytes / 2**20:,.0f} MiB, "
+    lambda: (lambda a100: f"The driver reports exactly {a100.reported_memory_bytes / 2**20:,.0f} MiB, "
              f"{a100.reported_memory_bytes / 2**30:g} GiB, for an A100 80GB; "
              f"{H100.reported_memory_bytes / 2**20:,.0f} MiB ({gb(H100.reported_memory_bytes)})"
              " for an H100, a little "
