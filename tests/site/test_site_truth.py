@@ -222,3 +222,26 @@ def test_every_lesson_figure_has_an_alt_text(site_dir: Path) -> None:
                 problems.append(f"{page.name}: {img.get('src')} alt={alt!r}")
     assert figures >= 20, f"the lessons drew {figures} figures: was the site built as make book?"
     assert not problems, "\n".join(problems[:20])
+
+
+def test_no_page_prints_a_failed_self_check(site_dir: Path) -> None:
+    """Lessons check what they built against the calculators and print the verdict
+    ("equal: True"); a verdict of False on the page means the lesson contradicts itself.
+    Lesson 4's small Llama printed "equal: False" for a day after a new configuration field
+    (embedding_dim) kept the preset's width through dataclasses.replace, and nbval, which
+    compares a run with the build's, could not see it. A "fits ... False" is an answer,
+    not a self-check, and a measurement "within" a bound may miss on another machine."""
+    problems, verdicts = [], 0
+    pages = sorted([*(site_dir / "notebooks").glob("*.html"),
+                    *(site_dir / "exercises").glob("*.html")])
+    for page in pages:
+        for output in _soup(page).select("div.cell_output"):
+            for line in output.get_text().splitlines():
+                found = re.search(r"[:=]\s*(True|False)\s*$", line)
+                if found is None or re.search(r"\bfits?\b|\bwithin\b", line):
+                    continue
+                verdicts += 1
+                if found.group(1) == "False":
+                    problems.append(f"{page.name}: {line.strip()[:120]}")
+    assert verdicts >= 20, f"{verdicts} self-checks printed: was the site built as make book?"
+    assert not problems, "\n".join(problems)
