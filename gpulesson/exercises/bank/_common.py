@@ -5,13 +5,14 @@ lessons draw their variants from, and the model preset a variant names; the figu
 slips several banks work out the same way (the sparse peak and its ridge, a decode ceiling,
 a training run's wall time, the slips of a layer's arithmetic intensity). GPU names are
 :data:`gpulesson.hardware.GPUS` keys and model names :data:`gpulesson.transformer.PRESETS`
-keys, so a menu here is checked by every bank test that builds the variants.
+keys, so a menu here is checked by every bank test that builds the variants; a sequence
+length drawn for a model stays within its context (:func:`within_context`).
 Standard library only.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from gpulesson import flops, gemm, hardware, inference, memory, roofline, transformer
@@ -19,7 +20,8 @@ from gpulesson.exercises import mistakes
 from gpulesson.exercises.core import Mistake
 
 __all__ = ["H100", "P", "SERVING_GPUS", "Shape", "at_sparse_peak", "config", "decode_ceiling",
-           "intensity_slips", "sparse_peak", "sparse_ridge", "training_seconds"]
+           "intensity_slips", "sparse_peak", "sparse_ridge", "training_seconds",
+           "within_context"]
 
 #: The parameters of one variant of an exercise (its ``defaults`` or a ``sample``).
 P = Mapping[str, Any]
@@ -37,6 +39,20 @@ SERVING_GPUS = (H100, "A100 80GB", "H200")
 def config(p: P) -> transformer.TransformerConfig:
     """The configuration of the model preset a variant names (``p["model"]``)."""
     return transformer.preset(p["model"])
+
+
+def within_context(rng: Any, model: str, choices: Sequence[int]) -> int:
+    """A sequence length drawn from ``choices``, at most ``model``'s context (its
+    ``context``, else ``max_positions``): GPT-2 reads 1,024 tokens, Llama 2 4,096 and
+    Llama 3 8,192, so a class variant never asks about a sequence the model cannot take
+    in."""
+    cfg = transformer.preset(model)
+    limit = cfg.context or cfg.max_positions or max(choices)
+    fitting = [s for s in choices if s <= limit]
+    if not fitting:
+        raise ValueError(f"no sequence length of {list(choices)} fits {model}'s context of "
+                         f"{limit:,} tokens")
+    return rng.choice(fitting)
 
 
 def decode_ceiling(p: P, *, precision: str, bandwidth: float) -> float:

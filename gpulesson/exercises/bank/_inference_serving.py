@@ -17,7 +17,7 @@ from typing import Any
 
 from gpulesson import hardware, inference, memory, serving_techniques, transformer
 from gpulesson.exercises import core, mistakes, wording
-from gpulesson.exercises.bank._common import P, config
+from gpulesson.exercises.bank._common import P, config, within_context
 from gpulesson.exercises.core import Mistake
 from gpulesson.units import format_bandwidth, format_flops, format_seconds
 
@@ -26,8 +26,9 @@ LESSON = "inference_and_kv_cache"
 _PREFILL_GPUS = {**wording.GPUS, "prefill GPUs": 1, **wording.TIMES}
 
 
-__all__ = ["LESSON_OVERHEAD", "conversations_fit", "drawn_until", "weights_fit", "chunked_prefill_gap", "disaggregation_ratio", "prefix_cache_ttft",
-           "speculative_speedup"]
+__all__ = ["LESSON_OVERHEAD", "chunked_prefill_gap", "conversations_fit",
+           "disaggregation_ratio", "drawn_until", "prefix_cache_ttft", "speculative_speedup",
+           "weights_fit"]
 
 
 #: The working memory lesson 6 ("How many conversations fit on one GPU?") allows beside the
@@ -137,10 +138,11 @@ prefix_cache_ttft = core.NumericExercise(
                 lambda p: _prefix(p).ttft_without),
     ),
     defaults={"model": "llama-3-8b", "gpu": "H100 SXM", "prompt": 8192, "hit_rate": 0.75},
-    sample=lambda rng: {"model": rng.choice(["llama-3-8b", "qwen3-8b", "llama-2-7b"]),
-                        "gpu": rng.choice(["H100 SXM", "H200", "A100 80GB"]),
-                        "prompt": rng.choice([4096, 8192, 16384]),
-                        "hit_rate": rng.choice([0.5, 0.75, 0.9])},
+    sample=lambda rng: (lambda model: {
+        "model": model, "gpu": rng.choice(["H100 SXM", "H200", "A100 80GB"]),
+        "prompt": within_context(rng, model, [4096, 8192, 16384]),
+        "hit_rate": rng.choice([0.5, 0.75, 0.9])})(
+            rng.choice(["llama-3-8b", "qwen3-8b", "llama-2-7b"])),
     dimension="seconds", unit="ms", rtol=0.02,
 )
 
@@ -211,11 +213,12 @@ chunked_prefill_gap = core.NumericExercise(
     ),
     defaults={"model": "llama-3-8b", "gpu": "H100 SXM", "prompt": 8192, "context": 8192,
               "batch": 32, "budget": 2048},
-    sample=lambda rng: {"model": rng.choice(["llama-3-8b", "qwen3-8b"]),
-                        "gpu": rng.choice(["H100 SXM", "H200"]),
-                        "prompt": rng.choice([8192, 16384]),
-                        "context": rng.choice([2048, 8192]),
-                        "batch": rng.choice([16, 32]), "budget": rng.choice([1024, 2048])},
+    sample=lambda rng: (lambda model: {
+        "model": model, "gpu": rng.choice(["H100 SXM", "H200"]),
+        "prompt": within_context(rng, model, [8192, 16384]),
+        "context": within_context(rng, model, [2048, 8192]),
+        "batch": rng.choice([16, 32]), "budget": rng.choice([1024, 2048])})(
+            rng.choice(["llama-3-8b", "qwen3-8b"])),
     dimension="seconds", unit="ms", rtol=0.02,
 )
 

@@ -27,7 +27,7 @@ from typing import Any
 from gpulesson import course, hardware, inference, memory, transformer
 from gpulesson.exercises import core, mistakes, serving, wording
 from gpulesson.exercises.bank import _common
-from gpulesson.exercises.bank._common import H100, SERVING_GPUS, P, config
+from gpulesson.exercises.bank._common import H100, SERVING_GPUS, P, config, within_context
 from gpulesson.exercises.bank._inference_serving import (
     chunked_prefill_gap,
     conversations_fit,
@@ -140,8 +140,9 @@ prefill_flops_2k = core.NumericExercise(
                 lambda p: _prefill(p, attention=False) * p["tokens"]),
     ),
     defaults={"model": "llama-2-7b", "tokens": 2048},
-    sample=lambda rng: {"model": rng.choice(_SMALL_MODELS),
-                        "tokens": rng.choice([2048, 4096, 8192])},
+    sample=lambda rng: (lambda model: {
+        "model": model, "tokens": within_context(rng, model, [2048, 4096, 8192])})(
+            rng.choice(_SMALL_MODELS)),
     dimension="flops", unit="TFLOP", rtol=0.02,
 )
 
@@ -213,9 +214,10 @@ time_to_first_token = core.NumericExercise(
                 lambda p: _ttft(p, attention=False)),
     ),
     defaults={"model": "llama-3-8b", "tokens": 8192, "gpu": "H100 SXM"},
-    sample=lambda rng: {"model": rng.choice(_SMALL_MODELS),
-                        "tokens": rng.choice([4096, 8192, 16384]),
-                        "gpu": rng.choice(["H100 SXM", "A100 80GB", "H200", "L40S"])},
+    sample=lambda rng: (lambda model: {
+        "model": model, "tokens": within_context(rng, model, [4096, 8192, 16384]),
+        "gpu": rng.choice(["H100 SXM", "A100 80GB", "H200", "L40S"])})(
+            rng.choice(_SMALL_MODELS)),
     dimension="seconds", unit="ms", rtol=0.02,
 )
 
@@ -283,10 +285,11 @@ kv_cache_long_context = core.NumericExercise(
         mistakes.gib_as_gb(lambda p: _kv_total(p) * 1e9 / 2**30),
     ),
     defaults={"model": "llama-3-70b", "seq_len": 32768, "batch": 8, "kv_dtype": "bf16"},
-    sample=lambda rng: {"model": rng.choice(_GQA_MODELS),
-                        "seq_len": rng.choice([8192, 16384, 32768, 65536, 131072]),
-                        "batch": rng.choice([2, 4, 8, 16, 32]),
-                        "kv_dtype": rng.choice(["bf16", "bf16", "fp8"])},
+    sample=lambda rng: (lambda model: {
+        "model": model,
+        "seq_len": within_context(rng, model, [4096, 8192, 16384, 32768, 65536, 131072]),
+        "batch": rng.choice([2, 4, 8, 16, 32]),
+        "kv_dtype": rng.choice(["bf16", "bf16", "fp8"])})(rng.choice(_GQA_MODELS)),
     dimension="bytes", unit="GB", rtol=0.02,
 )
 
@@ -433,10 +436,11 @@ sequences_that_fit = core.NumericExercise(
                 lambda p: _fit(p, overhead=0)),
     ),
     defaults={"model": "llama-3-8b", "context": 8192, "gpu": "H100 SXM", "overhead": 2e9},
-    sample=lambda rng: {"model": rng.choice(["llama-3-8b", "qwen3-8b", "qwen2.5-7b"]),
-                        "context": rng.choice([4096, 8192, 16384, 32768]),
-                        "gpu": rng.choice(["H100 SXM", "A100 80GB", "H200", "L40S"]),
-                        "overhead": rng.choice([1e9, 2e9, 3e9])},
+    sample=lambda rng: (lambda model: {
+        "model": model, "context": within_context(rng, model, [4096, 8192, 16384, 32768]),
+        "gpu": rng.choice(["H100 SXM", "A100 80GB", "H200", "L40S"]),
+        "overhead": rng.choice([1e9, 2e9, 3e9])})(
+            rng.choice(["llama-3-8b", "qwen3-8b", "qwen2.5-7b"])),
     dimension="count", unit="conversations", extra_units=wording.CONVERSATIONS, rtol=0.0, atol=0.0,
 )
 
@@ -708,10 +712,11 @@ batching_tradeoff = core.ChoiceExercise(
     defaults={"model": "llama-3-8b", "gpu": "H100 SXM", "context": 8192, "batch": 32},
     # every conversation's cache must fit beside the weights (section 4)
     sample=drawn_until(
-        lambda rng: {"model": rng.choice(["llama-3-8b", "qwen3-8b", "llama-2-7b"]),
-                     "gpu": rng.choice(SERVING_GPUS),
-                     "context": rng.choice([2048, 4096, 8192]),
-                     "batch": rng.choice([4, 8, 16, 32])},
+        lambda rng: (lambda model: {
+            "model": model, "gpu": rng.choice(SERVING_GPUS),
+            "context": within_context(rng, model, [2048, 4096, 8192]),
+            "batch": rng.choice([4, 8, 16, 32])})(
+                rng.choice(["llama-3-8b", "qwen3-8b", "llama-2-7b"])),
         lambda p: conversations_fit(p["model"], p["gpu"], context=p["context"],
                                     batch=p["batch"])),
 )
@@ -817,9 +822,10 @@ arch_kv_cache = core.NumericExercise(
         mistakes.gib_as_gb(lambda p: _arch_kv(p) * 1e9 / 2**30),
     ),
     defaults={"model": "deepseek-v3", "seq_len": 32768},
-    sample=lambda rng: {"model": rng.choice(["deepseek-v3", "mistral-7b", "gemma-2-9b",
-                                             "gpt-oss-20b", "gpt-oss-120b"]),
-                        "seq_len": rng.choice([8192, 16384, 32768])},
+    sample=lambda rng: (lambda model: {
+        "model": model, "seq_len": within_context(rng, model, [8192, 16384, 32768])})(
+            rng.choice(["deepseek-v3", "mistral-7b", "gemma-2-9b", "gpt-oss-20b",
+                        "gpt-oss-120b"])),
     dimension="bytes", unit="GB", rtol=0.02,
 )
 

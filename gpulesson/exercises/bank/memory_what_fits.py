@@ -24,7 +24,7 @@ from typing import Any
 
 from gpulesson import activations, course, memory, transformer
 from gpulesson.exercises import core, mistakes, wording
-from gpulesson.exercises.bank._common import P, config
+from gpulesson.exercises.bank._common import P, config, within_context
 from gpulesson.exercises.core import Mistake
 from gpulesson.units import format_bytes
 
@@ -50,19 +50,6 @@ def _gib(n_bytes: float, digits: int = 2) -> str:
 def _state(p: P, **kw: Any) -> memory.MemoryBreakdown:
     """Model state only (weights, gradients, optimizer): no activations."""
     return memory.training_memory(_n(p), batch=1, seq_len=1, **kw)
-
-
-def _seq_len_within_context(rng: Any, model: str, choices: list[int]) -> int:
-    """A sequence length drawn from ``choices``, at most the model's context (``context``,
-    else ``max_positions``): GPT-2 reads 1,024 tokens, GPT-3 2,048, Llama 2 4,096, so a
-    variant never asks about a sequence the model cannot take in."""
-    cfg = transformer.preset(model)
-    limit = cfg.context or cfg.max_positions or max(choices)
-    fitting = [s for s in choices if s <= limit]
-    if not fitting:
-        raise ValueError(f"no sequence length of {choices} fits {model}'s context of "
-                         f"{limit:,} tokens")
-    return rng.choice(fitting)
 
 
 def _all_layers(per_layer: Callable[[P], float]) -> Mistake:
@@ -503,7 +490,7 @@ fits_one_gpu = core.ChoiceExercise(
     sample=lambda rng: (lambda model: {
         "model": model, "gpu_memory": rng.choice([24e9, 40e9, 48e9, 80e9, 141e9, 192e9]),
         "batch": rng.choice([1, 2, 4]),
-        "seq_len": _seq_len_within_context(rng, model, [1024, 2048, 4096, 8192])})(
+        "seq_len": within_context(rng, model, [1024, 2048, 4096, 8192])})(
             rng.choice(["llama-3.2-1b", "gpt2-xl", "llama-2-7b", "llama-3-8b"])),
 )
 
@@ -564,7 +551,7 @@ activations_selective = core.NumericExercise(
     defaults={"model": "gpt3-175b", "batch": 1, "seq_len": 2048},
     sample=lambda rng: (lambda model: {
         "model": model, "batch": rng.choice([1, 2, 4, 8]),
-        "seq_len": _seq_len_within_context(rng, model, [1024, 2048, 4096])})(
+        "seq_len": within_context(rng, model, [1024, 2048, 4096])})(
             rng.choice(["gpt2-medium", "gpt2-large", "gpt2-xl", "gpt3-175b"])),
     dimension="bytes", unit="GB", rtol=0.02,
 )
@@ -625,7 +612,7 @@ activations_tp_sp = core.NumericExercise(
     ),
     defaults={"model": "gpt3-175b", "seq_len": 2048, "batch": 1, "tp": 8},
     sample=lambda rng: (lambda model: {
-        "model": model, "seq_len": _seq_len_within_context(rng, model, [1024, 2048, 4096]),
+        "model": model, "seq_len": within_context(rng, model, [1024, 2048, 4096]),
         "batch": 1, "tp": rng.choice([2, 4, 8])})(
             rng.choice(["gpt2-large", "gpt2-xl", "gpt3-175b"])),
     dimension="bytes", unit="GB", rtol=0.02,
@@ -748,7 +735,7 @@ llama_flash_layer = core.NumericExercise(
     defaults={"model": "llama-2-7b", "batch": 1, "seq_len": 4096},
     sample=lambda rng: (lambda model: {
         "model": model, "batch": rng.choice([1, 2, 4]),
-        "seq_len": _seq_len_within_context(rng, model, [2048, 4096, 8192])})(
+        "seq_len": within_context(rng, model, [2048, 4096, 8192])})(
             rng.choice(["llama-2-7b", "llama-2-13b", "llama-3-8b", "mistral-7b",
                         "llama-3-70b"])),
     dimension="bytes", unit="GB", rtol=0.02,
