@@ -10,10 +10,10 @@ A load whose lanes share addresses (a *broadcast*: in a naive matrix product the
 one row of threads all read ``A[row, k]``) is served once per distinct address; when every
 address of a request is read by several lanes, the sectors it moves are those of its few
 distinct elements, and no change of which thread reads which element makes them
-consecutive, so such a site is not reported as uncoalesced. A branch whose lanes disagree makes the warp run both sides (divergence); it is reported
-when it splits most of the warps reaching it and both sides cost work (an ``if`` with an
-``else``, or any branch inside a loop). The occupancy
-the block size, shared memory and registers allow comes from
+consecutive, so such a site is not reported as uncoalesced. A branch whose lanes disagree
+makes the warp run both sides (divergence); it is reported when it splits most of the
+warps reaching it and both sides cost work (an ``if`` with an ``else``, or any branch
+inside a loop). The occupancy the block size, shared memory and registers allow comes from
 :func:`gpulesson.execution.occupancy`.
 
 The runtime records, for the first launch of a check, each access with its warp and the

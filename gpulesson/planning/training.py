@@ -129,8 +129,8 @@ class TrainingPlan:
     ``problems`` name the input at fault and a fix; ``notes`` the assumptions. ``terms``
     holds the coefficient (seconds per unit) of every calibrated factor and ``fixed_time``
     the seconds that do not scale with them: ``step_time = sum(terms[k] * factors[k]) +
-    fixed_time``. ``architecture``, ``moe`` and ``active_params`` place the plan among the published runs
-    (:func:`gpulesson.planning.published.uncertainty`).
+    fixed_time``. ``architecture``, ``moe`` and ``active_params`` place the plan among the
+    published runs (:func:`gpulesson.planning.published.uncertainty`).
     """
 
     feasible: bool

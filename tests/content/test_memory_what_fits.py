@@ -348,7 +348,8 @@ CLAIMS = claims(
              f"{a100.reported_memory_bytes / 2**30:.0f} GiB"
              if a100.memory_bytes == GPU_MEMORY and a100.reported_memory_bytes == 80 * 2**30
              else "?")(hardware.gpu("A100 80GB")),
-    lambda: (lambda a100: f"The driver reports exactly {a100.reported_memory_bytes / 2**20:,.0f} MiB, "
+    lambda: (lambda a100: "The driver reports exactly "
+             f"{a100.reported_memory_bytes / 2**20:,.0f} MiB, "
              f"{a100.reported_memory_bytes / 2**30:g} GiB, for an A100 80GB; "
              f"{H100.reported_memory_bytes / 2**20:,.0f} MiB ({gb(H100.reported_memory_bytes)})"
              " for an H100, a little "

@@ -675,7 +675,8 @@ def _api_derived(p: P) -> dict[str, Any]:
     day = cost.run_cost(usd_per_gpu_hour=p["gpu_hour"], gpus=1, seconds=86_400)
     return {"gpu_hour_text": format_usd(p["gpu_hour"]), "day": format_usd(day, cents=True),
             "per_conv": format_usd(_api_per_conversation(p), digits=3),
-            "prompt_text": wording.count(p["prompt"]), "output_text": wording.count(p["output_tokens"]),
+            "prompt_text": wording.count(p["prompt"]),
+            "output_text": wording.count(p["output_tokens"]),
             "price_in_text": format_usd(p["price_in"]),
             "price_out_text": format_usd(p["price_out"])}
 
