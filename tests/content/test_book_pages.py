@@ -79,7 +79,6 @@ from .claims import (
     Claim,
     claims,
     markdown_of,
-    parametrize,
     rendered,
     uncovered_figures,
 )
@@ -226,16 +225,6 @@ INSTRUCTORS = claims(
 )
 
 
-@parametrize(CONVENTIONS)
-def test_conventions_page_numbers(claim: Claim) -> None:
-    claim.check(book_page("conventions.md"), "book/conventions.md")
-
-
-@parametrize(HOW_TO_USE)
-def test_how_to_use_numbers(claim: Claim) -> None:
-    claim.check(book_page("how_to_use.md"), "book/how_to_use.md")
-
-
 #: book/hardware.md's prose: the one usable-memory figure every planner uses.
 HARDWARE = claims(
     lambda: "what a framework can plan with, "
@@ -250,16 +239,6 @@ HARDWARE = claims(
 #: CUDA 13.4's release notes (nvidia2026cuda134): a published version and date.
 HARDWARE_NOT_FIGURES = ("`gpu_memory_utilization` (0.9 by default)",
                         "CUDA 13.4 (September 2026)")
-
-
-@parametrize(HARDWARE)
-def test_hardware_numbers(claim: Claim) -> None:
-    claim.check(book_page("hardware.md"), "book/hardware.md")
-
-
-@parametrize(INSTRUCTORS)
-def test_instructors_numbers(claim: Claim) -> None:
-    claim.check(book_page("instructors.md"), "book/instructors.md")
 
 
 #: Every page in ``book/``: its claims and the numbers of its prose that are not figures.
@@ -278,6 +257,17 @@ PAGES: dict[str, tuple[list[Claim], tuple[str, ...]]] = {
     "seed_corrections.md": (SEED_CORRECTIONS, SEED_CORRECTIONS_NOT_FIGURES),
     "status.md": ([], ()),
 }
+
+
+#: The pages whose claims this module checks (the others have modules of their own).
+_OWN = ("conventions.md", "how_to_use.md", "hardware.md", "instructors.md")
+
+
+@pytest.mark.parametrize(("name", "claim"), [(n, c) for n in _OWN for c in PAGES[n][0]],
+                         ids=[f"{n}-{i}" for n in _OWN for i in range(len(PAGES[n][0]))])
+def test_page_numbers(name: str, claim: Claim) -> None:
+    """Each claim of the page holds: its text is on the page and its call returns it."""
+    claim.check(book_page(name), f"book/{name}")
 
 
 def test_every_page_is_listed() -> None:

@@ -542,19 +542,6 @@ def test_fp4_exercise_asks_each_gpu_for_a_format_it_has():
     assert seen == {"NVFP4", "MXFP4"}
 
 
-def test_the_next_generation_is_dated_by_the_table():
-    """Rubin and MI400 are said to be missing from the datasheet table as of the table's own
-    date (gpus.json current_generation.as_of), not 'announced for the second half of 2026',
-    which a reader in December 2026 would take as still to come."""
-    import calendar
-
-    year, month = hardware.CURRENT_GENERATION_AS_OF.split("-")
-    text = " ".join(nb.markdown(NOTEBOOK).split())
-    assert f"as of its date ({calendar.month_name[int(month)]} {year})" in text
-    assert "{cite:p}`nvidia2026cuda134`" in text
-    assert "announced for the second half" not in text
-
-
 def test_going_further_counts_its_boxes():
     """The introduction to "Going further" names its boxes with a number word: it must be
     the number of "Going further:" boxes that follow (six, not "Five")."""

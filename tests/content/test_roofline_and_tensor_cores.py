@@ -419,14 +419,16 @@ def test_fp4_exercise_counts_the_block_scales():
     assert ex.check(f"{n * 0.5 / 1e9:.2f} GB").mistake == "forgot_scales"
 
 
-def test_the_next_generation_is_dated_by_the_table():
+@pytest.mark.parametrize("slug", ["parallelism_at_the_core", SLUG])
+def test_the_next_generation_is_dated_by_the_table(slug):
     """Rubin and MI400 are said to be missing from the datasheet table as of the table's own
     date (gpus.json current_generation.as_of), not 'announced for the second half of 2026',
-    which a reader in December 2026 would take as still to come."""
+    which a reader in December 2026 would take as still to come: in this lesson, which
+    holds the table, and in lesson 1, which names the current generation."""
     import calendar
 
     year, month = hardware.CURRENT_GENERATION_AS_OF.split("-")
-    text = " ".join(nb.markdown(NOTEBOOK).split())
+    text = " ".join(nb.markdown(nb.notebook(slug)).split())
     assert f"as of its date ({calendar.month_name[int(month)]} {year})" in text
     assert "{cite:p}`nvidia2026cuda134`" in text
     assert "announced for the second half" not in text
