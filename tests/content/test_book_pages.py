@@ -139,6 +139,10 @@ CONVENTIONS = claims(
      f"{H100.sparse_flops['bf16'] / 1e12:,.0f} teraFLOPS\" for BF16",
     lambda: "1 GiB is "
      + units.format_bytes(units.parse_quantity("1 GiB", "bytes"), digits=3),
+    # gpus.json: the A100 80GB's reported total (nvidia-smi memory.total) is exactly 80 GiB
+    lambda: (lambda a100: f"reports {a100.reported_memory_bytes / 2**20:,.0f} MiB for an A100 "
+             "80GB" if a100.reported_memory_bytes == 80 * 2**30 else "?")(
+        hardware.gpu("A100 80GB")),
     _mixed_state_parts,
     _fp32_state_parts,
     lambda: f"makes it {memory.bytes_per_param('mixed_fp32_grads')}",
@@ -162,6 +166,7 @@ CONVENTIONS_NOT_FIGURES = (
     "Llama 3.1 405B at 8,192 tokens",
     # Formula constants.
     "powers of 10",
+    "an \"80 GB\" GPU holds about 80 GiB",  # the datasheet's figure, read as binary
     "the 34 of everything else",  # Korthikanti et al. 2022, eq. 2: s·b·h·(34 + 5·a·s/h)
     # Published inputs.
     "430 TFLOP/s per GPU",  # Dubey et al. 2024 (Llama 3), Table 4
