@@ -241,9 +241,9 @@ HARDWARE = claims(
         hardware.CURRENT_GENERATION_AS_OF.split("-")[0]),
 )
 #: vLLM's engine arguments (gpus.json source "vllm-engine-args"): a setting, not a figure;
-#: CUDA 13.4's release notes (nvidia2026cuda134): a published version and date.
+#: CUDA 13.5 (nvidia2026cuda135) and 13.4 (nvidia2026cuda134): published versions and dates.
 HARDWARE_NOT_FIGURES = ("`gpu_memory_utilization` (0.9 by default)",
-                        "CUDA 13.4 (September 2026)")
+                        "CUDA 13.5 (November 2026)", "(13.4, in September, had a preview)")
 
 
 #: Every page in ``book/``: its claims and the numbers of its prose that are not figures.

@@ -403,9 +403,9 @@ NOT_FIGURES = (
     "$2^{16}=65{,}536$", "from $10^{-10}$ to $10^{-2}$",
     # definitions, names and cross-references
     "$1\\ \\text{GB} = 10^9$", "16-bit", "32-bit", "PCIe 5.0", "Llama 3.1",
-    # the horizon of the datasheet table: a release's name (NVIDIA, CUDA Toolkit 13.4 release
-    # notes, 2026-09-11: preview support for Rubin)
-    "CUDA 13.4 (September 2026)",
+    # the horizon of the datasheet table: releases' names (NVIDIA: CUDA 13.5, November 2026,
+    # general availability for Rubin; CUDA Toolkit 13.4 release notes, 2026-09-11: preview)
+    "CUDA 13.5 (November 2026)", "after 13.4's preview",
 )
 
 

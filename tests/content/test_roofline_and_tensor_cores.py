@@ -328,8 +328,9 @@ NOT_FIGURES = (
     "size 4096 against one of 4095", "a batch of 256 sequences",
     # a share, not a result ("a share of roofline above 100 %"), and names
     "above 100 %", "16-bit", "RTX 4090",
-    # a release's name (NVIDIA, CUDA Toolkit 13.4 release notes, 2026-09-11: Rubin preview)
-    "CUDA 13.4",
+    # releases' names (NVIDIA: CUDA 13.5, November 2026, general availability for Rubin;
+    # CUDA Toolkit 13.4 release notes, 2026-09-11: Rubin preview)
+    "CUDA 13.5 (November 2026)", "(13.4, in September, had a preview)",
 )
 
 
@@ -424,13 +425,15 @@ def test_the_next_generation_is_dated_by_the_table(slug):
     """Rubin and MI400 are said to be missing from the datasheet table as of the table's own
     date (gpus.json current_generation.as_of), not 'announced for the second half of 2026',
     which a reader in December 2026 would take as still to come: in this lesson, which
-    holds the table, and in lesson 1, which names the current generation."""
+    holds the table, and in lesson 1, which names the GPUs after the H100. Both name CUDA
+    13.5's general availability for Rubin (November 2026), not 13.4's preview alone."""
     import calendar
 
     year, month = hardware.CURRENT_GENERATION_AS_OF.split("-")
     text = " ".join(nb.markdown(nb.notebook(slug)).split())
     assert f"as of its date ({calendar.month_name[int(month)]} {year})" in text
-    assert "{cite:p}`nvidia2026cuda134`" in text
+    assert "{cite:p}`nvidia2026cuda134,nvidia2026cuda135`" in text
+    assert "CUDA 13.5 (November 2026)" in text
     assert "announced for the second half" not in text
 
 
