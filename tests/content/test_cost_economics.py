@@ -406,7 +406,7 @@ CLAIMS = claims(
      f"is the H100's {mistral_gain(32):.1f}-fold gain of section 6",
     # self-hosting beside a hosted API
     lambda: "DeepSeek's API, {} per million input tokens and {} per "
-     "million output tokens since {}".format(
+     "million output tokens from {}".format(
         per_m(prices.api_price("deepseek-chat").usd_per_m_input),
         per_m(prices.api_price("deepseek-chat").usd_per_m_output),
         "29 September 2025" if prices.api_price("deepseek-chat").date == "2025-09-29"
@@ -442,7 +442,7 @@ CLAIMS = claims(
      f"allowance of {REASONING} reasoning tokens",
     lambda: "a conversation costs a quarter as much, "
      f"{units.format_usd(_per_conversation(4), digits=2)}, "
-     + ("below DeepSeek's and GPT-5 mini's prices but not the hosted 8B's"
+     + ("below DeepSeek-V3.2's and GPT-5 mini's prices but not the hosted 8B's"
        if _api(HOSTED_8B.model) < _per_conversation(4) < min(
            _api("deepseek-chat"), _api("gpt-5-mini")) else "?")
      + f"; at 16 times, still {'one GPU' if _hosted(16).gpus == 1 else 'more GPUs'}, "
@@ -560,6 +560,18 @@ def test_prices_are_flagged_as_dated_examples() -> None:
     warning = block[1].split("```", 1)[0]
     for dated in ("May 2023", "2023 survey", "for 2023", "July 2023", "current quote"):
         assert dated in warning, dated
+
+
+def test_the_deepseek_price_is_dated_to_late_2025() -> None:
+    """DeepSeek's API moved to its V4 models in 2026 (deepseek2026pricing, the pricing page
+    of that year): the V3.2 price the comparison uses is that of late 2025, from its own
+    date in prices.json, not a current price."""
+    text = " ".join(nb.markdown(NOTEBOOK).split())
+    v32 = prices.api_price("deepseek-chat")
+    assert v32.date.startswith("2025-") and int(v32.date[5:7]) >= 9, v32.date
+    assert "the prices of late 2025: in 2026 DeepSeek moved its API on to its V4 models " \
+        "{cite:p}`deepseek2026pricing`" in text
+    assert "output tokens since" not in text
 
 
 def test_every_pause_and_think_hides_its_answer() -> None:
