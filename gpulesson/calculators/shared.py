@@ -227,15 +227,15 @@ def params_inputs(default: str = "llama-2-7b", n_params: float | None = None
 
 GPU_NOTE = ("Figures from gpulesson.hardware (datasheets, dense tensor-core peaks; "
             f"sparse figures are never used). The {hardware.TEACHING_BASELINE} is the "
-            "course's teaching baseline; the current generation is "
+            "course's teaching baseline; the newest GPUs in the table are "
             f"{', '.join(hardware.CURRENT_GENERATION)} "
-            f"(as of {hardware.CURRENT_GENERATION_AS_OF}); the generation after it, NVIDIA's "
+            f"(as of {hardware.CURRENT_GENERATION_AS_OF}); the generation after them, NVIDIA's "
             "Rubin and AMD's MI400, is not in the table as of that date.")
 _CUSTOM_GPU = Choice(CUSTOM, "Custom (edit the figures)")
 
 
 #: The choices of a GPU preset: every gpulesson.hardware.GPUS name (the teaching baseline
-#: and the current generation among them, as the help says), then custom.
+#: and the newest GPUs in the table among them, as the help says), then custom.
 GPU_CHOICES = tuple(Choice(k, k) for k in hardware.GPUS) + (_CUSTOM_GPU,)
 #: What a GPU preset says when the chosen GPU has no dense peak at the chosen precision.
 MISSING_PEAK = "{choice} has no dense {key} figure on its datasheet"
