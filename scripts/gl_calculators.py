@@ -325,10 +325,10 @@ def _source_id(key: str, prefix: str = "gpu-source") -> str:
 
 
 def _role(spec: Any) -> str:
-    """The GPU's place in the course: the teaching baseline, the current generation."""
+    """The GPU's place in the course: the teaching baseline, the newest in the table."""
     if spec.is_teaching_baseline:
         return "teaching baseline"
-    return "current generation" if spec.is_current_generation else ""
+    return "newest in the table" if spec.is_current_generation else ""
 
 
 class GPUTableDirective(SphinxDirective):
