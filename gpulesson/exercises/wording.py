@@ -23,7 +23,7 @@ __all__ = ["CONVERSATIONS", "GPUS", "GPU_HOURS", "MONTHS", "PARAMS", "PARAMS_IN_
            "PER_BYTE", "PER_WATT", "PRECISION_LABELS", "SEQUENCES", "TIMES", "TOKENS",
            "TOKENS_PER_SECOND", "bandwidth", "billions", "count", "flop_count", "model_label",
            "percent", "plural", "precision_label", "rounded_percent", "scientific", "size",
-           "tflop_rate", "token_rate", "trillions", "trim_zeros"]
+           "tflop_rate", "token_rate", "trillions", "trim_zeros", "value_bytes", "with_article"]
 
 #: Words for a plain ratio: "3×", "3 x", "3 times".
 TIMES: Mapping[str, float] = MappingProxyType({"×": 1, "x": 1, "times": 1})
@@ -152,6 +152,32 @@ def token_rate(rate: float) -> str:
     """A decode or prefill speed: ``1234.56 -> '1,235 tokens/s'`` (four significant
     figures)."""
     return f"{format_number(rate, 4)} tokens/s"
+
+
+def value_bytes(n_bytes: float) -> str:
+    """The bytes of one stored value, with the noun in the right number: ``2 -> '2 bytes'``,
+    ``1 -> '1 byte'`` (FP8, INT8), ``0.5 -> '0.5 bytes'`` (INT4), ``4 -> '4 bytes'``."""
+    if isinstance(n_bytes, bool) or not isinstance(n_bytes, numbers.Real) or n_bytes <= 0:
+        raise ValueError(f"n_bytes must be a positive number, got {n_bytes!r}")
+    return f"{format_number(n_bytes)} byte{'' if n_bytes == 1 else 's'}"
+
+
+#: Capital letters whose spoken name starts with a vowel sound ("eff", "aitch", "el", "em",
+#: "en", "ar", "ess", "ex"): an initialism or model code starting with one takes "an".
+_AN_LETTERS = frozenset("AEFHILMNORSX")
+
+
+def with_article(name: str) -> str:
+    """A name with its indefinite article, as it is read aloud: ``'an H100 SXM'``,
+    ``'a B200'``, ``'an L4'``, ``'an MI300X'``, ``'an RTX 4090'``, ``'a GPU'``. A name
+    that starts with a capital followed by a capital or a digit is read letter by letter;
+    any other is a word, ``'an accelerator'``. ``ValueError`` for an empty name."""
+    if not isinstance(name, str) or not name.strip():
+        raise ValueError(f"name must be a non-empty string, got {name!r}")
+    text = name.strip()
+    spelled = text[0].isupper() and (len(text) == 1 or not text[1].islower())
+    an = text[0] in _AN_LETTERS if spelled else text[0].lower() in "aeiou"
+    return f"{'an' if an else 'a'} {text}"
 
 
 def precision_label(key: str) -> str:
