@@ -30,6 +30,14 @@ _gb = wording.size  # to one decimal: '24 GB', '13.5 GB'
 _bw = wording.bandwidth  # to two decimals: '3.35 TB/s'
 
 
+def _slip(answer: Any, chosen: Any) -> Any:
+    """A choice mistake's value: the option ``chosen`` by the slip, or ``None`` where that
+    option is the right answer (the slip changes nothing there). A mistake that always
+    names the same option would otherwise make ``variant()`` reject every draw with that
+    answer, and every variant would have the same one."""
+    return None if chosen == answer else chosen
+
+
 # ---------------------------------------------------------------------------------------
 # 1. Predict, then run: a Python loop against one vectorised call
 
@@ -439,15 +447,16 @@ fits_on_24gb = core.ChoiceExercise(
         Mistake("one_byte_per_param",
                 "Check the bytes per parameter: FP16 takes 2 bytes and FP32 4, so the "
                 "weights are {fp16_gb} in FP16 and {fp32_gb} in FP32.",
-                lambda p: _fit_with(p["n_params"], 2 * p["n_params"], p["memory"])),
+                lambda p: _slip(_fit_answer(p), _fit_with(p["n_params"], 2 * p["n_params"],
+                                                          p["memory"]))),
         Mistake("training_state",
                 "16 bytes per parameter is the training state (weights, gradients, Adam's "
                 "states). To serve the model we need the weights: {fp16_gb} in FP16.",
-                lambda p: _fit_with(memory.training_memory(p["n_params"], batch=1,
-                                                           seq_len=1).total,
-                                    memory.training_memory(p["n_params"], batch=1, seq_len=1,
-                                                           precision="fp32").total,
-                                    p["memory"])),
+                lambda p: _slip(_fit_answer(p), _fit_with(
+                    memory.training_memory(p["n_params"], batch=1, seq_len=1).total,
+                    memory.training_memory(p["n_params"], batch=1, seq_len=1,
+                                           precision="fp32").total,
+                    p["memory"]))),
     ),
     defaults={"n_params": 7e9, "memory": 24e9},
     sample=_fit_sample,
@@ -578,16 +587,19 @@ def _bound_derived(p: P) -> dict[str, Any]:
             "ridge": core.format_number(roofline.ridge_point(g.peak_flops["fp16"], g.bandwidth), 3),
             "i1": core.format_number(_intensity(p, 1), 3),
             "ib": core.format_number(_intensity(p), 4),
-            "d_text": wording.count(p['d'])}
+            "d_text": wording.count(p['d']),
+            # exercise 11's layer only in the lesson's own numbers: each class variant of
+            # exercise 11 draws its own layer
+            "same_layer": (", as in the previous exercise" if p.get("after_exercise_11")
+                           else "")}
 
 
 bound_on_gpu = core.ChoiceExercise(
     lesson=LESSON, number=12, title="Compute-bound or memory-bound on the {gpu}?",
     question=(
         "The {gpu} does {peak} of dense FP16 maths and moves {bw}. A layer multiplies a "
-        "batch of inputs by a {d_text}×{d_text} weight matrix, all in FP16, as in the "
-        "previous exercise. Is it compute-bound or memory-bound on the {gpu} at batch 1, and "
-        "at batch {batch}?"
+        "batch of inputs by a {d_text}×{d_text} weight matrix, all in FP16{same_layer}. Is "
+        "it compute-bound or memory-bound on the {gpu} at batch 1, and at batch {batch}?"
     ),
     options=[("memory_both", "Memory-bound at batch 1 and at batch {batch}"),
              ("memory_then_compute", "Memory-bound at batch 1, compute-bound at batch {batch}"),
@@ -605,13 +617,20 @@ bound_on_gpu = core.ChoiceExercise(
         Mistake("big_batch_means_compute",
                 "A large batch raises the intensity, but compare it with the ridge point: "
                 "{ib} FLOP/byte at batch {batch} against a ridge of {ridge}.",
-                lambda p: "memory_then_compute"),
+                lambda p: _slip(_bound_key(p), "memory_then_compute")),
+        Mistake("batch_ignored",
+                "Batching reuses every weight for all {batch} inputs: the intensity rises "
+                "from {i1} FLOP/byte at batch 1 to {ib} at batch {batch}, above the ridge of "
+                "{ridge}.",
+                lambda p: _slip(_bound_key(p), "memory_both")),
         Mistake("small_batch_compute",
                 "At batch 1 each weight is read to be used once: about {i1} FLOP/byte, far "
                 "below the ridge of {ridge}.",
-                lambda p: "compute_both"),
+                lambda p: _slip(_bound_key(p), "compute_both")),
     ),
-    defaults={"gpu": "H100 SXM", "batch": 256, "d": 4096},
+    # after_exercise_11: the lesson's own numbers continue exercise 11's (its defaults);
+    # the class variants draw no such key
+    defaults={"gpu": "H100 SXM", "batch": 256, "d": 4096, "after_exercise_11": True},
     sample=lambda rng: {"gpu": rng.choice(["A100 80GB", "H100 SXM", "H200", "L4", "L40S",
                                            "RTX 4090", "MI300X"]),
                         "batch": rng.choice([64, 128, 256, 512]),
@@ -666,7 +685,7 @@ def _decode_derived(p: P) -> dict[str, Any]:
     return {"model": wording.billions(p["n_params"]),
             "prec": wording.precision_label(p["precision"]),
             "bw": _bw(p["bandwidth"]), "weights_gb": _gb(weights),
-            "bpp": core.format_number(memory.precision_bytes(p["precision"])),
+            "bpp": wording.value_bytes(memory.precision_bytes(p["precision"])),
             "h100_bw": _bw(h100.bandwidth),
             "h100_ceiling": core.format_number(_decode(p, bandwidth=h100.bandwidth), 3)}
 
@@ -686,7 +705,7 @@ decode_on_cpu = core.NumericExercise(
     hints=("How many bytes must be read for one token?",
            "Tokens per second = bandwidth ÷ bytes of weights per token."),
     solution=(
-        "One token reads the weights once: {model} × {bpp} bytes = {weights_gb}. At {bw} "
+        "One token reads the weights once: {model} × {bpp} = {weights_gb}. At {bw} "
         "that allows at most **{answer}**, against about {h100_ceiling} tokens/s on an "
         "H100's {h100_bw}.\n\n"
         "Would a faster CPU help? Hardly: the cores sit waiting for the weights to arrive. "
@@ -700,7 +719,7 @@ decode_on_cpu = core.NumericExercise(
                 "That is the ceiling at the H100's {h100_bw}. Here the memory delivers {bw}.",
                 lambda p: _decode(p, bandwidth=hardware.gpu(H100).bandwidth)),
         Mistake("one_byte_per_param",
-                "Check the bytes per parameter: {prec} takes {bpp} bytes, so the weights are "
+                "Check the bytes per parameter: {prec} takes {bpp}, so the weights are "
                 "{weights_gb}.",
                 lambda p: None if p["precision"] == "int8" else _decode(p, precision="int8")),
         mistakes.inverted_ratio(lambda p: 1 / _decode(p),
