@@ -47,6 +47,14 @@ def _gib(n_bytes: float, digits: int = 2) -> str:
     return format_bytes(n_bytes, binary=True, digits=digits)
 
 
+def _on_80gb_gpus(n_bytes: float) -> str:
+    """How many GPUs of 80 GB the bytes need at the least: "within one GPU of 80 GB",
+    "at least 2 GPUs of 80 GB"."""
+    gpus = memory.gpus_needed(n_bytes, 80e9)
+    return ("within one GPU of 80 GB" if gpus <= 1
+            else f"at least {wording.plural(gpus, 'GPU')} of 80 GB")
+
+
 def _state(p: P, **kw: Any) -> memory.MemoryBreakdown:
     """Model state only (weights, gradients, optimizer): no activations."""
     return memory.training_memory(_n(p), batch=1, seq_len=1, **kw)
@@ -302,9 +310,9 @@ def _weights_derived(p: P) -> dict[str, Any]:
     other = _other_precision(p["precision"])
     return {"label": wording.model_label(p["model"]), "count": wording.count(n),
             "prec": wording.precision_label(p["precision"]),
-            "bpp": core.format_number(memory.precision_bytes(p["precision"])),
+            "bpp": wording.value_bytes(memory.precision_bytes(p["precision"])),
             "other": wording.precision_label(other),
-            "other_bpp": core.format_number(memory.precision_bytes(other)),
+            "other_bpp": wording.value_bytes(memory.precision_bytes(other)),
             "gib": _gib(w), "bytes": wording.count(w),
             "train": _gb(_state({"model": p["model"]}).total, 1)}
 
@@ -317,10 +325,10 @@ weights_13b = core.NumericExercise(
     ),
     hints=(
         "Weights = parameters × bytes per parameter.",
-        "{prec} stores each parameter in {bpp} bytes; 1 GB is 10^9 bytes.",
+        "{prec} stores each parameter in {bpp}; 1 GB is 10^9 bytes.",
     ),
     solution=(
-        "{count} × {bpp} bytes = {bytes} bytes = **{answer}**, which is {gib} in binary "
+        "{count} × {bpp} = {bytes} bytes = **{answer}**, which is {gib} in binary "
         "units (1 GiB = 2^30 bytes, 7.4% more than a GB). Datasheets quote decimal GB; "
         "PyTorch's memory summaries and `nvidia-smi` count in binary units, so say which "
         "one you mean.\n\n"
@@ -338,7 +346,7 @@ weights_13b = core.NumericExercise(
                 lambda p: memory.weight_bytes(_n(p), precision=_other_precision(p["precision"]))),
         Mistake("training_state",
                 "16 bytes per parameter is the training state (weights, gradients, Adam's "
-                "state and a master copy). The weights alone take {bpp} bytes each in "
+                "state and a master copy). The weights alone take {bpp} each in "
                 "{prec}.",
                 lambda p: _state(p).total),
     ),
@@ -360,9 +368,21 @@ def _training_derived(p: P) -> dict[str, Any]:
     return {"label": wording.model_label(p["model"]), "count": wording.count(n), "per": per.total,
             "w": per.weights, "g": per.gradients, "o": per.optimizer,
             "weights": _gb(s.weights), "grads": _gb(s.gradients), "opt": _gb(s.optimizer),
-            "claimed": _gb(n * _CLAIMED_BYTES_PER_PARAM),
-            "gpus": memory.gpus_needed(s.total, 80e9),
+            "gpus": _on_80gb_gpus(s.total), "claimed_text": _claimed_text(p),
             "fp32": memory.bytes_per_param("fp32", "adam")}
+
+
+def _claimed_text(p: P) -> str:
+    """What the circulating 10 bytes per parameter would make of the training state: fewer
+    GPUs of 80 GB than it needs, or (where the count is the same) only a short total."""
+    claimed = _n(p) * _CLAIMED_BYTES_PER_PARAM
+    total = _state(p).total
+    start = f"The 10 bytes per parameter a widely shared page claims ({_gb(claimed)}) "
+    needed = memory.gpus_needed(claimed, 80e9)
+    if needed < memory.gpus_needed(total, 80e9):
+        where = "one GPU" if needed == 1 else wording.plural(needed, "GPU")
+        return start + f"would wrongly fit it on {where}."
+    return start + f"would fall {_gb(total - claimed)} short."
 
 
 training_state_7b = core.NumericExercise(
@@ -381,10 +401,9 @@ training_state_7b = core.NumericExercise(
     solution=(
         "{per} bytes per parameter ({w} + {g} + {o}; ZeRO paper §3.1): weights {weights}, "
         "gradients {grads}, optimizer state and master copy {opt}, together **{answer}**, "
-        "at least {gpus} GPUs of 80 GB before any activation. Training in FP32 with Adam "
-        "needs {fp32} bytes per parameter as well (4 + 4 + 4 + 4): mixed precision saves "
-        "time and activation memory, not model state. The 10 bytes per parameter a widely "
-        "shared page claims ({claimed}) would wrongly fit it on one GPU."
+        "{gpus} before any activation. Training in FP32 with Adam needs {fp32} bytes per "
+        "parameter as well (4 + 4 + 4 + 4): mixed precision saves time and activation "
+        "memory, not model state. {claimed_text}"
     ),
     answer=lambda p: _state(p).total,
     derived=_training_derived,
@@ -428,6 +447,14 @@ def _run(p: P) -> memory.MemoryBreakdown:
 def _fit_answer(p: P) -> str:
     m = _run(p)
     return _fit_key(m.weights + m.gradients + m.optimizer, m.activations, p["gpu_memory"])
+
+
+def _slip(answer: str, chosen: str) -> str | None:
+    """A choice mistake's value: the option ``chosen`` by the slip, or ``None`` where that
+    is the right one. Both slips below undercount the state, so where the right answer is
+    "fits" they pick it too; without this, ``variant()`` rejected every such draw and
+    298 of seeds 0-299 answered "state"."""
+    return None if chosen == answer else chosen
 
 
 def _fit_derived(p: P) -> dict[str, Any]:
@@ -479,12 +506,13 @@ fits_one_gpu = core.ChoiceExercise(
         Mistake("weights_only",
                 "You counted the weights as the model state. Training keeps 16 bytes per "
                 "parameter: {state}.",
-                lambda p: _fit_key(_run(p).weights, _run(p).activations, p["gpu_memory"])),
+                lambda p: _slip(_fit_answer(p), _fit_key(_run(p).weights, _run(p).activations,
+                                                         p["gpu_memory"]))),
         Mistake("ten_bytes",
                 "With 10 bytes per parameter the state would be {claimed}; with "
                 "mixed-precision Adam it is 16 bytes per parameter, {state}.",
-                lambda p: _fit_key(_n(p) * _CLAIMED_BYTES_PER_PARAM, _run(p).activations,
-                                   p["gpu_memory"])),
+                lambda p: _slip(_fit_answer(p), _fit_key(
+                    _n(p) * _CLAIMED_BYTES_PER_PARAM, _run(p).activations, p["gpu_memory"]))),
     ),
     defaults={"model": "llama-2-7b", "gpu_memory": 80e9, "batch": 1, "seq_len": 4096},
     sample=lambda rng: (lambda model: {
@@ -753,10 +781,10 @@ def _moe_derived(p: P) -> dict[str, Any]:
     cfg = config(p)
     return {"label": wording.model_label(p["model"]), "experts": cfg.experts,
             "k": cfg.experts_per_token, "precision": wording.precision_label(p["precision"]),
-            "bytes": core.format_number(memory.precision_bytes(p["precision"])),
+            "bytes": wording.value_bytes(memory.precision_bytes(p["precision"])),
             "total": wording.billions(_n(p)),
             "active": wording.billions(transformer.active_params(cfg)),
-            "gpus": memory.gpus_needed(_moe_weights(p), 80e9)}
+            "gpus": _on_80gb_gpus(_moe_weights(p))}
 
 
 moe_weights = core.NumericExercise(
@@ -769,12 +797,12 @@ moe_weights = core.NumericExercise(
     hints=(
         "A token uses a few experts, but the next token may need any of them: which "
         "parameters must be in memory?",
-        "All of them: `transformer.param_count` × {bytes} bytes.",
+        "All of them: `transformer.param_count` × {bytes}.",
     ),
     solution=(
         "Any expert may be needed by the next token, so memory holds them all: {total} "
-        "parameters × {bytes} bytes = **{answer}**, at least {gpus} GPUs of 80 GB for the "
-        "weights alone. A token is multiplied by only {active} of them, its active "
+        "parameters × {bytes} = **{answer}**, {gpus} for the weights "
+        "alone. A token is multiplied by only {active} of them, its active "
         "parameters (`transformer.active_params`): they set the FLOPs, not the bytes."
     ),
     answer=_moe_weights,
