@@ -208,7 +208,8 @@ def _breakeven_derived(p: P) -> dict[str, Any]:
             "power_hour": _usd(power_hour), "month_hours": wording.count(month),
             "no_power": core.format_number(_breakeven(p, power_watts=0), 3),
             "full_time": core.format_number(_breakeven(p, utilization=1.0), 3),
-            "years": core.format_number(_breakeven(p) / 12, 2)}
+            "years": (lambda y: f"{y} {'year' if y == '1' else 'years'}")(
+                core.format_number(_breakeven(p) / 12, 2))}
 
 
 breakeven = core.NumericExercise(
@@ -230,8 +231,7 @@ breakeven = core.NumericExercise(
         "Renting 8 GPUs costs {server_hour} per hour; owning costs {power_hour} of "
         "electricity per busy hour (kW × PUE × price). Each busy hour owning saves the "
         "difference, and a month has 730 × {pct} = {month_hours} busy hours. The hardware "
-        "price is recovered after {hw} ÷ (saving per month) = **{answer}**, about {years} "
-        "years.\n\n"
+        "price is recovered after {hw} ÷ (saving per month) = **{answer}**, about {years}.\n\n"
         "Ignoring the electricity gives {no_power} months (the slip behind the 6.8-month "
         "break-even the lesson checks); at 100% utilisation it would be {full_time} "
         "months. Break-even is inversely proportional to utilisation."
@@ -288,10 +288,19 @@ def _buy_or_rent_derived(p: P) -> dict[str, Any]:
                                                     years=p["years"], utilization=u))
     months = cost.breakeven_months(cloud_usd_per_hour=server_hour,
                                    utilization=p["utilization"], **_DGX)
-    return {**values, "pct": wording.rounded_percent(p["utilization"]),
-            "gpu_price_text": _usd(p["gpu_price"]),
-            "server_hour": _usd(server_hour), "months": core.format_number(months, 3),
-            "life_months": f"{12 * p['years']}"}
+    months_text, life = core.format_number(months, 3), f"{12 * p['years']}"
+    pct = wording.rounded_percent(p["utilization"])
+    # where buying wins already at this utilisation (5 years at 30% and $3.00), the
+    # break-even and the round-the-clock comparison read the other way
+    bought = _buy_or_rent(p) == "buy"
+    return {**values, "pct": pct, "gpu_price_text": _usd(p["gpu_price"]),
+            "server_hour": _usd(server_hour), "months": months_text, "life_months": life,
+            "breakeven": (f"Buying breaks even after {months_text} months at {pct}, within "
+                          f"the {life} months of the plan." if bought else
+                          f"Buying breaks even only after {months_text} months at {pct}, "
+                          f"longer than the {life} months of the plan."),
+            "full_time": ("Around the clock owning wins by far more" if bought
+                          else "Around the clock the verdict flips")}
 
 
 buy_or_rent = core.ChoiceExercise(
@@ -313,9 +322,8 @@ buy_or_rent = core.ChoiceExercise(
     ),
     solution=(
         "Owning costs {own} (the hardware plus {years} years of electricity while busy); "
-        "renting costs {rent}. Answer: **{answer}**. Buying breaks even only after {months} "
-        "months at {pct}, longer than the {life_months} months of the plan.\n\n"
-        "Around the clock the verdict flips: owning {own_full} against renting {rent_full}. "
+        "renting costs {rent}. Answer: **{answer}**. {breakeven}\n\n"
+        "{full_time}: owning {own_full} against renting {rent_full}. "
         "Idle owned hardware still costs its purchase price; rented hours can be given back."
     ),
     answer=_buy_or_rent,
@@ -324,7 +332,10 @@ buy_or_rent = core.ChoiceExercise(
         Mistake("forgot_utilisation",
                 "That is the answer if the GPUs were busy every hour. At {pct} the rent "
                 "shrinks to {rent}, while the server still costs its full price.",
-                lambda p: _buy_or_rent(p, utilization=1.0)),
+                # around the clock buying wins: where it wins at this utilisation too,
+                # the slip changes nothing (else every "buy" draw was rejected)
+                lambda p: (lambda slip: None if slip == _buy_or_rent(p) else slip)(
+                    _buy_or_rent(p, utilization=1.0))),
     ),
     defaults={"utilization": 0.25, "years": 3, "gpu_price": 2.50},
     sample=lambda rng: {"utilization": rng.choice([0.15, 0.2, 0.25, 0.3]),
@@ -718,11 +729,13 @@ api_breakeven = core.NumericExercise(
     ),
     defaults={"price_in": _DEEPSEEK.usd_per_m_input, "price_out": _DEEPSEEK.usd_per_m_output,
               "prompt": 1000, "output_tokens": 500, "gpu_hour": _CHEAPEST},
-    sample=lambda rng: {"price_in": rng.choice([0.18, 0.25, 0.28, 0.56]),
-                        "price_out": rng.choice([0.18, 0.42, 1.68, 2.0]),
-                        "prompt": rng.choice([500, 1000, 2000]),
-                        "output_tokens": rng.choice([200, 500, 800]),
-                        "gpu_hour": rng.choice([2.72, _CHEAPEST, 4.0])},
+    sample=lambda rng: (lambda api: {
+        "price_in": api.usd_per_m_input, "price_out": api.usd_per_m_output,
+        "prompt": rng.choice([500, 1000, 2000]),
+        "output_tokens": rng.choice([200, 500, 800]),
+        "gpu_hour": rng.choice([2.72, _CHEAPEST, 4.0])})(
+            # one quote's input and output prices together, as a provider lists them
+            rng.choice(prices.API_PRICES)),
     dimension="count", unit="conversations",
     extra_units={"conversations": 1, "conversations a day": 1, "a day": 1}, rtol=0.02,
 )
