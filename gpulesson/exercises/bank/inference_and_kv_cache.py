@@ -241,12 +241,20 @@ def _kv_derived(p: P) -> dict[str, Any]:
         "name": wording.model_label(p["model"]), "L": cfg.layers, "H": cfg.heads,
         "KV": cfg.kv_heads, "Q": cfg.head_dim, "hidden": wording.count(cfg.hidden),
         "seq_text": wording.count(p['seq_len']),
-        "prec": wording.precision_label(p["kv_dtype"]), "bpe": core.format_number(b),
+        "prec": wording.precision_label(p["kv_dtype"]), "bpe": wording.value_bytes(b),
         "per_token": _gib(per_token, 0) if per_token >= 2**20 else f"{per_token // 1024} KiB",
         "per_seq": _gib(_kv_total(p, batch=1)), "gib": _gib(_kv_total(p)),
         "mha": _gb(_kv_total(p, mha=True)), "ratio": core.format_number(cfg.heads / cfg.kv_heads),
-        "h100s": memory.gpus_needed(_kv_total(p), hardware.gpu(H100).memory_bytes),
+        "h100s": _h100s_text(p),
     }
+
+
+def _h100s_text(p: P) -> str:
+    """The closing remark on how many H100s the cache alone fills, only where it is more
+    than one ("needs 1 H100s' worth" said nothing for a cache of a few GB)."""
+    h100s = memory.gpus_needed(_kv_total(p), hardware.gpu(H100).memory_bytes)
+    return (f" Even the right figure needs {h100s} H100s' worth of memory for the cache alone."
+            if h100s >= 2 else "")
 
 
 kv_cache_long_context = core.NumericExercise(
@@ -254,7 +262,7 @@ kv_cache_long_context = core.NumericExercise(
     question=(
         "{name} has {L} layers, {H} query heads and {KV} key/value heads of size {Q} "
         "(hidden size {hidden}). It serves {batch} conversations at once, each holding "
-        "{seq_text} tokens, with the KV cache in {prec} ({bpe} bytes per value). How large "
+        "{seq_text} tokens, with the KV cache in {prec} ({bpe} per value). How large "
         "is the KV cache in GB (10⁹ bytes)?"
     ),
     hints=(
@@ -264,11 +272,10 @@ kv_cache_long_context = core.NumericExercise(
         "conversations.",
     ),
     solution=(
-        "Per token: 2 × {L} × {KV} × {Q} × {bpe} bytes = {per_token}. One conversation of "
+        "Per token: 2 × {L} × {KV} × {Q} × {bpe} = {per_token}. One conversation of "
         "{seq_text} tokens: {per_seq}. {batch} of them: {gib}, that is **{answer}**.\n\n"
         "With one KV head per query head (the hidden-size formula, right only for "
-        "multi-head attention) you would get {mha}, {ratio} times too much. Even the right "
-        "figure needs {h100s} H100s' worth of memory for the cache alone."
+        "multi-head attention) you would get {mha}, {ratio} times too much.{h100s}"
     ),
     answer=_kv_total,
     derived=_kv_derived,
@@ -459,7 +466,7 @@ def _ceiling_derived(p: P) -> dict[str, Any]:
     per_token = inference.decode_flops(p["n_params"], 1)
     return {
         "model": wording.billions(p["n_params"]), "prec": wording.precision_label(p["precision"]),
-        "bpp": core.format_number(memory.precision_bytes(p["precision"])),
+        "bpp": wording.value_bytes(memory.precision_bytes(p["precision"])),
         "bw": format_bandwidth(g.bandwidth), "weights": _gb(weights),
         "step": format_seconds(weights / g.bandwidth),
         "per_token": format_flops(per_token),
@@ -479,7 +486,7 @@ decode_ceiling_13b = core.NumericExercise(
         "Every weight, once per step: tokens/s ≤ bandwidth ÷ weight bytes.",
     ),
     solution=(
-        "Each step reads the {weights} of weights ({model} × {bpp} bytes). At {bw} that "
+        "Each step reads the {weights} of weights ({model} × {bpp}). At {bw} that "
         "takes {step}, so decode gives at most **{answer}**.\n\n"
         "The arithmetic is no limit: {per_token} per token at that rate keeps the "
         "{peak} Tensor Cores busy only {busy} of the time."
@@ -488,7 +495,7 @@ decode_ceiling_13b = core.NumericExercise(
     derived=_ceiling_derived,
     mistakes=(
         Mistake("one_byte_per_param",
-                "Check the bytes per parameter: {prec} takes {bpp} bytes, so a step reads "
+                "Check the bytes per parameter: {prec} takes {bpp}, so a step reads "
                 "{weights}.",
                 lambda p: None if p["precision"] == "int8" else _ceiling(p, precision="int8")),
         Mistake("compute_ceiling",
@@ -783,7 +790,19 @@ def _arch_kv_derived(p: P) -> dict[str, Any]:
         design += " (Mistral-7B v0.2 and v0.3 dropped the window)"
     return {"name": name, "seq_text": wording.count(p["seq_len"]),
             "design": design, "mha": format_bytes(_arch_kv(p, mha=True)),
-            "uncapped": format_bytes(_arch_kv(p, cap_windows=False))}
+            "others": _arch_others(p)}
+
+
+def _arch_others(p: P) -> str:
+    """What the cache would be without the design's savings: without the sliding window
+    (for a model that has one) and with multi-head attention."""
+    mha = format_bytes(_arch_kv(p, mha=True))
+    if not config(p).sliding_window:
+        return ("With one key and one value per query head (multi-head attention) it would "
+                f"be {mha}.")
+    return ("Without the window every layer would hold every token, "
+            f"{format_bytes(_arch_kv(p, cap_windows=False))}; with one key and one value per "
+            f"query head (multi-head attention) {mha}.")
 
 
 arch_kv_cache = core.NumericExercise(
@@ -800,9 +819,7 @@ arch_kv_cache = core.NumericExercise(
         "bytes.",
     ),
     solution=(
-        "Following the design, {design}: **{answer}** (`inference.kv_cache_bytes`). "
-        "Without the window every layer would hold every token, {uncapped}; with one key "
-        "and one value per query head (multi-head attention) {mha}."
+        "Following the design, {design}: **{answer}** (`inference.kv_cache_bytes`). {others}"
     ),
     answer=_arch_kv,
     derived=_arch_kv_derived,
