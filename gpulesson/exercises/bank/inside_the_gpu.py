@@ -419,6 +419,7 @@ def _occ_derived(p: P) -> dict[str, Any]:
     lim = spec.limits
     per_warp = occ.registers_per_block // occ.warps_per_block
     return {
+        "a_gpu": wording.with_article(p["gpu"]),
         "cc": spec.compute_capability, "warps_per_block": occ.warps_per_block,
         "raw": wording.count(p.get("registers", 32) * lim.warp_size),
         "per_warp": wording.count(per_warp),
@@ -442,7 +443,7 @@ def _occ_sample(rng: Any) -> dict[str, Any]:
 occupancy_registers = core.NumericExercise(
     lesson=LESSON, number=7, title="Occupancy at {registers} registers per thread",
     question=(
-        "A kernel runs blocks of {threads} threads on an {gpu} (compute capability {cc}); the "
+        "A kernel runs blocks of {threads} threads on {a_gpu} (compute capability {cc}); the "
         "compiler gave it {registers} registers per thread, and it uses no shared memory. "
         "What is its occupancy, the share of the SM's warp slots it fills?"
     ),
@@ -495,7 +496,7 @@ def _smem_sample(rng: Any) -> dict[str, Any]:
 occupancy_shared = core.NumericExercise(
     lesson=LESSON, number=8, title="Occupancy with {shared_kib} KiB of shared memory",
     question=(
-        "A kernel runs blocks of {threads} threads at 32 registers per thread on an {gpu}, "
+        "A kernel runs blocks of {threads} threads at 32 registers per thread on {a_gpu}, "
         "each block using {shared_kib} KiB of shared memory (1 KiB = 1,024 bytes). The SM's "
         "carveout is the largest, {carveout_kib} KiB. What is its occupancy?"
     ),
@@ -546,7 +547,8 @@ def _per_tile(p: P) -> float:
 
 def _waves_derived(p: P) -> dict[str, Any]:
     w = _waves(p)
-    return {"sms": execution.gpu_execution(p["gpu"]).sms, "tiles_m": w.tiles_m,
+    return {"a_gpu": wording.with_article(p["gpu"]),
+            "sms": execution.gpu_execution(p["gpu"]).sms, "tiles_m": w.tiles_m,
             "tiles_n": w.tiles_n, "tiles": wording.count(w.tiles), "waves": w.waves,
             "fractional": f"{w.fractional_waves:.2f}", "last": w.last_wave_tiles,
             "per_tile": format_seconds(_per_tile(p)), "efficiency": wording.percent(w.efficiency),
@@ -564,7 +566,7 @@ def _waves_sample(rng: Any) -> dict[str, Any]:
 gemm_waves = core.NumericExercise(
     lesson=LESSON, number=9, title="The waves of a {m} × {n} GEMM on the {gpu}",
     question=(
-        "A library multiplies A ({m} × {k}) by B ({k} × {n}), both BF16, on an {gpu} ({sms} "
+        "A library multiplies A ({m} × {k}) by B ({k} × {n}), both BF16, on {a_gpu} ({sms} "
         "SMs, {peak} dense), in 256 × 128 tiles of the output, one tile per SM at a time, each "
         "tile running at the SM's share of the peak. How long does the product take?"
     ),
