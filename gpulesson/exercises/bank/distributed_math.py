@@ -21,6 +21,7 @@ from typing import Any
 from gpulesson import course, distributed, hardware, memory, traffic
 from gpulesson.exercises import core, mistakes, wording
 from gpulesson.exercises.bank._common import H100, SERVING_GPUS, P
+from gpulesson.exercises.bank._inference_serving import drawn_until
 from gpulesson.exercises.core import Mistake
 from gpulesson.units import format_seconds
 
@@ -99,7 +100,9 @@ ring_bytes = core.NumericExercise(
         mistakes.gib_as_gb(lambda p: _ring(p) / 2**30 * 1e9),
     ),
     defaults={"n_params": 7e9, "n": 8},
-    sample=lambda rng: {"n_params": rng.choice([1.3e9, 7e9, 13e9, 34e9, 70e9]),
+    # no 70B: all-reducing its full gradients means every GPU holds the BF16 weights and
+    # gradients, 280 GB, and with ZeRO-1 at most 306 GB for n <= 32 (audit of 2026-12-06)
+    sample=lambda rng: {"n_params": rng.choice([1.3e9, 3e9, 7e9, 13e9, 34e9]),
                         "n": rng.choice([4, 8, 16, 32, 64])},
     dimension="bytes", unit="GB", rtol=0.02,
 )
@@ -350,8 +353,12 @@ zero_memory = core.NumericExercise(
                 lambda p: None if p["stage"] != 3 else _zero(p) - _zero(p, optimizer_bytes=0)),
     ),
     defaults={"n_params": 7e9, "dp": 64, "stage": 3},
-    sample=lambda rng: {"n_params": rng.choice([1.3e9, 7e9, 13e9, 70e9]),
-                        "dp": rng.choice([8, 16, 64, 256]), "stage": rng.choice([1, 2, 3])},
+    # the per-GPU state fits an H100's usable memory (the question names no GPU): 70B at
+    # stage 1 on 8 GPUs would hold 385 GB (audit of 2026-12-06)
+    sample=drawn_until(
+        lambda rng: {"n_params": rng.choice([1.3e9, 7e9, 13e9, 70e9]),
+                     "dp": rng.choice([8, 16, 64, 256]), "stage": rng.choice([1, 2, 3])},
+        lambda p: _zero(p) <= hardware.gpu(H100).usable_memory()),
     dimension="bytes", unit="GB", rtol=0.02,
 )
 
