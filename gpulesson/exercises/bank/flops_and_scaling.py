@@ -17,10 +17,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpulesson import cost, course, flops, gemm, hardware, inference, transformer, units
+from gpulesson import cost, course, flops, gemm, hardware, inference, memory, transformer, units
 from gpulesson.exercises import core, mistakes, wording
 from gpulesson.exercises.bank import _common
 from gpulesson.exercises.bank._common import P, config
+from gpulesson.exercises.bank._inference_serving import drawn_until
 from gpulesson.exercises.core import Mistake
 
 LESSON = "flops_and_scaling"
@@ -50,8 +51,26 @@ def _tokens_text(n: float) -> str:
     return wording.trillions(n) if n >= 1e12 else wording.billions(n)
 
 
+def _article(count_text: str) -> str:
+    """"an" before a number read with a vowel sound (8B, 11B, 18B, 80B), else "a"."""
+    return "an" if count_text.startswith(("8", "11", "18")) else "a"
+
+
 def _days(seconds: float) -> str:
     return f"{core.format_number(seconds / 86_400, 3)} days"
+
+
+#: The longest training run a class variant asks about: a pretraining run of months, not
+#: years (the audit of 2026-12-06 found 70B on 15T tokens on 256 A100s: 2,174 days).
+MAX_TRAINING_DAYS = 180
+
+
+def _state_fits(p: P) -> bool:
+    """Whether the model state of mixed-precision Adam (``memory.bytes_per_param()``, 16
+    bytes per parameter) fits in the usable memory of all ``p["gpus"]`` GPUs together,
+    the least any layout (ZeRO-3 over every GPU) needs."""
+    return (p["n_params"] * memory.bytes_per_param()
+            <= p["gpus"] * hardware.gpu(p["gpu"]).usable_memory())
 
 
 # ---------------------------------------------------------------------------------------
@@ -62,14 +81,16 @@ def _total(p: P) -> float:
 
 
 def _total_derived(p: P) -> dict[str, Any]:
-    return {"model": wording.billions(p["n_params"]), "data": _tokens_text(p["tokens"]),
+    model = wording.billions(p["n_params"])
+    return {"model": model, "a_model": f"{_article(model)} {model}",
+            "data": _tokens_text(p["tokens"]),
             "per_token": wording.scientific(flops.flops_per_token(p["n_params"])),
             "forward": wording.scientific(inference.prefill_flops(p["n_params"], int(p["tokens"]))),
             "total_sci": wording.scientific(_total(p))}
 
 
 training_flops_7b = core.NumericExercise(
-    lesson=LESSON, number=1, title="Training FLOPs of a {model} model on {data} tokens",
+    lesson=LESSON, number=1, title="Training FLOPs of {a_model} model on {data} tokens",
     question=(
         "A team pretrains a model of {model} parameters on {data} tokens. Using the 6N rule "
         "(N counting all parameters), how many FLOPs does the training take? Ignore the "
@@ -120,7 +141,11 @@ def _time(p: P, *, peak: float | None = None, gpus: int | None = None,
 
 def _time_derived(p: P) -> dict[str, Any]:
     g = hardware.gpu(p["gpu"])
-    return {"model": wording.billions(p["n_params"]), "data": _tokens_text(p["tokens"]),
+    model = wording.billions(p["n_params"])
+    return {"model": model, "data": _tokens_text(p["tokens"]),
+            "subject": (f"The {model}-parameter model of the previous exercise"
+                        if p["continues_ex1"]
+                        else f"{_article(model).capitalize()} {model}-parameter model"),
             "total_sci": wording.scientific(_total(p)), "gpus_text": wording.count(p['gpus']),
             "mfu_pct": wording.percent(p["mfu"]), "dense": wording.tflop_rate(g.dense("bf16"), 4),
             "sparse": wording.tflop_rate(g.sparse_flops["bf16"], 4),
@@ -131,7 +156,7 @@ def _time_derived(p: P) -> dict[str, Any]:
 days_on_cluster = core.NumericExercise(
     lesson=LESSON, number=2, title="Days on {gpus_text} {gpu} GPUs at {mfu_pct} MFU",
     question=(
-        "The {model}-parameter model of the previous exercise is trained on {data} tokens "
+        "{subject} is trained on {data} tokens "
         "({total_sci} FLOPs) on {gpus_text} {gpu} GPUs in BF16. The datasheet lists "
         "{sparse} for BF16 with sparsity and {dense} dense. At a model FLOPs utilisation of "
         "{mfu_pct}, how many days does the training take?"
@@ -165,12 +190,17 @@ days_on_cluster = core.NumericExercise(
                 "the run is that many times shorter.",
                 lambda p: _time(p, gpus=1)),
     ),
-    defaults={"n_params": 7e9, "tokens": 2e12, "gpu": "H100 SXM", "gpus": 1024, "mfu": 0.40},
-    sample=lambda rng: {"n_params": rng.choice([7e9, 8e9, 13e9, 34e9, 70e9]),
-                        "tokens": rng.choice([1e12, 2e12, 15e12]),
-                        "gpu": rng.choice(["A100 80GB", "H100 SXM", "H200", "B200"]),
-                        "gpus": rng.choice([256, 512, 1024, 2048, 4096]),
-                        "mfu": rng.choice([0.35, 0.38, 0.40, 0.42])},
+    # continues_ex1: the lesson's version asks about exercise 1's model; a class variant
+    # draws its own, so it names its model without pointing back
+    defaults={"n_params": 7e9, "tokens": 2e12, "gpu": "H100 SXM", "gpus": 1024, "mfu": 0.40,
+              "continues_ex1": True},
+    sample=drawn_until(
+        lambda rng: {"n_params": rng.choice([7e9, 8e9, 13e9, 34e9, 70e9]),
+                     "tokens": rng.choice([1e12, 2e12, 15e12]),
+                     "gpu": rng.choice(["A100 80GB", "H100 SXM", "H200", "B200"]),
+                     "gpus": rng.choice([256, 512, 1024, 2048, 4096]),
+                     "mfu": rng.choice([0.35, 0.38, 0.40, 0.42]), "continues_ex1": False},
+        lambda p: _time(p) <= MAX_TRAINING_DAYS * 86_400 and _state_fits(p)),
     dimension="seconds", unit="days", rtol=0.02, digits=3,
 )
 
@@ -235,7 +265,7 @@ mfu_from_throughput = core.NumericExercise(
                 lambda p: None if p["gpus"] == 1 else _mfu(p, devices=1)),
     ),
     defaults={"gpu": "A100 80GB", "n_params": 7e9, "per_gpu": 3_000, "gpus": 64},
-    sample=_throughput_sample,
+    sample=drawn_until(_throughput_sample, _state_fits),
     dimension="percent", unit="%", rtol=0.02, digits=3,
 )
 
@@ -491,15 +521,28 @@ def _attention_share(cfg: transformer.TransformerConfig, seq_len: int) -> float:
                                            seq_len=seq_len) / flops.flops_per_token(n)
 
 
+#: The solution's two illustrative lengths: a common training length, and the 131,072
+#: tokens of a long-context stage (Llama 3's, lesson 5).
+_SHORT, _LONG = 4096, 131_072
+
+
 def _crossover_derived(p: P) -> dict[str, Any]:
     cfg = config(p)
     n = transformer.param_count(cfg)
+    context = cfg.context or cfg.max_positions or _LONG
+    # the illustrations stay within the model's context (GPT-2 reads 1,024 tokens, GPT-3
+    # 2,048); a longer stage is a model of the same shape with a longer context
+    short = min(_SHORT, context)
+    long_share = wording.percent(_attention_share(cfg, _LONG))
+    long_text = (f"a long-context stage at {_LONG:,} tokens adds {long_share}"
+                 if _LONG <= context else
+                 f"the same shape stretched to a {_LONG:,}-token context, as long-context "
+                 f"stages do, would add {long_share}")
     return {"name": wording.model_label(p["model"]), "n_text": wording.count(n),
             "layers": cfg.layers, "heads": cfg.heads,
             "kv_heads": cfg.kv_heads, "head_dim": cfg.head_dim,
-            "share_4k": wording.percent(_attention_share(cfg, 4096)),
-            "share_128k": wording.percent(_attention_share(cfg, 131_072)),
-}
+            "short": f"{short:,}", "share_short": wording.percent(_attention_share(cfg, short)),
+            "long_text": long_text}
 
 
 attention_crossover = core.NumericExercise(
@@ -519,8 +562,8 @@ attention_crossover = core.NumericExercise(
         "12·L·H·Q·T = 6N gives T = N / (2·L·H·Q) = **{answer}**. "
         "The same length balances the forward pass alone (4·L·H·Q·T against 2N), so "
         "prefill and training cross over together. Below it the weights dominate: at "
-        "4,096 tokens attention adds {share_4k} to the 6N of this model, while a "
-        "long-context stage at 131,072 tokens adds {share_128k}."
+        "{short} tokens attention adds {share_short} to the 6N of this model, while "
+        "{long_text}."
     ),
     answer=_crossover,
     derived=_crossover_derived,
@@ -552,6 +595,7 @@ attention_crossover = core.NumericExercise(
 # 9. GPU-hours of Llama 3 405B
 
 REPORTED_LLAMA31_405B_GPU_HOURS = 30.84e6  # Llama 3.1 model card, "Training Energy Use"
+LLAMA3_405B_GPUS = 16_384  # the most H100s the run used at once (Dubey et al. 2024, Table 4)
 
 
 def _gpu_hours(p: P, *, peak: float | None = None, mfu: float | None = None) -> float:
@@ -571,15 +615,29 @@ def _hours_derived(p: P) -> dict[str, Any]:
             "dense": wording.tflop_rate(g.dense("bf16"), 4), "gpus_text": wording.count(p['gpus']),
             "days": _days(_common.training_seconds(p, p["total"])),
             "reported": f"{core.format_number(REPORTED_LLAMA31_405B_GPU_HOURS / 1e6, 4)}M",
-            "implied": wording.percent(at_peak / REPORTED_LLAMA31_405B_GPU_HOURS)}
+            "implied": wording.percent(at_peak / REPORTED_LLAMA31_405B_GPU_HOURS),
+            "setting": _hours_setting(p)}
+
+
+def _hours_setting(p: P) -> str:
+    """The question's first sentences: the run as it was, or on another number of GPUs
+    as a supposition (the real run used up to 16,384)."""
+    total, dense = wording.scientific(p["total"]), wording.tflop_rate(
+        hardware.gpu(p["gpu"]).dense("bf16"), 4)
+    mfu, real = wording.percent(p["mfu"]), wording.count(LLAMA3_405B_GPUS)
+    if p["gpus"] == LLAMA3_405B_GPUS:
+        return (f"Llama 3 405B was pretrained with {total} FLOPs on up to {real} {p['gpu']} "
+                f"GPUs in BF16 (dense peak {dense}). At an MFU of {mfu}, how many "
+                "**GPU-hours** does that take?")
+    return (f"Llama 3 405B was pretrained with {total} FLOPs on up to {real} {p['gpu']} "
+            f"GPUs. Had it run on {wording.count(p['gpus'])} of them in BF16 (dense peak "
+            f"{dense}) at an MFU of {mfu}, how many **GPU-hours** would it have taken?")
 
 
 llama3_gpu_hours = core.NumericExercise(
     lesson=LESSON, number=9, title="GPU-hours of Llama 3 405B",
     question=(
-        "Llama 3 405B was pretrained with {total_sci} FLOPs on up to {gpus_text} {gpu} "
-        "GPUs in BF16 (dense peak {dense}). At an MFU of {mfu_pct}, how many **GPU-hours** "
-        "does that take? (Type for example `3e6 GPU-hours` or `3 million GPU-hours`.)"
+        "{setting} (Type for example `3e6 GPU-hours` or `3 million GPU-hours`.)"
     ),
     hints=(
         "GPU-hours do not depend on how many GPUs share the work: they are the time one "
@@ -608,9 +666,9 @@ llama3_gpu_hours = core.NumericExercise(
                 "longer: divide by the MFU.",
                 lambda p: _gpu_hours(p, mfu=1.0)),
     ),
-    defaults={"total": 3.8e25, "gpu": "H100 SXM", "gpus": 16_384, "mfu": 0.40},
+    defaults={"total": 3.8e25, "gpu": "H100 SXM", "gpus": LLAMA3_405B_GPUS, "mfu": 0.40},
     sample=lambda rng: {"total": 3.8e25, "gpu": "H100 SXM",
-                        "gpus": rng.choice([8_192, 16_384]),
+                        "gpus": rng.choice([8_192, LLAMA3_405B_GPUS]),
                         "mfu": rng.choice([0.38, 0.40, 0.41, 0.43])},
     dimension="count", unit="GPU-hours", extra_units=wording.GPU_HOURS, rtol=0.02,
 )
