@@ -34,6 +34,7 @@ from gpulesson import (
 from gpulesson.exercises import core, mistakes, wording
 from gpulesson.exercises.bank import _common
 from gpulesson.exercises.bank._common import H100, P, config
+from gpulesson.exercises.bank._inference_serving import drawn_until
 from gpulesson.exercises.core import Mistake
 
 LESSON = "planning_dashboard"
@@ -54,6 +55,33 @@ def _usd(amount: float) -> str:
     return units.format_usd(amount)
 
 
+def _a_model(n_params: float) -> str:
+    """``7e9 -> 'a 7B'``, ``8e9 -> 'an 8B'``: the article as the count is read."""
+    model = wording.billions(n_params)
+    return f"{'an' if model.startswith(('8', '11', '18')) else 'a'} {model}"
+
+
+#: The longest training run a class variant asks about: months, not years (the audit of
+#: 2026-12-06 found 70B on 15T tokens on 256 A100s at 35 % MFU: 2,608 days).
+MAX_TRAINING_DAYS = 180
+
+
+def _state_fits(p: P) -> bool:
+    """Whether mixed-precision Adam's model state (``memory.bytes_per_param()``, 16 bytes
+    per parameter) fits in the usable memory of all ``p["gpus"]`` GPUs together, the
+    least any layout (ZeRO-3 over every GPU) needs."""
+    return (p["n_params"] * memory.bytes_per_param()
+            <= p["gpus"] * hardware.gpu(p["gpu"]).usable_memory())
+
+
+@functools.cache
+def _quoted_prices(gpu: str) -> tuple[float, ...]:
+    """The on-demand prices per GPU-hour, to the cent, that providers quote now for
+    ``gpu`` (``prices.current_quotes``): a class variant rents a GPU at a price it is
+    rented at."""
+    return tuple(sorted({round(q.usd_per_gpu_hour, 2) for q in prices.current_quotes(gpu)}))
+
+
 # ---------------------------------------------------------------------------------------
 # 1. Throughput from an assumed MFU
 
@@ -65,8 +93,9 @@ def _tps(p: P, *, per_token: float | None = None, gpus: int | None = None,
 
 
 def _tps_derived(p: P) -> dict[str, Any]:
-    return {"model": wording.billions(p["n_params"]), "gpus_text": wording.count(p['gpus']),
-            "mfu_pct": wording.percent(p["mfu"]), "dense": units.format_flop_rate(_peak(p)),
+    return {"model": wording.billions(p["n_params"]), "a_model": _a_model(p["n_params"]),
+            "gpus_text": wording.count(p['gpus']),
+            "mfu_pct": wording.percent(p["mfu"]), "dense": wording.tflop_rate(_peak(p)),
             "sustained": units.format_flop_rate(p["gpus"] * _peak(p) * p["mfu"]),
             "per_token": wording.scientific(flops.flops_per_token(p["n_params"])),
             "per_gpu": wording.count(_tps(p) / p['gpus'])}
@@ -75,7 +104,7 @@ def _tps_derived(p: P) -> dict[str, Any]:
 throughput_from_mfu = core.NumericExercise(
     lesson=LESSON, number=1, title="Throughput at an assumed MFU",
     question=(
-        "A plan trains a {model}-parameter model on {gpus_text} {gpu} GPUs in BF16 (dense "
+        "A plan trains {a_model}-parameter model on {gpus_text} {gpu} GPUs in BF16 (dense "
         "peak {dense} each) and assumes {mfu_pct} MFU. How many tokens per second does the "
         "whole cluster process? Count 6N FLOPs per token."
     ),
@@ -101,10 +130,12 @@ throughput_from_mfu = core.NumericExercise(
         mistakes.used_sparse_peak(_common.at_sparse_peak(_tps)),
     ),
     defaults={"n_params": 7e9, "gpu": "H100 SXM", "gpus": 64, "mfu": 0.40},
-    sample=lambda rng: {"n_params": rng.choice([1e9, 7e9, 8e9, 13e9, 70e9]),
-                        "gpu": rng.choice(["A100 80GB", "H100 SXM", "B200"]),
-                        "gpus": rng.choice([8, 64, 256, 512, 2048]),
-                        "mfu": rng.choice([0.35, 0.38, 0.40, 0.42, 0.45])},
+    sample=drawn_until(
+        lambda rng: {"n_params": rng.choice([1e9, 7e9, 8e9, 13e9, 70e9]),
+                     "gpu": rng.choice(["A100 80GB", "H100 SXM", "B200"]),
+                     "gpus": rng.choice([8, 64, 256, 512, 2048]),
+                     "mfu": rng.choice([0.35, 0.38, 0.40, 0.42, 0.45])},
+        _state_fits),
     dimension="tokens/s", unit="tokens/s", extra_units=wording.TOKENS_PER_SECOND, rtol=0.02,
     digits=3,
 )
@@ -125,19 +156,27 @@ def _run_cost(p: P, *, gpus: int | None = None, seconds: float | None = None) ->
 
 def _cost_derived(p: P) -> dict[str, Any]:
     s = _seconds(p)
-    return {"model": wording.billions(p["n_params"]),
+    return {"model": wording.billions(p["n_params"]), "a_model": _a_model(p["n_params"]),
             "data": wording.trillions(p["tokens"]),
             "gpus_text": wording.count(p['gpus']), "mfu_pct": wording.percent(p["mfu"]),
-            "price_text": f"${core.format_number(p['price'], 4)}",
+            "price_text": _usd(p["price"]),
             "flops_text": wording.scientific(flops.training_flops(p["n_params"], p["tokens"])),
             "days": core.format_number(s / SECONDS_PER_DAY, 3),
             "gpu_hours": wording.count(cost.gpu_hours(gpus=p['gpus'], seconds=s))}
 
 
+def _run_cost_sample(rng: Any) -> dict[str, Any]:
+    gpu = rng.choice(["A100 80GB", "H100 SXM"])
+    return {"n_params": rng.choice([7e9, 8e9, 13e9, 70e9]),
+            "tokens": rng.choice([1e12, 2e12, 15e12]), "gpu": gpu,
+            "gpus": rng.choice([256, 512, 2048, 4096]),
+            "mfu": rng.choice([0.35, 0.40, 0.45]), "price": rng.choice(_quoted_prices(gpu))}
+
+
 run_cost_exercise = core.NumericExercise(
     lesson=LESSON, number=2, title="What the run costs",
     question=(
-        "The team pretrains a {model}-parameter model on {data} tokens on {gpus_text} {gpu} "
+        "The team pretrains {a_model}-parameter model on {data} tokens on {gpus_text} {gpu} "
         "GPUs (BF16) at an assumed {mfu_pct} MFU, renting them at {price_text} per "
         "GPU-hour. What does the run cost, in dollars?"
     ),
@@ -168,12 +207,8 @@ run_cost_exercise = core.NumericExercise(
     ),
     defaults={"n_params": 7e9, "tokens": 2e12, "gpu": "H100 SXM", "gpus": 512,
               "mfu": 0.40, "price": 2.0},
-    sample=lambda rng: {"n_params": rng.choice([7e9, 8e9, 13e9, 70e9]),
-                        "tokens": rng.choice([1e12, 2e12, 15e12]),
-                        "gpu": rng.choice(["A100 80GB", "H100 SXM"]),
-                        "gpus": rng.choice([256, 512, 2048, 4096]),
-                        "mfu": rng.choice([0.35, 0.40, 0.45]),
-                        "price": rng.choice([2.0, 2.5, 4.0, 12.29])},
+    sample=drawn_until(_run_cost_sample,
+                       lambda p: _seconds(p) <= MAX_TRAINING_DAYS * SECONDS_PER_DAY),
     dimension="usd", unit="USD", rtol=0.02, digits=3,
 )
 
