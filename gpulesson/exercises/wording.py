@@ -169,12 +169,17 @@ _AN_LETTERS = frozenset("AEFHILMNORSX")
 
 def with_article(name: str) -> str:
     """A name with its indefinite article, as it is read aloud: ``'an H100 SXM'``,
-    ``'a B200'``, ``'an L4'``, ``'an MI300X'``, ``'an RTX 4090'``, ``'a GPU'``. A name
+    ``'a B200'``, ``'an L4'``, ``'an MI300X'``, ``'an RTX 4090'``, ``'a GPU'``, ``'an 8B'``,
+    ``'an 11B'``, ``'a 110B'``, ``'a 7B'`` (a number as it is read aloud). A name
     that starts with a capital followed by a capital or a digit is read letter by letter;
     any other is a word, ``'an accelerator'``. ``ValueError`` for an empty name."""
     if not isinstance(name, str) or not name.strip():
         raise ValueError(f"name must be a non-empty string, got {name!r}")
     text = name.strip()
+    if text[0].isdigit():  # read as a number: "an" before eight, eleven and eighteen
+        whole = re.match(r"[\d,]*", text).group(0).replace(",", "")  # type: ignore[union-attr]
+        an = whole.startswith("8") or (whole[:2] in ("11", "18") and len(whole) % 3 == 2)
+        return f"{'an' if an else 'a'} {text}"
     spelled = text[0].isupper() and (len(text) == 1 or not text[1].islower())
     an = text[0] in _AN_LETTERS if spelled else text[0].lower() in "aeiou"
     return f"{'an' if an else 'a'} {text}"

@@ -51,11 +51,6 @@ def _tokens_text(n: float) -> str:
     return wording.trillions(n) if n >= 1e12 else wording.billions(n)
 
 
-def _article(count_text: str) -> str:
-    """"an" before a number read with a vowel sound (8B, 11B, 18B, 80B), else "a"."""
-    return "an" if count_text.startswith(("8", "11", "18")) else "a"
-
-
 def _days(seconds: float) -> str:
     return f"{core.format_number(seconds / 86_400, 3)} days"
 
@@ -82,7 +77,7 @@ def _total(p: P) -> float:
 
 def _total_derived(p: P) -> dict[str, Any]:
     model = wording.billions(p["n_params"])
-    return {"model": model, "a_model": f"{_article(model)} {model}",
+    return {"model": model, "a_model": wording.with_article(model),
             "data": _tokens_text(p["tokens"]),
             "per_token": wording.scientific(flops.flops_per_token(p["n_params"])),
             "forward": wording.scientific(inference.prefill_flops(p["n_params"], int(p["tokens"]))),
@@ -142,10 +137,11 @@ def _time(p: P, *, peak: float | None = None, gpus: int | None = None,
 def _time_derived(p: P) -> dict[str, Any]:
     g = hardware.gpu(p["gpu"])
     model = wording.billions(p["n_params"])
+    a_model = wording.with_article(model)
     return {"model": model, "data": _tokens_text(p["tokens"]),
             "subject": (f"The {model}-parameter model of the previous exercise"
                         if p["continues_ex1"]
-                        else f"{_article(model).capitalize()} {model}-parameter model"),
+                        else f"{a_model[0].upper()}{a_model[1:]}-parameter model"),
             "total_sci": wording.scientific(_total(p)), "gpus_text": wording.count(p['gpus']),
             "mfu_pct": wording.percent(p["mfu"]), "dense": wording.tflop_rate(g.dense("bf16"), 4),
             "sparse": wording.tflop_rate(g.sparse_flops["bf16"], 4),

@@ -55,12 +55,6 @@ def _usd(amount: float) -> str:
     return units.format_usd(amount)
 
 
-def _a_model(n_params: float) -> str:
-    """``7e9 -> 'a 7B'``, ``8e9 -> 'an 8B'``: the article as the count is read."""
-    model = wording.billions(n_params)
-    return f"{'an' if model.startswith(('8', '11', '18')) else 'a'} {model}"
-
-
 #: The longest training run a class variant asks about: months, not years (the audit of
 #: 2026-12-06 found 70B on 15T tokens on 256 A100s at 35 % MFU: 2,608 days).
 MAX_TRAINING_DAYS = 180
@@ -93,7 +87,8 @@ def _tps(p: P, *, per_token: float | None = None, gpus: int | None = None,
 
 
 def _tps_derived(p: P) -> dict[str, Any]:
-    return {"model": wording.billions(p["n_params"]), "a_model": _a_model(p["n_params"]),
+    return {"model": wording.billions(p["n_params"]),
+            "a_model": wording.with_article(wording.billions(p["n_params"])),
             "gpus_text": wording.count(p['gpus']),
             "mfu_pct": wording.percent(p["mfu"]), "dense": wording.tflop_rate(_peak(p)),
             "sustained": units.format_flop_rate(p["gpus"] * _peak(p) * p["mfu"]),
@@ -156,7 +151,8 @@ def _run_cost(p: P, *, gpus: int | None = None, seconds: float | None = None) ->
 
 def _cost_derived(p: P) -> dict[str, Any]:
     s = _seconds(p)
-    return {"model": wording.billions(p["n_params"]), "a_model": _a_model(p["n_params"]),
+    return {"model": wording.billions(p["n_params"]),
+            "a_model": wording.with_article(wording.billions(p["n_params"])),
             "data": wording.trillions(p["tokens"]),
             "gpus_text": wording.count(p['gpus']), "mfu_pct": wording.percent(p["mfu"]),
             "price_text": _usd(p["price"]),

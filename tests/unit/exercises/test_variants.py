@@ -178,7 +178,10 @@ def test_the_gpu_takes_its_own_article(number):
     ("H100 SXM", "an H100 SXM"), ("A100 80GB", "an A100 80GB"), ("B200", "a B200"),
     ("L4", "an L4"), ("MI300X", "an MI300X"), ("RTX 4090", "an RTX 4090"),
     ("GB200 NVL72", "a GB200 NVL72"), ("V100 SXM", "a V100 SXM"), ("GPU", "a GPU"),
-    ("accelerator", "an accelerator"), ("server", "a server")])
+    ("accelerator", "an accelerator"), ("server", "a server"),
+    # model sizes, read as numbers: eight, eleven and eighteen take "an"
+    ("8B", "an 8B"), ("80B", "an 80B"), ("11B", "an 11B"), ("18B", "an 18B"),
+    ("7B", "a 7B"), ("110B", "a 110B"), ("180B", "a 180B"), ("1.5B", "a 1.5B")])
 def test_with_article(name, read):
     assert wording.with_article(name) == read
 
