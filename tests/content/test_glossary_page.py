@@ -248,8 +248,6 @@ GLOSSARY_NOT_FIGURES = (
     "report about 40 %: PaLM 46.2 %, Llama 3 38–43 %",
     # Uptime Institute, Global Data Center Survey 2023.
     "report about 1.1",
-    # NVIDIA 2023, Matrix Multiplication Background User's Guide (tile and wave sizes).
-    "multiples of 8 to 64 elements",
     # NVIDIA 2022, H100 Tensor Core GPU architecture: 256 KB of L1/shared memory per SM.
     "256 KiB on an H100",
 )
