@@ -61,10 +61,11 @@ FLASH_ATTENTION = Calculator(
         Output("flash", "FlashAttention (Algorithm 1)", "bytes"),
         Output("standard_time", "Standard attention on this GPU (roofline)", "seconds",
                help="max(4N²d FLOPs per head ÷ peak, HBM bytes ÷ bandwidth): bound by "
-                    "memory for all but tiny heads."),
+                    "memory unless the heads are very large, since its FLOPs per byte are "
+                    "about d ÷ 2 in 16 bits."),
         Output("flash_time", "FlashAttention on this GPU (roofline)", "seconds",
                help="The same FLOPs, far fewer bytes: several times faster, and bound by "
-                    "compute once the bytes fall below the ridge point."),
+                    "compute once its FLOPs per byte pass the ridge point."),
         Output("time_saved", "Time saved", "seconds"),
         Output("speedup", "Speed-up", "ratio"),
         Output("standard_memory", "Kept for backward: the N×N probabilities", "bytes"),
