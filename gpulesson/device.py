@@ -74,7 +74,8 @@ TIMEOUT_VAR = "GPULESSON_PROBE_TIMEOUT"
 _INSTALL_HINT = (
     "Install the GPU extra inside the course's virtual environment: "
     "`pip install -c constraints.txt -e '.[gpu]'` (cupy-cuda12x, for a CUDA 12 driver), "
-    "or `pip install cupy-cuda13x` for a CUDA 13 driver; check the driver with `nvidia-smi`."
+    "or `pip install cupy-cuda13x 'numba-cuda[cu13]'` for a CUDA 13 driver; check the "
+    "driver with `nvidia-smi`."
 )
 
 
