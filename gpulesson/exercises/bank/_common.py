@@ -19,9 +19,9 @@ from gpulesson import flops, gemm, hardware, inference, memory, roofline, transf
 from gpulesson.exercises import mistakes
 from gpulesson.exercises.core import Mistake
 
-__all__ = ["H100", "P", "SERVING_GPUS", "Shape", "at_sparse_peak", "config", "decode_ceiling",
-           "intensity_slips", "sparse_peak", "sparse_ridge", "training_seconds",
-           "within_context"]
+__all__ = ["CONTEXT_ALLOWANCE", "H100", "P", "SERVING_GPUS", "Shape", "at_sparse_peak",
+           "config", "decode_ceiling", "drawn_until", "intensity_slips", "sparse_peak",
+           "sparse_ridge", "state_fits", "training_seconds", "within_context"]
 
 #: The parameters of one variant of an exercise (its ``defaults`` or a ``sample``).
 P = Mapping[str, Any]
@@ -34,6 +34,32 @@ Shape = Callable[[P], tuple[int, int, int]]
 H100 = "H100 SXM"
 #: Three data-centre GPUs a variant may serve or train on (the order the variants draw from).
 SERVING_GPUS = (H100, "A100 80GB", "H200")
+#: The lessons' allowance beside the weights for the CUDA context and working buffers
+#: (lesson 1's 24 GB pause and will_it_fit calculator, lesson 6's "How many conversations
+#: fit on one GPU?"): 2 GB.
+CONTEXT_ALLOWANCE = 2e9
+
+
+def drawn_until(draw: Callable[[Any], P], ok: Callable[[P], bool]
+                ) -> Callable[[Any], dict[str, Any]]:
+    """A ``sample`` that draws with ``draw`` until ``ok`` accepts the variant: a class
+    variant never asks about a configuration that cannot run (one that does not fit)."""
+    def sample(rng: Any) -> dict[str, Any]:
+        for _ in range(1000):
+            p = draw(rng)
+            if ok(p):
+                return dict(p)
+        raise RuntimeError("no acceptable variant in 1,000 draws: widen the choices")
+    return sample
+
+
+def state_fits(p: P) -> bool:
+    """Whether the model state of mixed-precision Adam (``memory.bytes_per_param()``, 16
+    bytes per parameter) of ``p["n_params"]`` fits in the usable memory of all
+    ``p["gpus"]`` ``p["gpu"]`` GPUs together, the least any layout (ZeRO-3 over every GPU)
+    needs."""
+    return (p["n_params"] * memory.bytes_per_param()
+            <= p["gpus"] * hardware.gpu(p["gpu"]).usable_memory())
 
 
 def config(p: P) -> transformer.TransformerConfig:

@@ -12,12 +12,17 @@ Standard library only.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from gpulesson import hardware, inference, memory, serving_techniques, transformer
 from gpulesson.exercises import core, mistakes, wording
-from gpulesson.exercises.bank._common import P, config, within_context
+from gpulesson.exercises.bank._common import (
+    CONTEXT_ALLOWANCE,
+    P,
+    config,
+    drawn_until,
+    within_context,
+)
 from gpulesson.exercises.core import Mistake
 from gpulesson.units import format_bandwidth, format_flops, format_seconds
 
@@ -26,21 +31,15 @@ LESSON = "inference_and_kv_cache"
 _PREFILL_GPUS = {**wording.GPUS, "prefill GPUs": 1, **wording.TIMES}
 
 
-__all__ = ["LESSON_OVERHEAD", "chunked_prefill_gap", "conversations_fit",
-           "disaggregation_ratio", "drawn_until", "prefix_cache_ttft", "speculative_speedup",
-           "weights_fit"]
-
-
-#: The working memory lesson 6 ("How many conversations fit on one GPU?") allows beside the
-#: weights and the KV caches: CUDA context and activation buffers, 2 GB.
-LESSON_OVERHEAD = 2e9
+__all__ = ["chunked_prefill_gap", "conversations_fit", "disaggregation_ratio",
+           "prefix_cache_ttft", "speculative_speedup", "weights_fit"]
 
 
 def weights_fit(gpu: str, n_params: float, precision: str) -> bool:
     """Whether ``n_params`` weights at ``precision`` and the lesson's overhead fit in one
     ``gpu`` (:func:`gpulesson.memory.inference_memory`, :func:`gpulesson.memory.fits`)."""
     need = memory.inference_memory(n_params, precision=precision,
-                                   overhead_bytes=LESSON_OVERHEAD).total
+                                   overhead_bytes=CONTEXT_ALLOWANCE).total
     return memory.fits(need, hardware.gpu(gpu).memory_bytes)
 
 
@@ -50,20 +49,8 @@ def conversations_fit(model: str, gpu: str, *, context: int, batch: int) -> bool
     (:func:`gpulesson.inference.max_concurrent_sequences`)."""
     return inference.max_concurrent_sequences(
         transformer.preset(model), context=context,
-        gpu_memory=hardware.gpu(gpu).memory_bytes, overhead=LESSON_OVERHEAD) >= batch
+        gpu_memory=hardware.gpu(gpu).memory_bytes, overhead=CONTEXT_ALLOWANCE) >= batch
 
-
-def drawn_until(draw: Callable[[Any], P], ok: Callable[[P], bool]
-                ) -> Callable[[Any], dict[str, Any]]:
-    """A ``sample`` that draws with ``draw`` until ``ok`` accepts the variant: a class
-    variant never asks about a configuration that cannot run (one that does not fit)."""
-    def sample(rng: Any) -> dict[str, Any]:
-        for _ in range(1000):
-            p = draw(rng)
-            if ok(p):
-                return dict(p)
-        raise RuntimeError("no acceptable variant in 1,000 draws: widen the choices")
-    return sample
 
 
 def _gpu(p: P) -> dict[str, float]:

@@ -20,8 +20,7 @@ from typing import Any
 
 from gpulesson import course, distributed, hardware, memory, traffic
 from gpulesson.exercises import core, mistakes, wording
-from gpulesson.exercises.bank._common import H100, SERVING_GPUS, P
-from gpulesson.exercises.bank._inference_serving import drawn_until
+from gpulesson.exercises.bank._common import H100, SERVING_GPUS, P, drawn_until
 from gpulesson.exercises.core import Mistake
 from gpulesson.units import format_seconds
 

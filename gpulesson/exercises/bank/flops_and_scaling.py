@@ -17,11 +17,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpulesson import cost, course, flops, gemm, hardware, inference, memory, transformer, units
+from gpulesson import cost, course, flops, gemm, hardware, inference, transformer, units
 from gpulesson.exercises import core, mistakes, wording
 from gpulesson.exercises.bank import _common
-from gpulesson.exercises.bank._common import P, config
-from gpulesson.exercises.bank._inference_serving import drawn_until
+from gpulesson.exercises.bank._common import P, config, drawn_until, state_fits
 from gpulesson.exercises.core import Mistake
 
 LESSON = "flops_and_scaling"
@@ -59,13 +58,6 @@ def _days(seconds: float) -> str:
 #: years (the audit of 2026-12-06 found 70B on 15T tokens on 256 A100s: 2,174 days).
 MAX_TRAINING_DAYS = 180
 
-
-def _state_fits(p: P) -> bool:
-    """Whether the model state of mixed-precision Adam (``memory.bytes_per_param()``, 16
-    bytes per parameter) fits in the usable memory of all ``p["gpus"]`` GPUs together,
-    the least any layout (ZeRO-3 over every GPU) needs."""
-    return (p["n_params"] * memory.bytes_per_param()
-            <= p["gpus"] * hardware.gpu(p["gpu"]).usable_memory())
 
 
 # ---------------------------------------------------------------------------------------
@@ -196,7 +188,7 @@ days_on_cluster = core.NumericExercise(
                      "gpu": rng.choice(["A100 80GB", "H100 SXM", "H200", "B200"]),
                      "gpus": rng.choice([256, 512, 1024, 2048, 4096]),
                      "mfu": rng.choice([0.35, 0.38, 0.40, 0.42]), "continues_ex1": False},
-        lambda p: _time(p) <= MAX_TRAINING_DAYS * 86_400 and _state_fits(p)),
+        lambda p: _time(p) <= MAX_TRAINING_DAYS * 86_400 and state_fits(p)),
     dimension="seconds", unit="days", rtol=0.02, digits=3,
 )
 
@@ -261,7 +253,7 @@ mfu_from_throughput = core.NumericExercise(
                 lambda p: None if p["gpus"] == 1 else _mfu(p, devices=1)),
     ),
     defaults={"gpu": "A100 80GB", "n_params": 7e9, "per_gpu": 3_000, "gpus": 64},
-    sample=drawn_until(_throughput_sample, _state_fits),
+    sample=drawn_until(_throughput_sample, state_fits),
     dimension="percent", unit="%", rtol=0.02, digits=3,
 )
 

@@ -27,12 +27,18 @@ from typing import Any
 from gpulesson import course, hardware, inference, memory, transformer
 from gpulesson.exercises import core, mistakes, serving, wording
 from gpulesson.exercises.bank import _common
-from gpulesson.exercises.bank._common import H100, SERVING_GPUS, P, config, within_context
+from gpulesson.exercises.bank._common import (
+    H100,
+    SERVING_GPUS,
+    P,
+    config,
+    drawn_until,
+    within_context,
+)
 from gpulesson.exercises.bank._inference_serving import (
     chunked_prefill_gap,
     conversations_fit,
     disaggregation_ratio,
-    drawn_until,
     prefix_cache_ttft,
     speculative_speedup,
     weights_fit,

@@ -17,7 +17,7 @@ from typing import Any
 from gpulesson import course, gemm, hardware, inference, memory, roofline
 from gpulesson.exercises import core, mistakes, wording
 from gpulesson.exercises.bank import _common
-from gpulesson.exercises.bank._common import H100, P
+from gpulesson.exercises.bank._common import CONTEXT_ALLOWANCE, H100, P, drawn_until
 from gpulesson.exercises.core import Mistake
 from gpulesson.precision import block_format
 from gpulesson.units import format_bandwidth, format_bytes
@@ -403,23 +403,18 @@ def _fit_with(bytes_fp16: float, bytes_fp32: float, mem: float) -> str:
     return "both" if fp16 and fp32 else ("fp16" if fp16 else "neither")
 
 
-# The lesson's allowance for the CUDA context and buffers (the 24 GB pause of section 5,
-# and the will_it_fit calculator's overhead=2): a "yes" must leave at least this free.
-_FIT_MARGIN = 2e9
+def _leaves_the_allowance(p: P) -> bool:
+    """Whether the FP16 and FP32 weights each either do not fit on the card or leave at
+    least the lesson's 2 GB for the CUDA context: no "yes" with (almost) nothing left, such
+    as 8B in FP16 (16 GB) on a 16 GB card."""
+    spare = [memory.headroom(memory.weight_bytes(p["n_params"], precision=prec), p["memory"])
+             for prec in ("fp16", "fp32")]
+    return all(s < 0 or s >= CONTEXT_ALLOWANCE for s in spare)
 
 
-def _fit_sample(rng: Any) -> P:
-    """A model and a card whose FP16 and FP32 weights either do not fit or leave at least
-    the lesson's 2 GB for the CUDA context: no "yes" with (almost) nothing left, such as
-    8B in FP16 (16 GB) on a 16 GB card."""
-    for _ in range(1000):
-        p = {"n_params": rng.choice([3e9, 7e9, 8e9, 13e9]),
-             "memory": rng.choice([16e9, 24e9, 40e9, 48e9, 80e9])}
-        spare = [memory.headroom(memory.weight_bytes(p["n_params"], precision=prec),
-                                 p["memory"]) for prec in ("fp16", "fp32")]
-        if all(s < 0 or s >= _FIT_MARGIN for s in spare):
-            return p
-    raise RuntimeError("fits_on_24gb: no model and card leave the 2 GB allowance")
+_fit_sample = drawn_until(lambda rng: {"n_params": rng.choice([3e9, 7e9, 8e9, 13e9]),
+                                       "memory": rng.choice([16e9, 24e9, 40e9, 48e9, 80e9])},
+                          _leaves_the_allowance)
 
 
 fits_on_24gb = core.ChoiceExercise(

@@ -33,8 +33,7 @@ from gpulesson import (
 )
 from gpulesson.exercises import core, mistakes, wording
 from gpulesson.exercises.bank import _common
-from gpulesson.exercises.bank._common import H100, P, config
-from gpulesson.exercises.bank._inference_serving import drawn_until
+from gpulesson.exercises.bank._common import H100, P, config, drawn_until, state_fits
 from gpulesson.exercises.core import Mistake
 
 LESSON = "planning_dashboard"
@@ -59,13 +58,6 @@ def _usd(amount: float) -> str:
 #: 2026-12-06 found 70B on 15T tokens on 256 A100s at 35 % MFU: 2,608 days).
 MAX_TRAINING_DAYS = 180
 
-
-def _state_fits(p: P) -> bool:
-    """Whether mixed-precision Adam's model state (``memory.bytes_per_param()``, 16 bytes
-    per parameter) fits in the usable memory of all ``p["gpus"]`` GPUs together, the
-    least any layout (ZeRO-3 over every GPU) needs."""
-    return (p["n_params"] * memory.bytes_per_param()
-            <= p["gpus"] * hardware.gpu(p["gpu"]).usable_memory())
 
 
 @functools.cache
@@ -130,7 +122,7 @@ throughput_from_mfu = core.NumericExercise(
                      "gpu": rng.choice(["A100 80GB", "H100 SXM", "B200"]),
                      "gpus": rng.choice([8, 64, 256, 512, 2048]),
                      "mfu": rng.choice([0.35, 0.38, 0.40, 0.42, 0.45])},
-        _state_fits),
+        state_fits),
     dimension="tokens/s", unit="tokens/s", extra_units=wording.TOKENS_PER_SECOND, rtol=0.02,
     digits=3,
 )
