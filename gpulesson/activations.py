@@ -69,6 +69,7 @@ from gpulesson.transformer import TransformerConfig, as_config
 __all__ = [
     "ATTENTION_IMPLEMENTATIONS",
     "DEEPSEEK_V3_RECIPE",
+    "KERNELS",
     "NORM_MOE_ACT_RECIPE",
     "RECIPES",
     "RECOMPUTE_MODES",
@@ -84,6 +85,12 @@ __all__ = [
 
 #: How attention is computed: FlashAttention (and PyTorch's SDPA) or eager PyTorch ops.
 ATTENTION_IMPLEMENTATIONS = ("flash", "eager")
+#: Which kernels run the MLP and the norms: ``"fused"`` (a SwiGLU that recomputes its SiLU
+#: output, 16-bit norm inputs: Megatron-Core, Transformer Engine's norms, Liger),
+#: ``"unfused"`` (PyTorch op by op: a gated MLP also keeps the SiLU output) and
+#: ``"hugging-face"`` (unfused, and Hugging Face's ``LlamaRMSNorm``, which keeps its input
+#: in FP32, its normalised output in 16 bits and one FP32 reciprocal RMS per token).
+KERNELS = ("fused", "unfused", "hugging-face")
 #: Activation recomputation modes: Korthikanti et al. 2022's three, DeepSeek-V3's recipe,
 #: Megatron-Core's ``recompute_modules=["layernorm", "moe_act"]`` (:data:`NORM_MOE_ACT_RECIPE`)
 #: and torchtitan's selective op checkpointing (:data:`TORCHTITAN_OP_RECIPE`).
@@ -210,6 +217,7 @@ def activation_tensors(
     recompute: str = "none",
     moe_layer: bool | None = None,
     bytes_per_value: int = 2,
+    kernels: str = "fused",
 ) -> dict[str, int]:
     """Bytes of every tensor one layer keeps for backward, per GPU, by name.
 
@@ -240,6 +248,11 @@ def activation_tensors(
         dense one (a DeepSeek-V3 leading layer).
     bytes_per_value : int
         Bytes of one activation value (2 for BF16/FP16).
+    kernels : str
+        ``"fused"`` (default), ``"unfused"`` or ``"hugging-face"`` (:data:`KERNELS`; the
+        last needs ``norm="rmsnorm"``). Llama-2-7B at 4,096 tokens: 17.3, 20.1 and 24.4 GB
+        (Megatron-Core's ``fused_bias_swiglu.py``, Liger's ``swiglu.py``, Hugging Face's
+        ``modeling_llama.py``).
 
     Returns
     -------
@@ -267,6 +280,10 @@ def activation_tensors(
     if moe and not cfg.moe:
         raise ValueError("moe_layer=True needs a model with routed experts (experts > 0)")
     val = v.positive_int("bytes_per_value", bytes_per_value)
+    how = v.choice("kernels", kernels, KERNELS)
+    if how == "hugging-face" and cfg.norm != "rmsnorm":
+        raise ValueError(f"kernels='hugging-face' counts Hugging Face's LlamaRMSNorm: it "
+                         f"needs norm='rmsnorm', got norm={cfg.norm!r}")
     if cfg.heads % t:
         raise ValueError(f"tp must divide heads ({cfg.heads}), got {t}")
     if s % c:
@@ -287,17 +304,21 @@ def activation_tensors(
         return {"layer input": whole(h)}
     out: dict[str, int] = {}
     distinct_inputs = 1 if cfg.parallel_attention else cfg.norms_per_layer
-    out["norm inputs"] = distinct_inputs * whole(h)
+    if how == "hugging-face":  # FP32 input, 16-bit output, FP32 1/rms per token
+        out["norm inputs"] = distinct_inputs * (whole(h, 4) + whole(h) + whole(1, 4))
+    else:
+        out["norm inputs"] = distinct_inputs * whole(h)
     out["attention input"] = whole(h)
     _attention(cfg, out, whole, split, tokens, s, t, attention, drop, val)
     if drop:
         out["attention dropout mask"] = whole(h, 1)
     if not (cfg.parallel_attention and cfg.norms_per_layer <= 1):
         out["MLP input"] = whole(h)
+    unfused = how != "fused"
     if moe:
-        _moe(cfg, out, whole, split)
+        _moe(cfg, out, whole, split, unfused)
     else:
-        _mlp(cfg, out, split, cfg.ffn, "MLP")  # type: ignore[arg-type]
+        _mlp(cfg, out, split, cfg.ffn, "MLP", unfused=unfused)  # type: ignore[arg-type]
     if drop:
         out["MLP dropout mask"] = whole(h, 1)
     if mode != "none":
@@ -407,9 +428,11 @@ def _attention(cfg, out, whole, split, tokens, s, t, attention, drop, val) -> No
 
 
 def _mlp(cfg: TransformerConfig, out: dict[str, int], split, width: int, label: str,  # noqa: ANN001
-         copies: int = 1) -> None:
+         copies: int = 1, *, unfused: bool = False) -> None:
     if cfg.gated_mlp:
         names = ("gate projection", "up projection", "down projection input")
+        if unfused:  # autograd also keeps the SiLU (or GELU) output of the gate
+            names += ("activation output",)
     else:
         names = ("activation input", "activation output")
     for name in names:
@@ -417,15 +440,17 @@ def _mlp(cfg: TransformerConfig, out: dict[str, int], split, width: int, label: 
         out[key] = out.get(key, 0) + copies * split(width)
 
 
-def _moe(cfg: TransformerConfig, out: dict[str, int], whole, split) -> None:  # noqa: ANN001
+def _moe(cfg: TransformerConfig, out: dict[str, int], whole, split,  # noqa: ANN001
+         unfused: bool = False) -> None:
     k, h = cfg.experts_per_token, cfg.hidden
     out["router probabilities"] = whole(cfg.experts, 4)  # FP32
     out["routed token copies"] = k * whole(h)
-    _mlp(cfg, out, split, cfg.expert_ffn, "expert", copies=k)  # type: ignore[arg-type]
+    _mlp(cfg, out, split, cfg.expert_ffn, "expert", copies=k,  # type: ignore[arg-type]
+         unfused=unfused)
     out["expert outputs"] = k * whole(h)
     if cfg.shared_experts:
         _mlp(cfg, out, split, cfg.shared_expert_ffn, "shared expert",  # type: ignore[arg-type]
-             copies=cfg.shared_experts)
+             copies=cfg.shared_experts, unfused=unfused)
 
 
 def layer_activation_bytes(cfg: TransformerConfig, **kw: object) -> int:

@@ -39,3 +39,25 @@ def test_op_checkpointing_recomputes_every_second_product(model: str,
     o, and half the gated MLP's input pair (a plain MLP's down projection)."""
     got = activations.op_recomputed_products(transformer.preset(model))
     assert tuple(got[k] for k in ("qkv", "o", "mlp in", "mlp out")) == pytest.approx(share)
+
+
+def test_kernels_count_what_unfused_and_hugging_face_code_keep() -> None:
+    """Llama-2-7B, one 4,096-token sequence, FlashAttention: fused SwiGLU and 16-bit norm
+    inputs keep 17.26 GB (Megatron-Core's fused_bias_swiglu.py and Liger's swiglu.py save
+    only the gate and up projections); PyTorch op by op also keeps the SiLU output, s·b·f
+    per layer more (20.15 GB); Hugging Face's LlamaRMSNorm keeps its input in FP32, its
+    output in BF16 and one FP32 1/rms per token, 6sbh + 4sb for each of the two norms
+    where the fused count has 2sbh (24.45 GB: modeling_llama.py; torch's saved tensors
+    counted the same in the audit of 2026-12-06)."""
+    cfg = transformer.preset("llama-2-7b")
+    held = {k: activations.activation_bytes(cfg, seq_len=4096, attention="flash", kernels=k)
+            for k in activations.KERNELS}
+    assert held == {"fused": 17_263_755_264, "unfused": 20_149_436_416,
+                    "hugging-face": 24_445_452_288}
+    tensors = activations.activation_tensors
+    assert "MLP activation output" not in tensors(cfg, seq_len=8)
+    assert "MLP activation output" in tensors(cfg, seq_len=8, kernels="unfused")
+    with pytest.raises(ValueError, match="kernels"):
+        tensors(cfg, seq_len=8, kernels="triton")
+    with pytest.raises(ValueError, match="norm='rmsnorm'"):
+        tensors(transformer.preset("gpt2"), seq_len=8, kernels="hugging-face")
