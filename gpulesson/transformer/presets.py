@@ -131,7 +131,7 @@ MODEL_LABELS: Mapping[str, str] = MappingProxyType({
     "gpt3-175b": "GPT-3 175B", "llama-2-7b": "Llama-2-7B", "llama-2-13b": "Llama-2-13B",
     "llama-2-70b": "Llama-2-70B", "llama-3-8b": "Llama-3-8B", "llama-3-70b": "Llama-3-70B",
     "llama-3.1-405b": "Llama-3.1-405B", "llama-3.2-1b": "Llama-3.2-1B",
-    "mistral-7b": "Mistral-7B", "qwen2.5-7b": "Qwen2.5-7B",
+    "mistral-7b": "Mistral-7B v0.1", "qwen2.5-7b": "Qwen2.5-7B",
     "mixtral-8x7b": "Mixtral 8x7B (MoE)", "deepseek-v3": "DeepSeek-V3 (MoE, MLA)",
     "qwen3-8b": "Qwen3-8B", "qwen3-30b-a3b": "Qwen3-30B-A3B (MoE)",
     "qwen3-235b-a22b": "Qwen3-235B-A22B (MoE)", "gemma-2-9b": "Gemma-2-9B",

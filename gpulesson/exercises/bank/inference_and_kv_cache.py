@@ -792,7 +792,6 @@ def _arch_kv_derived(p: P) -> dict[str, Any]:
                   f"{cfg.head_dim}")
     name = wording.model_label(p["model"])
     if p["model"] == "mistral-7b":  # the preset is v0.1; v0.2 and v0.3 have no window
-        name += " v0.1"
         design += " (Mistral-7B v0.2 and v0.3 dropped the window)"
     return {"name": name, "seq_text": wording.count(p["seq_len"]),
             "design": design, "mha": format_bytes(_arch_kv(p, mha=True)),
