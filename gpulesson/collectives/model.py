@@ -371,6 +371,13 @@ class RegimeFit:
         return tuple(ok for s, ok in zip(self.sizes, self.within_spread, strict=True)
                      if latency.first_bytes <= s <= latency.last_bytes)
 
+    @property
+    def latency_is_flat(self) -> bool:
+        """Whether a constant fits the latency regime: within the spread at most of its
+        sizes (:attr:`latency_within_spread`). If not, the fitted alpha is only a bound."""
+        within = self.latency_within_spread
+        return sum(within) > len(within) / 2
+
 
 def _segment_error(kind: str, x: np.ndarray, t: np.ndarray, floor: float = math.inf
                    ) -> tuple[float, float, float | None]:

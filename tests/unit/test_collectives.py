@@ -548,13 +548,14 @@ def test_alpha_is_never_above_the_fastest_measured_time():
     fit = C.fit_regimes(run, BUILD_2026_12_06_SPREAD)
     assert fit.alpha_seconds <= min(m.time_seconds for m in run)
     assert fit.alpha_seconds == pytest.approx(2.6e-6)
-    assert fit.latency_within_spread == (True, False, False)
+    assert fit.latency_within_spread == (True, False, False) and not fit.latency_is_flat
     # a flat floor with noise (which only slows a run down) fits at its fastest time
     flat = _timed(synthetic(2, sizes, alpha=0, beta=1e9),
                   (10.1, 10.0, 9.9, 10.2) + BUILD_2026_12_06_US[4:])
     floor = C.fit_regimes(flat, [0.02] * len(sizes))
     assert floor.alpha_seconds == pytest.approx(9.9e-6)
     assert floor.latency_within_spread[:4] == (True, True, True, True)
+    assert floor.latency_is_flat
 
 
 def test_best_of_keeps_the_fastest_and_reports_the_spread():
