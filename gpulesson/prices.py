@@ -120,6 +120,9 @@ class ApiPrice:
         output tokens.
     date, source, url, note : str
         When the price took effect (ISO 8601), the page that states it, where to check it.
+    reasoning : bool
+        A reasoning model: its hidden reasoning tokens are billed as output tokens, on top
+        of the answer's.
     """
 
     provider: str
@@ -132,6 +135,7 @@ class ApiPrice:
     source: str
     url: str
     note: str = ""
+    reasoning: bool = False
 
     def per_request(self, input_tokens: float, output_tokens: float,
                     cached_share: float = 0.0) -> float:
@@ -168,7 +172,7 @@ def _load() -> tuple[tuple[PriceQuote, ...], Mapping[str, Mapping[str, str]],
             usd_per_m_cached_input=float(a["usd_per_m_cached_input"]),
             usd_per_m_output=float(a["usd_per_m_output"]), date=a["date"],
             source=f"{src['title']}, {src['publisher']}, {src['date']}", url=src["url"],
-            note=a["note"]))
+            note=a["note"], reasoning=v.boolean("reasoning", a.get("reasoning", False))))
     return tuple(out), MappingProxyType(sources), tuple(api)
 
 

@@ -142,6 +142,8 @@ def test_source_api_prices_after_september_2025() -> None:
     mini = prices.api_price("gpt-5-mini")
     assert (mini.usd_per_m_input, mini.usd_per_m_output, mini.date) == (0.25, 2.0,
                                                                         "2025-08-07")
+    # a reasoning model (OpenAI's reasoning guide): its reasoning tokens bill as output
+    assert [a.model for a in prices.API_PRICES if a.reasoning] == ["gpt-5-mini"]
     with pytest.raises(KeyError, match="no API price for model 'gpt-9'"):
         prices.api_price("gpt-9")
     with pytest.raises(KeyError, match="the first took effect on 2025-08-07"):
