@@ -78,6 +78,7 @@ def test_code_never_scrolls_sideways(sized_page: tuple[str, RecordedPage]) -> No
     if name == "desktop":
         assert found["outputScrolls"] == [], found
     else:  # an output table keeps its columns on a phone: it scrolls, with a cue
+        assert found["outputScrolls"], found  # none would mean the outputs wrap
         assert all(o["cue"] and o["tab"] for o in found["outputScrolls"]), found
     recorded.screenshot(f"layout-optimisations-{name}")
     recorded.assert_clean()
