@@ -1,0 +1,101 @@
+"""``book/instructors.md``: the commands it prints work as written, and what it says the
+export does is what the export does.
+
+Every ``python -m gpulesson.exercises ...`` command of the page is parsed by the command
+line's own parser, every ``make`` target it names is a target of the Makefile, and the
+solution modes it names are the package's (the repository's notebooks open a worked
+solution on request; the export writes ``after-correct`` unless told ``never``). One export
+is run, for one lesson and one variant, and its notebook is read back.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+from gpulesson.exercises import __main__ as cli
+from gpulesson.exercises import export as export_module
+from gpulesson.exercises.session import SOLUTION_MODES, Settings
+
+REPO = Path(__file__).resolve().parents[2]
+PAGE = (REPO / "book" / "instructors.md").read_text(encoding="utf-8")
+MAKEFILE = (REPO / "Makefile").read_text(encoding="utf-8")
+
+
+def _bash_lines() -> list[str]:
+    """The command lines of the page's ``bash`` blocks, comments and loop syntax dropped."""
+    lines = []
+    for block in re.findall(r"^```bash\n(.*?)^```", PAGE, flags=re.M | re.S):
+        for line in block.splitlines():
+            line = line.split("#", 1)[0].strip()
+            if line and not line.startswith(("for ", "done")):
+                lines.append(line)
+    return lines
+
+
+def _cli_commands() -> list[list[str]]:
+    """The arguments of every ``python -m gpulesson.exercises`` command on the page, in
+    code blocks and inline code alike (``"$n"`` read as a variant number)."""
+    found = re.findall(r"python -m gpulesson\.exercises ([^`\n]+)", PAGE)
+    return [shlex.split(args.replace('"$n"', "1").replace("$n", "1")) for args in found]
+
+
+def test_the_page_has_the_commands_it_documents() -> None:
+    commands = _cli_commands()
+    assert {args[0] for args in commands} >= {"export", "list", "progress"}
+    assert len(_bash_lines()) >= 6
+
+
+@pytest.mark.parametrize("args", _cli_commands(), ids=lambda a: " ".join(a))
+def test_every_exercises_command_parses(args: list[str]) -> None:
+    """A flag the command line does not know, or a missing required one, exits here."""
+    try:
+        cli._parser().parse_args(args)
+    except SystemExit as error:  # argparse's way of refusing
+        pytest.fail(f"`python -m gpulesson.exercises {' '.join(args)}` is refused "
+                    f"(exit {error.code})")
+
+
+def test_every_make_target_exists() -> None:
+    named = set(re.findall(r"`make ([a-z-]+)", PAGE))
+    named |= {line.split()[1] for line in _bash_lines() if line.startswith("make ")}
+    targets = set(re.findall(r"^([a-z][a-z-]*):", MAKEFILE, flags=re.M))
+    assert named, "the page names no make target"
+    assert named <= targets, f"not targets of the Makefile: {sorted(named - targets)}"
+    # `make student VARIANT=3` must reach the export as --variant
+    assert re.search(r"^student:.*\n(?:\t.*\n)*?\t.*--variant \$\(VARIANT\)", MAKEFILE, re.M)
+
+
+def test_the_solution_modes_are_the_packages() -> None:
+    """The page's account: on request in the repository, after a correct answer by
+    default in an export, never on request."""
+    assert Settings().solutions == "on-request"
+    assert "(the `on-request` mode)" in PAGE
+    assert "`--solutions after-correct`, the default" in PAGE
+    default = cli._parser().parse_args(["export", "--all", "--out", "x"]).solutions
+    assert default == "after-correct"
+    assert {"on-request", "after-correct", "never"} == set(SOLUTION_MODES)
+
+
+def test_an_export_writes_what_the_page_says(tmp_path: Path) -> None:
+    """Student notebook without outputs, mode and variant set in its first code cell and
+    said at its top; an answer key beside it."""
+    assert "`export/students/<lesson>.ipynb`" in PAGE and "`export/answer_key/<lesson>.md`" in PAGE
+    results = export_module.export(["memory_what_fits"], tmp_path, root=REPO, variant=7,
+                                   solutions="never")
+    (result,) = results
+    nb = json.loads(Path(result.student_notebook).read_text(encoding="utf-8"))
+    code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    assert all(not c.get("outputs") for c in code)
+    first = "".join(code[0]["source"])
+    assert "configure(solutions='never', variant=7)" in first, first
+    top = "".join(nb["cells"][1]["source"]) if nb["cells"][1]["cell_type"] == "markdown" else ""
+    assert "variant 7" in top, top
+    assert not any("solution" in c.get("metadata", {}).get("tags", []) for c in nb["cells"])
+    key = Path(result.answer_key).read_text(encoding="utf-8")
+    assert "Variant seed: 7." in key
+    assert (tmp_path / "students").is_dir() and (tmp_path / "answer_key").is_dir()
