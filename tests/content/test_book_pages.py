@@ -50,6 +50,7 @@ from gpulesson import (
     hardware,
     inference,
     memory,
+    prices,
     units,
 )
 from gpulesson.course import SLUGS
@@ -230,11 +231,27 @@ INSTRUCTORS = claims(
 )
 
 
+def _p5_hourly(*, after: bool = False) -> float:
+    """AWS's on-demand p5.48xlarge (8 x H100) price an hour: the last quote dated before
+    the June 2025 cut (the date of its source in prices.json), or the first after it."""
+    cut = prices.SOURCES["aws-price-cut-2025"]["date"]
+    p5 = sorted((q for q in prices.quotes("H100 SXM", offer="on-demand")
+                 if q.provider == "AWS" and q.instance == "p5.48xlarge"),
+                key=lambda q: q.date)
+    side = [q for q in p5 if (q.date > cut) == after]
+    return (side[0] if after else side[-1]).usd_per_instance_hour
+
+
 #: book/hardware.md's prose: the one usable-memory figure every planner uses.
 HARDWARE = claims(
     lambda: "what a framework can plan with, "
      f"{hardware.USABLE_MEMORY_FRACTION:.0%}".replace("%", " %") + " of the reported\ntotal "
      "(`usable_memory()`, the course's one usable figure",
+    # AWS's June 2025 cut (aws-price-cut-2025): p5.48xlarge on demand at launch and after
+    lambda: "price by {:.0f} % in June 2025 (p5.48xlarge on demand, ${:.2f} an hour at its "
+     "launch in July 2023, ${:.2f} since)".format(
+         100 * (1 - _p5_hourly(after=True) / _p5_hourly()), _p5_hourly(),
+         _p5_hourly(after=True)),
     # the next generation is missing as of the table's own date (gpus.json's as_of)
     lambda: "not in the tables as of their date ({} {})".format(
         calendar.month_name[int(hardware.CURRENT_GENERATION_AS_OF.split("-")[1])],

@@ -2,8 +2,8 @@
 
 Sources, each read on the date its quote carries: AWS's EC2 on-demand price list
 (us-east-1, 2026-09-19; p6-b300 from us-west-2), The Next Platform on the p5 launch price
-(2023-07-27), Usage.ai on AWS's June 2025 cut of P5 on-demand prices "by up to 45%"
-(2026-06-30), Oracle's OCI price list API, Azure's Retail
+(2023-07-27), AWS's own announcement of its June 2025 cut of P5 on-demand prices "by up
+to 45%" (AWS News Blog, 2025-06-05), Oracle's OCI price list API, Azure's Retail
 Prices API, and the CoreWeave, Lambda, Nebius, RunPod, Hyperstack, Crusoe and DigitalOcean
 pricing pages (all 2026-09-19, as recorded by the public survey the data file names).
 Committed prices: Azure's Retail Prices API reservation meters, Vantage's p5.48xlarge page,
@@ -35,7 +35,9 @@ def test_source_aws_p5_price_cut_of_june_2025() -> None:
     assert before.usd_per_gpu_hour == pytest.approx(12.29)
     assert after.usd_per_gpu_hour == pytest.approx(6.88)
     assert round(100 * (1 - after.usd_per_instance_hour / before.usd_per_instance_hour)) == 44
-    assert "45%" in prices.SOURCES["aws-price-cut-2025"]["title"]
+    cut = prices.SOURCES["aws-price-cut-2025"]
+    assert "45%" in cut["title"]
+    assert cut["publisher"].startswith("AWS") and cut["url"].startswith("https://aws.amazon.com/")
 
 
 # (GPU, provider, instance, $ per GPU-hour as the provider prints it)
