@@ -55,6 +55,8 @@ def message_number(value: Any) -> str:
 def format_output(spec: Output, value: Any) -> str:
     """Format an output value for a reader (units from :mod:`gpulesson.units`)."""
     fmt = spec.format
+    if value is None and spec.missing:  # none for these inputs (a break-even never reached)
+        return spec.missing
     if fmt == "text":
         return str(value)
     if fmt == "bool":

@@ -197,7 +197,9 @@ class Output:
     ``"ratio"`` (×), ``"intensity"`` (FLOP/byte), ``"text"``, ``"bool"`` (yes/no),
     ``"number"`` (significant digits and ``unit``) and ``"words"`` (135 billion).
     ``binary`` adds the GiB figure to a bytes output; FLOP counts beyond the E prefix are
-    written as powers of ten. Everything after ``format`` is a keyword.
+    written as powers of ten. ``missing`` is the text shown when the value is ``None``:
+    a quantity these inputs give none of (a break-even that never comes). Everything after
+    ``format`` is a keyword.
     """
 
     name: str
@@ -208,6 +210,7 @@ class Output:
     digits: int = 3
     help: str = ""
     binary: bool = False
+    missing: str = ""
 
     def __post_init__(self) -> None:
         if self.binary and self.format != "bytes":

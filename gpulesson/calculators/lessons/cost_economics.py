@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpulesson import cost, hardware, inference, memory, prices, transformer
+from gpulesson import cost, hardware, inference, memory, prices, transformer, units
 from gpulesson.calculators import shared
 from gpulesson.calculators.spec import Calculator, Input, Integer, Number, Output
 
@@ -25,25 +25,45 @@ def _utilization(help: str) -> Input:
                           help=help)
 
 
+def _usd(value: float) -> str:
+    """Dollars as the outputs write them: cents below $1,000, whole dollars above."""
+    return units.format_usd(value, cents=abs(value) < 1000)
+
+
 def _tco(**kw: Any) -> dict[str, Any]:
     power = dict(power_watts=kw["power_watts"], usd_per_kwh=kw["usd_per_kwh"],
                  pue=kw["pue"], utilization=kw["utilization"])
     owned = cost.on_prem_breakdown(hardware_usd=kw["hardware_usd"], years=kw["years"],
                                    **power)
-    months = cost.breakeven_months(hardware_usd=kw["hardware_usd"],
-                                   cloud_usd_per_hour=kw["cloud_usd_per_hour"], **power)
+    # the power bill of one year: the breakdown of a free machine kept for a year
+    annual_power = cost.on_prem_breakdown(hardware_usd=0, years=1, **power).power
+    annual_cloud = cost.cloud_cost(usd_per_hour=kw["cloud_usd_per_hour"], years=1,
+                                   utilization=kw["utilization"])
     period = 12 * kw["years"]
+    try:
+        months: float | None = cost.breakeven_months(
+            hardware_usd=kw["hardware_usd"], cloud_usd_per_hour=kw["cloud_usd_per_hour"],
+            **power)
+    except ValueError:
+        if annual_cloud > annual_power * (1 + 1e-9):
+            raise  # not the case of a rent no higher than the power bill
+        months = None  # the power alone costs the rent or more: owning never catches up
+    if months is None:
+        verdict = ("renting: owning never breaks even, its power alone costs "
+                   f"{_usd(annual_power)} a year against {_usd(annual_cloud)} of cloud rent")
+    elif months < period:
+        verdict = f"owning, from month {months:.1f} of {period:g}"
+    else:
+        verdict = (f"renting: the break-even, {months:.1f} months, lies beyond the "
+                   f"{period:g} months of the period")
     return {
-        # the power bill of one year: the breakdown of a free machine kept for a year
-        "annual_power": cost.on_prem_breakdown(hardware_usd=0, years=1, **power).power,
+        "annual_power": annual_power,
         "power": owned.power,
         "on_prem": owned.total,
         "cloud": cost.cloud_cost(usd_per_hour=kw["cloud_usd_per_hour"], years=kw["years"],
                                  utilization=kw["utilization"]),
         "breakeven": months,
-        "verdict": (f"owning, from month {months:.1f} of {period:g}" if months < period
-                    else f"renting: the break-even, {months:.1f} months, lies beyond the "
-                         f"{period:g} months of the period"),
+        "verdict": verdict,
     }
 
 
@@ -88,7 +108,8 @@ TCO = Calculator(
         Output("power", "Power over the period", "usd"),
         Output("on_prem", "On-premises total (hardware + power)", "usd"),
         Output("cloud", "Cloud total", "usd"),
-        Output("breakeven", "Owning is cheaper after", "number", unit="months"),
+        Output("breakeven", "Owning is cheaper after", "number", unit="months",
+               missing="never"),
         Output("verdict", "Cheaper over the period", "text"),
     ),
     function=_tco,

@@ -63,3 +63,20 @@ def test_the_throughput_help_quotes_the_decode_ceiling_calculator():
     assert ceiling == "249 tokens/s"
     assert f"capped at {ceiling} at batch 1" in C.get("cost_per_token").input(
         "tokens_per_second").help
+
+
+@pytest.mark.parametrize("inputs", [{"usd_per_kwh": 7}, {"cloud_usd_per_hour": 0},
+                                    {"cloud_usd_per_hour": 0.5, "power_watts": 1e6}])
+def test_when_the_power_costs_more_than_the_cloud_renting_is_the_answer(inputs):
+    """Audit of the site's calculators (2026-12): at 7 $/kWh the DGX H100's power bill
+    ($82,352.76 a month at full use) exceeds the AWS rent ($40,179.20), and a free cloud
+    is cheaper still. Both are legal inputs whose answer is "rent, owning never breaks
+    even"; the calculator showed an error blaming cloud_usd_per_hour and no outputs."""
+    result = C.evaluate("tco", inputs)
+    assert result["ok"], result
+    out = C.compute("tco", **inputs)
+    assert out["power"] > out["cloud"] - 1e-9  # the power alone costs the cloud's price or more
+    assert out["breakeven"] is None
+    assert result["text"]["breakeven"] == "never"
+    assert result["text"]["verdict"].startswith("renting: ")
+    assert "never" in result["text"]["verdict"]
