@@ -190,6 +190,12 @@ def _serving(**kw: Any) -> dict[str, Any]:
     cfg = planner_inputs.config(kw)
     spec = planner_inputs.spec(kw, "bf16")  # serving plans read the BF16 peak only
     price = kw["usd_per_gpu_hour"]
+    domain, tp = spec.nvlink_domain, kw["tp"]
+    if domain > 1 and tp > domain and tp % domain:
+        # a replica spanning NVLink domains fills whole ones (the planner's network model)
+        raise ValueError(
+            f"tp (Tensor-parallel size) must be at most {domain}, the GPUs of one NVLink "
+            f"domain of the {spec.name}, or a multiple of {domain}, got {tp}")
     plan = planning.plan_serving(
         cfg, spec, tp=kw["tp"] or None, max_model_len=kw["max_model_len"],
         kv_dtype=kw["kv_dtype"], weight_dtype=kw["weight_dtype"],

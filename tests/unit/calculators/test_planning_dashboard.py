@@ -125,3 +125,21 @@ def test_a_preset_is_planned_with_its_whole_config(model):
     assert shown["memory_per_gpu"] == pytest.approx(direct.memory_per_gpu, rel=1e-9)
     edited = C.compute("planning", model=model, n_gpus=256, layers=8)
     assert edited["total_flops"] < shown["total_flops"]  # an edit to the shape still counts
+
+
+@pytest.mark.parametrize("gpu", ["H100 SXM", "GB200 NVL72"])
+def test_every_tensor_parallel_size_in_range_gets_a_plan_or_a_message_naming_tp(gpu):
+    """Audit of the site's calculators (2026-12): tp accepts 0 to 64, but on an H100 SXM
+    (8 GPUs per NVLink domain) tp = 9 to 63, not a multiple of 8, stopped the serving
+    calculator with "plan_serving(model=TransformerConfig(hidden=8192, layers..., gpu=
+    GPUSpec(...: size (12) must be a multiple of the 8 ranks ...", a repr naming no
+    input. Each size now gives a plan (its problems listed) or a message naming tp, its
+    value and the sizes allowed."""
+    for tp in range(0, 65):
+        result = C.evaluate("serving_plan", {"gpu": gpu, "tp": tp})
+        if result["ok"]:
+            continue
+        message = result["error"]
+        assert result["input"] == "tp", (tp, message)
+        assert message.startswith("tp (") and f"got {tp}" in message, message
+        assert "plan_serving(" not in message and "TransformerConfig(" not in message
