@@ -11,6 +11,7 @@ GPU the inputs describe.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -20,12 +21,23 @@ from gpulesson.calculators.spec import CUSTOM, Choice, Input, Keyed, Number, Out
 
 __all__ = ["FITS_OUT", "LAYOUT_OUT", "MEMORY_PER_GPU_OUT", "MFU_OUT", "NO_PRICE_NOTE",
            "STEP_TIME_OUT", "VERDICT_OUT", "config", "gpu_inputs", "layout", "plan_training",
-           "precision", "price_note", "spec", "step_tokens"]
+           "precision", "price_note", "problems_text", "spec", "step_tokens"]
 
 _NO_PRICE = 0.0
 
 #: Whether the planner found a plan, and the problems of one that does not work.
 VERDICT_OUT = (Output("feasible", "Feasible", "bool"), Output("problems", "Problems", "text"))
+
+
+def problems_text(problems: Sequence[str]) -> str:
+    """A plan's problems as the ``problems`` output writes them: ``"none"``, the one
+    problem, or several numbered (``"(1) ...; (2) ..."``), since a problem may hold a
+    semicolon of its own and none ends with a full stop."""
+    if len(problems) <= 1:
+        return problems[0] if problems else "none"
+    return "; ".join(f"({i}) {p}" for i, p in enumerate(problems, 1))
+
+
 #: What both training planners show of a plan: its layout, MFU, step and memory.
 LAYOUT_OUT = Output("degrees", "Layout", "text")
 MFU_OUT = Output("mfu", "MFU (predicted)", "percent")

@@ -180,7 +180,7 @@ def _parallel_traffic(**kw: Any) -> dict[str, Any]:
     b, sent, tiers = plan.breakdown, plan.traffic, plan.tiers
     out: dict[str, Any] = {
         "degrees": plan.layout.describe(), "n_gpus": n_gpus, "feasible": plan.feasible,
-        "problems": " ".join(plan.problems) or "none",
+        "problems": planner_inputs.problems_text(plan.problems),
         "links": "; ".join(f"{d}: {_LINKS[tiers[d]]}" for d in _DIMENSIONS
                            if sent.get(d, 0) > 0) or "no traffic (one GPU)",
     }

@@ -55,7 +55,7 @@ def _planning(**kw: Any) -> dict[str, Any]:
     nearest = published.similar_runs(plan)
     return {
         "feasible": plan.feasible,
-        "problems": " ".join(plan.problems) or "none",
+        "problems": planner_inputs.problems_text(plan.problems),
         "degrees": plan.layout.describe(),
         "reason": plan.reason or "the layout as set",
         "bottleneck": plan.bottleneck,
@@ -206,7 +206,7 @@ def _serving(**kw: Any) -> dict[str, Any]:
         usd_per_gpu_hour=price if price > 0 else None)
     per_m = plan.cost_per_million_tokens
     return {
-        "feasible": plan.feasible, "problems": " ".join(plan.problems) or "none",
+        "feasible": plan.feasible, "problems": planner_inputs.problems_text(plan.problems),
         "layout": f"tp {plan.tp} × {plan.replicas} replica{'s' if plan.replicas > 1 else ''}"
                   f" = {plan.gpus} GPU{'s' if plan.gpus > 1 else ''}",
         "reason": plan.reason or "tp as set",

@@ -143,3 +143,19 @@ def test_every_tensor_parallel_size_in_range_gets_a_plan_or_a_message_naming_tp(
         assert result["input"] == "tp", (tp, message)
         assert message.startswith("tp (") and f"got {tp}" in message, message
         assert "plan_serving(" not in message and "TransformerConfig(" not in message
+
+
+def test_several_problems_read_as_a_list_not_one_run_on_sentence():
+    """Audit of the site's calculators (2026-12): the planners joined a plan's problems
+    with a bare space, so tp = 3 on the serving planner read "tp = 3 must divide the 64
+    attention heads qps: 20 requests/s overload 1 replica(s) ...", the end of one problem
+    indistinguishable from the start of the next. Several are now numbered; one, or
+    none, reads as before."""
+    two = C.evaluate("serving_plan", {"tp": 3})["text"]["problems"]
+    assert two.startswith("(1) tp = 3 must divide the 64 attention heads; (2) qps: "), two
+    training = C.evaluate("parallel_traffic", {"pp": 16, "layers": 2,
+                                               "step_tokens": 0.001})["text"]["problems"]
+    assert training.startswith("(1) ") and "; (2) " in training, training
+    one = C.evaluate("planning", {"n_gpus": 1})["text"]["problems"]
+    assert one.startswith("memory: ") and "(1)" not in one
+    assert C.evaluate("serving_plan")["text"]["problems"] == "none"
