@@ -178,6 +178,8 @@ def _validate_one(spec: Input, value: Any) -> Any:
             f"{spec.name} ({spec.label}) must be a finite number {_range_text(spec)}, "
             f"got {value!r}"
         )
+    if value == 0:
+        value = abs(value)  # "-0" typed is 0, never a -0.0 that prints as "-0.0"
     if spec.kind == "integer":
         if isinstance(value, float):
             if not value.is_integer():

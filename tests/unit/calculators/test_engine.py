@@ -116,3 +116,13 @@ def test_apply_preset_returns_shown_values(toy):
 def test_get_lists_the_known_calculators():
     with pytest.raises(KeyError, match="unknown calculator 'nope'; known calculators: amdahl"):
         C.get("nope")
+
+
+def test_a_typed_minus_zero_is_zero():
+    """Audit of the site's calculators (2026-12): "-0" in a box whose range starts at 0
+    passed as -0.0, and the TCO verdict read "owning, from month -0.0 of 60"."""
+    import math
+
+    value = C.si_inputs("tco", hardware_usd=float("-0"))["hardware_usd"]
+    assert value == 0 and math.copysign(1.0, value) == 1.0
+    assert C.compute("tco", hardware_usd=-0.0)["verdict"] == "owning, from month 0.0 of 60"
