@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import ast
 import json
+import math
+import random
+import re
 import sys
 from pathlib import Path
 
@@ -98,6 +101,57 @@ def test_every_number_input_out_of_range_raises_naming_it(name):
         assert "between" in str(err.value)
         result = C.evaluate(name, {spec.name: bad})
         assert result["ok"] is False and result["input"] == spec.name
+
+
+def _reader_draw(calc: C.Calculator, rng: random.Random) -> dict[str, object]:
+    """Inputs a reader could set on the site: presets and choices at random, and the
+    numbers a preset does not fill anywhere in their range (an end one time in five)."""
+    drawn: dict[str, object] = {}
+    filled: set[str] = set()
+    for spec in calc.inputs:
+        if spec.kind == "preset":
+            drawn[spec.name] = rng.choice(spec.choice_values())
+            filled |= set(spec.fills.get(drawn[spec.name], {}))
+    for spec in calc.inputs:
+        if spec.name in drawn or spec.name in filled:
+            continue
+        if spec.kind == "choice":
+            drawn[spec.name] = rng.choice(spec.choice_values())
+            continue
+        low, high = float(spec.min), float(spec.max)
+        if rng.random() < 0.2:
+            value = rng.choice((low, high))
+        elif low > 0 and high / low > 100:
+            value = math.exp(rng.uniform(math.log(low), math.log(high)))
+        else:
+            value = rng.uniform(low, high)
+        drawn[spec.name] = round(value) if spec.kind == "integer" else float(f"{value:.4g}")
+    return drawn
+
+
+#: A call written out (``plan_serving(model=TransformerConfig(...``): what
+#: gpulesson._validate.guarded puts before a message from deep inside, for a programmer.
+CALL_TEXT = re.compile(r"\b\w+\(\w+=")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_inputs_in_range_give_outputs_or_a_message_naming_an_input(name):
+    """Audit of the site's calculators (2026-12): the site's own random test draws inputs
+    in range and skips every set the package refuses, so a refusal that named no input
+    and read as a call ("plan_serving(model=TransformerConfig(hidden=8192, layers...,
+    gpu=GPUSpec(...: size (12) must be a multiple of the 8 ranks ...", the serving
+    planner at tp = 12) passed unseen. Here every refusal must name the input to mark,
+    and no message may be a call written out."""
+    calc = C.get(name)
+    rng = random.Random(f"reader-{name}")
+    for _ in range(40):
+        drawn = _reader_draw(calc, rng)
+        result = C.evaluate(name, drawn)
+        if result["ok"]:
+            assert not any(CALL_TEXT.search(t) for t in result["text"].values()), drawn
+            continue
+        assert result["input"] is not None, (drawn, result["error"])
+        assert not CALL_TEXT.search(result["error"]), (drawn, result["error"])
 
 
 @pytest.mark.parametrize("name", NAMES)
