@@ -174,7 +174,8 @@ class _Thread:
     """One CUDA thread and where it stands."""
 
     __slots__ = ("block", "thread", "bidx", "tid", "lane", "warp", "epoch", "gen", "status",
-                 "event", "send", "iters", "occ", "threadIdx", "blockIdx", "gidx", "launch")
+                 "event", "send", "iters", "occ", "threadIdx", "blockIdx", "gidx", "launch",
+                 "skipped")
 
     def __init__(self, launch: Launch, block: tuple[int, int, int],
                  thread: tuple[int, int, int], bidx: int) -> None:
@@ -185,6 +186,7 @@ class _Thread:
         self.epoch, self.gen, self.status, self.event, self.send = 0, None, "new", None, None
         self.iters: dict[int, int] = {}
         self.occ: dict[int, int] = {}
+        self.skipped: set[int] = set()  # the branch sites whose test it found false
         self.threadIdx, self.blockIdx = Dim3(*thread), Dim3(*block)
         self.gidx = (block[0] * bx + thread[0], block[1] * by + thread[1],
                      block[2] * bz + thread[2])
@@ -446,6 +448,8 @@ class Launch(FindingLog):
 
     def branch(self, value: Any, sid: int) -> bool:
         taken = bool(value)
+        if not taken and self.current is not None:
+            self.current.skipped.add(sid)
         if self.count:
             t = self.current
             occ = t.occ.get(sid, 0)

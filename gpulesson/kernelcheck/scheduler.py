@@ -332,11 +332,23 @@ def _release(launch: Launch, members: list[_Thread], block: list[_Thread]) -> No
     if gone and members[0].bidx not in launch.exited_blocks:
         launch.exited_blocks.add(members[0].bidx)
         u, site = gone[0], launch.site(sids[0])
+        info = launch.sites.get(sids[0])
+        skipped = {launch.sites[b].line for b in u.skipped if b in launch.sites}
+        if info is not None and info.ifs and info.ifs[-1] in skipped:
+            # the barrier sits in the body of an if whose test this thread found false
+            branch = info.ifs[-1] - info.def_line + 1
+            text = (f"{u.ident} had finished without reaching the cuda.syncthreads() where "
+                    f"the other threads of its block wait ({site}): that barrier sits inside "
+                    f"the if at line {branch}, which this thread did not enter, so take it out "
+                    "of the if and put it after the branch, where every thread of the block "
+                    "reaches it")
+        else:
+            text = (f"{u.ident} had returned when the other threads of its block reached "
+                    f"cuda.syncthreads() ({site}): every thread of a block must reach each "
+                    "barrier, so keep the threads past the edge running and guard only their "
+                    "loads and stores")
         launch.report("barrier_divergence", ("returned", site), lambda: Finding(
-            "barrier_divergence", f"{u.ident} had returned when the other threads of its "
-            f"block reached cuda.syncthreads() ({site}): every thread of a block must reach "
-            "each barrier, so keep the threads past the edge running and guard only their "
-            "loads and stores", thread=u.ident, site=site))
+            "barrier_divergence", text, thread=u.ident, site=site))
     name = members[0].event[2]
     result = None
     if name != "syncthreads":

@@ -52,7 +52,8 @@ class SourceUnavailable(ValueError):
 @dataclass(frozen=True)
 class SiteInfo:
     """A place in the kernel: line (in the file), column, what happens there, the loops
-    around it (innermost last) and the text of the line."""
+    around it (innermost last), the text of the line, and the lines (in the file) of the
+    ``if`` statements whose body holds it (innermost last)."""
 
     line: int
     column: int
@@ -63,6 +64,7 @@ class SiteInfo:
     text: str
     function: str
     def_line: int
+    ifs: tuple[int, ...] = ()
 
     @property
     def relative_line(self) -> int:
@@ -134,6 +136,7 @@ class _Rewriter(ast.NodeTransformer):
         self.sites = sites
         self.function, self.def_line = function, def_line
         self.loops: list[int] = []
+        self.ifs: list[int] = []  # lines of the if statements around the node visited
         self.depth = 0  # nested function definitions
         self.temps = 0
         self.has_yield = False
@@ -145,7 +148,8 @@ class _Rewriter(ast.NodeTransformer):
         text = self.lines[line - 1 - self.offset].strip() if 0 <= line - 1 - self.offset < len(
             self.lines) else ""
         self.sites[sid] = SiteInfo(line, getattr(node, "col_offset", 0), kind,
-                                   tuple(self.loops), text, self.function, self.def_line)
+                                   tuple(self.loops), text, self.function, self.def_line,
+                                   tuple(self.ifs))
         return sid
 
     @staticmethod
@@ -240,7 +244,13 @@ class _Rewriter(ast.NodeTransformer):
                                       node.test)
 
     def visit_If(self, node: ast.If) -> ast.AST:
-        self.generic_visit(node)
+        node.test = self.visit(node.test)
+        self.ifs.append(node.lineno + self.offset)  # the sites of its body are inside it
+        try:
+            node.body = self._body(node.body)
+        finally:
+            self.ifs.pop()
+        node.orelse = self._body(node.orelse) if node.orelse else []
         self._branch(node)
         return node
 

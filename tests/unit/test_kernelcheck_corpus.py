@@ -55,3 +55,24 @@ def test_a_race_between_loop_iterations_says_so() -> None:
     assert ("the race is across iterations of the loop at line 7: the write was in iteration 2, "
             "the read in iteration 1") in race.message
     assert report.tally().startswith("Found: ") and "across loop iterations" in report.tally()
+
+
+@pytest.mark.parametrize("case_id", ["sum-barrier-in-if", "mm-barrier-in-if"])
+def test_a_barrier_inside_an_if_is_named_as_such(case_id) -> None:
+    """A barrier some threads skip because it sits in a branch gets its own advice (review
+    lessons-1-5, 3.7), not the one for a thread that returned early."""
+    case = next(c for c in BUGGY if c[0] == case_id)
+    finding = kc.check_kernel(_kernel(*case[0:1], case[3], case[4]), case[1]).first
+    assert finding.kind == "barrier_divergence"
+    assert "take it out of the if" in finding.message, finding.message
+    assert "past the edge" not in finding.message
+    if case_id == "sum-barrier-in-if":   # the skipping threads finish; none waits elsewhere
+        assert "sits inside the if at line 9" in finding.message, finding.message
+
+
+def test_a_thread_that_returned_early_keeps_the_edge_advice() -> None:
+    case = next(c for c in BUGGY if c[0] == "mm-returns-early")
+    finding = kc.check_kernel(_kernel(*case[0:1], case[3], case[4]), case[1]).first
+    assert finding.kind == "barrier_divergence"
+    assert "past the edge running" in finding.message and "inside the if" not in \
+        finding.message, finding.message
