@@ -415,7 +415,7 @@ CLAIMS = claims(
 NOT_FIGURES = (
     # FP8 training: Meta, "The Llama 4 herd" (2025-04-05): 390 TFLOPs/GPU in FP8 on 32K GPUs;
     # DeepSeek-AI 2024 (DeepSeek-V3), Table 1: pre-training 2,664K H800 GPU-hours
-    "at 390 TFLOP/s per GPU by Meta's April 2025", "took 2.664 million H800 GPU-hours for "
+    "Behemoth at 390 TFLOP/s per GPU, April 2025", "took 2.664 million H800 GPU-hours for "
     "14.8T tokens",
     # NVIDIA 2025, "Pretraining Large Language Models with NVFP4" (arXiv:2509.25149,
     # 2025-09-29), abstract: a 12B model on 10T tokens
