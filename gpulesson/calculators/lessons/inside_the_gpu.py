@@ -115,7 +115,9 @@ GEMM_WAVES = Calculator(
         Integer("tile_m", "Tile rows", default=256, range=(1, 1024),
                 help="Rows of C one thread block computes (cuBLAS picks among 64 to 256)."),
         Integer("tile_n", "Tile columns", default=128, range=(1, 1024),
-                help="Columns of C one thread block computes."),
+                help="Columns of C one thread block computes. Swap the two (128 × 256) for "
+                     "the other orientation: at 4,097 × 4,096 it needs 4 waves, not 5, and a "
+                     "library that holds both shapes picks the one with fewer waves."),
         Integer("blocks_per_sm", "Tiles per SM at once", default=1, range=(1, 32),
                 help="1 for the large tiles of a big GEMM (the occupancy calculator says "
                      "how many fit)."),

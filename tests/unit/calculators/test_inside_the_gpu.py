@@ -57,6 +57,18 @@ def test_gemm_waves_presets_fill_sm_counts_and_dense_peaks():
     assert C.resolve("gemm_waves", gpu="B200")["sms"] == 148
 
 
+def test_gemm_waves_tile_help_names_the_orientation_without_a_fifth_wave():
+    """The tile-columns help says 128 × 256 tiles run 4,097 × 4,096 in 4 waves on an H100
+    where 256 × 128 need 5 (lesson 3, section 6): both counts come from the calculator."""
+    spec = C.get("gemm_waves")
+    help_text = next(i for i in spec.inputs if i.name == "tile_n").help
+    assert "(128 × 256)" in help_text and "4 waves, not 5" in help_text
+    waves = {tiles: C.compute("gemm_waves", gpu="H100 SXM", m=4097, n=4096, k=4096,
+                              tile_m=tiles[0], tile_n=tiles[1])["waves"]
+             for tiles in ((256, 128), (128, 256))}
+    assert waves == {(256, 128): 5, (128, 256): 4}
+
+
 def test_coalescing_best_practices_guide():
     """CUDA C++ Best Practices Guide, "Coalesced Access to Global Memory": 4-byte words
     misaligned by one take five 32-byte sectors (80 %); a stride of 2 gives 50 %."""
