@@ -415,9 +415,11 @@ CLAIMS = claims(
     lambda: "Left out of the fit, the "
      f"{WORDS.get(band()[1], band()[1])} published runs nearest this one in size, dense and "
      f"in BF16 like it ({band_runs()}), were predicted within "
-     f"{pct(band()[0])}, so read {pct(DEFAULT['mfu'], 1)} as "
-     f"{100 * DEFAULT['mfu'] * (1 - band()[0]):.0f}–"
-     f"{100 * DEFAULT['mfu'] * (1 + band()[0]):.0f} %",
+     f"{pct(band()[0])}, so read {pct(DEFAULT['mfu'], 1)} as {DEFAULT['mfu_range']}",
+    lambda: "a plan that misses as "
+     f"{BAND_NAMES[band_worst().name]}'s run did reaches {pct(DEFAULT['mfu'], 1)} ÷ "
+     f"{1 + band_worst().error:.2f}, one that errs as far the other way "
+     f"{pct(DEFAULT['mfu'], 1)} × {1 + band_worst().error:.2f}",
     lambda: "The largest of those errors is on "
      f"{BAND_NAMES[band_worst().name]}'s own run, which the planner predicts "
      f"{pct(abs(band_worst().error))} too {'high' if band_worst().error > 0 else 'low'}.",

@@ -52,6 +52,7 @@ def _planning(**kw: Any) -> dict[str, Any]:
     active = transformer.active_params(cfg)
     b = plan.breakdown
     band, like = published.uncertainty(plan)
+    low, high = published.mfu_range(plan)
     nearest = published.similar_runs(plan)
     return {
         "feasible": plan.feasible,
@@ -60,6 +61,7 @@ def _planning(**kw: Any) -> dict[str, Any]:
         "reason": plan.reason or "the layout as set",
         "bottleneck": plan.bottleneck,
         "mfu": plan.mfu, "mfu_band": band,
+        "mfu_range": f"{100 * low:.0f}–{100 * high:.0f} %",
         "band_note": f"the largest leave-one-out error of the {like} published runs most "
                      "like this plan (same precision, dense or MoE, nearest in size): "
                      + "; ".join(f"{r.name} {r.error:+.0%}" for r in nearest),
@@ -153,8 +155,14 @@ PLANNING = Calculator(
                 help="Model FLOPs over the BF16 dense peak: an output of the step time, whose "
                      "terms are fitted on published runs."),
         Output("mfu_band", "MFU uncertainty (±, relative)", "percent",
-               help="The largest error, on runs left out of the fit, among the published "
-                    "runs most like this plan (same GPU generation, precision, dense or MoE)."),
+               help="The largest error (predicted over published MFU, less 1), on runs left "
+                    "out of the fit, among the published runs most like this plan (same "
+                    "precision, dense or MoE, nearest in active parameters)."),
+        Output("mfu_range", "MFU range", "text",
+               help="The predicted MFU divided and multiplied by the largest ratio between "
+                    "prediction and publication among those runs: where a run was predicted "
+                    "25 % too high it reached the prediction ÷ 1.25 "
+                    "(gpulesson.planning.published.mfu_range)."),
         Output("band_note", "Uncertainty from", "text"),
         Output("dominant", "Largest part of a step", "text"),
         Output("time", "Training time", _SECONDS),
