@@ -33,7 +33,9 @@ def bottleneck(*, fits: bool, efficiency: float, layout_set: bool = False) -> st
     2. **communication** when the scaling efficiency is below one half. With
        ``efficiency = compute / (compute + exposed communication)``
        (:func:`gpulesson.distributed.scaling_efficiency`), ``efficiency < 1/2`` means
-       that the communication left exposed each step takes longer than the compute;
+       that the waiting left exposed each step (any dimension's traffic, the pipeline
+       bubble) takes longer than the compute; :attr:`gpulesson.planning.TrainingPlan.
+       bottleneck` adds which part of the wait is largest;
     3. **compute** otherwise: the GPUs' arithmetic sets the pace.
 
     Parameters
@@ -66,7 +68,8 @@ def bottleneck(*, fits: bool, efficiency: float, layout_set: bool = False) -> st
         return ("memory: this layout does not fit on these GPUs" if layout_set
                 else "memory: no layout fits on these GPUs")
     if efficiency < COMMUNICATION_BOUND_BELOW:
-        return "communication: the gradient synchronisation outlasts the compute"
+        return ("communication: the GPUs wait (exposed traffic, pipeline bubble) longer than "
+                "they compute")
     return "compute: the GPUs' arithmetic sets the pace"
 
 

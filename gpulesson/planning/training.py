@@ -88,6 +88,12 @@ MEMORY_RESERVE = 0.0
 #: kernels 14,300 us (on the main compute stream): 1.27x as long again.
 FP8_MEMORY_BOUND_EXTRA = 18_226 / (4_415 + 3_448 + 3_062 + 1_863 + 1_512)
 _DIMENSIONS = ("tensor", "context", "expert", "pipeline", "data")
+#: The parts of a step spent waiting rather than computing, as a bottleneck names them.
+_WAITS = MappingProxyType({
+    "bubble": "the pipeline bubble", "tensor": "tensor-parallel traffic",
+    "context": "context-parallel traffic", "expert": "the expert-parallel all-to-all",
+    "pipeline": "the pipeline sends", "data": "the gradient synchronisation",
+    "offload": "the activation offload"})
 #: Collectives NCCL runs as rings, whose bus bandwidth grows with the NICs a group holds.
 _RINGS = ("all_reduce", "reduce_scatter", "all_gather")
 _PRECISIONS = ("bf16", "fp16", "fp8")
@@ -184,8 +190,15 @@ class TrainingPlan:
         """:func:`gpulesson.planning.rules.bottleneck` of this plan: memory first, then
         communication and bubble when they outlast the compute, else compute."""
         from .rules import bottleneck
-        return bottleneck(fits=self.memory_fits, efficiency=self.efficiency,
+        text = bottleneck(fits=self.memory_fits, efficiency=self.efficiency,
                           layout_set=not self.searched)
+        if text.startswith("communication"):
+            waits = {k: self.breakdown[k] for k in _WAITS}
+            most = max(waits, key=lambda k: waits[k])
+            text += (f"; most of the wait is {_WAITS[most]} "
+                     f"({units.format_seconds(waits[most])} of a "
+                     f"{units.format_seconds(self.step_time)} step)")
+        return text
 
     @property
     def hfu(self) -> float:
