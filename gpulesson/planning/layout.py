@@ -112,13 +112,14 @@ def batch_split(layout: Layout, *, global_batch_tokens: int, seq_len: int
         problems.append(f"global_batch_tokens ({tokens:,}) is not a whole number of "
                         f"{s:,}-token sequences: use a multiple of seq_len")
     micro = sequences / (dp * mb)
+    shown = f"{sequences:,.0f}" if sequences == int(sequences) else f"{sequences:,.4g}"
     if micro < 1:
         problems.append(
-            f"the global batch of {sequences:,.0f} sequences cannot feed dp = {dp:,} "
+            f"the global batch of {shown} sequences cannot feed dp = {dp:,} "
             f"replicas with micro-batches of {mb}: each would get {micro:.3g} of a "
             f"micro-batch. Use at most {max(int(sequences // mb), 1):,} data-parallel "
             "replicas (more tp, pp or cp), or a larger global batch")
-    elif sequences % (dp * mb):
+    elif sequences % (dp * mb) and not tokens % s:  # a fraction of a sequence: said above
         problems.append(
             f"{sequences:,.0f} sequences do not split into whole micro-batches of {mb} over "
             f"dp = {dp:,} replicas ({micro:.3g} each): choose dp and micro_batch dividing "

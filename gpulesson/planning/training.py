@@ -724,6 +724,14 @@ def plan_training(
     if ranked:
         return _with(ranked[0], reason=_comparison(ranked[0], ranked, len(ranked), len(plans),
                                                     fastest))
+    fitting = [p for p in plans if p.memory_fits]
+    if fitting:  # memory is not what stops them: the batch is (or the precision)
+        shown = min(fitting, key=lambda p: (len(p.problems), p.step_time))
+        others = [x for x in shown.problems if not x.startswith("memory")]
+        return _with(shown, reason=(
+            f"None of the {len(plans)} valid layouts can run, though {len(fitting)} fit in "
+            f"memory: {'; '.join(others)}. Shown: the fastest of those with the fewest "
+            f"problems, {shown.layout.describe()}."))
     leanest = min(plans, key=lambda p: p.memory_per_gpu)
     why = (f"None of the {len(plans)} valid layouts fits: the leanest, "
            f"{leanest.layout.describe()}, needs {units.format_bytes(leanest.memory_per_gpu)} "

@@ -388,3 +388,20 @@ def test_multi_token_prediction_loads_the_last_stage() -> None:
     compute = with_mtp.breakdown["compute"] / without.breakdown["compute"]
     assert compute == pytest.approx(ratio, rel=1e-6)
     assert with_mtp.mfu < without.mfu
+
+
+def test_a_batch_no_layout_can_take_is_not_called_a_memory_problem():
+    """4,000,000 tokens a step are 488.28 sequences of 8,192: every layout of Llama 3 8B on
+    8 H100s is refused for the batch, not the memory. The search said "None of the 70
+    valid layouts fits: the leanest ... needs 20.6 GB per GPU of the 81.2 GB usable" and
+    added "488 sequences do not split ... over dp = 1 replicas (488 each)"; half a sequence
+    was "a global batch of 0 sequences"."""
+    plan = plan_training("llama-3-8b", "H100 SXM", n_gpus=8, tokens=1e12,
+                         global_batch_tokens=4_000_000, seq_len=8192)
+    assert not plan.feasible and plan.memory_fits
+    assert "fits:" not in plan.reason and "global_batch_tokens (4,000,000)" in plan.reason
+    assert plan.problems == ("global_batch_tokens (4,000,000) is not a whole number of "
+                             "8,192-token sequences: use a multiple of seq_len",)
+    half = plan_training("llama-3-8b", "H100 SXM", n_gpus=8, tokens=1e12,
+                         global_batch_tokens=4096, seq_len=8192)
+    assert any("global batch of 0.5 sequences" in p for p in half.problems)
