@@ -573,7 +573,9 @@ def plan_serving(
     """Plan serving ``model`` on ``gpu`` with vLLM: KV cache, speed, replicas and cost.
 
     Without ``qps``: one replica of ``tp`` GPUs running as many sequences as its KV cache
-    (and ``max_num_seqs``) holds. With ``qps`` (requests/s of ``prompt_tokens`` in and
+    (and ``max_num_seqs``) holds, each step also prefilling the prompts of the sequences that
+    replace those it finishes (``batch * prompt_tokens / output_tokens`` tokens, chunked
+    prefill): the throughput it can sustain, not a decode-only ceiling. With ``qps`` (requests/s of ``prompt_tokens`` in and
     ``output_tokens`` out) and optional SLOs: the fewest GPUs (``tp`` x replicas) that serve
     the traffic within ``ttft_slo`` (seconds to the first token) and ``tpot_slo`` (seconds
     per output token); ``tp=None`` lets the planner choose ``tp`` too. When no choice meets
@@ -646,7 +648,9 @@ def _plan_tp(mv: ModelView, gv: GPUView, t: int, common: Mapping[str, object],
     replicas = 1
     if rate is None:
         batch = max(min(seqs_cap, float(common["max_num_seqs"] or 1024)), 1.0)  # type: ignore[arg-type]
-        step = speed.step(batch)
+        # at full load each step also prefills the prompts that replace the sequences it
+        # finishes (batch / o of them, chunked prefill): the rate the replica can sustain
+        step = speed.step(batch, batch * p / o)
         ttft, tpot = speed.prefill(p) + step, step
         throughput = batch / step
     else:

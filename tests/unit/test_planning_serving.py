@@ -444,3 +444,24 @@ def test_source_vllm_33155_triton_keeps_the_mxfp4_scales_twice() -> None:
     assert mxfp4_triton_extra_bytes("llama-3-8b") == 0
     with pytest.raises(ValueError, match="tp"):
         mxfp4_triton_extra_bytes("gpt-oss-120b", tp=0)
+
+
+def test_full_load_is_a_throughput_the_traffic_can_reach() -> None:
+    """Without a traffic the plan runs one replica at full load. Its throughput counted
+    decode steps only (Llama 3 8B on an H100, 1,024 tokens in and 256 out: 10,912 output
+    tokens/s), while the same replica overloads beyond about 5,800 output tokens/s of
+    traffic, because every 256 tokens out bring a 1,024-token prompt to prefill. The
+    full-load step now prefills the prompts that replace the sequences it finishes: the
+    two agree within a few per cent."""
+    def replica_holds(qps: float) -> bool:
+        plan = plan_serving("llama-3-8b", "H100 SXM", max_model_len=8192, qps=qps)
+        return plan.feasible and plan.replicas == 1
+
+    low, high = 1.0, 1000.0
+    while high / low > 1.001:
+        mid = (low * high) ** 0.5
+        low, high = (mid, high) if replica_holds(mid) else (low, mid)
+    sustained = low * 256
+    full = plan_serving("llama-3-8b", "H100 SXM", max_model_len=8192)
+    assert full.throughput == pytest.approx(full.batch / full.tpot)
+    assert full.throughput == pytest.approx(sustained, rel=0.1)
