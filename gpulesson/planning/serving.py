@@ -624,13 +624,23 @@ def _plan_tp(mv: ModelView, gv: GPUView, t: int, common: Mapping[str, object],
              rate: float | None, p: int, o: int, slo_ttft: float | None,
              slo_tpot: float | None, eff: float = 1.0) -> ServingPlan:
     problems: list[str] = []
+    length = int(common["max_model_len"])  # type: ignore[call-overload]
+    context = int(mv.cfg.context or 0)
+    if context and length > context:
+        problems.append(
+            f"max_model_len ({length:,}) exceeds the {context:,} positions {mv.name} was "
+            "trained for (max_position_embeddings): vLLM refuses to start unless "
+            "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1; lower max_model_len")
+    if p + o > length:
+        problems.append(
+            f"prompt_tokens + output_tokens ({p:,} + {o:,} = {p + o:,}) exceed max_model_len "
+            f"({length:,}): vLLM rejects such requests; raise max_model_len or shorten them")
     if mv.heads % t:
         problems.append(f"tp = {t} must divide the {mv.heads} attention heads")
     if t > gv.domain and gv.domain >= 1:
         problems.append(f"tp = {t} spans more than the {gv.domain}-GPU NVLink domain of a "
                         f"{gv.name}: its all-reduces would cross the network")
     budget = kv_budget(mv, tp=t, **common)  # type: ignore[arg-type]
-    length = int(common["max_model_len"])  # type: ignore[call-overload]
     if budget.kv_cache <= 0:
         problems.append(
             f"memory: no room for a KV cache ({units.format_bytes(budget.kv_cache, binary=True)}"

@@ -465,3 +465,20 @@ def test_full_load_is_a_throughput_the_traffic_can_reach() -> None:
     full = plan_serving("llama-3-8b", "H100 SXM", max_model_len=8192)
     assert full.throughput == pytest.approx(full.batch / full.tpot)
     assert full.throughput == pytest.approx(sustained, rel=0.1)
+
+
+def test_requests_longer_than_max_model_len_are_not_served() -> None:
+    """A 10,000-token prompt with 1,000 tokens out does not fit a max_model_len of 8,192:
+    vLLM rejects the request, yet the plan was feasible. Nor does vLLM start with a
+    max_model_len beyond the model's positions (Llama 3 8B: 8,192) unless told to."""
+    long = plan_serving("llama-3-8b", "H100 SXM", max_model_len=8192, qps=1,
+                        prompt_tokens=10_000, output_tokens=1000)
+    assert not long.feasible
+    assert any("prompt_tokens + output_tokens (10,000 + 1,000 = 11,000) exceed max_model_len "
+               "(8,192)" in x for x in long.problems)
+    beyond = plan_serving("llama-3-8b", "H100 SXM", max_model_len=32_768)
+    assert not beyond.feasible
+    assert any("max_model_len (32,768) exceeds the 8,192 positions" in x
+               for x in beyond.problems)
+    assert plan_serving("llama-3-8b", "H100 SXM", max_model_len=8192, qps=1,
+                        prompt_tokens=7000, output_tokens=1192).feasible
