@@ -45,6 +45,7 @@ Taught in: ``notebooks/planning_dashboard.ipynb``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
@@ -52,7 +53,17 @@ from types import MappingProxyType
 from typing import Any
 
 from gpulesson import _validate as v
-from gpulesson import activations, cost, distributed, flops, hardware, network, traffic, units
+from gpulesson import (
+    activations,
+    cost,
+    distributed,
+    flops,
+    hardware,
+    memory,
+    network,
+    traffic,
+    units,
+)
 
 from . import calibration, perf_model
 from ._adapt import (
@@ -338,6 +349,24 @@ def _imbalance(model: ModelView, pp: int, mtp_layers: int = 0, paired: bool = Fa
     return max(work) * pp / model.active_params
 
 
+def _memory_fix(model: ModelView, n_gpus: int, limit: float) -> str:
+    """What can bring a plan within ``limit`` bytes per GPU. Where the weights, gradients
+    and Adam state alone, spread over every GPU (ZeRO-3), exceed it, no layout, recomputation
+    or micro-batch can: the fix is more GPUs or fewer trained parameters; on one GPU there
+    is nothing to shard over."""
+    state = model.total_params * memory.bytes_per_param()
+    if state / n_gpus > limit:
+        where = (f"even spread over all {n_gpus:,} GPUs (ZeRO-3) the" if n_gpus > 1
+                 else "on one GPU the")
+        return (f"{where} weights, gradients and Adam state alone take "
+                f"{units.format_bytes(state / n_gpus)} per GPU: use at least {math.ceil(state / limit):,} GPUs, or train fewer "
+                "parameters (LoRA: gpulesson.memory.lora_training_memory)")
+    if n_gpus == 1:
+        return "try recompute='full' or a smaller micro_batch (one GPU: nothing to shard over)"
+    return ("try recompute='full', more tensor or pipeline parallelism, a higher zero_stage or "
+            "a smaller micro_batch")
+
+
 def _evaluate(model: ModelView, gpu: GPUView, lay: Layout, st: TrainingSettings,
               links: _Links, factors: Mapping[str, float]) -> TrainingPlan:
     L, s, rc = model.layers, st.seq_len, st.recompute
@@ -495,8 +524,7 @@ def _evaluate(model: ModelView, gpu: GPUView, lay: Layout, st: TrainingSettings,
             f"usable on the {gpu.name} ({units.format_bytes(gpu.usable_memory)} reported, "
             f"less the runtime's {1 - hardware.USABLE_MEMORY_FRACTION:.0%}"
             + (f" and a {st.memory_reserve:.0%} reserve" if st.memory_reserve else "")
-            + "); try recompute='full', more tensor or "
-            "pipeline parallelism, a higher zero_stage or a smaller micro_batch")
+            + "); " + _memory_fix(model, st.n_gpus, limit))
     tps = st.global_batch_tokens / step
     seconds = st.tokens / tps
     hours = cost.gpu_hours(gpus=st.n_gpus, seconds=seconds)

@@ -405,3 +405,25 @@ def test_a_batch_no_layout_can_take_is_not_called_a_memory_problem():
     half = plan_training("llama-3-8b", "H100 SXM", n_gpus=8, tokens=1e12,
                          global_batch_tokens=4096, seq_len=8192)
     assert any("global batch of 0.5 sequences" in p for p in half.problems)
+
+
+def test_a_model_state_too_large_for_the_gpus_names_a_fix_that_can_work():
+    """Qwen3 8B on one RTX 4090: its weights, gradients and Adam state alone take 131 GB of
+    the 24.5 GB usable. The plan said "try recompute='full', more tensor or pipeline
+    parallelism, a higher zero_stage or a smaller micro_batch", none of which can help on
+    one GPU; it now says how many GPUs the state needs, or to train fewer parameters."""
+    plan = plan_training("qwen3-8b", "RTX 4090", n_gpus=1, tokens=1e9,
+                         global_batch_tokens=8192, seq_len=2048)
+    (text,) = plan.problems
+    state = 16 * transformer.param_count(transformer.preset("qwen3-8b"))
+    assert "on one GPU the weights, gradients and Adam state alone take" in text
+    assert f"use at least {-(-state // plan.memory_limit):,.0f} GPUs" in text
+    assert "LoRA" in text and "zero_stage" not in text and "tensor" not in text
+    four = plan_training("qwen3-8b", "L4", n_gpus=4, tokens=1e9, global_batch_tokens=65536,
+                         seq_len=4096)
+    assert any("even spread over all 4 GPUs (ZeRO-3)" in p for p in four.problems)
+    # where sharding can bring it within the limit, the layout levers are still named
+    short = plan_training("llama-3-8b", "H100 SXM", n_gpus=8, tokens=1e9,
+                          global_batch_tokens=8 * 32768, seq_len=32768,
+                          layout=Layout(zero_stage=3))
+    assert any("more tensor or pipeline parallelism" in p for p in short.problems)
