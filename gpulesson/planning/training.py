@@ -222,6 +222,9 @@ def _peak(gpu: GPUView, precision: str) -> tuple[float, list[str]]:
     if precision == "fp8" and "fp8" not in gpu.spec.peak_flops:
         return gpu.peak("bf16"), [f"precision: {gpu.name} has no FP8 tensor cores; use "
                                   "bf16"]
+    if precision == "bf16" and "bf16" not in gpu.spec.peak_flops:  # a V100: FP16 only
+        return gpu.peak("bf16"), [f"precision: {gpu.name} has no BF16 tensor cores; use "
+                                  "fp16 (with loss scaling)"]
     return gpu.peak("bf16" if precision == "bf16" else precision), []
 
 

@@ -427,3 +427,15 @@ def test_a_model_state_too_large_for_the_gpus_names_a_fix_that_can_work():
                           global_batch_tokens=8 * 32768, seq_len=32768,
                           layout=Layout(zero_stage=3))
     assert any("more tensor or pipeline parallelism" in p for p in short.problems)
+
+
+def test_bf16_on_a_gpu_without_bf16_is_a_problem():
+    """A V100 has FP16 tensor cores and no BF16: a BF16 plan on it was feasible, priced at
+    the FP16 peak. It now says to use fp16, as an FP8 plan on an A100 says to use bf16."""
+    plan = plan_training("llama-3.2-1b", "V100 SXM", n_gpus=8, tokens=1e10,
+                         global_batch_tokens=64 * 2048, seq_len=2048)
+    assert not plan.feasible
+    assert any(p.startswith("precision: V100 SXM has no BF16 tensor cores; use fp16")
+               for p in plan.problems)
+    assert plan_training("llama-3.2-1b", "V100 SXM", n_gpus=8, tokens=1e10,
+                         global_batch_tokens=64 * 2048, seq_len=2048, precision="fp16").feasible
