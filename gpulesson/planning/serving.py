@@ -595,7 +595,9 @@ def plan_serving(
     eff = (DECODE_BANDWIDTH_EFFICIENCY if bandwidth_efficiency is None else
            v.fraction("bandwidth_efficiency", bandwidth_efficiency, allow_zero=False))
     tps = ([v.positive_int("tp", tp)] if tp is not None else
-           [t for t in divisors(max(gv.domain, 1)) if mv.heads % t == 0])
+           [t for t in divisors(max(gv.domain, 1)) if mv.heads % t == 0
+            and (mv.cfg.latent_attention or ((mv.kv_heads or mv.heads) % t == 0
+                                             or t % (mv.kv_heads or mv.heads) == 0))])
     common = dict(max_model_len=length, kv_dtype=kv_dtype, weight_dtype=weight_dtype,
                   gpu_memory_utilization=gpu_memory_utilization, usable_memory=gv.usable_memory,
                   max_num_batched_tokens=max_num_batched_tokens, max_num_seqs=max_num_seqs,
@@ -637,6 +639,11 @@ def _plan_tp(mv: ModelView, gv: GPUView, t: int, common: Mapping[str, object],
             f"({length:,}): vLLM rejects such requests; raise max_model_len or shorten them")
     if mv.heads % t:
         problems.append(f"tp = {t} must divide the {mv.heads} attention heads")
+    kv = mv.kv_heads or mv.heads
+    if not mv.cfg.latent_attention and (kv % t if kv >= t else t % kv):
+        # vLLM's attention layers: KV heads split over tp, or copied when tp is a multiple
+        problems.append(f"tp = {t} must divide the {kv} KV heads, or be a multiple of them "
+                        "(vLLM copies a KV head over tp / kv_heads GPUs)")
     if t > gv.domain and gv.domain >= 1:
         problems.append(f"tp = {t} spans more than the {gv.domain}-GPU NVLink domain of a "
                         f"{gv.name}: its all-reduces would cross the network")

@@ -482,3 +482,21 @@ def test_requests_longer_than_max_model_len_are_not_served() -> None:
                for x in beyond.problems)
     assert plan_serving("llama-3-8b", "H100 SXM", max_model_len=8192, qps=1,
                         prompt_tokens=7000, output_tokens=1192).feasible
+
+
+def test_tp_must_split_or_copy_the_kv_heads() -> None:
+    """vLLM splits the KV heads over the tensor-parallel GPUs, or copies each over
+    tp / kv_heads of them (its Llama attention asserts one or the other): 24 heads with 8
+    KV heads cannot run on tp 6, though 6 divides the heads. On a 72-GPU NVLink domain the
+    planner chose among tp 1, 2, 3, 4, 6, ..."""
+    from gpulesson.transformer import TransformerConfig
+    cfg = TransformerConfig(hidden=3072, layers=28, heads=24, kv_heads=8, head_dim=128,
+                            vocab=128256, ffn=8192, gated_mlp=True, norm="rmsnorm",
+                            linear_bias=False, tied_embeddings=True, name="custom 24/8")
+    six = plan_serving(cfg, "H100 SXM", tp=6, max_model_len=8192)
+    assert not six.feasible
+    assert any("tp = 6 must divide the 8 KV heads, or be a multiple of them" in p
+               for p in six.problems)
+    chosen = plan_serving(cfg, "GB200 NVL72", tp=None, max_model_len=8192, qps=50)
+    assert chosen.tp in (1, 2, 4, 8, 24)
+    assert all(f"tp {t}:" not in chosen.reason for t in (3, 6, 12))
