@@ -481,6 +481,19 @@ def fit_decode_efficiency(measurements: tuple[DecodeMeasurement, ...] | list[Dec
     return effs[mid] if len(effs) % 2 else (effs[mid - 1] + effs[mid]) / 2
 
 
+#: Cards without NVLink (L4, L40S, RTX 4090, RTX 5090) that one server holds, joined by
+#: PCIe: up to 8 in a cloud instance (AWS Batch user guide, "Run GPU jobs": g5.48xlarge
+#: with 8 A10G, g6.12xlarge with 4 L4). A replica's tensor parallelism may span them; its
+#: all-reduces run at the card's PCIe link (``GPUSpec.link_bandwidth_one_way``).
+PCIE_SERVER_GPUS = 8
+
+
+def _server_gpus(gv: GPUView) -> int:
+    """GPUs a replica's tensor parallelism may span without the network: the NVLink
+    domain, or a server of :data:`PCIE_SERVER_GPUS` cards that have none."""
+    return PCIE_SERVER_GPUS if gv.domain <= 1 else gv.domain
+
+
 class _Speed:
     """Step and prefill times of one replica of ``tp`` GPUs."""
 
@@ -495,6 +508,8 @@ class _Speed:
             link = 1.0  # no all-reduce
         elif gv.domain >= tp:
             link = distributed.achievable_bandwidth(gv.nvlink_bandwidth, "nvlink")
+        elif gv.domain <= 1 and tp <= PCIE_SERVER_GPUS:  # cards of one server, over PCIe
+            link = distributed.achievable_bandwidth(gv.nvlink_bandwidth, "network")
         else:  # across NVLink domains: every GPU's own NIC (the network as built)
             link = network.group_bus_bandwidth(
                 stride=1, size=tp, domain=max(gv.domain, 1),
@@ -595,7 +610,7 @@ def plan_serving(
     eff = (DECODE_BANDWIDTH_EFFICIENCY if bandwidth_efficiency is None else
            v.fraction("bandwidth_efficiency", bandwidth_efficiency, allow_zero=False))
     tps = ([v.positive_int("tp", tp)] if tp is not None else
-           [t for t in divisors(max(gv.domain, 1)) if mv.heads % t == 0
+           [t for t in divisors(_server_gpus(gv)) if mv.heads % t == 0
             and (mv.cfg.latent_attention or ((mv.kv_heads or mv.heads) % t == 0
                                              or t % (mv.kv_heads or mv.heads) == 0))])
     common = dict(max_model_len=length, kv_dtype=kv_dtype, weight_dtype=weight_dtype,
@@ -644,7 +659,11 @@ def _plan_tp(mv: ModelView, gv: GPUView, t: int, common: Mapping[str, object],
         # vLLM's attention layers: KV heads split over tp, or copied when tp is a multiple
         problems.append(f"tp = {t} must divide the {kv} KV heads, or be a multiple of them "
                         "(vLLM copies a KV head over tp / kv_heads GPUs)")
-    if t > gv.domain and gv.domain >= 1:
+    if gv.domain <= 1 and t > 1:
+        if t > PCIE_SERVER_GPUS:
+            problems.append(f"tp = {t} spans more than a server of {PCIE_SERVER_GPUS} "
+                            f"{gv.name} cards: its all-reduces would cross the network")
+    elif t > gv.domain and gv.domain >= 1:
         problems.append(f"tp = {t} spans more than the {gv.domain}-GPU NVLink domain of a "
                         f"{gv.name}: its all-reduces would cross the network")
     budget = kv_budget(mv, tp=t, **common)  # type: ignore[arg-type]

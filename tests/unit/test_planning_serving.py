@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from gpulesson.planning import plan_serving
+from gpulesson.distributed import achievable_bandwidth
+from gpulesson.planning import gpu_view, model_view, plan_serving, serving
 from gpulesson.planning.logs import parse_vllm_log
 from gpulesson.planning.serving import (
     CUBLAS_WORKSPACE_DEFAULT,
@@ -500,3 +501,23 @@ def test_tp_must_split_or_copy_the_kv_heads() -> None:
     chosen = plan_serving(cfg, "GB200 NVL72", tp=None, max_model_len=8192, qps=50)
     assert chosen.tp in (1, 2, 4, 8, 24)
     assert all(f"tp {t}:" not in chosen.reason for t in (3, 6, 12))
+
+
+def test_pcie_cards_of_one_server_can_split_a_model() -> None:
+    """Llama 3 70B in INT4 on four L4s (one g6.12xlarge) is a common small deployment: vLLM
+    runs tp 4 over PCIe. The planner refused any tp above 1 on cards without NVLink ("its
+    all-reduces would cross the network"), so no layout served the model at all; tp 16
+    still spans more than one server."""
+    four = plan_serving("llama-3-70b", "L4", tp=4, max_model_len=8192, weight_dtype="int4",
+                        qps=0.5)
+    assert four.feasible and four.gpus == 4
+    chosen = plan_serving("llama-3-70b", "L4", tp=None, max_model_len=8192,
+                          weight_dtype="int4", qps=0.5)
+    assert chosen.feasible and chosen.tp == 4
+    # the all-reduces run at the card's PCIe link, not at the assumed network NIC
+    pcie = gpu_view("L4").nvlink_bandwidth
+    speed = serving._Speed(model_view("llama-3-70b"), gpu_view("L4"), 4, "int4", 0.0, 0)
+    assert speed.link == pytest.approx(achievable_bandwidth(pcie, "network"))
+    sixteen = plan_serving("llama-3-70b", "L40S", tp=16, max_model_len=8192)
+    assert any("tp = 16 spans more than a server of 8 L40S cards" in p
+               for p in sixteen.problems)

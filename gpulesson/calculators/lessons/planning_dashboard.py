@@ -242,7 +242,9 @@ SERVING = Calculator(
         replace(shared.dtype_input(), help="Precision of the matrix products (the peak "
                 "above follows it)."),
         Integer("tp", "Tensor-parallel size (0 = choose)", default=0, range=(0, 64),
-                help="GPUs per replica; 0 lets the planner compare 1, 2, 4 and 8."),
+                help="GPUs per replica; 0 lets the planner compare the sizes that divide the "
+                     "heads within one NVLink domain, or one server of PCIe cards (1, 2, 4 "
+                     "and 8 on an 8-GPU server)."),
         shared.storage_input("weight_dtype", "Weights", "bf16"),
         shared.storage_input("kv_dtype", "KV cache", "bf16"),
         shared.tokens("max_model_len", "max_model_len", 8192,
