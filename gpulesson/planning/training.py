@@ -88,6 +88,13 @@ LATENCY = MappingProxyType({"nvlink": 10e-6, "network": 20e-6})
 #: none. Where your allocator fragments more, measure it (``torch.cuda.max_memory_reserved``
 #: against ``max_memory_allocated``) and pass ``memory_reserve``.
 MEMORY_RESERVE = 0.0
+#: Share of the usable memory above which a kept layout is called tight: the memory count
+#: rests on stated assumptions (activations as counted, nothing freed early, the runtime's
+#: 5 % as vLLM measured it), so a figure within a few per cent of the limit is "measure
+#: before you commit", not "fits" (the lesson's reading of Llama 3's layout).
+TIGHT_MEMORY = 0.95
+#: The headroom of the alternative a tight plan's reason names: 10 % of the usable memory.
+ROOMY_MEMORY = 0.90
 #: Memory-bound time FP8 adds, as a share of the other memory-bound kernels (kept for the
 #: lessons that quote DeepSeek-V3's trace; the planner now counts the casts' bytes,
 #: :mod:`gpulesson.planning.perf_model`): casting,
@@ -564,6 +571,18 @@ def _comparison(best: TrainingPlan, ranked: list[TrainingPlan], fitting: int, tr
         text += (f" {fastest.layout.describe()} would be faster "
                  f"({units.format_seconds(fastest.step_time)}) but needs "
                  f"{units.format_bytes(fastest.memory_per_gpu)} per GPU.")
+    share = best.memory_per_gpu / best.memory_limit
+    if share > TIGHT_MEMORY:
+        text += (f" It holds {share:.1%} of the usable memory: tight, since the count rests on "
+                 "stated assumptions; measure before you commit")
+        roomy = next((p for p in ranked if p.memory_per_gpu <= ROOMY_MEMORY * p.memory_limit),
+                     None)
+        if roomy is not None:
+            text += (f". The fastest layout with {1 - ROOMY_MEMORY:.0%} to spare, "
+                     f"{roomy.layout.describe()}, needs "
+                     f"{units.format_bytes(roomy.memory_per_gpu)} and takes "
+                     f"{roomy.step_time / best.step_time - 1:.1%} longer")
+        text += "."
     return text
 
 

@@ -439,3 +439,24 @@ def test_bf16_on_a_gpu_without_bf16_is_a_problem():
                for p in plan.problems)
     assert plan_training("llama-3.2-1b", "V100 SXM", n_gpus=8, tokens=1e10,
                          global_batch_tokens=64 * 2048, seq_len=2048, precision="fp16").feasible
+
+
+def test_a_layout_kept_at_the_edge_of_memory_is_called_tight():
+    """Llama 3 8B on 8 H100s with 8,192-token sequences: the search keeps ZeRO-1 at 80.7 of
+    the 81.2 GB usable (99.3 %), since ZeRO-2 and ZeRO-3 take the same step time and the
+    lower stage wins ties; the reason said nothing of it. It now calls the plan tight and
+    names the fastest layout with 10 % to spare (ZeRO-2, 66.7 GB, no slower). A plan well
+    within its memory (Llama 3.1 405B on 16,384 H100s, 83 %) says nothing of the kind."""
+    plan = plan_training("llama-3-8b", "H100 SXM", n_gpus=8, tokens=1e12,
+                         global_batch_tokens=4 * M, seq_len=8192)
+    assert plan.feasible and plan.memory_per_gpu > 0.95 * plan.memory_limit
+    assert f"It holds {plan.memory_per_gpu / plan.memory_limit:.1%} of the usable memory: " \
+           "tight" in plan.reason
+    roomy = re.search(r"The fastest layout with 10% to spare, (.*), needs ([\d.]+) GB and "
+                      r"takes ([\d.]+)% longer", plan.reason)
+    assert roomy and float(roomy.group(2)) * 1e9 <= 0.9 * plan.memory_limit
+    assert float(roomy.group(3)) < 1
+    frontier = plan_training("llama-3.1-405b", "H100 SXM", n_gpus=16_384, tokens=15.6e12,
+                             global_batch_tokens=16 * M, seq_len=8192)
+    assert frontier.memory_per_gpu < 0.95 * frontier.memory_limit
+    assert "tight" not in frontier.reason
