@@ -41,7 +41,17 @@ _STEP_PARTS = (
 _COMPUTING = ("compute", "recompute", "memory_bound", "optimizer", "launch")
 
 
+#: The matrix-multiply precisions a training plan takes (gpulesson.planning.plan_training).
+_TRAINING_DTYPES = ("bf16", "fp16", "fp8")
+
+
 def _planning(**kw: Any) -> dict[str, Any]:
+    if kw["dtype"] not in _TRAINING_DTYPES and kw["gpu"] != planner_inputs.CUSTOM:
+        # its peak would take the BF16 peak's place, and the MFU be quoted against it
+        raise ValueError(
+            f"dtype: the training planner plans bf16, fp16 or fp8 on a GPU's datasheet, got "
+            f"{kw['dtype']!r}; {kw['dtype'].upper()} only on a custom GPU whose peak is a "
+            "measured rate (section 6)")
     cfg = planner_inputs.config(kw)
     price = kw["usd_per_gpu_hour"]
     plan = planner_inputs.plan_training(

@@ -159,3 +159,19 @@ def test_several_problems_read_as_a_list_not_one_run_on_sentence():
     one = C.evaluate("planning", {"n_gpus": 1})["text"]["problems"]
     assert one.startswith("memory: ") and "(1)" not in one
     assert C.evaluate("serving_plan")["text"]["problems"] == "none"
+
+
+def test_fp32_is_planned_only_as_a_measured_rate():
+    """plan_training plans BF16, FP16 and FP8. On a GPU preset the form's TF32 and FP32
+    put their peak in the BF16 peak's place: Llama 2 7B on 64 H100s in FP32 read 65.9 %
+    "MFU over the BF16 dense peak", against FP32's 67 TFLOP/s (4.4 % of the BF16 peak).
+    Section 6 of the lesson keeps FP32 for a custom GPU whose peak is the rate measured on
+    the reader's machine."""
+    with pytest.raises(ValueError, match=r"^dtype: .*got 'fp32'"):
+        C.compute("planning", dtype="fp32")
+    shown = forms.evaluate("planning", {"dtype": "tf32", "gpu": "A100 80GB"})
+    assert shown["ok"] is False and shown["input"] == "dtype"
+    measured = C.compute("planning", gpu="custom", dtype="fp32", peak_flops=1.0,
+                         matmul_efficiency=100, gpu_memory=64.0, bandwidth=0.05,
+                         gpus_per_node=1, scaleout=1, n_gpus=1, usd_per_gpu_hour=0)
+    assert 0 < measured["mfu"] < 1
