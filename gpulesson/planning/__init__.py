@@ -17,8 +17,8 @@
 * :data:`PUBLISHED_RUNS` and :func:`published_comparison`: predicted MFU against 41
   published runs (``gpulesson/data/training_runs.json``);
   :func:`~gpulesson.planning.published.leave_one_out` predicts each with the factors
-  fitted without it, and :func:`~gpulesson.planning.published.uncertainty` gives a plan
-  its band.
+  fitted without it, :func:`~gpulesson.planning.published.uncertainty` gives a plan
+  its band and :func:`~gpulesson.planning.published.mfu_range` the MFU range it implies.
 
 A plan that cannot run is not an error: ``feasible`` is ``False`` and ``problems`` name the
 input at fault and a fix. Bad arguments (zero GPUs, a layout whose product is not
