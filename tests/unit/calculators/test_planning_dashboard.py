@@ -152,7 +152,8 @@ def test_several_problems_read_as_a_list_not_one_run_on_sentence():
     indistinguishable from the start of the next. Several are now numbered; one, or
     none, reads as before."""
     two = C.evaluate("serving_plan", {"tp": 3})["text"]["problems"]
-    assert two.startswith("(1) tp = 3 must divide the 64 attention heads; (2) qps: "), two
+    assert two.startswith("(1) tp = 3 must divide the 64 attention heads; (2) "), two
+    assert "; (3) qps: " in two, two
     training = C.evaluate("parallel_traffic", {"pp": 16, "layers": 2,
                                                "step_tokens": 0.001})["text"]["problems"]
     assert training.startswith("(1) ") and "; (2) " in training, training
