@@ -518,6 +518,19 @@ def _tp_bytes() -> str:
     return f"{t.bytes_per_rank / 1e9:.0f} GB per GPU for each micro-batch"
 
 
+def _deepseek_recipe_fits() -> str:
+    """The parallel_traffic calculator at DeepSeek-V3's layout with the report's 4K
+    sequences and recomputation recipe (DeepSeek-AI 2024, §3.2.3, §3.3.3, §4.2), at ZeRO-2
+    (the calculator's default) and ZeRO-1 (DeepSeek's): both fit an H100."""
+    runs = [calculators.compute("parallel_traffic", model="deepseek-v3", tp=1, pp=16, dp=128,
+                                ep=64, seq_len=4096, recompute="deepseek-v3", zero_stage=z)
+            for z in (2, 1)]
+    if not all(r["fits"] for r in runs):
+        return "?"
+    return (f"the same layout fits on the H100, {_gb(runs[0]['memory_per_gpu'])} per\n"
+            f"GPU, or {_gb(runs[1]['memory_per_gpu'])} at ZeRO stage 1")
+
+
 def _expert_times(node_limit: int | None = None) -> tuple[float, float, float]:
     """(InfiniBand, compute, NVL72) seconds of one DeepSeek-V3 MoE layer's all-to-all; with
     ``node_limit``, only the copies that cross the network (DeepSeek-V3 section 3.2.2)."""
@@ -681,6 +694,7 @@ CLAIMS = claims(
     lambda: "about {} per GPU".format(_gb(calculators.compute(
        "parallel_traffic", model="deepseek-v3", tp=1, pp=16, dp=128, ep=64)["memory_per_gpu"],
        0)),
+    _deepseek_recipe_fits,
 )
 
 NOT_FIGURES = (
@@ -698,6 +712,8 @@ NOT_FIGURES = (
     "the same 64 GPUs of expert parallelism", "groups of up to 72 GPUs",
     # the parallel_traffic calculator's DeepSeek-V3 setting (DeepSeek-AI 2024, section 3.2)
     "with tp 1, pp 16, dp 128 and ep 64 (2,048 GPUs)",
+    # its pre-training sequence length (DeepSeek-AI 2024, §4.2), entered in the calculator
+    "set the sequence length to 4,096 and the",
     "what a 72-GPU NVLink domain changes", "which a 72-GPU NVLink domain removes",
     # published inputs and figures (sources in the module docstring)
     "Llama 3 405B on 16,384 GPUs",

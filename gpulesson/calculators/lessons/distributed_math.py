@@ -230,7 +230,14 @@ PARALLEL_TRAFFIC = Calculator(
                            "al. 2024, §3.3.2); 3 also gathers the weights in every pass."),
         shared.MICRO_BATCH,
         shared.degree("interleave", 2),
-        replace(shared.RECOMPUTE, default="selective"),
+        replace(shared.RECOMPUTE, default="selective",
+                choices=(*shared.RECOMPUTE.choices,
+                         Choice("deepseek-v3", "DeepSeek-V3's recipe (latent attention)")),
+                help="Selective: the attention core is recomputed; full: every layer's "
+                     "forward again; DeepSeek-V3's recipe (its report, §3.2.3 and §3.3.3): "
+                     "norms and latent up-projections recomputed, activations kept in FP8, "
+                     "for models with latent attention only. DeepSeek-V3 trained on 4,096-"
+                     "token sequences (§4.2): with them and its recipe, its layout fits."),
         replace(shared.GRAD_DTYPE, default="fp32",
                 help="Llama 3 reduce-scatters its gradients in FP32 (Dubey et al. 2024, "
                      "§3.3.4), twice the bytes of BF16."),

@@ -78,3 +78,26 @@ def test_parallel_traffic_moves_the_expert_all_to_all_onto_a_72_gpu_domain():
     assert h100["n_gpus"] == nvl72["n_gpus"] == 2048
     assert "expert: network" in h100["links"] and "expert: NVLink" in nvl72["links"]
     assert nvl72["expert_time"] < h100["expert_time"] / 5
+
+
+def test_parallel_traffic_fits_deepseek_v3_only_with_its_own_recipe():
+    """DeepSeek-AI 2024 (DeepSeek-V3): 16-way pipeline, 64-way expert parallelism and ZeRO-1
+    on 2,048 H800s of 80 GB (§3.2), 4K-token sequences in pre-training (§4.2), norms and
+    latent up-projections recomputed and activations cached in FP8 (§3.2.3, §3.3.3). At the
+    calculator's 8K sequences and selective recomputation the layout does not fit an H100;
+    with the report's sequence length and recipe it does, at ZeRO-1 as DeepSeek ran it."""
+    setting = dict(model="deepseek-v3", tp=1, pp=16, dp=128, ep=64, gpu="H100 SXM")
+    assert not C.compute("parallel_traffic", **setting)["fits"]
+    short = C.compute("parallel_traffic", seq_len=4096, **setting)
+    assert not short["fits"]                       # 4K alone is not enough
+    recipe = C.compute("parallel_traffic", seq_len=4096, recompute="deepseek-v3",
+                       zero_stage=1, **setting)
+    assert recipe["fits"] and recipe["feasible"]
+    assert recipe["memory_per_gpu"] < short["memory_per_gpu"] / 1.5
+
+
+def test_parallel_traffic_refuses_the_deepseek_recipe_for_a_model_without_latent_attention():
+    """The recipe recomputes latent up-projections: a model without them gets a clear
+    error that names the choices that apply."""
+    with pytest.raises(ValueError, match="use 'none', 'selective' or 'full'"):
+        C.compute("parallel_traffic", recompute="deepseek-v3")
