@@ -147,3 +147,19 @@ def test_no_calculator_makes_the_page_wider_than_the_screen(
         .map(o => o.closest('.gl-calculator').dataset.calculator)""", width)
     assert wide == [], wide
     assert page.evaluate("document.documentElement.scrollWidth") <= width + 1
+
+
+def test_a_dashboards_outputs_use_their_column(sized_page: tuple[str, RecordedPage]) -> None:
+    """Review 4, P-g: at 1280 px the planning dashboard's outputs sat beside its inputs with
+    a 12em label column, which left about 70 px for the values: "Why this layout" ran to
+    some 30 lines. Each value now takes its column's whole width, at both widths."""
+    _, recorded = sized_page
+    recorded.open("notebooks/planning_dashboard.html", settle=False)
+    widths = recorded.page.evaluate("""() => Array.from(document.querySelectorAll(
+        'main .gl-calculator[data-calculator="planning"] .gl-calc-outputs, '
+        + 'main .gl-calculator[data-calculator="serving_plan"] .gl-calc-outputs')).map(o => {
+          const reason = o.querySelector('output[data-output="reason"]');
+          return [o.getBoundingClientRect().width, reason.getBoundingClientRect().width];
+        })""")
+    assert len(widths) >= 2, widths
+    assert all(value >= 0.9 * column for column, value in widths), widths
