@@ -655,6 +655,12 @@ CLAIMS = claims(
     lambda: "to "
      f"{_turn(hardware.gpu('B300')):.0f} for a B300 and {_turn(hardware.gpu('MI355X')):.0f} "
      "for an MI355X",
+    # the H200's peak: the same GH100 rate as the H100's, from another NVIDIA document
+    lambda: (lambda h200: f"its {h200.dense('bf16') / 1e12:.1f} TFLOP/s against the H100's "
+             f"{H100.dense('bf16') / 1e12:.1f} is the same rate, the H200 datasheet's\nsparse "
+             f"{h200.sparse_flops['bf16'] / 1e12:,.0f} halved"
+             if h200.dense("bf16") == h200.sparse_flops["bf16"] / 2 else "?")(
+       hardware.gpu("H200")),
 )
 
 NOT_FIGURES = (
