@@ -94,6 +94,11 @@ class Layout:
                 "pipeline": (self.tp * self.cp * dp, self.pp)}
 
 
+
+def _replicas(n: int) -> str:
+    """``n`` data-parallel replicas, in words: "1 data-parallel replica", "8 ... replicas"."""
+    return f"{n:,} data-parallel replica" + ("" if n == 1 else "s")
+
 def batch_split(layout: Layout, *, global_batch_tokens: int, seq_len: int
                 ) -> tuple[float, float, list[str]]:
     """``(sequences per step, micro-batches per replica, problems)`` of a resolved layout.
@@ -117,8 +122,8 @@ def batch_split(layout: Layout, *, global_batch_tokens: int, seq_len: int
         problems.append(
             f"the global batch of {shown} sequences cannot feed dp = {dp:,} "
             f"replicas with micro-batches of {mb}: each would get {micro:.3g} of a "
-            f"micro-batch. Use at most {max(int(sequences // mb), 1):,} data-parallel "
-            "replicas (more tp, pp or cp), or a larger global batch")
+            f"micro-batch. Use at most {_replicas(max(int(sequences // mb), 1))} "
+            "(more tp, pp or cp), or a larger global batch")
     elif sequences % (dp * mb) and not tokens % s:  # a fraction of a sequence: said above
         problems.append(
             f"{sequences:,.0f} sequences do not split into whole micro-batches of {mb} over "

@@ -590,12 +590,13 @@ def plan_serving(
     Without ``qps``: one replica of ``tp`` GPUs running as many sequences as its KV cache
     (and ``max_num_seqs``) holds, each step also prefilling the prompts of the sequences that
     replace those it finishes (``batch * prompt_tokens / output_tokens`` tokens, chunked
-    prefill): the throughput it can sustain, not a decode-only ceiling. With ``qps`` (requests/s of ``prompt_tokens`` in and
-    ``output_tokens`` out) and optional SLOs: the fewest GPUs (``tp`` x replicas) that serve
-    the traffic within ``ttft_slo`` (seconds to the first token) and ``tpot_slo`` (seconds
-    per output token); ``tp=None`` lets the planner choose ``tp`` too. When no choice meets
-    an SLO, the plan says which and why (``feasible=False``). Memory-bound steps read HBM at
-    ``bandwidth_efficiency`` of the datasheet bandwidth (default
+    prefill): the throughput it can sustain, not a decode-only ceiling. With ``qps``
+    (requests/s of ``prompt_tokens`` in and ``output_tokens`` out) and optional SLOs: the
+    fewest GPUs (``tp`` x replicas) that serve the traffic within ``ttft_slo`` (seconds to
+    the first token) and ``tpot_slo`` (seconds per output token); ``tp=None`` lets the
+    planner choose ``tp`` too. When no choice meets an SLO, the plan says which and why
+    (``feasible=False``). Memory-bound steps read HBM at ``bandwidth_efficiency`` of the
+    datasheet bandwidth (default
     :data:`DECODE_BANDWIDTH_EFFICIENCY`, fitted on published decode times).
     """
     mv = model_view(model)
@@ -702,8 +703,9 @@ def _plan_tp(mv: ModelView, gv: GPUView, t: int, common: Mapping[str, object],
         replicas, (step, ttft, batch) = _replicas(speed, rate, p, o, slo_ttft, slo_tpot,
                                                   seqs_cap, problems)
         if step == float("inf"):  # overloaded: show the idle figures, say why
-            problems.append(f"qps: {rate:g} requests/s overload {replicas} replica(s) of tp "
-                            f"= {t}; the step time grows without bound")
+            several = "" if replicas == 1 else "s"
+            problems.append(f"qps: {rate:g} requests/s overload {replicas} replica{several} "
+                            f"of tp = {t}; the step time grows without bound")
             step, ttft, batch = speed.step(1.0), alone, 1.0
         tpot, throughput = step, rate * o
     gpus = t * replicas

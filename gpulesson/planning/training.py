@@ -369,8 +369,9 @@ def _memory_fix(model: ModelView, n_gpus: int, limit: float) -> str:
         where = (f"even spread over all {n_gpus:,} GPUs (ZeRO-3) the" if n_gpus > 1
                  else "on one GPU the")
         return (f"{where} weights, gradients and Adam state alone take "
-                f"{units.format_bytes(state / n_gpus)} per GPU: use at least {math.ceil(state / limit):,} GPUs, or train fewer "
-                "parameters (LoRA: gpulesson.memory.lora_training_memory)")
+                f"{units.format_bytes(state / n_gpus)} per GPU: use at least "
+                f"{math.ceil(state / limit):,} GPUs, or train fewer parameters "
+                "(LoRA: gpulesson.memory.lora_training_memory)")
     if n_gpus == 1:
         return "try recompute='full' or a smaller micro_batch (one GPU: nothing to shard over)"
     return ("try recompute='full', more tensor or pipeline parallelism, a higher zero_stage or "

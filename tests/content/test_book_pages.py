@@ -248,10 +248,9 @@ HARDWARE = claims(
      f"{hardware.USABLE_MEMORY_FRACTION:.0%}".replace("%", " %") + " of the reported\ntotal "
      "(`usable_memory()`, the course's one usable figure",
     # AWS's June 2025 cut (aws-price-cut-2025): p5.48xlarge on demand at launch and after
-    lambda: "price by {:.0f} % in June 2025 (p5.48xlarge on demand, ${:.2f} an hour at its "
-     "launch in July 2023, ${:.2f} since)".format(
-         100 * (1 - _p5_hourly(after=True) / _p5_hourly()), _p5_hourly(),
-         _p5_hourly(after=True)),
+    lambda: f"price by {100 * (1 - _p5_hourly(after=True) / _p5_hourly()):.0f} % in June "
+     f"2025 (p5.48xlarge on demand, ${_p5_hourly():.2f} an hour at its launch in July 2023, "
+     f"${_p5_hourly(after=True):.2f} since)",
     # the next generation is missing as of the table's own date (gpus.json's as_of)
     lambda: "not in the tables as of their date ({} {})".format(
         calendar.month_name[int(hardware.CURRENT_GENERATION_AS_OF.split("-")[1])],

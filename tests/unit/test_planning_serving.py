@@ -208,6 +208,9 @@ def test_impossible_slo_says_which_and_why() -> None:
     plan = plan_serving("llama-3-70b", "H100 SXM", tp=4, max_model_len=8192, qps=1,
                         tpot_slo=0.001)
     assert any(p.startswith("tpot_slo") for p in plan.problems)
+    one = plan_serving("llama-3-70b", "H100 SXM", tp=3, max_model_len=8192, qps=20)
+    assert any(p.startswith("qps: 20 requests/s overload 1 replica of tp = 3;")
+               for p in one.problems), one.problems
 
 
 def test_cost_per_million_tokens_at_the_traffic() -> None:

@@ -27,6 +27,10 @@ def test_defect_batch_that_cannot_exist_is_infeasible() -> None:
     assert plan.sequences == 1024
     assert any("1,024 sequences" in p and "dp = 16,384" in p for p in plan.problems)
 
+    one = plan_training("llama-2-7b", "H100 SXM", n_gpus=2, layout=Layout(dp=2),
+                        tokens=2e12, global_batch_tokens=4096, seq_len=4096)
+    assert any("at most 1 data-parallel replica (" in p for p in one.problems), one.problems
+
 
 def test_auto_layout_never_has_more_replicas_than_sequences() -> None:
     """On 16,384 GPUs the search must put the rest into tp, pp or cp: dp <= 1,024."""
