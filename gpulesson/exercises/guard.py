@@ -35,6 +35,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
+from pathlib import Path
 from typing import Any, Protocol
 
 from gpulesson.exercises.core import CheckStopped, Exercise, Feedback
@@ -202,15 +203,45 @@ def _alarm_usable() -> bool:
             and signal.getitimer(signal.ITIMER_REAL)[0] == 0)
 
 
+#: Source files whose frames are the checking machinery, never the learner's code: this
+#: package and ``contextlib`` (the ``with`` blocks a check runs in).
+_CHECKING_FILES = (str(Path(__file__).resolve().parent), contextlib.__file__)
+
+
+def _is_checking(frame: Any) -> bool:
+    return frame.f_code.co_filename.startswith(_CHECKING_FILES)
+
+
 @contextlib.contextmanager
 def _alarm(seconds: float) -> Iterator[None]:
-    """``SIGALRM`` after ``seconds``, then every 0.2 s until the block ends (a learner's
-    ``except BaseException`` inside a loop swallows one alarm, not all of them)."""
-    state = {"active": True}
+    """``SIGALRM`` after ``seconds``, then every 0.2 s until the block ends.
 
-    def ring(_signum: int, _frame: Any) -> None:
-        if state["active"]:
+    A learner's ``except BaseException`` can swallow an alarm; one inside a loop around a
+    call that takes all the time (``time.sleep``, a long C call) swallowed every one of
+    them, and ran for ever. So the first alarm also traces the learner's frames: from
+    then on each of their lines raises again, the ``except`` block's too, and a stop raised
+    in a handler leaves it. The checking machinery's own frames (:data:`_CHECKING_FILES`)
+    are never stopped this way, and the trace function is put back when the block ends.
+    """
+    state = {"active": True}
+    previous_trace = sys.gettrace()
+
+    def stop_every_line(frame: Any, event: str, _arg: Any) -> Any:
+        if not state["active"]:
+            return None
+        if event == "line" and not _is_checking(frame):
             raise CheckStopped("timeout")
+        return stop_every_line
+
+    def ring(_signum: int, frame: Any) -> None:
+        if not state["active"]:
+            return
+        if sys.gettrace() is not stop_every_line:
+            sys.settrace(stop_every_line)  # frames the learner's code calls from now on
+            while frame is not None and not _is_checking(frame):  # and those running now
+                frame.f_trace = stop_every_line
+                frame = frame.f_back
+        raise CheckStopped("timeout")
 
     previous = signal.signal(signal.SIGALRM, ring)
     signal.setitimer(signal.ITIMER_REAL, seconds, 0.2)
@@ -222,6 +253,7 @@ def _alarm(seconds: float) -> Iterator[None]:
                 state["active"] = False
                 signal.setitimer(signal.ITIMER_REAL, 0, 0)
                 signal.signal(signal.SIGALRM, previous)
+                sys.settrace(previous_trace)
                 break
             except CheckStopped:
                 continue

@@ -48,6 +48,42 @@ def test_the_budget_stops_a_function_that_never_returns(function):
     assert "Stopped after 0.2 s" in feedback.message and "matmul_flops(m=2" in feedback.message
 
 
+_SWALLOWS_EVERY_STOP = """
+import sys, time
+from gpulesson.exercises.guard import GuardedRunner
+from tests.unit.exercises.demo import flops_code_exercise
+
+def matmul_flops(m, k, n):
+    while True:  # a retry loop with a bare except: every stop lands inside the try
+        try:
+            time.sleep(0.01)
+        except BaseException:
+            pass
+
+ex = flops_code_exercise()
+began = time.monotonic()
+feedback = GuardedRunner(0.3)(ex, lambda: ex.check(matmul_flops))
+print(feedback.status, round(time.monotonic() - began, 1))
+"""
+
+
+def test_the_budget_stops_a_loop_that_swallows_every_stop():
+    """A loop whose ``except BaseException`` catches every alarm (they land in its
+    ``time.sleep``) used to run for ever, and Kernel -> Interrupt could not stop it
+    either: past the budget every line of the learner's code raises, the handler too."""
+    import subprocess
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[3]
+    try:
+        done = subprocess.run([sys.executable, "-c", _SWALLOWS_EVERY_STOP], cwd=root,
+                              capture_output=True, text=True, timeout=30)
+    except subprocess.TimeoutExpired:
+        pytest.fail("a learner's loop that swallows every stop ran past 30 s")
+    status, seconds = done.stdout.split()
+    assert status == "timeout" and float(seconds) < 5, done.stderr
+
+
 def test_the_alarm_is_put_back_as_it_was():
     before = signal.getsignal(signal.SIGALRM)
     _run(GuardedRunner(0.2), endless)
