@@ -830,6 +830,9 @@ class CodeExercise(Exercise):
                                   f"({self.signature}) in a cell and pass it (got "
                                   f"{type(answer).__name__}).")
         inputs_list = self.trial_inputs()
+        unfit = self._unfit_parameters(answer, inputs_list[0]) if inputs_list else None
+        if unfit is not None:
+            return self._feedback("invalid", unfit)
         for inputs in inputs_list:
             call = ", ".join(f"{k}={v!r}" for k, v in inputs.items())
             failing = (f"first failing input: {call}",)
@@ -876,6 +879,36 @@ class CodeExercise(Exercise):
         return self._feedback("correct", f"Correct: {self.function_name} agrees with the "
                               f"course's calculator on all {len(inputs_list)} inputs tried.",
                               value=self.function_name)
+
+    def _unfit_parameters(self, function: Callable[..., Any],
+                          inputs: Mapping[str, Any]) -> str | None:
+        """Why ``function`` cannot be called with ``inputs`` by name (its parameters are
+        named otherwise than :attr:`signature`, or it needs one more), else ``None``.
+        Callables whose signature cannot be read are left to the call itself."""
+        try:
+            signature = inspect.signature(function)
+        except (TypeError, ValueError):
+            return None
+        try:
+            signature.bind(**inputs)
+        except TypeError:
+            params = signature.parameters.values()
+            by_name = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+            takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
+            named = {p.name for p in params if p.kind in by_name}
+            unknown = [k for k in inputs if not takes_any and k not in named]
+            needed = [p.name for p in params if p.kind in by_name
+                      and p.default is p.empty and p.name not in inputs]
+            why = "; ".join(
+                [f"it has no parameter {', '.join(unknown)}"] * bool(unknown)
+                + [f"it also needs {', '.join(needed)}, which the check does not pass"]
+                * bool(needed)) or "the call does not fit them"
+            names = ", ".join(f"{k}=..." for k in inputs)
+            return (f"The check calls your function by name: {self.function_name}({names}), "
+                    f"but its parameters are {short(str(signature), 120)}: {short(why, 160)}. "
+                    f"Name them as in def {self.function_name}({self.signature}): and check "
+                    "again.")
+        return None
 
     def problems(self) -> list[str]:
         found = []

@@ -306,7 +306,7 @@ def test_code_exercise_reports_a_difference_found_only_on_random_inputs():
     (42, "Define a function"),
     (lambda m, k, n: None, "forget `return`"),
     (lambda m, k, n: 1 / 0, "ZeroDivisionError"),
-    (lambda a, b, c: 2 * a * b * c, "unexpected keyword"),
+    (lambda a, b, c: 2 * a * b * c, "it has no parameter m, k, n"),
     (lambda m, k, n: "48", "should return a number"),
     (lambda m, k, n: float("inf"), "returned inf"),
 ])
@@ -314,6 +314,28 @@ def test_code_exercise_bad_submissions_never_raise(submission, words):
     feedback = flops_code_exercise().check(submission)
     assert not feedback.correct
     assert words in feedback.message, feedback.message
+
+
+def test_code_exercise_names_the_parameters_a_renamed_function_lacks():
+    """A function whose parameters are named otherwise than the stub's (``a, b, c``) used
+    to be reported as raising TypeError, an attempt marked wrong; it is a form problem:
+    the check calls it by the stub's names, and the learner is told so."""
+    def matmul_flops(rows, inner, cols):
+        return 2 * rows * inner * cols
+
+    feedback = flops_code_exercise().check(matmul_flops)
+    assert feedback.status == "invalid" and not feedback.graded
+    assert "by name: matmul_flops(m=..., k=..., n=...)" in feedback.message
+    assert "(rows, inner, cols)" in feedback.message
+    assert "it has no parameter m, k, n" in feedback.message
+
+    def extra(m, k, n, bytes_per_element):
+        return 2 * m * k * n
+
+    assert "it also needs bytes_per_element, which the check does not pass" in \
+        flops_code_exercise().check(extra).message
+    assert flops_code_exercise().check(lambda **kw: 2 * kw["m"] * kw["k"] * kw["n"]).correct
+    assert flops_code_exercise().check(lambda m, k, n=1, *, scale=1: 2 * m * k * n).correct
 
 
 def test_code_exercise_trials_are_seeded():
