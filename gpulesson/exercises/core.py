@@ -958,6 +958,6 @@ def _raised(function_name: str, call: str, error: BaseException) -> str:
     if isinstance(error, SystemExit):
         return (f"Your function called sys.exit() (SystemExit) for {function_name}({call}): "
                 "a check calls your function, so it must return its value, not end the "
-                "program. The kernel keeps running.")
+                "program. Nothing else was stopped: fix it and check again.")
     return (f"Your function raised {kind} for {function_name}({call}): "
             f"{short(text_of(error))}")

@@ -338,6 +338,15 @@ def test_code_exercise_names_the_parameters_a_renamed_function_lacks():
     assert flops_code_exercise().check(lambda m, k, n=1, *, scale=1: 2 * m * k * n).correct
 
 
+def test_code_exercise_sys_exit_message_fits_the_site_too():
+    """The same feedback is shown on the site, where no kernel runs: it must not speak of
+    one."""
+    import sys
+
+    feedback = flops_code_exercise().check(lambda m, k, n: sys.exit(1))
+    assert "sys.exit()" in feedback.message and "kernel" not in feedback.message.lower()
+
+
 def test_code_exercise_trials_are_seeded():
     ex = flops_code_exercise()
     assert ex.trial_inputs() == ex.trial_inputs()
