@@ -13,10 +13,11 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from gpulesson.exercises.catalogue import available_lessons, lesson_module
 from gpulesson.exercises.export import export, find_root
-from gpulesson.exercises.progress import progress_summary
+from gpulesson.exercises.progress import PROGRESS_FILE, progress_path, progress_summary
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -44,7 +45,8 @@ def _parser() -> argparse.ArgumentParser:
     prog = sub.add_parser("progress", help="one line of local progress per lesson")
     prog.add_argument("lesson", nargs="*", help="lesson slugs (default: all)")
     prog.add_argument("--file", default=None, help="progress file (default: "
-                      "./.gpulesson-progress.json)")
+                      "./.gpulesson-progress.json, else the one beside the exercise "
+                      "notebooks, exercises/.gpulesson-progress.json)")
     return parser
 
 
@@ -66,6 +68,30 @@ def _message(error: Exception) -> str:
     if not isinstance(error, (KeyError, ValueError, OSError)):
         text = f"{text} ({type(error).__name__})"
     return text
+
+
+def _progress_file(given: str | None) -> Path:
+    """The progress file to read, saying on stderr which one when it is not the obvious one.
+
+    Without ``--file``: the default file (:func:`~gpulesson.exercises.progress.
+    progress_path`) if it exists, else the one the exercise notebooks write, in the
+    course's ``exercises/`` folder (a notebook's kernel runs in its own folder).
+    """
+    first = progress_path(given)
+    candidates = [first]
+    if given is None:
+        beside_notebooks = find_root() / "exercises" / PROGRESS_FILE
+        if beside_notebooks.resolve() != first.resolve():
+            candidates.append(beside_notebooks)
+    for path in candidates:
+        if path.exists():
+            if path != first:
+                print(f"(progress from {path}, where the exercise notebooks keep it)",
+                      file=sys.stderr)
+            return path
+    print(f"(no progress file at {' or '.join(str(p) for p in candidates)}: nothing "
+          "answered there yet)", file=sys.stderr)
+    return first
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -91,7 +117,10 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "progress":
         slugs = args.lesson or available_lessons()
         for slug in slugs:
-            print(progress_summary(slug, args.file))
+            lesson_module(slug)  # an unknown slug is an error before anything is printed
+        path = _progress_file(args.file)
+        for slug in slugs:
+            print(progress_summary(slug, path))
         return 0
     return 2  # pragma: no cover - argparse requires a command
 

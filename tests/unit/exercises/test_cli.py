@@ -64,6 +64,29 @@ def test_progress_prints_a_summary_per_lesson(tmp_path, capsys, monkeypatch):
     assert "no exercises for lesson 'nope'" in capsys.readouterr().err
 
 
+def test_progress_from_the_course_folder_reads_the_notebooks_file(tmp_path, capsys,
+                                                                  monkeypatch):
+    """A notebook's kernel runs in exercises/, so that is where the progress file is
+    written; ``progress`` run from the course folder (where make and the instructor
+    guide run it) read ./.gpulesson-progress.json instead and said "0 of N done"."""
+    monkeypatch.delenv("GPULESSON_PROGRESS", raising=False)
+    monkeypatch.delenv("GPULESSON_PROGRESS_FILE", raising=False)
+    for folder in ("exercises", "gpulesson"):
+        (tmp_path / folder).mkdir()
+    notebooks_file = tmp_path / "exercises" / ".gpulesson-progress.json"
+    assert record(f"{SLUG}-ex2", "correct", path=notebooks_file)
+    monkeypatch.chdir(tmp_path)
+    assert main(["progress", SLUG]) == 0
+    out = capsys.readouterr()
+    assert out.out.startswith("Parallelism at the Core: 1 of") and "(2)" in out.out
+    assert str(notebooks_file) in out.err
+    notebooks_file.unlink()
+    assert main(["progress", SLUG]) == 0
+    out = capsys.readouterr()
+    assert "0 of" in out.out and "no progress file" in out.err
+    assert str(notebooks_file) in out.err and str(tmp_path / ".gpulesson-progress.json") in out.err
+
+
 def test_the_variant_that_used_to_crash_exports(tmp_path, capsys):
     """``export --variant 8`` of memory_what_fits crashed with a RuntimeError traceback:
     exercise 6 could not build that variant (see test_bank's seeds 0-99)."""
