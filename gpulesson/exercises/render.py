@@ -262,8 +262,28 @@ def answer_key_markdown(exercises: list[Exercise], *, title: str) -> str:
             lines += ["**Common mistakes recognised:**", "",
                       "| mistake | gives | hint shown |", "|---|---|---|"]
             for mistake in ex.mistakes:
-                gives = examples.get(mistake.key, "(see hint)")
+                gives = _mistake_gives(ex, mistake, examples)
                 hint = ex.mistake_hint(mistake.key).replace("|", "\\|").replace("\n", " ")
                 lines.append(f"| `{mistake.key}` | {gives} | {hint} |")
             lines.append("")
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _mistake_gives(ex: Exercise, mistake: core.Mistake, examples: dict) -> str:
+    """What a learner making ``mistake`` answers, as the answer key's "gives" column shows
+    it: the answer; for a code exercise, what the slipped function returns on the first
+    input where it differs; or that the mistake does not arise with these numbers (its
+    hint is then never shown)."""
+    if getattr(mistake, "kernel", None) is not None:  # a kernel bug: found by running it
+        return "a kernel with this bug (run by the checker)"
+    if isinstance(ex, core.CodeExercise):
+        for inputs in ex.trial_inputs():
+            wrong = mistake.value(inputs)
+            if wrong is not None and float(wrong) != float(ex.reference(**inputs)):
+                call = ", ".join(f"{k}={v!r}" for k, v in inputs.items())
+                return (f"`{ex.function_name}({call})` returns {core.format_number(wrong)}, "
+                        f"not {core.format_number(ex.reference(**inputs))}")
+        return "does not arise on the inputs checked"
+    if mistake.key in examples:
+        return str(examples[mistake.key])
+    return "does not arise with these numbers"

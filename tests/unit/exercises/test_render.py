@@ -120,6 +120,18 @@ def test_answer_key_lists_answer_tolerance_hints_and_mistakes():
     assert key.endswith("\n") and not key.endswith("\n\n")
 
 
+def test_answer_key_says_what_each_mistake_gives_or_that_it_cannot_arise():
+    """The "gives" column said "(see hint)" for a mistake that does not apply to a
+    variant's numbers (its hint is never shown there) and for every mistake of a code
+    exercise, which left an instructor marking by hand with nothing to compare."""
+    never = Mistake("never", "Not with these numbers.", lambda p: None)
+    ex = weights_exercise(mistakes=(never,))
+    key = answer_key_markdown([ex, flops_code_exercise()], title="Demo")
+    assert "(see hint)" not in key
+    assert "| `never` | does not arise with these numbers | Not with these numbers. |" in key
+    assert "| `counted_macs` | `matmul_flops(m=2, k=3, n=4)` returns 24, not 48 |" in key
+
+
 def test_answer_key_names_the_variant_and_escapes_table_cells():
     ex = weights_exercise(mistakes=(Mistake("pipe", "A | B", lambda p: p["n"]),)).variant(3)
     key = answer_key_markdown([ex], title="Demo")
