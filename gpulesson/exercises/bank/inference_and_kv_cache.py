@@ -91,6 +91,7 @@ def _prefill_derived(p: P) -> dict[str, Any]:
     linear, total = _prefill(p, attention=False), _prefill(p)
     return {
         "name": wording.model_label(p["model"]), "tokens_text": wording.count(p['tokens']),
+        "a_tokens": wording.with_article(wording.count(p['tokens'])),
         "n_text": wording.count(n), "L": cfg.layers, "H": cfg.heads, "Q": cfg.head_dim,
         "linear": format_flops(linear), "attention": format_flops(total - linear),
         "share": wording.rounded_percent((total - linear) / total, 1),
@@ -99,7 +100,7 @@ def _prefill_derived(p: P) -> dict[str, Any]:
 
 
 prefill_flops_2k = core.NumericExercise(
-    lesson=LESSON, number=1, title="Prefill FLOPs of a {tokens_text}-token prompt",
+    lesson=LESSON, number=1, title="Prefill FLOPs of {a_tokens}-token prompt",
     question=(
         "{name} has {n_text} parameters, {L} layers and {H} query heads of size {Q}. How "
         "many FLOPs does the prefill of one {tokens_text}-token prompt take? Count 2 FLOPs "
@@ -466,12 +467,19 @@ def _ceiling(p: P, *, precision: str | None = None) -> float:
                           bandwidth=hardware.gpu(p["gpu"]).bandwidth)
 
 
+def _capital(text: str) -> str:
+    """``text`` with its first letter a capital (``'an 8B' -> 'An 8B'``)."""
+    return text[:1].upper() + text[1:]
+
+
 def _ceiling_derived(p: P) -> dict[str, Any]:
     g = hardware.gpu(p["gpu"])
     weights = memory.weight_bytes(p["n_params"], precision=p["precision"])
     per_token = inference.decode_flops(p["n_params"], 1)
     return {
         "model": wording.billions(p["n_params"]), "prec": wording.precision_label(p["precision"]),
+        "a_model": wording.with_article(wording.billions(p["n_params"])),
+        "A_model": _capital(wording.with_article(wording.billions(p["n_params"]))),
         "bpp": wording.value_bytes(memory.precision_bytes(p["precision"])),
         "bw": format_bandwidth(g.bandwidth), "weights": _gb(weights),
         "step": format_seconds(weights / g.bandwidth),
@@ -482,9 +490,9 @@ def _ceiling_derived(p: P) -> dict[str, Any]:
 
 
 decode_ceiling_13b = core.NumericExercise(
-    lesson=LESSON, number=6, title="Decode ceiling of a {model} model on the {gpu}",
+    lesson=LESSON, number=6, title="Decode ceiling of {a_model} model on the {gpu}",
     question=(
-        "A {model}-parameter model runs in {prec} on one {gpu} ({bw}). One user, batch 1; "
+        "{A_model}-parameter model runs in {prec} on one {gpu} ({bw}). One user, batch 1; "
         "ignore the KV cache. At most how many tokens per second can decode produce?"
     ),
     hints=(

@@ -29,7 +29,7 @@ from gpulesson.exercises.bank import _common
 from gpulesson.exercises.bank._common import H100, P, config
 from gpulesson.exercises.core import Mistake
 from gpulesson.precision import FloatFormat, float_format
-from gpulesson.units import format_bytes, format_flops
+from gpulesson.units import format_bytes
 
 LESSON = "optimisations"
 TITLE = course.title(LESSON)
@@ -347,14 +347,20 @@ def _extra_flops(p: P) -> float:
         * p["tokens"]
 
 
+def _run_flops(count: float) -> str:
+    """A whole run's FLOPs as the answer is written, four figures in e-notation
+    (``'8.086e+22 FLOP'``), not ``format_flops``'s exa-prefixed '80,860.987 EFLOP'."""
+    return f"{core.format_number(count, 4)} FLOP"
+
+
 def _recompute_derived(p: P) -> dict[str, Any]:
     n = _model_params(p)
     return {"model_name": wording.model_label(p["model"]),
             "params": wording.billions(n, 4, long=True),
             "tokens_text": wording.trillions(p["tokens"], long=True),
-            "step": format_flops(flops.training_flops(n, p["tokens"]), digits=3),
-            "with": format_flops(flops.hardware_flops_per_token(n, recompute="full")
-                                 * p["tokens"], digits=3),
+            "step": _run_flops(flops.training_flops(n, p["tokens"])),
+            "with": _run_flops(flops.hardware_flops_per_token(n, recompute="full")
+                               * p["tokens"]),
             "share": wording.rounded_percent(optimisations.recompute_overhead(), 1)}
 
 

@@ -75,6 +75,7 @@ def _seed_precision(p: P) -> str:
 def _seed_derived(p: P) -> dict[str, Any]:
     n = p["size"]
     return {"size_text": wording.count(n), "elements": wording.count(3 * n * n),
+            "a_shape": wording.with_article(f"{wording.count(n)}×{wording.count(n)}"),
             **{f"mb_{key}": wording.size(_gemm_mb(p, key) * 1e6)
                for key, _ in _SEED_PRECISIONS},
             "quoted": f"{p['quoted_mb']:.1f} MB",
@@ -85,7 +86,7 @@ def _seed_derived(p: P) -> dict[str, Any]:
 seed_bytes_precision = core.ChoiceExercise(
     lesson=LESSON, number=1, title="Which precision do {quoted} imply?",
     question=(
-        "A calculator page reports that a {size_text}×{size_text} by {size_text}×{size_text} "
+        "A calculator page reports that {a_shape} by {size_text}×{size_text} "
         "matrix multiplication needs **{quoted}** of memory traffic, counting A and B read "
         "once and C written once. Which number format must it have assumed?"
     ),
@@ -147,6 +148,7 @@ def _mlp_derived(p: P) -> dict[str, Any]:
     return {
         "model_name": wording.model_label(p["model"]),
         "tokens_text": wording.count(m), "hidden": wording.count(k), "ffn": wording.count(n),
+        "a_weight": wording.with_article(f"{wording.count(k)}×{wording.count(n)}"),
         "flops": wording.flop_count(gemm.flops(m, k, n)),
         "bytes": wording.size(gemm.min_bytes(m, k, n, bytes_per_element=b)),
         "square": core.format_number(gemm.arithmetic_intensity(k, k, k, bytes_per_element=b), 4),
@@ -161,7 +163,7 @@ mlp_intensity = core.NumericExercise(
     lesson=LESSON, number=2, title="Arithmetic intensity of a {model_name} MLP layer",
     question=(
         "In {model_name} the MLP's up-projection multiplies the activations of the tokens in a "
-        "batch ({tokens_text}×{hidden}) by a {hidden}×{ffn} weight matrix, all in BF16 "
+        "batch ({tokens_text}×{hidden}) by {a_weight} weight matrix, all in BF16 "
         "(2 bytes per number). Reading both inputs once and writing the output once, what is "
         "its arithmetic intensity, in FLOP per byte?"
     ),
@@ -211,6 +213,9 @@ def _time_derived(p: P) -> dict[str, Any]:
     g = hardware.gpu(p["gpu"])
     return {
         "m_text": wording.count(p['m']), "k_text": wording.count(p['k']),
+        "tokens": wording.plural(p["m"], "token"),
+        "activations": ("one token's activations" if p["m"] == 1
+                        else f"{wording.count(p['m'])} tokens' activations"),
         "n_text": wording.count(p['n']), "prec": wording.precision_label(p["dtype"]),
         "peak": wording.tflop_rate(g.dense(p["dtype"])),
         "bw": _bw(g.bandwidth), "flops": wording.flop_count(a.flops),
@@ -228,9 +233,9 @@ def _unless_same(value: float, p: P) -> float | None:
 
 
 gemm_time_h100 = core.NumericExercise(
-    lesson=LESSON, number=3, title="How long on the {gpu}? ({m_text} tokens)",
+    lesson=LESSON, number=3, title="How long on the {gpu}? ({tokens})",
     question=(
-        "A layer multiplies {m_text} tokens' activations ({m_text}×{k_text}) by its "
+        "A layer multiplies {activations} ({m_text}×{k_text}) by its "
         "{k_text}×{n_text} weight matrix in {prec} on an {gpu}: {peak} dense, {bw}. By the "
         "roofline model (compute and memory traffic overlap perfectly, minimum traffic), "
         "what is the shortest time it can take, in microseconds?"
