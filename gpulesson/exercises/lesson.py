@@ -118,6 +118,18 @@ class Lesson:
         """:meth:`record` as :func:`~gpulesson.exercises.checking.check_answer` calls it."""
         return self.record(exercise.number, feedback)
 
+    def solved_before(self, number: int) -> str | None:
+        """When exercise ``number`` was first answered correctly, as the progress file
+        says (``"2026-12-06T13:38:04"``), for these numbers (this variant); ``None`` when it
+        was not, or progress is off. Never raises."""
+        if not progress.enabled():
+            return None
+        entry = progress.load_progress()["exercises"].get(self.exercise(number).id)
+        if not progress.is_done(entry) or entry.get("variant") != self.variant:
+            return None
+        done_at = entry.get("done_at")
+        return done_at if isinstance(done_at, str) else ""
+
     def prediction(self, number: int) -> float | None:
         """The committed prediction (SI units), if any."""
         return self._predictions.get(number)

@@ -64,9 +64,10 @@ except ImportError:
     msvcrt = None  # type: ignore[assignment]
 
 __all__ = ["MAX_BYTES", "MAX_DIGITS", "MAX_ENTRY_DEPTH", "PROGRESS_FILE", "Parsed",
-           "ProgressUnreadable", "empty_record", "exercise_ids", "is_done", "load_progress",
-           "merge_records", "parse_progress", "progress_path", "progress_summary", "record",
-           "record_answer", "serialise", "summary_of", "take_notice"]
+           "ProgressUnreadable", "empty_record", "enabled", "exercise_ids", "is_done",
+           "load_progress", "merge_records", "parse_progress", "progress_path",
+           "progress_summary", "record", "record_answer", "serialise", "summary_of",
+           "take_notice"]
 
 PROGRESS_FILE = ".gpulesson-progress.json"
 _VERSION = 1
@@ -96,9 +97,12 @@ def progress_path(path: str | os.PathLike[str] | None = None) -> Path:
     return Path(env) if env else Path.cwd() / PROGRESS_FILE
 
 
-def _enabled() -> bool:
+def enabled() -> bool:
+    """Whether progress is kept: the session's ``progress`` setting and no
+    ``GPULESSON_PROGRESS=0`` (or off, no, false) in the environment."""
     return settings.progress and os.environ.get("GPULESSON_PROGRESS", "").lower() not in {
         "0", "off", "no", "false"}
+
 
 
 class ProgressUnreadable(Exception):
@@ -430,7 +434,7 @@ def record(exercise_id: str, status: str, *, variant: int | None = None,
     wholly or in part, is moved aside first, and the learner told once
     (:func:`take_notice`); the new file holds every entry that could be read.
     """
-    if not _enabled() or not isinstance(exercise_id, str):
+    if not enabled() or not isinstance(exercise_id, str):
         return False
     try:
         target = progress_path(path)

@@ -140,6 +140,23 @@ class ExerciseWidget(Interactive):
                                                       padding="0.4em 0.8em", margin="0.5em 0"))
         box.add_class("gl-exercise-widget")
         super().__init__(box, static_html(ex, solution=self.solutions == "on-request"))
+        self._note_solved_before()
+
+    def _note_solved_before(self) -> None:
+        """Say so when the progress file has this exercise solved (a kernel restarted since,
+        or the notebook was closed); the first check replaces the note."""
+        solved = getattr(self.lesson, "solved_before", None)
+        try:
+            when = solved(self.exercise.number) if callable(solved) else None
+        except Exception:  # noqa: BLE001 - a note, never a reason for a widget to fail
+            when = None
+        if when is None:
+            return
+        on = f" on {when.replace('T', ' at ')[:19]}" if when else ""
+        self.feedback.value = (
+            '<div class="gl-solved-before" role="status" style="color: #1a7f37">'
+            f"\u2714 Solved before{html.escape(on)} (your progress file keeps it). "
+            "Answer again any time.</div>")
 
     # ---------------------------------------------------------------- actions
     def _on_enter(self, change: dict[str, Any]) -> None:

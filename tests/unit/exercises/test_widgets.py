@@ -261,3 +261,23 @@ def test_printed_output_is_captured_bounded_and_shown():
     assert ui.last.correct
     assert len(ui.feedback.value) < 5_000 and "Your code printed" in ui.feedback.value
     assert "step 0" in ui.feedback.value and "more lines" in ui.feedback.value
+
+
+def test_a_widget_after_a_restart_says_the_exercise_was_solved():
+    """Progress survives a kernel restart in the file, but the widgets of the new session
+    all started blank: nothing but the summary at the bottom said which exercises were
+    done (the site marks them on every page load)."""
+    from gpulesson.exercises import load_lesson
+
+    slug = "roofline_and_tensor_cores"
+    first = load_lesson(slug)
+    assert first.check(2, first.exercise(2).answer_text()).correct
+    restarted = load_lesson(slug)  # a new kernel: a new Lesson, the same progress file
+    done = restarted.show(2)
+    assert "Solved before" in done.feedback_text and done.last is None
+    assert done.solution.value == ""  # the note is no answer: nothing else changes
+    assert restarted.show(1).feedback.value == ""
+    assert load_lesson(slug, 3).show(2).feedback.value == ""  # other numbers: not solved
+    done.answer.value = "1 FLOP/byte"
+    done.check_button.click()
+    assert "Solved before" not in done.feedback_text and done.last.status == "incorrect"
