@@ -408,7 +408,15 @@ class NumericExercise(Exercise):
             if value < 0:
                 raise ValueError(f"{raw!r} is negative; this quantity cannot be below zero.")
             return self._finite(value, raw)
-        value = parse_quantity(raw, self.dimension)
+        try:
+            value = parse_quantity(raw, self.dimension)
+        except ValueError as error:
+            own = {k.lower() for k in self.extra_units}
+            if self.unit and self.unit.lower() in own and str(error).startswith("Unknown unit"):
+                # the dimension's own units were listed; the question's is an exercise's word
+                raise ValueError(f"{error} This answer is in {self.unit}: type a number, or "
+                                 f"a number and {self.unit}.") from error
+            raise
         if factor:
             self._finite(value / factor, raw)  # 1e308 µs would show as inf in the unit
         return value

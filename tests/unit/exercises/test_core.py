@@ -268,6 +268,22 @@ def test_predict_commits_then_compares():
     assert ex.compare(50, -1).status == "invalid"
 
 
+def test_an_unknown_unit_names_the_unit_the_question_asks_for():
+    """ "1.2k FLOP/byte" in a FLOP/byte field was told "use one of: k, M, B (billion)",
+    the prefixes of a count, which it had used: never the unit the question asks for."""
+    ex = NumericExercise(lesson="demo", number=9, title="Intensity", question="?",
+                         solution="", answer=lambda p: 1247.0, dimension="count",
+                         unit="FLOP/byte", extra_units={"FLOP/byte": 1, "flops/byte": 1})
+    for typed in ("1.2k FLOP/byte", "1247 F/B", "3 kg"):
+        feedback = ex.check(typed)
+        assert feedback.status == "invalid"
+        assert "This answer is in FLOP/byte: type a number, or a number and FLOP/byte" \
+            in feedback.message, feedback.message
+    assert ex.check("1247 flops/byte").correct
+    plain = weights_exercise()
+    assert "This answer is in" not in plain.check("14 kg").message  # a unit of its own
+
+
 # ---------------------------------------------------------------- code exercises
 def test_code_exercise_accepts_a_correct_function():
     def matmul_flops(m, k, n):
