@@ -765,7 +765,7 @@ token_here = core.PredictExercise(
         "few to a few tens of GB/s.",
     ),
     solution=(
-        "A token costs price per hour ÷ tokens per hour, and at batch 1 tokens per hour "
+        "A token costs price per hour ÷ tokens per hour, and at batch 1, tokens per hour "
         "follow the bandwidth. The H100 costs about 30 times as much per hour but streams "
         "about 100 to 1,000 times faster than a small CPU machine, so a token here "
         "typically costs a few to a few tens of times as much. Batching widens the gap: "

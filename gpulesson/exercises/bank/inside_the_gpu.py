@@ -275,7 +275,7 @@ def _tile_intensity(p: P, tile: int | None = None, b: float = 4) -> float:
 tile_intensity = core.NumericExercise(
     lesson=LESSON, number=5, title="The intensity of {tile} × {tile} tiles",
     question=(
-        "A matrix-product kernel for 4096 × 4096 FP32 matrices gives each block a {tile} × "
+        "A matrix-product kernel for 4096 × 4096 FP32 matrices gives each block {a_tile} × "
         "{tile} tile of C, loading the tiles of A and B it needs into shared memory once. "
         "About how many FLOPs does it do per byte of global-memory traffic?"
     ),
@@ -290,6 +290,7 @@ tile_intensity = core.NumericExercise(
     ),
     answer=_tile_intensity,
     derived=lambda p: {"naive": f"{_tile_intensity(p, 1):.3f}",
+                       "a_tile": wording.with_article(str(p["tile"])),
                        "ridge": f"{hardware.gpu('H100 SXM').ridge_point('fp32'):.1f}"},
     mistakes=(
         Mistake("counted_elements",
@@ -547,7 +548,7 @@ def _per_tile(p: P) -> float:
 
 def _waves_derived(p: P) -> dict[str, Any]:
     w = _waves(p)
-    return {"a_gpu": wording.with_article(p["gpu"]),
+    return {"a_gpu": wording.with_article(p["gpu"]), "a_m": wording.with_article(str(p["m"])),
             "sms": execution.gpu_execution(p["gpu"]).sms, "tiles_m": w.tiles_m,
             "tiles_n": w.tiles_n, "tiles": wording.count(w.tiles), "waves": w.waves,
             "fractional": f"{w.fractional_waves:.2f}", "last": w.last_wave_tiles,
@@ -564,7 +565,7 @@ def _waves_sample(rng: Any) -> dict[str, Any]:
 
 
 gemm_waves = core.NumericExercise(
-    lesson=LESSON, number=9, title="The waves of a {m} × {n} GEMM on the {gpu}",
+    lesson=LESSON, number=9, title="The waves of {a_m} × {n} GEMM on the {gpu}",
     question=(
         "A library multiplies A ({m} × {k}) by B ({k} × {n}), both BF16, on {a_gpu} ({sms} "
         "SMs, {peak} dense), in 256 × 128 tiles of the output, one tile per SM at a time, each "

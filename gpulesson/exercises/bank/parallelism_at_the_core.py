@@ -74,14 +74,16 @@ loop_vs_vectorised = core.PredictExercise(
 def _matmul_derived(p: P) -> dict[str, Any]:
     m, k, n = p["m"], p["k"], p["n"]
     return {"cells": m * n, "flops": core.format_number(gemm.flops(m, k, n)),
-            "macs": core.format_number(gemm.flops(m, k, n) // 2)}
+            "macs": core.format_number(gemm.flops(m, k, n) // 2),
+            "a_left": wording.with_article(f"{m}×{k}"),
+            "a_right": wording.with_article(f"{k}×{n}")}
 
 
 matmul_flops_small = core.NumericExercise(
     lesson=LESSON, number=2, title="FLOPs of a small matrix product",
     question=(
-        "How many floating-point operations (FLOPs) does it take to multiply a {m}×{k} "
-        "matrix by a {k}×{n} matrix? Use the course convention: one multiply-add counts as "
+        "How many floating-point operations (FLOPs) does it take to multiply {a_left} "
+        "matrix by {a_right} matrix? Use the course convention: one multiply-add counts as "
         "2 FLOPs."
     ),
     hints=(
@@ -384,6 +386,8 @@ def _fit_derived(p: P) -> dict[str, Any]:
     fp32 = memory.weight_bytes(n, precision="fp32")
     spare = memory.headroom(fp16, mem)
     return {"model": wording.billions(n), "mem_gb": _gb(mem), "fp16_gb": _gb(fp16),
+            "a_model": wording.with_article(wording.billions(n)),
+            "a_mem_gb": wording.with_article(_gb(mem)),
             "fp32_gb": _gb(fp32),
             "spare_text": (f"in FP16, {_gb(spare)} stays free for them" if spare >= 0 else
                            f"in FP16 the card is already {_gb(-spare)} short"),
@@ -418,7 +422,7 @@ _fit_sample = drawn_until(lambda rng: {"n_params": rng.choice([3e9, 7e9, 8e9, 13
 
 
 fits_on_24gb = core.ChoiceExercise(
-    lesson=LESSON, number=9, title="Will a {model} model fit on a {mem_gb} card?",
+    lesson=LESSON, number=9, title="Will {a_model} model fit on {a_mem_gb} card?",
     question=(
         "Our shop's GPU has {mem_gb} of memory. Can it hold the weights of the {model}-"
         "parameter model for serving in FP16? In FP32?"
@@ -430,7 +434,7 @@ fits_on_24gb = core.ChoiceExercise(
            "FP16 is 2 bytes per parameter, FP32 is 4."),
     solution=(
         "In FP16 the weights take {model} × 2 bytes = {fp16_gb}, in FP32 {model} × 4 bytes "
-        "= {fp32_gb}. On a {mem_gb} card they {fp16_verdict} in FP16 and {fp32_verdict} in "
+        "= {fp32_gb}. On {a_mem_gb} card they {fp16_verdict} in FP16 and {fp32_verdict} in "
         "FP32: **{answer}**.\n\n"
         "Serving needs more than weights: the KV cache of every conversation and some "
         "overhead ({spare_text}). Fully fine-tuning "
@@ -524,6 +528,7 @@ def _intensity_derived(p: P) -> dict[str, Any]:
     b, d = p["batch"], p["d"]
     return {
         "d_text": wording.count(d),
+        "a_weight": wording.with_article(f"{wording.count(d)}×{wording.count(d)}"),
         "flops": wording.flop_count(gemm.flops(b, d, d)),
         "bytes": wording.size(gemm.min_bytes(b, d, d, bytes_per_element=2), 2),
         "weight_bytes": wording.size(memory.weight_bytes(d * d, precision="fp16"), 2),
@@ -539,8 +544,8 @@ def _intensity_derived(p: P) -> dict[str, Any]:
 intensity_large_batch = core.NumericExercise(
     lesson=LESSON, number=11, title="Arithmetic intensity of a layer at batch {batch}",
     question=(
-        "A layer multiplies a batch of {batch} inputs ({batch}×{d_text}) by a "
-        "{d_text}×{d_text} weight matrix, everything in FP16 (2 bytes per number). Reading "
+        "A layer multiplies a batch of {batch} inputs ({batch}×{d_text}) by "
+        "{a_weight} weight matrix, everything in FP16 (2 bytes per number). Reading "
         "the input and the weights once and writing the output once, what is its arithmetic "
         "intensity in FLOP per byte?"
     ),
@@ -583,6 +588,7 @@ def _bound_derived(p: P) -> dict[str, Any]:
             "i1": core.format_number(_intensity(p, 1), 3),
             "ib": core.format_number(_intensity(p), 4),
             "d_text": wording.count(p['d']),
+            "a_weight": wording.with_article(f"{wording.count(p['d'])}×{wording.count(p['d'])}"),
             # exercise 11's layer only in the lesson's own numbers: each class variant of
             # exercise 11 draws its own layer
             "same_layer": (", as in the previous exercise" if p.get("after_exercise_11")
@@ -593,7 +599,7 @@ bound_on_gpu = core.ChoiceExercise(
     lesson=LESSON, number=12, title="Compute-bound or memory-bound on the {gpu}?",
     question=(
         "The {gpu} does {peak} of dense FP16 maths and moves {bw}. A layer multiplies a "
-        "batch of inputs by a {d_text}×{d_text} weight matrix, all in FP16{same_layer}. Is "
+        "batch of inputs by {a_weight} weight matrix, all in FP16{same_layer}. Is "
         "it compute-bound or memory-bound on the {gpu} at batch 1, and at batch {batch}?"
     ),
     options=[("memory_both", "Memory-bound at batch 1 and at batch {batch}"),
@@ -748,7 +754,10 @@ def _fp4_derived(p: P) -> dict[str, Any]:
     g = hardware.gpu(p["gpu"])
     fmt = _fp4_format(p)
     weights = memory.weight_bytes(p["n_params"], precision=fmt)
-    return {"model": f"{p['n_params'] / 1e9:g}B", "gpu": g.name, "bw": format_bandwidth(
+    model = f"{p['n_params'] / 1e9:g}B"
+    return {"model": model, "a_model": wording.with_article(model),
+            "A_model": wording.with_article(model).capitalize(),
+            "gpu": g.name, "a_gpu": wording.with_article(g.name), "bw": format_bandwidth(
                 g.bandwidth), "bits": f"{8 * memory.precision_bytes(fmt):g}",
             "fmt": wording.precision_label(fmt), "block": block_format(fmt).block_size,
             "weights": format_bytes(weights),
@@ -756,9 +765,9 @@ def _fp4_derived(p: P) -> dict[str, Any]:
 
 
 fp4_decode_ceiling = core.NumericExercise(
-    lesson=LESSON, number=15, title="The decode ceiling of a {model} model in {fmt}",
+    lesson=LESSON, number=15, title="The decode ceiling of {a_model} model in {fmt}",
     question=(
-        "A {model}-parameter model is served on a {gpu} ({bw}) with its weights in {fmt}: "
+        "{A_model}-parameter model is served on {a_gpu} ({bw}) with its weights in {fmt}: "
         "4-bit elements with one 8-bit scale per block of {block}. At batch 1, what is the "
         "most tokens per second it can generate (the KV cache left out)?"
     ),

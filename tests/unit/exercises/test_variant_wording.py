@@ -1,4 +1,4 @@
-"""How the questions of lessons 2, 6 and 9 read in every class variant: an article before
+"""How the questions of every lesson read in every class variant: an article before
 a number ("an 8,192-token prompt", "an 8B model"), one token in the singular, and a run's
 FLOPs written as the answer is (audit of the learner's and instructor's workflows,
 2026-12-06)."""
@@ -9,10 +9,11 @@ import re
 
 import pytest
 
+from gpulesson.course import SLUGS
 from gpulesson.exercises import lesson_module
 
 SEEDS = [None, *range(60)]
-LESSONS = ("roofline_and_tensor_cores", "inference_and_kv_cache", "optimisations")
+LESSONS = SLUGS
 
 #: "a" before a number read aloud with a vowel first (eight, eleven, eighteen ...).
 A_BEFORE_VOWEL_NUMBER = re.compile(r"\b[Aa] (8|11,|18,|11\b|18\b|11B|18B)")
