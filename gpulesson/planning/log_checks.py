@@ -12,7 +12,7 @@ item the log prints. Figures the log prints that are inputs of vLLM's arithmetic
 device total, ``gpu_memory_utilization``, non-torch memory, the CUDA graph estimate) are
 used as inputs, as :func:`~gpulesson.planning.logs.reconcile_vllm_log` does.
 
-A run is a mapping (``tests/data/logs/vllm-logs.json`` holds thirty-four, each with its public
+A run is a mapping (``tests/data/logs/vllm-logs.json`` holds thirty-five, each with its public
 thread): ``model`` (a preset name) or ``hf_config`` (a config.json mapping), optional
 ``overrides`` of the config, ``gpu``, ``tp``, ``max_model_len``, ``weight_dtype``,
 ``kv_dtype``, ``gpu_memory_utilization``, ``max_num_batched_tokens``, ``max_num_seqs``,
@@ -51,8 +51,11 @@ from .serving import (
     cublas_workspace_bytes,
     expert_padding_bytes,
     kv_budget,
+    kv_cache_groups,
     mxfp4_triton_extra_bytes,
+    pool_blocks,
     rotary_table_bytes,
+    vllm_kv_rules,
 )
 
 __all__ = ["LogCheck", "PoolRow", "check_vllm_run", "fit_non_torch_base", "pool_table",
@@ -191,6 +194,16 @@ def check_vllm_run(run: Mapping[str, object], text: str, *,
     per_token = inference.kv_cache_bytes_per_token_per_gpu(stage, tp=kv_tp,
                                                           bytes_per_element=kv_b)
     batched = int(run.get("max_num_batched_tokens") or 8192)
+    engine, version = str(run.get("engine", "V1")), run.get("version")
+    hybrid, from_concurrency = vllm_kv_rules(engine, None if version is None else str(version))
+    groups = kv_cache_groups(stage, block_size=block, max_num_batched_tokens=batched) \
+        if hybrid else None
+
+    def counted(pool_bytes: float) -> tuple[int, int, float]:
+        """(blocks, printed tokens, concurrency) of a pool, as the run's vLLM counts them."""
+        return pool_blocks(pool_bytes, per_token, stage.layers, length, groups, block,
+                           from_concurrency)
+
     rows: list[LogRow] = []
 
     pad = run.get("expert_padding") or {}
@@ -229,7 +242,8 @@ def check_vllm_run(run: Mapping[str, object], text: str, *,
                            max_num_batched_tokens=run.get("max_num_batched_tokens"),  # type: ignore[arg-type]
                            max_num_seqs=run.get("max_num_seqs"), block_size=block,  # type: ignore[arg-type]
                            non_torch_memory=non_torch, extra_weight_bytes=extra,
-                           workspace=run_workspace(run))
+                           workspace=run_workspace(run), engine=engine,
+                           vllm_version=None if version is None else str(version))
         if "activation_peak" in got:
             which = "sampler" if budget.sampler_peak >= budget.forward_peak else "forward pass"
             rows.append(LogRow("activation peak", got["activation_peak"],
@@ -252,7 +266,7 @@ def check_vllm_run(run: Mapping[str, object], text: str, *,
                                "requested - weights - activations - non-torch (- graphs)"))
         elif measured_tokens is not None:
             rows.append(LogRow("KV cache pool", float(measured_tokens),
-                               float(max(int(pool // (block * per_token)), 0) * block),
+                               float(counted(pool)[1]),
                                "tokens", "the predicted pool in tokens (the log prints "
                                "no GiB figure)"))
     log_pool = got.get("kv_cache")
@@ -260,9 +274,13 @@ def check_vllm_run(run: Mapping[str, object], text: str, *,
         log_pool = v.nonneg_number("stage_kv_cache_gib", run["stage_kv_cache_gib"]) * 2**30
     if log_pool is not None and measured_tokens is not None and "kv_cache_tokens" in got \
             or log_pool is not None and "blocks" in got:
-        from_log = max(int(log_pool // (block * per_token)), 0) * block
+        from_log = counted(log_pool)[1]
+        how = (f"the log's pool / {per_token:,.0f} bytes per token" if groups is None else
+               f"the log's pool in blocks of {groups.layers} layers' pages, "
+               + ("concurrency x max_model_len" if from_concurrency else
+                  f"/ {groups.count} groups x {block} tokens"))
         rows.append(LogRow("tokens of the log's pool", measured_tokens, float(from_log),
-                           "tokens", f"the log's pool / {per_token:,.0f} bytes per token"))
+                           "tokens", how))
     if "kv_needed" in got:
         need = request_kv_bytes(stage, max_model_len=length, tp=kv_tp,
                                 max_num_batched_tokens=batched, block_size=block,
@@ -270,9 +288,23 @@ def check_vllm_run(run: Mapping[str, object], text: str, *,
         rows.append(LogRow("KV of one request", got["kv_needed"], need, "bytes",
                            "full layers: max_model_len; windowed layers: window + batch"))
     if "max_concurrency" in got and pool is not None:
-        tokens = max(int(pool // (block * per_token)), 0) * block
-        rows.append(LogRow("maximum concurrency", got["max_concurrency"], tokens / length,
-                           "x", f"predicted KV tokens / {length:,}"))
+        how = (f"predicted KV tokens / {length:,}" if groups is None else
+               f"predicted blocks / the {groups.request_blocks(length):,} blocks of one "
+               "request (sliding-window groups: their window only)")
+        rows.append(LogRow("maximum concurrency", got["max_concurrency"], counted(pool)[2],
+                           "x", how))
+    if "kv_cache_tokens" in got and "max_concurrency" in got and log_pool is None \
+            and not from_concurrency:
+        # the log prints no pool in bytes: its token count still fixes its blocks, and so
+        # its concurrency (hybrid: tokens = blocks // groups x block, so blocks lie in a
+        # range of one group count, taken at its middle)
+        count = groups.count if groups is not None else 1
+        blocks = got["kv_cache_tokens"] // block * count + (count - 1) / 2
+        need = groups.request_blocks(length) if groups is not None else length / block
+        rows.append(LogRow("concurrency of the log's tokens", got["max_concurrency"],
+                           blocks / need, "x",
+                           f"the log's tokens as blocks / the blocks of one request "
+                           f"({need:,.0f})"))
     return LogCheck(str(run.get("id", "")), str(run.get("url", "")), tuple(rows))
 
 

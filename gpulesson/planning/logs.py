@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from gpulesson import _validate as v
 from gpulesson import distributed, network, units
 
-from .serving import GIB, NON_TORCH_BYTES, KVBudget, kv_budget
+from ._adapt import model_view
+from .serving import GIB, NON_TORCH_BYTES, KVBudget, kv_budget, pool_blocks, vllm_kv_rules
 
 __all__ = ["LogRow", "NCCLReconciliation", "NCCLRow", "VLLMReconciliation", "alpha_beta_fit",
            "parse_nccl_tests", "parse_vllm_log", "reconcile_nccl_tests", "reconcile_vllm_log"]
@@ -157,14 +158,20 @@ def reconcile_vllm_log(text: str, model: object, gpu: object | None = None, *, t
                        max_model_len: int | None = None, kv_dtype: str = "bf16",
                        weight_dtype: str = "bf16", max_num_batched_tokens: int | None = None,
                        max_num_seqs: int | None = None, block_size: int = 16,
-                       usable_memory: float | None = None) -> VLLMReconciliation:
+                       usable_memory: float | None = None, engine: str | None = None,
+                       vllm_version: str | None = None) -> VLLMReconciliation:
     """Set each memory figure of a vLLM start-up log beside the prediction, and explain.
 
     The device memory and ``gpu_memory_utilization`` come from the log when it prints them
     (they are inputs of vLLM's arithmetic, not results), else from ``usable_memory`` or the
-    GPU; ``max_model_len`` from the log's concurrency line unless given.
+    GPU; ``max_model_len`` from the log's concurrency line unless given. ``engine`` and
+    ``vllm_version`` are the log's vLLM (:func:`~gpulesson.planning.serving.vllm_kv_rules`:
+    how sliding-window layers are counted in blocks, tokens and concurrency); by default
+    V0 when the log counts "GPU blocks" (V0's line), else the newest V1.
     """
     got = parse_vllm_log(text)
+    if engine is None:
+        engine = "V0" if "blocks" in got and "kv_cache_tokens" not in got else "V1"
     length = max_model_len or int(got.get("max_model_len", 0))
     if not length:
         raise ValueError("max_model_len: not in the log; give it")
@@ -175,7 +182,8 @@ def reconcile_vllm_log(text: str, model: object, gpu: object | None = None, *, t
                        weight_dtype=weight_dtype, gpu_memory_utilization=util,
                        usable_memory=total, max_num_batched_tokens=max_num_batched_tokens,
                        max_num_seqs=max_num_seqs, block_size=block_size,
-                       non_torch_memory=non_torch)
+                       non_torch_memory=non_torch, engine=engine,
+                       vllm_version=vllm_version)
     gib = units.format_bytes
 
     def gap(key: str, predicted: float) -> str:
@@ -200,8 +208,9 @@ def reconcile_vllm_log(text: str, model: object, gpu: object | None = None, *, t
                  "sequences, or a different max_num_batched_tokens")
     from_log = None
     if "kv_cache" in got:
-        from_log = max(int(got["kv_cache"] // (block_size * budget.kv_bytes_per_token)), 0) * (
-            block_size)
+        from_log = pool_blocks(got["kv_cache"], budget.kv_bytes_per_token,
+                               model_view(model).cfg.layers, length, budget.groups,
+                               block_size, vllm_kv_rules(engine, vllm_version)[1])[1]
     rows = [
         LogRow("usable x utilisation", total * util if total else None, budget.requested,
                "bytes", "an input: the device memory CUDA reports times gpu_memory_utilization"),
@@ -225,7 +234,10 @@ def reconcile_vllm_log(text: str, model: object, gpu: object | None = None, *, t
                float(from_log) if from_log is not None else budget.kv_cache_tokens, "tokens",
                "the log's own KV memory divided the same way: checks the bytes per token"),
         LogRow("maximum concurrency", got.get("max_concurrency"), budget.max_concurrency, "x",
-               f"KV cache tokens / max_model_len ({length:,}): vLLM's definition"),
+               f"KV cache tokens / max_model_len ({length:,}): vLLM's definition"
+               if budget.groups is None else
+               f"KV blocks / the {budget.request_blocks(length):,} blocks one request of "
+               f"max_model_len ({length:,}) takes: vLLM V1's definition"),
     ]
     return VLLMReconciliation(measured=got, budget=budget, rows=tuple(rows))
 

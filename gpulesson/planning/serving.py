@@ -8,10 +8,20 @@ KV budget (vLLM's start-up arithmetic, ``vllm/worker`` memory profiling)::
       - non-torch memory (CUDA context, cuBLAS and NCCL workspaces)
     = KV cache memory  ->  blocks of block_size tokens  ->  KV cache tokens
 
-``max_concurrency`` is vLLM's own "Maximum concurrency for N tokens per request": KV
-cache tokens / ``max_model_len``. The activation peak is the larger of two moments of
-vLLM's profiling run (V0 ``worker/model_runner.py`` ``profile_run``; V1
-``v1/worker/gpu_model_runner.py`` ``profile_run``: one forward pass of
+``max_concurrency`` is vLLM's own "Maximum concurrency for N tokens per request". Without
+sliding windows it is KV cache tokens / ``max_model_len``. With them (gpt-oss, Gemma 2 and
+3), vLLM V1's Hybrid KV Cache Manager (0.10 and later, :func:`kv_cache_groups`) splits the
+layers into groups of ``g`` layers of one attention type that share one page size, cuts
+the pool into blocks of ``g`` layers' pages, and gives a sliding-window group only the blocks
+of its window (``window - 1 + max_num_batched_tokens`` tokens, plus one): the concurrency
+is blocks / the blocks one request of ``max_model_len`` takes, about twice the full-length
+count for gpt-oss, whose layers alternate full and 128-token windows. vLLM before 0.21
+prints the pool as blocks / groups x block_size tokens, the same figure as a full-length
+count; 0.21 and later print concurrency x ``max_model_len`` (vLLM issue #43308).
+
+The activation peak is the larger of two moments of vLLM's profiling run (V0
+``worker/model_runner.py`` ``profile_run``; V1 ``v1/worker/gpu_model_runner.py``
+``profile_run``: one forward pass of
 ``max_num_batched_tokens`` dummy tokens, then the sampler on ``min(max_num_seqs, tokens)``
 rows of logits), :func:`profile_peak_bytes`:
 
@@ -59,13 +69,15 @@ from gpulesson import cost, distributed, inference, memory, network, transformer
 
 from ._adapt import GPUView, ModelView, gpu_view, model_view
 from .layout import divisors
+from .non_torch import parse_version
 
 __all__ = ["DECODE_BANDWIDTH_EFFICIENCY", "DECODE_MEASUREMENTS", "MIXED_CHECKPOINTS",
            "SAMPLER_BYTES_PER_LOGIT", "CUBLAS_WORKSPACE_BYTES", "DecodeMeasurement",
-           "ServingPlan", "checkpoint_parts", "cublas_workspace_bytes",
+           "KVGroups", "ServingPlan", "checkpoint_parts", "cublas_workspace_bytes",
            "decode_step_time", "expert_padding_bytes", "expert_bias_params",
            "FP32_ROTARY_TABLES", "fit_decode_efficiency",
            "forward_peak_bytes", "implied_bandwidth_efficiency", "kv_budget",
+           "kv_cache_groups", "pool_blocks", "vllm_kv_rules",
            "mxfp4_triton_extra_bytes", "plan_serving", "rotary_table_bytes",
            "profile_peak_bytes", "sampler_peak_bytes"]
 
@@ -94,6 +106,102 @@ class KVBudget:
     forward_peak: float = 0.0
     sampler_peak: float = 0.0
     workspace: float = 0.0
+    groups: KVGroups | None = None
+    block_size: int = 16
+
+    def request_blocks(self, tokens: int) -> int:
+        """Blocks one request of ``tokens`` tokens takes (:meth:`KVGroups.request_blocks`;
+        without groups, a full-length count of ``block_size`` tokens a block)."""
+        n = v.positive_int("tokens", tokens)
+        if self.groups is None:
+            return -(-n // self.block_size)
+        return self.groups.request_blocks(n)
+
+    def sequences(self, tokens: int) -> float:
+        """Requests of ``tokens`` tokens the pool holds at once: blocks / request blocks
+        under the hybrid manager, else KV cache tokens / ``tokens``."""
+        if self.groups is None:
+            return self.kv_cache_tokens / v.positive_int("tokens", tokens)
+        return self.blocks / self.request_blocks(tokens)
+
+
+@dataclass(frozen=True)
+class KVGroups:
+    """The KV cache groups of vLLM V1's Hybrid KV Cache Manager
+    (``vllm/v1/core/kv_cache_utils.py``, ``_get_kv_cache_groups_uniform_page_size``):
+    ``full`` groups of full-attention layers and ``local`` groups of sliding-window layers,
+    ``layers`` layers each (the last group of a type padded), so every group has one page
+    size; a block is one page of each of ``layers`` layers. ``window_tokens`` is what a
+    sliding-window layer must keep for one request, ``window - 1 + max_num_batched_tokens``
+    (``SlidingWindowSpec.max_memory_usage_bytes``: a chunk of new tokens may straddle the
+    window)."""
+
+    full: int
+    local: int
+    layers: int
+    block_size: int
+    window_tokens: int = 0
+
+    @property
+    def count(self) -> int:
+        """Groups in all."""
+        return self.full + self.local
+
+    def request_blocks(self, tokens: int) -> int:
+        """Blocks one request of ``tokens`` tokens takes: ``ceil(tokens / block)`` in each
+        full group, ``ceil(min(window_tokens, tokens) / block) + 1`` in each sliding-window
+        group (vLLM's ``get_max_concurrency_for_kv_cache_config``)."""
+        n, b = v.positive_int("tokens", tokens), self.block_size
+        local = -(-min(self.window_tokens, n) // b) + 1 if self.local else 0
+        return self.full * -(-n // b) + self.local * local
+
+
+def kv_cache_groups(model: object, *, block_size: int = 16,
+                    max_num_batched_tokens: int = 8192) -> KVGroups:
+    """How vLLM V1's Hybrid KV Cache Manager groups ``model``'s layers (:class:`KVGroups`).
+
+    One group of every layer without sliding windows, or when every layer is local. With
+    both kinds, the group size is the smaller count of layers, or the larger one when it is
+    below 1.5 times the smaller (vLLM's heuristic against padding); each kind fills
+    ``ceil(count / size)`` groups. gpt-oss-120b (18 full, 18 sliding layers): 2 groups of
+    18; Gemma 3 27B (10 full, 52 sliding): 1 + 6 groups of 10, the last padded by 8 layers
+    (the design note ``docs/design/hybrid_kv_cache_manager.md``).
+    """
+    cfg = model_view(model).cfg
+    block = v.positive_int("block_size", block_size)
+    batched = v.positive_int("max_num_batched_tokens", max_num_batched_tokens)
+    layers = max(int(cfg.layers), 1)
+    full, local = cfg.global_layers, cfg.local_layers
+    window = cfg.sliding_window - 1 + batched if local else 0
+    if not local:
+        return KVGroups(1, 0, layers, block)
+    if not full:
+        return KVGroups(0, 1, layers, block, window)
+    size = min(full, local)
+    if max(full, local) < 1.5 * size:
+        size = max(full, local)
+    return KVGroups(-(-full // size), -(-local // size), size, block, window)
+
+
+#: vLLM V1 versions from which the Hybrid KV Cache Manager keeps only a window's blocks in
+#: sliding-window layers (0.10.0; the design note above), and from which "GPU KV cache
+#: size" is printed as concurrency x max_model_len (0.21.0: vLLM issue #43308, where
+#: Gemma 4's logged pool grew about ten times from 0.20 to 0.21 at the same GiB).
+HYBRID_KV_FROM = (0, 10, 0)
+TOKENS_FROM_CONCURRENCY_FROM = (0, 21, 0)
+
+
+def vllm_kv_rules(engine: str = "V1", version: str | None = None) -> tuple[bool, bool]:
+    """``(hybrid, tokens_from_concurrency)`` for a vLLM ``engine`` (``"V0"`` or ``"V1"``)
+    and ``version`` (``None``: the newest). V0 and V1 before 0.10 keep every layer at full
+    length and print the pool as blocks x block_size tokens."""
+    eng = v.choice("engine", engine, ("V0", "V1"))
+    if eng == "V0":
+        return False, False
+    if version is None:
+        return True, True
+    ver = parse_version(version)
+    return ver >= HYBRID_KV_FROM, ver >= TOKENS_FROM_CONCURRENCY_FROM
 
 
 #: Bytes the profiling run's sampler holds per logit (``rows x vocab``) at its peak, counted
@@ -188,7 +296,8 @@ def kv_budget(model: object, gpu: object | None = None, *, tp: int = 1, max_mode
               gpu_memory_utilization: float = 0.9, usable_memory: float | None = None,
               max_num_batched_tokens: int | None = None, max_num_seqs: int | None = None,
               block_size: int = 16, non_torch_memory: float = NON_TORCH_BYTES,
-              extra_weight_bytes: float = 0.0, workspace: float | None = None) -> KVBudget:
+              extra_weight_bytes: float = 0.0, workspace: float | None = None,
+              engine: str = "V1", vllm_version: str | None = None) -> KVBudget:
     """The KV cache vLLM allocates per GPU, term by term (module docstring).
 
     ``usable_memory`` is what CUDA reports as the device's total (vLLM's
@@ -197,6 +306,10 @@ def kv_budget(model: object, gpu: object | None = None, *, tp: int = 1, max_mode
     of 70 GiB or more, else 2,048 and 256). ``extra_weight_bytes`` are weight bytes per GPU
     the checkpoint does not hold (:func:`expert_padding_bytes`). ``workspace`` is the cuBLAS
     workspace in the activation peak; by default :func:`cublas_workspace_bytes` of ``gpu``.
+    ``engine`` and ``vllm_version`` choose the block accounting (:func:`vllm_kv_rules`; by
+    default the newest V1: sliding-window layers keep only their window's blocks, the pool
+    is printed as concurrency x ``max_model_len``); ``groups`` of the result is ``None``
+    where every layer is kept at full length.
     """
     mv = model_view(model)
     t = v.positive_int("tp", tp)
@@ -225,12 +338,43 @@ def kv_budget(model: object, gpu: object | None = None, *, tp: int = 1, max_mode
     kv = requested - weights - act - other
     per_token = inference.kv_cache_bytes_per_token_per_gpu(
         mv.cfg, tp=t, bytes_per_element=memory.precision_bytes(kv_dtype))
-    blocks = max(int(kv // (block * per_token)), 0)
-    kv_tokens = blocks * block
+    hybrid, from_concurrency = vllm_kv_rules(engine, vllm_version)
+    groups = kv_cache_groups(mv, block_size=block, max_num_batched_tokens=tokens) \
+        if hybrid else None
+    blocks, kv_tokens, concurrency = pool_blocks(kv, per_token, mv.cfg.layers, length, groups,
+                                                 block, from_concurrency)
     return KVBudget(requested=requested, weights=weights, activation_peak=act, non_torch=other,
                     kv_cache=kv, kv_bytes_per_token=per_token, blocks=blocks,
-                    kv_cache_tokens=kv_tokens, max_concurrency=kv_tokens / length,
-                    forward_peak=forward, sampler_peak=sampler, workspace=blas)
+                    kv_cache_tokens=kv_tokens, max_concurrency=concurrency,
+                    forward_peak=forward, sampler_peak=sampler, workspace=blas,
+                    groups=groups, block_size=block)
+
+
+def pool_blocks(pool: float, per_token: float, layers: int, max_model_len: int,
+                groups: KVGroups | None, block_size: int = 16,
+                tokens_from_concurrency: bool = False) -> tuple[int, int, float]:
+    """``(blocks, printed tokens, maximum concurrency)`` of a KV-cache pool of ``pool``
+    bytes, ``per_token`` bytes per token over all ``layers`` layers, as vLLM counts them.
+
+    Full length (``groups`` ``None``): ``pool // (block x per_token)`` blocks, blocks x
+    block tokens, tokens / ``max_model_len``. Hybrid manager (``groups``): a block is one
+    page of ``groups.layers`` layers, so ``pool // (block x per_token / layers x
+    groups.layers)`` blocks; tokens ``blocks // groups.count x block`` (before 0.21) or
+    ``int(concurrency x max_model_len)`` (``tokens_from_concurrency``); concurrency
+    blocks / :meth:`KVGroups.request_blocks` of ``max_model_len`` (``kv_cache_utils.py``,
+    ``get_num_blocks``, ``_report_kv_cache_config``).
+    """
+    block = v.positive_int("block_size", block_size)
+    length = v.positive_int("max_model_len", max_model_len)
+    if groups is None:
+        blocks = max(int(pool // (block * per_token)), 0)
+        return blocks, blocks * block, blocks * block / length
+    page = block * per_token / max(int(layers), 1) * groups.layers
+    blocks = max(int(pool // page), 0)
+    concurrency = blocks / groups.request_blocks(length)
+    tokens = int(concurrency * length) if tokens_from_concurrency else \
+        blocks // groups.count * block
+    return blocks, tokens, concurrency
 
 
 #: Checkpoints that keep parts in 16 bits, by ``weight_dtype`` name: what each stores at
@@ -674,14 +818,17 @@ def _plan_tp(mv: ModelView, gv: GPUView, t: int, common: Mapping[str, object],
             f" left of {units.format_bytes(budget.requested, binary=True)} after weights, "
             "activations and non-torch memory); raise gpu_memory_utilization, use more tp, "
             "lighter weights (weight_dtype) or fewer max_num_batched_tokens")
-    elif budget.kv_cache_tokens < length:
+    elif budget.sequences(length) < 1:
+        held = (f"the {budget.kv_cache_tokens:,} tokens the KV cache can store"
+                if budget.groups is None else
+                f"what the KV cache can hold ({budget.blocks:,} blocks; one request of "
+                f"max_model_len takes {budget.request_blocks(length):,})")
         problems.append(
-            f"max_model_len ({length:,}) is larger than the {budget.kv_cache_tokens:,} tokens "
-            "the KV cache can store: lower max_model_len or raise gpu_memory_utilization "
-            "(vLLM refuses to start)")
+            f"max_model_len ({length:,}) is larger than {held}: lower max_model_len or "
+            "raise gpu_memory_utilization (vLLM refuses to start)")
     speed = _Speed(mv, gv, t, str(common["weight_dtype"]), budget.kv_bytes_per_token, p + o / 2,
                    eff)
-    seqs_cap = budget.kv_cache_tokens / (p + o)  # sequences of real length the cache holds
+    seqs_cap = budget.sequences(p + o)  # sequences of real length the cache holds
     replicas = 1
     if rate is None:
         batch = max(min(seqs_cap, float(common["max_num_seqs"] or 1024)), 1.0)  # type: ignore[arg-type]

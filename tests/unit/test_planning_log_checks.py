@@ -1,4 +1,4 @@
-"""Thirty-four real vLLM start-up logs against the planner (gpulesson/planning/log_checks.py;
+"""Thirty-five real vLLM start-up logs against the planner (gpulesson/planning/log_checks.py;
 tests/data/logs/vllm-logs.json names each public thread). The printed table is
 benchmarks/bench_vllm_logs.py."""
 
@@ -21,6 +21,7 @@ from gpulesson.planning.log_checks import (
     sourced_non_torch,
 )
 from gpulesson.planning.logs import parse_vllm_log
+from gpulesson.planning.serving import kv_budget, kv_cache_groups
 
 LOGS = Path(__file__).resolve().parents[1] / "data" / "logs"
 RUNS = json.loads((LOGS / "vllm-logs.json").read_text())["runs"]
@@ -268,3 +269,48 @@ def test_request_kv_bytes_windows_and_blocks() -> None:
 def test_bad_runs_are_refused(run: object, error: type) -> None:
     with pytest.raises(error):
         check_vllm_run(run, (LOGS / "vllm-10511-h100-llama3-8b.log").read_text())  # type: ignore[arg-type]
+
+
+def test_hybrid_manager_counts_gemma3_as_vllm_prints_it(checks: dict[str, LogCheck]) -> None:
+    """Gemma 3 4B under vLLM 0.11 (kvcached issue #215): 5 full and 29 sliding-window layers
+    make 1 + 6 groups of 5 (the log's one padding layer); its 317,136 tokens are
+    blocks // 7 x 16, and its 102.78x is blocks / (192 + 6 x 193) blocks of one 3,072-token
+    request. A full-length count (tokens / 3,072 = 103.23x) misses the printed figure."""
+    run = next(r for r in RUNS if r["id"] == "kvcached-215-a100-gemma-3-4b")
+    groups = kv_cache_groups(transformer.from_hf_config(run["hf_config"]))
+    assert (groups.full, groups.local, groups.layers) == (1, 6, 5)
+    assert groups.local * groups.layers - 29 == 1  # "Add 1 padding layers"
+    row = checks[run["id"]].row("concurrency of the log's tokens")
+    assert row is not None and row.measured == 102.78
+    assert abs(row.relative) <= 0.0005, row
+    assert abs(317_136 / 3072 / row.measured - 1) > 0.004  # the full-length count
+
+
+def test_gpt_oss_concurrency_counts_only_the_window() -> None:
+    """gpt-oss-120b at 131,072 tokens (vLLM 0.11): 18 full and 18 sliding-window layers form
+    2 groups of 18, so a request takes 8,192 + 521 blocks and the concurrency is blocks /
+    8,713, 1.88 times the full-length count (tokens / max_model_len); the printed tokens are
+    blocks // 2 x 16 before vLLM 0.21, concurrency x max_model_len from 0.21. V0 counts
+    every layer at full length."""
+    text = ("Available KV cache memory: 20.00 GiB\nGPU KV cache size: 1 tokens\n"
+            "Maximum concurrency for 131,072 tokens per request: 1.00x\n")
+    base = {"model": "gpt-oss-120b", "weight_dtype": "mxfp4_experts", "gpu": "H100 SXM",
+            "tp": 1, "max_model_len": 131072, "total_memory_gib": 79.18,
+            "max_num_batched_tokens": 8192}
+    pool = 20 * 2**30
+    per_layer_page = 16 * 2 * 8 * 64 * 2
+    blocks = int(pool // (per_layer_page * 18))
+    old = check_vllm_run({**base, "engine": "V1", "version": "0.11.0"}, text)
+    assert old.row("tokens of the log's pool").predicted == blocks // 2 * 16
+    new = check_vllm_run({**base, "engine": "V1", "version": "0.21.0"}, text)
+    assert new.row("tokens of the log's pool").predicted == int(blocks / 8713 * 131072)
+    v0 = check_vllm_run({**base, "engine": "V0", "version": "0.6.5"}, text)
+    assert v0.row("tokens of the log's pool").predicted == blocks // 2 * 16
+    hybrid = kv_budget("gpt-oss-120b", "H100 SXM", max_model_len=131072,
+                       weight_dtype="mxfp4_experts", vllm_version="0.11.0")
+    full = kv_budget("gpt-oss-120b", "H100 SXM", max_model_len=131072,
+                     weight_dtype="mxfp4_experts", engine="V0")
+    assert abs(hybrid.blocks - 2 * full.blocks) <= 1
+    assert hybrid.max_concurrency == hybrid.blocks / 8713
+    assert hybrid.max_concurrency / full.max_concurrency == pytest.approx(16384 / 8713,
+                                                                          rel=1e-3)
