@@ -647,7 +647,11 @@ class _Speed:
         self.rate = gv.peak("bf16") * gv.matmul_efficiency * tp
         self.bw = gv.bandwidth * tp * bandwidth_efficiency
         self.weights = _weight_bytes(mv, weight_dtype)
-        self.kv_read = context * per_token * tp  # per sequence per step, all GPUs
+        # per sequence per step, all GPUs: a sliding-window layer reads only its window
+        held = max(round(context), 1)
+        window_share = (inference.kv_cache_bytes(mv.cfg, seq_len=held)
+                        / inference.kv_cache_bytes(mv.cfg, seq_len=held, cap_windows=False))
+        self.kv_read = context * per_token * tp * window_share
         if tp == 1:
             link = 1.0  # no all-reduce
         elif gv.domain >= tp:
