@@ -31,6 +31,7 @@ Taught in: ``notebooks/distributed_math.ipynb`` (bytes of every dimension) and
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from gpulesson import _validate as v
@@ -43,6 +44,7 @@ __all__ = [
     "data_parallel_traffic",
     "expert_parallel_traffic",
     "pipeline_traffic",
+    "routed_node_limit",
     "tensor_parallel_traffic",
 ]
 
@@ -173,7 +175,8 @@ def expert_parallel_traffic(*, tokens: int, hidden: int, experts_per_token: int,
     sends each token to experts on at most M = 4 nodes, once per node over InfiniBand, and
     forwards it to that node's chosen experts over NVLink (section 3.2.2), so the network
     carries ``min(k, M)`` copies of each token instead of ``k`` (an upper bound: the token's
-    own node may be one of the M).
+    own node may be one of the M). :func:`routed_node_limit` gives M from a model's
+    group-limited routing and a layout.
     """
     n_tok, h = v.positive_int("tokens", tokens), v.positive_int("hidden", hidden)
     k, n_layers = v.positive_int("experts_per_token", experts_per_token), v.nonneg_int(
@@ -187,6 +190,48 @@ def expert_parallel_traffic(*, tokens: int, hidden: int, experts_per_token: int,
     return _traffic("expert", "alltoall", size, 4 * n_layers * (d + b) / (2 * b), ep,
                     "each token's h activations to its k experts and back: 4 all-to-alls "
                     "per MoE layer")
+
+
+def routed_node_limit(*, experts: int, routing_groups: int, routing_group_topk: int,
+                      ep: int, ranks_per_node: int) -> int | None:
+    """The most nodes one token's routed experts can sit on under group-limited routing;
+    ``None`` for a model without it (no groups, or every group picked).
+
+    The router picks ``routing_group_topk`` of ``routing_groups`` equal groups of
+    consecutive experts, and each token's experts come from those groups (Megatron-LM's
+    ``moe_router_num_groups`` and ``moe_router_group_topk``, Hugging Face's ``n_group`` and
+    ``topk_group``). Expert parallelism gives each of its ``ep`` ranks ``experts / ep``
+    consecutive experts, ``ranks_per_node`` consecutive ranks to a node (an NVLink
+    domain). A group spans the nodes its experts' ranks sit on, so a token visits at most
+    ``routing_group_topk`` times that many, and never more than the group's nodes.
+    DeepSeek-V3 (256 experts, 8 groups, 4 picked) on its 64 ranks, 8 to a node: a group is
+    one node, so at most 4 of the 8 nodes (DeepSeek-AI 2024, sections 2.1.2 and 3.2.2;
+    Megatron-LM sets the groups to the nodes of the expert-parallel group for this
+    "node-limited routing"). On 128 ranks a group spans 2 nodes, and the bound, 8 of 16
+    nodes, is no tighter than its 8 experts per token.
+
+    Exact where ``ranks_per_node`` divides ``ep``; with a last node only partly in the
+    group, an upper bound. ``ValueError`` for ranks that do not divide the experts (no
+    placement to count).
+    """
+    e, g = v.positive_int("experts", experts), v.nonneg_int("routing_groups", routing_groups)
+    n, r = v.positive_int("ep", ep), v.positive_int("ranks_per_node", ranks_per_node)
+    topk = v.nonneg_int("routing_group_topk", routing_group_topk)
+    if e % n:
+        raise ValueError(f"ep ({n}) must divide experts ({e}): each rank holds whole experts")
+    if g and e % g:
+        raise ValueError(f"routing_groups ({g}) must divide experts ({e})")
+    if g and not 1 <= topk <= g:
+        raise ValueError(f"routing_group_topk must be between 1 and routing_groups ({g}), "
+                         f"got {topk}")
+    if g == 0 or topk == g:
+        return None
+    # a group of L consecutive experts starting o experts into a node of N experts spans
+    # (o + L - 1) // N + 1 nodes; the starts i*L (mod N) reach every multiple of gcd(L, N)
+    # below N when the nodes are whole (r divides ep), so the latest is N - gcd(L, N)
+    group, node = e // g, e // n * r
+    spans = (node - math.gcd(group, node) + group - 1) // node + 1
+    return min(topk * spans, -(-n // r))
 
 
 def data_parallel_traffic(shard_params: float, *, dp: int, zero_stage: int = 1,

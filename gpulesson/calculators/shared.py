@@ -181,7 +181,9 @@ def config(kw: Mapping[str, Any]) -> transformer.TransformerConfig:
 
     With a preset chosen, the preset's whole configuration, with any field given
     otherwise than the preset fills it replaced (``dataclasses.replace``): DeepSeek-V3
-    keeps its latent attention and shared expert, Gemma 2 its four norms per layer. With
+    keeps its latent attention and shared expert, Gemma 2 its four norms per layer
+    (DeepSeek-V3 loses its routing groups with another expert count, or more experts
+    per token than its 4 picked groups hold). With
     ``custom``, the fields alone (a dense model unless ``experts`` says otherwise).
     """
     fields = _fields(kw)
@@ -191,6 +193,12 @@ def config(kw: Mapping[str, Any]) -> transformer.TransformerConfig:
     changed = {name: value for name, value in fields.items()
                if getattr(base, name) != value
                and not (name == "expert_ffn" and value is None and not base.moe)}
+    if base.routing_groups and ("experts" in changed or changed.get(
+            "experts_per_token", 0) > base.routing_group_topk * base.experts
+            // base.routing_groups):
+        # the groups were the trained model's: another expert count, or more experts per
+        # token than its picked groups hold, has none of them
+        changed.update(routing_groups=0, routing_group_topk=0)
     return replace(base, **changed) if changed else base
 
 

@@ -151,6 +151,14 @@ class TransformerConfig:
     mtp_layers : int
         Multi-token-prediction modules stored with the checkpoint but not part of the
         model's count (DeepSeek-V3: 1); see :func:`~gpulesson.transformer.checkpoint_params`.
+    routing_groups, routing_group_topk : int
+        Group-limited routing: the routed experts fall into ``routing_groups`` equal groups
+        of consecutive experts, and each token picks its experts from
+        ``routing_group_topk`` of them (Hugging Face's ``n_group`` and ``topk_group``,
+        Megatron-LM's ``moe_router_num_groups`` and ``moe_router_group_topk``). DeepSeek-V3:
+        8 and 4, each group the experts of one node of its 8-node expert parallelism, so a
+        token reaches at most 4 nodes (DeepSeek-AI 2024, section 2.1.2). 0 and 0 (default):
+        no limit.
     name, source : str
         Label and provenance (config file or paper) for presets.
 
@@ -212,6 +220,8 @@ class TransformerConfig:
     router_bias: bool = False
     shared_expert_gate: bool = False
     mtp_layers: int = 0
+    routing_groups: int = 0
+    routing_group_topk: int = 0
     name: str = ""
     source: str = ""
 
@@ -301,9 +311,12 @@ class TransformerConfig:
         dense = v.nonneg_int("dense_layers", self.dense_layers)
         step = v.positive_int("moe_layer_step", self.moe_layer_step)
         v.nonneg_int("mtp_layers", self.mtp_layers)
+        groups = v.nonneg_int("routing_groups", self.routing_groups)
+        group_topk = v.nonneg_int("routing_group_topk", self.routing_group_topk)
         if experts == 0:
             for name, value in (("experts_per_token", k), ("shared_experts", shared),
-                                ("dense_layers", dense)):
+                                ("dense_layers", dense), ("routing_groups", groups),
+                                ("routing_group_topk", group_topk)):
                 if value:
                     raise ValueError(f"{name} needs routed experts (experts > 0), got "
                                      f"{name}={value} with experts=0")
@@ -319,6 +332,7 @@ class TransformerConfig:
             return None, None
         if not 1 <= k <= experts:
             raise _fail("experts_per_token", k, f"between 1 and experts ({experts})")
+        self._groups(experts, k, groups, group_topk)
         if dense >= layers:
             raise _fail("dense_layers", dense, f"below layers ({layers}) in a "
                         "mixture-of-experts model")
@@ -334,6 +348,25 @@ class TransformerConfig:
         if self.shared_expert_gate and not shared:
             raise ValueError("shared_expert_gate needs shared_experts > 0")
         return expert_ffn, shared_ffn
+
+    @staticmethod
+    def _groups(experts: int, k: int, groups: int, group_topk: int) -> None:
+        """Check group-limited routing: groups that divide the experts, a group count to
+        pick from them, and enough experts in the picked groups for ``k``."""
+        if not groups:
+            if group_topk:
+                raise ValueError(f"routing_group_topk needs routing_groups > 0, got "
+                                 f"routing_group_topk={group_topk} with routing_groups=0")
+            return
+        if experts % groups:
+            raise _fail("routing_groups", groups, f"a divisor of experts ({experts}): the "
+                        "groups are equal")
+        if not 1 <= group_topk <= groups:
+            raise _fail("routing_group_topk", group_topk,
+                        f"between 1 and routing_groups ({groups})")
+        if group_topk * (experts // groups) < k:
+            raise ValueError(f"routing_group_topk ({group_topk}) groups of "
+                             f"{experts // groups} experts cannot hold experts_per_token ({k})")
 
     # --- derived sizes ----------------------------------------------------------------
 

@@ -116,6 +116,14 @@ def _experts(f: Fields, *, experts: str, width: str | None = None) -> dict[str, 
     return out
 
 
+def _routing_groups(f: Fields, *, groups: int | None = None,
+                    topk: int | None = None) -> dict[str, Any]:
+    """Group-limited routing from ``n_group`` and ``topk_group`` (the defaults: the family's
+    configuration class; ``None`` makes both keys required)."""
+    return {"routing_groups": f.int("routing_groups", "n_group", default=groups),
+            "routing_group_topk": f.int("routing_group_topk", "topk_group", default=topk)}
+
+
 # ---------------------------------------------------------------------------------------
 # Llama and its close relatives
 
@@ -365,7 +373,9 @@ def _glm4_moe(f: Fields) -> dict[str, Any]:
                shared_experts=f.int("shared_experts", "n_shared_experts", default=0, low=0),
                dense_layers=f.int("dense_layers", "first_k_dense_replace", default=0, low=0),
                router_bias=True,
-               mtp_layers=f.int("mtp_layers", "num_nextn_predict_layers", default=0, low=0))
+               mtp_layers=f.int("mtp_layers", "num_nextn_predict_layers", default=0, low=0),
+               # its router is DeepSeek-V3's, groups included (Glm4MoeConfig: 1 and 1)
+               **_routing_groups(f, groups=1, topk=1))
     return out
 
 
@@ -399,13 +409,22 @@ def _deepseek(f: Fields, *, correction_bias: bool) -> dict[str, Any]:
 
 
 def _deepseek_v2(f: Fields) -> dict[str, Any]:
-    return _deepseek(f, correction_bias=False)
+    """DeepSeek-V2: its router reads ``n_group`` and ``topk_group`` only with
+    ``topk_method`` ``"group_limited_greedy"`` (device-limited routing); ``"greedy"``
+    (V2-Lite) picks from all experts."""
+    out = _deepseek(f, correction_bias=False)
+    if f.text("routing_groups", "topk_method", "greedy") == "group_limited_greedy":
+        out.update(_routing_groups(f))
+    return out
 
 
 def _deepseek_v3(f: Fields) -> dict[str, Any]:
+    """DeepSeek-V3: every method groups the experts (DeepseekV3Config: 8 groups, 4 picked:
+    node-limited routing)."""
     # topk_method "noaux_tc": each MoE gate stores e_score_correction_bias, one per expert
     method = f.text("router_bias", "topk_method", "noaux_tc")
-    return _deepseek(f, correction_bias=method == "noaux_tc")
+    return {**_deepseek(f, correction_bias=method == "noaux_tc"),
+            **_routing_groups(f, groups=8, topk=4)}
 
 
 def _gpt_oss(f: Fields) -> dict[str, Any]:

@@ -71,6 +71,37 @@ def test_source_deepseek_v3_node_limited_dispatch() -> None:
         traffic.expert_parallel_traffic(**kw, node_limit=0)
 
 
+def test_source_group_limited_routing_bounds_the_nodes_a_token_reaches() -> None:
+    """DeepSeek-V3's config (n_group 8, topk_group 4; report section 2.1.2): 256 experts in 8
+    groups of 32, 4 groups per token. On its 64 expert-parallel GPUs, 8 a node (section
+    3.2), a group is one node's 8 x 4 experts: at most 4 of the 8 nodes. On 128 GPUs a
+    group spans 2 nodes (8 of 16, no tighter than k = 8); on 32 GPUs two groups share a
+    node and the 4 nodes bound it; on one GPU per node a group is 8 nodes. No groups, or
+    every group picked (GLM-4.5's 1 of 1), is no limit (Megatron-LM's
+    moe_router_num_groups and moe_router_group_topk mean the same)."""
+    def limit(**kw: int) -> int | None:
+        return traffic.routed_node_limit(**{"experts": 256, "routing_groups": 8,
+                                            "routing_group_topk": 4, **kw})
+    assert limit(ep=64, ranks_per_node=8) == 4
+    assert limit(ep=128, ranks_per_node=8) == 8
+    assert limit(ep=32, ranks_per_node=8) == 4
+    assert limit(ep=16, ranks_per_node=8) == 2
+    assert limit(ep=64, ranks_per_node=1) == 32
+    assert limit(ep=64, ranks_per_node=8, routing_group_topk=2) == 2
+    assert limit(ep=64, ranks_per_node=8, routing_groups=0, routing_group_topk=0) is None
+    assert limit(ep=64, ranks_per_node=8, routing_groups=1, routing_group_topk=1) is None
+    # groups that straddle nodes: 5 ranks a node, the group of ranks 24-31 spans 3 nodes
+    # (4-6), so 4 x 3 = 12 of the 13 nodes; 6 a node, every group spans at most 2
+    assert limit(ep=64, ranks_per_node=5) == 12
+    assert limit(ep=64, ranks_per_node=6) == 8
+    for bad, match in (({"ep": 48}, "ep"), ({"routing_groups": 3}, "routing_groups"),
+                       ({"routing_group_topk": 9}, "routing_group_topk"),
+                       ({"routing_group_topk": 0}, "routing_group_topk"),
+                       ({"ranks_per_node": 0}, "ranks_per_node")):
+        with pytest.raises(ValueError, match=match):
+            limit(**{"ep": 64, "ranks_per_node": 8, **bad})
+
+
 def test_source_zero_data_parallel_volumes() -> None:
     """Rajbhandari et al. 2020, section 7: ZeRO-1/2 move 2 Psi (reduce-scatter + all-gather,
     like one all-reduce), ZeRO-3 3 Psi."""

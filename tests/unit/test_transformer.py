@@ -225,3 +225,22 @@ def test_model_label_refuses_what_is_no_name(name: object) -> None:
     with pytest.raises(TypeError, match=r"name must be a model's name .* got"):
         model_label(name)  # type: ignore[arg-type]
     assert model_label("llama-2-7b") == "Llama-2-7B" and model_label("my-model") == "my-model"
+
+
+def test_routing_groups_are_checked() -> None:
+    """Group-limited routing: equal groups of the routed experts, 1 to all of them picked,
+    holding at least experts_per_token experts; none on a dense model."""
+    moe = dict(hidden=64, layers=2, heads=4, vocab=100, experts=16, experts_per_token=4)
+    cfg = TransformerConfig(**moe, routing_groups=4, routing_group_topk=2)
+    assert (cfg.routing_groups, cfg.routing_group_topk) == (4, 2)
+    for bad, match in (({"routing_groups": 3, "routing_group_topk": 1}, "routing_groups"),
+                       ({"routing_groups": 4, "routing_group_topk": 5}, "routing_group_topk"),
+                       ({"routing_groups": 4, "routing_group_topk": 0}, "routing_group_topk"),
+                       ({"routing_group_topk": 2}, "routing_group_topk needs routing_groups"),
+                       ({"routing_groups": 8, "routing_group_topk": 1}, "cannot hold"),
+                       ({"routing_groups": -1}, "routing_groups")):
+        with pytest.raises(ValueError, match=match):
+            TransformerConfig(**moe, **bad)
+    with pytest.raises(ValueError, match="routing_groups needs routed experts"):
+        TransformerConfig(hidden=64, layers=2, heads=4, vocab=100, routing_groups=2,
+                          routing_group_topk=1)

@@ -410,3 +410,30 @@ def test_an_unknown_model_type_names_the_keys_a_reader_needs() -> None:
     with pytest.raises(ValueError, match=r"unknown model_type 'rwkv'.*TransformerConfig, "
                        r"from its keys hidden_size, num_hidden_layers, num_attention_heads"):
         transformer.from_hf_config({"model_type": "rwkv"})
+
+
+def test_source_group_limited_routing_is_read_where_the_router_uses_it() -> None:
+    """n_group and topk_group become routing_groups and routing_group_topk (Megatron-Bridge
+    maps them to moe_router_num_groups and moe_router_group_topk). DeepSeek-V3's file: 8
+    and 4, its node-limited routing (report section 2.1.2), also the defaults of
+    transformers' DeepseekV3Config when the keys are absent. GLM-4.5's router is
+    DeepSeek-V3's with 1 group of 1 (no limit). DeepSeek-V2's router reads them only with
+    topk_method "group_limited_greedy" (V2: 8 and 3, device-limited routing); V2-Lite's
+    "greedy" ignores its n_group 1. Qwen3-MoE, gpt-oss and Mixtral have none."""
+    def groups(cfg: TransformerConfig) -> tuple[int, int]:
+        return cfg.routing_groups, cfg.routing_group_topk
+    assert groups(hf("deepseek_v3__DeepSeek-V3.json")) == (8, 4)
+    raw = json.loads((HF_DIR / "deepseek_v3__DeepSeek-V3.json").read_text())
+    bare = {k: v for k, v in raw.items() if k not in ("n_group", "topk_group")}
+    assert groups(transformer.from_hf_config(bare)) == (8, 4)
+    assert groups(hf("glm4_moe__GLM-4.5-Air.json")) == (1, 1)
+    assert groups(hf("deepseek_v2__DeepSeek-V2-Lite.json")) == (0, 0)
+    lite = json.loads((HF_DIR / "deepseek_v2__DeepSeek-V2-Lite.json").read_text())
+    v2_like = {**lite, "topk_method": "group_limited_greedy", "n_group": 8, "topk_group": 3}
+    assert groups(transformer.from_hf_config(v2_like)) == (8, 3)
+    for name in ("qwen3_moe__Qwen3-235B-A22B.json", "gpt_oss__gpt-oss-120b.json",
+                 "mixtral__Mixtral-8x7B-v0.1.json"):
+        assert groups(hf(name)) == (0, 0)
+    with pytest.raises(ValueError, match=r"^config.json key 'n_group' \(TransformerConfig "
+                       r"field 'routing_groups'\): "):
+        transformer.from_hf_config({**raw, "n_group": 7})
