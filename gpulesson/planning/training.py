@@ -313,18 +313,48 @@ class _Links:
         return item.time(bandwidth=bw, latency=self.latency[tier],
                          sharp_line_rate=self.sharp_rate if tier == "nvlink" else 0.0)
 
-    def all_to_all_time(self, item: traffic.Traffic, stride: int, size: int) -> float:
+    def ranks_per_domain(self, stride: int, size: int) -> int:
+        """Members of a group of ``size`` ranks ``stride`` apart that share a domain."""
+        return max(min(self.domain // max(stride, 1), size), 1)
+
+    def all_to_all_time(self, item: traffic.Traffic, stride: int, size: int,
+                        every_copy: traffic.Traffic | None = None) -> float:
         """An all-to-all over a group that spans NVLink domains: each GPU's bytes to the
         peers inside its own domain cross NVLink, the rest the network, at the same time;
         the slower share sets the time (the group's ``stride`` says how many of its
-        members share a domain)."""
-        inside = max(min(self.domain // max(stride, 1), size), 1)
+        members share a domain).
+
+        ``every_copy``: ``item`` sends each token once per node it visits (node-limited
+        routing, :func:`gpulesson.traffic.routed_node_limit`) and NVLink then carries
+        ``every_copy``, each of a token's copies to its expert's GPU in the node, all but
+        the ``1/inside`` already there (DeepSeek-V3, section 3.2.2)."""
+        inside = self.ranks_per_domain(stride, size)
         if self.tier(stride, size) == "nvlink" or inside == 1:
             return self.time(item, self.tier(stride, size))
         near = (inside - 1) / (size - 1)
-        return max(item.time(bandwidth=self.bw["nvlink"] / near, latency=self.latency["nvlink"]),
+        nvlink, share = item, near
+        if every_copy is not None:  # the bus factor (size-1)/size becomes (inside-1)/inside
+            nvlink, share = every_copy, (inside - 1) / inside * size / (size - 1)
+        return max(nvlink.time(bandwidth=self.bw["nvlink"] / share,
+                               latency=self.latency["nvlink"]),
                    item.time(bandwidth=self.bw["network"] / (1 - near),
                              latency=self.latency["network"]))
+
+
+def _nodes_per_token(model: ModelView, lay: Layout, links: _Links,
+                     st: TrainingSettings) -> int | None:
+    """The most nodes a token's routed experts sit on across the network: the plan's
+    ``max_nodes_per_token`` where given, else the model's group-limited routing on this
+    layout (:func:`gpulesson.traffic.routed_node_limit`; ``None``: no limit)."""
+    if st.max_nodes_per_token is not None:
+        return st.max_nodes_per_token
+    cfg = model.cfg
+    if not cfg.routing_groups or model.routed_experts % lay.ep:
+        return None
+    return traffic.routed_node_limit(
+        experts=model.routed_experts, routing_groups=cfg.routing_groups,
+        routing_group_topk=cfg.routing_group_topk, ep=lay.ep,
+        ranks_per_node=links.ranks_per_domain(*lay.strides["expert"]))
 
 
 def _imbalance(model: ModelView, pp: int, mtp_layers: int = 0, paired: bool = False) -> float:
@@ -445,19 +475,23 @@ def _evaluate(model: ModelView, gpu: GPUView, lay: Layout, st: TrainingSettings,
         micro_batch=lay.micro_batch, seq_len=s, kv_dim=kv_width, layers=stage, cp=lay.cp,
         tp=min(lay.tp, max(model.kv_heads, 1)), recompute=moved),
         links.tier(*strides["context"]))
+    every_copy: traffic.Traffic | None = None
     if model.is_moe and lay.ep > 1:
-        moe_here = -(-model.moe_layers // pp)
         tier = links.tier(*strides["expert"])
-        routes = model.experts_per_token
-        if tier == "network" and st.max_nodes_per_token:
-            routes = min(routes, st.max_nodes_per_token)  # one copy per node crosses
-        items["expert"] = (traffic.expert_parallel_traffic(
+        expert_kw = dict(
             # sequence parallelism splits the micro-batch's tokens over the tensor-parallel
             # GPUs before the router: each dispatches its own share (as the products count)
             tokens=max(lay.micro_batch * s_gpu // lay.tp, 1), hidden=model.hidden,
-            experts_per_token=routes,
-            moe_layers=moe_here, ep=lay.ep,
-            dispatch_bytes_per_value=1 if st.precision == "fp8" else None), tier)
+            experts_per_token=model.experts_per_token, moe_layers=-(-model.moe_layers // pp),
+            ep=lay.ep, dispatch_bytes_per_value=1 if st.precision == "fp8" else None)
+        dispatch = traffic.expert_parallel_traffic(**expert_kw)  # type: ignore[arg-type]
+        nodes = _nodes_per_token(model, lay, links, st) if tier == "network" else None
+        if nodes is not None and nodes < model.experts_per_token:
+            # one copy per node crosses the network, NVLink forwards it to the experts
+            every_copy = dispatch
+            dispatch = traffic.expert_parallel_traffic(
+                **expert_kw, node_limit=nodes)  # type: ignore[arg-type]
+        items["expert"] = (dispatch, tier)
     pipe_stride = strides["pipeline"][0]
     items["pipeline"] = (traffic.pipeline_traffic(
         micro_batch=lay.micro_batch, seq_len=s_gpu, hidden=model.hidden, tp=lay.tp,
@@ -466,7 +500,7 @@ def _evaluate(model: ModelView, gpu: GPUView, lay: Layout, st: TrainingSettings,
     window = (compute + recompute + memory_bound + launch) / m
     def seconds(dim: str, item: traffic.Traffic, tier: str) -> float:
         if dim == "expert" and item.collective == "alltoall":
-            return links.all_to_all_time(item, *strides["expert"])
+            return links.all_to_all_time(item, *strides["expert"], every_copy=every_copy)
         return links.time(item, tier, strides[dim])
 
     exposed = {dim: distributed.exposed_time(seconds(dim, item, tier), window, ov[dim]) * m
@@ -704,7 +738,12 @@ def plan_training(
         runs, by default); the calibration passes its own.
     max_nodes_per_token : int, optional
         Node-limited routing: each token's activations cross the network to at most this
-        many nodes, then NVLink fans them out (DeepSeek-V3: 4, section 3.2.2).
+        many nodes, once to each, then NVLink fans them out to its experts there
+        (DeepSeek-V3: 4, section 3.2.2). Default: the model's group-limited routing on the
+        layout (``routing_groups`` and ``routing_group_topk`` of its config,
+        :func:`gpulesson.traffic.routed_node_limit`: DeepSeek-V3's 8 groups, 4 picked, on
+        64 expert-parallel GPUs over 8 nodes give 4); none for a model without it. Pass
+        the model's ``experts_per_token`` to price a dispatcher that sends every copy.
 
     Returns
     -------

@@ -547,6 +547,43 @@ def _expert_times(node_limit: int | None = None) -> tuple[float, float, float]:
     return ib, compute, nvl
 
 
+def _v3_servers() -> int:
+    """The most servers a DeepSeek-V3 token reaches at ep 64, 8 GPUs a server: its config's
+    node-limited routing (n_group 8, topk_group 4; DeepSeek-AI 2024, section 2.1.2)."""
+    v3 = transformer.preset("deepseek-v3")
+    servers = traffic.routed_node_limit(
+        experts=v3.experts, routing_groups=v3.routing_groups,
+        routing_group_topk=v3.routing_group_topk, ep=64, ranks_per_node=8)
+    assert servers is not None
+    return servers
+
+
+def _calculator_node_limit() -> str:
+    """The parallel_traffic calculator on the H100 sends each token over the network once per
+    server it reaches: the expert time is the all-copies time scaled by servers / k (the
+    network share sets it; the all-copies figure is the planner's with max_nodes_per_token
+    = k, the calculator's other inputs as its defaults)."""
+    from gpulesson.calculators import engine
+    from gpulesson.calculators import planner_inputs as pi
+    v3 = transformer.preset("deepseek-v3")
+    k, servers = v3.experts_per_token, _v3_servers()
+    form = dict(model="deepseek-v3", tp=1, pp=16, dp=128, ep=64, gpu="H100 SXM")
+    shown = calculators.compute("parallel_traffic", **form)["expert_time"]
+    kw = engine.si_inputs("parallel_traffic", **form)
+    chosen = pi.precision(kw)
+    every = planning.plan_training(
+        pi.config(kw), pi.spec(kw, chosen), n_gpus=2048, tokens=1e12,
+        global_batch_tokens=int(round(kw["step_tokens"])), seq_len=kw["seq_len"],
+        precision=chosen, layout=pi.layout(kw), recompute=kw["recompute"],
+        scaleout_bandwidth=kw["scaleout"], nvlink_domain=kw["gpus_per_node"],
+        usable_memory=kw["gpu_memory"], matmul_efficiency=kw["matmul_efficiency"],
+        grad_bytes=4 if kw["grad_dtype"] == "fp32" else 2, overlap={"data": kw["overlap"]},
+        max_nodes_per_token=k).breakdown["expert"]
+    share = {0.5: "half"}.get(round(shown / every, 2), "?")
+    return (f"crosses the network at most {servers} times, {share} the time of all {k} "
+            "copies")
+
+
 def _shares() -> str:
     return (f"about {10 * round(10 * distributed.NVLINK_EFFICIENCY)} % of NVLink, "
             f"{100 * distributed.NETWORK_EFFICIENCY:.0f} % of the network")
@@ -679,8 +716,8 @@ CLAIMS = claims(
     _tp_bytes,
     lambda: "the all-to-all of one layer would take "
      f"{_expert_times()[0] * 1e3:.1f} ms\nagainst {_expert_times()[1] * 1e3:.1f} ms of compute",
-    lambda: "at most 4 copies cross the "
-     f"network, {_expert_times(node_limit=4)[0] * 1e3:.1f} ms",
+    lambda: f"at most {_v3_servers()} copies cross the "
+     f"network, {_expert_times(node_limit=_v3_servers())[0] * 1e3:.1f} ms",
     lambda: "exchange all "
      f"{transformer.preset('deepseek-v3').experts_per_token} copies on NVLink in "
      f"{_expert_times()[2] * 1e3:.2f} ms",
@@ -691,6 +728,7 @@ CLAIMS = claims(
      "ms".format(*(calculators.compute("parallel_traffic", model="deepseek-v3", tp=1, pp=16,
                                       dp=128, ep=64, gpu=g)["expert_time"] * k
                   for g, k in (("H100 SXM", 1), ("GB200 NVL72", 1e3)))),
+    _calculator_node_limit,
     lambda: "about {} per GPU".format(_gb(calculators.compute(
        "parallel_traffic", model="deepseek-v3", tp=1, pp=16, dp=128, ep=64)["memory_per_gpu"],
        0)),

@@ -464,3 +464,54 @@ def test_a_layout_kept_at_the_edge_of_memory_is_called_tight():
                              global_batch_tokens=16 * M, seq_len=8192)
     assert frontier.memory_per_gpu < 0.95 * frontier.memory_limit
     assert "tight" not in frontier.reason
+
+
+def _v3_on(gpu: str, **options: object):  # noqa: ANN202
+    """DeepSeek-V3 on its published layout (2,048 GPUs: PP 16, EP 64, 4,096-token micro-
+    batches, FP8 dispatch; DeepSeek-AI 2024, section 3.2), nothing but gradients hidden."""
+    return plan_training("deepseek-v3", gpu, n_gpus=2048, tokens=1e12,
+                         global_batch_tokens=15360 * 4096, seq_len=4096,
+                         layout=Layout(tp=1, pp=16, ep=64, zero_stage=1),
+                         precision="fp8", recompute="deepseek-v3", **options)
+
+
+def test_defect_deepseek_v3_all_to_all_crosses_the_network_once_per_node() -> None:
+    """DeepSeek-V3's config groups its 256 experts in 8 groups and picks 4 per token
+    (n_group, topk_group; report section 2.1.2): at EP 64, 8 GPUs a server, a group is a
+    server's experts, so each token crosses InfiniBand to at most 4 servers (section
+    3.2.2). The planner sent all 8 copies over the network unless told
+    max_nodes_per_token: its bytes per GPU are now the lesson's node-limited all-to-all
+    (traffic.expert_parallel_traffic with node_limit=4) times the micro-batches, and with
+    every copy (max_nodes_per_token=8) the unlimited one."""
+    from gpulesson import traffic
+    cfg = transformer.preset("deepseek-v3")
+    assert (cfg.routing_groups, cfg.routing_group_topk) == (8, 4)
+    kw = dict(tokens=4096, hidden=cfg.hidden, experts_per_token=8,
+              moe_layers=-(-cfg.moe_layers // 16), ep=64, dispatch_bytes_per_value=1)
+    limited, every = _v3_on("H100 SXM"), _v3_on("H100 SXM", max_nodes_per_token=8)
+    assert limited.tiers["expert"] == "network"
+    assert limited.traffic["expert"] == pytest.approx(traffic.expert_parallel_traffic(
+        **kw, node_limit=4).bytes_per_rank * limited.micro_batches)
+    assert every.traffic["expert"] == pytest.approx(traffic.expert_parallel_traffic(
+        **kw).bytes_per_rank * every.micro_batches)
+    # the network share sets the time: half the seconds for half the copies
+    assert limited.breakdown["expert"] == pytest.approx(every.breakdown["expert"] / 2,
+                                                        rel=0.01)
+    # a limit passed explicitly is the one used
+    assert _v3_on("H100 SXM", max_nodes_per_token=2).traffic["expert"] == pytest.approx(
+        limited.traffic["expert"] / 2)
+
+
+def test_group_limit_changes_nothing_inside_one_nvlink_domain_or_without_groups() -> None:
+    """In a GB200 NVL72 rack the 64 GPUs of expert parallelism share NVLink: no copy
+    crosses the network, and the limit changes nothing. A model without groups (Qwen3,
+    n_group absent) keeps all k copies across servers."""
+    nvl = _v3_on("GB200 NVL72")
+    assert nvl.tiers["expert"] == "nvlink"
+    assert nvl.breakdown == _v3_on("GB200 NVL72", max_nodes_per_token=8).breakdown
+    qwen = dict(tokens=1e12, global_batch_tokens=2048 * 4096, seq_len=4096,
+                layout=Layout(tp=2, pp=8, ep=32, zero_stage=1))
+    plain = plan_training("qwen3-235b-a22b", "H100 SXM", n_gpus=256, **qwen)
+    assert plain.tiers["expert"] == "network"
+    assert plain.breakdown == plan_training("qwen3-235b-a22b", "H100 SXM", n_gpus=256,
+                                            max_nodes_per_token=8, **qwen).breakdown

@@ -219,7 +219,12 @@ PARALLEL_TRAFFIC = Calculator(
                                     "when it fits."),
         shared.degree("cp", 1, help="Splits each sequence; must divide it."),
         shared.degree("ep", 1, help="Mixture-of-experts models: the experts split over ep of "
-                                    "the dp GPUs."),
+                                    "the dp GPUs. A model with group-limited routing sends a "
+                                    "token across the network once to each server it "
+                                    "reaches, and NVLink takes it on to the experts there: "
+                                    "DeepSeek-V3 picks 4 of 8 groups of experts, so at ep 64 "
+                                    "(a group per server) at most 4 copies cross, not 8 "
+                                    "(DeepSeek-V3 report, §2.1.2 and §3.2.2)."),
         shared.degree("pp", 16, help="Outermost: consecutive stages sit on different servers."),
         shared.degree("dp", 128, help="Copies of the model; the GPU count is tp · cp · pp · dp. "
                                       "Llama 3 405B: 8 · 1 · 16 · 128 = 16,384 GPUs."),

@@ -80,6 +80,33 @@ def test_parallel_traffic_moves_the_expert_all_to_all_onto_a_72_gpu_domain():
     assert nvl72["expert_time"] < h100["expert_time"] / 5
 
 
+def test_parallel_traffic_sends_deepseek_v3_tokens_once_per_server():
+    """DeepSeek-V3 (DeepSeek-AI 2024, §2.1.2 and §3.2.2; its config's n_group 8 and
+    topk_group 4): at ep 64 on 8-GPU servers a token reaches at most 4 servers, crossing
+    the network once to each, so each GPU sends 4 copies where NVLink (the NVL72 rack)
+    carries all 8 (the calculator sent 8 across the network too, 4.48 s a step exposed
+    on the H100; now 2.24 s)."""
+    setting = dict(model="deepseek-v3", tp=1, pp=16, dp=128, ep=64)
+    h100 = C.compute("parallel_traffic", gpu="H100 SXM", **setting)
+    nvl72 = C.compute("parallel_traffic", gpu="GB200 NVL72", **setting)
+    assert h100["expert_bytes"] == pytest.approx(nvl72["expert_bytes"] / 2)
+
+
+def test_a_preset_edited_past_its_routing_groups_drops_them():
+    """DeepSeek-V3's 4 picked groups of 32 experts hold up to 128 experts per token, and
+    its groups are those of 256 experts: another expert count, or more experts per token,
+    is a model without them, not a refusal naming fields the form does not show."""
+    from gpulesson.calculators import shared
+    base = dict(model="deepseek-v3", hidden=7168, layers=61, heads=128, vocab=129280,
+                ffn=18432, max_positions=0, norm="rmsnorm", embeddings="untied",
+                mlp="gated", biases="none", experts=256, experts_per_token=8)
+    kept = shared.config(base)
+    assert (kept.routing_groups, kept.routing_group_topk) == (8, 4)
+    for edit in ({"experts": 128}, {"experts_per_token": 200}):
+        cfg = shared.config({**base, **edit})
+        assert (cfg.routing_groups, cfg.routing_group_topk) == (0, 0), edit
+
+
 def test_parallel_traffic_fits_deepseek_v3_only_with_its_own_recipe():
     """DeepSeek-AI 2024 (DeepSeek-V3): 16-way pipeline, 64-way expert parallelism and ZeRO-1
     on 2,048 H800s of 80 GB (§3.2), 4K-token sequences in pre-training (§4.2), norms and
