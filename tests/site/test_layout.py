@@ -163,3 +163,42 @@ def test_a_dashboards_outputs_use_their_column(sized_page: tuple[str, RecordedPa
         })""")
     assert len(widths) >= 2, widths
     assert all(value >= 0.9 * column for column, value in widths), widths
+
+
+def test_a_dashboards_outputs_sit_beside_its_inputs_and_its_plot_fits(
+        sized_page: tuple[str, RecordedPage]) -> None:
+    """2026-12-06: the status line the site's script adds after the description was a cell
+    of the dashboards' two-column grid: it took the first column beside the inputs (4,010 px
+    tall) and the outputs went below all the inputs, out of sight while a reader edits. On
+    a wide screen the outputs now start beside the first input; on a phone they follow the
+    inputs. An explorer's plot (518 px of inline SVG) was cut to its 284 px column, and on a
+    phone to 324 px: it now fits its box at both widths."""
+    name, recorded = sized_page
+    recorded.open("notebooks/planning_dashboard.html", settle=False)
+    found = recorded.page.evaluate("""() => Array.from(document.querySelectorAll(
+        'main .gl-calculator[data-calculator="planning"], '
+        + 'main .gl-calculator[data-calculator="serving_plan"]')).map(calc => {
+          const box = (sel) => calc.querySelector(':scope > ' + sel).getBoundingClientRect();
+          const inputs = box('.gl-calc-inputs'), outputs = box('.gl-calc-outputs');
+          const status = calc.querySelector(':scope > .gl-calc-status');
+          return {id: calc.id, inputs: [inputs.left, inputs.right, inputs.top, inputs.bottom],
+                  outputs: [outputs.left, outputs.right, outputs.top],
+                  status: status ? status.getBoundingClientRect().width : null,
+                  width: calc.clientWidth,
+                  plots: Array.from(calc.querySelectorAll('.gl-calc-plot')).map(f => [
+                    f.querySelector('svg').getBoundingClientRect().width, f.clientWidth])};
+        })""")
+    assert len(found) >= 2, found
+    assert any(calc["plots"] for calc in found), "no explorer plot on the dashboard page"
+    for calc in found:
+        (in_left, in_right, in_top, in_bottom), (out_left, _, out_top) = (calc["inputs"],
+                                                                           calc["outputs"])
+        assert calc["status"] is not None, f"{calc['id']}: no status line (is the site live?)"
+        if name == "desktop":
+            assert out_left >= in_right and abs(out_top - in_top) <= 2, calc
+            assert calc["status"] >= 0.9 * calc["width"] - 40, calc  # a line of its own
+        else:
+            assert out_top >= in_bottom, calc
+        for svg, box in calc["plots"]:
+            assert 0 < svg <= box + 1, calc
+    recorded.assert_clean()
