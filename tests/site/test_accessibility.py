@@ -121,3 +121,75 @@ def test_calculator_controls_are_labelled_and_results_announced(
         assert not calc["unlabelled"], f"{calc['name']}: unlabelled {calc['unlabelled']}"
         assert calc["live"], f"{calc['name']}: outputs are not in an aria-live region"
         assert calc["alert"], f"{calc['name']}: no role=alert element for messages"
+
+
+#: The focused element's ring: an outline or a box-shadow that shows, and whether an
+#: ancestor that hides its overflow cuts the ring (more than a pixel of it outside that box).
+_FOCUS_RING = """() => {
+  const el = document.activeElement;
+  if (!el || el === document.body) { return null; }
+  const s = getComputedStyle(el);
+  const r = el.getBoundingClientRect();
+  const width = s.outlineStyle !== 'none' ? parseFloat(s.outlineWidth) : 0;
+  const shadow = s.boxShadow !== 'none' && !/^rgba\\(0, 0, 0, 0\\)/.test(s.boxShadow)
+                 && /\\d+px \\d+px [1-9]/.test(s.boxShadow + ' 0px 0px 0');
+  // a dropdown's button: the theme draws the ring on its title's ::before
+  let drawn = false;
+  for (let p = el.parentElement, i = 0; p && i < 3; p = p.parentElement, i += 1) {
+    for (const pseudo of ['::before', '::after']) {
+      if (getComputedStyle(p, pseudo).outlineStyle !== 'none') { drawn = true; }
+    }
+  }
+  const spread = width > 0 ? width + parseFloat(s.outlineOffset) : 0;
+  let cut = null;
+  if (width > 0 && spread > 0) {
+    for (let p = el.parentElement; p && p !== document.body; p = p.parentElement) {
+      const ps = getComputedStyle(p);
+      if (ps.overflowX === 'visible' && ps.overflowY === 'visible') { continue; }
+      const b = p.getBoundingClientRect();
+      if (r.top - spread < b.top - 1 || r.bottom + spread > b.bottom + 1 ||
+          r.left - spread < b.left - 1 || r.right + spread > b.right + 1) {
+        cut = p.tagName + '.' + String(p.className).split(' ').slice(0, 3).join('.');
+      }
+      break;
+    }
+  }
+  return {what: el.tagName + '.' + String(el.className).split(' ').slice(0, 3).join('.') + ' "'
+                + (el.innerText || el.getAttribute('aria-label') || '').trim().slice(0, 30) + '"',
+          shown: r.width > 0 && r.height > 0, ring: width > 0 || shadow || drawn, cut};
+}"""
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_the_keyboard_focus_is_always_seen(browser: object, site_server: object,
+                                           scheme: str) -> None:
+    """Tab through a lesson page (the theme's buttons and menus, the contents, folded code
+    cells, dropdowns, a calculator): every stop shows a ring (an outline or a box-shadow)
+    and no box that hides its overflow cuts it. 2026-12-06: the theme's .btn buttons
+    (search, sidebar toggles, download menu) showed no focus at all, and a folded cell's
+    "Show code cell source" showed two side bars of its ring."""
+    from .harness import recorded_page
+
+    with recorded_page(browser, site_server, scheme) as recorded:
+        recorded.open("notebooks/cost_economics.html", settle=False)
+        page = recorded.page
+        page.add_style_tag(content="*, *::before, *::after { transition: none !important; }")
+        kinds = {"BUTTON": 0, "SUMMARY": 0, "INPUT": 0, "A": 0, "SELECT": 0}
+        problems = []
+        first = None
+        for _ in range(600):
+            page.keyboard.press("Tab")
+            stop = page.evaluate(_FOCUS_RING)
+            if stop is None or not stop["shown"]:
+                continue
+            if stop["what"] == first:
+                break  # round the page once
+            first = first or stop["what"]
+            kinds[stop["what"].split(".")[0]] = kinds.get(stop["what"].split(".")[0], 0) + 1
+            if not stop["ring"]:
+                problems.append(f"no ring: {stop['what']}")
+            elif stop["cut"]:
+                problems.append(f"ring cut by {stop['cut']}: {stop['what']}")
+        assert all(kinds[k] > 0 for k in ("BUTTON", "SUMMARY", "INPUT", "A")), kinds
+        assert not problems, f"{scheme}: " + "\n  ".join(sorted(set(problems)))
+
