@@ -193,3 +193,35 @@ def test_the_keyboard_focus_is_always_seen(browser: object, site_server: object,
         assert all(kinds[k] > 0 for k in ("BUTTON", "SUMMARY", "INPUT", "A")), kinds
         assert not problems, f"{scheme}: " + "\n  ".join(sorted(set(problems)))
 
+
+def test_reduced_motion_stops_the_fades(browser: object, site_server: object) -> None:
+    """A reader who asks for less motion (prefers-reduced-motion) sees no animation or
+    transition of any length: unfolding a code cell (myst-nb's fade), opening a dropdown
+    (sphinx-togglebutton's), switching the colour mode (the theme's colour transitions).
+    2026-12-06: all three ran at full length under "reduce"."""
+    from .harness import new_context, record_page
+
+    context = new_context(browser, "light")
+    try:
+        recorded = record_page(context, site_server)
+        page = recorded.page
+        page.emulate_media(reduced_motion="reduce")
+        recorded.open("notebooks/cost_economics.html", settle=False)
+        page.evaluate("""() => { window.glMotion = [];
+          const note = (e) => window.glMotion.push(e.type + ' ' + (e.animationName ||
+            e.propertyName) + ' ' + e.target.tagName + '.' + String(e.target.className)
+            .slice(0, 40) + ' ' + getComputedStyle(e.target)[e.animationName !== undefined
+            ? 'animationDuration' : 'transitionDuration']);
+          document.addEventListener('animationstart', note, true);
+          document.addEventListener('transitionrun', note, true); }""")
+        page.locator("details.hide > summary").first.click()
+        page.locator("div.dropdown.admonition button.toggle-button").first.click()
+        page.locator("button.theme-switch-button").first.click()
+        page.wait_for_timeout(500)
+        started = page.evaluate("window.glMotion")
+        assert started, "nothing moved at all: the check would see no motion to stop"
+        slow = [m for m in started if not m.endswith(" 1e-05s") and not m.endswith(" 0s")]
+        assert not slow, "\n".join(slow[:10])
+        recorded.assert_clean()
+    finally:
+        context.close()
