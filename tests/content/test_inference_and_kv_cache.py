@@ -281,12 +281,27 @@ def _embedding_lookup() -> str:
     gain = {n: looked_up(n)[1] / _ceiling(n) - 1 for n in (new, old)}
     return (f"{gb(_weights(new), 2)} for Llama-3-8B in BF16. One of its matrices is not "
             "streamed. The input embedding is a lookup, so a step fetches only the $B$ rows, "
-            f"of {MODELS[new].vocab:,}, that the batch's tokens select. Leaving it out, as "
-            "DeepSeek and OpenAI do when they state \"activated\" parameters "
-            f"{{cite:p}}`deepseek2024v3,openai2025gptoss`, makes $W$ {gb(read, 2)} and the "
-            f"ceiling at {CONTEXT:,} tokens {ceiling:.1f} tokens/s instead of "
-            f"{_ceiling(new):.1f} (+{pct(gain[new], 1)}); Llama-2-7B's smaller vocabulary of "
-            f"{MODELS[old].vocab:,} moves it +{pct(gain[old], 1)}.")
+            f"of {MODELS[new].vocab:,}, that the batch's tokens select. Leaving it out makes "
+            f"$W$ {gb(read, 2)} and the ceiling at {CONTEXT:,} tokens {ceiling:.1f} tokens/s "
+            f"instead of {_ceiling(new):.1f} (+{pct(gain[new], 1)}); Llama-2-7B's smaller "
+            f"vocabulary of {MODELS[old].vocab:,} moves it +{pct(gain[old], 1)}.")
+
+
+def _card_counts() -> str:
+    """The same box: which convention the model cards' active counts follow. gpt-oss's
+    card (OpenAI 2025, Table 1) gives 5.13B for gpt-oss-120b; DeepSeek-V3's report says
+    "37B activated" (DeepSeek-AI 2024, section 1) without saying what it counts."""
+    gpt_oss, v3 = (transformer.preset(n) for n in ("gpt-oss-120b", "deepseek-v3"))
+    assert not gpt_oss.tied_embeddings and not v3.tied_embeddings, "the output layer is apart"
+    card = transformer.active_params(gpt_oss, input_embedding=False) / 1e9
+    without, with_embedding = (transformer.active_params(v3, input_embedding=e) / 1e9
+                               for e in (False, True))
+    fits = ("fits the same count" if round(without) == 37 != round(with_embedding)
+            else "does not settle the count")
+    return (f"gpt-oss-120b's {card:.2f}B active parameters are its total less the experts a "
+            "token skips and the input embedding, with the output layer counted "
+            "{cite:p}`openai2025gptoss`; DeepSeek-V3's \"37B activated\" "
+            f"{fits} ({without:.1f}B, against {with_embedding:.1f}B with the embedding)")
 
 
 def _gpu_full() -> str:
@@ -557,6 +572,7 @@ CLAIMS = claims(
     # 5. The bandwidth ceiling
     _ceilings,
     _embedding_lookup,
+    _card_counts,
     _gpu_full,
     # 6. Batching
     lambda: "the GPU's ridge point: "
@@ -690,6 +706,8 @@ NOT_FIGURES = (
     "608B input tokens a day at 73.7k tokens/s per 8-GPU node",
     "168B output tokens at 14.8k", "against the 226.75 nodes",
     "accepted 85 to 90 % of the time", "report as 1.8 times",
+    # the box "What W counts": DeepSeek-AI 2024's own words, beside the count that fits them
+    'DeepSeek-V3\'s "37B activated"',
     # a figure quoted from calculator pages, corrected in the box
     'as "35 TFLOPS"',
 )
