@@ -304,6 +304,36 @@ def _card_counts() -> str:
             f"{fits} ({without:.1f}B, against {with_embedding:.1f}B with the embedding)")
 
 
+def _vllm_window() -> str:
+    """The box "Windows in numbers": what vLLM V1 budgets for Mistral-7B v0.1's windowed
+    layers (``planning.kv_budget``, its defaults: ``vllm serve``'s step of tokens, 90 %
+    of the memory), against the same pool counted at full length (the V0 rule)."""
+    import inspect
+
+    from gpulesson.planning import serving
+
+    cfg = transformer.preset("mistral-7b")
+    groups = serving.kv_cache_groups(cfg)
+    assert (groups.full, groups.local) == (0, 1), "every layer of Mistral-7B v0.1 slides"
+    step = groups.window_tokens - (cfg.sliding_window - 1)
+
+    def room(tokens: int, engine: str = "V1") -> int:
+        return int(serving.kv_budget(cfg, "H100 SXM", max_model_len=tokens,
+                                     engine=engine).max_concurrency)
+
+    util = inspect.signature(serving.kv_budget).parameters["gpu_memory_utilization"].default
+    same = "as without the window" if room(CONTEXT) == room(CONTEXT, "V0") else \
+        f"against {room(CONTEXT, 'V0')} without the window"
+    return (f"{cfg.sliding_window - 1:,} + {step:,} tokens with `vllm serve`'s defaults, "
+            "since a chunk of new tokens may straddle the window "
+            f"{{cite:p}}`vllm2025hybridkv`. At {CONTEXT:,} tokens that is the whole "
+            "conversation, so the concurrency it reports shows no saving: room for "
+            f"{room(CONTEXT)} conversations on an H100 at {pct(util, 0)} of its memory "
+            f"(`planning.kv_budget`), {same}, not {_fit('mistral-7b')}. The window counts "
+            f"beyond {groups.window_tokens:,} tokens: {room(LONG_CONTEXT)} conversations of "
+            f"{LONG_CONTEXT:,} tokens instead of {room(LONG_CONTEXT, 'V0')}.")
+
+
 def _gpu_full() -> str:
     new, old = "llama-3-8b", "llama-2-7b"
     total = {n: _ceiling(n, batch=_fit(n)) for n in (new, old)}
@@ -620,6 +650,7 @@ CLAIMS = claims(
              f"{_fit('mistral-7b')} of its 8K conversations fit on an H100 beside the "
              f"weights, against {_fit('llama-3-8b')} for Llama-3-8B")(
                  transformer.preset("mistral-7b")),
+    _vllm_window,
     # 6b. A mixture of experts
     lambda: "At batch 1 Mixtral 8x7B reads its "
      f"{transformer.active_params(transformer.preset('mixtral-8x7b')) / 1e9:.1f}B active "
