@@ -904,7 +904,8 @@ moe_decode_read = core.NumericExercise(
         "Each layer touches {used} of its {E} experts on average "
         "(`inference.expected_experts_used`), so the step reads the non-expert weights "
         "and {used} experts per layer: **{answer}** (`inference.decode_weight_bytes`). At "
-        "batch 1 it would be the active parameters ({active}, × 2 bytes); at a large batch "
+        "batch 1 it would be the active parameters, counted with the input embedding as "
+        "the lesson's W does ({active}, × 2 bytes); at a large batch "
         "nearly all {total}."
     ),
     answer=_moe_read,
