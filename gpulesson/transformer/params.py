@@ -201,9 +201,10 @@ def active_params(cfg: TransformerConfig, *, input_embedding: bool = True) -> in
     input_embedding : bool
         Count the input embedding lookup (default). ``False`` leaves out the rows that a
         token only looks up and never multiplies: the learned position embedding and, when
-        untied, the token embedding. DeepSeek and OpenAI state "activated" parameters this
-        way: DeepSeek-V3's 37B (37.5B with the input embedding; DeepSeek-AI 2024, section
-        1), gpt-oss-120b's 5.13B and gpt-oss-20b's 3.61B (OpenAI 2025, Table 1).
+        untied, the token embedding. OpenAI states active parameters this way:
+        gpt-oss-120b's 5.13B and gpt-oss-20b's 3.61B (OpenAI 2025, Table 1). DeepSeek-V3's
+        "37B activated" (DeepSeek-AI 2024, section 1) fits it (36.6B; 37.6B with the input
+        embedding), though the report does not say what it counts.
 
     Notes
     -----

@@ -326,7 +326,9 @@ CLAIMS = claims(
     lambda: "routed experts hold "
      f"{100 * _routed_share('deepseek-v3'):.1f} % of the "
      f"{_moe('deepseek-v3')[1] / 1e9:.1f}B",
-    lambda: f"with it, {_moe('deepseek-v3')[2] / 1e9:.1f}B",
+    lambda: "fits that count ("
+     f"{transformer.active_params(_moe('deepseek-v3')[0], input_embedding=False) / 1e9:.1f}B; "
+     f"with the embedding, {_moe('deepseek-v3')[2] / 1e9:.1f}B)",
     lambda: f"gpt-oss-120b keeps {100 * _routed_share('gpt-oss-120b'):.1f} % of its "
      "parameters in its experts and ships them in MXFP4, "
      f"{8 * memory.precision_bytes('mxfp4'):g} bits with the block scales",

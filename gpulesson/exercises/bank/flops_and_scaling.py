@@ -751,9 +751,10 @@ def _moe_flops(p: P) -> float:
 
 
 def _moe_card_flops(p: P) -> float | None:
-    """6N with the active count as DeepSeek and OpenAI state it, the input embedding left
-    out (``active_params(input_embedding=False)``: gpt-oss-120b's 5.13B, OpenAI 2025,
-    Table 1); ``None`` where that is within the exercise's tolerance of the key."""
+    """6N with the active count as OpenAI states it, the input embedding left out
+    (``active_params(input_embedding=False)``: gpt-oss-120b's 5.13B, OpenAI 2025, Table 1;
+    DeepSeek-V3's "37B" fits it too); ``None`` where that is within the exercise's tolerance
+    of the key."""
     cfg = config(p)
     card = flops.training_flops(transformer.active_params(cfg, input_embedding=False),
                                 p["tokens"])
