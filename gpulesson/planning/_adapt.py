@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 from gpulesson import _validate as v
-from gpulesson import flops, hardware, inference, prices, transformer
+from gpulesson import flops, hardware, inference, prices, transformer, units
 from gpulesson.transformer import TransformerConfig
 
 __all__ = ["ATTENTION_EFFICIENCY", "FP8_MATMUL_EFFICIENCY", "MATMUL_EFFICIENCY", "GPUView",
@@ -284,6 +284,21 @@ def gpu_view(gpu: object, *, usable_memory: float | None = None,
 
     if usd_per_gpu_hour is not None:
         over["price"] = v.nonneg_number("usd_per_gpu_hour", usd_per_gpu_hour)
+    # a figure given in place of the default is the one the notes name
+    price_given = "price" in over and over["price"] != view.price
+    efficiency_given = ("matmul_efficiency" in over
+                        and over["matmul_efficiency"] != view.matmul_efficiency)
+    given_notes = {"price": f"price: {units.format_usd(over['price'])} per GPU-hour, as given"
+                   if price_given else None,
+                   "matmul efficiency": f"matmul efficiency {over['matmul_efficiency']:.1%}, "
+                   "as given" if efficiency_given else None,
+                   "FP8 matmul efficiency": "FP8 matmul efficiency "
+                   f"{over['fp8_matmul_efficiency']:.1%}, scaled as the given BF16 figure"
+                   if efficiency_given else None}
+    if any(given_notes.values()):
+        over["notes"] = tuple(next((n for key, n in given_notes.items()
+                                    if n and note.startswith(key)), note)
+                              for note in view.notes)
     return replace(view, **over) if over else view  # type: ignore[arg-type]
 
 

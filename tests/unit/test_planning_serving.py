@@ -539,3 +539,15 @@ def test_a_sliding_window_layer_reads_only_its_window_each_step() -> None:
     windowed, full = (plan_serving(m, "H100 SXM", **kwargs) for m in (gemma, without))
     assert windowed.batch == pytest.approx(full.batch, rel=0.01)
     assert windowed.tpot < 0.95 * full.tpot
+
+
+def test_the_notes_name_the_price_and_efficiency_given_not_the_defaults() -> None:
+    """Lesson 8 plans a rented H100 at $3.20 an hour: the plan's notes said "price: $6.88
+    per GPU-hour: AWS p5.48xlarge" while its cost used $3.20 (audit of 2026-12-06)."""
+    plan = plan_serving("llama-3-8b", "H100 SXM", max_model_len=4096, usd_per_gpu_hour=3.20)
+    assert [n for n in plan.notes if n.startswith("price")] == [
+        "price: $3.20 per GPU-hour, as given"]
+    view = gpu_view("H100 SXM", matmul_efficiency=0.7)
+    assert "matmul efficiency 70.0%, as given" in view.notes
+    assert any(n.startswith("FP8 matmul efficiency") and "given" in n for n in view.notes)
+    assert any(n.startswith("price: $6.88") for n in gpu_view("H100 SXM").notes)
