@@ -271,6 +271,18 @@ CLAIMS = claims(
     lambda: "memory within "
      f"what a GPU can use ({pct(hardware.USABLE_MEMORY_FRACTION)} of what it reports)",
     lambda: f"beyond {SEQUENCES:,} GPUs tensor or pipeline parallelism must take the rest",
+    # the bottleneck's answer: what makes the dashboard say communication, and what does not
+    lambda: f"must take the rest: at {first_communication_bound():,} GPUs it says "
+     "communication)",
+    lambda: "plain data parallelism at 0.1 GB/s per GPU waits mostly for its gradient "
+     "synchronisation" if slow_network_waits_for_gradients() else "does not wait",
+    lambda: "Left to choose, the planner answers a slow network with pipeline stages and "
+     "stays compute-bound" if slow_network_searched() else "does not",
+    lambda: "removing the overlap alone leaves this plan computing "
+     f"{pct(plan(overlap=0)['efficiency'], 1)} of each step"
+     if plan(overlap=0)["bottleneck"].startswith("compute") else "no overlap is enough",
+    lambda: "the planner splits the sequence (context parallelism) and still fits "
+     f"{LONG_SEQUENCE:,} tokens" if long_sequence_fits() else "does not fit",
     lambda: f"Llama 3 70B serving {SERVE['qps']:.0f} requests per second of "
      f"{SERVE['prompt_tokens']:,} tokens in and {SERVE['output_tokens']} out, within "
      f"{SERVE['ttft_slo'] * 1e3:.0f} ms to the first token and {SERVE['tpot_slo'] * 1e3:.0f} ms "
@@ -375,6 +387,10 @@ CLAIMS = claims(
      f"{last_plain_dp():,} GPUs data parallelism runs out of sequences",
     lambda: f"the MFU falls to {pct(sweep()[4096]['mfu'])} at 4,096 GPUs; at "
      f"{first_communication_bound():,} the GPUs wait longer than they compute",
+    lambda: "the bottleneck becomes communication, mostly the bubble of the "
+     f"{NUMBERS[largest_wait()[1]]} pipeline stages the planner adds there "
+     f"({units.format_seconds(largest_wait()[0]['bubble'])} of a "
+     f"{units.format_seconds(largest_wait()[0]['step_time'])} step)",
     # Predicted against published
     lambda: "Megatron-LM's "
      f"{run('Megatron-LM 1T').published.split(' ')[0]} TFLOP/s per A100",
@@ -813,6 +829,46 @@ ROOM = L4.memory_bytes - OVERHEAD   # the L4 with the serving allowance kept fre
 
 def first_communication_bound() -> int:
     return next(g for g, r in sweep().items() if r["bottleneck"].startswith("communication"))
+
+
+def largest_wait() -> tuple[dict, int]:
+    """The first communication-bound plan of the sweep, and its pipeline stages; it fails
+    unless the bubble is the largest wait and more than half of all the waiting."""
+    r = sweep()[first_communication_bound()]
+    waits = ("tensor_comm", "context_comm", "pipeline_comm", "expert_comm", "comm_time")
+    assert all(r["bubble"] > r[w] for w in waits), r
+    assert r["bubble"] > (r["step_time"] - r["step_compute"]) / 2, r
+    assert "most of the wait is the pipeline bubble" in r["bottleneck"], r["bottleneck"]
+    return r, int(r["degrees"].split("pp ")[1].split(",")[0])
+
+
+#: The slow network of section 2's answer: 0.1 GB/s per GPU (a 1 Gb/s port, less).
+SLOW = 0.1
+
+
+def slow_network_waits_for_gradients() -> bool:
+    """Plain data parallelism set by hand on the slow network: communication-bound, and
+    the dashboard names the gradient synchronisation as the largest wait."""
+    r = plan(scaleout=SLOW, layout="manual", tp=1, pp=1, zero_stage=1)
+    return (r["bottleneck"].startswith("communication")
+            and "most of the wait is the gradient synchronisation" in r["bottleneck"])
+
+
+def slow_network_searched() -> bool:
+    """The planner's own search on the slow network: pipeline stages, compute-bound."""
+    r = plan(scaleout=SLOW)
+    return " pp 1," not in r["degrees"] and r["bottleneck"].startswith("compute")
+
+
+LONG_SEQUENCE = 131_072
+
+
+def long_sequence_fits() -> bool:
+    """The starting plan at 131,072 tokens without recomputation: the search splits the
+    sequence over GPUs and fits."""
+    r = plan(seq_len=LONG_SEQUENCE, recompute="none")
+    return r["fits"] and " cp 1 " not in r["degrees"]
+
 
 
 def fa3() -> float:
