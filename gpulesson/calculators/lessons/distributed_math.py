@@ -232,7 +232,10 @@ PARALLEL_TRAFFIC = Calculator(
                       help="1: Megatron's distributed optimizer (gradients reduce-scattered, "
                            "weights all-gathered); 2 also shards the gradients, as Llama 3's "
                            "FSDP did (it re-shards no weights after the forward pass; Dubey et "
-                           "al. 2024, §3.3.2); 3 also gathers the weights in every pass."),
+                           "al. 2024, §3.3.2); 3 also shards the weights and gathers them "
+                           "for the passes. Counted once per step at every stage, as with "
+                           "one micro-batch: FSDP and DeepSpeed's stage 2 send more with "
+                           "gradient accumulation (lesson 7, \"What each stage sends\")."),
         shared.MICRO_BATCH,
         shared.degree("interleave", 2),
         replace(shared.RECOMPUTE, default="selective",
@@ -247,7 +250,9 @@ PARALLEL_TRAFFIC = Calculator(
                 help="Llama 3 reduce-scatters its gradients in FP32 (Dubey et al. 2024, "
                      "§3.3.4), twice the bytes of BF16."),
         shared.overlap(100, help="Share of the gradient synchronisation hidden behind the "
-                                 "backward pass of the last micro-batch."),
+                                 "backward pass of the last micro-batch, where a once-a-step "
+                                 "synchronisation (DDP, Megatron's distributed optimizer) "
+                                 "waits."),
     ),
     outputs=(
         planner_inputs.LAYOUT_OUT,

@@ -153,8 +153,9 @@ PLANNING = Calculator(
                      "every second product of a block run again, attention kept."),
         shared.GRAD_DTYPE,
         shared.overlap(100, help="Share of the gradient synchronisation hidden behind the "
-                               "backward pass of the last micro-batch (buckets are ready "
-                               "only then)."),
+                               "backward pass of the last micro-batch (a once-a-step "
+                               "synchronisation, as DDP's and Megatron's, has its buckets "
+                               "ready only then; the planner counts every stage so)."),
     ),
     outputs=(
         *planner_inputs.VERDICT_OUT,
