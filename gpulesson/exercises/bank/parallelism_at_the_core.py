@@ -472,7 +472,16 @@ def _train_derived(p: P) -> dict[str, Any]:
             "grads_gb": _gb(state.gradients), "opt_gb": _gb(state.optimizer),
             "per_param": per.total, "w_b": per.weights, "g_b": per.gradients,
             "o_b": per.optimizer,
-            "cards": memory.gpus_needed(state.total, 80e9)}
+            "cards": _cards_sentence(memory.gpus_needed(state.total, 80e9))}
+
+
+def _cards_sentence(cards: int) -> str:
+    """How many 80 GB GPUs the training state needs, as the solution says it (a small
+    model's state fits on one: no "at least 1 80 GB GPUs")."""
+    if cards <= 1:
+        return "That fits on one 80 GB GPU."
+    return (f"That needs at least {cards} GPUs of 80 GB, or tricks such as LoRA, "
+            "quantisation or sharding.")
 
 
 fine_tune_state = core.NumericExercise(
@@ -489,8 +498,7 @@ fine_tune_state = core.NumericExercise(
         "weights, {g_b} for the FP16 gradients and {o_b} for the optimizer (an FP32 master "
         "copy and two FP32 moments). For {model} parameters: weights {weights_gb}, gradients "
         "{grads_gb}, optimizer {opt_gb}, in total **{answer}**, before any activations. "
-        "That needs at least {cards} 80 GB GPUs, or tricks such as LoRA, quantisation or "
-        "sharding."
+        "{cards}"
     ),
     answer=lambda p: memory.training_memory(p["n_params"], batch=1, seq_len=1).total,
     derived=_train_derived,
@@ -750,13 +758,19 @@ def _fp4_ceiling(p: P, precision: str | None = None) -> float:
                                   bandwidth=hardware.gpu(p["gpu"]).bandwidth)
 
 
+def _sentence_start(text: str) -> str:
+    """``text`` with its first letter capital and the rest as it is (``'a 7B'`` ->
+    ``'A 7B'``; ``str.capitalize`` would write ``'A 7b'``)."""
+    return text[:1].upper() + text[1:]
+
+
 def _fp4_derived(p: P) -> dict[str, Any]:
     g = hardware.gpu(p["gpu"])
     fmt = _fp4_format(p)
     weights = memory.weight_bytes(p["n_params"], precision=fmt)
     model = f"{p['n_params'] / 1e9:g}B"
     return {"model": model, "a_model": wording.with_article(model),
-            "A_model": wording.with_article(model).capitalize(),
+            "A_model": _sentence_start(wording.with_article(model)),
             "gpu": g.name, "a_gpu": wording.with_article(g.name), "bw": format_bandwidth(
                 g.bandwidth), "bits": f"{8 * memory.precision_bytes(fmt):g}",
             "fmt": wording.precision_label(fmt), "block": block_format(fmt).block_size,

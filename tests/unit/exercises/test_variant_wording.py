@@ -21,6 +21,11 @@ A_BEFORE_VOWEL_NUMBER = re.compile(r"\b[Aa] (8|11,|18,|11\b|18\b|11B|18B)")
 ONE_PLURAL = re.compile(r"(?<![\d.,])(?<!\+ )1 (tokens|GPUs|sequences|conversations|users)\b")
 #: A figure with a thousands separator and three decimals ("80,860.987 EFLOP").
 OVERPRECISE = re.compile(r"\d{1,3}(,\d{3})+\.\d{3}")
+#: A model size with a lower-case b ("A 7b-parameter model": str.capitalize lowers the
+#: rest of a sentence; lesson 1, exercise 15). Model names such as gpt-oss-20b are not sizes.
+LOWER_B_SIZE = re.compile(r"(?<![-\w.])\d+(\.\d+)?b-parameter")
+#: Two numbers in a row before a unit ("at least 2 80 GB GPUs", "at least 1 80 GB GPUs").
+STACKED_NUMBERS = re.compile(r"(?<![\d.,])\d[\d,]* \d[\d,.]* (GB|TB) GPUs?\b")
 
 
 def _texts(slug: str):
@@ -36,7 +41,8 @@ def _texts(slug: str):
 def test_questions_read_right_in_every_variant(slug):
     found = []
     for where, text in _texts(slug):
-        for pattern in (A_BEFORE_VOWEL_NUMBER, ONE_PLURAL, OVERPRECISE):
+        for pattern in (A_BEFORE_VOWEL_NUMBER, ONE_PLURAL, OVERPRECISE, LOWER_B_SIZE,
+                        STACKED_NUMBERS):
             match = pattern.search(text)
             if match:
                 found.append(f"{where}: ...{text[max(0, match.start() - 30):match.end() + 20]}")
