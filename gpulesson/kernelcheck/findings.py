@@ -221,13 +221,16 @@ class Report:
         return next((case for case in self.cases if not case.ok), None)
 
     def summary(self) -> str:
-        """One sentence: passed on which shapes, or the first problem."""
+        """One sentence, ended: passed on which shapes, or the first problem. (The task's
+        title is a formula or a phrase of its own, "the softmax of every row": it goes in
+        brackets, never after "the".)"""
         shapes = "; ".join(dict.fromkeys(case.label for case in self.cases))
         if self.ok:
-            return f"{self.kernel} passed the {self.task} checks on {shapes}."
+            return f"{self.kernel} passed every check ({self.task}) on {shapes}."
         first = self.first
         case = next((c for c in self.cases if first in c.findings), self.first_case)
-        return f"{self.kernel} failed on {case.label}: {first}"
+        text = f"{self.kernel} failed on {case.label}: {first}".rstrip()
+        return text if text.endswith((".", "!", "?")) else text + "."
 
     def tally(self) -> str:
         """One line counting the problems by kind: ``2 races (1 across loop iterations), 1

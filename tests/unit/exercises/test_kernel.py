@@ -43,3 +43,25 @@ def test_an_exercise_takes_its_task_name_and_signature_from_the_model() -> None:
         "some_lesson-ex3", "scale", "scale", "a, x, out")
     assert exercise.reference is MODEL and exercise.model_solution is MODEL
     assert exercise.mistakes == (mistake,) and exercise.hint_texts() == ["One thread per element."]
+
+
+def test_the_feedback_of_a_kernel_reads_as_sentences() -> None:
+    """The checker's summary was "passed the the softmax of every row checks" and a failure
+    ran into the next sentence: "... must store its results in out Try again" (the site's
+    lesson 3 exercise page, 2026-12-06)."""
+    from gpulesson.exercises import browser
+
+    right = browser.handle({"action": "code", "exercise": "inside_the_gpu:17",
+                            "source": browser.learner_solution(
+                                browser.exercise("inside_the_gpu:17"))})
+    assert right["status"] == "correct", right["message"]
+    assert "the the" not in right["message"]
+    assert "(the softmax of every row)" in right["message"]
+    for body, expected in (("pass", "store its results in out. Try again"),
+                           ("raise ValueError('boom')", ". Try again")):
+        wrong = browser.handle({"action": "code", "exercise": "inside_the_gpu:1",
+                                "source": f"def vector_add(a, b, out):\n    {body}\n"})
+        assert wrong["status"] == "incorrect" and expected in wrong["message"], wrong["message"]
+    zero = browser.handle({"action": "code", "exercise": "inside_the_gpu:10",
+                           "source": "def sum_kernel(x, out):\n    pass\n"})
+    assert "(it differs). Try again" in zero["message"], zero["message"]
