@@ -274,14 +274,42 @@ def test_an_unknown_unit_names_the_unit_the_question_asks_for():
     ex = NumericExercise(lesson="demo", number=9, title="Intensity", question="?",
                          solution="", answer=lambda p: 1247.0, dimension="count",
                          unit="FLOP/byte", extra_units={"FLOP/byte": 1, "flops/byte": 1})
-    for typed in ("1.2k FLOP/byte", "1247 F/B", "3 kg"):
+    for typed in ("1247 F/B", "3 kg", "1.2 kg FLOP/byte"):
         feedback = ex.check(typed)
         assert feedback.status == "invalid"
         assert "This answer is in FLOP/byte: type a number, or a number and FLOP/byte" \
             in feedback.message, feedback.message
     assert ex.check("1247 flops/byte").correct
+    assert ex.check("1.247k FLOP/byte").correct  # a scale word is read (test below)
     plain = weights_exercise()
     assert "This answer is in" not in plain.check("14 kg").message  # a unit of its own
+
+
+def test_a_scale_word_before_the_unit_word_is_read():
+    """ "28.35M parameters", "156.7k conversations", "1.97k tokens/s" and "$867.9k" were
+    "Unknown unit 'M parameters' ... use one of: k, M, B (billion)": the scale the message
+    offered, with the unit the question asked for (the site's exercise pages of lessons 1,
+    4 and 8, 2026-12-06). A scale word between the number and the unit word is read; one
+    that is no scale is still refused."""
+    params = NumericExercise(lesson="demo", number=1, title="t", question="?", solution="",
+                             answer=lambda p: 28_348_416, dimension="count",
+                             unit="parameters", extra_units={"parameters": 1, "params": 1},
+                             rtol=0.005)
+    for typed in ("28.35M parameters", "28.35 million parameters", "0.02835B params",
+                  "28,348.4k parameters"):
+        assert params.check(typed).correct, (typed, params.check(typed).message)
+    assert params.check("28.35 parsec parameters").status == "invalid"
+    rate = NumericExercise(lesson="demo", number=2, title="t", question="?", solution="",
+                           answer=lambda p: 1968.25, dimension="tokens/s", unit="tokens/s")
+    for typed in ("1.968k tokens/s", "1.968 k tok/s", "1968 tokens/s"):
+        assert rate.check(typed).correct, (typed, rate.check(typed).message)
+    assert rate.check("1.968 kg tokens/s").status == "invalid"
+    money = NumericExercise(lesson="demo", number=3, title="t", question="?", solution="",
+                            answer=lambda p: 867_871.0, dimension="usd", unit="USD")
+    for typed in ("$867.9k", "868k USD", "$0.868 million", "$0.8679M", "867.871 thousand USD"):
+        assert money.check(typed).correct, (typed, money.check(typed).message)
+    for typed in ("$1 parsec", "1e400k USD", "$k"):
+        assert money.check(typed).status == "invalid", typed
 
 
 # ---------------------------------------------------------------- code exercises
