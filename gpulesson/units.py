@@ -290,9 +290,15 @@ def parse_quantity(text: str, dimension: str = "count", *, allow_negative: bool 
         if dimension != "usd":
             raise ValueError(f"A dollar amount was typed, but the answer is in {dimension}.")
         unit = unit or "$"
-    key = unit.lower().replace(" ", "")
+    # the micro sign (µ, U+00B5) and the Greek mu (μ, U+03BC) look alike; keyboards give either
+    key = unit.lower().replace(" ", "").replace("\u03bc", "\u00b5")
     if dimension == "bytes" and unit in {"b"}:  # lower-case b is ambiguous (bit): refuse it
         raise ValueError("'b' could mean bits; write B or bytes, for example 14 GB.")
+    if dimension == "bytes/s" and re.fullmatch(r"([MGTP]b|[kKmMgGtTpP]?bits?)(/s|ps)", unit):
+        # network links are quoted in bits per second (400 Gb/s): never read them as bytes
+        # (all lower case, "gb/s", stays a byte rate, as "gb" is GB)
+        raise ValueError(f"{unit!r} is bits per second; this answer is in bytes per second "
+                         "(8 bits to a byte): for example 400 Gb/s is 50 GB/s.")
     if key not in units and not (key == "" and dimension in {"bytes", "flops", "flop/s",
                                                                "bytes/s", "seconds",
                                                                "tokens/s", "usd"}):

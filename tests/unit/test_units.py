@@ -170,3 +170,16 @@ def test_messages_for_the_learner_are_shown_as_they_are():
 def test_huge_and_tiny_amounts_are_scientific(call, text: str) -> None:
     """1e-300 dollars were 300 characters, 1e308 a 309-digit number (issue 35, item 11)."""
     assert call() == text
+
+
+def test_a_greek_mu_and_bits_per_second_are_read_as_meant():
+    """ "179 μs" typed with a Greek mu was "Unknown unit 'μs' ... use one of: ns, µs" (the
+    two look alike); "2880 Gb/s" in a GB/s answer was read as 2,880 GB/s, 8× off, though
+    network links are quoted in gigabits (the site's lesson 3 and 7 exercise pages)."""
+    assert units.parse_quantity("179 \u03bcs", "seconds") == pytest.approx(179e-6)
+    assert units.parse_quantity("179 \u00b5s", "seconds") == pytest.approx(179e-6)
+    for typed in ("2880 Gb/s", "400 Gbps", "3 Tb/s", "10 Gbit/s"):
+        with pytest.raises(ValueError, match="bits per second"):
+            units.parse_quantity(typed, "bytes/s")
+    assert units.parse_quantity("360 GB/s", "bytes/s") == 360e9
+    assert units.parse_quantity("360 gb/s", "bytes/s") == 360e9  # lower case, a byte's B
