@@ -222,6 +222,9 @@ _NUMBER = re.compile(
     r"^\s*(?P<sign>[+-](?=\s*\$))?\s*(?P<dollar>\$)?\s*"
     r"(?P<num>[+-]?((?P<whole>\d[\d,_]*)\.?\d*|\.\d+)([eE][+-]?\d+)?)\s*(?P<unit>.*?)\s*$"
 )
+#: A power of ten after the number, as the lessons write one: "× 10^22", "x 10^9", "*10**12".
+_POWER_OF_TEN = re.compile(r"^[×xX*·]\s*10\s*(\^|\*\*)\s*(?P<exp>[+\-\u2212]?\d{1,3})(?![\d.])"
+                          r"(?P<rest>.*)$")
 #: The whole part of a number with thousands separators: groups of three after the first.
 _GROUPED = re.compile(r"\d{1,3}(,\d{3})+|\d{1,3}(_\d{3})+|\d+")
 
@@ -253,8 +256,9 @@ def parse_quantity(text: str, dimension: str = "count", *, allow_negative: bool 
 
     Numbers may use ``e`` notation and thousands separators in groups of three
     (``1,024``, ``1_000_000``); a decimal comma (``1,5``) is refused with a message asking
-    for a point, and ``×10^n`` is not accepted (type ``1e9``). A bare number is read in the
-    base unit of ``dimension`` (bytes, FLOPs, seconds ...). Nothing is ever ``eval``-ed.
+    for a point, and a power of ten written ``× 10^n`` (``x 10^n``, ``*10**n``) reads as
+    ``en``. A bare number is read in the base unit of ``dimension`` (bytes, FLOPs, seconds
+    ...). Nothing is ever ``eval``-ed.
 
     Raises
     ------
@@ -286,6 +290,13 @@ def parse_quantity(text: str, dimension: str = "count", *, allow_negative: bool 
     if match["sign"] == "-":
         number = -number
     unit = match["unit"].strip()
+    power = _POWER_OF_TEN.match(unit)
+    if power and "e" not in match["num"].lower():
+        # "8.4 × 10^22 FLOP", as the lessons write large numbers: 8.4e22 FLOP
+        exponent = int(power["exp"].replace("\u2212", "-"))
+        number = float(f"{number!r}e{exponent}") if "e" not in repr(number) else (
+            number * 10.0 ** max(min(exponent, 300), -300))  # inf past the float range
+        unit = power["rest"].strip()
     if match["dollar"]:
         if dimension != "usd":
             raise ValueError(f"A dollar amount was typed, but the answer is in {dimension}.")

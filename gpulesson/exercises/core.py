@@ -75,6 +75,8 @@ _SCALES = {"k": 1e3, "thousand": 1e3, "m": 1e6, "million": 1e6, "b": 1e9, "bn": 
            "billion": 1e9, "t": 1e12, "trillion": 1e12}
 _SCALED_NUMBER = re.compile(r"^\s*(?P<num>(\d[\d,_]*\.?\d*|\.\d+)([eE][+-]?\d+)?)\s*"
                             r"(?P<scale>[a-z]+)\s*$", re.IGNORECASE)
+#: A power of ten in a typed number ("1.4 × 10^12"), read by parse_quantity.
+_POWER_IN_NUMBER = re.compile(r"\d\s*[×xX*·]\s*10\s*(\^|\*\*)")
 #: The dimensions whose own unit words may follow a scale word ("k tokens/s", "k USD").
 _SCALED_DIMENSIONS = ("tokens/s", "usd")
 
@@ -439,6 +441,11 @@ class NumericExercise(Exercise):
     def _scaled(number: str) -> float | None:
         """A number with a scale word, ``"28.35M"`` or ``"1.4 trillion"``, as a plain
         number (``None`` when ``number`` is not one)."""
+        if _POWER_IN_NUMBER.search(number):  # "1.4 × 10^12" before "tokens"
+            try:
+                return parse_quantity(number.strip(), "count")
+            except ValueError:
+                return None
         match = _SCALED_NUMBER.match(number)
         if match is None or match["scale"].lower() not in _SCALES:
             return None

@@ -183,3 +183,22 @@ def test_a_greek_mu_and_bits_per_second_are_read_as_meant():
             units.parse_quantity(typed, "bytes/s")
     assert units.parse_quantity("360 GB/s", "bytes/s") == 360e9
     assert units.parse_quantity("360 gb/s", "bytes/s") == 360e9  # lower case, a byte's B
+
+
+@pytest.mark.parametrize(("typed", "dimension", "value"), [
+    ("8.4 × 10^22 FLOP", "flops", 8.4e22), ("8.4×10^22", "flops", 8.4e22),
+    ("1.4 x 10^12", "count", 1.4e12), ("1.4*10**12", "count", 1.4e12),
+    ("2.603 × 10^10 bytes", "bytes", 2.603e10), ("$2.894 × 10^\u22124", "usd", 2.894e-4),
+])
+def test_a_power_of_ten_written_as_the_lessons_write_it_is_read(typed, dimension, value):
+    """ "8.4 × 10^22 FLOP", the lessons' own notation, was "Unknown unit '× 10^22 FLOP'"
+    (the site's lesson 5 exercise page, 2026-12-06)."""
+    assert units.parse_quantity(typed, dimension) == pytest.approx(value, rel=1e-12)
+
+
+def test_a_power_of_ten_past_the_float_range_is_too_large():
+    with pytest.raises(ValueError, match="too large"):
+        units.parse_quantity("8.4 × 10^999", "flops")
+    for typed in ("8.4 × 10^2.2", "8.4e3 × 10^19", "5.93 x 10"):
+        with pytest.raises(ValueError, match="Unknown unit"):
+            units.parse_quantity(typed, "flops")

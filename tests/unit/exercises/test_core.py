@@ -525,3 +525,12 @@ def test_an_interrupt_and_a_stop_leave_the_check():
     with pytest.raises(CheckStopped) as err:
         flops_code_exercise().check(stopped)
     assert err.value.during == "matmul_flops(m=2, k=3, n=4)"
+
+
+def test_a_power_of_ten_before_the_unit_word_is_read():
+    """ "1.4 × 10^12 tokens" in a field in tokens: the power before the question's word."""
+    tokens = NumericExercise(lesson="demo", number=4, title="t", question="?", solution="",
+                             answer=lambda p: 1.4e12, dimension="count", unit="tokens",
+                             extra_units={"tokens": 1})
+    for typed in ("1.4 × 10^12 tokens", "1.4 x 10^12", "1.4*10**12 tokens"):
+        assert tokens.check(typed).correct, (typed, tokens.check(typed).message)
