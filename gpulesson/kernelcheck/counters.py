@@ -127,8 +127,12 @@ class Traffic:
 
     def summary(self) -> str:
         """One line: global traffic, shared wavefronts, divergence, occupancy."""
-        parts = [f"{self.global_requests:,} global requests moved {self.global_sectors:,} "
-                 f"sectors ({self.global_bytes:,} bytes, {self.efficiency:.0%} of them used)"]
+        if not self.global_requests:  # not "0 sectors (0 bytes, 100% of them used)"
+            parts = ["0 global requests (no global memory touched)"]
+        else:
+            parts = [f"{self.global_requests:,} global requests moved {self.global_sectors:,} "
+                     f"sectors ({self.global_bytes:,} bytes, {self.efficiency:.0%} of them "
+                     "used)"]
         if self.shared_requests:
             parts.append(f"{self.shared_requests:,} shared-memory requests took "
                          f"{self.shared_wavefronts:,} wavefronts")

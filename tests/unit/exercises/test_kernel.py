@@ -65,3 +65,6 @@ def test_the_feedback_of_a_kernel_reads_as_sentences() -> None:
     zero = browser.handle({"action": "code", "exercise": "inside_the_gpu:10",
                            "source": "def sum_kernel(x, out):\n    pass\n"})
     assert "(it differs). Try again" in zero["message"], zero["message"]
+    traffic = " ".join(wrong["details"])  # a kernel that touched no global memory
+    assert "0 sectors" not in traffic and "100% of them used" not in traffic, traffic
+    assert "0 global requests (no global memory touched)" in traffic, traffic
