@@ -32,6 +32,8 @@ __all__ = [
     "format_significant",
     "format_usd",
     "parse_quantity",
+    "parse_scaled_number",
+    "parse_scaled_quantity",
 ]
 
 _SI = [(1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, "")]
@@ -383,6 +385,53 @@ def format_quantity(value: float, dimension: str) -> str:
     if dimension in ("tokens/s", "percent"):
         value = _check_number("value", value)
     return formatters[dimension](value)
+
+
+
+#: Scale words a learner may put between a number and the unit word of a count or a rate:
+#: "28.35M parameters", "156.7k conversations", "1.97k tokens/s", "$867.9k".
+_SCALES = {"k": 1e3, "thousand": 1e3, "m": 1e6, "million": 1e6, "b": 1e9, "bn": 1e9,
+           "billion": 1e9, "t": 1e12, "trillion": 1e12}
+_SCALED_NUMBER = re.compile(r"^\s*(?P<num>(\d[\d,_]*\.?\d*|\.\d+)([eE][+-]?\d+)?)\s*"
+                            r"(?P<scale>[a-z]+)\s*$", re.IGNORECASE)
+#: A power of ten in a typed number ("1.4 × 10^12"), read by parse_quantity.
+_POWER_IN_NUMBER = re.compile(r"\d\s*[×xX*·]\s*10\s*(\^|\*\*)")
+#: The dimensions whose own unit words may follow a scale word ("k tokens/s", "k USD").
+_SCALED_DIMENSIONS = ("tokens/s", "usd")
+
+
+def parse_scaled_number(text: str) -> float | None:
+    """A number with a scale word, ``"28.35M"`` or ``"1.4 trillion"`` (or a power of ten,
+    ``"1.4 × 10^12"``), as a plain number; ``None`` when ``text`` is not one."""
+    if _POWER_IN_NUMBER.search(text):  # "1.4 × 10^12" before "tokens"
+        try:
+            return parse_quantity(text.strip(), "count")
+        except ValueError:
+            return None
+    match = _SCALED_NUMBER.match(text)
+    if match is None or match["scale"].lower() not in _SCALES:
+        return None
+    return parse_quantity(match["num"], "count") * _SCALES[match["scale"].lower()]
+
+
+def parse_scaled_quantity(text: str, dimension: str) -> float | None:
+    """``"1.97k tokens/s"``, ``"$867.9k"``, ``"868k USD"``, ``"$0.87 million"``: a scaled
+    number and a unit of a rate or money ``dimension``, in SI base units; ``None`` when
+    ``text`` is not one (or the dimension takes no scale words before its units)."""
+    if dimension not in _SCALED_DIMENSIONS:
+        return None
+    units = DIMENSIONS[dimension]
+    rest = text.strip()
+    if dimension == "usd" and rest.startswith("$"):
+        rest, word = rest[1:], "$"
+    else:
+        word = next((w for w in sorted(units, key=len, reverse=True)
+                     if w and rest.lower().endswith(w)), None)
+        if word is None:
+            return None
+        rest = rest[: len(rest) - len(word)]
+    scaled = parse_scaled_number(rest)
+    return None if scaled is None else scaled * units[word]
 
 
 _validate.guard_module(globals())

@@ -45,7 +45,13 @@ from gpulesson.exercises.feedback import (
     short,
     text_of,
 )
-from gpulesson.units import DIMENSIONS, format_usd, parse_quantity
+from gpulesson.units import (
+    DIMENSIONS,
+    format_usd,
+    parse_quantity,
+    parse_scaled_number,
+    parse_scaled_quantity,
+)
 
 __all__ = [
     "FAR_FACTOR",
@@ -69,16 +75,6 @@ Text = str | Callable[[Mapping[str, Any]], str]
 _MAX_ANSWER_CHARS = 64
 _UNITS_WITHOUT_SPACE = ("×", "x", "%")
 _BARE_NUMBER = re.compile(r"^\s*[+\-\u2212]?(\d[\d,_]*\.?\d*|\.\d+)([eE][+-]?\d+)?\s*$")
-#: Scale words a learner may put between a number and the unit word of a count or a rate:
-#: "28.35M parameters", "156.7k conversations", "1.97k tokens/s", "$867.9k".
-_SCALES = {"k": 1e3, "thousand": 1e3, "m": 1e6, "million": 1e6, "b": 1e9, "bn": 1e9,
-           "billion": 1e9, "t": 1e12, "trillion": 1e12}
-_SCALED_NUMBER = re.compile(r"^\s*(?P<num>(\d[\d,_]*\.?\d*|\.\d+)([eE][+-]?\d+)?)\s*"
-                            r"(?P<scale>[a-z]+)\s*$", re.IGNORECASE)
-#: A power of ten in a typed number ("1.4 × 10^12"), read by parse_quantity.
-_POWER_IN_NUMBER = re.compile(r"\d\s*[×xX*·]\s*10\s*(\^|\*\*)")
-#: The dimensions whose own unit words may follow a scale word ("k tokens/s", "k USD").
-_SCALED_DIMENSIONS = ("tokens/s", "usd")
 
 
 def _render(text: Text, context: Mapping[str, Any]) -> str:
@@ -412,10 +408,10 @@ class NumericExercise(Exercise):
                 if _BARE_NUMBER.match(number):
                     value = parse_quantity(number, "count") * self.extra_units[word]
                     return self._finite(value, raw)
-                scaled = self._scaled(number)
+                scaled = parse_scaled_number(number)
                 if scaled is not None:
                     return self._finite(scaled * self.extra_units[word], raw)
-        scaled = self._scaled_in_dimension(raw)
+        scaled = parse_scaled_quantity(raw, self.dimension)
         if scaled is not None:
             return self._finite(scaled, raw)
         factor = self._unit_factor()
@@ -436,38 +432,6 @@ class NumericExercise(Exercise):
         if factor:
             self._finite(value / factor, raw)  # 1e308 µs would show as inf in the unit
         return value
-
-    @staticmethod
-    def _scaled(number: str) -> float | None:
-        """A number with a scale word, ``"28.35M"`` or ``"1.4 trillion"``, as a plain
-        number (``None`` when ``number`` is not one)."""
-        if _POWER_IN_NUMBER.search(number):  # "1.4 × 10^12" before "tokens"
-            try:
-                return parse_quantity(number.strip(), "count")
-            except ValueError:
-                return None
-        match = _SCALED_NUMBER.match(number)
-        if match is None or match["scale"].lower() not in _SCALES:
-            return None
-        return parse_quantity(match["num"], "count") * _SCALES[match["scale"].lower()]
-
-    def _scaled_in_dimension(self, raw: str) -> float | None:
-        """``"1.97k tokens/s"``, ``"$867.9k"``, ``"868k USD"``, ``"$0.87 million"``: a
-        scaled number and a unit of a rate or money dimension, in SI base units."""
-        if self.dimension not in _SCALED_DIMENSIONS:
-            return None
-        units = DIMENSIONS[self.dimension]
-        text = raw.strip()
-        if self.dimension == "usd" and text.startswith("$"):
-            text, word = text[1:], "$"
-        else:
-            word = next((w for w in sorted(units, key=len, reverse=True)
-                         if w and text.lower().endswith(w)), None)
-            if word is None:
-                return None
-            text = text[: len(text) - len(word)]
-        scaled = self._scaled(text)
-        return None if scaled is None else scaled * units[word]
 
     def _bare_in_base_unit(self, answer: Any) -> float | None:
         factor = self._unit_factor()
