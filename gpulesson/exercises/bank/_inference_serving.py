@@ -24,7 +24,7 @@ from gpulesson.exercises.bank._common import (
     within_context,
 )
 from gpulesson.exercises.core import Mistake
-from gpulesson.units import format_bandwidth, format_flops, format_seconds
+from gpulesson.units import format_flops, format_seconds
 
 LESSON = "inference_and_kv_cache"
 #: A count of prefill GPUs per decode GPU: GPUs, or a ratio.
@@ -154,7 +154,7 @@ def _chunked_derived(p: P) -> dict[str, Any]:
             "ttft": format_seconds(r.ttft_chunked),
             "prefill": format_seconds(r.ttft_unchunked),
             "peak": wording.tflop_rate(_gpu(p)["peak_flops"]),
-            "bw": format_bandwidth(_gpu(p)["bandwidth"]),
+            "bw": wording.bandwidth(_gpu(p)["bandwidth"]),
             "n_text": wording.billions(transformer.active_params(cfg))}
 
 

@@ -45,7 +45,7 @@ from gpulesson.exercises.bank._inference_serving import (
 )
 from gpulesson.exercises.core import Mistake
 from gpulesson.transformer import TransformerConfig
-from gpulesson.units import format_bandwidth, format_bytes, format_flops, format_seconds
+from gpulesson.units import format_bytes, format_flops, format_seconds
 
 LESSON = "inference_and_kv_cache"
 TITLE = course.title(LESSON)
@@ -177,7 +177,7 @@ def _ttft_derived(p: P) -> dict[str, Any]:
         "name": wording.model_label(p["model"]), "tokens_text": wording.count(p['tokens']),
         "flops": format_flops(inference.prefill_flops(n, p["tokens"], **_shape(cfg))),
         "peak": wording.tflop_rate(g.dense("bf16")),
-        "bw": format_bandwidth(g.bandwidth), "weights": _gb(weights),
+        "bw": wording.bandwidth(g.bandwidth), "weights": _gb(weights),
         "read_time": format_seconds(weights / g.bandwidth),
         "decode_step": format_seconds(serving.decode_speed(
             p["model"], p["gpu"], context=p["tokens"], batch=1).step_time),
@@ -481,7 +481,7 @@ def _ceiling_derived(p: P) -> dict[str, Any]:
         "a_model": wording.with_article(wording.billions(p["n_params"])),
         "A_model": _capital(wording.with_article(wording.billions(p["n_params"]))),
         "bpp": wording.value_bytes(memory.precision_bytes(p["precision"])),
-        "bw": format_bandwidth(g.bandwidth), "weights": _gb(weights),
+        "bw": wording.bandwidth(g.bandwidth), "weights": _gb(weights),
         "step": format_seconds(weights / g.bandwidth),
         "per_token": format_flops(per_token),
         "peak": wording.tflop_rate(g.dense("bf16")),
@@ -552,7 +552,7 @@ def _per_user_derived(p: P) -> dict[str, Any]:
     kv_all = inference.kv_cache_bytes(cfg, seq_len=p["context"], batch=p["batch"])
     return {
         "name": wording.model_label(p["model"]), "ctx_text": wording.count(p['context']),
-        "bw": format_bandwidth(g.bandwidth), "weights": _gb(weights, 2),
+        "bw": wording.bandwidth(g.bandwidth), "weights": _gb(weights, 2),
         "kv_seq": _gb(inference.kv_cache_bytes(cfg, seq_len=p["context"]), 1),
         "kv_all": _gb(kv_all, 2), "read": _gb(weights + kv_all, 2),
         "aggregate": wording.token_rate(_per_user(p, aggregate=True)),
@@ -617,7 +617,7 @@ def _bound_batch(p: P, *, peak: float | None = None, bytes_per_param: float | No
 def _bound_derived(p: P) -> dict[str, Any]:
     g = hardware.gpu(p["gpu"])
     return {"peak": wording.tflop_rate(g.dense("bf16")),
-            "bw": format_bandwidth(g.bandwidth),
+            "bw": wording.bandwidth(g.bandwidth),
             "ridge": core.format_number(g.ridge_point("bf16"), 4)}
 
 

@@ -20,7 +20,7 @@ from gpulesson.exercises.bank import _common
 from gpulesson.exercises.bank._common import CONTEXT_ALLOWANCE, H100, P, drawn_until
 from gpulesson.exercises.core import Mistake
 from gpulesson.precision import block_format
-from gpulesson.units import format_bandwidth, format_bytes
+from gpulesson.units import format_bytes
 
 LESSON = "parallelism_at_the_core"
 TITLE = course.title(LESSON)
@@ -771,7 +771,7 @@ def _fp4_derived(p: P) -> dict[str, Any]:
     model = f"{p['n_params'] / 1e9:g}B"
     return {"model": model, "a_model": wording.with_article(model),
             "A_model": _sentence_start(wording.with_article(model)),
-            "gpu": g.name, "a_gpu": wording.with_article(g.name), "bw": format_bandwidth(
+            "gpu": g.name, "a_gpu": wording.with_article(g.name), "bw": wording.bandwidth(
                 g.bandwidth), "bits": f"{8 * memory.precision_bytes(fmt):g}",
             "fmt": wording.precision_label(fmt), "block": block_format(fmt).block_size,
             "weights": format_bytes(weights),

@@ -19,8 +19,9 @@ LESSONS = SLUGS
 A_BEFORE_VOWEL_NUMBER = re.compile(r"\b[Aa] (8|11,|18,|11\b|18\b|11B|18B)")
 #: A count of one with a plural noun ("1 tokens"; "γ + 1 tokens" is a formula).
 ONE_PLURAL = re.compile(r"(?<![\d.,])(?<!\+ )1 (tokens|GPUs|sequences|conversations|users)\b")
-#: A figure with a thousands separator and three decimals ("80,860.987 EFLOP").
-OVERPRECISE = re.compile(r"\d{1,3}(,\d{3})+\.\d{3}")
+#: A figure with a thousands separator and three decimals ("80,860.987 EFLOP"), or a
+#: bandwidth padded with zeros ("864.00 GB/s").
+OVERPRECISE = re.compile(r"\d{1,3}(,\d{3})+\.\d{3}|\d\.\d*0 [GT]B/s")
 #: A model size with a lower-case b ("A 7b-parameter model": str.capitalize lowers the
 #: rest of a sentence; lesson 1, exercise 15). Model names such as gpt-oss-20b are not sizes.
 LOWER_B_SIZE = re.compile(r"(?<![-\w.])\d+(\.\d+)?b-parameter")
