@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
+from fractions import Fraction
 
 from gpulesson import _validate
 
@@ -252,6 +253,91 @@ def _number(text: str, match: re.Match[str]) -> float:
     return float(num.replace(",", "").replace("_", ""))
 
 
+#: A power after a whole number: "2^23", "2**23", "10^-3" (the exponent at most 4 digits).
+_POWER = re.compile(r"^(\^|\*\*)\s*(?P<exp>[+\-]?\d{1,4})(?![\d.])\s*(?P<rest>.*)$")
+#: One factor after the number or the power: "× 8", "x 2^10" (never "× 8e3" or "× 1,024").
+_FACTOR = re.compile(r"^[×xX*·]\s*(?P<num>\d+(\.\d+)?|\.\d+)(\s*(\^|\*\*)\s*(?P<exp>\d{1,4}))?"
+                     r"(?![\d.,_eE^*])\s*(?P<rest>.*)$")
+#: Dimensions that read a power of any base: a count or a size a lesson writes as 2^n.
+_POWER_DIMENSIONS = ("count", "bytes")
+#: What is left when a calculation was typed: a fraction "/4", a power not read "^2.5".
+_FRACTION = re.compile(r"^/\s*[+\-]?[\d.]")
+_OPERATOR = re.compile(r"^(\^|\*\*)")
+_TIMES = re.compile(r"^[×xX*·]\s*[\d.]")
+
+
+def _power(base: str, exponent: str, dimension: str, shown: str,
+           example: str) -> Fraction:
+    """``base ** exponent`` exactly (whole numbers: arithmetic, never ``eval``); a base
+    other than 10 only for counts and bytes, a negative exponent only for 10."""
+    exp, whole = int(exponent), int(base)
+    if whole != 10:
+        if dimension not in _POWER_DIMENSIONS:
+            raise ValueError(f"{shown!r}: a power is read here only as a power of ten "
+                             f"(1e9 or 10^9); type the value as one number, for example "
+                             f"{example}.")
+        if exp < 0:
+            raise ValueError(f"{shown!r}: type a power with a whole exponent of 0 or more "
+                             f"(2^23), or the value as one number, for example {example}.")
+    if whole > 1 and exp * math.log10(whole) > 400:  # past the float range: not computed
+        raise ValueError(f"{shown!r} is too large to be a sensible answer.")
+    return Fraction(whole) ** exp
+
+
+def _leading_number(text: str, dimension: str) -> tuple[float, str, re.Match[str]]:
+    """The number at the start of ``text`` (with a power or one factor, as the lessons
+    write them: ``8.4 × 10^22``, ``2^23``, ``2^10 × 8``, ``8 × 2^10``), what follows it
+    (the unit) and the match of ``_NUMBER``."""
+    example = _example(dimension)
+    shown = text.strip()
+    match = _NUMBER.match(text.replace("\u2212", "-"))
+    if not match:
+        raise ValueError(f"Could not read a number in {shown!r}; type for example {example}.")
+    number = _number(text, match)
+    if match["sign"] == "-":
+        number = -number
+    unit = match["unit"].strip()
+    power = _POWER_OF_TEN.match(unit)
+    if power and "e" not in match["num"].lower():
+        # "8.4 × 10^22 FLOP", as the lessons write large numbers: 8.4e22 FLOP
+        exponent = int(power["exp"].replace("\u2212", "-"))
+        number = float(f"{number!r}e{exponent}") if "e" not in repr(number) else (
+            number * 10.0 ** max(min(exponent, 300), -300))  # inf past the float range
+        return number, power["rest"].strip(), match
+    exact: Fraction | None = None
+    lead = _POWER.match(unit)
+    if lead:  # "2^23", "2**23 bytes", "10^9"
+        if not match["num"].isdigit():
+            raise ValueError(f"{shown!r}: a power is read as a whole number to a whole "
+                             f"power (2^23); otherwise type the value as one number, for "
+                             f"example {example}.")
+        exact = _power(match["num"], lead["exp"], dimension, shown, example)
+        unit = lead["rest"]
+    factor = _FACTOR.match(unit)
+    if factor and "e" not in match["num"].lower() and (exact is not None or factor["exp"]):
+        # "2^10 × 8", "8 × 2^10": one factor, and a power on one side at least
+        times: Fraction | None = Fraction(factor["num"])
+        if factor["exp"]:  # "× 1.5^2" is never read: a power's base is a whole number
+            times = (None if "." in factor["num"] else
+                     _power(factor["num"], factor["exp"], dimension, shown, example))
+        if times is not None:
+            exact = (Fraction(number) if exact is None else exact) * times
+            unit = factor["rest"]
+    if _FRACTION.match(unit):
+        raise ValueError(f"{shown!r} is a fraction; type the value as one number (a "
+                         f"decimal), for example {example}.")
+    if _OPERATOR.match(unit) or (exact is not None and _TIMES.match(unit)):
+        raise ValueError(f"{shown!r}: a power is read as a whole number to a whole power "
+                         f"(2^23, 2^10 × 8); otherwise type the value as one number, for "
+                         f"example {example}.")
+    if exact is not None:
+        try:
+            number = float(exact)
+        except OverflowError:
+            raise ValueError(f"{shown!r} is too large to be a sensible answer.") from None
+    return number, unit.strip(), match
+
+
 @_validate.learner_messages
 def parse_quantity(text: str, dimension: str = "count", *, allow_negative: bool = False) -> float:
     """Parse a learner's answer such as ``"14 GB"`` into SI base units (here 14e9 bytes).
@@ -259,8 +345,11 @@ def parse_quantity(text: str, dimension: str = "count", *, allow_negative: bool 
     Numbers may use ``e`` notation and thousands separators in groups of three
     (``1,024``, ``1_000_000``); a decimal comma (``1,5``) is refused with a message asking
     for a point, and a power of ten written ``× 10^n`` (``x 10^n``, ``*10**n``) reads as
-    ``en``. A bare number is read in the base unit of ``dimension`` (bytes, FLOPs, seconds
-    ...). Nothing is ever ``eval``-ed.
+    ``en``. A whole power, ``10^9`` (any dimension) or ``2^23``, ``2**30 bytes``,
+    ``2^10 × 8`` (counts and bytes), is computed exactly on whole numbers; a fraction
+    (``3/4``, ``1/0``) is refused with a message asking for one number, never divided. A
+    bare number is read in the base unit of ``dimension`` (bytes, FLOPs, seconds ...).
+    Nothing is ever ``eval``-ed: regular expressions and integer arithmetic only.
 
     Raises
     ------
@@ -284,21 +373,7 @@ def parse_quantity(text: str, dimension: str = "count", *, allow_negative: bool 
             f"That answer is {len(text)} characters long; type just a number and a unit, "
             f"for example {example}."
         )
-    match = _NUMBER.match(text.replace("\u2212", "-"))
-    if not match:
-        shown = text.strip()
-        raise ValueError(f"Could not read a number in {shown!r}; type for example {example}.")
-    number = _number(text, match)
-    if match["sign"] == "-":
-        number = -number
-    unit = match["unit"].strip()
-    power = _POWER_OF_TEN.match(unit)
-    if power and "e" not in match["num"].lower():
-        # "8.4 × 10^22 FLOP", as the lessons write large numbers: 8.4e22 FLOP
-        exponent = int(power["exp"].replace("\u2212", "-"))
-        number = float(f"{number!r}e{exponent}") if "e" not in repr(number) else (
-            number * 10.0 ** max(min(exponent, 300), -300))  # inf past the float range
-        unit = power["rest"].strip()
+    number, unit, match = _leading_number(text, dimension)
     if match["dollar"]:
         if dimension != "usd":
             raise ValueError(f"A dollar amount was typed, but the answer is in {dimension}.")
@@ -394,15 +469,15 @@ _SCALES = {"k": 1e3, "thousand": 1e3, "m": 1e6, "million": 1e6, "b": 1e9, "bn": 
            "billion": 1e9, "t": 1e12, "trillion": 1e12}
 _SCALED_NUMBER = re.compile(r"^\s*(?P<num>(\d[\d,_]*\.?\d*|\.\d+)([eE][+-]?\d+)?)\s*"
                             r"(?P<scale>[a-z]+)\s*$", re.IGNORECASE)
-#: A power of ten in a typed number ("1.4 × 10^12"), read by parse_quantity.
-_POWER_IN_NUMBER = re.compile(r"\d\s*[×xX*·]\s*10\s*(\^|\*\*)")
+#: A power in a typed number ("1.4 × 10^12", "2^20"), read by parse_quantity.
+_POWER_IN_NUMBER = re.compile(r"\d\s*([×xX*·]\s*10\s*)?(\^|\*\*)")
 #: The dimensions whose own unit words may follow a scale word ("k tokens/s", "k USD").
 _SCALED_DIMENSIONS = ("tokens/s", "usd")
 
 
 def parse_scaled_number(text: str) -> float | None:
-    """A number with a scale word, ``"28.35M"`` or ``"1.4 trillion"`` (or a power of ten,
-    ``"1.4 × 10^12"``), as a plain number; ``None`` when ``text`` is not one."""
+    """A number with a scale word, ``"28.35M"`` or ``"1.4 trillion"`` (or a power,
+    ``"1.4 × 10^12"``, ``"2^20"``), as a plain number; ``None`` when ``text`` is not one."""
     if _POWER_IN_NUMBER.search(text):  # "1.4 × 10^12" before "tokens"
         try:
             return parse_quantity(text.strip(), "count")
@@ -412,6 +487,16 @@ def parse_scaled_number(text: str) -> float | None:
     if match is None or match["scale"].lower() not in _SCALES:
         return None
     return parse_quantity(match["num"], "count") * _SCALES[match["scale"].lower()]
+
+
+def _bare_power(text: str, dimension: str) -> float | None:
+    """A power typed with no unit (``"2^23"``, ``"2^10 × 8"``) as a number, for an exercise
+    to read in its own unit as it reads a bare number; ``None`` when ``text`` is not one.
+    ``ValueError`` with a learner's message when the power cannot be read."""
+    if len(text) > _MAX_INPUT_CHARS or not _POWER_IN_NUMBER.search(text):
+        return None
+    number, unit, match = _leading_number(text, dimension)
+    return None if unit or match["dollar"] or match["sign"] else number
 
 
 def parse_scaled_quantity(text: str, dimension: str) -> float | None:

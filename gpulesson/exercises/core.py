@@ -47,6 +47,7 @@ from gpulesson.exercises.feedback import (
 )
 from gpulesson.units import (
     DIMENSIONS,
+    _bare_power,
     format_usd,
     parse_quantity,
     parse_scaled_number,
@@ -415,6 +416,9 @@ class NumericExercise(Exercise):
         if scaled is not None:
             return self._finite(scaled, raw)
         factor = self._unit_factor()
+        power = None if factor is None else _bare_power(raw, self.dimension)
+        if power is not None:  # "2^23", read in the question's unit as a bare number is
+            return self._finite(power * factor, raw)
         if _BARE_NUMBER.match(raw) and factor is not None:
             value = parse_quantity(raw, "count", allow_negative=True) * factor
             if value < 0:
@@ -435,10 +439,11 @@ class NumericExercise(Exercise):
 
     def _bare_in_base_unit(self, answer: Any) -> float | None:
         factor = self._unit_factor()
-        if factor in (None, 1) or not isinstance(answer, str) or not _BARE_NUMBER.match(answer):
+        if factor in (None, 1) or not isinstance(answer, str):
             return None
-        try:
-            return parse_quantity(answer, self.dimension)
+        try:  # "14e9" or "1.4 × 10^10" or "2^34" in a GB field
+            bare = _BARE_NUMBER.match(answer) or _bare_power(answer, self.dimension) is not None
+            return parse_quantity(answer, self.dimension) if bare else None
         except ValueError:
             return None
 

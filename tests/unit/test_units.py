@@ -202,3 +202,63 @@ def test_a_power_of_ten_past_the_float_range_is_too_large():
     for typed in ("8.4 × 10^2.2", "8.4e3 × 10^19", "5.93 x 10"):
         with pytest.raises(ValueError, match="Unknown unit"):
             units.parse_quantity(typed, "flops")
+
+
+@pytest.mark.parametrize(("typed", "dimension", "canonical"), [
+    ("2^23", "count", "8388608"), ("2**23", "count", "8388608"),
+    ("2 ^ 23", "count", "8388608"), ("2^10 × 8", "count", "8192"),
+    ("8 x 2^10", "count", "8192"), ("2^10*8", "count", "8192"),
+    ("2^30 bytes", "bytes", "1073741824 bytes"), ("2^30", "bytes", "1073741824"),
+    ("2**10 KiB", "bytes", "1048576 B"), ("2^3 x", "count", "8x"),
+    ("10^9 FLOP", "flops", "1e9 FLOP"), ("10^-3 s", "seconds", "1e-3 s"),
+    ("$10^6", "usd", "$1000000"), ("2^53", "count", "9007199254740992"),
+])
+def test_a_power_of_two_is_read_as_its_value(typed, dimension, canonical):
+    """ "2^23" for a count a lesson writes as a power of two was "Unknown unit '^23'"
+    (the exercise pages, 2026-12-06); read it, exactly as the number it stands for."""
+    assert units.parse_quantity(typed, dimension) == units.parse_quantity(canonical, dimension)
+
+
+@pytest.mark.parametrize(("typed", "dimension", "message"), [
+    ("2^1024", "count", "too large"), ("2^9999", "count", "too large"),
+    ("2**1024 bytes", "bytes", "too large"), ("9^400 x 2^10", "count", "too large"),
+    ("2^10 FLOP", "flops", r"only as a power of ten .*type the value as one number"),
+    ("$2^10", "usd", "only as a power of ten"), ("2^10 s", "seconds", "power of ten"),
+    ("2^-3", "count", "whole exponent of 0 or more"),
+    ("1.5^2", "count", "whole number to a whole power"),
+    ("1e3^2", "count", "whole number to a whole power"),
+    ("-2^2", "count", "whole number to a whole power"),
+    ("2^2^3", "count", "whole number to a whole power"),
+    ("2^10 × 8 × 2", "count", "whole number to a whole power"),
+    ("2^10 × 1,024", "count", "whole number to a whole power"),
+    ("2^1.5", "count", "whole number to a whole power"),
+])
+def test_a_power_not_read_says_what_to_type(typed, dimension, message):
+    with pytest.raises(ValueError, match=message) as error:
+        units.parse_quantity(typed, dimension)
+    assert "example" in str(error.value) or "too large" in str(error.value)
+
+
+@pytest.mark.parametrize(("typed", "dimension"), [
+    ("1/0", "count"), ("3/4", "percent"), ("1 / 3", "count"), ("0/0", "count"),
+    ("7/0 GB", "bytes"), ("$1/0", "usd"), ("1/-0", "seconds"), ("1e308/1e-308", "flops"),
+])
+def test_a_fraction_asks_for_one_number(typed, dimension):
+    """ "1/0" was "Unknown unit '/0'". A fraction is never divided (a bare number in a
+    "%" question reads in percent, so "3/4" read as 0.75 would be 0.75 % there): the
+    learner is asked for the value as one number."""
+    with pytest.raises(ValueError, match=r"is a fraction; type the value as one number"):
+        units.parse_quantity(typed, dimension)
+
+
+@given(st.text(alphabet="0123456789^*/x× .,-+e$%GBs", max_size=30))
+def test_typed_arithmetic_is_read_or_refused_never_evaluated(typed: str) -> None:
+    """Digits and operators in any order: a finite value or a learner's ValueError, never
+    another exception (ZeroDivisionError, OverflowError) and never a long computation."""
+    for dimension in ("count", "bytes", "usd", "percent"):
+        try:
+            value = units.parse_quantity(typed, dimension)
+        except ValueError as error:
+            assert str(error)
+        else:
+            assert value == value and abs(value) < float("inf")

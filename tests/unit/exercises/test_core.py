@@ -83,6 +83,41 @@ def test_extra_units_are_read():
     assert ex.check("abc FLOP/byte").status == "invalid"
 
 
+def test_a_power_is_read_as_the_number_it_stands_for():
+    """ "2^23" for a count a lesson writes as a power of two was refused (the exercise
+    pages, 2026-12-06). Typed alone, a power is read in the question's unit as a bare
+    number is ("2^4" in a GB question is 16 GB, as "16" is); with a unit, in that unit."""
+    count = weights_exercise(answer=lambda p: 2**23, dimension="count", unit="",
+                             mistakes=())
+    for typed in ["2^23", "2**23", "2^20 × 8", "8 x 2^20", "8388608", "2^13 × 1024"]:
+        assert count.check(typed).correct, typed
+    tokens = weights_exercise(answer=lambda p: 2**20, dimension="count", unit="tokens",
+                              extra_units={"tokens": 1}, mistakes=())
+    for typed in ["2^20 tokens", "2^20", "2^10 × 1024 tokens", "1048576 tokens"]:
+        assert tokens.check(typed).correct, typed
+    size = weights_exercise(answer=lambda p: 16e9, mistakes=())  # a GB question
+    for typed in ["2^4", "2^4 GB", "16e9 bytes", "2^2 x 4"]:
+        assert size.check(typed).correct, typed
+    assert size.check("2^34 bytes").value == 2**34  # 17.2 GB: wrong, but read as typed
+    for typed in ["1.6 × 10^10", "16 × 10^9"]:  # in GB 1.6e10 GB, wrong; in bytes, right
+        feedback = size.check(typed)
+        assert feedback.correct and "read as bytes" in feedback.message, typed
+    too_large = size.check("2^1024")
+    assert too_large.status == "invalid" and "too large" in too_large.message
+
+
+@pytest.mark.parametrize("typed", ["1/0", "3/4", "0/0", "14/2 GB"])
+def test_a_fraction_is_answered_with_what_to_type(typed):
+    """ "1/0" was answered "Unknown unit '/0'"; nothing is divided."""
+    feedback = weights_exercise().check(typed)
+    assert feedback.status == "invalid"
+    assert "fraction; type the value as one number" in feedback.message, feedback.message
+    share = weights_exercise(answer=lambda p: 0.75, dimension="percent", unit="%",
+                             mistakes=())
+    assert "fraction" in share.check(typed).message
+    assert share.check("75").correct
+
+
 # ---------------------------------------------------------------- numeric: wrong answers
 def test_close_is_said_within_a_few_tolerances_and_never_for_an_exact_count():
     """Review S2 (2026-12-06): 50 for 48 FLOP was called 'close, check your rounding'."""
