@@ -200,7 +200,14 @@ _significant = format_significant
 DIMENSIONS: Mapping[str, Mapping[str, float]] = {
     "bytes": {"b": 1, "byte": 1, "bytes": 1, "kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12,
               "pb": 1e15, "eb": 1e18, "kib": 2**10, "mib": 2**20, "gib": 2**30,
-              "tib": 2**40, "pib": 2**50, "eib": 2**60},
+              "tib": 2**40, "pib": 2**50, "eib": 2**60,
+              # spelt out, as decimal as their symbols (book/conventions.md: 1 GB = 10^9 B)
+              **{f"{p}byte{s}": f for p, f in (("kilo", 1e3), ("mega", 1e6), ("giga", 1e9),
+                                                ("tera", 1e12), ("peta", 1e15),
+                                                ("exa", 1e18), ("kibi", 2**10),
+                                                ("mebi", 2**20), ("gibi", 2**30),
+                                                ("tebi", 2**40))
+                 for s in ("", "s")}},
     "flops": {"flop": 1, "flops": 1, "kflop": 1e3, "mflop": 1e6, "gflop": 1e9,
               "tflop": 1e12, "pflop": 1e15, "eflop": 1e18, "kflops": 1e3, "mflops": 1e6,
               "gflops": 1e9, "tflops": 1e12, "pflops": 1e15, "eflops": 1e18},
@@ -212,12 +219,15 @@ DIMENSIONS: Mapping[str, Mapping[str, float]] = {
                 "gib/s": 2**30, "tib/s": 2**40},
     "seconds": {"s": 1, "sec": 1, "second": 1, "seconds": 1, "ms": 1e-3, "us": 1e-6,
                 "µs": 1e-6, "ns": 1e-9, "min": 60, "minute": 60, "minutes": 60, "h": 3600,
-                "hour": 3600, "hours": 3600, "day": 86400, "days": 86400},
+                "hour": 3600, "hours": 3600, "day": 86400, "days": 86400, "secs": 1,
+                **{f"{p}second{s}": f for p, f in (("milli", 1e-3), ("micro", 1e-6),
+                                                    ("nano", 1e-9)) for s in ("", "s")}},
     "tokens/s": {"tokens/s": 1, "tok/s": 1, "token/s": 1, "tokens/sec": 1},
-    "usd": {"$": 1, "usd": 1, "dollar": 1, "dollars": 1},
+    "usd": {"$": 1, "usd": 1, "dollar": 1, "dollars": 1, "cent": 0.01, "cents": 0.01,
+            "¢": 0.01},
     "count": {"": 1, "x": 1, "×": 1, "k": 1e3, "m": 1e6, "b": 1e9, "billion": 1e9,
               "million": 1e6, "thousand": 1e3},
-    "percent": {"%": 0.01, "": 1},
+    "percent": {"%": 0.01, "": 1, "percent": 0.01},
 }
 
 _MAX_INPUT_CHARS = 64
@@ -378,6 +388,9 @@ def parse_quantity(text: str, dimension: str = "count", *, allow_negative: bool 
         if dimension != "usd":
             raise ValueError(f"A dollar amount was typed, but the answer is in {dimension}.")
         unit = unit or "$"
+        if DIMENSIONS["usd"].get(unit.lower(), 1) != 1:  # "$5 cents": dollars or cents?
+            raise ValueError(f"{text.strip()!r} has a dollar sign and {unit!r}; type "
+                             f"dollars ($0.05) or cents (5 cents).")
     # the micro sign (µ, U+00B5) and the Greek mu (μ, U+03BC) look alike; keyboards give either
     key = unit.lower().replace(" ", "").replace("\u03bc", "\u00b5")
     if dimension == "bytes" and unit in {"b"}:  # lower-case b is ambiguous (bit): refuse it
@@ -410,7 +423,7 @@ def _display_units(dimension: str) -> list[str]:
         "bytes/s": ["B/s", "MB/s", "GB/s", "TB/s"],
         "seconds": ["ns", "µs", "ms", "s", "min", "h", "days"],
         "tokens/s": ["tokens/s"],
-        "usd": ["$", "USD"],
+        "usd": ["$", "USD", "cents"],
         "count": ["", "k", "M", "B (billion)"],
         "percent": ["%"],
     }

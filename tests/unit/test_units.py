@@ -251,6 +251,28 @@ def test_a_fraction_asks_for_one_number(typed, dimension):
         units.parse_quantity(typed, dimension)
 
 
+@pytest.mark.parametrize(("typed", "dimension", "canonical"), [
+    ("45 percent", "percent", "45%"), ("45 per cent", "percent", "45%"),
+    ("14 gigabytes", "bytes", "14 GB"), ("1 Gigabyte", "bytes", "1 GB"),
+    ("3 megabytes", "bytes", "3 MB"), ("2 terabytes", "bytes", "2 TB"),
+    ("5 kilobytes", "bytes", "5 kB"), ("13.04 gibibytes", "bytes", "13.04 GiB"),
+    ("5 microseconds", "seconds", "5 µs"), ("5 milliseconds", "seconds", "5 ms"),
+    ("1 millisecond", "seconds", "1 ms"), ("3 nanoseconds", "seconds", "3 ns"),
+    ("7 seconds", "seconds", "7 s"), ("8 cents", "usd", "$0.08"), ("8¢", "usd", "$0.08"),
+    ("1 cent", "usd", "$0.01"),
+])
+def test_unit_words_a_learner_types_are_read(typed, dimension, canonical):
+    """ "45 percent", "14 gigabytes", "5 microseconds", "8 cents" were "Unknown unit"
+    (the exercise pages, 2026-12-06); spelt out, they mean what their symbols mean (the
+    course's GB is 10^9 bytes: book/conventions.md)."""
+    assert units.parse_quantity(typed, dimension) == units.parse_quantity(canonical, dimension)
+
+
+def test_dollars_and_cents_together_are_refused():
+    with pytest.raises(ValueError, match=r"type dollars \(\$0.05\) or cents \(5 cents\)"):
+        units.parse_quantity("$5 cents", "usd")
+
+
 @given(st.text(alphabet="0123456789^*/x× .,-+e$%GBs", max_size=30))
 def test_typed_arithmetic_is_read_or_refused_never_evaluated(typed: str) -> None:
     """Digits and operators in any order: a finite value or a learner's ValueError, never

@@ -115,7 +115,19 @@ def test_a_fraction_is_answered_with_what_to_type(typed):
     share = weights_exercise(answer=lambda p: 0.75, dimension="percent", unit="%",
                              mistakes=())
     assert "fraction" in share.check(typed).message
-    assert share.check("75").correct
+    assert share.check("75 percent").correct and share.check("75").correct
+
+
+def test_unit_words_are_read_in_an_exercise():
+    assert weights_exercise().check("14 gigabytes").correct
+    assert weights_exercise().check("14,000 megabytes").correct
+    latency = weights_exercise(answer=lambda p: 5e-6, dimension="seconds", unit="µs",
+                               mistakes=())
+    assert latency.check("5 microseconds").correct
+    assert latency.check("0.005 milliseconds").correct
+    price = weights_exercise(answer=lambda p: 0.08, dimension="usd", unit="USD",
+                             mistakes=())
+    assert price.check("8 cents").correct and price.check("$0.08").correct
 
 
 # ---------------------------------------------------------------- numeric: wrong answers
