@@ -6,7 +6,8 @@ output table scrolls only on a phone, and then shows a cue and takes the keyboar
 display equation is clipped (the pipeline-bubble equation of the distributed lesson is set
 smaller until it fits, or scrolls with a cue); the sidebar's title is the first thing at
 the top of a wide screen, with no second search bar above it; "back to top" never covers
-the content of a phone; a table wider than a phone says so.
+the content of a phone; a table wider than a phone says so; the footer's links to the
+previous and next page show their whole titles.
 """
 
 from __future__ import annotations
@@ -202,3 +203,37 @@ def test_a_dashboards_outputs_sit_beside_its_inputs_and_its_plot_fits(
         for svg, box in calc["plots"]:
             assert 0 < svg <= box + 1, calc
     recorded.assert_clean()
+
+
+#: Each footer link to the previous or next page: what it holds beyond its own box (the
+#: theme hides a link's overflow, so what sticks out is cut), and whether its title's text
+#: sits inside it.
+_FOOTER_LINKS = """() => Array.from(document.querySelectorAll('.prev-next-area a')).map(a => {
+  const box = a.getBoundingClientRect();
+  const title = a.querySelector('.prev-next-title');
+  const range = document.createRange();
+  range.selectNodeContents(title);
+  const text = range.getBoundingClientRect();
+  return {link: a.className, title: title.textContent.trim(), over: a.scrollWidth - a.clientWidth,
+          inside: text.left >= box.left - 1 && text.right <= box.right + 1};
+})"""
+
+
+@pytest.mark.parametrize("path", ["book/calculators.html", "notebooks/optimisations.html",
+                                  "book/how_to_use.html"])
+def test_the_footer_links_titles_wrap(sized_page: tuple[str, RecordedPage], path: str) -> None:
+    """2026-12-06: at 390 px the footer's next-page link of the calculators page held
+    193 px in its 176 px ("GPU specifications": the chevron cut), and so did 8 other links
+    of 7 pages, up to 195 px. A title now wraps, breaking a word only where it must: a
+    planted title of one 60-letter word stays inside its link too."""
+    name, recorded = sized_page
+    recorded.open(path, settle=False)
+    page = recorded.page
+    links = page.evaluate(_FOOTER_LINKS)
+    assert links, f"{path}: no footer link to the previous or next page"
+    cut = [link for link in links if link["over"] > 1 or not link["inside"]]
+    assert not cut, f"{name}: {cut}"
+    page.evaluate("document.querySelector('.prev-next-area .prev-next-title').textContent = "
+                  "'Supercalifragilistic'.repeat(3)")
+    cut = [link for link in page.evaluate(_FOOTER_LINKS) if link["over"] > 1 or not link["inside"]]
+    assert not cut, f"{name}, a long word: {cut}"
