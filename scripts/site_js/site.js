@@ -11,6 +11,10 @@
  * - Whatever scrolls sideways (an equation, a wide table, an output table on a phone)
  *   shows a shadow on the side that has more to see (gpulesson.css) and becomes a
  *   keyboard stop, so the arrow keys can scroll it.
+ * - Folded boxes (sphinx-togglebutton's dropdowns): the extension names every button
+ *   "Toggle hidden content", which does not say what opens. Each button is named after its
+ *   box's title, led by the hint the button shows ("Click to show: Answer"), and renamed
+ *   whenever the extension opens or closes the box.
  */
 (function () {
   "use strict";
@@ -36,6 +40,55 @@
       return article.textContent;
     };
   }
+
+  // ------------------------------------------------------------ folded boxes
+  // The extension adds its buttons when the document has loaded (after this deferred
+  // script runs), and sets aria-expanded and data-toggle-hint on each open and close. The
+  // visible hint leads the name, so the name holds the button's visible text.
+  var TOGGLES = ".admonition-title > button.toggle-button";
+
+  function hint(open) {
+    /* global toggleHintShow, toggleHintHide */
+    var show = typeof toggleHintShow === "string" && toggleHintShow ? toggleHintShow : "Show";
+    var hide = typeof toggleHintHide === "string" && toggleHintHide ? toggleHintHide : "Hide";
+    return open ? hide : show;
+  }
+
+  function boxTitle(button) {
+    var title = button.closest(".admonition-title").cloneNode(true);
+    title.querySelectorAll("button, .headerlink").forEach(function (el) { el.remove(); });
+    return title.textContent.replace(/\s+/g, " ").trim();
+  }
+
+  function nameToggle(button) {
+    var title = button.getAttribute("data-gl-title");
+    if (title === null) {
+      title = boxTitle(button);
+      button.setAttribute("data-gl-title", title);
+    }
+    if (!title) { return; }
+    var name = hint(button.getAttribute("aria-expanded") === "true") + ": " + title;
+    if (button.getAttribute("aria-label") !== name) { button.setAttribute("aria-label", name); }
+  }
+
+  var toggleWatch = typeof MutationObserver === "undefined" ? null :
+    new MutationObserver(function (changes) {
+      changes.forEach(function (change) { nameToggle(change.target); });
+    });
+
+  function nameToggles() {
+    Array.prototype.forEach.call(document.querySelectorAll(TOGGLES), function (button) {
+      if (!button.hasAttribute("data-gl-title") && toggleWatch) {
+        toggleWatch.observe(button, { attributes: true,
+                                      attributeFilter: ["aria-expanded", "data-toggle-hint"] });
+      }
+      nameToggle(button);
+    });
+  }
+
+  nameToggles();
+  document.addEventListener("DOMContentLoaded", nameToggles);
+  window.addEventListener("load", nameToggles);
 
   // ------------------------------------------------------------ wide equations
   // On a phone the text is small already: an equation set below 85 % of it was unreadable

@@ -10,6 +10,7 @@ in an alert.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -101,6 +102,58 @@ def test_solutions_start_collapsed_and_open_by_click_and_keyboard(
     page.keyboard.press("Space")
     assert not second.evaluate("d => d.open"), "Space on the summary did not close it"
     site_page.assert_clean(path)
+
+
+def _toggle_names(page: object) -> list[dict[str, object]]:
+    """Each dropdown's title, its button's accessible name (Chromium's, through Playwright's
+    ARIA snapshot), whether the box is open, and where the button sits."""
+    found = []
+    buttons = page.locator("div.dropdown.admonition > .admonition-title > button.toggle-button")
+    for i in range(buttons.count()):
+        button = buttons.nth(i)
+        facts = button.evaluate("""b => {
+          const title = b.closest('.admonition-title').cloneNode(true);
+          title.querySelectorAll('button, .headerlink').forEach(e => e.remove());
+          const r = b.getBoundingClientRect();
+          return {title: title.textContent.replace(/\\s+/g, ' ').trim(),
+                  expanded: b.getAttribute('aria-expanded'),
+                  hidden: b.closest('.admonition').classList.contains('toggle-hidden'),
+                  box: [r.width, r.height]};
+        }""")
+        named = re.search(r'button "([^"]*)"', button.aria_snapshot())
+        facts["name"] = named.group(1) if named else None
+        found.append(facts)
+    return found
+
+
+def test_a_dropdowns_button_says_what_it_opens(site_page: RecordedPage) -> None:
+    """2026-12-06: every folded box's button (sphinx-togglebutton) was named "Toggle hidden
+    content", whatever it opened. site.js names it after the box's title, led by the hint
+    the button shows ("Click to show: Answer"), and renames it as the box opens and closes
+    by mouse or keyboard; the extension's own state (aria-expanded) follows, and a closed
+    box's button keeps its size."""
+    site_page.open("notebooks/cost_economics.html", settle=False)
+    page = site_page.page
+    page.wait_for_function("document.querySelectorAll('button.toggle-button[aria-label]')"
+                           ".length > 0")
+    before = _toggle_names(page)
+    assert len(before) >= 5, before
+    for box in before:
+        assert box["title"] and box["expanded"] == "false" and box["hidden"], box
+        assert box["name"] == f'Click to show: {box["title"]}', box
+    first = page.locator("div.dropdown.admonition > .admonition-title > button.toggle-button")
+    first.first.click()
+    opened = _toggle_names(page)[0]
+    assert opened["expanded"] == "true" and not opened["hidden"], opened
+    assert opened["name"] == f'Click to hide: {opened["title"]}', opened
+    first.first.focus()
+    page.keyboard.press("Enter")
+    closed = _toggle_names(page)[0]
+    assert closed["hidden"] and closed["name"] == f'Click to show: {closed["title"]}', closed
+    assert closed["box"] == before[0]["box"], (before[0], closed)
+    page.keyboard.press("Space")
+    assert _toggle_names(page)[0]["expanded"] == "true", "Space did not open the box again"
+    site_page.assert_clean()
 
 
 def test_calculator_controls_are_labelled_and_results_announced(
