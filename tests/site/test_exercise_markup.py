@@ -287,9 +287,10 @@ def _plot_cell(source: str) -> nodes.container:
 
 
 def test_a_figure_titled_by_a_value_first_has_its_own_alt_text() -> None:
-    """An alt text built from an f-string title that starts with a value reads "Figure: …:
-    iteration ends at …" to a screen reader; such a cell states its alt text itself
-    (cell metadata ``mystnb: image: alt``, which myst-nb puts on the image)."""
+    """An alt text built from an f-string title that starts with a value says little once
+    the values are left out ("…: iteration ends at …" gives "Figure: iteration ends"); such
+    a cell states its alt text itself (cell metadata ``mystnb: image: alt``, which myst-nb
+    puts on the image)."""
     missing = []
     for slug in available_lessons():
         cells = json.loads((REPO_ROOT / "notebooks" / f"{slug}.ipynb").read_text(
