@@ -32,6 +32,7 @@ __all__ = [
     "format_seconds",
     "format_significant",
     "format_usd",
+    "parse_bare_power",
     "parse_quantity",
     "parse_scaled_number",
     "parse_scaled_quantity",
@@ -475,11 +476,11 @@ def format_quantity(value: float, dimension: str) -> str:
     return formatters[dimension](value)
 
 
-
 #: Scale words a learner may put between a number and the unit word of a count or a rate:
 #: "28.35M parameters", "156.7k conversations", "1.97k tokens/s", "$867.9k".
-_SCALES = {"k": 1e3, "thousand": 1e3, "m": 1e6, "million": 1e6, "b": 1e9, "bn": 1e9,
-           "billion": 1e9, "t": 1e12, "trillion": 1e12}
+#: The count's own scale words (:data:`DIMENSIONS`), and "bn", "t" and "trillion".
+_SCALES = {**{w: f for w, f in DIMENSIONS["count"].items() if w.isalpha() and f != 1},
+           "bn": 1e9, "t": 1e12, "trillion": 1e12}
 _SCALED_NUMBER = re.compile(r"^\s*(?P<num>(\d[\d,_]*\.?\d*|\.\d+)([eE][+-]?\d+)?)\s*"
                             r"(?P<scale>[a-z]+)\s*$", re.IGNORECASE)
 #: A power in a typed number ("1.4 × 10^12", "2^20"), read by parse_quantity.
@@ -502,7 +503,7 @@ def parse_scaled_number(text: str) -> float | None:
     return parse_quantity(match["num"], "count") * _SCALES[match["scale"].lower()]
 
 
-def _bare_power(text: str, dimension: str) -> float | None:
+def parse_bare_power(text: str, dimension: str) -> float | None:
     """A power typed with no unit (``"2^23"``, ``"2^10 × 8"``) as a number, for an exercise
     to read in its own unit as it reads a bare number; ``None`` when ``text`` is not one.
     ``ValueError`` with a learner's message when the power cannot be read."""

@@ -47,8 +47,8 @@ from gpulesson.exercises.feedback import (
 )
 from gpulesson.units import (
     DIMENSIONS,
-    _bare_power,
     format_usd,
+    parse_bare_power,
     parse_quantity,
     parse_scaled_number,
     parse_scaled_quantity,
@@ -416,7 +416,7 @@ class NumericExercise(Exercise):
         if scaled is not None:
             return self._finite(scaled, raw)
         factor = self._unit_factor()
-        power = None if factor is None else _bare_power(raw, self.dimension)
+        power = None if factor is None else parse_bare_power(raw, self.dimension)
         if power is not None:  # "2^23", read in the question's unit as a bare number is
             return self._finite(power * factor, raw)
         if _BARE_NUMBER.match(raw) and factor is not None:
@@ -442,7 +442,8 @@ class NumericExercise(Exercise):
         if factor in (None, 1) or not isinstance(answer, str):
             return None
         try:  # "14e9" or "1.4 × 10^10" or "2^34" in a GB field
-            bare = _BARE_NUMBER.match(answer) or _bare_power(answer, self.dimension) is not None
+            bare = (_BARE_NUMBER.match(answer)
+                    or parse_bare_power(answer, self.dimension) is not None)
             return parse_quantity(answer, self.dimension) if bare else None
         except ValueError:
             return None

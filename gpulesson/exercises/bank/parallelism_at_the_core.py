@@ -532,11 +532,17 @@ def _intensity(p: P, batch: int | None = None) -> float:
     return gemm.arithmetic_intensity(batch or p["batch"], p["d"], p["d"], bytes_per_element=2)
 
 
+def _a_square(d: int) -> str:
+    """The ``d`` × ``d`` weight matrix of exercises 11 and 12 with its article:
+    "an 8,192×8,192"."""
+    return wording.with_article(f"{wording.count(d)}×{wording.count(d)}")
+
+
 def _intensity_derived(p: P) -> dict[str, Any]:
     b, d = p["batch"], p["d"]
     return {
         "d_text": wording.count(d),
-        "a_weight": wording.with_article(f"{wording.count(d)}×{wording.count(d)}"),
+        "a_weight": _a_square(d),
         "flops": wording.flop_count(gemm.flops(b, d, d)),
         "bytes": wording.size(gemm.min_bytes(b, d, d, bytes_per_element=2), 2),
         "weight_bytes": wording.size(memory.weight_bytes(d * d, precision="fp16"), 2),
@@ -596,7 +602,7 @@ def _bound_derived(p: P) -> dict[str, Any]:
             "i1": core.format_number(_intensity(p, 1), 3),
             "ib": core.format_number(_intensity(p), 4),
             "d_text": wording.count(p['d']),
-            "a_weight": wording.with_article(f"{wording.count(p['d'])}×{wording.count(p['d'])}"),
+            "a_weight": _a_square(p["d"]),
             # exercise 11's layer only in the lesson's own numbers: each class variant of
             # exercise 11 draws its own layer
             "same_layer": (", as in the previous exercise" if p.get("after_exercise_11")
