@@ -161,7 +161,7 @@ def context_parallel_traffic(*, micro_batch: int, seq_len: int, kv_dim: int, lay
 def expert_parallel_traffic(*, tokens: int, hidden: int, experts_per_token: int,
                             moe_layers: int, ep: int, bytes_per_value: float = 2,
                             dispatch_bytes_per_value: float | None = None,
-                            node_limit: int | None = None) -> Traffic:
+                            node_limit: int | None = None, backward: bool = True) -> Traffic:
     """Expert-parallel traffic of ``tokens`` tokens on one GPU through ``moe_layers`` layers.
 
     Every MoE layer sends each token's ``h`` activations to its ``k`` routed experts and
@@ -177,6 +177,9 @@ def expert_parallel_traffic(*, tokens: int, hidden: int, experts_per_token: int,
     carries ``min(k, M)`` copies of each token instead of ``k`` (an upper bound: the token's
     own node may be one of the M). :func:`routed_node_limit` gives M from a model's
     group-limited routing and a layout.
+
+    ``backward=False`` counts the forward pass only, 2 per layer (inference: a dispatch
+    and a combine per MoE layer, :mod:`gpulesson.planning.moe_serving`).
     """
     n_tok, h = v.positive_int("tokens", tokens), v.positive_int("hidden", hidden)
     k, n_layers = v.positive_int("experts_per_token", experts_per_token), v.nonneg_int(
@@ -187,9 +190,10 @@ def expert_parallel_traffic(*, tokens: int, hidden: int, experts_per_token: int,
     d = b if dispatch_bytes_per_value is None else v.positive_number(
         "dispatch_bytes_per_value", dispatch_bytes_per_value)
     size = n_tok * k * h * b
-    return _traffic("expert", "alltoall", size, 4 * n_layers * (d + b) / (2 * b), ep,
-                    "each token's h activations to its k experts and back: 4 all-to-alls "
-                    "per MoE layer")
+    passes = 4 if v.boolean("backward", backward) else 2
+    return _traffic("expert", "alltoall", size, passes * n_layers * (d + b) / (2 * b), ep,
+                    f"each token's h activations to its k experts and back: {passes} "
+                    "all-to-alls per MoE layer")
 
 
 def routed_node_limit(*, experts: int, routing_groups: int, routing_group_topk: int,

@@ -65,10 +65,20 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 from gpulesson import _validate as v
-from gpulesson import cost, distributed, inference, memory, network, transformer, units
+from gpulesson import cost, distributed, inference, memory, transformer, units
 
 from ._adapt import GPUView, ModelView, gpu_view, model_view
 from .layout import divisors
+from .moe_serving import (
+    PCIE_SERVER_GPUS,
+    MoEParallel,
+    decode_read_bytes,
+    dispatch_time,
+    group_link_bandwidth,
+    moe_parallel,
+    moe_problems,
+    weight_bytes_per_gpu,
+)
 from .non_torch import parse_version
 
 __all__ = ["DECODE_BANDWIDTH_EFFICIENCY", "DECODE_MEASUREMENTS", "MIXED_CHECKPOINTS",
@@ -250,19 +260,23 @@ def cublas_workspace_bytes(gpu: object | None = None) -> float:
     return float(CUBLAS_WORKSPACE_BYTES.get(arch, CUBLAS_WORKSPACE_DEFAULT))
 
 
-def forward_peak_bytes(model: object, tokens: int, *, tp: int = 1) -> float:
+def forward_peak_bytes(model: object, tokens: int, *, tp: int = 1,
+                       moe_tp: int | None = None) -> float:
     """Peak activation bytes of one forward pass over ``tokens`` tokens on one of ``tp``
     GPUs: the MLP (dense) or the fused MoE workspace, beside three hidden-width tensors
-    (module docstring). Values are 2 bytes (BF16)."""
+    (module docstring). Values are 2 bytes (BF16). ``moe_tp``: the routed experts'
+    tensor-parallel size where it differs from ``tp`` (1 with expert parallelism,
+    :mod:`~gpulesson.planning.moe_serving`)."""
     mv = model_view(model)
     t = v.positive_int("tp", tp)
+    m = t if moe_tp is None else v.positive_int("moe_tp", moe_tp)
     n = v.positive_int("tokens", tokens)
     cfg = mv.cfg
     h = cfg.hidden
     if not mv.is_moe:
         up = 3 if cfg.gated_mlp else 2  # gate_up and its activated half, or fc1 and its
         return float(n * (up * cfg.ffn / t + 3 * h) * 2)  # activation
-    inter = cfg.expert_ffn / t
+    inter = cfg.expert_ffn / m
     k = mv.experts_per_token
     per_token = k * max(2 * inter, h) + k * inter + 3 * h
     shared = cfg.shared_experts * (cfg.shared_expert_ffn or 0) / t
@@ -297,7 +311,8 @@ def kv_budget(model: object, gpu: object | None = None, *, tp: int = 1, max_mode
               max_num_batched_tokens: int | None = None, max_num_seqs: int | None = None,
               block_size: int = 16, non_torch_memory: float = NON_TORCH_BYTES,
               extra_weight_bytes: float = 0.0, workspace: float | None = None,
-              engine: str = "V1", vllm_version: str | None = None) -> KVBudget:
+              engine: str = "V1", vllm_version: str | None = None, dp: int = 1,
+              expert_parallel: bool = False) -> KVBudget:
     """The KV cache vLLM allocates per GPU, term by term (module docstring).
 
     ``usable_memory`` is what CUDA reports as the device's total (vLLM's
@@ -309,10 +324,13 @@ def kv_budget(model: object, gpu: object | None = None, *, tp: int = 1, max_mode
     ``engine`` and ``vllm_version`` choose the block accounting (:func:`vllm_kv_rules`; by
     default the newest V1: sliding-window layers keep only their window's blocks, the pool
     is printed as concurrency x ``max_model_len``); ``groups`` of the result is ``None``
-    where every layer is kept at full length.
+    where every layer is kept at full length. ``dp`` and ``expert_parallel``: one of ``dp``
+    data-parallel engines of ``tp`` GPUs, the MoE layers over all ``tp x dp``
+    (:mod:`~gpulesson.planning.moe_serving`); the result is per engine, as vLLM prints it.
     """
     mv = model_view(model)
     t = v.positive_int("tp", tp)
+    par = moe_parallel(mv, tp=t, dp=dp, expert_parallel=expert_parallel)
     length = v.positive_int("max_model_len", max_model_len)
     util = v.fraction("gpu_memory_utilization", gpu_memory_utilization, allow_zero=False)
     if usable_memory is None:
@@ -326,9 +344,9 @@ def kv_budget(model: object, gpu: object | None = None, *, tp: int = 1, max_mode
         "max_num_batched_tokens", max_num_batched_tokens)
     seqs = big[1] if max_num_seqs is None else v.positive_int("max_num_seqs", max_num_seqs)
     block = v.positive_int("block_size", block_size)
-    weights = (_weight_bytes(mv, weight_dtype) / t + rotary_table_bytes(mv)
+    weights = (_gpu_weight_bytes(mv, weight_dtype, par) + rotary_table_bytes(mv)
                + v.nonneg_number("extra_weight_bytes", extra_weight_bytes))
-    forward = forward_peak_bytes(mv, tokens, tp=t)
+    forward = forward_peak_bytes(mv, tokens, tp=t, moe_tp=par.gpus // par.ep)
     sampler = _sampler_moment(mv, tokens, min(seqs, tokens))
     blas = cublas_workspace_bytes(gpu) if workspace is None else v.nonneg_number(
         "workspace", workspace)
@@ -515,6 +533,26 @@ def _weight_bytes(mv: ModelView, dtype: str) -> float:
     return memory.checkpoint_bytes(checkpoint_parts(mv, dtype))
 
 
+def _routed_bytes(mv: ModelView, dtype: str) -> float:
+    """The routed experts' bytes at ``dtype``, as :func:`checkpoint_parts` stores them."""
+    routed = mv.expert_params
+    if dtype == "mxfp4_experts":
+        biases = expert_bias_params(mv)
+        return memory.checkpoint_bytes({"mxfp4": routed - biases, "bf16": float(biases)})
+    if dtype == "fp8_ffn":
+        low = routed * (mv.layers - 2) / mv.layers
+        return memory.checkpoint_bytes({"fp8": low, "bf16": routed - low})
+    return memory.checkpoint_bytes({dtype: routed})
+
+
+def _gpu_weight_bytes(mv: ModelView, dtype: str, par: MoEParallel) -> float:
+    """Weight bytes on one GPU: all over ``tp``, or by
+    :func:`~gpulesson.planning.moe_serving.weight_bytes_per_gpu` for an MoE layout."""
+    if par.dp == 1 and not par.expert_parallel:
+        return _weight_bytes(mv, dtype) / par.tp
+    return weight_bytes_per_gpu(mv, par, _weight_bytes(mv, dtype), _routed_bytes(mv, dtype))
+
+
 @dataclass(frozen=True)
 class ServingPlan:
     """A serving plan: ``tp`` GPUs per replica, ``replicas`` of them.
@@ -523,7 +561,9 @@ class ServingPlan:
     and ``tpot`` in seconds under the traffic; ``throughput`` output tokens/s of all replicas;
     ``batch`` sequences in flight per replica; ``cost_per_million_tokens`` USD per million
     output tokens at that throughput (``None`` without a price). ``budget`` is the KV
-    arithmetic; ``problems`` name the input at fault.
+    arithmetic; ``problems`` name the input at fault. With ``dp`` data-parallel engines a
+    replica is ``tp x dp`` GPUs and ``kv_cache_tokens``, ``max_concurrency`` are each
+    engine's (vLLM prints one line per engine).
     """
 
     feasible: bool
@@ -543,6 +583,8 @@ class ServingPlan:
     gpu: str
     reason: str = ""
     notes: tuple[str, ...] = field(default=())
+    dp: int = 1
+    expert_parallel: bool = False
 
 
 @dataclass(frozen=True)
@@ -625,13 +667,6 @@ def fit_decode_efficiency(measurements: tuple[DecodeMeasurement, ...] | list[Dec
     return effs[mid] if len(effs) % 2 else (effs[mid - 1] + effs[mid]) / 2
 
 
-#: Cards without NVLink (L4, L40S, RTX 4090, RTX 5090) that one server holds, joined by
-#: PCIe: up to 8 in a cloud instance (AWS Batch user guide, "Run GPU jobs": g5.48xlarge
-#: with 8 A10G, g6.12xlarge with 4 L4). A replica's tensor parallelism may span them; its
-#: all-reduces run at the card's PCIe link (``GPUSpec.link_bandwidth_one_way``).
-PCIE_SERVER_GPUS = 8
-
-
 def _server_gpus(gv: GPUView) -> int:
     """GPUs a replica's tensor parallelism may span without the network: the NVLink
     domain, or a server of :data:`PCIE_SERVER_GPUS` cards that have none."""
@@ -639,35 +674,34 @@ def _server_gpus(gv: GPUView) -> int:
 
 
 class _Speed:
-    """Step and prefill times of one replica of ``tp`` GPUs."""
+    """Step and prefill times of one replica of ``tp`` GPUs (``tp x dp`` with ``par``)."""
 
     def __init__(self, mv: ModelView, gv: GPUView, tp: int, weight_dtype: str, per_token: float,
-                 context: float, bandwidth_efficiency: float = 1.0) -> None:
-        self.mv, self.tp = mv, tp
-        self.rate = gv.peak("bf16") * gv.matmul_efficiency * tp
-        self.bw = gv.bandwidth * tp * bandwidth_efficiency
+                 context: float, bandwidth_efficiency: float = 1.0,
+                 par: MoEParallel | None = None) -> None:
+        self.mv, self.tp, self.gv = mv, tp, gv
+        self.par = par if par is not None and (par.dp > 1 or par.expert_parallel) else None
+        gpus = tp if self.par is None else self.par.gpus
+        self.rate = gv.peak("bf16") * gv.matmul_efficiency * gpus
+        self.bw = gv.bandwidth * gpus * bandwidth_efficiency
         self.weights = _weight_bytes(mv, weight_dtype)
+        self.routed = _routed_bytes(mv, weight_dtype) if self.par else 0.0
         # per sequence per step, all GPUs: a sliding-window layer reads only its window
         held = max(round(context), 1)
         window_share = (inference.kv_cache_bytes(mv.cfg, seq_len=held)
                         / inference.kv_cache_bytes(mv.cfg, seq_len=held, cap_windows=False))
+        # per engine's sequence: a data-parallel engine's GPUs read only its own sequences
         self.kv_read = context * per_token * tp * window_share
-        if tp == 1:
-            link = 1.0  # no all-reduce
-        elif gv.domain >= tp:
-            link = distributed.achievable_bandwidth(gv.nvlink_bandwidth, "nvlink")
-        elif gv.domain <= 1 and tp <= PCIE_SERVER_GPUS:  # cards of one server, over PCIe
-            link = distributed.achievable_bandwidth(gv.nvlink_bandwidth, "network")
-        else:  # across NVLink domains: every GPU's own NIC (the network as built)
-            link = network.group_bus_bandwidth(
-                stride=1, size=tp, domain=max(gv.domain, 1),
-                nvlink_line_rate=gv.nvlink_bandwidth if gv.domain > 1 else None,
-                nic_line_rate=gv.scaleout_bandwidth).bus_bandwidth
-        self.link, self.layers = link, mv.layers
+        self.link, self.layers = group_link_bandwidth(gv, tp), mv.layers
 
     def _experts_read(self, batch: float) -> float:
         """Weight bytes one step reads (:func:`gpulesson.inference.decode_weight_bytes`): all
-        of a dense model; for MoE the experts the batch routes to, under uniform routing."""
+        of a dense model; for MoE the experts the batch routes to, under uniform routing
+        (with ``par``, the busiest GPU's bytes times the GPUs,
+        :func:`~gpulesson.planning.moe_serving.decode_read_bytes`)."""
+        if self.par is not None:
+            return self.par.gpus * decode_read_bytes(self.mv, self.par, self.weights,
+                                                     self.routed, batch)
         if not self.mv.is_moe:
             return self.weights
         share = inference.decode_weight_bytes(self.mv.cfg, batch=max(int(batch), 1),
@@ -675,10 +709,18 @@ class _Speed:
         return self.weights * share
 
     def comm(self, tokens: float) -> float:
+        """Tensor-parallel all-reduces, 2 a layer; over ``dp`` engines each all-reduces its
+        own tokens, once in an MoE layer, whose dispatch and combine replace the other
+        (:func:`~gpulesson.planning.moe_serving.dispatch_time`)."""
+        par, runs = self.par, 2 * self.layers
+        a2a = 0.0
+        if par is not None and par.dp > 1:
+            a2a = dispatch_time(self.mv, par, self.gv, tokens)
+            tokens, runs = tokens / par.dp, runs - self.mv.moe_layers
         if self.tp == 1:
-            return 0.0
+            return a2a
         size = tokens * self.mv.hidden * 2
-        return 2 * self.layers * distributed.collective_time(
+        return a2a + runs * distributed.collective_time(
             "all_reduce", size, self.tp, bandwidth=self.link, latency=10e-6)
 
     def step(self, batch: float, prefill_tokens: float = 0.0) -> float:
@@ -688,6 +730,12 @@ class _Speed:
 
     def prefill(self, prompt: int) -> float:
         flop = 2 * self.mv.active_params * prompt + self.mv.prefill_attention_flops(prompt)
+        if self.par is not None:  # one engine's tp GPUs run all but the routed experts
+            mv, par = self.mv, self.par
+            experts = 2 * mv.expert_params * mv.experts_per_token / mv.routed_experts * prompt
+            engine = self.rate * self.tp / par.gpus
+            return (max((flop - experts) / engine + experts / self.rate,
+                        self._experts_read(prompt) / self.bw) + self.comm(prompt * par.dp))
         return max(flop / self.rate, self.weights / self.bw) + self.comm(prompt)
 
 
@@ -732,6 +780,9 @@ def plan_serving(
     matmul_efficiency: float | None = None,
     usd_per_gpu_hour: float | None = None,
     bandwidth_efficiency: float | None = None,
+    dp: int = 1,
+    expert_parallel: bool = False,
+    all2all_backend: str = "allgather_reducescatter",
 ) -> ServingPlan:
     """Plan serving ``model`` on ``gpu`` with vLLM: KV cache, speed, replicas and cost.
 
@@ -745,7 +796,10 @@ def plan_serving(
     planner choose ``tp`` too. When no choice meets an SLO, the plan says which and why
     (``feasible=False``). Memory-bound steps read HBM at ``bandwidth_efficiency`` of the
     datasheet bandwidth (default
-    :data:`DECODE_BANDWIDTH_EFFICIENCY`, fitted on published decode times).
+    :data:`DECODE_BANDWIDTH_EFFICIENCY`, fitted on published decode times). An MoE model
+    may run ``dp`` data-parallel attention engines of ``tp`` GPUs per replica, its experts
+    whole on the ``tp x dp`` GPUs (``expert_parallel``) and its tokens dispatched by
+    ``all2all_backend`` (:mod:`~gpulesson.planning.moe_serving`).
     """
     mv = model_view(model)
     gv = gpu_view(gpu, usable_memory=usable_memory, matmul_efficiency=matmul_efficiency,
@@ -762,13 +816,16 @@ def plan_serving(
            [t for t in divisors(_server_gpus(gv)) if mv.heads % t == 0
             and (mv.cfg.latent_attention or ((mv.kv_heads or mv.heads) % t == 0
                                              or t % (mv.kv_heads or mv.heads) == 0))])
+    moe_parallel(mv, tp=tps[0], dp=dp, expert_parallel=expert_parallel, all2all=all2all_backend)
+    moe = dict(dp=dp, expert_parallel=expert_parallel)
     common = dict(max_model_len=length, kv_dtype=kv_dtype, weight_dtype=weight_dtype,
                   gpu_memory_utilization=gpu_memory_utilization, usable_memory=gv.usable_memory,
                   max_num_batched_tokens=max_num_batched_tokens, max_num_seqs=max_num_seqs,
-                  block_size=block_size, non_torch_memory=non_torch_memory)
+                  block_size=block_size, non_torch_memory=non_torch_memory, **moe)
     candidates: list[ServingPlan] = []
     for t in tps:
-        candidates.append(_plan_tp(mv, gv, t, common, rate, p, o, slo_ttft, slo_tpot, eff))
+        par = moe_parallel(mv, tp=t, all2all=all2all_backend, **moe)  # type: ignore[arg-type]
+        candidates.append(_plan_tp(mv, gv, t, common, rate, p, o, slo_ttft, slo_tpot, eff, par))
     good = [c for c in candidates if c.feasible]
     if good:
         best = min(good, key=lambda c: (c.gpus, c.tpot))
@@ -780,16 +837,19 @@ def plan_serving(
 
 def _reason(best: ServingPlan, plans: list[ServingPlan]) -> ServingPlan:
     from dataclasses import replace
+    dp = f" x dp {best.dp}" if best.dp > 1 else ""
     parts = [f"tp {c.tp}: {c.gpus} GPUs" if c.feasible else f"tp {c.tp}: {c.problems[0]}"
              for c in plans]
-    return replace(best, reason=f"Fewest GPUs that meet the traffic: tp {best.tp} x "
+    return replace(best, reason=f"Fewest GPUs that meet the traffic: tp {best.tp}{dp} x "
                    f"{best.replicas} replicas. Compared: " + "; ".join(parts) + ".")
 
 
 def _plan_tp(mv: ModelView, gv: GPUView, t: int, common: Mapping[str, object],
              rate: float | None, p: int, o: int, slo_ttft: float | None,
-             slo_tpot: float | None, eff: float = 1.0) -> ServingPlan:
-    problems: list[str] = []
+             slo_tpot: float | None, eff: float = 1.0,
+             par: MoEParallel | None = None) -> ServingPlan:
+    par = par or MoEParallel(t)
+    problems: list[str] = moe_problems(mv, par)
     length = int(common["max_model_len"])  # type: ignore[call-overload]
     context = int(mv.cfg.context or 0)
     if context and length > context:
@@ -831,11 +891,11 @@ def _plan_tp(mv: ModelView, gv: GPUView, t: int, common: Mapping[str, object],
             f"max_model_len ({length:,}) is larger than {held}: lower max_model_len or "
             "raise gpu_memory_utilization (vLLM refuses to start)")
     speed = _Speed(mv, gv, t, str(common["weight_dtype"]), budget.kv_bytes_per_token, p + o / 2,
-                   eff)
-    seqs_cap = budget.sequences(p + o)  # sequences of real length the cache holds
+                   eff, par)
+    seqs_cap = budget.sequences(p + o) * par.dp  # sequences of real length the caches hold
     replicas = 1
     if rate is None:
-        batch = max(min(seqs_cap, float(common["max_num_seqs"] or 1024)), 1.0)  # type: ignore[arg-type]
+        batch = max(min(seqs_cap, float(common["max_num_seqs"] or 1024) * par.dp), 1.0)  # type: ignore[arg-type]
         # at full load each step also prefills the prompts that replace the sequences it
         # finishes (batch / o of them, chunked prefill): the rate the replica can sustain
         step = speed.step(batch, batch * p / o)
@@ -859,7 +919,7 @@ def _plan_tp(mv: ModelView, gv: GPUView, t: int, common: Mapping[str, object],
                             f"of tp = {t}; the step time grows without bound")
             step, ttft, batch = speed.step(1.0), alone, 1.0
         tpot, throughput = step, rate * o
-    gpus = t * replicas
+    gpus = t * par.dp * replicas
     price = gv.price
     per_m = (cost.cost_per_1k_tokens(usd_per_gpu_hour=price, gpus=gpus,
                                      tokens_per_second=throughput) * 1000
@@ -869,7 +929,7 @@ def _plan_tp(mv: ModelView, gv: GPUView, t: int, common: Mapping[str, object],
         kv_cache_tokens=budget.kv_cache_tokens, max_concurrency=budget.max_concurrency,
         batch=batch, ttft=ttft, tpot=tpot, throughput=throughput,
         cost_per_million_tokens=per_m, budget=budget, model=mv.name, gpu=gv.name,
-        notes=(*mv.notes, *gv.notes))
+        notes=(*mv.notes, *gv.notes), dp=par.dp, expert_parallel=par.expert_parallel)
 
 
 def _replicas(speed: _Speed, qps: float, p: int, o: int, slo_ttft: float | None,

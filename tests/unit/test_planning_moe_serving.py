@@ -1,0 +1,175 @@
+"""gpulesson.planning.moe_serving: expert parallelism and data-parallel attention at serving.
+
+Sources: vLLM ``model_executor/layers/fused_moe/config.py`` (``FusedMoEParallelConfig.make``:
+the MoE layers of ``tp x dp`` GPUs hold whole experts under ``--enable-expert-parallel``,
+else are tensor-parallel over all of them; ``FusedMoEConfig.__post_init__`` asserts the
+intermediate size divides), ``determine_expert_map`` (uneven experts: one more on the first
+ranks), ``vllm/config/parallel.py`` (``all2all_backend`` defaults to
+``allgather_reducescatter``); SGLang issue #6017 for a log.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from gpulesson import inference, traffic, transformer
+from gpulesson.planning import gpu_view, kv_budget, model_view, plan_serving
+from gpulesson.planning.moe_serving import (
+    LATENCY,
+    dispatch_time,
+    moe_parallel,
+    weight_bytes_per_gpu,
+)
+from gpulesson.planning.serving import GIB, rotary_table_bytes
+
+DSV3 = dict(max_model_len=8192, weight_dtype="fp8")
+
+
+def _dsv3_bytes() -> tuple[float, float]:
+    """DeepSeek-V3 in FP8 by hand (its config.json): the routed experts, 58 MoE layers x
+    256 experts x 3 matrices of 7,168 x 2,048, one byte each; the rest one byte a parameter
+    but the embedding and output layer (2 x 129,280 x 7,168), kept in BF16."""
+    routed = 58 * 256 * 3 * 7168 * 2048
+    table = 2 * 129280 * 7168
+    total = transformer.param_count(model_view("deepseek-v3").cfg)
+    return float(routed), float(total - routed - table + 2 * table)
+
+
+def test_weights_per_gpu_dp8_ep8_equal_a_hand_count() -> None:
+    """DP8 + EP8 (vLLM --data-parallel-size 8 --enable-expert-parallel): every GPU holds
+    its engine's whole non-expert weights and 256 / 8 = 32 experts; TP8 holds an eighth of
+    everything, the same 32 experts' bytes but an eighth of the rest."""
+    routed, other = _dsv3_bytes()
+    rotary = rotary_table_bytes("deepseek-v3")
+    dp8 = kv_budget("deepseek-v3", "H200 SXM", dp=8, expert_parallel=True, **DSV3)
+    tp8 = kv_budget("deepseek-v3", "H200 SXM", tp=8, **DSV3)
+    assert dp8.weights == pytest.approx(other + routed * 32 / 256 + rotary, rel=1e-12)
+    assert tp8.weights == pytest.approx((other + routed) / 8 + rotary, rel=1e-12)
+    ep_tp8 = kv_budget("deepseek-v3", "H200 SXM", tp=8, expert_parallel=True, **DSV3)
+    assert ep_tp8.weights == pytest.approx(tp8.weights, rel=1e-12)
+    # the copied non-expert weights: 7/8 of 17.1 GB more on every GPU
+    assert dp8.weights - tp8.weights == pytest.approx(other * 7 / 8, rel=1e-12)
+
+
+def test_uneven_experts_busiest_gpu_holds_one_more() -> None:
+    """vLLM's determine_expert_map gives the first ``E mod ep`` ranks one more expert:
+    256 experts on 3 GPUs, 86 on the busiest."""
+    routed, other = _dsv3_bytes()
+    mv = model_view("deepseek-v3")
+    par = moe_parallel(mv, tp=1, dp=3, expert_parallel=True)
+    assert weight_bytes_per_gpu(mv, par, other + routed, routed) == pytest.approx(
+        other + routed * 86 / 256, rel=1e-12)
+
+
+def test_mla_cache_not_copied_under_dp_attention() -> None:
+    """TP8 keeps DeepSeek-V3's whole 70,272-byte latent per token on every GPU, the same
+    token on all 8; DP8 keeps the same bytes per token but each engine its own tokens, so
+    the 8 GPUs hold 8 x one engine's pool. What is left for it shrinks by the copied
+    weights (and the larger MoE workspace), so the group holds 8 x the pool ratio more
+    tokens, not 8 x."""
+    dp8 = kv_budget("deepseek-v3", "H200 SXM", dp=8, expert_parallel=True, **DSV3)
+    tp8 = kv_budget("deepseek-v3", "H200 SXM", tp=8, **DSV3)
+    assert dp8.kv_bytes_per_token == tp8.kv_bytes_per_token == 61 * 576 * 2
+    assert dp8.kv_cache == pytest.approx(
+        tp8.kv_cache - (dp8.weights - tp8.weights) - (dp8.activation_peak
+                                                      - tp8.activation_peak), rel=1e-12)
+    plan_dp = plan_serving("deepseek-v3", "H200 SXM", tp=1, dp=8, expert_parallel=True,
+                           **DSV3)
+    plan_tp = plan_serving("deepseek-v3", "H200 SXM", tp=8, **DSV3)
+    assert plan_dp.gpus == plan_tp.gpus == 8 and plan_dp.dp == 8
+    held_dp, held_tp = plan_dp.kv_cache_tokens * plan_dp.dp, plan_tp.kv_cache_tokens
+    assert held_dp / held_tp == pytest.approx(8 * dp8.kv_cache / tp8.kv_cache, rel=1e-3)
+    assert 1 < held_dp / held_tp < 8
+
+
+def test_gqa_heads_split_over_the_engine_tp_only() -> None:
+    """Qwen3-235B-A22B (4 KV heads) as 2 engines of tp 4: each GPU keeps one KV head of its
+    engine's tokens, a quarter of a token's cache."""
+    cfg = model_view("qwen3-235b-a22b").cfg
+    b = kv_budget("qwen3-235b-a22b", "H200 SXM", tp=4, dp=2, expert_parallel=True,
+                  max_model_len=8192)
+    assert b.kv_bytes_per_token == inference.kv_cache_bytes_per_token(cfg) / 4
+
+
+def test_source_sglang_6017_dp_attention_latent_per_token() -> None:
+    """SGLang issue #6017 (2025-05-09, https://github.com/sgl-project/sglang/issues/6017):
+    DeepSeek-R1 with --enable-dp-attention and DeepEP, every rank labelled "DP i TP i"
+    (attention tensor-parallel size 1), prints "KV Cache is allocated. #tokens: 161488,
+    KV size: 10.57 GB" (SGLang's GB are GiB): each engine's tokens with the whole BF16
+    latent, 61 x 576 x 2 bytes. Weights are not compared: that run keeps redundant experts
+    (--ep-num-redundant-experts) the planner does not model."""
+    b = kv_budget("deepseek-v3", "H200 SXM", tp=1, dp=16, expert_parallel=True,
+                  max_model_len=8192)
+    assert b.kv_bytes_per_token * 161488 / GIB == pytest.approx(10.57, abs=0.005)
+
+
+def test_refusals_name_the_input() -> None:
+    """Expert parallelism or data-parallel engines on a dense model, more expert-parallel
+    GPUs than experts and an unknown backend raise; tensor-parallel MoE layers whose
+    intermediate size ``tp x dp`` does not divide make the plan infeasible (vLLM asserts)."""
+    with pytest.raises(ValueError, match="dense model"):
+        plan_serving("llama-3-8b", "H100 SXM", expert_parallel=True, max_model_len=4096)
+    with pytest.raises(ValueError, match="dense model"):
+        kv_budget("llama-3-8b", "H100 SXM", dp=2, max_model_len=4096)
+    with pytest.raises(ValueError, match="exceed the 8 routed experts"):
+        plan_serving("mixtral-8x7b", "H100 SXM", tp=1, dp=16, expert_parallel=True,
+                     max_model_len=4096)
+    with pytest.raises(ValueError, match="all2all_backend"):
+        plan_serving("deepseek-v3", "H200 SXM", tp=1, dp=8, expert_parallel=True,
+                     all2all_backend="pplx", **DSV3)
+    # Qwen3-30B-A3B's experts are 768 wide: 5 GPUs cannot cut them, but hold them whole
+    plan = plan_serving("qwen3-30b-a3b", "H200 SXM", tp=1, dp=5, max_model_len=8192)
+    assert not plan.feasible
+    assert "must divide the experts' intermediate size (768)" in plan.problems[0]
+    assert plan_serving("qwen3-30b-a3b", "H200 SXM", tp=1, dp=5, expert_parallel=True,
+                        max_model_len=8192).feasible
+
+
+def test_defaults_unchanged_and_ep_on_one_engine_matches_tp() -> None:
+    """``dp=1`` without expert parallelism is the tensor-parallel plan; experts whole on
+    one engine's 8 GPUs read the same bytes a step (the MoE output is all-reduced as
+    under TP)."""
+    base = plan_serving("deepseek-v3", "H200 SXM", tp=8, **DSV3)
+    assert plan_serving("deepseek-v3", "H200 SXM", tp=8, dp=1, expert_parallel=False,
+                        all2all_backend="allgather_reducescatter", **DSV3) == base
+    ep = plan_serving("deepseek-v3", "H200 SXM", tp=8, expert_parallel=True, **DSV3)
+    assert ep.tpot == pytest.approx(base.tpot, rel=1e-9)
+    assert ep.kv_cache_tokens == base.kv_cache_tokens
+
+
+def test_dispatch_copies_allgather_vs_deepep() -> None:
+    """Qwen3-235B-A22B (k = 8) over 16 GPUs: vLLM's default backend gathers every token on
+    all 16 GPUs, DeepEP sends it to the GPUs of its 8 experts: half the bytes, the same
+    number of collectives (2 per MoE layer)."""
+    mv, gv = model_view("qwen3-235b-a22b"), gpu_view("H200 SXM")
+    times = {a: dispatch_time(mv, moe_parallel(mv, tp=1, dp=16, expert_parallel=True,
+                                               all2all=a), gv, 4096)
+             for a in ("allgather_reducescatter", "deepep")}
+    fixed = 2 * mv.moe_layers * LATENCY
+    assert (times["deepep"] - fixed) / (times["allgather_reducescatter"] - fixed) == \
+        pytest.approx(8 / 16, rel=1e-9)
+    assert dispatch_time(mv, moe_parallel(mv, tp=16), gv, 4096) == 0.0  # one engine
+
+
+def test_node_limited_routing_bounds_network_copies() -> None:
+    """DeepSeek-V3 over 64 H200 (8 NVLink domains of 8) with DeepEP: node-limited routing
+    (8 groups, 4 picked: :func:`gpulesson.traffic.routed_node_limit`) sends a token over
+    the network at most 4 times, not 8: half the bytes of the same model without groups."""
+    mv, gv = model_view("deepseek-v3"), gpu_view("H200 SXM")
+    free = model_view(dataclasses.replace(mv.cfg, routing_groups=0, routing_group_topk=0))
+    assert traffic.routed_node_limit(experts=256, routing_groups=8, routing_group_topk=4,
+                                     ep=64, ranks_per_node=8) == 4
+    fixed = 2 * mv.moe_layers * LATENCY
+    limited, unlimited = (dispatch_time(m, moe_parallel(m, tp=1, dp=64, expert_parallel=True,
+                                                        all2all="deepep"), gv, 65536)
+                          for m in (mv, free))
+    assert (limited - fixed) / (unlimited - fixed) == pytest.approx(4 / 8, rel=1e-9)
+
+
+def test_backward_false_counts_two_all_to_alls_a_layer() -> None:
+    """Inference moves forward only: a dispatch and a combine per MoE layer."""
+    kw = dict(tokens=16, hidden=8, experts_per_token=2, moe_layers=3, ep=4)
+    assert traffic.expert_parallel_traffic(**kw, backward=False).count == 6
+    assert traffic.expert_parallel_traffic(**kw).count == 12
