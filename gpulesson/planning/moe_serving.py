@@ -48,7 +48,8 @@ from gpulesson import distributed, inference, network, traffic
 
 from ._adapt import GPUView, ModelView
 
-__all__ = ["ALL2ALL_BACKENDS", "MoEParallel", "decode_read_bytes", "dispatch_time",
+__all__ = ["ALL2ALL_BACKENDS", "MoEParallel", "check_domains", "decode_read_bytes",
+           "dispatch_time",
            "group_link_bandwidth", "moe_parallel", "moe_problems", "weight_bytes_per_gpu"]
 
 #: Token dispatch backends: vLLM's default (every token to every GPU of the group) and
@@ -138,6 +139,17 @@ def decode_read_bytes(model: ModelView, par: MoEParallel, weights: float, routed
                                             bytes_per_param=1)
     used = (touched - (params - model.expert_params)) / model.expert_params
     return (weights - routed) / par.tp + routed * used * _expert_share(model, par)
+
+
+def check_domains(par: MoEParallel, gpu: GPUView) -> MoEParallel:
+    """``par`` if its ``tp x dp`` GPUs fit one NVLink domain or fill whole ones (the
+    network model, :func:`gpulesson.network.group_bus_bandwidth`, counts whole domains);
+    else ``ValueError`` naming ``dp``."""
+    n, d = par.gpus, gpu.domain
+    if par.dp > 1 and d > 1 and n > d and n % d:
+        raise ValueError(f"dp: tp x dp = {n} GPUs must fit one {d}-GPU NVLink domain of "
+                         f"the {gpu.name} or fill whole ones (a multiple of {d})")
+    return par
 
 
 def group_link_bandwidth(gpu: GPUView, size: int) -> float:

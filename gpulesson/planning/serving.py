@@ -72,6 +72,7 @@ from .layout import divisors
 from .moe_serving import (
     PCIE_SERVER_GPUS,
     MoEParallel,
+    check_domains,
     decode_read_bytes,
     dispatch_time,
     group_link_bandwidth,
@@ -824,7 +825,7 @@ def plan_serving(
                   block_size=block_size, non_torch_memory=non_torch_memory, **moe)
     candidates: list[ServingPlan] = []
     for t in tps:
-        par = moe_parallel(mv, tp=t, all2all=all2all_backend, **moe)  # type: ignore[arg-type]
+        par = check_domains(moe_parallel(mv, tp=t, all2all=all2all_backend, **moe), gv)  # type: ignore[arg-type]
         candidates.append(_plan_tp(mv, gv, t, common, rate, p, o, slo_ttft, slo_tpot, eff, par))
     good = [c for c in candidates if c.feasible]
     if good:

@@ -222,14 +222,18 @@ def _serving(**kw: Any) -> dict[str, Any]:
         prompt_tokens=kw["prompt_tokens"], output_tokens=kw["output_tokens"],
         ttft_slo=kw["ttft_slo"] or None, tpot_slo=kw["tpot_slo"] or None,
         usable_memory=kw["gpu_memory"], matmul_efficiency=kw["matmul_efficiency"],
-        usd_per_gpu_hour=price if price > 0 else None)
+        usd_per_gpu_hour=price if price > 0 else None, dp=kw["dp"],
+        expert_parallel=kw["moe_layers"] == "ep")
     per_m = plan.cost_per_million_tokens
+    engines = f" × dp {plan.dp}" if plan.dp > 1 else ""
     return {
         "feasible": plan.feasible, "problems": planner_inputs.problems_text(plan.problems),
-        "layout": f"tp {plan.tp} × {plan.replicas} replica{'s' if plan.replicas > 1 else ''}"
+        "layout": f"tp {plan.tp}{engines} × {plan.replicas} "
+                  f"replica{'s' if plan.replicas > 1 else ''}"
                   f" = {plan.gpus} GPU{'s' if plan.gpus > 1 else ''}",
         "reason": plan.reason or "tp as set",
-        "kv_cache_tokens": plan.kv_cache_tokens, "max_concurrency": plan.max_concurrency,
+        "kv_cache_tokens": plan.kv_cache_tokens * plan.dp,
+        "max_concurrency": plan.max_concurrency * plan.dp,
         "batch": plan.batch, "ttft": plan.ttft, "tpot": plan.tpot,
         "throughput": plan.throughput, "cost": per_m or 0.0,
         "price_note": ("per million output tokens at the traffic" if per_m is not None
@@ -256,6 +260,18 @@ SERVING = Calculator(
                 help="GPUs per replica; 0 lets the planner compare the sizes that divide the "
                      "heads within one NVLink domain, or one server of PCIe cards (1, 2, 4 "
                      "and 8 on an 8-GPU server)."),
+        Integer("dp", "Data-parallel attention engines (MoE)", default=1, range=(1, 64),
+                help="Mixture-of-experts models: dp engines of tp GPUs each run attention "
+                     "for their own requests, each with its own KV cache, and share the MoE "
+                     "layers over tp × dp GPUs (vLLM --data-parallel-size, SGLang --dp with "
+                     "--enable-dp-attention). A latent (MLA) cache is no longer copied on "
+                     "every GPU, but the non-expert weights are, once per engine."),
+        Select("moe_layers", "MoE layers", default="tp",
+               choices=(Choice("tp", "tensor-parallel: every expert cut over tp × dp"),
+                        Choice("ep", "expert-parallel: whole experts on each GPU")),
+               help="vLLM --enable-expert-parallel puts whole experts on the tp × dp GPUs "
+                    "and dispatches each token to them (vLLM's default all-gather backend). "
+                    "Dense models take tp only."),
         shared.storage_input("weight_dtype", "Weights", "bf16"),
         shared.storage_input("kv_dtype", "KV cache", "bf16"),
         shared.tokens("max_model_len", "max_model_len", 8192,
@@ -276,8 +292,10 @@ SERVING = Calculator(
         Output("layout", "GPUs", "text"),
         Output("reason", "Why", "text"),
         Output("kv_cache_tokens", "KV cache per replica (vLLM's 'GPU KV cache size')",
-               "count", help="Tokens of KV cache the budget leaves, in 16-token blocks."),
-        Output("max_concurrency", "Maximum concurrency at max_model_len", "ratio"),
+               "count", help="Tokens of KV cache the budget leaves, in 16-token blocks; with "
+               "data-parallel engines, the sum of their pools (vLLM prints each engine's)."),
+        Output("max_concurrency", "Maximum concurrency at max_model_len", "ratio",
+               help="Summed over the data-parallel engines."),
         Output("batch", "Sequences in flight per replica", "number"),
         Output("ttft", "Time to first token", _SECONDS),
         Output("tpot", "Time per output token", _SECONDS),

@@ -176,3 +176,24 @@ def test_fp32_is_planned_only_as_a_measured_rate():
                          matmul_efficiency=100, gpu_memory=64.0, bandwidth=0.05,
                          gpus_per_node=1, scaleout=1, n_gpus=1, usd_per_gpu_hour=0)
     assert 0 < measured["mfu"] < 1
+
+
+def test_serving_plan_data_parallel_attention_and_expert_parallelism():
+    """The serving entry hands dp and the MoE layers' layout to plan_serving: DeepSeek-V3
+    in FP8 on 8 H200 as 8 engines with whole experts (vLLM --data-parallel-size 8
+    --enable-expert-parallel) shows the 8 engines' pools summed, 8 x one engine's, and
+    more weights per GPU than TP8 (the non-expert weights copied per engine); a dense
+    model refuses dp, naming it."""
+    base = {"model": "deepseek-v3", "gpu": "H200", "weight_dtype": "fp8", "qps": 0}
+    dp8 = C.compute("serving_plan", **base, tp=1, dp=8, moe_layers="ep")
+    tp8 = C.compute("serving_plan", **base, tp=8)
+    plan = planning.plan_serving("deepseek-v3", "H200", tp=1, dp=8, expert_parallel=True,
+                                 weight_dtype="fp8", max_model_len=8192, qps=None,
+                                 prompt_tokens=2000, output_tokens=300)
+    assert dp8["kv_cache_tokens"] == 8 * plan.kv_cache_tokens
+    assert dp8["kv_cache_tokens"] > tp8["kv_cache_tokens"]
+    assert dp8["weights"] > tp8["weights"]
+    assert C.evaluate("serving_plan", {**base, "tp": 1, "dp": 8, "moe_layers": "ep"}
+                      )["text"]["layout"] == "tp 1 × dp 8 × 1 replica = 8 GPUs"
+    dense = C.evaluate("serving_plan", {"dp": 2})
+    assert not dense["ok"] and dense["input"] == "dp" and "dense model" in dense["error"]
