@@ -9,7 +9,8 @@
 * :func:`plan_serving` -> :class:`ServingPlan`: the KV cache vLLM would allocate, its
   maximum concurrency, time to first token, time per output token, throughput, replicas
   and the cost per million tokens; with a traffic and SLOs, the tp, batch and replicas that
-  meet them.
+  meet them; for MoE models, data-parallel attention engines and expert parallelism
+  (:mod:`~gpulesson.planning.moe_serving`).
 * :func:`reconcile_vllm_log`, :func:`reconcile_nccl_tests`: read a real log and set each
   figure beside the prediction, term by term.
 * :func:`bottleneck`: the plain rule that names what limits a run (memory first, then

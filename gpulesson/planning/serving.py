@@ -54,6 +54,9 @@ arriving during a step join its matrix products (chunked prefill); the step time
 fixed point of both. Time to first token is the prefill of one prompt plus the step it waits
 for.
 
+Expert parallelism and data-parallel attention for MoE models (``dp``, ``expert_parallel``):
+:mod:`~gpulesson.planning.moe_serving`.
+
 Taught in: ``notebooks/planning_dashboard.ipynb`` (serving) and
 ``notebooks/inference_and_kv_cache.ipynb`` (the KV cache).
 """
@@ -691,7 +694,7 @@ class _Speed:
         held = max(round(context), 1)
         window_share = (inference.kv_cache_bytes(mv.cfg, seq_len=held)
                         / inference.kv_cache_bytes(mv.cfg, seq_len=held, cap_windows=False))
-        # per engine's sequence: a data-parallel engine's GPUs read only its own sequences
+        # tp, not tp x dp: an engine's GPUs read only its own sequences' cache
         self.kv_read = context * per_token * tp * window_share
         self.link, self.layers = group_link_bandwidth(gv, tp), mv.layers
 
