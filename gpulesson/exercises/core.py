@@ -558,8 +558,8 @@ class NumericExercise(Exercise):
 
     def tolerance_text(self) -> str:
         parts = []
-        if self.rtol:
-            parts.append(f"±{self.rtol:.0%}")
+        if self.rtol >= 1e-6:  # a smaller rtol only absorbs floating-point noise: exact
+            parts.append(f"±{format_number(self.rtol * 100, 2)}%")
         if self.atol:
             parts.append(f"±{self.format_value(self.atol)}")
         return " or ".join(parts) if parts else "exact"

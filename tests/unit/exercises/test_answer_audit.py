@@ -1,0 +1,32 @@
+"""Findings of the answer audit (December 2026): each test recomputes what a learner sees
+from the figures the question or the solution states, or from the calculators."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from gpulesson.exercises import core, load_lesson
+from gpulesson.exercises.catalogue import available_lessons
+from gpulesson.units import parse_quantity
+
+
+def _numeric_exercises():
+    for slug in available_lessons():
+        for ex in load_lesson(slug).exercises:
+            if isinstance(ex, core.NumericExercise):
+                yield ex
+
+
+@pytest.mark.parametrize("ex", list(_numeric_exercises()), ids=lambda e: e.id)
+def test_tolerance_text_states_the_tolerance_the_check_applies(ex):
+    # "±0%" was printed for rtol = 0.5%, and for rtol = 1e-9 (float noise): a learner or an
+    # instructor reading the answer key took the tolerance for zero, or for something else.
+    text = ex.tolerance_text()
+    if ex.rtol < 1e-6 and not ex.atol:
+        assert text == "exact"
+        return
+    if ex.rtol >= 1e-6:
+        shown = float(re.match(r"±([0-9.]+)%", text).group(1)) / 100
+        assert shown == pytest.approx(ex.rtol, rel=0.01), (ex.id, text)
