@@ -427,7 +427,8 @@ def _occ_derived(p: P) -> dict[str, Any]:
         "per_partition": wording.count(lim.registers_per_sm // lim.register_partitions),
         "partition_warps": (lim.registers_per_sm // lim.register_partitions) // per_warp,
         "blocks": occ.blocks_per_sm, "warps": occ.warps_per_sm,
-        "max_warps": lim.max_warps_per_sm, "limit": ", ".join(occ.limited_by),
+        "max_warps": lim.max_warps_per_sm, "max_blocks": lim.max_blocks_per_sm,
+        "limit": ", ".join(occ.limited_by),
         "unit": lim.register_allocation_unit, "partitions": lim.register_partitions,
         "warp_size": lim.warp_size,
         "allocated": wording.count(occ.shared_memory_per_block),
@@ -446,7 +447,8 @@ occupancy_registers = core.NumericExercise(
     question=(
         "A kernel runs blocks of {threads} threads on {a_gpu} (compute capability {cc}); the "
         "compiler gave it {registers} registers per thread, and it uses no shared memory. "
-        "What is its occupancy, the share of the SM's warp slots it fills?"
+        "Its SM holds at most {max_warps} warps and {max_blocks} blocks. What is its "
+        "occupancy, the share of the SM's warp slots it fills?"
     ),
     hints=(
         "Registers are allocated per warp, in units of {unit}, and each of the SM's "
@@ -499,7 +501,8 @@ occupancy_shared = core.NumericExercise(
     question=(
         "A kernel runs blocks of {threads} threads at 32 registers per thread on {a_gpu}, "
         "each block using {shared_kib} KiB of shared memory (1 KiB = 1,024 bytes). The SM's "
-        "carveout is the largest, {carveout_kib} KiB. What is its occupancy?"
+        "carveout is the largest, {carveout_kib} KiB, and the SM holds at most {max_warps} "
+        "warps and {max_blocks} blocks. What is its occupancy?"
     ),
     hints=(
         "From compute capability 8.0 the CUDA driver reserves {reserve} bytes of shared memory "
