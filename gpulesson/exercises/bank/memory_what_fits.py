@@ -790,9 +790,9 @@ def _moe_derived(p: P) -> dict[str, Any]:
 moe_weights = core.NumericExercise(
     lesson=LESSON, number=11, title="The weights of {label}",
     question=(
-        "{label} routes each token to {k} of the {experts} experts of every "
-        "mixture-of-experts layer. How much memory do its weights take in {precision}, in "
-        "GB?"
+        "{label} has {total} parameters in all. It routes each token to {k} of the "
+        "{experts} experts of every mixture-of-experts layer, so a token is multiplied by "
+        "{active} of them. How much memory do its weights take in {precision}, in GB?"
     ),
     hints=(
         "A token uses a few experts, but the next token may need any of them: which "

@@ -43,3 +43,16 @@ def test_occupancy_questions_state_the_warp_slots_the_answer_is_a_share_of(numbe
     slots = int(match.group(1))
     warps = ex.answer_value() * slots
     assert warps == pytest.approx(round(warps)) and 0 < round(warps) <= slots
+
+
+@pytest.mark.parametrize("seed", [None, *range(12)])
+def test_moe_weights_question_states_the_parameter_count_the_answer_needs(seed):
+    # The question named the model and its routing but no parameter count, so "Mixtral
+    # 8x7B" invited 56B (8 x 7B) and the answer, 46.7B x 2 bytes, could not be worked out.
+    from gpulesson import memory
+
+    ex = load_lesson("memory_what_fits").exercises[10].variant(seed)
+    match = re.search(r"has ([0-9.]+)B parameters in all", ex.question_text())
+    assert match, ex.question_text()
+    worked = float(match.group(1)) * 1e9 * memory.precision_bytes(ex.inputs["precision"])
+    assert worked == pytest.approx(ex.answer_value(), rel=ex.rtol / 2)
