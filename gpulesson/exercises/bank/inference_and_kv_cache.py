@@ -885,15 +885,20 @@ def _moe_read_derived(p: P) -> dict[str, Any]:
     return {"name": wording.model_label(p["model"]), "E": cfg.experts, "k": cfg.experts_per_token,
             "layers": cfg.moe_layers, "used": core.format_number(used, 3),
             "active": wording.billions(transformer.active_params(cfg)),
-            "total": wording.billions(transformer.param_count(cfg))}
+            "total": wording.billions(transformer.param_count(cfg)),
+            "shared": wording.billions(transformer.param_count(cfg) - cfg.moe_layers
+                                       * cfg.experts * transformer.expert_params(cfg)),
+            "expert": wording.count(transformer.expert_params(cfg))}
 
 
 moe_decode_read = core.NumericExercise(
     lesson=LESSON, number=12, title="What a decode step of {name} reads at batch {batch}",
     question=(
         "{name} routes each token to {k} of the {E} experts of each of its {layers} "
-        "expert layers. A decode step of {batch} conversations reads the BF16 weights once. "
-        "Assuming uniform routing, how many GB of weights does the step read?"
+        "expert layers. Of its {total} parameters, {shared} lie outside the experts, and "
+        "each expert of a layer has {expert} parameters. A decode step of {batch} "
+        "conversations reads the BF16 weights once. Assuming uniform routing, how many GB "
+        "of weights does the step read?"
     ),
     hints=(
         "The attention and shared weights are read once; in each expert layer, only the "

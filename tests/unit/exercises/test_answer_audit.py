@@ -56,3 +56,21 @@ def test_moe_weights_question_states_the_parameter_count_the_answer_needs(seed):
     assert match, ex.question_text()
     worked = float(match.group(1)) * 1e9 * memory.precision_bytes(ex.inputs["precision"])
     assert worked == pytest.approx(ex.answer_value(), rel=ex.rtol / 2)
+
+
+@pytest.mark.parametrize("seed", [None, *range(12)])
+def test_moe_decode_question_states_the_sizes_the_answer_needs(seed):
+    # The question gave the routing but neither the weights outside the experts nor the
+    # size of an expert: the 16.27 GB could not be worked out from it.
+    ex = load_lesson("inference_and_kv_cache").exercises[11].variant(seed)
+    q = ex.question_text()
+    shared = re.search(r"([0-9.]+)B lie outside the experts", q)
+    expert = re.search(r"each expert of a layer has ([0-9,]+)", q)
+    k, experts, layers = map(int, re.search(
+        r"to (\d+) of the (\d+) experts of each of its (\d+) expert layers", q).groups())
+    assert shared and expert, q
+    batch = ex.inputs["batch"]
+    used = experts * (1 - (1 - k / experts) ** batch)
+    worked = 2 * (float(shared.group(1)) * 1e9
+                  + layers * used * int(expert.group(1).replace(",", "")))
+    assert worked == pytest.approx(ex.answer_value(), rel=ex.rtol / 2)
