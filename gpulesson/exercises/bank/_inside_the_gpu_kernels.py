@@ -660,8 +660,10 @@ matmul_naive = _lab(
         "K is `A.shape[1]`: on the ragged shape it differs from the number of columns of C.",
     ),
     solution=(
-        "Every multiply-add requests two operands from global memory, so the requests "
-        "grow with M·N·K, against (M·K + K·N)·N/TILE for the tiled kernel. These are "
+        "Every multiply-add requests two operands from global memory, 2·M·N·K elements in "
+        "all. The tiled kernel loads each tile of A once per block column (N/TILE times) "
+        "and each tile of B once per block row (M/TILE times): M·K·N/TILE + K·N·M/TILE = "
+        "2·M·N·K/TILE, TILE times fewer. These are "
         "requests, not DRAM traffic: on a GPU the L1 and L2 caches serve most of them, which "
         "is why a coalesced naive kernel runs far faster than the DRAM roofline of its "
         "request intensity suggests. "

@@ -74,3 +74,12 @@ def test_moe_decode_question_states_the_sizes_the_answer_needs(seed):
     worked = 2 * (float(shared.group(1)) * 1e9
                   + layers * used * int(expert.group(1).replace(",", "")))
     assert worked == pytest.approx(ex.answer_value(), rel=ex.rtol / 2)
+
+
+def test_naive_matmul_solution_counts_the_tiled_traffic_for_any_shape():
+    # The solution gave the tiled kernel's requests as (M·K + K·N)·N/TILE, which holds only
+    # for M = N: A is read N/TILE times but B is read M/TILE times.
+    ex = load_lesson("inside_the_gpu").exercises[21]
+    text = ex.solution_text()
+    assert "(M·K + K·N)·N/TILE" not in text
+    assert "M·K·N/TILE + K·N·M/TILE" in text and "2·M·N·K/TILE" in text
