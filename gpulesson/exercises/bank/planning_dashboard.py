@@ -590,8 +590,9 @@ plan_as_code = core.CodeExercise(
     solution=(
         "Time = 6·N·D ÷ (GPUs × peak × MFU), GPU-hours = GPUs × time ÷ 3600 s/h, cost = "
         "price × GPU-hours. The GPUs cancel: at a fixed MFU the bill does not depend on "
-        "how many GPUs share the work. The lesson's 7B plan (2T tokens, 64 H100s, 40%, "
-        f"${_H100_PRICE:.2f}/h) costs "
+        "how many GPUs share the work. The lesson's 7B plan, Llama-2-7B "
+        f"({wording.count(_N_7B)} parameters) on 2T tokens on 64 H100s "
+        f"({units.format_flop_rate(_H100_BF16)} dense), 40% MFU, ${_H100_PRICE:.2f}/h, costs "
         f"{_usd(_plan_cost(_N_7B, 2e12, 64, _H100_BF16, 0.4, _H100_PRICE))}."
     ),
     function_name="training_cost",

@@ -83,3 +83,16 @@ def test_naive_matmul_solution_counts_the_tiled_traffic_for_any_shape():
     text = ex.solution_text()
     assert "(M·K + K·N)·N/TILE" not in text
     assert "M·K·N/TILE + K·N·M/TILE" in text and "2·M·N·K/TILE" in text
+
+
+def test_training_cost_solution_figure_follows_from_the_plan_it_states():
+    # "The lesson's 7B plan ... costs $390,474.86" priced Llama-2-7B's 6.74B parameters;
+    # a learner checking it with the 7B the text named got $405,631.
+    text = load_lesson("planning_dashboard").exercises[7].solution_text()
+    n = float(re.search(r"\(([0-9,]+) parameters\)", text).group(1).replace(",", ""))
+    peak = parse_quantity(re.search(r"H100s \(([0-9.,]+ TFLOP/s) dense\)", text).group(1),
+                          "flop/s")
+    price = float(re.search(r"\$([0-9.]+)/h", text).group(1))
+    stated = float(re.search(r"costs \$([0-9,]+\.[0-9]+)", text).group(1).replace(",", ""))
+    worked = 6 * n * 2e12 / (peak * 0.4) / 3600 * price
+    assert worked == pytest.approx(stated, rel=1e-3)
