@@ -213,12 +213,12 @@ def _rounds_exercise(number: int, title: str, workers: int, machine: str,
 
 
 rounds_few = _rounds_exercise(
-    4, "Rounds at batch 1: 8 fast cores", 8, "fast cores", (8, 16, 32, 64),
+    4, "Rounds at batch {batch}: {workers_text} fast cores", 8, "fast cores", (8, 16, 32, 64),
     "A handful of fast cores must walk through the cells one round after another, so the "
     "time grows with the number of cells.",
 )
 rounds_many = _rounds_exercise(
-    5, "Rounds at batch 1: 4,096 simple cores", 4096, "simple cores",
+    5, "Rounds at batch {batch}: {workers_text} simple cores", 4096, "simple cores",
     (2048, 4096, 8192, 16384),
     "Over the {answer}, {busy} of the worker slots hold a cell and {idle} stay idle. With "
     "so little "
@@ -243,7 +243,7 @@ def _amdahl_derived(p: P) -> dict[str, Any]:
 
 
 amdahl_eight = core.NumericExercise(
-    lesson=LESSON, number=6, title="Amdahl's law with 8 workers",
+    lesson=LESSON, number=6, title="Amdahl's law with {workers} workers",
     question=(
         "A job has {serial_pct} strictly serial work; the other {parallel_pct} splits "
         "perfectly. What speed-up do {workers} workers give over one?"
@@ -297,7 +297,9 @@ def _gpu_job_derived(p: P) -> dict[str, Any]:
 
 
 faster_gpu_job = core.NumericExercise(
-    lesson=LESSON, number=7, title="Twice the GPU, the same data loading",
+    lesson=LESSON, number=7,
+    title=lambda c: ("Twice the GPU" if c["gpu_speedup"] == 2 else
+                     f"A {c['gpu_speedup']}× faster GPU") + ", the same data loading",
     question=(
         "A training job spends {data_pct} of its time loading and preparing data on the CPU "
         "and {gpu_pct} on GPU maths. We swap in a GPU that is {gpu_speedup}× faster and "

@@ -96,3 +96,21 @@ def test_training_cost_solution_figure_follows_from_the_plan_it_states():
     stated = float(re.search(r"costs \$([0-9,]+\.[0-9]+)", text).group(1).replace(",", ""))
     worked = 6 * n * 2e12 / (peak * 0.4) / 3600 * price
     assert worked == pytest.approx(stated, rel=1e-3)
+
+
+@pytest.mark.parametrize("number", [4, 5, 6, 7])
+@pytest.mark.parametrize("seed", range(8))
+def test_parallelism_titles_name_the_variant_s_own_numbers(number, seed):
+    # "Rounds at batch 1: 8 fast cores" stood over a question with batch 4 and 16 cores,
+    # "Twice the GPU" over a 3× faster one. The lesson's own numbers keep the old names.
+    base = load_lesson("parallelism_at_the_core").exercises[number - 1]
+    ex = base.variant(seed)
+    p = ex.inputs
+    title = ex.title_text()
+    if number in (4, 5):
+        assert f"batch {p['batch']}:" in title and f"{p['workers']:,} " in title
+    elif number == 6:
+        assert f"with {p['workers']} workers" in title
+    else:
+        assert ("Twice" in title) == (p["gpu_speedup"] == 2)
+        assert p["gpu_speedup"] == 2 or f"{p['gpu_speedup']}×" in title
