@@ -463,7 +463,13 @@ def _fit_derived(p: P) -> dict[str, Any]:
     how = ("FlashAttention, which stores no scores, derived tensor by tensor"
            if activations.default_attention(config(p)) == "flash"
            else "selective recomputation, 34·s·b·h bytes per layer")
+    cfg = config(p)
+    flash = activations.default_attention(cfg) == "flash"
+    per_layer = m.activations / (cfg.layers * p["seq_len"] * p["batch"] * cfg.hidden)
     return {"label": wording.model_label(p["model"]), "mem": _gb(p["gpu_memory"], 0), "how": how,
+            "recompute_note": ("FlashAttention, for a Llama model" if flash else
+                               "the attention scores recomputed, for a GPT block"),
+            "block_factor": core.format_number(per_layer, 2),
             "sequences": wording.plural(p["batch"], "sequence"),
             "seq": wording.count(p['seq_len']), "state": _gb(state, 1),
             "acts": _gb(m.activations, 1),
@@ -480,16 +486,16 @@ fits_one_gpu = core.ChoiceExercise(
     question=(
         "We want to fully fine-tune {label} with mixed-precision AdamW on one GPU with "
         "{mem} of memory: a micro-batch of {sequences} of {seq} tokens, with "
-        "selective activation recomputation (FlashAttention, for a Llama model). Does it "
-        "fit?"
+        "selective activation recomputation ({recompute_note}). Does it fit?"
     ),
     options=[("fits", "Yes: model state and activations fit together"),
              ("activations", "The model state fits, but the activations push it over"),
              ("state", "No: the model state alone is too large")],
     hints=(
         "Model state first: 16 bytes per parameter. Then the activations, none of them "
-        "attention scores: 34·s·b·h bytes per layer for a GPT block, about 32·s·b·h for "
-        "Llama-2-7B's (`memory.training_memory` counts the model's own block).",
+        "attention scores: 34·s·b·h bytes per layer for a GPT block, about "
+        "{block_factor}·s·b·h for {label} (`memory.training_memory` counts the model's "
+        "own block).",
         "Model state {state}, activations {acts}, against {mem}.",
     ),
     solution=(

@@ -114,3 +114,21 @@ def test_parallelism_titles_name_the_variant_s_own_numbers(number, seed):
     else:
         assert ("Twice" in title) == (p["gpu_speedup"] == 2)
         assert p["gpu_speedup"] == 2 or f"{p['gpu_speedup']}×" in title
+
+
+@pytest.mark.parametrize("seed", [None, *range(16)])
+def test_fine_tune_fit_words_the_activations_of_the_model_it_names(seed):
+    # The question said "FlashAttention, for a Llama model" and the hint "about 32·s·b·h
+    # for Llama-2-7B's" whatever the model: GPT-2 XL and Llama-3-8B variants too.
+    from gpulesson import activations, memory, transformer
+
+    ex = load_lesson("memory_what_fits").exercises[5].variant(seed)
+    p = ex.inputs
+    cfg = transformer.preset(p["model"])
+    assert ("FlashAttention" in ex.question_text()) == (
+        activations.default_attention(cfg) == "flash")
+    factor = float(re.search(r"about ([0-9.]+)·s·b·h for ", ex.hint_texts()[0]).group(1))
+    acts = memory.training_memory(cfg, batch=p["batch"], seq_len=p["seq_len"],
+                                  recompute="selective").activations
+    assert factor * cfg.layers * p["seq_len"] * p["batch"] * cfg.hidden == pytest.approx(
+        acts, rel=0.01)
