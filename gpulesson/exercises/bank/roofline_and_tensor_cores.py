@@ -604,6 +604,8 @@ def _fp4_derived(p: P) -> dict[str, Any]:
     return {"label": wording.model_label(p["model"]), "fmt": block.name, "elem": block.element.bits,
             "block": block.block_size, "scale": block.scale.name,
             "scale_bits": block.scale.bits, "bits": core.format_number(block.bits_per_element),
+            "a_scale_bits": wording.with_article(f"{block.scale.bits}-bit"),
+            "a_scale": wording.with_article(block.scale.name),
             "n": wording.count(transformer.param_count(config(p))),
             "bare": format_bytes(_fp4_weights(p, 0.5)), "other": other.name,
             "other_gb": format_bytes(_fp4_weights(p, other.bytes_per_element))}
@@ -633,10 +635,10 @@ fp4_weights = core.NumericExercise(
     mistakes=(
         Mistake("forgot_scales",
                 "That is 4 bits per weight, the elements alone. Every block of {block} also "
-                "stores a {scale_bits}-bit scale: {bits} bits per weight.",
+                "stores {a_scale_bits} scale: {bits} bits per weight.",
                 lambda p: _fp4_weights(p, 0.5)),
         Mistake("other_block",
-                "That is {other}'s size: {fmt} uses blocks of {block} with a {scale} scale.",
+                "That is {other}'s size: {fmt} uses blocks of {block} with {a_scale} scale.",
                 lambda p: _fp4_weights(p, precision.block_format(
                     "nvfp4" if p["format"] == "mxfp4" else "mxfp4").bytes_per_element)),
         Mistake("fp8_bytes", "That is one byte per weight, FP8. FP4 elements take half a "

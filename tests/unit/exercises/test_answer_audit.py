@@ -132,3 +132,16 @@ def test_fine_tune_fit_words_the_activations_of_the_model_it_names(seed):
                                   recompute="selective").activations
     assert factor * cfg.layers * p["seq_len"] * p["batch"] * cfg.hidden == pytest.approx(
         acts, rel=0.01)
+
+
+@pytest.mark.parametrize("seed", [None, 1, 2, 3])
+def test_fp4_mistake_hints_read_their_articles_aloud(seed):
+    # "stores a 8-bit scale", "with a E8M0 scale": the article of a number or a letter name
+    # follows how it is read ("an eight-bit", "an E8M0"), as wording.with_article does.
+    from gpulesson import precision
+    from gpulesson.exercises import wording
+
+    ex = load_lesson("roofline_and_tensor_cores").exercises[9].variant(seed)
+    scale = precision.block_format(ex.inputs["format"]).scale
+    assert wording.with_article(f"{scale.bits}-bit") in ex.mistake_hint("forgot_scales")
+    assert wording.with_article(scale.name) + " scale" in ex.mistake_hint("other_block")
