@@ -625,14 +625,25 @@ plan_as_code = core.CodeExercise(
 # ---------------------------------------------------------------------------------------
 # 9. Predict, then run: a 7B fine-tune on this machine
 
+def _days_at(tflops: float) -> float:
+    """The days the notebook's cell prints for a machine whose best GEMM runs at ``tflops``."""
+    result = calculators.compute(
+        "planning", model="llama-2-7b", gpu="custom", gpu_memory=16, peak_flops=tflops,
+        dtype="fp32", matmul_efficiency=100, bandwidth=0.05, gpus_per_node=1, scaleout=1,
+        usd_per_gpu_hour=0, n_gpus=1, seq_len=2048, tokens=0.02, step_tokens=0.524288)
+    return result["time"] / 86_400
+
+
 def _predict_derived() -> dict[str, Any]:
-    work = flops.training_flops(_N_7B, 20e6)
+    llama = transformer.preset("llama-2-7b")  # 6N plus the attention scores, as the dashboard
+    work = flops.flops_per_token(_N_7B, layers=llama.layers, heads=llama.heads,
+                                 head_dim=llama.head_dim, seq_len=2048) * 20e6
     fine_tune = calculators.compute("planning", model="llama-2-7b", n_gpus=1, seq_len=2048,
                                     tokens=0.02, step_tokens=0.524288)
     return {"work": wording.scientific(work, 2), "h100_peak": units.format_flop_rate(_H100_BF16),
             "h100_minutes": core.format_number(fine_tune["time"] / 60, 2),
             "h100_mfu": wording.percent(fine_tune["mfu"]),
-            "at_100g": core.format_number(flops.training_days(work, 1, 100e9, 1.0), 2),
+            "at_100g": core.format_number(_days_at(0.1), 2),
             "state": units.format_bytes(fine_tune["memory_per_gpu"])}
 
 
@@ -646,15 +657,15 @@ predict_this_machine = core.PredictExercise(
         "an H100 at {h100_mfu} MFU: {h100_minutes} minutes.)"
     ),
     hints=(
-        "The FLOPs are the same on every machine: 6·N·D = {work} FLOPs. Only the rate "
-        "changes.",
+        "The FLOPs are the same on every machine: 6·N·D plus the attention scores of "
+        "2,048-token sequences, {work} FLOPs. Only the rate changes.",
         "A laptop CPU reaches tens to a few hundred GFLOP/s in FP32; an H100 reaches "
         "{h100_peak} dense in BF16.",
     ),
     solution=(
-        "Days ≈ 6·N·D ÷ the measured rate ÷ 86,400 s. At 100 GFLOP/s that would be "
-        "{at_100g} days: the ratio to the H100's {h100_minutes} minutes is about the ratio "
-        "of the rates. The memory would not fit a laptop either: {state} of training state "
+        "Days ≈ FLOPs ÷ (the measured rate × the share of it the step reaches) ÷ 86,400 "
+        "s. At 100 GFLOP/s the dashboard says {at_100g} days: the ratio to the H100's "
+        "{h100_minutes} minutes is about the ratio of the rates. The memory would not fit a laptop either: {state} of training state "
         "and activations. LoRA, not a faster CPU, is what makes small machines useful here."
     ),
     derived=lambda p: _predict_derived(),

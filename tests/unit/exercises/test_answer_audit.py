@@ -145,3 +145,27 @@ def test_fp4_mistake_hints_read_their_articles_aloud(seed):
     scale = precision.block_format(ex.inputs["format"]).scale
     assert wording.with_article(f"{scale.bits}-bit") in ex.mistake_hint("forgot_scales")
     assert wording.with_article(scale.name) + " scale" in ex.mistake_hint("other_block")
+
+
+def test_fine_tune_prediction_figures_agree_with_the_dashboard_they_quote():
+    # The hint counted 6·N·D = 8.1e17 FLOPs, but the dashboard's 28 minutes (and the days
+    # the cell prints) also count the attention scores, 8.7e17; and "at 100 GFLOP/s, 94
+    # days" was 6·N·D at the full rate, where the notebook's dashboard prints 157.
+    from gpulesson import calculators
+
+    ex = load_lesson("planning_dashboard").exercises[8]
+    q, hints, sol = ex.question_text(), ex.hint_texts(), ex.solution_text()
+    work = float(re.search(r"([0-9.]+e[0-9]+) FLOPs", hints[0]).group(1))
+    mfu = float(re.search(r"at ([0-9.]+)% MFU", q).group(1)) / 100
+    minutes = float(re.search(r"MFU: ([0-9.]+) minutes", q).group(1))
+    peak = parse_quantity(re.search(r"reaches ([0-9.,]+ TFLOP/s)", hints[1]).group(1),
+                          "flop/s")
+    assert work / (peak * mfu) / 60 == pytest.approx(minutes, rel=0.03)
+    days = float(re.search(r"At 100 GFLOP/s the dashboard says ([0-9.,]+) days", sol)
+                 .group(1).replace(",", ""))
+    printed = calculators.compute(
+        "planning", model="llama-2-7b", gpu="custom", gpu_memory=16, peak_flops=0.1,
+        dtype="fp32", matmul_efficiency=100, bandwidth=0.05, gpus_per_node=1, scaleout=1,
+        usd_per_gpu_hour=0, n_gpus=1, seq_len=2048, tokens=0.02,
+        step_tokens=0.524288)["time"] / 86_400
+    assert days == pytest.approx(printed, rel=0.01)
