@@ -665,8 +665,9 @@ predict_this_machine = core.PredictExercise(
     solution=(
         "Days ≈ FLOPs ÷ (the measured rate × the share of it the step reaches) ÷ 86,400 "
         "s. At 100 GFLOP/s the dashboard says {at_100g} days: the ratio to the H100's "
-        "{h100_minutes} minutes is about the ratio of the rates. The memory would not fit a laptop either: {state} of training state "
-        "and activations. LoRA, not a faster CPU, is what makes small machines useful here."
+        "{h100_minutes} minutes is about the ratio of the rates. The memory would not fit a "
+        "laptop either: {state} of training state and activations. LoRA, not a faster "
+        "CPU, is what makes small machines useful here."
     ),
     derived=lambda p: _predict_derived(),
     dimension="seconds", unit="days", good_within=2.0,
