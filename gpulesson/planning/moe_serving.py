@@ -55,7 +55,10 @@ __all__ = ["ALL2ALL_BACKENDS", "MoEParallel", "check_domains", "decode_read_byte
 #: Token dispatch backends: vLLM's default (every token to every GPU of the group) and
 #: DeepEP (each token to the GPUs of its experts).
 ALL2ALL_BACKENDS = ("allgather_reducescatter", "deepep")
-#: Cards without NVLink that one server holds (as :data:`serving.PCIE_SERVER_GPUS`).
+#: Cards without NVLink (L4, L40S, RTX 4090, RTX 5090) that one server holds, joined by
+#: PCIe: up to 8 in a cloud instance (AWS Batch user guide, "Run GPU jobs": g5.48xlarge
+#: with 8 A10G, g6.12xlarge with 4 L4). A group may span them; its collectives run at the
+#: card's PCIe link (``GPUSpec.link_bandwidth_one_way``).
 PCIE_SERVER_GPUS = 8
 
 
