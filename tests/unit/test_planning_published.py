@@ -178,3 +178,27 @@ def test_the_table_fits_the_sites_output_column() -> None:
     lines = format_table().splitlines()
     assert lines[0].split()[-4:] == ["quoted", "model", "error", "term"]
     assert max(len(line) for line in lines) <= TABLE_WIDTH
+
+
+def test_source_llama3_table4_quotes_match_the_paper() -> None:
+    """Dubey et al. 2024, The Llama 3 Herd of Models (arXiv 2407.21783), Table 4:
+    8,192 GPUs, DP 64: 430 TFLOPs/GPU, 43 %; 16,384 GPUs, DP 128: 400 TFLOPs/GPU, 41 %;
+    16,384 GPUs at 131,072 tokens, CP 16, printed DP 4: 380 TFLOPs/GPU, 38 %. The 128K
+    row's printed DP 4 does not multiply out (8 x 16 x 16 x 4 = 8,192 GPUs, not 16,384;
+    16M tokens / 131,072 / 16 per rank = 8 ranks), so the layout uses DP 8 and says why."""
+    import json
+    from importlib import resources
+    text = resources.files("gpulesson").joinpath("data/training_runs.json").read_text(
+        encoding="utf-8")
+    runs = {r["name"]: r for r in json.loads(text)["runs"]}
+    for name, tflops, mfu, dp_printed in [
+            ("Llama 3 405B, 8,192 GPUs", 430, 0.43, 64),
+            ("Llama 3 405B, 16,384 GPUs", 400, 0.41, 128),
+            ("Llama 3 405B, 16,384 GPUs, 128K context", 380, 0.38, 4)]:
+        run = runs[name]
+        assert f"{tflops} TFLOPs/GPU" in run["quote"], (name, run["quote"])
+        assert f"DP {dp_printed}," in run["quote"], (name, run["quote"])
+        assert run["published"] == {"kind": "mfu", "value": mfu}
+        layout = run["layout"]
+        assert layout["tp"] * layout["pp"] * layout["cp"] * layout["dp"] == run["n_gpus"]
+    assert "Table 4 prints DP 4" in runs["Llama 3 405B, 16,384 GPUs, 128K context"]["assumptions"]
