@@ -63,7 +63,7 @@ MEMORY = [
     ("H100 SXM", 80e9, 3.35e12), ("H100 PCIe", 80e9, 2.0e12), ("H200", 141e9, 4.8e12),
     ("A100 40GB", 40e9, 1555e9), ("A100 80GB", 80e9, 2039e9), ("V100 SXM", 32e9, 900e9),
     ("RTX 4090", 24e9, 1008e9), ("L4", 24e9, 300e9), ("L40S", 48e9, 864e9),
-    ("MI300X", 192e9, 5.3e12), ("B200", 180e9, 8e12),
+    ("MI300X", 192e9, 5.3e12), ("B200", 180e9, 7.75e12),
     ("B300", 288e9, 7.75e12), ("GB200 NVL72", 186e9, 8e12), ("GB300 NVL72", 288e9, 8e12),
     ("H100 NVL", 94e9, 3.9e12), ("H200 NVL", 141e9, 4.8e12), ("RTX 5090", 32e9, 1792e9),
     ("MI325X", 256e9, 6e12), ("MI355X", 288e9, 8e12),
@@ -74,7 +74,8 @@ MEMORY = [
 def test_source_datasheet_memory_and_bandwidth(name: str, memory: float,
                                                bandwidth: float) -> None:
     """Memory capacity (GB as printed) and peak memory bandwidth from each datasheet:
-    NVIDIA V100/A100/H100/H200/L4/L40S datasheets, HGX B200 specifications, the Ada
+    NVIDIA V100/A100/H100/H200/L4/L40S datasheets, HGX B200 specifications (1.4 TB per 8
+    GPUs; bandwidth from NVIDIA's Blackwell datasheet, up to 62 TB/s per HGX B200), the Ada
     whitepaper (RTX 4090: 1,008 GB/s) and AMD's MI300X data sheet (5.3 TB/s); for 2025-26
     NVIDIA's Blackwell Ultra pages (288 GB per GPU; the HGX B300's 62 TB/s per 8 GPUs),
     the NVL72 racks (13.4 TB and 576 TB/s per 72 GPUs for the GB200), the H100/H200 NVL
@@ -83,6 +84,17 @@ def test_source_datasheet_memory_and_bandwidth(name: str, memory: float,
     spec = gpu(name)
     assert spec.memory_bytes == memory
     assert spec.bandwidth == pytest.approx(bandwidth)
+
+
+def test_source_hgx_b200_and_b300_share_the_62_tb_s_board() -> None:
+    """NVIDIA Blackwell datasheet (HGX B200 column): total memory bandwidth up to 62 TB/s,
+    180 GB HBM3E | 7.7 TB/s per GPU; NVIDIA Blackwell Ultra datasheet (HGX B300 column):
+    7.7 TB/s per GPU, 62 TB/s per 8. The two HGX boards have the same HBM bandwidth; only
+    the GB200/GB300 parts of an NVL72 rack run 8 TB/s (576 TB/s per 72). The DGX B200
+    page's 64 TB/s per 8 GPUs is the one NVIDIA figure that says otherwise."""
+    assert gpu("B200").bandwidth == gpu("B300").bandwidth == pytest.approx(62e12 / 8)
+    assert gpu("B200").figure_sources["bandwidth"].startswith("NVIDIA Blackwell datasheet")
+    assert gpu("GB200 NVL72").bandwidth == gpu("GB300 NVL72").bandwidth == 8e12
 
 
 def test_source_h100_datasheet_headline_is_sparse() -> None:
