@@ -37,7 +37,7 @@ DATASHEET = [
     ("MI355X", "fp6", 10.1e15, "AMD MI355X: MXFP6 matrix 10.1 PFLOPs, at the MXFP4 rate"),
     ("B300", "fp4", 13.5e15, "NVIDIA HGX B300: FP4 144 | 108 PFLOPS per 8 GPUs"),
     ("B300", "bf16", 2.25e15, "NVIDIA HGX B300: FP16/BF16 36 PFLOPS sparse per 8 GPUs"),
-    ("B300", "int8", 187.5e12, "NVIDIA HGX B300: INT8 3 POPS sparse per 8 GPUs"),
+    ("B300", "int8", 153.5e12, "NVIDIA Blackwell Ultra datasheet, HGX B300: INT8 307 TOPS sparse"),
     ("B200", "fp4", 9e15, "NVIDIA HGX B200: FP4 144 | 72 PFLOPS per 8 GPUs"),
     ("GB200 NVL72", "fp4", 10e15, "NVIDIA GB200 NVL72: FP4 1,440 | 720 PFLOPS per 72 GPUs"),
     ("GB200 NVL72", "bf16", 2.5e15, "NVIDIA GB200 NVL72: FP16/BF16 360 PFLOPS sparse"),
@@ -95,6 +95,25 @@ def test_source_hgx_b200_and_b300_share_the_62_tb_s_board() -> None:
     assert gpu("B200").bandwidth == gpu("B300").bandwidth == pytest.approx(62e12 / 8)
     assert gpu("B200").figure_sources["bandwidth"].startswith("NVIDIA Blackwell datasheet")
     assert gpu("GB200 NVL72").bandwidth == gpu("GB300 NVL72").bandwidth == 8e12
+
+
+@pytest.mark.parametrize(("name", "dtype", "dense", "sparse"), [
+    ("GB300 NVL72", "fp64", 1.3e12, None), ("GB300 NVL72", "fp32", 80e12, None),
+    ("GB300 NVL72", "int8", 165e12, 330e12), ("B300", "int8", 153.5e12, 307e12),
+])
+def test_source_blackwell_ultra_per_gpu_figures_not_rounded_rack_totals(
+        name: str, dtype: str, dense: float, sparse: float | None) -> None:
+    """NVIDIA Blackwell Ultra datasheet, individual GPU specifications: GB300 FP64 1.3
+    TFLOPS, FP32 80 TFLOPS, INT8 330 TOPS sparse; HGX B300 INT8 307 TOPS sparse. The GB300
+    NVL72 rack page prints 72 times these rounded (100 TFLOPS, 6 PFLOPS, 24 POPS), and
+    dividing those by 72 gave 1.39, 83.3 and 333 per GPU, figures NVIDIA prints nowhere.
+    The HGX page's INT8 3 POPS per 8 GPUs would give the 1,100 W B300 more INT8 (375) than
+    the 1,400 W GB300 (330)."""
+    spec = gpu(name)
+    assert spec.dense(dtype) == pytest.approx(dense)
+    if sparse is not None:
+        assert spec.sparse_flops[dtype] == pytest.approx(sparse)
+    assert gpu("B300").sparse_flops["int8"] < gpu("GB300 NVL72").sparse_flops["int8"]
 
 
 def test_source_h100_datasheet_headline_is_sparse() -> None:
