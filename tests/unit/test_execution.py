@@ -130,6 +130,20 @@ def test_sm_counts_from_the_whitepapers() -> None:
     assert ex.gpu_execution("h100").name == "H100 SXM"
 
 
+@pytest.mark.parametrize(("name", "printed"), [
+    ("H200", "multi_processor_count=132"), ("B200", "multi_processor_count=148"),
+    ("L4", "(58) Multiprocessors"),
+])
+def test_source_sm_counts_cite_a_source_that_prints_them(name: str, printed: str) -> None:
+    """These SM counts cited the H200 and L4 datasheets, whose tables give rates, memory
+    and power, and for the B200 the cudaDeviceProp reference page, which names the field,
+    not a B200's value. What prints the counts: PyTorch's
+    device properties on an H200 (132) and a B200 (148) (ai-bot-pro/achatbot,
+    skywork_r1v.py, 2025-07-16) and CUDA's deviceQuery on an L4, 58 multiprocessors of
+    128 CUDA cores (Alawaji214/GPU-Median-Blurring README, 2023-12-12)."""
+    assert printed in ex.gpu_execution(name).source, ex.gpu_execution(name).source
+
+
 def test_every_nvidia_gpu_of_the_catalogue_has_an_sm_count_or_a_reason() -> None:
     """Each NVIDIA GPU of the catalogue has an SM count, or a stated reason it has none."""
     nvidia = {name for name, spec in hardware.GPUS.items() if spec.vendor == "NVIDIA"}
