@@ -116,6 +116,19 @@ def test_source_blackwell_ultra_per_gpu_figures_not_rounded_rack_totals(
     assert gpu("B300").sparse_flops["int8"] < gpu("GB300 NVL72").sparse_flops["int8"]
 
 
+@pytest.mark.parametrize(("name", "watts", "source"), [
+    ("GB200 NVL72", 1200, "NVIDIA Blackwell datasheet"),
+    ("B300", 1100, "NVIDIA Blackwell Ultra datasheet"),
+    ("GB300 NVL72", 1400, "NVIDIA Blackwell Ultra datasheet"),
+])
+def test_source_blackwell_power_from_the_datasheets(name: str, watts: int, source: str) -> None:
+    """NVIDIA's Blackwell datasheet: GB200 configurable up to 1,200 W per GPU; its Blackwell
+    Ultra datasheet: HGX B300 up to 1,100 W, GB300 up to 1,400 W (the GB200 and B300
+    figures cited NVIDIA's aiconfigurator YAML files, a tool's inputs, not a datasheet)."""
+    assert gpu(name).tdp_watts == watts
+    assert gpu(name).figure_sources["tdp_watts"].startswith(source)
+
+
 def test_source_h100_datasheet_headline_is_sparse() -> None:
     """NVIDIA H100 datasheet: '1,979 teraFLOPS' FP16/BF16 carries the footnote 'with
     sparsity'; the dense figure is half (989.4, H100 whitepaper)."""
