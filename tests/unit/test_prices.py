@@ -185,3 +185,16 @@ def test_describe_and_refusals() -> None:
         prices.quotes(kind="neocloud")
     with pytest.raises(ValueError, match="offer must be one of"):
         prices.quotes(offer="spot")
+
+
+def test_source_azure_rows_the_survey_did_not_reconfirm_say_so() -> None:
+    """callgideon/model-inference, research/cross-cutting/cloud-pricing.md (2026-09-19),
+    section 3.3: its re-pull corrected both Azure H100 pay-as-you-go rows (each had been
+    $4.416 an hour too high) and left the H200, GB200 and MI300X rows unconfirmed. The
+    quotes taken from those rows carry that caveat; the H100 rows, re-pulled, do not."""
+    azure = [q for q in prices.QUOTES
+             if q.provider == "Microsoft Azure" and q.offer == "on-demand"]
+    for quote in azure:
+        flagged = "not re-confirmed" in quote.note
+        assert flagged == (quote.gpu in {"H200", "GB200 NVL72", "MI300X"}), quote
+    assert {q.gpu for q in azure} >= {"H100 SXM", "H200", "GB200 NVL72", "MI300X"}
