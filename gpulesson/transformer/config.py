@@ -19,7 +19,11 @@ each later idea is one field whose default leaves it out:
 * **the ends**: a bias on the output layer (Phi-2, GPT-J), an embedding narrower than the
   model with projections in and out (OPT's ``word_embed_proj_dim``);
 * **training**: whether dropout is applied (it changes the activations kept, not the
-  parameters).
+  parameters);
+* **linear attention** (hybrid models, Qwen3-Next): most layers replace attention by a
+  Gated DeltaNet, whose cache per sequence is a fixed-size state (a short-convolution
+  window and a ``value_head x key_head`` matrix per head) instead of keys and values that
+  grow with the context; every ``full_attention_interval``-th layer keeps full attention.
 
 Taught in: ``notebooks/memory_what_fits.ipynb`` and ``notebooks/inference_and_kv_cache.ipynb``.
 """
@@ -30,7 +34,7 @@ from dataclasses import dataclass
 
 from gpulesson import _validate as v
 
-__all__ = ["NORMS", "QK_NORMS", "TransformerConfig", "as_config"]
+__all__ = ["LINEAR_ATTENTION", "NORMS", "QK_NORMS", "TransformerConfig", "as_config"]
 
 #: Norm kinds: LayerNorm has a weight and a bias per channel, RMSNorm a weight, a
 #: LayerNorm without bias (Cohere's Command R, OLMo 2's ...) a weight, and a
@@ -40,6 +44,8 @@ NORMS = ("layernorm", "rmsnorm", "layernorm_no_bias", "nonparametric")
 #: Gemma 3); or one over the whole projection, ``heads*head_dim`` and
 #: ``kv_heads*head_dim`` (OLMo 2).
 QK_NORMS = ("none", "head", "full")
+#: Linear-attention (recurrent) mixers: none, or Qwen3-Next's Gated DeltaNet.
+LINEAR_ATTENTION = ("none", "gated_deltanet")
 
 
 def _fail(field: str, value: object, allowed: str) -> ValueError:
@@ -159,6 +165,26 @@ class TransformerConfig:
         8 and 4, each group the experts of one node of its 8-node expert parallelism, so a
         token reaches at most 4 nodes (DeepSeek-AI 2024, section 2.1.2). 0 and 0 (default):
         no limit.
+    linear_attention : str
+        ``"none"`` (every layer attends) or ``"gated_deltanet"`` (Qwen3-Next): the layers
+        that are not full-attention layers run a Gated DeltaNet (Yang et al. 2024) and
+        keep a fixed-size recurrent state per sequence, not a KV cache.
+    full_attention_interval : int
+        With linear attention, layer ``i`` has full attention when ``(i + 1)`` is a
+        multiple of it, the others linear attention (Qwen3-Next: 4, three linear layers
+        then one full).
+    linear_key_heads, linear_value_heads, linear_key_head_dim, linear_value_head_dim : int
+        The Gated DeltaNet's key and value heads and their sizes (Qwen3-Next: 16 and 32
+        heads of 128); the value heads must be a multiple of the key heads.
+    linear_conv_kernel : int
+        Width of the causal short convolution over the queries, keys and values (4): the
+        state keeps the last ``kernel - 1`` inputs.
+    attn_output_gate : bool
+        A sigmoid gate on the attention output from a query projection twice as wide
+        (Qwen3-Next's gated attention: ``q_proj`` is ``d -> 2 * heads * head_dim``).
+    mtp_own_embeddings : bool
+        A multi-token-prediction module stores its own embedding and output head
+        (DeepSeek-V3, default) or shares the model's (Qwen3-Next).
     name, source : str
         Label and provenance (config file or paper) for presets.
 
@@ -222,6 +248,15 @@ class TransformerConfig:
     mtp_layers: int = 0
     routing_groups: int = 0
     routing_group_topk: int = 0
+    linear_attention: str = "none"
+    full_attention_interval: int = 0
+    linear_key_heads: int = 0
+    linear_value_heads: int = 0
+    linear_key_head_dim: int = 0
+    linear_value_head_dim: int = 0
+    linear_conv_kernel: int = 0
+    attn_output_gate: bool = False
+    mtp_own_embeddings: bool = True
     name: str = ""
     source: str = ""
 
@@ -235,7 +270,8 @@ class TransformerConfig:
         for flag in ("tied_embeddings", "gated_mlp", "linear_bias", "qkv_bias",
                      "attn_out_bias", "mlp_bias", "embedding_norm", "final_norm",
                      "lm_head_bias", "parallel_attention", "dropout", "attention_sinks",
-                     "router_bias", "shared_expert_gate"):
+                     "router_bias", "shared_expert_gate", "attn_output_gate",
+                     "mtp_own_embeddings"):
             v.boolean(flag, getattr(self, flag))
         v.choice("norm", self.norm, NORMS)
         v.choice("qk_norm", self.qk_norm, QK_NORMS)
@@ -246,6 +282,7 @@ class TransformerConfig:
             "embedding_dim", self.embedding_dim)
         kv_heads, head_dim = self._attention(hidden, heads)
         self._window(layers)
+        self._linear(layers)
         expert_ffn, shared_ffn = self._experts(layers, ffn)
         object.__setattr__(self, "ffn", ffn)
         object.__setattr__(self, "embedding_dim", embedding_dim)
@@ -303,6 +340,37 @@ class TransformerConfig:
                         f"0 (every layer local) or between 2 and layers ({layers})")
         if pattern and not window:
             raise ValueError(f"sliding_window_pattern ({pattern}) needs a sliding_window > 0")
+
+    _LINEAR_SIZES = ("linear_key_heads", "linear_value_heads", "linear_key_head_dim",
+                     "linear_value_head_dim", "linear_conv_kernel")
+
+    def _linear(self, layers: int) -> None:
+        """Check the linear-attention fields: all zero without it; with it, positive sizes,
+        value heads a multiple of key heads, a full-attention interval from 2 to ``layers``
+        and no sliding window or latent attention beside it."""
+        kind = v.choice("linear_attention", self.linear_attention, LINEAR_ATTENTION)
+        interval = v.nonneg_int("full_attention_interval", self.full_attention_interval)
+        sizes = {name: v.nonneg_int(name, getattr(self, name)) for name in self._LINEAR_SIZES}
+        if kind == "none":
+            for name, value in (("full_attention_interval", interval), *sizes.items()):
+                if value:
+                    raise ValueError(f"{name} is a linear-attention size: it needs "
+                                     f"linear_attention 'gated_deltanet', got {name}={value} "
+                                     "with linear_attention 'none'")
+            return
+        if not 2 <= interval <= layers:
+            raise _fail("full_attention_interval", interval,
+                        f"between 2 and layers ({layers}) with linear attention, so that "
+                        "some layer keeps full attention")
+        for name, value in sizes.items():
+            if not value:
+                raise _fail(name, value, "a positive integer with linear attention")
+        if sizes["linear_value_heads"] % sizes["linear_key_heads"]:
+            raise ValueError(f"linear_value_heads ({sizes['linear_value_heads']}) must be a "
+                             f"multiple of linear_key_heads ({sizes['linear_key_heads']})")
+        if self.sliding_window or self.kv_lora_rank:
+            raise ValueError("linear attention cannot be combined with a sliding window or "
+                             "latent attention here (no released model does)")
 
     def _experts(self, layers: int, ffn: int) -> tuple[int | None, int | None]:
         experts = v.nonneg_int("experts", self.experts)
@@ -432,9 +500,27 @@ class TransformerConfig:
         return self.layers - self.layers // p if p else self.layers
 
     @property
+    def recurrent_layers(self) -> int:
+        """Layers with linear attention, which keep a fixed-size state instead of a KV
+        cache: all but every ``full_attention_interval``-th (0 without linear attention)."""
+        if self.linear_attention == "none":
+            return 0
+        return self.layers - self.layers // self.full_attention_interval
+
+    def is_recurrent_layer(self, index: int) -> bool:
+        """Whether layer ``index`` (0 to ``layers - 1``) has linear attention: with it, all
+        layers but those where ``index + 1`` is a multiple of ``full_attention_interval``."""
+        index = v.nonneg_int("index", index)
+        if index >= self.layers:
+            raise _fail("index", index, f"a layer from 0 to {self.layers - 1}")
+        if self.linear_attention == "none":
+            return False
+        return (index + 1) % self.full_attention_interval != 0
+
+    @property
     def global_layers(self) -> int:
-        """Layers that attend to the whole sequence."""
-        return self.layers - self.local_layers
+        """Layers that attend to the whole sequence (and keep its keys and values)."""
+        return self.layers - self.local_layers - self.recurrent_layers
 
 
 def as_config(cfg: object) -> TransformerConfig:

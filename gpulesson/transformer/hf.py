@@ -258,6 +258,44 @@ def _qwen3_moe(f: Fields) -> dict[str, Any]:
     return out
 
 
+def _qwen3_next(f: Fields) -> dict[str, Any]:
+    """Qwen3-Next: Qwen3-MoE's experts with a gated shared expert, and a hybrid stack in
+    which every ``full_attention_interval``-th layer has gated full attention (a query
+    projection twice as wide, half of it a sigmoid gate on the output) and the others a
+    Gated DeltaNet (``linear_*`` keys; omitted ones take ``Qwen3NextConfig``'s defaults,
+    as ``transformers`` does). Its multi-token-prediction layer, when the checkpoint
+    stores one, shares the model's embedding and head."""
+    out = _qwen2_moe(f)
+    out.update(qkv_bias=False, attn_out_bias=False, qk_norm="head", attn_output_gate=True,
+               linear_attention="gated_deltanet", mtp_own_embeddings=False)
+    layers = out["layers"]
+    interval = f.int("full_attention_interval", "full_attention_interval", default=4)
+    types = f.str_list("full_attention_interval", "layer_types", length=layers)
+    if types is not None:
+        full = [i for i, t in enumerate(types) if t == "full_attention"]
+        if not full or any(t not in ("full_attention", "linear_attention") for t in types):
+            raise ValueError("config.json key 'layer_types' (TransformerConfig field "
+                             "'full_attention_interval') must hold 'linear_attention' and "
+                             "'full_attention' layers, some of them full")
+        interval = full[0] + 1
+        if full != list(range(interval - 1, layers, interval)):
+            raise ValueError("config.json key 'layer_types' (TransformerConfig field "
+                             "'full_attention_interval') must repeat one pattern (linear "
+                             "layers, then one full-attention layer); got full attention in "
+                             f"layers {shown(full[:8])}")
+    out.update(
+        full_attention_interval=interval,
+        linear_key_heads=f.int("linear_key_heads", "linear_num_key_heads", default=16),
+        linear_value_heads=f.int("linear_value_heads", "linear_num_value_heads", default=32),
+        linear_key_head_dim=f.int("linear_key_head_dim", "linear_key_head_dim", default=128),
+        linear_value_head_dim=f.int("linear_value_head_dim", "linear_value_head_dim",
+                                    default=128),
+        linear_conv_kernel=f.int("linear_conv_kernel", "linear_conv_kernel_dim", default=4),
+        mtp_layers=f.int("mtp_layers", "num_nextn_predict_layers", "mtp_num_hidden_layers",
+                         default=0, low=0))
+    return out
+
+
 def _qwen(f: Fields) -> dict[str, Any]:
     """Qwen (1.0, ``trust_remote_code``): a fused biased ``c_attn``, an MLP whose two
     input matrices are each ``intermediate_size / 2`` wide, ``no_bias`` elsewhere."""
@@ -558,6 +596,7 @@ _READERS: dict[str, tuple[Reader, Mapping[str, Any]]] = {
     "qwen2_moe": (_qwen2_moe, {}),
     "qwen3": (_qwen3, {}),
     "qwen3_moe": (_qwen3_moe, {}),
+    "qwen3_next": (_qwen3_next, {"intermediate_size": 5632, "head_dim": 256}),
     "starcoder2": (_starcoder2, {}),
 }
 #: Multimodal model types whose language model is their ``text_config``.

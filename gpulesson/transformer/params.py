@@ -62,6 +62,8 @@ def _attention(cfg: TransformerConfig) -> int:
         biases = 0
     else:
         weights = d * cfg.q_dim + d * cfg.kv_dim + d * cfg.v_dim + cfg.o_dim * d
+        if cfg.attn_output_gate:
+            weights += d * cfg.q_dim  # q_proj also yields the output gate
         biases = 0
         if cfg.linear_bias or cfg.qkv_bias:
             biases += cfg.q_dim + cfg.kv_dim + cfg.v_dim
@@ -70,13 +72,50 @@ def _attention(cfg: TransformerConfig) -> int:
     return weights + biases + (a if cfg.attention_sinks else 0)
 
 
-def _layer_norms(cfg: TransformerConfig) -> int:
-    """One layer's norms: the block's, the q/k norms and the latent norms."""
-    total = cfg.norms_per_layer * _norm_size(cfg, cfg.hidden)
+def _linear_mixer(cfg: TransformerConfig) -> int:
+    """One Gated DeltaNet layer's weights (Qwen3-Next; its gated output norm excluded).
+
+    With ``k`` and ``v`` the key and value widths (heads x head size) and ``h`` the value
+    heads: ``in_proj_qkvz`` ``d x (2k + 2v)`` (queries, keys, values, output gate),
+    ``in_proj_ba`` ``d x 2h`` (the delta rule's beta and decay inputs), a depthwise causal
+    convolution over the ``2k + v`` query, key and value channels (``kernel`` weights
+    each, no bias), ``dt_bias`` and ``A_log`` (``h`` each) and ``out_proj`` ``v x d``.
+    """
+    d = cfg.hidden
+    k = cfg.linear_key_heads * cfg.linear_key_head_dim
+    val = cfg.linear_value_heads * cfg.linear_value_head_dim
+    h = cfg.linear_value_heads
+    return (d * (2 * k + 2 * val) + d * 2 * h + (2 * k + val) * cfg.linear_conv_kernel
+            + 2 * h + val * d)
+
+
+def _mixers(cfg: TransformerConfig) -> int:
+    """All layers' token mixers: attention in the attention layers, Gated DeltaNet in the
+    linear ones."""
+    attention = cfg.layers - cfg.recurrent_layers
+    return attention * _attention(cfg) + cfg.recurrent_layers * _linear_mixer(cfg)
+
+
+def _qk_norms(cfg: TransformerConfig) -> int:
     if cfg.qk_norm == "head":
-        total += 2 * _norm_size(cfg, cfg.head_dim)  # type: ignore[arg-type]
-    elif cfg.qk_norm == "full":
-        total += _norm_size(cfg, cfg.q_dim) + _norm_size(cfg, cfg.kv_dim)
+        return 2 * _norm_size(cfg, cfg.head_dim)  # type: ignore[arg-type]
+    if cfg.qk_norm == "full":
+        return _norm_size(cfg, cfg.q_dim) + _norm_size(cfg, cfg.kv_dim)
+    return 0
+
+
+def _all_layer_norms(cfg: TransformerConfig) -> int:
+    """Every layer's norms: q/k norms only in attention layers, and a linear layer's
+    gated output norm (one weight per value-head channel, shared by the heads)."""
+    recurrent = cfg.recurrent_layers
+    return (cfg.layers * _layer_norms(cfg) - recurrent * _qk_norms(cfg)
+            + recurrent * _norm_size(cfg, cfg.linear_value_head_dim))
+
+
+def _layer_norms(cfg: TransformerConfig) -> int:
+    """One attention layer's norms: the block's, the q/k norms and the latent norms."""
+    total = cfg.norms_per_layer * _norm_size(cfg, cfg.hidden)
+    total += _qk_norms(cfg)
     if cfg.latent_attention:
         total += _norm_size(cfg, cfg.kv_lora_rank)
         if cfg.q_lora_rank:
@@ -134,13 +173,13 @@ def param_breakdown(cfg: TransformerConfig) -> dict[str, int]:
     dict[str, int]
         ``embedding`` (token + learned position embeddings), ``attention`` (the q, k, v
         and output projections with their biases, latent projections and sinks, all
-        layers), ``mlp`` (all layers' MLPs, or routers and experts), ``norm`` (every norm,
+        layers; a linear-attention layer's Gated DeltaNet), ``mlp`` (all layers' MLPs, or routers and experts), ``norm`` (every norm,
         including the q/k norms, the final one and one after the embedding), ``lm_head``
         (0 when tied, but for a bias). Sums to :func:`param_count`. OPT's projections
         between a narrow embedding and the model count as ``embedding``.
     """
     cfg = as_config(cfg)
-    norm = cfg.layers * _layer_norms(cfg)
+    norm = _all_layer_norms(cfg)
     if cfg.final_norm:
         norm += _norm_size(cfg, cfg.hidden)
     if cfg.embedding_norm:
@@ -148,7 +187,7 @@ def param_breakdown(cfg: TransformerConfig) -> dict[str, int]:
     head = 0 if cfg.tied_embeddings else cfg.vocab * cfg.embedding_dim  # type: ignore[operator]
     return {
         "embedding": embedding_params(cfg),
-        "attention": cfg.layers * _attention(cfg),
+        "attention": _mixers(cfg),
         "mlp": sum(moe_breakdown(cfg).values()),
         "norm": norm,
         "lm_head": head + (cfg.vocab if cfg.lm_head_bias else 0),
@@ -228,7 +267,9 @@ def _mtp_module(cfg: TransformerConfig) -> int:
 
     Its own copies of the embedding and the output head (``2*V*d``), two input norms and
     the head's norm, the ``2d -> d`` projection ``eh_proj`` and one decoder layer like the
-    model's last (DeepSeek-AI 2024, section 2.2 and Figure 3).
+    model's last (DeepSeek-AI 2024, section 2.2 and Figure 3). Qwen3-Next's module
+    (``mtp_own_embeddings`` False) shares the model's embedding and head and its layer
+    has full attention, as the model's last layer does.
     """
     d = cfg.hidden
     last = _attention(cfg) + _layer_norms(cfg)
@@ -238,7 +279,8 @@ def _mtp_module(cfg: TransformerConfig) -> int:
                     ) // cfg.moe_layers
     else:
         last += _mlp(cfg, cfg.ffn)  # type: ignore[arg-type]
-    return 2 * cfg.vocab * d + 3 * _norm_size(cfg, d) + 2 * d * d + last
+    own = 2 * cfg.vocab * d if cfg.mtp_own_embeddings else 0
+    return own + 3 * _norm_size(cfg, d) + 2 * d * d + last
 
 
 def checkpoint_params(cfg: TransformerConfig) -> int:

@@ -30,7 +30,9 @@ from gpulesson.transformer.config import TransformerConfig, as_config
 from gpulesson.transformer.params import (
     _attention,
     _layer_norms,
+    _linear_mixer,
     _mlp,
+    _qk_norms,
     _norm_size,
     embedding_params,
     moe_breakdown,
@@ -44,11 +46,16 @@ MAX_STAGES = 4096
 
 
 def layer_params(cfg: TransformerConfig, index: int) -> int:
-    """Parameters of layer ``index`` (0-based): attention, its norms and its MLP, which
-    is a mixture of experts (router, routed and shared experts) or a dense MLP."""
+    """Parameters of layer ``index`` (0-based): attention (or a linear-attention layer's
+    Gated DeltaNet), its norms and its MLP, which is a mixture of experts (router, routed
+    and shared experts) or a dense MLP."""
     cfg = as_config(cfg)
     moe = cfg.is_moe_layer(index)
-    total = _attention(cfg) + _layer_norms(cfg)
+    if cfg.is_recurrent_layer(index):
+        total = (_linear_mixer(cfg) + _layer_norms(cfg) - _qk_norms(cfg)
+                 + _norm_size(cfg, cfg.linear_value_head_dim))
+    else:
+        total = _attention(cfg) + _layer_norms(cfg)
     if moe:
         parts = moe_breakdown(cfg)
         return total + sum(parts[k] for k in ("router", "routed_experts", "shared_experts")

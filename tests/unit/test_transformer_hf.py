@@ -437,3 +437,54 @@ def test_source_group_limited_routing_is_read_where_the_router_uses_it() -> None
     with pytest.raises(ValueError, match=r"^config.json key 'n_group' \(TransformerConfig "
                        r"field 'routing_groups'\): "):
         transformer.from_hf_config({**raw, "n_group": 7})
+
+
+# ---------------------------------------------------------------------------------------
+# A hybrid model: Qwen3-Next's Gated DeltaNet layers beside full attention
+
+QWEN3_NEXT = "qwen3_next__Qwen3-Next-80B-A3B-Instruct.json"
+
+
+def test_source_qwen3_next_total_with_and_without_its_mtp_layer() -> None:
+    """Qwen3-Next-80B-A3B: the Hub's safetensors total of Qwen/Qwen3-Next-80B-A3B-Instruct
+    (and -Thinking) is 81,324,862,720, multi-token-prediction layer included; that of
+    Qwen/Qwen3-Coder-Next, the same shapes without the layer, 79,674,391,296 (both as
+    recorded in public model tables). 36 of 48 layers are Gated DeltaNet, 12 gated full
+    attention; the MTP layer shares the embedding and head."""
+    cfg = hf(QWEN3_NEXT)
+    assert (cfg.recurrent_layers, cfg.global_layers) == (36, 12)
+    assert [cfg.is_recurrent_layer(i) for i in range(4)] == [True, True, True, False]
+    assert param_count(cfg) == 79_674_391_296
+    assert transformer.checkpoint_params(dataclasses.replace(cfg, mtp_layers=1)) == \
+        81_324_862_720
+    # one layer of each kind, by hand from transformers' modelling code
+    d, k, val = 2048, 16 * 128, 32 * 128
+    deltanet = d * (2 * k + 2 * val) + d * 64 + (2 * k + val) * 4 + 2 * 32 + val * d + 128
+    attention = d * 2 * 4096 + 2 * d * 512 + 4096 * d + 2 * 256
+    stages = transformer.layer_params
+    assert stages(cfg, 0) - stages(cfg, 3) == deltanet - attention
+
+
+def test_qwen3_next_layer_types_must_repeat_one_pattern() -> None:
+    raw = json.loads((HF_DIR / QWEN3_NEXT).read_text())
+    four = ["linear_attention"] * 3 + ["full_attention"]
+    assert transformer.from_hf_config({**raw, "layer_types": four * 12}) == hf(QWEN3_NEXT)
+    two = transformer.from_hf_config({**raw, "layer_types": four[2:] * 24})
+    assert two.recurrent_layers == 24
+    bad = four * 11 + ["full_attention"] * 4
+    with pytest.raises(ValueError, match="layer_types.*full_attention_interval"):
+        transformer.from_hf_config({**raw, "layer_types": bad})
+    with pytest.raises(ValueError, match="linear_num_value_heads"):
+        transformer.from_hf_config({**raw, "linear_num_value_heads": 24.5})
+
+
+def test_linear_attention_fields_are_checked() -> None:
+    cfg = hf(QWEN3_NEXT)
+    with pytest.raises(ValueError, match="full_attention_interval"):
+        dataclasses.replace(cfg, full_attention_interval=1)
+    with pytest.raises(ValueError, match="multiple of linear_key_heads"):
+        dataclasses.replace(cfg, linear_value_heads=24)
+    with pytest.raises(ValueError, match="needs linear_attention"):
+        TransformerConfig(hidden=64, layers=2, heads=4, vocab=10, linear_key_heads=2)
+    with pytest.raises(ValueError, match="sliding window"):
+        dataclasses.replace(cfg, sliding_window=4096)
