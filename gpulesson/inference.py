@@ -16,7 +16,11 @@ Two architectures change the count (:func:`kv_cache_bytes` follows the config):
   where multi-head attention with its 128 heads of 128 would keep 32,768 (DeepSeek-AI
   2024a, Table 1: ``(d_c + d_R) * l``, about ``4.5 * d_h * l``);
 * **sliding-window layers** (Mistral 7B v0.1, Gemma 2 and 3, gpt-oss) keep at most the
-  window: ``min(seq_len, window)`` tokens, so the cache of a local layer stops growing.
+  window: ``min(seq_len, window)`` tokens, so the cache of a local layer stops growing;
+* **linear-attention layers** (Qwen3-Next's Gated DeltaNet in 36 of its 48 layers) keep
+  no keys or values at all but a state of fixed size per sequence
+  (:func:`recurrent_state_bytes`): a sequence of ``L`` tokens holds that state plus
+  ``L`` times the KV bytes per token of the full-attention layers only.
 
 Mixture-of-experts decode
 -------------------------
@@ -91,6 +95,7 @@ __all__ = [
     "multi_head_equivalent",
     "prefill_flops",
     "prefill_time",
+    "recurrent_state_bytes",
 ]
 
 
@@ -106,12 +111,63 @@ def kv_cache_bytes_per_token(cfg: TransformerConfig, *, bytes_per_element: float
     """KV-cache bytes one token adds to one sequence while every layer still keeps it:
     ``2 * L * kv_heads * head_dim * b`` (latent attention: ``L * (d_c + d_R) * b``).
 
-    A sliding-window layer stops adding once the sequence passes its window; use
-    :func:`kv_cache_bytes` for a whole sequence.
+    ``L`` counts the attention layers only: a linear-attention layer keeps a fixed state
+    instead (:func:`recurrent_state_bytes`; Qwen3-Next: 12 of 48 layers, 24,576 bytes per
+    token in BF16). A sliding-window layer stops adding once the sequence passes its
+    window; use :func:`kv_cache_bytes` for a whole sequence.
     """
     cfg = as_config(cfg)
     b = v.positive_number("bytes_per_element", bytes_per_element)
-    return v.tensor_bytes(cfg.layers * _kv_values_per_layer(cfg), b)
+    attention = cfg.layers - cfg.recurrent_layers
+    return v.tensor_bytes(attention * _kv_values_per_layer(cfg), b)
+
+
+def recurrent_state_bytes(cfg: TransformerConfig, *, tp: int = 1,
+                          bytes_per_element: float = 2,
+                          ssm_bytes_per_element: float | None = None) -> int:
+    """Bytes of the fixed-size state one sequence keeps in the linear-attention layers, on
+    each of ``tp`` tensor-parallel GPUs; 0 for a model without them.
+
+    A Gated DeltaNet layer keeps, whatever the sequence's length, the last ``kernel - 1``
+    inputs of its short convolution over the ``2*k + v`` query, key and value channels
+    (``k``, ``v``: key and value widths) and one ``value_head x key_head`` matrix per
+    value head: ``(kernel - 1) * (2k + v) * b + heads * d_v * d_k * b_ssm``. vLLM sizes
+    them so (``MambaStateShapeCalculator.gated_delta_net_state_shape`` in
+    ``vllm/model_executor/layers/mamba/mamba_utils.py``: channels and heads split over
+    ``tp``) in the model's dtype unless ``--mamba-cache-dtype`` or
+    ``--mamba-ssm-cache-dtype`` says otherwise (``MambaStateDtypeCalculator``: both
+    ``auto``). Qwen3-Next-80B-A3B in BF16: 36 layers x (49,152 + 1,048,576) bytes =
+    39,518,208 bytes (37.7 MiB), as much as 1,608 tokens of its KV cache.
+
+    Parameters
+    ----------
+    cfg : TransformerConfig
+        The model.
+    tp : int
+        Tensor-parallel GPUs; must divide the value heads and the key heads.
+    bytes_per_element : float
+        Bytes of the convolution state (2: BF16, vLLM's default for a BF16 model).
+    ssm_bytes_per_element : float, optional
+        Bytes of the recurrent matrices; default ``bytes_per_element`` (4 with
+        ``--mamba-ssm-cache-dtype float32``).
+    """
+    cfg = as_config(cfg)
+    t = v.positive_int("tp", tp)
+    b = v.positive_number("bytes_per_element", bytes_per_element)
+    b_ssm = b if ssm_bytes_per_element is None else v.positive_number(
+        "ssm_bytes_per_element", ssm_bytes_per_element)
+    if not cfg.recurrent_layers:
+        return 0
+    for name in ("linear_key_heads", "linear_value_heads"):
+        if getattr(cfg, name) % t:
+            raise ValueError(f"tp ({t}) must divide {name} ({getattr(cfg, name)}): vLLM "
+                             "splits the linear-attention heads over the GPUs")
+    k = cfg.linear_key_heads * cfg.linear_key_head_dim
+    val = cfg.linear_value_heads * cfg.linear_value_head_dim
+    conv = v.tensor_bytes((cfg.linear_conv_kernel - 1) * (2 * k + val) // t, b)
+    matrices = v.tensor_bytes(cfg.linear_value_heads // t * cfg.linear_value_head_dim
+                              * cfg.linear_key_head_dim, b_ssm)
+    return cfg.recurrent_layers * (conv + matrices)
 
 
 def kv_cache_bytes_per_token_per_gpu(cfg: TransformerConfig, *, tp: int = 1,
@@ -155,7 +211,8 @@ def kv_cache_bytes(
 
     Per layer and token the cache holds ``kv_heads`` keys and values (GQA/MQA), or, with
     latent attention, ``kv_lora_rank + qk_rope_head_dim`` values. A sliding-window layer
-    holds ``min(seq_len, window)`` tokens. DeepSeek-V3 in BF16: 70,272 bytes per token
+    holds ``min(seq_len, window)`` tokens, a linear-attention layer none (its fixed state
+    is :func:`recurrent_state_bytes`). DeepSeek-V3 in BF16: 70,272 bytes per token
     (61 x 576 x 2); Gemma-2-9B at 8,192 tokens: 21 global layers of 8,192 tokens and 21
     local ones of 4,096.
 
@@ -584,7 +641,8 @@ def max_concurrent_sequences(cfg: TransformerConfig, *, context: int, gpu_memory
     """Most sequences of ``context`` tokens whose KV caches fit beside the weights.
 
     The largest ``batch`` for which :func:`gpulesson.memory.inference_memory` (weights at
-    ``precision`` + :func:`kv_cache_bytes` of the batch at ``kv_dtype`` + ``overhead``
+    ``precision`` + :func:`kv_cache_bytes` of the batch at ``kv_dtype``, plus each
+    sequence's linear-attention state in BF16 (:func:`recurrent_state_bytes`) + ``overhead``
     bytes) :func:`fits <gpulesson.memory.fits>` in ``gpu_memory`` bytes; 0 when not even one
     sequence does. No formula of its own: doubling, then bisection, on the calculators'
     verdict. Llama 3 8B in BF16 on an 80 GB H100 with 8,192-token contexts and 2 GB of
@@ -602,8 +660,11 @@ def max_concurrent_sequences(cfg: TransformerConfig, *, context: int, gpu_memory
     kv_bytes = memory.precision_bytes(kv_dtype)
     memory.precision_bytes(precision)  # refuse an unknown name before searching
 
+    state = recurrent_state_bytes(cfg)
+
     def fits(batch: int) -> bool:
-        kv = kv_cache_bytes(cfg, seq_len=ctx, batch=batch, bytes_per_element=kv_bytes)
+        kv = kv_cache_bytes(cfg, seq_len=ctx, batch=batch, bytes_per_element=kv_bytes) + \
+            batch * state
         need = memory.inference_memory(n, precision=precision, kv_cache_bytes=kv,
                                        overhead_bytes=overhead).total
         return memory.fits(need, mem)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
@@ -361,3 +362,56 @@ def test_source_databricks_bandwidth_utilisation_of_a_decode_step() -> None:
     assert alone / 14e-3 == pytest.approx(0.50)
     assert inference.decode_step_time(batch=8, kv_bytes_per_sequence=0.5e9, **step) == \
         pytest.approx(9e-3)
+
+
+# ---------------------------------------------------------------------------------------
+# Hybrid models: a fixed state in the linear-attention layers, KV in the others
+
+def _qwen3_next():
+    from pathlib import Path
+
+    from gpulesson import transformer
+    path = (Path(__file__).resolve().parents[1] / "data" / "hf_configs"
+            / "qwen3_next__Qwen3-Next-80B-A3B-Instruct.json")
+    return transformer.from_hf_config(path)
+
+
+def test_source_qwen3_next_state_plus_kv_of_the_full_attention_layers() -> None:
+    """Qwen3-Next-80B-A3B (config: 48 layers, every 4th full attention with 2 KV heads of
+    256; Gated DeltaNet with 16 key and 32 value heads of 128, kernel 4). By hand, BF16:
+    KV per token 12 x 2 x 2 x 256 x 2 = 24,576 bytes; state per linear layer
+    3 x (2 x 2,048 + 4,096) x 2 + 32 x 128 x 128 x 2 = 1,097,728 bytes (vLLM's
+    gated_delta_net_state_shape), 36 of them."""
+    cfg = _qwen3_next()
+    per_token = 12 * 2 * 2 * 256 * 2
+    state = 36 * (3 * (2 * 2048 + 4096) * 2 + 32 * 128 * 128 * 2)
+    assert inference.kv_cache_bytes_per_token(cfg) == per_token
+    assert inference.recurrent_state_bytes(cfg) == state == 39_518_208
+    for length in (4096, 131072):
+        assert inference.kv_cache_bytes(cfg, seq_len=length) == length * per_token
+        total = inference.recurrent_state_bytes(cfg) + inference.kv_cache_bytes(
+            cfg, seq_len=length)
+        assert total == state + length * per_token
+    # 4K tokens: 140.2 MB, the state 28 % of it; 128K tokens: 3.26 GB, the state 1.2 %
+    assert round(state / (state + 4096 * per_token), 2) == 0.28
+    # a model counted as if every layer attended would hold 4x the KV
+    dense = dataclasses.replace(cfg, linear_attention="none", full_attention_interval=0,
+                                linear_key_heads=0, linear_value_heads=0,
+                                linear_key_head_dim=0, linear_value_head_dim=0,
+                                linear_conv_kernel=0)
+    assert inference.kv_cache_bytes_per_token(dense) == 4 * per_token
+    assert inference.recurrent_state_bytes(dense) == 0
+
+
+def test_recurrent_state_splits_over_tp_and_takes_an_fp32_ssm_dtype() -> None:
+    cfg = _qwen3_next()
+    conv, ssm = 3 * 8192 * 2, 32 * 128 * 128 * 2
+    assert inference.recurrent_state_bytes(cfg, tp=4) == 36 * (conv + ssm) // 4
+    assert inference.recurrent_state_bytes(cfg, ssm_bytes_per_element=4) == \
+        36 * (conv + 2 * ssm)
+    with pytest.raises(ValueError, match="tp .3. must divide linear_key_heads"):
+        inference.recurrent_state_bytes(cfg, tp=3)
+    # the state counts in how many users fit: each sequence holds 39.5 MB more
+    with_state = inference.max_concurrent_sequences(cfg, context=4096, gpu_memory=200e9)
+    kv = inference.kv_cache_bytes(cfg, seq_len=4096)
+    assert with_state == int((200e9 - 2 * 79_674_391_296 - 2e9) // (kv + 39_518_208))
