@@ -24,7 +24,10 @@
 A plan that cannot run is not an error: ``feasible`` is ``False`` and ``problems`` name the
 input at fault and a fix. Bad arguments (zero GPUs, a layout whose product is not
 ``n_gpus``, a negative bandwidth, a log in an unknown format) raise ``ValueError`` naming
-the argument. Standard library only: the site runs the planners in the browser.
+the argument; so does a hybrid model with linear-attention layers (Qwen3-Next), whose
+state pages vLLM sizes in a way the serving planners do not model
+(:mod:`~gpulesson.planning.hybrid`). Standard library only: the site runs the planners in
+the browser.
 
 Taught in: ``notebooks/planning_dashboard.ipynb`` (and the logs in
 ``notebooks/distributed_math.ipynb``).

@@ -71,6 +71,7 @@ from gpulesson import _validate as v
 from gpulesson import cost, distributed, inference, memory, transformer, units
 
 from ._adapt import GPUView, ModelView, gpu_view, model_view
+from .hybrid import refuse_recurrent
 from .layout import divisors
 from .moe_serving import (
     PCIE_SERVER_GPUS,
@@ -333,6 +334,7 @@ def kv_budget(model: object, gpu: object | None = None, *, tp: int = 1, max_mode
     (:mod:`~gpulesson.planning.moe_serving`); the result is per engine, as vLLM prints it.
     """
     mv = model_view(model)
+    refuse_recurrent(mv.cfg, "kv_budget")
     t = v.positive_int("tp", tp)
     par = moe_parallel(mv, tp=t, dp=dp, expert_parallel=expert_parallel)
     length = v.positive_int("max_model_len", max_model_len)
@@ -639,6 +641,7 @@ def decode_step_time(model: object, gpu: object, *, tp: int = 1, batch: float = 
     KV-cache reads at ``bandwidth_efficiency`` of the datasheet HBM bandwidth, plus the
     tensor-parallel all-reduces."""
     mv = model_view(model)
+    refuse_recurrent(mv.cfg, "decode_step_time")
     gv = gpu_view(gpu)
     t = v.positive_int("tp", tp)
     eff = v.fraction("bandwidth_efficiency", bandwidth_efficiency, allow_zero=False)
@@ -806,6 +809,7 @@ def plan_serving(
     ``all2all_backend`` (:mod:`~gpulesson.planning.moe_serving`).
     """
     mv = model_view(model)
+    refuse_recurrent(mv.cfg, "plan_serving")
     gv = gpu_view(gpu, usable_memory=usable_memory, matmul_efficiency=matmul_efficiency,
                   usd_per_gpu_hour=usd_per_gpu_hour)
     p = v.positive_int("prompt_tokens", prompt_tokens)

@@ -173,10 +173,11 @@ def param_breakdown(cfg: TransformerConfig) -> dict[str, int]:
     dict[str, int]
         ``embedding`` (token + learned position embeddings), ``attention`` (the q, k, v
         and output projections with their biases, latent projections and sinks, all
-        layers; a linear-attention layer's Gated DeltaNet), ``mlp`` (all layers' MLPs, or routers and experts), ``norm`` (every norm,
-        including the q/k norms, the final one and one after the embedding), ``lm_head``
-        (0 when tied, but for a bias). Sums to :func:`param_count`. OPT's projections
-        between a narrow embedding and the model count as ``embedding``.
+        layers; a linear-attention layer's Gated DeltaNet), ``mlp`` (all layers' MLPs, or
+        routers and experts), ``norm`` (every norm, including the q/k norms, the final one
+        and one after the embedding), ``lm_head`` (0 when tied, but for a bias). Sums to
+        :func:`param_count`. OPT's projections between a narrow embedding and the model
+        count as ``embedding``.
     """
     cfg = as_config(cfg)
     norm = _all_layer_norms(cfg)

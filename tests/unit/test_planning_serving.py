@@ -551,3 +551,19 @@ def test_the_notes_name_the_price_and_efficiency_given_not_the_defaults() -> Non
     assert "matmul efficiency 70.0%, as given" in view.notes
     assert any(n.startswith("FP8 matmul efficiency") and "given" in n for n in view.notes)
     assert any(n.startswith("price: $6.88") for n in gpu_view("H100 SXM").notes)
+
+
+def test_a_hybrid_model_is_refused_with_its_name_not_sized_wrongly() -> None:
+    """Qwen3-Next keeps a fixed Gated DeltaNet state in 36 of its 48 layers; vLLM V1 pages
+    it beside the KV cache with its own block size and padding, which the planners do not
+    model: kv_budget, plan_serving and decode_step_time refuse it, naming the model."""
+    path = (Path(__file__).resolve().parents[1] / "data" / "hf_configs"
+            / "qwen3_next__Qwen3-Next-80B-A3B-Instruct.json")
+    cfg = transformer.from_hf_config(path, name="Qwen3-Next-80B-A3B")
+    match = r"Qwen3-Next-80B-A3B has 36 linear-attention layers of 48"
+    with pytest.raises(ValueError, match="kv_budget: " + match):
+        kv_budget(cfg, "H200", max_model_len=32768)
+    with pytest.raises(ValueError, match="plan_serving: " + match):
+        plan_serving(cfg, "H200", tp=2, max_model_len=32768)
+    with pytest.raises(ValueError, match="decode_step_time: " + match):
+        decode_step_time(cfg, "H200", tp=2)
