@@ -304,6 +304,40 @@ def _card_counts() -> str:
             f"{fits} ({without:.1f}B, against {with_embedding:.1f}B with the embedding)")
 
 
+def _qwen3_next() -> transformer.TransformerConfig:
+    """Qwen3-Next-80B-A3B as the folded cell of "a cache that stops growing" builds it:
+    the sizes of its config.json (tests/data/hf_configs, whose exact parameter count
+    tests/unit/test_transformer_hf.py checks)."""
+    from pathlib import Path
+    path = (Path(__file__).resolve().parents[1] / "data" / "hf_configs"
+            / "qwen3_next__Qwen3-Next-80B-A3B-Instruct.json")
+    return transformer.from_hf_config(path)
+
+
+def _hybrid_layers() -> str:
+    cfg = _qwen3_next()
+    return f"keeps full attention in {cfg.global_layers} of its {cfg.layers} layers"
+
+
+def _hybrid_state() -> str:
+    """The box "a cache that stops growing": the fixed Gated DeltaNet state of one
+    conversation (inference.recurrent_state_bytes, vLLM's shapes in BF16) beside the KV of
+    the full-attention layers, at 4,096 and 131,072 tokens."""
+    cfg = _qwen3_next()
+    state = inference.recurrent_state_bytes(cfg)
+    per_token = inference.kv_cache_bytes_per_token(cfg)
+
+    def share(tokens: int, digits: int) -> str:
+        return pct(state / (state + inference.kv_cache_bytes(cfg, seq_len=tokens)), digits)
+    return (f"in the other {cfg.recurrent_layers}, each holding a short convolution window "
+            f"and one {cfg.linear_value_head_dim} × {cfg.linear_key_head_dim} matrix per "
+            "head. A conversation of $L$ tokens holds "
+            f"{units.format_bytes(state, binary=True)} of state plus $L$ × "
+            f"{units.format_bytes(per_token, binary=True)} of KV: the state weighs as much as "
+            f"{state / per_token:,.0f} tokens of cache, {share(4096, 0)} of a 4,096-token "
+            f"conversation and {share(131072, 1)} of a 131,072-token one.")
+
+
 def _vllm_window() -> str:
     """The box "Windows in numbers": what vLLM V1 budgets for Mistral-7B v0.1's windowed
     layers (``planning.kv_budget``, its defaults: ``vllm serve``'s step of tokens, 90 %
@@ -651,6 +685,8 @@ CLAIMS = claims(
              f"weights, against {_fit('llama-3-8b')} for Llama-3-8B")(
                  transformer.preset("mistral-7b")),
     _vllm_window,
+    _hybrid_layers,
+    _hybrid_state,
     # 6b. A mixture of experts
     lambda: "At batch 1 Mixtral 8x7B reads its "
      f"{transformer.active_params(transformer.preset('mixtral-8x7b')) / 1e9:.1f}B active "
