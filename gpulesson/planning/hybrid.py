@@ -11,7 +11,8 @@ page and pads the state page to the same size
 ``vllm/model_executor/models/config.py``), then groups the layers so that every group
 draws equal pages from one pool. That block size (hundreds of tokens for Qwen3-Next), the
 padding and the grouping have changed between vLLM releases and with prefix caching
-(``mamba_cache_mode``), and no start-up log of such a model has been reconciled here, so
+(``mamba_cache_mode``; vLLM issue #54458, 2026, reports blocks of 1,600 and 7,808 tokens
+for two such models), and no start-up log of such a model has been reconciled here, so
 the planners refuse such a model (:func:`refuse_recurrent`) rather than size a pool whose
 block count and concurrency would be wrong. The memory one sequence needs is
 :func:`gpulesson.inference.recurrent_state_bytes` plus its KV cache
@@ -20,7 +21,7 @@ block count and concurrency would be wrong. The memory one sequence needs is
 
 from __future__ import annotations
 
-from gpulesson.transformer import TransformerConfig
+from gpulesson.transformer import TransformerConfig, as_config
 
 __all__ = ["refuse_recurrent"]
 
@@ -28,6 +29,9 @@ __all__ = ["refuse_recurrent"]
 def refuse_recurrent(cfg: TransformerConfig, what: str) -> None:
     """Raise ``ValueError`` naming the model when it has linear-attention layers, which
     ``what`` (a planner's name) cannot size; return quietly otherwise."""
+    cfg = as_config(cfg)
+    if not isinstance(what, str):
+        raise TypeError(f"what must be a string naming the planner, got {type(what).__name__}")
     if not cfg.recurrent_layers:
         return
     name = cfg.name or "this model"
