@@ -151,6 +151,12 @@ def _fp4_70b(name: str) -> str:
     return units.format_bytes(memory.weight_bytes(n, precision=name), digits=1)
 
 
+def _latex_power(x: float) -> str:
+    """``x`` to two significant digits as the page writes it: ``$6.1\\times10^{-5}$``."""
+    mantissa, exponent = f"{x:.1e}".split("e")
+    return f"${mantissa}\\times10^{{{int(exponent)}}}$"
+
+
 CLAIMS = claims(
     # 1. How long should a matrix multiplication take?
     lambda: (lambda r: f"For $M = K = N = {r['m']}$ in {r['dtype'].upper()} ($b = "
@@ -220,8 +226,12 @@ CLAIMS = claims(
     # 4. Number formats.
     lambda: "Why does FP16 run at "
      f"{_tflop(H100.dense('fp16'), 0)} TFLOP/s on an H100",
-    lambda: "a range that ends at "
-     f"{float_format('fp16').largest:,.0f}",
+    # Loss scaling answers FP16's narrow range at the bottom, not its top: gradients below
+    # the smallest normal lose digits or underflow (Micikevicius et al. 2018, section 3.2)
+    lambda: "a narrow range, its normal numbers running from "
+     f"{_latex_power(float_format('fp16').smallest_normal)} to "
+     f"{float_format('fp16').largest:,.0f}: small gradients lose digits or underflow to "
+     "zero, which is why FP16 training needs loss scaling",
     lambda: "the Tensor Cores round "
      f"the inputs to {float_format('tf32').fraction_bits} fraction bits",
     lambda: "Once the running sum passes "
