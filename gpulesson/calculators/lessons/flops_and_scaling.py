@@ -73,9 +73,10 @@ TRAINING_FLOPS = Calculator(
         *shared.gpu_inputs("A100 80GB", peak=True),
         Integer("n_devices", "GPUs", default=1024, range=(1, 1_000_000)),
         shared.percent("mfu", "MFU (assumed)", default=40, range=(1, 100), step=1,
-                       help="Model FLOPs utilisation: 35-50 % is typical of large published "
-                            "runs (Llama 3 405B: 38-43 %, Dubey et al. 2024, Table 4; PaLM: "
-                            "46.2 %, Chowdhery et al. 2022, Table 3)."),
+                       help="Model FLOPs utilisation: large published runs reach 35-55 % "
+                            "(Llama 3 405B: 38-43 %, Dubey et al. 2024, Table 4; PaLM: "
+                            "46.2 %, Chowdhery et al. 2022, Table 3; MegaScale: 55.2 %, Jiang "
+                            "et al. 2024)."),
     ),
     outputs=(
         Output("n_params", "N used (active parameters)", "count"),
