@@ -262,7 +262,9 @@ CLAIMS = claims(
     lambda: "(it cost "
      f"{units.format_usd(prices.quotes('H100 SXM', kind='hyperscaler')[0].usd_per_instance_hour)}"
      " at its launch",
-    lambda: f"the cheapest on-demand H100 SXM of the day, {CHEAPEST.provider}'s "
+    # the cheapest of the providers the course's table keeps (prices.json: eleven clouds'
+    # list prices, spot and negotiated prices left out), not of the whole market
+    lambda: f"the cheapest on-demand H100 SXM in that table, {CHEAPEST.provider}'s "
      f"{units.format_usd(RENT_GPU)} per GPU-hour",
     lambda: f"A PUE of {SERVER['pue']} means that for every kilowatt-hour the "
      f"server uses, the building draws {SERVER['pue']}.",
@@ -287,7 +289,8 @@ CLAIMS = claims(
     # Section 2
     lambda: f"AWS's p5.48xlarge is eight H100s for {units.format_usd(AWS_NODE)} an hour, "
      f"that is {units.format_usd(AWS_NODE / 8)} per GPU-hour",
-    lambda: f"the cheapest on-demand H100 SXM in September 2026 was {CHEAPEST.provider}'s "
+    lambda: f"the cheapest on-demand H100 SXM in the course's table of September 2026 was "
+     f"{CHEAPEST.provider}'s "
      f"{units.format_usd(RENT_GPU)} (an H100 PCIe or NVL card rents for less, from "
      f"{units.format_usd(_cheapest_other_h100())}",
     lambda: "on-demand AWS costs "
