@@ -23,12 +23,14 @@ from __future__ import annotations
 import json
 import math
 import re
+from datetime import date
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from gpulesson import calculators, cost, flops, hardware, inference, planning, transformer
+from gpulesson import (calculators, cost, flops, hardware, inference, planning, prices,
+                       transformer)
 from gpulesson.exercises import lesson_module
 
 from . import nbtools as nb
@@ -401,6 +403,9 @@ CLAIMS = claims(
     lambda: f"(PaLM {_palm_mfu()}, Llama 3 "
      f"{_llama3_range()}, MegaScale",
     _calculator_defaults,
+    # Section 6's rent: the cheapest on-demand A100 of the course's price table, dated
+    lambda: (lambda q: "at the cheapest on-demand A100 80GB of the course's price table "
+             f"({date.fromisoformat(q.date):%B %Y})")(prices.current_quotes("A100 80GB")[0]),
     lambda: f"{LLAMA2_GPUS:,} × {A100_PEAK / 1e12:.0f} TFLOP/s is "
      f"{LLAMA2_GPUS * A100_PEAK / 1e15:.0f} PFLOP/s of dense BF16 peak; {H100_OFFER} × "
      f"{H100_PEAK / 1e12:.1f} TFLOP/s is {H100_OFFER * H100_PEAK / 1e15:.0f} PFLOP/s. At the "
@@ -569,6 +574,15 @@ def test_the_mfu_range_holds_every_published_run() -> None:
             lead, low, high, sorted(round(100 * m, 1) for m in mfus))
 
 
+
+
+def test_the_rent_is_the_dated_quote_the_prose_names() -> None:
+    """Section 6 prices the GPU-hours at a quote of the price table, not an undated guess
+    (it once assumed \\$2, below every A100 quote the table holds: \\$2.70 to \\$4.00)."""
+    namespace: dict[str, object] = {"prices": prices}
+    exec(compile(_code_cell("c040").split("\n")[0], "flops_and_scaling.ipynb:c040", "exec"),
+         namespace)
+    assert namespace["usd_per_gpu_hour"] == prices.current_quotes("A100 80GB")[0].usd_per_gpu_hour
 
 
 def test_llama31_405b_reported_hours_mean_about_35_percent_of_peak():
