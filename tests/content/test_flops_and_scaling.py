@@ -29,8 +29,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gpulesson import (calculators, cost, flops, hardware, inference, planning, prices,
-                       transformer)
+from gpulesson import calculators, cost, flops, hardware, inference, planning, prices, transformer
 from gpulesson.exercises import lesson_module
 
 from . import nbtools as nb
