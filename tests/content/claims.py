@@ -247,11 +247,17 @@ def _prose_only(markdown: str) -> str:
 
 def figures(markdown: str) -> list[tuple[int, str]]:
     """``(offset, number)`` of each figure in the prose of ``markdown`` (offsets into
-    :func:`rendered` text). Integers below 10 and years are words, not figures."""
+    :func:`rendered` text). Integers below 10 and years are words, not figures, unless an
+    escaped dollar sign stands before them (``\\$2`` is a price; ``$2^{10}$`` is maths)."""
     found = []
-    for m in _NUMBER.finditer(_prose_only(markdown)):
+    prose = _prose_only(markdown)
+    # the same text with each escaped dollar one marker character: offsets unchanged
+    marked = _prose_only(markdown.replace("\\$", "\x02"))
+    for m in _NUMBER.finditer(prose):
         token = m.group(0)
-        if _YEAR.fullmatch(token) or ("," not in token and "." not in token and int(token) < 10):
+        price = m.start() > 0 and marked[m.start() - 1] == "\x02"
+        if not price and (_YEAR.fullmatch(token)
+                          or ("," not in token and "." not in token and int(token) < 10)):
             continue
         found.append((m.start(), token))
     return found

@@ -87,6 +87,13 @@ def test_the_numbers_of_an_ordered_list_are_not_figures() -> None:
     assert [token for _, token in figures(page)] == ["250", "1.5", "12"]
 
 
+def test_a_small_price_is_a_figure_and_a_small_power_is_not() -> None:
+    """An integer below 10 is a word, except as a price: ``\\$2 per GPU-hour`` must be
+    claimed like any figure, while ``$2^{10}$`` (maths) and "2 GPUs" stay words."""
+    page = "At \\$2 per GPU-hour, 2 GPUs cost \\$4, and $2^{10}$ is 1,024."
+    assert [token for _, token in figures(page)] == ["2", "4", "10", "1,024"]
+
+
 def test_roles_and_wrapped_code_spans() -> None:
     """A plain {term} role leaves no stray backtick behind, and a code span that wraps
     over a line break is code."""

@@ -573,6 +573,8 @@ NOT_FIGURES = (
     '"close to 1.2 PFLOPs/s" on an H100',
     # FlashAttention's tile and the head sizes it is compared at (perf_model's constants)
     "each 128 × 128 tile", "(64 against 128)",
+    # the rental rate DeepSeek-V3's report assumes for its H800s (DeepSeek-AI 2024, Table 1)
+    "$2 per GPU-hour in December 2024",
     # releases and published step times (Megatron-Bridge pull request #1760)
     "NVIDIA's issue 1998", "Qwen3 30B-A3B on H100s in NeMo 25.11", "its pull request\n1760",
     "from 20.1 s to 16.9 s", "summary of release 26.02.01",
