@@ -190,7 +190,8 @@ def forward_attention_flops_per_token(cfg: TransformerConfig, *, context: int) -
 
     ``sum over layers of 2 * heads * (d_qk + d_v) * min(context, window)``: the
     ``QK^T`` scores (``2*d_qk`` per head and key) and the weighted values (``2*d_v``),
-    with the window only in sliding-window layers. Counts every key as PaLM does (no
+    with the window only in sliding-window layers and ``min(context, chunk)`` in chunked
+    ones (Llama 4). Counts every key as PaLM does (no
     saving for causal masking). Llama-2-7B at 4,096 tokens: ``4*32*32*128*4096`` =
     2.1 GFLOP.
 
@@ -207,7 +208,9 @@ def forward_attention_flops_per_token(cfg: TransformerConfig, *, context: int) -
     t = v.positive_int("context", context)
     per_key = 2 * cfg.heads * (cfg.head_dim + cfg.value_head_dim)  # type: ignore[operator]
     local = min(t, cfg.sliding_window) if cfg.sliding_window else t
-    return per_key * (cfg.global_layers * t + cfg.local_layers * local)
+    chunked = min(t, cfg.attention_chunk) if cfg.attention_chunk else t
+    return per_key * (cfg.global_layers * t + cfg.local_layers * local
+                      + cfg.chunked_layers * chunked)
 
 
 def model_attention_flops_per_token(cfg: TransformerConfig, *, seq_len: int) -> int:

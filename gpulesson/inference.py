@@ -17,6 +17,12 @@ Two architectures change the count (:func:`kv_cache_bytes` follows the config):
   2024a, Table 1: ``(d_c + d_R) * l``, about ``4.5 * d_h * l``);
 * **sliding-window layers** (Mistral 7B v0.1, Gemma 2 and 3, gpt-oss) keep at most the
   window: ``min(seq_len, window)`` tokens, so the cache of a local layer stops growing;
+* **chunked layers** (Llama 4 Scout and Maverick: 36 of 48 layers, chunks of 8,192
+  tokens) attend only within the current chunk, so they hold ``(seq_len - 1) % chunk + 1``
+  tokens: back to 1 at each chunk's first token, a whole chunk at its last. A sequence
+  that has reached ``seq_len`` has held ``min(seq_len, chunk)`` (its peak), which is what
+  an allocator must reserve and what :func:`kv_cache_bytes` counts by default; at 131,072
+  tokens Llama 4 keeps 12 x 131,072 + 36 x 8,192 token-layers, 0.30 of every layer's;
 * **linear-attention layers** (Qwen3-Next's Gated DeltaNet in 36 of its 48 layers) keep
   no keys or values at all but a state of fixed size per sequence
   (:func:`recurrent_state_bytes`): a sequence of ``L`` tokens holds that state plus
@@ -73,6 +79,7 @@ from gpulesson.transformer.params import expert_params, moe_breakdown
 __all__ = [
     "DecodeSpeed",
     "attention_crossover_tokens",
+    "chunk_tokens",
     "decode_ceiling_tokens_per_second",
     "decode_compute_bound_batch",
     "decode_flops",
@@ -114,7 +121,8 @@ def kv_cache_bytes_per_token(cfg: TransformerConfig, *, bytes_per_element: float
     ``L`` counts the attention layers only: a linear-attention layer keeps a fixed state
     instead (:func:`recurrent_state_bytes`; Qwen3-Next: 12 of 48 layers, 24,576 bytes per
     token in BF16). A sliding-window layer stops adding once the sequence passes its
-    window; use :func:`kv_cache_bytes` for a whole sequence.
+    window, a chunked layer (Llama 4) drops its chunk at every chunk boundary; use
+    :func:`kv_cache_bytes` for a whole sequence.
     """
     cfg = as_config(cfg)
     b = v.positive_number("bytes_per_element", bytes_per_element)
@@ -203,18 +211,40 @@ def rotary_cache_bytes(cfg: TransformerConfig, *, bytes_per_element: float = 2) 
     return float(int(cfg.context or 0) * int(rotary) * b)
 
 
+def chunk_tokens(cfg: TransformerConfig, seq_len: int, *, current: bool = False) -> int:
+    """Tokens one chunked layer of ``cfg`` holds for a sequence of ``seq_len`` tokens
+    (``seq_len`` itself without chunks).
+
+    ``current=False`` (the default): ``min(seq_len, chunk)``, the most it has held on the
+    way to ``seq_len`` and what an allocator must reserve for it. ``current=True``: what it
+    holds at ``seq_len``, the tokens of the current chunk, ``(seq_len - 1) % chunk + 1``,
+    1 to ``chunk`` (a layer keeps ``seq_len mod chunk`` tokens of earlier positions plus
+    the newest one; vLLM's ``ChunkedLocalAttentionManager`` frees the blocks before
+    ``chunk * (computed // chunk)``). Llama 4 at 8,193 tokens: 8,192 and 1.
+    """
+    cfg = as_config(cfg)
+    s = v.positive_int("seq_len", seq_len)
+    v.boolean("current", current)
+    c = cfg.attention_chunk
+    if not c:
+        return s
+    return (s - 1) % c + 1 if current else min(s, c)
+
+
 def kv_cache_bytes(
     cfg: TransformerConfig, *, seq_len: int, batch: int = 1, bytes_per_element: float = 2,
-    cap_windows: bool = True,
+    cap_windows: bool = True, current_chunk: bool = False,
 ) -> int:
     """KV-cache bytes: ``2 * layers * kv_heads * head_dim * seq_len * batch * bytes``.
 
     Per layer and token the cache holds ``kv_heads`` keys and values (GQA/MQA), or, with
     latent attention, ``kv_lora_rank + qk_rope_head_dim`` values. A sliding-window layer
-    holds ``min(seq_len, window)`` tokens, a linear-attention layer none (its fixed state
-    is :func:`recurrent_state_bytes`). DeepSeek-V3 in BF16: 70,272 bytes per token
+    holds ``min(seq_len, window)`` tokens, a chunked layer :func:`chunk_tokens` (at most
+    one chunk), a linear-attention layer none (its fixed state is
+    :func:`recurrent_state_bytes`). DeepSeek-V3 in BF16: 70,272 bytes per token
     (61 x 576 x 2); Gemma-2-9B at 8,192 tokens: 21 global layers of 8,192 tokens and 21
-    local ones of 4,096.
+    local ones of 4,096; Llama 4 Maverick at 1,048,576 tokens: 12 global layers of
+    1,048,576 and 36 chunked ones of 8,192, 49.1 GiB where every layer global would be 192.
 
     Parameters
     ----------
@@ -228,8 +258,12 @@ def kv_cache_bytes(
     bytes_per_element : float
         2 for FP16/BF16 caches, 1 for FP8/INT8.
     cap_windows : bool
-        Keep only the window in sliding-window layers (default). ``False`` counts every
-        token in every layer, as a server that allocates the whole context does.
+        Keep only the window in sliding-window layers and at most a chunk in chunked ones
+        (default). ``False`` counts every token in every layer, as a server that
+        allocates the whole context does (vLLM with its hybrid manager off).
+    current_chunk : bool
+        Count a chunked layer's current chunk, ``(seq_len - 1) % chunk + 1`` tokens,
+        instead of the peak ``min(seq_len, chunk)`` (:func:`chunk_tokens`).
     """
     cfg = as_config(cfg)
     s = v.positive_int("seq_len", seq_len)
@@ -237,7 +271,8 @@ def kv_cache_bytes(
     b = v.positive_number("bytes_per_element", bytes_per_element)
     v.boolean("cap_windows", cap_windows)
     local = min(s, cfg.sliding_window) if cfg.sliding_window and cap_windows else s
-    tokens = cfg.global_layers * s + cfg.local_layers * local
+    chunked = chunk_tokens(cfg, s, current=current_chunk) if cap_windows else s
+    tokens = cfg.global_layers * s + cfg.local_layers * local + cfg.chunked_layers * chunked
     return v.tensor_bytes(_kv_values_per_layer(cfg) * tokens * n, b)
 
 
@@ -359,6 +394,16 @@ def model_prefill_flops(cfg: TransformerConfig, tokens: int, *, batch: int = 1) 
     return b * (2.0 * active_params(cfg) * t + attention)
 
 
+def _attended_chunks(context: int, new_tokens: int, chunk: int) -> int:
+    """``sum_{p=c..c+k-1} (p % chunk + 1)``: keys the tokens at positions ``c`` to
+    ``c + k - 1`` see in a chunked layer (each its own chunk's earlier tokens and
+    itself)."""
+    def upto(n: int) -> int:  # sum over positions 0 .. n-1
+        whole, rest = divmod(n, chunk)
+        return whole * chunk * (chunk + 1) // 2 + rest * (rest + 1) // 2
+    return upto(context + new_tokens) - upto(context)
+
+
 def _attended(context: int, new_tokens: int, window: int) -> int:
     """``sum_{i=1..k} min(context + i, window)`` (``window = 0``: no cap)."""
     c, k = context, new_tokens
@@ -373,8 +418,9 @@ def model_decode_flops(cfg: TransformerConfig, new_tokens: int, *, context_len: 
     """Forward FLOPs to generate ``new_tokens`` after ``context_len`` cached tokens.
 
     ``2 * N_active`` per token, plus attention to the cache and itself: the ``i``-th new
-    token attends to ``context_len + i`` tokens in global layers and at most the window
-    in local ones, at ``2 * heads * (d_qk + d_v)`` FLOPs per key and layer. A dense model
+    token attends to ``context_len + i`` tokens in global layers, at most the window in
+    local ones and its own chunk's tokens in chunked ones, at ``2 * heads * (d_qk + d_v)``
+    FLOPs per key and layer. A dense model
     with full attention gives :func:`decode_flops` with its shape. Latent attention is
     counted as its heads attend after up-projection; kernels that absorb the up-projection
     into the query do other work for the same result.
@@ -385,7 +431,9 @@ def model_decode_flops(cfg: TransformerConfig, new_tokens: int, *, context_len: 
     b = v.positive_int("batch", batch)
     per_key = 2 * cfg.heads * (cfg.head_dim + cfg.value_head_dim)  # type: ignore[operator]
     keys = (cfg.global_layers * _attended(c, k, 0)
-            + cfg.local_layers * _attended(c, k, cfg.sliding_window))
+            + cfg.local_layers * _attended(c, k, cfg.sliding_window)
+            + (cfg.chunked_layers * _attended_chunks(c, k, cfg.attention_chunk)
+               if cfg.attention_chunk else 0))
     return b * (2.0 * active_params(cfg) * k + per_key * keys)
 
 
@@ -608,18 +656,21 @@ def model_attention_crossover_tokens(cfg: TransformerConfig) -> float | None:
     The ``T`` with ``forward_attention_flops_per_token(cfg, context=T) = 2 * N_active``:
     ``T = N_active / (L * H * (d_qk + d_v))`` with full attention, which for a dense model
     (``d_qk = d_v = Q``) is :func:`attention_crossover_tokens`, ``N / (2*L*H*Q)``. Sliding-window
-    layers stop adding attention beyond their window, so with them the crossover comes
-    later, and never (``None``) when every layer is local and the window is too short for
-    attention to catch up (Mistral 7B v0.1: 4,096 tokens, where 27,620 would be needed).
+    layers stop adding attention beyond their window (chunked ones beyond their chunk, as
+    :func:`~gpulesson.flops.forward_attention_flops_per_token` counts them), so with them
+    the crossover comes later, and never (``None``) when every layer is local and the
+    window is too short for attention to catch up (Mistral 7B v0.1: 4,096 tokens, where
+    27,620 would be needed).
     """
     cfg = as_config(cfg)
     per_key = 2 * cfg.heads * (cfg.head_dim + cfg.value_head_dim)  # type: ignore[operator]
     target = 2.0 * active_params(cfg) / per_key  # keys per token, summed over layers
-    if not cfg.sliding_window or target <= cfg.layers * cfg.sliding_window:
+    span = cfg.sliding_window or cfg.attention_chunk  # the model has one or the other
+    if not span or target <= cfg.layers * span:
         return target / cfg.layers
     if not cfg.global_layers:
         return None
-    return (target - cfg.local_layers * cfg.sliding_window) / cfg.global_layers
+    return (target - (cfg.layers - cfg.global_layers) * span) / cfg.global_layers
 
 
 def multi_head_equivalent(cfg: TransformerConfig) -> TransformerConfig:

@@ -433,9 +433,9 @@ def _terms(model: ModelView, gpu: _Chip, tp: int, cp: int, pp: int, ep: int,
     s_kv = seq_len
     attn = (3 * per_key * cfg.global_layers * s_kv / 2
             / attention_efficiency(d_head, max(s_kv // cp, 1), arch))
-    if cfg.local_layers:
-        w = min(cfg.sliding_window, s_kv)
-        attn += 3 * per_key * cfg.local_layers * w / attention_efficiency(
+    if cfg.local_layers or cfg.chunked_layers:  # a chunk's keys counted like a window's
+        w = min(cfg.sliding_window or cfg.attention_chunk, s_kv)
+        attn += 3 * per_key * (cfg.local_layers + cfg.chunked_layers) * w / attention_efficiency(
             d_head, max(w, 1), arch, window=True)
     attn *= t / tp
     if recompute not in ("none", "torchtitan-op"):  # op checkpointing keeps attention's output

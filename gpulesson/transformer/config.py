@@ -7,8 +7,9 @@ each later idea is one field whose default leaves it out:
 
 * **attention**: grouped-query heads (``kv_heads``), an explicit ``head_dim``, biases on
   q/k/v and on the output projection, norms on the queries and keys (``qk_norm``),
-  attention sinks, sliding-window layers and their pattern, and multi-head latent
-  attention (``kv_lora_rank`` ...), where the KV cache holds a compressed latent;
+  attention sinks, sliding-window layers and their pattern, chunked local attention
+  (Llama 4) and its pattern, and multi-head latent attention (``kv_lora_rank`` ...),
+  where the KV cache holds a compressed latent;
 * **the MLP**: gated (SwiGLU/GeGLU) or plain, and mixture-of-experts (routed experts,
   experts per token, shared experts, the expert width, leading dense layers, a router
   bias, a shared-expert gate), and MoE layers interleaved with dense ones (Llama 4
@@ -122,6 +123,20 @@ class TransformerConfig:
         With a window: 0 makes every layer local (Mistral 7B v0.1); ``p >= 2`` makes every
         ``p``-th layer global and the others local (Gemma 2 and gpt-oss: 2, alternating;
         Gemma 3: 6, five local then one global).
+    attention_chunk : int
+        Chunked local attention (Llama 4's ``attention_chunk_size``, 8,192) when > 0: the
+        sequence is cut into fixed chunks of this many tokens and a chunked layer's query
+        attends only to the earlier tokens of its own chunk. Unlike a sliding window,
+        which holds the last ``window`` tokens once the sequence is past it, a chunked
+        layer holds between 1 and ``attention_chunk`` tokens: at length ``L`` the
+        ``(L - 1) % chunk + 1`` tokens of the current chunk (transformers
+        ``Llama4TextAttention`` with a ``chunked_attention`` layer type; vLLM
+        ``ChunkedLocalAttentionManager.get_num_skipped_tokens`` frees every block before
+        the current chunk). 0 for none.
+    attention_chunk_pattern : int
+        With chunks: 0 makes every layer chunked; ``p >= 2`` makes every ``p``-th layer
+        (``(i + 1) % p == 0``) global and the others chunked (Llama 4: 4, its NoPE layers
+        3, 7, ... 47 global, from ``no_rope_layer_interval``).
     attention_sinks : bool
         A learned sink logit per head and layer (gpt-oss).
     kv_lora_rank : int
@@ -230,6 +245,8 @@ class TransformerConfig:
     context: int = 0
     sliding_window: int = 0
     sliding_window_pattern: int = 0
+    attention_chunk: int = 0
+    attention_chunk_pattern: int = 0
     attention_sinks: bool = False
     kv_lora_rank: int = 0
     q_lora_rank: int = 0
@@ -340,6 +357,18 @@ class TransformerConfig:
                         f"0 (every layer local) or between 2 and layers ({layers})")
         if pattern and not window:
             raise ValueError(f"sliding_window_pattern ({pattern}) needs a sliding_window > 0")
+        chunk = v.nonneg_int("attention_chunk", self.attention_chunk)
+        chunk_pattern = v.nonneg_int("attention_chunk_pattern", self.attention_chunk_pattern)
+        if chunk_pattern == 1 or chunk_pattern > max(layers, 1):
+            raise _fail("attention_chunk_pattern", chunk_pattern,
+                        f"0 (every layer chunked) or between 2 and layers ({layers})")
+        if chunk_pattern and not chunk:
+            raise ValueError(f"attention_chunk_pattern ({chunk_pattern}) needs an "
+                             "attention_chunk > 0")
+        if chunk and (window or self.kv_lora_rank):
+            raise ValueError("attention_chunk cannot be combined with a sliding window or "
+                             "latent attention here (no released model does; vLLM's "
+                             "FullAttentionSpec.merge refuses chunks beside windows)")
 
     _LINEAR_SIZES = ("linear_key_heads", "linear_value_heads", "linear_key_head_dim",
                      "linear_value_head_dim", "linear_conv_kernel")
@@ -368,9 +397,10 @@ class TransformerConfig:
         if sizes["linear_value_heads"] % sizes["linear_key_heads"]:
             raise ValueError(f"linear_value_heads ({sizes['linear_value_heads']}) must be a "
                              f"multiple of linear_key_heads ({sizes['linear_key_heads']})")
-        if self.sliding_window or self.kv_lora_rank:
-            raise ValueError("linear attention cannot be combined with a sliding window or "
-                             "latent attention here (no released model does)")
+        if self.sliding_window or self.kv_lora_rank or self.attention_chunk:
+            raise ValueError("linear attention cannot be combined with a sliding window, "
+                             "chunked attention or latent attention here (no released "
+                             "model does)")
 
     def _experts(self, layers: int, ffn: int) -> tuple[int | None, int | None]:
         experts = v.nonneg_int("experts", self.experts)
@@ -500,6 +530,27 @@ class TransformerConfig:
         return self.layers - self.layers // p if p else self.layers
 
     @property
+    def chunked_layers(self) -> int:
+        """Layers with chunked local attention (0 without chunks): all, or all but every
+        ``attention_chunk_pattern``-th (Llama 4: 36 of 48)."""
+        if not self.attention_chunk:
+            return 0
+        p = self.attention_chunk_pattern
+        return self.layers - self.layers // p if p else self.layers
+
+    def is_chunked_layer(self, index: int) -> bool:
+        """Whether layer ``index`` (0 to ``layers - 1``) attends within its chunk only:
+        with chunks, all layers but those where ``index + 1`` is a multiple of
+        ``attention_chunk_pattern`` (Llama 4: layer 3 is global, 0-2 chunked)."""
+        index = v.nonneg_int("index", index)
+        if index >= self.layers:
+            raise _fail("index", index, f"a layer from 0 to {self.layers - 1}")
+        if not self.attention_chunk:
+            return False
+        p = self.attention_chunk_pattern
+        return not p or (index + 1) % p != 0
+
+    @property
     def recurrent_layers(self) -> int:
         """Layers with linear attention, which keep a fixed-size state instead of a KV
         cache: all but every ``full_attention_interval``-th (0 without linear attention)."""
@@ -520,7 +571,7 @@ class TransformerConfig:
     @property
     def global_layers(self) -> int:
         """Layers that attend to the whole sequence (and keep its keys and values)."""
-        return self.layers - self.local_layers - self.recurrent_layers
+        return self.layers - self.local_layers - self.chunked_layers - self.recurrent_layers
 
 
 def as_config(cfg: object) -> TransformerConfig:

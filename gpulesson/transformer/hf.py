@@ -152,11 +152,53 @@ def _granitemoe(f: Fields) -> dict[str, Any]:
     return out
 
 
+#: transformers ``Llama4TextConfig`` defaults for the chunking keys a file may omit.
+_LLAMA4_CHUNK, _LLAMA4_NOPE_INTERVAL = 8192, 4
+
+
+def _llama4_chunks(f: Fields, layers: int, context: int) -> dict[str, Any]:
+    """Chunked local attention from ``attention_chunk_size`` (absent: 8,192; ``null``:
+    none) and which layers it applies to: ``layer_types`` (``"chunked_attention"``) if
+    given, else ``no_rope_layers`` (1: a RoPE layer, which is chunked; 0: a NoPE layer,
+    global), else a NoPE layer every ``no_rope_layer_interval`` (4), as transformers'
+    ``Llama4TextConfig`` fills them in. A chunk that covers the context is no chunk."""
+    if "attention_chunk_size" in f.raw and f.raw["attention_chunk_size"] is None:
+        return {}
+    chunk = f.int("attention_chunk", "attention_chunk_size", default=_LLAMA4_CHUNK)
+    if context and chunk >= context:
+        return {}
+    types = f.str_list("attention_chunk_pattern", "layer_types", length=layers)
+    rope = f.int_list("attention_chunk_pattern", "no_rope_layers")
+    if types is not None:
+        chunked, key = [t == "chunked_attention" for t in types], "layer_types"
+    elif rope:
+        chunked, key = [bool(x) for x in rope[:layers]], "no_rope_layers"
+    else:
+        every = f.int("attention_chunk_pattern", "no_rope_layer_interval",
+                      default=_LLAMA4_NOPE_INTERVAL)
+        chunked, key = [(i + 1) % every != 0 for i in range(layers)], "no_rope_layer_interval"
+    if len(chunked) < layers:
+        raise ValueError(f"config.json key {key!r} (TransformerConfig field "
+                         f"'attention_chunk_pattern') must name all {layers} layers")
+    if not any(chunked):
+        return {}
+    pattern = 0 if all(chunked) else chunked.index(False) + 1
+    if pattern == 1 or (pattern and chunked != [(i + 1) % pattern != 0
+                                                for i in range(layers)]):
+        raise ValueError(f"config.json key {key!r} (TransformerConfig field "
+                         "'attention_chunk_pattern') must repeat one pattern (some chunked "
+                         "layers, then one global layer)")
+    return {"attention_chunk": chunk, "attention_chunk_pattern": pattern}
+
+
 def _llama4_text(f: Fields) -> dict[str, Any]:
     """Llama 4: routed experts and one shared expert, both of width ``intermediate_size``,
     in every ``interleave_moe_layer_step``-th layer; the other layers have a dense MLP of
-    ``intermediate_size_mlp``. Its q/k norm is a parameter-free L2 norm."""
+    ``intermediate_size_mlp``. Its q/k norm is a parameter-free L2 norm. Three of every
+    four layers attend within chunks of ``attention_chunk_size`` tokens
+    (:func:`_llama4_chunks`)."""
     out = _llama_like(f)
+    out.update(_llama4_chunks(f, out["layers"], out["context"]))
     step = f.int("moe_layer_step", "interleave_moe_layer_step", default=1)
     layers = out["layers"]
     listed = f.int_list("moe_layer_step", "moe_layers")
