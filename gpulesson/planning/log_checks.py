@@ -41,6 +41,7 @@ from gpulesson import _validate as v
 from gpulesson import inference, memory, transformer
 
 from ._adapt import gpu_view, model_view
+from .chunked import vllm_chunked_hybrid
 from .logs import LogRow, parse_vllm_log
 from .non_torch import non_torch_accounting, non_torch_bytes
 from .serving import (
@@ -69,9 +70,11 @@ def request_kv_bytes(cfg: transformer.TransformerConfig, *, max_model_len: int, 
 
     Full-attention layers: ``ceil(max_model_len / block_size)`` blocks; sliding-window
     layers: ``ceil(min(window - 1 + max_num_batched_tokens, max_model_len) / block_size) +
-    1`` blocks (a chunk of new tokens may straddle the window), each block ``block_size``
-    tokens of the layer's keys and values (vLLM ``v1/kv_cache_interface.py``,
-    ``FullAttentionSpec`` and ``SlidingWindowSpec``). gpt-oss-120b at 131,072 tokens with
+    1`` blocks (a chunk of new tokens may straddle the window); chunked layers (Llama 4):
+    ``ceil(min(chunk + max_num_batched_tokens, max_model_len) / block_size)`` blocks, each
+    block ``block_size`` tokens of the layer's keys and values (vLLM
+    ``v1/kv_cache_interface.py``, ``FullAttentionSpec``, ``SlidingWindowSpec`` and
+    ``ChunkedLocalAttentionSpec``, ``max_memory_usage_bytes``). gpt-oss-120b at 131,072 tokens with
     1,024 batched: 4.54 GiB, as vLLM issue #27508 prints.
     """
     per_token = inference.kv_cache_bytes_per_token_per_gpu(
@@ -85,7 +88,10 @@ def request_kv_bytes(cfg: transformer.TransformerConfig, *, max_model_len: int, 
     window = cfg.sliding_window or 0
     local = (math.ceil(min(window - 1 + batched, length) / block) + 1) * cfg.local_layers \
         if window else 0
-    return float((full + local) * per_layer_block)
+    chunk = cfg.attention_chunk
+    chunked = math.ceil(min(chunk + batched, length) / block) * cfg.chunked_layers \
+        if chunk else 0
+    return float((full + local + chunked) * per_layer_block)
 
 
 @dataclass(frozen=True)
@@ -196,6 +202,8 @@ def check_vllm_run(run: Mapping[str, object], text: str, *,
     batched = int(run.get("max_num_batched_tokens") or 8192)
     engine, version = str(run.get("engine", "V1")), run.get("version")
     hybrid, from_concurrency = vllm_kv_rules(engine, None if version is None else str(version))
+    if stage.attention_chunk:  # Llama 4: the manager may be off for chunked models
+        hybrid = hybrid and vllm_chunked_hybrid(engine, None if version is None else str(version))
     groups = kv_cache_groups(stage, block_size=block, max_num_batched_tokens=batched) \
         if hybrid else None
 

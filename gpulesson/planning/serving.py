@@ -71,6 +71,7 @@ from gpulesson import _validate as v
 from gpulesson import cost, distributed, inference, memory, transformer, units
 
 from ._adapt import GPUView, ModelView, gpu_view, model_view
+from .chunked import vllm_chunked_hybrid
 from .hybrid import refuse_recurrent
 from .layout import divisors
 from .moe_serving import (
@@ -149,13 +150,16 @@ class KVGroups:
     size; a block is one page of each of ``layers`` layers. ``window_tokens`` is what a
     sliding-window layer must keep for one request, ``window - 1 + max_num_batched_tokens``
     (``SlidingWindowSpec.max_memory_usage_bytes``: a chunk of new tokens may straddle the
-    window)."""
+    window). ``chunked``: the local groups are Llama 4's chunked layers, which keep
+    ``chunk + max_num_batched_tokens`` tokens and no extra block
+    (``ChunkedLocalAttentionSpec``; :mod:`~gpulesson.planning.chunked`)."""
 
     full: int
     local: int
     layers: int
     block_size: int
     window_tokens: int = 0
+    chunked: bool = False
 
     @property
     def count(self) -> int:
@@ -167,7 +171,8 @@ class KVGroups:
         full group, ``ceil(min(window_tokens, tokens) / block) + 1`` in each sliding-window
         group (vLLM's ``get_max_concurrency_for_kv_cache_config``)."""
         n, b = v.positive_int("tokens", tokens), self.block_size
-        local = -(-min(self.window_tokens, n) // b) + 1 if self.local else 0
+        extra = 0 if self.chunked else 1
+        local = -(-min(self.window_tokens, n) // b) + extra if self.local else 0
         return self.full * -(-n // b) + self.local * local
 
 
@@ -180,22 +185,24 @@ def kv_cache_groups(model: object, *, block_size: int = 16,
     below 1.5 times the smaller (vLLM's heuristic against padding); each kind fills
     ``ceil(count / size)`` groups. gpt-oss-120b (18 full, 18 sliding layers): 2 groups of
     18; Gemma 3 27B (10 full, 52 sliding): 1 + 6 groups of 10, the last padded by 8 layers
-    (the design note ``docs/design/hybrid_kv_cache_manager.md``).
+    (the design note ``docs/design/hybrid_kv_cache_manager.md``). Chunked layers group
+    the same way: Llama 4 (12 full, 36 chunked): 1 + 3 groups of 12 (vLLM PR #21761).
     """
     cfg = model_view(model).cfg
     block = v.positive_int("block_size", block_size)
     batched = v.positive_int("max_num_batched_tokens", max_num_batched_tokens)
     layers = max(int(cfg.layers), 1)
-    full, local = cfg.global_layers, cfg.local_layers
-    window = cfg.sliding_window - 1 + batched if local else 0
+    full, local = cfg.global_layers, cfg.local_layers + cfg.chunked_layers
+    chunked = bool(cfg.chunked_layers)
+    window = (cfg.attention_chunk if chunked else cfg.sliding_window - 1) + batched
     if not local:
         return KVGroups(1, 0, layers, block)
     if not full:
-        return KVGroups(0, 1, layers, block, window)
+        return KVGroups(0, 1, layers, block, window, chunked)
     size = min(full, local)
     if max(full, local) < 1.5 * size:
         size = max(full, local)
-    return KVGroups(-(-full // size), -(-local // size), size, block, window)
+    return KVGroups(-(-full // size), -(-local // size), size, block, window, chunked)
 
 
 #: vLLM V1 versions from which the Hybrid KV Cache Manager keeps only a window's blocks in
@@ -209,7 +216,8 @@ TOKENS_FROM_CONCURRENCY_FROM = (0, 21, 0)
 def vllm_kv_rules(engine: str = "V1", version: str | None = None) -> tuple[bool, bool]:
     """``(hybrid, tokens_from_concurrency)`` for a vLLM ``engine`` (``"V0"`` or ``"V1"``)
     and ``version`` (``None``: the newest). V0 and V1 before 0.10 keep every layer at full
-    length and print the pool as blocks x block_size tokens."""
+    length and print the pool as blocks x block_size tokens. A model with chunked layers
+    (Llama 4) also needs :func:`~gpulesson.planning.chunked.vllm_chunked_hybrid`."""
     eng = v.choice("engine", engine, ("V0", "V1"))
     if eng == "V0":
         return False, False
@@ -328,9 +336,11 @@ def kv_budget(model: object, gpu: object | None = None, *, tp: int = 1, max_mode
     workspace in the activation peak; by default :func:`cublas_workspace_bytes` of ``gpu``.
     ``engine`` and ``vllm_version`` choose the block accounting (:func:`vllm_kv_rules`; by
     default the newest V1: sliding-window layers keep only their window's blocks, the pool
-    is printed as concurrency x ``max_model_len``); ``groups`` of the result is ``None``
-    where every layer is kept at full length. ``dp`` and ``expert_parallel``: one of ``dp``
-    data-parallel engines of ``tp`` GPUs, the MoE layers over all ``tp x dp``
+    is printed as concurrency x ``max_model_len``; Llama 4's chunked layers keep a chunk
+    in the versions :func:`~gpulesson.planning.chunked.vllm_chunked_hybrid` names);
+    ``groups`` of the result is ``None`` where every layer is kept at full length. ``dp``
+    and ``expert_parallel``: one of ``dp`` data-parallel engines of ``tp`` GPUs, the MoE
+    layers over all ``tp x dp``
     (:mod:`~gpulesson.planning.moe_serving`); the result is per engine, as vLLM prints it.
     """
     mv = model_view(model)
@@ -363,6 +373,7 @@ def kv_budget(model: object, gpu: object | None = None, *, tp: int = 1, max_mode
     per_token = inference.kv_cache_bytes_per_token_per_gpu(
         mv.cfg, tp=t, bytes_per_element=memory.precision_bytes(kv_dtype))
     hybrid, from_concurrency = vllm_kv_rules(engine, vllm_version)
+    hybrid = hybrid and (not mv.cfg.attention_chunk or vllm_chunked_hybrid(engine, vllm_version))
     groups = kv_cache_groups(mv, block_size=block, max_num_batched_tokens=tokens) \
         if hybrid else None
     blocks, kv_tokens, concurrency = pool_blocks(kv, per_token, mv.cfg.layers, length, groups,
