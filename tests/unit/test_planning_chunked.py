@@ -17,7 +17,7 @@ from gpulesson import inference, transformer
 from gpulesson.planning import kv_budget
 from gpulesson.planning.chunked import vllm_chunked_hybrid
 from gpulesson.planning.log_checks import request_kv_bytes
-from gpulesson.planning.serving import kv_cache_groups
+from gpulesson.planning.serving import kv_cache_groups, pool_blocks
 
 MAVERICK = transformer.from_hf_config(
     Path(__file__).resolve().parents[1] / "data" / "hf_configs"
@@ -87,3 +87,43 @@ def test_hybrid_manager_holds_about_four_times_the_requests() -> None:
     assert new.max_concurrency / old.max_concurrency == pytest.approx(
         4 * 65536 / 68608, rel=1e-3)
     assert kv_budget(MAVERICK, **common, vllm_version="0.10.0").groups is not None
+
+
+def test_source_scout_8xh200_vllm_0_12_pool_and_concurrency() -> None:
+    """A public vLLM v0.12.0 run of Llama-4-Scout-17B-16E-Instruct on 8 H200s (tp 8,
+    gpu_memory_utilization 0.9; repository fuhengwu2021/coderepo, extra/README.md, which
+    reports the start-up figures rather than quoting the log): "Available KV cache
+    memory: 89.71 GiB", "GPU KV cache size: 3,919,664 tokens (per GPU)" and "Max
+    concurrency: 1.86x (for 8M tokens per request)" at max_model_len 8,388,608 with the
+    hybrid manager enabled by VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=1; at a
+    5M max_model_len, 2.96x with it and 0.75x with it "disabled" (the version's default).
+
+    From the pool: 89.71 GiB / (16 tokens x 512 bytes x 12 layers) = 979,872 blocks of
+    four groups; printed tokens 979,872 // 4 x 16 = 3,919,488 (log 3,919,664: -0.005 %,
+    the pool's rounding to 0.01 GiB); a request of 8,388,608 tokens takes 524,288 + 3 x
+    1,024 blocks: 1.858x (log 1.86x). At 5,242,880 tokens: 2.963x (2.96x); without the
+    manager 3,919,488 / 5,242,880 = 0.748x (0.75x). Every layer at full length would
+    give 0.47x at 8M: the log's 1.86x needs the chunked groups. The pool itself (from the
+    weights and activations) is not predicted here: the README prints neither. Scout's
+    KV shape: transformers' Llama4TextConfig defaults (see test_transformer_chunks).
+    The default max_num_batched_tokens (8,192 on a GPU of 70 GiB or more) is assumed;
+    2,048 would give 2.97x at 5M.
+    """
+    scout = transformer.from_hf_config({
+        "model_type": "llama4_text", "hidden_size": 5120, "num_hidden_layers": 48,
+        "num_attention_heads": 40, "num_key_value_heads": 8, "head_dim": 128,
+        "intermediate_size": 8192, "intermediate_size_mlp": 16384, "vocab_size": 202048,
+        "num_local_experts": 16, "num_experts_per_tok": 1,
+        "max_position_embeddings": 10485760})
+    per_token = inference.kv_cache_bytes_per_token_per_gpu(scout, tp=8)
+    assert per_token == 48 * 2 * 1 * 128 * 2
+    pool = 89.71 * GIB
+    assert not vllm_chunked_hybrid("V1", "0.12.0")  # the run had to set the variable
+    assert vllm_chunked_hybrid("V1", "0.12.0", allow_env=True)
+    groups = kv_cache_groups(scout, block_size=16, max_num_batched_tokens=8192)
+    blocks, tokens, at_8m = pool_blocks(pool, per_token, 48, 8388608, groups)
+    assert tokens == pytest.approx(3919664, rel=1e-4)
+    assert round(at_8m, 2) == 1.86
+    assert round(pool_blocks(pool, per_token, 48, 5242880, groups)[2], 2) == 2.96
+    assert round(pool_blocks(pool, per_token, 48, 5242880, None)[2], 2) == 0.75
+    assert round(pool_blocks(pool, per_token, 48, 8388608, None)[2], 2) == 0.47
