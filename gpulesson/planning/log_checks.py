@@ -5,7 +5,7 @@ its profiling pass, the memory outside PyTorch, the CUDA graph estimate, the KV-
 left over, the tokens that pool holds, the KV cache one request of ``max_model_len``
 needs, and the resulting "maximum concurrency". :func:`check_vllm_run` predicts each from
 the model and the run's settings (:func:`~gpulesson.planning.serving.kv_budget`,
-:func:`~gpulesson.planning.serving.checkpoint_parts`,
+:func:`~gpulesson.planning.checkpoints.checkpoint_parts`,
 :func:`~gpulesson.inference.kv_cache_bytes_per_token_per_gpu`,
 :func:`request_kv_bytes`) and returns one :class:`~gpulesson.planning.logs.LogRow` per
 item the log prints. Figures the log prints that are inputs of vLLM's arithmetic (the
@@ -22,8 +22,9 @@ every GPU keeps whole KV heads), ``cuda_graph_profiled`` (vLLM 0.21 and later ta
 CUDA graph estimate out of the pool), ``total_memory_gib`` (the device total as CUDA
 reports it, where the log does not print it), ``non_torch_gib`` (a non-torch figure
 borrowed from another log), ``expert_padding`` (``{"intermediate": 128, "hidden": 256}``:
-a MoE kernel's padding, :func:`~gpulesson.planning.serving.expert_padding_bytes`),
-``mxfp4_backend`` (``"triton"``: :func:`~gpulesson.planning.serving.mxfp4_triton_extra_bytes`) and
+a MoE kernel's padding, :func:`~gpulesson.planning.checkpoints.expert_padding_bytes`),
+``mxfp4_backend`` (``"triton"``:
+:func:`~gpulesson.planning.checkpoints.mxfp4_triton_extra_bytes`) and
 ``assumed`` (each setting the log and its thread do not state, and why the value was
 taken). :func:`pool_table` predicts every log's KV-cache pool twice, with the log's
 non-torch figure and from scratch with the default refitted without the log
@@ -41,6 +42,12 @@ from gpulesson import _validate as v
 from gpulesson import inference, memory, transformer
 
 from ._adapt import gpu_view, model_view
+from .checkpoints import (
+    checkpoint_parts,
+    expert_padding_bytes,
+    mxfp4_triton_extra_bytes,
+    rotary_table_bytes,
+)
 from .chunked import vllm_chunked_hybrid
 from .logs import LogRow, parse_vllm_log
 from .non_torch import non_torch_accounting, non_torch_bytes
@@ -48,14 +55,10 @@ from .serving import (
     CUBLAS_WORKSPACE_DEFAULT,
     GIB,
     NON_TORCH_BYTES,
-    checkpoint_parts,
     cublas_workspace_bytes,
-    expert_padding_bytes,
     kv_budget,
     kv_cache_groups,
-    mxfp4_triton_extra_bytes,
     pool_blocks,
-    rotary_table_bytes,
     vllm_kv_rules,
 )
 

@@ -54,7 +54,8 @@ arriving during a step join its matrix products (chunked prefill); the step time
 fixed point of both. Time to first token is the prefill of one prompt plus the step it waits
 for.
 
-Expert parallelism and data-parallel attention for MoE models (``dp``, ``expert_parallel``):
+What the weights take per GPU: :mod:`~gpulesson.planning.checkpoints`. Expert parallelism and
+data-parallel attention for MoE models (``dp``, ``expert_parallel``):
 :mod:`~gpulesson.planning.moe_serving`.
 
 Taught in: ``notebooks/planning_dashboard.ipynb`` (serving) and
@@ -68,9 +69,21 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 from gpulesson import _validate as v
-from gpulesson import cost, distributed, inference, memory, transformer, units
+from gpulesson import cost, distributed, inference, memory, units
 
 from ._adapt import GPUView, ModelView, gpu_view, model_view
+from .checkpoints import (
+    FP32_ROTARY_TABLES,
+    MIXED_CHECKPOINTS,
+    checkpoint_parts,
+    expert_bias_params,
+    expert_padding_bytes,
+    gpu_weight_bytes,
+    mxfp4_triton_extra_bytes,
+    rotary_table_bytes,
+    routed_bytes,
+    weight_bytes,
+)
 from .chunked import vllm_chunked_hybrid
 from .hybrid import refuse_recurrent
 from .layout import divisors
@@ -83,7 +96,6 @@ from .moe_serving import (
     group_link_bandwidth,
     moe_parallel,
     moe_problems,
-    weight_bytes_per_gpu,
 )
 from .non_torch import parse_version
 
@@ -360,7 +372,7 @@ def kv_budget(model: object, gpu: object | None = None, *, tp: int = 1, max_mode
         "max_num_batched_tokens", max_num_batched_tokens)
     seqs = big[1] if max_num_seqs is None else v.positive_int("max_num_seqs", max_num_seqs)
     block = v.positive_int("block_size", block_size)
-    weights = (_gpu_weight_bytes(mv, weight_dtype, par) + rotary_table_bytes(mv)
+    weights = (gpu_weight_bytes(mv, weight_dtype, par) + rotary_table_bytes(mv)
                + v.nonneg_number("extra_weight_bytes", extra_weight_bytes))
     forward = forward_peak_bytes(mv, tokens, tp=t, moe_tp=par.gpus // par.ep)
     sampler = _sampler_moment(mv, tokens, min(seqs, tokens))
@@ -410,164 +422,6 @@ def pool_blocks(pool: float, per_token: float, layers: int, max_model_len: int,
     tokens = int(concurrency * length) if tokens_from_concurrency else \
         blocks // groups.count * block
     return blocks, tokens, concurrency
-
-
-#: Checkpoints that keep parts in 16 bits, by ``weight_dtype`` name: what each stores at
-#: low precision (the rest is BF16), and the source.
-MIXED_CHECKPOINTS: Mapping[str, str] = MappingProxyType({
-    "fp8_ffn": "Llama 3.1 405B FP8 (Meta): the feed-forward weights in FP8, except in the "
-               "first and last layers; attention, norms and embeddings in BF16 (Dubey et al. "
-               "2024, The Llama 3 Herd of Models, section 6.2)",
-    "mxfp4_experts": "gpt-oss: the routed experts' matrices in MXFP4, everything else (their "
-                     "biases included) in BF16 (OpenAI, gpt-oss-120b and gpt-oss-20b model "
-                     "card, 2025: 60.8 and 12.8 GiB; the checkpoint's *_proj_bias tensors "
-                     "are BF16)",
-})
-
-
-def checkpoint_parts(model: object, weight_dtype: str) -> dict[str, float]:
-    """Parameters by storage precision, ``{precision: params}``, of ``model`` stored as
-    ``weight_dtype``: one precision for all (``"bf16"``), a quantised checkpoint that keeps
-    the embedding and the output layer in 16 bits (``"fp8"``, ``"int8"``, ``"int4"``), or a
-    mixed one of :data:`MIXED_CHECKPOINTS`. :func:`gpulesson.memory.checkpoint_bytes`
-    turns it into bytes."""
-    mv = model_view(model)
-    cfg = mv.cfg
-    total = mv.total_params
-    if weight_dtype == "mxfp4_experts":
-        experts = transformer.moe_breakdown(cfg)["routed_experts"]
-        if not experts:
-            raise ValueError("weight_dtype 'mxfp4_experts' needs a mixture-of-experts model; "
-                             f"{mv.name} has no routed experts")
-        matrices = experts - expert_bias_params(mv)
-        return {"mxfp4": float(matrices), "bf16": total - matrices}
-    if weight_dtype == "fp8_ffn":
-        mlp = transformer.param_breakdown(cfg)["mlp"]
-        if cfg.layers < 3:
-            raise ValueError(f"weight_dtype 'fp8_ffn' keeps the first and last layers in BF16; "
-                             f"{mv.name} has {cfg.layers} layers")
-        fp8 = mlp * (cfg.layers - 2) / cfg.layers
-        return {"fp8": fp8, "bf16": total - fp8}
-    size = memory.precision_bytes(weight_dtype)
-    if size >= 2:
-        return {weight_dtype: total}
-    table = mv.hidden * cfg.vocab * (1 if cfg.tied_embeddings else 2)
-    return {weight_dtype: total - table, "bf16": float(table)}
-
-
-def _round_up(x: float, multiple: int) -> float:
-    return -(-x // multiple) * multiple
-
-
-def expert_bias_params(model: object) -> int:
-    """The biases of all routed experts (0 without MLP biases): per expert and MoE layer,
-    one per output of its gate/up and down projections, the difference between
-    :func:`gpulesson.transformer.expert_params` with and without biases (gpt-oss-120b:
-    36 x 128 x (2 x 2,880 + 2,880) = 39.8 M)."""
-    cfg = model_view(model).cfg
-    if not cfg.moe:
-        return 0
-    bare = replace(cfg, linear_bias=False, mlp_bias=False)
-    per = transformer.expert_params(cfg) - transformer.expert_params(bare)
-    return int(cfg.moe_layers * cfg.experts * per)
-
-
-def expert_padding_bytes(model: object, weight_dtype: str, *, tp: int = 1,
-                         intermediate_multiple: int = 1, hidden_multiple: int = 1) -> float:
-    """Bytes per GPU a serving kernel adds to the routed experts by padding their shapes:
-    each expert's ``I/tp x h`` matrices are stored ``round_up(I/tp) x round_up(h)``, and
-    its biases (BF16) ``round_up(I/tp)`` per gate/up output and ``round_up(h)`` per down
-    output.
-
-    vLLM's MXFP4 MoE through the Marlin kernel (``quantization/mxfp4.py``,
-    ``Mxfp4MoEMethod.create_weights``: "n % 256 == 0 and k % 128 == 0") pads the
-    intermediate size to a multiple of 128 and the hidden size to 256, the BF16 biases
-    ``w13_bias`` and ``w2_bias`` with them: gpt-oss's 2,880 x 2,880 experts become 2,944 x
-    3,072, 9.0 % more bytes, 5.1 GiB on gpt-oss-120b (vLLM 0.10.1 prints 65.97 GiB of
-    weights, issue #23278; the checkpoint holds 60.8)."""
-    mv = model_view(model)
-    t = v.positive_int("tp", tp)
-    a = v.positive_int("intermediate_multiple", intermediate_multiple)
-    b = v.positive_int("hidden_multiple", hidden_multiple)
-    parts = checkpoint_parts(mv, weight_dtype)
-    experts = transformer.moe_breakdown(mv.cfg)["routed_experts"]
-    if not experts:
-        return 0.0
-    cfg = mv.cfg
-    biases = expert_bias_params(mv)
-    dtype = "mxfp4" if "mxfp4" in parts else next(iter(parts))
-    inter, h = cfg.expert_ffn / t, mv.hidden
-    ratio = _round_up(inter, a) * _round_up(h, b) / (inter * h)
-    out = memory.checkpoint_bytes({dtype: float(experts - biases)}) / t * (ratio - 1)
-    if biases:
-        ups = 2 if cfg.gated_mlp else 1
-        grown = ups * (_round_up(inter, a) - inter) + _round_up(h, b) - h
-        out += cfg.moe_layers * cfg.experts * grown * memory.precision_bytes("bf16")
-    return float(out)
-
-
-#: Values per MXFP4 scale byte (one E8M0 exponent per block of 32 values, OCP MX spec).
-MXFP4_BLOCK = 32
-
-
-def mxfp4_triton_extra_bytes(model: object, *, tp: int = 1) -> float:
-    """Bytes per GPU vLLM's Triton MXFP4 MoE path adds to the routed experts' checkpoint.
-
-    On Hopper with PyTorch 2.8 and ``triton_kernels`` (vLLM 0.10.2 and later, unless a
-    FlashInfer backend is asked for), ``quantization/mxfp4.py``
-    (``process_weights_after_loading``) swizzles the expert weights and scales into new
-    tensors and deletes the original weights but not the original scales, and turns the
-    expert biases from BF16 into FP32: one more byte per :data:`MXFP4_BLOCK` expert values,
-    and 2 more bytes per bias value (:func:`expert_bias_params`). gpt-oss-120b: 3.41 GiB
-    (vLLM 0.14.1 prints 64.38 GiB of weights, issue #33155; the checkpoint and rotary table
-    hold 60.79)."""
-    mv = model_view(model)
-    t = v.positive_int("tp", tp)
-    experts = transformer.moe_breakdown(mv.cfg)["routed_experts"]
-    if not experts:
-        return 0.0
-    biases = expert_bias_params(mv)
-    return float(((experts - biases) / MXFP4_BLOCK + 2 * biases) / t)
-
-
-#: Models whose vLLM model file builds the rotary cos/sin table in FP32, not in the model's
-#: dtype, matched in the model's name: gpt-oss (``model_executor/models/gpt_oss.py``,
-#: ``OAIAttention`` calls ``get_rope(..., dtype=torch.float32)``).
-FP32_ROTARY_TABLES = ("gpt-oss", "gpt_oss")
-
-
-def rotary_table_bytes(model: object) -> float:
-    """The rotary table vLLM keeps beside the weights
-    (:func:`gpulesson.inference.rotary_cache_bytes`): 4 bytes a value for the models of
-    :data:`FP32_ROTARY_TABLES` (gpt-oss-120b: 131,072 x 64 x 4 = 32 MiB), else 2."""
-    mv = model_view(model)
-    fp32 = any(key in mv.name.lower() for key in FP32_ROTARY_TABLES)
-    return inference.rotary_cache_bytes(mv.cfg, bytes_per_element=4 if fp32 else 2)
-
-
-def _weight_bytes(mv: ModelView, dtype: str) -> float:
-    """Weights at ``dtype`` (:func:`checkpoint_parts`)."""
-    return memory.checkpoint_bytes(checkpoint_parts(mv, dtype))
-
-
-def _routed_bytes(mv: ModelView, dtype: str) -> float:
-    """The routed experts' bytes at ``dtype``, as :func:`checkpoint_parts` stores them."""
-    routed = mv.expert_params
-    if dtype == "mxfp4_experts":
-        biases = expert_bias_params(mv)
-        return memory.checkpoint_bytes({"mxfp4": routed - biases, "bf16": float(biases)})
-    if dtype == "fp8_ffn":
-        low = routed * (mv.layers - 2) / mv.layers
-        return memory.checkpoint_bytes({"fp8": low, "bf16": routed - low})
-    return memory.checkpoint_bytes({dtype: routed})
-
-
-def _gpu_weight_bytes(mv: ModelView, dtype: str, par: MoEParallel) -> float:
-    """Weight bytes on one GPU: all over ``tp``, or by
-    :func:`~gpulesson.planning.moe_serving.weight_bytes_per_gpu` for an MoE layout."""
-    if par.dp == 1 and not par.expert_parallel:
-        return _weight_bytes(mv, dtype) / par.tp
-    return weight_bytes_per_gpu(mv, par, _weight_bytes(mv, dtype), _routed_bytes(mv, dtype))
 
 
 @dataclass(frozen=True)
@@ -702,8 +556,8 @@ class _Speed:
         gpus = tp if self.par is None else self.par.gpus
         self.rate = gv.peak("bf16") * gv.matmul_efficiency * gpus
         self.bw = gv.bandwidth * gpus * bandwidth_efficiency
-        self.weights = _weight_bytes(mv, weight_dtype)
-        self.routed = _routed_bytes(mv, weight_dtype) if self.par else 0.0
+        self.weights = weight_bytes(mv, weight_dtype)
+        self.routed = routed_bytes(mv, weight_dtype) if self.par else 0.0
         # per sequence per step, all GPUs: a sliding-window layer reads only its window
         held = max(round(context), 1)
         window_share = (inference.kv_cache_bytes(mv.cfg, seq_len=held)
@@ -855,7 +709,6 @@ def plan_serving(
 
 
 def _reason(best: ServingPlan, plans: list[ServingPlan]) -> ServingPlan:
-    from dataclasses import replace
     dp = f" x dp {best.dp}" if best.dp > 1 else ""
     parts = [f"tp {c.tp}: {c.gpus} GPUs" if c.feasible else f"tp {c.tp}: {c.problems[0]}"
              for c in plans]
