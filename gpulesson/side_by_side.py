@@ -28,7 +28,10 @@ def _ratio(big: float, small: float) -> str:
 
 
 def _bytes_both(n_bytes: float) -> str:
-    """Decimal and binary together, so that "25.3 GB" and "23.5 GiB" never meet apart."""
+    """Decimal and binary together, so that "25.3 GB" and "23.5 GiB" never meet apart.
+
+    Only for a measured byte count: a datasheet's capacity is a label (see
+    :func:`side_by_side`)."""
     return (f"{units.format_bytes(n_bytes, digits=1)} "
             f"({units.format_bytes(n_bytes, binary=True, digits=1)})")
 
@@ -53,9 +56,11 @@ def side_by_side(mine: Any, gpu: Any) -> str:
          _ratio(gpu.bandwidth, mine.bandwidth)),
     ]
     if mine.memory_bytes:
+        # the GPU's figure as its datasheet prints it ("80 GB"): a label, not 80e9 bytes
+        # (an H100 SXM's driver reports 81,559 MiB, 79.6 GiB), so no GiB beside it
         rows.append(("memory capacity", _bytes_both(mine.memory_bytes),
-                     _bytes_both(gpu.memory_bytes), _ratio(gpu.memory_bytes,
-                                                           mine.memory_bytes)))
+                     units.format_bytes(gpu.memory_bytes, digits=0),
+                     _ratio(gpu.memory_bytes, mine.memory_bytes)))
     lines = [f"{'':21s}{'this machine':>22s}{gpu.name:>22s}{'ratio':>8s}",
              f"{'':21s}{'(measured)':>22s}{'(datasheet)':>22s}"]
     lines += [f"{what:21s}{here:>22s}{there:>22s}{r:>8s}" for what, here, there, r in rows]
