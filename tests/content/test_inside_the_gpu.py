@@ -173,7 +173,7 @@ CLAIMS = claims(
              f"{units.format_bandwidth(H100.bandwidth)} delivers "
              f"{H100.bandwidth * e / 1e9:.0f} GB/s of useful data, and a B200's "
              f"{units.format_bandwidth(B200.bandwidth)} delivers "
-             f"{units.format_bandwidth(B200.bandwidth * e)}")(
+             f"{B200.bandwidth * e / 1e9:.0f} GB/s")(
         execution.coalescing(32).efficiency),
     lambda: f"each element is {4 * 4} bytes",
     lambda: (lambda c: f"The `x` values are {c.stride * c.element_bytes} bytes apart, "
@@ -419,3 +419,16 @@ def test_exercise_21_says_where_the_interleaved_tree_splits_warps() -> None:
         text = " ".join(text.split())
         assert "every warp at every step" in text
         assert re.search(r"every warp at every step (of the tree )?but the last", text), text
+
+
+def test_blocks_can_wait_in_a_cluster_and_a_stray_access_can_fault() -> None:
+    """Two absolutes the CUDA C++ Programming Guide contradicts: the blocks of a thread
+    block cluster (compute capability 9.0 on, the H100 and B200 of this lesson) can wait
+    for each other at a cluster barrier, as can all blocks of a cooperative launch; and an
+    access past an allocation that leaves mapped memory stops the kernel with an
+    illegal-address error. The lesson qualifies both."""
+    assert {"9.0", "10.0"} <= set(execution.ARCHITECTURES)
+    text = " ".join(nb.markdown(NOTEBOOK).split())
+    assert "can never wait for each other" not in text
+    assert "outside a cluster or a cooperative launch" in text
+    assert "does not even fail" not in text and "often does not fail" in text
