@@ -432,3 +432,12 @@ def test_blocks_can_wait_in_a_cluster_and_a_stray_access_can_fault() -> None:
     assert "can never wait for each other" not in text
     assert "outside a cluster or a cooperative launch" in text
     assert "does not even fail" not in text and "often does not fail" in text
+
+
+def test_cupy_sum_is_not_said_to_add_its_partial_sums_atomically() -> None:
+    """``cupy.sum`` of a whole array runs CUB's device reduction (CuPy's default
+    accelerator) or CuPy's own reduction kernel: both combine the blocks' partial sums in
+    a second pass, with no same-address atomics to compare against the lesson's 262,144."""
+    text = " ".join(nb.markdown(NOTEBOOK).split())
+    assert "adds far fewer partial sums atomically" not in text
+    assert "in a second pass, not with atomics on one address" in text
