@@ -26,6 +26,7 @@ import pytest
 
 from gpulesson import flops, gemm, hardware, memory, optimisations, roofline, transformer, units
 from gpulesson.exercises import lesson_module
+from gpulesson.fp8_training import recipe, recipe_bytes
 from gpulesson.precision import float_format
 
 from . import nbtools as nb
@@ -309,6 +310,16 @@ CLAIMS = claims(
     lambda: "make at least "
      f"{pct(math.floor(100 * flops.utilization(deepseek_v3_rate(), H100.dense('bf16'))) / 100)}"
      " of the BF16 peak",
+    # the parts the box names are the recipe's parts, so that they add up to its bytes
+    lambda: "DeepSeek-V3 keeps {weights} weights for the products, {gradients} gradients, "
+     "{master_weights} master weights and gradient accumulators, and {first_moment} Adam "
+     "moments: {total:g} bytes per parameter".format(
+        **{k: v.upper() for k, v in recipe("deepseek_v3").parts.items()},
+        total=sum(recipe_bytes("deepseek_v3").values())) if (
+        recipe("deepseek_v3").parts["accumulated_gradients"]
+        == recipe("deepseek_v3").parts["master_weights"]
+        and sum(recipe_bytes("deepseek_v3").values())
+        == memory.bytes_per_param("fp8_deepseek_v3")) else "recipes disagree",
     lambda: f"{memory.bytes_per_param('fp8_deepseek_v3')} bytes "
      "per parameter",
     lambda: f"against {memory.bytes_per_param('mixed')}"
