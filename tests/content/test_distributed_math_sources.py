@@ -74,7 +74,7 @@ def test_the_page_says_what_makes_the_measurement_noisy() -> None:
     text = nb.markdown(NOTEBOOK)
     for phrase in ("oversubscribed", "cache", "busy", "shared memory"):
         assert phrase in text, phrase
-    for phrase in ("754 MB", "6.6 MB", "NVLink", "InfiniBand", "tree"):
+    for phrase in ("139 MB", "6.6 MB", "NVLink", "InfiniBand", "tree"):
         assert phrase in text, phrase
 
 
