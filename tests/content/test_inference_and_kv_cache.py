@@ -559,7 +559,15 @@ def _usable() -> str:
            for n in ("llama-3-8b", "llama-2-7b")}
     llama2 = (f"stays at {fit['llama-2-7b']}" if fit["llama-2-7b"] == _fit("llama-2-7b")
               else f"goes from {_fit('llama-2-7b')} to {fit['llama-2-7b']}")
-    return (f"`hardware.gpu(\"H100 SXM\").usable_memory()` is {gb(usable, 1)}. With it and "
+    import inspect
+
+    from gpulesson.planning import serving
+
+    # a serving engine budgets its own share: vLLM's gpu_memory_utilization default
+    util = inspect.signature(serving.kv_budget).parameters["gpu_memory_utilization"].default
+    return (f"`hardware.gpu(\"H100 SXM\").usable_memory()` is {gb(usable, 1)}; a serving "
+            f"engine sets its own share, such as vLLM's default {pct(util, 0)} (the box "
+            f"*Windows in numbers*). With {gb(usable, 1)} and "
             f"the same {OVERHEAD / 1e9:.0f} GB, {fit['llama-3-8b']} conversations of Llama-3-8B "
             f"fit instead of {_fit('llama-3-8b')}, and Llama-2-7B's count {llama2}")
 
