@@ -741,8 +741,8 @@ NOT_FIGURES = (
     '"an effective NVLink bandwidth of 370GB/s" on an H100, of 450 GB/s',
     "(issue #212), and 46–48 GB/s of a 400 Gb/s InfiniBand port (issue #290)",
     "475 GB/s on 8 H200, nccl-tests issue #272", "(NVIDIA/nccl issue #340,\nJuly 2020)",
-    # the measurement's sizes (the lesson's SIZES) and an example of a ratio, in prose
-    "from 4 KiB to 64 MiB through shared", "a message 16 times larger",
+    # the measurement's sizes (the lesson's SIZES), in prose
+    "from 4 KiB to 64 MiB through shared",
     # a port's line rate, named as a contrast (section 3's 50 GB/s is a 400 Gb/s port)
     "not a\n400 Gb/s port each",
     # DeepSeek-V3's and NVIDIA's published configurations
