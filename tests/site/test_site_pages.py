@@ -53,6 +53,27 @@ def test_search_finds_a_glossary_term_offline(site_page: RecordedPage) -> None:
     site_page.assert_clean()
 
 
+def test_a_page_loads_the_search_index_only_when_searched(site_page: RecordedPage) -> None:
+    """Sphinx's search scripts (searchindex.js is 0.2 MB) load on the search page alone
+    (book/_templates/layout.html): a lesson page asks for none of them, and its search
+    box still leads to results."""
+    page = site_page.page
+    asked: list[str] = []
+    page.on("request", lambda request: asked.append(request.url.split("?")[0]))
+    site_page.open("book/intro.html")
+    search_scripts = ("searchindex.js", "searchtools.js", "language_data.js")
+    assert not [url for url in asked if url.endswith(search_scripts)], asked
+    page.keyboard.press("Control+k")
+    field = page.locator("form.bd-search input[name=q]:visible").first
+    field.wait_for(timeout=5_000)
+    field.fill("bandwidth")
+    field.press("Enter")
+    page.wait_for_url("**/search.html?q=bandwidth*", timeout=15_000)
+    page.locator("#search-results ul.search li").first.wait_for(timeout=15_000)
+    assert [url for url in asked if url.endswith("searchindex.js")], "the search page had no index"
+    site_page.assert_clean()
+
+
 def test_glossary_terms_render_math(site_page: RecordedPage) -> None:
     """MathJax comes from the site (vendored) and typesets the glossary's formulas."""
     site_page.open("book/glossary.html")
