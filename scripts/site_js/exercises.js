@@ -35,7 +35,8 @@
  *   - an answer is taken only with the nonce of its request, which only the worker's own
  *     dispatcher holds (learnerSafe.nonce);
  *   - after a code check the worker is replaced by a fresh one, so no patch outlives the
- *     check that made it (engine.recycle);
+ *     check that made it (engine.recycle); the fresh one starts at once, so that it is
+ *     ready, its lesson imported, when the learner checks again;
  *   - feedback is built from text and an allow-list of tags (learnerSafe.fragment);
  *   - a progress record is parsed, checked (size, depth, schema) and compared with the
  *     previous one before it is stored: a check may change its own exercise's entry only,
@@ -63,7 +64,7 @@
                           60000),
   };
   var stats = { pageToLiveMs: null, bootMs: null, roundTrips: [], python: [], restarts: 0,
-                info: null };
+                info: null, starts: 0, readies: 0 }; // workers started, and those that got ready
   var api = { stats: stats, exercises: [] }; // progressStore and learnerSafe added below
   window.GLExercises = api;
 
@@ -441,6 +442,7 @@
     start: function () {
       var self = this;
       this.ready = false;
+      stats.starts += 1;
       var timer = window.setTimeout(function () {
         self.fail("no answer from Python after " + Math.round(config.bootTimeoutMs / 1000) +
                   " s", true);
@@ -472,6 +474,7 @@
           window.clearTimeout(timer);
           self.ready = true;
           self.failed = false;
+          stats.readies += 1;
           if (stats.bootMs === null) { stats.bootMs = message.bootMs; stats.info = message; }
           self.listeners.forEach(function (listener) { listener("ready"); });
           self.pump();
@@ -496,9 +499,13 @@
           // a learner's code ran in this worker: the next request gets a fresh one
           var recycle = answer.restart || job.payload.action === "code";
           job.callback(answer);
-          if (recycle) { self.recycle(); }
-          if (recycle && self.queue.length) { self.stopped = false; self.start(); }
-          else { self.pump(); }
+          if (recycle) {
+            // the fresh worker starts now, not at the next check: Python is most often
+            // ready again (and the lesson imported, below) by the time the learner checks
+            self.recycle();
+            self.stopped = false;
+            self.start();
+          } else { self.pump(); }
         } else if (message.type === "failed" && !self.ready) {
           window.clearTimeout(timer);
           self.fail(message.message);
@@ -925,6 +932,10 @@
           stats.pageToLiveMs = performance.now();
           engine.request({ action: "progress", lesson: panel.slug },
                          function (answer) { panel.show(answer); });
+        } else {
+          // a fresh worker after a code check: import the lesson's exercises now (what the
+          // first request above does), not when the learner's next check arrives
+          engine.request({ action: "progress", lesson: panel.slug }, function () {});
         }
       } else if (event === "restarting") {
         exercises.forEach(function (ex) { ex.setState("restarting"); });

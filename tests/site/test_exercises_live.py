@@ -265,6 +265,10 @@ def test_a_learner_works_through_a_lesson(learner: RecordedPage, slug: str) -> N
     done = {ex.id for ex in (numeric, choice, code, *_exercises(slug, PredictExercise))}
     assert {k for k, v in record["exercises"].items() if v["done"]} == done
     assert set(record) == {"version", "exercises"}
+    # the page starts a fresh worker after each code check: a reload while it still
+    # downloads Pyodide would abort those requests (and fail assert_clean below)
+    page.wait_for_function("() => { const s = window.GLExercises.stats;"
+                           " return s.starts === s.readies; }", timeout=LIVE_TIMEOUT_MS)
     page.reload()
     page.wait_for_function("() => { const s = document.querySelector('[data-progress-summary]');"
                            " return s && s.textContent.length > 0; }", timeout=LIVE_TIMEOUT_MS)
