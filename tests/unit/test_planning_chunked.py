@@ -19,6 +19,8 @@ from gpulesson.planning.chunked import vllm_chunked_hybrid
 from gpulesson.planning.log_checks import request_kv_bytes
 from gpulesson.planning.serving import kv_cache_groups, pool_blocks
 
+from .test_transformer_chunks import SCOUT_TEXT_CONFIG
+
 MAVERICK = transformer.from_hf_config(
     Path(__file__).resolve().parents[1] / "data" / "hf_configs"
     / "llama4__Llama-4-Maverick-17B-128E.json")
@@ -109,12 +111,7 @@ def test_source_scout_8xh200_vllm_0_12_pool_and_concurrency() -> None:
     The default max_num_batched_tokens (8,192 on a GPU of 70 GiB or more) is assumed;
     2,048 would give 2.97x at 5M.
     """
-    scout = transformer.from_hf_config({
-        "model_type": "llama4_text", "hidden_size": 5120, "num_hidden_layers": 48,
-        "num_attention_heads": 40, "num_key_value_heads": 8, "head_dim": 128,
-        "intermediate_size": 8192, "intermediate_size_mlp": 16384, "vocab_size": 202048,
-        "num_local_experts": 16, "num_experts_per_tok": 1,
-        "max_position_embeddings": 10485760})
+    scout = transformer.from_hf_config(SCOUT_TEXT_CONFIG)
     per_token = inference.kv_cache_bytes_per_token_per_gpu(scout, tp=8)
     assert per_token == 48 * 2 * 1 * 128 * 2
     pool = 89.71 * GIB

@@ -29,6 +29,17 @@ def maverick() -> TransformerConfig:
     return transformer.from_hf_config(MAVERICK_FILE)
 
 
+#: Llama 4 Scout's text model as transformers' ``Llama4TextConfig`` defaults describe it (the
+#: class's docstring names meta-llama/Llama-4-Scout-17B-16E); no primary copy of Scout's
+#: config.json was found. test_planning_chunked reads it too.
+SCOUT_TEXT_CONFIG: dict[str, object] = {
+    "model_type": "llama4_text", "hidden_size": 5120, "num_hidden_layers": 48,
+    "num_attention_heads": 40, "num_key_value_heads": 8, "head_dim": 128,
+    "intermediate_size": 8192, "intermediate_size_mlp": 16384, "vocab_size": 202048,
+    "num_local_experts": 16, "num_experts_per_tok": 1,
+    "max_position_embeddings": 10485760}
+
+
 def text_config(**changes: object) -> dict[str, object]:
     """Maverick's ``text_config`` with ``changes`` (``None`` removes a key)."""
     raw = json.loads(MAVERICK_FILE.read_text())["text_config"]
@@ -118,12 +129,7 @@ def test_transformers_defaults_give_the_scout_shape() -> None:
     meta-llama/Llama-4-Scout-17B-16E): 48 layers, 8 KV heads of 128, 16 experts in every
     layer, chunks of 8,192 every layer but each fourth. Scout's KV cache is therefore
     Maverick's; only the experts differ."""
-    scout = transformer.from_hf_config({
-        "model_type": "llama4_text", "hidden_size": 5120, "num_hidden_layers": 48,
-        "num_attention_heads": 40, "num_key_value_heads": 8, "head_dim": 128,
-        "intermediate_size": 8192, "intermediate_size_mlp": 16384, "vocab_size": 202048,
-        "num_local_experts": 16, "num_experts_per_tok": 1,
-        "max_position_embeddings": 10485760})
+    scout = transformer.from_hf_config(SCOUT_TEXT_CONFIG)
     assert (scout.experts, scout.moe_layer_step) == (16, 1)
     assert (scout.attention_chunk, scout.chunked_layers, scout.global_layers) == (8192, 36, 12)
     for length in (8192, 131072, 1048576):
