@@ -21,6 +21,7 @@ block count and concurrency would be wrong. The memory one sequence needs is
 
 from __future__ import annotations
 
+from gpulesson import _validate as v
 from gpulesson.transformer import TransformerConfig, as_config
 
 __all__ = ["refuse_recurrent"]
@@ -42,3 +43,6 @@ def refuse_recurrent(cfg: TransformerConfig, what: str) -> None:
         "size and padding (module gpulesson.planning.hybrid); this planner models only "
         "attention caches and would size the pool wrongly. Per sequence: "
         "inference.recurrent_state_bytes + inference.kv_cache_bytes")
+
+
+v.guard_module(globals())
