@@ -214,6 +214,18 @@ def _llama4_text(f: Fields) -> dict[str, Any]:
     return out
 
 
+def _smollm3(f: Fields) -> dict[str, Any]:
+    """SmolLM3: Llama's layers, tied by default (``SmolLM3Config``), with rotary positions
+    left out of every ``no_rope_layer_interval``-th layer (NoPE layers have no parameters
+    of their own). A sliding window, which transformers gives the NoPE layers when
+    ``use_sliding_window`` is set, is refused: no released SmolLM3 uses one."""
+    if f.flag("sliding_window", "use_sliding_window") and f.has("sliding_window"):
+        raise ValueError("config.json key 'use_sliding_window' (TransformerConfig field "
+                         "'sliding_window') must be false: the smollm3 reader supports "
+                         "only full attention (every released SmolLM3 model)")
+    return _llama_like(f, tied=True)
+
+
 def _exaone(f: Fields) -> dict[str, Any]:
     """EXAONE 3.0 and 3.5 (``exaone``): Llama's layout under GPT-2-like key names
     (``num_layers``, ``activation_function``), tied unless the file says otherwise."""
@@ -639,6 +651,7 @@ _READERS: dict[str, tuple[Reader, Mapping[str, Any]]] = {
     "qwen3": (_qwen3, {}),
     "qwen3_moe": (_qwen3_moe, {}),
     "qwen3_next": (_qwen3_next, {"intermediate_size": 5632, "head_dim": 256}),
+    "smollm3": (_smollm3, {}),
     "starcoder2": (_starcoder2, {}),
 }
 #: Multimodal model types whose language model is their ``text_config``.
@@ -669,7 +682,7 @@ def from_hf_config(config: Mapping[str, Any] | str | os.PathLike[str], *,
     TransformerConfig
         Whose :func:`~gpulesson.transformer.param_count` is the checkpoint's count: the
         tests compare it with published exact counts (safetensors index totals, model
-        cards) for 45 real files of 25 model types, and with rounded figures for others.
+        cards) for 47 real files of 27 model types, and with rounded figures for others.
 
     Raises
     ------

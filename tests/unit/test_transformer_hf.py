@@ -308,6 +308,21 @@ def test_hf_config_refuses_what_it_cannot_represent(raw: dict, match: str) -> No
         transformer.from_hf_config(raw)
 
 
+def test_source_smollm3_is_tied_and_refuses_a_sliding_window() -> None:
+    """SmolLM3-3B's file names no tie_word_embeddings: SmolLM3Config's default (True)
+    applies, and its safetensors index has no lm_head.weight. Its NoPE layers (every
+    fourth: no_rope_layers) have no parameters; a sliding window on them is refused."""
+    cfg = hf("smollm3__SmolLM3-3B.json")
+    assert cfg.tied_embeddings and cfg.global_layers == 36
+    raw = json.loads((HF_DIR / "smollm3__SmolLM3-3B.json").read_text())
+    untied = transformer.from_hf_config({**raw, "tie_word_embeddings": False})
+    assert param_count(untied) - param_count(cfg) == 128256 * 2048
+    with pytest.raises(ValueError, match=r"'use_sliding_window' \(TransformerConfig "
+                       r"field 'sliding_window'\) must be false"):
+        transformer.from_hf_config({**raw, "use_sliding_window": True,
+                                    "sliding_window": 4096})
+
+
 def test_hf_config_needs_a_mapping_or_a_path() -> None:
     with pytest.raises(TypeError, match="parsed config.json"):
         transformer.from_hf_config(42)  # type: ignore[arg-type]
