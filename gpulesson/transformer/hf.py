@@ -636,6 +636,8 @@ _READERS: dict[str, tuple[Reader, Mapping[str, Any]]] = {
     "gptj": (_gptj, {}),
     "granite": (_llama, {}),  # Llama's layout; its four multipliers have no parameters
     "granitemoe": (_granitemoe, {}),
+    # Kimi K2: DeepSeek-V3's architecture and code under its own model_type
+    "kimi_k2": (_deepseek_v3, {}),
     "llama": (_llama, {}),
     "llama4_text": (_llama4_text, {}),
     "mistral": (_mistral, {}),
@@ -682,7 +684,7 @@ def from_hf_config(config: Mapping[str, Any] | str | os.PathLike[str], *,
     TransformerConfig
         Whose :func:`~gpulesson.transformer.param_count` is the checkpoint's count: the
         tests compare it with published exact counts (safetensors index totals, model
-        cards) for 47 real files of 27 model types, and with rounded figures for others.
+        cards) for 48 real files of 28 model types, and with rounded figures for others.
 
     Raises
     ------

@@ -308,6 +308,21 @@ def test_hf_config_refuses_what_it_cannot_represent(raw: dict, match: str) -> No
         transformer.from_hf_config(raw)
 
 
+def test_source_kimi_k2_is_deepseek_v3_with_384_experts() -> None:
+    """Kimi K2 (model_type kimi_k2) runs DeepSeek-V3's code: latent attention with 64
+    heads, one dense layer, 60 MoE layers of 384 routed experts and one shared, one
+    router correction bias per expert, no MTP layer, no routing groups (n_group 1).
+    Its checkpoint, less FP8 block scales and rotary buffers: 1,026,408,232,448."""
+    cfg = hf("kimi_k2__Kimi-K2-Instruct.json")
+    assert (cfg.heads, cfg.experts, cfg.moe_layers, cfg.mtp_layers) == (64, 384, 60, 0)
+    assert (cfg.routing_groups, cfg.router_bias) == (1, True)
+    raw = json.loads((HF_DIR / "kimi_k2__Kimi-K2-Instruct.json").read_text())
+    as_v3 = transformer.from_hf_config({**raw, "model_type": "deepseek_v3"})
+    assert param_count(as_v3) == param_count(cfg)
+    routed = 60 * 384 * 3 * 7168 * 2048
+    assert transformer.moe_breakdown(cfg)["routed_experts"] == routed
+
+
 def test_source_smollm3_is_tied_and_refuses_a_sliding_window() -> None:
     """SmolLM3-3B's file names no tie_word_embeddings: SmolLM3Config's default (True)
     applies, and its safetensors index has no lm_head.weight. Its NoPE layers (every
