@@ -519,6 +519,36 @@ def _deepseek_v3(f: Fields) -> dict[str, Any]:
             **_routing_groups(f, groups=8, topk=4)}
 
 
+def _minimax_m2(f: Fields) -> dict[str, Any]:
+    """MiniMax-M2 (M2, M2.1, M2.5, M2.7): grouped-query attention with q/k RMSNorms over
+    the whole projection (``qk_norm_type`` ``"per_layer"``; ``"per_head"``: one per head
+    size), every layer's MLP ``num_local_experts`` experts of width
+    ``intermediate_size`` (no dense MLP), a router correction bias per expert
+    (``use_routing_bias``; transformers' ``MiniMaxM2Attention`` and
+    ``MiniMaxM2SparseMoeBlock`` always have both). Its multi-token-prediction modules (``use_mtp``) are not in
+    the published checkpoints; a shared expert or a linear-attention layer
+    (``attn_type_list`` 0, MiniMax-M1's lightning attention) is refused."""
+    out = _llama_like(f)
+    kinds = f.int_list("linear_attention", "attn_type_list")
+    if any(kind != 1 for kind in kinds):
+        raise ValueError("config.json key 'attn_type_list' (TransformerConfig field "
+                         "'linear_attention') must be 1 (softmax attention) for every "
+                         "layer: the minimax_m2 reader has no lightning attention")
+    if f.int("shared_expert_ffn", "shared_intermediate_size", default=0, low=0):
+        raise ValueError("config.json key 'shared_intermediate_size' (TransformerConfig "
+                         "field 'shared_expert_ffn') must be 0: no released MiniMax-M2 "
+                         "has a shared expert")
+    norm = f.text("qk_norm", "qk_norm_type", "per_layer")
+    if norm not in ("per_layer", "per_head"):
+        raise ValueError("config.json key 'qk_norm_type' (TransformerConfig field "
+                         f"'qk_norm') must be 'per_layer' or 'per_head', got {shown(norm)}")
+    out.update(_experts(f, experts="num_local_experts", width="intermediate_size"),
+               router_bias=f.flag("router_bias", "use_routing_bias", True),
+               qk_norm=("full" if norm == "per_layer" else "head")
+               if f.flag("qk_norm", "use_qk_norm", True) else "none")
+    return out
+
+
 def _gpt_oss(f: Fields) -> dict[str, Any]:
     out = _llama_like(f)
     out.update(_experts(f, experts="num_local_experts"),
@@ -640,6 +670,7 @@ _READERS: dict[str, tuple[Reader, Mapping[str, Any]]] = {
     "kimi_k2": (_deepseek_v3, {}),
     "llama": (_llama, {}),
     "llama4_text": (_llama4_text, {}),
+    "minimax_m2": (_minimax_m2, {}),
     "mistral": (_mistral, {}),
     "mixtral": (_mixtral, {}),
     "olmo": (_olmo, {}),
@@ -684,7 +715,7 @@ def from_hf_config(config: Mapping[str, Any] | str | os.PathLike[str], *,
     TransformerConfig
         Whose :func:`~gpulesson.transformer.param_count` is the checkpoint's count: the
         tests compare it with published exact counts (safetensors index totals, model
-        cards) for 48 real files of 28 model types, and with rounded figures for others.
+        cards) for 49 real files of 29 model types, and with rounded figures for others.
 
     Raises
     ------

@@ -323,6 +323,24 @@ def test_source_kimi_k2_is_deepseek_v3_with_384_experts() -> None:
     assert transformer.moe_breakdown(cfg)["routed_experts"] == routed
 
 
+def test_source_minimax_m2_full_qk_norms_and_experts_in_every_layer() -> None:
+    """MiniMax-M2.7 (minimax_m2): q_norm over 48 x 128 and k_norm over 8 x 128 values
+    per layer, 256 experts of width 1,536 in all 62 layers, no dense MLP, a correction
+    bias per expert. A lightning-attention layer (attn_type_list 0, MiniMax-M1) or a
+    shared expert is refused rather than miscounted."""
+    cfg = hf("minimax_m2__MiniMax-M2.7.json")
+    assert (cfg.qk_norm, cfg.moe_layers, cfg.expert_ffn, cfg.router_bias) == (
+        "full", 62, 1536, True)
+    raw = json.loads((HF_DIR / "minimax_m2__MiniMax-M2.7.json").read_text())
+    per_head = transformer.from_hf_config({**raw, "qk_norm_type": "per_head"})
+    assert param_count(cfg) - param_count(per_head) == 62 * (6144 + 1024 - 2 * 128)
+    with pytest.raises(ValueError, match=r"'attn_type_list' \(TransformerConfig field "
+                       r"'linear_attention'\) must be 1"):
+        transformer.from_hf_config({**raw, "attn_type_list": [0] + [1] * 61})
+    with pytest.raises(ValueError, match=r"'shared_intermediate_size'.* must be 0"):
+        transformer.from_hf_config({**raw, "shared_intermediate_size": 1536})
+
+
 def test_source_smollm3_is_tied_and_refuses_a_sliding_window() -> None:
     """SmolLM3-3B's file names no tie_word_embeddings: SmolLM3Config's default (True)
     applies, and its safetensors index has no lm_head.weight. Its NoPE layers (every
