@@ -519,15 +519,26 @@ def _deepseek_v3(f: Fields) -> dict[str, Any]:
             **_routing_groups(f, groups=8, topk=4)}
 
 
+def _deepseek_v32(f: Fields) -> dict[str, Any]:
+    """DeepSeek-V3.2 (``deepseek_v32``): DeepSeek-V3 plus DeepSeek Sparse Attention, a
+    lightning indexer in every layer (the multi-token-prediction layer too) of
+    ``index_n_heads`` heads of ``index_head_dim`` (``DeepseekV32Config``: 64 and 128)
+    that picks the ``index_topk`` tokens each query attends to."""
+    return {**_deepseek_v3(f),
+            "indexer_heads": f.int("indexer_heads", "index_n_heads", default=64),
+            "indexer_head_dim": f.int("indexer_head_dim", "index_head_dim", default=128)}
+
+
 def _minimax_m2(f: Fields) -> dict[str, Any]:
     """MiniMax-M2 (M2, M2.1, M2.5, M2.7): grouped-query attention with q/k RMSNorms over
     the whole projection (``qk_norm_type`` ``"per_layer"``; ``"per_head"``: one per head
     size), every layer's MLP ``num_local_experts`` experts of width
     ``intermediate_size`` (no dense MLP), a router correction bias per expert
     (``use_routing_bias``; transformers' ``MiniMaxM2Attention`` and
-    ``MiniMaxM2SparseMoeBlock`` always have both). Its multi-token-prediction modules (``use_mtp``) are not in
-    the published checkpoints; a shared expert or a linear-attention layer
-    (``attn_type_list`` 0, MiniMax-M1's lightning attention) is refused."""
+    ``MiniMaxM2SparseMoeBlock`` always have both). Its multi-token-prediction modules
+    (``use_mtp``) are not in the published checkpoints; a shared expert or a
+    linear-attention layer (``attn_type_list`` 0, MiniMax-M1's lightning attention) is
+    refused."""
     out = _llama_like(f)
     kinds = f.int_list("linear_attention", "attn_type_list")
     if any(kind != 1 for kind in kinds):
@@ -653,6 +664,7 @@ _READERS: dict[str, tuple[Reader, Mapping[str, Any]]] = {
     "cohere": (_cohere, {}),
     "deepseek_v2": (_deepseek_v2, {}),
     "deepseek_v3": (_deepseek_v3, {}),
+    "deepseek_v32": (_deepseek_v32, {}),
     "exaone": (_exaone, {}),
     "exaone4": (_exaone4, {}),
     "falcon": (_falcon, {}),
@@ -715,7 +727,7 @@ def from_hf_config(config: Mapping[str, Any] | str | os.PathLike[str], *,
     TransformerConfig
         Whose :func:`~gpulesson.transformer.param_count` is the checkpoint's count: the
         tests compare it with published exact counts (safetensors index totals, model
-        cards) for 49 real files of 29 model types, and with rounded figures for others.
+        cards) for 50 real files of 30 model types, and with rounded figures for others.
 
     Raises
     ------
