@@ -147,6 +147,15 @@ class TransformerConfig:
     qk_rope_head_dim, qk_nope_head_dim, v_head_dim : int
         Latent attention's per-head sizes: the rotary part of a query/key (shared by the
         heads in the cache), the rest of it, and a value head.
+    indexer_heads, indexer_head_dim : int
+        DeepSeek Sparse Attention (DeepSeek-V3.2's ``index_n_heads`` and
+        ``index_head_dim``, 64 and 128) when > 0: beside latent attention each layer has a
+        lightning indexer that scores the earlier tokens and keeps the top
+        ``index_topk`` for the attention. Its weights: a query projection from the query
+        latent (``q_lora_rank x heads*head_dim``), one key head from the hidden state
+        (``d x head_dim``) with a LayerNorm (weight and bias), and a head-weight
+        projection (``d x heads``). Counted in the parameters; its key cache is not
+        counted in the KV cache here. 0 for none.
     experts : int
         Routed experts per mixture-of-experts layer; 0 for a dense model.
     experts_per_token : int
@@ -253,6 +262,8 @@ class TransformerConfig:
     qk_rope_head_dim: int = 0
     qk_nope_head_dim: int = 0
     v_head_dim: int = 0
+    indexer_heads: int = 0
+    indexer_head_dim: int = 0
     experts: int = 0
     experts_per_token: int = 0
     shared_experts: int = 0
@@ -337,13 +348,28 @@ class TransformerConfig:
             if self.head_dim is not None and self.head_dim != qk:
                 raise ValueError(f"head_dim must be qk_nope_head_dim + qk_rope_head_dim ({qk}) "
                                  f"with latent attention, got {self.head_dim!r}")
+            self._indexer(latent["q_lora_rank"])
             return kv_heads, qk
+        self._indexer(0)
         if self.head_dim is None:
             if hidden % heads:
                 raise ValueError(f"hidden ({hidden}) must be divisible by heads ({heads}) "
                                  "when head_dim is not given")
             return kv_heads, hidden // heads
         return kv_heads, v.positive_int("head_dim", self.head_dim)
+
+    def _indexer(self, q_rank: int) -> None:
+        """Check the sparse-attention indexer: both sizes or neither, and only beside
+        latent attention with a query latent (``q_lora_rank > 0``), which it reads."""
+        heads = v.nonneg_int("indexer_heads", self.indexer_heads)
+        dim = v.nonneg_int("indexer_head_dim", self.indexer_head_dim)
+        if bool(heads) != bool(dim):
+            raise ValueError("indexer_heads and indexer_head_dim are set together, got "
+                             f"indexer_heads={heads} and indexer_head_dim={dim}")
+        if heads and not q_rank:
+            raise ValueError("indexer_heads needs latent attention with a query latent "
+                             "(kv_lora_rank > 0 and q_lora_rank > 0), which the indexer "
+                             f"reads; got indexer_heads={heads}")
 
     def _window(self, layers: int) -> None:
         context = v.nonneg_int("context", self.context)

@@ -58,7 +58,7 @@ def _attention(cfg: TransformerConfig) -> int:
             q = d * a * qk
         kv = (d * (cfg.kv_lora_rank + cfg.qk_rope_head_dim)
               + cfg.kv_lora_rank * a * (cfg.qk_nope_head_dim + cfg.v_head_dim))
-        weights = q + kv + cfg.o_dim * d
+        weights = q + kv + cfg.o_dim * d + _indexer(cfg)
         biases = 0
     else:
         weights = d * cfg.q_dim + d * cfg.kv_dim + d * cfg.v_dim + cfg.o_dim * d
@@ -70,6 +70,15 @@ def _attention(cfg: TransformerConfig) -> int:
         if cfg.linear_bias or cfg.attn_out_bias:
             biases += d
     return weights + biases + (a if cfg.attention_sinks else 0)
+
+
+def _indexer(cfg: TransformerConfig) -> int:
+    """One layer's sparse-attention indexer (DeepSeek-V3.2): ``wq_b`` from the query
+    latent, ``wk`` and its LayerNorm (weight and bias), ``weights_proj``; 0 without."""
+    h, dim = cfg.indexer_heads, cfg.indexer_head_dim
+    if not h:
+        return 0
+    return cfg.q_lora_rank * h * dim + cfg.hidden * dim + 2 * dim + cfg.hidden * h
 
 
 def _linear_mixer(cfg: TransformerConfig) -> int:

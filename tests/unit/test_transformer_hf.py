@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from gpulesson import transformer
+from gpulesson import inference, transformer
 from gpulesson.transformer import TransformerConfig, param_count, preset
 
 # ---------------------------------------------------------------------------------------
@@ -306,6 +306,27 @@ def test_source_opt_350m_narrow_embedding_and_post_norm() -> None:
 def test_hf_config_refuses_what_it_cannot_represent(raw: dict, match: str) -> None:
     with pytest.raises(ValueError, match=match):
         transformer.from_hf_config(raw)
+
+
+def test_source_deepseek_v32_counts_the_sparse_attention_indexer() -> None:
+    """DeepSeek-V3.2 is DeepSeek-V3 plus a lightning indexer in each of its 62 layers
+    (61 and the MTP layer): wq_b 1,536 x (64 x 128), wk 7,168 x 128, a LayerNorm of 128
+    with bias, weights_proj 7,168 x 64 (the checkpoint's tensors, listed in a public
+    report). Without them the count would be V3's, 13,959,424 per layer short."""
+    v32, v3 = hf("deepseek_v32__DeepSeek-V3.2.json"), hf("deepseek_v3__DeepSeek-V3.json")
+    indexer = 1536 * 64 * 128 + 7168 * 128 + 2 * 128 + 7168 * 64
+    assert indexer == 13_959_424
+    assert param_count(v32) - param_count(v3) == 61 * indexer
+    assert transformer.checkpoint_params(v32) - transformer.checkpoint_params(v3) == \
+        62 * indexer
+    assert dataclasses.replace(v32, indexer_heads=0, indexer_head_dim=0) == \
+        dataclasses.replace(v3, name=v32.name, source=v32.source)
+    assert inference.multi_head_equivalent(v32).kv_dim == 128 * 128
+    with pytest.raises(ValueError, match="set together"):
+        dataclasses.replace(v32, indexer_head_dim=0)
+    with pytest.raises(ValueError, match="needs latent attention with a query latent"):
+        TransformerConfig(hidden=64, layers=2, heads=4, vocab=10, indexer_heads=4,
+                          indexer_head_dim=16)
 
 
 def test_source_kimi_k2_is_deepseek_v3_with_384_experts() -> None:
