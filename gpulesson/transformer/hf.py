@@ -6,9 +6,10 @@ architecture: the reader knows what the family's code does that the file does no
 (Qwen2 always has q/k/v biases, Gemma 2 has four norms per layer, gpt-oss has attention
 sinks and biased experts, Phi-2 and GPT-J a biased output layer, OPT two extra position
 rows, OLMo 1 norms without parameters ...), following the modelling files of Hugging Face
-``transformers``. A multimodal config (Gemma 3, Llama 4) is read through its
+``transformers``. A multimodal config (Gemma 3, Llama 4, Qwen3-VL) is read through its
 ``text_config``, whose omitted keys take the defaults of the family's configuration class,
-as ``transformers`` does.
+as ``transformers`` does (but ``tie_word_embeddings``, which Qwen3-VL states at the top
+level); the vision tower is not counted.
 
 Every value is checked (:mod:`gpulesson.transformer.hf_fields`): a size must be a JSON
 integer, a flag ``true`` or ``false``, and each refusal names the key and the field. A file
@@ -696,11 +697,12 @@ _READERS: dict[str, tuple[Reader, Mapping[str, Any]]] = {
     "qwen3": (_qwen3, {}),
     "qwen3_moe": (_qwen3_moe, {}),
     "qwen3_next": (_qwen3_next, {"intermediate_size": 5632, "head_dim": 256}),
+    "qwen3_vl_text": (_qwen3, {}),  # Qwen3's layers; M-RoPE has no parameters
     "smollm3": (_smollm3, {}),
     "starcoder2": (_starcoder2, {}),
 }
 #: Multimodal model types whose language model is their ``text_config``.
-_MULTIMODAL = {"gemma3": "gemma3_text", "llama4": "llama4_text"}
+_MULTIMODAL = {"gemma3": "gemma3_text", "llama4": "llama4_text", "qwen3_vl": "qwen3_vl_text"}
 
 #: Every ``model_type`` :func:`from_hf_config` reads.
 SUPPORTED_MODEL_TYPES = tuple(sorted([*_READERS, *_MULTIMODAL]))
@@ -727,7 +729,7 @@ def from_hf_config(config: Mapping[str, Any] | str | os.PathLike[str], *,
     TransformerConfig
         Whose :func:`~gpulesson.transformer.param_count` is the checkpoint's count: the
         tests compare it with published exact counts (safetensors index totals, model
-        cards) for 50 real files of 30 model types, and with rounded figures for others.
+        cards) for 51 real files of 31 model types, and with rounded figures for others.
 
     Raises
     ------
@@ -760,6 +762,9 @@ def from_hf_config(config: Mapping[str, Any] | str | os.PathLike[str], *,
             raise ValueError(f"config.json of model_type {model_type!r} is missing "
                              "'text_config', which holds its language model")
         inner = text.get("model_type") or _MULTIMODAL[model_type]
+        if "tie_word_embeddings" in raw and "tie_word_embeddings" not in text:
+            # Qwen3-VL states the tie once, for the whole model, at the top level
+            text = {**text, "tie_word_embeddings": raw["tie_word_embeddings"]}
         raw, model_type = text, inner if isinstance(inner, str) else _MULTIMODAL[model_type]
     if model_type not in _READERS:
         raise ValueError(f"unknown model_type {model_type[:60]!r}; supported model types: "

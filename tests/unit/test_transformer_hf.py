@@ -329,6 +329,21 @@ def test_source_deepseek_v32_counts_the_sparse_attention_indexer() -> None:
                           indexer_head_dim=16)
 
 
+def test_source_qwen3_vl_text_model_and_its_top_level_tie() -> None:
+    """Qwen3-VL-8B's language model is Qwen3-8B's shapes (8,190,735,360, the tensor table
+    less its 576M-parameter vision tower). Its text_config has no tie_word_embeddings:
+    the file states it once, at the top level, and that value counts (Qwen3-VL-2B and
+    4B tie there)."""
+    cfg = hf("qwen3_vl__Qwen3-VL-8B-Instruct.json")
+    assert param_count(cfg) == param_count(hf("qwen3__Qwen3-8B.json"))
+    raw = json.loads((HF_DIR / "qwen3_vl__Qwen3-VL-8B-Instruct.json").read_text())
+    tied = transformer.from_hf_config({**raw, "tie_word_embeddings": True})
+    assert tied.tied_embeddings and not cfg.tied_embeddings
+    assert param_count(cfg) - param_count(tied) == 151936 * 4096
+    inner = {**raw, "text_config": {**raw["text_config"], "tie_word_embeddings": True}}
+    assert transformer.from_hf_config(inner).tied_embeddings
+
+
 def test_source_kimi_k2_is_deepseek_v3_with_384_experts() -> None:
     """Kimi K2 (model_type kimi_k2) runs DeepSeek-V3's code: latent attention with 64
     heads, one dense layer, 60 MoE layers of 384 routed experts and one shared, one
