@@ -698,11 +698,13 @@ _READERS: dict[str, tuple[Reader, Mapping[str, Any]]] = {
     "qwen3_moe": (_qwen3_moe, {}),
     "qwen3_next": (_qwen3_next, {"intermediate_size": 5632, "head_dim": 256}),
     "qwen3_vl_text": (_qwen3, {}),  # Qwen3's layers; M-RoPE has no parameters
+    "qwen3_vl_moe_text": (_qwen3_moe, {}),
     "smollm3": (_smollm3, {}),
     "starcoder2": (_starcoder2, {}),
 }
 #: Multimodal model types whose language model is their ``text_config``.
-_MULTIMODAL = {"gemma3": "gemma3_text", "llama4": "llama4_text", "qwen3_vl": "qwen3_vl_text"}
+_MULTIMODAL = {"gemma3": "gemma3_text", "llama4": "llama4_text", "qwen3_vl": "qwen3_vl_text",
+               "qwen3_vl_moe": "qwen3_vl_moe_text"}
 
 #: Every ``model_type`` :func:`from_hf_config` reads.
 SUPPORTED_MODEL_TYPES = tuple(sorted([*_READERS, *_MULTIMODAL]))
@@ -729,7 +731,7 @@ def from_hf_config(config: Mapping[str, Any] | str | os.PathLike[str], *,
     TransformerConfig
         Whose :func:`~gpulesson.transformer.param_count` is the checkpoint's count: the
         tests compare it with published exact counts (safetensors index totals, model
-        cards) for 51 real files of 31 model types, and with rounded figures for others.
+        cards) for 52 real files of 32 model types, and with rounded figures for others.
 
     Raises
     ------

@@ -342,6 +342,9 @@ def test_source_qwen3_vl_text_model_and_its_top_level_tie() -> None:
     assert param_count(cfg) - param_count(tied) == 151936 * 4096
     inner = {**raw, "text_config": {**raw["text_config"], "tie_word_embeddings": True}}
     assert transformer.from_hf_config(inner).tied_embeddings
+    moe = hf("qwen3_vl_moe__Qwen3-VL-30B-A3B-Instruct.json")
+    assert moe == dataclasses.replace(hf("qwen3_moe__Qwen3-30B-A3B.json"), name=moe.name,
+                                      source=moe.source, context=262144)
 
 
 def test_source_kimi_k2_is_deepseek_v3_with_384_experts() -> None:
