@@ -530,6 +530,22 @@ def _deepseek_v32(f: Fields) -> dict[str, Any]:
             "indexer_head_dim": f.int("indexer_head_dim", "index_head_dim", default=128)}
 
 
+def _glm_moe_dsa(f: Fields) -> dict[str, Any]:
+    """GLM-5 (``glm_moe_dsa``): DeepSeek-V3.2's layers (latent attention with a sparse-
+    attention indexer, shared and routed experts after leading dense layers) whose
+    multi-token-prediction layer shares the model's embedding and output head (its
+    checkpoint stores ``shared_head.norm`` but no ``embed_tokens`` or ``head``). Every
+    layer has its own indexer; ``indexer_types`` naming any other kind (GLM-5.2 shares
+    indexers between layers) is refused."""
+    kinds = f.raw.get("indexer_types")
+    if kinds is not None and (not isinstance(kinds, list) or any(k != "full" for k in kinds)):
+        raise ValueError("config.json key 'indexer_types' (TransformerConfig field "
+                         "'indexer_heads') must be 'full' for every layer: the glm_moe_dsa "
+                         "reader counts one indexer per layer, got "
+                         f"{shown(kinds)}")
+    return {**_deepseek_v32(f), "mtp_own_embeddings": False}
+
+
 def _minimax_m2(f: Fields) -> dict[str, Any]:
     """MiniMax-M2 (M2, M2.1, M2.5, M2.7): grouped-query attention with q/k RMSNorms over
     the whole projection (``qk_norm_type`` ``"per_layer"``; ``"per_head"``: one per head
@@ -673,6 +689,7 @@ _READERS: dict[str, tuple[Reader, Mapping[str, Any]]] = {
     "gemma2": (_gemma2, {}),
     "gemma3_text": (_gemma3_text, _GEMMA3_TEXT_DEFAULTS),
     "glm4_moe": (_glm4_moe, {}),
+    "glm_moe_dsa": (_glm_moe_dsa, {}),
     "gpt2": (_gpt2, {}),
     "gpt_neox": (_gpt_neox, {}),
     "gpt_oss": (_gpt_oss, {}),
@@ -731,7 +748,7 @@ def from_hf_config(config: Mapping[str, Any] | str | os.PathLike[str], *,
     TransformerConfig
         Whose :func:`~gpulesson.transformer.param_count` is the checkpoint's count: the
         tests compare it with published exact counts (safetensors index totals, model
-        cards) for 52 real files of 32 model types, and with rounded figures for others.
+        cards) for 53 real files of 33 model types, and with rounded figures for others.
 
     Raises
     ------

@@ -347,6 +347,23 @@ def test_source_qwen3_vl_text_model_and_its_top_level_tie() -> None:
                                       source=moe.source, context=262144)
 
 
+def test_source_glm5_mtp_layer_shares_the_embedding_and_head() -> None:
+    """GLM-5.1 (glm_moe_dsa): DeepSeek-V3.2's layer kinds at other sizes (64 heads of
+    192 + 64, values of 256, q_lora_rank 2,048, indexers of 32 heads), and an MTP layer
+    whose tensors (eh_proj, enorm, hnorm, shared_head.norm) share the model's embedding
+    and head: counted with their own copies, the checkpoint would be 2 x 154,880 x
+    6,144 larger than its 753,864,139,008. Layers sharing an indexer are refused."""
+    cfg = hf("glm_moe_dsa__GLM-5.1.json")
+    assert (cfg.head_dim, cfg.value_head_dim, cfg.indexer_heads) == (256, 256, 32)
+    own = dataclasses.replace(cfg, mtp_own_embeddings=True)
+    assert transformer.checkpoint_params(own) - transformer.checkpoint_params(cfg) == \
+        2 * 154880 * 6144
+    raw = json.loads((HF_DIR / "glm_moe_dsa__GLM-5.1.json").read_text())
+    assert transformer.from_hf_config({**raw, "indexer_types": ["full"] * 78}) == cfg
+    with pytest.raises(ValueError, match=r"'indexer_types' .* must be 'full'"):
+        transformer.from_hf_config({**raw, "indexer_types": ["full", "shared"] * 39})
+
+
 def test_source_kimi_k2_is_deepseek_v3_with_384_experts() -> None:
     """Kimi K2 (model_type kimi_k2) runs DeepSeek-V3's code: latent attention with 64
     heads, one dense layer, 60 MoE layers of 384 routed experts and one shared, one
