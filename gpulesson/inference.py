@@ -27,6 +27,12 @@ Two architectures change the count (:func:`kv_cache_bytes` follows the config):
   no keys or values at all but a state of fixed size per sequence
   (:func:`recurrent_state_bytes`): a sequence of ``L`` tokens holds that state plus
   ``L`` times the KV bytes per token of the full-attention layers only.
+* **DeepSeek Sparse Attention** (DeepSeek-V3.2, GLM-5) keeps, beside each layer's
+  latent, the key of its lightning indexer, one head of ``indexer_head_dim`` (128) values
+  that every later token's indexer scores: FP8 with an FP32 scale per 128 values, 132
+  bytes per layer and token whatever the latent's dtype (:func:`indexer_key_bytes`).
+  DeepSeek-V3.2 in BF16: 61 x (576 x 2 + 132) = 78,324 bytes per token, 11 % more than
+  the latent alone.
 
 Mixture-of-experts decode
 -------------------------
@@ -88,6 +94,7 @@ __all__ = [
     "decode_weight_bytes",
     "expected_experts_used",
     "expert_compute_bound_batch",
+    "indexer_key_bytes",
     "kv_cache_bytes",
     "kv_cache_bytes_per_token",
     "kv_cache_bytes_per_token_per_gpu",
@@ -114,20 +121,58 @@ def _kv_values_per_layer(cfg: TransformerConfig) -> int:
     return cfg.kv_dim + cfg.v_dim
 
 
-def kv_cache_bytes_per_token(cfg: TransformerConfig, *, bytes_per_element: float = 2) -> int:
+#: Values per FP32 scale of the indexer's FP8 key cache, and the bytes of a scale:
+#: DeepSeek's inference code keeps ``k_cache`` in ``float8_e4m3fn`` and ``k_scale_cache`` in
+#: ``float32``, ``head_dim // block_size`` scales a token with ``block_size`` 128
+#: (deepseek-ai/DeepSeek-V3.2-Exp ``inference/model.py``, ``Indexer.__init__``); vLLM packs
+#: the same bytes, ``head_dim + head_dim // quant_block_size * 4`` = 132 ``uint8`` a token
+#: (``vllm/model_executor/models/deepseek_v2.py``, ``Indexer.__init__`` and
+#: ``DeepseekV32IndexerCache.get_kv_cache_spec``: one head, ``num_kv_heads=1``).
+INDEXER_QUANT_BLOCK = 128
+INDEXER_SCALE_BYTES = 4
+
+
+def indexer_key_bytes(cfg: TransformerConfig, *, bytes_per_element: float = 1) -> int:
+    """Bytes one token's lightning-indexer key takes in one layer (DeepSeek Sparse
+    Attention); 0 for a model without an indexer.
+
+    One key head of ``indexer_head_dim`` values a token and layer, shared by the indexer's
+    query heads (DeepSeek-AI 2025, DeepSeek-V3.2-Exp report, section 2.1: the indexer
+    computes ``I_{t,s}`` from ``k^I_s``, one key per preceding token, in FP8). In FP8
+    (``bytes_per_element`` 1, DeepSeek's and vLLM's layout) each block of
+    :data:`INDEXER_QUANT_BLOCK` values carries an FP32 scale: DeepSeek-V3.2 and GLM-5,
+    128 + 4 = 132 bytes. Any other width stores the values alone (``2``: a BF16 key,
+    256 bytes).
+    """
+    cfg = as_config(cfg)
+    b = v.positive_number("bytes_per_element", bytes_per_element)
+    dim = int(cfg.indexer_head_dim)
+    if not cfg.indexer_heads or not dim:
+        return 0
+    scales = -(-dim // INDEXER_QUANT_BLOCK) * INDEXER_SCALE_BYTES if b == 1 else 0
+    return v.tensor_bytes(dim, b) + scales
+
+
+def kv_cache_bytes_per_token(cfg: TransformerConfig, *, bytes_per_element: float = 2,
+                             indexer_bytes_per_element: float = 1) -> int:
     """KV-cache bytes one token adds to one sequence while every layer still keeps it:
-    ``2 * L * kv_heads * head_dim * b`` (latent attention: ``L * (d_c + d_R) * b``).
+    ``2 * L * kv_heads * head_dim * b`` (latent attention: ``L * (d_c + d_R) * b``; with
+    DeepSeek Sparse Attention each layer adds its indexer key, :func:`indexer_key_bytes`
+    at ``indexer_bytes_per_element``, FP8 by default whatever ``bytes_per_element`` is).
 
     ``L`` counts the attention layers only: a linear-attention layer keeps a fixed state
     instead (:func:`recurrent_state_bytes`; Qwen3-Next: 12 of 48 layers, 24,576 bytes per
     token in BF16). A sliding-window layer stops adding once the sequence passes its
     window, a chunked layer (Llama 4) drops its chunk at every chunk boundary; use
-    :func:`kv_cache_bytes` for a whole sequence.
+    :func:`kv_cache_bytes` for a whole sequence. DeepSeek-V3 in BF16: 70,272 bytes;
+    DeepSeek-V3.2: 78,324 (61 x (1,152 + 132)).
     """
     cfg = as_config(cfg)
     b = v.positive_number("bytes_per_element", bytes_per_element)
     attention = cfg.layers - cfg.recurrent_layers
-    return v.tensor_bytes(attention * _kv_values_per_layer(cfg), b)
+    index = indexer_key_bytes(cfg, bytes_per_element=v.positive_number(
+        "indexer_bytes_per_element", indexer_bytes_per_element))
+    return v.tensor_bytes(attention * _kv_values_per_layer(cfg), b) + attention * index
 
 
 def recurrent_state_bytes(cfg: TransformerConfig, *, tp: int = 1,
@@ -179,7 +224,8 @@ def recurrent_state_bytes(cfg: TransformerConfig, *, tp: int = 1,
 
 
 def kv_cache_bytes_per_token_per_gpu(cfg: TransformerConfig, *, tp: int = 1,
-                                     bytes_per_element: float = 2) -> float:
+                                     bytes_per_element: float = 2,
+                                     indexer_bytes_per_element: float = 1) -> float:
     """KV-cache bytes one token adds on each of ``tp`` tensor-parallel GPUs.
 
     Grouped-query attention splits its ``kv_heads`` over the ranks, one head at least per
@@ -188,11 +234,14 @@ def kv_cache_bytes_per_token_per_gpu(cfg: TransformerConfig, *, tp: int = 1,
     per token that every head reads, so it cannot be split by head: vLLM and SGLang keep
     the whole latent on every rank ("MLA ... where KV cache can't be sharded along the head
     dimension", Ray Serve LLM docs, data parallel attention, 2025). DeepSeek-V3 on 8 GPUs:
-    70,272 bytes per token on each GPU, not 8,784.
+    70,272 bytes per token on each GPU, not 8,784. A sparse-attention indexer's key is
+    copied too (vLLM: "no tensor parallel, just replicated", one cache head a layer):
+    DeepSeek-V3.2, 78,324 bytes on each GPU in BF16.
     """
     cfg = as_config(cfg)
     t = v.positive_int("tp", tp)
-    whole = kv_cache_bytes_per_token(cfg, bytes_per_element=bytes_per_element)
+    whole = kv_cache_bytes_per_token(cfg, bytes_per_element=bytes_per_element,
+                                     indexer_bytes_per_element=indexer_bytes_per_element)
     if cfg.latent_attention:
         return float(whole)
     heads = max(int(cfg.kv_heads or cfg.heads), 1)
@@ -234,6 +283,7 @@ def chunk_tokens(cfg: TransformerConfig, seq_len: int, *, current: bool = False)
 def kv_cache_bytes(
     cfg: TransformerConfig, *, seq_len: int, batch: int = 1, bytes_per_element: float = 2,
     cap_windows: bool = True, current_chunk: bool = False,
+    indexer_bytes_per_element: float = 1,
 ) -> int:
     """KV-cache bytes: ``2 * layers * kv_heads * head_dim * seq_len * batch * bytes``.
 
@@ -264,6 +314,10 @@ def kv_cache_bytes(
     current_chunk : bool
         Count a chunked layer's current chunk, ``(seq_len - 1) % chunk + 1`` tokens,
         instead of the peak ``min(seq_len, chunk)`` (:func:`chunk_tokens`).
+    indexer_bytes_per_element : float
+        Bytes of a value of a sparse-attention indexer's key, which every layer of
+        DeepSeek-V3.2 and GLM-5 keeps beside its latent (:func:`indexer_key_bytes`;
+        1: FP8 with its scales, the default in DeepSeek's code and vLLM).
     """
     cfg = as_config(cfg)
     s = v.positive_int("seq_len", seq_len)
@@ -273,7 +327,9 @@ def kv_cache_bytes(
     local = min(s, cfg.sliding_window) if cfg.sliding_window and cap_windows else s
     chunked = chunk_tokens(cfg, s, current=current_chunk) if cap_windows else s
     tokens = cfg.global_layers * s + cfg.local_layers * local + cfg.chunked_layers * chunked
-    return v.tensor_bytes(_kv_values_per_layer(cfg) * tokens * n, b)
+    index = indexer_key_bytes(cfg, bytes_per_element=v.positive_number(
+        "indexer_bytes_per_element", indexer_bytes_per_element))
+    return v.tensor_bytes(_kv_values_per_layer(cfg) * tokens * n, b) + index * tokens * n
 
 
 def expected_experts_used(*, experts: int, experts_per_token: int, tokens: int) -> float:

@@ -154,8 +154,9 @@ class TransformerConfig:
         ``index_topk`` for the attention. Its weights: a query projection from the query
         latent (``q_lora_rank x heads*head_dim``), one key head from the hidden state
         (``d x head_dim``) with a LayerNorm (weight and bias), and a head-weight
-        projection (``d x heads``). Counted in the parameters; its key cache is not
-        counted in the KV cache here. 0 for none.
+        projection (``d x heads``). Counted in the parameters, and its key cache (one
+        FP8 key of ``head_dim`` a token and layer, with its scales) in the KV cache
+        (:func:`gpulesson.inference.indexer_key_bytes`). 0 for none.
     experts : int
         Routed experts per mixture-of-experts layer; 0 for a dense model.
     experts_per_token : int

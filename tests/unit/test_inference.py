@@ -415,3 +415,56 @@ def test_recurrent_state_splits_over_tp_and_takes_an_fp32_ssm_dtype() -> None:
     with_state = inference.max_concurrent_sequences(cfg, context=4096, gpu_memory=200e9)
     kv = inference.kv_cache_bytes(cfg, seq_len=4096)
     assert with_state == int((200e9 - 2 * 79_674_391_296 - 2e9) // (kv + 39_518_208))
+
+
+# ---------------------------------------------------------------------------------------
+# DeepSeek Sparse Attention: the lightning indexer's key cache
+
+
+def _hf_config(name: str) -> TransformerConfig:
+    from pathlib import Path
+
+    from gpulesson import transformer
+    return transformer.from_hf_config(
+        Path(__file__).resolve().parents[1] / "data" / "hf_configs" / name)
+
+
+def test_source_deepseek_v32_kv_cache_counts_the_indexer_key() -> None:
+    """DeepSeek-V3.2 (61 layers, latent 512 + 64, indexer keys of 128): each layer keeps
+    its latent and one indexer key of 128 FP8 values with an FP32 scale per 128
+    (deepseek-ai/DeepSeek-V3.2-Exp inference/model.py, Indexer: k_cache float8_e4m3fn and
+    k_scale_cache float32 of head_dim // 128; vLLM deepseek_v2.py Indexer: head_dim +
+    head_dim // 128 * 4 = 132 uint8). By hand: BF16 61 x (576 x 2 + 132) = 78,324 bytes a
+    token; FP8 61 x (576 + 132) = 43,188; copied whole on each of 8 GPUs."""
+    v32 = _hf_config("deepseek_v32__DeepSeek-V3.2.json")
+    v3 = _hf_config("deepseek_v3__DeepSeek-V3.json")
+    assert inference.indexer_key_bytes(v32) == 128 + 4
+    assert inference.indexer_key_bytes(v32, bytes_per_element=2) == 256  # no scales
+    assert inference.indexer_key_bytes(v3) == 0
+    assert inference.kv_cache_bytes_per_token(v32) == 61 * (576 * 2 + 132) == 78_324
+    assert inference.kv_cache_bytes_per_token(v32, bytes_per_element=1) == 43_188
+    assert inference.kv_cache_bytes_per_token(v32, indexer_bytes_per_element=2) == \
+        61 * (576 * 2 + 256)
+    assert inference.kv_cache_bytes_per_token_per_gpu(v32, tp=8) == 78_324
+    assert inference.kv_cache_bytes(v32, seq_len=1000, batch=3) == 78_324 * 3000
+    # the model without its indexer is DeepSeek-V3's cache, unchanged
+    assert inference.kv_cache_bytes_per_token(v3) == 61 * 576 * 2 == 70_272
+    bare = dataclasses.replace(v32, indexer_heads=0, indexer_head_dim=0)
+    assert inference.kv_cache_bytes(bare, seq_len=1000) == 70_272 * 1000
+
+
+def test_source_glm5_kv_cache_counts_the_indexer_key() -> None:
+    """GLM-5.1 (glm_moe_dsa: 78 layers, latent 512 + 64, indexer keys of 128): by hand
+    78 x (1,152 + 132) = 100,152 bytes a token in BF16."""
+    glm = _hf_config("glm_moe_dsa__GLM-5.1.json")
+    assert inference.kv_cache_bytes_per_token(glm) == 78 * (1152 + 132) == 100_152
+
+
+def test_indexer_key_bytes_refuses_a_bad_width() -> None:
+    v32 = _hf_config("deepseek_v32__DeepSeek-V3.2.json")
+    with pytest.raises(ValueError, match="bytes_per_element"):
+        inference.indexer_key_bytes(v32, bytes_per_element=0)
+    with pytest.raises(ValueError, match="indexer_bytes_per_element"):
+        inference.kv_cache_bytes_per_token(v32, indexer_bytes_per_element=-1)
+    with pytest.raises(ValueError, match="indexer_bytes_per_element"):
+        inference.kv_cache_bytes(v32, seq_len=8, indexer_bytes_per_element=0)
