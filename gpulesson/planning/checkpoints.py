@@ -25,7 +25,8 @@ from .moe_serving import MoEParallel, weight_bytes_per_gpu
 
 __all__ = ["FP32_ROTARY_TABLES", "MIXED_CHECKPOINTS", "MXFP4_BLOCK", "checkpoint_parts",
            "expert_bias_params", "expert_padding_bytes", "gpu_weight_bytes",
-           "mxfp4_triton_extra_bytes", "rotary_table_bytes", "routed_bytes", "weight_bytes"]
+           "mxfp4_triton_extra_bytes", "replicated_indexer_bytes", "rotary_table_bytes",
+           "routed_bytes", "weight_bytes"]
 
 
 #: Checkpoints that keep parts in 16 bits, by ``weight_dtype`` name: what each stores at
@@ -178,12 +179,35 @@ def routed_bytes(mv: ModelView, dtype: str) -> float:
     return memory.checkpoint_bytes({dtype: routed})
 
 
+def replicated_indexer_bytes(model: object, weight_dtype: str, *, tp: int = 1) -> float:
+    """Weight bytes each of ``tp`` GPUs holds beyond a ``1/tp`` share because vLLM copies
+    the indexers whole onto every rank: ``(1 - 1/tp)`` of their bytes; 0 without. Their
+    parameters (:func:`gpulesson.transformer.param_count` with and without the indexer)
+    are counted at the precision of the checkpoint's other weights (BF16 in a mixed
+    checkpoint); vLLM's upcast of ``wk`` to BF16 on loading (about 0.06 GB on
+    DeepSeek-V3.2 in FP8) is left out. DeepSeek-V3.2 in FP8 on 8 GPUs: 61 x 13,959,424
+    x 7/8 = 0.745 GB."""
+    mv = model_view(model)
+    t = v.positive_int("tp", tp)
+    cfg = mv.cfg
+    if not cfg.indexer_heads:
+        return 0.0
+    bare = replace(cfg, indexer_heads=0, indexer_head_dim=0)
+    params = transformer.param_count(cfg) - transformer.param_count(bare)
+    b = memory.precision_bytes("bf16" if weight_dtype in MIXED_CHECKPOINTS else weight_dtype)
+    return params * b * (1 - 1 / t)
+
+
 def gpu_weight_bytes(mv: ModelView, dtype: str, par: MoEParallel) -> float:
     """Weight bytes on one GPU: all over ``tp``, or by
-    :func:`~gpulesson.planning.moe_serving.weight_bytes_per_gpu` for an MoE layout."""
+    :func:`~gpulesson.planning.moe_serving.weight_bytes_per_gpu` for an MoE layout; plus
+    the sparse-attention indexers vLLM copies onto every rank
+    (:func:`replicated_indexer_bytes`)."""
+    copies = replicated_indexer_bytes(mv, dtype, tp=par.tp)
     if par.dp == 1 and not par.expert_parallel:
-        return weight_bytes(mv, dtype) / par.tp
-    return weight_bytes_per_gpu(mv, par, weight_bytes(mv, dtype), routed_bytes(mv, dtype))
+        return weight_bytes(mv, dtype) / par.tp + copies
+    return weight_bytes_per_gpu(mv, par, weight_bytes(mv, dtype), routed_bytes(mv, dtype)) + \
+        copies
 
 
 v.guard_module(globals())

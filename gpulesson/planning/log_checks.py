@@ -46,6 +46,7 @@ from .checkpoints import (
     checkpoint_parts,
     expert_padding_bytes,
     mxfp4_triton_extra_bytes,
+    replicated_indexer_bytes,
     rotary_table_bytes,
 )
 from .chunked import vllm_chunked_hybrid
@@ -61,6 +62,7 @@ from .serving import (
     pool_blocks,
     vllm_kv_rules,
 )
+from .sparse import vllm_block_size, vllm_kv_bytes_per_token
 
 __all__ = ["LogCheck", "PoolRow", "check_vllm_run", "fit_non_torch_base", "pool_table",
            "request_kv_bytes", "run_accounting", "run_workspace", "sourced_non_torch"]
@@ -194,14 +196,13 @@ def check_vllm_run(run: Mapping[str, object], text: str, *,
     tp = v.positive_int("tp", run.get("tp", 1))
     length = v.positive_int("max_model_len", run.get("max_model_len") or
                             int(got.get("max_model_len", 0)))
-    block = v.positive_int("block_size", run.get("block_size", 16))
+    block = vllm_block_size(cfg, run.get("block_size", 16))
     kv_dtype = str(run.get("kv_dtype", "bf16"))
     weight_dtype = str(run.get("weight_dtype", "bf16"))
     kv_b = memory.precision_bytes(kv_dtype)
     kv_tp = 1 if run.get("attention_dp") else tp
     stage = replace(cfg, layers=int(run["stage_layers"])) if run.get("stage_layers") else cfg
-    per_token = inference.kv_cache_bytes_per_token_per_gpu(stage, tp=kv_tp,
-                                                          bytes_per_element=kv_b)
+    per_token = vllm_kv_bytes_per_token(stage, tp=kv_tp, kv_dtype=kv_dtype)
     batched = int(run.get("max_num_batched_tokens") or 8192)
     engine, version = str(run.get("engine", "V1")), run.get("version")
     hybrid, from_concurrency = vllm_kv_rules(engine, None if version is None else str(version))
@@ -224,7 +225,7 @@ def check_vllm_run(run: Mapping[str, object], text: str, *,
     if run.get("mxfp4_backend") == "triton":
         extra += mxfp4_triton_extra_bytes(mv, tp=tp)
     weights = memory.checkpoint_bytes(checkpoint_parts(mv, weight_dtype)) / tp + \
-        rotary_table_bytes(mv) + extra
+        rotary_table_bytes(mv) + extra + replicated_indexer_bytes(mv, weight_dtype, tp=tp)
     if "weights" in got:
         padded = " + the MoE kernel's padding or copies" if extra else ""
         rows.append(LogRow("weights per GPU", got["weights"], weights, "bytes",

@@ -98,6 +98,7 @@ from .moe_serving import (
     moe_problems,
 )
 from .non_torch import parse_version
+from .sparse import has_indexer, vllm_block_size, vllm_kv_bytes_per_token
 
 __all__ = ["DECODE_BANDWIDTH_EFFICIENCY", "DECODE_MEASUREMENTS", "MIXED_CHECKPOINTS",
            "SAMPLER_BYTES_PER_LOGIT", "CUBLAS_WORKSPACE_BYTES", "DecodeMeasurement",
@@ -354,6 +355,9 @@ def kv_budget(model: object, gpu: object | None = None, *, tp: int = 1, max_mode
     and ``expert_parallel``: one of ``dp`` data-parallel engines of ``tp`` GPUs, the MoE
     layers over all ``tp x dp``
     (:mod:`~gpulesson.planning.moe_serving`); the result is per engine, as vLLM prints it.
+    A model with DeepSeek Sparse Attention (DeepSeek-V3.2, GLM-5) is counted as vLLM pages
+    it (:mod:`~gpulesson.planning.sparse`): blocks of 64 tokens whatever ``block_size``,
+    an FP8 latent in the 656-byte ``fp8_ds_mla`` record and each layer's indexer key.
     """
     mv = model_view(model)
     refuse_recurrent(mv.cfg, "kv_budget")
@@ -371,7 +375,9 @@ def kv_budget(model: object, gpu: object | None = None, *, tp: int = 1, max_mode
     tokens = big[0] if max_num_batched_tokens is None else v.positive_int(
         "max_num_batched_tokens", max_num_batched_tokens)
     seqs = big[1] if max_num_seqs is None else v.positive_int("max_num_seqs", max_num_seqs)
-    block = v.positive_int("block_size", block_size)
+    block = vllm_block_size(mv, block_size)
+    if has_indexer(mv) and v.choice("engine", engine, ("V0", "V1")) == "V0":
+        raise ValueError(f"engine: vLLM runs {mv.name}'s sparse attention in V1 only")
     weights = (gpu_weight_bytes(mv, weight_dtype, par) + rotary_table_bytes(mv)
                + v.nonneg_number("extra_weight_bytes", extra_weight_bytes))
     forward = forward_peak_bytes(mv, tokens, tp=t, moe_tp=par.gpus // par.ep)
@@ -382,8 +388,7 @@ def kv_budget(model: object, gpu: object | None = None, *, tp: int = 1, max_mode
     other = v.nonneg_number("non_torch_memory", non_torch_memory)
     requested = total * util
     kv = requested - weights - act - other
-    per_token = inference.kv_cache_bytes_per_token_per_gpu(
-        mv.cfg, tp=t, bytes_per_element=memory.precision_bytes(kv_dtype))
+    per_token = vllm_kv_bytes_per_token(mv, tp=t, kv_dtype=kv_dtype)
     hybrid, from_concurrency = vllm_kv_rules(engine, vllm_version)
     hybrid = hybrid and (not mv.cfg.attention_chunk or vllm_chunked_hybrid(engine, vllm_version))
     groups = kv_cache_groups(mv, block_size=block, max_num_batched_tokens=tokens) \

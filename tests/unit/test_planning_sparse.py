@@ -1,0 +1,119 @@
+"""DeepSeek Sparse Attention in vLLM's KV-cache pool (gpulesson.planning.sparse).
+
+Hand counts from vLLM's code: the MLA latent in ``fp8_ds_mla`` is 512 FP8 values + 4 FP32
+scales + 64 BF16 rotary values = 656 bytes a token (``vllm/v1/attention/backends/mla/
+flashmla_sparse.py``, layout note; ``vllm/v1/kv_cache_interface.py``,
+``MLAAttentionSpec.real_page_size_bytes``), the indexer key 128 + 128 // 128 x 4 = 132
+(``vllm/model_executor/models/deepseek_v2.py``, ``Indexer.__init__``,
+``DeepseekV32IndexerCache.get_kv_cache_spec``), both one head a layer and copied on every
+tensor-parallel rank, both in one group (``UniformTypeKVCacheSpecs``) of 64-token blocks
+(``vllm/platforms/cuda.py``: "Forcing kv cache block size to 64 for FlashMLASparse").
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gpulesson import transformer
+from gpulesson.planning import kv_budget
+from gpulesson.planning.checkpoints import replicated_indexer_bytes
+from gpulesson.planning.serving import kv_cache_groups
+from gpulesson.planning.sparse import (
+    FP8_DS_MLA_BYTES,
+    SPARSE_BLOCK_SIZE,
+    has_indexer,
+    vllm_block_size,
+    vllm_kv_bytes_per_token,
+)
+
+HF = Path(__file__).resolve().parents[1] / "data" / "hf_configs"
+V32 = transformer.from_hf_config(HF / "deepseek_v32__DeepSeek-V3.2.json")
+V3 = transformer.from_hf_config(HF / "deepseek_v3__DeepSeek-V3.json")
+GLM5 = transformer.from_hf_config(HF / "glm_moe_dsa__GLM-5.1.json")
+#: One layer's indexer weights (tests/unit/test_transformer_hf.py): wq_b 1,536 x 64 x 128,
+#: wk 7,168 x 128, its LayerNorm 2 x 128, weights_proj 7,168 x 64.
+INDEXER = 1536 * 64 * 128 + 7168 * 128 + 2 * 128 + 7168 * 64
+
+
+def test_source_fp8_ds_mla_record_and_indexer_key_by_hand() -> None:
+    assert FP8_DS_MLA_BYTES == 512 * 1 + 512 // 128 * 4 + 64 * 2
+    assert SPARSE_BLOCK_SIZE == 64
+    assert has_indexer(V32) and has_indexer(GLM5) and not has_indexer(V3)
+
+
+@pytest.mark.parametrize(("cfg", "kv_dtype", "tp", "expected"), [
+    (V32, "fp8", 8, 61 * (656 + 132)),          # 48,068
+    (V32, "fp8_e4m3", 1, 61 * (656 + 132)),
+    (V32, "fp8_ds_mla", 4, 61 * (656 + 132)),
+    (V32, "bf16", 8, 61 * (576 * 2 + 132)),     # 78,324
+    (GLM5, "fp8", 8, 78 * (656 + 132)),         # 61,464
+    (V3, "fp8", 8, 61 * 576),                   # no indexer: DeepSeek-V3 as before
+    (V3, "bf16", 8, 61 * 576 * 2),
+])
+def test_source_vllm_bytes_per_token_per_gpu(cfg: transformer.TransformerConfig,
+                                             kv_dtype: str, tp: int, expected: int) -> None:
+    assert vllm_kv_bytes_per_token(cfg, tp=tp, kv_dtype=kv_dtype) == expected
+
+
+def test_indexer_models_refuse_a_cache_vllm_has_no_layout_for() -> None:
+    with pytest.raises(ValueError, match="kv_dtype 'int8'"):
+        vllm_kv_bytes_per_token(V32, kv_dtype="int8")
+    with pytest.raises(ValueError, match="kv_dtype 'fp4'"):
+        vllm_kv_bytes_per_token(V32, kv_dtype="fp4")
+    odd = transformer.TransformerConfig(hidden=64, layers=2, heads=4, vocab=10,
+                                        kv_lora_rank=32, q_lora_rank=16, qk_rope_head_dim=8,
+                                        qk_nope_head_dim=8, v_head_dim=8, indexer_heads=4,
+                                        indexer_head_dim=16, linear_bias=False)
+    with pytest.raises(ValueError, match="512 \\+ 64"):
+        vllm_kv_bytes_per_token(odd, kv_dtype="fp8")
+    assert vllm_kv_bytes_per_token(odd, kv_dtype="bf16") == 2 * (40 * 2 + 16 + 4)
+
+
+def test_sparse_models_run_in_blocks_of_64() -> None:
+    assert vllm_block_size(V32, 16) == vllm_block_size(GLM5, 128) == 64
+    assert vllm_block_size(V3, 16) == 16
+    with pytest.raises(ValueError, match="block_size"):
+        vllm_block_size(V3, 0)
+
+
+def test_source_indexer_weights_are_copied_on_every_rank() -> None:
+    """vLLM's Indexer: "no tensor parallel, just replicated": each of 8 GPUs holds 7/8 of
+    the 61 indexers beyond its share, 61 x 13,959,424 x 7/8 bytes in FP8."""
+    assert INDEXER == 13_959_424
+    assert replicated_indexer_bytes(V32, "fp8", tp=8) == 61 * INDEXER * 7 / 8
+    assert replicated_indexer_bytes(V32, "bf16", tp=8) == 61 * INDEXER * 2 * 7 / 8
+    assert replicated_indexer_bytes(V32, "mxfp4_experts", tp=2) == 61 * INDEXER * 2 / 2
+    assert replicated_indexer_bytes(V32, "fp8", tp=1) == 0
+    assert replicated_indexer_bytes(V3, "fp8", tp=8) == 0
+
+
+def test_source_deepseek_v32_fp8_on_8_h200s() -> None:
+    """DeepSeek-V3.2 in FP8 with an FP8 cache on 8 H200s (TP 8, 163,840 tokens): every GPU
+    holds all 61 indexers (DeepSeek-V3's budget less 61 x 13,959,424 bytes), and the pool
+    is cut in blocks of 64 tokens x 61 layers x (656 + 132) bytes, one group."""
+    args = dict(tp=8, max_model_len=163_840, kv_dtype="fp8", weight_dtype="fp8")
+    b32, b3 = kv_budget(V32, "H200", **args), kv_budget(V3, "H200", **args)
+    assert b32.weights - b3.weights == pytest.approx(61 * INDEXER)
+    assert b32.kv_cache == pytest.approx(b3.kv_cache - 61 * INDEXER)
+    assert b32.kv_bytes_per_token == 48_068
+    assert b32.block_size == 64 and b32.groups is not None and b32.groups.count == 1
+    assert b32.blocks == int(b32.kv_cache // (64 * 61 * 788))
+    assert b32.kv_cache_tokens == b32.blocks * 64   # 163,840 = 2,560 blocks exactly
+    assert b32.max_concurrency == pytest.approx(b32.blocks / 2560)
+    # the figures the course prints (H200: 140.40 GiB usable): 42.03 GiB, 938,752 tokens
+    assert b32.kv_cache / 2**30 == pytest.approx(42.03, abs=0.01)
+    assert b32.kv_cache_tokens == 938_752
+    # counting the latent alone in plain FP8 (576 bytes) would claim 37 % more tokens
+    assert b32.kv_cache / 35_136 / b32.kv_cache_tokens == pytest.approx(1.37, abs=0.01)
+    # the same groups whatever the engine version (one full-attention group)
+    assert kv_cache_groups(V32, block_size=64).count == 1
+    old = kv_budget(V32, "H200", vllm_version="0.11.0", **args)
+    assert (old.blocks, old.kv_cache_tokens) == (b32.blocks, b32.kv_cache_tokens)
+
+
+def test_sparse_models_refuse_the_v0_engine() -> None:
+    with pytest.raises(ValueError, match="engine"):
+        kv_budget(V32, "H200", tp=8, max_model_len=4096, kv_dtype="fp8", weight_dtype="fp8",
+                  engine="V0")
