@@ -296,7 +296,8 @@ def check_vllm_run(run: Mapping[str, object], text: str, *,
     if "kv_needed" in got:
         need = request_kv_bytes(stage, max_model_len=length, tp=kv_tp,
                                 max_num_batched_tokens=batched, block_size=block,
-                                bytes_per_element=kv_b)
+                                bytes_per_element=kv_b) if not stage.indexer_heads else \
+            math.ceil(length / block) * block * per_token  # one group of full layers
         rows.append(LogRow("KV of one request", got["kv_needed"], need, "bytes",
                            "full layers: max_model_len; windowed layers: window + batch"))
     if "max_concurrency" in got and pool is not None:

@@ -117,3 +117,24 @@ def test_sparse_models_refuse_the_v0_engine() -> None:
     with pytest.raises(ValueError, match="engine"):
         kv_budget(V32, "H200", tp=8, max_model_len=4096, kv_dtype="fp8", weight_dtype="fp8",
                   engine="V0")
+
+
+def test_log_checks_count_a_sparse_model_as_vllm_pages_it() -> None:
+    """check_vllm_run on lines written by hand in vLLM's format (no public start-up log
+    of DeepSeek-V3.2 with its settings was found): the pool a log prints is cut in blocks
+    of 64 tokens x 61 x 788 bytes, and one request of 163,840 tokens needs 2,560 such
+    blocks (vLLM's "... GiB KV cache is needed" line)."""
+    import json
+
+    from gpulesson.planning.log_checks import check_vllm_run
+
+    run = {"hf_config": json.loads((HF / "deepseek_v32__DeepSeek-V3.2.json").read_text()),
+           "tp": 8, "max_model_len": 163_840, "kv_dtype": "fp8", "weight_dtype": "fp8",
+           "gpu": "H200", "block_size": 16}
+    text = ("INFO Available KV cache memory: 42.03 GiB\n"
+            "INFO GPU KV cache size: 938,752 tokens\n"
+            "ERROR (7.33 GiB KV cache is needed, which is larger than the available\n")
+    rows = {r.term: r for r in check_vllm_run(run, text).rows}
+    page = 64 * 61 * (656 + 132)
+    assert rows["tokens of the log's pool"].predicted == int(42.03 * 2**30 // page) * 64
+    assert rows["KV of one request"].predicted == 2560 * page

@@ -48,7 +48,9 @@ KV_CACHE = Calculator(
         Output("per_token", "Per token (2·L·kv_heads·head_dim·bytes)", "bytes",
                binary=True,
                help="Every layer's key and value of one token; latent attention caches "
-                    "its latent and rotary key instead, (d_c + d_R)·L values."),
+                    "its latent and rotary key instead, (d_c + d_R)·L values, plus a "
+                    "sparse-attention indexer's FP8 key where it has one (DeepSeek-V3.2, "
+                    "GLM-5: 132 bytes a layer)."),
         Output("total", "KV cache", "bytes", binary=True,
                help="Sliding-window layers keep at most their window of tokens."),
         Output("total_mha", "Same model with one KV head per query head", "bytes",
