@@ -137,8 +137,8 @@ def indexer_key_bytes(cfg: TransformerConfig, *, bytes_per_element: float = 1) -
     Attention); 0 for a model without an indexer.
 
     One key head of ``indexer_head_dim`` values a token and layer, shared by the indexer's
-    query heads (DeepSeek-AI 2025, DeepSeek-V3.2-Exp report, section 2.1: the indexer
-    computes ``I_{t,s}`` from ``k^I_s``, one key per preceding token, in FP8). In FP8
+    query heads (DeepSeek's inference code: ``wk`` projects the hidden state to one key of
+    ``index_head_dim``, cached for every earlier token). In FP8
     (``bytes_per_element`` 1, DeepSeek's and vLLM's layout) each block of
     :data:`INDEXER_QUANT_BLOCK` values carries an FP32 scale: DeepSeek-V3.2 and GLM-5,
     128 + 4 = 132 bytes. Any other width stores the values alone (``2``: a BF16 key,
