@@ -578,6 +578,9 @@ NOT_FIGURES = (
     # releases and published step times (Megatron-Bridge pull request #1760)
     "NVIDIA's issue 1998", "Qwen3 30B-A3B on H100s in NeMo 25.11", "its pull request\n1760",
     "from 20.1 s to 16.9 s", "summary of release 26.02.01",
+    # vLLM's version that takes the CUDA graphs out of the pool (its log: "default since
+    # v0.21.0"; test_vllm_sizing_names_the_cuda_graph_estimate)
+    "(since 0.21) CUDA graphs",
     # units and formula constants
     "1,000 tokens", "1,000 generated tokens", "{3600\\ \\text{s/h}}", "$34\\,sbh/t$",
     "16-bit", "Llama 3.1", "Llama-3.1-405B on the same 64 GPUs",
@@ -1195,3 +1198,17 @@ def test_seed_efficiency_is_above_every_large_run_of_the_precision_named(text, w
     assert large, (where, named)
     top = max(large, key=lambda r: r.published_mfu)
     assert top.published_mfu < SEED_EFFICIENCY, (where, top.name, top.published_mfu)
+
+
+def test_vllm_sizing_names_the_cuda_graph_estimate():
+    """Since vLLM 0.21 the KV-cache pool is also less the CUDA graphs' estimate ("CUDA graph
+    memory profiling is enabled (default since v0.21.0)", in the course's log of LMCache
+    issue 3430; ``planning.log_checks`` takes it out of the pool for such logs). The
+    lesson's account of how vLLM sizes its cache names it, with that version."""
+    runs = json.loads((LOGS / "vllm-logs.json").read_text(encoding="utf-8"))["runs"]
+    profiled = [r for r in runs if r.get("cuda_graph_profiled")]
+    assert {r["version"] for r in profiled} == {">=0.21"}
+    for r in profiled:
+        assert "default since v0.21.0" in (LOGS / r["file"]).read_text(encoding="utf-8")
+    sizing = PAGE.split("Reading vLLM's start-up log.", 1)[1].split("What remains", 1)[0]
+    assert "CUDA graphs" in sizing and "0.21" in sizing, sizing
