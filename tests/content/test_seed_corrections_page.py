@@ -549,7 +549,8 @@ SEED_CORRECTIONS_NOT_FIGURES = (
     "PaLM's 12·L·H·Q·T attention term",  # Chowdhery et al. 2022, appendix B
     # Published figures.
     "Large published runs report PaLM 46.2% and Llama 3 38–43%",  # PaLM Table 3; Llama 3 Table 4
-    "(PaLM 46.2%, Llama 3 38–43%, MegaScale 55.2%)",  # the same; MegaScale: Jiang et al. 2024, abstract
+    # the same; MegaScale: Jiang et al. 2024, abstract
+    "(PaLM 46.2%, Llama 3 38–43%, MegaScale 55.2%)",
     "the ZeRO paper's 7.5B model on 64 GPUs",  # Rajbhandari et al. 2020, Figure 1
     "Up to 16,384 H100s",  # Dubey et al. 2024 (Llama 3), section 3.3.1
     "it reports 38–43% MFU on 8,192 and 16,384 GPUs",  # Dubey et al. 2024, Table 4
