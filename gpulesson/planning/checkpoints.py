@@ -25,7 +25,8 @@ from .moe_serving import MoEParallel, weight_bytes_per_gpu
 
 __all__ = ["FP32_ROTARY_TABLES", "MIXED_CHECKPOINTS", "MXFP4_BLOCK", "checkpoint_parts",
            "expert_bias_params", "expert_padding_bytes", "gpu_weight_bytes",
-           "mxfp4_triton_extra_bytes", "replicated_indexer_bytes", "rotary_table_bytes",
+           "mxfp4_triton_extra_bytes", "REPLICATED_PARTS", "replicated_bytes",
+           "replicated_indexer_bytes", "replicated_params", "rotary_table_bytes",
            "routed_bytes", "weight_bytes"]
 
 
@@ -179,31 +180,80 @@ def routed_bytes(mv: ModelView, dtype: str) -> float:
     return memory.checkpoint_bytes({dtype: routed})
 
 
-def replicated_indexer_bytes(model: object, weight_dtype: str, *, tp: int = 1) -> float:
-    """Weight bytes each of ``tp`` GPUs holds beyond a ``1/tp`` share because vLLM copies
-    the indexers whole onto every rank: ``(1 - 1/tp)`` of their bytes; 0 without. Their
-    parameters (:func:`gpulesson.transformer.param_count` with and without the indexer)
-    are counted at the precision of the checkpoint's other weights (BF16 in a mixed
-    checkpoint); vLLM's upcast of ``wk`` to BF16 on loading (about 0.06 GB on
-    DeepSeek-V3.2 in FP8) is left out. DeepSeek-V3.2 in FP8 on 8 GPUs: 61 x 13,959,424
-    x 7/8 = 0.745 GB."""
+#: What :func:`replicated_params` counts, by kind.
+REPLICATED_PARTS = ("router", "latent_down", "norms", "indexer")
+
+
+def replicated_params(model: object) -> dict[str, int]:
+    """Parameters vLLM keeps whole on every tensor-parallel rank, by kind (0 where a model
+    has none):
+
+    * ``router``: the MoE gates (:func:`gpulesson.transformer.moe_breakdown`), each a
+      ``ReplicatedLinear(hidden, experts, quant_config=None)`` (vLLM
+      ``model_executor/models/deepseek_v2.py`` ``DeepseekV2MoE``; ``qwen3_moe.py``,
+      ``gpt_oss.py`` likewise);
+    * ``latent_down``: latent attention's down-projections ``q_a_proj`` and
+      ``kv_a_proj_with_mqa``, ``ReplicatedLinear`` (or fused with ``disable_tp``) in
+      ``DeepseekV2MLAAttention``: every rank needs the whole latent;
+    * ``norms``: every RMSNorm or LayerNorm (``layernorm.py`` holds the full width);
+    * ``indexer``: DeepSeek Sparse Attention's indexers (``Indexer``: "no tensor parallel,
+      just replicated").
+
+    DeepSeek-V3: 106.4 M router, 61 x (7,168 x 1,536 + 7,168 x 576) = 923.5 M latent
+    down-projections, 1.0 M norms."""
+    cfg = model_view(model).cfg
+    latent = 0
+    if cfg.latent_attention:
+        per_layer = cfg.hidden * (cfg.q_lora_rank + cfg.kv_lora_rank + cfg.qk_rope_head_dim)
+        latent = (cfg.layers - cfg.recurrent_layers) * per_layer
+    indexer = 0
+    if cfg.indexer_heads:
+        bare = replace(cfg, indexer_heads=0, indexer_head_dim=0)
+        indexer = transformer.param_count(cfg) - transformer.param_count(bare)
+    return {"router": transformer.moe_breakdown(cfg)["router"], "latent_down": latent,
+            "norms": transformer.param_breakdown(cfg)["norm"], "indexer": indexer}
+
+
+def replicated_bytes(model: object, weight_dtype: str, *, tp: int = 1,
+                     parts: tuple[str, ...] = REPLICATED_PARTS) -> float:
+    """Weight bytes each of ``tp`` GPUs holds beyond the ``1/tp`` share of
+    :func:`weight_bytes` for the ``parts`` of :func:`replicated_params`: each part whole,
+    less the ``1/tp`` of it already in the share. :func:`weight_bytes` counts them at
+    the checkpoint's precision (BF16 in a mixed checkpoint); vLLM holds the routers and
+    norms in 16 bits at least (the gates are built without a quantisation config; FP8
+    checkpoints store both in BF16), the rest as stored. So even one GPU (``tp = 1``)
+    holds more than :func:`weight_bytes` for an FP8 MoE model: its routers' second byte.
+    DeepSeek-V3 in FP8 on 8 GPUs: 106.4 M x (2 - 1/8) + 923.5 M x 7/8 + 1.0 M x 15/8 =
+    1.01 GB."""
     mv = model_view(model)
     t = v.positive_int("tp", tp)
-    cfg = mv.cfg
-    if not cfg.indexer_heads:
-        return 0.0
-    bare = replace(cfg, indexer_heads=0, indexer_head_dim=0)
-    params = transformer.param_count(cfg) - transformer.param_count(bare)
-    b = memory.precision_bytes("bf16" if weight_dtype in MIXED_CHECKPOINTS else weight_dtype)
-    return params * b * (1 - 1 / t)
+    counts = replicated_params(mv)
+    unknown = [p for p in parts if p not in counts]
+    if unknown:
+        raise ValueError(f"parts must name kinds of {', '.join(REPLICATED_PARTS)}, "
+                         f"got {unknown[0]!r}")
+    stored = memory.precision_bytes("bf16" if weight_dtype in MIXED_CHECKPOINTS
+                                    else weight_dtype)
+    extra = 0.0
+    for part in parts:
+        held = max(stored, 2.0) if part in ("router", "norms") else stored
+        extra += counts[part] * (held - stored / t)
+    return extra
+
+
+def replicated_indexer_bytes(model: object, weight_dtype: str, *, tp: int = 1) -> float:
+    """:func:`replicated_bytes` of the sparse-attention indexers alone: ``(1 - 1/tp)`` of
+    their bytes at the checkpoint's precision (BF16 in a mixed checkpoint); vLLM's upcast
+    of ``wk`` to BF16 on loading (about 0.06 GB on DeepSeek-V3.2 in FP8) is left out.
+    DeepSeek-V3.2 in FP8 on 8 GPUs: 61 x 13,959,424 x 7/8 = 0.745 GB."""
+    return replicated_bytes(model, weight_dtype, tp=tp, parts=("indexer",))
 
 
 def gpu_weight_bytes(mv: ModelView, dtype: str, par: MoEParallel) -> float:
     """Weight bytes on one GPU: all over ``tp``, or by
     :func:`~gpulesson.planning.moe_serving.weight_bytes_per_gpu` for an MoE layout; plus
-    the sparse-attention indexers vLLM copies onto every rank
-    (:func:`replicated_indexer_bytes`)."""
-    copies = replicated_indexer_bytes(mv, dtype, tp=par.tp)
+    what vLLM copies whole onto every rank of an engine (:func:`replicated_bytes`)."""
+    copies = replicated_bytes(mv, dtype, tp=par.tp)
     if par.dp == 1 and not par.expert_parallel:
         return weight_bytes(mv, dtype) / par.tp + copies
     return weight_bytes_per_gpu(mv, par, weight_bytes(mv, dtype), routed_bytes(mv, dtype)) + \

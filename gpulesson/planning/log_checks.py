@@ -46,7 +46,7 @@ from .checkpoints import (
     checkpoint_parts,
     expert_padding_bytes,
     mxfp4_triton_extra_bytes,
-    replicated_indexer_bytes,
+    replicated_bytes,
     rotary_table_bytes,
 )
 from .chunked import vllm_chunked_hybrid
@@ -225,7 +225,7 @@ def check_vllm_run(run: Mapping[str, object], text: str, *,
     if run.get("mxfp4_backend") == "triton":
         extra += mxfp4_triton_extra_bytes(mv, tp=tp)
     weights = memory.checkpoint_bytes(checkpoint_parts(mv, weight_dtype)) / tp + \
-        rotary_table_bytes(mv) + extra + replicated_indexer_bytes(mv, weight_dtype, tp=tp)
+        rotary_table_bytes(mv) + extra + replicated_bytes(mv, weight_dtype, tp=tp)
     if "weights" in got:
         padded = " + the MoE kernel's padding or copies" if extra else ""
         rows.append(LogRow("weights per GPU", got["weights"], weights, "bytes",

@@ -83,6 +83,17 @@ def test_weights_per_gpu(checks: dict[str, LogCheck]) -> None:
     assert abs(errors["33155-h100-gpt-oss-120b-0.14.1"]) <= 0.005
 
 
+def test_tensor_parallel_moe_logs_hold_their_routers_whole(checks: dict[str, LogCheck]) -> None:
+    """vLLM builds every MoE gate as a ``ReplicatedLinear`` without a quantisation config
+    (checkpoints.replicated_params): each of tp GPUs holds all routers in BF16, not a
+    1/tp share. Qwen3-235B-A22B in FP8 on 4 H200s (#21429, 55.13 GiB printed) and
+    Qwen3-30B-A3B on 4 A10s (#17469, 14.25 GiB): within 0.05 % with it, 0.2 % and 0.1 %
+    low without."""
+    errors = _errors(checks, "weights per GPU")
+    assert abs(errors["21429-4xh200-qwen3-235b-fp8"]) <= 0.0005
+    assert abs(errors["17469-4xa10-qwen3-30b-a3b-tp4"]) <= 0.0005
+
+
 def test_activation_peak(checks: dict[str, LogCheck]) -> None:
     """The profiling run's peak (the forward pass or the sampler's sort, whichever is
     larger, plus the cuBLAS workspace): median within 0.5 % over V0 and V1 logs; the

@@ -43,14 +43,22 @@ def test_weights_per_gpu_dp8_ep8_equal_a_hand_count() -> None:
     everything, the same 32 experts' bytes but an eighth of the rest."""
     routed, other = _dsv3_bytes()
     rotary = rotary_table_bytes("deepseek-v3")
+    # what TP copies whole onto every rank anyway (checkpoints.replicated_params): the
+    # routers (58 layers x 256 x 7,168 and a bias of 256) and the norms in BF16, the
+    # latent down-projections (61 x 7,168 x (1,536 + 512 + 64)) in FP8
+    router, latent, norms = 58 * 256 * (7168 + 1), 61 * 7168 * 2112, 1_006_592
     dp8 = kv_budget("deepseek-v3", "H200 SXM", dp=8, expert_parallel=True, **DSV3)
     tp8 = kv_budget("deepseek-v3", "H200 SXM", tp=8, **DSV3)
-    assert dp8.weights == pytest.approx(other + routed * 32 / 256 + rotary, rel=1e-12)
-    assert tp8.weights == pytest.approx((other + routed) / 8 + rotary, rel=1e-12)
+    assert dp8.weights == pytest.approx(other + routed * 32 / 256 + rotary + router + norms,
+                                        rel=1e-12)
+    assert tp8.weights == pytest.approx(
+        (other + routed) / 8 + rotary + (router + norms) * 15 / 8 + latent * 7 / 8,
+        rel=1e-12)
     ep_tp8 = kv_budget("deepseek-v3", "H200 SXM", tp=8, expert_parallel=True, **DSV3)
     assert ep_tp8.weights == pytest.approx(tp8.weights, rel=1e-12)
-    # the copied non-expert weights: 7/8 of 17.1 GB more on every GPU
-    assert dp8.weights - tp8.weights == pytest.approx(other * 7 / 8, rel=1e-12)
+    # the copied non-expert weights: 7/8 of 17.1 GB more on every GPU, less what TP copies
+    assert dp8.weights - tp8.weights == pytest.approx(
+        (other - router - latent - norms) * 7 / 8, rel=1e-12)
 
 
 def test_uneven_experts_busiest_gpu_holds_one_more() -> None:
