@@ -107,8 +107,16 @@ pyodide.runPython(`import sys, glob\\nsys.path.insert(0, "${b}")\\n` +
   `for f in glob.glob("${b}/**/*.py", recursive=True):\\n` +
   `    compile(open(f).read(), f, "exec")`);
 mark("compile the pack's source (alone)");
+const codes = Object.entries(pack.bytecode || {});  // .pyc files, base64, as the worker has
+for (const [p, code] of codes) {
+  const f = `${b}/${p}`; pyodide.FS.mkdirTree(f.slice(0, f.lastIndexOf("/")));
+  const s = atob(code); const bytes = new Uint8Array(s.length);
+  for (let i = 0; i < s.length; i++) bytes[i] = s.charCodeAt(i);
+  pyodide.FS.writeFile(f, bytes);
+}
+if (codes.length) mark(`write ${codes.length} .pyc files`);
 pyodide.runPython(`import ${pack.entry}`);
-mark("import " + pack.entry + " (compiles again)");
+mark("import " + pack.entry + (codes.length ? " (from .pyc)" : " (compiles again)"));
 postMessage(T);
 """
 PROBE_PAGE = """<!doctype html><title>probe</title><script>

@@ -840,6 +840,8 @@ def _on_builder_inited(app: Sphinx) -> None:
     if app.builder.format == "html":
         pack = app.env.gl_exercise_pack = exercise_pack()  # type: ignore[attr-defined]
         unavailable: dict[str, list[str]] = {}
+        app.env.gl_exercise_pack = gl_calculators.compiled_pack(  # type: ignore[attr-defined]
+            app, pack)
         for ref, found in browser_unavailable(pack).items():
             if not found["needs"]:
                 logger.warning(f"exercise {ref} fails in the browser's Python although it "

@@ -8,6 +8,14 @@
  * each request with a function of that module: JSON text in, JSON text out, so integers
  * above 2^53 arrive as strings. No formula and no checking rule lives here.
  *
+ * The pack also holds the package's byte code, compiled at build time by this very Pyodide
+ * (scripts/pyodide_compile.mjs): checked hash-based .pyc files written beside the sources
+ * into __pycache__, so the import reads code instead of compiling it (Pyodide's Python
+ * writes none itself). Python uses a .pyc only while its source hashes the same, and
+ * compiles the source otherwise; the sources stay for tracebacks and inspect. Every worker
+ * writes them afresh into its own file system: nothing a learner's code writes there
+ * outlives the worker, which the page replaces after each code check.
+ *
  * When the page names a memory snapshot of a started interpreter (made at build time by
  * scripts/pyodide_snapshot.mjs), Pyodide restores it instead of initialising CPython,
  * several times faster; if the snapshot cannot be fetched or restored, Pyodide starts the
@@ -19,7 +27,8 @@
  *                 (calculators: gpulesson.browser.react_json)
  *               {type: "call", id, nonce, json}
  *                 (exercises: gpulesson.exercises.browser.handle_json)
- * Messages out: {type: "ready", bootMs, python, pyodide, package, sha256, snapshot: bool}
+ * Messages out: {type: "ready", bootMs, python, pyodide, package, sha256, bytecode: number
+ *                of .pyc files written, snapshot: bool}
  *               {type: "answer", id, nonce, json, ms}     (ms: time spent in Python)
  *               {type: "failed", message}
  *
@@ -81,6 +90,18 @@ async function startPyodide(config) {
   return { pyodide: await loadPyodide(options), snapshot: false };
 }
 
+function base64Bytes(text) {
+  if (Uint8Array.fromBase64) {
+    return Uint8Array.fromBase64(text);
+  }
+  const binary = atob(text);
+  const bytes = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) {
+    bytes[i] = binary.charCodeAt(i);
+  }
+  return bytes;
+}
+
 async function fetchPack(url) {
   const response = await fetch(url);
   if (!response.ok) {
@@ -103,6 +124,11 @@ async function boot(config) {
     pyodide.FS.mkdirTree(full.slice(0, full.lastIndexOf("/")));
     pyodide.FS.writeFile(full, text);
   }
+  for (const [path, code] of Object.entries(pack.bytecode || {})) {
+    const full = `${base}/${path}`;
+    pyodide.FS.mkdirTree(full.slice(0, full.lastIndexOf("/")));
+    pyodide.FS.writeFile(full, base64Bytes(code));
+  }
   pyodide.runPython(
     `import sys\nsys.path.insert(0, ${JSON.stringify(base)})\nimport ${pack.entry}`
   );
@@ -115,6 +141,7 @@ async function boot(config) {
     pyodide: pyodide.version,
     package: pack.version,
     sha256: pack.sha256,
+    bytecode: Object.keys(pack.bytecode || {}).length,
     snapshot,
   });
 }

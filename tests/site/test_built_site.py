@@ -64,6 +64,12 @@ def test_vendored_files_and_the_pack_are_published_at_the_site_root(site_dir: Pa
     pack = json.loads((site_dir / ext.PACK_PATH).read_text(encoding="utf-8"))
     assert pack["files"] == calculator_pack()["files"], (
         "the published pack differs from the package: rebuild the site")
+    # its byte code (scripts/pyodide_compile.mjs): one .pyc per module, for Pyodide's Python
+    tag = "cpython-" + "".join(pack["python"].split(".")[:2])
+    assert {path for path in pack["bytecode"]} == {
+        f"{folder}/__pycache__/{name[:-3]}.{tag}.pyc"
+        for folder, _, name in (path.rpartition("/") for path in pack["files"])
+        if name.endswith(".py")}
     for script in ext.SCRIPTS:
         assert (site_dir / ext.COURSE_DIR / script).is_file()
 

@@ -243,6 +243,8 @@ def test_python_in_the_worker_runs_the_installed_package(live_page: RecordedPage
     assert stats["info"]["package"] and len(stats["info"]["sha256"]) == 64
     assert stats["info"]["snapshot"] is True, (
         "Python started without the build's start-up snapshot (see the console's warning)")
+    assert stats["info"]["bytecode"] == sum(path.endswith(".py") for path in calculator_pack()[
+        "files"]), "the worker wrote no byte code for the package's modules"
 
 
 def test_a_broken_snapshot_still_starts_python_the_ordinary_way(

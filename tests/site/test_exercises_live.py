@@ -309,6 +309,8 @@ def _assert_goes_live(recorded: RecordedPage, slug: str, seconds: float) -> None
         assert page.locator(f'[data-exercise="{ref}"] [data-unavailable]').is_visible()
     first = page.evaluate("window.GLExercises.stats.pageToLiveMs") / 1000
     assert page.evaluate("window.GLExercises.stats.info.snapshot"), "started without snapshot"
+    assert page.evaluate("window.GLExercises.stats.info.bytecode") == sum(
+        path.endswith(".py") for path in exercise_pack()["files"]), "no byte code written"
     ex = _exercises(slug, NumericExercise)[0]
     assert _type_and_check(page, ex, "not a number at all")[0] == "invalid"
     trip = page.evaluate("window.GLExercises.stats.roundTrips.slice(-1)[0]")

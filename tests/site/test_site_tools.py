@@ -1,7 +1,9 @@
 """The scripts that vendor, serve and publish the site, checked without building it.
 
 ``scripts/vendor_pyodide.py`` copies the pinned Pyodide core into a versioned folder and
-stops with Node's message when the start-up snapshot cannot be made;
+stops with Node's message when the start-up snapshot cannot be made; the course package's
+byte code is compiled by that Pyodide (``scripts/pyodide_compile.mjs``), and a .pyc that
+Pyodide would not use stops the build;
 ``make serve`` (``scripts/serve_site.py``, also the browser tests' server) sends ``.mjs``
 and ``.wasm`` with the types Pyodide needs; the deploy workflow publishes only a site that
 passed ``make test``.
@@ -9,8 +11,10 @@ passed ``make test``.
 
 from __future__ import annotations
 
+import base64
 import functools
 import json
+import shutil
 import threading
 import urllib.request
 from pathlib import Path
@@ -53,6 +57,49 @@ def test_a_pyodide_that_cannot_start_makes_no_snapshot_and_says_why(tmp_path: Pa
     with pytest.raises(RuntimeError, match="not a real Pyodide"):
         vendor.make_snapshot(tmp_path)
     assert not (tmp_path / vendor.SNAPSHOT).exists()
+
+
+def _vendored_pyodide() -> Path:
+    manifest = REPO_ROOT / "_vendor" / "_pyodide" / "manifest.json"
+    if not manifest.is_file() or not shutil.which("node"):
+        pytest.skip("needs Node and the vendored Pyodide (make site-assets)")
+    return manifest.parent.parent / json.loads(manifest.read_text(encoding="utf-8"))["path"]
+
+
+def test_the_pack_is_compiled_by_the_vendored_pyodide_and_imports_from_it() -> None:
+    """``scripts/pyodide_compile.mjs`` gives one checked hash-based .pyc (PEP 552, flags 3)
+    per module of the pack, for Pyodide's Python, and Pyodide imports the entry module
+    from them without compiling any source (the script checks that itself)."""
+    ext = script_module("gl_calculators")
+    pack = {"entry": "demo.main", "files": {
+        "demo/__init__.py": "",
+        "demo/main.py": "from . import helper\nVALUE = helper.double(21)\n",
+        "demo/helper.py": "def double(x):\n    return 2 * x\n",
+        "demo/data/table.csv": "a,b\n"}}
+    compiled = ext.with_bytecode(pack, _vendored_pyodide())
+    assert compiled["files"] == pack["files"] and compiled["python"].startswith("3.")
+    tag = "cpython-" + "".join(compiled["python"].split(".")[:2])
+    assert set(compiled["bytecode"]) == {
+        f"demo/__pycache__/{name}.{tag}.pyc" for name in ("__init__", "main", "helper")}
+    headers = {base64.b64decode(code)[:8] for code in compiled["bytecode"].values()}
+    assert len(headers) == 1 and headers.pop()[4:8] == (3).to_bytes(4, "little")
+
+
+def test_pack_byte_code_that_pyodide_would_not_use_stops_the_build(tmp_path: Path) -> None:
+    """Python silently compiles a module whose .pyc does not match: the build must not."""
+    ext = script_module("gl_calculators")
+    fake = tmp_path / "node"  # a compile script's answer where one module was recompiled
+    fake.write_text("#!/bin/sh\ncat > /dev/null\necho '" + json.dumps(
+        {"tag": "cpython-314", "python": "3.14.0", "bytecode": {},
+         "recompiled": ["demo/main.py"]}) + "'\n", encoding="utf-8")
+    fake.chmod(0o755)
+    with pytest.raises(ext.ExtensionError, match="demo/main.py from source"):
+        ext.with_bytecode({"entry": "demo.main", "files": {"demo/main.py": ""}}, tmp_path,
+                          node=str(fake))
+    fake.write_text("#!/bin/sh\necho 'SyntaxError: nope' >&2\nexit 1\n", encoding="utf-8")
+    with pytest.raises(ext.ExtensionError, match="SyntaxError: nope"):
+        ext.with_bytecode({"entry": "demo.main", "files": {"demo/main.py": ""}}, tmp_path,
+                          node=str(fake))
 
 
 def test_make_serve_sends_the_types_pyodide_needs(tmp_path: Path) -> None:
