@@ -74,6 +74,33 @@ def test_vendored_files_and_the_pack_are_published_at_the_site_root(site_dir: Pa
         assert (site_dir / ext.COURSE_DIR / script).is_file()
 
 
+def test_icons_come_from_the_webfont_and_stay_decorative(site_dir: Path) -> None:
+    """No page loads the theme's fontawesome.js (1.49 MB; book/_templates/layout.html):
+    its stylesheet's webfont draws the icons, and every icon the pages or the theme's
+    scripts use has a rule in gpulesson.css that gives it the theme's character with empty
+    alternative text, so that no private-use character enters a link's or button's name."""
+    theme_css = (site_dir / "_static" / "styles" / "pydata-sphinx-theme.css").read_text(
+        encoding="utf-8")
+    glyphs: dict[str, str] = {}  # icon -> the character the theme draws it with
+    for selectors, char in re.findall(r'([^{}]+)\{content:"(\\f[0-9a-f]{3})"\}', theme_css):
+        for icon in re.findall(r"\.(fa-[a-z0-9-]+):before", selectors):
+            glyphs.setdefault(icon, char)
+    used: set[str] = set()
+    for page in _pages(site_dir):
+        html = page.read_text(encoding="utf-8")
+        assert "fontawesome.js" not in html, f"{page.name} loads fontawesome.js"
+        for classes in re.findall(r' class="([^"]*)"', html):
+            used |= {c for c in classes.split() if c in glyphs}
+    for script in (site_dir / "_static" / "scripts").glob("*.js"):
+        if script.name != "fontawesome.js":
+            used |= set(re.findall(r"\b(fa-[a-z0-9-]+)\b", script.read_text(
+                encoding="utf-8"))) & set(glyphs)
+    assert {"fa-bars", "fa-angle-left", "fa-magnifying-glass"} <= used, sorted(used)
+    ours = dict(re.findall(r'\.(fa-[a-z0-9-]+)::before \{ content: "(\\f[0-9a-f]{3})" / ""; \}',
+                           (site_dir / "_static" / "gpulesson.css").read_text(encoding="utf-8")))
+    assert {icon: ours.get(icon) for icon in used} == {icon: glyphs[icon] for icon in used}
+
+
 def test_widget_state_and_manager_only_where_a_widget_shows(site_dir: Path) -> None:
     """The lessons' calculators show their static HTML, so their widgets' saved state (about
     1,200 models on one lesson) and the embed manager that would rebuild them are left out;
