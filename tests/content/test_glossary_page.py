@@ -7,8 +7,10 @@ of every number on the page: ``test_book_pages.py``.
 
 from __future__ import annotations
 
+import json
 import math
 import re
+from pathlib import Path
 
 import numpy as np
 
@@ -150,8 +152,21 @@ def _ndr_port() -> str:
             f"{units.format_bandwidth(one_way, digits=0)} in each direction")
 
 
+#: The course's copies of the published config.json files (tests/data/hf_configs).
+HF_CONFIGS = Path(__file__).resolve().parents[1] / "data" / "hf_configs"
+
+
+def _hf_config(name: str) -> dict:
+    return json.loads((HF_CONFIGS / name).read_text(encoding="utf-8"))
+
+
 GLOSSARY = claims(
     lambda: f"largest value is {float(FP16.max):,.0f}",
+    lambda: "Llama 4 Scout and Maverick attend in chunks of\n  "
+     f"{transformer.from_hf_config(_hf_config('llama4__Llama-4-Maverick-17B-128E.json')).attention_chunk:,}"
+     " tokens in three of every four layers",
+    lambda: "attention reads only the "
+     f"{_hf_config('deepseek_v32__DeepSeek-V3.2.json')['index_topk']:,} tokens that score highest",
     lambda: f"smallest normal number {{math}}`{_fp16_power(_fp16_exponent('normal'))}`",
     lambda: f"reach down to {{math}}`{_fp16_power(_fp16_exponent('subnormal'))}`",
     lambda: f"below {{math}}`{_fp16_power(_fp16_exponent('zero'))}` round to zero",
