@@ -739,7 +739,7 @@ def multi_head_equivalent(cfg: TransformerConfig) -> TransformerConfig:
         return replace(cfg, kv_heads=cfg.heads, name=cfg.name + " (MHA)")
     return replace(cfg, kv_lora_rank=0, q_lora_rank=0, qk_rope_head_dim=0,
                    qk_nope_head_dim=0, v_head_dim=0, indexer_heads=0, indexer_head_dim=0,
-                   head_dim=cfg.v_head_dim,
+                   indexer_topk=0, head_dim=cfg.v_head_dim,
                    kv_heads=cfg.heads, name=cfg.name + " (MHA)")
 
 

@@ -208,7 +208,7 @@ def replicated_params(model: object) -> dict[str, int]:
         latent = (cfg.layers - cfg.recurrent_layers) * per_layer
     indexer = 0
     if cfg.indexer_heads:
-        bare = replace(cfg, indexer_heads=0, indexer_head_dim=0)
+        bare = replace(cfg, indexer_heads=0, indexer_head_dim=0, indexer_topk=0)
         indexer = transformer.param_count(cfg) - transformer.param_count(bare)
     return {"router": transformer.moe_breakdown(cfg)["router"], "latent_down": latent,
             "norms": transformer.param_breakdown(cfg)["norm"], "indexer": indexer}

@@ -157,6 +157,14 @@ class TransformerConfig:
         projection (``d x heads``). Counted in the parameters, and its key cache (one
         FP8 key of ``head_dim`` a token and layer, with its scales) in the KV cache
         (:func:`gpulesson.inference.indexer_key_bytes`). 0 for none.
+    indexer_topk : int
+        The tokens each query attends to with DeepSeek Sparse Attention (``index_topk``,
+        2,048 in DeepSeek-V3.2 and GLM-5): the indexer scores every cached token, the
+        attention reads the latents of the top ``min(context, indexer_topk)`` only, so a
+        decode step's KV reads (:func:`gpulesson.inference.decode_kv_read_bytes`) and
+        attention FLOPs (:func:`gpulesson.flops.forward_attention_flops_per_token`) stop
+        growing with the context but for the indexer's. Needs the indexer; 0 (default):
+        every cached token is attended, as before.
     experts : int
         Routed experts per mixture-of-experts layer; 0 for a dense model.
     experts_per_token : int
@@ -265,6 +273,7 @@ class TransformerConfig:
     v_head_dim: int = 0
     indexer_heads: int = 0
     indexer_head_dim: int = 0
+    indexer_topk: int = 0
     experts: int = 0
     experts_per_token: int = 0
     shared_experts: int = 0
@@ -360,8 +369,9 @@ class TransformerConfig:
         return kv_heads, v.positive_int("head_dim", self.head_dim)
 
     def _indexer(self, q_rank: int) -> None:
-        """Check the sparse-attention indexer: both sizes or neither, and only beside
-        latent attention with a query latent (``q_lora_rank > 0``), which it reads."""
+        """Check the sparse-attention indexer: both sizes or neither, only beside
+        latent attention with a query latent (``q_lora_rank > 0``), which it reads, and a
+        top-k only with an indexer."""
         heads = v.nonneg_int("indexer_heads", self.indexer_heads)
         dim = v.nonneg_int("indexer_head_dim", self.indexer_head_dim)
         if bool(heads) != bool(dim):
@@ -371,6 +381,13 @@ class TransformerConfig:
             raise ValueError("indexer_heads needs latent attention with a query latent "
                              "(kv_lora_rank > 0 and q_lora_rank > 0), which the indexer "
                              f"reads; got indexer_heads={heads}")
+        topk = v.nonneg_int("indexer_topk", self.indexer_topk)
+        if topk and not heads:
+            raise ValueError("indexer_topk needs the indexer that picks the tokens "
+                             f"(indexer_heads > 0), got indexer_topk={topk}")
+        if topk and self.sliding_window:
+            raise ValueError("indexer_topk cannot be combined with a sliding window here (no "
+                             "released model does)")
 
     def _window(self, layers: int) -> None:
         context = v.nonneg_int("context", self.context)

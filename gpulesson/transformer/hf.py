@@ -524,10 +524,11 @@ def _deepseek_v32(f: Fields) -> dict[str, Any]:
     """DeepSeek-V3.2 (``deepseek_v32``): DeepSeek-V3 plus DeepSeek Sparse Attention, a
     lightning indexer in every layer (the multi-token-prediction layer too) of
     ``index_n_heads`` heads of ``index_head_dim`` (``DeepseekV32Config``: 64 and 128)
-    that picks the ``index_topk`` tokens each query attends to."""
+    that picks the ``index_topk`` tokens each query attends to (2,048 by default)."""
     return {**_deepseek_v3(f),
             "indexer_heads": f.int("indexer_heads", "index_n_heads", default=64),
-            "indexer_head_dim": f.int("indexer_head_dim", "index_head_dim", default=128)}
+            "indexer_head_dim": f.int("indexer_head_dim", "index_head_dim", default=128),
+            "indexer_topk": f.int("indexer_topk", "index_topk", default=2048)}
 
 
 def _glm_moe_dsa(f: Fields) -> dict[str, Any]:

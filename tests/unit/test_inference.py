@@ -449,7 +449,8 @@ def test_source_deepseek_v32_kv_cache_counts_the_indexer_key() -> None:
     assert inference.kv_cache_bytes(v32, seq_len=1000, batch=3) == 78_324 * 3000
     # the model without its indexer is DeepSeek-V3's cache, unchanged
     assert inference.kv_cache_bytes_per_token(v3) == 61 * 576 * 2 == 70_272
-    bare = dataclasses.replace(v32, indexer_heads=0, indexer_head_dim=0)
+    bare = dataclasses.replace(v32, indexer_heads=0, indexer_head_dim=0,
+                               indexer_topk=0)
     assert inference.kv_cache_bytes(bare, seq_len=1000) == 70_272 * 1000
 
 

@@ -319,7 +319,8 @@ def test_source_deepseek_v32_counts_the_sparse_attention_indexer() -> None:
     assert param_count(v32) - param_count(v3) == 61 * indexer
     assert transformer.checkpoint_params(v32) - transformer.checkpoint_params(v3) == \
         62 * indexer
-    assert dataclasses.replace(v32, indexer_heads=0, indexer_head_dim=0) == \
+    assert dataclasses.replace(v32, indexer_heads=0, indexer_head_dim=0,
+                               indexer_topk=0) == \
         dataclasses.replace(v3, name=v32.name, source=v32.source)
     assert inference.multi_head_equivalent(v32).kv_dim == 128 * 128
     with pytest.raises(ValueError, match="set together"):
@@ -327,6 +328,27 @@ def test_source_deepseek_v32_counts_the_sparse_attention_indexer() -> None:
     with pytest.raises(ValueError, match="needs latent attention with a query latent"):
         TransformerConfig(hidden=64, layers=2, heads=4, vocab=10, indexer_heads=4,
                           indexer_head_dim=16)
+
+
+def test_source_dsa_models_read_their_top_k() -> None:
+    """DeepSeek-V3.2 and GLM-5.1 attend to the index_topk = 2,048 tokens their indexer
+    picks (both config.json files); a file without the key gets DeepseekV32Config's
+    default, 2,048. A top-k needs an indexer, and is a whole number."""
+    for name in ("deepseek_v32__DeepSeek-V3.2.json", "glm_moe_dsa__GLM-5.1.json"):
+        raw = json.loads((HF_DIR / name).read_text())
+        assert hf(name).indexer_topk == raw["index_topk"] == 2048
+        assert transformer.from_hf_config({**raw, "index_topk": 512}).indexer_topk == 512
+        del raw["index_topk"]
+        assert transformer.from_hf_config(raw).indexer_topk == 2048
+        with pytest.raises(ValueError, match="index_topk"):
+            transformer.from_hf_config({**raw, "index_topk": 0})
+    assert hf("deepseek_v3__DeepSeek-V3.json").indexer_topk == 0
+    v32 = hf("deepseek_v32__DeepSeek-V3.2.json")
+    assert dataclasses.replace(v32, indexer_topk=0).indexer_topk == 0  # dense, allowed
+    with pytest.raises(ValueError, match="indexer_topk needs the indexer"):
+        dataclasses.replace(v32, indexer_heads=0, indexer_head_dim=0)
+    with pytest.raises(ValueError, match="indexer_topk"):
+        dataclasses.replace(v32, indexer_topk=-1)
 
 
 def test_source_qwen3_vl_text_model_and_its_top_level_tie() -> None:
