@@ -84,6 +84,7 @@ __all__ = [
     "model_training_flops",
     "hardware_flops_per_token",
     "hfu",
+    "indexer_flops_per_key",
     "megatron_flops_per_iteration",
     "mfu",
     "model_attention_flops_per_token",
@@ -185,6 +186,26 @@ def hardware_flops_per_token(
     return weights + (attention * 4 / 3 if mode != "none" else attention)
 
 
+def indexer_flops_per_key(cfg: TransformerConfig) -> int:
+    """Forward FLOPs a DeepSeek Sparse Attention indexer spends on one cached token in
+    one layer: ``2 * H_I * (d_I + 1)``; 0 without an indexer or a top-k.
+
+    The lightning indexer scores a cached token ``s`` for the query ``t`` as
+    ``sum_j w_{t,j} * ReLU(q_{t,j} . k_s)`` over its ``H_I`` heads
+    (deepseek-ai/DeepSeek-V3.2-Exp ``inference/model.py``, ``Indexer.forward``: one key
+    ``k_cache`` of ``index_head_dim`` a token, ``fp8_index(q_fp8, weights, k_cache,
+    k_scale_cache)`` with ``weights`` from ``weights_proj``, one a head): a dot product
+    of ``d_I`` values per head (``2 * d_I`` FLOPs) and the head's weight and sum (2).
+    Its projections (``wq_b``, ``wk``, ``weights_proj``) are weights, counted in ``2N``.
+    DeepSeek-V3.2 (64 heads of 128): 16,512, against latent attention's 81,920 per key
+    (``2 * 128 * (192 + 128)``).
+    """
+    cfg = as_config(cfg)
+    if not cfg.indexer_topk:
+        return 0
+    return 2 * cfg.indexer_heads * (cfg.indexer_head_dim + 1)
+
+
 def forward_attention_flops_per_token(cfg: TransformerConfig, *, context: int) -> int:
     """Forward attention FLOPs of one token that attends to ``context`` tokens.
 
@@ -193,7 +214,10 @@ def forward_attention_flops_per_token(cfg: TransformerConfig, *, context: int) -
     with the window only in sliding-window layers and ``min(context, chunk)`` in chunked
     ones (Llama 4). Counts every key as PaLM does (no
     saving for causal masking). Llama-2-7B at 4,096 tokens: ``4*32*32*128*4096`` =
-    2.1 GFLOP.
+    2.1 GFLOP. With DeepSeek Sparse Attention (``indexer_topk``) each layer attends to
+    ``min(context, topk)`` keys and its indexer scores all ``context``
+    (:func:`indexer_flops_per_key`): DeepSeek-V3.2 at 131,072 tokens, 61 x (81,920 x
+    2,048 + 16,512 x 131,072) = 142.3 GFLOP against 655.0 attending to every token.
 
     Parameters
     ----------
@@ -209,8 +233,10 @@ def forward_attention_flops_per_token(cfg: TransformerConfig, *, context: int) -
     per_key = 2 * cfg.heads * (cfg.head_dim + cfg.value_head_dim)  # type: ignore[operator]
     local = min(t, cfg.sliding_window) if cfg.sliding_window else t
     chunked = min(t, cfg.attention_chunk) if cfg.attention_chunk else t
-    return per_key * (cfg.global_layers * t + cfg.local_layers * local
-                      + cfg.chunked_layers * chunked)
+    top = min(t, cfg.indexer_topk) if cfg.indexer_topk else t  # no window beside a top-k
+    return (per_key * (cfg.global_layers * top + cfg.local_layers * local
+                       + cfg.chunked_layers * chunked)
+            + indexer_flops_per_key(cfg) * cfg.global_layers * t)
 
 
 def model_attention_flops_per_token(cfg: TransformerConfig, *, seq_len: int) -> int:

@@ -78,7 +78,7 @@ from dataclasses import dataclass, replace
 
 from gpulesson import _validate as v
 from gpulesson import memory
-from gpulesson.flops import forward_attention_flops_per_token
+from gpulesson.flops import forward_attention_flops_per_token, indexer_flops_per_key
 from gpulesson.transformer import TransformerConfig, active_params, as_config, param_count
 from gpulesson.transformer.params import expert_params, moe_breakdown
 
@@ -89,6 +89,7 @@ __all__ = [
     "decode_ceiling_tokens_per_second",
     "decode_compute_bound_batch",
     "decode_flops",
+    "decode_kv_read_bytes",
     "decode_speed",
     "decode_step_time",
     "decode_weight_bytes",
@@ -332,6 +333,33 @@ def kv_cache_bytes(
     return v.tensor_bytes(_kv_values_per_layer(cfg) * tokens * n, b) + index * tokens * n
 
 
+def decode_kv_read_bytes(cfg: TransformerConfig, *, context: int, bytes_per_element: float = 2,
+                         indexer_bytes_per_element: float = 1) -> int:
+    """KV-cache bytes one decode step reads for one sequence of ``context`` cached tokens.
+
+    What each layer's attention reads: the tokens :func:`kv_cache_bytes` holds (a
+    window's or a chunk's in local layers, all of them in global ones). With DeepSeek
+    Sparse Attention (``indexer_topk``) a layer reads the indexer keys of all ``context``
+    tokens, which its indexer scores, and the latents of the ``min(context, topk)`` it
+    picks (DeepSeek-V3.2-Exp ``inference/model.py``: ``Indexer.forward`` scores
+    ``k_cache[:bsz, :end_pos]`` and returns ``topk(min(index_topk, end_pos))``, the
+    indices the sparse attention reads). DeepSeek-V3.2 in BF16 at 131,072 tokens: 61 x
+    (2,048 x 1,152 + 131,072 x 132) = 1,199,308,800 bytes, not the whole 10.27 GB cache.
+    """
+    cfg = as_config(cfg)
+    s = v.positive_int("context", context)
+    topk = cfg.indexer_topk
+    if not topk:
+        return kv_cache_bytes(cfg, seq_len=s, bytes_per_element=bytes_per_element,
+                              indexer_bytes_per_element=indexer_bytes_per_element)
+    b = v.positive_number("bytes_per_element", bytes_per_element)
+    index = indexer_key_bytes(cfg, bytes_per_element=v.positive_number(
+        "indexer_bytes_per_element", indexer_bytes_per_element))
+    layers = cfg.global_layers  # a top-k has no window or chunk beside it
+    return (v.tensor_bytes(_kv_values_per_layer(cfg) * min(s, topk) * layers, b)
+            + index * s * layers)
+
+
 def expected_experts_used(*, experts: int, experts_per_token: int, tokens: int) -> float:
     """Expected number of distinct experts that ``tokens`` tokens route to in one layer.
 
@@ -476,7 +504,9 @@ def model_decode_flops(cfg: TransformerConfig, new_tokens: int, *, context_len: 
     ``2 * N_active`` per token, plus attention to the cache and itself: the ``i``-th new
     token attends to ``context_len + i`` tokens in global layers, at most the window in
     local ones and its own chunk's tokens in chunked ones, at ``2 * heads * (d_qk + d_v)``
-    FLOPs per key and layer. A dense model
+    FLOPs per key and layer; with DeepSeek Sparse Attention at most ``indexer_topk`` of
+    them, and its indexer scores all ``context_len + i``
+    (:func:`gpulesson.flops.indexer_flops_per_key`). A dense model
     with full attention gives :func:`decode_flops` with its shape. Latent attention is
     counted as its heads attend after up-projection; kernels that absorb the up-projection
     into the query do other work for the same result.
@@ -486,11 +516,12 @@ def model_decode_flops(cfg: TransformerConfig, new_tokens: int, *, context_len: 
     c = v.nonneg_int("context_len", context_len)
     b = v.positive_int("batch", batch)
     per_key = 2 * cfg.heads * (cfg.head_dim + cfg.value_head_dim)  # type: ignore[operator]
-    keys = (cfg.global_layers * _attended(c, k, 0)
+    keys = (cfg.global_layers * _attended(c, k, cfg.indexer_topk)
             + cfg.local_layers * _attended(c, k, cfg.sliding_window)
             + (cfg.chunked_layers * _attended_chunks(c, k, cfg.attention_chunk)
                if cfg.attention_chunk else 0))
-    return b * (2.0 * active_params(cfg) * k + per_key * keys)
+    scored = indexer_flops_per_key(cfg) * cfg.global_layers * _attended(c, k, 0)
+    return b * (2.0 * active_params(cfg) * k + per_key * keys + scored)
 
 
 def _step_bytes(weight_bytes: float, batch: int,
@@ -631,8 +662,10 @@ def model_decode_speed(cfg: TransformerConfig, *, batch: int, context: int,
                        kv_bytes_per_element: float = 2) -> DecodeSpeed:
     """:func:`decode_speed` of a model from its config: active parameters for the FLOPs,
     the weights the batch reads (:func:`decode_weight_bytes`, routed experts under
-    uniform routing) and each sequence's KV cache at ``context`` tokens
-    (:func:`kv_cache_bytes`, latent and windowed caches included). The compute side also
+    uniform routing) and the KV bytes each sequence's step reads at ``context`` tokens
+    (:func:`decode_kv_read_bytes`: the cache of :func:`kv_cache_bytes`, latent and
+    windowed caches included; a sparse-attention model's top-k latents and every indexer
+    key). The compute side also
     counts each new token's attention to its ``context`` cached tokens
     (:func:`gpulesson.flops.forward_attention_flops_per_token`), as the decode FLOPs of
     :func:`model_decode_flops` do.
@@ -644,7 +677,7 @@ def model_decode_speed(cfg: TransformerConfig, *, batch: int, context: int,
     """
     cfg = as_config(cfg)
     ctx = v.positive_int("context", context)
-    kv = kv_cache_bytes(cfg, seq_len=ctx, bytes_per_element=kv_bytes_per_element)
+    kv = decode_kv_read_bytes(cfg, context=ctx, bytes_per_element=kv_bytes_per_element)
     return decode_speed(n_params=active_params(cfg),
                         weight_bytes=decode_weight_bytes(cfg, batch=batch,
                                                          bytes_per_param=bytes_per_param),
@@ -716,10 +749,18 @@ def model_attention_crossover_tokens(cfg: TransformerConfig) -> float | None:
     :func:`~gpulesson.flops.forward_attention_flops_per_token` counts them), so with them
     the crossover comes later, and never (``None``) when every layer is local and the
     window is too short for attention to catch up (Mistral 7B v0.1: 4,096 tokens, where
-    27,620 would be needed).
+    27,620 would be needed). With DeepSeek Sparse Attention the attention stops at
+    ``indexer_topk`` keys and only the indexer's scoring keeps growing, so the crossover
+    comes later than with full attention.
     """
     cfg = as_config(cfg)
     per_key = 2 * cfg.heads * (cfg.head_dim + cfg.value_head_dim)  # type: ignore[operator]
+    index = indexer_flops_per_key(cfg)
+    if index:  # per layer: per_key * min(T, topk) + index * T (every layer global)
+        per_layer, top = 2.0 * active_params(cfg) / cfg.global_layers, cfg.indexer_topk
+        if per_layer <= (per_key + index) * top:
+            return per_layer / (per_key + index)
+        return (per_layer - per_key * top) / index
     target = 2.0 * active_params(cfg) / per_key  # keys per token, summed over layers
     span = cfg.sliding_window or cfg.attention_chunk  # the model has one or the other
     if not span or target <= cfg.layers * span:

@@ -329,7 +329,8 @@ def chunked_prefill(cfg: TransformerConfig, *, prompt_tokens: int, token_budget:
                          f"step carries at least one prompt token; got {budget}")
     f_dec = 2.0 * active_params(cfg) + forward_attention_flops_per_token(cfg, context=ctx)
     f_pre = _per_prompt_token(cfg, t)
-    kv = inference.kv_cache_bytes(cfg, seq_len=ctx, bytes_per_element=kv_bytes_per_element)
+    kv = inference.decode_kv_read_bytes(cfg, context=ctx,
+                                        bytes_per_element=kv_bytes_per_element)
 
     def step(decoding: int, prompt: int) -> float:
         flops = decoding * f_dec + prompt * f_pre

@@ -563,12 +563,19 @@ class _Speed:
         self.bw = gv.bandwidth * gpus * bandwidth_efficiency
         self.weights = weight_bytes(mv, weight_dtype)
         self.routed = routed_bytes(mv, weight_dtype) if self.par else 0.0
-        # per sequence per step, all GPUs: a sliding-window layer reads only its window
-        held = max(round(context), 1)
-        window_share = (inference.kv_cache_bytes(mv.cfg, seq_len=held)
-                        / inference.kv_cache_bytes(mv.cfg, seq_len=held, cap_windows=False))
+        # per sequence per step, all GPUs: the share of the cache a step reads
+        # (inference.decode_kv_read_bytes: a sliding window's tokens, a sparse-attention
+        # model's top-k latents and every indexer key), with a sparse model's latent at the
+        # pool's bytes a value (fp8_ds_mla: 656 / 576), its indexer key at 132 bytes
+        held, cfg, b = max(round(context), 1), mv.cfg, 2
+        if cfg.indexer_topk and per_token:
+            b = ((per_token / cfg.global_layers - inference.indexer_key_bytes(cfg))
+                 / (cfg.kv_lora_rank + cfg.qk_rope_head_dim))
+        read_share = (inference.decode_kv_read_bytes(cfg, context=held, bytes_per_element=b)
+                      / inference.kv_cache_bytes(cfg, seq_len=held, cap_windows=False,
+                                                 bytes_per_element=b))
         # tp, not tp x dp: an engine's GPUs read only its own sequences' cache
-        self.kv_read = context * per_token * tp * window_share
+        self.kv_read = context * per_token * tp * read_share
         self.link, self.layers = group_link_bandwidth(gv, tp), mv.layers
 
     def _experts_read(self, batch: float) -> float:

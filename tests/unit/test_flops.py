@@ -343,3 +343,35 @@ def test_chinchilla_loss_optimum_is_the_minimum_of_the_loss() -> None:
         flops.power_law_fit([1.0], [2.0])
     with pytest.raises(ValueError, match="two different values"):
         flops.power_law_fit([1.0, 1.0], [2.0, 3.0])
+
+
+def test_dsa_attention_flops_are_top_k_attention_plus_the_indexer() -> None:
+    """DeepSeek-V3.2's indexer (deepseek-ai/DeepSeek-V3.2-Exp inference/model.py,
+    Indexer.forward: 64 heads of 128 score each cached key, weighted and summed over the
+    heads) costs 2 x 64 x (128 + 1) = 16,512 FLOPs a key and layer; the attention, 2 x
+    128 x (192 + 128) = 81,920 a key, over at most 2,048 keys. By hand, one query at
+    4,096 tokens: 61 x (81,920 x 2,048 + 16,512 x 4,096) = 14,359,724,032; at 131,072:
+    61 x (81,920 x 2,048 + 16,512 x 131,072) = 142,254,014,464 (dense: 654,982,512,640).
+    GLM-5.1 (32 indexer heads): 2 x 32 x 129 = 8,256. Training counts three times it."""
+    import dataclasses
+    from pathlib import Path
+
+    from gpulesson.transformer import from_hf_config
+    hf = Path(__file__).resolve().parents[1] / "data" / "hf_configs"
+    v32 = from_hf_config(hf / "deepseek_v32__DeepSeek-V3.2.json")
+    v3 = from_hf_config(hf / "deepseek_v3__DeepSeek-V3.json")
+    glm = from_hf_config(hf / "glm_moe_dsa__GLM-5.1.json")
+    assert flops.indexer_flops_per_key(v32) == 16_512
+    assert flops.indexer_flops_per_key(glm) == 8_256
+    assert flops.indexer_flops_per_key(v3) == 0
+    dense = dataclasses.replace(v32, indexer_topk=0)
+    assert flops.indexer_flops_per_key(dense) == 0  # no top-k: attends to everything
+    f = flops.forward_attention_flops_per_token
+    assert f(v32, context=4096) == 14_359_724_032
+    assert f(v32, context=131072) == 142_254_014_464
+    assert f(dense, context=131072) == f(v3, context=131072) == 654_982_512_640
+    assert f(v32, context=1000) == f(v3, context=1000) + 61 * 16_512 * 1000
+    assert flops.model_attention_flops_per_token(v32, seq_len=131072) == \
+        3 * 142_254_014_464
+    # every other model is unchanged: no top-k, no indexer term
+    assert f(preset("llama-2-7b"), context=4096) == 4 * 32 * 32 * 128 * 4096

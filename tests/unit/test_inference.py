@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpulesson import inference
-from gpulesson.transformer import TransformerConfig, preset
+from gpulesson.transformer import TransformerConfig, active_params, preset
 
 from .strategies import bytes_per, configs, finite_nonneg, params, rates
 
@@ -469,3 +469,73 @@ def test_indexer_key_bytes_refuses_a_bad_width() -> None:
         inference.kv_cache_bytes_per_token(v32, indexer_bytes_per_element=-1)
     with pytest.raises(ValueError, match="indexer_bytes_per_element"):
         inference.kv_cache_bytes(v32, seq_len=8, indexer_bytes_per_element=0)
+
+
+def test_source_dsa_decode_reads_top_k_latents_and_every_indexer_key() -> None:
+    """DeepSeek Sparse Attention: a decode step's attention reads the latents of the
+    index_topk = 2,048 tokens the indexer picks and the indexer keys of all of them.
+    By hand, DeepSeek-V3.2 in BF16 (61 layers, latent 1,152 bytes, key 132):
+    4,096 tokens, 61 x (2,048 x 1,152 + 4,096 x 132) = 176,898,048 bytes against the
+    whole cache's 61 x 4,096 x 1,284 = 320,815,104; 131,072 tokens, 61 x (2,048 x 1,152
+    + 131,072 x 132) = 1,199,308,800 against 10,266,083,328 (8.6 times less). GLM-5.1
+    (78 layers, the same sizes) at 131,072: 78 x 19,660,800 = 1,533,542,400."""
+    v32 = _hf_config("deepseek_v32__DeepSeek-V3.2.json")
+    glm = _hf_config("glm_moe_dsa__GLM-5.1.json")
+    assert inference.decode_kv_read_bytes(v32, context=4096) == 176_898_048
+    assert inference.kv_cache_bytes(v32, seq_len=4096) == 320_815_104
+    assert inference.decode_kv_read_bytes(v32, context=131072) == 1_199_308_800
+    assert inference.kv_cache_bytes(v32, seq_len=131072) == 10_266_083_328
+    assert inference.decode_kv_read_bytes(glm, context=131072) == 1_533_542_400
+    # FP8 latent (576 bytes): 61 x (2,048 x 576 + 131,072 x 132)
+    assert inference.decode_kv_read_bytes(v32, context=131072, bytes_per_element=1) == \
+        61 * (2048 * 576 + 131072 * 132)
+    # up to the top-k every latent is read: the whole cache
+    for n in (1, 2047, 2048):
+        assert inference.decode_kv_read_bytes(v32, context=n) == \
+            inference.kv_cache_bytes(v32, seq_len=n)
+    # dense attention (top-k 0) and every other kind of model: the cache it holds
+    dense = dataclasses.replace(v32, indexer_topk=0)
+    assert inference.decode_kv_read_bytes(dense, context=131072) == 10_266_083_328
+    others = [preset(name) for name in ("llama-2-7b", "mistral-7b", "gemma-2-9b")] + [
+        _hf_config(name) for name in ("llama4__Llama-4-Maverick-17B-128E.json",
+                                      "qwen3_next__Qwen3-Next-80B-A3B-Instruct.json",
+                                      "deepseek_v3__DeepSeek-V3.json")]
+    for cfg in others:
+        for n in (100, 5000, 40000):
+            assert inference.decode_kv_read_bytes(cfg, context=n, bytes_per_element=1) == \
+                inference.kv_cache_bytes(cfg, seq_len=n, bytes_per_element=1)
+    with pytest.raises(ValueError, match="context"):
+        inference.decode_kv_read_bytes(v32, context=0)
+    with pytest.raises(ValueError, match="bytes_per_element"):
+        inference.decode_kv_read_bytes(v32, context=8, bytes_per_element=0)
+
+
+def test_source_dsa_decode_speed_and_flops_follow_the_top_k() -> None:
+    """The decode step's bytes and FLOPs of DeepSeek-V3.2 at 131,072 tokens: its KV read
+    is decode_kv_read_bytes (checked on a step that bandwidth sets), and its attention
+    per new token 61 x (81,920 x 2,048 + 16,512 x 131,072) = 142,254,014,464 FLOPs
+    (81,920 = 2 x 128 heads x (192 + 128); 16,512 = 2 x 64 indexer heads x (128 + 1)),
+    not the 61 x 81,920 x 131,072 = 654,982,512,640 of attending to every token.
+    Three new tokens after 2,046 attend to 2,047, 2,048 and 2,048 (the cap) keys, and
+    the indexer scores 2,047 + 2,048 + 2,049."""
+    v32 = _hf_config("deepseek_v32__DeepSeek-V3.2.json")
+    n2 = 2.0 * active_params(v32)
+    assert inference.model_decode_flops(v32, 1, context_len=131071) == \
+        n2 + 142_254_014_464
+    dense = dataclasses.replace(v32, indexer_topk=0)
+    assert inference.model_decode_flops(dense, 1, context_len=131071) == \
+        n2 + 654_982_512_640
+    assert inference.model_decode_flops(v32, 3, context_len=2046, batch=2) == \
+        2 * (3 * n2 + 61 * (81920 * (2047 + 2048 + 2048) + 16512 * (2047 + 2048 + 2049)))
+    weights = inference.decode_weight_bytes(v32, batch=1)
+    speed = inference.model_decode_speed(v32, batch=1, context=131072, peak_flops=1e30,
+                                         bandwidth=1e12)
+    assert speed.step_time == pytest.approx((weights + 1_199_308_800) / 1e12, rel=1e-12)
+    slow = inference.model_decode_speed(v32, batch=1, context=131072, peak_flops=1e12,
+                                        bandwidth=1e30)
+    assert slow.step_time == pytest.approx((n2 + 142_254_014_464) / 1e12, rel=1e-12)
+    # prefill crosses over later: attention stops at 2,048 keys, the indexer goes on
+    t = inference.model_attention_crossover_tokens(v32)
+    assert t is not None and t > 2048
+    assert 61 * (81920 * 2048 + 16512 * t) == pytest.approx(n2, rel=1e-12)
+    assert t > inference.model_attention_crossover_tokens(dense)  # type: ignore[operator]

@@ -12,6 +12,7 @@ tensor-parallel rank, both in one group (``UniformTypeKVCacheSpecs``) of 64-toke
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -139,3 +140,29 @@ def test_log_checks_count_a_sparse_model_as_vllm_pages_it() -> None:
     page = 64 * 61 * (656 + 132)
     assert rows["tokens of the log's pool"].predicted == int(42.03 * 2**30 // page) * 64
     assert rows["KV of one request"].predicted == 2560 * page
+
+
+def test_source_sparse_decode_step_reads_the_top_k() -> None:
+    """A decode step of DeepSeek-V3.2 at 131,072 tokens reads, per sequence and GPU, the
+    latents of the 2,048 tokens its indexer picks and all 131,072 indexer keys
+    (gpulesson.inference.decode_kv_read_bytes): in BF16 61 x (2,048 x 1,152 + 131,072 x
+    132) = 1,199,308,800 bytes, not the whole 10,266,083,328-byte cache; in vLLM's FP8
+    pool (656-byte latents) 61 x (2,048 x 656 + 131,072 x 132) = 1,137,344,512 of
+    6,300,368,896. Weights, FLOPs and all-reduces are the top-k's alone, so the step
+    time differs from the dense model's by the KV bytes over the bandwidth."""
+    from gpulesson.planning._adapt import gpu_view, model_view
+    from gpulesson.planning.serving import _Speed, decode_step_time
+    dense = dataclasses.replace(V32, indexer_topk=0)
+    bw = gpu_view("H200").bandwidth
+    for batch in (1, 64):
+        args = dict(tp=8, batch=batch, context=131072)
+        gap = decode_step_time(dense, "H200", **args) - decode_step_time(V32, "H200", **args)
+        assert gap == pytest.approx(batch * (10_266_083_328 - 1_199_308_800) / bw, rel=1e-9)
+    speed = _Speed(model_view(V32), gpu_view("H200"), 8, "fp8", 48_068.0, 131072)
+    assert speed.kv_read == pytest.approx(8 * 1_137_344_512, rel=1e-12)
+    whole = _Speed(model_view(dense), gpu_view("H200"), 8, "fp8", 48_068.0, 131072)
+    assert whole.kv_read == pytest.approx(8 * 6_300_368_896, rel=1e-12)
+    # below the top-k the step reads the whole cache either way
+    short = [_Speed(model_view(m), gpu_view("H200"), 8, "fp8", 48_068.0, 2000).kv_read
+             for m in (V32, dense)]
+    assert short[0] == pytest.approx(short[1], rel=1e-12)

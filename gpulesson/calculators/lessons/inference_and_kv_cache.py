@@ -83,7 +83,7 @@ def _inference_calc(**kw: Any) -> dict[str, Any]:
     kv_b = memory.precision_bytes(kw["kv_dtype"])
     gpu = dict(peak_flops=kw["peak_flops"], bandwidth=kw["bandwidth"])
     context = kw["prompt"] + kw["new_tokens"]  # the sequence at the end of generation
-    kv_seq = inference.kv_cache_bytes(cfg, seq_len=context, batch=1, bytes_per_element=kv_b)
+    kv_seq = inference.decode_kv_read_bytes(cfg, context=context, bytes_per_element=kv_b)
     read = inference.decode_weight_bytes(cfg, batch=kw["batch"], bytes_per_param=bpp)
     speed = inference.model_decode_speed(cfg, batch=kw["batch"], context=context,
                                          bytes_per_param=bpp, kv_bytes_per_element=kv_b,
@@ -367,8 +367,8 @@ def _speculative(**kw: Any) -> dict[str, Any]:
             draft_cost=kw["draft_cost"], n_params=n,
             weight_bytes=inference.decode_weight_bytes(cfg, batch=kw["batch"],
                                                        bytes_per_param=bpp),
-            batch=kw["batch"], kv_bytes_per_sequence=inference.kv_cache_bytes(
-                cfg, seq_len=kw["context"],
+            batch=kw["batch"], kv_bytes_per_sequence=inference.decode_kv_read_bytes(
+                cfg, context=kw["context"],
                 bytes_per_element=memory.precision_bytes(kw["kv_dtype"])),
             peak_flops=kw["peak_flops"], bandwidth=kw["bandwidth"], **spec),
     }
