@@ -139,8 +139,17 @@ class ModelView:
     def prefill_attention_flops(self, prompt: int) -> float:
         """Forward attention FLOPs of a causal prefill of ``prompt`` tokens: each token
         attends to half the prompt on average (:func:`gpulesson.flops.
-        forward_attention_flops_per_token` at the full prompt, halved)."""
-        return flops.forward_attention_flops_per_token(self.cfg, context=prompt) * prompt / 2
+        forward_attention_flops_per_token` at the full prompt, halved). With DeepSeek Sparse
+        Attention token ``i`` attends to ``min(i, topk)`` keys and its indexer scores ``i``
+        (:func:`gpulesson.flops.indexer_flops_per_key`), summed exactly."""
+        cfg, top = self.cfg, self.cfg.indexer_topk
+        if not top:
+            return flops.forward_attention_flops_per_token(cfg, context=prompt) * prompt / 2
+        m = min(prompt, top)
+        keys = m * (m + 1) // 2 + (prompt - m) * top
+        per_key = 2 * cfg.heads * (cfg.head_dim + cfg.value_head_dim)  # type: ignore[operator]
+        scored = flops.indexer_flops_per_key(cfg) * prompt * (prompt + 1) // 2
+        return float(cfg.global_layers * (per_key * keys + scored))
 
 
 def _from_config(cfg: TransformerConfig) -> ModelView:

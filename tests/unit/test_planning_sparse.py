@@ -166,3 +166,18 @@ def test_source_sparse_decode_step_reads_the_top_k() -> None:
     short = [_Speed(model_view(m), gpu_view("H200"), 8, "fp8", 48_068.0, 2000).kv_read
              for m in (V32, dense)]
     assert short[0] == pytest.approx(short[1], rel=1e-12)
+
+
+def test_source_sparse_prefill_attends_to_the_top_k_causally() -> None:
+    """A causal prefill of DeepSeek-V3.2: token i attends to min(i, 2,048) keys at
+    81,920 FLOPs each and its indexer scores i keys at 16,512 each, 61 layers. By hand,
+    4,096 tokens: 2,048 x 2,049 / 2 + 2,048 x 2,048 = 6,292,480 attended keys and
+    4,096 x 4,097 / 2 = 8,390,656 scored; 1,000 tokens, below the top-k: every earlier
+    key, 1,000 x 1,001 / 2, attended and scored. Without a top-k the planner keeps its
+    halved full-prompt count."""
+    from gpulesson.planning._adapt import model_view
+    mv = model_view(V32)
+    assert mv.prefill_attention_flops(4096) == 61 * (81920 * 6_292_480 + 16512 * 8_390_656)
+    assert mv.prefill_attention_flops(1000) == 61 * (81920 + 16512) * 1000 * 1001 // 2
+    dense = model_view(dataclasses.replace(V32, indexer_topk=0))
+    assert dense.prefill_attention_flops(4096) == 61 * 81920 * 4096 * 4096 / 2
