@@ -72,6 +72,7 @@ __all__ = [
     "CHINCHILLA_TABLE_3",
     "ChinchillaFit",
     "ChinchillaPoint",
+    "attention_flops_per_key",
     "attention_flops_per_token",
     "chinchilla_fitted_optimal",
     "chinchilla_loss",
@@ -186,6 +187,15 @@ def hardware_flops_per_token(
     return weights + (attention * 4 / 3 if mode != "none" else attention)
 
 
+def attention_flops_per_key(cfg: TransformerConfig) -> int:
+    """Forward FLOPs one query spends on one key in one attention layer, over all heads:
+    ``2 * heads * (d_qk + d_v)``, the ``QK^T`` score (``2*d_qk`` per head) and the weighted
+    value (``2*d_v``). Llama-2-7B: ``2 * 32 * (128 + 128)`` = 16,384; DeepSeek-V3's latent
+    attention as its heads attend after up-projection: ``2 * 128 * (192 + 128)`` = 81,920."""
+    cfg = as_config(cfg)
+    return 2 * cfg.heads * (cfg.head_dim + cfg.value_head_dim)  # type: ignore[operator]
+
+
 def indexer_flops_per_key(cfg: TransformerConfig) -> int:
     """Forward FLOPs a DeepSeek Sparse Attention indexer spends on one cached token in
     one layer: ``2 * H_I * (d_I + 1)``; 0 without an indexer or a top-k.
@@ -230,7 +240,7 @@ def forward_attention_flops_per_token(cfg: TransformerConfig, *, context: int) -
     """
     cfg = as_config(cfg)
     t = v.positive_int("context", context)
-    per_key = 2 * cfg.heads * (cfg.head_dim + cfg.value_head_dim)  # type: ignore[operator]
+    per_key = attention_flops_per_key(cfg)
     local = min(t, cfg.sliding_window) if cfg.sliding_window else t
     chunked = min(t, cfg.attention_chunk) if cfg.attention_chunk else t
     top = min(t, cfg.indexer_topk) if cfg.indexer_topk else t  # no window beside a top-k

@@ -78,7 +78,11 @@ from dataclasses import dataclass, replace
 
 from gpulesson import _validate as v
 from gpulesson import memory
-from gpulesson.flops import forward_attention_flops_per_token, indexer_flops_per_key
+from gpulesson.flops import (
+    attention_flops_per_key,
+    forward_attention_flops_per_token,
+    indexer_flops_per_key,
+)
 from gpulesson.transformer import TransformerConfig, active_params, as_config, param_count
 from gpulesson.transformer.params import expert_params, moe_breakdown
 
@@ -515,7 +519,7 @@ def model_decode_flops(cfg: TransformerConfig, new_tokens: int, *, context_len: 
     k = v.positive_int("new_tokens", new_tokens)
     c = v.nonneg_int("context_len", context_len)
     b = v.positive_int("batch", batch)
-    per_key = 2 * cfg.heads * (cfg.head_dim + cfg.value_head_dim)  # type: ignore[operator]
+    per_key = attention_flops_per_key(cfg)
     keys = (cfg.global_layers * _attended(c, k, cfg.indexer_topk)
             + cfg.local_layers * _attended(c, k, cfg.sliding_window)
             + (cfg.chunked_layers * _attended_chunks(c, k, cfg.attention_chunk)
@@ -754,7 +758,7 @@ def model_attention_crossover_tokens(cfg: TransformerConfig) -> float | None:
     comes later than with full attention.
     """
     cfg = as_config(cfg)
-    per_key = 2 * cfg.heads * (cfg.head_dim + cfg.value_head_dim)  # type: ignore[operator]
+    per_key = attention_flops_per_key(cfg)
     index = indexer_flops_per_key(cfg)
     if index:  # per layer: per_key * min(T, topk) + index * T (every layer global)
         per_layer, top = 2.0 * active_params(cfg) / cfg.global_layers, cfg.indexer_topk

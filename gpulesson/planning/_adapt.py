@@ -147,7 +147,7 @@ class ModelView:
             return flops.forward_attention_flops_per_token(cfg, context=prompt) * prompt / 2
         m = min(prompt, top)
         keys = m * (m + 1) // 2 + (prompt - m) * top
-        per_key = 2 * cfg.heads * (cfg.head_dim + cfg.value_head_dim)  # type: ignore[operator]
+        per_key = flops.attention_flops_per_key(cfg)
         scored = flops.indexer_flops_per_key(cfg) * prompt * (prompt + 1) // 2
         return float(cfg.global_layers * (per_key * keys + scored))
 

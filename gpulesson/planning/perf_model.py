@@ -51,7 +51,7 @@ from functools import lru_cache
 from types import MappingProxyType
 
 from gpulesson import _validate as v
-from gpulesson import activations, execution, transformer
+from gpulesson import activations, execution, flops, transformer
 
 from ._adapt import GPUView, ModelView, gpu_view, model_view
 
@@ -426,7 +426,7 @@ def _terms(model: ModelView, gpu: _Chip, tp: int, cp: int, pp: int, ep: int,
     # attention: the FLOPs a causal kernel must do (half of PaLM's count; a sliding
     # window's keys in full), at FlashAttention's efficiency for the head size and the
     # keys each layer's queries see; recomputed too
-    per_key = 2 * cfg.heads * (cfg.head_dim + cfg.value_head_dim)  # type: ignore[operator]
+    per_key = flops.attention_flops_per_key(cfg)
     d_head = (cfg.head_dim + cfg.value_head_dim) / 2  # type: ignore[operator]
     # each query sees the whole sequence; with context parallelism a kernel call sees one
     # GPU's chunk of keys at a time (the ring passes the chunks round), which sets its walk

@@ -217,9 +217,11 @@ def test_latent_attention_and_windows_in_the_attention_term() -> None:
     2 x 128 x (192 + 128) FLOPs per key and layer (DeepSeek-AI 2024, section 2.1.1).
     Gemma-2-9B at 8,192 tokens: 21 global layers see 8,192 keys, 21 local ones 4,096."""
     ds = preset("deepseek-v3")
+    assert flops.attention_flops_per_key(ds) == 2 * 128 * 320
     assert flops.forward_attention_flops_per_token(ds, context=1) == 61 * 2 * 128 * 320
     gemma = preset("gemma-2-9b")
     per_key = 2 * 16 * (256 + 256)
+    assert flops.attention_flops_per_key(gemma) == per_key
     assert flops.forward_attention_flops_per_token(gemma, context=8192) == per_key * (
         21 * 8192 + 21 * 4096)
     assert flops.forward_attention_flops_per_token(gemma, context=1000) == (
