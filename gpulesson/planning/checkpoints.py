@@ -43,6 +43,12 @@ MIXED_CHECKPOINTS: Mapping[str, str] = MappingProxyType({
 })
 
 
+def _fp8_ffn_share(layers: int) -> float:
+    """The share of the feed-forward weights ``"fp8_ffn"`` stores in FP8: all layers but
+    the first and the last (:data:`MIXED_CHECKPOINTS`)."""
+    return (layers - 2) / layers
+
+
 def checkpoint_parts(model: object, weight_dtype: str) -> dict[str, float]:
     """Parameters by storage precision, ``{precision: params}``, of ``model`` stored as
     ``weight_dtype``: one precision for all (``"bf16"``), a quantised checkpoint that keeps
@@ -64,7 +70,7 @@ def checkpoint_parts(model: object, weight_dtype: str) -> dict[str, float]:
         if cfg.layers < 3:
             raise ValueError(f"weight_dtype 'fp8_ffn' keeps the first and last layers in BF16; "
                              f"{mv.name} has {cfg.layers} layers")
-        fp8 = mlp * (cfg.layers - 2) / cfg.layers
+        fp8 = mlp * _fp8_ffn_share(cfg.layers)
         return {"fp8": fp8, "bf16": total - fp8}
     size = memory.precision_bytes(weight_dtype)
     if size >= 2:
@@ -175,7 +181,7 @@ def routed_bytes(mv: ModelView, dtype: str) -> float:
         biases = expert_bias_params(mv)
         return memory.checkpoint_bytes({"mxfp4": routed - biases, "bf16": float(biases)})
     if dtype == "fp8_ffn":
-        low = routed * (mv.layers - 2) / mv.layers
+        low = routed * _fp8_ffn_share(mv.layers)
         return memory.checkpoint_bytes({"fp8": low, "bf16": routed - low})
     return memory.checkpoint_bytes({dtype: routed})
 
