@@ -450,8 +450,14 @@ def test_the_worker_run_by_hand_prints_nccl_tests_rows():
         assert r.type == "float" and r.redop == "sum" and r.root == -1
         assert r.out_of_place_wrong == 0 and r.in_place_wrong == 0
         assert r.out_of_place_us > 0 and r.in_place_us > 0
-        assert r.out_of_place_algbw == pytest.approx(r.size_bytes / r.out_of_place_us / 1e3,
-                                                     abs=0.006)
+        # Both columns are printed rounded: algbw to 0.01 GB/s, the time to half a unit of
+        # its last digit (2 decimals below 100 us, 1 below 10,000), which moves size/time by
+        # that fraction of itself.
+        us = r.out_of_place_us
+        half_step = 0.005 if us < 100 else 0.05 if us < 10000 else 0.5
+        recomputed = r.size_bytes / us / 1e3
+        assert r.out_of_place_algbw == pytest.approx(
+            recomputed, abs=0.005 + recomputed * half_step / (us - half_step) + 1e-9)
     assert "# Out of bounds values : 0 OK" in proc.stdout
 
 
