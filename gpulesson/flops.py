@@ -72,6 +72,7 @@ __all__ = [
     "CHINCHILLA_TABLE_3",
     "ChinchillaFit",
     "ChinchillaPoint",
+    "attended_keys",
     "attention_flops_per_key",
     "attention_flops_per_token",
     "chinchilla_fitted_optimal",
@@ -86,6 +87,7 @@ __all__ = [
     "hardware_flops_per_token",
     "hfu",
     "indexer_flops_per_key",
+    "indexer_training_flops",
     "megatron_flops_per_iteration",
     "mfu",
     "model_attention_flops_per_token",
@@ -216,6 +218,49 @@ def indexer_flops_per_key(cfg: TransformerConfig) -> int:
     return 2 * cfg.indexer_heads * (cfg.indexer_head_dim + 1)
 
 
+def attended_keys(context: int, new_tokens: int, window: int = 0) -> int:
+    """Keys ``new_tokens`` tokens attend to, summed, when the first comes after ``context``
+    earlier tokens and each sees at most ``window`` (0: no cap) of the tokens up to and
+    including itself: ``sum_{i=1..k} min(context + i, window)``.
+
+    Causal attention over a ``T``-token sequence is ``attended_keys(0, T)`` =
+    ``T(T+1)/2``; with DeepSeek Sparse Attention's top-k as the cap, ``attended_keys(0, T,
+    2048)`` = ``2048 x 2049 / 2 + (T - 2048) x 2048`` keys for ``T > 2048``.
+    """
+    c = v.nonneg_int("context", context)
+    k = v.nonneg_int("new_tokens", new_tokens)
+    w = v.nonneg_int("window", window or 0)  # None: no window
+    if not w:
+        return k * c + k * (k + 1) // 2
+    m = min(max(w - c, 0), k)  # tokens whose keys still fit inside the cap
+    return m * c + m * (m + 1) // 2 + (k - m) * w
+
+
+def indexer_training_flops(cfg: TransformerConfig, *, scored: int, selected: int) -> int:
+    """Training FLOPs (forward and backward) of one layer's sparse-attention indexer that
+    scores ``scored`` keys and picks ``selected`` of them:
+    ``indexer_flops_per_key * (scored + 2 * selected)``; 0 without a top-k.
+
+    The forward pass scores every key (:func:`indexer_flops_per_key`); the backward pass,
+    twice the forward's work (the gradients of the indexer's queries and keys), runs on
+    the picked keys alone. In DeepSeek-V3.2's sparse training stage the indexer's loss is
+    the KL divergence between the main attention's distribution and the indexer's
+    softmax over the selected set ``S_t`` only, and the indexer's input is detached from
+    the main model (DeepSeek-AI 2025, "DeepSeek-V3.2: Pushing the Frontier of Open Large
+    Language Models", arXiv 2512.02556, continued pre-training; 2,048 keys a query, 480
+    sequences of 128K tokens a step). DeepSeek-V3.2, one query at 131,072 tokens:
+    16,512 x (131,072 + 2 x 2,048) = 2,231,894,016 FLOPs a layer, where three forward
+    passes would be 6,492,782,592.
+    """
+    cfg = as_config(cfg)
+    s = v.nonneg_int("scored", scored)
+    k = v.nonneg_int("selected", selected)
+    if k > s:
+        raise ValueError(f"selected ({k}) cannot exceed scored ({s}): the indexer picks "
+                         "among the keys it scores")
+    return indexer_flops_per_key(cfg) * (s + 2 * k)
+
+
 def forward_attention_flops_per_token(cfg: TransformerConfig, *, context: int) -> int:
     """Forward attention FLOPs of one token that attends to ``context`` tokens.
 
@@ -256,8 +301,21 @@ def model_attention_flops_per_token(cfg: TransformerConfig, *, seq_len: int) -> 
     For a dense model with full attention this is PaLM's ``12*L*H*Q*T``
     (:func:`attention_flops_per_token`); latent attention uses its head sizes and
     sliding-window layers their window. The attention term of :func:`model_flops_per_token`.
+    With DeepSeek Sparse Attention the attention over the ``min(seq_len, topk)`` picked keys
+    is three times its forward pass, and the indexer's scoring of all ``seq_len`` keys runs
+    forward only, its backward pass on the picked keys (:func:`indexer_training_flops`):
+    DeepSeek-V3.2 at 131,072 tokens, 61 x (3 x 81,920 x 2,048 + 16,512 x (131,072 + 2 x
+    2,048)) = 166.8 GFLOP, against 426.8 with three forward passes of the indexer and
+    1,964.9 attending to every key.
     """
-    return 3 * forward_attention_flops_per_token(cfg, context=seq_len)
+    cfg = as_config(cfg)
+    forward = forward_attention_flops_per_token(cfg, context=seq_len)
+    if not cfg.indexer_topk:
+        return 3 * forward
+    t, layers = int(seq_len), cfg.global_layers  # a top-k has no window or chunk beside it
+    scoring = indexer_flops_per_key(cfg) * layers * t
+    return 3 * (forward - scoring) + layers * indexer_training_flops(
+        cfg, scored=t, selected=min(t, cfg.indexer_topk))
 
 
 def model_flops_per_token(cfg: TransformerConfig, *, seq_len: int | None = None,

@@ -79,6 +79,7 @@ from dataclasses import dataclass, replace
 from gpulesson import _validate as v
 from gpulesson import memory
 from gpulesson.flops import (
+    attended_keys,
     attention_flops_per_key,
     forward_attention_flops_per_token,
     indexer_flops_per_key,
@@ -492,15 +493,6 @@ def _attended_chunks(context: int, new_tokens: int, chunk: int) -> int:
     return upto(context + new_tokens) - upto(context)
 
 
-def _attended(context: int, new_tokens: int, window: int) -> int:
-    """``sum_{i=1..k} min(context + i, window)`` (``window = 0``: no cap)."""
-    c, k = context, new_tokens
-    if not window:
-        return k * c + k * (k + 1) // 2
-    m = min(max(window - c, 0), k)  # steps whose context is still inside the window
-    return m * c + m * (m + 1) // 2 + (k - m) * window
-
-
 def model_decode_flops(cfg: TransformerConfig, new_tokens: int, *, context_len: int = 0,
                        batch: int = 1) -> float:
     """Forward FLOPs to generate ``new_tokens`` after ``context_len`` cached tokens.
@@ -520,11 +512,11 @@ def model_decode_flops(cfg: TransformerConfig, new_tokens: int, *, context_len: 
     c = v.nonneg_int("context_len", context_len)
     b = v.positive_int("batch", batch)
     per_key = attention_flops_per_key(cfg)
-    keys = (cfg.global_layers * _attended(c, k, cfg.indexer_topk)
-            + cfg.local_layers * _attended(c, k, cfg.sliding_window)
+    keys = (cfg.global_layers * attended_keys(c, k, cfg.indexer_topk)
+            + cfg.local_layers * attended_keys(c, k, cfg.sliding_window)
             + (cfg.chunked_layers * _attended_chunks(c, k, cfg.attention_chunk)
                if cfg.attention_chunk else 0))
-    scored = indexer_flops_per_key(cfg) * cfg.global_layers * _attended(c, k, 0)
+    scored = indexer_flops_per_key(cfg) * cfg.global_layers * attended_keys(c, k, 0)
     return b * (2.0 * active_params(cfg) * k + per_key * keys + scored)
 
 

@@ -145,10 +145,9 @@ class ModelView:
         cfg, top = self.cfg, self.cfg.indexer_topk
         if not top:
             return flops.forward_attention_flops_per_token(cfg, context=prompt) * prompt / 2
-        m = min(prompt, top)
-        keys = m * (m + 1) // 2 + (prompt - m) * top
+        keys = flops.attended_keys(0, prompt, top)
         per_key = flops.attention_flops_per_key(cfg)
-        scored = flops.indexer_flops_per_key(cfg) * prompt * (prompt + 1) // 2
+        scored = flops.indexer_flops_per_key(cfg) * flops.attended_keys(0, prompt)
         return float(cfg.global_layers * (per_key * keys + scored))
 
 

@@ -354,7 +354,7 @@ def test_dsa_attention_flops_are_top_k_attention_plus_the_indexer() -> None:
     128 x (192 + 128) = 81,920 a key, over at most 2,048 keys. By hand, one query at
     4,096 tokens: 61 x (81,920 x 2,048 + 16,512 x 4,096) = 14,359,724,032; at 131,072:
     61 x (81,920 x 2,048 + 16,512 x 131,072) = 142,254,014,464 (dense: 654,982,512,640).
-    GLM-5.1 (32 indexer heads): 2 x 32 x 129 = 8,256. Training counts three times it."""
+    GLM-5.1 (32 indexer heads): 2 x 32 x 129 = 8,256. Training: see the next test."""
     import dataclasses
     from pathlib import Path
 
@@ -373,7 +373,50 @@ def test_dsa_attention_flops_are_top_k_attention_plus_the_indexer() -> None:
     assert f(v32, context=131072) == 142_254_014_464
     assert f(dense, context=131072) == f(v3, context=131072) == 654_982_512_640
     assert f(v32, context=1000) == f(v3, context=1000) + 61 * 16_512 * 1000
-    assert flops.model_attention_flops_per_token(v32, seq_len=131072) == \
-        3 * 142_254_014_464
     # every other model is unchanged: no top-k, no indexer term
     assert f(preset("llama-2-7b"), context=4096) == 4 * 32 * 32 * 128 * 4096
+
+
+def test_dsa_training_attention_runs_the_indexer_backward_on_the_picked_keys_only() -> None:
+    """DeepSeek-V3.2's sparse training stage (DeepSeek-AI 2025, arXiv 2512.02556): the
+    indexer's KL loss covers only the selected set S_t and its input is detached, so its
+    backward pass (twice the forward) runs on the picked keys; the attention is three
+    times its forward over them. By hand at 131,072 tokens: 61 x (3 x 81,920 x 2,048 +
+    16,512 x (131,072 + 2 x 2,048)) = 166,847,840,256 (three forward passes:
+    426,762,043,392; dense: 1,964,947,537,920). At 2,048 tokens (the top-k) the attention
+    is the dense count and the indexer adds 61 x 16,512 x 3 x 2,048."""
+    import dataclasses
+    from pathlib import Path
+
+    from gpulesson.transformer import from_hf_config
+    hf = Path(__file__).resolve().parents[1] / "data" / "hf_configs"
+    v32 = from_hf_config(hf / "deepseek_v32__DeepSeek-V3.2.json")
+    dense = dataclasses.replace(v32, indexer_heads=0, indexer_head_dim=0, indexer_topk=0)
+    m = flops.model_attention_flops_per_token
+    assert m(v32, seq_len=131072) == 166_847_840_256
+    assert m(dense, seq_len=131072) == 1_964_947_537_920
+    assert m(v32, seq_len=2048) == m(dense, seq_len=2048) + 61 * 16_512 * 3 * 2048
+    assert flops.indexer_training_flops(v32, scored=131072, selected=2048) == 2_231_894_016
+    assert flops.indexer_training_flops(dense, scored=10, selected=5) == 0
+    with pytest.raises(ValueError, match="selected"):
+        flops.indexer_training_flops(v32, scored=10, selected=11)
+    # the training total follows: 6 N_active + the attention above
+    assert flops.model_flops_per_token(v32, seq_len=131072) == pytest.approx(
+        6 * flops.active_params(v32) + 166_847_840_256, rel=1e-12)
+    # dense models are unchanged: three forward passes
+    llama = preset("llama-2-7b")
+    assert m(llama, seq_len=4096) == 3 * flops.forward_attention_flops_per_token(
+        llama, context=4096) == 12 * 32 * 32 * 128 * 4096
+
+
+def test_attended_keys_sums_causal_keys_under_a_cap() -> None:
+    """sum_{i=1..k} min(c + i, w): causal T(T+1)/2 without a cap; with DeepSeek-V3.2's
+    top-k of 2,048 over 131,072 tokens, 2,048 x 2,049 / 2 + 129,024 x 2,048."""
+    assert flops.attended_keys(0, 131072) == 131072 * 131073 // 2
+    assert flops.attended_keys(0, 131072, 2048) == 2048 * 2049 // 2 + 129_024 * 2048
+    assert flops.attended_keys(0, 1000, 2048) == flops.attended_keys(0, 1000)
+    assert flops.attended_keys(10, 3) == 11 + 12 + 13
+    assert flops.attended_keys(10, 3, 12) == 11 + 12 + 12
+    assert flops.attended_keys(10, 3, None) == 36  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="new_tokens"):
+        flops.attended_keys(0, -1)
