@@ -22,7 +22,13 @@ source gives (or at the peak, where the rate is what the calibration fits):
   a sliding window's keys in full; more with recomputation) at the share of the dense
   BF16 peak :func:`attention_efficiency` gives for the head size and the keys a kernel
   call walks (tiles of 128, the exponentials' cost against the products', the diagonal
-  tile and each query tile's fixed cost); the calibration's factor scales it;
+  tile and each query tile's fixed cost); the calibration's factor scales it. With
+  DeepSeek Sparse Attention (``indexer_topk``, past the top-k) each query attends to its
+  ``min(i, topk)`` picked keys (:func:`gpulesson.flops.attended_keys`), a gathered walk of
+  ``topk`` keys, and the indexer scores every earlier key forward and the picked ones
+  backward (:func:`gpulesson.flops.indexer_training_flops`; DeepSeek-V3.2's sparse
+  training stage, arXiv 2512.02556) at the rate of a causal walk of its head size: no
+  rate of its FP8 kernel is published, so it runs at the BF16 attention's;
 * ``memory``: every kernel that is not a matrix product, as bytes at the HBM bandwidth:
   norms, residual adds, rotary embeddings, the MLP's activation function, dropout, token
   permutation for the experts, softmax and cross-entropy over the vocabulary, FP8 casts
@@ -165,7 +171,8 @@ class StepTerms:
     ``kernels`` is a count, ``optimizer_bytes`` the bytes of one optimizer step (once per
     step, not per micro-batch) and ``offload_bytes`` the activations sent to the host and
     back per micro-batch. ``redo_gemm`` and ``redo_experts`` are the parts of ``gemm`` and
-    ``experts`` that recomputation adds (forward products run again)."""
+    ``experts`` that recomputation adds (forward products run again);
+    ``attention_flops`` the FLOPs behind ``attention`` (the indexer's included)."""
 
     gemm: float
     experts: float
@@ -178,6 +185,7 @@ class StepTerms:
     gemm_flops: float
     redo_gemm: float = 0.0
     redo_experts: float = 0.0
+    attention_flops: float = 0.0
 
     def as_dict(self) -> dict[str, float]:
         return {t: getattr(self, t) for t in TERMS}
@@ -430,16 +438,30 @@ def _terms(model: ModelView, gpu: _Chip, tp: int, cp: int, pp: int, ep: int,
     d_head = (cfg.head_dim + cfg.value_head_dim) / 2  # type: ignore[operator]
     # each query sees the whole sequence; with context parallelism a kernel call sees one
     # GPU's chunk of keys at a time (the ring passes the chunks round), which sets its walk
-    s_kv = seq_len
-    attn = (3 * per_key * cfg.global_layers * s_kv / 2
-            / attention_efficiency(d_head, max(s_kv // cp, 1), arch))
+    s_kv, top = seq_len, cfg.indexer_topk
+    if top and s_kv > top:  # DeepSeek Sparse Attention: each query its top-k, gathered
+        keys = flops.attended_keys(0, s_kv, top) / s_kv  # per query, causal
+        attn_flops = 3 * per_key * cfg.global_layers * keys
+        attn = attn_flops / attention_efficiency(d_head, top, arch, window=True)
+    else:
+        attn_flops = 3 * per_key * cfg.global_layers * s_kv / 2
+        attn = attn_flops / attention_efficiency(d_head, max(s_kv // cp, 1), arch)
+    if top:  # its indexer scores every earlier key, backward only the picked ones
+        scored = cfg.global_layers * flops.indexer_training_flops(
+            cfg, scored=flops.attended_keys(0, s_kv), selected=flops.attended_keys(
+                0, s_kv, top)) / s_kv
+        attn_flops += scored
+        attn += scored / attention_efficiency(cfg.indexer_head_dim, max(s_kv // cp, 1), arch)
     if cfg.local_layers or cfg.chunked_layers:  # a chunk's keys counted like a window's
         w = min(cfg.sliding_window or cfg.attention_chunk, s_kv)
-        attn += 3 * per_key * (cfg.local_layers + cfg.chunked_layers) * w / attention_efficiency(
-            d_head, max(w, 1), arch, window=True)
+        local = 3 * per_key * (cfg.local_layers + cfg.chunked_layers) * w
+        attn_flops += local
+        attn += local / attention_efficiency(d_head, max(w, 1), arch, window=True)
     attn *= t / tp
+    attn_flops *= t / tp
     if recompute not in ("none", "torchtitan-op"):  # op checkpointing keeps attention's output
         attn *= 4 / 3
+        attn_flops *= 4 / 3
     kernels = L * (_KERNELS_DENSE + (_KERNELS_FP8 if fp8 else 0)) + model.moe_layers * _KERNELS_MOE
     offload = 0.0
     if offload_layers:
@@ -454,7 +476,8 @@ def _terms(model: ModelView, gpu: _Chip, tp: int, cp: int, pp: int, ep: int,
                      syncs=2 * model.moe_layers / pp,
                      optimizer_bytes=OPTIMIZER_BYTES * shard_params,
                      offload_bytes=offload / pp, gemm_flops=gemm_flops * share,
-                     redo_gemm=redo_gemm * share, redo_experts=redo_experts * share)
+                     redo_gemm=redo_gemm * share, redo_experts=redo_experts * share,
+                     attention_flops=attn_flops * share)
 
 
 def fp8_activation_saving(model: object) -> float:

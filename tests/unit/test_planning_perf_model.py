@@ -154,3 +154,58 @@ def test_torchao_tensorwise_products_run_at_torchaos_own_rate() -> None:
         "gemm:Hopper:fp8-tensorwise"
     # most of a step's product time is the layers' (FP8); the output layer stays BF16
     assert bf16 / tw == pytest.approx(1.39, rel=0.1)
+
+
+def _sparse_and_dense():  # noqa: ANN202
+    import dataclasses
+    from pathlib import Path
+    hf = Path(__file__).resolve().parents[1] / "data" / "hf_configs"
+    v32 = transformer.from_hf_config(hf / "deepseek_v32__DeepSeek-V3.2.json")
+    return v32, dataclasses.replace(v32, indexer_heads=0, indexer_head_dim=0, indexer_topk=0)
+
+
+def test_a_dsa_step_attends_to_the_top_k_and_counts_the_indexer() -> None:
+    """DeepSeek-V3.2's sparse training stage (DeepSeek-AI 2025, arXiv 2512.02556: 2,048
+    keys a query, sequences of 128K tokens). One 131,072-token sequence, by hand: the
+    attention 3 x 81,920 x 61 x (2,048 x 2,049 / 2 + 129,024 x 2,048) and the indexer
+    61 x 16,512 x (131,072 x 131,073 / 2 + 2 x that top-k sum), forward over every
+    earlier key and backward over the picked ones: 1.3181e16 FLOPs, against
+    3 x 81,920 x 61 x 131,072^2 / 2 = 1.2878e17 for dense attention."""
+    v32, dense = _sparse_and_dense()
+    s, top = 131072, 2048
+    picked = top * (top + 1) // 2 + (s - top) * top
+    hand = (3 * 81920 * 61 * picked
+            + 61 * 16512 * (s * (s + 1) // 2 + 2 * picked))
+    sparse = step_terms(model_view(v32), H100, tp=1, cp=1, pp=1, ep=1, micro_batch=1,
+                        seq_len=s, precision="bf16", fp8_recipe="current", recompute="none",
+                        imbalance=1.0, shard_params=1e9)
+    full = step_terms(model_view(dense), H100, tp=1, cp=1, pp=1, ep=1, micro_batch=1,
+                      seq_len=s, precision="bf16", fp8_recipe="current", recompute="none",
+                      imbalance=1.0, shard_params=1e9)
+    assert sparse.attention_flops == pytest.approx(hand, rel=1e-12)
+    assert full.attention_flops == pytest.approx(3 * 81920 * 61 * s * s / 2, rel=1e-12)
+    assert sparse.attention < full.attention / 5  # the time follows: 21.7 s against 184 s
+
+
+def test_a_dsa_step_within_its_top_k_adds_only_the_indexer() -> None:
+    """At 2,048 tokens every query attends to every earlier key, as dense attention: the
+    attention's FLOPs and time are the dense model's, and the indexer adds its own
+    (forward over every earlier key, backward over the same keys, all picked)."""
+    v32, dense = _sparse_and_dense()
+    kw = dict(tp=2, cp=1, pp=1, ep=1, micro_batch=1, seq_len=2048, precision="bf16",
+              fp8_recipe="current", recompute="none", imbalance=1.0, shard_params=1e9)
+    sparse = step_terms(model_view(v32), H100, **kw)  # type: ignore[arg-type]
+    full = step_terms(model_view(dense), H100, **kw)  # type: ignore[arg-type]
+    indexer = 61 * 16512 * 3 * (2048 * 2049 // 2) / 2  # / tp
+    assert sparse.attention_flops == pytest.approx(full.attention_flops + indexer, rel=1e-12)
+    walk = attention_efficiency(128, 2048, "Hopper")  # the indexer's head size
+    assert sparse.attention - full.attention == pytest.approx(
+        indexer / walk / H100.peak("bf16"), rel=1e-9)
+
+
+def test_dense_attention_flops_are_half_of_palms_count() -> None:
+    """Every model without a top-k: the causal half of PaLM's 12 L H Q T per token, three
+    passes of 4 L H Q T / 2 (Llama 3 8B, 32 layers of 32 heads of 128, 4,096 tokens)."""
+    t = _terms("llama-3-8b")
+    assert t.attention_flops == pytest.approx(3 * 4 * 32 * 32 * 128 * 4096 / 2 * 4096,
+                                              rel=1e-12)
