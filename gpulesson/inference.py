@@ -339,7 +339,7 @@ def kv_cache_bytes(
 
 
 def decode_kv_read_bytes(cfg: TransformerConfig, *, context: int, bytes_per_element: float = 2,
-                         indexer_bytes_per_element: float = 1) -> int:
+                         indexer_bytes_per_element: float = 1, new_tokens: int = 1) -> int:
     """KV-cache bytes one decode step reads for one sequence of ``context`` cached tokens.
 
     What each layer's attention reads: the tokens :func:`kv_cache_bytes` holds (a
@@ -350,9 +350,15 @@ def decode_kv_read_bytes(cfg: TransformerConfig, *, context: int, bytes_per_elem
     ``k_cache[:bsz, :end_pos]`` and returns ``topk(min(index_topk, end_pos))``, the
     indices the sparse attention reads). DeepSeek-V3.2 in BF16 at 131,072 tokens: 61 x
     (2,048 x 1,152 + 131,072 x 132) = 1,199,308,800 bytes, not the whole 10.27 GB cache.
+
+    ``new_tokens`` tokens of the sequence in one step (the uncached part of a prompt whose
+    prefix is cached) each pick their own top-k: the latents of at most
+    ``min(context, new_tokens * topk)`` cached tokens are read, counted at that bound
+    (exact for one token; the whole cache once the picks could cover it).
     """
     cfg = as_config(cfg)
     s = v.positive_int("context", context)
+    n = v.positive_int("new_tokens", new_tokens)
     topk = cfg.indexer_topk
     if not topk:
         return kv_cache_bytes(cfg, seq_len=s, bytes_per_element=bytes_per_element,
@@ -361,7 +367,7 @@ def decode_kv_read_bytes(cfg: TransformerConfig, *, context: int, bytes_per_elem
     index = indexer_key_bytes(cfg, bytes_per_element=v.positive_number(
         "indexer_bytes_per_element", indexer_bytes_per_element))
     layers = cfg.global_layers  # a top-k has no window or chunk beside it
-    return (v.tensor_bytes(_kv_values_per_layer(cfg) * min(s, topk) * layers, b)
+    return (v.tensor_bytes(_kv_values_per_layer(cfg) * min(s, n * topk) * layers, b)
             + index * s * layers)
 
 

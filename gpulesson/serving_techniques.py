@@ -140,7 +140,9 @@ def prefill_time_with_prefix(cfg: TransformerConfig, prompt_tokens: int, *,
     ``max(prefill_flops_with_prefix / peak, (weights read + cached KV) / bandwidth)``: the
     new tokens' FLOPs, against the weights they route to
     (:func:`gpulesson.inference.decode_weight_bytes`) plus the cached prefix's keys and
-    values, which their attention reads. With nothing cached it is
+    values, which their attention reads (:func:`gpulesson.inference.decode_kv_read_bytes`:
+    a sparse-attention model's indexer keys and the latents its new tokens pick, at most
+    ``topk`` each). With nothing cached it is
     :func:`gpulesson.inference.model_prefill_time`; with all but the last token cached it
     is about one decode step.
     """
@@ -151,7 +153,8 @@ def prefill_time_with_prefix(cfg: TransformerConfig, prompt_tokens: int, *,
     flops = prefill_flops_with_prefix(cfg, t, cached_tokens=p)
     read = inference.decode_weight_bytes(cfg, batch=t - p, bytes_per_param=bytes_per_param)
     if p:
-        read += inference.kv_cache_bytes(cfg, seq_len=p, bytes_per_element=kv_bytes_per_element)
+        read += inference.decode_kv_read_bytes(cfg, context=p, new_tokens=t - p,
+                                               bytes_per_element=kv_bytes_per_element)
     return max(flops / peak, read / bw)
 
 

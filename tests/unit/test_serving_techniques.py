@@ -163,6 +163,34 @@ def test_a_full_hit_costs_about_one_decode_step() -> None:
     assert saving.ttft_saved == pytest.approx(saving.ttft_without - saving.ttft)
 
 
+def test_a_sparse_models_full_hit_reads_the_top_k_as_a_decode_step_does() -> None:
+    """DeepSeek-V3.2, 131,071 of 131,072 tokens cached: the last token's indexer reads all
+    131,071 indexer keys (132 bytes) and its attention the latents of the 2,048 it picks
+    (1,152 bytes in BF16), 61 x (2,048 x 1,152 + 131,071 x 132) = 1,199,300,748 bytes, not
+    the whole 10.27 GB cache; the time is a decode step's at that context. More new tokens
+    pick more: 10 of them at most 20,480 latents, and 32,768 new tokens the whole cache."""
+    from pathlib import Path
+
+    from gpulesson.transformer import from_hf_config
+    hf = Path(__file__).resolve().parents[1] / "data" / "hf_configs"
+    v32 = from_hf_config(hf / "deepseek_v32__DeepSeek-V3.2.json")
+    saving = st_.prefix_cache_saving(v32, 131072, hit_rate=1.0, **GPU)
+    assert saving.cached_tokens == 131071
+    read = (inference.decode_weight_bytes(v32, batch=1)
+            + 61 * (2048 * 1152 + 131071 * 132))
+    assert saving.ttft == pytest.approx(read / GPU["bandwidth"], rel=1e-12)
+    step = inference.model_decode_speed(v32, batch=1, context=131071, **GPU).step_time
+    assert saving.ttft == pytest.approx(step, rel=1e-3)
+    kv = inference.decode_kv_read_bytes
+    assert kv(v32, context=98304, new_tokens=10) == 61 * (20480 * 1152 + 98304 * 132)
+    assert kv(v32, context=98304, new_tokens=32768) == inference.kv_cache_bytes(
+        v32, seq_len=98304)
+    assert kv(LLAMA, context=8191, new_tokens=100) == inference.kv_cache_bytes(
+        LLAMA, seq_len=8191)  # dense: the whole cache, however many new tokens
+    with pytest.raises(ValueError, match="new_tokens"):
+        kv(v32, context=10, new_tokens=0)
+
+
 def test_prefix_cache_refuses_a_cache_as_long_as_the_prompt() -> None:
     with pytest.raises(ValueError, match=r"cached_tokens must be between 0 and "
                                          r"prompt_tokens - 1 \(99\).*got 100"):
