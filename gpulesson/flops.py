@@ -26,7 +26,9 @@ layer: ``2*H*(d_qk + d_v)*T`` forward FLOPs per token per layer, with the query/
 size ``d_qk`` and the value head size ``d_v`` (both ``Q`` in PaLM's count, 192 and 128 in
 DeepSeek-V3's latent attention), and ``T`` capped at the window in sliding-window layers.
 Training is three times the forward pass, so a dense model with full attention gives
-PaLM's ``12*L*H*Q*T`` exactly. :func:`model_training_flops` multiplies by the tokens, with
+PaLM's ``12*L*H*Q*T`` exactly. With DeepSeek Sparse Attention ``T`` is capped at the
+top-k, and the indexer that picks the keys scores all ``T`` of them forward and only the
+picked ones backward (:func:`indexer_training_flops`). :func:`model_training_flops` multiplies by the tokens, with
 the same attention term, so that per-token figures, totals, days and GPU-hours agree.
 
 MFU and HFU
