@@ -28,8 +28,9 @@ DeepSeek-V3's latent attention), and ``T`` capped at the window in sliding-windo
 Training is three times the forward pass, so a dense model with full attention gives
 PaLM's ``12*L*H*Q*T`` exactly. With DeepSeek Sparse Attention ``T`` is capped at the
 top-k, and the indexer that picks the keys scores all ``T`` of them forward and only the
-picked ones backward (:func:`indexer_training_flops`). :func:`model_training_flops` multiplies by the tokens, with
-the same attention term, so that per-token figures, totals, days and GPU-hours agree.
+picked ones backward (:func:`indexer_training_flops`). :func:`model_training_flops`
+multiplies by the tokens, with the same attention term, so that per-token figures,
+totals, days and GPU-hours agree.
 
 MFU and HFU
 -----------

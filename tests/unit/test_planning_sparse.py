@@ -198,7 +198,7 @@ def test_the_training_planner_steps_a_sparse_model_at_its_top_k() -> None:
              for m in (V32, dense)]
     assert plans[0].breakdown["compute"] < 0.3 * plans[1].breakdown["compute"]
     assert plans[0].step_time < plans[1].step_time
-    for plan, m in zip(plans, (V32, dense)):
+    for plan, m in zip(plans, (V32, dense), strict=True):
         assert plan.mfu == pytest.approx(
             plan.tokens_per_second * flops.model_flops_per_token(m, seq_len=131072)
             / (2048 * 989.4e12), rel=1e-6)
