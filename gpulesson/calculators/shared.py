@@ -66,8 +66,9 @@ def _training_fill(cfg: transformer.TransformerConfig) -> dict[str, Any]:
 
 
 #: What a form shows of a preset's configuration, beyond its shape.
-_NOT_SHOWN = ("latent attention, shared experts, leading dense layers, extra norms, q/k "
-              "norms, sinks and the output-projection and MLP biases")
+_NOT_SHOWN = ("latent attention, chunked attention, shared experts, leading dense layers, "
+              "experts on alternate layers only, extra norms, q/k norms, sinks and the "
+              "output-projection and MLP biases")
 
 
 def model_inputs(default: str = "llama-2-7b", *, advanced: bool = True,

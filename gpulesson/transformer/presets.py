@@ -119,6 +119,28 @@ _PRESET_LIST = [
            ffn=2880, qkv_bias=True, attn_out_bias=True, mlp_bias=True, attention_sinks=True,
            sliding_window=128, sliding_window_pattern=2, experts=128, experts_per_token=4,
            router_bias=True, context=131072),
+    _llama("llama-4-maverick", _HF + "meta-llama/Llama-4-Maverick-17B-128E, its text_config "
+           "(Meta 2025, model card: 17B active, 400B total; 128 experts, 1 per token, and a "
+           "shared expert on every other layer; 8,192-token chunked attention on three "
+           "layers in four; the checkpoint adds a vision encoder)",
+           hidden=5120, layers=48, heads=40, kv_heads=8, head_dim=128, vocab=202048,
+           ffn=16384, experts=128, experts_per_token=1, shared_experts=1, expert_ffn=8192,
+           moe_layer_step=2, attention_chunk=8192, attention_chunk_pattern=4,
+           context=1048576),
+    _llama("kimi-k2", _HF + "moonshotai/Kimi-K2-Instruct (Moonshot AI 2025, model card: 1T "
+           "total, 32B activated; DeepSeek-V3's latent attention with 64 heads, 384 routed "
+           "+ 1 shared expert, 8 per token, 1 dense layer)",
+           hidden=7168, layers=61, heads=64, vocab=163840, ffn=18432,
+           kv_lora_rank=512, q_lora_rank=1536, qk_rope_head_dim=64, qk_nope_head_dim=128,
+           v_head_dim=128, experts=384, experts_per_token=8, shared_experts=1,
+           expert_ffn=2048, dense_layers=1, router_bias=True, context=131072,
+           routing_groups=1, routing_group_topk=1),
+    _llama("minimax-m2.7", _HF + "MiniMaxAI/MiniMax-M2.7 (the shape of MiniMax-M2, whose "
+           "model card gives 230B total, 10B active; 256 experts, 8 per token; q/k norms "
+           "over the whole projections)",
+           hidden=3072, layers=62, heads=48, kv_heads=8, head_dim=128, vocab=200064,
+           ffn=1536, qk_norm="full", experts=256, experts_per_token=8, router_bias=True,
+           context=204800),
 ]
 
 #: The model presets of the course by name (read-only).
@@ -137,7 +159,8 @@ MODEL_LABELS: Mapping[str, str] = MappingProxyType({
     "qwen3-8b": "Qwen3-8B", "qwen3-30b-a3b": "Qwen3-30B-A3B (MoE)",
     "qwen3-235b-a22b": "Qwen3-235B-A22B (MoE)", "gemma-2-9b": "Gemma-2-9B",
     "phi-3-mini": "Phi-3-mini (3.8B)", "gpt-oss-20b": "gpt-oss-20b (MoE)",
-    "gpt-oss-120b": "gpt-oss-120b (MoE)",
+    "gpt-oss-120b": "gpt-oss-120b (MoE)", "llama-4-maverick": "Llama 4 Maverick (MoE)",
+    "kimi-k2": "Kimi K2 (MoE, MLA)", "minimax-m2.7": "MiniMax-M2.7 (MoE)",
 })
 
 
@@ -158,7 +181,7 @@ def preset(name: str) -> TransformerConfig:
     ``llama-3.1-405b``, ``llama-3.2-1b``, ``mistral-7b``, ``qwen2.5-7b``, and the models
     of 2024-26: ``mixtral-8x7b``, ``deepseek-v3``, ``qwen3-8b``, ``qwen3-30b-a3b``,
     ``qwen3-235b-a22b``, ``gemma-2-9b``, ``phi-3-mini``, ``gpt-oss-20b``,
-    ``gpt-oss-120b``. Lookup ignores case and spaces. Each preset's ``source`` names its
+    ``gpt-oss-120b``, ``llama-4-maverick``, ``kimi-k2``, ``minimax-m2.7``. Lookup ignores case and spaces. Each preset's ``source`` names its
     config file or paper.
     """
     if not isinstance(name, str):

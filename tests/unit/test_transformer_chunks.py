@@ -55,10 +55,16 @@ def text_config(**changes: object) -> dict[str, object]:
 # The config
 
 
-def test_existing_configs_have_no_chunks() -> None:
-    """The new fields default to none: every preset keeps its global layers."""
+def test_only_llama_4_presets_have_chunks() -> None:
+    """The new fields default to none: every preset but Llama 4 Maverick keeps its global
+    layers; Maverick's 36 chunked layers and 12 global ones add up to its 48."""
     for name in PRESETS:
         cfg = preset(name)
+        if name.startswith("llama-4"):
+            assert (cfg.attention_chunk, cfg.chunked_layers, cfg.global_layers) == (
+                8192, 36, 12)
+            assert cfg.global_layers + cfg.chunked_layers == cfg.layers
+            continue
         assert (cfg.attention_chunk, cfg.chunked_layers) == (0, 0)
         assert cfg.global_layers == cfg.layers - cfg.local_layers - cfg.recurrent_layers
 

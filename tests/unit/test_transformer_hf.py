@@ -118,15 +118,30 @@ PRESET_FILES = {
     "gpt-oss-20b": "gpt_oss__gpt-oss-20b.json",
     "gpt-oss-120b": "gpt_oss__gpt-oss-120b.json",
     "qwen2.5-7b": "qwen2__Qwen2.5-7B.json",
+    "llama-4-maverick": "llama4__Llama-4-Maverick-17B-128E.json",
+    "kimi-k2": "kimi_k2__Kimi-K2-Instruct.json",
+    "minimax-m2.7": "minimax_m2__MiniMax-M2.7.json",
 }
 
 
 @pytest.mark.parametrize("name", sorted(PRESET_FILES))
 def test_preset_is_its_config_file(name: str) -> None:
-    """Each preset copies its model's config.json: from_hf_config gives the same model."""
+    """Each preset copies its model's config.json: from_hf_config gives the same model,
+    and the preset's source names that file's repository."""
     from_file = dataclasses.replace(hf(PRESET_FILES[name]), name=name,
                                     source=preset(name).source)
     assert from_file == preset(name)
+    repository = HF_INDEX[PRESET_FILES[name]]["repository"]
+    assert repository in preset(name).source, (repository, preset(name).source)
+
+
+def test_presets_of_2025_26_are_their_published_totals() -> None:
+    """Kimi K2 and MiniMax-M2.7: the exact totals of their checkpoints' tensor tables
+    (index.json); Llama 4 Maverick publishes only "400B total" (Meta 2025, model card),
+    which its text model's 400.7B rounds to (the checkpoint adds a vision encoder)."""
+    for name in ("kimi-k2", "minimax-m2.7"):
+        assert param_count(preset(name)) == HF_INDEX[PRESET_FILES[name]]["params"]
+    assert round(param_count(preset("llama-4-maverick")) / 1e11) == 4
 
 
 def test_presets_that_differ_from_their_file_only_where_stated() -> None:
@@ -154,6 +169,9 @@ def test_every_preset_has_a_label_and_a_source() -> None:
     ("qwen3-235b-a22b", 21.5e9, 22.5e9, True, "Qwen3 card: 22B activated"),
     ("gpt-oss-20b", 3.605e9, 3.615e9, False, "OpenAI 2025, Table 1: 3.61B active"),
     ("gpt-oss-120b", 5.125e9, 5.135e9, False, "OpenAI 2025, Table 1: 5.13B active"),
+    ("llama-4-maverick", 16.5e9, 17.5e9, True, "Meta 2025, Llama 4 card: 17B active"),
+    ("kimi-k2", 31.5e9, 32.5e9, False, "Kimi-K2-Instruct card: 32B activated"),
+    ("minimax-m2.7", 9.5e9, 10.5e9, False, "MiniMax-M2 card: 10B active"),
 ])
 def test_source_active_parameters_of_the_moe_presets(name: str, low: float, high: float,
                                                      input_embedding: bool,
