@@ -205,6 +205,17 @@ PLANNING = Calculator(
 )
 
 
+def _serving_reason(plan: planning.ServingPlan, tp: int) -> str:
+    """Why a plan without the planner's own reason has its tp: the reader's, or, with tp
+    left to the planner (0), the one size it tried, or none that serves the traffic."""
+    if tp:
+        return "tp as set"
+    if plan.feasible:
+        return f"tp {plan.tp}, the only size the planner tried"
+    return (f"No tensor-parallel size the planner tried serves this; shown: tp {plan.tp}, "
+            "the one with the fewest problems")
+
+
 def _serving(**kw: Any) -> dict[str, Any]:
     cfg = planner_inputs.config(kw)
     spec = planner_inputs.spec(kw, "bf16")  # serving plans read the BF16 peak only
@@ -231,7 +242,7 @@ def _serving(**kw: Any) -> dict[str, Any]:
         "layout": f"tp {plan.tp}{engines} × {plan.replicas} "
                   f"replica{'s' if plan.replicas > 1 else ''}"
                   f" = {plan.gpus} GPU{'s' if plan.gpus > 1 else ''}",
-        "reason": plan.reason or "tp as set",
+        "reason": plan.reason or _serving_reason(plan, tp),
         "kv_cache_tokens": plan.kv_cache_tokens * plan.dp,
         "max_concurrency": plan.max_concurrency * plan.dp,
         "batch": plan.batch, "ttft": plan.ttft, "tpot": plan.tpot,

@@ -145,6 +145,20 @@ def test_every_tensor_parallel_size_in_range_gets_a_plan_or_a_message_naming_tp(
         assert "plan_serving(" not in message and "TransformerConfig(" not in message
 
 
+def test_a_serving_plan_that_nothing_serves_does_not_say_tp_as_set():
+    """Audit of the presets of 2025-26 (2026-12): with tp left to the planner (0) and no
+    size serving the traffic (Kimi K2's 2.05 TB of BF16 weights on 8 H100s, Llama 4
+    Maverick's 801 GB), the plan shown said "Why: tp as set", though the reader set none.
+    It now says the planner tried the sizes and shows the one with the fewest problems;
+    a tp the reader sets still reads "tp as set"."""
+    for model in ("kimi-k2", "llama-4-maverick"):
+        out = C.compute("serving_plan", model=model)
+        assert out["feasible"] is False and "no room for a KV cache" in out["problems"]
+        assert out["reason"].startswith("No tensor-parallel size the planner tried"), out
+        assert f"shown: tp {out['layout'].split()[1]}," in out["reason"], out
+    assert C.compute("serving_plan", model="kimi-k2", tp=8)["reason"] == "tp as set"
+
+
 def test_several_problems_read_as_a_list_not_one_run_on_sentence():
     """Audit of the site's calculators (2026-12): the planners joined a plan's problems
     with a bare space, so tp = 3 on the serving planner read "tp = 3 must divide the 64
