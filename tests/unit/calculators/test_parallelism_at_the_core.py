@@ -53,3 +53,22 @@ def test_decode_ceiling_llama2_7b_on_an_h100():
     assert C.evaluate("decode_ceiling")["text"]["tokens_per_second"] == "249 tokens/s"
     assert C.compute("decode_ceiling", batch=64)["tokens_per_second"] == pytest.approx(
         64 * 248.575, rel=1e-5)
+
+
+def test_kimi_k2_does_not_fit_and_decodes_at_its_active_weights():
+    """Kimi K2 (moonshotai/Kimi-K2-Instruct's config.json): 1,026,408,232,448 parameters,
+    2,052,816,464,896 bytes in BF16; its latent cache is 61 layers x (512 + 64) values x
+    2 bytes = 70,272 bytes per token, 575,668,224 for 8,192 tokens. With 2 GB of overhead
+    that is 2,055.39 GB: 26 GPUs of 80 GB. A decode step at batch 1 reads the 32,861,500,928
+    parameters one token uses (8 of 384 experts): 65,723,001,856 bytes, at 3.35 TB/s at
+    most 50.97 tokens/s, although the menu shows the count to 12 digits (1,026.40823245
+    billion)."""
+    fit = C.compute("will_it_fit", model="kimi-k2")
+    assert (fit["n_params"], fit["weights"], fit["kv_cache"]) == (
+        1_026_408_232_448, 2_052_816_464_896, 575_668_224)
+    assert fit["fits"] is False and fit["gpus_needed"] == 26
+    one = C.compute("decode_ceiling", model="kimi-k2")
+    assert one["weights"] == pytest.approx(65_723_001_856, rel=1e-12)
+    assert one["tokens_per_second"] == pytest.approx(3.35e12 / 65_723_001_856, rel=1e-12)
+    assert C.evaluate("decode_ceiling", {"model": "kimi-k2"})["text"][
+        "tokens_per_second"] == "51.0 tokens/s"

@@ -112,7 +112,8 @@ def test_serving_plan_meets_the_slos():
     assert impossible["feasible"] is False and "ttft_slo" in impossible["problems"]
 
 
-@pytest.mark.parametrize("model", ["mixtral-8x7b", "qwen3-30b-a3b", "deepseek-v3", "qwen3-8b"])
+@pytest.mark.parametrize("model", ["mixtral-8x7b", "qwen3-30b-a3b", "deepseek-v3", "qwen3-8b",
+                                   "llama-4-maverick", "kimi-k2", "minimax-m2.7"])
 def test_a_preset_is_planned_with_its_whole_config(model):
     """The form shows a model's shape only; a preset still brings its experts, latent
     attention and the rest of its config.json (gpulesson.transformer.PRESETS), so the

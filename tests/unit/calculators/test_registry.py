@@ -194,6 +194,28 @@ def test_every_model_preset_fills_the_models_config(name):
         assert shown["norm"] == cfg.norm
 
 
+@pytest.mark.parametrize("name", _with_preset("model"))
+def test_every_model_preset_computes_at_the_defaults(name):
+    """Every model of the menu, the 1T-parameter Kimi K2 and Llama 4's chunked layers
+    included, gives every output of every calculator that takes a model at its default
+    inputs: no error, no NaN or infinity, and a model that does not fit says so
+    (``fits`` is a bool or a sentence, never missing)."""
+    calc = C.get(name)
+    for key in transformer.PRESETS:
+        out = C.compute(name, model=key)
+        assert set(out) == {o.name for o in calc.outputs}, key
+        for field, value in out.items():
+            if isinstance(value, float):
+                assert math.isfinite(value), (key, field, value)
+        if "fits" in out:
+            assert isinstance(out["fits"], (bool, str)) and out["fits"] != "", key
+    if name in ("will_it_fit", "training_memory", "inference", "zero"):
+        # 2.05 TB of BF16 weights: not on one 80 GB GPU, nor its training state (16.4 TB)
+        # sharded over the 64 GPUs of zero's defaults (256.6 GB each)
+        fits = C.compute(name, model="kimi-k2")["fits"]
+        assert fits is False or fits.startswith("no: at least 26 GPUs"), fits
+
+
 @pytest.mark.parametrize("name", _with_preset("gpu"))
 def test_every_gpu_preset_fills_the_datasheet_figures(name):
     """Each GPU choice fills the figures of gpulesson.hardware.GPUS (datasheets), the dense
