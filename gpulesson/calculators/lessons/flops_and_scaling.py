@@ -68,7 +68,7 @@ TRAINING_FLOPS = Calculator(
         shared.tokens("seq_len", "Sequence length", 4096,
                       help="Only the attention term (12·L·H·Q·T per token for full "
                            "attention) depends on it; sliding-window layers stop at their "
-                           "window."),
+                           "window, chunked layers (Llama 4) at their chunk."),
         shared.dtype_input(),
         *shared.gpu_inputs("A100 80GB", peak=True),
         Integer("n_devices", "GPUs", default=1024, range=(1, 1_000_000)),
@@ -87,7 +87,7 @@ TRAINING_FLOPS = Calculator(
         Output("attention_per_token", "of which attention (12·L·H·Q·T)", "flops",
                help="Three times the forward score and value products of every layer "
                     "(PaLM, appendix B); latent attention uses its head sizes, "
-                    "sliding-window layers their window."),
+                    "sliding-window layers their window, chunked layers their chunk."),
         Output("total", "Training FLOPs (tokens × FLOPs per token)", "flops",
                help="The same convention as the FLOPs per token, attention included, so "
                     "the time and GPU-hours below follow from it."),

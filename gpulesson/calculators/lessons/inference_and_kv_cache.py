@@ -35,8 +35,8 @@ KV_CACHE = Calculator(
     name="kv_cache",
     title="KV-cache calculator",
     description="Bytes of keys and values a model keeps for every token in flight, with "
-                "grouped-query attention, latent attention and sliding windows counted "
-                "right.",
+                "grouped-query attention, latent attention, sliding windows and Llama 4's "
+                "chunks counted right.",
     lesson=LESSON,
     inputs=(
         *shared.model_inputs("llama-3-8b"),
@@ -52,15 +52,16 @@ KV_CACHE = Calculator(
                     "sparse-attention indexer's FP8 key where it has one (DeepSeek-V3.2, "
                     "GLM-5: 132 bytes a layer)."),
         Output("total", "KV cache", "bytes", binary=True,
-               help="Sliding-window layers keep at most their window of tokens."),
+               help="Sliding-window layers keep at most their window of tokens, chunked "
+                    "layers (Llama 4) at most one chunk."),
         Output("total_mha", "Same model with one KV head per query head", "bytes",
                binary=True,
                help="Multi-head attention (latent attention: heads of the value size, as "
                     "DeepSeek-V2's Table 1 compares)."),
         Output("total_uncapped", "Same model, every layer caching every token", "bytes",
                binary=True,
-               help="Without the sliding-window cap: what a server that allocates the "
-                    "whole context for every layer reserves."),
+               help="Without the sliding-window or chunk cap: what a server that "
+                    "allocates the whole context for every layer reserves."),
     ),
     function=_kv_cache,
     sources=("Ainslie et al. 2023 (GQA)", "DeepSeek-AI 2024 (DeepSeek-V2, Table 1: MLA)",

@@ -82,3 +82,16 @@ def test_kaplans_count_leaves_the_embeddings_out():
     out = C.compute("training_flops", model="gpt2", count="non_embedding")
     assert out["n_params"] == C.compute("param_count", model="gpt2")["non_embedding"]
     assert out["n_params"] == 85_056_000
+
+
+def test_llama_4_maverick_attention_stops_at_its_chunk():
+    """Llama 4 Maverick (config.json: 40 heads of 128, 48 layers, 8,192-token chunks on 36
+    of them): at 32,768 tokens the attention term is 12 x 40 x 128 x (12 x 32,768 +
+    36 x 8,192) = 42,278,584,320 FLOPs per token, not the 12 x 40 x 128 x 48 x 32,768 =
+    96,636,764,160 of full attention; 6N counts its 17,184,691,200 active parameters."""
+    out = C.compute("training_flops", model="llama-4-maverick", seq_len=32_768)
+    assert out["attention_per_token"] == 12 * 40 * 128 * (12 * 32_768 + 36 * 8192)
+    assert out["attention_per_token"] == 42_278_584_320
+    assert out["n_params"] == 17_184_691_200
+    assert out["flops_per_token"] == pytest.approx(6 * 17_184_691_200 + 42_278_584_320,
+                                                   rel=1e-12)

@@ -98,3 +98,21 @@ def test_mixtral_decode_reads_the_experts_its_batch_routes_to():
         2 * (one["n_params"] - routed + routed * (1 - 0.75**16)), rel=1e-12)
     turn = one["compute_bound_batch"]
     assert turn == pytest.approx(295.3 * one["n_params"] / one["active"], rel=0.01)
+
+
+def test_presets_of_2025_26_kv_cache_by_hand():
+    """From each config.json, BF16, per token: Llama 4 Maverick 48 layers x 2 x 8 KV heads
+    x 128 x 2 bytes = 196,608; MiniMax-M2.7 62 layers x 2 x 8 x 128 x 2 = 253,952; Kimi K2
+    61 layers x (512 + 64) latent values x 2 = 70,272. At Maverick's whole context of
+    1,048,576 tokens its 36 chunked layers keep at most one 8,192-token chunk (transformers
+    Llama4TextAttention, vLLM's ChunkedLocalAttentionManager) and its 12 global layers
+    every token: 12 x 1,048,576 x 4,096 + 36 x 8,192 x 4,096 = 52,747,567,104 bytes, a
+    quarter of the 206,158,430,208 with every layer at full length, plus 1.2 GB."""
+    per_token = {"llama-4-maverick": 196_608, "minimax-m2.7": 253_952, "kimi-k2": 70_272}
+    for model, expected in per_token.items():
+        assert C.compute("kv_cache", model=model)["per_token"] == expected, model
+    long = C.compute("kv_cache", model="llama-4-maverick", seq_len=1_048_576)
+    assert long["total"] == 12 * 1_048_576 * 4096 + 36 * 8192 * 4096 == 52_747_567_104
+    assert long["total_uncapped"] == 48 * 1_048_576 * 4096 == 206_158_430_208
+    short = C.compute("kv_cache", model="llama-4-maverick", seq_len=8192)
+    assert short["total"] == short["total_uncapped"] == 8192 * 196_608
