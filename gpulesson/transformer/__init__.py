@@ -11,10 +11,11 @@ One configuration (:class:`TransformerConfig`) covers the models the course coun
   (``kv_heads < heads``) and an untied output layer (Touvron et al. 2023; the Hugging
   Face ``config.json`` of each model). Qwen2.5 adds biases on q, k and v only.
 * **The models of 2024-26**: mixture-of-experts (Mixtral, Qwen3-MoE, DeepSeek-V3,
-  gpt-oss), multi-head latent attention (DeepSeek-V2/V3), sliding-window layers (Gemma 2
-  and 3, gpt-oss), q/k norms (Qwen3, OLMo 2), four norms per layer (Gemma 2), attention
-  sinks (gpt-oss), a norm after the embedding (BLOOM), MoE layers interleaved with dense
-  ones (Llama 4 Maverick), multi-token-prediction layers (DeepSeek-V3, GLM-4.5).
+  gpt-oss, Kimi K2, MiniMax-M2), multi-head latent attention (DeepSeek-V2/V3, Kimi K2),
+  sliding-window layers (Gemma 2 and 3, gpt-oss), chunked attention (Llama 4), q/k norms
+  (Qwen3, OLMo 2), four norms per layer (Gemma 2), attention sinks (gpt-oss), a norm
+  after the embedding (BLOOM), MoE layers interleaved with dense ones (Llama 4
+  Maverick), multi-token-prediction layers (DeepSeek-V3, GLM-4.5).
 * **The older lineages** ``from_hf_config`` also reads: Phi-2 and GPT-J (one norm per
   parallel block, a biased output layer), OPT (two extra position rows, a narrow
   embedding projected in and out), GPT-NeoX/Pythia, OLMo 1 (norms without parameters),
