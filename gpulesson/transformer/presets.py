@@ -181,8 +181,8 @@ def preset(name: str) -> TransformerConfig:
     ``llama-3.1-405b``, ``llama-3.2-1b``, ``mistral-7b``, ``qwen2.5-7b``, and the models
     of 2024-26: ``mixtral-8x7b``, ``deepseek-v3``, ``qwen3-8b``, ``qwen3-30b-a3b``,
     ``qwen3-235b-a22b``, ``gemma-2-9b``, ``phi-3-mini``, ``gpt-oss-20b``,
-    ``gpt-oss-120b``, ``llama-4-maverick``, ``kimi-k2``, ``minimax-m2.7``. Lookup ignores case and spaces. Each preset's ``source`` names its
-    config file or paper.
+    ``gpt-oss-120b``, ``llama-4-maverick``, ``kimi-k2``, ``minimax-m2.7``. Lookup
+    ignores case and spaces. Each preset's ``source`` names its config file or paper.
     """
     if not isinstance(name, str):
         raise TypeError(f"preset name must be a str, got {type(name).__name__}")
