@@ -717,7 +717,9 @@ def plan_serving(
         if len(candidates) > 1:
             best = _reason(best, candidates)
         return best
-    return min(candidates, key=lambda c: len(c.problems))
+    # none serves: the fewest problems, and among those the largest tp, the nearest to
+    # serving (more memory for the weights and the cache, faster steps)
+    return min(candidates, key=lambda c: (len(c.problems), -c.tp))
 
 
 def _reason(best: ServingPlan, plans: list[ServingPlan]) -> ServingPlan:

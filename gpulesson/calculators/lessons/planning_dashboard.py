@@ -213,7 +213,7 @@ def _serving_reason(plan: planning.ServingPlan, tp: int) -> str:
     if plan.feasible:
         return f"tp {plan.tp}, the only size the planner tried"
     return (f"No tensor-parallel size the planner tried serves this; shown: tp {plan.tp}, "
-            "the one with the fewest problems")
+            "the one with the fewest problems (the largest of those)")
 
 
 def _serving(**kw: Any) -> dict[str, Any]:
