@@ -44,10 +44,14 @@ def make_result(times: tuple[float, ...], **kwargs: float) -> BenchResult:
 
 
 def test_a_known_sleep_is_measured_within_tolerance() -> None:
-    """time.sleep(20 ms) never returns early; scheduler noise may add a little."""
+    """time.sleep(20 ms) never returns early; scheduler noise may add a little.
+
+    The best of five stays below two sleeps (a timer that held two calls would not): a
+    loaded machine wakes a sleeper late by several milliseconds (24 ms seen with three busy
+    processes on two cores), so 30 ms was too close."""
     r = benchmark(time.sleep, 0.02, warmup=0, repeats=5, min_time=0.0, device=CPU)
     assert r.repeats == 5 and len(r.times) == 5
-    assert 0.0199 <= r.min <= 0.03  # never early; the best run a few ms late at most
+    assert 0.0199 <= r.min < 0.039  # never early; less than two sleeps
     assert r.min <= r.median < 0.1
     assert r.timer == "time.perf_counter"
 
@@ -77,7 +81,11 @@ def test_a_counted_loop_scales_with_its_work() -> None:
     """A loop of 4x the iterations takes about 4x as long (2x to 8x allows for noise).
 
     Compared on the fastest run: on a shared machine the median can catch another process's
-    time slice, the best run rarely does."""
+    time slice, the best run rarely does. The two sizes take turns, so that a change of
+    load (or of clock speed) between them moves both; and a ratio out of range is measured
+    again, up to three times in all: a timer that missed the work (a ratio near 1) fails
+    every attempt. Timed one size after the other, once, the ratio fell to 2.08 with three
+    busy processes on two cores."""
 
     def count(n: int) -> int:
         total = 0
@@ -85,10 +93,17 @@ def test_a_counted_loop_scales_with_its_work() -> None:
             total += i
         return total
 
-    # runs of about 1 ms fit in one scheduler time slice, so some run goes uninterrupted
-    small = benchmark(count, 10_000, repeats=15, device=CPU)
-    large = benchmark(count, 40_000, repeats=15, device=CPU)
-    assert 2.0 < large.min / small.min < 8.0
+    ratios = []
+    for _ in range(3):
+        small: list[float] = []
+        large: list[float] = []
+        for _ in range(5):  # runs of under 1 ms: some run goes uninterrupted
+            small += benchmark(count, 10_000, repeats=3, device=CPU).times
+            large += benchmark(count, 40_000, repeats=3, device=CPU).times
+        ratios.append(min(large) / min(small))
+        if 2.0 < ratios[-1] < 8.0:
+            break
+    assert 2.0 < ratios[-1] < 8.0, ratios
 
 
 def test_spread_statistics_on_known_times() -> None:
