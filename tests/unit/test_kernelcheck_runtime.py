@@ -282,7 +282,7 @@ def test_a_billion_threads_are_refused_at_once() -> None:
     started = time.perf_counter()
     with pytest.raises(ValueError, match="at most 65,536 threads for the checker, got 1e"):
         kc.run_kernel(lambda out: None, 10 ** 6, 1000, zeros(1))
-    assert time.perf_counter() - started < 0.5
+    assert time.perf_counter() - started < 5  # a billion Python threads: hours
 
 
 @pytest.mark.parametrize(("body", "expected"), [

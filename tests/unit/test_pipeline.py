@@ -88,7 +88,7 @@ def test_a_schedule_beyond_the_cap_is_refused_at_once(monkeypatch) -> None:
     began = time.perf_counter()
     with pytest.raises(ValueError, match=r"stages=4, microbatches=1000000, interleave=1"):
         pipeline.pipeline_schedule(4, 10**6)
-    assert time.perf_counter() - began < 0.5
+    assert time.perf_counter() - began < 5  # it was 20 s; 5 s leaves room for a loaded CI
     assert pipeline.pipeline_bubble_fraction(4, 10**6) == pytest.approx(3e-6)
     monkeypatch.setattr(pipeline, "MAX_PIPELINE_SLOTS", 1_000)  # the same rule, smaller
     assert len(pipeline.pipeline_schedule(5, 100)) == 1_000  # the cap itself runs
