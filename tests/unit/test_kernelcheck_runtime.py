@@ -273,7 +273,9 @@ def test_a_kernel_that_never_ends_stops_within_the_budget(body: str) -> None:
     kernel = KernelSource("vector_add", "@cuda.jit\ndef vector_add(a, b, out):\n" + body)
     started = time.perf_counter()
     report = kc.check_kernel(kernel, "vector_add", budget=kc.Budget(seconds=0.5))
-    assert time.perf_counter() - started < 3
+    # below the default budget (a check that ignored its budget fails), not a speed goal:
+    # 1.6 s was seen with three busy processes on two cores
+    assert time.perf_counter() - started < 0.9 * kc.Budget().seconds
     assert report.kinds == ("timeout",)
     assert "0.5 s" in str(report)
 
