@@ -42,11 +42,18 @@ def test_intro_is_clean_in_dark_mode_too(site_page_dark: RecordedPage) -> None:
     site_page_dark.assert_clean()
 
 
+#: Sphinx's search (searchtools.js) shows its results one at a time, 5 ms apart, then
+#: writes its summary: until then a result further down may not be on the page yet.
+SEARCH_DONE = ("() => { const s = document.querySelector('#search-results p.search-summary');"
+               " return !!s && s.textContent.length > 0; }")
+
+
 def test_search_finds_a_glossary_term_offline(site_page: RecordedPage) -> None:
     """Sphinx's search runs in the page from the site's own index: no search service."""
     site_page.open("search.html?q=bandwidth")
     results = site_page.page.locator("#search-results ul.search li")
     results.first.wait_for(timeout=15_000)
+    site_page.page.wait_for_function(SEARCH_DONE, timeout=15_000)
     anchors = results.locator("a")
     links = [anchors.nth(i).get_attribute("href") for i in range(anchors.count())]
     assert any("glossary" in (href or "") for href in links), f"no glossary hit in {links}"
@@ -65,7 +72,7 @@ def test_a_page_loads_the_search_index_only_when_searched(site_page: RecordedPag
     assert not [url for url in asked if url.endswith(search_scripts)], asked
     page.keyboard.press("Control+k")
     field = page.locator("form.bd-search input[name=q]:visible").first
-    field.wait_for(timeout=5_000)
+    field.wait_for(timeout=15_000)  # a loaded CI machine: the other waits here take 15 s
     field.fill("bandwidth")
     field.press("Enter")
     page.wait_for_url("**/search.html?q=bandwidth*", timeout=15_000)
@@ -89,7 +96,13 @@ def test_search_passages_quote_the_article(site_page: RecordedPage) -> None:
     site_page.open("search.html?q=lessons")
     passages = site_page.page.locator("#search-results ul.search li p.context")
     passages.first.wait_for(timeout=15_000)
-    site_page.page.wait_for_timeout(2_000)  # passages arrive one page fetch at a time
+    # passages arrive one page fetch at a time: wait for the list to end and for five of
+    # them (a fixed 2 s alone assumed a quiet machine), then 2 s for the rest
+    site_page.page.wait_for_function(SEARCH_DONE, timeout=15_000)
+    site_page.page.wait_for_function(
+        "() => document.querySelectorAll('#search-results ul.search li p.context').length"
+        " >= 5", timeout=15_000)
+    site_page.page.wait_for_timeout(2_000)
     texts = passages.all_inner_texts()
     assert len(texts) >= 5
     for text in texts:
