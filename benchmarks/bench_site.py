@@ -95,28 +95,19 @@ mark("gunzip snapshot");
 const { loadPyodide } = await import(py + "pyodide.mjs");
 const pyodide = await loadPyodide({ indexURL: py, _loadSnapshot: mem, stdout: () => {} });
 mark("restore Python (wasm, stdlib)");
-const pack = await (await fetch(site + "_lib/course/gpulesson-pack.json")).json();
+const zip = new Uint8Array(await (await fetch(site + "_lib/course/gpulesson-pack.zip"))
+  .arrayBuffer());
 mark("fetch course pack");
-const b = "/home/pyodide/site-packages-gl";
-for (const [p, text] of Object.entries(pack.files)) {
-  const f = `${b}/${p}`; pyodide.FS.mkdirTree(f.slice(0, f.lastIndexOf("/")));
-  pyodide.FS.writeFile(f, text);
-}
-mark("write pack files");
+const b = "/home/pyodide/site-packages-gl";  // sources and .pyc files, as the worker has
+pyodide.unpackArchive(zip, "zip", { extractDir: b });
+const pack = JSON.parse(pyodide.FS.readFile(`${b}/gl-pack.json`, { encoding: "utf8" }));
+mark(`unpack pack (${pack.files.length} files, ${pack.bytecode.length} .pyc)`);
 pyodide.runPython(`import sys, glob\\nsys.path.insert(0, "${b}")\\n` +
   `for f in glob.glob("${b}/**/*.py", recursive=True):\\n` +
   `    compile(open(f).read(), f, "exec")`);
 mark("compile the pack's source (alone)");
-const codes = Object.entries(pack.bytecode || {});  // .pyc files, base64, as the worker has
-for (const [p, code] of codes) {
-  const f = `${b}/${p}`; pyodide.FS.mkdirTree(f.slice(0, f.lastIndexOf("/")));
-  const s = atob(code); const bytes = new Uint8Array(s.length);
-  for (let i = 0; i < s.length; i++) bytes[i] = s.charCodeAt(i);
-  pyodide.FS.writeFile(f, bytes);
-}
-if (codes.length) mark(`write ${codes.length} .pyc files`);
 pyodide.runPython(`import ${pack.entry}`);
-mark("import " + pack.entry + (codes.length ? " (from .pyc)" : " (compiles again)"));
+mark("import " + pack.entry + (pack.bytecode.length ? " (from .pyc)" : " (compiles again)"));
 postMessage(T);
 """
 PROBE_PAGE = """<!doctype html><title>probe</title><script>

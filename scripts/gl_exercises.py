@@ -91,7 +91,7 @@ SITE_SCRIPT = f"../{COURSE_DIR}/site.js"
 #: The module the exercises' worker imports, and the package imported by name at run time.
 ENTRY_MODULE = "gpulesson.exercises.browser"
 WHOLE_PACKAGES = ("gpulesson.exercises.bank", *gl_calculators.WHOLE_PACKAGES)
-PACK_PATH = f"{COURSE_DIR}/gpulesson-exercises-pack.json"
+PACK_PATH = f"{COURSE_DIR}/gpulesson-exercises-pack.zip"
 #: The code editor bundle (scripts/vendor_js.py, BUILT["codemirror"]).
 EDITOR_PATH = "_lib/codemirror/code-editor.js"
 #: How long a learner's function may run before the page stops it, in milliseconds.

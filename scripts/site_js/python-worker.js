@@ -3,17 +3,19 @@
  *
  * Started (as a module worker) by calculators.js on pages that hold a calculator and by
  * exercises.js on pages that hold an exercise, one worker each. It boots the vendored
- * Pyodide, writes the package files packed at build time (the same files the notebooks
- * import) into Pyodide's file system, imports the pack's entry module and then answers
+ * Pyodide, unpacks the package files packed at build time (the same files the notebooks
+ * import; one zip archive, scripts/gl_calculators.py's pack_archive) into Pyodide's file
+ * system with Pyodide's own unpackArchive, imports the pack's entry module and then answers
  * each request with a function of that module: JSON text in, JSON text out, so integers
  * above 2^53 arrive as strings. No formula and no checking rule lives here.
  *
  * The pack also holds the package's byte code, compiled at build time by this very Pyodide
- * (scripts/pyodide_compile.mjs): checked hash-based .pyc files written beside the sources
+ * (scripts/pyodide_compile.mjs): checked hash-based .pyc files, unpacked beside the sources
  * into __pycache__, so the import reads code instead of compiling it (Pyodide's Python
  * writes none itself). Python uses a .pyc only while its source hashes the same, and
- * compiles the source otherwise; the sources stay for tracebacks and inspect. Every worker
- * writes them afresh into its own file system: nothing a learner's code writes there
+ * compiles the source otherwise; the sources stay for tracebacks and inspect (the model
+ * solutions' source, the kernel checker's lines). The archive's gl-pack.json holds the rest
+ * of the pack: version, entry module, sha256 of the sources. Every worker unpacks them afresh into its own file system: nothing a learner's code writes there
  * outlives the worker, which the page replaces after each code check.
  *
  * When the page names a memory snapshot of a started interpreter (made at build time by
@@ -90,45 +92,28 @@ async function startPyodide(config) {
   return { pyodide: await loadPyodide(options), snapshot: false };
 }
 
-function base64Bytes(text) {
-  if (Uint8Array.fromBase64) {
-    return Uint8Array.fromBase64(text);
-  }
-  const binary = atob(text);
-  const bytes = new Uint8Array(binary.length);
-  for (let i = 0; i < binary.length; i++) {
-    bytes[i] = binary.charCodeAt(i);
-  }
-  return bytes;
-}
+// the member of the pack's archive that describes it (gl_calculators.PACK_INDEX)
+const PACK_INDEX = "gl-pack.json";
 
 async function fetchPack(url) {
   const response = await fetch(url);
   if (!response.ok) {
     throw new Error(`could not load the course package (${response.status} ${url})`);
   }
-  return response.json();
+  return new Uint8Array(await response.arrayBuffer());
 }
 
 async function boot(config) {
   const started = performance.now();
   const packed = settled(fetchPack(config.pack)); // downloads while Python starts
   const { pyodide, snapshot } = await startPyodide(config);
-  const { value: pack, error } = await packed;
+  const { value: archive, error } = await packed;
   if (error) {
     throw error;
   }
   const base = "/home/pyodide/site-packages-gl";
-  for (const [path, text] of Object.entries(pack.files)) {
-    const full = `${base}/${path}`;
-    pyodide.FS.mkdirTree(full.slice(0, full.lastIndexOf("/")));
-    pyodide.FS.writeFile(full, text);
-  }
-  for (const [path, code] of Object.entries(pack.bytecode || {})) {
-    const full = `${base}/${path}`;
-    pyodide.FS.mkdirTree(full.slice(0, full.lastIndexOf("/")));
-    pyodide.FS.writeFile(full, base64Bytes(code));
-  }
+  pyodide.unpackArchive(archive, "zip", { extractDir: base });
+  const pack = JSON.parse(pyodide.FS.readFile(`${base}/${PACK_INDEX}`, { encoding: "utf8" }));
   pyodide.runPython(
     `import sys\nsys.path.insert(0, ${JSON.stringify(base)})\nimport ${pack.entry}`
   );
@@ -141,7 +126,7 @@ async function boot(config) {
     pyodide: pyodide.version,
     package: pack.version,
     sha256: pack.sha256,
-    bytecode: Object.keys(pack.bytecode || {}).length,
+    bytecode: (pack.bytecode || []).length,
     snapshot,
   });
 }

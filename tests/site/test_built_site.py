@@ -61,7 +61,7 @@ def test_vendored_files_and_the_pack_are_published_at_the_site_root(site_dir: Pa
     for folder_name in ("_lib", "_pyodide"):
         assert not (site_dir / "_static" / folder_name).exists(), f"{folder_name} under _static"
     ext = script_module("gl_calculators")
-    pack = json.loads((site_dir / ext.PACK_PATH).read_text(encoding="utf-8"))
+    pack = ext.read_pack(site_dir / ext.PACK_PATH)  # a zip archive (ext.pack_archive)
     assert pack["files"] == calculator_pack()["files"], (
         "the published pack differs from the package: rebuild the site")
     # its byte code (scripts/pyodide_compile.mjs): one .pyc per module, for Pyodide's Python

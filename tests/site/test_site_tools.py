@@ -17,6 +17,7 @@ import json
 import shutil
 import threading
 import urllib.request
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -83,6 +84,41 @@ def test_the_pack_is_compiled_by_the_vendored_pyodide_and_imports_from_it() -> N
         f"demo/__pycache__/{name}.{tag}.pyc" for name in ("__init__", "main", "helper")}
     headers = {base64.b64decode(code)[:8] for code in compiled["bytecode"].values()}
     assert len(headers) == 1 and headers.pop()[4:8] == (3).to_bytes(4, "little")
+
+
+def test_the_published_pack_is_a_zip_of_its_files_and_binary_byte_code(tmp_path: Path) -> None:
+    """The site's pack (``gl_calculators.pack_archive``): the sources, the .pyc files as
+    bytes (not base64) and an index with the rest of the pack (its sha256 among it); the
+    same bytes for the same pack; unpacked as Pyodide's ``unpackArchive`` does (with
+    ``shutil.unpack_archive``) into the files the worker imports; read back whole."""
+    ext = script_module("gl_calculators")
+    pyc = b"\xcb\r\r\n\x03\x00\x00\x00" + bytes(range(256))
+    pack = {"version": "5", "entry": "demo.main", "sha256": "ab" * 32, "python": "3.14.2",
+            "left_out": {"demo.plot": ["numpy"]},
+            "files": {"demo/__init__.py": "", "demo/main.py": "VALUE = 'é'\n",
+                      "demo/data/table.csv": "a,b\n"},
+            "bytecode": {"demo/__pycache__/main.cpython-314.pyc":
+                         base64.b64encode(pyc).decode("ascii")}}
+    archive = ext.pack_archive(pack)
+    shuffled = {**dict(reversed(pack.items())), "files": dict(reversed(pack["files"].items()))}
+    assert ext.pack_archive(shuffled) == archive
+    path = tmp_path / "pack.zip"
+    path.write_bytes(archive)
+    assert ext.read_pack(path) == pack
+    with zipfile.ZipFile(path) as opened:
+        assert opened.read("demo/__pycache__/main.cpython-314.pyc") == pyc
+        index = json.loads(opened.read(ext.PACK_INDEX))
+    assert index["sha256"] == pack["sha256"] and index["entry"] == "demo.main"
+    assert index["bytecode"] == ["demo/__pycache__/main.cpython-314.pyc"]
+    shutil.unpack_archive(path, tmp_path / "site-packages", "zip")
+    unpacked = tmp_path / "site-packages" / "demo"
+    assert (unpacked / "main.py").read_bytes() == "VALUE = 'é'\n".encode()
+    assert (unpacked / "__pycache__" / "main.cpython-314.pyc").read_bytes() == pyc
+    sources_only = {key: value for key, value in pack.items() if key != "bytecode"}
+    path.write_bytes(ext.pack_archive(sources_only))
+    assert ext.read_pack(path) == sources_only
+    with pytest.raises(ValueError, match=ext.PACK_INDEX):
+        ext.pack_archive({**pack, "files": {ext.PACK_INDEX: "{}"}})
 
 
 def test_pack_byte_code_that_pyodide_would_not_use_stops_the_build(tmp_path: Path) -> None:

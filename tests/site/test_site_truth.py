@@ -14,7 +14,6 @@ the notebook's stub. Each lesson's key terms come with a one-line definition.
 from __future__ import annotations
 
 import functools
-import json
 import re
 from html import unescape
 from pathlib import Path
@@ -148,7 +147,7 @@ def test_exercise_page_carries_the_dom_contract(site_dir: Path, slug: str) -> No
     assert loader is not None
     pack = (page.parent / loader["src"]).resolve().parent / Path(
         loader["data-pack"].split("?")[0]).name
-    assert json.loads(pack.read_text(encoding="utf-8"))["files"] == \
+    assert script_module("gl_calculators").read_pack(pack)["files"] == \
         exercise_pack()["files"], "the site's exercise pack is stale: rebuild the book"
     assert (site_dir / EXT.EDITOR_PATH).is_file()
 
