@@ -249,11 +249,17 @@ def with_bytecode(pack: dict[str, Any], folder: Path, node: str = "node") -> dic
     return {**pack, "python": compiled["python"], "bytecode": compiled["bytecode"]}
 
 
-def pack_archive(pack: dict[str, Any]) -> bytes:
+def pack_archive(pack: dict[str, Any], base: dict[str, Any] | None = None) -> bytes:
     """``pack`` as the site publishes it: a zip archive (deflated) of its files, its byte
     code (``.pyc`` files, binary) and :data:`PACK_INDEX`, a JSON object with the rest of the
     pack, the files' and the byte code's paths in place of their contents. The worker
     unpacks it with Pyodide's own ``unpackArchive`` into the folder it imports from.
+
+    With ``base`` (a pack the page unpacks first, its archive published beside this one),
+    the archive leaves out every file that ``base`` holds with the same text, and that
+    file's byte code where ``base`` has it: the exercises' pages load the calculators' pack
+    and then the rest, so a reader who saw a lesson downloads only the rest. The index
+    still lists every file and ``.pyc`` of ``pack`` (the worker checks they are all there).
 
     Base64 text in JSON made the byte code a third larger than its bytes, and a host that
     compresses nothing (``python -m http.server``, the offline copy) sent the whole JSON as
@@ -267,6 +273,14 @@ def pack_archive(pack: dict[str, Any]) -> bytes:
     index["bytecode"] = sorted(bytecode)
     members = {**{path: text.encode("utf-8") for path, text in pack["files"].items()},
                **bytecode}
+    if base is not None:
+        shared = {path for path, text in pack["files"].items() if base["files"].get(path) == text}
+        for code in bytecode:  # <folder>/__pycache__/<module>.<tag>.pyc
+            folder, _, name = code.rpartition("__pycache__/")
+            if f"{folder}{name.split('.')[0]}.py" in shared and code in base.get("bytecode", {}):
+                del members[code]
+        for path in shared:
+            del members[path]
     if PACK_INDEX in members:
         raise ValueError(f"a pack may not hold a file named {PACK_INDEX}")
     members[PACK_INDEX] = json.dumps(index, ensure_ascii=False, sort_keys=True).encode("utf-8")
@@ -280,16 +294,21 @@ def pack_archive(pack: dict[str, Any]) -> bytes:
     return out.getvalue()
 
 
-def read_pack(path: Path) -> dict[str, Any]:
-    """The pack in the archive at ``path`` (:func:`pack_archive`), as :func:`make_pack` and
-    :func:`with_bytecode` give it: ``"files"`` path -> text, ``"bytecode"`` path -> base64."""
-    with zipfile.ZipFile(path) as archive:
-        pack = json.loads(archive.read(PACK_INDEX).decode("utf-8"))
-        pack["files"] = {name: archive.read(name).decode("utf-8") for name in pack["files"]}
-        codes = pack.pop("bytecode")
-        if codes:
-            pack["bytecode"] = {name: base64.b64encode(archive.read(name)).decode("ascii")
-                                for name in codes}
+def read_pack(*paths: Path) -> dict[str, Any]:
+    """The pack in the archives at ``paths`` (:func:`pack_archive`), unpacked in order as
+    the worker does (the index is the last one's), as :func:`make_pack` and
+    :func:`with_bytecode` give it: ``"files"`` path -> text, ``"bytecode"`` path -> base64.
+    Raises :class:`KeyError` when a file the index lists is in none of them."""
+    members: dict[str, bytes] = {}
+    for path in paths:
+        with zipfile.ZipFile(path) as archive:
+            members.update((name, archive.read(name)) for name in archive.namelist())
+    pack = json.loads(members[PACK_INDEX].decode("utf-8"))
+    pack["files"] = {name: members[name].decode("utf-8") for name in pack["files"]}
+    codes = pack.pop("bytecode")
+    if codes:
+        pack["bytecode"] = {name: base64.b64encode(members[name]).decode("ascii")
+                            for name in codes}
     return pack
 
 
@@ -652,14 +671,15 @@ def _on_html_page_context(app: Sphinx, pagename: str, templatename: str,
     )
 
 
-def publish(app: Sphinx, pack_path: str, pack: dict[str, Any], scripts: Iterable[str]) -> None:
-    """Write ``pack`` at ``pack_path`` (site-relative; :func:`pack_archive`) and copy
-    ``scripts`` (from
+def publish(app: Sphinx, pack_path: str, pack: dict[str, Any], scripts: Iterable[str],
+            base: dict[str, Any] | None = None) -> None:
+    """Write ``pack`` at ``pack_path`` (site-relative; :func:`pack_archive`, less what
+    ``base`` holds) and copy ``scripts`` (from
     ``scripts/site_js/``) into the site's :data:`COURSE_DIR`: what a loader added by
     :func:`add_loader` fetches."""
     out = Path(app.outdir)
     (out / COURSE_DIR).mkdir(parents=True, exist_ok=True)
-    (out / pack_path).write_bytes(pack_archive(pack))
+    (out / pack_path).write_bytes(pack_archive(pack, base))
     for name in scripts:
         shutil.copy2(SITE_JS / name, out / COURSE_DIR / name)
 

@@ -91,6 +91,8 @@ SITE_SCRIPT = f"../{COURSE_DIR}/site.js"
 #: The module the exercises' worker imports, and the package imported by name at run time.
 ENTRY_MODULE = "gpulesson.exercises.browser"
 WHOLE_PACKAGES = ("gpulesson.exercises.bank", *gl_calculators.WHOLE_PACKAGES)
+#: What the exercises' pages load after the calculators' pack (gl_calculators.PACK_PATH):
+#: the exercises' pack less the files that one holds (gl_calculators.pack_archive).
 PACK_PATH = f"{COURSE_DIR}/gpulesson-exercises-pack.zip"
 #: The code editor bundle (scripts/vendor_js.py, BUILT["codemirror"]).
 EDITOR_PATH = "_lib/codemirror/code-editor.js"
@@ -879,13 +881,15 @@ def _on_html_page_context(app: Sphinx, pagename: str, templatename: str,
             "(_vendor/_pyodide/manifest.json): run `make site-assets` (make book does)"
         )
     pack = app.env.gl_exercise_pack  # type: ignore[attr-defined]
+    # the calculators' pack first (a lesson's page has it cached), then the rest: publish()
+    packs = (gl_calculators.pack_url(app.env.gl_pack),  # type: ignore[attr-defined]
+             gl_calculators.pack_url(pack).replace(gl_calculators.PACK_PATH, PACK_PATH))
     app.add_js_file(
         LOADER,
         loading_method="defer",
         **{
             **gl_calculators.pyodide_attributes(app),
-            "data-pack": gl_calculators.pack_url(pack).replace(gl_calculators.PACK_PATH,
-                                                                PACK_PATH),
+            "data-pack": " ".join(packs),
             "data-editor": EDITOR_PATH,
             "data-time-limit": str(app.config.gl_exercise_time_limit_ms),
             "data-timeout": str(app.config.gl_calculator_timeout_ms),
@@ -920,8 +924,10 @@ def _on_build_finished(app: Sphinx, exception: Exception | None) -> None:
     for name in TEMPLATE_FRAGMENTS:
         (out / "_static" / name).unlink(missing_ok=True)
     # the shared worker (gl_calculators.SCRIPTS) too, on a site without calculators
+    # less what the calculators' pack holds: the pages load both (_on_html_page_context)
     gl_calculators.publish(app, PACK_PATH, app.env.gl_exercise_pack,  # type: ignore[attr-defined]
-                           (*SCRIPTS, *gl_calculators.SCRIPTS))
+                           (*SCRIPTS, *gl_calculators.SCRIPTS),
+                           base=app.env.gl_pack)  # type: ignore[attr-defined]
 
 
 def setup(app: Sphinx) -> dict[str, Any]:

@@ -56,7 +56,10 @@
     pyodide: new URL(script.getAttribute("data-pyodide"), siteRoot).href,
     snapshot: script.getAttribute("data-pyodide-snapshot")
       ? new URL(script.getAttribute("data-pyodide-snapshot"), siteRoot).href : null,
-    pack: new URL(script.getAttribute("data-pack"), siteRoot).href,
+    // the packs to unpack, in order (the calculators' pack, then the exercises' rest)
+    pack: script.getAttribute("data-pack").split(/\s+/).filter(Boolean).map(function (url) {
+      return new URL(url, siteRoot).href;
+    }),
     editor: new URL(script.getAttribute("data-editor"), siteRoot).href,
     worker: new URL("python-worker.js", script.src).href,
     timeLimitMs: Number(script.getAttribute("data-time-limit") || 10000),

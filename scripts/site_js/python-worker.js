@@ -15,16 +15,20 @@
  * writes none itself). Python uses a .pyc only while its source hashes the same, and
  * compiles the source otherwise; the sources stay for tracebacks and inspect (the model
  * solutions' source, the kernel checker's lines). The archive's gl-pack.json holds the rest
- * of the pack: version, entry module, sha256 of the sources. Every worker unpacks them afresh into its own file system: nothing a learner's code writes there
- * outlives the worker, which the page replaces after each code check.
+ * of the pack: version, entry module, sha256 of the sources, the paths of every file and
+ * .pyc (the exercises' pages unpack the calculators' pack and then an archive of what it
+ * lacks; the worker checks that nothing listed is missing). Every worker unpacks them
+ * afresh into its own file system: nothing a learner's code writes there outlives the
+ * worker, which the page replaces after each code check.
  *
  * When the page names a memory snapshot of a started interpreter (made at build time by
  * scripts/pyodide_snapshot.mjs), Pyodide restores it instead of initialising CPython,
  * several times faster; if the snapshot cannot be fetched or restored, Pyodide starts the
  * ordinary way and the console says why. "ready" tells which way it started.
  *
- * Messages in:  {type: "boot", pyodide: URL of the Pyodide folder, pack: URL of the pack,
- *                snapshot: URL of the snapshot or null}
+ * Messages in:  {type: "boot", pyodide: URL of the Pyodide folder, pack: URL of the pack
+ *                or URLs of packs to unpack in order (the exercises' pages: the calculators'
+ *                pack, then the rest), snapshot: URL of the snapshot or null}
  *               {type: "react", id, name, values: {input: text}, changed: [input, ...]}
  *                 (calculators: gpulesson.browser.react_json)
  *               {type: "call", id, nonce, json}
@@ -105,15 +109,24 @@ async function fetchPack(url) {
 
 async function boot(config) {
   const started = performance.now();
-  const packed = settled(fetchPack(config.pack)); // downloads while Python starts
+  // downloaded while Python starts, all at once
+  const packed = [].concat(config.pack).map((url) => settled(fetchPack(url)));
   const { pyodide, snapshot } = await startPyodide(config);
-  const { value: archive, error } = await packed;
-  if (error) {
-    throw error;
-  }
   const base = "/home/pyodide/site-packages-gl";
-  pyodide.unpackArchive(archive, "zip", { extractDir: base });
+  for (const download of packed) { // in order: the last one's index describes the whole
+    const { value: archive, error } = await download;
+    if (error) {
+      throw error;
+    }
+    pyodide.unpackArchive(archive, "zip", { extractDir: base });
+  }
   const pack = JSON.parse(pyodide.FS.readFile(`${base}/${PACK_INDEX}`, { encoding: "utf8" }));
+  const missing = [...pack.files, ...(pack.bytecode || [])].filter(
+    (path) => !pyodide.FS.analyzePath(`${base}/${path}`).exists);
+  if (missing.length) { // a pack from another build than the page's
+    throw new Error(`the course package is incomplete (${missing.length} files missing, ` +
+                    `${missing[0]} first): reload the page`);
+  }
   pyodide.runPython(
     `import sys\nsys.path.insert(0, ${JSON.stringify(base)})\nimport ${pack.entry}`
   );

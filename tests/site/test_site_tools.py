@@ -121,6 +121,45 @@ def test_the_published_pack_is_a_zip_of_its_files_and_binary_byte_code(tmp_path:
         ext.pack_archive({**pack, "files": {ext.PACK_INDEX: "{}"}})
 
 
+def test_a_pack_on_top_of_another_holds_only_what_that_one_lacks(tmp_path: Path) -> None:
+    """The exercises' pages unpack the calculators' pack, then an archive of the rest
+    (``pack_archive(pack, base)``): it leaves out the files ``base`` has with the same
+    text and their byte code, keeps a file whose text differs, and its index still lists
+    everything; the two read back (in order) as the whole pack, and one alone does not."""
+    ext = script_module("gl_calculators")
+
+    def pyc(module: str) -> str:
+        return f"demo/__pycache__/{module}.cpython-314.pyc"
+
+    def code(text: str) -> str:
+        return base64.b64encode(text.encode()).decode("ascii")
+
+    base = {"version": "5", "entry": "demo.calc", "sha256": "aa" * 32, "python": "3.14.2",
+            "files": {"demo/__init__.py": "", "demo/calc.py": "A = 1\n",
+                      "demo/shared.py": "B = 2\n"},
+            "bytecode": {pyc(m): code(m) for m in ("__init__", "calc", "shared")}}
+    pack = {"version": "5", "entry": "demo.ex", "sha256": "bb" * 32, "python": "3.14.2",
+            "files": {"demo/__init__.py": "# changed\n", "demo/shared.py": "B = 2\n",
+                      "demo/ex.py": "C = 3\n", "numba/__init__.py": ""},
+            "bytecode": {**{pyc(m): code(m + "!") for m in ("__init__", "shared", "ex")},
+                         "numba/__pycache__/__init__.cpython-314.pyc": code("numba")}}
+    (tmp_path / "base.zip").write_bytes(ext.pack_archive(base))
+    (tmp_path / "rest.zip").write_bytes(ext.pack_archive(pack, base))
+    with zipfile.ZipFile(tmp_path / "rest.zip") as opened:
+        assert sorted(opened.namelist()) == sorted([
+            ext.PACK_INDEX, "demo/__init__.py", "demo/ex.py", "numba/__init__.py",
+            pyc("__init__"), pyc("ex"), "numba/__pycache__/__init__.cpython-314.pyc"])
+        index = json.loads(opened.read(ext.PACK_INDEX))
+    assert index["files"] == sorted(pack["files"]) and index["sha256"] == pack["sha256"]
+    assert len(index["bytecode"]) == 4
+    whole = ext.read_pack(tmp_path / "base.zip", tmp_path / "rest.zip")
+    assert whole["files"] == pack["files"]
+    assert whole["bytecode"][pyc("shared")] == code("shared")  # the base's: same source
+    assert whole["bytecode"][pyc("ex")] == code("ex!")
+    with pytest.raises(KeyError, match="shared"):
+        ext.read_pack(tmp_path / "rest.zip")
+
+
 def test_pack_byte_code_that_pyodide_would_not_use_stops_the_build(tmp_path: Path) -> None:
     """Python silently compiles a module whose .pyc does not match: the build must not."""
     ext = script_module("gl_calculators")

@@ -145,9 +145,11 @@ def test_exercise_page_carries_the_dom_contract(site_dir: Path, slug: str) -> No
     assert main.select_one("[data-gl-status]") and main.select_one("[data-progress-export]")
     loader = soup.find("script", src=re.compile(r"_lib/course/exercises\.js(\?v=\w+)?$"))
     assert loader is not None
-    pack = (page.parent / loader["src"]).resolve().parent / Path(
-        loader["data-pack"].split("?")[0]).name
-    assert script_module("gl_calculators").read_pack(pack)["files"] == \
+    # the calculators' pack, then the rest of the exercises' (unpacked in this order)
+    packs = [(page.parent / loader["src"]).resolve().parent / Path(url.split("?")[0]).name
+             for url in loader["data-pack"].split()]
+    assert [p.name for p in packs] == ["gpulesson-pack.zip", "gpulesson-exercises-pack.zip"]
+    assert script_module("gl_calculators").read_pack(*packs)["files"] == \
         exercise_pack()["files"], "the site's exercise pack is stale: rebuild the book"
     assert (site_dir / EXT.EDITOR_PATH).is_file()
 
