@@ -28,6 +28,8 @@ def _kv_cache(**kw: Any) -> dict[str, Any]:
         "total": inference.kv_cache_bytes(cfg, **size),
         "total_mha": inference.kv_cache_bytes(inference.multi_head_equivalent(cfg), **size),
         "total_uncapped": inference.kv_cache_bytes(cfg, cap_windows=False, **size),
+        "read": kw["batch"] * inference.decode_kv_read_bytes(cfg, context=kw["seq_len"],
+                                                             bytes_per_element=b),
     }
 
 
@@ -62,6 +64,12 @@ KV_CACHE = Calculator(
                binary=True,
                help="Without the sliding-window or chunk cap: what a server that "
                     "allocates the whole context for every layer reserves."),
+        Output("read", "Read by one decode step", "bytes", binary=True,
+               help="What each new token's attention reads of the cache held: all of it "
+                    "(windows and chunks capped as above), but with sparse attention "
+                    "(DeepSeek-V3.2, GLM-5) the latents of the 2,048 tokens the indexer "
+                    "picks and the indexer keys of every token "
+                    "(inference.decode_kv_read_bytes)."),
     ),
     function=_kv_cache,
     sources=("Ainslie et al. 2023 (GQA)", "DeepSeek-AI 2024 (DeepSeek-V2, Table 1: MLA)",

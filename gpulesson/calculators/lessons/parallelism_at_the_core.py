@@ -107,7 +107,9 @@ DECODE_CEILING = Calculator(
                 help="Sequences decoded together: one weight read serves them all."),
         Number("kv_per_sequence", "KV cache per sequence", default=0, range=(0, 10_000),
                step=0.1, unit="GB", scale=1e9, dimension="bytes",
-               help="Read every step too; 0 ignores it (see the KV-cache calculator)."),
+               help="The cache bytes each sequence's step reads; 0 ignores them. The "
+                    "KV-cache calculator's 'Read by one decode step': the whole cache, "
+                    "or with sparse attention (DeepSeek-V3.2, GLM-5) far less of it."),
     ),
     outputs=(
         Output("weights", "Weights read per step", "bytes",

@@ -116,3 +116,34 @@ def test_presets_of_2025_26_kv_cache_by_hand():
     assert long["total_uncapped"] == 48 * 1_048_576 * 4096 == 206_158_430_208
     short = C.compute("kv_cache", model="llama-4-maverick", seq_len=8192)
     assert short["total"] == short["total_uncapped"] == 8192 * 196_608
+
+
+def _dsa_kw(monkeypatch: pytest.MonkeyPatch, **kw: object) -> dict[str, object]:
+    """The inputs a model preset gives, for DeepSeek-V3.2 read from its config.json and
+    offered as the preset "dsa" (the calculator functions take the whole configuration
+    from gpulesson.transformer.PRESETS)."""
+    from pathlib import Path
+
+    from gpulesson import transformer
+    from gpulesson.calculators import shared
+    path = Path(__file__).parents[2] / "data" / "hf_configs" / "deepseek_v32__DeepSeek-V3.2.json"
+    cfg = transformer.from_hf_config(path)
+    monkeypatch.setattr(transformer, "PRESETS", {"dsa": cfg})
+    return {"model": "dsa", **shared._model_fill(cfg), **kw}
+
+
+def test_kv_cache_read_by_a_decode_step_follows_a_sparse_models_top_k(monkeypatch):
+    """The KV cache held is every token's (storage), the bytes a decode step reads are not
+    always: DeepSeek-V3.2 (61 layers, latent 576 values, indexer key 132 bytes, top-k
+    2,048) at 131,072 tokens in BF16 holds 61 x 1,284 x 131,072 = 10,266,083,328 bytes
+    and a step reads 61 x (2,048 x 1,152 + 131,072 x 132) = 1,199,308,800 per sequence,
+    4 sequences 4,797,235,200. A dense or windowed model reads what it holds."""
+    from gpulesson.calculators.lessons import inference_and_kv_cache as lesson
+    kw = _dsa_kw(monkeypatch, seq_len=131072, batch=4, kv_dtype="bf16")
+    out = lesson._kv_cache(**kw)
+    assert out["total"] == 4 * 61 * 1284 * 131072 == 41_064_333_312
+    assert out["read"] == 4 * 61 * (2048 * 1152 + 131072 * 132) == 4_797_235_200
+    for model, seq_len in (("llama-3-8b", 8192), ("mistral-7b", 32768),
+                           ("llama-4-maverick", 1_048_576)):
+        out = C.compute("kv_cache", model=model, seq_len=seq_len)
+        assert out["read"] == out["total"], model
