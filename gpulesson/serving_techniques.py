@@ -454,7 +454,8 @@ def best_draft_length(*, acceptance_rate: float, draft_cost: float,
 def speculative_speedup_at_batch(*, acceptance_rate: float, draft_tokens: int,
                                  draft_cost: float, n_params: float, weight_bytes: float,
                                  batch: int, kv_bytes_per_sequence: float,
-                                 peak_flops: float, bandwidth: float) -> float:
+                                 peak_flops: float, bandwidth: float,
+                                 verify_kv_bytes_per_sequence: float | None = None) -> float:
     """Speed-up of speculative decoding for ``batch`` sequences on the roofline.
 
     ``E * t(B) / (t_verify(B) + g * c * t(B))``: ``E`` the tokens per step
@@ -467,6 +468,11 @@ def speculative_speedup_at_batch(*, acceptance_rate: float, draft_tokens: int,
     speed-up falls below 1. Speculation pays at small batches and costs at large ones
     (Liu et al. 2024, "Optimizing Speculative Decoding for Serving Large Language Models
     Using Goodput", arXiv 2406.14066).
+
+    ``verify_kv_bytes_per_sequence`` is the KV bytes the verification step reads per
+    sequence, by default the plain step's ``kv_bytes_per_sequence``. They differ with
+    sparse attention, where each of the ``g + 1`` tokens reads the latents of its own
+    top-k: :func:`gpulesson.inference.decode_kv_read_bytes` with ``new_tokens=g + 1``.
     """
     g = v.nonneg_int("draft_tokens", draft_tokens)
     c = v.nonneg_number("draft_cost", draft_cost)
@@ -476,6 +482,9 @@ def speculative_speedup_at_batch(*, acceptance_rate: float, draft_tokens: int,
                kv_bytes_per_sequence=kv_bytes_per_sequence, peak_flops=peak_flops,
                bandwidth=bandwidth)
     plain = inference.decode_step_time(n_params=n, **gpu)
+    if verify_kv_bytes_per_sequence is not None:
+        gpu["kv_bytes_per_sequence"] = v.nonneg_number("verify_kv_bytes_per_sequence",
+                                                       verify_kv_bytes_per_sequence)
     verify = inference.decode_step_time(n_params=n * (g + 1), **gpu)  # g + 1 tokens each
     return tokens * plain / (verify + g * c * plain)
 

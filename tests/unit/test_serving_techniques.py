@@ -314,3 +314,23 @@ def test_speculation_never_beats_its_memory_bound_speedup(a: float, g: int, c: f
                                                 draft_cost=c, batch=batch, **step)
     assert at_batch <= st_.speculative_speedup(acceptance_rate=a, draft_tokens=g,
                                                draft_cost=c) * (1 + 1e-12)
+
+
+def test_speculative_verification_may_read_more_of_the_cache() -> None:
+    """verify_kv_bytes_per_sequence: the verification step's own KV read (a sparse model's
+    g + 1 tokens each read their top-k). Memory-bound at batch 1 with 16 GB of weights and
+    1 GB of cache a plain step, 2 GB a verification: t = 17 GB / bw, t_v = 18 GB / bw,
+    speed-up E x 17 / (18 + 4 x 0.05 x 17). By default the plain step's read."""
+    n = 8e9
+    step = {"n_params": n, "weight_bytes": 2 * n, "kv_bytes_per_sequence": 1e9, **GPU}
+    spec = {"acceptance_rate": 0.8, "draft_tokens": 4, "draft_cost": 0.05}
+    tokens = st_.expected_tokens_per_step(acceptance_rate=0.8, draft_tokens=4)
+    more = st_.speculative_speedup_at_batch(batch=1, verify_kv_bytes_per_sequence=2e9,
+                                            **spec, **step)
+    assert more == pytest.approx(tokens * 17 / (18 + 0.2 * 17), rel=1e-12)
+    assert st_.speculative_speedup_at_batch(batch=1, **spec, **step) == pytest.approx(
+        st_.speculative_speedup_at_batch(batch=1, verify_kv_bytes_per_sequence=1e9,
+                                         **spec, **step), rel=0)
+    with pytest.raises(ValueError, match="verify_kv_bytes_per_sequence"):
+        st_.speculative_speedup_at_batch(batch=1, verify_kv_bytes_per_sequence=-1,
+                                         **spec, **step)

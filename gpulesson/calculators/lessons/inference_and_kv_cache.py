@@ -365,6 +365,10 @@ def _speculative(**kw: Any) -> dict[str, Any]:
                                                 draft_cost=kw["draft_cost"])
     n = transformer.active_params(cfg)
     bpp = memory.precision_bytes(kw["precision"])
+    kv = {g: inference.decode_kv_read_bytes(  # g tokens of a sequence in one step
+        cfg, context=kw["context"], new_tokens=g,
+        bytes_per_element=memory.precision_bytes(kw["kv_dtype"]))
+        for g in (1, kw["draft_tokens"] + 1)}
     return {
         "tokens_per_step": serving_techniques.expected_tokens_per_step(**spec),
         "speedup": serving_techniques.speculative_speedup(draft_cost=kw["draft_cost"], **spec),
@@ -376,9 +380,8 @@ def _speculative(**kw: Any) -> dict[str, Any]:
             draft_cost=kw["draft_cost"], n_params=n,
             weight_bytes=inference.decode_weight_bytes(cfg, batch=kw["batch"],
                                                        bytes_per_param=bpp),
-            batch=kw["batch"], kv_bytes_per_sequence=inference.decode_kv_read_bytes(
-                cfg, context=kw["context"],
-                bytes_per_element=memory.precision_bytes(kw["kv_dtype"])),
+            batch=kw["batch"], kv_bytes_per_sequence=kv[1],
+            verify_kv_bytes_per_sequence=kv[kw["draft_tokens"] + 1],
             peak_flops=kw["peak_flops"], bandwidth=kw["bandwidth"], **spec),
     }
 
@@ -414,7 +417,9 @@ SPECULATIVE = Calculator(
         Output("speedup_at_batch", "Speed-up at this batch (roofline)", "ratio",
                help="The verification step checks γ + 1 tokens per sequence: free while "
                     "the step is memory-bound, up to γ + 1 times the arithmetic once it "
-                    "is compute-bound."),
+                    "is compute-bound. With sparse attention (DeepSeek-V3.2, GLM-5) each "
+                    "of them reads its own top-k of the cache, up to γ + 1 times the "
+                    "latents."),
     ),
     function=_speculative,
     sources=("Leviathan et al. 2023 (speculative decoding)",

@@ -147,3 +147,27 @@ def test_kv_cache_read_by_a_decode_step_follows_a_sparse_models_top_k(monkeypatc
                            ("llama-4-maverick", 1_048_576)):
         out = C.compute("kv_cache", model=model, seq_len=seq_len)
         assert out["read"] == out["total"], model
+
+
+def test_speculative_verification_reads_each_tokens_top_k(monkeypatch):
+    """Verifying gamma = 4 draft tokens runs 5 tokens of each sequence; with DeepSeek
+    Sparse Attention each picks its own 2,048 cached tokens, so the step reads up to 5 x
+    2,048 latents besides every indexer key: DeepSeek-V3.2 at 131,072 tokens in BF16,
+    61 x (10,240 x 1,152 + 131,072 x 132) = 1,774,977,024 bytes against a plain step's
+    61 x (2,048 x 1,152 + 131,072 x 132) = 1,199,308,800. At batch 1 on an H100 SXM both
+    steps are memory-bound (76.8 GB of active weights at 3.35 TB/s): speed-up
+    E x t / (t_verify + 4 x 0.05 x t), E = (1 - 0.8^5) / 0.2 = 3.3616."""
+    from gpulesson import inference, transformer
+    from gpulesson.calculators.lessons import inference_and_kv_cache as lesson
+    kw = _dsa_kw(monkeypatch, acceptance_rate=0.8, draft_tokens=4, draft_cost=0.05,
+                 batch=1, context=131072, precision="bf16", kv_dtype="bf16",
+                 peak_flops=989.4e12, bandwidth=3.35e12)
+    cfg = transformer.PRESETS["dsa"]
+    weights = inference.decode_weight_bytes(cfg, batch=1)
+    plain = (weights + 61 * (2048 * 1152 + 131072 * 132)) / 3.35e12
+    verify = (weights + 1_774_977_024) / 3.35e12
+    expected = 3.3616 * plain / (verify + 4 * 0.05 * plain)
+    assert lesson._speculative(**kw)["speedup_at_batch"] == pytest.approx(expected, rel=1e-12)
+    # a dense model's verification reads its whole cache, as a plain step does
+    out = C.compute("speculative_decoding", model="llama-3-8b", batch=1)
+    assert out["speedup_at_batch"] == pytest.approx(out["speedup"], rel=1e-12)
