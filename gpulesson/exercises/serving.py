@@ -23,7 +23,10 @@ def decode_speed(model: str, gpu: str, *, context: int, batch: int,
 
     BF16 weights, arithmetic at the GPU's dense BF16 peak; each sequence's KV cache of
     ``context`` tokens (BF16) is read every step too, or not at all with ``kv=False`` (the
-    "ignored the KV cache" mistake). See :func:`gpulesson.inference.decode_speed`.
+    "ignored the KV cache" mistake): the bytes a step reads,
+    :func:`gpulesson.inference.decode_kv_read_bytes` (the whole cache, but a
+    sparse-attention model's top-k latents and indexer keys). See
+    :func:`gpulesson.inference.decode_speed`.
 
     Parameters
     ----------
@@ -51,5 +54,6 @@ def decode_speed(model: str, gpu: str, *, context: int, batch: int,
     g = hardware.gpu(gpu)
     return inference.decode_speed(
         n_params=n, weight_bytes=memory.weight_bytes(n, precision="bf16"), batch=batch,
-        kv_bytes_per_sequence=inference.kv_cache_bytes(cfg, seq_len=context) if kv else 0,
+        kv_bytes_per_sequence=inference.decode_kv_read_bytes(cfg, context=context)
+        if kv else 0,
         peak_flops=g.dense("bf16"), bandwidth=g.bandwidth)

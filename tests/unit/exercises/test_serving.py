@@ -48,3 +48,20 @@ def test_bad_input_names_the_argument() -> None:
     for kv in (True, False):
         with pytest.raises(ValueError, match="context must be a positive integer"):
             serving.decode_speed("llama-3-8b", "H100 SXM", context=0, batch=1, kv=kv)
+
+
+def test_a_sparse_attention_model_reads_its_top_k(monkeypatch: pytest.MonkeyPatch) -> None:
+    """DeepSeek-V3.2 (config.json) at 131,072 tokens: a step reads per sequence the
+    latents of the 2,048 tokens the indexer picks and every indexer key, 61 x (2,048 x
+    1,152 + 131,072 x 132) = 1,199,308,800 bytes, not the 10,266,083,328 it holds."""
+    from pathlib import Path
+
+    from gpulesson import transformer
+    from gpulesson.transformer import presets
+    path = Path(__file__).parents[2] / "data" / "hf_configs" / "deepseek_v32__DeepSeek-V3.2.json"
+    cfg = transformer.from_hf_config(path)
+    monkeypatch.setattr(presets, "PRESETS", {"dsa": cfg})
+    weights = 2 * transformer.param_count(cfg)
+    step = serving.decode_speed("dsa", "H100 SXM", context=131072, batch=2)
+    assert step.step_time == pytest.approx((weights + 2 * 1_199_308_800) / 3.35e12,
+                                           rel=1e-12)
