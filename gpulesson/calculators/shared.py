@@ -66,7 +66,8 @@ def _training_fill(cfg: transformer.TransformerConfig) -> dict[str, Any]:
 
 
 #: What a form shows of a preset's configuration, beyond its shape.
-_NOT_SHOWN = ("latent attention, chunked attention, shared experts, leading dense layers, "
+_NOT_SHOWN = ("latent attention, sparse attention's indexer and top-k, chunked attention, "
+              "shared experts, leading dense layers, "
               "experts on alternate layers only, extra norms, q/k norms, sinks and the "
               "output-projection and MLP biases")
 

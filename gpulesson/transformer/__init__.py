@@ -11,7 +11,8 @@ One configuration (:class:`TransformerConfig`) covers the models the course coun
   (``kv_heads < heads``) and an untied output layer (Touvron et al. 2023; the Hugging
   Face ``config.json`` of each model). Qwen2.5 adds biases on q, k and v only.
 * **The models of 2024-26**: mixture-of-experts (Mixtral, Qwen3-MoE, DeepSeek-V3,
-  gpt-oss, Kimi K2, MiniMax-M2), multi-head latent attention (DeepSeek-V2/V3, Kimi K2),
+  gpt-oss, Kimi K2, MiniMax-M2, GLM-5), multi-head latent attention (DeepSeek-V2/V3, Kimi
+  K2), DeepSeek Sparse Attention's indexer and top-k (DeepSeek-V3.2, GLM-5),
   sliding-window layers (Gemma 2 and 3, gpt-oss), chunked attention (Llama 4), q/k norms
   (Qwen3, OLMo 2), four norms per layer (Gemma 2), attention sinks (gpt-oss), a norm
   after the embedding (BLOOM), MoE layers interleaved with dense ones (Llama 4

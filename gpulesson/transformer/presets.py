@@ -141,6 +141,28 @@ _PRESET_LIST = [
            hidden=3072, layers=62, heads=48, kv_heads=8, head_dim=128, vocab=200064,
            ffn=1536, qk_norm="full", experts=256, experts_per_token=8, router_bias=True,
            context=204800),
+    _llama("deepseek-v3.2", _HF + "deepseek-ai/DeepSeek-V3.2 (DeepSeek-AI 2025: 671B "
+           "total, 37B activated, DeepSeek-V3's counts; the config gives 671,877,944,064, "
+           "DeepSeek-V3's 671,026,419,200 plus a lightning indexer of 13,959,424 in each "
+           "of 61 layers: DeepSeek Sparse Attention, 64 indexer heads of 128 picking 2,048 "
+           "keys per query; the checkpoint adds a multi-token-prediction layer)",
+           hidden=7168, layers=61, heads=128, vocab=129280, ffn=18432,
+           kv_lora_rank=512, q_lora_rank=1536, qk_rope_head_dim=64, qk_nope_head_dim=128,
+           v_head_dim=128, indexer_heads=64, indexer_head_dim=128, indexer_topk=2048,
+           experts=256, experts_per_token=8, shared_experts=1, expert_ffn=2048,
+           dense_layers=3, router_bias=True, mtp_layers=1, context=163840,
+           routing_groups=8, routing_group_topk=4),
+    _llama("glm-5.1", _HF + "zai-org/GLM-5.1 (the shapes of GLM-5, whose report, GLM-5 "
+           "Team 2026, arXiv 2602.15763, gives 744B total, 40B activated; the checkpoint "
+           "holds 753,864,139,008 with its multi-token-prediction layer; DeepSeek Sparse "
+           "Attention over latent attention with 64 heads, an indexer of 32 heads of 128 "
+           "picking 2,048 keys; 256 routed + 1 shared expert, 8 per token, 3 dense layers)",
+           hidden=6144, layers=78, heads=64, vocab=154880, ffn=12288,
+           kv_lora_rank=512, q_lora_rank=2048, qk_rope_head_dim=64, qk_nope_head_dim=192,
+           v_head_dim=256, indexer_heads=32, indexer_head_dim=128, indexer_topk=2048,
+           experts=256, experts_per_token=8, shared_experts=1, expert_ffn=2048,
+           dense_layers=3, router_bias=True, mtp_layers=1, mtp_own_embeddings=False,
+           context=202752, routing_groups=1, routing_group_topk=1),
 ]
 
 #: The model presets of the course by name (read-only).
@@ -161,6 +183,7 @@ MODEL_LABELS: Mapping[str, str] = MappingProxyType({
     "phi-3-mini": "Phi-3-mini (3.8B)", "gpt-oss-20b": "gpt-oss-20b (MoE)",
     "gpt-oss-120b": "gpt-oss-120b (MoE)", "llama-4-maverick": "Llama 4 Maverick (MoE)",
     "kimi-k2": "Kimi K2 (MoE, MLA)", "minimax-m2.7": "MiniMax-M2.7 (MoE)",
+    "deepseek-v3.2": "DeepSeek-V3.2 (MoE, sparse MLA)", "glm-5.1": "GLM-5.1 (MoE, sparse MLA)",
 })
 
 
@@ -181,8 +204,8 @@ def preset(name: str) -> TransformerConfig:
     ``llama-3.1-405b``, ``llama-3.2-1b``, ``mistral-7b``, ``qwen2.5-7b``, and the models
     of 2024-26: ``mixtral-8x7b``, ``deepseek-v3``, ``qwen3-8b``, ``qwen3-30b-a3b``,
     ``qwen3-235b-a22b``, ``gemma-2-9b``, ``phi-3-mini``, ``gpt-oss-20b``,
-    ``gpt-oss-120b``, ``llama-4-maverick``, ``kimi-k2``, ``minimax-m2.7``. Lookup
-    ignores case and spaces. Each preset's ``source`` names its config file or paper.
+    ``gpt-oss-120b``, ``llama-4-maverick``, ``kimi-k2``, ``minimax-m2.7``,
+    ``deepseek-v3.2``, ``glm-5.1``. Lookup ignores case and spaces. Each preset's ``source`` names its config file or paper.
     """
     if not isinstance(name, str):
         raise TypeError(f"preset name must be a str, got {type(name).__name__}")

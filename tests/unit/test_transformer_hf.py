@@ -121,6 +121,8 @@ PRESET_FILES = {
     "llama-4-maverick": "llama4__Llama-4-Maverick-17B-128E.json",
     "kimi-k2": "kimi_k2__Kimi-K2-Instruct.json",
     "minimax-m2.7": "minimax_m2__MiniMax-M2.7.json",
+    "deepseek-v3.2": "deepseek_v32__DeepSeek-V3.2.json",
+    "glm-5.1": "glm_moe_dsa__GLM-5.1.json",
 }
 
 
@@ -142,6 +144,21 @@ def test_presets_of_2025_26_are_their_published_totals() -> None:
     for name in ("kimi-k2", "minimax-m2.7"):
         assert param_count(preset(name)) == HF_INDEX[PRESET_FILES[name]]["params"]
     assert round(param_count(preset("llama-4-maverick")) / 1e11) == 4
+
+
+def test_sparse_attention_presets_are_their_checkpoints() -> None:
+    """DeepSeek-V3.2 and GLM-5.1 publish only their checkpoints' totals, their
+    multi-token-prediction layers included (index.json: 685,355,329,792 and
+    753,864,139,008); without that layer DeepSeek-V3.2 is DeepSeek-V3's 671,026,419,200
+    plus 61 indexers of 13,959,424 (671.9B; the report keeps "671B") and GLM-5.1
+    743,911,218,432 (GLM-5's report: 744B). Both attend to 2,048 picked keys."""
+    for name in ("deepseek-v3.2", "glm-5.1"):
+        cfg = preset(name)
+        assert transformer.checkpoint_params(cfg) == HF_INDEX[PRESET_FILES[name]]["checkpoint"]
+        assert cfg.indexer_topk == 2048
+    assert param_count(preset("deepseek-v3.2")) == \
+        param_count(preset("deepseek-v3")) + 61 * 13_959_424 == 671_877_944_064
+    assert round(param_count(preset("glm-5.1")) / 1e9) == 744
 
 
 def test_presets_that_differ_from_their_file_only_where_stated() -> None:
@@ -172,6 +189,9 @@ def test_every_preset_has_a_label_and_a_source() -> None:
     ("llama-4-maverick", 16.5e9, 17.5e9, True, "Meta 2025, Llama 4 card: 17B active"),
     ("kimi-k2", 31.5e9, 32.5e9, False, "Kimi-K2-Instruct card: 32B activated"),
     ("minimax-m2.7", 9.5e9, 10.5e9, False, "MiniMax-M2 card: 10B active"),
+    ("deepseek-v3.2", 36.5e9, 37.5e9, False, "DeepSeek-AI 2025: 37B activated"),
+    ("glm-5.1", 39.5e9, 41.0e9, False, "GLM-5 report: 40B activated (40.83B; 39.88B "
+     "without the output head too)"),
 ])
 def test_source_active_parameters_of_the_moe_presets(name: str, low: float, high: float,
                                                      input_embedding: bool,

@@ -95,3 +95,15 @@ def test_llama_4_maverick_attention_stops_at_its_chunk():
     assert out["n_params"] == 17_184_691_200
     assert out["flops_per_token"] == pytest.approx(6 * 17_184_691_200 + 42_278_584_320,
                                                    rel=1e-12)
+
+
+def test_sparse_attention_preset_training_flops_by_hand():
+    """DeepSeek-V3.2 at 131,072-token sequences (its sparse training stage, arXiv
+    2512.02556): per token 6 x 38,403,822,336 + 61 x (3 x 81,920 x 2,048 + 16,512 x
+    (131,072 + 2 x 2,048)) = 397,270,774,272 FLOPs; the attention term 166,847,840,256,
+    not the 1,964,947,537,920 of attending to every key."""
+    out = C.compute("training_flops", model="deepseek-v3.2", seq_len=131072,
+                    attention_term="counted")
+    attention = 61 * (3 * 81920 * 2048 + 16512 * (131072 + 2 * 2048))
+    assert out["attention_per_token"] == attention == 166_847_840_256
+    assert out["flops_per_token"] == 6 * 38_403_822_336 + attention == 397_270_774_272

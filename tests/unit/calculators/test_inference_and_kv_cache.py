@@ -171,3 +171,30 @@ def test_speculative_verification_reads_each_tokens_top_k(monkeypatch):
     # a dense model's verification reads its whole cache, as a plain step does
     out = C.compute("speculative_decoding", model="llama-3-8b", batch=1)
     assert out["speedup_at_batch"] == pytest.approx(out["speedup"], rel=1e-12)
+
+
+def test_sparse_attention_presets_at_128k_by_hand():
+    """DeepSeek-V3.2 (61 layers) and GLM-5.1 (78) from their config.json files, BF16, at
+    131,072 tokens. Held per token: layers x (576 x 2 + 132) = 78,324 and 100,152 bytes,
+    every token kept. Read by a decode step: layers x (2,048 x 1,152 + 131,072 x 132) =
+    1,199,308,800 and 1,533,542,400. DeepSeek-V3.2 on an H100 SXM after 130,560 + 512
+    tokens: attention per new token 61 x (81,920 x 2,048 + 16,512 x 131,072) FLOPs
+    (81,920 = 2 x 128 x (192 + 128); 16,512 = 2 x 64 x (128 + 1)); prefill FLOPs
+    130,560 x (2 N_active + 61 x (81,920 x 2,048 + 16,512 x 130,560)); the ceiling
+    3.35e12 / (76,807,644,672 + 1,199,308,800) = 42.9 tokens/s."""
+    for model, layers in (("deepseek-v3.2", 61), ("glm-5.1", 78)):
+        out = C.compute("kv_cache", model=model, seq_len=131072)
+        assert out["per_token"] == layers * 1284, model
+        assert out["total"] == layers * 1284 * 131072, model
+        assert out["read"] == layers * (2048 * 1152 + 131072 * 132), model
+    out = C.compute("inference", model="deepseek-v3.2", prompt=130560, new_tokens=512)
+    n2 = 2 * out["active"]
+    assert out["active"] == 38_403_822_336
+    assert out["kv_cache"] == 10_266_083_328
+    assert out["prefill_flops"] == 130560 * (n2 + 61 * (81920 * 2048 + 16512 * 130560))
+    assert out["decode_flops"] == 512 * n2 + 61 * (
+        81920 * 512 * 2048 + 16512 * sum(range(130561, 131073)))
+    assert out["decode_weights"] == 76_807_644_672
+    assert out["ceiling"] == pytest.approx(3.35e12 / (76_807_644_672 + 1_199_308_800),
+                                           rel=1e-12)
+    assert out["step_time"] == pytest.approx(1 / out["ceiling"], rel=1e-12)  # memory-bound

@@ -113,7 +113,8 @@ def test_serving_plan_meets_the_slos():
 
 
 @pytest.mark.parametrize("model", ["mixtral-8x7b", "qwen3-30b-a3b", "deepseek-v3", "qwen3-8b",
-                                   "llama-4-maverick", "kimi-k2", "minimax-m2.7"])
+                                   "llama-4-maverick", "kimi-k2", "minimax-m2.7",
+                                   "deepseek-v3.2", "glm-5.1"])
 def test_a_preset_is_planned_with_its_whole_config(model):
     """The form shows a model's shape only; a preset still brings its experts, latent
     attention and the rest of its config.json (gpulesson.transformer.PRESETS), so the
