@@ -205,7 +205,8 @@ def preset(name: str) -> TransformerConfig:
     of 2024-26: ``mixtral-8x7b``, ``deepseek-v3``, ``qwen3-8b``, ``qwen3-30b-a3b``,
     ``qwen3-235b-a22b``, ``gemma-2-9b``, ``phi-3-mini``, ``gpt-oss-20b``,
     ``gpt-oss-120b``, ``llama-4-maverick``, ``kimi-k2``, ``minimax-m2.7``,
-    ``deepseek-v3.2``, ``glm-5.1``. Lookup ignores case and spaces. Each preset's ``source`` names its config file or paper.
+    ``deepseek-v3.2``, ``glm-5.1``. Lookup ignores case and spaces. Each preset's
+    ``source`` names its config file or paper.
     """
     if not isinstance(name, str):
         raise TypeError(f"preset name must be a str, got {type(name).__name__}")
