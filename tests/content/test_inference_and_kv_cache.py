@@ -895,5 +895,3 @@ def test_a_full_gpu_is_still_memory_bound(name, context):
 def test_the_ridge_point_is_the_compute_bound_batch_with_2_byte_weights():
     """Section 6: B* = peak x b / (2 x bandwidth) equals the ridge point when b = 2."""
     assert _turn(H100) == pytest.approx(roofline.ridge_point(PEAK, H100.bandwidth))
-
-
