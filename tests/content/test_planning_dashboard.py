@@ -24,7 +24,6 @@ from gpulesson import (
     calculators,
     cost,
     distributed,
-    execution,
     flops,
     hardware,
     inference,
@@ -48,7 +47,6 @@ PAGE = page(LESSON_NB)
 H100 = hardware.gpu("H100 SXM")
 A100 = hardware.gpu("A100 80GB")
 L4 = hardware.gpu("L4")
-SMS = execution.gpu_execution("H100 SXM").sms
 LLAMA2_7B = transformer.preset("llama-2-7b")
 N_7B = transformer.param_count(LLAMA2_7B)
 LLAMA3_405B = transformer.preset("llama-3.1-405b")
@@ -614,26 +612,6 @@ LOG_29K = planning.reconcile_vllm_log(
     max_num_batched_tokens=29_000, max_num_seqs=256)
 LOG_PER_TOKEN = LOG_20K.budget.activation_peak / 20_000
 COMPARED = {c.run.name: c for c in planning.published_comparison()}
-# the six runs the lesson's table showed before the validation set grew (step (d) replaces it)
-_LESSON_RUNS = ("Llama 3 405B, 8,192 GPUs", "Llama 3 405B, 16,384 GPUs",
-                "Llama 3 405B, 16,384 GPUs, 128K context", "Megatron-LM 1T", "MegaScale 175B",
-                "DeepSeek-V3")
-WITHIN = [COMPARED[name] for name in _LESSON_RUNS]
-
-
-def deepseek() -> planning.published.Comparison:
-    return COMPARED["DeepSeek-V3"]
-
-
-def deepseek_sms() -> float:
-    """The SMs DeepSeek-V3's all-to-all kernels leave to the matrix products."""
-    return SMS * (1 - deepseek().plan.settings.comm_sm_fraction)
-
-
-def deepseek_fp8_rate() -> float:
-    """FP8 matrix-product rate the planner gives DeepSeek-V3 on those SMs (FLOP/s)."""
-    return (planning.gpu_view(H100).fp8_matmul_efficiency * H100.dense("fp8")
-            * deepseek_sms() / SMS)
 
 
 def run(name: str) -> planning.published.PublishedRun:
@@ -683,16 +661,6 @@ def fixed_error(name: str) -> float:
         {"published": {"kind": "tokens_per_second_per_gpu", "value": tokens},
          "seq_len": r.seq_len}, r.model(), r.gpu)
     return planning.published.plan_run(again).mfu / quoted - 1
-
-
-def worst_error() -> float:
-    """The largest error of the runs the planner predicts within 25 %, rounded up to 5 %."""
-    worst = max(abs(c.error) for c in WITHIN)
-    return 5 * math.ceil(100 * worst / 5 - 1e-9)
-
-
-def llama3_chunks() -> int:
-    return COMPARED["Llama 3 405B, 8,192 GPUs"].run.layout.interleave
 
 
 def chain_hours(gpus: int = PLAN["n_gpus"]) -> float:
