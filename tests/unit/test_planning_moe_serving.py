@@ -181,3 +181,19 @@ def test_backward_false_counts_two_all_to_alls_a_layer() -> None:
     kw = dict(tokens=16, hidden=8, experts_per_token=2, moe_layers=3, ep=4)
     assert traffic.expert_parallel_traffic(**kw, backward=False).count == 6
     assert traffic.expert_parallel_traffic(**kw).count == 12
+
+
+def test_auto_tp_skips_sizes_whose_group_straddles_nvlink_domains() -> None:
+    """Audit (2026-12): with tp left to the planner and dp = 3 on 8-GPU H200 servers, the
+    tp = 4 candidate (12 GPUs, a domain and a half) raised, and the whole plan failed,
+    though tp 1, 2 (3 and 6 GPUs, in one domain) and 8 (24, three whole domains) are
+    valid. The planner now leaves that size out of its comparison; a tp the reader sets
+    still names dp."""
+    kw = dict(dp=3, expert_parallel=True, max_model_len=8192, weight_dtype="fp8",
+              qps=1.0, prompt_tokens=1000, output_tokens=200)
+    auto = plan_serving("qwen3-235b-a22b", "H200 SXM", tp=None, **kw)
+    assert auto.tp in (1, 2, 8) and auto.dp == 3
+    assert auto.gpus == auto.tp * 3 * auto.replicas
+    assert "tp 4" not in auto.reason
+    with pytest.raises(ValueError, match=r"^dp: tp x dp = 12 GPUs"):
+        plan_serving("qwen3-235b-a22b", "H200 SXM", tp=4, **kw)
