@@ -708,20 +708,21 @@ def plan_serving(
                   max_num_batched_tokens=max_num_batched_tokens, max_num_seqs=max_num_seqs,
                   block_size=block_size, non_torch_memory=non_torch_memory, **moe)
     candidates: list[ServingPlan] = []
-    straddling: ValueError | None = None
+    unfit: ValueError | None = None
     for t in tps:
         try:
             par = check_domains(moe_parallel(mv, tp=t, all2all=all2all_backend, **moe), gv)  # type: ignore[arg-type]
         except ValueError as exc:
-            # tp chosen by the planner: a size whose tp x dp GPUs straddle NVLink domains
-            # is left out of the comparison; refused only if every size does
+            # tp chosen by the planner: a size whose tp x dp GPUs straddle NVLink domains,
+            # or outnumber the experts, is left out of the comparison; refused only if
+            # every size is
             if tp is not None:
                 raise
-            straddling = straddling or exc
+            unfit = unfit or exc
             continue
         candidates.append(_plan_tp(mv, gv, t, common, rate, p, o, slo_ttft, slo_tpot, eff, par))
-    if not candidates and straddling is not None:
-        raise straddling
+    if not candidates and unfit is not None:
+        raise unfit
     good = [c for c in candidates if c.feasible]
     if good:
         best = min(good, key=lambda c: (c.gpus, c.tpot))
