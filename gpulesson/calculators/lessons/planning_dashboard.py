@@ -216,6 +216,23 @@ def _serving_reason(plan: planning.ServingPlan, tp: int) -> str:
             "the one with the fewest problems (the largest of those)")
 
 
+def _check_moe_layers(cfg: transformer.TransformerConfig, kw: dict[str, Any]) -> None:
+    """Refuse expert-parallel MoE layers the planner would refuse, naming the form's inputs
+    (plan_serving names its argument ``expert_parallel``): a dense model (MoE layers), or
+    more GPUs than routed experts even at the smallest tp (dp)."""
+    if kw["moe_layers"] != "ep":
+        return
+    mv = planning.model_view(cfg)
+    if not mv.is_moe:
+        raise ValueError(f"moe_layers (MoE layers): {mv.name} is a dense model, it has no "
+                         "experts to spread; choose tensor-parallel")
+    gpus = max(int(kw["tp"]), 1) * int(kw["dp"])
+    if gpus > mv.routed_experts:
+        raise ValueError(f"dp (Data-parallel attention engines): tp x dp = {gpus} GPUs "
+                         f"exceed the {mv.routed_experts} routed experts of {mv.name}; a "
+                         "GPU would hold none")
+
+
 def _serving(**kw: Any) -> dict[str, Any]:
     cfg = planner_inputs.config(kw)
     spec = planner_inputs.spec(kw, "bf16")  # serving plans read the BF16 peak only
@@ -226,6 +243,7 @@ def _serving(**kw: Any) -> dict[str, Any]:
         raise ValueError(
             f"tp (Tensor-parallel size) must be at most {domain}, the GPUs of one NVLink "
             f"domain of the {spec.name}, or a multiple of {domain}, got {tp}")
+    _check_moe_layers(cfg, kw)
     plan = planning.plan_serving(
         cfg, spec, tp=kw["tp"] or None, max_model_len=kw["max_model_len"],
         kv_dtype=kw["kv_dtype"], weight_dtype=kw["weight_dtype"],

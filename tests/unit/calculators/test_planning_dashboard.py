@@ -228,3 +228,25 @@ def test_serving_plan_data_parallel_attention_and_expert_parallelism():
                       )["text"]["layout"] == "tp 1 × dp 8 × 1 replica = 8 GPUs"
     dense = C.evaluate("serving_plan", {"dp": 2})
     assert not dense["ok"] and dense["input"] == "dp" and "dense model" in dense["error"]
+
+
+def test_expert_parallel_refusals_name_the_forms_inputs():
+    """Audit (2026-12): plan_serving refuses expert parallelism on a dense model, or on
+    more GPUs than experts, naming its argument expert_parallel, which the form calls
+    "MoE layers" (moe_layers); the form matched the word "experts" in the message and
+    put the error beside the custom model's number of experts. It now sits beside the
+    input at fault: MoE layers for a dense model, dp for too many GPUs."""
+    dense = C.evaluate("serving_plan", {"moe_layers": "ep"})
+    assert not dense["ok"] and dense["input"] == "moe_layers", dense
+    assert "llama-3-70b" in dense["error"] and "dense" in dense["error"]
+    for inputs in ({"model": "mixtral-8x7b", "tp": 1, "dp": 16, "moe_layers": "ep"},
+                   {"model": "deepseek-v3", "gpu": "H200", "tp": 64, "dp": 8,
+                    "moe_layers": "ep"}):
+        many = C.evaluate("serving_plan", inputs)
+        assert not many["ok"] and many["input"] == "dp", many
+        assert "routed experts" in many["error"], many
+    # tp left to the planner: only when even tp 1 has more GPUs than experts
+    assert C.evaluate("serving_plan", {"model": "mixtral-8x7b", "tp": 0, "dp": 8,
+                                       "moe_layers": "ep"})["ok"]
+    assert C.evaluate("serving_plan", {"model": "mixtral-8x7b", "tp": 0, "dp": 9,
+                                       "moe_layers": "ep"})["input"] == "dp"
