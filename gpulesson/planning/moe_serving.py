@@ -72,6 +72,12 @@ class MoEParallel:
     expert_parallel: bool = False
     all2all: str = "allgather_reducescatter"
 
+    def __post_init__(self) -> None:
+        v.positive_int("tp", self.tp)
+        v.positive_int("dp", self.dp)
+        v.boolean("expert_parallel", self.expert_parallel)
+        v.choice("all2all", self.all2all, ALL2ALL_BACKENDS)
+
     @property
     def gpus(self) -> int:
         """GPUs of one group: ``tp x dp``."""
@@ -128,8 +134,18 @@ def weight_bytes_per_gpu(model: ModelView, par: MoEParallel, weights: float,
     engine's ``tp`` GPUs (copied on every engine) plus its share of the ``routed`` expert
     bytes. DeepSeek-V3 in FP8 on 8 GPUs, ``dp=8`` with experts whole: the 17.1 B
     non-expert parameters on each plus 32 of the 256 experts."""
-    other = v.nonneg_number("weights", weights) - v.nonneg_number("routed", routed)
+    other = _non_expert(weights, routed)
     return other / par.tp + routed * _expert_share(model, par)
+
+
+def _non_expert(weights: float, routed: float) -> float:
+    """``weights - routed``, each checked: ``routed`` (the routed experts' bytes) is a part
+    of ``weights``."""
+    w, r = v.nonneg_number("weights", weights), v.nonneg_number("routed", routed)
+    if r > w:
+        raise ValueError(f"routed ({r:g}) must be at most weights ({w:g}): the routed "
+                         "experts' bytes are a part of the weights")
+    return w - r
 
 
 def decode_read_bytes(model: ModelView, par: MoEParallel, weights: float, routed: float,
@@ -137,11 +153,16 @@ def decode_read_bytes(model: ModelView, par: MoEParallel, weights: float, routed
     """Weight bytes one GPU reads in a decode step of ``batch`` sequences over the whole
     group: its engine's non-expert weights and its share of the experts the batch routes
     to (:func:`gpulesson.inference.decode_weight_bytes`, uniform routing)."""
+    other = _non_expert(weights, routed)
+    seqs = v.positive_number("batch", batch)
+    if not model.expert_params:
+        raise ValueError(f"model: {model.name} is a dense model; decode_read_bytes splits "
+                         "the routed experts' reads (inference.decode_weight_bytes for all)")
     params = model.total_params
-    touched = inference.decode_weight_bytes(model.cfg, batch=max(int(batch), 1),
+    touched = inference.decode_weight_bytes(model.cfg, batch=max(int(seqs), 1),
                                             bytes_per_param=1)
     used = (touched - (params - model.expert_params)) / model.expert_params
-    return (weights - routed) / par.tp + routed * used * _expert_share(model, par)
+    return other / par.tp + routed * used * _expert_share(model, par)
 
 
 def check_domains(par: MoEParallel, gpu: GPUView) -> MoEParallel:

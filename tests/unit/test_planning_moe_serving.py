@@ -18,6 +18,8 @@ from gpulesson import inference, traffic, transformer
 from gpulesson.planning import gpu_view, kv_budget, model_view, plan_serving
 from gpulesson.planning.moe_serving import (
     LATENCY,
+    MoEParallel,
+    decode_read_bytes,
     dispatch_time,
     moe_parallel,
     weight_bytes_per_gpu,
@@ -204,3 +206,39 @@ def test_auto_tp_skips_sizes_whose_group_straddles_nvlink_domains() -> None:
     with pytest.raises(ValueError, match="exceed the 8 routed experts"):
         plan_serving("mixtral-8x7b", "H100 SXM", tp=8, dp=2, expert_parallel=True,
                      max_model_len=4096)
+
+
+@pytest.mark.parametrize("batch", [-5, 0, float("nan"), float("inf"), "3", None, True])
+def test_decode_read_bytes_refuses_a_bad_batch_by_name(batch: object) -> None:
+    """Audit (2026-12): a negative batch was read as one sequence, the string "3" as 3, and
+    NaN failed with "cannot convert float NaN to integer"; each now names batch."""
+    mv = model_view("deepseek-v3")
+    par = moe_parallel(mv, tp=1, dp=8, expert_parallel=True)
+    with pytest.raises((ValueError, TypeError), match="^batch must be"):
+        decode_read_bytes(mv, par, 2e9, 1e9, batch)
+
+
+def test_weight_figures_refuse_more_routed_bytes_than_weights() -> None:
+    """Audit (2026-12): routed expert bytes above the weights gave a negative weight per GPU
+    (-3.4 bytes for weights 1, routed 5) and a negative read; a dense model's read divided
+    by its zero expert parameters. Each is now refused by name."""
+    mv = model_view("deepseek-v3")
+    par = moe_parallel(mv, tp=1, dp=8, expert_parallel=True)
+    with pytest.raises(ValueError, match=r"^routed \(5\) must be at most weights \(1\)"):
+        weight_bytes_per_gpu(mv, par, 1.0, 5.0)
+    with pytest.raises(ValueError, match=r"^routed \(5\) must be at most weights \(1\)"):
+        decode_read_bytes(mv, par, 1.0, 5.0, 4)
+    with pytest.raises(ValueError, match="^weights must be"):
+        decode_read_bytes(mv, par, float("nan"), 1.0, 4)
+    with pytest.raises(ValueError, match="^model: llama-3-8b is a dense model"):
+        decode_read_bytes(model_view("llama-3-8b"), MoEParallel(1), 2e9, 0.0, 4)
+
+
+@pytest.mark.parametrize("fields", [dict(tp=0), dict(tp=1, dp=0), dict(tp=2.0),
+                                    dict(tp=1, expert_parallel=1),
+                                    dict(tp=1, all2all="pplx")])
+def test_moe_parallel_built_directly_is_checked(fields: dict[str, object]) -> None:
+    """Audit (2026-12): MoEParallel(0) was accepted (a group of 0 GPUs) as were unknown
+    backends; the dataclass now checks its fields as moe_parallel does."""
+    with pytest.raises((ValueError, TypeError), match=r"^(tp|dp|expert_parallel|all2all)"):
+        MoEParallel(**fields)  # type: ignore[arg-type]
