@@ -50,6 +50,7 @@ from .checkpoints import (
     rotary_table_bytes,
 )
 from .chunked import vllm_chunked_hybrid
+from .hybrid import refuse_recurrent
 from .logs import LogRow, parse_vllm_log
 from .non_torch import non_torch_accounting, non_torch_bytes
 from .serving import (
@@ -80,10 +81,12 @@ def request_kv_bytes(cfg: transformer.TransformerConfig, *, max_model_len: int, 
     block ``block_size`` tokens of the layer's keys and values (vLLM
     ``v1/kv_cache_interface.py``, ``FullAttentionSpec``, ``SlidingWindowSpec`` and
     ``ChunkedLocalAttentionSpec``, ``max_memory_usage_bytes``). gpt-oss-120b at 131,072 tokens with
-    1,024 batched: 4.54 GiB, as vLLM issue #27508 prints.
+    1,024 batched: 4.54 GiB, as vLLM issue #27508 prints. A hybrid model (linear-attention
+    layers) is refused (:mod:`~gpulesson.planning.hybrid`).
     """
     per_token = inference.kv_cache_bytes_per_token_per_gpu(
         cfg, tp=tp, bytes_per_element=bytes_per_element)  # refuses a bad cfg by name
+    refuse_recurrent(cfg, "request_kv_bytes")
     length = v.positive_int("max_model_len", max_model_len)
     block = v.positive_int("block_size", block_size)
     batched = v.positive_int("max_num_batched_tokens", max_num_batched_tokens)

@@ -200,8 +200,10 @@ def kv_cache_groups(model: object, *, block_size: int = 16,
     18; Gemma 3 27B (10 full, 52 sliding): 1 + 6 groups of 10, the last padded by 8 layers
     (the design note ``docs/design/hybrid_kv_cache_manager.md``). Chunked layers group
     the same way: Llama 4 (12 full, 36 chunked): 1 + 3 groups of 12 (vLLM PR #21761).
+    A hybrid model (linear-attention layers) is refused (:mod:`~gpulesson.planning.hybrid`).
     """
     cfg = model_view(model).cfg
+    refuse_recurrent(cfg, "kv_cache_groups")
     block = v.positive_int("block_size", block_size)
     batched = v.positive_int("max_num_batched_tokens", max_num_batched_tokens)
     layers = max(int(cfg.layers), 1)

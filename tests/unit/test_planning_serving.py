@@ -567,3 +567,21 @@ def test_a_hybrid_model_is_refused_with_its_name_not_sized_wrongly() -> None:
         plan_serving(cfg, "H200", tp=2, max_model_len=32768)
     with pytest.raises(ValueError, match="decode_step_time: " + match):
         decode_step_time(cfg, "H200", tp=2)
+
+
+def test_the_kv_layout_helpers_refuse_a_hybrid_model_too() -> None:
+    """Audit (2026-12): kv_cache_groups and log_checks.request_kv_bytes, public helpers of
+    the same planners, sized Qwen3-Next silently: one group of 48 full-attention layers,
+    and 50.3 MB for a request of 8,192 tokens, a quarter of its 12 attention layers'
+    201.3 MB (the 36 Gated DeltaNet layers' state left out). They now refuse it as
+    kv_budget does."""
+    from gpulesson.planning.log_checks import request_kv_bytes
+
+    path = (Path(__file__).resolve().parents[1] / "data" / "hf_configs"
+            / "qwen3_next__Qwen3-Next-80B-A3B-Instruct.json")
+    cfg = transformer.from_hf_config(path, name="Qwen3-Next-80B-A3B")
+    match = r"Qwen3-Next-80B-A3B has 36 linear-attention layers of 48"
+    with pytest.raises(ValueError, match="kv_cache_groups: " + match):
+        serving.kv_cache_groups(cfg)
+    with pytest.raises(ValueError, match="request_kv_bytes: " + match):
+        request_kv_bytes(cfg, max_model_len=8192)
