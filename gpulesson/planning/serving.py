@@ -775,7 +775,7 @@ def _plan_tp(mv: ModelView, gv: GPUView, t: int, common: Mapping[str, object],
     elif t > gv.domain and gv.domain >= 1:
         problems.append(f"tp = {t} spans more than the {gv.domain}-GPU NVLink domain of a "
                         f"{gv.name}: its all-reduces would cross the network")
-    budget = kv_budget(mv, tp=t, **common)  # type: ignore[arg-type]
+    budget = kv_budget(mv, gv.spec, tp=t, **common)  # type: ignore[arg-type]
     if budget.kv_cache <= 0:
         problems.append(
             f"memory: no room for a KV cache ({units.format_bytes(budget.kv_cache, binary=True)}"

@@ -242,3 +242,16 @@ def test_moe_parallel_built_directly_is_checked(fields: dict[str, object]) -> No
     backends; the dataclass now checks its fields as moe_parallel does."""
     with pytest.raises((ValueError, TypeError), match=r"^(tp|dp|expert_parallel|all2all)"):
         MoEParallel(**fields)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("layout", [dict(tp=8), dict(tp=1, dp=8, expert_parallel=True)])
+def test_the_plans_pool_is_kv_budgets_on_the_same_gpu(layout: dict[str, object]) -> None:
+    """Audit (2026-12): plan_serving sized its pool without the GPU, so with PyTorch's
+    default cuBLAS workspace (8.1 MiB) where kv_budget on an H200 counts Hopper's 32 MiB:
+    DeepSeek-V3 in FP8, TP8, 640,240 tokens in the plan (and the serving calculator)
+    against 639,888 from kv_budget; DP8 + EP8, 416,864 per engine against 416,512. The
+    plan now reads the same budget."""
+    plan = plan_serving("deepseek-v3", "H200 SXM", **layout, **DSV3)
+    budget = kv_budget("deepseek-v3", "H200 SXM", **layout, **DSV3)
+    assert plan.budget.workspace == budget.workspace == 32 * 2**20
+    assert plan.kv_cache_tokens == budget.kv_cache_tokens
