@@ -21,13 +21,13 @@ from gpulesson import _validate as v
 from gpulesson import inference, memory, transformer
 
 from ._adapt import ModelView, model_view
-from .moe_serving import MoEParallel, weight_bytes_per_gpu
+from .moe_serving import MoEParallel, sequence_parallel, weight_bytes_per_gpu
 
 __all__ = ["FP32_ROTARY_TABLES", "MIXED_CHECKPOINTS", "MXFP4_BLOCK", "checkpoint_parts",
            "expert_bias_params", "expert_padding_bytes", "gpu_weight_bytes",
            "mxfp4_triton_extra_bytes", "REPLICATED_PARTS", "replicated_bytes",
            "replicated_indexer_bytes", "replicated_params", "rotary_table_bytes",
-           "routed_bytes", "weight_bytes"]
+           "routed_bytes", "shared_expert_bytes", "weight_bytes"]
 
 
 #: Checkpoints that keep parts in 16 bits, by ``weight_dtype`` name: what each stores at
@@ -255,13 +255,35 @@ def replicated_indexer_bytes(model: object, weight_dtype: str, *, tp: int = 1) -
     return replicated_bytes(model, weight_dtype, tp=tp, parts=("indexer",))
 
 
+def shared_expert_bytes(mv: ModelView, dtype: str) -> float:
+    """The shared experts' bytes at ``dtype``, as :func:`checkpoint_parts` stores them (BF16
+    in ``"mxfp4_experts"``, whose MXFP4 is the routed experts'; all but the first and last
+    layers' in FP8 in ``"fp8_ffn"``)."""
+    shared = transformer.moe_breakdown(mv.cfg)["shared_experts"]
+    if dtype == "mxfp4_experts":
+        return memory.checkpoint_bytes({"bf16": float(shared)})
+    if dtype == "fp8_ffn":
+        low = shared * _fp8_ffn_share(mv.layers)
+        return memory.checkpoint_bytes({"fp8": low, "bf16": shared - low})
+    return memory.checkpoint_bytes({dtype: float(shared)})
+
+
 def gpu_weight_bytes(mv: ModelView, dtype: str, par: MoEParallel) -> float:
     """Weight bytes on one GPU: all over ``tp``, or by
     :func:`~gpulesson.planning.moe_serving.weight_bytes_per_gpu` for an MoE layout; plus
-    what vLLM copies whole onto every rank of an engine (:func:`replicated_bytes`)."""
+    what vLLM copies whole onto every rank of an engine (:func:`replicated_bytes`).
+
+    With expert parallelism, ``tp > 1`` and ``dp > 1``, vLLM runs the MoE layers
+    sequence-parallel (``vllm/config/parallel.py``, ``use_sequence_parallel_moe``): each
+    of an engine's GPUs takes its share of the tokens, and the shared experts are built
+    whole on each (``DeepseekV2MLP``, Llama 4's ``shared_expert``:
+    ``disable_tp=is_sequence_parallel``), so the ``1 - 1/tp`` of them the cut leaves out
+    is added (:func:`shared_expert_bytes`)."""
     copies = replicated_bytes(mv, dtype, tp=par.tp)
     if par.dp == 1 and not par.expert_parallel:
         return weight_bytes(mv, dtype) / par.tp + copies
+    if sequence_parallel(par):
+        copies += shared_expert_bytes(mv, dtype) * (1 - 1 / par.tp)
     return weight_bytes_per_gpu(mv, par, weight_bytes(mv, dtype), routed_bytes(mv, dtype)) + \
         copies
 

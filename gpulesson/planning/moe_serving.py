@@ -33,8 +33,11 @@ the results: ``ep`` copies of each token. DeepEP (vLLM ``deepep_low_latency`` an
 ``deepep_high_throughput``, SGLang ``--moe-a2a-backend deepep``) sends a token only to the
 GPUs of its ``k`` experts, ``min(k, ep)`` copies, and with node-limited routing at most
 :func:`gpulesson.traffic.routed_node_limit` of them cross the network. With ``tp > 1`` and
-``dp > 1`` the model spreads the group's tokens evenly over its GPUs. Expert load imbalance
-is not modelled (uniform routing): no engine publishes a figure for it at serving.
+``dp > 1`` the model spreads the group's tokens evenly over its GPUs: vLLM runs such MoE
+layers sequence-parallel (:func:`sequence_parallel`), and each GPU holds and reads the
+shared experts whole (:func:`gpulesson.planning.checkpoints.gpu_weight_bytes`). Expert
+load imbalance is not modelled (uniform routing): no engine publishes a figure for it at
+serving.
 
 Standard library only (the site runs it).
 """
@@ -49,7 +52,7 @@ from gpulesson import distributed, inference, network, traffic
 from ._adapt import GPUView, ModelView
 
 __all__ = ["ALL2ALL_BACKENDS", "MoEParallel", "check_domains", "decode_read_bytes",
-           "dispatch_time",
+           "dispatch_time", "sequence_parallel",
            "group_link_bandwidth", "moe_parallel", "moe_problems", "weight_bytes_per_gpu"]
 
 #: Token dispatch backends: vLLM's default (every token to every GPU of the group) and
@@ -148,12 +151,25 @@ def _non_expert(weights: float, routed: float) -> float:
     return w - r
 
 
+def sequence_parallel(par: MoEParallel) -> bool:
+    """Whether vLLM runs ``par``'s MoE layers sequence-parallel: expert parallelism with
+    ``tp > 1`` and ``dp > 1`` (``vllm/config/parallel.py``,
+    ``ParallelConfig.use_sequence_parallel_moe``, both backends here). Each of an engine's
+    GPUs then takes ``1/tp`` of its tokens into the MoE layers and holds the shared
+    experts whole (``DeepseekV2MLP``: ``disable_tp=is_sequence_parallel``)."""
+    return par.expert_parallel and par.tp > 1 and par.dp > 1
+
+
 def decode_read_bytes(model: ModelView, par: MoEParallel, weights: float, routed: float,
-                      batch: float) -> float:
+                      batch: float, *, shared: float = 0.0) -> float:
     """Weight bytes one GPU reads in a decode step of ``batch`` sequences over the whole
     group: its engine's non-expert weights and its share of the experts the batch routes
-    to (:func:`gpulesson.inference.decode_weight_bytes`, uniform routing)."""
+    to (:func:`gpulesson.inference.decode_weight_bytes`, uniform routing). ``shared``: the
+    shared experts' bytes (a part of ``weights - routed``), read whole on every GPU when
+    the MoE layers are :func:`sequence_parallel`, else cut over ``tp`` as the rest."""
     other = _non_expert(weights, routed)
+    whole = v.nonneg_number("shared", shared) * (1 - 1 / par.tp) \
+        if sequence_parallel(par) else 0.0
     seqs = v.positive_number("batch", batch)
     if not model.expert_params:
         raise ValueError(f"model: {model.name} is a dense model; decode_read_bytes splits "
@@ -162,7 +178,7 @@ def decode_read_bytes(model: ModelView, par: MoEParallel, weights: float, routed
     touched = inference.decode_weight_bytes(model.cfg, batch=max(int(seqs), 1),
                                             bytes_per_param=1)
     used = (touched - (params - model.expert_params)) / model.expert_params
-    return other / par.tp + routed * used * _expert_share(model, par)
+    return other / par.tp + whole + routed * used * _expert_share(model, par)
 
 
 def check_domains(par: MoEParallel, gpu: GPUView) -> MoEParallel:

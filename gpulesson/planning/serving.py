@@ -82,6 +82,7 @@ from .checkpoints import (
     mxfp4_triton_extra_bytes,
     rotary_table_bytes,
     routed_bytes,
+    shared_expert_bytes,
     weight_bytes,
 )
 from .chunked import vllm_chunked_hybrid
@@ -565,6 +566,7 @@ class _Speed:
         self.bw = gv.bandwidth * gpus * bandwidth_efficiency
         self.weights = weight_bytes(mv, weight_dtype)
         self.routed = routed_bytes(mv, weight_dtype) if self.par else 0.0
+        self.shared = shared_expert_bytes(mv, weight_dtype) if self.par else 0.0
         # per sequence per step, all GPUs: the share of the cache a step reads
         # (inference.decode_kv_read_bytes: a sliding window's tokens, a sparse-attention
         # model's top-k latents and every indexer key), with a sparse model's latent at the
@@ -587,7 +589,7 @@ class _Speed:
         :func:`~gpulesson.planning.moe_serving.decode_read_bytes`)."""
         if self.par is not None:
             return self.par.gpus * decode_read_bytes(self.mv, self.par, self.weights,
-                                                     self.routed, batch)
+                                                     self.routed, batch, shared=self.shared)
         if not self.mv.is_moe:
             return self.weights
         share = inference.decode_weight_bytes(self.mv.cfg, batch=max(int(batch), 1),

@@ -255,3 +255,42 @@ def test_the_plans_pool_is_kv_budgets_on_the_same_gpu(layout: dict[str, object])
     budget = kv_budget("deepseek-v3", "H200 SXM", **layout, **DSV3)
     assert plan.budget.workspace == budget.workspace == 32 * 2**20
     assert plan.kv_cache_tokens == budget.kv_cache_tokens
+
+
+def test_shared_experts_are_whole_on_every_gpu_under_sequence_parallel_moe() -> None:
+    """vLLM ``config/parallel.py``, ``ParallelConfig.use_sequence_parallel_moe``: with
+    expert parallelism, tp > 1 and dp > 1 (either backend here) each engine's GPUs split
+    its tokens before the MoE layers, and ``DeepseekV2MLP`` builds the shared experts with
+    ``disable_tp=is_sequence_parallel`` (Llama 4's ``shared_expert`` likewise): whole on
+    each GPU, not cut over tp. Audit (2026-12): the planner cut them over tp.
+    DeepSeek-V3 in FP8 as 2 engines of tp 4: the 58 x 3 x 7,168 x 2,048 shared-expert
+    bytes (2.55 GB) whole on each GPU, 1.92 GB more than the quarter the planner counted;
+    the routed experts 32 per GPU where one engine of tp 4 holds 64."""
+    shared = 58 * 3 * 7168 * 2048
+    routed, _ = _dsv3_bytes()
+    sp = kv_budget("deepseek-v3", "H200 SXM", tp=4, dp=2, expert_parallel=True, **DSV3)
+    one = kv_budget("deepseek-v3", "H200 SXM", tp=4, expert_parallel=True, **DSV3)
+    assert sp.weights - one.weights == pytest.approx(shared * 3 / 4 - routed * 32 / 256,
+                                                     rel=1e-12)
+    # without expert parallelism, or with one engine, or tp 1: cut (or whole) as before
+    tp_moe = kv_budget("deepseek-v3", "H200 SXM", tp=4, dp=2, **DSV3)
+    assert tp_moe.weights - one.weights == pytest.approx(-routed * (1 / 4 - 1 / 8),
+                                                         rel=1e-12)
+
+
+def test_a_decode_step_reads_the_whole_shared_experts_under_sequence_parallel_moe() -> None:
+    """The same layout: each GPU of an engine of tp 4 reads its whole copy of the shared
+    experts every step, 3/4 of 2.55 GB more than the cut the planner read before; at one
+    sequence, where weights dominate, the step reads that much more per GPU."""
+    shared = 58 * 3 * 7168 * 2048
+    mv = model_view("deepseek-v3")
+    par = moe_parallel(mv, tp=4, dp=2, expert_parallel=True)
+    routed, other = _dsv3_bytes()
+    base = decode_read_bytes(mv, par, other + routed, routed, 1)
+    assert decode_read_bytes(mv, par, other + routed, routed, 1, shared=shared) - base == \
+        pytest.approx(shared * 3 / 4, rel=1e-12)
+    sp = plan_serving("deepseek-v3", "H200 SXM", tp=4, dp=2, expert_parallel=True, **DSV3)
+    one_engine = dataclasses.replace(par, dp=1)
+    assert decode_read_bytes(mv, one_engine, other + routed, routed, 1, shared=shared) == \
+        decode_read_bytes(mv, one_engine, other + routed, routed, 1)  # no SP: cut
+    assert sp.feasible
