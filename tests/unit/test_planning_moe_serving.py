@@ -13,6 +13,8 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gpulesson import inference, traffic, transformer
 from gpulesson.planning import gpu_view, kv_budget, model_view, plan_serving
@@ -294,3 +296,31 @@ def test_a_decode_step_reads_the_whole_shared_experts_under_sequence_parallel_mo
     assert decode_read_bytes(mv, one_engine, other + routed, routed, 1, shared=shared) == \
         decode_read_bytes(mv, one_engine, other + routed, routed, 1)  # no SP: cut
     assert sp.feasible
+
+
+_MOE = ("mixtral-8x7b", "deepseek-v3", "qwen3-30b-a3b", "qwen3-235b-a22b", "gpt-oss-120b",
+        "llama-4-maverick", "kimi-k2", "minimax-m2.7")
+
+
+@settings(max_examples=60)
+@given(model=st.sampled_from(_MOE), gpu=st.sampled_from(("H100 SXM", "H200", "L40S", "B200",
+                                                          "GB200 NVL72")),
+       tp=st.sampled_from((None, 1, 2, 3, 4, 8, 16)), dp=st.integers(1, 24),
+       ep=st.booleans(), a2a=st.sampled_from(("allgather_reducescatter", "deepep")),
+       dtype=st.sampled_from(("bf16", "fp8")), qps=st.sampled_from((None, 0.5, 50.0)))
+def test_any_moe_layout_gives_a_whole_plan_or_names_the_input(model, gpu, tp, dp, ep, a2a,
+                                                              dtype, qps) -> None:
+    """Property (2026-12 audit): any MoE preset, GPU and layout either plans (its GPUs tp x
+    dp x replicas, the engines' pools non-negative, finite times) or refuses with a
+    ValueError that begins with the argument at fault, never another exception."""
+    try:
+        plan = plan_serving(model, gpu, tp=tp, dp=dp, expert_parallel=ep,
+                            all2all_backend=a2a, weight_dtype=dtype, qps=qps,
+                            max_model_len=4096, prompt_tokens=1000, output_tokens=200)
+    except ValueError as exc:
+        assert str(exc).split(":")[0].split(" ")[0] in ("dp", "expert_parallel", "tp"), exc
+        return
+    assert plan.dp == dp and plan.gpus == plan.tp * dp * plan.replicas
+    assert plan.kv_cache_tokens >= 0 and plan.budget.weights > 0
+    assert plan.tpot > 0 and plan.ttft > 0 and plan.throughput >= 0
+    assert not plan.feasible or plan.kv_cache_tokens > 0
