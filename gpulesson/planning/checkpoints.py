@@ -176,6 +176,7 @@ def weight_bytes(mv: ModelView, dtype: str) -> float:
 
 def routed_bytes(mv: ModelView, dtype: str) -> float:
     """The routed experts' bytes at ``dtype``, as :func:`checkpoint_parts` stores them."""
+    mv = model_view(mv)
     routed = mv.expert_params
     if dtype == "mxfp4_experts":
         biases = expert_bias_params(mv)
@@ -234,6 +235,9 @@ def replicated_bytes(model: object, weight_dtype: str, *, tp: int = 1,
     mv = model_view(model)
     t = v.positive_int("tp", tp)
     counts = replicated_params(mv)
+    if not isinstance(parts, (tuple, list)) or not all(isinstance(p, str) for p in parts):
+        raise TypeError(f"parts must be a tuple of kinds of {', '.join(REPLICATED_PARTS)}, "
+                        f"got {parts!r} ({type(parts).__name__})")
     unknown = [p for p in parts if p not in counts]
     if unknown:
         raise ValueError(f"parts must name kinds of {', '.join(REPLICATED_PARTS)}, "
@@ -259,6 +263,7 @@ def shared_expert_bytes(mv: ModelView, dtype: str) -> float:
     """The shared experts' bytes at ``dtype``, as :func:`checkpoint_parts` stores them (BF16
     in ``"mxfp4_experts"``, whose MXFP4 is the routed experts'; all but the first and last
     layers' in FP8 in ``"fp8_ffn"``)."""
+    mv = model_view(mv)
     shared = transformer.moe_breakdown(mv.cfg)["shared_experts"]
     if dtype == "mxfp4_experts":
         return memory.checkpoint_bytes({"bf16": float(shared)})

@@ -324,3 +324,27 @@ def test_any_moe_layout_gives_a_whole_plan_or_names_the_input(model, gpu, tp, dp
     assert plan.kv_cache_tokens >= 0 and plan.budget.weights > 0
     assert plan.tpot > 0 and plan.ttft > 0 and plan.throughput >= 0
     assert not plan.feasible or plan.kv_cache_tokens > 0
+
+
+@pytest.mark.parametrize("parts", ["router", None, ("router", 1), {"router": 1}])
+def test_replicated_bytes_wants_a_sequence_of_kinds(parts: object) -> None:
+    """Audit (2026-12): parts="router" was read letter by letter ("got 'r'"), and None
+    failed with "'NoneType' object is not iterable"; each now says what parts takes."""
+    from gpulesson.planning.checkpoints import replicated_bytes
+
+    with pytest.raises((TypeError, ValueError), match=r"^parts must be a tuple of"):
+        replicated_bytes("deepseek-v3", "fp8", parts=parts)  # type: ignore[arg-type]
+    assert replicated_bytes("deepseek-v3", "fp8", parts=["router"]) == \
+        replicated_bytes("deepseek-v3", "fp8", parts=("router",))
+
+
+def test_the_expert_byte_helpers_take_a_preset_name() -> None:
+    """Audit (2026-12): routed_bytes and shared_expert_bytes took only a ModelView, where
+    weight_bytes beside them takes a preset name too."""
+    from gpulesson.planning.checkpoints import routed_bytes, shared_expert_bytes
+
+    mv = model_view("deepseek-v3")
+    assert routed_bytes("deepseek-v3", "fp8") == routed_bytes(mv, "fp8") == 58 * 256 * 3 * \
+        7168 * 2048
+    assert shared_expert_bytes("deepseek-v3", "fp8") == shared_expert_bytes(mv, "fp8") == \
+        58 * 3 * 7168 * 2048
