@@ -713,6 +713,7 @@ def plan_serving(
                   block_size=block_size, non_torch_memory=non_torch_memory, **moe)
     candidates: list[ServingPlan] = []
     unfit: ValueError | None = None
+    left_out: list[tuple[int, str]] = []
     for t in tps:
         try:
             par = check_domains(moe_parallel(mv, tp=t, all2all=all2all_backend, **moe), gv)  # type: ignore[arg-type]
@@ -723,6 +724,7 @@ def plan_serving(
             if tp is not None:
                 raise
             unfit = unfit or exc
+            left_out.append((t, f"tp {t}: left out, {exc}"))
             continue
         candidates.append(_plan_tp(mv, gv, t, common, rate, p, o, slo_ttft, slo_tpot, eff, par))
     if not candidates and unfit is not None:
@@ -730,18 +732,22 @@ def plan_serving(
     good = [c for c in candidates if c.feasible]
     if good:
         best = min(good, key=lambda c: (c.gpus, c.tpot))
-        if len(candidates) > 1:
-            best = _reason(best, candidates)
+        if len(candidates) > 1 or left_out:
+            best = _reason(best, candidates, left_out)
         return best
     # none serves: the fewest problems, and among those the largest tp, the nearest to
     # serving (more memory for the weights and the cache, faster steps)
     return min(candidates, key=lambda c: (len(c.problems), -c.tp))
 
 
-def _reason(best: ServingPlan, plans: list[ServingPlan]) -> ServingPlan:
+def _reason(best: ServingPlan, plans: list[ServingPlan],
+            left_out: list[tuple[int, str]] | None = None) -> ServingPlan:
+    """``best`` with the comparison in its reason: each size tried, and each left out
+    (``(tp, why)``), by tp."""
     dp = f" x dp {best.dp}" if best.dp > 1 else ""
-    parts = [f"tp {c.tp}: {c.gpus} GPUs" if c.feasible else f"tp {c.tp}: {c.problems[0]}"
-             for c in plans]
+    tried = [(c.tp, f"tp {c.tp}: {c.gpus} GPUs" if c.feasible else
+              f"tp {c.tp}: {c.problems[0]}") for c in plans]
+    parts = [text for _, text in sorted(tried + list(left_out or ()), key=lambda x: x[0])]
     return replace(best, reason=f"Fewest GPUs that meet the traffic: tp {best.tp}{dp} x "
                    f"{best.replicas} replicas. Compared: " + "; ".join(parts) + ".")
 
