@@ -293,14 +293,16 @@ SERVING = Calculator(
                 help="Mixture-of-experts models: dp engines of tp GPUs each run attention "
                      "for their own requests, each with its own KV cache, and share the MoE "
                      "layers over tp × dp GPUs (vLLM --data-parallel-size, SGLang --dp with "
-                     "--enable-dp-attention). A latent (MLA) cache is no longer copied on "
-                     "every GPU, but the non-expert weights are, once per engine."),
+                     "--enable-dp-attention). A latent (MLA) cache is copied only over an "
+                     "engine's tp GPUs, not all tp × dp; the non-expert weights are copied "
+                     "once per engine."),
         Select("moe_layers", "MoE layers", default="tp",
                choices=(Choice("tp", "tensor-parallel: every expert cut over tp × dp"),
                         Choice("ep", "expert-parallel: whole experts on each GPU")),
                help="vLLM --enable-expert-parallel puts whole experts on the tp × dp GPUs "
-                    "and dispatches each token to them (vLLM's default all-gather backend). "
-                    "Dense models take tp only."),
+                    "and dispatches each token to them (vLLM's default all-gather backend); "
+                    "with tp and dp both above 1 the MoE layers run sequence-parallel and "
+                    "every GPU holds the shared experts whole. Dense models take tp only."),
         shared.storage_input("weight_dtype", "Weights", "bf16"),
         shared.storage_input("kv_dtype", "KV cache", "bf16"),
         shared.tokens("max_model_len", "max_model_len", 8192,
