@@ -56,7 +56,10 @@ __all__ = ["ALL2ALL_BACKENDS", "MoEParallel", "check_domains", "decode_read_byte
            "group_link_bandwidth", "moe_parallel", "moe_problems", "weight_bytes_per_gpu"]
 
 #: Token dispatch backends: vLLM's default (every token to every GPU of the group) and
-#: DeepEP (each token to the GPUs of its experts).
+#: DeepEP (each token to the GPUs of its experts). As in vLLM
+#: (``FusedMoEParallelConfig.use_all2all_kernels``: ``dp_size > 1 and use_ep``), the
+#: choice matters only with expert parallelism and ``dp > 1``; otherwise every token is
+#: gathered (``dp > 1``) or the tensor-parallel all-reduce combines (``dp = 1``).
 ALL2ALL_BACKENDS = ("allgather_reducescatter", "deepep")
 #: Cards without NVLink (L4, L40S, RTX 4090, RTX 5090) that one server holds, joined by
 #: PCIe: up to 8 in a cloud instance (AWS Batch user guide, "Run GPU jobs": g5.48xlarge

@@ -687,7 +687,10 @@ def plan_serving(
     :data:`DECODE_BANDWIDTH_EFFICIENCY`, fitted on published decode times). An MoE model
     may run ``dp`` data-parallel attention engines of ``tp`` GPUs per replica, its experts
     whole on the ``tp x dp`` GPUs (``expert_parallel``) and its tokens dispatched by
-    ``all2all_backend`` (:mod:`~gpulesson.planning.moe_serving`).
+    ``all2all_backend`` (:mod:`~gpulesson.planning.moe_serving`; DeepEP only with both,
+    as vLLM: :data:`~gpulesson.planning.moe_serving.ALL2ALL_BACKENDS`). With ``tp=None``
+    a size whose ``tp x dp`` GPUs straddle NVLink domains, or outnumber the routed
+    experts, is left out of the comparison (its reason says so).
     """
     mv = model_view(model)
     refuse_recurrent(mv.cfg, "plan_serving")

@@ -351,3 +351,20 @@ def test_the_expert_byte_helpers_take_a_preset_name() -> None:
         7168 * 2048
     assert shared_expert_bytes("deepseek-v3", "fp8") == shared_expert_bytes(mv, "fp8") == \
         58 * 3 * 7168 * 2048
+
+
+def test_deepep_matters_only_with_experts_whole_and_several_engines() -> None:
+    """vLLM uses the all-to-all kernels only when ``dp_size > 1 and use_ep``
+    (``FusedMoEParallelConfig.use_all2all_kernels``): DeepEP asked for without expert
+    parallelism, or on one engine, plans as the default backend; with both it moves
+    fewer bytes (k = 8 copies of a token, not 16)."""
+    kw = dict(max_model_len=8192, weight_dtype="fp8", qps=None, prompt_tokens=2000,
+              output_tokens=300)
+
+    def tpot(**layout: object) -> float:
+        return plan_serving("qwen3-235b-a22b", "H200 SXM", **layout, **kw).tpot
+
+    for layout in (dict(tp=1, dp=16), dict(tp=8, expert_parallel=True)):
+        assert tpot(**layout, all2all_backend="deepep") == tpot(**layout)
+    both = dict(tp=1, dp=16, expert_parallel=True)
+    assert tpot(**both, all2all_backend="deepep") < tpot(**both)
