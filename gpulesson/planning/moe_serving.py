@@ -12,7 +12,9 @@ vLLM and SGLang offer two layouts beside plain tensor parallelism for MoE models
   function, ``flatten_tp_across_dp_and_pcp``), so ``tp x dp`` must divide each expert's
   intermediate size (``FusedMoEConfig.__post_init__`` asserts it). Experts that do not divide
   evenly go one more to the first ranks (``determine_expert_map``): the busiest GPU holds
-  ``ceil(E / ep)``.
+  ``ceil(E / ep)``. That is the rule since vLLM pull request #21497 (merged 2025-07-24);
+  before it the last rank took the whole remainder (30 experts on 8 GPUs: 9 on the last,
+  not 4), which the planner does not model.
 * **Data-parallel attention** (vLLM ``--data-parallel-size`` with expert parallelism; SGLang
   ``--enable-dp-attention``, whose ``--tp 8 --dp 8`` is ``tp=1, dp=8`` here): ``dp`` engines
   each run attention, the dense layers and the shared experts for their own requests on
