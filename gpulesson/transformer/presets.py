@@ -37,6 +37,21 @@ def _llama(name: str, source: str, **kw: object) -> TransformerConfig:
 
 
 _HF = "Hugging Face config.json of "
+#: DeepSeek-V3's shape (its config.json): the latent-attention MoE that Kimi K2 and
+#: DeepSeek-V3.2 reuse, their presets naming only the fields that differ.
+_DEEPSEEK_V3_SHAPE: Mapping[str, object] = MappingProxyType(dict(
+    hidden=7168, layers=61, heads=128, vocab=129280, ffn=18432,
+    kv_lora_rank=512, q_lora_rank=1536, qk_rope_head_dim=64, qk_nope_head_dim=128,
+    v_head_dim=128, experts=256, experts_per_token=8, shared_experts=1,
+    expert_ffn=2048, dense_layers=3, router_bias=True, mtp_layers=1, context=163840,
+    routing_groups=8, routing_group_topk=4))
+
+
+def _deepseek_v3_like(name: str, source: str, **changes: object) -> TransformerConfig:
+    """A model of DeepSeek-V3's shape with ``changes``."""
+    return _llama(name, source, **{**_DEEPSEEK_V3_SHAPE, **changes})
+
+
 _PRESET_LIST = [
     _gpt2("gpt2", 768, 12, 12, _HF + "openai-community/gpt2 (124,439,808 parameters)"),
     _gpt2("gpt2-medium", 1024, 24, 16, _HF + "openai-community/gpt2-medium"),
@@ -76,14 +91,10 @@ _PRESET_LIST = [
            "parameters, 12.9B active; 8 experts, 2 per token)",
            hidden=4096, layers=32, heads=32, kv_heads=8, vocab=32000, ffn=14336,
            experts=8, experts_per_token=2, context=32768),
-    _llama("deepseek-v3", _HF + "deepseek-ai/DeepSeek-V3 (DeepSeek-AI 2024: 671B parameters, "
-           "37B activated; latent attention, 256 routed + 1 shared expert, 8 per token, "
-           "3 dense layers; the checkpoint adds a 14B multi-token-prediction module)",
-           hidden=7168, layers=61, heads=128, vocab=129280, ffn=18432,
-           kv_lora_rank=512, q_lora_rank=1536, qk_rope_head_dim=64, qk_nope_head_dim=128,
-           v_head_dim=128, experts=256, experts_per_token=8, shared_experts=1,
-           expert_ffn=2048, dense_layers=3, router_bias=True, mtp_layers=1, context=163840,
-           routing_groups=8, routing_group_topk=4),
+    _deepseek_v3_like(
+        "deepseek-v3", _HF + "deepseek-ai/DeepSeek-V3 (DeepSeek-AI 2024: 671B parameters, "
+        "37B activated; latent attention, 256 routed + 1 shared expert, 8 per token, 3 dense "
+        "layers; the checkpoint adds a 14B multi-token-prediction module)"),
     _llama("qwen3-8b", _HF + "Qwen/Qwen3-8B (Qwen Team 2025; q/k norms, head_dim 128)",
            hidden=4096, layers=36, heads=32, kv_heads=8, head_dim=128, vocab=151936,
            ffn=12288, qk_norm="head", context=40960),
@@ -127,31 +138,25 @@ _PRESET_LIST = [
            ffn=16384, experts=128, experts_per_token=1, shared_experts=1, expert_ffn=8192,
            moe_layer_step=2, attention_chunk=8192, attention_chunk_pattern=4,
            context=1048576),
-    _llama("kimi-k2", _HF + "moonshotai/Kimi-K2-Instruct (Moonshot AI 2025, model card: 1T "
-           "total, 32B activated; DeepSeek-V3's latent attention with 64 heads, 384 routed "
-           "+ 1 shared expert, 8 per token, 1 dense layer)",
-           hidden=7168, layers=61, heads=64, vocab=163840, ffn=18432,
-           kv_lora_rank=512, q_lora_rank=1536, qk_rope_head_dim=64, qk_nope_head_dim=128,
-           v_head_dim=128, experts=384, experts_per_token=8, shared_experts=1,
-           expert_ffn=2048, dense_layers=1, router_bias=True, context=131072,
-           routing_groups=1, routing_group_topk=1),
+    _deepseek_v3_like(
+        "kimi-k2", _HF + "moonshotai/Kimi-K2-Instruct (Moonshot AI 2025, model card: 1T "
+        "total, 32B activated; DeepSeek-V3's latent attention with 64 heads, 384 routed + 1 "
+        "shared expert, 8 per token, 1 dense layer)",
+        heads=64, vocab=163840, experts=384, dense_layers=1, mtp_layers=0, context=131072,
+        routing_groups=1, routing_group_topk=1),
     _llama("minimax-m2.7", _HF + "MiniMaxAI/MiniMax-M2.7 (the shape of MiniMax-M2, whose "
            "model card gives 230B total, 10B active; 256 experts, 8 per token; q/k norms "
            "over the whole projections)",
            hidden=3072, layers=62, heads=48, kv_heads=8, head_dim=128, vocab=200064,
            ffn=1536, qk_norm="full", experts=256, experts_per_token=8, router_bias=True,
            context=204800),
-    _llama("deepseek-v3.2", _HF + "deepseek-ai/DeepSeek-V3.2 (DeepSeek-AI 2025: 671B "
-           "total, 37B activated, DeepSeek-V3's counts; the config gives 671,877,944,064, "
-           "DeepSeek-V3's 671,026,419,200 plus a lightning indexer of 13,959,424 in each "
-           "of 61 layers: DeepSeek Sparse Attention, 64 indexer heads of 128 picking 2,048 "
-           "keys per query; the checkpoint adds a multi-token-prediction layer)",
-           hidden=7168, layers=61, heads=128, vocab=129280, ffn=18432,
-           kv_lora_rank=512, q_lora_rank=1536, qk_rope_head_dim=64, qk_nope_head_dim=128,
-           v_head_dim=128, indexer_heads=64, indexer_head_dim=128, indexer_topk=2048,
-           experts=256, experts_per_token=8, shared_experts=1, expert_ffn=2048,
-           dense_layers=3, router_bias=True, mtp_layers=1, context=163840,
-           routing_groups=8, routing_group_topk=4),
+    _deepseek_v3_like(
+        "deepseek-v3.2", _HF + "deepseek-ai/DeepSeek-V3.2 (DeepSeek-AI 2025: 671B total, 37B "
+        "activated, DeepSeek-V3's counts; the config gives 671,877,944,064, DeepSeek-V3's "
+        "671,026,419,200 plus a lightning indexer of 13,959,424 in each of 61 layers: "
+        "DeepSeek Sparse Attention, 64 indexer heads of 128 picking 2,048 keys per query; "
+        "the checkpoint adds a multi-token-prediction layer)",
+        indexer_heads=64, indexer_head_dim=128, indexer_topk=2048),
     _llama("glm-5.1", _HF + "zai-org/GLM-5.1 (the shapes of GLM-5, whose report, GLM-5 "
            "Team 2026, arXiv 2602.15763, gives 744B total, 40B activated; the checkpoint "
            "holds 753,864,139,008 with its multi-token-prediction layer; DeepSeek Sparse "
