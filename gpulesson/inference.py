@@ -92,6 +92,7 @@ __all__ = [
     "attention_crossover_tokens",
     "chunk_tokens",
     "decode_ceiling_tokens_per_second",
+    "decode_attention_flops",
     "decode_compute_bound_batch",
     "decode_flops",
     "decode_kv_read_bytes",
@@ -511,19 +512,52 @@ def model_decode_flops(cfg: TransformerConfig, new_tokens: int, *, context_len: 
     (:func:`gpulesson.flops.indexer_flops_per_key`). A dense model
     with full attention gives :func:`decode_flops` with its shape. Latent attention is
     counted as its heads attend after up-projection; kernels that absorb the up-projection
-    into the query do other work for the same result.
+    into the query do other work for the same result (:func:`decode_attention_flops`).
+    """
+    cfg = as_config(cfg)
+    k = v.positive_int("new_tokens", new_tokens)
+    b = v.positive_int("batch", batch)
+    attention = decode_attention_flops(cfg, k, context_len=context_len, absorbed=False)
+    return b * (2.0 * active_params(cfg) * k + attention)
+
+
+def decode_attention_flops(cfg: TransformerConfig, new_tokens: int = 1, *,
+                           context_len: int = 0, batch: int = 1,
+                           absorbed: bool = True) -> float:
+    """Attention FLOPs of ``new_tokens`` decoded after ``context_len`` cached tokens, as
+    the serving engines run them (the weights' ``2 * N_active`` left out).
+
+    The keys are counted as :func:`model_decode_flops` counts them (each new token attends
+    to the cache and itself; windows, chunks and a sparse-attention top-k cap them; an
+    indexer scores every key). Per key and layer, ``2 * heads * (d_qk + d_v)``
+    (:func:`gpulesson.flops.attention_flops_per_key`), except latent attention with
+    ``absorbed`` (the default): vLLM and SGLang decode it with the up-projections folded
+    into the query and the output, so that every head attends to the cached latent itself,
+    ``kv_lora_rank + qk_rope_head_dim`` values as the key and ``kv_lora_rank`` as the
+    value (vLLM ``vllm/v1/attention/backends/mla/common.py``, module docstring: "MQA with
+    QK headdim = Lkv + R, V headdim = Lkv"; FlashMLA's dense and sparse decode kernels,
+    576 and 512): ``2 * heads * (2 * kv_lora_rank + qk_rope_head_dim)``. DeepSeek-V3:
+    2 x 128 x (576 + 512) = 278,528 per key, 3.4 times the 81,920 of its up-projected
+    heads, and about 242 FLOPs per BF16 byte of cache it reads (FlashMLA's ``h_q (d_k +
+    d_v) / d_k``), past an H100's ridge, where grouped-query attention does its group
+    size (Llama 3 70B: 8). The folded projections run once per token, weights counted in
+    ``2N``. ``absorbed=False`` gives the up-projected count (prefill's and training's).
+    Times ``batch`` sequences.
     """
     cfg = as_config(cfg)
     k = v.positive_int("new_tokens", new_tokens)
     c = v.nonneg_int("context_len", context_len)
     b = v.positive_int("batch", batch)
-    per_key = attention_flops_per_key(cfg)
+    if v.boolean("absorbed", absorbed) and cfg.latent_attention:
+        per_key = 2 * cfg.heads * (2 * cfg.kv_lora_rank + cfg.qk_rope_head_dim)
+    else:
+        per_key = attention_flops_per_key(cfg)
     keys = (cfg.global_layers * attended_keys(c, k, cfg.indexer_topk)
             + cfg.local_layers * attended_keys(c, k, cfg.sliding_window)
             + (cfg.chunked_layers * _attended_chunks(c, k, cfg.attention_chunk)
                if cfg.attention_chunk else 0))
     scored = indexer_flops_per_key(cfg) * cfg.global_layers * attended_keys(c, k, 0)
-    return b * (2.0 * active_params(cfg) * k + per_key * keys + scored)
+    return float(b * (per_key * keys + scored))
 
 
 def _step_bytes(weight_bytes: float, batch: int,

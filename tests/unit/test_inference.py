@@ -539,3 +539,68 @@ def test_source_dsa_decode_speed_and_flops_follow_the_top_k() -> None:
     assert t is not None and t > 2048
     assert 61 * (81920 * 2048 + 16512 * t) == pytest.approx(n2, rel=1e-12)
     assert t > inference.model_attention_crossover_tokens(dense)  # type: ignore[operator]
+
+
+# ---------------------------------------------------------------------------------------
+# Decode attention as the engines run it: latent attention absorbed
+
+
+def test_source_decode_attention_flops_absorb_latent_attention() -> None:
+    """vLLM's MLA backends decode in the "data-movement friendly" form
+    (``vllm/v1/attention/backends/mla/common.py``, module docstring: "MQA with QK headdim
+    = Lkv + R, V headdim = Lkv"): DeepSeek-V3's 128 heads each score the 512-value latent
+    and the 64-value rotary key and weight the 512-value latent, 2 x 128 x (576 + 512) =
+    278,528 FLOPs a key and layer, not the 81,920 of its up-projected heads. Hand count:
+    a token after 4,095 cached ones, 61 x 4,096 x 278,528; FlashMLA's deep dive
+    (``docs/20250422-new-kernel-deep-dive.md``) counts ``2 h_q s_q s_k (d_k + d_v)`` and
+    its compute-to-memory ratio ``h_q s_q (d_k + d_v) / d_k`` per BF16 byte read, 241.8
+    for 128 heads."""
+    v3 = preset("deepseek-v3")
+    assert inference.decode_attention_flops(v3, context_len=4095) == 61 * 4096 * 278_528
+    assert inference.decode_attention_flops(v3, 2, context_len=99, batch=3) == \
+        3 * 61 * (100 + 101) * 278_528
+    # FlashMLA's FLOPs and FLOPs per byte (h_q = 128, s_q = 1, d_k = 576, d_v = 512)
+    s_k = 65_536
+    flashmla = 2 * 128 * 1 * s_k * (576 + 512)
+    assert inference.decode_attention_flops(v3, context_len=s_k - 1) == 61 * flashmla
+    ratio = (inference.decode_attention_flops(v3, context_len=s_k - 1)
+             / inference.decode_kv_read_bytes(v3, context=s_k))
+    assert ratio == pytest.approx(128 * (576 + 512) / 576, rel=1e-12)
+    # not absorbed: the up-projected heads' count of model_decode_flops
+    assert inference.decode_attention_flops(v3, context_len=4095, absorbed=False) == \
+        61 * 4096 * 81_920
+    # Kimi K2: 64 heads on the same latent
+    assert inference.decode_attention_flops(preset("kimi-k2"), context_len=9) == \
+        61 * 10 * 2 * 64 * (512 + 64 + 512)
+
+
+def test_decode_attention_flops_follow_windows_chunks_and_the_top_k() -> None:
+    """Grouped-query attention is the same either way, with its windows and chunks; the
+    attention part of model_decode_flops is the not-absorbed count; DeepSeek-V3.2 attends
+    to its top-k absorbed and its indexer scores every key."""
+    for name in ("llama-3-70b", "gemma-2-9b", "llama-4-maverick", "gpt-oss-20b"):
+        cfg = preset(name)
+        for c, k in ((0, 1), (5000, 1), (9000, 10), (20000, 3)):
+            attention = (inference.model_decode_flops(cfg, k, context_len=c)
+                         - 2.0 * active_params(cfg) * k)
+            assert inference.decode_attention_flops(cfg, k, context_len=c) == attention
+            assert inference.decode_attention_flops(cfg, k, context_len=c,
+                                                    absorbed=False) == attention
+    assert inference.decode_attention_flops(preset("llama-3-70b"), context_len=4095) == \
+        80 * 4096 * 2 * 64 * (128 + 128)
+    v32 = _hf_config("deepseek_v32__DeepSeek-V3.2.json")
+    assert inference.decode_attention_flops(v32, context_len=131071) == \
+        61 * (278_528 * 2048 + 16_512 * 131_072)
+    assert inference.decode_attention_flops(v32, 3, context_len=2046) == \
+        61 * (278_528 * (2047 + 2048 + 2048) + 16_512 * (2047 + 2048 + 2049))
+    for c, k in ((0, 1), (131071, 1), (2046, 3)):
+        assert inference.decode_attention_flops(v32, k, context_len=c, absorbed=False) == \
+            inference.model_decode_flops(v32, k, context_len=c) - 2.0 * active_params(v32) * k
+    with pytest.raises(ValueError, match="context_len"):
+        inference.decode_attention_flops(v32, context_len=-1)
+    with pytest.raises(ValueError, match="new_tokens"):
+        inference.decode_attention_flops(v32, 0, context_len=8)
+    with pytest.raises(ValueError, match="batch"):
+        inference.decode_attention_flops(v32, context_len=8, batch=0)
+    with pytest.raises(TypeError, match="absorbed"):
+        inference.decode_attention_flops(v32, context_len=8, absorbed="yes")
