@@ -43,16 +43,23 @@ the pass's first matrix product allocates and keeps.
 
 Decode step (the minimum-step-time model)::
 
-    t_step = max(2 * N_active * B / (peak * eff * tp), weight bytes / (tp * HBM bandwidth))
-             + B * context * KV bytes per token / (tp * HBM bandwidth)
-             + tensor-parallel all-reduces (2 per layer of B * h values)
+    t_step = max(2 * N_active * (B + P) / (peak * eff * tp), weight bytes / (tp * HBM bandwidth))
+             + max(B * context * KV bytes per token / (tp * HBM bandwidth),
+                   B * A_decode / (peak * eff * tp))
+             + P * A_prefill / (peak * eff * tp)
+             + tensor-parallel all-reduces (2 per layer of (B + P) * h values)
 
-the matrix products against the weight reads, and attention's KV-cache reads as memory-bound
-kernels of their own on top. With a traffic of ``qps`` requests/s, Little's law gives the
-sequences in flight, ``B = qps * (ttft + output_tokens * t_step)``, and the prefill tokens
-arriving during a step join its matrix products (chunked prefill); the step time is the
-fixed point of both. Time to first token is the prefill of one prompt plus the step it waits
-for.
+the matrix products against the weight reads, and attention as kernels of their own on top:
+the decode attention reads the cache or does its FLOPs ``A_decode`` a sequence, whichever is
+slower (:func:`gpulesson.inference.decode_attention_flops`: latent attention absorbed, as vLLM
+and SGLang decode it, about 242 FLOPs a BF16 byte for DeepSeek-V3's 128 heads on one GPU,
+past the ridge, but 30 on tp = 8, where every GPU reads the whole latent for 16 heads;
+grouped-query attention does its group size, 4 to 16), and the ``P``
+prompt tokens of the step their share ``A_prefill`` of their prompt's attention. With a
+traffic of ``qps`` requests/s, Little's law gives the sequences in flight,
+``B = qps * (ttft + output_tokens * t_step)``, and the prefill tokens arriving during a step
+join it (chunked prefill); the step time is the fixed point of both. Time to first token is
+the prefill of one prompt plus the step it waits for.
 
 What the weights take per GPU: :mod:`~gpulesson.planning.checkpoints`. Expert parallelism and
 data-parallel attention for MoE models (``dp``, ``expert_parallel``):
@@ -510,8 +517,9 @@ def decode_step_time(model: object, gpu: object, *, tp: int = 1, batch: float = 
                      context: int = 1024, weight_dtype: str = "bf16", kv_dtype: str = "bf16",
                      bandwidth_efficiency: float = 1.0) -> float:
     """Seconds of one decode step of ``batch`` sequences holding ``context`` tokens each, on
-    ``tp`` GPUs (module docstring): the weights (or the matrix products, if slower) and the
-    KV-cache reads at ``bandwidth_efficiency`` of the datasheet HBM bandwidth, plus the
+    ``tp`` GPUs (module docstring): the weights (or the matrix products, if slower), the
+    attention (its KV-cache reads or, if slower, its FLOPs: latent attention absorbed) with
+    the reads at ``bandwidth_efficiency`` of the datasheet HBM bandwidth, plus the
     tensor-parallel all-reduces."""
     mv = model_view(model)
     refuse_recurrent(mv.cfg, "decode_step_time")
@@ -558,7 +566,7 @@ class _Speed:
 
     def __init__(self, mv: ModelView, gv: GPUView, tp: int, weight_dtype: str, per_token: float,
                  context: float, bandwidth_efficiency: float = 1.0,
-                 par: MoEParallel | None = None) -> None:
+                 par: MoEParallel | None = None, *, prompt: int | None = None) -> None:
         self.mv, self.tp, self.gv = mv, tp, gv
         self.par = par if par is not None and (par.dp > 1 or par.expert_parallel) else None
         gpus = tp if self.par is None else self.par.gpus
@@ -580,6 +588,14 @@ class _Speed:
                                                  bytes_per_element=b))
         # tp, not tp x dp: an engine's GPUs read only its own sequences' cache
         self.kv_read = context * per_token * tp * read_share
+        # and the FLOPs a sequence's new token spends on that cache, latent attention
+        # absorbed as vLLM and SGLang decode it (inference.decode_attention_flops), split
+        # over the GPUs by head (tp) or by sequence (dp)
+        self.attention = inference.decode_attention_flops(cfg, context_len=held)
+        # a prefilled prompt token's share of its prompt's attention, as prefill() counts it
+        # (the up-projected form, vLLM's "compute friendly" prefill)
+        whole = held if prompt is None else v.positive_int("prompt", prompt)
+        self.prefill_attention = mv.prefill_attention_flops(whole) / whole
         self.link, self.layers = group_link_bandwidth(gv, tp), mv.layers
 
     def _experts_read(self, batch: float) -> float:
@@ -612,9 +628,19 @@ class _Speed:
             "all_reduce", size, self.tp, bandwidth=self.link, latency=10e-6)
 
     def step(self, batch: float, prefill_tokens: float = 0.0) -> float:
+        """One step of ``batch`` decoding sequences and ``prefill_tokens`` prompt tokens:
+        the weights' products or reads, whichever is slower; the decode attention, its
+        cache reads or its FLOPs (compute-bound for latent attention on few GPUs at long
+        context, :func:`gpulesson.inference.decode_attention_flops`); the prompt tokens'
+        attention; the all-reduces. Attention runs at the matmul rate, as in
+        :meth:`prefill` (FlashMLA's decode kernel, 660 of an H800's 989 TFLOP/s, is
+        nearer the matmul efficiency than the FlashAttention-2 figure of
+        ``GPUView.attention_efficiency``)."""
         flop = 2 * self.mv.active_params * (batch + prefill_tokens)
-        return (max(flop / self.rate, self._experts_read(batch) / self.bw)
-                + batch * self.kv_read / self.bw + self.comm(batch + prefill_tokens))
+        attention = max(batch * self.kv_read / self.bw, batch * self.attention / self.rate)
+        return (max(flop / self.rate, self._experts_read(batch) / self.bw) + attention
+                + prefill_tokens * self.prefill_attention / self.rate
+                + self.comm(batch + prefill_tokens))
 
     def prefill(self, prompt: int) -> float:
         flop = 2 * self.mv.active_params * prompt + self.mv.prefill_attention_flops(prompt)
@@ -802,7 +828,7 @@ def _plan_tp(mv: ModelView, gv: GPUView, t: int, common: Mapping[str, object],
             f"max_model_len ({length:,}) is larger than {held}: lower max_model_len or "
             "raise gpu_memory_utilization (vLLM refuses to start)")
     speed = _Speed(mv, gv, t, str(common["weight_dtype"]), budget.kv_bytes_per_token, p + o / 2,
-                   eff, par)
+                   eff, par, prompt=p)
     seqs_cap = budget.sequences(p + o) * par.dp  # sequences of real length the caches hold
     replicas = 1
     if rate is None:

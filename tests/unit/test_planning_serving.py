@@ -585,3 +585,55 @@ def test_the_kv_layout_helpers_refuse_a_hybrid_model_too() -> None:
         serving.kv_cache_groups(cfg)
     with pytest.raises(ValueError, match="request_kv_bytes: " + match):
         request_kv_bytes(cfg, max_model_len=8192)
+
+
+def test_source_latent_attention_decode_counts_its_absorbed_arithmetic() -> None:
+    """A decode step's attention is a roofline of its own: the cache it reads or its FLOPs
+    (inference.decode_attention_flops, latent attention absorbed as vLLM runs it), at the
+    matmul rate. DeepSeek-V3 on one H200 with an FP8 cache does about 484 FLOPs a byte
+    (FlashMLA's h_q (d_k + d_v) / d_k at one byte), past the ridge: doubling every context
+    from 65,536 to 131,072 tokens at batch 128 adds the FLOPs, not the bytes. On tp = 8
+    each GPU keeps the whole latent and runs 16 heads: 60 FLOPs a byte, memory-bound,
+    the bytes set it. Grouped-query attention (8 FLOPs a byte) is left as it was."""
+    from gpulesson import inference
+    from gpulesson.planning.serving import _Speed
+    v3, h200 = transformer.preset("deepseek-v3"), gpu_view("H200")
+    args = {"weight_dtype": "fp8", "kv_dtype": "fp8", "batch": 128}
+    rate = h200.peak("bf16") * h200.matmul_efficiency
+    grow = (decode_step_time(v3, "H200", context=131072, **args)
+            - decode_step_time(v3, "H200", context=65536, **args))
+    flops = 128 * (inference.decode_attention_flops(v3, context_len=131072)
+                   - inference.decode_attention_flops(v3, context_len=65536))
+    assert grow == pytest.approx(flops / rate, rel=1e-9)
+    read = 128 * (inference.decode_kv_read_bytes(v3, context=131072, bytes_per_element=1)
+                  - inference.decode_kv_read_bytes(v3, context=65536, bytes_per_element=1))
+    assert grow > 2 * read / h200.bandwidth  # the bytes alone: half the time or less
+    wide = (decode_step_time(v3, "H200", tp=8, context=131072, **args)
+            - decode_step_time(v3, "H200", tp=8, context=65536, **args))
+    assert wide == pytest.approx(8 * read / (8 * h200.bandwidth), rel=1e-9)
+    # grouped-query attention: the step is weights + cache reads, as before
+    llama, h100 = model_view("llama-3-70b"), gpu_view("H100 SXM")
+    for context in (1024, 32768, 131072):
+        per = inference.kv_cache_bytes_per_token_per_gpu(llama.cfg, tp=2)
+        speed = _Speed(llama, h100, 2, "fp8", per, context)
+        reads = (speed._experts_read(64) + 64 * speed.kv_read) / speed.bw
+        assert speed.step(64) == pytest.approx(reads + speed.comm(64), rel=1e-12)
+
+
+def test_a_mixed_step_counts_the_prefill_chunks_attention() -> None:
+    """A step that also prefills ``prefill_tokens`` of prompts of ``prompt`` tokens does
+    their attention too (ModelView.prefill_attention_flops per prompt token), as prefill()
+    does: Llama 3 8B, 8,192 tokens of 32,768-token prompts on one H100."""
+    from gpulesson.planning.serving import _Speed
+    mv, gv = model_view("llama-3-8b"), gpu_view("H100 SXM")
+    speed = _Speed(mv, gv, 1, "bf16", 131072.0, 33000, prompt=32768)
+    rate = gv.peak("bf16") * gv.matmul_efficiency
+    attention = mv.prefill_attention_flops(32768) / 32768 * 8192 / rate
+    gemm = 2 * mv.active_params * 8192 / rate  # compute-bound with the chunk, read-bound without
+    assert 2 * mv.active_params / rate < speed.weights / speed.bw < gemm
+    added = speed.step(1, 8192) - speed.step(1)
+    assert added == pytest.approx(gemm + 2 * mv.active_params / rate - speed.weights / speed.bw
+                                  + attention, rel=1e-9)
+    assert attention > 0.2 * gemm  # no small term at this prompt length
+    # the whole prompt in one step and prefill() agree where compute sets both
+    assert speed.step(0.0, 32768) == pytest.approx(speed.prefill(32768), rel=1e-9)
