@@ -398,6 +398,26 @@ def _kv_intensity() -> str:
             f"the ridge point of {H100.ridge_point('bf16'):.0f}.")
 
 
+def _latent_intensity() -> tuple[str, str]:
+    """The box on latent attention: decode_attention_flops (absorbed, as vLLM runs it) over
+    decode_kv_read_bytes, on one GPU and, with 8-way tensor parallelism, per GPU."""
+    cfg, tp = transformer.preset("deepseek-v3"), 8
+    d_k, d_v = cfg.kv_lora_rank + cfg.qk_rope_head_dim, cfg.kv_lora_rank
+    per_key = inference.decode_attention_flops(cfg, context_len=CONTEXT - 1) / (
+        cfg.global_layers * CONTEXT)
+    assert per_key == 2 * cfg.heads * (d_k + d_v)
+
+    def per_byte(kv_bytes: float) -> float:
+        return (inference.decode_attention_flops(cfg, context_len=CONTEXT - 1)
+                / inference.decode_kv_read_bytes(cfg, context=CONTEXT,
+                                                 bytes_per_element=kv_bytes))
+    return (f"Each of DeepSeek-V3's {cfg.heads} heads then spends 2 × ({d_k} + {d_v}) FLOPs "
+            f"on a cached token, and a decode step does {per_byte(2):.0f} FLOPs on each byte "
+            f"of a BF16 cache it reads, {per_byte(1):.0f} on an FP8 one: near or past the "
+            "ridge point.", f"Tensor parallelism over {tp} GPUs copies the latent onto each GPU for only {cfg.heads // tp} heads, and "
+            f"the step is back to {per_byte(2) / tp:.0f} FLOPs a byte of BF16 cache.")
+
+
 def _no_cache_curve() -> str:
     first, last = (_per_user("llama-3-8b", b, 0) for b in (1, round(_turn(H100))))
     assert round(first) == round(last), "each user no longer keeps the same speed"
@@ -653,6 +673,8 @@ CLAIMS = claims(
     _kv_intensity,
     lambda: f"Decode attention on an {CONTEXT:,}-token context runs at about "
      f"{_kv_flops_per_byte('llama-3-8b'):.0f} FLOP per byte",
+    lambda: _latent_intensity()[0],
+    lambda: _latent_intensity()[1],
     # 7. Latency against throughput
     _no_cache_curve,
     _short_context_curve,
@@ -775,6 +797,8 @@ NOT_FIGURES = (
     "for the running example: 8,192-token prompts and 512-token answers",
     "the 32 KV caches",
     "30,000-token prompts", "300-token answers", "500-token prompts and writes 8,000 tokens",
+    # the box on latent attention: FlashMLA's README (DeepSeek-AI 2025), quoted
+    "runs at up to 660 TFLOP/s on an H800",
     # figures quoted from their sources (DeepSeek-AI 2025 and 2024; reproduced in
     # tests/unit/test_serving_techniques.py)
     "of the 608B input tokens", "342B, 56.3 %, hit its on-disk KV cache",
