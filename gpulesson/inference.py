@@ -702,9 +702,9 @@ def model_decode_speed(cfg: TransformerConfig, *, batch: int, context: int,
     (:func:`decode_kv_read_bytes`: the cache of :func:`kv_cache_bytes`, latent and
     windowed caches included; a sparse-attention model's top-k latents and every indexer
     key). The compute side also
-    counts each new token's attention to its ``context`` cached tokens
-    (:func:`gpulesson.flops.forward_attention_flops_per_token`), as the decode FLOPs of
-    :func:`model_decode_flops` do.
+    counts each new token's attention to its ``context`` cached tokens as the serving
+    engines run it (:func:`decode_attention_flops`: latent attention absorbed, a chunked
+    layer's current chunk).
 
     For a dense model at batch sizes where the weights' reads set the pace it is
     :func:`decode_speed` with ``n_params = param_count`` and the weights at
@@ -719,8 +719,8 @@ def model_decode_speed(cfg: TransformerConfig, *, batch: int, context: int,
                                                          bytes_per_param=bytes_per_param),
                         batch=batch, kv_bytes_per_sequence=kv, peak_flops=peak_flops,
                         bandwidth=bandwidth,
-                        attention_flops_per_sequence=forward_attention_flops_per_token(
-                            cfg, context=ctx))
+                        attention_flops_per_sequence=decode_attention_flops(
+                            cfg, context_len=ctx - 1))
 
 
 def model_prefill_time(cfg: TransformerConfig, tokens: int, *, peak_flops: float,

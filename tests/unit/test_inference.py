@@ -531,9 +531,12 @@ def test_source_dsa_decode_speed_and_flops_follow_the_top_k() -> None:
     speed = inference.model_decode_speed(v32, batch=1, context=131072, peak_flops=1e30,
                                          bandwidth=1e12)
     assert speed.step_time == pytest.approx((weights + 1_199_308_800) / 1e12, rel=1e-12)
+    # the step's compute side decodes latent attention absorbed, as FlashMLA's sparse
+    # kernel does: 2 x 128 x (576 + 512) = 278,528 FLOPs a picked key
     slow = inference.model_decode_speed(v32, batch=1, context=131072, peak_flops=1e12,
                                         bandwidth=1e30)
-    assert slow.step_time == pytest.approx((n2 + 142_254_014_464) / 1e12, rel=1e-12)
+    assert slow.step_time == pytest.approx(
+        (n2 + 61 * (278_528 * 2048 + 16_512 * 131_072)) / 1e12, rel=1e-12)
     # prefill crosses over later: attention stops at 2,048 keys, the indexer goes on
     t = inference.model_attention_crossover_tokens(v32)
     assert t is not None and t > 2048
@@ -572,6 +575,24 @@ def test_source_decode_attention_flops_absorb_latent_attention() -> None:
     # Kimi K2: 64 heads on the same latent
     assert inference.decode_attention_flops(preset("kimi-k2"), context_len=9) == \
         61 * 10 * 2 * 64 * (512 + 64 + 512)
+
+
+def test_model_decode_speed_counts_the_attention_the_engines_run() -> None:
+    """model_decode_speed's compute side is decode_attention_flops: DeepSeek-V3 at batch
+    64 and 32,768 tokens with an unbounded bandwidth takes 64 x (2N + 61 x 32,768 x
+    278,528) FLOPs, not the up-projected 81,920 a key; a chunked layer (Llama 4) attends
+    to its current chunk only."""
+    v3 = preset("deepseek-v3")
+    slow = inference.model_decode_speed(v3, batch=64, context=32768, peak_flops=1e15,
+                                        bandwidth=1e30)
+    assert slow.step_time == pytest.approx(
+        64 * (2.0 * active_params(v3) + 61 * 32768 * 278_528) / 1e15, rel=1e-12)
+    maverick = preset("llama-4-maverick")
+    chunked = inference.model_decode_speed(maverick, batch=8, context=10000, peak_flops=1e12,
+                                           bandwidth=1e30)
+    keys = 12 * 10000 + 36 * (10000 - 8192)
+    assert chunked.step_time == pytest.approx(
+        8 * (2.0 * active_params(maverick) + 2 * 40 * 256 * keys) / 1e12, rel=1e-12)
 
 
 def test_decode_attention_flops_follow_windows_chunks_and_the_top_k() -> None:
