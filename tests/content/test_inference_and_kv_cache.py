@@ -411,11 +411,14 @@ def _latent_intensity() -> tuple[str, str]:
         return (inference.decode_attention_flops(cfg, context_len=CONTEXT - 1)
                 / inference.decode_kv_read_bytes(cfg, context=CONTEXT,
                                                  bytes_per_element=kv_bytes))
-    return (f"Each of DeepSeek-V3's {cfg.heads} heads then spends 2 × ({d_k} + {d_v}) FLOPs "
-            f"on a cached token, and a decode step does {per_byte(2):.0f} FLOPs on each byte "
-            f"of a BF16 cache it reads, {per_byte(1):.0f} on an FP8 one: near or past the "
-            "ridge point.", f"Tensor parallelism over {tp} GPUs copies the latent onto each GPU for only {cfg.heads // tp} heads, and "
-            f"the step is back to {per_byte(2) / tp:.0f} FLOPs a byte of BF16 cache.")
+    one_gpu = (f"Each of DeepSeek-V3's {cfg.heads} heads then spends 2 × ({d_k} + {d_v}) "
+               f"FLOPs on a cached token, and a decode step does {per_byte(2):.0f} FLOPs on "
+               f"each byte of a BF16 cache it reads, {per_byte(1):.0f} on an FP8 one: near or "
+               "past the ridge point.")
+    split = (f"Tensor parallelism over {tp} GPUs copies the latent onto each GPU for only "
+             f"{cfg.heads // tp} heads, and the step is back to {per_byte(2) / tp:.0f} FLOPs "
+             "a byte of BF16 cache.")
+    return one_gpu, split
 
 
 def _no_cache_curve() -> str:
