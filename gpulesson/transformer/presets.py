@@ -52,6 +52,19 @@ def _deepseek_v3_like(name: str, source: str, **changes: object) -> TransformerC
     return _llama(name, source, **{**_DEEPSEEK_V3_SHAPE, **changes})
 
 
+#: gpt-oss-20b's shape (its config.json); gpt-oss-120b differs in its layers and experts.
+_GPT_OSS_SHAPE: Mapping[str, object] = MappingProxyType(dict(
+    hidden=2880, layers=24, heads=64, kv_heads=8, head_dim=64, vocab=201088,
+    ffn=2880, qkv_bias=True, attn_out_bias=True, mlp_bias=True, attention_sinks=True,
+    sliding_window=128, sliding_window_pattern=2, experts=32, experts_per_token=4,
+    router_bias=True, context=131072))
+
+
+def _gpt_oss_like(name: str, source: str, **changes: object) -> TransformerConfig:
+    """A model of gpt-oss-20b's shape with ``changes``."""
+    return _llama(name, source, **{**_GPT_OSS_SHAPE, **changes})
+
+
 _PRESET_LIST = [
     _gpt2("gpt2", 768, 12, 12, _HF + "openai-community/gpt2 (124,439,808 parameters)"),
     _gpt2("gpt2-medium", 1024, 24, 16, _HF + "openai-community/gpt2-medium"),
@@ -117,19 +130,14 @@ _PRESET_LIST = [
            "fused qkv and gate/up matrices, a 2,047-token sliding window)",
            hidden=3072, layers=32, heads=32, vocab=32064, ffn=8192, sliding_window=2047,
            context=4096),
-    _llama("gpt-oss-20b", _HF + "openai/gpt-oss-20b (OpenAI 2025, Table 1: 20.91B total, "
-           "3.61B active; 32 experts, 4 per token; 128-token window on alternate layers; "
-           "attention sinks; biases)",
-           hidden=2880, layers=24, heads=64, kv_heads=8, head_dim=64, vocab=201088,
-           ffn=2880, qkv_bias=True, attn_out_bias=True, mlp_bias=True, attention_sinks=True,
-           sliding_window=128, sliding_window_pattern=2, experts=32, experts_per_token=4,
-           router_bias=True, context=131072),
-    _llama("gpt-oss-120b", _HF + "openai/gpt-oss-120b (OpenAI 2025, Table 1: 116.83B total, "
-           "5.13B active; 128 experts, 4 per token)",
-           hidden=2880, layers=36, heads=64, kv_heads=8, head_dim=64, vocab=201088,
-           ffn=2880, qkv_bias=True, attn_out_bias=True, mlp_bias=True, attention_sinks=True,
-           sliding_window=128, sliding_window_pattern=2, experts=128, experts_per_token=4,
-           router_bias=True, context=131072),
+    _gpt_oss_like(
+        "gpt-oss-20b", _HF + "openai/gpt-oss-20b (OpenAI 2025, Table 1: 20.91B total, 3.61B "
+        "active; 32 experts, 4 per token; 128-token window on alternate layers; attention "
+        "sinks; biases)"),
+    _gpt_oss_like(
+        "gpt-oss-120b", _HF + "openai/gpt-oss-120b (OpenAI 2025, Table 1: 116.83B total, "
+        "5.13B active; 128 experts, 4 per token)",
+        layers=36, experts=128),
     _llama("llama-4-maverick", _HF + "meta-llama/Llama-4-Maverick-17B-128E, its text_config "
            "(Meta 2025, model card: 17B active, 400B total; 128 experts, 1 per token, and a "
            "shared expert on every other layer; 8,192-token chunked attention on three "
