@@ -92,6 +92,11 @@ class TransformerConfig:
         A bias on the attention output projection (gpt-oss; Llama's ``attention_bias``).
     mlp_bias : bool
         Biases on the MLP's (and every expert's) matrices (gpt-oss).
+    glu_limit : float
+        When > 0, a gated MLP clamps its two halves before the activation: the gate at
+        most ``glu_limit``, the linear half within ``±glu_limit`` (gpt-oss: 7.0, Hugging
+        Face's ``swiglu_limit``). No parameters; the training model counts the bytes of
+        the clamps (:mod:`gpulesson.planning.perf_model`).
     norms_per_layer : int
         Norms in each block: 2 (before attention and MLP, or after them in OLMo 2), 4 in
         Gemma 2 and 3 (before and after each), 1 in Falcon-7B's parallel block.
@@ -295,6 +300,7 @@ class TransformerConfig:
     linear_conv_kernel: int = 0
     attn_output_gate: bool = False
     mtp_own_embeddings: bool = True
+    glu_limit: float = 0.0
     name: str = ""
     source: str = ""
 
@@ -314,6 +320,11 @@ class TransformerConfig:
         v.choice("norm", self.norm, NORMS)
         v.choice("qk_norm", self.qk_norm, QK_NORMS)
         v.nonneg_int("norms_per_layer", self.norms_per_layer)
+        limit = v.nonneg_number("glu_limit", self.glu_limit)
+        if limit and not self.gated_mlp:
+            raise ValueError(f"glu_limit clamps the two halves of a gated MLP: it needs "
+                             f"gated_mlp=True, got glu_limit={limit!r} with gated_mlp=False")
+        object.__setattr__(self, "glu_limit", float(limit))
         if not isinstance(self.name, str) or not isinstance(self.source, str):
             raise TypeError("name and source must be strings")
         embedding_dim = hidden if self.embedding_dim is None else v.positive_int(

@@ -581,7 +581,8 @@ def _minimax_m2(f: Fields) -> dict[str, Any]:
 def _gpt_oss(f: Fields) -> dict[str, Any]:
     out = _llama_like(f)
     out.update(_experts(f, experts="num_local_experts"),
-               mlp_bias=True, router_bias=True, attention_sinks=True)
+               mlp_bias=True, router_bias=True, attention_sinks=True,
+               glu_limit=f.number("glu_limit", "swiglu_limit"))
     out.update(_window(f, out["layers"], out["context"], pattern=2))
     return out
 

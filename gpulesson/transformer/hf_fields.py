@@ -143,6 +143,17 @@ class Fields:
             raise self._bad(key, field, "a number from 0 to 1", value)
         return float(value)
 
+    def number(self, field: str, key: str) -> float:
+        """A finite non-negative number (a clamp's limit); 0 when absent."""
+        value = self.raw.get(key)
+        if value is None:
+            return 0.0
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
+                0 <= value < float("inf")):
+            raise self._bad(key, field, "a finite non-negative number", value)
+        self.origins.setdefault(field, key)
+        return float(value)
+
     def text(self, field: str, key: str, default: str) -> str:
         value = self.raw.get(key)
         if value is None:

@@ -57,7 +57,7 @@ _GPT_OSS_SHAPE: Mapping[str, object] = MappingProxyType(dict(
     hidden=2880, layers=24, heads=64, kv_heads=8, head_dim=64, vocab=201088,
     ffn=2880, qkv_bias=True, attn_out_bias=True, mlp_bias=True, attention_sinks=True,
     sliding_window=128, sliding_window_pattern=2, experts=32, experts_per_token=4,
-    router_bias=True, context=131072))
+    router_bias=True, glu_limit=7.0, context=131072))
 
 
 def _gpt_oss_like(name: str, source: str, **changes: object) -> TransformerConfig:

@@ -159,6 +159,9 @@ def test_hidden_must_divide_by_heads_without_head_dim() -> None:
      r"linear_bias must be False with latent attention"),
     ({"qk_norm": "both"}, r"qk_norm must be one of \['none', 'head', 'full'\]"),
     ({"norms_per_layer": -1}, r"norms_per_layer must be a non-negative integer, got -1"),
+    ({"glu_limit": -7.0}, r"glu_limit must be a finite non-negative number, got -7.0"),
+    ({"glu_limit": 7.0}, r"glu_limit clamps the two halves of a gated MLP: it needs "
+     r"gated_mlp=True"),
 ])
 def test_architecture_fields_are_validated(fields: dict, match: str) -> None:
     """Each error names the field, the value and what is allowed."""

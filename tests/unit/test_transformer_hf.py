@@ -237,6 +237,7 @@ def test_hf_config_architecture_details() -> None:
         262208, "head", 52, 10)
     oss = hf("gpt_oss__gpt-oss-20b.json")
     assert oss.attention_sinks and oss.mlp_bias and oss.router_bias
+    assert oss.glu_limit == 7.0  # swiglu_limit: the gated activation's clamp
     assert (oss.sliding_window, oss.local_layers) == (128, 12)
     assert hf("olmo2__OLMo-2-1124-7B.json").qk_norm == "full"
     falcon = hf("falcon__falcon-7b.json")
