@@ -34,7 +34,9 @@ source gives (or at the peak, where the rate is what the calibration fits):
   permutation for the experts, softmax and cross-entropy over the vocabulary, FP8 casts
   and transposes (by recipe), the optimizer step (:data:`OPTIMIZER_BYTES`), and products
   too small to be compute-bound. Forward traffic is counted once, the backward pass twice
-  (it reads the saved input and the incoming gradient and writes the outgoing one);
+  (it reads the saved input and the incoming gradient and writes the outgoing one). A
+  clamped gated activation (gpt-oss's ``glu_limit``) adds the kernels Megatron-Core runs
+  beside its fused one in the experts (:data:`GLU_CLAMP_VALUES`);
 * ``kernels``: the number of kernels launched; the calibration's factor is the seconds lost
   between two kernels (launch, ramp-up and tail);
 * ``syncs``: the host synchronisations a dropless mixture-of-experts layer makes (the CPU
@@ -63,7 +65,8 @@ from ._adapt import GPUView, ModelView, gpu_view, model_view
 
 __all__ = ["ACTIVATION_BYTES", "ATTENTION_TILE", "ATTENTION_TILE_OVERHEAD", "BLOCK_SCALED",
            "CASTS_IN_PRODUCT_RATE",
-           "EXP_PER_CLOCK", "FP8_CAST_BYTES", "FP8_RECIPES", "GEMM_EFFICIENCY", "HOST_LINK",
+           "EXP_PER_CLOCK", "FP8_CAST_BYTES", "FP8_RECIPES", "GEMM_EFFICIENCY",
+           "GLU_CLAMP_VALUES", "HOST_LINK",
            "OPTIMIZER_BYTES",
            "TENSOR_FLOPS_PER_CLOCK", "TERMS", "StepTerms", "attention_efficiency",
            "fp8_activation_saving", "gemm_seconds", "host_link_bandwidth", "step_terms"]
@@ -98,6 +101,17 @@ GEMM_EFFICIENCY: Mapping[tuple[str, str], tuple[float, str]] = MappingProxyType(
     ("Blackwell", "fp8"): (1350 / 1979, "assumed, as Hopper FP8"),
 })
 _DEFAULT_GEMM = (0.75, "assumed (no measurement for this architecture)")
+#: Values moved per element of an expert's width by the clamp of a gated activation
+#: (``glu_limit``), (forward, backward), as Megatron-Core runs it in its experts: with
+#: the fused activation on (``bias_activation_fusion``, gpt-oss's Megatron-Bridge
+#: recipe), ``weighted_bias_quick_geglu_impl`` (megatron/core/fusions/fused_bias_geglu.py,
+#: Megatron-LM commit 92c8482e, the one Megatron-Bridge pins for its NeMo 25.11 and later
+#: recipes) splits the first product's output in two, clamps each half and concatenates
+#: them before the fused kernel, in eager PyTorch: forward, two clamps read and write one
+#: half each (2 x 2) and the concatenation both halves (4): 8; backward, each clamp's
+#: gradient reads the gradient and the input and writes one half (2 x 3) and the split's
+#: gradient concatenates both halves again (4): 10.
+GLU_CLAMP_VALUES = (8, 10)
 #: Optimizer step, bytes per parameter a GPU updates: Adam reads the FP32 master weight,
 #: both moments and the FP32 gradient (16 bytes), writes the weight and the moments back
 #: (12) and the BF16 copy (2).
@@ -422,6 +436,13 @@ def _terms(model: ModelView, gpu: _Chip, tp: int, cp: int, pp: int, ep: int,
     # full and op checkpointing run the layer's element-wise kernels forward again
     fwd_passes = 2 if recompute in ("full", "torchtitan-op") else 1
     mem_bytes += act * ACTIVATION_BYTES * (fwd_passes + 2)
+    if model.is_moe and cfg.glu_limit and cfg.gated_mlp:
+        # the experts' clamps, outside the fused activation (GLU_CLAMP_VALUES); recomputing
+        # the experts' activation ("norm-moe-act") runs them forward again
+        clamped = cfg.expert_ffn * tok * model.experts_per_token * model.moe_layers  # type: ignore[operator]
+        fwd, bwd = GLU_CLAMP_VALUES
+        again_fwd = fwd_passes + (1 if recompute == "norm-moe-act" else 0)
+        mem_bytes += (fwd * again_fwd + bwd) * clamped * ACTIVATION_BYTES
     if recompute == "norm-moe-act":  # the two norms and the experts' activation again
         again = 4 * h * tok * L
         if model.is_moe:

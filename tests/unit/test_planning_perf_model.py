@@ -209,3 +209,29 @@ def test_dense_attention_flops_are_half_of_palms_count() -> None:
     t = _terms("llama-3-8b")
     assert t.attention_flops == pytest.approx(3 * 4 * 32 * 32 * 128 * 4096 / 2 * 4096,
                                               rel=1e-12)
+
+
+@pytest.mark.parametrize("recompute, forward_passes", [("none", 1), ("norm-moe-act", 2),
+                                                        ("full", 2)])
+def test_a_clamped_expert_activation_moves_its_clamps_bytes(recompute: str,
+                                                            forward_passes: int) -> None:
+    """gpt-oss clamps its experts' gated activation (glu_limit 7.0); Megatron-Core clamps
+    the two halves and concatenates them outside its fused kernel: by hand, one 4,096-token
+    micro-batch on 8 GPUs of experts moves (8 x forward passes + 10) x 2,880 x 4,096 x 4
+    x 36 values of 2 bytes more than the same model unclamped; recomputing the experts'
+    activation (or the whole layer) runs the clamps forward again."""
+    import dataclasses
+
+    from gpulesson.planning.perf_model import GLU_CLAMP_VALUES
+
+    clamped = transformer.preset("gpt-oss-120b")
+    plain = dataclasses.replace(clamped, glu_limit=0.0)
+    assert clamped.glu_limit == 7.0
+    kw = dict(tp=1, cp=1, pp=1, ep=8, micro_batch=1, seq_len=4096, precision="bf16",
+              fp8_recipe="current", recompute=recompute, imbalance=1.0, shard_params=1e9)
+    more = (step_terms(model_view(clamped), H100, **kw).memory  # type: ignore[arg-type]
+            - step_terms(model_view(plain), H100, **kw).memory)  # type: ignore[arg-type]
+    fwd, bwd = GLU_CLAMP_VALUES
+    hand = (fwd * forward_passes + bwd) * 2880 * 4096 * 4 * 36 * 2 / H100.bandwidth
+    assert (fwd, bwd) == (8, 10)
+    assert more == pytest.approx(hand, rel=1e-9)
