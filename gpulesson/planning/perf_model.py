@@ -63,7 +63,8 @@ from gpulesson import activations, execution, flops, transformer
 
 from ._adapt import GPUView, ModelView, gpu_view, model_view
 
-__all__ = ["ACTIVATION_BYTES", "ATTENTION_TILE", "ATTENTION_TILE_OVERHEAD", "BLOCK_SCALED",
+__all__ = ["ACTIVATION_BYTES", "ATTENTION_KEPT", "ATTENTION_TILE", "ATTENTION_TILE_OVERHEAD",
+           "BLOCK_SCALED",
            "CASTS_IN_PRODUCT_RATE",
            "EXP_PER_CLOCK", "FP8_CAST_BYTES", "FP8_RECIPES", "GEMM_EFFICIENCY",
            "GLU_CLAMP_VALUES", "HOST_LINK",
@@ -101,6 +102,12 @@ GEMM_EFFICIENCY: Mapping[tuple[str, str], tuple[float, str]] = MappingProxyType(
     ("Blackwell", "fp8"): (1350 / 1979, "assumed, as Hopper FP8"),
 })
 _DEFAULT_GEMM = (0.75, "assumed (no measurement for this architecture)")
+#: Recomputation modes that keep the attention core's output, so that it does not run
+#: again in the backward pass: none, torchtitan's op checkpointing (it saves the
+#: attention's output), and Megatron-Core's norm and expert-activation recomputation
+#: (recompute_modules ["layernorm", "moe_act"]; its "core_attn" module is apart and not
+#: in that list: megatron/core/transformer/transformer_config.py, recompute_modules).
+ATTENTION_KEPT = ("none", "torchtitan-op", "norm-moe-act")
 #: Values moved per element of an expert's width by the clamp of a gated activation
 #: (``glu_limit``), (forward, backward), as Megatron-Core runs it in its experts: with
 #: the fused activation on (``bias_activation_fusion``, gpt-oss's Megatron-Bridge
@@ -480,7 +487,7 @@ def _terms(model: ModelView, gpu: _Chip, tp: int, cp: int, pp: int, ep: int,
         attn += local / attention_efficiency(d_head, max(w, 1), arch, window=True)
     attn *= t / tp
     attn_flops *= t / tp
-    if recompute not in ("none", "torchtitan-op"):  # op checkpointing keeps attention's output
+    if recompute not in ATTENTION_KEPT:  # the attention core runs again
         attn *= 4 / 3
         attn_flops *= 4 / 3
     kernels = L * (_KERNELS_DENSE + (_KERNELS_FP8 if fp8 else 0)) + model.moe_layers * _KERNELS_MOE

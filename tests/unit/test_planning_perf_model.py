@@ -235,3 +235,18 @@ def test_a_clamped_expert_activation_moves_its_clamps_bytes(recompute: str,
     hand = (fwd * forward_passes + bwd) * 2880 * 4096 * 4 * 36 * 2 / H100.bandwidth
     assert (fwd, bwd) == (8, 10)
     assert more == pytest.approx(hand, rel=1e-9)
+
+
+def test_norm_and_expert_activation_recomputation_keeps_the_attention() -> None:
+    """Megatron-Core's recompute_modules ["layernorm", "moe_act"] run the norms and the
+    experts' activation again, not the attention core ("core_attn" is a module of its
+    own): the attention's time and FLOPs are those of no recomputation, and a third less
+    than selective recomputation's, which runs the attention core's forward again."""
+    kw = dict(ep=8, seq_len=4096)
+    none = _terms("gpt-oss-120b", recompute="none", **kw)
+    moe_act = _terms("gpt-oss-120b", recompute="norm-moe-act", **kw)
+    selective = _terms("gpt-oss-120b", recompute="selective", **kw)
+    assert moe_act.attention == none.attention
+    assert moe_act.attention_flops == none.attention_flops
+    assert selective.attention == pytest.approx(4 / 3 * none.attention, rel=1e-12)
+    assert moe_act.memory > none.memory  # the norms and the activation again
