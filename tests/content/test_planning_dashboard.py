@@ -416,7 +416,7 @@ CLAIMS = claims(
      f"{transformer.preset('gpt-oss-120b').glu_limit}",
     lambda: f"{planning.perf_model.GLU_CLAMP_VALUES[0]} more values moved per element of an "
      f"expert's\nwidth forward, {planning.perf_model.GLU_CLAMP_VALUES[1]} backward",
-    lambda: "with it the run is "
+    lambda: "Counted, its GB200 run is "
      f"{'within' if abs(loo_error(GPT_OSS_GB200)) <= 0.25 else 'outside'} the band",
     lambda: "reports 180K H800 GPU-hours per trillion tokens, which that convention turns "
      f"into {pct(run('DeepSeek-V3').published_mfu, 1)}",
