@@ -149,8 +149,10 @@ DEEPSEEK_V3_RECIPE = MappingProxyType({
 })
 
 #: Megatron-Core's selective recomputation of the two block norms and the experts'
-#: activation function (``recompute_modules=["layernorm", "moe_act"]``, the GPT-OSS
-#: recipes of NVIDIA Megatron-Bridge 25.11, ``scripts/performance/configs/gpt_oss``): the
+#: activation function (``recompute_modules=["layernorm", "moe_act"]``, NVIDIA
+#: Megatron-Bridge's GPT-OSS recipes, ``scripts/performance/configs/gpt_oss``; in effect from
+#: release 26.02, v0.3.0: in 25.11 the list was set without the "selective" granularity that
+#: makes Megatron-Core read it, which its pull request 1653, commit c9dd0586, added): the
 #: norms' outputs (the inputs of attention and of the MLP) and the routed experts'
 #: activation output (their down projection's input) are not stored but computed again in
 #: the backward pass from what is (the residual stream, the gate and up projections).

@@ -9,7 +9,7 @@ from gpulesson import activations, transformer
 
 def test_norm_moe_act_drops_the_norm_outputs_and_the_experts_activation() -> None:
     """Megatron-Core's recompute_modules=["layernorm", "moe_act"] (Megatron-Bridge's
-    GPT-OSS recipes, 25.11) stores neither block norm's output nor the routed experts'
+    GPT-OSS recipes from 26.02) stores neither block norm's output nor the routed experts'
     activation output; everything else is kept as selective recomputation keeps it."""
     cfg = transformer.preset("gpt-oss-120b")
     sel = activations.activation_tensors(cfg, seq_len=4096, recompute="selective")
