@@ -39,6 +39,10 @@ the ones the model needs (``6N + 12LHQT`` per token) whatever the implementation
 (PaLM appendix B). *Hardware FLOPs utilisation* counts the FLOPs actually executed,
 including activation recomputation: a full recomputation adds one forward pass
 (``8N`` instead of ``6N``; Narayanan et al. 2021, eq. 3), which is why HFU > MFU.
+Kernels that compute the same attention another way do not change the model FLOPs either:
+DeepSeek Sparse Attention runs latent attention absorbed, 3.4 times the model's FLOPs per
+key for DeepSeek-V3.2 (:func:`executed_attention_flops_per_key`), work that counts in HFU
+and in the time it takes, not in MFU.
 
 Chinchilla: a heuristic and the fits
 ------------------------------------
@@ -75,6 +79,7 @@ __all__ = [
     "CHINCHILLA_TABLE_3",
     "ChinchillaFit",
     "ChinchillaPoint",
+    "absorbed_attention_flops_per_key",
     "attended_keys",
     "attention_flops_per_key",
     "attention_flops_per_token",
@@ -83,6 +88,7 @@ __all__ = [
     "chinchilla_loss_optimal",
     "chinchilla_optimal",
     "chinchilla_tokens",
+    "executed_attention_flops_per_key",
     "flops_per_token",
     "forward_attention_flops_per_token",
     "model_flops_per_token",
@@ -199,6 +205,67 @@ def attention_flops_per_key(cfg: TransformerConfig) -> int:
     attention as its heads attend after up-projection: ``2 * 128 * (192 + 128)`` = 81,920."""
     cfg = as_config(cfg)
     return 2 * cfg.heads * (cfg.head_dim + cfg.value_head_dim)  # type: ignore[operator]
+
+
+def absorbed_attention_flops_per_key(cfg: TransformerConfig) -> int:
+    """Forward FLOPs one query spends on one key in one latent-attention layer run
+    absorbed ("MQA mode"): ``2 * heads * (2 * kv_lora_rank + qk_rope_head_dim)``.
+
+    With the key and value up-projections folded into the query and the output, every
+    head attends to the cached latent itself, ``kv_lora_rank + qk_rope_head_dim`` values
+    as the key and ``kv_lora_rank`` as the value (DeepSeek-AI, DeepSeek-V3.2-Exp report,
+    29 September 2025, ``DeepSeek_V3_2.pdf`` in github.com/deepseek-ai/DeepSeek-V3.2-Exp,
+    appendix A, "MHA and MQA Modes of MLA"; FlashMLA's README, support matrix: "MQA stands
+    for Multi-Query Attention mode (i.e. ``head_dim_k`` = 576 with ``head_dim_v`` = 512)").
+    DeepSeek-V3 and V3.2: 2 x 128 x (576 + 512) = 278,528, 3.4 times the 81,920 of the
+    up-projected heads (:func:`attention_flops_per_key`); GLM-5.1: 2 x 64 x (576 + 512) =
+    139,264 against 65,536. The folded projections run once per token, weights counted in
+    ``2N``.
+
+    Raises
+    ------
+    ValueError
+        for a model without latent attention, which has no absorbed form.
+    """
+    cfg = as_config(cfg)
+    if not cfg.latent_attention:
+        raise ValueError(f"{cfg.name or 'this model'} has no latent attention "
+                         "(kv_lora_rank), so no absorbed form: use attention_flops_per_key")
+    return 2 * cfg.heads * (2 * cfg.kv_lora_rank + cfg.qk_rope_head_dim)  # type: ignore[operator]
+
+
+def executed_attention_flops_per_key(cfg: TransformerConfig, *, sequence: int) -> int:
+    """Forward FLOPs per query, key and layer that the attention kernels execute when
+    training on or prefilling sequences of ``sequence`` tokens.
+
+    :func:`attention_flops_per_key` (the up-projected heads, "MHA mode"), except for
+    DeepSeek Sparse Attention over latent attention (``indexer_topk`` with
+    ``kv_lora_rank``) when ``sequence`` is longer than the top-k: its sparse kernels run
+    latent attention absorbed, :func:`absorbed_attention_flops_per_key`. The
+    DeepSeek-V3.2-Exp report (DeepSeek-AI, 29 September 2025, section 1, "Instantiate DSA
+    Under MLA"; DeepSeek-V3.2, arXiv 2512.02556, keeps its architecture): "each key-value
+    entry must be shared across multiple queries for computational efficiency. Therefore,
+    we implement DSA based on the MQA [...] mode of MLA, where each latent vector (the
+    key-value entry of MLA) will be shared across all query heads of the query token", the
+    mode its continued training ran in; FlashMLA's sparse prefill and sparse decode kernels
+    are MQA mode only (README, support matrix). Sequences that fit in the top-k attend to
+    every key: for "short-sequence prefilling" the report runs "a masked MHA mode to
+    simulate DSA", and vLLM's sparse MLA backends (``sparse_mla_attention.py``,
+    ``use_dense_mha``: ``prefill_max_seq_len <= self.topk_tokens``) prefill them with the
+    dense up-projected kernel; training sequences that short are counted the same way.
+
+    Model FLOPs (MFU's numerator, :func:`model_flops_per_token`) keep
+    :func:`attention_flops_per_key` whatever the kernels do; the absorbed extra is hardware
+    work (HFU's, with :func:`hfu`). Decode runs absorbed at every length
+    (:func:`gpulesson.inference.decode_attention_flops`). DeepSeek-V3.2 at 131,072 tokens:
+    278,528 x 2,048 = 570,425,344 forward FLOPs a token and layer over its picked keys,
+    where the model count is 81,920 x 2,048 = 167,772,160.
+    """
+    cfg = as_config(cfg)
+    t = v.positive_int("sequence", sequence)
+    if cfg.indexer_topk and cfg.latent_attention and t > cfg.indexer_topk:
+        return absorbed_attention_flops_per_key(cfg)
+    return attention_flops_per_key(cfg)
 
 
 def indexer_flops_per_key(cfg: TransformerConfig) -> int:

@@ -79,6 +79,7 @@ from dataclasses import dataclass, replace
 from gpulesson import _validate as v
 from gpulesson import memory
 from gpulesson.flops import (
+    absorbed_attention_flops_per_key,
     attended_keys,
     attention_flops_per_key,
     forward_attention_flops_per_token,
@@ -536,12 +537,16 @@ def decode_attention_flops(cfg: TransformerConfig, new_tokens: int = 1, *,
     ``kv_lora_rank + qk_rope_head_dim`` values as the key and ``kv_lora_rank`` as the
     value (vLLM ``vllm/v1/attention/backends/mla/common.py``, module docstring: "MQA with
     QK headdim = Lkv + R, V headdim = Lkv"; FlashMLA's dense and sparse decode kernels,
-    576 and 512): ``2 * heads * (2 * kv_lora_rank + qk_rope_head_dim)``. DeepSeek-V3:
+    576 and 512): ``2 * heads * (2 * kv_lora_rank + qk_rope_head_dim)``
+    (:func:`gpulesson.flops.absorbed_attention_flops_per_key`). DeepSeek-V3:
     2 x 128 x (576 + 512) = 278,528 per key, 3.4 times the 81,920 of its up-projected
     heads, and about 242 FLOPs per BF16 byte of cache it reads (FlashMLA's ``h_q (d_k +
     d_v) / d_k``), past an H100's ridge, where grouped-query attention does its group
     size (Llama 3 70B: 8). The folded projections run once per token, weights counted in
-    ``2N``. ``absorbed=False`` gives the up-projected count (prefill's and training's).
+    ``2N``. ``absorbed=False`` gives the up-projected count (the model FLOPs, and what
+    latent attention without a top-k runs in prefill and training; DeepSeek Sparse
+    Attention's past the top-k run absorbed too,
+    :func:`gpulesson.flops.executed_attention_flops_per_key`).
     Times ``batch`` sequences.
     """
     cfg = as_config(cfg)
@@ -549,7 +554,7 @@ def decode_attention_flops(cfg: TransformerConfig, new_tokens: int = 1, *,
     c = v.nonneg_int("context_len", context_len)
     b = v.positive_int("batch", batch)
     if v.boolean("absorbed", absorbed) and cfg.latent_attention:
-        per_key = 2 * cfg.heads * (2 * cfg.kv_lora_rank + cfg.qk_rope_head_dim)
+        per_key = absorbed_attention_flops_per_key(cfg)
     else:
         per_key = attention_flops_per_key(cfg)
     keys = (cfg.global_layers * attended_keys(c, k, cfg.indexer_topk)

@@ -420,3 +420,47 @@ def test_attended_keys_sums_causal_keys_under_a_cap() -> None:
     assert flops.attended_keys(10, 3, None) == 36  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="new_tokens"):
         flops.attended_keys(0, -1)
+
+
+def test_dsa_kernels_run_latent_attention_absorbed_past_the_top_k() -> None:
+    """The DeepSeek-V3.2-Exp report (section 1, "Instantiate DSA Under MLA") implements
+    DSA in the MQA mode of MLA: every head attends to the 576-wide latent and rotary key
+    and the 512-wide latent value, 2 x 128 x (2 x 512 + 64) = 278,528 FLOPs a key and
+    layer (FlashMLA's sparse kernels count 2 h_q (d_qk + d_v) with 576 and 512), where
+    the up-projected heads (MHA mode, the model count) do 2 x 128 x (192 + 128) = 81,920.
+    GLM-5.1 (64 heads): 2 x 64 x 1,088 = 139,264 against 2 x 64 x (256 + 256) = 65,536.
+    A sequence within the top-k runs the dense up-projected kernel (vLLM's
+    use_dense_mha), as does latent attention without a top-k (DeepSeek-V3) and every
+    other model. At 131,072 tokens a DeepSeek-V3.2 token's forward attention over its
+    picked keys is 278,528 x 2,048 = 570,425,344 FLOPs a layer; the model FLOPs stay
+    81,920 x 2,048."""
+    import dataclasses
+    from pathlib import Path
+
+    from gpulesson.transformer import from_hf_config
+    hf = Path(__file__).resolve().parents[1] / "data" / "hf_configs"
+    v32 = from_hf_config(hf / "deepseek_v32__DeepSeek-V3.2.json")
+    v3 = from_hf_config(hf / "deepseek_v3__DeepSeek-V3.json")
+    glm = from_hf_config(hf / "glm_moe_dsa__GLM-5.1.json")
+    absorbed, run = flops.absorbed_attention_flops_per_key, flops.executed_attention_flops_per_key
+    assert absorbed(v32) == absorbed(v3) == 278_528
+    assert absorbed(glm) == 139_264 and flops.attention_flops_per_key(glm) == 65_536
+    assert run(v32, sequence=131072) == run(v32, sequence=2049) == 278_528
+    assert run(v32, sequence=2048) == run(v32, sequence=1) == 81_920
+    assert run(glm, sequence=131072) == 139_264
+    assert run(v3, sequence=131072) == 81_920  # no top-k: prefill and training up-projected
+    llama = preset("llama-2-7b")
+    assert run(llama, sequence=131072) == flops.attention_flops_per_key(llama) == 16_384
+    assert run(v32, sequence=131072) * 2048 == 570_425_344
+    # the model count (MFU's numerator) is unchanged
+    assert flops.forward_attention_flops_per_token(v32, context=131072) == 142_254_014_464
+    # the decode helper uses the same count
+    from gpulesson import inference
+    assert inference.decode_attention_flops(v32, context_len=131071) == 61 * (
+        278_528 * 2048 + 16_512 * 131072)
+    with pytest.raises(ValueError, match="no latent attention"):
+        absorbed(llama)
+    with pytest.raises(ValueError, match="sequence"):
+        run(v32, sequence=0)
+    nodsa = dataclasses.replace(v32, indexer_heads=0, indexer_head_dim=0, indexer_topk=0)
+    assert run(nodsa, sequence=131072) == 81_920
