@@ -25,9 +25,13 @@ source gives (or at the peak, where the rate is what the calibration fits):
   tile and each query tile's fixed cost); the calibration's factor scales it. With
   DeepSeek Sparse Attention (``indexer_topk``, past the top-k) each query attends to its
   ``min(i, topk)`` picked keys (:func:`gpulesson.flops.attended_keys`), a gathered walk of
-  ``topk`` keys, and the indexer scores every earlier key forward and the picked ones
-  backward (:func:`gpulesson.flops.indexer_training_flops`; DeepSeek-V3.2's sparse
-  training stage, arXiv 2512.02556) at the rate of a causal walk of its head size: no
+  ``topk`` keys with latent attention run absorbed, as DeepSeek's sparse kernels run it
+  (:func:`gpulesson.flops.executed_attention_flops_per_key`: 278,528 FLOPs a key and
+  layer for DeepSeek-V3.2 against the model's 81,920, each score tile's products
+  ``(576 + 512) / 2`` = 544 wide in the exponentials' cost), and the indexer scores every
+  earlier key forward and the picked ones backward
+  (:func:`gpulesson.flops.indexer_training_flops`; DeepSeek-V3.2's sparse training stage,
+  arXiv 2512.02556) at the rate of a causal walk of its head size: no
   rate of its FP8 kernel is published, so it runs at the BF16 attention's;
 * ``memory``: every kernel that is not a matrix product, as bytes at the HBM bandwidth:
   norms, residual adds, rotary embeddings, the MLP's activation function, dropout, token
@@ -467,10 +471,14 @@ def _terms(model: ModelView, gpu: _Chip, tp: int, cp: int, pp: int, ep: int,
     # each query sees the whole sequence; with context parallelism a kernel call sees one
     # GPU's chunk of keys at a time (the ring passes the chunks round), which sets its walk
     s_kv, top = seq_len, cfg.indexer_topk
-    if top and s_kv > top:  # DeepSeek Sparse Attention: each query its top-k, gathered
+    if top and s_kv > top:  # DeepSeek Sparse Attention: each query its top-k, gathered,
+        # latent attention absorbed (every head attends to the shared latent, "MQA mode"),
+        # its per-tile products as wide as the mean of its key and value widths
+        run = flops.executed_attention_flops_per_key(cfg, sequence=s_kv)
         keys = flops.attended_keys(0, s_kv, top) / s_kv  # per query, causal
-        attn_flops = 3 * per_key * cfg.global_layers * keys
-        attn = attn_flops / attention_efficiency(d_head, top, arch, window=True)
+        attn_flops = 3 * run * cfg.global_layers * keys
+        attn = attn_flops / attention_efficiency(run / (4 * cfg.heads), top, arch,
+                                                 window=True)
     else:
         attn_flops = 3 * per_key * cfg.global_layers * s_kv / 2
         attn = attn_flops / attention_efficiency(d_head, max(s_kv // cp, 1), arch)

@@ -166,15 +166,21 @@ def _sparse_and_dense():  # noqa: ANN202
 
 def test_a_dsa_step_attends_to_the_top_k_and_counts_the_indexer() -> None:
     """DeepSeek-V3.2's sparse training stage (DeepSeek-AI 2025, arXiv 2512.02556: 2,048
-    keys a query, sequences of 128K tokens). One 131,072-token sequence, by hand: the
-    attention 3 x 81,920 x 61 x (2,048 x 2,049 / 2 + 129,024 x 2,048) and the indexer
-    61 x 16,512 x (131,072 x 131,073 / 2 + 2 x that top-k sum), forward over every
-    earlier key and backward over the picked ones: 1.3181e16 FLOPs, against
-    3 x 81,920 x 61 x 131,072^2 / 2 = 1.2878e17 for dense attention."""
+    keys a query, sequences of 128K tokens), its attention run in latent attention's MQA
+    mode (the DeepSeek-V3.2-Exp report, section 1): every head attends to the 576-wide
+    latent and rotary key and the 512-wide latent value, 2 x 128 x (2 x 512 + 64) =
+    278,528 FLOPs a key and layer, not the up-projected heads' 2 x 128 x (192 + 128) =
+    81,920. One 131,072-token sequence, by hand: the attention 3 x 278,528 x 61 x
+    (2,048 x 2,049 / 2 + 129,024 x 2,048) and the indexer 61 x 16,512 x (131,072 x
+    131,073 / 2 + 2 x that top-k sum), forward over every earlier key and backward over
+    the picked ones: 2.2764e16 FLOPs (1.3181e16 with the up-projected count), against
+    3 x 81,920 x 61 x 131,072^2 / 2 = 1.2878e17 for dense attention, which runs
+    up-projected."""
     v32, dense = _sparse_and_dense()
     s, top = 131072, 2048
     picked = top * (top + 1) // 2 + (s - top) * top
-    hand = (3 * 81920 * 61 * picked
+    absorbed = 2 * 128 * (2 * 512 + 64)
+    hand = (3 * absorbed * 61 * picked
             + 61 * 16512 * (s * (s + 1) // 2 + 2 * picked))
     sparse = step_terms(model_view(v32), H100, tp=1, cp=1, pp=1, ep=1, micro_batch=1,
                         seq_len=s, precision="bf16", fp8_recipe="current", recompute="none",
@@ -184,7 +190,13 @@ def test_a_dsa_step_attends_to_the_top_k_and_counts_the_indexer() -> None:
                       imbalance=1.0, shard_params=1e9)
     assert sparse.attention_flops == pytest.approx(hand, rel=1e-12)
     assert full.attention_flops == pytest.approx(3 * 81920 * 61 * s * s / 2, rel=1e-12)
-    assert sparse.attention < full.attention / 5  # the time follows: 21.7 s against 184 s
+    # the time follows: each score tile's products (576 + 512) / 2 = 544 wide in a walk of
+    # 2,048 gathered keys, the indexer a causal walk of its 128: 34.8 s against 184 s
+    time = (3 * absorbed * 61 * picked / attention_efficiency(544, top, "Hopper", window=True)
+            + 61 * 16512 * (s * (s + 1) // 2 + 2 * picked) / attention_efficiency(
+                128, s, "Hopper")) / H100.peak("bf16")
+    assert sparse.attention == pytest.approx(time, rel=1e-9)
+    assert sparse.attention < full.attention / 5
 
 
 def test_a_dsa_step_within_its_top_k_adds_only_the_indexer() -> None:
