@@ -141,12 +141,15 @@ class ModelView:
         attends to half the prompt on average (:func:`gpulesson.flops.
         forward_attention_flops_per_token` at the full prompt, halved). With DeepSeek Sparse
         Attention token ``i`` attends to ``min(i, topk)`` keys and its indexer scores ``i``
-        (:func:`gpulesson.flops.indexer_flops_per_key`), summed exactly."""
+        (:func:`gpulesson.flops.indexer_flops_per_key`), summed exactly, at the FLOPs a key
+        its kernels run: latent attention absorbed for a prompt longer than the top-k
+        (:func:`gpulesson.flops.executed_attention_flops_per_key`; vLLM's sparse prefill,
+        FlashMLA's MQA-mode kernel), the up-projected heads for one that fits."""
         cfg, top = self.cfg, self.cfg.indexer_topk
         if not top:
             return flops.forward_attention_flops_per_token(cfg, context=prompt) * prompt / 2
         keys = flops.attended_keys(0, prompt, top)
-        per_key = flops.attention_flops_per_key(cfg)
+        per_key = flops.executed_attention_flops_per_key(cfg, sequence=prompt)
         scored = flops.indexer_flops_per_key(cfg) * flops.attended_keys(0, prompt)
         return float(cfg.global_layers * (per_key * keys + scored))
 

@@ -55,7 +55,9 @@ slower (:func:`gpulesson.inference.decode_attention_flops`: latent attention abs
 and SGLang decode it, about 242 FLOPs a BF16 byte for DeepSeek-V3's 128 heads on one GPU,
 past the ridge, but 30 on tp = 8, where every GPU reads the whole latent for 16 heads;
 grouped-query attention does its group size, 4 to 16), and the ``P``
-prompt tokens of the step their share ``A_prefill`` of their prompt's attention. With a
+prompt tokens of the step their share ``A_prefill`` of their prompt's attention
+(:meth:`~gpulesson.planning._adapt.ModelView.prefill_attention_flops`: up-projected, but
+absorbed for DeepSeek Sparse Attention past its top-k). With a
 traffic of ``qps`` requests/s, Little's law gives the sequences in flight,
 ``B = qps * (ttft + output_tokens * t_step)``, and the prefill tokens arriving during a step
 join it (chunked prefill); the step time is the fixed point of both. Time to first token is
@@ -593,7 +595,8 @@ class _Speed:
         # over the GPUs by head (tp) or by sequence (dp)
         self.attention = inference.decode_attention_flops(cfg, context_len=held)
         # a prefilled prompt token's share of its prompt's attention, as prefill() counts it
-        # (the up-projected form, vLLM's "compute friendly" prefill)
+        # (the up-projected form, vLLM's "compute friendly" prefill; a sparse-attention
+        # prompt past the top-k absorbed, as vLLM's sparse backends prefill it)
         whole = held if prompt is None else v.positive_int("prompt", prompt)
         self.prefill_attention = mv.prefill_attention_flops(whole) / whole
         self.link, self.layers = group_link_bandwidth(gv, tp), mv.layers
