@@ -82,6 +82,7 @@ from gpulesson.flops import (
     absorbed_attention_flops_per_key,
     attended_keys,
     attention_flops_per_key,
+    executed_forward_attention_flops_per_token,
     forward_attention_flops_per_token,
     indexer_flops_per_key,
 )
@@ -732,11 +733,14 @@ def model_prefill_time(cfg: TransformerConfig, tokens: int, *, peak_flops: float
                        bandwidth: float, bytes_per_param: float = 2, batch: int = 1) -> float:
     """Roofline time of a prefill for any architecture (seconds).
 
-    ``max(model_prefill_flops / peak, weights read / bandwidth)``: the FLOPs of
+    ``max(prefill FLOPs / peak, weights read / bandwidth)``: the FLOPs of
     :func:`model_prefill_flops` (active parameters, the model's attention) and the weights
     the prompt's ``batch * tokens`` tokens route to (:func:`decode_weight_bytes`: every
     weight of a dense model; the experts they reach, under uniform routing). A dense
-    model with full attention gives :func:`prefill_time`.
+    model with full attention gives :func:`prefill_time`. DeepSeek Sparse Attention past
+    its top-k counts its picked keys as its kernels run them, latent attention absorbed
+    (:func:`gpulesson.flops.executed_forward_attention_flops_per_token`: 278,528 FLOPs a
+    key for DeepSeek-V3.2 where the model count has 81,920).
     """
     cfg = as_config(cfg)
     t = v.positive_int("tokens", tokens)
@@ -744,7 +748,9 @@ def model_prefill_time(cfg: TransformerConfig, tokens: int, *, peak_flops: float
     p = v.positive_number("peak_flops", peak_flops)
     bw = v.positive_number("bandwidth", bandwidth)
     weights = decode_weight_bytes(cfg, batch=t * b, bytes_per_param=bytes_per_param)
-    return max(model_prefill_flops(cfg, t, batch=b) / p, weights / bw)
+    run = b * t * (2.0 * active_params(cfg)
+                   + executed_forward_attention_flops_per_token(cfg, context=t))
+    return max(run / p, weights / bw)
 
 
 def model_compute_bound_batch(cfg: TransformerConfig, *, peak_flops: float, bandwidth: float,

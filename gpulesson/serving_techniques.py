@@ -69,7 +69,10 @@ from dataclasses import dataclass
 
 from gpulesson import _validate as v
 from gpulesson import inference, memory
-from gpulesson.flops import forward_attention_flops_per_token
+from gpulesson.flops import (
+    executed_forward_attention_flops_per_token,
+    forward_attention_flops_per_token,
+)
 from gpulesson.transformer import TransformerConfig, active_params, as_config, param_count
 
 __all__ = [
@@ -95,6 +98,15 @@ def _per_prompt_token(cfg: TransformerConfig, prompt_tokens: int) -> float:
     :func:`gpulesson.inference.model_prefill_flops` counts it)."""
     return 2.0 * active_params(cfg) + forward_attention_flops_per_token(cfg,
                                                                          context=prompt_tokens)
+
+
+def _run_per_prompt_token(cfg: TransformerConfig, prompt_tokens: int) -> float:
+    """:func:`_per_prompt_token` as the kernels run it, for time: the same but for DeepSeek
+    Sparse Attention past its top-k, whose picked keys run latent attention absorbed
+    (:func:`gpulesson.flops.executed_forward_attention_flops_per_token`), as
+    :func:`gpulesson.inference.model_prefill_time` counts them."""
+    return 2.0 * active_params(cfg) + executed_forward_attention_flops_per_token(
+        cfg, context=prompt_tokens)
 
 
 # ---------------------------------------------------------------------------------------
@@ -138,7 +150,10 @@ def prefill_time_with_prefix(cfg: TransformerConfig, prompt_tokens: int, *,
     """Roofline time to the first token with ``cached_tokens`` of the prompt cached (s).
 
     ``max(prefill_flops_with_prefix / peak, (weights read + cached KV) / bandwidth)``: the
-    new tokens' FLOPs, against the weights they route to
+    new tokens' FLOPs (DeepSeek Sparse Attention's picked keys past the top-k as its
+    kernels run them, latent attention absorbed, as
+    :func:`gpulesson.inference.model_prefill_time` counts them), against the weights they
+    route to
     (:func:`gpulesson.inference.decode_weight_bytes`) plus the cached prefix's keys and
     values, which their attention reads (:func:`gpulesson.inference.decode_kv_read_bytes`:
     a sparse-attention model's indexer keys and the latents its new tokens pick, at most
@@ -150,7 +165,7 @@ def prefill_time_with_prefix(cfg: TransformerConfig, prompt_tokens: int, *,
     t, p = _cached(prompt_tokens, cached_tokens)
     peak = v.positive_number("peak_flops", peak_flops)
     bw = v.positive_number("bandwidth", bandwidth)
-    flops = prefill_flops_with_prefix(cfg, t, cached_tokens=p)
+    flops = (t - p) * _run_per_prompt_token(cfg, t)  # prefill_flops_with_prefix, as run
     read = inference.decode_weight_bytes(cfg, batch=t - p, bytes_per_param=bytes_per_param)
     if p:
         read += inference.decode_kv_read_bytes(cfg, context=p, new_tokens=t - p,
@@ -299,7 +314,8 @@ def chunked_prefill(cfg: TransformerConfig, *, prompt_tokens: int, token_budget:
 
     with ``f_dec`` a decode token's FLOPs (``2 N_active`` and attention to its context),
     ``f_pre`` a prompt token's (``2 N_active`` and attention to the whole prompt, the full
-    score matrix as :func:`gpulesson.inference.model_prefill_flops` counts it) and
+    score matrix as :func:`gpulesson.inference.model_prefill_time` counts it: DeepSeek
+    Sparse Attention's picked keys absorbed past the top-k) and
     ``W(n)`` the weights ``n`` tokens read (:func:`gpulesson.inference.decode_weight_bytes`).
     The prompt's own keys and values, read by its later chunks, are left out: prefill is
     compute-bound.
@@ -331,7 +347,7 @@ def chunked_prefill(cfg: TransformerConfig, *, prompt_tokens: int, token_budget:
         raise ValueError(f"token_budget must be larger than decode_batch ({b}), so that a "
                          f"step carries at least one prompt token; got {budget}")
     f_dec = 2.0 * active_params(cfg) + forward_attention_flops_per_token(cfg, context=ctx)
-    f_pre = _per_prompt_token(cfg, t)
+    f_pre = _run_per_prompt_token(cfg, t)
     kv = inference.decode_kv_read_bytes(cfg, context=ctx,
                                         bytes_per_element=kv_bytes_per_element)
 

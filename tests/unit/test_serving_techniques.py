@@ -334,3 +334,40 @@ def test_speculative_verification_may_read_more_of_the_cache() -> None:
     with pytest.raises(ValueError, match="verify_kv_bytes_per_sequence"):
         st_.speculative_speedup_at_batch(batch=1, verify_kv_bytes_per_sequence=-1,
                                          **spec, **step)
+
+
+def test_a_sparse_models_prefill_time_runs_its_picked_keys_absorbed() -> None:
+    """DeepSeek-V3.2 prefills a prompt past its 2,048-key top-k with FlashMLA's sparse
+    MQA-mode kernel (vLLM's sparse MLA backends), latent attention absorbed: 2 x 128 x
+    (2 x 512 + 64) = 278,528 FLOPs a picked key, not the up-projected 81,920 of the model
+    count. By hand, a 32,768-token prompt on an H100, compute-bound: 32,768 x (2 N_active
+    + 61 x (278,528 x 2,048 + 16,512 x 32,768)) FLOPs at the BF16 peak; the model FLOPs
+    (model_prefill_flops, prefill_flops_with_prefix) keep 81,920. The prefix-cache and
+    chunked-prefill times follow (at P = 0 the model_prefill_time), a prompt within the
+    top-k (2,048) runs the up-projected kernel, and Llama is unchanged."""
+    from pathlib import Path
+
+    from gpulesson.transformer import from_hf_config
+    hf = Path(__file__).resolve().parents[1] / "data" / "hf_configs"
+    v32 = from_hf_config(hf / "deepseek_v32__DeepSeek-V3.2.json")
+    t, n2 = 32768, 2.0 * active_params(v32)
+    run = t * (n2 + 61 * (278_528 * 2048 + 16_512 * t))
+    model = t * (n2 + 61 * (81_920 * 2048 + 16_512 * t))
+    assert inference.model_prefill_flops(v32, t) == pytest.approx(model, rel=1e-12)
+    assert st_.prefill_flops_with_prefix(v32, t, cached_tokens=0) == pytest.approx(
+        model, rel=1e-12)
+    assert inference.model_prefill_time(v32, t, **GPU) == pytest.approx(
+        run / GPU["peak_flops"], rel=1e-12)
+    assert st_.prefill_time_with_prefix(v32, t, cached_tokens=0, **GPU) == pytest.approx(
+        run / GPU["peak_flops"], rel=1e-12)
+    assert st_.prefill_time_with_prefix(v32, t, cached_tokens=t // 2, **GPU) == \
+        pytest.approx(run / 2 / GPU["peak_flops"], rel=1e-12)
+    chunked = st_.chunked_prefill(v32, prompt_tokens=t, token_budget=t + 1, decode_batch=1,
+                                  context=t, **GPU)
+    assert chunked.ttft_unchunked == pytest.approx(run / GPU["peak_flops"], rel=1e-12)
+    # 16 prompts within the top-k (compute-bound): up-projected, the model count
+    short = 16 * 2048 * (n2 + 61 * (81_920 + 16_512) * 2048)
+    assert inference.model_prefill_time(v32, 2048, batch=16, **GPU) == pytest.approx(
+        short / GPU["peak_flops"], rel=1e-12)
+    assert inference.model_prefill_time(LLAMA, 8192, **GPU) == pytest.approx(
+        inference.model_prefill_flops(LLAMA, 8192) / GPU["peak_flops"], rel=1e-12)

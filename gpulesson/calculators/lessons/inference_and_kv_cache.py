@@ -161,7 +161,12 @@ INFERENCE = Calculator(
                     "experts its batch routes to: E·(1 − (1 − k/E)^batch) per layer, "
                     "assuming uniform routing (real routers are skewed and touch fewer)."),
         Output("kv_cache", "KV cache at the end", "bytes"),
-        Output("prefill_time", "Prefill time (roofline)", "seconds"),
+        Output("prefill_time", "Prefill time (roofline)", "seconds",
+               help="max(FLOPs ÷ peak, weights read ÷ bandwidth), with the prefill FLOPs "
+                    "above, except that a sparse-attention model (DeepSeek-V3.2, GLM-5) "
+                    "past its top-k runs its picked keys with latent attention absorbed, "
+                    "as its kernels do: 278,528 FLOPs a key and layer for DeepSeek-V3.2 "
+                    "where the model count has 81,920."),
         Output("step_time", "Decode step time at the end (roofline)", "seconds",
                help="max(FLOPs ÷ peak, bytes ÷ bandwidth), with the same attention FLOPs "
                     "as the decode FLOPs above."),
