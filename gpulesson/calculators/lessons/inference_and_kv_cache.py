@@ -168,8 +168,11 @@ INFERENCE = Calculator(
                     "as its kernels do: 278,528 FLOPs a key and layer for DeepSeek-V3.2 "
                     "where the model count has 81,920."),
         Output("step_time", "Decode step time at the end (roofline)", "seconds",
-               help="max(FLOPs ÷ peak, bytes ÷ bandwidth), with the same attention FLOPs "
-                    "as the decode FLOPs above."),
+               help="max(FLOPs ÷ peak, bytes ÷ bandwidth), with the attention FLOPs of "
+                    "the decode FLOPs above, except that latent attention (DeepSeek-V3, "
+                    "Kimi K2) is counted absorbed, as serving engines decode it: 278,528 "
+                    "FLOPs a key and layer for DeepSeek-V3 where the model count has "
+                    "81,920."),
         Output("decode_total", "Decode speed at the end, all sequences", "tokens/s",
                help="batch ÷ step time: what the GPU produces for all users together."),
         Output("decode_per_user", "Decode speed at the end, each sequence", "tokens/s",

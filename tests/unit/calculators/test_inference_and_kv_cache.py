@@ -198,3 +198,19 @@ def test_sparse_attention_presets_at_128k_by_hand():
     assert out["ceiling"] == pytest.approx(3.35e12 / (76_807_644_672 + 1_199_308_800),
                                            rel=1e-12)
     assert out["step_time"] == pytest.approx(1 / out["ceiling"], rel=1e-12)  # memory-bound
+
+
+def test_the_time_outputs_help_quotes_the_absorbed_and_model_counts():
+    """The prefill and decode-step help texts quote a latent model's FLOPs per key and layer
+    as its kernels run it (absorbed) against the model count: both figures are the
+    functions' (DeepSeek-V3.2 for prefill past its top-k, DeepSeek-V3 for decode; the same
+    latent shape, 2 x 128 x (2 x 512 + 64) and 2 x 128 x (192 + 128))."""
+    from gpulesson import flops, transformer
+
+    helps = {o.name: o.help for o in C.get("inference").outputs}
+    for name, model in (("prefill_time", "deepseek-v3.2"), ("step_time", "deepseek-v3")):
+        cfg = transformer.preset(model)
+        absorbed = f"{flops.absorbed_attention_flops_per_key(cfg):,}"
+        model_count = f"{flops.attention_flops_per_key(cfg):,}"
+        assert f"{absorbed} FLOPs a key and layer" in helps[name], name
+        assert f"model count has {model_count}" in helps[name], name
