@@ -110,8 +110,10 @@ _DEFAULT_GEMM = (0.75, "assumed (no measurement for this architecture)")
 #: again in the backward pass: none, torchtitan's op checkpointing (it saves the
 #: attention's output), and Megatron-Core's norm and expert-activation recomputation
 #: (recompute_modules ["layernorm", "moe_act"]; its "core_attn" module is apart and not
-#: in that list: megatron/core/transformer/transformer_config.py, recompute_modules).
-ATTENTION_KEPT = ("none", "torchtitan-op", "norm-moe-act")
+#: in that list: megatron/core/transformer/transformer_config.py, recompute_modules), and
+#: DeepSeek-V3's recipe, which recomputes the norms and latent attention's up-projections
+#: only (DeepSeek-AI 2024, section 3.2.3).
+ATTENTION_KEPT = ("none", "torchtitan-op", "norm-moe-act", "deepseek-v3")
 #: Values moved per element of an expert's width by the clamp of a gated activation
 #: (``glu_limit``), (forward, backward), as Megatron-Core runs it in its experts: with
 #: the fused activation on (``bias_activation_fusion``, gpt-oss's Megatron-Bridge

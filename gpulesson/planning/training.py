@@ -10,8 +10,9 @@ MFU follows from it (an output, never an input):
   3's "BF16 MFU");
 * **recompute**: what recomputation repeats: the forward products again (``full``, ``8N``
   instead of ``6N``), the attention core again (``selective`` and ``full``); DeepSeek-V3's
-  recipe (``recompute="deepseek-v3"``) adds one more forward pass of latent attention's
-  up-projections (:func:`gpulesson.activations.up_projection_params`);
+  recipe (``recompute="deepseek-v3"``) runs one more forward pass of latent attention's
+  up-projections (:func:`gpulesson.activations.up_projection_params`) and keeps the
+  attention core's output (:data:`~gpulesson.planning.perf_model.ATTENTION_KEPT`);
 * **memory-bound** work: norms, adds, rotary, activations, token permutation, dropout,
   cross-entropy and FP8 casts as bytes at the HBM bandwidth, and the optimizer step
   (``optimizer``, once a step); **launch**: the gaps between kernels and the host

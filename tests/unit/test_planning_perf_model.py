@@ -262,3 +262,17 @@ def test_norm_and_expert_activation_recomputation_keeps_the_attention() -> None:
     assert moe_act.attention_flops == none.attention_flops
     assert selective.attention == pytest.approx(4 / 3 * none.attention, rel=1e-12)
     assert moe_act.memory > none.memory  # the norms and the activation again
+
+
+def test_deepseek_v3_recipe_keeps_the_attention_core() -> None:
+    """DeepSeek-V3's recipe recomputes its RMSNorms and latent attention's up-projections in
+    the backward pass (DeepSeek-AI 2024, section 3.2.3), not the attention core: its
+    attention's time and FLOPs are those of no recomputation, a third less than selective
+    recomputation's."""
+    kw = dict(seq_len=4096)
+    none = _terms("deepseek-v3", recompute="none", **kw)
+    recipe = _terms("deepseek-v3", recompute="deepseek-v3", **kw)
+    selective = _terms("deepseek-v3", recompute="selective", **kw)
+    assert recipe.attention == none.attention
+    assert recipe.attention_flops == none.attention_flops
+    assert selective.attention == pytest.approx(4 / 3 * none.attention, rel=1e-12)

@@ -154,11 +154,13 @@ def test_source_deepseek_v3_published_layout_fits_with_its_recipe() -> None:
 
 def test_source_deepseek_v3_recipe_recompute_is_a_minor_overhead() -> None:
     """DeepSeek-V3 report, section 3.2.3: recomputing the norms and the up-projections
-    comes "with a minor overhead": the recipe's recomputation takes longer than the
-    attention core's alone, by less than 5 % of the compute."""
+    comes "with a minor overhead": the recipe's recomputation takes some time, less than
+    5 % of the compute, and less than selective recomputation's, which runs the attention
+    core again where the recipe keeps it."""
     recipe, selective = _deepseek_plan("deepseek-v3"), _deepseek_plan("selective")
-    extra = recipe.breakdown["recompute"] - selective.breakdown["recompute"]
-    assert 0 < extra < 0.05 * recipe.breakdown["compute"]
+    redo = recipe.breakdown["recompute"]
+    assert 0 < redo < 0.05 * recipe.breakdown["compute"]
+    assert redo < selective.breakdown["recompute"]
 
 
 def test_deepseek_v3_recipe_refuses_a_model_without_latent_attention() -> None:
