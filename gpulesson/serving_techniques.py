@@ -346,7 +346,10 @@ def chunked_prefill(cfg: TransformerConfig, *, prompt_tokens: int, token_budget:
     if budget <= b:
         raise ValueError(f"token_budget must be larger than decode_batch ({b}), so that a "
                          f"step carries at least one prompt token; got {budget}")
-    f_dec = 2.0 * active_params(cfg) + forward_attention_flops_per_token(cfg, context=ctx)
+    # a decoding token attends to its ctx - 1 cached tokens and itself, as the engines
+    # decode (latent attention absorbed, a chunked layer's current chunk)
+    f_dec = 2.0 * active_params(cfg) + inference.decode_attention_flops(
+        cfg, context_len=ctx - 1)
     f_pre = _run_per_prompt_token(cfg, t)
     kv = inference.decode_kv_read_bytes(cfg, context=ctx,
                                         bytes_per_element=kv_bytes_per_element)

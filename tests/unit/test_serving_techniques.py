@@ -371,3 +371,21 @@ def test_a_sparse_models_prefill_time_runs_its_picked_keys_absorbed() -> None:
         short / GPU["peak_flops"], rel=1e-12)
     assert inference.model_prefill_time(LLAMA, 8192, **GPU) == pytest.approx(
         inference.model_prefill_flops(LLAMA, 8192) / GPU["peak_flops"], rel=1e-12)
+
+
+@pytest.mark.parametrize("model", ["llama-3-8b", "deepseek-v3", "deepseek-v3.2",
+                                   "llama-4-maverick"])
+def test_chunked_prefills_decode_step_is_lesson_6s_decode_step(model: str) -> None:
+    """Without a prompt in it, the chunked-prefill calculator's decode step is the step of
+    lesson 6's decode model (inference.model_decode_speed) for the same batch, context and
+    GPU: latent attention counted absorbed (DeepSeek-V3: 278,528 FLOPs a key, where the
+    model count has 81,920) and a chunked layer's current chunk, as the engines decode.
+    Batch 512 at 131,072 tokens with FP8 weights and cache on an H100's BF16 peak and
+    bandwidth: DeepSeek-V3's step is bound by its absorbed attention there."""
+    cfg = preset(model)
+    kw = dict(peak_flops=989.4e12, bandwidth=3.35e12, bytes_per_param=1,
+              kv_bytes_per_element=1)
+    chunked = st_.chunked_prefill(cfg, prompt_tokens=4096, token_budget=1024, decode_batch=512,
+                                  context=131_072, **kw)
+    alone = inference.model_decode_speed(cfg, batch=512, context=131_072, **kw)
+    assert chunked.decode_step == pytest.approx(alone.step_time, rel=1e-12)
