@@ -118,6 +118,7 @@ __all__ = [
     "multi_head_equivalent",
     "prefill_flops",
     "prefill_time",
+    "prompt_token_flops",
     "recurrent_state_bytes",
 ]
 
@@ -476,6 +477,20 @@ def decode_flops(
     return b * (2.0 * n * k + 4.0 * lhq * attended)
 
 
+def prompt_token_flops(cfg: TransformerConfig, prompt_tokens: int, *,
+                       as_run: bool = False) -> float:
+    """Forward FLOPs of one token of a ``prompt_tokens``-long prompt: ``2 * N_active`` and
+    its attention to the whole prompt (the full score matrix, as
+    :func:`model_prefill_flops` counts it). ``as_run``: the attention as the kernels run
+    it, for time (:func:`gpulesson.flops.executed_forward_attention_flops_per_token`:
+    DeepSeek Sparse Attention's picked keys past its top-k absorbed); the same for every
+    other model."""
+    cfg = as_config(cfg)
+    count = (executed_forward_attention_flops_per_token if v.boolean("as_run", as_run)
+             else forward_attention_flops_per_token)
+    return 2.0 * active_params(cfg) + count(cfg, context=prompt_tokens)
+
+
 def model_prefill_flops(cfg: TransformerConfig, tokens: int, *, batch: int = 1) -> float:
     """Forward FLOPs of a ``tokens``-long prompt for any architecture.
 
@@ -748,8 +763,7 @@ def model_prefill_time(cfg: TransformerConfig, tokens: int, *, peak_flops: float
     p = v.positive_number("peak_flops", peak_flops)
     bw = v.positive_number("bandwidth", bandwidth)
     weights = decode_weight_bytes(cfg, batch=t * b, bytes_per_param=bytes_per_param)
-    run = b * t * (2.0 * active_params(cfg)
-                   + executed_forward_attention_flops_per_token(cfg, context=t))
+    run = b * t * prompt_token_flops(cfg, t, as_run=True)
     return max(run / p, weights / bw)
 
 

@@ -69,10 +69,6 @@ from dataclasses import dataclass
 
 from gpulesson import _validate as v
 from gpulesson import inference, memory
-from gpulesson.flops import (
-    executed_forward_attention_flops_per_token,
-    forward_attention_flops_per_token,
-)
 from gpulesson.transformer import TransformerConfig, active_params, as_config, param_count
 
 __all__ = [
@@ -90,23 +86,6 @@ __all__ = [
     "speculative_speedup",
     "speculative_speedup_at_batch",
 ]
-
-
-def _per_prompt_token(cfg: TransformerConfig, prompt_tokens: int) -> float:
-    """Forward FLOPs of one prompt token of a ``prompt_tokens``-long prompt: its weights and
-    its attention to the whole prompt (the full score matrix, as
-    :func:`gpulesson.inference.model_prefill_flops` counts it)."""
-    return 2.0 * active_params(cfg) + forward_attention_flops_per_token(cfg,
-                                                                         context=prompt_tokens)
-
-
-def _run_per_prompt_token(cfg: TransformerConfig, prompt_tokens: int) -> float:
-    """:func:`_per_prompt_token` as the kernels run it, for time: the same but for DeepSeek
-    Sparse Attention past its top-k, whose picked keys run latent attention absorbed
-    (:func:`gpulesson.flops.executed_forward_attention_flops_per_token`), as
-    :func:`gpulesson.inference.model_prefill_time` counts them."""
-    return 2.0 * active_params(cfg) + executed_forward_attention_flops_per_token(
-        cfg, context=prompt_tokens)
 
 
 # ---------------------------------------------------------------------------------------
@@ -140,7 +119,7 @@ def prefill_flops_with_prefix(cfg: TransformerConfig, prompt_tokens: int, *,
     cfg = as_config(cfg)
     t, p = _cached(prompt_tokens, cached_tokens)
     b = v.positive_int("batch", batch)
-    return b * (t - p) * _per_prompt_token(cfg, t)
+    return b * (t - p) * inference.prompt_token_flops(cfg, t)
 
 
 def prefill_time_with_prefix(cfg: TransformerConfig, prompt_tokens: int, *,
@@ -165,7 +144,8 @@ def prefill_time_with_prefix(cfg: TransformerConfig, prompt_tokens: int, *,
     t, p = _cached(prompt_tokens, cached_tokens)
     peak = v.positive_number("peak_flops", peak_flops)
     bw = v.positive_number("bandwidth", bandwidth)
-    flops = (t - p) * _run_per_prompt_token(cfg, t)  # prefill_flops_with_prefix, as run
+    # prefill_flops_with_prefix's tokens, as the kernels run them
+    flops = (t - p) * inference.prompt_token_flops(cfg, t, as_run=True)
     read = inference.decode_weight_bytes(cfg, batch=t - p, bytes_per_param=bytes_per_param)
     if p:
         read += inference.decode_kv_read_bytes(cfg, context=p, new_tokens=t - p,
@@ -350,7 +330,7 @@ def chunked_prefill(cfg: TransformerConfig, *, prompt_tokens: int, token_budget:
     # decode (latent attention absorbed, a chunked layer's current chunk)
     f_dec = 2.0 * active_params(cfg) + inference.decode_attention_flops(
         cfg, context_len=ctx - 1)
-    f_pre = _run_per_prompt_token(cfg, t)
+    f_pre = inference.prompt_token_flops(cfg, t, as_run=True)
     kv = inference.decode_kv_read_bytes(cfg, context=ctx,
                                         bytes_per_element=kv_bytes_per_element)
 
