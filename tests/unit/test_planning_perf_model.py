@@ -249,30 +249,30 @@ def test_a_clamped_expert_activation_moves_its_clamps_bytes(recompute: str,
     assert more == pytest.approx(hand, rel=1e-9)
 
 
+def _attention_as_without_recompute(model: str, recompute: str, **kw: object):  # noqa: ANN202
+    """The step terms of ``model`` with no recomputation and with ``recompute``, after
+    checking that ``recompute`` keeps the attention core: its attention's time and FLOPs
+    are those of no recomputation, a third less than selective recomputation's, which runs
+    the attention core's forward again."""
+    none = _terms(model, recompute="none", **kw)
+    recipe = _terms(model, recompute=recompute, **kw)
+    selective = _terms(model, recompute="selective", **kw)
+    assert recipe.attention == none.attention
+    assert recipe.attention_flops == none.attention_flops
+    assert selective.attention == pytest.approx(4 / 3 * none.attention, rel=1e-12)
+    return none, recipe
+
+
 def test_norm_and_expert_activation_recomputation_keeps_the_attention() -> None:
     """Megatron-Core's recompute_modules ["layernorm", "moe_act"] run the norms and the
     experts' activation again, not the attention core ("core_attn" is a module of its
-    own): the attention's time and FLOPs are those of no recomputation, and a third less
-    than selective recomputation's, which runs the attention core's forward again."""
-    kw = dict(ep=8, seq_len=4096)
-    none = _terms("gpt-oss-120b", recompute="none", **kw)
-    moe_act = _terms("gpt-oss-120b", recompute="norm-moe-act", **kw)
-    selective = _terms("gpt-oss-120b", recompute="selective", **kw)
-    assert moe_act.attention == none.attention
-    assert moe_act.attention_flops == none.attention_flops
-    assert selective.attention == pytest.approx(4 / 3 * none.attention, rel=1e-12)
+    own)."""
+    none, moe_act = _attention_as_without_recompute("gpt-oss-120b", "norm-moe-act", ep=8,
+                                                    seq_len=4096)
     assert moe_act.memory > none.memory  # the norms and the activation again
 
 
 def test_deepseek_v3_recipe_keeps_the_attention_core() -> None:
     """DeepSeek-V3's recipe recomputes its RMSNorms and latent attention's up-projections in
-    the backward pass (DeepSeek-AI 2024, section 3.2.3), not the attention core: its
-    attention's time and FLOPs are those of no recomputation, a third less than selective
-    recomputation's."""
-    kw = dict(seq_len=4096)
-    none = _terms("deepseek-v3", recompute="none", **kw)
-    recipe = _terms("deepseek-v3", recompute="deepseek-v3", **kw)
-    selective = _terms("deepseek-v3", recompute="selective", **kw)
-    assert recipe.attention == none.attention
-    assert recipe.attention_flops == none.attention_flops
-    assert selective.attention == pytest.approx(4 / 3 * none.attention, rel=1e-12)
+    the backward pass (DeepSeek-AI 2024, section 3.2.3), not the attention core."""
+    _attention_as_without_recompute("deepseek-v3", "deepseek-v3", seq_len=4096)
