@@ -47,9 +47,10 @@ _DEEPSEEK_V3_SHAPE: Mapping[str, object] = MappingProxyType(dict(
     routing_groups=8, routing_group_topk=4))
 
 
-def _deepseek_v3_like(name: str, source: str, **changes: object) -> TransformerConfig:
-    """A model of DeepSeek-V3's shape with ``changes``."""
-    return _llama(name, source, **{**_DEEPSEEK_V3_SHAPE, **changes})
+def _shaped(shape: Mapping[str, object], name: str, source: str,
+            **changes: object) -> TransformerConfig:
+    """A Llama-style model of another preset's ``shape`` with ``changes``."""
+    return _llama(name, source, **{**shape, **changes})
 
 
 #: gpt-oss-20b's shape (its config.json); gpt-oss-120b differs in its layers and experts.
@@ -58,11 +59,6 @@ _GPT_OSS_SHAPE: Mapping[str, object] = MappingProxyType(dict(
     ffn=2880, qkv_bias=True, attn_out_bias=True, mlp_bias=True, attention_sinks=True,
     sliding_window=128, sliding_window_pattern=2, experts=32, experts_per_token=4,
     router_bias=True, glu_limit=7.0, context=131072))
-
-
-def _gpt_oss_like(name: str, source: str, **changes: object) -> TransformerConfig:
-    """A model of gpt-oss-20b's shape with ``changes``."""
-    return _llama(name, source, **{**_GPT_OSS_SHAPE, **changes})
 
 
 _PRESET_LIST = [
@@ -104,7 +100,8 @@ _PRESET_LIST = [
            "parameters, 12.9B active; 8 experts, 2 per token)",
            hidden=4096, layers=32, heads=32, kv_heads=8, vocab=32000, ffn=14336,
            experts=8, experts_per_token=2, context=32768),
-    _deepseek_v3_like(
+    _shaped(
+        _DEEPSEEK_V3_SHAPE,
         "deepseek-v3", _HF + "deepseek-ai/DeepSeek-V3 (DeepSeek-AI 2024: 671B parameters, "
         "37B activated; latent attention, 256 routed + 1 shared expert, 8 per token, 3 dense "
         "layers; the checkpoint adds a 14B multi-token-prediction module)"),
@@ -130,11 +127,13 @@ _PRESET_LIST = [
            "fused qkv and gate/up matrices, a 2,047-token sliding window)",
            hidden=3072, layers=32, heads=32, vocab=32064, ffn=8192, sliding_window=2047,
            context=4096),
-    _gpt_oss_like(
+    _shaped(
+        _GPT_OSS_SHAPE,
         "gpt-oss-20b", _HF + "openai/gpt-oss-20b (OpenAI 2025, Table 1: 20.91B total, 3.61B "
         "active; 32 experts, 4 per token; 128-token window on alternate layers; attention "
         "sinks; biases)"),
-    _gpt_oss_like(
+    _shaped(
+        _GPT_OSS_SHAPE,
         "gpt-oss-120b", _HF + "openai/gpt-oss-120b (OpenAI 2025, Table 1: 116.83B total, "
         "5.13B active; 128 experts, 4 per token)",
         layers=36, experts=128),
@@ -146,7 +145,8 @@ _PRESET_LIST = [
            ffn=16384, experts=128, experts_per_token=1, shared_experts=1, expert_ffn=8192,
            moe_layer_step=2, attention_chunk=8192, attention_chunk_pattern=4,
            context=1048576),
-    _deepseek_v3_like(
+    _shaped(
+        _DEEPSEEK_V3_SHAPE,
         "kimi-k2", _HF + "moonshotai/Kimi-K2-Instruct (Moonshot AI 2025, model card: 1T "
         "total, 32B activated; DeepSeek-V3's latent attention with 64 heads, 384 routed + 1 "
         "shared expert, 8 per token, 1 dense layer)",
@@ -158,7 +158,8 @@ _PRESET_LIST = [
            hidden=3072, layers=62, heads=48, kv_heads=8, head_dim=128, vocab=200064,
            ffn=1536, qk_norm="full", experts=256, experts_per_token=8, router_bias=True,
            context=204800),
-    _deepseek_v3_like(
+    _shaped(
+        _DEEPSEEK_V3_SHAPE,
         "deepseek-v3.2", _HF + "deepseek-ai/DeepSeek-V3.2 (DeepSeek-AI 2025: 671B total, 37B "
         "activated, DeepSeek-V3's counts; the config gives 671,877,944,064, DeepSeek-V3's "
         "671,026,419,200 plus a lightning indexer of 13,959,424 in each of 61 layers: "
