@@ -17,7 +17,8 @@ follows the architecture:
   and token (``4asb``), and recomputes the scores in backward (Dao et al. 2022,
   section 3.1); its output is the output projection's input, counted once. Latent
   attention (DeepSeek-V2/V3) adds its compressed query and key/value latents and their
-  norms;
+  norms; DeepSeek Sparse Attention (DeepSeek-V3.2, GLM-5.1) adds its indexer's query, key,
+  head weights, the top-k indices and the indexer loss's target (:func:`indexer_tensors`);
 * **MLP**: its input, then the two ``f``-wide tensors around the activation (plain), or
   the gate and up projections and their product (gated: SwiGLU/GeGLU, three ``f``-wide
   tensors; the SiLU output is recomputed from the gate, as fused kernels do: Megatron-Core's
@@ -78,6 +79,7 @@ __all__ = [
     "activation_bytes",
     "activation_tensors",
     "default_attention",
+    "indexer_tensors",
     "layer_activation_bytes",
     "op_recomputed_products",
     "up_projection_params",
@@ -427,6 +429,49 @@ def _attention(cfg, out, whole, split, tokens, s, t, attention, drop, val) -> No
     else:
         out["softmax statistics"] = split(heads, 4)  # FP32 log-sum-exp per head and token
     out["attention output"] = split(cfg.o_dim)
+    if cfg.indexer_topk:
+        out.update(indexer_tensors(cfg, tokens=tokens, seq_len=s, bytes_per_value=val))
+
+
+def indexer_tensors(cfg: TransformerConfig, *, tokens: int, seq_len: int,
+                    bytes_per_value: int = 2) -> dict[str, int]:
+    """Bytes a DeepSeek Sparse Attention indexer keeps for backward in one layer, for
+    ``tokens`` queries of sequences of ``seq_len`` tokens (one GPU's share); empty without
+    a top-k.
+
+    Per query token, with ``H_I`` indexer heads of ``d_I`` and ``k = min(seq_len, topk)``
+    picked keys: its query (``H_I * d_I`` values), its key (``d_I``), its FP32 head weights
+    (``H_I``), the picked keys' int32 indices (``k``, which the sparse attention's backward
+    reads too; FlashMLA's sparse kernels take int32 indices) and the indexer loss's target
+    over them (``k`` FP32 values): DeepSeek-V3.2 at 4,096 tokens keeps 64 x 128 x 2 + 128 x
+    2 + 64 x 4 + 2,048 x 8 = 33,280 bytes a token and layer, 8.3 GB over 61 layers.
+
+    What is assumed, since DeepSeek's training code is not public: the indexer's input is
+    detached and its loss is the KL divergence to the main attention's head-summed
+    distribution over the selected set only (DeepSeek-V3.2-Exp report, DeepSeek-AI,
+    29 September 2025, section 2.1, "Sparse Training Stage"), so its backward needs the
+    scores over the ``k`` picked keys alone and recomputes them from the kept query, key
+    and weights (as FlashAttention recomputes its scores); the target cannot be recomputed
+    without running attention again, so it is kept. The full score matrix over all
+    ``seq_len`` keys (``4 * seq_len`` bytes a query in FP32: 512 KB at 131,072 tokens,
+    16 times the rest) is used for the top-k in the forward pass and not kept. The
+    indexer's inputs, the block's normalised input and the query latent, are the
+    attention's own, counted there. Its products are plain ``Linear`` layers in the
+    reference code (``inference/model.py``), the same on every tensor-parallel GPU, so
+    nothing here is split by ``tp``; context parallelism splits the queries (``tokens``).
+    """
+    as_config(cfg)
+    n = v.positive_int("tokens", tokens)
+    s = v.positive_int("seq_len", seq_len)
+    val = v.positive_int("bytes_per_value", bytes_per_value)
+    if not cfg.indexer_topk:
+        return {}
+    picked = min(s, cfg.indexer_topk)
+    return {"indexer query": n * cfg.indexer_heads * cfg.indexer_head_dim * val,
+            "indexer key": n * cfg.indexer_head_dim * val,
+            "indexer head weights": n * cfg.indexer_heads * 4,
+            "top-k indices": n * picked * 4,
+            "indexer target": n * picked * 4}
 
 
 def _mlp(cfg: TransformerConfig, out: dict[str, int], split, width: int, label: str,  # noqa: ANN001

@@ -61,3 +61,36 @@ def test_kernels_count_what_unfused_and_hugging_face_code_keep() -> None:
         tensors(cfg, seq_len=8, kernels="triton")
     with pytest.raises(ValueError, match="norm='rmsnorm'"):
         tensors(transformer.preset("gpt2"), seq_len=8, kernels="hugging-face")
+
+
+def test_sparse_attention_indexer_activations_by_hand() -> None:
+    """DeepSeek-V3.2's lightning indexer (64 heads of 128, top 2,048) keeps, per query token
+    and layer, its BF16 query 64 x 128 x 2, its key 128 x 2, FP32 head weights 64 x 4, the
+    int32 indices of the 2,048 picked keys and the FP32 target over them: 33,280 bytes.
+    Not split by tensor parallelism (plain Linear layers in the reference code), split by
+    context parallelism; a sequence shorter than the top-k picks every key; full
+    recomputation keeps none of it; a model without the indexer has none."""
+    cfg = transformer.preset("deepseek-v3.2")
+    per_token = 64 * 128 * 2 + 128 * 2 + 64 * 4 + 2048 * 4 + 2048 * 4
+    assert per_token == 33_280
+    sel = activations.activation_tensors(cfg, seq_len=4096, recompute="selective")
+    names = ("indexer query", "indexer key", "indexer head weights", "top-k indices",
+             "indexer target")
+    assert sum(sel[n] for n in names) == 4096 * per_token
+    dense = activations.activation_tensors(transformer.preset("deepseek-v3"), seq_len=4096,
+                                           recompute="selective")
+    assert sum(sel.values()) - sum(dense.values()) == 4096 * per_token  # V3's shape + DSA
+    tp2 = activations.activation_tensors(cfg, seq_len=4096, tp=2, recompute="selective")
+    assert all(tp2[n] == sel[n] for n in names)
+    cp2 = activations.activation_tensors(cfg, seq_len=4096, cp=2, recompute="selective")
+    assert all(2 * cp2[n] == sel[n] for n in names)
+    short = activations.activation_tensors(cfg, seq_len=1024, recompute="selective")
+    assert short["top-k indices"] == short["indexer target"] == 1024 * 1024 * 4
+    assert not set(names) & set(activations.activation_tensors(cfg, seq_len=4096,
+                                                                recompute="full"))
+    assert activations.indexer_tensors(transformer.preset("deepseek-v3"), tokens=8,
+                                       seq_len=8) == {}
+    whole = activations.activation_bytes(cfg, seq_len=4096, recompute="selective")
+    assert whole - activations.activation_bytes(
+        transformer.preset("deepseek-v3"), seq_len=4096, recompute="selective") == (
+        61 * 4096 * per_token)
