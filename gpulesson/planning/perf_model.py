@@ -518,16 +518,20 @@ def _terms(model: ModelView, gpu: _Chip, tp: int, cp: int, pp: int, ep: int,
                      attention_flops=attn_flops * share)
 
 
-def fp8_activation_saving(model: object) -> float:
+def fp8_activation_saving(model: object, *, seq_len: int = 1) -> float:
     """Share of a layer's stored activations FP8 training saves: the inputs of the linear
     layers (attention in and out, the MLP's or experts' in and out) are kept for the
     backward pass as their FP8 casts, 1 byte instead of 2 (TransformerEngine saves the
     quantized input). Measured against :func:`gpulesson.activations.activation_bytes` of
-    one token (FlashAttention, no recomputation)."""
+    one token of a ``seq_len``-token sequence (FlashAttention, no recomputation): the
+    same share at every length but with DeepSeek Sparse Attention, whose indexer keeps
+    ``min(seq_len, topk)`` indices and targets a token that stay as they are
+    (:func:`gpulesson.activations.indexer_tensors`)."""
     model = model if isinstance(model, ModelView) else model_view(model)
     cfg = model.cfg
-    per_token = activations.activation_bytes(cfg, seq_len=1, batch=1, attention="flash",
-                                             recompute="none") / model.layers
+    s = v.positive_int("seq_len", seq_len)
+    per_token = activations.activation_bytes(cfg, seq_len=s, batch=1, attention="flash",
+                                             recompute="none") / model.layers / s
     dense = model.layers - model.moe_layers
     inputs = dense * (2 * model.hidden + cfg.o_dim + cfg.ffn)  # type: ignore[operator]
     if model.is_moe:

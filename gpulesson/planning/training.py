@@ -262,7 +262,7 @@ def _memory(model: ModelView, lay: Layout, seq_len: int, recompute: str,
         embedding_on_ends=pp > 1, **shape)  # type: ignore[arg-type]
     total = mem.total
     if fp8:  # TransformerEngine keeps each product's input for the backward pass in FP8
-        total -= mem.activations * perf_model.fp8_activation_saving(model)
+        total -= mem.activations * perf_model.fp8_activation_saving(model, seq_len=seq_len)
     if offload_layers:  # activations of that many of the stage's layers wait in host memory
         total -= mem.activations * min(offload_layers, -(-model.layers // pp)) / -(
             -model.layers // pp)
@@ -426,8 +426,10 @@ def _evaluate(model: ModelView, gpu: GPUView, lay: Layout, st: TrainingSettings,
     model_fpt = model.model_flops_per_token(s)
     m = max(micro, 1e-9)
     tp_ok = lay.tp if model.heads % lay.tp == 0 and model.hidden % lay.tp == 0 else 1
+    # full recomputation keeps each layer's BF16 input only, no product's FP8 input
     mem, shard = _memory(model, lay, s, rc, st.offload_layers,
-                         st.precision == "fp8" and not peak_problems and rc != "deepseek-v3")
+                         st.precision == "fp8" and not peak_problems
+                         and rc not in ("deepseek-v3", "full"))
     dp_group = (lay.dp or 1) * lay.cp
     zero_shard = shard / dp_group if lay.zero_stage >= 1 else shard
     terms = perf_model.step_terms(

@@ -276,3 +276,23 @@ def test_deepseek_v3_recipe_keeps_the_attention_core() -> None:
     """DeepSeek-V3's recipe recomputes its RMSNorms and latent attention's up-projections in
     the backward pass (DeepSeek-AI 2024, section 3.2.3), not the attention core."""
     _attention_as_without_recompute("deepseek-v3", "deepseek-v3", seq_len=4096)
+
+
+def test_fp8_saving_counts_only_the_products_inputs_at_any_length() -> None:
+    """The bytes FP8 saves a token are the linear layers' inputs, whatever the sequence
+    length: with DeepSeek Sparse Attention the indexer's top-k indices and targets grow
+    with the length up to 2,048 a token and are not FP8 casts, so the share shrinks."""
+    from gpulesson import activations
+    from gpulesson.planning.perf_model import fp8_activation_saving
+    cfg = transformer.preset("deepseek-v3.2")
+
+    def saved_per_token(s: int) -> float:
+        held = activations.activation_bytes(cfg, seq_len=s, recompute="none")
+        return fp8_activation_saving(model_view(cfg), seq_len=s) * held / s
+
+    assert saved_per_token(4096) == pytest.approx(saved_per_token(1))
+    assert fp8_activation_saving(model_view(cfg), seq_len=4096) < fp8_activation_saving(
+        model_view(cfg))
+    llama = model_view("llama-3-70b")
+    assert fp8_activation_saving(llama, seq_len=8192) == pytest.approx(
+        fp8_activation_saving(llama))

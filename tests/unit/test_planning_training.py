@@ -515,3 +515,15 @@ def test_group_limit_changes_nothing_inside_one_nvlink_domain_or_without_groups(
     assert plain.tiers["expert"] == "network"
     assert plain.breakdown == plan_training("qwen3-235b-a22b", "H100 SXM", n_gpus=256,
                                             max_nodes_per_token=8, **qwen).breakdown
+
+
+def test_fp8_saves_no_activation_memory_under_full_recomputation() -> None:
+    """Full recomputation keeps each layer's BF16 input only, no product's FP8 input: FP8
+    and BF16 plans hold the same memory (with selective recomputation FP8 holds less)."""
+    def memory(precision: str, recompute: str) -> float:
+        return plan_training("llama-3-8b", "H100 SXM", n_gpus=8, tokens=1e12,
+                             global_batch_tokens=8192 * 64, seq_len=8192,
+                             layout=Layout(zero_stage=1), precision=precision,
+                             recompute=recompute).memory_per_gpu
+    assert memory("fp8", "full") == pytest.approx(memory("bf16", "full"))
+    assert memory("fp8", "selective") < memory("bf16", "selective")
