@@ -639,7 +639,7 @@ class LayoutRecommendation:
     name : str
         e.g. ``"data parallel"``, ``"ZeRO-2"``, ``"tensor parallel + ZeRO-1"``.
     dp, tp, pp : int
-        Data-, tensor- and pipeline-parallel degrees (``dp * tp * pp = n_gpus``).
+        Data-, tensor- and pipeline-parallel degrees (``dp * tp * pp * cp = n_gpus``).
     zero_stage : int
         ZeRO stage used across the data-parallel group (0 = none).
     memory_per_gpu : float
@@ -651,6 +651,8 @@ class LayoutRecommendation:
     params_per_gpu : float
         Parameters one GPU holds (:func:`params_per_gpu`): the shard whose gradients the
         data-parallel group synchronises.
+    cp : int
+        Context-parallel degree (1: none; then ``dp * tp * pp * cp = n_gpus``).
     """
 
     name: str
@@ -662,6 +664,7 @@ class LayoutRecommendation:
     fits: bool
     reason: str
     params_per_gpu: float
+    cp: int = 1
 
 
 #: Without a cap from the model (its layers), the search tries at most this many stages.
@@ -732,7 +735,12 @@ def recommend_layout(
        ``ceil(L/pp)`` layers, sets the memory (Llama 3 405B: 126 layers on 16 stages);
     5. the same tensor and pipeline sizes with ZeRO-2, then ZeRO-3, across the
        data-parallel groups (Llama 3 405B ran ZeRO-2 with 16 stages): with gradient
-       accumulation their shards move at every micro-batch, so they come last.
+       accumulation their shards move at every micro-batch;
+    6. with ``cfg`` and ``seq_len``, context parallelism (``cp`` = 2, 4, ... dividing the
+       sequence) beside the node's tensor parallelism, ZeRO-1, 2 then 3 over the
+       ``dp x cp`` GPUs holding the same weights: a long sequence's activations, which
+       no pipeline depth shrinks, split over ``cp`` GPUs (Llama 3 405B's 128K stage ran
+       cp 16, Dubey et al. 2024, Table 4). Traffic at every attention layer, so last.
 
     Memory per GPU is :func:`layout_memory`.
 
@@ -773,13 +781,14 @@ def recommend_layout(
     cap = fmt(mem)
     tried: list[LayoutRecommendation] = []
 
-    def candidate(name: str, tp: int, pp: int, stage: int, why: str) -> bool:
-        lay = layout_memory(tp=tp, pp=pp, zero_stage=stage, **common)  # type: ignore[arg-type]
+    def candidate(name: str, tp: int, pp: int, stage: int, why: str, cp: int = 1) -> bool:
+        lay = layout_memory(tp=tp, pp=pp, zero_stage=stage, cp=cp,  # type: ignore[arg-type]
+                            **common)
         ok = lay.total <= mem
         tried.append(LayoutRecommendation(
             name=name, dp=lay.dp, tp=tp, pp=pp, zero_stage=stage, memory_per_gpu=lay.total,
             fits=ok, reason=why.format(need=fmt(lay.total), cap=cap),
-            params_per_gpu=lay.params_per_gpu))
+            params_per_gpu=lay.params_per_gpu, cp=cp))
         return ok
 
     full_state = fmt((w + g + k) * psi)
@@ -835,6 +844,25 @@ def recommend_layout(
                          f"over {rest // pp} data-parallel groups) with tp={tp}, pp={pp} "
                          "brings it to {need} of {cap}; its shards move at every micro-batch."):
                 return tried[-1]
+    # step 6: long sequences whose activations no depth of pipeline shrinks (1F1B's first
+    # stage holds pp micro-batches): context parallelism splits each sequence
+    cps = ([c for c in _powers_of_two_dividing(rest, rest) if c > 1 and seq_len % c == 0]
+           if cfg is not None and seq_len is not None else [])
+    for c in cps:
+        for stage in (1, 2, 3):
+            dp = rest // c
+            if stage > 1 and dp * c == 1:
+                break
+            if candidate(f"tensor (tp={tp}) + context (cp={c}) parallel + ZeRO-{stage}", tp,
+                         1, stage,
+                         f"At {seq_len:,} tokens a sequence's activations do not fit even "
+                         f"with tensor and pipeline parallelism. Context parallelism over "
+                         f"{c} GPUs gives each {seq_len // c:,} of the tokens; with tp={tp} "
+                         f"and ZeRO-{stage} ({notes[stage]} over the {dp * c} GPUs that hold "
+                         "the same weights) it needs {need} of {cap}. Each attention layer "
+                         "then passes keys and values around the context-parallel ring.",
+                         cp=c):
+                return tried[-1]
     best = min(tried, key=lambda r: r.memory_per_gpu)
     total = (w + g + k) * psi + _activations(cfg, seq_len, b, recompute, act_given, 1, 1)
     short = memory.gpus_needed(total, mem)
@@ -845,7 +873,8 @@ def recommend_layout(
               "micro-batch.")
     return LayoutRecommendation(name=best.name, dp=best.dp, tp=best.tp, pp=best.pp,
                                 zero_stage=best.zero_stage, memory_per_gpu=best.memory_per_gpu,
-                                fits=False, reason=reason, params_per_gpu=best.params_per_gpu)
+                                fits=False, reason=reason, params_per_gpu=best.params_per_gpu,
+                                cp=best.cp)
 
 
 v.guard_module(globals())

@@ -482,3 +482,25 @@ def test_critical_tokens_balance_the_backward_pass_and_the_all_reduce() -> None:
     with pytest.raises(ValueError, match=r"active_params must be at most total_params"):
         distributed.data_parallel_critical_tokens(flops=1e15, bandwidth=1e11,
                                                   total_params=1e9, active_params=2e9)
+
+
+def test_long_sequences_get_context_parallelism() -> None:
+    """DeepSeek-V3 at 131,072 tokens on 256 H100s: no tensor, pipeline or ZeRO layout fits
+    (selective recomputation keeps about 2.2 TB of activations a sequence, which 1F1B's
+    first stage holds whatever the depth); context parallelism splits the sequence, as
+    Llama 3 405B's 128K stage did (cp 16), and fits. The same model at 4,096 tokens
+    needs none."""
+    cfg = preset("deepseek-v3")
+    h100 = gpu("H100 SXM").usable_memory()
+    common = dict(n_params=param_count(cfg), gpu_memory=h100, n_gpus=256, cfg=cfg,
+                  recompute="selective")
+    r = distributed.recommend_layout(**common, seq_len=131072)
+    assert r.fits and r.cp > 1 and r.memory_per_gpu <= h100
+    assert r.dp * r.tp * r.pp * r.cp == 256 and 131072 % r.cp == 0
+    assert f"cp={r.cp}" in r.name and "Context parallelism" in r.reason
+    assert distributed.layout_memory(n_params=common["n_params"], n_gpus=256, tp=r.tp,
+                                     cp=r.cp, zero_stage=r.zero_stage, cfg=cfg,
+                                     seq_len=131072, recompute="selective").total == (
+        r.memory_per_gpu)
+    short = distributed.recommend_layout(**common, seq_len=4096)
+    assert short.fits and short.cp == 1
