@@ -198,7 +198,9 @@ class StepTerms:
     ``kernels`` is a count, ``optimizer_bytes`` the bytes of one optimizer step (once per
     step, not per micro-batch) and ``offload_bytes`` the activations sent to the host and
     back per micro-batch. ``redo_gemm`` and ``redo_experts`` are the parts of ``gemm`` and
-    ``experts`` that recomputation adds (forward products run again);
+    ``experts`` that recomputation adds (forward products run again), ``redo_attention``
+    the part of ``attention`` (the attention core, and with full recomputation a sparse
+    attention indexer's scoring, run forward again);
     ``attention_flops`` the FLOPs behind ``attention`` (the indexer's included)."""
 
     gemm: float
@@ -213,6 +215,7 @@ class StepTerms:
     redo_gemm: float = 0.0
     redo_experts: float = 0.0
     attention_flops: float = 0.0
+    redo_attention: float = 0.0
 
     def as_dict(self) -> dict[str, float]:
         return {t: getattr(self, t) for t in TERMS}
@@ -484,22 +487,32 @@ def _terms(model: ModelView, gpu: _Chip, tp: int, cp: int, pp: int, ep: int,
     else:
         attn_flops = 3 * per_key * cfg.global_layers * s_kv / 2
         attn = attn_flops / attention_efficiency(d_head, max(s_kv // cp, 1), arch)
+    index_flops = index_time = index_redo = 0.0
     if top:  # its indexer scores every earlier key, backward only the picked ones
-        scored = cfg.global_layers * flops.indexer_training_flops(
+        scoring = cfg.global_layers * flops.indexer_flops_per_key(cfg) * flops.attended_keys(
+            0, s_kv) / s_kv
+        index_flops = cfg.global_layers * flops.indexer_training_flops(
             cfg, scored=flops.attended_keys(0, s_kv), selected=flops.attended_keys(
                 0, s_kv, top)) / s_kv
-        attn_flops += scored
-        attn += scored / attention_efficiency(cfg.indexer_head_dim, max(s_kv // cp, 1), arch)
+        # selective recomputation reruns the attention core, not the indexer: its top-k
+        # indices are kept (gpulesson.activations.indexer_tensors); full recomputation
+        # runs the layer's forward again, the indexer's scoring with it
+        index_redo = scoring if recompute == "full" else 0.0
+        index_flops += index_redo
+        rate = attention_efficiency(cfg.indexer_head_dim, max(s_kv // cp, 1), arch)
+        index_time, index_redo = index_flops / rate, index_redo / rate
     if cfg.local_layers or cfg.chunked_layers:  # a chunk's keys counted like a window's
         w = min(cfg.sliding_window or cfg.attention_chunk, s_kv)
         local = 3 * per_key * (cfg.local_layers + cfg.chunked_layers) * w
         attn_flops += local
         attn += local / attention_efficiency(d_head, max(w, 1), arch, window=True)
-    attn *= t / tp
-    attn_flops *= t / tp
+    redo_attn = attn / 3 if recompute not in ATTENTION_KEPT else 0.0
     if recompute not in ATTENTION_KEPT:  # the attention core runs again
         attn *= 4 / 3
         attn_flops *= 4 / 3
+    redo_attn = (redo_attn + index_redo) * t / tp
+    attn = (attn + index_time) * t / tp
+    attn_flops = (attn_flops + index_flops) * t / tp
     kernels = L * (_KERNELS_DENSE + (_KERNELS_FP8 if fp8 else 0)) + model.moe_layers * _KERNELS_MOE
     offload = 0.0
     if offload_layers:
@@ -515,7 +528,8 @@ def _terms(model: ModelView, gpu: _Chip, tp: int, cp: int, pp: int, ep: int,
                      optimizer_bytes=OPTIMIZER_BYTES * shard_params,
                      offload_bytes=offload / pp, gemm_flops=gemm_flops * share,
                      redo_gemm=redo_gemm * share, redo_experts=redo_experts * share,
-                     attention_flops=attn_flops * share)
+                     attention_flops=attn_flops * share,
+                     redo_attention=redo_attn * share / gpu.peak_bf16)
 
 
 def fp8_activation_saving(model: object, *, seq_len: int = 1) -> float:

@@ -452,7 +452,7 @@ def _evaluate(model: ModelView, gpu: GPUView, lay: Layout, st: TrainingSettings,
     experts_mb = terms.experts / sms
     # recomputation's share: the forward products again (full), the attention core again
     redo_gemm = terms.redo_gemm / sms
-    redo_attn = attn_mb / 4 if rc not in perf_model.ATTENTION_KEPT else 0.0
+    redo_attn = terms.redo_attention / sms
     if rc == "deepseek-v3":  # the up-projections' forward pass again, at the products' rate
         up = 2 * activations.up_projection_params(model.cfg) * L
         redo_gemm += gemm_mb * up / (6 * model.active_params)

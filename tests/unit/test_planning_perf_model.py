@@ -296,3 +296,20 @@ def test_fp8_saving_counts_only_the_products_inputs_at_any_length() -> None:
     llama = model_view("llama-3-70b")
     assert fp8_activation_saving(llama, seq_len=8192) == pytest.approx(
         fp8_activation_saving(llama))
+
+
+def test_recomputation_reruns_the_sparse_attention_not_its_indexer() -> None:
+    """DeepSeek-V3.2 at 32,768 tokens: selective recomputation runs the attention core
+    forward again (a third more of its training FLOPs) but not the indexer, whose top-k
+    indices are kept; full recomputation runs the whole layer forward again, the indexer's
+    scoring of every earlier key included."""
+    from gpulesson import flops
+    cfg = transformer.preset("deepseek-v3.2")
+    s = 32768
+    scoring = cfg.global_layers * flops.indexer_flops_per_key(cfg) * flops.attended_keys(0, s)
+    index = cfg.global_layers * flops.indexer_training_flops(
+        cfg, scored=flops.attended_keys(0, s), selected=flops.attended_keys(0, s, 2048))
+    none, sel, full = (_terms("deepseek-v3.2", seq_len=s, recompute=rc).attention_flops
+                       for rc in ("none", "selective", "full"))
+    assert sel - none == pytest.approx((none - index) / 3)
+    assert full - sel == pytest.approx(scoring)

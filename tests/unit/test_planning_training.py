@@ -527,3 +527,17 @@ def test_fp8_saves_no_activation_memory_under_full_recomputation() -> None:
                              recompute=recompute).memory_per_gpu
     assert memory("fp8", "full") == pytest.approx(memory("bf16", "full"))
     assert memory("fp8", "selective") < memory("bf16", "selective")
+
+
+def test_recomputation_is_booked_apart_from_the_compute_with_sparse_attention() -> None:
+    """DeepSeek-V3.2 at 32K: what recomputation repeats (the attention core; with full
+    recomputation also the products and the indexer's scoring) is the ``recompute`` term;
+    the ``compute`` term is the same whatever the mode."""
+    def plan(rc: str):  # noqa: ANN202
+        return plan_training("deepseek-v3.2", "H200", n_gpus=1024, tokens=1e12,
+                             global_batch_tokens=32768 * 256, seq_len=32768,
+                             layout=Layout(tp=2, cp=4, ep=64, zero_stage=2), recompute=rc)
+    none, sel, full = (plan(rc).breakdown for rc in ("none", "selective", "full"))
+    assert none["recompute"] == 0 < sel["recompute"] < full["recompute"]
+    assert sel["compute"] == pytest.approx(none["compute"])
+    assert full["compute"] == pytest.approx(none["compute"])
