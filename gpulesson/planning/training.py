@@ -250,9 +250,13 @@ def _memory(model: ModelView, lay: Layout, seq_len: int, recompute: str,
     pp = min(lay.pp, model.layers)
     cp = lay.cp if seq_len % lay.cp == 0 else 1
     if recompute in activations.RECIPES:
-        given = activations.activation_bytes(model.cfg, seq_len=seq_len,
-                                             batch=lay.micro_batch, attention="flash",
-                                             recompute=recompute)
+        # counted on the layout's tensor-parallel GPUs (sequence parallel), times tp, as
+        # layout_memory divides a given figure by tp: a tensor no GPU splits (a sparse
+        # attention indexer's) stays whole
+        given = tp * activations.activation_bytes(model.cfg, seq_len=seq_len,
+                                                  batch=lay.micro_batch, attention="flash",
+                                                  recompute=recompute, tp=tp,
+                                                  sequence_parallel=tp > 1)
         shape = {"activation_bytes": given, "recompute": "none"}
     else:
         shape = {"seq_len": seq_len, "recompute": recompute, "attention": "flash"}

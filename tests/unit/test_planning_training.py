@@ -541,3 +541,26 @@ def test_recomputation_is_booked_apart_from_the_compute_with_sparse_attention() 
     assert none["recompute"] == 0 < sel["recompute"] < full["recompute"]
     assert sel["compute"] == pytest.approx(none["compute"])
     assert full["compute"] == pytest.approx(none["compute"])
+
+
+def test_a_recipe_keeps_the_indexer_whole_on_every_tensor_parallel_gpu() -> None:
+    """With DeepSeek-V3's recipe, as with the layout's own modes, tensor parallelism splits
+    the activations but not the sparse-attention indexer's (plain Linear layers, the same
+    on every GPU): DeepSeek-V3.2 at tp 2 holds its 61 x 4,096 x 33,280 bytes whole."""
+    from gpulesson import activations
+    from gpulesson.planning import model_view
+    from gpulesson.planning.training import _memory
+    mv = model_view("deepseek-v3.2")
+    lay = Layout(tp=2, ep=8, zero_stage=1).resolve(16)
+    mem, _ = _memory(mv, lay, 4096, "deepseek-v3")
+    cfg = transformer.preset("deepseek-v3.2")
+    per_gpu = activations.activation_bytes(cfg, seq_len=4096, recompute="deepseek-v3", tp=2,
+                                           sequence_parallel=True)
+    index = sum(activations.indexer_tensors(cfg, tokens=4096, seq_len=4096).values())
+    assert per_gpu - activations.activation_bytes(
+        cfg, seq_len=4096, recompute="deepseek-v3") / 2 == pytest.approx(61 * index / 2,
+                                                                          rel=1e-3)
+    state = distributed.layout_memory(
+        n_params=mv.total_params - mv.expert_params + mv.expert_params / 8, n_gpus=16, tp=2,
+        zero_stage=1, cfg=cfg, activation_bytes=0, embedding_on_ends=False).total
+    assert mem == pytest.approx(state + per_gpu, rel=1e-6)
