@@ -366,11 +366,17 @@ DISAGGREGATION = Calculator(
 )
 
 
+#: The longest draft the speculative-decoding form takes, and the longest its "best draft
+#: length" compares (so that the best is never worse than the length entered).
+_MAX_DRAFT_TOKENS = 64
+
+
 def _speculative(**kw: Any) -> dict[str, Any]:
     cfg = shared.config(kw)
     spec = dict(acceptance_rate=kw["acceptance_rate"], draft_tokens=kw["draft_tokens"])
     best = serving_techniques.best_draft_length(acceptance_rate=kw["acceptance_rate"],
-                                                draft_cost=kw["draft_cost"])
+                                                draft_cost=kw["draft_cost"],
+                                                max_draft_tokens=_MAX_DRAFT_TOKENS)
     n = transformer.active_params(cfg)
     bpp = memory.precision_bytes(kw["precision"])
     kv = {g: inference.decode_kv_read_bytes(  # g tokens of a sequence in one step
@@ -406,7 +412,8 @@ SPECULATIVE = Calculator(
         shared.percent("acceptance_rate", "Acceptance rate α", default=80, range=(0, 100),
                        step=1, help="Chance the target accepts a draft token (DeepSeek-V3's "
                                     "multi-token prediction: 85-90 %)."),
-        Integer("draft_tokens", "Draft length γ", default=4, range=(0, 64), unit="tokens",
+        Integer("draft_tokens", "Draft length γ", default=4, range=(0, _MAX_DRAFT_TOKENS),
+                unit="tokens",
                 help="Tokens the draft proposes per step (multi-token prediction: 1)."),
         shared.percent("draft_cost", "Draft cost c", default=5, range=(0, 100), step=0.5,
                        help="Time of one draft step over one target step."),
@@ -420,7 +427,7 @@ SPECULATIVE = Calculator(
         Output("speedup", "Speed-up while memory-bound", "ratio",
                help="tokens per step ÷ (γ·c + 1) (Leviathan et al. 2023, Theorem 3.8)."),
         Output("best_gamma", "Best draft length", "number", unit="tokens",
-               help="0: no draft length pays (α ≤ c)."),
+               help="The best of 0 to 64; 0: no draft length pays (α ≤ c)."),
         Output("best_speedup", "Speed-up at the best draft length", "ratio"),
         Output("speedup_at_batch", "Speed-up at this batch (roofline)", "ratio",
                help="The verification step checks γ + 1 tokens per sequence: free while "

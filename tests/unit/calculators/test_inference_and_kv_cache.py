@@ -214,3 +214,17 @@ def test_the_time_outputs_help_quotes_the_absorbed_and_model_counts():
         model_count = f"{flops.attention_flops_per_key(cfg):,}"
         assert f"{absorbed} FLOPs a key and layer" in helps[name], name
         assert f"model count has {model_count}" in helps[name], name
+
+
+@pytest.mark.parametrize("acceptance, cost, gamma", [
+    (100, 5, 64), (100, 0, 64), (99, 1, 40), (95, 0.5, 30), (80, 5, 4)])
+def test_speculative_best_draft_length_searches_every_length_offered(acceptance, cost, gamma):
+    """The best draft length is the best of the lengths the form offers (0 to 64): its
+    speed-up is never below the one at the draft length entered. With α = 100 % and
+    c = 5 % the speed-up (γ + 1) / (γ c + 1) grows with γ: 64 gives 65 / 4.2 = 15.5,
+    where a search stopped at 16 gave 17 / 1.8 = 9.4 and called it the best."""
+    out = C.compute("speculative_decoding", acceptance_rate=acceptance, draft_cost=cost,
+                    draft_tokens=gamma)
+    assert out["best_speedup"] >= out["speedup"] * (1 - 1e-12)
+    top = C.get("speculative_decoding").input("draft_tokens").max
+    assert 0 <= out["best_gamma"] <= top
