@@ -34,7 +34,8 @@ __all__ = ["LogRow", "NCCLReconciliation", "NCCLRow", "VLLMReconciliation", "alp
 _NUM_BODY = r"[0-9][0-9,]{0,24}(?:\.[0-9]{0,12})?"
 _NUM = rf"({_NUM_BODY})(?![0-9])"
 _VLLM_PATTERNS = {
-    "weights": [rf"Loading model weights took {_NUM}\s*Gi?B", rf"Model loading took:? {_NUM}\s*GiB",
+    "weights": [rf"Loading model weights took {_NUM}\s*Gi?B",
+                rf"Model loading took:? {_NUM}\s*Gi?B",
                 rf"model weights take\s+{_NUM}\s*GiB", rf"; weights memory: {_NUM}\s*GiB"],
     "requested": [rf"requested GPU memory: {_NUM}\s*GiB"],
     "total_memory": [rf"total_gpu_memory=\s*{_NUM}\s*GiB", rf"total_gpu_memory \({_NUM}GiB\)",
@@ -80,7 +81,8 @@ def parse_vllm_log(text: str) -> dict[str, float]:
     ``activation_peak``, ``non_torch``, ``kv_cache``, ``blocks``, ``kv_cache_tokens``,
     ``max_concurrency``, ``max_model_len``, ``cuda_graph`` (V1's estimate, or the memory
     its graph capture took) and ``kv_needed`` (V1's refusal: the KV cache one request of
-    ``max_model_len`` needs). The weights line's "GB" is GiB (vLLM divides by 2^30).
+    ``max_model_len`` needs). The weights line's "GB" is GiB (vLLM divides by 2^30), in
+    V0's "Loading model weights took" and early V1's "Model loading took" alike.
     ``ValueError`` when the text has none of them.
     """
     text = _check_text(text)

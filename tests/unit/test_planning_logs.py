@@ -25,6 +25,18 @@ def test_parse_vllm_v0_memory_line() -> None:
     assert (got["blocks"], got["max_model_len"], got["max_concurrency"]) == (1952, 20000, 1.56)
 
 
+def test_parse_vllm_early_v1_weights_line_in_gb() -> None:
+    """Early V1 (vllm/v1/worker/gpu_model_runner.py, ``load_model``) printed its weights
+    as "Model loading took %.4f GB and %.6f seconds", the bytes over 2**30 under a "GB"
+    label, as V0's "Loading model weights took" line does; later releases print "GiB".
+    Both read as GiB."""
+    line = ("INFO 02-20 10:00:00 gpu_model_runner.py:1099] Model loading took 14.9889 GB "
+            "and 5.123456 seconds")
+    assert parse_vllm_log(line)["weights"] == pytest.approx(14.9889 * 2**30)
+    later = line.replace("14.9889 GB", "14.9889 GiB")
+    assert parse_vllm_log(later)["weights"] == pytest.approx(14.9889 * 2**30)
+
+
 def test_parse_vllm_v07_worker_lines() -> None:
     """vLLM issue #13882: the 'model weights take ...; the rest ... is -1.05GiB' spelling."""
     got = parse_vllm_log(_read("vllm-13882-rtx4060-qwen2.5-7b-awq.log"))
