@@ -78,7 +78,7 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 from gpulesson import _validate as v
-from gpulesson import cost, distributed, inference, memory, units
+from gpulesson import cost, distributed, inference, units
 
 from ._adapt import GPUView, ModelView, gpu_view, model_view
 from .checkpoints import (
@@ -522,14 +522,17 @@ def decode_step_time(model: object, gpu: object, *, tp: int = 1, batch: float = 
     ``tp`` GPUs (module docstring): the weights (or the matrix products, if slower), the
     attention (its KV-cache reads or, if slower, its FLOPs: latent attention absorbed) with
     the reads at ``bandwidth_efficiency`` of the datasheet HBM bandwidth, plus the
-    tensor-parallel all-reduces."""
+    tensor-parallel all-reduces. The cache is counted as :func:`kv_budget` pages it
+    (:func:`~gpulesson.planning.sparse.vllm_kv_bytes_per_token`: DeepSeek-V3.2's FP8
+    latent in the 656-byte ``fp8_ds_mla`` record)."""
     mv = model_view(model)
     refuse_recurrent(mv.cfg, "decode_step_time")
     gv = gpu_view(gpu)
     t = v.positive_int("tp", tp)
     eff = v.fraction("bandwidth_efficiency", bandwidth_efficiency, allow_zero=False)
-    per_token = inference.kv_cache_bytes_per_token_per_gpu(
-        mv.cfg, tp=t, bytes_per_element=memory.precision_bytes(kv_dtype))
+    # the cache as vLLM pages it, as kv_budget and plan_serving count it (a sparse-attention
+    # model's FP8 latent in the 656-byte fp8_ds_mla record)
+    per_token = vllm_kv_bytes_per_token(mv, tp=t, kv_dtype=kv_dtype)
     speed = _Speed(mv, gv, t, weight_dtype, per_token, v.nonneg_int("context", context), eff)
     return speed.step(v.positive_number("batch", batch))
 

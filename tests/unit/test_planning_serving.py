@@ -637,3 +637,21 @@ def test_a_mixed_step_counts_the_prefill_chunks_attention() -> None:
     assert attention > 0.2 * gemm  # no small term at this prompt length
     # the whole prompt in one step and prefill() agree where compute sets both
     assert speed.step(0.0, 32768) == pytest.approx(speed.prefill(32768), rel=1e-9)
+
+
+@pytest.mark.parametrize("model", ["deepseek-v3.2", "glm-5.1"])
+def test_decode_step_time_reads_a_sparse_models_cache_as_plan_serving_pages_it(model):
+    """decode_step_time and plan_serving describe one vLLM step: a sparse-attention
+    model's FP8 cache is the 656-byte fp8_ds_mla record a layer plus its 132-byte indexer
+    key (DeepSeek-V3.2 61 x 788 = 48,068 bytes a token, not 61 x (576 + 132) = 43,188),
+    and ``kv_dtype="fp8_ds_mla"``, which kv_budget and plan_serving take, means the same.
+    At 100,000 tokens of context and batch 64 on 8 H200s the step is the planner's own
+    step of that cache."""
+    from gpulesson.planning.sparse import vllm_kv_bytes_per_token
+    mv, gv = model_view(model), gpu_view("H200")
+    per_token = vllm_kv_bytes_per_token(mv, tp=8, kv_dtype="fp8")
+    planner = serving._Speed(mv, gv, 8, "fp8", per_token, 100_000).step(64)
+    for kv in ("fp8", "fp8_ds_mla"):
+        got = decode_step_time(model, "H200", tp=8, batch=64, context=100_000,
+                               weight_dtype="fp8", kv_dtype=kv)
+        assert got == pytest.approx(planner, rel=1e-12)
