@@ -125,8 +125,24 @@ GIB = 2**30
 #: (Llama 3.1 8B on an RTX 3090, vLLM issue #10517).
 NON_TORCH_BYTES = 0.35 * GIB
 #: vLLM V1's ``vllm serve`` defaults: (max_num_batched_tokens, max_num_seqs) for GPUs with
-#: at least 70 GiB, and for smaller ones.
+#: at least 70 GiB, and for smaller ones (``vllm/engine/arg_utils.py``; the memory rule
+#: since PR #17073, April 2025). The A100 takes the smaller ones whatever its memory:
+#: PR #17885 (May 2025) found its throughput better with them (Llama 70B on two A100s,
+#: +36 %), and vLLM's own test (``tests/engine/test_arg_utils.py``,
+#: ``test_defaults_with_usage_context``) checks ``memory >= 70 GiB and "a100" not in
+#: the device name``.
 _V1_DEFAULTS = ((8192, 1024), (2048, 256))
+#: GPUs (lower-case name fragments) that keep vLLM's smaller defaults however much memory.
+_SMALL_DEFAULT_GPUS = ("a100",)
+
+
+def _v1_defaults(total: float, gpu: object | None) -> tuple[int, int]:
+    """vLLM V1's ``vllm serve`` (max_num_batched_tokens, max_num_seqs) on a device of
+    ``total`` bytes (:data:`_V1_DEFAULTS`): the larger ones from 70 GiB, except on an
+    A100."""
+    name = "" if gpu is None else gpu_view(gpu).name.lower()
+    small = total < 70 * GIB or any(part in name for part in _SMALL_DEFAULT_GPUS)
+    return _V1_DEFAULTS[1 if small else 0]
 
 
 @dataclass(frozen=True)
@@ -356,9 +372,10 @@ def kv_budget(model: object, gpu: object | None = None, *, tp: int = 1, max_mode
     ``usable_memory`` is what CUDA reports as the device's total (vLLM's
     ``total_gpu_memory``); by default the GPU's usable memory. ``max_num_batched_tokens``
     and ``max_num_seqs`` default to vLLM V1's ``vllm serve`` values (8,192 and 1,024 on GPUs
-    of 70 GiB or more, else 2,048 and 256). ``extra_weight_bytes`` are weight bytes per GPU
-    the checkpoint does not hold (:func:`expert_padding_bytes`). ``workspace`` is the cuBLAS
-    workspace in the activation peak; by default :func:`cublas_workspace_bytes` of ``gpu``.
+    of 70 GiB or more but an A100, else 2,048 and 256). ``extra_weight_bytes`` are weight
+    bytes per GPU the checkpoint does not hold (:func:`expert_padding_bytes`).
+    ``workspace`` is the cuBLAS workspace in the activation peak; by default
+    :func:`cublas_workspace_bytes` of ``gpu``.
     ``engine`` and ``vllm_version`` choose the block accounting (:func:`vllm_kv_rules`; by
     default the newest V1: sliding-window layers keep only their window's blocks, the pool
     is printed as concurrency x ``max_model_len``; Llama 4's chunked layers keep a chunk
@@ -383,7 +400,7 @@ def kv_budget(model: object, gpu: object | None = None, *, tp: int = 1, max_mode
         total = gpu_view(gpu).usable_memory
     else:
         total = v.positive_number("usable_memory", usable_memory)
-    big = _V1_DEFAULTS[0 if total >= 70 * GIB else 1]
+    big = _v1_defaults(total, gpu)
     tokens = big[0] if max_num_batched_tokens is None else v.positive_int(
         "max_num_batched_tokens", max_num_batched_tokens)
     seqs = big[1] if max_num_seqs is None else v.positive_int("max_num_seqs", max_num_seqs)

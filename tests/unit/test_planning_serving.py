@@ -655,3 +655,20 @@ def test_decode_step_time_reads_a_sparse_models_cache_as_plan_serving_pages_it(m
         got = decode_step_time(model, "H200", tp=8, batch=64, context=100_000,
                                weight_dtype="fp8", kv_dtype=kv)
         assert got == pytest.approx(planner, rel=1e-12)
+
+
+def test_vllm_v1_defaults_keep_the_a100_small():
+    """vLLM V1's vllm serve takes 8,192 batched tokens and 1,024 sequences on a GPU of 70
+    GiB or more, but not on an A100 (vLLM PR #17885; tests/engine/test_arg_utils.py:
+    ``device_memory >= 70 * GiB_bytes and "a100" not in device_name``): an A100 80GB
+    profiles 2,048 tokens and samples 256 rows, an H100 8,192 and 1,024."""
+    for gpu, tokens, rows in (("A100 80GB", 2048, 256), ("H100 SXM", 8192, 1024),
+                              ("MI300X", 8192, 1024), ("A100 40GB", 2048, 256)):
+        b = kv_budget("llama-3-8b", gpu, max_model_len=8192)
+        assert b.forward_peak == serving.forward_peak_bytes("llama-3-8b", tokens), gpu
+        mv = model_view("llama-3-8b")
+        assert b.sampler_peak == serving._sampler_moment(mv, tokens, rows), gpu
+    # the reported memory alone (no GPU named) follows the memory rule
+    total = gpu_view("A100 80GB").usable_memory
+    b = kv_budget("llama-3-8b", max_model_len=8192, usable_memory=total)
+    assert b.forward_peak == serving.forward_peak_bytes("llama-3-8b", 8192)
