@@ -854,8 +854,10 @@ def _plan_tp(mv: ModelView, gv: GPUView, t: int, common: Mapping[str, object],
                    eff, par, prompt=p)
     seqs_cap = budget.sequences(p + o) * par.dp  # sequences of real length the caches hold
     replicas = 1
+    # vLLM's max_num_seqs: as set, or its default on this GPU (the one kv_budget profiles)
+    max_seqs = int(common["max_num_seqs"] or _v1_defaults(gv.usable_memory, gv.spec)[1])  # type: ignore[call-overload]
     if rate is None:
-        batch = max(min(seqs_cap, float(common["max_num_seqs"] or 1024) * par.dp), 1.0)  # type: ignore[arg-type]
+        batch = max(min(seqs_cap, float(max_seqs * par.dp)), 1.0)
         # at full load each step also prefills the prompts that replace the sequences it
         # finishes (batch / o of them, chunked prefill): the rate the replica can sustain
         step = speed.step(batch, batch * p / o)

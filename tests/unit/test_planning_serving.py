@@ -672,3 +672,17 @@ def test_vllm_v1_defaults_keep_the_a100_small():
     total = gpu_view("A100 80GB").usable_memory
     b = kv_budget("llama-3-8b", max_model_len=8192, usable_memory=total)
     assert b.forward_peak == serving.forward_peak_bytes("llama-3-8b", 8192)
+
+
+def test_full_load_batch_stops_at_vllms_default_max_num_seqs():
+    """Without max_num_seqs a replica at full load runs at most vLLM's default sequences,
+    the same default kv_budget profiles with: 256 on an L40S (48 GB) or an A100, 1,024 on
+    an H100. Llama 3.2 1B's cache on an L40S holds about 1.2 M tokens, room for far more
+    than 256 requests of 768 tokens, so the batch is the cap; set explicitly, the cap is
+    the setting."""
+    kw = dict(max_model_len=4096, prompt_tokens=512, output_tokens=256)
+    for gpu, cap in (("L40S", 256), ("A100 80GB", 256), ("H100 SXM", 1024)):
+        plan = plan_serving("llama-3.2-1b", gpu, **kw)
+        assert plan.budget.sequences(768) > cap
+        assert plan.batch == cap, gpu
+    assert plan_serving("llama-3.2-1b", "L40S", max_num_seqs=512, **kw).batch == 512
