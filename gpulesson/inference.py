@@ -107,6 +107,7 @@ __all__ = [
     "kv_cache_bytes",
     "kv_cache_bytes_per_token",
     "kv_cache_bytes_per_token_per_gpu",
+    "kv_bytes_per_element",
     "rotary_cache_bytes",
     "max_concurrent_sequences",
     "model_attention_crossover_tokens",
@@ -161,6 +162,32 @@ def indexer_key_bytes(cfg: TransformerConfig, *, bytes_per_element: float = 1) -
         return 0
     scales = -(-dim // INDEXER_QUANT_BLOCK) * INDEXER_SCALE_BYTES if b == 1 else 0
     return v.tensor_bytes(dim, b) + scales
+
+
+#: Bytes of one token's latent in one layer of a sparse-attention model's FP8 cache: the
+#: ``fp8_ds_mla`` record of DeepSeek's FlashMLA sparse kernels, which vLLM and SGLang
+#: store, 512 FP8 latent values, 4 FP32 scales (one per 128) and the 64 rotary values in
+#: BF16, 512 + 16 + 128 = 656 bytes, not 576 (:mod:`gpulesson.planning.sparse`).
+FP8_SPARSE_LATENT_BYTES = 656
+_FP8_SPARSE_LATENT_DIMS = (512, 64)  # kv_lora_rank, qk_rope_head_dim of that record
+
+
+def kv_bytes_per_element(cfg: TransformerConfig, kv_dtype: str) -> float:
+    """Bytes a cached value takes in a ``kv_dtype`` cache, as the ``bytes_per_element`` of
+    :func:`kv_cache_bytes` and :func:`decode_kv_read_bytes`: the precision's bytes
+    (:func:`gpulesson.memory.precision_bytes`), except for a DeepSeek Sparse Attention
+    model (an indexer; latent of 512 + 64 values) in FP8, whose latent is the
+    :data:`FP8_SPARSE_LATENT_BYTES`-byte record, 656 / 576 a value: DeepSeek-V3.2 then
+    holds 61 x (656 + 132) = 48,068 bytes a token, as the serving planner counts it."""
+    cfg = as_config(cfg)
+    b = memory.precision_bytes(kv_dtype)
+    dims = (cfg.kv_lora_rank, cfg.qk_rope_head_dim)
+    if (cfg.indexer_heads and b == 1 and kv_dtype.strip().lower().startswith("fp8")
+            and dims == _FP8_SPARSE_LATENT_DIMS):
+        # 656/576 as a float is a hair below the exact ratio, so tensor_bytes' rounding
+        # up gives exactly 656 bytes for every whole latent (tests/unit/test_inference.py)
+        return FP8_SPARSE_LATENT_BYTES / sum(dims)
+    return b
 
 
 def kv_cache_bytes_per_token(cfg: TransformerConfig, *, bytes_per_element: float = 2,
@@ -867,7 +894,7 @@ def max_concurrent_sequences(cfg: TransformerConfig, *, context: int, gpu_memory
     ctx = v.positive_int("context", context)
     mem = v.positive_number("gpu_memory", gpu_memory)
     n = param_count(cfg)
-    kv_bytes = memory.precision_bytes(kv_dtype)
+    kv_bytes = kv_bytes_per_element(cfg, kv_dtype)
     memory.precision_bytes(precision)  # refuse an unknown name before searching
 
     state = recurrent_state_bytes(cfg)

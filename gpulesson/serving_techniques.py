@@ -234,7 +234,7 @@ def conversations_with_shared_prefix(cfg: TransformerConfig, *, context: int,
         return inference.max_concurrent_sequences(cfg, context=t, gpu_memory=mem,
                                                   precision=precision, kv_dtype=kv_dtype,
                                                   overhead=overhead)
-    b = memory.precision_bytes(kv_dtype)
+    b = inference.kv_bytes_per_element(cfg, kv_dtype)
     n = param_count(cfg)
     own = inference.kv_cache_bytes(cfg, seq_len=t - p, bytes_per_element=b)
     shared = inference.kv_cache_bytes(cfg, seq_len=t, bytes_per_element=b) - own

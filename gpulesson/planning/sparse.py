@@ -48,8 +48,9 @@ from ._adapt import model_view
 __all__ = ["FP8_DS_MLA_BYTES", "SPARSE_BLOCK_SIZE", "has_indexer", "vllm_block_size",
            "vllm_kv_bytes_per_token"]
 
-#: Bytes of one token's latent in vLLM's ``fp8_ds_mla`` layout (DeepSeek-V3.2's sizes).
-FP8_DS_MLA_BYTES = 656
+#: Bytes of one token's latent in vLLM's ``fp8_ds_mla`` layout (DeepSeek-V3.2's sizes;
+#: :data:`gpulesson.inference.FP8_SPARSE_LATENT_BYTES`, which the lessons' calculators use).
+FP8_DS_MLA_BYTES = inference.FP8_SPARSE_LATENT_BYTES
 #: The only block size of vLLM's FlashMLA sparse backend (``get_supported_kernel_block_sizes``).
 SPARSE_BLOCK_SIZE = 64
 _FP8_DS_MLA_DIMS = (512, 64)  # kv_lora_rank, qk_rope_head_dim: head size 576 only

@@ -625,3 +625,25 @@ def test_decode_attention_flops_follow_windows_chunks_and_the_top_k() -> None:
         inference.decode_attention_flops(v32, context_len=8, batch=0)
     with pytest.raises(TypeError, match="absorbed"):
         inference.decode_attention_flops(v32, context_len=8, absorbed="yes")
+
+
+def test_kv_bytes_per_element_of_a_sparse_models_fp8_cache() -> None:
+    """A DeepSeek Sparse Attention model's FP8 latent is the 656-byte fp8_ds_mla record
+    (512 FP8 values + 4 FP32 scales + 64 BF16 rotary values), 656 / 576 bytes a value:
+    kv_cache_bytes gives exactly 656 bytes a latent, however many (61 x 788 = 48,068 a
+    token for DeepSeek-V3.2; 10^6 tokens x 1,000 sequences still exact). BF16, other FP8
+    caches and INT8 keep the precision's bytes."""
+    v32 = preset("deepseek-v3.2")
+    b = inference.kv_bytes_per_element(v32, "fp8")
+    assert inference.kv_cache_bytes_per_token(v32, bytes_per_element=b) == 61 * 788
+    assert inference.kv_cache_bytes(v32, seq_len=10**6, batch=1000, bytes_per_element=b) \
+        == 61 * 788 * 10**9
+    assert inference.decode_kv_read_bytes(v32, context=100_000, bytes_per_element=b) == \
+        61 * (2048 * 656 + 100_000 * 132)
+    assert inference.kv_bytes_per_element(v32, "fp8_e4m3") == b
+    assert inference.kv_bytes_per_element(v32, "bf16") == 2
+    assert inference.kv_bytes_per_element(v32, "int8") == 1
+    assert inference.kv_bytes_per_element(preset("deepseek-v3"), "fp8") == 1
+    assert inference.kv_bytes_per_element(preset("llama-3-8b"), "fp8") == 1
+    with pytest.raises(ValueError, match="fp7"):
+        inference.kv_bytes_per_element(v32, "fp7")

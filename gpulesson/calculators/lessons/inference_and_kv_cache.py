@@ -21,7 +21,7 @@ LESSON = "inference_and_kv_cache"
 
 def _kv_cache(**kw: Any) -> dict[str, Any]:
     cfg = shared.config(kw)
-    b = memory.precision_bytes(kw["kv_dtype"])
+    b = inference.kv_bytes_per_element(cfg, kw["kv_dtype"])
     size = dict(seq_len=kw["seq_len"], batch=kw["batch"], bytes_per_element=b)
     return {
         "per_token": inference.kv_cache_bytes_per_token(cfg, bytes_per_element=b),
@@ -52,7 +52,9 @@ KV_CACHE = Calculator(
                help="Every layer's key and value of one token; latent attention caches "
                     "its latent and rotary key instead, (d_c + d_R)·L values, plus a "
                     "sparse-attention indexer's FP8 key where it has one (DeepSeek-V3.2, "
-                    "GLM-5: 132 bytes a layer)."),
+                    "GLM-5: 132 bytes a layer). Such a model's FP8 latent is a 656-byte "
+                    "record (FP8 values, their scales and a BF16 rotary key), as its "
+                    "kernels and vLLM store it."),
         Output("total", "KV cache", "bytes", binary=True,
                help="Sliding-window layers keep at most their window of tokens, chunked "
                     "layers (Llama 4) at most one chunk."),
@@ -89,7 +91,7 @@ def _inference_calc(**kw: Any) -> dict[str, Any]:
     cfg = shared.config(kw)
     n = transformer.param_count(cfg)
     bpp = memory.precision_bytes(kw["precision"])
-    kv_b = memory.precision_bytes(kw["kv_dtype"])
+    kv_b = inference.kv_bytes_per_element(cfg, kw["kv_dtype"])
     gpu = dict(peak_flops=kw["peak_flops"], bandwidth=kw["bandwidth"])
     context = kw["prompt"] + kw["new_tokens"]  # the sequence at the end of generation
     kv_seq = inference.decode_kv_read_bytes(cfg, context=context, bytes_per_element=kv_b)
@@ -196,10 +198,12 @@ INFERENCE = Calculator(
 
 
 def _roofline(kw: dict[str, Any]) -> dict[str, Any]:
-    """The GPU and precisions a serving calculator passes to its formula."""
+    """The GPU and precisions a serving calculator passes to its formula (a cached value's
+    bytes as :func:`gpulesson.inference.kv_bytes_per_element` counts them)."""
     return dict(peak_flops=kw["peak_flops"], bandwidth=kw["bandwidth"],
                 bytes_per_param=memory.precision_bytes(kw["precision"]),
-                kv_bytes_per_element=memory.precision_bytes(kw["kv_dtype"]))
+                kv_bytes_per_element=inference.kv_bytes_per_element(shared.config(kw),
+                                                                    kw["kv_dtype"]))
 
 
 def _serving_inputs(default_model: str = "llama-3-8b", *,
@@ -381,7 +385,7 @@ def _speculative(**kw: Any) -> dict[str, Any]:
     bpp = memory.precision_bytes(kw["precision"])
     kv = {g: inference.decode_kv_read_bytes(  # g tokens of a sequence in one step
         cfg, context=kw["context"], new_tokens=g,
-        bytes_per_element=memory.precision_bytes(kw["kv_dtype"]))
+        bytes_per_element=inference.kv_bytes_per_element(cfg, kw["kv_dtype"]))
         for g in (1, kw["draft_tokens"] + 1)}
     return {
         "tokens_per_step": serving_techniques.expected_tokens_per_step(**spec),

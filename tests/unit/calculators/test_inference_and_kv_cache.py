@@ -228,3 +228,29 @@ def test_speculative_best_draft_length_searches_every_length_offered(acceptance,
     assert out["best_speedup"] >= out["speedup"] * (1 - 1e-12)
     top = C.get("speculative_decoding").input("draft_tokens").max
     assert 0 <= out["best_gamma"] <= top
+
+
+@pytest.mark.parametrize("model, layers", [("deepseek-v3.2", 61), ("glm-5.1", 78)])
+def test_sparse_attention_fp8_cache_is_the_656_byte_record_everywhere(model, layers):
+    """A DeepSeek Sparse Attention model's FP8 cache holds, a token and layer, the
+    656-byte fp8_ds_mla record (512 FP8 latent values, 4 FP32 scales, 64 rotary values in
+    BF16: what FlashMLA's sparse kernels read, and vLLM and SGLang store) and the 132-byte
+    indexer key: DeepSeek-V3.2 61 x 788 = 48,068 bytes a token, as the serving planner
+    counts it (planning.sparse), not 61 x (576 + 132) = 43,188. Lesson 6's calculators
+    give the planner's figure: per token, held at 131,072 tokens, read by a decode step
+    (the top 2,048 latents and every indexer key), and in the inference calculator's
+    cache at the end."""
+    from gpulesson.planning.sparse import vllm_kv_bytes_per_token
+    per_token = vllm_kv_bytes_per_token(model, kv_dtype="fp8")
+    assert per_token == layers * (656 + 132)
+    out = C.compute("kv_cache", model=model, seq_len=131072, batch=2, kv_dtype="fp8")
+    assert out["per_token"] == per_token
+    assert out["total"] == out["total_uncapped"] == per_token * 131072 * 2
+    assert out["read"] == 2 * layers * (2048 * 656 + 131072 * 132)
+    calc = C.compute("inference", model=model, prompt=8192, new_tokens=512, batch=3,
+                     kv_dtype="fp8")
+    assert calc["kv_cache"] == per_token * (8192 + 512) * 3
+    # BF16 and a model without an indexer keep one byte count per value
+    assert C.compute("kv_cache", model=model, kv_dtype="bf16")["per_token"] == \
+        layers * (576 * 2 + 132)
+    assert C.compute("kv_cache", model="deepseek-v3", kv_dtype="fp8")["per_token"] == 61 * 576
