@@ -323,7 +323,8 @@ SERVING = Calculator(
         Output("layout", "GPUs", "text"),
         Output("reason", "Why", "text"),
         Output("kv_cache_tokens", "KV cache per replica (vLLM's 'GPU KV cache size')",
-               "count", help="Tokens of KV cache the budget leaves, in 16-token blocks; with "
+               "count", help="Tokens of KV cache the budget leaves, in blocks of 16 tokens (64 "
+               "for DeepSeek-V3.2 and GLM-5.1, whose sparse kernels take no other); with "
                "data-parallel engines, the sum of their pools (vLLM prints each engine's)."),
         Output("max_concurrency", "Maximum concurrency at max_model_len", "ratio",
                help="Summed over the data-parallel engines."),
