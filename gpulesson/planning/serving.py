@@ -873,8 +873,10 @@ def _plan_tp(mv: ModelView, gv: GPUView, t: int, common: Mapping[str, object],
             problems.append(f"tpot_slo ({units.format_seconds(slo_tpot)}) cannot be met on "
                             f"tp = {t}: one decode step reads the weights in "
                             f"{units.format_seconds(speed.step(1.0))} even for one sequence")
+        # a replica holds what its caches hold and runs at most max_num_seqs of them
         replicas, (step, ttft, batch) = _replicas(speed, rate, p, o, slo_ttft, slo_tpot,
-                                                  seqs_cap, problems)
+                                                  min(seqs_cap, max_seqs * par.dp),
+                                                  problems)
         if step == float("inf"):  # overloaded: show the idle figures, say why
             several = "" if replicas == 1 else "s"
             problems.append(f"qps: {rate:g} requests/s overload {replicas} replica{several} "

@@ -686,3 +686,16 @@ def test_full_load_batch_stops_at_vllms_default_max_num_seqs():
         assert plan.budget.sequences(768) > cap
         assert plan.batch == cap, gpu
     assert plan_serving("llama-3.2-1b", "L40S", max_num_seqs=512, **kw).batch == 512
+
+
+def test_traffic_plan_keeps_each_replica_within_max_num_seqs():
+    """Under a traffic, a replica runs at most max_num_seqs sequences (vLLM queues the
+    rest): Llama 3.2 1B on L40S cards, 20 requests/s of 100 tokens in and 1,000 out, would
+    keep about 295 sequences in flight on one card, past vLLM's default of 256 there
+    (its cache holds about 1,088), so one card cannot serve it; every replica stays within
+    the cap, and with max_num_seqs=512 one card does."""
+    kw = dict(max_model_len=2048, prompt_tokens=100, output_tokens=1000, qps=20)
+    plan = plan_serving("llama-3.2-1b", "L40S", **kw)
+    assert plan.feasible and plan.batch <= 256 and plan.replicas >= 2
+    wide = plan_serving("llama-3.2-1b", "L40S", max_num_seqs=512, **kw)
+    assert wide.feasible and wide.replicas == 1 and 256 < wide.batch <= 512
