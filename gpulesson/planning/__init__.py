@@ -40,7 +40,7 @@ from .layout import Layout
 from .logs import reconcile_nccl_tests, reconcile_vllm_log
 from .published import PUBLISHED_RUNS, published_comparison
 from .rules import COMMUNICATION_BOUND_BELOW, bottleneck
-from .serving import ServingPlan, kv_budget, plan_serving
+from .serving import ServingPlan, kv_budget, plan_serving, serving_matmul_dtype
 from .training import MEMORY_RESERVE, TrainingPlan, plan_training
 
 __all__ = [
@@ -58,6 +58,7 @@ __all__ = [
     "kv_budget",
     "model_view",
     "plan_serving",
+    "serving_matmul_dtype",
     "plan_training",
     "published_comparison",
     "reconcile_nccl_tests",

@@ -49,7 +49,9 @@ Decode step (the minimum-step-time model)::
              + P * A_prefill / (peak * eff * tp)
              + tensor-parallel all-reduces (2 per layer of (B + P) * h values)
 
-the matrix products against the weight reads, and attention as kernels of their own on top:
+the matrix products against the weight reads (``peak * eff`` at the precision vLLM runs
+them in, :func:`serving_matmul_dtype`: FP8 for an FP8 checkpoint on FP8 tensor cores), and
+attention as kernels of their own on top (at the BF16 rate):
 the decode attention reads the cache or does its FLOPs ``A_decode`` a sequence, whichever is
 slower (:func:`gpulesson.inference.decode_attention_flops`: latent attention absorbed, as vLLM
 and SGLang decode it, about 242 FLOPs a BF16 byte for DeepSeek-V3's 128 heads on one GPU,
@@ -78,7 +80,7 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 from gpulesson import _validate as v
-from gpulesson import cost, distributed, inference, units
+from gpulesson import cost, distributed, inference, memory, units
 
 from ._adapt import GPUView, ModelView, gpu_view, model_view
 from .checkpoints import (
@@ -118,6 +120,7 @@ __all__ = ["DECODE_BANDWIDTH_EFFICIENCY", "DECODE_MEASUREMENTS", "MIXED_CHECKPOI
            "forward_peak_bytes", "implied_bandwidth_efficiency", "kv_budget",
            "kv_cache_groups", "pool_blocks", "vllm_kv_rules",
            "mxfp4_triton_extra_bytes", "plan_serving", "rotary_table_bytes",
+           "serving_matmul_dtype",
            "profile_peak_bytes", "sampler_peak_bytes"]
 
 GIB = 2**30
@@ -583,6 +586,54 @@ def _server_gpus(gv: GPUView) -> int:
     return PCIE_SERVER_GPUS if gv.domain <= 1 else gv.domain
 
 
+#: Checkpoints whose quantised matrix products vLLM runs in FP8 (W8A8) where the GPU has
+#: FP8 tensor cores: an FP8 checkpoint, and Llama 3.1 405B's FP8 feed-forward layers.
+_FP8_CHECKPOINTS = ("fp8", "fp8_ffn")
+
+
+def serving_matmul_dtype(weight_dtype: str, gpu: object) -> str:
+    """The precision at which vLLM runs the quantised matrix products of a ``weight_dtype``
+    checkpoint on ``gpu``: ``"fp8"``, ``"fp4"`` or ``"bf16"`` (the peak
+    :meth:`GPUView.peak` then reads).
+
+    * FP8 (``"fp8"``, and the FP8 layers of ``"fp8_ffn"``): W8A8, activations quantised to
+      FP8 on the fly, on GPUs with FP8 tensor cores (a datasheet FP8 peak: Ada, Hopper,
+      Blackwell, MI300 and later); elsewhere (Ampere, Volta) weight-only W8A16 through the
+      FP8 Marlin kernel, BF16 arithmetic. vLLM documentation, "FP8 W8A8"
+      (docs.vllm.ai, features/quantization/fp8, 2025-26): "FP8 computation is supported
+      on NVIDIA GPUs with compute capability >= 8.9 (Ada Lovelace, Hopper, Blackwell). FP8
+      models will run on compute capability >= 7.5 (Turing) as weight-only W8A16,
+      utilizing FP8 Marlin", and "hardware acceleration on GPUs such as Nvidia H100 and
+      AMD MI300x"; ``quantization/fp8.py`` and ``fbgemm_fp8.py``: ``use_marlin = not
+      current_platform.has_device_capability(89)``; vLLM PR #5975 (2024-07-03) added FP8
+      Marlin for Ampere.
+    * NVFP4 (``"nvfp4"``): W4A4, the CUTLASS FP4 GEMM, on NVIDIA Blackwell
+      (``quantization/modelopt.py``, ``ModelOptNvFp4LinearMethod``:
+      ``cutlass_fp4_supported()``, CUDA only, ``cutlass_scaled_mm_supports_fp4`` of the
+      compute capability); elsewhere a weight-only Marlin fallback, BF16 arithmetic.
+    * Everything else is BF16 arithmetic: 16-bit checkpoints, the weight-only integer
+      formats (``"int8"``, ``"int4"``: GPTQ/AWQ Marlin), and MXFP4 (gpt-oss's
+      ``"mxfp4_experts"``, ``"mxfp4"``), which vLLM's ``quantization/mxfp4.py`` runs
+      weight-only on Hopper (Marlin or Triton kernels, BF16 activations); its Blackwell
+      FlashInfer MXFP4 x MXFP8 path is kept at the BF16 rate here, as its selection
+      depends on the build and environment and no published rate for it is on record.
+
+    Raises for a ``weight_dtype`` :func:`~gpulesson.memory.precision_bytes` does not know
+    (or a mixed checkpoint not in :data:`MIXED_CHECKPOINTS`)."""
+    if not isinstance(weight_dtype, str):
+        raise TypeError(f"weight_dtype must be a string, got {type(weight_dtype).__name__}")
+    if weight_dtype not in MIXED_CHECKPOINTS:
+        memory.precision_bytes(weight_dtype)  # refuses what it does not know
+    spec = gpu.spec if isinstance(gpu, GPUView) else gpu_view(gpu).spec
+    peaks = spec.peak_flops
+    name = weight_dtype.lower()
+    if name in _FP8_CHECKPOINTS and "fp8" in peaks:
+        return "fp8"
+    if name == "nvfp4" and "fp4" in peaks and spec.architecture.startswith("Blackwell"):
+        return "fp4"
+    return "bf16"
+
+
 class _Speed:
     """Step and prefill times of one replica of ``tp`` GPUs (``tp x dp`` with ``par``)."""
 
@@ -592,7 +643,11 @@ class _Speed:
         self.mv, self.tp, self.gv = mv, tp, gv
         self.par = par if par is not None and (par.dp > 1 or par.expert_parallel) else None
         gpus = tp if self.par is None else self.par.gpus
+        # attention (its own kernels, BF16) at the BF16 rate; the weights' matrix products
+        # at the rate of the precision vLLM runs them in (serving_matmul_dtype), the
+        # checkpoint's 16-bit parts (embedding, output layer, fp8_ffn's attention) at BF16
         self.rate = gv.peak("bf16") * gv.matmul_efficiency * gpus
+        self.gemm_rate = _products_rate(mv, gv, weight_dtype, gpus)
         self.bw = gv.bandwidth * gpus * bandwidth_efficiency
         self.weights = weight_bytes(mv, weight_dtype)
         self.routed = routed_bytes(mv, weight_dtype) if self.par else 0.0
@@ -661,19 +716,41 @@ class _Speed:
         ``GPUView.attention_efficiency``)."""
         flop = 2 * self.mv.active_params * (batch + prefill_tokens)
         attention = max(batch * self.kv_read / self.bw, batch * self.attention / self.rate)
-        return (max(flop / self.rate, self._experts_read(batch) / self.bw) + attention
+        return (max(flop / self.gemm_rate, self._experts_read(batch) / self.bw) + attention
                 + prefill_tokens * self.prefill_attention / self.rate
                 + self.comm(batch + prefill_tokens))
 
     def prefill(self, prompt: int) -> float:
-        flop = 2 * self.mv.active_params * prompt + self.mv.prefill_attention_flops(prompt)
+        products = 2 * self.mv.active_params * prompt
+        attention = self.mv.prefill_attention_flops(prompt)
         if self.par is not None:  # one engine's tp GPUs run all but the routed experts
             mv, par = self.mv, self.par
             experts = 2 * mv.expert_params * mv.experts_per_token / mv.routed_experts * prompt
-            engine = self.rate * self.tp / par.gpus
-            return (max((flop - experts) / engine + experts / self.rate,
+            share = self.tp / par.gpus
+            return (max((products - experts) / (self.gemm_rate * share)
+                        + attention / (self.rate * share) + experts / self.gemm_rate,
                         self._experts_read(prompt) / self.bw) + self.comm(prompt * par.dp))
-        return max(flop / self.rate, self.weights / self.bw) + self.comm(prompt)
+        return (max(products / self.gemm_rate + attention / self.rate, self.weights / self.bw)
+                + self.comm(prompt))
+
+
+def _products_rate(mv: ModelView, gv: GPUView, weight_dtype: str, gpus: int) -> float:
+    """FLOP/s of the weights' matrix products on ``gpus`` GPUs: the checkpoint's quantised
+    parameters (:func:`checkpoint_parts`) at :func:`serving_matmul_dtype`'s peak, the rest
+    at BF16's, each share of the FLOPs in proportion to its parameters. FP8 at
+    ``GPUView.fp8_matmul_efficiency`` (the planner's one measured FP8 GEMM figure,
+    :data:`~gpulesson.planning._adapt.FP8_MATMUL_EFFICIENCY`), FP4 at the BF16
+    efficiency (no measurement on record)."""
+    dtype = serving_matmul_dtype(weight_dtype, gv)
+    bf16 = gv.peak("bf16") * gv.matmul_efficiency
+    if dtype == "bf16":
+        return bf16 * gpus
+    fast = gv.peak(dtype) * (gv.fp8_matmul_efficiency if dtype == "fp8"
+                             else gv.matmul_efficiency)
+    parts = checkpoint_parts(mv, weight_dtype)
+    total = sum(parts.values())
+    low = sum(n for name, n in parts.items() if name != "bf16") / total
+    return gpus / (low / fast + (1 - low) / bf16)
 
 
 def _steady(speed: _Speed, qps: float, prompt: int, output: int) -> tuple[float, float, float]:

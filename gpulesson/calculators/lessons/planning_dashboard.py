@@ -235,7 +235,14 @@ def _check_moe_layers(cfg: transformer.TransformerConfig, kw: dict[str, Any]) ->
 
 def _serving(**kw: Any) -> dict[str, Any]:
     cfg = planner_inputs.config(kw)
-    spec = planner_inputs.spec(kw, "bf16")  # serving plans read the BF16 peak only
+    # the peak as entered takes its precision's place; the planner picks the precision of
+    # the products from the weights and the GPU (planning.serving.serving_matmul_dtype)
+    spec = planner_inputs.spec(kw, planner_inputs.precision(kw))
+    if kw["dtype"] == "fp8" and planning.serving_matmul_dtype(kw["weight_dtype"],
+                                                              spec) != "fp8":
+        raise ValueError(
+            f"dtype (Precision): vLLM runs the products in FP8 only for FP8 weights (W8A8), "
+            f"got weights {kw['weight_dtype']!r}: set Weights to FP8, or Precision to BF16")
     price = kw["usd_per_gpu_hour"]
     domain, tp = spec.nvlink_domain, kw["tp"]
     if domain > 1 and tp > domain and tp % domain:
@@ -283,8 +290,9 @@ SERVING = Calculator(
     inputs=(
         *shared.model_inputs("llama-3-70b"),
         *planner_inputs.gpu_inputs("H100 SXM", serving=True),
-        replace(shared.dtype_input(), help="Precision of the matrix products (the peak "
-                "above follows it)."),
+        replace(shared.dtype_input(), help="The peak above follows it. The products run "
+                "in FP8 for FP8 weights on a GPU with FP8 tensor cores (vLLM's W8A8), in "
+                "BF16 otherwise; attention stays BF16."),
         Integer("tp", "Tensor-parallel size (0 = choose)", default=0, range=(0, 64),
                 help="GPUs per replica; 0 lets the planner compare the sizes that divide the "
                      "heads within one NVLink domain, or one server of PCIe cards (1, 2, 4 "
