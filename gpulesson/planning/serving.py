@@ -110,6 +110,7 @@ from .moe_serving import (
     moe_problems,
 )
 from .non_torch import parse_version
+from .perf_model import GEMM_EFFICIENCY
 from .sparse import has_indexer, vllm_block_size, vllm_kv_bytes_per_token
 
 __all__ = ["DECODE_BANDWIDTH_EFFICIENCY", "DECODE_MEASUREMENTS", "MIXED_CHECKPOINTS",
@@ -737,16 +738,26 @@ class _Speed:
 def _products_rate(mv: ModelView, gv: GPUView, weight_dtype: str, gpus: int) -> float:
     """FLOP/s of the weights' matrix products on ``gpus`` GPUs: the checkpoint's quantised
     parameters (:func:`checkpoint_parts`) at :func:`serving_matmul_dtype`'s peak, the rest
-    at BF16's, each share of the FLOPs in proportion to its parameters. FP8 at
-    ``GPUView.fp8_matmul_efficiency`` (the planner's one measured FP8 GEMM figure,
-    :data:`~gpulesson.planning._adapt.FP8_MATMUL_EFFICIENCY`), FP4 at the BF16
-    efficiency (no measurement on record)."""
+    at BF16's, each share of the FLOPs in proportion to its parameters.
+
+    The FP8 efficiency is the training planner's (:data:`~gpulesson.planning.perf_model.
+    GEMM_EFFICIENCY`: DeepGEMM's 1,350 of 1,979 FP8 TFLOP/s on Hopper, forward products of
+    inference shapes, assumed for Blackwell), as its ratio to the BF16 figure of the same
+    table (Bekman's 792.1 of 989), times ``GPUView.matmul_efficiency``: 1.70x the BF16
+    rate on an H100, and a given BF16 efficiency moves it. Not the fitted training factors
+    (fitted on whole training steps) nor ``GPUView.fp8_matmul_efficiency`` (a training
+    trace's forward and backward products). Elsewhere, and for FP4, the BF16 efficiency
+    (no measurement on record)."""
     dtype = serving_matmul_dtype(weight_dtype, gv)
     bf16 = gv.peak("bf16") * gv.matmul_efficiency
     if dtype == "bf16":
         return bf16 * gpus
-    fast = gv.peak(dtype) * (gv.fp8_matmul_efficiency if dtype == "fp8"
-                             else gv.matmul_efficiency)
+    arch = gv.spec.architecture
+    table = GEMM_EFFICIENCY
+    ratio = (table[(arch, "fp8")][0] / table[(arch, "bf16")][0]
+             if dtype == "fp8" and (arch, "fp8") in table and (arch, "bf16") in table
+             else 1.0)
+    fast = gv.peak(dtype) * min(gv.matmul_efficiency * ratio, 1.0)
     parts = checkpoint_parts(mv, weight_dtype)
     total = sum(parts.values())
     low = sum(n for name, n in parts.items() if name != "bf16") / total

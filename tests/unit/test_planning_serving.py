@@ -711,18 +711,21 @@ def test_fp8_checkpoints_run_their_products_on_fp8_tensor_cores():
     no more than in BF16 (3,208), while vLLM runs FP8 checkpoints as W8A8 on FP8 tensor
     cores (compute capability 8.9 and later). The compute-bound prefill (and the step's
     products) now run at the FP8 rate: faster than BF16, by at most the measured FP8
-    GEMM rate over the BF16 one."""
+    GEMM rate over the BF16 one (the training planner's table)."""
     bf16 = plan_serving("llama-3-70b", "H100 SXM", weight_dtype="bf16", **_FULL_LOAD)
     fp8 = plan_serving("llama-3-70b", "H100 SXM", weight_dtype="fp8", **_FULL_LOAD)
     assert fp8.throughput > 1.05 * bf16.throughput
     view = gpu_view("H100 SXM")
-    ratio = view.peak("fp8") * view.fp8_matmul_efficiency / (view.peak("bf16")
-                                                             * view.matmul_efficiency)
+    table = serving.GEMM_EFFICIENCY  # the training planner's sourced GEMM rates
+    ratio = (view.peak("fp8") * table[("Hopper", "fp8")][0]
+             / (view.peak("bf16") * table[("Hopper", "bf16")][0]))
     mv, per_token = model_view("llama-3-70b"), 0.0
     prefill = {w: serving._Speed(mv, view, 8, w, per_token, 2000).prefill(2000)
                for w in ("bf16", "fp8")}
     assert prefill["fp8"] < prefill["bf16"] / 1.1
     assert prefill["bf16"] / prefill["fp8"] <= ratio
+    assert serving._Speed(mv, view, 8, "fp8", 0.0, 2000).gemm_rate <= 8 * ratio * view.peak(
+        "bf16") * view.matmul_efficiency
     assert serving.serving_matmul_dtype("fp8", "H100 SXM") == "fp8"
     assert serving.serving_matmul_dtype("fp8", "L40S") == "fp8"
     assert serving.serving_matmul_dtype("fp8", "MI300X") == "fp8"
