@@ -24,7 +24,17 @@ import math
 import numpy as np
 import pytest
 
-from gpulesson import flops, gemm, hardware, memory, optimisations, roofline, transformer, units
+from gpulesson import (
+    flops,
+    gemm,
+    hardware,
+    memory,
+    optimisations,
+    planning,
+    roofline,
+    transformer,
+    units,
+)
 from gpulesson.exercises import lesson_module
 from gpulesson.fp8_training import recipe, recipe_bytes
 from gpulesson.precision import float_format
@@ -186,9 +196,20 @@ def _fig2_forward_flops() -> float:
     return (gemm.flops(n, d, n) + gemm.flops(n, n, d)) * 16 * 64
 
 
+def served_fp8_speedup() -> float:
+    """Lesson 10's serving planner: Llama 3 70B on 8 H100s at full load (its dashboard's
+    prompt and output), FP8 weights over BF16 weights, tokens per second."""
+    runs = {w: planning.plan_serving("llama-3-70b", "H100 SXM", tp=8, weight_dtype=w,
+                                     max_model_len=8192, qps=None, prompt_tokens=2000,
+                                     output_tokens=300).throughput for w in ("bf16", "fp8")}
+    return runs["fp8"] / runs["bf16"]
+
+
 CLAIMS = claims(
     lambda: f"{memory.bytes_per_param('mixed')} "
      "bytes per parameter with mixed-precision",
+    # the serving planner's FP8 checkpoint (vLLM's W8A8 products, vllm2026fp8)
+    lambda: f"on eight H100s\n{served_fp8_speedup():.2f}× the tokens per second of BF16",
     # Section 1: the paper's Figure 2 setting on the roofline
     lambda: f"The forward pass does {units.format_flops(ATTN_FLOPS, digits=1)} and standard "
      f"attention moves {gb(STD_BYTES, 2)}. On an A100 "
@@ -352,6 +373,8 @@ NOT_FIGURES = (
     "on 32,768 GPUs at 390 TFLOP/s each", "BF16 runs did (38–43 %)",
     "14.8T tokens in 2.664M H800 GPU-hours",
     "(torchao publishes up to 1.25× for an 8B model on 8 GPUs, up to 1.5× for\n405B on 512)",
+    # a lesson's number in a link
+    "[lesson 10](planning_dashboard.ipynb)",
     # inputs the lesson chooses
     "also at $N = 1000$", "from 256 to 131,072 tokens", "try $d = 128$",
     "on 4,096-token sequences", "Llama 2 7B at 4,096 tokens", "training step of 16 layers",
