@@ -12,7 +12,7 @@ import pytest
 
 from gpulesson import transformer
 from gpulesson.distributed import achievable_bandwidth
-from gpulesson.planning import gpu_view, model_view, plan_serving, serving
+from gpulesson.planning import gpu_view, model_view, perf_model, plan_serving, serving
 from gpulesson.planning.logs import parse_vllm_log
 from gpulesson.planning.serving import (
     CUBLAS_WORKSPACE_DEFAULT,
@@ -716,7 +716,7 @@ def test_fp8_checkpoints_run_their_products_on_fp8_tensor_cores():
     fp8 = plan_serving("llama-3-70b", "H100 SXM", weight_dtype="fp8", **_FULL_LOAD)
     assert fp8.throughput > 1.05 * bf16.throughput
     view = gpu_view("H100 SXM")
-    table = serving.GEMM_EFFICIENCY  # the training planner's sourced GEMM rates
+    table = perf_model.GEMM_EFFICIENCY  # the training planner's sourced GEMM rates
     ratio = (view.peak("fp8") * table[("Hopper", "fp8")][0]
              / (view.peak("bf16") * table[("Hopper", "bf16")][0]))
     mv, per_token = model_view("llama-3-70b"), 0.0
