@@ -31,7 +31,7 @@ from gpulesson import _validate as v
 from gpulesson import flops, hardware, inference, prices, transformer, units
 from gpulesson.transformer import TransformerConfig
 
-__all__ = ["ATTENTION_EFFICIENCY", "FP8_MATMUL_EFFICIENCY", "MATMUL_EFFICIENCY", "GPUView",
+__all__ = ["ATTENTION_EFFICIENCY", "MATMUL_EFFICIENCY", "GPUView",
            "ModelView", "gpu_view", "model_view"]
 
 _MAMF = "Bekman, ML Engineering, Maximum Achievable Matmul FLOPS table"
@@ -46,28 +46,6 @@ MATMUL_EFFICIENCY: Mapping[str, tuple[float, str]] = MappingProxyType({
     "CDNA 3": (781.9 / 1300, f"MI300X 781.9 of 1,300 TFLOP/s ({_MAMF})"),
 })
 _DEFAULT_EFFICIENCY = (0.75, "assumed (no measurement for this architecture)")
-#: FP8 matrix products in training against the dense FP8 peak, on the whole GPU. Hopper:
-#: DeepSeek-V3's own training trace (DeepSeek-AI, profile-data, ``train.json``, commit
-#: 449602428a1b, captured 2025-02-25 on an H800: a DualPipe forward and backward chunk of
-#: 4 MoE layers, EP64, one 4,096-token micro-batch). Its FP8 GEMMs (fprop, dgrad and
-#: wgrad) do 57.5 TFLOP in 69.8 ms of kernel time, 824 TFLOP/s on the 112 SMs they are
-#: launched on (the all-to-all kernels keep the other 20 of 132): 824 x 132/112 = 971 per
-#: whole GPU, 49.1 % of the H800's 1,978.9. The planner takes the 20 SMs away itself
-#: (``comm_sm_fraction``). This replaces DeepGEMM's headline "1350+ FP8 TFLOPS" (all 132
-#: SMs, forward GEMMs of inference shapes): the weight gradients (about 695 TFLOP/s in the
-#: trace) and the small MLA and shared-expert products (about 804) are slower than the big
-#: expert products (about 1,007). The two measurements agree where they overlap: the
-#: trace's first expert product (fc1 fprop, N 4,096, K 7,168) runs at 1,106 TFLOP/s, 0.85
-#: of the 1,297 that DeepGEMM's README table (first release, commit a6d97a1c) gives for the
-#: same shape on all 132 SMs, as 112/132 = 0.85 predicts. Like the end-to-end gains
-#: published for FP8 pre-training (torchao: 1.34 to 1.43x on 2,048 H200s), it is well short
-#: of the peaks' 2x: 971 TFLOP/s is 1.23x the 792 that BF16 products reach
-#: (:data:`MATMUL_EFFICIENCY`). Elsewhere the BF16 efficiency is assumed.
-FP8_MATMUL_EFFICIENCY: Mapping[str, tuple[float, str]] = MappingProxyType({
-    "Hopper": (824 * 132 / 112 / 1978.9,
-               "DeepSeek-V3 training trace (profile-data, 2025): 824 TFLOP/s on 112 of "
-               "132 SMs, 971 of 1,978.9 per whole GPU"),
-})
 #: Achievable fraction of the dense peak in causal attention kernels (forward and backward,
 #: FLOPs actually executed): FlashAttention-2 reaches "50-73% of the theoretical maximum
 #: FLOPs/s on A100" (Dao 2023, abstract) and "only 35% utilization on H100" (Shah et al.
@@ -192,8 +170,9 @@ class GPUView:
     ``scaleout_bandwidth`` one direction per GPU over the network, ``sharp`` whether the
     switches reduce in-network. ``matmul_efficiency`` is the achievable fraction of the dense
     peak in large matrix products, ``attention_efficiency`` in causal attention kernels
-    (``fp8_matmul_efficiency`` of the FP8 peak); ``price`` USD per GPU-hour or ``None``.
-    ``notes`` say which figures are fallbacks.
+    (FP8 products: :func:`gpulesson.planning.products.products_rate` in serving,
+    :data:`gpulesson.planning.perf_model.GEMM_EFFICIENCY` in training); ``price`` USD per
+    GPU-hour or ``None``. ``notes`` say which figures are fallbacks.
     """
 
     name: str
@@ -206,7 +185,6 @@ class GPUView:
     sharp: bool
     matmul_efficiency: float
     attention_efficiency: float
-    fp8_matmul_efficiency: float
     price: float | None
     notes: tuple[str, ...] = field(default=())
 
@@ -257,7 +235,6 @@ def gpu_view(gpu: object, *, usable_memory: float | None = None,
     size = max(int(spec.nvlink_domain), 1)
     eff, eff_source = MATMUL_EFFICIENCY.get(arch, _DEFAULT_EFFICIENCY)
     att, att_source = ATTENTION_EFFICIENCY.get(arch, _DEFAULT_ATTENTION)
-    fp8, fp8_source = FP8_MATMUL_EFFICIENCY.get(arch, (eff, "assumed, as BF16"))
     price: float | None = None
     try:
         quote = prices.default_price(spec.name)
@@ -269,10 +246,9 @@ def gpu_view(gpu: object, *, usable_memory: float | None = None,
                    nvlink_bandwidth=float(link), domain=size, scaleout_bandwidth=float(nic),
                    sharp=arch in _SHARP_ARCHITECTURES and size > 1,
                    matmul_efficiency=eff, attention_efficiency=att,
-                   fp8_matmul_efficiency=fp8, price=price,
+                   price=price,
                    notes=(*notes, f"matmul efficiency {eff:.1%}: {eff_source}",
-                          f"attention efficiency {att:.0%}: {att_source}",
-                          f"FP8 matmul efficiency {fp8:.1%}: {fp8_source}"))
+                          f"attention efficiency {att:.0%}: {att_source}"))
     over: dict[str, object] = {}
     if usable_memory is not None:
         over["usable_memory"] = v.positive_number("usable_memory", usable_memory)
@@ -284,11 +260,10 @@ def gpu_view(gpu: object, *, usable_memory: float | None = None,
         over["scaleout_bandwidth"] = v.positive_number("scaleout_bandwidth",
                                                        scaleout_bandwidth)
     if matmul_efficiency is not None:
-        # a BF16 figure (measured here, or typed in a form); FP8 keeps its own measured
-        # ratio to it, as no FP8 figure of the reader's machine exists
-        given = v.fraction("matmul_efficiency", matmul_efficiency, allow_zero=False)
-        over["matmul_efficiency"] = given
-        over["fp8_matmul_efficiency"] = min(fp8 * given / eff, 1.0)
+        # a BF16 figure (measured here, or typed in a form); the FP8 products keep their
+        # own measured ratio to it (planning.products.products_rate)
+        over["matmul_efficiency"] = v.fraction("matmul_efficiency", matmul_efficiency,
+                                               allow_zero=False)
     if attention_efficiency is not None:
         over["attention_efficiency"] = v.fraction("attention_efficiency", attention_efficiency,
                                                   allow_zero=False)
@@ -302,10 +277,7 @@ def gpu_view(gpu: object, *, usable_memory: float | None = None,
     given_notes = {"price": f"price: {units.format_usd(over['price'])} per GPU-hour, as given"
                    if price_given else None,
                    "matmul efficiency": f"matmul efficiency {over['matmul_efficiency']:.1%}, "
-                   "as given" if efficiency_given else None,
-                   "FP8 matmul efficiency": "FP8 matmul efficiency "
-                   f"{over['fp8_matmul_efficiency']:.1%}, scaled as the given BF16 figure"
-                   if efficiency_given else None}
+                   "as given" if efficiency_given else None}
     if any(given_notes.values()):
         over["notes"] = tuple(next((n for key, n in given_notes.items()
                                     if n and note.startswith(key)), note)

@@ -76,8 +76,8 @@ def products_rate(mv: ModelView, gv: GPUView, weight_dtype: str, gpus: int) -> f
     inference shapes, assumed for Blackwell), as its ratio to the BF16 figure of the same
     table (Bekman's 792.1 of 989), times ``GPUView.matmul_efficiency``: 1.70x the BF16
     rate on an H100, and a given BF16 efficiency moves it. Not the fitted training factors
-    (fitted on whole training steps) nor ``GPUView.fp8_matmul_efficiency`` (a training
-    trace's forward and backward products). Elsewhere, and for FP4, the BF16 efficiency
+    (fitted on whole training steps) nor DeepSeek-V3's training trace (forward and backward
+    products, 49.1 % of the FP8 peak). Elsewhere, and for FP4, the BF16 efficiency
     (no measurement on record)."""
     dtype = serving_matmul_dtype(weight_dtype, gv)
     bf16 = gv.peak("bf16") * gv.matmul_efficiency

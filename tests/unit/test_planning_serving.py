@@ -549,7 +549,6 @@ def test_the_notes_name_the_price_and_efficiency_given_not_the_defaults() -> Non
         "price: $3.20 per GPU-hour, as given"]
     view = gpu_view("H100 SXM", matmul_efficiency=0.7)
     assert "matmul efficiency 70.0%, as given" in view.notes
-    assert any(n.startswith("FP8 matmul efficiency") and "given" in n for n in view.notes)
     assert any(n.startswith("price: $6.88") for n in gpu_view("H100 SXM").notes)
 
 
