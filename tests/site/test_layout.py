@@ -237,3 +237,33 @@ def test_the_footer_links_titles_wrap(sized_page: tuple[str, RecordedPage], path
                   "'Supercalifragilistic'.repeat(3)")
     cut = [link for link in page.evaluate(_FOOTER_LINKS) if link["over"] > 1 or not link["inside"]]
     assert not cut, f"{name}, a long word: {cut}"
+
+
+@pytest.mark.parametrize("path", ["book/hardware.html", "book/references.html",
+                                  "book/conventions.html", "book/seed_corrections.html"])
+def test_a_reference_page_never_scrolls_sideways_on_a_phone(browser: Any, site_server: Any,
+                                                             path: str) -> None:
+    """Audit 2026-12-06: at 390 px the hardware page was 418 px wide, pushed by a source
+    of its SM counts whose file path (``deploy/modal/src/llm/vllm/vlm/skywork_r1v.py``) is
+    one word wider than the column; the reader had to scroll the whole page sideways.
+    Wide tables scroll in their own box; nothing else may widen the page."""
+    width, height = WIDTHS["phone"]
+    context = browser.new_context(viewport={"width": width, "height": height},
+                                  service_workers="block")
+    try:
+        recorded = record_page(context, site_server)
+        page = _settled(recorded, path)
+        wide = page.evaluate("""(width) => Array.from(document.querySelectorAll(
+            'main p, main li, main dd, main dt, main td, main th')).filter(e => {
+              const right = e.getBoundingClientRect().left + e.scrollWidth;
+              if (right <= width + 1) { return false; }
+              for (let up = e.parentElement; up && up !== document.body; up = up.parentElement) {
+                if (getComputedStyle(up).overflowX !== 'visible') { return false; }
+              }
+              return true;
+            }).map(e => e.textContent.trim().slice(0, 60))""", width)
+        assert wide == [], wide
+        assert page.evaluate("document.documentElement.scrollWidth") <= width + 1
+        recorded.assert_clean()
+    finally:
+        context.close()
