@@ -37,8 +37,16 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from gpulesson import calculators as _calc
+from gpulesson.calculators.engine import _range_text
 
-__all__ = ["parse_value", "react", "react_json"]
+__all__ = ["UNREADABLE", "parse_value", "react", "react_json"]
+
+#: What the page sends for a number box whose text the browser cannot read as a number
+#: (``input.validity.badInput``: "1e309", beyond the largest double, or "1e" half typed).
+#: Such a box reports an empty value, and the reader who typed 1e309 was told the box
+#: "needs a value"; with this, :func:`react` says the text is not a number it can read.
+#: No one can type it: a number box takes no letters but "e".
+UNREADABLE = "unreadable"
 
 
 def parse_value(spec: _calc.Input, text: Any) -> Any:
@@ -101,7 +109,18 @@ def react(name: str, values: Mapping[str, Any],
     known = {spec.name: spec for spec in _calc.get(name).inputs}
     shown = {key: parse_value(known[key], text) for key, text in values.items() if key in known}
     answer = _calc.apply_changes(name, shown, changed)
-    return {"updates": _calc.to_json(answer["updates"]), "result": answer["result"]}
+    result = answer["result"]
+    at_fault = known.get(result.get("input") or "")
+    if not result["ok"] and at_fault is not None and values.get(at_fault.name) == UNREADABLE:
+        result = _failure(_unreadable_message(at_fault), at_fault.name)
+    return {"updates": _calc.to_json(answer["updates"]), "result": result}
+
+
+def _unreadable_message(spec: _calc.Input) -> str:
+    """The message for a box whose text the browser could not read (:data:`UNREADABLE`)."""
+    kind = "a whole number" if spec.kind == "integer" else "a number"
+    return (f"{spec.name} ({spec.label}) must be {kind} {_range_text(spec)}; what is typed "
+            "is not a number the browser can read")
 
 
 def react_json(name: str, values_json: str, changed_json: str = "[]") -> str:

@@ -25,6 +25,7 @@
   if (!script) { return; }
   var siteRoot = new URL("../../", script.src); // this file lives at _lib/course/
   var MISSING = "\u2014";
+  var UNREADABLE = "unreadable"; // gpulesson.browser.UNREADABLE
   var config = {
     pyodide: new URL(script.getAttribute("data-pyodide"), siteRoot).href,
     snapshot: script.getAttribute("data-pyodide-snapshot")
@@ -96,7 +97,12 @@
 
   Calculator.prototype.values = function () {
     var values = {};
-    for (var key in this.controls) { values[key] = this.controls[key].value; }
+    for (var key in this.controls) {
+      var control = this.controls[key];
+      // A number box whose text the browser cannot read ("1e309", "1e") reports "": send
+      // gpulesson.browser.UNREADABLE, or the reader who typed a value is told it needs one.
+      values[key] = control.validity && control.validity.badInput ? UNREADABLE : control.value;
+    }
     return values;
   };
 

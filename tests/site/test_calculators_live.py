@@ -389,6 +389,30 @@ def test_keyboard_alone_drives_a_calculator(live_page: RecordedPage) -> None:
     assert float(values["bandwidth"]) == 2.0, "the H100 PCIe preset fills its 2 TB/s"
 
 
+@pytest.mark.parametrize("typed", ["1e309", "1e"])
+def test_a_number_the_browser_cannot_read_is_not_called_empty(live_page: RecordedPage,
+                                                               typed: str) -> None:
+    """Audit 2026-12-06: "1e309" (beyond a double) or a half-typed "1e" leaves a number
+    box's value empty, and the page said the box "needs a value". Typed with the keyboard,
+    as a reader types it, the message names the box and its range and says what is wrong."""
+    page, uid = _calculator_on(live_page, "gemm")
+    spec = calculators.get("gemm").input("m")
+    box = page.locator(f"#{uid} input[name=m]")
+    box.click()
+    page.keyboard.press("Control+A")
+    page.keyboard.type(typed)
+    assert box.evaluate("b => b.validity.badInput && b.value === ''")
+    page.wait_for_function(f"document.getElementById('{uid}').dataset.glPending === '0'")
+    error = page.locator(f"#{uid} .gl-calc-error").inner_text()
+    assert error.startswith(f"m ({spec.label}) must be a whole number between 1 and "), error
+    assert "needs a value" not in error and "not a number" in error, error
+    assert box.get_attribute("aria-invalid") == "true"
+    box.fill("4096")  # back to the worked example's size
+    page.wait_for_function(f"document.getElementById('{uid}').dataset.glPending === '0'")
+    assert page.locator(f"#{uid} .gl-calc-error").inner_text() == ""
+    live_page.assert_clean(PAGE)
+
+
 # ---------------------------------------------------------------------------------------
 # When the calculator cannot start, it says so
 

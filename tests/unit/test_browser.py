@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from gpulesson import browser, calculators
+from gpulesson.calculators.engine import _range_text
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -230,6 +231,7 @@ SANDBOX = r"""
 import json, sys
 sys.path.insert(0, sys.argv[1])
 from gpulesson import browser, calculators
+from gpulesson.calculators.engine import _range_text
 out = {}
 for name in calculators.CALCULATORS:
     shown = calculators.resolve(name)
@@ -266,3 +268,30 @@ def test_page_calculators_finds_registry_markup_only() -> None:
             '<div class="gl-calculator" data-calculator="demo" id="b">')
     assert ext.page_calculators(body) == ["gemm"]
     assert ext.page_calculators("<p>no calculator</p>") == []
+
+
+@pytest.mark.parametrize(("name", "box"), [("gemm", "m"), ("amdahl", "serial_fraction")])
+def test_a_box_the_browser_cannot_read_is_not_called_empty(name: str, box: str) -> None:
+    """Audit 2026-12-06: typed into a number box, "1e309" (beyond a double) or "1e" leaves
+    the box's value empty, and the reader who typed it was told the box "needs a value".
+    The page sends :data:`browser.UNREADABLE` for such a box; the message names the box
+    and its range and says that what is typed is not a number."""
+    spec = calculators.get(name).input(box)
+    text = {k: _as_text(v) for k, v in calculators.resolve(name).items()}
+    result = browser.react(name, {**text, box: browser.UNREADABLE}, [box])["result"]
+    assert not result["ok"] and result["input"] == box
+    assert result["error"].startswith(f"{box} ({spec.label}) must be a ")
+    assert "needs a value" not in result["error"]
+    assert "not a number" in result["error"]
+    assert _range_text(spec) in result["error"]
+    # an empty box still needs a value, and another input at fault keeps its own message
+    assert "needs a value" in browser.react(name, {**text, box: ""}, [box])["result"]["error"]
+    other = next(s for s in calculators.get(name).inputs
+                 if s.kind in ("number", "integer") and s.name != box)
+    both = browser.react(name, {**text, other.name: "-1", box: browser.UNREADABLE}, [box])
+    assert both["result"]["input"] in (box, other.name)
+    if both["result"]["input"] == other.name:
+        assert "not a number the browser can read" not in both["result"]["error"]
+    # the page sends the same text (scripts/site_js/calculators.js)
+    script = Path(__file__).parents[2] / "scripts" / "site_js" / "calculators.js"
+    assert f'var UNREADABLE = "{browser.UNREADABLE}";' in script.read_text(encoding="utf-8")
