@@ -231,7 +231,6 @@ SANDBOX = r"""
 import json, sys
 sys.path.insert(0, sys.argv[1])
 from gpulesson import browser, calculators
-from gpulesson.calculators.engine import _range_text
 out = {}
 for name in calculators.CALCULATORS:
     shown = calculators.resolve(name)
