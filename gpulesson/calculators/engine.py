@@ -144,6 +144,9 @@ def resolve(name: str, **inputs: Any) -> dict[str, Any]:
 
 
 def _range_text(spec: Input) -> str:
+    if spec.unit.startswith("$"):  # "$0 and $1000/h", as the outputs write dollars
+        per = spec.unit[1:]
+        return f"between ${_shown(spec.min)}{per} and ${_shown(spec.max)}{per}"
     unit = f" {spec.unit}" if spec.unit else ""
     return f"between {_shown(spec.min)} and {_shown(spec.max)}{unit}"
 

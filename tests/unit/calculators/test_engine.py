@@ -71,6 +71,21 @@ def test_out_of_range_message_spells_the_range_in_the_shown_unit(toy):
         C.compute(toy, n=2.5)
 
 
+@pytest.mark.parametrize(("name", "box", "typed", "expected"), [
+    ("tco", "hardware_usd", -1, "between $0 and $1,000,000,000, got -1"),
+    ("tco", "cloud_usd_per_hour", 2e6, "between $0/h and $1,000,000/h, got 2,000,000"),
+    ("tco", "usd_per_kwh", 20, "between $0/kWh and $10/kWh, got 20"),
+])
+def test_a_range_in_dollars_puts_the_sign_before_each_figure(name, box, typed, expected):
+    """Audit 2026-12-06: the range of a price read "between 0 and 1,000,000,000 $" and
+    "between 0 and 1000 $/h": the dollar sign goes before the figure, as every output of
+    these calculators writes it ("$11,379")."""
+    spec = C.get(name).input(box)
+    with pytest.raises(ValueError) as err:
+        C.compute(name, **{box: typed})
+    assert str(err.value) == f"{box} ({spec.label}) must be a number {expected}"
+
+
 def test_unknown_input_is_refused(toy):
     with pytest.raises(ValueError, match="bogus is not an input of calculator '_toy'"):
         C.compute(toy, bogus=1)
