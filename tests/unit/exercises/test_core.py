@@ -581,3 +581,26 @@ def test_a_power_of_ten_before_the_unit_word_is_read():
                              extra_units={"tokens": 1})
     for typed in ("1.4 × 10^12 tokens", "1.4 x 10^12", "1.4*10**12 tokens"):
         assert tokens.check(typed).correct, (typed, tokens.check(typed).message)
+
+
+@pytest.mark.parametrize(("typed", "words"), [
+    ("112 GiB", "1.074× too high, the ratio of a GiB (2^30 bytes) to a GB (10^9 bytes): "
+                "check where you used one for the other."),
+    ("120.3 GB", "1.074× too high, the ratio of a GiB (2^30 bytes) to a GB (10^9 bytes)"),
+    ("104.3 GB", "1.074× too low, the ratio of a GiB (2^30 bytes) to a GB (10^9 bytes): "
+                 "check where you used one for the other."),
+    ("106,800 MB", "1.049× too low, the ratio of a MiB (2^20 bytes) to a MB (10^6 bytes)"),
+    ("0.112 TiB", "1.100× too high, the ratio of a TiB (2^40 bytes) to a TB (10^12 bytes)"),
+])
+def test_a_byte_answer_off_by_a_binary_prefix_is_told_so(typed, words):
+    """Audit 2026-12-06: "112 GiB" for an answer of 112 GB (the right figure, the other
+    unit) was only "about 1.1× too high". Said when the answer, moved by the step between
+    the prefixes, would be accepted; never for a quantity that is not bytes."""
+    ex = NumericExercise(lesson="demo", number=7, title="t", question="q", solution="s",
+                         answer=lambda p: 112e9, dimension="bytes", unit="GB")
+    feedback = ex.check(typed)
+    assert feedback.status == "incorrect" and words in feedback.message, feedback.message
+    assert "ratio of a" not in ex.check("200 GB").message  # about 1.8× too high
+    count = NumericExercise(lesson="demo", number=8, title="t", question="q", solution="s",
+                            answer=lambda p: 112.0, dimension="count")
+    assert "GiB" not in count.check("120.25").message
