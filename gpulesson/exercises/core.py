@@ -561,8 +561,8 @@ class NumericExercise(Exercise):
                     "low" if _close(value * step, expected, tight, self.atol) else "")
             if side:
                 return (f"That is {step:.3f}× too {side}, the ratio of a {binary}{rate} "
-                        f"({binary_bytes} bytes{rate}) to a {decimal}{rate} ({decimal_bytes} bytes{rate}): "
-                        "check where you used one for the other.")
+                        f"({binary_bytes} bytes{rate}) to a {decimal}{rate} "
+                        f"({decimal_bytes} bytes{rate}): check where you used one for the other.")
         return ""
 
     def _problems(self, expected: float) -> list[str]:
