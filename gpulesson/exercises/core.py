@@ -39,6 +39,7 @@ from gpulesson.exercises.feedback import (
     STATUSES,
     CheckStopped,
     Feedback,
+    binary_step,
     format_number,
     how_far,
     safe_repr,
@@ -314,15 +315,6 @@ class Exercise:
         return Feedback(exercise_id=self.id, status=status, message=message, **kwargs)
 
 
-#: Binary against decimal prefixes, the most common first: (binary, decimal, their sizes in
-#: bytes as written, binary / decimal), for answers no declared mistake explains (the common
-#: mistake gib_as_gb covers one direction, where an exercise declares it). A kB and a KiB
-#: differ by 2.4 %, inside "close": not listed.
-_BINARY_STEPS = (("GiB", "GB", "2^30", "10^9", 2**30 / 10**9),
-                 ("MiB", "MB", "2^20", "10^6", 2**20 / 10**6),
-                 ("TiB", "TB", "2^40", "10^12", 2**40 / 10**12))
-
-
 def _close(x: float, target: float, rtol: float, atol: float) -> bool:
     return abs(x - target) <= max(rtol * abs(target), atol)
 
@@ -532,7 +524,9 @@ class NumericExercise(Exercise):
     def _direction(self, value: float, expected: float) -> str:
         if expected == 0 or value == 0:
             return "That is not the expected value."
-        binary = self._binary_step(value, expected)
+        # the right figure in the other unit: a GiB for a GB (said when that close)
+        binary = binary_step(value, expected, self.dimension, min(self.rtol, 0.005),
+                             self.atol)
         if binary:
             return binary
         ratio = value / expected  # inf or 0.0 at the ends of the float range: see _how_far
@@ -544,26 +538,6 @@ class NumericExercise(Exercise):
             return (f"That is {self.format_value(abs(value - expected))} too {side}, and this "
                     "answer is exact: count again.")
         return how_far(ratio)
-
-    def _binary_step(self, value: float, expected: float) -> str:
-        """A byte answer off by exactly the step between a binary and a decimal prefix
-        (a GiB is 1.074 GB): the right figure written with the other unit, the mix-up the
-        conventions page warns about. Said only when the answer, moved by that step, is within
-        0.5 % of the right one (or the exercise's tolerance, if tighter); empty otherwise."""
-        if self.dimension not in ("bytes", "bytes/s"):
-            return ""
-        rate = "/s" if self.dimension == "bytes/s" else ""
-        # the right figure to three or four figures lands within 0.5 % of the step; a
-        # looser answer 5 to 10 % off is "close" or simply too high
-        tight = min(self.rtol, 0.005)
-        for binary, decimal, binary_bytes, decimal_bytes, step in _BINARY_STEPS:
-            side = ("high" if _close(value / step, expected, tight, self.atol) else
-                    "low" if _close(value * step, expected, tight, self.atol) else "")
-            if side:
-                return (f"That is {step:.3f}× too {side}, the ratio of a {binary}{rate} "
-                        f"({binary_bytes} bytes{rate}) to a {decimal}{rate} "
-                        f"({decimal_bytes} bytes{rate}): check where you used one for the other.")
-        return ""
 
     def _problems(self, expected: float) -> list[str]:
         found = []

@@ -14,7 +14,8 @@ import numbers
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["FAR_FACTOR", "STATUSES", "CheckStopped", "Feedback", "format_number", "how_far"]
+__all__ = ["FAR_FACTOR", "STATUSES", "CheckStopped", "Feedback", "binary_step", "format_number",
+           "how_far"]
 
 #: Feedback statuses. ``correct``, ``mistake`` (a declared mistake matched), ``incorrect``
 #: (wrong, no declared mistake matched), ``invalid`` (could not be read),
@@ -142,6 +143,39 @@ def how_far(ratio: float, *, you: str = "That is about", far: str = "That is") -
     if ratio > 1:
         return f"{you} {format_number(ratio, 2)}× too high."
     return f"{you} {format_number(1 / ratio, 2)}× too low."
+
+
+#: Binary against decimal prefixes, the most common first: (binary, decimal, their sizes in
+#: bytes as written, binary / decimal), for answers no declared mistake explains (the common
+#: mistake gib_as_gb covers one direction, where an exercise declares it). A kB and a KiB
+#: differ by 2.4 %, inside "close": not listed.
+_BINARY_STEPS = (("GiB", "GB", "2^30", "10^9", 2**30 / 10**9),
+                 ("MiB", "MB", "2^20", "10^6", 2**20 / 10**6),
+                 ("TiB", "TB", "2^40", "10^12", 2**40 / 10**12))
+
+
+def binary_step(value: float, expected: float, dimension: str, rtol: float,
+                atol: float = 0.0) -> str:
+    """What to tell a learner whose byte answer (``dimension`` "bytes" or "bytes/s") is off
+    by exactly the step between a binary and a decimal prefix (a GiB is 1.074 GB): the
+    right figure written with the other unit, the mix-up the conventions page warns about.
+    Said only when the answer, moved by that step, is within ``rtol`` (or ``atol``) of the
+    right one; empty otherwise. The right figure to three or four figures lands within
+    0.5 % of the step; a looser answer 5 to 10 % off is "close" or simply too high."""
+    if dimension not in ("bytes", "bytes/s"):
+        return ""
+    rate = "/s" if dimension == "bytes/s" else ""
+
+    def near(x: float) -> bool:
+        return abs(x - expected) <= max(rtol * abs(expected), atol)
+
+    for binary, decimal, binary_bytes, decimal_bytes, step in _BINARY_STEPS:
+        side = "high" if near(value / step) else "low" if near(value * step) else ""
+        if side:
+            return (f"That is {step:.3f}× too {side}, the ratio of a {binary}{rate} "
+                    f"({binary_bytes} bytes{rate}) to a {decimal}{rate} "
+                    f"({decimal_bytes} bytes{rate}): check where you used one for the other.")
+    return ""
 
 
 def short(text: str, limit: int = 160) -> str:
