@@ -85,11 +85,14 @@ def student_notebook(notebook: dict[str, Any], *, variant: int | None = None,
             cell["execution_count"] = None
     nb["metadata"].pop("widgets", None)
     which = "the lesson's own numbers" if variant is None else f"class variant {variant}"
-    when = ("after a correct answer" if solutions == "after-correct" else "not at all")
+    # The notebook's own introduction says a solution also opens "when you ask for it" (the
+    # on-request mode of the repository); a student edition has no such button.
+    when = ("appear only after a correct answer, not on request"
+            if solutions == "after-correct" else "stay hidden, even after a correct answer")
     note = {
         "cell_type": "markdown", "id": _new_id(), "metadata": {"tags": [STUDENT_SETUP_TAG]},
-        "source": (f"**Student edition** ({which}). Worked solutions appear {when}; hints "
-                   "are always there. Run the next cell first."),
+        "source": (f"**Student edition** ({which}). In this edition worked solutions {when}; "
+                   "hints are always there. Run the next cell first."),
     }
     setup = {
         "cell_type": "code", "id": _new_id(), "metadata": {"tags": [STUDENT_SETUP_TAG]},

@@ -57,6 +57,22 @@ def test_student_notebook_drops_solution_cells_outputs_and_widget_state():
     nbformat.validate(nbformat.reads(json.dumps(student), as_version=4))
 
 
+@pytest.mark.parametrize(("solutions", "says", "never_says"), [
+    ("after-correct", "only after a correct answer, not on request", "ask"),
+    ("never", "stay hidden, even after a correct answer", "not at all")])
+def test_student_note_overrides_the_on_request_introduction(solutions, says, never_says):
+    # Every exercise notebook's introduction says the worked solution appears "after a
+    # correct answer, or when you ask for it"; a student edition has no button to ask, and
+    # with --solutions never the note read "Worked solutions appear not at all".
+    intro = "".join(json.loads((ROOT / "exercises" / f"{SLUG}.ipynb").read_text())
+                    ["cells"][0]["source"])
+    assert "when you ask for it" in intro.replace("\n", " ")
+    student, _ = student_notebook(_tiny_notebook(), solutions=solutions)
+    note = student["cells"][1]["source"]
+    assert "In this edition" in note and says in note, note
+    assert never_says not in note, note
+
+
 @pytest.mark.parametrize("kwargs, words", [({"solutions": "on-request"}, "solutions"),
                                            ({"variant": -1}, "variant"),
                                            ({"variant": True}, "variant")])
