@@ -20,7 +20,8 @@ from gpulesson.exercises import mistakes
 from gpulesson.exercises.core import Mistake
 
 __all__ = ["CONTEXT_ALLOWANCE", "H100", "P", "SERVING_GPUS", "Shape", "at_sparse_peak",
-           "config", "decode_ceiling", "drawn_until", "intensity_slips", "sparse_peak",
+           "config", "decode_ceiling", "drawn_until", "gib_as_gb_unless", "intensity_slips",
+           "sparse_peak",
            "sparse_ridge", "state_fits", "training_seconds", "within_context"]
 
 #: The parameters of one variant of an exercise (its ``defaults`` or a ``sample``).
@@ -123,6 +124,24 @@ def at_sparse_peak(answer: Callable[..., float],
         return answer(p, peak=rates[dtype]) if dtype in rates else None
 
     return value
+
+
+def gib_as_gb_unless(answer: Callable[[P], float], *others: Callable[[P], float | None],
+                     rtol: float = 0.02) -> Mistake:
+    """The ``gib_as_gb`` mistake of an answer in GB: ``answer(p)`` in GiB written as GB,
+    standing aside (``None``) where it lies within ``rtol`` of one of ``others``, another
+    mistake's figure whose own hint then answers. Without that, ``variant()`` would redraw
+    every such variant and leave whole corners of the inputs out of the class's numbers."""
+
+    def value(p: P) -> float | None:
+        gib = answer(p) * 1e9 / 2**30
+        for other in others:
+            figure = other(p)
+            if figure is not None and abs(gib - figure) <= rtol * max(abs(gib), abs(figure)):
+                return None
+        return gib
+
+    return mistakes.gib_as_gb(value)
 
 
 def intensity_slips(shape: Shape, precision: str, *,

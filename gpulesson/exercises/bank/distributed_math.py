@@ -350,6 +350,7 @@ zero_memory = core.NumericExercise(
                 "You partitioned the optimizer states (12 bytes per parameter) but left out "
                 "the weights and gradients (2 + 2 bytes).",
                 lambda p: None if p["stage"] != 3 else _zero(p) - _zero(p, optimizer_bytes=0)),
+        mistakes.gib_as_gb(lambda p: _zero(p) * 1e9 / 2**30),
     ),
     defaults={"n_params": 7e9, "dp": 64, "stage": 3},
     # the per-GPU state fits an H100's usable memory (the question names no GPU): 70B at

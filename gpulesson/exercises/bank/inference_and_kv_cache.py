@@ -929,6 +929,7 @@ moe_decode_read = core.NumericExercise(
                 "That counts k experts per token as if no two tokens shared one. Expected "
                 "distinct experts are E × (1 − (1 − k/E)^B), at most E.",
                 _moe_no_sharing),
+        mistakes.gib_as_gb(lambda p: _moe_read(p) * 1e9 / 2**30),
     ),
     defaults={"model": "qwen3-30b-a3b", "batch": 4},
     sample=lambda rng: {"model": rng.choice(["mixtral-8x7b", "qwen3-30b-a3b",

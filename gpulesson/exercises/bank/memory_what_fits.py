@@ -643,6 +643,8 @@ activations_tp_sp = core.NumericExercise(
                 "That keeps the attention scores; with selective recomputation they are "
                 "recomputed, and 34·s·b·h / t remains per layer.",
                 lambda p: config(p).layers * _acts(p, tp=p["tp"], sp=True, recompute="none")),
+        mistakes.gib_as_gb(
+            lambda p: config(p).layers * _acts(p, tp=p["tp"], sp=True) * 1e9 / 2**30),
     ),
     defaults={"model": "gpt3-175b", "seq_len": 2048, "batch": 1, "tp": 8},
     sample=lambda rng: (lambda model: {
@@ -765,6 +767,7 @@ llama_flash_layer = core.NumericExercise(
                 "FlashAttention recomputes them in the backward pass.",
                 lambda p: _flash_layer(p, "eager")),
         _all_layers(_flash_layer),
+        mistakes.gib_as_gb(lambda p: _flash_layer(p) * 1e9 / 2**30),
     ),
     defaults={"model": "llama-2-7b", "batch": 1, "seq_len": 4096},
     sample=lambda rng: (lambda model: {

@@ -273,6 +273,7 @@ uneven_stages = core.NumericExercise(
                 lambda p: _state(p, stage=3)),
         Mistake("forgot_tp", "Tensor parallelism also splits every matrix of the stage "
                 "over tp = {tp} GPUs: divide by it.", lambda p: _state(p, tp=1)),
+        mistakes.gib_as_gb(lambda p: _state(p) * 1e9 / 2**30),
     ),
     defaults={"model": "llama-3.1-405b", "tp": 8, "pp": 20, "dp": 8},
     sample=lambda rng: dict(zip(("model", "tp", "pp", "dp"), rng.choice(_UNEVEN), strict=True)),
@@ -490,6 +491,10 @@ lora_memory = core.NumericExercise(
         Mistake("fp32_base", "That stores the frozen weights in FP32. They are kept in "
                 "BF16, 2 bytes each.",
                 lambda p: _lora_memory(p, base_precision="fp32").total),
+        # with full recomputation at 4,096 tokens the activations are about 7% of the total
+        _common.gib_as_gb_unless(
+            lambda p: _lora_memory(p).total,
+            lambda p: _lora_memory(p).total - _lora_memory(p).activations),
     ),
     defaults={"model": "llama-2-7b", "rank": 16, "seq_len": 2048, "recompute": "full"},
     sample=lambda rng: {"model": rng.choice(_LORA_MODELS), "rank": rng.choice([8, 16, 64]),

@@ -643,6 +643,7 @@ fp4_weights = core.NumericExercise(
                     "nvfp4" if p["format"] == "mxfp4" else "mxfp4").bytes_per_element)),
         Mistake("fp8_bytes", "That is one byte per weight, FP8. FP4 elements take half a "
                 "byte before their scales.", lambda p: _fp4_weights(p, 1.0)),
+        mistakes.gib_as_gb(lambda p: _fp4_weights(p) * 1e9 / 2**30),
     ),
     defaults={"model": "llama-3-70b", "format": "mxfp4"},
     sample=lambda rng: {"model": rng.choice(["llama-3-8b", "llama-3-70b", "qwen3-8b",

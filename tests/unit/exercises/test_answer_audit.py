@@ -169,3 +169,21 @@ def test_fine_tune_prediction_figures_agree_with_the_dashboard_they_quote():
         usd_per_gpu_hour=0, n_gpus=1, seq_len=2048, tokens=0.02,
         step_tokens=0.524288)["time"] / 86_400
     assert days == pytest.approx(printed, rel=0.01)
+
+
+def _gb_exercises():
+    return [ex for ex in _numeric_exercises() if ex.dimension == "bytes" and ex.unit == "GB"]
+
+
+@pytest.mark.parametrize("ex", _gb_exercises(), ids=lambda e: e.id)
+def test_every_gb_answer_recognises_gib_written_as_gb(ex):
+    # Eight of the seventeen questions answered in GB gave a learner who divided by 2^30 a
+    # bare "about 7% off" instead of the GiB hint the other nine give (audit of 2026-12-06).
+    for seed in [None, *range(40)]:
+        variant = ex.variant(seed)
+        gib = variant.answer_value() / 2**30
+        feedback = variant.check(f"{gib:.6g}")
+        assert feedback.status == "mistake", (seed, f"{gib:.6g}", feedback.message)
+        declared = next(m for m in variant.mistakes if m.key == "gib_as_gb")
+        if declared.value(variant.inputs) is not None:  # None: another mistake's figure
+            assert feedback.mistake == "gib_as_gb", (seed, f"{gib:.6g}", feedback.message)
