@@ -72,6 +72,16 @@ def _seed_precision(p: P) -> str:
     raise ValueError(f"no precision gives {p['quoted_mb']} MB for size {p['size']}")
 
 
+#: How a format's traffic compares with the quoted one's, as a hint says it.
+_TIMES = {0.125: "an eighth of", 0.25: "a quarter of", 0.5: "half", 1: "exactly", 2: "twice",
+          4: "four times", 8: "eight times"}
+
+
+def _seed_slip(key: str) -> Any:
+    """A slip that picks ``key``: it stands aside where ``key`` is the variant's answer."""
+    return lambda p: None if _seed_precision(p) == key else key
+
+
 def _seed_derived(p: P) -> dict[str, Any]:
     n = p["size"]
     return {"size_text": wording.count(n), "elements": wording.count(3 * n * n),
@@ -79,6 +89,8 @@ def _seed_derived(p: P) -> dict[str, Any]:
             **{f"mb_{key}": wording.size(_gemm_mb(p, key) * 1e6)
                for key, _ in _SEED_PRECISIONS},
             "quoted": f"{p['quoted_mb']:.1f} MB",
+            **{f"vs_{key}": _TIMES[_ELEMENT_BYTES[key] / _ELEMENT_BYTES[_seed_precision(p)]]
+               for key, _ in _SEED_PRECISIONS},
             "intensity": core.format_number(gemm.arithmetic_intensity(
                 n, n, n, bytes_per_element=_ELEMENT_BYTES[_seed_precision(p)]), 4)}
 
@@ -106,18 +118,19 @@ seed_bytes_precision = core.ChoiceExercise(
     mistakes=(
         Mistake("tensor_cores_mean_half",
                 "Tensor cores do suggest 16-bit data, but at 2 bytes per element the traffic "
-                "would be {mb_bf16}, half the quoted figure.",
-                lambda p: "bf16"),
+                "would be {mb_bf16}, {vs_bf16} the quoted figure.",
+                _seed_slip("bf16")),
         Mistake("double_precision",
-                "At 8 bytes per element (FP64) the traffic would be {mb_fp64}, twice the "
+                "At 8 bytes per element (FP64) the traffic would be {mb_fp64}, {vs_fp64} the "
                 "quoted figure.",
-                lambda p: "fp64"),
+                _seed_slip("fp64")),
     ),
+    # the lesson's own figure is the seed page's FP32 one; a class variant draws the format
+    # too, so that not every student's answer is FP32 (it was in 300 of 300 variants)
     defaults={"size": 4096, "quoted_mb": 201.3},
-    # the quoted figure is an FP32 one at every size, as on the page
-    sample=lambda rng: (lambda n: {"size": n, "quoted_mb": round(_gemm_mb({"size": n}, "fp32"),
-                                                                 1)})(
-        rng.choice([1024, 2048, 4096, 8192, 16384])),
+    sample=lambda rng: (lambda n, key: {"size": n, "quoted_mb": round(
+        _gemm_mb({"size": n}, key), 1)})(rng.choice([1024, 2048, 4096, 8192, 16384]),
+                                         rng.choice([k for k, _ in _SEED_PRECISIONS])),
 )
 
 
