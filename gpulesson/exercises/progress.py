@@ -408,7 +408,8 @@ def record_answer(record: Mapping[str, Any], exercise_id: str, status: str, *,
     :class:`Feedback`): a new record, ``record`` is left as it is.
 
     Every answer counts an attempt; ``correct`` and ``compared`` (a prediction set against
-    a measurement) mark the exercise done, at ``now`` (default: this second, local time).
+    a measurement) mark the exercise done, at ``now`` (default: this second, local time),
+    and set its ``variant`` to the numbers answered (none for the lesson's own).
     An entry that is not a record is replaced; every other entry and key is kept.
     """
     data = _normalised(record)
@@ -420,8 +421,12 @@ def record_answer(record: Mapping[str, Any], exercise_id: str, status: str, *,
         if not is_done(entry):
             entry["done_at"] = entry["last"]
         entry["done"] = True
-    if variant is not None:
-        entry["variant"] = variant
+        # the numbers it was solved with: a right answer to the lesson's own numbers (whose
+        # solutions are on the site) must not stand under a class variant tried before
+        if variant is None:
+            entry.pop("variant", None)
+        else:
+            entry["variant"] = variant
     data["exercises"][exercise_id] = entry
     return data
 

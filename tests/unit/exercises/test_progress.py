@@ -41,6 +41,18 @@ def test_attempts_and_done_are_kept_next_to_the_notebook(clean_session):
                                       "(1, 2); next: exercise 3.")
 
 
+def test_a_variant_is_credited_only_with_an_answer_to_its_own_numbers():
+    # Tried on class variant 3, then solved on the lesson's own numbers (whose worked
+    # solutions are on the site): the entry said done with "variant": 3, so the progress
+    # file and solved_before() credited variant 3 (audit of 2026-12-06).
+    data = progress.record_answer({}, f"{SLUG}-ex2", "incorrect", variant=3)
+    data = progress.record_answer(data, f"{SLUG}-ex2", "correct", variant=None)
+    entry = data["exercises"][f"{SLUG}-ex2"]
+    assert entry["done"] is True and "variant" not in entry
+    data = progress.record_answer(data, f"{SLUG}-ex2", "correct", variant=3)
+    assert data["exercises"][f"{SLUG}-ex2"]["variant"] == 3
+
+
 def test_all_done():
     for n in range(1, N + 1):
         record(f"{SLUG}-ex{n}", "correct")
