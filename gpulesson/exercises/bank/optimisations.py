@@ -498,6 +498,35 @@ def _keeps_derived(p: P) -> dict[str, Any]:
             "bf16_sub": core.format_number(b16.smallest_subnormal, 3)}
 
 
+_KEEPS_TAIL = (" This is why FP16 training needs loss scaling and BF16 training usually "
+               "does not.")
+
+
+def _keeps_solution(ctx: Any) -> str:
+    """The worked solution for the variant's value: kept by both, by BF16 only, or by
+    neither (a class variant draws all three; the lesson's 1e-8 is BF16 only)."""
+    kept = _keeps(ctx)
+    if kept == "both":
+        how = ("as a normal number" if ctx["value"] >= float_format("fp16").smallest_normal
+               else "as a subnormal, with fewer significant bits")
+        text = ("**{answer}.** FP16's smallest subnormal is {fp16_sub} and its smallest normal "
+                "number {fp16_normal}: FP16 keeps {value_text} " + how + ". BF16 has FP32's 8 "
+                "exponent bits and reaches down to {bf16_normal}: it keeps it too. Values "
+                "below half FP16's smallest subnormal, {fp16_half}, are where the two part.")
+    elif kept == "neither":
+        text = ("**{answer}.** FP16's smallest subnormal is {fp16_sub}, far above "
+                "{value_text}. BF16 has FP32's 8 exponent bits, so it reaches much lower, "
+                "normal numbers to {bf16_normal} and subnormals to {bf16_sub}, but everything "
+                "up to half of that rounds to zero, and {value_text} is below it too.")
+    else:
+        text = ("**{answer}.** FP16's smallest subnormal is {fp16_sub}, so everything up to "
+                "half of it, {fp16_half}, rounds to zero, and {value_text} is below that. "
+                "BF16 has FP32's 8 exponent bits: its normal numbers reach down to "
+                "{bf16_normal} (subnormals to {bf16_sub}), so {value_text} survives, with "
+                "BF16's coarse precision.")
+    return text.format(**ctx) + _KEEPS_TAIL
+
+
 tiny_gradient = core.ChoiceExercise(
     lesson=LESSON, number=7, title="A gradient of {value_text} in FP16 and BF16",
     question=(
@@ -509,13 +538,7 @@ tiny_gradient = core.ChoiceExercise(
            "FP32's exponent range.",
            "A value below half the smallest subnormal rounds to zero; BF16's smallest "
            "normal number is {bf16_normal}."),
-    solution=(
-        "**{answer}.** FP16's smallest subnormal is {fp16_sub}, so everything up to half of "
-        "it, {fp16_half}, rounds to zero, and {value_text} is below that. BF16 has FP32's 8 "
-        "exponent bits: its normal numbers reach down to {bf16_normal} (subnormals to "
-        "{bf16_sub}), so {value_text} survives, with BF16's coarse precision. This is why "
-        "FP16 training needs loss scaling and BF16 training usually does not."
-    ),
+    solution=_keeps_solution,
     answer=_keeps,
     derived=_keeps_derived,
     mistakes=(
@@ -527,14 +550,17 @@ tiny_gradient = core.ChoiceExercise(
         Mistake("same_range",
                 "BF16 is not FP16 with different rounding: it has FP32's 8 exponent bits, so "
                 "its range reaches {bf16_normal}, far below this value.",
-                lambda p: "neither"),
+                lambda p: None if _keeps(p) == "neither" else "neither"),
         Mistake("any_float_keeps_it",
                 "FP16 cannot: its smallest positive number is {fp16_sub}, and values below "
                 "{fp16_half} round to zero. That is the underflow loss scaling fixes.",
-                lambda p: "both"),
+                lambda p: None if _keeps(p) == "both" else "both"),
     ),
     defaults={"value": 1e-8},
-    sample=lambda rng: {"value": rng.choice([1e-8, 2e-8, 5e-9, 1e-9, 1e-12, 1e-20, 1e-30])},
+    # mostly values only BF16 keeps, as in the lesson, but also some both keep and some
+    # neither does: with only the first kind every student's answer was BF16
+    sample=lambda rng: {"value": rng.choice([1e-8, 2e-8, 5e-9, 1e-9, 1e-12, 1e-20, 1e-30,
+                                             1e-4, 1e-6, 1e-42])},
 )
 
 
