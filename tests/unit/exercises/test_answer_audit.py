@@ -187,3 +187,35 @@ def test_every_gb_answer_recognises_gib_written_as_gb(ex):
         declared = next(m for m in variant.mistakes if m.key == "gib_as_gb")
         if declared.value(variant.inputs) is not None:  # None: another mistake's figure
             assert feedback.mistake == "gib_as_gb", (seed, f"{gib:.6g}", feedback.message)
+
+
+def _intro_examples(slug):
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[3] / "exercises" / f"{slug}.ipynb"
+    intro = "".join(json.loads(path.read_text(encoding="utf-8"))["cells"][0]["source"])
+    return re.findall(r"`([^`\n]+)`", intro)
+
+
+@pytest.mark.parametrize("slug", available_lessons())
+def test_the_how_to_answer_examples_are_no_exercise_s_answer(slug):
+    # The "How they work" paragraph showed how to type an answer with the answer itself:
+    # `$6,868` (cost ex1), `24.5 GB` and `18.75%` (distributed ex1, ex3), `2.4 days`
+    # (flops ex2), `85.9 GB` (inference ex3), `15.5 GB` (planning ex3). A student edition
+    # of the lesson's own numbers gave those away (audit of 2026-12-06).
+    given = []
+    for ex in load_lesson(slug).exercises:
+        if not isinstance(ex, core.NumericExercise):
+            continue
+        answer = ex.answer_value()
+        for example in _intro_examples(slug):
+            if not re.search(r"\d", example) or re.fullmatch(r"[\d.,_]+", example):
+                continue  # a bare number is read in each exercise's own unit: no example
+            try:
+                value = ex.parse(example)
+            except ValueError:
+                continue
+            if abs(value - answer) <= max(ex.rtol, 0.005) * abs(answer):
+                given.append((ex.id, example))
+    assert given == []
