@@ -99,3 +99,18 @@ def test_an_export_writes_what_the_page_says(tmp_path: Path) -> None:
     key = Path(result.answer_key).read_text(encoding="utf-8")
     assert "Variant seed: 7." in key
     assert (tmp_path / "students").is_dir() and (tmp_path / "answer_key").is_dir()
+
+
+def test_the_page_says_the_numbers_come_from_the_installed_course(tmp_path: Path) -> None:
+    # The page said "The same variant number always gives the same numbers", but a student
+    # edition holds none: it draws them from the gpulesson installed where it runs, and a
+    # course whose banks changed draws some variants differently (roofline ex1 and
+    # optimisations ex7 did on 2026-12-06), so the key no longer matches.
+    from gpulesson.exercises import load_lesson
+
+    export_module.export(["memory_what_fits"], tmp_path, variant=7)
+    student = (tmp_path / "students" / "memory_what_fits.ipynb").read_text(encoding="utf-8")
+    answers = [ex.answer_text() for ex in load_lesson("memory_what_fits", variant=7).exercises
+               if hasattr(ex, "rtol")]
+    assert answers and not [a for a in answers if a in student]
+    assert "same version of the course" in " ".join(PAGE.split())
