@@ -456,3 +456,31 @@ def test_the_fp32_line_is_an_accumulator_not_a_tensor_core():
     assert "the FP32 line is what a Tensor Core computes" not in text
     assert "the FP32 line shows what an FP32 accumulator buys" in text
     assert "{cite:p}`fasi2021tensorcores`" in text and "{cite:p}`deepseek2024v3`" in text
+
+
+def test_the_source_list_names_every_figure_of_the_datasheet_table():
+    """Section 5 says every figure of its GPU table "names its datasheet and date (listed
+    below the table)". The list below it must then hold, for each GPU, the source of every
+    figure the table prints (memory, bandwidth, power and the dense peaks), not one source
+    per GPU: the B300's and GB300's rows once cited only NVIDIA's Blackwell Ultra blog,
+    which gives their 288 GB and none of their peaks (those come from the HGX B300 page and
+    the GB300 NVL72 page, the B300's bandwidth from aiconfigurator, its power from the
+    Blackwell Ultra datasheet). The notebook's two cells run here, the table helper
+    replaced by one that keeps the rows."""
+    (table_cell,) = (c for c in nb.cells(NOTEBOOK) if c.get("id") == "7e08a22b")
+    (source_cell,) = (c for c in nb.cells(NOTEBOOK) if c.get("id") == "072c21cf")
+    tables: list[list[list[str]]] = []
+    namespace = {"hardware": hardware,
+                 "html_table": lambda header, rows, **kw: tables.append(rows)}
+    for cell in (table_cell, source_cell):
+        exec(compile("".join(cell["source"]), f"{SLUG}.ipynb:{cell['id']}", "exec"),
+             namespace)
+    listed = {(source, name) for source, names in tables[-1] for name in names.split(", ")}
+    shown = ("memory_bytes", "bandwidth", "tdp_watts",
+             *(f"peak_flops.{d}" for d in ("fp64", "fp32", "tf32", "fp16", "fp8", "fp4")))
+    missing = sorted((spec.name, key) for spec in hardware.GPUS.values() for key in shown
+                     if key in spec.figure_sources
+                     and (spec.figure_sources[key], spec.name) not in listed)
+    assert not missing, missing
+    assert any("HGX B300 column" in source and "B300" in names.split(", ")
+               for source, names in tables[-1])
