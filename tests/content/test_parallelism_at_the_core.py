@@ -203,9 +203,11 @@ CLAIMS = claims(
      f"{_gb(H100.memory_bytes)}",
     lambda: "An H100 SXM is rated at "
      + units.format_bandwidth(H100.bandwidth),
-    lambda: "moves about "
+    # PCIe 5.0 x16: 32 GT/s on 16 lanes is 64 GB/s each way before the 128b/130b encoding
+    # and the packet headers; the page names it a rating, not what a transfer reaches
+    lambda: "is rated at "
      f"{units.format_bandwidth(PCIE.interconnect_bandwidth / 2, digits=0)} in each "
-     f"direction, some {WORDS[round(H100.bandwidth / PCIE.interconnect_bandwidth * 2, -1)]}"
+     f"direction (a line rate: transfers reach less), some {WORDS[round(H100.bandwidth / PCIE.interconnect_bandwidth * 2, -1)]}"
      f" times less than an H100's HBM. Streaming "
      f"{_gb(memory.weight_bytes(SEVEN_B, precision='fp16'))} of weights over it would cap "
      "generation at under "
