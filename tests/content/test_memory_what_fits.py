@@ -17,9 +17,11 @@ page and its exercises make, checked without running the notebook (nbval runs it
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import replace
 
+import numpy as np
 import pytest
 
 from gpulesson import (
@@ -385,7 +387,7 @@ CLAIMS = claims(
      + ("more than" if not memory.fits(_state(L27), GPU_MEMORY) else "less than")
      + f" one {gb(GPU_MEMORY, 0)} GPU holds",
     lambda: (lambda f: f"FP16 has {f.fraction_bits} fraction bits, so next to 1.0 the "
-             f"nearest other number is $1 + 2^{{-{f.fraction_bits}}} \\approx "
+             f"next number up is $1 + 2^{{-{f.fraction_bits}}} \\approx "
              f"{1 + f.epsilon:.3f}$")(float_format("fp16")),
     lambda: "the FP32 copy moves by "
      f"{UPDATES * UPDATE:g} as it should",
@@ -712,3 +714,17 @@ def test_exercise_bank_promises() -> None:
                     "eager_scores", "active_for_memory"):
         assert mistake in keys, mistake
     nb.check_exercise_notebook(SLUG)
+
+
+def test_the_fp16_neighbour_of_one_is_the_one_above():
+    """Section 5: 1 + 2^-10 is the next FP16 number *above* 1.0, not its nearest one: below
+    1.0 the spacing halves, so 1 - 2^-11 is closer. An update of 10^-4 rounds away on either
+    side (it is less than half of either gap), so the argument stands; the wording names
+    the neighbour that a positive update would have to reach."""
+    one = np.float16(1)
+    up = float(np.nextafter(one, np.float16(2))) - 1
+    down = 1 - float(np.nextafter(one, np.float16(0)))
+    assert down == up / 2 and UPDATE < down / 2
+    text = " ".join(nb.markdown(NOTEBOOK).split())
+    assert "the nearest other number is $1 + 2^{-10}" not in text
+    assert f"next number up is $1 + 2^{{-{round(-math.log2(up))}}}" in text
