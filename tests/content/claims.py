@@ -102,7 +102,8 @@ def claim_tests(module: str, path: Path) -> tuple[Callable[..., None], ...]:
     (:func:`uncovered_figures`); ``test_every_listed_non_figure_is_on_the_page``: no listed
     non-figure is stale. ``NOT_FIGURES`` is read when the tests run, so the module may add
     to it after this call (a "Going further" box's claims, checked by their own
-    :func:`claim_test`)."""
+    :func:`claim_test`). Each test carries the page it reads (``page``) and the module whose
+    ``CLAIMS`` it checks (``content_module``)."""
     defined = sys.modules[module]
     page_text = page(path)
     where = (path.resolve().relative_to(REPO).as_posix() if path.resolve().is_relative_to(REPO)
@@ -117,8 +118,11 @@ def claim_tests(module: str, path: Path) -> tuple[Callable[..., None], ...]:
         stale = [text for text in defined.NOT_FIGURES if rendered(text) not in page_text]
         assert not stale, f"{where} no longer says these listed non-figures: {stale}"
 
-    return (claim_test(defined.CLAIMS, page_text, where), test_every_figure_is_claimed,
-            test_every_listed_non_figure_is_on_the_page)
+    tests = (claim_test(defined.CLAIMS, page_text, where), test_every_figure_is_claimed,
+             test_every_listed_non_figure_is_on_the_page)
+    for test in tests:  # what they check, for the rule that every lesson checks its own page
+        test.page, test.content_module = path.resolve(), module  # type: ignore[attr-defined]
+    return tests
 
 
 def closest(text: str, page: str) -> str:

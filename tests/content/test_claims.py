@@ -114,6 +114,8 @@ def test_the_tests_of_a_page_fail_on_an_unclaimed_figure_and_a_stale_non_figure(
     monkeypatch.setitem(sys.modules, module.__name__, module)
     test_claim, every_figure, non_figures = claim_tests(module.__name__, path)
     assert test_claim.pytestmark[0].args[1] is module.CLAIMS
+    assert {(t.page, t.content_module) for t in (test_claim, every_figure, non_figures)} == {
+        (path.resolve(), module.__name__)}
     test_claim(module.CLAIMS[0])
     with pytest.raises(AssertionError, match="a_page.md no longer says"):
         test_claim(Claim(lambda: "reads 3.36 TB/s"))
@@ -137,7 +139,9 @@ def test_every_lesson_has_its_content_test_and_its_claims_are_checked(slug: str)
     (``make lesson`` writes one), declares its ``CLAIMS`` (at least one) and checks them:
     one test per claim (``test_claim``, parametrized over ``CLAIMS``) and a test that every
     figure of the page lies in a claim or a listed non-figure
-    (``test_every_figure_is_claimed``)."""
+    (``test_every_figure_is_claimed``), all three of ``claim_tests`` made on the lesson's own
+    notebook with the module's own ``CLAIMS``: a content test that imports another lesson's
+    tests checks that lesson's page, not its own."""
     path = Path(__file__).with_name(f"test_{slug}.py")
     assert path.is_file(), f"lesson {slug!r} has no content test: write {path.name}"
     module = importlib.import_module(f"{__package__}.test_{slug}")
@@ -149,3 +153,11 @@ def test_every_lesson_has_its_content_test_and_its_claims_are_checked(slug: str)
         f"{path.name} has no test_claim parametrized over CLAIMS"
     assert callable(getattr(module, "test_every_figure_is_claimed", None)), \
         f"{path.name} does not check that every figure of the page is claimed"
+    lesson_page = (Path(__file__).parents[2] / "notebooks" / f"{slug}.ipynb").resolve()
+    for name in ("test_claim", "test_every_figure_is_claimed",
+                 "test_every_listed_non_figure_is_on_the_page"):
+        test = getattr(module, name, None)
+        assert getattr(test, "page", None) == lesson_page, \
+            f"{path.name}: {name} does not check notebooks/{slug}.ipynb (claim_tests of it)"
+        assert getattr(test, "content_module", None) == module.__name__, \
+            f"{path.name}: {name} checks the CLAIMS of {getattr(test, 'content_module', None)}"
