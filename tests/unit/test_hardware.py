@@ -11,8 +11,13 @@ and AMD's MI325X and MI355X pages (dense rates, sparse rows apart).
 
 from __future__ import annotations
 
+import json
+import re
+from importlib import resources
+
 import pytest
 
+from gpulesson import _validate as v
 from gpulesson import hardware
 from gpulesson.hardware import gpu
 
@@ -157,8 +162,34 @@ def test_every_figure_has_a_dated_source() -> None:
         keys |= {"scaleout_bandwidth"} if spec.scaleout_bandwidth else set()
         assert keys <= set(spec.figure_sources), spec.name
         assert set(spec.peak_flops) <= set(hardware.DTYPES), spec.name
-    for source in hardware.SOURCES.values():
-        assert source["date"][:2] == "20" and source["title"]
+    for key, source in hardware.SOURCES.items():
+        assert re.fullmatch(r"20\d\d(-\d\d){0,2}", source["date"]), (key, source["date"])
+        assert source.get("title") and source.get("publisher"), key
+        assert source.get("url", "").startswith("https://"), (key, source.get("url"))
+
+
+def test_every_name_and_alias_picks_one_gpu() -> None:
+    """gpus.json: no spelling (name or alias, as :func:`gpu` compares them: ignoring case,
+    spaces, '-', '_' and '.') belongs to two GPUs. The loader maps aliases in a dict, so a
+    new GPU that repeats another's alias would silently take that GPU's name over."""
+    data = json.loads(resources.files("gpulesson").joinpath("data/gpus.json")
+                      .read_text(encoding="utf-8"))
+    owner: dict[str, str] = {}
+    for entry in data["gpus"]:
+        for spelling in (entry["name"], *entry["aliases"]):
+            first = owner.setdefault(v._normalise(spelling), entry["name"])
+            assert first == entry["name"], f"{spelling!r} names both {first} and {entry['name']}"
+    for entry in data["gpus"]:
+        assert gpu(entry["name"]).name == entry["name"]
+        assert all(gpu(alias).name == entry["name"] for alias in entry["aliases"])
+
+
+def test_memory_is_in_decimal_bytes_as_datasheets_print_it() -> None:
+    """``memory_bytes`` is the datasheet's GB figure in decimal bytes (80 GB = 80e9): a
+    whole number of tenths of a GB. A capacity typed in GiB (32 GiB = 34,359,738,368
+    bytes) is not one; what the driver reports in MiB goes in ``reported_memory``."""
+    for spec in hardware.GPUS.values():
+        assert spec.memory_bytes % 10**8 == 0, (spec.name, spec.memory_bytes)
 
 
 def test_source_titles_survive_the_sites_smart_quotes() -> None:
