@@ -15,6 +15,8 @@ Turbo, 23 July 2024).
 
 from __future__ import annotations
 
+import datetime
+
 import pytest
 
 from gpulesson import cost, hardware, prices
@@ -70,12 +72,16 @@ def test_source_per_gpu_prices(name: str, provider: str, instance: str,
 
 
 def test_every_quote_is_dated_sourced_and_classified() -> None:
-    """Each quote: a GPU of the spec sheet, a kind, an ISO date, a dated source with a URL."""
+    """Each quote: a GPU of the spec sheet, a kind, an ISO date no later than today, a dated
+    source with a URL."""
     assert len(prices.QUOTES) >= 40
     for q in prices.QUOTES:
         assert q.gpu in hardware.GPUS and q.kind in prices.KINDS and q.offer in prices.OFFERS
         assert bool(q.term) == (q.offer == "committed")   # a commitment says its term
         assert q.date[:2] == "20" and len(q.date) == 10 and q.url.startswith("https://")
+        # the day it was read: a real day, and not after today (a later date would also
+        # make it supersede the quotes it is compared with)
+        assert datetime.date.fromisoformat(q.date) <= datetime.date.today(), (q.gpu, q.date)
         assert q.gpus >= 1 and q.usd_per_instance_hour > 0
     hyperscalers = {q.provider for q in prices.QUOTES if q.kind == "hyperscaler"}
     assert hyperscalers == {"AWS", "Microsoft Azure", "Oracle OCI", "Google Cloud"}
