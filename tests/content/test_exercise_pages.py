@@ -58,13 +58,13 @@ def test_kernel_only_cells_are_hidden_on_the_site(slug: str) -> None:
     kept = {ex.function_name for ex in lesson_module(slug).EXERCISES
             if ex.kind == "code" and f"{slug}:{ex.number}" in _jupyter_only()}
     wrong = []
-    shown = set()
+    shown = []
     for cell in _cells(slug):
         if cell["cell_type"] != "code":
             continue
         source, tags = _source(cell).strip(), _tags(cell)
         if match := re.fullmatch(r"lesson\.show\((\d+)\)", source):
-            shown.add(int(match.group(1)))
+            shown.append(int(match.group(1)))
             if "remove-input" not in tags:
                 wrong.append(f"{cell['id']}: {source} needs remove-input")
         elif "load_lesson(" in source and "reveal" not in source and "remove-cell" not in tags:
@@ -79,7 +79,10 @@ def test_kernel_only_cells_are_hidden_on_the_site(slug: str) -> None:
             wrong.append(f"{cell['id']}: the stub of an exercise checked in Jupyter only "
                          "must stay on the page")
     assert not wrong, "\n".join(wrong)
-    assert shown == {ex.number for ex in lesson_module(slug).EXERCISES}
+    numbers = [ex.number for ex in lesson_module(slug).EXERCISES]
+    assert shown == numbers == list(range(1, len(numbers) + 1)), \
+        f"exercises/{slug}.ipynb shows exercises {shown}; the bank has {numbers}: each " \
+        "once, in order, numbered from 1"
 
 
 @pytest.mark.parametrize("slug", SLUGS)
