@@ -87,6 +87,11 @@ def refuse(root: Path, slug: str, title: str, question: str) -> list[str]:
         problems.append(f"TITLE {title!r} is another lesson's")
     if not question.endswith("?") or "\n" in question:
         problems.append(f"QUESTION {question!r} must be one line ending with '?'")
+    first = question.split(" ", 1)[0]
+    if first[:1].isupper() and first[1:].islower():
+        problems.append(f"QUESTION {question!r} must start in lower case: book/intro.md lists "
+                        "each lesson as '<n>. <lesson>: how ...?' (a name such as GPU or "
+                        "FlashAttention may start it)")
     problems += [f"{path} exists already" for path in
                  (_target(p, slug) for p in skeleton_files()) if (root / path).exists()]
     return problems
@@ -179,7 +184,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("slug", help="the lesson's file name, e.g. kv_offload")
     parser.add_argument("title", help="the lesson's title, as its page heading reads")
     parser.add_argument("--question", default=SKELETON_QUESTION,
-                        help="the question the lesson answers, for book/intro.md")
+                        help="the question the lesson answers, for book/intro.md's list: "
+                             "lower case, ending with '?'")
     parser.add_argument("--root", type=Path, default=ROOT, help="the repository to write to")
     args = parser.parse_args(argv)
     for path in new_lesson(args.root.resolve(), args.slug, args.title, args.question):

@@ -108,8 +108,9 @@ def test_one_command_adds_a_lesson_that_the_suite_accepts(tmp_path: Path) -> Non
 
 def test_the_command_refuses_what_would_clash() -> None:
     """A lesson the course has, a slug that is not a module name, a title another lesson
-    has, a question without its question mark: refused before anything is written,
-    each named."""
+    has, a question without its question mark or starting with a capital ("How ...?" would
+    read "11. kv_offload: How ...?" in book/intro.md's list): refused before anything is
+    written, each named."""
     script = _script()
     taken = course.LESSONS[0]
     problems = script.refuse(REPO, taken.slug, taken.title, "why?")
@@ -119,6 +120,11 @@ def test_the_command_refuses_what_would_clash() -> None:
     assert any("must be lower-case words" in p
                for p in script.refuse(REPO, "KV-offload", "A title", "why?"))
     assert any("ending with '?'" in p for p in script.refuse(REPO, "kv_offload", "A", "why"))
+    assert any("must start in lower case" in p
+               for p in script.refuse(REPO, "kv_offload", "A", "How much does it cost?"))
+    for question in ("how much does it cost?", "GPU or CPU: where does the cache go?",
+                     "FlashAttention: what does it save?", "?"):
+        assert script.refuse(REPO, SLUG, TITLE, question) == [], question
     assert script.refuse(REPO, SLUG, TITLE, "why?") == []
 
 
