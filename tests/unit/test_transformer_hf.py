@@ -173,6 +173,28 @@ def test_presets_that_differ_from_their_file_only_where_stated() -> None:
         "phi3__Phi-3.5-mini-instruct.json"]["params"]
 
 
+#: The presets tied to no file of ``PRESET_FILES`` that are not in ``EXACT_COUNTS`` of
+#: test_transformer.py either, each with what holds it instead.
+PRESETS_WITHOUT_FILE = {
+    "gpt3-175b": "no config.json was published; Brown et al. 2020, Table 2.1 (its source)",
+    "phi-3-mini": "counted as Phi-3.5-mini's file (test_presets_that_differ_from_their_file"
+                  "_only_where_stated)",
+}
+
+
+def test_every_preset_is_its_config_file_or_its_published_count() -> None:
+    """The recipe's line of ``PRESET_FILES`` cannot be forgotten: a preset is tied to its
+    config file here, or to its exact count in test_transformer.py's ``EXACT_COUNTS``, or
+    named in ``PRESETS_WITHOUT_FILE`` with the reason."""
+    from .test_transformer import EXACT_COUNTS
+
+    tied = set(PRESET_FILES) | {row[0] for row in EXACT_COUNTS} | set(PRESETS_WITHOUT_FILE)
+    untied = sorted(set(transformer.PRESETS) - tied)
+    assert not untied, (f"presets tied to no config file: {untied}; add the file to "
+                        "tests/data/hf_configs/ and its line to PRESET_FILES")
+    assert set(PRESETS_WITHOUT_FILE) <= set(transformer.PRESETS)
+
+
 def test_every_preset_has_a_label_and_a_source() -> None:
     assert set(transformer.MODEL_LABELS) == set(transformer.PRESETS)
     assert all(cfg.source for cfg in transformer.PRESETS.values())
