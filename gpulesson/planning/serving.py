@@ -149,6 +149,11 @@ def _v1_defaults(total: float, gpu: object | None) -> tuple[int, int]:
     return _V1_DEFAULTS[1 if small else 0]
 
 
+def _both_bytes(n: float) -> str:
+    """Bytes in decimal GB (as a GPU's memory is entered) and in GiB (as vLLM logs them)."""
+    return f"{units.format_bytes(n, digits=2)} ({units.format_bytes(n, binary=True, digits=2)})"
+
+
 @dataclass(frozen=True)
 class KVBudget:
     """vLLM's start-up memory arithmetic on one GPU (bytes); ``kv_cache`` may be negative."""
@@ -848,10 +853,15 @@ def _plan_tp(mv: ModelView, gv: GPUView, t: int, common: Mapping[str, object],
                         f"{gv.name}: its all-reduces would cross the network")
     budget = kv_budget(mv, gv.spec, tp=t, **common)  # type: ignore[arg-type]
     if budget.kv_cache <= 0:
+        # in the GB the reader types, with vLLM's GiB beside, and no negative "left"
+        taken = budget.requested - budget.kv_cache  # weights + activations + non-torch
         problems.append(
-            f"memory: no room for a KV cache ({units.format_bytes(budget.kv_cache, binary=True)}"
-            f" left of {units.format_bytes(budget.requested, binary=True)} after weights, "
-            "activations and non-torch memory); raise gpu_memory_utilization, use more tp, "
+            f"memory: no room for a KV cache: the weights, activations and non-torch memory "
+            f"take {_both_bytes(taken)}, {'all of' if budget.kv_cache == 0 else 'more than'} "
+            f"the {_both_bytes(budget.requested)} vLLM may use (gpu_memory_utilization of "
+            "the GPU's memory)"
+            + (f", {_both_bytes(-budget.kv_cache)} short" if budget.kv_cache < 0 else "")
+            + "; raise gpu_memory_utilization, use more tp, "
             "lighter weights (weight_dtype) or fewer max_num_batched_tokens")
     elif budget.sequences(length) < 1:
         held = (f"the {budget.kv_cache_tokens:,} tokens the KV cache can store"

@@ -173,7 +173,7 @@ def test_a_serving_plan_that_nothing_serves_shows_the_nearest_tp():
     assert out["layout"].startswith("tp 8 "), out["layout"]
     short = C.evaluate("serving_plan", {"model": "kimi-k2", "gpu": "H200",
                                         "weight_dtype": "fp8", "tp": 2})["text"]["problems"]
-    assert "-359.8 GiB left" in short, short
+    assert ", 386.34 GB (359.81 GiB) short;" in short, short
 
 
 def test_several_problems_read_as_a_list_not_one_run_on_sentence():
@@ -269,3 +269,21 @@ def test_serving_plan_fp8_is_one_figure_on_the_form_and_the_planner():
         assert out["throughput"] == pytest.approx(plan.throughput, rel=1e-9), dtype
     shown = C.evaluate("serving_plan", {**base, "weight_dtype": "bf16", "dtype": "fp8"})
     assert not shown["ok"] and shown["input"] == "dtype", shown
+
+
+def test_no_room_for_a_kv_cache_says_what_is_taken_in_the_unit_typed():
+    """Site audit (2026-12-06): GPU memory typed as 2.5 GB read "-15.9 GiB left of 2.1
+    GiB" (GB typed, GiB shown, a negative "left"). The problem now states what the weights,
+    activations and non-torch memory take against what vLLM may use (90 % of 2.5 GB =
+    2.25 GB), in GB with the GiB beside, and never a negative amount."""
+    import re
+
+    typed = 2.5
+    out = C.compute("serving_plan", gpu_memory=typed)
+    problem = out["problems"].split("; (2)")[0]
+    assert "no room for a KV cache" in problem
+    assert not re.search(r"-\d", problem), problem
+    usable = typed * C.resolve("serving_plan")["utilization"] / 100
+    assert f"the {usable:.2f} GB (" in problem, problem
+    taken = float(re.search(r"take ([\d.]+) GB \(", problem).group(1))
+    assert taken > usable, problem
