@@ -35,6 +35,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
 __all__ = [
+    "NoFiniteResultError",
     "UnknownNameError",
     "boolean",
     "choice",
@@ -68,6 +69,25 @@ class UnknownNameError(KeyError, ValueError):
 
     def __str__(self) -> str:  # KeyError would print the message in quotes
         return str(self.args[0]) if self.args else ""
+
+
+class NoFiniteResultError(ValueError):
+    """Raised by :func:`guarded` when a call has no finite result (a NaN or an infinity in
+    it, or an ``ArithmeticError`` inside): the inputs are too large or too small for the
+    formula.
+
+    A ``ValueError`` like any other bad input; it also carries what a front end needs to
+    name the input at fault in its own words (the calculators' engine names the form's
+    field): ``function`` (its name), ``arguments`` (by parameter name), ``where`` (what
+    overflowed, ``".cost_per_million_tokens"``, or ``""`` for an arithmetic failure).
+    """
+
+    def __init__(self, message: str, *, function: str = "",
+                 arguments: Mapping[str, Any] | None = None, where: str = "") -> None:
+        super().__init__(message)
+        self.function = function
+        self.arguments = dict(arguments or {})
+        self.where = where
 
 
 def _type_name(value: object) -> str:
@@ -479,6 +499,9 @@ def guarded(func: Callable[..., T]) -> Callable[..., T]:
     * a result holding NaN or an infinity (in a number, a tuple, a mapping or a dataclass)
       raises ``ValueError`` naming the call, its inputs and where the result overflowed.
 
+    Both failures of the result raise :class:`NoFiniteResultError` (a ``ValueError``), so
+    that a front end can put the message in its own words.
+
     A guarded function called by another one (in the same thread) runs unchecked: the
     outermost call checks the final result, so a calculator built from calculators pays
     for one check, not one per step.
@@ -510,9 +533,10 @@ def guarded(func: Callable[..., T]) -> Callable[..., T]:
         try:
             result = func(*args, **kwargs)
         except ArithmeticError as error:
-            raise ValueError(
+            raise NoFiniteResultError(
                 f"{_call_text(func, args, kwargs)} cannot be computed: the inputs are beyond "
-                f"what a float holds ({type(error).__name__}: {error}); use smaller values"
+                f"what a float holds ({type(error).__name__}: {error}); use smaller values",
+                function=func.__name__, arguments=_bound(func, args, kwargs),
             ) from error
         except (ValueError, TypeError, KeyError) as error:
             renamed = None if as_is else _renamed(error, func, args, kwargs)
@@ -538,9 +562,10 @@ def guarded(func: Callable[..., T]) -> Callable[..., T]:
             where = _first_non_finite(result)
         if where is not None:
             path, bad = where
-            raise ValueError(
+            raise NoFiniteResultError(
                 f"{_call_text(func, args, kwargs)} has no finite result ({path} would be "
-                f"{bad!r}): the inputs are too large or too small for this formula"
+                f"{bad!r}): the inputs are too large or too small for this formula",
+                function=func.__name__, arguments=_bound(func, args, kwargs), where=path,
             )
         return result
 

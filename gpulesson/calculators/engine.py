@@ -19,6 +19,7 @@ Standard library only: this module runs in the browser (Pyodide).
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -242,13 +243,58 @@ def outputs(name: str, kwargs: Mapping[str, Any]) -> dict[str, Any]:
     :func:`si_inputs` has already resolved and validated (a front end that also needs
     them, for its warnings, resolves and validates once)."""
     calc = get(name)
-    result = dict(calc.function(**kwargs))
+    try:
+        result = dict(calc.function(**kwargs))
+    except _validate.NoFiniteResultError as error:
+        # the guard's message names an internal call (plan_serving(model=TransformerConfig(
+        # ...)): the reader gets the field of the form instead
+        raise ValueError(_no_finite_message(calc, kwargs, error.where)) from error
+    where = _validate._first_non_finite(result)
+    if where is not None:  # a formula of the lesson module itself
+        raise ValueError(_no_finite_message(calc, kwargs, where[0]))
     expected = [o.name for o in calc.outputs]
     if sorted(result) != sorted(expected):
         raise RuntimeError(
             f"calculator {name!r} returned {sorted(result)}, declared {sorted(expected)}"
         )
     return {key: result[key] for key in expected}
+
+
+def _furthest_input(calc: Calculator, kwargs: Mapping[str, Any]) -> Input | None:
+    """The number input furthest from the worked example's value, by orders of magnitude
+    (an input at 0, or whose example is 0, is left out: 0 is an "off" or "none")."""
+    example_si = si_inputs(calc.name)
+    best, best_score = None, 0.0
+    for spec in calc.inputs:
+        if spec.kind not in ("number", "integer"):
+            continue
+        value, default = kwargs.get(spec.name), example_si.get(spec.name)
+        if not (isinstance(value, (int, float)) and isinstance(default, (int, float))):
+            continue
+        if value <= 0 or default <= 0 or value == default:
+            continue
+        score = abs(math.log10(value) - math.log10(default))
+        if score > best_score:
+            best, best_score = spec, score
+    return best
+
+
+def _no_finite_message(calc: Calculator, kwargs: Mapping[str, Any], where: str) -> str:
+    """What a reader is told when the inputs give no finite result: the field furthest
+    from the worked example, its value and the example's, never the internal call."""
+    words = [w for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", where or "") if w != "result"]
+    what = f"the {words[-1].replace('_', ' ')}" if words else "a result"
+    spec = _furthest_input(calc, kwargs)
+    if spec is None:
+        return (f"these inputs give no finite result ({what} would be infinite or undefined): "
+                "bring the inputs nearer the worked example")
+    unit = f" {spec.unit}" if spec.unit else ""
+    value = kwargs[spec.name] / spec.scale
+    example_value = resolve(calc.name)[spec.name]
+    size = "small" if value < example_value else "large"
+    return (f"{spec.name} ({spec.label}) = {_shown(value)}{unit} is too {size} for this "
+            f"calculator: {what} would be infinite or undefined; enter a value nearer the "
+            f"worked example's {_shown(example_value)}{unit}")
 
 
 def sweep(name: str, input: str, values: Any, **inputs: Any) -> list[dict[str, Any]]:

@@ -306,3 +306,18 @@ def test_a_wrong_type_or_an_unreadable_path_is_a_clean_refusal():
     with pytest.raises(ValueError, match=r"^read\(path='/no/such/config.json'\): cannot read "
                                          r"what was given \(FileNotFoundError"):
         v.guarded(read)("/no/such/config.json")
+
+
+def test_no_finite_result_carries_the_function_its_arguments_and_where():
+    """The guard's error is a ValueError that a front end can reword (the calculators'
+    engine names the form's field instead of the call)."""
+    @v.guarded
+    def spread(a, b):
+        return {"ratio": a / b * 1e300}
+
+    with pytest.raises(v.NoFiniteResultError) as caught:
+        spread(1e300, b=1e-300)
+    assert isinstance(caught.value, ValueError)
+    assert caught.value.function == "spread"
+    assert caught.value.arguments == {"a": 1e300, "b": 1e-300}
+    assert caught.value.where == "['ratio']"

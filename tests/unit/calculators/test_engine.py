@@ -13,7 +13,7 @@ import pytest
 
 from gpulesson import calculators as C
 
-from .toy import TOY
+from .toy import TOY, echo
 
 
 def test_defaults_come_from_the_default_preset(toy):
@@ -141,3 +141,47 @@ def test_a_typed_minus_zero_is_zero():
     value = C.si_inputs("tco", hardware_usd=float("-0"))["hardware_usd"]
     assert value == 0 and math.copysign(1.0, value) == 1.0
     assert C.compute("tco", hardware_usd=-0.0)["verdict"] == "owning, from month 0.0 of 60"
+
+
+def _toy_through_a_guarded_call(toy, formula):
+    """The toy with its function calling a guarded module function of ``formula(peak)``."""
+    from gpulesson import _validate
+
+    @_validate.guarded
+    def internal_call(config, peak):  # an internal call, its arguments a config and SI
+        return {"per_peak": formula(peak)}
+
+    def function(**kw):
+        per = internal_call({"hidden": 8192}, kw["peak"])["per_peak"]
+        return echo(**kw) | {"n_out": per}
+
+    C.CALCULATORS._remove(toy)
+    C.CALCULATORS._add(replace(TOY, function=function))
+
+
+@pytest.mark.parametrize("formula", [lambda peak: 1e300 * (1e12 / peak) * 1e10,  # inf
+                                     lambda peak: (1e12 / peak) ** 110])  # OverflowError
+def test_no_finite_result_names_the_field_not_the_internal_call(toy, formula):
+    """Site audit (2026-12-06): Traffic = 1e-320 requests/s in the serving planner showed
+    "plan_serving(model=TransformerConfig(hidden=8192, ...) has no finite result", an
+    internal call dumped and no field named. A guarded call without a finite result now
+    reads as the form's field furthest from the worked example, its value and the
+    example's."""
+    _toy_through_a_guarded_call(toy, formula)
+    with pytest.raises(ValueError) as caught:
+        C.compute(toy, peak=1e-3, rate=50)
+    message = str(caught.value)
+    assert message.startswith("peak (Peak) = 0.001 TFLOP/s is too small"), message
+    assert "internal_call" not in message and "hidden" not in message, message
+    assert "worked example's 1000 TFLOP/s" in message, message
+    shown = C.evaluate(toy, {"peak": 1e-3})
+    assert shown["ok"] is False and shown["input"] == "peak", shown
+
+
+def test_a_non_finite_output_of_the_calculator_itself_names_the_field(toy):
+    C.CALCULATORS._remove(toy)
+    C.CALCULATORS._add(replace(TOY, function=lambda **kw: echo(**kw) | {
+        "n_out": 1e300 / kw["rate"] * 1e300}))
+    with pytest.raises(ValueError, match=r"^rate \(Bandwidth\) = 100 TB/s is too large .*"
+                                         r"the n out would be infinite"):
+        C.compute(toy, rate=100)
