@@ -147,8 +147,13 @@ def resolve(name: str, **inputs: Any) -> dict[str, Any]:
 def _range_text(spec: Input) -> str:
     if spec.unit.startswith("$"):  # "$0 and $1000/h", as the outputs write dollars
         per = spec.unit[1:]
-        return f"between ${_shown(spec.min)}{per} and ${_shown(spec.max)}{per}"
+        low, zero = spec.min, ""
+        if spec.smallest is not None:
+            low, zero = spec.smallest, f", or $0{per}"
+        return f"between ${_shown(low)}{per} and ${_shown(spec.max)}{per}{zero}"
     unit = f" {spec.unit}" if spec.unit else ""
+    if spec.smallest is not None:
+        return f"between {_shown(spec.smallest)} and {_shown(spec.max)}{unit}, or 0"
     return f"between {_shown(spec.min)} and {_shown(spec.max)}{unit}"
 
 
@@ -192,7 +197,8 @@ def _validate_one(spec: Input, value: Any) -> Any:
                     f"{_range_text(spec)}, got {value!r}"
                 )
             value = int(value)
-    if (spec.min is not None and value < spec.min) or (spec.max is not None and value > spec.max):
+    if ((spec.min is not None and value < spec.min) or (spec.max is not None and value > spec.max)
+            or (spec.smallest is not None and 0 < value < spec.smallest)):
         kind = "a whole number" if spec.kind == "integer" else "a number"
         raise ValueError(
             f"{spec.name} ({spec.label}) must be {kind} {_range_text(spec)}, got {_shown(value)}"

@@ -110,7 +110,7 @@ def gpu_inputs(default: str, *, serving: bool = False) -> tuple[Any, ...]:
                         "about 94 % of it."),
         ]
     out.append(Number("usd_per_gpu_hour", "Price per GPU-hour", range=(0, 1000), step=0.01,
-                      unit="$/h", dimension="usd",
+                      smallest=0.001, unit="$/h", dimension="usd",
                       help="The GPU's dated default quote (gpulesson.prices.default_price: the "
                            "cheapest hyperscaler on demand) where it has one (0 = none known: "
                            "enter a quote). " + shared.PRICE_NOTE))

@@ -480,7 +480,7 @@ def gpu_hour_price(others: str) -> Input:
     """
     return Number("usd_per_gpu_hour", "Price per GPU-hour",
                   default=round(_H100_NOW.usd_per_gpu_hour, 2), range=(0, 1000),
-                  step=0.01, unit="$/h", dimension="usd",
+                  step=0.01, smallest=0.001, unit="$/h", dimension="usd",
                   help=f"Example: ${_H100_NOW.usd_per_gpu_hour:.2f} per GPU-hour, "
                        f"{_H100_NOW.provider} {_H100_NOW.instance} (8× H100) on demand, read "
                        f"{_H100_NOW.date} ($12.29 at its launch in July 2023); " + others

@@ -94,6 +94,9 @@ class Input:
         whose default is not custom: its default then comes from that preset.
     min, max, step:
         the allowed range (inclusive) and the widget step, in ``unit``.
+    smallest:
+        for a range from 0: the smallest value above 0 accepted (0 itself is; a price or a
+        traffic of 1e-300 is not, its outputs would read $1e-300 or overflow).
     unit:
         unit shown to the reader (``"TB/s"``); values are entered in it.
     scale:
@@ -119,6 +122,7 @@ class Input:
     min: float | None = None
     max: float | None = None
     step: float | None = None
+    smallest: float | None = None
     unit: str = ""
     scale: float = 1.0
     dimension: str = "count"
@@ -148,17 +152,27 @@ def _bounds(name: str, range: tuple[float, float]) -> tuple[float, float]:
 def Number(name: str, label: str, *, range: tuple[float, float], default: float | None = None,
            step: float | None = None, unit: str = "", scale: float = 1.0,
            dimension: str = "count", help: str = "", advanced: bool = False,
-           slider: bool = False) -> Input:
+           slider: bool = False, smallest: float | None = None) -> Input:
     """A real number in ``range`` (inclusive), entered in ``unit``.
 
     ``scale`` converts the shown unit to the SI value the calculator function receives
     (``unit="TB/s", scale=1e12``); ``dimension`` says what that SI value is (``"bytes/s"``).
-    ``step`` is the widget's step, a hint only.
+    ``step`` is the widget's step, a hint only. ``smallest``, for a range from 0, is the
+    smallest value above 0 accepted (0 stays allowed); the help then says so.
     """
     low, high = _bounds(name, range)
+    if smallest is not None:
+        if low != 0 or isinstance(smallest, bool) or not isinstance(smallest, (int, float)) \
+                or not 0 < smallest <= high:
+            raise ValueError(f"{name}: smallest must be a number in (0, max] of a range "
+                             f"from 0, got {smallest!r} for range {range!r}")
+        shown = f"{smallest:g} {unit}".strip()
+        if unit.startswith("$"):
+            shown = f"${smallest:g}{unit[1:]}"
+        help = (help + " " if help else "") + f"Enter 0 or at least {shown}."
     return Input(name=name, label=label, kind="number", default=default, min=low, max=high,
-                 step=step, unit=unit, scale=scale, dimension=dimension, help=help,
-                 advanced=advanced, slider=slider)
+                 step=step, smallest=smallest, unit=unit, scale=scale, dimension=dimension,
+                 help=help, advanced=advanced, slider=slider)
 
 
 def Integer(name: str, label: str, *, range: tuple[int, int], default: int | None = None,

@@ -76,12 +76,12 @@ TCO = Calculator(
     lesson=LESSON,
     inputs=(
         Number("hardware_usd", "Hardware price", default=270_000, range=(0, 1e9), step=1000,
-               unit="$", dimension="usd",
+               smallest=1, unit="$", dimension="usd",
                help="Example: about $270,000 for an NVIDIA DGX H100 (8 GPUs), "
                     "SemiAnalysis's estimate of May 2023 as cited by Epoch AI. "
                     + shared.PRICE_NOTE),
         Number("power_watts", "Power draw", default=10_200, range=(0, 1e8), step=100,
-               unit="W", dimension="count",
+               smallest=1, unit="W", dimension="count",
                help="DGX H100: about 10.2 kW maximum system power (NVIDIA DGX H100 "
                     "datasheet, 2023)."),
         Number("pue", "PUE", default=1.58, range=(1, 3), step=0.01,
@@ -89,11 +89,11 @@ TCO = Calculator(
                     "Institute Global Data Center Survey 2023; about 1.1 for the best "
                     "hyperscale halls."),
         Number("usd_per_kwh", "Electricity price", default=0.0806, range=(0, 10), step=0.001,
-               unit="$/kWh", dimension="usd",
+               smallest=0.0001, unit="$/kWh", dimension="usd",
                help="Example: US average industrial price in 2023, 8.06 ¢/kWh (EIA). "
                     + shared.PRICE_NOTE),
         Number("cloud_usd_per_hour", "Cloud price (same 8 GPUs)", default=round(_H100_NODE, 2),
-               range=(0, 1e6), step=0.01, unit="$/h", dimension="usd",
+               range=(0, 1e6), step=0.01, smallest=0.001, unit="$/h", dimension="usd",
                help=f"Example: {_H100_QUOTE.provider} {_H100_QUOTE.instance} (8× H100) on "
                     f"demand, {_H100_QUOTE.region}, read {_H100_QUOTE.date} "
                     "(gpulesson.prices); $98.32 at its launch in July 2023. Specialist "

@@ -72,9 +72,10 @@ def test_out_of_range_message_spells_the_range_in_the_shown_unit(toy):
 
 
 @pytest.mark.parametrize(("name", "box", "typed", "expected"), [
-    ("tco", "hardware_usd", -1, "between $0 and $1,000,000,000, got -1"),
-    ("tco", "cloud_usd_per_hour", 2e6, "between $0/h and $1,000,000/h, got 2,000,000"),
-    ("tco", "usd_per_kwh", 20, "between $0/kWh and $10/kWh, got 20"),
+    ("tco", "hardware_usd", -1, "between $1 and $1,000,000,000, or $0, got -1"),
+    ("tco", "cloud_usd_per_hour", 2e6, "between $0.001/h and $1,000,000/h, or $0/h, got "
+                                       "2,000,000"),
+    ("tco", "usd_per_kwh", 20, "between $0.0001/kWh and $10/kWh, or $0/kWh, got 20"),
 ])
 def test_a_range_in_dollars_puts_the_sign_before_each_figure(name, box, typed, expected):
     """Audit 2026-12-06: the range of a price read "between 0 and 1,000,000,000 $" and
@@ -185,3 +186,26 @@ def test_a_non_finite_output_of_the_calculator_itself_names_the_field(toy):
     with pytest.raises(ValueError, match=r"^rate \(Bandwidth\) = 100 TB/s is too large .*"
                                          r"the n out would be infinite"):
         C.compute(toy, rate=100)
+
+
+def test_a_positive_value_below_the_smallest_is_refused_zero_is_not(toy):
+    """Edge audit (2026-12-06): a range from 0 let 1e-300 through: a price of $1e-300/h
+    printed "$2.78e-304" per 1,000 tokens, a traffic of 1e-300 requests/s "$5.10e+301" per
+    million tokens. ``smallest`` refuses what lies between 0 and it, and says so."""
+    C.CALCULATORS._remove(toy)
+    price = C.Number("price", "Price", default=2.5, range=(0, 1000), smallest=0.001,
+                     unit="$/h", dimension="usd")
+    rate = C.Number("rate", "Bandwidth", default=3.35, range=(0, 100), smallest=0.01,
+                    unit="TB/s", scale=1e12, dimension="bytes/s")
+    C.CALCULATORS._add(replace(TOY, inputs=(*TOY.inputs[:4], rate, price),
+                               function=lambda **kw: echo(**kw)))
+    for typed in (1e-300, 5e-324, 0.0009):
+        with pytest.raises(ValueError) as err:
+            C.compute(toy, price=typed)
+        assert str(err.value).startswith(
+            "price (Price) must be a number between $0.001/h and $1000/h, or $0/h, got "), err
+    with pytest.raises(ValueError, match=r"^rate \(Bandwidth\) must be a number between "
+                                         r"0\.01 and 100 TB/s, or 0, got 1e-09$"):
+        C.compute(toy, rate=1e-9)
+    assert C.compute(toy, price=0, rate=0)["rate_out"] == 0
+    assert C.compute(toy, price=0.001, rate=0.01)["rate_out"] == pytest.approx(1e10)

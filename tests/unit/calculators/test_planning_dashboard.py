@@ -292,9 +292,10 @@ def test_no_room_for_a_kv_cache_says_what_is_taken_in_the_unit_typed():
 def test_a_traffic_too_small_for_the_planner_names_the_traffic_field():
     """Site audit (2026-12-06): Traffic (qps) = 1e-320, inside its range, showed the guard's
     "plan_serving(model=TransformerConfig(...), gpu=GPUSpec(...), ...) has no finite
-    result": an internal call dumped, no field named."""
+    result": an internal call dumped, no field named. (Now refused by the range: 0, or at
+    least 0.001 requests/s; test_engine covers the guard's path.)"""
     out = C.evaluate("serving_plan", {"qps": 1e-320})
     assert out["ok"] is False and out["input"] == "qps", out
     message = out["error"]
-    assert message.startswith("qps (Traffic") and "1e-320 requests/s" in message, message
+    assert message.startswith("qps (Traffic") and "1e-320" in message, message
     assert "TransformerConfig(" not in message and "plan_serving(" not in message, message

@@ -120,3 +120,16 @@ def test_an_input_filled_by_the_default_preset_needs_no_default_of_its_own() -> 
 def test_a_name_is_registered_once(toy) -> None:
     with pytest.raises(ValueError, match="declared twice"):
         C.CALCULATORS._add(replace(TOY, function=echo))
+
+
+def test_smallest_is_for_a_range_from_zero_and_the_help_states_it() -> None:
+    number = spec.Number("qps", "Traffic", range=(0, 1e6), smallest=0.001,
+                         unit="requests/s", help="Arrivals per second.")
+    assert number.smallest == 0.001
+    assert number.help == "Arrivals per second. Enter 0 or at least 0.001 requests/s."
+    price = spec.Number("usd", "Price", range=(0, 10), smallest=0.01, unit="$/h")
+    assert price.help == "Enter 0 or at least $0.01/h."
+    assert spec.Number("x", "X", range=(0, 1)).smallest is None
+    for range_, smallest in (((1, 10), 2), ((0, 10), 0), ((0, 10), 11), ((0, 10), True)):
+        with pytest.raises(ValueError, match="^x: smallest must be"):
+            spec.Number("x", "X", range=range_, smallest=smallest)
