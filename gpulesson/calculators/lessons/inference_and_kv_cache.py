@@ -258,7 +258,7 @@ PREFIX_CACHING = Calculator(
         Output("ttft", "Time to first token with the cache (roofline)", "seconds",
                help="max(FLOPs ÷ peak, (weights + cached KV) ÷ bandwidth): a full hit "
                     "costs about one decode step."),
-        Output("ttft_saved", "Time to first token saved", "seconds"),
+        Output("ttft_saved", "Time to first token saved (negative: lost)", "seconds"),
         Output("fit_without", "Conversations that fit, nothing shared", "number",
                unit="conversations",
                help="Weights, every conversation's whole KV cache and the overhead within "

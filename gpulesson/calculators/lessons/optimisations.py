@@ -66,13 +66,13 @@ FLASH_ATTENTION = Calculator(
         Output("flash_time", "FlashAttention on this GPU (roofline)", "seconds",
                help="The same FLOPs, far fewer bytes: several times faster, and bound by "
                     "compute once its FLOPs per byte pass the ridge point."),
-        Output("time_saved", "Time saved", "seconds"),
+        Output("time_saved", "Time saved (negative: lost)", "seconds"),
         Output("speedup", "Speed-up", "ratio"),
         Output("standard_memory", "Kept for backward: the N×N probabilities", "bytes"),
         Output("flash_memory", "Kept for backward: one FP32 statistic per row", "bytes",
                help="FlashAttention recomputes the scores in the backward pass "
                     "(FlashAttention-2 and PyTorch's SDPA keep one log-sum-exp per row)."),
-        Output("memory_saved", "Memory saved", "bytes"),
+        Output("memory_saved", "Memory saved (negative: more used)", "bytes"),
         Output("block_c", "Key/value block B_c", "count"),
         Output("block_r", "Query block B_r", "count"),
         Output("passes", "Outer passes T_c", "count"),

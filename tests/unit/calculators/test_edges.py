@@ -6,7 +6,8 @@ at the worked example) to its minimum, its maximum and, for a range from 0, 1e-3
 and the smallest float (5e-324). Found: the serving planner at qps = 5e-324 or 1e-320
 showed "plan_serving(model=TransformerConfig(..." with no field marked; prices,
 electricity and traffic of 1e-300 printed "$1.12e-300" a year, "$5.10e+301" per million
-tokens and an SLO of "1.00e-294 ns".
+tokens and an SLO of "1.00e-294 ns"; FlashAttention's "Time saved" read "-171 ns" (at
+one token) and prefix caching's "-80.5 ms", labelled as if they could not be negative.
 """
 
 from __future__ import annotations
@@ -48,9 +49,13 @@ def test_an_edge_gives_an_answer_or_a_message_about_a_field(name, box, values):
             assert shown["input"] is not None, (box, value, message)
             assert not _REPR.search(message), (box, value, message)
             continue
+        labels = {output.name: output.label for output in C.get(name).outputs}
         for key, result in shown["values"].items():
             assert not (isinstance(result, float) and not math.isfinite(result)), (box, value,
                                                                                   key)
+            if isinstance(result, (int, float)) and not isinstance(result, bool) and result < 0:
+                # "-171 ns" of time saved reads as an error unless the label says it can be
+                assert "negative" in labels[key], (box, value, key, labels[key])
         for key, text in shown["text"].items():
             for exponent in _EXPONENT.findall(text):
                 # a figure beyond 1e±30 in what a reader sees is an artefact, not an answer
