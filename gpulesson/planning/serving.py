@@ -816,8 +816,9 @@ def _reason(best: ServingPlan, plans: list[ServingPlan],
     tried = [(c.tp, f"tp {c.tp}: {c.gpus} GPUs" if c.feasible else
               f"tp {c.tp}: {c.problems[0]}") for c in plans]
     parts = [text for _, text in sorted(tried + list(left_out or ()), key=lambda x: x[0])]
+    replicas = f"{best.replicas:,} replica{'s' if best.replicas != 1 else ''}"
     return replace(best, reason=f"Fewest GPUs that meet the traffic: tp {best.tp}{dp} x "
-                   f"{best.replicas} replicas. Compared: " + "; ".join(parts) + ".")
+                   f"{replicas}. Compared: " + "; ".join(parts) + ".")
 
 
 def _plan_tp(mv: ModelView, gv: GPUView, t: int, common: Mapping[str, object],

@@ -264,9 +264,9 @@ def _serving(**kw: Any) -> dict[str, Any]:
     engines = f" × dp {plan.dp}" if plan.dp > 1 else ""
     return {
         "feasible": plan.feasible, "problems": planner_inputs.problems_text(plan.problems),
-        "layout": f"tp {plan.tp}{engines} × {plan.replicas} "
+        "layout": f"tp {plan.tp}{engines} × {plan.replicas:,} "
                   f"replica{'s' if plan.replicas > 1 else ''}"
-                  f" = {plan.gpus} GPU{'s' if plan.gpus > 1 else ''}",
+                  f" = {plan.gpus:,} GPU{'s' if plan.gpus > 1 else ''}",
         "reason": plan.reason or _serving_reason(plan, tp),
         "kv_cache_tokens": plan.kv_cache_tokens * plan.dp,
         "max_concurrency": plan.max_concurrency * plan.dp,

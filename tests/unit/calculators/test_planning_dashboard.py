@@ -299,3 +299,19 @@ def test_a_traffic_too_small_for_the_planner_names_the_traffic_field():
     message = out["error"]
     assert message.startswith("qps (Traffic") and "1e-320" in message, message
     assert "TransformerConfig(" not in message and "plan_serving(" not in message, message
+
+
+@pytest.mark.parametrize(("qps", "expected"), [(1, "tp 4 x 1 replica."),
+                                               (1e6, "tp 4 x 163,614 replicas.")])
+def test_the_reason_counts_replicas_as_the_layout_does(qps, expected):
+    """Edge audit (2026-12-06): the reason read "tp 4 x 1 replicas" and, at 1e6 requests/s,
+    "tp 4 x 163614 replicas" where the layout beside it writes "1 replica"; the layout
+    itself read "163614 replicas = 654456 GPUs". Both now write counts as the other outputs
+    do ("163,614")."""
+    out = C.compute("serving_plan", qps=qps)
+    replicas = int(out["layout"].split(" × ")[1].split()[0].replace(",", ""))
+    assert expected.startswith(f"tp 4 x {replicas:,} replica"), (out["layout"], expected)
+    assert f"× {replicas:,} replica" in out["layout"] and "GPU" in out["layout"], out
+    gpus = out["layout"].split(" = ")[1].split()[0]
+    assert gpus == f"{int(gpus.replace(',', '')):,}", out["layout"]
+    assert expected in out["reason"], out["reason"]
