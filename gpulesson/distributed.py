@@ -806,7 +806,7 @@ def recommend_layout(
                        else "1.5x the traffic of data parallelism")
             if candidate(f"ZeRO-{stage}", 1, 1, stage,
                          f"Data parallelism does not fit ({full_state} of model state per "
-                         f"GPU). ZeRO-{stage} ({notes[stage]} over {n} GPUs) needs {{need}} "
+                         f"GPU). ZeRO-{stage} ({notes[stage]} over {n:,} GPUs) needs {{need}} "
                          f"of {{cap}}, with {traffic}."):
                 return tried[-1]
     heads_ok = (lambda t: cfg.heads % t == 0 and cfg.hidden % t == 0) if cfg else (
@@ -818,7 +818,7 @@ def recommend_layout(
         if candidate(f"tensor parallel (tp={tp}){zero}", tp, 1, 1 if dp > 1 else 0,
                      f"Sharding over data parallelism alone does not fit. Tensor parallelism "
                      f"over {tp} GPUs of a node splits weights and activations"
-                     + (f", with ZeRO-1 across {dp} data-parallel groups" if dp > 1 else "")
+                     + (f", with ZeRO-1 across {dp:,} data-parallel groups" if dp > 1 else "")
                      + ": {need} of {cap}. It needs the "
                      "node's fast links (NVLink)."):
             return tried[-1]
@@ -841,7 +841,7 @@ def recommend_layout(
             what = f"tensor (tp={tp})" + (f" + pipeline (pp={pp})" if pp > 1 else "")
             if candidate(f"{what} parallel + ZeRO-{stage}", tp, pp, stage,
                          f"With ZeRO-1 no pipeline depth fits. ZeRO-{stage} ({notes[stage]} "
-                         f"over {rest // pp} data-parallel groups) with tp={tp}, pp={pp} "
+                         f"over {rest // pp:,} data-parallel groups) with tp={tp}, pp={pp} "
                          "brings it to {need} of {cap}; its shards move at every micro-batch."):
                 return tried[-1]
     # step 6: long sequences whose activations no depth of pipeline shrinks (1F1B's first

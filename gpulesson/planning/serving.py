@@ -813,7 +813,7 @@ def _reason(best: ServingPlan, plans: list[ServingPlan],
     """``best`` with the comparison in its reason: each size tried, and each left out
     (``(tp, why)``), by tp."""
     dp = f" x dp {best.dp}" if best.dp > 1 else ""
-    tried = [(c.tp, f"tp {c.tp}: {c.gpus} GPUs" if c.feasible else
+    tried = [(c.tp, f"tp {c.tp}: {c.gpus:,} GPUs" if c.feasible else
               f"tp {c.tp}: {c.problems[0]}") for c in plans]
     parts = [text for _, text in sorted(tried + list(left_out or ()), key=lambda x: x[0])]
     replicas = f"{best.replicas:,} replica{'s' if best.replicas != 1 else ''}"

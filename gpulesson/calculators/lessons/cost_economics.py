@@ -54,7 +54,7 @@ def _tco(**kw: Any) -> dict[str, Any]:
     elif months < period:
         verdict = f"owning, from month {months:.1f} of {period:g}"
     else:
-        verdict = (f"renting: the break-even, {months:.1f} months, lies beyond the "
+        verdict = (f"renting: the break-even, {months:,.1f} months, lies beyond the "
                    f"{period:g} months of the period")
     return {
         "annual_power": annual_power,

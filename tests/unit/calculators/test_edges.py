@@ -21,6 +21,7 @@ from gpulesson import calculators as C
 
 _REPR = re.compile(r"TransformerConfig\(|GPUSpec\(|\b[a-z_]+\([a-z_]+=")
 _EXPONENT = re.compile(r"\d(?:\.\d+)?e([+-]?\d+)")
+_UNSEPARATED = re.compile(r"(?<![\d,.])\d{5,}(?![\d,])")  # 163614 where 163,614 is meant
 
 
 def _edges(spec):
@@ -57,6 +58,9 @@ def test_an_edge_gives_an_answer_or_a_message_about_a_field(name, box, values):
                 # "-171 ns" of time saved reads as an error unless the label says it can be
                 assert "negative" in labels[key], (box, value, key, labels[key])
         for key, text in shown["text"].items():
+            # a layout's degrees ("tp 8 × dp 1000000") are notation, parsed as written
+            prose = re.sub(r"\b(?:tp|cp|dp|pp|ep) \d+", "", text)
+            assert not _UNSEPARATED.search(prose), (box, value, key, text)
             for exponent in _EXPONENT.findall(text):
                 # a figure beyond 1e±30 in what a reader sees is an artefact, not an answer
                 assert abs(int(exponent)) <= 30, (box, value, key, text)
