@@ -207,7 +207,8 @@ CLAIMS = claims(
     # and the packet headers; the page names it a rating, not what a transfer reaches
     lambda: "is rated at "
      f"{units.format_bandwidth(PCIE.interconnect_bandwidth / 2, digits=0)} in each "
-     f"direction (a line rate: transfers reach less), some {WORDS[round(H100.bandwidth / PCIE.interconnect_bandwidth * 2, -1)]}"
+     "direction (a line rate: transfers reach less), some "
+     f"{WORDS[round(H100.bandwidth / PCIE.interconnect_bandwidth * 2, -1)]}"
      f" times less than an H100's HBM. Streaming "
      f"{_gb(memory.weight_bytes(SEVEN_B, precision='fp16'))} of weights over it would cap "
      "generation at under "
