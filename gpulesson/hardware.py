@@ -235,9 +235,13 @@ def _cite(sources: Mapping[str, Mapping[str, str]], key: str) -> str:
     return f"{src['title']}, {src['publisher']}, {src['date']}"
 
 
-def _load() -> tuple[Mapping[str, GPUSpec], dict[str, str], Mapping[str, Mapping[str, str]],
-                     Mapping[str, object], Mapping[str, Mapping[str, object]]]:
-    text = resources.files("gpulesson").joinpath("data/gpus.json").read_text(encoding="utf-8")
+def _load(text: str | None = None) -> tuple[
+        Mapping[str, GPUSpec], dict[str, str], Mapping[str, Mapping[str, str]],
+        Mapping[str, object], Mapping[str, Mapping[str, object]]]:
+    """The GPU table of ``data/gpus.json`` (or of ``text``, its JSON)."""
+    if text is None:
+        text = resources.files("gpulesson").joinpath("data/gpus.json").read_text(
+            encoding="utf-8")
     data = json.loads(text)
     sources = data["sources"]
     specs: dict[str, GPUSpec] = {}
@@ -245,7 +249,15 @@ def _load() -> tuple[Mapping[str, GPUSpec], dict[str, str], Mapping[str, Mapping
     for entry in data["gpus"]:
         figure_sources: dict[str, str] = {}
 
-        def value(key: str, item: Mapping[str, object], record: dict[str, str]) -> float:
+        def value(key: str, item: Mapping[str, object], record: dict[str, str],
+                  gpu: str = str(entry.get("name", "?"))) -> float:
+            # a figure without its value or source, or citing a source the file does not
+            # list, is named with its GPU (docs/recipes.md, "Add a GPU")
+            if ("value" not in item or "source" not in item
+                    or str(item["source"]) not in sources):
+                raise ValueError(
+                    f"gpus.json: {gpu}'s figure {key} needs a 'value' "
+                    f"and a 'source' naming an entry of 'sources', got {dict(item)!r:.200}")
             record[key] = _cite(sources, str(item["source"]))
             return item["value"]  # type: ignore[return-value]
 

@@ -454,3 +454,20 @@ def test_flops_per_watt_refuses_what_is_not_a_spec(bad: object) -> None:
         hardware.flops_per_watt(bad)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="dtype must be a name"):
         hardware.flops_per_watt(gpu("H100 SXM"), ["fp16"])  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("change", ["drop", "unknown"])
+def test_a_figure_without_a_listed_source_is_refused_with_its_gpu(change: str) -> None:
+    """A contributor's GPU whose bandwidth lacks its source (or cites one the file does not
+    list) stopped test collection with a bare KeyError: 'source' that named no GPU (recipe
+    audit of 2026-12-06)."""
+    text = resources.files("gpulesson").joinpath("data/gpus.json").read_text(encoding="utf-8")
+    data = json.loads(text)
+    entry = data["gpus"][3]
+    if change == "drop":
+        del entry["bandwidth"]["source"]
+    else:
+        entry["bandwidth"]["source"] = "no-such-source"
+    with pytest.raises(ValueError, match=rf"{re.escape(entry['name'])}'s figure bandwidth"):
+        hardware._load(json.dumps(data))
+    assert hardware._load(text)[0].keys() == hardware.GPUS.keys()
