@@ -32,7 +32,11 @@ source gives (or at the peak, where the rate is what the calibration fits):
   earlier key forward and the picked ones backward
   (:func:`gpulesson.flops.indexer_training_flops`; DeepSeek-V3.2's sparse training stage,
   arXiv 2512.02556) at the rate of a causal walk of its head size: no
-  rate of its FP8 kernel is published, so it runs at the BF16 attention's;
+  rate of its FP8 kernel is published, so it runs at the BF16 attention's. The indexer is
+  whole on every tensor-parallel GPU (plain ``Linear`` layers over all its heads in
+  DeepSeek's reference ``Indexer``, replicated in vLLM): its scoring and its projections
+  are not divided by ``tp``, as its activations are not
+  (:func:`gpulesson.activations.indexer_tensors`);
 * ``memory``: every kernel that is not a matrix product, as bytes at the HBM bandwidth:
   norms, residual adds, rotary embeddings, the MLP's activation function, dropout, token
   permutation for the experts, softmax and cross-entropy over the vocabulary, FP8 casts
@@ -413,7 +417,11 @@ def _terms(model: ModelView, gpu: _Chip, tp: int, cp: int, pp: int, ep: int,
     # attention projections (any kind: the weights a layer holds, in and out)
     o_dim = cfg.o_dim
     attn_weights = _attention_weights(cfg)
-    product(t, h, (attn_weights - o_dim * h) / h / tp, L, name="qkv")
+    # a sparse-attention indexer's projections (wq_b, wk, weights_proj) are plain layers,
+    # whole on every tensor-parallel GPU (see the indexer's scoring below)
+    index_weights = _indexer_weights(cfg)
+    product(t, h, (attn_weights - index_weights - o_dim * h) / h / tp, L, name="qkv")
+    product(t, h, index_weights / h, L, name="qkv")
     product(t, o_dim / tp, h, L, name="o")
     dense_layers = L - model.moe_layers
     gate = 2 if cfg.gated_mlp else 1
@@ -510,9 +518,15 @@ def _terms(model: ModelView, gpu: _Chip, tp: int, cp: int, pp: int, ep: int,
     if recompute not in ATTENTION_KEPT:  # the attention core runs again
         attn *= 4 / 3
         attn_flops *= 4 / 3
-    redo_attn = (redo_attn + index_redo) * t / tp
-    attn = (attn + index_time) * t / tp
-    attn_flops = (attn_flops + index_flops) * t / tp
+    # the attention's heads are split by tp, a sparse-attention indexer is not: DeepSeek's
+    # reference Indexer (DeepSeek-V3.2-Exp inference/model.py) runs wq_b, wk and
+    # weights_proj as plain Linear layers over all its heads and checks that every rank
+    # picks the same top-k, vLLM's replicates it ("no tensor parallel, just replicated"),
+    # so every tensor-parallel GPU scores all of it (as activations.indexer_tensors keeps
+    # all of its tensors); context parallelism splits its queries (t)
+    redo_attn = redo_attn * t / tp + index_redo * t
+    attn = attn * t / tp + index_time * t
+    attn_flops = attn_flops * t / tp + index_flops * t
     kernels = L * (_KERNELS_DENSE + (_KERNELS_FP8 if fp8 else 0)) + model.moe_layers * _KERNELS_MOE
     offload = 0.0
     if offload_layers:
@@ -553,6 +567,13 @@ def fp8_activation_saving(model: object, *, seq_len: int = 1) -> float:
         inputs += model.moe_layers * (2 * model.hidden + cfg.o_dim
                                       + k * (model.hidden + cfg.expert_ffn))  # type: ignore[operator]
     return min(inputs / model.layers / per_token, 0.5)  # 1 byte saved per value
+
+
+def _indexer_weights(cfg: object) -> float:
+    """One layer's sparse-attention indexer weights (0 without), counted in
+    :func:`_attention_weights`."""
+    from gpulesson.transformer.params import _indexer
+    return float(_indexer(cfg))  # type: ignore[arg-type]
 
 
 def _attention_weights(cfg: object) -> float:

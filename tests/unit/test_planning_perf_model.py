@@ -208,11 +208,44 @@ def test_a_dsa_step_within_its_top_k_adds_only_the_indexer() -> None:
               fp8_recipe="current", recompute="none", imbalance=1.0, shard_params=1e9)
     sparse = step_terms(model_view(v32), H100, **kw)  # type: ignore[arg-type]
     full = step_terms(model_view(dense), H100, **kw)  # type: ignore[arg-type]
-    indexer = 61 * 16512 * 3 * (2048 * 2049 // 2) / 2  # / tp
+    indexer = 61 * 16512 * 3 * (2048 * 2049 // 2)  # whole on each of the tp GPUs
     assert sparse.attention_flops == pytest.approx(full.attention_flops + indexer, rel=1e-12)
     walk = attention_efficiency(128, 2048, "Hopper")  # the indexer's head size
     assert sparse.attention - full.attention == pytest.approx(
         indexer / walk / H100.peak("bf16"), rel=1e-9)
+
+
+def test_a_dsa_indexer_is_whole_on_every_tensor_parallel_gpu() -> None:
+    """DeepSeek's reference Indexer (DeepSeek-V3.2-Exp ``inference/model.py``) runs
+    ``wq_b``, ``wk`` and ``weights_proj`` as plain ``Linear`` layers over all 64 heads on
+    every rank (and checks that every rank picks the same top-k), as
+    ``activations.indexer_tensors`` keeps its tensors whole: at 8-way tensor parallelism
+    each GPU does all of the indexer's scoring and projections, while the attention's
+    heads and the other products are split 8 ways."""
+    v32, dense = _sparse_and_dense()
+    s = 32768
+
+    def terms(cfg, tp):  # noqa: ANN001, ANN202
+        return step_terms(model_view(cfg), H100, tp=tp, cp=1, pp=1, ep=1, micro_batch=1,
+                          seq_len=s, precision="bf16", fp8_recipe="current",
+                          recompute="none", imbalance=1.0, shard_params=1e9)
+
+    one, eight = terms(v32, 1), terms(v32, 8)
+    d1, d8 = terms(dense, 1), terms(dense, 8)
+    assert d8.attention_flops == pytest.approx(d1.attention_flops / 8, rel=1e-12)
+    index_flops = 61 * 16512 * (s * (s + 1) // 2 + 2 * (2048 * 2049 // 2 + (s - 2048) * 2048))
+    # the sparse attention core is split 8 ways, the indexer not: 7/8 of it is left over
+    assert eight.attention_flops - one.attention_flops / 8 == pytest.approx(
+        index_flops * 7 / 8, rel=1e-9)
+    rate = attention_efficiency(128, s, "Hopper") * H100.peak("bf16")
+    assert eight.attention - one.attention / 8 == pytest.approx(index_flops * 7 / 8 / rate,
+                                                                rel=1e-9)
+    # the projections: 1,536 x 64 x 128 + 7,168 x 128 + 2 x 128 + 7,168 x 64 weights a
+    # layer, forward and two backward products of 2 FLOPs a weight and token, whole
+    weights = 1536 * 64 * 128 + 7168 * 128 + 2 * 128 + 7168 * 64
+    projections = 3 * 2 * s * weights * 61
+    assert eight.gemm_flops - d8.gemm_flops == pytest.approx(projections, rel=1e-3)
+    assert one.gemm_flops - d1.gemm_flops == pytest.approx(projections, rel=1e-3)
 
 
 def test_dense_attention_flops_are_half_of_palms_count() -> None:
