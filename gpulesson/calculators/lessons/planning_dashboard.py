@@ -233,6 +233,12 @@ def _check_moe_layers(cfg: transformer.TransformerConfig, kw: dict[str, Any]) ->
                          "GPU would hold none")
 
 
+#: What the throughput and cost outputs say for a plan that cannot run, and its price note.
+_NOT_SERVED = "none: this plan cannot serve the traffic as asked (see Problems)"
+_NO_COST = "none: no cost for a plan that cannot run"
+_NOT_SERVED_PRICE = "not priced: the plan cannot run"
+
+
 def _serving(**kw: Any) -> dict[str, Any]:
     cfg = planner_inputs.config(kw)
     # the peak as entered takes its precision's place; the planner picks the precision of
@@ -261,6 +267,16 @@ def _serving(**kw: Any) -> dict[str, Any]:
         usd_per_gpu_hour=price if price > 0 else None, dp=kw["dp"],
         expert_parallel=kw["moe_layers"] == "ep")
     per_m = plan.cost_per_million_tokens
+    if plan.feasible:
+        throughput: float | None = plan.throughput
+        cost: float | None = per_m or 0.0
+        price_note = ("per million output tokens at the traffic" if per_m is not None
+                      else planner_inputs.NO_PRICE_NOTE)
+    else:
+        # the planner's throughput is the traffic asked for and its price that traffic's,
+        # neither of which a plan that cannot run (no room, SLO missed, overloaded) delivers
+        throughput = cost = None
+        price_note = _NOT_SERVED_PRICE
     engines = f" × dp {plan.dp}" if plan.dp > 1 else ""
     return {
         "feasible": plan.feasible, "problems": planner_inputs.problems_text(plan.problems),
@@ -271,9 +287,7 @@ def _serving(**kw: Any) -> dict[str, Any]:
         "kv_cache_tokens": plan.kv_cache_tokens * plan.dp,
         "max_concurrency": plan.max_concurrency * plan.dp,
         "batch": plan.batch, "ttft": plan.ttft, "tpot": plan.tpot,
-        "throughput": plan.throughput, "cost": per_m or 0.0,
-        "price_note": ("per million output tokens at the traffic" if per_m is not None
-                       else planner_inputs.NO_PRICE_NOTE),
+        "throughput": throughput, "cost": cost, "price_note": price_note,
         "kv_memory": max(plan.budget.kv_cache, 0.0), "weights": plan.budget.weights,
         "activation_peak": plan.budget.activation_peak,
     }
@@ -342,8 +356,12 @@ SERVING = Calculator(
         Output("batch", "Sequences in flight per replica", "number"),
         Output("ttft", "Time to first token", _SECONDS),
         Output("tpot", "Time per output token", _SECONDS),
-        Output("throughput", "Output tokens/s, all replicas", "tokens/s"),
-        Output("cost", "Cost per million output tokens", "usd"),
+        Output("throughput", "Output tokens/s, all replicas", "tokens/s",
+               missing=_NOT_SERVED,
+               help="The traffic's output tokens, served; none for a plan that cannot "
+                    "run (its weights do not fit, an SLO is missed or the replicas are "
+                    "overloaded)."),
+        Output("cost", "Cost per million output tokens", "usd", missing=_NO_COST),
         _PRICE_OUT,
         Output("kv_memory", "KV cache memory per GPU", "bytes", binary=True),
         Output("weights", "Weights per GPU", "bytes", binary=True),

@@ -315,3 +315,28 @@ def test_the_reason_counts_replicas_as_the_layout_does(qps, expected):
     gpus = out["layout"].split(" = ")[1].split()[0]
     assert gpus == f"{int(gpus.replace(',', '')):,}", out["layout"]
     assert expected in out["reason"], out["reason"]
+
+
+@pytest.mark.parametrize("inputs, problem", [
+    ({"tp": 1}, "no room for a KV cache"),  # Llama 3 70B's 141 GB of BF16 on one H100
+    ({"tpot_slo": 0.001}, "tpot_slo"),
+])
+def test_a_serving_plan_that_cannot_run_shows_no_throughput_or_cost(inputs, problem):
+    """Audit (2026-12-06): Llama 3 70B at tp 1 on one H100 (weights that do not fit, 20
+    requests/s overloading it) read 6,000 tokens/s and $0.32 per million output tokens
+    beside "Feasible: no", 16 times cheaper than the feasible plan's $5.10 at tp 4: the
+    planner's throughput is the traffic asked for, not what the plan delivers. A plan
+    that cannot run now shows neither, saying why; a feasible one shows both."""
+    out = C.compute("serving_plan", **inputs)
+    assert out["feasible"] is False and problem in out["problems"], out["problems"]
+    assert out["throughput"] is None and out["cost"] is None
+    shown = C.evaluate("serving_plan", inputs)
+    assert shown["ok"], shown
+    text = shown["text"]
+    assert text["throughput"].startswith("none: this plan cannot serve"), text
+    assert text["cost"].startswith("none: no cost for a plan that cannot run"), text
+    assert text["price_note"] == "not priced: the plan cannot run"
+    assert "$" not in text["cost"] and "tokens/s" not in text["throughput"]
+    fine = C.evaluate("serving_plan", {})["text"]
+    assert fine["feasible"] == "yes"
+    assert fine["throughput"] == "6,000 tokens/s" and fine["cost"].startswith("$")
