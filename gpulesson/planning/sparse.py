@@ -45,8 +45,8 @@ from gpulesson import inference, memory
 
 from ._adapt import model_view
 
-__all__ = ["FP8_DS_MLA_BYTES", "SPARSE_BLOCK_SIZE", "has_indexer", "vllm_block_size",
-           "vllm_kv_bytes_per_token"]
+__all__ = ["FP8_DS_MLA_BYTES", "SPARSE_BLOCK_SIZE", "VLLM_KV_DTYPES", "has_indexer",
+           "vllm_block_size", "vllm_kv_bytes_per_token", "vllm_kv_dtype"]
 
 #: Bytes of one token's latent in vLLM's ``fp8_ds_mla`` layout (DeepSeek-V3.2's sizes;
 #: :data:`gpulesson.inference.FP8_SPARSE_LATENT_BYTES`, which the lessons' calculators use).
@@ -68,6 +68,41 @@ def vllm_block_size(model: object, block_size: int = 16) -> int:
     return SPARSE_BLOCK_SIZE if has_indexer(model) else block
 
 
+#: ``--kv-cache-dtype`` values of vLLM the planner counts, in vLLM's spelling and the
+#: course's (``bf16`` for ``bfloat16``): vLLM's ``CacheDType`` (``vllm/config/cache.py``)
+#: has ``auto`` (its default), ``float16``, ``bfloat16``, ``fp8`` (= ``fp8_e4m3``),
+#: ``fp8_e5m2`` and ``fp8_ds_mla`` (DeepSeek-V3.2's sparse-MLA record), besides Intel
+#: Gaudi's ``fp8_inc`` and per-head or 4-bit layouts of later versions whose pages the
+#: planner does not model; no plain ``int4``, ``fp4`` or ``int8``.
+VLLM_KV_DTYPES: tuple[str, ...] = ("auto", "bf16", "bfloat16", "fp16", "float16", "fp8",
+                                   "fp8_e4m3", "fp8_e5m2", "fp8_ds_mla")
+
+
+def vllm_kv_dtype(model: object, kv_dtype: str) -> str:
+    """``kv_dtype`` as vLLM resolves ``--kv-cache-dtype`` for ``model``, lower case.
+
+    ``"auto"`` is the model's dtype (vLLM: ``kv_cache_dtype = model_config.dtype``, the
+    16-bit type the weights run in, ``"bf16"`` here, FP8 checkpoints included) but for an
+    indexer model, where vLLM turns ``auto`` and every ``fp8*`` into ``"fp8_ds_mla"``
+    (``DeepseekV32ForCausalLM.verify_and_update_config`` in
+    ``vllm/model_executor/models/config.py``).
+
+    Raises
+    ------
+    ValueError
+        naming ``kv_dtype``, the value and :data:`VLLM_KV_DTYPES` for any other name
+        (``"int4"``, ``"fp4"``: storage what-ifs of :mod:`gpulesson.inference`, not vLLM
+        caches).
+    """
+    name = kv_dtype.lower() if isinstance(kv_dtype, str) else kv_dtype
+    if name not in VLLM_KV_DTYPES:
+        raise ValueError(f"kv_dtype: got {kv_dtype!r}, not a vLLM --kv-cache-dtype the "
+                         f"planner counts: {', '.join(VLLM_KV_DTYPES)}")
+    if name == "auto":
+        return "fp8_ds_mla" if has_indexer(model) else "bf16"
+    return name
+
+
 def vllm_kv_bytes_per_token(model: object, *, tp: int = 1, kv_dtype: str = "bf16") -> float:
     """KV-cache bytes a token takes on each of ``tp`` GPUs in vLLM's pool.
 
@@ -86,7 +121,8 @@ def vllm_kv_bytes_per_token(model: object, *, tp: int = 1, kv_dtype: str = "bf16
     mv = model_view(model)
     cfg = mv.cfg
     t = v.positive_int("tp", tp)
-    ds_mla = isinstance(kv_dtype, str) and kv_dtype.lower() == "fp8_ds_mla"
+    kv_dtype = vllm_kv_dtype(mv, kv_dtype)
+    ds_mla = kv_dtype == "fp8_ds_mla"
     b = 1 if ds_mla else memory.precision_bytes(kv_dtype)
     if not cfg.indexer_heads:
         return inference.kv_cache_bytes_per_token_per_gpu(cfg, tp=t, bytes_per_element=b)

@@ -753,3 +753,32 @@ def test_unknown_weight_dtypes_are_still_refused():
         serving.serving_matmul_dtype("fp7", "H100 SXM")
     with pytest.raises(TypeError, match="weight_dtype"):
         serving.serving_matmul_dtype(8, "H100 SXM")
+
+
+def test_kv_dtype_takes_vllms_names_and_auto() -> None:
+    """Audit (2026-12-06): kv_budget and plan_serving took "int4" and "fp4" for the KV
+    cache, which vLLM's --kv-cache-dtype does not offer (CacheDType in
+    vllm/config/cache.py: auto, float16, bfloat16, fp8, fp8_e4m3, fp8_e5m2, fp8_ds_mla
+    ...), and refused "auto", its default: the model's dtype (kv_cache_dtype =
+    model_config.dtype), BF16 for Llama 3 70B, and fp8_ds_mla for DeepSeek-V3.2
+    (DeepseekV32ForCausalLM.verify_and_update_config). Now "auto" is that, and any other
+    name is refused, naming the argument, the value and the names taken."""
+    kw = dict(tp=8, max_model_len=8192)
+    auto = serving.kv_budget("llama-3-70b", "H100 SXM", kv_dtype="auto", **kw)  # type: ignore[arg-type]
+    bf16 = serving.kv_budget("llama-3-70b", "H100 SXM", kv_dtype="bf16", **kw)  # type: ignore[arg-type]
+    fp8 = serving.kv_budget("llama-3-70b", "H100 SXM", kv_dtype="fp8", **kw)  # type: ignore[arg-type]
+    assert auto == bf16 and fp8.kv_cache_tokens > auto.kv_cache_tokens
+
+    from gpulesson.planning.sparse import VLLM_KV_DTYPES, vllm_kv_bytes_per_token
+    # 80 layers x 8 KV heads x 128 x 2 (K and V) x 2 bytes, one KV head a GPU at tp 8
+    assert vllm_kv_bytes_per_token("llama-3-70b", tp=8, kv_dtype="auto") == 80 * 128 * 2 * 2
+    assert vllm_kv_bytes_per_token("deepseek-v3.2", kv_dtype="auto") == \
+        vllm_kv_bytes_per_token("deepseek-v3.2", kv_dtype="fp8") == 61 * (656 + 132)
+    for name in ("int4", "fp4", "int8", "fp32"):
+        with pytest.raises(ValueError, match=f"kv_dtype: got '{name}'.*auto, bf16") as err:
+            serving.kv_budget("llama-3-70b", "H100 SXM", kv_dtype=name, **kw)  # type: ignore[arg-type]
+        assert all(n in str(err.value) for n in VLLM_KV_DTYPES)
+        with pytest.raises(ValueError, match=f"kv_dtype: got '{name}'"):
+            plan_serving("llama-3-70b", "H100 SXM", tp=8, max_model_len=8192, kv_dtype=name)
+    assert plan_serving("llama-3-70b", "H100 SXM", tp=8, max_model_len=8192,
+                        kv_dtype="auto").kv_cache_tokens == bf16.kv_cache_tokens

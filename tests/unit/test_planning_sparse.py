@@ -59,9 +59,9 @@ def test_source_vllm_bytes_per_token_per_gpu(cfg: transformer.TransformerConfig,
 
 
 def test_indexer_models_refuse_a_cache_vllm_has_no_layout_for() -> None:
-    with pytest.raises(ValueError, match="kv_dtype 'int8'"):
+    with pytest.raises(ValueError, match="kv_dtype: got 'int8'"):
         vllm_kv_bytes_per_token(V32, kv_dtype="int8")
-    with pytest.raises(ValueError, match="kv_dtype 'fp4'"):
+    with pytest.raises(ValueError, match="kv_dtype: got 'fp4'"):
         vllm_kv_bytes_per_token(V32, kv_dtype="fp4")
     odd = transformer.TransformerConfig(hidden=64, layers=2, heads=4, vocab=10,
                                         kv_lora_rank=32, q_lora_rank=16, qk_rope_head_dim=8,

@@ -233,6 +233,14 @@ def _check_moe_layers(cfg: transformer.TransformerConfig, kw: dict[str, Any]) ->
                          "GPU would hold none")
 
 
+#: The KV-cache types vLLM's --kv-cache-dtype offers for these models
+#: (gpulesson.planning.sparse.VLLM_KV_DTYPES, in the course's spelling).
+_VLLM_KV_CHOICES = (
+    Choice("auto", "auto: the model's 16-bit type (FP8 for DeepSeek-V3.2, GLM-5.1)"),
+    Choice("bf16", "BF16 (2 bytes)"), Choice("fp16", "FP16 (2 bytes)"),
+    Choice("fp8", "FP8 (1 byte)"))
+
+
 #: What the throughput and cost outputs say for a plan that cannot run, and its price note.
 _NOT_SERVED = "none: this plan cannot serve the traffic as asked (see Problems)"
 _NO_COST = "none: no cost for a plan that cannot run"
@@ -326,7 +334,9 @@ SERVING = Calculator(
                     "with tp and dp both above 1 the MoE layers run sequence-parallel and "
                     "every GPU holds the shared experts whole. Dense models take tp only."),
         shared.storage_input("weight_dtype", "Weights", "bf16"),
-        shared.storage_input("kv_dtype", "KV cache", "bf16"),
+        Select("kv_dtype", "KV cache", default="bf16", choices=_VLLM_KV_CHOICES,
+               help="vLLM's --kv-cache-dtype; auto, its default, is the model's 16-bit "
+                    "type, or FP8 (fp8_ds_mla) for the sparse-attention models."),
         shared.tokens("max_model_len", "max_model_len", 8192,
                       help="The longest request vLLM must admit; its KV cache must fit."),
         shared.percent("utilization", "gpu_memory_utilization", default=90, range=(10, 100),

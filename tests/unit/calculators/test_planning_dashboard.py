@@ -340,3 +340,18 @@ def test_a_serving_plan_that_cannot_run_shows_no_throughput_or_cost(inputs, prob
     fine = C.evaluate("serving_plan", {})["text"]
     assert fine["feasible"] == "yes"
     assert fine["throughput"] == "6,000 tokens/s" and fine["cost"].startswith("$")
+
+
+def test_the_serving_form_offers_vllms_kv_cache_types():
+    """Audit (2026-12-06): the deployment form's KV cache offered every storage precision
+    (INT4, NVFP4, FP32 ...), which vLLM's --kv-cache-dtype does not take; it offers
+    vLLM's auto (its default), BF16, FP16 and FP8 now, auto reading as BF16 for Llama 3
+    70B and as FP8 for DeepSeek-V3.2."""
+    spec = next(i for i in C.get("serving_plan").inputs if i.name == "kv_dtype")
+    assert [c.value for c in spec.choices] == ["auto", "bf16", "fp16", "fp8"]
+    assert C.compute("serving_plan", kv_dtype="auto") == C.compute("serving_plan")
+    refused = C.evaluate("serving_plan", {"kv_dtype": "int4"})
+    assert not refused["ok"] and refused["input"] == "kv_dtype", refused
+    v32 = {"model": "deepseek-v3.2", "gpu": "H200", "weight_dtype": "fp8", "tp": 8, "qps": 0}
+    assert C.compute("serving_plan", **v32, kv_dtype="auto")["kv_cache_tokens"] == \
+        C.compute("serving_plan", **v32, kv_dtype="fp8")["kv_cache_tokens"]
