@@ -37,7 +37,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from gpulesson import calculators as _calc
-from gpulesson.calculators.engine import _range_text
+from gpulesson.calculators.engine import range_rule
 
 __all__ = ["UNREADABLE", "parse_value", "react", "react_json"]
 
@@ -118,9 +118,7 @@ def react(name: str, values: Mapping[str, Any],
 
 def _unreadable_message(spec: _calc.Input) -> str:
     """The message for a box whose text the browser could not read (:data:`UNREADABLE`)."""
-    kind = "a whole number" if spec.kind == "integer" else "a number"
-    return (f"{spec.name} ({spec.label}) must be {kind} {_range_text(spec)}; what is typed "
-            "is not a number the browser can read")
+    return f"{range_rule(spec)}; what is typed is not a number the browser can read"
 
 
 def react_json(name: str, values_json: str, changed_json: str = "[]") -> str:

@@ -28,7 +28,8 @@ from gpulesson.calculators.formatting import MAX_SAFE_INTEGER, message_number
 from gpulesson.calculators.registry import get
 from gpulesson.calculators.spec import CUSTOM, Calculator, Input, Keyed
 
-__all__ = ["apply_preset", "compute", "example", "outputs", "resolve", "si_inputs", "sweep"]
+__all__ = ["apply_preset", "compute", "example", "outputs", "range_rule", "resolve", "si_inputs",
+           "sweep"]
 
 _INT_MAX = int(_validate.FLOAT_MAX)  # an integer beyond it cannot become a float
 
@@ -199,11 +200,15 @@ def _validate_one(spec: Input, value: Any) -> Any:
             value = int(value)
     if ((spec.min is not None and value < spec.min) or (spec.max is not None and value > spec.max)
             or (spec.smallest is not None and 0 < value < spec.smallest)):
-        kind = "a whole number" if spec.kind == "integer" else "a number"
-        raise ValueError(
-            f"{spec.name} ({spec.label}) must be {kind} {_range_text(spec)}, got {_shown(value)}"
-        )
+        raise ValueError(f"{range_rule(spec)}, got {_shown(value)}")
     return value
+
+
+def range_rule(spec: Input) -> str:
+    """What a number input accepts, as its messages say it: "qps (Traffic ...) must be a
+    number between 0.001 and 1,000,000 requests/s, or 0"."""
+    kind = "a whole number" if spec.kind == "integer" else "a number"
+    return f"{spec.name} ({spec.label}) must be {kind} {_range_text(spec)}"
 
 
 def _to_si(spec: Input, value: Any) -> Any:
