@@ -169,7 +169,8 @@ def indexer_key_bytes(cfg: TransformerConfig, *, bytes_per_element: float = 1) -
 #: store, 512 FP8 latent values, 4 FP32 scales (one per 128) and the 64 rotary values in
 #: BF16, 512 + 16 + 128 = 656 bytes, not 576 (:mod:`gpulesson.planning.sparse`).
 FP8_SPARSE_LATENT_BYTES = 656
-_FP8_SPARSE_LATENT_DIMS = (512, 64)  # kv_lora_rank, qk_rope_head_dim of that record
+#: The latent that record holds: (kv_lora_rank, qk_rope_head_dim), DeepSeek-V3.2's.
+FP8_SPARSE_LATENT_DIMS = (512, 64)
 
 
 def kv_bytes_per_element(cfg: TransformerConfig, kv_dtype: str) -> float:
@@ -183,7 +184,7 @@ def kv_bytes_per_element(cfg: TransformerConfig, kv_dtype: str) -> float:
     b = memory.precision_bytes(kv_dtype)
     dims = (cfg.kv_lora_rank, cfg.qk_rope_head_dim)
     if (cfg.indexer_heads and b == 1 and kv_dtype.strip().lower().startswith("fp8")
-            and dims == _FP8_SPARSE_LATENT_DIMS):
+            and dims == FP8_SPARSE_LATENT_DIMS):
         # 656/576 as a float is a hair below the exact ratio, so tensor_bytes' rounding
         # up gives exactly 656 bytes for every whole latent (tests/unit/test_inference.py)
         return FP8_SPARSE_LATENT_BYTES / sum(dims)

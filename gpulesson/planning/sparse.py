@@ -53,7 +53,7 @@ __all__ = ["FP8_DS_MLA_BYTES", "SPARSE_BLOCK_SIZE", "VLLM_KV_DTYPES", "has_index
 FP8_DS_MLA_BYTES = inference.FP8_SPARSE_LATENT_BYTES
 #: The only block size of vLLM's FlashMLA sparse backend (``get_supported_kernel_block_sizes``).
 SPARSE_BLOCK_SIZE = 64
-_FP8_DS_MLA_DIMS = (512, 64)  # kv_lora_rank, qk_rope_head_dim: head size 576 only
+_FP8_DS_MLA_DIMS = inference.FP8_SPARSE_LATENT_DIMS  # head size 576 only
 
 
 def has_indexer(model: object) -> bool:
