@@ -20,9 +20,9 @@ from gpulesson.exercises import mistakes
 from gpulesson.exercises.core import Mistake
 
 __all__ = ["CONTEXT_ALLOWANCE", "H100", "P", "SERVING_GPUS", "Shape", "at_sparse_peak",
-           "config", "decode_ceiling", "drawn_until", "gib_as_gb_unless", "intensity_slips",
-           "sparse_peak",
-           "sparse_ridge", "state_fits", "training_seconds", "within_context"]
+           "config", "decode_ceiling", "drawn_until", "gib_as_gb_of", "intensity_slips",
+           "slip_to", "sparse_peak", "sparse_ridge", "state_fits", "training_seconds",
+           "within_context"]
 
 #: The parameters of one variant of an exercise (its ``defaults`` or a ``sample``).
 P = Mapping[str, Any]
@@ -126,12 +126,13 @@ def at_sparse_peak(answer: Callable[..., float],
     return value
 
 
-def gib_as_gb_unless(answer: Callable[[P], float], *others: Callable[[P], float | None],
-                     rtol: float = 0.02) -> Mistake:
-    """The ``gib_as_gb`` mistake of an answer in GB: ``answer(p)`` in GiB written as GB,
-    standing aside (``None``) where it lies within ``rtol`` of one of ``others``, another
-    mistake's figure whose own hint then answers. Without that, ``variant()`` would redraw
-    every such variant and leave whole corners of the inputs out of the class's numbers."""
+def gib_as_gb_of(answer: Callable[[P], float], *others: Callable[[P], float | None],
+                 rtol: float = 0.02) -> Mistake:
+    """The ``gib_as_gb`` mistake of an answer in bytes asked in GB: ``answer(p)`` in GiB
+    written as GB (``answer(p) x 10^9 / 2^30``), standing aside (``None``) where it lies
+    within ``rtol`` of one of ``others``, another mistake's figure whose own hint then
+    answers. Without that, ``variant()`` would redraw every such variant and leave whole
+    corners of the inputs out of the class's numbers."""
 
     def value(p: P) -> float | None:
         gib = answer(p) * 1e9 / 2**30
@@ -142,6 +143,12 @@ def gib_as_gb_unless(answer: Callable[[P], float], *others: Callable[[P], float 
         return gib
 
     return mistakes.gib_as_gb(value)
+
+
+def slip_to(answer: Callable[[P], str], choice: str) -> Callable[[P], str | None]:
+    """The value of a choice exercise's mistake that picks ``choice``: ``choice``, standing
+    aside (``None``) in the variants whose answer it is (a class variant may draw them)."""
+    return lambda p: None if answer(p) == choice else choice
 
 
 def intensity_slips(shape: Shape, precision: str, *,

@@ -19,8 +19,8 @@ import functools
 from typing import Any
 
 from gpulesson import course, distributed, hardware, memory, traffic
-from gpulesson.exercises import core, mistakes, wording
-from gpulesson.exercises.bank._common import H100, SERVING_GPUS, P, drawn_until
+from gpulesson.exercises import core, wording
+from gpulesson.exercises.bank._common import H100, SERVING_GPUS, P, drawn_until, gib_as_gb_of
 from gpulesson.exercises.core import Mistake
 from gpulesson.units import format_seconds
 
@@ -96,7 +96,7 @@ ring_bytes = core.NumericExercise(
                 "That is the whole buffer sent to each of the other {steps} GPUs, the naive "
                 "exchange. The ring sends each GPU's share only, in chunks.",
                 lambda p: _ring(p, factor=p["n"] - 1)),
-        mistakes.gib_as_gb(lambda p: _ring(p) / 2**30 * 1e9),
+        gib_as_gb_of(_ring),
     ),
     defaults={"n_params": 7e9, "n": 8},
     # no 70B: all-reducing its full gradients means every GPU holds the BF16 weights and
@@ -350,7 +350,7 @@ zero_memory = core.NumericExercise(
                 "You partitioned the optimizer states (12 bytes per parameter) but left out "
                 "the weights and gradients (2 + 2 bytes).",
                 lambda p: None if p["stage"] != 3 else _zero(p) - _zero(p, optimizer_bytes=0)),
-        mistakes.gib_as_gb(lambda p: _zero(p) * 1e9 / 2**30),
+        gib_as_gb_of(_zero),
     ),
     defaults={"n_params": 7e9, "dp": 64, "stage": 3},
     # the per-GPU state fits an H100's usable memory (the question names no GPU): 70B at
@@ -725,7 +725,7 @@ expert_all_to_all = core.NumericExercise(
         Mistake("four_exchanges", "That is all four all-to-alls of the layer (dispatch and "
                 "combine, forward and backward). The question asks for one dispatch.",
                 lambda p: 4 * _a2a(p)),
-        mistakes.gib_as_gb(lambda p: _a2a(p) / 2**30 * 1e9),
+        gib_as_gb_of(_a2a),
     ),
     defaults={"tokens": 4096, "hidden": 7168, "k": 8, "ep": 8},
     sample=lambda rng: {"tokens": rng.choice([2048, 4096, 8192]),

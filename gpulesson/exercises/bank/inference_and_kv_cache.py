@@ -296,7 +296,7 @@ kv_cache_long_context = core.NumericExercise(
                 "That is one conversation's cache ({per_seq}). The question has {batch} of "
                 "them in flight.",
                 lambda p: _kv_total(p, batch=1)),
-        mistakes.gib_as_gb(lambda p: _kv_total(p) * 1e9 / 2**30),
+        _common.gib_as_gb_of(_kv_total),
     ),
     defaults={"model": "llama-3-70b", "seq_len": 32768, "batch": 8, "kv_dtype": "bf16"},
     sample=lambda rng: (lambda model: {
@@ -849,7 +849,7 @@ arch_kv_cache = core.NumericExercise(
                     p["model"]).sliding_window else None),
         mistakes.hidden_instead_of_kv(lambda p: None if transformer.preset(
             p["model"]).latent_attention else _arch_kv(p, mha=True)),
-        mistakes.gib_as_gb(lambda p: _arch_kv(p) * 1e9 / 2**30),
+        _common.gib_as_gb_of(_arch_kv),
     ),
     defaults={"model": "deepseek-v3", "seq_len": 32768},
     sample=lambda rng: (lambda model: {
@@ -929,7 +929,7 @@ moe_decode_read = core.NumericExercise(
                 "That counts k experts per token as if no two tokens shared one. Expected "
                 "distinct experts are E × (1 − (1 − k/E)^B), at most E.",
                 _moe_no_sharing),
-        mistakes.gib_as_gb(lambda p: _moe_read(p) * 1e9 / 2**30),
+        _common.gib_as_gb_of(_moe_read),
     ),
     defaults={"model": "qwen3-30b-a3b", "batch": 4},
     sample=lambda rng: {"model": rng.choice(["mixtral-8x7b", "qwen3-30b-a3b",

@@ -24,7 +24,7 @@ from typing import Any
 
 from gpulesson import activations, course, memory, transformer
 from gpulesson.exercises import core, mistakes, wording
-from gpulesson.exercises.bank._common import P, config, within_context
+from gpulesson.exercises.bank._common import P, config, gib_as_gb_of, within_context
 from gpulesson.exercises.core import Mistake
 from gpulesson.units import format_bytes
 
@@ -338,8 +338,7 @@ weights_13b = core.NumericExercise(
     answer=lambda p: memory.weight_bytes(_n(p), precision=p["precision"]),
     derived=_weights_derived,
     mistakes=(
-        mistakes.gib_as_gb(lambda p: memory.weight_bytes(_n(p), precision=p["precision"])
-                           * 1e9 / 2**30),
+        gib_as_gb_of(lambda p: memory.weight_bytes(_n(p), precision=p["precision"])),
         Mistake("wrong_precision",
                 "Check the bytes per parameter: {prec} takes {bpp}, {other} takes "
                 "{other_bpp}.",
@@ -421,7 +420,7 @@ training_state_7b = core.NumericExercise(
                 "Adam's two FP32 moments are there, but mixed precision also keeps an FP32 "
                 "master copy of the weights (4 bytes), which the update is applied to.",
                 lambda p: _state(p).total - 4 * _n(p)),
-        mistakes.gib_as_gb(lambda p: _state(p).total * 1e9 / 2**30),
+        gib_as_gb_of(lambda p: _state(p).total),
     ),
     defaults={"model": "llama-2-7b"},
     sample=lambda rng: {"model": rng.choice(["llama-2-7b", "mistral-7b", "qwen2.5-7b",
@@ -578,7 +577,7 @@ activations_selective = core.NumericExercise(
                 "Selective recomputation keeps the 34·s·b·h of everything but the scores.",
                 lambda p: _acts(p, recompute="full")),
         _all_layers(_acts),
-        mistakes.gib_as_gb(lambda p: _acts(p) * 1e9 / 2**30),
+        gib_as_gb_of(_acts),
     ),
     # A GPT-style block (GeLU MLP of width 4h, dropout masks): the count is Korthikanti et
     # al.'s for exactly such blocks, so the exercise uses GPT shapes, not Llama's.
@@ -643,8 +642,7 @@ activations_tp_sp = core.NumericExercise(
                 "That keeps the attention scores; with selective recomputation they are "
                 "recomputed, and 34·s·b·h / t remains per layer.",
                 lambda p: config(p).layers * _acts(p, tp=p["tp"], sp=True, recompute="none")),
-        mistakes.gib_as_gb(
-            lambda p: config(p).layers * _acts(p, tp=p["tp"], sp=True) * 1e9 / 2**30),
+        gib_as_gb_of(lambda p: config(p).layers * _acts(p, tp=p["tp"], sp=True)),
     ),
     defaults={"model": "gpt3-175b", "seq_len": 2048, "batch": 1, "tp": 8},
     sample=lambda rng: (lambda model: {
@@ -767,7 +765,7 @@ llama_flash_layer = core.NumericExercise(
                 "FlashAttention recomputes them in the backward pass.",
                 lambda p: _flash_layer(p, "eager")),
         _all_layers(_flash_layer),
-        mistakes.gib_as_gb(lambda p: _flash_layer(p) * 1e9 / 2**30),
+        gib_as_gb_of(_flash_layer),
     ),
     defaults={"model": "llama-2-7b", "batch": 1, "seq_len": 4096},
     sample=lambda rng: (lambda model: {
@@ -821,7 +819,7 @@ moe_weights = core.NumericExercise(
                 "That counts the active parameters, the ones one token uses. Memory must hold "
                 "every expert of every layer: count all {total}.",
                 lambda p: _moe_weights(p, transformer.active_params(config(p)))),
-        mistakes.gib_as_gb(lambda p: _moe_weights(p) * 1e9 / 2**30),
+        gib_as_gb_of(_moe_weights),
     ),
     defaults={"model": "mixtral-8x7b", "precision": "bf16"},
     sample=lambda rng: {"model": rng.choice(["mixtral-8x7b", "qwen3-30b-a3b",

@@ -327,7 +327,7 @@ checkpoint_64_layers = core.NumericExercise(
                 "checkpoints all k segments, as Chen et al. do.",
                 lambda p: (sum(_ckpt_parts(p)) - 1) * p["gb"] * 1e9),
         # the lesson's 24 GB in GiB (22.35) is the one-checkpoint-less 22.5 GB
-        _common.gib_as_gb_unless(
+        _common.gib_as_gb_of(
             _ckpt_bytes, lambda p: (sum(_ckpt_parts(p)) - 1) * p["gb"] * 1e9),
     ),
     defaults={"layers": 64, "gb": 1.5},
@@ -550,11 +550,11 @@ tiny_gradient = core.ChoiceExercise(
         Mistake("same_range",
                 "BF16 is not FP16 with different rounding: it has FP32's 8 exponent bits, so "
                 "its range reaches {bf16_normal}, far below this value.",
-                lambda p: None if _keeps(p) == "neither" else "neither"),
+                _common.slip_to(_keeps, "neither")),
         Mistake("any_float_keeps_it",
                 "FP16 cannot: its smallest positive number is {fp16_sub}, and values below "
                 "{fp16_half} round to zero. That is the underflow loss scaling fixes.",
-                lambda p: None if _keeps(p) == "both" else "both"),
+                _common.slip_to(_keeps, "both")),
     ),
     defaults={"value": 1e-8},
     # mostly values only BF16 keeps, as in the lesson, but also some both keep and some

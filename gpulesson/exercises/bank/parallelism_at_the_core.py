@@ -512,8 +512,8 @@ fine_tune_state = core.NumericExercise(
                 "two FP32 moments per parameter: {o_b} more bytes each.",
                 lambda p: (lambda s: s.weights + s.gradients)(
                     memory.training_memory(p["n_params"], batch=1, seq_len=1))),
-        mistakes.gib_as_gb(lambda p: memory.training_memory(p["n_params"], batch=1, seq_len=1).total
-                           * 1e9 / 2**30),
+        _common.gib_as_gb_of(
+            lambda p: memory.training_memory(p["n_params"], batch=1, seq_len=1).total),
     ),
     defaults={"n_params": 7e9},
     sample=lambda rng: {"n_params": rng.choice([1e9, 3e9, 7e9, 8e9, 13e9, 70e9])},

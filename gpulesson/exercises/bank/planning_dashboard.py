@@ -273,7 +273,7 @@ uneven_stages = core.NumericExercise(
                 lambda p: _state(p, stage=3)),
         Mistake("forgot_tp", "Tensor parallelism also splits every matrix of the stage "
                 "over tp = {tp} GPUs: divide by it.", lambda p: _state(p, tp=1)),
-        mistakes.gib_as_gb(lambda p: _state(p) * 1e9 / 2**30),
+        _common.gib_as_gb_of(_state),
     ),
     defaults={"model": "llama-3.1-405b", "tp": 8, "pp": 20, "dp": 8},
     sample=lambda rng: dict(zip(("model", "tp", "pp", "dp"), rng.choice(_UNEVEN), strict=True)),
@@ -492,7 +492,7 @@ lora_memory = core.NumericExercise(
                 "BF16, 2 bytes each.",
                 lambda p: _lora_memory(p, base_precision="fp32").total),
         # with full recomputation at 4,096 tokens the activations are about 7% of the total
-        _common.gib_as_gb_unless(
+        _common.gib_as_gb_of(
             lambda p: _lora_memory(p).total,
             lambda p: _lora_memory(p).total - _lora_memory(p).activations),
     ),

@@ -77,11 +77,6 @@ _TIMES = {0.125: "an eighth of", 0.25: "a quarter of", 0.5: "half", 1: "exactly"
           4: "four times", 8: "eight times"}
 
 
-def _seed_slip(key: str) -> Any:
-    """A slip that picks ``key``: it stands aside where ``key`` is the variant's answer."""
-    return lambda p: None if _seed_precision(p) == key else key
-
-
 def _seed_derived(p: P) -> dict[str, Any]:
     n = p["size"]
     return {"size_text": wording.count(n), "elements": wording.count(3 * n * n),
@@ -119,11 +114,11 @@ seed_bytes_precision = core.ChoiceExercise(
         Mistake("tensor_cores_mean_half",
                 "Tensor cores do suggest 16-bit data, but at 2 bytes per element the traffic "
                 "would be {mb_bf16}, {vs_bf16} the quoted figure.",
-                _seed_slip("bf16")),
+                _common.slip_to(_seed_precision, "bf16")),
         Mistake("double_precision",
                 "At 8 bytes per element (FP64) the traffic would be {mb_fp64}, {vs_fp64} the "
                 "quoted figure.",
-                _seed_slip("fp64")),
+                _common.slip_to(_seed_precision, "fp64")),
     ),
     # the lesson's own figure is the seed page's FP32 one; a class variant draws the format
     # too, so that not every student's answer is FP32 (it was in 300 of 300 variants)
@@ -656,7 +651,7 @@ fp4_weights = core.NumericExercise(
                     "nvfp4" if p["format"] == "mxfp4" else "mxfp4").bytes_per_element)),
         Mistake("fp8_bytes", "That is one byte per weight, FP8. FP4 elements take half a "
                 "byte before their scales.", lambda p: _fp4_weights(p, 1.0)),
-        mistakes.gib_as_gb(lambda p: _fp4_weights(p) * 1e9 / 2**30),
+        _common.gib_as_gb_of(_fp4_weights),
     ),
     defaults={"model": "llama-3-70b", "format": "mxfp4"},
     sample=lambda rng: {"model": rng.choice(["llama-3-8b", "llama-3-70b", "qwen3-8b",
