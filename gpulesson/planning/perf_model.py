@@ -419,7 +419,7 @@ def _terms(model: ModelView, gpu: _Chip, tp: int, cp: int, pp: int, ep: int,
     attn_weights = _attention_weights(cfg)
     # a sparse-attention indexer's projections (wq_b, wk, weights_proj) are plain layers,
     # whole on every tensor-parallel GPU (see the indexer's scoring below)
-    index_weights = _indexer_weights(cfg)
+    index_weights = float(transformer.indexer_params(cfg))  # type: ignore[arg-type]
     product(t, h, (attn_weights - index_weights - o_dim * h) / h / tp, L, name="qkv")
     product(t, h, index_weights / h, L, name="qkv")
     product(t, o_dim / tp, h, L, name="o")
@@ -518,12 +518,8 @@ def _terms(model: ModelView, gpu: _Chip, tp: int, cp: int, pp: int, ep: int,
     if recompute not in ATTENTION_KEPT:  # the attention core runs again
         attn *= 4 / 3
         attn_flops *= 4 / 3
-    # the attention's heads are split by tp, a sparse-attention indexer is not: DeepSeek's
-    # reference Indexer (DeepSeek-V3.2-Exp inference/model.py) runs wq_b, wk and
-    # weights_proj as plain Linear layers over all its heads and checks that every rank
-    # picks the same top-k, vLLM's replicates it ("no tensor parallel, just replicated"),
-    # so every tensor-parallel GPU scores all of it (as activations.indexer_tensors keeps
-    # all of its tensors); context parallelism splits its queries (t)
+    # the attention's heads are split by tp, a sparse-attention indexer is not (module
+    # docstring: whole on every tensor-parallel GPU); context parallelism splits its queries
     redo_attn = redo_attn * t / tp + index_redo * t
     attn = attn * t / tp + index_time * t
     attn_flops = attn_flops * t / tp + index_flops * t
@@ -567,13 +563,6 @@ def fp8_activation_saving(model: object, *, seq_len: int = 1) -> float:
         inputs += model.moe_layers * (2 * model.hidden + cfg.o_dim
                                       + k * (model.hidden + cfg.expert_ffn))  # type: ignore[operator]
     return min(inputs / model.layers / per_token, 0.5)  # 1 byte saved per value
-
-
-def _indexer_weights(cfg: object) -> float:
-    """One layer's sparse-attention indexer weights (0 without), counted in
-    :func:`_attention_weights`."""
-    from gpulesson.transformer.params import _indexer
-    return float(_indexer(cfg))  # type: ignore[arg-type]
 
 
 def _attention_weights(cfg: object) -> float:

@@ -34,6 +34,7 @@ __all__ = [
     "checkpoint_params",
     "embedding_params",
     "expert_params",
+    "indexer_params",
     "moe_breakdown",
     "non_embedding_params",
     "param_breakdown",
@@ -58,7 +59,7 @@ def _attention(cfg: TransformerConfig) -> int:
             q = d * a * qk
         kv = (d * (cfg.kv_lora_rank + cfg.qk_rope_head_dim)
               + cfg.kv_lora_rank * a * (cfg.qk_nope_head_dim + cfg.v_head_dim))
-        weights = q + kv + cfg.o_dim * d + _indexer(cfg)
+        weights = q + kv + cfg.o_dim * d + indexer_params(cfg)
         biases = 0
     else:
         weights = d * cfg.q_dim + d * cfg.kv_dim + d * cfg.v_dim + cfg.o_dim * d
@@ -72,7 +73,7 @@ def _attention(cfg: TransformerConfig) -> int:
     return weights + biases + (a if cfg.attention_sinks else 0)
 
 
-def _indexer(cfg: TransformerConfig) -> int:
+def indexer_params(cfg: TransformerConfig) -> int:
     """One layer's sparse-attention indexer (DeepSeek-V3.2): ``wq_b`` from the query
     latent, ``wk`` and its LayerNorm (weight and bias), ``weights_proj``; 0 without."""
     h, dim = cfg.indexer_heads, cfg.indexer_head_dim
