@@ -271,7 +271,7 @@ def _efficiency(arch: str, precision: str, recipe: str = "") -> float:
 
 
 def attention_efficiency(head_dim: float, keys: int, architecture: str, *,
-                         window: bool = False) -> float:
+                         window: bool = False, fp8: bool = False) -> float:
     """Share of the dense BF16 peak a FlashAttention kernel reaches on the work it must do.
 
     Two losses, each the lessons' tile arithmetic. Every 128 x 128 tile of scores costs
@@ -287,12 +287,19 @@ def attention_efficiency(head_dim: float, keys: int, architecture: str, *,
     ``keys/128`` and runs one more. FlashAttention-3 causal at head dimension 128 and
     8,192 tokens on an H100: this gives 0.67 x 0.86 = 0.58 of 989 TFLOP/s, 570; measured
     630 forward and 532 backward (Dao-AILab/flash-attention pull request #1791, 2025).
+
+    ``fp8``: the two products of each tile in FP8 (TransformerEngine's
+    ``fp8_dot_product_attention``, cuDNN's FP8 attention) at twice the tensor cores' rate,
+    the exponentials as before: ``1 / (1/2 + R / (4 d))``, still a share of the BF16 peak.
+    At head dimension 128 that is 1.5 times the BF16 kernel on Hopper (FlashAttention-3
+    measures its FP8 forward near 1,200 TFLOP/s against 740 in BF16, 1.6 times; Shah et
+    al. 2024) and 1.33 on Blackwell, where the exponentials weigh twice as much.
     """
     d = v.positive_number("head_dim", head_dim)
     n = v.positive_int("keys", keys) / ATTENTION_TILE
     ratio = TENSOR_FLOPS_PER_CLOCK.get(architecture, TENSOR_FLOPS_PER_CLOCK["Hopper"]
                                        ) / EXP_PER_CLOCK
-    per_tile = 1 / (1 + ratio / (4 * d))
+    per_tile = 1 / ((0.5 if v.boolean("fp8", fp8) else 1.0) + ratio / (4 * d))
     if window:
         walk = n / (n + 1 + ATTENTION_TILE_OVERHEAD)
     else:
@@ -304,7 +311,8 @@ def step_terms(model: object, gpu: object, *, tp: int, cp: int, pp: int, ep: int
                micro_batch: int, seq_len: int, precision: str, fp8_recipe: str,
                recompute: str, imbalance: float, shard_params: float,
                offload_layers: int = 0, memory_factor: float = 1.25,
-               expert_imbalance: float = 1.0) -> StepTerms:
+               expert_imbalance: float = 1.0, fused_expert_mlp: bool = False,
+               fp8_attention: bool = False) -> StepTerms:
     """The base terms of one micro-batch on the busiest pipeline stage (module docstring).
 
     ``imbalance`` is the busiest stage's work over the mean (the output layer's extra);
@@ -312,7 +320,11 @@ def step_terms(model: object, gpu: object, *, tp: int, cp: int, pp: int, ep: int
     balanced routing, as the published benchmarks force it; the others wait for it);
     ``shard_params`` the parameters this GPU's optimizer updates; ``memory_factor`` the
     current estimate of one over the achievable share of the HBM bandwidth, used only to
-    decide whether a product is compute- or memory-bound.
+    decide whether a product is compute- or memory-bound. ``fused_expert_mlp``: the routed
+    experts' gated activation, and in FP8 the cast of its output, run inside the grouped
+    products' epilogues (TransformerEngine's operation fuser, Megatron-Core's
+    ``use_transformer_engine_op_fuser``), so their memory traffic goes; ``fp8_attention``:
+    the attention's products in FP8 (:func:`attention_efficiency`).
     """
     model = model if isinstance(model, ModelView) else model_view(model)
     gpu = gpu if isinstance(gpu, GPUView) else gpu_view(gpu)
@@ -327,17 +339,22 @@ def step_terms(model: object, gpu: object, *, tp: int, cp: int, pp: int, ep: int
     offload_layers = v.nonneg_int("offload_layers", offload_layers)
     memory_factor = v.positive_number("memory_factor", memory_factor)
     expert_imbalance = v.positive_number("expert_imbalance", expert_imbalance)
+    fused_expert_mlp = v.boolean("fused_expert_mlp", fused_expert_mlp)
+    fp8_attention = v.boolean("fp8_attention", fp8_attention)
     if expert_imbalance < 1:
         raise ValueError(f"expert_imbalance must be at least 1 (the busiest GPU over the "
                          f"mean), got {expert_imbalance!r}")
     fp8 = precision == "fp8"
     if fp8 and "fp8" not in gpu.spec.peak_flops:
         raise ValueError(f"precision: the {gpu.name} has no FP8 tensor cores; use 'bf16'")
+    if fp8_attention and not fp8:
+        raise ValueError("fp8_attention: FP8 attention needs precision 'fp8', got "
+                         f"{precision!r}")
     chip = _Chip(gpu.name, gpu.spec.architecture, gpu.bandwidth, gpu.peak("bf16"),
                  gpu.peak("fp8") if fp8 else gpu.peak("bf16"), _sms(gpu))
     return _terms(model, chip, tp, cp, pp, ep, micro_batch, seq_len, precision, fp8_recipe,
                   recompute, imbalance, shard_params, offload_layers, memory_factor,
-                  expert_imbalance)
+                  expert_imbalance, fused_expert_mlp, fp8_attention)
 
 
 @dataclass(frozen=True)
@@ -359,7 +376,8 @@ class _Chip:
 def _terms(model: ModelView, gpu: _Chip, tp: int, cp: int, pp: int, ep: int,
            micro_batch: int, seq_len: int, precision: str, fp8_recipe: str, recompute: str,
            imbalance: float, shard_params: float, offload_layers: int,
-           memory_factor: float, expert_imbalance: float = 1.0) -> StepTerms:
+           memory_factor: float, expert_imbalance: float = 1.0,
+           fused_expert_mlp: bool = False, fp8_attention: bool = False) -> StepTerms:
     """:func:`step_terms` once its arguments are checked (cached: the calibration plans
     the same runs many times)."""
     cfg = model.cfg
@@ -383,10 +401,11 @@ def _terms(model: ModelView, gpu: _Chip, tp: int, cp: int, pp: int, ep: int,
                  else {})
 
     def product(m: float, k: float, n: float, count: float = 1.0, *, low: bool = True,
-                grouped: bool = False, name: str = "") -> None:
+                grouped: bool = False, name: str = "", fused_input: bool = False) -> None:
         """Forward, data-gradient and weight-gradient products of one linear layer
         (``grouped``: the routed experts', run as grouped products; ``name``: which of the
-        block's layers, for torchtitan's op checkpointing)."""
+        block's layers, for torchtitan's op checkpointing; ``fused_input``: its FP8 input
+        is written by the kernel before it, fused, and needs no cast of its own)."""
         nonlocal gemm, experts, mem_bytes, gemm_flops, cast_bytes, redo_gemm, redo_experts
         m, k, n = int(round(m)), int(round(k)), int(round(n))
         if min(m, k, n) <= 0 or count <= 0:
@@ -412,7 +431,8 @@ def _terms(model: ModelView, gpu: _Chip, tp: int, cp: int, pp: int, ep: int,
             # cast (and transpose) the input forward and the output gradient backward, and
             # the weights once per micro-batch, as the recipe casts (FP8_CAST_BYTES)
             act_b, weight_b = FP8_CAST_BYTES[fp8_recipe]
-            cast_bytes += act_b * (m * k + m * n) * count + weight_b * k * n * count
+            cast_bytes += (act_b * ((0 if fused_input else m * k) + m * n) * count
+                           + weight_b * k * n * count)
 
     # attention projections (any kind: the weights a layer holds, in and out)
     o_dim = cfg.o_dim
@@ -435,7 +455,8 @@ def _terms(model: ModelView, gpu: _Chip, tp: int, cp: int, pp: int, ep: int,
                       * expert_imbalance)
         product(per_expert, h, gate * e_ffn, moe_l * local,  # type: ignore[operator]
                 grouped=True)
-        product(per_expert, e_ffn, h, moe_l * local, grouped=True)  # type: ignore[arg-type]
+        product(per_expert, e_ffn, h, moe_l * local, grouped=True,  # type: ignore[arg-type]
+                fused_input=fused_expert_mlp)
         product(t / tp, h, model.routed_experts, moe_l, low=False)  # the router
         if cfg.shared_experts:
             s_ffn = cfg.shared_experts * cfg.shared_expert_ffn  # type: ignore[operator]
@@ -452,16 +473,20 @@ def _terms(model: ModelView, gpu: _Chip, tp: int, cp: int, pp: int, ep: int,
     act = per_layer * L + per_layer_dense * dense_layers
     if model.is_moe:
         k_tok = tok * model.experts_per_token
+        # the experts' activation (unless fused into their products), then permuting and
+        # unpermuting the tokens' copies
         act += model.moe_layers * (
-            (3 if cfg.gated_mlp else 2) * cfg.expert_ffn * k_tok  # type: ignore[operator]
-            + 4 * h * k_tok)  # permute and unpermute the tokens' copies
+            (0 if fused_expert_mlp else (3 if cfg.gated_mlp else 2))
+            * cfg.expert_ffn * k_tok  # type: ignore[operator]
+            + 4 * h * k_tok)
         if cfg.shared_experts:
             act += model.moe_layers * 3 * cfg.shared_experts * cfg.shared_expert_ffn * t / tp  # type: ignore[operator]
     # full and op checkpointing run the layer's element-wise kernels forward again
     fwd_passes = 2 if recompute in ("full", "torchtitan-op") else 1
     mem_bytes += act * ACTIVATION_BYTES * (fwd_passes + 2)
-    if model.is_moe and cfg.glu_limit and cfg.gated_mlp:
-        # the experts' clamps, outside the fused activation (GLU_CLAMP_VALUES); recomputing
+    if model.is_moe and cfg.glu_limit and cfg.gated_mlp and not fused_expert_mlp:
+        # the experts' clamps, outside the fused activation (GLU_CLAMP_VALUES; inside the
+        # products' epilogue when the experts' activation is fused there); recomputing
         # the experts' activation ("norm-moe-act") runs them forward again
         clamped = cfg.expert_ffn * tok * model.experts_per_token * model.moe_layers  # type: ignore[operator]
         fwd, bwd = GLU_CLAMP_VALUES
@@ -491,10 +516,11 @@ def _terms(model: ModelView, gpu: _Chip, tp: int, cp: int, pp: int, ep: int,
         keys = flops.attended_keys(0, s_kv, top) / s_kv  # per query, causal
         attn_flops = 3 * run * cfg.global_layers * keys
         attn = attn_flops / attention_efficiency(run / (4 * cfg.heads), top, arch,
-                                                 window=True)
+                                                 window=True, fp8=fp8_attention)
     else:
         attn_flops = 3 * per_key * cfg.global_layers * s_kv / 2
-        attn = attn_flops / attention_efficiency(d_head, max(s_kv // cp, 1), arch)
+        attn = attn_flops / attention_efficiency(d_head, max(s_kv // cp, 1), arch,
+                                                 fp8=fp8_attention)
     index_flops = index_time = index_redo = 0.0
     if top:  # its indexer scores every earlier key, backward only the picked ones
         scoring = cfg.global_layers * flops.indexer_flops_per_key(cfg) * flops.attended_keys(
@@ -513,7 +539,8 @@ def _terms(model: ModelView, gpu: _Chip, tp: int, cp: int, pp: int, ep: int,
         w = min(cfg.sliding_window or cfg.attention_chunk, s_kv)
         local = 3 * per_key * (cfg.local_layers + cfg.chunked_layers) * w
         attn_flops += local
-        attn += local / attention_efficiency(d_head, max(w, 1), arch, window=True)
+        attn += local / attention_efficiency(d_head, max(w, 1), arch, window=True,
+                                             fp8=fp8_attention)
     redo_attn = attn / 3 if recompute not in ATTENTION_KEPT else 0.0
     if recompute not in ATTENTION_KEPT:  # the attention core runs again
         attn *= 4 / 3

@@ -78,8 +78,8 @@ from ._adapt import (
 from .layout import Layout, batch_split, candidate_layouts, layout_problems
 from .runs import PublishedRun, load_runs
 
-__all__ = ["FP8_MEMORY_BOUND_EXTRA", "TrainingPlan", "TrainingSettings", "default_factors",
-           "plan_run", "plan_training"]
+__all__ = ["CUDA_GRAPHS", "FP8_MEMORY_BOUND_EXTRA", "TrainingPlan", "TrainingSettings",
+           "default_factors", "plan_run", "plan_training"]
 
 #: Start-up cost alpha of one collective, by tier: the order of what nccl-tests shows for
 #: small messages (about 10 us on an NVLink pair, nccl-tests issue #44; more across a network).
@@ -89,6 +89,10 @@ LATENCY = MappingProxyType({"nvlink": 10e-6, "network": 20e-6})
 #: none. Where your allocator fragments more, measure it (``torch.cuda.max_memory_reserved``
 #: against ``max_memory_allocated``) and pass ``memory_reserve``.
 MEMORY_RESERVE = 0.0
+#: How much of a step runs from captured CUDA graphs: ``"none"`` (kernels launched one by
+#: one, or graphs of parts of a layer, as TransformerEngine captures them) or ``"full"``
+#: (the whole iteration, Megatron-Core's ``full_iteration``).
+CUDA_GRAPHS = ("none", "full")
 #: Share of the usable memory above which a kept layout is called tight: the memory count
 #: rests on stated assumptions (activations as counted, nothing freed early, the runtime's
 #: 5 % as vLLM measured it), so a figure within a few per cent of the limit is "measure
@@ -139,6 +143,9 @@ class TrainingSettings:
     offload_layers: int = 0
     expert_imbalance: float = 1.0
     mtp_layers: int = 0
+    cuda_graphs: str = "none"
+    fused_expert_mlp: bool = False
+    fp8_attention: bool = False
 
 
 @dataclass(frozen=True)
@@ -441,7 +448,8 @@ def _evaluate(model: ModelView, gpu: GPUView, lay: Layout, st: TrainingSettings,
         micro_batch=lay.micro_batch, seq_len=s, precision=st.precision if not peak_problems
         else "bf16", fp8_recipe=st.fp8_recipe, recompute=rc, imbalance=imbalance,
         shard_params=zero_shard, offload_layers=st.offload_layers,
-        expert_imbalance=st.expert_imbalance)
+        expert_imbalance=st.expert_imbalance, fused_expert_mlp=st.fused_expert_mlp,
+        fp8_attention=st.fp8_attention and st.precision == "fp8" and not peak_problems)
     arch = gpu.spec.architecture
     prec = st.precision if not peak_problems else "bf16"
     cols = {t: calibration.column(t, arch, prec, st.fp8_recipe) for t in perf_model.TERMS}
@@ -466,7 +474,10 @@ def _evaluate(model: ModelView, gpu: GPUView, lay: Layout, st: TrainingSettings,
     recompute = m * (f["gemm"] * redo_gemm + f["experts"] * redo_experts
                      + f["attention"] * redo_attn)
     memory_bound = m * f["memory"] * terms.memory / sms
-    launch = m * (f["kernels"] * terms.kernels + f["syncs"] * terms.syncs)
+    # a whole step captured as one CUDA graph cannot wait for the host: the experts' token
+    # counts stay on the GPU, and no host synchronisation is left
+    syncs = 0.0 if st.cuda_graphs == "full" else terms.syncs
+    launch = m * (f["kernels"] * terms.kernels + f["syncs"] * syncs)
     optimizer = f["memory"] * terms.optimizer_bytes / gpu.bandwidth
     # the traffic's view: only full recomputation runs a layer's communication again
     moved = rc if rc in ("none", "full") else "selective"
@@ -567,7 +578,7 @@ def _evaluate(model: ModelView, gpu: GPUView, lay: Layout, st: TrainingSettings,
         coef[cols["experts"]] = scale * experts_mb
     coef[cols["memory"]] = scale * terms.memory / sms + terms.optimizer_bytes / gpu.bandwidth
     coef[cols["kernels"]] = scale * terms.kernels
-    coef[cols["syncs"]] = scale * terms.syncs
+    coef[cols["syncs"]] = scale * syncs
     fixed = (1 + fraction) * (sum(t for d, t in exposed.items() if d != "data") + offload) + data
     limit = gpu.plan_memory * (1 - st.memory_reserve)
     if mem > limit:
@@ -669,6 +680,9 @@ def plan_training(
     offload_layers: int = 0,
     expert_imbalance: float = 1.0,
     mtp_layers: int = 0,
+    cuda_graphs: str = "none",
+    fused_expert_mlp: bool = False,
+    fp8_attention: bool = False,
     factors: Mapping[str, float] | None = None,
 ) -> TrainingPlan:
     """Plan pretraining ``model`` on ``n_gpus`` GPUs: memory, step time, MFU, days, cost.
@@ -740,6 +754,17 @@ def plan_training(
         Multi-token prediction modules trained beside the model (DeepSeek-V3: 1, section
         2.2): each runs one more layer, a projection and the output layer again on the last
         pipeline stage, work that the MFU (model FLOPs) does not count.
+    cuda_graphs : str
+        ``"none"`` or ``"full"``: the whole step captured as one CUDA graph and replayed
+        (Megatron-Core's ``cuda_graph_impl="full_iteration"``, with its experts' buffers
+        sized ahead, ``moe_paged_stash``): a mixture of experts' host synchronisations go.
+    fused_expert_mlp : bool
+        The routed experts' activation (and in FP8 its output's cast) fused into their
+        grouped products (Megatron-Core's ``use_transformer_engine_op_fuser``, which
+        Megatron-Bridge's ``cutedsl_fused_grouped_mlp`` turns on): that traffic goes.
+    fp8_attention : bool
+        The attention's products in FP8 (TransformerEngine's ``fp8_dot_product_attention``;
+        needs ``precision="fp8"``, :func:`~gpulesson.planning.perf_model.attention_efficiency`).
     factors : mapping, optional
         The model's calibrated factors (:func:`default_factors`, fitted on the published
         runs, by default); the calibration passes its own.
@@ -794,7 +819,12 @@ def plan_training(
         fp8_recipe=v.choice("fp8_recipe", fp8_recipe, FP8_RECIPES),
         offload_layers=v.nonneg_int("offload_layers", offload_layers),
         expert_imbalance=v.positive_number("expert_imbalance", expert_imbalance),
-        mtp_layers=v.nonneg_int("mtp_layers", mtp_layers))
+        mtp_layers=v.nonneg_int("mtp_layers", mtp_layers),
+        cuda_graphs=v.choice("cuda_graphs", cuda_graphs, CUDA_GRAPHS),
+        fused_expert_mlp=v.boolean("fused_expert_mlp", fused_expert_mlp),
+        fp8_attention=v.boolean("fp8_attention", fp8_attention))
+    if st.fp8_attention and prec != "fp8":
+        raise ValueError(f"fp8_attention: FP8 attention needs precision 'fp8', got {prec!r}")
     if factors is None:
         factors = default_factors()
     links = _Links(gv, alpha, v.boolean("sharp", sharp))

@@ -562,3 +562,24 @@ def test_a_recipe_keeps_the_indexer_whole_on_every_tensor_parallel_gpu() -> None
         n_params=mv.total_params - mv.expert_params + mv.expert_params / 8, n_gpus=16, tp=2,
         zero_stage=1, cfg=cfg, activation_bytes=0, embedding_on_ends=False).total
     assert mem == pytest.approx(state + per_gpu, rel=1e-6)
+
+
+def test_a_whole_step_in_one_cuda_graph_has_no_host_syncs() -> None:
+    """A dropless mixture of experts waits for the host once a layer forward and once
+    backward; a step captured whole as one CUDA graph cannot (Megatron-Core's
+    full_iteration graphs size the experts' buffers ahead): the launch time keeps its
+    kernels' gaps and loses exactly the syncs. A dense model has none to lose."""
+    from gpulesson.planning.training import default_factors
+
+    kw = dict(n_gpus=8, layout=Layout(ep=8, dp=8), precision="fp8", **BASE)
+    eager = plan_training("qwen3-30b-a3b", "B200", **kw)
+    graph = plan_training("qwen3-30b-a3b", "B200", cuda_graphs="full", **kw)
+    syncs = default_factors()["syncs"] * eager.terms["syncs"]
+    assert syncs > 0 and graph.terms["syncs"] == 0
+    assert eager.breakdown["launch"] - graph.breakdown["launch"] == pytest.approx(
+        syncs, rel=1e-9)
+    dense = dict(n_gpus=8, layout=Layout(dp=8), **BASE)
+    assert plan_training("llama-3-8b", "B200", cuda_graphs="full", **dense).step_time == (
+        plan_training("llama-3-8b", "B200", **dense).step_time)
+    with pytest.raises(ValueError, match="cuda_graphs"):
+        plan_training("llama-3-8b", "B200", cuda_graphs="partial", **dense)
