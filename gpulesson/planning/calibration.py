@@ -21,9 +21,11 @@ Each run's plan gives the coefficient of every factor (:attr:`TrainingPlan.terms
 seconds that do not scale with them (exposed communication). :func:`fit` finds the factors
 that minimise the squared relative error of the predicted step times, pulled towards the
 sourced values (:data:`PRIOR`, with weight :data:`PRIOR_WEIGHT`) so that a generation with
-few runs keeps its sourced figures. :func:`gpulesson.planning.published.leave_one_out`
-refits without each run in turn and predicts it: the only errors this course quotes for
-its model.
+few runs keeps its sourced figures, and held within what the hardware allows
+(:func:`lower_bound`: no product or attention kernel faster than the peak, no memory-bound
+kernel faster than the HBM bandwidth), so that one term cannot buy another's error.
+:func:`gpulesson.planning.published.leave_one_out` refits without each run in turn and
+predicts it: the only errors this course quotes for its model.
 
 Standard library only (the site runs it in the browser).
 
@@ -38,7 +40,7 @@ from types import MappingProxyType
 from gpulesson import _validate as v
 
 __all__ = ["FITTED_ARCHITECTURES", "ITERATIONS", "PRIOR", "PRIOR_WEIGHT", "column", "factor",
-           "fit", "rows"]
+           "fit", "lower_bound", "rows"]
 
 #: Generations with published runs in the set: their factors are fitted.
 FITTED_ARCHITECTURES = ("Ampere", "Hopper", "Blackwell")
@@ -157,8 +159,42 @@ def _least_squares(found: Sequence[tuple[dict[str, float], float, float]], w: fl
         d = 1 / PRIOR[name]
         ata[i][i] += w * d * d
         atb[i] += w * d * d * PRIOR[name]
-    solved = _solve(ata, atb)
-    return {name: max(x, PRIOR[name] * 0.25) for name, x in zip(names, solved, strict=True)}
+    low = [lower_bound(name) for name in names]
+    fixed_at: dict[int, float] = {}
+    while True:
+        free = [i for i in range(n) if i not in fixed_at]
+        sub = [[ata[i][j] for j in free] for i in free]
+        rhs = [atb[i] - sum(ata[i][j] * x for j, x in fixed_at.items()) for i in free]
+        solved = dict(zip(free, _solve(sub, rhs), strict=True))
+        below = [i for i, x in solved.items() if x < low[i]]
+        if not below:
+            break
+        worst = min(below, key=lambda i: solved[i] / low[i])
+        fixed_at[worst] = low[worst]
+    values = {**solved, **fixed_at}
+    return {name: values[i] for i, name in enumerate(names)}
+
+
+def lower_bound(name: str) -> float:
+    """The least value factor ``name`` may take: a product or an attention kernel no faster
+    than the peak (the factor scales the time at the sourced efficiency, so it is at least
+    that efficiency), memory-bound kernels no faster than the HBM bandwidth; launch gaps and
+    host synchronisations at least a quarter of their sourced order."""
+    from . import perf_model
+    term, _, rest = name.partition(":")
+    if term == "memory":
+        return 1.0
+    if term in ("kernels", "syncs"):
+        return PRIOR[name] * 0.25
+    arch, _, prec = rest.partition(":")
+    if term == "attention":
+        return perf_model.attention_efficiency(128, 1 << 20, arch)
+    if term == "experts":
+        return min(perf_model.gemm_efficiency(arch, "bf16"),
+                   perf_model.gemm_efficiency(arch, "fp8"))
+    if prec == "fp8-block":
+        prec = "fp8"
+    return perf_model.gemm_efficiency(arch, prec)
 
 
 v.guard_module(globals())

@@ -78,7 +78,8 @@ __all__ = ["ACTIVATION_BYTES", "ATTENTION_KEPT", "ATTENTION_TILE", "ATTENTION_TI
            "GLU_CLAMP_VALUES", "HOST_LINK",
            "OPTIMIZER_BYTES",
            "TENSOR_FLOPS_PER_CLOCK", "TERMS", "StepTerms", "attention_efficiency",
-           "fp8_activation_saving", "gemm_seconds", "host_link_bandwidth", "step_terms"]
+           "fp8_activation_saving", "gemm_efficiency", "gemm_seconds", "host_link_bandwidth",
+           "step_terms"]
 
 #: The work terms of a step, each with one calibrated factor.
 TERMS = ("gemm", "experts", "attention", "memory", "kernels", "syncs")
@@ -260,6 +261,14 @@ def _gemm_seconds(m: int, k: int, n: int, peak: float, efficiency: float, sms: i
     compute = 2 * m * (k + TILE_OVERHEAD_K) * n / (peak * efficiency * waves.efficiency)
     memory = (m * k + k * n + m * n) * element_bytes / bandwidth
     return compute, memory
+
+
+def gemm_efficiency(arch: str, precision: str) -> float:
+    """The sourced fraction of the peak for ``precision`` (``"bf16"``, ``"fp8"``,
+    ``"fp8-tensorwise"``) on ``arch`` (:data:`GEMM_EFFICIENCY`)."""
+    if precision.startswith("fp8-"):
+        return _efficiency(arch, "fp8", precision[4:])
+    return _efficiency(arch, precision)
 
 
 def _efficiency(arch: str, precision: str, recipe: str = "") -> float:
