@@ -21,12 +21,15 @@ from pathlib import Path
 # the checkout this script sits in, before any installed copy of the package
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from gpulesson.planning.published import Comparison  # noqa: E402
 from gpulesson.planning.runs import _run  # noqa: E402
 from gpulesson.planning.training import default_factors, plan_run  # noqa: E402
 
 HELD_OUT = Path(__file__).with_name("heldout_runs.json")
-#: The options that describe a release's software rather than the run's layout.
-SWITCHES = ("cuda_graphs", "fused_expert_mlp", "fp8_attention", "overlap")
+#: The options that describe a release's software rather than the run's layout, as
+#: :func:`~gpulesson.planning.plan_training` takes them when they are off.
+SWITCHES_OFF = {"cuda_graphs": "none", "fused_expert_mlp": False, "fp8_attention": False,
+                "overlap": None}
 
 
 def held_out() -> list[dict[str, object]]:
@@ -48,12 +51,9 @@ def main() -> None:
     for entry in held_out():
         run = _run(entry)
         plan = plan_run(run, factors=factors)
-        plain = plan_run(run, factors=factors, **{k: v for k, v in (
-            ("cuda_graphs", "none"), ("fused_expert_mlp", False), ("fp8_attention", False),
-            ("overlap", None))})
-        on = [k for k in SWITCHES if k in entry.get("options", {})]  # type: ignore[operator]
-        e1 = plan.mfu / run.published_mfu - 1
-        e0 = plain.mfu / run.published_mfu - 1
+        e1 = Comparison(run, plan).error
+        e0 = Comparison(run, plan_run(run, factors=factors, **SWITCHES_OFF)).error
+        on = [k for k in SWITCHES_OFF if k in run.options]
         with_.append(e1)
         without.append(e0)
         flag = "" if plan.feasible else " (does not fit)"

@@ -39,6 +39,8 @@ from types import MappingProxyType
 
 from gpulesson import _validate as v
 
+from . import perf_model
+
 __all__ = ["FITTED_ARCHITECTURES", "ITERATIONS", "PRIOR", "PRIOR_WEIGHT", "column", "factor",
            "fit", "lower_bound", "rows"]
 
@@ -180,7 +182,6 @@ def lower_bound(name: str) -> float:
     than the peak (the factor scales the time at the sourced efficiency, so it is at least
     that efficiency), memory-bound kernels no faster than the HBM bandwidth; launch gaps and
     host synchronisations at least a quarter of their sourced order."""
-    from . import perf_model
     term, _, rest = name.partition(":")
     if term == "memory":
         return 1.0

@@ -449,7 +449,7 @@ def _evaluate(model: ModelView, gpu: GPUView, lay: Layout, st: TrainingSettings,
         else "bf16", fp8_recipe=st.fp8_recipe, recompute=rc, imbalance=imbalance,
         shard_params=zero_shard, offload_layers=st.offload_layers,
         expert_imbalance=st.expert_imbalance, fused_expert_mlp=st.fused_expert_mlp,
-        fp8_attention=st.fp8_attention and st.precision == "fp8" and not peak_problems)
+        fp8_attention=st.fp8_attention and not peak_problems)
     arch = gpu.spec.architecture
     prec = st.precision if not peak_problems else "bf16"
     cols = {t: calibration.column(t, arch, prec, st.fp8_recipe) for t in perf_model.TERMS}

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from gpulesson.planning.published import Comparison
 from gpulesson.planning.runs import _run, load_runs
 from gpulesson.planning.training import default_factors, plan_run
 
@@ -42,10 +43,9 @@ def test_the_recipes_switches_account_for_the_2026_speed_ups() -> None:
     on, off = [], []
     for entry in ENTRIES:
         run = _run(entry)
-        on.append(abs(plan_run(run, factors=factors).mfu / run.published_mfu - 1))
-        off.append(abs(plan_run(run, factors=factors, cuda_graphs="none",
-                                fused_expert_mlp=False, fp8_attention=False,
-                                overlap=None).mfu / run.published_mfu - 1))
+        on.append(abs(Comparison(run, plan_run(run, factors=factors)).error))
+        off.append(abs(Comparison(run, plan_run(run, factors=factors,
+                                                **bench.SWITCHES_OFF)).error))
     assert statistics.median(on) < statistics.median(off)
     assert sum(e <= 0.25 for e in on) > sum(e <= 0.25 for e in off)
 
