@@ -49,7 +49,8 @@ on top of ``"selective"``, norm outputs and latent attention's up-projections ar
 recomputed and most matrix-product inputs are kept in FP8 (:data:`DEEPSEEK_V3_RECIPE` says
 what happens to each tensor; :func:`up_projection_params` the weights recomputed);
 ``"norm-moe-act"`` is Megatron-Core's recomputation of the block norms and the experts'
-activation function (:data:`NORM_MOE_ACT_RECIPE`), ``"torchtitan-op"`` torchtitan's
+activation function (:data:`NORM_MOE_ACT_RECIPE`), ``"mla-up-proj"`` its recomputation of
+latent attention's up-projections (:data:`MLA_UP_PROJ_RECIPE`), ``"torchtitan-op"`` torchtitan's
 selective op checkpointing, every second matrix product of a block recomputed
 (:data:`TORCHTITAN_OP_RECIPE`, :func:`op_recomputed_products`).
 
@@ -71,6 +72,7 @@ __all__ = [
     "ATTENTION_IMPLEMENTATIONS",
     "DEEPSEEK_V3_RECIPE",
     "KERNELS",
+    "MLA_UP_PROJ_RECIPE",
     "NORM_MOE_ACT_RECIPE",
     "RECIPES",
     "RECOMPUTE_MODES",
@@ -95,8 +97,10 @@ ATTENTION_IMPLEMENTATIONS = ("flash", "eager")
 KERNELS = ("fused", "unfused", "hugging-face")
 #: Activation recomputation modes: Korthikanti et al. 2022's three, DeepSeek-V3's recipe,
 #: Megatron-Core's ``recompute_modules=["layernorm", "moe_act"]`` (:data:`NORM_MOE_ACT_RECIPE`)
-#: and torchtitan's selective op checkpointing (:data:`TORCHTITAN_OP_RECIPE`).
-RECOMPUTE_MODES = ("none", "selective", "full", "deepseek-v3", "norm-moe-act", "torchtitan-op")
+#: and ``["mla_up_proj"]`` (:data:`MLA_UP_PROJ_RECIPE`), and torchtitan's selective op
+#: checkpointing (:data:`TORCHTITAN_OP_RECIPE`).
+RECOMPUTE_MODES = ("none", "selective", "full", "deepseek-v3", "norm-moe-act", "mla-up-proj",
+                   "torchtitan-op")
 #: The tensors that grow with ``s^2`` and that selective recomputation drops.
 SCORE_TENSORS = ("softmax output", "softmax dropout mask", "softmax dropout output")
 #: How DeepSeek-V3's recipe keeps each tensor of :func:`activation_tensors`
@@ -163,6 +167,22 @@ NORM_MOE_ACT_RECIPE = MappingProxyType({
     "MLP input": "recomputed",
     "expert down projection input": "recomputed",
 })
+#: Megatron-Core's selective recomputation of latent attention's up-projections
+#: (``recompute_modules=["mla_up_proj"]``, "the MLA up projection and RoPE applying parts":
+#: megatron/core/transformer/transformer_config.py; NVIDIA Megatron-Bridge's DeepSeek-V3 and
+#: Kimi K2 recipes). ``MLASelfAttention`` runs the latents' norms, the up-projections and
+#: rotary inside one ``CheckpointWithoutOutput`` whose inputs are the two down-projections'
+#: outputs (megatron/core/transformer/multi_latent_attention.py, ``qkv_up_proj_and_rope_apply``):
+#: those, the latent norms' inputs, are stored; the normalised latents and the queries, keys
+#: and values it returns are dropped once the attention kernel has run and made again in
+#: the backward pass. The attention core itself is not recomputed, and nothing else is.
+MLA_UP_PROJ_RECIPE = MappingProxyType({
+    "query latent": "recomputed",
+    "key/value latent": "recomputed",
+    "Q": "recomputed",
+    "K": "recomputed",
+    "V": "recomputed",
+})
 #: torchtitan's selective *op* checkpointing (``selective_ac_option = "op"``,
 #: ``torchtitan/models/llama3/parallelize_llama.py``, commit e7c0cae, 2025-06): inside
 #: each block it keeps the outputs of the matrix products, of attention and of a few
@@ -182,6 +202,7 @@ TORCHTITAN_OP_RECIPE = MappingProxyType({
 #: The recipes beyond Korthikanti et al.'s modes, by recompute mode.
 RECIPES = MappingProxyType({"deepseek-v3": DEEPSEEK_V3_RECIPE,
                             "norm-moe-act": NORM_MOE_ACT_RECIPE,
+                            "mla-up-proj": MLA_UP_PROJ_RECIPE,
                             "torchtitan-op": TORCHTITAN_OP_RECIPE})
 
 
@@ -244,8 +265,9 @@ def activation_tensors(
     recompute : str
         ``"none"``, ``"selective"``, ``"full"``, ``"deepseek-v3"`` (DeepSeek-V3's recipe,
         :data:`DEEPSEEK_V3_RECIPE`: needs latent attention and a gated MLP),
-        ``"norm-moe-act"`` (:data:`NORM_MOE_ACT_RECIPE`) or ``"torchtitan-op"``
-        (:data:`TORCHTITAN_OP_RECIPE`); the last three drop the score tensors as
+        ``"norm-moe-act"`` (:data:`NORM_MOE_ACT_RECIPE`), ``"mla-up-proj"``
+        (:data:`MLA_UP_PROJ_RECIPE`: needs latent attention) or ``"torchtitan-op"``
+        (:data:`TORCHTITAN_OP_RECIPE`); the last four drop the score tensors as
         ``"selective"`` does.
     moe_layer : bool, optional
         Count a mixture-of-experts layer (default: whether the model has experts) or a
@@ -280,6 +302,10 @@ def activation_tensors(
     mode = v.choice("recompute", recompute, RECOMPUTE_MODES)
     if mode == "deepseek-v3":
         _check_recipe(cfg)
+    if mode == "mla-up-proj" and not cfg.latent_attention:
+        raise ValueError(f"recompute='mla-up-proj' recomputes latent attention's "
+                         f"up-projections; {cfg.name or 'this model'} has no latent attention: "
+                         f"use 'none', 'selective' or 'full'")
     moe = cfg.moe if moe_layer is None else v.boolean("moe_layer", moe_layer)
     if moe and not cfg.moe:
         raise ValueError("moe_layer=True needs a model with routed experts (experts > 0)")

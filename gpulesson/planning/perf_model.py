@@ -77,7 +77,8 @@ __all__ = ["ACTIVATION_BYTES", "ATTENTION_KEPT", "ATTENTION_TILE", "ATTENTION_TI
            "EXP_PER_CLOCK", "FP8_CAST_BYTES", "FP8_RECIPES", "GEMM_EFFICIENCY",
            "GLU_CLAMP_VALUES", "HOST_LINK",
            "OPTIMIZER_BYTES",
-           "TENSOR_FLOPS_PER_CLOCK", "TERMS", "StepTerms", "attention_efficiency",
+           "TENSOR_FLOPS_PER_CLOCK", "TERMS", "UP_PROJECTIONS_AGAIN", "StepTerms",
+           "attention_efficiency",
            "fp8_activation_saving", "gemm_efficiency", "gemm_seconds", "host_link_bandwidth",
            "step_terms"]
 
@@ -117,8 +118,13 @@ _DEFAULT_GEMM = (0.75, "assumed (no measurement for this architecture)")
 #: (recompute_modules ["layernorm", "moe_act"]; its "core_attn" module is apart and not
 #: in that list: megatron/core/transformer/transformer_config.py, recompute_modules), and
 #: DeepSeek-V3's recipe, which recomputes the norms and latent attention's up-projections
-#: only (DeepSeek-AI 2024, section 3.2.3).
-ATTENTION_KEPT = ("none", "torchtitan-op", "norm-moe-act", "deepseek-v3")
+#: only (DeepSeek-AI 2024, section 3.2.3), and Megatron-Core's recomputation of those
+#: up-projections (``["mla_up_proj"]``: :data:`gpulesson.activations.MLA_UP_PROJ_RECIPE`).
+ATTENTION_KEPT = ("none", "torchtitan-op", "norm-moe-act", "deepseek-v3", "mla-up-proj")
+#: Recomputation modes that run latent attention's up-projections forward again in the
+#: backward pass (:func:`gpulesson.activations.up_projection_params`), at the rate of the
+#: attention's input products they belong to.
+UP_PROJECTIONS_AGAIN = ("deepseek-v3", "mla-up-proj")
 #: Values moved per element of an expert's width by the clamp of a gated activation
 #: (``glu_limit``), (forward, backward), as Megatron-Core runs it in its experts: with
 #: the fused activation on (``bias_activation_fusion``, gpt-oss's Megatron-Bridge
@@ -449,8 +455,11 @@ def _terms(model: ModelView, gpu: _Chip, tp: int, cp: int, pp: int, ep: int,
     # a sparse-attention indexer's projections (wq_b, wk, weights_proj) are plain layers,
     # whole on every tensor-parallel GPU (see the indexer's scoring below)
     index_weights = float(transformer.indexer_params(cfg))  # type: ignore[arg-type]
-    product(t, h, (attn_weights - index_weights - o_dim * h) / h / tp, L, name="qkv")
-    product(t, h, index_weights / h, L, name="qkv")
+    qkv_weights = attn_weights - index_weights - o_dim * h
+    if recompute in UP_PROJECTIONS_AGAIN:  # the up-projections' share of them, again
+        op_shares = {"qkv": activations.up_projection_params(cfg) / qkv_weights}
+    product(t, h, qkv_weights / h / tp, L, name="qkv")
+    product(t, h, index_weights / h, L, name="indexer")
     product(t, o_dim / tp, h, L, name="o")
     dense_layers = L - model.moe_layers
     gate = 2 if cfg.gated_mlp else 1

@@ -10,9 +10,10 @@ MFU follows from it (an output, never an input):
   3's "BF16 MFU");
 * **recompute**: what recomputation repeats: the forward products again (``full``, ``8N``
   instead of ``6N``), the attention core again (``selective`` and ``full``); DeepSeek-V3's
-  recipe (``recompute="deepseek-v3"``) runs one more forward pass of latent attention's
-  up-projections (:func:`gpulesson.activations.up_projection_params`) and keeps the
-  attention core's output (:data:`~gpulesson.planning.perf_model.ATTENTION_KEPT`);
+  recipe (``recompute="deepseek-v3"``) and Megatron-Core's ``"mla-up-proj"`` run one more
+  forward pass of latent attention's up-projections
+  (:func:`gpulesson.activations.up_projection_params`) and keep the attention core's output
+  (:data:`~gpulesson.planning.perf_model.ATTENTION_KEPT`);
 * **memory-bound** work: norms, adds, rotary, activations, token permutation, dropout,
   cross-entropy and FP8 casts as bytes at the HBM bandwidth, and the optimizer step
   (``optimizer``, once a step); **launch**: the gaps between kernels and the host
@@ -273,7 +274,14 @@ def _memory(model: ModelView, lay: Layout, seq_len: int, recompute: str,
         embedding_on_ends=pp > 1, **shape)  # type: ignore[arg-type]
     total = mem.total
     if fp8:  # TransformerEngine keeps each product's input for the backward pass in FP8
-        total -= mem.activations * perf_model.fp8_activation_saving(model, seq_len=seq_len)
+        share = perf_model.fp8_activation_saving(model, seq_len=seq_len)
+        if recompute == "mla-up-proj":  # it drops none of the inputs that share counts: the
+            # same bytes saved as without it, a larger share of what is left
+            share *= (activations.activation_bytes(model.cfg, seq_len=seq_len,
+                                                   attention="flash", recompute="none")
+                      / activations.activation_bytes(model.cfg, seq_len=seq_len,
+                                                     attention="flash", recompute=recompute))
+        total -= mem.activations * share
     if offload_layers:  # activations of that many of the stage's layers wait in host memory
         total -= mem.activations * min(offload_layers, -(-model.layers // pp)) / -(
             -model.layers // pp)
@@ -465,9 +473,6 @@ def _evaluate(model: ModelView, gpu: GPUView, lay: Layout, st: TrainingSettings,
     # recomputation's share: the forward products again (full), the attention core again
     redo_gemm = terms.redo_gemm / sms
     redo_attn = terms.redo_attention / sms
-    if rc == "deepseek-v3":  # the up-projections' forward pass again, at the products' rate
-        up = 2 * activations.up_projection_params(model.cfg) * L
-        redo_gemm += gemm_mb * up / (6 * model.active_params)
     redo_experts = terms.redo_experts / sms
     compute = m * (f["gemm"] * (gemm_mb - redo_gemm) + f["experts"] * (experts_mb - redo_experts)
                    + f["attention"] * (attn_mb - redo_attn))
@@ -711,7 +716,10 @@ def plan_training(
         ``"none"``, ``"selective"`` (attention recomputed: FlashAttention's default),
         ``"full"`` or ``"deepseek-v3"`` (DeepSeek-V3's recipe, for a model with latent
         attention and a gated MLP: norms and up-projections recomputed, most activations
-        in FP8; :data:`gpulesson.activations.DEEPSEEK_V3_RECIPE`).
+        in FP8; :data:`gpulesson.activations.DEEPSEEK_V3_RECIPE`); the other recipes of
+        :data:`gpulesson.activations.RECOMPUTE_MODES`: Megatron-Core's ``"norm-moe-act"``
+        and ``"mla-up-proj"`` (latent attention's up-projections only), torchtitan's
+        ``"torchtitan-op"``.
     scaleout_bandwidth, nvlink_bandwidth, nvlink_domain, usable_memory, matmul_efficiency,
     attention_efficiency, usd_per_gpu_hour
         Override the GPU's figures (bytes/s one way per GPU, GPUs, bytes, fraction, USD):
@@ -803,6 +811,8 @@ def plan_training(
     mv = model_view(model)
     if rc == "deepseek-v3":
         activations.up_projection_params(mv.cfg)  # refuses a model the recipe does not fit
+    if rc == "mla-up-proj":
+        activations.activation_tensors(mv.cfg, seq_len=1, recompute=rc)  # the same
     gv = gpu_view(gpu, usable_memory=usable_memory, nvlink_bandwidth=nvlink_bandwidth,
                   domain=nvlink_domain, scaleout_bandwidth=scaleout_bandwidth,
                   matmul_efficiency=matmul_efficiency,

@@ -19,6 +19,29 @@ def test_norm_moe_act_drops_the_norm_outputs_and_the_experts_activation() -> Non
     assert all(rec[name] == sel[name] for name in rec)
 
 
+def test_mla_up_proj_drops_the_up_projections_outputs() -> None:
+    """Megatron-Core's recompute_modules=["mla_up_proj"] (Megatron-Bridge's DeepSeek-V3 and
+    Kimi K2 recipes) checkpoints the latents' norms, the up-projections and rotary: of a
+    DeepSeek-V3 layer it drops the normalised latents (1,536 + 512 wide) and Q, K, V (128
+    heads of 192, 192 and 128: config.json of deepseek-ai/DeepSeek-V3), 2 bytes a value,
+    and keeps the latents' norm inputs and the attention output."""
+    cfg = transformer.preset("deepseek-v3")
+    sel = activations.activation_tensors(cfg, seq_len=4096, recompute="selective")
+    rec = activations.activation_tensors(cfg, seq_len=4096, recompute="mla-up-proj")
+    dropped = set(sel) - set(rec)
+    assert dropped == {"query latent", "key/value latent", "Q", "K", "V"}
+    assert sum(sel[n] for n in dropped) == 4096 * (1536 + 512 + 128 * (192 + 192 + 128)) * 2
+    assert {"query latent norm input", "key/value latent norm input",
+            "attention output"} <= set(rec)
+    assert all(rec[name] == sel[name] for name in rec)
+
+
+def test_mla_up_proj_needs_latent_attention() -> None:
+    with pytest.raises(ValueError, match="recompute='mla-up-proj'.*no latent attention"):
+        activations.activation_tensors(transformer.preset("llama-3-8b"), seq_len=128,
+                                       recompute="mla-up-proj")
+
+
 def test_torchtitan_op_keeps_only_the_saved_products() -> None:
     """torchtitan's op checkpointing recomputes k, o, the up projection and every
     element-wise op: of a Llama 3 8B layer it keeps less than half of what selective

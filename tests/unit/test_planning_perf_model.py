@@ -305,10 +305,23 @@ def test_norm_and_expert_activation_recomputation_keeps_the_attention() -> None:
     assert moe_act.memory > none.memory  # the norms and the activation again
 
 
-def test_deepseek_v3_recipe_keeps_the_attention_core() -> None:
-    """DeepSeek-V3's recipe recomputes its RMSNorms and latent attention's up-projections in
-    the backward pass (DeepSeek-AI 2024, section 3.2.3), not the attention core."""
-    _attention_as_without_recompute("deepseek-v3", "deepseek-v3", seq_len=4096)
+@pytest.mark.parametrize("recipe", ["mla-up-proj", "deepseek-v3"])
+def test_up_projection_recomputation_runs_those_products_again(recipe: str) -> None:
+    """Megatron-Core's recompute_modules ["mla_up_proj"] and DeepSeek-V3's recipe run latent
+    attention's up-projections forward again, not the attention core ("core_attn" is not
+    in the list). By hand from DeepSeek-V3's config.json: 1,536 x 128 x 192 + 512 x 128 x
+    (128 + 128) = 54.5M weights a layer, 2 FLOPs each per token, over 61 layers and 4,096
+    tokens: the products' FLOPs grow by exactly that, and the dense products' time by
+    that share of it (the experts' products are not touched)."""
+    none, recipe_terms = _attention_as_without_recompute("deepseek-v3", recipe, seq_len=4096)
+    up = 1536 * 128 * 192 + 512 * 128 * (128 + 128)
+    assert up == 54_525_952
+    # (to 1e-4: the product's width is rounded to whole columns)
+    assert recipe_terms.gemm_flops - none.gemm_flops == pytest.approx(2 * up * 61 * 4096,
+                                                                      rel=1e-4)
+    assert recipe_terms.redo_gemm == pytest.approx(recipe_terms.gemm - none.gemm, rel=1e-9)
+    assert recipe_terms.redo_gemm > 0.04 * none.gemm
+    assert recipe_terms.experts == none.experts and recipe_terms.redo_experts == 0
 
 
 def test_fp8_saving_counts_only_the_products_inputs_at_any_length() -> None:

@@ -527,6 +527,23 @@ def test_fp8_saves_no_activation_memory_under_full_recomputation() -> None:
     assert memory("fp8", "selective") < memory("bf16", "selective")
 
 
+def test_up_projection_recomputation_keeps_fp8s_saving() -> None:
+    """Megatron-Core's "mla-up-proj" drops Q, K, V and the normalised latents, none of them
+    a product's input that FP8 keeps in 1 byte: FP8 saves the same bytes with it as
+    without it; and it refuses a model without latent attention."""
+    def memory(precision: str, recompute: str) -> float:
+        return plan_training("deepseek-v3", "B200", n_gpus=256, tokens=1e12,
+                             global_batch_tokens=4096 * 4096, seq_len=4096,
+                             layout=Layout(pp=8, ep=8, zero_stage=1, micro_batch=1),
+                             precision=precision, recompute=recompute).memory_per_gpu
+    fp8 = {rc: memory("fp8", rc) for rc in ("none", "mla-up-proj")}
+    bf16 = {rc: memory("bf16", rc) for rc in ("none", "mla-up-proj")}
+    assert fp8["none"] - fp8["mla-up-proj"] == pytest.approx(bf16["none"] - bf16["mla-up-proj"])
+    assert fp8["mla-up-proj"] < bf16["mla-up-proj"] < bf16["none"]
+    with pytest.raises(ValueError, match="recompute='mla-up-proj'"):
+        plan_training("llama-3-8b", "H100 SXM", n_gpus=8, recompute="mla-up-proj", **BASE)
+
+
 def test_recomputation_is_booked_apart_from_the_compute_with_sparse_attention() -> None:
     """DeepSeek-V3.2 at 32K: what recomputation repeats (the attention core; with full
     recomputation also the products and the indexer's scoring) is the ``recompute`` term;

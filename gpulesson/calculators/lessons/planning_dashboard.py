@@ -143,13 +143,16 @@ PLANNING = Calculator(
                 choices=(*shared.RECOMPUTE.choices,
                          Choice("deepseek-v3", "DeepSeek-V3's recipe (latent attention)"),
                          Choice("norm-moe-act", "Norms and expert activations (Megatron)"),
+                         Choice("mla-up-proj", "Latent up-projections (Megatron)"),
                          Choice("torchtitan-op", "Every second product (torchtitan's op)")),
                 help="Selective: the attention core is recomputed (FlashAttention's way); "
                      "full: every layer's forward again, 8N instead of 6N; DeepSeek-V3's "
                      "recipe (its report, §3.2.3 and §3.3.3): norms and latent "
                      "up-projections recomputed, activations kept in FP8, for models with "
                      "latent attention only; Megatron-Core's norms and experts' activation "
-                     "function recomputed (GPT-OSS's recipe); torchtitan's op checkpointing, "
+                     "function recomputed (GPT-OSS's recipe), or latent attention's "
+                     "up-projections only (DeepSeek-V3's and Kimi K2's); torchtitan's op "
+                     "checkpointing, "
                      "every second product of a block run again, attention kept."),
         shared.GRAD_DTYPE,
         shared.overlap(100, help="Share of the gradient synchronisation hidden behind the "
