@@ -1,23 +1,17 @@
-"""The held-out runs of benchmarks/heldout_runs.json: later releases the fit never sees."""
+"""The held-out runs of gpulesson/data/heldout_runs.json: later releases the fit never sees."""
 
 from __future__ import annotations
 
-import importlib.util
 import statistics
-from pathlib import Path
 
 import pytest
 
-from gpulesson.planning.published import Comparison
+from gpulesson.planning.heldout import SWITCHES_OFF, format_held_out_table, held_out, held_out_rows
+from gpulesson.planning.published import TABLE_WIDTH, Comparison
 from gpulesson.planning.runs import _run, load_runs
 from gpulesson.planning.training import default_factors, plan_run
 
-_PATH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_heldout.py"
-_SPEC = importlib.util.spec_from_file_location("bench_heldout", _PATH)
-assert _SPEC and _SPEC.loader
-bench = importlib.util.module_from_spec(_SPEC)
-_SPEC.loader.exec_module(bench)
-ENTRIES = bench.held_out()
+ENTRIES = held_out()
 
 
 def test_every_held_out_run_is_sourced_and_none_is_in_the_fit() -> None:
@@ -45,7 +39,7 @@ def test_the_recipes_switches_account_for_the_2026_speed_ups() -> None:
         run = _run(entry)
         on.append(abs(Comparison(run, plan_run(run, factors=factors)).error))
         off.append(abs(Comparison(run, plan_run(run, factors=factors,
-                                                **bench.SWITCHES_OFF)).error))
+                                                **SWITCHES_OFF)).error))
     assert statistics.median(on) < statistics.median(off)
     assert sum(e <= 0.25 for e in on) > sum(e <= 0.25 for e in off)
 
@@ -54,8 +48,19 @@ def test_every_held_out_layout_fits_its_gpus() -> None:
     """The runs ran: none of the 30 layouts may be called infeasible. DeepSeek-V3 on 256
     B300s (pp 8, ep 8, micro-batches of 2) fits only once its recipe's recomputation of
     latent attention's up-projections ("mla-up-proj") drops Q, K and V."""
-    plans = {e["name"]: plan_run(_run(e), factors=default_factors()) for e in ENTRIES}
-    assert not [name for name, plan in plans.items() if not plan.feasible]
+    assert not [r.name for r in held_out_rows() if not r.feasible]
+
+
+def test_the_held_out_table_has_a_row_per_run_within_the_page() -> None:
+    """The table lesson 10 prints: a row per run with its two errors, and lines no wider
+    than the site's output column."""
+    table = format_held_out_table()
+    lines = table.splitlines()
+    assert len(lines) == 1 + len(ENTRIES) + 2
+    assert max(len(line) for line in lines) <= TABLE_WIDTH
+    row = held_out_rows()[0]
+    assert lines[1].startswith(row.name) and lines[1].endswith(
+        f"{row.error:>+7.0%}{row.plain_error:>+7.0%}")
 
 
 @pytest.mark.parametrize("entry", [e for e in ENTRIES if e["options"].get("fused_expert_mlp")],
