@@ -24,7 +24,7 @@ from importlib import resources
 
 from gpulesson import _validate as v
 
-from .published import Comparison
+from .published import Comparison, _fit_flag, _table_head, _table_row
 from .runs import _run
 from .training import default_factors, plan_run
 
@@ -90,12 +90,9 @@ def format_held_out_table(rows: Sequence[HeldOut] | None = None) -> str:
     :data:`~gpulesson.planning.published.TABLE_WIDTH` characters, as the lesson's other
     table."""
     rows = held_out_rows() if rows is None else rows
-    width = max([len("run"), *(len(r.name) for r in rows)])
-    lines = [f"{'run':{width}s}{'quoted':>8s}{'model':>7s}{'error':>7s}{'plain':>7s}"]
-    for r in rows:
-        flag = " (does not fit)" if not r.feasible else ""
-        lines.append(f"{r.name:{width}s}{r.published_mfu:>8.1%}{r.predicted_mfu:>7.1%}"
-                     f"{r.error:>+7.0%}{r.plain_error:>+7.0%}{flag}")
+    width, head = _table_head(rows)
+    lines = [f"{head}{'plain':>7s}"]
+    lines += [f"{_table_row(r, width)}{r.plain_error:>+7.0%}{_fit_flag(r)}" for r in rows]
     for label, errors in (("as their recipes run", [r.error for r in rows]),
                           ("switches left off", [r.plain_error for r in rows])):
         s = held_out_summary(errors)

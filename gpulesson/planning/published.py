@@ -158,12 +158,9 @@ def format_table(rows: Sequence[LeaveOneOut] | None = None) -> str:
     print this). The rows stay within :data:`TABLE_WIDTH` characters, the width of the
     site's output column, so that none wraps."""
     rows = leave_one_out() if rows is None else rows
-    width = max([len("run"), *(len(r.name) for r in rows)])
-    lines = [f"{'run':{width}s}{'quoted':>8s}{'model':>7s}{'error':>7s}  term"]
-    for r in rows:
-        flag = " (does not fit)" if not r.feasible else ""
-        lines.append(f"{r.name:{width}s}{r.published_mfu:>8.1%}{r.predicted_mfu:>7.1%}"
-                     f"{r.error:>+7.0%}  {r.dominant}{flag}")
+    width, head = _table_head(rows)
+    lines = [f"{head}  term"]
+    lines += [f"{_table_row(r, width)}  {r.dominant}{_fit_flag(r)}" for r in rows]
     s = summary(rows)
     lines.append(f"{s['runs']} runs, each predicted by factors fitted without it: median "
                  f"|error| {s['median']:.1%},\nlargest {s['max']:.0%}, "
@@ -173,6 +170,24 @@ def format_table(rows: Sequence[LeaveOneOut] | None = None) -> str:
 
 #: Characters a line of :func:`format_table` may take (the site's output column).
 TABLE_WIDTH = 80
+
+
+def _table_head(rows: Sequence[object]) -> tuple[int, str]:
+    """The width of the run column and the heading of the columns every table of
+    predicted runs starts with (:func:`format_table`,
+    :func:`gpulesson.planning.heldout.format_held_out_table`)."""
+    width = max([len("run"), *(len(r.name) for r in rows)])  # type: ignore[attr-defined]
+    return width, f"{'run':{width}s}{'quoted':>8s}{'model':>7s}{'error':>7s}"
+
+
+def _table_row(row: object, width: int) -> str:
+    """A predicted run's first columns: its name, quoted and predicted MFU and error."""
+    return (f"{row.name:{width}s}{row.published_mfu:>8.1%}"  # type: ignore[attr-defined]
+            f"{row.predicted_mfu:>7.1%}{row.error:>+7.0%}")  # type: ignore[attr-defined]
+
+
+def _fit_flag(row: object) -> str:
+    return "" if row.feasible else " (does not fit)"  # type: ignore[attr-defined]
 
 
 #: How many published runs a plan's band is taken from (:func:`similar_runs`).

@@ -812,7 +812,8 @@ def plan_training(
     if rc == "deepseek-v3":
         activations.up_projection_params(mv.cfg)  # refuses a model the recipe does not fit
     if rc == "mla-up-proj":
-        activations.activation_tensors(mv.cfg, seq_len=1, recompute=rc)  # the same
+        # refuses a model without latent attention
+        activations.activation_tensors(mv.cfg, seq_len=1, recompute=rc)
     gv = gpu_view(gpu, usable_memory=usable_memory, nvlink_bandwidth=nvlink_bandwidth,
                   domain=nvlink_domain, scaleout_bandwidth=scaleout_bandwidth,
                   matmul_efficiency=matmul_efficiency,
