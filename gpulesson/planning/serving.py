@@ -679,11 +679,12 @@ class _Speed:
                 + self.comm(batch + prefill_tokens))
 
     def prefill(self, prompt: int) -> float:
-        products = 2 * self.mv.active_params * prompt
+        products = inference.prefill_flops(self.mv.active_params, prompt)  # 2 N T
         attention = self.mv.prefill_attention_flops(prompt)
         if self.par is not None:  # one engine's tp GPUs run all but the routed experts
             mv, par = self.mv, self.par
-            experts = 2 * mv.expert_params * mv.experts_per_token / mv.routed_experts * prompt
+            experts = inference.prefill_flops(
+                mv.expert_params * mv.experts_per_token / mv.routed_experts, prompt)
             share = self.tp / par.gpus
             return (max((products - experts) / (self.gemm_rate * share)
                         + attention / (self.rate * share) + experts / self.gemm_rate,

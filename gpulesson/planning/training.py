@@ -809,10 +809,7 @@ def plan_training(
             raise ValueError(f"latency: unknown tier {key!r}; known: nvlink, network")
         alpha[key] = v.nonneg_number(f"latency[{key!r}]", value)
     mv = model_view(model)
-    if rc == "deepseek-v3":
-        activations.up_projection_params(mv.cfg)  # refuses a model the recipe does not fit
-    if rc == "mla-up-proj":
-        # refuses a model without latent attention
+    if rc in activations.RECIPES:  # refuses a model the recipe does not fit
         activations.activation_tensors(mv.cfg, seq_len=1, recompute=rc)
     gv = gpu_view(gpu, usable_memory=usable_memory, nvlink_bandwidth=nvlink_bandwidth,
                   domain=nvlink_domain, scaleout_bandwidth=scaleout_bandwidth,
