@@ -18,8 +18,9 @@
 * :data:`PUBLISHED_RUNS` and :func:`published_comparison`: predicted MFU against 41
   published runs (``gpulesson/data/training_runs.json``);
   :func:`~gpulesson.planning.published.leave_one_out` predicts each with the factors
-  fitted without it, :func:`~gpulesson.planning.published.uncertainty` gives a plan
-  its band and :func:`~gpulesson.planning.published.mfu_range` the MFU range it implies.
+  fitted without it; :func:`~gpulesson.planning.bands.uncertainty` gives a plan its band
+  from those errors and the held-out releases' (:mod:`~gpulesson.planning.heldout`), and
+  :func:`~gpulesson.planning.bands.mfu_range` the MFU range it implies.
 
 A plan that cannot run is not an error: ``feasible`` is ``False`` and ``problems`` name the
 input at fault and a fix. Bad arguments (zero GPUs, a layout whose product is not

@@ -24,7 +24,7 @@ from importlib import resources
 
 from gpulesson import _validate as v
 
-from .published import Comparison, _fit_flag, _table_head, _table_row
+from .published import Comparison, LeaveOneOut, _fit_flag, _table_head, _table_row
 from .runs import _run
 from .training import default_factors, plan_run
 
@@ -46,18 +46,14 @@ def held_out() -> tuple[Mapping[str, object], ...]:
 
 
 @dataclass(frozen=True)
-class HeldOut:
-    """One held-out run: its published MFU, the MFU planned as its recipe runs it and its
-    ``error`` (predicted / published - 1), the error with the recipe's switches off
-    (``plain_error``), the switches it states, and whether its layout fits."""
+class HeldOut(LeaveOneOut):
+    """One held-out run, as a row of the leave-one-out table (its published MFU, the MFU
+    planned as its recipe runs it, ``error`` = predicted / published - 1, the dominant
+    term, whether its layout fits), with the error when the recipe's switches are off
+    (``plain_error``) and the switches it states."""
 
-    name: str
-    published_mfu: float
-    predicted_mfu: float
-    error: float
-    plain_error: float
-    switches: tuple[str, ...]
-    feasible: bool
+    plain_error: float = 0.0
+    switches: tuple[str, ...] = ()
 
 
 @cache
@@ -71,9 +67,10 @@ def held_out_rows() -> tuple[HeldOut, ...]:
         plain = plan_run(run, factors=factors, **SWITCHES_OFF)
         rows.append(HeldOut(
             name=run.name, published_mfu=run.published_mfu, predicted_mfu=plan.mfu,
-            error=Comparison(run, plan).error, plain_error=Comparison(run, plain).error,
-            switches=tuple(k for k in SWITCHES_OFF if k in run.options),
-            feasible=plan.feasible))
+            dominant=plan.dominant_term, feasible=plan.feasible,
+            architecture=run.architecture, precision=run.precision, moe=run.is_moe,
+            active_params=plan.active_params, plain_error=Comparison(run, plain).error,
+            switches=tuple(k for k in SWITCHES_OFF if k in run.options)))
     return tuple(rows)
 
 

@@ -15,9 +15,10 @@ on its published layout and sets the predicted MFU beside the published one;
 
 :func:`leave_one_out` predicts every run with the factors fitted on all the others
 (:func:`gpulesson.planning.calibration.fit`): :func:`format_table` prints the table the
-lesson and ``benchmarks/bench_validation.py`` show, :func:`uncertainty` the band a plan
-states. Sources (seven code bases): Narayanan et al. 2021 Table 1 (Megatron-LM, ten A100 runs);
-Dubey et al. 2024 Table 4 (Llama 3 405B); Touvron et al. 2023 Table 2 (Llama 2 GPU-hours);
+lesson and ``benchmarks/bench_validation.py`` show, and :mod:`gpulesson.planning.bands`
+takes the band a plan states from these rows and the held-out ones. Sources (seven code
+bases): Narayanan et al. 2021 Table 1 (Megatron-LM, ten A100 runs); Dubey et al. 2024
+Table 4 (Llama 3 405B); Touvron et al. 2023 Table 2 (Llama 2 GPU-hours);
 Jiang et al. 2024 (MegaScale); DeepSeek-AI 2024 (DeepSeek-V3); torchtitan's published
 benchmarks (A100, H200); NVIDIA Megatron-Bridge's performance summary (NeMo 25.11: H100,
 B200, GB200, BF16, FP8 and MXFP8, dense and MoE).
@@ -27,7 +28,6 @@ Taught in: ``notebooks/planning_dashboard.ipynb`` (predicted against published).
 
 from __future__ import annotations
 
-import math
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -43,8 +43,7 @@ from .runs import PublishedRun, load_runs
 from .training import TrainingPlan, default_factors, plan_run
 
 __all__ = ["PUBLISHED_RUNS", "Comparison", "LeaveOneOut", "PublishedRun", "format_table",
-           "leave_one_out", "load_runs", "mfu_range", "plan_run", "published_comparison",
-           "similar_runs", "summary", "uncertainty"]
+           "leave_one_out", "load_runs", "plan_run", "published_comparison", "summary"]
 
 #: The H800: an H100's compute with NVLink cut back. "NVLink offers a bandwidth of 160 GB/s,
 #: roughly 3.2 times that of IB (50 GB/s)" (DeepSeek-AI 2024, section 3.2.2).
@@ -188,55 +187,6 @@ def _table_row(row: object, width: int) -> str:
 
 def _fit_flag(row: object) -> str:
     return "" if row.feasible else " (does not fit)"  # type: ignore[attr-defined]
-
-
-#: How many published runs a plan's band is taken from (:func:`similar_runs`).
-NEAREST = 3
-
-
-def similar_runs(plan: TrainingPlan) -> tuple[LeaveOneOut, ...]:
-    """The published runs most like ``plan``, as leave-one-out rows: of the runs with the
-    same precision and the same kind of model (dense or mixture-of-experts), or all runs
-    where fewer than :data:`NEAREST` are, the :data:`NEAREST` closest in active parameters
-    (by their ratio, so that 7B is as far from 14B as 200B from 400B); at equal size, those
-    on the plan's GPU generation first. A 7B plan on H100s is thus held against the 7B and
-    8B runs, not against 405B runs that share its GPU."""
-    if not isinstance(plan, TrainingPlan):
-        raise TypeError(f"plan must be a TrainingPlan, got {type(plan).__name__}")
-    rows = leave_one_out()
-    like = [r for r in rows if (r.precision, r.moe) == (plan.settings.precision, plan.moe)]
-    if len(like) < NEAREST:
-        like = list(rows)
-    size = max(plan.active_params, 1.0)
-
-    def distance(r: LeaveOneOut) -> tuple[float, bool]:
-        return abs(math.log(max(r.active_params, 1.0) / size)), r.architecture != plan.architecture
-
-    return tuple(sorted(like, key=distance)[:NEAREST])
-
-
-def uncertainty(plan: TrainingPlan) -> tuple[float, int]:
-    """(band, runs): the largest leave-one-out |error| among the published runs most like
-    ``plan`` (:func:`similar_runs`: same precision and kind of model, nearest in size), so
-    that a plan reads "MFU x, within +-band"."""
-    like = similar_runs(plan)
-    return max(abs(r.error) for r in like), len(like)
-
-
-def mfu_range(plan: TrainingPlan) -> tuple[float, float]:
-    """(low, high): the MFU ``plan`` may reach, given how far its prediction missed the
-    published runs most like it (:func:`similar_runs`).
-
-    An error is predicted / published - 1, so it says what the *published* figure was,
-    not the prediction's spread: a run predicted 25 % too high reached ``mfu / 1.25``, and
-    one predicted 100 % too high (Qwen3 30B-A3B on H100s) half the prediction, not zero.
-    The range divides and multiplies the plan's MFU by the largest ratio between
-    prediction and publication among those runs, ``max(1 + e, 1 / (1 + e))``: 56.9 %
-    within 25 % reads 45.5-71.1 %, never below zero whatever the error. (``mfu * (1 -
-    band)`` with :func:`uncertainty`'s band reaches 0 % at a band of 100 %.)"""
-    like = similar_runs(plan)
-    factor = max(max(1 + r.error, 1 / (1 + r.error)) for r in like)
-    return plan.mfu / factor, plan.mfu * factor
 
 
 v.guard_module(globals())

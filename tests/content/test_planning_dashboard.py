@@ -34,7 +34,7 @@ from gpulesson import (
     transformer,
     units,
 )
-from gpulesson.planning import heldout, log_checks
+from gpulesson.planning import bands, heldout, log_checks
 from gpulesson.planning import logs as vllm_logs
 
 from . import nbtools as nb
@@ -428,6 +428,8 @@ CLAIMS = claims(
              else "some layout does not fit"),
     lambda: worst_held_out(),
     lambda: gpt_oss_high_on_blackwell(),
+    lambda: f"A plan of GPT-OSS 120B in FP8 on {GPT_OSS_FP8_GPUS} B200s",
+    lambda: gpt_oss_fp8_band(),
     lambda: "reports 180K H800 GPU-hours per trillion tokens, which that convention turns "
      f"into {pct(run('DeepSeek-V3').published_mfu, 1)}",
     # Section 5: the seed's dashboard
@@ -690,6 +692,28 @@ def gpt_oss_high_on_blackwell() -> str:
             if len(gpt) >= 7 and min(gpt) > 0 else f"GPT-OSS on Blackwell: {gpt}")
 
 
+#: The GPT-OSS plan whose band the held-out box names: the GPUs of NVIDIA's GPT-OSS runs.
+GPT_OSS_FP8_GPUS = 64
+
+
+def gpt_oss_fp8_band() -> str:
+    """The runs the band of GPT-OSS 120B in FP8 on 64 B200s comes from
+    (bands.similar_runs): its MXFP8 runs of the held-out table, whose errors the prose
+    gives as a range; the set has no FP8 run of GPT-OSS."""
+    plan = planning.plan_training("gpt-oss-120b", "B200", n_gpus=GPT_OSS_FP8_GPUS, tokens=1e12,
+                                  global_batch_tokens=8 * 2**20, seq_len=4096,
+                                  precision="fp8")
+    like = bands.similar_runs(plan)
+    held = {r.name for r in heldout.held_out_rows() if "GPT-OSS" in r.name and "MXFP8" in r.name}
+    errors = sorted(r.error for r in like)
+    in_set = [r.name for r in planning.published.PUBLISHED_RUNS
+              if "GPT-OSS" in r.name and r.precision == "fp8"]
+    if {r.name for r in like} != held or in_set:
+        return f"GPT-OSS FP8 band from {[r.name for r in like]}; in the set {in_set}"
+    return (f"is held against its {NUMBERS[len(like)]} MXFP8 runs above, predicted "
+            f"{100 * errors[0]:.0f} to {pct(errors[-1])} high")
+
+
 def fixed_error(name: str) -> float:
     """The planner's MFU (factors fitted on the table's runs) over the fixed figure's, for
     the same job at the fixed recipe's batch and layout."""
@@ -783,10 +807,10 @@ BAND_NAMES = {"Llama 2 7B": "Llama 2 7B", "Megatron-LM 7.5B": "Megatron-LM 7.5B"
 
 
 def band_rows() -> tuple:
-    """The leave-one-out rows the default plan's band comes from (published.similar_runs):
+    """The leave-one-out rows the default plan's band comes from (bands.similar_runs):
     the dashboard's plan is Llama 2 7B in BF16, held against the dense BF16 runs nearest in
     size, whatever their GPU."""
-    rows = planning.published.similar_runs(planning.plan_training(
+    rows = bands.similar_runs(planning.plan_training(
         "llama-2-7b", "H100 SXM", n_gpus=PLAN["n_gpus"], tokens=PLAN["tokens"],
         global_batch_tokens=4 * 2**20, seq_len=4096))
     assert max(abs(r.error) for r in rows) == pytest.approx(band()[0])

@@ -23,7 +23,7 @@ from gpulesson.calculators.spec import (
     Output,
     Select,
 )
-from gpulesson.planning import published
+from gpulesson.planning import bands
 
 LESSON = "planning_dashboard"
 
@@ -61,9 +61,9 @@ def _planning(**kw: Any) -> dict[str, Any]:
     n = transformer.param_count(cfg)
     active = transformer.active_params(cfg)
     b = plan.breakdown
-    band, like = published.uncertainty(plan)
-    low, high = published.mfu_range(plan)
-    nearest = published.similar_runs(plan)
+    band, like = bands.uncertainty(plan)
+    low, high = bands.mfu_range(plan)
+    nearest = bands.similar_runs(plan)
     return {
         "feasible": plan.feasible,
         "problems": planner_inputs.problems_text(plan.problems),
@@ -72,8 +72,9 @@ def _planning(**kw: Any) -> dict[str, Any]:
         "bottleneck": plan.bottleneck,
         "mfu": plan.mfu, "mfu_band": band,
         "mfu_range": f"{100 * low:.0f}–{100 * high:.0f} %",
-        "band_note": f"the largest leave-one-out error of the {like} published runs most "
-                     "like this plan (same precision, dense or MoE, nearest in size): "
+        "band_note": f"the largest error of the {like} published runs most like this plan "
+                     "(same precision, dense or MoE, nearest in size), each predicted by "
+                     "factors fitted without it: "
                      + "; ".join(f"{r.name} {r.error:+.0%}" for r in nearest),
         "dominant": plan.dominant_term.replace("_", "-"),
         "time": plan.days * flops.SECONDS_PER_DAY,
@@ -176,7 +177,7 @@ PLANNING = Calculator(
                help="The predicted MFU divided and multiplied by the largest ratio between "
                     "prediction and publication among those runs: where a run was predicted "
                     "25 % too high it reached the prediction ÷ 1.25 "
-                    "(gpulesson.planning.published.mfu_range)."),
+                    "(gpulesson.planning.bands.mfu_range)."),
         Output("band_note", "Uncertainty from", "text"),
         Output("dominant", "Largest part of a step", "text"),
         Output("time", "Training time", _SECONDS),
