@@ -172,13 +172,8 @@ def served(directory: str, port: int = 0) -> Iterator[tuple[str, Log]]:
 
     handler = functools.partial(Counting, directory=directory)
     server = serve_site.SiteHTTPServer(("127.0.0.1", port), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serve_site.in_background(server):
         yield f"http://127.0.0.1:{server.server_address[1]}/", log
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def measure(context: Any, base: str, log: Log, path: str,

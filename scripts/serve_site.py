@@ -13,11 +13,17 @@ _build/html]``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import http.server
+import socketserver
 import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+_Server = TypeVar("_Server", bound=socketserver.BaseServer)
 
 #: Types a static host must get right for this site (any other host: configure the same).
 MIME_TYPES = {
@@ -54,6 +60,20 @@ class SiteHTTPServer(http.server.ThreadingHTTPServer):
         if isinstance(sys.exc_info()[1], ConnectionError):  # reset, broken pipe, aborted
             return
         super().handle_error(request, client_address)
+
+
+@contextlib.contextmanager
+def in_background(server: _Server, name: str | None = None) -> Iterator[_Server]:
+    """``server`` answering on a daemon thread for the ``with`` block, then shut down and
+    closed (the browser tests' servers and the site benchmark's)."""
+    thread = threading.Thread(target=server.serve_forever, name=name, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
 
 
 def main(argv: list[str] | None = None) -> int:

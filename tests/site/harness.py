@@ -10,7 +10,6 @@ import contextlib
 import functools
 import json
 import os
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,6 +49,8 @@ SETTLE_MS = 15_000
 
 
 _SERVE_SITE = script_module("serve_site")
+#: ``with in_background(server) as server:``: a server answering on a thread for the block.
+in_background = _SERVE_SITE.in_background
 
 
 class _QuietHandler(_SERVE_SITE.SiteHandler):
@@ -78,15 +79,9 @@ class SiteServer:
 def serve(root: Path) -> Iterator[SiteServer]:
     """Serve ``root`` on 127.0.0.1 at a free port: ``with serve(folder) as server: ...``."""
     handler = functools.partial(_QuietHandler, directory=str(root))
-    server = _SERVE_SITE.SiteHTTPServer((HOST, 0), handler)
-    thread = threading.Thread(target=server.serve_forever, name="site-server", daemon=True)
-    thread.start()
-    try:
+    with in_background(_SERVE_SITE.SiteHTTPServer((HOST, 0), handler),
+                       name="site-server") as server:
         yield SiteServer(root=root, port=server.server_address[1])
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
 
 
 @dataclass

@@ -24,7 +24,6 @@ import math
 import os
 import random
 import statistics
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -39,6 +38,7 @@ from .harness import (
     HOST,
     RecordedPage,
     SiteServer,
+    in_background,
     new_context,
     recorded_page,
     report_timings,
@@ -440,26 +440,22 @@ def test_a_misconfigured_server_gives_a_clear_message(browser: Any, site_dir: Pa
                                                       wrong: str, reason: str) -> None:
     handler = functools.partial(type("Wrong", (_WrongTypes,), {"wrong": (wrong,)}),
                                 directory=str(site_dir))
-    server = http.server.ThreadingHTTPServer((HOST, 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    context = new_context(browser, "light")
-    try:
-        context.add_init_script("window.GL_CALC_TIMEOUT_MS = 5000;")
-        page = context.new_page()
-        page.goto(f"http://{HOST}:{server.server_address[1]}/{PAGE}")
-        page.wait_for_selector("[data-gl-state=failed]", timeout=30_000)
-        status = page.locator(".gl-calc-status").first.inner_text()
-        assert "could not start" in status and "application/wasm" in status, status
-        assert reason in status, status
-        # the worked example is still there
-        example = calculators.evaluate("gemm", calculators.resolve("gemm"))["text"]
-        shown = page.locator('.gl-calculator[data-calculator="gemm"] output').first.inner_text()
-        assert shown == next(iter(example.values()))
-    finally:
-        context.close()
-        server.shutdown()
-        server.server_close()
+    with in_background(http.server.ThreadingHTTPServer((HOST, 0), handler)) as server:
+        context = new_context(browser, "light")
+        try:
+            context.add_init_script("window.GL_CALC_TIMEOUT_MS = 5000;")
+            page = context.new_page()
+            page.goto(f"http://{HOST}:{server.server_address[1]}/{PAGE}")
+            page.wait_for_selector("[data-gl-state=failed]", timeout=30_000)
+            status = page.locator(".gl-calc-status").first.inner_text()
+            assert "could not start" in status and "application/wasm" in status, status
+            assert reason in status, status
+            # the worked example is still there
+            example = calculators.evaluate("gemm", calculators.resolve("gemm"))["text"]
+            shown = page.locator('.gl-calculator[data-calculator="gemm"] output').first.inner_text()
+            assert shown == next(iter(example.values()))
+        finally:
+            context.close()
 
 
 def test_a_page_opened_from_disk_says_to_serve_the_site(browser: Any, site_dir: Path) -> None:

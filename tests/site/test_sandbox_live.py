@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import http.server
 import json
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -28,7 +27,7 @@ from gpulesson.exercises import browser
 from gpulesson.exercises.core import CodeExercise, NumericExercise
 
 from .building import toc_pages
-from .harness import HOST, RecordedPage, new_context, record_page
+from .harness import HOST, RecordedPage, in_background, new_context, record_page
 from .test_exercises_live import (
     _exercise,
     _exercises,
@@ -121,14 +120,8 @@ def other_host() -> Iterator[tuple[str, list[str]]]:
     """Another origin on this machine (another port) that records every request."""
     hits: list[str] = []
     handler = type("Recorder", (_Recorder,), {"hits": hits})
-    server = http.server.ThreadingHTTPServer((HOST, 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with in_background(http.server.ThreadingHTTPServer((HOST, 0), handler)) as server:
         yield f"http://{HOST}:{server.server_address[1]}", hits
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 @pytest.fixture

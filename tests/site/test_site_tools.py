@@ -15,7 +15,6 @@ import base64
 import functools
 import json
 import shutil
-import threading
 import urllib.request
 import zipfile
 from pathlib import Path
@@ -183,9 +182,7 @@ def test_make_serve_sends_the_types_pyodide_needs(tmp_path: Path) -> None:
         (tmp_path / name).write_text("x", encoding="utf-8")
     handler = functools.partial(serve_site.SiteHandler, directory=str(tmp_path))
     handler.log_message = lambda *args: None  # type: ignore[method-assign]
-    server = serve_site.SiteHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
+    with serve_site.in_background(serve_site.SiteHTTPServer(("127.0.0.1", 0), handler)) as server:
         def kind(name: str) -> str:
             url = f"http://127.0.0.1:{server.server_address[1]}/{name}"
             with urllib.request.urlopen(url, timeout=10) as response:
@@ -194,9 +191,6 @@ def test_make_serve_sends_the_types_pyodide_needs(tmp_path: Path) -> None:
         assert kind("a.mjs") == "text/javascript"
         assert kind("b.wasm") == "application/wasm"
         assert kind("c.js") == "text/javascript"
-    finally:
-        server.shutdown()
-        server.server_close()
     makefile = (REPO_ROOT / "Makefile").read_text(encoding="utf-8")
     assert "scripts/serve_site.py" in makefile, "make serve must use the typed server"
 
