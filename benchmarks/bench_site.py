@@ -176,6 +176,13 @@ def served(directory: str, port: int = 0) -> Iterator[tuple[str, Log]]:
         yield f"http://127.0.0.1:{server.server_address[1]}/", log
 
 
+def _seconds_until(page: Any, started: float, condition: str) -> float:
+    """Wait until the JavaScript ``condition`` holds in ``page``; the seconds since
+    ``started`` (a ``time.perf_counter()`` reading)."""
+    page.wait_for_function(condition, timeout=TIMEOUT_MS)
+    return time.perf_counter() - started
+
+
 def measure(context: Any, base: str, log: Log, path: str,
             throttle: tuple[float, float] | None = None) -> dict[str, Any]:
     """Open ``base + path`` in a fresh page of ``context``; what it loaded and how long.
@@ -204,30 +211,28 @@ def measure(context: Any, base: str, log: Log, path: str,
     calculators = page.locator(".gl-calculator[data-calculator]")
     if calculators.count():
         calculators.first.scroll_into_view_if_needed()
-        page.wait_for_function(
+        result["calc_live_s"] = _seconds_until(
+            page, started,
             "() => { const c = document.querySelector('.gl-calculator[data-calculator]');"
             " return c && ((c.dataset.glState === 'live' && c.dataset.glPending === '0')"
-            " || c.dataset.glState === 'failed'); }", timeout=TIMEOUT_MS)
-        result["calc_live_s"] = time.perf_counter() - started
+            " || c.dataset.glState === 'failed'); }")
         result["state"] = calculators.first.get_attribute("data-gl-state")
         result["boot_ms"] = page.evaluate("() => window.GLCalculators.stats.bootMs")
     numeric = page.locator('[data-exercise][data-kind="numeric"]')
     if numeric.count():
         block = numeric.first
         block.scroll_into_view_if_needed()
-        page.wait_for_function(
+        result["exercise_live_s"] = _seconds_until(
+            page, started,
             "() => { const e = document.querySelector('[data-exercise][data-kind=numeric]');"
-            " return e && (e.dataset.state === 'live' || e.dataset.state === 'failed'); }",
-            timeout=TIMEOUT_MS)
-        result["exercise_live_s"] = time.perf_counter() - started
+            " return e && (e.dataset.state === 'live' || e.dataset.state === 'failed'); }")
         result["state"] = block.get_attribute("data-state")
         block.locator("[data-answer]").fill("1")
         block.locator("button[data-check]").click()
-        page.wait_for_function(
+        result["exercise_checked_s"] = _seconds_until(
+            page, started,
             "() => { const f = document.querySelector('[data-exercise][data-kind=numeric]"
-            " [data-feedback]'); return f && f.dataset.status && !f.hasAttribute('aria-busy'); }",
-            timeout=TIMEOUT_MS)
-        result["exercise_checked_s"] = time.perf_counter() - started
+            " [data-feedback]'); return f && f.dataset.status && !f.hasAttribute('aria-busy'); }")
         result["boot_ms"] = page.evaluate("() => window.GLExercises.stats.bootMs")
         code = page.locator('[data-exercise][data-kind="code"]')
         if code.count():
