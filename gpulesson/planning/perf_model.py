@@ -193,14 +193,20 @@ ATTENTION_TILE_OVERHEAD = 4.6
 #: SXM's "989 TFLOPS of FP16 matmul but only 3.9 TFLOPS of special functions" (Shah et al.
 #: 2024, FlashAttention-3, section 3).
 EXP_PER_CLOCK = 16
+#: Blackwell Ultra (B300, GB300) doubles the special-function units' exponential rate over
+#: Blackwell (J. Li, "Making Softmax More Efficient with NVIDIA Blackwell Ultra", NVIDIA
+#: Technical Blog, 2026): 32 per clock per SM. Every other architecture has
+#: :data:`EXP_PER_CLOCK`.
+EXP_PER_CLOCK_BY_ARCHITECTURE: Mapping[str, int] = MappingProxyType({"Blackwell Ultra": 32})
 #: Dense BF16 (Volta: FP16) tensor-core FLOPs per clock per SM: A100 1,024 FMA (NVIDIA
 #: A100 whitepaper, 2020), twice that per SM on Hopper (H100 whitepaper, 2022) and again on
 #: Blackwell (2,250 TFLOP/s on 148 SMs, B200 datasheet, 2024); V100 (125 TFLOP/s on 80 SMs
-#: at 1.53 GHz) and the L4 (121 TFLOP/s dense on 58 SMs at 2.04 GHz) about 1,024. Another
-#: architecture is taken as Hopper.
+#: at 1.53 GHz) and the L4 (121 TFLOP/s dense on 58 SMs at 2.04 GHz) about 1,024; Blackwell
+#: Ultra keeps Blackwell's BF16 tensor cores (2,250 dense TFLOP/s per B300 as per B200,
+#: HGX B300 page). Another architecture is taken as Hopper.
 TENSOR_FLOPS_PER_CLOCK: Mapping[str, int] = MappingProxyType({
     "Volta": 1024, "Ada Lovelace": 1024, "Ampere": 2048, "Hopper": 4096,
-    "Blackwell": 8192})
+    "Blackwell": 8192, "Blackwell Ultra": 8192})
 
 
 @dataclass(frozen=True)
@@ -308,12 +314,13 @@ def attention_efficiency(head_dim: float, keys: int, architecture: str, *,
     the exponentials as before: ``1 / (1/2 + R / (4 d))``, still a share of the BF16 peak.
     At head dimension 128 that is 1.5 times the BF16 kernel on Hopper (FlashAttention-3
     measures its FP8 forward near 1,200 TFLOP/s against 740 in BF16, 1.6 times; Shah et
-    al. 2024) and 1.33 on Blackwell, where the exponentials weigh twice as much.
+    al. 2024) and 1.33 on Blackwell, where the exponentials weigh twice as much; Blackwell
+    Ultra's doubled exponential rate brings it back to Hopper's balance (1.5).
     """
     d = v.positive_number("head_dim", head_dim)
     n = v.positive_int("keys", keys) / ATTENTION_TILE
-    ratio = TENSOR_FLOPS_PER_CLOCK.get(architecture, TENSOR_FLOPS_PER_CLOCK["Hopper"]
-                                       ) / EXP_PER_CLOCK
+    ratio = (TENSOR_FLOPS_PER_CLOCK.get(architecture, TENSOR_FLOPS_PER_CLOCK["Hopper"])
+             / EXP_PER_CLOCK_BY_ARCHITECTURE.get(architecture, EXP_PER_CLOCK))
     per_tile = 1 / ((0.5 if v.boolean("fp8", fp8) else 1.0) + ratio / (4 * d))
     if window:
         walk = n / (n + 1 + ATTENTION_TILE_OVERHEAD)

@@ -365,13 +365,16 @@ def test_fp8_attention_runs_its_products_twice_as_fast_not_its_exponentials() ->
     """FlashAttention-3 on an H100, head dimension 128: close to 1,200 TFLOP/s in FP8
     against 740 in BF16, 1.6 times (Shah et al. 2024, abstract). Doubling the products'
     rate and keeping the exponentials' gives 1.5 on Hopper; on Blackwell, whose tensor
-    cores doubled again but not its exponentials, 1.33."""
+    cores doubled again but not its exponentials, 1.33; on Blackwell Ultra, whose
+    exponentials doubled too (NVIDIA's softmax note, 2026), 1.5 again."""
     at = attention_efficiency
     hopper = at(128, 8192, "Hopper", fp8=True) / at(128, 8192, "Hopper")
     assert hopper == pytest.approx(1200 / 740, rel=0.10)
     assert hopper == pytest.approx(1.5, rel=1e-12)
     assert at(128, 8192, "Blackwell", fp8=True) / at(128, 8192, "Blackwell") == (
         pytest.approx(4 / 3, rel=1e-12))
+    assert at(128, 8192, "Blackwell Ultra", fp8=True) / at(128, 8192, "Blackwell Ultra") == (
+        pytest.approx(1.5, rel=1e-12))
     fp8 = _terms("qwen3-30b-a3b", precision="fp8")
     assert _terms("qwen3-30b-a3b", precision="fp8", fp8_attention=True).attention == (
         pytest.approx(fp8.attention / 1.5, rel=1e-12))
