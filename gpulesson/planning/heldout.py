@@ -47,7 +47,7 @@ def held_out() -> tuple[Mapping[str, object], ...]:
 
 @dataclass(frozen=True)
 class HeldOut(LeaveOneOut):
-    """One held-out run, as a row of the leave-one-out table (its published MFU, the MFU
+    """One held-out run, shaped as a leave-one-out row (its published MFU, the MFU
     planned as its recipe runs it, ``error`` = predicted / published - 1, the dominant
     term, whether its layout fits), with the error when the recipe's switches are off
     (``plain_error``) and the switches it states."""
