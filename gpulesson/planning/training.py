@@ -163,7 +163,7 @@ class TrainingPlan:
     holds the coefficient (seconds per unit) of every calibrated factor and ``fixed_time``
     the seconds that do not scale with them: ``step_time = sum(terms[k] * factors[k]) +
     fixed_time``. ``architecture``, ``moe`` and ``active_params`` place the plan among the
-    published runs (:func:`gpulesson.planning.published.uncertainty`).
+    published runs (:func:`gpulesson.planning.bands.uncertainty`).
     """
 
     feasible: bool
