@@ -710,7 +710,7 @@ def gpt_oss_fp8_band() -> str:
               if "GPT-OSS" in r.name and r.precision == "fp8"]
     if {r.name for r in like} != held or in_set:
         return f"GPT-OSS FP8 band from {[r.name for r in like]}; in the set {in_set}"
-    return (f"is held against its {NUMBERS[len(like)]} MXFP8 runs above, predicted "
+    return (f"is held against its {NUMBERS[len(like)]} held-out MXFP8 runs, predicted "
             f"{100 * errors[0]:.0f} to {pct(errors[-1])} high")
 
 
