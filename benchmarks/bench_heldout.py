@@ -6,7 +6,9 @@
 layout twice: as its recipe runs it (the switches in its ``options``: CUDA graphs, fused
 expert MLP, FP8 attention, all-to-all overlap) and with those switches off, to show what
 they account for (:mod:`gpulesson.planning.heldout`, whose table lesson 10 also prints).
-A time split: the fit has seen none of these releases. No timing and no assert: a report.
+A time split: the fit has seen none of these releases. Then a split by code base: the 216
+rows of MosaicML llm-foundry's MPT benchmarks (``gpulesson/data/foundry_runs.json``),
+summed up by table and by sequence length. No timing and no assert: a report.
 
 Run: ``.venv/bin/python benchmarks/bench_heldout.py``.
 """
@@ -19,7 +21,11 @@ from pathlib import Path
 # the checkout this script sits in, before any installed copy of the package
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from gpulesson.planning.heldout import format_held_out_table, held_out_rows  # noqa: E402
+from gpulesson.planning.heldout import (  # noqa: E402
+    format_foundry_summary,
+    format_held_out_table,
+    held_out_rows,
+)
 
 
 def main() -> None:
@@ -28,6 +34,8 @@ def main() -> None:
     print("switches each run's recipe states:")
     for row in held_out_rows():
         print(f"  {row.name:44s} {', '.join(row.switches) or '-'}")
+    print()
+    print(format_foundry_summary())
 
 
 if __name__ == "__main__":

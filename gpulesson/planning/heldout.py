@@ -9,8 +9,17 @@ runs it (the switches in its ``options``: a whole-step CUDA graph, the experts' 
 FP8 attention, the all-to-all hidden behind compute) and with those switches off
 (:data:`SWITCHES_OFF`), to show what they account for.
 
+A second split, by code base: ``gpulesson/data/foundry_runs.json`` holds every row of
+MosaicML llm-foundry's MPT training benchmarks (2024-01; PyTorch FSDP, 125M to 70B, 512 to
+65,536 tokens, A100 and H100), a code base none of the fitted runs comes from.
+:func:`foundry_rows` plans each on its published layout with the same factors;
+:func:`format_foundry_summary` sums them up by table and by sequence length. The planner
+is high at long sequences and low at short ones there: the attention kernel and the
+memory-bound kernels of that code base are not those the factors were fitted on.
+
 Taught in: ``notebooks/planning_dashboard.ipynb`` (predicted against published, "Runs the
-fit never saw"); ``benchmarks/bench_heldout.py`` prints the same table.
+fit never saw"); ``benchmarks/bench_heldout.py`` prints the same table and the code-base
+split's summary.
 """
 
 from __future__ import annotations
@@ -21,6 +30,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
+from typing import Any
 
 from gpulesson import _validate as v
 
@@ -28,7 +38,8 @@ from .published import Comparison, LeaveOneOut, _fit_flag, _table_head, _table_r
 from .runs import _run
 from .training import default_factors, plan_run
 
-__all__ = ["SWITCHES_OFF", "HeldOut", "format_held_out_table", "held_out", "held_out_rows",
+__all__ = ["SWITCHES_OFF", "HeldOut", "foundry_cells", "foundry_entries", "foundry_rows",
+           "format_foundry_summary", "format_held_out_table", "held_out", "held_out_rows",
            "held_out_summary"]
 
 #: The options that describe a release's software rather than the run's layout, as
@@ -56,22 +67,122 @@ class HeldOut(LeaveOneOut):
     switches: tuple[str, ...] = ()
 
 
+def _planned(entry: Mapping[str, object], factors: Mapping[str, float]) -> HeldOut:
+    """One entry planned on its published layout as its recipe runs it, and with the
+    recipe's switches off where it states any."""
+    run = _run(entry)
+    plan = plan_run(run, factors=factors)
+    switches = tuple(k for k in SWITCHES_OFF if k in run.options)
+    plain = plan_run(run, factors=factors, **SWITCHES_OFF) if switches else plan
+    return HeldOut(
+        name=run.name, published_mfu=run.published_mfu, predicted_mfu=plan.mfu,
+        dominant=plan.dominant_term, feasible=plan.feasible, architecture=run.architecture,
+        precision=run.precision, moe=run.is_moe, active_params=plan.active_params,
+        plain_error=Comparison(run, plain).error, switches=switches)
+
+
 @cache
 def held_out_rows() -> tuple[HeldOut, ...]:
     """Every held-out run, planned with the factors fitted on the published set only."""
     factors = default_factors()
-    rows = []
-    for entry in held_out():
-        run = _run(entry)
-        plan = plan_run(run, factors=factors)
-        plain = plan_run(run, factors=factors, **SWITCHES_OFF)
-        rows.append(HeldOut(
-            name=run.name, published_mfu=run.published_mfu, predicted_mfu=plan.mfu,
-            dominant=plan.dominant_term, feasible=plan.feasible,
-            architecture=run.architecture, precision=run.precision, moe=run.is_moe,
-            active_params=plan.active_params, plain_error=Comparison(run, plain).error,
-            switches=tuple(k for k in SWITCHES_OFF if k in run.options)))
-    return tuple(rows)
+    return tuple(_planned(entry, factors) for entry in held_out())
+
+
+@cache
+def _foundry() -> Mapping[str, Any]:
+    text = resources.files("gpulesson").joinpath("data/foundry_runs.json").read_text(
+        encoding="utf-8")
+    return json.loads(text)
+
+
+#: The columns of llm-foundry's tables, in order (the row's cells by these names).
+_FOUNDRY_COLUMNS = ("model", "seq_len", "n_gpus", "gpu", "mfu", "hfu", "model_tflop",
+                    "micro_batch", "grad_accum", "sequences", "samples_per_second",
+                    "tokens_per_second", "tokens_per_second_per_gpu", "batch_tokens",
+                    "precision", "mp_mode", "sharding", "checkpointing", "cpu_offload",
+                    "params")
+
+
+def foundry_cells(row: str) -> dict[str, str]:
+    """One table row of llm-foundry's README, cell by cell (:data:`_FOUNDRY_COLUMNS`)."""
+    cells = [c.strip() for c in row.strip().strip("|").split("|")]
+    if len(cells) != len(_FOUNDRY_COLUMNS):
+        raise ValueError(f"row must have {len(_FOUNDRY_COLUMNS)} cells, got {len(cells)}: "
+                         f"{row!r:.200}")
+    return dict(zip(_FOUNDRY_COLUMNS, cells, strict=True))
+
+
+@cache
+def foundry_entries() -> tuple[Mapping[str, object], ...]:
+    """llm-foundry's rows as entries of ``training_runs.json``: the model's shape from its
+    YAML, the layout (FULL_SHARD as ZeRO-3, SHARD_GRAD_OP as ZeRO-2, checkpointing as full
+    recomputation) and the tokens per second per GPU as published."""
+    doc = _foundry()
+    entries = []
+    for item in doc["rows"]:
+        c = foundry_cells(item["row"])
+        table = doc["tables"][item["table"]]
+        seq, shape = int(c["seq_len"]), doc["models"][c["model"]]
+        fp8 = "fp8" in c["precision"]
+        checkpointing = c["checkpointing"] == "True"
+        entries.append({
+            "name": (f"MPT-{c['model']}, {seq:,} tokens, {c['n_gpus']} {table['gpu']}"
+                     f"{', FP8' if fp8 else ''}, micro-batch {c['micro_batch']}"
+                     f"{', recompute' if checkpointing else ''}"),
+            "code_base": doc["code_base"], "source": doc["source"], "url": doc["url"],
+            "date": doc["date"], "quote": item["row"], "assumptions": doc["assumptions"],
+            "model": {"name": f"mpt-{c['model']}", "hidden": shape["hidden"],
+                      "layers": shape["layers"], "heads": shape["heads"],
+                      "vocab": doc["vocab"], "max_positions": seq},
+            "gpu": table["gpu"], "n_gpus": int(c["n_gpus"]), "seq_len": seq,
+            "sequences": int(c["sequences"]),
+            "layout": {"tp": 1, "pp": 1, "zero_stage": 3 if c["sharding"] == "FULL_SHARD"
+                       else 2, "micro_batch": int(c["micro_batch"])},
+            "precision": "fp8" if fp8 else "bf16", "fp8_recipe": "delayed" if fp8 else "",
+            "recompute": "full" if checkpointing else "none",
+            "published": {"kind": "tokens_per_second_per_gpu",
+                          "value": float(c["tokens_per_second_per_gpu"])},
+            "options": ({"scaleout_bandwidth": table["scaleout_bandwidth"]}
+                        if "scaleout_bandwidth" in table else {}),
+            "table": table["label"]})
+    return tuple(entries)
+
+
+@cache
+def foundry_rows() -> tuple[HeldOut, ...]:
+    """Every llm-foundry row, planned with the factors fitted on the published set."""
+    factors = default_factors()
+    return tuple(_planned(entry, factors) for entry in foundry_entries())
+
+
+#: Sequence lengths of the code-base split's summary, (label, shortest, longest).
+_SEQUENCE_GROUPS = (("512 to 2,048 tokens", 0, 2048), ("4,096 to 8,192", 4096, 8192),
+                    ("16,384 to 65,536", 16384, 1 << 30))
+
+
+def format_foundry_summary(rows: Sequence[HeldOut] | None = None) -> str:
+    """The code-base split by table and by sequence length: runs, median |error|, median
+    error (its sign says high or low), how many within 25 %, how many do not fit."""
+    rows = foundry_rows() if rows is None else rows
+    entries = foundry_entries()
+    if len(rows) != len(entries):
+        raise ValueError(f"rows must hold one row per llm-foundry entry ({len(entries)}), "
+                         f"got {len(rows)}")
+    groups: dict[str, list[HeldOut]] = {}
+    for entry, row in zip(entries, rows, strict=True):
+        groups.setdefault(str(entry["table"]), []).append(row)
+    for label, low, high in _SEQUENCE_GROUPS:
+        groups[label] = [row for entry, row in zip(entries, rows, strict=True)
+                         if low <= int(entry["seq_len"]) <= high]  # type: ignore[call-overload]
+    groups["all"] = list(rows)
+    lines = [f"{'llm-foundry rows':26s}{'runs':>5s}{'|error|':>9s}{'error':>8s}"
+             f"{'within 25 %':>13s}{'no fit':>8s}"]
+    for label, members in groups.items():
+        s = held_out_summary([r.error for r in members])
+        lines.append(f"{label:26s}{s['runs']:>5d}{s['median']:>9.1%}"
+                     f"{statistics.median(r.error for r in members):>+8.1%}"
+                     f"{s['within_25']:>13d}{sum(not r.feasible for r in members):>8d}")
+    return "\n".join(lines)
 
 
 def held_out_summary(errors: Sequence[float]) -> dict[str, float]:

@@ -16,6 +16,7 @@ import dataclasses
 import json
 import math
 import re
+import statistics
 from pathlib import Path
 
 import pytest
@@ -428,6 +429,12 @@ CLAIMS = claims(
              else "some layout does not fit"),
     lambda: worst_held_out(),
     lambda: gpt_oss_high_on_blackwell(),
+    lambda: f"MosaicML published {len(heldout.foundry_entries())} runs of its llm-foundry MPT",
+    lambda: foundry_span(),
+    lambda: f"in {foundry_month()} {{cite:p}}`mosaicml2024foundrybench`",
+    lambda: foundry_misses(),
+    lambda: foundry_by_length()[0],
+    lambda: foundry_by_length()[1],
     lambda: f"A plan of GPT-OSS 120B in FP8 on {GPT_OSS_FP8_GPUS} B200s",
     lambda: gpt_oss_fp8_band(),
     lambda: "reports 180K H800 GPU-hours per trillion tokens, which that convention turns "
@@ -690,6 +697,42 @@ def gpt_oss_high_on_blackwell() -> str:
     gpt = [e for name, e in rows if "GPT-OSS" in name and ("B200" in name or "B300" in name)]
     return ("the planner is high for GPT-OSS 120B on every Blackwell system of both tables"
             if len(gpt) >= 7 and min(gpt) > 0 else f"GPT-OSS on Blackwell: {gpt}")
+
+
+def foundry_span() -> str:
+    """The llm-foundry models' sizes (the course's parameter count of each YAML's shape,
+    the table's NumParams) and sequence lengths."""
+    entries = heldout.foundry_entries()
+    size = [transformer.param_count(transformer.TransformerConfig(**e["model"]))
+            for e in entries]
+    seq = [e["seq_len"] for e in entries]
+    return (f"models ({min(size) / 1e6:.0f}M to {max(size) / 1e9:.0f}B parameters, "
+            f"{min(seq)} to {max(seq):,} tokens")
+
+
+def foundry_month() -> str:
+    year, month, _ = str(heldout.foundry_entries()[0]["date"]).split("-")
+    return f"{('January', 'February', 'March')[int(month) - 1]} {year}"
+
+
+def foundry_misses() -> str:
+    rows = heldout.foundry_rows()
+    s = heldout.held_out_summary([r.error for r in rows])
+    fits = "every\nlayout fits" if all(r.feasible for r in rows) else "some layout does not fit"
+    return (f"The planner misses them by {pct(s['median'], 1)} in the median, "
+            f"{s['within_25']} of the {s['runs']} within 25 %, and {fits}")
+
+
+def foundry_by_length() -> tuple[str, str]:
+    """The median error at 16,384 tokens and longer, and at 2,048 and shorter."""
+    pairs = list(zip(heldout.foundry_entries(), heldout.foundry_rows(), strict=True))
+    long = statistics.median(r.error for e, r in pairs if e["seq_len"] >= 16384)
+    short = statistics.median(r.error for e, r in pairs if e["seq_len"] <= 2048)
+    if long <= 0 or short >= 0:
+        return (f"llm-foundry: {long:+.1%} at 16K and longer",
+                f"llm-foundry: {short:+.1%} at 2K and shorter")
+    return (f"It is {pct(long)} high in the median at 16,384\ntokens and longer",
+            f"and {pct(-short)} low at 2,048 tokens and shorter")
 
 
 #: The GPT-OSS plan whose band the held-out box names: the GPUs of NVIDIA's GPT-OSS runs.

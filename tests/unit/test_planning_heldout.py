@@ -6,10 +6,20 @@ import statistics
 
 import pytest
 
-from gpulesson.planning.heldout import SWITCHES_OFF, format_held_out_table, held_out, held_out_rows
+from gpulesson.planning.heldout import (
+    SWITCHES_OFF,
+    format_foundry_summary,
+    format_held_out_table,
+    foundry_cells,
+    foundry_entries,
+    foundry_rows,
+    held_out,
+    held_out_rows,
+)
 from gpulesson.planning.published import TABLE_WIDTH, Comparison
 from gpulesson.planning.runs import _run, load_runs
 from gpulesson.planning.training import default_factors, plan_run
+from gpulesson.transformer import TransformerConfig, param_count
 
 ENTRIES = held_out()
 
@@ -67,3 +77,67 @@ def test_the_held_out_table_has_a_row_per_run_within_the_page() -> None:
                          ids=lambda e: str(e["name"]))
 def test_a_fused_expert_mlp_is_only_stated_for_a_mixture_of_experts(entry: dict) -> None:
     assert _run(entry).is_moe
+
+
+FOUNDRY = foundry_entries()
+
+
+def test_llm_foundry_rows_are_every_row_of_its_tables_and_none_is_fitted() -> None:
+    """216 rows of five tables (llm-foundry 5e85bd62d, 2024-01-06), each quoting its own
+    table row, at a commit pinned in its address; no fitted run comes from that code base."""
+    assert len(FOUNDRY) == 216
+    assert {e["table"] for e in FOUNDRY} == {
+        "H100 BF16, 128-512 GPUs", "H100 BF16, 8-64 GPUs", "H100 FP8, 8 GPUs",
+        "A100 80GB BF16", "A100 40GB BF16"}
+    assert len({e["name"] for e in FOUNDRY}) == len(FOUNDRY)
+    for entry in FOUNDRY:
+        assert str(entry["quote"]).startswith("|  ") and "/blob/5e85bd62d" in str(entry["url"])
+    assert not {r.code_base for r in load_runs()} & {e["code_base"] for e in FOUNDRY}
+
+
+def test_every_llm_foundry_model_has_its_published_parameter_count() -> None:
+    """llm-foundry prints each run's parameter count (NumParams): the course's count of
+    the YAML's shape, with MPT's biases, LayerNorms, tied embeddings and learned position
+    embeddings as long as the run's sequence, gives all 216 to the parameter."""
+    for entry in FOUNDRY:
+        cells = foundry_cells(str(entry["quote"]))
+        cfg = TransformerConfig(**entry["model"])  # type: ignore[arg-type]
+        assert param_count(cfg) == int(cells["params"]), entry["name"]
+
+
+def test_llm_foundry_mfu_is_the_courses_convention() -> None:
+    """llm-foundry's MFU is 6N plus 12 L d s FLOPs per token over the dense peak, the
+    course's convention: the MFU the course derives from the tokens per second per GPU is
+    the table's MFU column in BF16, and twice it in FP8, whose column is over the FP8
+    peak (Model TFLOP / 1,979), twice the BF16 peak the course divides by."""
+    for entry, run in zip(FOUNDRY, (_run(e) for e in FOUNDRY), strict=True):
+        cells = foundry_cells(str(entry["quote"]))
+        theirs = float(cells["mfu"]) / 100 * (2 if entry["precision"] == "fp8" else 1)
+        assert run.published_mfu == pytest.approx(theirs, abs=0.002), entry["name"]
+
+
+def test_the_code_base_split_fits_and_misses_by_sequence_length() -> None:
+    """Every llm-foundry layout fits. The planner is high at 16K to 65K tokens (that code
+    base's attention kernel is slower than those of the fitted runs) and low at 2K and
+    under; the module's docstring says so."""
+    rows = foundry_rows()
+    assert len(rows) == len(FOUNDRY) and all(r.feasible for r in rows)
+    by_seq = {"long": [], "short": []}
+    for entry, row in zip(FOUNDRY, rows, strict=True):
+        if entry["seq_len"] >= 16384:
+            by_seq["long"].append(row.error)
+        elif entry["seq_len"] <= 2048:
+            by_seq["short"].append(row.error)
+    assert statistics.median(by_seq["long"]) > 0.2
+    assert statistics.median(by_seq["short"]) < 0
+
+
+def test_the_code_base_summary_is_within_the_page() -> None:
+    lines = format_foundry_summary().splitlines()
+    assert len(lines) == 1 + 5 + 3 + 1
+    assert max(len(line) for line in lines) <= TABLE_WIDTH
+    assert lines[-1].split()[:2] == ["all", str(len(FOUNDRY))]
+    with pytest.raises(ValueError, match="one row per llm-foundry entry"):
+        format_foundry_summary(foundry_rows()[:3])
+    with pytest.raises(ValueError, match="row must have 20 cells"):
+        foundry_cells("| 7b | 2048 |")
