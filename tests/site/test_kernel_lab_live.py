@@ -100,8 +100,11 @@ def test_a_hostile_kernel_gets_a_finding_and_the_page_keeps_working(
     status, message = _check(page, ex, endless)
     elapsed = time.perf_counter() - started
     assert status == "incorrect" and "budget" in message, message
-    assert elapsed < TIME_BUDGET + 5, f"the budget took {elapsed:.1f} s to stop the kernel"
-    assert page.evaluate("window.GLExercises.stats.restarts") == 0  # the checker stopped it
+    # the budget ran its course (no early exit) and the checker stopped the kernel itself,
+    # before the page's time limit had to restart Python; how long past the budget that
+    # takes depends on the machine, so no wall-clock bound is asserted
+    assert elapsed >= TIME_BUDGET, f"stopped after {elapsed:.1f} s, before the budget"
+    assert page.evaluate("window.GLExercises.stats.restarts") == 0
     status, _ = _check(page, ex, browser.learner_solution(ex))
     assert status == "correct"
     other = next(e for e in KERNELS if e.function_name == "histogram")
