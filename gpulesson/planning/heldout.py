@@ -10,12 +10,13 @@ FP8 attention, the all-to-all hidden behind compute) and with those switches off
 (:data:`SWITCHES_OFF`), to show what they account for.
 
 A second split, by code base: ``gpulesson/data/foundry_runs.json`` holds every row of
-MosaicML llm-foundry's MPT training benchmarks (2024-01; PyTorch FSDP, 125M to 70B, 512 to
-65,536 tokens, A100 and H100), a code base none of the fitted runs comes from.
-:func:`foundry_rows` plans each on its published layout with the same factors;
-:func:`format_foundry_summary` sums them up by table and by sequence length. The planner
-is high at long sequences and low at short ones there: the attention kernel and the
-memory-bound kernels of that code base are not those the factors were fitted on.
+MosaicML llm-foundry's MPT training benchmarks (2024-01; PyTorch FSDP, 124M to 65B
+parameters, 512 to 65,536 tokens, A100 and H100), a code base none of the fitted runs comes
+from. :func:`foundry_rows` plans each on its published layout with the same factors;
+:func:`foundry_groups` sorts them by table and by sequence length and
+:func:`format_foundry_summary` sums the groups up. The planner is high at long sequences,
+where attention is most of a step and that code base runs its own Triton FlashAttention,
+and low at short ones.
 
 Taught in: ``notebooks/planning_dashboard.ipynb`` (predicted against published, "Runs the
 fit never saw"); ``benchmarks/bench_heldout.py`` prints the same table and the code-base
@@ -38,9 +39,9 @@ from .published import Comparison, LeaveOneOut, _fit_flag, _table_head, _table_r
 from .runs import _run
 from .training import default_factors, plan_run
 
-__all__ = ["SWITCHES_OFF", "HeldOut", "foundry_cells", "foundry_entries", "foundry_rows",
-           "format_foundry_summary", "format_held_out_table", "held_out", "held_out_rows",
-           "held_out_summary"]
+__all__ = ["SWITCHES_OFF", "HeldOut", "foundry_cells", "foundry_entries", "foundry_groups",
+           "foundry_rows", "format_foundry_summary", "format_held_out_table", "held_out",
+           "held_out_rows", "held_out_summary"]
 
 #: The options that describe a release's software rather than the run's layout, as
 #: :func:`~gpulesson.planning.plan_training` takes them when they are off.
@@ -160,9 +161,9 @@ _SEQUENCE_GROUPS = (("512 to 2,048 tokens", 0, 2048), ("4,096 to 8,192", 4096, 8
                     ("16,384 to 65,536", 16384, 1 << 30))
 
 
-def format_foundry_summary(rows: Sequence[HeldOut] | None = None) -> str:
-    """The code-base split by table and by sequence length: runs, median |error|, median
-    error (its sign says high or low), how many within 25 %, how many do not fit."""
+def foundry_groups(rows: Sequence[HeldOut] | None = None) -> dict[str, list[HeldOut]]:
+    """The llm-foundry rows by table, then by sequence length (:data:`_SEQUENCE_GROUPS`),
+    then ``"all"``; ``rows`` one per :func:`foundry_entries` entry, in order."""
     rows = foundry_rows() if rows is None else rows
     entries = foundry_entries()
     if len(rows) != len(entries):
@@ -175,6 +176,14 @@ def format_foundry_summary(rows: Sequence[HeldOut] | None = None) -> str:
         groups[label] = [row for entry, row in zip(entries, rows, strict=True)
                          if low <= int(entry["seq_len"]) <= high]  # type: ignore[call-overload]
     groups["all"] = list(rows)
+    return groups
+
+
+def format_foundry_summary(rows: Sequence[HeldOut] | None = None) -> str:
+    """The code-base split by table and by sequence length (:func:`foundry_groups`): runs,
+    median |error|, median error (its sign says high or low), how many within 25 %, how
+    many do not fit."""
+    groups = foundry_groups(rows)
     lines = [f"{'llm-foundry rows':26s}{'runs':>5s}{'|error|':>9s}{'error':>8s}"
              f"{'within 25 %':>13s}{'no fit':>8s}"]
     for label, members in groups.items():

@@ -13,6 +13,7 @@ The notebooks run under nbval; the calculators it adds are tested with their mod
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import json
 import math
 import re
@@ -711,8 +712,8 @@ def foundry_span() -> str:
 
 
 def foundry_month() -> str:
-    year, month, _ = str(heldout.foundry_entries()[0]["date"]).split("-")
-    return f"{('January', 'February', 'March')[int(month) - 1]} {year}"
+    return datetime.date.fromisoformat(str(heldout.foundry_entries()[0]["date"])).strftime(
+        "%B %Y")
 
 
 def foundry_misses() -> str:
@@ -725,9 +726,9 @@ def foundry_misses() -> str:
 
 def foundry_by_length() -> tuple[str, str]:
     """The median error at 16,384 tokens and longer, and at 2,048 and shorter."""
-    pairs = list(zip(heldout.foundry_entries(), heldout.foundry_rows(), strict=True))
-    long = statistics.median(r.error for e, r in pairs if e["seq_len"] >= 16384)
-    short = statistics.median(r.error for e, r in pairs if e["seq_len"] <= 2048)
+    groups = heldout.foundry_groups()
+    long = statistics.median(r.error for r in groups["16,384 to 65,536"])
+    short = statistics.median(r.error for r in groups["512 to 2,048 tokens"])
     if long <= 0 or short >= 0:
         return (f"llm-foundry: {long:+.1%} at 16K and longer",
                 f"llm-foundry: {short:+.1%} at 2K and shorter")
