@@ -38,7 +38,8 @@ source gives (or at the peak, where the rate is what the calibration fits):
   are not divided by ``tp``, as its activations are not
   (:func:`gpulesson.activations.indexer_tensors`);
 * ``memory``: every kernel that is not a matrix product, as bytes at the HBM bandwidth:
-  norms, residual adds, rotary embeddings, the MLP's activation function, dropout, token
+  norms, residual adds, rotary embeddings (not for learned positions), the MLP's
+  activation function, dropout (where the model trains with it), token
   permutation for the experts, softmax and cross-entropy over the vocabulary, FP8 casts
   and transposes (by recipe), the optimizer step (:data:`OPTIMIZER_BYTES`), and products
   too small to be compute-bound. Forward traffic is counted once, the backward pass twice
@@ -493,7 +494,8 @@ def _terms(model: ModelView, gpu: _Chip, tp: int, cp: int, pp: int, ep: int,
     per_layer = (4 * h + 6 * h) * tok  # two norms (read, write), two residual adds
     if cfg.dropout:
         per_layer += 2 * 3 * h * tok  # two dropouts: read, write, mask
-    per_layer += 2 * (cfg.q_dim + cfg.kv_dim) * t / tp  # rotary on q and k
+    if not cfg.max_positions:  # rotary on q and k (learned positions have none)
+        per_layer += 2 * (cfg.q_dim + cfg.kv_dim) * t / tp
     per_layer_dense = (3 if cfg.gated_mlp else 2) * cfg.ffn * t / tp  # type: ignore[operator]
     act = per_layer * L + per_layer_dense * dense_layers
     if model.is_moe:

@@ -98,11 +98,14 @@ def test_llm_foundry_rows_are_every_row_of_its_tables_and_none_is_fitted() -> No
 def test_every_llm_foundry_model_has_its_published_parameter_count() -> None:
     """llm-foundry prints each run's parameter count (NumParams): the course's count of
     the YAML's shape, with MPT's biases, LayerNorms, tied embeddings and learned position
-    embeddings as long as the run's sequence, gives all 216 to the parameter."""
+    embeddings as long as the run's sequence, gives all 216 to the parameter. MPT trains
+    without dropout (its three dropout probabilities default to 0.0 and no YAML sets
+    them), so the planner counts no dropout kernel."""
     for entry in FOUNDRY:
         cells = foundry_cells(str(entry["quote"]))
         cfg = TransformerConfig(**entry["model"])  # type: ignore[arg-type]
         assert param_count(cfg) == int(cells["params"]), entry["name"]
+        assert not cfg.dropout, entry["name"]
 
 
 def test_llm_foundry_mfu_is_the_courses_convention() -> None:
@@ -118,8 +121,9 @@ def test_llm_foundry_mfu_is_the_courses_convention() -> None:
 
 def test_the_code_base_split_fits_and_misses_by_sequence_length() -> None:
     """Every llm-foundry layout fits. The planner is high at 16K to 65K tokens (that code
-    base's attention kernel is slower than those of the fitted runs) and low at 2K and
-    under; the module's docstring says so."""
+    base's attention kernel is slower than those of the fitted runs) and within 5 % in the
+    median at 2K and under, where attention is a small part of a step; the module's
+    docstring says so."""
     rows = foundry_rows()
     assert len(rows) == len(FOUNDRY) and all(r.feasible for r in rows)
     by_seq = {"long": [], "short": []}
@@ -129,7 +133,7 @@ def test_the_code_base_split_fits_and_misses_by_sequence_length() -> None:
         elif entry["seq_len"] <= 2048:
             by_seq["short"].append(row.error)
     assert statistics.median(by_seq["long"]) > 0.2
-    assert statistics.median(by_seq["short"]) < 0
+    assert abs(statistics.median(by_seq["short"])) < 0.05
 
 
 def test_the_code_base_summary_is_within_the_page() -> None:

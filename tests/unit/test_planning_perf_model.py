@@ -282,6 +282,27 @@ def test_a_clamped_expert_activation_moves_its_clamps_bytes(recompute: str,
     assert more == pytest.approx(hand, rel=1e-9)
 
 
+def test_learned_positions_run_no_rotary_kernel() -> None:
+    """GPT-3 175B learns its positions (2,048 rows of position embeddings): no rotary
+    kernel runs on its queries and keys. Given rotary positions instead, by hand, one
+    4,096-token micro-batch moves 2 x (12,288 + 12,288) x 4,096 x 96 values of 2 bytes
+    more, forward once and backward twice."""
+    import dataclasses
+
+    from gpulesson.planning.perf_model import ACTIVATION_BYTES
+
+    learned = transformer.preset("gpt3-175b")
+    rotary = dataclasses.replace(learned, max_positions=0)
+    assert learned.max_positions == 2048 and (learned.q_dim, learned.kv_dim) == (12288, 12288)
+    kw = dict(tp=1, cp=1, pp=1, ep=1, micro_batch=1, seq_len=4096, precision="bf16",
+              fp8_recipe="current", recompute="none", imbalance=1.0, shard_params=1e9)
+    more = (step_terms(model_view(rotary), H100, **kw).memory  # type: ignore[arg-type]
+            - step_terms(model_view(learned), H100, **kw).memory)  # type: ignore[arg-type]
+    assert ACTIVATION_BYTES == 2
+    hand = 2 * (12288 + 12288) * 4096 * 96 * 2 * 3 / H100.bandwidth
+    assert more == pytest.approx(hand, rel=1e-9)
+
+
 def _attention_as_without_recompute(model: str, recompute: str, **kw: object):  # noqa: ANN202
     """The step terms of ``model`` with no recomputation and with ``recompute``, after
     checking that ``recompute`` keeps the attention core: its attention's time and FLOPs
