@@ -38,11 +38,12 @@ source gives (or at the peak, where the rate is what the calibration fits):
   are not divided by ``tp``, as its activations are not
   (:func:`gpulesson.activations.indexer_tensors`);
 * ``memory``: every kernel that is not a matrix product, as bytes at the HBM bandwidth:
-  norms, residual adds, rotary embeddings (not for learned positions), the MLP's
-  activation function, dropout (where the model trains with it), token
-  permutation for the experts, softmax and cross-entropy over the vocabulary, FP8 casts
-  and transposes (by recipe), the optimizer step (:data:`OPTIMIZER_BYTES`), and products
-  too small to be compute-bound. Forward traffic is counted once, the backward pass twice
+  norms (the block's, and a norm on the queries and keys where the model has one),
+  residual adds, rotary embeddings (not for learned positions), the MLP's activation
+  function, dropout (where the model trains with it), token permutation for the
+  experts, softmax and cross-entropy over the vocabulary, FP8 casts and transposes (by
+  recipe), the optimizer step (:data:`OPTIMIZER_BYTES`), and products too small to be
+  compute-bound. Forward traffic is counted once, the backward pass twice
   (it reads the saved input and the incoming gradient and writes the outgoing one). A
   clamped gated activation (gpt-oss's ``glu_limit``) adds the kernels Megatron-Core runs
   beside its fused one in the experts (:data:`GLU_CLAMP_VALUES`);
@@ -491,10 +492,13 @@ def _terms(model: ModelView, gpu: _Chip, tp: int, cp: int, pp: int, ep: int,
     product(t, h, cfg.vocab / tp, 1, low=False)  # the output layer
     # memory-bound kernels, per token on this GPU (sequence parallel: norms on t/tp)
     tok = t / tp
-    per_layer = (4 * h + 6 * h) * tok  # two norms (read, write), two residual adds
+    # the block's norms (two; Gemma's four), each read and written, and two residual adds
+    per_layer = (2 * cfg.norms_per_layer * h + 6 * h) * tok
     if cfg.dropout:
         per_layer += 2 * 3 * h * tok  # two dropouts: read, write, mask
     if not cfg.max_positions:  # rotary on q and k (learned positions have none)
+        per_layer += 2 * (cfg.q_dim + cfg.kv_dim) * t / tp
+    if cfg.qk_norm != "none":  # a norm on the queries and keys (Qwen3's q_norm, k_norm)
         per_layer += 2 * (cfg.q_dim + cfg.kv_dim) * t / tp
     per_layer_dense = (3 if cfg.gated_mlp else 2) * cfg.ffn * t / tp  # type: ignore[operator]
     act = per_layer * L + per_layer_dense * dense_layers
@@ -519,8 +523,8 @@ def _terms(model: ModelView, gpu: _Chip, tp: int, cp: int, pp: int, ep: int,
         fwd, bwd = GLU_CLAMP_VALUES
         again_fwd = fwd_passes + (1 if recompute == "norm-moe-act" else 0)
         mem_bytes += (fwd * again_fwd + bwd) * clamped * ACTIVATION_BYTES
-    if recompute == "norm-moe-act":  # the two norms and the experts' activation again
-        again = 4 * h * tok * L
+    if recompute == "norm-moe-act":  # the block's norms and the experts' activation again
+        again = 2 * cfg.norms_per_layer * h * tok * L
         if model.is_moe:
             again += ((3 if cfg.gated_mlp else 2) * cfg.expert_ffn  # type: ignore[operator]
                       * tok * model.experts_per_token * model.moe_layers)

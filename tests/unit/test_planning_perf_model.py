@@ -303,6 +303,31 @@ def test_learned_positions_run_no_rotary_kernel() -> None:
     assert more == pytest.approx(hand, rel=1e-9)
 
 
+@pytest.mark.parametrize("preset, change, per_token_layer", [
+    # Qwen3 8B's q_norm and k_norm read and write its queries (4,096) and keys (1,024)
+    ("qwen3-8b", {"qk_norm": "none"}, 2 * (4096 + 1024)),
+    # Gemma 2 9B normalises before and after attention and the MLP: two more norms of
+    # 3,584 values than a two-norm block, each read and written
+    ("gemma-2-9b", {"norms_per_layer": 2}, 2 * 2 * 3584)])
+def test_every_norm_of_the_block_moves_its_bytes(preset: str, change: dict,
+                                                 per_token_layer: int) -> None:
+    """A norm is a memory-bound kernel: by hand, one 4,096-token micro-batch moves
+    ``per_token_layer`` x 4,096 x layers values of 2 bytes more than the same model
+    without it, forward once and backward twice."""
+    import dataclasses
+
+    from gpulesson.planning.perf_model import ACTIVATION_BYTES
+
+    cfg = transformer.preset(preset)
+    without = dataclasses.replace(cfg, **change)
+    kw = dict(tp=1, cp=1, pp=1, ep=1, micro_batch=1, seq_len=4096, precision="bf16",
+              fp8_recipe="current", recompute="none", imbalance=1.0, shard_params=1e9)
+    more = (step_terms(model_view(cfg), H100, **kw).memory  # type: ignore[arg-type]
+            - step_terms(model_view(without), H100, **kw).memory)  # type: ignore[arg-type]
+    hand = per_token_layer * 4096 * cfg.layers * ACTIVATION_BYTES * 3 / H100.bandwidth
+    assert more == pytest.approx(hand, rel=1e-9)
+
+
 def _attention_as_without_recompute(model: str, recompute: str, **kw: object):  # noqa: ANN202
     """The step terms of ``model`` with no recomputation and with ``recompute``, after
     checking that ``recompute`` keeps the attention core: its attention's time and FLOPs
