@@ -38,15 +38,15 @@ source gives (or at the peak, where the rate is what the calibration fits):
   are not divided by ``tp``, as its activations are not
   (:func:`gpulesson.activations.indexer_tensors`);
 * ``memory``: every kernel that is not a matrix product, as bytes at the HBM bandwidth:
-  norms (the block's, and a norm on the queries and keys where the model has one),
-  residual adds, rotary embeddings (not for learned positions), the MLP's activation
-  function, dropout (where the model trains with it), token permutation for the
-  experts, softmax and cross-entropy over the vocabulary, FP8 casts and transposes (by
-  recipe), the optimizer step (:data:`OPTIMIZER_BYTES`), and products too small to be
-  compute-bound. Forward traffic is counted once, the backward pass twice
-  (it reads the saved input and the incoming gradient and writes the outgoing one). A
-  clamped gated activation (gpt-oss's ``glu_limit``) adds the kernels Megatron-Core runs
-  beside its fused one in the experts (:data:`GLU_CLAMP_VALUES`);
+  norms (the block's, a norm on the queries and keys where the model has one, latent
+  attention's on its latents), residual adds, rotary embeddings (not for learned
+  positions), the MLP's activation function, dropout (where the model trains with it),
+  token permutation for the experts, softmax and cross-entropy over the vocabulary, FP8
+  casts and transposes (by recipe), the optimizer step (:data:`OPTIMIZER_BYTES`), and
+  products too small to be compute-bound. Forward traffic is counted once, the backward
+  pass twice (it reads the saved input and the incoming gradient and writes the outgoing
+  one). A clamped gated activation (gpt-oss's ``glu_limit``) adds the kernels Megatron-Core
+  runs beside its fused one in the experts (:data:`GLU_CLAMP_VALUES`);
 * ``kernels``: the number of kernels launched; the calibration's factor is the seconds lost
   between two kernels (launch, ramp-up and tail);
 * ``syncs``: the host synchronisations a dropless mixture-of-experts layer makes (the CPU
@@ -500,6 +500,10 @@ def _terms(model: ModelView, gpu: _Chip, tp: int, cp: int, pp: int, ep: int,
         per_layer += 2 * (cfg.q_dim + cfg.kv_dim) * t / tp
     if cfg.qk_norm != "none":  # a norm on the queries and keys (Qwen3's q_norm, k_norm)
         per_layer += 2 * (cfg.q_dim + cfg.kv_dim) * t / tp
+    # latent attention normalises its compressed query and key-value latents (DeepSeek-V3's
+    # q_a_layernorm and kv_a_layernorm; Megatron-Core runs each in its up-projection's
+    # LayerNormLinear, as the block's norms run in the layers after them)
+    per_layer += 2 * (cfg.q_lora_rank + cfg.kv_lora_rank) * t / tp
     per_layer_dense = (3 if cfg.gated_mlp else 2) * cfg.ffn * t / tp  # type: ignore[operator]
     act = per_layer * L + per_layer_dense * dense_layers
     if model.is_moe:

@@ -308,7 +308,10 @@ def test_learned_positions_run_no_rotary_kernel() -> None:
     ("qwen3-8b", {"qk_norm": "none"}, 2 * (4096 + 1024)),
     # Gemma 2 9B normalises before and after attention and the MLP: two more norms of
     # 3,584 values than a two-norm block, each read and written
-    ("gemma-2-9b", {"norms_per_layer": 2}, 2 * 2 * 3584)])
+    ("gemma-2-9b", {"norms_per_layer": 2}, 2 * 2 * 3584),
+    # DeepSeek-V3 normalises its query latent (1,536) and key-value latent (512); the
+    # same model without a query latent projects its queries directly
+    ("deepseek-v3", {"q_lora_rank": 0}, 2 * 1536)])
 def test_every_norm_of_the_block_moves_its_bytes(preset: str, change: dict,
                                                  per_token_layer: int) -> None:
     """A norm is a memory-bound kernel: by hand, one 4,096-token micro-batch moves
