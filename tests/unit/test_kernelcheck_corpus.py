@@ -60,6 +60,29 @@ def test_a_race_between_loop_iterations_says_so() -> None:
     assert report.tally().startswith("Found: ") and "across loop iterations" in report.tally()
 
 
+def test_the_tally_names_one_finding_and_several_in_english() -> None:
+    """Counted over the whole planted-bug corpus, the tally says "1 out-of-bounds access"
+    and "2 out-of-bounds accesses", never "accesss", "branchs" or "memorys": each kind has
+    its own plural, and no count sits beside the wrong form."""
+    one_kind = {kind: one for kind, (one, _) in kc.findings._LABELS.items()}
+    several = {kind: many for kind, (_, many) in kc.findings._LABELS.items()}
+    assert set(one_kind) == set(kc.KINDS)
+    assert several["out_of_bounds"] == "out-of-bounds accesses"
+    assert several["divergence"] == "divergent branches"
+    seen_plural = 0
+    for case_id, task, kind, source, constants in BUGGY:
+        if kind == "timeout":
+            continue
+        tally = kc.check_kernel(_kernel(case_id, source, constants), task).tally()
+        for part in tally.removeprefix("Found: ").rstrip(".").split(", "):
+            count, _, label = part.partition(" ")
+            label = label.split(" (")[0]
+            expected = one_kind if count == "1" else several
+            assert label in expected.values(), (case_id, tally)
+            seen_plural += count != "1"
+    assert seen_plural >= 5
+
+
 @pytest.mark.parametrize("case_id", ["sum-barrier-in-if", "mm-barrier-in-if"])
 def test_a_barrier_inside_an_if_is_named_as_such(case_id) -> None:
     """A barrier some threads skip because it sits in a branch gets its own advice (review
