@@ -157,22 +157,19 @@ class CaseResult:
         return not self.findings
 
 
-#: How :meth:`Report.tally` names one finding of each kind, and several.
-_LABELS = {"exception": ("exception", "exceptions"),
-           "out_of_bounds": ("out-of-bounds access", "out-of-bounds accesses"),
-           "barrier_divergence": ("divergent barrier", "divergent barriers"),
-           "race": ("race", "races"),
-           "uninitialized": ("read of uninitialized shared memory",
-                             "reads of uninitialized shared memory"),
-           "input_written": ("write to an input", "writes to inputs"),
-           "order_dependent": ("order-dependent result", "order-dependent results"),
-           "missing_value": ("missing element", "missing elements"),
-           "wrong_value": ("wrong element", "wrong elements"),
-           "timeout": ("timeout", "timeouts"),
-           "unsupported": ("unsupported operation", "unsupported operations"),
-           "uncoalesced": ("uncoalesced access", "uncoalesced accesses"),
-           "bank_conflict": ("bank conflict", "bank conflicts"),
-           "divergence": ("divergent branch", "divergent branches")}
+#: How :meth:`Report.tally` names one finding of each kind; several take an "s", except
+#: those of :data:`_PLURALS`.
+_LABELS = {"exception": "exception", "out_of_bounds": "out-of-bounds access",
+           "barrier_divergence": "divergent barrier", "race": "race",
+           "uninitialized": "read of uninitialized shared memory",
+           "input_written": "write to an input", "order_dependent": "order-dependent result",
+           "missing_value": "missing element", "wrong_value": "wrong element",
+           "timeout": "timeout", "unsupported": "unsupported operation",
+           "uncoalesced": "uncoalesced access", "bank_conflict": "bank conflict",
+           "divergence": "divergent branch"}
+_PLURALS = {"out_of_bounds": "out-of-bounds accesses", "uncoalesced": "uncoalesced accesses",
+            "uninitialized": "reads of uninitialized shared memory",
+            "input_written": "writes to inputs", "divergence": "divergent branches"}
 
 
 def _rank(finding: Finding) -> int:
@@ -250,8 +247,8 @@ class Report:
             across += finding.kind == "race" and "across iterations" in finding.message
         parts = []
         for kind, n in counts.items():
-            one, several = _LABELS[kind]
-            text = f"{n} {several if n > 1 else one}"
+            one = _LABELS[kind]
+            text = f"{n} {_PLURALS.get(kind, one + 's') if n > 1 else one}"
             if kind == "race" and across:
                 text += f" ({across} across loop iterations)"
             parts.append(text)
