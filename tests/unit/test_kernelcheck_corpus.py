@@ -1,7 +1,7 @@
 """The planted-bug corpus (tests/unit/kernel_corpus): every buggy kernel is caught with the
 right class of finding first, and its tally counts the findings in English; every correct
-kernel passes with no finding and no graded
-performance note. Hangs run under a short budget, so the corpus stays fast."""
+kernel passes with no finding and no graded performance note. Hangs run under a short
+budget, so the corpus stays fast."""
 
 from __future__ import annotations
 
