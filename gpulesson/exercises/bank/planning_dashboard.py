@@ -692,9 +692,16 @@ _DESIGNS = {
 
 
 def _design(p: P, key: str) -> dict[str, Any]:
+    return _designed(p["seq_len"], key)
+
+
+@functools.lru_cache(maxsize=64)
+def _designed(seq_len: int, key: str) -> dict[str, Any]:
+    """One plan per layout and sequence length: the answer, the wording and each mistake
+    read the same five plans."""
     degrees = _DESIGNS[key][0]
     return calculators.compute("planning", model="llama-3-70b", n_gpus=256,
-                               step_tokens=4.194304, seq_len=p["seq_len"], layout="manual",
+                               step_tokens=4.194304, seq_len=seq_len, layout="manual",
                                zero_stage=1, cp=1, batch=1, interleave=1, **degrees)
 
 
