@@ -182,9 +182,15 @@ def _bubble(p: P, *, interleave: int | None = None) -> float:
 
 
 def _share_of_total(p: P, *, interleave: int | None = None) -> float:
-    # idle share of the whole iteration, read off the simulated schedule
     v = p.get("v", 1) if interleave is None else interleave
-    slots = distributed.pipeline_schedule(p["p"], p["m"],
+    return _idle_share(p["p"], p["m"], v)
+
+
+@functools.lru_cache(maxsize=64)
+def _idle_share(stages: int, micro_batches: int, v: int) -> float:
+    """Idle share of the whole iteration, read off the simulated schedule (once per shape:
+    the answer, the wording and each mistake read it)."""
+    slots = distributed.pipeline_schedule(stages, micro_batches,
                                           schedule="interleaved" if v > 1 else "1f1b",
                                           interleave=v)
     makespan = distributed.pipeline_makespan(slots)
