@@ -75,11 +75,8 @@ def _planned(entry: Mapping[str, object], factors: Mapping[str, float]) -> HeldO
     plan = plan_run(run, factors=factors)
     switches = tuple(k for k in SWITCHES_OFF if k in run.options)
     plain = plan_run(run, factors=factors, **SWITCHES_OFF) if switches else plan
-    return HeldOut(
-        name=run.name, published_mfu=run.published_mfu, predicted_mfu=plan.mfu,
-        dominant=plan.dominant_term, feasible=plan.feasible, architecture=run.architecture,
-        precision=run.precision, moe=run.is_moe, active_params=plan.active_params,
-        plain_error=Comparison(run, plain).error, switches=switches)
+    return HeldOut.planned(run, plan, plain_error=Comparison(run, plain).error,
+                           switches=switches)
 
 
 @cache

@@ -496,14 +496,14 @@ def _terms(model: ModelView, gpu: _Chip, tp: int, cp: int, pp: int, ep: int,
     per_layer = (2 * cfg.norms_per_layer * h + 6 * h) * tok
     if cfg.dropout:
         per_layer += 2 * 3 * h * tok  # two dropouts: read, write, mask
-    if not cfg.max_positions:  # rotary on q and k (learned positions have none)
-        per_layer += 2 * (cfg.q_dim + cfg.kv_dim) * t / tp
-    if cfg.qk_norm != "none":  # a norm on the queries and keys (Qwen3's q_norm, k_norm)
-        per_layer += 2 * (cfg.q_dim + cfg.kv_dim) * t / tp
+    # passes that read and write the queries and keys: rotary (learned positions have
+    # none) and a norm on them (Qwen3's q_norm and k_norm)
+    qk_passes = (not cfg.max_positions) + (cfg.qk_norm != "none")
+    per_layer += 2 * qk_passes * (cfg.q_dim + cfg.kv_dim) * tok
     # latent attention normalises its compressed query and key-value latents (DeepSeek-V3's
     # q_a_layernorm and kv_a_layernorm; Megatron-Core runs each in its up-projection's
     # LayerNormLinear, as the block's norms run in the layers after them)
-    per_layer += 2 * (cfg.q_lora_rank + cfg.kv_lora_rank) * t / tp
+    per_layer += 2 * (cfg.q_lora_rank + cfg.kv_lora_rank) * tok
     per_layer_dense = (3 if cfg.gated_mlp else 2) * cfg.ffn * t / tp  # type: ignore[operator]
     act = per_layer * L + per_layer_dense * dense_layers
     if model.is_moe:

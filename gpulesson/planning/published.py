@@ -112,6 +112,14 @@ class LeaveOneOut:
     def error(self) -> float:
         return self.predicted_mfu / self.published_mfu - 1
 
+    @classmethod
+    def planned(cls, run: PublishedRun, plan: TrainingPlan, **more: object) -> LeaveOneOut:
+        """The row of ``run`` as ``plan`` predicts it (``more``: a subclass's fields)."""
+        return cls(name=run.name, published_mfu=run.published_mfu, predicted_mfu=plan.mfu,
+                   dominant=plan.dominant_term, feasible=plan.feasible,
+                   architecture=run.architecture, precision=run.precision, moe=run.is_moe,
+                   active_params=plan.active_params, **more)  # type: ignore[arg-type]
+
 
 def _fit_without(i: int, *, iterations: int, at_full: list[tuple[dict[str, float], float,
                                                                  float]]
@@ -137,9 +145,7 @@ def leave_one_out() -> tuple[LeaveOneOut, ...]:
     for i, run in enumerate(PUBLISHED_RUNS):
         fitted = _fit_without(i, iterations=1, at_full=at_full)
         plan = plan_run(run, factors=fitted)
-        out.append(LeaveOneOut(run.name, run.published_mfu, plan.mfu, plan.dominant_term,
-                               plan.feasible, run.architecture, run.precision, run.is_moe,
-                               plan.active_params))
+        out.append(LeaveOneOut.planned(run, plan))
     return tuple(out)
 
 

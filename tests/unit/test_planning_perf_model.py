@@ -282,47 +282,30 @@ def test_a_clamped_expert_activation_moves_its_clamps_bytes(recompute: str,
     assert more == pytest.approx(hand, rel=1e-9)
 
 
-def test_learned_positions_run_no_rotary_kernel() -> None:
-    """GPT-3 175B learns its positions (2,048 rows of position embeddings): no rotary
-    kernel runs on its queries and keys. Given rotary positions instead, by hand, one
-    4,096-token micro-batch moves 2 x (12,288 + 12,288) x 4,096 x 96 values of 2 bytes
-    more, forward once and backward twice."""
-    import dataclasses
-
-    from gpulesson.planning.perf_model import ACTIVATION_BYTES
-
-    learned = transformer.preset("gpt3-175b")
-    rotary = dataclasses.replace(learned, max_positions=0)
-    assert learned.max_positions == 2048 and (learned.q_dim, learned.kv_dim) == (12288, 12288)
-    kw = dict(tp=1, cp=1, pp=1, ep=1, micro_batch=1, seq_len=4096, precision="bf16",
-              fp8_recipe="current", recompute="none", imbalance=1.0, shard_params=1e9)
-    more = (step_terms(model_view(rotary), H100, **kw).memory  # type: ignore[arg-type]
-            - step_terms(model_view(learned), H100, **kw).memory)  # type: ignore[arg-type]
-    assert ACTIVATION_BYTES == 2
-    hand = 2 * (12288 + 12288) * 4096 * 96 * 2 * 3 / H100.bandwidth
-    assert more == pytest.approx(hand, rel=1e-9)
-
-
-@pytest.mark.parametrize("preset, change, per_token_layer", [
+@pytest.mark.parametrize("preset, kernel, no_kernel, per_token_layer", [
+    # GPT-3 175B learns its positions (2,048 rows): no rotary pass. Given rotary positions
+    # instead, it reads and writes its queries and keys (12,288 each)
+    ("gpt3-175b", {"max_positions": 0}, {}, 2 * (12288 + 12288)),
     # Qwen3 8B's q_norm and k_norm read and write its queries (4,096) and keys (1,024)
-    ("qwen3-8b", {"qk_norm": "none"}, 2 * (4096 + 1024)),
+    ("qwen3-8b", {}, {"qk_norm": "none"}, 2 * (4096 + 1024)),
     # Gemma 2 9B normalises before and after attention and the MLP: two more norms of
     # 3,584 values than a two-norm block, each read and written
-    ("gemma-2-9b", {"norms_per_layer": 2}, 2 * 2 * 3584),
+    ("gemma-2-9b", {}, {"norms_per_layer": 2}, 2 * 2 * 3584),
     # DeepSeek-V3 normalises its query latent (1,536) and key-value latent (512); the
     # same model without a query latent projects its queries directly
-    ("deepseek-v3", {"q_lora_rank": 0}, 2 * 1536)])
-def test_every_norm_of_the_block_moves_its_bytes(preset: str, change: dict,
-                                                 per_token_layer: int) -> None:
-    """A norm is a memory-bound kernel: by hand, one 4,096-token micro-batch moves
-    ``per_token_layer`` x 4,096 x layers values of 2 bytes more than the same model
-    without it, forward once and backward twice."""
+    ("deepseek-v3", {}, {"q_lora_rank": 0}, 2 * 1536)])
+def test_every_norm_and_rotary_pass_moves_its_bytes(preset: str, kernel: dict,
+                                                    no_kernel: dict,
+                                                    per_token_layer: int) -> None:
+    """A norm or a rotary pass is a memory-bound kernel: by hand, one 4,096-token
+    micro-batch moves ``per_token_layer`` x 4,096 x layers values of 2 bytes more with it
+    than the same model without it, forward once and backward twice."""
     import dataclasses
 
     from gpulesson.planning.perf_model import ACTIVATION_BYTES
 
-    cfg = transformer.preset(preset)
-    without = dataclasses.replace(cfg, **change)
+    cfg = dataclasses.replace(transformer.preset(preset), **kernel)
+    without = dataclasses.replace(transformer.preset(preset), **no_kernel)
     kw = dict(tp=1, cp=1, pp=1, ep=1, micro_batch=1, seq_len=4096, precision="bf16",
               fp8_recipe="current", recompute="none", imbalance=1.0, shard_params=1e9)
     more = (step_terms(model_view(cfg), H100, **kw).memory  # type: ignore[arg-type]
