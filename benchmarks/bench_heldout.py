@@ -8,7 +8,9 @@ expert MLP, FP8 attention, all-to-all overlap) and with those switches off, to s
 they account for (:mod:`gpulesson.planning.heldout`, whose table lesson 10 also prints).
 A time split: the fit has seen none of these releases. Then a split by code base: the 216
 rows of MosaicML llm-foundry's MPT benchmarks (``gpulesson/data/foundry_runs.json``),
-summed up by table and by sequence length. No timing and no assert: a report.
+summed up by table and by sequence length. Last, a split by source: runs of papers and
+READMEs whose figures the fit never saw (``gpulesson/data/paper_runs.json``). No timing and
+no assert: a report.
 
 Run: ``.venv/bin/python benchmarks/bench_heldout.py``.
 """
@@ -24,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from gpulesson.planning.heldout import (  # noqa: E402
     format_foundry_summary,
     format_held_out_table,
+    format_paper_table,
     held_out_rows,
 )
 
@@ -36,6 +39,8 @@ def main() -> None:
         print(f"  {row.name:44s} {', '.join(row.switches) or '-'}")
     print()
     print(format_foundry_summary())
+    print()
+    print(format_paper_table())
 
 
 if __name__ == "__main__":

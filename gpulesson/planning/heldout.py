@@ -18,6 +18,12 @@ from. :func:`foundry_rows` plans each on its published layout with the same fact
 where attention is most of a step and that code base runs its own Triton FlashAttention,
 and within a few per cent in the median at 2,048 tokens and under.
 
+A third split, by source: ``gpulesson/data/paper_runs.json`` holds runs published in papers
+and READMEs of code bases outside the fit (BigScience's BLOOM on Megatron-DeepSpeed,
+Korthikanti et al. 2022's sequence-parallel runs, the Megatron-LM READMEs of 2021 and 2024,
+NVIDIA's Nemotron-4 15B); :func:`paper_rows` plans each with the same factors and
+:func:`format_paper_table` prints them.
+
 Taught in: ``notebooks/planning_dashboard.ipynb`` (predicted against published, "Runs the
 fit never saw"); ``benchmarks/bench_heldout.py`` prints the same table and the code-base
 split's summary.
@@ -40,8 +46,9 @@ from .runs import _run
 from .training import default_factors, plan_run
 
 __all__ = ["SWITCHES_OFF", "HeldOut", "foundry_cells", "foundry_entries", "foundry_groups",
-           "foundry_rows", "format_foundry_summary", "format_held_out_table", "held_out",
-           "held_out_rows", "held_out_summary"]
+           "foundry_rows", "format_foundry_summary", "format_held_out_table",
+           "format_paper_table", "held_out", "held_out_rows", "held_out_summary",
+           "paper_entries", "paper_rows"]
 
 #: The options that describe a release's software rather than the run's layout, as
 #: :func:`~gpulesson.planning.plan_training` takes them when they are off.
@@ -49,12 +56,23 @@ SWITCHES_OFF = {"cuda_graphs": "none", "fused_expert_mlp": False, "fp8_attention
                 "overlap": None}
 
 
+def _data(name: str) -> Mapping[str, Any]:
+    """A data file of ``gpulesson/data``, parsed."""
+    text = resources.files("gpulesson").joinpath(f"data/{name}").read_text(encoding="utf-8")
+    return json.loads(text)
+
+
 @cache
 def held_out() -> tuple[Mapping[str, object], ...]:
     """The held-out entries, as ``training_runs.json`` spells them (read once)."""
-    text = resources.files("gpulesson").joinpath("data/heldout_runs.json").read_text(
-        encoding="utf-8")
-    return tuple(json.loads(text)["runs"])
+    return tuple(_data("heldout_runs.json")["runs"])
+
+
+@cache
+def paper_entries() -> tuple[Mapping[str, object], ...]:
+    """The runs of papers and code bases outside the fit (``paper_runs.json``), as
+    ``training_runs.json`` spells them (read once)."""
+    return tuple(_data("paper_runs.json")["runs"])
 
 
 @dataclass(frozen=True)
@@ -87,10 +105,16 @@ def held_out_rows() -> tuple[HeldOut, ...]:
 
 
 @cache
+def paper_rows() -> tuple[HeldOut, ...]:
+    """Every run of :func:`paper_entries`, planned with the factors fitted on the
+    published set only."""
+    factors = default_factors()
+    return tuple(_planned(entry, factors) for entry in paper_entries())
+
+
+@cache
 def _foundry() -> Mapping[str, Any]:
-    text = resources.files("gpulesson").joinpath("data/foundry_runs.json").read_text(
-        encoding="utf-8")
-    return json.loads(text)
+    return _data("foundry_runs.json")
 
 
 #: The columns of llm-foundry's tables, in order (the row's cells by these names).
@@ -208,12 +232,25 @@ def format_held_out_table(rows: Sequence[HeldOut] | None = None) -> str:
     width, head = _table_head(rows)
     lines = [f"{head}{'plain':>7s}"]
     lines += [f"{_table_row(r, width)}{r.plain_error:>+7.0%}{_fit_flag(r)}" for r in rows]
-    for label, errors in (("as their recipes run", [r.error for r in rows]),
-                          ("switches left off", [r.plain_error for r in rows])):
-        s = held_out_summary(errors)
-        lines.append(f"{label}: median |error| {s['median']:.1%}, largest {s['max']:.0%}, "
-                     f"{s['within_25']} of {s['runs']} within 25 %")
+    lines += [_summary_line("as their recipes run", [r.error for r in rows]),
+              _summary_line("switches left off", [r.plain_error for r in rows])]
     return "\n".join(lines)
+
+
+def format_paper_table(rows: Sequence[HeldOut] | None = None) -> str:
+    """The runs of papers and code bases outside the fit (:func:`paper_rows`) as text: run,
+    quoted MFU, planned MFU and error, then a summary line."""
+    rows = paper_rows() if rows is None else rows
+    width, head = _table_head(rows)
+    lines = [head, *(f"{_table_row(r, width)}{_fit_flag(r)}" for r in rows),
+             _summary_line("all", [r.error for r in rows])]
+    return "\n".join(lines)
+
+
+def _summary_line(label: str, errors: Sequence[float]) -> str:
+    s = held_out_summary(errors)
+    return (f"{label}: median |error| {s['median']:.1%}, largest {s['max']:.0%}, "
+            f"{s['within_25']} of {s['runs']} within 25 %")
 
 
 v.guard_module(globals())

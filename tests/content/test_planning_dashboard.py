@@ -436,6 +436,11 @@ CLAIMS = claims(
     lambda: foundry_misses(),
     lambda: foundry_by_length()[0],
     lambda: foundry_by_length()[1],
+    lambda: f"{paper_count()} runs come from papers",
+    lambda: paper_span(),
+    lambda: paper_misses(),
+    lambda: paper_worst(),
+    lambda: nemotron_steps(),
     lambda: f"A plan of GPT-OSS 120B in FP8 on {GPT_OSS_FP8_GPUS} B200s",
     lambda: gpt_oss_fp8_band(),
     lambda: "reports 180K H800 GPU-hours per trillion tokens, which that convention turns "
@@ -734,6 +739,59 @@ def foundry_by_length() -> tuple[str, str]:
                 f"llm-foundry: {short:+.1%} at 2K and shorter")
     return (f"It is {pct(long)} high in the median at 16,384\ntokens and longer",
             f"and {pct(-short)} low at 2,048 tokens and shorter")
+
+
+def paper_count() -> str:
+    size = len(heldout.paper_entries())
+    return {12: "Twelve"}.get(size, str(size))
+
+
+def paper_span() -> str:
+    """The sizes of Korthikanti et al.'s runs and the most GPUs of a 2024 README run."""
+    rows = heldout.paper_entries()
+    sizes = [transformer.param_count(transformer.TransformerConfig(**e["model"]))
+             for e in rows if str(e["name"]).startswith("Korthikanti")]
+    core = max(e["n_gpus"] for e in rows if str(e["name"]).startswith("Megatron-Core"))
+    return (f"from {min(sizes) / 1e9:.0f}B to {max(sizes) / 1e12:.0f}T parameters "
+            f"{{cite:p}}`korthikanti2022reducing`, the Megatron-LM READMEs' runs of 2021 on "
+            f"A100s {{cite:p}}`nvidia2021megatronreadme` and of 2024 on up to {core:,} H100s")
+
+
+def paper_misses() -> str:
+    rows = heldout.paper_rows()
+    s = heldout.held_out_summary([r.error for r in rows])
+    fits = "every layout fits" if all(r.feasible for r in rows) else "some layout does not fit"
+    return (f"The planner misses them by {pct(s['median'], 1)} in the median, "
+            f"{s['within_25']} of the {s['runs']} within 25 %, and {fits}")
+
+
+#: The paper run the planner misses most, as the lesson names it.
+WORST_PAPER = "Nemotron-4 15B, 2304 H100"
+
+
+def paper_worst() -> str:
+    worst = max(heldout.paper_rows(), key=lambda r: abs(r.error))
+    return (f"The largest miss is Nemotron-4 15B on 2,304 H100s, {pct(worst.error)} "
+            f"{'high' if worst.error > 0 else 'low'}" if worst.name == WORST_PAPER
+            else worst.name)
+
+
+def nemotron_steps() -> str:
+    """Nemotron-4 15B's two iteration times as the paper states them, and the step the
+    planner predicts for each (within 1 % of each other, or the page must change)."""
+    runs = [e for e in heldout.paper_entries() if str(e["name"]).startswith("Nemotron")]
+    times = [e["published"]["iteration_time_s"] for e in runs]
+    factors = planning.training.default_factors()
+    steps = [planning.training.plan_run(planning.runs._run(e), factors=factors).step_time
+             for e in runs]
+    grows = runs[-1]["n_gpus"] // runs[0]["n_gpus"]
+    said = (f"predicts {steps[0]:.3f} s and {steps[-1]:.3f} s" if abs(steps[-1] / steps[0] - 1)
+            < 0.01 else f"predicts steps {steps[-1] / steps[0] - 1:+.0%} apart")
+    return (f"its step grows from {times[0]} s to {times[-1]} s when the data-parallel size "
+            f"{ {3: 'triples'}.get(grows, f'grows {grows}-fold')} at the same work per "
+            f"replica, while the planner's gradient reduction moves about the same bytes per "
+            f"GPU at any data-parallel size (a ring's 2(n − 1)/n of the gradients), so it "
+            f"{said}")
 
 
 #: The GPT-OSS plan whose band the held-out box names: the GPUs of NVIDIA's GPT-OSS runs.
