@@ -12,7 +12,7 @@ item the log prints. Figures the log prints that are inputs of vLLM's arithmetic
 device total, ``gpu_memory_utilization``, non-torch memory, the CUDA graph estimate) are
 used as inputs, as :func:`~gpulesson.planning.logs.reconcile_vllm_log` does.
 
-A run is a mapping (``tests/data/logs/vllm-logs.json`` holds thirty-five, each with its public
+A run is a mapping (``tests/data/logs/vllm-logs.json`` holds thirty-seven, each with its public
 thread): ``model`` (a preset name) or ``hf_config`` (a config.json mapping), optional
 ``overrides`` of the config, ``gpu``, ``tp``, ``max_model_len``, ``weight_dtype``,
 ``kv_dtype``, ``gpu_memory_utilization``, ``max_num_batched_tokens``, ``max_num_seqs``,
