@@ -4,9 +4,10 @@ A plan's MFU is a prediction; the course states beside it how far the planner mi
 the published runs most like the plan, each predicted by factors that never saw it. Two
 kinds of run qualify: every run of the validation set, predicted by the factors fitted
 on all the others (:func:`gpulesson.planning.published.leave_one_out`), and every run
-of a later release held out of the fit altogether
-(:func:`gpulesson.planning.heldout.held_out_rows`, as its recipe runs it).
-:func:`validation_rows` holds both; :func:`similar_runs` picks the nearest,
+held out of the fit altogether: the later releases
+(:func:`gpulesson.planning.heldout.held_out_rows`, as its recipe runs it) and the runs of
+papers and READMEs outside the fit (:func:`gpulesson.planning.heldout.paper_rows`).
+:func:`validation_rows` holds them all; :func:`similar_runs` picks the nearest,
 :func:`uncertainty` gives the band and :func:`mfu_range` the MFU range it implies.
 
 Taught in: ``notebooks/planning_dashboard.ipynb`` (the dashboard's "MFU uncertainty").
@@ -19,7 +20,7 @@ from functools import cache
 
 from gpulesson import _validate as v
 
-from .heldout import held_out_rows
+from .heldout import held_out_rows, paper_rows
 from .published import LeaveOneOut, leave_one_out
 from .training import TrainingPlan
 
@@ -32,8 +33,8 @@ NEAREST = 3
 @cache
 def validation_rows() -> tuple[LeaveOneOut, ...]:
     """Every run the planner predicted without having been fitted on it: the validation
-    set left out one at a time, then the held-out releases."""
-    return leave_one_out() + held_out_rows()
+    set left out one at a time, then the held-out releases and the papers' runs."""
+    return leave_one_out() + held_out_rows() + paper_rows()
 
 
 def similar_runs(plan: TrainingPlan) -> tuple[LeaveOneOut, ...]:
