@@ -8,9 +8,9 @@ expert MLP, FP8 attention, all-to-all overlap) and with those switches off, to s
 they account for (:mod:`gpulesson.planning.heldout`, whose table lesson 10 also prints).
 A time split: the fit has seen none of these releases. Then a split by code base: the 216
 rows of MosaicML llm-foundry's MPT benchmarks (``gpulesson/data/foundry_runs.json``),
-summed up by table and by sequence length. Last, a split by source: runs of papers and
-READMEs whose figures the fit never saw (``gpulesson/data/paper_runs.json``). No timing and
-no assert: a report.
+summed up by table and by sequence length. Last, a split by source: runs of papers,
+READMEs and MLPerf logs whose figures the fit never saw
+(``gpulesson/data/paper_runs.json``). No timing and no assert: a report.
 
 Run: ``.venv/bin/python benchmarks/bench_heldout.py``.
 """

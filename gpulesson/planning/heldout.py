@@ -18,10 +18,11 @@ from. :func:`foundry_rows` plans each on its published layout with the same fact
 where attention is most of a step and that code base runs its own Triton FlashAttention,
 and within a few per cent in the median at 2,048 tokens and under.
 
-A third split, by source: ``gpulesson/data/paper_runs.json`` holds runs published in papers
-and READMEs of code bases outside the fit (BigScience's BLOOM on Megatron-DeepSpeed,
-Korthikanti et al. 2022's sequence-parallel runs, the Megatron-LM READMEs of 2021 and 2024,
-NVIDIA's Nemotron-4 15B); :func:`paper_rows` plans each with the same factors and
+A third split, by source: ``gpulesson/data/paper_runs.json`` holds runs published in papers,
+READMEs and MLPerf Training result logs whose figures the fit never saw (BigScience's BLOOM
+on Megatron-DeepSpeed, Korthikanti et al. 2022's sequence-parallel runs, the Megatron-LM
+READMEs of 2021 and 2024, NVIDIA's Nemotron-4 15B, MLPerf's Llama 3.1 405B on H200 and GB200
+and 8B on AMD's MI355X); :func:`paper_rows` plans each with the same factors and
 :func:`format_paper_table` prints them.
 
 Taught in: ``notebooks/planning_dashboard.ipynb`` (predicted against published, "Runs the
@@ -70,8 +71,8 @@ def held_out() -> tuple[Mapping[str, object], ...]:
 
 @cache
 def paper_entries() -> tuple[Mapping[str, object], ...]:
-    """The runs of papers and code bases outside the fit (``paper_runs.json``), as
-    ``training_runs.json`` spells them (read once)."""
+    """The runs of papers, READMEs and MLPerf logs outside the fit (``paper_runs.json``),
+    as ``training_runs.json`` spells them (read once)."""
     return tuple(_data("paper_runs.json")["runs"])
 
 
@@ -238,8 +239,8 @@ def format_held_out_table(rows: Sequence[HeldOut] | None = None) -> str:
 
 
 def format_paper_table(rows: Sequence[HeldOut] | None = None) -> str:
-    """The runs of papers and code bases outside the fit (:func:`paper_rows`) as text: run,
-    quoted MFU, planned MFU and error, then a summary line."""
+    """The runs of papers, READMEs and MLPerf logs outside the fit (:func:`paper_rows`) as
+    text: run, quoted MFU, planned MFU and error, then a summary line."""
     rows = paper_rows() if rows is None else rows
     width, head = _table_head(rows)
     lines = [head, *(f"{_table_row(r, width)}{_fit_flag(r)}" for r in rows),

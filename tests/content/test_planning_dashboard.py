@@ -436,8 +436,9 @@ CLAIMS = claims(
     lambda: foundry_misses(),
     lambda: foundry_by_length()[0],
     lambda: foundry_by_length()[1],
-    lambda: f"{paper_count()} runs come from papers",
+    lambda: f"{paper_count()} runs come from papers, READMEs and MLPerf's logs",
     lambda: paper_span(),
+    lambda: mlperf_span(),
     lambda: paper_misses(),
     lambda: paper_worst(),
     lambda: nemotron_steps(),
@@ -743,7 +744,7 @@ def foundry_by_length() -> tuple[str, str]:
 
 def paper_count() -> str:
     size = len(heldout.paper_entries())
-    return {12: "Twelve"}.get(size, str(size))
+    return {17: "Seventeen"}.get(size, str(size))
 
 
 def paper_span() -> str:
@@ -755,6 +756,21 @@ def paper_span() -> str:
     return (f"from {min(sizes) / 1e9:.0f}B to {max(sizes) / 1e12:.0f}T parameters "
             f"{{cite:p}}`korthikanti2022reducing`, the Megatron-LM READMEs' runs of 2021 on "
             f"A100s {{cite:p}}`nvidia2021megatronreadme` and of 2024 on up to {core:,} H100s")
+
+
+def mlperf_span() -> str:
+    """The MLPerf runs of the papers' split: Llama 3.1 405B's GPU counts on H200 and on
+    GB200, and the 8B run's AMD GPUs."""
+    rows = [e for e in heldout.paper_entries() if str(e["name"]).startswith("MLPerf")]
+
+    def counts(gpu: str) -> str:
+        sizes = sorted(e["n_gpus"] for e in rows if e["gpu"] == gpu)
+        return " and ".join(f"{n:,}" for n in sizes)
+
+    small = [e for e in rows if e["model"] == "llama-3-8b"]
+    return (f"Training's result logs of Llama 3.1 405B on {counts('H200')} H200s and on "
+            f"{counts('GB200 NVL72')} GB200s {{cite:p}}`mlcommons2025training50` and of "
+            f"Llama 3.1 8B on {small[0]['n_gpus']} of AMD's {small[0]['gpu']}s")
 
 
 def paper_misses() -> str:

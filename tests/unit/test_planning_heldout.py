@@ -1,5 +1,6 @@
 """The runs the fit never sees: later releases (gpulesson/data/heldout_runs.json), another
-code base (foundry_runs.json) and papers outside the fit (paper_runs.json)."""
+code base (foundry_runs.json) and papers, READMEs and MLPerf logs outside the fit
+(paper_runs.json)."""
 
 from __future__ import annotations
 
@@ -157,18 +158,20 @@ PAPERS = paper_entries()
 #: Each paper run's model size as its source names it, in billions of parameters (BLOOM's
 #: model card: 176,247,271,424; Korthikanti et al. 2022, Table 3; the Megatron-LM READMEs'
 #: "175B" and 7.1B / 177B / 462B rows; Nemotron-4's 12.5 billion non-embedding parameters
-#: plus its untied 256,000 x 6,144 input and output embeddings).
+#: plus its untied 256,000 x 6,144 input and output embeddings; MLPerf's Llama 3.1 8B and
+#: 405B).
 PAPER_SIZES = {"BLOOM 176B": 176.247271424, "Korthikanti 22B": 22, "Korthikanti 175B": 175,
                "Korthikanti 530B": 530, "Korthikanti 1T": 1000, "Megatron-LM README 175B": 175,
                "Megatron-Core README 7.1B": 7.1, "Megatron-Core README 177B": 177,
                "Megatron-Core README 462B": 462,
-               "Nemotron-4 15B": 12.5 + 2 * 256_000 * 6_144 / 1e9}
+               "Nemotron-4 15B": 12.5 + 2 * 256_000 * 6_144 / 1e9,
+               "MLPerf 5.1 Llama 3.1 8B": 8, "MLPerf 5.0 Llama 3.1 405B": 405}
 
 
 def test_every_paper_run_is_sourced_and_none_is_in_the_fit() -> None:
     """Each run outside the fit quotes its source (a paper's arXiv page, or a README or log
-    pinned to a commit), and no fitted run shares its source or code base's figures."""
-    assert len(PAPERS) >= 12
+    pinned to a commit), and no fitted run shares its source."""
+    assert len(PAPERS) >= 17
     for entry in PAPERS:
         url = str(entry["url"])
         assert url.startswith("https://arxiv.org/abs/") or (
@@ -180,10 +183,10 @@ def test_every_paper_run_is_sourced_and_none_is_in_the_fit() -> None:
 
 @pytest.mark.parametrize("entry", PAPERS, ids=lambda e: str(e["name"]))
 def test_every_paper_model_has_the_size_its_source_names(entry: dict) -> None:
-    """The shapes typed for each run give the model size its source names, within 1 %
-    (sizes rounded in a name: 22B, 175B, 1T ...)."""
+    """The shapes typed for each run (or the course's preset it names) give the model size
+    its source names, within 1 % (sizes rounded in a name: 22B, 175B, 1T ...)."""
     size = next(v for k, v in PAPER_SIZES.items() if str(entry["name"]).startswith(k))
-    got = param_count(TransformerConfig(**entry["model"])) / 1e9  # type: ignore[arg-type]
+    got = param_count(_run(entry).model_view.cfg) / 1e9
     assert got == pytest.approx(size, rel=0.01)
 
 
