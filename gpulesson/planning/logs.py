@@ -267,6 +267,9 @@ _ROW = re.compile(r"[ \t]{0,40}(?:\[\d{1,6}\][ \t]{0,40})?(\d{1,20})[ \t]+(\d{1,
                   r"([a-z0-9_]{1,12})[ \t]+(?:([a-z]{1,8})[ \t]+)?(?:(-?\d{1,6})[ \t]+)?"
                   r"(\d{1,12}(?:\.\d{1,6})?)[ \t]+(\d{1,12}(?:\.\d{1,6})?)[ \t]+"
                   r"(\d{1,12}(?:\.\d{1,6})?)(?:[ \t]|$)")
+#: A launcher's tag at the start of a line, left out before reading: Slurm's task label
+#: (``srun --label``: ``0: ``) or Open MPI's ``--tag-output`` (``[1,0]<stdout>:``).
+_TAG = re.compile(r"^[ \t]{0,40}(?:\d{1,6}:|\[\d{1,9},\d{1,9}\]<std(?:out|err)>:)[ \t]?", re.M)
 #: The column header nccl-tests prints above its rows (``#  size  count  type ... busbw``).
 _HEADER = re.compile(r"#.{0,200}\bsize\b.{0,200}\bcount\b.{0,200}\bbusbw\b")
 _DTYPE_BYTES = {"float": 4, "double": 8, "half": 2, "bfloat16": 2, "int8": 1, "uint8": 1,
@@ -284,6 +287,11 @@ def _check_text(text: object) -> str:
         raise ValueError(f"text must be at most {MAX_LOG_CHARS:,} characters, got "
                          f"{len(text):,}")
     return text
+
+
+def _untagged(text: object) -> str:
+    """An nccl-tests output without its launcher's line tags (:data:`_TAG`)."""
+    return _TAG.sub("", _check_text(text))
 
 
 def _row(number: int, line: str, hit: re.Match[str]) -> NCCLRow | None:
@@ -316,10 +324,12 @@ def parse_nccl_tests(text: str) -> tuple[str | None, list[NCCLRow]]:
 
     The rows must follow nccl-tests' column header (a ``#`` line naming ``size``, ``count``
     and ``busbw``); ``#`` lines, NCCL INFO lines and anything that does not start like a
-    row are skipped. ``ValueError`` without the header, without a row, or for a line that
-    starts like a row but whose columns contradict each other. Linear in the text.
+    row are skipped, and a launcher's tag before each line (``srun --label``'s ``0: ``,
+    Open MPI's ``[1,0]<stdout>:``) is left out. ``ValueError`` without the header, without
+    a row, or for a line that starts like a row but whose columns contradict each other.
+    Linear in the text.
     """
-    text = _check_text(text)
+    text = _untagged(text)
     rows: list[NCCLRow] = []
     header = False
     for number, line in enumerate(text.splitlines(), 1):
@@ -450,6 +460,7 @@ def reconcile_nccl_tests(text: str, *, line_rate: float, tier: str = "nvlink",
     if n_ranks is not None:
         v.positive_int("n_ranks", n_ranks)
     size_floor = v.nonneg_int("min_size", min_size)
+    text = _untagged(text)
     found, rows = parse_nccl_tests(text)
     name = collective or found or "all_reduce"
     distributed.bus_bandwidth_factor(name, 2)  # refuse an unknown collective by name

@@ -234,3 +234,19 @@ def test_vllm_parser_is_linear_on_a_huge_number() -> None:
     assert _timed(parse_vllm_log, text) < 2.0
     got = parse_vllm_log(text)
     assert got == {"blocks": 1952.0, "max_model_len": 4096.0}
+
+
+def test_reconcile_nccl_reads_a_launchers_line_tags() -> None:
+    """aws-samples/awsome-distributed-training's README shows its nccl-tests run on two
+    p4de.24xlarge instances (16 A100s) as ``srun -l`` printed it: every line starts with
+    the task label ``0: ``, and the parser used to call it "not an nccl-tests output". The
+    label is left out: 2 GiB at 78.33 GB/s of bus bandwidth, 16 ranks from the busbw/algbw
+    ratio; Open MPI's ``--tag-output`` tags read the same."""
+    text = _read("nccl-tests-awsome-a100-p4de-2x8-srun.txt")
+    _, rows = parse_nccl_tests(text)
+    largest = max(rows, key=lambda r: r.size_bytes)
+    assert largest.size_bytes == 2**31 and largest.busbw == pytest.approx(78.33e9)
+    got = reconcile_nccl_tests(text, line_rate=6.25e9, tier="network", gpus_per_node=8)
+    assert got.n_ranks == 16
+    mpi = text.replace("\n0: ", "\n[1,0]<stdout>: ")
+    assert "[1,0]<stdout>:" in mpi and parse_nccl_tests(mpi)[1] == rows
