@@ -6,7 +6,8 @@ kinds of run qualify: every run of the validation set, predicted by the factors 
 on all the others (:func:`gpulesson.planning.published.leave_one_out`), and every run
 held out of the fit altogether: the later releases
 (:func:`gpulesson.planning.heldout.held_out_rows`, as its recipe runs it) and the runs of
-papers and READMEs outside the fit (:func:`gpulesson.planning.heldout.paper_rows`).
+papers, READMEs and MLPerf logs outside the fit
+(:func:`gpulesson.planning.heldout.paper_rows`).
 :func:`validation_rows` holds them all; :func:`similar_runs` picks the nearest,
 :func:`uncertainty` gives the band and :func:`mfu_range` the MFU range it implies.
 

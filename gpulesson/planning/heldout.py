@@ -26,8 +26,8 @@ and 8B on AMD's MI355X); :func:`paper_rows` plans each with the same factors and
 :func:`format_paper_table` prints them.
 
 Taught in: ``notebooks/planning_dashboard.ipynb`` (predicted against published, "Runs the
-fit never saw"); ``benchmarks/bench_heldout.py`` prints the same table and the code-base
-split's summary.
+fit never saw"); ``benchmarks/bench_heldout.py`` prints the same tables: the time split's,
+the code-base split's summary and the sources' split.
 """
 
 from __future__ import annotations
