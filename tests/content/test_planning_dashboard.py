@@ -777,9 +777,14 @@ def mlperf_span() -> str:
         return " and ".join(f"{n:,}" for n in sizes)
 
     small = [e for e in rows if e["model"] == "llama-3-8b"]
+    large = [e for e in rows if e["model"] == "llama-3.1-405b"]
+
+    def version(entry: dict) -> str:  # "MLPerf 5.0 Llama ..."
+        return str(entry["name"]).split()[1]
+
     return (f"Training's result logs of Llama 3.1 405B on {counts('H200')} H200s and on "
-            f"{counts('GB200 NVL72')} GB200s {{cite:p}}`mlcommons2025training50` and of "
-            f"Llama 3.1 8B on {small[0]['n_gpus']} of AMD's {small[0]['gpu']}s")
+            f"{counts('GB200 NVL72')} GB200s (v{version(large[0])}) and of Llama 3.1 8B on "
+            f"{small[0]['n_gpus']} of AMD's {small[0]['gpu']}s (v{version(small[0])})")
 
 
 
