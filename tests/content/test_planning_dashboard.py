@@ -753,7 +753,7 @@ def foundry_by_length() -> tuple[str, str]:
 
 def paper_count() -> str:
     size = len(heldout.paper_entries())
-    return {17: "Seventeen"}.get(size, str(size))
+    return {23: "Twenty-three"}.get(size, str(size))
 
 
 def paper_span() -> str:

@@ -155,23 +155,26 @@ def test_the_code_base_summary_is_within_the_page() -> None:
 
 
 PAPERS = paper_entries()
-#: Each paper run's model size as its source names it, in billions of parameters (BLOOM's
-#: model card: 176,247,271,424; Korthikanti et al. 2022, Table 3; the Megatron-LM READMEs'
-#: "175B" and 7.1B / 177B / 462B rows; Nemotron-4's 12.5 billion non-embedding parameters
-#: plus its untied 256,000 x 6,144 input and output embeddings; MLPerf's Llama 3.1 8B and
-#: 405B).
-PAPER_SIZES = {"BLOOM 176B": 176.247271424, "Korthikanti 22B": 22, "Korthikanti 175B": 175,
-               "Korthikanti 530B": 530, "Korthikanti 1T": 1000, "Megatron-LM README 175B": 175,
-               "Megatron-Core README 7.1B": 7.1, "Megatron-Core README 177B": 177,
-               "Megatron-Core README 462B": 462,
-               "Nemotron-4 15B": 12.5 + 2 * 256_000 * 6_144 / 1e9,
-               "MLPerf 5.1 Llama 3.1 8B": 8, "MLPerf 5.0 Llama 3.1 405B": 405}
+#: Each paper run's model size as its source names it, in billions of parameters, and how
+#: close the course's count must come (relative): BLOOM's model card gives the exact count
+#: (176,247,271,424); Korthikanti et al. 2022 (Table 3), the Megatron-LM READMEs and MLPerf
+#: round to the digits of the name (22B, 175B, 1T, 8B, 405B); Nemotron-4 states 12.5
+#: billion non-embedding parameters, plus its untied 256,000 x 6,144 input and output
+#: embeddings. The 2024 README's table labels its GPT sizes loosely (1,754M is "1.7B" and
+#: 31,508M "32B" with the shapes it states), hence 3.5 %.
+PAPER_SIZES = {"BLOOM 176B": (176.247271424, 1e-9), "Korthikanti 22B": (22, 0.01),
+               "Korthikanti 175B": (175, 0.01), "Korthikanti 530B": (530, 0.01),
+               "Korthikanti 1T": (1000, 0.01), "Megatron-LM README 175B": (175, 0.01),
+               **{f"Megatron-Core README {n}B": (n, 0.035)
+                  for n in (1.7, 7.1, 16, 32, 70, 119, 177, 314, 462)},
+               "Nemotron-4 15B": (12.5 + 2 * 256_000 * 6_144 / 1e9, 0.01),
+               "MLPerf 5.1 Llama 3.1 8B": (8, 0.01), "MLPerf 5.0 Llama 3.1 405B": (405, 0.01)}
 
 
 def test_every_paper_run_is_sourced_and_none_is_in_the_fit() -> None:
     """Each run outside the fit quotes its source (a paper's arXiv page, or a README or log
     pinned to a commit), and no fitted run shares its source."""
-    assert len(PAPERS) >= 17
+    assert len(PAPERS) >= 23
     for entry in PAPERS:
         url = str(entry["url"])
         assert url.startswith("https://arxiv.org/abs/") or (
@@ -184,10 +187,11 @@ def test_every_paper_run_is_sourced_and_none_is_in_the_fit() -> None:
 @pytest.mark.parametrize("entry", PAPERS, ids=lambda e: str(e["name"]))
 def test_every_paper_model_has_the_size_its_source_names(entry: dict) -> None:
     """The shapes typed for each run (or the course's preset it names) give the model size
-    its source names, within 1 % (sizes rounded in a name: 22B, 175B, 1T ...)."""
-    size = next(v for k, v in PAPER_SIZES.items() if str(entry["name"]).startswith(k))
+    its source names (:data:`PAPER_SIZES`)."""
+    size, close = next(v for k, v in PAPER_SIZES.items()
+                       if str(entry["name"]).startswith(k + ","))
     got = param_count(_run(entry).model_view.cfg) / 1e9
-    assert got == pytest.approx(size, rel=0.01)
+    assert got == pytest.approx(size, rel=close)
 
 
 def test_paper_figures_agree_with_their_sources_iteration_times() -> None:
