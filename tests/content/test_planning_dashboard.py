@@ -753,7 +753,7 @@ def foundry_by_length() -> tuple[str, str]:
 
 def paper_count() -> str:
     size = len(heldout.paper_entries())
-    return {23: "Twenty-three"}.get(size, str(size))
+    return {33: "Thirty-three"}.get(size, str(size))
 
 
 def paper_span() -> str:
@@ -768,25 +768,25 @@ def paper_span() -> str:
 
 
 def mlperf_span() -> str:
-    """The MLPerf runs of the papers' split: Llama 3.1 405B's GPU counts on H200 and on
-    GB200, and the 8B run's AMD GPUs."""
+    """The MLPerf runs of the papers' split: every v5.0 submission of Llama 3.1 405B, by
+    GPU (their GPU counts), and the v5.1 8B run's AMD GPUs."""
     rows = [e for e in heldout.paper_entries() if str(e["name"]).startswith("MLPerf")]
+    large = [e for e in rows if e["model"] == "llama-3.1-405b"]
+    small = [e for e in rows if e["model"] == "llama-3-8b"]
 
     def counts(gpu: str) -> str:
-        sizes = sorted(e["n_gpus"] for e in rows if e["gpu"] == gpu)
-        return " and ".join(f"{n:,}" for n in sizes)
-
-    small = [e for e in rows if e["model"] == "llama-3-8b"]
-    large = [e for e in rows if e["model"] == "llama-3.1-405b"]
+        sizes = sorted(e["n_gpus"] for e in large if e["gpu"] == gpu)
+        joint = " and " if len(set(sizes)) == 2 else " to "
+        return f"{sizes[0]:,}{joint}{sizes[-1]:,}"
 
     def version(entry: dict) -> str:  # "MLPerf 5.0 Llama ..."
         return str(entry["name"]).split()[1]
 
-    return (f"Training's result logs of Llama 3.1 405B on {counts('H200')} H200s and on "
-            f"{counts('GB200 NVL72')} GB200s (v{version(large[0])}) and of Llama 3.1 8B on "
-            f"{small[0]['n_gpus']} of AMD's {small[0]['gpu']}s (v{version(small[0])})")
-
-
+    assert {version(e) for e in large} == {version(large[0])}
+    return (f"Training's result logs of every v{version(large[0])} submission of Llama 3.1 "
+            f"405B, on {counts('H100 SXM')} H100s, {counts('H200')} H200s and "
+            f"{counts('GB200 NVL72')} GB200s, and of Llama 3.1 8B on {small[0]['n_gpus']} of "
+            f"AMD's {small[0]['gpu']}s (v{version(small[0])})")
 
 
 #: The paper run the planner misses most, as the lesson names it.
