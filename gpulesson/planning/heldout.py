@@ -21,8 +21,8 @@ and within a few per cent in the median at 2,048 tokens and under.
 A third split, by source: ``gpulesson/data/paper_runs.json`` holds runs published in papers,
 READMEs and MLPerf Training result logs whose figures the fit never saw (BigScience's BLOOM
 on Megatron-DeepSpeed, Korthikanti et al. 2022's sequence-parallel runs, the Megatron-LM
-READMEs of 2021 and 2024, NVIDIA's Nemotron-4 15B, MLPerf's Llama 3.1 405B on H100, H200 and GB200
-and 8B on AMD's MI355X); :func:`paper_rows` plans each with the same factors and
+READMEs of 2021 and 2024, NVIDIA's Nemotron-4 15B, MLPerf's Llama 3.1 405B on H100, H200
+and GB200 and 8B on AMD's MI355X); :func:`paper_rows` plans each with the same factors and
 :func:`format_paper_table` prints them.
 
 Taught in: ``notebooks/planning_dashboard.ipynb`` (predicted against published, "Runs the

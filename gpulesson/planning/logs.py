@@ -329,7 +329,11 @@ def parse_nccl_tests(text: str) -> tuple[str | None, list[NCCLRow]]:
     a row, or for a line that starts like a row but whose columns contradict each other.
     Linear in the text.
     """
-    text = _untagged(text)
+    return _parse_nccl_tests(_untagged(text))
+
+
+def _parse_nccl_tests(text: str) -> tuple[str | None, list[NCCLRow]]:
+    """:func:`parse_nccl_tests` of a text already checked and untagged."""
     rows: list[NCCLRow] = []
     header = False
     for number, line in enumerate(text.splitlines(), 1):
@@ -461,7 +465,7 @@ def reconcile_nccl_tests(text: str, *, line_rate: float, tier: str = "nvlink",
         v.positive_int("n_ranks", n_ranks)
     size_floor = v.nonneg_int("min_size", min_size)
     text = _untagged(text)
-    found, rows = parse_nccl_tests(text)
+    found, rows = _parse_nccl_tests(text)
     name = collective or found or "all_reduce"
     distributed.bus_bandwidth_factor(name, 2)  # refuse an unknown collective by name
     name = {"allreduce": "all_reduce"}.get(name, name)
