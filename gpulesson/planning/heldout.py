@@ -12,11 +12,14 @@ FP8 attention, the all-to-all hidden behind compute) and with those switches off
 A second split, by code base: ``gpulesson/data/foundry_runs.json`` holds every row of
 MosaicML llm-foundry's MPT training benchmarks (2024-01; PyTorch FSDP, 124M to 65B
 parameters, 512 to 65,536 tokens, A100 and H100), a code base none of the fitted runs comes
-from. :func:`foundry_rows` plans each on its published layout with the same factors;
+from. :func:`foundry_rows` plans each on its published layout with the same factors and
+the attention kernel its benchmark ran, FlashAttention in Triton (2022), slowed down from
+the fitted runs' kernels by the newer kernels' published speed-ups
+(:data:`~gpulesson.planning.perf_model.ATTENTION_KERNELS`: nothing is fitted to this
+split), and again as if it ran the fitted runs' kernel (``plain_error``);
 :func:`foundry_groups` sorts them by table and by sequence length and
-:func:`format_foundry_summary` sums the groups up. The planner is high at long sequences,
-where attention is most of a step and that code base runs its own Triton FlashAttention,
-and within a few per cent in the median at 2,048 tokens and under.
+:func:`format_foundry_summary` sums the groups up. With the fitted runs' kernel the planner
+is high at long sequences, where attention is most of a step.
 
 A third split, by source: ``gpulesson/data/paper_runs.json`` holds runs published in papers,
 READMEs and MLPerf Training result logs whose figures the fit never saw (BigScience's BLOOM
@@ -38,6 +41,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
+from types import MappingProxyType
 from typing import Any
 
 from gpulesson import _validate as v
@@ -87,13 +91,14 @@ class HeldOut(LeaveOneOut):
     switches: tuple[str, ...] = ()
 
 
-def _planned(entry: Mapping[str, object], factors: Mapping[str, float]) -> HeldOut:
+def _planned(entry: Mapping[str, object], factors: Mapping[str, float],
+             off: Mapping[str, object] = SWITCHES_OFF) -> HeldOut:
     """One entry planned on its published layout as its recipe runs it, and with the
-    recipe's switches off where it states any."""
+    recipe's switches (``off``: :data:`SWITCHES_OFF`) off where it states any."""
     run = _run(entry)
     plan = plan_run(run, factors=factors)
-    switches = tuple(k for k in SWITCHES_OFF if k in run.options)
-    plain = plan_run(run, factors=factors, **SWITCHES_OFF) if switches else plan
+    switches = tuple(k for k in off if k in run.options)
+    plain = plan_run(run, factors=factors, **off) if switches else plan
     return HeldOut.planned(run, plan, plain_error=Comparison(run, plain).error,
                            switches=switches)
 
@@ -166,17 +171,22 @@ def foundry_entries() -> tuple[Mapping[str, object], ...]:
             "recompute": "full" if checkpointing else "none",
             "published": {"kind": "tokens_per_second_per_gpu",
                           "value": float(c["tokens_per_second_per_gpu"])},
-            "options": ({"scaleout_bandwidth": table["scaleout_bandwidth"]}
-                        if "scaleout_bandwidth" in table else {}),
+            "options": {**doc["options"], **({"scaleout_bandwidth": table["scaleout_bandwidth"]}
+                                             if "scaleout_bandwidth" in table else {})},
             "table": table["label"]})
     return tuple(entries)
 
 
+#: The attention kernel of the fitted runs, the code-base split's "plain" comparison.
+_FITTED_KERNEL = MappingProxyType({"attention_kernel": "fused"})
+
+
 @cache
 def foundry_rows() -> tuple[HeldOut, ...]:
-    """Every llm-foundry row, planned with the factors fitted on the published set."""
+    """Every llm-foundry row, planned with the factors fitted on the published set, with
+    its Triton attention kernel and (``plain_error``) with the fitted runs' kernel."""
     factors = default_factors()
-    return tuple(_planned(entry, factors) for entry in foundry_entries())
+    return tuple(_planned(entry, factors, _FITTED_KERNEL) for entry in foundry_entries())
 
 
 #: Sequence lengths of the code-base split's summary, (label, shortest, longest).
@@ -205,15 +215,17 @@ def foundry_groups(rows: Sequence[HeldOut] | None = None) -> dict[str, list[Held
 def format_foundry_summary(rows: Sequence[HeldOut] | None = None) -> str:
     """The code-base split by table and by sequence length (:func:`foundry_groups`): runs,
     median |error|, median error (its sign says high or low), how many within 25 %, how
-    many do not fit."""
+    many do not fit, and the median |error| with the fitted runs' attention kernel
+    (``plain_error``)."""
     groups = foundry_groups(rows)
     lines = [f"{'llm-foundry rows':26s}{'runs':>5s}{'|error|':>9s}{'error':>8s}"
-             f"{'within 25 %':>13s}{'no fit':>8s}"]
+             f"{'within 25 %':>13s}{'no fit':>8s}{'fused':>8s}"]
     for label, members in groups.items():
         s = held_out_summary([r.error for r in members])
         lines.append(f"{label:26s}{s['runs']:>5d}{s['median']:>9.1%}"
                      f"{statistics.median(r.error for r in members):>+8.1%}"
-                     f"{s['within_25']:>13d}{sum(not r.feasible for r in members):>8d}")
+                     f"{s['within_25']:>13d}{sum(not r.feasible for r in members):>8d}"
+                     f"{held_out_summary([r.plain_error for r in members])['median']:>8.1%}")
     return "\n".join(lines)
 
 

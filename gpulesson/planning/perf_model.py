@@ -22,7 +22,9 @@ source gives (or at the peak, where the rate is what the calibration fits):
   a sliding window's keys in full; more with recomputation) at the share of the dense
   BF16 peak :func:`attention_efficiency` gives for the head size and the keys a kernel
   call walks (tiles of 128, the exponentials' cost against the products', the diagonal
-  tile and each query tile's fixed cost); the calibration's factor scales it. With
+  tile and each query tile's fixed cost); the calibration's factor scales it, and a
+  kernel older than the generation's own takes the newer kernels' published speed-ups over
+  it (:func:`attention_kernel_slowdown`, applied by the planner). With
   DeepSeek Sparse Attention (``indexer_topk``, past the top-k) each query attends to its
   ``min(i, topk)`` picked keys (:func:`gpulesson.flops.attended_keys`), a gathered walk of
   ``topk`` keys with latent attention run absorbed, as DeepSeek's sparse kernels run it
@@ -73,14 +75,15 @@ from gpulesson import activations, execution, flops, transformer
 
 from ._adapt import GPUView, ModelView, gpu_view, model_view
 
-__all__ = ["ACTIVATION_BYTES", "ATTENTION_KEPT", "ATTENTION_TILE", "ATTENTION_TILE_OVERHEAD",
+__all__ = ["ACTIVATION_BYTES", "ATTENTION_KEPT", "ATTENTION_KERNELS", "ATTENTION_TILE",
+           "ATTENTION_TILE_OVERHEAD",
            "BLOCK_SCALED",
            "CASTS_IN_PRODUCT_RATE",
            "EXP_PER_CLOCK", "FP8_CAST_BYTES", "FP8_RECIPES", "GEMM_EFFICIENCY",
            "GLU_CLAMP_VALUES", "HOST_LINK",
            "OPTIMIZER_BYTES",
            "TENSOR_FLOPS_PER_CLOCK", "TERMS", "UP_PROJECTIONS_AGAIN", "StepTerms",
-           "attention_efficiency",
+           "attention_efficiency", "attention_kernel_slowdown",
            "fp8_activation_saving", "gemm_efficiency", "gemm_seconds", "host_link_bandwidth",
            "step_terms"]
 
@@ -329,6 +332,41 @@ def attention_efficiency(head_dim: float, keys: int, architecture: str, *,
     else:
         walk = n / (n + 1 + 2 * ATTENTION_TILE_OVERHEAD)
     return per_tile * walk
+
+
+#: Attention kernels slower than the one :func:`attention_efficiency` describes for a
+#: generation (FlashAttention-2 on Ampere and Ada, FlashAttention-3 or cuDNN's on Hopper):
+#: the newer kernel's published speed-up over each, (forward, backward), by architecture,
+#: the middle of each published range. ``"fused"`` is the generation's own kernel.
+#: FlashAttention-2 uses none of Hopper's new instructions: FlashAttention-3 is "1.5-2.0x
+#: faster" forward and "1.5-1.75x" backward in 16 bits on an H100 SXM5 (Shah et al. 2024,
+#: section 4.1). ``"triton"`` is FlashAttention written in Triton in 2022 (llm-foundry's
+#: ``attn_impl: triton``): FlashAttention-2 is "around 1.3-1.5x faster" forward and
+#: "around 2x faster" backward on an A100 (Dao 2023, section 4.1); on Hopper both speed-ups
+#: are taken, since neither older kernel uses Hopper's instructions (an assumption: no
+#: measurement of that kernel on an H100 is published).
+ATTENTION_KERNELS: Mapping[str, Mapping[str, tuple[float, float]]] = MappingProxyType({
+    "fused": MappingProxyType({}),
+    "flash-attention-2": MappingProxyType({
+        "Ampere": (1.0, 1.0), "Ada Lovelace": (1.0, 1.0), "Hopper": (1.75, 1.625)}),
+    "triton": MappingProxyType({"Ampere": (1.4, 2.0), "Hopper": (1.75 * 1.4, 1.625 * 2.0)}),
+})
+
+
+def attention_kernel_slowdown(kernel: str, architecture: str) -> tuple[float, float]:
+    """How many times longer ``kernel`` takes than the kernel :func:`attention_efficiency`
+    describes on ``architecture``, (forward, backward) (:data:`ATTENTION_KERNELS`):
+    ``(1, 1)`` for ``"fused"``; ``ValueError`` naming the architectures where another
+    kernel's speed is published."""
+    name = v.choice("attention_kernel", kernel, tuple(ATTENTION_KERNELS))
+    if name == "fused":
+        return (1.0, 1.0)
+    known = ATTENTION_KERNELS[name]
+    if architecture not in known:
+        raise ValueError(f"attention_kernel: no published speed of {name!r} on "
+                         f"{architecture}; known on {', '.join(known)} (or use 'fused', the "
+                         f"generation's own kernel)")
+    return known[architecture]
 
 
 def step_terms(model: object, gpu: object, *, tp: int, cp: int, pp: int, ep: int,

@@ -147,6 +147,7 @@ class TrainingSettings:
     cuda_graphs: str = "none"
     fused_expert_mlp: bool = False
     fp8_attention: bool = False
+    attention_kernel: str = "fused"
 
 
 @dataclass(frozen=True)
@@ -468,11 +469,16 @@ def _evaluate(model: ModelView, gpu: GPUView, lay: Layout, st: TrainingSettings,
     f["attention"] *= (ATTENTION_EFFICIENCY.get(arch, (gpu.attention_efficiency,))[0]
                        / gpu.attention_efficiency)
     sms = 1 - st.comm_sm_fraction  # SMs left to compute beside communication kernels
-    gemm_mb, attn_mb = terms.gemm / sms, terms.attention / sms
+    # an older attention kernel than the generation's own: its forward (the recomputed
+    # one too) and backward slow-downs, the backward weighing twice the forward
+    fwd, bwd = perf_model.attention_kernel_slowdown(st.attention_kernel, arch)
+    attn_base = ((terms.attention - terms.redo_attention) * (fwd + 2 * bwd) / 3
+                 + terms.redo_attention * fwd)
+    gemm_mb, attn_mb = terms.gemm / sms, attn_base / sms
     experts_mb = terms.experts / sms
     # recomputation's share: the forward products again (full), the attention core again
     redo_gemm = terms.redo_gemm / sms
-    redo_attn = terms.redo_attention / sms
+    redo_attn = terms.redo_attention * fwd / sms
     redo_experts = terms.redo_experts / sms
     compute = m * (f["gemm"] * (gemm_mb - redo_gemm) + f["experts"] * (experts_mb - redo_experts)
                    + f["attention"] * (attn_mb - redo_attn))
@@ -688,6 +694,7 @@ def plan_training(
     cuda_graphs: str = "none",
     fused_expert_mlp: bool = False,
     fp8_attention: bool = False,
+    attention_kernel: str = "fused",
     factors: Mapping[str, float] | None = None,
 ) -> TrainingPlan:
     """Plan pretraining ``model`` on ``n_gpus`` GPUs: memory, step time, MFU, days, cost.
@@ -773,6 +780,12 @@ def plan_training(
     fp8_attention : bool
         The attention's products in FP8 (TransformerEngine's ``fp8_dot_product_attention``;
         needs ``precision="fp8"``, :func:`~gpulesson.planning.perf_model.attention_efficiency`).
+    attention_kernel : str
+        ``"fused"`` (the generation's own kernel: FlashAttention-2 on Ampere,
+        FlashAttention-3 or cuDNN's on Hopper), ``"flash-attention-2"`` (on a Hopper GPU,
+        without its new instructions) or ``"triton"`` (FlashAttention in Triton, 2022, as
+        llm-foundry's ``attn_impl: triton``): the published speed-ups of the newer kernels
+        (:data:`~gpulesson.planning.perf_model.ATTENTION_KERNELS`) slow the attention down.
     factors : mapping, optional
         The model's calibrated factors (:func:`default_factors`, fitted on the published
         runs, by default); the calibration passes its own.
@@ -830,9 +843,15 @@ def plan_training(
         mtp_layers=v.nonneg_int("mtp_layers", mtp_layers),
         cuda_graphs=v.choice("cuda_graphs", cuda_graphs, CUDA_GRAPHS),
         fused_expert_mlp=v.boolean("fused_expert_mlp", fused_expert_mlp),
-        fp8_attention=v.boolean("fp8_attention", fp8_attention))
+        fp8_attention=v.boolean("fp8_attention", fp8_attention),
+        attention_kernel=v.choice("attention_kernel", attention_kernel,
+                                  tuple(perf_model.ATTENTION_KERNELS)))
     if st.fp8_attention and prec != "fp8":
         raise ValueError(f"fp8_attention: FP8 attention needs precision 'fp8', got {prec!r}")
+    if st.fp8_attention and st.attention_kernel != "fused":
+        raise ValueError(f"attention_kernel: FP8 attention runs in the fused kernel "
+                         f"(fp8_attention=True), got {st.attention_kernel!r}")
+    perf_model.attention_kernel_slowdown(st.attention_kernel, gv.spec.architecture)
     if factors is None:
         factors = default_factors()
     links = _Links(gv, alpha, v.boolean("sharp", sharp))

@@ -124,26 +124,26 @@ def test_llm_foundry_mfu_is_the_courses_convention() -> None:
         assert run.published_mfu == pytest.approx(theirs, abs=0.002), entry["name"]
 
 
-def test_the_code_base_split_fits_and_misses_by_sequence_length() -> None:
-    """Every llm-foundry layout fits. The planner is high at 16K to 65K tokens (that code
-    base's attention kernel is slower than those of the fitted runs) and within 5 % in the
-    median at 2K and under, where attention is a small part of a step; the module's
-    docstring says so."""
+def test_the_code_base_split_fits_and_its_attention_kernel_explains_long_contexts() -> None:
+    """Every llm-foundry layout fits. Its benchmark runs FlashAttention in Triton (the
+    YAMLs' and submit_benchmarks.py's ``attn_impl: triton``; sweep.sh passes no other):
+    planned with that kernel's published slow-down and nothing fitted to this split, the
+    median |error| meets issue 31's 10 % and is within 5 % at 16K to 65K tokens, where
+    attention is most of a step. With the fitted runs' kernel (``plain_error``) the planner
+    is more than 20 % high there: the kernel is that miss."""
     rows = foundry_rows()
     assert len(rows) == len(FOUNDRY) and all(r.feasible for r in rows)
-    by_seq = {"long": [], "short": []}
-    for entry, row in zip(FOUNDRY, rows, strict=True):
-        if entry["seq_len"] >= 16384:
-            by_seq["long"].append(row.error)
-        elif entry["seq_len"] <= 2048:
-            by_seq["short"].append(row.error)
-    assert statistics.median(by_seq["long"]) > 0.2
-    assert abs(statistics.median(by_seq["short"])) < 0.05
+    assert all(e["options"]["attention_kernel"] == "triton" for e in FOUNDRY)
+    assert statistics.median(abs(r.error) for r in rows) <= 0.10
+    long = [r for e, r in zip(FOUNDRY, rows, strict=True) if e["seq_len"] >= 16384]
+    assert len(long) >= 40
+    assert statistics.median(abs(r.error) for r in long) <= 0.05
+    assert statistics.median(r.plain_error for r in long) > 0.2
 
 
 def test_the_code_base_summary_is_within_the_page() -> None:
     lines = format_foundry_summary().splitlines()
-    assert len(lines) == 1 + 5 + 3 + 1
+    assert len(lines) == 1 + 5 + 3 + 1 and lines[0].split()[-1] == "fused"
     assert max(len(line) for line in lines) <= TABLE_WIDTH
     assert lines[-1].split()[:2] == ["all", str(len(FOUNDRY))]
     with pytest.raises(ValueError, match="one row per llm-foundry entry"):

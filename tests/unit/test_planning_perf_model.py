@@ -9,6 +9,7 @@ from gpulesson.planning import gpu_view, model_view
 from gpulesson.planning.perf_model import (
     TILE_OVERHEAD_K,
     attention_efficiency,
+    attention_kernel_slowdown,
     gemm_seconds,
     step_terms,
 )
@@ -412,6 +413,28 @@ def test_fp8_attention_runs_its_products_twice_as_fast_not_its_exponentials() ->
         pytest.approx(fp8.attention / 1.5, rel=1e-12))
     with pytest.raises(ValueError, match="fp8_attention.*'bf16'"):
         _terms("qwen3-30b-a3b", fp8_attention=True)
+
+
+def test_older_attention_kernels_take_the_newer_kernels_published_speed_ups() -> None:
+    """FlashAttention-3 is "1.5-2.0x faster" than FlashAttention-2 forward and "1.5-1.75x"
+    backward on an H100 (Shah et al. 2024, section 4.1); FlashAttention-2 is "around
+    1.3-1.5x faster" than FlashAttention in Triton forward and "around 2x" backward on an
+    A100 (Dao 2023, section 4.1). Each slow-down is the middle of its range; on Hopper the
+    Triton kernel takes both. FlashAttention-2 is Ampere's own kernel; a kernel with no
+    published speed on a generation is refused by name."""
+    assert attention_kernel_slowdown("fused", "Blackwell") == (1.0, 1.0)
+    assert attention_kernel_slowdown("flash-attention-2", "Ampere") == (1.0, 1.0)
+    fa2 = attention_kernel_slowdown("flash-attention-2", "Hopper")
+    assert fa2 == pytest.approx(((1.5 + 2.0) / 2, (1.5 + 1.75) / 2), rel=1e-12)
+    triton = attention_kernel_slowdown("triton", "Ampere")
+    assert triton == pytest.approx(((1.3 + 1.5) / 2, 2.0), rel=1e-12)
+    assert attention_kernel_slowdown("triton", "Hopper") == pytest.approx(
+        (fa2[0] * triton[0], fa2[1] * triton[1]), rel=1e-12)
+    with pytest.raises(ValueError, match=r"attention_kernel: no published speed of "
+                       r"'triton' on Blackwell; known on Ampere, Hopper"):
+        attention_kernel_slowdown("triton", "Blackwell")
+    with pytest.raises(ValueError, match="attention_kernel.*'xformers'"):
+        attention_kernel_slowdown("xformers", "Hopper")
 
 
 def test_a_fused_expert_mlp_drops_the_activation_and_its_cast() -> None:

@@ -600,3 +600,31 @@ def test_a_whole_step_in_one_cuda_graph_has_no_host_syncs() -> None:
         plan_training("llama-3-8b", "B200", **dense).step_time)
     with pytest.raises(ValueError, match="cuda_graphs"):
         plan_training("llama-3-8b", "B200", cuda_graphs="partial", **dense)
+
+
+def test_an_older_attention_kernel_slows_the_attention_alone() -> None:
+    """Llama 3 8B at 32,768 tokens on 8 H100s with FlashAttention in Triton
+    (llm-foundry's kernel): the attention's coefficient in the step grows by the kernel's
+    forward and backward slow-downs, the backward counted twice; with full recomputation
+    the attention's forward runs again at the forward's slow-down. Nothing else moves.
+    FP8 attention runs in the fused kernel only, and Blackwell has no published speed of
+    the Triton kernel."""
+    from gpulesson.planning.perf_model import attention_kernel_slowdown
+
+    kw = dict(n_gpus=8, layout=Layout(dp=8), tokens=1e12, global_batch_tokens=8 * 32768,
+              seq_len=32768)
+    fwd, bwd = attention_kernel_slowdown("triton", "Hopper")
+    for recompute, weight in (("none", (fwd + 2 * bwd) / 3), ("full", (2 * fwd + 2 * bwd) / 4)):
+        fused = plan_training("llama-3-8b", "H100 SXM", recompute=recompute, **kw)
+        triton = plan_training("llama-3-8b", "H100 SXM", recompute=recompute,
+                               attention_kernel="triton", **kw)
+        assert triton.terms["attention:Hopper"] == pytest.approx(
+            weight * fused.terms["attention:Hopper"], rel=1e-9)
+        assert {k: c for k, c in triton.terms.items() if k != "attention:Hopper"} == (
+            {k: c for k, c in fused.terms.items() if k != "attention:Hopper"})
+        assert triton.step_time > fused.step_time
+    with pytest.raises(ValueError, match="attention_kernel: FP8 attention runs in the fused"):
+        plan_training("llama-3-8b", "H100 SXM", precision="fp8", fp8_attention=True,
+                      attention_kernel="flash-attention-2", **kw)
+    with pytest.raises(ValueError, match="attention_kernel: no published speed.*Blackwell"):
+        plan_training("llama-3-8b", "B200", attention_kernel="triton", **kw)
