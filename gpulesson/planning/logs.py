@@ -494,6 +494,20 @@ def reconcile_nccl_tests(text: str, *, line_rate: float, tier: str = "nvlink",
         why = (f"above what a ring can carry on this link ({units.format_bandwidth(predicted)}):"
                " the switches add the data in flight (NVLink SHARP), so each GPU sends its "
                "buffer once instead of 2(n-1)/n times")
+    elif peak > 1.1 * predicted and name == "all_reduce":
+        # read on the largest size's own bus bandwidth: a ring of many ranks, whose latency
+        # is pipelined with its data, can fit a beta above what any of its rows reached
+        how = ("on exactly two nodes NCCL's tree (NVLSTree on NVSwitch servers) beats the "
+               "ring, whose bus bandwidth the network bounds" if per_node and n == 2 * per_node
+               else "the network adds the data in flight (SHARP, NCCL's CollNet), or NCCL "
+               "chose a tree")
+        why = (f"the largest size reaches {peak / predicted:.0%} of what a ring can carry "
+               f"across these nodes ({units.format_bandwidth(predicted)}): {how}; "
+               "NCCL_ALGO=Ring measures the ring alone")
+    elif peak > 1.1 * predicted:
+        why = (f"the largest size reaches {peak / predicted:.0%} of the achievable "
+               f"{units.format_bandwidth(predicted)}: faster than the line rate given allows;"
+               " check line_rate (one direction, per GPU)")
     elif ratio > 0.85:
         share = predicted / rate
         why = (f"{ratio:.0%} of the achievable {units.format_bandwidth(predicted)} "

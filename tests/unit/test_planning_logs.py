@@ -154,6 +154,24 @@ def test_reconcile_nccl_multinode_uses_every_nic() -> None:
     assert got.ratio == pytest.approx(1.0, abs=0.05)
 
 
+def test_reconcile_nccl_names_what_beats_a_ring_across_nodes() -> None:
+    """A largest size above what a ring can carry across the nodes is not "as the topology
+    predicts": on two nodes NCCL's tree beats the ring; on more, in-network reduction or a
+    tree. The OCI log (two nodes, 190 GB/s) read against a quarter of its NICs' rate, and
+    the same rows as if on three nodes of 8 (the busbw/algbw ratio read as 24 ranks)."""
+    rows = _read("nccl-tests-oci-a100-2x8.txt")
+    two = reconcile_nccl_tests(rows, line_rate=25e9 / 4, tier="network", n_ranks=16,
+                               gpus_per_node=8)
+    assert two.peak_busbw > 3 * two.predicted_busbw
+    assert "on exactly two nodes NCCL's tree" in two.explanation
+    three = reconcile_nccl_tests(rows, line_rate=25e9 / 4, tier="network", n_ranks=24,
+                                 gpus_per_node=8)
+    assert "SHARP" in three.explanation and "two nodes" not in three.explanation
+    fair = reconcile_nccl_tests(rows, line_rate=25e9, tier="network", n_ranks=16,
+                                gpus_per_node=8)
+    assert fair.explanation.endswith("as the topology predicts")
+
+
 def test_reconcile_nccl_reads_gpus_per_node_from_rank_lines() -> None:
     rows = _read("nccl-tests-oci-a100-2x8.txt")
     ranks = "\n".join(f"#  Rank {i:2d} Group  0 Pid  {100 + i} on host{i // 8} device  {i % 8} "
@@ -248,5 +266,8 @@ def test_reconcile_nccl_reads_a_launchers_line_tags() -> None:
     assert largest.size_bytes == 2**31 and largest.busbw == pytest.approx(78.33e9)
     got = reconcile_nccl_tests(text, line_rate=6.25e9, tier="network", gpus_per_node=8)
     assert got.n_ranks == 16
+    # NCCL's default on two nodes is a tree, above the ring's network bound (4 x 100 Gb/s
+    # EFA a node, 8 NICs' worth of 6.25 GB/s): the reading says so, not "as predicted"
+    assert got.ratio > 1.3 and "on exactly two nodes NCCL's tree" in got.explanation
     mpi = text.replace("\n0: ", "\n[1,0]<stdout>: ")
     assert "[1,0]<stdout>:" in mpi and parse_nccl_tests(mpi)[1] == rows
