@@ -168,7 +168,7 @@ def plan_training(kw: dict[str, Any], *, n_gpus: int, tokens: float,
         scaleout_bandwidth=kw["scaleout"], nvlink_domain=kw["gpus_per_node"],
         usable_memory=kw["gpu_memory"], matmul_efficiency=kw["matmul_efficiency"],
         usd_per_gpu_hour=usd_per_gpu_hour, grad_bytes=4 if kw["grad_dtype"] == "fp32" else 2,
-        overlap={"data": kw["overlap"]})
+        overlap={"data": kw["overlap"]}, attention_kernel=kw.get("attention_kernel", "fused"))
 
 
 #: What a plan's cost says when the GPU has no dated price.

@@ -155,6 +155,14 @@ PLANNING = Calculator(
                      "up-projections only (DeepSeek-V3's and Kimi K2's); torchtitan's op "
                      "checkpointing, "
                      "every second product of a block run again, attention kept."),
+        Select("attention_kernel", "Attention kernel", default="fused",
+               choices=(Choice("fused", "the GPU generation's own (FlashAttention-3, cuDNN)"),
+                        Choice("flash-attention-2", "FlashAttention-2 (on Hopper: slower)"),
+                        Choice("triton", "FlashAttention in Triton, 2022 (llm-foundry)")),
+               help="An older kernel runs the attention slower by the newer kernels' "
+                    "published speed-ups over it, forward and backward (the FlashAttention-2 "
+                    "and FlashAttention-3 papers, gpulesson.planning.perf_model."
+                    "ATTENTION_KERNELS); none is published on Blackwell."),
         shared.GRAD_DTYPE,
         shared.overlap(100, help="Share of the gradient synchronisation hidden behind the "
                                "backward pass of the last micro-batch (a once-a-step "

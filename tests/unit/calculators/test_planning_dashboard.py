@@ -77,6 +77,20 @@ def test_the_recipe_on_a_model_without_latent_attention_is_an_inline_error():
     assert "latent attention" in shown["error"] and "'selective'" in shown["error"]
 
 
+def test_an_older_attention_kernel_slows_the_plan_or_is_refused_inline():
+    """Llama 2 7B at 32,768 tokens: the Triton kernel (llm-foundry's) makes the plan's
+    step longer on an H100 and an A100; on a B200, where no speed of that kernel is
+    published, the form names the input instead of raising."""
+    long = dict(seq_len=32768, n_gpus=8)
+    for gpu in ("H100 SXM", "A100 80GB"):
+        fused = C.compute("planning", gpu=gpu, **long)
+        triton = C.compute("planning", gpu=gpu, attention_kernel="triton", **long)
+        assert triton["step_time"] > 1.1 * fused["step_time"], gpu
+    shown = forms.evaluate("planning", {"gpu": "B200", "attention_kernel": "triton"})
+    assert shown["ok"] is False and shown["input"] == "attention_kernel"
+    assert "no published speed of 'triton' on Blackwell" in shown["error"]
+
+
 def test_a_slow_network_makes_the_run_communication_bound():
     """ZeRO-1 over 64 H100s synchronises the gradients every step: over 0.1 GB/s per GPU
     that outlasts the compute, so communication is the bottleneck; at 50 GB/s (400 Gb/s
