@@ -156,10 +156,12 @@ PLANNING = Calculator(
                      "checkpointing, "
                      "every second product of a block run again, attention kept."),
         Select("attention_kernel", "Attention kernel", default="fused",
-               choices=(Choice("fused", "the GPU generation's own (FlashAttention-3, cuDNN)"),
-                        Choice("flash-attention-2", "FlashAttention-2 (on Hopper: slower)"),
-                        Choice("triton", "FlashAttention in Triton, 2022 (llm-foundry)")),
-               help="An older kernel runs the attention slower by the newer kernels' "
+               choices=(Choice("fused", "the GPU's own (FA3, cuDNN)"),
+                        Choice("flash-attention-2", "FlashAttention-2"),
+                        Choice("triton", "Triton FlashAttention (2022)")),
+               help="The GPU generation's own kernel (FlashAttention-3 or cuDNN's on Hopper), "
+                    "FlashAttention-2, or llm-foundry's FlashAttention in Triton. "
+                    "An older kernel runs the attention slower by the newer kernels' "
                     "published speed-ups over it, forward and backward (the FlashAttention-2 "
                     "and FlashAttention-3 papers, gpulesson.planning.perf_model."
                     "ATTENTION_KERNELS); none is published on Blackwell."),
