@@ -163,8 +163,7 @@ PLANNING = Calculator(
                     "FlashAttention-2, or llm-foundry's FlashAttention in Triton. "
                     "An older kernel runs the attention slower by the newer kernels' "
                     "published speed-ups over it, forward and backward (the FlashAttention-2 "
-                    "and FlashAttention-3 papers, gpulesson.planning.perf_model."
-                    "ATTENTION_KERNELS); none is published on Blackwell."),
+                    "and FlashAttention-3 papers); none is published on Blackwell."),
         shared.GRAD_DTYPE,
         shared.overlap(100, help="Share of the gradient synchronisation hidden behind the "
                                "backward pass of the last micro-batch (a once-a-step "
