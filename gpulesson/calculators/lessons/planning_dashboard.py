@@ -41,6 +41,9 @@ _STEP_PARTS = (
 _COMPUTING = ("compute", "recompute", "memory_bound", "optimizer", "launch")
 
 
+#: A short label for each attention kernel the planner knows (perf_model.ATTENTION_KERNELS).
+_KERNEL_LABELS = {"fused": "the GPU's own (FA3, cuDNN)", "flash-attention-2": "FlashAttention-2",
+                  "triton": "Triton FlashAttention (2022)"}
 #: The matrix-multiply precisions a training plan takes (gpulesson.planning.plan_training).
 _TRAINING_DTYPES = ("bf16", "fp16", "fp8")
 
@@ -156,9 +159,8 @@ PLANNING = Calculator(
                      "checkpointing, "
                      "every second product of a block run again, attention kept."),
         Select("attention_kernel", "Attention kernel", default="fused",
-               choices=(Choice("fused", "the GPU's own (FA3, cuDNN)"),
-                        Choice("flash-attention-2", "FlashAttention-2"),
-                        Choice("triton", "Triton FlashAttention (2022)")),
+               choices=tuple(Choice(k, _KERNEL_LABELS[k])
+                             for k in planning.perf_model.ATTENTION_KERNELS),
                help="The GPU generation's own kernel (FlashAttention-3 or cuDNN's on Hopper), "
                     "FlashAttention-2, or llm-foundry's FlashAttention in Triton. "
                     "An older kernel runs the attention slower by the newer kernels' "
