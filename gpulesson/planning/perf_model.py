@@ -85,7 +85,7 @@ __all__ = ["ACTIVATION_BYTES", "ATTENTION_KEPT", "ATTENTION_KERNELS", "ATTENTION
            "TENSOR_FLOPS_PER_CLOCK", "TERMS", "UP_PROJECTIONS_AGAIN", "StepTerms",
            "attention_efficiency", "attention_kernel_slowdown",
            "fp8_activation_saving", "gemm_efficiency", "gemm_seconds", "host_link_bandwidth",
-           "step_terms"]
+           "kernel_attention_seconds", "step_terms"]
 
 #: The work terms of a step, each with one calibrated factor.
 TERMS = ("gemm", "experts", "attention", "memory", "kernels", "syncs")
@@ -367,6 +367,17 @@ def attention_kernel_slowdown(kernel: str, architecture: str) -> tuple[float, fl
                          f"{architecture}; known on {', '.join(known)} (or use 'fused', the "
                          f"generation's own kernel)")
     return known[architecture]
+
+
+def kernel_attention_seconds(attention: float, redo: float, kernel: str,
+                             architecture: str) -> tuple[float, float]:
+    """The attention seconds of :func:`step_terms` (``attention``, of which ``redo`` is the
+    recomputed forward) as ``kernel`` runs them: the forward and backward slow-downs of
+    :func:`attention_kernel_slowdown`, the backward weighing twice the forward as the
+    model counts its FLOPs, the recomputed forward at the forward's. Returns (attention,
+    redo)."""
+    fwd, bwd = attention_kernel_slowdown(kernel, architecture)
+    return (attention - redo) * (fwd + 2 * bwd) / 3 + redo * fwd, redo * fwd
 
 
 def step_terms(model: object, gpu: object, *, tp: int, cp: int, pp: int, ep: int,

@@ -469,16 +469,15 @@ def _evaluate(model: ModelView, gpu: GPUView, lay: Layout, st: TrainingSettings,
     f["attention"] *= (ATTENTION_EFFICIENCY.get(arch, (gpu.attention_efficiency,))[0]
                        / gpu.attention_efficiency)
     sms = 1 - st.comm_sm_fraction  # SMs left to compute beside communication kernels
-    # an older attention kernel than the generation's own: its forward (the recomputed
-    # one too) and backward slow-downs, the backward weighing twice the forward
-    fwd, bwd = perf_model.attention_kernel_slowdown(st.attention_kernel, arch)
-    attn_base = ((terms.attention - terms.redo_attention) * (fwd + 2 * bwd) / 3
-                 + terms.redo_attention * fwd)
+    # the attention as the run's kernel runs it (an older one than the generation's own
+    # is slower by its published speed-ups)
+    attn_base, redo_base = perf_model.kernel_attention_seconds(
+        terms.attention, terms.redo_attention, st.attention_kernel, arch)
     gemm_mb, attn_mb = terms.gemm / sms, attn_base / sms
     experts_mb = terms.experts / sms
     # recomputation's share: the forward products again (full), the attention core again
     redo_gemm = terms.redo_gemm / sms
-    redo_attn = terms.redo_attention * fwd / sms
+    redo_attn = redo_base / sms
     redo_experts = terms.redo_experts / sms
     compute = m * (f["gemm"] * (gemm_mb - redo_gemm) + f["experts"] * (experts_mb - redo_experts)
                    + f["attention"] * (attn_mb - redo_attn))
@@ -844,14 +843,14 @@ def plan_training(
         cuda_graphs=v.choice("cuda_graphs", cuda_graphs, CUDA_GRAPHS),
         fused_expert_mlp=v.boolean("fused_expert_mlp", fused_expert_mlp),
         fp8_attention=v.boolean("fp8_attention", fp8_attention),
-        attention_kernel=v.choice("attention_kernel", attention_kernel,
-                                  tuple(perf_model.ATTENTION_KERNELS)))
+        attention_kernel=attention_kernel)
+    # refuses an unknown kernel, or one with no published speed on this GPU, by name
+    perf_model.attention_kernel_slowdown(attention_kernel, gv.spec.architecture)
     if st.fp8_attention and prec != "fp8":
         raise ValueError(f"fp8_attention: FP8 attention needs precision 'fp8', got {prec!r}")
     if st.fp8_attention and st.attention_kernel != "fused":
         raise ValueError(f"attention_kernel: FP8 attention runs in the fused kernel "
                          f"(fp8_attention=True), got {st.attention_kernel!r}")
-    perf_model.attention_kernel_slowdown(st.attention_kernel, gv.spec.architecture)
     if factors is None:
         factors = default_factors()
     links = _Links(gv, alpha, v.boolean("sharp", sharp))
