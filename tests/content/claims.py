@@ -64,17 +64,23 @@ def claims(*computes: Callable[[], str]) -> list[Claim]:
     return [Claim(compute) for compute in computes]
 
 
-def _claim_id(index: int, claim: Claim) -> str:
-    try:
-        return claim.text[:70]
-    except Exception:  # noqa: BLE001 - the test itself reports the error
-        return f"claim-{index}"
+def _claim_id(claim: Claim) -> str:
+    """A claim's test id: the name of the function that builds its text, or the line where
+    a lambda stands. Not the text itself: computing it would run the claim's calculators
+    (the planning lesson's take seconds: leave-one-out refits) when the test is collected,
+    in every xdist worker, rather than once when it runs. A failing claim quotes its text."""
+    code = getattr(claim.compute, "__code__", None)
+    name = getattr(claim.compute, "__name__", "claim")
+    if code is None or name != "<lambda>":
+        return name
+    return f"{Path(code.co_filename).stem}:{code.co_firstlineno}"
 
 
 def parametrize(items: Sequence[Claim]) -> pytest.MarkDecorator:
-    """``@parametrize(CLAIMS)``: one test per claim, named after its text."""
+    """``@parametrize(CLAIMS)``: one test per claim, named after the function that builds
+    its text (:func:`_claim_id`)."""
     return pytest.mark.parametrize("claim", items,
-                                   ids=[_claim_id(i, c) for i, c in enumerate(items)])
+                                   ids=[_claim_id(c) for c in items])
 
 
 def claim_test(claimed: Sequence[Claim], page_text: str, where: str) -> Callable[[Claim], None]:

@@ -13,7 +13,15 @@ import pytest
 
 from gpulesson import course
 
-from .claims import Claim, claim_tests, claims, figures, rendered, uncovered_figures
+from .claims import (
+    Claim,
+    claim_tests,
+    claims,
+    figures,
+    parametrize,
+    rendered,
+    uncovered_figures,
+)
 
 PAGE = """(slug)=
 # A page
@@ -57,6 +65,26 @@ def test_a_claim_is_the_call_alone() -> None:
     assert [c.text for c in claims(lambda: "reads 3.35 TB/s")] == ["reads 3.35 TB/s"]
     with pytest.raises(TypeError, match="the page holds the only typed copy"):
         claims(("reads 3.35 TB/s", lambda: "reads 3.35 TB/s"))  # type: ignore[arg-type]
+
+
+def test_collecting_a_claim_runs_no_calculator() -> None:
+    """A claim's test is named after the call that builds its text, so collecting it (in
+    every xdist worker) computes nothing; the text is computed once, when the test runs."""
+    calls: list[str] = []
+
+    def lesson_figure() -> str:
+        calls.append("ran")
+        return "reads 3.35 TB/s"
+
+    listed = claims(lesson_figure, lambda: "keeps 128 KiB per token")
+    mark = parametrize(listed)
+    assert calls == []
+    assert mark.kwargs["ids"] == ["lesson_figure", f"test_claims:{_line_of(listed[1])}"]
+    assert listed[0].text == listed[0].text == "reads 3.35 TB/s" and calls == ["ran"]
+
+
+def _line_of(claim: Claim) -> int:
+    return claim.compute.__code__.co_firstlineno
 
 
 def test_fences_are_read_in_order() -> None:

@@ -232,9 +232,13 @@ def exercise_pack() -> dict[str, Any]:
 
 
 @functools.cache
+@functools.cache
 def exercises_left_static() -> dict[str, dict[str, Any]]:
     """The exercises the build leaves static because their checker needs a library Pyodide
-    lacks, found as the build finds them (each reference answer run in the pack alone)."""
+    lacks, found as the build finds them (each reference answer run in the pack alone, in
+    a subprocess: seconds), once per test process and only when a test asks: the modules
+    that read it call this from their tests, not when they are collected (each xdist
+    worker collects every module)."""
     return script_module("gl_exercises").browser_unavailable(exercise_pack())
 
 

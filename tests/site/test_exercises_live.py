@@ -59,8 +59,6 @@ ENDLESS = "def {name}({signature}):\n    while True:\n        pass\n"
 FINAL = ("correct", "mistake", "incorrect", "invalid", "committed", "compared", "timeout",
          "error")
 TIMINGS: dict[str, Any] = {"pages": {}}
-#: Exercises whose checker needs a library Pyodide lacks: static on the site, by design.
-UNAVAILABLE = exercises_left_static()
 
 
 def _page(slug: str) -> str:
@@ -70,7 +68,7 @@ def _page(slug: str) -> str:
 def _exercises(slug: str, kind: type) -> list[Any]:
     """The lesson's exercises of ``kind`` that the browser checks."""
     return [ex.variant(None) for ex in lesson_module(slug).EXERCISES
-            if isinstance(ex, kind) and f"{slug}:{ex.number}" not in UNAVAILABLE]
+            if isinstance(ex, kind) and f"{slug}:{ex.number}" not in exercises_left_static()]
 
 
 @pytest.fixture
@@ -303,7 +301,7 @@ def _assert_goes_live(recorded: RecordedPage, slug: str, seconds: float) -> None
     assert any(text.strip() for text in page.locator("main h1").all_inner_texts())
     count = page.locator("[data-exercise][data-state=live]").count()
     refs = [f"{slug}:{ex.number}" for ex in lesson_module(slug).EXERCISES]
-    static = [r for r in refs if r in UNAVAILABLE]
+    static = [r for r in refs if r in exercises_left_static()]
     assert count == len(refs) - len(static)
     for ref in static:  # checked in Jupyter only, and the page says so
         assert page.locator(f'[data-exercise="{ref}"] [data-unavailable]').is_visible()

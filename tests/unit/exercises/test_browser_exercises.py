@@ -11,6 +11,7 @@ same when imported on its own in a bare interpreter, as in Pyodide.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import subprocess
@@ -33,9 +34,15 @@ import gl_exercises  # noqa: E402
 
 EXERCISES = [ex for slug in available_lessons() for ex in lesson_module(slug).EXERCISES]
 IDS = [ex.id for ex in EXERCISES]
-#: What the browser cannot check (a checker that needs a library Pyodide lacks), found as
-#: the site's build finds it; only such exercises may be left out below.
-UNAVAILABLE = gl_exercises.browser_unavailable(gl_exercises.exercise_pack())
+
+
+@functools.cache
+def unavailable() -> dict[str, dict[str, Any]]:
+    """What the browser cannot check (a checker that needs a library Pyodide lacks), found as
+    the site's build finds it; only such exercises may be left out below. Seconds (a
+    subprocess), so found once per test process, when a test first asks, not when the
+    module is collected."""
+    return gl_exercises.browser_unavailable(gl_exercises.exercise_pack())
 
 
 def _ref(ex: Any) -> str:
@@ -58,9 +65,9 @@ def _learner_source(ex: CodeExercise) -> str:
 def test_the_page_gets_the_notebooks_feedback(ex: Any) -> None:
     """Reference, every declared mistake and nonsense: the notebook's Feedback, verbatim."""
     bound = ex.variant(None)
-    if _ref(ex) in UNAVAILABLE:
-        assert UNAVAILABLE[_ref(ex)]["needs"], UNAVAILABLE[_ref(ex)]
-        pytest.skip(f"checked in Jupyter only: needs {UNAVAILABLE[_ref(ex)]['needs']}")
+    if _ref(ex) in unavailable():
+        assert unavailable()[_ref(ex)]["needs"], unavailable()[_ref(ex)]
+        pytest.skip(f"checked in Jupyter only: needs {unavailable()[_ref(ex)]['needs']}")
     if isinstance(ex, CodeExercise):
         if isinstance(ex, KernelExercise):
             # the learner's `from numba import cuda` runs in this process, and Numba picks
@@ -258,7 +265,7 @@ def test_the_exercise_pack_alone_answers_like_the_installed_package(tmp_path: Pa
     mistaken: list[dict[str, str]] = []
     for slug in available_lessons():
         for ex in lesson_module(slug).EXERCISES:
-            if _ref(ex) in UNAVAILABLE:
+            if _ref(ex) in unavailable():
                 continue
             if isinstance(ex, CodeExercise):
                 requests.append({"action": "code", "exercise": _ref(ex),
@@ -319,7 +326,7 @@ def test_hostile_learner_code_gets_a_learner_facing_answer() -> None:
     """Each case is answered with valid JSON text, a learner's status and a message naming
     what happened; none stops the interpreter (a subprocess, for os._exit)."""
     ex = next(e.variant(None) for e in EXERCISES if isinstance(e, CodeExercise)
-              and _ref(e) not in UNAVAILABLE)
+              and _ref(e) not in unavailable())
     sources = [s.replace("{name}", ex.function_name).replace("{signature}", ex.signature)
                for s in HOSTILE_CODE.values()]
     proc = subprocess.run([sys.executable, "-c", HOSTILE_RUN, _ref(ex), json.dumps(sources)],
