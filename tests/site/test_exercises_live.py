@@ -55,6 +55,9 @@ LIVE_TIMEOUT_MS = 90_000
 TIME_LIMIT_MS = 1_500
 #: Two lessons with every kind of exercise between them, the first with a prediction.
 JOURNEY = ["parallelism_at_the_core", "memory_what_fits"]
+#: The kernel lab's page: test_kernel_lab_live.py checks it goes live (as every exercise
+#: page, :func:`_assert_goes_live`) on the page load its kernels are then checked on.
+KERNEL_LAB = "inside_the_gpu"
 ENDLESS = "def {name}({signature}):\n    while True:\n        pass\n"
 FINAL = ("correct", "mistake", "incorrect", "invalid", "committed", "compared", "timeout",
          "error")
@@ -287,11 +290,13 @@ def test_a_learner_works_through_a_lesson(learner: RecordedPage, slug: str) -> N
 # Every exercise page
 
 
-@pytest.mark.parametrize("slug", [s for s in available_lessons() if s not in JOURNEY])
+@pytest.mark.parametrize("slug", [s for s in available_lessons()
+                                  if s not in (*JOURNEY, KERNEL_LAB)])
 def test_every_exercise_page_goes_live(site_page: RecordedPage, slug: str) -> None:
     """All of a page's exercises become live; one check's round trip is measured; axe-core
     finds nothing serious with the controls shown and a feedback on screen. (The pages of
-    the learner's loop are checked the same way inside it, on the same page load.)"""
+    the learner's loop, and the kernel lab's, are checked the same way by their own tests,
+    on the same page load.)"""
     _assert_goes_live(site_page, slug, _open_live(site_page, _page(slug)))
     site_page.assert_clean(_page(slug))
 
