@@ -172,6 +172,24 @@ def test_reconcile_nccl_names_what_beats_a_ring_across_nodes() -> None:
     assert fair.explanation.endswith("as the topology predicts")
 
 
+def test_reconcile_nccl_quotes_the_rows_when_the_fit_runs_above_them() -> None:
+    """nccl-tests issue #322: a ring of 1,024 H100s (128 nodes of 8, 400 Gb/s NIC per GPU)
+    whose largest size reaches 367 GB/s, 99 % of the 370 GB/s a ring can carry across the
+    nodes. The straight line through its sizes fits a beta of 499 GB/s, above every row;
+    the reading used to call that "135% of the achievable 370.00 GB/s: as the topology
+    predicts". It now quotes the largest size and says the fit overstates it."""
+    got = reconcile_nccl_tests(_read("nccl-tests-322-h100-128x8-ring.txt"), line_rate=50e9,
+                               tier="network", n_ranks=1024, gpus_per_node=8,
+                               nvlink_line_rate=450e9)
+    assert got.beta > 1.3 * got.predicted_busbw > got.peak_busbw > 0.95 * got.predicted_busbw
+    assert got.explanation.startswith(
+        f"the largest size reaches {got.peak_busbw / got.predicted_busbw:.0%} of the "
+        "achievable 370.00 GB/s"), got.explanation
+    assert "as the topology predicts" in got.explanation
+    assert "fitted beta, 498.66 GB/s, is above what any row reached" in got.explanation
+    assert "135%" not in got.explanation
+
+
 def test_reconcile_nccl_reads_gpus_per_node_from_rank_lines() -> None:
     rows = _read("nccl-tests-oci-a100-2x8.txt")
     ranks = "\n".join(f"#  Rank {i:2d} Group  0 Pid  {100 + i} on host{i // 8} device  {i % 8} "
