@@ -550,11 +550,11 @@ def coalescing(stride: int = 1, *, element_bytes: int = 4, offset_elements: int 
     stride:
         elements between neighbouring threads' reads (1 = consecutive).
     element_bytes:
-        bytes per element (4 for FP32).
+        bytes per element (4 for FP32; 1 to 128, a cache line).
     offset_elements:
         elements between the sector boundary and thread 0's element.
     threads:
-        threads that read (a warp: 32).
+        threads that read (a warp: 32; 1 to 1,024, a block's most).
     sector_bytes:
         the memory transaction size (32).
     """
@@ -566,6 +566,13 @@ def coalescing(stride: int = 1, *, element_bytes: int = 4, offset_elements: int 
     return Coalescing(stride=stride, element_bytes=element_bytes,
                       offset_elements=offset_elements, threads=threads,
                       sector_bytes=sector_bytes, sectors=len(touched), useful_bytes=useful)
+
+
+#: The most threads one block holds, on every compute capability of the table (1,024).
+_MOST_THREADS = max(limits.max_threads_per_block for limits in ARCHITECTURES.values())
+#: A cache line, bytes: four 32-byte sectors, mapped to a 128-byte aligned segment of
+#: device memory (CUDA C++ Programming Guide, global memory of compute capability 5.x on).
+_LINE_BYTES = 128
 
 
 def warp_sectors(stride: int = 1, *, element_bytes: int = 4, offset_elements: int = 0,
@@ -583,6 +590,14 @@ def warp_sectors(stride: int = 1, *, element_bytes: int = 4, offset_elements: in
     offset = v.nonneg_int("offset_elements", offset_elements)
     threads = v.positive_int("threads", threads)
     sector = v.positive_int("sector_bytes", sector_bytes)
+    # the mapping lists every thread and every sector of its element: bounded, so that a
+    # mistyped count is refused by name instead of filling the memory
+    if threads > _MOST_THREADS:
+        raise ValueError(f"threads must be 1 to {_MOST_THREADS:,} (a warp is 32; a block "
+                         f"holds at most {_MOST_THREADS:,} on every GPU here), got {threads:,}")
+    if eb > _LINE_BYTES:
+        raise ValueError(f"element_bytes must be 1 to {_LINE_BYTES} (one thread's element, at "
+                         f"most a {_LINE_BYTES}-byte cache line), got {eb:,}")
     per_thread = []
     for t in range(threads):
         start = (offset + t * stride) * eb

@@ -208,6 +208,21 @@ def test_best_practices_guide_coalescing() -> None:
         assert wide.sectors == 32 and wide.bytes_per_useful_byte == 8.0
 
 
+@pytest.mark.parametrize(("kwargs", "name", "most"), [
+    ({"threads": 1025}, "threads", "1,024"), ({"threads": 2**40}, "threads", "1,024"),
+    ({"element_bytes": 129}, "element_bytes", "128"),
+    ({"element_bytes": 2**40}, "element_bytes", "128")])
+def test_a_warps_sectors_refuse_counts_past_a_block_or_a_cache_line(kwargs, name, most) -> None:
+    """The mapping lists every thread and every sector of its element: 2**40 threads, or an
+    element of 2**40 bytes, ran until the memory was full. Both are refused by name, with
+    the range: at most a block's 1,024 threads, an element of at most a 128-byte line."""
+    for function in (ex.warp_sectors, ex.coalescing):
+        with pytest.raises(ValueError, match=rf"{name} must be 1 to {most}\b.*got "):
+            function(1, **kwargs)
+    widest = ex.coalescing(1, threads=1024, element_bytes=128)
+    assert widest.sectors == 1024 * 128 // 32 and widest.efficiency == 1.0
+
+
 def test_best_practices_guide_misaligned_warp_thread_by_thread() -> None:
     """The guide's misaligned case (4-byte words shifted by one): threads 0-30 share the
     first four sectors and thread 31 alone brings the fifth; an element that straddles a
