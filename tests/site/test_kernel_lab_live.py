@@ -43,7 +43,7 @@ SLUG = KERNEL_LAB
 KERNELS = [ex for ex in lesson_module(SLUG).EXERCISES if isinstance(ex, KernelExercise)]
 #: Kernels whose declared mistakes are also typed into the page. Every check after a
 #: learner's code starts a fresh worker (1.3 s of start-up measured here, more on a loaded
-#: machine), so all 16 kernels' 34 mistakes would take two more minutes of every test run;
+#: machine), so every mistake of all 16 kernels would take minutes more of every test run;
 #: each mistake's hint is checked for all 16 in CPython through the same exercise pack
 #: (tests/unit/exercises/test_bank.py and test_browser_exercises.py), and here for one
 #: kernel of each kind of finding: the first kernel's out-of-bounds access and race
