@@ -273,6 +273,9 @@ def _index(table: Mapping[str, object], aliases: Mapping[str, str] | None) -> di
     index = {_normalise(key): key for key in table}
     for alias, target in (aliases or {}).items():
         index.setdefault(_normalise(alias), target)
+    # a canonical spelling finds itself without normalising (the planners look names up
+    # tens of thousands of times per layout search)
+    index.update((key, key) for key in table)
     _INDEXES[cache_key] = (table, aliases, index)  # keeps both alive: ids stay unique
     return index
 

@@ -70,6 +70,7 @@ Taught in: ``notebooks/distributed_math.ipynb`` and ``notebooks/planning_dashboa
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -510,6 +511,17 @@ def _activation_inputs(activation_bytes: float, cfg: TransformerConfig | None, b
     return act_given, b
 
 
+@functools.lru_cache(maxsize=4096)
+def _every_layer(cfg: TransformerConfig, seq_len: int, batch: int, attention: str,
+                 dropout: bool | None, tp: int, recompute: str, cp: int) -> int:
+    """:func:`gpulesson.activations.activation_bytes` of the whole model (sequence parallel
+    where ``tp > 1``), kept per set of validated inputs: a layout search asks the same
+    question for every layout that shares a micro-batch and a tensor-parallel size."""
+    return activations.activation_bytes(
+        cfg, seq_len=seq_len, batch=batch, attention=attention, dropout=dropout, tp=tp,
+        sequence_parallel=tp > 1, recompute=recompute, cp=cp)
+
+
 def _activations(cfg: TransformerConfig | None, seq_len: int | None, batch: int,
                  recompute: str, activation_bytes: float, tp: int, pp: int,
                  attention: str | None = None, dropout: bool | None = None,
@@ -524,9 +536,7 @@ def _activations(cfg: TransformerConfig | None, seq_len: int | None, batch: int,
     if attention is None and activations.default_attention(cfg) == "flash":
         attention = "flash"  # a modern model: memory.training_memory's default
     if attention is not None:  # derived per tensor; the mean layer of the model
-        every_layer = activations.activation_bytes(
-            cfg, seq_len=seq_len, batch=batch, attention=attention, dropout=dropout, tp=tp,
-            sequence_parallel=tp > 1, recompute=recompute, cp=cp)
+        every_layer = _every_layer(cfg, seq_len, batch, attention, dropout, tp, recompute, cp)
         return held * every_layer / cfg.layers
     per_layer = memory.activation_bytes_per_layer(
         seq_len=seq_len, batch=batch, hidden=cfg.hidden, heads=cfg.heads, tp=tp,

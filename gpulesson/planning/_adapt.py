@@ -23,6 +23,7 @@ moves with it, keeping the ratio of the two sourced figures.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
@@ -61,6 +62,13 @@ _DEFAULT_ATTENTION = (0.35, "assumed, as FlashAttention-2 on H100 (Shah et al. 2
 DEFAULT_SCALEOUT = 50e9
 #: GPUs with NVSwitch-based in-switch reduction (NVLink SHARP, third-generation NVSwitch on).
 _SHARP_ARCHITECTURES = ("Hopper", "Blackwell")
+
+
+@functools.lru_cache(maxsize=1024)
+def _model_flops_per_token(cfg: TransformerConfig, seq_len: int) -> float:
+    """:func:`gpulesson.flops.model_flops_per_token`, kept per model and sequence length: a
+    layout search asks it once per layout, always the same."""
+    return flops.model_flops_per_token(cfg, seq_len=seq_len)
 
 
 @dataclass(frozen=True)
@@ -112,7 +120,7 @@ class ModelView:
         """Training FLOPs per token (:func:`gpulesson.flops.model_flops_per_token`): ``6N``
         with the active parameters plus the architecture's attention (windows, latent
         attention), PaLM's full score matrix."""
-        return flops.model_flops_per_token(self.cfg, seq_len=seq_len)
+        return _model_flops_per_token(self.cfg, seq_len)
 
     def prefill_attention_flops(self, prompt: int) -> float:
         """Forward attention FLOPs of a causal prefill of ``prompt`` tokens: each token
