@@ -334,6 +334,11 @@ def attention_efficiency(head_dim: float, keys: int, architecture: str, *,
     return per_tile * walk
 
 
+#: FlashAttention-3's speed-up over FlashAttention-2 on an H100, (forward, backward), and
+#: FlashAttention-2's over the Triton kernel on an A100: the sources are cited below.
+_FA3_OVER_FA2 = (1.75, 1.625)
+_FA2_OVER_TRITON = (1.4, 2.0)
+
 #: Attention kernels slower than the one :func:`attention_efficiency` describes for a
 #: generation (FlashAttention-2 on Ampere and Ada, FlashAttention-3 or cuDNN's on Hopper):
 #: the newer kernel's published speed-up over each, (forward, backward), by architecture,
@@ -348,8 +353,11 @@ def attention_efficiency(head_dim: float, keys: int, architecture: str, *,
 ATTENTION_KERNELS: Mapping[str, Mapping[str, tuple[float, float]]] = MappingProxyType({
     "fused": MappingProxyType({}),
     "flash-attention-2": MappingProxyType({
-        "Ampere": (1.0, 1.0), "Ada Lovelace": (1.0, 1.0), "Hopper": (1.75, 1.625)}),
-    "triton": MappingProxyType({"Ampere": (1.4, 2.0), "Hopper": (1.75 * 1.4, 1.625 * 2.0)}),
+        "Ampere": (1.0, 1.0), "Ada Lovelace": (1.0, 1.0), "Hopper": _FA3_OVER_FA2}),
+    "triton": MappingProxyType({
+        "Ampere": _FA2_OVER_TRITON,
+        "Hopper": (_FA3_OVER_FA2[0] * _FA2_OVER_TRITON[0],
+                   _FA3_OVER_FA2[1] * _FA2_OVER_TRITON[1])}),
 })
 
 
