@@ -4,7 +4,8 @@
   without a kernel. The few modules allowed numpy, matplotlib, ipywidgets or mpi4py are
   listed in ``HEAVY``; every other module is pure.
 * No import cycle between the package's modules.
-* No module over 1,000 lines.
+* No module over 1,000 lines: the package's, and the tests', scripts', benchmarks' and
+  the site's JavaScript.
 
 The modules are found on disk (``gpulesson/**/*.py``), so a new module or a new subpackage
 is checked as soon as it exists, without being listed here.
@@ -57,6 +58,16 @@ def within(module: str, names: Iterable[str]) -> bool:
 
 MODULES = module_files(REPO, PACKAGE)
 PURE = [name for name in MODULES if not within(name, HEAVY)]
+#: The course's other code, by path, held to the package's length: its tests, scripts,
+#: benchmarks, the root conftest.py and the site's JavaScript.
+OTHER_CODE = {
+    str(path.relative_to(REPO)): path
+    for folder, pattern in (("tests", "*.py"), ("scripts", "*.py"), ("scripts", "*.js"),
+                            ("scripts", "*.mjs"), ("benchmarks", "*.py"), (".", "conftest.py"))
+    for path in sorted((REPO / folder).glob(pattern) if folder == "."
+                       else (REPO / folder).rglob(pattern))
+    if "__pycache__" not in path.parts
+}
 
 
 # ---------------------------------------------------------------------------------------
@@ -291,10 +302,10 @@ TOO_LONG_TODAY: dict[str, str] = {}
 @pytest.mark.parametrize("module", [
     pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=TOO_LONG_TODAY[name]))
     if name in TOO_LONG_TODAY else name
-    for name in MODULES
+    for name in {**MODULES, **OTHER_CODE}
 ])
 def test_module_is_at_most_1000_lines(module: str) -> None:
-    path = MODULES[module]
+    path = MODULES.get(module) or OTHER_CODE[module]
     lines = len(path.read_text(encoding="utf-8").splitlines())
     assert lines <= MAX_LINES, (
         f"{path.relative_to(REPO)} has {lines:,} lines, more than {MAX_LINES:,}: split it")
