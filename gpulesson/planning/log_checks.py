@@ -371,6 +371,9 @@ def fit_non_torch_base(runs: Sequence[Mapping[str, object]], texts: Sequence[str
     :data:`~gpulesson.planning.serving.NON_TORCH_BYTES`."""
     if len(runs) != len(texts):
         raise ValueError(f"runs and texts must pair up, got {len(runs)} and {len(texts)}")
+    if leave_out is not None and v.nonneg_int("leave_out", leave_out) >= len(runs):
+        allowed = f"0 to {len(runs) - 1}" if runs else "None, as runs is empty"
+        raise ValueError(f"leave_out must be the index of a run ({allowed}), got {leave_out}")
     skip_url = None if leave_out is None else runs[leave_out].get("url")
     rests: dict[str, list[float]] = {}
     for j, (run, text) in enumerate(zip(runs, texts, strict=True)):

@@ -14,6 +14,7 @@ from gpulesson import transformer
 from gpulesson.planning.log_checks import (
     LogCheck,
     check_vllm_run,
+    fit_non_torch_base,
     pool_table,
     request_kv_bytes,
     run_accounting,
@@ -212,6 +213,15 @@ def test_leave_one_out_refits_without_the_runs_thread(pools: list) -> None:
         assert others, row.run
         assert row.non_torch_default == max(statistics.median(others), 0.0)
         assert row.non_torch == row.non_torch_default + sourced_non_torch(run)
+
+
+@pytest.mark.parametrize("leave_out", [len(RUNS), -1, True])
+def test_leave_out_must_name_a_run(leave_out: object) -> None:
+    """An index past the runs, a negative one or a flag is refused naming ``leave_out``
+    (an index past the end escaped as an IndexError, found by fuzzing)."""
+    texts = [(LOGS / r["file"]).read_text() for r in RUNS]
+    with pytest.raises((ValueError, TypeError), match="leave_out"):
+        fit_non_torch_base(RUNS, texts, leave_out=leave_out)  # type: ignore[arg-type]
 
 
 def test_nccl_buffers_carry_the_4_gpu_groups(pools: list) -> None:
