@@ -418,7 +418,8 @@ def tile_efficiency(m: int, n: int, *, tile_m: int = 256, tile_n: int = 128) -> 
     Every block does a whole tile's arithmetic, even where the tile hangs over the edge of
     the matrix (the library masks the stores, not the math).
     """
-    return m * n / (tiles(m, n, tile_m=tile_m, tile_n=tile_n) * tile_m * tile_n)
+    count = tiles(m, n, tile_m=tile_m, tile_n=tile_n)  # checks every argument first
+    return m * n / (count * tile_m * tile_n)
 
 
 @dataclass(frozen=True)

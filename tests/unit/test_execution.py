@@ -162,6 +162,15 @@ def test_matrix_multiplication_guide_tile_quantization() -> None:
     assert ex.tile_efficiency(257, 256, tile_m=128, tile_n=128) == pytest.approx(257 / 384)
 
 
+@pytest.mark.parametrize(("m", "n"), [("abc", 2**40), (2**40, [1, 2])])
+def test_tile_efficiency_checks_its_arguments_before_any_arithmetic(m: object,
+                                                                     n: object) -> None:
+    """Text times a huge count is a string of terabytes: ``m * n`` ran before the check
+    and raised MemoryError (found by fuzzing); the refusal now names the argument."""
+    with pytest.raises(TypeError, match=r"^(m|n) must be a positive integer"):
+        ex.tile_efficiency(m, n)  # type: ignore[arg-type]
+
+
 def test_matrix_multiplication_guide_wave_quantization() -> None:
     """Matrix Multiplication Background User's Guide, "Wave Quantization": "An NVIDIA A100 GPU
     has 108 SMs; in the particular case of 256x128 thread block tiles, it can execute one
