@@ -24,6 +24,7 @@ import json
 import math
 import os
 import re
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -148,8 +149,10 @@ class Fields:
         value = self.raw.get(key)
         if value is None:
             return 0.0
+        # an integer beyond the float range (10**400) compares below infinity but has no
+        # float: the bound is the largest float, so it is refused with the others
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
-                0 <= value < float("inf")):
+                0 <= value <= sys.float_info.max):
             raise self._bad(key, field, "a finite non-negative number", value)
         self.origins.setdefault(field, key)
         return float(value)

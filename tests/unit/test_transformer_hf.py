@@ -541,6 +541,18 @@ def test_every_kind_of_value_is_checked(key: str, value: object, field: str,
         transformer.from_hf_config(raw)
 
 
+@pytest.mark.parametrize("value", [10**400, float("inf"), -1, "7"], ids=repr)
+def test_a_clamp_limit_must_be_a_finite_float(value: object) -> None:
+    """gpt-oss's ``swiglu_limit``: an integer beyond the float range passed the check and
+    failed converting (found by fuzzing), as a message naming no key; now it is refused
+    like an infinity, naming the key and the field."""
+    raw = json.loads((HF_DIR / "gpt_oss__gpt-oss-120b.json").read_text())
+    raw["swiglu_limit"] = value
+    with pytest.raises(ValueError, match=r"key 'swiglu_limit' \(TransformerConfig field "
+                       r"'glu_limit'\) must be a finite non-negative number"):
+        transformer.from_hf_config(raw)
+
+
 @pytest.mark.parametrize(("change", "key", "field"), [
     ({"num_key_value_heads": 3}, "num_key_value_heads", "kv_heads"),
     ({"hidden_size": 66, "num_attention_heads": 4}, "hidden_size", "hidden"),
