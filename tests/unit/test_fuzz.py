@@ -57,6 +57,7 @@ from gpulesson.exercises.core import STATUSES
 from gpulesson.exercises.kernel import KernelExercise
 
 from .calculator_modules import calculator_modules
+from .conftest import FUZZ_DEPTH
 
 CALL_LIMIT_S = 2.0
 FIGURES: Counter[str] = Counter()
@@ -66,7 +67,16 @@ FIGURES: Counter[str] = Counter()
 #: test that fails until the work is bounded).
 PENDING: dict[str, str] = {}
 
-FUZZ = settings(max_examples=40, deadline=None, database=None, derandomize=True,
+
+def examples(count: int) -> int:
+    """``count`` examples, times the fuzzing depth: ``make fuzz`` (GL_FUZZ_DEPTH=N) draws N
+    times as many, afresh on every run, to look for new failures by hand; ``make test``
+    draws the same ones every time."""
+    return count * FUZZ_DEPTH
+
+
+FUZZ = settings(max_examples=examples(40), deadline=None, database=None,
+                derandomize=FUZZ_DEPTH == 1, print_blob=True,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
@@ -404,7 +414,7 @@ def _input_values(spec: Any) -> list[Any]:
 
 
 @pytest.mark.parametrize("name", CALCULATORS)
-@settings(FUZZ, max_examples=25)
+@settings(FUZZ, max_examples=examples(25))
 @given(data=st.data())
 def test_every_calculator_evaluates_anything(name: str, data: st.DataObject) -> None:
     calc = calculators.get(name)
@@ -431,7 +441,7 @@ TEXTS = st.one_of(st.text(max_size=30), st.sampled_from(
 
 
 @pytest.mark.parametrize("name", CALCULATORS)
-@settings(FUZZ, max_examples=15)
+@settings(FUZZ, max_examples=examples(15))
 @given(data=st.data())
 def test_the_browser_entry_answers_anything(name: str, data: st.DataObject) -> None:
     calc = calculators.get(name)
@@ -479,7 +489,7 @@ HF_ODD = BAD + EXTREME + HUGE + [32.9, 32.0, "32", 1e308, 2**31, _deep(100_000),
 
 
 @pytest.mark.parametrize("path", HF_FILES, ids=[p.stem for p in HF_FILES])
-@settings(FUZZ, max_examples=20)
+@settings(FUZZ, max_examples=examples(20))
 @given(data=st.data())
 def test_from_hf_config_refuses_hostile_values(path: Any, data: st.DataObject) -> None:
     """A real file with one or two values replaced by odd ones: the reader returns a model
@@ -600,7 +610,7 @@ REQUESTS = st.fixed_dictionaries({
 })
 
 
-@settings(FUZZ, max_examples=120)
+@settings(FUZZ, max_examples=examples(120))
 @given(request=REQUESTS)
 def test_the_exercise_entry_answers_anything(request: dict[str, Any]) -> None:
     """gpulesson.exercises.browser.handle_json: strict JSON that UTF-8 can carry, a known
@@ -622,7 +632,7 @@ def test_the_exercise_entry_answers_anything(request: dict[str, Any]) -> None:
         assert answer["message"].strip()
 
 
-@settings(FUZZ, max_examples=80)
+@settings(FUZZ, max_examples=examples(80))
 @given(text=PROGRESS_TEXTS)
 def test_a_progress_record_reads_from_anything(text: str | None) -> None:
     """parse_progress never raises; what it keeps is a record, what it cannot read is set
@@ -650,7 +660,7 @@ WORKER_WORDS = st.sampled_from([
     "float64", "both", "ring", "/no/such/dir/r.json", ".", "r.json", "", "2**40"])
 
 
-@settings(FUZZ, max_examples=150)
+@settings(FUZZ, max_examples=examples(150))
 @given(argv=st.lists(WORKER_WORDS, max_size=8))
 def test_the_mpi_worker_accepts_only_arguments_in_range(argv: list[str]) -> None:
     """python -m gpulesson.collectives: exit status 2 and one message, or arguments that
