@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from gpulesson import inference
 from gpulesson.transformer import TransformerConfig, active_params, preset
 
+from .conftest import FUZZ_DEPTH
 from .strategies import bytes_per, configs, finite_nonneg, params, rates
 
 KIB = 1024
@@ -85,7 +86,7 @@ def test_kv_cache_is_exact_and_gqa_aware(cfg: TransformerConfig, seq: int, batch
 
 
 @given(n=params, tokens=st.integers(1, 10**6), peak=rates, bw=rates, b=st.integers(1, 4096))
-@settings(max_examples=50)
+@settings(max_examples=50 * FUZZ_DEPTH)
 def test_inference_outputs_finite(n: float, tokens: int, peak: float, bw: float,
                                   b: int) -> None:
     assert inference.prefill_flops(n, tokens) == 2 * n * tokens

@@ -28,6 +28,8 @@ from gpulesson.planning.moe_serving import (
 )
 from gpulesson.planning.serving import GIB, rotary_table_bytes
 
+from .conftest import FUZZ_DEPTH
+
 DSV3 = dict(max_model_len=8192, weight_dtype="fp8")
 
 
@@ -305,7 +307,7 @@ _MOE = ("mixtral-8x7b", "deepseek-v3", "qwen3-30b-a3b", "qwen3-235b-a22b", "gpt-
         "llama-4-maverick", "kimi-k2", "minimax-m2.7")
 
 
-@settings(max_examples=60)
+@settings(max_examples=60 * FUZZ_DEPTH)
 @given(model=st.sampled_from(_MOE), gpu=st.sampled_from(("H100 SXM", "H200", "L40S", "B200",
                                                           "GB200 NVL72")),
        tp=st.sampled_from((None, 1, 2, 3, 4, 8, 16)), dp=st.integers(1, 24),

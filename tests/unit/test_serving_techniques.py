@@ -14,6 +14,8 @@ from gpulesson import hardware, inference
 from gpulesson import serving_techniques as st_
 from gpulesson.transformer import active_params, param_count, preset
 
+from .conftest import FUZZ_DEPTH
+
 H100 = hardware.gpu("H100 SXM")
 GPU = {"peak_flops": H100.dense("bf16"), "bandwidth": H100.bandwidth}
 LLAMA = preset("llama-3-8b")
@@ -199,7 +201,7 @@ def test_prefix_cache_refuses_a_cache_as_long_as_the_prompt() -> None:
         st_.prefix_cache_saving(LLAMA, 100, hit_rate=1.5, **GPU)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40 * FUZZ_DEPTH, deadline=None)
 @given(st.floats(0, 1), st.floats(0, 1), st.integers(2, 40_000))
 def test_more_hits_never_cost_more_flops(h1: float, h2: float, tokens: int) -> None:
     """More cached tokens, fewer FLOPs; and a compute-bound prompt (above twice the ridge
@@ -304,7 +306,7 @@ def test_speculation_validates_its_inputs() -> None:
         st_.best_draft_length(acceptance_rate=0.5, draft_cost=0.1, max_draft_tokens=5000)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60 * FUZZ_DEPTH, deadline=None)
 @given(st.floats(0, 1), st.integers(0, 12), st.floats(0, 1), st.integers(1, 4096))
 def test_speculation_never_beats_its_memory_bound_speedup(a: float, g: int, c: float,
                                                           batch: int) -> None:
