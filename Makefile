@@ -135,8 +135,8 @@ unit: install
 # 2026-12-07): an IndexError, a MemoryError and an overflow that named no key.
 DEPTH ?= 10
 fuzz: install
-	GL_FUZZ_DEPTH=$(DEPTH) $(BIN)/python -m pytest -q $(XDIST) -p no:cacheprovider \
-		--hypothesis-profile=deep tests/unit -m "not book and not browser"
+	GL_FUZZ_DEPTH=$(DEPTH) $(BIN)/python -m pytest -q $(XDIST) --hypothesis-profile=deep \
+		tests/unit -m "not book and not browser"
 
 # On a machine with a CUDA GPU and the gpu extra (pip install -c constraints.txt -e '.[gpu]',
 # or cupy-cuda13x for CUDA 13): run the unit tests and notebooks with GPULESSON_DEVICE=gpu and

@@ -232,7 +232,6 @@ def exercise_pack() -> dict[str, Any]:
 
 
 @functools.cache
-@functools.cache
 def exercises_left_static() -> dict[str, dict[str, Any]]:
     """The exercises the build leaves static because their checker needs a library Pyodide
     lacks, found as the build finds them (each reference answer run in the pack alone, in

@@ -62,11 +62,9 @@ PURE = [name for name in MODULES if not within(name, HEAVY)]
 #: benchmarks, the root conftest.py and the site's JavaScript.
 OTHER_CODE = {
     str(path.relative_to(REPO)): path
-    for folder, pattern in (("tests", "*.py"), ("scripts", "*.py"), ("scripts", "*.js"),
-                            ("scripts", "*.mjs"), ("benchmarks", "*.py"), (".", "conftest.py"))
-    for path in sorted((REPO / folder).glob(pattern) if folder == "."
-                       else (REPO / folder).rglob(pattern))
-    if "__pycache__" not in path.parts
+    for pattern in ("tests/**/*.py", "scripts/**/*.py", "scripts/**/*.js", "scripts/**/*.mjs",
+                    "benchmarks/**/*.py", "conftest.py")
+    for path in sorted(REPO.glob(pattern)) if "__pycache__" not in path.parts
 }
 
 
