@@ -182,7 +182,11 @@ _PRECISIONS = ("bf16", "fp16", "fp8")
 #: Fixed cost of one output tile, in steps of the K loop: filling the tile's pipeline of
 #: loads before the first multiply and writing the tile out after the last (its epilogue).
 #: A product with a short K (small experts, narrow tensor-parallel slices) spends a larger
-#: share of its time there: ``time = 2 tm tn (k + TILE_OVERHEAD_K) / rate`` per tile.
+#: share of its time there: ``time = 2 tm tn (k + TILE_OVERHEAD_K) / rate`` per tile. No
+#: published measurement gives it, and inside the products' time the calibration's least
+#: squares cannot fit it: it is the value of 0 to 1,024 (every 64) with the smallest median
+#: leave-one-out error on the published runs (benchmarks/bench_chosen_settings.py makes the
+#: choice again without each run; lesson 10 states what that costs the table).
 TILE_OVERHEAD_K = 512
 #: FlashAttention's tile: 128 queries against 128 keys at a time (FlashAttention-2/3/4's
 #: block sizes for head dimensions 64 to 128).

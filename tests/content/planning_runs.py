@@ -9,8 +9,13 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import functools
+import importlib.util
 import statistics
+import sys
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
 from gpulesson import planning, transformer
 from gpulesson.planning import bands, heldout
@@ -247,3 +252,47 @@ def fixed_error(name: str) -> float:
         {"published": {"kind": "tokens_per_second_per_gpu", "value": tokens},
          "seq_len": r.seq_len}, r.model(), r.gpu)
     return planning.published.plan_run(again).mfu / quoted - 1
+
+
+@functools.cache
+def chosen_settings_report() -> Any:
+    """benchmarks/bench_chosen_settings.py, loaded: the sweeps of the model's two settings
+    chosen on the published runs, and the tile's cost chosen again without each run."""
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_chosen_settings.py"
+    spec = importlib.util.spec_from_file_location("bench_chosen_settings", path)
+    report = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    sys.modules[spec.name] = report  # type: ignore[union-attr]  # for its dataclass
+    kept = list(sys.path)
+    try:
+        spec.loader.exec_module(report)  # type: ignore[union-attr]
+    finally:
+        sys.path[:] = kept
+    return report
+
+
+def chosen_settings() -> str:
+    """How lesson 10 words the two settings chosen on the published runs
+    (``TILE_OVERHEAD_K`` and the calibration's prior weight), from the report's figures."""
+    report = chosen_settings_report()
+    found = report.select()
+    weights = report.weight_sweep()
+    tile, weight = planning.perf_model.TILE_OVERHEAD_K, planning.calibration.PRIOR_WEIGHT
+    best_weight = min(weights, key=lambda w: report.summary(weights[w])["median"])
+    where = ("Each sits" if (found.chosen, best_weight) == (tile, weight) else
+             f"The least median error is at {found.chosen} steps and {best_weight}, not")
+
+    def span(errors: dict) -> str:
+        medians = [report.summary(e)["median"] for e in errors.values()]
+        return f"{100 * min(medians):.1f} to {pct(max(medians), 1)}"
+
+    without = report.summary(found.nested)
+    table = planning.published.summary(planning.published.leave_one_out())
+    return (f"output tile, {tile} steps of its K loop, and the weight that holds each factor "
+            f"to its sourced value, {weight}. {where} where the median error on these same "
+            f"runs is smallest, so each saw every run: set anywhere from {report.GRID[0]} to "
+            f"{report.GRID[-1]:,} steps, the median is {span(found.by_value)}, and with a "
+            f"weight anywhere from {min(weights):g} to {max(weights):g}, {span(weights)}. "
+            "Chosen again without each run, from the other runs' errors alone, the tile's "
+            f"cost leaves a median of {pct(without['median'], 1)} instead of the "
+            f"{pct(table['median'], 1)} of the table below, and {without['within_25']} of the "
+            f"{without['runs']} runs still within 25 %")

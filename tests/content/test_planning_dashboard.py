@@ -47,6 +47,7 @@ from .planning_runs import (
     NUMBERS,
     QWEN3_30B_H100,
     QWEN3_235B_B200,
+    chosen_settings,
     fixed_error,
     foundry_by_length,
     foundry_month,
@@ -440,6 +441,7 @@ CLAIMS = claims(
      f"expert's\nwidth forward, {planning.perf_model.GLU_CLAMP_VALUES[1]} backward",
     lambda: "Counted, its GB200 run is "
      f"{'within' if abs(loo_error(GPT_OSS_GB200)) <= 0.25 else 'outside'} the band",
+    lambda: chosen_settings(),
     lambda: f"The {len(heldout.held_out())} newest rows of releases",
     lambda: f"with the factors fitted on the {len(planning.published.PUBLISHED_RUNS)} runs",
     lambda: f"they are predicted within {pct(held_out_errors()['median'], 1)} in the median, "
