@@ -29,24 +29,18 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from gpulesson.planning import (  # noqa: E402
-    bands,
-    calibration,
-    heldout,
-    perf_model,
-    published,
-    training,
-)
+from gpulesson import planning  # noqa: E402
+from gpulesson.planning import bands, heldout  # noqa: E402
 
 #: The values of ``TILE_OVERHEAD_K`` tried: none to 1,024 steps of K, every 64.
 GRID = tuple(range(0, 1025, 64))
 #: The prior weights tried, from none (plain least squares) to one.
 WEIGHTS = (0.0, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0)
-#: The caches whose contents depend on the constant (the products' terms, the fitted
+#: The caches whose contents depend on the two settings (the products' terms, the fitted
 #: factors and every table planned with them).
-_CACHED = (perf_model._terms, training.default_factors, published.leave_one_out,
-           bands.validation_rows, heldout.held_out_rows, heldout.paper_rows,
-           heldout.foundry_rows)
+_CACHED = (planning.perf_model._terms, planning.training.default_factors,
+           planning.published.leave_one_out, bands.validation_rows, heldout.held_out_rows,
+           heldout.paper_rows, heldout.foundry_rows)
 
 
 def _clear() -> None:
@@ -59,16 +53,16 @@ def settings(tile: int | None = None, prior_weight: float | None = None) -> Iter
     """The model with ``TILE_OVERHEAD_K = tile`` and the calibration's prior weight
     ``prior_weight`` inside the block (``None``: the planner's), the planner's own after it
     (every cache that holds a figure planned with them emptied on the way in and out)."""
-    kept = perf_model.TILE_OVERHEAD_K, calibration.fit
+    kept = planning.perf_model.TILE_OVERHEAD_K, planning.calibration.fit
     if tile is not None:
-        perf_model.TILE_OVERHEAD_K = tile
+        planning.perf_model.TILE_OVERHEAD_K = tile
     if prior_weight is not None:
-        calibration.fit = functools.partial(kept[1], prior_weight=prior_weight)
+        planning.calibration.fit = functools.partial(kept[1], prior_weight=prior_weight)
     _clear()
     try:
         yield
     finally:
-        perf_model.TILE_OVERHEAD_K, calibration.fit = kept
+        planning.perf_model.TILE_OVERHEAD_K, planning.calibration.fit = kept
         _clear()
 
 
@@ -77,7 +71,7 @@ def loo_errors(tile: int | None = None, prior_weight: float | None = None
     """Every published run's leave-one-out error (predicted / published MFU - 1) with the
     settings given (:func:`settings`)."""
     with settings(tile, prior_weight):
-        return tuple(row.error for row in published.leave_one_out())
+        return tuple(row.error for row in planning.published.leave_one_out())
 
 
 def _median(errors: Sequence[float]) -> float:
@@ -127,7 +121,7 @@ def _row(label: object, errors: Sequence[float]) -> str:
 def main() -> None:
     found = select()
     print(f"TILE_OVERHEAD_K  median  largest  within 25 %   (planner: "
-          f"{perf_model.TILE_OVERHEAD_K})")
+          f"{planning.perf_model.TILE_OVERHEAD_K})")
     for k, errors in found.by_value.items():
         print(_row(k, errors))
     s = summary(found.nested)
@@ -138,7 +132,7 @@ def main() -> None:
                                       Counter(found.picks).most_common()))
     print()
     print(f"prior weight     median  largest  within 25 %   (planner: "
-          f"{calibration.PRIOR_WEIGHT})")
+          f"{planning.calibration.PRIOR_WEIGHT})")
     for w, errors in weight_sweep().items():
         print(_row(w, errors))
 
