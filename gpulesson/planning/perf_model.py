@@ -153,6 +153,9 @@ HOST_LINK: Mapping[str, float] = MappingProxyType({"grace": 450e9, "pcie5": 64e9
 #: layer adds (router, top-k, permutation, grouped products, unpermutation, all-to-alls),
 #: and what FP8 casts add.
 _KERNELS_DENSE, _KERNELS_MOE, _KERNELS_FP8 = 33, 24, 18
+#: The output tile every product's waves are counted in (``execution.gemm_waves``): 256 x
+#: 128, the largest of the tiles Hopper's and Blackwell's GEMM kernels usually run. An
+#: assumption, neither sourced nor fitted.
 _TILE = (256, 128)
 #: FP8 recipes: per-tensor scaling, delayed (TransformerEngine's first) or current (computed
 #: from the tensor being cast; torchao's "tensorwise" is the same), DeepSeek-V3's blockwise

@@ -279,7 +279,7 @@ def chosen_settings() -> str:
     tile, weight = planning.perf_model.TILE_OVERHEAD_K, planning.calibration.PRIOR_WEIGHT
     best_weight = min(weights, key=lambda w: report.summary(weights[w])["median"])
     where = ("Each sits" if (found.chosen, best_weight) == (tile, weight) else
-             f"The least median error is at {found.chosen} steps and {best_weight}, not")
+             f"Not each sits (the least median is at {found.chosen} steps and {best_weight})")
 
     def span(errors: dict) -> str:
         medians = [report.summary(e)["median"] for e in errors.values()]
@@ -287,9 +287,10 @@ def chosen_settings() -> str:
 
     without = report.summary(found.nested)
     table = planning.published.summary(planning.published.leave_one_out())
-    return (f"output tile, {tile} steps of its K loop, and the weight that holds each factor "
-            f"to its sourced value, {weight}. {where} where the median error on these same "
-            f"runs is smallest, so each saw every run: set anywhere from {report.GRID[0]} to "
+    return (f"output tile, {tile} steps of its K loop, which no published measurement gives, "
+            f"and the weight that holds each factor to its sourced value, {weight}. {where} "
+            "where the median error of this table is smallest, so each saw every run: set "
+            f"anywhere from {report.GRID[0]} to "
             f"{report.GRID[-1]:,} steps, the median is {span(found.by_value)}, and with a "
             f"weight anywhere from {min(weights):g} to {max(weights):g}, {span(weights)}. "
             "Chosen again without each run, from the other runs' errors alone, the tile's "
