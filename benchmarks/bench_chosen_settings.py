@@ -19,7 +19,6 @@ Run: ``.venv/bin/python benchmarks/bench_chosen_settings.py``.
 from __future__ import annotations
 
 import functools
-import statistics
 import sys
 from collections import Counter
 from collections.abc import Iterator, Sequence
@@ -66,55 +65,56 @@ def settings(tile: int | None = None, prior_weight: float | None = None) -> Iter
         _clear()
 
 
-def loo_errors(tile: int | None = None, prior_weight: float | None = None
-               ) -> tuple[float, ...]:
-    """Every published run's leave-one-out error (predicted / published MFU - 1) with the
-    settings given (:func:`settings`)."""
+def loo_rows(tile: int | None = None, prior_weight: float | None = None
+             ) -> tuple[planning.published.LeaveOneOut, ...]:
+    """Every published run predicted without itself, with the settings given
+    (:func:`settings`)."""
     with settings(tile, prior_weight):
-        return tuple(row.error for row in planning.published.leave_one_out())
+        return planning.published.leave_one_out()
 
 
-def _median(errors: Sequence[float]) -> float:
-    return statistics.median(abs(e) for e in errors)
+def median(rows: Sequence[planning.published.LeaveOneOut]) -> float:
+    """The median |error| of ``rows``, as the lesson's table states it."""
+    return planning.published.summary(rows)["median"]
 
 
 @dataclass(frozen=True)
 class Selection:
-    """``by_value``: each value's leave-one-out errors; ``chosen``: the value picked on
-    every run (the smallest median); ``picks`` and ``nested``: for each run, the value
-    picked on the other runs' errors and the run's error with it."""
+    """``by_value``: each value's leave-one-out rows; ``chosen``: the value picked on every
+    run (the smallest median); ``picks`` and ``nested``: for each run, the value picked on
+    the other runs' errors and the run's row with it."""
 
-    by_value: dict[int, tuple[float, ...]]
+    by_value: dict[int, tuple[planning.published.LeaveOneOut, ...]]
     chosen: int
     picks: tuple[int, ...]
-    nested: tuple[float, ...]
+    nested: tuple[planning.published.LeaveOneOut, ...]
 
 
 def select(grid: Sequence[int] = GRID) -> Selection:
     """The constant chosen on all runs, and chosen again without each run."""
-    by_value = {k: loo_errors(tile=k) for k in grid}
-    chosen = min(grid, key=lambda k: _median(by_value[k]))
+    by_value = {k: loo_rows(tile=k) for k in grid}
+    chosen = min(grid, key=lambda k: median(by_value[k]))
     picks = []
     for i in range(len(by_value[chosen])):
-        picks.append(min(grid, key=lambda k: _median(by_value[k][:i] + by_value[k][i + 1:])))
+        picks.append(min(grid, key=lambda k: median(by_value[k][:i] + by_value[k][i + 1:])))
     nested = tuple(by_value[k][i] for i, k in enumerate(picks))
     return Selection(by_value, chosen, tuple(picks), nested)
 
 
-def summary(errors: Sequence[float]) -> dict[str, float]:
-    """Median |error|, the largest, and how many runs are within 25 %."""
-    return {"median": _median(errors), "largest": max(abs(e) for e in errors),
-            "within_25": sum(abs(e) <= 0.25 for e in errors), "runs": len(errors)}
+def weight_sweep(weights: Sequence[float] = WEIGHTS
+                 ) -> dict[float, tuple[planning.published.LeaveOneOut, ...]]:
+    """Each prior weight's leave-one-out rows, the tile's cost at the planner's."""
+    return {w: loo_rows(prior_weight=w) for w in weights}
 
 
-def weight_sweep(weights: Sequence[float] = WEIGHTS) -> dict[float, tuple[float, ...]]:
-    """Each prior weight's leave-one-out errors, the tile's cost at the planner's."""
-    return {w: loo_errors(prior_weight=w) for w in weights}
+def within_25(rows: Sequence[planning.published.LeaveOneOut]) -> int:
+    """How many of ``rows`` are predicted within 25 %."""
+    return sum(abs(r.error) <= 0.25 for r in rows)
 
 
-def _row(label: object, errors: Sequence[float]) -> str:
-    s = summary(errors)
-    return (f"{label!s:>15} {s['median']:7.1%} {s['largest']:8.0%} {s['within_25']:6d} of "
+def _row(label: object, rows: Sequence[planning.published.LeaveOneOut]) -> str:
+    s = planning.published.summary(rows)
+    return (f"{label!s:>15} {s['median']:7.1%} {s['max']:8.0%} {within_25(rows):6d} of "
             f"{s['runs']}")
 
 
@@ -122,19 +122,19 @@ def main() -> None:
     found = select()
     print(f"TILE_OVERHEAD_K  median  largest  within 25 %   (planner: "
           f"{planning.perf_model.TILE_OVERHEAD_K})")
-    for k, errors in found.by_value.items():
-        print(_row(k, errors))
-    s = summary(found.nested)
+    for k, rows in found.by_value.items():
+        print(_row(k, rows))
+    s = planning.published.summary(found.nested)
     print(f"chosen on all runs: {found.chosen}; chosen without each run: median "
-          f"{s['median']:.1%}, largest {s['largest']:.0%}, {s['within_25']} of {s['runs']} "
-          "within 25 %")
+          f"{s['median']:.1%}, largest {s['max']:.0%}, {within_25(found.nested)} of "
+          f"{s['runs']} within 25 %")
     print("values chosen:", ", ".join(f"{k} for {n}" for k, n in
                                       Counter(found.picks).most_common()))
     print()
     print(f"prior weight     median  largest  within 25 %   (planner: "
           f"{planning.calibration.PRIOR_WEIGHT})")
-    for w, errors in weight_sweep().items():
-        print(_row(w, errors))
+    for w, rows in weight_sweep().items():
+        print(_row(w, rows))
 
 
 if __name__ == "__main__":

@@ -277,16 +277,15 @@ def chosen_settings() -> str:
     found = report.select()
     weights = report.weight_sweep()
     tile, weight = planning.perf_model.TILE_OVERHEAD_K, planning.calibration.PRIOR_WEIGHT
-    best_weight = min(weights, key=lambda w: report.summary(weights[w])["median"])
+    best_weight = min(weights, key=lambda w: report.median(weights[w]))
     where = ("Each sits" if (found.chosen, best_weight) == (tile, weight) else
              f"Not each sits (the least median is at {found.chosen} steps and {best_weight})")
 
-    def span(errors: dict) -> str:
-        medians = [report.summary(e)["median"] for e in errors.values()]
+    def span(rows: dict) -> str:
+        medians = [report.median(r) for r in rows.values()]
         return f"{100 * min(medians):.1f} to {pct(max(medians), 1)}"
 
-    without = report.summary(found.nested)
-    table = planning.published.summary(planning.published.leave_one_out())
+    nested = found.nested
     return (f"output tile, {tile} steps of its K loop, which no published measurement gives, "
             f"and the weight that holds each factor to its sourced value, {weight}. {where} "
             "where the median error of this table is smallest, so each saw every run: tried "
@@ -294,6 +293,6 @@ def chosen_settings() -> str:
             f"{report.GRID[-1]:,}, the median is {span(found.by_value)}, and with weights "
             f"tried from {min(weights):g} to {max(weights):g}, {span(weights)}. "
             "Chosen again without each run, from the other runs' errors alone, the tile's "
-            f"cost leaves a median of {pct(without['median'], 1)} instead of the "
-            f"{pct(table['median'], 1)} of the table below, and {without['within_25']} of the "
-            f"{without['runs']} runs still within 25 %")
+            f"cost leaves a median of {pct(report.median(nested), 1)} instead of the "
+            f"{pct(report.median(planning.published.leave_one_out()), 1)} of the table below, "
+            f"and {report.within_25(nested)} of the {len(nested)} runs still within 25 %")
