@@ -11,8 +11,9 @@ each item, then the KV-cache pool table of :func:`gpulesson.planning.log_checks.
 with the log's own non-torch figure, and from scratch: the non-torch memory is the run's
 NCCL and custom all-reduce buffers (from NCCL's and vLLM's code,
 :mod:`gpulesson.planning.non_torch`) plus the remainder of its accounting ("device": the
-CUDA context counted; "increase": only what grew since start-up) refitted without the
-run's thread (leave-one-out; the only constants fitted on the set). Nothing is timed; the
+CUDA context counted, one constant; "increase": only what grew since start-up, a share per
+streaming multiprocessor times the run's SMs) refitted without the run's thread
+(leave-one-out; the only constants fitted on the set). Nothing is timed; the
 tables are deterministic.
 """
 
@@ -31,9 +32,8 @@ from gpulesson.planning.log_checks import (  # noqa: E402
     LogCheck,
     PoolRow,
     check_vllm_run,
-    fit_non_torch_base,
+    non_torch_remainder,
     pool_table,
-    run_accounting,
 )
 
 LOGS = ROOT / "tests" / "data" / "logs"
@@ -49,9 +49,8 @@ def checks() -> list[LogCheck]:
     """Every run of the registry, checked; the non-torch remainder of each is fitted without
     the run's thread."""
     runs, texts = runs_and_texts()
-    return [check_vllm_run(run, text, non_torch_default=fit_non_torch_base(
-        runs, texts, leave_out=i)[run_accounting(run)])
-        for i, (run, text) in enumerate(zip(runs, texts, strict=True))]
+    return [check_vllm_run(run, text, non_torch_default=non_torch_remainder(runs, texts, i))
+            for i, (run, text) in enumerate(zip(runs, texts, strict=True))]
 
 
 def pools() -> list[PoolRow]:

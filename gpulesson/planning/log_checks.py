@@ -24,11 +24,12 @@ reports it, where the log does not print it), ``non_torch_gib`` (a non-torch fig
 borrowed from another log), ``expert_padding`` (``{"intermediate": 128, "hidden": 256}``:
 a MoE kernel's padding, :func:`~gpulesson.planning.checkpoints.expert_padding_bytes`),
 ``mxfp4_backend`` (``"triton"``:
-:func:`~gpulesson.planning.checkpoints.mxfp4_triton_extra_bytes`) and
+:func:`~gpulesson.planning.checkpoints.mxfp4_triton_extra_bytes`), ``sms`` (the streaming
+multiprocessors of a GPU the course's GPU table lacks, or of an unnamed one) and
 ``assumed`` (each setting the log and its thread do not state, and why the value was
 taken). :func:`pool_table` predicts every log's KV-cache pool twice, with the log's
-non-torch figure and from scratch with the default refitted without the log
-(leave-one-out).
+non-torch figure and from scratch with the remainder refitted without the log
+(leave-one-out, :func:`non_torch_remainder`).
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from gpulesson import _validate as v
-from gpulesson import inference, memory, transformer
+from gpulesson import execution, inference, memory, transformer
 
 from ._adapt import gpu_view, model_view
 from .checkpoints import (
@@ -65,7 +66,8 @@ from .serving import (
 )
 from .sparse import vllm_block_size, vllm_kv_bytes_per_token
 
-__all__ = ["LogCheck", "PoolRow", "check_vllm_run", "fit_non_torch_base", "pool_table",
+__all__ = ["LogCheck", "PoolRow", "check_vllm_run", "fit_non_torch_base",
+           "fit_non_torch_per_sm", "non_torch_remainder", "pool_table", "run_sms",
            "request_kv_bytes", "run_accounting", "run_workspace", "sourced_non_torch"]
 
 
@@ -361,6 +363,41 @@ class PoolRow:
         return self._error(self.measured, self.from_scratch)
 
 
+def run_sms(run: Mapping[str, object]) -> int | None:
+    """The streaming multiprocessors of the run's GPU: its ``sms`` where the registry gives
+    them (a GPU the course's table lacks, or an unnamed one), else the GPU table's
+    (:func:`gpulesson.execution.gpu_execution`), else ``None``."""
+    if run.get("sms") is not None:
+        return v.positive_int("sms", run["sms"])
+    name = run.get("gpu")
+    if name is None:
+        return None
+    try:
+        return execution.gpu_execution(str(name)).sms
+    except KeyError:
+        return None
+
+
+def _others(runs: Sequence[Mapping[str, object]], texts: Sequence[str],
+            leave_out: int | None) -> list[tuple[Mapping[str, object], float]]:
+    """(run, printed non-torch less its sourced buffers) of every log that prints a
+    non-torch figure, outside ``leave_out``'s thread."""
+    if len(runs) != len(texts):
+        raise ValueError(f"runs and texts must pair up, got {len(runs)} and {len(texts)}")
+    if leave_out is not None and v.nonneg_int("leave_out", leave_out) >= len(runs):
+        allowed = f"0 to {len(runs) - 1}" if runs else "None, as runs is empty"
+        raise ValueError(f"leave_out must be the index of a run ({allowed}), got {leave_out}")
+    skip_url = None if leave_out is None else runs[leave_out].get("url")
+    out = []
+    for j, (run, text) in enumerate(zip(runs, texts, strict=True)):
+        if j == leave_out or (skip_url and run.get("url") == skip_url):
+            continue
+        printed = parse_vllm_log(text).get("non_torch")
+        if printed is not None:
+            out.append((run, printed - sourced_non_torch(run)))
+    return out
+
+
 def fit_non_torch_base(runs: Sequence[Mapping[str, object]], texts: Sequence[str], *,
                        leave_out: int | None = None) -> dict[str, float]:
     """The remainder of non-torch memory per accounting (``"device"``, ``"increase"``): the
@@ -369,37 +406,64 @@ def fit_non_torch_base(runs: Sequence[Mapping[str, object]], texts: Sequence[str
     same thread (``url``), so a prediction never sees its own log or its siblings. An
     accounting without a log falls back to the median of all; without any,
     :data:`~gpulesson.planning.serving.NON_TORCH_BYTES`."""
-    if len(runs) != len(texts):
-        raise ValueError(f"runs and texts must pair up, got {len(runs)} and {len(texts)}")
-    if leave_out is not None and v.nonneg_int("leave_out", leave_out) >= len(runs):
-        allowed = f"0 to {len(runs) - 1}" if runs else "None, as runs is empty"
-        raise ValueError(f"leave_out must be the index of a run ({allowed}), got {leave_out}")
-    skip_url = None if leave_out is None else runs[leave_out].get("url")
     rests: dict[str, list[float]] = {}
-    for j, (run, text) in enumerate(zip(runs, texts, strict=True)):
-        if j == leave_out or (skip_url and run.get("url") == skip_url):
-            continue
-        printed = parse_vllm_log(text).get("non_torch")
-        if printed is None:
-            continue
-        rests.setdefault(run_accounting(run), []).append(printed - sourced_non_torch(run))
+    for run, rest in _others(runs, texts, leave_out):
+        rests.setdefault(run_accounting(run), []).append(rest)
     every = [x for xs in rests.values() for x in xs]
     fallback = max(statistics.median(every), 0.0) if every else NON_TORCH_BYTES
     return {kind: max(statistics.median(rests[kind]), 0.0) if rests.get(kind) else fallback
             for kind in ("device", "increase")}
 
 
+def fit_non_torch_per_sm(runs: Sequence[Mapping[str, object]], texts: Sequence[str], *,
+                         leave_out: int | None = None) -> float | None:
+    """The ``"increase"`` remainder per streaming multiprocessor: the median over the logs
+    of that accounting that print a non-torch figure and name their GPU
+    (:func:`run_sms`) of that figure less the run's :func:`sourced_non_torch`, over its
+    SMs; ``None`` without such a log. ``leave_out`` as in :func:`fit_non_torch_base`. A log
+    that names no GPU gives no evidence of a share per SM and is left out."""
+    shares = [rest / sms for run, rest in _others(runs, texts, leave_out)
+              if run_accounting(run) == "increase" and run.get("gpu") is not None
+              and (sms := run_sms(run)) is not None]
+    return max(statistics.median(shares), 0.0) if shares else None
+
+
+def non_torch_remainder(runs: Sequence[Mapping[str, object]], texts: Sequence[str],
+                        index: int) -> float:
+    """The non-torch bytes of run ``index`` that neither its log nor the code gives,
+    fitted on the logs of other threads (leave-one-out). Where vLLM counts what grew
+    outside PyTorch since start-up (``"increase"``), it is a share per streaming
+    multiprocessor (:func:`fit_non_torch_per_sm`) times the run's SMs: what grows there
+    (kernels loaded on first use, library handles, the stacks CUDA reserves for every
+    thread the GPU can hold) grows with the GPU, from 0.03 GiB on an RTX 4060's 24 SMs to
+    0.13 on an H100's 132 in the registry's logs. The share per SM was chosen over one
+    constant (and over a share per resident thread) by the runs it predicts, each choice
+    made without the run's thread (benchmarks/bench_non_torch_remainder.py). Elsewhere
+    (vLLM's older ``"device"`` accounting, which holds the CUDA context itself, or a GPU
+    whose SMs are unknown) the constant of :func:`fit_non_torch_base`."""
+    if v.nonneg_int("index", index) >= len(runs):
+        allowed = f"0 to {len(runs) - 1}" if runs else "none, as runs is empty"
+        raise ValueError(f"index must be the index of a run ({allowed}), got {index}")
+    run = runs[index]
+    kind, sms = run_accounting(run), run_sms(run)
+    if kind == "increase" and sms is not None:
+        share = fit_non_torch_per_sm(runs, texts, leave_out=index)
+        if share is not None:
+            return share * sms
+    return fit_non_torch_base(runs, texts, leave_out=index)[kind]
+
+
 def pool_table(runs: Sequence[Mapping[str, object]], texts: Sequence[str]) -> list[PoolRow]:
     """The KV-cache pool of every run whose log prints one (GiB, tokens, blocks or a
     concurrency) and whose device memory is known, predicted twice (:class:`PoolRow`):
-    the only constants fitted on the set, the non-torch remainders per accounting
-    (:func:`fit_non_torch_base`), are refitted without the run's thread."""
+    the only constants fitted on the set, the non-torch remainders
+    (:func:`non_torch_remainder`), are refitted without the run's thread."""
     if len(runs) != len(texts):
         raise ValueError(f"runs and texts must pair up, got {len(runs)} and {len(texts)}")
     out: list[PoolRow] = []
     for i, (run, text) in enumerate(zip(runs, texts, strict=True)):
         kind = run_accounting(run)
-        default = fit_non_torch_base(runs, texts, leave_out=i)[kind]
+        default = non_torch_remainder(runs, texts, i)
         inputs = check_vllm_run(run, text, non_torch_default=default).row("KV cache pool")
         if inputs is None or inputs.measured is None:
             continue

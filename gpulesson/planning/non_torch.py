@@ -19,9 +19,11 @@ protocol (:data:`NCCL_CONNECTION_BYTES`), and on an NVSwitch with NVLink SHARP (
 multicast buffer rounded up to the granularity CUDA recommends (NCCL turns NVLS off for a
 group of two GPUs or fewer); and vLLM's custom
 all-reduce keeps two IPC buffers of 8 MiB (:data:`CUSTOM_ALL_REDUCE_BYTES`). What remains
-(kernels loaded on first use, library handles, the CUDA context where it is counted) is one
-constant per accounting, ``base``, fitted on the logs that print it and evaluated
-leave-one-out (:func:`gpulesson.planning.log_checks.pool_table`).
+(kernels loaded on first use, library handles, the CUDA context where it is counted),
+``base``, is fitted on the logs that print it and evaluated leave-one-out
+(:func:`gpulesson.planning.log_checks.non_torch_remainder`): a share per streaming
+multiprocessor where only the increase is counted, one constant where the device's whole
+use is.
 """
 
 from __future__ import annotations
