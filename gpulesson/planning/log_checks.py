@@ -53,7 +53,7 @@ from .checkpoints import (
 from .chunked import vllm_chunked_hybrid
 from .hybrid import refuse_recurrent
 from .logs import LogRow, parse_vllm_log
-from .non_torch import non_torch_accounting, non_torch_bytes
+from .non_torch import gpu_links, non_torch_accounting, non_torch_bytes
 from .serving import (
     CUBLAS_WORKSPACE_DEFAULT,
     GIB,
@@ -157,10 +157,9 @@ def sourced_non_torch(run: Mapping[str, object]) -> float:
         if run.get("gpu") is None:
             raise ValueError(f"run {run.get('id', '')!r}: give 'interconnect' ('pcie' or "
                              "'nvswitch') or a known 'gpu' for a tensor-parallel run")
-        gv = gpu_view(run["gpu"])
-        switch = gv.domain > 1
-        link = link or ("nvswitch" if switch else "pcie")
-        nvls = bool(gv.sharp and switch) if nvls is None else nvls
+        gpu_link, gpu_nvls = gpu_links(gpu_view(run["gpu"]))
+        link = link or gpu_link
+        nvls = gpu_nvls if nvls is None else nvls
     return non_torch_bytes(tp, base=0.0, interconnect=str(link), nvls=bool(nvls))
 
 
@@ -405,7 +404,7 @@ def fit_non_torch_base(runs: Sequence[Mapping[str, object]], texts: Sequence[str
     :func:`sourced_non_torch`. ``leave_out`` (an index) drops that run and every run of the
     same thread (``url``), so a prediction never sees its own log or its siblings. An
     accounting without a log falls back to the median of all; without any,
-    :data:`~gpulesson.planning.serving.NON_TORCH_BYTES`."""
+    :data:`~gpulesson.planning.non_torch.NON_TORCH_BYTES`."""
     rests: dict[str, list[float]] = {}
     for run, rest in _others(runs, texts, leave_out):
         rests.setdefault(run_accounting(run), []).append(rest)

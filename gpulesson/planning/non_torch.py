@@ -34,10 +34,13 @@ from types import MappingProxyType
 
 from gpulesson import _validate as v
 
+from ._adapt import GPUView
+
 __all__ = ["CUSTOM_ALL_REDUCE_BYTES", "MULTICAST_GRANULARITY", "NCCL_CHANNELS",
-           "NCCL_CONNECTION_BYTES", "NVLS_BUFFER_BYTES", "NVLS_CHANNELS", "NVLS_MIN_GPUS",
-           "VLLM_NCCL_COMMUNICATORS", "nccl_buffer_bytes", "non_torch_accounting",
-           "non_torch_bytes", "parse_version"]
+           "NCCL_CONNECTION_BYTES", "NON_TORCH_BYTES", "NON_TORCH_PER_SM", "NVLS_BUFFER_BYTES",
+           "NVLS_CHANNELS", "NVLS_MIN_GPUS", "VLLM_NCCL_COMMUNICATORS", "gpu_links",
+           "nccl_buffer_bytes", "non_torch_accounting", "non_torch_bytes", "parse_version",
+           "vllm_non_torch_bytes"]
 
 MIB = 2**20
 #: Bytes NCCL keeps for one connection (one peer on one channel), its three protocols'
@@ -72,6 +75,18 @@ VLLM_NCCL_COMMUNICATORS = 2
 #: metadata-and-signal buffer and a data buffer of ``max_size`` each, allocated with
 #: ``cudaMalloc`` for IPC, outside PyTorch.
 CUSTOM_ALL_REDUCE_BYTES = 2 * 8192 * 1024
+#: Non-torch memory of one vLLM process, as its logs print it for one GPU: 0.35 GiB
+#: (Llama 3.1 8B on an RTX 3090, vLLM issue #10517, which counts the CUDA context).
+NON_TORCH_BYTES = 0.35 * 2**30
+#: What else grows outside PyTorch during a vLLM start-up (kernels loaded on first use,
+#: library handles, stacks) per streaming multiprocessor, where vLLM counts only the
+#: increase since start-up (every version since V1 0.9.2): 0.14 GiB on an H100's 132 SMs,
+#: the median share of the registry's logs that print it (tests/data/logs/vllm-logs.json:
+#: from 0.03 GiB on an RTX 4060's 24 SMs to 0.26 on an L40S's 142), as
+#: :func:`gpulesson.planning.log_checks.fit_non_torch_per_sm` fits it on every log; the
+#: share per SM was chosen over one constant by the logs themselves, leave-one-out
+#: (:func:`gpulesson.planning.log_checks.non_torch_remainder`).
+NON_TORCH_PER_SM = 0.14 * 2**30 / 132
 #: Versions from which vLLM counts only the increase since start-up: V0 0.6.5 (PR #10511),
 #: V1 0.9.2 (PR #19312).
 _INCREASE_FROM = MappingProxyType({"V0": (0, 6, 5), "V1": (0, 9, 2)})
@@ -132,6 +147,29 @@ def non_torch_bytes(tp: int = 1, *, base: float, interconnect: str = "pcie",
     if t > 1 and interconnect == "nvswitch":
         extra += CUSTOM_ALL_REDUCE_BYTES
     return float(rest + extra)
+
+
+def gpu_links(gpu: GPUView) -> tuple[str, bool]:
+    """How the GPUs of one tensor-parallel group talk, as NCCL sees them: ``"nvswitch"``
+    inside an NVLink domain of more than one GPU, else ``"pcie"``; and whether NCCL sets up
+    NVLink SHARP (NVLS) there (an NVSwitch whose switches reduce)."""
+    switch = gpu.domain > 1
+    return ("nvswitch" if switch else "pcie"), bool(gpu.sharp and switch)
+
+
+def vllm_non_torch_bytes(gpu: GPUView, tp: int = 1) -> float:
+    """The non-torch memory a current vLLM counts on each GPU of a ``tp``-GPU replica
+    (:func:`non_torch_bytes`): the remainder per SM (:data:`NON_TORCH_PER_SM`) times the
+    GPU's SMs, plus its NCCL buffers and custom all-reduce (:func:`gpu_links`): 0.14 GiB
+    on one H100, 0.59 GiB on each of two, 2.02 GiB on each of four or eight (NVLS). A GPU
+    without an SM count on record (other vendors) takes the one-GPU figure of a vLLM log,
+    :data:`NON_TORCH_BYTES` (0.35 GiB), whatever ``tp``."""
+    t = v.positive_int("tp", tp)
+    sms = gpu.spec.sms
+    if sms is None:
+        return NON_TORCH_BYTES
+    link, nvls = gpu_links(gpu)
+    return non_torch_bytes(t, base=NON_TORCH_PER_SM * sms, interconnect=link, nvls=nvls)
 
 
 v.guard_module(globals())

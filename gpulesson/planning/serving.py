@@ -109,7 +109,7 @@ from .moe_serving import (
     moe_parallel,
     moe_problems,
 )
-from .non_torch import parse_version
+from .non_torch import NON_TORCH_BYTES, parse_version, vllm_non_torch_bytes
 from .products import products_rate, serving_matmul_dtype
 from .sparse import has_indexer, vllm_block_size, vllm_kv_bytes_per_token
 
@@ -125,9 +125,6 @@ __all__ = ["DECODE_BANDWIDTH_EFFICIENCY", "DECODE_MEASUREMENTS", "MIXED_CHECKPOI
            "profile_peak_bytes", "sampler_peak_bytes"]
 
 GIB = 2**30
-#: Non-torch memory of one vLLM process, as its logs print it for one GPU: 0.35 GiB
-#: (Llama 3.1 8B on an RTX 3090, vLLM issue #10517).
-NON_TORCH_BYTES = 0.35 * GIB
 #: vLLM V1's ``vllm serve`` defaults: (max_num_batched_tokens, max_num_seqs) for GPUs with
 #: at least 70 GiB, and for smaller ones (``vllm/engine/arg_utils.py``; the memory rule
 #: since PR #17073, April 2025). The A100 takes the smaller ones whatever its memory:
@@ -730,7 +727,7 @@ def plan_serving(
     max_num_batched_tokens: int | None = None,
     max_num_seqs: int | None = None,
     block_size: int = 16,
-    non_torch_memory: float = NON_TORCH_BYTES,
+    non_torch_memory: float | None = None,
     matmul_efficiency: float | None = None,
     usd_per_gpu_hour: float | None = None,
     bandwidth_efficiency: float | None = None,
@@ -756,7 +753,10 @@ def plan_serving(
     ``all2all_backend`` (:mod:`~gpulesson.planning.moe_serving`; DeepEP only with both,
     as vLLM: :data:`~gpulesson.planning.moe_serving.ALL2ALL_BACKENDS`). With ``tp=None``
     a size whose ``tp x dp`` GPUs straddle NVLink domains, or outnumber the routed
-    experts, is left out of the comparison (its reason says so).
+    experts, is left out of the comparison (its reason says so). ``non_torch_memory``
+    (bytes per GPU outside PyTorch) defaults to what a current vLLM holds on each GPU of a
+    ``tp``-GPU replica (:func:`~gpulesson.planning.non_torch.vllm_non_torch_bytes`: 0.14
+    GiB on one H100, about 2 GiB on each of eight, whose NCCL buffers it counts).
     """
     mv = model_view(model)
     refuse_recurrent(mv.cfg, "plan_serving")
@@ -779,7 +779,9 @@ def plan_serving(
     common = dict(max_model_len=length, kv_dtype=kv_dtype, weight_dtype=weight_dtype,
                   gpu_memory_utilization=gpu_memory_utilization, usable_memory=gv.usable_memory,
                   max_num_batched_tokens=max_num_batched_tokens, max_num_seqs=max_num_seqs,
-                  block_size=block_size, non_torch_memory=non_torch_memory, **moe)
+                  block_size=block_size, **moe)
+    if non_torch_memory is not None:
+        non_torch_memory = v.nonneg_number("non_torch_memory", non_torch_memory)
     candidates: list[ServingPlan] = []
     unfit: ValueError | None = None
     left_out: list[tuple[int, str]] = []
@@ -795,7 +797,9 @@ def plan_serving(
             unfit = unfit or exc
             left_out.append((t, f"tp {t}: left out, {exc}"))
             continue
-        candidates.append(_plan_tp(mv, gv, t, common, rate, p, o, slo_ttft, slo_tpot, eff, par))
+        own = dict(common, non_torch_memory=vllm_non_torch_bytes(gv, t)
+                   if non_torch_memory is None else non_torch_memory)
+        candidates.append(_plan_tp(mv, gv, t, own, rate, p, o, slo_ttft, slo_tpot, eff, par))
     if not candidates and unfit is not None:
         raise unfit
     good = [c for c in candidates if c.feasible]

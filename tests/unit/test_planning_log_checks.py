@@ -15,6 +15,7 @@ from gpulesson.planning.log_checks import (
     LogCheck,
     check_vllm_run,
     fit_non_torch_base,
+    fit_non_torch_per_sm,
     non_torch_remainder,
     pool_table,
     request_kv_bytes,
@@ -360,3 +361,29 @@ def test_gpt_oss_concurrency_counts_only_the_window() -> None:
     assert hybrid.max_concurrency == hybrid.blocks / 8713
     assert hybrid.max_concurrency / full.max_concurrency == pytest.approx(16384 / 8713,
                                                                           rel=1e-3)
+
+
+def test_the_serving_planner_holds_the_non_torch_memory_the_logs_print() -> None:
+    """plan_serving's default non-torch memory is the logs' model, not the one-GPU figure of
+    an old vLLM (0.35 GiB) for every replica: its share per SM is the fit on every log of
+    the registry, and with the NCCL buffers of the replica's group it gives what vLLM
+    printed for four H200s (#21429: 2.04 GiB) within 3 % and for one H100 (llm-d's vLLM
+    0.11 summary: 0.13 GiB) within 10 %. Planned with 0.35 GiB, a 405B model in FP8 on
+    eight H100s was promised 10 % more KV tokens than this default gives."""
+    from gpulesson.planning import gpu_view, plan_serving
+    from gpulesson.planning.non_torch import NON_TORCH_PER_SM, vllm_non_torch_bytes
+
+    texts = [(LOGS / r["file"]).read_text() for r in RUNS]
+    assert NON_TORCH_PER_SM == pytest.approx(fit_non_torch_per_sm(RUNS, texts), rel=1e-12)
+    printed = {r["id"]: parse_vllm_log(t).get("non_torch")
+               for r, t in zip(RUNS, texts, strict=True)}
+    h200 = vllm_non_torch_bytes(gpu_view("H200"), 4)
+    assert abs(h200 / printed["21429-4xh200-qwen3-235b-fp8"] - 1) <= 0.03
+    h100 = vllm_non_torch_bytes(gpu_view("H100 SXM"), 1)
+    assert abs(h100 / printed["llmd-h100-llama3.1-8b"] - 1) <= 0.10
+    kw = dict(tp=8, weight_dtype="fp8", max_model_len=8192)
+    plan = plan_serving("llama-3.1-405b", "H100 SXM", **kw)
+    assert plan.budget.non_torch == vllm_non_torch_bytes(gpu_view("H100 SXM"), 8)
+    old = plan_serving("llama-3.1-405b", "H100 SXM", **kw, non_torch_memory=0.35 * 2**30)
+    assert round(old.kv_cache_tokens / plan.kv_cache_tokens - 1, 2) == 0.10
+    assert vllm_non_torch_bytes(gpu_view("MI300X"), 8) == 0.35 * 2**30  # no SMs on record

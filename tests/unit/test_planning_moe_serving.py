@@ -81,17 +81,21 @@ def test_mla_cache_not_copied_under_dp_attention() -> None:
     """TP8 keeps DeepSeek-V3's whole 70,272-byte latent per token on every GPU, the same
     token on all 8; DP8 keeps the same bytes per token but each engine its own tokens, so
     the 8 GPUs hold 8 x one engine's pool. What is left for it shrinks by the copied
-    weights (and the larger MoE workspace), so the group holds 8 x the pool ratio more
-    tokens, not 8 x."""
-    dp8 = kv_budget("deepseek-v3", "H200 SXM", dp=8, expert_parallel=True, **DSV3)
-    tp8 = kv_budget("deepseek-v3", "H200 SXM", tp=8, **DSV3)
-    assert dp8.kv_bytes_per_token == tp8.kv_bytes_per_token == 61 * 576 * 2
-    assert dp8.kv_cache == pytest.approx(
-        tp8.kv_cache - (dp8.weights - tp8.weights) - (dp8.activation_peak
-                                                      - tp8.activation_peak), rel=1e-12)
+    weights (and the larger MoE workspace) and grows by the tensor-parallel NCCL buffers a
+    one-GPU engine does not hold, so the group holds 8 x the pool ratio more tokens, not
+    8 x."""
     plan_dp = plan_serving("deepseek-v3", "H200 SXM", tp=1, dp=8, expert_parallel=True,
                            **DSV3)
     plan_tp = plan_serving("deepseek-v3", "H200 SXM", tp=8, **DSV3)
+    dp8 = kv_budget("deepseek-v3", "H200 SXM", dp=8, expert_parallel=True, **DSV3,
+                    non_torch_memory=plan_dp.budget.non_torch)
+    tp8 = kv_budget("deepseek-v3", "H200 SXM", tp=8, **DSV3,
+                    non_torch_memory=plan_tp.budget.non_torch)
+    assert dp8.kv_bytes_per_token == tp8.kv_bytes_per_token == 61 * 576 * 2
+    assert dp8.kv_cache == pytest.approx(
+        tp8.kv_cache - (dp8.weights - tp8.weights) - (dp8.activation_peak
+                                                      - tp8.activation_peak)
+        - (dp8.non_torch - tp8.non_torch), rel=1e-12)
     assert plan_dp.gpus == plan_tp.gpus == 8 and plan_dp.dp == 8
     held_dp, held_tp = plan_dp.kv_cache_tokens * plan_dp.dp, plan_tp.kv_cache_tokens
     assert held_dp / held_tp == pytest.approx(8 * dp8.kv_cache / tp8.kv_cache, rel=1e-3)
@@ -259,7 +263,8 @@ def test_the_plans_pool_is_kv_budgets_on_the_same_gpu(layout: dict[str, object])
     against 639,888 from kv_budget; DP8 + EP8, 416,864 per engine against 416,512. The
     plan now reads the same budget."""
     plan = plan_serving("deepseek-v3", "H200 SXM", **layout, **DSV3)
-    budget = kv_budget("deepseek-v3", "H200 SXM", **layout, **DSV3)
+    budget = kv_budget("deepseek-v3", "H200 SXM", **layout, **DSV3,
+                       non_torch_memory=plan.budget.non_torch)
     assert plan.budget.workspace == budget.workspace == 32 * 2**20
     assert plan.kv_cache_tokens == budget.kv_cache_tokens
 

@@ -178,8 +178,8 @@ def test_a_serving_plan_that_nothing_serves_does_not_say_tp_as_set():
 def test_a_serving_plan_that_nothing_serves_shows_the_nearest_tp():
     """Audit of the presets of 2025-26 (2026-12): Kimi K2 in FP8 on H200s, tp left to the
     planner. Every size fails, tp 2, 4 and 8 each with two problems (no room for a KV
-    cache, then the traffic), and the plan shown was the first of them, tp 2, 359.8 GiB
-    short, where tp 8 is 0.9 GiB short (Moonshot AI's deployment guide for Kimi K2: the
+    cache, then the traffic), and the plan shown was the first of them, tp 2, 360.1 GiB
+    short, where tp 8 is 2.6 GiB short (Moonshot AI's deployment guide for Kimi K2: the
     smallest unit for its FP8 weights at 128k tokens on H200 or H20 is 16 GPUs). Of the
     plans with the fewest problems the largest tp is now shown."""
     out = C.compute("serving_plan", model="kimi-k2", gpu="H200", weight_dtype="fp8")
@@ -187,7 +187,7 @@ def test_a_serving_plan_that_nothing_serves_shows_the_nearest_tp():
     assert out["layout"].startswith("tp 8 "), out["layout"]
     short = C.evaluate("serving_plan", {"model": "kimi-k2", "gpu": "H200",
                                         "weight_dtype": "fp8", "tp": 2})["text"]["problems"]
-    assert ", 386.34 GB (359.81 GiB) short;" in short, short
+    assert ", 386.60 GB (360.05 GiB) short;" in short, short
 
 
 def test_several_problems_read_as_a_list_not_one_run_on_sentence():
