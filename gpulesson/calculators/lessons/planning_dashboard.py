@@ -312,7 +312,7 @@ def _serving(**kw: Any) -> dict[str, Any]:
         "batch": plan.batch, "ttft": plan.ttft, "tpot": plan.tpot,
         "throughput": throughput, "cost": cost, "price_note": price_note,
         "kv_memory": max(plan.budget.kv_cache, 0.0), "weights": plan.budget.weights,
-        "activation_peak": plan.budget.activation_peak,
+        "activation_peak": plan.budget.activation_peak, "non_torch": plan.budget.non_torch,
     }
 
 
@@ -391,6 +391,11 @@ SERVING = Calculator(
         Output("kv_memory", "KV cache memory per GPU", "bytes", binary=True),
         Output("weights", "Weights per GPU", "bytes", binary=True),
         Output("activation_peak", "Profiled activation peak per GPU", "bytes", binary=True),
+        Output("non_torch", "Memory outside PyTorch per GPU", "bytes", binary=True,
+               help="What vLLM holds outside PyTorch's allocator: the NCCL buffers of the "
+                    "tensor-parallel group (and vLLM's custom all-reduce on NVLink), plus "
+                    "what grows at start-up, a share per SM fitted on real vLLM logs "
+                    "(gpulesson.planning.non_torch)."),
     ),
     function=_serving,
     sources=("vLLM issue #10517 (start-up memory arithmetic)", "vLLM PR #13596 (maximum "

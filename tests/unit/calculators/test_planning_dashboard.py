@@ -369,3 +369,16 @@ def test_the_serving_form_offers_vllms_kv_cache_types():
     v32 = {"model": "deepseek-v3.2", "gpu": "H200", "weight_dtype": "fp8", "tp": 8, "qps": 0}
     assert C.compute("serving_plan", **v32, kv_dtype="auto")["kv_cache_tokens"] == \
         C.compute("serving_plan", **v32, kv_dtype="fp8")["kv_cache_tokens"]
+
+
+def test_the_serving_plan_shows_the_memory_outside_pytorch():
+    """The deployment dashboard shows the non-torch memory its KV cache was sized with:
+    vLLM's NCCL buffers grow with the tensor-parallel group (about 2 GiB on each of eight
+    H100s, 0.14 GiB on one), so a learner can see where the cache of a large tp went."""
+    from gpulesson.planning import gpu_view
+    from gpulesson.planning.non_torch import vllm_non_torch_bytes
+
+    for tp in (1, 8):
+        out = C.compute("serving_plan", tp=tp)
+        assert out["non_torch"] == vllm_non_torch_bytes(gpu_view("H100 SXM"), tp)
+    assert C.evaluate("serving_plan", {"tp": 8})["text"]["non_torch"] == "2.2 GB (2.02 GiB)"
