@@ -157,7 +157,7 @@ def sourced_non_torch(run: Mapping[str, object]) -> float:
         if run.get("gpu") is None:
             raise ValueError(f"run {run.get('id', '')!r}: give 'interconnect' ('pcie' or "
                              "'nvswitch') or a known 'gpu' for a tensor-parallel run")
-        gpu_link, gpu_nvls = gpu_links(gpu_view(run["gpu"]))
+        gpu_link, gpu_nvls = gpu_links(gpu_view(run["gpu"]), tp)
         link = link or gpu_link
         nvls = gpu_nvls if nvls is None else nvls
     return non_torch_bytes(tp, base=0.0, interconnect=str(link), nvls=bool(nvls))
@@ -365,16 +365,18 @@ class PoolRow:
 def run_sms(run: Mapping[str, object]) -> int | None:
     """The streaming multiprocessors of the run's GPU: its ``sms`` where the registry gives
     them (a GPU the course's table lacks, or an unnamed one), else the GPU table's
-    (:func:`gpulesson.execution.gpu_execution`), else ``None``."""
-    if run.get("sms") is not None:
-        return v.positive_int("sms", run["sms"])
+    (:func:`gpulesson.execution.gpu_execution`), else ``None``. An ``sms`` that is not the
+    table's for a GPU the table knows is refused."""
+    given = None if run.get("sms") is None else v.positive_int("sms", run["sms"])
     name = run.get("gpu")
-    if name is None:
-        return None
     try:
-        return execution.gpu_execution(str(name)).sms
+        table = None if name is None else execution.gpu_execution(str(name)).sms
     except KeyError:
-        return None
+        table = None
+    if given is not None and table is not None and given != table:
+        raise ValueError(f"run {run.get('id', '')!r}: sms must be the GPU table's {table} "
+                         f"for a {name}, got {given}")
+    return given if given is not None else table
 
 
 def _others(runs: Sequence[Mapping[str, object]], texts: Sequence[str],

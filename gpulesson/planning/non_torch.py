@@ -34,7 +34,7 @@ from types import MappingProxyType
 
 from gpulesson import _validate as v
 
-from ._adapt import GPUView
+from ._adapt import GPUView, gpu_view
 
 __all__ = ["CUSTOM_ALL_REDUCE_BYTES", "MULTICAST_GRANULARITY", "NCCL_CHANNELS",
            "NCCL_CONNECTION_BYTES", "NON_TORCH_BYTES", "NON_TORCH_PER_SM", "NVLS_BUFFER_BYTES",
@@ -80,9 +80,11 @@ CUSTOM_ALL_REDUCE_BYTES = 2 * 8192 * 1024
 NON_TORCH_BYTES = 0.35 * 2**30
 #: What else grows outside PyTorch during a vLLM start-up (kernels loaded on first use,
 #: library handles, stacks) per streaming multiprocessor, where vLLM counts only the
-#: increase since start-up (every version since V1 0.9.2): 0.14 GiB on an H100's 132 SMs,
-#: the median share of the registry's logs that print it (tests/data/logs/vllm-logs.json:
-#: from 0.03 GiB on an RTX 4060's 24 SMs to 0.26 on an L40S's 142), as
+#: increase since start-up (:func:`non_torch_accounting`: V0 from 0.6.5, V1 from 0.9.2):
+#: 0.14 GiB on an H100's 132 SMs, the median share of the registry's logs that print it
+#: (tests/data/logs/vllm-logs.json: 0.03 GiB on an RTX 4060's 24 SMs, 0.04 on an RTX
+#: 2060's 34, 0.10 to 0.16 on most 132-SM H100s and H200s, where the two logs of vLLM
+#: 0.6.5 itself print 1.79 and 3.13 GiB), as
 #: :func:`gpulesson.planning.log_checks.fit_non_torch_per_sm` fits it on every log; the
 #: share per SM was chosen over one constant by the logs themselves, leave-one-out
 #: (:func:`gpulesson.planning.log_checks.non_torch_remainder`).
@@ -149,27 +151,37 @@ def non_torch_bytes(tp: int = 1, *, base: float, interconnect: str = "pcie",
     return float(rest + extra)
 
 
-def gpu_links(gpu: GPUView) -> tuple[str, bool]:
-    """How the GPUs of one tensor-parallel group talk, as NCCL sees them: ``"nvswitch"``
-    inside an NVLink domain of more than one GPU, else ``"pcie"``; and whether NCCL sets up
-    NVLink SHARP (NVLS) there (an NVSwitch whose switches reduce)."""
-    switch = gpu.domain > 1
+def gpu_links(gpu: GPUView, tp: int = 1) -> tuple[str, bool]:
+    """How the ``tp`` GPUs of one tensor-parallel group talk, as NCCL sees them:
+    ``"nvswitch"`` when the group fits inside an NVLink domain of more than one GPU, else
+    ``"pcie"`` (a group larger than the domain talks over PCIe or the network, with NCCL's
+    PCIe channel count); and whether NCCL sets up NVLink SHARP (NVLS) there (an NVSwitch
+    whose switches reduce)."""
+    t = v.positive_int("tp", tp)
+    switch = 1 < gpu.domain and t <= gpu.domain
     return ("nvswitch" if switch else "pcie"), bool(gpu.sharp and switch)
 
 
-def vllm_non_torch_bytes(gpu: GPUView, tp: int = 1) -> float:
-    """The non-torch memory a current vLLM counts on each GPU of a ``tp``-GPU replica
-    (:func:`non_torch_bytes`): the remainder per SM (:data:`NON_TORCH_PER_SM`) times the
-    GPU's SMs, plus its NCCL buffers and custom all-reduce (:func:`gpu_links`): 0.14 GiB
-    on one H100, 0.59 GiB on each of two, 2.02 GiB on each of four or eight (NVLS). A GPU
-    without an SM count on record (other vendors) takes the one-GPU figure of a vLLM log,
-    :data:`NON_TORCH_BYTES` (0.35 GiB), whatever ``tp``."""
+def vllm_non_torch_bytes(gpu: object, tp: int = 1) -> float:
+    """The non-torch memory a current vLLM counts on each GPU of a ``tp``-GPU replica of
+    ``gpu`` (a name or a :class:`~gpulesson.planning._adapt.GPUView`), by
+    :func:`non_torch_bytes`: the remainder per SM (:data:`NON_TORCH_PER_SM`) times the
+    GPU's SMs, plus the group's NCCL buffers and custom all-reduce (:func:`gpu_links`):
+    0.14 GiB on one H100, 0.59 GiB on each of two, 2.02 GiB on each of four or eight
+    (NVLS). An NVIDIA GPU without an SM count on record (B300, GB200, RTX 5090 ...) takes
+    the one-GPU figure of a vLLM log, :data:`NON_TORCH_BYTES` (0.35 GiB), as its remainder,
+    with the same buffers; another vendor's GPU (RCCL's buffers are not modelled) takes
+    :data:`NON_TORCH_BYTES` whatever ``tp``. Only the tensor-parallel group's buffers are
+    counted: the data- and expert-parallel groups of a mixture-of-experts deployment open
+    communicators of their own, left out here."""
+    gv = gpu if isinstance(gpu, GPUView) else gpu_view(gpu)
     t = v.positive_int("tp", tp)
-    sms = gpu.spec.sms
-    if sms is None:
+    if gv.spec.vendor != "NVIDIA":
         return NON_TORCH_BYTES
-    link, nvls = gpu_links(gpu)
-    return non_torch_bytes(t, base=NON_TORCH_PER_SM * sms, interconnect=link, nvls=nvls)
+    sms = gv.spec.sms
+    base = NON_TORCH_BYTES if sms is None else NON_TORCH_PER_SM * sms
+    link, nvls = gpu_links(gv, t)
+    return non_torch_bytes(t, base=base, interconnect=link, nvls=nvls)
 
 
 v.guard_module(globals())

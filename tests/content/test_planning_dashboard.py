@@ -128,17 +128,19 @@ def harder_log() -> tuple[float, float]:
     return row.measured, row.predicted
 
 
-def nccl_log() -> tuple[float, float]:
+def nccl_log() -> tuple[float, float, float]:
     """(the non-torch memory vLLM PR #21429's log prints for each of four H200s, the
-    planner's default for a four-GPU H200 replica) in bytes."""
+    planner's default for a four-GPU H200 replica, the part of it that is the group's NCCL
+    and all-reduce buffers) in bytes."""
     text = (LOGS / "vllm-21429-4xh200-qwen3-235b-fp8.log").read_text(encoding="utf-8")
-    planner = planning.non_torch.vllm_non_torch_bytes(planning.gpu_view("H200"), 4)
-    return vllm_logs.parse_vllm_log(text)["non_torch"], planner
+    planner = planning.non_torch.vllm_non_torch_bytes("H200", 4)
+    buffers = planner - planning.non_torch.vllm_non_torch_bytes("H200", 1)
+    return vllm_logs.parse_vllm_log(text)["non_torch"], planner, buffers
 
 
 def one_gpu_non_torch() -> float:
     """The planner's non-torch memory of one H100 (no NCCL buffers)."""
-    return planning.non_torch.vllm_non_torch_bytes(planning.gpu_view("H100 SXM"), 1)
+    return planning.non_torch.vllm_non_torch_bytes("H100 SXM", 1)
 
 
 #: torchao's published FP8 pre-training gains (pytorch2026torchaotraining, 2026-03-25):
@@ -401,10 +403,10 @@ CLAIMS = claims(
     lambda: "on four H100s (vLLM issue #21348) the planner's pool is "
      f"{harder_log()[1] / 2**30:.2f} GiB against the log's {harder_log()[0] / 2**30:.2f} GiB, "
      f"{pct(harder_log()[1] / harder_log()[0] - 1)} too many",
-    lambda: "own all-reduce take "
-     f"{nccl_log()[0] / 2**30:.2f} GiB on each of four H200s in a log that prints it (vLLM pull "
-     f"request #21429), {nccl_log()[1] / 2**30:.2f} GiB as the planner counts them, where a "
-     f"single H100 holds {one_gpu_non_torch() / 2**30:.2f} GiB outside PyTorch",
+    lambda: "(vLLM pull request #21429) has "
+     f"{nccl_log()[0] / 2**30:.2f} GiB outside PyTorch on each of four H200s, and the planner "
+     f"counts {nccl_log()[1] / 2**30:.2f} GiB, {nccl_log()[2] / 2**30:.2f} GiB of them "
+     f"buffers, where it counts {one_gpu_non_torch() / 2**30:.2f} GiB for a single H100",
     lambda: "On the dashboard's starting plan FP8 shortens the step "
      f"{fp8_speedup():.2f}× with TransformerEngine's per-tensor current scaling (the "
      f"planner's default) and {fp8_speedup('tensorwise'):.2f}× with torchao's per-tensor "

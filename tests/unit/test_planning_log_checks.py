@@ -371,7 +371,11 @@ def test_the_serving_planner_holds_the_non_torch_memory_the_logs_print() -> None
     0.11 summary: 0.13 GiB) within 10 %. Planned with 0.35 GiB, a 405B model in FP8 on
     eight H100s was promised 10 % more KV tokens than this default gives."""
     from gpulesson.planning import gpu_view, plan_serving
-    from gpulesson.planning.non_torch import NON_TORCH_PER_SM, vllm_non_torch_bytes
+    from gpulesson.planning.non_torch import (
+        NON_TORCH_BYTES,
+        NON_TORCH_PER_SM,
+        vllm_non_torch_bytes,
+    )
 
     texts = [(LOGS / r["file"]).read_text() for r in RUNS]
     assert NON_TORCH_PER_SM == pytest.approx(fit_non_torch_per_sm(RUNS, texts), rel=1e-12)
@@ -384,6 +388,11 @@ def test_the_serving_planner_holds_the_non_torch_memory_the_logs_print() -> None
     kw = dict(tp=8, weight_dtype="fp8", max_model_len=8192)
     plan = plan_serving("llama-3.1-405b", "H100 SXM", **kw)
     assert plan.budget.non_torch == vllm_non_torch_bytes(gpu_view("H100 SXM"), 8)
-    old = plan_serving("llama-3.1-405b", "H100 SXM", **kw, non_torch_memory=0.35 * 2**30)
+    old = plan_serving("llama-3.1-405b", "H100 SXM", **kw, non_torch_memory=NON_TORCH_BYTES)
     assert round(old.kv_cache_tokens / plan.kv_cache_tokens - 1, 2) == 0.10
-    assert vllm_non_torch_bytes(gpu_view("MI300X"), 8) == 0.35 * 2**30  # no SMs on record
+    # an NVIDIA GPU without an SM count keeps the group's buffers; a group larger than the
+    # NVLink domain talks over PCIe; another vendor's GPU keeps the one-GPU log figure
+    assert vllm_non_torch_bytes("B300", 8) - vllm_non_torch_bytes("B300", 1) > 0.8 * 2**30
+    assert vllm_non_torch_bytes("H100 PCIe", 4) < vllm_non_torch_bytes("H100 PCIe", 2)
+    assert vllm_non_torch_bytes("MI300X", 8) == vllm_non_torch_bytes("MI300X", 1) \
+        == NON_TORCH_BYTES

@@ -81,9 +81,10 @@ def test_mla_cache_not_copied_under_dp_attention() -> None:
     """TP8 keeps DeepSeek-V3's whole 70,272-byte latent per token on every GPU, the same
     token on all 8; DP8 keeps the same bytes per token but each engine its own tokens, so
     the 8 GPUs hold 8 x one engine's pool. What is left for it shrinks by the copied
-    weights (and the larger MoE workspace) and grows by the tensor-parallel NCCL buffers a
-    one-GPU engine does not hold, so the group holds 8 x the pool ratio more tokens, not
-    8 x."""
+    weights (and the larger MoE workspace) and grows by the tensor-parallel group's NCCL
+    buffers, which the planner counts for tp 8 and not for eight one-GPU engines (their
+    data- and expert-parallel communicators are left out), so the group holds 8 x the pool
+    ratio more tokens, not 8 x."""
     plan_dp = plan_serving("deepseek-v3", "H200 SXM", tp=1, dp=8, expert_parallel=True,
                            **DSV3)
     plan_tp = plan_serving("deepseek-v3", "H200 SXM", tp=8, **DSV3)

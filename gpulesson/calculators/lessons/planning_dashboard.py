@@ -394,8 +394,10 @@ SERVING = Calculator(
         Output("non_torch", "Memory outside PyTorch per GPU", "bytes", binary=True,
                help="What vLLM holds outside PyTorch's allocator: the NCCL buffers of the "
                     "tensor-parallel group (and vLLM's custom all-reduce on NVLink), plus "
-                    "what grows at start-up, a share per SM fitted on real vLLM logs "
-                    "(gpulesson.planning.non_torch)."),
+                    "what grows at start-up, a share per SM fitted on real vLLM logs, or "
+                    f"{planning.non_torch.NON_TORCH_BYTES / 2**30:.2f} GiB from one log "
+                    "where the GPU's SMs are not on record (other vendors: that figure "
+                    "alone; gpulesson.planning.non_torch)."),
     ),
     function=_serving,
     sources=("vLLM issue #10517 (start-up memory arithmetic)", "vLLM PR #13596 (maximum "
