@@ -369,7 +369,7 @@ def kv_budget(model: object, gpu: object | None = None, *, tp: int = 1, max_mode
               kv_dtype: str = "bf16", weight_dtype: str = "bf16",
               gpu_memory_utilization: float = 0.9, usable_memory: float | None = None,
               max_num_batched_tokens: int | None = None, max_num_seqs: int | None = None,
-              block_size: int = 16, non_torch_memory: float = NON_TORCH_BYTES,
+              block_size: int = 16, non_torch_memory: float | None = None,
               extra_weight_bytes: float = 0.0, workspace: float | None = None,
               engine: str = "V1", vllm_version: str | None = None, dp: int = 1,
               expert_parallel: bool = False) -> KVBudget:
@@ -393,6 +393,10 @@ def kv_budget(model: object, gpu: object | None = None, *, tp: int = 1, max_mode
     A model with DeepSeek Sparse Attention (DeepSeek-V3.2, GLM-5) is counted as vLLM pages
     it (:mod:`~gpulesson.planning.sparse`): blocks of 64 tokens whatever ``block_size``,
     an FP8 latent in the 656-byte ``fp8_ds_mla`` record and each layer's indexer key.
+    ``non_torch_memory`` (bytes per GPU outside PyTorch) defaults to what a current vLLM
+    holds on each GPU of ``gpu`` in a ``tp``-GPU group
+    (:func:`~gpulesson.planning.non_torch.vllm_non_torch_bytes`), without a ``gpu`` to
+    :data:`~gpulesson.planning.non_torch.NON_TORCH_BYTES`.
     """
     mv = model_view(model)
     refuse_recurrent(mv.cfg, "kv_budget")
@@ -420,7 +424,10 @@ def kv_budget(model: object, gpu: object | None = None, *, tp: int = 1, max_mode
     blas = cublas_workspace_bytes(gpu) if workspace is None else v.nonneg_number(
         "workspace", workspace)
     act = max(forward, sampler) + blas
-    other = v.nonneg_number("non_torch_memory", non_torch_memory)
+    if non_torch_memory is not None:
+        other = v.nonneg_number("non_torch_memory", non_torch_memory)
+    else:
+        other = NON_TORCH_BYTES if gpu is None else vllm_non_torch_bytes(gpu, t)
     requested = total * util
     kv = requested - weights - act - other
     per_token = vllm_kv_bytes_per_token(mv, tp=t, kv_dtype=kv_dtype)
@@ -779,9 +786,7 @@ def plan_serving(
     common = dict(max_model_len=length, kv_dtype=kv_dtype, weight_dtype=weight_dtype,
                   gpu_memory_utilization=gpu_memory_utilization, usable_memory=gv.usable_memory,
                   max_num_batched_tokens=max_num_batched_tokens, max_num_seqs=max_num_seqs,
-                  block_size=block_size, **moe)
-    if non_torch_memory is not None:
-        non_torch_memory = v.nonneg_number("non_torch_memory", non_torch_memory)
+                  block_size=block_size, non_torch_memory=non_torch_memory, **moe)
     candidates: list[ServingPlan] = []
     unfit: ValueError | None = None
     left_out: list[tuple[int, str]] = []
@@ -797,9 +802,7 @@ def plan_serving(
             unfit = unfit or exc
             left_out.append((t, f"tp {t}: left out, {exc}"))
             continue
-        own = dict(common, non_torch_memory=vllm_non_torch_bytes(gv, t)
-                   if non_torch_memory is None else non_torch_memory)
-        candidates.append(_plan_tp(mv, gv, t, own, rate, p, o, slo_ttft, slo_tpot, eff, par))
+        candidates.append(_plan_tp(mv, gv, t, common, rate, p, o, slo_ttft, slo_tpot, eff, par))
     if not candidates and unfit is not None:
         raise unfit
     good = [c for c in candidates if c.feasible]
@@ -960,7 +963,7 @@ DECODE_BANDWIDTH_EFFICIENCY = fit_decode_efficiency(DECODE_MEASUREMENTS)
 #: Default vLLM block size (tokens per KV block).
 BLOCK_SIZE = 16
 DEFAULTS: Mapping[str, object] = MappingProxyType({"block_size": BLOCK_SIZE,
-                                                   "non_torch_memory": NON_TORCH_BYTES})
+                                                   "non_torch_memory": None})
 
 
 v.guard_module(globals())

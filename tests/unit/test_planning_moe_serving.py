@@ -88,10 +88,10 @@ def test_mla_cache_not_copied_under_dp_attention() -> None:
     plan_dp = plan_serving("deepseek-v3", "H200 SXM", tp=1, dp=8, expert_parallel=True,
                            **DSV3)
     plan_tp = plan_serving("deepseek-v3", "H200 SXM", tp=8, **DSV3)
-    dp8 = kv_budget("deepseek-v3", "H200 SXM", dp=8, expert_parallel=True, **DSV3,
-                    non_torch_memory=plan_dp.budget.non_torch)
-    tp8 = kv_budget("deepseek-v3", "H200 SXM", tp=8, **DSV3,
-                    non_torch_memory=plan_tp.budget.non_torch)
+    dp8 = kv_budget("deepseek-v3", "H200 SXM", dp=8, expert_parallel=True, **DSV3)
+    tp8 = kv_budget("deepseek-v3", "H200 SXM", tp=8, **DSV3)
+    assert (dp8.non_torch, tp8.non_torch) == (plan_dp.budget.non_torch,
+                                              plan_tp.budget.non_torch)
     assert dp8.kv_bytes_per_token == tp8.kv_bytes_per_token == 61 * 576 * 2
     assert dp8.kv_cache == pytest.approx(
         tp8.kv_cache - (dp8.weights - tp8.weights) - (dp8.activation_peak
@@ -264,8 +264,7 @@ def test_the_plans_pool_is_kv_budgets_on_the_same_gpu(layout: dict[str, object])
     against 639,888 from kv_budget; DP8 + EP8, 416,864 per engine against 416,512. The
     plan now reads the same budget."""
     plan = plan_serving("deepseek-v3", "H200 SXM", **layout, **DSV3)
-    budget = kv_budget("deepseek-v3", "H200 SXM", **layout, **DSV3,
-                       non_torch_memory=plan.budget.non_torch)
+    budget = kv_budget("deepseek-v3", "H200 SXM", **layout, **DSV3)
     assert plan.budget.workspace == budget.workspace == 32 * 2**20
     assert plan.kv_cache_tokens == budget.kv_cache_tokens
 

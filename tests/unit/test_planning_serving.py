@@ -780,6 +780,5 @@ def test_kv_dtype_takes_vllms_names_and_auto() -> None:
         assert all(n in str(err.value) for n in VLLM_KV_DTYPES)
         with pytest.raises(ValueError, match=f"kv_dtype: got '{name}'"):
             plan_serving("llama-3-70b", "H100 SXM", tp=8, max_model_len=8192, kv_dtype=name)
-    nt = bf16.non_torch  # the budget's, for the plan to read the same pool
-    assert plan_serving("llama-3-70b", "H100 SXM", tp=8, max_model_len=8192, kv_dtype="auto",
-                        non_torch_memory=nt).kv_cache_tokens == bf16.kv_cache_tokens
+    assert plan_serving("llama-3-70b", "H100 SXM", tp=8, max_model_len=8192,
+                        kv_dtype="auto").kv_cache_tokens == bf16.kv_cache_tokens
