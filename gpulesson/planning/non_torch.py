@@ -84,7 +84,7 @@ NON_TORCH_BYTES = 0.35 * 2**30
 #: 0.14 GiB on an H100's 132 SMs, the median share of the registry's logs that print it
 #: (tests/data/logs/vllm-logs.json: 0.03 GiB on an RTX 4060's 24 SMs, 0.04 on an RTX
 #: 2060's 34, 0.10 to 0.16 on most 132-SM H100s and H200s, where the two logs of vLLM
-#: 0.6.5 itself print 1.79 and 3.13 GiB), as
+#: 0.6.5 itself leave 1.79 and 3.13 GiB beside their NCCL buffers), as
 #: :func:`gpulesson.planning.log_checks.fit_non_torch_per_sm` fits it on every log; the
 #: share per SM was chosen over one constant by the logs themselves, leave-one-out
 #: (:func:`gpulesson.planning.log_checks.non_torch_remainder`).
