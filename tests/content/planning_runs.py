@@ -9,16 +9,13 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-import functools
-import importlib.util
 import statistics
-import sys
 from collections.abc import Sequence
-from pathlib import Path
-from typing import Any
 
 from gpulesson import planning, transformer
 from gpulesson.planning import bands, heldout
+
+from ..benchmark_scripts import benchmark_module
 
 NUMBERS = {1: "one", 2: "two", 3: "three", 4: "four"}
 
@@ -254,26 +251,10 @@ def fixed_error(name: str) -> float:
     return planning.published.plan_run(again).mfu / quoted - 1
 
 
-@functools.cache
-def chosen_settings_report() -> Any:
-    """benchmarks/bench_chosen_settings.py, loaded: the sweeps of the model's two settings
-    chosen on the published runs, and the tile's cost chosen again without each run."""
-    path = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_chosen_settings.py"
-    spec = importlib.util.spec_from_file_location("bench_chosen_settings", path)
-    report = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-    sys.modules[spec.name] = report  # type: ignore[union-attr]  # for its dataclass
-    kept = list(sys.path)
-    try:
-        spec.loader.exec_module(report)  # type: ignore[union-attr]
-    finally:
-        sys.path[:] = kept
-    return report
-
-
 def chosen_settings() -> str:
     """How lesson 10 words the two settings chosen on the published runs
     (``TILE_OVERHEAD_K`` and the calibration's prior weight), from the report's figures."""
-    report = chosen_settings_report()
+    report = benchmark_module("bench_chosen_settings")
     found = report.select()
     weights = report.weight_sweep()
     tile, weight = planning.perf_model.TILE_OVERHEAD_K, planning.calibration.PRIOR_WEIGHT

@@ -27,6 +27,8 @@ from gpulesson.planning.log_checks import (
 from gpulesson.planning.logs import parse_vllm_log
 from gpulesson.planning.serving import kv_budget, kv_cache_groups
 
+from ..benchmark_scripts import benchmark_module
+
 LOGS = Path(__file__).resolve().parents[1] / "data" / "logs"
 RUNS = json.loads((LOGS / "vllm-logs.json").read_text())["runs"]
 
@@ -169,18 +171,7 @@ def test_the_remainder_per_sm_was_chosen_without_each_run(pools: list) -> None:
     which no remainder changes) and the next ones decide: 4.97 % per SM against the
     constant's 5.18 % (a tie taken by the order of the list, or by the medians, would keep
     the constant, and #13882 at 8.7 %)."""
-    import importlib.util
-    import sys
-
-    bench = Path(__file__).resolve().parents[2] / "benchmarks"
-    sys.path.insert(0, str(bench))
-    try:
-        spec = importlib.util.spec_from_file_location(
-            "bench_non_torch_remainder", bench / "bench_non_torch_remainder.py")
-        report = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-        spec.loader.exec_module(report)  # type: ignore[union-attr]
-    finally:
-        sys.path.remove(str(bench))
+    report = benchmark_module("bench_non_torch_remainder")
     runs, texts = report.runs_and_texts()
     rows = [i for i in range(len(runs)) if report._error(runs, texts, i, "constant") is not None]
     assert {runs[i]["id"] for i in rows} == {r.run for r in pools}
