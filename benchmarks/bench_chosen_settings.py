@@ -6,8 +6,9 @@ least squares. The fixed cost of every output tile of a matrix product,
 the loads that fill the tile's pipeline and the epilogue that writes it), which no published
 measurement gives and which sits inside the products' time, not in front of a term; and the
 weight that holds each factor to its sourced value (:data:`gpulesson.planning.calibration.
-PRIOR_WEIGHT`). Each sits where the median leave-one-out error on the 41 published runs is
-smallest, so the lesson's table, which saw them, flatters the model by a little. This report
+PRIOR_WEIGHT`). Each was chosen where the median leave-one-out error on the published runs
+was smallest (41 runs then; lesson 10 says where the least median is on today's set), so the
+lesson's table, which saw them, flatters the model by a little. This report
 sweeps each over its range (the other at the planner's value), and makes the tile's choice
 again for each run from the other runs' leave-one-out errors alone (each of those itself
 predicted by factors fitted without that other run, as the lesson's table is), predicting

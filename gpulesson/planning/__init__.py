@@ -15,7 +15,7 @@
   figure beside the prediction, term by term.
 * :func:`bottleneck`: the plain rule that names what limits a run (memory first, then
   communication when the exposed communication outlasts the compute, else compute).
-* :data:`PUBLISHED_RUNS` and :func:`published_comparison`: predicted MFU against 41
+* :data:`PUBLISHED_RUNS` and :func:`published_comparison`: predicted MFU against 42
   published runs (``gpulesson/data/training_runs.json``);
   :func:`~gpulesson.planning.published.leave_one_out` predicts each with the factors
   fitted without it; :func:`~gpulesson.planning.bands.uncertainty` gives a plan its band
