@@ -68,6 +68,7 @@ from .planning_runs import (
     paper_worst,
     pct,
     run,
+    token_drop_words,
     triton_speed_ups,
     worst_held_out,
 )
@@ -461,6 +462,7 @@ CLAIMS = claims(
      f"{NUMBERS[run(QWEN3_30B_B200).layout.micro_batch]})",
     lambda: f"and {fixed_miss(QWEN3_235B_B200)} for "
      f"{run(QWEN3_235B_B200).n_gpus} B200s",
+    lambda: token_drop_words(),
     lambda: "clamps the two halves of its experts' gated\nactivation at "
      f"{transformer.preset('gpt-oss-120b').glu_limit}",
     lambda: f"{planning.perf_model.GLU_CLAMP_VALUES[0]} more values moved per element of an "
@@ -658,6 +660,8 @@ NOT_FIGURES = (
     "NVIDIA's issue 1998", "Qwen3 30B-A3B on H100s and B200s in NeMo 25.11",
     "its pull request\n1760",
     "from 20.1 s to 16.9 s", "summary of release 26.02.01",
+    # the releases of the token-drop figures and of the table's dropless runs (planning_runs)
+    "NeMo 25.09 had first published", "dropless runs as 25.11 first",
     # the releases of the held-out table (heldout_runs.json) and of NVIDIA's GPT-OSS note
     "after\nNeMo 25.11", "releases 26.04.01\nto 26.08", "table for release 26.06.01",
     # vLLM's version that takes the CUDA graphs out of the pool (its log: "default since
