@@ -22,8 +22,9 @@ Table 4 (Llama 3 405B); Touvron et al. 2023 Table 2 (Llama 2 GPU-hours);
 Jiang et al. 2024 (MegaScale); DeepSeek-AI 2024 (DeepSeek-V3); torchtitan's published
 benchmarks (A100, H200); NVIDIA Megatron-Bridge's performance summary (NeMo 25.11: every
 row of its H100, B200 and GB200 tables in the precision it lists first, BF16, FP8 and MXFP8,
-dense and MoE, the three its tracker files as regressions included; its GB300 table is not
-in the set, later releases' GB300 rows are in the held-out split).
+dense and MoE, the three its tracker files as regressions included; not its GB300 table,
+whose layouts none of the recipes at the summary's commit runs, so that their other settings
+would be guesses; later releases' GB300 rows are in the held-out split).
 
 Taught in: ``notebooks/planning_dashboard.ipynb`` (predicted against published).
 """

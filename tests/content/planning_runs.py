@@ -307,23 +307,21 @@ def chosen_settings() -> str:
     tile, weight = planning.perf_model.TILE_OVERHEAD_K, planning.calibration.PRIOR_WEIGHT
     best_weight = min(weights, key=lambda w: report.median(weights[w]))
     runs = len(planning.published.PUBLISHED_RUNS)
-    # (least median, the chosen value's median, words): each setting no longer the best
+    # where the least median is now, for each setting no longer at it
     moved = []
+    medians = {k: report.median(rows) for k, rows in found.by_value.items()}
     if found.chosen != tile:
-        least, kept = report.median(found.by_value[found.chosen]), report.median(
-            found.by_value[tile])
-        moved.append((least, kept, f"at {found.chosen} steps ({pct(least, 2)} against "
-                                   f"{pct(kept, 2)} at {tile})"))
+        moved.append(f"at {found.chosen} steps ({pct(medians[found.chosen], 2)} against "
+                     f"{pct(medians[tile], 2)} at {tile})")
     if best_weight != weight:
-        least, kept = report.median(weights[best_weight]), report.median(weights[weight])
-        moved.append((least, kept, f"at a weight of {best_weight:g} ({pct(least, 2)} against "
-                                   f"{pct(kept, 2)})"))
+        moved.append(f"at a weight of {best_weight:g} "
+                     f"({pct(report.median(weights[best_weight]), 2)} against "
+                     f"{pct(report.median(weights[weight]), 2)})")
     where = ("Each sits where the median error of this table is smallest, so each saw every run"
              if not moved else
              "Each was chosen where the median error of this table was smallest when it held "
              f"{CHOSEN_ON_RUNS} runs, so each saw those; on all {runs}, the least median is "
-             + " and ".join(words for *_, words in moved)
-             + "; they stay as chosen")
+             + " and ".join(moved) + "; they stay as chosen")
 
     def span(rows: dict) -> str:
         medians = [report.median(r) for r in rows.values()]
