@@ -32,6 +32,7 @@ __all__ = [
     "format_seconds",
     "format_significant",
     "format_usd",
+    "keep_percent",
     "parse_bare_power",
     "parse_quantity",
     "parse_scaled_number",
@@ -145,6 +146,20 @@ def format_usd(amount: float, *, cents: bool | None = None, digits: int | None =
     if (0 < value < 1 and cents) or value >= SCIENTIFIC_ABOVE:
         return f"{sign}${_significant(value, 3)}"
     return f"{sign}${value:,.2f}" if cents else f"{sign}${value:,.0f}"
+
+
+#: The space a line must not break at: after a digit, before a percent sign.
+_PERCENT_SPACE = re.compile(r"(?<=\d) (?=%)")
+
+
+def keep_percent(text: str) -> str:
+    """``text`` with a no-break space (U+00A0) between each digit and the "%" after it.
+
+    The course writes a share with a space before its sign ("6.7 %"); a narrow column may
+    break a line at that space and start the next with "%". The site's pages
+    (``scripts/gl_typography.py``), the exercises' texts and the calculators' help join
+    them with this."""
+    return _PERCENT_SPACE.sub("\u00a0", text)
 
 
 def format_significant(value: float, digits: int) -> str:

@@ -28,6 +28,7 @@ from typing import Any
 
 from gpulesson import calculators as _calc
 from gpulesson.display import Interactive, escape
+from gpulesson.units import keep_percent
 
 __all__ = ["CalculatorWidget", "calculator_widget", "explorer", "static_html"]
 
@@ -95,7 +96,8 @@ def static_html(name: str, values: Mapping[str, Any] | None = None,
         text = result["text"][out.name] if result["ok"] else _MISSING
         help_attr = f' title="{escape(out.help)}"' if out.help else ""
         parts.append(
-            f'<dt id="{escape(uid)}-out-{escape(out.name)}"{help_attr}>{escape(out.label)}</dt>'
+            f'<dt id="{escape(uid)}-out-{escape(out.name)}"{help_attr}>'
+            f'{escape(keep_percent(out.label))}</dt>'
             f'<dd style="margin: 0; font-weight: 600">'
             f'<output data-output="{escape(out.name)}" name="{escape(out.name)}" '
             f'aria-labelledby="{escape(uid)}-out-{escape(out.name)}">{escape(text)}</output></dd>'
@@ -136,7 +138,7 @@ def _field_html(spec: _calc.Input, value: Any, uid: str) -> str:
             f'step="{step}"{hint}{described}>'
         )
     help_text = (f'<small class="gl-calc-help" id="{escape(fid)}-help" style="{_HELP}">'
-                 f"{escape(spec.help)}</small>" if spec.help else "")
+                 f"{escape(keep_percent(spec.help))}</small>" if spec.help else "")
     return f'<div class="gl-calc-field" style="{_FIELD}">{label} {control}{unit} {help_text}</div>'
 
 

@@ -32,6 +32,7 @@ from dataclasses import fields
 
 from gpulesson.exercises import core
 from gpulesson.exercises.core import Exercise, Feedback
+from gpulesson.units import keep_percent
 
 __all__ = ["RenderedFeedback", "STATUS_STYLE", "answer_key_markdown", "feedback_html",
            "markup", "rendered", "static_html"]
@@ -71,8 +72,9 @@ def _power(match: re.Match[str]) -> str:
 
 
 def _prose(escaped: str) -> str:
-    """Bold, emphasis and powers in text already escaped for HTML."""
-    escaped = _BOLD.sub(r"<strong>\1</strong>", escaped)
+    """Bold, emphasis and powers in text already escaped for HTML, each figure kept on one
+    line with its "%" (:func:`gpulesson.units.keep_percent`)."""
+    escaped = _BOLD.sub(r"<strong>\1</strong>", keep_percent(escaped))
     escaped = _EMPHASIS.sub(r"<em>\1</em>", escaped)
     return _POWER.sub(_power, escaped)
 
@@ -189,7 +191,7 @@ def static_html(exercise: Exercise, *, solution: bool = True) -> str:
         f'<div class="gl-exercise mathjax_ignore" id="{eid}" data-kind="{exercise.kind}" '
         f'role="region" aria-labelledby="{heading_id}">',
         f'<h3 class="gl-exercise-title" id="{heading_id}">Exercise {exercise.number}: '
-        f"{html.escape(exercise.title_text())}</h3>",
+        f"{html.escape(keep_percent(exercise.title_text()))}</h3>",
         f'<div class="gl-question">{markup(exercise.question_text())}</div>',
         answer_format_html(exercise),
     ]
