@@ -52,38 +52,44 @@ def _clear() -> None:
 
 
 @contextmanager
-def settings(tile: int | None = None, prior_weight: float | None = None) -> Iterator[None]:
-    """The model with ``TILE_OVERHEAD_K = tile`` and the calibration's prior weight
-    ``prior_weight`` inside the block (``None``: the planner's), the planner's own after it
-    (every cache that holds a figure planned with them emptied on the way in and out)."""
-    kept = planning.perf_model.TILE_OVERHEAD_K, planning.calibration.fit
-    if tile is not None:
-        planning.perf_model.TILE_OVERHEAD_K = tile
-    if prior_weight is not None:
-        planning.calibration.fit = functools.partial(kept[1], prior_weight=prior_weight)
+def _patched(*changes: tuple[object, str, object]) -> Iterator[None]:
+    """Each ``(module, name, value)`` set inside the block and put back after it, every
+    cache that holds a figure planned with them emptied on the way in and out."""
+    kept = [(module, name, getattr(module, name)) for module, name, _ in changes]
+    for module, name, value in changes:
+        setattr(module, name, value)
     _clear()
     try:
         yield
     finally:
-        planning.perf_model.TILE_OVERHEAD_K, planning.calibration.fit = kept
+        for module, name, value in kept:
+            setattr(module, name, value)
         _clear()
+
+
+@contextmanager
+def settings(tile: int | None = None, prior_weight: float | None = None) -> Iterator[None]:
+    """The model with ``TILE_OVERHEAD_K = tile`` and the calibration's prior weight
+    ``prior_weight`` inside the block (``None``: the planner's), the planner's own after it."""
+    changes: list[tuple[object, str, object]] = []
+    if tile is not None:
+        changes.append((planning.perf_model, "TILE_OVERHEAD_K", tile))
+    if prior_weight is not None:
+        changes.append((planning.calibration, "fit", functools.partial(
+            planning.calibration.fit, prior_weight=prior_weight)))
+    with _patched(*changes):
+        yield
 
 
 @contextmanager
 def without(names: Sequence[str]) -> Iterator[None]:
     """The published runs but ``names`` inside the block, as the set stood before they
     joined it (fit, leave-one-out table and every cache built on them), all of them after."""
-    kept = planning.published.PUBLISHED_RUNS, planning.training.load_runs
-    runs = tuple(r for r in kept[0] if r.name not in names)
-    assert len(runs) == len(kept[0]) - len(set(names)), f"not in the set: {names}"
-    planning.published.PUBLISHED_RUNS = runs
-    planning.training.load_runs = lambda: runs
-    _clear()
-    try:
+    runs = tuple(r for r in planning.published.PUBLISHED_RUNS if r.name not in names)
+    assert len(runs) == len(planning.published.PUBLISHED_RUNS) - len(set(names)), names
+    with _patched((planning.published, "PUBLISHED_RUNS", runs),
+                  (planning.training, "load_runs", lambda: runs)):
         yield
-    finally:
-        planning.published.PUBLISHED_RUNS, planning.training.load_runs = kept
-        _clear()
 
 
 def best_weight(weights: dict[float, Sequence[planning.published.LeaveOneOut]]) -> float:
