@@ -40,7 +40,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from gpulesson import _validate as v
-from gpulesson import execution, inference, memory, transformer
+from gpulesson import hardware, inference, memory, transformer
 
 from ._adapt import gpu_view, model_view
 from .checkpoints import (
@@ -365,12 +365,13 @@ class PoolRow:
 def run_sms(run: Mapping[str, object]) -> int | None:
     """The streaming multiprocessors of the run's GPU: its ``sms`` where the registry gives
     them (a GPU the course's table lacks, or an unnamed one), else the GPU table's
-    (:func:`gpulesson.execution.gpu_execution`), else ``None``. An ``sms`` that is not the
-    table's for a GPU the table knows is refused."""
+    (:attr:`gpulesson.hardware.GPUSpec.sms`, which the serving planner's default reads
+    too), else ``None``. An ``sms`` that is not the table's for a GPU the table knows is
+    refused."""
     given = None if run.get("sms") is None else v.positive_int("sms", run["sms"])
     name = run.get("gpu")
     try:
-        table = None if name is None else execution.gpu_execution(str(name)).sms
+        table = None if name is None else hardware.gpu(str(name)).sms
     except KeyError:
         table = None
     if given is not None and table is not None and given != table:

@@ -45,8 +45,9 @@ from ._adapt import ModelView, model_view
 from .runs import PublishedRun, load_runs
 from .training import TrainingPlan, default_factors, plan_run
 
-__all__ = ["PUBLISHED_RUNS", "Comparison", "LeaveOneOut", "PublishedRun", "format_table",
-           "leave_one_out", "load_runs", "plan_run", "published_comparison", "summary"]
+__all__ = ["PUBLISHED_RUNS", "Comparison", "LeaveOneOut", "PublishedRun", "fitted_without",
+           "format_table", "leave_one_out", "load_runs", "plan_run", "published_comparison",
+           "summary"]
 
 #: The H800: an H100's compute with NVLink cut back. "NVLink offers a bandwidth of 160 GB/s,
 #: roughly 3.2 times that of IB (50 GB/s)" (DeepSeek-AI 2024, section 3.2.2).
@@ -137,6 +138,17 @@ def _fit_without(i: int, *, iterations: int, at_full: list[tuple[dict[str, float
     others = PUBLISHED_RUNS[:i] + PUBLISHED_RUNS[i + 1:]
     return calibration.fit(others, plan_run, start=default_factors(), iterations=iterations,
                            first_rows=at_full[:i] + at_full[i + 1:])
+
+
+def fitted_without(name: str) -> Mapping[str, float]:
+    """The factors fitted on every published run but the one named ``name``, as its row of
+    :func:`leave_one_out` is predicted: what a figure of the same job (a later or an earlier
+    release of it) is held against, by a fit that never saw the run."""
+    names = [run.name for run in PUBLISHED_RUNS]
+    if name not in names:
+        raise ValueError(f"name must be a published run's, got {name!r}")
+    at_full = calibration.rows(PUBLISHED_RUNS, default_factors(), plan_run)
+    return _fit_without(names.index(name), iterations=1, at_full=at_full)
 
 
 @cache

@@ -26,6 +26,11 @@ def pct(fraction: float, digits: int = 0) -> str:
     return f"{100 * fraction:.{digits}f} %"
 
 
+def off(error: float) -> str:
+    """How far a prediction is off, as this lesson words it: "9 % high", "15 % low"."""
+    return f"{pct(abs(error))} {'high' if error > 0 else 'low'}"
+
+
 COMPARED = {c.run.name: c for c in planning.published_comparison()}
 
 
@@ -92,8 +97,7 @@ def largest_miss(rows: Sequence, expected: str, words: str) -> str:
     """"The largest miss is <words>, x % high" while the run the planner misses most among
     ``rows`` is ``expected``; otherwise that run's name, so that the claim fails naming it."""
     worst = max(rows, key=lambda r: abs(r.error))
-    return (f"The largest miss is {words}, {pct(worst.error)} "
-            f"{'high' if worst.error > 0 else 'low'}" if worst.name == expected
+    return (f"The largest miss is {words}, {off(worst.error)}" if worst.name == expected
             else worst.name)
 
 
@@ -253,13 +257,8 @@ def gpt_oss_fp8_band() -> str:
 
 @functools.cache
 def factors_without(name: str) -> Mapping[str, float]:
-    """The factors fitted on every run of the table but ``name``, as its leave-one-out row
-    is predicted: a figure of the same job is held against a fit that never saw it."""
-    runs = planning.published.PUBLISHED_RUNS
-    at_full = planning.calibration.rows(runs, planning.training.default_factors(),
-                                        planning.published.plan_run)
-    return planning.published._fit_without([r.name for r in runs].index(name), iterations=1,
-                                           at_full=at_full)
+    """:func:`gpulesson.planning.published.fitted_without`, once per run for this module."""
+    return planning.published.fitted_without(name)
 
 
 def fixed_error(name: str) -> float:
@@ -307,7 +306,7 @@ def token_drop_words() -> str:
     """The lesson's sentence on :func:`token_drop_errors`: the figures and how far off."""
     errors = token_drop_errors()
     figures = ", ".join(f"{tokens:,}" for tokens, _ in TOKEN_DROP.values())
-    each = ", ".join(f"{pct(abs(e))} {'high' if e > 0 else 'low'}" for e in errors)
+    each = ", ".join(off(e) for e in errors)
     return (f"({figures} tokens/s per GPU), each planned with the factors fitted without its "
             "own dropless run, the planner predicts within "
             f"{pct(max(abs(e) for e in errors))} ({each})")
@@ -315,8 +314,7 @@ def token_drop_words() -> str:
 
 def fixed_miss(name: str) -> str:
     """"x % high" or "x % low": the planner against run ``name``'s fixed figure."""
-    error = fixed_error(name)
-    return f"{pct(abs(error))} {'high' if error > 0 else 'low'}"
+    return off(fixed_error(name))
 
 
 def _gap(kept: float, least: float) -> str:

@@ -20,6 +20,18 @@ def test_every_published_run_is_predicted_without_itself() -> None:
     assert len(LOO) >= 30
 
 
+def test_a_run_left_out_by_name_is_predicted_as_its_row() -> None:
+    """fitted_without(name) are the factors that run's leave-one-out row was predicted with
+    (lesson 10 holds other releases of a job against them)."""
+    for i in (0, len(PUBLISHED_RUNS) - 1):
+        run = PUBLISHED_RUNS[i]
+        factors = published.fitted_without(run.name)
+        assert plan_run(run, factors=factors).mfu == pytest.approx(LOO[i].predicted_mfu,
+                                                                   rel=1e-12)
+    with pytest.raises(ValueError, match="name must be a published run's"):
+        published.fitted_without("no such run")
+
+
 def test_leave_one_out_errors_today() -> None:
     """What the model achieves on runs it was not fitted to (the issue's target is a
     median of 10 % with every run within 25 %; the lesson shows the misses and why)."""
