@@ -124,6 +124,37 @@ def test_no_figure_on_a_page_is_parted_from_its_percent_sign(site_dir: Path) -> 
     assert not parted, f"{len(parted)} figures parted from their %: " + "; ".join(parted[:20])
 
 
+def _citations(soup: BeautifulSoup) -> list[tuple[str, str]]:
+    """(what a citation reads, the References anchor it links to) for each cited source of
+    a page: "Dubey and others, 2024" in brackets, or the names before "[2024]" in prose."""
+    found = []
+    for span in soup.select("span.bibtex-citation"):
+        names = span.get_text().split("[", 1)[0].strip()
+        for link in span.select('a[href*="references.html#"]'):
+            text = " ".join(link.get_text().split())
+            found.append((text if "," in text else f"{names}, {text}",
+                          link["href"].rsplit("#", 1)[1]))
+    return found
+
+
+def test_no_two_sources_are_cited_alike(site_dir: Path) -> None:
+    """Ten sources were each cited "NVIDIA, 2025". Where sources share their authors and
+    year, each takes a letter after the year (scripts/gl_citations.py): every citation's
+    text leads to one entry of the References, and that entry shows the same year."""
+    cited: dict[str, set[str]] = {}
+    for path in toc_pages():
+        for text, anchor in _citations(_soup(site_dir / path)):
+            cited.setdefault(text, set()).add(anchor)
+    assert len(cited) > 50, sorted(cited)
+    shared = {text: sorted(anchors) for text, anchors in cited.items() if len(anchors) > 1}
+    assert not shared, f"{len(shared)} citations lead to more than one source: {shared}"
+    references = _soup(site_dir / "book" / "references.html")
+    for text, (anchor,) in cited.items():
+        year = text.rsplit(", ", 1)[1]
+        entry = references.find(id=anchor)
+        assert entry is not None and re.search(rf"\b{year}\b", entry.get_text()), (text, anchor)
+
+
 @pytest.mark.parametrize("slug", available_lessons())
 def test_exercise_page_carries_the_dom_contract(site_dir: Path, slug: str) -> None:
     page = site_dir / "exercises" / f"{slug}.html"
