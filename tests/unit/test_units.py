@@ -185,6 +185,18 @@ def test_a_greek_mu_and_bits_per_second_are_read_as_meant():
     assert units.parse_quantity("360 gb/s", "bytes/s") == 360e9  # lower case, a byte's B
 
 
+def test_bits_are_not_read_as_bytes():
+    """ "112 Gb" was marked correct for 112 GB, and "896 Gb", the same amount in gigabits,
+    "8× too high" (the site's lesson 1 exercise 10, 2026-12-07): a bit unit in an answer in
+    bytes is refused, as in a byte rate; "gb", all lower case, stays a gigabyte."""
+    for typed in ("112 Gb", "0.9 Tb", "4 Mb", "112 Gbit", "896 gigabits", "8 bits"):
+        with pytest.raises(ValueError, match="is bits; .* 112 Gb is 14 GB"):
+            units.parse_quantity(typed, "bytes")
+    assert units.parse_quantity("112 gb", "bytes") == 112e9
+    assert units.parse_quantity("112 GB", "bytes") == 112e9
+    assert units.parse_quantity("14 GiB", "bytes") == 14 * 2**30
+
+
 @pytest.mark.parametrize(("typed", "dimension", "value"), [
     ("8.4 × 10^22 FLOP", "flops", 8.4e22), ("8.4×10^22", "flops", 8.4e22),
     ("1.4 x 10^12", "count", 1.4e12), ("1.4*10**12", "count", 1.4e12),
