@@ -5,8 +5,8 @@ stops with Node's message when the start-up snapshot cannot be made; the course 
 byte code is compiled by that Pyodide (``scripts/pyodide_compile.mjs``), and a .pyc that
 Pyodide would not use stops the build;
 ``make serve`` (``scripts/serve_site.py``, also the browser tests' server) sends ``.mjs``
-and ``.wasm`` with the types Pyodide needs; the deploy workflow publishes only a site that
-passed ``make test``.
+and ``.wasm`` with the types Pyodide needs; the deploy workflow builds the book alone, then
+publishes it only once it has passed ``make test``.
 """
 
 from __future__ import annotations
@@ -224,6 +224,10 @@ def test_deploy_workflow_tests_then_publishes_the_built_site() -> None:
     upload_at = next(i for i, use in enumerate(uses) if use.startswith(
         "actions/upload-pages-artifact"))
     assert test_at < upload_at, "publish only what passed make test"
+    # the published measurements come from a build with the machine to itself: in make test
+    # the notebooks would share the two cores with the other worker's tests
+    book_at = next(i for i, run in enumerate(runs) if run.strip() == "make book")
+    assert book_at < test_at, "build the book alone before make test"
     assert steps[upload_at]["with"]["path"] == "_build/html"
     deploy = workflow["jobs"]["deploy"]
     assert deploy["needs"] == "build"
