@@ -335,7 +335,7 @@ NOT_FIGURES = (
     " 4×, RNNs and LSTMs 10 to 40 % with little benefit, GNNs 10 to 30 % with none",
     # the lesson's chosen sizes and inputs
     "4096×4096", "over 2,048 tokens", "intensity 20 FLOP/byte", "the 4,096 products",
-    "size 4096 against one of 4095", "a batch of 256 sequences",
+    "size 4096 against one of 4095", "a batch of 256 sequences", "only the 64 channels",
     # a share, not a result ("a share of roofline above 100 %"), and names
     "above 100 %", "16-bit", "RTX 4090",
     # releases' names (NVIDIA: CUDA 13.5, November 2026, general availability for Rubin;
