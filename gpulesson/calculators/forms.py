@@ -160,7 +160,8 @@ def apply_changes(name: str, values: Mapping[str, Any],
     * a preset fills what it covers (:func:`apply_preset`);
     * an input a preset filled, edited to anything but the preset's figure, turns that
       preset to ``custom`` (80 and 80.0 are the same figure); an input the preset's
-      current choice does not fill (a GPU the price table has no quote for) leaves it;
+      current choice does not fill (a GPU the price table has no quote for), or one it only
+      suggests (its dated price: ``Input.suggests``), leaves it;
     * an input a fill is keyed by (a GPU's peak depends on the precision) makes the presets
       keyed by it fill again, unless they are custom.
 
@@ -210,7 +211,7 @@ def apply_changes(name: str, values: Mapping[str, Any],
             continue
         for preset in filled_by.get(key, []):
             choice = shown.get(preset)
-            if choice in (None, CUSTOM):
+            if choice in (None, CUSTOM) or key in known[preset].suggests:
                 continue
             try:
                 expected: dict[str, Any] | None = apply_preset(name, preset, choice, shown)

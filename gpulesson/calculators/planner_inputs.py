@@ -81,9 +81,12 @@ def gpu_inputs(default: str, *, serving: bool = False) -> tuple[Any, ...]:
     choices = tuple(Choice(k, k) for k in hardware.GPUS) + (
         Choice(CUSTOM, "Custom (edit the figures)"),)
     out = [
+        # a price typed over the dated quote keeps the GPU: turned custom, it would lose the
+        # links and the fitted factors the plan reads of it (gpulesson.planning.gpu_view)
         Preset("gpu", "GPU", default=default, choices=choices, fills=fills,
                help=shared.GPU_NOTE + " The planners read the reported memory, links and "
-                    "a dated price through gpulesson.planning.gpu_view."),
+                    "a dated price through gpulesson.planning.gpu_view.",
+               suggests=("usd_per_gpu_hour",)),
         Number("gpu_memory", "Memory per GPU (reported)", range=(0.001, 10_000), step=1,
                unit="GB", scale=1e9, dimension="bytes",
                help="The total the driver reports, decimal GB (nvidia-smi: H100 SXM 81,559 "

@@ -99,6 +99,10 @@ def check_declaration(calc: Calculator) -> None:
                         raise ValueError(f"{calc.name}.{spec.name}: keyed by {raw.by!r}, "
                                          "which is not a choice input")
                     filled[target] = spec.name
+            unfilled = set(spec.suggests) - {t for fills in spec.fills.values() for t in fills}
+            if unfilled:
+                raise ValueError(f"{calc.name}.{spec.name}: suggests {sorted(unfilled)}, "
+                                 "which it never fills")
     for spec in calc.inputs:
         if spec.default is None and not _default_from_preset(calc, spec.name, filled):
             raise ValueError(f"{calc.name}.{spec.name}: needs a default")

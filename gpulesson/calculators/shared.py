@@ -282,7 +282,8 @@ def gpu_inputs(default: str, *, memory: bool = False, peak: bool | Input = False
     (another range or help). ``price`` also fills the calculator's ``usd_per_gpu_hour``
     (declare it with :func:`gpu_hour_price`) with the GPU's dated default quote
     (:func:`gpulesson.prices.default_price`), for the GPUs the price table covers; a GPU
-    without a quote leaves the price as typed.
+    without a quote leaves the price as typed, and a price typed over a quote keeps the GPU
+    (a quote is not a property of the GPU).
     """
     fills: dict[str, dict[str, Any]] = {}
     for key, spec in hardware.GPUS.items():
@@ -306,7 +307,8 @@ def gpu_inputs(default: str, *, memory: bool = False, peak: bool | Input = False
                (peak if isinstance(peak, Input) else PEAK) if peak else None,
                BANDWIDTH if bandwidth else None)
     return (Preset("gpu", "GPU", default=default, choices=choices, fills=fills,
-                   help=f"{EXECUTION_NOTE} {GPU_NOTE}" if sms else GPU_NOTE),
+                   help=f"{EXECUTION_NOTE} {GPU_NOTE}" if sms else GPU_NOTE,
+                   suggests=("usd_per_gpu_hour",) if price else ()),
             *(figure for figure in figures if figure is not None))
 
 

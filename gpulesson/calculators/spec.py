@@ -107,6 +107,10 @@ class Input:
         options of a ``choice`` or ``preset`` input (a preset lists ``custom`` too).
     fills:
         for a preset: choice -> {input name: SI value or :class:`Keyed`}.
+    suggests:
+        for a preset: the inputs among its fills that it only suggests (a GPU's dated
+        price): choosing fills them, but editing one keeps the choice, since they are not
+        properties of it.
     help:
         one or two sentences: what the input means, where a default comes from.
     advanced:
@@ -128,6 +132,7 @@ class Input:
     dimension: str = "count"
     choices: tuple[Choice, ...] = ()
     fills: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    suggests: tuple[str, ...] = ()
     help: str = ""
     advanced: bool = False
     slider: bool = False
@@ -192,13 +197,16 @@ def Select(name: str, label: str, *, choices: tuple[Choice, ...], default: str |
 
 
 def Preset(name: str, label: str, *, choices: tuple[Choice, ...],
-           fills: Mapping[str, Mapping[str, Any]], default: str, help: str = "") -> Input:
+           fills: Mapping[str, Mapping[str, Any]], default: str, help: str = "",
+           suggests: tuple[str, ...] = ()) -> Input:
     """A choice that fills other inputs: ``fills[choice] = {input: SI value or Keyed}``.
 
     ``choices`` must include :data:`CUSTOM` (fills nothing, keeps what the reader typed).
+    ``suggests``: filled inputs that are not properties of the choice (a GPU's dated
+    price): editing one keeps the choice rather than turning it ``custom``.
     """
     return Input(name=name, label=label, kind="preset", default=default,
-                 choices=tuple(choices), fills=fills, help=help)
+                 choices=tuple(choices), fills=fills, help=help, suggests=tuple(suggests))
 
 
 @dataclass(frozen=True)

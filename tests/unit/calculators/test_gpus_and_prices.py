@@ -141,9 +141,10 @@ def test_a_priced_gpu_preset_brings_its_dated_default_quote() -> None:
         assert prices.default_price("B300").provider == "Oracle OCI"
 
 
-def test_a_gpu_without_a_quote_keeps_the_typed_price_and_its_preset() -> None:
-    """The price table quotes no V100: choosing it leaves the price as typed, and editing
-    that price does not turn the V100 into a custom GPU."""
+def test_a_typed_price_keeps_the_gpu_with_or_without_a_quote() -> None:
+    """The price table quotes no V100: choosing it leaves the price as typed. A price typed
+    over a GPU's quote keeps the GPU too: a quote is not a property of the GPU (it turned
+    the H100 custom, and the planners then lost its links, 2026-12-07)."""
     with _rent_calculator() as name:
         shown = C.resolve(name, gpu="V100 SXM")
         assert shown["usd_per_gpu_hour"] == 6.88  # the input's declared default
@@ -151,9 +152,11 @@ def test_a_gpu_without_a_quote_keeps_the_typed_price_and_its_preset() -> None:
         answer = C.apply_changes(name, shown, ["usd_per_gpu_hour"])
         assert "gpu" not in answer["updates"] and answer["result"]["ok"]
         shown = C.resolve(name)
-        shown["usd_per_gpu_hour"] = 2.0  # a priced GPU: editing its price makes it custom
-        assert C.apply_changes(name, shown, ["usd_per_gpu_hour"])["updates"] == \
-            {"gpu": C.CUSTOM}
+        shown["usd_per_gpu_hour"] = 2.0
+        answer = C.apply_changes(name, shown, ["usd_per_gpu_hour"])
+        assert answer["updates"] == {} and answer["result"]["values"]["cost"] == 2000
+        shown["gpu_memory"] = 96  # a figure of the GPU itself still makes it custom
+        assert C.apply_changes(name, shown, ["gpu_memory"])["updates"] == {"gpu": C.CUSTOM}
 
 
 def test_price_help_quotes_the_2026_h100_price_from_the_table() -> None:

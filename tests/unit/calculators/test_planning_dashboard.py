@@ -113,6 +113,23 @@ def test_price_follows_the_gpu():
     assert ("enter a quote" in text) == (b200.price is None)
 
 
+@pytest.mark.parametrize(("name", "changes"), [("planning", {"n_gpus": 2048}),
+                                               ("serving_plan", {})])
+def test_a_typed_price_changes_the_cost_and_nothing_else(name, changes):
+    """Typing $3.20 over the H100's $6.88 turned the GPU custom, a bare GPU without NVLink
+    or fitted factors: on 2,048 GPUs the MFU fell from 48.2 % to 27.5 %, and the serving
+    dashboard's feasible plan became infeasible (the site, 2026-12-07). The form keeps the
+    GPU: only the outputs of money move."""
+    shown = {**C.resolve(name), **changes}
+    before = forms.evaluate(name, shown)["values"]
+    shown["usd_per_gpu_hour"] = 3.2
+    answer = C.apply_changes(name, shown, ["usd_per_gpu_hour"])
+    assert "gpu" not in answer["updates"]
+    after = answer["result"]["values"]
+    moved = {k for k in before if before[k] != after[k]}
+    assert moved and all(("cost" in k or "price" in k) for k in moved), moved
+
+
 def test_serving_plan_meets_the_slos():
     """The deployment dashboard's starting point: Llama 3 70B, 20 requests/s of 2,000 tokens
     in and 300 out, 200 ms to the first token and 50 ms per token."""

@@ -93,13 +93,17 @@ N = spec.Integer("n", "Count", default=8, range=(1, 1024))
                                  choices=(spec.Choice("a", "A"), spec.Choice(C.CUSTOM, "Custom")),
                                  fills={"a": {"n": spec.Keyed(by="n", values={})}})),
      "keyed by 'n', which is not a choice input"),
+    (_with_inputs(N, spec.Preset("p", "P", default="a",
+                                 choices=(spec.Choice("a", "A"), spec.Choice(C.CUSTOM, "Custom")),
+                                 fills={"a": {"n": 1}}, suggests=("price",))),
+     r"^_bad\.p: suggests \['price'\], which it never fills"),
     (replace(TOY, name="_bad", outputs=(spec.Output("x", "X", "furlongs"),)),
      r"^_bad\.x: unknown format 'furlongs'"),
     (replace(TOY, name="_bad", outputs=(spec.Output("x", "X", "count"),) * 2),
      "duplicate output names"),
     (replace(TOY, name="_bad", lesson="lesson_10"), "lesson 'lesson_10' is not in"),
 ], ids=["default", "identifier", "duplicate-input", "kind", "range", "dimension",
-        "choices", "custom", "fill-target", "fill-choice", "keyed-by", "format",
+        "choices", "custom", "fill-target", "fill-choice", "keyed-by", "suggests", "format",
         "duplicate-output", "lesson"])
 def test_a_broken_declaration_is_refused_naming_what_is_wrong(calc, message) -> None:
     with pytest.raises(ValueError, match=message):
