@@ -180,6 +180,12 @@ def days_7b(mfu: float, gpus: int = PLAN["n_gpus"]) -> float:
     return flops.training_days(TOTAL_7B, gpus, PEAK, mfu)
 
 
+def attention_share() -> float:
+    """What attention adds to 6N per token of the dashboard's model at its sequence length
+    (the FLOPs its MFU counts, gpulesson.flops.model_flops_per_token)."""
+    return flops.model_flops_per_token(LLAMA2_7B, seq_len=PLAN["seq_len"]) / (6 * N_7B) - 1
+
+
 def layout(tp: int, pp: int, zero_stage: int, recompute: str = "selective"):
     return distributed.layout_memory(**RUN_405B, recompute=recompute, tp=tp, pp=pp,
                                      zero_stage=zero_stage)
@@ -299,6 +305,10 @@ CLAIMS = claims(
      + ("same bill" if math.isclose(chain_cost(1024), chain_cost()) else "a different bill"),
     lambda: f"it predicts {pct(DEFAULT['mfu'], 1)} for "
      "this plan",
+    lambda: "that MFU counts attention's FLOPs as well as $6N$, "
+     f"{pct(attention_share())} more per token for this model at {PLAN['seq_len']:,} "
+     f"tokens, so the plan takes {DEFAULT['time'] / DAY:.1f} days where $6N$ alone at "
+     f"{pct(DEFAULT['mfu'], 1)} would say {days_7b(DEFAULT['mfu']):.1f}.",
     lambda: "a run that assumes 50 % where it will reach 30 % is off by "
      + {0.667: "two thirds"}[round(days_7b(0.30) / days_7b(0.50) - 1, 3)],
     lambda: f"half the price at 28/40 = {0.28 / 0.40:.1f} of the utilisation costs 0.5 / "

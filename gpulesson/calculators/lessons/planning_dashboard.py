@@ -93,6 +93,7 @@ def _planning(**kw: Any) -> dict[str, Any]:
         "efficiency": plan.efficiency,
         "n_params": n, "active_params": active,
         "total_flops": flops.training_flops(active, kw["tokens"]),
+        "model_flops": flops.model_flops_per_token(cfg, seq_len=kw["seq_len"]) * kw["tokens"],
     }
 
 
@@ -179,7 +180,9 @@ PLANNING = Calculator(
         Output("bottleneck", "Bottleneck", "text"),
         replace(planner_inputs.MFU_OUT,
                 help="Model FLOPs over the BF16 dense peak: an output of the step time, whose "
-                     "terms are fitted on published runs."),
+                     "terms are fitted on published runs. Like the published runs' MFU it "
+                     "counts attention's FLOPs as well as 6N (the model FLOPs below), so "
+                     "time = model FLOPs ÷ (GPUs × peak × MFU)."),
         Output("mfu_band", "MFU uncertainty (±, relative)", "percent",
                help="The largest error (predicted over published MFU, less 1), on runs left "
                     "out of the fit, among the published runs most like this plan (same "
@@ -211,6 +214,10 @@ PLANNING = Calculator(
                help="All parameters for a dense model; the routed experts a token uses, "
                     "plus the rest, for a mixture of experts."),
         Output("total_flops", "Training FLOPs (6·N·D, N active)", "flops"),
+        Output("model_flops", "Model FLOPs (6·N·D + attention), what the MFU counts", "flops",
+               help="The FLOPs per token of gpulesson.flops.model_flops_per_token at the "
+                    "sequence length (PaLM's 6N + 12·L·H·Q·T for full attention; windows "
+                    "and latent attention as the model has them), times the tokens."),
     ),
     function=_planning,
     sources=("Narayanan et al. 2021 (Megatron-LM at scale)", "Korthikanti et al. 2022",

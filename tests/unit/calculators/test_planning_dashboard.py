@@ -113,6 +113,19 @@ def test_price_follows_the_gpu():
     assert ("enter a quote" in text) == (b200.price is None)
 
 
+@pytest.mark.parametrize("model", ["llama-2-7b", "mixtral-8x7b", "deepseek-v3", "gpt-oss-120b"])
+def test_the_time_follows_from_the_model_flops_the_mfu_counts(model):
+    """The dashboard showed 6·N·D FLOPs and an MFU that counts attention too: 8.09e22 ÷
+    (64 × 989.4 TFLOP/s × 56.3 %) is 26.3 days, and it said 30.5 (the site, 2026-12-07).
+    It now also shows the model FLOPs its MFU counts, and the chain closes on them:
+    time = model FLOPs ÷ (GPUs × dense BF16 peak × MFU)."""
+    out = C.compute("planning", model=model, n_gpus=256)
+    peak = C.resolve("planning", model=model)["peak_flops"] * 1e12
+    assert out["time"] == pytest.approx(out["model_flops"] / (256 * peak * out["mfu"]),
+                                        rel=1e-9)
+    assert out["model_flops"] > out["total_flops"]  # attention's FLOPs on top of 6·N·D
+
+
 @pytest.mark.parametrize(("name", "changes"), [("planning", {"n_gpus": 2048}),
                                                ("serving_plan", {})])
 def test_a_typed_price_changes_the_cost_and_nothing_else(name, changes):
