@@ -87,6 +87,19 @@ def _fits_text(held: float, gpu_memory: float) -> str:
             "caches; the times and speeds below assume one GPU holds them")
 
 
+def _fits_batch(kw: dict[str, Any], *, batch: int, context: int, extra_tokens: int = 0) -> str:
+    """:func:`_fits_text` for the model's weights and ``batch`` sequences of ``context``
+    tokens in its KV cache (plus ``extra_tokens`` of one more sequence) on the GPU."""
+    cfg = shared.config(kw)
+    kv_b = inference.kv_bytes_per_element(cfg, kw["kv_dtype"])
+    kv = inference.kv_cache_bytes(cfg, seq_len=context, batch=batch, bytes_per_element=kv_b)
+    if extra_tokens:
+        kv += inference.kv_cache_bytes(cfg, seq_len=extra_tokens, bytes_per_element=kv_b)
+    held = memory.inference_memory(transformer.param_count(cfg), precision=kw["precision"],
+                                   kv_cache_bytes=kv).total
+    return _fits_text(held, kw["gpu_memory"])
+
+
 def _inference_calc(**kw: Any) -> dict[str, Any]:
     cfg = shared.config(kw)
     n = transformer.param_count(cfg)
@@ -280,7 +293,9 @@ def _chunked_prefill(**kw: Any) -> dict[str, Any]:
     r = serving_techniques.chunked_prefill(
         shared.config(kw), prompt_tokens=kw["prompt"], token_budget=kw["token_budget"],
         decode_batch=kw["decode_batch"], context=kw["context"], **_roofline(kw))
-    return {"decode_step": r.decode_step, "gap_unchunked": r.gap_unchunked,
+    return {"fits": _fits_batch(kw, batch=kw["decode_batch"], context=kw["context"],
+                                extra_tokens=kw["prompt"]),
+            "decode_step": r.decode_step, "gap_unchunked": r.gap_unchunked,
             "gap_chunked": r.gap_chunked, "chunk": r.chunk, "steps": r.steps,
             "ttft_unchunked": r.ttft_unchunked, "ttft_chunked": r.ttft_chunked}
 
@@ -300,9 +315,13 @@ CHUNKED_PREFILL = Calculator(
         Integer("decode_batch", "Conversations decoding", default=32, range=(1, 4096),
                 help="Each adds one token to every step."),
         shared.tokens("context", "Context of each decoding conversation", 8192),
-        *_serving_inputs(),
+        *_serving_inputs(memory=True),
     ),
     outputs=(
+        Output("fits", "Weights and KV caches fit on one GPU", "text",
+               help="Weights plus the decoding conversations' caches and the newcomer's "
+                    "prompt, against the GPU's memory (no working memory counted). When they "
+                    "do not fit, the times below describe a GPU that does not exist."),
         Output("decode_step", "Decode step alone (TPOT)", "seconds"),
         Output("gap_unchunked", "Longest gap, prompt in one step", "seconds",
                help="A decode step plus the whole prefill: every decoding user waits."),
@@ -333,7 +352,9 @@ def _disaggregation(**kw: Any) -> dict[str, Any]:
         request_rate=kw["request_rate"], input_tokens=kw["prompt"],
         output_tokens=kw["new_tokens"], prefill_tokens_per_second=prefill_rate,
         decode_tokens_per_second=speed.tokens_per_second)
-    return {"prefill_rate": prefill_rate, "decode_rate": speed.tokens_per_second,
+    return {"fits": _fits_batch(kw, batch=kw["decode_batch"],
+                                context=kw["prompt"] + kw["new_tokens"]),
+            "prefill_rate": prefill_rate, "decode_rate": speed.tokens_per_second,
             "per_user": speed.per_sequence, "prefill_gpus": pools.prefill_gpus,
             "decode_gpus": pools.decode_gpus, "ratio": pools.ratio}
 
@@ -352,9 +373,15 @@ DISAGGREGATION = Calculator(
         Integer("decode_batch", "Decode batch per GPU", default=32, range=(1, 4096),
                 help="Conversations each decode GPU carries: a larger batch raises its "
                      "tokens/s and lowers each user's; the per-user speed shows the cost."),
-        *_serving_inputs(),
+        *_serving_inputs(memory=True),
     ),
     outputs=(
+        Output("fits", "Weights and the decode batch's KV caches fit on one GPU", "text",
+               help="Weights plus the caches of the decode batch at the end of its "
+                    "requests (input and output tokens), against the GPU's memory (no "
+                    "working memory counted). When they do not fit, the decode figures "
+                    "describe a GPU that does not exist: a smaller batch, or a model split "
+                    "over several GPUs."),
         Output("prefill_rate", "Prefill tokens/s per GPU (roofline)", "tokens/s"),
         Output("decode_rate", "Decode tokens/s per GPU (roofline, at the end)", "tokens/s"),
         Output("per_user", "Decode speed each user sees", "tokens/s"),
@@ -388,6 +415,7 @@ def _speculative(**kw: Any) -> dict[str, Any]:
         bytes_per_element=inference.kv_bytes_per_element(cfg, kw["kv_dtype"]))
         for g in (1, kw["draft_tokens"] + 1)}
     return {
+        "fits": _fits_batch(kw, batch=kw["batch"], context=kw["context"] + kw["draft_tokens"]),
         "tokens_per_step": serving_techniques.expected_tokens_per_step(**spec),
         "speedup": serving_techniques.speculative_speedup(draft_cost=kw["draft_cost"], **spec),
         "best_gamma": best,
@@ -423,9 +451,14 @@ SPECULATIVE = Calculator(
                        help="Time of one draft step over one target step."),
         shared.DECODE_BATCH,
         shared.tokens("context", "Context per sequence", 8192),
-        *_serving_inputs(),
+        *_serving_inputs(memory=True),
     ),
     outputs=(
+        Output("fits", "Weights and KV caches fit on one GPU", "text",
+               help="The target's weights plus the batch's caches with the draft tokens, "
+                    "against the GPU's memory (no working memory, no draft model counted). "
+                    "When they do not fit, the speed-up at this batch describes a GPU that "
+                    "does not exist."),
         Output("tokens_per_step", "Tokens per verification step", "number", unit="tokens",
                help="(1 − α^(γ+1)) ÷ (1 − α)."),
         Output("speedup", "Speed-up while memory-bound", "ratio",

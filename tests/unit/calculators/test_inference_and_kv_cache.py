@@ -161,7 +161,7 @@ def test_speculative_verification_reads_each_tokens_top_k(monkeypatch):
     from gpulesson.calculators.lessons import inference_and_kv_cache as lesson
     kw = _dsa_kw(monkeypatch, acceptance_rate=0.8, draft_tokens=4, draft_cost=0.05,
                  batch=1, context=131072, precision="bf16", kv_dtype="bf16",
-                 peak_flops=989.4e12, bandwidth=3.35e12)
+                 peak_flops=989.4e12, bandwidth=3.35e12, gpu_memory=80e9)
     cfg = transformer.PRESETS["dsa"]
     weights = inference.decode_weight_bytes(cfg, batch=1)
     plain = (weights + 61 * (2048 * 1152 + 131072 * 132)) / 3.35e12
@@ -254,3 +254,22 @@ def test_sparse_attention_fp8_cache_is_the_656_byte_record_everywhere(model, lay
     assert C.compute("kv_cache", model=model, kv_dtype="bf16")["per_token"] == \
         layers * (576 * 2 + 132)
     assert C.compute("kv_cache", model="deepseek-v3", kv_dtype="fp8")["per_token"] == 61 * 576
+
+
+@pytest.mark.parametrize(("name", "batch_input", "fails_at", "cached_tokens"), [
+    ("disaggregation", "decode_batch", 64, 64 * (8192 + 512)),     # to the end of a request
+    ("chunked_prefill", "decode_batch", 64, 64 * 8192 + 8192),     # and the newcomer's prompt
+    ("speculative_decoding", "batch", 128, 128 * (8192 + 4)),      # and the draft tokens
+])
+def test_a_serving_technique_says_when_its_batch_does_not_fit(name, batch_input, fails_at,
+                                                              cached_tokens):
+    """Llama 3 8B in BF16 on an 80 GB H100: 16.06 GB of weights and 128 KiB of cache per
+    token. A decode batch of 64 at 8,192 + 512 tokens holds 73.0 GB of
+    cache, 89.1 GB in all: it does not fit, yet the disaggregation calculator gave its rate
+    with no word (the site, 2026-12-07). These three now say so, as the inference
+    calculator does; their default batches fit."""
+    assert C.compute(name)["fits"] == "yes"
+    said = C.compute(name, **{batch_input: fails_at})["fits"]
+    assert said.startswith("no: at least 2 GPUs"), said
+    held = 16.06e9 + cached_tokens * 128 * KIB  # the count by hand agrees: over the memory
+    assert held > C.resolve(name)["gpu_memory"] * 1e9
