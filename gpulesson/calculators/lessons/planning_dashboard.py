@@ -55,6 +55,13 @@ def _planning(**kw: Any) -> dict[str, Any]:
             f"dtype: the training planner plans bf16, fp16 or fp8 on a GPU's datasheet, got "
             f"{kw['dtype']!r}; {kw['dtype'].upper()} only on a custom GPU whose peak is a "
             "measured rate (section 6)")
+    if kw["tokens"] < kw["step_tokens"]:
+        # a run is whole steps: fewer tokens than one global batch would take less time than
+        # the one step it needs
+        raise ValueError(
+            f"tokens: {kw['tokens']:,.0f} training tokens are less than one step, the global "
+            f"batch of {kw['step_tokens']:,.0f} tokens; enter at least "
+            f"{kw['step_tokens'] / 1e9:.3g} billion, or fewer tokens per step")
     cfg = planner_inputs.config(kw)
     price = kw["usd_per_gpu_hour"]
     plan = planner_inputs.plan_training(

@@ -126,6 +126,18 @@ def test_the_time_follows_from_the_model_flops_the_mfu_counts(model):
     assert out["model_flops"] > out["total_flops"]  # attention's FLOPs on top of 6·N·D
 
 
+def test_a_run_shorter_than_one_step_is_an_inline_error():
+    """1,000,000 training tokens against 4,194,304 per step: the dashboard said the run
+    took 658 ms where its one step took 2.76 s (the site, 2026-12-07). A run is whole
+    steps: the form names the tokens and the least it takes; one step's tokens plan."""
+    shown = {**C.resolve("planning"), "tokens": 0.001}
+    result = forms.evaluate("planning", shown)
+    assert result["ok"] is False and result["input"] == "tokens"
+    assert "4,194,304" in result["error"] and "at least 0.00419 billion" in result["error"]
+    one_step = C.compute("planning", tokens=4 * M / 1e9)
+    assert one_step["time"] == pytest.approx(one_step["step_time"], rel=1e-9)
+
+
 @pytest.mark.parametrize(("name", "changes"), [("planning", {"n_gpus": 2048}),
                                                ("serving_plan", {})])
 def test_a_typed_price_changes_the_cost_and_nothing_else(name, changes):
