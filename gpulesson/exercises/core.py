@@ -882,10 +882,12 @@ class CodeExercise(Exercise):
                 return self._feedback("incorrect", _raised(self.function_name, call, error),
                                       details=failing)
             if not number:
+                # only None comes from a missing return: "returned 'abc'" needs no such hint
+                forgot = " Did you forget `return`?" if got is None else ""
                 return self._feedback(
                     "incorrect",
                     f"{self.function_name}({call}) returned {returned}; it should "
-                    "return a number. Did you forget `return`?", details=failing)
+                    f"return a number.{forgot}", details=failing)
             expected = self.reference(**inputs)
             if math.isfinite(got_f) and _close(got_f, float(expected), self.rtol, 0.0):
                 continue

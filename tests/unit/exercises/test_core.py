@@ -405,6 +405,9 @@ def test_code_exercise_bad_submissions_never_raise(submission, words):
     feedback = flops_code_exercise().check(submission)
     assert not feedback.correct
     assert words in feedback.message, feedback.message
+    # "Did you forget return?" only where nothing was returned (a string was asked it too,
+    # the site's lesson 6 exercise 4, 2026-12-07)
+    assert ("forget `return`" in feedback.message) == (words == "forget `return`")
 
 
 def test_code_exercise_names_the_parameters_a_renamed_function_lacks():
