@@ -50,6 +50,12 @@ def test_the_feedback_of_a_kernel_reads_as_sentences() -> None:
     ran into the next sentence: "... must store its results in out Try again" (the site's
     lesson 3 exercise page, 2026-12-06)."""
     from gpulesson.exercises import browser
+    from gpulesson.kernelcheck import numba_cuda
+
+    # the worked solution's `from numba import cuda` runs in this process, and Numba picks
+    # its target once per process: let it pick as the course does (the simulator without a
+    # GPU), so the Numba tests that run later in this process find that target
+    numba_cuda()
 
     right = browser.handle({"action": "code", "exercise": "inside_the_gpu:17",
                             "source": browser.learner_solution(
