@@ -24,7 +24,8 @@ answer
 The preset rules are :func:`gpulesson.calculators.apply_changes`, the very function the
 Jupyter widgets (:mod:`gpulesson.widgets`) call: choosing a preset fills what it covers;
 changing an input a fill is keyed by (a GPU's peak depends on the precision) fills again;
-editing a filled input by hand turns its preset to ``custom``. This module only turns the
+editing a filled input by hand turns its preset to ``custom``, but for one it only
+suggests (a GPU's dated price). This module only turns the
 page's text into values (:func:`parse_value`) and the answer into JSON.
 
 Standard library only: this module runs in the browser (Pyodide).

@@ -5,7 +5,8 @@ registry entry and lays out
 
 * one labelled control per input (a text box or slider with its unit, a dropdown for
   choices and presets; choosing a preset fills the inputs it covers, editing a filled
-  input by hand turns the preset to "custom": the rules of
+  input by hand turns the preset to "custom", but for one it only suggests (a GPU's
+  price): the rules of
   :func:`gpulesson.calculators.apply_changes`, which the site's calculators call too);
 * one ``HTML`` widget per output, recomputed on every change by
   :func:`gpulesson.calculators.evaluate` (which calls the calculator functions);

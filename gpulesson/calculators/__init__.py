@@ -22,7 +22,8 @@ bandwidth in TB/s; ``scale`` converts it to the SI base unit the calculator func
 Presets. An input of kind ``"preset"`` (a model, a GPU) fills other inputs with values
 taken from :data:`gpulesson.transformer.PRESETS` or :data:`gpulesson.hardware.GPUS`; a fill
 may depend on another input (a GPU's peak FLOP/s depends on the chosen precision). Every
-preset has a ``"custom"`` choice; editing a filled input by hand makes the preset custom.
+preset has a ``"custom"`` choice; editing a filled input by hand makes the preset custom,
+unless the preset only suggests it (a GPU's dated price: ``Preset(..., suggests=...)``).
 
 API: :data:`CALCULATORS` (ordered, course order), :func:`get`, :func:`compute` (validated
 outputs in SI units), :func:`example` (the worked example), :func:`describe` (JSON spec),

@@ -163,7 +163,8 @@ def apply_changes(name: str, values: Mapping[str, Any],
       current choice does not fill (a GPU the price table has no quote for), or one it only
       suggests (its dated price: ``Input.suggests``), leaves it;
     * an input a fill is keyed by (a GPU's peak depends on the precision) makes the presets
-      keyed by it fill again, unless they are custom.
+      keyed by it fill again, unless they are custom; the inputs they only suggest keep
+      what the reader typed.
 
     Parameters
     ----------
@@ -189,13 +190,15 @@ def apply_changes(name: str, values: Mapping[str, Any],
     filled_by, keyed_by = preset_links(name)
     updates: dict[str, Any] = {}
 
-    def fill(preset: str) -> dict[str, Any] | None:
-        """The preset's fills applied to ``shown``; the failure result otherwise."""
+    def fill(preset: str, keep: Iterable[str] = ()) -> dict[str, Any] | None:
+        """The preset's fills applied to ``shown``, but for the inputs in ``keep``; the
+        failure result otherwise."""
         try:
             filled = apply_preset(name, preset, shown.get(preset, CUSTOM), shown)
         except ValueError as exc:
             message = str(exc.args[0]) if exc.args else str(exc)
             return {"ok": False, "error": message, "input": preset}
+        filled = {k: v for k, v in filled.items() if k not in keep}
         shown.update(filled)
         updates.update(filled)
         return None
@@ -223,7 +226,8 @@ def apply_changes(name: str, values: Mapping[str, Any],
                 shown[preset] = updates[preset] = CUSTOM
         for preset in keyed_by.get(key, []):
             if shown.get(preset) not in (None, CUSTOM):
-                failure = fill(preset)
+                # a refill for the key keeps what the reader typed over a suggestion
+                failure = fill(preset, keep=known[preset].suggests)
                 if failure:
                     return {"updates": updates, "result": failure}
     return {"updates": updates, "result": evaluate(name, shown)}

@@ -10,6 +10,7 @@ hardware, layout; outputs follow, the verdict first.
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from typing import Any
 
@@ -48,6 +49,13 @@ _KERNEL_LABELS = {"fused": "the GPU's own (FA3, cuDNN)", "flash-attention-2": "F
 _TRAINING_DTYPES = ("bf16", "fp16", "fp8")
 
 
+def _rounded_up(value: float, digits: int = 3) -> float:
+    """``value`` (above 0) rounded up to ``digits`` significant digits: a least amount that
+    still suffices once typed."""
+    scale = 10.0 ** (math.floor(math.log10(value)) - digits + 1)
+    return math.ceil(round(value / scale, 9)) * scale
+
+
 def _planning(**kw: Any) -> dict[str, Any]:
     if kw["dtype"] not in _TRAINING_DTYPES and kw["gpu"] != planner_inputs.CUSTOM:
         # its peak would take the BF16 peak's place, and the MFU be quoted against it
@@ -56,12 +64,13 @@ def _planning(**kw: Any) -> dict[str, Any]:
             f"{kw['dtype']!r}; {kw['dtype'].upper()} only on a custom GPU whose peak is a "
             "measured rate (section 6)")
     if kw["tokens"] < kw["step_tokens"]:
-        # a run is whole steps: fewer tokens than one global batch would take less time than
-        # the one step it needs
+        # a run takes at least one step: fewer tokens than one global batch would take less
+        # time than the step it needs
         raise ValueError(
             f"tokens: {kw['tokens']:,.0f} training tokens are less than one step, the global "
             f"batch of {kw['step_tokens']:,.0f} tokens; enter at least "
-            f"{kw['step_tokens'] / 1e9:.3g} billion, or fewer tokens per step")
+            f"{_rounded_up(kw['step_tokens'] / 1e9):g} billion, or fewer "
+            "tokens per step")
     cfg = planner_inputs.config(kw)
     price = kw["usd_per_gpu_hour"]
     plan = planner_inputs.plan_training(
@@ -188,8 +197,9 @@ PLANNING = Calculator(
         replace(planner_inputs.MFU_OUT,
                 help="Model FLOPs over the BF16 dense peak: an output of the step time, whose "
                      "terms are fitted on published runs. Like the published runs' MFU it "
-                     "counts attention's FLOPs as well as 6N (the model FLOPs below), so "
-                     "time = model FLOPs ÷ (GPUs × peak × MFU)."),
+                     "counts attention's FLOPs as well as 6N (the model FLOPs below), and "
+                     "it is against the dense BF16 peak whatever the precision planned, so "
+                     "time = model FLOPs ÷ (GPUs × BF16 peak × MFU)."),
         Output("mfu_band", "MFU uncertainty (±, relative)", "percent",
                help="The largest error (predicted over published MFU, less 1), on runs left "
                     "out of the fit, among the published runs most like this plan (same "

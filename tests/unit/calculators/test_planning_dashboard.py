@@ -3,6 +3,8 @@ and ``serving_plan`` (gpulesson.planning.plan_serving)."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from gpulesson import calculators as C
@@ -133,7 +135,9 @@ def test_a_run_shorter_than_one_step_is_an_inline_error():
     shown = {**C.resolve("planning"), "tokens": 0.001}
     result = forms.evaluate("planning", shown)
     assert result["ok"] is False and result["input"] == "tokens"
-    assert "4,194,304" in result["error"] and "at least 0.00419 billion" in result["error"]
+    assert "4,194,304" in result["error"]
+    least = float(re.search(r"at least ([\d.]+) billion", result["error"]).group(1))
+    assert forms.evaluate("planning", {**shown, "tokens": least})["ok"]  # the advice plans
     one_step = C.compute("planning", tokens=4 * M / 1e9)
     assert one_step["time"] == pytest.approx(one_step["step_time"], rel=1e-9)
 
@@ -153,6 +157,11 @@ def test_a_typed_price_changes_the_cost_and_nothing_else(name, changes):
     after = answer["result"]["values"]
     moved = {k for k in before if before[k] != after[k]}
     assert moved and all(("cost" in k or "price" in k) for k in moved), moved
+    # a change of precision refills the GPU's peak, and keeps the price typed
+    shown["dtype"] = "fp16"
+    refilled = C.apply_changes(name, shown, ["dtype"])
+    assert "usd_per_gpu_hour" not in refilled["updates"] and "peak_flops" in refilled["updates"]
+    assert all(refilled["result"]["values"][k] == after[k] for k in moved)
 
 
 def test_serving_plan_meets_the_slos():
