@@ -411,10 +411,10 @@ def parse_quantity(text: str, dimension: str = "count", *, allow_negative: bool 
     key = unit.lower().replace(" ", "").replace("\u03bc", "\u00b5")
     if dimension == "bytes" and unit in {"b"}:  # lower-case b is ambiguous (bit): refuse it
         raise ValueError("'b' could mean bits; write B or bytes, for example 14 GB.")
-    if dimension == "bytes" and (re.fullmatch(r"[MGTP]b", unit) or re.fullmatch(
+    if dimension == "bytes" and (re.fullmatch(r"[KMGTPE]i?b", unit) or re.fullmatch(
             r"([kmgtp]|kilo|mega|giga|tera|peta)?bits?", unit, re.IGNORECASE)):
-        # "112 Gb" is gigabits, 14 GB: never read it as 112 GB (all lower case, "gb", stays
-        # GB, as in a byte rate below)
+        # "112 Gb" is gigabits, 14 GB, and "Gib" gibibits: never read them as bytes (all
+        # lower case, "gb", stays GB, as in a byte rate below)
         raise ValueError(f"{unit!r} is bits; this answer is in bytes (8 bits to a byte): "
                          "for example 112 Gb is 14 GB.")
     if dimension == "bytes/s" and re.fullmatch(r"([MGTP]b|[kKmMgGtTpP]?bits?)(/s|ps)", unit):

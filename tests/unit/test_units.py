@@ -189,7 +189,8 @@ def test_bits_are_not_read_as_bytes():
     """ "112 Gb" was marked correct for 112 GB, and "896 Gb", the same amount in gigabits,
     "8× too high" (the site's lesson 1 exercise 10, 2026-12-07): a bit unit in an answer in
     bytes is refused, as in a byte rate; "gb", all lower case, stays a gigabyte."""
-    for typed in ("112 Gb", "0.9 Tb", "4 Mb", "112 Gbit", "896 gigabits", "8 bits"):
+    for typed in ("112 Gb", "0.9 Tb", "4 Mb", "8 Kb", "1 Eb", "12 Gib", "3 Mib", "112 Gbit",
+                  "896 gigabits", "8 bits"):
         with pytest.raises(ValueError, match="is bits; .* 112 Gb is 14 GB"):
             units.parse_quantity(typed, "bytes")
     assert units.parse_quantity("112 gb", "bytes") == 112e9
