@@ -4,10 +4,10 @@ The book cites by author and year ("Dubey and others, 2024"). Many of its source
 published by one organisation in one year: ten of them would each read "NVIDIA, 2025", and
 a reader could not tell from the text which of them a sentence leans on. As author-year
 styles do, this extension gives each source of such a group a letter after its year,
-"2025a", "2025b", ..., in the order of their titles, so that a citation in the text and its
-entry under References read the same and no other entry reads like them (the bibliography,
-sorted by authors and then year, lists the group in its letters' order). A source alone
-with its authors and year keeps a bare year.
+"2025a", "2025b", ..., in the order the References list them (pybtex's sorting of the
+"plain" style: the whole author list, the year, then the title as written), so that a
+citation in the text and its entry under References read the same and no other entry
+reads like them. A source alone with its authors and year keeps a bare year.
 
 The letters are added to the parsed bibliography (``sphinxcontrib.bibtex`` parses
 ``book/references.bib`` when the builder starts); the ``.bib`` file keeps plain years. When
@@ -18,16 +18,17 @@ Loaded by ``_config.yml`` (``sphinx: local_extensions``).
 
 from __future__ import annotations
 
+import functools
 import string
 from collections import defaultdict
 from collections.abc import Mapping
 from typing import Any
 
+from pybtex.plugin import find_plugin
 from sphinx.application import Sphinx
 
 #: Where a year's letter would go: after its digits.
 LETTERS = string.ascii_lowercase
-_MARKUP = str.maketrans("", "", "{}\\")
 
 
 def _names(entry: Any) -> tuple[str, ...]:
@@ -41,9 +42,18 @@ def _names(entry: Any) -> tuple[str, ...]:
     return (entry.fields.get("title", ""),)
 
 
-def _title(entry: Any) -> str:
-    """``entry``'s title as a reader sorts it: without BibTeX's braces, case ignored."""
-    return entry.fields.get("title", "").translate(_MARKUP).casefold()
+@functools.cache
+def _sorting() -> Any:
+    """The sorting style of the bibliography (sphinxcontrib.bibtex's "plain": pybtex's
+    author, year, title)."""
+    return find_plugin("pybtex.style.sorting", "author_year_title")()
+
+
+def _listed(entry: Any) -> tuple[str, str]:
+    """Where ``entry`` stands among the sources of its authors and year in the References:
+    its whole author list, then its title (the year is the group's)."""
+    authors, _, title = _sorting().sorting_key(entry)
+    return authors, title
 
 
 def base_year(year: str) -> str:
@@ -67,7 +77,7 @@ def disambiguate(entries: Mapping[str, Any]) -> dict[str, str]:
         if len(keys) > len(LETTERS):
             raise ValueError(f"{len(keys)} sources share names and year {year}: "
                              f"at most {len(LETTERS)} can take a letter ({keys[:3]} ...)")
-        ordered = sorted(keys, key=lambda k: (_title(entries[k]), k))
+        ordered = sorted(keys, key=lambda k: (*_listed(entries[k]), k))
         years.update((key, f"{year}{LETTERS[i]}") for i, key in enumerate(ordered))
     return years
 

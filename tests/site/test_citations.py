@@ -16,7 +16,7 @@ def _entry(author: str, year: str, title: str) -> Entry:
                  persons={"author": [Person(author)]})
 
 
-def test_sources_sharing_authors_and_year_take_letters_by_title() -> None:
+def test_sources_sharing_authors_and_year_take_letters_in_the_references_order() -> None:
     entries = {
         "datasheet": _entry("{NVIDIA}", "2025", "{NVIDIA} {Blackwell} datasheet"),
         "tuning": _entry("{NVIDIA}", "2025", "Tuning guide for {Blackwell}"),
@@ -25,8 +25,9 @@ def test_sources_sharing_authors_and_year_take_letters_by_title() -> None:
         "paper": _entry("Dao, Tri", "2025", "A paper"),
     }
     years = EXT.disambiguate(entries)
-    # titles in a reader's order: braces ignored, and so is case
-    assert years == {"summary": "2025a", "datasheet": "2025b", "tuning": "2025c",
+    # the References' order (pybtex's "plain" sorting): the titles as written, so capitals
+    # before small letters and a brace after both
+    assert years == {"tuning": "2025a", "summary": "2025b", "datasheet": "2025c",
                      "older": "2024", "paper": "2025"}
     # a build that reuses the parsed bibliography sees its own letters: the same years again
     for key, year in years.items():
@@ -34,7 +35,7 @@ def test_sources_sharing_authors_and_year_take_letters_by_title() -> None:
     assert EXT.disambiguate(entries) == years
 
 
-def test_three_or_more_authors_group_by_the_first() -> None:
+def test_three_or_more_authors_group_by_the_first_and_order_by_them_all() -> None:
     def team(*names: str) -> Entry:
         return Entry("misc", fields={"year": "2024", "title": names[-1]},
                      persons={"author": [Person(n) for n in names]})

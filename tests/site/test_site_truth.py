@@ -153,6 +153,17 @@ def test_no_two_sources_are_cited_alike(site_dir: Path) -> None:
         year = text.rsplit(", ", 1)[1]
         entry = references.find(id=anchor)
         assert entry is not None and re.search(rf"\b{year}\b", entry.get_text()), (text, anchor)
+    # and the References list a group in its letters' order: 2025a, then 2025b, ...
+    letters: dict[str, list[str]] = {}
+    for text, (anchor,) in cited.items():
+        names, year = text.rsplit(", ", 1)
+        if year[-1:].isalpha():
+            letters.setdefault(f"{names}, {year[:-1]}", []).append(anchor)
+    order = [e["id"] for e in references.select("div.citation[id]")]
+    for group, anchors in letters.items():
+        listed = sorted(anchors, key=order.index)
+        shown = [t for a in listed for t, (b,) in cited.items() if b == a]
+        assert shown == sorted(shown), (group, shown)
 
 
 @pytest.mark.parametrize("slug", available_lessons())
