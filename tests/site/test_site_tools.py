@@ -228,6 +228,7 @@ def test_deploy_workflow_tests_then_publishes_the_built_site() -> None:
     # the notebooks would share the two cores with the other worker's tests
     book_at = next(i for i, run in enumerate(runs) if run.strip() == "make book")
     assert book_at < test_at, "build the book alone before make test"
+    assert steps[test_at]["env"]["GL_SITE_DIR"] == "_build/html", "test that very build"
     assert steps[upload_at]["with"]["path"] == "_build/html"
     deploy = workflow["jobs"]["deploy"]
     assert deploy["needs"] == "build"
