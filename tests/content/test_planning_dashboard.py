@@ -181,9 +181,9 @@ def days_7b(mfu: float, gpus: int = PLAN["n_gpus"]) -> float:
 
 
 def attention_share() -> float:
-    """What attention adds to 6N per token of the dashboard's model at its sequence length
-    (the FLOPs its MFU counts, gpulesson.flops.model_flops_per_token)."""
-    return flops.model_flops_per_token(LLAMA2_7B, seq_len=PLAN["seq_len"]) / (6 * N_7B) - 1
+    """What attention adds to 6N per token of the dashboard's starting plan: its model FLOPs
+    (what its MFU counts) over its 6·N·D."""
+    return DEFAULT["model_flops"] / DEFAULT["total_flops"] - 1
 
 
 def layout(tp: int, pp: int, zero_stage: int, recompute: str = "selective"):

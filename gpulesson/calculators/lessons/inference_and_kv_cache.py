@@ -79,25 +79,24 @@ KV_CACHE = Calculator(
 )
 
 
-def _fits_text(held: float, gpu_memory: float) -> str:
-    """Whether one GPU holds the weights and the caches, and how many GPUs at least would."""
-    if memory.fits(held, gpu_memory):
-        return "yes"
-    return (f"no: at least {memory.gpus_needed(held, gpu_memory)} GPUs for the weights and "
-            "caches; the times and speeds below assume one GPU holds them")
-
-
-def _fits_batch(kw: dict[str, Any], *, batch: int, context: int, extra_tokens: int = 0) -> str:
-    """:func:`_fits_text` for the model's weights and ``batch`` sequences of ``context``
-    tokens in its KV cache (plus ``extra_tokens`` of one more sequence) on the GPU."""
+def _caches(kw: dict[str, Any], *, batch: int, context: int) -> float:
+    """Bytes of the KV caches of ``batch`` sequences of ``context`` tokens, at the cache
+    precision the inputs set."""
     cfg = shared.config(kw)
-    kv_b = inference.kv_bytes_per_element(cfg, kw["kv_dtype"])
-    kv = inference.kv_cache_bytes(cfg, seq_len=context, batch=batch, bytes_per_element=kv_b)
-    if extra_tokens:
-        kv += inference.kv_cache_bytes(cfg, seq_len=extra_tokens, bytes_per_element=kv_b)
-    held = memory.inference_memory(transformer.param_count(cfg), precision=kw["precision"],
-                                   kv_cache_bytes=kv).total
-    return _fits_text(held, kw["gpu_memory"])
+    return inference.kv_cache_bytes(cfg, seq_len=context, batch=batch,
+                                    bytes_per_element=inference.kv_bytes_per_element(
+                                        cfg, kw["kv_dtype"]))
+
+
+def _fits_text(kw: dict[str, Any], caches: float) -> str:
+    """Whether one GPU holds the weights at their precision and ``caches`` bytes of KV
+    caches, and how many GPUs at least would."""
+    held = memory.inference_memory(transformer.param_count(shared.config(kw)),
+                                   precision=kw["precision"], kv_cache_bytes=caches).total
+    if memory.fits(held, kw["gpu_memory"]):
+        return "yes"
+    return (f"no: at least {memory.gpus_needed(held, kw['gpu_memory'])} GPUs for the weights "
+            "and caches; the times and speeds below assume one GPU holds them")
 
 
 def _inference_calc(**kw: Any) -> dict[str, Any]:
@@ -113,11 +112,9 @@ def _inference_calc(**kw: Any) -> dict[str, Any]:
                                          bytes_per_param=bpp, kv_bytes_per_element=kv_b,
                                          **gpu)
     crossover = inference.model_attention_crossover_tokens(cfg)
-    kv_all = inference.kv_cache_bytes(cfg, seq_len=context, batch=kw["batch"],
-                                      bytes_per_element=kv_b)
-    held = memory.inference_memory(n, precision=kw["precision"], kv_cache_bytes=kv_all).total
+    kv_all = _caches(kw, batch=kw["batch"], context=context)
     return {
-        "fits": _fits_text(held, kw["gpu_memory"]),
+        "fits": _fits_text(kw, kv_all),
         "n_params": n,
         "active": transformer.active_params(cfg),
         "prefill_flops": inference.model_prefill_flops(cfg, kw["prompt"], batch=kw["batch"]),
@@ -293,8 +290,8 @@ def _chunked_prefill(**kw: Any) -> dict[str, Any]:
     r = serving_techniques.chunked_prefill(
         shared.config(kw), prompt_tokens=kw["prompt"], token_budget=kw["token_budget"],
         decode_batch=kw["decode_batch"], context=kw["context"], **_roofline(kw))
-    return {"fits": _fits_batch(kw, batch=kw["decode_batch"], context=kw["context"],
-                                extra_tokens=kw["prompt"]),
+    return {"fits": _fits_text(kw, _caches(kw, batch=kw["decode_batch"], context=kw["context"])
+                               + _caches(kw, batch=1, context=kw["prompt"])),
             "decode_step": r.decode_step, "gap_unchunked": r.gap_unchunked,
             "gap_chunked": r.gap_chunked, "chunk": r.chunk, "steps": r.steps,
             "ttft_unchunked": r.ttft_unchunked, "ttft_chunked": r.ttft_chunked}
@@ -352,8 +349,8 @@ def _disaggregation(**kw: Any) -> dict[str, Any]:
         request_rate=kw["request_rate"], input_tokens=kw["prompt"],
         output_tokens=kw["new_tokens"], prefill_tokens_per_second=prefill_rate,
         decode_tokens_per_second=speed.tokens_per_second)
-    return {"fits": _fits_batch(kw, batch=kw["decode_batch"],
-                                context=kw["prompt"] + kw["new_tokens"]),
+    return {"fits": _fits_text(kw, _caches(kw, batch=kw["decode_batch"],
+                                           context=kw["prompt"] + kw["new_tokens"])),
             "prefill_rate": prefill_rate, "decode_rate": speed.tokens_per_second,
             "per_user": speed.per_sequence, "prefill_gpus": pools.prefill_gpus,
             "decode_gpus": pools.decode_gpus, "ratio": pools.ratio}
@@ -415,7 +412,8 @@ def _speculative(**kw: Any) -> dict[str, Any]:
         bytes_per_element=inference.kv_bytes_per_element(cfg, kw["kv_dtype"]))
         for g in (1, kw["draft_tokens"] + 1)}
     return {
-        "fits": _fits_batch(kw, batch=kw["batch"], context=kw["context"] + kw["draft_tokens"]),
+        "fits": _fits_text(kw, _caches(kw, batch=kw["batch"],
+                                       context=kw["context"] + kw["draft_tokens"])),
         "tokens_per_step": serving_techniques.expected_tokens_per_step(**spec),
         "speedup": serving_techniques.speculative_speedup(draft_cost=kw["draft_cost"], **spec),
         "best_gamma": best,
