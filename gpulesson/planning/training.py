@@ -707,7 +707,7 @@ def plan_training(
     n_gpus : int
         GPUs training together.
     tokens : float
-        Training tokens ``D``.
+        Training tokens ``D``: at least one step, ``global_batch_tokens``.
     global_batch_tokens : int
         Tokens per optimizer step (Llama 3 405B: 16M, Dubey et al. 2024, Table 4).
     seq_len : int
@@ -806,6 +806,9 @@ def plan_training(
     n = v.positive_int("n_gpus", n_gpus)
     d = v.positive_number("tokens", tokens)
     batch = v.positive_int("global_batch_tokens", global_batch_tokens)
+    if d < batch:
+        raise ValueError(f"tokens must be at least global_batch_tokens ({batch:,}), one "
+                         f"optimizer step: a run takes whole steps, got {d:g}")
     s = v.positive_int("seq_len", seq_len)
     prec = v.choice("precision", precision, _PRECISIONS)
     rc = v.choice("recompute", recompute, activations.RECOMPUTE_MODES)
