@@ -962,8 +962,6 @@ DECODE_BANDWIDTH_EFFICIENCY = fit_decode_efficiency(DECODE_MEASUREMENTS)
 
 #: Default vLLM block size (tokens per KV block).
 BLOCK_SIZE = 16
-DEFAULTS: Mapping[str, object] = MappingProxyType({"block_size": BLOCK_SIZE,
-                                                   "non_torch_memory": None})
 
 
 v.guard_module(globals())
