@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from gpulesson import hardware, planning, transformer
+from gpulesson import hardware, planning, prices, transformer
 from gpulesson.calculators import shared
 from gpulesson.calculators.spec import CUSTOM, Choice, Input, Keyed, Number, Output, Preset
 
@@ -115,8 +115,10 @@ def gpu_inputs(default: str, *, serving: bool = False) -> tuple[Any, ...]:
     out.append(Number("usd_per_gpu_hour", "Price per GPU-hour", range=(0, 1000), step=0.01,
                       smallest=0.001, unit="$/h", dimension="usd",
                       help="The GPU's dated default quote (gpulesson.prices.default_price: the "
-                           "cheapest hyperscaler on demand) where it has one (0 = none known: "
-                           "enter a quote). " + shared.PRICE_NOTE))
+                           "cheapest hyperscaler on demand, or a specialist cloud's where no "
+                           "hyperscaler rents the GPU; the Price output names it) where it has "
+                           "one (0 = none known: enter a quote). Compare GPUs at one "
+                           "provider's prices. " + shared.PRICE_NOTE))
     return tuple(out)
 
 
@@ -178,8 +180,21 @@ def plan_training(kw: dict[str, Any], *, n_gpus: int, tokens: float,
 NO_PRICE_NOTE = "no dated price for this GPU: enter a quote (cost shown as 0)"
 
 
-def price_note(plan_cost: float | None, price: float) -> str:
-    """The price a cost was computed at, in cents (never ``$3.43088``)."""
+def price_note(plan_cost: float | None, price: float, gpu: str = CUSTOM) -> str:
+    """The price a cost was computed at, in cents (never ``$3.43088``), and, when it is the
+    GPU's dated default quote (:func:`gpulesson.prices.default_price`), whose quote and
+    when: a specialist cloud's price beside another GPU's hyperscaler price would
+    otherwise read as the cheaper GPU."""
     if plan_cost is None or price <= 0:
         return NO_PRICE_NOTE
-    return f"at ${price:,.2f} per GPU-hour"
+    note = f"at ${price:,.2f} per GPU-hour"
+    if gpu == CUSTOM:
+        return note
+    try:
+        quote = prices.default_price(gpu)
+    except KeyError:
+        return note
+    if round(quote.usd_per_gpu_hour, 2) != round(price, 2):
+        return note + " (as entered)"
+    return (f"{note}: {quote.provider} {quote.instance}, {quote.kind} cloud, "
+            f"{quote.offer}, {quote.date}")

@@ -317,11 +317,11 @@ def gpu_inputs(default: str, *, memory: bool = False, peak: bool | Input = False
 
 _COMPUTE_DTYPES = (Choice("bf16", "BF16"), Choice("fp16", "FP16"), Choice("fp8", "FP8"),
                    Choice("tf32", "TF32 (FP32 storage)"), Choice("fp32", "FP32"))
-_STORAGE = (Choice("fp32", "FP32 (4 bytes)"), Choice("bf16", "BF16 (2 bytes)"),
-            Choice("fp16", "FP16 (2 bytes)"), Choice("fp8", "FP8 (1 byte)"),
-            Choice("int8", "INT8 (1 byte)"), Choice("int4", "INT4 (0.5 byte)"),
-            Choice("nvfp4", "NVFP4 (4.5 bits with its scales)"),
-            Choice("mxfp4", "MXFP4 (4.25 bits with its scales)"))
+STORAGE_CHOICES = (Choice("fp32", "FP32 (4 bytes)"), Choice("bf16", "BF16 (2 bytes)"),
+                   Choice("fp16", "FP16 (2 bytes)"), Choice("fp8", "FP8 (1 byte)"),
+                   Choice("int8", "INT8 (1 byte)"), Choice("int4", "INT4 (0.5 byte)"),
+                   Choice("nvfp4", "NVFP4 (4.5 bits with its scales)"),
+                   Choice("mxfp4", "MXFP4 (4.25 bits with its scales)"))
 
 
 def dtype_input(name: str = "dtype", label: str = "Precision",
@@ -334,7 +334,7 @@ def dtype_input(name: str = "dtype", label: str = "Precision",
 
 def storage_input(name: str, label: str, default: str = "bf16", help: str = "") -> Input:
     """The precision values are stored in (weights, a KV cache)."""
-    return Select(name, label, default=default, choices=_STORAGE,
+    return Select(name, label, default=default, choices=STORAGE_CHOICES,
                   help=help or "Bytes per stored value (gpulesson.memory.PRECISION_BYTES).")
 
 

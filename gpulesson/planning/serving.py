@@ -698,13 +698,18 @@ class _Speed:
 
 
 def _steady(speed: _Speed, qps: float, prompt: int, output: int) -> tuple[float, float, float]:
-    """(t_step, ttft, batch) at ``qps`` requests/s on one replica; inf when overloaded."""
+    """(t_step, ttft, batch) at ``qps`` requests/s on one replica; inf when overloaded.
+
+    ``batch`` is the sequences in flight on average (Little's law). The steps a request
+    decodes in hold the request itself and, on average, ``batch`` others (requests that
+    arrive at random see the time average): ``t_step`` is a step of ``1 + batch``
+    sequences, never faster than one sequence's step however light the traffic."""
     prefill = speed.prefill(prompt)
     t = speed.step(1.0)
     for _ in range(200):
         ttft = prefill + t
         batch = qps * (ttft + output * t)
-        new = speed.step(batch, qps * prompt * t)
+        new = speed.step(1.0 + batch, qps * prompt * t)
         if new > 1e3 or batch > 1e7:
             return float("inf"), float("inf"), float("inf")
         if abs(new - t) <= 1e-9 + 1e-7 * t:
@@ -750,7 +755,8 @@ def plan_serving(
     prefill): the throughput it can sustain, not a decode-only ceiling. With ``qps``
     (requests/s of ``prompt_tokens`` in and ``output_tokens`` out) and optional SLOs: the
     fewest GPUs (``tp`` x replicas) that serve the traffic within ``ttft_slo`` (seconds to
-    the first token) and ``tpot_slo`` (seconds per output token); ``tp=None`` lets the
+    the first token) and ``tpot_slo`` (seconds per output token; without ``qps`` they are
+    checked against the full replica); ``tp=None`` lets the
     planner choose ``tp`` too. When no choice meets an SLO, the plan says which and why
     (``feasible=False``). Memory-bound steps read HBM at ``bandwidth_efficiency`` of the
     datasheet bandwidth (default
@@ -893,6 +899,13 @@ def _plan_tp(mv: ModelView, gv: GPUView, t: int, common: Mapping[str, object],
         step = speed.step(batch, batch * p / o)
         ttft, tpot = speed.prefill(p) + step, step
         throughput = batch / step
+        # the limits were asked for: a full replica that breaks them is no answer
+        for name, slo, value in (("ttft_slo", slo_ttft, ttft), ("tpot_slo", slo_tpot, tpot)):
+            if slo is not None and value > slo:
+                problems.append(
+                    f"{name} ({units.format_seconds(slo)}) is not met at full load: "
+                    f"{units.format_seconds(value)} with {batch:,.0f} sequences in flight; "
+                    "give a traffic (qps) to size the replicas for the limits, or lift them")
     else:
         alone = speed.prefill(p) + speed.step(1.0)
         if slo_ttft is not None and alone > slo_ttft:
@@ -901,8 +914,9 @@ def _plan_tp(mv: ModelView, gv: GPUView, t: int, common: Mapping[str, object],
                             f"{units.format_seconds(alone)}")
         if slo_tpot is not None and speed.step(1.0) > slo_tpot:
             problems.append(f"tpot_slo ({units.format_seconds(slo_tpot)}) cannot be met on "
-                            f"tp = {t}: one decode step reads the weights in "
-                            f"{units.format_seconds(speed.step(1.0))} even for one sequence")
+                            f"tp = {t}: one decode step reads the weights and the "
+                            f"sequence's KV cache in {units.format_seconds(speed.step(1.0))} "
+                            "even for one sequence")
         # a replica holds what its caches hold and runs at most max_num_seqs of them
         replicas, (step, ttft, batch) = _replicas(speed, rate, p, o, slo_ttft, slo_tpot,
                                                   min(seqs_cap, max_seqs * par.dp),

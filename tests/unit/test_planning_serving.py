@@ -473,6 +473,42 @@ def test_full_load_is_a_throughput_the_traffic_can_reach() -> None:
     assert full.throughput == pytest.approx(sustained, rel=0.1)
 
 
+def test_latency_limits_are_checked_at_full_load_too() -> None:
+    """Walk of 2026-12-07: without a traffic the plan ignored ttft_slo and tpot_slo and
+    read "Feasible: yes" beside 104 ms per token against a 50 ms limit (Llama 3 70B in FP8
+    on 2 H100s). A full replica that breaks a limit asked for is now a problem naming it;
+    without limits the same plan stands."""
+    kw = dict(tp=2, weight_dtype="fp8", kv_dtype="fp8", max_model_len=8192,
+              prompt_tokens=2000, output_tokens=300)
+    free = plan_serving("llama-3-70b", "H100 SXM", **kw)
+    assert free.feasible and free.tpot > 0.05
+    bound = plan_serving("llama-3-70b", "H100 SXM", tpot_slo=0.05, **kw)
+    assert not bound.feasible
+    assert any(p.startswith("tpot_slo (50.0 ms) is not met at full load") for p in
+               bound.problems), bound.problems
+    assert bound.tpot == free.tpot
+    loose = plan_serving("llama-3-70b", "H100 SXM", tpot_slo=1.0, ttft_slo=10.0, **kw)
+    assert loose.feasible
+
+
+def test_a_decoding_request_is_never_faster_than_one_sequences_step() -> None:
+    """Walk of 2026-12-07: at 0.01 requests/s of 120,000-token prompts (Llama 3 8B, one
+    H100) the plan read 9.0 ms per output token while saying that one sequence's step takes
+    14.6 ms: the step read the KV cache of the time-averaged batch, 0.16 sequences, though
+    a request that decodes is itself in the batch. A request now decodes beside itself and,
+    on average, the time-averaged batch of others (Poisson arrivals see time averages):
+    never faster than the step of one sequence, and equal to it as the traffic vanishes."""
+    cfg = dataclasses.replace(transformer.preset("llama-3-8b"), context=0)
+    kw = dict(max_model_len=131072, prompt_tokens=120_000, output_tokens=1000)
+    quiet = plan_serving(cfg, "H100 SXM", qps=0.01, **kw)
+    alone = decode_step_time(cfg, "H100 SXM", batch=1.0, context=120_500,
+                             bandwidth_efficiency=DECODE_BANDWIDTH_EFFICIENCY)
+    assert quiet.feasible, quiet.problems
+    assert quiet.tpot >= alone and quiet.batch < 1
+    vanishing = plan_serving(cfg, "H100 SXM", qps=1e-6, **kw)
+    assert vanishing.tpot == pytest.approx(alone, rel=0.02)
+
+
 def test_requests_longer_than_max_model_len_are_not_served() -> None:
     """A 10,000-token prompt with 1,000 tokens out does not fit a max_model_len of 8,192:
     vLLM rejects the request, yet the plan was feasible. Nor does vLLM start with a

@@ -72,7 +72,12 @@ WILL_IT_FIT = Calculator(
         Output("total", "Total", "bytes"),
         Output("fits", "Fits on one GPU", "bool"),
         Output("headroom", "Headroom (negative: short by)", "bytes"),
-        Output("gpus_needed", "GPUs needed (evenly split)", "count"),
+        Output("gpus_needed", "GPUs needed (evenly split)", "count",
+               help="A lower bound: the total divided by one GPU's memory, as if the split "
+                    "cost nothing. A serving engine holds more on each GPU (vLLM keeps "
+                    "10 % of the memory back by default, plus activations and buffers "
+                    "outside PyTorch); the deployment planner of the planning lesson "
+                    "counts them."),
     ),
     function=_will_it_fit,
 )

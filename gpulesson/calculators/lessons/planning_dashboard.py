@@ -99,7 +99,7 @@ def _planning(**kw: Any) -> dict[str, Any]:
         "time": plan.days * flops.SECONDS_PER_DAY,
         "gpu_hours": plan.gpu_hours,
         "cost": plan.cost_usd or 0.0,
-        "price_note": planner_inputs.price_note(plan.cost_usd, price),
+        "price_note": planner_inputs.price_note(plan.cost_usd, price, kw["gpu"]),
         "memory_per_gpu": plan.memory_per_gpu, "memory_limit": plan.memory_limit,
         "fits": plan.memory_fits,
         "tokens_per_second": plan.tokens_per_second, "step_time": plan.step_time,
@@ -272,6 +272,12 @@ def _check_moe_layers(cfg: transformer.TransformerConfig, kw: dict[str, Any]) ->
                          "GPU would hold none")
 
 
+#: Weights as one precision, or as a published mixed checkpoint
+#: (gpulesson.planning.MIXED_CHECKPOINTS: gpt-oss, Llama 3.1 405B FP8).
+_SERVING_WEIGHTS = (*shared.STORAGE_CHOICES,
+                    Choice("mxfp4_experts", "MXFP4 experts, BF16 rest (gpt-oss checkpoints)"),
+                    Choice("fp8_ffn", "FP8 feed-forward, BF16 rest (Llama 3.1 405B FP8)"))
+
 #: The KV-cache types vLLM's --kv-cache-dtype offers for these models
 #: (gpulesson.planning.sparse.VLLM_KV_DTYPES, in the course's spelling).
 _VLLM_KV_CHOICES = (
@@ -372,7 +378,13 @@ SERVING = Calculator(
                     "and dispatches each token to them (vLLM's default all-gather backend); "
                     "with tp and dp both above 1 the MoE layers run sequence-parallel and "
                     "every GPU holds the shared experts whole. Dense models take tp only."),
-        shared.storage_input("weight_dtype", "Weights", "bf16"),
+        Select("weight_dtype", "Weights", default="bf16", choices=_SERVING_WEIGHTS,
+               help="Bytes per stored value (gpulesson.memory.PRECISION_BYTES); the two "
+                    "mixed checkpoints keep their other parts in BF16 "
+                    "(gpulesson.planning.MIXED_CHECKPOINTS). vLLM's MXFP4 kernels hold "
+                    "memory the checkpoint does not, which the plan leaves out: for "
+                    "gpt-oss-120b on an H100 about 3.4 GiB with the Triton backend (vLLM "
+                    "issue 33155) and 5.1 GiB with Marlin (issue 23278)."),
         Select("kv_dtype", "KV cache", default="bf16", choices=_VLLM_KV_CHOICES,
                help="vLLM's --kv-cache-dtype; auto, its default, is the model's 16-bit "
                     "type, or FP8 (fp8_ds_mla) for the sparse-attention models."),
@@ -382,7 +394,9 @@ SERVING = Calculator(
                        step=1, help="vLLM's share of the memory (default 0.9)."),
         Number("qps", "Traffic (0 = one replica at full load)", default=20, range=(0, 1e6),
                step=1, smallest=0.001, unit="requests/s",
-               help="Arrivals per second, all replicas."),
+               help="Arrivals per second, all replicas. At 0 the plan is one replica as full "
+                    "as its KV cache allows, and the latency limits below are checked "
+                    "against it."),
         shared.tokens("prompt_tokens", "Prompt", 2000),
         shared.tokens("output_tokens", "Output", 300),
         Number("ttft_slo", "Time to first token, at most (0 = any)", default=200,

@@ -108,8 +108,15 @@ def test_price_follows_the_gpu():
     gpulesson.prices); a GPU without a dated price asks for a quote instead of borrowing
     it."""
     h100 = C.compute("planning")
-    assert h100["price_note"] == "at $6.88 per GPU-hour"
+    assert h100["price_note"] == ("at $6.88 per GPU-hour: AWS p5.48xlarge, hyperscaler "
+                                  "cloud, on-demand, 2026-09-19")
     assert h100["cost"] == pytest.approx(6.88 * h100["gpu_hours"])
+    # Walk of 2026-12-07: the H100 PCIe's default is a specialist cloud's $2.50, which beside
+    # the SXM's AWS price made the slower card look half as dear; the note names the quote
+    pcie = C.compute("planning", gpu="H100 PCIe")["price_note"]
+    assert pcie.startswith("at $2.50 per GPU-hour: Hyperstack") and "specialist cloud" in pcie
+    typed = C.compute("planning", usd_per_gpu_hour=3.2)["price_note"]
+    assert typed == "at $3.20 per GPU-hour (as entered)"
     b200 = planning.gpu_view("B200")
     text = C.compute("planning", gpu="B200")["price_note"]
     assert ("enter a quote" in text) == (b200.price is None)
@@ -325,7 +332,7 @@ def test_serving_plan_fp8_is_one_figure_on_the_form_and_the_planner():
     keys the peak shown, and both precisions give the planner's figure. FP8 products on
     BF16 weights (which vLLM does not run) are refused, naming the input."""
     base = {"model": "llama-3-70b", "gpu": "H100 SXM", "tp": 8, "qps": 0,
-            "weight_dtype": "fp8"}
+            "weight_dtype": "fp8", "ttft_slo": 0, "tpot_slo": 0}
     plan = planning.plan_serving("llama-3-70b", "H100 SXM", tp=8, weight_dtype="fp8",
                                  max_model_len=8192, qps=None, prompt_tokens=2000,
                                  output_tokens=300)
@@ -367,7 +374,7 @@ def test_a_traffic_too_small_for_the_planner_names_the_traffic_field():
 
 
 @pytest.mark.parametrize(("qps", "expected"), [(1, "tp 4 x 1 replica."),
-                                               (1e6, "tp 4 x 163,614 replicas.")])
+                                               (1e6, "tp 4 x 164,498 replicas.")])
 def test_the_reason_counts_replicas_as_the_layout_does(qps, expected):
     """Edge audit (2026-12-06): the reason read "tp 4 x 1 replicas" and, at 1e6 requests/s,
     "tp 4 x 163614 replicas" where the layout beside it writes "1 replica"; the layout
@@ -405,6 +412,26 @@ def test_a_serving_plan_that_cannot_run_shows_no_throughput_or_cost(inputs, prob
     fine = C.evaluate("serving_plan", {})["text"]
     assert fine["feasible"] == "yes"
     assert fine["throughput"] == "6,000 tokens/s" and fine["cost"].startswith("$")
+
+
+def test_the_serving_form_offers_the_published_mixed_checkpoints():
+    """Walk of 2026-12-07: the form offered gpt-oss-120b only as MXFP4 throughout, 59.4 GiB,
+    below the 60.8 GiB checkpoint whose non-expert parts are BF16 (OpenAI's model card),
+    and Llama 3.1 405B FP8 only as FP8 throughout. Both mixed checkpoints are choices now,
+    planned as gpulesson.planning plans them; a dense model cannot take MXFP4 experts."""
+    choices = {c.value for c in C.get("serving_plan").input("weight_dtype").choices}
+    assert {"mxfp4_experts", "fp8_ffn"} <= choices
+    base = {"model": "gpt-oss-120b", "tp": 1, "max_model_len": 131072, "qps": 0,
+            "ttft_slo": 0, "tpot_slo": 0}
+    mixed = C.compute("serving_plan", **base, weight_dtype="mxfp4_experts")
+    plan = planning.plan_serving("gpt-oss-120b", "H100 SXM", tp=1, max_model_len=131072,
+                                 weight_dtype="mxfp4_experts", prompt_tokens=2000,
+                                 output_tokens=300)
+    assert mixed["weights"] == plan.budget.weights
+    assert mixed["weights"] / 2**30 == pytest.approx(60.8, abs=0.05)
+    assert mixed["weights"] > C.compute("serving_plan", **base, weight_dtype="mxfp4")["weights"]
+    dense = C.evaluate("serving_plan", {"model": "llama-3-8b", "weight_dtype": "mxfp4_experts"})
+    assert not dense["ok"] and dense["input"] == "weight_dtype", dense
 
 
 def test_the_serving_form_offers_vllms_kv_cache_types():
