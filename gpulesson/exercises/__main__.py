@@ -33,10 +33,14 @@ def _parser() -> argparse.ArgumentParser:
     which.add_argument("--all", action="store_true", help="every lesson with exercises")
     exp.add_argument("--out", required=True, help="output folder (created)")
     exp.add_argument("--variant", type=int, default=None,
-                     help="class variant seed (default: the lesson's own numbers)")
+                     help="class variant seed (default: the lesson's own numbers, "
+                          "whose answers the course website shows)")
     exp.add_argument("--solutions", choices=["after-correct", "never"],
                      default="after-correct",
-                     help="when students see worked solutions (default: after-correct)")
+                     help="when students see worked solutions (default: after-correct); "
+                          "a guard against accidental peeking, not a protection: a "
+                          "student can print the answers from Python, so for graded "
+                          "work export a --variant and mark from its answer key")
     exp.add_argument("--root", default=None,
                      help="course repository (default: found from the current folder)")
 

@@ -114,3 +114,44 @@ def test_the_page_says_the_numbers_come_from_the_installed_course(tmp_path: Path
                if hasattr(ex, "rtol")]
     assert answers and not [a for a in answers if a in student]
     assert "same version of the course" in " ".join(PAGE.split())
+
+
+def _help(parser, option: str) -> str:
+    """The help text of ``option`` of the ``export`` command."""
+    sub = next(a for a in parser._actions if a.dest == "command").choices["export"]
+    return " ".join(next(a for a in sub._actions if option in a.option_strings).help.split())
+
+
+def test_the_page_does_not_sell_hidden_solutions_as_protection() -> None:
+    """The page said ``--solutions never`` keeps solutions hidden "for a graded assignment".
+    It hides them from the widgets only: the answers stay one line of Python away in the
+    student's kernel (checked below, as the page now says), and without a variant the site
+    publishes them. The page and ``--help`` say so and send graded work to a variant."""
+    text = " ".join(PAGE.split())
+    assert "for a graded assignment" not in text
+    assert "not a graded class" not in text
+    assert "Hidden is not secret" in text and "neither protects it" in text
+    shown = 'load_lesson("memory_what_fits").exercises[0].answer_text()'
+    assert shown in text and "`.solution_text()`" in text
+    graded = re.search(r"For graded work[^.]*\.", text)
+    assert graded and "make student VARIANT=N" in graded.group(0), graded
+    assert "answer key" in graded.group(0)
+    helped = _help(cli._parser(), "--solutions")
+    assert "not a protection" in helped and "--variant" in helped, helped
+    assert "website" in _help(cli._parser(), "--variant")
+
+
+def test_what_the_page_says_a_student_can_print_is_true() -> None:
+    """In a ``never`` session, the expression the page quotes still prints the answer and
+    the worked solution: the page's warning is not a hypothetical."""
+    from gpulesson.exercises import configure, load_lesson, settings
+
+    saved = (settings.solutions, settings.variant)
+    try:
+        configure(solutions="never", variant=7)
+        exercise = load_lesson("memory_what_fits").exercises[0]
+        assert exercise.answer_text() == load_lesson("memory_what_fits",
+                                                     variant=7).exercises[0].answer_text()
+        assert exercise.answer_text() and exercise.solution_text()
+    finally:
+        configure(solutions=saved[0], variant=saved[1])
