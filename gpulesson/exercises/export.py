@@ -6,7 +6,9 @@
   tagged ``solution`` (reference solutions and the hidden checks that use them), without
   outputs, and with a first code cell that switches the exercises to student mode
   (solutions only after a correct answer, and none in the static rendering), for the
-  chosen class variant. The notebooks still execute top to bottom.
+  chosen class variant. The notebooks still execute top to bottom. The introduction's
+  "the worked solution appears after a correct answer, or when you ask for it" is told
+  the edition's mode instead.
 * ``export/answer_key/<slug>.md``: questions, answers with their tolerance, worked
   solutions, hints and the recognised mistakes, computed for the same variant.
 
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -56,8 +59,24 @@ def find_root(start: Path | None = None) -> Path:
     return Path(__file__).resolve().parents[2]
 
 
+#: The exercise notebooks' account of the repository's on-request mode.
+_ON_REQUEST = re.compile(r"\b([Tt])he\s+worked\s+solution\s+appears\s+after\s+a\s+correct\s+"
+                         r"answer,\s+or\s+when\s+you\s+ask\s+for\s+it")
+#: What the introduction says instead in a student edition, by mode.
+_IN_THIS_EDITION = {"after-correct": "he worked solution appears after a correct answer",
+                    "never": "he worked solution is not shown in this edition"}
+
+
 def _tags(cell: dict[str, Any]) -> list[str]:
     return list(cell.get("metadata", {}).get("tags", []))
+
+
+def _student_markdown(source: str | list[str], solutions: str) -> list[str]:
+    """A Markdown cell of a student edition, its account of when worked solutions
+    appear told for ``solutions``."""
+    text = source if isinstance(source, str) else "".join(source)
+    text = _ON_REQUEST.sub(lambda m: m[1] + _IN_THIS_EDITION[solutions], text)
+    return text.splitlines(keepends=True)
 
 
 def student_notebook(notebook: dict[str, Any], *, variant: int | None = None,
@@ -83,10 +102,13 @@ def student_notebook(notebook: dict[str, Any], *, variant: int | None = None,
         if cell.get("cell_type") == "code":
             cell["outputs"] = []
             cell["execution_count"] = None
+        elif cell.get("cell_type") == "markdown":
+            cell["source"] = _student_markdown(cell.get("source", ""), solutions)
     nb["metadata"].pop("widgets", None)
     which = "the lesson's own numbers" if variant is None else f"class variant {variant}"
-    # The notebook's own introduction says a solution also opens "when you ask for it" (the
-    # on-request mode of the repository); a student edition has no such button.
+    # The repository's notebooks open a solution "when you ask for it" (the on-request
+    # mode); a student edition has no such button, and says so here as well as in the
+    # introduction (_ON_REQUEST).
     when = ("appear only after a correct answer, not on request"
             if solutions == "after-correct" else "stay hidden, even after a correct answer")
     note = {

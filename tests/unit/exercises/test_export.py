@@ -170,3 +170,31 @@ def test_a_lesson_without_an_exercise_notebook_gets_its_answer_key(tmp_path):
 def test_find_root_finds_the_repository(tmp_path):
     assert find_root(ROOT / "exercises") == ROOT
     assert (find_root(tmp_path) / "gpulesson").is_dir()
+
+
+# --- the Markdown of a student edition: consistent with its mode
+
+NOTEBOOKS = sorted((ROOT / "exercises").glob("*.ipynb"))
+
+
+def _markdown(nb: dict) -> list[str]:
+    return ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown"]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+@pytest.mark.parametrize(("solutions", "intro_says"), [
+    ("after-correct", "the worked solution appears after a correct answer."),
+    ("never", "the worked solution is not shown in this edition.")])
+def test_exported_introduction_agrees_with_its_mode(path, solutions, intro_says):
+    """The introduction said "the worked solution appears after a correct answer, or when
+    you ask for it" while the note under it said "not on request" (or "stay hidden, even
+    after a correct answer")."""
+    original = json.loads(path.read_text(encoding="utf-8"))
+    assert "when you ask for it" in " ".join(_markdown(original)[0].split())
+    student, _ = student_notebook(original, solutions=solutions)
+    for text in _markdown(student):
+        flat = " ".join(text.split())
+        assert "ask for it" not in flat and "on request," not in flat, flat
+    intro = " ".join(_markdown(student)[0].split())
+    assert intro_says in intro, intro
+    nbformat.validate(nbformat.reads(json.dumps(student), as_version=4))
