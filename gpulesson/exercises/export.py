@@ -6,9 +6,11 @@
   tagged ``solution`` (reference solutions and the hidden checks that use them), without
   outputs, and with a first code cell that switches the exercises to student mode
   (solutions only after a correct answer, and none in the static rendering), for the
-  chosen class variant. The notebooks still execute top to bottom. The introduction's
-  "the worked solution appears after a correct answer, or when you ask for it" is told
-  the edition's mode instead.
+  chosen class variant. The notebooks still execute top to bottom. Their Markdown is
+  made plain (:mod:`gpulesson.exercises.myst`: no MyST labels or roles, no links to
+  lesson notebooks the folder does not hold), and the introduction's "the worked
+  solution appears after a correct answer, or when you ask for it" is told the edition's
+  mode instead.
 * ``export/answer_key/<slug>.md``: questions, answers with their tolerance, worked
   solutions, hints and the recognised mistakes, computed for the same variant.
 
@@ -28,6 +30,7 @@ from typing import Any
 
 from gpulesson.exercises.catalogue import available_lessons
 from gpulesson.exercises.lesson import Lesson
+from gpulesson.exercises.myst import plain_markdown
 from gpulesson.exercises.render import answer_key_markdown
 from gpulesson.exercises.session import SOLUTION_MODES
 
@@ -72,11 +75,11 @@ def _tags(cell: dict[str, Any]) -> list[str]:
 
 
 def _student_markdown(source: str | list[str], solutions: str) -> list[str]:
-    """A Markdown cell of a student edition, its account of when worked solutions
-    appear told for ``solutions``."""
+    """A Markdown cell of a student edition: plain Markdown, its account of when worked
+    solutions appear told for ``solutions``."""
     text = source if isinstance(source, str) else "".join(source)
     text = _ON_REQUEST.sub(lambda m: m[1] + _IN_THIS_EDITION[solutions], text)
-    return text.splitlines(keepends=True)
+    return plain_markdown(text).splitlines(keepends=True)
 
 
 def student_notebook(notebook: dict[str, Any], *, variant: int | None = None,

@@ -4,6 +4,7 @@ answer keys."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import nbformat
@@ -11,6 +12,7 @@ import pytest
 from bs4 import BeautifulSoup
 from nbclient import NotebookClient
 
+from gpulesson import course
 from gpulesson.exercises import load_lesson
 from gpulesson.exercises.export import (
     SOLUTION_TAG,
@@ -19,6 +21,7 @@ from gpulesson.exercises.export import (
     find_root,
     student_notebook,
 )
+from gpulesson.exercises.myst import plain_markdown
 
 ROOT = Path(__file__).resolve().parents[3]
 SLUG = "parallelism_at_the_core"
@@ -172,9 +175,13 @@ def test_find_root_finds_the_repository(tmp_path):
     assert (find_root(tmp_path) / "gpulesson").is_dir()
 
 
-# --- the Markdown of a student edition: consistent with its mode
+# --- the Markdown of a student edition: consistent with its mode, plain for plain Jupyter
 
 NOTEBOOKS = sorted((ROOT / "exercises").glob("*.ipynb"))
+#: MyST that plain Jupyter shows as raw text: a target label line, a role.
+MYST = re.compile(r"^\s*\([\w.:-]+\)=\s*$|\{[a-z][\w:+-]*\}`", re.M)
+#: A link to a file by a relative path: nothing of the course is beside a student edition.
+RELATIVE_LINK = re.compile(r"(?<!!)\[[^\]]*\]\((?![a-z][\w+.-]*:|#)[^)]*\)")
 
 
 def _markdown(nb: dict) -> list[str]:
@@ -198,3 +205,42 @@ def test_exported_introduction_agrees_with_its_mode(path, solutions, intro_says)
     intro = " ".join(_markdown(student)[0].split())
     assert intro_says in intro, intro
     nbformat.validate(nbformat.reads(json.dumps(student), as_version=4))
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_exported_markdown_is_plain_and_links_nothing_absent(path):
+    """Plain Jupyter showed the book's ``(label)=`` and ``{ref}`...``` as raw text, and the
+    introduction linked ``../notebooks/<lesson>.ipynb``, which the export folder does not
+    hold: it now names the lesson and its number instead."""
+    original = json.loads(path.read_text(encoding="utf-8"))
+    assert MYST.search(_markdown(original)[0])
+    student, _ = student_notebook(original)
+    for text in _markdown(student):
+        assert not MYST.search(text), MYST.search(text)
+        assert not RELATIVE_LINK.search(text), RELATIVE_LINK.search(text)
+    intro = " ".join(_markdown(student)[0].split())
+    assert intro.startswith("# Exercises: "), intro
+    assert f"(lesson {course.number(path.stem)} of the course)" in intro, intro
+    assert course.title(path.stem).split(":")[0] in intro
+
+
+@pytest.mark.parametrize(("myst", "plain"), [
+    ("(a_label)=\n# Title\n", "# Title\n"),
+    ("the lesson [Memory: What Fits](../notebooks/memory_what_fits.ipynb): count",
+     f"the lesson *Memory: What Fits* (lesson {course.number('memory_what_fits')} of the "
+     "course): count"),
+    ("*Optimisations* ({ref}`optimisations`)",
+     f"*Optimisations* (lesson {course.number('optimisations')} of the course)"),
+    ("see {ref}`the glossary <glossary>`", "see the glossary"),
+    ("see {doc}`../book/how_to_use`", "see how to use"),
+    ("as measured {cite:p}`a2020, b2021`; {cite:t}`k2019` found", "as measured (a2020, "
+     "b2021); k2019 found"),
+    ("{term}`HBM` and {math}`x^2`", "HBM and $x^2$"),
+    ("[glossary](../book/glossary.md)", "glossary"),
+    ("[paper](https://arxiv.org/abs/1) [up](#top) ![fig](fig.png)",
+     "[paper](https://arxiv.org/abs/1) [up](#top) ![fig](fig.png)"),
+    ("```python\n{ref}`kept`\n(kept)=\n```\n(gone)=\nend", "```python\n{ref}`kept`\n(kept)=\n"
+     "```\nend"),
+])
+def test_plain_markdown(myst, plain):
+    assert plain_markdown(myst) == plain
