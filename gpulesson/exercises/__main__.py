@@ -48,9 +48,9 @@ def _parser() -> argparse.ArgumentParser:
 
     prog = sub.add_parser("progress", help="one line of local progress per lesson")
     prog.add_argument("lesson", nargs="*", help="lesson slugs (default: all)")
-    prog.add_argument("--file", default=None, help="progress file (default: "
-                      "./.gpulesson-progress.json, else the one beside the exercise "
-                      "notebooks, exercises/.gpulesson-progress.json)")
+    prog.add_argument("--file", default=None, help="progress file, which must exist "
+                      "(default: ./.gpulesson-progress.json, else the one beside the "
+                      "exercise notebooks, exercises/.gpulesson-progress.json)")
     return parser
 
 
@@ -79,9 +79,16 @@ def _progress_file(given: str | None) -> Path:
 
     Without ``--file``: the default file (:func:`~gpulesson.exercises.progress.
     progress_path`) if it exists, else the one the exercise notebooks write, in the
-    course's ``exercises/`` folder (a notebook's kernel runs in its own folder).
+    course's ``exercises/`` folder (a notebook's kernel runs in its own folder); neither
+    there means nothing answered yet. A ``--file`` that is not a file is an error
+    (``ValueError``): a mistyped path must not report a student as having done nothing.
     """
     first = progress_path(given)
+    if given is not None and not first.is_file():
+        # A mistyped --file must not read as a student who answered nothing.
+        what = "is a folder, not a progress file" if first.is_dir() else "does not exist"
+        raise ValueError(f"--file {given}: {what}; give the path of a progress "
+                         f"file ({PROGRESS_FILE})")
     candidates = [first]
     if given is None:
         beside_notebooks = find_root() / "exercises" / PROGRESS_FILE

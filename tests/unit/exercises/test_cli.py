@@ -110,3 +110,17 @@ def test_any_failure_is_one_line_on_stderr(tmp_path, capsys, monkeypatch, error)
     err = capsys.readouterr().err
     assert err.startswith("error: ") and err.count("\n") == 1 and "Traceback" not in err
     assert type(error).__name__ in err or str(error) in err
+
+
+@pytest.mark.parametrize("kind", ["missing", "folder"])
+def test_progress_refuses_a_file_that_is_not_there(tmp_path, capsys, monkeypatch, kind):
+    """``progress --file /nonexistent.json`` said "nothing answered there yet" and "0 of N
+    exercises done" with status 0: a mistyped path marked a student as having done
+    nothing. Only the default location (no --file, test above) may be absent."""
+    monkeypatch.delenv("GPULESSON_PROGRESS_FILE", raising=False)
+    given = tmp_path / "nonexistent.json" if kind == "missing" else tmp_path
+    assert main(["progress", SLUG, "--file", str(given)]) == 2
+    out = capsys.readouterr()
+    assert out.out == "" and "done" not in out.err
+    assert out.err.startswith(f"error: --file {given}: ") and out.err.count("\n") == 1
+    assert ("does not exist" if kind == "missing" else "is a folder") in out.err
