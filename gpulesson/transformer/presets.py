@@ -82,6 +82,14 @@ _PRESET_LIST = [
            hidden=4096, layers=32, heads=32, kv_heads=8, vocab=128256, ffn=14336, context=8192),
     _llama("llama-3-70b", _HF + "meta-llama/Meta-Llama-3-70B",
            hidden=8192, layers=80, heads=64, kv_heads=8, vocab=128256, ffn=28672, context=8192),
+    _llama("llama-3.1-8b", _HF + "meta-llama/Llama-3.1-8B (Llama 3 8B's shape, 131,072 "
+           "positions)",
+           hidden=4096, layers=32, heads=32, kv_heads=8, vocab=128256, ffn=14336,
+           context=131072),
+    _llama("llama-3.1-70b", _HF + "meta-llama/Llama-3.1-70B (Llama 3 70B's shape, 131,072 "
+           "positions)",
+           hidden=8192, layers=80, heads=64, kv_heads=8, vocab=128256, ffn=28672,
+           context=131072),
     _llama("llama-3.1-405b", _HF + "meta-llama/Llama-3.1-405B (Dubey et al. 2024, Table 3)",
            hidden=16384, layers=126, heads=128, kv_heads=8, vocab=128256, ffn=53248,
            context=131072),
@@ -189,6 +197,7 @@ MODEL_LABELS: Mapping[str, str] = MappingProxyType({
     "gpt2-large": "GPT-2 Large (774M)", "gpt2-xl": "GPT-2 XL (1.5B)",
     "gpt3-175b": "GPT-3 175B", "llama-2-7b": "Llama-2-7B", "llama-2-13b": "Llama-2-13B",
     "llama-2-70b": "Llama-2-70B", "llama-3-8b": "Llama-3-8B", "llama-3-70b": "Llama-3-70B",
+    "llama-3.1-8b": "Llama-3.1-8B", "llama-3.1-70b": "Llama-3.1-70B",
     "llama-3.1-405b": "Llama-3.1-405B", "llama-3.2-1b": "Llama-3.2-1B",
     "mistral-7b": "Mistral-7B v0.1", "qwen2.5-7b": "Qwen2.5-7B",
     "mixtral-8x7b": "Mixtral 8x7B (MoE)", "deepseek-v3": "DeepSeek-V3 (MoE, MLA)",
@@ -215,7 +224,8 @@ def preset(name: str) -> TransformerConfig:
 
     Names: ``gpt2``, ``gpt2-medium``, ``gpt2-large``, ``gpt2-xl``, ``gpt3-175b``,
     ``llama-2-7b``, ``llama-2-13b``, ``llama-2-70b``, ``llama-3-8b``, ``llama-3-70b``,
-    ``llama-3.1-405b``, ``llama-3.2-1b``, ``mistral-7b``, ``qwen2.5-7b``, and the models
+    ``llama-3.1-8b``, ``llama-3.1-70b``, ``llama-3.1-405b``, ``llama-3.2-1b``,
+    ``mistral-7b``, ``qwen2.5-7b``, and the models
     of 2024-26: ``mixtral-8x7b``, ``deepseek-v3``, ``qwen3-8b``, ``qwen3-30b-a3b``,
     ``qwen3-235b-a22b``, ``gemma-2-9b``, ``phi-3-mini``, ``gpt-oss-20b``,
     ``gpt-oss-120b``, ``llama-4-maverick``, ``kimi-k2``, ``minimax-m2.7``,

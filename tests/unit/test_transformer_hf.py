@@ -109,6 +109,8 @@ def test_source_deepseek_v3_checkpoint_holds_the_mtp_module() -> None:
 
 # The presets of 2024-26 and the file each copies (all fields but name and source).
 PRESET_FILES = {
+    "llama-3.1-8b": "llama__Llama-3.1-8B.json",
+    "llama-3.1-70b": "llama__Llama-3.1-70B.json",
     "mixtral-8x7b": "mixtral__Mixtral-8x7B-v0.1.json",
     "deepseek-v3": "deepseek_v3__DeepSeek-V3.json",
     "qwen3-8b": "qwen3__Qwen3-8B.json",
