@@ -884,8 +884,9 @@ def _plan_tp(mv: ModelView, gv: GPUView, t: int, common: Mapping[str, object],
                 f"what the KV cache can hold ({budget.blocks:,} blocks; one request of "
                 f"max_model_len takes {budget.request_blocks(length):,})")
         problems.append(
-            f"max_model_len ({length:,}) is larger than {held}: lower max_model_len or "
-            "raise gpu_memory_utilization (vLLM refuses to start)")
+            f"max_model_len ({length:,}) is larger than {held}, so vLLM refuses to start: "
+            "lower max_model_len, or make room with more tp, an FP8 KV cache (kv_dtype), "
+            "lighter weights (weight_dtype) or a higher gpu_memory_utilization")
     speed = _Speed(mv, gv, t, str(common["weight_dtype"]), budget.kv_bytes_per_token, p + o / 2,
                    eff, par, prompt=p)
     seqs_cap = budget.sequences(p + o) * par.dp  # sequences of real length the caches hold

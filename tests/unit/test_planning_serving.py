@@ -509,6 +509,21 @@ def test_a_decoding_request_is_never_faster_than_one_sequences_step() -> None:
     assert vanishing.tpot == pytest.approx(alone, rel=0.02)
 
 
+def test_a_context_the_cache_cannot_hold_names_the_fixes_that_work() -> None:
+    """Walk of 2026-12-07: Llama 3.1 70B in BF16 on tp 2 cannot hold one 131,072-token
+    request, and the only fixes offered were a shorter max_model_len or a higher
+    gpu_memory_utilization, which adds about 4 GB where one request needs 20 GiB per GPU.
+    The message names the fixes that make room, and one of them (tp 4) does."""
+    kw = dict(max_model_len=131072, prompt_tokens=100_000, output_tokens=1000)
+    short = plan_serving("llama-3.1-70b", "H100 SXM", tp=2, **kw)
+    problem = next(p for p in short.problems if p.startswith("max_model_len"))
+    for fix in ("more tp", "FP8 KV cache", "lighter weights", "gpu_memory_utilization"):
+        assert fix in problem, (fix, problem)
+    assert not plan_serving("llama-3.1-70b", "H100 SXM", tp=2, gpu_memory_utilization=0.95,
+                            **kw).feasible
+    assert plan_serving("llama-3.1-70b", "H100 SXM", tp=4, **kw).feasible
+
+
 def test_requests_longer_than_max_model_len_are_not_served() -> None:
     """A 10,000-token prompt with 1,000 tokens out does not fit a max_model_len of 8,192:
     vLLM rejects the request, yet the plan was feasible. Nor does vLLM start with a
