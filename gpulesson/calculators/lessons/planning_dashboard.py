@@ -211,7 +211,12 @@ PLANNING = Calculator(
                     "(gpulesson.planning.bands.mfu_range)."),
         Output("band_note", "Uncertainty from", "text"),
         Output("dominant", "Largest part of a step", "text"),
-        Output("time", "Training time", _SECONDS),
+        Output("time", "Training time", _SECONDS,
+               help="Steady training: the predicted step times the steps. A whole run also "
+                    "loses time to failures, restarts, checkpoints and evaluations (Meta "
+                    "reports more than 90 % effective training time for Llama 3, Dubey et "
+                    "al. 2024) and may add stages, such as long-context training: budget "
+                    "above this figure."),
         shared.GPU_HOURS_OUT,
         Output("cost", "Cost", "usd"),
         _PRICE_OUT,
