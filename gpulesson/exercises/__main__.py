@@ -11,13 +11,19 @@ Examples::
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from gpulesson.exercises.catalogue import available_lessons, lesson_module
 from gpulesson.exercises.export import export, find_root
-from gpulesson.exercises.progress import PROGRESS_FILE, progress_path, progress_summary
+from gpulesson.exercises.progress import (
+    PROGRESS_FILE,
+    parse_progress,
+    progress_path,
+    progress_summary,
+)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -74,6 +80,21 @@ def _message(error: Exception) -> str:
     return text
 
 
+def _not_progress(path: Path) -> str:
+    """Why the file at ``path`` is not a progress file, or ``""`` when it is one (a JSON
+    object with an ``exercises`` record, as every file the notebooks write has)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        return f"cannot be read ({_message(error)})"
+    parsed = parse_progress(text)
+    if parsed.problem:
+        return f"is not a progress file: {parsed.problem}"
+    if not isinstance(json.loads(text), dict) or "exercises" not in json.loads(text):
+        return "is not a progress file: it holds no \"exercises\" record"
+    return ""
+
+
 def _progress_file(given: str | None) -> Path:
     """The progress file to read, saying on stderr which one when it is not the obvious one.
 
@@ -84,11 +105,13 @@ def _progress_file(given: str | None) -> Path:
     (``ValueError``): a mistyped path must not report a student as having done nothing.
     """
     first = progress_path(given)
-    if given is not None and not first.is_file():
+    if given is not None:
         # A mistyped --file must not read as a student who answered nothing.
-        what = "is a folder, not a progress file" if first.is_dir() else "does not exist"
-        raise ValueError(f"--file {given}: {what}; give the path of a progress "
-                         f"file ({PROGRESS_FILE})")
+        what = ("is a folder, not a progress file" if first.is_dir() else
+                "does not exist" if not first.is_file() else _not_progress(first))
+        if what:
+            raise ValueError(f"--file {given}: {what}; give the path of a progress "
+                             f"file ({PROGRESS_FILE})")
     candidates = [first]
     if given is None:
         beside_notebooks = find_root() / "exercises" / PROGRESS_FILE

@@ -112,15 +112,23 @@ def test_any_failure_is_one_line_on_stderr(tmp_path, capsys, monkeypatch, error)
     assert type(error).__name__ in err or str(error) in err
 
 
-@pytest.mark.parametrize("kind", ["missing", "folder"])
-def test_progress_refuses_a_file_that_is_not_there(tmp_path, capsys, monkeypatch, kind):
+@pytest.mark.parametrize(("kind", "says"), [
+    ("missing", "does not exist"), ("folder", "is a folder"),
+    ("notebook", 'holds no "exercises" record'), ("broken", "not valid JSON")])
+def test_progress_refuses_a_file_that_is_not_there(tmp_path, capsys, monkeypatch, kind, says):
     """``progress --file /nonexistent.json`` said "nothing answered there yet" and "0 of N
     exercises done" with status 0: a mistyped path marked a student as having done
-    nothing. Only the default location (no --file, test above) may be absent."""
+    nothing. So did a notebook or a broken file given by mistake (review, 2026-12-07).
+    Only the default location (no --file, test above) may be absent."""
     monkeypatch.delenv("GPULESSON_PROGRESS_FILE", raising=False)
-    given = tmp_path / "nonexistent.json" if kind == "missing" else tmp_path
+    given = {"missing": tmp_path / "nonexistent.json", "folder": tmp_path,
+             "notebook": tmp_path / "lesson.ipynb", "broken": tmp_path / "bad.json"}[kind]
+    if kind == "notebook":
+        given.write_text('{"cells": [], "nbformat": 4}')
+    if kind == "broken":
+        given.write_text("{bad")
     assert main(["progress", SLUG, "--file", str(given)]) == 2
     out = capsys.readouterr()
     assert out.out == "" and "done" not in out.err
     assert out.err.startswith(f"error: --file {given}: ") and out.err.count("\n") == 1
-    assert ("does not exist" if kind == "missing" else "is a folder") in out.err
+    assert says in out.err, out.err
