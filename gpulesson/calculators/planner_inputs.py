@@ -188,13 +188,12 @@ def price_note(plan_cost: float | None, price: float, gpu: str = CUSTOM) -> str:
     if plan_cost is None or price <= 0:
         return NO_PRICE_NOTE
     note = f"at ${price:,.2f} per GPU-hour"
-    if gpu == CUSTOM:
-        return note
     try:
-        quote = prices.default_price(gpu)
+        quote = None if gpu == CUSTOM else prices.default_price(gpu)
     except KeyError:
-        return note
-    if round(quote.usd_per_gpu_hour, 2) != round(price, 2):
+        quote = None
+    # the form fills the quote's exact price; anything else was typed
+    if quote is None or abs(quote.usd_per_gpu_hour - price) > 1e-9 * price:
         return note + " (as entered)"
     return (f"{note}: {quote.provider} {quote.instance}, {quote.kind} cloud, "
             f"{quote.offer}, {quote.date}")

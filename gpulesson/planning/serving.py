@@ -60,10 +60,14 @@ grouped-query attention does its group size, 4 to 16), and the ``P``
 prompt tokens of the step their share ``A_prefill`` of their prompt's attention
 (:meth:`~gpulesson.planning._adapt.ModelView.prefill_attention_flops`: up-projected, but
 absorbed for DeepSeek Sparse Attention past its top-k). With a
-traffic of ``qps`` requests/s, Little's law gives the sequences in flight,
-``B = qps * (ttft + output_tokens * t_step)``, and the prefill tokens arriving during a step
-join it (chunked prefill); the step time is the fixed point of both. Time to first token is
-the prefill of one prompt plus the step it waits for.
+traffic of ``qps`` requests/s, Little's law gives the sequences in flight on average,
+``B = qps * (ttft + output_tokens * t_step)``; a request that decodes shares its steps with
+itself and, on average, ``B`` others (requests arriving at random see the time average), so
+its step is that of ``1 + B`` sequences, and the prefill tokens arriving during a step join
+it (chunked prefill); the step time is the fixed point of both. Time to first token is the
+prefill of one prompt plus the step it waits for. Without a traffic the replica runs as many
+sequences as its cache and ``max_num_seqs`` hold, or, with latency limits, the most that
+still meet them (vLLM's ``max_num_seqs`` lowered to that).
 
 What the weights take per GPU: :mod:`~gpulesson.planning.checkpoints`. Expert parallelism and
 data-parallel attention for MoE models (``dp``, ``expert_parallel``):
@@ -75,6 +79,7 @@ Taught in: ``notebooks/planning_dashboard.ipynb`` (serving) and
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
@@ -866,7 +871,10 @@ def _plan_tp(mv: ModelView, gv: GPUView, t: int, common: Mapping[str, object],
     elif t > gv.domain and gv.domain >= 1:
         problems.append(f"tp = {t} spans more than the {gv.domain}-GPU NVLink domain of a "
                         f"{gv.name}: its all-reduces would cross the network")
-    budget = kv_budget(mv, gv.spec, tp=t, **common)  # type: ignore[arg-type]
+    extra = (mxfp4_triton_extra_bytes(mv, tp=t)
+             if common["weight_dtype"] in ("mxfp4", "mxfp4_experts")
+             and gv.spec.architecture == "Hopper" and mv.is_moe else 0.0)
+    budget = kv_budget(mv, gv.spec, tp=t, extra_weight_bytes=extra, **common)  # type: ignore[arg-type]
     if budget.kv_cache <= 0:
         # in the GB the reader types, with vLLM's GiB beside, and no negative "left"
         taken = budget.requested - budget.kv_cache  # weights + activations + non-torch
@@ -885,8 +893,7 @@ def _plan_tp(mv: ModelView, gv: GPUView, t: int, common: Mapping[str, object],
                 f"max_model_len takes {budget.request_blocks(length):,})")
         problems.append(
             f"max_model_len ({length:,}) is larger than {held}, so vLLM refuses to start: "
-            "lower max_model_len, or make room with more tp, an FP8 KV cache (kv_dtype), "
-            "lighter weights (weight_dtype) or a higher gpu_memory_utilization")
+            "lower max_model_len" + _room_fixes(mv, gv, t, common))
     speed = _Speed(mv, gv, t, str(common["weight_dtype"]), budget.kv_bytes_per_token, p + o / 2,
                    eff, par, prompt=p)
     seqs_cap = budget.sequences(p + o) * par.dp  # sequences of real length the caches hold
@@ -894,19 +901,30 @@ def _plan_tp(mv: ModelView, gv: GPUView, t: int, common: Mapping[str, object],
     # vLLM's max_num_seqs: as set, or its default on this GPU (the one kv_budget profiles)
     max_seqs = int(common["max_num_seqs"] or _v1_defaults(gv.usable_memory, gv.spec)[1])  # type: ignore[call-overload]
     if rate is None:
-        batch = max(min(seqs_cap, float(max_seqs * par.dp)), 1.0)
         # at full load each step also prefills the prompts that replace the sequences it
-        # finishes (batch / o of them, chunked prefill): the rate the replica can sustain
+        # finishes (batch / o of them, chunked prefill): the rate the replica can sustain;
+        # with latency limits, the most sequences that still meet them (a lower
+        # max_num_seqs), found by bisection since a step grows with its batch
+        def meets(b: float) -> bool:
+            step = speed.step(b, b * p / o)
+            return ((slo_tpot is None or step <= slo_tpot)
+                    and (slo_ttft is None or speed.prefill(p) + step <= slo_ttft))
+
+        batch = max(min(seqs_cap, float(max_seqs * par.dp)), 1.0)
+        if not meets(batch):  # none at all when even one sequence misses (said below)
+            low, high = 1.0, batch
+            while high - low > 0.5:
+                mid = (low + high) / 2
+                low, high = (mid, high) if meets(mid) else (low, mid)
+            batch = float(math.floor(low))
         step = speed.step(batch, batch * p / o)
         ttft, tpot = speed.prefill(p) + step, step
         throughput = batch / step
-        # the limits were asked for: a full replica that breaks them is no answer
         for name, slo, value in (("ttft_slo", slo_ttft, ttft), ("tpot_slo", slo_tpot, tpot)):
-            if slo is not None and value > slo:
+            if slo is not None and value > slo:  # even one sequence misses it
                 problems.append(
-                    f"{name} ({units.format_seconds(slo)}) is not met at full load: "
-                    f"{units.format_seconds(value)} with {batch:,.0f} sequences in flight; "
-                    "give a traffic (qps) to size the replicas for the limits, or lift them")
+                    f"{name} ({units.format_seconds(slo)}) cannot be met on tp = {t}: "
+                    f"{units.format_seconds(value)} even for one sequence at a time")
     else:
         alone = speed.prefill(p) + speed.step(1.0)
         if slo_ttft is not None and alone > slo_ttft:
@@ -939,6 +957,25 @@ def _plan_tp(mv: ModelView, gv: GPUView, t: int, common: Mapping[str, object],
         batch=batch, ttft=ttft, tpot=tpot, throughput=throughput,
         cost_per_million_tokens=per_m, budget=budget, model=mv.name, gpu=gv.name,
         notes=(*mv.notes, *gv.notes), dp=par.dp, expert_parallel=par.expert_parallel)
+
+
+def _room_fixes(mv: ModelView, gv: GPUView, t: int, common: Mapping[str, object]) -> str:
+    """The ways to a larger KV cache these settings leave open, as a clause."""
+    kv = common["kv_dtype"]
+    fixes = [
+        "more tp" if t < _server_gpus(gv) else "",
+        "an FP8 KV cache (kv_dtype)" if kv in ("bf16", "fp16") or (
+            kv == "auto" and not mv.cfg.indexer_topk) else "",
+        "lighter weights (weight_dtype)" if common["weight_dtype"] in ("fp32", "bf16", "fp16")
+        else "",
+        "a higher gpu_memory_utilization"
+        if float(common["gpu_memory_utilization"]) < 0.95 else "",  # type: ignore[arg-type]
+    ]
+    named = [f for f in fixes if f]
+    if not named:
+        return ""
+    return ", or make room with " + (", ".join(named[:-1]) + " or " + named[-1]
+                                     if len(named) > 1 else named[0])
 
 
 def _replicas(speed: _Speed, qps: float, p: int, o: int, slo_ttft: float | None,

@@ -807,8 +807,8 @@ def plan_training(
     d = v.positive_number("tokens", tokens)
     batch = v.positive_int("global_batch_tokens", global_batch_tokens)
     if d < batch:
-        raise ValueError(f"tokens must be at least global_batch_tokens ({batch:,}), one "
-                         f"optimizer step: a run takes whole steps, got {d:g}")
+        raise ValueError(f"tokens must be at least global_batch_tokens ({batch:,}): a run "
+                         f"takes at least one optimizer step, got {d:,.0f}")
     s = v.positive_int("seq_len", seq_len)
     prec = v.choice("precision", precision, _PRECISIONS)
     rc = v.choice("recompute", recompute, activations.RECOMPUTE_MODES)

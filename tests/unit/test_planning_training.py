@@ -255,7 +255,8 @@ def test_layout_rules_become_problems() -> None:
     (dict(layout="fastest"), "layout"),
     (dict(overlap={"tensr": 1.0}), "overlap"),
     (dict(precision="fp4"), "precision"),
-    (dict(tokens=1e6), r"tokens must be at least global_batch_tokens \(4,194,304\).*got 1e\+06"),
+    (dict(tokens=1e6), r"tokens must be at least global_batch_tokens \(4,194,304\).*got "
+                       r"1,000,000"),
 ])
 def test_bad_arguments_name_the_argument(kwargs: dict, name: str) -> None:
     args = dict(n_gpus=64, **BASE)

@@ -281,7 +281,8 @@ def _check_moe_layers(cfg: transformer.TransformerConfig, kw: dict[str, Any]) ->
 #: (gpulesson.planning.MIXED_CHECKPOINTS: gpt-oss, Llama 3.1 405B FP8).
 _SERVING_WEIGHTS = (*shared.STORAGE_CHOICES,
                     Choice("mxfp4_experts", "MXFP4 experts, BF16 rest (gpt-oss checkpoints)"),
-                    Choice("fp8_ffn", "FP8 feed-forward, BF16 rest (Llama 3.1 405B FP8)"))
+                    Choice("fp8_ffn", "FP8 feed-forward but first and last layers, BF16 rest "
+                                      "(Llama 3.1 405B FP8's recipe)"))
 
 #: The KV-cache types vLLM's --kv-cache-dtype offers for these models
 #: (gpulesson.planning.sparse.VLLM_KV_DTYPES, in the course's spelling).
@@ -292,7 +293,7 @@ _VLLM_KV_CHOICES = (
 
 
 #: What the throughput and cost outputs say for a plan that cannot run, and its price note.
-_NOT_SERVED = "none: this plan cannot serve the traffic as asked (see Problems)"
+_NOT_SERVED = "none: this plan cannot serve as asked (see Problems)"
 _NO_COST = "none: no cost for a plan that cannot run"
 _NOT_SERVED_PRICE = "not priced: the plan cannot run"
 
@@ -328,8 +329,9 @@ def _serving(**kw: Any) -> dict[str, Any]:
     if plan.feasible:
         throughput: float | None = plan.throughput
         cost: float | None = per_m or 0.0
-        price_note = ("per million output tokens at the traffic" if per_m is not None
-                      else planner_inputs.NO_PRICE_NOTE)
+        price_note = (("per million output tokens at the traffic, "
+                       + planner_inputs.price_note(per_m, price, kw["gpu"]))
+                      if per_m is not None else planner_inputs.NO_PRICE_NOTE)
     else:
         # the planner's throughput is the traffic asked for and its price that traffic's,
         # neither of which a plan that cannot run (no room, SLO missed, overloaded) delivers
@@ -386,10 +388,10 @@ SERVING = Calculator(
         Select("weight_dtype", "Weights", default="bf16", choices=_SERVING_WEIGHTS,
                help="Bytes per stored value (gpulesson.memory.PRECISION_BYTES); the two "
                     "mixed checkpoints keep their other parts in BF16 "
-                    "(gpulesson.planning.MIXED_CHECKPOINTS). vLLM's MXFP4 kernels hold "
-                    "memory the checkpoint does not, which the plan leaves out: for "
-                    "gpt-oss-120b on an H100 about 3.4 GiB with the Triton backend (vLLM "
-                    "issue 33155) and 5.1 GiB with Marlin (issue 23278)."),
+                    "(gpulesson.planning.MIXED_CHECKPOINTS). On Hopper GPUs vLLM's Triton "
+                    "MXFP4 kernels keep copies of the experts' scales (3.4 GiB for "
+                    "gpt-oss-120b, vLLM issue 33155), which the plan counts; the older "
+                    "Marlin kernels pad more (5.1 GiB, issue 23278)."),
         Select("kv_dtype", "KV cache", default="bf16", choices=_VLLM_KV_CHOICES,
                help="vLLM's --kv-cache-dtype; auto, its default, is the model's 16-bit "
                     "type, or FP8 (fp8_ds_mla) for the sparse-attention models."),
@@ -421,7 +423,11 @@ SERVING = Calculator(
                "data-parallel engines, the sum of their pools (vLLM prints each engine's)."),
         Output("max_concurrency", "Maximum concurrency at max_model_len", "ratio",
                help="Summed over the data-parallel engines."),
-        Output("batch", "Sequences in flight per replica", "number"),
+        Output("batch", "Sequences in flight per replica", "number",
+               help="The average over time (Little's law: traffic × time in the system); "
+                    "without a traffic, the most the cache, max_num_seqs and the latency "
+                    "limits allow. A decoding request's step holds the request itself and, "
+                    "on average, this many others."),
         Output("ttft", "Time to first token", _SECONDS),
         Output("tpot", "Time per output token", _SECONDS),
         Output("throughput", "Output tokens/s, all replicas", "tokens/s",

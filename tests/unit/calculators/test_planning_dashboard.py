@@ -8,7 +8,7 @@ import re
 import pytest
 
 from gpulesson import calculators as C
-from gpulesson import flops, planning
+from gpulesson import flops, planning, prices
 from gpulesson.calculators import forms
 
 M = 2**20
@@ -108,15 +108,21 @@ def test_price_follows_the_gpu():
     gpulesson.prices); a GPU without a dated price asks for a quote instead of borrowing
     it."""
     h100 = C.compute("planning")
-    assert h100["price_note"] == ("at $6.88 per GPU-hour: AWS p5.48xlarge, hyperscaler "
-                                  "cloud, on-demand, 2026-09-19")
-    assert h100["cost"] == pytest.approx(6.88 * h100["gpu_hours"])
-    # Walk of 2026-12-07: the H100 PCIe's default is a specialist cloud's $2.50, which beside
-    # the SXM's AWS price made the slower card look half as dear; the note names the quote
-    pcie = C.compute("planning", gpu="H100 PCIe")["price_note"]
-    assert pcie.startswith("at $2.50 per GPU-hour: Hyperstack") and "specialist cloud" in pcie
-    typed = C.compute("planning", usd_per_gpu_hour=3.2)["price_note"]
-    assert typed == "at $3.20 per GPU-hour (as entered)"
+    quote = prices.default_price("H100 SXM")
+    assert h100["price_note"] == (f"at ${quote.usd_per_gpu_hour:.2f} per GPU-hour: "
+                                  f"{quote.provider} {quote.instance}, {quote.kind} cloud, "
+                                  f"{quote.offer}, {quote.date}")
+    assert h100["cost"] == pytest.approx(quote.usd_per_gpu_hour * h100["gpu_hours"])
+    # Walk of 2026-12-07: the H100 PCIe's default is a specialist cloud's, which beside the
+    # SXM's hyperscaler price made the slower card look half as dear, on both forms; the
+    # notes name the quote, and a typed price says so
+    pcie = prices.default_price("H100 PCIe")
+    for name, note in (("planning", "price_note"), ("serving_plan", "price_note")):
+        text = C.compute(name, gpu="H100 PCIe", model="llama-3-8b")[note]
+        assert f"{pcie.provider} {pcie.instance}, {pcie.kind} cloud" in text, (name, text)
+    for gpu, price in (("H100 SXM", 3.2), ("L4", 0.8), ("A100 40GB", 2.741)):
+        typed = C.compute("planning", gpu=gpu, usd_per_gpu_hour=price)["price_note"]
+        assert typed == f"at ${price:.2f} per GPU-hour (as entered)", typed
     b200 = planning.gpu_view("B200")
     text = C.compute("planning", gpu="B200")["price_note"]
     assert ("enter a quote" in text) == (b200.price is None)
@@ -374,7 +380,7 @@ def test_a_traffic_too_small_for_the_planner_names_the_traffic_field():
 
 
 @pytest.mark.parametrize(("qps", "expected"), [(1, "tp 4 x 1 replica."),
-                                               (1e6, "tp 4 x 164,498 replicas.")])
+                                               (1e6, "tp 4 x {:,} replicas.")])
 def test_the_reason_counts_replicas_as_the_layout_does(qps, expected):
     """Edge audit (2026-12-06): the reason read "tp 4 x 1 replicas" and, at 1e6 requests/s,
     "tp 4 x 163614 replicas" where the layout beside it writes "1 replica"; the layout
@@ -382,6 +388,7 @@ def test_the_reason_counts_replicas_as_the_layout_does(qps, expected):
     do ("163,614")."""
     out = C.compute("serving_plan", qps=qps)
     replicas = int(out["layout"].split(" × ")[1].split()[0].replace(",", ""))
+    expected = expected.format(replicas)
     assert expected.startswith(f"tp 4 x {replicas:,} replica"), (out["layout"], expected)
     assert f"× {replicas:,} replica" in out["layout"] and "GPU" in out["layout"], out
     gpus = out["layout"].split(" = ")[1].split()[0]
@@ -428,7 +435,9 @@ def test_the_serving_form_offers_the_published_mixed_checkpoints():
                                  weight_dtype="mxfp4_experts", prompt_tokens=2000,
                                  output_tokens=300)
     assert mixed["weights"] == plan.budget.weights
-    assert mixed["weights"] / 2**30 == pytest.approx(60.8, abs=0.05)
+    # the 60.8 GiB checkpoint, its FP32 rotary table and, on Hopper, the copies of the
+    # experts' scales vLLM's Triton kernels keep: vLLM 0.14.1 printed 64.38 GiB (#33155)
+    assert mixed["weights"] / 2**30 == pytest.approx(64.38, rel=0.005)
     assert mixed["weights"] > C.compute("serving_plan", **base, weight_dtype="mxfp4")["weights"]
     dense = C.evaluate("serving_plan", {"model": "llama-3-8b", "weight_dtype": "mxfp4_experts"})
     assert not dense["ok"] and dense["input"] == "weight_dtype", dense
