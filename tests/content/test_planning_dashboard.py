@@ -708,10 +708,10 @@ SEQUENCES = 4 * 2**20 // 4096       # the 7B plan's sequences per step
 SERVE = calculators.si_inputs("serving_plan")
 LOGS = Path(__file__).resolve().parents[1] / "data" / "logs"
 LOG_20K = planning.reconcile_vllm_log(
-    (LOGS / "vllm-10517-rtx3090-llama3.1-8b-20k.log").read_text(), "llama-3-8b",
+    (LOGS / "vllm-10517-rtx3090-llama3.1-8b-20k.log").read_text(), "llama-3.1-8b",
     max_num_batched_tokens=20_000, max_num_seqs=256)
 LOG_29K = planning.reconcile_vllm_log(
-    (LOGS / "vllm-10517-rtx3090-llama3.1-8b-29k.log").read_text(), "llama-3-8b",
+    (LOGS / "vllm-10517-rtx3090-llama3.1-8b-29k.log").read_text(), "llama-3.1-8b",
     max_num_batched_tokens=29_000, max_num_seqs=256)
 LOG_PER_TOKEN = LOG_20K.budget.activation_peak / 20_000
 def chain_hours(gpus: int = PLAN["n_gpus"]) -> float:
