@@ -30,6 +30,7 @@ At the end the suite prints its figures: calls made, refusals (a clean error) an
 
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect
 import json
@@ -156,20 +157,42 @@ def _valid_pool(annotation: str) -> list[Any]:
     return pool or [1.0, 2, "bf16"]
 
 
+#: The strategies of :func:`_calls`, made once. A ``sampled_from`` of a list is a new
+#: strategy at every call, which Hypothesis validates and labels (a hash of every
+#: element's repr) at every draw: half of this module's time went there. The same
+#: strategies draw the same examples. A pool holding a list (a fresh one at every call, as
+#: a function might change it) is still made at every draw.
+_ODD = st.sampled_from(ODD)
+_POOLS: dict[str, Any] = {}
+
+
+@functools.cache
+def _odd_names(names: tuple[str, ...]) -> Any:
+    return st.sets(st.sampled_from(names), max_size=2)
+
+
+def _pool_strategy(annotation: Any) -> Any:
+    key = str(annotation)
+    if key not in _POOLS:
+        pool = _valid_pool(annotation)
+        _POOLS[key] = None if any(isinstance(v, list) for v in pool) else st.sampled_from(pool)
+    cached = _POOLS[key]
+    return st.sampled_from(_valid_pool(annotation)) if cached is None else cached
+
+
 @st.composite
 def _calls(draw: st.DrawFn, signature: inspect.Signature) -> dict[str, Any]:
     """Keyword arguments: mostly valid, up to two (or none) drawn from the odd values."""
     params = [p for p in signature.parameters.values()
               if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
     names = [p.name for p in params]
-    odd = draw(st.sets(st.sampled_from(names), max_size=2)) if names else set()
+    odd = draw(_odd_names(tuple(names))) if names else set()
     args: dict[str, Any] = {}
     for param in params:
         optional = param.default is not param.empty
         if optional and param.name not in odd and not draw(st.booleans()):
             continue
-        pool = ODD if param.name in odd else _valid_pool(param.annotation)
-        args[param.name] = draw(st.sampled_from(pool))
+        args[param.name] = draw(_ODD if param.name in odd else _pool_strategy(param.annotation))
     return args
 
 
@@ -349,6 +372,17 @@ def _warm_the_kernel_checker(exercise: Any) -> None:
 
 
 def _answers(exercise: Any) -> st.SearchStrategy[Any]:
+    """The answers drawn for ``exercise``: one strategy per exercise, made once (see
+    :data:`_POOLS`)."""
+    if exercise.id not in _ANSWERS:
+        _ANSWERS[exercise.id] = _make_answers(exercise)
+    return _ANSWERS[exercise.id]
+
+
+_ANSWERS: dict[str, st.SearchStrategy[Any]] = {}
+
+
+def _make_answers(exercise: Any) -> st.SearchStrategy[Any]:
     if isinstance(exercise, CodeExercise):
         return st.sampled_from(LEARNER_FUNCTIONS)
     typed = [*ANSWERS]
