@@ -726,7 +726,7 @@ def test_vllm_v1_defaults_keep_the_a100_small():
         b = kv_budget("llama-3-8b", gpu, max_model_len=8192)
         assert b.forward_peak == serving.forward_peak_bytes("llama-3-8b", tokens), gpu
         mv = model_view("llama-3-8b")
-        assert b.sampler_peak == serving._sampler_moment(mv, tokens, rows), gpu
+        assert b.sampler_peak == serving.sampler_moment_bytes(mv, tokens, rows), gpu
     # the reported memory alone (no GPU named) follows the memory rule
     total = gpu_view("A100 80GB").usable_memory
     b = kv_budget("llama-3-8b", max_model_len=8192, usable_memory=total)
