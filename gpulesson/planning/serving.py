@@ -679,8 +679,8 @@ def plan_serving(
     prefill): the throughput it can sustain, not a decode-only ceiling. With ``qps``
     (requests/s of ``prompt_tokens`` in and ``output_tokens`` out) and optional SLOs: the
     fewest GPUs (``tp`` x replicas) that serve the traffic within ``ttft_slo`` (seconds to
-    the first token) and ``tpot_slo`` (seconds per output token; without ``qps`` they are
-    checked against the full replica); ``tp=None`` lets the
+    the first token) and ``tpot_slo`` (seconds per output token; without ``qps`` the
+    replica runs the most sequences that meet them); ``tp=None`` lets the
     planner choose ``tp`` too. When no choice meets an SLO, the plan says which and why
     (``feasible=False``). Memory-bound steps read HBM at ``bandwidth_efficiency`` of the
     datasheet bandwidth (default
