@@ -739,7 +739,8 @@ def plan_serving(
     if good:
         best = min(good, key=lambda c: (c.gpus, c.tpot))
         if len(candidates) > 1 or left_out:
-            best = _reason(best, candidates, left_out)
+            best = _reason(best, candidates, left_out,
+                           "meet the traffic" if rate is not None else "run a full replica")
         return best
     # none serves: the fewest problems, and among those the largest tp, the nearest to
     # serving (more memory for the weights and the cache, faster steps)
@@ -747,15 +748,16 @@ def plan_serving(
 
 
 def _reason(best: ServingPlan, plans: list[ServingPlan],
-            left_out: list[tuple[int, str]] | None = None) -> ServingPlan:
+            left_out: list[tuple[int, str]] | None = None,
+            goal: str = "meet the traffic") -> ServingPlan:
     """``best`` with the comparison in its reason: each size tried, and each left out
-    (``(tp, why)``), by tp."""
+    (``(tp, why)``), by tp; ``goal``, what the fewest GPUs do."""
     dp = f" x dp {best.dp}" if best.dp > 1 else ""
     tried = [(c.tp, f"tp {c.tp}: {c.gpus:,} GPUs" if c.feasible else
               f"tp {c.tp}: {c.problems[0]}") for c in plans]
     parts = [text for _, text in sorted(tried + list(left_out or ()), key=lambda x: x[0])]
     replicas = f"{best.replicas:,} replica{'s' if best.replicas != 1 else ''}"
-    return replace(best, reason=f"Fewest GPUs that meet the traffic: tp {best.tp}{dp} x "
+    return replace(best, reason=f"Fewest GPUs that {goal}: tp {best.tp}{dp} x "
                    f"{replicas}. Compared: " + "; ".join(parts) + ".")
 
 

@@ -329,8 +329,9 @@ def _serving(**kw: Any) -> dict[str, Any]:
     if plan.feasible:
         throughput: float | None = plan.throughput
         cost: float | None = per_m or 0.0
-        price_note = (("per million output tokens at the traffic, "
-                       + planner_inputs.price_note(per_m, price, kw["gpu"]))
+        load = "at the traffic" if kw["qps"] else "at full load"
+        price_note = (f"per million output tokens {load}, "
+                      + planner_inputs.price_note(per_m, price, kw["gpu"])
                       if per_m is not None else planner_inputs.NO_PRICE_NOTE)
     else:
         # the planner's throughput is the traffic asked for and its price that traffic's,

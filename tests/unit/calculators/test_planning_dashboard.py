@@ -443,6 +443,18 @@ def test_the_serving_form_offers_the_published_mixed_checkpoints():
     assert not dense["ok"] and dense["input"] == "weight_dtype", dense
 
 
+def test_without_a_traffic_the_form_speaks_of_a_full_replica():
+    """Screenshot check (2026-12-07): at Traffic 0 the reason read "Fewest GPUs that meet
+    the traffic" and the price "per million output tokens at the traffic", where no traffic
+    was asked; both speak of the full replica now, and of the traffic when there is one."""
+    idle = C.evaluate("serving_plan", {"qps": 0})["text"]
+    assert idle["reason"].startswith("Fewest GPUs that run a full replica: "), idle["reason"]
+    assert idle["price_note"].startswith("per million output tokens at full load, at $")
+    busy = C.evaluate("serving_plan", {"qps": 20})["text"]
+    assert busy["reason"].startswith("Fewest GPUs that meet the traffic: "), busy["reason"]
+    assert busy["price_note"].startswith("per million output tokens at the traffic, at $")
+
+
 def test_the_serving_form_offers_vllms_kv_cache_types():
     """Audit (2026-12-06): the deployment form's KV cache offered every storage precision
     (INT4, NVFP4, FP32 ...), which vLLM's --kv-cache-dtype does not take; it offers
