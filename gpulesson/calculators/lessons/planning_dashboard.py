@@ -56,6 +56,20 @@ def _rounded_up(value: float, digits: int = 3) -> float:
     return math.ceil(round(value / scale, 9)) * scale
 
 
+def _check_split(kw: dict[str, Any]) -> None:
+    """Refuse a hand-set layout whose tp x cp x pp does not divide the GPUs, naming the
+    first degree at which the product stops dividing them (the field to change), not the
+    layout menu."""
+    n, product = kw["n_gpus"], 1
+    for name in ("tp", "cp", "pp"):
+        product *= kw[name]
+        if n % product:
+            raise ValueError(
+                f"{name}: tp × cp × pp = {kw['tp']} × {kw['cp']} × {kw['pp']} = "
+                f"{kw['tp'] * kw['cp'] * kw['pp']:,} must divide the {n:,} GPUs (the "
+                "data-parallel size takes the rest); change it or the GPUs")
+
+
 def _planning(**kw: Any) -> dict[str, Any]:
     if kw["dtype"] not in _TRAINING_DTYPES and kw["gpu"] != planner_inputs.CUSTOM:
         # its peak would take the BF16 peak's place, and the MFU be quoted against it
@@ -71,6 +85,8 @@ def _planning(**kw: Any) -> dict[str, Any]:
             f"batch of {kw['step_tokens']:,.0f} tokens; enter at least "
             f"{_rounded_up(kw['step_tokens'] / 1e9):g} billion, or fewer "
             "tokens per step")
+    if kw["layout"] == "manual":
+        _check_split(kw)
     cfg = planner_inputs.config(kw)
     price = kw["usd_per_gpu_hour"]
     plan = planner_inputs.plan_training(

@@ -55,6 +55,19 @@ def test_llama2_7b_needs_more_than_one_80_gb_gpu():
     assert plain["bottleneck"] == "memory: this layout does not fit on these GPUs"
 
 
+@pytest.mark.parametrize(("degrees", "field"), [({"tp": 3}, "tp"),
+                                               ({"tp": 8, "pp": 16}, "pp"),
+                                               ({"tp": 8, "cp": 3}, "cp")])
+def test_a_hand_set_layout_that_does_not_divide_the_gpus_marks_its_degree(degrees, field):
+    """Walk of 2026-12-07: tp 3 on 64 GPUs marked the Parallel layout menu invalid, not the
+    field typed in. The first degree at which tp × cp × pp stops dividing the GPUs is the
+    one named and marked; a layout that divides them plans."""
+    shown = C.evaluate("planning", {"layout": "manual", **degrees})
+    assert not shown["ok"] and shown["input"] == field, shown
+    assert "must divide the 64 GPUs" in shown["error"]
+    assert C.evaluate("planning", {"layout": "manual", "tp": 8, "pp": 8})["ok"]
+
+
 def test_deepseek_v3s_layout_fits_with_its_own_activation_recipe_only():
     """DeepSeek-AI 2024 (DeepSeek-V3 technical report): 2,048 H800s (§3.1) with 16-way
     pipeline and 64-way expert parallelism and no tensor parallelism (§3.2), batch 15,360
