@@ -87,10 +87,10 @@ def _not_progress(path: Path) -> str:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
         return f"cannot be read ({_message(error)})"
-    parsed = parse_progress(text)
-    if parsed.problem:
-        return f"is not a progress file: {parsed.problem}"
-    if not isinstance(json.loads(text), dict) or "exercises" not in json.loads(text):
+    problem = parse_progress(text).problem  # not JSON, not an object, too large ...
+    if problem:
+        return f"is not a progress file: {problem}"
+    if "exercises" not in json.loads(text):  # an object, parse_progress has said so
         return "is not a progress file: it holds no \"exercises\" record"
     return ""
 

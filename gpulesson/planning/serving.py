@@ -125,7 +125,7 @@ from .profiling import (
     sampler_moment_bytes,
     sampler_peak_bytes,
 )
-from .sparse import has_indexer, vllm_block_size, vllm_kv_bytes_per_token
+from .sparse import has_indexer, vllm_block_size, vllm_kv_bytes_per_token, vllm_kv_dtype
 
 __all__ = ["CUBLAS_WORKSPACE_DEFAULT", "DECODE_BANDWIDTH_EFFICIENCY", "DECODE_MEASUREMENTS",
            "MIXED_CHECKPOINTS",
@@ -882,11 +882,10 @@ def _plan_tp(mv: ModelView, gv: GPUView, t: int, common: Mapping[str, object],
 
 def _room_fixes(mv: ModelView, gv: GPUView, t: int, common: Mapping[str, object]) -> str:
     """The ways to a larger KV cache these settings leave open, as a clause."""
-    kv = common["kv_dtype"]
+    kv = vllm_kv_dtype(mv, str(common["kv_dtype"]))  # "auto" as vLLM resolves it
     fixes = [
         "more tp" if t < _server_gpus(gv) else "",
-        "an FP8 KV cache (kv_dtype)" if kv in ("bf16", "fp16") or (
-            kv == "auto" and not mv.cfg.indexer_topk) else "",
+        "an FP8 KV cache (kv_dtype)" if not kv.startswith("fp8") else "",
         "lighter weights (weight_dtype)" if common["weight_dtype"] in ("fp32", "bf16", "fp16")
         else "",
         "a higher gpu_memory_utilization"
