@@ -36,9 +36,11 @@ NBVAL = ("-p", "tests.site.nbval_reference", "--nbval-lax", "--nbval-current-env
 
 
 def _pytest(folder: Path, *args: str, site_dir: Path) -> subprocess.CompletedProcess[str]:
-    """pytest in ``folder``, in a process of its own, with ``GL_SITE_DIR=site_dir``."""
+    """pytest in ``folder``, in a process of its own, with ``GL_SITE_DIR=site_dir`` and none
+    of this session's pytest settings (a PYTEST_ADDOPTS such as --junitxml would reach it)."""
     path = [str(building.REPO_ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]
-    env = {**os.environ, "GL_SITE_DIR": str(site_dir), "PYTHONPATH": os.pathsep.join(path)}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    env.update(GL_SITE_DIR=str(site_dir), PYTHONPATH=os.pathsep.join(path))
     return subprocess.run([sys.executable, "-m", "pytest", *NBVAL, *args], cwd=folder,
                           env=env, capture_output=True, text=True, timeout=300)
 

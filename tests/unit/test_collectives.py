@@ -610,9 +610,9 @@ def test_parse_nccl_tests_refuses_a_row_with_garbage_values() -> None:
 
 def test_parse_nccl_tests_is_linear() -> None:
     import time
-    start = time.perf_counter()
+    start = time.process_time()  # CPU seconds: a loaded machine stretches wall time
     rows = C.parse_nccl_tests(NCCL_TESTS_LOG.replace("\n#        (B)", "\n" * 100_000
                                                      + "#        (B)"))
-    assert time.perf_counter() - start < 2.0 and len(rows) == 2
+    assert time.process_time() - start < 2.0 and len(rows) == 2
     with pytest.raises(ValueError, match="starts like"):
         C.parse_nccl_tests(NCCL_TESTS_LOG + "9" * 50_000 + "  2  float  sum  -1  1 1 1 0\n")
