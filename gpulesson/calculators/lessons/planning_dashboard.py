@@ -99,6 +99,9 @@ def _planning(**kw: Any) -> dict[str, Any]:
     band, like = bands.uncertainty(plan)
     low, high = bands.mfu_range(plan)
     nearest = bands.similar_runs(plan)
+    # a plan that cannot run is not priced; its MFU, step and days are the leanest
+    # layout's as if it fitted (lesson 10's exercise 9 reads them for a machine too small)
+    runs = plan.feasible
     return {
         "feasible": plan.feasible,
         "problems": planner_inputs.problems_text(plan.problems),
@@ -114,8 +117,9 @@ def _planning(**kw: Any) -> dict[str, Any]:
         "dominant": plan.dominant_term.replace("_", "-"),
         "time": plan.days * flops.SECONDS_PER_DAY,
         "gpu_hours": plan.gpu_hours,
-        "cost": plan.cost_usd or 0.0,
-        "price_note": planner_inputs.price_note(plan.cost_usd, price, kw["gpu"]),
+        "cost": (plan.cost_usd or 0.0) if runs else None,
+        "price_note": (planner_inputs.price_note(plan.cost_usd, price, kw["gpu"]) if runs
+                       else _NOT_RUN_PRICE),
         "memory_per_gpu": plan.memory_per_gpu, "memory_limit": plan.memory_limit,
         "fits": plan.memory_fits,
         "tokens_per_second": plan.tokens_per_second, "step_time": plan.step_time,
@@ -130,6 +134,10 @@ def _planning(**kw: Any) -> dict[str, Any]:
 
 
 _SECONDS = "seconds"
+#: What the cost output and the price note say for a plan (training or serving) that
+#: cannot run.
+_NO_COST = "none: no cost for a plan that cannot run"
+_NOT_RUN_PRICE = "not priced: the plan cannot run"
 #: The price a plan's cost was computed at (or why there is none).
 _PRICE_OUT = Output("price_note", "Price", "text")
 PLANNING = Calculator(
@@ -232,9 +240,10 @@ PLANNING = Calculator(
                     "loses time to failures, restarts, checkpoints and evaluations (Meta "
                     "reports more than 90 % effective training time for Llama 3, Dubey et "
                     "al. 2024) and may add stages, such as long-context training: budget "
-                    "above this figure."),
+                    "above this figure. For a plan that cannot run, the time its leanest "
+                    "layout would take if it fitted (it is not priced)."),
         shared.GPU_HOURS_OUT,
-        Output("cost", "Cost", "usd"),
+        Output("cost", "Cost", "usd", missing=_NO_COST),
         _PRICE_OUT,
         replace(planner_inputs.MEMORY_PER_GPU_OUT,
                 help="Model state after ZeRO plus stored activations, on the largest "
@@ -308,10 +317,8 @@ _VLLM_KV_CHOICES = (
     Choice("fp8", "FP8 (1 byte)"))
 
 
-#: What the throughput and cost outputs say for a plan that cannot run, and its price note.
+#: What the throughput output says for a serving plan that cannot run.
 _NOT_SERVED = "none: this plan cannot serve as asked (see Problems)"
-_NO_COST = "none: no cost for a plan that cannot run"
-_NOT_SERVED_PRICE = "not priced: the plan cannot run"
 
 
 def _serving(**kw: Any) -> dict[str, Any]:
@@ -353,7 +360,7 @@ def _serving(**kw: Any) -> dict[str, Any]:
         # the planner's throughput is the traffic asked for and its price that traffic's,
         # neither of which a plan that cannot run (no room, SLO missed, overloaded) delivers
         throughput = cost = None
-        price_note = _NOT_SERVED_PRICE
+        price_note = _NOT_RUN_PRICE
     engines = f" × dp {plan.dp}" if plan.dp > 1 else ""
     return {
         "feasible": plan.feasible, "problems": planner_inputs.problems_text(plan.problems),

@@ -409,6 +409,24 @@ def test_the_reason_counts_replicas_as_the_layout_does(qps, expected):
     assert expected in out["reason"], out["reason"]
 
 
+def test_a_training_plan_that_cannot_run_is_not_priced():
+    """Walk of 2026-12-07: Llama 3 70B on one H100 read "Feasible: no" beside a cost of
+    $2,851,771, a figure easy to take at face value on a phone where the verdict has
+    scrolled away. A plan that cannot run is now not priced, as the serving planner's is
+    not; its MFU, step and days stay, as if it fitted (lesson 10's exercise 9 reads them
+    for a machine too small), and a plan that runs is priced."""
+    inputs = {"model": "llama-3-70b", "n_gpus": 1}
+    out = C.compute("planning", **inputs)
+    assert out["feasible"] is False and "use at least 14 GPUs" in out["problems"]
+    assert out["cost"] is None and out["time"] > 0 and 0 < out["mfu"] < 1
+    text = C.evaluate("planning", inputs)["text"]
+    assert text["cost"] == "none: no cost for a plan that cannot run"
+    assert text["price_note"] == "not priced: the plan cannot run"
+    fine = C.evaluate("planning", {"model": "llama-3-70b", "n_gpus": 64})["text"]
+    assert fine["feasible"] == "yes" and fine["cost"].startswith("$"), fine
+    assert fine["price_note"].startswith("at $"), fine
+
+
 @pytest.mark.parametrize("inputs, problem", [
     ({"tp": 1}, "no room for a KV cache"),  # Llama 3 70B's 141 GB of BF16 on one H100
     ({"tpot_slo": 0.001}, "tpot_slo"),
