@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
+from decimal import ROUND_HALF_UP, Decimal
 from fractions import Fraction
 
 from gpulesson import _validate
@@ -145,7 +146,7 @@ def format_usd(amount: float, *, cents: bool | None = None, digits: int | None =
         cents = value < 1e6
     if (0 < value < 1 and cents) or value >= SCIENTIFIC_ABOVE:
         return f"{sign}${_significant(value, 3)}"
-    return f"{sign}${value:,.2f}" if cents else f"{sign}${value:,.0f}"
+    return f"{sign}${_fixed(value, 2 if cents else 0)}"
 
 
 #: The space a line must not break at: after a digit, before a percent sign.
@@ -164,8 +165,8 @@ def keep_percent(text: str) -> str:
 
 def format_significant(value: float, digits: int) -> str:
     """``value`` with ``digits`` significant figures and thousands separators:
-    ``1234.5 -> '1,234'`` (3), ``0.012345 -> '0.0123'`` (3); an ``int`` exactly, whole
-    (``12 -> '12'``, not ``'12.0'``; no detour through float above 2^53)."""
+    ``1234.5 -> '1,235'`` (3, a half rounded up), ``0.012345 -> '0.0123'`` (3); an ``int``
+    exactly, whole (``12 -> '12'``, not ``'12.0'``; no detour through float above 2^53)."""
     digits = _check_digits(digits, low=1)
     if isinstance(value, int) and not isinstance(value, bool):
         _validate.number_at_least("value", value, -_validate.FLOAT_MAX)
@@ -177,7 +178,16 @@ def format_significant(value: float, digits: int) -> str:
     if not SCIENTIFIC_BELOW <= abs(value) < SCIENTIFIC_ABOVE:
         return f"{value:.{digits - 1}e}"  # not 300 zeros, nor 102 commas
     decimals = max(digits - 1 - math.floor(math.log10(abs(value))), 0)
-    return f"{value:,.{decimals}f}"
+    return _fixed(value, decimals)
+
+
+def _fixed(value: float, decimals: int) -> str:
+    """``value`` with ``decimals`` decimals and thousands separators, a half rounded up as
+    a reader rounds it: ``62.5 -> '63'`` and ``13.5 -> '14'`` (Python's own formatting
+    rounds half to even, and the binary float under ``2.675`` is just below it; this
+    rounds the shortest decimal that reads back as ``value``)."""
+    exact = Decimal(repr(float(value))).quantize(Decimal(1).scaleb(-decimals), ROUND_HALF_UP)
+    return f"{exact:,.{decimals}f}"
 
 
 def format_by_size(value: float, steps: tuple[tuple[float, str], ...]) -> str:

@@ -31,13 +31,23 @@ def test_format_usd_to_significant_digits(amount: float, digits: int, text: str)
     assert units.format_usd(amount, digits=digits) == text
 
 
+@pytest.mark.parametrize(("amount", "text"), [(62.5, "$63"), (112.5, "$113"), (13.5, "$14"),
+                                              (2.5, "$3"), (-62.5, "-$63")])
+def test_whole_dollars_round_a_half_up(amount: float, text: str) -> None:
+    """Review of 2026-12-07 (lessons 6-10, F3): 50,000 conversations a day at $0.00125 and
+    $0.00225 printed "$62" and "$112" but $0.00027's "$14": Python rounds a half to even.
+    A reader rounds it up, and so do the course's figures (2.675 is read as written)."""
+    assert units.format_usd(amount, cents=False) == text
+    assert units.format_usd(2.675) == "$2.68"
+
+
 def test_format_usd_refuses_bad_digits() -> None:
     with pytest.raises(ValueError, match="digits must be a positive integer"):
         units.format_usd(1.0, digits=0)
 
 
 @pytest.mark.parametrize(("value", "digits", "text"),
-                         [(1234.5, 3, "1,234"), (0.012345, 3, "0.0123"), (12, 3, "12"),
+                         [(1234.5, 3, "1,235"), (0.012345, 3, "0.0123"), (12, 3, "12"),
                           (12.0, 3, "12.0"), (2**60 + 1, 3, "1,152,921,504,606,846,977"),
                           (0, 3, "0"), (-3.14159, 3, "-3.14")])
 def test_format_significant(value: float, digits: int, text: str) -> None:
