@@ -184,9 +184,11 @@ def format_significant(value: float, digits: int) -> str:
 def _fixed(value: float, decimals: int) -> str:
     """``value`` with ``decimals`` decimals and thousands separators, a half rounded up as
     a reader rounds it: ``62.5 -> '63'`` and ``13.5 -> '14'`` (Python's own formatting
-    rounds half to even, and the binary float under ``2.675`` is just below it; this
-    rounds the shortest decimal that reads back as ``value``)."""
-    exact = Decimal(repr(float(value))).quantize(Decimal(1).scaleb(-decimals), ROUND_HALF_UP)
+    rounds half to even). The half is read in ``value`` to 15 significant digits, as a
+    reader writes it: the float under ``2.675`` is just below it, and 50,000 times
+    $0.00225 comes out as 112.49999999999999."""
+    text = f"{float(value):.15g}" if abs(value) < 1e15 else repr(float(value))
+    exact = Decimal(text).quantize(Decimal(1).scaleb(-decimals), ROUND_HALF_UP)
     return f"{exact:,.{decimals}f}"
 
 

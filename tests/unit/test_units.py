@@ -39,6 +39,7 @@ def test_whole_dollars_round_a_half_up(amount: float, text: str) -> None:
     A reader rounds it up, and so do the course's figures (2.675 is read as written)."""
     assert units.format_usd(amount, cents=False) == text
     assert units.format_usd(2.675) == "$2.68"
+    assert units.format_usd(0.00225 * 50_000, cents=False) == "$113"  # 112.49999999999999
 
 
 def test_format_usd_refuses_bad_digits() -> None:
