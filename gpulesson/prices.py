@@ -123,6 +123,10 @@ class ApiPrice:
     reasoning : bool
         A reasoning model: its hidden reasoning tokens are billed as output tokens, on top
         of the answer's.
+    peak_factor : float
+        What the prices above are multiplied by at the provider's peak hours (``note``
+        says which): 2 for DeepSeek since 16 August 2026, whose list prices above are the
+        off-peak ones; 1 for a price that holds around the clock.
     """
 
     provider: str
@@ -136,16 +140,20 @@ class ApiPrice:
     url: str
     note: str = ""
     reasoning: bool = False
+    peak_factor: float = 1.0
 
     def per_request(self, input_tokens: float, output_tokens: float,
-                    cached_share: float = 0.0) -> float:
+                    cached_share: float = 0.0, *, peak: bool = False) -> float:
         """USD for one request: ``input_tokens`` (``cached_share`` of them from the
-        provider's prompt cache) and ``output_tokens``."""
+        provider's prompt cache) and ``output_tokens``; at the provider's peak hours
+        (``peak``) the prices times :attr:`peak_factor`."""
         n_in = v.nonneg_number("input_tokens", input_tokens)
         n_out = v.nonneg_number("output_tokens", output_tokens)
         hit = v.fraction("cached_share", cached_share)
-        return (n_in * ((1 - hit) * self.usd_per_m_input + hit * self.usd_per_m_cached_input)
-                + n_out * self.usd_per_m_output) / 1e6
+        factor = self.peak_factor if v.boolean("peak", peak) else 1.0
+        return factor * (n_in * ((1 - hit) * self.usd_per_m_input
+                                 + hit * self.usd_per_m_cached_input)
+                         + n_out * self.usd_per_m_output) / 1e6
 
 
 def _load() -> tuple[tuple[PriceQuote, ...], Mapping[str, Mapping[str, str]],
@@ -172,7 +180,8 @@ def _load() -> tuple[tuple[PriceQuote, ...], Mapping[str, Mapping[str, str]],
             usd_per_m_cached_input=float(a["usd_per_m_cached_input"]),
             usd_per_m_output=float(a["usd_per_m_output"]), date=a["date"],
             source=f"{src['title']}, {src['publisher']}, {src['date']}", url=src["url"],
-            note=a["note"], reasoning=v.boolean("reasoning", a.get("reasoning", False))))
+            note=a["note"], reasoning=v.boolean("reasoning", a.get("reasoning", False)),
+            peak_factor=float(v.number_at_least("peak_factor", a.get("peak_factor", 1.0), 1.0))))
     return tuple(out), MappingProxyType(sources), tuple(api)
 
 
@@ -187,8 +196,9 @@ QUOTES, SOURCES, API_PRICES = _load()
 
 def api_price(model: str, *, on: str | None = None) -> ApiPrice:
     """The price of hosted ``model`` (its API name) in effect on date ``on`` (ISO 8601;
-    ``None``: the latest). DeepSeek's ``"deepseek-chat"``: $0.28 in, $0.42 out per million
-    tokens since 2025-09-29.
+    ``None``: the latest). DeepSeek's ``"deepseek-flash"``: $0.15 in, $0.60 out per million
+    tokens off-peak since 2026-09-10 (twice that at peak hours); its ``"deepseek-chat"``,
+    history: $0.28 in, $0.42 out from 2025-09-29.
 
     Raises
     ------

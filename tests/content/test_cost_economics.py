@@ -213,6 +213,8 @@ def mistral_gain(batch: int) -> float:
 CONVERSATIONS, PROMPT, ANSWER = 50_000, 1000, 500
 REASONING = 500        # the lesson's assumed allowance of GPT-5 mini's hidden reasoning tokens
 HOSTED_8B = prices.api_price("Meta-Llama-3.1-8B-Instruct-Turbo")
+#: DeepSeek's current model through its API: off-peak prices, twice them at peak hours.
+DEEPSEEK = prices.api_price("deepseek-flash")
 
 
 #: Small counts as the lesson writes them.
@@ -408,16 +410,15 @@ CLAIMS = claims(
     lambda: f"the\nsecond figure is always {mistral_gain(32):.1f} times the first, since batch 32 "
      f"is the H100's {mistral_gain(32):.1f}-fold gain of section 6",
     # self-hosting beside a hosted API
-    lambda: "DeepSeek's API, {} per million input tokens and {} per "
-     "million output tokens from {}".format(
-        per_m(prices.api_price("deepseek-chat").usd_per_m_input),
-        per_m(prices.api_price("deepseek-chat").usd_per_m_output),
-        "29 September 2025" if prices.api_price("deepseek-chat").date == "2025-09-29"
-        else "?"),
-    lambda: "({} and {} from 5 "
-     "September, {} and {} before)".format(*(
-        per_m(getattr(prices.api_price("deepseek-chat", on=day), f"usd_per_m_{io}"))
-        for day in ("2025-09-05", "2025-09-04") for io in ("input", "output"))),
+    lambda: "DeepSeek's API, {} per million input tokens and {} per million output tokens "
+     "off-peak since {}, and {} that at its peak hours, 01:00 to 04:00 and 06:00 to 10:00 UTC "
+     "on weekdays".format(
+        per_m(DEEPSEEK.usd_per_m_input), per_m(DEEPSEEK.usd_per_m_output),
+        "10 September 2026" if DEEPSEEK.date == "2026-09-10" else "?",
+        "twice" if DEEPSEEK.peak_factor == 2 else "?"),
+    lambda: "(its V3.2 had cost {} and {} around the clock from 29 September 2025".format(
+        *(per_m(getattr(prices.api_price("deepseek-chat", on="2025-09-29"), f"usd_per_m_{io}"))
+          for io in ("input", "output"))),
     lambda: "OpenAI's GPT-5 mini, "
      f"{per_m(prices.api_price('gpt-5-mini').usd_per_m_input)} and "
      f"{per_m(prices.api_price('gpt-5-mini').usd_per_m_output)} since "
@@ -435,19 +436,19 @@ CLAIMS = claims(
      "them: "
      f"{units.format_usd(_per_conversation(1), digits=2)} a conversation, "
      + ("more than any of the three APIs charges" if _per_conversation(1) > max(
-        _api(m) for m in ("deepseek-chat", "gpt-5-mini", HOSTED_8B.model)) else "?"),
+        _api(m) for m in (DEEPSEEK.model, "gpt-5-mini", HOSTED_8B.model)) else "?"),
     lambda: "with the assumed "
      f"{REASONING} reasoning tokens it costs "
      f"{units.format_usd(_gpt5_mini_reasoning())} a conversation, "
      + ("more than the rented GPU" if _gpt5_mini_reasoning() > _per_conversation(1) else "?"),
     lambda: "The cell prices the "
-     f"{ANSWER} tokens of the answer alone for every API, then GPT-5 mini with an assumed "
-     f"allowance of {REASONING} reasoning tokens",
+     f"{ANSWER} tokens of the answer alone for every API, then DeepSeek at its peak hours "
+     f"and GPT-5 mini with an assumed allowance of {REASONING} reasoning tokens",
     lambda: "a conversation costs a quarter as much, "
      f"{units.format_usd(_per_conversation(4), digits=2)}, "
-     + ("below DeepSeek-V3.2's and GPT-5 mini's prices but not the hosted 8B's"
+     + ("below DeepSeek's off-peak price and GPT-5 mini's but not the hosted 8B's"
        if _api(HOSTED_8B.model) < _per_conversation(4) < min(
-           _api("deepseek-chat"), _api("gpt-5-mini")) else "?")
+           _api(DEEPSEEK.model), _api("gpt-5-mini")) else "?")
      + f"; at 16 times, still {'one GPU' if _hosted(16).gpus == 1 else 'more GPUs'}, "
      f"{units.format_usd(_per_conversation(16), digits=2)}; only at 64 times does it take "
      + (f"more ({_COUNT.get(_hosted(64).gpus, 'many')})" if _hosted(64).gpus > 1
@@ -565,16 +566,17 @@ def test_prices_are_flagged_as_dated_examples() -> None:
         assert dated in warning, dated
 
 
-def test_the_deepseek_price_is_dated_to_late_2025() -> None:
-    """DeepSeek's API moved to its V4 models in 2026 (deepseek2026pricing, the pricing page
-    of that year): the V3.2 price the comparison uses is that of late 2025, from its own
-    date in prices.json, not a current price."""
+def test_the_deepseek_price_is_the_current_one_with_its_peak_hours() -> None:
+    """Review of 2026-12-07 (lessons 6-10, F1): the comparison used DeepSeek-V3.2's price of
+    late 2025 ($0.28 / $0.42), which DeepSeek's V4 models replaced in 2026, and at today's
+    price one of its conclusions would not have held. It now uses the latest DeepSeek
+    price in prices.json, from 2026, prints it at the peak hours too (its list prices
+    are the off-peak ones since August 2026), and keeps V3.2's only as history."""
     text = " ".join(nb.markdown(NOTEBOOK).split())
-    v32 = prices.api_price("deepseek-chat")
-    assert v32.date.startswith("2025-") and int(v32.date[5:7]) >= 9, v32.date
-    assert "the prices of late 2025: in 2026 DeepSeek moved its API on to its V4 models " \
-        "{cite:p}`deepseek2026pricing`" in text
-    assert "output tokens since" not in text
+    assert DEEPSEEK.date.startswith("2026-") and DEEPSEEK.peak_factor > 1, DEEPSEEK
+    assert DEEPSEEK.date == max(a.date for a in prices.API_PRICES if a.provider == "DeepSeek")
+    assert "{cite:p}`deepseek2026pricing`" in text and "output tokens since" not in text
+    assert any('"deepseek-flash"' in cell for cell in nb.code(NOTEBOOK))
 
 
 def test_every_pause_and_think_hides_its_answer() -> None:

@@ -132,6 +132,26 @@ def test_source_committed_prices_of_2026() -> None:
     assert "committed (term 3 years)" in aws.describe()
 
 
+def test_source_deepseek_flash_off_peak_and_peak() -> None:
+    """DeepSeek's pricing page, late 2026: deepseek-flash (DeepSeek-V4.1-Flash, from
+    10 September 2026) off-peak $0.15 per million input tokens (cache miss), $0.003 (hit),
+    $0.60 output; peak rates twice the off-peak ones (01:00-04:00 and 06:00-10:00 UTC on
+    weekdays). A conversation of 1,000 tokens in and 500 out: 1,000 x 0.15e-6 +
+    500 x 0.60e-6 = $0.00045 off-peak, $0.0009 at peak."""
+    flash = prices.api_price("deepseek-flash")
+    assert (flash.usd_per_m_input, flash.usd_per_m_cached_input, flash.usd_per_m_output,
+            flash.date, flash.peak_factor) == (0.15, 0.003, 0.6, "2026-09-10", 2.0)
+    assert flash.per_request(1000, 500) == pytest.approx(0.00045)
+    assert flash.per_request(1000, 500, peak=True) == pytest.approx(0.0009)
+    assert "01:00-04:00 and 06:00-10:00 UTC" in flash.source
+    # a price without peak hours is the same at any hour
+    mini = prices.api_price("gpt-5-mini")
+    assert mini.peak_factor == 1 and mini.per_request(1000, 500, peak=True) == \
+        mini.per_request(1000, 500)
+    with pytest.raises(TypeError, match="peak"):
+        flash.per_request(1000, 500, peak="yes")
+
+
 def test_source_api_prices_after_september_2025() -> None:
     """DeepSeek's deepseek-chat: $0.27 in / $1.10 out per million tokens (February 2025),
     $0.56 / $1.68 from 5 September 2025 (cache hit $0.07), $0.28 / $0.42 from 29 September
