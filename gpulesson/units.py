@@ -294,10 +294,15 @@ def _number(text: str, match: re.Match[str]) -> float:
 #: A power after a whole number: "2^23", "2**23", "10^-3" (the exponent at most 4 digits).
 _POWER = re.compile(r"^(\^|\*\*)\s*(?P<exp>[+\-]?\d{1,4})(?![\d.])\s*(?P<rest>.*)$")
 #: One factor after the number or the power: "× 8", "x 2^10" (never "× 8e3" or "× 1,024").
-_FACTOR = re.compile(r"^[×xX*·]\s*(?P<num>\d+(\.\d+)?|\.\d+)(\s*(\^|\*\*)\s*(?P<exp>\d{1,4}))?"
+_FACTOR = re.compile(r"^[×xX*·]\s*(?P<num>\d+(\.\d+)?|\.\d+)"
+                     r"(\s*(\^|\*\*)\s*(?P<exp>[+\-]?\d{1,4}))?"
                      r"(?![\d.,_eE^*])\s*(?P<rest>.*)$")
 #: Dimensions that read a power of any base: a count or a size a lesson writes as 2^n.
 _POWER_DIMENSIONS = ("count", "bytes")
+#: Dimensions that read a negative power of two: a plain number a lesson writes as 2^-n
+#: (FP16's smallest normal number, 2^-14). Not bytes (a fraction of a byte is no size a
+#: lesson asks for) nor a share (a bare number there is read in percent).
+_NEGATIVE_POWER_OF_TWO_DIMENSIONS = ("count",)
 #: What is left when a calculation was typed: a fraction "/4", a power not read "^2.5".
 _FRACTION = re.compile(r"^/\s*[+\-]?[\d.]")
 _OPERATOR = re.compile(r"^(\^|\*\*)")
@@ -307,18 +312,24 @@ _TIMES = re.compile(r"^[×xX*·]\s*[\d.]")
 def _power(base: str, exponent: str, dimension: str, shown: str,
            example: str) -> Fraction:
     """``base ** exponent`` exactly (whole numbers: arithmetic, never ``eval``); a base
-    other than 10 only for counts and bytes, a negative exponent only for 10."""
+    other than 10 only for counts and bytes, a negative exponent only for 10 and, for a
+    count (a plain number), 2: "2^-14", as the lessons write FP16's smallest normal."""
     exp, whole = int(exponent), int(base)
     if whole != 10:
         if dimension not in _POWER_DIMENSIONS:
             raise ValueError(f"{shown!r}: a power is read here only as a power of ten "
                              f"(1e9 or 10^9); type the value as one number, for example "
                              f"{example}.")
-        if exp < 0:
+        if exp < 0 and dimension not in _NEGATIVE_POWER_OF_TWO_DIMENSIONS:
             raise ValueError(f"{shown!r}: type a power with a whole exponent of 0 or more "
                              f"(2^23), or the value as one number, for example {example}.")
-    if whole > 1 and exp * math.log10(whole) > 400:  # past the float range: not computed
-        raise ValueError(f"{shown!r} is too large to be a sensible answer.")
+        if exp < 0 and whole != 2:
+            raise ValueError(f"{shown!r}: a negative power is read only of 2 or 10 (2^-14, "
+                             f"10^-3); otherwise type the value as one number, for example "
+                             f"{example}.")
+    if whole > 1 and abs(exp) * math.log10(whole) > 400:  # past the float range: not computed
+        raise ValueError(f"{shown!r} is too {'large' if exp > 0 else 'small'} to be a "
+                         "sensible answer.")
     return Fraction(whole) ** exp
 
 
@@ -384,10 +395,11 @@ def parse_quantity(text: str, dimension: str = "count", *, allow_negative: bool 
     (``1,024``, ``1_000_000``); a decimal comma (``1,5``) is refused with a message asking
     for a point, and a power of ten written ``× 10^n`` (``x 10^n``, ``*10**n``) reads as
     ``en``. A whole power, ``10^9`` (any dimension) or ``2^23``, ``2**30 bytes``,
-    ``2^10 × 8`` (counts and bytes), is computed exactly on whole numbers; a fraction
-    (``3/4``, ``1/0``) is refused with a message asking for one number, never divided. A
-    bare number is read in the base unit of ``dimension`` (bytes, FLOPs, seconds ...).
-    Nothing is ever ``eval``-ed: regular expressions and integer arithmetic only.
+    ``2^10 × 8`` (counts and bytes) or ``2^-14`` (counts), is computed exactly on whole
+    numbers; a fraction (``3/4``, ``1/0``) is refused with a message asking for one
+    number, never divided. A bare number is read in the base unit of ``dimension``
+    (bytes, FLOPs, seconds ...). Nothing is ever ``eval``-ed: regular expressions and
+    integer arithmetic only.
 
     Raises
     ------

@@ -248,7 +248,11 @@ def test_a_power_of_two_is_read_as_its_value(typed, dimension, canonical):
     ("2**1024 bytes", "bytes", "too large"), ("9^400 x 2^10", "count", "too large"),
     ("2^10 FLOP", "flops", r"only as a power of ten .*type the value as one number"),
     ("$2^10", "usd", "only as a power of ten"), ("2^10 s", "seconds", "power of ten"),
-    ("2^-3", "count", "whole exponent of 0 or more"),
+    ("2^-3", "bytes", "whole exponent of 0 or more"),
+    ("2^-3 bytes", "bytes", "whole exponent of 0 or more"),
+    ("3^-2", "count", r"negative power is read only of 2 or 10 \(2\^-14, 10\^-3\)"),
+    ("2^-14", "percent", "only as a power of ten"),
+    ("2^-9999", "count", "too small"), ("10^-999 s", "seconds", "too small"),
     ("1.5^2", "count", "whole number to a whole power"),
     ("1e3^2", "count", "whole number to a whole power"),
     ("-2^2", "count", "whole number to a whole power"),
@@ -260,7 +264,40 @@ def test_a_power_of_two_is_read_as_its_value(typed, dimension, canonical):
 def test_a_power_not_read_says_what_to_type(typed, dimension, message):
     with pytest.raises(ValueError, match=message) as error:
         units.parse_quantity(typed, dimension)
-    assert "example" in str(error.value) or "too large" in str(error.value)
+    assert "example" in str(error.value) or " to be a sensible answer" in str(error.value)
+
+
+@pytest.mark.parametrize(("typed", "value"), [
+    ("2^-14", 6.103515625e-05), ("2^\u221214", 6.103515625e-05), ("2**-14", 6.103515625e-05),
+    ("2 ^ -15", 3.0517578125e-05), ("2^-126", 2.0**-126), ("1 × 2^-14", 6.103515625e-05),
+    ("1.0 x 2^\u221214", 6.103515625e-05),
+])
+def test_a_negative_power_of_two_is_read_for_a_plain_number(typed, value):
+    """Review r22, F2 (Medium): optimisations Ex 6 refused "2^-14", the form its own worked
+    solution prints ("2^\u221214 = 6.104e-05"): "type a power with a whole exponent of 0 or
+    more (2^23)". A plain number (a count) reads a negative power of two exactly, with
+    the minus the solution prints (U+2212) as with a hyphen."""
+    assert units.parse_quantity(typed, "count") == value
+
+
+@pytest.mark.parametrize(("typed", "value", "status"), [
+    ("2^-14", 6.103515625e-05, "correct"), ("2^\u221214", 6.103515625e-05, "correct"),
+    ("2^-15", 3.0517578125e-05, "mistake"),
+])
+def test_the_smallest_normal_fp16_number_can_be_typed_as_a_power_of_two(typed, value, status):
+    """Review r22, F2: optimisations Ex 6 ("The smallest positive normal FP16 number")
+    refused "2^-14", and its declared mistake ``bias_off_by_one`` ("You used
+    2^(\u2212bias)") could not be reached by typing "2^-15", the natural form of the slip."""
+    from gpulesson.exercises import load_lesson
+
+    ex = load_lesson("optimisations").exercises[5]
+    assert ex.title.startswith("The smallest positive normal") and ex.inputs["fmt"] == "fp16"
+    assert ex.parse(typed) == value
+    feedback = ex.check(typed)
+    assert feedback.status == status, feedback.message
+    if status == "mistake":
+        assert feedback.mistake == "bias_off_by_one", feedback.message
+        assert "You used 2^(\u2212bias)" in feedback.message, feedback.message
 
 
 @pytest.mark.parametrize(("typed", "dimension"), [
