@@ -258,6 +258,12 @@ DIMENSIONS: Mapping[str, Mapping[str, float]] = {
     "percent": {"%": 0.01, "": 1, "percent": 0.01},
 }
 
+#: The scale words a count reads after its number ("157k", "2.5M", "7B", "3 million"). A
+#: sum of money reads the same ones ("6.9k" is $6,900, as "$6.9k" and "6.9k USD" are);
+#: no other dimension does ("5 M" is no duration, "1.2 m" no size).
+_COUNT_SCALES: Mapping[str, float] = {w: f for w, f in DIMENSIONS["count"].items()
+                                      if w.isalpha() and f != 1}
+
 _MAX_INPUT_CHARS = 64
 _NUMBER = re.compile(
     r"^\s*(?P<sign>[+-](?=\s*\$))?\s*(?P<dollar>\$)?\s*"
@@ -398,7 +404,8 @@ def parse_quantity(text: str, dimension: str = "count", *, allow_negative: bool 
     ``2^10 × 8`` (counts and bytes) or ``2^-14`` (counts), is computed exactly on whole
     numbers; a fraction (``3/4``, ``1/0``) is refused with a message asking for one
     number, never divided. A bare number is read in the base unit of ``dimension``
-    (bytes, FLOPs, seconds ...). Nothing is ever ``eval``-ed: regular expressions and
+    (bytes, FLOPs, seconds ...); money reads the scale words a count reads (``6.9k``,
+    ``2.5M``, ``1.2B``, ``3 million``). Nothing is ever ``eval``-ed: regular expressions and
     integer arithmetic only.
 
     Raises
@@ -446,6 +453,8 @@ def parse_quantity(text: str, dimension: str = "count", *, allow_negative: bool 
         # (all lower case, "gb/s", stays a byte rate, as "gb" is GB)
         raise ValueError(f"{unit!r} is bits per second; this answer is in bytes per second "
                          "(8 bits to a byte): for example 400 Gb/s is 50 GB/s.")
+    if dimension == "usd" and key in _COUNT_SCALES:
+        units = {**units, key: _COUNT_SCALES[key]}  # "6.9k" dollars, as "157k" is a count
     if key not in units and not (key == "" and dimension in {"bytes", "flops", "flop/s",
                                                                "bytes/s", "seconds",
                                                                "tokens/s", "usd"}):
@@ -469,7 +478,7 @@ def _display_units(dimension: str) -> list[str]:
         "bytes/s": ["B/s", "MB/s", "GB/s", "TB/s"],
         "seconds": ["ns", "µs", "ms", "s", "min", "h", "days"],
         "tokens/s": ["tokens/s"],
-        "usd": ["$", "USD", "cents"],
+        "usd": ["$", "USD", "cents", "k", "M", "B (billion)"],
         "count": ["", "k", "M", "B (billion)"],
         "percent": ["%"],
     }
@@ -524,8 +533,7 @@ def format_quantity(value: float, dimension: str) -> str:
 #: Scale words a learner may put between a number and the unit word of a count or a rate:
 #: "28.35M parameters", "156.7k conversations", "1.97k tokens/s", "$867.9k".
 #: The count's own scale words (:data:`DIMENSIONS`), and "bn", "t" and "trillion".
-_SCALES = {**{w: f for w, f in DIMENSIONS["count"].items() if w.isalpha() and f != 1},
-           "bn": 1e9, "t": 1e12, "trillion": 1e12}
+_SCALES = {**_COUNT_SCALES, "bn": 1e9, "t": 1e12, "trillion": 1e12}
 _SCALED_NUMBER = re.compile(r"^\s*(?P<num>(\d[\d,_]*\.?\d*|\.\d+)([eE][+-]?\d+)?)\s*"
                             r"(?P<scale>[a-z]+)\s*$", re.IGNORECASE)
 #: A power in a typed number ("1.4 × 10^12", "2^20"), read by parse_quantity.

@@ -329,6 +329,41 @@ def test_unit_words_a_learner_types_are_read(typed, dimension, canonical):
     assert units.parse_quantity(typed, dimension) == units.parse_quantity(canonical, dimension)
 
 
+@pytest.mark.parametrize("typed", ["6.9k", "6.9K", "6.9 k", "$6.9k", "2.5M", "2.5m", "1.2B",
+                                   "1.2 b", "3 thousand", "2.5 million", "1.2 billion"])
+def test_money_reads_the_scale_words_a_count_reads(typed):
+    """Review r22, F8 (Low): cost Ex 1 accepted "6.868 kUSD" but refused "6.9k" ("Unknown
+    unit 'k' for usd"), while a count accepts "157k". A sum of money reads exactly the
+    scale words a count reads: the same value, and no others."""
+    count = typed.replace("$", "")
+    assert units.parse_quantity(typed, "usd") == units.parse_quantity(count, "count")
+
+
+@pytest.mark.parametrize(("typed", "unit"), [("6.9bn", "bn"), ("6.9km", "km"),
+                                             ("6.9 kg", "kg"), ("5x", "x"), ("6.9 kb", "kb"),
+                                             ("6.9 t", "t")])
+def test_money_refuses_what_a_count_refuses_and_names_its_scales(typed, unit):
+    """Review r22, F8: only a count's scale words (k, M, B and the words) are read after a
+    sum of money ("bn" and "t" are refused there as for a count; "x", a count's "times",
+    is no money), and the message names what was typed and what is allowed."""
+    with pytest.raises(ValueError, match=r"Unknown unit .* for usd; use one of: \$, USD, "
+                                         r"cents, k, M, B \(billion\)") as error:
+        units.parse_quantity(typed, "usd")
+    assert f"Unknown unit {unit!r}" in str(error.value)
+
+
+def test_cost_ex1_reads_a_bare_k_as_it_reads_k_usd():
+    """Review r22, F8: cost Ex 1 ($6,868) refused "6.9k" but accepted "6.868 kUSD";
+    both are now read, and what was accepted stays accepted."""
+    from gpulesson.exercises import load_lesson
+
+    ex = load_lesson("cost_economics").exercises[0]
+    assert ex.answer_text() == "$6,868"
+    for typed in ("6.9k", "6.868k", "6.868 K", "$6.868k", "6.868 kUSD", "6868", "$6,868"):
+        assert ex.check(typed).correct, (typed, ex.check(typed).message)
+    assert ex.check("6.9 parsec").status == "invalid"
+
+
 def test_dollars_and_cents_together_are_refused():
     with pytest.raises(ValueError, match=r"type dollars \(\$0.05\) or cents \(5 cents\)"):
         units.parse_quantity("$5 cents", "usd")
