@@ -4,7 +4,8 @@ Every formula in :mod:`gpulesson` works in SI base units (bytes, FLOPs, seconds,
 FLOP/s, watts, USD). Prefixes appear only here, at the edge where a number meets a reader:
 
 * decimal prefixes (k, M, G, T, P, E = 10^3 ... 10^18) for bytes, FLOPs and rates, as GPU
-  datasheets use them ("80 GB", "3.35 TB/s", "989 TFLOP/s");
+  datasheets use them ("80 GB", "3.35 TB/s", "989 TFLOP/s"); a typed FLOP count also
+  reads Z and Y (10^21, 10^24), the scale of a training run ("26.95 ZFLOP");
 * binary prefixes (KiB, MiB, GiB, TiB = 2^10 ... 2^40) only when asked for, and always
   spelled with the ``i`` so a reader can tell them apart (1 GiB = 1.0737 GB).
 
@@ -238,7 +239,9 @@ DIMENSIONS: Mapping[str, Mapping[str, float]] = {
                  for s in ("", "s")}},
     "flops": {"flop": 1, "flops": 1, "kflop": 1e3, "mflop": 1e6, "gflop": 1e9,
               "tflop": 1e12, "pflop": 1e15, "eflop": 1e18, "kflops": 1e3, "mflops": 1e6,
-              "gflops": 1e9, "tflops": 1e12, "pflops": 1e15, "eflops": 1e18},
+              "gflops": 1e9, "tflops": 1e12, "pflops": 1e15, "eflops": 1e18,
+              # a training run's total, 1e22 to 1e25 FLOP: "26.95 ZFLOP", "3.8 YFLOP"
+              "zflop": 1e21, "yflop": 1e24, "zflops": 1e21, "yflops": 1e24},
     "flop/s": {"flop/s": 1, "kflop/s": 1e3, "mflop/s": 1e6, "gflop/s": 1e9,
                "tflop/s": 1e12, "pflop/s": 1e15, "eflop/s": 1e18, "flops": 1,
                "gflops": 1e9, "tflops": 1e12, "pflops": 1e15},
@@ -473,7 +476,7 @@ def parse_quantity(text: str, dimension: str = "count", *, allow_negative: bool 
 def _display_units(dimension: str) -> list[str]:
     preferred = {
         "bytes": ["B", "kB", "MB", "GB", "TB", "KiB", "MiB", "GiB", "TiB"],
-        "flops": ["FLOP", "GFLOP", "TFLOP", "PFLOP", "EFLOP"],
+        "flops": ["FLOP", "GFLOP", "TFLOP", "PFLOP", "EFLOP", "ZFLOP", "YFLOP"],
         "flop/s": ["FLOP/s", "GFLOP/s", "TFLOP/s", "PFLOP/s"],
         "bytes/s": ["B/s", "MB/s", "GB/s", "TB/s"],
         "seconds": ["ns", "µs", "ms", "s", "min", "h", "days"],

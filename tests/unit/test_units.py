@@ -364,6 +364,35 @@ def test_cost_ex1_reads_a_bare_k_as_it_reads_k_usd():
     assert ex.check("6.9 parsec").status == "invalid"
 
 
+@pytest.mark.parametrize(("typed", "value"), [
+    ("26.95 ZFLOP", 2.695e22), ("26.95 zflop", 2.695e22), ("26.95 ZFLOPs", 2.695e22),
+    ("0.02695 YFLOP", 2.695e22), ("3.8 YFLOP", 3.8e24), ("1 ZFLOP", 1e21),
+])
+def test_a_training_run_total_reads_in_zflop_and_yflop(typed, value):
+    """Review r22, F8 (Low): optimisations Ex 5 refused "26.95 ZFLOP" ("Unknown unit
+    'ZFLOP' ... FLOP, GFLOP, TFLOP, PFLOP, EFLOP"), though lesson-scale totals (1e22 to
+    1e25 FLOP) are naturally written in ZFLOP. Z is 10^21 and Y 10^24."""
+    assert units.parse_quantity(typed, "flops") == pytest.approx(value, rel=1e-12)
+
+
+def test_an_unknown_flop_unit_names_zflop_and_yflop():
+    """Review r22, F8: the message names what was typed and every prefix now allowed."""
+    with pytest.raises(ValueError, match=r"Unknown unit 'XFLOP' for flops; use one of: "
+                                         r"FLOP, GFLOP, TFLOP, PFLOP, EFLOP, ZFLOP, YFLOP"):
+        units.parse_quantity("26.95 XFLOP", "flops")
+
+
+def test_recompute_ex5_accepts_its_answer_in_zflop():
+    """Review r22, F8: optimisations Ex 5 (2.695e22 FLOP) accepts "26.95 ZFLOP"; the
+    forms it accepted before still are."""
+    from gpulesson.exercises import load_lesson
+
+    ex = load_lesson("optimisations").exercises[4]
+    assert ex.answer_value() == pytest.approx(2.695e22, rel=1e-3)
+    for typed in ("26.95 ZFLOP", "0.02695 YFLOP", "26950 EFLOP", "2.695e22", "2.695e22 FLOP"):
+        assert ex.check(typed).correct, (typed, ex.check(typed).message)
+
+
 def test_dollars_and_cents_together_are_refused():
     with pytest.raises(ValueError, match=r"type dollars \(\$0.05\) or cents \(5 cents\)"):
         units.parse_quantity("$5 cents", "usd")
