@@ -723,6 +723,12 @@ CLAIMS = claims(
     lambda: f"({_turn(H100):.0f} on an H100 in BF16)",
     # 3b. Latent attention and sliding windows
     lambda: '"Longest" is each model\'s configured context ' + _contexts(),
+    # review of 2026-12-07 (lessons 6-10, F12): the MHA column keeps the window
+    lambda: (lambda m: "Mistral-7B v0.1's MHA cache, still capped at "
+             f"{m.sliding_window:,} tokens, comes out below its uncapped GQA cache"
+             if _kvc("mistral-7b", m.context)["total_mha"]
+             < _kvc("mistral-7b", m.context)["total_uncapped"] else "?")(
+                 transformer.preset("mistral-7b")),
     lambda: "DeepSeek-V3 keeps "
      f"{units.format_bytes(_kvc('deepseek-v3', 8192)['total'], binary=True, digits=0)} per "
      "8,192-token conversation, "
