@@ -51,11 +51,13 @@ def _tco(**kw: Any) -> dict[str, Any]:
     if months is None:
         verdict = ("renting: owning never breaks even, its power alone costs "
                    f"{_usd(annual_power)} a year against {_usd(annual_cloud)} of cloud rent")
+    # the break-even as the output above it shows it (3 significant digits), not a second
+    # rounding of the same figure (6.88 above, 6.9 here: review of 2026-12-07)
     elif months < period:
-        verdict = f"owning, from month {months:.1f} of {period:g}"
+        verdict = f"owning, from month {units.format_significant(months, 3)} of {period:g}"
     else:
-        verdict = (f"renting: the break-even, {months:,.1f} months, lies beyond the "
-                   f"{period:g} months of the period")
+        verdict = (f"renting: the break-even, {units.format_significant(months, 3)} months, "
+                   f"lies beyond the {period:g} months of the period")
     return {
         "annual_power": annual_power,
         "power": owned.power,

@@ -46,6 +46,15 @@ def test_the_verdict_says_when_the_break_even_lies_beyond_the_period():
     assert (three["on_prem"] > three["cloud"]) and (five["on_prem"] < five["cloud"])
 
 
+def test_the_verdict_shows_the_break_even_as_its_output_does():
+    """Review of 2026-12-07 (lessons 6-10, F7): "Owning is cheaper after 6.88 months" stood
+    directly above "owning, from month 6.9 of 60": one figure, two roundings."""
+    for inputs in ({}, {"years": 0.5}):
+        text = C.evaluate("tco", inputs)["text"]
+        shown = text["breakeven"].removesuffix(" months")
+        assert f" {shown} " in f" {text['verdict']} ", text
+
+
 def test_cost_per_1k_tokens_at_the_aws_p5_price():
     """$55.04 per hour for 8 H100s (AWS, 2026-09-19) is $6.88 per GPU-hour; a GPU producing
     1,000 tokens/s makes 3.6M tokens an hour: $0.00191 per 1,000 tokens, and twice that

@@ -141,7 +141,7 @@ def test_a_typed_minus_zero_is_zero():
 
     value = C.si_inputs("tco", hardware_usd=float("-0"))["hardware_usd"]
     assert value == 0 and math.copysign(1.0, value) == 1.0
-    assert C.compute("tco", hardware_usd=-0.0)["verdict"] == "owning, from month 0.0 of 60"
+    assert C.compute("tco", hardware_usd=-0.0)["verdict"] == "owning, from month 0 of 60"
 
 
 def _toy_through_a_guarded_call(toy, formula):
