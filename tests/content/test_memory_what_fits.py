@@ -514,9 +514,9 @@ CLAIMS = claims(
      f"{gb(H100.reported_memory_bytes)} an H100's driver reports is "
      f"{gb(H100.usable_memory())}, a little "
      + ("more" if H100.usable_memory() > GPU_MEMORY else "less")
-     + ". The three newer GPUs' datasheets all say "
+     + ". The three newer GPUs are sold as "
      + {1: gb(hardware.gpu("B300").memory_bytes, 0)}[len({hardware.gpu(g).memory_bytes for g in (
-        "B300", "GB300 NVL72", "MI355X")})],
+        "B300", "GB300 NVL72", "MI355X")})] + " parts",
     _groupwise,
     lambda: f"a Q4_K block spends {_bits('q4_k')} bits a weight, Q6_K {_bits('q6_k')} and "
      f"Q8_0 {_bits('q8_0')}",

@@ -562,7 +562,8 @@ def test_datasheet_capacities_are_read_as_decimal_gb_with_the_undercount_said() 
     assert reported and all(g.reported_memory_bytes >= g.memory_bytes for g in reported)
     text = " ".join(nb.markdown(NOTEBOOK).split())
     assert "datasheets' decimal gigabytes" not in text
-    assert "GPU capacities are datasheet labels, counted as" in text and "undercount" in text
+    assert ("GPU capacities are the makers' labels (datasheets or announcements), counted as"
+            in text and "undercount" in text)
 
 
 def test_the_batch_one_expectation_says_it_needs_a_quiet_machine() -> None:
