@@ -322,7 +322,7 @@ buy_or_rent = core.ChoiceExercise(
     ),
     solution=(
         "Owning costs {own} (the hardware plus {years} years of electricity while busy); "
-        "renting costs {rent}. Answer: **{answer}**. {breakeven}\n\n"
+        "renting costs {rent}. {breakeven}\n\n"
         "{full_time}: owning {own_full} against renting {rent_full}. "
         "Idle owned hardware still costs its purchase price; rented hours can be given back."
     ),

@@ -495,7 +495,7 @@ algbw_vs_busbw = core.ChoiceExercise(
     solution=(
         "In an all-reduce each GPU sends (and receives) 2(n−1)/n = {factor} times the "
         "buffer, so its link carries algbw × {factor} = {busbw}, {bus_pct} of the {link} "
-        "one direction of NVLink offers. Answer: **{answer}**\n\n"
+        "one direction of NVLink offers.\n\n"
         "algbw answers \"how long does my all-reduce of S bytes take\"; busbw answers "
         "\"how well are the links used\". Comparing algbw with the link speed "
         "underestimates the use by the factor 2(n−1)/n.\n\n"

@@ -500,7 +500,7 @@ fits_one_gpu = core.ChoiceExercise(
     solution=(
         "Model state: 16 bytes per parameter, {state}. Activations ({how}, all layers): "
         "{acts}. Together {total}; "
-        "against the GPU's {mem} it {verdict}. Answer: **{answer}**.\n\n"
+        "against the GPU's {mem} it {verdict}.\n\n"
         "Serving needs only the weights ({weights} in BF16), and the 10 bytes per "
         "parameter that circulate for mixed precision would give {claimed} of state: both "
         "underestimate training by far."

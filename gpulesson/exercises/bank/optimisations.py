@@ -509,17 +509,17 @@ def _keeps_solution(ctx: Any) -> str:
     if kept == "both":
         how = ("as a normal number" if ctx["value"] >= float_format("fp16").smallest_normal
                else "as a subnormal, with fewer significant bits")
-        text = ("**{answer}.** FP16's smallest subnormal is {fp16_sub} and its smallest normal "
+        text = ("FP16's smallest subnormal is {fp16_sub} and its smallest normal "
                 "number {fp16_normal}: FP16 keeps {value_text} " + how + ". BF16 has FP32's 8 "
                 "exponent bits and reaches down to {bf16_normal}: it keeps it too. Values "
                 "below half FP16's smallest subnormal, {fp16_half}, are where the two part.")
     elif kept == "neither":
-        text = ("**{answer}.** FP16's smallest subnormal is {fp16_sub}, far above "
+        text = ("FP16's smallest subnormal is {fp16_sub}, far above "
                 "{value_text}. BF16 has FP32's 8 exponent bits, so it reaches much lower, "
                 "normal numbers to {bf16_normal} and subnormals to {bf16_sub}, but everything "
                 "up to half of that rounds to zero, and {value_text} is below it too.")
     else:
-        text = ("**{answer}.** FP16's smallest subnormal is {fp16_sub}, so everything up to "
+        text = ("FP16's smallest subnormal is {fp16_sub}, so everything up to "
                 "half of it, {fp16_half}, rounds to zero, and {value_text} is below that. "
                 "BF16 has FP32's 8 exponent bits: its normal numbers reach down to "
                 "{bf16_normal} (subnormals to {bf16_sub}), so {value_text} survives, with "
@@ -603,7 +603,7 @@ model_state_saving = core.ChoiceExercise(
            "moments.",
            "Mixed precision keeps a 4-byte master copy that FP32 training does not need."),
     solution=(
-        "**{answer}.** FP32: {f_w} + {f_g} + {f_o} = {f_total} bytes (weights, gradients, two "
+        "FP32: {f_w} + {f_g} + {f_o} = {f_total} bytes (weights, gradients, two "
         "moments). Mixed: {m_w} + {m_g} + {m_o} = {m_total} bytes (16-bit weights and "
         "gradients, then 4-byte master weights and two 4-byte moments; ZeRO paper, section "
         "3.1). Frameworks that keep FP32 gradients need {fp32_grads}. Mixed precision saves "

@@ -626,7 +626,7 @@ bound_on_gpu = core.ChoiceExercise(
     solution=(
         "The ridge point is {peak} ÷ {bw} = {ridge} FLOP/byte. The layer does {i1} FLOP/byte "
         "at batch 1 and {ib} at batch {batch}; below the ridge a kernel waits for memory, "
-        "above it for arithmetic. Answer: **{answer}**."
+        "above it for arithmetic."
     ),
     answer=_bound_key,
     derived=_bound_derived,

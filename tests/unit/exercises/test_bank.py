@@ -13,6 +13,7 @@ import functools
 import json
 import linecache
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -251,6 +252,20 @@ def test_static_rendering_has_question_and_collapsed_solution(ex):
     if isinstance(ex, core.ChoiceExercise):
         options = [li["data-option"] for li in block.select("ol.gl-options li")]
         assert options == [key for key, _ in ex.option_pairs()]
+
+
+@pytest.mark.parametrize("ex", all_variants())
+def test_the_worked_solution_does_not_repeat_the_answer_line(ex):
+    """The page, the widget and the answer key print "Answer: <answer>" above the worked
+    solution. A solution that restated it as a sentence of its own ("Answer: **{answer}**",
+    or "**{answer}.**" to open) showed it twice: "Only BF16 keeps it Only BF16 keeps it."
+    (review r22, F10). Woven into the working ("… = **24 GB**") it is a step's result."""
+    if isinstance(ex, (core.PredictExercise, core.CodeExercise)):
+        return  # no answer line (predict) or a function, not a sentence (code)
+    answer = re.escape(ex.answer_text().rstrip("."))
+    restated = re.search(rf"(?:^|[.!?]\s+)(?:Answer:\s*)?\*\*{answer}\.?\*\*",
+                         ex.solution_text())
+    assert restated is None, f"{ex.id}: {restated.group(0)!r} repeats the answer line"
 
 
 @pytest.mark.parametrize("ex", all_exercises())
