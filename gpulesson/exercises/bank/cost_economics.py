@@ -583,8 +583,9 @@ cost_code = core.CodeExercise(
         "One hour of the GPUs costs usd_per_gpu_hour × gpus and yields tokens_per_second × "
         "3,600 tokens; the ratio times 1,000 is the cost of 1,000 tokens. One H100 at $2.50 "
         "an hour making 2,400 tokens/s: "
-        f"{_usd(_cost_reference(2.5, 1, 2400))} per 1,000 tokens; an 8-GPU server at "
-        f"$12.29 per GPU-hour making 12,800 tokens/s: {_usd(_cost_reference(12.29, 8, 12800))}."
+        f"{_usd(_cost_reference(2.5, 1, 2400))} per 1,000 tokens; AWS's 8-GPU p5.48xlarge "
+        f"at {_usd(_AWS.usd_per_gpu_hour)} per GPU-hour making 12,800 tokens/s: "
+        f"{_usd(_cost_reference(_AWS.usd_per_gpu_hour, _GPUS_PER_SERVER, 12_800))}."
     ),
     function_name="cost_per_1k_tokens",
     signature="usd_per_gpu_hour, gpus, tokens_per_second",
@@ -593,7 +594,8 @@ cost_code = core.CodeExercise(
                               "gpus": rng.randint(2, 64),
                               "tokens_per_second": round(rng.uniform(50, 50_000), 1)},
     examples=({"usd_per_gpu_hour": 2.5, "gpus": 1, "tokens_per_second": 2400},
-              {"usd_per_gpu_hour": 12.29, "gpus": 8, "tokens_per_second": 12_800}),
+              {"usd_per_gpu_hour": _AWS.usd_per_gpu_hour, "gpus": _GPUS_PER_SERVER,
+               "tokens_per_second": 12_800}),
     mistakes=(
         Mistake("forgot_3600",
                 "Your result is 3,600 times too large: the price is per hour, the throughput "
