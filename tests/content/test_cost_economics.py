@@ -648,9 +648,12 @@ def test_example_prices_are_the_published_ones() -> None:
 def test_exercise_answers_and_mistakes_on_the_lessons_numbers() -> None:
     """8 H100s at 700 W, PUE 1.4, $0.10/kWh: 5.6 kW x 1.4 x 8,760 h = 68,678.4 kWh, so
     $6,867.84 a year; 3 years of $55.04/h at 60%: 15,768 h, $867,870.72; 2,400 tokens/s
-    at $2.50 per GPU-hour: 8,640,000 tokens for $2.50, $0.000289 per 1,000; DeepSeek's
-    $0.28/$0.42 per million against a $3.20 GPU-hour: 1,000 + 500 tokens cost $0.00049,
-    76.80 / 0.00049 = 156,735 conversations a day."""
+    at $2.50 per GPU-hour (an H100 PCIe): 8,640,000 tokens for $2.50, $0.000289 per 1,000;
+    buying the 10.2 kW server for $270,000 at PUE 1.5 and 15 cents/kWh against 8 H100 SXMs
+    at $3.20 each, busy 70%: $270,000 / (($25.60 - $2.295) x 511 h) = 22.67 months
+    (20.64 ignoring the power); DeepSeek's $0.28/$0.42 per million against a $3.20
+    GPU-hour: 1,000 + 500 tokens cost $0.00049, 76.80 / 0.00049 = 156,735 conversations a
+    day."""
     by_number = {ex.number: ex for ex in BANK.EXERCISES}
     assert len(by_number) >= 5
     assert by_number[1].answer_value() == pytest.approx(6_867.84)
@@ -661,8 +664,8 @@ def test_exercise_answers_and_mistakes_on_the_lessons_numbers() -> None:
     assert by_number[10].answer_value() == pytest.approx(76.80 / 0.00049)
     assert by_number[11].kind == "predict"
     assert by_number[5].answer_value() == pytest.approx(2.5 / 8_640_000 * 1000)
-    assert by_number[3].check("2.487 years").correct       # 29.84 months, in years
-    assert by_number[3].check("26.42").mistake == "ignored_power"
+    assert by_number[3].check("1.889 years").correct       # 22.67 months, in years
+    assert by_number[3].check("20.64").mistake == "ignored_power"
     kinds = {ex.kind for ex in BANK.EXERCISES}
     assert {"numeric", "choice", "code"} <= kinds
     assert all(ex.mistakes for ex in BANK.EXERCISES if ex.kind != "predict")

@@ -12,17 +12,28 @@ Standard library only.
 
 from __future__ import annotations
 
+import datetime
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from gpulesson import flops, gemm, hardware, inference, memory, roofline, transformer
+from gpulesson import (
+    flops,
+    gemm,
+    hardware,
+    inference,
+    memory,
+    prices,
+    roofline,
+    transformer,
+)
 from gpulesson.exercises import mistakes
 from gpulesson.exercises.core import Mistake
 
 __all__ = ["CONTEXT_ALLOWANCE", "H100", "P", "SERVING_GPUS", "Shape", "at_sparse_peak",
            "config", "decode_ceiling", "drawn_until", "gib_as_gb_of", "intensity_slips",
-           "slip_to", "sparse_peak", "sparse_ridge", "state_fits", "training_seconds",
-           "within_context"]
+           "quote_of", "quoted_prices", "slip_to", "sparse_peak", "sparse_ridge", "state_fits",
+           "training_seconds", "within_context"]
 
 #: The parameters of one variant of an exercise (its ``defaults`` or a ``sample``).
 P = Mapping[str, Any]
@@ -39,6 +50,25 @@ SERVING_GPUS = (H100, "A100 80GB", "H200")
 #: (lesson 1's 24 GB pause and will_it_fit calculator, lesson 6's "How many conversations
 #: fit on one GPU?"): 2 GB.
 CONTEXT_ALLOWANCE = 2e9
+
+
+@functools.cache
+def quoted_prices(gpu: str) -> tuple[float, ...]:
+    """The on-demand prices per GPU-hour, to the cent, that providers quote now for
+    ``gpu`` (``prices.current_quotes``), cheapest first: a class variant rents a GPU at a
+    price it is rented at."""
+    return tuple(sorted({round(q.usd_per_gpu_hour, 2) for q in prices.current_quotes(gpu)}))
+
+
+def quote_of(gpu: str, usd_per_gpu_hour: float) -> str:
+    """Who rents ``gpu`` on demand at ``usd_per_gpu_hour`` (one of :func:`quoted_prices`),
+    and when, as a question cites it: "Hyperstack's on-demand price, September 2026"."""
+    for quote in prices.current_quotes(gpu):
+        if round(quote.usd_per_gpu_hour, 2) == round(usd_per_gpu_hour, 2):
+            month = datetime.date.fromisoformat(quote.date).strftime("%B %Y")
+            return f"{quote.provider}'s on-demand price, {month}"
+    raise ValueError(f"no current on-demand quote of ${usd_per_gpu_hour:.2f} per GPU-hour "
+                     f"for {gpu}; quoted: {quoted_prices(gpu)}")
 
 
 def drawn_until(draw: Callable[[Any], P], ok: Callable[[P], bool]

@@ -11,7 +11,9 @@ token of a 7B model costs on this machine against an H100 (predict, then run).
 
 Prices are inputs: the defaults are the lesson's dated examples (AWS p5.48xlarge at
 $55.04 an hour on demand, read 2026-09-19, and the cheapest on-demand H100 SXM of that day
-from :mod:`gpulesson.prices`; DeepSeek's API price from 29 September 2025; US industrial
+from :mod:`gpulesson.prices`; a GPU a question rents is priced at a current on-demand
+quote for the part it names, with whose it is, since an H100 PCIe or NVL card rents for
+less than an SXM module; DeepSeek's API price from 29 September 2025; US industrial
 electricity 8.06 ¢/kWh in 2023; a DGX H100 at about $270,000, May 2023) or round
 assumptions said in the question. Every answer and
 every figure in a worked solution comes from the calculators (:mod:`gpulesson.cost`,
@@ -25,7 +27,14 @@ from typing import Any
 
 from gpulesson import cost, course, hardware, inference, memory, prices, transformer
 from gpulesson.exercises import core, mistakes, serving, wording
-from gpulesson.exercises.bank._common import H100, SERVING_GPUS, P, config
+from gpulesson.exercises.bank._common import (
+    H100,
+    SERVING_GPUS,
+    P,
+    config,
+    quote_of,
+    quoted_prices,
+)
 from gpulesson.exercises.core import Mistake
 from gpulesson.units import format_bytes, format_usd
 
@@ -38,7 +47,10 @@ _GPUS_PER_SERVER = 8
 #: AWS's p5.48xlarge (8 x H100) on demand, and the cheapest on-demand H100 SXM, 2026-09-19.
 _AWS = prices.default_price(H100)
 _AWS_NODE = round(_GPUS_PER_SERVER * _AWS.usd_per_gpu_hour, 2)
-_CHEAPEST = round(prices.current_quotes(H100)[0].usd_per_gpu_hour, 2)
+_CHEAPEST = quoted_prices(H100)[0]
+#: The H100 parts a single-GPU question may rent, each at its own quotes: an H100 PCIe or
+#: NVL card rents for less than an SXM module, but it is a different part (lesson §2).
+_H100_PARTS = ("H100 PCIe", "H100 NVL", H100)
 #: DeepSeek's deepseek-chat, USD per million tokens in and out, from 29 September 2025.
 _DEEPSEEK = prices.api_price("deepseek-chat")
 
@@ -204,6 +216,7 @@ def _breakeven_derived(p: P) -> dict[str, Any]:
     month = cost.HOURS_PER_MONTH * p["utilization"]
     return {"hw": _usd(p["hardware"]), "kw": core.format_number(p["power_watts"] / 1000, 3),
             "tariff_text": _cents(p["tariff"]), "gpu_price_text": _usd(p["gpu_price"]),
+            "quote": quote_of(H100, p["gpu_price"]),
             "pct": wording.rounded_percent(p["utilization"]), "server_hour": _usd(server_hour),
             "power_hour": _usd(power_hour), "month_hours": wording.count(month),
             "no_power": core.format_number(_breakeven(p, power_watts=0), 3),
@@ -215,9 +228,10 @@ def _breakeven_derived(p: P) -> dict[str, Any]:
 breakeven = core.NumericExercise(
     lesson=LESSON, number=3, title="When does buying pay off?",
     question=(
-        "A team can buy an 8-GPU server for {hw}. It draws {kw} kW in a data centre with a "
-        "PUE of {pue}, at {tariff_text} per kWh. Or it can rent the same 8 GPUs at "
-        "{gpu_price_text} per GPU-hour. The GPUs will be busy {pct} of the time; the rented "
+        "A team can buy an 8-GPU H100 SXM server for {hw}. It draws {kw} kW in a data "
+        "centre with a PUE of {pue}, at {tariff_text} per kWh. Or it can rent the same 8 "
+        "GPUs at {gpu_price_text} per GPU-hour ({quote}). The GPUs will be busy {pct} of "
+        "the time; the rented "
         "ones are released in between, and the owned one draws power only while busy. "
         "After how many months is buying cheaper? (A month is 730 hours.)"
     ),
@@ -257,12 +271,12 @@ breakeven = core.NumericExercise(
                 lambda p: _breakeven(p) / 12),
     ),
     defaults={"hardware": 270_000, "power_watts": 10_200, "pue": 1.5, "tariff": 0.15,
-              "gpu_price": 2.50, "utilization": 0.7},
+              "gpu_price": _CHEAPEST, "utilization": 0.7},
     sample=lambda rng: {"hardware": rng.choice([200_000, 240_000, 270_000, 300_000]),
                         "power_watts": 10_200,
                         "pue": rng.choice([1.2, 1.4, 1.5, 1.58]),
                         "tariff": rng.choice([0.08, 0.10, 0.15, 0.20]),
-                        "gpu_price": rng.choice([2.0, 2.5, 3.0, 4.0]),
+                        "gpu_price": rng.choice(quoted_prices(H100)),
                         "utilization": rng.choice([0.5, 0.6, 0.7, 0.8, 0.9])},
     dimension="count", unit="months", extra_units=wording.MONTHS, rtol=0.02,
 )
@@ -294,6 +308,7 @@ def _buy_or_rent_derived(p: P) -> dict[str, Any]:
     # break-even and the round-the-clock comparison read the other way
     bought = _buy_or_rent(p) == "buy"
     return {**values, "pct": pct, "gpu_price_text": _usd(p["gpu_price"]),
+            "quote": quote_of(H100, p["gpu_price"]),
             "server_hour": _usd(server_hour), "months": months_text, "life_months": life,
             "breakeven": (f"Buying breaks even after {months_text} months at {pct}, within "
                           f"the {life} months of the plan." if bought else
@@ -308,8 +323,8 @@ buy_or_rent = core.ChoiceExercise(
     question=(
         "The lesson's DGX H100 costs $270,000 and draws 10.2 kW, in a data centre with a "
         "PUE of 1.58 at 8.06 ¢/kWh (the dated examples). The same 8 GPUs rent for "
-        "{gpu_price_text} per GPU-hour. A team expects to keep them busy {pct} of the time "
-        "for {years} years, releasing rented GPUs in between. Counting hardware and "
+        "{gpu_price_text} per GPU-hour ({quote}). A team expects to keep them busy {pct} "
+        "of the time for {years} years, releasing rented GPUs in between. Counting hardware and "
         "electricity only, which is cheaper over the {years} years?"
     ),
     options=[("buy", "Buying the server"), ("rent", "Renting the GPUs"),
@@ -337,10 +352,10 @@ buy_or_rent = core.ChoiceExercise(
                 lambda p: (lambda slip: None if slip == _buy_or_rent(p) else slip)(
                     _buy_or_rent(p, utilization=1.0))),
     ),
-    defaults={"utilization": 0.25, "years": 3, "gpu_price": 2.50},
+    defaults={"utilization": 0.25, "years": 3, "gpu_price": _CHEAPEST},
     sample=lambda rng: {"utilization": rng.choice([0.15, 0.2, 0.25, 0.3]),
                         "years": rng.choice([3, 4, 5]),
-                        "gpu_price": rng.choice([2.0, 2.5, 3.0])},
+                        "gpu_price": rng.choice(quoted_prices(H100))},
 )
 
 
@@ -355,15 +370,22 @@ def _per_1k(p: P, *, price: float | None = None, tps: float | None = None) -> fl
 def _per_1k_derived(p: P) -> dict[str, Any]:
     per_1k = _per_1k(p)
     return {"price": _usd(p["gpu_price"]), "tps_text": wording.count(p['tps']),
+            "quote": quote_of(p["gpu"], p["gpu_price"]),
             "per_hour": wording.count(p['tps'] * 3600), "per_million": _usd(1000 * per_1k)}
+
+
+def _per_1k_sample(rng: Any) -> dict[str, Any]:
+    gpu = rng.choice(_H100_PARTS)
+    return {"gpu": gpu, "tps": rng.choice([230, 800, 1600, 2400, 4600, 8800]),
+            "gpu_price": rng.choice(quoted_prices(gpu))}
 
 
 cost_per_1k = core.NumericExercise(
     lesson=LESSON, number=5, title="1,000 tokens at {tps_text} tokens/s",
     question=(
-        "One H100, rented at {price} per GPU-hour, generates {tps_text} tokens per second in "
-        "total across the conversations it serves. What do 1,000 generated tokens cost, in "
-        "US dollars?"
+        "One {gpu}, rented at {price} per GPU-hour ({quote}), generates {tps_text} tokens "
+        "per second in total across the conversations it serves. What do 1,000 generated "
+        "tokens cost, in US dollars?"
     ),
     hints=(
         "How many tokens does the GPU make in the hour you pay {price} for?",
@@ -387,9 +409,8 @@ cost_per_1k = core.NumericExercise(
                 "That is 60 times too much: an hour has 3,600 seconds, not 60.",
                 lambda p: _per_1k(p) * 60),
     ),
-    defaults={"tps": 2400, "gpu_price": 2.50},
-    sample=lambda rng: {"tps": rng.choice([230, 800, 1600, 2400, 4600, 8800]),
-                        "gpu_price": rng.choice([1.5, 2.0, 2.5, 3.0, 4.0, 12.29])},
+    defaults={"gpu": "H100 PCIe", "tps": 2400, "gpu_price": quoted_prices("H100 PCIe")[0]},
+    sample=_per_1k_sample,
     dimension="usd", unit="USD", rtol=0.02,
 )
 
@@ -479,6 +500,7 @@ def _batch_derived(p: P) -> dict[str, Any]:
     return {"name": wording.model_label(p["model"]), "ctx_text": wording.count(p['context']),
             "one": wording.count(one), "many": wording.count(many), "cost_one": per_1k(one),
             "cost_many": per_1k(many), "price": _usd(p["gpu_price"]),
+            "quote": quote_of(p["gpu"], p["gpu_price"]),
             "weights_gb": format_bytes(weights, digits=1),
             "kv_gb": format_bytes(per_seq, digits=1),
             "batch_kv_gb": format_bytes(p["batch"] * per_seq, digits=1),
@@ -496,8 +518,8 @@ def _batch_sample(rng: Any) -> dict[str, Any]:
     while True:  # draw until the batch fits on the GPU beside the weights
         p = {"model": rng.choice(["mistral-7b", "llama-3-8b", "llama-2-7b"]),
              "gpu": rng.choice(SERVING_GPUS),
-             "context": rng.choice([1024, 2048, 4096]), "batch": rng.choice([8, 16, 32, 64]),
-             "gpu_price": 2.50}
+             "context": rng.choice([1024, 2048, 4096]), "batch": rng.choice([8, 16, 32, 64])}
+        p["gpu_price"] = quoted_prices(p["gpu"])[0]  # its cheapest on-demand quote
         if _batch_fits(p):
             return p
 
@@ -505,7 +527,7 @@ def _batch_sample(rng: Any) -> dict[str, Any]:
 batching_cost = core.NumericExercise(
     lesson=LESSON, number=7, title="Batch 1 to batch {batch}: the cost per token",
     question=(
-        "{name} in BF16 runs on one {gpu} rented at {price} per GPU-hour, serving "
+        "{name} in BF16 runs on one {gpu} rented at {price} per GPU-hour ({quote}), serving "
         "conversations of {ctx_text} tokens. On the roofline of a decode step (all weights "
         "and every conversation's KV cache read once per step, arithmetic at the dense "
         "peak), how many times cheaper is a generated token at batch {batch} than at "
@@ -544,8 +566,8 @@ batching_cost = core.NumericExercise(
                                      "batch 1. The question asks how many times *cheaper*: the "
                                      "inverse."),
     ),
-    defaults={"model": "mistral-7b", "gpu": "H100 SXM", "context": 2048, "batch": 32,
-              "gpu_price": 2.50},
+    defaults={"model": "mistral-7b", "gpu": H100, "context": 2048, "batch": 32,
+              "gpu_price": _CHEAPEST},
     sample=_batch_sample,
     dimension="count", unit="×", extra_units=wording.TIMES, rtol=0.02, digits=3,
 )
@@ -581,9 +603,9 @@ cost_code = core.CodeExercise(
     ),
     solution=(
         "One hour of the GPUs costs usd_per_gpu_hour × gpus and yields tokens_per_second × "
-        "3,600 tokens; the ratio times 1,000 is the cost of 1,000 tokens. One H100 at $2.50 "
-        "an hour making 2,400 tokens/s: "
-        f"{_usd(_cost_reference(2.5, 1, 2400))} per 1,000 tokens; AWS's 8-GPU p5.48xlarge "
+        "3,600 tokens; the ratio times 1,000 is the cost of 1,000 tokens. One H100 SXM at "
+        f"{_usd(_CHEAPEST)} an hour (the cheapest on-demand quote) making 2,400 tokens/s: "
+        f"{_usd(_cost_reference(_CHEAPEST, 1, 2400))} per 1,000 tokens; AWS's 8-GPU p5.48xlarge "
         f"at {_usd(_AWS.usd_per_gpu_hour)} per GPU-hour making 12,800 tokens/s: "
         f"{_usd(_cost_reference(_AWS.usd_per_gpu_hour, _GPUS_PER_SERVER, 12_800))}."
     ),
@@ -593,7 +615,7 @@ cost_code = core.CodeExercise(
     sample_input=lambda rng: {"usd_per_gpu_hour": round(rng.uniform(0.5, 15.0), 2),
                               "gpus": rng.randint(2, 64),
                               "tokens_per_second": round(rng.uniform(50, 50_000), 1)},
-    examples=({"usd_per_gpu_hour": 2.5, "gpus": 1, "tokens_per_second": 2400},
+    examples=({"usd_per_gpu_hour": _CHEAPEST, "gpus": 1, "tokens_per_second": 2400},
               {"usd_per_gpu_hour": _AWS.usd_per_gpu_hour, "gpus": _GPUS_PER_SERVER,
                "tokens_per_second": 12_800}),
     mistakes=(
@@ -625,6 +647,7 @@ def _idle_per_1k(p: P, utilization: float | None = None) -> float:
 
 def _idle_derived(p: P) -> dict[str, Any]:
     return {"price": _usd(p["gpu_price"]), "tps_text": wording.count(p['tps']),
+            "quote": quote_of(H100, p["gpu_price"]),
             "pct": wording.rounded_percent(p["utilization"]), "busy": _usd(_idle_per_1k(p, 1.0)),
             "served": wording.count(p['tps'] * p['utilization']),
             "ratio": core.format_number(_idle_per_1k(p) / _idle_per_1k(p, 1.0), 3)}
@@ -633,7 +656,8 @@ def _idle_derived(p: P) -> dict[str, Any]:
 idle_hours = core.NumericExercise(
     lesson=LESSON, number=9, title="1,000 tokens from a GPU busy {pct} of the time",
     question=(
-        "A chatbot rents one H100 around the clock at {price} per GPU-hour. While it has "
+        "A chatbot rents one H100 SXM around the clock at {price} per GPU-hour ({quote}). "
+        "While it has "
         "conversations to serve, the GPU generates {tps_text} tokens per second in total; "
         "but its traffic follows the working day, and it has work only {pct} of the hours. "
         "What do 1,000 generated tokens cost, in US dollars?"
@@ -664,7 +688,7 @@ idle_hours = core.NumericExercise(
                 lambda p: _idle_per_1k(p, 1.0) * p["utilization"]),
     ),
     defaults={"gpu_price": _CHEAPEST, "tps": 2400, "utilization": 0.3},
-    sample=lambda rng: {"gpu_price": rng.choice([2.0, _CHEAPEST, 4.0, 6.88]),
+    sample=lambda rng: {"gpu_price": rng.choice(quoted_prices(H100)),
                         "tps": rng.choice([800, 1600, 2400, 4600]),
                         "utilization": rng.choice([0.2, 0.25, 0.3, 0.4, 0.5])},
     dimension="usd", unit="USD", rtol=0.02,

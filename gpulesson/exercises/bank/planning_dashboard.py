@@ -59,15 +59,6 @@ def _usd(amount: float) -> str:
 MAX_TRAINING_DAYS = 180
 
 
-
-@functools.cache
-def _quoted_prices(gpu: str) -> tuple[float, ...]:
-    """The on-demand prices per GPU-hour, to the cent, that providers quote now for
-    ``gpu`` (``prices.current_quotes``): a class variant rents a GPU at a price it is
-    rented at."""
-    return tuple(sorted({round(q.usd_per_gpu_hour, 2) for q in prices.current_quotes(gpu)}))
-
-
 # ---------------------------------------------------------------------------------------
 # 1. Throughput from an assumed MFU
 
@@ -158,7 +149,7 @@ def _run_cost_sample(rng: Any) -> dict[str, Any]:
     return {"n_params": rng.choice([7e9, 8e9, 13e9, 70e9]),
             "tokens": rng.choice([1e12, 2e12, 15e12]), "gpu": gpu,
             "gpus": rng.choice([256, 512, 2048, 4096]),
-            "mfu": rng.choice([0.35, 0.40, 0.45]), "price": rng.choice(_quoted_prices(gpu))}
+            "mfu": rng.choice([0.35, 0.40, 0.45]), "price": rng.choice(_common.quoted_prices(gpu))}
 
 
 run_cost_exercise = core.NumericExercise(
@@ -194,7 +185,7 @@ run_cost_exercise = core.NumericExercise(
             p, seconds=_seconds(p, peak=_common.sparse_peak(p)))),
     ),
     defaults={"n_params": 7e9, "tokens": 2e12, "gpu": "H100 SXM", "gpus": 512,
-              "mfu": 0.40, "price": 2.0},
+              "mfu": 0.40, "price": _common.quoted_prices(H100)[0]},
     sample=drawn_until(_run_cost_sample,
                        lambda p: _seconds(p) <= MAX_TRAINING_DAYS * SECONDS_PER_DAY),
     dimension="usd", unit="USD", rtol=0.02, digits=3,

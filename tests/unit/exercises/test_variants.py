@@ -111,6 +111,27 @@ def test_api_prices_are_one_real_quote():
     assert all(out >= inp for inp, out in drawn)
 
 
+@pytest.mark.parametrize("number", [3, 4, 5, 7, 9])
+def test_an_h100_rents_at_a_price_quoted_for_its_part(number):
+    """Review r22, F5: "Mistral-7B v0.1 … runs on one H100 SXM rented at $2.50 per
+    GPU-hour", a price the lesson gives an H100 PCIe or NVL card (the cheapest SXM was
+    Hyperstack's $3.20). Every price is a current on-demand quote for the part the question
+    names (lesson 8's DGX H100 holds SXM modules), and the question says whose it is."""
+    ex = _exercise("cost_economics", number)
+    parts = set()
+    for v in (ex.variant(None), *_variants("cost_economics", number)):
+        p, q = v.inputs, v.question_text()
+        part = p.get("gpu", "H100 SXM")
+        quoted = [quote for quote in prices.current_quotes(part)
+                  if round(quote.usd_per_gpu_hour, 2) == p["gpu_price"]]
+        assert quoted, (v.variant_seed, p)
+        assert (f"${p['gpu_price']:.2f} per GPU-hour ({quoted[0].provider}'s on-demand "
+                "price") in q, (v.variant_seed, q)
+        assert (part if number != 4 else "DGX H100") in q, (v.variant_seed, q)
+        parts.add(part)
+    assert len(parts) >= (3 if number == 5 else 1)
+
+
 # ---------------------------------------------------------------- finding 11
 
 def test_the_gpu_counts_of_lesson_3_read_right():
