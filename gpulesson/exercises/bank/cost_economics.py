@@ -72,6 +72,16 @@ def _gpu_power(p: P, *, pue: float | None = None, gpus: int | None = None) -> fl
                            hours=cost.HOURS_PER_YEAR, pue=p["pue"] if pue is None else pue)
 
 
+def _servers_power(p: P) -> float | None:
+    """The bill of the whole servers the GPUs sit in, ``gpus`` ÷ 8 DGX H100s at 10.2 kW
+    each (the solution's aside); ``None`` where the GPUs fill no whole number of them."""
+    if p["gpus"] % _GPUS_PER_SERVER:
+        return None
+    return p["gpus"] // _GPUS_PER_SERVER * cost.power_cost(
+        power_watts=_DGX["power_watts"], usd_per_kwh=p["tariff"], hours=cost.HOURS_PER_YEAR,
+        pue=p["pue"])
+
+
 def _power_derived(p: P) -> dict[str, Any]:
     watts = p["gpus"] * hardware.gpu(H100).tdp_watts
     # kilowatt-hours: the calculator's bill at $1 per kWh
@@ -122,6 +132,10 @@ gpu_power_bill = core.NumericExercise(
         Mistake("one_gpu",
                 "That is the bill of one GPU. There are {gpus} of them.",
                 lambda p: _gpu_power(p, gpus=1)),
+        Mistake("whole_server",
+                "That counts the whole server, 10.2 kW for every 8 GPUs with its CPUs, "
+                "memory and fans. The question counts the GPUs only, at {tdp} each.",
+                _servers_power),
     ),
     defaults={"gpus": 8, "pue": 1.4, "tariff": 0.10},
     sample=lambda rng: {"gpus": rng.choice([4, 8, 16, 32]),

@@ -274,6 +274,14 @@ def _ckpt_parts(p: P) -> tuple[int, int]:
     return k, -(-p["layers"] // k)
 
 
+def _neighbour_k_bytes(p: P) -> float | None:
+    """The peak with the best k's neighbour, k − 1 or k + 1, that keeps less (the solution
+    names both); ``None`` where it ties with the best k (a flat minimum)."""
+    k = _ckpt_parts(p)[0]
+    near = min(_ckpt_bytes(p, j) for j in (k - 1, k + 1) if j >= 1)
+    return None if near == _ckpt_bytes(p) else near
+
+
 def _ckpt_derived(p: P) -> dict[str, Any]:
     k, seg = _ckpt_parts(p)
     return {"k": k, "seg": seg, "root": core.format_number(math.sqrt(p["layers"]), 3),
@@ -326,6 +334,11 @@ checkpoint_64_layers = core.NumericExercise(
                 "segment's activations instead of checkpointing it. The question's schedule "
                 "checkpoints all k segments, as Chen et al. do.",
                 lambda p: (sum(_ckpt_parts(p)) - 1) * p["gb"] * 1e9),
+        Mistake("neighbour_k",
+                "Close, but that k is not the best one: k + ⌈{layers}/k⌉ is flat near "
+                "√{layers} without being the same for every k there. Work it out for the k "
+                "on either side of yours too.",
+                _neighbour_k_bytes),
         # the lesson's 24 GB in GiB (22.35) is the one-checkpoint-less 22.5 GB
         _common.gib_as_gb_of(
             _ckpt_bytes, lambda p: (sum(_ckpt_parts(p)) - 1) * p["gb"] * 1e9),
@@ -400,6 +413,11 @@ recompute_flops = core.NumericExercise(
                 "That is the backward pass (4N per token). What is recomputed is the forward "
                 "pass, which is half as expensive: 2N per token.",
                 lambda p: 2 * _extra_flops(p)),
+        Mistake("total_not_extra",
+                "That is everything the run executes with recomputation. The question asks "
+                "for the extra FLOPs only: what recomputing adds on top of the {step}.",
+                lambda p: flops.hardware_flops_per_token(_model_params(p), recompute="full")
+                * p["tokens"]),
     ),
     defaults={"model": "llama-2-7b", "tokens": 2e12},
     sample=lambda rng: {"model": rng.choice(["llama-2-7b", "llama-3-8b", "mistral-7b",

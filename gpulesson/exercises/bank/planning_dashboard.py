@@ -105,6 +105,9 @@ throughput_from_mfu = core.NumericExercise(
                 lambda p: _tps(p, per_token=inference.decode_flops(p["n_params"], 1))),
         Mistake("per_gpu", "That is one GPU's share. The question asks for the whole "
                 "cluster: multiply by the {gpus_text} GPUs.", lambda p: _tps(p, gpus=1)),
+        Mistake("tripled_6n", "You tripled the 6N for training, but 6N already is "
+                "training: 2N forward plus 4N backward. Use 6N FLOPs per token as it is.",
+                lambda p: _tps(p, per_token=3 * flops.flops_per_token(p["n_params"]))),
         mistakes.used_sparse_peak(_common.at_sparse_peak(_tps)),
     ),
     defaults={"n_params": 7e9, "gpu": "H100 SXM", "gpus": 64, "mfu": 0.40},
