@@ -438,11 +438,20 @@ class GemmWaves:
     last_wave_tiles: int
     tile_efficiency: float
     wave_efficiency: float
+    sms: int
+
+    @property
+    def tiles_per_sm(self) -> int:
+        """The most tiles one SM computes, ``ceil(tiles / sms)``: the tiles on an SM
+        share it, so this (not the wave count) sets a compute-bound GEMM's time
+        (:func:`gemm_time`). Equal to ``waves`` with one tile per SM."""
+        return -(-self.tiles // self.sms)
 
     @property
     def efficiency(self) -> float:
         """Useful share of the GPU's arithmetic: tile efficiency × wave efficiency, equal to
-        ``m * n / (waves * wave_size * tile_m * tile_n)``."""
+        ``m * n / (tiles_per_sm * sms * tile_m * tile_n)`` (with one tile per SM,
+        ``m * n / (waves * wave_size * tile_m * tile_n)``)."""
         return self.tile_efficiency * self.wave_efficiency
 
     @property
@@ -471,35 +480,48 @@ def gemm_waves(m: int, n: int, *, sms: int, tile_m: int = 256, tile_n: int = 128
     tile_m, tile_n:
         the thread-block tile.
     blocks_per_sm:
-        tiles one SM runs at once.
+        tiles one SM holds at once. They share the SM, so the wave efficiency is the share
+        of the SMs' time that holds a tile, ``tiles / (ceil(tiles / sms) * sms)``: with one
+        tile per SM, the share of the wave slots that hold one, ``tiles / (waves * sms)``;
+        with more, a last wave of fewer tiles than SMs runs each at a whole SM's rate
+        (review r22 F1).
     """
     tm = v.positive_int("tile_m", tile_m)
     tn = v.positive_int("tile_n", tile_n)
     count = tiles(m, n, tile_m=tm, tile_n=tn)
-    size = v.positive_int("sms", sms) * v.positive_int("blocks_per_sm", blocks_per_sm)
+    sm_count = v.positive_int("sms", sms)
+    size = sm_count * v.positive_int("blocks_per_sm", blocks_per_sm)
     rounds = waves(count, sms=sms, blocks_per_sm=blocks_per_sm)
     return GemmWaves(m=m, n=n, tile_m=tm, tile_n=tn, tiles_m=-(-m // tm), tiles_n=-(-n // tn),
                      tiles=count, wave_size=size, waves=rounds,
                      last_wave_tiles=count - (rounds - 1) * size,
                      tile_efficiency=tile_efficiency(m, n, tile_m=tm, tile_n=tn),
-                     wave_efficiency=count / (rounds * size))
+                     wave_efficiency=count / (-(-count // sm_count) * sm_count), sms=sm_count)
 
 
 def gemm_time(m: int, n: int, k: int, *, peak_flops: float, sms: int, tile_m: int = 256,
               tile_n: int = 128, blocks_per_sm: int = 1) -> float:
     """Predicted time of a compute-bound tiled GEMM, seconds: whole waves of whole tiles.
 
-    ``t = waves * 2 * tile_m * tile_n * k / (peak_flops / (sms * blocks_per_sm))``: each wave
-    lasts as long as one tile takes at its share of the peak, however few tiles the wave
-    holds. The time grows in steps: one more row can add a whole wave. Assumes the GEMM is
-    compute-bound (large ``k`` and tiles; check with :func:`gpulesson.roofline.time`) and
-    every block runs at the same rate.
+    The tiles resident on one SM share the whole SM, so a wave lasts as long as its most
+    loaded SM needs at the SM's full rate, ``peak_flops / sms``. Summed over the waves
+    (``blocks_per_sm`` tiles on every SM in a full wave, ``ceil(last / sms)`` on the
+    busiest in the last), that is
+
+    ``t = ceil(tiles / sms) * 2 * tile_m * tile_n * k / (peak_flops / sms)``,
+
+    with one tile per SM ``waves`` tile-times. The time grows in steps: one more row can add
+    a whole wave. ``blocks_per_sm`` regroups the tiles into fewer, longer waves but leaves
+    the time as it is: more resident blocks hide latency, which this model does not count
+    (review r22 F1: a slot's fixed share of the peak made 32 blocks per SM 8× slower).
+    Assumes the GEMM is compute-bound (large ``k`` and tiles; check with
+    :func:`gpulesson.roofline.time`) and every SM runs at the same rate.
     """
     peak = v.positive_number("peak_flops", peak_flops)
     layout = gemm_waves(m, n, sms=sms, tile_m=tile_m, tile_n=tile_n,
                         blocks_per_sm=blocks_per_sm)
-    per_tile = gemm.flops(layout.tile_m, k, layout.tile_n) / (peak / layout.wave_size)
-    return layout.waves * per_tile
+    per_tile = gemm.flops(layout.tile_m, k, layout.tile_n) / (peak / layout.sms)
+    return layout.tiles_per_sm * per_tile
 
 
 # ---------------------------------------------------------------------------------------

@@ -318,7 +318,23 @@ def test_quantization_accounts_for_every_tile(m: int, n: int, sms: int, tm: int,
     assert (g.waves - 1) * g.wave_size < g.tiles <= g.waves * g.wave_size
     assert 1 <= g.last_wave_tiles <= g.wave_size
     assert 0 < g.efficiency <= 1
-    assert math.isclose(g.efficiency, m * n / (g.waves * g.wave_size * tm * tn))
+    busiest = -(-g.tiles // sms)  # tiles on the busiest SM
+    assert g.tiles_per_sm == busiest
+    assert math.isclose(g.efficiency, m * n / (busiest * sms * tm * tn))
+    if per_sm == 1:
+        assert math.isclose(g.efficiency, m * n / (g.waves * g.wave_size * tm * tn))
+
+
+@given(m=st.integers(1, 20_000), n=st.integers(1, 20_000), sms=st.integers(1, 200),
+       per_sm=st.integers(2, 32))
+def test_more_tiles_per_sm_leave_a_compute_bound_gemm_time_alone(m: int, n: int, sms: int,
+                                                                 per_sm: int) -> None:
+    """Review r22 F1: the tiles resident on an SM share it, so holding more of them at once
+    regroups the waves but neither slows nor speeds a compute-bound GEMM (the old model
+    gave a slot 1/(sms × blocks_per_sm) of the peak, 8× slower at 32 per SM)."""
+    one = ex.gemm_time(m, n, 4096, peak_flops=989.4e12, sms=sms)
+    more = ex.gemm_time(m, n, 4096, peak_flops=989.4e12, sms=sms, blocks_per_sm=per_sm)
+    assert math.isclose(more, one)
 
 
 @given(stride=st.integers(1, 64), eb=st.sampled_from([1, 2, 4, 8, 16]),

@@ -98,6 +98,7 @@ def _gemm_waves(**kw: Any) -> dict[str, Any]:
     return {
         "tiles": layout.tiles, "wave_size": layout.wave_size, "waves": layout.waves,
         "fractional_waves": layout.fractional_waves, "last_wave_tiles": layout.last_wave_tiles,
+        "tiles_per_sm": layout.tiles_per_sm,
         "tile_efficiency": layout.tile_efficiency, "wave_efficiency": layout.wave_efficiency,
         "efficiency": layout.efficiency, "time": time, "achieved": work / time,
     }
@@ -120,7 +121,9 @@ GEMM_WAVES = Calculator(
                      "library that holds both shapes picks the one with fewer waves."),
         Integer("blocks_per_sm", "Tiles per SM at once", default=1, range=(1, 32),
                 help="1 for the large tiles of a big GEMM (the occupancy calculator says "
-                     "how many fit)."),
+                     "how many fit). More make fewer, longer waves, not a different time: "
+                     "the tiles on one SM share it, so the time is the most tiles any SM "
+                     "computes, each at a whole SM's rate."),
         shared.dtype_input(),
         *shared.gpu_inputs("H100 SXM", sms=True, peak=True),
     ),
@@ -130,8 +133,13 @@ GEMM_WAVES = Calculator(
         Output("waves", "Waves", "count"),
         Output("fractional_waves", "Tiles / wave size", "number"),
         Output("last_wave_tiles", "Tiles in the last wave", "count"),
+        Output("tiles_per_sm", "Most tiles one SM computes (sets the time)", "count",
+               help="ceil(tiles / SMs): the tiles on one SM share it, so a wave lasts as "
+                    "long as its busiest SM needs at the SM's full rate."),
         Output("tile_efficiency", "Tile efficiency", "percent"),
-        Output("wave_efficiency", "Wave efficiency", "percent"),
+        Output("wave_efficiency", "Wave efficiency", "percent",
+               help="Tiles / (most tiles on one SM × SMs): the share of the SMs' time that "
+                    "holds a tile. With one tile per SM, the share of the waves' slots."),
         Output("efficiency", "Useful share of the arithmetic", "percent"),
         Output("time", "Predicted time (whole waves)", "seconds"),
         Output("achieved", "Achieved FLOP/s", "flop/s"),

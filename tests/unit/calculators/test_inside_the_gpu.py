@@ -69,6 +69,25 @@ def test_gemm_waves_tile_help_names_the_orientation_without_a_fifth_wave():
     assert waves == {(256, 128): 5, (128, 256): 4}
 
 
+def test_gemm_waves_more_tiles_per_sm_never_slow_a_compute_bound_gemm():
+    """Review r22 F1: at 4,097 × 4,096 × 4,096 (544 tiles of 256 × 128, H100 SXM) the old
+    model gave every slot 1/(SMs × b) of the peak however few tiles a wave held: 32 tiles
+    per SM predicted 1.15 ms and 2 predicted 215 µs against 179 µs for 1. The tiles on an SM
+    share the whole SM: ceil(544 / 132) = 5 tiles on the busiest SM whatever b is, the
+    lesson's 179 µs; b only regroups them into waves (5, 3, then 1)."""
+    runs = {b: C.evaluate("gemm_waves", {"m": 4097, "blocks_per_sm": b})
+            for b in (1, 2, 32)}
+    assert all(r["ok"] for r in runs.values())
+    assert {b: r["text"]["time"] for b, r in runs.items()} == {1: "179 µs", 2: "179 µs",
+                                                                32: "179 µs"}
+    assert {b: r["values"]["waves"] for b, r in runs.items()} == {1: 5, 2: 3, 32: 1}
+    assert {r["values"]["tiles_per_sm"] for r in runs.values()} == {5}
+    # the useful share and the achieved rate say the same as the time
+    for r in runs.values():
+        out = r["values"]
+        assert out["achieved"] == pytest.approx(out["efficiency"] * 989.4e12)
+
+
 def test_coalescing_best_practices_guide():
     """CUDA C++ Best Practices Guide, "Coalesced Access to Global Memory": 4-byte words
     misaligned by one take five 32-byte sectors (80 %); a stride of 2 gives 50 %."""
