@@ -262,7 +262,9 @@ class Occupancy:
 
     @property
     def threads_per_sm(self) -> int:
-        """Resident threads per SM."""
+        """Resident warp lanes per SM, ``warps_per_sm * 32``: the resident threads when the
+        block size is a multiple of 32; otherwise the last warp of each block has idle
+        lanes, counted here (``blocks_per_sm * threads_per_block`` counts threads)."""
         return self.warps_per_sm * self.limits.warp_size
 
 

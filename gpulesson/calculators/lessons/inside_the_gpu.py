@@ -45,7 +45,9 @@ def _occupancy(*, gpu: str, threads_per_block: int, registers_per_thread: int,
         "occupancy": occ.occupancy, "limited_by": ", ".join(occ.limited_by),
         "registers_per_block": occ.registers_per_block,
         "shared_memory_allocated": occ.shared_memory_per_block,
-        "resident_threads": occ.threads_per_sm * spec.sms,
+        # threads, not warp lanes: a partial warp's spare lanes hold none (review r22 F2)
+        "resident_threads": occ.blocks_per_sm * threads_per_block * spec.sms,
+        "idle_lanes": occ.threads_per_sm - occ.blocks_per_sm * threads_per_block,
     }
 
 
@@ -58,7 +60,9 @@ OCCUPANCY = Calculator(
     inputs=(
         _gpu_select(),
         Integer("threads_per_block", "Threads per block", default=256, range=(1, 1024),
-                help="blockDim.x × blockDim.y × blockDim.z of the launch."),
+                help="blockDim.x × blockDim.y × blockDim.z of the launch. A size that is "
+                     "not a multiple of 32 leaves lanes of its last warp idle: they count "
+                     "toward occupancy but run no thread."),
         Integer("registers_per_thread", "Registers per thread", default=32, range=(1, 255),
                 help="What the compiler allocated (nvcc --resource-usage, or Numba's "
                      "kernel.get_regs_per_thread())."),
@@ -75,7 +79,14 @@ OCCUPANCY = Calculator(
         Output("registers_per_block", "Registers allocated per block", "count"),
         Output("shared_memory_allocated", "Shared memory allocated per block", "bytes",
                binary=True),
-        Output("resident_threads", "Threads resident on the whole GPU", "count"),
+        Output("resident_threads", "Threads resident on the whole GPU", "count",
+               help="Blocks per SM × threads per block × SMs: the idle lanes of a partial "
+                    "warp are no threads."),
+        Output("idle_lanes", "Idle warp lanes per SM (block size not a multiple of 32)",
+               "count",
+               help="Lanes of resident warps that hold no thread: warps per SM × 32 − "
+                    "blocks per SM × threads per block. They occupy warp slots and issue "
+                    "with their warp, doing nothing."),
     ),
     function=_occupancy,
     sources=("NVIDIA CUDA Occupancy Calculator and cuda_occupancy.h",

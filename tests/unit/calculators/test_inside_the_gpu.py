@@ -31,6 +31,21 @@ def test_occupancy_on_an_h100_counts_the_reserved_kilobyte():
     assert out["shared_memory_allocated"] == 49 * 1024
 
 
+def test_occupancy_counts_threads_not_the_idle_lanes_of_a_partial_warp():
+    """Review r22 F2: 33-thread blocks on an H100 SXM (32 registers, no shared memory) are
+    two warps each, 32 blocks per SM, 100 % occupancy; the GPU holds 32 × 33 × 132 =
+    139,392 threads, not the 64 warps × 32 lanes × 132 = 270,336 the output printed, and 31
+    of every 64 lanes hold no thread. The help says so for any size not a multiple of 32."""
+    out = C.compute("occupancy", threads_per_block=33)
+    assert (out["blocks_per_sm"], out["warps_per_sm"], out["occupancy"]) == (32, 64, 1.0)
+    assert out["resident_threads"] == 139_392
+    assert out["idle_lanes"] == 32 * 31
+    assert C.compute("occupancy")["idle_lanes"] == 0  # 256 threads: whole warps
+    help_text = next(i for i in C.get("occupancy").inputs
+                     if i.name == "threads_per_block").help
+    assert "not a multiple of 32" in help_text and "idle" in help_text
+
+
 def test_occupancy_errors_name_the_input():
     result = C.evaluate("occupancy", {"threads_per_block": 2048})
     assert result["ok"] is False and result["input"] == "threads_per_block"
