@@ -34,6 +34,14 @@ AMDAHL = Calculator(
 )
 
 
+def _fit(total: float, gpu_memory: float) -> dict[str, Any]:
+    """Whether ``total`` bytes fit one GPU of ``gpu_memory`` bytes, the spare bytes, and the
+    fewest such GPUs that hold them split evenly: the one test of both calculators."""
+    return {"fits": memory.fits(total, gpu_memory),
+            "headroom": memory.headroom(total, gpu_memory),
+            "gpus_needed": memory.gpus_needed(total, gpu_memory)}
+
+
 def _will_it_fit(**kw: Any) -> dict[str, Any]:
     cfg = shared.config(kw)
     n = transformer.param_count(cfg)
@@ -41,12 +49,8 @@ def _will_it_fit(**kw: Any) -> dict[str, Any]:
                                   bytes_per_element=memory.precision_bytes(kw["kv_dtype"]))
     mem = memory.inference_memory(n, precision=kw["precision"], kv_cache_bytes=kv,
                                   overhead_bytes=kw["overhead"])
-    return {
-        "n_params": n, "weights": mem.weights, "kv_cache": mem.kv_cache,
-        "total": mem.total, "fits": memory.fits(mem.total, kw["gpu_memory"]),
-        "headroom": memory.headroom(mem.total, kw["gpu_memory"]),
-        "gpus_needed": memory.gpus_needed(mem.total, kw["gpu_memory"]),
-    }
+    return {"n_params": n, "weights": mem.weights, "kv_cache": mem.kv_cache,
+            "total": mem.total, **_fit(mem.total, kw["gpu_memory"])}
 
 
 WILL_IT_FIT = Calculator(
@@ -90,11 +94,14 @@ def _decode_ceiling(**kw: Any) -> dict[str, Any]:
             cfg, batch=kw["batch"], bytes_per_param=memory.precision_bytes(kw["precision"]))
     else:
         weights = memory.weight_bytes(kw["n_params"], precision=kw["precision"])
+    held = _fit(memory.weight_bytes(kw["n_params"], precision=kw["precision"]),
+                kw["gpu_memory"])  # every parameter, all the experts of an MoE model
     return {
         "weights": weights,
         "tokens_per_second": inference.decode_ceiling_tokens_per_second(
             weight_bytes=weights, bandwidth=kw["bandwidth"], batch=kw["batch"],
             kv_bytes_per_sequence=kw["kv_per_sequence"]),
+        "weights_fit": held["fits"], "gpus_for_weights": held["gpus_needed"],
     }
 
 
@@ -107,7 +114,7 @@ DECODE_CEILING = Calculator(
     inputs=(
         *shared.params_inputs(),
         shared.WEIGHTS_PRECISION,
-        *shared.gpu_inputs("H100 SXM", bandwidth=True),
+        *shared.gpu_inputs("H100 SXM", memory=True, bandwidth=True),
         replace(shared.DECODE_BATCH,
                 help="Sequences decoded together: one weight read serves them all."),
         Number("kv_per_sequence", "KV cache per sequence", default=0, range=(0, 10_000),
@@ -121,7 +128,17 @@ DECODE_CEILING = Calculator(
                help="Every weight of a dense model. A mixture-of-experts preset reads only "
                     "the experts its batch routes to (its active parameters at batch 1, "
                     "nearly all at a large batch; uniform routing assumed)."),
-        Output("tokens_per_second", "Ceiling, all sequences", "tokens/s"),
+        Output("tokens_per_second", "Ceiling, all sequences", "tokens/s",
+               help="One GPU's bandwidth over the bytes a step reads: it assumes the "
+                    "weights fit that GPU (see 'Weights fit on one GPU'). Split over "
+                    "several, each reads its share, and the links between them cost time."),
+        Output("weights_fit", "Weights fit on one GPU (the ceiling assumes so)", "bool",
+               help="All the weights (every expert of a mixture of experts) against the "
+                    "GPU's memory, as the will-it-fit calculator tests them; the KV cache "
+                    "and the overhead need room too."),
+        Output("gpus_for_weights", "GPUs the weights need at least", "count",
+               help="The weights divided by one GPU's memory, rounded up, as if the split "
+                    "cost nothing (the will-it-fit calculator's 'GPUs needed')."),
     ),
     function=_decode_ceiling,
 )

@@ -72,3 +72,25 @@ def test_kimi_k2_does_not_fit_and_decodes_at_its_active_weights():
     assert one["tokens_per_second"] == pytest.approx(3.35e12 / 65_723_001_856, rel=1e-12)
     assert C.evaluate("decode_ceiling", {"model": "kimi-k2"})["text"][
         "tokens_per_second"] == "51.0 tokens/s"
+
+
+def test_decode_ceiling_says_when_the_weights_do_not_fit_the_gpu():
+    """Review r22 F6: DeepSeek-V3 in FP8 (671,026,419,200 parameters, its safetensors
+    index: 671.0 GB at a byte each) on one 80 GB H100 SXM (datasheet) got a ceiling of
+    1,278 tokens/s at batch 256 with no warning. 671.0 / 80 = 8.4, so at least 9 GPUs; a
+    7B model in FP32 (28 GB) on a 24 GB L4 needs 2. The count is the will-it-fit
+    calculator's own (its weights alone, no KV cache, no overhead)."""
+    big = C.evaluate("decode_ceiling", {"model": "deepseek-v3", "precision": "fp8",
+                                        "batch": 256})
+    assert big["ok"] and big["text"]["tokens_per_second"] == "1,278 tokens/s"
+    assert (big["values"]["weights_fit"], big["values"]["gpus_for_weights"]) == (False, 9)
+    l4 = C.compute("decode_ceiling", model="custom", n_params=7, precision="fp32", gpu="L4")
+    assert (l4["weights_fit"], l4["gpus_for_weights"]) == (False, 2)
+    fits = C.compute("decode_ceiling")  # Llama-2-7B in BF16, 13.5 GB on 80 GB
+    assert (fits["weights_fit"], fits["gpus_for_weights"]) == (True, 1)
+    same = C.compute("will_it_fit", model="deepseek-v3", precision="fp8", batch=1,
+                     context=1, overhead=0, kv_dtype="fp8")
+    assert same["gpus_needed"] == 9
+    spec = C.get("decode_ceiling")
+    ceiling = next(o for o in spec.outputs if o.name == "tokens_per_second")
+    assert "assumes the weights fit" in ceiling.help
