@@ -253,12 +253,17 @@ def inference_memory(
     precision: str = "bf16",
     kv_cache_bytes: float = 0,
     overhead_bytes: float = 0,
+    weights_bytes: float | None = None,
 ) -> InferenceMemory:
     """Weights at ``precision`` plus a KV cache and a fixed overhead (CUDA context ...).
 
-    Compute the KV cache with :func:`gpulesson.inference.kv_cache_bytes`.
+    Compute the KV cache with :func:`gpulesson.inference.kv_cache_bytes`. A checkpoint
+    stored at several precisions (gpt-oss: MXFP4 experts, BF16 rest) passes its bytes as
+    ``weights_bytes`` (:func:`checkpoint_bytes`), which then replace ``n_params`` at
+    ``precision``.
     """
-    w = weight_bytes(n_params, precision=precision)
+    w = (weight_bytes(n_params, precision=precision) if weights_bytes is None
+         else v.positive_number("weights_bytes", weights_bytes))
     kv = v.nonneg_number("kv_cache_bytes", kv_cache_bytes)
     over = v.nonneg_number("overhead_bytes", overhead_bytes)
     return InferenceMemory(weights=w, kv_cache=kv, overhead=over, total=w + kv + over)

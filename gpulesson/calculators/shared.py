@@ -377,7 +377,15 @@ def overhead(advice: str = "") -> Input:
 
 
 #: The precisions of a model served: its weights, its KV cache and its tensor-core math.
-WEIGHTS_PRECISION = storage_input("precision", "Weights precision")
+#: The storage choices for a model's weights: each applies to every parameter, which the
+#: MXFP4 label says (gpt-oss keeps all but its experts in BF16: review r22 F7).
+WEIGHT_STORAGE_CHOICES = tuple(
+    Choice("mxfp4", "MXFP4 on all weights (4.25 bits with its scales)") if c.value == "mxfp4"
+    else c for c in STORAGE_CHOICES)
+WEIGHTS_PRECISION = Select("precision", "Weights precision", default="bf16",
+                           choices=WEIGHT_STORAGE_CHOICES,
+                           help="Bytes per stored value (gpulesson.memory.PRECISION_BYTES), "
+                                "the same for every parameter.")
 KV_PRECISION = storage_input("kv_dtype", "KV-cache precision")
 COMPUTE_PRECISION = dtype_input("dtype", "Compute precision")
 #: Sequences served together, and the prompt of a request.

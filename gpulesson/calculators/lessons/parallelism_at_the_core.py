@@ -7,7 +7,8 @@ from typing import Any
 
 from gpulesson import inference, memory, roofline, transformer
 from gpulesson.calculators import shared
-from gpulesson.calculators.spec import Calculator, Integer, Number, Output
+from gpulesson.calculators.spec import Calculator, Choice, Integer, Number, Output
+from gpulesson.planning import checkpoints
 
 LESSON = "parallelism_at_the_core"
 
@@ -42,13 +43,33 @@ def _fit(total: float, gpu_memory: float) -> dict[str, Any]:
             "gpus_needed": memory.gpus_needed(total, gpu_memory)}
 
 
+#: The weights' storage: one precision for all, or gpt-oss's published mix, priced by the
+#: serving planner's own function (gpulesson.planning.checkpoints.weight_bytes).
+_MIXED = "mxfp4_experts"
+_FIT_WEIGHTS = replace(
+    shared.WEIGHTS_PRECISION,
+    choices=(*shared.WEIGHT_STORAGE_CHOICES,
+             Choice(_MIXED, "MXFP4 experts, BF16 rest (gpt-oss checkpoints)")),
+    help="Bytes per stored value (gpulesson.memory.PRECISION_BYTES): one precision for "
+         "every parameter, or gpt-oss's checkpoint, its routed experts' matrices in MXFP4 "
+         "and everything else in BF16 (gpulesson.planning.MIXED_CHECKPOINTS).")
+
+
 def _will_it_fit(**kw: Any) -> dict[str, Any]:
     cfg = shared.config(kw)
     n = transformer.param_count(cfg)
     kv = inference.kv_cache_bytes(cfg, seq_len=kw["context"], batch=kw["batch"],
                                   bytes_per_element=memory.precision_bytes(kw["kv_dtype"]))
-    mem = memory.inference_memory(n, precision=kw["precision"], kv_cache_bytes=kv,
-                                  overhead_bytes=kw["overhead"])
+    mixed = None
+    if kw["precision"] == _MIXED:
+        if not cfg.moe:
+            raise ValueError("precision: 'MXFP4 experts, BF16 rest' needs a "
+                             "mixture-of-experts model (gpt-oss); this one has no routed "
+                             "experts, so choose one precision for all its weights")
+        mixed = checkpoints.weight_bytes(cfg, _MIXED)
+    mem = memory.inference_memory(n, precision="bf16" if mixed is not None else kw["precision"],
+                                  kv_cache_bytes=kv, overhead_bytes=kw["overhead"],
+                                  weights_bytes=mixed)
     return {"n_params": n, "weights": mem.weights, "kv_cache": mem.kv_cache,
             "total": mem.total, **_fit(mem.total, kw["gpu_memory"])}
 
@@ -61,7 +82,7 @@ WILL_IT_FIT = Calculator(
     lesson=LESSON,
     inputs=(
         *shared.model_inputs("llama-3-8b"),
-        shared.WEIGHTS_PRECISION,
+        _FIT_WEIGHTS,
         shared.tokens("context", "Context length", 8192,
                       help="Tokens held per sequence (prompt + generated)."),
         shared.CONCURRENT_SEQUENCES,

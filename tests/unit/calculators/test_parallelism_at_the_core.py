@@ -94,3 +94,23 @@ def test_decode_ceiling_says_when_the_weights_do_not_fit_the_gpu():
     spec = C.get("decode_ceiling")
     ceiling = next(o for o in spec.outputs if o.name == "tokens_per_second")
     assert "assumes the weights fit" in ceiling.help
+
+
+def test_will_it_fit_prices_gpt_oss_as_its_checkpoint_ships():
+    """Review r22 F7: gpt-oss-120b in "MXFP4" priced all 116.83 B parameters at 4.25 bits,
+    62.1 GB, where its checkpoint stores only the routed experts' matrices in MXFP4 and
+    the rest in BF16: OpenAI's model card gives 60.8 GiB (65.2 GB), the figure of lesson 4.
+    The "MXFP4 experts, BF16 rest" choice gives it, and the all-MXFP4 choice says it is
+    all weights; a dense model cannot take the mix, and the error names the input."""
+    mixed = C.evaluate("will_it_fit", {"model": "gpt-oss-120b", "precision": "mxfp4_experts"})
+    assert mixed["ok"] and mixed["text"]["weights"] == "65.2 GB"
+    assert round(mixed["values"]["weights"] / 2**30, 1) == 60.8  # the model card's GiB
+    assert mixed["values"]["fits"] is True
+    flat = C.evaluate("will_it_fit", {"model": "gpt-oss-120b", "precision": "mxfp4"})
+    assert flat["text"]["weights"] == "62.1 GB"
+    labels = {c.value: c.label for i in C.get("will_it_fit").inputs if i.name == "precision"
+              for c in i.choices}
+    assert "all weights" in labels["mxfp4"] and "BF16 rest" in labels["mxfp4_experts"]
+    dense = C.evaluate("will_it_fit", {"precision": "mxfp4_experts"})  # Llama-3-8B
+    assert dense["ok"] is False and dense["input"] == "precision"
+    assert "mixture-of-experts" in dense["error"]
