@@ -63,7 +63,9 @@ def _training_memory(**kw: Any) -> dict[str, Any]:
         "bytes_per_param": memory.bytes_per_param(kw["precision"], kw["optimizer"]),
         "weights": m.weights, "gradients": m.gradients, "optimizer_state": m.optimizer,
         "activations": m.activations, "total": m.total,
-        "fits": memory.fits(m.total, kw["gpu_memory"]), "gpus_needed": m.gpus_needed,
+        # a plan that splits every layer over tp GPUs needs them all (review r22 F9)
+        "fits": memory.fits(m.total, kw["gpu_memory"]),
+        "gpus_needed": max(kw["tp"], m.gpus_needed),
     }
 
 
@@ -104,7 +106,12 @@ TRAINING_MEMORY = Calculator(
                     "Korthikanti et al. 2022, Table 2."),
         Output("total", "Total per GPU", "bytes"),
         Output("fits", "Fits on the chosen GPU", "bool"),
-        Output("gpus_needed", "GPUs needed for the whole state (fully sharded)", "count"),
+        Output("gpus_needed", "GPUs needed at least (the TP group, or the whole state "
+               "fully sharded)", "count",
+               help="The larger of the tensor-parallel size, which every layer is split "
+                    "over, and the whole training state divided by one GPU's memory, as if "
+                    "it were sharded evenly at no cost (memory.training_memory's "
+                    "gpus_needed)."),
     ),
     function=_training_memory,
     sources=("Rajbhandari et al. 2020 (ZeRO) §3.1", "Korthikanti et al. 2022, Table 2",

@@ -121,3 +121,15 @@ def test_tensor_parallelism_must_divide_the_heads():
     """Llama-2-7B has 32 attention heads: 3 GPUs cannot share them out."""
     result = C.evaluate("training_memory", {"tp": 3})
     assert result == {"ok": False, "error": "tp must divide heads (32), got 3", "input": "tp"}
+
+
+def test_gpus_needed_is_never_fewer_than_the_tensor_parallel_group():
+    """Review r22 F9: Llama-2-7B with TP = 8 and sequence parallelism showed "GPUs needed
+    2" (its 15.6 GB per GPU × 8, fully sharded, over 80 GB) beside a plan that splits every
+    layer over 8 GPUs. The output is now at least the TP size; without TP it is still the
+    whole state fully sharded."""
+    tp8 = C.evaluate("training_memory", {"tp": 8, "sequence_parallel": "yes"})
+    assert tp8["ok"] and tp8["text"]["total"] == "15.6 GB"
+    assert tp8["values"]["fits"] is True and tp8["values"]["gpus_needed"] == 8
+    alone = C.evaluate("training_memory")  # TP = 1: 125.1 GB over 80 GB GPUs
+    assert (alone["text"]["total"], alone["values"]["gpus_needed"]) == ("125.1 GB", 2)
