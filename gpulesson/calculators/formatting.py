@@ -74,6 +74,10 @@ def format_output(spec: Output, value: Any) -> str:
     if fmt == "number":
         text = units.format_significant(value, spec.digits)
         return f"{text} {spec.unit}".strip()
+    if fmt == "bytes/s":  # significant digits, as the lesson writes them: 419 GB/s, 1.68 TB/s
+        number, prefixed = units.format_bandwidth(value, digits=12).split(" ")
+        text = f"{units.format_significant(float(number.replace(',', '')), spec.digits)} {prefixed}"
+        return f"{text} {spec.unit}".strip() if spec.unit else text
     if fmt == "usd":  # one style beside each other: cents below $1,000, whole dollars above
         text = units.format_usd(value, cents=abs(value) < 1000)
         return f"{text} {spec.unit}".strip() if spec.unit else text

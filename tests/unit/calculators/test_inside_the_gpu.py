@@ -114,6 +114,15 @@ def test_coalescing_best_practices_guide():
     assert wide["useful_bandwidth"] == pytest.approx(3.35e12 / 8)
 
 
+def test_coalescing_useful_bandwidth_shows_three_significant_digits():
+    """Review r22 F12: a stride of 8 leaves 12.5 % of the H100 SXM's 3.35 TB/s, which the
+    widget printed as "418.75 GB/s" beside "1.68 TB/s"; the lesson writes 419 GB/s. The
+    output now shows 3 significant digits, as its neighbours do."""
+    text = {s: C.evaluate("coalescing", {"stride": s})["text"]["useful_bandwidth"]
+            for s in (1, 2, 8)}
+    assert text == {1: "3.35 TB/s", 2: "1.68 TB/s", 8: "419 GB/s"}
+
+
 def test_tiled_matmul_pmpp_factor_of_the_tile_width():
     """Hwu, Kirk & El Hajj, Programming Massively Parallel Processors (4th ed.), ch. 5: 16 ×
     16 tiles cut global-memory accesses by a factor of 16; the H100 SXM's FP32 ridge is
