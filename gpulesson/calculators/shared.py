@@ -235,8 +235,10 @@ def params_inputs(default: str = "llama-2-7b", n_params: float | None = None
 # ---------------------------------------------------------------------------------------
 # GPUs
 
-GPU_NOTE = ("Figures from gpulesson.hardware (datasheets, dense tensor-core peaks; "
-            f"sparse figures are never used). The {hardware.TEACHING_BASELINE} is the "
+#: Where a GPU preset's figures come from (the first sentence of GPU_NOTE).
+GPU_FIGURES_NOTE = ("Figures from gpulesson.hardware (datasheets, dense tensor-core peaks; "
+                    "sparse figures are never used).")
+GPU_NOTE = (f"{GPU_FIGURES_NOTE} The {hardware.TEACHING_BASELINE} is the "
             "course's teaching baseline; the newest GPUs in the table are "
             f"{', '.join(hardware.CURRENT_GENERATION)} "
             f"(as of {hardware.CURRENT_GENERATION_AS_OF}); the generation after them, NVIDIA's "
@@ -268,6 +270,16 @@ SMS = Integer("sms", "Streaming multiprocessors (SMs)", range=(1, 1000),
 #: Where the SM counts and per-SM limits come from.
 EXECUTION_NOTE = ("SM counts from the architecture whitepapers, per-SM limits from the CUDA "
                   "C++ Programming Guide (gpulesson.execution).")
+#: Which GPUs the execution calculators' menus hold, and why the table's others are not in
+#: them (review r22 F10: the help named B300, GB300 NVL72 and MI355X, which they lack).
+EXECUTION_COVERAGE = (
+    f"The menu holds the GPUs whose SM count and per-SM limits have a source here: "
+    f"{', '.join(execution.GPU_EXECUTION)}. The course's GPU table also holds "
+    f"{', '.join(execution.NOT_COVERED)}, left out for want of a sourced SM count or "
+    "limits (gpulesson.execution.NOT_COVERED), and AMD's "
+    + ", ".join(k for k, g in hardware.GPUS.items()
+                if k not in execution.GPU_EXECUTION and k not in execution.NOT_COVERED)
+    + ", whose compute units follow other rules.")
 
 
 def gpu_inputs(default: str, *, memory: bool = False, peak: bool | Input = False,
@@ -307,7 +319,8 @@ def gpu_inputs(default: str, *, memory: bool = False, peak: bool | Input = False
                (peak if isinstance(peak, Input) else PEAK) if peak else None,
                BANDWIDTH if bandwidth else None)
     return (Preset("gpu", "GPU", default=default, choices=choices, fills=fills,
-                   help=f"{EXECUTION_NOTE} {GPU_NOTE}" if sms else GPU_NOTE,
+                   help=(f"{EXECUTION_NOTE} {EXECUTION_COVERAGE} {GPU_FIGURES_NOTE}" if sms
+                         else GPU_NOTE),
                    suggests=("usd_per_gpu_hour",) if price else ()),
             *(figure for figure in figures if figure is not None))
 

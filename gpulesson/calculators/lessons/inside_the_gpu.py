@@ -31,7 +31,8 @@ _NVIDIA_MODEL = ("The model is NVIDIA's (32-thread warps, 32-byte sectors); AMD'
 
 def _gpu_select(default: str = "H100 SXM") -> Input:
     return Select("gpu", "GPU", default=default, choices=_GPU_CHOICES,
-                  help="Sets the per-SM limits of its compute capability. " + shared.EXECUTION_NOTE)
+                  help="Sets the per-SM limits of its compute capability. "
+                       f"{shared.EXECUTION_NOTE} {shared.EXECUTION_COVERAGE}")
 
 
 def _occupancy(*, gpu: str, threads_per_block: int, registers_per_thread: int,

@@ -49,6 +49,21 @@ def test_execution_menus_list_the_gpus_with_an_sm_count(name: str) -> None:
     assert menu == list(execution.GPU_EXECUTION)
 
 
+@pytest.mark.parametrize("name", WITH_SMS)
+def test_execution_menus_help_names_what_it_covers_not_gpus_it_lacks(name: str) -> None:
+    """Review r22 F10: the help under the occupancy and GEMM-waves menus said "the newest
+    GPUs in the table are B300, GB300 NVL72, MI355X", none of which the menus offer (the
+    course has no sourced SM count or per-SM limits for them). The help lists the menu's
+    GPUs and says why the table's others are not in it."""
+    spec = C.get(name).input("gpu")
+    menu = [c.value for c in spec.choices if c.value != C.CUSTOM]
+    assert "B300" not in menu and "the newest GPUs in the table are" not in spec.help
+    assert f"The menu holds the GPUs whose SM count and per-SM limits have a source here: " \
+        f"{', '.join(menu)}." in spec.help
+    for gpu in ("B300", "GB300 NVL72", "MI355X"):
+        assert gpu in spec.help.split("also holds", 1)[1]
+
+
 def test_wide_menus_fill_the_new_gpus_figures() -> None:
     """The roofline calculator on a B300 takes the HGX B300's dense BF16 rate (36 PFLOPS
     sparse per 8 GPUs, 2.25 dense per GPU) and 62 TB/s per 8 GPUs; the GB300's dense FP4
