@@ -96,7 +96,7 @@ gpt2_attention = core.NumericExercise(
     question=(
         "{label} has width d = {d} and {layers} blocks. How many parameters sit in its "
         "attention sublayers, all blocks together: the Q, K, V and output-projection "
-        "weights and their biases (the LayerNorms not included)?"
+        "weights and their biases (the LayerNorms not included)? Give the exact count."
     ),
     hints=(
         "Per block: one d×3d matrix for Q, K and V, one d×d output projection, and a "
@@ -130,10 +130,16 @@ gpt2_attention = core.NumericExercise(
                 "You counted Q, K and V but not the d×d output projection (and its bias) "
                 "that follows the attention.",
                 lambda p: config(p).layers * (3 * config(p).hidden ** 2 + 3 * config(p).hidden)),
+        # review r22, F3: the lesson prints L·4d² as a quantity of its own, 0.13 % below
+        Mistake("forgot_biases",
+                "That is the weights alone, L·4d². The question counts their biases too: "
+                "one per output of Q, K, V and the output projection, in every block.",
+                lambda p: config(p).layers * 4 * config(p).hidden ** 2),
     ),
     defaults={"model": "gpt2"},
     sample=lambda rng: {"model": rng.choice(["gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl"])},
-    dimension="count", unit="parameters", extra_units=wording.PARAMS, rtol=0.005,
+    # a parameter count is exact (the weights alone are only 0.13 % short of the key)
+    dimension="count", unit="parameters", extra_units=wording.PARAMS, rtol=0.0,
 )
 
 
