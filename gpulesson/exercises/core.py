@@ -76,6 +76,8 @@ Text = str | Callable[[Mapping[str, Any]], str]
 
 _MAX_ANSWER_CHARS = 64
 _UNITS_WITHOUT_SPACE = ("×", "x", "%")
+#: The unit word a typed answer ends with ("GB", "TiB", "GB/s"), if any.
+_TYPED_UNIT = re.compile(r"(?<![A-Za-z])([A-Za-z]+(?:/s)?)\s*$")
 _BARE_NUMBER = re.compile(r"^\s*[+\-\u2212]?(\d[\d,_]*\.?\d*|\.\d+)([eE][+-]?\d+)?\s*$")
 
 
@@ -504,7 +506,8 @@ class NumericExercise(Exercise):
                 return self._feedback("mistake", f"Not quite: {shown}. {hint}"
                                       f"{self._rate_note(answer)}",
                                       mistake=mistake.key, value=value)
-        return self._feedback("incorrect", f"Not quite: {shown}. {self._direction(value, expected)}"
+        direction = self._direction(value, expected, answer)
+        return self._feedback("incorrect", f"Not quite: {shown}. {direction}"
                               f" Try again, or ask for a hint.{self._rate_note(answer)}",
                               value=value)
 
@@ -521,12 +524,14 @@ class NumericExercise(Exercise):
         return (" (Read as a count. \"FLOPS\" with a capital S usually means FLOP per "
                 "second, a rate; a count is written FLOP or FLOPs.)")
 
-    def _direction(self, value: float, expected: float) -> str:
+    def _direction(self, value: float, expected: float, answer: Any = None) -> str:
         if expected == 0 or value == 0:
             return "That is not the expected value."
-        # the right figure in the other unit: a GiB for a GB (said when that close)
+        # the right figure in the other unit: a GiB for a GB (said when that close), of the
+        # prefixes the learner typed or the question asks in
+        typed = _TYPED_UNIT.search(answer) if isinstance(answer, str) else None
         binary = binary_step(value, expected, self.dimension, min(self.rtol, 0.005),
-                             self.atol)
+                             self.atol, units=(typed.group(1) if typed else "", self.unit))
         if binary:
             return binary
         ratio = value / expected  # inf or 0.0 at the ends of the float range: see _how_far

@@ -152,24 +152,47 @@ def how_far(ratio: float, *, you: str = "That is about", far: str = "That is") -
 _BINARY_STEPS = (("GiB", "GB", "2^30", "10^9", 2**30 / 10**9),
                  ("MiB", "MB", "2^20", "10^6", 2**20 / 10**6),
                  ("TiB", "TB", "2^40", "10^12", 2**40 / 10**12))
+#: The decimal prefixes of :data:`_BINARY_STEPS` by size, for an answer's own scale.
+_SCALES = ((1e12, "T"), (1e9, "G"), (1e6, "M"))
+
+
+def byte_prefix(unit: str) -> str:
+    """The prefix letter of a byte unit, binary or decimal: ``"GB"``, ``"GiB"``,
+    ``"GiB/s"`` and ``" gb "`` give ``"G"``; anything else (``"bytes"``, ``""``, ``"FLOP"``)
+    gives ``""``."""
+    text = unit.strip().lower().removesuffix("/s").strip()
+    if len(text) in (2, 3) and text[0] in "kmgtpe" and text[1:] in ("b", "ib"):
+        return text[0].upper()
+    return ""
 
 
 def binary_step(value: float, expected: float, dimension: str, rtol: float,
-                atol: float = 0.0) -> str:
+                atol: float = 0.0, *, units: tuple[str, ...] = ()) -> str:
     """What to tell a learner whose byte answer (``dimension`` "bytes" or "bytes/s") is off
     by exactly the step between a binary and a decimal prefix (a GiB is 1.074 GB): the
     right figure written with the other unit, the mix-up the conventions page warns about.
     Said only when the answer, moved by that step, is within ``rtol`` (or ``atol``) of the
     right one; empty otherwise. The right figure to three or four figures lands within
-    0.5 % of the step; a looser answer 5 to 10 % off is "close" or simply too high."""
+    0.5 % of the step; a looser answer 5 to 10 % off is "close" or simply too high.
+
+    Only the steps of the prefixes in play are tried: those of ``units`` (the unit the
+    learner typed and the question's unit, e.g. ``("MB", "GB")``), or, where none of them
+    has a prefix (a bare number in a field in bytes), the prefix of the right answer's
+    scale. A learner who typed GB for an answer in GB used no TB: an answer 1.0995× too
+    high there is not a TiB read as a TB (review r22, F4), however near the ratio."""
     if dimension not in ("bytes", "bytes/s"):
         return ""
     rate = "/s" if dimension == "bytes/s" else ""
+    in_play = {byte_prefix(unit) for unit in units} - {""}
+    if not in_play:  # below a MB no step is listed
+        in_play = {next((letter for size, letter in _SCALES if abs(expected) >= size), "")}
 
     def near(x: float) -> bool:
         return abs(x - expected) <= max(rtol * abs(expected), atol)
 
     for binary, decimal, binary_bytes, decimal_bytes, step in _BINARY_STEPS:
+        if decimal[0] not in in_play:
+            continue
         side = "high" if near(value / step) else "low" if near(value * step) else ""
         if side:
             return (f"That is {step:.3f}× too {side}, the ratio of a {binary}{rate} "

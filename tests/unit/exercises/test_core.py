@@ -607,3 +607,25 @@ def test_a_byte_answer_off_by_a_binary_prefix_is_told_so(typed, words):
     count = NumericExercise(lesson="demo", number=8, title="t", question="q", solution="s",
                             answer=lambda p: 112.0, dimension="count")
     assert "GiB" not in count.check("120.25").message
+
+
+def test_a_binary_step_is_named_only_for_the_prefixes_in_play():
+    """Review r22, F4: 11.3 typed for 10.27 GB was told "1.100× too high, the ratio of a
+    TiB (2^40 bytes) to a TB (10^12 bytes)": no TB was typed or asked for, and the ratio
+    only happened to be near 2^40 / 10^12. The steps tried are those of the unit typed and
+    the question's unit; where neither has a prefix, that of the answer's own scale."""
+    gb = NumericExercise(lesson="demo", number=7, title="t", question="q", solution="s",
+                         answer=lambda p: 112e9, dimension="bytes", unit="GB")
+    tib_over_tb = 2**40 / 10**12
+    high = 112 * tib_over_tb  # 123.15 (GB), the right figure times a TiB / TB
+    for typed in (f"{high:.2f}", f"{high:.2f} GB", f"{high * 1000:.0f} MB"):
+        feedback = gb.check(typed)
+        assert feedback.status == "incorrect" and "TiB" not in feedback.message, typed
+        assert "1.1× too high" in feedback.message, feedback.message
+    assert "ratio of a TiB" in gb.check(f"{high / 1000:.5f} TB").message  # TB typed
+    # a question in bytes (no prefix): the answer's scale decides, here TB
+    in_bytes = NumericExercise(lesson="demo", number=9, title="t", question="q",
+                               solution="s", answer=lambda p: 2e12, dimension="bytes",
+                               unit="bytes")
+    assert "ratio of a TiB" in in_bytes.check(f"{2e12 * tib_over_tb:.4e}").message
+    assert "ratio of a" not in in_bytes.check(f"{2e12 * 2**30 / 10**9:.4e}").message

@@ -36,3 +36,13 @@ def test_the_weights_alone_are_not_the_attention_parameters(seed):
     key = transformer.param_breakdown(cfg)["attention"]
     assert ex.check(f"{key:,}").correct
     assert not ex.check(f"{key + 1:,}").correct
+
+
+def test_a_gb_answer_a_tenth_too_high_is_not_a_tib_read_as_a_tb():
+    """Review r22, F4: memory ex 8 (GPT-3, TP = 8 + SP, 10.27 GB): 11.3, typed in GB, was
+    "1.100× too high, the ratio of a TiB (2^40 bytes) to a TB (10^12 bytes)"."""
+    ex = _exercise("memory_what_fits", 8)
+    for typed in ("11.3", "11.3 GB"):
+        feedback = ex.check(typed)
+        assert "TiB" not in feedback.message and "TB" not in feedback.message, \
+            feedback.message
