@@ -653,6 +653,13 @@ llama3_gpu_hours = core.NumericExercise(
                 "That is the time at 100% of the peak. At {mfu_pct} MFU the GPUs need "
                 "longer: divide by the MFU.",
                 lambda p: _gpu_hours(p, mfu=1.0)),
+        # review r22, F11: the worked solution cites this figure
+        Mistake("reported_hours",
+                "That is the figure Meta's model card reports for the whole run, which also "
+                "counts restarts, the long-context stage and everything else the GPUs did. "
+                "The question asks what the FLOPs alone take at {mfu_pct} MFU: work it out "
+                "from the FLOPs, the peak and the MFU.",
+                lambda p: REPORTED_LLAMA31_405B_GPU_HOURS),
     ),
     defaults={"total": 3.8e25, "gpu": "H100 SXM", "gpus": LLAMA3_405B_GPUS, "mfu": 0.40},
     sample=lambda rng: {"total": 3.8e25, "gpu": "H100 SXM",

@@ -257,6 +257,12 @@ strided_load = core.NumericExercise(
                 "costs 32 bytes, not 128.",
                 lambda p: execution.coalescing(p["stride"], element_bytes=4,
                                                sector_bytes=128).bytes_per_useful_byte),
+        # review r22, F11: the efficiency the lesson and the solution print beside it
+        Mistake("efficiency_percent",
+                "That is the efficiency in percent: the share of the moved bytes that the "
+                "threads use. The question asks the other way round: how many bytes move "
+                "for each byte used.",
+                lambda p: 100 * _coalescing(p).efficiency),
     ),
     defaults={"stride": 1024},
     sample=lambda rng: {"stride": rng.choice([16, 64, 256, 1024, 4096])},

@@ -19,6 +19,7 @@ Standard library only.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -58,6 +59,11 @@ def _on_80gb_gpus(n_bytes: float) -> str:
 def _state(p: P, **kw: Any) -> memory.MemoryBreakdown:
     """Model state only (weights, gradients, optimizer): no activations."""
     return memory.training_memory(_n(p), batch=1, seq_len=1, **kw)
+
+
+def _state_of(n_params: float) -> float:
+    """The whole model state of ``n_params`` parameters (mixed precision, Adam), bytes."""
+    return memory.training_memory(n_params, batch=1, seq_len=1).total
 
 
 def _all_layers(per_layer: Callable[[P], float]) -> Mistake:
@@ -374,7 +380,28 @@ def _training_derived(p: P) -> dict[str, Any]:
             "w": per.weights, "g": per.gradients, "o": per.optimizer,
             "weights": _gb(s.weights), "grads": _gb(s.gradients), "opt": _gb(s.optimizer),
             "gpus": _on_80gb_gpus(s.total), "claimed_text": _claimed_text(p),
-            "fp32": memory.bytes_per_param("fp32", "adam")}
+            "fp32": memory.bytes_per_param("fp32", "adam"),
+            "named": wording.billions(_named_size(p) or n)}
+
+
+def _named_size(p: P) -> float | None:
+    """The round parameter count in the model's name (``llama-2-7b``: 7e9), if any."""
+    match = re.search(r"-(\d+(?:\.\d+)?)b$", p["model"])
+    return float(match.group(1)) * 1e9 if match else None
+
+
+def _named_state(p: P, rtol: float = 0.02) -> float | None:
+    """The training state of :func:`_named_size` parameters, the slip of a learner who
+    takes the size in the name for the count; ``None`` where the name has no size, or
+    where that state lies within ``rtol`` of the answer or of the answer in GiB (the
+    gib_as_gb slip): there it explains nothing, or less than the other hint."""
+    named = _named_size(p)
+    if named is None:
+        return None
+    state, total = _state_of(named), _state(p).total
+    if any(abs(state - x) <= rtol * max(state, x) for x in (total, total * 1e9 / 2**30)):
+        return None
+    return state
 
 
 def _claimed_text(p: P) -> str:
@@ -427,6 +454,12 @@ training_state_7b = core.NumericExercise(
                 "master copy of the weights (4 bytes), which the update is applied to.",
                 lambda p: _state(p).total - 4 * _n(p)),
         gib_as_gb_of(lambda p: _state(p).total),
+        # review r22, F11: lesson 1 works with a round 7e9; 112 GB is not a rounding slip
+        Mistake("named_size",
+                "That is the state of {named} parameters, the round size in the model's "
+                "name that lesson 1's estimates use. The question gives {label}'s own "
+                "count, {count}: use it.",
+                _named_state),
     ),
     defaults={"model": "llama-2-7b"},
     sample=lambda rng: {"model": rng.choice(["llama-2-7b", "mistral-7b", "qwen2.5-7b",

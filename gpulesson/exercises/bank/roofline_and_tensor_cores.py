@@ -410,6 +410,15 @@ def _first_compute_bound(p: P, peak: float) -> str | None:
     return None
 
 
+def _last_memory_bound(p: P) -> str | None:
+    """The option before the answer: the largest batch still memory-bound (``None`` where
+    the answer is the first option)."""
+    answer = _first_compute_bound(p, hardware.gpu(p["gpu"]).dense("bf16"))
+    if answer is None or answer == str(_BATCHES[0]):
+        return None
+    return str(_BATCHES[_BATCHES.index(int(answer)) - 1])
+
+
 def _batch_derived(p: P) -> dict[str, Any]:
     g = hardware.gpu(p["gpu"])
     answer = int(_first_compute_bound(p, g.dense("bf16")) or _BATCHES[-1])
@@ -450,6 +459,12 @@ batch_turns_compute_bound = core.ChoiceExercise(
                 "That uses the FP32 peak, whose ridge is tiny. BF16 matrix products run on "
                 "the tensor cores at the much higher BF16 rate: ridge {ridge} FLOP/byte.",
                 lambda p: _first_compute_bound(p, hardware.gpu(p["gpu"]).dense("fp32"))),
+        # review r22, F11: the near miss, the last batch still below the ridge
+        Mistake("last_memory_bound",
+                "At {before} tokens the layer does {i_before} FLOP/byte, close to the ridge "
+                "of {ridge} FLOP/byte but still below it: memory-bound. Which batch is the "
+                "first past the ridge?",
+                _last_memory_bound),
     ),
     defaults={"gpu": "A100 80GB", "d": 8192},
     sample=lambda rng: {"gpu": rng.choice(["A100 40GB", "A100 80GB"]),

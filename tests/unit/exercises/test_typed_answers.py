@@ -46,3 +46,48 @@ def test_a_gb_answer_a_tenth_too_high_is_not_a_tib_read_as_a_tb():
         feedback = ex.check(typed)
         assert "TiB" not in feedback.message and "TB" not in feedback.message, \
             feedback.message
+
+
+def _lesson_1_fine_tune_state() -> float:
+    """Lesson 1's round figure for a 7B fine-tune (its exercise 10: 7e9 × 16 bytes)."""
+    ex = _exercise("parallelism_at_the_core", 10)
+    assert ex.inputs["n_params"] == 7e9
+    return ex.answer_value()
+
+
+def _last_memory_bound_batch() -> str:
+    """The largest of roofline ex 6's batches below the A100 80GB's BF16 ridge (128)."""
+    from gpulesson import gemm, hardware
+    from gpulesson.exercises.bank.roofline_and_tensor_cores import _BATCHES
+
+    ex = _exercise("roofline_and_tensor_cores", 6)
+    ridge = hardware.gpu(ex.inputs["gpu"]).ridge_point("bf16")
+    d = ex.inputs["d"]
+    below = [t for t in _BATCHES if gemm.arithmetic_intensity(t, d, d) < ridge]
+    return f"{below[-1]} tokens"
+
+
+def _typed_f11():
+    from gpulesson import execution
+    from gpulesson.exercises.bank.flops_and_scaling import REPORTED_LLAMA31_405B_GPU_HOURS
+
+    strided = _exercise("inside_the_gpu", 4)
+    return [
+        ("flops_and_scaling", 9, f"{REPORTED_LLAMA31_405B_GPU_HOURS:.4g}", "reported_hours"),
+        ("inside_the_gpu", 4, format(100 * execution.coalescing(
+            strided.inputs["stride"], element_bytes=4).efficiency, "g"), "efficiency_percent"),
+        ("roofline_and_tensor_cores", 6, _last_memory_bound_batch(), "last_memory_bound"),
+        ("memory_what_fits", 5, f"{_lesson_1_fine_tune_state() / 1e9:g}", "named_size"),
+    ]
+
+
+@pytest.mark.parametrize(("slug", "number", "typed", "key"), _typed_f11(),
+                         ids=lambda v: v if isinstance(v, str) else None)
+def test_figures_the_course_prints_elsewhere_get_their_own_hint(slug, number, typed, key):
+    """Review r22, F11: 30.84e6 (the GPU-hours Meta reports, cited in the solution), 12.5
+    (the efficiency in %), "128 tokens" (124 FLOP/byte against a ridge of 153) and 112
+    (lesson 1's 7e9 × 16 for Llama-2-7B's 6.74e9) got only "about 1.2× too high", "not
+    right here" or "check your rounding"."""
+    feedback = _exercise(slug, number).check(typed)
+    assert feedback.status == "mistake" and feedback.mistake == key, feedback.message
+    assert "rounding" not in feedback.message
