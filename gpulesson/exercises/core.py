@@ -75,6 +75,10 @@ __all__ = [
 Text = str | Callable[[Mapping[str, Any]], str]
 
 _MAX_ANSWER_CHARS = 64
+#: The relative difference a float result may have from an exact count and still be it:
+#: the noise of floating-point arithmetic (a division that does not come out exactly), far
+#: below a count's smallest step for any count a learner's function returns.
+FLOAT_NOISE = 1e-9
 _UNITS_WITHOUT_SPACE = ("×", "x", "%")
 #: The unit word a typed answer ends with ("GB", "TiB", "GB/s"), if any.
 _TYPED_UNIT = re.compile(r"(?<![A-Za-z])([A-Za-z]+(?:/s)?)\s*$")
@@ -810,7 +814,10 @@ class CodeExercise(Exercise):
         a plain implementation a learner could write; shown as the worked solution (its
         source) and tested to pass :meth:`check`.
     rtol:
-        relative tolerance (exact integers compare exactly when ``rtol`` is 0).
+        relative tolerance. At 0 the answer is an exact count: an integer must be it, and
+        a float must be it up to floating-point noise (within :data:`FLOAT_NOISE` of it,
+        relatively, and rounding to it): ``2.0*m*k*n`` is the count, and so is a float
+        a rounding error off it (``2*m*k*n * 0.1 * 10`` gives 48.00000000000001).
     """
 
     kind: ClassVar[str] = "code"
@@ -894,30 +901,42 @@ class CodeExercise(Exercise):
                     f"{self.function_name}({call}) returned {returned}; it should "
                     f"return a number.{forgot}", details=failing)
             expected = self.reference(**inputs)
-            if math.isfinite(got_f) and _close(got_f, float(expected), self.rtol, 0.0):
+            if math.isfinite(got_f) and self._agrees(got_f, expected):
                 continue
             for mistake in self.mistakes:
                 wrong = mistake.value(inputs)
                 if wrong is not None and math.isfinite(got_f) and _close(
-                    got_f, float(wrong), max(self.rtol, 1e-9), 0.0
+                    got_f, float(wrong), max(self.rtol, FLOAT_NOISE), 0.0
                 ):
                     hint = _render(mistake.hint, self.context())
+                    shown, wanted = _told_apart(got_f, float(expected))
                     return self._feedback(
                         "mistake",
-                        f"{self.function_name}({call}) returned {format_number(got_f)}, "
-                        f"expected {format_number(float(expected))}. {hint}",
+                        f"{self.function_name}({call}) returned {shown}, "
+                        f"expected {wanted}. {hint}",
                         mistake=mistake.key, details=failing)
-            shown = format_number(got_f) if math.isfinite(got_f) else repr(got_f)
+            if math.isfinite(got_f):
+                shown, wanted = _told_apart(got_f, float(expected))
+            else:
+                shown, wanted = repr(got_f), format_number(float(expected))
             if math.isinf(got_f) and isinstance(got, numbers.Integral):
                 shown = "an integer beyond the float range"
             return self._feedback(
                 "incorrect",
                 f"{self.function_name}({call}) returned {shown}, expected "
-                f"{format_number(float(expected))}. Try again, or ask for a hint.",
+                f"{wanted}. Try again, or ask for a hint.",
                 details=failing)
         return self._feedback("correct", f"Correct: {self.function_name} agrees with the "
                               f"course's calculator on all {len(inputs_list)} inputs tried.",
                               value=self.function_name)
+
+    def _agrees(self, got: float, expected: float) -> bool:
+        """Whether ``got`` (finite) is the reference's ``expected``: within :attr:`rtol`,
+        or, for an exact count (``rtol`` 0), that count up to floating-point noise."""
+        if _close(got, float(expected), self.rtol, 0.0):
+            return True
+        return (self.rtol == 0 and float(expected).is_integer() and round(got) == expected
+                and _close(got, float(expected), FLOAT_NOISE, 0.0))
 
     def _unfit_parameters(self, function: Callable[..., Any],
                           inputs: Mapping[str, Any]) -> str | None:
@@ -958,13 +977,13 @@ class CodeExercise(Exercise):
                 wrong = mistake.value(inputs)
                 if wrong is None:
                     continue
-                if _close(float(wrong), expected, max(self.rtol, 1e-9), 0.0):
+                if _close(float(wrong), expected, max(self.rtol, FLOAT_NOISE), 0.0):
                     # harmless for one input if other inputs tell them apart
                     continue
                 values.append((mistake.key, float(wrong)))
             for i, (key, v) in enumerate(values):
                 for other, w in values[i + 1:]:
-                    if _close(v, w, max(self.rtol, 1e-9), 0.0):
+                    if _close(v, w, max(self.rtol, FLOAT_NOISE), 0.0):
                         found.append(f"mistakes {key} and {other} coincide for {inputs}")
         if self.model_solution is not None and not self.check(self.model_solution).correct:
             found.append("the model solution does not pass check()")
@@ -981,6 +1000,17 @@ class CodeExercise(Exercise):
                 wrong.__name__ = f"{self.function_name}_{key}"
                 return wrong
         raise KeyError(f"{self.id} has no mistake {key!r}")
+
+
+def _told_apart(got: float, expected: float) -> tuple[str, str]:
+    """Both numbers as :func:`format_number` writes them, to as many significant figures
+    as it takes to tell them apart (4 at the least): never "returned 48, expected 48"
+    for 48.000000001."""
+    for digits in range(4, 18):
+        shown, wanted = format_number(got, digits), format_number(expected, digits)
+        if shown != wanted:
+            return shown, wanted
+    return repr(got), repr(expected)
 
 
 def _as_float(value: Any) -> float:

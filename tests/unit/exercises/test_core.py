@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import builtins
+import dataclasses
 import math
 import random
 
@@ -382,6 +383,35 @@ def test_code_exercise_names_the_mistake_and_the_first_failing_input():
     assert flops_code_exercise().check(exact).mistake == "exact_count"
 
 
+def test_code_feedback_shows_the_digits_where_the_numbers_differ():
+    """Review r22, F8: "matmul_flops(m=2, k=3, n=4) returned 48, expected 48" for a
+    function that returned a float a hair off 48: both were written to 4 figures."""
+    exact = dataclasses.replace(flops_code_exercise(), rtol=0.0)  # as lesson 1's ex 3
+    feedback = exact.check(lambda m, k, n: 2 * m * k * n + 0.001)
+    assert feedback.status == "incorrect"
+    assert "returned 48.001, expected 48." in feedback.message, feedback.message
+    feedback = flops_code_exercise().check(lambda m, k, n: 2 * m * k * n * (1 + 1e-6))
+    assert "returned 48.00005, expected 48." in feedback.message, feedback.message
+
+
+def test_an_exact_count_computed_in_floats_is_still_the_count():
+    """Review r22, F8: with rtol 0 (an exact count) the check took 2.0*m*k*n, whose float
+    is the count, but not 2*m*k*n*0.1*10 = 48.00000000000001, the same count with a
+    rounding error. A float within FLOAT_NOISE of the count and rounding to it is the
+    count; one a whole unit off is not, however small that is relatively."""
+    exact = dataclasses.replace(flops_code_exercise(), rtol=0.0)
+    for counted in (lambda m, k, n: 2.0 * m * k * n,
+                    lambda m, k, n: 2 * m * k * n * 0.1 * 10,
+                    lambda m, k, n: 2 * m * k * n / 1e9 * 1e9,
+                    lambda m, k, n: 2 * m * k * n + 1e-9):
+        assert exact.check(counted).correct, exact.check(counted).message
+    big = dataclasses.replace(exact, reference=lambda m, k, n: 2 * m * k * n * 10**8,
+                              model_solution=None)
+    feedback = big.check(lambda m, k, n: 2.0 * m * k * n * 10**8 + 1)  # 2e-10 off
+    assert feedback.status == "incorrect", feedback.message
+    assert "returned 4,800,000,001, expected 4,800,000,000." in feedback.message
+
+
 def test_code_exercise_reports_a_difference_found_only_on_random_inputs():
     def only_lesson_numbers(m, k, n):
         return 48 if (m, k, n) == (2, 3, 4) else 0
@@ -515,8 +545,6 @@ def test_a_prediction_that_is_not_a_number_is_invalid(prediction):
 
 
 def test_a_failure_to_build_feedback_is_invalid_feedback_saying_why():
-    import dataclasses
-
     ex = dataclasses.replace(weights_exercise(), answer=lambda p: 1 / 0)
     feedback = ex.check("14 GB")
     assert feedback.status == "invalid" and "ZeroDivisionError" in feedback.message
