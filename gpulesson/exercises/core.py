@@ -36,15 +36,21 @@ from typing import Any, ClassVar
 
 from gpulesson.exercises.feedback import (
     FAR_FACTOR,
+    FLOAT_NOISE,
     STATUSES,
     CheckStopped,
     Feedback,
+    agrees,
+    as_float,
     binary_step,
+    close,
     format_number,
     how_far,
+    raised_message,
     safe_repr,
     short,
     text_of,
+    told_apart,
 )
 from gpulesson.units import (
     DIMENSIONS,
@@ -75,10 +81,6 @@ __all__ = [
 Text = str | Callable[[Mapping[str, Any]], str]
 
 _MAX_ANSWER_CHARS = 64
-#: The relative difference a float result may have from an exact count and still be it:
-#: the noise of floating-point arithmetic (a division that does not come out exactly), far
-#: below a count's smallest step for any count a learner's function returns.
-FLOAT_NOISE = 1e-9
 _UNITS_WITHOUT_SPACE = ("×", "x", "%")
 #: The unit word a typed answer ends with ("GB", "TiB", "GB/s"), if any.
 _TYPED_UNIT = re.compile(r"(?<![A-Za-z])([A-Za-z]+(?:/s)?)\s*$")
@@ -321,10 +323,6 @@ class Exercise:
         return Feedback(exercise_id=self.id, status=status, message=message, **kwargs)
 
 
-def _close(x: float, target: float, rtol: float, atol: float) -> bool:
-    return abs(x - target) <= max(rtol * abs(target), atol)
-
-
 @dataclass(frozen=True, kw_only=True)
 class NumericExercise(Exercise):
     """A numeric answer with units, e.g. "14 GB", "14e9 bytes" or "13.04 GiB".
@@ -496,16 +494,16 @@ class NumericExercise(Exercise):
             return self._feedback("invalid", str(error))
         expected = self.answer_value()
         shown = self._shown(value)
-        if _close(value, expected, self.rtol, self.atol):
+        if close(value, expected, self.rtol, self.atol):
             return self._feedback("correct", f"Correct: {shown}.{self._rate_note(answer)}",
                                   value=value)
         base = self._bare_in_base_unit(answer)
-        if base is not None and _close(base, expected, self.rtol, self.atol):
+        if base is not None and close(base, expected, self.rtol, self.atol):
             # "14e9" in a GB field: a bare number in the base unit is a fair reading too
             return self._feedback("correct", f"Correct: {self.format_value(base)} (your "
                                   f"number read as {self.dimension}).", value=base)
         for mistake, wrong in self._mistake_values():
-            if _close(value, wrong, self.rtol, self.atol):
+            if close(value, wrong, self.rtol, self.atol):
                 hint = _render(mistake.hint, self.context())
                 return self._feedback("mistake", f"Not quite: {shown}. {hint}"
                                       f"{self._rate_note(answer)}",
@@ -554,12 +552,12 @@ class NumericExercise(Exercise):
             found.append(f"answer {expected!r} is not a finite non-negative number")
         values = self._mistake_values()
         for i, (mistake, wrong) in enumerate(values):
-            if _close(wrong, expected, self.rtol, self.atol) or _close(
+            if close(wrong, expected, self.rtol, self.atol) or close(
                 expected, wrong, self.rtol, self.atol
             ):
                 found.append(f"mistake {mistake.key} gives the right answer ({wrong!r})")
             for other, other_value in values[i + 1:]:
-                if _close(wrong, other_value, self.rtol, self.atol) or _close(
+                if close(wrong, other_value, self.rtol, self.atol) or close(
                     other_value, wrong, self.rtol, self.atol
                 ):
                     found.append(f"mistakes {mistake.key} and {other.key} coincide")
@@ -883,7 +881,7 @@ class CodeExercise(Exercise):
             try:  # the learner's code: the call, and turning what it returned into a float
                 got = answer(**inputs)
                 number = not (isinstance(got, bool) or not isinstance(got, numbers.Real))
-                got_f = _as_float(got) if number else math.nan
+                got_f = as_float(got) if number else math.nan
                 returned = "" if number else short(safe_repr(got))
             except CheckStopped as stop:  # the time budget ran out: the runner reports it
                 stop.during = f"{self.function_name}({call})"
@@ -891,7 +889,7 @@ class CodeExercise(Exercise):
             except KeyboardInterrupt:
                 raise
             except BaseException as error:  # noqa: BLE001 - SystemExit too: report it
-                return self._feedback("incorrect", _raised(self.function_name, call, error),
+                return self._feedback("incorrect", raised_message(self.function_name, call, error),
                                       details=failing)
             if not number:
                 # only None comes from a missing return: "returned 'abc'" needs no such hint
@@ -901,22 +899,22 @@ class CodeExercise(Exercise):
                     f"{self.function_name}({call}) returned {returned}; it should "
                     f"return a number.{forgot}", details=failing)
             expected = self.reference(**inputs)
-            if math.isfinite(got_f) and self._agrees(got_f, expected):
+            if math.isfinite(got_f) and agrees(got_f, expected, self.rtol):
                 continue
             for mistake in self.mistakes:
                 wrong = mistake.value(inputs)
-                if wrong is not None and math.isfinite(got_f) and _close(
+                if wrong is not None and math.isfinite(got_f) and close(
                     got_f, float(wrong), max(self.rtol, FLOAT_NOISE), 0.0
                 ):
                     hint = _render(mistake.hint, self.context())
-                    shown, wanted = _told_apart(got_f, float(expected))
+                    shown, wanted = told_apart(got_f, float(expected))
                     return self._feedback(
                         "mistake",
                         f"{self.function_name}({call}) returned {shown}, "
                         f"expected {wanted}. {hint}",
                         mistake=mistake.key, details=failing)
             if math.isfinite(got_f):
-                shown, wanted = _told_apart(got_f, float(expected))
+                shown, wanted = told_apart(got_f, float(expected))
             else:
                 shown, wanted = repr(got_f), format_number(float(expected))
             if math.isinf(got_f) and isinstance(got, numbers.Integral):
@@ -929,14 +927,6 @@ class CodeExercise(Exercise):
         return self._feedback("correct", f"Correct: {self.function_name} agrees with the "
                               f"course's calculator on all {len(inputs_list)} inputs tried.",
                               value=self.function_name)
-
-    def _agrees(self, got: float, expected: float) -> bool:
-        """Whether ``got`` (finite) is the reference's ``expected``: within :attr:`rtol`,
-        or, for an exact count (``rtol`` 0), that count up to floating-point noise."""
-        if _close(got, float(expected), self.rtol, 0.0):
-            return True
-        return (self.rtol == 0 and float(expected).is_integer() and round(got) == expected
-                and _close(got, float(expected), FLOAT_NOISE, 0.0))
 
     def _unfit_parameters(self, function: Callable[..., Any],
                           inputs: Mapping[str, Any]) -> str | None:
@@ -977,13 +967,13 @@ class CodeExercise(Exercise):
                 wrong = mistake.value(inputs)
                 if wrong is None:
                     continue
-                if _close(float(wrong), expected, max(self.rtol, FLOAT_NOISE), 0.0):
+                if close(float(wrong), expected, max(self.rtol, FLOAT_NOISE), 0.0):
                     # harmless for one input if other inputs tell them apart
                     continue
                 values.append((mistake.key, float(wrong)))
             for i, (key, v) in enumerate(values):
                 for other, w in values[i + 1:]:
-                    if _close(v, w, max(self.rtol, FLOAT_NOISE), 0.0):
+                    if close(v, w, max(self.rtol, FLOAT_NOISE), 0.0):
                         found.append(f"mistakes {key} and {other} coincide for {inputs}")
         if self.model_solution is not None and not self.check(self.model_solution).correct:
             found.append("the model solution does not pass check()")
@@ -1000,33 +990,3 @@ class CodeExercise(Exercise):
                 wrong.__name__ = f"{self.function_name}_{key}"
                 return wrong
         raise KeyError(f"{self.id} has no mistake {key!r}")
-
-
-def _told_apart(got: float, expected: float) -> tuple[str, str]:
-    """Both numbers as :func:`format_number` writes them, to as many significant figures
-    as it takes to tell them apart (4 at the least): never "returned 48, expected 48"
-    for 48.000000001."""
-    for digits in range(4, 18):
-        shown, wanted = format_number(got, digits), format_number(expected, digits)
-        if shown != wanted:
-            return shown, wanted
-    return repr(got), repr(expected)
-
-
-def _as_float(value: Any) -> float:
-    """``float(value)``; inf for an integer beyond the float range (10**400)."""
-    try:
-        return float(value)
-    except OverflowError:
-        return math.inf
-
-
-def _raised(function_name: str, call: str, error: BaseException) -> str:
-    """The message for a learner's function that raised ``error`` (``SystemExit`` too)."""
-    kind = type(error).__name__
-    if isinstance(error, SystemExit):
-        return (f"Your function called sys.exit() (SystemExit) for {function_name}({call}): "
-                "a check calls your function, so it must return its value, not end the "
-                "program. Nothing else was stopped: fix it and check again.")
-    return (f"Your function raised {kind} for {function_name}({call}): "
-            f"{short(text_of(error))}")

@@ -26,6 +26,10 @@ STATUSES = ("correct", "mistake", "incorrect", "invalid", "committed", "compared
             "error")
 #: Beyond this factor a wrong answer is only "far too high" (or low): no ratio is printed.
 FAR_FACTOR = 1e6
+#: The relative difference a float result may have from an exact count and still be it:
+#: the noise of floating-point arithmetic (a division that does not come out exactly), far
+#: below a count's smallest step for any count a learner's function returns.
+FLOAT_NOISE = 1e-9
 
 
 def format_number(value: float, digits: int = 4) -> str:
@@ -213,3 +217,48 @@ def safe_repr(value: Any) -> str:
         return repr(value)
     except Exception:  # noqa: BLE001 - the learner's __repr__
         return f"a {type(value).__name__} object"
+
+
+def agrees(got: float, expected: float, rtol: float) -> bool:
+    """Whether a code exercise's finite result ``got`` is the reference's ``expected``:
+    within ``rtol``, or, for an exact count (``rtol`` 0), that count up to floating-point
+    noise (:data:`FLOAT_NOISE`)."""
+    if close(got, float(expected), rtol, 0.0):
+        return True
+    return (rtol == 0 and float(expected).is_integer() and round(got) == expected
+            and close(got, float(expected), FLOAT_NOISE, 0.0))
+
+
+def close(x: float, target: float, rtol: float, atol: float) -> bool:
+    """Whether ``x`` is within ``rtol`` of ``target`` (relative) or ``atol`` (absolute)."""
+    return abs(x - target) <= max(rtol * abs(target), atol)
+
+
+def told_apart(got: float, expected: float) -> tuple[str, str]:
+    """Both numbers as :func:`format_number` writes them, to as many significant figures
+    as it takes to tell them apart (4 at the least): never "returned 48, expected 48"
+    for 48.000000001."""
+    for digits in range(4, 18):
+        shown, wanted = format_number(got, digits), format_number(expected, digits)
+        if shown != wanted:
+            return shown, wanted
+    return repr(got), repr(expected)
+
+
+def as_float(value: Any) -> float:
+    """``float(value)``; inf for an integer beyond the float range (10**400)."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf
+
+
+def raised_message(function_name: str, call: str, error: BaseException) -> str:
+    """The message for a learner's function that raised ``error`` (``SystemExit`` too)."""
+    kind = type(error).__name__
+    if isinstance(error, SystemExit):
+        return (f"Your function called sys.exit() (SystemExit) for {function_name}({call}): "
+                "a check calls your function, so it must return its value, not end the "
+                "program. Nothing else was stopped: fix it and check again.")
+    return (f"Your function raised {kind} for {function_name}({call}): "
+            f"{short(text_of(error))}")
