@@ -129,6 +129,24 @@ def test_apply_preset_returns_shown_values(toy):
         C.apply_preset(toy, "n", "fast")
 
 
+def test_a_preset_shows_four_digits_and_the_calculation_keeps_them_all():
+    """Three walks of 2026-12-07 found "85.520809984" (GB) and "80.0910010111" (%) in the
+    planners' boxes: the H100's reported bytes and a measured efficiency, written to the
+    last digit. A box now shows a preset's figure to four significant digits (every digit
+    before the point), and while it still shows that figure the calculation takes the
+    exact one: the outputs are those of the preset itself. A figure typed over it is
+    taken as typed."""
+    shown = C.apply_preset("planning", "gpu", "H100 SXM")
+    assert (shown["gpu_memory"], shown["matmul_efficiency"]) == (85.52, 80.09)
+    assert C.apply_preset("planning", "model", "deepseek-v3")["hidden"] == 7168
+    exact = C.compute("serving_plan", gpu="H100 SXM")
+    boxes = C.compute("serving_plan", gpu="H100 SXM",
+                      **C.apply_preset("serving_plan", "gpu", "H100 SXM"))
+    assert boxes == exact
+    typed = C.compute("serving_plan", gpu="H100 SXM", gpu_memory=85.5)
+    assert typed["kv_memory"] < exact["kv_memory"]
+
+
 def test_get_lists_the_known_calculators():
     with pytest.raises(KeyError, match="unknown calculator 'nope'; known calculators: amdahl"):
         C.get("nope")
