@@ -42,16 +42,22 @@ def _nice(value: float) -> float | int:
     return int(rounded) if rounded.is_integer() and abs(rounded) < MAX_SAFE_INTEGER else rounded
 
 
-#: A preset's figure in a form's box keeps at least this many significant digits and every
+#: A preset's figure of more than :data:`LONG_FIGURE` significant digits (a measured byte
+#: count, a fitted ratio) goes into a form's box with :data:`SHOWN_DIGITS` of them and every
 #: digit before the point: 85.52 GB for the 85,520,809,984 bytes an H100 reports, 80.09 %
-#: for a measured efficiency of 0.800910010111. The calculation takes the exact figure while
-#: the box still shows the preset's (:func:`resolve`).
+#: for a measured efficiency of 0.800910010111; a datasheet's 1,978.9 TFLOP/s stays as
+#: printed. The calculation takes the exact figure while the box still shows the preset's
+#: (:func:`si_inputs`).
 SHOWN_DIGITS = 4
+LONG_FIGURE = 6
 
 
 def _in_box(value: float | int) -> float | int:
     """``value`` as a preset writes it into a box (:data:`SHOWN_DIGITS`)."""
     if isinstance(value, int) or value == 0 or not math.isfinite(value):
+        return value
+    digits = repr(float(abs(value))).split("e")[0].replace(".", "").lstrip("0")
+    if len(digits) <= LONG_FIGURE:
         return value
     decimals = max(SHOWN_DIGITS - 1 - math.floor(math.log10(abs(value))), 0)
     return _nice(round(value, decimals))
@@ -122,12 +128,20 @@ def _declared_defaults(calc: Calculator) -> dict[str, Any]:
 
 
 def resolve(name: str, **inputs: Any) -> dict[str, Any]:
-    """All inputs of ``name`` in shown units: defaults, then presets, then ``inputs``.
+    """All inputs of ``name`` in shown units, as a form's boxes show them: defaults, then
+    presets, then ``inputs``.
 
     A preset named in ``inputs`` (or by default) fills the inputs it covers unless they are
-    given explicitly. Presets and choices are validated here (a preset fill may depend on
+    given explicitly, to :data:`SHOWN_DIGITS` (the calculation takes its exact figures:
+    :func:`si_inputs`). Presets and choices are validated here (a preset fill may depend on
     a choice, so a bad one raises ``ValueError`` naming it); numbers by :func:`compute`.
     """
+    return _resolved(name, inputs, exact=False)
+
+
+def _resolved(name: str, inputs: Mapping[str, Any], *, exact: bool) -> dict[str, Any]:
+    """:func:`resolve`; with ``exact``, a preset's exact figures in the boxes it fills and
+    in those that still show its figure (rounded: :func:`_in_box`)."""
     calc = get(name)
     known = {i.name for i in calc.inputs}
     unknown = sorted(set(inputs) - known)
@@ -156,9 +170,8 @@ def resolve(name: str, **inputs: Any) -> dict[str, Any]:
                     continue
                 # evaluated even when the target is given, so that a contradiction (a GPU
                 # without a figure for the chosen precision) is reported, not hidden
-                filled = _fill_value(calc, spec, choice, target, raw, values, exact=True)
-                # a box that still shows the preset's figure (rounded: _in_box) holds it
-                if target not in inputs or _same_figure(inputs[target], filled):
+                filled = _fill_value(calc, spec, choice, target, raw, values, exact=exact)
+                if target not in inputs or (exact and _same_figure(inputs[target], filled)):
                     values[target] = filled
     return {i.name: values.get(i.name) for i in calc.inputs}
 
@@ -256,7 +269,7 @@ def si_inputs(name: str, **inputs: Any) -> dict[str, Any]:
         naming the first invalid input and its allowed range.
     """
     calc = get(name)
-    shown = resolve(name, **inputs)
+    shown = _resolved(name, inputs, exact=True)
     return {spec.name: _to_si(spec, _validate_one(spec, shown[spec.name]))
             for spec in calc.inputs}
 

@@ -16,7 +16,7 @@ import pytest
 
 from gpulesson import calculators as C
 from gpulesson import course, execution, hardware, transformer
-from gpulesson.calculators import lessons
+from gpulesson.calculators import engine, lessons
 
 NAMES = list(C.CALCULATORS)
 PACKAGE = Path(C.__file__).resolve().parent
@@ -175,18 +175,24 @@ def _with_preset(preset: str) -> list[str]:
 @pytest.mark.parametrize("name", _with_preset("model"))
 def test_every_model_preset_fills_the_models_config(name):
     """Each model choice fills the shape (or the count) of gpulesson.transformer.PRESETS,
-    whose figures come from the models' config.json files. A count is shown in billions
-    to 12 significant digits: exact below a trillion, Kimi K2's 1,026,408,232,448 shown
-    as 1,026.40823245 billion (2 parameters off, which preset_config's tolerance of a
-    billionth keeps the preset's)."""
+    whose figures come from the models' config.json files. A count is computed in billions
+    to 12 significant digits: exact below a trillion, Kimi K2's 1,026,408,232,448 as
+    1,026.40823245 billion (2 parameters off, which preset_config's tolerance of a
+    billionth keeps the preset's); its box shows it to four digits (671 for DeepSeek-V3's
+    671.0264192), which the calculation reads as the exact count."""
     inputs = {i.name for i in C.get(name).inputs}
     for key, cfg in transformer.PRESETS.items():
         shown = C.resolve(name, model=key)
         if "n_params" in inputs:
             count = transformer.param_count(cfg)
-            assert shown["n_params"] == float(f"{count / 1e9:.12g}"), key
+            billions = float(f"{count / 1e9:.12g}")
+            assert shown["n_params"] == engine._in_box(billions), key
+            exact = C.si_inputs(name, model=key)["n_params"]
+            assert exact == pytest.approx(billions * 1e9, rel=1e-15), key
+            assert C.si_inputs(name, model=key, n_params=shown["n_params"]) == \
+                C.si_inputs(name, model=key), key
             if count < 1e12:
-                assert round(shown["n_params"] * 1e9) == count, key
+                assert round(exact) == count, key
             continue
         assert tuple(shown[k] for k in SHAPE) == tuple(getattr(cfg, k) for k in SHAPE), key
         assert shown["embeddings"] == ("tied" if cfg.tied_embeddings else "untied")
@@ -240,18 +246,19 @@ def test_every_gpu_preset_fills_the_datasheet_figures(name):
                 with pytest.raises(ValueError, match=rf"^gpu: {key} has no dense {dtype}"):
                     C.resolve(name, **values)
                 continue
-            shown = C.resolve(name, **values)
+            # the figures the calculation takes (SI units), whatever the boxes round
+            exact = C.si_inputs(name, **values)
+            assert C.si_inputs(name, **C.resolve(name, **values)) == exact, key
             if "sms" in filled:
-                assert shown["sms"] == execution.gpu_execution(key).sms
+                assert exact["sms"] == execution.gpu_execution(key).sms
             if "gpu_memory" in filled:
                 # a planner starts from the reported total (GPUSpec.memory_total)
                 memory = gpu.memory_total if "matmul_efficiency" in filled else gpu.memory_bytes
-                assert shown["gpu_memory"] * 1e9 == pytest.approx(memory, rel=1e-12)
+                assert exact["gpu_memory"] == pytest.approx(memory, rel=1e-12)
             if "bandwidth" in filled:
-                assert shown["bandwidth"] * 1e12 == pytest.approx(gpu.bandwidth, rel=1e-12)
+                assert exact["bandwidth"] == pytest.approx(gpu.bandwidth, rel=1e-12)
             if "peak_flops" in filled:
-                assert shown["peak_flops"] * 1e12 == pytest.approx(gpu.peak_flops[dtype],
-                                                                   rel=1e-12)
+                assert exact["peak_flops"] == pytest.approx(gpu.peak_flops[dtype], rel=1e-12)
 
 
 # --- what the registry may import -----------------------------------------------------
