@@ -133,7 +133,9 @@ CONVENTIONS = claims(
      f"{units.format_usd(_dashboard_price())} per GPU-hour",
     lambda: f"2,400 tokens per second at ${_dashboard_price()} an hour costs "
      f"${_per_1k_at(_dashboard_price(), 2400):.5f} per 1,000 tokens",
-    lambda: f"at $2.50 an hour, ${_per_1k_at(2.5, 2400):.6f}",
+    lambda: (lambda q: f"an H100 PCIe at {q.provider}'s ${q.usd_per_gpu_hour:.2f} an hour, "
+             f"making as many tokens, ${_per_1k_at(q.usd_per_gpu_hour, 2400):.6f}")(
+                 prices.current_quotes("H100 PCIe")[0]),
     # The page's pointer to this file, and the figures around the worked examples.
     lambda: naming_test(__file__),
     lambda: "datasheet's \""

@@ -13,7 +13,7 @@ Prices are inputs: the defaults are the lesson's dated examples (AWS p5.48xlarge
 $55.04 an hour on demand, read 2026-09-19, and the cheapest on-demand H100 SXM of that day
 from :mod:`gpulesson.prices`; a GPU a question rents is priced at a current on-demand
 quote for the part it names, with whose it is, since an H100 PCIe or NVL card rents for
-less than an SXM module; DeepSeek's API price from 29 September 2025; US industrial
+less than an SXM module; US industrial
 electricity 8.06 ¢/kWh in 2023; a DGX H100 at about $270,000, May 2023) or round
 assumptions said in the question. Every answer and
 every figure in a worked solution comes from the calculators (:mod:`gpulesson.cost`,
@@ -51,7 +51,8 @@ _CHEAPEST = quoted_prices(H100)[0]
 #: The H100 parts a single-GPU question may rent, each at its own quotes: an H100 PCIe or
 #: NVL card rents for less than an SXM module, but it is a different part (lesson §2).
 _H100_PARTS = ("H100 PCIe", "H100 NVL", H100)
-#: DeepSeek's deepseek-chat, USD per million tokens in and out, from 29 September 2025.
+#: DeepSeek's deepseek-chat, USD per million tokens in and out, from 29 September 2025: a
+#: real price pair for Ex 10's unnamed API (the lesson compares DeepSeek's current one).
 _DEEPSEEK = prices.api_price("deepseek-chat")
 
 
