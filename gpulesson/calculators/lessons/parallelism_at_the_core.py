@@ -115,14 +115,15 @@ def _decode_ceiling(**kw: Any) -> dict[str, Any]:
             cfg, batch=kw["batch"], bytes_per_param=memory.precision_bytes(kw["precision"]))
     else:
         weights = memory.weight_bytes(kw["n_params"], precision=kw["precision"])
-    held = _fit(memory.weight_bytes(kw["n_params"], precision=kw["precision"]),
-                kw["gpu_memory"])  # every parameter, all the experts of an MoE model
+    # every parameter (all the experts of an MoE model) and every sequence's KV cache
+    held = _fit(memory.weight_bytes(kw["n_params"], precision=kw["precision"])
+                + kw["batch"] * kw["kv_per_sequence"], kw["gpu_memory"])
     return {
         "weights": weights,
         "tokens_per_second": inference.decode_ceiling_tokens_per_second(
             weight_bytes=weights, bandwidth=kw["bandwidth"], batch=kw["batch"],
             kv_bytes_per_sequence=kw["kv_per_sequence"]),
-        "weights_fit": held["fits"], "gpus_for_weights": held["gpus_needed"],
+        "fits_one_gpu": held["fits"], "gpus_needed": held["gpus_needed"],
     }
 
 
@@ -151,15 +152,17 @@ DECODE_CEILING = Calculator(
                     "nearly all at a large batch; uniform routing assumed)."),
         Output("tokens_per_second", "Ceiling, all sequences", "tokens/s",
                help="One GPU's bandwidth over the bytes a step reads: it assumes the "
-                    "weights fit that GPU (see 'Weights fit on one GPU'). Split over "
-                    "several, each reads its share, and the links between them cost time."),
-        Output("weights_fit", "Weights fit on one GPU (the ceiling assumes so)", "bool",
-               help="All the weights (every expert of a mixture of experts) against the "
-                    "GPU's memory, as the will-it-fit calculator tests them; the KV cache "
-                    "and the overhead need room too."),
-        Output("gpus_for_weights", "GPUs the weights need at least", "count",
-               help="The weights divided by one GPU's memory, rounded up, as if the split "
-                    "cost nothing (the will-it-fit calculator's 'GPUs needed')."),
+                    "weights and the caches fit that GPU (see 'Weights and KV caches fit "
+                    "on one GPU'). Split over several, each reads its share, and the links "
+                    "between them cost time."),
+        Output("fits_one_gpu", "Weights and KV caches fit on one GPU (the ceiling assumes "
+               "so)", "bool",
+               help="All the weights (every expert of a mixture of experts) and the batch's "
+                    "KV caches against the GPU's memory, as the will-it-fit calculator tests "
+                    "them; the runtime's overhead needs room too."),
+        Output("gpus_needed", "GPUs the weights and caches need at least", "count",
+               help="Weights and caches divided by one GPU's memory, rounded up, as if the "
+                    "split cost nothing (the will-it-fit calculator's 'GPUs needed')."),
     ),
     function=_decode_ceiling,
 )

@@ -79,21 +79,26 @@ def test_decode_ceiling_says_when_the_weights_do_not_fit_the_gpu():
     index: 671.0 GB at a byte each) on one 80 GB H100 SXM (datasheet) got a ceiling of
     1,278 tokens/s at batch 256 with no warning. 671.0 / 80 = 8.4, so at least 9 GPUs; a
     7B model in FP32 (28 GB) on a 24 GB L4 needs 2. The count is the will-it-fit
-    calculator's own (its weights alone, no KV cache, no overhead)."""
+    calculator's own (no overhead). A diff review the same day: the batch's KV caches count
+    too (256 sequences of 2,000 GB read "yes" on one H100)."""
     big = C.evaluate("decode_ceiling", {"model": "deepseek-v3", "precision": "fp8",
                                         "batch": 256})
     assert big["ok"] and big["text"]["tokens_per_second"] == "1,278 tokens/s"
-    assert (big["values"]["weights_fit"], big["values"]["gpus_for_weights"]) == (False, 9)
+    assert (big["values"]["fits_one_gpu"], big["values"]["gpus_needed"]) == (False, 9)
     l4 = C.compute("decode_ceiling", model="custom", n_params=7, precision="fp32", gpu="L4")
-    assert (l4["weights_fit"], l4["gpus_for_weights"]) == (False, 2)
+    assert (l4["fits_one_gpu"], l4["gpus_needed"]) == (False, 2)
     fits = C.compute("decode_ceiling")  # Llama-2-7B in BF16, 13.5 GB on 80 GB
-    assert (fits["weights_fit"], fits["gpus_for_weights"]) == (True, 1)
+    assert (fits["fits_one_gpu"], fits["gpus_needed"]) == (True, 1)
+    # 13.5 GB of weights and 32 caches of 2 GB: 77.5 GB fit, 34 caches (81.5 GB) do not
+    held = C.compute("decode_ceiling", batch=32, kv_per_sequence=2)
+    over = C.compute("decode_ceiling", batch=34, kv_per_sequence=2)
+    assert (held["fits_one_gpu"], over["fits_one_gpu"], over["gpus_needed"]) == (True, False, 2)
     same = C.compute("will_it_fit", model="deepseek-v3", precision="fp8", batch=1,
                      context=1, overhead=0, kv_dtype="fp8")
     assert same["gpus_needed"] == 9
     spec = C.get("decode_ceiling")
     ceiling = next(o for o in spec.outputs if o.name == "tokens_per_second")
-    assert "assumes the weights fit" in ceiling.help
+    assert "assumes the weights and the caches fit" in ceiling.help
 
 
 def test_will_it_fit_prices_gpt_oss_as_its_checkpoint_ships():
