@@ -65,7 +65,8 @@ def _training_memory(**kw: Any) -> dict[str, Any]:
         "activations": m.activations, "total": m.total,
         # a plan that splits every layer over tp GPUs needs them all (review r22 F9)
         "fits": memory.fits(m.total, kw["gpu_memory"]),
-        "gpus_needed": max(kw["tp"], m.gpus_needed),
+        # whole TP groups: a layer split over tp GPUs takes them tp at a time
+        "gpus_needed": kw["tp"] * -(-m.gpus_needed // kw["tp"]),
     }
 
 
@@ -106,12 +107,12 @@ TRAINING_MEMORY = Calculator(
                     "Korthikanti et al. 2022, Table 2."),
         Output("total", "Total per GPU", "bytes"),
         Output("fits", "Fits on the chosen GPU", "bool"),
-        Output("gpus_needed", "GPUs needed at least (the TP group, or the whole state "
-               "fully sharded)", "count",
-               help="The larger of the tensor-parallel size, which every layer is split "
-                    "over, and the whole training state divided by one GPU's memory, as if "
-                    "it were sharded evenly at no cost (memory.training_memory's "
-                    "gpus_needed)."),
+        Output("gpus_needed", "GPUs needed at least (whole TP groups holding the whole "
+               "state fully sharded)", "count",
+               help="The whole training state divided by one GPU's memory, as if it were "
+                    "sharded evenly at no cost (memory.training_memory's gpus_needed), "
+                    "rounded up to whole tensor-parallel groups: every layer is split over "
+                    "the tp GPUs of a group."),
     ),
     function=_training_memory,
     sources=("Rajbhandari et al. 2020 (ZeRO) §3.1", "Korthikanti et al. 2022, Table 2",

@@ -133,3 +133,7 @@ def test_gpus_needed_is_never_fewer_than_the_tensor_parallel_group():
     assert tp8["values"]["fits"] is True and tp8["values"]["gpus_needed"] == 8
     alone = C.evaluate("training_memory")  # TP = 1: 125.1 GB over 80 GB GPUs
     assert (alone["text"]["total"], alone["values"]["gpus_needed"]) == ("125.1 GB", 2)
+    # a diff review the same day: Llama-3-70B at TP 8 (171.1 GB per GPU, 18 GPUs of
+    # state) read 18, no whole number of TP groups; 3 groups of 8 hold it
+    big = C.evaluate("training_memory", {"model": "llama-3-70b", "tp": 8})
+    assert big["ok"] and big["values"]["gpus_needed"] == 24, big["values"]
