@@ -178,8 +178,12 @@ def format_significant(value: float, digits: int) -> str:
         return "0"
     if not SCIENTIFIC_BELOW <= abs(value) < SCIENTIFIC_ABOVE:
         return f"{value:.{digits - 1}e}"  # not 300 zeros, nor 102 commas
-    decimals = max(digits - 1 - math.floor(math.log10(abs(value))), 0)
-    return _fixed(value, decimals)
+    magnitude = math.floor(math.log10(abs(value)))
+    decimals = max(digits - 1 - magnitude, 0)
+    text = _fixed(value, decimals)
+    if decimals and math.floor(math.log10(abs(float(text.replace(",", ""))) or 1)) > magnitude:
+        text = _fixed(value, decimals - 1)  # 9.995 to 3 figures is 10.0, not 10.00
+    return text
 
 
 def _fixed(value: float, decimals: int) -> str:
@@ -188,7 +192,9 @@ def _fixed(value: float, decimals: int) -> str:
     rounds half to even). The half is read in ``value`` to 15 significant digits, as a
     reader writes it: the float under ``2.675`` is just below it, and 50,000 times
     $0.00225 comes out as 112.49999999999999."""
-    text = f"{float(value):.15g}" if abs(value) < 1e15 else repr(float(value))
+    # 15 significant digits, where they reach the decimals asked for
+    text = (f"{float(value):.15g}" if abs(value) < 10.0 ** (15 - decimals)
+            else repr(float(value)))
     exact = Decimal(text).quantize(Decimal(1).scaleb(-decimals), ROUND_HALF_UP)
     return f"{exact:,.{decimals}f}"
 
@@ -336,7 +342,8 @@ def _power(base: str, exponent: str, dimension: str, shown: str,
             raise ValueError(f"{shown!r}: a negative power is read only of 2 or 10 (2^-14, "
                              f"10^-3); otherwise type the value as one number, for example "
                              f"{example}.")
-    if whole > 1 and abs(exp) * math.log10(whole) > 400:  # past the float range: not computed
+    # past the float range (1.8e308; below 1e-323 a float is 0): not computed
+    if whole > 1 and (exp * math.log10(whole) > 400 or exp * math.log10(whole) < -323):
         raise ValueError(f"{shown!r} is too {'large' if exp > 0 else 'small'} to be a "
                          "sensible answer.")
     return Fraction(whole) ** exp

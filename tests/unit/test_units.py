@@ -40,6 +40,11 @@ def test_whole_dollars_round_a_half_up(amount: float, text: str) -> None:
     assert units.format_usd(amount, cents=False) == text
     assert units.format_usd(2.675) == "$2.68"
     assert units.format_usd(0.00225 * 50_000, cents=False) == "$113"  # 112.49999999999999
+    # a diff review the same day: a half rounded up across a power of ten keeps its figures
+    # (not "10.00"), and forced cents on a huge amount keep its digits (not "...234.60")
+    assert units.format_significant(9.995, 3) == "10.0"
+    assert units.format_significant(0.0009995, 3) == "0.00100"
+    assert units.format_usd(12_345_678_901_234.56, cents=True) == "$12,345,678,901,234.56"
 
 
 def test_format_usd_refuses_bad_digits() -> None:
@@ -253,6 +258,7 @@ def test_a_power_of_two_is_read_as_its_value(typed, dimension, canonical):
     ("3^-2", "count", r"negative power is read only of 2 or 10 \(2\^-14, 10\^-3\)"),
     ("2^-14", "percent", "only as a power of ten"),
     ("2^-9999", "count", "too small"), ("10^-999 s", "seconds", "too small"),
+    ("10^-350 s", "seconds", "too small"), ("2^-1100", "count", "too small"),
     ("1.5^2", "count", "whole number to a whole power"),
     ("1e3^2", "count", "whole number to a whole power"),
     ("-2^2", "count", "whole number to a whole power"),
