@@ -517,7 +517,9 @@ def gemm_time(m: int, n: int, k: int, *, peak_flops: float, sms: int, tile_m: in
     the time as it is: more resident blocks hide latency, which this model does not count
     (review r22 F1: a slot's fixed share of the peak made 32 blocks per SM 8× slower).
     Assumes the GEMM is compute-bound (large ``k`` and tiles; check with
-    :func:`gpulesson.roofline.time`) and every SM runs at the same rate.
+    :func:`gpulesson.roofline.time`), every SM runs at the same rate, and the block
+    scheduler deals the tiles out to the SMs in turn, so no SM holds more than
+    ``ceil(tiles / sms)`` of them.
     """
     peak = v.positive_number("peak_flops", peak_flops)
     layout = gemm_waves(m, n, sms=sms, tile_m=tile_m, tile_n=tile_n,

@@ -153,7 +153,11 @@ GEMM_WAVES = Calculator(
                help="Tiles / (most tiles on one SM × SMs): the share of the SMs' time that "
                     "holds a tile. With one tile per SM, the share of the waves' slots."),
         Output("efficiency", "Useful share of the arithmetic", "percent"),
-        Output("time", "Predicted time (whole waves)", "seconds"),
+        Output("time", "Predicted time (arithmetic only: the busiest SM's tiles)", "seconds",
+               help="Each tile's FLOPs at a whole SM's share of the peak, for the SM that "
+                    "computes the most tiles. It counts no memory traffic: a product of "
+                    "small tiles re-reads its operands more often (the tiled-matmul "
+                    "calculator counts the requests), and may take longer."),
         Output("achieved", "Achieved FLOP/s", "flop/s"),
     ),
     function=_gemm_waves,
