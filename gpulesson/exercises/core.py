@@ -541,6 +541,11 @@ class NumericExercise(Exercise):
             return (f"Close, but outside the {self.rtol:.0%} tolerance: "
                     "check your rounding and the units.")
         if self.rtol == 0 and 1 / 1.15 < ratio < 1.15:   # an exact count: no rounding to blame
+            figures = len(f"{value:.15g}".split("e")[0].replace(".", "").strip("-0"))
+            # the count rounded to three figures or more (28.35M), not a guess such as 50
+            if figures >= 3 and float(f"{expected:.{figures}g}") == value:
+                return ("That is the count rounded, and this answer is exact: type every "
+                        "digit.")
             side = "high" if value > expected else "low"
             return (f"That is {self.format_value(abs(value - expected))} too {side}, and this "
                     "answer is exact: count again.")

@@ -38,6 +38,20 @@ def test_the_weights_alone_are_not_the_attention_parameters(seed):
     assert not ex.check(f"{key + 1:,}").correct
 
 
+def test_the_exact_count_rounded_is_told_to_type_every_digit():
+    """A diff review the same day: the right count typed rounded ("28.35M" for 28,348,416)
+    was told "1,584 parameters too high ... count again", though the learner had counted
+    right. A count rounded to its own figures is told so; one off by a real amount is
+    still told how far and to count again."""
+    ex = _exercise("memory_what_fits", 1)
+    key = transformer.param_breakdown(transformer.preset(ex.inputs["model"]))["attention"]
+    rounded = ex.check(f"{key / 1e6:.2f}M")
+    assert not rounded.correct and "count rounded" in rounded.message, rounded.message
+    assert "type every digit" in rounded.message
+    off = ex.check(f"{key + 1000:,}")
+    assert "too high" in off.message and "count again" in off.message, off.message
+
+
 def test_a_gb_answer_a_tenth_too_high_is_not_a_tib_read_as_a_tb():
     """Review r22, F4: memory ex 8 (GPT-3, TP = 8 + SP, 10.27 GB): 11.3, typed in GB, was
     "1.100× too high, the ratio of a TiB (2^40 bytes) to a TB (10^12 bytes)"."""
