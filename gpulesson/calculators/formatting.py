@@ -75,7 +75,9 @@ def format_output(spec: Output, value: Any) -> str:
         text = units.format_significant(value, spec.digits)
         return f"{text} {spec.unit}".strip()
     if fmt == "bytes/s":  # significant digits, as the lesson writes them: 419 GB/s, 1.68 TB/s
-        number, prefixed = units.format_bandwidth(value, digits=12).split(" ")
+        # the prefix of the rounded figure: 999.6 GB/s is 1.00 TB/s, not "1,000 GB/s"
+        rounded = float(f"{value:.{spec.digits}g}")
+        number, prefixed = units.format_bandwidth(rounded, digits=12).split(" ")
         text = f"{units.format_significant(float(number.replace(',', '')), spec.digits)} {prefixed}"
         return f"{text} {spec.unit}".strip() if spec.unit else text
     if fmt == "usd":  # one style beside each other: cents below $1,000, whole dollars above

@@ -121,6 +121,11 @@ def test_coalescing_useful_bandwidth_shows_three_significant_digits():
     text = {s: C.evaluate("coalescing", {"stride": s})["text"]["useful_bandwidth"]
             for s in (1, 2, 8)}
     assert text == {1: "3.35 TB/s", 2: "1.68 TB/s", 8: "419 GB/s"}
+    # a diff review the same day: the prefix is the rounded figure's (999.6 GB/s to three
+    # figures is 1.00 TB/s, not "1,000 GB/s")
+    from gpulesson.calculators.formatting import format_output
+    rate = C.get("coalescing").output("useful_bandwidth")
+    assert format_output(rate, 999.6e9) == "1.00 TB/s"
 
 
 def test_tiled_matmul_pmpp_factor_of_the_tile_width():
