@@ -25,6 +25,7 @@ import numpy as np
 import pytest
 
 from gpulesson import (
+    calculators,
     flops,
     hardware,
     inference,
@@ -228,11 +229,10 @@ def _routed_share(name: str) -> float:
 
 
 def _gpt_oss_checkpoint() -> float:
-    """gpt-oss-120b as shipped: routed experts in MXFP4, everything else in BF16."""
-    cfg, total, _ = _moe("gpt-oss-120b")
-    routed = transformer.moe_breakdown(cfg)["routed_experts"]
-    return (memory.weight_bytes(routed, precision="mxfp4")
-            + memory.weight_bytes(total - routed, precision="bf16"))
+    """gpt-oss-120b as shipped (its experts' matrices in MXFP4, their biases and the rest
+    in BF16), as the will-it-fit calculator and the serving planner price it."""
+    return calculators.compute("will_it_fit", model="gpt-oss-120b",
+                               precision="mxfp4_experts")["weights"]
 
 
 def _state_gpus(name: str) -> int:
@@ -332,7 +332,7 @@ CLAIMS = claims(
      f"{transformer.active_params(_moe('deepseek-v3')[0], input_embedding=False) / 1e9:.1f}B; "
      f"with the embedding, {_moe('deepseek-v3')[2] / 1e9:.1f}B)",
     lambda: f"gpt-oss-120b keeps {100 * _routed_share('gpt-oss-120b'):.1f} % of its "
-     "parameters in its experts and ships them in MXFP4, "
+     "parameters in its experts and ships their matrices in MXFP4, "
      f"{8 * memory.precision_bytes('mxfp4'):g} bits with the block scales",
     lambda: "its checkpoint comes to "
      f"{units.format_bytes(_gpt_oss_checkpoint(), binary=True, digits=2)}",
