@@ -39,6 +39,7 @@ __all__ = [
     "parse_quantity",
     "parse_scaled_number",
     "parse_scaled_quantity",
+    "significant_figures",
 ]
 
 _SI = [(1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, "")]
@@ -197,6 +198,13 @@ def _fixed(value: float, decimals: int) -> str:
             else repr(float(value)))
     exact = Decimal(text).quantize(Decimal(1).scaleb(-decimals), ROUND_HALF_UP)
     return f"{exact:,.{decimals}f}"
+
+
+def significant_figures(value: float) -> int:
+    """How many significant figures ``value`` is written with, float noise dropped (15 at
+    most): ``28_350_000 -> 4``, ``85.520809984 -> 11``, ``0.00123 -> 3``, ``0 -> 0``."""
+    value = _check_number("value", value)
+    return len(f"{abs(float(value)):.15g}".split("e")[0].replace(".", "").strip("0"))
 
 
 def format_by_size(value: float, steps: tuple[tuple[float, str], ...]) -> str:

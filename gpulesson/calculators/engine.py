@@ -23,7 +23,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from gpulesson import _validate
+from gpulesson import _validate, units
 from gpulesson.calculators.formatting import MAX_SAFE_INTEGER, message_number
 from gpulesson.calculators.registry import get
 from gpulesson.calculators.spec import CUSTOM, Calculator, Input, Keyed
@@ -56,8 +56,7 @@ def _in_box(value: float | int) -> float | int:
     """``value`` as a preset writes it into a box (:data:`SHOWN_DIGITS`)."""
     if isinstance(value, int) or value == 0 or not math.isfinite(value):
         return value
-    digits = repr(float(abs(value))).split("e")[0].replace(".", "").lstrip("0")
-    if len(digits) <= LONG_FIGURE:
+    if units.significant_figures(value) <= LONG_FIGURE:
         return value
     decimals = max(SHOWN_DIGITS - 1 - math.floor(math.log10(abs(value))), 0)
     return _nice(round(value, decimals))

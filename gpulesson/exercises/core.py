@@ -59,6 +59,7 @@ from gpulesson.units import (
     parse_quantity,
     parse_scaled_number,
     parse_scaled_quantity,
+    significant_figures,
 )
 
 __all__ = [
@@ -541,7 +542,7 @@ class NumericExercise(Exercise):
             return (f"Close, but outside the {self.rtol:.0%} tolerance: "
                     "check your rounding and the units.")
         if self.rtol == 0 and 1 / 1.15 < ratio < 1.15:   # an exact count: no rounding to blame
-            figures = len(f"{value:.15g}".split("e")[0].replace(".", "").strip("-0"))
+            figures = significant_figures(value)
             # the count rounded to three figures or more (28.35M), not a guess such as 50
             if figures >= 3 and float(f"{expected:.{figures}g}") == value:
                 return ("That is the count rounded, and this answer is exact: type every "

@@ -47,6 +47,15 @@ def test_whole_dollars_round_a_half_up(amount: float, text: str) -> None:
     assert units.format_usd(12_345_678_901_234.56, cents=True) == "$12,345,678,901,234.56"
 
 
+@pytest.mark.parametrize(("value", "figures"), [(28_350_000, 4), (28_348_416, 8),
+                                                (85.520809984, 11), (1978.9, 5),
+                                                (0.00123, 3), (1.5e-7, 2), (-9.995, 4), (0, 0)])
+def test_significant_figures_counts_what_a_number_is_written_with(value, figures) -> None:
+    """One count for the exercises (a rounded exact count: "28.35M") and the forms (a long
+    preset figure to round in its box)."""
+    assert units.significant_figures(value) == figures
+
+
 def test_format_usd_refuses_bad_digits() -> None:
     with pytest.raises(ValueError, match="digits must be a positive integer"):
         units.format_usd(1.0, digits=0)
