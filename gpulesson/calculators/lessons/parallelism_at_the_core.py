@@ -110,14 +110,14 @@ WILL_IT_FIT = Calculator(
 
 def _decode_ceiling(**kw: Any) -> dict[str, Any]:
     cfg = shared.preset_config(kw)
+    stored = memory.weight_bytes(kw["n_params"], precision=kw["precision"])  # every weight
     if cfg is not None and cfg.moe:  # a mixture of experts reads the experts it routes to
         weights = inference.decode_weight_bytes(
             cfg, batch=kw["batch"], bytes_per_param=memory.precision_bytes(kw["precision"]))
     else:
-        weights = memory.weight_bytes(kw["n_params"], precision=kw["precision"])
+        weights = stored
     # every parameter (all the experts of an MoE model) and every sequence's KV cache
-    held = _fit(memory.weight_bytes(kw["n_params"], precision=kw["precision"])
-                + kw["batch"] * kw["kv_per_sequence"], kw["gpu_memory"])
+    held = _fit(stored + kw["batch"] * kw["kv_per_sequence"], kw["gpu_memory"])
     return {
         "weights": weights,
         "tokens_per_second": inference.decode_ceiling_tokens_per_second(
